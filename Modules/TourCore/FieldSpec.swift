@@ -1,0 +1,76 @@
+import Foundation
+
+/// A value the user enters during a flow: a form input, a choice, a week number, a password.
+///
+/// Fields live for one run of the flow; an interruption that restarts the flow clears them.
+public struct FieldSpec: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        case text
+        /// Never stored: the engine keeps only the fact that it was entered.
+        case secret
+        /// Comma-separated on input, a list in state ("4 apps selected").
+        case list
+        case choice([String])
+        /// A whole number in `minimum...`, at most the context value at `maximumKey` when given.
+        case integer(minimum: Int, maximumKey: String?)
+    }
+
+    public enum Rule: Sendable, Equatable {
+        case required
+        case minimumCount(Int)
+    }
+
+    public var name: String
+    public var kind: Kind
+    public var initial: TourValue?
+    public var rule: Rule?
+    /// Said when the rule fails, e.g. "Select at least one app to continue."
+    public var ruleMessage: String
+
+    public init(_ name: String, _ kind: Kind, initial: TourValue? = nil, rule: Rule? = nil, ruleMessage: String? = nil) {
+        self.name = name
+        self.kind = kind
+        self.initial = initial
+        self.rule = rule
+        self.ruleMessage = ruleMessage ?? "\(name) is required"
+    }
+
+    func satisfiesRule(_ value: TourValue?) -> Bool {
+        switch rule {
+        case nil: true
+        case .required: (value?.count ?? 0) > 0
+        case .minimumCount(let minimum): (value?.count ?? 0) >= minimum
+        }
+    }
+
+    /// Turns typed text into the field's value, or says what is allowed.
+    func parse(_ text: String, context: TourContext) -> Result<TourValue, FieldInputError> {
+        switch kind {
+        case .text:
+            return .success(.string(text))
+        case .secret:
+            return text.isEmpty ? .failure(.init("\(name) must not be empty")) : .success(.string(Secret.redactedText))
+        case .list:
+            let items = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            return .success(.list(items.map { .string($0) }))
+        case .choice(let options):
+            guard let match = options.first(where: { $0.lowercased() == text.lowercased() }) else {
+                return .failure(.init("\(name) must be one of \(options.joined(separator: ", "))"))
+            }
+            return .success(.string(match))
+        case .integer(let minimum, let maximumKey):
+            let maximum = maximumKey.flatMap { context[$0]?.intValue }
+            let range = maximum.map { "\(minimum)...\($0)" } ?? "at least \(minimum)"
+            guard let number = Int(text), number >= minimum, maximum.map({ number <= $0 }) ?? true else {
+                return .failure(.init("\(name) must be a whole number \(range)"))
+            }
+            return .success(.int(number))
+        }
+    }
+}
+
+struct FieldInputError: Error, Equatable {
+    var message: String
+    init(_ message: String) { self.message = message }
+}
+

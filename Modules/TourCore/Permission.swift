@@ -1,0 +1,32 @@
+/// A named system permission: Screen Time (FamilyControls), Health (HealthKit), ...
+public struct PermissionName: RawRepresentable, Hashable, Codable, Sendable, ExpressibleByStringLiteral,
+    CustomStringConvertible
+{
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { self.rawValue = value }
+    public init(from decoder: any Decoder) throws {
+        rawValue = try decoder.singleValueContainer().decode(String.self)
+    }
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+    public var description: String { rawValue }
+
+    public static let screenTime: PermissionName = "screenTime"
+    public static let health: PermissionName = "health"
+}
+
+/// What a permission, or any request the engine asked the outside world to answer, came back with.
+public enum GateStatus: String, Codable, Sendable, CaseIterable {
+    /// Not asked yet (a permission's `.notDetermined`).
+    case notDetermined
+    /// Asked; the answer has not come back.
+    case pending
+    case granted
+    case denied
+    case restricted
+    /// The thing could not be reached (no network); neither granted nor refused.
+    case unavailable
+}

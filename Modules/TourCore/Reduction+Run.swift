@@ -1,0 +1,166 @@
+import Foundation
+
+/// Starting, moving through and ending a flow's run, and firing timers.
+extension Reduction {
+    enum Ending { case completed, skipped }
+
+    /// Fires what is due at `now`: auto-advancing steps first, then the earliest pending start when
+    /// no flow shows. Repeats until nothing more is due.
+    mutating func fireDue() {
+        for _ in 0..<64 {
+            if let (flow, _) = catalog.flows.compactMap({ flow -> (FlowDefinition, Date)? in
+                let run = state[flow: flow.id]
+                guard run.status == .active, let deadline = run.deadline, deadline <= now else { return nil }
+                return (flow, deadline)
+            }).min(by: { $0.1 < $1.1 }) {
+                notes.append("\(flow.id) \(state[flow: flow.id].currentStep?.rawValue ?? "") timed out")
+                completeStep(flow)
+                continue
+            }
+            if state.presentingFlow == nil,
+                let flow = catalog.flows.enumerated().compactMap({ index, flow -> (FlowDefinition, Date, Int)? in
+                    guard let start = state[flow: flow.id].pendingStart, start <= now else { return nil }
+                    return (flow, start, index)
+                }).min(by: { ($0.1, $0.2) < ($1.1, $1.2) })?.0
+            {
+                startRun(flow, replayOf: nil)
+                continue
+            }
+            return
+        }
+    }
+
+    mutating func startRun(_ flow: FlowDefinition, replayOf: RecordSnapshot?) {
+        let plan = flow.steps.filter { $0.includedWhen.holds(context: context, state: state) }.map(\.id)
+        var run = state[flow: flow.id]
+        run.status = .active
+        run.plan = plan
+        run.position = 0
+        run.fields = Dictionary(uniqueKeysWithValues: flow.fields.compactMap { field in field.initial.map { (field.name, $0) } })
+        run.gates = [:]
+        run.performed = []
+        run.pendingStart = nil
+        run.deadline = nil
+        run.activation = (state.flows.values.map(\.activation).max() ?? 0) + 1
+        run.replayOf = replayOf
+        state[flow: flow.id] = run
+        notes.append("\(flow.id) started\(replayOf == nil ? "" : " as replay") at \(plan.first?.rawValue ?? "-")")
+        effects.append(.presented(flow.id))
+        analytics(flow.analytics.started, flow)
+        if plan.isEmpty {
+            finish(flow, .completed)
+        } else {
+            enterStep(flow)
+        }
+    }
+
+    mutating func enterStep(_ flow: FlowDefinition) {
+        var run = state[flow: flow.id]
+        guard let stepID = run.currentStep, let step = flow.step(stepID) else { return }
+        run.performed = []
+        run.deadline = step.autoAdvanceAfter.map { now.addingTimeInterval($0) }
+        state[flow: flow.id] = run
+        if let haptic = flow.haptics.stepEntered { effects.append(.haptic(haptic)) }
+        checkGatesOnEntry(flow)
+    }
+
+    mutating func checkGatesOnEntry(_ flow: FlowDefinition) {
+        let run = state[flow: flow.id]
+        guard let stepID = run.currentStep, let step = flow.step(stepID) else { return }
+        for gate in step.gates where gate.checksOnEntry {
+            if case .permission(let permission) = gate.kind {
+                effects.append(.checkPermission(gate: gate.id, permission))
+            }
+        }
+    }
+
+    /// The current step is done: move to the next included step, or finish the flow.
+    mutating func completeStep(_ flow: FlowDefinition) {
+        var run = state[flow: flow.id]
+        guard let stepID = run.currentStep else { return }
+        analytics(flow.analytics.stepCompleted, flow)
+        if run.position + 1 < run.plan.count {
+            run.position += 1
+            run.deadline = nil
+            state[flow: flow.id] = run
+            notes.append("\(flow.id) \(stepID) -> \(run.plan[run.position])")
+            enterStep(flow)
+        } else {
+            finish(flow, .completed)
+        }
+    }
+
+    /// The flow ends: its record follows the ending and the flow's policies (or, for a replay that
+    /// must not record, goes back to what it was).
+    mutating func finish(_ flow: FlowDefinition, _ ending: Ending) {
+        let run = state[flow: flow.id]
+        let templates = ending == .completed ? flow.onComplete : flow.onSkip
+        if run.replayOf == nil {
+            effects += templates.map { resolve($0, fields: run.fields, parameters: [:]) }
+        }
+        switch ending {
+        case .completed:
+            if let haptic = flow.haptics.completed { effects.append(.haptic(haptic)) }
+            analytics(flow.analytics.completed, flow)
+        case .skipped:
+            if let haptic = flow.haptics.skipped { effects.append(.haptic(haptic)) }
+            analytics(flow.analytics.skipped, flow)
+        }
+        endRun(flow, restoring: run.replayOf != nil, ending: ending)
+    }
+
+    /// Clears the run and writes the record.
+    mutating func endRun(_ flow: FlowDefinition, restoring: Bool, ending: Ending = .skipped) {
+        let run = state[flow: flow.id]
+        let next: FlowState
+        if restoring, let snapshot = run.replayOf {
+            next = .record(status: snapshot.status, version: snapshot.finishedInVersion)
+            notes.append("\(flow.id) replay ended, record unchanged")
+        } else {
+            let status: FlowStatus
+            switch (ending, flow.skip) {
+            case (.completed, _), (.skipped, .countsAsCompleted): status = .completed
+            case (.skipped, .recordSkipped): status = .skipped
+            case (.skipped, .recordsNothing): status = .notStarted
+            }
+            let version = status == .notStarted ? run.finishedInVersion : (state.appVersion ?? run.finishedInVersion)
+            next = .record(status: status, version: version)
+            notes.append("\(flow.id) \(ending == .completed ? "completed" : "skipped"), recorded \(status.rawValue)")
+        }
+        state[flow: flow.id] = next
+        effects.append(.dismissed(flow.id))
+    }
+
+    mutating func analytics(_ name: String?, _ flow: FlowDefinition) {
+        guard let name else { return }
+        let run = state[flow: flow.id]
+        var properties: [String: TourValue] = ["flow": .string(flow.id.rawValue)]
+        if let step = run.currentStep {
+            properties["step"] = .string(step.rawValue)
+            properties["stepIndex"] = .int(run.position + 1)
+            properties["stepCount"] = .int(run.plan.count)
+        }
+        if run.replayOf != nil { properties["replay"] = true }
+        effects.append(.analytics(AnalyticsEvent(name: name, properties: properties)))
+    }
+
+    func resolve(_ template: EffectTemplate, fields: [String: TourValue], parameters: [String: TourValue]) -> TourEffect {
+        func value(_ source: ValueSource) -> TourValue {
+            switch source {
+            case .literal(let value): value
+            case .field(let name): fields[name] ?? .null
+            case .parameter(let name): parameters[name] ?? .null
+            case .context(let key): context[key] ?? .null
+            case .now: .double(now.timeIntervalSince1970)
+            }
+        }
+        switch template {
+        case .product(let name, let payload):
+            return .product(ProductEffect(name: name, payload: payload.mapValues(value)))
+        case .haptic(let haptic):
+            return .haptic(haptic)
+        case .analytics(let name, let properties):
+            return .analytics(AnalyticsEvent(name: name, properties: properties.mapValues(value)))
+        }
+    }
+}

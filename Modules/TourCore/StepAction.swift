@@ -1,0 +1,83 @@
+/// Something the user can do on a step: tap Next, tap the current week, save a phase, grant access.
+public struct StepAction: Sendable, Equatable {
+    /// What the action does to the flow once it is accepted.
+    public enum Outcome: Sendable, Equatable {
+        /// The step is done; the flow moves to the next included step or finishes.
+        case advance
+        /// A part of the step is done (Finite: the long-press opened the week sheet); later actions
+        /// can require it with ``Precondition/performed(_:)``.
+        case stage
+        /// Nothing moves (Mood Tracker's swipes while step 1 shows, LockedIn's app choice).
+        case stay
+        /// The flow ends as the flow's skip policy says, from the step's own control (Carrier Wave's
+        /// "Dismiss", a mini-tour's close button).
+        case dismissFlow
+        /// The engine asks the outside world to answer the step's gate with this id.
+        case request(gate: String)
+    }
+
+    public var name: String
+    public var label: String?
+    /// The parameters it takes, each the name of a flow field it sets.
+    public var fills: [String]
+    public var requiredParameters: [String]
+    public var outcome: Outcome
+    public var preconditions: [Precondition]
+    public var effects: [EffectTemplate]
+    /// Plays the flow's "action completed" haptic and a celebration (Finite's burst).
+    public var celebrates: Bool
+    /// Played instead of the flow's default for this action (Finite: medium impact on phase save).
+    public var haptic: HapticFeedback?
+
+    public init(
+        _ name: String, label: String? = nil, fills: [String] = [], requiredParameters: [String] = [],
+        outcome: Outcome, preconditions: [Precondition] = [], effects: [EffectTemplate] = [],
+        celebrates: Bool = false, haptic: HapticFeedback? = nil
+    ) {
+        self.name = name
+        self.label = label
+        self.fills = fills
+        self.requiredParameters = requiredParameters
+        self.outcome = outcome
+        self.preconditions = preconditions
+        self.effects = effects
+        self.celebrates = celebrates
+        self.haptic = haptic
+    }
+
+    /// The plain "Next" / "tap anywhere" action.
+    public static func next(label: String? = nil, preconditions: [Precondition] = []) -> StepAction {
+        StepAction("next", label: label, outcome: .advance, preconditions: preconditions)
+    }
+}
+
+/// What must hold before an action is accepted; the message says what to do instead.
+public enum Precondition: Sendable, Equatable {
+    /// Every field the step validates passes its rule.
+    case fieldsValid
+    /// Every required gate of the step is granted.
+    case requiredGatesGranted
+    /// This earlier action of the same step has been done.
+    case performed(String, message: String)
+    /// The gate's status is one of these.
+    case gate(String, in: Set<GateStatus>, message: String)
+    case condition(Condition, message: String)
+}
+
+/// Where an effect's payload values come from when the engine fills it in.
+public enum ValueSource: Sendable, Equatable {
+    case literal(TourValue)
+    case field(String)
+    case parameter(String)
+    case context(String)
+    /// The time passed in with the event, as seconds since 1970.
+    case now
+}
+
+/// An effect as a flow declares it, filled in by the engine when it fires.
+public enum EffectTemplate: Sendable, Equatable {
+    /// A product side effect (LockedIn's starting bank) handled by the product's handler.
+    case product(String, payload: [String: ValueSource])
+    case haptic(HapticFeedback)
+    case analytics(String, properties: [String: ValueSource])
+}

@@ -1,0 +1,144 @@
+import Foundation
+
+/// The pure engine: `(state, event, now, context) -> (state, effects)` for one product's catalog.
+///
+/// It reads no clock and does no I/O: time comes in with each event, timers are deadlines in the
+/// state, and everything that must happen outside is returned as ``TourEffect`` values.
+public struct TourEngine: Sendable {
+    public let catalog: TourCatalog
+
+    public init(catalog: TourCatalog) {
+        self.catalog = catalog
+    }
+
+    /// Folds one event into the state. Whatever is due at `now` fires first.
+    ///
+    /// - Throws: ``TourRefusal`` when the event is not allowed now; nothing changes then.
+    public func reduce(
+        _ state: TourState, _ event: TourEvent, at now: Date, context: TourContext = [:]
+    ) throws(TourRefusal) -> Transition {
+        var reduction = Reduction(catalog: catalog, state: state, now: now, context: context)
+        reduction.fireDue()
+        let before = reduction.state.presentingFlow.map { ($0, reduction.state[flow: $0].currentStep) }
+        try reduction.apply(event)
+        reduction.fireDue()
+        let after = reduction.state.presentingFlow.map { ($0, reduction.state[flow: $0].currentStep) }
+        let place = before ?? after
+        let record = JournalRecord(
+            flow: place?.0, step: place?.1, event: redacted(event),
+            outcome: reduction.notes.isEmpty ? "no change" : reduction.notes.joined(separator: "; "))
+        return Transition(state: reduction.state, effects: reduction.effects, record: record)
+    }
+
+    /// The card showing now, if any.
+    public func card(in state: TourState, context: TourContext = [:]) -> Card? {
+        guard let flowID = state.presentingFlow, let flow = catalog.flow(flowID) else { return nil }
+        let run = state[flow: flowID]
+        guard let stepID = run.currentStep, let step = flow.step(stepID) else { return nil }
+        let content = step.content
+        let anchor = content.anchor.map { anchor in
+            anchor.availableWhen.holds(context: context, state: state) ? anchor.target : (anchor.fallback ?? anchor.target)
+        }
+        return Card(
+            flow: flowID, step: stepID, title: content.title,
+            body: Template.fill(content.body, fields: run.fields),
+            hint: content.hint, details: content.details.map { Template.fill($0, fields: run.fields) },
+            notices: step.gates.compactMap { gate in run.gates[gate.id].flatMap(gate.notice(for:)) },
+            anchor: anchor, highlightPadding: content.anchor?.highlightPadding, popover: content.anchor?.popover,
+            progress: progress(of: flow, run: run),
+            actions: allowedActions(in: state, context: context),
+            autoAdvanceAt: run.deadline?.timeIntervalSince1970, isReplay: run.replayOf != nil)
+    }
+
+    /// Every flow of the catalog, in its order, as a status line shows it.
+    public func summaries(of state: TourState, context: TourContext = [:]) -> [FlowSummary] {
+        let presenting = state.presentingFlow
+        return catalog.flows.map { flow in
+            let run = state[flow: flow.id]
+            let step = run.currentStep.flatMap(flow.step)
+            let progress = run.status == .active ? progress(of: flow, run: run) : nil
+            let actions = flow.id == presenting ? allowedActions(in: state, context: context).map(\.name) : []
+            return FlowSummary(
+                id: flow.id, name: flow.name, status: run.status, step: run.currentStep,
+                stepIndex: run.status == .active ? run.position + 1 : nil,
+                stepCount: run.status == .active ? run.plan.count : nil,
+                canSkip: step?.canSkip ?? false, canGoBack: (step?.canGoBack ?? false) && run.position > 0,
+                actions: actions, startsAt: run.pendingStart?.timeIntervalSince1970,
+                finishedInVersion: run.finishedInVersion)
+        }
+    }
+
+    /// The actions the showing card accepts now (or the free actions when none shows).
+    public func allowedActions(in state: TourState, context: TourContext = [:]) -> [CardAction] {
+        Reduction(catalog: catalog, state: state, now: .distantPast, context: context).allowedActions()
+    }
+
+    /// The earliest deadline or pending start in the state: when the next timer fires.
+    public func nextDeadline(in state: TourState) -> Date? {
+        state.flows.values.flatMap { [$0.deadline, $0.pendingStart] }.compactMap { $0 }.min()
+    }
+
+    /// The event with every secret parameter replaced by "‹redacted›", as it may be journaled.
+    public func redacted(_ event: TourEvent) -> TourEvent {
+        guard case .actionPerformed(let name, let parameters) = event else { return event }
+        let secrets = catalog.secretFieldNames
+        var clean = parameters
+        for key in clean.keys where secrets.contains(key) { clean[key] = Secret.redactedText }
+        return .actionPerformed(name, parameters: clean)
+    }
+
+    func progress(of flow: FlowDefinition, run: FlowState) -> Progress? {
+        guard run.status == .active, !run.plan.isEmpty else { return nil }
+        let total = flow.countsTerminalStep || run.plan.count < 2 ? run.plan.count : run.plan.count - 1
+        return Progress(step: min(run.position + 1, total), total: total)
+    }
+}
+
+/// The result of one accepted event.
+public struct Transition: Equatable, Sendable {
+    public var state: TourState
+    public var effects: [TourEffect]
+    public var record: JournalRecord
+}
+
+/// What the journal keeps of one accepted event: where it happened, the event with secrets
+/// redacted, and what it did.
+public struct JournalRecord: Codable, Equatable, Sendable {
+    public var flow: FlowID?
+    public var step: StepID?
+    public var event: TourEvent
+    public var outcome: String
+
+    public init(flow: FlowID?, step: StepID?, event: TourEvent, outcome: String) {
+        self.flow = flow
+        self.step = step
+        self.event = event
+        self.outcome = outcome
+    }
+}
+
+/// Fills `{field}` and `{#field|one|many}` in content strings.
+enum Template {
+    static func fill(_ text: String, fields: [String: TourValue]) -> String {
+        guard text.contains("{") else { return text }
+        var output = ""
+        var rest = Substring(text)
+        while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
+            output += rest[..<open]
+            let token = rest[rest.index(after: open)..<close]
+            output += expand(token, fields: fields)
+            rest = rest[rest.index(after: close)...]
+        }
+        return output + rest
+    }
+
+    private static func expand(_ token: Substring, fields: [String: TourValue]) -> String {
+        if token.hasPrefix("#") {
+            let parts = token.dropFirst().split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+            let count = fields[parts[0]]?.count ?? 0
+            guard parts.count == 3 else { return String(count) }
+            return "\(count) \(count == 1 ? parts[1] : parts[2])"
+        }
+        return fields[String(token)]?.displayText ?? ""
+    }
+}

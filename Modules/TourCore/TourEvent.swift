@@ -1,0 +1,32 @@
+/// What happened, as the app (or the runtime answering an effect) reports it.
+public enum TourEvent: Codable, Equatable, Sendable {
+    /// The app started (again). Interrupted flows resume, restart or drop by their policy; launch
+    /// triggers are evaluated.
+    case appLaunched(version: String?)
+    /// A moment the app reports, such as Finite's `revealCompleted`.
+    case signal(String)
+    /// The user navigated to a feature or screen.
+    case featureVisited(String)
+    /// The user did something on the card showing, or one of the product's free actions.
+    case actionPerformed(String, parameters: [String: String])
+    /// The runtime's answer to a permission or request effect.
+    case gateAnswered(String, GateStatus)
+    /// Time passed; whatever is due fires.
+    case clockAdvanced
+    case replayRequested(FlowID?)
+    case resetRequested(FlowID?)
+
+    /// A short name for journals and logs.
+    public var name: String {
+        switch self {
+        case .appLaunched: "appLaunched"
+        case .signal(let name): "signal:\(name)"
+        case .featureVisited(let place): "featureVisited:\(place)"
+        case .actionPerformed(let action, _): action
+        case .gateAnswered(let gate, let status): "gateAnswered:\(gate)=\(status.rawValue)"
+        case .clockAdvanced: "clockAdvanced"
+        case .replayRequested: "replayRequested"
+        case .resetRequested: "resetRequested"
+        }
+    }
+}

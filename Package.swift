@@ -1,0 +1,41 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "Onboarding",
+    platforms: [.macOS(.v14), .iOS(.v17)],
+    products: [
+        .library(name: "TourCore", targets: ["TourCore"]),
+        .library(name: "Persistence", targets: ["Persistence"]),
+        .library(name: "Haptics", targets: ["Haptics"]),
+        .library(name: "Permissions", targets: ["Permissions"]),
+        .library(name: "TourRuntime", targets: ["TourRuntime"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+    ],
+    targets: [
+        // MARK: Shared modules
+        .target(name: "TourCore", path: "Modules/TourCore", swiftSettings: swiftSettings),
+        .target(name: "Haptics", dependencies: ["TourCore"], path: "Modules/Haptics", swiftSettings: swiftSettings),
+        .target(
+            name: "Permissions", dependencies: ["TourCore"], path: "Modules/Permissions",
+            swiftSettings: swiftSettings),
+        .target(
+            name: "Persistence",
+            dependencies: ["TourCore", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Modules/Persistence", swiftSettings: swiftSettings),
+        .target(
+            name: "TourRuntime", dependencies: ["TourCore", "Persistence", "Haptics", "Permissions"],
+            path: "Modules/TourRuntime", swiftSettings: swiftSettings),
+
+        // MARK: Tests
+        .testTarget(name: "TourCoreTests", dependencies: ["TourCore"], path: "Tests/TourCoreTests", swiftSettings: swiftSettings),
+    ],
+    swiftLanguageModes: [.v6]
+)
