@@ -1,0 +1,258 @@
+import Foundation
+import GRDB
+import TourCore
+
+/// The one owner of the SQLite database: opens it, migrates it, and exposes intention-named reads
+/// and the single transactional write every accepted event goes through.
+///
+/// A file is opened as a WAL `DatabasePool` with a busy timeout, so two processes can write it at
+/// once; `inMemory()` gives a private database for fast tests.
+public final class OnboardingDatabase: Sendable {
+    private let writer: any DatabaseWriter
+    /// Where the database lives, or ":memory:".
+    public let path: String
+
+    private init(writer: any DatabaseWriter, path: String) throws {
+        self.writer = writer
+        self.path = path
+        try Schema.migrator.migrate(writer)
+    }
+
+    /// Opens (creating it and its folder if needed) the database file at `path`.
+    ///
+    /// - Throws: ``PersistenceError`` when the file was written by a newer schema (the file is
+    ///   left byte-for-byte unchanged) or cannot be opened.
+    public static func open(path: String, busyTimeout: TimeInterval = 10) throws -> OnboardingDatabase {
+        let url = URL(fileURLWithPath: path)
+        if FileManager.default.fileExists(atPath: path) {
+            try refuseNewerSchema(at: path)
+        } else {
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        }
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(busyTimeout)
+        do {
+            return try OnboardingDatabase(writer: DatabasePool(path: path, configuration: configuration), path: path)
+        } catch let error as PersistenceError {
+            throw error
+        } catch {
+            throw PersistenceError.unreadable(path: path, error)
+        }
+    }
+
+    /// A private in-memory database.
+    public static func inMemory() throws -> OnboardingDatabase {
+        try OnboardingDatabase(writer: DatabaseQueue(), path: ":memory:")
+    }
+
+    /// Reads the schema read-only first: opening a pool would switch the file to WAL, which is a change.
+    private static func refuseNewerSchema(at path: String) throws {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let unknown: [String]
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            unknown = try queue.read { db -> [String] in
+                guard try db.tableExists("grdb_migrations") else { return [] }
+                let known = Set(Schema.migrator.migrations)
+                return try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations").filter { !known.contains($0) }
+            }
+            try queue.close()
+        } catch {
+            throw PersistenceError.unreadable(path: path, error)
+        }
+        if !unknown.isEmpty { throw PersistenceError.newerSchema(path: path, unknown: unknown) }
+    }
+
+    /// The migration ids applied to this database, in order.
+    public func appliedMigrations() throws -> [String] {
+        try writer.read { db in try Schema.migrator.appliedMigrations(db) }
+    }
+
+    // MARK: - Reading
+
+    /// The session as stored now, for display. `scopes` says which flows are install-scoped.
+    public func session(_ key: SessionKey, scopes: [FlowID: FlowScope]) throws -> Session {
+        try writer.read { db in try Self.load(db, key, scopes: scopes) }
+    }
+
+    /// The journal rows, oldest first, optionally for one app and user.
+    public func journal(app: String? = nil, user: String? = nil) throws -> [JournalRow] {
+        try writer.read { db in
+            var sql = "SELECT * FROM journal WHERE 1"
+            var arguments: StatementArguments = []
+            if let app {
+                sql += " AND app = ?"
+                arguments += [app]
+            }
+            if let user {
+                sql += " AND user = ?"
+                arguments += [user]
+            }
+            return try Row.fetchAll(db, sql: sql + " ORDER BY id", arguments: arguments).map(JournalRow.init(row:))
+        }
+    }
+
+    /// Every stored flow state of an app, by subject ("@install" or a user id) and flow.
+    public func storedFlows(app: String) throws -> [String: [FlowID: FlowState]] {
+        try writer.read { db in
+            var result: [String: [FlowID: FlowState]] = [:]
+            for row in try Row.fetchAll(
+                db, sql: "SELECT subject, flow, state_json FROM flow_state WHERE app = ?", arguments: [app])
+            {
+                let state = try JSONCoding.value(FlowState.self, from: row["state_json"])
+                result[row["subject"], default: [:]][FlowID(row["flow"] as String)] = state
+            }
+            return result
+        }
+    }
+
+    // MARK: - Writing
+
+    /// Loads the session, lets `body` change it, and commits the changed rows and the journal row
+    /// `body` returns in one immediate transaction. If `body` throws, nothing is written.
+    ///
+    /// Every accepted event goes through here: flow state, journal row and product domain state
+    /// land together or not at all.
+    @discardableResult
+    public func commit<T>(
+        _ key: SessionKey, scopes: [FlowID: FlowScope], _ body: (inout Session) throws -> (T, JournalAppend?)
+    ) throws -> T {
+        try writer.writeWithoutTransaction { db in
+            var result: T?
+            try db.inTransaction(.immediate) {
+                let before = try Self.load(db, key, scopes: scopes)
+                var session = before
+                let (value, journal) = try body(&session)
+                try Self.save(db, key, scopes: scopes, before: before, after: session)
+                if let journal { try Self.append(db, key, journal) }
+                result = value
+                return .commit
+            }
+            // The transaction committed, so `result` was set.
+            return result!
+        }
+    }
+
+    // MARK: - Rows
+
+    private static func load(_ db: Database, _ key: SessionKey, scopes: [FlowID: FlowScope]) throws -> Session {
+        var session = Session()
+        for row in try Row.fetchAll(
+            db, sql: "SELECT subject, flow, state_json FROM flow_state WHERE app = ? AND subject IN (?, ?)",
+            arguments: [key.app, SessionKey.installSubject, key.user])
+        {
+            let flow = FlowID(row["flow"] as String)
+            let subject: String = row["subject"]
+            guard subject == key.subject(for: scopes[flow] ?? .install) else { continue }
+            session.tour.flows[flow] = try JSONCoding.value(FlowState.self, from: row["state_json"])
+        }
+        if let row = try Row.fetchOne(
+            db, sql: "SELECT app_version, virtual_now FROM install_state WHERE app = ?", arguments: [key.app])
+        {
+            session.tour.appVersion = row["app_version"]
+            session.virtualNow = (row["virtual_now"] as Double?).map(Date.init(timeIntervalSince1970:))
+        }
+        for row in try Row.fetchAll(
+            db, sql: "SELECT key, value_json FROM domain_state WHERE app = ? AND subject = ?",
+            arguments: [key.app, key.user])
+        {
+            session.domain[row["key"]] = try JSONCoding.value(TourValue.self, from: row["value_json"])
+        }
+        for row in try Row.fetchAll(
+            db, sql: "SELECT key, value_json FROM device_state WHERE app = ?", arguments: [key.app])
+        {
+            session.device[row["key"]] = try JSONCoding.value(TourValue.self, from: row["value_json"])
+        }
+        return session
+    }
+
+    private static func save(
+        _ db: Database, _ key: SessionKey, scopes: [FlowID: FlowScope], before: Session, after: Session
+    ) throws {
+        let now = Date().timeIntervalSince1970
+        for flow in Set(before.tour.flows.keys).union(after.tour.flows.keys).sorted()
+        where before.tour.flows[flow] != after.tour.flows[flow] {
+            let subject = key.subject(for: scopes[flow] ?? .install)
+            guard let state = after.tour.flows[flow] else {
+                try db.execute(
+                    sql: "DELETE FROM flow_state WHERE app = ? AND subject = ? AND flow = ?",
+                    arguments: [key.app, subject, flow.rawValue])
+                continue
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO flow_state (app, subject, flow, status, step, state_json, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (app, subject, flow) DO UPDATE SET
+                        status = excluded.status, step = excluded.step, state_json = excluded.state_json,
+                        updated_at = excluded.updated_at
+                    """,
+                arguments: [
+                    key.app, subject, flow.rawValue, state.status.rawValue, state.currentStep?.rawValue,
+                    try JSONCoding.string(state), now,
+                ])
+        }
+        if before.tour.appVersion != after.tour.appVersion || before.virtualNow != after.virtualNow {
+            try db.execute(
+                sql: """
+                    INSERT INTO install_state (app, app_version, virtual_now) VALUES (?, ?, ?)
+                    ON CONFLICT (app) DO UPDATE SET app_version = excluded.app_version, virtual_now = excluded.virtual_now
+                    """,
+                arguments: [key.app, after.tour.appVersion, after.virtualNow?.timeIntervalSince1970])
+        }
+        try saveValues(db, table: "domain_state", scope: ("subject", key.user), app: key.app, before: before.domain, after: after.domain)
+        try saveValues(db, table: "device_state", scope: nil, app: key.app, before: before.device, after: after.device)
+    }
+
+    private static func saveValues(
+        _ db: Database, table: String, scope: (column: String, value: String)?, app: String,
+        before: [String: TourValue], after: [String: TourValue]
+    ) throws {
+        let scopeColumns = scope.map { ", \($0.column)" } ?? ""
+        let scopeValues = scope == nil ? "" : ", ?"
+        let scopeFilter = scope.map { " AND \($0.column) = ?" } ?? ""
+        let conflict = scope.map { "app, \($0.column), key" } ?? "app, key"
+        for name in Set(before.keys).union(after.keys).sorted() where before[name] != after[name] {
+            if let value = after[name] {
+                var arguments: StatementArguments = [app]
+                if let scope { arguments += [scope.value] }
+                arguments += [name, try JSONCoding.string(value)]
+                try db.execute(
+                    sql: """
+                        INSERT INTO \(table) (app\(scopeColumns), key, value_json) VALUES (?\(scopeValues), ?, ?)
+                        ON CONFLICT (\(conflict)) DO UPDATE SET value_json = excluded.value_json
+                        """,
+                    arguments: arguments)
+            } else {
+                var arguments: StatementArguments = [app, name]
+                if let scope { arguments += [scope.value] }
+                try db.execute(sql: "DELETE FROM \(table) WHERE app = ? AND key = ?\(scopeFilter)", arguments: arguments)
+            }
+        }
+    }
+
+    private static func append(_ db: Database, _ key: SessionKey, _ entry: JournalAppend) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO journal (time, app, user, flow, step, event, outcome, event_json, context_json, effects_json)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                entry.time.timeIntervalSince1970, key.app, key.user, entry.record.flow?.rawValue,
+                entry.record.step?.rawValue, entry.record.event.name, entry.record.outcome,
+                try JSONCoding.string(entry.record.event), try JSONCoding.string(entry.context),
+                try JSONCoding.string(entry.effects),
+            ])
+    }
+}
+
+extension JournalRow {
+    init(row: Row) {
+        self.init(
+            id: row["id"], time: Date(timeIntervalSince1970: row["time"]), app: row["app"], user: row["user"],
+            flow: row["flow"], step: row["step"], event: row["event"], outcome: row["outcome"],
+            eventJSON: row["event_json"], contextJSON: row["context_json"], effectsJSON: row["effects_json"])
+    }
+}

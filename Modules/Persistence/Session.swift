@@ -1,0 +1,70 @@
+import Foundation
+import TourCore
+
+/// Who a session belongs to: one product, one user.
+public struct SessionKey: Hashable, Sendable {
+    public var app: String
+    public var user: String
+
+    public init(app: String, user: String) {
+        self.app = app
+        self.user = user
+    }
+
+    /// The subject that install-scoped records are stored under.
+    public static let installSubject = "@install"
+
+    func subject(for scope: FlowScope) -> String { scope == .install ? Self.installSubject : user }
+}
+
+/// Everything one event may read and change, loaded and saved in one transaction.
+public struct Session: Equatable, Sendable {
+    /// The flows' states (install-scoped and user-scoped flows together) and the app version.
+    public var tour: TourState
+    /// The product's domain state for this user (LockedIn's balance, Finite's phases).
+    public var domain: [String: TourValue]
+    /// What the device knows outside the product: permission statuses the stubs remember.
+    public var device: [String: TourValue]
+    /// The virtual clock's time, when one is in use.
+    public var virtualNow: Date?
+
+    public init(
+        tour: TourState = TourState(), domain: [String: TourValue] = [:], device: [String: TourValue] = [:],
+        virtualNow: Date? = nil
+    ) {
+        self.tour = tour
+        self.domain = domain
+        self.device = device
+        self.virtualNow = virtualNow
+    }
+}
+
+/// One journal row to append with the event's commit.
+public struct JournalAppend: Sendable {
+    public var time: Date
+    public var record: JournalRecord
+    public var context: TourContext
+    public var effects: [TourEffect]
+
+    public init(time: Date, record: JournalRecord, context: TourContext, effects: [TourEffect]) {
+        self.time = time
+        self.record = record
+        self.context = context
+        self.effects = effects
+    }
+}
+
+/// A journal row as stored.
+public struct JournalRow: Equatable, Sendable {
+    public var id: Int64
+    public var time: Date
+    public var app: String
+    public var user: String
+    public var flow: String?
+    public var step: String?
+    public var event: String
+    public var outcome: String
+    public var eventJSON: String
+    public var contextJSON: String
+    public var effectsJSON: String
+}

@@ -1,0 +1,171 @@
+import Foundation
+@_exported import Haptics
+@_exported import Permissions
+@_exported import Persistence
+
+/// Where "now" comes from.
+public enum TimeSource: Sendable, Equatable {
+    case wall
+    /// A clock kept in the database so it holds across processes; it starts at `start`.
+    case virtual(start: Date)
+}
+
+/// The small runtime at the edge: each event is reduced by the engine and committed in one
+/// transaction (flow state, journal row, domain state); then effects are performed through the
+/// protocols, and answers (permission granted, connection failed) come back as events.
+public actor TourSession {
+    public nonisolated let product: Product
+    public nonisolated let key: SessionKey
+    private let database: OnboardingDatabase
+    private let haptics: any HapticPlayer
+    private let permissions: any PermissionProvider
+    private let time: TimeSource
+    private let observe: @Sendable (TourEffect) -> Void
+    private var subscribers: [UUID: AsyncStream<TourSnapshot>.Continuation] = [:]
+
+    public init(
+        product: Product, user: String, database: OnboardingDatabase, haptics: any HapticPlayer = SilentHaptics(),
+        permissions: any PermissionProvider = StubPermissionProvider(), time: TimeSource = .wall,
+        observe: @escaping @Sendable (TourEffect) -> Void = { _ in }
+    ) {
+        self.product = product
+        self.key = SessionKey(app: product.catalog.app, user: user)
+        self.database = database
+        self.haptics = haptics
+        self.permissions = permissions
+        self.time = time
+        self.observe = observe
+    }
+
+    /// Sends one event and the answers its effects bring back.
+    ///
+    /// - Returns: the transitions committed, the event's first.
+    /// - Throws: ``TourRefusal`` when the event is refused (nothing was written), or a storage error.
+    @discardableResult
+    public func send(_ event: TourEvent) async throws -> [Transition] {
+        try await run(event, advancingClockBy: 0)
+    }
+
+    /// Moves time forward and fires whatever is due. With the virtual clock the time is advanced in
+    /// the database at once; with the wall clock this waits for real.
+    @discardableResult
+    public func advanceClock(by seconds: Double) async throws -> [Transition] {
+        if case .wall = time, seconds > 0 {
+            try await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
+            return try await run(.clockAdvanced, advancingClockBy: 0)
+        }
+        return try await run(.clockAdvanced, advancingClockBy: seconds)
+    }
+
+    /// The state now, as a UI shows it.
+    public func snapshot() throws -> TourSnapshot {
+        let session = try database.session(key, scopes: product.scopes)
+        let now = currentTime(session)
+        let context = product.handler.context(domain: session.domain, now: now)
+        let engine = product.engine
+        return TourSnapshot(
+            app: key.app, user: key.user, flows: engine.summaries(of: session.tour, context: context),
+            card: engine.card(in: session.tour, context: context), state: session.domain,
+            appVersion: session.tour.appVersion, now: now.timeIntervalSince1970)
+    }
+
+    /// Snapshots after every committed change, for a UI to follow.
+    public func updates() -> AsyncStream<TourSnapshot> {
+        let id = UUID()
+        let (stream, continuation) = AsyncStream<TourSnapshot>.makeStream()
+        subscribers[id] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.unsubscribe(id) }
+        }
+        return stream
+    }
+
+    private func unsubscribe(_ id: UUID) { subscribers[id] = nil }
+
+    // MARK: - The loop
+
+    private func run(_ event: TourEvent, advancingClockBy seconds: Double) async throws -> [Transition] {
+        var transitions = [try commit(event, advancingClockBy: seconds, device: [:])]
+        var pending = await perform(transitions[0].effects)
+        // Answers feed back as events; a bound keeps a misbehaving handler from looping forever.
+        var rounds = 0
+        while !pending.isEmpty, rounds < 32 {
+            rounds += 1
+            let (answer, device) = pending.removeFirst()
+            do {
+                let transition = try commit(answer, advancingClockBy: 0, device: device)
+                transitions.append(transition)
+                pending += await perform(transition.effects)
+            } catch is TourRefusal {
+                // The step that asked moved on before the answer came; the answer is moot.
+                continue
+            }
+        }
+        if !subscribers.isEmpty {
+            let snapshot = try snapshot()
+            for continuation in subscribers.values { continuation.yield(snapshot) }
+        }
+        return transitions
+    }
+
+    private func commit(
+        _ event: TourEvent, advancingClockBy seconds: Double, device: [String: TourValue]
+    ) throws -> Transition {
+        let engine = product.engine
+        let handler = product.handler
+        let time = time
+        return try database.commit(key, scopes: product.scopes) { session in
+            var now = Self.time(time, session)
+            if case .virtual = time {
+                now = now.addingTimeInterval(seconds)
+                session.virtualNow = now
+            }
+            let context = handler.context(domain: session.domain, now: now)
+            let transition = try engine.reduce(session.tour, event, at: now, context: context)
+            session.tour = transition.state
+            for case .product(let effect) in transition.effects {
+                handler.apply(effect, to: &session.domain, now: now)
+            }
+            session.device.merge(device) { _, new in new }
+            let journal = JournalAppend(
+                time: now, record: transition.record, context: context, effects: transition.effects)
+            return (transition, journal)
+        }
+    }
+
+    /// Performs effects; returns the answers to feed back, with device facts to remember.
+    private func perform(_ effects: [TourEffect]) async -> [(TourEvent, [String: TourValue])] {
+        var answers: [(TourEvent, [String: TourValue])] = []
+        for effect in effects {
+            observe(effect)
+            switch effect {
+            case .haptic(let feedback):
+                haptics.play(feedback)
+            case .checkPermission(let gate, let permission):
+                let status = await permissions.status(of: permission)
+                if status != .notDetermined {
+                    answers.append((.gateAnswered(gate, status.gateStatus), [:]))
+                }
+            case .requestPermission(let gate, let permission):
+                let status = await permissions.request(permission)
+                answers.append(
+                    (.gateAnswered(gate, status.gateStatus), ["permission.\(permission)": .string(status.rawValue)]))
+            case .request(let gate, let name, let payload, let secrets):
+                let status = await product.handler.perform(request: name, payload: payload, secrets: secrets)
+                answers.append((.gateAnswered(gate, status), [:]))
+            case .celebration, .analytics, .product, .presented, .dismissed:
+                break
+            }
+        }
+        return answers
+    }
+
+    private func currentTime(_ session: Session) -> Date { Self.time(time, session) }
+
+    private static func time(_ source: TimeSource, _ session: Session) -> Date {
+        switch source {
+        case .wall: Date()
+        case .virtual(let start): session.virtualNow ?? start
+        }
+    }
+}
