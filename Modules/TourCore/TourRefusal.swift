@@ -19,6 +19,7 @@ public struct TourRefusal: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         let place = flow.map { flow in step.map { "\(flow) step \($0)" } ?? "\(flow)" } ?? "no tour showing"
         let allowedText = allowed.isEmpty ? "none" : allowed.joined(separator: ", ")
-        return "refused '\(attempted)' (\(place)): \(reason). Allowed now: \(allowedText)"
+        let sentence = reason.hasSuffix(".") || reason.hasSuffix("!") ? reason : reason + "."
+        return "refused '\(attempted)' (\(place)): \(sentence) Allowed now: \(allowedText)"
     }
 }
