@@ -35,7 +35,16 @@ let package = Package(
             path: "Modules/TourRuntime", swiftSettings: swiftSettings),
 
         // MARK: Tests
-        .testTarget(name: "TourCoreTests", dependencies: ["TourCore"], path: "Tests/TourCoreTests", swiftSettings: swiftSettings),
+        .target(name: "TourFixtures", dependencies: ["TourCore"], path: "Tests/TourFixtures", swiftSettings: swiftSettings),
+        .testTarget(
+            name: "TourCoreTests", dependencies: ["TourCore", "TourFixtures"], path: "Tests/TourCoreTests",
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "PersistenceTests", dependencies: ["Persistence", "TourRuntime", "TourFixtures"],
+            path: "Tests/PersistenceTests", swiftSettings: swiftSettings),
+        .testTarget(
+            name: "TourRuntimeTests", dependencies: ["TourRuntime", "TourFixtures"], path: "Tests/TourRuntimeTests",
+            swiftSettings: swiftSettings),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -23,7 +23,7 @@ public enum JournalReplay {
             do {
                 next = try engine.reduce(state, event, at: row.time, context: context).state
             } catch {
-                throw PersistenceError("journal row \(row.id) no longer replays: \(error)")
+                throw StorageError("journal row \(row.id) no longer replays: \(error)")
             }
             appVersion = next.appVersion
             for (flow, scope) in scopes {

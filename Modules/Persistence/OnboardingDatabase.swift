@@ -20,7 +20,7 @@ public final class OnboardingDatabase: Sendable {
 
     /// Opens (creating it and its folder if needed) the database file at `path`.
     ///
-    /// - Throws: ``PersistenceError`` when the file was written by a newer schema (the file is
+    /// - Throws: ``StorageError`` when the file was written by a newer schema (the file is
     ///   left byte-for-byte unchanged) or cannot be opened.
     public static func open(path: String, busyTimeout: TimeInterval = 10) throws -> OnboardingDatabase {
         let url = URL(fileURLWithPath: path)
@@ -34,10 +34,10 @@ public final class OnboardingDatabase: Sendable {
         configuration.busyMode = .timeout(busyTimeout)
         do {
             return try OnboardingDatabase(writer: DatabasePool(path: path, configuration: configuration), path: path)
-        } catch let error as PersistenceError {
+        } catch let error as StorageError {
             throw error
         } catch {
-            throw PersistenceError.unreadable(path: path, error)
+            throw StorageError.unreadable(path: path, error)
         }
     }
 
@@ -60,9 +60,9 @@ public final class OnboardingDatabase: Sendable {
             }
             try queue.close()
         } catch {
-            throw PersistenceError.unreadable(path: path, error)
+            throw StorageError.unreadable(path: path, error)
         }
-        if !unknown.isEmpty { throw PersistenceError.newerSchema(path: path, unknown: unknown) }
+        if !unknown.isEmpty { throw StorageError.newerSchema(path: path, unknown: unknown) }
     }
 
     /// The migration ids applied to this database, in order.
@@ -172,10 +172,12 @@ public final class OnboardingDatabase: Sendable {
         _ db: Database, _ key: SessionKey, scopes: [FlowID: FlowScope], before: Session, after: Session
     ) throws {
         let now = Date().timeIntervalSince1970
+        // A flow in its initial state is stored as no row at all.
+        func stored(_ state: FlowState?) -> FlowState? { state == FlowState() ? nil : state }
         for flow in Set(before.tour.flows.keys).union(after.tour.flows.keys).sorted()
-        where before.tour.flows[flow] != after.tour.flows[flow] {
+        where stored(before.tour.flows[flow]) != stored(after.tour.flows[flow]) {
             let subject = key.subject(for: scopes[flow] ?? .install)
-            guard let state = after.tour.flows[flow] else {
+            guard let state = stored(after.tour.flows[flow]) else {
                 try db.execute(
                     sql: "DELETE FROM flow_state WHERE app = ? AND subject = ? AND flow = ?",
                     arguments: [key.app, subject, flow.rawValue])

@@ -84,8 +84,10 @@ struct Reduction {
     private mutating func resumeInterruptedFlows() {
         for flow in catalog.flows {
             var run = state[flow: flow.id]
-            run.pendingStart = nil
-            state[flow: flow.id] = run
+            if run.pendingStart != nil {
+                run.pendingStart = nil
+                state[flow: flow.id] = run
+            }
             guard run.status == .active else { continue }
             if run.replayOf != nil {
                 endRun(flow, restoring: true)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TourCore
+import TourFixtures
 
 @Suite("Progress, effects and refusals")
 struct ProgressAndEffectsTests {

@@ -1,11 +1,11 @@
 import Foundation
-import TourCore
+@_exported import TourCore
 
 /// A catalog with one flow per policy under test. The products' real catalogs have their own tests.
-enum Fixtures {
-    static let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+public enum Fixtures {
+    public static let t0 = Date(timeIntervalSince1970: 1_800_000_000)
 
-    static let walk = FlowDefinition(
+    public static let walk = FlowDefinition(
         "walk", name: "Walkthrough",
         steps: [
             StepDefinition("intro", StepContent(title: "Intro", body: "Hello", hint: "Tap anywhere to continue"),
@@ -37,7 +37,7 @@ enum Fixtures {
         haptics: HapticMap(stepEntered: .impactLight, actionCompleted: .notificationSuccess, skipped: .impactMedium,
             completed: .notificationSuccess))
 
-    static let form = FlowDefinition(
+    public static let form = FlowDefinition(
         "form", name: "Onboarding",
         steps: [
             StepDefinition("welcome", StepContent(title: "Welcome", body: "Hi"), actions: [.next(label: "GET STARTED")]),
@@ -70,7 +70,7 @@ enum Fixtures {
         trigger: Trigger(.launch), skip: .recordSkipped, interruption: .restart,
         onComplete: [.product("activate", payload: ["level": .field("level"), "bank": .literal(60)])])
 
-    static let intro = FlowDefinition(
+    public static let intro = FlowDefinition(
         "intro", name: "Intro",
         steps: [
             StepDefinition("hello", StepContent(title: "Hello", body: "Hi"), actions: [.next()], canSkip: true),
@@ -89,7 +89,7 @@ enum Fixtures {
         fields: [FieldSpec("username", .text), FieldSpec("password", .secret)],
         trigger: Trigger(.launch), skip: .countsAsCompleted, replay: .resetAndPresent)
 
-    static let tip = FlowDefinition(
+    public static let tip = FlowDefinition(
         "tip", name: "Tip",
         steps: [
             StepDefinition("a", StepContent(title: "A", body: "a"), actions: [.next(), StepAction("close", outcome: .dismissFlow)]),
@@ -97,13 +97,13 @@ enum Fixtures {
         ],
         trigger: Trigger(.visit("feature")), skip: .countsAsCompleted)
 
-    static let prompt = FlowDefinition(
+    public static let prompt = FlowDefinition(
         "prompt2", name: "What's New",
         steps: [StepDefinition("new", StepContent(title: "New", body: "new"), actions: [.next()])],
         trigger: Trigger(.launch, when: .upgradedInto("2.0", tourFlows: ["intro", "prompt2"])),
         skip: .countsAsCompleted)
 
-    static let tour = FlowDefinition(
+    public static let tour = FlowDefinition(
         "tour", name: "Tour",
         steps: (1...3).map { index in
             StepDefinition(StepID("s\(index)"), StepContent(title: "S\(index)", body: "b",
@@ -113,7 +113,7 @@ enum Fixtures {
         },
         trigger: Trigger(.visit("dashboard"), when: .flowCompleted("form")), scope: .user)
 
-    static let tutorial = FlowDefinition(
+    public static let tutorial = FlowDefinition(
         "tutorial", name: "Tutorial",
         steps: [
             StepDefinition("swipe", StepContent(title: "Swipe", body: "b"), actions: [.next()], canSkip: true,
@@ -127,27 +127,34 @@ enum Fixtures {
         analytics: AnalyticsNames(started: "tutorial_started", stepCompleted: "tutorial_step_completed",
             skipped: "tutorial_skipped", completed: "tutorial_completed", replayed: "tutorial_replayed"))
 
-    static func engine(_ flows: FlowDefinition..., free: [StepAction] = []) -> TourEngine {
+    public static func engine(_ flows: FlowDefinition..., free: [StepAction] = []) -> TourEngine {
         TourEngine(catalog: TourCatalog(app: "test", flows: flows, freeActions: free))
+    }
+
+    /// Every fixture flow in one catalog, as a product would declare them.
+    public static func catalog(app: String = "test") -> TourCatalog {
+        TourCatalog(
+            app: app, flows: [form, walk, intro, tip, prompt, tour, tutorial],
+            freeActions: [StepAction("swipeLeft", outcome: .stay, effects: [.product("mood", payload: ["mood": .literal("bad")])])])
     }
 }
 
 /// Drives an engine through events with a moving clock, keeping the effects of the last event.
-struct Driver {
-    let engine: TourEngine
-    var state = TourState()
-    var now = Fixtures.t0
-    var context: TourContext = [:]
-    var effects: [TourEffect] = []
-    var records: [JournalRecord] = []
+public struct Driver {
+    public let engine: TourEngine
+    public var state = TourState()
+    public var now = Fixtures.t0
+    public var context: TourContext = [:]
+    public var effects: [TourEffect] = []
+    public var records: [JournalRecord] = []
 
-    init(_ engine: TourEngine, context: TourContext = [:]) {
+    public init(_ engine: TourEngine, context: TourContext = [:]) {
         self.engine = engine
         self.context = context
     }
 
     @discardableResult
-    mutating func send(_ event: TourEvent) throws(TourRefusal) -> [TourEffect] {
+    public mutating func send(_ event: TourEvent) throws(TourRefusal) -> [TourEffect] {
         let transition = try engine.reduce(state, event, at: now, context: context)
         state = transition.state
         effects = transition.effects
@@ -156,24 +163,24 @@ struct Driver {
     }
 
     @discardableResult
-    mutating func act(_ action: String, _ parameters: [String: String] = [:]) throws(TourRefusal) -> [TourEffect] {
+    public mutating func act(_ action: String, _ parameters: [String: String] = [:]) throws(TourRefusal) -> [TourEffect] {
         try send(.actionPerformed(action, parameters: parameters))
     }
 
-    mutating func wait(_ seconds: Double) throws(TourRefusal) {
+    public mutating func wait(_ seconds: Double) throws(TourRefusal) {
         now = now.addingTimeInterval(seconds)
         try send(.clockAdvanced)
     }
 
-    var card: Card? { engine.card(in: state, context: context) }
-    var step: StepID? { card?.step }
-    func status(_ flow: FlowID) -> FlowStatus { state[flow: flow].status }
-    var haptics: [HapticFeedback] { effects.compactMap { if case .haptic(let h) = $0 { h } else { nil } } }
-    var analytics: [String] { effects.compactMap { if case .analytics(let a) = $0 { a.name } else { nil } } }
-    var products: [ProductEffect] { effects.compactMap { if case .product(let p) = $0 { p } else { nil } } }
+    public var card: Card? { engine.card(in: state, context: context) }
+    public var step: StepID? { card?.step }
+    public func status(_ flow: FlowID) -> FlowStatus { state[flow: flow].status }
+    public var haptics: [HapticFeedback] { effects.compactMap { if case .haptic(let h) = $0 { h } else { nil } } }
+    public var analytics: [String] { effects.compactMap { if case .analytics(let a) = $0 { a.name } else { nil } } }
+    public var products: [ProductEffect] { effects.compactMap { if case .product(let p) = $0 { p } else { nil } } }
 
     /// Asserts the event is refused and that nothing changed.
-    func refuses(_ event: TourEvent) -> TourRefusal? {
+    public func refuses(_ event: TourEvent) -> TourRefusal? {
         do {
             _ = try engine.reduce(state, event, at: now, context: context)
             return nil

@@ -1,0 +1,136 @@
+import Foundation
+import GRDB
+import Persistence
+import Testing
+import TourFixtures
+import TourRuntime
+
+@Suite("Database on disk and in memory")
+struct DatabaseTests {
+    @Test(arguments: [true, false])
+    func migrationsCreateTheSchemaOnce(onDisk: Bool) throws {
+        let folder = try TemporaryFolder()
+        let open = { onDisk ? try OnboardingDatabase.open(path: folder.path("a/b/onboarding.sqlite")) : try .inMemory() }
+        let database = try open()
+        #expect(try database.appliedMigrations() == ["v1-flows-journal-domain"])
+        if onDisk {
+            #expect(FileManager.default.fileExists(atPath: folder.path("a/b/onboarding.sqlite")))
+            #expect(try OnboardingDatabase.open(path: folder.path("a/b/onboarding.sqlite")).appliedMigrations()
+                == ["v1-flows-journal-domain"])
+        }
+    }
+
+    @Test func aDatabaseFromANewerSchemaIsRefusedAndLeftUnchanged() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("newer.sqlite")
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try queue.write { db in
+                try db.execute(sql: "CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
+                try db.execute(sql: "INSERT INTO grdb_migrations VALUES ('v1-flows-journal-domain'), ('v9-from-the-future')")
+            }
+            try queue.close()
+        }
+        let before = try #require(FileManager.default.contents(atPath: path))
+        let error = #expect(throws: StorageError.self) { try OnboardingDatabase.open(path: path) }
+        #expect(error?.description.contains("newer version") == true)
+        #expect(error?.description.contains("v9-from-the-future") == true)
+        #expect(FileManager.default.contents(atPath: path) == before)
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+    }
+
+    @Test func aFileIsOpenedInWALMode() throws {
+        let folder = try TemporaryFolder()
+        _ = try OnboardingDatabase.open(path: folder.path("wal.sqlite"))
+        let queue = try DatabaseQueue(path: folder.path("wal.sqlite"))
+        #expect(try queue.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "wal")
+    }
+
+    @Test func theJournalIsAppendOnly() async throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("journal.sqlite")
+        let session = TourSession(product: fixtureProduct(), user: "ann", database: try .open(path: path),
+            time: .virtual(start: Fixtures.t0))
+        try await session.send(.appLaunched(version: "2.5"))
+        let queue = try DatabaseQueue(path: path)
+        #expect(throws: DatabaseError.self) { try queue.write { try $0.execute(sql: "UPDATE journal SET outcome = 'x'") } }
+        #expect(throws: DatabaseError.self) { try queue.write { try $0.execute(sql: "DELETE FROM journal") } }
+    }
+
+    @Test func aThrowingCommitWritesNothing() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("atomic.sqlite")
+        let database = try OnboardingDatabase.open(path: path)
+        let key = SessionKey(app: "test", user: "ann")
+        struct Boom: Error {}
+        #expect(throws: Boom.self) {
+            try database.commit(key, scopes: [:]) { session -> (Void, JournalAppend?) in
+                session.domain["bank"] = 60
+                session.tour.flows["form"] = .init()
+                session.tour.flows["form"]?.status = .completed
+                throw Boom()
+            }
+        }
+        let session = try database.session(key, scopes: [:])
+        #expect(session == Session())
+        #expect(try database.journal().isEmpty)
+    }
+
+    @Test func flowStateJournalAndDomainStateLandInOneTransaction() async throws {
+        let database = try OnboardingDatabase.inMemory()
+        let session = TourSession(product: fixtureProduct(), user: "ann", database: database,
+            time: .virtual(start: Fixtures.t0))
+        try await session.send(.appLaunched(version: "2.5"))
+        for action in ["next"] { try await session.send(.actionPerformed(action, parameters: [:])) }
+        try await session.send(.actionPerformed("choose", parameters: ["apps": "A"]))
+        try await session.send(.actionPerformed("next", parameters: [:]))
+        try await session.send(.actionPerformed("next", parameters: [:]))
+        try await session.send(.actionPerformed("grantScreenTime", parameters: [:]))
+        try await session.send(.actionPerformed("next", parameters: [:]))
+        let journalBefore = try database.journal().count
+        try await session.send(.actionPerformed("go", parameters: [:]))
+        let stored = try database.session(SessionKey(app: "test", user: "ann"), scopes: fixtureProduct().scopes)
+        #expect(stored.tour.flows["form"]?.status == .completed)
+        #expect(stored.domain["bank"] == 60)
+        let journal = try database.journal()
+        #expect(journal.count == journalBefore + 1)
+        #expect(journal.last?.event == "go")
+        #expect(journal.last?.effectsJSON.contains("\"activate\"") == true)
+        #expect(journal.last?.outcome.contains("form completed") == true)
+    }
+
+    @Test func oneFileHoldsSeveralProductsAndUsers() async throws {
+        let database = try OnboardingDatabase.inMemory()
+        let ann = TourSession(product: fixtureProduct(app: "one"), user: "ann", database: database,
+            time: .virtual(start: Fixtures.t0))
+        let bob = TourSession(product: fixtureProduct(app: "one"), user: "bob", database: database,
+            time: .virtual(start: Fixtures.t0))
+        let other = TourSession(product: fixtureProduct(app: "two"), user: "ann", database: database,
+            time: .virtual(start: Fixtures.t0))
+        try await ann.send(.appLaunched(version: "2.5"))
+        try await ann.send(.actionPerformed("next", parameters: [:]))
+        // The form is install-scoped: bob sees ann's progress on the same install; the tour is per user.
+        #expect(try await bob.snapshot().card?.step == "pick")
+        #expect(try await other.snapshot().card == nil)
+        let scopes = fixtureProduct().scopes
+        #expect(scopes["tour"] == .user)
+        let flows = try database.storedFlows(app: "one")
+        #expect(Set(flows.keys) == ["@install"])
+        #expect(try database.storedFlows(app: "two").isEmpty)
+    }
+
+    @Test func userScopedFlowsAreKeptPerUser() throws {
+        let database = try OnboardingDatabase.inMemory()
+        var state = TourState()
+        state.flows["tour"] = FlowState.init()
+        state.flows["tour"]?.status = .skipped
+        let scopes = fixtureProduct().scopes
+        try database.commit(SessionKey(app: "one", user: "ann"), scopes: scopes) { session -> (Void, JournalAppend?) in
+            session.tour = state
+            return ((), nil)
+        }
+        #expect(try database.session(SessionKey(app: "one", user: "ann"), scopes: scopes).tour.flows["tour"]?.status == .skipped)
+        #expect(try database.session(SessionKey(app: "one", user: "bob"), scopes: scopes).tour.flows["tour"] == nil)
+        #expect(Set(try database.storedFlows(app: "one").keys) == ["ann"])
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import Persistence
+import Testing
+import TourFixtures
+import TourRuntime
+
+@Suite("Journal rebuild")
+struct RebuildTests {
+    /// Drives two users through long random sequences, then rebuilds from the journal alone.
+    @Test(arguments: [1, 2, 3, 42] as [UInt64])
+    func theJournalRebuildsTheStoredStateAfterARandomSequence(seed: UInt64) async throws {
+        let folder = try TemporaryFolder()
+        let database = try OnboardingDatabase.open(path: folder.path("rebuild.sqlite"))
+        let product = fixtureProduct()
+        let permissions = StubPermissionProvider(answers: [.screenTime: .granted, .health: .denied])
+        let sessions = ["ann", "bob"].map {
+            TourSession(product: product, user: $0, database: database, permissions: permissions,
+                time: .virtual(start: Fixtures.t0))
+        }
+        var rng = SplitMix64(seed: seed)
+        var accepted = 0
+        for _ in 0..<400 {
+            let session = sessions[Int.random(in: 0..<2, using: &rng)]
+            let (event, wait) = randomEvent(using: &rng)
+            do {
+                let transitions = if let event { try await session.send(event) } else { try await session.advanceClock(by: wait) }
+                accepted += transitions.count
+            } catch is TourRefusal {
+                continue
+            }
+        }
+        #expect(accepted > 100)
+        let rebuilt = try JournalReplay.rebuild(app: "test", engine: product.engine, from: database)
+        let stored = try database.storedFlows(app: "test").mapValues { $0.filter { $0.value != FlowState() } }
+            .filter { !$0.value.isEmpty }
+        #expect(rebuilt == stored)
+        #expect(try database.journal(app: "test").count == accepted)
+    }
+
+    @Test func aRebuildNoticesAStoredStateTheJournalDoesNotExplain() async throws {
+        let database = try OnboardingDatabase.inMemory()
+        let product = fixtureProduct()
+        let session = TourSession(product: product, user: "ann", database: database, time: .virtual(start: Fixtures.t0))
+        try await session.send(.appLaunched(version: "2.5"))
+        try database.commit(SessionKey(app: "test", user: "ann"), scopes: product.scopes) { session -> (Void, JournalAppend?) in
+            session.tour.flows["form"]?.position = 3
+            return ((), nil)
+        }
+        let rebuilt = try JournalReplay.rebuild(app: "test", engine: product.engine, from: database)
+        #expect(rebuilt != (try database.storedFlows(app: "test")))
+    }
+}
+
+@Suite("Two writers")
+struct ConcurrencyTests {
+    @Test func twoConnectionsWritingOneFileBothSucceed() async throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("shared.sqlite")
+        let product = fixtureProduct()
+        let first = try OnboardingDatabase.open(path: path)
+        let second = try OnboardingDatabase.open(path: path)
+        let rounds = 150
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (database, user) in [(first, "ann"), (second, "bob")] {
+                group.addTask {
+                    let session = TourSession(product: product, user: user, database: database,
+                        time: .virtual(start: Fixtures.t0))
+                    for index in 0..<rounds {
+                        try await session.send(index.isMultiple(of: 2) ? .featureVisited("dashboard") : .signal("revealed"))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let journal = try first.journal()
+        #expect(journal.count == 2 * rounds)
+        #expect(journal.filter { $0.user == "ann" }.count == rounds)
+        #expect(Set(journal.map(\.id)).count == journal.count)
+    }
+}
+
+@Suite("Refused input")
+struct RefusedInputTests {
+    @Test func aRefusedEventLeavesTheDatabaseByteForByteUnchanged() async throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("refused.sqlite")
+        let database = try OnboardingDatabase.open(path: path)
+        let product = fixtureProduct()
+        let session = TourSession(product: product, user: "ann", database: database, time: .virtual(start: Fixtures.t0))
+        try await session.send(.appLaunched(version: "2.5"))
+        try await session.send(.actionPerformed("next", parameters: [:]))
+        let dump = try tableDump(database, app: "test")
+        let bytes = try fingerprint(path)
+        for event: TourEvent in [
+            .actionPerformed("next", parameters: [:]), .actionPerformed("skip", parameters: [:]),
+            .actionPerformed("choose", parameters: ["bogus": "1"]), .featureVisited("nowhere"),
+            .appLaunched(version: "x.y"), .replayRequested("form"),
+        ] {
+            await #expect(throws: TourRefusal.self) { try await session.send(event) }
+        }
+        #expect(try tableDump(database, app: "test") == dump)
+        #expect(try fingerprint(path) == bytes)
+    }
+
+    @Test func aPasswordNeverReachesTheDatabaseFile() async throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("secret.sqlite")
+        let database = try OnboardingDatabase.open(path: path)
+        let session = TourSession(product: fixtureProduct(), user: "ann", database: database,
+            time: .virtual(start: Fixtures.t0))
+        try await session.send(.appLaunched(version: "2.5"))
+        try await session.send(.replayRequested("intro"))
+        try await session.send(.actionPerformed("next", parameters: [:]))
+        try await session.send(.actionPerformed("connect", parameters: ["username": "W1AW", "password": "correct-horse-battery"]))
+        #expect(try await session.snapshot().card?.step == "bye")
+        var bytes = Data()
+        for suffix in ["", "-wal", "-shm"] { bytes += FileManager.default.contents(atPath: path + suffix) ?? Data() }
+        #expect(bytes.range(of: Data("W1AW".utf8)) != nil)
+        #expect(bytes.range(of: Data("correct-horse-battery".utf8)) == nil)
+    }
+}

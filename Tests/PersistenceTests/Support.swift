@@ -1,0 +1,87 @@
+import Foundation
+import Persistence
+import TourFixtures
+import TourRuntime
+
+/// A fresh folder under the system's temporary directory, removed when the test is done with it.
+final class TemporaryFolder {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("onboarding-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+/// Every table's rows as text, and the bytes of the database files: what "unchanged" means.
+func fingerprint(_ path: String) throws -> [String] {
+    var parts: [String] = []
+    for suffix in ["", "-wal"] {
+        let file = path + suffix
+        if let data = FileManager.default.contents(atPath: file) { parts.append("\(suffix):\(data.hashValue):\(data.count)") }
+    }
+    return parts
+}
+
+func tableDump(_ database: OnboardingDatabase, app: String) throws -> String {
+    let flows = try database.storedFlows(app: app)
+    let journal = try database.journal(app: app)
+    return "\(flows.keys.sorted().map { ($0, flows[$0]!.sorted { $0.key < $1.key }) })\n\(journal)"
+}
+
+/// A product made of the fixture catalog, with a domain handler that stores product effects.
+struct FixtureHandler: ProductHandler {
+    func apply(_ effect: ProductEffect, to domain: inout [String: TourValue], now: Date) {
+        var log = domain["effects"]?.listValue ?? []
+        log.append(.object(["name": .string(effect.name), "payload": .object(effect.payload)]))
+        domain["effects"] = .list(log)
+        if effect.name == "activate" { domain["bank"] = effect.payload["bank"] }
+    }
+
+    func perform(request name: String, payload: [String: TourValue], secrets: [String: Secret]) async -> GateStatus {
+        payload["username"] == "offline" ? .unavailable : .granted
+    }
+}
+
+func fixtureProduct(app: String = "test") -> Product {
+    Product(catalog: Fixtures.catalog(app: app), handler: FixtureHandler(), currentVersion: "2.5", launchSignals: [])
+}
+
+/// A small seeded generator so a failing random sequence can be replayed.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Events a user of the fixture catalog could send, right or wrong.
+func randomEvent(using rng: inout SplitMix64) -> (TourEvent?, wait: Double) {
+    let actions: [(String, [String: String])] = [
+        ("next", [:]), ("next", [:]), ("next", [:]), ("back", [:]), ("skip", [:]), ("tapTarget", [:]),
+        ("save", ["name": "Career"]), ("dismiss", [:]), ("press", ["week": "3"]), ("saveMark", [:]),
+        ("choose", ["apps": "A,B"]), ("choose", ["apps": ""]), ("select", ["level": "hard"]), ("grantScreenTime", [:]),
+        ("grantHealth", [:]), ("go", [:]), ("connect", ["username": "W1AW", "password": "hunter2"]),
+        ("connect", ["username": "offline", "password": "pw"]), ("later", [:]), ("close", [:]), ("backdrop", [:]),
+        ("swipeLeft", [:]), ("fly", [:]),
+    ]
+    switch Int.random(in: 0..<20, using: &rng) {
+    case 0: return (.appLaunched(version: ["1.5", "2.0", "2.5", nil].randomElement(using: &rng)!), 0)
+    case 1: return (.signal("revealed"), 0)
+    case 2: return (.featureVisited(["feature", "dashboard"].randomElement(using: &rng)!), 0)
+    case 3: return (Int.random(in: 0..<4, using: &rng) == 0 ? .resetRequested(nil) : .replayRequested(nil), 0)
+    case 4: return (nil, [0.2, 0.5, 1.5, 3].randomElement(using: &rng)!)
+    default:
+        let (name, parameters) = actions.randomElement(using: &rng)!
+        return (.actionPerformed(name, parameters: parameters), 0)
+    }
+}
