@@ -1,5 +1,5 @@
 /// The card a UI shows now: content with the fields filled in, progress, the actions allowed now.
-public struct Card: Codable, Equatable, Sendable {
+public struct Card: Encodable, Equatable, Sendable {
     public var flow: FlowID
     public var step: StepID
     public var title: String
@@ -33,7 +33,7 @@ public struct Progress: Codable, Equatable, Sendable, CustomStringConvertible {
 }
 
 /// One flow as a status line shows it.
-public struct FlowSummary: Codable, Equatable, Sendable {
+public struct FlowSummary: Encodable, Equatable, Sendable {
     public var id: FlowID
     public var name: String
     public var status: FlowStatus
@@ -47,4 +47,54 @@ public struct FlowSummary: Codable, Equatable, Sendable {
     /// Seconds since 1970 at which a triggered flow is due to appear.
     public var startsAt: Double?
     public var finishedInVersion: String?
+}
+
+// Explicit encoders: absent values are written as `null`, so JSON readers always find every key, and
+// a card's actions are written as names with their labels beside them.
+extension Card {
+    private enum CodingKeys: String, CodingKey {
+        case flow, step, title, body, hint, details, notices, anchor, highlightPadding, popover, progress, actions,
+            labels, autoAdvanceAt, isReplay
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(flow, forKey: .flow)
+        try container.encode(step, forKey: .step)
+        try container.encode(title, forKey: .title)
+        try container.encode(body, forKey: .body)
+        try container.encode(hint, forKey: .hint)
+        try container.encode(details, forKey: .details)
+        try container.encode(notices, forKey: .notices)
+        try container.encode(anchor, forKey: .anchor)
+        try container.encode(highlightPadding, forKey: .highlightPadding)
+        try container.encode(popover, forKey: .popover)
+        try container.encode(progress, forKey: .progress)
+        try container.encode(actions.map(\.name), forKey: .actions)
+        let labels = Dictionary(actions.compactMap { action in action.label.map { (action.name, $0) } }) { first, _ in first }
+        try container.encode(labels, forKey: .labels)
+        try container.encode(autoAdvanceAt, forKey: .autoAdvanceAt)
+        try container.encode(isReplay, forKey: .isReplay)
+    }
+}
+
+extension FlowSummary {
+    private enum CodingKeys: String, CodingKey {
+        case id, name, status, step, stepIndex, stepCount, canSkip, canGoBack, actions, startsAt, finishedInVersion
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(name, forKey: .name)
+        try container.encode(status, forKey: .status)
+        try container.encode(step, forKey: .step)
+        try container.encode(stepIndex, forKey: .stepIndex)
+        try container.encode(stepCount, forKey: .stepCount)
+        try container.encode(canSkip, forKey: .canSkip)
+        try container.encode(canGoBack, forKey: .canGoBack)
+        try container.encode(actions, forKey: .actions)
+        try container.encode(startsAt, forKey: .startsAt)
+        try container.encode(finishedInVersion, forKey: .finishedInVersion)
+    }
 }

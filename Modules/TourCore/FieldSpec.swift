@@ -13,6 +13,8 @@ public struct FieldSpec: Sendable, Equatable {
         case choice([String])
         /// A whole number in `minimum...`, at most the context value at `maximumKey` when given.
         case integer(minimum: Int, maximumKey: String?)
+        /// A calendar date written YYYY-MM-DD.
+        case date
     }
 
     public enum Rule: Sendable, Equatable {
@@ -65,6 +67,12 @@ public struct FieldSpec: Sendable, Equatable {
                 return .failure(.init("\(name) must be a whole number \(range)"))
             }
             return .success(.int(number))
+        case .date:
+            let parts = text.split(separator: "-").map { Int($0) }
+            guard parts.count == 3, let year = parts[0], let month = parts[1], let day = parts[2],
+                (1000...9999).contains(year), (1...12).contains(month), (1...31).contains(day), text.count == 10
+            else { return .failure(.init("\(name) must be a date written YYYY-MM-DD")) }
+            return .success(.string(text))
         }
     }
 }

@@ -4,8 +4,8 @@ public struct FlowDefinition: Sendable, Equatable {
     public var name: String
     public var steps: [StepDefinition]
     public var fields: [FieldSpec]
-    /// Nil: the flow starts only by replay.
-    public var trigger: Trigger?
+    /// What starts the flow by itself; empty: only replay does.
+    public var triggers: [Trigger]
     public var skip: SkipPolicy
     public var interruption: InterruptionPolicy
     public var replay: ReplayPolicy
@@ -20,7 +20,7 @@ public struct FlowDefinition: Sendable, Equatable {
     public var onSkip: [EffectTemplate]
 
     public init(
-        _ id: FlowID, name: String, steps: [StepDefinition], fields: [FieldSpec] = [], trigger: Trigger? = nil,
+        _ id: FlowID, name: String, steps: [StepDefinition], fields: [FieldSpec] = [], triggers: [Trigger] = [],
         skip: SkipPolicy = .recordSkipped, interruption: InterruptionPolicy = .resume,
         replay: ReplayPolicy = .notReplayable, scope: FlowScope = .install, countsTerminalStep: Bool = true,
         haptics: HapticMap = .none, analytics: AnalyticsNames = .none, onComplete: [EffectTemplate] = [],
@@ -30,7 +30,7 @@ public struct FlowDefinition: Sendable, Equatable {
         self.name = name
         self.steps = steps
         self.fields = fields
-        self.trigger = trigger
+        self.triggers = triggers
         self.skip = skip
         self.interruption = interruption
         self.replay = replay
@@ -53,17 +53,20 @@ public struct TourCatalog: Sendable, Equatable {
     public var flows: [FlowDefinition]
     /// Actions usable when no flow shows, or while a step lists them in ``StepDefinition/passThrough``.
     public var freeActions: [StepAction]
+    /// The fields free actions' parameters fill (they are parsed and checked like flow fields).
+    public var freeFields: [FieldSpec]
 
-    public init(app: String, flows: [FlowDefinition], freeActions: [StepAction] = []) {
+    public init(app: String, flows: [FlowDefinition], freeActions: [StepAction] = [], freeFields: [FieldSpec] = []) {
         self.app = app
         self.flows = flows
         self.freeActions = freeActions
+        self.freeFields = freeFields
     }
 
     public func flow(_ id: FlowID) -> FlowDefinition? { flows.first { $0.id == id } }
 
     /// Names of every field declared secret in any flow: these parameters are redacted in journals.
     var secretFieldNames: Set<String> {
-        Set(flows.flatMap(\.fields).filter { $0.kind == .secret }.map(\.name))
+        Set((flows.flatMap(\.fields) + freeFields).filter { $0.kind == .secret }.map(\.name))
     }
 }

@@ -20,11 +20,15 @@ public struct Gate: Sendable, Equatable {
     public var checksOnEntry: Bool
     /// The step completes as soon as the gate is granted (a successful connection).
     public var advancesWhenGranted: Bool
+    /// Product side effects committed with the granting answer (Carrier Wave: the service is connected).
+    public var onGranted: [EffectTemplate]
 
     public init(
         _ id: String, _ kind: Kind, required: Bool, deniedMessage: String, grantedMessage: String,
-        unavailableMessage: String? = nil, checksOnEntry: Bool = false, advancesWhenGranted: Bool = false
+        unavailableMessage: String? = nil, checksOnEntry: Bool = false, advancesWhenGranted: Bool = false,
+        onGranted: [EffectTemplate] = []
     ) {
+        self.onGranted = onGranted
         self.id = id
         self.kind = kind
         self.required = required

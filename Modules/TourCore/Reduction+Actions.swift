@@ -75,7 +75,7 @@ extension Reduction {
     }
 
     private mutating func performFree(_ action: StepAction, _ parameters: [String: String]) throws(TourRefusal) {
-        let fields = catalog.flows.flatMap(\.fields)
+        let fields = catalog.freeFields + catalog.flows.flatMap(\.fields)
         let parsed = try parse(parameters, for: action, fields: fields)
         notes.append("free action \(action.name)")
         effects += action.effects.map { resolve($0, fields: [:], parameters: parsed) }
@@ -157,6 +157,10 @@ extension Reduction {
         }
         state[flow: flow.id].gates[gateID] = status
         notes.append("\(flow.id) \(step.id): \(gateID) \(status.rawValue)")
+        if status == .granted {
+            let fields = state[flow: flow.id].fields
+            effects += gate.onGranted.map { resolve($0, fields: fields, parameters: [:]) }
+        }
         if status == .granted && gate.advancesWhenGranted {
             completeStep(flow)
         }

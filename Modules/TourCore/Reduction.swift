@@ -45,6 +45,9 @@ struct Reduction {
             try answer(gate, status)
         case .clockAdvanced:
             break
+        case .domainEvent(let name, let payload):
+            notes.append("domain event \(name)")
+            effects.append(.product(ProductEffect(name: name, payload: payload)))
         case .replayRequested(let id):
             try replay(id)
         case .resetRequested(let id):
@@ -54,7 +57,7 @@ struct Reduction {
 
     // MARK: - Triggers
 
-    private var knownMoments: [Trigger.Moment] { catalog.flows.compactMap(\.trigger?.moment) }
+    private var knownMoments: [Trigger.Moment] { catalog.flows.flatMap(\.triggers).map(\.moment) }
 
     private func names(of moments: [Trigger.Moment], signals: Bool) -> String {
         let names = moments.compactMap { moment -> String? in
@@ -69,7 +72,7 @@ struct Reduction {
 
     private mutating func evaluateTriggers(_ moment: Trigger.Moment) {
         for flow in catalog.flows {
-            guard let trigger = flow.trigger, trigger.moment == moment else { continue }
+            guard let trigger = flow.triggers.first(where: { $0.moment == moment }) else { continue }
             let run = state[flow: flow.id]
             guard run.status == .notStarted, run.pendingStart == nil,
                 trigger.when.holds(context: context, state: state)

@@ -7,6 +7,7 @@ public struct StepContent: Sendable, Equatable {
     /// The action hint ("Tap anywhere to continue"), if any.
     public var hint: String?
     /// Extra lines under the body (Carrier Wave's service list, LockedIn's "Starting Bank: 60 min").
+    /// A line that counts an empty field (`{#apps|app|apps}` with no apps) is left out.
     public var details: [String]
     /// The UI element to spotlight, if any.
     public var anchor: Anchor?

@@ -42,8 +42,10 @@ public struct TourEngine: Sendable {
         return Card(
             flow: flowID, step: stepID, title: content.title,
             body: Template.fill(content.body, fields: run.fields),
-            hint: content.hint, details: content.details.map { Template.fill($0, fields: run.fields) },
-            notices: step.gates.compactMap { gate in run.gates[gate.id].flatMap(gate.notice(for:)) },
+            hint: content.hint, details: content.details.compactMap { Template.fillDetail($0, fields: run.fields) },
+            notices: step.gates.compactMap { gate in
+                run.gates[gate.id].flatMap(gate.notice(for:)).map { Template.fill($0, fields: run.fields) }
+            },
             anchor: anchor, highlightPadding: content.anchor?.highlightPadding, popover: content.anchor?.popover,
             progress: progress(of: flow, run: run),
             actions: allowedActions(in: state, context: context),
@@ -130,6 +132,18 @@ enum Template {
             rest = rest[rest.index(after: close)...]
         }
         return output + rest
+    }
+
+    /// A detail line, or nil when it counts a field that is empty ("4 apps selected" shows only
+    /// after a selection).
+    static func fillDetail(_ text: String, fields: [String: TourValue]) -> String? {
+        var rest = Substring(text)
+        while let open = rest.range(of: "{#") {
+            let name = rest[open.upperBound...].prefix { $0 != "|" && $0 != "}" }
+            if (fields[String(name)]?.count ?? 0) == 0 { return nil }
+            rest = rest[open.upperBound...]
+        }
+        return fill(text, fields: fields)
     }
 
     private static func expand(_ token: Substring, fields: [String: TourValue]) -> String {

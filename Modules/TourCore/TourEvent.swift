@@ -13,6 +13,9 @@ public enum TourEvent: Codable, Equatable, Sendable {
     case gateAnswered(String, GateStatus)
     /// Time passed; whatever is due fires.
     case clockAdvanced
+    /// Something the product reports about its own domain (a profile synced); it becomes a
+    /// ``TourEffect/product(_:)`` effect so the product's handler records it in the same transaction.
+    case domainEvent(String, payload: [String: TourValue])
     case replayRequested(FlowID?)
     case resetRequested(FlowID?)
 
@@ -25,6 +28,7 @@ public enum TourEvent: Codable, Equatable, Sendable {
         case .actionPerformed(let action, _): action
         case .gateAnswered(let gate, let status): "gateAnswered:\(gate)=\(status.rawValue)"
         case .clockAdvanced: "clockAdvanced"
+        case .domainEvent(let name, _): "domain:\(name)"
         case .replayRequested: "replayRequested"
         case .resetRequested: "resetRequested"
         }

@@ -10,6 +10,9 @@ public protocol ProductHandler: Sendable {
     func apply(_ effect: ProductEffect, to domain: inout [String: TourValue], now: Date)
     /// Performs a request gate (a connection attempt) and answers it. Runs after the commit.
     func perform(request name: String, payload: [String: TourValue], secrets: [String: Secret]) async -> GateStatus
+    /// Events the product sends by itself after a committed transition, such as Growth reporting
+    /// that a pending profile write reached the profile store. Runs after the commit.
+    func followUps(after transition: Transition, domain: [String: TourValue], user: String) async -> [TourEvent]
 }
 
 extension ProductHandler {
@@ -17,6 +20,9 @@ extension ProductHandler {
     public func apply(_ effect: ProductEffect, to domain: inout [String: TourValue], now: Date) {}
     public func perform(request name: String, payload: [String: TourValue], secrets: [String: Secret]) async -> GateStatus {
         .unavailable
+    }
+    public func followUps(after transition: Transition, domain: [String: TourValue], user: String) async -> [TourEvent] {
+        []
     }
 }
 

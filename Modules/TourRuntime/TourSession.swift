@@ -85,17 +85,21 @@ public actor TourSession {
     // MARK: - The loop
 
     private func run(_ event: TourEvent, advancingClockBy seconds: Double) async throws -> [Transition] {
-        var transitions = [try commit(event, advancingClockBy: seconds, device: [:])]
-        var pending = await perform(transitions[0].effects)
+        let (first, domain) = try commit(event, advancingClockBy: seconds, device: [:])
+        var transitions = [first]
+        var pending = await perform(first.effects)
+        pending += await product.handler.followUps(after: first, domain: domain, user: key.user).map { ($0, [:]) }
         // Answers feed back as events; a bound keeps a misbehaving handler from looping forever.
         var rounds = 0
         while !pending.isEmpty, rounds < 32 {
             rounds += 1
             let (answer, device) = pending.removeFirst()
             do {
-                let transition = try commit(answer, advancingClockBy: 0, device: device)
+                let (transition, domain) = try commit(answer, advancingClockBy: 0, device: device)
                 transitions.append(transition)
                 pending += await perform(transition.effects)
+                pending += await product.handler.followUps(after: transition, domain: domain, user: key.user)
+                    .map { ($0, [:]) }
             } catch is TourRefusal {
                 // The step that asked moved on before the answer came; the answer is moot.
                 continue
@@ -110,7 +114,7 @@ public actor TourSession {
 
     private func commit(
         _ event: TourEvent, advancingClockBy seconds: Double, device: [String: TourValue]
-    ) throws -> Transition {
+    ) throws -> (Transition, [String: TourValue]) {
         let engine = product.engine
         let handler = product.handler
         let time = time
@@ -129,7 +133,7 @@ public actor TourSession {
             session.device.merge(device) { _, new in new }
             let journal = JournalAppend(
                 time: now, record: transition.record, context: context, effects: transition.effects)
-            return (transition, journal)
+            return ((transition, session.domain), journal)
         }
     }
 

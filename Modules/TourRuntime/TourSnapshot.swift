@@ -1,7 +1,7 @@
 import Foundation
 
 /// What a UI binds to: every flow's summary, the card showing, and the product's domain state.
-public struct TourSnapshot: Codable, Equatable, Sendable {
+public struct TourSnapshot: Encodable, Equatable, Sendable {
     public var app: String
     public var user: String
     public var flows: [FlowSummary]
@@ -10,4 +10,19 @@ public struct TourSnapshot: Codable, Equatable, Sendable {
     public var appVersion: String?
     /// The time the snapshot was taken at (the virtual clock's when one is used).
     public var now: Double
+}
+
+extension TourSnapshot {
+    private enum CodingKeys: String, CodingKey { case app, user, flows, card, state, appVersion, now }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(app, forKey: .app)
+        try container.encode(user, forKey: .user)
+        try container.encode(flows, forKey: .flows)
+        try container.encode(card, forKey: .card)
+        try container.encode(state, forKey: .state)
+        try container.encode(appVersion, forKey: .appVersion)
+        try container.encode(now, forKey: .now)
+    }
 }

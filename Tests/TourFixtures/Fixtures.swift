@@ -32,7 +32,7 @@ public enum Fixtures {
             StepDefinition("finale", StepContent(title: "Done", body: "Bye"), autoAdvanceAfter: 2.5),
         ],
         fields: [FieldSpec("name", .text), FieldSpec("week", .integer(minimum: 1, maximumKey: "weeks"))],
-        trigger: Trigger(.signal("revealed"), delay: 1.5), skip: .recordSkipped, interruption: .resume,
+        triggers: [Trigger(.signal("revealed"), delay: 1.5)], skip: .recordSkipped, interruption: .resume,
         countsTerminalStep: false,
         haptics: HapticMap(stepEntered: .impactLight, actionCompleted: .notificationSuccess, skipped: .impactMedium,
             completed: .notificationSuccess))
@@ -67,7 +67,7 @@ public enum Fixtures {
             FieldSpec("apps", .list, rule: .minimumCount(1), ruleMessage: "Select at least one app."),
             FieldSpec("level", .choice(["easy", "medium", "hard"]), initial: "medium"),
         ],
-        trigger: Trigger(.launch), skip: .recordSkipped, interruption: .restart,
+        triggers: [Trigger(.launch)], skip: .recordSkipped, interruption: .restart,
         onComplete: [.product("activate", payload: ["level": .field("level"), "bank": .literal(60)])])
 
     public static let intro = FlowDefinition(
@@ -87,7 +87,7 @@ public enum Fixtures {
             StepDefinition("bye", StepContent(title: "Bye", body: "Done"), actions: [.next(label: "Done")], canSkip: true),
         ],
         fields: [FieldSpec("username", .text), FieldSpec("password", .secret)],
-        trigger: Trigger(.launch), skip: .countsAsCompleted, replay: .resetAndPresent)
+        triggers: [Trigger(.launch)], skip: .countsAsCompleted, replay: .resetAndPresent)
 
     public static let tip = FlowDefinition(
         "tip", name: "Tip",
@@ -95,12 +95,12 @@ public enum Fixtures {
             StepDefinition("a", StepContent(title: "A", body: "a"), actions: [.next(), StepAction("close", outcome: .dismissFlow)]),
             StepDefinition("b", StepContent(title: "B", body: "b"), actions: [.next(), StepAction("close", outcome: .dismissFlow)]),
         ],
-        trigger: Trigger(.visit("feature")), skip: .countsAsCompleted)
+        triggers: [Trigger(.visit("feature"))], skip: .countsAsCompleted)
 
     public static let prompt = FlowDefinition(
         "prompt2", name: "What's New",
         steps: [StepDefinition("new", StepContent(title: "New", body: "new"), actions: [.next()])],
-        trigger: Trigger(.launch, when: .upgradedInto("2.0", tourFlows: ["intro", "prompt2"])),
+        triggers: [Trigger(.launch, when: .upgradedInto("2.0", tourFlows: ["intro", "prompt2"]))],
         skip: .countsAsCompleted)
 
     public static let tour = FlowDefinition(
@@ -111,7 +111,7 @@ public enum Fixtures {
                 actions: [.next(label: index == 3 ? "Done" : "Next")], canSkip: true, canGoBack: true,
                 backLabel: "Previous", skipLabel: "Skip Tour")
         },
-        trigger: Trigger(.visit("dashboard"), when: .flowCompleted("form")), scope: .user)
+        triggers: [Trigger(.visit("dashboard"), when: .flowCompleted("form"))], scope: .user)
 
     public static let tutorial = FlowDefinition(
         "tutorial", name: "Tutorial",
@@ -122,7 +122,7 @@ public enum Fixtures {
             StepDefinition("set", StepContent(title: "Set", body: "b"),
                 actions: [.next(label: "Get Started"), StepAction("backdrop", outcome: .advance)]),
         ],
-        trigger: Trigger(.launch, delay: 0.5), skip: .recordsNothing, interruption: .discard,
+        triggers: [Trigger(.launch, delay: 0.5)], skip: .recordsNothing, interruption: .discard,
         replay: .presentWithoutRecording,
         analytics: AnalyticsNames(started: "tutorial_started", stepCompleted: "tutorial_step_completed",
             skipped: "tutorial_skipped", completed: "tutorial_completed", replayed: "tutorial_replayed"))
