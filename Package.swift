@@ -33,6 +33,10 @@ let package = Package(
         .target(
             name: "TourRuntime", dependencies: ["TourCore", "Persistence", "Haptics", "Permissions"],
             path: "Modules/TourRuntime", swiftSettings: swiftSettings),
+        .target(
+            name: "OnboardingCLI",
+            dependencies: ["TourRuntime", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Modules/OnboardingCLI", swiftSettings: swiftSettings),
 
         // MARK: Tests
         .target(name: "TourFixtures", dependencies: ["TourCore"], path: "Tests/TourFixtures", swiftSettings: swiftSettings),

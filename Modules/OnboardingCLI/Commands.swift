@@ -1,0 +1,200 @@
+import ArgumentParser
+import Foundation
+import TourRuntime
+
+/// A command that can run alone or as a line of `play` and the interactive session.
+protocol ScriptableCommand: AsyncParsableCommand {
+    var options: CommonOptions { get }
+    func execute(_ runner: Runner) async throws
+}
+
+extension ScriptableCommand {
+    func run() async throws {
+        try await Runner.run(options) { try await execute($0) }
+    }
+}
+
+struct RootCommand: AsyncParsableCommand {
+    static var configuration: CommandConfiguration {
+        let cli = CLIEnvironment.current
+        return CommandConfiguration(
+            commandName: cli.executable,
+            abstract: "\(cli.displayName) onboarding, headless: the flows of the app's first run, in a terminal.",
+            discussion: """
+                With no subcommand: an interactive session. The app launches, the card showing is printed, \
+                and each line you type is an action (`next`, `skip`, ...) or a command (`show`, `wait 1.5`, \
+                `status`, `quit`). When standard input is not a terminal it reads one command per line.
+                Environment: ONBOARDING_DB (database file), ONBOARDING_CLOCK=virtual (a clock kept in the \
+                database that only `wait` moves).
+                """,
+            version: "\(cli.executable) \(OnboardingVersion.current)",
+            subcommands: [
+                Launch.self, Show.self, Do.self, Visit.self, Signal.self, Status.self, Reset.self, Replay.self,
+                Wait.self, Play.self, Journal.self,
+            ])
+    }
+
+    @OptionGroup var options: CommonOptions
+
+    func run() async throws {
+        try await Runner.run(options) { runner in
+            try await Interactive(runner: runner).run()
+        }
+    }
+}
+
+struct Launch: ScriptableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The app starts: triggers are evaluated, interrupted flows resume or restart by their policy.")
+    @OptionGroup var options: CommonOptions
+    @Option(name: .customLong("app-version"), help: "The app version launching (default: the product's current version).")
+    var appVersion: String?
+
+    func execute(_ runner: Runner) async throws {
+        try await runner.launch(version: appVersion)
+        try await runner.report(.card)
+    }
+}
+
+struct Show: ScriptableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print the card showing now.")
+    @OptionGroup var options: CommonOptions
+
+    func execute(_ runner: Runner) async throws {
+        try await runner.report(.card)
+    }
+}
+
+struct Do: ScriptableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "do", abstract: "A user action on the card showing: next, back, skip, or the step's own.",
+            discussion: ActionHelp.text(for: CLIEnvironment.current))
+    }
+    @OptionGroup var options: CommonOptions
+    @Argument(help: "The action, such as next, back, skip.") var action: String
+    @Argument(help: "The action's parameters, KEY=VALUE.") var parameters: [String] = []
+
+    func validate() throws {
+        _ = try Self.parse(parameters)
+    }
+
+    static func parse(_ pairs: [String]) throws -> [String: String] {
+        var result: [String: String] = [:]
+        for pair in pairs {
+            guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
+                throw ValidationError("parameters are written KEY=VALUE; got '\(pair)'")
+            }
+            result[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
+        }
+        return result
+    }
+
+    func execute(_ runner: Runner) async throws {
+        try await runner.send(.actionPerformed(action, parameters: try Self.parse(parameters)))
+        try await runner.report(.card)
+    }
+}
+
+struct Visit: ScriptableCommand {
+    static let configuration = CommandConfiguration(abstract: "The user navigates to a feature or screen.")
+    @OptionGroup var options: CommonOptions
+    @Argument(help: "The feature, such as dashboard.") var feature: String
+
+    func execute(_ runner: Runner) async throws {
+        try await runner.send(.featureVisited(feature))
+        try await runner.report(.card)
+    }
+}
+
+struct Signal: ScriptableCommand {
+    static let configuration = CommandConfiguration(abstract: "The app reports a moment, such as revealCompleted.")
+    @OptionGroup var options: CommonOptions
+    @Argument(help: "The signal's name.") var name: String
+
+    func execute(_ runner: Runner) async throws {
+        try await runner.send(.signal(name))
+        try await runner.report(.card)
+    }
+}
+
+struct Status: ScriptableCommand {
+    static let configuration = CommandConfiguration(abstract: "Every flow for the user, and the product's domain state.")
+    @OptionGroup var options: CommonOptions
+
+    func execute(_ runner: Runner) async throws {
+        try await runner.report(.status)
+    }
+}
+
+struct Reset: ScriptableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Debug reset: the flow (default: every flow) is as if never shown. Domain state is kept.")
+    @OptionGroup var options: CommonOptions
+    @Argument(help: "One flow's id.") var flow: String?
+
+    func execute(_ runner: Runner) async throws {
+        try await runner.send(.resetRequested(flow.map { FlowID($0) }))
+        try await runner.report(.status)
+    }
+}
+
+struct Replay: ScriptableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show a flow again, with the product's replay semantics (\"Show App Tour\", \"Replay Tutorial\").")
+    @OptionGroup var options: CommonOptions
+    @Argument(help: "The flow (default: the product's replayable flow).") var flow: String?
+
+    func execute(_ runner: Runner) async throws {
+        try await runner.send(.replayRequested(flow.map { FlowID($0) }))
+        try await runner.report(.card)
+    }
+}
+
+struct Wait: ScriptableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Let time pass and fire what is due (ONBOARDING_CLOCK=virtual moves a clock kept in the database).")
+    @OptionGroup var options: CommonOptions
+    @Argument(help: "Seconds, such as 1.5.") var seconds: Double
+
+    func validate() throws {
+        guard seconds >= 0, seconds <= 86_400 * 365 else {
+            throw ValidationError("SECONDS must be between 0 and one year (31536000); got \(seconds)")
+        }
+    }
+
+    func execute(_ runner: Runner) async throws {
+        try await runner.wait(seconds)
+        try await runner.report(.card)
+    }
+}
+
+struct Journal: ScriptableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The user's journal rows: time, flow, step, event, outcome, and the analytics they sent.")
+    @OptionGroup var options: CommonOptions
+
+    func execute(_ runner: Runner) async throws {
+        let rows = try runner.journal()
+        if runner.json {
+            let objects: [[String: Any]] = rows.map { row in
+                ["id": row.id, "time": row.time.timeIntervalSince1970, "flow": row.flow ?? NSNull(),
+                 "step": row.step ?? NSNull(), "event": row.event, "outcome": row.outcome,
+                 "effects": (try? JSONSerialization.jsonObject(with: Data(row.effectsJSON.utf8))) ?? []]
+            }
+            let data = try JSONSerialization.data(withJSONObject: objects, options: [.sortedKeys, .withoutEscapingSlashes])
+            Output.line(String(decoding: data, as: UTF8.self))
+            return
+        }
+        for row in rows {
+            let place = [row.flow, row.step].compactMap { $0 }.joined(separator: "/")
+            Output.line("#\(row.id) t=\(Render.format(row.time.timeIntervalSince1970)) \(place.isEmpty ? "-" : place) \(row.event): \(row.outcome)")
+        }
+    }
+}
+
+extension Runner {
+    func journal() throws -> [JournalRow] {
+        try database.journal(app: product.catalog.app, user: session.key.user)
+    }
+}

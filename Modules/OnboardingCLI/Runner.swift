@@ -1,0 +1,157 @@
+import ArgumentParser
+import Foundation
+import TourRuntime
+
+/// One CLI run: the product, its session on the database, and how output is printed.
+final class Runner: @unchecked Sendable {
+    let cli: CLIProduct
+    let product: Product
+    let session: TourSession
+    let database: OnboardingDatabase
+    let json: Bool
+    private let effects = EffectLog()
+
+    init(options: CommonOptions) async throws {
+        cli = CLIEnvironment.current
+        let path = options.databasePath
+        do {
+            database = try OnboardingDatabase.open(path: path)
+        } catch let error as StorageError {
+            throw CLIError.storage(error)
+        }
+        let environment = RunEnvironment(databasePath: path, offline: options.offline, user: options.user)
+        product = cli.make(environment)
+        // Permission statuses the device remembers from earlier runs, then this run's settings.
+        let remembered = try database.session(SessionKey(app: product.catalog.app, user: options.user), scopes: product.scopes)
+            .device.compactMap { key, value -> (PermissionName, PermissionStatus)? in
+                guard key.hasPrefix("permission."), let status = value.stringValue.flatMap(PermissionStatus.init) else {
+                    return nil
+                }
+                return (PermissionName(rawValue: String(key.dropFirst("permission.".count))), status)
+            }
+        let statuses = Dictionary(remembered, uniquingKeysWith: { _, last in last })
+            .merging(try options.permissionMap(options.permissions, option: "--permission")) { _, given in given }
+        let permissions = StubPermissionProvider(
+            statuses: statuses, answers: try options.permissionMap(options.answers, option: "--answer"))
+        json = options.json
+        let log = effects
+        session = TourSession(
+            product: product, user: options.user, database: database, haptics: SilentHaptics(),
+            permissions: permissions, time: options.timeSource, observe: { log.append($0) })
+    }
+
+    /// Runs `body` with a runner for `options`, turning refusals and storage errors into one line on
+    /// standard error and a non-zero exit.
+    static func run(_ options: CommonOptions, _ body: (Runner) async throws -> Void) async throws {
+        do {
+            let runner = try await Runner(options: options)
+            try await body(runner)
+        } catch let refusal as TourRefusal {
+            Output.error("\(CLIEnvironment.current.executable): \(refusal)")
+            throw ExitCode(1)
+        } catch let error as CLIError {
+            Output.error("\(CLIEnvironment.current.executable): \(error)")
+            throw ExitCode(error.exitCode)
+        }
+    }
+
+    func send(_ event: TourEvent) async throws {
+        try await session.send(event)
+    }
+
+    func launch(version: String?) async throws {
+        try await session.send(.appLaunched(version: version ?? product.currentVersion))
+        for signal in product.launchSignals {
+            try await session.send(.signal(signal))
+        }
+    }
+
+    func wait(_ seconds: Double) async throws {
+        try await session.advanceClock(by: seconds)
+    }
+
+    // MARK: - Output
+
+    enum View { case card, status }
+
+    /// Prints what the command did (its effects) and then the card or the status.
+    func report(_ view: View) async throws {
+        let snapshot = try await session.snapshot()
+        let performed = effects.drain()
+        if json {
+            Output.line(try Render.json(snapshot, effects: performed))
+            return
+        }
+        for effect in performed where effect.isWorthPrinting { Output.line("  · \(effect.summary)") }
+        switch view {
+        case .card: Output.line(Render.card(snapshot, product: cli))
+        case .status: Output.line(Render.status(snapshot, product: cli))
+        }
+    }
+
+    /// Seconds until the next timer, if one is set.
+    func secondsUntilNextTimer() async throws -> Double? {
+        let snapshot = try await session.snapshot()
+        let times = snapshot.flows.compactMap(\.startsAt) + [snapshot.card?.autoAdvanceAt].compactMap { $0 }
+        return times.min().map { max(0, $0 - snapshot.now) }
+    }
+}
+
+/// Effects seen during one command, in order.
+final class EffectLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var effects: [TourEffect] = []
+
+    func append(_ effect: TourEffect) { lock.withLock { effects.append(effect) } }
+
+    func drain() -> [TourEffect] {
+        lock.withLock {
+            defer { effects.removeAll() }
+            return effects
+        }
+    }
+}
+
+extension TourEffect {
+    /// Status reads and presentation changes are plumbing; the rest is what a person notices.
+    var isWorthPrinting: Bool {
+        switch self {
+        case .checkPermission, .presented, .dismissed: false
+        default: true
+        }
+    }
+}
+
+enum CLIError: Error, CustomStringConvertible {
+    case storage(StorageError)
+    case script(line: Int, message: String)
+
+    var description: String {
+        switch self {
+        case .storage(let error): "error: \(error)"
+        case .script(let line, let message): "line \(line): \(message)"
+        }
+    }
+
+    var exitCode: Int32 {
+        switch self {
+        case .storage: 3
+        case .script: 1
+        }
+    }
+}
+
+enum Output {
+    static func line(_ text: String) {
+        write(text + "\n")
+    }
+
+    /// Unbuffered, so output interleaves correctly with standard error and reaches a pipe at once.
+    static func write(_ text: String) {
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+
+    static func error(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+}
