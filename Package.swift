@@ -14,6 +14,12 @@ let package = Package(
         .library(name: "Haptics", targets: ["Haptics"]),
         .library(name: "Permissions", targets: ["Permissions"]),
         .library(name: "TourRuntime", targets: ["TourRuntime"]),
+        .library(name: "OnboardingCLI", targets: ["OnboardingCLI"]),
+        .executable(name: "finite", targets: ["finite"]),
+        .executable(name: "lockedin", targets: ["lockedin"]),
+        .executable(name: "carrierwave", targets: ["carrierwave"]),
+        .executable(name: "growth", targets: ["growth"]),
+        .executable(name: "moodtracker", targets: ["moodtracker"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -37,6 +43,23 @@ let package = Package(
             name: "OnboardingCLI",
             dependencies: ["TourRuntime", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Modules/OnboardingCLI", swiftSettings: swiftSettings),
+
+        // MARK: Products: one folder under Apps/ each, a library with the flows and a thin executable
+        .target(name: "FiniteOnboarding", dependencies: ["TourRuntime"], path: "Apps/Finite/Onboarding", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "finite", dependencies: ["FiniteOnboarding", "OnboardingCLI"], path: "Apps/Finite/CLI", swiftSettings: swiftSettings),
+        .target(name: "LockedInOnboarding", dependencies: ["TourRuntime"], path: "Apps/LockedIn/Onboarding", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "lockedin", dependencies: ["LockedInOnboarding", "OnboardingCLI"], path: "Apps/LockedIn/CLI", swiftSettings: swiftSettings),
+        .target(name: "CarrierWaveOnboarding", dependencies: ["TourRuntime"], path: "Apps/CarrierWave/Onboarding", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "carrierwave", dependencies: ["CarrierWaveOnboarding", "OnboardingCLI"], path: "Apps/CarrierWave/CLI", swiftSettings: swiftSettings),
+        .target(name: "GrowthOnboarding", dependencies: ["TourRuntime"], path: "Apps/Growth/Onboarding", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "growth", dependencies: ["GrowthOnboarding", "OnboardingCLI"], path: "Apps/Growth/CLI", swiftSettings: swiftSettings),
+        .target(name: "MoodTrackerOnboarding", dependencies: ["TourRuntime"], path: "Apps/MoodTracker/Onboarding", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "moodtracker", dependencies: ["MoodTrackerOnboarding", "OnboardingCLI"], path: "Apps/MoodTracker/CLI", swiftSettings: swiftSettings),
 
         // MARK: Tests
         .target(name: "TourFixtures", dependencies: ["TourCore"], path: "Tests/TourFixtures", swiftSettings: swiftSettings),

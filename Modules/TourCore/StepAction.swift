@@ -81,3 +81,9 @@ public enum EffectTemplate: Sendable, Equatable {
     case haptic(HapticFeedback)
     case analytics(String, properties: [String: ValueSource])
 }
+
+extension ValueSource: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral {
+    public init(stringLiteral value: String) { self = .literal(.string(value)) }
+    public init(integerLiteral value: Int) { self = .literal(.int(value)) }
+    public init(booleanLiteral value: Bool) { self = .literal(.bool(value)) }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import TourRuntime
+
+/// Stores a service password. On iOS: the Keychain. Nothing else ever sees the clear text.
+public protocol CredentialStore: Sendable {
+    func save(password: Secret, service: String, account: String) async throws
+    func hasPassword(service: String, account: String) async -> Bool
+}
+
+/// Attempts a connection to a logging service with the given credentials.
+public protocol ServiceConnector: Sendable {
+    func connect(service: String, username: String, password: Secret) async -> ConnectionResult
+}
+
+public enum ConnectionResult: Sendable, Equatable {
+    case connected
+    case rejected
+    case offline
+}
+
+/// Keeps passwords in memory for one process, as a stand-in for the Keychain.
+public final class StubCredentialStore: CredentialStore, @unchecked Sendable {
+    private let lock = NSLock()
+    private var passwords: [String: Secret] = [:]
+
+    public init() {}
+
+    public func save(password: Secret, service: String, account: String) async throws {
+        lock.withLock { passwords["\(service)/\(account)"] = password }
+    }
+
+    public func hasPassword(service: String, account: String) async -> Bool {
+        lock.withLock { passwords["\(service)/\(account)"] != nil }
+    }
+
+    /// For tests: the stored password's text.
+    public func password(service: String, account: String) -> String? {
+        lock.withLock { passwords["\(service)/\(account)"]?.reveal() }
+    }
+}
+
+/// Online or offline; online it accepts any credentials except the configured rejected passwords.
+public struct StubServiceConnector: ServiceConnector {
+    public var online: Bool
+    public var rejectedPasswords: Set<String>
+
+    public init(online: Bool, rejectedPasswords: Set<String> = []) {
+        self.online = online
+        self.rejectedPasswords = rejectedPasswords
+    }
+
+    public func connect(service: String, username: String, password: Secret) async -> ConnectionResult {
+        guard online else { return .offline }
+        return rejectedPasswords.contains(password.reveal()) ? .rejected : .connected
+    }
+}
+
+/// Carrier Wave's domain: the services connected and their account names (never a password).
+public struct CarrierWaveHandler: ProductHandler {
+    let credentials: any CredentialStore
+    let connector: any ServiceConnector
+
+    public init(credentials: any CredentialStore, connector: any ServiceConnector) {
+        self.credentials = credentials
+        self.connector = connector
+    }
+
+    public func perform(request name: String, payload: [String: TourValue], secrets: [String: Secret]) async -> GateStatus {
+        guard name == "connect", let password = secrets["password"] else { return .unavailable }
+        let service = payload["service"]?.stringValue ?? "qrz"
+        let username = payload["username"]?.stringValue ?? ""
+        switch await connector.connect(service: service, username: username, password: password) {
+        case .connected:
+            do {
+                try await credentials.save(password: password, service: service, account: username)
+                return .granted
+            } catch {
+                return .unavailable
+            }
+        case .rejected: return .denied
+        case .offline: return .unavailable
+        }
+    }
+
+    public func apply(_ effect: ProductEffect, to domain: inout [String: TourValue], now: Date) {
+        guard effect.name == "serviceConnected", let service = effect.payload["service"]?.stringValue else { return }
+        var accounts = domain["accounts"]?.objectValue ?? [:]
+        accounts[service] = effect.payload["username"] ?? .null
+        domain["accounts"] = .object(accounts)
+    }
+}
+
+extension CarrierWaveCatalog {
+    public static func product(
+        credentials: any CredentialStore = StubCredentialStore(), connector: any ServiceConnector
+    ) -> Product {
+        Product(
+            catalog: catalog, handler: CarrierWaveHandler(credentials: credentials, connector: connector),
+            currentVersion: currentVersion)
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import TourRuntime
+
+/// Finite's domain: a birth date (so weeks lived can be counted), life chapters (phases) and marked weeks.
+public struct FiniteHandler: ProductHandler {
+    /// With no filled weeks the long-press goes to one of the first few weeks of the grid.
+    static let firstFewWeeks = 4
+
+    public init() {}
+
+    public func context(domain: [String: TourValue], now: Date) -> TourContext {
+        let weeks = domain["birthDate"]?.stringValue.flatMap(Self.date).map { Self.weeks(from: $0, to: now) } ?? 0
+        return [
+            "weeksLived": .int(weeks),
+            "markableWeeks": .int(weeks > 0 ? weeks : Self.firstFewWeeks),
+            "hasPhases": .bool((domain["phases"]?.count ?? 0) > 0),
+            "currentYear": .int(Self.calendar.component(.year, from: now)),
+        ]
+    }
+
+    public func apply(_ effect: ProductEffect, to domain: inout [String: TourValue], now: Date) {
+        switch effect.name {
+        case "setBirthDate":
+            domain["birthDate"] = effect.payload["date"]
+        case "storePhase":
+            var phase: [String: TourValue] = ["name": effect.payload["name"] ?? .null]
+            if let year = effect.payload["startYear"], year != .null { phase["startYear"] = year }
+            domain["phases"] = .list((domain["phases"]?.listValue ?? []) + [.object(phase)])
+        case "markWeek":
+            var mark: [String: TourValue] = ["week": effect.payload["week"] ?? .null]
+            if let note = effect.payload["note"], note != .null { mark["note"] = note }
+            domain["markedWeeks"] = .list((domain["markedWeeks"]?.listValue ?? []) + [.object(mark)])
+        default:
+            break
+        }
+    }
+
+    static let calendar: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? .current
+        return calendar
+    }()
+
+    static func date(_ text: String) -> Date? {
+        let parts = text.split(separator: "-").compactMap { Int($0) }
+        guard parts.count == 3 else { return nil }
+        return calendar.date(from: DateComponents(year: parts[0], month: parts[1], day: parts[2]))
+    }
+
+    /// Whole weeks between two instants; none before birth.
+    static func weeks(from birth: Date, to now: Date) -> Int {
+        max(0, Int(now.timeIntervalSince(birth) / (7 * 86_400)))
+    }
+}
+
+extension FiniteCatalog {
+    public static let product = Product(
+        catalog: catalog, handler: FiniteHandler(), currentVersion: "1.0",
+        // Headless, the Reveal animation has no length: it completes as the app launches.
+        launchSignals: ["revealCompleted"])
+}
