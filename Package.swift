@@ -72,6 +72,14 @@ let package = Package(
         .testTarget(
             name: "TourRuntimeTests", dependencies: ["TourRuntime", "TourFixtures"], path: "Tests/TourRuntimeTests",
             swiftSettings: swiftSettings),
+        // The cross-app regression suite: every product's flows on the shared modules.
+        .testTarget(
+            name: "ProductTests",
+            dependencies: [
+                "FiniteOnboarding", "LockedInOnboarding", "CarrierWaveOnboarding", "GrowthOnboarding",
+                "MoodTrackerOnboarding",
+            ],
+            path: "Tests/ProductTests", swiftSettings: swiftSettings),
     ],
     swiftLanguageModes: [.v6]
 )

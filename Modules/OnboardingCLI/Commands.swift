@@ -188,7 +188,12 @@ struct Journal: ScriptableCommand {
         }
         for row in rows {
             let place = [row.flow, row.step].compactMap { $0 }.joined(separator: "/")
-            Output.line("#\(row.id) t=\(Render.format(row.time.timeIntervalSince1970)) \(place.isEmpty ? "-" : place) \(row.event): \(row.outcome)")
+            let effects = (try? JSONDecoder().decode([TourEffect].self, from: Data(row.effectsJSON.utf8))) ?? []
+            let analytics = effects.compactMap { effect -> String? in
+                if case .analytics(let event) = effect { event.name } else { nil }
+            }
+            let sent = analytics.isEmpty ? "" : " [analytics: \(analytics.joined(separator: ", "))]"
+            Output.line("#\(row.id) t=\(Render.format(row.time.timeIntervalSince1970)) \(place.isEmpty ? "-" : place) \(row.event): \(row.outcome)\(sent)")
         }
     }
 }

@@ -12,7 +12,7 @@ public struct Card: Encodable, Equatable, Sendable {
     public var anchor: String?
     public var highlightPadding: Double?
     public var popover: PopoverPosition?
-    public var progress: Progress?
+    public var progress: StepProgress?
     public var actions: [CardAction]
     /// When the step completes by itself, if it does.
     public var autoAdvanceAt: Double?
@@ -26,9 +26,14 @@ public struct CardAction: Codable, Equatable, Sendable {
 }
 
 /// "Step 2 of 5".
-public struct Progress: Codable, Equatable, Sendable, CustomStringConvertible {
+public struct StepProgress: Codable, Equatable, Sendable, CustomStringConvertible {
     public var step: Int
     public var total: Int
+
+    public init(step: Int, total: Int) {
+        self.step = step
+        self.total = total
+    }
     public var description: String { "Step \(step) of \(total)" }
 }
 

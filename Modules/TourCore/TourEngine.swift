@@ -89,10 +89,10 @@ public struct TourEngine: Sendable {
         return .actionPerformed(name, parameters: clean)
     }
 
-    func progress(of flow: FlowDefinition, run: FlowState) -> Progress? {
+    func progress(of flow: FlowDefinition, run: FlowState) -> StepProgress? {
         guard run.status == .active, !run.plan.isEmpty else { return nil }
         let total = flow.countsTerminalStep || run.plan.count < 2 ? run.plan.count : run.plan.count - 1
-        return Progress(step: min(run.position + 1, total), total: total)
+        return StepProgress(step: min(run.position + 1, total), total: total)
     }
 }
 

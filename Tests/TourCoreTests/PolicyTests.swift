@@ -46,7 +46,7 @@ struct StepPolicyTests {
         try driver.act("next")
         try driver.act("tapTarget")
         #expect(driver.step == "staged")
-        #expect(driver.card?.progress == Progress(step: 3, total: 3))
+        #expect(driver.card?.progress == StepProgress(step: 3, total: 3))
     }
 
     @Test func anAnchorFallsBackWhenItsTargetIsUnavailable() throws {

@@ -9,12 +9,12 @@ struct ProgressAndEffectsTests {
         var driver = Driver(Fixtures.engine(Fixtures.walk), context: ["weeks": 5, "filledCount": 5])
         try driver.send(.signal("revealed"))
         try driver.wait(1.5)
-        #expect(driver.card?.progress == Progress(step: 1, total: 4))
+        #expect(driver.card?.progress == StepProgress(step: 1, total: 4))
         for action in ["next", "tapTarget", "dismiss"] { try driver.act(action) }
         try driver.act("press", ["week": "1"])
         try driver.act("saveMark")
         #expect(driver.step == "finale")
-        #expect(driver.card?.progress == Progress(step: 4, total: 4))
+        #expect(driver.card?.progress == StepProgress(step: 4, total: 4))
 
         var counted = Driver(Fixtures.engine(Fixtures.tutorial))
         try counted.send(.replayRequested(nil))
