@@ -80,6 +80,11 @@ let package = Package(
                 "MoodTrackerOnboarding",
             ],
             path: "Tests/ProductTests", swiftSettings: swiftSettings),
+        // Runs the built executables as real processes.
+        .testTarget(
+            name: "CLITests",
+            dependencies: ["finite", "lockedin", "carrierwave", "growth", "moodtracker", "LockedInOnboarding", "Persistence"],
+            path: "Tests/CLITests", swiftSettings: swiftSettings),
     ],
     swiftLanguageModes: [.v6]
 )

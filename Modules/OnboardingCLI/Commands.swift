@@ -50,6 +50,12 @@ struct Launch: ScriptableCommand {
     @Option(name: .customLong("app-version"), help: "The app version launching (default: the product's current version).")
     var appVersion: String?
 
+    func validate() throws {
+        if let appVersion, !AppVersion.isValid(appVersion) {
+            throw ValidationError("--app-version must be a dotted version number such as 2.5; got '\(appVersion)'")
+        }
+    }
+
     func execute(_ runner: Runner) async throws {
         try await runner.launch(version: appVersion)
         try await runner.report(.card)

@@ -16,18 +16,22 @@ struct Play: AsyncParsableCommand {
     @Argument(help: "The script file.") var file: String?
 
     func run() async throws {
-        let text: String
+        // A file is read whole; standard input line by line, so a pipe is played as it arrives.
+        var lines: AnyIterator<String>
         if let file {
             guard let contents = FileManager.default.contents(atPath: file) else {
                 throw ValidationError("cannot read the script '\(file)'")
             }
-            text = String(decoding: contents, as: UTF8.self)
+            var iterator = String(decoding: contents, as: UTF8.self)
+                .split(separator: "\n", omittingEmptySubsequences: false).map(String.init).makeIterator()
+            lines = AnyIterator { iterator.next() }
         } else {
-            text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+            lines = AnyIterator { readLine() }
         }
         try await Runner.run(options) { runner in
-            for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-                let number = index + 1
+            var number = 0
+            while let raw = lines.next() {
+                number += 1
                 do {
                     switch try ScriptLine.parse(String(raw)) {
                     case .empty: continue

@@ -5,8 +5,10 @@ import TourCore
 /// The one owner of the SQLite database: opens it, migrates it, and exposes intention-named reads
 /// and the single transactional write every accepted event goes through.
 ///
-/// A file is opened as a WAL `DatabasePool` with a busy timeout, so two processes can write it at
-/// once; `inMemory()` gives a private database for fast tests.
+/// A file is opened as one connection in WAL mode with a busy timeout, so several processes can
+/// read and write it at once. It is a `DatabaseQueue`, not a `DatabasePool`: a pool creates and
+/// drops a table each time it opens (to make the WAL file exist), which would change the file even
+/// for a command that is refused. `inMemory()` gives a private database for fast tests.
 public final class OnboardingDatabase: Sendable {
     private let writer: any DatabaseWriter
     /// Where the database lives, or ":memory:".
@@ -15,7 +17,11 @@ public final class OnboardingDatabase: Sendable {
     private init(writer: any DatabaseWriter, path: String) throws {
         self.writer = writer
         self.path = path
-        try Schema.migrator.migrate(writer)
+        // Migrating an up-to-date file would still open a write transaction; reading first keeps a
+        // read-only command from touching the file.
+        if try !writer.read({ db in try Schema.migrator.hasCompletedMigrations(db) }) {
+            try Schema.migrator.migrate(writer)
+        }
     }
 
     /// Opens (creating it and its folder if needed) the database file at `path`.
@@ -25,15 +31,21 @@ public final class OnboardingDatabase: Sendable {
     public static func open(path: String, busyTimeout: TimeInterval = 10) throws -> OnboardingDatabase {
         let url = URL(fileURLWithPath: path)
         if FileManager.default.fileExists(atPath: path) {
-            try refuseNewerSchema(at: path)
+            try refuseNewerSchema(at: path, busyTimeout: busyTimeout)
         } else {
             try FileManager.default.createDirectory(
                 at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         }
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout)
+        configuration.prepareDatabase { db in
+            // WAL lets other processes read while one writes; a file already in WAL mode is not touched.
+            if try String.fetchOne(db, sql: "PRAGMA journal_mode") != "wal" {
+                try db.execute(sql: "PRAGMA journal_mode = WAL")
+            }
+        }
         do {
-            return try OnboardingDatabase(writer: DatabasePool(path: path, configuration: configuration), path: path)
+            return try OnboardingDatabase(writer: DatabaseQueue(path: path, configuration: configuration), path: path)
         } catch let error as StorageError {
             throw error
         } catch {
@@ -47,9 +59,10 @@ public final class OnboardingDatabase: Sendable {
     }
 
     /// Reads the schema read-only first: opening a pool would switch the file to WAL, which is a change.
-    private static func refuseNewerSchema(at path: String) throws {
+    private static func refuseNewerSchema(at path: String, busyTimeout: TimeInterval) throws {
         var configuration = Configuration()
         configuration.readonly = true
+        configuration.busyMode = .timeout(busyTimeout)
         let unknown: [String]
         do {
             let queue = try DatabaseQueue(path: path, configuration: configuration)

@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+
+/// Runs a product's built executable as a real process on its own database file.
+struct CLI {
+    let executable: String
+    let folder: URL
+    var environment: [String: String]
+
+    init(_ executable: String, clock: String = "virtual") throws {
+        self.executable = executable
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(executable)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        var environment = ProcessInfo.processInfo.environment
+        environment["ONBOARDING_DB"] = folder.appendingPathComponent("onboarding.sqlite").path
+        environment["ONBOARDING_CLOCK"] = clock
+        self.environment = environment
+    }
+
+    var database: String { environment["ONBOARDING_DB"] ?? "" }
+
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static var binaries: URL {
+        // The test runner lives in the build folder, beside the products' executables.
+        let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var folder = runner.deletingLastPathComponent()
+        while folder.path != "/" {
+            if FileManager.default.isExecutableFile(atPath: folder.appendingPathComponent("lockedin").path) { return folder }
+            folder = folder.deletingLastPathComponent()
+        }
+        return URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(".build/debug")
+    }
+
+    func process(_ arguments: [String]) -> Process {
+        let process = Process()
+        process.executableURL = Self.binaries.appendingPathComponent(executable)
+        process.arguments = arguments
+        process.environment = environment
+        return process
+    }
+
+    @discardableResult
+    func run(_ arguments: String..., stdin: String? = nil) throws -> Result {
+        try run(arguments, stdin: stdin)
+    }
+
+    @discardableResult
+    func run(_ arguments: [String], stdin: String? = nil) throws -> Result {
+        let process = process(arguments)
+        let output = Pipe()
+        let errors = Pipe()
+        let input = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try input.fileHandleForWriting.close()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
+            stderr: String(decoding: err, as: UTF8.self))
+    }
+
+    /// Runs a command with `--json` and parses its one JSON object.
+    func json(_ arguments: String...) throws -> [String: Any] {
+        let result = try run(arguments + ["--json"])
+        guard result.status == 0 else {
+            throw CLIFailure("\(executable) \(arguments.joined(separator: " ")) exited \(result.status): \(result.stderr)")
+        }
+        guard let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
+            throw CLIFailure("not a JSON object: \(result.stdout)")
+        }
+        return object
+    }
+
+    /// Every byte of the database files.
+    func databaseBytes() -> Data {
+        ["", "-wal"].reduce(into: Data()) { bytes, suffix in
+            bytes += FileManager.default.contents(atPath: database + suffix) ?? Data()
+        }
+    }
+}
+
+struct CLIFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension Dictionary where Key == String, Value == Any {
+    var card: [String: Any]? { self["card"] as? [String: Any] }
+    var state: [String: Any] { self["state"] as? [String: Any] ?? [:] }
+    func flow(_ id: String) -> [String: Any]? {
+        (self["flows"] as? [[String: Any]])?.first { $0["id"] as? String == id }
+    }
+}

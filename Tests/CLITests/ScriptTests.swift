@@ -1,0 +1,172 @@
+import Foundation
+import Testing
+
+@Suite("play and the interactive session")
+struct ScriptTests {
+    @Test func playRunsAScriptWithCommentsFromAFile() throws {
+        let cli = try CLI("finite")
+        let script = cli.folder.appendingPathComponent("walkthrough.txt")
+        try """
+            # Finite's walkthrough, start to finish
+            do setBirthDate date=1990-05-01
+            launch
+            wait 1.5
+            next                      # tap anywhere
+            do tapCurrentWeek
+            swipeToChapters
+            next
+            savePhase name="High school" startYear=2004
+            longPressWeek week=100
+            saveMark note='a good week'
+            wait 2.5
+            status
+            """.write(to: script, atomically: true, encoding: .utf8)
+        let result = try cli.run("play", script.path)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("walkthrough  completed"))
+        #expect(result.stdout.contains("phases: name=High school, startYear=2004"))
+        #expect(result.stdout.contains("markedWeeks: note=a good week, week=100"))
+    }
+
+    @Test func playStopsAtTheFirstRefusedLineAndNamesIt() throws {
+        let cli = try CLI("lockedin")
+        let result = try cli.run("play", stdin: "launch\n\n# choose apps first\nnext\nnext\nnext\n")
+        #expect(result.status == 1)
+        #expect(result.stderr == "lockedin: line 5: refused 'next' (onboarding step appSelection): Select at least one app to continue. Allowed now: chooseApps, back\n")
+        #expect(try cli.json("show").card?["step"] as? String == "appSelection")
+        let bad = try cli.run("play", stdin: "show\nwait soon\n")
+        #expect(bad.status == 1)
+        #expect(bad.stderr.hasPrefix("lockedin: line 2: "))
+    }
+
+    @Test func playWithJSONPrintsOneObjectPerCommand() throws {
+        let cli = try CLI("moodtracker")
+        let result = try cli.run("play", "--json", stdin: "launch\nwait 0.5\nswipeUp\n")
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == 3)
+        let last = try #require(try JSONSerialization.jsonObject(with: Data(lines[2].utf8)) as? [String: Any])
+        #expect((last.state["moodEntries"] as? [[String: Any]])?.first?["mood"] as? String == "mid")
+    }
+
+    @Test func withNoSubcommandItRunsTheOnboardingReadingOneCommandPerLine() throws {
+        let cli = try CLI("moodtracker")
+        let result = try cli.run([], stdin: "next\nfly\nnext\nGet\nnext\n")
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("Swipe to Select"))
+        #expect(result.stdout.contains("You're All Set!"))
+        #expect(result.stderr.contains("refused 'fly'"))
+        #expect(try cli.json("status").flow("tutorial")?["status"] as? String == "completed")
+    }
+
+    @Test func replayFromAccountLeavesTheStoredRecordUnchanged() throws {
+        let cli = try CLI("moodtracker")
+        try cli.run("play", stdin: "launch\nwait 0.5\nnext\nnext\nnext\n")
+        let before = try cli.json("status")
+        let replay = try cli.json("replay")
+        #expect(replay.card?["step"] as? String == "swipeToSelect")
+        #expect(replay.card?["isReplay"] as? Bool == true)
+        try cli.run("play", stdin: "next\nskip\n")
+        let after = try cli.json("status")
+        #expect(NSDictionary(dictionary: after.state) == NSDictionary(dictionary: before.state))
+        #expect(after.flow("tutorial")?["status"] as? String == "completed")
+        let journal = try cli.run("journal")
+        #expect(journal.stdout.contains("tutorial_replayed"))
+        #expect(journal.stdout.contains("tutorial_completed"))
+        #expect(journal.stdout.contains("tutorial_started"))
+    }
+
+    @Test func aPasswordNeverReachesOutputDatabaseOrJournal() throws {
+        let cli = try CLI("carrierwave")
+        let password = "pw-\(UUID().uuidString)"
+        let result = try cli.run("play", stdin: "launch\nnext\nnext\nconnect username=W1AW password=\(password)\nstatus\n")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("qrz: W1AW") || result.stdout.contains("qrz=W1AW"))
+        let journal = try cli.run("journal", "--json")
+        let everything = result.stdout + result.stderr + journal.stdout
+        #expect(!everything.contains(password))
+        #expect(cli.databaseBytes().range(of: Data(password.utf8)) == nil)
+        let offline = try cli.run("do", "connect", "username=W1AW", "password=\(password)", "--offline")
+        #expect(!(offline.stdout + offline.stderr).contains(password))
+    }
+
+    @Test func carrierWaveShowAppTourResetsAndPresentsTheIntro() throws {
+        let cli = try CLI("carrierwave")
+        try cli.run("play", stdin: "launch\nskip\n")
+        let replay = try cli.json("replay")
+        #expect(replay.card?["flow"] as? String == "intro")
+        #expect(replay.card?["step"] as? String == "welcome")
+    }
+}
+
+@Suite("Crashes and concurrent processes")
+struct ReliabilityTests {
+    /// A long script of accepted commands for LockedIn, looping through the onboarding.
+    static let loop = (0..<400).map { _ in "launch\nnext\nchooseApps apps=A,B\nnext\nback\nnext\nselectDifficulty difficulty=hard\n" }
+        .joined()
+
+    @Test func aKilledProcessLeavesTheLastCommittedState() async throws {
+        for delay in [0.15, 0.3, 0.6] {
+            let cli = try CLI("lockedin")
+            let process = cli.process(["play"])
+            let input = Pipe()
+            process.standardInput = input
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            input.fileHandleForWriting.write(Data(Self.loop.utf8))
+            try input.fileHandleForWriting.close()
+            try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            #expect(process.terminationReason == .uncaughtSignal)
+            // The file opens, passes SQLite's integrity check, and every flow state is what the
+            // journal's committed events imply: no half-written event.
+            let check = try CLI.sqlite(cli.database, "PRAGMA integrity_check;")
+            #expect(check == "ok\n")
+            let verified = try cli.run("status", "--json")
+            #expect(verified.status == 0)
+            let rebuilt = try JournalCheck.rebuildMatchesStoredState(database: cli.database)
+            #expect(rebuilt.matches, "after kill at \(delay)s: \(rebuilt.detail)")
+            #expect(rebuilt.rows > 0)
+        }
+    }
+
+    @Test func twoProcessesWritingOneFileBothSucceed() throws {
+        let first = try CLI("lockedin")
+        var second = try CLI("finite")
+        second.environment["ONBOARDING_DB"] = first.database
+        let script = String(repeating: "status\nlaunch\n", count: 60)
+        let processes = [first.process(["play"]), second.process(["play"])]
+        var inputs: [Pipe] = []
+        for process in processes {
+            let input = Pipe()
+            inputs.append(input)
+            process.standardInput = input
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+        }
+        for input in inputs {
+            input.fileHandleForWriting.write(Data(script.utf8))
+            try input.fileHandleForWriting.close()
+        }
+        for process in processes { process.waitUntilExit() }
+        #expect(processes.map(\.terminationStatus) == [0, 0])
+        #expect(try CLI.sqlite(first.database, "SELECT app, count(*) FROM journal GROUP BY app ORDER BY app;")
+            == "finite|120\nlockedin|60\n")
+    }
+}
+
+extension CLI {
+    /// Runs the sqlite3 shell on a database and returns what it printed.
+    static func sqlite(_ database: String, _ sql: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        process.arguments = [database, sql]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
