@@ -61,6 +61,11 @@ let package = Package(
         .executableTarget(
             name: "moodtracker", dependencies: ["MoodTrackerOnboarding", "OnboardingCLI"], path: "Apps/MoodTracker/CLI", swiftSettings: swiftSettings),
 
+        // MARK: Benchmarks (scripts/bench.sh)
+        .executableTarget(
+            name: "onboarding-bench", dependencies: ["LockedInOnboarding", "TourRuntime"], path: "Tests/Benchmarks",
+            swiftSettings: swiftSettings),
+
         // MARK: Tests
         .target(name: "TourFixtures", dependencies: ["TourCore"], path: "Tests/TourFixtures", swiftSettings: swiftSettings),
         .testTarget(

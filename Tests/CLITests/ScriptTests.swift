@@ -170,3 +170,18 @@ extension CLI {
         return String(decoding: data, as: UTF8.self)
     }
 }
+
+@Suite("The documented sample sessions")
+struct SampleSessionTests {
+    @Test(arguments: [
+        ("Finite", "finite", "walkthrough  completed"), ("LockedIn", "lockedin", "startingBankMinutes: 60"),
+        ("CarrierWave", "carrierwave", "challenges        completed"), ("Growth", "growth", "app_tour  completed"),
+        ("MoodTracker", "moodtracker", "tutorial_replayed"),
+    ])
+    func eachProductsSampleSessionPlaysToTheEnd(folder: String, executable: String, ending: String) throws {
+        let cli = try CLI(executable)
+        let result = try cli.run("play", GrammarTests.packageRoot + "/Apps/\(folder)/sample-session.txt")
+        #expect(result.status == 0, "\(executable): \(result.stderr)")
+        #expect(result.stdout.contains(ending), "\(executable) sample session did not end with '\(ending)'")
+    }
+}
