@@ -3,14 +3,14 @@ import TourRuntime
 
 /// Text and JSON renderings of a snapshot.
 enum Render {
-    static func json(_ snapshot: TourSnapshot, effects: [TourEffect]) throws -> String {
+    static func json(_ snapshot: TourSnapshot, effects: [String]) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let data = try encoder.encode(snapshot)
         guard var object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             return String(decoding: data, as: UTF8.self)
         }
-        object["effects"] = effects.filter(\.isWorthPrinting).map(\.summary)
+        object["effects"] = effects
         let output = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
         return String(decoding: output, as: UTF8.self)
     }

@@ -36,8 +36,10 @@ final class Runner: @unchecked Sendable {
         json = options.json
         let log = effects
         session = TourSession(
-            product: product, user: options.user, database: database, haptics: SilentHaptics(),
-            permissions: permissions, time: options.timeSource, observe: { log.append($0) })
+            product: product, user: options.user, database: database,
+            haptics: TerminalHaptics { log.append(line: $0) },
+            permissions: permissions, time: options.timeSource,
+            observe: { effect in if effect.isWorthPrinting { log.append(line: effect.summary) } })
     }
 
     /// Runs `body` with a runner for `options`, turning refusals and storage errors into one line on
@@ -82,7 +84,7 @@ final class Runner: @unchecked Sendable {
             Output.line(try Render.json(snapshot, effects: performed))
             return
         }
-        for effect in performed where effect.isWorthPrinting { Output.line("  · \(effect.summary)") }
+        for line in performed { Output.line("  · \(line)") }
         switch view {
         case .card: Output.line(Render.card(snapshot, product: cli))
         case .status: Output.line(Render.status(snapshot, product: cli))
@@ -97,14 +99,14 @@ final class Runner: @unchecked Sendable {
     }
 }
 
-/// Effects seen during one command, in order.
+/// What one command did, as lines in order: effects, and the haptics the terminal player played.
 final class EffectLog: @unchecked Sendable {
     private let lock = NSLock()
-    private var effects: [TourEffect] = []
+    private var effects: [String] = []
 
-    func append(_ effect: TourEffect) { lock.withLock { effects.append(effect) } }
+    func append(line: String) { lock.withLock { effects.append(line) } }
 
-    func drain() -> [TourEffect] {
+    func drain() -> [String] {
         lock.withLock {
             defer { effects.removeAll() }
             return effects
@@ -113,10 +115,11 @@ final class EffectLog: @unchecked Sendable {
 }
 
 extension TourEffect {
-    /// Status reads and presentation changes are plumbing; the rest is what a person notices.
+    /// Status reads and presentation changes are plumbing, and haptics are printed by the terminal
+    /// haptic player; the rest is what a person notices.
     var isWorthPrinting: Bool {
         switch self {
-        case .checkPermission, .presented, .dismissed: false
+        case .checkPermission, .presented, .dismissed, .haptic: false
         default: true
         }
     }

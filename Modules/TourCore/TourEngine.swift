@@ -52,13 +52,13 @@ public struct TourEngine: Sendable {
             autoAdvanceAt: run.deadline?.timeIntervalSince1970, isReplay: run.replayOf != nil)
     }
 
-    /// Every flow of the catalog, in its order, as a status line shows it.
+    /// Every flow of the catalog, in its order, as a status line shows it. `stepIndex` and `stepCount`
+    /// count every step in the run; the card's ``Card/progress`` may leave a terminal step out.
     public func summaries(of state: TourState, context: TourContext = [:]) -> [FlowSummary] {
         let presenting = state.presentingFlow
         return catalog.flows.map { flow in
             let run = state[flow: flow.id]
             let step = run.currentStep.flatMap(flow.step)
-            let progress = run.status == .active ? progress(of: flow, run: run) : nil
             let actions = flow.id == presenting ? allowedActions(in: state, context: context).map(\.name) : []
             return FlowSummary(
                 id: flow.id, name: flow.name, status: run.status, step: run.currentStep,
