@@ -19,8 +19,22 @@ public final class OnboardingDatabase: Sendable {
         self.path = path
         // Migrating an up-to-date file would still open a write transaction; reading first keeps a
         // read-only command from touching the file.
-        if try !writer.read({ db in try Schema.migrator.hasCompletedMigrations(db) }) {
-            try Schema.migrator.migrate(writer)
+        // Two processes creating one new file race to migrate it: the loser sees "table already
+        // exists" or a table the winner has not committed yet. Each migration is its own
+        // transaction, so the loser only has to look again, with a fresh schema cache.
+        var attempts = 0
+        while true {
+            do {
+                if try !writer.read({ db in try Schema.migrator.hasCompletedMigrations(db) }) {
+                    try Schema.migrator.migrate(writer)
+                }
+                return
+            } catch {
+                attempts += 1
+                guard attempts < 100, path != ":memory:" else { throw error }
+                try writer.writeWithoutTransaction { db in db.clearSchemaCache() }
+                Thread.sleep(forTimeInterval: 0.02)
+            }
         }
     }
 
@@ -38,12 +52,7 @@ public final class OnboardingDatabase: Sendable {
         }
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout)
-        configuration.prepareDatabase { db in
-            // WAL lets other processes read while one writes; a file already in WAL mode is not touched.
-            if try String.fetchOne(db, sql: "PRAGMA journal_mode") != "wal" {
-                try db.execute(sql: "PRAGMA journal_mode = WAL")
-            }
-        }
+        configuration.prepareDatabase { db in try useWAL(db, patience: busyTimeout) }
         do {
             return try OnboardingDatabase(writer: DatabaseQueue(path: path, configuration: configuration), path: path)
         } catch let error as StorageError {
@@ -56,6 +65,23 @@ public final class OnboardingDatabase: Sendable {
     /// A private in-memory database.
     public static func inMemory() throws -> OnboardingDatabase {
         try OnboardingDatabase(writer: DatabaseQueue(), path: ":memory:")
+    }
+
+    /// Switches the file to WAL, which lets other processes read while one writes; a file already in
+    /// WAL mode is not touched. SQLite answers "locked" to the switch without waiting on its busy
+    /// handler while another process is setting the same new file up, so this waits by itself.
+    private static func useWAL(_ db: Database, patience: TimeInterval) throws {
+        let deadline = Date().addingTimeInterval(patience)
+        while true {
+            do {
+                if try String.fetchOne(db, sql: "PRAGMA journal_mode") != "wal" {
+                    try db.execute(sql: "PRAGMA journal_mode = WAL")
+                }
+                return
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.01)
+            }
+        }
     }
 
     /// Reads the schema read-only first: opening a pool would switch the file to WAL, which is a change.

@@ -156,6 +156,23 @@ struct ReliabilityTests {
     }
 }
 
+extension ReliabilityTests {
+    /// Where the three start-up races lived: setting WAL, checking and running migrations.
+    @Test func severalProcessesCreatingOneNewFileAllSucceed() throws {
+        for _ in 0..<3 {
+            let first = try CLI("moodtracker")
+            let processes = (0..<4).map { _ in first.process(["launch"]) }
+            for process in processes {
+                process.standardOutput = FileHandle.nullDevice
+                try process.run()
+            }
+            for process in processes { process.waitUntilExit() }
+            #expect(processes.map(\.terminationStatus) == [0, 0, 0, 0])
+            #expect(try CLI.sqlite(first.database, "SELECT count(*) FROM journal;") == "4\n")
+        }
+    }
+}
+
 extension CLI {
     /// Runs the sqlite3 shell on a database and returns what it printed.
     static func sqlite(_ database: String, _ sql: String) throws -> String {
