@@ -2,7 +2,7 @@
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("ExistentialAny")
 ]
 
 let package = Package(
@@ -28,7 +28,9 @@ let package = Package(
     targets: [
         // MARK: Shared modules
         .target(name: "TourCore", path: "Modules/TourCore", swiftSettings: swiftSettings),
-        .target(name: "Haptics", dependencies: ["TourCore"], path: "Modules/Haptics", swiftSettings: swiftSettings),
+        .target(
+            name: "Haptics", dependencies: ["TourCore"], path: "Modules/Haptics", swiftSettings: swiftSettings
+        ),
         .target(
             name: "Permissions", dependencies: ["TourCore"], path: "Modules/Permissions",
             swiftSettings: swiftSettings),
@@ -41,33 +43,53 @@ let package = Package(
             path: "Modules/TourRuntime", swiftSettings: swiftSettings),
         .target(
             name: "OnboardingCLI",
-            dependencies: ["TourRuntime", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "TourRuntime", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             path: "Modules/OnboardingCLI", swiftSettings: swiftSettings),
 
         // MARK: Products: one folder under Apps/ each, a library with the flows and a thin executable
-        .target(name: "FiniteOnboarding", dependencies: ["TourRuntime"], path: "Apps/Finite/Onboarding", swiftSettings: swiftSettings),
+        .target(
+            name: "FiniteOnboarding", dependencies: ["TourRuntime"], path: "Apps/Finite/Onboarding",
+            swiftSettings: swiftSettings),
         .executableTarget(
-            name: "finite", dependencies: ["FiniteOnboarding", "OnboardingCLI"], path: "Apps/Finite/CLI", swiftSettings: swiftSettings),
-        .target(name: "LockedInOnboarding", dependencies: ["TourRuntime"], path: "Apps/LockedIn/Onboarding", swiftSettings: swiftSettings),
+            name: "finite", dependencies: ["FiniteOnboarding", "OnboardingCLI"], path: "Apps/Finite/CLI",
+            swiftSettings: swiftSettings),
+        .target(
+            name: "LockedInOnboarding", dependencies: ["TourRuntime"], path: "Apps/LockedIn/Onboarding",
+            swiftSettings: swiftSettings),
         .executableTarget(
-            name: "lockedin", dependencies: ["LockedInOnboarding", "OnboardingCLI"], path: "Apps/LockedIn/CLI", swiftSettings: swiftSettings),
-        .target(name: "CarrierWaveOnboarding", dependencies: ["TourRuntime"], path: "Apps/CarrierWave/Onboarding", swiftSettings: swiftSettings),
+            name: "lockedin", dependencies: ["LockedInOnboarding", "OnboardingCLI"],
+            path: "Apps/LockedIn/CLI", swiftSettings: swiftSettings),
+        .target(
+            name: "CarrierWaveOnboarding", dependencies: ["TourRuntime"], path: "Apps/CarrierWave/Onboarding",
+            swiftSettings: swiftSettings),
         .executableTarget(
-            name: "carrierwave", dependencies: ["CarrierWaveOnboarding", "OnboardingCLI"], path: "Apps/CarrierWave/CLI", swiftSettings: swiftSettings),
-        .target(name: "GrowthOnboarding", dependencies: ["TourRuntime"], path: "Apps/Growth/Onboarding", swiftSettings: swiftSettings),
+            name: "carrierwave", dependencies: ["CarrierWaveOnboarding", "OnboardingCLI"],
+            path: "Apps/CarrierWave/CLI", swiftSettings: swiftSettings),
+        .target(
+            name: "GrowthOnboarding", dependencies: ["TourRuntime"], path: "Apps/Growth/Onboarding",
+            swiftSettings: swiftSettings),
         .executableTarget(
-            name: "growth", dependencies: ["GrowthOnboarding", "OnboardingCLI"], path: "Apps/Growth/CLI", swiftSettings: swiftSettings),
-        .target(name: "MoodTrackerOnboarding", dependencies: ["TourRuntime"], path: "Apps/MoodTracker/Onboarding", swiftSettings: swiftSettings),
+            name: "growth", dependencies: ["GrowthOnboarding", "OnboardingCLI"], path: "Apps/Growth/CLI",
+            swiftSettings: swiftSettings),
+        .target(
+            name: "MoodTrackerOnboarding", dependencies: ["TourRuntime"], path: "Apps/MoodTracker/Onboarding",
+            swiftSettings: swiftSettings),
         .executableTarget(
-            name: "moodtracker", dependencies: ["MoodTrackerOnboarding", "OnboardingCLI"], path: "Apps/MoodTracker/CLI", swiftSettings: swiftSettings),
+            name: "moodtracker", dependencies: ["MoodTrackerOnboarding", "OnboardingCLI"],
+            path: "Apps/MoodTracker/CLI", swiftSettings: swiftSettings),
 
         // MARK: Benchmarks (scripts/bench.sh)
         .executableTarget(
-            name: "onboarding-bench", dependencies: ["LockedInOnboarding", "TourRuntime"], path: "Tests/Benchmarks",
+            name: "onboarding-bench", dependencies: ["LockedInOnboarding", "TourRuntime"],
+            path: "Tests/Benchmarks",
             swiftSettings: swiftSettings),
 
         // MARK: Tests
-        .target(name: "TourFixtures", dependencies: ["TourCore"], path: "Tests/TourFixtures", swiftSettings: swiftSettings),
+        .target(
+            name: "TourFixtures", dependencies: ["TourCore"], path: "Tests/TourFixtures",
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "TourCoreTests", dependencies: ["TourCore", "TourFixtures"], path: "Tests/TourCoreTests",
             swiftSettings: swiftSettings),
@@ -75,7 +97,8 @@ let package = Package(
             name: "PersistenceTests", dependencies: ["Persistence", "TourRuntime", "TourFixtures"],
             path: "Tests/PersistenceTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "TourRuntimeTests", dependencies: ["TourRuntime", "TourFixtures"], path: "Tests/TourRuntimeTests",
+            name: "TourRuntimeTests", dependencies: ["TourRuntime", "TourFixtures"],
+            path: "Tests/TourRuntimeTests",
             swiftSettings: swiftSettings),
         // The cross-app regression suite: every product's flows on the shared modules.
         .testTarget(
@@ -88,7 +111,10 @@ let package = Package(
         // Runs the built executables as real processes.
         .testTarget(
             name: "CLITests",
-            dependencies: ["finite", "lockedin", "carrierwave", "growth", "moodtracker", "LockedInOnboarding", "Persistence"],
+            dependencies: [
+                "finite", "lockedin", "carrierwave", "growth", "moodtracker", "LockedInOnboarding",
+                "Persistence",
+            ],
             path: "Tests/CLITests", swiftSettings: swiftSettings),
     ],
     swiftLanguageModes: [.v6]

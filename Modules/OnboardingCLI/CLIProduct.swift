@@ -9,7 +9,9 @@ public struct CLIProduct: Sendable {
     /// Builds the product for one run, from what the run knows about its device.
     public var make: @Sendable (RunEnvironment) -> Product
 
-    public init(executable: String, displayName: String, make: @escaping @Sendable (RunEnvironment) -> Product) {
+    public init(
+        executable: String, displayName: String, make: @escaping @Sendable (RunEnvironment) -> Product
+    ) {
         self.executable = executable
         self.displayName = displayName
         self.make = make

@@ -19,7 +19,8 @@ struct RootCommand: AsyncParsableCommand {
         let cli = CLIEnvironment.current
         return CommandConfiguration(
             commandName: cli.executable,
-            abstract: "\(cli.displayName) onboarding, headless: the flows of the app's first run, in a terminal.",
+            abstract:
+                "\(cli.displayName) onboarding, headless: the flows of the app's first run, in a terminal.",
             discussion: """
                 With no subcommand: an interactive session. The app launches, the card showing is printed, \
                 and each line you type is an action (`next`, `skip`, ...) or a command (`show`, `wait 1.5`, \
@@ -29,7 +30,8 @@ struct RootCommand: AsyncParsableCommand {
                 """,
             version: "\(cli.executable) \(OnboardingVersion.current)",
             subcommands: [
-                Launch.self, Show.self, Do.self, Visit.self, Signal.self, Status.self, Reset.self, Replay.self,
+                Launch.self, Show.self, Do.self, Visit.self, Signal.self, Status.self, Reset.self,
+                Replay.self,
                 Wait.self, Play.self, Journal.self,
             ])
     }
@@ -45,14 +47,18 @@ struct RootCommand: AsyncParsableCommand {
 
 struct Launch: ScriptableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "The app starts: triggers are evaluated, interrupted flows resume or restart by their policy.")
+        abstract:
+            "The app starts: triggers are evaluated, interrupted flows resume or restart by their policy.")
     @OptionGroup var options: CommonOptions
-    @Option(name: .customLong("app-version"), help: "The app version launching (default: the product's current version).")
+    @Option(
+        name: .customLong("app-version"),
+        help: "The app version launching (default: the product's current version).")
     var appVersion: String?
 
     func validate() throws {
         if let appVersion, !AppVersion.isValid(appVersion) {
-            throw ValidationError("--app-version must be a dotted version number such as 2.5; got '\(appVersion)'")
+            throw ValidationError(
+                "--app-version must be a dotted version number such as 2.5; got '\(appVersion)'")
         }
     }
 
@@ -74,7 +80,8 @@ struct Show: ScriptableCommand {
 struct Do: ScriptableCommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
-            commandName: "do", abstract: "A user action on the card showing: next, back, skip, or the step's own.",
+            commandName: "do",
+            abstract: "A user action on the card showing: next, back, skip, or the step's own.",
             discussion: ActionHelp.text(for: CLIEnvironment.current))
     }
     @OptionGroup var options: CommonOptions
@@ -114,7 +121,8 @@ struct Visit: ScriptableCommand {
 }
 
 struct Signal: ScriptableCommand {
-    static let configuration = CommandConfiguration(abstract: "The app reports a moment, such as revealCompleted.")
+    static let configuration = CommandConfiguration(
+        abstract: "The app reports a moment, such as revealCompleted.")
     @OptionGroup var options: CommonOptions
     @Argument(help: "The signal's name.") var name: String
 
@@ -125,7 +133,8 @@ struct Signal: ScriptableCommand {
 }
 
 struct Status: ScriptableCommand {
-    static let configuration = CommandConfiguration(abstract: "Every flow for the user, and the product's domain state.")
+    static let configuration = CommandConfiguration(
+        abstract: "Every flow for the user, and the product's domain state.")
     @OptionGroup var options: CommonOptions
 
     func execute(_ runner: Runner) async throws {
@@ -147,7 +156,9 @@ struct Reset: ScriptableCommand {
 
 struct Replay: ScriptableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show a flow again, with the product's replay semantics (\"Show App Tour\", \"Replay Tutorial\").")
+        abstract:
+            "Show a flow again, with the product's replay semantics (\"Show App Tour\", \"Replay Tutorial\")."
+    )
     @OptionGroup var options: CommonOptions
     @Argument(help: "The flow (default: the product's replayable flow).") var flow: String?
 
@@ -159,7 +170,9 @@ struct Replay: ScriptableCommand {
 
 struct Wait: ScriptableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Let time pass and fire what is due (ONBOARDING_CLOCK=virtual moves a clock kept in the database).")
+        abstract:
+            "Let time pass and fire what is due (ONBOARDING_CLOCK=virtual moves a clock kept in the database)."
+    )
     @OptionGroup var options: CommonOptions
     @Argument(help: "Seconds, such as 1.5.") var seconds: Double
 
@@ -184,22 +197,28 @@ struct Journal: ScriptableCommand {
         let rows = try runner.journal()
         if runner.json {
             let objects: [[String: Any]] = rows.map { row in
-                ["id": row.id, "time": row.time.timeIntervalSince1970, "flow": row.flow ?? NSNull(),
-                 "step": row.step ?? NSNull(), "event": row.event, "outcome": row.outcome,
-                 "effects": (try? JSONSerialization.jsonObject(with: Data(row.effectsJSON.utf8))) ?? []]
+                [
+                    "id": row.id, "time": row.time.timeIntervalSince1970, "flow": row.flow ?? NSNull(),
+                    "step": row.step ?? NSNull(), "event": row.event, "outcome": row.outcome,
+                    "effects": (try? JSONSerialization.jsonObject(with: Data(row.effectsJSON.utf8))) ?? [],
+                ]
             }
-            let data = try JSONSerialization.data(withJSONObject: objects, options: [.sortedKeys, .withoutEscapingSlashes])
+            let data = try JSONSerialization.data(
+                withJSONObject: objects, options: [.sortedKeys, .withoutEscapingSlashes])
             Output.line(String(decoding: data, as: UTF8.self))
             return
         }
         for row in rows {
             let place = [row.flow, row.step].compactMap { $0 }.joined(separator: "/")
-            let effects = (try? JSONDecoder().decode([TourEffect].self, from: Data(row.effectsJSON.utf8))) ?? []
+            let effects =
+                (try? JSONDecoder().decode([TourEffect].self, from: Data(row.effectsJSON.utf8))) ?? []
             let analytics = effects.compactMap { effect -> String? in
                 if case .analytics(let event) = effect { event.name } else { nil }
             }
             let sent = analytics.isEmpty ? "" : " [analytics: \(analytics.joined(separator: ", "))]"
-            Output.line("#\(row.id) t=\(Render.format(row.time.timeIntervalSince1970)) \(place.isEmpty ? "-" : place) \(row.event): \(row.outcome)\(sent)")
+            Output.line(
+                "#\(row.id) t=\(Render.format(row.time.timeIntervalSince1970)) \(place.isEmpty ? "-" : place) \(row.event): \(row.outcome)\(sent)"
+            )
         }
     }
 }

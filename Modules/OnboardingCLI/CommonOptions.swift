@@ -4,7 +4,10 @@ import TourRuntime
 
 /// Options every command takes.
 struct CommonOptions: ParsableArguments {
-    @Option(help: "The SQLite database file (default: $ONBOARDING_DB, else a per-product file in the XDG data directory).")
+    @Option(
+        help:
+            "The SQLite database file (default: $ONBOARDING_DB, else a per-product file in the XDG data directory)."
+    )
     var db: String?
 
     @Option(help: "The user the onboarding belongs to.")
@@ -15,12 +18,16 @@ struct CommonOptions: ParsableArguments {
 
     @Option(
         name: .customLong("permission"),
-        help: "A permission's status before any request, NAME=STATUS (screenTime, health; notDetermined, granted, denied, restricted). Repeatable.")
+        help:
+            "A permission's status before any request, NAME=STATUS (screenTime, health; notDetermined, granted, denied, restricted). Repeatable."
+    )
     var permissions: [String] = []
 
     @Option(
         name: .customLong("answer"),
-        help: "What the user answers when a permission is requested, NAME=STATUS. Repeatable. Default: granted.")
+        help:
+            "What the user answers when a permission is requested, NAME=STATUS. Repeatable. Default: granted."
+    )
     var answers: [String] = []
 
     @Flag(help: "The device has no network: connection attempts and profile writes fail as offline.")
@@ -38,13 +45,15 @@ struct CommonOptions: ParsableArguments {
         if let db { return db }
         let environment = ProcessInfo.processInfo.environment
         if let path = environment["ONBOARDING_DB"], !path.isEmpty { return path }
-        let base = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+        let base =
+            environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? (environment["HOME"] ?? NSTemporaryDirectory()) + "/.local/share"
         return "\(base)/onboarding/\(CLIEnvironment.current.executable).sqlite"
     }
 
     var timeSource: TimeSource {
-        ProcessInfo.processInfo.environment["ONBOARDING_CLOCK"] == "virtual" ? .virtual(start: Self.virtualStart) : .wall
+        ProcessInfo.processInfo.environment["ONBOARDING_CLOCK"] == "virtual"
+            ? .virtual(start: Self.virtualStart) : .wall
     }
 
     /// Where a virtual clock starts: Monday 5 January 2026, 09:00 UTC.
@@ -56,7 +65,8 @@ struct CommonOptions: ParsableArguments {
             let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2, let status = PermissionStatus(rawValue: parts[1]) else {
                 throw ValidationError(
-                    "\(option) takes NAME=STATUS with STATUS one of \(PermissionStatus.allCases.map(\.rawValue).joined(separator: ", ")); got '\(pair)'")
+                    "\(option) takes NAME=STATUS with STATUS one of \(PermissionStatus.allCases.map(\.rawValue).joined(separator: ", ")); got '\(pair)'"
+                )
             }
             map[PermissionName(rawValue: parts[0])] = status
         }

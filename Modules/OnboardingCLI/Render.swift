@@ -11,7 +11,8 @@ enum Render {
             return String(decoding: data, as: UTF8.self)
         }
         object["effects"] = effects
-        let output = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        let output = try JSONSerialization.data(
+            withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
         return String(decoding: output, as: UTF8.self)
     }
 
@@ -21,7 +22,8 @@ enum Render {
             for flow in snapshot.flows {
                 if let startsAt = flow.startsAt {
                     let seconds = max(0, startsAt - snapshot.now)
-                    lines.append("\(flow.id) is due in \(format(seconds)) s (wait \(format(seconds)) to see it).")
+                    lines.append(
+                        "\(flow.id) is due in \(format(seconds)) s (wait \(format(seconds)) to see it).")
                 }
             }
             return lines.joined(separator: "\n")
@@ -44,21 +46,28 @@ enum Render {
         if let at = card.autoAdvanceAt {
             lines.append("  closes by itself in \(format(max(0, at - snapshot.now))) s")
         }
-        let actions = card.actions.map { action in action.label.map { "\(action.name) [\($0)]" } ?? action.name }
+        let actions = card.actions.map { action in
+            action.label.map { "\(action.name) [\($0)]" } ?? action.name
+        }
         lines.append("  actions: \(actions.isEmpty ? "none (wait)" : actions.joined(separator: ", "))")
         return lines.joined(separator: "\n")
     }
 
     static func status(_ snapshot: TourSnapshot, product: CLIProduct) -> String {
-        var lines = ["\(product.displayName) · user \(snapshot.user) · app version \(snapshot.appVersion ?? "-")"]
+        var lines = [
+            "\(product.displayName) · user \(snapshot.user) · app version \(snapshot.appVersion ?? "-")"
+        ]
         let width = snapshot.flows.map(\.id.rawValue.count).max() ?? 0
         for flow in snapshot.flows {
-            var line = "  " + flow.id.rawValue.padding(toLength: width, withPad: " ", startingAt: 0)
+            var line =
+                "  " + flow.id.rawValue.padding(toLength: width, withPad: " ", startingAt: 0)
                 + "  " + flow.status.rawValue
             if let step = flow.step, let index = flow.stepIndex, let count = flow.stepCount {
                 line += "  step \(step) (\(index) of \(count))"
             }
-            if let startsAt = flow.startsAt { line += "  due in \(format(max(0, startsAt - snapshot.now))) s" }
+            if let startsAt = flow.startsAt {
+                line += "  due in \(format(max(0, startsAt - snapshot.now))) s"
+            }
             if !flow.actions.isEmpty { line += "  actions: \(flow.actions.joined(separator: ", "))" }
             lines.append(line)
         }

@@ -22,15 +22,20 @@ final class Runner: @unchecked Sendable {
         let environment = RunEnvironment(databasePath: path, offline: options.offline, user: options.user)
         product = cli.make(environment)
         // Permission statuses the device remembers from earlier runs, then this run's settings.
-        let remembered = try database.session(SessionKey(app: product.catalog.app, user: options.user), scopes: product.scopes)
-            .device.compactMap { key, value -> (PermissionName, PermissionStatus)? in
-                guard key.hasPrefix("permission."), let status = value.stringValue.flatMap(PermissionStatus.init) else {
-                    return nil
-                }
-                return (PermissionName(rawValue: String(key.dropFirst("permission.".count))), status)
+        let remembered = try database.session(
+            SessionKey(app: product.catalog.app, user: options.user), scopes: product.scopes
+        )
+        .device.compactMap { key, value -> (PermissionName, PermissionStatus)? in
+            guard key.hasPrefix("permission."), let status = value.stringValue.flatMap(PermissionStatus.init)
+            else {
+                return nil
             }
+            return (PermissionName(rawValue: String(key.dropFirst("permission.".count))), status)
+        }
         let statuses = Dictionary(remembered, uniquingKeysWith: { _, last in last })
-            .merging(try options.permissionMap(options.permissions, option: "--permission")) { _, given in given }
+            .merging(try options.permissionMap(options.permissions, option: "--permission")) { _, given in
+                given
+            }
         let permissions = StubPermissionProvider(
             statuses: statuses, answers: try options.permissionMap(options.answers, option: "--answer"))
         json = options.json

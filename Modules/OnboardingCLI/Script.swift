@@ -11,7 +11,9 @@ import TourRuntime
 struct Play: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a script of commands (without the app name), one per line, # for comments.",
-        discussion: "Reads standard input when no FILE is given. Stops at the first refused line and names its number.")
+        discussion:
+            "Reads standard input when no FILE is given. Stops at the first refused line and names its number."
+    )
     @OptionGroup var options: CommonOptions
     @Argument(help: "The script file.") var file: String?
 
@@ -63,7 +65,9 @@ enum ScriptLine {
     /// Parses a line with the CLI's own grammar. A line that does not start with a command is an
     /// action: `next` means `do next`.
     static func parse(_ line: String) throws -> ScriptLine {
-        let code = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        let code =
+            line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
+            ?? ""
         var words = try tokenize(code)
         guard let first = words.first else { return .empty }
         if first == "quit" || first == "exit" { return .quit }
@@ -71,7 +75,9 @@ enum ScriptLine {
         if !commandNames.contains(first) { words.insert("do", at: 0) }
         let parsed = try RootCommand.parseAsRoot(words)
         guard let command = parsed as? any ScriptableCommand else {
-            throw ValidationError("'\(first)' is not a command here; commands: \(commandNames.sorted().joined(separator: ", "))")
+            throw ValidationError(
+                "'\(first)' is not a command here; commands: \(commandNames.sorted().joined(separator: ", "))"
+            )
         }
         return .command(command)
     }
@@ -146,7 +152,8 @@ struct Interactive {
         var waited = false
         for _ in 0..<8 {
             let snapshot = try await runner.session.snapshot()
-            guard snapshot.card?.actions.isEmpty ?? true, let seconds = try await runner.secondsUntilNextTimer(),
+            guard snapshot.card?.actions.isEmpty ?? true,
+                let seconds = try await runner.secondsUntilNextTimer(),
                 seconds <= 10
             else { break }
             Output.line("  … \(Render.format(seconds)) s pass")
@@ -161,20 +168,27 @@ struct Interactive {
 enum ActionHelp {
     static func text(for cli: CLIProduct) -> String {
         let product = cli.make(RunEnvironment(databasePath: ":memory:", offline: false, user: "default"))
-        var lines = ["Actions of \(cli.displayName), by flow and step (back and skip where the step allows them):"]
+        var lines = [
+            "Actions of \(cli.displayName), by flow and step (back and skip where the step allows them):"
+        ]
         for flow in product.catalog.flows {
             lines.append("\(flow.id):")
             for step in flow.steps {
-                let actions = step.actions.map { action in
-                    describe(action, fields: flow.fields)
-                } + step.passThrough + (step.canGoBack ? ["back"] : []) + (step.canSkip ? ["skip"] : [])
-                lines.append("  \(step.id): \(actions.isEmpty ? "(closes by itself)" : actions.joined(separator: "; "))")
+                let actions =
+                    step.actions.map { action in
+                        describe(action, fields: flow.fields)
+                    } + step.passThrough + (step.canGoBack ? ["back"] : []) + (step.canSkip ? ["skip"] : [])
+                lines.append(
+                    "  \(step.id): \(actions.isEmpty ? "(closes by itself)" : actions.joined(separator: "; "))"
+                )
             }
         }
         if !product.catalog.freeActions.isEmpty {
-            lines.append("Outside a tour: " + product.catalog.freeActions.map {
-                describe($0, fields: product.catalog.freeFields)
-            }.joined(separator: "; "))
+            lines.append(
+                "Outside a tour: "
+                    + product.catalog.freeActions.map {
+                        describe($0, fields: product.catalog.freeFields)
+                    }.joined(separator: "; "))
         }
         return lines.joined(separator: "\n")
     }

@@ -30,6 +30,8 @@ public enum JournalReplay {
                 subjects[key.subject(for: scope), default: [:]][flow] = next.flows[flow]
             }
         }
-        return subjects.mapValues { $0.filter { _, state in state != FlowState() } }.filter { !$0.value.isEmpty }
+        return subjects.mapValues { $0.filter { _, state in state != FlowState() } }.filter {
+            !$0.value.isEmpty
+        }
     }
 }

@@ -54,7 +54,8 @@ public final class OnboardingDatabase: Sendable {
         configuration.busyMode = .timeout(busyTimeout)
         configuration.prepareDatabase { db in try useWAL(db, patience: busyTimeout) }
         do {
-            return try OnboardingDatabase(writer: DatabaseQueue(path: path, configuration: configuration), path: path)
+            return try OnboardingDatabase(
+                writer: DatabaseQueue(path: path, configuration: configuration), path: path)
         } catch let error as StorageError {
             throw error
         } catch {
@@ -95,7 +96,9 @@ public final class OnboardingDatabase: Sendable {
             unknown = try queue.read { db -> [String] in
                 guard try db.tableExists("grdb_migrations") else { return [] }
                 let known = Set(Schema.migrator.migrations)
-                return try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations").filter { !known.contains($0) }
+                return try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations").filter {
+                    !known.contains($0)
+                }
             }
             try queue.close()
         } catch {
@@ -129,7 +132,8 @@ public final class OnboardingDatabase: Sendable {
                 sql += " AND user = ?"
                 arguments += [user]
             }
-            return try Row.fetchAll(db, sql: sql + " ORDER BY id", arguments: arguments).map(JournalRow.init(row:))
+            return try Row.fetchAll(db, sql: sql + " ORDER BY id", arguments: arguments).map(
+                JournalRow.init(row:))
         }
     }
 
@@ -169,14 +173,15 @@ public final class OnboardingDatabase: Sendable {
                 result = value
                 return .commit
             }
-            // The transaction committed, so `result` was set.
-            return result!
+            guard let result else { throw StorageError("the transaction ended without a result") }
+            return result
         }
     }
 
     // MARK: - Rows
 
-    private static func load(_ db: Database, _ key: SessionKey, scopes: [FlowID: FlowScope]) throws -> Session {
+    private static func load(_ db: Database, _ key: SessionKey, scopes: [FlowID: FlowScope]) throws -> Session
+    {
         var session = Session()
         for row in try Row.fetchAll(
             db, sql: "SELECT subject, flow, state_json FROM flow_state WHERE app = ? AND subject IN (?, ?)",
@@ -243,8 +248,11 @@ public final class OnboardingDatabase: Sendable {
                     """,
                 arguments: [key.app, after.tour.appVersion, after.virtualNow?.timeIntervalSince1970])
         }
-        try saveValues(db, table: "domain_state", scope: ("subject", key.user), app: key.app, before: before.domain, after: after.domain)
-        try saveValues(db, table: "device_state", scope: nil, app: key.app, before: before.device, after: after.device)
+        try saveValues(
+            db, table: "domain_state", scope: ("subject", key.user), app: key.app, before: before.domain,
+            after: after.domain)
+        try saveValues(
+            db, table: "device_state", scope: nil, app: key.app, before: before.device, after: after.device)
     }
 
     private static func saveValues(
@@ -269,7 +277,8 @@ public final class OnboardingDatabase: Sendable {
             } else {
                 var arguments: StatementArguments = [app, name]
                 if let scope { arguments += [scope.value] }
-                try db.execute(sql: "DELETE FROM \(table) WHERE app = ? AND key = ?\(scopeFilter)", arguments: arguments)
+                try db.execute(
+                    sql: "DELETE FROM \(table) WHERE app = ? AND key = ?\(scopeFilter)", arguments: arguments)
             }
         }
     }

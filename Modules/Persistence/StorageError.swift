@@ -7,7 +7,8 @@ public struct StorageError: Error, Equatable, CustomStringConvertible {
     static func newerSchema(path: String, unknown: [String]) -> StorageError {
         StorageError(
             "the database at \(path) was written by a newer version of this package (unknown migrations: "
-                + "\(unknown.joined(separator: ", "))); it was left unchanged. Upgrade the CLI or use another --db.")
+                + "\(unknown.joined(separator: ", "))); it was left unchanged. Upgrade the CLI or use another --db."
+        )
     }
 
     static func unreadable(path: String, _ underlying: any Error) -> StorageError {

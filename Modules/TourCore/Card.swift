@@ -58,7 +58,8 @@ public struct FlowSummary: Encodable, Equatable, Sendable {
 // a card's actions are written as names with their labels beside them.
 extension Card {
     private enum CodingKeys: String, CodingKey {
-        case flow, step, title, body, hint, details, notices, anchor, highlightPadding, popover, progress, actions,
+        case flow, step, title, body, hint, details, notices, anchor, highlightPadding, popover, progress,
+            actions,
             labels, autoAdvanceAt, isReplay
     }
 
@@ -76,7 +77,9 @@ extension Card {
         try container.encode(popover, forKey: .popover)
         try container.encode(progress, forKey: .progress)
         try container.encode(actions.map(\.name), forKey: .actions)
-        let labels = Dictionary(actions.compactMap { action in action.label.map { (action.name, $0) } }) { first, _ in first }
+        let labels = Dictionary(actions.compactMap { action in action.label.map { (action.name, $0) } }) {
+            first, _ in first
+        }
         try container.encode(labels, forKey: .labels)
         try container.encode(autoAdvanceAt, forKey: .autoAdvanceAt)
         try container.encode(isReplay, forKey: .isReplay)
@@ -85,7 +88,8 @@ extension Card {
 
 extension FlowSummary {
     private enum CodingKeys: String, CodingKey {
-        case id, name, status, step, stepIndex, stepCount, canSkip, canGoBack, actions, startsAt, finishedInVersion
+        case id, name, status, step, stepIndex, stepCount, canSkip, canGoBack, actions, startsAt,
+            finishedInVersion
     }
 
     public func encode(to encoder: any Encoder) throws {

@@ -31,7 +31,8 @@ public indirect enum Condition: Sendable, Equatable {
             return status == .completed || status == .skipped
         case .upgradedInto(let version, let tourFlows):
             guard let running = state.appVersion,
-                let last = tourFlows.compactMap({ state.flows[$0]?.finishedInVersion }).max(by: AppVersion.isOlder)
+                let last = tourFlows.compactMap({ state.flows[$0]?.finishedInVersion }).max(
+                    by: AppVersion.isOlder)
             else { return false }
             return AppVersion.isOlder(last, than: version) && !AppVersion.isOlder(running, than: version)
         case .not(let condition): return !condition.holds(context: context, state: state)

@@ -29,7 +29,9 @@ public struct FieldSpec: Sendable, Equatable {
     /// Said when the rule fails, e.g. "Select at least one app to continue."
     public var ruleMessage: String
 
-    public init(_ name: String, _ kind: Kind, initial: TourValue? = nil, rule: Rule? = nil, ruleMessage: String? = nil) {
+    public init(
+        _ name: String, _ kind: Kind, initial: TourValue? = nil, rule: Rule? = nil, ruleMessage: String? = nil
+    ) {
         self.name = name
         self.kind = kind
         self.initial = initial
@@ -51,9 +53,12 @@ public struct FieldSpec: Sendable, Equatable {
         case .text:
             return .success(.string(text))
         case .secret:
-            return text.isEmpty ? .failure(.init("\(name) must not be empty")) : .success(.string(Secret.redactedText))
+            return text.isEmpty
+                ? .failure(.init("\(name) must not be empty")) : .success(.string(Secret.redactedText))
         case .list:
-            let items = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            let items = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+                !$0.isEmpty
+            }
             return .success(.list(items.map { .string($0) }))
         case .choice(let options):
             guard let match = options.first(where: { $0.lowercased() == text.lowercased() }) else {
@@ -70,7 +75,8 @@ public struct FieldSpec: Sendable, Equatable {
         case .date:
             let parts = text.split(separator: "-").map { Int($0) }
             guard parts.count == 3, let year = parts[0], let month = parts[1], let day = parts[2],
-                (1000...9999).contains(year), (1...12).contains(month), (1...31).contains(day), text.count == 10
+                (1000...9999).contains(year), (1...12).contains(month), (1...31).contains(day),
+                text.count == 10
             else { return .failure(.init("\(name) must be a date written YYYY-MM-DD")) }
             return .success(.string(text))
         }
@@ -81,4 +87,3 @@ struct FieldInputError: Error, Equatable {
     var message: String
     init(_ message: String) { self.message = message }
 }
-

@@ -20,7 +20,8 @@ public struct FlowDefinition: Sendable, Equatable {
     public var onSkip: [EffectTemplate]
 
     public init(
-        _ id: FlowID, name: String, steps: [StepDefinition], fields: [FieldSpec] = [], triggers: [Trigger] = [],
+        _ id: FlowID, name: String, steps: [StepDefinition], fields: [FieldSpec] = [],
+        triggers: [Trigger] = [],
         skip: SkipPolicy = .recordSkipped, interruption: InterruptionPolicy = .resume,
         replay: ReplayPolicy = .notReplayable, scope: FlowScope = .install, countsTerminalStep: Bool = true,
         haptics: HapticMap = .none, analytics: AnalyticsNames = .none, onComplete: [EffectTemplate] = [],
@@ -56,7 +57,9 @@ public struct TourCatalog: Sendable, Equatable {
     /// The fields free actions' parameters fill (they are parsed and checked like flow fields).
     public var freeFields: [FieldSpec]
 
-    public init(app: String, flows: [FlowDefinition], freeActions: [StepAction] = [], freeFields: [FieldSpec] = []) {
+    public init(
+        app: String, flows: [FlowDefinition], freeActions: [StepAction] = [], freeFields: [FieldSpec] = []
+    ) {
         self.app = app
         self.flows = flows
         self.freeActions = freeActions

@@ -67,7 +67,8 @@ public struct AnalyticsNames: Sendable, Equatable {
     public var replayed: String?
 
     public init(
-        started: String? = nil, stepCompleted: String? = nil, skipped: String? = nil, completed: String? = nil,
+        started: String? = nil, stepCompleted: String? = nil, skipped: String? = nil,
+        completed: String? = nil,
         replayed: String? = nil
     ) {
         self.started = started

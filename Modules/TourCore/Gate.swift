@@ -41,7 +41,8 @@ public struct Gate: Sendable, Equatable {
 
     /// A permission gate whose status is read when the step is entered.
     public static func permission(
-        _ id: String, _ permission: PermissionName, required: Bool, deniedMessage: String, grantedMessage: String
+        _ id: String, _ permission: PermissionName, required: Bool, deniedMessage: String,
+        grantedMessage: String
     ) -> Gate {
         Gate(
             id, .permission(permission), required: required, deniedMessage: deniedMessage,

@@ -20,7 +20,9 @@ extension Reduction {
         let run = state[flow: flow.id]
         switch name {
         case "back":
-            guard step.canGoBack, run.position > 0 else { throw refusal(name, "going back is not allowed on this step") }
+            guard step.canGoBack, run.position > 0 else {
+                throw refusal(name, "going back is not allowed on this step")
+            }
             state[flow: flow.id].position -= 1
             notes.append("\(flow.id) back to \(state[flow: flow.id].plan[run.position - 1])")
             enterStep(flow)
@@ -30,7 +32,9 @@ extension Reduction {
         default:
             if let action = step.action(named: name) {
                 try performStepAction(action, flow: flow, step: step, parameters: parameters)
-            } else if step.passThrough.contains(name), let free = catalog.freeActions.first(where: { $0.name == name }) {
+            } else if step.passThrough.contains(name),
+                let free = catalog.freeActions.first(where: { $0.name == name })
+            {
                 try performFree(free, parameters)
             } else {
                 throw refusal(name, "this step does not accept '\(name)'")
@@ -74,7 +78,9 @@ extension Reduction {
         }
     }
 
-    private mutating func performFree(_ action: StepAction, _ parameters: [String: String]) throws(TourRefusal) {
+    private mutating func performFree(_ action: StepAction, _ parameters: [String: String])
+        throws(TourRefusal)
+    {
         let fields = catalog.freeFields + catalog.flows.flatMap(\.fields)
         let parsed = try parse(parameters, for: action, fields: fields)
         notes.append("free action \(action.name)")
@@ -95,7 +101,9 @@ extension Reduction {
     private func parse(
         _ parameters: [String: String], for action: StepAction, fields: [FieldSpec]
     ) throws(TourRefusal) -> [String: TourValue] {
-        let usage = action.fills.isEmpty ? "it takes no parameters" : "its parameters: \(action.fills.joined(separator: ", "))"
+        let usage =
+            action.fills.isEmpty
+            ? "it takes no parameters" : "its parameters: \(action.fills.joined(separator: ", "))"
         for key in parameters.keys.sorted() where !action.fills.contains(key) {
             throw refusal(action.name, "'\(key)' is not a parameter of \(action.name); \(usage)")
         }
@@ -173,11 +181,15 @@ extension Reduction {
             return catalog.freeActions.map { CardAction(name: $0.name, label: $0.label) }
         }
         let run = state[flow: flow.id]
-        var actions = step.actions.filter { firstFailing($0.preconditions, step: step, flow: flow, run: run) == nil }
-            .map { CardAction(name: $0.name, label: $0.label) }
+        var actions = step.actions.filter {
+            firstFailing($0.preconditions, step: step, flow: flow, run: run) == nil
+        }
+        .map { CardAction(name: $0.name, label: $0.label) }
         actions += catalog.freeActions.filter { step.passThrough.contains($0.name) }
             .map { CardAction(name: $0.name, label: $0.label) }
-        if step.canGoBack && run.position > 0 { actions.append(CardAction(name: "back", label: step.backLabel)) }
+        if step.canGoBack && run.position > 0 {
+            actions.append(CardAction(name: "back", label: step.backLabel))
+        }
         if step.canSkip { actions.append(CardAction(name: "skip", label: step.skipLabel)) }
         return actions
     }

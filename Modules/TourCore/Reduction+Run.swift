@@ -18,7 +18,8 @@ extension Reduction {
                 continue
             }
             if state.presentingFlow == nil,
-                let flow = catalog.flows.enumerated().compactMap({ index, flow -> (FlowDefinition, Date, Int)? in
+                let flow = catalog.flows.enumerated().compactMap({
+                    index, flow -> (FlowDefinition, Date, Int)? in
                     guard let start = state[flow: flow.id].pendingStart, start <= now else { return nil }
                     return (flow, start, index)
                 }).min(by: { ($0.1, $0.2) < ($1.1, $1.2) })?.0
@@ -36,7 +37,8 @@ extension Reduction {
         run.status = .active
         run.plan = plan
         run.position = 0
-        run.fields = Dictionary(uniqueKeysWithValues: flow.fields.compactMap { field in field.initial.map { (field.name, $0) } })
+        run.fields = Dictionary(
+            uniqueKeysWithValues: flow.fields.compactMap { field in field.initial.map { (field.name, $0) } })
         run.gates = [:]
         run.performed = []
         run.pendingStart = nil
@@ -44,7 +46,8 @@ extension Reduction {
         run.activation = (state.flows.values.map(\.activation).max() ?? 0) + 1
         run.replayOf = replayOf
         state[flow: flow.id] = run
-        notes.append("\(flow.id) started\(replayOf == nil ? "" : " as replay") at \(plan.first?.rawValue ?? "-")")
+        notes.append(
+            "\(flow.id) started\(replayOf == nil ? "" : " as replay") at \(plan.first?.rawValue ?? "-")")
         effects.append(.presented(flow.id))
         analytics(flow.analytics.started, flow)
         if plan.isEmpty {
@@ -123,9 +126,11 @@ extension Reduction {
             case (.skipped, .recordSkipped): status = .skipped
             case (.skipped, .recordsNothing): status = .notStarted
             }
-            let version = status == .notStarted ? run.finishedInVersion : (state.appVersion ?? run.finishedInVersion)
+            let version =
+                status == .notStarted ? run.finishedInVersion : (state.appVersion ?? run.finishedInVersion)
             next = .record(status: status, version: version)
-            notes.append("\(flow.id) \(ending == .completed ? "completed" : "skipped"), recorded \(status.rawValue)")
+            notes.append(
+                "\(flow.id) \(ending == .completed ? "completed" : "skipped"), recorded \(status.rawValue)")
         }
         state[flow: flow.id] = next
         effects.append(.dismissed(flow.id))
@@ -144,7 +149,9 @@ extension Reduction {
         effects.append(.analytics(AnalyticsEvent(name: name, properties: properties)))
     }
 
-    func resolve(_ template: EffectTemplate, fields: [String: TourValue], parameters: [String: TourValue]) -> TourEffect {
+    func resolve(_ template: EffectTemplate, fields: [String: TourValue], parameters: [String: TourValue])
+        -> TourEffect
+    {
         func value(_ source: ValueSource) -> TourValue {
             switch source {
             case .literal(let value): value

@@ -31,12 +31,15 @@ struct Reduction {
             evaluateTriggers(.launch)
         case .signal(let name):
             guard knownMoments.contains(.signal(name)) else {
-                throw refusal("signal \(name)", "unknown signal; known signals: \(names(of: knownMoments, signals: true))")
+                throw refusal(
+                    "signal \(name)",
+                    "unknown signal; known signals: \(names(of: knownMoments, signals: true))")
             }
             evaluateTriggers(.signal(name))
         case .featureVisited(let place):
             guard knownMoments.contains(.visit(place)) else {
-                throw refusal("visit \(place)", "unknown feature; features: \(names(of: knownMoments, signals: false))")
+                throw refusal(
+                    "visit \(place)", "unknown feature; features: \(names(of: knownMoments, signals: false))")
             }
             evaluateTriggers(.visit(place))
         case .actionPerformed(let name, let parameters):
@@ -117,10 +120,16 @@ struct Reduction {
     private mutating func replay(_ id: FlowID?) throws(TourRefusal) {
         let replayable = catalog.flows.filter { $0.replay != .notReplayable }
         guard let flow = id.map({ id in catalog.flow(id) }) ?? replayable.first else {
-            throw refusal("replay", "unknown flow '\(id?.rawValue ?? "")'; replayable: \(replayable.map(\.id.rawValue).joined(separator: ", "))")
+            throw refusal(
+                "replay",
+                "unknown flow '\(id?.rawValue ?? "")'; replayable: \(replayable.map(\.id.rawValue).joined(separator: ", "))"
+            )
         }
         guard flow.replay != .notReplayable else {
-            throw refusal("replay", "\(flow.id) cannot be replayed; replayable: \(replayable.map(\.id.rawValue).joined(separator: ", "))")
+            throw refusal(
+                "replay",
+                "\(flow.id) cannot be replayed; replayable: \(replayable.map(\.id.rawValue).joined(separator: ", "))"
+            )
         }
         guard state[flow: flow.id].status != .active else {
             throw refusal("replay", "\(flow.id) is already showing")
@@ -132,7 +141,9 @@ struct Reduction {
             notes.append("\(flow.id) reset for replay")
             startRun(flow, replayOf: nil)
         case .presentWithoutRecording:
-            startRun(flow, replayOf: RecordSnapshot(status: record.status, finishedInVersion: record.finishedInVersion))
+            startRun(
+                flow,
+                replayOf: RecordSnapshot(status: record.status, finishedInVersion: record.finishedInVersion))
         case .notReplayable:
             break
         }
@@ -141,7 +152,9 @@ struct Reduction {
 
     private mutating func reset(_ id: FlowID?) throws(TourRefusal) {
         if let id, catalog.flow(id) == nil {
-            throw refusal("reset", "unknown flow '\(id)'; flows: \(catalog.flows.map(\.id.rawValue).joined(separator: ", "))")
+            throw refusal(
+                "reset",
+                "unknown flow '\(id)'; flows: \(catalog.flows.map(\.id.rawValue).joined(separator: ", "))")
         }
         for flow in catalog.flows where id == nil || flow.id == id {
             if state[flow: flow.id].status == .active { effects.append(.dismissed(flow.id)) }
@@ -155,7 +168,8 @@ struct Reduction {
     func refusal(_ attempted: String, _ reason: String) -> TourRefusal {
         let flow = state.presentingFlow
         return TourRefusal(
-            flow: flow, step: flow.flatMap { state[flow: $0].currentStep }, attempted: attempted, reason: reason,
+            flow: flow, step: flow.flatMap { state[flow: $0].currentStep }, attempted: attempted,
+            reason: reason,
             allowed: allowedActions().map(\.name))
     }
 }

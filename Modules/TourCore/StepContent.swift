@@ -12,7 +12,9 @@ public struct StepContent: Sendable, Equatable {
     /// The UI element to spotlight, if any.
     public var anchor: Anchor?
 
-    public init(title: String, body: String, hint: String? = nil, details: [String] = [], anchor: Anchor? = nil) {
+    public init(
+        title: String, body: String, hint: String? = nil, details: [String] = [], anchor: Anchor? = nil
+    ) {
         self.title = title
         self.body = body
         self.hint = hint

@@ -44,12 +44,14 @@ extension TourEffect {
         case .haptic(let feedback): "haptic \(feedback)"
         case .celebration(let flow, let step): "celebration \(flow)/\(step)"
         case .analytics(let event):
-            "analytics \(event.name)" + (event.properties.isEmpty ? "" : " " + TourValue.object(event.properties).displayText)
+            "analytics \(event.name)"
+                + (event.properties.isEmpty ? "" : " " + TourValue.object(event.properties).displayText)
         case .checkPermission(_, let permission): "check permission \(permission)"
         case .requestPermission(_, let permission): "request permission \(permission)"
         case .request(_, let name, _, _): "request \(name)"
         case .product(let effect):
-            "effect \(effect.name)" + (effect.payload.isEmpty ? "" : " " + TourValue.object(effect.payload).displayText)
+            "effect \(effect.name)"
+                + (effect.payload.isEmpty ? "" : " " + TourValue.object(effect.payload).displayText)
         case .presented(let flow): "present \(flow)"
         case .dismissed(let flow): "dismiss \(flow)"
         }

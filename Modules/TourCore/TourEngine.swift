@@ -37,16 +37,19 @@ public struct TourEngine: Sendable {
         guard let stepID = run.currentStep, let step = flow.step(stepID) else { return nil }
         let content = step.content
         let anchor = content.anchor.map { anchor in
-            anchor.availableWhen.holds(context: context, state: state) ? anchor.target : (anchor.fallback ?? anchor.target)
+            anchor.availableWhen.holds(context: context, state: state)
+                ? anchor.target : (anchor.fallback ?? anchor.target)
         }
         return Card(
             flow: flowID, step: stepID, title: content.title,
             body: Template.fill(content.body, fields: run.fields),
-            hint: content.hint, details: content.details.compactMap { Template.fillDetail($0, fields: run.fields) },
+            hint: content.hint,
+            details: content.details.compactMap { Template.fillDetail($0, fields: run.fields) },
             notices: step.gates.compactMap { gate in
                 run.gates[gate.id].flatMap(gate.notice(for:)).map { Template.fill($0, fields: run.fields) }
             },
-            anchor: anchor, highlightPadding: content.anchor?.highlightPadding, popover: content.anchor?.popover,
+            anchor: anchor, highlightPadding: content.anchor?.highlightPadding,
+            popover: content.anchor?.popover,
             progress: progress(of: flow, run: run),
             actions: allowedActions(in: state, context: context),
             autoAdvanceAt: run.deadline?.timeIntervalSince1970, isReplay: run.replayOf != nil)
@@ -148,7 +151,8 @@ enum Template {
 
     private static func expand(_ token: Substring, fields: [String: TourValue]) -> String {
         if token.hasPrefix("#") {
-            let parts = token.dropFirst().split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+            let parts = token.dropFirst().split(separator: "|", omittingEmptySubsequences: false).map(
+                String.init)
             let count = fields[parts[0]]?.count ?? 0
             guard parts.count == 3 else { return String(count) }
             return "\(count) \(count == 1 ? parts[1] : parts[2])"

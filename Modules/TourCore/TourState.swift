@@ -53,7 +53,9 @@ public struct FlowState: Codable, Equatable, Sendable {
 
     public init() {}
 
-    public var currentStep: StepID? { status == .active && plan.indices.contains(position) ? plan[position] : nil }
+    public var currentStep: StepID? {
+        status == .active && plan.indices.contains(position) ? plan[position] : nil
+    }
 }
 
 /// The part of a flow's state that a non-recording replay restores when it ends.

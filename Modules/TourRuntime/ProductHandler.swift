@@ -9,19 +9,25 @@ public protocol ProductHandler: Sendable {
     /// Writes a side effect's data into the domain state. Runs inside the event's transaction.
     func apply(_ effect: ProductEffect, to domain: inout [String: TourValue], now: Date)
     /// Performs a request gate (a connection attempt) and answers it. Runs after the commit.
-    func perform(request name: String, payload: [String: TourValue], secrets: [String: Secret]) async -> GateStatus
+    func perform(request name: String, payload: [String: TourValue], secrets: [String: Secret]) async
+        -> GateStatus
     /// Events the product sends by itself after a committed transition, such as Growth reporting
     /// that a pending profile write reached the profile store. Runs after the commit.
-    func followUps(after transition: Transition, domain: [String: TourValue], user: String) async -> [TourEvent]
+    func followUps(after transition: Transition, domain: [String: TourValue], user: String) async
+        -> [TourEvent]
 }
 
 extension ProductHandler {
     public func context(domain: [String: TourValue], now: Date) -> TourContext { domain }
     public func apply(_ effect: ProductEffect, to domain: inout [String: TourValue], now: Date) {}
-    public func perform(request name: String, payload: [String: TourValue], secrets: [String: Secret]) async -> GateStatus {
+    public func perform(request name: String, payload: [String: TourValue], secrets: [String: Secret]) async
+        -> GateStatus
+    {
         .unavailable
     }
-    public func followUps(after transition: Transition, domain: [String: TourValue], user: String) async -> [TourEvent] {
+    public func followUps(after transition: Transition, domain: [String: TourValue], user: String) async
+        -> [TourEvent]
+    {
         []
     }
 }
@@ -36,7 +42,8 @@ public struct Product: Sendable {
     public var launchSignals: [String]
 
     public init(
-        catalog: TourCatalog, handler: any ProductHandler, currentVersion: String = "1.0", launchSignals: [String] = []
+        catalog: TourCatalog, handler: any ProductHandler, currentVersion: String = "1.0",
+        launchSignals: [String] = []
     ) {
         self.catalog = catalog
         self.handler = handler

@@ -24,7 +24,8 @@ public actor TourSession {
     private var subscribers: [UUID: AsyncStream<TourSnapshot>.Continuation] = [:]
 
     public init(
-        product: Product, user: String, database: OnboardingDatabase, haptics: any HapticPlayer = SilentHaptics(),
+        product: Product, user: String, database: OnboardingDatabase,
+        haptics: any HapticPlayer = SilentHaptics(),
         permissions: any PermissionProvider = StubPermissionProvider(), time: TimeSource = .wall,
         observe: @escaping @Sendable (TourEffect) -> Void = { _ in }
     ) {
@@ -88,7 +89,9 @@ public actor TourSession {
         let (first, domain) = try commit(event, advancingClockBy: seconds, device: [:])
         var transitions = [first]
         var pending = await perform(first.effects)
-        pending += await product.handler.followUps(after: first, domain: domain, user: key.user).map { ($0, [:]) }
+        pending += await product.handler.followUps(after: first, domain: domain, user: key.user).map {
+            ($0, [:])
+        }
         // Answers feed back as events; a bound keeps a misbehaving handler from looping forever.
         var rounds = 0
         while !pending.isEmpty, rounds < 32 {
@@ -153,7 +156,10 @@ public actor TourSession {
             case .requestPermission(let gate, let permission):
                 let status = await permissions.request(permission)
                 answers.append(
-                    (.gateAnswered(gate, status.gateStatus), ["permission.\(permission)": .string(status.rawValue)]))
+                    (
+                        .gateAnswered(gate, status.gateStatus),
+                        ["permission.\(permission)": .string(status.rawValue)]
+                    ))
             case .request(let gate, let name, let payload, let secrets):
                 let status = await product.handler.perform(request: name, payload: payload, secrets: secrets)
                 answers.append((.gateAnswered(gate, status), [:]))

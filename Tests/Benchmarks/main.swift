@@ -11,15 +11,19 @@ func measure(_ name: String, operations: Int, _ body: () async throws -> Void) a
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     let perOperation = seconds / Double(operations) * 1e6
     let label = name.padding(toLength: 46, withPad: " ", startingAt: 0)
-    print(label + String(format: "%8d ops %10.1f ms total %9.2f µs/op %9.0f ops/s",
-        operations, seconds * 1000, perOperation, Double(operations) / seconds))
+    print(
+        label
+            + String(
+                format: "%8d ops %10.1f ms total %9.2f µs/op %9.0f ops/s",
+                operations, seconds * 1000, perOperation, Double(operations) / seconds))
 }
 
 /// One full LockedIn onboarding: 12 accepted events including permission answers.
 let onboarding: [TourEvent] = [
     .appLaunched(version: "1.0"), .actionPerformed("next", parameters: [:]),
     .actionPerformed("chooseApps", parameters: ["apps": "Instagram,TikTok,YouTube,Reddit"]),
-    .actionPerformed("next", parameters: [:]), .actionPerformed("selectDifficulty", parameters: ["difficulty": "hard"]),
+    .actionPerformed("next", parameters: [:]),
+    .actionPerformed("selectDifficulty", parameters: ["difficulty": "hard"]),
     .actionPerformed("next", parameters: [:]), .actionPerformed("grantScreenTime", parameters: [:]),
     .gateAnswered("screenTime", .granted), .actionPerformed("grantHealth", parameters: [:]),
     .gateAnswered("health", .granted), .actionPerformed("next", parameters: [:]),
@@ -39,7 +43,8 @@ try await measure("engine.reduce, LockedIn onboarding events", operations: round
     }
 }
 
-let folder = FileManager.default.temporaryDirectory.appendingPathComponent("onboarding-bench-\(UUID().uuidString)")
+let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+    "onboarding-bench-\(UUID().uuidString)")
 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: folder) }
 
@@ -51,7 +56,8 @@ for (label, database) in [
     // Each run: a reset, 10 user events and the 2 permission answers they bring back.
     try await measure("committed events, \(label)", operations: users * (onboarding.count + 1)) {
         for user in 0..<users {
-            let session = TourSession(product: LockedInCatalog.product, user: "u\(user)", database: database,
+            let session = TourSession(
+                product: LockedInCatalog.product, user: "u\(user)", database: database,
                 time: .virtual(start: start))
             // LockedIn's onboarding is install-scoped: reset it so each run goes through it again.
             try await session.send(.resetRequested(nil))

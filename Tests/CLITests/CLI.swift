@@ -9,7 +9,8 @@ struct CLI {
 
     init(_ executable: String, clock: String = "virtual") throws {
         self.executable = executable
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(executable)-\(UUID().uuidString)")
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "cli-\(executable)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var environment = ProcessInfo.processInfo.environment
         environment["ONBOARDING_DB"] = folder.appendingPathComponent("onboarding.sqlite").path
@@ -30,10 +31,13 @@ struct CLI {
         let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var folder = runner.deletingLastPathComponent()
         while folder.path != "/" {
-            if FileManager.default.isExecutableFile(atPath: folder.appendingPathComponent("lockedin").path) { return folder }
+            if FileManager.default.isExecutableFile(atPath: folder.appendingPathComponent("lockedin").path) {
+                return folder
+            }
             folder = folder.deletingLastPathComponent()
         }
-        return URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(".build/debug")
+        return URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(
+            ".build/debug")
     }
 
     func process(_ arguments: [String]) -> Process {
@@ -73,9 +77,11 @@ struct CLI {
     func json(_ arguments: String...) throws -> [String: Any] {
         let result = try run(arguments + ["--json"])
         guard result.status == 0 else {
-            throw CLIFailure("\(executable) \(arguments.joined(separator: " ")) exited \(result.status): \(result.stderr)")
+            throw CLIFailure(
+                "\(executable) \(arguments.joined(separator: " ")) exited \(result.status): \(result.stderr)")
         }
-        guard let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
+        guard let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        else {
             throw CLIFailure("not a JSON object: \(result.stdout)")
         }
         return object

@@ -17,14 +17,17 @@ struct GrammarTests {
     }
 
     static var packageRoot: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().path
     }
 
     @Test func lockedInStatusAfterAFullOnboardingShowsTheStartingBank() throws {
         let cli = try CLI("lockedin")
         for command in [
-            ["launch"], ["do", "next"], ["do", "chooseApps", "apps=Instagram,TikTok,YouTube,Reddit"], ["do", "next"],
-            ["do", "next"], ["do", "grantScreenTime"], ["do", "grantHealth"], ["do", "next"], ["do", "letsGo"],
+            ["launch"], ["do", "next"], ["do", "chooseApps", "apps=Instagram,TikTok,YouTube,Reddit"],
+            ["do", "next"],
+            ["do", "next"], ["do", "grantScreenTime"], ["do", "grantHealth"], ["do", "next"],
+            ["do", "letsGo"],
         ] {
             let result = try cli.run(command)
             #expect(result.status == 0, "lockedin \(command.joined(separator: " ")): \(result.stderr)")
@@ -70,7 +73,10 @@ struct GrammarTests {
         let result = try cli.run("do", "next")
         #expect(result.status == 1)
         #expect(result.stdout.isEmpty)
-        #expect(result.stderr == "lockedin: refused 'next' (onboarding step appSelection): Select at least one app to continue. Allowed now: chooseApps, back\n")
+        #expect(
+            result.stderr
+                == "lockedin: refused 'next' (onboarding step appSelection): Select at least one app to continue. Allowed now: chooseApps, back\n"
+        )
         #expect(cli.databaseBytes() == before)
         let unknown = try cli.run("do", "fly")
         #expect(unknown.status == 1)
@@ -128,10 +134,14 @@ struct GrammarTests {
         cli.environment["ONBOARDING_DB"] = nil
         cli.environment["XDG_DATA_HOME"] = cli.folder.appendingPathComponent("xdg").path
         try cli.run("launch")
-        #expect(FileManager.default.fileExists(atPath: cli.folder.appendingPathComponent("xdg/onboarding/finite.sqlite").path))
+        #expect(
+            FileManager.default.fileExists(
+                atPath: cli.folder.appendingPathComponent("xdg/onboarding/finite.sqlite").path))
         let other = try cli.run("status", "--db", cli.folder.appendingPathComponent("elsewhere.sqlite").path)
         #expect(other.status == 0)
-        #expect(FileManager.default.fileExists(atPath: cli.folder.appendingPathComponent("elsewhere.sqlite").path))
+        #expect(
+            FileManager.default.fileExists(atPath: cli.folder.appendingPathComponent("elsewhere.sqlite").path)
+        )
     }
 
     @Test func aDatabaseFromANewerSchemaIsRefusedAndLeftUnchanged() throws {
@@ -139,7 +149,10 @@ struct GrammarTests {
         try cli.run("launch")
         let sqlite = Process()
         sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        sqlite.arguments = [cli.database, "PRAGMA wal_checkpoint(TRUNCATE); INSERT INTO grdb_migrations VALUES ('v99-future');"]
+        sqlite.arguments = [
+            cli.database,
+            "PRAGMA wal_checkpoint(TRUNCATE); INSERT INTO grdb_migrations VALUES ('v99-future');",
+        ]
         try sqlite.run()
         sqlite.waitUntilExit()
         let before = FileManager.default.contents(atPath: cli.database)

@@ -7,20 +7,20 @@ struct ScriptTests {
         let cli = try CLI("finite")
         let script = cli.folder.appendingPathComponent("walkthrough.txt")
         try """
-            # Finite's walkthrough, start to finish
-            do setBirthDate date=1990-05-01
-            launch
-            wait 1.5
-            next                      # tap anywhere
-            do tapCurrentWeek
-            swipeToChapters
-            next
-            savePhase name="High school" startYear=2004
-            longPressWeek week=100
-            saveMark note='a good week'
-            wait 2.5
-            status
-            """.write(to: script, atomically: true, encoding: .utf8)
+        # Finite's walkthrough, start to finish
+        do setBirthDate date=1990-05-01
+        launch
+        wait 1.5
+        next                      # tap anywhere
+        do tapCurrentWeek
+        swipeToChapters
+        next
+        savePhase name="High school" startYear=2004
+        longPressWeek week=100
+        saveMark note='a good week'
+        wait 2.5
+        status
+        """.write(to: script, atomically: true, encoding: .utf8)
         let result = try cli.run("play", script.path)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("walkthrough  completed"))
@@ -32,7 +32,10 @@ struct ScriptTests {
         let cli = try CLI("lockedin")
         let result = try cli.run("play", stdin: "launch\n\n# choose apps first\nnext\nnext\nnext\n")
         #expect(result.status == 1)
-        #expect(result.stderr == "lockedin: line 5: refused 'next' (onboarding step appSelection): Select at least one app to continue. Allowed now: chooseApps, back\n")
+        #expect(
+            result.stderr
+                == "lockedin: line 5: refused 'next' (onboarding step appSelection): Select at least one app to continue. Allowed now: chooseApps, back\n"
+        )
         #expect(try cli.json("show").card?["step"] as? String == "appSelection")
         let bad = try cli.run("play", stdin: "show\nwait soon\n")
         #expect(bad.status == 1)
@@ -78,7 +81,8 @@ struct ScriptTests {
     @Test func aPasswordNeverReachesOutputDatabaseOrJournal() throws {
         let cli = try CLI("carrierwave")
         let password = "pw-\(UUID().uuidString)"
-        let result = try cli.run("play", stdin: "launch\nnext\nnext\nconnect username=W1AW password=\(password)\nstatus\n")
+        let result = try cli.run(
+            "play", stdin: "launch\nnext\nnext\nconnect username=W1AW password=\(password)\nstatus\n")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("qrz: W1AW") || result.stdout.contains("qrz=W1AW"))
         let journal = try cli.run("journal", "--json")
@@ -101,8 +105,10 @@ struct ScriptTests {
 @Suite("Crashes and concurrent processes")
 struct ReliabilityTests {
     /// A long script of accepted commands for LockedIn, looping through the onboarding.
-    static let loop = (0..<400).map { _ in "launch\nnext\nchooseApps apps=A,B\nnext\nback\nnext\nselectDifficulty difficulty=hard\n" }
-        .joined()
+    static let loop = (0..<400).map { _ in
+        "launch\nnext\nchooseApps apps=A,B\nnext\nback\nnext\nselectDifficulty difficulty=hard\n"
+    }
+    .joined()
 
     @Test func aKilledProcessLeavesTheLastCommittedState() async throws {
         for delay in [0.15, 0.3, 0.6] {
@@ -151,8 +157,9 @@ struct ReliabilityTests {
         }
         for process in processes { process.waitUntilExit() }
         #expect(processes.map(\.terminationStatus) == [0, 0])
-        #expect(try CLI.sqlite(first.database, "SELECT app, count(*) FROM journal GROUP BY app ORDER BY app;")
-            == "finite|120\nlockedin|60\n")
+        #expect(
+            try CLI.sqlite(first.database, "SELECT app, count(*) FROM journal GROUP BY app ORDER BY app;")
+                == "finite|120\nlockedin|60\n")
     }
 }
 
@@ -192,7 +199,8 @@ extension CLI {
 struct SampleSessionTests {
     @Test(arguments: [
         ("Finite", "finite", "walkthrough  completed"), ("LockedIn", "lockedin", "startingBankMinutes: 60"),
-        ("CarrierWave", "carrierwave", "challenges        completed"), ("Growth", "growth", "app_tour  completed"),
+        ("CarrierWave", "carrierwave", "challenges        completed"),
+        ("Growth", "growth", "app_tour  completed"),
         ("MoodTracker", "moodtracker", "tutorial_replayed"),
     ])
     func eachProductsSampleSessionPlaysToTheEnd(folder: String, executable: String, ending: String) throws {

@@ -10,13 +10,16 @@ struct DatabaseTests {
     @Test(arguments: [true, false])
     func migrationsCreateTheSchemaOnce(onDisk: Bool) throws {
         let folder = try TemporaryFolder()
-        let open = { onDisk ? try OnboardingDatabase.open(path: folder.path("a/b/onboarding.sqlite")) : try .inMemory() }
+        let open = {
+            onDisk ? try OnboardingDatabase.open(path: folder.path("a/b/onboarding.sqlite")) : try .inMemory()
+        }
         let database = try open()
         #expect(try database.appliedMigrations() == ["v1-flows-journal-domain"])
         if onDisk {
             #expect(FileManager.default.fileExists(atPath: folder.path("a/b/onboarding.sqlite")))
-            #expect(try OnboardingDatabase.open(path: folder.path("a/b/onboarding.sqlite")).appliedMigrations()
-                == ["v1-flows-journal-domain"])
+            #expect(
+                try OnboardingDatabase.open(path: folder.path("a/b/onboarding.sqlite")).appliedMigrations()
+                    == ["v1-flows-journal-domain"])
         }
     }
 
@@ -27,7 +30,10 @@ struct DatabaseTests {
             let queue = try DatabaseQueue(path: path)
             try queue.write { db in
                 try db.execute(sql: "CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
-                try db.execute(sql: "INSERT INTO grdb_migrations VALUES ('v1-flows-journal-domain'), ('v9-from-the-future')")
+                try db.execute(
+                    sql:
+                        "INSERT INTO grdb_migrations VALUES ('v1-flows-journal-domain'), ('v9-from-the-future')"
+                )
             }
             try queue.close()
         }
@@ -49,11 +55,14 @@ struct DatabaseTests {
     @Test func theJournalIsAppendOnly() async throws {
         let folder = try TemporaryFolder()
         let path = folder.path("journal.sqlite")
-        let session = TourSession(product: fixtureProduct(), user: "ann", database: try .open(path: path),
+        let session = TourSession(
+            product: fixtureProduct(), user: "ann", database: try .open(path: path),
             time: .virtual(start: Fixtures.t0))
         try await session.send(.appLaunched(version: "2.5"))
         let queue = try DatabaseQueue(path: path)
-        #expect(throws: DatabaseError.self) { try queue.write { try $0.execute(sql: "UPDATE journal SET outcome = 'x'") } }
+        #expect(throws: DatabaseError.self) {
+            try queue.write { try $0.execute(sql: "UPDATE journal SET outcome = 'x'") }
+        }
         #expect(throws: DatabaseError.self) { try queue.write { try $0.execute(sql: "DELETE FROM journal") } }
     }
 
@@ -78,7 +87,8 @@ struct DatabaseTests {
 
     @Test func flowStateJournalAndDomainStateLandInOneTransaction() async throws {
         let database = try OnboardingDatabase.inMemory()
-        let session = TourSession(product: fixtureProduct(), user: "ann", database: database,
+        let session = TourSession(
+            product: fixtureProduct(), user: "ann", database: database,
             time: .virtual(start: Fixtures.t0))
         try await session.send(.appLaunched(version: "2.5"))
         for action in ["next"] { try await session.send(.actionPerformed(action, parameters: [:])) }
@@ -89,7 +99,8 @@ struct DatabaseTests {
         try await session.send(.actionPerformed("next", parameters: [:]))
         let journalBefore = try database.journal().count
         try await session.send(.actionPerformed("go", parameters: [:]))
-        let stored = try database.session(SessionKey(app: "test", user: "ann"), scopes: fixtureProduct().scopes)
+        let stored = try database.session(
+            SessionKey(app: "test", user: "ann"), scopes: fixtureProduct().scopes)
         #expect(stored.tour.flows["form"]?.status == .completed)
         #expect(stored.domain["bank"] == 60)
         let journal = try database.journal()
@@ -101,11 +112,14 @@ struct DatabaseTests {
 
     @Test func oneFileHoldsSeveralProductsAndUsers() async throws {
         let database = try OnboardingDatabase.inMemory()
-        let ann = TourSession(product: fixtureProduct(app: "one"), user: "ann", database: database,
+        let ann = TourSession(
+            product: fixtureProduct(app: "one"), user: "ann", database: database,
             time: .virtual(start: Fixtures.t0))
-        let bob = TourSession(product: fixtureProduct(app: "one"), user: "bob", database: database,
+        let bob = TourSession(
+            product: fixtureProduct(app: "one"), user: "bob", database: database,
             time: .virtual(start: Fixtures.t0))
-        let other = TourSession(product: fixtureProduct(app: "two"), user: "ann", database: database,
+        let other = TourSession(
+            product: fixtureProduct(app: "two"), user: "ann", database: database,
             time: .virtual(start: Fixtures.t0))
         try await ann.send(.appLaunched(version: "2.5"))
         try await ann.send(.actionPerformed("next", parameters: [:]))
@@ -125,12 +139,17 @@ struct DatabaseTests {
         state.flows["tour"] = FlowState.init()
         state.flows["tour"]?.status = .skipped
         let scopes = fixtureProduct().scopes
-        try database.commit(SessionKey(app: "one", user: "ann"), scopes: scopes) { session -> (Void, JournalAppend?) in
+        try database.commit(SessionKey(app: "one", user: "ann"), scopes: scopes) {
+            session -> (Void, JournalAppend?) in
             session.tour = state
             return ((), nil)
         }
-        #expect(try database.session(SessionKey(app: "one", user: "ann"), scopes: scopes).tour.flows["tour"]?.status == .skipped)
-        #expect(try database.session(SessionKey(app: "one", user: "bob"), scopes: scopes).tour.flows["tour"] == nil)
+        #expect(
+            try database.session(SessionKey(app: "one", user: "ann"), scopes: scopes).tour.flows["tour"]?
+                .status == .skipped)
+        #expect(
+            try database.session(SessionKey(app: "one", user: "bob"), scopes: scopes).tour.flows["tour"]
+                == nil)
         #expect(Set(try database.storedFlows(app: "one").keys) == ["ann"])
     }
 }

@@ -14,7 +14,8 @@ struct RebuildTests {
         let product = fixtureProduct()
         let permissions = StubPermissionProvider(answers: [.screenTime: .granted, .health: .denied])
         let sessions = ["ann", "bob"].map {
-            TourSession(product: product, user: $0, database: database, permissions: permissions,
+            TourSession(
+                product: product, user: $0, database: database, permissions: permissions,
                 time: .virtual(start: Fixtures.t0))
         }
         var rng = SplitMix64(seed: seed)
@@ -23,7 +24,10 @@ struct RebuildTests {
             let session = sessions[Int.random(in: 0..<2, using: &rng)]
             let (event, wait) = randomEvent(using: &rng)
             do {
-                let transitions = if let event { try await session.send(event) } else { try await session.advanceClock(by: wait) }
+                let transitions =
+                    if let event { try await session.send(event) } else {
+                        try await session.advanceClock(by: wait)
+                    }
                 accepted += transitions.count
             } catch is TourRefusal {
                 continue
@@ -40,9 +44,11 @@ struct RebuildTests {
     @Test func aRebuildNoticesAStoredStateTheJournalDoesNotExplain() async throws {
         let database = try OnboardingDatabase.inMemory()
         let product = fixtureProduct()
-        let session = TourSession(product: product, user: "ann", database: database, time: .virtual(start: Fixtures.t0))
+        let session = TourSession(
+            product: product, user: "ann", database: database, time: .virtual(start: Fixtures.t0))
         try await session.send(.appLaunched(version: "2.5"))
-        try database.commit(SessionKey(app: "test", user: "ann"), scopes: product.scopes) { session -> (Void, JournalAppend?) in
+        try database.commit(SessionKey(app: "test", user: "ann"), scopes: product.scopes) {
+            session -> (Void, JournalAppend?) in
             session.tour.flows["form"]?.position = 3
             return ((), nil)
         }
@@ -63,10 +69,12 @@ struct ConcurrencyTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (database, user) in [(first, "ann"), (second, "bob")] {
                 group.addTask {
-                    let session = TourSession(product: product, user: user, database: database,
+                    let session = TourSession(
+                        product: product, user: user, database: database,
                         time: .virtual(start: Fixtures.t0))
                     for index in 0..<rounds {
-                        try await session.send(index.isMultiple(of: 2) ? .featureVisited("dashboard") : .signal("revealed"))
+                        try await session.send(
+                            index.isMultiple(of: 2) ? .featureVisited("dashboard") : .signal("revealed"))
                     }
                 }
             }
@@ -86,7 +94,8 @@ struct RefusedInputTests {
         let path = folder.path("refused.sqlite")
         let database = try OnboardingDatabase.open(path: path)
         let product = fixtureProduct()
-        let session = TourSession(product: product, user: "ann", database: database, time: .virtual(start: Fixtures.t0))
+        let session = TourSession(
+            product: product, user: "ann", database: database, time: .virtual(start: Fixtures.t0))
         try await session.send(.appLaunched(version: "2.5"))
         try await session.send(.actionPerformed("next", parameters: [:]))
         let dump = try tableDump(database, app: "test")
@@ -106,15 +115,20 @@ struct RefusedInputTests {
         let folder = try TemporaryFolder()
         let path = folder.path("secret.sqlite")
         let database = try OnboardingDatabase.open(path: path)
-        let session = TourSession(product: fixtureProduct(), user: "ann", database: database,
+        let session = TourSession(
+            product: fixtureProduct(), user: "ann", database: database,
             time: .virtual(start: Fixtures.t0))
         try await session.send(.appLaunched(version: "2.5"))
         try await session.send(.replayRequested("intro"))
         try await session.send(.actionPerformed("next", parameters: [:]))
-        try await session.send(.actionPerformed("connect", parameters: ["username": "W1AW", "password": "correct-horse-battery"]))
+        try await session.send(
+            .actionPerformed(
+                "connect", parameters: ["username": "W1AW", "password": "correct-horse-battery"]))
         #expect(try await session.snapshot().card?.step == "bye")
         var bytes = Data()
-        for suffix in ["", "-wal", "-shm"] { bytes += FileManager.default.contents(atPath: path + suffix) ?? Data() }
+        for suffix in ["", "-wal", "-shm"] {
+            bytes += FileManager.default.contents(atPath: path + suffix) ?? Data()
+        }
         #expect(bytes.range(of: Data("W1AW".utf8)) != nil)
         #expect(bytes.range(of: Data("correct-horse-battery".utf8)) == nil)
     }

@@ -8,7 +8,8 @@ final class TemporaryFolder {
     let url: URL
 
     init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("onboarding-tests-\(UUID().uuidString)")
+        url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "onboarding-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 
@@ -22,7 +23,9 @@ func fingerprint(_ path: String) throws -> [String] {
     var parts: [String] = []
     for suffix in ["", "-wal"] {
         let file = path + suffix
-        if let data = FileManager.default.contents(atPath: file) { parts.append("\(suffix):\(data.hashValue):\(data.count)") }
+        if let data = FileManager.default.contents(atPath: file) {
+            parts.append("\(suffix):\(data.hashValue):\(data.count)")
+        }
     }
     return parts
 }
@@ -42,13 +45,17 @@ struct FixtureHandler: ProductHandler {
         if effect.name == "activate" { domain["bank"] = effect.payload["bank"] }
     }
 
-    func perform(request name: String, payload: [String: TourValue], secrets: [String: Secret]) async -> GateStatus {
+    func perform(request name: String, payload: [String: TourValue], secrets: [String: Secret]) async
+        -> GateStatus
+    {
         payload["username"] == "offline" ? .unavailable : .granted
     }
 }
 
 func fixtureProduct(app: String = "test") -> Product {
-    Product(catalog: Fixtures.catalog(app: app), handler: FixtureHandler(), currentVersion: "2.5", launchSignals: [])
+    Product(
+        catalog: Fixtures.catalog(app: app), handler: FixtureHandler(), currentVersion: "2.5",
+        launchSignals: [])
 }
 
 /// A small seeded generator so a failing random sequence can be replayed.
@@ -69,9 +76,11 @@ func randomEvent(using rng: inout SplitMix64) -> (TourEvent?, wait: Double) {
     let actions: [(String, [String: String])] = [
         ("next", [:]), ("next", [:]), ("next", [:]), ("back", [:]), ("skip", [:]), ("tapTarget", [:]),
         ("save", ["name": "Career"]), ("dismiss", [:]), ("press", ["week": "3"]), ("saveMark", [:]),
-        ("choose", ["apps": "A,B"]), ("choose", ["apps": ""]), ("select", ["level": "hard"]), ("grantScreenTime", [:]),
+        ("choose", ["apps": "A,B"]), ("choose", ["apps": ""]), ("select", ["level": "hard"]),
+        ("grantScreenTime", [:]),
         ("grantHealth", [:]), ("go", [:]), ("connect", ["username": "W1AW", "password": "hunter2"]),
-        ("connect", ["username": "offline", "password": "pw"]), ("later", [:]), ("close", [:]), ("backdrop", [:]),
+        ("connect", ["username": "offline", "password": "pw"]), ("later", [:]), ("close", [:]),
+        ("backdrop", [:]),
         ("swipeLeft", [:]), ("fly", [:]),
     ]
     switch Int.random(in: 0..<20, using: &rng) {

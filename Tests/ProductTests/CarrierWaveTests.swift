@@ -7,19 +7,25 @@ import TourRuntime
 struct CarrierWaveTests {
     let intro = CarrierWaveCatalog.intro
 
-    func journey(online: Bool = true, rejected: Set<String> = [], credentials: StubCredentialStore = StubCredentialStore(),
-        database: OnboardingDatabase? = nil) throws -> Journey
-    {
-        try Journey(CarrierWaveCatalog.product(
-            credentials: credentials, connector: StubServiceConnector(online: online, rejectedPasswords: rejected)),
+    func journey(
+        online: Bool = true, rejected: Set<String> = [],
+        credentials: StubCredentialStore = StubCredentialStore(),
+        database: OnboardingDatabase? = nil
+    ) throws -> Journey {
+        try Journey(
+            CarrierWaveCatalog.product(
+                credentials: credentials,
+                connector: StubServiceConnector(online: online, rejectedPasswords: rejected)),
             database: database)
     }
 
     @Test func theIntroShowsItsFiveScreensOnFirstLaunch() async throws {
         let journey = try journey()
         try await journey.launch()
-        let titles = ["Welcome to Carrier Wave", "One Log, Many Destinations", "Let's Connect Your First Service",
-            "More Services Available", "We'd Love Your Feedback"]
+        let titles = [
+            "Welcome to Carrier Wave", "One Log, Many Destinations", "Let's Connect Your First Service",
+            "More Services Available", "We'd Love Your Feedback",
+        ]
         #expect(try await journey.card()?.title == titles[0])
         #expect(try await journey.card()?.progress?.description == "Step 1 of 5")
         try await journey.act("next")
@@ -57,7 +63,10 @@ struct CarrierWaveTests {
         #expect(credentials.password(service: "qrz", account: "W1AW") == "s3cret-pass")
         #expect(try await journey.state()["accounts"] == ["qrz": "W1AW"])
         let journal = try journey.database.journal()
-        #expect(!journal.contains { $0.eventJSON.contains("s3cret-pass") || $0.effectsJSON.contains("s3cret-pass") })
+        #expect(
+            !journal.contains {
+                $0.eventJSON.contains("s3cret-pass") || $0.effectsJSON.contains("s3cret-pass")
+            })
         #expect(journal.contains { $0.eventJSON.contains("‹redacted›") })
     }
 
@@ -81,7 +90,10 @@ struct CarrierWaveTests {
         try await offline.refuses("configureLater")
         try await offline.act("connect", ["username": "W1AW", "password": "pw"])
         try await offline.expect(intro, "connectQRZ")
-        #expect(try await offline.card()?.notices == ["No network connection. Skip this step and configure qrz later in Settings."])
+        #expect(
+            try await offline.card()?.notices == [
+                "No network connection. Skip this step and configure qrz later in Settings."
+            ])
         try await offline.act("configureLater")
         try await offline.expect(intro, "moreServices")
         #expect(try await offline.state()["accounts"] == nil)
@@ -94,7 +106,10 @@ struct CarrierWaveTests {
         try await journey.act("next")
         try await journey.act("connect", ["username": "W1AW", "password": "wrong"])
         try await journey.expect(intro, "connectQRZ")
-        #expect(try await journey.card()?.notices == ["qrz did not accept those credentials. Check them and try again."])
+        #expect(
+            try await journey.card()?.notices == [
+                "qrz did not accept those credentials. Check them and try again."
+            ])
         try await journey.refuses("configureLater")
     }
 

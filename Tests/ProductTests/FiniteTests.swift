@@ -29,17 +29,34 @@ struct FiniteTests {
 
     @Test func eachStepShowsTheSeedsContent() async throws {
         let expected: [(StepID, String, String, String?)] = [
-            ("gridIntro", "Your Life in Weeks", "Each dot is one week of your life.\nThe filled ones are behind you.", "Tap anywhere to continue"),
+            (
+                "gridIntro", "Your Life in Weeks",
+                "Each dot is one week of your life.\nThe filled ones are behind you.",
+                "Tap anywhere to continue"
+            ),
             ("currentWeek", "You Are Here", "This glowing dot is today.\nTap it.", "Tap the glowing week"),
-            ("viewModesIntro", "Three Perspectives", "See your life through different lenses.\nSwipe left to try.", "Swipe left on the grid"),
-            ("chaptersExplanation", "Life Chapters", "Color your past by adding life chapters—school, career, adventures.", "Tap to continue"),
+            (
+                "viewModesIntro", "Three Perspectives",
+                "See your life through different lenses.\nSwipe left to try.", "Swipe left on the grid"
+            ),
+            (
+                "chaptersExplanation", "Life Chapters",
+                "Color your past by adding life chapters—school, career, adventures.", "Tap to continue"
+            ),
             ("addPhase", "Add Your First Chapter", "Let's add your first chapter.", nil),
-            ("markWeek", "Reflect on a Week", "Long-press any past week to record how it felt.", "Long-press any filled week"),
-            ("complete", "You're Ready", "Take your time. Reflect weekly.\nYour life is finite—make it count.", nil),
+            (
+                "markWeek", "Reflect on a Week", "Long-press any past week to record how it felt.",
+                "Long-press any filled week"
+            ),
+            (
+                "complete", "You're Ready",
+                "Take your time. Reflect weekly.\nYour life is finite—make it count.", nil
+            ),
         ]
         let journey = try await started()
         let moves: [(String, [String: String])] = [
-            ("next", [:]), ("tapCurrentWeek", [:]), ("swipeToChapters", [:]), ("next", [:]), ("dismissPhase", [:]),
+            ("next", [:]), ("tapCurrentWeek", [:]), ("swipeToChapters", [:]), ("next", [:]),
+            ("dismissPhase", [:]),
             ("longPressWeek", ["week": "10"]), ("saveMark", [:]),
         ]
         var index = 0
@@ -97,7 +114,9 @@ struct FiniteTests {
     @Test func thePhaseModalAdvancesOnSaveOrDismissAndSaveStoresThePhase() async throws {
         for save in [true, false] {
             let journey = try await started()
-            for action in ["next", "tapCurrentWeek", "swipeToChapters", "next"] { try await journey.act(action) }
+            for action in ["next", "tapCurrentWeek", "swipeToChapters", "next"] {
+                try await journey.act(action)
+            }
             if save {
                 try await journey.act("savePhase", ["name": "High school", "startYear": "2004"])
             } else {
@@ -118,11 +137,15 @@ struct FiniteTests {
 
     @Test func markingAWeekNeedsTheLongPressThenStoresTheWeek() async throws {
         let journey = try await started()
-        for action in ["next", "tapCurrentWeek", "swipeToChapters", "next", "dismissPhase"] { try await journey.act(action) }
+        for action in ["next", "tapCurrentWeek", "swipeToChapters", "next", "dismissPhase"] {
+            try await journey.act(action)
+        }
         #expect(try await journey.card()?.anchor == "filledWeeks")
         try #require(try await journey.refuses("saveMark"))
         // 1990-05-01 to 2026-01-05 is 1861 whole weeks; week 1862 is not lived yet.
-        #expect(try await journey.refuses("longPressWeek", ["week": "1862"])?.reason == "week must be a whole number 1...1861")
+        #expect(
+            try await journey.refuses("longPressWeek", ["week": "1862"])?.reason
+                == "week must be a whole number 1...1861")
         try await journey.act("longPressWeek", ["week": "1861"])
         try await journey.act("saveMark", ["note": "a calm week"])
         #expect(try await journey.state()["markedWeeks"] == [["week": 1861, "note": "a calm week"]])
@@ -131,7 +154,9 @@ struct FiniteTests {
 
     @Test func withNoFilledWeeksTheFirstWeeksAreSpotlighted() async throws {
         let journey = try await started(birthDate: nil)
-        for action in ["next", "tapCurrentWeek", "swipeToChapters", "next", "dismissPhase"] { try await journey.act(action) }
+        for action in ["next", "tapCurrentWeek", "swipeToChapters", "next", "dismissPhase"] {
+            try await journey.act(action)
+        }
         #expect(try await journey.card()?.anchor == "firstWeeks")
         try await journey.refuses("longPressWeek", ["week": "5"])
         try await journey.act("longPressWeek", ["week": "4"])
@@ -141,7 +166,9 @@ struct FiniteTests {
 
     @Test func theLastStepCannotBeSkippedAndDismissesItselfAfterTwoAndAHalfSeconds() async throws {
         let journey = try await started()
-        for action in ["next", "tapCurrentWeek", "swipeToChapters", "next", "dismissPhase"] { try await journey.act(action) }
+        for action in ["next", "tapCurrentWeek", "swipeToChapters", "next", "dismissPhase"] {
+            try await journey.act(action)
+        }
         try await journey.act("longPressWeek", ["week": "3"])
         try await journey.act("saveMark")
         #expect(try await journey.card()?.progress == StepProgress(step: 6, total: 6))
@@ -154,7 +181,10 @@ struct FiniteTests {
         #expect(try await journey.status(flow) == .completed)
     }
 
-    @Test(arguments: ["gridIntro", "currentWeek", "viewModesIntro", "chaptersExplanation", "addPhase", "markWeek"] as [StepID])
+    @Test(
+        arguments: [
+            "gridIntro", "currentWeek", "viewModesIntro", "chaptersExplanation", "addPhase", "markWeek",
+        ] as [StepID])
     func skipDismissesFromEveryStepButTheLastAndNeverShowsAgain(at step: StepID) async throws {
         let journey = try await started()
         let path: [String] = ["next", "tapCurrentWeek", "swipeToChapters", "next", "dismissPhase"]
@@ -173,7 +203,9 @@ struct FiniteTests {
 
     @Test func neverShowsAgainAfterCompletion() async throws {
         let journey = try await started()
-        for action in ["next", "tapCurrentWeek", "swipeToChapters", "next", "dismissPhase"] { try await journey.act(action) }
+        for action in ["next", "tapCurrentWeek", "swipeToChapters", "next", "dismissPhase"] {
+            try await journey.act(action)
+        }
         try await journey.act("longPressWeek", ["week": "3"])
         try await journey.act("saveMark")
         try await journey.wait(2.5)

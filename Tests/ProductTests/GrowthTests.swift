@@ -8,15 +8,23 @@ struct GrowthTests {
     let tour = GrowthCatalog.appTour
 
     final class Store: @unchecked Sendable {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("profiles-\(UUID().uuidString).json").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "profiles-\(UUID().uuidString).json"
+        ).path
         deinit { try? FileManager.default.removeItem(atPath: path) }
         func contents() -> [String: String] {
-            (FileManager.default.contents(atPath: path)).flatMap { try? JSONDecoder().decode([String: String].self, from: $0) } ?? [:]
+            (FileManager.default.contents(atPath: path)).flatMap {
+                try? JSONDecoder().decode([String: String].self, from: $0)
+            } ?? [:]
         }
     }
 
-    func journey(user: String = "ann", store: Store, online: Bool = true, database: OnboardingDatabase? = nil) throws -> Journey {
-        try Journey(GrowthCatalog.product(profiles: FileProfileStore(path: store.path, online: online)), user: user, database: database)
+    func journey(user: String = "ann", store: Store, online: Bool = true, database: OnboardingDatabase? = nil)
+        throws -> Journey
+    {
+        try Journey(
+            GrowthCatalog.product(profiles: FileProfileStore(path: store.path, online: online)), user: user,
+            database: database)
     }
 
     @Test func theTourStartsOnTheFirstDashboardVisitAfterOnboarding() async throws {

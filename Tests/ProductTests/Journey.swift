@@ -68,13 +68,15 @@ struct Journey {
     /// The action is refused, naming the step, and nothing in the database changes.
     @discardableResult
     func refuses(
-        _ action: String, _ parameters: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation
+        _ action: String, _ parameters: [String: String] = [:],
+        sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> TourRefusal? {
         let before = try database.journal().count
         let stateBefore = try await snapshot()
         do {
             try await session.send(.actionPerformed(action, parameters: parameters))
-            Issue.record("\(app): '\(action)' was accepted at \(where_(stateBefore))", sourceLocation: sourceLocation)
+            Issue.record(
+                "\(app): '\(action)' was accepted at \(where_(stateBefore))", sourceLocation: sourceLocation)
             return nil
         } catch let refusal as TourRefusal {
             #expect(try database.journal().count == before, sourceLocation: sourceLocation)

@@ -7,7 +7,9 @@ import TourRuntime
 struct LockedInTests {
     let flow = LockedInCatalog.onboarding
 
-    func atPermissions(_ permissions: StubPermissionProvider = StubPermissionProvider()) async throws -> Journey {
+    func atPermissions(_ permissions: StubPermissionProvider = StubPermissionProvider()) async throws
+        -> Journey
+    {
         let journey = try Journey(LockedInCatalog.product, permissions: permissions)
         try await journey.launch()
         try await journey.act("next")
@@ -19,12 +21,16 @@ struct LockedInTests {
     }
 
     @Test func aFreshInstallGoesThroughOnboardingToTheDashboardWithASixtyMinuteBank() async throws {
-        let journey = try await atPermissions(StubPermissionProvider(answers: [.screenTime: .granted, .health: .granted]))
+        let journey = try await atPermissions(
+            StubPermissionProvider(answers: [.screenTime: .granted, .health: .granted]))
         try await journey.act("grantScreenTime")
         try await journey.act("grantHealth")
         try await journey.act("next")
         try await journey.expect(flow, "activation")
-        #expect(try await journey.card()?.details == ["Starting Bank: 60 min", "Difficulty: medium", "4 apps blocked"])
+        #expect(
+            try await journey.card()?.details == [
+                "Starting Bank: 60 min", "Difficulty: medium", "4 apps blocked",
+            ])
         let transitions = try await journey.act("letsGo")
         try await journey.expect(nil, nil)
         #expect(try await journey.status(flow) == .completed)
@@ -49,7 +55,9 @@ struct LockedInTests {
         #expect(try await journey.card()?.actions.map(\.name) == ["chooseApps", "back"])
         try await journey.act("chooseApps", ["apps": "Instagram,TikTok,YouTube,Reddit"])
         #expect(try await journey.card()?.details == ["4 apps selected"])
-        #expect(try await journey.refuses("chooseApps", ["apps": ""])?.reason == "chooseApps needs apps=VALUE; its parameters: apps")
+        #expect(
+            try await journey.refuses("chooseApps", ["apps": ""])?.reason
+                == "chooseApps needs apps=VALUE; its parameters: apps")
     }
 
     @Test func fourDifficultiesWithMediumPreselected() async throws {
@@ -62,8 +70,9 @@ struct LockedInTests {
         try await journey.act("next")
         #expect(try await journey.card()?.body == "Selected: medium")
         #expect(try await journey.card()?.details.count == 4)
-        #expect(try await journey.refuses("selectDifficulty", ["difficulty": "insane"])?.reason
-            == "difficulty must be one of easy, medium, hard, extreme")
+        #expect(
+            try await journey.refuses("selectDifficulty", ["difficulty": "insane"])?.reason
+                == "difficulty must be one of easy, medium, hard, extreme")
         try await journey.act("selectDifficulty", ["difficulty": "HARD"])
         #expect(try await journey.card()?.body == "Selected: hard")
     }
@@ -79,14 +88,21 @@ struct LockedInTests {
         let journey = try await atPermissions(StubPermissionProvider(answers: [.health: .denied]))
         try await journey.act("grantScreenTime")
         try await journey.act("grantHealth")
-        #expect(try await journey.card()?.notices == ["Screen Time access granted.", LockedInCatalog.healthDeniedMessage])
+        #expect(
+            try await journey.card()?.notices == [
+                "Screen Time access granted.", LockedInCatalog.healthDeniedMessage,
+            ])
         try await journey.act("next")
         try await journey.expect(flow, "activation")
     }
 
     @Test func alreadyAuthorizedPermissionsShowSuccessAtOnce() async throws {
-        let journey = try await atPermissions(StubPermissionProvider(statuses: [.screenTime: .granted, .health: .granted]))
-        #expect(try await journey.card()?.notices == ["Screen Time access granted.", "Apple Health access granted."])
+        let journey = try await atPermissions(
+            StubPermissionProvider(statuses: [.screenTime: .granted, .health: .granted]))
+        #expect(
+            try await journey.card()?.notices == [
+                "Screen Time access granted.", "Apple Health access granted.",
+            ])
         #expect(journey.permissions.requests.isEmpty)
         try await journey.act("next")
         try await journey.expect(flow, "activation")

@@ -46,7 +46,9 @@ struct MoodTrackerTests {
         try await journey.act("swipeUp")
         try await journey.act("swipeRight")
         try await journey.expect(tutorial, "swipeToSelect")
-        let moods = try await journey.state()["moodEntries"]?.listValue?.compactMap { $0.objectValue?["mood"] }
+        let moods = try await journey.state()["moodEntries"]?.listValue?.compactMap {
+            $0.objectValue?["mood"]
+        }
         #expect(moods == ["bad", "mid", "good"])
         try await journey.act("next")
         try await journey.refuses("swipeLeft")
@@ -112,7 +114,10 @@ struct MoodTrackerTests {
         for _ in 0..<3 { try await journey.act("next") }
         try await journey.send(.replayRequested(nil))
         let effects = try journey.database.journal().map(\.effectsJSON).joined()
-        for name in ["tutorial_started", "tutorial_step_completed", "tutorial_skipped", "tutorial_completed", "tutorial_replayed"] {
+        for name in [
+            "tutorial_started", "tutorial_step_completed", "tutorial_skipped", "tutorial_completed",
+            "tutorial_replayed",
+        ] {
             #expect(effects.contains("\"\(name)\""), "moodtracker tutorial: \(name) not in the journal")
         }
     }

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import TourCore
 import TourFixtures
+
+@testable import TourCore
 
 @Suite("Per-step policies")
 struct StepPolicyTests {
@@ -22,7 +23,9 @@ struct StepPolicyTests {
     @Test func backIsAllowedOnlyWhereTheStepAllowsIt() throws {
         var driver = Driver(Fixtures.engine(Fixtures.form))
         try driver.send(.appLaunched(version: nil))
-        #expect(driver.refuses(.actionPerformed("back", parameters: [:]))?.reason == "going back is not allowed on this step")
+        #expect(
+            driver.refuses(.actionPerformed("back", parameters: [:]))?.reason
+                == "going back is not allowed on this step")
         try driver.act("next")
         try driver.act("choose", ["apps": "A,B"])
         try driver.act("next")
@@ -39,7 +42,8 @@ struct StepPolicyTests {
     }
 
     @Test func aStepIsLeftOutWhenItsConditionDoesNotHold() throws {
-        var driver = Driver(Fixtures.engine(Fixtures.walk), context: ["hasItems": true, "weeks": 5, "filledCount": 5])
+        var driver = Driver(
+            Fixtures.engine(Fixtures.walk), context: ["hasItems": true, "weeks": 5, "filledCount": 5])
         try driver.send(.signal("revealed"))
         try driver.wait(1.5)
         #expect(driver.state[flow: "walk"].plan == ["intro", "tapTarget", "staged", "finale"])
@@ -51,7 +55,8 @@ struct StepPolicyTests {
 
     @Test func anAnchorFallsBackWhenItsTargetIsUnavailable() throws {
         for (filled, expected) in [(0, "first"), (3, "filled")] {
-            var driver = Driver(Fixtures.engine(Fixtures.walk), context: ["weeks": 5, "filledCount": .int(filled)])
+            var driver = Driver(
+                Fixtures.engine(Fixtures.walk), context: ["weeks": 5, "filledCount": .int(filled)])
             try driver.send(.signal("revealed"))
             try driver.wait(1.5)
             for action in ["next", "tapTarget", "dismiss"] { try driver.act(action) }

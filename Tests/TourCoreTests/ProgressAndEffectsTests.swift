@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import TourCore
 import TourFixtures
+
+@testable import TourCore
 
 @Suite("Progress, effects and refusals")
 struct ProgressAndEffectsTests {
@@ -42,15 +43,19 @@ struct ProgressAndEffectsTests {
         try driver.wait(0.5)
         try driver.act("next")
         let event = driver.effects.compactMap { if case .analytics(let a) = $0 { a } else { nil } }.first
-        #expect(event == AnalyticsEvent(name: "tutorial_step_completed",
-            properties: ["flow": "tutorial", "step": "swipe", "stepIndex": 1, "stepCount": 3]))
+        #expect(
+            event
+                == AnalyticsEvent(
+                    name: "tutorial_step_completed",
+                    properties: ["flow": "tutorial", "step": "swipe", "stepIndex": 1, "stepCount": 3]))
         try driver.act("next")
         try driver.act("next")
         #expect(driver.analytics == ["tutorial_step_completed", "tutorial_completed"])
     }
 
     @Test func freeActionsWorkWithNoCardAndWhereAStepLetsThemThrough() throws {
-        let swipe = StepAction("swipeLeft", outcome: .stay, effects: [.product("mood", payload: ["mood": .literal("bad")])])
+        let swipe = StepAction(
+            "swipeLeft", outcome: .stay, effects: [.product("mood", payload: ["mood": .literal("bad")])])
         var driver = Driver(Fixtures.engine(Fixtures.tutorial, free: [swipe]))
         try driver.act("swipeLeft")
         #expect(driver.products == [ProductEffect(name: "mood", payload: ["mood": "bad"])])
@@ -61,7 +66,9 @@ struct ProgressAndEffectsTests {
         #expect(driver.step == "swipe")
         #expect(driver.products.count == 1)
         try driver.act("next")
-        #expect(driver.refuses(.actionPerformed("swipeLeft", parameters: [:]))?.reason == "this step does not accept 'swipeLeft'")
+        #expect(
+            driver.refuses(.actionPerformed("swipeLeft", parameters: [:]))?.reason
+                == "this step does not accept 'swipeLeft'")
     }
 
     @Test func aRefusalNamesFlowStepAndAllowedActionsAndChangesNothing() throws {
@@ -70,9 +77,14 @@ struct ProgressAndEffectsTests {
         try driver.act("next")
         let before = driver.state
         let refusal = try #require(driver.refuses(.actionPerformed("next", parameters: [:])))
-        #expect(refusal == TourRefusal(flow: "form", step: "pick", attempted: "next", reason: "Select at least one app.",
-            allowed: ["choose", "back"]))
-        #expect(refusal.description == "refused 'next' (form step pick): Select at least one app. Allowed now: choose, back")
+        #expect(
+            refusal
+                == TourRefusal(
+                    flow: "form", step: "pick", attempted: "next", reason: "Select at least one app.",
+                    allowed: ["choose", "back"]))
+        #expect(
+            refusal.description
+                == "refused 'next' (form step pick): Select at least one app. Allowed now: choose, back")
         #expect(driver.state == before)
     }
 
@@ -91,7 +103,9 @@ struct ProgressAndEffectsTests {
         try driver.act("next")
         let effects = try driver.act("connect", ["username": "W1AW", "password": "hunter2"])
         let record = try #require(driver.records.last)
-        #expect(record.event == .actionPerformed("connect", parameters: ["username": "W1AW", "password": "‹redacted›"]))
+        #expect(
+            record.event
+                == .actionPerformed("connect", parameters: ["username": "W1AW", "password": "‹redacted›"]))
         let encoded = String(decoding: try JSONEncoder().encode(effects), as: UTF8.self)
         #expect(encoded.contains("W1AW"))
         #expect(!encoded.contains("hunter2"))

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import TourCore
 import TourFixtures
+
+@testable import TourCore
 
 @Suite("How steps complete")
 struct StepCompletionTests {
@@ -63,7 +64,8 @@ struct StepCompletionTests {
         for action in ["next", "tapTarget", "dismiss"] { try driver.act(action) }
         let refusal = try #require(driver.refuses(.actionPerformed("press", parameters: ["week": "21"])))
         #expect(refusal.reason == "week must be a whole number 1...20")
-        let unknown = try #require(driver.refuses(.actionPerformed("press", parameters: ["week": "3", "mood": "x"])))
+        let unknown = try #require(
+            driver.refuses(.actionPerformed("press", parameters: ["week": "3", "mood": "x"])))
         #expect(unknown.reason.contains("'mood' is not a parameter of press"))
     }
 
@@ -82,8 +84,9 @@ struct StepCompletionTests {
         try driver.act("next")
         #expect(driver.step == "level")
         #expect(driver.card?.body == "medium")
-        #expect(driver.refuses(.actionPerformed("select", parameters: ["level": "extreme"]))?.reason
-            == "level must be one of easy, medium, hard")
+        #expect(
+            driver.refuses(.actionPerformed("select", parameters: ["level": "extreme"]))?.reason
+                == "level must be one of easy, medium, hard")
     }
 
     @Test func aTimedStepCompletesByItselfWhenTimePasses() throws {
@@ -159,9 +162,11 @@ struct GateTests {
         try driver.act("next")
         #expect(driver.refuses(.actionPerformed("later", parameters: [:]))?.reason == "only without network")
         let effects = try driver.act("connect", ["username": "W1AW", "password": "hunter2"])
-        guard case .request(_, _, let payload, let secrets)? = effects.first(where: {
-            if case .request = $0 { true } else { false }
-        }) else {
+        guard
+            case .request(_, _, let payload, let secrets)? = effects.first(where: {
+                if case .request = $0 { true } else { false }
+            })
+        else {
             Issue.record("no request effect")
             return
         }
@@ -184,6 +189,8 @@ struct GateTests {
     @Test func anAnswerNobodyWaitsForIsRefused() throws {
         var driver = Driver(Fixtures.engine(Fixtures.form))
         try driver.send(.appLaunched(version: nil))
-        #expect(driver.refuses(.gateAnswered("screenTime", .granted))?.reason == "no step showing now waits for screenTime")
+        #expect(
+            driver.refuses(.gateAnswered("screenTime", .granted))?.reason
+                == "no step showing now waits for screenTime")
     }
 }

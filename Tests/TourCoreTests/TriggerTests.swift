@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import TourCore
 import TourFixtures
+
+@testable import TourCore
 
 @Suite("What starts a flow")
 struct TriggerTests {
@@ -42,11 +43,15 @@ struct TriggerTests {
         try driver.send(.gateAnswered("screenTime", .granted))
         try driver.act("next")
         try driver.act("go")
-        #expect(driver.products == [ProductEffect(name: "activate", payload: ["level": "medium", "bank": 60])])
+        #expect(
+            driver.products == [ProductEffect(name: "activate", payload: ["level": "medium", "bank": 60])])
         try driver.send(.featureVisited("dashboard"))
         #expect(driver.step == "s1")
         #expect(driver.card?.progress?.description == "Step 1 of 3")
-        #expect(driver.card?.actions == [CardAction(name: "next", label: "Next"), CardAction(name: "skip", label: "Skip Tour")])
+        #expect(
+            driver.card?.actions == [
+                CardAction(name: "next", label: "Next"), CardAction(name: "skip", label: "Skip Tour"),
+            ])
         try driver.act("next")
         #expect(driver.card?.actions.map(\.label) == ["Next", "Previous", "Skip Tour"])
         #expect(driver.card?.anchor == "view2")
@@ -99,7 +104,9 @@ struct TriggerTests {
 
     @Test func anInvalidVersionIsRefused() throws {
         let driver = Driver(Fixtures.engine(Fixtures.intro))
-        #expect(driver.refuses(.appLaunched(version: "two"))?.reason == "app version 'two' is not a dotted version number such as 2.5")
+        #expect(
+            driver.refuses(.appLaunched(version: "two"))?.reason
+                == "app version 'two' is not a dotted version number such as 2.5")
     }
 
     @Test func versionsCompareNumerically() {

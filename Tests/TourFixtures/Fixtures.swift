@@ -8,23 +8,33 @@ public enum Fixtures {
     public static let walk = FlowDefinition(
         "walk", name: "Walkthrough",
         steps: [
-            StepDefinition("intro", StepContent(title: "Intro", body: "Hello", hint: "Tap anywhere to continue"),
+            StepDefinition(
+                "intro", StepContent(title: "Intro", body: "Hello", hint: "Tap anywhere to continue"),
                 actions: [.next()], canSkip: true),
-            StepDefinition("tapTarget", StepContent(title: "Tap", body: "Tap it", anchor: Anchor("currentWeek")),
+            StepDefinition(
+                "tapTarget", StepContent(title: "Tap", body: "Tap it", anchor: Anchor("currentWeek")),
                 actions: [StepAction("tapTarget", outcome: .advance, celebrates: true)], canSkip: true),
-            StepDefinition("modal", StepContent(title: "Modal", body: "Add one"),
+            StepDefinition(
+                "modal", StepContent(title: "Modal", body: "Add one"),
                 actions: [
-                    StepAction("save", fills: ["name"], requiredParameters: ["name"], outcome: .advance,
+                    StepAction(
+                        "save", fills: ["name"], requiredParameters: ["name"], outcome: .advance,
                         effects: [.product("stored", payload: ["name": .parameter("name")])],
                         celebrates: true, haptic: .impactMedium),
                     StepAction("dismiss", outcome: .advance, celebrates: true),
                 ],
                 canSkip: true, includedWhen: .not(.flag("hasItems"))),
-            StepDefinition("staged", StepContent(title: "Staged", body: "Press then save",
-                anchor: Anchor("filled", fallback: "first", availableWhen: .atLeast("filledCount", 1))),
+            StepDefinition(
+                "staged",
+                StepContent(
+                    title: "Staged", body: "Press then save",
+                    anchor: Anchor("filled", fallback: "first", availableWhen: .atLeast("filledCount", 1))),
                 actions: [
-                    StepAction("press", fills: ["week"], requiredParameters: ["week"], outcome: .stage, haptic: .impactMedium),
-                    StepAction("saveMark", outcome: .advance,
+                    StepAction(
+                        "press", fills: ["week"], requiredParameters: ["week"], outcome: .stage,
+                        haptic: .impactMedium),
+                    StepAction(
+                        "saveMark", outcome: .advance,
                         preconditions: [.performed("press", message: "press a week first")],
                         effects: [.product("marked", payload: ["week": .field("week")])], celebrates: true),
                 ],
@@ -34,34 +44,48 @@ public enum Fixtures {
         fields: [FieldSpec("name", .text), FieldSpec("week", .integer(minimum: 1, maximumKey: "weeks"))],
         triggers: [Trigger(.signal("revealed"), delay: 1.5)], skip: .recordSkipped, interruption: .resume,
         countsTerminalStep: false,
-        haptics: HapticMap(stepEntered: .impactLight, actionCompleted: .notificationSuccess, skipped: .impactMedium,
+        haptics: HapticMap(
+            stepEntered: .impactLight, actionCompleted: .notificationSuccess, skipped: .impactMedium,
             completed: .notificationSuccess))
 
     public static let form = FlowDefinition(
         "form", name: "Onboarding",
         steps: [
-            StepDefinition("welcome", StepContent(title: "Welcome", body: "Hi"), actions: [.next(label: "GET STARTED")]),
-            StepDefinition("pick", StepContent(title: "Pick", body: "{#apps|app|apps} selected"),
-                actions: [StepAction("choose", fills: ["apps"], requiredParameters: ["apps"], outcome: .stay),
-                          .next(preconditions: [.fieldsValid])],
+            StepDefinition(
+                "welcome", StepContent(title: "Welcome", body: "Hi"), actions: [.next(label: "GET STARTED")]),
+            StepDefinition(
+                "pick", StepContent(title: "Pick", body: "{#apps|app|apps} selected"),
+                actions: [
+                    StepAction("choose", fills: ["apps"], requiredParameters: ["apps"], outcome: .stay),
+                    .next(preconditions: [.fieldsValid]),
+                ],
                 validates: ["apps"], canGoBack: true),
-            StepDefinition("level", StepContent(title: "Level", body: "{level}"),
-                actions: [StepAction("select", fills: ["level"], requiredParameters: ["level"], outcome: .stay), .next()],
+            StepDefinition(
+                "level", StepContent(title: "Level", body: "{level}"),
+                actions: [
+                    StepAction("select", fills: ["level"], requiredParameters: ["level"], outcome: .stay),
+                    .next(),
+                ],
                 canGoBack: true),
-            StepDefinition("perms", StepContent(title: "Perms", body: "Grant"),
+            StepDefinition(
+                "perms", StepContent(title: "Perms", body: "Grant"),
                 actions: [
                     StepAction("grantScreenTime", outcome: .request(gate: "screenTime")),
                     StepAction("grantHealth", outcome: .request(gate: "health")),
                     .next(preconditions: [.requiredGatesGranted]),
                 ],
                 gates: [
-                    .permission("screenTime", .screenTime, required: true, deniedMessage: "Screen Time is required.",
+                    .permission(
+                        "screenTime", .screenTime, required: true, deniedMessage: "Screen Time is required.",
                         grantedMessage: "Screen Time granted"),
-                    .permission("health", .health, required: false, deniedMessage: "Workouts will not be tracked.",
+                    .permission(
+                        "health", .health, required: false, deniedMessage: "Workouts will not be tracked.",
                         grantedMessage: "Health granted"),
                 ],
                 canGoBack: true),
-            StepDefinition("done", StepContent(title: "Done", body: "Bank"), actions: [StepAction("go", outcome: .advance)]),
+            StepDefinition(
+                "done", StepContent(title: "Done", body: "Bank"),
+                actions: [StepAction("go", outcome: .advance)]),
         ],
         fields: [
             FieldSpec("apps", .list, rule: .minimumCount(1), ruleMessage: "Select at least one app."),
@@ -73,18 +97,32 @@ public enum Fixtures {
     public static let intro = FlowDefinition(
         "intro", name: "Intro",
         steps: [
-            StepDefinition("hello", StepContent(title: "Hello", body: "Hi"), actions: [.next()], canSkip: true),
-            StepDefinition("connect", StepContent(title: "Connect", body: "Credentials"),
+            StepDefinition(
+                "hello", StepContent(title: "Hello", body: "Hi"), actions: [.next()], canSkip: true),
+            StepDefinition(
+                "connect", StepContent(title: "Connect", body: "Credentials"),
                 actions: [
-                    StepAction("connect", fills: ["username", "password"], requiredParameters: ["username", "password"],
+                    StepAction(
+                        "connect", fills: ["username", "password"],
+                        requiredParameters: ["username", "password"],
                         outcome: .request(gate: "connection")),
-                    StepAction("later", outcome: .advance,
-                        preconditions: [.gate("connection", in: [.unavailable], message: "only without network")]),
+                    StepAction(
+                        "later", outcome: .advance,
+                        preconditions: [
+                            .gate("connection", in: [.unavailable], message: "only without network")
+                        ]),
                 ],
-                gates: [Gate("connection", .request("connect"), required: false, deniedMessage: "Wrong credentials",
-                    grantedMessage: "Connected", unavailableMessage: "No network", advancesWhenGranted: true)],
+                gates: [
+                    Gate(
+                        "connection", .request("connect"), required: false,
+                        deniedMessage: "Wrong credentials",
+                        grantedMessage: "Connected", unavailableMessage: "No network",
+                        advancesWhenGranted: true)
+                ],
                 canSkip: true),
-            StepDefinition("bye", StepContent(title: "Bye", body: "Done"), actions: [.next(label: "Done")], canSkip: true),
+            StepDefinition(
+                "bye", StepContent(title: "Bye", body: "Done"), actions: [.next(label: "Done")], canSkip: true
+            ),
         ],
         fields: [FieldSpec("username", .text), FieldSpec("password", .secret)],
         triggers: [Trigger(.launch)], skip: .countsAsCompleted, replay: .resetAndPresent)
@@ -92,8 +130,12 @@ public enum Fixtures {
     public static let tip = FlowDefinition(
         "tip", name: "Tip",
         steps: [
-            StepDefinition("a", StepContent(title: "A", body: "a"), actions: [.next(), StepAction("close", outcome: .dismissFlow)]),
-            StepDefinition("b", StepContent(title: "B", body: "b"), actions: [.next(), StepAction("close", outcome: .dismissFlow)]),
+            StepDefinition(
+                "a", StepContent(title: "A", body: "a"),
+                actions: [.next(), StepAction("close", outcome: .dismissFlow)]),
+            StepDefinition(
+                "b", StepContent(title: "B", body: "b"),
+                actions: [.next(), StepAction("close", outcome: .dismissFlow)]),
         ],
         triggers: [Trigger(.visit("feature"))], skip: .countsAsCompleted)
 
@@ -106,8 +148,11 @@ public enum Fixtures {
     public static let tour = FlowDefinition(
         "tour", name: "Tour",
         steps: (1...3).map { index in
-            StepDefinition(StepID("s\(index)"), StepContent(title: "S\(index)", body: "b",
-                anchor: Anchor("view\(index)", highlightPadding: 8, popover: .below)),
+            StepDefinition(
+                StepID("s\(index)"),
+                StepContent(
+                    title: "S\(index)", body: "b",
+                    anchor: Anchor("view\(index)", highlightPadding: 8, popover: .below)),
                 actions: [.next(label: index == 3 ? "Done" : "Next")], canSkip: true, canGoBack: true,
                 backLabel: "Previous", skipLabel: "Skip Tour")
         },
@@ -116,15 +161,19 @@ public enum Fixtures {
     public static let tutorial = FlowDefinition(
         "tutorial", name: "Tutorial",
         steps: [
-            StepDefinition("swipe", StepContent(title: "Swipe", body: "b"), actions: [.next()], canSkip: true,
+            StepDefinition(
+                "swipe", StepContent(title: "Swipe", body: "b"), actions: [.next()], canSkip: true,
                 passThrough: ["swipeLeft"]),
-            StepDefinition("history", StepContent(title: "History", body: "b"), actions: [.next()], canSkip: true),
-            StepDefinition("set", StepContent(title: "Set", body: "b"),
+            StepDefinition(
+                "history", StepContent(title: "History", body: "b"), actions: [.next()], canSkip: true),
+            StepDefinition(
+                "set", StepContent(title: "Set", body: "b"),
                 actions: [.next(label: "Get Started"), StepAction("backdrop", outcome: .advance)]),
         ],
         triggers: [Trigger(.launch, delay: 0.5)], skip: .recordsNothing, interruption: .discard,
         replay: .presentWithoutRecording,
-        analytics: AnalyticsNames(started: "tutorial_started", stepCompleted: "tutorial_step_completed",
+        analytics: AnalyticsNames(
+            started: "tutorial_started", stepCompleted: "tutorial_step_completed",
             skipped: "tutorial_skipped", completed: "tutorial_completed", replayed: "tutorial_replayed"))
 
     public static func engine(_ flows: FlowDefinition..., free: [StepAction] = []) -> TourEngine {
@@ -135,7 +184,11 @@ public enum Fixtures {
     public static func catalog(app: String = "test") -> TourCatalog {
         TourCatalog(
             app: app, flows: [form, walk, intro, tip, prompt, tour, tutorial],
-            freeActions: [StepAction("swipeLeft", outcome: .stay, effects: [.product("mood", payload: ["mood": .literal("bad")])])])
+            freeActions: [
+                StepAction(
+                    "swipeLeft", outcome: .stay,
+                    effects: [.product("mood", payload: ["mood": .literal("bad")])])
+            ])
     }
 }
 
@@ -163,7 +216,9 @@ public struct Driver {
     }
 
     @discardableResult
-    public mutating func act(_ action: String, _ parameters: [String: String] = [:]) throws(TourRefusal) -> [TourEffect] {
+    public mutating func act(_ action: String, _ parameters: [String: String] = [:]) throws(TourRefusal)
+        -> [TourEffect]
+    {
         try send(.actionPerformed(action, parameters: parameters))
     }
 
@@ -175,9 +230,15 @@ public struct Driver {
     public var card: Card? { engine.card(in: state, context: context) }
     public var step: StepID? { card?.step }
     public func status(_ flow: FlowID) -> FlowStatus { state[flow: flow].status }
-    public var haptics: [HapticFeedback] { effects.compactMap { if case .haptic(let h) = $0 { h } else { nil } } }
-    public var analytics: [String] { effects.compactMap { if case .analytics(let a) = $0 { a.name } else { nil } } }
-    public var products: [ProductEffect] { effects.compactMap { if case .product(let p) = $0 { p } else { nil } } }
+    public var haptics: [HapticFeedback] {
+        effects.compactMap { if case .haptic(let h) = $0 { h } else { nil } }
+    }
+    public var analytics: [String] {
+        effects.compactMap { if case .analytics(let a) = $0 { a.name } else { nil } }
+    }
+    public var products: [ProductEffect] {
+        effects.compactMap { if case .product(let p) = $0 { p } else { nil } }
+    }
 
     /// Asserts the event is refused and that nothing changed.
     public func refuses(_ event: TourEvent) -> TourRefusal? {

@@ -17,9 +17,11 @@ private func product() -> Product {
 struct TourSessionTests {
     @Test func permissionAnswersComeBackAsEventsAndAreRemembered() async throws {
         let database = try OnboardingDatabase.inMemory()
-        let permissions = StubPermissionProvider(statuses: [.health: .granted], answers: [.screenTime: .denied])
+        let permissions = StubPermissionProvider(
+            statuses: [.health: .granted], answers: [.screenTime: .denied])
         let haptics = RecordingHaptics()
-        let session = TourSession(product: product(), user: "ann", database: database, haptics: haptics,
+        let session = TourSession(
+            product: product(), user: "ann", database: database, haptics: haptics,
             permissions: permissions, time: .virtual(start: Fixtures.t0))
         try await session.send(.appLaunched(version: "2.5"))
         try await session.send(.actionPerformed("next", parameters: [:]))
@@ -30,26 +32,37 @@ struct TourSessionTests {
         #expect(entering.count == 2)
         #expect(try await session.snapshot().card?.notices == ["Health granted"])
         let asked = try await session.send(.actionPerformed("grantScreenTime", parameters: [:]))
-        #expect(asked.map(\.record.event) == [
-            .actionPerformed("grantScreenTime", parameters: [:]), .gateAnswered("screenTime", .denied),
-        ])
+        #expect(
+            asked.map(\.record.event) == [
+                .actionPerformed("grantScreenTime", parameters: [:]), .gateAnswered("screenTime", .denied),
+            ])
         #expect(permissions.requests == [.screenTime])
         let stored = try database.session(SessionKey(app: "test", user: "ann"), scopes: product().scopes)
         #expect(stored.device["permission.screenTime"] == "denied")
-        await #expect(throws: TourRefusal.self) { try await session.send(.actionPerformed("next", parameters: [:])) }
+        await #expect(throws: TourRefusal.self) {
+            try await session.send(.actionPerformed("next", parameters: [:]))
+        }
     }
 
     @Test func theVirtualClockHoldsAcrossSessionsAndFiresWhatIsDue() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("runtime-\(UUID().uuidString).sqlite").path
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: folder + suffix) } }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "runtime-\(UUID().uuidString).sqlite"
+        ).path
+        defer {
+            for suffix in ["", "-wal", "-shm"] {
+                try? FileManager.default.removeItem(atPath: folder + suffix)
+            }
+        }
         do {
-            let session = TourSession(product: product(), user: "ann", database: try .open(path: folder),
+            let session = TourSession(
+                product: product(), user: "ann", database: try .open(path: folder),
                 time: .virtual(start: Fixtures.t0))
             try await session.send(.signal("revealed"))
             try await session.advanceClock(by: 1.0)
             #expect(try await session.snapshot().card?.flow != "walk")
         }
-        let later = TourSession(product: product(), user: "ann", database: try .open(path: folder),
+        let later = TourSession(
+            product: product(), user: "ann", database: try .open(path: folder),
             time: .virtual(start: Fixtures.t0))
         #expect(try await later.snapshot().now == Fixtures.t0.timeIntervalSince1970 + 1.0)
         try await later.advanceClock(by: 0.5)
@@ -57,7 +70,8 @@ struct TourSessionTests {
     }
 
     @Test func aUICanFollowStateChanges() async throws {
-        let session = TourSession(product: product(), user: "ann", database: try .inMemory(),
+        let session = TourSession(
+            product: product(), user: "ann", database: try .inMemory(),
             time: .virtual(start: Fixtures.t0))
         let updates = await session.updates()
         try await session.send(.appLaunched(version: "2.5"))
@@ -70,10 +84,15 @@ struct TourSessionTests {
     @Test func productSideEffectsWriteDomainState() async throws {
         let database = try OnboardingDatabase.inMemory()
         let haptics = RecordingHaptics()
-        let session = TourSession(product: product(), user: "ann", database: database, haptics: haptics,
-            permissions: StubPermissionProvider(statuses: [.screenTime: .granted]), time: .virtual(start: Fixtures.t0))
+        let session = TourSession(
+            product: product(), user: "ann", database: database, haptics: haptics,
+            permissions: StubPermissionProvider(statuses: [.screenTime: .granted]),
+            time: .virtual(start: Fixtures.t0))
         try await session.send(.appLaunched(version: "2.5"))
-        for (action, parameters) in [("next", [:]), ("choose", ["apps": "A"]), ("next", [:]), ("next", [:]), ("next", [:]), ("go", [:])] {
+        for (action, parameters) in [
+            ("next", [:]), ("choose", ["apps": "A"]), ("next", [:]), ("next", [:]), ("next", [:]),
+            ("go", [:]),
+        ] {
             try await session.send(.actionPerformed(action, parameters: parameters))
         }
         #expect(try await session.snapshot().state["bank"] == 60)
@@ -81,7 +100,8 @@ struct TourSessionTests {
 
     @Test func hapticsArePlayedThroughTheProtocol() async throws {
         let haptics = RecordingHaptics()
-        let session = TourSession(product: product(), user: "ann", database: try .inMemory(), haptics: haptics,
+        let session = TourSession(
+            product: product(), user: "ann", database: try .inMemory(), haptics: haptics,
             time: .virtual(start: Fixtures.t0))
         try await session.send(.signal("revealed"))
         try await session.advanceClock(by: 1.5)

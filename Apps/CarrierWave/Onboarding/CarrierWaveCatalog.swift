@@ -19,18 +19,25 @@ public enum CarrierWaveCatalog {
         FlowID("whats_new_" + version.replacingOccurrences(of: ".", with: "_"))
     }
 
-    static func screen(_ id: StepID, _ title: String, _ body: String, details: [String] = [], last: Bool = false) -> StepDefinition {
-        StepDefinition(id, StepContent(title: title, body: body, details: details),
+    static func screen(
+        _ id: StepID, _ title: String, _ body: String, details: [String] = [], last: Bool = false
+    ) -> StepDefinition {
+        StepDefinition(
+            id, StepContent(title: title, body: body, details: details),
             actions: [.next(label: last ? "Done" : "Next")], canSkip: true, skipLabel: "Skip")
     }
 
     static let introFlow = FlowDefinition(
         intro, name: "Intro Tour",
         steps: [
-            screen("welcome", "Welcome to Carrier Wave",
-                "Your amateur radio log aggregator. Download QSOs from logging apps and services, then upload them everywhere else - automatically. Carrier Wave doesn't create logs; it syncs them."),
-            screen("howSyncWorks", "One Log, Many Destinations",
-                "Import QSOs from any source. Carrier Wave deduplicates them (same callsign + band + mode within 5 minutes = one contact) and tracks what's been uploaded where."),
+            screen(
+                "welcome", "Welcome to Carrier Wave",
+                "Your amateur radio log aggregator. Download QSOs from logging apps and services, then upload them everywhere else - automatically. Carrier Wave doesn't create logs; it syncs them."
+            ),
+            screen(
+                "howSyncWorks", "One Log, Many Destinations",
+                "Import QSOs from any source. Carrier Wave deduplicates them (same callsign + band + mode within 5 minutes = one contact) and tracks what's been uploaded where."
+            ),
             StepDefinition(
                 "connectQRZ",
                 StepContent(
@@ -38,31 +45,48 @@ public enum CarrierWaveCatalog {
                     body: "QRZ.com is the most popular logbook. Enter your credentials to start syncing.",
                     details: ["Service: {service}"]),
                 actions: [
-                    StepAction("connect", label: "Connect", fills: ["username", "password"],
+                    StepAction(
+                        "connect", label: "Connect", fills: ["username", "password"],
                         requiredParameters: ["username", "password"], outcome: .request(gate: "connection")),
-                    StepAction("useService", label: "Connect a different service instead", fills: ["service"],
+                    StepAction(
+                        "useService", label: "Connect a different service instead", fills: ["service"],
                         requiredParameters: ["service"], outcome: .stay),
-                    StepAction("configureLater", label: "Configure later", outcome: .advance,
-                        preconditions: [.gate("connection", in: [.unavailable],
-                            message: "configuring later is offered when there is no network; connect, or skip the tour")]),
+                    StepAction(
+                        "configureLater", label: "Configure later", outcome: .advance,
+                        preconditions: [
+                            .gate(
+                                "connection", in: [.unavailable],
+                                message:
+                                    "configuring later is offered when there is no network; connect, or skip the tour"
+                            )
+                        ]),
                 ],
                 gates: [
-                    Gate("connection", .request("connect"), required: false,
-                        deniedMessage: "{service} did not accept those credentials. Check them and try again.",
+                    Gate(
+                        "connection", .request("connect"), required: false,
+                        deniedMessage:
+                            "{service} did not accept those credentials. Check them and try again.",
                         grantedMessage: "Connected to {service}.",
-                        unavailableMessage: "No network connection. Skip this step and configure {service} later in Settings.",
+                        unavailableMessage:
+                            "No network connection. Skip this step and configure {service} later in Settings.",
                         advancesWhenGranted: true,
-                        onGranted: [.product("serviceConnected", payload: ["service": .field("service"), "username": .field("username")])]),
+                        onGranted: [
+                            .product(
+                                "serviceConnected",
+                                payload: ["service": .field("service"), "username": .field("username")])
+                        ])
                 ],
                 canSkip: true, skipLabel: "Skip"),
-            screen("moreServices", "More Services Available", "Configure these anytime in Settings",
+            screen(
+                "moreServices", "More Services Available", "Configure these anytime in Settings",
                 details: [
                     "POTA - Upload activations to Parks on the Air",
                     "Ham2K LoFi - Import logs from PoLo app",
                     "HAMRS - Sync with HAMRS logbook",
                     "LoTW - Download QSL confirmations (upload requires TQSL)",
                 ]),
-            screen("feedback", "We'd Love Your Feedback",
+            screen(
+                "feedback", "We'd Love Your Feedback",
                 "Found a bug or have a feature idea? Tap Settings → Report a Bug to send us details. Join our Discord to connect with other users.",
                 last: true),
         ],
@@ -70,52 +94,102 @@ public enum CarrierWaveCatalog {
             FieldSpec("service", .choice(services), initial: "qrz"),
             FieldSpec("username", .text), FieldSpec("password", .secret),
         ],
-        triggers: [Trigger(.launch)], skip: .countsAsCompleted, interruption: .resume, replay: .resetAndPresent,
+        triggers: [Trigger(.launch)], skip: .countsAsCompleted, interruption: .resume,
+        replay: .resetAndPresent,
         scope: .install)
 
-    static func miniTour(_ id: FlowID, _ name: String, triggers: [Trigger], _ screens: [(String, String)]) -> FlowDefinition {
+    static func miniTour(_ id: FlowID, _ name: String, triggers: [Trigger], _ screens: [(String, String)])
+        -> FlowDefinition
+    {
         FlowDefinition(
             id, name: name,
             steps: screens.enumerated().map { index, screen in
-                Self.screen(StepID("screen\(["A", "B", "C"][index])"), screen.0, screen.1, last: index == screens.count - 1)
+                Self.screen(
+                    StepID("screen\(["A", "B", "C"][index])"), screen.0, screen.1,
+                    last: index == screens.count - 1)
             },
             triggers: triggers, skip: .countsAsCompleted, interruption: .resume, scope: .install)
     }
 
     static let miniTours = [
-        miniTour("pota_activations", "POTA Activations", triggers: [Trigger(.visit("potaActivations"))], [
-            ("Your POTA Activations", "QSOs with a park reference are grouped here by park and date. Each group is an activation you can upload to POTA."),
-            ("Uploading to POTA", "Tap an activation to review its QSOs, then upload. You need 10+ QSOs for activation credit, but you can upload smaller logs to credit your hunters."),
-        ]),
-        miniTour("pota_account", "POTA Account Setup",
-            triggers: [Trigger(.visit("potaSettings")), Trigger(.signal("potaAuthFailed"))], [
-            ("POTA Accounts Explained", "POTA has two account systems that can be confusing."),
-            ("Service Login (AWS Cognito)", "If you registered years ago, you may have an AWS Cognito login. This is separate from your pota.app account."),
-            ("Creating a pota.app Account", "Go to pota.app, create an account with email/password, then link your existing service login in your profile settings. Carrier Wave uses your pota.app credentials."),
-        ]),
-        miniTour("challenges", "Challenges", triggers: [Trigger(.visit("challenges"))], [
-            ("Challenges Coming Soon", "We're building something exciting here - track your progress toward awards, compete on leaderboards, and join community events. Stay tuned!"),
-        ]),
-        miniTour("stats_drilldown", "Stats Drilldown", triggers: [Trigger(.visit("statBox"))], [
-            ("Explore Your Stats", "Tap any statistic to see the breakdown. Expand individual items to view the QSOs that count toward that total."),
-        ]),
-        miniTour("lofi_setup", "Ham2K LoFi Setup", triggers: [Trigger(.visit("lofiSettings"))], [
-            ("Ham2K LoFi", "LoFi syncs your logs from the Ham2K Portable Logger (PoLo) app. It's download-only - Carrier Wave imports your PoLo operations."),
-            ("Device Linking", "Enter the email address associated with your PoLo account. You'll receive a verification code to link this device."),
-        ]),
+        miniTour(
+            "pota_activations", "POTA Activations", triggers: [Trigger(.visit("potaActivations"))],
+            [
+                (
+                    "Your POTA Activations",
+                    "QSOs with a park reference are grouped here by park and date. Each group is an activation you can upload to POTA."
+                ),
+                (
+                    "Uploading to POTA",
+                    "Tap an activation to review its QSOs, then upload. You need 10+ QSOs for activation credit, but you can upload smaller logs to credit your hunters."
+                ),
+            ]),
+        miniTour(
+            "pota_account", "POTA Account Setup",
+            triggers: [Trigger(.visit("potaSettings")), Trigger(.signal("potaAuthFailed"))],
+            [
+                ("POTA Accounts Explained", "POTA has two account systems that can be confusing."),
+                (
+                    "Service Login (AWS Cognito)",
+                    "If you registered years ago, you may have an AWS Cognito login. This is separate from your pota.app account."
+                ),
+                (
+                    "Creating a pota.app Account",
+                    "Go to pota.app, create an account with email/password, then link your existing service login in your profile settings. Carrier Wave uses your pota.app credentials."
+                ),
+            ]),
+        miniTour(
+            "challenges", "Challenges", triggers: [Trigger(.visit("challenges"))],
+            [
+                (
+                    "Challenges Coming Soon",
+                    "We're building something exciting here - track your progress toward awards, compete on leaderboards, and join community events. Stay tuned!"
+                )
+            ]),
+        miniTour(
+            "stats_drilldown", "Stats Drilldown", triggers: [Trigger(.visit("statBox"))],
+            [
+                (
+                    "Explore Your Stats",
+                    "Tap any statistic to see the breakdown. Expand individual items to view the QSOs that count toward that total."
+                )
+            ]),
+        miniTour(
+            "lofi_setup", "Ham2K LoFi Setup", triggers: [Trigger(.visit("lofiSettings"))],
+            [
+                (
+                    "Ham2K LoFi",
+                    "LoFi syncs your logs from the Ham2K Portable Logger (PoLo) app. It's download-only - Carrier Wave imports your PoLo operations."
+                ),
+                (
+                    "Device Linking",
+                    "Enter the email address associated with your PoLo account. You'll receive a verification code to link this device."
+                ),
+            ]),
     ]
 
     /// "What's New" prompts: the prompt, then only the new features' screens (our content).
     static let whatsNew: [String: (summary: [String], screens: [(String, String)])] = [
         "2.0": (
             ["• Contextual tips the first time you open a feature", "• Stats drilldown on the Dashboard"],
-            [("Explore Your Stats", "Tap any statistic on the Dashboard to see the breakdown and the QSOs behind it.")]
+            [
+                (
+                    "Explore Your Stats",
+                    "Tap any statistic on the Dashboard to see the breakdown and the QSOs behind it."
+                )
+            ]
         ),
         "2.5": (
             ["• Ham2K LoFi sync", "• Clearer POTA account setup"],
             [
-                ("Ham2K LoFi", "Import your PoLo operations: connect LoFi in Settings with the email of your PoLo account."),
-                ("POTA Accounts", "Carrier Wave now explains pota.app and service logins the first time you open POTA in Settings."),
+                (
+                    "Ham2K LoFi",
+                    "Import your PoLo operations: connect LoFi in Settings with the email of your PoLo account."
+                ),
+                (
+                    "POTA Accounts",
+                    "Carrier Wave now explains pota.app and service logins the first time you open POTA in Settings."
+                ),
             ]
         ),
     ]
@@ -124,13 +198,15 @@ public enum CarrierWaveCatalog {
         let content = whatsNew[version] ?? ([], [])
         let prompt = StepDefinition(
             "prompt",
-            StepContent(title: "What's New in Carrier Wave", body: "Version \(version)", details: content.summary),
+            StepContent(
+                title: "What's New in Carrier Wave", body: "Version \(version)", details: content.summary),
             actions: [
                 StepAction("takeTour", label: "Take a Tour", outcome: .advance),
                 StepAction("dismiss", label: "Dismiss", outcome: .dismissFlow),
             ])
         let screens = content.screens.enumerated().map { index, screen in
-            Self.screen(StepID("feature\(index + 1)"), screen.0, screen.1, last: index == content.screens.count - 1)
+            Self.screen(
+                StepID("feature\(index + 1)"), screen.0, screen.1, last: index == content.screens.count - 1)
         }
         return FlowDefinition(
             promptID(version), name: "What's New \(version)", steps: [prompt] + screens,

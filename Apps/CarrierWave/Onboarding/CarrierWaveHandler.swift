@@ -65,7 +65,9 @@ public struct CarrierWaveHandler: ProductHandler {
         self.connector = connector
     }
 
-    public func perform(request name: String, payload: [String: TourValue], secrets: [String: Secret]) async -> GateStatus {
+    public func perform(request name: String, payload: [String: TourValue], secrets: [String: Secret]) async
+        -> GateStatus
+    {
         guard name == "connect", let password = secrets["password"] else { return .unavailable }
         let service = payload["service"]?.stringValue ?? "qrz"
         let username = payload["username"]?.stringValue ?? ""
@@ -83,7 +85,9 @@ public struct CarrierWaveHandler: ProductHandler {
     }
 
     public func apply(_ effect: ProductEffect, to domain: inout [String: TourValue], now: Date) {
-        guard effect.name == "serviceConnected", let service = effect.payload["service"]?.stringValue else { return }
+        guard effect.name == "serviceConnected", let service = effect.payload["service"]?.stringValue else {
+            return
+        }
         var accounts = domain["accounts"]?.objectValue ?? [:]
         accounts[service] = effect.payload["username"] ?? .null
         domain["accounts"] = .object(accounts)

@@ -1,4 +1,5 @@
 import FiniteOnboarding
 import OnboardingCLI
 
-await OnboardingCLI.main(CLIProduct(executable: "finite", displayName: "Finite") { _ in FiniteCatalog.product })
+await OnboardingCLI.main(
+    CLIProduct(executable: "finite", displayName: "Finite") { _ in FiniteCatalog.product })

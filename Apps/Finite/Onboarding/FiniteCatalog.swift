@@ -8,10 +8,16 @@ public enum FiniteCatalog {
     public static let catalog = TourCatalog(
         app: app, flows: [walkthroughFlow],
         freeActions: [
-            StepAction("setBirthDate", fills: ["date"], requiredParameters: ["date"], outcome: .stay,
+            StepAction(
+                "setBirthDate", fills: ["date"], requiredParameters: ["date"], outcome: .stay,
                 effects: [.product("setBirthDate", payload: ["date": .parameter("date")])]),
-            StepAction("addPhase", fills: ["name", "startYear"], requiredParameters: ["name"], outcome: .stay,
-                effects: [.product("storePhase", payload: ["name": .parameter("name"), "startYear": .parameter("startYear")])]),
+            StepAction(
+                "addPhase", fills: ["name", "startYear"], requiredParameters: ["name"], outcome: .stay,
+                effects: [
+                    .product(
+                        "storePhase",
+                        payload: ["name": .parameter("name"), "startYear": .parameter("startYear")])
+                ]),
         ],
         freeFields: [FieldSpec("date", .date), phaseName, startYear])
 
@@ -31,14 +37,16 @@ public enum FiniteCatalog {
             StepDefinition(
                 "currentWeek",
                 StepContent(
-                    title: "You Are Here", body: "This glowing dot is today.\nTap it.", hint: "Tap the glowing week",
+                    title: "You Are Here", body: "This glowing dot is today.\nTap it.",
+                    hint: "Tap the glowing week",
                     anchor: Anchor("currentWeek")),
                 actions: [StepAction("tapCurrentWeek", outcome: .advance, celebrates: true)],
                 canSkip: true, skipLabel: "Skip"),
             StepDefinition(
                 "viewModesIntro",
                 StepContent(
-                    title: "Three Perspectives", body: "See your life through different lenses.\nSwipe left to try.",
+                    title: "Three Perspectives",
+                    body: "See your life through different lenses.\nSwipe left to try.",
                     hint: "Swipe left on the grid", anchor: Anchor("dotIndicator", popover: .above)),
                 actions: [StepAction("swipeToChapters", outcome: .advance, celebrates: true)],
                 canSkip: true, skipLabel: "Skip"),
@@ -53,9 +61,15 @@ public enum FiniteCatalog {
                 "addPhase",
                 StepContent(title: "Add Your First Chapter", body: "Let's add your first chapter."),
                 actions: [
-                    StepAction("savePhase", label: "Save", fills: ["name", "startYear"], requiredParameters: ["name"],
+                    StepAction(
+                        "savePhase", label: "Save", fills: ["name", "startYear"],
+                        requiredParameters: ["name"],
                         outcome: .advance,
-                        effects: [.product("storePhase", payload: ["name": .parameter("name"), "startYear": .parameter("startYear")])],
+                        effects: [
+                            .product(
+                                "storePhase",
+                                payload: ["name": .parameter("name"), "startYear": .parameter("startYear")])
+                        ],
                         celebrates: true, haptic: .impactMedium),
                     StepAction("dismissPhase", label: "Skip for now", outcome: .advance, celebrates: true),
                 ],
@@ -65,19 +79,31 @@ public enum FiniteCatalog {
                 StepContent(
                     title: "Reflect on a Week", body: "Long-press any past week to record how it felt.",
                     hint: "Long-press any filled week",
-                    anchor: Anchor("filledWeeks", fallback: "firstWeeks", availableWhen: .atLeast("weeksLived", 1))),
+                    anchor: Anchor(
+                        "filledWeeks", fallback: "firstWeeks", availableWhen: .atLeast("weeksLived", 1))),
                 actions: [
-                    StepAction("longPressWeek", fills: ["week"], requiredParameters: ["week"], outcome: .stage,
+                    StepAction(
+                        "longPressWeek", fills: ["week"], requiredParameters: ["week"], outcome: .stage,
                         haptic: .impactMedium),
-                    StepAction("saveMark", label: "Save", fills: ["note"], outcome: .advance,
-                        preconditions: [.performed("longPressWeek", message: "long-press a filled week first (longPressWeek week=N)")],
-                        effects: [.product("markWeek", payload: ["week": .field("week"), "note": .parameter("note")])],
+                    StepAction(
+                        "saveMark", label: "Save", fills: ["note"], outcome: .advance,
+                        preconditions: [
+                            .performed(
+                                "longPressWeek",
+                                message: "long-press a filled week first (longPressWeek week=N)")
+                        ],
+                        effects: [
+                            .product(
+                                "markWeek", payload: ["week": .field("week"), "note": .parameter("note")])
+                        ],
                         celebrates: true),
                 ],
                 canSkip: true, skipLabel: "Skip"),
             StepDefinition(
                 "complete",
-                StepContent(title: "You're Ready", body: "Take your time. Reflect weekly.\nYour life is finite—make it count."),
+                StepContent(
+                    title: "You're Ready",
+                    body: "Take your time. Reflect weekly.\nYour life is finite—make it count."),
                 autoAdvanceAfter: 2.5),
         ],
         fields: [

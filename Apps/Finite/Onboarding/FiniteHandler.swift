@@ -9,7 +9,8 @@ public struct FiniteHandler: ProductHandler {
     public init() {}
 
     public func context(domain: [String: TourValue], now: Date) -> TourContext {
-        let weeks = domain["birthDate"]?.stringValue.flatMap(Self.date).map { Self.weeks(from: $0, to: now) } ?? 0
+        let weeks =
+            domain["birthDate"]?.stringValue.flatMap(Self.date).map { Self.weeks(from: $0, to: now) } ?? 0
         return [
             "weeksLived": .int(weeks),
             "markableWeeks": .int(weeks > 0 ? weeks : Self.firstFewWeeks),

@@ -17,26 +17,35 @@ public enum GrowthCatalog {
     }
 
     public static let steps = [
-        TourStep(id: "dashboard", targetViewId: "dashboardSummary", title: "Your Dashboard",
+        TourStep(
+            id: "dashboard", targetViewId: "dashboardSummary", title: "Your Dashboard",
             description: "Your progress at a glance: today's sessions, your streak and your next goal.",
             highlightPadding: 8, position: .below),
-        TourStep(id: "logSession", targetViewId: "quickLogButton", title: "Log a Session",
+        TourStep(
+            id: "logSession", targetViewId: "quickLogButton", title: "Log a Session",
             description: "Tap + to record a session in seconds. Every entry keeps your streak alive.",
             highlightPadding: 12, position: .above),
-        TourStep(id: "progress", targetViewId: "progressTab", title: "Track Your Progress",
+        TourStep(
+            id: "progress", targetViewId: "progressTab", title: "Track Your Progress",
             description: "Charts show how your sessions add up, week over week.",
             highlightPadding: 6, position: .above),
-        TourStep(id: "routines", targetViewId: "routinesTab", title: "Follow a Routine",
+        TourStep(
+            id: "routines", targetViewId: "routinesTab", title: "Follow a Routine",
             description: "Pick a guided routine and get a reminder when it's time.",
             highlightPadding: 6, position: .above),
-        TourStep(id: "profile", targetViewId: "profileButton", title: "Your Profile",
+        TourStep(
+            id: "profile", targetViewId: "profileButton", title: "Your Profile",
             description: "Set goals, reminders and privacy options here.",
             highlightPadding: 8, position: .below),
     ]
 
     public static let catalog = TourCatalog(
         app: app, flows: [tourFlow],
-        freeActions: [StepAction("completeOnboarding", outcome: .stay, effects: [.product("onboardingCompleted", payload: [:])])])
+        freeActions: [
+            StepAction(
+                "completeOnboarding", outcome: .stay, effects: [.product("onboardingCompleted", payload: [:])]
+            )
+        ])
 
     static let tourFlow = FlowDefinition(
         appTour, name: "App Tour",
@@ -45,12 +54,15 @@ public enum GrowthCatalog {
                 step.id,
                 StepContent(
                     title: step.title, body: step.description,
-                    anchor: Anchor(step.targetViewId, highlightPadding: step.highlightPadding, popover: step.position)),
+                    anchor: Anchor(
+                        step.targetViewId, highlightPadding: step.highlightPadding, popover: step.position)),
                 actions: [.next(label: index == steps.count - 1 ? "Done" : "Next")],
                 canSkip: true, canGoBack: true, backLabel: "Previous", skipLabel: "Skip Tour")
         },
         triggers: [
-            Trigger(.visit("dashboard"), when: .all([.flag("onboardingComplete"), .not(.flag("tourSeenInProfile"))]))
+            Trigger(
+                .visit("dashboard"),
+                when: .all([.flag("onboardingComplete"), .not(.flag("tourSeenInProfile"))]))
         ],
         skip: .recordSkipped, interruption: .resume, scope: .user,
         onComplete: [.product("recordTour", payload: ["status": "completed"])],

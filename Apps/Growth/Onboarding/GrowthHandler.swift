@@ -36,7 +36,9 @@ public struct GrowthHandler: ProductHandler {
     }
 
     /// After every commit: flush a pending write, and at launch read the profile's tour flag.
-    public func followUps(after transition: Transition, domain: [String: TourValue], user: String) async -> [TourEvent] {
+    public func followUps(after transition: Transition, domain: [String: TourValue], user: String) async
+        -> [TourEvent]
+    {
         if let pending = domain["pendingProfileWrite"]?.stringValue {
             do {
                 try await profiles.setTourStatus(pending, user: user)

@@ -13,10 +13,17 @@ public struct Difficulty: Sendable, Equatable {
     public var tagline: String
 
     public static let all = [
-        Difficulty(id: "easy", name: "EASY", rank: 1, ratio: "1:2", maxBankMinutes: 240, tagline: "Ease into it."),
-        Difficulty(id: "medium", name: "MEDIUM", rank: 2, ratio: "1:1", maxBankMinutes: 120, tagline: "Earn what you use."),
-        Difficulty(id: "hard", name: "HARD", rank: 3, ratio: "2:1", maxBankMinutes: 60, tagline: "Every minute costs sweat."),
-        Difficulty(id: "extreme", name: "EXTREME", rank: 4, ratio: "3:1", maxBankMinutes: 30, tagline: "No excuses. Fully locked in."),
+        Difficulty(
+            id: "easy", name: "EASY", rank: 1, ratio: "1:2", maxBankMinutes: 240, tagline: "Ease into it."),
+        Difficulty(
+            id: "medium", name: "MEDIUM", rank: 2, ratio: "1:1", maxBankMinutes: 120,
+            tagline: "Earn what you use."),
+        Difficulty(
+            id: "hard", name: "HARD", rank: 3, ratio: "2:1", maxBankMinutes: 60,
+            tagline: "Every minute costs sweat."),
+        Difficulty(
+            id: "extreme", name: "EXTREME", rank: 4, ratio: "3:1", maxBankMinutes: 30,
+            tagline: "No excuses. Fully locked in."),
     ]
 
     public static let preselected = "medium"

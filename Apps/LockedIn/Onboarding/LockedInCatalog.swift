@@ -18,7 +18,8 @@ public enum LockedInCatalog {
         onboarding, name: "Onboarding",
         steps: [
             StepDefinition(
-                "welcome", StepContent(title: "LOCKEDIN", body: "Earn your screen time.\nOne workout at a time."),
+                "welcome",
+                StepContent(title: "LOCKEDIN", body: "Earn your screen time.\nOne workout at a time."),
                 actions: [.next(label: "GET STARTED")]),
             StepDefinition(
                 "appSelection",
@@ -26,7 +27,9 @@ public enum LockedInCatalog {
                     title: "SELECT YOUR POISON", body: "These apps get blocked when your bank hits zero.",
                     details: ["{#apps|app|apps} selected"]),
                 actions: [
-                    StepAction("chooseApps", label: "CHOOSE APPS", fills: ["apps"], requiredParameters: ["apps"], outcome: .stay),
+                    StepAction(
+                        "chooseApps", label: "CHOOSE APPS", fills: ["apps"], requiredParameters: ["apps"],
+                        outcome: .stay),
                     .next(label: "CONTINUE", preconditions: [.fieldsValid]),
                 ],
                 validates: ["apps"], canGoBack: true),
@@ -36,7 +39,8 @@ public enum LockedInCatalog {
                     title: "HOW LOCKED IN ARE YOU?", body: "Selected: {difficulty}",
                     details: Difficulty.all.map(\.cardLine)),
                 actions: [
-                    StepAction("selectDifficulty", fills: ["difficulty"], requiredParameters: ["difficulty"],
+                    StepAction(
+                        "selectDifficulty", fills: ["difficulty"], requiredParameters: ["difficulty"],
                         outcome: .stay, haptic: .selection),
                     .next(label: "CONTINUE"),
                 ],
@@ -47,14 +51,17 @@ public enum LockedInCatalog {
                     title: "SCREEN TIME ACCESS", body: "Required to block apps.",
                     details: ["APPLE HEALTH ACCESS", "Required to track workouts."]),
                 actions: [
-                    StepAction("grantScreenTime", label: "GRANT ACCESS", outcome: .request(gate: "screenTime")),
+                    StepAction(
+                        "grantScreenTime", label: "GRANT ACCESS", outcome: .request(gate: "screenTime")),
                     StepAction("grantHealth", label: "GRANT ACCESS", outcome: .request(gate: "health")),
                     .next(label: "CONTINUE", preconditions: [.requiredGatesGranted]),
                 ],
                 gates: [
-                    .permission("screenTime", .screenTime, required: true, deniedMessage: screenTimeDeniedMessage,
+                    .permission(
+                        "screenTime", .screenTime, required: true, deniedMessage: screenTimeDeniedMessage,
                         grantedMessage: "Screen Time access granted."),
-                    .permission("health", .health, required: false, deniedMessage: healthDeniedMessage,
+                    .permission(
+                        "health", .health, required: false, deniedMessage: healthDeniedMessage,
                         grantedMessage: "Apple Health access granted."),
                 ],
                 canGoBack: true),
@@ -62,18 +69,25 @@ public enum LockedInCatalog {
                 "activation",
                 StepContent(
                     title: "YOU'RE LOCKED IN", body: "Your bank is ticking. Go earn more.",
-                    details: ["Starting Bank: \(startingBankMinutes) min", "Difficulty: {difficulty}", "{#apps|app|apps} blocked"]),
+                    details: [
+                        "Starting Bank: \(startingBankMinutes) min", "Difficulty: {difficulty}",
+                        "{#apps|app|apps} blocked",
+                    ]),
                 actions: [StepAction("letsGo", label: "LET'S GO", outcome: .advance)]),
         ],
         fields: [
-            FieldSpec("apps", .list, rule: .minimumCount(1), ruleMessage: "Select at least one app to continue."),
-            FieldSpec("difficulty", .choice(Difficulty.all.map(\.id)), initial: .string(Difficulty.preselected)),
+            FieldSpec(
+                "apps", .list, rule: .minimumCount(1), ruleMessage: "Select at least one app to continue."),
+            FieldSpec(
+                "difficulty", .choice(Difficulty.all.map(\.id)), initial: .string(Difficulty.preselected)),
         ],
         triggers: [Trigger(.launch)], skip: .recordSkipped, interruption: .restart, scope: .install,
         onComplete: [
-            .product("activate", payload: [
-                "difficulty": .field("difficulty"), "blockedApps": .field("apps"),
-                "startingBankMinutes": .literal(.int(startingBankMinutes)),
-            ])
+            .product(
+                "activate",
+                payload: [
+                    "difficulty": .field("difficulty"), "blockedApps": .field("apps"),
+                    "startingBankMinutes": .literal(.int(startingBankMinutes)),
+                ])
         ])
 }

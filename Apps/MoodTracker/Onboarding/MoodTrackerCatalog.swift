@@ -6,13 +6,17 @@ public enum MoodTrackerCatalog {
     public static let app = "moodtracker"
     public static let tutorial: FlowID = "tutorial"
 
-    static let swipes: [(action: String, mood: String)] = [("swipeLeft", "bad"), ("swipeUp", "mid"), ("swipeRight", "good")]
+    static let swipes: [(action: String, mood: String)] = [
+        ("swipeLeft", "bad"), ("swipeUp", "mid"), ("swipeRight", "good"),
+    ]
 
     public static let catalog = TourCatalog(
         app: app, flows: [tutorialFlow],
         freeActions: swipes.map { swipe in
-            StepAction(swipe.action, outcome: .stay,
-                effects: [.product("recordMood", payload: ["mood": .literal(.string(swipe.mood))])], haptic: .selection)
+            StepAction(
+                swipe.action, outcome: .stay,
+                effects: [.product("recordMood", payload: ["mood": .literal(.string(swipe.mood))])],
+                haptic: .selection)
         })
 
     static let tutorialFlow = FlowDefinition(
@@ -29,18 +33,22 @@ public enum MoodTrackerCatalog {
                 "viewHistory",
                 StepContent(
                     title: "View Your History",
-                    body: "The History tab shows every day you've recorded. Tap any day to jump back and edit"),
+                    body: "The History tab shows every day you've recorded. Tap any day to jump back and edit"
+                ),
                 actions: [.next(label: "Next")], canSkip: true, skipLabel: "Skip Tutorial"),
             StepDefinition(
                 "allSet",
-                StepContent(title: "You're All Set!", body: "Record your mood each day and patterns will start to appear."),
+                StepContent(
+                    title: "You're All Set!",
+                    body: "Record your mood each day and patterns will start to appear."),
                 actions: [.next(label: "Get Started"), StepAction("tapBackdrop", outcome: .advance)]),
         ],
         triggers: [Trigger(.launch, delay: 0.5)],
         skip: .recordsNothing, interruption: .discard, replay: .presentWithoutRecording, scope: .install,
         haptics: HapticMap(stepEntered: .impactLight, skipped: .impactLight, completed: .notificationSuccess),
         analytics: AnalyticsNames(
-            started: "tutorial_started", stepCompleted: "tutorial_step_completed", skipped: "tutorial_skipped",
+            started: "tutorial_started", stepCompleted: "tutorial_step_completed",
+            skipped: "tutorial_skipped",
             completed: "tutorial_completed", replayed: "tutorial_replayed"),
         onComplete: [.product("markTutorialSeen", payload: [:])])
 }

@@ -8,7 +8,9 @@ public struct MoodTrackerHandler: ProductHandler {
     public func apply(_ effect: ProductEffect, to domain: inout [String: TourValue], now: Date) {
         switch effect.name {
         case "recordMood":
-            let entry: TourValue = .object(["mood": effect.payload["mood"] ?? .null, "at": .double(now.timeIntervalSince1970)])
+            let entry: TourValue = .object([
+                "mood": effect.payload["mood"] ?? .null, "at": .double(now.timeIntervalSince1970),
+            ])
             domain["moodEntries"] = .list((domain["moodEntries"]?.listValue ?? []) + [entry])
         case "markTutorialSeen":
             domain["hasSeenTutorial"] = true
@@ -19,5 +21,6 @@ public struct MoodTrackerHandler: ProductHandler {
 }
 
 extension MoodTrackerCatalog {
-    public static let product = Product(catalog: catalog, handler: MoodTrackerHandler(), currentVersion: "1.0")
+    public static let product = Product(
+        catalog: catalog, handler: MoodTrackerHandler(), currentVersion: "1.0")
 }
