@@ -18,6 +18,9 @@ public struct FlowDefinition: Sendable, Equatable {
     public var onComplete: [EffectTemplate]
     /// Product side effects when the flow ends by skip or dismissal.
     public var onSkip: [EffectTemplate]
+    /// Product side effects of a debug reset, so product state that mirrors the flow's record
+    /// (LockedIn's `hasCompletedOnboarding`) is reset with it.
+    public var onReset: [EffectTemplate]
 
     public init(
         _ id: FlowID, name: String, steps: [StepDefinition], fields: [FieldSpec] = [],
@@ -25,7 +28,7 @@ public struct FlowDefinition: Sendable, Equatable {
         skip: SkipPolicy = .recordSkipped, interruption: InterruptionPolicy = .resume,
         replay: ReplayPolicy = .notReplayable, scope: FlowScope = .install, countsTerminalStep: Bool = true,
         haptics: HapticMap = .none, analytics: AnalyticsNames = .none, onComplete: [EffectTemplate] = [],
-        onSkip: [EffectTemplate] = []
+        onSkip: [EffectTemplate] = [], onReset: [EffectTemplate] = []
     ) {
         self.id = id
         self.name = name
@@ -41,6 +44,7 @@ public struct FlowDefinition: Sendable, Equatable {
         self.analytics = analytics
         self.onComplete = onComplete
         self.onSkip = onSkip
+        self.onReset = onReset
     }
 
     func step(_ id: StepID) -> StepDefinition? { steps.first { $0.id == id } }

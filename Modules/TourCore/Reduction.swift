@@ -159,6 +159,7 @@ struct Reduction {
         for flow in catalog.flows where id == nil || flow.id == id {
             if state[flow: flow.id].status == .active { effects.append(.dismissed(flow.id)) }
             state.flows[flow.id] = nil
+            effects += flow.onReset.map { resolve($0, fields: [:], parameters: [:]) }
         }
         notes.append("reset \(id?.rawValue ?? "all flows")")
     }

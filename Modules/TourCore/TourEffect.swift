@@ -1,5 +1,5 @@
 /// What the engine asks the edge to do. Values only: the runtime performs them.
-public enum TourEffect: Codable, Equatable, Sendable {
+public enum TourEffect: Equatable, Sendable {
     case haptic(HapticFeedback)
     /// Finite's celebration burst after an action step.
     case celebration(flow: FlowID, step: StepID)

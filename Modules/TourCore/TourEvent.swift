@@ -1,5 +1,5 @@
 /// What happened, as the app (or the runtime answering an effect) reports it.
-public enum TourEvent: Codable, Equatable, Sendable {
+public enum TourEvent: Equatable, Sendable {
     /// The app started (again). Interrupted flows resume, restart or drop by their policy; launch
     /// triggers are evaluated.
     case appLaunched(version: String?)

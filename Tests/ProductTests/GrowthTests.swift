@@ -134,3 +134,19 @@ struct GrowthTests {
         try await journey.expect(tour, "progress")
     }
 }
+
+extension GrowthTests {
+    @Test func theDebugResetClearsTheProfileFlagSoTheTourShowsAgain() async throws {
+        let store = Store()
+        let journey = try journey(store: store)
+        try await journey.act("completeOnboarding")
+        try await journey.send(.featureVisited("dashboard"))
+        try await journey.act("skip")
+        #expect(store.contents() == ["ann": "skipped"])
+        try await journey.send(.resetRequested(nil))
+        #expect(store.contents() == ["ann": "notStarted"])
+        try await journey.launch()
+        try await journey.send(.featureVisited("dashboard"))
+        try await journey.expect(tour, "dashboard")
+    }
+}

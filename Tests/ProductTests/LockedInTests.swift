@@ -156,3 +156,16 @@ struct LockedInTests {
         #expect(try await journey.refuses("skip")?.reason == "skipping is not allowed on this step")
     }
 }
+
+extension LockedInTests {
+    @Test func theDebugResetShowsOnboardingAgainAndClearsTheCompletedFlag() async throws {
+        let journey = try await atPermissions(StubPermissionProvider(statuses: [.screenTime: .granted]))
+        try await journey.act("next")
+        try await journey.act("letsGo")
+        try await journey.send(.resetRequested(nil))
+        #expect(try await journey.state()["hasCompletedOnboarding"] == nil)
+        #expect(try await journey.state()["startingBankMinutes"] == 60)
+        try await journey.launch()
+        try await journey.expect(flow, "welcome")
+    }
+}

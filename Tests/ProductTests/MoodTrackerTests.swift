@@ -122,3 +122,19 @@ struct MoodTrackerTests {
         }
     }
 }
+
+@Suite("Debug reset keeps product mirrors in step")
+struct ResetTests {
+    @Test func moodTrackerResetClearsHasSeen() async throws {
+        let journey = try Journey(MoodTrackerCatalog.product)
+        try await journey.launch()
+        try await journey.wait(0.5)
+        for _ in 0..<3 { try await journey.act("next") }
+        #expect(try await journey.state()["hasSeenTutorial"] == true)
+        try await journey.send(.resetRequested(nil))
+        #expect(try await journey.state()["hasSeenTutorial"] == nil)
+        try await journey.launch()
+        try await journey.wait(0.5)
+        try await journey.expect("tutorial", "swipeToSelect")
+    }
+}

@@ -66,5 +66,6 @@ public enum GrowthCatalog {
         ],
         skip: .recordSkipped, interruption: .resume, scope: .user,
         onComplete: [.product("recordTour", payload: ["status": "completed"])],
-        onSkip: [.product("recordTour", payload: ["status": "skipped"])])
+        onSkip: [.product("recordTour", payload: ["status": "skipped"])],
+        onReset: [.product("recordTour", payload: ["status": "notStarted"])])
 }

@@ -13,7 +13,7 @@ public struct GrowthHandler: ProductHandler {
     public func context(domain: [String: TourValue], now: Date) -> TourContext {
         [
             "onboardingComplete": .bool(domain["onboardingComplete"]?.boolValue == true),
-            "tourSeenInProfile": .bool(domain["profileTourStatus"].map { $0 != .null } ?? false),
+            "tourSeenInProfile": .bool(Self.finished.contains(domain["profileTourStatus"]?.stringValue ?? "")),
         ]
     }
 
@@ -36,6 +36,9 @@ public struct GrowthHandler: ProductHandler {
     }
 
     /// After every commit: flush a pending write, and at launch read the profile's tour flag.
+    /// Profile statuses that mean the account has seen the tour; a debug reset writes "notStarted".
+    static let finished: Set<String> = ["completed", "skipped"]
+
     public func followUps(after transition: Transition, domain: [String: TourValue], user: String) async
         -> [TourEvent]
     {

@@ -89,5 +89,6 @@ public enum LockedInCatalog {
                     "difficulty": .field("difficulty"), "blockedApps": .field("apps"),
                     "startingBankMinutes": .literal(.int(startingBankMinutes)),
                 ])
-        ])
+        ],
+        onReset: [.product("onboardingReset", payload: [:])])
 }

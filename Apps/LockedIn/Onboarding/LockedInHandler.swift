@@ -7,6 +7,11 @@ public struct LockedInHandler: ProductHandler {
     public init() {}
 
     public func apply(_ effect: ProductEffect, to domain: inout [String: TourValue], now: Date) {
+        if effect.name == "onboardingReset" {
+            // The debug reset shows onboarding again; the bank and difficulty stay until LET'S GO.
+            domain["hasCompletedOnboarding"] = nil
+            return
+        }
         guard effect.name == "activate" else { return }
         let bank = effect.payload["startingBankMinutes"] ?? .int(LockedInCatalog.startingBankMinutes)
         domain["difficulty"] = effect.payload["difficulty"]

@@ -50,5 +50,6 @@ public enum MoodTrackerCatalog {
             started: "tutorial_started", stepCompleted: "tutorial_step_completed",
             skipped: "tutorial_skipped",
             completed: "tutorial_completed", replayed: "tutorial_replayed"),
-        onComplete: [.product("markTutorialSeen", payload: [:])])
+        onComplete: [.product("markTutorialSeen", payload: [:])],
+        onReset: [.product("clearTutorialSeen", payload: [:])])
 }

@@ -14,6 +14,8 @@ public struct MoodTrackerHandler: ProductHandler {
             domain["moodEntries"] = .list((domain["moodEntries"]?.listValue ?? []) + [entry])
         case "markTutorialSeen":
             domain["hasSeenTutorial"] = true
+        case "clearTutorialSeen":
+            domain["hasSeenTutorial"] = nil
         default:
             break
         }
