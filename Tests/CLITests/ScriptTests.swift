@@ -121,6 +121,15 @@ struct ReliabilityTests {
             try process.run()
             input.fileHandleForWriting.write(Data(Self.loop.utf8))
             try input.fileHandleForWriting.close()
+            // Time the kill from the first committed row, however slow the machine is to start.
+            var polls = 0
+            // The file is checked first: the sqlite3 shell must not be the one to create it.
+            while polls < 500, !FileManager.default.fileExists(atPath: cli.database)
+                || (try? CLI.sqlite(cli.database, "SELECT count(*) FROM journal;")) ?? "" == "0\n"
+            {
+                polls += 1
+                try await Task.sleep(nanoseconds: 10_000_000)
+            }
             try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
