@@ -1,18 +1,7 @@
 /// A named system permission: Screen Time (FamilyControls), Health (HealthKit), ...
-public struct PermissionName: RawRepresentable, Hashable, Codable, Sendable, ExpressibleByStringLiteral,
-    CustomStringConvertible
-{
+public struct PermissionName: StringIdentifier {
     public var rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
-    public init(stringLiteral value: String) { self.rawValue = value }
-    public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-    public var description: String { rawValue }
 
     public static let screenTime: PermissionName = "screenTime"
     public static let health: PermissionName = "health"
