@@ -5,6 +5,25 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny")
 ]
 
+/// The products: a folder under Apps/ each, with the flows as data (`<Folder>Onboarding`) and a
+/// thin executable. A sixth product is one more line here and a new folder; nothing in Modules/.
+let apps: [(folder: String, executable: String)] = [
+    ("Finite", "finite"), ("LockedIn", "lockedin"), ("CarrierWave", "carrierwave"), ("Growth", "growth"),
+    ("MoodTracker", "moodtracker"),
+]
+
+let appTargets: [Target] = apps.flatMap { app -> [Target] in
+    [
+        .target(
+            name: "\(app.folder)Onboarding", dependencies: ["TourRuntime"],
+            path: "Apps/\(app.folder)/Onboarding",
+            swiftSettings: swiftSettings),
+        .executableTarget(
+            name: app.executable, dependencies: [.target(name: "\(app.folder)Onboarding"), "OnboardingCLI"],
+            path: "Apps/\(app.folder)/CLI", swiftSettings: swiftSettings),
+    ]
+}
+
 let package = Package(
     name: "Onboarding",
     platforms: [.macOS(.v14), .iOS(.v17)],
@@ -15,12 +34,7 @@ let package = Package(
         .library(name: "Permissions", targets: ["Permissions"]),
         .library(name: "TourRuntime", targets: ["TourRuntime"]),
         .library(name: "OnboardingCLI", targets: ["OnboardingCLI"]),
-        .executable(name: "finite", targets: ["finite"]),
-        .executable(name: "lockedin", targets: ["lockedin"]),
-        .executable(name: "carrierwave", targets: ["carrierwave"]),
-        .executable(name: "growth", targets: ["growth"]),
-        .executable(name: "moodtracker", targets: ["moodtracker"]),
-    ],
+    ] + apps.map { .executable(name: $0.executable, targets: [$0.executable]) },
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
@@ -47,38 +61,6 @@ let package = Package(
                 "TourRuntime", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Modules/OnboardingCLI", swiftSettings: swiftSettings),
-
-        // MARK: Products: one folder under Apps/ each, a library with the flows and a thin executable
-        .target(
-            name: "FiniteOnboarding", dependencies: ["TourRuntime"], path: "Apps/Finite/Onboarding",
-            swiftSettings: swiftSettings),
-        .executableTarget(
-            name: "finite", dependencies: ["FiniteOnboarding", "OnboardingCLI"], path: "Apps/Finite/CLI",
-            swiftSettings: swiftSettings),
-        .target(
-            name: "LockedInOnboarding", dependencies: ["TourRuntime"], path: "Apps/LockedIn/Onboarding",
-            swiftSettings: swiftSettings),
-        .executableTarget(
-            name: "lockedin", dependencies: ["LockedInOnboarding", "OnboardingCLI"],
-            path: "Apps/LockedIn/CLI", swiftSettings: swiftSettings),
-        .target(
-            name: "CarrierWaveOnboarding", dependencies: ["TourRuntime"], path: "Apps/CarrierWave/Onboarding",
-            swiftSettings: swiftSettings),
-        .executableTarget(
-            name: "carrierwave", dependencies: ["CarrierWaveOnboarding", "OnboardingCLI"],
-            path: "Apps/CarrierWave/CLI", swiftSettings: swiftSettings),
-        .target(
-            name: "GrowthOnboarding", dependencies: ["TourRuntime"], path: "Apps/Growth/Onboarding",
-            swiftSettings: swiftSettings),
-        .executableTarget(
-            name: "growth", dependencies: ["GrowthOnboarding", "OnboardingCLI"], path: "Apps/Growth/CLI",
-            swiftSettings: swiftSettings),
-        .target(
-            name: "MoodTrackerOnboarding", dependencies: ["TourRuntime"], path: "Apps/MoodTracker/Onboarding",
-            swiftSettings: swiftSettings),
-        .executableTarget(
-            name: "moodtracker", dependencies: ["MoodTrackerOnboarding", "OnboardingCLI"],
-            path: "Apps/MoodTracker/CLI", swiftSettings: swiftSettings),
 
         // MARK: Benchmarks (scripts/bench.sh)
         .executableTarget(
@@ -116,6 +98,6 @@ let package = Package(
                 "Persistence",
             ],
             path: "Tests/CLITests", swiftSettings: swiftSettings),
-    ],
+    ] + appTargets,
     swiftLanguageModes: [.v6]
 )

@@ -95,13 +95,6 @@ final class Runner: @unchecked Sendable {
         case .status: Output.line(Render.status(snapshot, product: cli))
         }
     }
-
-    /// Seconds until the next timer, if one is set.
-    func secondsUntilNextTimer() async throws -> Double? {
-        let snapshot = try await session.snapshot()
-        let times = snapshot.flows.compactMap(\.startsAt) + [snapshot.card?.autoAdvanceAt].compactMap { $0 }
-        return times.min().map { max(0, $0 - snapshot.now) }
-    }
 }
 
 /// What one command did, as lines in order: effects, and the haptics the terminal player played.

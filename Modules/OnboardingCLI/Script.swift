@@ -152,9 +152,8 @@ struct Interactive {
         var waited = false
         for _ in 0..<8 {
             let snapshot = try await runner.session.snapshot()
-            guard snapshot.card?.actions.isEmpty ?? true,
-                let seconds = try await runner.secondsUntilNextTimer(),
-                seconds <= 10
+            guard snapshot.card?.actions.isEmpty ?? true, let next = snapshot.nextTimerAt,
+                case let seconds = max(0, next - snapshot.now), seconds <= 10
             else { break }
             Output.line("  … \(Render.format(seconds)) s pass")
             try await runner.wait(seconds)

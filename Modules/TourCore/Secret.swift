@@ -12,9 +12,6 @@ public struct Secret: Hashable, Sendable, Codable, CustomStringConvertible, Cust
     /// The clear text. Call it only where the secret is handed to secure storage.
     public func reveal() -> String { text }
 
-    /// True when this value was decoded from a redacted record and so holds no secret.
-    public var isRedacted: Bool { text == Self.redactedText }
-
     public var description: String { Self.redactedText }
     public var debugDescription: String { Self.redactedText }
 

@@ -56,8 +56,3 @@ public struct Product: Sendable {
         Dictionary(uniqueKeysWithValues: catalog.flows.map { ($0.id, $0.scope) })
     }
 }
-
-/// A handler with no domain of its own.
-public struct PlainProductHandler: ProductHandler {
-    public init() {}
-}

@@ -61,13 +61,14 @@ public actor TourSession {
     /// The state now, as a UI shows it.
     public func snapshot() throws -> TourSnapshot {
         let session = try database.session(key, scopes: product.scopes)
-        let now = currentTime(session)
+        let now = Self.time(time, session)
         let context = product.handler.context(domain: session.domain, now: now)
         let engine = product.engine
         return TourSnapshot(
             app: key.app, user: key.user, flows: engine.summaries(of: session.tour, context: context),
             card: engine.card(in: session.tour, context: context), state: session.domain,
-            appVersion: session.tour.appVersion, now: now.timeIntervalSince1970)
+            appVersion: session.tour.appVersion, now: now.timeIntervalSince1970,
+            nextTimerAt: engine.nextDeadline(in: session.tour)?.timeIntervalSince1970)
     }
 
     /// Snapshots after every committed change, for a UI to follow.
@@ -169,8 +170,6 @@ public actor TourSession {
         }
         return answers
     }
-
-    private func currentTime(_ session: Session) -> Date { Self.time(time, session) }
 
     private static func time(_ source: TimeSource, _ session: Session) -> Date {
         switch source {

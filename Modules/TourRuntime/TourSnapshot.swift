@@ -10,10 +10,14 @@ public struct TourSnapshot: Encodable, Equatable, Sendable {
     public var appVersion: String?
     /// The time the snapshot was taken at (the virtual clock's when one is used).
     public var now: Double
+    /// When the next timer fires (a delayed start, a step that closes by itself), if any.
+    public var nextTimerAt: Double?
 }
 
 extension TourSnapshot {
-    private enum CodingKeys: String, CodingKey { case app, user, flows, card, state, appVersion, now }
+    private enum CodingKeys: String, CodingKey {
+        case app, user, flows, card, state, appVersion, now, nextTimerAt
+    }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -24,5 +28,6 @@ extension TourSnapshot {
         try container.encode(state, forKey: .state)
         try container.encode(appVersion, forKey: .appVersion)
         try container.encode(now, forKey: .now)
+        try container.encode(nextTimerAt, forKey: .nextTimerAt)
     }
 }
