@@ -82,7 +82,7 @@ let package = Package(
             name: "TourRuntimeTests", dependencies: ["TourRuntime", "TourFixtures"],
             path: "Tests/TourRuntimeTests",
             swiftSettings: swiftSettings),
-        // The cross-app regression suite: every product's flows on the shared modules.
+        // Each product's journeys through its flows, in process.
         .testTarget(
             name: "ProductTests",
             dependencies: [
@@ -90,6 +90,16 @@ let package = Package(
                 "MoodTrackerOnboarding",
             ],
             path: "Tests/ProductTests", swiftSettings: swiftSettings),
+        // The cross-app regression suite: every path through every product's flows on real SQLite
+        // files, and golden transcripts of each product's CLI.
+        .testTarget(
+            name: "CrossAppRegressionTests",
+            dependencies: [
+                "finite", "lockedin", "carrierwave", "growth", "moodtracker", "FiniteOnboarding",
+                "LockedInOnboarding", "CarrierWaveOnboarding", "GrowthOnboarding", "MoodTrackerOnboarding",
+            ],
+            path: "Tests/CrossAppRegressionTests", resources: [.copy("Transcripts")],
+            swiftSettings: swiftSettings),
         // Runs the built executables as real processes.
         .testTarget(
             name: "CLITests",

@@ -1,0 +1,115 @@
+import CarrierWaveOnboarding
+import FiniteOnboarding
+import Foundation
+import GrowthOnboarding
+import LockedInOnboarding
+import MoodTrackerOnboarding
+import TourRuntime
+
+/// What the device around a product is like for one exploration state: things a product reads that
+/// are not in its database (the network, permission statuses before any request).
+struct World: Hashable, Sendable, Codable {
+    var offline = false
+    var permissionsBefore: [String: String] = [:]
+}
+
+/// One product as the suite explores and replays it: how to build it on a database file in a world,
+/// and the outside moments (launch versions, worlds) its flows depend on.
+struct Subject: Sendable, CustomStringConvertible {
+    /// The display name failures carry ("LockedIn").
+    let name: String
+    /// The executable, which is also the transcripts' folder.
+    let executable: String
+    let make: @Sendable (_ databasePath: String, _ world: World) -> Product
+    /// The versions a launch may report (Carrier Wave: fresh install, upgrade, update prompt).
+    var launchVersions: [String]
+    /// The worlds exploration starts from (LockedIn: permissions not asked, or already granted).
+    var startingWorlds: [World] = [World()]
+    /// Whether the network matters (connection attempts, profile writes): explore going offline and back.
+    var usesNetwork = false
+    /// How deep paths go. Flows with cycles (back, replay, reset, free actions) are cut here; states
+    /// already seen are not explored twice.
+    var maxDepth: Int
+    /// The outside moves one path may take.
+    var budget = Budget()
+    /// Whether visits and signals are explored.
+    var exploresTriggers = true
+    /// Which part of a product this exploration is about, when one product is explored in parts.
+    var focus: String? = nil
+    /// A product rule checked on the domain state after every transition.
+    var invariant: (@Sendable ([String: TourValue]) -> String?)? = nil
+
+    var description: String { focus.map { "\(name) (\($0))" } ?? name }
+
+    static let all: [Subject] = [finite, lockedIn] + carrierWave + [growth, moodTracker]
+
+    /// The explorations of each product; a product's coverage is the union of its parts.
+    static let products: [ProductExploration] = Dictionary(grouping: all, by: \.name).map {
+        ProductExploration(name: $0.key, parts: $0.value)
+    }.sorted { $0.name < $1.name }
+
+    static let finite = Subject(
+        name: "Finite", executable: "finite", make: { _, _ in FiniteCatalog.product },
+        launchVersions: ["1.0"], maxDepth: 12)
+
+    static let lockedIn = Subject(
+        name: "LockedIn", executable: "lockedin", make: { _, _ in LockedInCatalog.product },
+        launchVersions: ["1.0"],
+        startingWorlds: [
+            World(), World(permissionsBefore: ["screenTime": "granted", "health": "granted"]),
+        ], maxDepth: 10,
+        invariant: { domain in
+            // The starting bank is granted once: it is 60 minutes or not there, never doubled.
+            for key in ["startingBankMinutes", "balanceMinutes"] {
+                if let minutes = domain[key], minutes != .int(LockedInCatalog.startingBankMinutes) {
+                    return "\(key) is \(minutes), not \(LockedInCatalog.startingBankMinutes)"
+                }
+            }
+            return nil
+        })
+
+    /// Carrier Wave in three parts. Its five mini-tours are alike and independent of the intro and
+    /// of each other, so one exploration of all of it at once multiplies into millions of states
+    /// (each tour at each step of each other one, in each version, online and offline); in parts,
+    /// every step and pair is still reached, and the transcripts stack tours over each other.
+    static let carrierWave: [Subject] = [
+        // The intro and its connection step, online and offline.
+        Subject(
+            name: "Carrier Wave", executable: "carrierwave", make: makeCarrierWave, launchVersions: ["2.5"],
+            usesNetwork: true, maxDepth: 10, exploresTriggers: false, focus: "intro"),
+        // Fresh installs and upgrades: the What's New prompts.
+        Subject(
+            name: "Carrier Wave", executable: "carrierwave", make: makeCarrierWave,
+            launchVersions: ["1.9", "2.0", "2.5"], maxDepth: 9,
+            budget: Budget(remaining: ["relaunch": 3, "replay or reset": 1]), exploresTriggers: false,
+            focus: "upgrades"),
+        // The mini-tours, one visit per path, over the intro or after it.
+        Subject(
+            name: "Carrier Wave", executable: "carrierwave", make: makeCarrierWave, launchVersions: ["2.5"],
+            maxDepth: 7, budget: Budget(remaining: ["relaunch": 2, "trigger": 1]),
+            focus: "mini-tours"),
+    ]
+
+    static let makeCarrierWave: @Sendable (String, World) -> Product = { _, world in
+        CarrierWaveCatalog.product(connector: StubServiceConnector(online: !world.offline))
+    }
+
+    static let growth = Subject(
+        name: "Growth", executable: "growth",
+        make: { path, world in
+            GrowthCatalog.product(
+                profiles: FileProfileStore(path: path + ".profiles.json", online: !world.offline))
+        },
+        launchVersions: ["1.0"], usesNetwork: true, maxDepth: 10)
+
+    static let moodTracker = Subject(
+        name: "Mood Tracker", executable: "moodtracker", make: { _, _ in MoodTrackerCatalog.product },
+        launchVersions: ["1.0"], maxDepth: 9)
+}
+
+/// One product's explorations, as one test case.
+struct ProductExploration: Sendable, CustomStringConvertible {
+    var name: String
+    var parts: [Subject]
+    var description: String { name }
+}
