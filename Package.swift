@@ -98,7 +98,7 @@ let package = Package(
                 "finite", "lockedin", "carrierwave", "growth", "moodtracker", "FiniteOnboarding",
                 "LockedInOnboarding", "CarrierWaveOnboarding", "GrowthOnboarding", "MoodTrackerOnboarding",
             ],
-            path: "Tests/CrossAppRegressionTests", resources: [.copy("Transcripts")],
+            path: "Tests/CrossAppRegressionTests", exclude: ["Transcripts"],
             swiftSettings: swiftSettings),
         // Runs the built executables as real processes.
         .testTarget(

@@ -152,6 +152,19 @@ enum Output {
         FileHandle.standardOutput.write(Data(text.utf8))
     }
 
+    /// A script line as a transcript shows it; blank lines are not echoed.
+    static func echo(_ text: String, json: Bool) {
+        guard !text.allSatisfy(\.isWhitespace) else { return }
+        if json {
+            let encoded = (try? JSONEncoder().encode(["line": text])).map {
+                String(decoding: $0, as: UTF8.self)
+            }
+            line(encoded ?? "{}")
+        } else {
+            line("> " + text)
+        }
+    }
+
     static func error(_ text: String) {
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }

@@ -16,6 +16,8 @@ struct Play: AsyncParsableCommand {
     )
     @OptionGroup var options: CommonOptions
     @Argument(help: "The script file.") var file: String?
+    @Flag(help: "Print each line before what it prints, as a transcript (with --json, as {\"line\": ...}).")
+    var echo = false
 
     func run() async throws {
         // A file is read whole; standard input line by line, so a pipe is played as it arrives.
@@ -34,6 +36,7 @@ struct Play: AsyncParsableCommand {
             var number = 0
             while let raw = lines.next() {
                 number += 1
+                if echo { Output.echo(raw, json: options.json) }
                 do {
                     switch try ScriptLine.parse(String(raw)) {
                     case .empty: continue

@@ -1,8 +1,8 @@
 /// A name-like identifier backed by a string: encodes as the bare string (Swift's default for
 /// `String`-backed `RawRepresentable` types), prints as it, and can be written as a literal.
 public protocol StringIdentifier: RawRepresentable, Hashable, Codable, Sendable, ExpressibleByStringLiteral,
-    CustomStringConvertible where RawValue == String
-{
+    CustomStringConvertible
+where RawValue == String {
     init(rawValue: String)
 }
 

@@ -119,6 +119,9 @@ struct Reduction {
 
     private mutating func replay(_ id: FlowID?) throws(TourRefusal) {
         let replayable = catalog.flows.filter { $0.replay != .notReplayable }
+        if replayable.isEmpty {
+            throw refusal("replay", "no flow of \(catalog.app) can be replayed")
+        }
         guard let flow = id.map({ id in catalog.flow(id) }) ?? replayable.first else {
             throw refusal(
                 "replay",

@@ -12,7 +12,8 @@ extension TourEffect: Codable {
         case "haptic": self = .haptic(try container.decode(HapticFeedback.self, forKey: .haptic))
         case "celebration":
             self = .celebration(
-                flow: try container.decode(FlowID.self, forKey: .flow), step: try container.decode(StepID.self, forKey: .step))
+                flow: try container.decode(FlowID.self, forKey: .flow),
+                step: try container.decode(StepID.self, forKey: .step))
         case "analytics":
             self = .analytics(
                 AnalyticsEvent(
@@ -28,7 +29,8 @@ extension TourEffect: Codable {
                 try container.decode(PermissionName.self, forKey: .permission))
         case "request":
             self = .request(
-                gate: try container.decode(String.self, forKey: .gate), name: try container.decode(String.self, forKey: .name),
+                gate: try container.decode(String.self, forKey: .gate),
+                name: try container.decode(String.self, forKey: .name),
                 payload: try container.decode([String: TourValue].self, forKey: .payload),
                 secrets: try container.decode([String: Secret].self, forKey: .secrets))
         case "product":
@@ -39,7 +41,8 @@ extension TourEffect: Codable {
         case "presented": self = .presented(try container.decode(FlowID.self, forKey: .flow))
         case "dismissed": self = .dismissed(try container.decode(FlowID.self, forKey: .flow))
         case let other:
-            throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "unknown effect type \(other)")
+            throw DecodingError.dataCorruptedError(
+                forKey: .type, in: container, debugDescription: "unknown effect type \(other)")
         }
     }
 

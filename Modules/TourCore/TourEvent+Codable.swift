@@ -8,7 +8,8 @@ extension TourEvent: Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Key.self)
         switch try container.decode(String.self, forKey: .type) {
-        case "appLaunched": self = .appLaunched(version: try container.decodeIfPresent(String.self, forKey: .version))
+        case "appLaunched":
+            self = .appLaunched(version: try container.decodeIfPresent(String.self, forKey: .version))
         case "signal": self = .signal(try container.decode(String.self, forKey: .name))
         case "featureVisited": self = .featureVisited(try container.decode(String.self, forKey: .place))
         case "actionPerformed":
@@ -17,16 +18,20 @@ extension TourEvent: Codable {
                 parameters: try container.decode([String: String].self, forKey: .parameters))
         case "gateAnswered":
             self = .gateAnswered(
-                try container.decode(String.self, forKey: .gate), try container.decode(GateStatus.self, forKey: .status))
+                try container.decode(String.self, forKey: .gate),
+                try container.decode(GateStatus.self, forKey: .status))
         case "clockAdvanced": self = .clockAdvanced
         case "domainEvent":
             self = .domainEvent(
                 try container.decode(String.self, forKey: .name),
                 payload: try container.decode([String: TourValue].self, forKey: .payload))
-        case "replayRequested": self = .replayRequested(try container.decodeIfPresent(FlowID.self, forKey: .flow))
-        case "resetRequested": self = .resetRequested(try container.decodeIfPresent(FlowID.self, forKey: .flow))
+        case "replayRequested":
+            self = .replayRequested(try container.decodeIfPresent(FlowID.self, forKey: .flow))
+        case "resetRequested":
+            self = .resetRequested(try container.decodeIfPresent(FlowID.self, forKey: .flow))
         case let other:
-            throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "unknown event type \(other)")
+            throw DecodingError.dataCorruptedError(
+                forKey: .type, in: container, debugDescription: "unknown event type \(other)")
         }
     }
 

@@ -1,0 +1,211 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Golden transcripts: each product's scenario scripts (`Transcripts/<executable>/<name>.play`)
+/// played by the built executable, their output compared with the recorded `<name>.txt` (text)
+/// and `<name>.jsonl` (one JSON object per line). A changed transcript fails with a unified diff
+/// that names the product and the scenario.
+///
+/// Re-record with `RECORD_TRANSCRIPTS=1 swift test --filter TranscriptTests`; nothing is ever
+/// recorded otherwise, so CI only compares.
+///
+/// A scenario is a `play` script; lines starting `#!` (comments to `play` itself) direct the run:
+/// - `#! args: --answer health=denied` — the options of the processes that follow;
+/// - `#! kill` — the process is killed with SIGKILL here, after the lines above have finished;
+///   the lines below run in a new process on the same database (the user relaunched the app);
+/// - `#! restart` — the process ends normally here, and the lines below run in a new one.
+@Suite("Golden transcripts")
+struct TranscriptTests {
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "Transcripts")
+
+    static var scenarios: [Scenario] {
+        let executables = Subject.all.map(\.executable).reduce(into: [String]()) {
+            if !$0.contains($1) { $0.append($1) }
+        }
+        return executables.flatMap { executable -> [Scenario] in
+            let directory = folder.appendingPathComponent(executable)
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+            return names.filter { $0.hasSuffix(".play") }.sorted().map {
+                Scenario(executable: executable, name: String($0.dropLast(".play".count)))
+            }
+        }
+    }
+
+    @Test func everyProductHasScenarios() {
+        for subject in Subject.all {
+            #expect(
+                Self.scenarios.filter { $0.executable == subject.executable }.count >= 8,
+                "\(subject.name) has too few transcripts")
+        }
+    }
+
+    @Test(arguments: scenarios)
+    func transcript(_ scenario: Scenario) throws {
+        for json in [false, true] {
+            let actual = try scenario.play(json: json)
+            let recorded = scenario.recording(json: json)
+            if ProcessInfo.processInfo.environment["RECORD_TRANSCRIPTS"] == "1" {
+                try actual.write(to: recorded, atomically: true, encoding: .utf8)
+                continue
+            }
+            guard let expected = try? String(contentsOf: recorded, encoding: .utf8) else {
+                Issue.record(
+                    "\(scenario): no recorded transcript \(recorded.lastPathComponent); record it with RECORD_TRANSCRIPTS=1"
+                )
+                continue
+            }
+            if actual != expected {
+                Issue.record(
+                    "\(scenario) (\(json ? "JSON" : "text")): the transcript changed\n\(try diff(expected, actual, name: recorded.lastPathComponent))"
+                )
+            }
+        }
+    }
+
+    private func diff(_ expected: String, _ actual: String, name: String) throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "diff-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (old, new) = (
+            directory.appendingPathComponent("recorded"), directory.appendingPathComponent("now")
+        )
+        try expected.write(to: old, atomically: true, encoding: .utf8)
+        try actual.write(to: new, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/diff")
+        process.arguments = [
+            "-u", "--label", "recorded \(name)", "--label", "played now", old.path, new.path,
+        ]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: output, as: UTF8.self)
+    }
+}
+
+struct Scenario: Sendable, CustomStringConvertible {
+    var executable: String
+    var name: String
+
+    var description: String {
+        let product = Subject.all.first { $0.executable == executable }?.name ?? executable
+        return "\(product) scenario '\(name)'"
+    }
+
+    var script: URL { TranscriptTests.folder.appendingPathComponent("\(executable)/\(name).play") }
+
+    func recording(json: Bool) -> URL {
+        TranscriptTests.folder.appendingPathComponent("\(executable)/\(name).\(json ? "jsonl" : "txt")")
+    }
+
+    /// One process's lines, its options, and how it ends.
+    struct Segment {
+        var arguments: [String] = []
+        var lines: [String] = []
+        var killed = false
+    }
+
+    func segments() throws -> [Segment] {
+        var segments = [Segment()]
+        for line in try String(contentsOf: script, encoding: .utf8).split(
+            separator: "\n", omittingEmptySubsequences: false)
+        {
+            let text = line.trimmingCharacters(in: .whitespaces)
+            if text.hasPrefix("#! args:") {
+                segments[segments.count - 1].arguments = text.dropFirst("#! args:".count).split(
+                    separator: " "
+                ).map(String.init)
+            } else if text == "#! kill" || text == "#! restart" {
+                segments[segments.count - 1].killed = text == "#! kill"
+                segments.append(Segment(arguments: segments[segments.count - 1].arguments))
+            } else {
+                segments[segments.count - 1].lines.append(String(line))
+            }
+        }
+        return segments
+    }
+
+    /// Plays the scenario on a fresh database with the virtual clock; returns everything printed.
+    func play(json: Bool) throws -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "transcript-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var environment = ProcessInfo.processInfo.environment
+        environment["ONBOARDING_DB"] = folder.appendingPathComponent("onboarding.sqlite").path
+        environment["ONBOARDING_CLOCK"] = "virtual"
+        environment["GROWTH_PROFILE_STORE"] = folder.appendingPathComponent("profiles.json").path
+        var transcript = ""
+        for segment in try segments() {
+            let arguments = ["play", "--echo"] + (json ? ["--json"] : []) + segment.arguments
+            transcript += "── \(executable) \(arguments.joined(separator: " ")) ──\n"
+            transcript += try run(segment, arguments: arguments, environment: environment, json: json)
+        }
+        return transcript
+    }
+
+    private static let sync = "# transcript: lines above done"
+
+    private func run(_ segment: Segment, arguments: [String], environment: [String: String], json: Bool)
+        throws -> String
+    {
+        let process = Process()
+        process.executableURL = ExecutableFolder.url.appendingPathComponent(executable)
+        process.arguments = arguments
+        process.environment = environment
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = output  // one stream keeps refusals in order with the cards
+        try process.run()
+        let script = segment.lines.joined(separator: "\n") + "\n"
+        input.fileHandleForWriting.write(Data(script.utf8))
+        guard segment.killed else {
+            try input.fileHandleForWriting.close()
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            let status = process.terminationStatus
+            return String(decoding: data, as: UTF8.self) + (status == 0 ? "" : "── exit \(status) ──\n")
+        }
+        // Wait until the process has read the sync line, which it does only after every line above
+        // has finished (and committed), then kill it where it stands.
+        input.fileHandleForWriting.write(Data((Self.sync + "\n").utf8))
+        let marker = json ? #"{"line":"\#(Self.sync)"}"# + "\n" : "> \(Self.sync)\n"
+        var data = Data()
+        while !String(decoding: data, as: UTF8.self).contains(marker) {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }  // it ended by itself (a refused line)
+            data += chunk
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        guard text.contains(marker) else { return text + "── exit \(process.terminationStatus) ──\n" }
+        return text.replacingOccurrences(of: marker, with: "") + "── killed (SIGKILL) ──\n"
+    }
+}
+
+/// Where the products' executables were built: beside the test runner.
+enum ExecutableFolder {
+    static let url: URL = {
+        let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var folder = runner.deletingLastPathComponent()
+        while folder.path != "/" {
+            if FileManager.default.isExecutableFile(atPath: folder.appendingPathComponent("lockedin").path) {
+                return folder
+            }
+            folder = folder.deletingLastPathComponent()
+        }
+        return URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(
+            ".build/debug")
+    }()
+}
