@@ -146,7 +146,41 @@ struct ReliabilityTests {
         }
     }
 
-    @Test func twoProcessesWritingOneFileBothSucceed() throws {
+    /// Two processes each send 1,000 events to one file at the same time. Each event reads the
+    /// product's virtual clock and writes it back one second later: a lost update would leave the
+    /// clock short of 2,000 seconds.
+    @Test func twoProcessesSendingAThousandEventsEachLoseNothing() throws {
+        let cli = try CLI("moodtracker")
+        let scripts = ["wait 1", "wait 1.0"].map { String(repeating: "\($0)\n", count: 1_000) }
+        let processes = scripts.map { _ in cli.process(["play", "--user", "shared"]) }
+        var inputs: [Pipe] = []
+        var errors: [Pipe] = []
+        for process in processes {
+            let input = Pipe()
+            let error = Pipe()
+            inputs.append(input)
+            errors.append(error)
+            process.standardInput = input
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = error
+            try process.run()
+        }
+        for (input, script) in zip(inputs, scripts) {
+            input.fileHandleForWriting.write(Data(script.utf8))
+            try input.fileHandleForWriting.close()
+        }
+        let messages = errors.map { String(decoding: $0.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
+        for process in processes { process.waitUntilExit() }
+        #expect(processes.map(\.terminationStatus) == [0, 0], "\(messages)")
+        #expect(messages == ["", ""])
+        #expect(
+            try CLI.sqlite(cli.database, "SELECT event, count(*) FROM journal GROUP BY event;")
+                == "clockAdvanced|2000\n")
+        let status = try cli.json("status", "--user", "shared")
+        #expect((status["now"] as? NSNumber)?.doubleValue == 1_767_605_600)
+    }
+
+    @Test func twoProductsWritingOneFileBothSucceed() throws {
         let first = try CLI("lockedin")
         var second = try CLI("finite")
         second.environment["ONBOARDING_DB"] = first.database
