@@ -41,6 +41,11 @@ struct CommonOptions: ParsableArguments {
         _ = try permissionMap(answers, option: "--answer")
     }
 
+    /// Whether neither --db nor $ONBOARDING_DB names the file.
+    var usesDefaultDatabase: Bool {
+        db == nil && (ProcessInfo.processInfo.environment["ONBOARDING_DB"] ?? "").isEmpty
+    }
+
     var databasePath: String {
         if let db { return db }
         let environment = ProcessInfo.processInfo.environment

@@ -15,6 +15,12 @@ final class Runner: @unchecked Sendable {
         cli = CLIEnvironment.current
         let path = options.databasePath
         do {
+            if options.usesDefaultDatabase {
+                // The per-product default lives in a folder of ours; an explicit path's folder must exist.
+                try? FileManager.default.createDirectory(
+                    at: URL(fileURLWithPath: path).deletingLastPathComponent(),
+                    withIntermediateDirectories: true)
+            }
             database = try OnboardingDatabase.open(path: path)
         } catch let error as StorageError {
             throw CLIError.storage(error)

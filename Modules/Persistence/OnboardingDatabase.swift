@@ -38,17 +38,24 @@ public final class OnboardingDatabase: Sendable {
         }
     }
 
-    /// Opens (creating it and its folder if needed) the database file at `path`.
+    /// Opens (creating it if needed) the database file at `path`, in a folder that exists.
     ///
-    /// - Throws: ``StorageError`` when the file was written by a newer schema (the file is
-    ///   left byte-for-byte unchanged) or cannot be opened.
+    /// - Throws: ``StorageError`` when the folder does not exist, the file or folder is read-only,
+    ///   the file was written by a newer schema or cannot be opened; the file is then left
+    ///   byte-for-byte unchanged.
     public static func open(path: String, busyTimeout: TimeInterval = 10) throws -> OnboardingDatabase {
-        let url = URL(fileURLWithPath: path)
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue
+        else {
+            throw StorageError.missingFolder(path: path, folder: folder)
+        }
+        // Checked before SQLite opens anything: it would create a journal beside the file, and root
+        // writes through permission bits, so a file or folder marked read-only is respected here.
+        if isReadOnly(folder) { throw StorageError.readOnly(path: path, what: "the folder \(folder)") }
         if FileManager.default.fileExists(atPath: path) {
+            if isReadOnly(path) { throw StorageError.readOnly(path: path, what: "the file") }
             try refuseNewerSchema(at: path, busyTimeout: busyTimeout)
-        } else {
-            try FileManager.default.createDirectory(
-                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         }
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout)
@@ -61,6 +68,18 @@ public final class OnboardingDatabase: Sendable {
         } catch {
             throw StorageError.unreadable(path: path, error)
         }
+    }
+
+    /// Whether this SQLite takes `file:` URIs as file names (Debian's and Apple's builds do).
+    private static let acceptsURIFilenames: Bool = {
+        let options = try? DatabaseQueue().read { try String.fetchAll($0, sql: "PRAGMA compile_options") }
+        return options?.contains("USE_URI") ?? false
+    }()
+
+    private static func isReadOnly(_ path: String) -> Bool {
+        let permissions = (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]) as? Int
+        return !FileManager.default.isWritableFile(atPath: path)
+            || (permissions.map { $0 & 0o222 == 0 } ?? false)
     }
 
     /// A private in-memory database.
@@ -91,8 +110,17 @@ public final class OnboardingDatabase: Sendable {
         configuration.readonly = true
         configuration.busyMode = .timeout(busyTimeout)
         let unknown: [String]
+        // A read-only connection to a WAL file leaves a -wal and a -shm beside it. When there is no
+        // -wal (nothing uncheckpointed to read) the probe opens the file as immutable, which creates
+        // nothing, so a refused file is left exactly as it was.
+        var probe = path
+        if !FileManager.default.fileExists(atPath: path + "-wal"), acceptsURIFilenames,
+            let encoded = path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed)
+        {
+            probe = "file:\(encoded)?immutable=1"
+        }
         do {
-            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            let queue = try DatabaseQueue(path: probe, configuration: configuration)
             unknown = try queue.read { db -> [String] in
                 guard try db.tableExists("grdb_migrations") else { return [] }
                 let known = Set(Schema.migrator.migrations)

@@ -12,6 +12,20 @@ public struct StorageError: Error, Equatable, CustomStringConvertible {
     }
 
     static func unreadable(path: String, _ underlying: any Error) -> StorageError {
-        StorageError("cannot open the database at \(path): \(underlying)")
+        // GRDB appends the statement it was running; a person needs SQLite's reason only.
+        let reason = "\(underlying)".components(separatedBy: " - while executing").first ?? "\(underlying)"
+        return StorageError("cannot open the database at \(path) (\(reason)); it was left unchanged.")
+    }
+
+    static func missingFolder(path: String, folder: String) -> StorageError {
+        StorageError(
+            "cannot open the database at \(path): the folder \(folder) does not exist. Create it or use another --db."
+        )
+    }
+
+    static func readOnly(path: String, what: String) -> StorageError {
+        StorageError(
+            "cannot write the database at \(path): \(what) is read-only; it was left unchanged. Make it writable or use another --db."
+        )
     }
 }

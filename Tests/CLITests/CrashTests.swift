@@ -54,19 +54,24 @@ struct CrashTests {
             process.waitUntilExit()
             guard FileManager.default.fileExists(atPath: cli.database) else { continue }
             let problems = try Self.check(cli)
-            inconsistencies += problems.map { "after kill \(kill + 1) (\(delay / 1_000_000) ms, \(user)): \($0)" }
+            inconsistencies += problems.map {
+                "after kill \(kill + 1) (\(delay / 1_000_000) ms, \(user)): \($0)"
+            }
             if problems.isEmpty { survived += 1 }
             if inconsistencies.count > 5 { break }
         }
         totals = try Self.add(totals, cli)
         print(
             "crash test: \(survived) of \(Self.kills) kills checked and survived, \(inconsistencies.count) inconsistencies; "
-                + "journals \(totals.rows) rows, \(totals.completions) completions (each granted the bank once)")
+                + "journals \(totals.rows) rows, \(totals.completions) completions (each granted the bank once)"
+        )
         for problem in inconsistencies { Issue.record("\(problem)") }
         #expect(survived >= Self.kills * 9 / 10, "most kills should find a database to check")
     }
 
-    static func add(_ totals: (rows: Int, completions: Int), _ cli: CLI) throws -> (rows: Int, completions: Int) {
+    static func add(_ totals: (rows: Int, completions: Int), _ cli: CLI) throws -> (
+        rows: Int, completions: Int
+    ) {
         guard FileManager.default.fileExists(atPath: cli.database) else { return totals }
         let figures = try CLI.sqlite(
             cli.database, "SELECT count(*), sum(outcome LIKE '%onboarding completed%') FROM journal;"
@@ -81,7 +86,8 @@ struct CrashTests {
         if integrity != "ok\n" { problems.append("integrity_check: \(integrity)") }
         let database = try OnboardingDatabase.open(path: cli.database)
         let product = LockedInCatalog.product
-        let rebuilt = try JournalReplay.rebuild(app: LockedInCatalog.app, engine: product.engine, from: database)
+        let rebuilt = try JournalReplay.rebuild(
+            app: LockedInCatalog.app, engine: product.engine, from: database)
         let stored = try database.storedFlows(app: LockedInCatalog.app).mapValues {
             $0.filter { $0.value != FlowState() }
         }.filter { !$0.value.isEmpty }
@@ -92,17 +98,21 @@ struct CrashTests {
         var domains: [String: [String: TourValue]] = [:]
         for row in try database.journal(app: LockedInCatalog.app) {
             let effects = try decoder.decode([TourEffect].self, from: Data(row.effectsJSON.utf8))
-            let activations = effects.filter { if case .product(let p) = $0 { p.name == "activate" } else { false } }
+            let activations = effects.filter {
+                if case .product(let p) = $0 { p.name == "activate" } else { false }
+            }
             let completed = row.outcome.contains("onboarding completed")
             if activations.count != (completed ? 1 : 0) {
-                problems.append("journal row \(row.id) has \(activations.count) bank grants for '\(row.outcome)'")
+                problems.append(
+                    "journal row \(row.id) has \(activations.count) bank grants for '\(row.outcome)'")
             }
             for case .product(let effect) in effects {
                 product.handler.apply(effect, to: &domains[row.user, default: [:]], now: row.time)
             }
         }
         for (user, domain) in domains {
-            let session = try database.session(SessionKey(app: LockedInCatalog.app, user: user), scopes: product.scopes)
+            let session = try database.session(
+                SessionKey(app: LockedInCatalog.app, user: user), scopes: product.scopes)
             if session.domain != domain {
                 problems.append("\(user)'s stored domain \(session.domain) is not its journal's \(domain)")
             }

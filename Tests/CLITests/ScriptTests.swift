@@ -124,8 +124,9 @@ struct ReliabilityTests {
             // Time the kill from the first committed row, however slow the machine is to start.
             var polls = 0
             // The file is checked first: the sqlite3 shell must not be the one to create it.
-            while polls < 500, !FileManager.default.fileExists(atPath: cli.database)
-                || (try? CLI.sqlite(cli.database, "SELECT count(*) FROM journal;")) ?? "" == "0\n"
+            while polls < 500,
+                !FileManager.default.fileExists(atPath: cli.database)
+                    || (try? CLI.sqlite(cli.database, "SELECT count(*) FROM journal;")) ?? "" == "0\n"
             {
                 polls += 1
                 try await Task.sleep(nanoseconds: 10_000_000)
@@ -169,7 +170,9 @@ struct ReliabilityTests {
             input.fileHandleForWriting.write(Data(script.utf8))
             try input.fileHandleForWriting.close()
         }
-        let messages = errors.map { String(decoding: $0.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
+        let messages = errors.map {
+            String(decoding: $0.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        }
         for process in processes { process.waitUntilExit() }
         #expect(processes.map(\.terminationStatus) == [0, 0], "\(messages)")
         #expect(messages == ["", ""])

@@ -10,6 +10,15 @@ struct DatabaseTests {
     @Test(arguments: [true, false])
     func migrationsCreateTheSchemaOnce(onDisk: Bool) throws {
         let folder = try TemporaryFolder()
+        if onDisk {
+            // The folder must exist: a mistyped path is an error, not a new folder.
+            #expect(throws: StorageError.self) {
+                try OnboardingDatabase.open(path: folder.path("a/b/onboarding.sqlite"))
+            }
+            #expect(!FileManager.default.fileExists(atPath: folder.path("a")))
+            try FileManager.default.createDirectory(
+                atPath: folder.path("a/b"), withIntermediateDirectories: true)
+        }
         let open = {
             onDisk ? try OnboardingDatabase.open(path: folder.path("a/b/onboarding.sqlite")) : try .inMemory()
         }
