@@ -107,7 +107,7 @@ let package = Package(
                 "finite", "lockedin", "carrierwave", "growth", "moodtracker", "LockedInOnboarding",
                 "Persistence",
             ],
-            path: "Tests/CLITests", swiftSettings: swiftSettings),
+            path: "Tests/CLITests", exclude: ["BadInput"], swiftSettings: swiftSettings),
     ] + appTargets,
     swiftLanguageModes: [.v6]
 )

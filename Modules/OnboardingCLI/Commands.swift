@@ -58,7 +58,7 @@ struct Launch: ScriptableCommand {
     func validate() throws {
         if let appVersion, !AppVersion.isValid(appVersion) {
             throw ValidationError(
-                "--app-version must be a dotted version number such as 2.5; got '\(appVersion)'")
+                "--app-version must be a dotted version number such as 2.5; got '\(appVersion.quotable)'")
         }
     }
 
@@ -96,7 +96,7 @@ struct Do: ScriptableCommand {
         var result: [String: String] = [:]
         for pair in pairs {
             guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
-                throw ValidationError("parameters are written KEY=VALUE; got '\(pair)'")
+                throw ValidationError("parameters are written KEY=VALUE; got '\(pair.quotable)'")
             }
             result[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
         }

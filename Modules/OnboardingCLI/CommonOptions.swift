@@ -35,7 +35,8 @@ struct CommonOptions: ParsableArguments {
 
     func validate() throws {
         guard user.range(of: #"^[A-Za-z0-9._-]{1,64}$"#, options: .regularExpression) != nil else {
-            throw ValidationError("--user must be 1 to 64 letters, digits, '.', '_' or '-'; got '\(user)'")
+            throw ValidationError(
+                "--user must be 1 to 64 letters, digits, '.', '_' or '-'; got '\(user.quotable)'")
         }
         _ = try permissionMap(permissions, option: "--permission")
         _ = try permissionMap(answers, option: "--answer")
@@ -70,7 +71,7 @@ struct CommonOptions: ParsableArguments {
             let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2, let status = PermissionStatus(rawValue: parts[1]) else {
                 throw ValidationError(
-                    "\(option) takes NAME=STATUS with STATUS one of \(PermissionStatus.allCases.map(\.rawValue).joined(separator: ", ")); got '\(pair)'"
+                    "\(option) takes NAME=STATUS with STATUS one of \(PermissionStatus.allCases.map(\.rawValue).joined(separator: ", ")); got '\(pair.quotable)'"
                 )
             }
             map[PermissionName(rawValue: parts[0])] = status

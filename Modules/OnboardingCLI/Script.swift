@@ -24,7 +24,7 @@ struct Play: AsyncParsableCommand {
         var lines: AnyIterator<String>
         if let file {
             guard let contents = FileManager.default.contents(atPath: file) else {
-                throw ValidationError("cannot read the script '\(file)'")
+                throw ValidationError("cannot read the script '\(file.quotable)'")
             }
             var iterator = String(decoding: contents, as: UTF8.self)
                 .split(separator: "\n", omittingEmptySubsequences: false).map(String.init).makeIterator()
@@ -79,7 +79,7 @@ enum ScriptLine {
         let parsed = try RootCommand.parseAsRoot(words)
         guard let command = parsed as? any ScriptableCommand else {
             throw ValidationError(
-                "'\(first)' is not a command here; commands: \(commandNames.sorted().joined(separator: ", "))"
+                "'\(first.quotable)' is not a command here; commands: \(commandNames.sorted().joined(separator: ", "))"
             )
         }
         return .command(command)

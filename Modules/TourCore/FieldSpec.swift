@@ -47,8 +47,17 @@ public struct FieldSpec: Sendable, Equatable {
         }
     }
 
+    /// The longest value any field takes: a name, a list of apps, a password.
+    public static let maximumLength = 500
+
     /// Turns typed text into the field's value, or says what is allowed.
     func parse(_ text: String, context: TourContext) -> Result<TourValue, FieldInputError> {
+        if text.count > Self.maximumLength {
+            return .failure(.init("\(name) must be at most \(Self.maximumLength) characters"))
+        }
+        if text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            return .failure(.init("\(name) must not contain control characters (tabs, newlines, escapes)"))
+        }
         switch kind {
         case .text:
             return .success(.string(text))

@@ -37,7 +37,7 @@ extension Reduction {
             {
                 try performFree(free, parameters)
             } else {
-                throw refusal(name, "this step does not accept '\(name)'")
+                throw refusal(name, "this step does not accept '\(name.quotable)'")
             }
         }
     }
@@ -105,7 +105,7 @@ extension Reduction {
             action.fills.isEmpty
             ? "it takes no parameters" : "its parameters: \(action.fills.joined(separator: ", "))"
         for key in parameters.keys.sorted() where !action.fills.contains(key) {
-            throw refusal(action.name, "'\(key)' is not a parameter of \(action.name); \(usage)")
+            throw refusal(action.name, "'\(key.quotable)' is not a parameter of \(action.name); \(usage)")
         }
         for key in action.requiredParameters where (parameters[key] ?? "").isEmpty {
             throw refusal(action.name, "\(action.name) needs \(key)=VALUE; \(usage)")

@@ -23,7 +23,8 @@ struct Reduction {
             if let version {
                 guard AppVersion.isValid(version) else {
                     throw refusal(
-                        "launch", "app version '\(version)' is not a dotted version number such as 2.5")
+                        "launch",
+                        "app version '\(version.quotable)' is not a dotted version number such as 2.5")
                 }
                 state.appVersion = version
             }
@@ -125,7 +126,7 @@ struct Reduction {
         guard let flow = id.map({ id in catalog.flow(id) }) ?? replayable.first else {
             throw refusal(
                 "replay",
-                "unknown flow '\(id?.rawValue ?? "")'; replayable: \(replayable.map(\.id.rawValue).joined(separator: ", "))"
+                "unknown flow '\((id?.rawValue ?? "").quotable)'; replayable: \(replayable.map(\.id.rawValue).joined(separator: ", "))"
             )
         }
         guard flow.replay != .notReplayable else {
@@ -157,7 +158,8 @@ struct Reduction {
         if let id, catalog.flow(id) == nil {
             throw refusal(
                 "reset",
-                "unknown flow '\(id)'; flows: \(catalog.flows.map(\.id.rawValue).joined(separator: ", "))")
+                "unknown flow '\(id.rawValue.quotable)'; flows: \(catalog.flows.map(\.id.rawValue).joined(separator: ", "))"
+            )
         }
         for flow in catalog.flows where id == nil || flow.id == id {
             if state[flow: flow.id].status == .active { effects.append(.dismissed(flow.id)) }

@@ -20,6 +20,19 @@ public struct TourRefusal: Error, Equatable, Sendable, CustomStringConvertible {
         let place = flow.map { flow in step.map { "\(flow) step \($0)" } ?? "\(flow)" } ?? "no tour showing"
         let allowedText = allowed.isEmpty ? "none" : allowed.joined(separator: ", ")
         let sentence = reason.hasSuffix(".") || reason.hasSuffix("!") ? reason : reason + "."
-        return "refused '\(attempted)' (\(place)): \(sentence) Allowed now: \(allowedText)"
+        return "refused '\(attempted.quotable)' (\(place)): \(sentence) Allowed now: \(allowedText)"
+    }
+}
+
+extension String {
+    /// Input as a message quotes it back: control characters shown as "�" and at most 60
+    /// characters, so a pasted megabyte or an escape sequence never floods or rewrites a terminal.
+    public var quotable: String {
+        let visible = String(
+            String.UnicodeScalarView(
+                unicodeScalars.map {
+                    $0.properties.generalCategory == .control ? "\u{FFFD}" : $0
+                }))
+        return visible.count <= 60 ? visible : visible.prefix(57) + "…"
     }
 }

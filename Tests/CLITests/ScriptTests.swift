@@ -88,7 +88,9 @@ struct ScriptTests {
         let journal = try cli.run("journal", "--json")
         let everything = result.stdout + result.stderr + journal.stdout
         #expect(!everything.contains(password))
+        // The file and its WAL byte by byte, and every row the journal table holds.
         #expect(cli.databaseBytes().range(of: Data(password.utf8)) == nil)
+        #expect(!(try CLI.sqlite(cli.database, ".dump")).contains(password))
         let offline = try cli.run("do", "connect", "username=W1AW", "password=\(password)", "--offline")
         #expect(!(offline.stdout + offline.stderr).contains(password))
     }
