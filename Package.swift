@@ -64,7 +64,11 @@ let package = Package(
 
         // MARK: Benchmarks (scripts/bench.sh)
         .executableTarget(
-            name: "onboarding-bench", dependencies: ["LockedInOnboarding", "TourRuntime"],
+            name: "onboarding-bench",
+            dependencies: [
+                "FiniteOnboarding", "LockedInOnboarding", "CarrierWaveOnboarding", "GrowthOnboarding",
+                "MoodTrackerOnboarding", "TourRuntime", .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
             path: "Tests/Benchmarks",
             swiftSettings: swiftSettings),
 

@@ -1,73 +1,143 @@
 import Foundation
-import LockedInOnboarding
 import TourRuntime
 
-// Benchmarks for the engine, the commit path and the journal rebuild. Not a test: it measures.
-// Run: scripts/bench.sh   (a release build; figures in Docs/Performance.md)
+// The onboarding benchmarks: engine only, durable commits against raw SQLite and the seeds'
+// UserDefaults, scale to a million users, and CLI cold start. Not a test: it measures.
+// Run: scripts/bench (release build; figures in Docs/Performance.md). CI runs `--smoke`.
 
-func measure(_ name: String, operations: Int, _ body: () async throws -> Void) async rethrows {
-    let clock = ContinuousClock()
-    let elapsed = try await clock.measure { try await body() }
-    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    let perOperation = seconds / Double(operations) * 1e6
-    let label = name.padding(toLength: 46, withPad: " ", startingAt: 0)
-    print(
-        label
-            + String(
-                format: "%8d ops %10.1f ms total %9.2f µs/op %9.0f ops/s",
-                operations, seconds * 1000, perOperation, Double(operations) / seconds))
+let arguments = CommandLine.arguments
+let smoke = arguments.contains("--smoke")
+func option(_ name: String) -> String? {
+    arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
 }
-
-/// One full LockedIn onboarding: 12 accepted events including permission answers.
-let onboarding: [TourEvent] = [
-    .appLaunched(version: "1.0"), .actionPerformed("next", parameters: [:]),
-    .actionPerformed("chooseApps", parameters: ["apps": "Instagram,TikTok,YouTube,Reddit"]),
-    .actionPerformed("next", parameters: [:]),
-    .actionPerformed("selectDifficulty", parameters: ["difficulty": "hard"]),
-    .actionPerformed("next", parameters: [:]), .actionPerformed("grantScreenTime", parameters: [:]),
-    .gateAnswered("screenTime", .granted), .actionPerformed("grantHealth", parameters: [:]),
-    .gateAnswered("health", .granted), .actionPerformed("next", parameters: [:]),
-    .actionPerformed("letsGo", parameters: [:]),
-]
-
-let engine = LockedInCatalog.product.engine
+let sizes = option("--sizes").map { $0.split(separator: ",").compactMap { Int($0) } }
+    ?? (smoke ? [1_000] : [10_000, 100_000, 1_000_000])
+let journalEvents = option("--journal").flatMap(Int.init) ?? (smoke ? 10_000 : 1_000_000)
+let engineRounds = smoke ? 200 : 5_000
+let durableUsers = smoke ? 5 : 100
 let start = Date(timeIntervalSince1970: 1_767_603_600)
-let rounds = 20_000
-
-try await measure("engine.reduce, LockedIn onboarding events", operations: rounds * onboarding.count) {
-    for round in 0..<rounds {
-        var state = TourState()
-        for event in onboarding {
-            state = try engine.reduce(state, event, at: start.addingTimeInterval(Double(round))).state
-        }
-    }
-}
-
-let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+let report = Report()
+let folder = URL(fileURLWithPath: option("--dir") ?? NSTemporaryDirectory()).appendingPathComponent(
     "onboarding-bench-\(UUID().uuidString)")
 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: folder) }
 
-for (label, database) in [
-    ("in memory", try OnboardingDatabase.inMemory()),
-    ("file (WAL)", try OnboardingDatabase.open(path: folder.appendingPathComponent("bench.sqlite").path)),
-] {
-    let users = 200
-    // Each run: a reset, 10 user events and the 2 permission answers they bring back.
-    try await measure("committed events, \(label)", operations: users * (onboarding.count + 1)) {
-        for user in 0..<users {
+// MARK: 1. Engine only
+
+report.section("1. Engine only: each product's whole flow through the pure engine, no I/O")
+for journey in Journey.all {
+    let engine = journey.product.engine
+    let events = journey.events.count
+    let elapsed = try await time {
+        for _ in 0..<engineRounds { _ = try journey.steps(engine: engine, from: start) }
+    }
+    report.add("engine", "\(journey.name) (\(events) events per flow)", Double(engineRounds * events) / elapsed, "events/s")
+}
+
+// MARK: 2. Durable
+
+report.section("2. Durable: each accepted event committed to a WAL file (\(durableUsers) users per product)")
+var totals = (ours: 0.0, raw: 0.0, defaults: 0.0, file: 0.0, events: 0)
+for journey in Journey.all {
+    let product = journey.perUser
+    let app = product.catalog.app
+    let oursDatabase = try OnboardingDatabase.open(path: folder.appendingPathComponent("ours-\(app).sqlite").path)
+    var committed = 0
+    let ours = try await time {
+        for user in 0..<durableUsers {
             let session = TourSession(
-                product: LockedInCatalog.product, user: "u\(user)", database: database,
-                time: .virtual(start: start))
-            // LockedIn's onboarding is install-scoped: reset it so each run goes through it again.
-            try await session.send(.resetRequested(nil))
-            for event in onboarding where !(event.name.hasPrefix("gateAnswered")) {
-                try await session.send(event)
+                product: product, user: "u\(user)", database: oursDatabase, time: .virtual(start: start))
+            for (after, event) in journey.appEvents {
+                if after > 0 { committed += try await session.advanceClock(by: after).count }
+                if case .clockAdvanced = event { continue }
+                committed += try await session.send(event).count
             }
         }
     }
-    let rows = try database.journal(app: "lockedin").count
-    try await measure("journal rebuild (\(rows) rows), \(label)", operations: rows) {
-        _ = try JournalReplay.rebuild(app: "lockedin", engine: engine, from: database)
+    let writes = try journey.writes(from: start)
+    let raw = try RawSQLite(path: folder.appendingPathComponent("raw-\(app).sqlite").path)
+    let rawTime = try await time {
+        for user in 0..<durableUsers {
+            for write in writes { try raw.commit(app: app, user: "u\(user)", write) }
+        }
     }
+    let states = try journey.steps(engine: product.engine, from: start)
+    let defaults = DefaultsBaseline(folder: folder)
+    defer { defaults.remove() }
+    let defaultsTime = try await time {
+        for user in 0..<durableUsers {
+            for step in states {
+                try defaults.commit(app: app, user: "u\(user)", state: step.transition.state, domain: step.domain)
+            }
+        }
+    }
+    let files = JSONFileBaseline(folder: folder)
+    let fileTime = try await time {
+        for user in 0..<durableUsers {
+            for step in states {
+                try files.commit(app: app, user: "u\(user)", state: step.transition.state, domain: step.domain)
+            }
+        }
+    }
+    let events = Double(durableUsers * writes.count)
+    report.add("durable", "\(journey.name): ours (TourSession, GRDB)", Double(committed) / ours, "events/s")
+    report.add("durable", "\(journey.name): raw SQLite floor", events / rawTime, "events/s")
+    report.add("durable", "\(journey.name): UserDefaults + synchronize", events / defaultsTime, "events/s")
+    report.add("durable", "\(journey.name): JSON file rewritten", events / fileTime, "events/s")
+    report.add(
+        "durable", "\(journey.name): ours / raw (time per event)", (ours / Double(committed)) / (rawTime / events), "×",
+        note: "goal ≤ 1.3")
+    totals.ours += ours / Double(committed) * events
+    totals.raw += rawTime
+    totals.defaults += defaultsTime
+    totals.file += fileTime
+    totals.events += Int(events)
 }
+report.add("durable", "all five: ours / raw (time per event)", totals.ours / totals.raw, "×", note: "goal ≤ 1.3")
+report.add("durable", "all five: UserDefaults / ours (time per event)", totals.defaults / totals.ours, "×")
+report.add("durable", "all five: JSON file / ours (time per event)", totals.file / totals.ours, "×")
+
+// MARK: 3. Scale
+
+report.section("3. Scale: users across the five products in one file")
+var largest: (path: String, users: Int)?
+for size in sizes {
+    let path = folder.appendingPathComponent("scale-\(size).sqlite").path
+    let build = try await time { try Scale.populate(path: path, users: size, start: start) }
+    report.add("scale", "\(size) users: build the file", build, "s")
+    report.add("scale", "\(size) users: bytes per user", Double(fileSize(path)) / Double(size), "bytes")
+    let latencies = try Scale.lookups(path: path, users: size, samples: smoke ? 500 : 5_000)
+    report.add("scale", "\(size) users: launch lookup p50", percentile(latencies, 0.5) * 1e6, "µs")
+    report.add("scale", "\(size) users: launch lookup p99", percentile(latencies, 0.99) * 1e6, "µs", note: "goal < 1000 µs at 1M")
+    largest = (path, size)
+}
+do {
+    let path = folder.appendingPathComponent("journal.sqlite").path
+    let rows = try Scale.populateJournal(path: path, events: journalEvents, start: start)
+    let rebuild = try await time { _ = try Scale.rebuild(path: path) }
+    report.add("scale", "rebuild from a \(rows)-event journal", rebuild, "s")
+    report.add("scale", "rebuild per journal row", rebuild / Double(rows) * 1e6, "µs")
+    try? FileManager.default.removeItem(atPath: path)
+}
+
+// MARK: 4. CLI cold start
+
+if let largest {
+    report.section("4. CLI cold start on the \(largest.users)-user file (median of 15 runs)")
+    let cli = ColdStart.run(
+        executable: URL(fileURLWithPath: arguments[0]).deletingLastPathComponent().appendingPathComponent("lockedin").path,
+        arguments: ["status", "--json", "--db", largest.path, "--user", "u\(largest.users / 2)"])
+    let shell = ColdStart.run(
+        executable: "/usr/bin/sqlite3",
+        arguments: [largest.path, ColdStart.equivalentQuery(user: "u\(largest.users / 2)")])
+    report.add("cold start", "lockedin status --json: wall", cli.seconds * 1000, "ms")
+    report.add("cold start", "lockedin status --json: peak memory", Double(cli.peakKB) / 1024, "MiB")
+    report.add("cold start", "sqlite3 shell, the same reads: wall", shell.seconds * 1000, "ms")
+    report.add("cold start", "sqlite3 shell, the same reads: peak memory", Double(shell.peakKB) / 1024, "MiB")
+    report.add("cold start", "lockedin / sqlite3 (wall)", cli.seconds / shell.seconds, "×", note: "goal ≤ 2")
+}
+
+let jsonPath = option("--json") ?? ".build/bench.json"
+let output = try JSONEncoder().encode(report.figures)
+try output.write(to: URL(fileURLWithPath: jsonPath))
+print("\nfigures written to \(jsonPath)")

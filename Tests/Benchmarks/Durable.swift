@@ -1,0 +1,174 @@
+import Foundation
+import GRDBSQLite
+import TourRuntime
+
+/// What one accepted event writes, computed by the engine beforehand: the floor's input.
+struct EventWrites {
+    var flows: [(flow: String, status: String, step: String?, json: String)]
+    var domain: [(key: String, json: String)]
+    var appVersion: String?
+    var journal: (time: Double, flow: String?, step: String?, event: String, outcome: String, eventJSON: String, contextJSON: String, effectsJSON: String)
+}
+
+extension Journey {
+    func writes(from start: Date) throws -> [EventWrites] {
+        let engine = perUser.engine
+        var before = TourState()
+        var domainBefore: [String: TourValue] = [:]
+        return try steps(engine: engine, from: start).map { step in
+            let after = step.transition.state
+            let flows = after.flows.keys.sorted().filter { after.flows[$0] != before.flows[$0] }.map { id in
+                let state = after.flows[id] ?? FlowState()
+                return (id.rawValue, state.status.rawValue, state.currentStep?.rawValue, (try? json(state)) ?? "")
+            }
+            let domain = step.domain.keys.sorted().filter { step.domain[$0] != domainBefore[$0] }.map {
+                ($0, (try? json(step.domain[$0])) ?? "null")
+            }
+            let record = step.transition.record
+            let writes = EventWrites(
+                flows: flows, domain: domain,
+                appVersion: after.appVersion != before.appVersion ? after.appVersion : nil,
+                journal: (
+                    step.now.timeIntervalSince1970, record.flow?.rawValue, record.step?.rawValue, record.event.name,
+                    record.outcome, try json(record.event), try json(step.context), try json(step.transition.effects)
+                ))
+            before = after
+            domainBefore = step.domain
+            return writes
+        }
+    }
+}
+
+/// The floor for this storage design: the same reads and rows per event through SQLite's C API,
+/// prepared statements, one immediate transaction per event, on a WAL file with the same settings.
+final class RawSQLite {
+    private var db: OpaquePointer?
+    private var statements: [String: OpaquePointer] = [:]
+
+    init(path: String) throws {
+        // The schema and pragmas come from our own open, so both write the same file format.
+        _ = try OnboardingDatabase.open(path: path)
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else { throw BenchError("open \(path)") }
+        try exec("PRAGMA journal_mode = WAL")
+        sqlite3_busy_timeout(db, 10_000)
+    }
+
+    deinit {
+        for statement in statements.values { sqlite3_finalize(statement) }
+        sqlite3_close(db)
+    }
+
+    func exec(_ sql: String) throws {
+        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else { throw BenchError(String(cString: sqlite3_errmsg(db))) }
+    }
+
+    private func statement(_ sql: String) throws -> OpaquePointer {
+        if let cached = statements[sql] { return cached }
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK, let statement else {
+            throw BenchError(String(cString: sqlite3_errmsg(db)))
+        }
+        statements[sql] = statement
+        return statement
+    }
+
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    /// Binds text (or NULL), doubles, runs to the end, and counts the rows read.
+    @discardableResult
+    func run(_ sql: String, _ values: [Any?]) throws -> Int {
+        let statement = try statement(sql)
+        defer { sqlite3_reset(statement) }
+        for (index, value) in values.enumerated() {
+            let position = Int32(index + 1)
+            switch value {
+            case let text as String: sqlite3_bind_text(statement, position, text, -1, Self.transient)
+            case let number as Double: sqlite3_bind_double(statement, position, number)
+            default: sqlite3_bind_null(statement, position)
+            }
+        }
+        var rows = 0
+        while true {
+            let code = sqlite3_step(statement)
+            if code == SQLITE_ROW {
+                rows += 1
+                _ = sqlite3_column_text(statement, 0)
+                continue
+            }
+            guard code == SQLITE_DONE else { throw BenchError(String(cString: sqlite3_errmsg(db))) }
+            return rows
+        }
+    }
+
+    /// One event: the session's reads, then its writes, in one immediate transaction.
+    func commit(app: String, user: String, _ writes: EventWrites) throws {
+        try run("BEGIN IMMEDIATE", [])
+        try run("SELECT subject, flow, state_json FROM flow_state WHERE app = ? AND subject IN (?, ?)", [app, "@install", user])
+        try run("SELECT app_version, virtual_now FROM install_state WHERE app = ?", [app])
+        try run("SELECT key, value_json FROM domain_state WHERE app = ? AND subject = ?", [app, user])
+        try run("SELECT key, value_json FROM device_state WHERE app = ?", [app])
+        let now = Date().timeIntervalSince1970
+        for flow in writes.flows {
+            try run(
+                """
+                INSERT INTO flow_state (app, subject, flow, status, step, state_json, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (app, subject, flow) DO UPDATE SET status = excluded.status, step = excluded.step,
+                state_json = excluded.state_json, updated_at = excluded.updated_at
+                """, [app, user, flow.flow, flow.status, flow.step, flow.json, now])
+        }
+        if let version = writes.appVersion {
+            try run(
+                "INSERT INTO install_state (app, app_version) VALUES (?, ?) ON CONFLICT (app) DO UPDATE SET app_version = excluded.app_version",
+                [app, version])
+        }
+        for value in writes.domain {
+            try run(
+                "INSERT INTO domain_state (app, subject, key, value_json) VALUES (?, ?, ?, ?) ON CONFLICT (app, subject, key) DO UPDATE SET value_json = excluded.value_json",
+                [app, user, value.key, value.json])
+        }
+        let j = writes.journal
+        try run(
+            "INSERT INTO journal (time, app, user, flow, step, event, outcome, event_json, context_json, effects_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [j.time, app, user, j.flow, j.step, j.event, j.outcome, j.eventJSON, j.contextJSON, j.effectsJSON])
+        try run("COMMIT", [])
+    }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The seeds' apps keep onboarding state in UserDefaults; this persists the same state that way,
+/// once per event (`synchronize()` writes the property list).
+struct DefaultsBaseline {
+    let defaults: UserDefaults
+    let suite: String
+
+    init(folder: URL) {
+        suite = "onboarding-bench-\(UUID().uuidString)"
+        defaults = UserDefaults(suiteName: suite) ?? .standard
+    }
+
+    func commit(app: String, user: String, state: TourState, domain: [String: TourValue]) throws {
+        defaults.set(try deterministicEncoder.encode(state), forKey: "\(app).\(user).tour")
+        defaults.set(try deterministicEncoder.encode(domain), forKey: "\(app).\(user).domain")
+        defaults.synchronize()
+    }
+
+    func remove() { defaults.removePersistentDomain(forName: suite) }
+}
+
+/// The same state as one JSON file per user, rewritten atomically per event.
+struct JSONFileBaseline {
+    let folder: URL
+
+    func commit(app: String, user: String, state: TourState, domain: [String: TourValue]) throws {
+        struct Stored: Encodable {
+            var tour: TourState
+            var domain: [String: TourValue]
+        }
+        let data = try deterministicEncoder.encode(Stored(tour: state, domain: domain))
+        try data.write(to: folder.appendingPathComponent("\(app).\(user).json"), options: .atomic)
+    }
+}
