@@ -62,7 +62,8 @@ enum ScriptLine {
     case command(any ScriptableCommand)
 
     static let commandNames: Set<String> = [
-        "launch", "show", "do", "visit", "signal", "status", "reset", "replay", "wait", "journal",
+        "launch", "show", "do", "visit", "signal", "status", "reset", "replay", "wait", "journal", "report",
+        "explain",
     ]
 
     /// Parses a line with the CLI's own grammar. A line that does not start with a command is an

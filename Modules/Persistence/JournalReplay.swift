@@ -8,10 +8,32 @@ public enum JournalReplay {
     public static func rebuild(app: String, engine: TourEngine, from database: OnboardingDatabase) throws
         -> [String: [FlowID: FlowState]]
     {
+        var subjects: [String: [FlowID: FlowState]] = [:]
+        try fold(app: app, engine: engine, rows: database.journal(app: app)) { step in
+            subjects = step.subjects
+        }
+        return subjects.mapValues { $0.filter { _, state in state != FlowState() } }.filter {
+            !$0.value.isEmpty
+        }
+    }
+
+    /// One journal row folded: the user's state before and after it, and every subject's flows after.
+    public struct Step {
+        public var row: JournalRow
+        public var event: TourEvent
+        public var before: TourState
+        public var after: TourState
+        public var subjects: [String: [FlowID: FlowState]]
+    }
+
+    /// Folds `rows` (oldest first) through the engine, calling `visit` after each.
+    public static func fold(
+        app: String, engine: TourEngine, rows: [JournalRow], _ visit: (Step) throws -> Void
+    ) throws {
         let scopes = Dictionary(uniqueKeysWithValues: engine.catalog.flows.map { ($0.id, $0.scope) })
         var subjects: [String: [FlowID: FlowState]] = [:]
         var appVersion: String?
-        for row in try database.journal(app: app) {
+        for row in rows {
             let key = SessionKey(app: app, user: row.user)
             var state = TourState(appVersion: appVersion)
             for (flow, scope) in scopes {
@@ -29,9 +51,7 @@ public enum JournalReplay {
             for (flow, scope) in scopes {
                 subjects[key.subject(for: scope), default: [:]][flow] = next.flows[flow]
             }
-        }
-        return subjects.mapValues { $0.filter { _, state in state != FlowState() } }.filter {
-            !$0.value.isEmpty
+            try visit(Step(row: row, event: event, before: state, after: next, subjects: subjects))
         }
     }
 }

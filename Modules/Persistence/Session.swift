@@ -14,7 +14,7 @@ public struct SessionKey: Hashable, Sendable {
     /// The subject that install-scoped records are stored under.
     public static let installSubject = "@install"
 
-    func subject(for scope: FlowScope) -> String { scope == .install ? Self.installSubject : user }
+    public func subject(for scope: FlowScope) -> String { scope == .install ? Self.installSubject : user }
 }
 
 /// Everything one event may read and change, loaded and saved in one transaction.

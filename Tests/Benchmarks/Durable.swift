@@ -7,7 +7,11 @@ struct EventWrites {
     var flows: [(flow: String, status: String, step: String?, json: String)]
     var domain: [(key: String, json: String)]
     var appVersion: String?
-    var journal: (time: Double, flow: String?, step: String?, event: String, outcome: String, eventJSON: String, contextJSON: String, effectsJSON: String)
+    var journal:
+        (
+            time: Double, flow: String?, step: String?, event: String, outcome: String, eventJSON: String,
+            contextJSON: String, effectsJSON: String
+        )
 }
 
 extension Journey {
@@ -19,7 +23,9 @@ extension Journey {
             let after = step.transition.state
             let flows = after.flows.keys.sorted().filter { after.flows[$0] != before.flows[$0] }.map { id in
                 let state = after.flows[id] ?? FlowState()
-                return (id.rawValue, state.status.rawValue, state.currentStep?.rawValue, (try? json(state)) ?? "")
+                return (
+                    id.rawValue, state.status.rawValue, state.currentStep?.rawValue, (try? json(state)) ?? ""
+                )
             }
             let domain = step.domain.keys.sorted().filter { step.domain[$0] != domainBefore[$0] }.map {
                 ($0, (try? json(step.domain[$0])) ?? "null")
@@ -29,8 +35,10 @@ extension Journey {
                 flows: flows, domain: domain,
                 appVersion: after.appVersion != before.appVersion ? after.appVersion : nil,
                 journal: (
-                    step.now.timeIntervalSince1970, record.flow?.rawValue, record.step?.rawValue, record.event.name,
-                    record.outcome, try json(record.event), try json(step.context), try json(step.transition.effects)
+                    step.now.timeIntervalSince1970, record.flow?.rawValue, record.step?.rawValue,
+                    record.event.name,
+                    record.outcome, try json(record.event), try json(step.context),
+                    try json(step.transition.effects)
                 ))
             before = after
             domainBefore = step.domain
@@ -48,7 +56,9 @@ final class RawSQLite {
     init(path: String) throws {
         // The schema and pragmas come from our own open, so both write the same file format.
         _ = try OnboardingDatabase.open(path: path)
-        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else { throw BenchError("open \(path)") }
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
+            throw BenchError("open \(path)")
+        }
         try exec("PRAGMA journal_mode = WAL")
         sqlite3_busy_timeout(db, 10_000)
     }
@@ -59,13 +69,18 @@ final class RawSQLite {
     }
 
     func exec(_ sql: String) throws {
-        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else { throw BenchError(String(cString: sqlite3_errmsg(db))) }
+        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
+            throw BenchError(String(cString: sqlite3_errmsg(db)))
+        }
     }
 
     private func statement(_ sql: String) throws -> OpaquePointer {
         if let cached = statements[sql] { return cached }
         var statement: OpaquePointer?
-        guard sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK, let statement else {
+        guard
+            sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK,
+            let statement
+        else {
             throw BenchError(String(cString: sqlite3_errmsg(db)))
         }
         statements[sql] = statement
@@ -103,7 +118,9 @@ final class RawSQLite {
     /// One event: the session's reads, then its writes, in one immediate transaction.
     func commit(app: String, user: String, _ writes: EventWrites) throws {
         try run("BEGIN IMMEDIATE", [])
-        try run("SELECT subject, flow, state_json FROM flow_state WHERE app = ? AND subject IN (?, ?)", [app, "@install", user])
+        try run(
+            "SELECT subject, flow, state_json FROM flow_state WHERE app = ? AND subject IN (?, ?)",
+            [app, "@install", user])
         try run("SELECT app_version, virtual_now FROM install_state WHERE app = ?", [app])
         try run("SELECT key, value_json FROM domain_state WHERE app = ? AND subject = ?", [app, user])
         try run("SELECT key, value_json FROM device_state WHERE app = ?", [app])
@@ -129,7 +146,10 @@ final class RawSQLite {
         let j = writes.journal
         try run(
             "INSERT INTO journal (time, app, user, flow, step, event, outcome, event_json, context_json, effects_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [j.time, app, user, j.flow, j.step, j.event, j.outcome, j.eventJSON, j.contextJSON, j.effectsJSON])
+            [
+                j.time, app, user, j.flow, j.step, j.event, j.outcome, j.eventJSON, j.contextJSON,
+                j.effectsJSON,
+            ])
         try run("COMMIT", [])
     }
 }

@@ -22,15 +22,18 @@ struct Journey {
             events: [
                 act("setBirthDate", ["date": "1990-05-01"]), (0, .appLaunched(version: "1.0")),
                 (0, .signal("revealCompleted")), (1.5, .clockAdvanced), act("next"), act("tapCurrentWeek"),
-                act("swipeToChapters"), act("next"), act("savePhase", ["name": "School", "startYear": "2004"]),
+                act("swipeToChapters"), act("next"),
+                act("savePhase", ["name": "School", "startYear": "2004"]),
                 act("longPressWeek", ["week": "1200"]), act("saveMark", ["note": "first job"]),
                 (2.5, .clockAdvanced),
             ]),
         Journey(
             name: "LockedIn", product: LockedInCatalog.product,
             events: [
-                (0, .appLaunched(version: "1.0")), act("next"), act("chooseApps", ["apps": "Instagram,TikTok"]),
-                act("next"), act("selectDifficulty", ["difficulty": "hard"]), act("next"), act("grantScreenTime"),
+                (0, .appLaunched(version: "1.0")), act("next"),
+                act("chooseApps", ["apps": "Instagram,TikTok"]),
+                act("next"), act("selectDifficulty", ["difficulty": "hard"]), act("next"),
+                act("grantScreenTime"),
                 (0, .gateAnswered("screenTime", .granted)), act("grantHealth"),
                 (0, .gateAnswered("health", .granted)), act("next"), act("letsGo"),
             ]),
@@ -46,13 +49,15 @@ struct Journey {
             name: "Growth",
             product: GrowthCatalog.product(profiles: FileProfileStore(path: "/dev/null", online: false)),
             events: [
-                (0, .featureVisited("dashboard")), act("completeOnboarding"), (0, .featureVisited("dashboard")),
+                (0, .featureVisited("dashboard")), act("completeOnboarding"),
+                (0, .featureVisited("dashboard")),
                 act("next"), act("next"), act("next"), act("next"), act("next"),
             ]),
         Journey(
             name: "Mood Tracker", product: MoodTrackerCatalog.product,
             events: [
-                (0, .appLaunched(version: "1.0")), (0.5, .clockAdvanced), act("next"), act("next"), act("next"),
+                (0, .appLaunched(version: "1.0")), (0.5, .clockAdvanced), act("next"), act("next"),
+                act("next"),
             ]),
     ]
 
@@ -70,7 +75,9 @@ struct Journey {
 
     /// Folds the events through the pure engine (and the product's side effects into its domain),
     /// checking each is accepted; returns each step's transition and domain.
-    func steps(engine: TourEngine, from start: Date) throws -> [(transition: Transition, domain: [String: TourValue], now: Date, context: TourContext)] {
+    func steps(engine: TourEngine, from start: Date) throws -> [(
+        transition: Transition, domain: [String: TourValue], now: Date, context: TourContext
+    )] {
         var state = TourState()
         var domain: [String: TourValue] = [:]
         var now = start
@@ -80,7 +87,9 @@ struct Journey {
             let context = product.handler.context(domain: domain, now: now)
             let transition = try engine.reduce(state, event, at: now, context: context)
             state = transition.state
-            for case .product(let effect) in transition.effects { product.handler.apply(effect, to: &domain, now: now) }
+            for case .product(let effect) in transition.effects {
+                product.handler.apply(effect, to: &domain, now: now)
+            }
             steps.append((transition, domain, now, context))
         }
         return steps

@@ -74,7 +74,10 @@ enum Scale {
         let j = write.journal
         try raw.run(
             "INSERT INTO journal (time, app, user, flow, step, event, outcome, event_json, context_json, effects_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [j.time, app, user, j.flow, j.step, j.event, j.outcome, j.eventJSON, j.contextJSON, j.effectsJSON])
+            [
+                j.time, app, user, j.flow, j.step, j.event, j.outcome, j.eventJSON, j.contextJSON,
+                j.effectsJSON,
+            ])
     }
 
     /// "What does this user see at launch": the session read from the file, and the card and flow
@@ -90,7 +93,8 @@ enum Scale {
             let index = product(of: user)
             let product = products[index]
             let began = clock.now
-            let session = try database.session(SessionKey(app: product.catalog.app, user: "u\(user)"), scopes: product.scopes)
+            let session = try database.session(
+                SessionKey(app: product.catalog.app, user: "u\(user)"), scopes: product.scopes)
             let context = product.handler.context(domain: session.domain, now: session.virtualNow ?? Date())
             let card = engines[index].card(in: session.tour, context: context)
             let summaries = engines[index].summaries(of: session.tour, context: context)
@@ -125,7 +129,9 @@ enum Scale {
 
     static func rebuild(path: String) throws -> Int {
         let database = try OnboardingDatabase.open(path: path)
-        return try JournalReplay.rebuild(app: "lockedin", engine: Journey.all[1].perUser.engine, from: database).count
+        return try JournalReplay.rebuild(
+            app: "lockedin", engine: Journey.all[1].perUser.engine, from: database
+        ).count
     }
 }
 
@@ -147,7 +153,8 @@ enum ColdStart {
             let data = errors.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
             walls.append(seconds(clock.now - began))
-            let last = String(decoding: data, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
+            let last =
+                String(decoding: data, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
             peak = max(peak, Int(last.trimmingCharacters(in: .whitespaces)) ?? 0)
         }
         return (percentile(walls.sorted(), 0.5), peak)

@@ -44,7 +44,9 @@ func percentile(_ sorted: [Double], _ p: Double) -> Double {
 }
 
 func fileSize(_ path: String) -> Int {
-    ["", "-wal"].reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: path + $1)[.size] as? Int) ?? 0) }
+    ["", "-wal"].reduce(0) {
+        $0 + ((try? FileManager.default.attributesOfItem(atPath: path + $1)[.size] as? Int) ?? 0)
+    }
 }
 
 let deterministicEncoder: JSONEncoder = {

@@ -10,7 +10,8 @@ let smoke = arguments.contains("--smoke")
 func option(_ name: String) -> String? {
     arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
 }
-let sizes = option("--sizes").map { $0.split(separator: ",").compactMap { Int($0) } }
+let sizes =
+    option("--sizes").map { $0.split(separator: ",").compactMap { Int($0) } }
     ?? (smoke ? [1_000] : [10_000, 100_000, 1_000_000])
 let journalEvents = option("--journal").flatMap(Int.init) ?? (smoke ? 10_000 : 1_000_000)
 let engineRounds = smoke ? 200 : 5_000
@@ -31,7 +32,9 @@ for journey in Journey.all {
     let elapsed = try await time {
         for _ in 0..<engineRounds { _ = try journey.steps(engine: engine, from: start) }
     }
-    report.add("engine", "\(journey.name) (\(events) events per flow)", Double(engineRounds * events) / elapsed, "events/s")
+    report.add(
+        "engine", "\(journey.name) (\(events) events per flow)", Double(engineRounds * events) / elapsed,
+        "events/s")
 }
 
 // MARK: 2. Durable
@@ -41,7 +44,8 @@ var totals = (ours: 0.0, raw: 0.0, defaults: 0.0, file: 0.0, events: 0)
 for journey in Journey.all {
     let product = journey.perUser
     let app = product.catalog.app
-    let oursDatabase = try OnboardingDatabase.open(path: folder.appendingPathComponent("ours-\(app).sqlite").path)
+    let oursDatabase = try OnboardingDatabase.open(
+        path: folder.appendingPathComponent("ours-\(app).sqlite").path)
     var committed = 0
     let ours = try await time {
         for user in 0..<durableUsers {
@@ -67,7 +71,8 @@ for journey in Journey.all {
     let defaultsTime = try await time {
         for user in 0..<durableUsers {
             for step in states {
-                try defaults.commit(app: app, user: "u\(user)", state: step.transition.state, domain: step.domain)
+                try defaults.commit(
+                    app: app, user: "u\(user)", state: step.transition.state, domain: step.domain)
             }
         }
     }
@@ -75,7 +80,8 @@ for journey in Journey.all {
     let fileTime = try await time {
         for user in 0..<durableUsers {
             for step in states {
-                try files.commit(app: app, user: "u\(user)", state: step.transition.state, domain: step.domain)
+                try files.commit(
+                    app: app, user: "u\(user)", state: step.transition.state, domain: step.domain)
             }
         }
     }
@@ -85,7 +91,8 @@ for journey in Journey.all {
     report.add("durable", "\(journey.name): UserDefaults + synchronize", events / defaultsTime, "events/s")
     report.add("durable", "\(journey.name): JSON file rewritten", events / fileTime, "events/s")
     report.add(
-        "durable", "\(journey.name): ours / raw (time per event)", (ours / Double(committed)) / (rawTime / events), "×",
+        "durable", "\(journey.name): ours / raw (time per event)",
+        (ours / Double(committed)) / (rawTime / events), "×",
         note: "goal ≤ 1.3")
     totals.ours += ours / Double(committed) * events
     totals.raw += rawTime
@@ -93,7 +100,8 @@ for journey in Journey.all {
     totals.file += fileTime
     totals.events += Int(events)
 }
-report.add("durable", "all five: ours / raw (time per event)", totals.ours / totals.raw, "×", note: "goal ≤ 1.3")
+report.add(
+    "durable", "all five: ours / raw (time per event)", totals.ours / totals.raw, "×", note: "goal ≤ 1.3")
 report.add("durable", "all five: UserDefaults / ours (time per event)", totals.defaults / totals.ours, "×")
 report.add("durable", "all five: JSON file / ours (time per event)", totals.file / totals.ours, "×")
 
@@ -108,7 +116,9 @@ for size in sizes {
     report.add("scale", "\(size) users: bytes per user", Double(fileSize(path)) / Double(size), "bytes")
     let latencies = try Scale.lookups(path: path, users: size, samples: smoke ? 500 : 5_000)
     report.add("scale", "\(size) users: launch lookup p50", percentile(latencies, 0.5) * 1e6, "µs")
-    report.add("scale", "\(size) users: launch lookup p99", percentile(latencies, 0.99) * 1e6, "µs", note: "goal < 1000 µs at 1M")
+    report.add(
+        "scale", "\(size) users: launch lookup p99", percentile(latencies, 0.99) * 1e6, "µs",
+        note: "goal < 1000 µs at 1M")
     largest = (path, size)
 }
 do {
@@ -125,7 +135,9 @@ do {
 if let largest {
     report.section("4. CLI cold start on the \(largest.users)-user file (median of 15 runs)")
     let cli = ColdStart.run(
-        executable: URL(fileURLWithPath: arguments[0]).deletingLastPathComponent().appendingPathComponent("lockedin").path,
+        executable: URL(fileURLWithPath: arguments[0]).deletingLastPathComponent().appendingPathComponent(
+            "lockedin"
+        ).path,
         arguments: ["status", "--json", "--db", largest.path, "--user", "u\(largest.users / 2)"])
     let shell = ColdStart.run(
         executable: "/usr/bin/sqlite3",

@@ -75,6 +75,10 @@ struct CLI {
 
     /// Runs a command with `--json` and parses its one JSON object.
     func json(_ arguments: String...) throws -> [String: Any] {
+        try json(arguments)
+    }
+
+    func json(_ arguments: [String]) throws -> [String: Any] {
         let result = try run(arguments + ["--json"])
         guard result.status == 0 else {
             throw CLIFailure(

@@ -126,15 +126,20 @@ struct ProgressAndEffectsTests {
 struct JournalFormTests {
     @Test func everyEventRoundTripsThroughItsTaggedJSON() throws {
         let events: [TourEvent] = [
-            .appLaunched(version: "2.5"), .appLaunched(version: nil), .signal("revealCompleted"), .featureVisited("dashboard"),
-            .actionPerformed("savePhase", parameters: ["name": "School"]), .gateAnswered("health", .denied), .clockAdvanced,
-            .domainEvent("profileSynced", payload: ["status": "completed"]), .replayRequested("tutorial"), .resetRequested(nil),
+            .appLaunched(version: "2.5"), .appLaunched(version: nil), .signal("revealCompleted"),
+            .featureVisited("dashboard"),
+            .actionPerformed("savePhase", parameters: ["name": "School"]), .gateAnswered("health", .denied),
+            .clockAdvanced,
+            .domainEvent("profileSynced", payload: ["status": "completed"]), .replayRequested("tutorial"),
+            .resetRequested(nil),
         ]
         for event in events {
             let data = try JSONEncoder().encode(event)
             #expect(try JSONDecoder().decode(TourEvent.self, from: data) == event)
         }
-        let text = String(decoding: try JSONEncoder().encode(TourEvent.actionPerformed("next", parameters: [:])), as: UTF8.self)
+        let text = String(
+            decoding: try JSONEncoder().encode(TourEvent.actionPerformed("next", parameters: [:])),
+            as: UTF8.self)
         #expect(text.contains(#""type":"actionPerformed""#))
     }
 
@@ -143,12 +148,14 @@ struct JournalFormTests {
             .haptic(.impactLight), .celebration(flow: "walk", step: "s"),
             .analytics(AnalyticsEvent(name: "tutorial_started", properties: ["flow": "tutorial"])),
             .checkPermission(gate: "g", .health), .requestPermission(gate: "g", .screenTime),
-            .product(ProductEffect(name: "activate", payload: ["bank": 60])), .presented("walk"), .dismissed("walk"),
+            .product(ProductEffect(name: "activate", payload: ["bank": 60])), .presented("walk"),
+            .dismissed("walk"),
         ]
         for effect in effects {
             #expect(try JSONDecoder().decode(TourEffect.self, from: JSONEncoder().encode(effect)) == effect)
         }
-        let request = TourEffect.request(gate: "c", name: "connect", payload: ["username": "W1AW"], secrets: ["password": Secret("pw")])
+        let request = TourEffect.request(
+            gate: "c", name: "connect", payload: ["username": "W1AW"], secrets: ["password": Secret("pw")])
         let text = String(decoding: try JSONEncoder().encode(request), as: UTF8.self)
         #expect(!text.contains("\"pw\""))
         #expect(text.contains("‹redacted›"))

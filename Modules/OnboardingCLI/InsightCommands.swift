@@ -1,0 +1,187 @@
+import ArgumentParser
+import Foundation
+import TourRuntime
+
+/// `report`: the funnel of every flow across users, from the journal.
+struct Report: ScriptableCommand {
+    static let configuration = CommandConfiguration(
+        abstract:
+            "Per flow, across users, from the journal: started, completed, skipped, drop-off and median time per step."
+    )
+    @OptionGroup var options: CommonOptions
+    @Option(help: "Count only runs started on or after this day, YYYY-MM-DD (UTC).") var since: String?
+
+    func validate() throws { _ = try sinceDate() }
+
+    func sinceDate() throws -> Date? {
+        guard let since else { return nil }
+        guard since.range(of: #"^\d{4}-\d{2}-\d{2}$"#, options: .regularExpression) != nil,
+            let date = Report.day.date(from: since)
+        else { throw ValidationError("--since takes a day written YYYY-MM-DD; got '\(since.quotable)'") }
+        return date
+    }
+
+    static let day: DateFormatter = {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd"
+        formatter.isLenient = false
+        return formatter
+    }()
+
+    func execute(_ runner: Runner) async throws {
+        let app = runner.product.catalog.app
+        let rows = try runner.database.journal(app: app)
+        let funnels = try FlowFunnel.compute(
+            app: app, engine: runner.product.engine, rows: rows, since: try sinceDate())
+        let users = Set(rows.map(\.user)).count
+        if runner.json {
+            struct Body: Encodable {
+                var app: String
+                var since: String?
+                var users: Int
+                var journalRows: Int
+                var flows: [FlowFunnel]
+            }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            let body = Body(app: app, since: since, users: users, journalRows: rows.count, flows: funnels)
+            Output.line(String(decoding: try encoder.encode(body), as: UTF8.self))
+            return
+        }
+        Output.line(
+            "\(runner.cli.displayName) · funnel from \(rows.count) journal rows of \(users) users\(since.map { " · runs since \($0)" } ?? "")"
+        )
+        for funnel in funnels {
+            Output.line(
+                "\(funnel.flow) (\(funnel.name)): started \(funnel.started), completed \(funnel.completed)\(Self.percent(funnel.completionRate)), "
+                    + "skipped \(funnel.skipped)\(Self.percent(funnel.skipRate)), in progress \(funnel.inProgress)"
+            )
+            guard funnel.started > 0 else { continue }
+            Output.line(
+                "  " + "step".padding(toLength: 22, withPad: " ", startingAt: 0)
+                    + "reached  dropped off  median time")
+            for step in funnel.steps {
+                let median = step.medianSeconds.map { Render.format($0) + " s" } ?? "-"
+                Output.line(
+                    "  " + step.step.rawValue.padding(toLength: 22, withPad: " ", startingAt: 0)
+                        + String(step.reached).leftPadded(7) + String(step.droppedOff).leftPadded(13)
+                        + median.leftPadded(13))
+            }
+        }
+    }
+
+    static func percent(_ rate: Double?) -> String {
+        rate.map { " (\(Int(($0 * 100).rounded()))%)" } ?? ""
+    }
+}
+
+/// `explain`: why each flow will or will not show for this user now.
+struct Explain: ScriptableCommand {
+    static let configuration = CommandConfiguration(
+        abstract:
+            "Why each flow (or FLOW) will or will not show for this user now: each trigger and condition with its value."
+    )
+    @OptionGroup var options: CommonOptions
+    @Argument(help: "One flow.") var flow: String?
+
+    func execute(_ runner: Runner) async throws {
+        let key = runner.session.key
+        let product = runner.product
+        let session = try runner.database.session(key, scopes: product.scopes)
+        let now = try await runner.session.snapshot().now
+        let context = product.handler.context(domain: session.domain, now: Date(timeIntervalSince1970: now))
+        var explanations = product.engine.explain(session.tour, context: context)
+        if let flow {
+            explanations = explanations.filter { $0.flow.rawValue == flow }
+            guard !explanations.isEmpty else {
+                throw ValidationError(
+                    "unknown flow '\(flow.quotable)'; flows: \(product.catalog.flows.map(\.id.rawValue).joined(separator: ", "))"
+                )
+            }
+        }
+        // When a finished flow finished: its last ending in the journal of this user (or the install).
+        let rows = try runner.database.journal(app: product.catalog.app)
+        func finishedAt(_ explanation: FlowExplanation) -> Double? {
+            guard explanation.status == .completed || explanation.status == .skipped else { return nil }
+            let scope = product.catalog.flow(explanation.flow)?.scope ?? .install
+            return rows.last { row in
+                (scope == .install || row.user == key.user)
+                    && (row.outcome.contains("\(explanation.flow) completed")
+                        || row.outcome.contains("\(explanation.flow) skipped"))
+            }?.time.timeIntervalSince1970
+        }
+        if runner.json {
+            struct Body: Encodable {
+                var app: String
+                var user: String
+                var now: Double
+                var flows: [Entry]
+            }
+            struct Entry: Encodable {
+                var explanation: FlowExplanation
+                var finishedAt: Double?
+                func encode(to encoder: any Encoder) throws {
+                    try explanation.encode(to: encoder)
+                    var container = encoder.container(keyedBy: Key.self)
+                    try container.encode(finishedAt, forKey: .finishedAt)
+                }
+                enum Key: String, CodingKey { case finishedAt }
+            }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            let body = Body(
+                app: product.catalog.app, user: key.user, now: now,
+                flows: explanations.map { Entry(explanation: $0, finishedAt: finishedAt($0)) })
+            Output.line(String(decoding: try encoder.encode(body), as: UTF8.self))
+            return
+        }
+        for explanation in explanations {
+            let when = finishedAt(explanation).map { " at t=\(Render.format($0))" } ?? ""
+            Output.line("\(explanation.flow) (\(explanation.name)): \(explanation.reason)\(when)")
+            for trigger in explanation.triggers {
+                let delay = trigger.delay > 0 ? " after \(Render.format(trigger.delay)) s" : ""
+                Output.line("  trigger \(trigger.moment)\(delay): \(Self.render(trigger.condition))")
+            }
+        }
+    }
+
+    static func render(_ condition: ConditionExplanation) -> String {
+        condition.parts.isEmpty
+            ? condition.line
+            : "\(condition.line) [\(condition.parts.map(render).joined(separator: "; "))]"
+    }
+}
+
+/// `graph`: the flows as diagrams, generated from their definitions.
+struct Graph: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract:
+            "Each flow (or --flow F) as a diagram generated from its definition: Mermaid or Graphviz DOT.")
+    @Option(help: "One flow.") var flow: String?
+    @Option(help: "mermaid or dot.") var format: String = "mermaid"
+
+    func run() async throws {
+        let cli = CLIEnvironment.current
+        let catalog = cli.make(RunEnvironment(databasePath: ":memory:", offline: false, user: "default"))
+            .catalog
+        guard let format = FlowDiagram.Format(rawValue: format) else {
+            throw ValidationError("--format is mermaid or dot; got '\(format.quotable)'")
+        }
+        var flows = catalog.flows
+        if let flow {
+            flows = flows.filter { $0.id.rawValue == flow }
+            guard !flows.isEmpty else {
+                throw ValidationError(
+                    "unknown flow '\(flow.quotable)'; flows: \(catalog.flows.map(\.id.rawValue).joined(separator: ", "))"
+                )
+            }
+        }
+        Output.line(flows.map { FlowDiagram($0).render(format) }.joined(separator: "\n\n"))
+    }
+}
+
+extension String {
+    func leftPadded(_ width: Int) -> String { String(repeating: " ", count: max(0, width - count)) + self }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import Testing
+
+/// `report`, `explain` and `graph`, through the built executables, on databases filled by real flows.
+@Suite("Funnel report, eligibility explanation, flow diagrams")
+struct InsightTests {
+    /// Four Growth users: two complete the tour, one skips on its second step, one stops on its third.
+    static func growthWithFourUsers() throws -> CLI {
+        let cli = try CLI("growth")
+        let start = "visit dashboard\ndo completeOnboarding\nvisit dashboard\n"
+        let scripts = [
+            ("ann", start + "wait 4\nnext\nwait 2\nnext\nnext\nnext\nnext\n"),
+            ("bob", start + "wait 6\nnext\nwait 1\nskip\n"),
+            ("cat", start + "wait 2\nnext\nwait 3\nnext\n"),
+            ("dan", start + "wait 8\nnext\nwait 4\nnext\nnext\nnext\nnext\n"),
+        ]
+        for (user, script) in scripts {
+            let result = try cli.run("play", "--user", user, stdin: script)
+            try #require(result.status == 0, "\(user): \(result.stderr)")
+        }
+        return cli
+    }
+
+    @Test func reportCountsStartedCompletedSkippedDropOffAndMedianTimes() throws {
+        let cli = try Self.growthWithFourUsers()
+        let report = try cli.json("report")
+        let flow = try #require((report["flows"] as? [[String: Any]])?.first)
+        #expect(flow["flow"] as? String == "app_tour")
+        #expect(flow["started"] as? Int == 4)
+        #expect(flow["completed"] as? Int == 2)
+        #expect(flow["skipped"] as? Int == 1)
+        #expect(flow["inProgress"] as? Int == 1)
+        #expect(flow["completionRate"] as? Double == 0.5)
+        #expect(flow["skipRate"] as? Double == 0.25)
+        let steps = try #require(flow["steps"] as? [[String: Any]])
+        let byStep = Dictionary(uniqueKeysWithValues: steps.map { ($0["step"] as? String ?? "", $0) })
+        // Time on the dashboard card: 4, 6, 2 and 8 seconds; the median is 5.
+        #expect(byStep["dashboard"]?["medianSeconds"] as? Double == 5)
+        #expect(byStep["dashboard"]?["reached"] as? Int == 4)
+        // Bob skipped on logSession, Cat stopped on progress.
+        #expect(byStep["logSession"]?["droppedOff"] as? Int == 1)
+        #expect(byStep["progress"]?["droppedOff"] as? Int == 1)
+        #expect(byStep["profile"]?["droppedOff"] as? Int == 0)
+        #expect(report["users"] as? Int == 4)
+
+        let text = try cli.run("report")
+        #expect(text.status == 0)
+        #expect(
+            text.stdout.contains(
+                "app_tour (App Tour): started 4, completed 2 (50%), skipped 1 (25%), in progress 1"))
+
+        // The virtual clock starts on 5 January 2026: runs since the 6th are none, since the 5th all.
+        #expect(
+            ((try cli.json("report", "--since", "2026-01-06")["flows"] as? [[String: Any]])?.first?["started"])
+                as? Int == 0)
+        #expect(
+            ((try cli.json("report", "--since", "2026-01-05")["flows"] as? [[String: Any]])?.first?["started"])
+                as? Int == 4)
+        let bad = try cli.run("report", "--since", "last week")
+        #expect(bad.status != 0 && bad.stderr.contains("YYYY-MM-DD"))
+    }
+
+    @Test func reportAnswersMoodTrackersCompletionVersusSkip() throws {
+        let cli = try CLI("moodtracker")
+        try cli.run("play", stdin: "launch\nwait 0.5\nskip\n")
+        try cli.run("play", stdin: "launch\nwait 0.5\nwait 3\nnext\nnext\nnext\n")
+        let flow = try #require((try cli.json("report")["flows"] as? [[String: Any]])?.first)
+        // Skip records nothing, so the tutorial showed again and was completed: two runs.
+        #expect(flow["started"] as? Int == 2)
+        #expect(flow["skipped"] as? Int == 1)
+        #expect(flow["completed"] as? Int == 1)
+    }
+
+    @Test func explainSaysWhyEachFlowWillOrWillNotShow() throws {
+        let cli = try CLI("growth")
+        func verdict(_ arguments: String...) throws -> [String: Any] {
+            try #require((try cli.json(["explain"] + arguments)["flows"] as? [[String: Any]])?.first)
+        }
+        try cli.run("visit", "dashboard")
+        var tour = try verdict()
+        #expect(tour["verdict"] as? String == "notShown")
+        #expect((tour["reason"] as? String)?.contains("onboardingComplete (is false)") == true)
+        try cli.run("do", "completeOnboarding")
+        tour = try verdict("app_tour")
+        #expect(tour["verdict"] as? String == "eligible")
+        #expect(tour["reason"] as? String == "will show on visit dashboard")
+        try cli.run("play", stdin: "visit dashboard\nnext\n")
+        #expect(try verdict()["verdict"] as? String == "showing")
+        try cli.run("do", "skip")
+        tour = try verdict()
+        #expect(tour["status"] as? String == "skipped")
+        #expect(tour["finishedAt"] as? Double != nil)
+        let text = try cli.run("explain")
+        #expect(text.stdout.contains("app_tour (App Tour): not shown: skipped; it cannot be replayed at t="))
+        #expect(
+            text.stdout.contains(
+                "trigger visit dashboard: all of = no [onboardingComplete (is true) = yes; not = no"))
+        let unknown = try cli.run("explain", "nosuch")
+        #expect(unknown.status != 0 && unknown.stderr.contains("flows: app_tour"))
+    }
+
+    @Test func explainNamesTheVersionsBehindAnUpdatePrompt() throws {
+        let cli = try CLI("carrierwave")
+        try cli.run("play", stdin: "launch --app-version 1.9\nskip\nvisit challenges\nnext\n")
+        let before = try cli.run("explain", "whats_new_2_5")
+        #expect(before.stdout.contains("upgraded into 2.5 (last tour finished in 1.9, app version 1.9) = no"))
+        let challenges = try cli.run("explain", "challenges")
+        #expect(challenges.stdout.contains("challenges (Challenges): not shown: completed in version 1.9"))
+        try cli.run("launch", "--app-version", "2.5")
+        let after = try cli.json("explain", "whats_new_2_5")
+        let flow = try #require((after["flows"] as? [[String: Any]])?.first)
+        // Upgrading from 1.9 shows 2.0's What's New first; 2.5's waits for it.
+        #expect(flow["verdict"] as? String == "dueSoon")
+        #expect(flow["reason"] as? String == "triggered; shows when whats_new_2_0 ends")
+        try cli.run("do", "dismiss")
+        let now = try #require((try cli.json("explain", "whats_new_2_5")["flows"] as? [[String: Any]])?.first)
+        #expect(now["verdict"] as? String == "showing")
+    }
+
+    static let products = [
+        ("finite", "Finite"), ("lockedin", "LockedIn"), ("carrierwave", "CarrierWave"), ("growth", "Growth"),
+        ("moodtracker", "MoodTracker"),
+    ]
+
+    /// Each product page embeds the Mermaid of each of its flows, as `graph` generates it now.
+    @Test(arguments: products)
+    func theCommittedDiagramsAreTheGeneratedOnes(_ product: (String, String)) throws {
+        let cli = try CLI(product.0)
+        let page = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Docs/\(product.1).md")
+        let text = try String(contentsOf: page, encoding: .utf8)
+        let flows = try cli.run("graph").stdout.components(separatedBy: "\n\n").count
+        let blocks = text.components(separatedBy: "<!-- graph: ").dropFirst()
+        #expect(blocks.count == flows, "Docs/\(product.1).md has \(blocks.count) diagrams for \(flows) flows")
+        for block in blocks {
+            let flow = String(block.prefix { $0 != " " })
+            let committed =
+                block.components(separatedBy: "```mermaid\n").dropFirst().first?
+                .components(separatedBy: "\n```").first ?? ""
+            let generated = try cli.run("graph", "--flow", flow).stdout.trimmingCharacters(in: .newlines)
+            #expect(
+                committed == generated,
+                "Docs/\(product.1).md: the diagram of \(flow) differs from `\(product.0) graph --flow \(flow)`; regenerate it with scripts/diagrams.sh"
+            )
+        }
+        let dot = try cli.run("graph", "--format", "dot")
+        #expect(dot.status == 0 && dot.stdout.hasPrefix("digraph "))
+        let bad = try cli.run("graph", "--format", "svg")
+        #expect(bad.status != 0 && bad.stderr.contains("mermaid or dot"))
+    }
+}
