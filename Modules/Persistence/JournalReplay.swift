@@ -8,28 +8,26 @@ public enum JournalReplay {
     public static func rebuild(app: String, engine: TourEngine, from database: OnboardingDatabase) throws
         -> [String: [FlowID: FlowState]]
     {
-        var subjects: [String: [FlowID: FlowState]] = [:]
-        try fold(app: app, engine: engine, rows: database.journal(app: app)) { step in
-            subjects = step.subjects
-        }
+        let subjects = try fold(app: app, engine: engine, rows: database.journal(app: app)) { _ in }
         return subjects.mapValues { $0.filter { _, state in state != FlowState() } }.filter {
             !$0.value.isEmpty
         }
     }
 
-    /// One journal row folded: the user's state before and after it, and every subject's flows after.
+    /// One journal row folded: the user's state before and after it.
     public struct Step {
         public var row: JournalRow
         public var event: TourEvent
         public var before: TourState
         public var after: TourState
-        public var subjects: [String: [FlowID: FlowState]]
     }
 
-    /// Folds `rows` (oldest first) through the engine, calling `visit` after each.
+    /// Folds `rows` (oldest first) through the engine, calling `visit` after each; returns every
+    /// subject's flow states at the end.
+    @discardableResult
     public static func fold(
         app: String, engine: TourEngine, rows: [JournalRow], _ visit: (Step) throws -> Void
-    ) throws {
+    ) throws -> [String: [FlowID: FlowState]] {
         let scopes = Dictionary(uniqueKeysWithValues: engine.catalog.flows.map { ($0.id, $0.scope) })
         var subjects: [String: [FlowID: FlowState]] = [:]
         var appVersion: String?
@@ -51,7 +49,8 @@ public enum JournalReplay {
             for (flow, scope) in scopes {
                 subjects[key.subject(for: scope), default: [:]][flow] = next.flows[flow]
             }
-            try visit(Step(row: row, event: event, before: state, after: next, subjects: subjects))
+            try visit(Step(row: row, event: event, before: state, after: next))
         }
+        return subjects
     }
 }

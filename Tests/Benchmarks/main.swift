@@ -5,6 +5,11 @@ import TourRuntime
 // UserDefaults, scale to a million users, and CLI cold start. Not a test: it measures.
 // Run: scripts/bench (release build; figures in Docs/Performance.md). CI runs `--smoke`.
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+setvbuf(stdout, nil, _IOLBF, 0)  // a line at a time, also into a file or pipe
+
 let arguments = CommandLine.arguments
 let smoke = arguments.contains("--smoke")
 func option(_ name: String) -> String? {
