@@ -15,12 +15,17 @@ final class Report {
     func add(_ section: String, _ name: String, _ value: Double, _ unit: String, note: String? = nil) {
         figures.append(Figure(section: section, name: name, value: value, unit: unit, note: note))
         let shown = value >= 100 ? String(format: "%.0f", value) : String(format: "%.3g", value)
-        print(
+        say(
             "  " + name.padding(toLength: 58, withPad: " ", startingAt: 0) + shown.leftPad(14) + " " + unit
                 + (note.map { "  (\($0))" } ?? ""))
     }
 
-    func section(_ title: String) { print("\n\(title)") }
+    func section(_ title: String) { say("\n\(title)") }
+}
+
+/// A line on standard output at once (print buffers when the output is a file).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
 extension String {

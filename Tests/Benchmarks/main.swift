@@ -5,11 +5,6 @@ import TourRuntime
 // UserDefaults, scale to a million users, and CLI cold start. Not a test: it measures.
 // Run: scripts/bench (release build; figures in Docs/Performance.md). CI runs `--smoke`.
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-setvbuf(stdout, nil, _IOLBF, 0)  // a line at a time, also into a file or pipe
-
 let arguments = CommandLine.arguments
 let smoke = arguments.contains("--smoke")
 func option(_ name: String) -> String? {
@@ -157,4 +152,4 @@ if let largest {
 let jsonPath = option("--json") ?? ".build/bench.json"
 let output = try JSONEncoder().encode(report.figures)
 try output.write(to: URL(fileURLWithPath: jsonPath))
-print("\nfigures written to \(jsonPath)")
+say("\nfigures written to \(jsonPath)")
