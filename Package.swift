@@ -101,6 +101,7 @@ let package = Package(
             dependencies: [
                 "finite", "lockedin", "carrierwave", "growth", "moodtracker", "FiniteOnboarding",
                 "LockedInOnboarding", "CarrierWaveOnboarding", "GrowthOnboarding", "MoodTrackerOnboarding",
+                "TourFixtures",
             ],
             path: "Tests/CrossAppRegressionTests", exclude: ["Transcripts"],
             swiftSettings: swiftSettings),
@@ -109,7 +110,7 @@ let package = Package(
             name: "CLITests",
             dependencies: [
                 "finite", "lockedin", "carrierwave", "growth", "moodtracker", "LockedInOnboarding",
-                "Persistence",
+                "Persistence", "TourFixtures",
             ],
             path: "Tests/CLITests", exclude: ["BadInput"], swiftSettings: swiftSettings),
     ] + appTargets,

@@ -212,7 +212,8 @@ public final class OnboardingDatabase: Sendable {
     {
         var session = Session()
         for row in try Row.fetchAll(
-            db, sql: "SELECT subject, flow, state_json FROM flow_state WHERE app = ? AND subject IN (?, ?)",
+            db.cachedStatement(
+                sql: "SELECT subject, flow, state_json FROM flow_state WHERE app = ? AND subject IN (?, ?)"),
             arguments: [key.app, SessionKey.installSubject, key.user])
         {
             let flow = FlowID(row["flow"] as String)
@@ -221,19 +222,21 @@ public final class OnboardingDatabase: Sendable {
             session.tour.flows[flow] = try JSONCoding.value(FlowState.self, from: row["state_json"])
         }
         if let row = try Row.fetchOne(
-            db, sql: "SELECT app_version, virtual_now FROM install_state WHERE app = ?", arguments: [key.app])
+            db.cachedStatement(sql: "SELECT app_version, virtual_now FROM install_state WHERE app = ?"),
+            arguments: [key.app])
         {
             session.tour.appVersion = row["app_version"]
             session.virtualNow = (row["virtual_now"] as Double?).map(Date.init(timeIntervalSince1970:))
         }
         for row in try Row.fetchAll(
-            db, sql: "SELECT key, value_json FROM domain_state WHERE app = ? AND subject = ?",
+            db.cachedStatement(sql: "SELECT key, value_json FROM domain_state WHERE app = ? AND subject = ?"),
             arguments: [key.app, key.user])
         {
             session.domain[row["key"]] = try JSONCoding.value(TourValue.self, from: row["value_json"])
         }
         for row in try Row.fetchAll(
-            db, sql: "SELECT key, value_json FROM device_state WHERE app = ?", arguments: [key.app])
+            db.cachedStatement(sql: "SELECT key, value_json FROM device_state WHERE app = ?"),
+            arguments: [key.app])
         {
             session.device[row["key"]] = try JSONCoding.value(TourValue.self, from: row["value_json"])
         }
@@ -250,30 +253,33 @@ public final class OnboardingDatabase: Sendable {
         where stored(before.tour.flows[flow]) != stored(after.tour.flows[flow]) {
             let subject = key.subject(for: scopes[flow] ?? .install)
             guard let state = stored(after.tour.flows[flow]) else {
-                try db.execute(
-                    sql: "DELETE FROM flow_state WHERE app = ? AND subject = ? AND flow = ?",
+                try db.cachedStatement(
+                    sql: "DELETE FROM flow_state WHERE app = ? AND subject = ? AND flow = ?"
+                ).execute(
                     arguments: [key.app, subject, flow.rawValue])
                 continue
             }
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     INSERT INTO flow_state (app, subject, flow, status, step, state_json, updated_at)
                     VALUES (?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (app, subject, flow) DO UPDATE SET
                         status = excluded.status, step = excluded.step, state_json = excluded.state_json,
                         updated_at = excluded.updated_at
-                    """,
+                    """
+            ).execute(
                 arguments: [
                     key.app, subject, flow.rawValue, state.status.rawValue, state.currentStep?.rawValue,
                     try JSONCoding.string(state), now,
                 ])
         }
         if before.tour.appVersion != after.tour.appVersion || before.virtualNow != after.virtualNow {
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     INSERT INTO install_state (app, app_version, virtual_now) VALUES (?, ?, ?)
                     ON CONFLICT (app) DO UPDATE SET app_version = excluded.app_version, virtual_now = excluded.virtual_now
-                    """,
+                    """
+            ).execute(
                 arguments: [key.app, after.tour.appVersion, after.virtualNow?.timeIntervalSince1970])
         }
         try saveValues(
@@ -296,27 +302,30 @@ public final class OnboardingDatabase: Sendable {
                 var arguments: StatementArguments = [app]
                 if let scope { arguments += [scope.value] }
                 arguments += [name, try JSONCoding.string(value)]
-                try db.execute(
+                try db.cachedStatement(
                     sql: """
                         INSERT INTO \(table) (app\(scopeColumns), key, value_json) VALUES (?\(scopeValues), ?, ?)
                         ON CONFLICT (\(conflict)) DO UPDATE SET value_json = excluded.value_json
-                        """,
+                        """
+                ).execute(
                     arguments: arguments)
             } else {
                 var arguments: StatementArguments = [app, name]
                 if let scope { arguments += [scope.value] }
-                try db.execute(
-                    sql: "DELETE FROM \(table) WHERE app = ? AND key = ?\(scopeFilter)", arguments: arguments)
+                try db.cachedStatement(
+                    sql: "DELETE FROM \(table) WHERE app = ? AND key = ?\(scopeFilter)"
+                ).execute(arguments: arguments)
             }
         }
     }
 
     private static func append(_ db: Database, _ key: SessionKey, _ entry: JournalAppend) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO journal (time, app, user, flow, step, event, outcome, event_json, context_json, effects_json)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
+                """
+        ).execute(
             arguments: [
                 entry.time.timeIntervalSince1970, key.app, key.user, entry.record.flow?.rawValue,
                 entry.record.step?.rawValue, entry.record.event.name, entry.record.outcome,

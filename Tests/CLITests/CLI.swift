@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TourFixtures
 
 /// Runs a product's built executable as a real process on its own database file.
 struct CLI {
@@ -26,19 +27,7 @@ struct CLI {
         var stderr: String
     }
 
-    static var binaries: URL {
-        // The test runner lives in the build folder, beside the products' executables.
-        let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var folder = runner.deletingLastPathComponent()
-        while folder.path != "/" {
-            if FileManager.default.isExecutableFile(atPath: folder.appendingPathComponent("lockedin").path) {
-                return folder
-            }
-            folder = folder.deletingLastPathComponent()
-        }
-        return URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(
-            ".build/debug")
-    }
+    static var binaries: URL { BuiltExecutables.folder }
 
     func process(_ arguments: [String]) -> Process {
         let process = Process()

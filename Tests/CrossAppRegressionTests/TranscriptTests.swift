@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TourFixtures
 
 #if canImport(Glibc)
     import Glibc
@@ -158,7 +159,7 @@ struct Scenario: Sendable, CustomStringConvertible {
         throws -> String
     {
         let process = Process()
-        process.executableURL = ExecutableFolder.url.appendingPathComponent(executable)
+        process.executableURL = BuiltExecutables.folder.appendingPathComponent(executable)
         process.arguments = arguments
         process.environment = environment
         let input = Pipe()
@@ -192,20 +193,4 @@ struct Scenario: Sendable, CustomStringConvertible {
         guard text.contains(marker) else { return text + "── exit \(process.terminationStatus) ──\n" }
         return text.replacingOccurrences(of: marker, with: "") + "── killed (SIGKILL) ──\n"
     }
-}
-
-/// Where the products' executables were built: beside the test runner.
-enum ExecutableFolder {
-    static let url: URL = {
-        let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var folder = runner.deletingLastPathComponent()
-        while folder.path != "/" {
-            if FileManager.default.isExecutableFile(atPath: folder.appendingPathComponent("lockedin").path) {
-                return folder
-            }
-            folder = folder.deletingLastPathComponent()
-        }
-        return URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(
-            ".build/debug")
-    }()
 }

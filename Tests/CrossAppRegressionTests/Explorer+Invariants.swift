@@ -1,0 +1,182 @@
+import Foundation
+import TourRuntime
+
+/// The invariants checked on every accepted transition.
+extension Explorer {
+
+    func check(
+        _ move: Move, path: [Move], place: String, before: Session, after: Session, product: Product,
+        journalBefore: [JournalRow], journal: [JournalRow]
+    ) {
+        let catalog = product.catalog
+        // The journal only grows.
+        if Array(journal.prefix(journalBefore.count)) != journalBefore {
+            fail(path, place, "changed or removed journal rows")
+        }
+        // Step indexes stay within the run.
+        for (id, run) in after.tour.flows where run.status == .active {
+            if run.plan.isEmpty || !run.plan.indices.contains(run.position) {
+                fail(path, place, "left \(id) at step index \(run.position + 1) of \(run.plan.count)")
+            }
+        }
+        // An action is one the showing step allows, and it moves the step only as the step allows.
+        if case .action(let name, _, _) = move {
+            if let flowID = before.tour.presentingFlow, let flow = catalog.flow(flowID),
+                let stepID = before.tour[flow: flowID].currentStep,
+                let step = flow.steps.first(where: { $0.id == stepID })
+            {
+                let run = before.tour[flow: flowID]
+                var allowed = step.actions.map(\.name) + step.passThrough
+                if step.canGoBack && run.position > 0 { allowed.append("back") }
+                if step.canSkip { allowed.append("skip") }
+                if !allowed.contains(name) {
+                    fail(
+                        path, place,
+                        "was accepted, but the step's definition allows only \(allowed.joined(separator: ", "))"
+                    )
+                }
+                let now = after.tour[flow: flowID]
+                if now.status == .active && now.activation == run.activation {
+                    let moved = now.position - run.position
+                    if name == "back" ? moved != -1 : !(0...1).contains(moved) {
+                        fail(
+                            path, place,
+                            "moved the step index from \(run.position + 1) to \(now.position + 1)")
+                    }
+                }
+            } else if !catalog.freeActions.contains(where: { $0.name == name }) {
+                fail(
+                    path, place,
+                    "was accepted with no card showing, but it is not one of the product's free actions")
+            }
+        }
+        // A finished flow is not presented again unless replayed or reset.
+        for flow in catalog.flows {
+            let was = before.tour[flow: flow.id].status
+            if (was == .completed || was == .skipped), after.tour[flow: flow.id].status == .active,
+                move != .replay(flow.id), move != .reset
+            {
+                fail(path, place, "presented \(flow.id) again after it was \(was.rawValue)")
+            }
+        }
+        if case .relaunch = move {
+            checkInterruption(path: path, place: place, before: before, after: after, catalog: catalog)
+        }
+        checkSideEffects(
+            move, path: path, place: place, before: before, after: after, catalog: catalog,
+            rows: Array(journal.dropFirst(journalBefore.count)))
+        if let problem = subject.invariant?(after.domain) { fail(path, place, problem) }
+    }
+
+    /// After a kill and a launch, a flow that was showing is where its interruption policy says.
+    func checkInterruption(
+        path: [Move], place: String, before: Session, after: Session, catalog: TourCatalog
+    ) {
+        for flow in catalog.flows where before.tour[flow: flow.id].status == .active {
+            let was = before.tour[flow: flow.id]
+            let now = after.tour[flow: flow.id]
+            if let record = was.replayOf {
+                let restarted = record.status == .notStarted && now.status == .active && now.position == 0
+                if now.replayOf != nil || (now.status != record.status && !restarted) {
+                    fail(
+                        path, place,
+                        "\(flow.id): an interrupted replay did not give back the record \(record.status.rawValue)"
+                    )
+                }
+                continue
+            }
+            switch flow.interruption {
+            case .resume:
+                if now.status != .active || now.plan != was.plan || now.position != was.position {
+                    fail(
+                        path, place,
+                        "\(flow.id) should resume at step \(was.position + 1) after a relaunch; it is \(describe(now))"
+                    )
+                }
+            case .restart:
+                if now.status != .active || now.position != 0 {
+                    fail(
+                        path, place,
+                        "\(flow.id) should restart at its first step after a relaunch; it is \(describe(now))"
+                    )
+                }
+            case .discard:
+                if now.status == .active && (now.activation == was.activation || now.position != 0) {
+                    fail(
+                        path, place, "\(flow.id) should drop its run after a relaunch; it is \(describe(now))"
+                    )
+                }
+            }
+        }
+    }
+
+    /// Product side effects happen exactly once: the edge's journal holds each effect the definition
+    /// promises for what happened in it (an action's effects, a completion's, a skip's, a reset's,
+    /// a reported domain event) exactly as many times, and no other.
+    func checkSideEffects(
+        _ move: Move, path: [Move], place: String, before: Session, after: Session, catalog: TourCatalog,
+        rows: [JournalRow]
+    ) {
+        var expected: [String: Int] = [:]
+        func expect(_ templates: [EffectTemplate]) {
+            for case .product(let name, _) in templates { expected[name, default: 0] += 1 }
+        }
+        var actual: [String: Int] = [:]
+        for row in rows {
+            guard let effects = try? Self.decode([TourEffect].self, row.effectsJSON),
+                let event = try? Self.decode(TourEvent.self, row.eventJSON)
+            else {
+                fail(path, place, "journal row \(row.id) does not decode")
+                continue
+            }
+            for case .product(let effect) in effects { actual[effect.name, default: 0] += 1 }
+            if case .domainEvent(let name, _) = event { expected[name, default: 0] += 1 }
+            if case .gateAnswered(let gateID, .granted) = event,
+                let gate = catalog.flows.flatMap(\.steps).flatMap(\.gates).first(where: { $0.id == gateID }),
+                row.outcome != "no change"
+            {
+                expect(gate.onGranted)
+            }
+        }
+        if case .action(let name, _, _) = move {
+            if let flowID = before.tour.presentingFlow, let flow = catalog.flow(flowID),
+                let step = before.tour[flow: flowID].currentStep.flatMap({ id in
+                    flow.steps.first { $0.id == id }
+                })
+            {
+                if let action = step.actions.first(where: { $0.name == name }) {
+                    expect(action.effects)
+                } else if step.passThrough.contains(name),
+                    let free = catalog.freeActions.first(where: { $0.name == name })
+                {
+                    expect(free.effects)
+                }
+            } else if let free = catalog.freeActions.first(where: { $0.name == name }) {
+                expect(free.effects)
+            }
+        }
+        for flow in catalog.flows {
+            let was = before.tour[flow: flow.id]
+            let now = after.tour[flow: flow.id]
+            if move == .reset {
+                expect(flow.onReset)
+                continue
+            }
+            if case .relaunch = move { continue }
+            guard was.status == .active, now.status != .active, was.replayOf == nil else { continue }
+            let skipped: Bool
+            if case .action(let name, _, _) = move {
+                let step = was.currentStep.flatMap { id in flow.steps.first { $0.id == id } }
+                skipped = name == "skip" || step?.actions.first { $0.name == name }?.outcome == .dismissFlow
+            } else {
+                skipped = false
+            }
+            expect(skipped ? flow.onSkip : flow.onComplete)
+        }
+        if expected != actual {
+            fail(
+                path, place,
+                "side effects \(describe(actual)) where the definition promises \(describe(expected))")
+        }
+    }
+}
