@@ -44,10 +44,8 @@ struct Report: ScriptableCommand {
                 var journalRows: Int
                 var flows: [FlowFunnel]
             }
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             let body = Body(app: app, since: since, users: users, journalRows: rows.count, flows: funnels)
-            Output.line(String(decoding: try encoder.encode(body), as: UTF8.self))
+            Output.line(try Render.json(body))
             return
         }
         Output.line(
@@ -129,12 +127,10 @@ struct Explain: ScriptableCommand {
                 }
                 enum Key: String, CodingKey { case finishedAt }
             }
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             let body = Body(
                 app: product.catalog.app, user: key.user, now: now,
                 flows: explanations.map { Entry(explanation: $0, finishedAt: finishedAt($0)) })
-            Output.line(String(decoding: try encoder.encode(body), as: UTF8.self))
+            Output.line(try Render.json(body))
             return
         }
         for explanation in explanations {

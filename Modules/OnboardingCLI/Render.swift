@@ -3,10 +3,15 @@ import TourRuntime
 
 /// Text and JSON renderings of a snapshot.
 enum Render {
-    static func json(_ snapshot: TourSnapshot, effects: [String]) throws -> String {
+    /// One JSON object on one line, keys sorted: every `--json` output.
+    static func json<T: Encodable>(_ value: T) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let data = try encoder.encode(snapshot)
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    static func json(_ snapshot: TourSnapshot, effects: [String]) throws -> String {
+        let data = Data(try json(snapshot).utf8)
         guard var object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             return String(decoding: data, as: UTF8.self)
         }

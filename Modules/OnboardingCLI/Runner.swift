@@ -162,10 +162,7 @@ enum Output {
     static func echo(_ text: String, json: Bool) {
         guard !text.allSatisfy(\.isWhitespace) else { return }
         if json {
-            let encoded = (try? JSONEncoder().encode(["line": text])).map {
-                String(decoding: $0, as: UTF8.self)
-            }
-            line(encoded ?? "{}")
+            line((try? Render.json(["line": text])) ?? "{}")
         } else {
             line("> " + text)
         }

@@ -165,7 +165,7 @@ struct DefaultsBaseline {
     let defaults: UserDefaults
     let suite: String
 
-    init(folder: URL) {
+    init() {
         suite = "onboarding-bench-\(UUID().uuidString)"
         defaults = UserDefaults(suiteName: suite) ?? .standard
     }

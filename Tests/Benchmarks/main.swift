@@ -66,7 +66,7 @@ for journey in Journey.all {
         }
     }
     let states = try journey.steps(engine: product.engine, from: start)
-    let defaults = DefaultsBaseline(folder: folder)
+    let defaults = DefaultsBaseline()
     defer { defaults.remove() }
     let defaultsTime = try await time {
         for user in 0..<durableUsers {
