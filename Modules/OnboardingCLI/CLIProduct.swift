@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import TourRuntime
 
@@ -8,6 +9,10 @@ public struct CLIProduct: Sendable {
     public var displayName: String
     /// Builds the product for one run, from what the run knows about its device.
     public var make: @Sendable (RunEnvironment) -> Product
+    /// The product's catalog (the same in every run): for help, validation and redaction.
+    public let catalog: TourCatalog
+    /// Masks secret field values in everything the CLI prints.
+    let redactor: SecretRedactor
 
     public init(
         executable: String, displayName: String, make: @escaping @Sendable (RunEnvironment) -> Product
@@ -15,6 +20,8 @@ public struct CLIProduct: Sendable {
         self.executable = executable
         self.displayName = displayName
         self.make = make
+        catalog = make(RunEnvironment(databasePath: ":memory:", offline: false, user: "default")).catalog
+        redactor = catalog.redactor
     }
 }
 
@@ -25,11 +32,17 @@ public struct RunEnvironment: Sendable {
     /// `--offline`: stubs of network services answer as if there were no network.
     public var offline: Bool
     public var user: String
+    /// `--answer GATE=STATUS` for the product's request gates: what a stubbed service answers
+    /// (Carrier Wave's `connection=denied`: the credentials are rejected).
+    public var requestAnswers: [String: GateStatus]
 
-    public init(databasePath: String, offline: Bool, user: String) {
+    public init(
+        databasePath: String, offline: Bool, user: String, requestAnswers: [String: GateStatus] = [:]
+    ) {
         self.databasePath = databasePath
         self.offline = offline
         self.user = user
+        self.requestAnswers = requestAnswers
     }
 }
 
@@ -45,8 +58,31 @@ enum CLIEnvironment {
 /// The entry point every product's `main.swift` calls.
 public enum OnboardingCLI {
     public static func main(_ product: CLIProduct, arguments: [String]? = nil) async {
-        await CLIEnvironment.$product.withValue(product) {
-            await RootCommand.main(arguments)
+        let status = await CLIEnvironment.$product.withValue(product) {
+            await run(arguments)
+        }
+        exit(status)
+    }
+
+    /// Parses and runs one command line; returns the exit status. Every message, the argument
+    /// parser's included, is printed through ``Output`` (so secrets are masked there).
+    static func run(_ arguments: [String]?) async -> Int32 {
+        do {
+            var command = try RootCommand.parseAsRoot(arguments)
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+            return 0
+        } catch {
+            let code = RootCommand.exitCode(for: error)
+            let message = RootCommand.fullMessage(for: error)
+            if !message.isEmpty {
+                // A clean exit is help or the version: our own text, which quotes no input.
+                if code == .success { Output.help(message) } else { Output.error(message) }
+            }
+            return code.rawValue
         }
     }
 }

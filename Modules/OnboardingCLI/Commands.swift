@@ -205,7 +205,7 @@ struct Journal: ScriptableCommand {
             }
             let data = try JSONSerialization.data(
                 withJSONObject: objects, options: [.sortedKeys, .withoutEscapingSlashes])
-            Output.line(String(decoding: data, as: UTF8.self))
+            Output.document(String(decoding: data, as: UTF8.self))
             return
         }
         for row in rows {

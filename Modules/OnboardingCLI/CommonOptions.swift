@@ -18,16 +18,16 @@ struct CommonOptions: ParsableArguments {
 
     @Option(
         name: .customLong("permission"),
-        help:
-            "A permission's status before any request, NAME=STATUS (screenTime, health; notDetermined, granted, denied, restricted). Repeatable."
-    )
+        help: ArgumentHelp(
+            "A permission's status before any request, NAME=STATUS. Repeatable. \(Self.permissionHelp)",
+            valueName: "name=status"))
     var permissions: [String] = []
 
     @Option(
         name: .customLong("answer"),
-        help:
-            "What the user answers when a permission is requested, NAME=STATUS. Repeatable. Default: granted."
-    )
+        help: ArgumentHelp(
+            "What the user (or a service) answers when asked, NAME=STATUS. Repeatable. Default: granted. \(Self.answerHelp)",
+            valueName: "name=status"))
     var answers: [String] = []
 
     @Flag(help: "The device has no network: connection attempts and profile writes fail as offline.")
@@ -39,7 +39,54 @@ struct CommonOptions: ParsableArguments {
                 "--user must be 1 to 64 letters, digits, '.', '_' or '-'; got '\(user.quotable)'")
         }
         _ = try permissionMap(permissions, option: "--permission")
-        _ = try permissionMap(answers, option: "--answer")
+        _ = try answerMaps()
+    }
+
+    static var catalog: TourCatalog { CLIEnvironment.current.catalog }
+
+    static var permissionHelp: String {
+        let names = catalog.permissions.map(\.rawValue)
+        return names.isEmpty
+            ? "\(CLIEnvironment.current.displayName) asks for no permissions."
+            : "NAME: \(names.joined(separator: ", ")); STATUS: \(PermissionStatus.allCases.map(\.rawValue).joined(separator: ", "))."
+    }
+
+    static var answerHelp: String {
+        var parts: [String] = []
+        if !catalog.permissions.isEmpty {
+            parts.append(
+                "Permissions \(catalog.permissions.map(\.rawValue).joined(separator: ", ")): "
+                    + PermissionStatus.allCases.map(\.rawValue).joined(separator: ", ") + ".")
+        }
+        for gate in catalog.requestGates {
+            parts.append("\(gate): \(Self.requestStatuses.map(\.rawValue).joined(separator: ", ")).")
+        }
+        return parts.isEmpty
+            ? "\(CLIEnvironment.current.displayName) asks for nothing." : parts.joined(separator: " ")
+    }
+
+    /// What a request (a connection attempt) can come back with.
+    static let requestStatuses: [GateStatus] = [.granted, .denied, .unavailable]
+
+    /// `--answer`, split into the permissions' answers and the request gates' answers.
+    func answerMaps() throws -> (permissions: [PermissionName: PermissionStatus], requests: [String: GateStatus]) {
+        let gates = Set(Self.catalog.requestGates)
+        let permissionPairs = answers.filter { !gates.contains(Self.name(of: $0)) }
+        var requests: [String: GateStatus] = [:]
+        for pair in answers where gates.contains(Self.name(of: pair)) {
+            let value = String(pair.dropFirst(Self.name(of: pair).count + 1))
+            guard let status = GateStatus(rawValue: value), Self.requestStatuses.contains(status) else {
+                throw ValidationError(
+                    "--answer \(Self.name(of: pair)) takes one of \(Self.requestStatuses.map(\.rawValue).joined(separator: ", ")); got '\(value.quotable)'"
+                )
+            }
+            requests[Self.name(of: pair)] = status
+        }
+        return (try permissionMap(permissionPairs, option: "--answer", requestGates: Self.catalog.requestGates), requests)
+    }
+
+    private static func name(of pair: String) -> String {
+        String(pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
     }
 
     /// Whether neither --db nor $ONBOARDING_DB names the file.
@@ -65,16 +112,26 @@ struct CommonOptions: ParsableArguments {
     /// Where a virtual clock starts: Monday 5 January 2026, 09:00 UTC.
     static let virtualStart = Date(timeIntervalSince1970: 1_767_603_600)
 
-    func permissionMap(_ pairs: [String], option: String) throws -> [PermissionName: PermissionStatus] {
+    func permissionMap(_ pairs: [String], option: String, requestGates: [String] = []) throws
+        -> [PermissionName: PermissionStatus]
+    {
+        let known = Self.catalog.permissions
         var map: [PermissionName: PermissionStatus] = [:]
         for pair in pairs {
             let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+            let names = known.map(\.rawValue) + requestGates
+            guard let name = parts.first, known.contains(PermissionName(rawValue: name)) else {
+                throw ValidationError(
+                    names.isEmpty
+                        ? "\(option): \(CLIEnvironment.current.displayName) asks for no permissions; got '\(pair.quotable)'"
+                        : "\(option) NAME is one of \(names.joined(separator: ", ")); got '\(pair.quotable)'")
+            }
             guard parts.count == 2, let status = PermissionStatus(rawValue: parts[1]) else {
                 throw ValidationError(
                     "\(option) takes NAME=STATUS with STATUS one of \(PermissionStatus.allCases.map(\.rawValue).joined(separator: ", ")); got '\(pair.quotable)'"
                 )
             }
-            map[PermissionName(rawValue: parts[0])] = status
+            map[PermissionName(rawValue: name)] = status
         }
         return map
     }

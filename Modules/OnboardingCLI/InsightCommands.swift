@@ -45,7 +45,7 @@ struct Report: ScriptableCommand {
                 var flows: [FlowFunnel]
             }
             let body = Body(app: app, since: since, users: users, journalRows: rows.count, flows: funnels)
-            Output.line(try Render.json(body))
+            Output.document(try Render.json(body))
             return
         }
         Output.line(
@@ -59,13 +59,17 @@ struct Report: ScriptableCommand {
             guard funnel.started > 0 else { continue }
             Output.line(
                 "  " + "step".padding(toLength: 22, withPad: " ", startingAt: 0)
-                    + "reached  dropped off  median time")
-            for step in funnel.steps {
+                    + "reached  in progress  dropped off  median time")
+            let flow = runner.product.catalog.flow(funnel.flow)
+            for (index, step) in funnel.steps.enumerated() {
                 let median = step.medianSeconds.map { Render.format($0) + " s" } ?? "-"
+                // Numbered as the card counts them: a terminal step left out of the count is "done".
+                let counted = flow.map { $0.countsTerminalStep ? $0.steps.count : $0.steps.count - 1 } ?? 0
+                let number = index < counted ? "\(index + 1)/\(counted)" : "done"
                 Output.line(
-                    "  " + step.step.rawValue.padding(toLength: 22, withPad: " ", startingAt: 0)
-                        + String(step.reached).leftPadded(7) + String(step.droppedOff).leftPadded(13)
-                        + median.leftPadded(13))
+                    "  " + "\(number) \(step.step.rawValue)".padding(toLength: 22, withPad: " ", startingAt: 0)
+                        + String(step.reached).leftPadded(7) + String(step.inProgress).leftPadded(13)
+                        + String(step.droppedOff).leftPadded(13) + median.leftPadded(13))
             }
         }
     }
@@ -130,7 +134,7 @@ struct Explain: ScriptableCommand {
             let body = Body(
                 app: product.catalog.app, user: key.user, now: now,
                 flows: explanations.map { Entry(explanation: $0, finishedAt: finishedAt($0)) })
-            Output.line(try Render.json(body))
+            Output.document(try Render.json(body))
             return
         }
         for explanation in explanations {

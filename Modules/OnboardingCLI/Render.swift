@@ -67,8 +67,8 @@ enum Render {
             var line =
                 "  " + flow.id.rawValue.padding(toLength: width, withPad: " ", startingAt: 0)
                 + "  " + flow.status.rawValue
-            if let step = flow.step, let index = flow.stepIndex, let count = flow.stepCount {
-                line += "  step \(step) (\(index) of \(count))"
+            if let step = flow.step, let progress = flow.progress {
+                line += "  step \(step) (\(progress.short))"
             }
             if let startsAt = flow.startsAt {
                 line += "  due in \(format(max(0, startsAt - snapshot.now))) s"

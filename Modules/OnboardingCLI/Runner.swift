@@ -15,17 +15,15 @@ final class Runner: @unchecked Sendable {
         cli = CLIEnvironment.current
         let path = options.databasePath
         do {
-            if options.usesDefaultDatabase {
-                // The per-product default lives in a folder of ours; an explicit path's folder must exist.
-                try? FileManager.default.createDirectory(
-                    at: URL(fileURLWithPath: path).deletingLastPathComponent(),
-                    withIntermediateDirectories: true)
-            }
-            database = try OnboardingDatabase.open(path: path)
+            // The per-product default lives in a folder of ours, created with the file by the first
+            // write; an explicit path's folder must exist.
+            database = try OnboardingDatabase.open(path: path, createsFolder: options.usesDefaultDatabase)
         } catch let error as StorageError {
             throw CLIError.storage(error)
         }
-        let environment = RunEnvironment(databasePath: path, offline: options.offline, user: options.user)
+        let answers = try options.answerMaps()
+        let environment = RunEnvironment(
+            databasePath: path, offline: options.offline, user: options.user, requestAnswers: answers.requests)
         product = cli.make(environment)
         // Permission statuses the device remembers from earlier runs, then this run's settings.
         let remembered = try database.session(
@@ -42,8 +40,7 @@ final class Runner: @unchecked Sendable {
             .merging(try options.permissionMap(options.permissions, option: "--permission")) { _, given in
                 given
             }
-        let permissions = StubPermissionProvider(
-            statuses: statuses, answers: try options.permissionMap(options.answers, option: "--answer"))
+        let permissions = StubPermissionProvider(statuses: statuses, answers: answers.permissions)
         json = options.json
         let log = effects
         session = TourSession(
@@ -92,7 +89,7 @@ final class Runner: @unchecked Sendable {
         let snapshot = try await session.snapshot()
         let performed = effects.drain()
         if json {
-            Output.line(try Render.json(snapshot, effects: performed))
+            Output.document(try Render.json(snapshot, effects: performed))
             return
         }
         for line in performed { Output.line("  · \(line)") }
@@ -148,27 +145,46 @@ enum CLIError: Error, CustomStringConvertible {
     }
 }
 
+/// Everything the CLI prints goes through here: secret field values are masked in text and in JSON
+/// documents alike, whatever printed them (an echoed line, a refusal, a parse error, a card).
 enum Output {
+    static var redactor: SecretRedactor { CLIEnvironment.product?.redactor ?? .none }
+
     static func line(_ text: String) {
         write(text + "\n")
     }
 
+    /// One JSON document on one line.
+    static func document(_ json: String) {
+        standardOutput(redactor.redactJSON(json) + "\n")
+    }
+
     /// Unbuffered, so output interleaves correctly with standard error and reaches a pipe at once.
     static func write(_ text: String) {
-        FileHandle.standardOutput.write(Data(text.utf8))
+        standardOutput(redactor.redact(text))
     }
 
     /// A script line as a transcript shows it; blank lines are not echoed.
     static func echo(_ text: String, json: Bool) {
         guard !text.allSatisfy(\.isWhitespace) else { return }
         if json {
-            line((try? Render.json(["line": text])) ?? "{}")
+            document((try? Render.json(["line": text])) ?? "{}")
         } else {
             line("> " + text)
         }
     }
 
+    /// Help and version text: written by us from the catalog, never from input, so not masked
+    /// (`password=SECRET` in `do --help` is the parameter's shape).
+    static func help(_ text: String) {
+        standardOutput(text + "\n")
+    }
+
     static func error(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        FileHandle.standardError.write(Data((redactor.redact(text) + "\n").utf8))
+    }
+
+    private static func standardOutput(_ text: String) {
+        FileHandle.standardOutput.write(Data(text.utf8))
     }
 }

@@ -178,9 +178,8 @@ enum ActionHelp {
             lines.append("\(flow.id):")
             for step in flow.steps {
                 let actions =
-                    step.actions.map { action in
-                        describe(action, fields: flow.fields)
-                    } + step.passThrough + (step.canGoBack ? ["back"] : []) + (step.canSkip ? ["skip"] : [])
+                    step.actions.filter { !$0.isWayOut }.map { describe($0, fields: flow.fields) }
+                    + step.passThrough + step.actions.filter(\.isWayOut).map { describe($0, fields: flow.fields) }
                 lines.append(
                     "  \(step.id): \(actions.isEmpty ? "(closes by itself)" : actions.joined(separator: "; "))"
                 )

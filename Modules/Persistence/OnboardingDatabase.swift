@@ -9,19 +9,41 @@ import TourCore
 /// read and write it at once. It is a `DatabaseQueue`, not a `DatabasePool`: a pool creates and
 /// drops a table each time it opens (to make the WAL file exist), which would change the file even
 /// for a command that is refused. `inMemory()` gives a private database for fast tests.
+///
+/// A file that does not exist yet is created by the first commit that writes something, never by a
+/// read or a refused event: until then reads see an empty database, and each commit is first tried
+/// on an empty in-memory one, so a refusal leaves nothing behind.
 public final class OnboardingDatabase: Sendable {
-    private let writer: any DatabaseWriter
     /// Where the database lives, or ":memory:".
     public let path: String
+    private let connection: Connection
 
-    private init(writer: any DatabaseWriter, path: String) throws {
-        self.writer = writer
+    /// The file's connection once it exists, and how to create it.
+    private final class Connection: @unchecked Sendable {
+        let lock = NSLock()
+        var writer: (any DatabaseWriter)?
+        var created = false
+        let busyTimeout: TimeInterval
+        let createsFolder: Bool
+
+        init(writer: (any DatabaseWriter)?, busyTimeout: TimeInterval, createsFolder: Bool) {
+            self.writer = writer
+            self.busyTimeout = busyTimeout
+            self.createsFolder = createsFolder
+        }
+    }
+
+    private init(path: String, connection: Connection) {
         self.path = path
-        // Migrating an up-to-date file would still open a write transaction; reading first keeps a
-        // read-only command from touching the file.
-        // Two processes creating one new file race to migrate it: the loser sees "table already
-        // exists" or a table the winner has not committed yet. Each migration is its own
-        // transaction, so the loser only has to look again, with a fresh schema cache.
+        self.connection = connection
+    }
+
+    /// Brings a connection's schema up to date. Migrating an up-to-date file would still open a
+    /// write transaction; reading first keeps a read-only command from touching the file.
+    /// Two processes creating one new file race to migrate it: the loser sees "table already
+    /// exists" or a table the winner has not committed yet. Each migration is its own transaction,
+    /// so the loser only has to look again, with a fresh schema cache.
+    private static func migrate(_ writer: any DatabaseWriter, inMemory: Bool) throws {
         var attempts = 0
         while true {
             do {
@@ -31,38 +53,110 @@ public final class OnboardingDatabase: Sendable {
                 return
             } catch {
                 attempts += 1
-                guard attempts < 100, path != ":memory:" else { throw error }
+                guard attempts < 100, !inMemory else { throw error }
                 try writer.writeWithoutTransaction { db in db.clearSchemaCache() }
                 Thread.sleep(forTimeInterval: 0.02)
             }
         }
     }
 
-    /// Opens (creating it if needed) the database file at `path`, in a folder that exists.
+    /// Opens the database file at `path`. An existing file is opened (and migrated) now; a new one
+    /// is created by the first commit that writes (see the type's discussion).
     ///
-    /// - Throws: ``StorageError`` when the folder does not exist, the file or folder is read-only,
-    ///   the file was written by a newer schema or cannot be opened; the file is then left
-    ///   byte-for-byte unchanged.
-    public static func open(path: String, busyTimeout: TimeInterval = 10) throws -> OnboardingDatabase {
-        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+    /// - Parameter createsFolder: create the file's folder with the file (the CLI's default
+    ///   location); otherwise the folder must exist.
+    /// - Throws: ``StorageError`` when the path is empty or a folder, its folder does not exist (and
+    ///   is not to be created), the file or folder is read-only, the file was written by a newer
+    ///   schema or cannot be opened; the file is then left byte-for-byte unchanged.
+    public static func open(path: String, busyTimeout: TimeInterval = 10, createsFolder: Bool = false) throws
+        -> OnboardingDatabase
+    {
+        guard !path.isEmpty else { throw StorageError.emptyPath }
         var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue
-        else {
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+            throw StorageError.isFolder(path: path)
+        }
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let folderExists =
+            FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) && isFolder.boolValue
+        guard folderExists || createsFolder else {
             throw StorageError.missingFolder(path: path, folder: folder)
         }
         // Checked before SQLite opens anything: it would create a journal beside the file, and root
         // writes through permission bits, so a file or folder marked read-only is respected here.
-        if isReadOnly(folder) { throw StorageError.readOnly(path: path, what: "the folder \(folder)") }
-        if FileManager.default.fileExists(atPath: path) {
-            if isReadOnly(path) { throw StorageError.readOnly(path: path, what: "the file") }
-            try refuseNewerSchema(at: path, busyTimeout: busyTimeout)
+        if folderExists, isReadOnly(folder) {
+            throw StorageError.readOnly(path: path, what: "the folder \(folder)")
         }
+        let database = OnboardingDatabase(
+            path: path,
+            connection: Connection(writer: nil, busyTimeout: busyTimeout, createsFolder: createsFolder))
+        if FileManager.default.fileExists(atPath: path) {
+            _ = try database.existingWriter()
+        }
+        return database
+    }
+
+    /// Whether this process created the file (with its first write).
+    public var createdFile: Bool { connection.lock.withLock { connection.created } }
+
+    /// Whether the file exists yet (a new database is created by its first write).
+    public var exists: Bool {
+        connection.lock.withLock { connection.writer != nil } || FileManager.default.fileExists(atPath: path)
+    }
+
+    /// The file's connection, opening the file if it exists (another process may have created it).
+    private func existingWriter() throws -> (any DatabaseWriter)? {
+        try connection.lock.withLock {
+            if let writer = connection.writer { return writer }
+            guard FileManager.default.fileExists(atPath: path) else { return nil }
+            if Self.isReadOnly(path) { throw StorageError.readOnly(path: path, what: "the file") }
+            try Self.refuseNewerSchema(at: path, busyTimeout: connection.busyTimeout)
+            let writer = try Self.connect(path: path, busyTimeout: connection.busyTimeout)
+            connection.writer = writer
+            return writer
+        }
+    }
+
+    /// The file's connection, creating the file (and its folder, when asked) if it does not exist.
+    private func createdWriter() throws -> any DatabaseWriter {
+        if let writer = try existingWriter() { return writer }
+        return try connection.lock.withLock {
+            if let writer = connection.writer { return writer }
+            let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+            if connection.createsFolder {
+                do {
+                    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                } catch {
+                    throw StorageError.missingFolder(path: path, folder: folder.path)
+                }
+            }
+            let existed = FileManager.default.fileExists(atPath: path)
+            let writer = try Self.connect(path: path, busyTimeout: connection.busyTimeout)
+            connection.writer = writer
+            connection.created = !existed
+            return writer
+        }
+    }
+
+    /// A reader: the file's connection, or an empty database while the file does not exist.
+    private func reader() throws -> any DatabaseWriter {
+        try existingWriter() ?? Self.emptyDatabase()
+    }
+
+    private static func emptyDatabase() throws -> DatabaseQueue {
+        let queue = try DatabaseQueue()
+        try migrate(queue, inMemory: true)
+        return queue
+    }
+
+    private static func connect(path: String, busyTimeout: TimeInterval) throws -> any DatabaseWriter {
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout)
         configuration.prepareDatabase { db in try useWAL(db, patience: busyTimeout) }
         do {
-            return try OnboardingDatabase(
-                writer: DatabaseQueue(path: path, configuration: configuration), path: path)
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            try migrate(queue, inMemory: false)
+            return queue
         } catch let error as StorageError {
             throw error
         } catch {
@@ -84,7 +178,9 @@ public final class OnboardingDatabase: Sendable {
 
     /// A private in-memory database.
     public static func inMemory() throws -> OnboardingDatabase {
-        try OnboardingDatabase(writer: DatabaseQueue(), path: ":memory:")
+        OnboardingDatabase(
+            path: ":memory:",
+            connection: Connection(writer: try emptyDatabase(), busyTimeout: 0, createsFolder: false))
     }
 
     /// Switches the file to WAL, which lets other processes read while one writes; a file already in
@@ -137,19 +233,20 @@ public final class OnboardingDatabase: Sendable {
 
     /// The migration ids applied to this database, in order.
     public func appliedMigrations() throws -> [String] {
-        try writer.read { db in try Schema.migrator.appliedMigrations(db) }
+        try reader().read { db in try Schema.migrator.appliedMigrations(db) }
     }
 
     // MARK: - Reading
 
-    /// The session as stored now, for display. `scopes` says which flows are install-scoped.
-    public func session(_ key: SessionKey, scopes: [FlowID: FlowScope]) throws -> Session {
-        try writer.read { db in try Self.load(db, key, scopes: scopes) }
+    /// The session as stored now, for display. `scopes` says which flows and state keys are
+    /// install-scoped.
+    public func session(_ key: SessionKey, scopes: Scopes) throws -> Session {
+        try reader().read { db in try Self.load(db, key, scopes: scopes) }
     }
 
     /// The journal rows, oldest first, optionally for one app and user.
     public func journal(app: String? = nil, user: String? = nil) throws -> [JournalRow] {
-        try writer.read { db in
+        try reader().read { db in
             var sql = "SELECT * FROM journal WHERE 1"
             var arguments: StatementArguments = []
             if let app {
@@ -167,7 +264,7 @@ public final class OnboardingDatabase: Sendable {
 
     /// Every stored flow state of an app, by subject ("@install" or a user id) and flow.
     public func storedFlows(app: String) throws -> [String: [FlowID: FlowState]] {
-        try writer.read { db in
+        try reader().read { db in
             var result: [String: [FlowID: FlowState]] = [:]
             for row in try Row.fetchAll(
                 db, sql: "SELECT subject, flow, state_json FROM flow_state WHERE app = ?", arguments: [app])
@@ -188,18 +285,32 @@ public final class OnboardingDatabase: Sendable {
     /// land together or not at all.
     @discardableResult
     public func commit<T>(
-        _ key: SessionKey, scopes: [FlowID: FlowScope], _ body: (inout Session) throws -> (T, JournalAppend?)
+        _ key: SessionKey, scopes: Scopes, _ body: (inout Session) throws -> (T, JournalAppend?)
     ) throws -> T {
+        if let writer = try existingWriter() {
+            return try Self.commit(on: writer, key, scopes: scopes, keep: true, body).value
+        }
+        // No file yet: the event runs first on an empty database and is rolled back there. Refused,
+        // it created nothing; accepted, the file is created and the event committed to it.
+        let trial = try Self.commit(on: Self.emptyDatabase(), key, scopes: scopes, keep: false, body)
+        guard trial.wrote else { return trial.value }
+        return try Self.commit(on: createdWriter(), key, scopes: scopes, keep: true, body).value
+    }
+
+    private static func commit<T>(
+        on writer: any DatabaseWriter, _ key: SessionKey, scopes: Scopes, keep: Bool,
+        _ body: (inout Session) throws -> (T, JournalAppend?)
+    ) throws -> (value: T, wrote: Bool) {
         try writer.writeWithoutTransaction { db in
-            var result: T?
+            var result: (T, Bool)?
             try db.inTransaction(.immediate) {
                 let before = try Self.load(db, key, scopes: scopes)
                 var session = before
                 let (value, journal) = try body(&session)
                 try Self.save(db, key, scopes: scopes, before: before, after: session)
                 if let journal { try Self.append(db, key, journal) }
-                result = value
-                return .commit
+                result = (value, journal != nil || session != before)
+                return keep ? .commit : .rollback
             }
             guard let result else { throw StorageError("the transaction ended without a result") }
             return result
@@ -208,7 +319,7 @@ public final class OnboardingDatabase: Sendable {
 
     // MARK: - Rows
 
-    private static func load(_ db: Database, _ key: SessionKey, scopes: [FlowID: FlowScope]) throws -> Session
+    private static func load(_ db: Database, _ key: SessionKey, scopes: Scopes) throws -> Session
     {
         var session = Session()
         for row in try Row.fetchAll(
@@ -228,12 +339,24 @@ public final class OnboardingDatabase: Sendable {
             session.tour.appVersion = row["app_version"]
             session.virtualNow = (row["virtual_now"] as Double?).map(Date.init(timeIntervalSince1970:))
         }
+        // Each key from its scope's subject. An install-scoped key that a release before 0.4 kept
+        // per user is read from the user's row until it is next written (then under @install).
+        var legacy: [String: TourValue] = [:]
         for row in try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT key, value_json FROM domain_state WHERE app = ? AND subject = ?"),
-            arguments: [key.app, key.user])
+            db.cachedStatement(
+                sql: "SELECT subject, key, value_json FROM domain_state WHERE app = ? AND subject IN (?, ?)"),
+            arguments: [key.app, SessionKey.installSubject, key.user])
         {
-            session.domain[row["key"]] = try JSONCoding.value(TourValue.self, from: row["value_json"])
+            let name: String = row["key"]
+            let value = try JSONCoding.value(TourValue.self, from: row["value_json"])
+            let subject: String = row["subject"]
+            if subject == key.subject(for: scopes.state.scope(of: name)) {
+                session.domain[name] = value
+            } else if subject == key.user {
+                legacy[name] = value
+            }
         }
+        session.domain.merge(legacy) { current, _ in current }
         for row in try Row.fetchAll(
             db.cachedStatement(sql: "SELECT key, value_json FROM device_state WHERE app = ?"),
             arguments: [key.app])
@@ -244,7 +367,7 @@ public final class OnboardingDatabase: Sendable {
     }
 
     private static func save(
-        _ db: Database, _ key: SessionKey, scopes: [FlowID: FlowScope], before: Session, after: Session
+        _ db: Database, _ key: SessionKey, scopes: Scopes, before: Session, after: Session
     ) throws {
         let now = Date().timeIntervalSince1970
         // A flow in its initial state is stored as no row at all.
@@ -282,9 +405,23 @@ public final class OnboardingDatabase: Sendable {
             ).execute(
                 arguments: [key.app, after.tour.appVersion, after.virtualNow?.timeIntervalSince1970])
         }
-        try saveValues(
-            db, table: "domain_state", scope: ("subject", key.user), app: key.app, before: before.domain,
-            after: after.domain)
+        for scope in [FlowScope.install, .user] {
+            let keys = Set(before.domain.keys).union(after.domain.keys).filter {
+                scopes.state.scope(of: $0) == scope
+            }
+            try saveValues(
+                db, table: "domain_state", scope: ("subject", key.subject(for: scope)), app: key.app,
+                before: before.domain.filter { keys.contains($0.key) },
+                after: after.domain.filter { keys.contains($0.key) })
+            if scope == .install, key.user != SessionKey.installSubject {
+                // A changed install-scoped key no longer has a per-user copy from before 0.4.
+                for name in keys.sorted() where before.domain[name] != after.domain[name] {
+                    try db.cachedStatement(
+                        sql: "DELETE FROM domain_state WHERE app = ? AND subject = ? AND key = ?"
+                    ).execute(arguments: [key.app, key.user, name])
+                }
+            }
+        }
         try saveValues(
             db, table: "device_state", scope: nil, app: key.app, before: before.device, after: after.device)
     }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A storage problem a person can act on.
 public struct StorageError: Error, Equatable, CustomStringConvertible {
     public var description: String
@@ -20,6 +22,14 @@ public struct StorageError: Error, Equatable, CustomStringConvertible {
     static func missingFolder(path: String, folder: String) -> StorageError {
         StorageError(
             "cannot open the database at \(path): the folder \(folder) does not exist. Create it or use another --db."
+        )
+    }
+
+    static let emptyPath = StorageError("the database path is empty; give a file name, such as --db onboarding.sqlite")
+
+    static func isFolder(path: String) -> StorageError {
+        StorageError(
+            "cannot use \(path) as the database: it is a folder. Name a file in it, such as \((path as NSString).appendingPathComponent("onboarding.sqlite"))."
         )
     }
 

@@ -25,16 +25,28 @@ public struct CardAction: Codable, Equatable, Sendable {
     public var label: String?
 }
 
-/// "Step 2 of 5".
+/// Where a run stands, the one count every output shows: "Step 2 of 5".
+///
+/// A flow whose last step is a terminal "done" screen (Finite's "You're Ready") leaves it out of
+/// the count, as the seed's progress dots do (`totalSteps: allCases.count - 1`): on that screen every
+/// step is done ("All 6 steps done") and ``finale`` is true.
 public struct StepProgress: Codable, Equatable, Sendable, CustomStringConvertible {
+    /// 1-based; on the finale, equal to ``total``.
     public var step: Int
     public var total: Int
+    /// The terminal screen that the count leaves out is showing.
+    public var finale: Bool
 
-    public init(step: Int, total: Int) {
+    public init(step: Int, total: Int, finale: Bool = false) {
         self.step = step
         self.total = total
+        self.finale = finale
     }
-    public var description: String { "Step \(step) of \(total)" }
+    public var description: String {
+        finale ? "All \(total) steps done" : "Step \(step) of \(total)"
+    }
+    /// The same for a status line: "2 of 5", "all 6 done".
+    public var short: String { finale ? "all \(total) done" : "\(step) of \(total)" }
 }
 
 /// One flow as a status line shows it.
@@ -43,9 +55,11 @@ public struct FlowSummary: Encodable, Equatable, Sendable {
     public var name: String
     public var status: FlowStatus
     public var step: StepID?
-    /// 1-based position in the run; nil when not active.
-    public var stepIndex: Int?
-    public var stepCount: Int?
+    /// The run's progress as the card shows it (``StepProgress``); nil when not active.
+    public var progress: StepProgress?
+    /// ``progress``'s step and total, for readers that want two numbers.
+    public var stepIndex: Int? { progress?.step }
+    public var stepCount: Int? { progress?.total }
     public var canSkip: Bool
     public var canGoBack: Bool
     public var actions: [String]
@@ -88,7 +102,7 @@ extension Card {
 
 extension FlowSummary {
     private enum CodingKeys: String, CodingKey {
-        case id, name, status, step, stepIndex, stepCount, canSkip, canGoBack, actions, startsAt,
+        case id, name, status, step, stepIndex, stepCount, progress, canSkip, canGoBack, actions, startsAt,
             finishedInVersion
     }
 
@@ -100,6 +114,7 @@ extension FlowSummary {
         try container.encode(step, forKey: .step)
         try container.encode(stepIndex, forKey: .stepIndex)
         try container.encode(stepCount, forKey: .stepCount)
+        try container.encode(progress, forKey: .progress)
         try container.encode(canSkip, forKey: .canSkip)
         try container.encode(canGoBack, forKey: .canGoBack)
         try container.encode(actions, forKey: .actions)

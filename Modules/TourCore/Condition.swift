@@ -11,10 +11,14 @@ public indirect enum Condition: Sendable, Equatable {
     case flowCompleted(FlowID)
     /// The flow has ended, completed or skipped.
     case flowFinished(FlowID)
-    /// The app was upgraded into `version`: the newest version recorded when any of `tourFlows`
-    /// last finished is older than `version`, and the running version is at least `version`.
-    /// A fresh install (no flow ever finished) never matches.
+    /// Carrier Wave's update prompt rule (seed 002): the running version *is* `version` (or a patch
+    /// release of it: 2.5.1 counts as 2.5), and the last tour version (the newest version any of
+    /// `tourFlows` last finished in) is older than `version`. A fresh install (no tour ever
+    /// finished) never matches; a version not in the list (2.6) or a downgrade never matches.
     case upgradedInto(String, tourFlows: [FlowID])
+    /// The last tour version is older than `version`: the user has not seen that release's news
+    /// (a What's New tour includes the screens of a major the user skipped).
+    case lastTourOlder(than: String, tourFlows: [FlowID])
     case not(Condition)
     case all([Condition])
     case any([Condition])
@@ -30,15 +34,24 @@ public indirect enum Condition: Sendable, Equatable {
             let status = state.flows[flow]?.status
             return status == .completed || status == .skipped
         case .upgradedInto(let version, let tourFlows):
-            guard let running = state.appVersion,
-                let last = tourFlows.compactMap({ state.flows[$0]?.finishedInVersion }).max(
-                    by: AppVersion.isOlder)
-            else { return false }
-            return AppVersion.isOlder(last, than: version) && !AppVersion.isOlder(running, than: version)
+            guard let running = state.appVersion, let last = state.lastTourVersion(tourFlows) else {
+                return false
+            }
+            return AppVersion.isOlder(last, than: version) && AppVersion.isRelease(running, of: version)
+        case .lastTourOlder(let version, let tourFlows):
+            guard let last = state.lastTourVersion(tourFlows) else { return false }
+            return AppVersion.isOlder(last, than: version)
         case .not(let condition): return !condition.holds(context: context, state: state)
         case .all(let conditions): return conditions.allSatisfy { $0.holds(context: context, state: state) }
         case .any(let conditions): return conditions.contains { $0.holds(context: context, state: state) }
         }
+    }
+}
+
+extension TourState {
+    /// The newest version any of `flows` last finished in: Carrier Wave's `lastTourVersion`.
+    func lastTourVersion(_ flows: [FlowID]) -> String? {
+        flows.compactMap { self.flows[$0]?.finishedInVersion }.max(by: AppVersion.isOlder)
     }
 }
 
@@ -53,6 +66,17 @@ public enum AppVersion {
             if l != r { return l < r }
         }
         return false
+    }
+
+    /// Whether `running` is `version` or a patch release of it: "2.5", "2.5.0" and "2.5.1" are
+    /// releases of 2.5; "2.50", "2.6" and "2" are not.
+    public static func isRelease(_ running: String, of version: String) -> Bool {
+        let release = components(running)
+        let listed = components(version)
+        guard release.count >= listed.count else {
+            return release + Array(repeating: 0, count: listed.count - release.count) == listed
+        }
+        return Array(release.prefix(listed.count)) == listed
     }
 
     /// True when `text` is one or more dot-separated whole numbers.

@@ -22,6 +22,7 @@ extension Condition {
         case .flowCompleted(let flow): "\(flow) completed"
         case .flowFinished(let flow): "\(flow) finished"
         case .upgradedInto(let version, _): "upgraded into \(version)"
+        case .lastTourOlder(let version, _): "last tour older than \(version)"
         case .not(let condition): "not \(condition.summary)"
         case .all(let conditions): conditions.map(\.summary).joined(separator: " and ")
         case .any(let conditions): "(" + conditions.map(\.summary).joined(separator: " or ") + ")"
@@ -45,10 +46,14 @@ extension Condition {
             return ConditionExplanation(
                 text: "\(summary) (\(flow) is \(status.rawValue))", holds: holds, parts: [])
         case .upgradedInto(let version, let tourFlows):
-            let last = tourFlows.compactMap { state.flows[$0]?.finishedInVersion }.max(by: AppVersion.isOlder)
+            let last = state.lastTourVersion(tourFlows)
             let facts =
                 "last tour finished in \(last ?? "no version: a fresh install"), app version \(state.appVersion ?? "unknown")"
             return ConditionExplanation(text: "upgraded into \(version) (\(facts))", holds: holds, parts: [])
+        case .lastTourOlder(let version, let tourFlows):
+            let last = state.lastTourVersion(tourFlows) ?? "no version"
+            return ConditionExplanation(
+                text: "last tour older than \(version) (last tour finished in \(last))", holds: holds, parts: [])
         case .not(let condition):
             return ConditionExplanation(
                 text: "not", holds: holds, parts: [condition.explain(context: context, state: state)])

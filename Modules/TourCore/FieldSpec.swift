@@ -8,13 +8,15 @@ public struct FieldSpec: Sendable, Equatable {
         case text
         /// Never stored: the engine keeps only the fact that it was entered.
         case secret
-        /// Comma-separated on input, a list in state ("4 apps selected").
+        /// Comma-separated on input, a list in state ("4 apps selected"): at least one item, each
+        /// once (a repeat, in any letter case, is dropped).
         case list
         case choice([String])
         /// A whole number in `minimum...`, at most the context value at `maximumKey` when given.
         case integer(minimum: Int, maximumKey: String?)
-        /// A calendar date written YYYY-MM-DD.
-        case date
+        /// A calendar date that exists, written YYYY-MM-DD, no later than the context's date at
+        /// `latestKey` when given (a birth date is not in the future).
+        case date(latestKey: String?)
     }
 
     public enum Rule: Sendable, Equatable {
@@ -65,8 +67,12 @@ public struct FieldSpec: Sendable, Equatable {
             return text.isEmpty
                 ? .failure(.init("\(name) must not be empty")) : .success(.string(Secret.redactedText))
         case .list:
+            var seen: Set<String> = []
             let items = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
-                !$0.isEmpty
+                !$0.isEmpty && seen.insert($0.lowercased()).inserted
+            }
+            guard !items.isEmpty else {
+                return .failure(.init("\(name) needs at least one name, comma-separated (A,B,...)"))
             }
             return .success(.list(items.map { .string($0) }))
         case .choice(let options):
@@ -81,13 +87,30 @@ public struct FieldSpec: Sendable, Equatable {
                 return .failure(.init("\(name) must be a whole number \(range)"))
             }
             return .success(.int(number))
-        case .date:
-            let parts = text.split(separator: "-").map { Int($0) }
+        case .date(let latestKey):
+            let parts = text.split(separator: "-", omittingEmptySubsequences: false).map { Int($0) }
             guard parts.count == 3, let year = parts[0], let month = parts[1], let day = parts[2],
-                (1000...9999).contains(year), (1...12).contains(month), (1...31).contains(day),
-                text.count == 10
+                (1000...9999).contains(year), (1...12).contains(month), text.count == 10,
+                text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "-") })
             else { return .failure(.init("\(name) must be a date written YYYY-MM-DD")) }
+            let days = Self.days(inMonth: month, of: year)
+            guard (1...days).contains(day) else {
+                return .failure(
+                    .init("\(name) \(text) does not exist: month \(month) of \(year) has \(days) days"))
+            }
+            if let latest = latestKey.flatMap({ context[$0]?.stringValue }), text > latest {
+                return .failure(.init("\(name) \(text) is in the future; it must be \(latest) or earlier"))
+            }
             return .success(.string(text))
+        }
+    }
+
+    /// Days in a month of the Gregorian calendar.
+    static func days(inMonth month: Int, of year: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
         }
     }
 }

@@ -60,17 +60,48 @@ public struct TourCatalog: Sendable, Equatable {
     public var freeActions: [StepAction]
     /// The fields free actions' parameters fill (they are parsed and checked like flow fields).
     public var freeFields: [FieldSpec]
+    /// Whose each key of the product's domain state is (default: install when every flow is
+    /// install-scoped, else per user).
+    public var stateScopes: StateScopes
 
     public init(
-        app: String, flows: [FlowDefinition], freeActions: [StepAction] = [], freeFields: [FieldSpec] = []
+        app: String, flows: [FlowDefinition], freeActions: [StepAction] = [], freeFields: [FieldSpec] = [],
+        stateScopes: StateScopes? = nil
     ) {
         self.app = app
         self.flows = flows
         self.freeActions = freeActions
         self.freeFields = freeFields
+        self.stateScopes =
+            stateScopes ?? StateScopes(flows.allSatisfy { $0.scope == .install } ? .install : .user)
     }
 
     public func flow(_ id: FlowID) -> FlowDefinition? { flows.first { $0.id == id } }
+
+    /// Whose each flow record and state key is.
+    public var scopes: Scopes {
+        Scopes(flows: Dictionary(uniqueKeysWithValues: flows.map { ($0.id, $0.scope) }), state: stateScopes)
+    }
+
+    /// Every permission a step asks for, in catalog order, each once.
+    public var permissions: [PermissionName] {
+        var seen: Set<PermissionName> = []
+        return flows.flatMap(\.steps).flatMap(\.gates).compactMap { gate -> PermissionName? in
+            guard case .permission(let permission) = gate.kind, seen.insert(permission).inserted else {
+                return nil
+            }
+            return permission
+        }
+    }
+
+    /// The ids of every request gate (answered by the product's handler, such as a connection).
+    public var requestGates: [String] {
+        var seen: Set<String> = []
+        return flows.flatMap(\.steps).flatMap(\.gates).compactMap { gate -> String? in
+            guard case .request = gate.kind, seen.insert(gate.id).inserted else { return nil }
+            return gate.id
+        }
+    }
 
     /// Names of every field declared secret in any flow: these parameters are redacted in journals.
     var secretFieldNames: Set<String> {

@@ -49,7 +49,7 @@ public struct FlowDiagram: Sendable {
             case .countsAsCompleted: "skipped (recorded completed)"
             case .recordsNothing: "skipped (shows again)"
             }
-        if flow.steps.contains(where: { $0.canSkip || $0.actions.contains { $0.outcome == .dismissFlow } }) {
+        if flow.steps.contains(where: \.canSkip) {
             nodes.append(Node(id: skipped, label: skipRecord, terminal: true))
         }
         if let first = flow.steps.first {
@@ -67,9 +67,7 @@ public struct FlowDiagram: Sendable {
             if let after = step.autoAdvanceAfter { advancing.append("after \(Self.seconds(after))") }
             let label = Self.unique(advancing).joined(separator: ", ")
             edges.append(Edge(from: step.id.rawValue, to: next, label: label, dashed: false))
-            let dismissals =
-                step.actions.filter { $0.outcome == .dismissFlow }.map(\.name)
-                + (step.canSkip ? ["skip"] : [])
+            let dismissals = step.actions.filter { $0.outcome == .dismissFlow }.map(\.name)
             if !dismissals.isEmpty {
                 edges.append(
                     Edge(

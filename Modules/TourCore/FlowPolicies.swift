@@ -35,6 +35,40 @@ public enum FlowScope: String, Codable, Sendable, Equatable {
     case user
 }
 
+/// Whose each key of a product's domain state is. The rule: state that mirrors or feeds a flow lives
+/// in that flow's scope, so every user of an install reads the same for an install-scoped flow
+/// (LockedIn's bank and `hasCompletedOnboarding`, Mood Tracker's `hasSeenTutorial`, Finite's phases).
+public struct StateScopes: Sendable, Equatable {
+    public var defaultScope: FlowScope
+    public var exceptions: [String: FlowScope]
+
+    public init(_ defaultScope: FlowScope, except exceptions: [String: FlowScope] = [:]) {
+        self.defaultScope = defaultScope
+        self.exceptions = exceptions
+    }
+
+    public func scope(of key: String) -> FlowScope { exceptions[key] ?? defaultScope }
+}
+
+/// Whose each stored thing is: a flow's record by its flow's scope, a domain-state key by the
+/// catalog's ``StateScopes``.
+public struct Scopes: Sendable, Equatable, ExpressibleByDictionaryLiteral {
+    public var flows: [FlowID: FlowScope]
+    public var state: StateScopes
+
+    public init(flows: [FlowID: FlowScope], state: StateScopes) {
+        self.flows = flows
+        self.state = state
+    }
+
+    /// Flow scopes only; domain state per user.
+    public init(dictionaryLiteral elements: (FlowID, FlowScope)...) {
+        self.init(flows: Dictionary(elements) { _, last in last }, state: StateScopes(.user))
+    }
+
+    public subscript(flow: FlowID) -> FlowScope? { flows[flow] }
+}
+
 /// When a flow starts by itself. A trigger only ever starts a flow that has not started (or whose
 /// skip recorded nothing); replay is the way to show a finished flow again.
 public struct Trigger: Sendable, Equatable {
@@ -46,15 +80,36 @@ public struct Trigger: Sendable, Equatable {
         case visit(String)
     }
 
+    /// What the moment does while another flow is showing.
+    public enum WhileAnotherFlowShows: String, Sendable, Equatable {
+        /// The flow starts when the showing one ends (a launch, a signal).
+        case queue
+        /// Nothing: the moment is gone, and the next one triggers the flow. A visit belongs to the
+        /// place visited; a mini-tour must not appear later somewhere else.
+        case ignore
+    }
+
     public var moment: Moment
     public var when: Condition
     /// Seconds between the moment and the flow appearing (Mood Tracker 0.5, Finite 1.5).
     public var delay: Double
+    public var whileAnotherFlowShows: WhileAnotherFlowShows
 
-    public init(_ moment: Moment, when: Condition = .always, delay: Double = 0) {
+    /// - Parameter whileAnotherFlowShows: default: visits are ignored, launches and signals queue.
+    public init(
+        _ moment: Moment, when: Condition = .always, delay: Double = 0,
+        whileAnotherFlowShows: WhileAnotherFlowShows? = nil
+    ) {
         self.moment = moment
         self.when = when
         self.delay = delay
+        if let whileAnotherFlowShows {
+            self.whileAnotherFlowShows = whileAnotherFlowShows
+        } else if case .visit = moment {
+            self.whileAnotherFlowShows = .ignore
+        } else {
+            self.whileAnotherFlowShows = .queue
+        }
     }
 }
 

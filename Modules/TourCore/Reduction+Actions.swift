@@ -11,42 +11,45 @@ extension Reduction {
 
     mutating func perform(_ name: String, _ parameters: [String: String]) throws(TourRefusal) {
         guard let (flow, step) = showing else {
-            guard let free = catalog.freeActions.first(where: { $0.name == name }) else {
+            guard let free = catalog.freeActions.first(where: { $0.answers(to: name) }) else {
                 throw refusal(name, "no tour is showing")
             }
             try performFree(free, parameters)
             return
         }
-        let run = state[flow: flow.id]
-        switch name {
-        case "back":
-            guard step.canGoBack, run.position > 0 else {
-                throw refusal(name, "going back is not allowed on this step")
-            }
-            state[flow: flow.id].position -= 1
-            notes.append("\(flow.id) back to \(state[flow: flow.id].plan[run.position - 1])")
-            enterStep(flow)
-        case "skip":
-            guard step.canSkip else { throw refusal(name, "skipping is not allowed on this step") }
-            finish(flow, .skipped)
-        default:
-            if let action = step.action(named: name) {
-                try performStepAction(action, flow: flow, step: step, parameters: parameters)
-            } else if step.passThrough.contains(name),
-                let free = catalog.freeActions.first(where: { $0.name == name })
-            {
-                try performFree(free, parameters)
-            } else {
-                throw refusal(name, "this step does not accept '\(name.quotable)'")
-            }
+        if let action = step.action(named: name) {
+            try performStepAction(action, flow: flow, step: step, parameters: parameters)
+        } else if let free = catalog.freeActions.first(where: { $0.answers(to: name) }),
+            step.passThrough.contains(free.name)
+        {
+            try performFree(free, parameters)
+        } else if name == "back" {
+            throw refusal(name, "going back is not allowed on this step")
+        } else if name == "skip" {
+            throw refusal(name, "skipping is not allowed on this step")
+        } else {
+            throw refusal(name, "this step does not accept '\(name.quotable)'")
         }
+    }
+
+    /// The name the journal records for `name`: the action's own name when `name` is an alias.
+    func canonicalName(of name: String) -> String {
+        guard let (_, step) = showing else {
+            return catalog.freeActions.first { $0.answers(to: name) }?.name ?? name
+        }
+        if let action = step.action(named: name) { return action.name }
+        let free = catalog.freeActions.first { $0.answers(to: name) && step.passThrough.contains($0.name) }
+        return free?.name ?? name
     }
 
     private mutating func performStepAction(
         _ action: StepAction, flow: FlowDefinition, step: StepDefinition, parameters: [String: String]
     ) throws(TourRefusal) {
-        let parsed = try parse(parameters, for: action, fields: flow.fields)
         var run = state[flow: flow.id]
+        if action.outcome == .back, run.position == 0 {
+            throw refusal(action.name, "going back is not allowed on this step")
+        }
+        let parsed = try parse(parameters, for: action, fields: flow.fields)
         for (key, value) in parsed { run.fields[key] = value }
         if let failure = firstFailing(action.preconditions, step: step, flow: flow, run: run) {
             throw refusal(action.name, failure)
@@ -61,6 +64,10 @@ extension Reduction {
             completeStep(flow)
         case .stage, .stay:
             break
+        case .back:
+            state[flow: flow.id].position -= 1
+            notes.append("\(flow.id) back to \(state[flow: flow.id].plan[run.position - 1])")
+            enterStep(flow)
         case .dismissFlow:
             finish(flow, .skipped)
         case .request(let gateID):
@@ -88,12 +95,14 @@ extension Reduction {
         if let haptic = action.haptic { effects.append(.haptic(haptic)) }
     }
 
+    /// The action's own haptic (Finite's medium impact on phase save) plays first; an action that
+    /// completes the step's task then celebrates with the flow's "action completed" haptic, whichever
+    /// way it was completed (save or "Skip for now" both complete Finite's step 5).
     private mutating func playFeedback(of action: StepAction, flow: FlowDefinition, step: StepID) {
+        if let haptic = action.haptic { effects.append(.haptic(haptic)) }
         if action.celebrates {
             effects.append(.celebration(flow: flow.id, step: step))
-            if let haptic = action.haptic ?? flow.haptics.actionCompleted { effects.append(.haptic(haptic)) }
-        } else if let haptic = action.haptic {
-            effects.append(.haptic(haptic))
+            if let haptic = flow.haptics.actionCompleted { effects.append(.haptic(haptic)) }
         }
     }
 
@@ -174,23 +183,20 @@ extension Reduction {
         }
     }
 
-    /// The actions the showing card accepts now: its actions whose preconditions hold, Back and
-    /// Skip where allowed, and pass-through free actions. With no card: the free actions.
+    /// The actions the showing card accepts now: its actions whose preconditions hold (Back not on
+    /// the run's first step), pass-through free actions before the ways out (Back, Skip, Dismiss).
+    /// With no card: the free actions.
     func allowedActions() -> [CardAction] {
         guard let (flow, step) = showing else {
             return catalog.freeActions.map { CardAction(name: $0.name, label: $0.label) }
         }
         let run = state[flow: flow.id]
-        var actions = step.actions.filter {
-            firstFailing($0.preconditions, step: step, flow: flow, run: run) == nil
+        let available = step.actions.filter {
+            !($0.outcome == .back && run.position == 0)
+                && firstFailing($0.preconditions, step: step, flow: flow, run: run) == nil
         }
-        .map { CardAction(name: $0.name, label: $0.label) }
-        actions += catalog.freeActions.filter { step.passThrough.contains($0.name) }
+        let passThrough = catalog.freeActions.filter { step.passThrough.contains($0.name) }
+        return (available.filter { !$0.isWayOut } + passThrough + available.filter(\.isWayOut))
             .map { CardAction(name: $0.name, label: $0.label) }
-        if step.canGoBack && run.position > 0 {
-            actions.append(CardAction(name: "back", label: step.backLabel))
-        }
-        if step.canSkip { actions.append(CardAction(name: "skip", label: step.skipLabel)) }
-        return actions
     }
 }

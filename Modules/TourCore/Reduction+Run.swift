@@ -65,6 +65,20 @@ extension Reduction {
         state[flow: flow.id] = run
         if let haptic = flow.haptics.stepEntered { effects.append(.haptic(haptic)) }
         checkGatesOnEntry(flow)
+        recordCovered(by: step, in: flow)
+    }
+
+    /// The step shows another flow's content: that flow is recorded as seen (completed in this
+    /// version), unless it has started or is about to.
+    mutating func recordCovered(by step: StepDefinition, in flow: FlowDefinition) {
+        guard state[flow: flow.id].replayOf == nil else { return }
+        for covered in step.covers where covered != flow.id {
+            let record = state[flow: covered]
+            guard record.status == .notStarted, record.pendingStart == nil, catalog.flow(covered) != nil
+            else { continue }
+            state[flow: covered] = .record(status: .completed, version: state.appVersion)
+            notes.append("\(covered) seen in \(flow.id) \(step.id)")
+        }
     }
 
     mutating func checkGatesOnEntry(_ flow: FlowDefinition) {
@@ -141,9 +155,10 @@ extension Reduction {
         let run = state[flow: flow.id]
         var properties: [String: TourValue] = ["flow": .string(flow.id.rawValue)]
         if let step = run.currentStep {
+            let progress = TourEngine.progress(position: run.position, planCount: run.plan.count, flow: flow)
             properties["step"] = .string(step.rawValue)
-            properties["stepIndex"] = .int(run.position + 1)
-            properties["stepCount"] = .int(run.plan.count)
+            properties["stepIndex"] = .int(progress.step)
+            properties["stepCount"] = .int(progress.total)
         }
         if run.replayOf != nil { properties["replay"] = true }
         effects.append(.analytics(AnalyticsEvent(name: name, properties: properties)))

@@ -81,6 +81,10 @@ struct Reduction {
             guard run.status == .notStarted, run.pendingStart == nil,
                 trigger.when.holds(context: context, state: state)
             else { continue }
+            if trigger.whileAnotherFlowShows == .ignore, let showing = state.presentingFlow {
+                notes.append("\(flow.id) not triggered: \(showing) is showing")
+                continue
+            }
             state[flow: flow.id].pendingStart = now.addingTimeInterval(trigger.delay)
             notes.append(trigger.delay > 0 ? "\(flow.id) due in \(trigger.delay)s" : "\(flow.id) triggered")
         }
@@ -103,6 +107,11 @@ struct Reduction {
             }
             switch flow.interruption {
             case .resume:
+                // What the killed process had open on the step is gone with it: a sheet opened by a
+                // staged action (Finite's week sheet) and a request still waiting for its answer.
+                run.performed = []
+                run.gates = run.gates.filter { $0.value != .pending }
+                state[flow: flow.id] = run
                 notes.append("\(flow.id) resumed at \(run.currentStep?.rawValue ?? "?")")
                 effects.append(.presented(flow.id))
                 checkGatesOnEntry(flow)

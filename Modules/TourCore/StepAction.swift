@@ -14,10 +14,16 @@ public struct StepAction: Sendable, Equatable {
         case dismissFlow
         /// The engine asks the outside world to answer the step's gate with this id.
         case request(gate: String)
+        /// Back to the previous step of the run (refused on the run's first step).
+        case back
     }
 
     public var name: String
     public var label: String?
+    /// Other names that perform this action: the button's wording where it differs from the name
+    /// (Growth's "Previous" for `back`), or the generic `skip` on a step whose own way out is named
+    /// differently (Carrier Wave's "Dismiss"). The journal records the action's own name.
+    public var aliases: [String]
     /// The parameters it takes, each the name of a flow field it sets.
     public var fills: [String]
     public var requiredParameters: [String]
@@ -30,12 +36,13 @@ public struct StepAction: Sendable, Equatable {
     public var haptic: HapticFeedback?
 
     public init(
-        _ name: String, label: String? = nil, fills: [String] = [], requiredParameters: [String] = [],
-        outcome: Outcome, preconditions: [Precondition] = [], effects: [EffectTemplate] = [],
-        celebrates: Bool = false, haptic: HapticFeedback? = nil
+        _ name: String, label: String? = nil, aliases: [String] = [], fills: [String] = [],
+        requiredParameters: [String] = [], outcome: Outcome, preconditions: [Precondition] = [],
+        effects: [EffectTemplate] = [], celebrates: Bool = false, haptic: HapticFeedback? = nil
     ) {
         self.name = name
         self.label = label
+        self.aliases = aliases
         self.fills = fills
         self.requiredParameters = requiredParameters
         self.outcome = outcome
@@ -48,6 +55,31 @@ public struct StepAction: Sendable, Equatable {
     /// The plain "Next" / "tap anywhere" action.
     public static func next(label: String? = nil, preconditions: [Precondition] = []) -> StepAction {
         StepAction("next", label: label, outcome: .advance, preconditions: preconditions)
+    }
+
+    /// Back to the previous step.
+    public static func back(label: String? = nil, aliases: [String] = []) -> StepAction {
+        StepAction("back", label: label, aliases: aliases, outcome: .back)
+    }
+
+    /// Skip: the flow ends as its skip policy says.
+    public static func skip(label: String? = nil) -> StepAction {
+        StepAction("skip", label: label, outcome: .dismissFlow)
+    }
+
+    /// Whether `name` is this action's name or one of its aliases (case-insensitive for aliases,
+    /// which are words from the screen).
+    public func answers(to name: String) -> Bool {
+        self.name == name || aliases.contains { $0.lowercased() == name.lowercased() }
+    }
+
+    /// Ends the flow early (Skip, Dismiss) or steps back: the ways out a step offers, listed after
+    /// the step's own actions.
+    public var isWayOut: Bool {
+        switch outcome {
+        case .back, .dismissFlow: true
+        default: false
+        }
     }
 }
 

@@ -20,6 +20,10 @@ public struct TourEngine: Sendable {
         var reduction = Reduction(catalog: catalog, state: state, now: now, context: context)
         reduction.fireDue()
         let before = reduction.state.presentingFlow.map { ($0, reduction.state[flow: $0].currentStep) }
+        var event = event
+        if case .actionPerformed(let name, let parameters) = event {
+            event = .actionPerformed(reduction.canonicalName(of: name), parameters: parameters)
+        }
         try reduction.apply(event)
         reduction.fireDue()
         let after = reduction.state.presentingFlow.map { ($0, reduction.state[flow: $0].currentStep) }
@@ -55,8 +59,8 @@ public struct TourEngine: Sendable {
             autoAdvanceAt: run.deadline?.timeIntervalSince1970, isReplay: run.replayOf != nil)
     }
 
-    /// Every flow of the catalog, in its order, as a status line shows it. `stepIndex` and `stepCount`
-    /// count every step in the run; the card's ``Card/progress`` may leave a terminal step out.
+    /// Every flow of the catalog, in its order, as a status line shows it, with the same progress as
+    /// the card.
     public func summaries(of state: TourState, context: TourContext = [:]) -> [FlowSummary] {
         let presenting = state.presentingFlow
         return catalog.flows.map { flow in
@@ -65,8 +69,7 @@ public struct TourEngine: Sendable {
             let actions = flow.id == presenting ? allowedActions(in: state, context: context).map(\.name) : []
             return FlowSummary(
                 id: flow.id, name: flow.name, status: run.status, step: run.currentStep,
-                stepIndex: run.status == .active ? run.position + 1 : nil,
-                stepCount: run.status == .active ? run.plan.count : nil,
+                progress: progress(of: flow, run: run),
                 canSkip: step?.canSkip ?? false, canGoBack: (step?.canGoBack ?? false) && run.position > 0,
                 actions: actions, startsAt: run.pendingStart?.timeIntervalSince1970,
                 finishedInVersion: run.finishedInVersion)
@@ -92,10 +95,15 @@ public struct TourEngine: Sendable {
         return .actionPerformed(name, parameters: clean)
     }
 
-    func progress(of flow: FlowDefinition, run: FlowState) -> StepProgress? {
+    /// The one progress count of a run (card, status, JSON, analytics and report all use it).
+    public func progress(of flow: FlowDefinition, run: FlowState) -> StepProgress? {
         guard run.status == .active, !run.plan.isEmpty else { return nil }
-        let total = flow.countsTerminalStep || run.plan.count < 2 ? run.plan.count : run.plan.count - 1
-        return StepProgress(step: min(run.position + 1, total), total: total)
+        return Self.progress(position: run.position, planCount: run.plan.count, flow: flow)
+    }
+
+    static func progress(position: Int, planCount: Int, flow: FlowDefinition) -> StepProgress {
+        let total = flow.countsTerminalStep || planCount < 2 ? planCount : planCount - 1
+        return StepProgress(step: min(position + 1, total), total: total, finale: position + 1 > total)
     }
 }
 

@@ -7,8 +7,10 @@ public struct FlowFunnel: Codable, Equatable, Sendable {
         public var step: StepID
         /// Runs that reached the step.
         public var reached: Int
-        /// Runs whose last step this was and that did not complete: skipped here, or left here.
+        /// Runs that ended here without completing: skipped here, or dropped by a relaunch or reset.
         public var droppedOff: Int
+        /// Runs still open at this step (the user has not finished or left the flow yet).
+        public var inProgress: Int
         /// The median seconds from entering the step to leaving it, over the runs that left it.
         public var medianSeconds: Double?
     }
@@ -49,8 +51,7 @@ public struct FlowFunnel: Codable, Equatable, Sendable {
                     var skipped = false
                     if case .actionPerformed(let name, _) = fold.event, !restarted {
                         let step = was.currentStep.flatMap { id in flow.steps.first { $0.id == id } }
-                        skipped =
-                            name == "skip" || step?.actions.first { $0.name == name }?.outcome == .dismissFlow
+                        skipped = step?.action(named: name)?.outcome == .dismissFlow
                     }
                     let status: FlowStatus =
                         skipped
@@ -79,12 +80,18 @@ public struct FlowFunnel: Codable, Equatable, Sendable {
                 var durations: [Double] = []
                 var reached = 0
                 var dropped = 0
+                var open = 0
                 for run in counted {
                     guard let index = run.steps.lastIndex(where: { $0.step == step.id }) else { continue }
                     reached += 1
                     let left = index + 1 < run.steps.count ? run.steps[index + 1].entered : run.ended?.at
                     if let left { durations.append(left.timeIntervalSince(run.steps[index].entered)) }
-                    if index + 1 == run.steps.count, run.ended?.status != .completed { dropped += 1 }
+                    guard index + 1 == run.steps.count else { continue }
+                    switch run.ended?.status {
+                    case nil: open += 1
+                    case .completed?: break
+                    default: dropped += 1
+                    }
                 }
                 durations.sort()
                 let median =
@@ -94,7 +101,7 @@ public struct FlowFunnel: Codable, Equatable, Sendable {
                         ? durations[durations.count / 2]
                         : (durations[durations.count / 2 - 1] + durations[durations.count / 2]) / 2
                 return StepFigures(
-                    step: step.id, reached: reached, droppedOff: dropped, medianSeconds: median)
+                    step: step.id, reached: reached, droppedOff: dropped, inProgress: open, medianSeconds: median)
             }
             let started = counted.count
             return FlowFunnel(

@@ -52,7 +52,5 @@ public struct Product: Sendable {
     }
 
     public var engine: TourEngine { TourEngine(catalog: catalog) }
-    public var scopes: [FlowID: FlowScope] {
-        Dictionary(uniqueKeysWithValues: catalog.flows.map { ($0.id, $0.scope) })
-    }
+    public var scopes: Scopes { catalog.scopes }
 }

@@ -84,7 +84,7 @@ final class Explorer {
 
     // MARK: - One state
 
-    private var scopes: [FlowID: FlowScope] { subject.make("", World()).scopes }
+    private var scopes: Scopes { subject.make("", World()).scopes }
 
     func key(for product: Product) -> SessionKey { SessionKey(app: product.catalog.app, user: user) }
 

@@ -25,6 +25,13 @@ struct DatabaseTests {
         let database = try open()
         #expect(try database.appliedMigrations() == ["v1-flows-journal-domain"])
         if onDisk {
+            // A new file is created by its first write, not by opening or reading it.
+            #expect(!FileManager.default.fileExists(atPath: folder.path("a/b/onboarding.sqlite")))
+            try database.commit(SessionKey(app: "test", user: "ann"), scopes: [:]) { session in
+                session.domain["x"] = 1
+                return ((), nil)
+            }
+            #expect(database.createdFile)
             #expect(FileManager.default.fileExists(atPath: folder.path("a/b/onboarding.sqlite")))
             #expect(
                 try OnboardingDatabase.open(path: folder.path("a/b/onboarding.sqlite")).appliedMigrations()
@@ -54,9 +61,80 @@ struct DatabaseTests {
         #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
     }
 
+    /// A refused or read-only command on a path that does not exist leaves nothing behind; the first
+    /// write creates the file (and, for the CLI's default location, its folder).
+    @Test func onlyAWriteCreatesANewFile() throws {
+        let folder = try TemporaryFolder()
+        let key = SessionKey(app: "test", user: "ann")
+        let database = try OnboardingDatabase.open(path: folder.path("made/new.sqlite"), createsFolder: true)
+        #expect(try database.session(key, scopes: [:]) == Session())
+        #expect(try database.journal().isEmpty)
+        struct Refused: Error {}
+        #expect(throws: Refused.self) {
+            try database.commit(key, scopes: [:]) { session -> (Void, JournalAppend?) in
+                session.domain["x"] = 1
+                throw Refused()
+            }
+        }
+        try database.commit(key, scopes: [:]) { _ in ((), nil) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).isEmpty)
+        #expect(!database.exists && !database.createdFile)
+        try database.commit(key, scopes: [:]) { session in
+            session.domain["x"] = 1
+            return ((), nil)
+        }
+        #expect(database.exists && database.createdFile)
+        #expect(FileManager.default.fileExists(atPath: folder.path("made/new.sqlite")))
+        #expect(try database.session(key, scopes: [:]).domain["x"] == 1)
+        #expect(
+            try OnboardingDatabase.open(path: folder.path("made/new.sqlite")).session(key, scopes: [:])
+                .domain["x"] == 1)
+    }
+
+    /// An install-scoped key a release before 0.4 kept per user is still read, and its next write
+    /// moves it under the install (leaving no per-user copy behind).
+    @Test func installScopedStateKeptPerUserByAnEarlierReleaseIsReadThenMoved() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("legacy.sqlite")
+        let perUser = Scopes(flows: [:], state: StateScopes(.user))
+        let perInstall = Scopes(flows: [:], state: StateScopes(.install))
+        let alice = SessionKey(app: "test", user: "alice")
+        let database = try OnboardingDatabase.open(path: path)
+        try database.commit(alice, scopes: perUser) { session in
+            session.domain["bank"] = 60
+            return ((), nil)
+        }
+        #expect(try database.session(alice, scopes: perInstall).domain["bank"] == 60)
+        try database.commit(alice, scopes: perInstall) { session in
+            session.domain["bank"] = 45
+            return ((), nil)
+        }
+        let rows = try DatabaseQueue(path: path).read { db in
+            try Row.fetchAll(db, sql: "SELECT subject, key FROM domain_state").map {
+                "\($0["subject"] as String)/\($0["key"] as String)"
+            }
+        }
+        #expect(rows == ["@install/bank"])
+        #expect(
+            try database.session(SessionKey(app: "test", user: "bob"), scopes: perInstall).domain["bank"] == 45)
+    }
+
+    @Test func anEmptyPathOrAFolderIsRefusedWithWhatToDo() throws {
+        let folder = try TemporaryFolder()
+        let empty = #expect(throws: StorageError.self) { try OnboardingDatabase.open(path: "") }
+        #expect(empty?.description.contains("give a file name") == true)
+        let directory = #expect(throws: StorageError.self) { try OnboardingDatabase.open(path: folder.url.path) }
+        #expect(directory?.description.contains("it is a folder") == true)
+    }
+
     @Test func aFileIsOpenedInWALMode() throws {
         let folder = try TemporaryFolder()
-        _ = try OnboardingDatabase.open(path: folder.path("wal.sqlite"))
+        try OnboardingDatabase.open(path: folder.path("wal.sqlite")).commit(
+            SessionKey(app: "test", user: "ann"), scopes: [:]
+        ) { session in
+            session.domain["x"] = 1
+            return ((), nil)
+        }
         let queue = try DatabaseQueue(path: folder.path("wal.sqlite"))
         #expect(try queue.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "wal")
     }

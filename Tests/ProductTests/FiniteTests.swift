@@ -102,8 +102,10 @@ struct FiniteTests {
         try await journey.act("swipeToChapters")
         #expect(journey.effects.celebrations == 1)
         try await journey.act("next")
+        // Medium impact on phase save (step 5), then success: the step's action is completed.
         try await journey.act("savePhase", ["name": "Career"])
-        #expect(journey.haptics.played == [.impactMedium, .impactLight])
+        #expect(journey.effects.celebrations == 1)
+        #expect(journey.haptics.played == [.impactMedium, .notificationSuccess, .impactLight])
         try await journey.act("longPressWeek", ["week": "2"])
         #expect(journey.haptics.played == [.impactMedium])
         try await journey.act("saveMark")
@@ -122,6 +124,12 @@ struct FiniteTests {
             } else {
                 try await journey.act("dismissPhase")
             }
+            // Both complete the step's action: a celebration and success (seed's haptic table);
+            // saving a phase adds its medium impact first (step 5).
+            #expect(journey.effects.celebrations == 1)
+            #expect(
+                journey.haptics.played
+                    == (save ? [.impactMedium] : []) + [.notificationSuccess, .impactLight])
             try await journey.expect(flow, "markWeek")
             let phases = try await journey.state()["phases"]
             #expect(phases == (save ? [["name": "High school", "startYear": 2004]] : nil))
@@ -171,7 +179,8 @@ struct FiniteTests {
         }
         try await journey.act("longPressWeek", ["week": "3"])
         try await journey.act("saveMark")
-        #expect(try await journey.card()?.progress == StepProgress(step: 6, total: 6))
+        #expect(try await journey.card()?.progress == StepProgress(step: 6, total: 6, finale: true))
+        #expect(try await journey.card()?.progress?.description == "All 6 steps done")
         #expect(try await journey.refuses("skip")?.reason == "skipping is not allowed on this step")
         try await journey.wait(2.4)
         try await journey.expect(flow, "complete")
@@ -222,6 +231,42 @@ struct FiniteTests {
         try await journey.expect(flow, "viewModesIntro")
         try await journey.wait(5)
         try await journey.expect(flow, "viewModesIntro")
+    }
+
+    /// The week sheet opened by the long-press does not survive a kill: on relaunch the step shows
+    /// again and saving needs a new long-press.
+    @Test func aKillWithTheWeekSheetOpenClosesIt() async throws {
+        let journey = try await started()
+        for action in ["next", "tapCurrentWeek", "swipeToChapters", "next", "dismissPhase"] {
+            try await journey.act(action)
+        }
+        try await journey.act("longPressWeek", ["week": "3"])
+        #expect(try await journey.card()?.actions.map(\.name).contains("saveMark") == true)
+        try await journey.launch()
+        try await journey.expect(flow, "markWeek")
+        #expect(try await journey.card()?.actions.map(\.name).contains("saveMark") == false)
+        #expect(
+            try await journey.refuses("saveMark")?.reason
+                == "long-press a filled week first (longPressWeek week=N)")
+        try await journey.act("longPressWeek", ["week": "3"])
+        try await journey.act("saveMark")
+        try await journey.expect(flow, "complete")
+    }
+
+    @Test(arguments: [
+        ("1990-02-30", "date 1990-02-30 does not exist: month 2 of 1990 has 28 days"),
+        ("2023-02-29", "date 2023-02-29 does not exist: month 2 of 2023 has 28 days"),
+        ("1990-04-31", "date 1990-04-31 does not exist: month 4 of 1990 has 30 days"),
+        ("2026-01-06", "date 2026-01-06 is in the future; it must be 2026-01-05 or earlier"),
+        ("1990-5-01", "date must be a date written YYYY-MM-DD"),
+        ("1990-13-01", "date must be a date written YYYY-MM-DD"),
+    ])
+    func anImpossibleOrFutureBirthDateIsRefused(date: String, reason: String) async throws {
+        let journey = try Journey(FiniteCatalog.product)
+        #expect(try await journey.refuses("setBirthDate", ["date": date])?.reason == reason)
+        try await journey.act("setBirthDate", ["date": "2024-02-29"])
+        try await journey.act("setBirthDate", ["date": "2026-01-05"])
+        #expect(try await journey.state()["birthDate"] == "2026-01-05")
     }
 
     @Test func theDebugResetShowsTheWalkthroughAgain() async throws {

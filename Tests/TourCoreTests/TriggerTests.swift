@@ -93,13 +93,30 @@ struct TriggerTests {
         #expect(upgraded.card == nil)
     }
 
-    @Test func triggeredFlowsQueueBehindTheOneShowing() throws {
+    @Test func aVisitWhileAnotherFlowShowsIsIgnoredSoTheNextVisitTriggers() throws {
         var driver = Driver(Fixtures.engine(Fixtures.intro, Fixtures.tip))
         try driver.send(.appLaunched(version: "1.0"))
         try driver.send(.featureVisited("feature"))
         #expect(driver.card?.flow == "intro")
+        #expect(driver.state[flow: "tip"].pendingStart == nil)
         try driver.act("skip")
+        // The tip belongs to its feature: it does not appear later somewhere else.
+        #expect(driver.card == nil)
+        try driver.send(.featureVisited("feature"))
         #expect(driver.card?.flow == "tip")
+    }
+
+    @Test func aSignalWhileAnotherFlowShowsQueuesBehindIt() throws {
+        var alert = Fixtures.tip
+        alert.id = "alert"
+        alert.triggers = [Trigger(.signal("authFailed"))]
+        #expect(alert.triggers[0].whileAnotherFlowShows == .queue)
+        var driver = Driver(Fixtures.engine(Fixtures.intro, alert))
+        try driver.send(.appLaunched(version: "1.0"))
+        try driver.send(.signal("authFailed"))
+        #expect(driver.card?.flow == "intro")
+        try driver.act("skip")
+        #expect(driver.card?.flow == "alert")
     }
 
     @Test func anInvalidVersionIsRefused() throws {

@@ -3,5 +3,7 @@ import OnboardingCLI
 
 await OnboardingCLI.main(
     CLIProduct(executable: "carrierwave", displayName: "Carrier Wave") { environment in
-        CarrierWaveCatalog.product(connector: StubServiceConnector(online: !environment.offline))
+        CarrierWaveCatalog.product(
+            connector: StubServiceConnector(
+                offline: environment.offline, answer: environment.requestAnswers["connection"]))
     })

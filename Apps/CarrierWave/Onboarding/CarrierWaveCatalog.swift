@@ -51,15 +51,8 @@ public enum CarrierWaveCatalog {
                     StepAction(
                         "useService", label: "Connect a different service instead", fills: ["service"],
                         requiredParameters: ["service"], outcome: .stay),
-                    StepAction(
-                        "configureLater", label: "Configure later", outcome: .advance,
-                        preconditions: [
-                            .gate(
-                                "connection", in: [.unavailable],
-                                message:
-                                    "configuring later is offered when there is no network; connect, or skip the tour"
-                            )
-                        ]),
+                    // The screen's Next: go on without connecting (configure it later in Settings).
+                    .next(label: "Later"),
                 ],
                 gates: [
                     Gate(
@@ -68,7 +61,7 @@ public enum CarrierWaveCatalog {
                             "{service} did not accept those credentials. Check them and try again.",
                         grantedMessage: "Connected to {service}.",
                         unavailableMessage:
-                            "No network connection. Skip this step and configure {service} later in Settings.",
+                            "No network connection. Go on with Later and configure {service} in Settings.",
                         advancesWhenGranted: true,
                         onGranted: [
                             .product(
@@ -76,7 +69,9 @@ public enum CarrierWaveCatalog {
                                 payload: ["service": .field("service"), "username": .field("username")])
                         ])
                 ],
-                canSkip: true, skipLabel: "Skip"),
+                canSkip: true,
+                // "Show App Tour" with a service already connected does not ask for credentials again.
+                includedWhen: .not(.flag("hasConnectedService")), skipLabel: "Skip"),
             screen(
                 "moreServices", "More Services Available", "Configure these anytime in Settings",
                 details: [
@@ -98,7 +93,10 @@ public enum CarrierWaveCatalog {
         replay: .resetAndPresent,
         scope: .install)
 
-    static func miniTour(_ id: FlowID, _ name: String, triggers: [Trigger], _ screens: [(String, String)])
+    /// A mini-tour: shown on its feature's first visit once the intro has run ("during normal use").
+    /// A visit while another sheet shows is ignored (``Trigger/WhileAnotherFlowShows/ignore``), so
+    /// the next real visit shows it, on its own feature.
+    static func miniTour(_ id: FlowID, _ name: String, moments: [Trigger.Moment], _ screens: [(String, String)])
         -> FlowDefinition
     {
         FlowDefinition(
@@ -108,12 +106,13 @@ public enum CarrierWaveCatalog {
                     StepID("screen\(["A", "B", "C"][index])"), screen.0, screen.1,
                     last: index == screens.count - 1)
             },
-            triggers: triggers, skip: .countsAsCompleted, interruption: .resume, scope: .install)
+            triggers: moments.map { Trigger($0, when: .flowFinished(intro), whileAnotherFlowShows: .ignore) },
+            skip: .countsAsCompleted, interruption: .resume, scope: .install)
     }
 
     static let miniTours = [
         miniTour(
-            "pota_activations", "POTA Activations", triggers: [Trigger(.visit("potaActivations"))],
+            "pota_activations", "POTA Activations", moments: [.visit("potaActivations")],
             [
                 (
                     "Your POTA Activations",
@@ -126,7 +125,7 @@ public enum CarrierWaveCatalog {
             ]),
         miniTour(
             "pota_account", "POTA Account Setup",
-            triggers: [Trigger(.visit("potaSettings")), Trigger(.signal("potaAuthFailed"))],
+            moments: [.visit("potaSettings"), .signal("potaAuthFailed")],
             [
                 ("POTA Accounts Explained", "POTA has two account systems that can be confusing."),
                 (
@@ -139,7 +138,7 @@ public enum CarrierWaveCatalog {
                 ),
             ]),
         miniTour(
-            "challenges", "Challenges", triggers: [Trigger(.visit("challenges"))],
+            "challenges", "Challenges", moments: [.visit("challenges")],
             [
                 (
                     "Challenges Coming Soon",
@@ -147,70 +146,81 @@ public enum CarrierWaveCatalog {
                 )
             ]),
         miniTour(
-            "stats_drilldown", "Stats Drilldown", triggers: [Trigger(.visit("statBox"))],
-            [
-                (
-                    "Explore Your Stats",
-                    "Tap any statistic to see the breakdown. Expand individual items to view the QSOs that count toward that total."
-                )
-            ]),
+            "stats_drilldown", "Stats Drilldown", moments: [.visit("statBox")], statsScreens),
         miniTour(
-            "lofi_setup", "Ham2K LoFi Setup", triggers: [Trigger(.visit("lofiSettings"))],
-            [
-                (
-                    "Ham2K LoFi",
-                    "LoFi syncs your logs from the Ham2K Portable Logger (PoLo) app. It's download-only - Carrier Wave imports your PoLo operations."
-                ),
-                (
-                    "Device Linking",
-                    "Enter the email address associated with your PoLo account. You'll receive a verification code to link this device."
-                ),
-            ]),
+            "lofi_setup", "Ham2K LoFi Setup", moments: [.visit("lofiSettings")], lofiScreens),
     ]
 
-    /// "What's New" prompts: the prompt, then only the new features' screens (our content).
-    static let whatsNew: [String: (summary: [String], screens: [(String, String)])] = [
+    static let statsScreens = [
+        (
+            "Explore Your Stats",
+            "Tap any statistic to see the breakdown. Expand individual items to view the QSOs that count toward that total."
+        )
+    ]
+
+    static let lofiScreens = [
+        (
+            "Ham2K LoFi",
+            "LoFi syncs your logs from the Ham2K Portable Logger (PoLo) app. It's download-only - Carrier Wave imports your PoLo operations."
+        ),
+        (
+            "Device Linking",
+            "Enter the email address associated with your PoLo account. You'll receive a verification code to link this device."
+        ),
+    ]
+
+    /// What each major release's "What's New" says, and the mini-tour whose screens show its new
+    /// feature (our content: the seed leaves it to each release). Taking the tour shows those screens
+    /// and records the mini-tour as seen, so the feature's first visit does not show them again.
+    static let whatsNew: [String: (summary: [String], feature: FlowID, screens: [(String, String)])] = [
         "2.0": (
             ["• Contextual tips the first time you open a feature", "• Stats drilldown on the Dashboard"],
-            [
-                (
-                    "Explore Your Stats",
-                    "Tap any statistic on the Dashboard to see the breakdown and the QSOs behind it."
-                )
-            ]
+            "stats_drilldown", statsScreens
         ),
         "2.5": (
-            ["• Ham2K LoFi sync", "• Clearer POTA account setup"],
-            [
-                (
-                    "Ham2K LoFi",
-                    "Import your PoLo operations: connect LoFi in Settings with the email of your PoLo account."
-                ),
-                (
-                    "POTA Accounts",
-                    "Carrier Wave now explains pota.app and service logins the first time you open POTA in Settings."
-                ),
-            ]
+            ["• Ham2K LoFi: import your PoLo operations", "• Clearer POTA account setup in Settings"],
+            "lofi_setup", lofiScreens
         ),
     ]
 
+    /// One prompt per major version (seed 002: shown when the running version is in the list, 2.5.1
+    /// counting as 2.5, and the last tour version is older). "Take a Tour" shows the new features'
+    /// screens not seen yet, those of a major the user skipped first; Dismiss (or Skip) ends it.
+    /// Killed mid-prompt, it is dropped and decided again at the next launch, so an upgrade never
+    /// chains two prompts.
     static let updatePrompts: [FlowDefinition] = majorVersions.map { version in
-        let content = whatsNew[version] ?? ([], [])
+        let content = whatsNew[version] ?? ([], intro, [])
         let prompt = StepDefinition(
             "prompt",
             StepContent(
                 title: "What's New in Carrier Wave", body: "Version \(version)", details: content.summary),
             actions: [
                 StepAction("takeTour", label: "Take a Tour", outcome: .advance),
-                StepAction("dismiss", label: "Dismiss", outcome: .dismissFlow),
+                StepAction("dismiss", label: "Dismiss", aliases: ["skip"], outcome: .dismissFlow),
             ])
-        let screens = content.screens.enumerated().map { index, screen in
-            Self.screen(
-                StepID("feature\(index + 1)"), screen.0, screen.1, last: index == content.screens.count - 1)
+        let releases = majorVersions.filter { !AppVersion.isOlder(version, than: $0) }
+        var screens: [StepDefinition] = []
+        for release in releases {
+            guard let news = whatsNew[release] else { continue }
+            for (title, body) in news.screens {
+                var step = Self.screen(StepID("feature\(screens.count + 1)"), title, body)
+                step.covers = [news.feature]
+                // Never a screen the user has seen (its mini-tour is finished); a skipped major's
+                // screens only for a user whose last tour is older than that major.
+                let unseen = Condition.not(.flowFinished(news.feature))
+                step.includedWhen =
+                    release == version
+                    ? unseen : .all([.lastTourOlder(than: release, tourFlows: tourFlows), unseen])
+                screens.append(step)
+            }
+        }
+        if var last = screens.popLast() {
+            last.actions[0].label = "Done"
+            screens.append(last)
         }
         return FlowDefinition(
             promptID(version), name: "What's New \(version)", steps: [prompt] + screens,
             triggers: [Trigger(.launch, when: .upgradedInto(version, tourFlows: tourFlows))],
-            skip: .countsAsCompleted, interruption: .resume, scope: .install)
+            skip: .countsAsCompleted, interruption: .discard, scope: .install)
     }
 }

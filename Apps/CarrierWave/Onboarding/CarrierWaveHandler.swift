@@ -39,19 +39,29 @@ public final class StubCredentialStore: CredentialStore, @unchecked Sendable {
     }
 }
 
-/// Online or offline; online it accepts any credentials except the configured rejected passwords.
+/// A stand-in for the logging services: offline it reaches nothing; online it accepts any
+/// credentials, unless told to reject them all (the CLI's `--answer connection=denied`) or these
+/// passwords.
 public struct StubServiceConnector: ServiceConnector {
     public var online: Bool
+    public var rejectsAll: Bool
     public var rejectedPasswords: Set<String>
 
-    public init(online: Bool, rejectedPasswords: Set<String> = []) {
+    public init(online: Bool, rejectsAll: Bool = false, rejectedPasswords: Set<String> = []) {
         self.online = online
+        self.rejectsAll = rejectsAll
         self.rejectedPasswords = rejectedPasswords
+    }
+
+    /// As the CLI configures it: `--offline`, and `--answer connection=STATUS` (granted, denied:
+    /// credentials rejected, unavailable: no network).
+    public init(offline: Bool, answer: GateStatus?) {
+        self.init(online: !offline && answer != .unavailable, rejectsAll: answer == .denied)
     }
 
     public func connect(service: String, username: String, password: Secret) async -> ConnectionResult {
         guard online else { return .offline }
-        return rejectedPasswords.contains(password.reveal()) ? .rejected : .connected
+        return rejectsAll || rejectedPasswords.contains(password.reveal()) ? .rejected : .connected
     }
 }
 
@@ -63,6 +73,12 @@ public struct CarrierWaveHandler: ProductHandler {
     public init(credentials: any CredentialStore, connector: any ServiceConnector) {
         self.credentials = credentials
         self.connector = connector
+    }
+
+    public func context(domain: [String: TourValue], now: Date) -> TourContext {
+        var context = domain
+        context["hasConnectedService"] = .bool(!(domain["accounts"]?.objectValue ?? [:]).isEmpty)
+        return context
     }
 
     public func perform(request name: String, payload: [String: TourValue], secrets: [String: Secret]) async

@@ -19,7 +19,7 @@ public enum FiniteCatalog {
                         payload: ["name": .parameter("name"), "startYear": .parameter("startYear")])
                 ]),
         ],
-        freeFields: [FieldSpec("date", .date), phaseName, startYear])
+        freeFields: [FieldSpec("date", .date(latestKey: "today")), phaseName, startYear])
 
     static let phaseName = FieldSpec("name", .text, rule: .required, ruleMessage: "A chapter needs a name.")
     static let startYear = FieldSpec("startYear", .integer(minimum: 1900, maximumKey: "currentYear"))

@@ -16,6 +16,7 @@ public struct FiniteHandler: ProductHandler {
             "markableWeeks": .int(weeks > 0 ? weeks : Self.firstFewWeeks),
             "hasPhases": .bool((domain["phases"]?.count ?? 0) > 0),
             "currentYear": .int(Self.calendar.component(.year, from: now)),
+            "today": .string(Self.day(now)),
         ]
     }
 
@@ -46,6 +47,13 @@ public struct FiniteHandler: ProductHandler {
         let parts = text.split(separator: "-").compactMap { Int($0) }
         guard parts.count == 3 else { return nil }
         return calendar.date(from: DateComponents(year: parts[0], month: parts[1], day: parts[2]))
+    }
+
+    /// The UTC day of an instant, written YYYY-MM-DD.
+    static func day(_ date: Date) -> String {
+        let parts = calendar.dateComponents([.year, .month, .day], from: date)
+        let pad = { (value: Int?) in (value ?? 0) < 10 ? "0\(value ?? 0)" : "\(value ?? 0)" }
+        return "\(parts.year ?? 0)-\(pad(parts.month))-\(pad(parts.day))"
     }
 
     /// Whole weeks between two instants; none before birth.

@@ -57,7 +57,8 @@ public enum GrowthCatalog {
                     anchor: Anchor(
                         step.targetViewId, highlightPadding: step.highlightPadding, popover: step.position)),
                 actions: [.next(label: index == steps.count - 1 ? "Done" : "Next")],
-                canSkip: true, canGoBack: true, backLabel: "Previous", skipLabel: "Skip Tour")
+                canSkip: true, canGoBack: true, backLabel: "Previous", backAliases: ["previous"],
+                skipLabel: "Skip Tour")
         },
         triggers: [
             Trigger(

@@ -17,7 +17,9 @@ public enum MoodTrackerCatalog {
                 swipe.action, outcome: .stay,
                 effects: [.product("recordMood", payload: ["mood": .literal(.string(swipe.mood))])],
                 haptic: .selection)
-        })
+        },
+        // Mood entries are the account's; the tutorial flag is the install's, as its record is.
+        stateScopes: StateScopes(.user, except: ["hasSeenTutorial": .install]))
 
     static let tutorialFlow = FlowDefinition(
         tutorial, name: "Tutorial",

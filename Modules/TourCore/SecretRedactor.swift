@@ -1,0 +1,121 @@
+/// Masks the values of a product's secret fields wherever typed input is quoted back: in an echoed
+/// script line, a refusal, a parse error, a usage message, a JSON document.
+///
+/// Every `KEY=VALUE` (or `KEY:VALUE`) whose key names a secret field, in any letter case and
+/// wherever it stands in the text (inside quotes, after other text, with spaces around the
+/// separator, doubled separators), has its value replaced by ``Secret/redactedText``. A quoted value
+/// is masked to its closing quote, or to the end when the quote is never closed; an unquoted one to
+/// the next whitespace. Masking too much is harmless; masking too little leaks a password.
+public struct SecretRedactor: Sendable, Equatable {
+    /// The secret field names, lowercased.
+    public let keys: Set<String>
+
+    public init<Names: Sequence>(secretFields: Names) where Names.Element == String {
+        keys = Set(secretFields.map { $0.lowercased() })
+    }
+
+    /// No secrets: every text is returned as it is.
+    public static let none = SecretRedactor(secretFields: [String]())
+
+    /// Text as a person reads it.
+    public func redact(_ text: String) -> String {
+        keys.isEmpty ? text : mask(text, json: false)
+    }
+
+    /// A JSON document: the same rule applied inside its string values, whose quotes, backslashes and
+    /// whitespace are escaped. The document stays valid JSON.
+    public func redactJSON(_ json: String) -> String {
+        keys.isEmpty ? json : mask(json, json: true)
+    }
+
+    private func mask(_ text: String, json: Bool) -> String {
+        let scalars = Array(text.unicodeScalars)
+        var output = String.UnicodeScalarView()
+        var index = 0
+        while index < scalars.count {
+            if let value = keyLengths(at: index, in: scalars).lazy.compactMap({
+                valueRange(after: index + $0, in: scalars, json: json)
+            }).first {
+                output.append(contentsOf: scalars[index..<value.lowerBound])
+                output.append(contentsOf: Secret.redactedText.unicodeScalars)
+                index = value.upperBound
+                continue
+            }
+            output.append(scalars[index])
+            index += 1
+        }
+        return String(output)
+    }
+
+    /// The lengths of the secret keys that start at `index`.
+    private func keyLengths(at index: Int, in scalars: [Unicode.Scalar]) -> [Int] {
+        keys.compactMap { key -> Int? in
+            let keyScalars = Array(key.unicodeScalars)
+            guard index + keyScalars.count <= scalars.count else { return nil }
+            for (offset, scalar) in keyScalars.enumerated()
+            where Self.lowercased(scalars[index + offset]) != scalar {
+                return nil
+            }
+            return keyScalars.count
+        }
+    }
+
+    /// After a key: optional spaces, `=` or `:`, optional spaces, then the value's range (empty
+    /// values are not masked). Nil when no separator follows the key.
+    ///
+    /// The value is read as the script tokenizer reads a word: it ends at whitespace outside
+    /// quotes, and a quote anywhere in it (`"` or `'`) runs to its closing quote, or to the end of
+    /// the text. Inside a JSON string, `\"` is the quote, `\t` `\n` `\r` are whitespace, and an
+    /// unescaped `"` ends the string and the value.
+    private func valueRange(after start: Int, in scalars: [Unicode.Scalar], json: Bool) -> Range<Int>? {
+        var index = skipSpaces(from: start, in: scalars, json: json)
+        guard index < scalars.count, scalars[index] == "=" || scalars[index] == ":" else { return nil }
+        // A JSON object's own `"key": value` is structure, not typed input: the key is followed by
+        // its closing quote, so it never gets here.
+        index = skipSpaces(from: index + 1, in: scalars, json: json)
+        let valueStart = index
+        var quote: [Unicode.Scalar]?
+        while index < scalars.count {
+            if json && scalars[index] == "\"" { break }
+            let unit = self.unit(at: index, in: scalars, json: json)
+            if let open = quote {
+                if unit == open { quote = nil }
+            } else if unit == ["\""] || unit == ["'"] || unit == ["\\", "\""] {
+                quote = unit
+            } else if Self.isSpace(unit) {
+                break
+            }
+            index += unit.count
+        }
+        return index > valueStart ? valueStart..<index : nil
+    }
+
+    /// One character as the value scan sees it: a scalar, or in JSON an escape pair (`\"`, `\n`).
+    private func unit(at index: Int, in scalars: [Unicode.Scalar], json: Bool) -> [Unicode.Scalar] {
+        json && scalars[index] == "\\" && index + 1 < scalars.count
+            ? [scalars[index], scalars[index + 1]] : [scalars[index]]
+    }
+
+    private static func isSpace(_ unit: [Unicode.Scalar]) -> Bool {
+        unit.count == 1 ? unit[0].properties.isWhitespace : unit[0] == "\\" && "tnr".unicodeScalars.contains(unit[1])
+    }
+
+    private func skipSpaces(from start: Int, in scalars: [Unicode.Scalar], json: Bool) -> Int {
+        var index = start
+        while index < scalars.count {
+            let unit = self.unit(at: index, in: scalars, json: json)
+            guard Self.isSpace(unit) else { break }
+            index += unit.count
+        }
+        return index
+    }
+
+    private static func lowercased(_ scalar: Unicode.Scalar) -> Unicode.Scalar {
+        ("A"..."Z").contains(scalar) ? Unicode.Scalar(scalar.value + 32) ?? scalar : scalar
+    }
+}
+
+extension TourCatalog {
+    /// Masks this product's secret field values wherever input is quoted back.
+    public var redactor: SecretRedactor { SecretRedactor(secretFields: secretFieldNames) }
+}
