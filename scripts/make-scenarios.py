@@ -50,6 +50,9 @@ PRODUCTS = {
 # Each product's own cases, as the issue lists them.
 SPECIAL = {
     "lockedin": {
+        "two-users-one-install": ["#! args: --user alice", "launch", "next", "chooseApps apps=Instagram,Instagram",
+                                  "next", "next", "grantScreenTime", "next", "letsGo", "#! restart",
+                                  "#! args: --user bob", "launch", "status"],
         **{f"permission-{p}-{outcome}": [f"#! args: --answer {p}=denied"] if outcome == "denied" else
            ([f"#! args: --permission {p}=granted"] if outcome == "already-granted" else [])
            for p in ["screenTime", "health"] for outcome in ["granted", "denied", "already-granted"]},
@@ -63,10 +66,27 @@ SPECIAL = {
         "upgrade-from-before-the-tour": ["launch --app-version 1.9", "status", "#! restart",
                                          "launch --app-version 2.5", "status"],
         "offline-then-online": ["#! args: --offline", "launch", "next", "next",
-                                "connect username=W1AW password=example-password", "configureLater", "#! restart",
+                                "connect username=W1AW password=example-password", "next", "#! restart",
                                 "#! args:", "launch", "status"],
+        # A visit while another mini-tour shows is ignored; the next real visit shows its own.
         "mini-tours-stacked": ["launch", "skip", "visit potaActivations", "visit challenges", "next", "next",
-                               "next", "visit challenges", "status"],
+                               "visit challenges", "next", "status"],
+        "mini-tour-before-the-intro": ["visit challenges", "launch", "visit challenges", "skip",
+                                       "visit challenges", "status"],
+        "qrz-later-online": ["launch", "next", "next", "next", "next", "next", "status"],
+        "qrz-refused-then-retried": ["#! args: --answer connection=denied", "launch", "next", "next",
+                                     "connect username=W1AW password=wrong-password", "status", "#! restart",
+                                     "#! args:", "connect username=W1AW password=example-password", "status"],
+        "show-app-tour-with-an-account": ["launch", "next", "next",
+                                          "connect username=W1AW password=example-password", "skip", "replay",
+                                          "next", "next", "next", "next", "status"],
+        "update-prompts-by-version": ["launch --app-version 1.9", "skip", "#! restart", "launch --app-version 2.0",
+                                      "takeTour", "next", "visit statBox", "#! restart",
+                                      "launch --app-version 2.5.1", "skip", "#! restart",
+                                      "launch --app-version 2.6", "#! restart", "launch --app-version 2.0",
+                                      "status"],
+        "update-skipped-major": ["launch --app-version 1.9", "skip", "#! restart", "launch --app-version 2.5",
+                                 "takeTour", "next", "next", "next", "status"],
         "mini-tour-kill": ["launch", "skip", "visit potaSettings", "next", "#! kill", "launch", "next", "next",
                            "status"],
     },
@@ -74,6 +94,7 @@ SPECIAL = {
         "offline-then-online": ["#! args: --offline", "visit dashboard", "do completeOnboarding", "visit dashboard",
                                 "skip", "status", "#! restart", "#! args:", "launch", "status"],
         "before-onboarding": ["visit dashboard", "status"],
+        "previous-is-back": ["do completeOnboarding", "visit dashboard", "next", "previous", "show"],
     },
     "moodtracker": {
         "swipes-during-tutorial": ["launch", "wait 0.5", "swipeLeft", "swipeUp", "swipeRight", "next", "swipeLeft"],
@@ -85,6 +106,10 @@ SPECIAL = {
                    "tapCurrentWeek", "swipeToChapters", "next", "dismissPhase", "longPressWeek week=1200",
                    "saveMark", "wait 2", "show", "wait 0.5", "status"],
         "no-birth-date": ["launch", "wait 1.5", "next", "show"],
+        "kill-with-the-week-sheet-open": ["do setBirthDate date=1990-05-01", "launch", "wait 1.5", "next",
+                                          "tapCurrentWeek", "swipeToChapters", "next", "dismissPhase",
+                                          "longPressWeek week=1200", "#! kill", "launch", "saveMark", "#! restart",
+                                          "longPressWeek week=1200", "saveMark", "status"],
     },
 }
 

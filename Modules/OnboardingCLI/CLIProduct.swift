@@ -13,6 +13,9 @@ public struct CLIProduct: Sendable {
     public let catalog: TourCatalog
     /// Masks secret field values in everything the CLI prints.
     let redactor: SecretRedactor
+    /// Help texts built from the catalog, once per process: the argument parser reads a command's
+    /// configuration and options many times per parsed line.
+    private let texts = HelpTexts()
 
     public init(
         executable: String, displayName: String, make: @escaping @Sendable (RunEnvironment) -> Product
@@ -22,6 +25,22 @@ public struct CLIProduct: Sendable {
         self.make = make
         catalog = make(RunEnvironment(databasePath: ":memory:", offline: false, user: "default")).catalog
         redactor = catalog.redactor
+    }
+
+    /// The text `key` names, built by `make` the first time it is asked for.
+    func text(_ key: String, _ make: () -> String) -> String { texts.text(key, make) }
+}
+
+/// Texts computed once and kept.
+private final class HelpTexts: @unchecked Sendable {
+    private let lock = NSLock()
+    private var texts: [String: String] = [:]
+
+    func text(_ key: String, _ make: () -> String) -> String {
+        if let text = lock.withLock({ texts[key] }) { return text }
+        let text = make()
+        lock.withLock { texts[key] = text }
+        return text
     }
 }
 

@@ -82,7 +82,7 @@ struct Do: ScriptableCommand {
         CommandConfiguration(
             commandName: "do",
             abstract: "A user action on the card showing: next, back, skip, or the step's own.",
-            discussion: ActionHelp.text(for: CLIEnvironment.current))
+            discussion: CLIEnvironment.current.text("do") { ActionHelp.text(for: CLIEnvironment.current) })
     }
     @OptionGroup var options: CommonOptions
     @Argument(help: "The action, such as next, back, skip.") var action: String

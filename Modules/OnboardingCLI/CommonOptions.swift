@@ -45,6 +45,10 @@ struct CommonOptions: ParsableArguments {
     static var catalog: TourCatalog { CLIEnvironment.current.catalog }
 
     static var permissionHelp: String {
+        CLIEnvironment.current.text("permissionHelp") { makePermissionHelp() }
+    }
+
+    private static func makePermissionHelp() -> String {
         let names = catalog.permissions.map(\.rawValue)
         return names.isEmpty
             ? "\(CLIEnvironment.current.displayName) asks for no permissions."
@@ -52,6 +56,10 @@ struct CommonOptions: ParsableArguments {
     }
 
     static var answerHelp: String {
+        CLIEnvironment.current.text("answerHelp") { makeAnswerHelp() }
+    }
+
+    private static func makeAnswerHelp() -> String {
         var parts: [String] = []
         if !catalog.permissions.isEmpty {
             parts.append(

@@ -34,11 +34,16 @@ struct Play: AsyncParsableCommand {
         }
         try await Runner.run(options) { runner in
             var number = 0
+            // A line means the same each time: scripts repeat lines, and parsing one with the full
+            // grammar is the costly part of a line in a debug build.
+            var parsed: [String: ScriptLine] = [:]
             while let raw = lines.next() {
                 number += 1
                 if echo { Output.echo(raw, json: options.json) }
                 do {
-                    switch try ScriptLine.parse(String(raw)) {
+                    let line = try parsed[raw] ?? ScriptLine.parse(raw)
+                    if parsed.count < 1_000 { parsed[raw] = line }
+                    switch line {
                     case .empty: continue
                     case .quit: return
                     case .command(let command): try await command.execute(runner)

@@ -2,6 +2,10 @@ import Foundation
 import Testing
 import TourFixtures
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Runs a product's built executable as a real process on its own database file.
 struct CLI {
     let executable: String
@@ -98,5 +102,47 @@ extension Dictionary where Key == String, Value == Any {
     var state: [String: Any] { self["state"] as? [String: Any] ?? [:] }
     func flow(_ id: String) -> [String: Any]? {
         (self["flows"] as? [[String: Any]])?.first { $0["id"] as? String == id }
+    }
+}
+
+/// A `play --echo` process whose output is read as it comes, so a test can kill it at an observed
+/// point: when the echo of line k+1 is read, line k has finished (and committed), and line k+1
+/// has begun.
+final class EchoingProcess {
+    let process: Process
+    private let output = Pipe()
+    private var pending = Data()
+    /// Script lines echoed so far.
+    private(set) var echoed = 0
+
+    init(_ cli: CLI, arguments: [String], script: String) throws {
+        process = cli.process(["play", "--echo"] + arguments)
+        let input = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        input.fileHandleForWriting.write(Data(script.utf8))
+        try input.fileHandleForWriting.close()
+    }
+
+    /// Reads until `count` lines have been echoed; false when the process ended first.
+    func waitForEcho(_ count: Int) -> Bool {
+        while echoed < count {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { return false }
+            pending += chunk
+            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                if pending[pending.startIndex..<newline].starts(with: Data("> ".utf8)) { echoed += 1 }
+                pending = Data(pending[pending.index(after: newline)...])
+            }
+        }
+        return true
+    }
+
+    /// SIGKILL, and wait for the process to be gone.
+    func kill() {
+        _ = Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
     }
 }

@@ -95,9 +95,14 @@ struct GrammarTests {
         let version = try cli.run("launch", "--app-version", "two")
         #expect(version.status != 0)
         #expect(version.stderr.contains("must be a dotted version number such as 2.5"))
-        let permission = try cli.run("status", "--permission", "screenTime=maybe")
+        let permission = try CLI("lockedin").run("status", "--permission", "screenTime=maybe")
         #expect(permission.status != 0)
         #expect(permission.stderr.contains("notDetermined, granted, denied, restricted"))
+        // Names are the product's own: Finite asks for no permission, LockedIn for two.
+        let none = try cli.run("status", "--permission", "screenTime=granted")
+        #expect(none.status != 0 && none.stderr.contains("Finite asks for no permissions"))
+        let unknown = try CLI("lockedin").run("launch", "--answer", "camera=denied")
+        #expect(unknown.status != 0 && unknown.stderr.contains("NAME is one of screenTime, health"))
         #expect(!FileManager.default.fileExists(atPath: cli.database))
     }
 
@@ -137,11 +142,13 @@ struct GrammarTests {
         #expect(
             FileManager.default.fileExists(
                 atPath: cli.folder.appendingPathComponent("xdg/onboarding/finite.sqlite").path))
-        let other = try cli.run("status", "--db", cli.folder.appendingPathComponent("elsewhere.sqlite").path)
+        // Reading a database that does not exist yet creates nothing; the first write does.
+        let elsewhere = cli.folder.appendingPathComponent("elsewhere.sqlite").path
+        let other = try cli.run("status", "--db", elsewhere)
         #expect(other.status == 0)
-        #expect(
-            FileManager.default.fileExists(atPath: cli.folder.appendingPathComponent("elsewhere.sqlite").path)
-        )
+        #expect(!FileManager.default.fileExists(atPath: elsewhere))
+        #expect(try cli.run("launch", "--db", elsewhere).status == 0)
+        #expect(FileManager.default.fileExists(atPath: elsewhere))
     }
 
     @Test func aDatabaseFromANewerSchemaIsRefusedAndLeftUnchanged() throws {

@@ -37,9 +37,10 @@ struct InsightTests {
         // Time on the dashboard card: 4, 6, 2 and 8 seconds; the median is 5.
         #expect(byStep["dashboard"]?["medianSeconds"] as? Double == 5)
         #expect(byStep["dashboard"]?["reached"] as? Int == 4)
-        // Bob skipped on logSession, Cat stopped on progress.
+        // Bob skipped on logSession; Cat is still on progress: in progress there, not dropped off.
         #expect(byStep["logSession"]?["droppedOff"] as? Int == 1)
-        #expect(byStep["progress"]?["droppedOff"] as? Int == 1)
+        #expect(byStep["progress"]?["droppedOff"] as? Int == 0)
+        #expect(byStep["progress"]?["inProgress"] as? Int == 1)
         #expect(byStep["profile"]?["droppedOff"] as? Int == 0)
         #expect(report["users"] as? Int == 4)
 
@@ -48,6 +49,9 @@ struct InsightTests {
         #expect(
             text.stdout.contains(
                 "app_tour (App Tour): started 4, completed 2 (50%), skipped 1 (25%), in progress 1"))
+        // Numbered as the card counts; reached, in progress, dropped off.
+        let row = text.stdout.split(separator: "\n").first { $0.hasPrefix("  3/5 progress") }
+        #expect(row.map { Array($0.split(separator: " ").dropFirst(2).prefix(3)) } == ["3", "1", "0"])
 
         // The virtual clock starts on 5 January 2026: runs since the 6th are none, since the 5th all.
         #expect(
@@ -109,12 +113,13 @@ struct InsightTests {
         try cli.run("launch", "--app-version", "2.5")
         let after = try cli.json("explain", "whats_new_2_5")
         let flow = try #require((after["flows"] as? [[String: Any]])?.first)
-        // Upgrading from 1.9 shows 2.0's What's New first; 2.5's waits for it.
-        #expect(flow["verdict"] as? String == "dueSoon")
-        #expect(flow["reason"] as? String == "triggered; shows when whats_new_2_0 ends")
+        // Upgrading from 1.9 straight to 2.5 shows 2.5's What's New only (2.5 is in the list).
+        #expect(flow["verdict"] as? String == "showing")
+        let skipped = try cli.run("explain", "whats_new_2_0")
+        #expect(skipped.stdout.contains("upgraded into 2.0 (last tour finished in 1.9, app version 2.5) = no"))
         try cli.run("do", "dismiss")
         let now = try #require((try cli.json("explain", "whats_new_2_5")["flows"] as? [[String: Any]])?.first)
-        #expect(now["verdict"] as? String == "showing")
+        #expect(now["reason"] as? String == "not shown: completed in version 2.5; it cannot be replayed")
     }
 
     static let products = [

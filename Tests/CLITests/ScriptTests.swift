@@ -112,41 +112,25 @@ struct ReliabilityTests {
     }
     .joined()
 
-    @Test func aKilledProcessLeavesTheLastCommittedState() async throws {
-        for delay in [0.15, 0.3, 0.6] {
-            let cli = try CLI("lockedin")
-            let process = cli.process(["play"])
-            let input = Pipe()
-            process.standardInput = input
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            input.fileHandleForWriting.write(Data(Self.loop.utf8))
-            try input.fileHandleForWriting.close()
-            // Time the kill from the first committed row, however slow the machine is to start.
-            var polls = 0
-            // The file is checked first: the sqlite3 shell must not be the one to create it.
-            while polls < 500,
-                !FileManager.default.fileExists(atPath: cli.database)
-                    || (try? CLI.sqlite(cli.database, "SELECT count(*) FROM journal;")) ?? "" == "0\n"
-            {
-                polls += 1
-                try await Task.sleep(nanoseconds: 10_000_000)
-            }
-            try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            #expect(process.terminationReason == .uncaughtSignal)
-            // The file opens, passes SQLite's integrity check, and every flow state is what the
-            // journal's committed events imply: no half-written event.
-            let check = try CLI.sqlite(cli.database, "PRAGMA integrity_check;")
-            #expect(check == "ok\n")
-            let verified = try cli.run("status", "--json")
-            #expect(verified.status == 0)
-            let rebuilt = try JournalCheck.rebuildMatchesStoredState(database: cli.database)
-            #expect(rebuilt.matches, "after kill at \(delay)s: \(rebuilt.detail)")
-            #expect(rebuilt.rows > 0)
-        }
+    /// Killed at observed points (after the k-th line's output was read, so k lines committed and
+    /// the next one is running): the file is intact and its state is exactly its journal's.
+    @Test(arguments: [1, 7, 25, 60])
+    func aKilledProcessLeavesTheLastCommittedState(afterLine line: Int) throws {
+        let cli = try CLI("lockedin")
+        let running = try EchoingProcess(cli, arguments: [], script: Self.loop)
+        try #require(running.waitForEcho(line + 1), "the process ended before line \(line + 1)")
+        running.kill()
+        #expect(running.process.terminationReason == .uncaughtSignal)
+        // The file opens, passes SQLite's integrity check, and every flow state is what the
+        // journal's committed events imply: no half-written event.
+        let check = try CLI.sqlite(cli.database, "PRAGMA integrity_check;")
+        #expect(check == "ok\n")
+        let verified = try cli.run("status", "--json")
+        #expect(verified.status == 0)
+        let rebuilt = try JournalCheck.rebuildMatchesStoredState(database: cli.database)
+        #expect(rebuilt.matches, "after a kill on line \(line + 1): \(rebuilt.detail)")
+        // Lines 1...line committed (each accepted line journals one row or more), the next maybe.
+        #expect(rebuilt.rows >= line)
     }
 
     /// Two processes each send 1,000 events to one file at the same time. Each event reads the

@@ -26,10 +26,9 @@ extension Explorer {
                 let step = flow.steps.first(where: { $0.id == stepID })
             {
                 let run = before.tour[flow: flowID]
-                var allowed = step.actions.map(\.name) + step.passThrough
-                if step.canGoBack && run.position > 0 { allowed.append("back") }
-                if step.canSkip { allowed.append("skip") }
-                if !allowed.contains(name) {
+                let offered = step.actions.filter { !($0.outcome == .back && run.position == 0) }
+                let allowed = offered.map(\.name) + step.passThrough
+                if !offered.contains(where: { $0.answers(to: name) }) && !step.passThrough.contains(name) {
                     fail(
                         path, place,
                         "was accepted, but the step's definition allows only \(allowed.joined(separator: ", "))"
@@ -38,7 +37,8 @@ extension Explorer {
                 let now = after.tour[flow: flowID]
                 if now.status == .active && now.activation == run.activation {
                     let moved = now.position - run.position
-                    if name == "back" ? moved != -1 : !(0...1).contains(moved) {
+                    let back = step.action(named: name)?.outcome == .back
+                    if back ? moved != -1 : !(0...1).contains(moved) {
                         fail(
                             path, place,
                             "moved the step index from \(run.position + 1) to \(now.position + 1)")
@@ -61,6 +61,24 @@ extension Explorer {
         }
         if case .relaunch = move {
             checkInterruption(path: path, place: place, before: before, after: after, catalog: catalog)
+            // Never two update prompts (flows a launch starts on an upgrade) in one launch.
+            let started = catalog.flows.filter { flow in
+                flow.triggers.contains { $0.moment == .launch && $0.when != .always }
+                    && after.tour[flow: flow.id].status == .active
+                    && after.tour[flow: flow.id].activation != before.tour[flow: flow.id].activation
+            }
+            if started.count > 1 {
+                fail(path, place, "started \(started.map(\.id.rawValue).joined(separator: " and ")) in one launch")
+            }
+        }
+        // A visit belongs to its place: while another flow shows, it starts nothing, now or later.
+        if case .visit = move, before.tour.presentingFlow != nil {
+            for flow in catalog.flows
+            where after.tour[flow: flow.id].pendingStart != before.tour[flow: flow.id].pendingStart
+                || (after.tour[flow: flow.id].status == .active && before.tour[flow: flow.id].status != .active)
+            {
+                fail(path, place, "the visit triggered \(flow.id) while \(before.tour.presentingFlow?.rawValue ?? "") showed")
+            }
         }
         checkSideEffects(
             move, path: path, place: place, before: before, after: after, catalog: catalog,
@@ -101,7 +119,8 @@ extension Explorer {
                     )
                 }
             case .discard:
-                if now.status == .active && (now.activation == was.activation || now.position != 0) {
+                // Dropped; its trigger may start it again at this launch, from its first step.
+                if now.status == .active && now.position != 0 {
                     fail(
                         path, place, "\(flow.id) should drop its run after a relaunch; it is \(describe(now))"
                     )
@@ -167,7 +186,7 @@ extension Explorer {
             let skipped: Bool
             if case .action(let name, _, _) = move {
                 let step = was.currentStep.flatMap { id in flow.steps.first { $0.id == id } }
-                skipped = name == "skip" || step?.actions.first { $0.name == name }?.outcome == .dismissFlow
+                skipped = step?.action(named: name)?.outcome == .dismissFlow
             } else {
                 skipped = false
             }

@@ -31,9 +31,9 @@ final class Explorer {
         for flow in catalog.flows {
             for (index, step) in flow.steps.enumerated() {
                 report.definedSteps.append("\(flow.id)/\(step.id)")
-                var names = step.actions.map(\.name) + step.passThrough
-                if step.canGoBack && index > 0 { names.append("back") }
-                if step.canSkip { names.append("skip") }
+                // Back is never accepted on a flow's first step.
+                let names =
+                    step.actions.filter { !($0.outcome == .back && index == 0) }.map(\.name) + step.passThrough
                 report.definedPairs += names.map { "\(flow.id)/\(step.id)/\($0)" }
             }
         }
@@ -143,6 +143,7 @@ final class Explorer {
         // Versions only go up: an app is updated, never downgraded.
         let installed = session.tour.appVersion.flatMap(subject.launchVersions.firstIndex(of:)) ?? 0
         moves += subject.launchVersions[installed...].map { .relaunch(version: $0) }
+        if let downgrade = subject.downgradeTo, installed > 0 { moves.append(.relaunch(version: downgrade)) }
         for trigger in catalog.flows.flatMap(\.triggers) where subject.exploresTriggers {
             switch trigger.moment {
             case .visit(let place): moves.append(.visit(place))
@@ -211,9 +212,10 @@ final class Explorer {
         report.refusalsChecked += moves.count
         let product = subject.make(databasePath(node.folder), node.world)
         let place = where_(stored.tour, product)
+        // Back and skip are tried on disk at every state: they are the ways out users reach for.
         let onDisk = moves.filter { move in
-            let policy = move.actionName == "back" || move.actionName == "skip"
-            return diskChecked.insert("\(place) \(move)").inserted || policy
+            let wayOut = move.actionName == "back" || move.actionName == "skip"
+            return diskChecked.insert("\(place) \(move)").inserted || wayOut
         }
         guard !onDisk.isEmpty else { return }
         let path = databasePath(node.folder)

@@ -21,8 +21,11 @@ struct Subject: Sendable, CustomStringConvertible {
     /// The executable, which is also the transcripts' folder.
     let executable: String
     let make: @Sendable (_ databasePath: String, _ world: World) -> Product
-    /// The versions a launch may report (Carrier Wave: fresh install, upgrade, update prompt).
+    /// The versions a launch may report (Carrier Wave: fresh install, upgrade, update prompt), in
+    /// order: a relaunch reports the installed one or a later one.
     var launchVersions: [String]
+    /// A version a relaunch may go back to after an upgrade (a downgrade), if explored.
+    var downgradeTo: String? = nil
     /// The worlds exploration starts from (LockedIn: permissions not asked, or already granted).
     var startingWorlds: [World] = [World()]
     /// Whether the network matters (connection attempts, profile writes): explore going offline and back.
@@ -80,13 +83,13 @@ struct Subject: Sendable, CustomStringConvertible {
         // Fresh installs and upgrades: the What's New prompts.
         Subject(
             name: "Carrier Wave", executable: "carrierwave", make: makeCarrierWave,
-            launchVersions: ["1.9", "2.0", "2.5"], maxDepth: 9,
+            launchVersions: ["1.9", "2.0", "2.5.1", "2.6"], downgradeTo: "2.0", maxDepth: 9,
             budget: Budget(remaining: ["relaunch": 3, "replay or reset": 1]), exploresTriggers: false,
             focus: "upgrades"),
         // The mini-tours, one visit per path, over the intro or after it.
         Subject(
             name: "Carrier Wave", executable: "carrierwave", make: makeCarrierWave, launchVersions: ["2.5"],
-            maxDepth: 7, budget: Budget(remaining: ["relaunch": 2, "trigger": 1]),
+            maxDepth: 7, budget: Budget(remaining: ["relaunch": 2, "trigger": 2]),
             focus: "mini-tours"),
     ]
 

@@ -12,8 +12,10 @@ import TourRuntime
 /// and each their own for a user-scoped one.
 @Suite("One install, several users")
 struct OneInstallManyUsersTests {
+    /// Two users of one database file.
     func users(_ product: Product) throws -> (alice: Journey, bob: Journey) {
-        let database = try OnboardingDatabase.inMemory()
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("install-\(UUID().uuidString).sqlite")
+        let database = try OnboardingDatabase.open(path: path.path)
         return (
             try Journey(product, user: "alice", database: database),
             try Journey(product, user: "bob", database: database)
