@@ -84,24 +84,43 @@ public enum OnboardingCLI {
     }
 
     /// Parses and runs one command line; returns the exit status. Every message, the argument
-    /// parser's included, is printed through ``Output`` (so secrets are masked there).
+    /// parser's included, is printed through ``Output`` (so secrets are masked there), and a parse
+    /// error follows the same contract as a refusal: one line (the usage only with `--help`),
+    /// exit status 2, and the error document under `--json`.
     static func run(_ arguments: [String]?) async -> Int32 {
+        let given = arguments ?? Array(CommandLine.arguments.dropFirst())
         do {
-            var command = try RootCommand.parseAsRoot(arguments)
+            var command = try RootCommand.parseAsRoot(given)
             if var command = command as? any AsyncParsableCommand {
                 try await command.run()
             } else {
                 try command.run()
             }
             return 0
+        } catch let exit as ExitCode {
+            // Commands print their own failures before they throw the status.
+            return exit.rawValue
         } catch {
             let code = RootCommand.exitCode(for: error)
-            let message = RootCommand.fullMessage(for: error)
-            if !message.isEmpty {
-                // A clean exit is help or the version: our own text, which quotes no input.
-                if code == .success { Output.help(message) } else { Output.error(message) }
+            if code == .success {
+                // Help, the version, a completion script: our own text, which quotes no input.
+                let message = RootCommand.fullMessage(for: error)
+                if !message.isEmpty { Output.help(message) }
+                return 0
             }
-            return code.rawValue
+            var failure = Runner.failure(for: error, hint: nil)
+            // `APP stauts`: the root command reads any word as a stray argument; say which command it was near.
+            if let first = given.first, !first.hasPrefix("-"), !ScriptLine.commandNames.contains(first), first != "play",
+                first != "graph"
+            {
+                let commands = ScriptLine.commandNames.sorted() + ["graph", "play"]
+                let suggestion = NameSuggestion.nearest(to: first, in: commands)
+                failure = .usage(
+                    "unknown command '\(first.quotable)'.\(suggestion.map { " Did you mean '\($0)'?" } ?? "") Commands: \(commands.joined(separator: ", ")).",
+                    allowed: commands, suggestion: suggestion)
+            }
+            Output.fail(failure, json: given.contains("--json"))
+            return failure.exitCode
         }
     }
 }

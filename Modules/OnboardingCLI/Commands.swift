@@ -20,14 +20,8 @@ struct RootCommand: AsyncParsableCommand {
         return CommandConfiguration(
             commandName: cli.executable,
             abstract:
-                "\(cli.displayName) onboarding, headless: the flows of the app's first run, in a terminal.",
-            discussion: """
-                With no subcommand: an interactive session. The app launches, the card showing is printed, \
-                and each line you type is an action (`next`, `skip`, ...) or a command (`show`, `wait 1.5`, \
-                `status`, `quit`). When standard input is not a terminal it reads one command per line.
-                Environment: ONBOARDING_DB (database file), ONBOARDING_CLOCK=virtual (a clock kept in the \
-                database that only `wait` moves).
-                """,
+                "\(cli.displayName)'s first run, headless: its \(cli.catalog.flowNoun), step by step, in a terminal.",
+            discussion: cli.text("root") { ProductHelp.root(cli) },
             version: "\(cli.executable) \(OnboardingVersion.current)",
             subcommands: [
                 Launch.self, Show.self, Do.self, Visit.self, Signal.self, Status.self, Reset.self,
@@ -85,7 +79,10 @@ struct Do: ScriptableCommand {
             discussion: CLIEnvironment.current.text("do") { ActionHelp.text(for: CLIEnvironment.current) })
     }
     @OptionGroup var options: CommonOptions
-    @Argument(help: "The action, such as next, back, skip.") var action: String
+    @Argument(
+        help: "The action, such as \(ProductHelp.examples(CLIEnvironment.product?.catalog.actionNames ?? [])).",
+        completion: .list(CLIEnvironment.product?.catalog.actionNames ?? []))
+    var action: String
     @Argument(help: "The action's parameters, KEY=VALUE.") var parameters: [String] = []
 
     func validate() throws {
@@ -110,9 +107,18 @@ struct Do: ScriptableCommand {
 }
 
 struct Visit: ScriptableCommand {
-    static let configuration = CommandConfiguration(abstract: "The user navigates to a feature or screen.")
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            abstract: "The user navigates to a feature or screen.",
+            discussion: ProductHelp.listing(
+                "Features", CLIEnvironment.current.catalog.features,
+                none: "\(CLIEnvironment.current.displayName) has no features to visit."))
+    }
     @OptionGroup var options: CommonOptions
-    @Argument(help: "The feature, such as dashboard.") var feature: String
+    @Argument(
+        help: "The feature\(ProductHelp.suffix(CLIEnvironment.product?.catalog.features ?? [])).",
+        completion: .list(CLIEnvironment.product?.catalog.features ?? []))
+    var feature: String
 
     func execute(_ runner: Runner) async throws {
         try await runner.send(.featureVisited(feature))
@@ -121,10 +127,18 @@ struct Visit: ScriptableCommand {
 }
 
 struct Signal: ScriptableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "The app reports a moment, such as revealCompleted.")
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            abstract: "The app reports a moment that can start a \(CLIEnvironment.current.catalog.flowNoun).",
+            discussion: ProductHelp.listing(
+                "Signals", CLIEnvironment.current.catalog.signals,
+                none: "\(CLIEnvironment.current.displayName) reports no signals."))
+    }
     @OptionGroup var options: CommonOptions
-    @Argument(help: "The signal's name.") var name: String
+    @Argument(
+        help: "The signal\(ProductHelp.suffix(CLIEnvironment.product?.catalog.signals ?? [])).",
+        completion: .list(CLIEnvironment.product?.catalog.signals ?? []))
+    var name: String
 
     func execute(_ runner: Runner) async throws {
         try await runner.send(.signal(name))
@@ -134,7 +148,7 @@ struct Signal: ScriptableCommand {
 
 struct Status: ScriptableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Every flow for the user, and the product's domain state.")
+        abstract: "Every flow for the user, the product's domain state, and the database file.")
     @OptionGroup var options: CommonOptions
 
     func execute(_ runner: Runner) async throws {
@@ -146,7 +160,10 @@ struct Reset: ScriptableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Debug reset: the flow (default: every flow) is as if never shown. Domain state is kept.")
     @OptionGroup var options: CommonOptions
-    @Argument(help: "One flow's id.") var flow: String?
+    @Argument(
+        help: "One flow\(ProductHelp.suffix(ProductHelp.flowNames(replayable: false))).",
+        completion: .list(ProductHelp.flowNames(replayable: false)))
+    var flow: String?
 
     func execute(_ runner: Runner) async throws {
         try await runner.send(.resetRequested(flow.map { FlowID($0) }))
@@ -160,7 +177,10 @@ struct Replay: ScriptableCommand {
             "Show a flow again, with the product's replay semantics (\"Show App Tour\", \"Replay Tutorial\")."
     )
     @OptionGroup var options: CommonOptions
-    @Argument(help: "The flow (default: the product's replayable flow).") var flow: String?
+    @Argument(
+        help: "The flow (default: the first replayable\(ProductHelp.suffix(ProductHelp.flowNames(replayable: true)))).",
+        completion: .list(ProductHelp.flowNames(replayable: true)))
+    var flow: String?
 
     func execute(_ runner: Runner) async throws {
         try await runner.send(.replayRequested(flow.map { FlowID($0) }))
@@ -174,16 +194,27 @@ struct Wait: ScriptableCommand {
             "Let time pass and fire what is due (ONBOARDING_CLOCK=virtual moves a clock kept in the database)."
     )
     @OptionGroup var options: CommonOptions
-    @Argument(help: "Seconds, such as 1.5.") var seconds: Double
+    /// Read as text, so `wait -1` is a refused number and not an unknown option.
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("Seconds, such as 1.5.", valueName: "seconds"))
+    var values: [String] = []
 
-    func validate() throws {
-        guard seconds >= 0, seconds <= 86_400 * 365 else {
-            throw ValidationError("SECONDS must be between 0 and one year (31536000); got \(seconds)")
+    func validate() throws { _ = try seconds() }
+
+    func seconds() throws -> Double {
+        guard values.count == 1, let seconds = Double(values[0]) else {
+            throw ValidationError(
+                values.isEmpty
+                    ? "wait needs SECONDS, a number between 0 and one year (31536000)"
+                    : "SECONDS is one number between 0 and one year (31536000); got '\(values.joined(separator: " ").quotable)'")
         }
+        guard seconds >= 0, seconds <= 86_400 * 365 else {
+            throw ValidationError("SECONDS must be between 0 and one year (31536000); got \(values[0].quotable)")
+        }
+        return seconds
     }
 
     func execute(_ runner: Runner) async throws {
-        try await runner.wait(seconds)
+        try await RealTimeWait.wait(try seconds(), runner: runner)
         try await runner.report(.card)
     }
 }
@@ -198,7 +229,8 @@ struct Journal: ScriptableCommand {
         if runner.json {
             let objects: [[String: Any]] = rows.map { row in
                 [
-                    "id": row.id, "time": row.time.timeIntervalSince1970, "flow": row.flow ?? NSNull(),
+                    "id": row.id, "time": row.time.timeIntervalSince1970,
+                    "timeISO": Render.iso(row.time.timeIntervalSince1970), "flow": row.flow ?? NSNull(),
                     "step": row.step ?? NSNull(), "event": row.event, "outcome": row.outcome,
                     "effects": (try? JSONSerialization.jsonObject(with: Data(row.effectsJSON.utf8))) ?? [],
                 ]
@@ -217,7 +249,7 @@ struct Journal: ScriptableCommand {
             }
             let sent = analytics.isEmpty ? "" : " [analytics: \(analytics.joined(separator: ", "))]"
             Output.line(
-                "#\(row.id) t=\(Render.format(row.time.timeIntervalSince1970)) \(place.isEmpty ? "-" : place) \(row.event): \(row.outcome)\(sent)"
+                "#\(row.id) \(Render.iso(row.time.timeIntervalSince1970)) \(place.isEmpty ? "-" : place) \(row.event): \(row.outcome)\(sent)"
             )
         }
     }

@@ -6,28 +6,33 @@ import TourRuntime
 struct CommonOptions: ParsableArguments {
     @Option(
         help:
-            "The SQLite database file (default: $ONBOARDING_DB, else a per-product file in the XDG data directory)."
-    )
+            "The SQLite database file (default: $ONBOARDING_DB, else a per-product file in the XDG data directory).",
+        completion: .file())
     var db: String?
 
     @Option(help: "The user the onboarding belongs to.")
     var user: String = "default"
 
-    @Flag(help: "Print one JSON object instead of text.")
+    @Flag(
+        help:
+            "Print one JSON document instead of text (errors too: {\"error\": {...}}); play and sessions print JSON Lines."
+    )
     var json = false
 
     @Option(
         name: .customLong("permission"),
         help: ArgumentHelp(
             "A permission's status before any request, NAME=STATUS. Repeatable. \(Self.permissionHelp)",
-            valueName: "name=status"))
+            valueName: "name=status"),
+        completion: .list(Self.pairs(statuses: PermissionStatus.allCases.map(\.rawValue), gates: false)))
     var permissions: [String] = []
 
     @Option(
         name: .customLong("answer"),
         help: ArgumentHelp(
             "What the user (or a service) answers when asked, NAME=STATUS. Repeatable. Default: granted. \(Self.answerHelp)",
-            valueName: "name=status"))
+            valueName: "name=status"),
+        completion: .list(Self.pairs(statuses: PermissionStatus.allCases.map(\.rawValue), gates: true)))
     var answers: [String] = []
 
     @Flag(help: "The device has no network: connection attempts and profile writes fail as offline.")
@@ -43,6 +48,16 @@ struct CommonOptions: ParsableArguments {
     }
 
     static var catalog: TourCatalog { CLIEnvironment.current.catalog }
+
+    /// `NAME=STATUS` completions: the product's permissions (and request gates) with each status.
+    static func pairs(statuses: [String], gates: Bool) -> [String] {
+        guard let catalog = CLIEnvironment.product?.catalog else { return [] }
+        let permissions = catalog.permissions.flatMap { name in statuses.map { "\(name.rawValue)=\($0)" } }
+        let requests =
+            gates
+            ? catalog.requestGates.flatMap { gate in requestStatuses.map { "\(gate)=\($0.rawValue)" } } : []
+        return permissions + requests
+    }
 
     static var permissionHelp: String {
         CLIEnvironment.current.text("permissionHelp") { makePermissionHelp() }
@@ -102,19 +117,41 @@ struct CommonOptions: ParsableArguments {
         db == nil && (ProcessInfo.processInfo.environment["ONBOARDING_DB"] ?? "").isEmpty
     }
 
-    var databasePath: String {
-        if let db { return db }
+    /// The database file: `--db`, else `$ONBOARDING_DB`, else `onboarding/APP.sqlite` in the XDG
+    /// data directory (`$XDG_DATA_HOME` when it is an absolute path, as the XDG spec says, else
+    /// `$HOME/.local/share`). Never a surprise: an empty `--db` is refused, and with neither an
+    /// absolute `XDG_DATA_HOME` nor `HOME` there is no default (never the system's temp folder).
+    func resolvedDatabasePath() throws -> String {
+        if let db {
+            guard !db.isEmpty else {
+                throw CLIFailure.usage("--db is empty; give a file name, such as --db onboarding.sqlite")
+            }
+            return db
+        }
         let environment = ProcessInfo.processInfo.environment
         if let path = environment["ONBOARDING_DB"], !path.isEmpty { return path }
-        let base =
-            environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? (environment["HOME"] ?? NSTemporaryDirectory()) + "/.local/share"
+        let base: String
+        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
+            base = data
+        } else if let home = environment["HOME"], !home.isEmpty {
+            base = home + "/.local/share"
+        } else {
+            throw CLIFailure.usage(
+                "no place for the database: HOME is not set and XDG_DATA_HOME is not an absolute path; "
+                    + "give --db FILE or set ONBOARDING_DB")
+        }
         return "\(base)/onboarding/\(CLIEnvironment.current.executable).sqlite"
     }
 
-    var timeSource: TimeSource {
-        ProcessInfo.processInfo.environment["ONBOARDING_CLOCK"] == "virtual"
-            ? .virtual(start: Self.virtualStart) : .wall
+    /// `ONBOARDING_CLOCK`: unset, empty or `wall` is the real clock; `virtual` a clock kept in the
+    /// database that only `wait` moves. Anything else is refused.
+    func resolvedTimeSource() throws -> TimeSource {
+        switch ProcessInfo.processInfo.environment["ONBOARDING_CLOCK"] ?? "" {
+        case "", "wall": return .wall
+        case "virtual": return .virtual(start: Self.virtualStart)
+        case let other:
+            throw CLIFailure.usage("ONBOARDING_CLOCK is wall or virtual; got '\(other.quotable)'")
+        }
     }
 
     /// Where a virtual clock starts: Monday 5 January 2026, 09:00 UTC.

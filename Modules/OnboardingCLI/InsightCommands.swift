@@ -86,7 +86,10 @@ struct Explain: ScriptableCommand {
             "Why each flow (or FLOW) will or will not show for this user now: each trigger and condition with its value."
     )
     @OptionGroup var options: CommonOptions
-    @Argument(help: "One flow.") var flow: String?
+    @Argument(
+        help: "One flow\(ProductHelp.suffix(ProductHelp.flowNames(replayable: false))).",
+        completion: .list(ProductHelp.flowNames(replayable: false)))
+    var flow: String?
 
     func execute(_ runner: Runner) async throws {
         let key = runner.session.key
@@ -97,11 +100,7 @@ struct Explain: ScriptableCommand {
         var explanations = product.engine.explain(session.tour, context: context)
         if let flow {
             explanations = explanations.filter { $0.flow.rawValue == flow }
-            guard !explanations.isEmpty else {
-                throw ValidationError(
-                    "unknown flow '\(flow.quotable)'; flows: \(product.catalog.flows.map(\.id.rawValue).joined(separator: ", "))"
-                )
-            }
+            guard !explanations.isEmpty else { throw unknownFlow(flow, in: product.catalog) }
         }
         // When a finished flow finished: its last ending in the journal of this user (or the install).
         let rows = try runner.database.journal(app: product.catalog.app)
@@ -119,6 +118,7 @@ struct Explain: ScriptableCommand {
                 var app: String
                 var user: String
                 var now: Double
+                var nowISO: String
                 var flows: [Entry]
             }
             struct Entry: Encodable {
@@ -128,23 +128,31 @@ struct Explain: ScriptableCommand {
                     try explanation.encode(to: encoder)
                     var container = encoder.container(keyedBy: Key.self)
                     try container.encode(finishedAt, forKey: .finishedAt)
+                    try container.encode(finishedAt.map(Render.iso), forKey: .finishedAtISO)
                 }
-                enum Key: String, CodingKey { case finishedAt }
+                enum Key: String, CodingKey { case finishedAt, finishedAtISO }
             }
             let body = Body(
-                app: product.catalog.app, user: key.user, now: now,
+                app: product.catalog.app, user: key.user, now: now, nowISO: Render.iso(now),
                 flows: explanations.map { Entry(explanation: $0, finishedAt: finishedAt($0)) })
             Output.document(try Render.json(body))
             return
         }
         for explanation in explanations {
-            let when = finishedAt(explanation).map { " at t=\(Render.format($0))" } ?? ""
-            Output.line("\(explanation.flow) (\(explanation.name)): \(explanation.reason)\(when)")
+            let when = finishedAt(explanation).map { " at \(Render.iso($0))" } ?? ""
+            let due = explanation.startsAt.map { " (at \(Render.iso($0)))" } ?? ""
+            Output.line("\(explanation.flow) (\(explanation.name)): \(explanation.reason)\(due)\(when)")
             for trigger in explanation.triggers {
                 let delay = trigger.delay > 0 ? " after \(Render.format(trigger.delay)) s" : ""
                 Output.line("  trigger \(trigger.moment)\(delay): \(Self.render(trigger.condition))")
             }
         }
+    }
+
+    /// The parts of a condition that do not hold, as a sentence reads them ("onboardingComplete").
+    static func failing(_ condition: ConditionExplanation) -> String {
+        let parts = condition.parts.isEmpty ? [condition] : condition.parts.filter { !$0.holds }
+        return parts.map(\.text).joined(separator: " and ")
     }
 
     static func render(_ condition: ConditionExplanation) -> String {
@@ -158,28 +166,64 @@ struct Explain: ScriptableCommand {
 struct Graph: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract:
-            "Each flow (or --flow F) as a diagram generated from its definition: Mermaid or Graphviz DOT.")
-    @Option(help: "One flow.") var flow: String?
-    @Option(help: "mermaid or dot.") var format: String = "mermaid"
+            "Each flow (or --flow F) as a diagram generated from its definition: Mermaid or Graphviz DOT.",
+        discussion: "With --json: {\"format\": ..., \"flows\": [{\"flow\": ..., \"diagram\": TEXT}]}, one diagram per flow.")
+    @Option(
+        help: "One flow\(ProductHelp.suffix(ProductHelp.flowNames(replayable: false))).",
+        completion: .list(ProductHelp.flowNames(replayable: false)))
+    var flow: String?
+    @Option(help: "mermaid or dot.", completion: .list(FlowDiagram.Format.allNames)) var format: String = "mermaid"
+    /// `--json` is the root's option (every command's); a flag of its own here would be shadowed.
+    @ParentCommand var root: RootCommand
+    var json: Bool { root.options.json }
 
     func run() async throws {
-        let cli = CLIEnvironment.current
-        let catalog = cli.make(RunEnvironment(databasePath: ":memory:", offline: false, user: "default"))
-            .catalog
+        let catalog = CLIEnvironment.current.catalog
         guard let format = FlowDiagram.Format(rawValue: format) else {
-            throw ValidationError("--format is mermaid or dot; got '\(format.quotable)'")
+            throw CLIFailure.usage(
+                "--format is \(FlowDiagram.Format.allNames.joined(separator: " or ")); got '\(format.quotable)'",
+                allowed: FlowDiagram.Format.allNames,
+                suggestion: NameSuggestion.nearest(to: format, in: FlowDiagram.Format.allNames))
         }
         var flows = catalog.flows
         if let flow {
             flows = flows.filter { $0.id.rawValue == flow }
-            guard !flows.isEmpty else {
-                throw ValidationError(
-                    "unknown flow '\(flow.quotable)'; flows: \(catalog.flows.map(\.id.rawValue).joined(separator: ", "))"
-                )
+            guard !flows.isEmpty else { throw unknownFlow(flow, in: catalog) }
+        }
+        if json {
+            struct Body: Encodable {
+                var app: String
+                var format: String
+                var flows: [Diagram]
             }
+            struct Diagram: Encodable {
+                var flow: String
+                var name: String
+                var diagram: String
+            }
+            let body = Body(
+                app: catalog.app, format: format.rawValue,
+                flows: flows.map { Diagram(flow: $0.id.rawValue, name: $0.name, diagram: FlowDiagram($0).render(format)) })
+            Output.document(try Render.json(body))
+            return
         }
         Output.line(flows.map { FlowDiagram($0).render(format) }.joined(separator: "\n\n"))
     }
+}
+
+/// The refusal of a flow name the product does not have, with the nearest one.
+func unknownFlow(_ name: String, in catalog: TourCatalog) -> CLIFailure {
+    let names = catalog.flows.map(\.id.rawValue)
+    let suggestion = NameSuggestion.nearest(to: name, in: names)
+    return CLIFailure(
+        code: TourRefusal.Code.unknownFlow.rawValue,
+        message:
+            "unknown \(catalog.flowNoun) '\(name.quotable)'.\(suggestion.map { " Did you mean '\($0)'?" } ?? "") Flows: \(names.joined(separator: ", ")).",
+        allowed: names, suggestion: suggestion, exitCode: CLIFailure.refusedStatus)
+}
+
+extension FlowDiagram.Format {
+    static var allNames: [String] { allCases.map(\.rawValue) }
 }
 
 extension String {

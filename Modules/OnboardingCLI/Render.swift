@@ -10,31 +10,32 @@ enum Render {
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
-    static func json(_ snapshot: TourSnapshot, effects: [String]) throws -> String {
+    /// The snapshot's JSON with the effects performed (each as the journal stores it), the time in
+    /// ISO 8601 beside the number, the next-move hint when nothing shows, and the database file.
+    static func json(_ snapshot: TourSnapshot, effects: [TourEffect], hint: String?, database: String?) throws
+        -> String
+    {
         let data = Data(try json(snapshot).utf8)
         guard var object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             return String(decoding: data, as: UTF8.self)
         }
-        object["effects"] = effects
+        object["effects"] = try JSONSerialization.jsonObject(with: Data(try json(effects).utf8))
+        object["nowISO"] = iso(snapshot.now)
+        if let hint { object["hint"] = hint }
+        if let database { object["database"] = database }
         let output = try JSONSerialization.data(
             withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
         return String(decoding: output, as: UTF8.self)
     }
 
-    static func card(_ snapshot: TourSnapshot, product: CLIProduct) -> String {
+    static func card(_ snapshot: TourSnapshot, product: TourCatalog, hint: String?) -> String {
         guard let card = snapshot.card else {
-            var lines = ["No tour is showing."]
-            for flow in snapshot.flows {
-                if let startsAt = flow.startsAt {
-                    let seconds = max(0, startsAt - snapshot.now)
-                    lines.append(
-                        "\(flow.id) is due in \(format(seconds)) s (wait \(format(seconds)) to see it).")
-                }
-            }
-            return lines.joined(separator: "\n")
+            var text = "No \(product.flowNoun) is showing."
+            if let hint { text += " " + hint }
+            return text
         }
         let flowName = snapshot.flows.first { $0.id == card.flow }?.name ?? card.flow.rawValue
-        var header = "── \(product.displayName) · \(flowName)"
+        var header = "── \(product.name) · \(flowName)"
         if let progress = card.progress { header += " · \(progress)" }
         if card.isReplay { header += " · replay" }
         var lines = [header + " ──", card.title]
@@ -58,9 +59,10 @@ enum Render {
         return lines.joined(separator: "\n")
     }
 
-    static func status(_ snapshot: TourSnapshot, product: CLIProduct) -> String {
+    static func status(_ snapshot: TourSnapshot, product: TourCatalog, database: String) -> String {
         var lines = [
-            "\(product.displayName) · user \(snapshot.user) · app version \(snapshot.appVersion ?? "-")"
+            "\(product.name) · user \(snapshot.user) · app version \(snapshot.appVersion ?? "-") · \(iso(snapshot.now))",
+            "database: \(database)",
         ]
         let width = snapshot.flows.map(\.id.rawValue.count).max() ?? 0
         for flow in snapshot.flows {
@@ -71,7 +73,7 @@ enum Render {
                 line += "  step \(step) (\(progress.short))"
             }
             if let startsAt = flow.startsAt {
-                line += "  due in \(format(max(0, startsAt - snapshot.now))) s"
+                line += "  due in \(format(max(0, startsAt - snapshot.now))) s (at \(iso(startsAt)))"
             }
             if !flow.actions.isEmpty { line += "  actions: \(flow.actions.joined(separator: ", "))" }
             lines.append(line)
@@ -83,6 +85,20 @@ enum Render {
         }
         return lines.joined(separator: "\n")
     }
+
+    /// A time as ISO 8601 in UTC: `2026-01-05T09:00:00Z`, with milliseconds when it has a fraction.
+    static func iso(_ seconds: Double) -> String {
+        let date = Date(timeIntervalSince1970: seconds)
+        let whole = seconds == seconds.rounded(.down)
+        return whole ? wholeSeconds.string(from: date) : fractionalSeconds.string(from: date)
+    }
+
+    nonisolated(unsafe) private static let wholeSeconds: ISO8601DateFormatter = ISO8601DateFormatter()
+    nonisolated(unsafe) private static let fractionalSeconds: ISO8601DateFormatter = {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter
+    }()
 
     static func format(_ seconds: Double) -> String {
         seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.1f", seconds)

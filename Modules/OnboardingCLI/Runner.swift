@@ -8,18 +8,25 @@ final class Runner: @unchecked Sendable {
     let product: Product
     let session: TourSession
     let database: OnboardingDatabase
+    let databasePath: String
+    /// The database file as an absolute path, for people to find it.
+    var displayPath: String { URL(fileURLWithPath: databasePath).standardizedFileURL.path }
     let json: Bool
-    private let effects = EffectLog()
+    let timeSource: TimeSource
+    let effects = EffectLog()
 
     init(options: CommonOptions) async throws {
         cli = CLIEnvironment.current
-        let path = options.databasePath
+        let path = try options.resolvedDatabasePath()
+        databasePath = path
+        let time = try options.resolvedTimeSource()
+        timeSource = time
         do {
             // The per-product default lives in a folder of ours, created with the file by the first
             // write; an explicit path's folder must exist.
             database = try OnboardingDatabase.open(path: path, createsFolder: options.usesDefaultDatabase)
         } catch let error as StorageError {
-            throw CLIError.storage(error)
+            throw CLIFailure.storage(error)
         }
         let answers = try options.answerMaps()
         let environment = RunEnvironment(
@@ -46,23 +53,55 @@ final class Runner: @unchecked Sendable {
         session = TourSession(
             product: product, user: options.user, database: database,
             haptics: TerminalHaptics { log.append(line: $0) },
-            permissions: permissions, time: options.timeSource,
-            observe: { effect in if effect.isWorthPrinting { log.append(line: effect.summary) } })
+            permissions: permissions, time: time,
+            observe: { effect in log.append(effect) })
     }
 
-    /// Runs `body` with a runner for `options`, turning refusals and storage errors into one line on
-    /// standard error and a non-zero exit.
+    /// Runs `body` with a runner for `options`. A refusal, a database error or a bad option becomes
+    /// one ``CLIFailure``: printed once (a line on standard error; the error document under
+    /// `--json`) and the exit status thrown as ``ExitCode``.
     static func run(_ options: CommonOptions, _ body: (Runner) async throws -> Void) async throws {
+        var runner: Runner?
         do {
-            let runner = try await Runner(options: options)
-            try await body(runner)
-        } catch let refusal as TourRefusal {
-            Output.error("\(CLIEnvironment.current.executable): \(refusal)")
-            throw ExitCode(1)
-        } catch let error as CLIError {
-            Output.error("\(CLIEnvironment.current.executable): \(error)")
-            throw ExitCode(error.exitCode)
+            runner = try await Runner(options: options)
+            try await body(runner!)
+            runner?.noteCreatedFile()
+        } catch let exit as ExitCode {
+            runner?.noteCreatedFile()
+            throw exit
+        } catch {
+            runner?.noteCreatedFile()
+            let failure = await runner?.failure(for: error) ?? Runner.failure(for: error, hint: nil)
+            Output.fail(failure, json: options.json)
+            throw ExitCode(failure.exitCode)
         }
+    }
+
+    /// The failure `error` means, with the next-move hint when a refusal came while nothing showed.
+    func failure(for error: any Error) async -> CLIFailure {
+        if let refusal = error as? TourRefusal, refusal.flow == nil,
+            [.nothingShowing, .unknownAction].contains(refusal.code)
+        {
+            return Self.failure(for: error, hint: try? await nextMoveHint())
+        }
+        return Self.failure(for: error, hint: nil)
+    }
+
+    static func failure(for error: any Error, hint: String?) -> CLIFailure {
+        switch error {
+        case let failure as CLIFailure: failure
+        case let refusal as TourRefusal: .refusal(refusal, hint: hint)
+        case let storage as StorageError: .storage(storage)
+        default: .parser(error)
+        }
+    }
+
+    /// One line on standard error when this run created the database file.
+    private var notedCreation = false
+    func noteCreatedFile() {
+        guard database.createdFile, !notedCreation else { return }
+        notedCreation = true
+        Output.error("\(cli.executable): created the database at \(displayPath)")
     }
 
     func send(_ event: TourEvent) async throws {
@@ -88,29 +127,45 @@ final class Runner: @unchecked Sendable {
     func report(_ view: View) async throws {
         let snapshot = try await session.snapshot()
         let performed = effects.drain()
+        let hint = snapshot.card == nil ? try await nextMoveHint() : nil
         if json {
-            Output.document(try Render.json(snapshot, effects: performed))
+            Output.document(
+                try Render.json(
+                    snapshot, effects: performed.effects, hint: hint,
+                    database: view == .status ? displayPath : nil))
             return
         }
-        for line in performed { Output.line("  · \(line)") }
+        for line in performed.lines { Output.line("  · \(line)") }
         switch view {
-        case .card: Output.line(Render.card(snapshot, product: cli))
-        case .status: Output.line(Render.status(snapshot, product: cli))
+        case .card: Output.line(Render.card(snapshot, product: product.catalog, hint: hint))
+        case .status: Output.line(Render.status(snapshot, product: product.catalog, database: displayPath))
         }
     }
 }
 
-/// What one command did, as lines in order: effects, and the haptics the terminal player played.
+/// What one command did, in order: lines for text (effects worth printing, and the haptics the
+/// terminal player played) and every effect performed, for JSON.
 final class EffectLog: @unchecked Sendable {
     private let lock = NSLock()
-    private var effects: [String] = []
+    private var lines: [String] = []
+    private var effects: [TourEffect] = []
 
-    func append(line: String) { lock.withLock { effects.append(line) } }
+    func append(line: String) { lock.withLock { lines.append(line) } }
 
-    func drain() -> [String] {
+    func append(_ effect: TourEffect) {
         lock.withLock {
-            defer { effects.removeAll() }
-            return effects
+            effects.append(effect)
+            if effect.isWorthPrinting { lines.append(effect.summary) }
+        }
+    }
+
+    func drain() -> (lines: [String], effects: [TourEffect]) {
+        lock.withLock {
+            defer {
+                lines.removeAll()
+                effects.removeAll()
+            }
+            return (lines, effects)
         }
     }
 }
@@ -122,25 +177,6 @@ extension TourEffect {
         switch self {
         case .checkPermission, .presented, .dismissed, .haptic: false
         default: true
-        }
-    }
-}
-
-enum CLIError: Error, CustomStringConvertible {
-    case storage(StorageError)
-    case script(line: Int, message: String)
-
-    var description: String {
-        switch self {
-        case .storage(let error): "error: \(error)"
-        case .script(let line, let message): "line \(line): \(message)"
-        }
-    }
-
-    var exitCode: Int32 {
-        switch self {
-        case .storage: 3
-        case .script: 1
         }
     }
 }

@@ -12,10 +12,12 @@ struct Play: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a script of commands (without the app name), one per line, # for comments.",
         discussion:
-            "Reads standard input when no FILE is given. Stops at the first refused line and names its number."
+            "Reads standard input when no FILE is given. Stops at the first refused line, names its number and exits 1 "
+            + "(a piped interactive session goes on and exits 1 at the end instead). With --json: JSON Lines, one "
+            + "document per command, the refused line's as {\"error\": {...}}."
     )
     @OptionGroup var options: CommonOptions
-    @Argument(help: "The script file.") var file: String?
+    @Argument(help: "The script file.", completion: .file()) var file: String?
     @Flag(help: "Print each line before what it prints, as a transcript (with --json, as {\"line\": ...}).")
     var echo = false
 
@@ -24,7 +26,7 @@ struct Play: AsyncParsableCommand {
         var lines: AnyIterator<String>
         if let file {
             guard let contents = FileManager.default.contents(atPath: file) else {
-                throw ValidationError("cannot read the script '\(file.quotable)'")
+                throw CLIFailure.usage("cannot read the script '\(file.quotable)'")
             }
             var iterator = String(decoding: contents, as: UTF8.self)
                 .split(separator: "\n", omittingEmptySubsequences: false).map(String.init).makeIterator()
@@ -46,14 +48,13 @@ struct Play: AsyncParsableCommand {
                     switch line {
                     case .empty: continue
                     case .quit: return
+                    case .help: try await SessionHelp.print(runner)
                     case .command(let command): try await command.execute(runner)
                     }
-                } catch let refusal as TourRefusal {
-                    throw CLIError.script(line: number, message: refusal.description)
-                } catch let error as CLIError {
-                    throw error
+                } catch let failure as CLIFailure where failure.code == CLIFailure.Code.database.rawValue {
+                    throw failure
                 } catch {
-                    throw CLIError.script(line: number, message: ScriptLine.message(for: error))
+                    throw await runner.failure(for: error, scriptLine: raw).at(line: number)
                 }
             }
         }
@@ -64,6 +65,7 @@ struct Play: AsyncParsableCommand {
 enum ScriptLine {
     case empty
     case quit
+    case help
     case command(any ScriptableCommand)
 
     static let commandNames: Set<String> = [
@@ -80,19 +82,16 @@ enum ScriptLine {
         var words = try tokenize(code)
         guard let first = words.first else { return .empty }
         if first == "quit" || first == "exit" { return .quit }
-        if first == "play" { throw ValidationError("play cannot run inside a script") }
+        if first == "help" || first == "?" { return .help }
+        if first == "play" { throw CLIFailure.usage("play cannot run inside a script") }
         if !commandNames.contains(first) { words.insert("do", at: 0) }
         let parsed = try RootCommand.parseAsRoot(words)
         guard let command = parsed as? any ScriptableCommand else {
-            throw ValidationError(
+            throw CLIFailure.usage(
                 "'\(first.quotable)' is not a command here; commands: \(commandNames.sorted().joined(separator: ", "))"
             )
         }
         return .command(command)
-    }
-
-    static func message(for error: any Error) -> String {
-        RootCommand.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
     }
 
     /// Splits on spaces, keeping quoted text together: `savePhase name="High school"`.
@@ -116,9 +115,64 @@ enum ScriptLine {
                 inWord = true
             }
         }
-        if quote != nil { throw ValidationError("a quote is not closed") }
+        if quote != nil { throw CLIFailure.usage("a quote is not closed") }
         if inWord { words.append(current) }
         return words
+    }
+}
+
+extension Runner {
+    /// The failure of a script line: a word that is no action but close to a command gets "did you
+    /// mean" that command.
+    func failure(for error: any Error, scriptLine: String) async -> CLIFailure {
+        var failure = await failure(for: error)
+        if failure.code == TourRefusal.Code.unknownAction.rawValue, failure.suggestion == nil,
+            let first = (try? ScriptLine.tokenize(scriptLine))?.first,
+            let command = NameSuggestion.nearest(to: first, in: ScriptLine.commandNames.sorted() + ["help", "quit"])
+        {
+            failure.suggestion = command
+            failure.message += " (Did you mean the command '\(command)'?)"
+        }
+        return failure
+    }
+}
+
+/// `help` (or `?`) in a session or script: the actions the card takes now, and the commands.
+enum SessionHelp {
+    static let commands = [
+        ("ACTION [KEY=VALUE ...]", "an action on the card (`do ACTION` works too)"),
+        ("show", "the card showing now"), ("status", "every flow and the product's state"),
+        ("launch", "the app starts again"), ("visit FEATURE", "go to a feature"),
+        ("signal NAME", "the app reports a moment"), ("wait SECONDS", "time passes"),
+        ("replay [FLOW]", "show a flow again"), ("reset [FLOW]", "debug reset"),
+        ("explain [FLOW]", "why each flow shows or not"), ("journal", "this user's journal"),
+        ("report", "the funnel across users"), ("help, ?", "this list"), ("quit", "end the session"),
+    ]
+
+    static func print(_ runner: Runner) async throws {
+        let snapshot = try await runner.session.snapshot()
+        let actions = snapshot.card?.actions.map(\.name) ?? runner.product.catalog.freeActions.map(\.name)
+        let hint = snapshot.card == nil ? try await runner.nextMoveHint() : nil
+        if runner.json {
+            struct Body: Encodable {
+                struct Help: Encodable {
+                    var actions: [String]
+                    var commands: [String]
+                    var hint: String?
+                }
+                var help: Help
+            }
+            Output.document(
+                try Render.json(Body(help: .init(actions: actions, commands: commands.map(\.0), hint: hint))))
+            return
+        }
+        Output.line(
+            actions.isEmpty
+                ? "Actions now: none.\(hint.map { " " + $0 } ?? "")" : "Actions now: \(actions.joined(separator: ", ")).")
+        Output.line("Commands:")
+        for (command, what) in commands {
+            Output.line("  " + command.padding(toLength: 24, withPad: " ", startingAt: 0) + what)
+        }
     }
 }
 
@@ -128,30 +182,50 @@ struct Interactive {
 
     func run() async throws {
         let terminal = isatty(STDIN_FILENO) == 1
+        let reader: LineReader? = terminal ? LineReader(prompt: "> ") : nil
+        let welcome =
+            "\(runner.cli.displayName) \(runner.product.catalog.flowNoun) · user \(runner.session.key.user) · "
+            + "database \(runner.displayPath) · type help or quit"
+        // On a terminal the welcome is part of the conversation; a pipe keeps standard output for
+        // the answers (JSON Lines under --json), so it goes to standard error there.
+        if terminal && !runner.json { Output.line(welcome) } else { Output.error(welcome) }
         try await runner.launch(version: nil)
         try await settle()
         try await runner.report(.card)
-        while true {
-            if terminal {
-                Output.write("> ")
-            }
-            guard let line = readLine() else { break }
+        var number = 0
+        var refused = 0
+        defer { reader?.close() }
+        session: while true {
+            let next: String?
+            if let reader { next = reader.readLine() } else { next = readLine() }
+            guard let line = next else { break }
+            number += 1
             do {
                 switch try ScriptLine.parse(line) {
                 case .empty: continue
-                case .quit: return
+                case .quit: break session
+                case .help: try await SessionHelp.print(runner)
                 case .command(let command):
                     try await command.execute(runner)
                     if try await settle() { try await runner.report(.card) }
                 }
-            } catch let refusal as TourRefusal {
-                Output.error("\(runner.cli.executable): \(refusal)")
-            } catch let error as CLIError {
-                throw error
+            } catch let failure as CLIFailure where failure.code == CLIFailure.Code.database.rawValue {
+                throw failure
             } catch {
-                Output.error("\(runner.cli.executable): \(ScriptLine.message(for: error))")
+                refused += 1
+                let failure = await runner.failure(for: error, scriptLine: line)
+                Output.fail(terminal ? failure : failure.at(line: number), json: runner.json)
             }
         }
+        try finish(refused: refused, of: number)
+    }
+
+    /// A session whose input was not a terminal exits 1 when any line was refused, so a script can
+    /// trust its exit status (each refusal was printed as it happened).
+    private func finish(refused: Int, of lines: Int) throws {
+        guard refused > 0, isatty(STDIN_FILENO) != 1 else { return }
+        Output.error("\(runner.cli.executable): \(refused) of \(lines) lines refused")
+        throw ExitCode(CLIFailure.refusedStatus)
     }
 
     /// Waits out a short timer when there is nothing to do meanwhile (a start delay, a closing
@@ -164,7 +238,7 @@ struct Interactive {
             guard snapshot.card?.actions.isEmpty ?? true, let next = snapshot.nextTimerAt,
                 case let seconds = max(0, next - snapshot.now), seconds <= 10
             else { break }
-            Output.line("  … \(Render.format(seconds)) s pass")
+            if !runner.json { Output.line("  … \(Render.format(seconds)) s pass") }
             try await runner.wait(seconds)
             waited = true
         }
@@ -174,40 +248,60 @@ struct Interactive {
 
 /// The `do --help` text: every action of every step, with its parameters, from the catalog itself.
 enum ActionHelp {
+    /// Lines are packed to this width and broken only between entries, so the parser's own
+    /// wrapping (at 80 columns on a pipe) never cuts an entry in two.
+    static let width = 76
+
     static func text(for cli: CLIProduct) -> String {
-        let product = cli.make(RunEnvironment(databasePath: ":memory:", offline: false, user: "default"))
+        let catalog = cli.catalog
         var lines = [
-            "Actions of \(cli.displayName), by flow and step (back and skip where the step allows them):"
+            "Actions of \(cli.displayName), step by step (back and skip where a step allows them):"
         ]
-        for flow in product.catalog.flows {
+        for flow in catalog.flows {
             lines.append("\(flow.id):")
             for step in flow.steps {
                 let actions =
                     step.actions.filter { !$0.isWayOut }.map { describe($0, fields: flow.fields) }
                     + step.passThrough + step.actions.filter(\.isWayOut).map { describe($0, fields: flow.fields) }
-                lines.append(
-                    "  \(step.id): \(actions.isEmpty ? "(closes by itself)" : actions.joined(separator: "; "))"
-                )
+                lines += pack("  \(step.id): ", actions.isEmpty ? ["(closes by itself)"] : actions)
             }
         }
-        if !product.catalog.freeActions.isEmpty {
-            lines.append(
-                "Outside a tour: "
-                    + product.catalog.freeActions.map {
-                        describe($0, fields: product.catalog.freeFields)
-                    }.joined(separator: "; "))
+        if !catalog.freeActions.isEmpty {
+            lines += pack(
+                "Outside a \(catalog.flowNoun): ", catalog.freeActions.map { describe($0, fields: catalog.freeFields) })
         }
         return lines.joined(separator: "\n")
     }
 
-    private static func describe(_ action: StepAction, fields: [FieldSpec]) -> String {
-        guard !action.fills.isEmpty else { return action.name }
+    /// `head` then the entries separated by "; ", a new line (indented) before an entry that would
+    /// pass ``width``.
+    static func pack(_ head: String, _ entries: [String]) -> [String] {
+        var lines: [String] = []
+        var line = head
+        var empty = true
+        for entry in entries {
+            let piece = empty ? entry : "; " + entry
+            if !empty, line.count + piece.count > width {
+                lines.append(line + ";")
+                line = "      " + entry
+            } else {
+                line += piece
+            }
+            empty = false
+        }
+        lines.append(line)
+        return lines
+    }
+
+    static func describe(_ action: StepAction, fields: [FieldSpec]) -> String {
+        let name = action.aliases.isEmpty ? action.name : "\(action.name) (or \(action.aliases.joined(separator: ", ")))"
+        guard !action.fills.isEmpty else { return name }
         let parameters = action.fills.map { name -> String in
             let required = action.requiredParameters.contains(name)
             let kind = fields.first { $0.name == name }.map { shape(of: $0.kind) } ?? "TEXT"
             return required ? "\(name)=\(kind)" : "[\(name)=\(kind)]"
         }
-        return "\(action.name) \(parameters.joined(separator: " "))"
+        return "\(name) \(parameters.joined(separator: " "))"
     }
 
     private static func shape(of kind: FieldSpec.Kind) -> String {

@@ -122,7 +122,7 @@ extension TourEngine {
                     verdict = "dueSoon"
                     reason =
                         state.presentingFlow.map { "triggered; shows when \($0) ends" }
-                        ?? "triggered; shows at t=\(start.timeIntervalSince1970) (its start delay)"
+                        ?? "triggered; shows when its start delay ends"
                 } else if triggers.isEmpty {
                     verdict = "never"
                     reason = "no trigger: only a replay shows it"

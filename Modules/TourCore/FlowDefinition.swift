@@ -55,6 +55,10 @@ public struct FlowDefinition: Sendable, Equatable {
 /// outside any flow (Mood Tracker's mood swipes).
 public struct TourCatalog: Sendable, Equatable {
     public var app: String
+    /// The product's name as people read it ("Carrier Wave").
+    public var name: String
+    /// The product's word for one of its flows: "walkthrough", "onboarding", "tour", "tutorial".
+    public var flowNoun: String
     public var flows: [FlowDefinition]
     /// Actions usable when no flow shows, or while a step lists them in ``StepDefinition/passThrough``.
     public var freeActions: [StepAction]
@@ -65,10 +69,12 @@ public struct TourCatalog: Sendable, Equatable {
     public var stateScopes: StateScopes
 
     public init(
-        app: String, flows: [FlowDefinition], freeActions: [StepAction] = [], freeFields: [FieldSpec] = [],
-        stateScopes: StateScopes? = nil
+        app: String, name: String? = nil, flowNoun: String = "tour", flows: [FlowDefinition],
+        freeActions: [StepAction] = [], freeFields: [FieldSpec] = [], stateScopes: StateScopes? = nil
     ) {
         self.app = app
+        self.name = name ?? app
+        self.flowNoun = flowNoun
         self.flows = flows
         self.freeActions = freeActions
         self.freeFields = freeFields
@@ -82,6 +88,34 @@ public struct TourCatalog: Sendable, Equatable {
     public var scopes: Scopes {
         Scopes(flows: Dictionary(uniqueKeysWithValues: flows.map { ($0.id, $0.scope) }), state: stateScopes)
     }
+
+    /// Every action name (and alias) any step or the product's free actions answer to, each once.
+    public var actionNames: [String] {
+        var seen: Set<String> = []
+        let actions = flows.flatMap(\.steps).flatMap(\.actions) + freeActions
+        return actions.flatMap { [$0.name] + $0.aliases }.filter { seen.insert($0).inserted }
+    }
+
+    /// The features a visit can name (the moments of visit triggers), each once, in catalog order.
+    public var features: [String] {
+        var seen: Set<String> = []
+        return flows.flatMap(\.triggers).compactMap { trigger -> String? in
+            guard case .visit(let feature) = trigger.moment, seen.insert(feature).inserted else { return nil }
+            return feature
+        }
+    }
+
+    /// The signals the app can report (the moments of signal triggers), each once, in catalog order.
+    public var signals: [String] {
+        var seen: Set<String> = []
+        return flows.flatMap(\.triggers).compactMap { trigger -> String? in
+            guard case .signal(let signal) = trigger.moment, seen.insert(signal).inserted else { return nil }
+            return signal
+        }
+    }
+
+    /// Flows a replay can show.
+    public var replayableFlows: [FlowID] { flows.filter { $0.replay != .notReplayable }.map(\.id) }
 
     /// Every permission a step asks for, in catalog order, each once.
     public var permissions: [PermissionName] {

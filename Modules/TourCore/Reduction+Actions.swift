@@ -12,7 +12,7 @@ extension Reduction {
     mutating func perform(_ name: String, _ parameters: [String: String]) throws(TourRefusal) {
         guard let (flow, step) = showing else {
             guard let free = catalog.freeActions.first(where: { $0.answers(to: name) }) else {
-                throw refusal(name, "no tour is showing")
+                throw unknownOrNotNow(name, "no \(catalog.flowNoun) is showing", code: .nothingShowing)
             }
             try performFree(free, parameters)
             return
@@ -28,8 +28,18 @@ extension Reduction {
         } else if name == "skip" {
             throw refusal(name, "skipping is not allowed on this step")
         } else {
-            throw refusal(name, "this step does not accept '\(name.quotable)'")
+            throw unknownOrNotNow(name, "this step does not accept '\(name.quotable)'", code: .notAllowedNow)
         }
+    }
+
+    /// The refusal of an action the card does not take: "unknown action" (with the nearest name)
+    /// when no step of the product has it, else `reason`.
+    private func unknownOrNotNow(_ name: String, _ reason: String, code: TourRefusal.Code) -> TourRefusal {
+        let known = catalog.actionNames
+        if known.contains(name) { return refusal(name, reason, code: code) }
+        let now = allowedActions().map(\.name)
+        let suggestion = NameSuggestion.nearest(to: name, in: now) ?? NameSuggestion.nearest(to: name, in: known)
+        return refusal(name, "unknown action", code: .unknownAction, suggestion: suggestion)
     }
 
     /// The name the journal records for `name`: the action's own name when `name` is an alias.
@@ -114,10 +124,12 @@ extension Reduction {
             action.fills.isEmpty
             ? "it takes no parameters" : "its parameters: \(action.fills.joined(separator: ", "))"
         for key in parameters.keys.sorted() where !action.fills.contains(key) {
-            throw refusal(action.name, "'\(key.quotable)' is not a parameter of \(action.name); \(usage)")
+            throw refusal(
+                action.name, "'\(key.quotable)' is not a parameter of \(action.name); \(usage)", code: .invalidParameter,
+                suggestion: NameSuggestion.nearest(to: key, in: action.fills).map { "\($0)=" })
         }
         for key in action.requiredParameters where (parameters[key] ?? "").isEmpty {
-            throw refusal(action.name, "\(action.name) needs \(key)=VALUE; \(usage)")
+            throw refusal(action.name, "\(action.name) needs \(key)=VALUE; \(usage)", code: .invalidParameter)
         }
         var parsed: [String: TourValue] = [:]
         for (key, text) in parameters {
@@ -127,7 +139,7 @@ extension Reduction {
             }
             switch field.parse(text, context: context) {
             case .success(let value): parsed[key] = value
-            case .failure(let error): throw refusal(action.name, error.message)
+            case .failure(let error): throw refusal(action.name, error.message, code: .invalidParameter)
             }
         }
         return parsed
@@ -162,7 +174,7 @@ extension Reduction {
     }
 
     mutating func answer(_ gateID: String, _ status: GateStatus) throws(TourRefusal) {
-        guard status != .pending else { throw refusal("answer \(gateID)", "an answer cannot be 'pending'") }
+        guard status != .pending else { throw refusal("answer \(gateID)", "an answer cannot be 'pending'", code: .notWaiting) }
         let waiting = catalog.flows.filter { flow in
             guard let step = state[flow: flow.id].currentStep.flatMap(flow.step) else { return false }
             return step.gate(gateID) != nil
@@ -170,7 +182,7 @@ extension Reduction {
         guard let flow = waiting.first, let step = state[flow: flow.id].currentStep.flatMap(flow.step),
             let gate = step.gate(gateID)
         else {
-            throw refusal("answer \(gateID)", "no step showing now waits for \(gateID)")
+            throw refusal("answer \(gateID)", "no step showing now waits for \(gateID)", code: .notWaiting)
         }
         state[flow: flow.id].gates[gateID] = status
         notes.append("\(flow.id) \(step.id): \(gateID) \(status.rawValue)")

@@ -24,23 +24,27 @@ struct Reduction {
                 guard AppVersion.isValid(version) else {
                     throw refusal(
                         "launch",
-                        "app version '\(version.quotable)' is not a dotted version number such as 2.5")
+                        "app version '\(version.quotable)' is not a dotted version number such as 2.5",
+                        code: .invalidVersion)
                 }
                 state.appVersion = version
             }
             resumeInterruptedFlows()
             evaluateTriggers(.launch)
         case .signal(let name):
-            guard knownMoments.contains(.signal(name)) else {
+            guard catalog.signals.contains(name) else {
                 throw refusal(
-                    "signal \(name)",
-                    "unknown signal; known signals: \(names(of: knownMoments, signals: true))")
+                    "signal \(name)", "unknown signal", code: .unknownSignal, allowed: catalog.signals,
+                    listing: .init(label: "Signals", whenEmpty: "\(catalog.name) reports no signals"),
+                    suggestion: NameSuggestion.nearest(to: name, in: catalog.signals))
             }
             evaluateTriggers(.signal(name))
         case .featureVisited(let place):
-            guard knownMoments.contains(.visit(place)) else {
+            guard catalog.features.contains(place) else {
                 throw refusal(
-                    "visit \(place)", "unknown feature; features: \(names(of: knownMoments, signals: false))")
+                    "visit \(place)", "unknown feature", code: .unknownFeature, allowed: catalog.features,
+                    listing: .init(label: "Features", whenEmpty: "\(catalog.name) has no features to visit"),
+                    suggestion: NameSuggestion.nearest(to: place, in: catalog.features))
             }
             evaluateTriggers(.visit(place))
         case .actionPerformed(let name, let parameters):
@@ -61,18 +65,6 @@ struct Reduction {
 
     // MARK: - Triggers
 
-    private var knownMoments: [Trigger.Moment] { catalog.flows.flatMap(\.triggers).map(\.moment) }
-
-    private func names(of moments: [Trigger.Moment], signals: Bool) -> String {
-        let names = moments.compactMap { moment -> String? in
-            switch moment {
-            case .signal(let name): signals ? name : nil
-            case .visit(let place): signals ? nil : place
-            case .launch: nil
-            }
-        }
-        return Array(Set(names)).sorted().joined(separator: ", ")
-    }
 
     private mutating func evaluateTriggers(_ moment: Trigger.Moment) {
         for flow in catalog.flows {
@@ -129,23 +121,27 @@ struct Reduction {
 
     private mutating func replay(_ id: FlowID?) throws(TourRefusal) {
         let replayable = catalog.flows.filter { $0.replay != .notReplayable }
+        let names = replayable.map(\.id.rawValue)
+        let listing = TourRefusal.Listing(
+            label: "Replayable", whenEmpty: "\(catalog.name) has no \(catalog.flowNoun) to replay")
+        let attempted = id.map { "replay \($0)" } ?? "replay"
         if replayable.isEmpty {
-            throw refusal("replay", "no flow of \(catalog.app) can be replayed")
+            throw refusal(attempted, "nothing can be replayed", code: .notReplayable, allowed: [], listing: listing)
         }
         guard let flow = id.map({ id in catalog.flow(id) }) ?? replayable.first else {
             throw refusal(
-                "replay",
-                "unknown flow '\((id?.rawValue ?? "").quotable)'; replayable: \(replayable.map(\.id.rawValue).joined(separator: ", "))"
-            )
+                attempted, "unknown flow", code: .unknownFlow, allowed: names, listing: listing,
+                suggestion: NameSuggestion.nearest(to: id?.rawValue ?? "", in: names))
         }
         guard flow.replay != .notReplayable else {
             throw refusal(
-                "replay",
-                "\(flow.id) cannot be replayed; replayable: \(replayable.map(\.id.rawValue).joined(separator: ", "))"
-            )
+                attempted, "\(flow.id) cannot be replayed", code: .notReplayable, allowed: names, listing: listing)
         }
         guard state[flow: flow.id].status != .active else {
-            throw refusal("replay", "\(flow.id) is already showing")
+            throw refusal(
+                attempted, "\(flow.id) is already showing", code: .notReplayable,
+                allowed: replayable.filter { state[flow: $0.id].status != .active }.map(\.id.rawValue),
+                listing: listing)
         }
         let record = state[flow: flow.id]
         switch flow.replay {
@@ -165,10 +161,11 @@ struct Reduction {
 
     private mutating func reset(_ id: FlowID?) throws(TourRefusal) {
         if let id, catalog.flow(id) == nil {
+            let names = catalog.flows.map(\.id.rawValue)
             throw refusal(
-                "reset",
-                "unknown flow '\(id.rawValue.quotable)'; flows: \(catalog.flows.map(\.id.rawValue).joined(separator: ", "))"
-            )
+                "reset \(id)", "unknown flow", code: .unknownFlow, allowed: names,
+                listing: .init(label: "Flows", whenEmpty: "\(catalog.name) has no flows"),
+                suggestion: NameSuggestion.nearest(to: id.rawValue, in: names))
         }
         for flow in catalog.flows where id == nil || flow.id == id {
             if state[flow: flow.id].status == .active { effects.append(.dismissed(flow.id)) }
@@ -180,12 +177,16 @@ struct Reduction {
 
     // MARK: - Refusals
 
-    func refusal(_ attempted: String, _ reason: String) -> TourRefusal {
+    /// A refusal at the state now. Without `allowed`, it lists the actions the card accepts.
+    func refusal(
+        _ attempted: String, _ reason: String, code: TourRefusal.Code = .notAllowedNow, allowed: [String]? = nil,
+        listing: TourRefusal.Listing = .actionsNow, suggestion: String? = nil
+    ) -> TourRefusal {
         let flow = state.presentingFlow
         return TourRefusal(
-            flow: flow, step: flow.flatMap { state[flow: $0].currentStep }, attempted: attempted,
-            reason: reason,
-            allowed: allowedActions().map(\.name))
+            code: code, flow: flow, step: flow.flatMap { state[flow: $0].currentStep }, attempted: attempted,
+            reason: reason, allowed: allowed ?? allowedActions().map(\.name), listing: listing,
+            suggestion: suggestion, noun: catalog.flowNoun)
     }
 }
 

@@ -67,7 +67,7 @@ struct SeedFidelityTests {
         try cli.run("play", stdin: "launch\nnext\n")
         let empty = try cli.run("do", "chooseApps", "apps=,,")
         #expect(empty.status == 1)
-        #expect(empty.stderr == "lockedin: refused 'chooseApps' (onboarding step appSelection): apps needs at least one name, comma-separated (A,B,...). Allowed now: chooseApps, back\n")
+        #expect(empty.stderr == "lockedin: refused 'chooseApps' (onboarding step appSelection): apps needs at least one name, comma-separated (A,B,...). Allowed now: chooseApps, back.\n")
         let twice = try cli.json("do", "chooseApps", "apps=Instagram,Instagram, instagram,TikTok")
         #expect(twice.card?["details"] as? [String] == ["2 apps selected"])
     }

@@ -150,7 +150,8 @@ struct Scenario: Sendable, CustomStringConvertible {
             transcript += "── \(executable) \(arguments.joined(separator: " ")) ──\n"
             transcript += try run(segment, arguments: arguments, environment: environment, json: json)
         }
-        return transcript
+        // The database's folder is new each run: "created the database at <tmp>/onboarding.sqlite".
+        return transcript.replacingOccurrences(of: folder.path, with: "<tmp>")
     }
 
     private static let sync = "# transcript: lines above done"

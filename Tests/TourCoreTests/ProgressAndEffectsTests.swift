@@ -86,7 +86,7 @@ struct ProgressAndEffectsTests {
                     allowed: ["choose", "back"]))
         #expect(
             refusal.description
-                == "refused 'next' (form step pick): Select at least one app. Allowed now: choose, back")
+                == "refused 'next' (form step pick): Select at least one app. Allowed now: choose, back.")
         #expect(driver.state == before)
     }
 

@@ -67,7 +67,11 @@ struct TriggerTests {
         try driver.act("next")
         try driver.send(.featureVisited("feature"))
         #expect(driver.card == nil)
-        #expect(driver.refuses(.featureVisited("nowhere"))?.reason == "unknown feature; features: feature")
+        let refusal = driver.refuses(.featureVisited("nowhere"))
+        #expect(refusal?.code == .unknownFeature)
+        #expect(refusal?.allowed == ["feature"])
+        #expect(refusal?.description.hasSuffix("unknown feature. Features: feature.") == true)
+        #expect(driver.refuses(.featureVisited("featur"))?.suggestion == "feature")
     }
 
     @Test func anUpgradeIntoAListedVersionTriggersOnlyAfterAnEarlierTour() throws {

@@ -11,7 +11,8 @@ public enum CarrierWaveCatalog {
 
     public static let services = ["qrz", "pota", "lofi", "hamrs", "lotw"]
 
-    public static let catalog = TourCatalog(app: app, flows: [introFlow] + miniTours + updatePrompts)
+    public static let catalog = TourCatalog(
+        app: app, name: "Carrier Wave", flowNoun: "tour", flows: [introFlow] + miniTours + updatePrompts)
 
     static let tourFlows: [FlowID] = [intro] + majorVersions.map(promptID)
 

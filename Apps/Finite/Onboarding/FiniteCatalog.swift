@@ -6,7 +6,7 @@ public enum FiniteCatalog {
     public static let walkthrough: FlowID = "walkthrough"
 
     public static let catalog = TourCatalog(
-        app: app, flows: [walkthroughFlow],
+        app: app, name: "Finite", flowNoun: "walkthrough", flows: [walkthroughFlow],
         freeActions: [
             StepAction(
                 "setBirthDate", fills: ["date"], requiredParameters: ["date"], outcome: .stay,

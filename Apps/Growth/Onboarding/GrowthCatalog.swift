@@ -40,7 +40,7 @@ public enum GrowthCatalog {
     ]
 
     public static let catalog = TourCatalog(
-        app: app, flows: [tourFlow],
+        app: app, name: "Growth", flowNoun: "tour", flows: [tourFlow],
         freeActions: [
             StepAction(
                 "completeOnboarding", outcome: .stay, effects: [.product("onboardingCompleted", payload: [:])]

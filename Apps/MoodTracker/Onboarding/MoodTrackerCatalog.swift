@@ -11,7 +11,7 @@ public enum MoodTrackerCatalog {
     ]
 
     public static let catalog = TourCatalog(
-        app: app, flows: [tutorialFlow],
+        app: app, name: "Mood Tracker", flowNoun: "tutorial", flows: [tutorialFlow],
         freeActions: swipes.map { swipe in
             StepAction(
                 swipe.action, outcome: .stay,
