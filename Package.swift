@@ -112,7 +112,7 @@ let package = Package(
                 "finite", "lockedin", "carrierwave", "growth", "moodtracker", "LockedInOnboarding",
                 "Persistence", "TourFixtures",
             ],
-            path: "Tests/CLITests", exclude: ["BadInput"], swiftSettings: swiftSettings),
+            path: "Tests/CLITests", exclude: ["BadInput", "Releases"], swiftSettings: swiftSettings),
     ] + appTargets,
     swiftLanguageModes: [.v6]
 )

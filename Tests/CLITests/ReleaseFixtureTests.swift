@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+
+/// Databases frozen from earlier releases (`Releases/<version>/`, made once by
+/// `scripts/make-release-fixture.py` and never regenerated): every build must open them, migrate
+/// them, show every stored user as that release stored them, resume each as that release did, and
+/// report over their whole history. A release that changes a catalog adds its own fixture beside
+/// the old ones, and states here how the old users move.
+@Suite("Databases from earlier releases")
+struct ReleaseFixtureTests {
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Releases")
+
+    struct Fixture: CustomStringConvertible, Sendable {
+        var release: String
+        var file: String
+        /// This file's part of the manifest, as JSON.
+        var manifest: Data
+        var description: String { "\(release)/\(file)" }
+        var expected: [String: Any] { (try? JSONSerialization.jsonObject(with: manifest)) as? [String: Any] ?? [:] }
+    }
+
+    static let fixtures: [Fixture] = {
+        let releases = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return releases.sorted().flatMap { release -> [Fixture] in
+            let manifest = folder.appendingPathComponent(release).appendingPathComponent("manifest.json")
+            guard let data = try? Data(contentsOf: manifest),
+                let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                let files = object["files"] as? [String: [String: Any]]
+            else { return [] }
+            return files.keys.sorted().map {
+                Fixture(
+                    release: release, file: $0,
+                    manifest: (try? JSONSerialization.data(withJSONObject: files[$0] ?? [:])) ?? Data())
+            }
+        }
+    }()
+
+    @Test func thereIsAFixtureForEveryShapeOfUser() {
+        #expect(Self.fixtures.map(\.file).sorted().starts(with: ["finished.sqlite", "midflow.sqlite", "skipped.sqlite"]))
+    }
+
+    @Test(arguments: fixtures)
+    func everyStoredUserReadsResumesAndReports(_ fixture: Fixture) throws {
+        for (product, value) in fixture.expected {
+            guard let users = value as? [String: Any] else { continue }
+            let source = Self.folder.appendingPathComponent(fixture.release).appendingPathComponent(fixture.file)
+            // The whole history reports, row for row.
+            let reporting = try CLI(product)
+            try FileManager.default.copyItem(atPath: source.path, toPath: reporting.database)
+            let report = try reporting.json("report")
+            #expect(report["journalRows"] as? Int == users["journalRows"] as? Int, "\(fixture) \(product)")
+            for (user, entry) in users {
+                guard let entry = entry as? [String: Any], let stored = entry["stored"] as? [String: [String: Any]]
+                else { continue }
+                // Each user on a copy of the file as the release left it (users of one install share flows).
+                let cli = try CLI(product)
+                try FileManager.default.copyItem(atPath: source.path, toPath: cli.database)
+                let status = try cli.json("status", "--user", user)
+                for (flow, record) in stored {
+                    let now = status.flow(flow)
+                    #expect(now?["status"] as? String == record["status"] as? String, "\(fixture) \(product) \(user) \(flow)")
+                    #expect(
+                        (now?["step"] as? String) == (record["step"] as? String), "\(fixture) \(product) \(user) \(flow)")
+                }
+                let launched = try cli.json("launch", "--user", user)
+                let card = launched["card"] as? [String: Any]
+                let expected = entry["afterLaunch"] as? [String: Any]
+                #expect(card?["flow"] as? String == expected?["flow"] as? String, "\(fixture) \(product) \(user)")
+                #expect(card?["step"] as? String == expected?["step"] as? String, "\(fixture) \(product) \(user)")
+                if product == "lockedin" {
+                    // The old journal and today's launch still rebuild to what is stored.
+                    let rebuilt = try JournalCheck.rebuildMatchesStoredState(database: cli.database)
+                    #expect(rebuilt.matches, "\(fixture) \(product): \(rebuilt.detail)")
+                }
+            }
+        }
+    }
+}
