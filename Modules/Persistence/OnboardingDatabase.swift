@@ -104,6 +104,10 @@ public final class OnboardingDatabase: Sendable {
         connection.lock.withLock { connection.writer != nil } || FileManager.default.fileExists(atPath: path)
     }
 
+    /// Creates the file now, with its schema, if it does not exist yet (an app that wants the file
+    /// at install rather than at the first write; tools that write the same format beside it).
+    public func createIfMissing() throws { _ = try createdWriter() }
+
     /// The file's connection, opening the file if it exists (another process may have created it).
     private func existingWriter() throws -> (any DatabaseWriter)? {
         try connection.lock.withLock {

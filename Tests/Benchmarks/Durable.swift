@@ -55,7 +55,7 @@ final class RawSQLite {
 
     init(path: String) throws {
         // The schema and pragmas come from our own open, so both write the same file format.
-        _ = try OnboardingDatabase.open(path: path)
+        try OnboardingDatabase.open(path: path).createIfMissing()
         guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
             throw BenchError("open \(path)")
         }

@@ -62,7 +62,7 @@ struct Journey {
     ]
 
     /// The same product with every flow kept per user: the scale benchmarks put a million users'
-    /// flows in one file, where install-scoped flows would all share one row.
+    /// flows in one file, where install-scoped flows and state would all share one row.
     var perUser: Product {
         var product = product
         product.catalog.flows = product.catalog.flows.map { flow in
@@ -70,6 +70,7 @@ struct Journey {
             flow.scope = .user
             return flow
         }
+        product.catalog.stateScopes = StateScopes(.user)
         return product
     }
 
