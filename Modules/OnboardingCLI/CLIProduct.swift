@@ -11,6 +11,8 @@ public struct CLIProduct: Sendable {
     public var make: @Sendable (RunEnvironment) -> Product
     /// The product's catalog (the same in every run): for help, validation and redaction.
     public let catalog: TourCatalog
+    /// What the product's code provides to the catalog (context keys, device facts, effects).
+    public let declarations: CatalogDeclarations
     /// Masks secret field values in everything the CLI prints.
     let redactor: SecretRedactor
     /// Help texts built from the catalog, once per process: the argument parser reads a command's
@@ -23,7 +25,9 @@ public struct CLIProduct: Sendable {
         self.executable = executable
         self.displayName = displayName
         self.make = make
-        catalog = make(RunEnvironment(databasePath: ":memory:", offline: false, user: "default")).catalog
+        let product = make(RunEnvironment(databasePath: ":memory:", offline: false, user: "default"))
+        catalog = product.catalog
+        declarations = product.handler.declarations
         redactor = catalog.redactor
     }
 
@@ -111,9 +115,9 @@ public enum OnboardingCLI {
             var failure = Runner.failure(for: error, hint: nil)
             // `APP stauts`: the root command reads any word as a stray argument; say which command it was near.
             if let first = given.first, !first.hasPrefix("-"), !ScriptLine.commandNames.contains(first), first != "play",
-                first != "graph"
+                first != "graph", first != "check"
             {
-                let commands = ScriptLine.commandNames.sorted() + ["graph", "play"]
+                let commands = ScriptLine.commandNames.sorted() + ["check", "graph", "play"]
                 let suggestion = NameSuggestion.nearest(to: first, in: commands)
                 failure = .usage(
                     "unknown command '\(first.quotable)'.\(suggestion.map { " Did you mean '\($0)'?" } ?? "") Commands: \(commands.joined(separator: ", ")).",

@@ -26,7 +26,7 @@ struct RootCommand: AsyncParsableCommand {
             subcommands: [
                 Launch.self, Show.self, Do.self, Visit.self, Signal.self, Status.self, Reset.self,
                 Replay.self,
-                Wait.self, Play.self, Journal.self, Report.self, Explain.self, Graph.self,
+                Wait.self, Play.self, Journal.self, Report.self, Explain.self, Graph.self, Check.self,
             ])
     }
 

@@ -38,6 +38,14 @@ struct CommonOptions: ParsableArguments {
     @Flag(help: "The device has no network: connection attempts and profile writes fail as offline.")
     var offline = false
 
+    @Option(
+        name: .customLong("context"),
+        help: ArgumentHelp(
+            "A fact about the device the app reports, KEY=VALUE. Repeatable. \(Self.contextHelp)",
+            valueName: "key=value"),
+        completion: .list(Self.contextPairs))
+    var context: [String] = []
+
     func validate() throws {
         guard user.range(of: #"^[A-Za-z0-9._-]{1,64}$"#, options: .regularExpression) != nil else {
             throw ValidationError(
@@ -45,6 +53,43 @@ struct CommonOptions: ParsableArguments {
         }
         _ = try permissionMap(permissions, option: "--permission")
         _ = try answerMaps()
+        _ = try deviceFacts()
+    }
+
+    /// `--context`, checked against the product's declared device facts.
+    func deviceFacts() throws -> [String: TourValue] {
+        var pairs: [(key: String, value: String)] = []
+        for pair in context {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            guard parts.count == 2, !parts[0].isEmpty else {
+                throw ValidationError("--context takes KEY=VALUE; got '\(pair.quotable)'. \(Self.contextHelp)")
+            }
+            pairs.append((parts[0], parts[1]))
+        }
+        do {
+            return try CLIEnvironment.current.declarations.deviceFacts(pairs, product: CLIEnvironment.current.displayName)
+        } catch {
+            throw ValidationError("--context: \(error.description)")
+        }
+    }
+
+    /// Whether the device is offline: `--offline`, or `--context online=false`.
+    func isOffline() throws -> Bool { try offline || deviceFacts()["online"] == .bool(false) }
+
+    static var contextHelp: String {
+        CLIEnvironment.current.text("contextHelp") {
+            let keys = CLIEnvironment.current.declarations.deviceKeys
+            guard !keys.isEmpty else { return "\(CLIEnvironment.current.displayName) reads no device facts." }
+            return "KEY: " + keys.map { "\($0.name) (\($0.kind.example), default \($0.kind.text($0.defaultValue)): \($0.summary))" }
+                .joined(separator: "; ") + "."
+        }
+    }
+
+    static var contextPairs: [String] {
+        guard let declarations = CLIEnvironment.product?.declarations else { return [] }
+        return declarations.deviceKeys.flatMap { key -> [String] in
+            key.kind == .flag ? ["\(key.name)=true", "\(key.name)=false"] : ["\(key.name)="]
+        }
     }
 
     static var catalog: TourCatalog { CLIEnvironment.current.catalog }

@@ -54,7 +54,7 @@ extension Runner {
         let catalog = product.catalog
         let session = try database.session(self.session.key, scopes: product.scopes)
         let snapshot = try await self.session.snapshot()
-        let context = product.handler.context(domain: session.domain, now: Date(timeIntervalSince1970: snapshot.now))
+        let context = product.context(domain: session.domain, now: Date(timeIntervalSince1970: snapshot.now), device: deviceFacts)
         return NextMoves.hint(
             explanations: product.engine.explain(session.tour, context: context), catalog: catalog,
             launched: session.tour.appVersion != nil,

@@ -96,7 +96,7 @@ struct Explain: ScriptableCommand {
         let product = runner.product
         let session = try runner.database.session(key, scopes: product.scopes)
         let now = try await runner.session.snapshot().now
-        let context = product.handler.context(domain: session.domain, now: Date(timeIntervalSince1970: now))
+        let context = product.context(domain: session.domain, now: Date(timeIntervalSince1970: now), device: runner.deviceFacts)
         var explanations = product.engine.explain(session.tour, context: context)
         if let flow {
             explanations = explanations.filter { $0.flow.rawValue == flow }
@@ -208,6 +208,49 @@ struct Graph: AsyncParsableCommand {
             return
         }
         Output.line(flows.map { FlowDiagram($0).render(format) }.joined(separator: "\n\n"))
+    }
+}
+
+/// `check`: the catalog's problems against what the product's code declares.
+struct Check: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract:
+            "Check the catalog: references to gates, fields, flows, actions, context keys, effects and requests that do not exist, unreachable steps, dead ends, required gates nothing requests.",
+        discussion: "Exit status 0 when the catalog is coherent, 1 when it has problems (each printed on its own line).")
+    @ParentCommand var root: RootCommand
+
+    func run() async throws {
+        let cli = CLIEnvironment.current
+        let product = cli.make(RunEnvironment(databasePath: ":memory:", offline: false, user: "default"))
+        let problems = product.problems
+        let steps = product.catalog.flows.map(\.steps.count).reduce(0, +)
+        if root.options.json {
+            struct Body: Encodable {
+                var app: String
+                var flows: Int
+                var steps: Int
+                var problems: [Problem]
+            }
+            struct Problem: Encodable {
+                var kind: String
+                var flow: String?
+                var step: String?
+                var detail: String
+            }
+            let body = Body(
+                app: product.catalog.app, flows: product.catalog.flows.count, steps: steps,
+                problems: problems.map {
+                    Problem(kind: $0.kind.rawValue, flow: $0.flow?.rawValue, step: $0.step?.rawValue, detail: $0.detail)
+                })
+            Output.document(try Render.json(body))
+        } else if problems.isEmpty {
+            Output.line(
+                "\(cli.displayName)'s catalog: no problems (\(product.catalog.flows.count) flows, \(steps) steps).")
+        } else {
+            Output.line("\(cli.displayName)'s catalog: \(problems.count) problem\(problems.count == 1 ? "" : "s")")
+            for problem in problems { Output.line("  \(problem)") }
+        }
+        if !problems.isEmpty { throw ExitCode(CLIFailure.refusedStatus) }
     }
 }
 

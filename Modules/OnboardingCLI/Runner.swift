@@ -14,6 +14,8 @@ final class Runner: @unchecked Sendable {
     let json: Bool
     let timeSource: TimeSource
     let effects = EffectLog()
+    /// `--context`: the device facts this run reports.
+    let deviceFacts: [String: TourValue]
 
     init(options: CommonOptions) async throws {
         cli = CLIEnvironment.current
@@ -30,7 +32,7 @@ final class Runner: @unchecked Sendable {
         }
         let answers = try options.answerMaps()
         let environment = RunEnvironment(
-            databasePath: path, offline: options.offline, user: options.user, requestAnswers: answers.requests)
+            databasePath: path, offline: try options.isOffline(), user: options.user, requestAnswers: answers.requests)
         product = cli.make(environment)
         // Permission statuses the device remembers from earlier runs, then this run's settings.
         let remembered = try database.session(
@@ -49,11 +51,12 @@ final class Runner: @unchecked Sendable {
             }
         let permissions = StubPermissionProvider(statuses: statuses, answers: answers.permissions)
         json = options.json
+        deviceFacts = try options.deviceFacts()
         let log = effects
         session = TourSession(
             product: product, user: options.user, database: database,
             haptics: TerminalHaptics { log.append(line: $0) },
-            permissions: permissions, time: time,
+            permissions: permissions, time: time, deviceFacts: deviceFacts,
             observe: { effect in log.append(effect) })
     }
 

@@ -15,9 +15,15 @@ public protocol ProductHandler: Sendable {
     /// that a pending profile write reached the profile store. Runs after the commit.
     func followUps(after transition: Transition, domain: [String: TourValue], user: String) async
         -> [TourEvent]
+    /// What this code provides to the catalog: the context keys ``context(domain:now:)`` computes,
+    /// the product effects ``apply(_:to:now:)`` handles and the requests ``perform(request:payload:secrets:)``
+    /// performs. The catalog check holds the catalog's references against it.
+    var declarations: CatalogDeclarations { get }
 }
 
 extension ProductHandler {
+    /// Nothing declared: every reference of the catalog to context, effects or requests is a problem.
+    public var declarations: CatalogDeclarations { CatalogDeclarations() }
     public func context(domain: [String: TourValue], now: Date) -> TourContext { domain }
     public func apply(_ effect: ProductEffect, to domain: inout [String: TourValue], now: Date) {}
     public func perform(request name: String, payload: [String: TourValue], secrets: [String: Secret]) async
@@ -29,6 +35,19 @@ extension ProductHandler {
         -> [TourEvent]
     {
         []
+    }
+}
+
+extension Product {
+    /// Every problem of the catalog against what the handler declares (see ``TourCatalog/problems(declaring:)``).
+    public var problems: [CatalogProblem] { catalog.problems(declaring: handler.declarations) }
+
+    /// The context an event is reduced with: what the handler computes from the domain state, and
+    /// each declared device fact as the app reported it (or its default).
+    public func context(domain: [String: TourValue], now: Date, device: [String: TourValue]) -> TourContext {
+        var context = handler.context(domain: domain, now: now)
+        for key in handler.declarations.deviceKeys { context[key.name] = device[key.name] ?? key.defaultValue }
+        return context
     }
 }
 

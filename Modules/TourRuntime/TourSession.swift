@@ -21,14 +21,17 @@ public actor TourSession {
     private let permissions: any PermissionProvider
     private let time: TimeSource
     private let observe: @Sendable (TourEffect) -> Void
+    /// The device facts the app reports (declared ``ContextKey/Source/device`` keys).
+    private let deviceFacts: [String: TourValue]
     private var subscribers: [UUID: AsyncStream<TourSnapshot>.Continuation] = [:]
 
     public init(
         product: Product, user: String, database: OnboardingDatabase,
         haptics: any HapticPlayer = SilentHaptics(),
         permissions: any PermissionProvider = StubPermissionProvider(), time: TimeSource = .wall,
-        observe: @escaping @Sendable (TourEffect) -> Void = { _ in }
+        deviceFacts: [String: TourValue] = [:], observe: @escaping @Sendable (TourEffect) -> Void = { _ in }
     ) {
+        self.deviceFacts = deviceFacts
         self.product = product
         self.key = SessionKey(app: product.catalog.app, user: user)
         self.database = database
@@ -62,7 +65,7 @@ public actor TourSession {
     public func snapshot() throws -> TourSnapshot {
         let session = try database.session(key, scopes: product.scopes)
         let now = Self.time(time, session)
-        let context = product.handler.context(domain: session.domain, now: now)
+        let context = product.context(domain: session.domain, now: now, device: deviceFacts)
         let engine = product.engine
         return TourSnapshot(
             app: key.app, user: key.user, flows: engine.summaries(of: session.tour, context: context),
@@ -120,15 +123,17 @@ public actor TourSession {
         _ event: TourEvent, advancingClockBy seconds: Double, device: [String: TourValue]
     ) throws -> (Transition, [String: TourValue]) {
         let engine = product.engine
+        let product = product
         let handler = product.handler
         let time = time
+        let deviceFacts = deviceFacts
         return try database.commit(key, scopes: product.scopes) { session in
             var now = Self.time(time, session)
             if case .virtual = time {
                 now = now.addingTimeInterval(seconds)
                 session.virtualNow = now
             }
-            let context = handler.context(domain: session.domain, now: now)
+            let context = product.context(domain: session.domain, now: now, device: deviceFacts)
             let transition = try engine.reduce(session.tour, event, at: now, context: context)
             session.tour = transition.state
             for case .product(let effect) in transition.effects {

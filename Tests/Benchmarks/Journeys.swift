@@ -85,7 +85,7 @@ struct Journey {
         var steps: [(Transition, [String: TourValue], Date, TourContext)] = []
         for (after, event) in events {
             now = now.addingTimeInterval(after)
-            let context = product.handler.context(domain: domain, now: now)
+            let context = product.context(domain: domain, now: now, device: [:])
             let transition = try engine.reduce(state, event, at: now, context: context)
             state = transition.state
             for case .product(let effect) in transition.effects {

@@ -95,7 +95,7 @@ enum Scale {
             let began = clock.now
             let session = try database.session(
                 SessionKey(app: product.catalog.app, user: "u\(user)"), scopes: product.scopes)
-            let context = product.handler.context(domain: session.domain, now: session.virtualNow ?? Date())
+            let context = product.context(domain: session.domain, now: session.virtualNow ?? Date(), device: [:])
             let card = engines[index].card(in: session.tour, context: context)
             let summaries = engines[index].summaries(of: session.tour, context: context)
             latencies.append(seconds(clock.now - began))

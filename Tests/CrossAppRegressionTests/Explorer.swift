@@ -193,7 +193,7 @@ final class Explorer {
     func willBeRefused(_ move: Move, session: Session, product: Product) -> Bool {
         guard case .action(let name, let parameters, _) = move else { return false }
         let now = session.virtualNow ?? Self.start
-        let context = product.handler.context(domain: session.domain, now: now)
+        let context = product.context(domain: session.domain, now: now, device: [:])
         do {
             _ = try product.engine.reduce(
                 session.tour, .actionPerformed(name, parameters: parameters), at: now, context: context)

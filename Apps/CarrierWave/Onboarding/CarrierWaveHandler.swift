@@ -67,6 +67,15 @@ public struct StubServiceConnector: ServiceConnector {
 
 /// Carrier Wave's domain: the services connected and their account names (never a password).
 public struct CarrierWaveHandler: ProductHandler {
+    public var declarations: CatalogDeclarations {
+        CatalogDeclarations(
+            context: [
+                .computed("hasConnectedService", .flag, default: false, "a service account is connected"),
+                .device("online", .flag, default: true, "the device has a network (offline, a connection attempt fails)"),
+            ],
+            productEffects: ["serviceConnected"], requests: ["connect"])
+    }
+
     let credentials: any CredentialStore
     let connector: any ServiceConnector
 

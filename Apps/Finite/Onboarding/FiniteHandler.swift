@@ -3,6 +3,18 @@ import TourRuntime
 
 /// Finite's domain: a birth date (so weeks lived can be counted), life chapters (phases) and marked weeks.
 public struct FiniteHandler: ProductHandler {
+    public var declarations: CatalogDeclarations {
+        CatalogDeclarations(
+            context: [
+                .computed("weeksLived", .number, default: 0, "whole weeks from the birth date to today (0 without one)"),
+                .computed("markableWeeks", .number, default: 4, "the weeks a long-press may name: weeks lived, or the first few"),
+                .computed("hasPhases", .flag, default: false, "at least one life chapter is stored"),
+                .computed("currentYear", .number, default: 2026, "the year now, the latest start year of a chapter"),
+                .computed("today", .text, default: "1970-01-01", "the date now, the latest birth date"),
+            ],
+            productEffects: ["setBirthDate", "storePhase", "markWeek"])
+    }
+
     /// With no filled weeks the long-press goes to one of the first few weeks of the grid.
     static let firstFewWeeks = 4
 

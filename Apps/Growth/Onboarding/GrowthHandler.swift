@@ -4,6 +4,16 @@ import TourRuntime
 /// Growth's domain: whether onboarding is complete, the tour's status, and a pending profile write
 /// kept locally while the profile store is offline.
 public struct GrowthHandler: ProductHandler {
+    public var declarations: CatalogDeclarations {
+        CatalogDeclarations(
+            context: [
+                .computed("onboardingComplete", .flag, default: false, "the user finished Growth's onboarding"),
+                .computed("tourSeenInProfile", .flag, default: false, "the account's profile says the tour was shown"),
+                .device("online", .flag, default: true, "the device reaches the profile store"),
+            ],
+            productEffects: ["onboardingCompleted", "recordTour", "profileSynced", "profileLoaded"])
+    }
+
     let profiles: any ProfileStore
 
     public init(profiles: any ProfileStore) {

@@ -4,6 +4,10 @@ import TourRuntime
 /// LockedIn's domain: the difficulty, the screen-time bank and the onboarding-complete flag, all
 /// written by LET'S GO in the same transaction that completes the flow.
 public struct LockedInHandler: ProductHandler {
+    public var declarations: CatalogDeclarations {
+        CatalogDeclarations(productEffects: ["activate", "onboardingReset"])
+    }
+
     public init() {}
 
     public func apply(_ effect: ProductEffect, to domain: inout [String: TourValue], now: Date) {

@@ -3,6 +3,10 @@ import TourRuntime
 
 /// Mood Tracker's domain: mood entries and the `hasSeenTutorial` flag, set on completion only.
 public struct MoodTrackerHandler: ProductHandler {
+    public var declarations: CatalogDeclarations {
+        CatalogDeclarations(productEffects: ["recordMood", "markTutorialSeen", "clearTutorialSeen"])
+    }
+
     public init() {}
 
     public func apply(_ effect: ProductEffect, to domain: inout [String: TourValue], now: Date) {

@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+import TourFixtures
+
+@Suite("Catalog check")
+struct CatalogCheckTests {
+    /// A catalog with one seeded mistake of every kind the check knows.
+    static let broken = TourCatalog(
+        app: "broken",
+        flows: [
+            FlowDefinition(
+                "main", name: "Main",
+                steps: [
+                    StepDefinition(
+                        "welcome", StepContent(title: "Welcome", body: "Hi"),
+                        actions: [
+                            .next(),
+                            // A misspelt field, and an effect the handler does not declare.
+                            StepAction(
+                                "save", fills: ["nmae"], outcome: .stay,
+                                effects: [.product("storeNmae", payload: ["name": .field("name")])]),
+                            // A gate the step does not have; needs an action the step does not have.
+                            StepAction(
+                                "grant", outcome: .request(gate: "camra"),
+                                preconditions: [.performed("press", message: "press first")]),
+                        ],
+                        // A free action that does not exist, a flow that does not exist.
+                        passThrough: ["setBirthDat"], covers: ["tipz"]),
+                    // The same id twice.
+                    StepDefinition(
+                        "welcome", StepContent(title: "Again", body: "Twice"), actions: [.next()]),
+                    // Nothing moves the user on: a dead end, and the step after it is unreachable.
+                    StepDefinition(
+                        "stuck", StepContent(title: "Stuck", body: "No way on"),
+                        actions: [StepAction("look", outcome: .stay)],
+                        // A context key the handler does not declare.
+                        includedWhen: .flag("hasHeadphones")),
+                    StepDefinition("after", StepContent(title: "After", body: "Never seen"), actions: [.next()]),
+                    StepDefinition(
+                        "connect", StepContent(title: "Connect", body: "Sign in"),
+                        actions: [.next()],
+                        gates: [
+                            // Required, but no action requests it; asks for a request nobody performs.
+                            Gate(
+                                "account", .request("connectt"), required: true, deniedMessage: "No",
+                                grantedMessage: "Yes")
+                        ]),
+                ],
+                fields: [FieldSpec("name", .text)]),
+        ],
+        freeActions: [StepAction("setBirthDate", outcome: .stay)])
+
+    static let declared = CatalogDeclarations(
+        context: [.computed("hasPhases", .flag, default: false, "phases stored")],
+        productEffects: ["storeName"], requests: ["connect"])
+
+    @Test func everyKindOfSeededMistakeIsFound() {
+        let problems = Self.broken.problems(declaring: Self.declared)
+        let found = Set(problems.map(\.kind))
+        #expect(found == Set(CatalogProblem.Kind.allCases), "missing: \(Set(CatalogProblem.Kind.allCases).subtracting(found))")
+        func has(_ kind: CatalogProblem.Kind, _ step: StepID?, _ words: String) -> Bool {
+            problems.contains { $0.kind == kind && $0.step == step && $0.detail.contains(words) }
+        }
+        #expect(has(.unknownField, "welcome", "'nmae'"))
+        #expect(has(.undeclaredEffect, "welcome", "'storeNmae'"))
+        #expect(has(.unknownGate, "welcome", "'camra'"))
+        #expect(has(.unknownAction, "welcome", "'press'"))
+        #expect(has(.unknownPassThrough, "welcome", "'setBirthDat'"))
+        #expect(has(.unknownFlow, "welcome", "'tipz'"))
+        #expect(has(.duplicateID, nil, "step id welcome"))
+        #expect(has(.deadEnd, "stuck", "nothing moves the user on"))
+        #expect(has(.unreachableStep, "after", "never shows"))
+        #expect(has(.undeclaredContextKey, "stuck", "'hasHeadphones'"))
+        #expect(has(.unrequestableGate, "connect", "gate account"))
+        #expect(has(.undeclaredRequest, "connect", "'connectt'"))
+        // Each problem names its place in its description.
+        #expect(problems.allSatisfy { $0.description.hasPrefix($0.kind.rawValue) })
+    }
+
+    @Test func aCoherentCatalogHasNoProblems() {
+        let catalog = Fixtures.catalog()
+        let declared = CatalogDeclarations(
+            context: [
+                .computed("hasItems", .flag, default: false, "items stored"),
+                .computed("filledCount", .number, default: 0, "weeks filled"),
+                .computed("weeks", .number, default: 0, "weeks lived"),
+                .computed("hasConnectedService", .flag, default: false, "connected"),
+            ],
+            productEffects: ["stored", "marked", "activate", "connected", "recordMood", "tutorialSeen", "reset", "mood"],
+            requests: ["connect"])
+        let problems = catalog.problems(declaring: declared)
+        #expect(problems.isEmpty, "\(problems)")
+    }
+
+    @Test func deviceFactsAreCheckedAgainstTheirDeclaration() throws {
+        let declared = CatalogDeclarations(context: [
+            .computed("hasPhases", .flag, default: false, "phases stored"),
+            .device("online", .flag, default: true, "network"),
+            .device("volume", .number, default: 5, "volume"),
+        ])
+        #expect(try declared.deviceFacts([("online", "false"), ("volume", "7")]) == ["online": false, "volume": 7])
+        #expect(throws: DeclarationError.self) { try declared.deviceFacts([("onlin", "true")]) }
+        #expect(throws: DeclarationError.self) { try declared.deviceFacts([("hasPhases", "true")]) }
+        #expect(throws: DeclarationError.self) { try declared.deviceFacts([("volume", "loud")]) }
+        do {
+            _ = try declared.deviceFacts([("onlin", "true")])
+        } catch {
+            #expect(error.description.contains("did you mean 'online'"))
+            #expect(error.description.contains("online (true or false), volume (a whole number)"))
+        }
+    }
+}
