@@ -233,6 +233,8 @@ struct Journal: ScriptableCommand {
                     "timeISO": Render.iso(row.time.timeIntervalSince1970), "flow": row.flow ?? NSNull(),
                     "step": row.step ?? NSNull(), "event": row.event, "outcome": row.outcome,
                     "effects": (try? JSONSerialization.jsonObject(with: Data(row.effectsJSON.utf8))) ?? [],
+                    "facts": row.factsJSON.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) } ?? NSNull(),
+                    "catalogVersion": row.catalogVersion ?? 1,
                 ]
             }
             let data = try JSONSerialization.data(
@@ -257,6 +259,6 @@ struct Journal: ScriptableCommand {
 
 extension Runner {
     func journal() throws -> [JournalRow] {
-        try database.journal(app: product.catalog.app, user: session.key.user)
+        try journalWithFacts(user: session.key.user)
     }
 }

@@ -32,7 +32,7 @@ struct Report: ScriptableCommand {
 
     func execute(_ runner: Runner) async throws {
         let app = runner.product.catalog.app
-        let rows = try runner.database.journal(app: app)
+        let rows = try runner.journalWithFacts()
         let funnels = try FlowFunnel.compute(
             app: app, engine: runner.product.engine, rows: rows, since: try sinceDate())
         let users = Set(rows.map(\.user)).count
@@ -103,14 +103,16 @@ struct Explain: ScriptableCommand {
             guard !explanations.isEmpty else { throw unknownFlow(flow, in: product.catalog) }
         }
         // When a finished flow finished: its last ending in the journal of this user (or the install).
-        let rows = try runner.database.journal(app: product.catalog.app)
+        let rows = try runner.journalWithFacts()
         func finishedAt(_ explanation: FlowExplanation) -> Double? {
             guard explanation.status == .completed || explanation.status == .skipped else { return nil }
             let scope = product.catalog.flow(explanation.flow)?.scope ?? .install
             return rows.last { row in
-                (scope == .install || row.user == key.user)
-                    && (row.outcome.contains("\(explanation.flow) completed")
-                        || row.outcome.contains("\(explanation.flow) skipped"))
+                guard scope == .install || row.user == key.user else { return false }
+                return row.facts?.contains { fact in
+                    if case .flowEnded(explanation.flow, _, let recorded, _) = fact { return recorded == explanation.status }
+                    return false
+                } ?? false
             }?.time.timeIntervalSince1970
         }
         if runner.json {
@@ -211,25 +213,41 @@ struct Graph: AsyncParsableCommand {
     }
 }
 
-/// `check`: the catalog's problems against what the product's code declares.
+/// `check`: the catalog's problems against what the product's code declares, and with `--against`
+/// what this build's catalog will do to the runs stored in a database written by an earlier one.
 struct Check: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract:
             "Check the catalog: references to gates, fields, flows, actions, context keys, effects and requests that do not exist, unreachable steps, dead ends, required gates nothing requests.",
-        discussion: "Exit status 0 when the catalog is coherent, 1 when it has problems (each printed on its own line).")
+        discussion: """
+            With --against FILE, also forecast the release: per flow and step, how many users (or installs) \
+            stored in FILE stay, move, restart or finish under this build's catalog. FILE is only read. \
+            Exit status 0 when the catalog is coherent, 1 when it has problems (each printed on its own line).
+            """)
     @ParentCommand var root: RootCommand
+
+    @Option(
+        name: .customLong("against"), help: ArgumentHelp("A database written by an earlier release.", valueName: "file"),
+        completion: .file(extensions: ["sqlite", "db"]))
+    var against: String?
 
     func run() async throws {
         let cli = CLIEnvironment.current
         let product = cli.make(RunEnvironment(databasePath: ":memory:", offline: false, user: "default"))
         let problems = product.problems
         let steps = product.catalog.flows.map(\.steps.count).reduce(0, +)
+        let forecast = try against.map { path in
+            ReleaseForecast(engine: product.engine, stored: try Self.storedFlows(in: path, app: product.catalog.app))
+        }
         if root.options.json {
             struct Body: Encodable {
                 var app: String
+                var catalogVersion: Int
+                var fingerprint: String
                 var flows: Int
                 var steps: Int
                 var problems: [Problem]
+                var against: Against?
             }
             struct Problem: Encodable {
                 var kind: String
@@ -237,20 +255,75 @@ struct Check: AsyncParsableCommand {
                 var step: String?
                 var detail: String
             }
+            struct Against: Encodable {
+                var database: String
+                var forecast: ReleaseForecast
+            }
             let body = Body(
-                app: product.catalog.app, flows: product.catalog.flows.count, steps: steps,
+                app: product.catalog.app, catalogVersion: product.catalog.version,
+                fingerprint: product.catalog.fingerprint, flows: product.catalog.flows.count, steps: steps,
                 problems: problems.map {
                     Problem(kind: $0.kind.rawValue, flow: $0.flow?.rawValue, step: $0.step?.rawValue, detail: $0.detail)
-                })
+                },
+                against: against.flatMap { path in forecast.map { Against(database: path, forecast: $0) } })
             Output.document(try Render.json(body))
-        } else if problems.isEmpty {
-            Output.line(
-                "\(cli.displayName)'s catalog: no problems (\(product.catalog.flows.count) flows, \(steps) steps).")
         } else {
-            Output.line("\(cli.displayName)'s catalog: \(problems.count) problem\(problems.count == 1 ? "" : "s")")
-            for problem in problems { Output.line("  \(problem)") }
+            let version = "catalog version \(product.catalog.version), fingerprint \(product.catalog.fingerprint)"
+            if problems.isEmpty {
+                Output.line(
+                    "\(cli.displayName)'s catalog: no problems (\(Self.count(product.catalog.flows.count, "flow")), \(Self.count(steps, "step")); \(version)).")
+            } else {
+                Output.line("\(cli.displayName)'s catalog: \(problems.count) problem\(problems.count == 1 ? "" : "s") (\(version))")
+                for problem in problems { Output.line("  \(problem)") }
+            }
+            if let against, let forecast { Output.line(Self.describe(forecast, of: product.catalog, in: against)) }
         }
         if !problems.isEmpty { throw ExitCode(CLIFailure.refusedStatus) }
+    }
+
+    static func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
+
+    /// The stored flows of `app` in the file at `path`, which must exist (it is never created).
+    static func storedFlows(in path: String, app: String) throws -> [String: [FlowID: FlowState]] {
+        var isFolder: ObjCBool = false
+        guard !path.isEmpty, FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue
+        else {
+            throw CLIFailure.usage("--against names no database file: '\(path.quotable)'. Give the path of a .sqlite file.")
+        }
+        // Opening a file migrates its schema; the forecast reads a copy so that FILE stays as it was.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("check-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let copy = folder.appendingPathComponent("forecast.sqlite").path
+        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: path + suffix) {
+            try FileManager.default.copyItem(atPath: path + suffix, toPath: copy + suffix)
+        }
+        return try OnboardingDatabase.open(path: copy).storedFlows(app: app)
+    }
+
+    static func describe(_ forecast: ReleaseForecast, of catalog: TourCatalog, in path: String) -> String {
+        var lines = ["Against \(path) (this build's catalog is version \(forecast.catalogVersion)):"]
+        let noun = { (count: Int) in count == 1 ? "1 run" : "\(count) runs" }
+        for flow in catalog.flows {
+            let groups = forecast.groups.filter { $0.flow == flow.id }
+            let records = forecast.records.filter { $0.flow == flow.id }
+            if groups.isEmpty && records.isEmpty { continue }
+            lines.append("  \(flow.id)")
+            for group in groups {
+                let from = "\(group.fromStep?.rawValue ?? "-") (v\(group.fromVersion))"
+                let what =
+                    switch group.outcome {
+                    case .stays: "stays"
+                    case .moved: "moves to \(group.toStep?.rawValue ?? "-")"
+                    case .restarted: "starts again at \(flow.steps.first?.id.rawValue ?? "-")"
+                    case .finished: "finishes (completed)"
+                    }
+                lines.append("    \(noun(group.subjects)) on \(from): \(what)")
+            }
+            for record in records { lines.append("    \(noun(record.subjects)) \(record.status.rawValue): unchanged") }
+        }
+        if lines.count == 1 { lines.append("  no stored runs of \(catalog.name)") }
+        return lines.joined(separator: "\n")
     }
 }
 

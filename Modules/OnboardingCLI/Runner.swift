@@ -60,6 +60,13 @@ final class Runner: @unchecked Sendable {
             observe: { effect in log.append(effect) })
     }
 
+    /// The app's journal rows, oldest first, with facts derived for rows written before 0.6.0.
+    func journalWithFacts(user: String? = nil) throws -> [JournalRow] {
+        let app = product.catalog.app
+        try JournalFacts.derive(app: app, engine: product.engine, in: database)
+        return try database.journal(app: app, user: user)
+    }
+
     /// Runs `body` with a runner for `options`. A refusal, a database error or a bad option becomes
     /// one ``CLIFailure``: printed once (a line on standard error; the error document under
     /// `--json`) and the exit status thrown as ``ExitCode``.

@@ -1,8 +1,10 @@
 import Foundation
 import TourCore
 
-/// Rebuilds every flow's state of one app from its journal alone, by folding each journaled event
-/// through the engine with the time and context it was accepted with.
+/// Rebuilds every flow's state of one app from its journal alone: rows written under the current
+/// catalog version are replayed through the engine with the time and context they were accepted
+/// with; rows of other versions are folded from their facts (statuses, steps, records; not field
+/// values or pending starts, which facts do not carry).
 public enum JournalReplay {
     /// Flow states by subject ("@install" or a user id) and flow, as the journal implies them.
     public static func rebuild(app: String, engine: TourEngine, from database: OnboardingDatabase) throws
@@ -20,15 +22,17 @@ public enum JournalReplay {
         public var event: TourEvent
         public var before: TourState
         public var after: TourState
+        /// What the row did: its stored facts, or (for a row replayed) the facts the replay produced.
+        public var facts: [TourFact]
     }
 
-    /// Folds `rows` (oldest first) through the engine, calling `visit` after each; returns every
-    /// subject's flow states at the end.
+    /// Folds `rows` (oldest first), calling `visit` after each; returns every subject's flow states
+    /// at the end.
     @discardableResult
     public static func fold(
         app: String, engine: TourEngine, rows: [JournalRow], _ visit: (Step) throws -> Void
     ) throws -> [String: [FlowID: FlowState]] {
-        let scopes = Dictionary(uniqueKeysWithValues: engine.catalog.flows.map { ($0.id, $0.scope) })
+        var scopes = Dictionary(uniqueKeysWithValues: engine.catalog.flows.map { ($0.id, $0.scope) })
         var subjects: [String: [FlowID: FlowState]] = [:]
         var appVersion: String?
         for row in rows {
@@ -38,19 +42,88 @@ public enum JournalReplay {
                 state.flows[flow] = subjects[key.subject(for: scope)]?[flow]
             }
             let event = try JSONCoding.value(TourEvent.self, from: row.eventJSON)
-            let context = try JSONCoding.value(TourContext.self, from: row.contextJSON)
-            let next: TourState
-            do {
-                next = try engine.reduce(state, event, at: row.time, context: context).state
-            } catch {
-                throw StorageError("journal row \(row.id) no longer replays: \(error)")
+            var next: TourState
+            let facts: [TourFact]
+            if (row.catalogVersion ?? 1) == engine.catalog.version {
+                let context = try JSONCoding.value(TourContext.self, from: row.contextJSON)
+                do {
+                    let transition = try engine.reduce(state, event, at: row.time, context: context)
+                    next = transition.state
+                    facts = transition.record.facts
+                } catch {
+                    throw StorageError("journal row \(row.id) no longer replays: \(error)")
+                }
+            } else if let stored = row.facts {
+                next = state
+                facts = stored
+                apply(stored, to: &next)
+                if case .appLaunched(let version?) = event { next.appVersion = version }
+            } else {
+                throw StorageError(
+                    "journal row \(row.id) was written under catalog version \(row.catalogVersion ?? 1) and has no facts")
             }
             appVersion = next.appVersion
+            for flow in next.flows.keys where scopes[flow] == nil { scopes[flow] = .install }
             for (flow, scope) in scopes {
                 subjects[key.subject(for: scope), default: [:]][flow] = next.flows[flow]
             }
-            try visit(Step(row: row, event: event, before: state, after: next))
+            try visit(Step(row: row, event: event, before: state, after: next, facts: facts))
         }
         return subjects
+    }
+
+    /// What facts say about the flows: runs started, steps entered, records written, runs moved.
+    public static func apply(_ facts: [TourFact], to state: inout TourState) {
+        for fact in facts {
+            switch fact {
+            case .flowStarted(let flow, let plan, let catalogVersion, let replay):
+                let before = state[flow: flow]
+                state[flow: flow] = .active(
+                    FlowRun(
+                        plan: plan, activation: (state.flows.values.map(\.activation).max() ?? 0) + 1,
+                        catalogVersion: catalogVersion,
+                        replayOf: replay ? before.recordBefore : nil))
+            case .stepEntered(let flow, _, let index):
+                state[run: flow]?.position = index - 1
+            case .stepCompleted:
+                break
+            case .gateAnswered(let flow, _, let gate, let answer):
+                state[run: flow]?.gates[gate] = answer
+            case .flowEnded(let flow, _, let recorded, let version):
+                state[flow: flow] = .record(status: recorded, version: version)
+            case .flowReset(let flow):
+                state.flows[flow] = nil
+            case .runMigrated(let flow, _, let toVersion, _, let toStep, let plan, let outcome):
+                guard outcome == .moved, var run = state[run: flow], let toStep else { continue }
+                run.plan = plan
+                run.position = plan.firstIndex(of: toStep) ?? 0
+                run.catalogVersion = toVersion
+                state[run: flow] = run
+            }
+        }
+    }
+}
+
+/// Facts for journal rows written before facts existed (before 0.6.0).
+public enum JournalFacts {
+    /// Fills in the facts of the app's rows that have none, by replaying them through `engine`,
+    /// once. Only a version 1 catalog (the only version such rows were written under) replays
+    /// them; with a later catalog they stay without facts and reports count them as such.
+    ///
+    /// - Returns: how many rows were filled in.
+    @discardableResult
+    public static func derive(app: String, engine: TourEngine, in database: OnboardingDatabase) throws -> Int {
+        guard engine.catalog.version == 1, try database.hasRowsWithoutFacts(app: app) else { return 0 }
+        let rows = try database.journal(app: app).filter { $0.factsJSON == nil }
+        var facts: [Int64: String] = [:]
+        do {
+            try JournalReplay.fold(app: app, engine: engine, rows: rows) { step in
+                facts[step.row.id] = try JSONCoding.string(step.facts)
+            }
+        } catch {
+            // A row that no longer replays: the rows before it get their facts, the rest none.
+        }
+        try database.fillLegacyFacts(facts)
+        return facts.count
     }
 }

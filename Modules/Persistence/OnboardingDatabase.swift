@@ -266,6 +266,29 @@ public final class OnboardingDatabase: Sendable {
         }
     }
 
+    /// Whether some of the app's journal rows were written before facts existed and have none yet.
+    public func hasRowsWithoutFacts(app: String) throws -> Bool {
+        guard exists else { return false }
+        return try reader().read { db in
+            try Bool.fetchOne(
+                db, sql: "SELECT EXISTS (SELECT 1 FROM journal WHERE app = ? AND facts_json IS NULL)", arguments: [app])
+                ?? false
+        }
+    }
+
+    /// Records the facts of rows written before facts existed (by row id, as JSON arrays). The only
+    /// change a journal row ever takes: its facts, once, from none.
+    public func fillLegacyFacts(_ facts: [Int64: String]) throws {
+        guard !facts.isEmpty, let writer = try existingWriter() else { return }
+        try writer.write { db in
+            for (id, json) in facts.sorted(by: { $0.key < $1.key }) {
+                try db.execute(
+                    sql: "UPDATE journal SET facts_json = ?, catalog_version = 1 WHERE id = ? AND facts_json IS NULL",
+                    arguments: [json, id])
+            }
+        }
+    }
+
     /// Every stored flow state of an app, by subject ("@install" or a user id) and flow.
     public func storedFlows(app: String) throws -> [String: [FlowID: FlowState]] {
         try reader().read { db in
@@ -388,16 +411,16 @@ public final class OnboardingDatabase: Sendable {
             }
             try db.cachedStatement(
                 sql: """
-                    INSERT INTO flow_state (app, subject, flow, status, step, state_json, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO flow_state (app, subject, flow, status, step, state_json, updated_at, catalog_version)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (app, subject, flow) DO UPDATE SET
                         status = excluded.status, step = excluded.step, state_json = excluded.state_json,
-                        updated_at = excluded.updated_at
+                        updated_at = excluded.updated_at, catalog_version = excluded.catalog_version
                     """
             ).execute(
                 arguments: [
                     key.app, subject, flow.rawValue, state.status.rawValue, state.currentStep?.rawValue,
-                    try JSONCoding.string(state), now,
+                    try JSONCoding.string(state), now, state.run?.catalogVersion,
                 ])
         }
         if before.tour.appVersion != after.tour.appVersion || before.virtualNow != after.virtualNow {
@@ -463,15 +486,15 @@ public final class OnboardingDatabase: Sendable {
     private static func append(_ db: Database, _ key: SessionKey, _ entry: JournalAppend) throws {
         try db.cachedStatement(
             sql: """
-                INSERT INTO journal (time, app, user, flow, step, event, outcome, event_json, context_json, effects_json)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO journal (time, app, user, flow, step, event, outcome, event_json, context_json, effects_json, catalog_version, facts_json)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         ).execute(
             arguments: [
                 entry.time.timeIntervalSince1970, key.app, key.user, entry.record.flow?.rawValue,
                 entry.record.step?.rawValue, entry.record.event.name, entry.record.outcome,
                 try JSONCoding.string(entry.record.event), try JSONCoding.string(entry.context),
-                try JSONCoding.string(entry.effects),
+                try JSONCoding.string(entry.effects), entry.catalogVersion, try JSONCoding.string(entry.record.facts),
             ])
     }
 }
@@ -481,6 +504,7 @@ extension JournalRow {
         self.init(
             id: row["id"], time: Date(timeIntervalSince1970: row["time"]), app: row["app"], user: row["user"],
             flow: row["flow"], step: row["step"], event: row["event"], outcome: row["outcome"],
-            eventJSON: row["event_json"], contextJSON: row["context_json"], effectsJSON: row["effects_json"])
+            eventJSON: row["event_json"], contextJSON: row["context_json"], effectsJSON: row["effects_json"],
+            catalogVersion: row["catalog_version"], factsJSON: row["facts_json"])
     }
 }

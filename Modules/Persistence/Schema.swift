@@ -56,6 +56,32 @@ enum Schema {
                     BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
                     """)
         }
+        // 0.6.0: versioned catalogs and a journal of facts. Stored runs carry the catalog version
+        // they were written under (every earlier run is version 1); journal rows carry their
+        // catalog version and their facts. Rows from before have neither; their facts may be
+        // filled in once (by replay while the catalog is still version 1), and nothing else about
+        // a journal row may ever change.
+        migrator.registerMigration("v2-catalog-versions-journal-facts") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE flow_state ADD COLUMN catalog_version INTEGER;
+                    UPDATE flow_state SET catalog_version = 1 WHERE status = 'active';
+                    ALTER TABLE journal ADD COLUMN catalog_version INTEGER;
+                    ALTER TABLE journal ADD COLUMN facts_json TEXT;
+                    CREATE INDEX journal_without_facts ON journal (app, user, id) WHERE facts_json IS NULL;
+                    DROP TRIGGER journal_is_append_only_update;
+                    CREATE TRIGGER journal_is_append_only_update BEFORE UPDATE ON journal
+                    WHEN NOT (
+                        OLD.facts_json IS NULL AND NEW.facts_json IS NOT NULL
+                        AND OLD.catalog_version IS NULL AND NEW.catalog_version = 1
+                        AND NEW.id = OLD.id AND NEW.time = OLD.time AND NEW.app = OLD.app
+                        AND NEW.user = OLD.user AND NEW.flow IS OLD.flow AND NEW.step IS OLD.step
+                        AND NEW.event = OLD.event AND NEW.outcome = OLD.outcome
+                        AND NEW.event_json = OLD.event_json AND NEW.context_json = OLD.context_json
+                        AND NEW.effects_json = OLD.effects_json)
+                    BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
+                    """)
+        }
         return migrator
     }
 }

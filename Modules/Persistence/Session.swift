@@ -45,12 +45,15 @@ public struct JournalAppend: Sendable {
     public var record: JournalRecord
     public var context: TourContext
     public var effects: [TourEffect]
+    /// The version of the catalog that reduced the event.
+    public var catalogVersion: Int
 
-    public init(time: Date, record: JournalRecord, context: TourContext, effects: [TourEffect]) {
+    public init(time: Date, record: JournalRecord, context: TourContext, effects: [TourEffect], catalogVersion: Int) {
         self.time = time
         self.record = record
         self.context = context
         self.effects = effects
+        self.catalogVersion = catalogVersion
     }
 }
 
@@ -67,4 +70,20 @@ public struct JournalRow: Equatable, Sendable {
     public var eventJSON: String
     public var contextJSON: String
     public var effectsJSON: String
+    /// The catalog version that reduced the event; nil for rows written before 0.6.0 (version 1).
+    public var catalogVersion: Int?
+    /// The facts as stored (a JSON array); nil for rows written before 0.6.0 until
+    /// ``JournalFacts/derive(app:engine:in:)`` fills them.
+    public var factsJSON: String?
+
+    /// The row's facts; facts of kinds this build does not know (written by a newer release) are
+    /// left out. Nil when the row has none recorded.
+    public var facts: [TourFact]? {
+        guard let factsJSON else { return nil }
+        struct Lenient: Decodable {
+            var fact: TourFact?
+            init(from decoder: any Decoder) throws { fact = try? TourFact(from: decoder) }
+        }
+        return (try? JSONCoding.value([Lenient].self, from: factsJSON))?.compactMap(\.fact) ?? []
+    }
 }

@@ -285,7 +285,7 @@ extension TourCatalog {
                     step.actions.contains { $0.outcome == .advance }
                     || step.gates.contains { $0.advancesWhenGranted } || step.autoAdvanceAfter != nil
                 if !movesOn {
-                    let leaves = step.actions.contains { $0.outcome == .dismissFlow }
+                    let leaves = step.actions.contains { $0.outcome.endsFlow }
                     if index == flow.steps.count - 1 || !leaves {
                         add(.deadEnd, flow.id, step.id, "nothing moves the user on from it (no advancing action or gate, no auto-advance)")
                     }

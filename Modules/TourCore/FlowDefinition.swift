@@ -47,7 +47,7 @@ public struct FlowDefinition: Sendable, Equatable {
         self.onReset = onReset
     }
 
-    func step(_ id: StepID) -> StepDefinition? { steps.first { $0.id == id } }
+    public func step(_ id: StepID) -> StepDefinition? { steps.first { $0.id == id } }
     func field(_ name: String) -> FieldSpec? { fields.first { $0.name == name } }
 }
 
@@ -67,12 +67,20 @@ public struct TourCatalog: Sendable, Equatable {
     /// Whose each key of the product's domain state is (default: install when every flow is
     /// install-scoped, else per user).
     public var stateScopes: StateScopes
+    /// The catalog's version: raised by a release that changes a flow, with a ``CatalogMigration``
+    /// saying how runs in progress under the previous version move.
+    public var version: Int
+    /// How runs started under earlier versions move to this one, oldest first.
+    public var migrations: [CatalogMigration]
 
     public init(
-        app: String, name: String? = nil, flowNoun: String = "tour", flows: [FlowDefinition],
-        freeActions: [StepAction] = [], freeFields: [FieldSpec] = [], stateScopes: StateScopes? = nil
+        app: String, name: String? = nil, flowNoun: String = "tour", version: Int = 1, flows: [FlowDefinition],
+        freeActions: [StepAction] = [], freeFields: [FieldSpec] = [], stateScopes: StateScopes? = nil,
+        migrations: [CatalogMigration] = []
     ) {
         self.app = app
+        self.version = version
+        self.migrations = migrations
         self.name = name ?? app
         self.flowNoun = flowNoun
         self.flows = flows

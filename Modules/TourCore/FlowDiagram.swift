@@ -67,7 +67,7 @@ public struct FlowDiagram: Sendable {
             if let after = step.autoAdvanceAfter { advancing.append("after \(Self.seconds(after))") }
             let label = Self.unique(advancing).joined(separator: ", ")
             edges.append(Edge(from: step.id.rawValue, to: next, label: label, dashed: false))
-            let dismissals = step.actions.filter { $0.outcome == .dismissFlow }.map(\.name)
+            let dismissals = step.actions.filter { $0.outcome.endsFlow }.map(\.name)
             if !dismissals.isEmpty {
                 edges.append(
                     Edge(

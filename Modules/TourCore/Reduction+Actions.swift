@@ -23,10 +23,11 @@ extension Reduction {
             step.passThrough.contains(free.name)
         {
             try performFree(free, parameters)
-        } else if name == "back" {
-            throw refusal(name, "going back is not allowed on this step")
-        } else if name == "skip" {
-            throw refusal(name, "skipping is not allowed on this step")
+        } else if let elsewhere = catalog.flows.lazy.flatMap(\.steps).flatMap(\.actions).first(where: { $0.name == name }),
+            elsewhere.outcome == .back || elsewhere.outcome.endsFlow
+        {
+            // A way out other steps offer: say which kind is not allowed here.
+            throw refusal(name, elsewhere.outcome == .back ? "going back is not allowed on this step" : "skipping is not allowed on this step")
         } else {
             throw unknownOrNotNow(name, "this step does not accept '\(name.quotable)'", code: .notAllowedNow)
         }
@@ -43,7 +44,12 @@ extension Reduction {
     }
 
     /// The name the journal records for `name`: the action's own name when `name` is an alias.
-    func canonicalName(of name: String) -> String {
+    func canonicalName(of given: String) -> String {
+        // A name from an earlier catalog version (an action renamed since) still works.
+        var name = given
+        if let (_, step) = showing, step.action(named: name) == nil, let renamed = catalog.currentActionName(name) {
+            name = renamed
+        }
         guard let (_, step) = showing else {
             return catalog.freeActions.first { $0.answers(to: name) }?.name ?? name
         }
@@ -55,7 +61,7 @@ extension Reduction {
     private mutating func performStepAction(
         _ action: StepAction, flow: FlowDefinition, step: StepDefinition, parameters: [String: String]
     ) throws(TourRefusal) {
-        var run = state[flow: flow.id]
+        guard var run = state[run: flow.id] else { return }
         if action.outcome == .back, run.position == 0 {
             throw refusal(action.name, "going back is not allowed on this step")
         }
@@ -65,7 +71,7 @@ extension Reduction {
             throw refusal(action.name, failure)
         }
         run.performed.append(action.name)
-        state[flow: flow.id] = run
+        state[run: flow.id] = run
         notes.append("\(flow.id) \(step.id): \(action.name)")
         effects += action.effects.map { resolve($0, fields: run.fields, parameters: parsed) }
         playFeedback(of: action, flow: flow, step: step.id)
@@ -75,14 +81,16 @@ extension Reduction {
         case .stage, .stay:
             break
         case .back:
-            state[flow: flow.id].position -= 1
+            state[run: flow.id]?.position -= 1
             notes.append("\(flow.id) back to \(state[flow: flow.id].plan[run.position - 1])")
             enterStep(flow)
         case .dismissFlow:
+            finish(flow, .dismissed)
+        case .skipFlow:
             finish(flow, .skipped)
         case .request(let gateID):
             guard let gate = step.gate(gateID) else { break }
-            state[flow: flow.id].gates[gateID] = .pending
+            state[run: flow.id]?.gates[gateID] = .pending
             switch gate.kind {
             case .permission(let permission):
                 effects.append(.requestPermission(gate: gateID, permission))
@@ -147,7 +155,7 @@ extension Reduction {
 
     /// The message of the first precondition that does not hold, if any.
     private func firstFailing(
-        _ preconditions: [Precondition], step: StepDefinition, flow: FlowDefinition, run: FlowState
+        _ preconditions: [Precondition], step: StepDefinition, flow: FlowDefinition, run: FlowRun
     ) -> String? {
         for precondition in preconditions {
             switch precondition {
@@ -184,8 +192,9 @@ extension Reduction {
         else {
             throw refusal("answer \(gateID)", "no step showing now waits for \(gateID)", code: .notWaiting)
         }
-        state[flow: flow.id].gates[gateID] = status
+        state[run: flow.id]?.gates[gateID] = status
         notes.append("\(flow.id) \(step.id): \(gateID) \(status.rawValue)")
+        facts.append(.gateAnswered(flow: flow.id, step: step.id, gate: gateID, answer: status))
         if status == .granted {
             let fields = state[flow: flow.id].fields
             effects += gate.onGranted.map { resolve($0, fields: fields, parameters: [:]) }
@@ -202,7 +211,7 @@ extension Reduction {
         guard let (flow, step) = showing else {
             return catalog.freeActions.map { CardAction(name: $0.name, label: $0.label) }
         }
-        let run = state[flow: flow.id]
+        guard let run = state[run: flow.id] else { return [] }
         let available = step.actions.filter {
             !($0.outcome == .back && run.position == 0)
                 && firstFailing($0.preconditions, step: step, flow: flow, run: run) == nil

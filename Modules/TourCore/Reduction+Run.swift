@@ -2,7 +2,7 @@ import Foundation
 
 /// Starting, moving through and ending a flow's run, and firing timers.
 extension Reduction {
-    enum Ending { case completed, skipped }
+    enum Ending { case completed, skipped, dismissed }
 
     /// Fires what is due at `now`: auto-advancing steps first, then the earliest pending start when
     /// no flow shows. Repeats until nothing more is due.
@@ -31,21 +31,16 @@ extension Reduction {
         }
     }
 
-    mutating func startRun(_ flow: FlowDefinition, replayOf: RecordSnapshot?) {
+    mutating func startRun(_ flow: FlowDefinition, replayOf: FlowRecord.Before?) {
         let plan = flow.steps.filter { $0.includedWhen.holds(context: context, state: state) }.map(\.id)
-        var run = state[flow: flow.id]
-        run.status = .active
-        run.plan = plan
-        run.position = 0
-        run.fields = Dictionary(
-            uniqueKeysWithValues: flow.fields.compactMap { field in field.initial.map { (field.name, $0) } })
-        run.gates = [:]
-        run.performed = []
-        run.pendingStart = nil
-        run.deadline = nil
-        run.activation = (state.flows.values.map(\.activation).max() ?? 0) + 1
-        run.replayOf = replayOf
-        state[flow: flow.id] = run
+        let run = FlowRun(
+            plan: plan,
+            fields: Dictionary(
+                uniqueKeysWithValues: flow.fields.compactMap { field in field.initial.map { (field.name, $0) } }),
+            activation: (state.flows.values.map(\.activation).max() ?? 0) + 1, catalogVersion: catalog.version,
+            replayOf: replayOf)
+        state[flow: flow.id] = .active(run)
+        facts.append(.flowStarted(flow: flow.id, plan: plan, catalogVersion: catalog.version, replay: replayOf != nil))
         notes.append(
             "\(flow.id) started\(replayOf == nil ? "" : " as replay") at \(plan.first?.rawValue ?? "-")")
         effects.append(.presented(flow.id))
@@ -58,11 +53,13 @@ extension Reduction {
     }
 
     mutating func enterStep(_ flow: FlowDefinition) {
-        var run = state[flow: flow.id]
-        guard let stepID = run.currentStep, let step = flow.step(stepID) else { return }
+        guard var run = state[run: flow.id], let stepID = run.currentStep, let step = flow.step(stepID) else {
+            return
+        }
         run.performed = []
         run.deadline = step.autoAdvanceAfter.map { now.addingTimeInterval($0) }
-        state[flow: flow.id] = run
+        state[run: flow.id] = run
+        facts.append(.stepEntered(flow: flow.id, step: stepID, index: run.position + 1))
         if let haptic = flow.haptics.stepEntered { effects.append(.haptic(haptic)) }
         checkGatesOnEntry(flow)
         recordCovered(by: step, in: flow)
@@ -77,6 +74,7 @@ extension Reduction {
             guard record.status == .notStarted, record.pendingStart == nil, catalog.flow(covered) != nil
             else { continue }
             state[flow: covered] = .record(status: .completed, version: state.appVersion)
+            facts.append(.flowEnded(flow: covered, ending: .completed, recorded: .completed, version: state.appVersion))
             notes.append("\(covered) seen in \(flow.id) \(step.id)")
         }
     }
@@ -93,13 +91,13 @@ extension Reduction {
 
     /// The current step is done: move to the next included step, or finish the flow.
     mutating func completeStep(_ flow: FlowDefinition) {
-        var run = state[flow: flow.id]
-        guard let stepID = run.currentStep else { return }
+        guard var run = state[run: flow.id], let stepID = run.currentStep else { return }
         analytics(flow.analytics.stepCompleted, flow)
+        facts.append(.stepCompleted(flow: flow.id, step: stepID))
         if run.position + 1 < run.plan.count {
             run.position += 1
             run.deadline = nil
-            state[flow: flow.id] = run
+            state[run: flow.id] = run
             notes.append("\(flow.id) \(stepID) -> \(run.plan[run.position])")
             enterStep(flow)
         } else {
@@ -119,7 +117,7 @@ extension Reduction {
         case .completed:
             if let haptic = flow.haptics.completed { effects.append(.haptic(haptic)) }
             analytics(flow.analytics.completed, flow)
-        case .skipped:
+        case .skipped, .dismissed:
             if let haptic = flow.haptics.skipped { effects.append(.haptic(haptic)) }
             analytics(flow.analytics.skipped, flow)
         }
@@ -127,26 +125,34 @@ extension Reduction {
     }
 
     /// Clears the run and writes the record.
-    mutating func endRun(_ flow: FlowDefinition, restoring: Bool, ending: Ending = .skipped) {
+    /// - Parameter ending: how it ended; nil when it was dropped (a replay dropped at launch).
+    mutating func endRun(_ flow: FlowDefinition, restoring: Bool, ending: Ending? = nil) {
         let run = state[flow: flow.id]
         let next: FlowState
-        if restoring, let snapshot = run.replayOf {
-            next = .record(status: snapshot.status, version: snapshot.finishedInVersion)
+        if restoring, let before = run.replayOf {
+            next = before.state
             notes.append("\(flow.id) replay ended, record unchanged")
         } else {
             let status: FlowStatus
-            switch (ending, flow.skip) {
-            case (.completed, _), (.skipped, .countsAsCompleted): status = .completed
-            case (.skipped, .recordSkipped): status = .skipped
-            case (.skipped, .recordsNothing): status = .notStarted
+            switch (ending ?? .skipped, flow.skip) {
+            case (.completed, _), (.skipped, .countsAsCompleted), (.dismissed, .countsAsCompleted): status = .completed
+            case (.skipped, .recordSkipped), (.dismissed, .recordSkipped): status = .skipped
+            case (.skipped, .recordsNothing), (.dismissed, .recordsNothing): status = .notStarted
             }
-            let version =
-                status == .notStarted ? run.finishedInVersion : (state.appVersion ?? run.finishedInVersion)
-            next = .record(status: status, version: version)
+            next = .record(status: status, version: state.appVersion ?? run.finishedInVersion)
             notes.append(
                 "\(flow.id) \(ending == .completed ? "completed" : "skipped"), recorded \(status.rawValue)")
         }
         state[flow: flow.id] = next
+        let factEnding: TourFact.Ending =
+            switch ending {
+            case .completed?: .completed
+            case .skipped?: .skipped
+            case .dismissed?: .dismissed
+            case nil: .dropped
+            }
+        facts.append(
+            .flowEnded(flow: flow.id, ending: factEnding, recorded: next.status, version: next.finishedInVersion))
         effects.append(.dismissed(flow.id))
     }
 

@@ -9,6 +9,7 @@ struct Reduction {
     let context: TourContext
     var effects: [TourEffect] = []
     var notes: [String] = []
+    var facts: [TourFact] = []
 
     init(catalog: TourCatalog, state: TourState, now: Date, context: TourContext) {
         self.catalog = catalog
@@ -77,7 +78,7 @@ struct Reduction {
                 notes.append("\(flow.id) not triggered: \(showing) is showing")
                 continue
             }
-            state[flow: flow.id].pendingStart = now.addingTimeInterval(trigger.delay)
+            state[flow: flow.id] = .notStarted(pendingStart: now.addingTimeInterval(trigger.delay))
             notes.append(trigger.delay > 0 ? "\(flow.id) due in \(trigger.delay)s" : "\(flow.id) triggered")
         }
     }
@@ -86,12 +87,8 @@ struct Reduction {
     /// that was running is dropped, and starts that were pending are re-decided by the triggers.
     private mutating func resumeInterruptedFlows() {
         for flow in catalog.flows {
-            var run = state[flow: flow.id]
-            if run.pendingStart != nil {
-                run.pendingStart = nil
-                state[flow: flow.id] = run
-            }
-            guard run.status == .active else { continue }
+            if case .notStarted(.some) = state[flow: flow.id] { state[flow: flow.id] = FlowState() }
+            guard var run = state[run: flow.id] else { continue }
             if run.replayOf != nil {
                 endRun(flow, restoring: true)
                 notes.append("\(flow.id) replay dropped at launch")
@@ -103,15 +100,22 @@ struct Reduction {
                 // staged action (Finite's week sheet) and a request still waiting for its answer.
                 run.performed = []
                 run.gates = run.gates.filter { $0.value != .pending }
-                state[flow: flow.id] = run
+                state[run: flow.id] = run
                 notes.append("\(flow.id) resumed at \(run.currentStep?.rawValue ?? "?")")
                 effects.append(.presented(flow.id))
                 checkGatesOnEntry(flow)
             case .restart:
+                // A run this launch's catalog migration just restarted is already on its first step.
+                let restartedByMigration = facts.contains {
+                    if case .runMigrated(flow.id, _, _, _, _, _, .restarted) = $0 { true } else { false }
+                }
+                if restartedByMigration { continue }
                 notes.append("\(flow.id) restarted from the first step")
+                facts.append(.flowEnded(flow: flow.id, ending: .dropped, recorded: .notStarted, version: nil))
                 startRun(flow, replayOf: nil)
             case .discard:
-                state[flow: flow.id] = FlowState.record(status: .notStarted, version: run.finishedInVersion)
+                state[flow: flow.id] = FlowState()
+                facts.append(.flowEnded(flow: flow.id, ending: .dropped, recorded: .notStarted, version: nil))
                 notes.append("\(flow.id) run discarded")
             }
         }
@@ -147,12 +151,11 @@ struct Reduction {
         switch flow.replay {
         case .resetAndPresent:
             state[flow: flow.id] = FlowState()
+            facts.append(.flowReset(flow: flow.id))
             notes.append("\(flow.id) reset for replay")
             startRun(flow, replayOf: nil)
         case .presentWithoutRecording:
-            startRun(
-                flow,
-                replayOf: RecordSnapshot(status: record.status, finishedInVersion: record.finishedInVersion))
+            startRun(flow, replayOf: record.recordBefore)
         case .notReplayable:
             break
         }
@@ -168,7 +171,11 @@ struct Reduction {
                 suggestion: NameSuggestion.nearest(to: id.rawValue, in: names))
         }
         for flow in catalog.flows where id == nil || flow.id == id {
-            if state[flow: flow.id].status == .active { effects.append(.dismissed(flow.id)) }
+            if state[flow: flow.id].status == .active {
+                effects.append(.dismissed(flow.id))
+                facts.append(.flowEnded(flow: flow.id, ending: .dropped, recorded: .notStarted, version: nil))
+            }
+            if state.flows[flow.id] != nil { facts.append(.flowReset(flow: flow.id)) }
             state.flows[flow.id] = nil
             effects += flow.onReset.map { resolve($0, fields: [:], parameters: [:]) }
         }
@@ -190,12 +197,3 @@ struct Reduction {
     }
 }
 
-extension FlowState {
-    /// A state holding only a record: no run.
-    static func record(status: FlowStatus, version: String?) -> FlowState {
-        var state = FlowState()
-        state.status = status
-        state.finishedInVersion = version
-        return state
-    }
-}

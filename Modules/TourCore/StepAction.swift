@@ -9,13 +9,25 @@ public struct StepAction: Sendable, Equatable {
         case stage
         /// Nothing moves (Mood Tracker's swipes while step 1 shows, LockedIn's app choice).
         case stay
-        /// The flow ends as the flow's skip policy says, from the step's own control (Carrier Wave's
-        /// "Dismiss", a mini-tour's close button).
+        /// The flow ends early from the step's own control (Carrier Wave's "Dismiss", a mini-tour's
+        /// close button), recorded as the flow's skip policy says; the journal's ending is
+        /// `dismissed`.
         case dismissFlow
+        /// The flow ends early by the generic Skip, recorded as the flow's skip policy says; the
+        /// journal's ending is `skipped`.
+        case skipFlow
         /// The engine asks the outside world to answer the step's gate with this id.
         case request(gate: String)
         /// Back to the previous step of the run (refused on the run's first step).
         case back
+
+        /// Whether the action ends the flow early (Skip, Dismiss, close).
+        public var endsFlow: Bool {
+            switch self {
+            case .dismissFlow, .skipFlow: true
+            default: false
+            }
+        }
     }
 
     public var name: String
@@ -64,7 +76,7 @@ public struct StepAction: Sendable, Equatable {
 
     /// Skip: the flow ends as its skip policy says.
     public static func skip(label: String? = nil) -> StepAction {
-        StepAction("skip", label: label, outcome: .dismissFlow)
+        StepAction("skip", label: label, outcome: .skipFlow)
     }
 
     /// Whether `name` is this action's name or one of its aliases (case-insensitive for aliases,
@@ -77,7 +89,7 @@ public struct StepAction: Sendable, Equatable {
     /// the step's own actions.
     public var isWayOut: Bool {
         switch outcome {
-        case .back, .dismissFlow: true
+        case .back, .dismissFlow, .skipFlow: true
         default: false
         }
     }

@@ -41,7 +41,7 @@ public struct StepDefinition: Sendable, Equatable {
     }
 
     /// Whether the user can end the flow from this step (Skip, or the step's own Dismiss).
-    public var canSkip: Bool { actions.contains { $0.outcome == .dismissFlow } }
+    public var canSkip: Bool { actions.contains { $0.outcome.endsFlow } }
     /// Whether the step offers Back (which the run's first step still refuses).
     public var canGoBack: Bool { actions.contains { $0.outcome == .back } }
 
@@ -49,5 +49,5 @@ public struct StepDefinition: Sendable, Equatable {
     public func action(named name: String) -> StepAction? {
         actions.first { $0.name == name } ?? actions.first { $0.answers(to: name) }
     }
-    func gate(_ id: String) -> Gate? { gates.first { $0.id == id } }
+    public func gate(_ id: String) -> Gate? { gates.first { $0.id == id } }
 }

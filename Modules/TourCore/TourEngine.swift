@@ -18,6 +18,7 @@ public struct TourEngine: Sendable {
         _ state: TourState, _ event: TourEvent, at now: Date, context: TourContext = [:]
     ) throws(TourRefusal) -> Transition {
         var reduction = Reduction(catalog: catalog, state: state, now: now, context: context)
+        reduction.migrateRuns()
         reduction.fireDue()
         let before = reduction.state.presentingFlow.map { ($0, reduction.state[flow: $0].currentStep) }
         var event = event
@@ -30,12 +31,33 @@ public struct TourEngine: Sendable {
         let place = before ?? after
         let record = JournalRecord(
             flow: place?.0, step: place?.1, event: redacted(event),
-            outcome: reduction.notes.isEmpty ? "no change" : reduction.notes.joined(separator: "; "))
+            outcome: reduction.notes.isEmpty ? "no change" : reduction.notes.joined(separator: "; "),
+            facts: reduction.facts)
         return Transition(state: reduction.state, effects: reduction.effects, record: record)
+    }
+
+    /// The state as this catalog sees it: runs written under an older catalog version moved by the
+    /// declared migrations (as the next event will move and journal them). Views read this.
+    public func current(_ state: TourState, context: TourContext = [:]) -> TourState {
+        guard state.flows.values.contains(where: { ($0.run?.catalogVersion ?? catalog.version) != catalog.version })
+        else { return state }
+        var reduction = Reduction(catalog: catalog, state: state, now: .distantPast, context: context)
+        reduction.migrateRuns()
+        return reduction.state
+    }
+
+    /// What this catalog will do to the runs in `state` written under another catalog version: the
+    /// ``TourFact/runMigrated`` facts the next event will journal. Nothing is changed; `check
+    /// --against` forecasts a release with it.
+    public func pendingMigrations(in state: TourState, context: TourContext = [:]) -> [TourFact] {
+        var reduction = Reduction(catalog: catalog, state: state, now: .distantPast, context: context)
+        reduction.migrateRuns()
+        return reduction.facts.filter { $0.name == "runMigrated" }
     }
 
     /// The card showing now, if any.
     public func card(in state: TourState, context: TourContext = [:]) -> Card? {
+        let state = current(state, context: context)
         guard let flowID = state.presentingFlow, let flow = catalog.flow(flowID) else { return nil }
         let run = state[flow: flowID]
         guard let stepID = run.currentStep, let step = flow.step(stepID) else { return nil }
@@ -62,6 +84,7 @@ public struct TourEngine: Sendable {
     /// Every flow of the catalog, in its order, as a status line shows it, with the same progress as
     /// the card.
     public func summaries(of state: TourState, context: TourContext = [:]) -> [FlowSummary] {
+        let state = current(state, context: context)
         let presenting = state.presentingFlow
         return catalog.flows.map { flow in
             let run = state[flow: flow.id]
@@ -78,7 +101,8 @@ public struct TourEngine: Sendable {
 
     /// The actions the showing card accepts now (or the free actions when none shows).
     public func allowedActions(in state: TourState, context: TourContext = [:]) -> [CardAction] {
-        Reduction(catalog: catalog, state: state, now: .distantPast, context: context).allowedActions()
+        Reduction(catalog: catalog, state: current(state, context: context), now: .distantPast, context: context)
+            .allowedActions()
     }
 
     /// The earliest deadline or pending start in the state: when the next timer fires.
@@ -97,7 +121,7 @@ public struct TourEngine: Sendable {
 
     /// The one progress count of a run (card, status, JSON, analytics and report all use it).
     public func progress(of flow: FlowDefinition, run: FlowState) -> StepProgress? {
-        guard run.status == .active, !run.plan.isEmpty else { return nil }
+        guard let run = run.run, !run.plan.isEmpty else { return nil }
         return Self.progress(position: run.position, planCount: run.plan.count, flow: flow)
     }
 
@@ -121,12 +145,15 @@ public struct JournalRecord: Codable, Equatable, Sendable {
     public var step: StepID?
     public var event: TourEvent
     public var outcome: String
+    /// What the event did, as facts (see ``TourFact``).
+    public var facts: [TourFact]
 
-    public init(flow: FlowID?, step: StepID?, event: TourEvent, outcome: String) {
+    public init(flow: FlowID?, step: StepID?, event: TourEvent, outcome: String, facts: [TourFact] = []) {
         self.flow = flow
         self.step = step
         self.event = event
         self.outcome = outcome
+        self.facts = facts
     }
 }
 

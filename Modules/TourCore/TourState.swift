@@ -27,39 +27,150 @@ public struct TourState: Codable, Equatable, Sendable {
     }
 }
 
-/// One flow's record (status, version it last finished in) and its current run.
-public struct FlowState: Codable, Equatable, Sendable {
-    public var status: FlowStatus = .notStarted
-    /// The steps included in this run, decided when it started.
-    public var plan: [StepID] = []
-    /// Index into ``plan`` of the step showing.
-    public var position: Int = 0
-    /// Values entered in this run. Secrets appear only as "‹redacted›".
-    public var fields: [String: TourValue] = [:]
-    /// Answers to the current step's gates.
-    public var gates: [String: GateStatus] = [:]
-    /// Actions done on the current step (for staged steps).
-    public var performed: [String] = []
-    /// When a triggered flow is due to appear (a delay, or waiting for another flow to end).
-    public var pendingStart: Date?
-    /// When the current step completes by itself.
-    public var deadline: Date?
-    /// Increases each time a flow becomes active; the highest active one presents.
-    public var activation: Int = 0
-    /// The app version when the flow last finished: the "last tour version" of update prompts.
-    public var finishedInVersion: String?
-    /// Set while a replay runs that must leave the record as it was.
-    public var replayOf: RecordSnapshot?
+/// Where one flow stands for one user. Each case holds only what means something in it, so
+/// impossible combinations (a pending start on a showing flow, a run on a finished one) cannot be
+/// written down.
+public enum FlowState: Equatable, Sendable {
+    /// Never shown, or shown and dropped without a record. A trigger may have made it due.
+    case notStarted(pendingStart: Date?)
+    /// Showing (or interrupted while showing), with its run.
+    case active(FlowRun)
+    /// Completed or skipped, in an app version.
+    case finished(FlowRecord)
 
-    public init() {}
+    /// A flow nobody has started.
+    public init() { self = .notStarted(pendingStart: nil) }
 
-    public var currentStep: StepID? {
-        status == .active && plan.indices.contains(position) ? plan[position] : nil
+    /// A state holding only a record: no run.
+    public static func record(status: FlowStatus, version: String?) -> FlowState {
+        switch status {
+        case .completed: .finished(FlowRecord(.completed, version: version))
+        case .skipped: .finished(FlowRecord(.skipped, version: version))
+        case .notStarted, .active: .notStarted(pendingStart: nil)
+        }
+    }
+
+    public var status: FlowStatus {
+        switch self {
+        case .notStarted: .notStarted
+        case .active: .active
+        case .finished(let record): record.ending.status
+        }
+    }
+
+    /// The run while the flow is active.
+    public var run: FlowRun? {
+        if case .active(let run) = self { run } else { nil }
+    }
+
+    public var currentStep: StepID? { run?.currentStep }
+    public var plan: [StepID] { run?.plan ?? [] }
+    public var position: Int { run?.position ?? 0 }
+    public var fields: [String: TourValue] { run?.fields ?? [:] }
+    public var gates: [String: GateStatus] { run?.gates ?? [:] }
+    public var performed: [String] { run?.performed ?? [] }
+    public var deadline: Date? { run?.deadline }
+    public var activation: Int { run?.activation ?? 0 }
+    public var replayOf: FlowRecord.Before? { run?.replayOf }
+
+    /// The record a replay that records nothing restores when it ends.
+    public var recordBefore: FlowRecord.Before {
+        if case .finished(let record) = self { .finished(record) } else { .notStarted }
+    }
+
+    public var pendingStart: Date? {
+        if case .notStarted(let start) = self { start } else { nil }
+    }
+
+    /// The app version the flow last finished in: the "last tour version" of update prompts. While
+    /// a replay that records nothing shows, the version of the record it will restore.
+    public var finishedInVersion: String? {
+        switch self {
+        case .finished(let record): record.version
+        case .active(let run): if case .finished(let record)? = run.replayOf { record.version } else { nil }
+        case .notStarted: nil
+        }
     }
 }
 
-/// The part of a flow's state that a non-recording replay restores when it ends.
-public struct RecordSnapshot: Codable, Equatable, Sendable {
-    public var status: FlowStatus
-    public var finishedInVersion: String?
+/// How a finished flow ended, and in which app version.
+public struct FlowRecord: Equatable, Sendable {
+    public enum Ending: String, Sendable, Equatable, Codable {
+        case completed, skipped
+
+        public var status: FlowStatus { self == .completed ? .completed : .skipped }
+    }
+
+    /// What a flow was before a replay that must leave it as it was.
+    public enum Before: Equatable, Sendable {
+        case notStarted
+        case finished(FlowRecord)
+
+        public var status: FlowStatus {
+            if case .finished(let record) = self { record.ending.status } else { .notStarted }
+        }
+
+        public var state: FlowState {
+            if case .finished(let record) = self { .finished(record) } else { FlowState() }
+        }
+    }
+
+    public var ending: Ending
+    public var version: String?
+
+    public init(_ ending: Ending, version: String?) {
+        self.ending = ending
+        self.version = version
+    }
+}
+
+/// One showing flow's run: the steps it includes, where the user is, what they entered.
+public struct FlowRun: Equatable, Sendable {
+    /// The steps included in this run, decided when it started (or when it was migrated).
+    public var plan: [StepID]
+    /// Index into ``plan`` of the step showing.
+    public var position: Int
+    /// Values entered in this run. Secrets appear only as "‹redacted›".
+    public var fields: [String: TourValue]
+    /// Answers to the current step's gates.
+    public var gates: [String: GateStatus]
+    /// Actions done on the current step (for staged steps).
+    public var performed: [String]
+    /// When the current step completes by itself.
+    public var deadline: Date?
+    /// Increases each time a flow becomes active; the highest active one presents.
+    public var activation: Int
+    /// The version of the catalog the run was started (or last migrated) under.
+    public var catalogVersion: Int
+    /// Set while a replay runs that must leave the record as it was.
+    public var replayOf: FlowRecord.Before?
+
+    public init(
+        plan: [StepID], position: Int = 0, fields: [String: TourValue] = [:], gates: [String: GateStatus] = [:],
+        performed: [String] = [], deadline: Date? = nil, activation: Int, catalogVersion: Int,
+        replayOf: FlowRecord.Before? = nil
+    ) {
+        self.plan = plan
+        self.position = position
+        self.fields = fields
+        self.gates = gates
+        self.performed = performed
+        self.deadline = deadline
+        self.activation = activation
+        self.catalogVersion = catalogVersion
+        self.replayOf = replayOf
+    }
+
+    public var currentStep: StepID? { plan.indices.contains(position) ? plan[position] : nil }
+}
+
+extension TourState {
+    /// The run of an active flow, to read or change in place; nil (and unchangeable) otherwise.
+    public subscript(run id: FlowID) -> FlowRun? {
+        get { self[flow: id].run }
+        set {
+            guard let newValue, case .active = self[flow: id] else { return }
+            self[flow: id] = .active(newValue)
+        }
+    }
 }

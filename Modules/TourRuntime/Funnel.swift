@@ -13,6 +13,8 @@ public struct FlowFunnel: Codable, Equatable, Sendable {
         public var inProgress: Int
         /// The median seconds from entering the step to leaving it, over the runs that left it.
         public var medianSeconds: Double?
+        /// True for a step an earlier catalog version had and this one removed.
+        public var removed: Bool?
     }
 
     public var flow: FlowID
@@ -25,47 +27,67 @@ public struct FlowFunnel: Codable, Equatable, Sendable {
     public var completionRate: Double?
     public var skipRate: Double?
     public var steps: [StepFigures]
+    /// Journal rows left out because they carry no facts (written before 0.6.0, not derivable).
+    public var rowsWithoutFacts: Int?
 
-    /// Computes the funnels of every flow of `engine`'s catalog from the journal rows of one app.
-    /// Runs started before `since` are left out (the journal is still folded from its start).
+    /// Computes the funnels of every flow of `engine`'s catalog from the facts of one app's journal
+    /// rows. Steps of runs under an earlier catalog version count as the steps they became; steps
+    /// since removed are listed after the current ones. Runs started before `since` are left out.
+    /// Rows without facts (written before 0.6.0 and not derived) are counted in ``rowsWithoutFacts``.
     public static func compute(app: String, engine: TourEngine, rows: [JournalRow], since: Date? = nil) throws
         -> [FlowFunnel]
     {
+        let catalog = engine.catalog
         struct Run {
+            var version: Int
             var steps: [(step: StepID, entered: Date)] = []
             var ended: (status: FlowStatus, at: Date)?
         }
         var runs: [FlowID: [Run]] = [:]
         var open: [String: (flow: FlowID, run: Run)] = [:]  // by flow and subject
-        try JournalReplay.fold(app: app, engine: engine, rows: rows) { fold in
-            let time = fold.row.time
-            for flow in engine.catalog.flows {
-                let key = "\(flow.id) \(SessionKey(app: app, user: fold.row.user).subject(for: flow.scope))"
-                let was = fold.before[flow: flow.id]
-                let now = fold.after[flow: flow.id]
-                let restarted =
-                    was.status == .active && now.status == .active && now.activation != was.activation
-                if was.status == .active, now.status != .active || restarted, var entry = open[key] {
-                    // The run ended: skipped by the user (whatever the record says), completed, or
-                    // dropped (a relaunch that discards or restarts it, a reset).
-                    var skipped = false
-                    if case .actionPerformed(let name, _) = fold.event, !restarted {
-                        let step = was.currentStep.flatMap { id in flow.steps.first { $0.id == id } }
-                        skipped = step?.action(named: name)?.outcome == .dismissFlow
+        var replaying: Set<String> = []
+        var withoutFacts = 0
+        for row in rows {
+            guard let facts = row.facts else {
+                withoutFacts += 1
+                continue
+            }
+            for fact in facts {
+                let scope = catalog.flow(fact.flow)?.scope ?? .install
+                let key = "\(fact.flow) \(SessionKey(app: app, user: row.user).subject(for: scope))"
+                switch fact {
+                case .flowStarted(let flow, _, let version, let replay):
+                    if replay {
+                        replaying.insert(key)
+                        continue
                     }
+                    if var entry = open[key] {
+                        entry.run.ended = (.notStarted, row.time)
+                        runs[entry.flow, default: []].append(entry.run)
+                    }
+                    open[key] = (flow, Run(version: version))
+                case .stepEntered(_, let step, _):
+                    guard !replaying.contains(key), var entry = open[key] else { continue }
+                    let id = catalog.currentStepID(step, of: entry.flow, since: entry.run.version) ?? step
+                    entry.run.steps.append((id, row.time))
+                    open[key] = entry
+                case .runMigrated(_, _, let toVersion, _, _, _, .moved):
+                    open[key]?.run.version = toVersion
+                case .flowEnded(_, let ending, _, _):
+                    if replaying.remove(key) != nil { continue }
+                    guard var entry = open[key] else { continue }
                     let status: FlowStatus =
-                        skipped
-                        ? .skipped : (now.status == .completed && !restarted ? .completed : .notStarted)
-                    entry.run.ended = (status, time)
-                    runs[flow.id, default: []].append(entry.run)
+                        switch ending {
+                        case .completed: .completed
+                        case .skipped, .dismissed: .skipped
+                        case .dropped: .notStarted
+                        }
+                    entry.run.ended = (status, row.time)
+                    runs[entry.flow, default: []].append(entry.run)
                     open[key] = nil
+                case .stepCompleted, .gateAnswered, .flowReset, .runMigrated:
+                    continue
                 }
-                guard now.status == .active, now.replayOf == nil, let step = now.currentStep else { continue }
-                var entry = open[key] ?? (flow.id, Run())
-                if entry.run.steps.last?.step != step || was.position != now.position {
-                    entry.run.steps.append((step, time))
-                }
-                open[key] = entry
             }
         }
         for entry in open.values { runs[entry.flow, default: []].append(entry.run) }
@@ -76,13 +98,16 @@ public struct FlowFunnel: Codable, Equatable, Sendable {
             }
             let completed = counted.filter { $0.ended?.status == .completed }.count
             let skipped = counted.filter { $0.ended?.status == .skipped }.count
-            let steps = flow.steps.map { step -> StepFigures in
+            let current = flow.steps.map(\.id)
+            var retired: [StepID] = []
+            for run in counted { for entry in run.steps where !current.contains(entry.step) && !retired.contains(entry.step) { retired.append(entry.step) } }
+            let steps = (current + retired).map { step -> StepFigures in
                 var durations: [Double] = []
                 var reached = 0
                 var dropped = 0
                 var open = 0
                 for run in counted {
-                    guard let index = run.steps.lastIndex(where: { $0.step == step.id }) else { continue }
+                    guard let index = run.steps.lastIndex(where: { $0.step == step }) else { continue }
                     reached += 1
                     let left = index + 1 < run.steps.count ? run.steps[index + 1].entered : run.ended?.at
                     if let left { durations.append(left.timeIntervalSince(run.steps[index].entered)) }
@@ -101,14 +126,16 @@ public struct FlowFunnel: Codable, Equatable, Sendable {
                         ? durations[durations.count / 2]
                         : (durations[durations.count / 2 - 1] + durations[durations.count / 2]) / 2
                 return StepFigures(
-                    step: step.id, reached: reached, droppedOff: dropped, inProgress: open, medianSeconds: median)
+                    step: step, reached: reached, droppedOff: dropped, inProgress: open, medianSeconds: median,
+                    removed: current.contains(step) ? nil : true)
             }
             let started = counted.count
             return FlowFunnel(
                 flow: flow.id, name: flow.name, started: started, completed: completed, skipped: skipped,
                 inProgress: counted.filter { $0.ended == nil }.count,
                 completionRate: started == 0 ? nil : Double(completed) / Double(started),
-                skipRate: started == 0 ? nil : Double(skipped) / Double(started), steps: steps)
+                skipRate: started == 0 ? nil : Double(skipped) / Double(started), steps: steps,
+                rowsWithoutFacts: withoutFacts == 0 ? nil : withoutFacts)
         }
     }
 }

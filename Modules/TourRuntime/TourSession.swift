@@ -141,7 +141,8 @@ public actor TourSession {
             }
             session.device.merge(device) { _, new in new }
             let journal = JournalAppend(
-                time: now, record: transition.record, context: context, effects: transition.effects)
+                time: now, record: transition.record, context: context, effects: transition.effects,
+                catalogVersion: product.catalog.version)
             return ((transition, session.domain), journal)
         }
     }

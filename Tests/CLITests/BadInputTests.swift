@@ -33,6 +33,8 @@ struct BadInputTests {
         "carrierwave": "launch\nnext\nnext\n",
         "growth": "visit dashboard\ndo completeOnboarding\nvisit dashboard\n",
         "moodtracker": "launch\nwait 0.5\n",
+        // A case's executable may name another set-up: `moodtracker:allSet`.
+        "moodtracker:allSet": "launch\nwait 0.5\ndo next\ndo next\n",
     ]
 
     @Test func theCorpusHasAtLeastSixtyCases() {
@@ -41,7 +43,8 @@ struct BadInputTests {
 
     @Test(arguments: corpus)
     func isRefusedClearlyAndChangesNothing(_ badCase: Case) throws {
-        let cli = try CLI(badCase.executable)
+        let executable = String(badCase.executable.prefix { $0 != ":" })
+        let cli = try CLI(executable)
         let prepared = try cli.run("play", stdin: Self.setUp[badCase.executable] ?? "")
         try #require(prepared.status == 0, "\(prepared.stderr)")
         let before = try CLI.sqlite(cli.database, ".dump")
@@ -49,7 +52,7 @@ struct BadInputTests {
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = ["-c", badCase.command]
         var environment = cli.environment
-        environment["APP"] = CLI.binaries.appendingPathComponent(badCase.executable).path
+        environment["APP"] = CLI.binaries.appendingPathComponent(executable).path
         environment["WORK"] = cli.folder.path
         environment["GROWTH_PROFILE_STORE"] = cli.folder.appendingPathComponent("profiles.json").path
         process.environment = environment

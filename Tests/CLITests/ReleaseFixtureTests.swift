@@ -39,6 +39,36 @@ struct ReleaseFixtureTests {
         #expect(Self.fixtures.map(\.file).sorted().starts(with: ["finished.sqlite", "midflow.sqlite", "skipped.sqlite"]))
     }
 
+    /// `APP check --against FILE` forecasts every stored run (today's catalogs are the fixture's
+    /// version, so every run stays where it is) and leaves the file as it was.
+    @Test(arguments: fixtures)
+    func checkAgainstForecastsEveryStoredRun(_ fixture: Fixture) throws {
+        let source = Self.folder.appendingPathComponent(fixture.release).appendingPathComponent(fixture.file)
+        for product in fixture.expected.keys.sorted() {
+            let cli = try CLI(product)
+            try FileManager.default.copyItem(atPath: source.path, toPath: cli.database)
+            let before = try Data(contentsOf: URL(fileURLWithPath: cli.database))
+            let stored = Int(try CLI.sqlite(cli.database, "SELECT count(*) FROM flow_state WHERE app = '\(product)'")
+                .trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+            let json = try cli.json("check", "--against", cli.database)
+            let forecast = try #require((json["against"] as? [String: Any])?["forecast"] as? [String: Any])
+            let groups = forecast["groups"] as? [[String: Any]] ?? []
+            let records = forecast["records"] as? [[String: Any]] ?? []
+            let inRecords = records.compactMap { $0["subjects"] as? Int }.reduce(0, +)
+            let inGroups = groups.compactMap { $0["subjects"] as? Int }.reduce(0, +)
+            #expect(inGroups + inRecords == stored, "\(fixture) \(product): \(forecast)")
+            #expect(groups.allSatisfy { $0["outcome"] as? String == "stays" }, "\(fixture) \(product)")
+            let text = try cli.run("check", "--against", cli.database)
+            #expect(text.status == 0)
+            #expect(text.stdout.contains("Against \(cli.database)"), "\(text.stdout)")
+            if inGroups > 0 { #expect(text.stdout.contains(": stays"), "\(text.stdout)") }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: cli.database)) == before, "check wrote to \(fixture)")
+        }
+        let missing = try CLI("finite").run("check", "--against", "/nonexistent/old.sqlite")
+        #expect(missing.status == 2)
+        #expect(missing.stderr.contains("--against names no database file"), "\(missing.stderr)")
+    }
+
     @Test(arguments: fixtures)
     func everyStoredUserReadsResumesAndReports(_ fixture: Fixture) throws {
         for (product, value) in fixture.expected {

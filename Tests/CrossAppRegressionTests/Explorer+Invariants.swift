@@ -150,11 +150,9 @@ extension Explorer {
             }
             for case .product(let effect) in effects { actual[effect.name, default: 0] += 1 }
             if case .domainEvent(let name, _) = event { expected[name, default: 0] += 1 }
-            if case .gateAnswered(let gateID, .granted) = event,
-                let gate = catalog.flows.flatMap(\.steps).flatMap(\.gates).first(where: { $0.id == gateID }),
-                row.outcome != "no change"
-            {
-                expect(gate.onGranted)
+            // The journal's facts, not its prose, say which gate an answer reached.
+            for case .gateAnswered(let flowID, let stepID, let gateID, .granted) in row.facts ?? [] {
+                if let gate = catalog.flow(flowID)?.step(stepID)?.gate(gateID) { expect(gate.onGranted) }
             }
         }
         if case .action(let name, _, _) = move {
@@ -186,7 +184,7 @@ extension Explorer {
             let skipped: Bool
             if case .action(let name, _, _) = move {
                 let step = was.currentStep.flatMap { id in flow.steps.first { $0.id == id } }
-                skipped = step?.action(named: name)?.outcome == .dismissFlow
+                skipped = step?.action(named: name)?.outcome.endsFlow == true
             } else {
                 skipped = false
             }

@@ -51,15 +51,18 @@ extension Explorer {
         let order = tour.flows.filter { $0.value.status == .active }.sorted {
             $0.value.activation < $1.value.activation
         }.map(\.key)
-        for (id, var run) in tour.flows {
-            run.deadline = run.deadline.map {
-                Date(timeIntervalSinceReferenceDate: $0.timeIntervalSince(now))
+        func relative(_ date: Date?) -> Date? { date.map { Date(timeIntervalSinceReferenceDate: $0.timeIntervalSince(now)) } }
+        for (id, flow) in tour.flows {
+            switch flow {
+            case .notStarted(let start):
+                tour.flows[id] = start == nil ? nil : .notStarted(pendingStart: relative(start))
+            case .active(var run):
+                run.deadline = relative(run.deadline)
+                run.activation = order.firstIndex(of: id).map { $0 + 1 } ?? 0
+                tour.flows[id] = .active(run)
+            case .finished:
+                break
             }
-            run.pendingStart = run.pendingStart.map {
-                Date(timeIntervalSinceReferenceDate: $0.timeIntervalSince(now))
-            }
-            run.activation = order.firstIndex(of: id).map { $0 + 1 } ?? 0
-            tour.flows[id] = run == FlowState() ? nil : run
         }
         struct Shape: Encodable {
             var tour: TourState

@@ -7,6 +7,9 @@ import TourRuntime
 
 @Suite("Database on disk and in memory")
 struct DatabaseTests {
+    /// Every schema migration, in order; a new one is appended, none is ever edited.
+    static let migrations = ["v1-flows-journal-domain", "v2-catalog-versions-journal-facts"]
+
     @Test(arguments: [true, false])
     func migrationsCreateTheSchemaOnce(onDisk: Bool) throws {
         let folder = try TemporaryFolder()
@@ -23,7 +26,7 @@ struct DatabaseTests {
             onDisk ? try OnboardingDatabase.open(path: folder.path("a/b/onboarding.sqlite")) : try .inMemory()
         }
         let database = try open()
-        #expect(try database.appliedMigrations() == ["v1-flows-journal-domain"])
+        #expect(try database.appliedMigrations() == Self.migrations)
         if onDisk {
             // A new file is created by its first write, not by opening or reading it.
             #expect(!FileManager.default.fileExists(atPath: folder.path("a/b/onboarding.sqlite")))
@@ -35,7 +38,7 @@ struct DatabaseTests {
             #expect(FileManager.default.fileExists(atPath: folder.path("a/b/onboarding.sqlite")))
             #expect(
                 try OnboardingDatabase.open(path: folder.path("a/b/onboarding.sqlite")).appliedMigrations()
-                    == ["v1-flows-journal-domain"])
+                    == Self.migrations)
         }
     }
 
@@ -119,6 +122,32 @@ struct DatabaseTests {
             try database.session(SessionKey(app: "test", user: "bob"), scopes: perInstall).domain["bank"] == 45)
     }
 
+    /// A later release adds keys to the stored record; its rows, in a real file, load in this build
+    /// with the run intact, and the queried columns (status, step, catalog version) match.
+    @Test func aRowWithKeysFromALaterReleaseLoads() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("later.sqlite")
+        let key = SessionKey(app: "test", user: "alice")
+        let scopes = Scopes(flows: [:], state: StateScopes(.user))
+        let run = FlowRun(plan: ["one", "two"], position: 1, fields: ["name": "Ada"], activation: 1, catalogVersion: 2)
+        let database = try OnboardingDatabase.open(path: path)
+        try database.commit(key, scopes: scopes) { session in
+            session.tour[flow: "form"] = .active(run)
+            return ((), nil)
+        }
+        let columns = try DatabaseQueue(path: path).write { db in
+            try db.execute(
+                sql: """
+                    UPDATE flow_state SET state_json = json_set(state_json, '$.syncedAt', 1767700000, '$.run.hintsShown', 3)
+                    """)
+            return try Row.fetchOne(db, sql: "SELECT status, step, catalog_version FROM flow_state")
+        }
+        #expect(columns?["status"] == "active")
+        #expect(columns?["step"] == "two")
+        #expect(columns?["catalog_version"] == 2)
+        #expect(try OnboardingDatabase.open(path: path).session(key, scopes: scopes).tour[flow: "form"] == .active(run))
+    }
+
     @Test func anEmptyPathOrAFolderIsRefusedWithWhatToDo() throws {
         let folder = try TemporaryFolder()
         let empty = #expect(throws: StorageError.self) { try OnboardingDatabase.open(path: "") }
@@ -162,8 +191,7 @@ struct DatabaseTests {
         #expect(throws: Boom.self) {
             try database.commit(key, scopes: [:]) { session -> (Void, JournalAppend?) in
                 session.domain["bank"] = 60
-                session.tour.flows["form"] = .init()
-                session.tour.flows["form"]?.status = .completed
+                session.tour.flows["form"] = .record(status: .completed, version: nil)
                 throw Boom()
             }
         }
@@ -223,8 +251,7 @@ struct DatabaseTests {
     @Test func userScopedFlowsAreKeptPerUser() throws {
         let database = try OnboardingDatabase.inMemory()
         var state = TourState()
-        state.flows["tour"] = FlowState.init()
-        state.flows["tour"]?.status = .skipped
+        state.flows["tour"] = .record(status: .skipped, version: nil)
         let scopes = fixtureProduct().scopes
         try database.commit(SessionKey(app: "one", user: "ann"), scopes: scopes) {
             session -> (Void, JournalAppend?) in

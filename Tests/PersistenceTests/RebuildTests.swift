@@ -49,7 +49,7 @@ struct RebuildTests {
         try await session.send(.appLaunched(version: "2.5"))
         try database.commit(SessionKey(app: "test", user: "ann"), scopes: product.scopes) {
             session -> (Void, JournalAppend?) in
-            session.tour.flows["form"]?.position = 3
+            session.tour[run: "form"]?.position = 3
             return ((), nil)
         }
         let rebuilt = try JournalReplay.rebuild(app: "test", engine: product.engine, from: database)
