@@ -1,16 +1,26 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny")
 ]
 
-/// The products: a folder under Apps/ each, with the flows as data (`<Folder>Onboarding`) and a
-/// thin executable. A sixth product is one more line here and a new folder; nothing in Modules/.
-let apps: [(folder: String, executable: String)] = [
-    ("Finite", "finite"), ("LockedIn", "lockedin"), ("CarrierWave", "carrierwave"), ("Growth", "growth"),
-    ("MoodTracker", "moodtracker"),
-]
+/// The products: every folder under Apps/, with the flows as data (`Apps/<Folder>/Onboarding`,
+/// module `<Folder>Onboarding`, which declares `registration`) and a one-line executable
+/// (`Apps/<Folder>/CLI`, named as the folder in lower case). A sixth product is a new folder:
+/// nothing here, in Modules/ or in the tests changes.
+let apps: [(folder: String, executable: String)] = {
+    let root = URL(fileURLWithPath: Context.packageDirectory).appendingPathComponent("Apps")
+    let folders = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
+    return folders.sorted().filter { folder in
+        var isFolder: ObjCBool = false
+        let onboarding = root.appendingPathComponent(folder).appendingPathComponent("Onboarding").path
+        return FileManager.default.fileExists(atPath: onboarding, isDirectory: &isFolder) && isFolder.boolValue
+    }.map { ($0, $0.lowercased()) }
+}()
+let appModules = apps.map { Target.Dependency.target(name: "\($0.folder)Onboarding") }
+let appExecutables = apps.map { Target.Dependency.target(name: $0.executable) }
 
 let appTargets: [Target] = apps.flatMap { app -> [Target] in
     [
@@ -65,10 +75,7 @@ let package = Package(
         // MARK: Benchmarks (scripts/bench.sh)
         .executableTarget(
             name: "onboarding-bench",
-            dependencies: [
-                "FiniteOnboarding", "LockedInOnboarding", "CarrierWaveOnboarding", "GrowthOnboarding",
-                "MoodTrackerOnboarding", "TourRuntime", .product(name: "GRDBSQLite", package: "GRDB.swift"),
-            ],
+            dependencies: appModules + ["TourRuntime", .product(name: "GRDBSQLite", package: "GRDB.swift")],
             path: "Tests/Benchmarks",
             swiftSettings: swiftSettings),
 
@@ -88,31 +95,29 @@ let package = Package(
             swiftSettings: swiftSettings),
         // Each product's journeys through its flows, in process.
         .testTarget(
-            name: "ProductTests",
-            dependencies: [
-                "FiniteOnboarding", "LockedInOnboarding", "CarrierWaveOnboarding", "GrowthOnboarding",
-                "MoodTrackerOnboarding",
-            ],
-            path: "Tests/ProductTests", swiftSettings: swiftSettings),
+            name: "ProductTests", dependencies: appModules, path: "Tests/ProductTests", swiftSettings: swiftSettings,
+            plugins: ["ProductRegistryPlugin"]),
         // The cross-app regression suite: every path through every product's flows on real SQLite
         // files, and golden transcripts of each product's CLI.
         .testTarget(
             name: "CrossAppRegressionTests",
-            dependencies: [
-                "finite", "lockedin", "carrierwave", "growth", "moodtracker", "FiniteOnboarding",
-                "LockedInOnboarding", "CarrierWaveOnboarding", "GrowthOnboarding", "MoodTrackerOnboarding",
-                "TourFixtures",
-            ],
+            dependencies: appExecutables + appModules + ["TourFixtures"],
             path: "Tests/CrossAppRegressionTests", exclude: ["Transcripts"],
-            swiftSettings: swiftSettings),
+            swiftSettings: swiftSettings, plugins: ["ProductRegistryPlugin"]),
         // Runs the built executables as real processes.
         .testTarget(
             name: "CLITests",
-            dependencies: [
-                "finite", "lockedin", "carrierwave", "growth", "moodtracker", "LockedInOnboarding",
-                "Persistence", "TourFixtures",
-            ],
-            path: "Tests/CLITests", exclude: ["BadInput", "Releases"], swiftSettings: swiftSettings),
+            dependencies: appExecutables + appModules + ["Persistence", "TourFixtures"],
+            path: "Tests/CLITests", exclude: ["BadInput", "Releases"], swiftSettings: swiftSettings,
+            plugins: ["ProductRegistryPlugin"]),
+
+        // MARK: The product registry of the test targets
+        // Writes `registeredProducts`, one `<Folder>Onboarding.registration` per product module the
+        // target depends on, so the suites cover every folder under Apps/ without a list of their own.
+        .plugin(
+            name: "ProductRegistryPlugin", capability: .buildTool(), dependencies: ["product-registry"],
+            path: "Tests/ProductRegistryPlugin"),
+        .executableTarget(name: "product-registry", path: "Tests/ProductRegistry", swiftSettings: swiftSettings),
     ] + appTargets,
     swiftLanguageModes: [.v6]
 )

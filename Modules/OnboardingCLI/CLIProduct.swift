@@ -31,6 +31,11 @@ public struct CLIProduct: Sendable {
         redactor = catalog.redactor
     }
 
+    /// The CLI of a registered product (`APP/CLI/main.swift` is this one line).
+    public init(_ registration: ProductRegistration) {
+        self.init(executable: registration.executable, displayName: registration.displayName, make: registration.make)
+    }
+
     /// The text `key` names, built by `make` the first time it is asked for.
     func text(_ key: String, _ make: () -> String) -> String { texts.text(key, make) }
 }
@@ -45,27 +50,6 @@ private final class HelpTexts: @unchecked Sendable {
         let text = make()
         lock.withLock { texts[key] = text }
         return text
-    }
-}
-
-/// What one CLI run tells the product about its device.
-public struct RunEnvironment: Sendable {
-    /// The database file (or ":memory:"); stubs of remote services keep their files beside it.
-    public var databasePath: String
-    /// `--offline`: stubs of network services answer as if there were no network.
-    public var offline: Bool
-    public var user: String
-    /// `--answer GATE=STATUS` for the product's request gates: what a stubbed service answers
-    /// (Carrier Wave's `connection=denied`: the credentials are rejected).
-    public var requestAnswers: [String: GateStatus]
-
-    public init(
-        databasePath: String, offline: Bool, user: String, requestAnswers: [String: GateStatus] = [:]
-    ) {
-        self.databasePath = databasePath
-        self.offline = offline
-        self.user = user
-        self.requestAnswers = requestAnswers
     }
 }
 

@@ -10,7 +10,8 @@ import Testing
 /// and help and completions that speak for each product.
 @Suite("The command line")
 struct CommandLineTests {
-    static let products = ["finite", "lockedin", "carrierwave", "growth", "moodtracker"]
+    /// Every registered product (every folder under Apps/).
+    static let products = registeredProducts.map(\.executable)
     /// The codes the README documents for `{"error": {"code": ...}}`.
     static let documentedCodes: Set<String> = [
         "not_allowed_now", "unknown_action", "nothing_showing", "invalid_parameter", "unknown_feature",

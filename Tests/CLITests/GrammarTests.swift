@@ -3,7 +3,8 @@ import Testing
 
 @Suite("One CLI grammar, run as real processes")
 struct GrammarTests {
-    static let products = ["finite", "lockedin", "carrierwave", "growth", "moodtracker"]
+    /// Every registered product (every folder under Apps/).
+    static let products = registeredProducts.map(\.executable)
 
     @Test(arguments: products)
     func versionIsTheSharedModulesVersionFromTheChangelog(product: String) throws {

@@ -122,10 +122,8 @@ struct InsightTests {
         #expect(now["reason"] as? String == "not shown: completed in version 2.5; it cannot be replayed")
     }
 
-    static let products = [
-        ("finite", "Finite"), ("lockedin", "LockedIn"), ("carrierwave", "CarrierWave"), ("growth", "Growth"),
-        ("moodtracker", "MoodTracker"),
-    ]
+    /// Every registered product, with the name of its page under Docs/ (its folder's).
+    static let products = registeredProducts.map { ($0.executable, registeredProductFolders[$0.executable] ?? "") }
 
     /// Each product page embeds the Mermaid of each of its flows, as `graph` generates it now.
     @Test(arguments: products)

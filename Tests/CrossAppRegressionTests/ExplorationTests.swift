@@ -33,3 +33,34 @@ struct ExplorationTests {
             "\(product.name): (step, action) pairs no path takes: \(untaken.joined(separator: ", "))")
     }
 }
+
+/// The suite's products come from one place: the folders under Apps/ (Package.swift makes each a
+/// product module this target depends on; `ProductRegistryPlugin` lists their registrations).
+@Suite("One registry of products")
+struct ProductRegistryTests {
+    static let appsFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Apps")
+
+    @Test func everyFolderUnderAppsIsRegisteredAndExplored() throws {
+        let folders = try FileManager.default.contentsOfDirectory(atPath: Self.appsFolder.path).filter {
+            FileManager.default.fileExists(atPath: Self.appsFolder.appendingPathComponent("\($0)/Onboarding").path)
+        }
+        #expect(Set(registeredProductFolders.values) == Set(folders))
+        #expect(Set(Subject.all.map(\.executable)) == Set(registeredProducts.map(\.executable)))
+        #expect(Subject.products.count == registeredProducts.count)
+        #expect(Subject.tuned["moodtracker"] == nil, "Mood Tracker proves the defaults; keep it untuned")
+    }
+
+    /// A product with no tuned exploration (a new folder) is explored with defaults taken from what
+    /// it declares. Mood Tracker runs on them in `explore`; here every product's defaults are sound.
+    @Test(arguments: registeredProducts.map(\.executable))
+    func theDefaultExplorationOfEveryProductIsSound(executable: String) throws {
+        let registration = try #require(registeredProducts.first { $0.executable == executable })
+        let subject = Subject(registration)
+        let product = subject.make(":memory:", World())
+        #expect(subject.name == registration.displayName)
+        #expect(subject.launchVersions == [product.currentVersion])
+        #expect(subject.maxDepth > 0)
+        #expect(subject.usesNetwork == product.handler.declarations.deviceKeys.contains { $0.name == "online" })
+    }
+}

@@ -44,7 +44,17 @@ struct Subject: Sendable, CustomStringConvertible {
 
     var description: String { focus.map { "\(name) (\($0))" } ?? name }
 
-    static let all: [Subject] = [finite, lockedIn] + carrierWave + [growth, moodTracker]
+    /// Every registered product (every folder under Apps/, through `registeredProducts`): the tuned
+    /// explorations below where a product needs them, the defaults for any other, so a new product
+    /// is explored and checked by this suite without a line here.
+    static let all: [Subject] = registeredProducts.flatMap { tuned[$0.executable] ?? [Subject($0)] }
+
+    /// Products whose exploration needs more than the defaults: deeper paths, several versions,
+    /// worlds, parts, or a product rule. (Mood Tracker runs on the defaults.)
+    static let tuned: [String: [Subject]] = [
+        "finite": [finite], "lockedin": [lockedIn], "carrierwave": carrierWave, "growth": [growth],
+    ]
+
 
     /// The explorations of each product; a product's coverage is the union of its parts.
     static let products: [ProductExploration] = Dictionary(grouping: all, by: \.name).map {
@@ -104,10 +114,26 @@ struct Subject: Sendable, CustomStringConvertible {
                 profiles: FileProfileStore(path: path + ".profiles.json", online: !world.offline))
         },
         launchVersions: ["1.0"], usesNetwork: true, maxDepth: 10)
+}
 
-    static let moodTracker = Subject(
-        name: "Mood Tracker", executable: "moodtracker", make: { _, _ in MoodTrackerCatalog.product },
-        launchVersions: ["1.0"], maxDepth: 9)
+extension Subject {
+    /// The defaults, from what the product declares: its current version, the network when it
+    /// declares an `online` device fact, and a world where its permissions were granted before.
+    init(_ registration: ProductRegistration) {
+        let product = registration.make(RunEnvironment(databasePath: ":memory:"))
+        let permissions = product.catalog.flows.flatMap(\.steps).flatMap(\.gates).compactMap { gate -> String? in
+            if case .permission(let name) = gate.kind { name.rawValue } else { nil }
+        }
+        var worlds = [World()]
+        if !permissions.isEmpty {
+            worlds.append(World(permissionsBefore: Dictionary(permissions.map { ($0, "granted") }) { first, _ in first }))
+        }
+        self.init(
+            name: registration.displayName, executable: registration.executable,
+            make: { path, world in registration.make(RunEnvironment(databasePath: path, offline: world.offline)) },
+            launchVersions: [product.currentVersion], startingWorlds: worlds,
+            usesNetwork: product.handler.declarations.context.contains { $0.name == "online" }, maxDepth: 9)
+    }
 }
 
 /// One product's explorations, as one test case.

@@ -1,9 +1,4 @@
-import CarrierWaveOnboarding
-import FiniteOnboarding
 import Foundation
-import GrowthOnboarding
-import LockedInOnboarding
-import MoodTrackerOnboarding
 import Testing
 import TourRuntime
 
@@ -11,12 +6,10 @@ import TourRuntime
 /// handler provides exactly the context it declares.
 @Suite("Every product's catalog is coherent")
 struct CatalogCoherenceTests {
-    static let products: [Product] = [
-        FiniteCatalog.product, LockedInCatalog.product,
-        CarrierWaveCatalog.product(connector: StubServiceConnector(online: true)),
-        GrowthCatalog.product(profiles: FileProfileStore(path: "/dev/null", online: false)),
-        MoodTrackerCatalog.product,
-    ]
+    /// Every registered product (every folder under Apps/): a new product gets these checks for free.
+    static let products: [Product] = registeredProducts.map {
+        $0.make(RunEnvironment(databasePath: "/dev/null", offline: true))
+    }
 
     @Test(arguments: products.map(\.catalog.app))
     func theCatalogHasNoProblems(app: String) throws {

@@ -85,7 +85,7 @@ struct FiniteTests {
         #expect(refusal.step == "currentWeek")
         #expect(refusal.allowed == ["tapCurrentWeek", "skip"])
         try await journey.act("tapCurrentWeek")
-        try #require(try await journey.refuses("next"))
+        _ = try #require(try await journey.refuses("next"))
         try await journey.act("swipeToChapters")
         try await journey.act("next")
         try await journey.expect(flow, "addPhase")
@@ -149,7 +149,7 @@ struct FiniteTests {
             try await journey.act(action)
         }
         #expect(try await journey.card()?.anchor == "filledWeeks")
-        try #require(try await journey.refuses("saveMark"))
+        _ = try #require(try await journey.refuses("saveMark"))
         // 1990-05-01 to 2026-01-05 is 1861 whole weeks; week 1862 is not lived yet.
         #expect(
             try await journey.refuses("longPressWeek", ["week": "1862"])?.reason

@@ -1,9 +1,4 @@
 import CarrierWaveOnboarding
 import OnboardingCLI
 
-await OnboardingCLI.main(
-    CLIProduct(executable: "carrierwave", displayName: "Carrier Wave") { environment in
-        CarrierWaveCatalog.product(
-            connector: StubServiceConnector(
-                offline: environment.offline, answer: environment.requestAnswers["connection"]))
-    })
+await OnboardingCLI.main(CLIProduct(CarrierWaveOnboarding.registration))

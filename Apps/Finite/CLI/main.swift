@@ -1,5 +1,4 @@
 import FiniteOnboarding
 import OnboardingCLI
 
-await OnboardingCLI.main(
-    CLIProduct(executable: "finite", displayName: "Finite") { _ in FiniteCatalog.product })
+await OnboardingCLI.main(CLIProduct(FiniteOnboarding.registration))

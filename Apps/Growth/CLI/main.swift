@@ -1,12 +1,4 @@
-import Foundation
 import GrowthOnboarding
 import OnboardingCLI
 
-await OnboardingCLI.main(
-    CLIProduct(executable: "growth", displayName: "Growth") { environment in
-        // The stub profile store is a file beside the database, or $GROWTH_PROFILE_STORE (shared by two "devices").
-        let path =
-            ProcessInfo.processInfo.environment["GROWTH_PROFILE_STORE"] ?? environment.databasePath
-            + ".profiles.json"
-        return GrowthCatalog.product(profiles: FileProfileStore(path: path, online: !environment.offline))
-    })
+await OnboardingCLI.main(CLIProduct(GrowthOnboarding.registration))

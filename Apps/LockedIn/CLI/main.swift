@@ -1,5 +1,4 @@
 import LockedInOnboarding
 import OnboardingCLI
 
-await OnboardingCLI.main(
-    CLIProduct(executable: "lockedin", displayName: "LockedIn") { _ in LockedInCatalog.product })
+await OnboardingCLI.main(CLIProduct(LockedInOnboarding.registration))

@@ -1,5 +1,4 @@
 import MoodTrackerOnboarding
 import OnboardingCLI
 
-await OnboardingCLI.main(
-    CLIProduct(executable: "moodtracker", displayName: "Mood Tracker") { _ in MoodTrackerCatalog.product })
+await OnboardingCLI.main(CLIProduct(MoodTrackerOnboarding.registration))

@@ -1,0 +1,8 @@
+import Foundation
+import TourRuntime
+
+/// Carrier Wave as the executable, the benchmarks and the cross-app suite find it (see `ProductRegistration`).
+public let registration = ProductRegistration(executable: "carrierwave", displayName: "Carrier Wave") { environment in
+    CarrierWaveCatalog.product(
+        connector: StubServiceConnector(offline: environment.offline, answer: environment.requestAnswers["connection"]))
+}

@@ -1,0 +1,7 @@
+import Foundation
+import TourRuntime
+
+/// Finite as the executable, the benchmarks and the cross-app suite find it (see `ProductRegistration`).
+public let registration = ProductRegistration(executable: "finite", displayName: "Finite") { environment in
+    FiniteCatalog.product
+}

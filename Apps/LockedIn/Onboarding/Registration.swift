@@ -1,0 +1,7 @@
+import Foundation
+import TourRuntime
+
+/// LockedIn as the executable, the benchmarks and the cross-app suite find it (see `ProductRegistration`).
+public let registration = ProductRegistration(executable: "lockedin", displayName: "LockedIn") { environment in
+    LockedInCatalog.product
+}

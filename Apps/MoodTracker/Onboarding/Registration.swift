@@ -1,0 +1,7 @@
+import Foundation
+import TourRuntime
+
+/// Mood Tracker as the executable, the benchmarks and the cross-app suite find it (see `ProductRegistration`).
+public let registration = ProductRegistration(executable: "moodtracker", displayName: "Mood Tracker") { environment in
+    MoodTrackerCatalog.product
+}

@@ -1,0 +1,42 @@
+import Foundation
+
+/// One product as everything outside its folder sees it: its executable, its name, and how to
+/// build it for a run. Each folder under `Apps/` declares exactly one, as the public constant
+/// `registration` of its `<Folder>Onboarding` module; the executable, the benchmarks and the
+/// cross-app regression suite all start from it, so a sixth product is a new folder and nothing
+/// else (the test targets find it through `Tests/ProductRegistryPlugin`).
+public struct ProductRegistration: Sendable {
+    /// The executable's name: `finite`, `lockedin`, ...
+    public var executable: String
+    /// The name people read: "Carrier Wave".
+    public var displayName: String
+    /// Builds the product for one run, from what the run knows about its device.
+    public var make: @Sendable (RunEnvironment) -> Product
+
+    public init(executable: String, displayName: String, make: @escaping @Sendable (RunEnvironment) -> Product) {
+        self.executable = executable
+        self.displayName = displayName
+        self.make = make
+    }
+}
+
+/// What one run (a CLI process, an exploration, an app session) tells the product about its device.
+public struct RunEnvironment: Sendable {
+    /// The database file (or ":memory:"); stubs of remote services keep their files beside it.
+    public var databasePath: String
+    /// `--offline`: stubs of network services answer as if there were no network.
+    public var offline: Bool
+    public var user: String
+    /// `--answer GATE=STATUS` for the product's request gates: what a stubbed service answers
+    /// (Carrier Wave's `connection=denied`: the credentials are rejected).
+    public var requestAnswers: [String: GateStatus]
+
+    public init(
+        databasePath: String, offline: Bool = false, user: String = "default", requestAnswers: [String: GateStatus] = [:]
+    ) {
+        self.databasePath = databasePath
+        self.offline = offline
+        self.user = user
+        self.requestAnswers = requestAnswers
+    }
+}
