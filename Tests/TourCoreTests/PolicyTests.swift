@@ -65,135 +65,289 @@ struct StepPolicyTests {
     }
 }
 
+/// The per-flow policies, exhaustively: each test states every change of state and every effect of
+/// every event (``TourStore`` fails on anything unasserted).
 @Suite("Per-flow policies")
 struct FlowPolicyTests {
+    static let t0 = Fixtures.t0
+    static let walkPlan: [StepID] = ["intro", "tapTarget", "modal", "staged", "finale"]
+
     @Test func skipRecordedAsSkippedNeverShowsAgain() throws {
-        var driver = Driver(Fixtures.engine(Fixtures.walk))
-        try driver.send(.signal("revealed"))
-        try driver.wait(1.5)
-        try driver.act("skip")
-        #expect(driver.haptics == [.impactMedium])
-        #expect(driver.status("walk") == .skipped)
-        try driver.send(.appLaunched(version: nil))
-        try driver.send(.signal("revealed"))
-        try driver.wait(10)
-        #expect(driver.card == nil)
+        var store = TourStore(Fixtures.engine(Fixtures.walk))
+        try store.send(.signal("revealed")) { $0[flow: "walk"] = .notStarted(pendingStart: Self.t0 + 1.5) }
+        try store.advance(by: 1.5, effects: [.presented("walk"), .haptic(.impactLight)]) {
+            $0[flow: "walk"] = .active(FlowRun(plan: Self.walkPlan, activation: 1, catalogVersion: 1))
+        }
+        try store.act(
+            "skip", effects: [.haptic(.impactMedium), .dismissed("walk")],
+            facts: [.flowEnded(flow: "walk", ending: .skipped, recorded: .skipped, version: nil)]
+        ) { $0[flow: "walk"] = .record(status: .skipped, version: nil) }
+        try store.send(.appLaunched(version: nil))
+        try store.send(.signal("revealed"))
+        try store.advance(by: 10)
+        #expect(store.card == nil)
     }
 
     @Test func skipThatCountsAsCompleteRecordsCompleted() throws {
-        var driver = Driver(Fixtures.engine(Fixtures.intro))
-        try driver.send(.appLaunched(version: "2.5"))
-        try driver.act("skip")
-        #expect(driver.status("intro") == .completed)
-        try driver.send(.appLaunched(version: "2.5"))
-        #expect(driver.card == nil)
+        var store = TourStore(Fixtures.engine(Fixtures.intro))
+        try store.send(.appLaunched(version: "2.5"), effects: [.presented("intro")]) {
+            $0.appVersion = "2.5"
+            $0[flow: "intro"] = .active(FlowRun(plan: ["hello", "connect", "bye"], activation: 1, catalogVersion: 1))
+        }
+        try store.act(
+            "skip", effects: [.dismissed("intro")],
+            facts: [.flowEnded(flow: "intro", ending: .skipped, recorded: .completed, version: "2.5")]
+        ) { $0[flow: "intro"] = .record(status: .completed, version: "2.5") }
+        try store.send(.appLaunched(version: "2.5"))
+        #expect(store.card == nil)
     }
 
     @Test func skipThatRecordsNothingShowsAgainNextLaunch() throws {
-        var driver = Driver(Fixtures.engine(Fixtures.tutorial))
-        try driver.send(.appLaunched(version: nil))
-        try driver.wait(0.5)
-        try driver.act("skip")
-        #expect(driver.analytics == ["tutorial_skipped"])
-        #expect(driver.status("tutorial") == .notStarted)
-        #expect(driver.state[flow: "tutorial"] == FlowState())
-        try driver.send(.appLaunched(version: nil))
-        try driver.wait(0.5)
-        #expect(driver.step == "swipe")
+        var store = TourStore(Fixtures.engine(Fixtures.tutorial))
+        let plan: [StepID] = ["swipe", "history", "set"]
+        try store.send(.appLaunched(version: nil)) { $0[flow: "tutorial"] = .notStarted(pendingStart: Self.t0 + 0.5) }
+        try store.advance(by: 0.5, effects: [.presented("tutorial"), .analytics(Self.event("tutorial_started", step: "swipe", index: 1))]) {
+            $0[flow: "tutorial"] = .active(FlowRun(plan: plan, activation: 1, catalogVersion: 1))
+        }
+        try store.act("skip", effects: [.analytics(Self.event("tutorial_skipped", step: "swipe", index: 1)), .dismissed("tutorial")]) {
+            $0[flow: "tutorial"] = FlowState()
+        }
+        try store.send(.appLaunched(version: nil)) { $0[flow: "tutorial"] = .notStarted(pendingStart: Self.t0 + 1) }
+        try store.advance(by: 0.5, effects: [.presented("tutorial"), .analytics(Self.event("tutorial_started", step: "swipe", index: 1))]) {
+            $0[flow: "tutorial"] = .active(FlowRun(plan: plan, activation: 1, catalogVersion: 1))
+        }
+        #expect(store.card?.step == "swipe")
     }
 
     @Test func onlyCompletionRecordsSeen() throws {
-        var driver = Driver(Fixtures.engine(Fixtures.tutorial))
-        try driver.send(.appLaunched(version: nil))
-        try driver.wait(0.5)
-        try driver.act("next")
-        try driver.act("next")
-        try driver.act("backdrop")
-        #expect(driver.status("tutorial") == .completed)
-        try driver.send(.appLaunched(version: nil))
-        try driver.wait(5)
-        #expect(driver.card == nil)
+        var store = TourStore(Fixtures.engine(Fixtures.tutorial))
+        let plan: [StepID] = ["swipe", "history", "set"]
+        try store.send(.appLaunched(version: nil)) { $0[flow: "tutorial"] = .notStarted(pendingStart: Self.t0 + 0.5) }
+        try store.advance(by: 0.5, effects: [.presented("tutorial"), .analytics(Self.event("tutorial_started", step: "swipe", index: 1))]) {
+            $0[flow: "tutorial"] = .active(FlowRun(plan: plan, activation: 1, catalogVersion: 1))
+        }
+        try store.act("next", effects: [.analytics(Self.event("tutorial_step_completed", step: "swipe", index: 1))]) {
+            $0[run: "tutorial"]?.position = 1
+        }
+        try store.act("next", effects: [.analytics(Self.event("tutorial_step_completed", step: "history", index: 2))]) {
+            $0[run: "tutorial"]?.position = 2
+        }
+        try store.act(
+            "backdrop",
+            effects: [
+                .analytics(Self.event("tutorial_step_completed", step: "set", index: 3)), .analytics(Self.event("tutorial_completed", step: "set", index: 3)),
+                .dismissed("tutorial"),
+            ],
+            facts: [
+                .stepCompleted(flow: "tutorial", step: "set"),
+                .flowEnded(flow: "tutorial", ending: .completed, recorded: .completed, version: nil),
+            ]
+        ) { $0[flow: "tutorial"] = .record(status: .completed, version: nil) }
+        try store.send(.appLaunched(version: nil))
+        try store.advance(by: 5)
+        #expect(store.card == nil)
     }
 
     @Test func resumePolicyKeepsTheStepAcrossALaunch() throws {
-        var driver = Driver(Fixtures.engine(Fixtures.walk))
-        try driver.send(.signal("revealed"))
-        try driver.wait(1.5)
-        try driver.act("next")
-        try driver.send(.appLaunched(version: nil))
-        #expect(driver.step == "tapTarget")
-    }
-
-    @Test func restartPolicyStartsOverWithNothingPartialKept() throws {
-        var driver = Driver(Fixtures.engine(Fixtures.form))
-        try driver.send(.appLaunched(version: nil))
-        try driver.act("next")
-        try driver.act("choose", ["apps": "A"])
-        try driver.act("next")
-        try driver.act("select", ["level": "hard"])
-        try driver.send(.appLaunched(version: nil))
-        #expect(driver.step == "welcome")
-        #expect(driver.state[flow: "form"].fields == ["level": "medium"])
-    }
-
-    @Test func discardPolicyDropsTheRunAndLetsTheTriggerDecide() throws {
-        var driver = Driver(Fixtures.engine(Fixtures.tutorial))
-        try driver.send(.appLaunched(version: nil))
-        try driver.wait(0.5)
-        try driver.act("next")
-        try driver.send(.appLaunched(version: nil))
-        #expect(driver.card == nil)
-        try driver.wait(0.5)
-        #expect(driver.step == "swipe")
+        var store = TourStore(Fixtures.engine(Fixtures.walk))
+        try store.send(.signal("revealed")) { $0[flow: "walk"] = .notStarted(pendingStart: Self.t0 + 1.5) }
+        try store.advance(by: 1.5, effects: [.presented("walk"), .haptic(.impactLight)]) {
+            $0[flow: "walk"] = .active(FlowRun(plan: Self.walkPlan, activation: 1, catalogVersion: 1))
+        }
+        try store.act("next", effects: [.haptic(.impactLight)]) { $0[run: "walk"]?.position = 1 }
+        try store.send(.appLaunched(version: nil), effects: [.presented("walk")], facts: [])
+        #expect(store.card?.step == "tapTarget")
     }
 
     @Test func replayThatResetsPresentsTheFlowFromTheStart() throws {
-        var driver = Driver(Fixtures.engine(Fixtures.intro))
-        try driver.send(.appLaunched(version: "2.5"))
-        try driver.act("skip")
-        try driver.send(.replayRequested(nil))
-        #expect(driver.step == "hello")
-        #expect(driver.status("intro") == .active)
-        #expect(driver.card?.isReplay == false)
+        var store = TourStore(Fixtures.engine(Fixtures.intro))
+        let plan: [StepID] = ["hello", "connect", "bye"]
+        try store.send(.appLaunched(version: "2.5"), effects: [.presented("intro")]) {
+            $0.appVersion = "2.5"
+            $0[flow: "intro"] = .active(FlowRun(plan: plan, activation: 1, catalogVersion: 1))
+        }
+        try store.act("skip", effects: [.dismissed("intro")]) {
+            $0[flow: "intro"] = .record(status: .completed, version: "2.5")
+        }
+        try store.send(.replayRequested(nil), effects: [.presented("intro")]) {
+            $0[flow: "intro"] = .active(FlowRun(plan: plan, activation: 1, catalogVersion: 1))
+        }
+        #expect(store.card?.isReplay == false)
+    }
+
+    @Test func restartPolicyStartsOverWithNothingPartialKept() throws {
+        var store = TourStore(Fixtures.engine(Fixtures.form))
+        let plan: [StepID] = ["welcome", "pick", "level", "perms", "done"]
+        let fresh = FlowRun(plan: plan, fields: ["level": "medium"], activation: 1, catalogVersion: 1)
+        try store.send(.appLaunched(version: nil), effects: [.presented("form")]) { $0[flow: "form"] = .active(fresh) }
+        try store.act("next") { $0[run: "form"]?.position = 1 }
+        try store.act("choose", ["apps": "A"]) {
+            $0[run: "form"]?.fields["apps"] = ["A"]
+            $0[run: "form"]?.performed = ["choose"]
+        }
+        try store.act("next") {
+            $0[run: "form"]?.position = 2
+            $0[run: "form"]?.performed = []
+        }
+        try store.act("select", ["level": "hard"]) {
+            $0[run: "form"]?.fields["level"] = "hard"
+            $0[run: "form"]?.performed = ["select"]
+        }
+        try store.send(
+            .appLaunched(version: nil), effects: [.presented("form")],
+            facts: [
+                .flowEnded(flow: "form", ending: .dropped, recorded: .notStarted, version: nil),
+                .flowStarted(flow: "form", plan: plan, catalogVersion: 1, replay: false),
+                .stepEntered(flow: "form", step: "welcome", index: 1),
+            ]
+        ) {
+            var restarted = fresh
+            restarted.activation = 2
+            $0[flow: "form"] = .active(restarted)
+        }
+        #expect(store.card?.step == "welcome")
+    }
+
+    @Test func discardPolicyDropsTheRunAndLetsTheTriggerDecide() throws {
+        var store = TourStore(Fixtures.engine(Fixtures.tutorial))
+        let plan: [StepID] = ["swipe", "history", "set"]
+        try store.send(.appLaunched(version: nil)) { $0[flow: "tutorial"] = .notStarted(pendingStart: Self.t0 + 0.5) }
+        try store.advance(by: 0.5, effects: [.presented("tutorial"), .analytics(Self.event("tutorial_started", step: "swipe", index: 1))]) {
+            $0[flow: "tutorial"] = .active(FlowRun(plan: plan, activation: 1, catalogVersion: 1))
+        }
+        try store.act("next", effects: [.analytics(Self.event("tutorial_step_completed", step: "swipe", index: 1))]) {
+            $0[run: "tutorial"]?.position = 1
+        }
+        try store.send(.appLaunched(version: nil)) { $0[flow: "tutorial"] = .notStarted(pendingStart: Self.t0 + 1) }
+        #expect(store.card == nil)
+        try store.advance(by: 0.5, effects: [.presented("tutorial"), .analytics(Self.event("tutorial_started", step: "swipe", index: 1))]) {
+            $0[flow: "tutorial"] = .active(FlowRun(plan: plan, activation: 1, catalogVersion: 1))
+        }
     }
 
     @Test func replayWithoutRecordingLeavesTheRecordAsItWas() throws {
-        var driver = Driver(Fixtures.engine(Fixtures.tutorial))
-        try driver.send(.appLaunched(version: nil))
-        try driver.wait(0.5)
-        for _ in 0..<3 { try driver.act("next") }
-        let before = driver.state[flow: "tutorial"]
-        try driver.send(.replayRequested("tutorial"))
-        #expect(driver.analytics == ["tutorial_started", "tutorial_replayed"])
-        #expect(driver.card?.isReplay == true)
-        try driver.act("skip")
-        #expect(driver.state[flow: "tutorial"] == before)
-
-        var fresh = Driver(Fixtures.engine(Fixtures.tutorial))
-        try fresh.send(.replayRequested(nil))
-        for _ in 0..<3 { try fresh.act("next") }
-        #expect(fresh.state[flow: "tutorial"] == FlowState())
+        var store = TourStore(Fixtures.engine(Fixtures.tutorial))
+        let plan: [StepID] = ["swipe", "history", "set"]
+        try store.send(.appLaunched(version: nil)) { $0[flow: "tutorial"] = .notStarted(pendingStart: Self.t0 + 0.5) }
+        try store.advance(by: 0.5, effects: [.presented("tutorial"), .analytics(Self.event("tutorial_started", step: "swipe", index: 1))]) {
+            $0[flow: "tutorial"] = .active(FlowRun(plan: plan, activation: 1, catalogVersion: 1))
+        }
+        try store.act("next", effects: [.analytics(Self.event("tutorial_step_completed", step: "swipe", index: 1))]) {
+            $0[run: "tutorial"]?.position = 1
+        }
+        try store.act("next", effects: [.analytics(Self.event("tutorial_step_completed", step: "history", index: 2))]) {
+            $0[run: "tutorial"]?.position = 2
+        }
+        try store.act(
+            "next",
+            effects: [
+                .analytics(Self.event("tutorial_step_completed", step: "set", index: 3)), .analytics(Self.event("tutorial_completed", step: "set", index: 3)),
+                .dismissed("tutorial"),
+            ]
+        ) { $0[flow: "tutorial"] = .record(status: .completed, version: nil) }
+        let seen = FlowRecord.Before.finished(FlowRecord(.completed, version: nil))
+        try store.send(
+            .replayRequested("tutorial"),
+            effects: [
+                .presented("tutorial"), .analytics(Self.event("tutorial_started", step: "swipe", index: 1, replay: true)),
+                .analytics(Self.event("tutorial_replayed", step: "swipe", index: 1, replay: true)),
+            ]
+        ) { $0[flow: "tutorial"] = .active(FlowRun(plan: plan, activation: 1, catalogVersion: 1, replayOf: seen)) }
+        #expect(store.card?.isReplay == true)
+        try store.act(
+            "skip", effects: [.analytics(Self.event("tutorial_skipped", step: "swipe", index: 1, replay: true)), .dismissed("tutorial")]
+        ) {
+            $0[flow: "tutorial"] = .record(status: .completed, version: nil)
+        }
     }
 
     @Test func aDismissalMidFlowCountsAsSeen() throws {
-        var driver = Driver(Fixtures.engine(Fixtures.tip))
-        try driver.send(.featureVisited("feature"))
-        try driver.act("close")
-        #expect(driver.status("tip") == .completed)
-        try driver.send(.featureVisited("feature"))
-        #expect(driver.card == nil)
+        var store = TourStore(Fixtures.engine(Fixtures.tip))
+        try store.send(.featureVisited("feature"), effects: [.presented("tip")]) {
+            $0[flow: "tip"] = .active(FlowRun(plan: ["a", "b"], activation: 1, catalogVersion: 1))
+        }
+        try store.act(
+            "close", effects: [.dismissed("tip")],
+            facts: [.flowEnded(flow: "tip", ending: .dismissed, recorded: .completed, version: nil)]
+        ) { $0[flow: "tip"] = .record(status: .completed, version: nil) }
+        try store.send(.featureVisited("feature"))
+        #expect(store.card == nil)
     }
 
     @Test func resetReturnsEveryFlowToNotStarted() throws {
-        var driver = Driver(Fixtures.engine(Fixtures.walk, Fixtures.tip))
-        try driver.send(.signal("revealed"))
-        try driver.wait(1.5)
-        try driver.act("skip")
-        try driver.send(.featureVisited("feature"))
-        try driver.send(.resetRequested(nil))
-        #expect(driver.state.flows.isEmpty)
-        try driver.send(.signal("revealed"))
-        try driver.wait(1.5)
-        #expect(driver.step == "intro")
+        var store = TourStore(Fixtures.engine(Fixtures.walk, Fixtures.tip))
+        try store.send(.signal("revealed")) { $0[flow: "walk"] = .notStarted(pendingStart: Self.t0 + 1.5) }
+        try store.advance(by: 1.5, effects: [.presented("walk"), .haptic(.impactLight)]) {
+            $0[flow: "walk"] = .active(FlowRun(plan: Self.walkPlan, activation: 1, catalogVersion: 1))
+        }
+        try store.act("skip", effects: [.haptic(.impactMedium), .dismissed("walk")]) {
+            $0[flow: "walk"] = .record(status: .skipped, version: nil)
+        }
+        try store.send(.featureVisited("feature"), effects: [.presented("tip")]) {
+            // Activations count among flows showing: the walkthrough has finished, so this is 1.
+            $0[flow: "tip"] = .active(FlowRun(plan: ["a", "b"], activation: 1, catalogVersion: 1))
+        }
+        try store.send(
+            .resetRequested(nil), effects: [.dismissed("tip")],
+            facts: [
+                .flowReset(flow: "walk"), .flowEnded(flow: "tip", ending: .dropped, recorded: .notStarted, version: nil),
+                .flowReset(flow: "tip"),
+            ]
+        ) { $0.flows = [:] }
+        try store.send(.signal("revealed")) { $0[flow: "walk"] = .notStarted(pendingStart: Self.t0 + 3) }
+        try store.advance(by: 1.5, effects: [.presented("walk"), .haptic(.impactLight)]) {
+            $0[flow: "walk"] = .active(FlowRun(plan: Self.walkPlan, activation: 1, catalogVersion: 1))
+        }
+    }
+
+    /// The tutorial's analytics event as the engine sends it: the flow, the step and the one
+    /// progress count, and `replay` during a replay.
+    static func event(_ name: String, step: StepID, index: Int, replay: Bool = false) -> AnalyticsEvent {
+        var properties: [String: TourValue] = [
+            "flow": "tutorial", "step": .string(step.rawValue), "stepIndex": .int(index), "stepCount": 3,
+        ]
+        if replay { properties["replay"] = true }
+        return AnalyticsEvent(name: name, properties: properties)
+    }
+}
+
+/// What the exhaustive driver itself catches: a test that leaves out a change or an effect fails.
+@Suite("The exhaustive driver")
+struct TourStoreTests {
+    final class Failures: @unchecked Sendable { var messages: [String] = [] }
+
+    @Test func anUnassertedChangeOrEffectFails() throws {
+        let failures = Failures()
+        var store = TourStore(Fixtures.engine(Fixtures.tip))
+        store.fail = { message, _ in failures.messages.append(message) }
+        // Nothing asserted: the new run and the presented effect are both reported.
+        try store.send(.featureVisited("feature"))
+        #expect(failures.messages.count == 2)
+        #expect(failures.messages.contains { $0.contains("tip is active(") })
+        #expect(failures.messages.contains { $0.contains("not asserted: [TourCore.TourEffect.presented(") })
+        // The state moves on regardless, so the next assertion starts from what happened.
+        #expect(store.state[flow: "tip"].status == .active)
+        // An effect expected but not produced, and wrong facts.
+        failures.messages = []
+        try store.act("next", effects: [.haptic(.impactLight)], facts: []) { $0[run: "tip"]?.position = 1 }
+        #expect(failures.messages.count == 2)
+        #expect(failures.messages.contains { $0.contains("expected but not produced: [TourCore.TourEffect.haptic(") })
+        #expect(failures.messages.contains { $0.contains("facts [") })
+        // An unexpected refusal, and an expected one that does not come.
+        failures.messages = []
+        #expect(throws: TourRefusal.self) { try store.act("fly") }
+        store.refuses(.actionPerformed("next", parameters: [:]), reason: "anything")
+        #expect(failures.messages.count == 2)
+        #expect(failures.messages[0].contains("was refused"))
+        #expect(failures.messages[1].contains("was accepted"))
+    }
+
+    @Test func differencesNameTheFlowThatDiffers() {
+        let expected = TourState(flows: ["a": .record(status: .completed, version: nil)])
+        let actual = TourState(flows: ["a": .record(status: .skipped, version: nil)], appVersion: "2.0")
+        let problems = TourStore.differences(expected: expected, actual: actual)
+        #expect(problems.count == 2)
+        #expect(problems.contains { $0.hasPrefix("appVersion is 2.0") })
+        #expect(problems.contains { $0.hasPrefix("a is ") })
     }
 }

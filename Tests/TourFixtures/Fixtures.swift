@@ -240,7 +240,8 @@ public struct Driver {
         effects.compactMap { if case .product(let p) = $0 { p } else { nil } }
     }
 
-    /// Asserts the event is refused and that nothing changed.
+    /// The refusal of `event`, or nil when it would be accepted. (Nothing to check about the state:
+    /// this is a non-mutating call on a value.)
     public func refuses(_ event: TourEvent) -> TourRefusal? {
         do {
             _ = try engine.reduce(state, event, at: now, context: context)
