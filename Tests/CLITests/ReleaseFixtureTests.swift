@@ -36,7 +36,11 @@ struct ReleaseFixtureTests {
     }()
 
     @Test func thereIsAFixtureForEveryShapeOfUser() {
-        #expect(Self.fixtures.map(\.file).sorted().starts(with: ["finished.sqlite", "midflow.sqlite", "skipped.sqlite"]))
+        let releases = Dictionary(grouping: Self.fixtures, by: \.release)
+        #expect(releases.keys.sorted().starts(with: ["0.5.0", "0.6.0"]))
+        for (release, fixtures) in releases {
+            #expect(Set(fixtures.map(\.file)).isSuperset(of: ["finished.sqlite", "midflow.sqlite", "skipped.sqlite"]), "\(release)")
+        }
     }
 
     /// `APP check --against FILE` forecasts every stored run (today's catalogs are the fixture's
