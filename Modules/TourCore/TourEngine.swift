@@ -52,7 +52,7 @@ public struct TourEngine: Sendable {
     public func pendingMigrations(in state: TourState, context: TourContext = [:]) -> [TourFact] {
         var reduction = Reduction(catalog: catalog, state: state, now: .distantPast, context: context)
         reduction.migrateRuns()
-        return reduction.facts.filter { $0.name == "runMigrated" }
+        return reduction.facts.filter { if case .runMigrated = $0 { true } else { false } }
     }
 
     /// The card showing now, if any.

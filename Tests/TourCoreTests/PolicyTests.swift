@@ -104,11 +104,8 @@ struct FlowPolicyTests {
 
     @Test func skipThatRecordsNothingShowsAgainNextLaunch() throws {
         var store = TourStore(Fixtures.engine(Fixtures.tutorial))
-        let plan: [StepID] = ["swipe", "history", "set"]
-        try store.send(.appLaunched(version: nil)) { $0[flow: "tutorial"] = .notStarted(pendingStart: Self.t0 + 0.5) }
-        try store.advance(by: 0.5, effects: [.presented("tutorial"), .analytics(Self.event("tutorial_started", step: "swipe", index: 1))]) {
-            $0[flow: "tutorial"] = .active(FlowRun(plan: plan, activation: 1, catalogVersion: 1))
-        }
+        let plan = Self.tutorialPlan
+        try Self.launchTutorial(&store)
         try store.act("skip", effects: [.analytics(Self.event("tutorial_skipped", step: "swipe", index: 1)), .dismissed("tutorial")]) {
             $0[flow: "tutorial"] = FlowState()
         }
@@ -121,17 +118,9 @@ struct FlowPolicyTests {
 
     @Test func onlyCompletionRecordsSeen() throws {
         var store = TourStore(Fixtures.engine(Fixtures.tutorial))
-        let plan: [StepID] = ["swipe", "history", "set"]
-        try store.send(.appLaunched(version: nil)) { $0[flow: "tutorial"] = .notStarted(pendingStart: Self.t0 + 0.5) }
-        try store.advance(by: 0.5, effects: [.presented("tutorial"), .analytics(Self.event("tutorial_started", step: "swipe", index: 1))]) {
-            $0[flow: "tutorial"] = .active(FlowRun(plan: plan, activation: 1, catalogVersion: 1))
-        }
-        try store.act("next", effects: [.analytics(Self.event("tutorial_step_completed", step: "swipe", index: 1))]) {
-            $0[run: "tutorial"]?.position = 1
-        }
-        try store.act("next", effects: [.analytics(Self.event("tutorial_step_completed", step: "history", index: 2))]) {
-            $0[run: "tutorial"]?.position = 2
-        }
+        try Self.launchTutorial(&store)
+        try Self.next(&store, past: "swipe")
+        try Self.next(&store, past: "history")
         try store.act(
             "backdrop",
             effects: [
@@ -210,14 +199,9 @@ struct FlowPolicyTests {
 
     @Test func discardPolicyDropsTheRunAndLetsTheTriggerDecide() throws {
         var store = TourStore(Fixtures.engine(Fixtures.tutorial))
-        let plan: [StepID] = ["swipe", "history", "set"]
-        try store.send(.appLaunched(version: nil)) { $0[flow: "tutorial"] = .notStarted(pendingStart: Self.t0 + 0.5) }
-        try store.advance(by: 0.5, effects: [.presented("tutorial"), .analytics(Self.event("tutorial_started", step: "swipe", index: 1))]) {
-            $0[flow: "tutorial"] = .active(FlowRun(plan: plan, activation: 1, catalogVersion: 1))
-        }
-        try store.act("next", effects: [.analytics(Self.event("tutorial_step_completed", step: "swipe", index: 1))]) {
-            $0[run: "tutorial"]?.position = 1
-        }
+        let plan = Self.tutorialPlan
+        try Self.launchTutorial(&store)
+        try Self.next(&store, past: "swipe")
         try store.send(.appLaunched(version: nil)) { $0[flow: "tutorial"] = .notStarted(pendingStart: Self.t0 + 1) }
         #expect(store.card == nil)
         try store.advance(by: 0.5, effects: [.presented("tutorial"), .analytics(Self.event("tutorial_started", step: "swipe", index: 1))]) {
@@ -227,17 +211,10 @@ struct FlowPolicyTests {
 
     @Test func replayWithoutRecordingLeavesTheRecordAsItWas() throws {
         var store = TourStore(Fixtures.engine(Fixtures.tutorial))
-        let plan: [StepID] = ["swipe", "history", "set"]
-        try store.send(.appLaunched(version: nil)) { $0[flow: "tutorial"] = .notStarted(pendingStart: Self.t0 + 0.5) }
-        try store.advance(by: 0.5, effects: [.presented("tutorial"), .analytics(Self.event("tutorial_started", step: "swipe", index: 1))]) {
-            $0[flow: "tutorial"] = .active(FlowRun(plan: plan, activation: 1, catalogVersion: 1))
-        }
-        try store.act("next", effects: [.analytics(Self.event("tutorial_step_completed", step: "swipe", index: 1))]) {
-            $0[run: "tutorial"]?.position = 1
-        }
-        try store.act("next", effects: [.analytics(Self.event("tutorial_step_completed", step: "history", index: 2))]) {
-            $0[run: "tutorial"]?.position = 2
-        }
+        let plan = Self.tutorialPlan
+        try Self.launchTutorial(&store)
+        try Self.next(&store, past: "swipe")
+        try Self.next(&store, past: "history")
         try store.act(
             "next",
             effects: [
@@ -298,6 +275,29 @@ struct FlowPolicyTests {
         try store.advance(by: 1.5, effects: [.presented("walk"), .haptic(.impactLight)]) {
             $0[flow: "walk"] = .active(FlowRun(plan: Self.walkPlan, activation: 1, catalogVersion: 1))
         }
+    }
+
+    static let tutorialPlan: [StepID] = ["swipe", "history", "set"]
+
+    /// A launch, and the tutorial presented half a second later on its first step.
+    static func launchTutorial(_ store: inout TourStore, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let due = store.now + 0.5
+        try store.send(.appLaunched(version: nil), sourceLocation: sourceLocation) {
+            $0[flow: "tutorial"] = .notStarted(pendingStart: due)
+        }
+        try store.advance(
+            by: 0.5, effects: [.presented("tutorial"), .analytics(event("tutorial_started", step: "swipe", index: 1))],
+            sourceLocation: sourceLocation
+        ) { $0[flow: "tutorial"] = .active(FlowRun(plan: tutorialPlan, activation: 1, catalogVersion: 1)) }
+    }
+
+    /// `next` on the tutorial's `step` (not its last): the step completes and the next one shows.
+    static func next(_ store: inout TourStore, past step: StepID, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let index = tutorialPlan.firstIndex(of: step)! + 1
+        try store.act(
+            "next", effects: [.analytics(event("tutorial_step_completed", step: step, index: index))],
+            sourceLocation: sourceLocation
+        ) { $0[run: "tutorial"]?.position = index }
     }
 
     /// The tutorial's analytics event as the engine sends it: the flow, the step and the one
