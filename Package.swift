@@ -48,6 +48,14 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        // The account server (Modules/OnboardingServer) and its load generator only: nothing the
+        // iOS apps embed depends on these.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
     ],
     targets: [
         // MARK: Shared modules
@@ -71,6 +79,34 @@ let package = Package(
                 "TourRuntime", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Modules/OnboardingCLI", swiftSettings: swiftSettings),
+
+        // MARK: Account sync: the merge rule and wire format (pure), the device's HTTP client
+        .target(
+            name: "AccountSync", dependencies: ["TourCore"], path: "Modules/AccountSync",
+            swiftSettings: swiftSettings),
+        .target(
+            name: "AccountSyncHTTP", dependencies: ["AccountSync"], path: "Modules/AccountSyncHTTP",
+            swiftSettings: swiftSettings),
+
+        // MARK: The account server (Hummingbird over PostgreSQL)
+        .target(
+            name: "OnboardingServer",
+            dependencies: [
+                "AccountSync",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Modules/OnboardingServer", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "onboarding-server",
+            dependencies: [
+                "OnboardingServer", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Modules/OnboardingServerMain", swiftSettings: swiftSettings),
 
         // MARK: Benchmarks (scripts/bench.sh)
         .executableTarget(

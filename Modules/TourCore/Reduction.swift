@@ -61,6 +61,8 @@ struct Reduction {
             try replay(id)
         case .resetRequested(let id):
             try reset(id)
+        case .accountRecordLearned(let id, let record):
+            try adopt(record, for: id)
         }
     }
 

@@ -2,7 +2,7 @@
 /// old journal rows must keep replaying. `{"type": "actionPerformed", "action": "next", "parameters": {}}`.
 extension TourEvent: Codable {
     private enum Key: String, CodingKey {
-        case type, version, name, place, action, parameters, gate, status, flow, payload
+        case type, version, name, place, action, parameters, gate, status, flow, payload, record
     }
 
     public init(from decoder: any Decoder) throws {
@@ -29,6 +29,10 @@ extension TourEvent: Codable {
             self = .replayRequested(try container.decodeIfPresent(FlowID.self, forKey: .flow))
         case "resetRequested":
             self = .resetRequested(try container.decodeIfPresent(FlowID.self, forKey: .flow))
+        case "accountRecordLearned":
+            self = .accountRecordLearned(
+                try container.decode(FlowID.self, forKey: .flow),
+                try container.decode(AccountFlowRecord.self, forKey: .record))
         case let other:
             throw DecodingError.dataCorruptedError(
                 forKey: .type, in: container, debugDescription: "unknown event type \(other)")
@@ -67,6 +71,10 @@ extension TourEvent: Codable {
         case .resetRequested(let flow):
             try container.encode("resetRequested", forKey: .type)
             try container.encode(flow, forKey: .flow)
+        case .accountRecordLearned(let flow, let record):
+            try container.encode("accountRecordLearned", forKey: .type)
+            try container.encode(flow, forKey: .flow)
+            try container.encode(record, forKey: .record)
         }
     }
 }

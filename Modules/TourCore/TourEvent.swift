@@ -18,6 +18,10 @@ public enum TourEvent: Equatable, Sendable {
     case domainEvent(String, payload: [String: TourValue])
     case replayRequested(FlowID?)
     case resetRequested(FlowID?)
+    /// The account's record of a user-scoped flow, as the account server merged it from all the
+    /// account's devices. A finished record ends the flow here too (a tour showing ends); a newer
+    /// reset clears a finished record; anything else changes nothing.
+    case accountRecordLearned(FlowID, AccountFlowRecord)
 
     /// A short name for journals and logs.
     public var name: String {
@@ -31,6 +35,7 @@ public enum TourEvent: Equatable, Sendable {
         case .domainEvent(let name, _): "domain:\(name)"
         case .replayRequested: "replayRequested"
         case .resetRequested: "resetRequested"
+        case .accountRecordLearned(let flow, _): "accountRecordLearned:\(flow)"
         }
     }
 }

@@ -31,6 +31,9 @@ public enum TourFact: Equatable, Sendable {
         /// It ended without the user choosing: a relaunch that discards or restarts it, a replay
         /// dropped, a reset, a migration that restarts it.
         case dropped
+        /// Another device of the account finished it: the account server's record was adopted
+        /// (a run showing here ended without the user finishing it here).
+        case finishedElsewhere
     }
 
     public enum MigrationOutcome: String, Sendable, Equatable, Codable {

@@ -80,7 +80,7 @@ public struct FlowFunnel: Codable, Equatable, Sendable {
                         switch ending {
                         case .completed: .completed
                         case .skipped, .dismissed: .skipped
-                        case .dropped: .notStarted
+                        case .dropped, .finishedElsewhere: .notStarted
                         }
                     entry.run.ended = (status, row.time)
                     runs[entry.flow, default: []].append(entry.run)

@@ -1,0 +1,139 @@
+import Foundation
+@_exported import TourCore
+
+/// The wire format between a device and the account server (`/v1`), shared by both sides so they
+/// cannot drift. Every type encodes with explicit keys; new keys are optional.
+public enum SyncAPI {
+    /// The path prefix of every route.
+    public static let version = "v1"
+    /// At most this many journal rows in one push.
+    public static let maxItemsPerPush = 500
+    /// At most this many bytes in one request body.
+    public static let maxBodyBytes = 1 << 20
+
+    /// App ids, account ids and device ids: 1 to 128 letters, digits, `.`, `_`, `-`, `@`.
+    public static func isValidName(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= 128
+            && text.unicodeScalars.allSatisfy { scalar in
+                (scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar))) || "._-@".unicodeScalars.contains(scalar)
+            }
+    }
+
+    public static let nameRule = "1 to 128 ASCII letters, digits, '.', '_', '-' or '@'"
+
+    public static func accountPath(app: String, account: String) -> String {
+        "/\(version)/apps/\(app)/accounts/\(account)"
+    }
+}
+
+/// One journal row of a device, as pushed: its facts, and the account records of the user-scoped
+/// flows it changed. `(device, seq)` is its idempotency key: a retried push changes nothing.
+public struct PushItem: Codable, Equatable, Sendable {
+    /// The device's journal row id: increasing, never reused.
+    public var seq: Int64
+    /// When the event happened on the device, seconds since 1970.
+    public var time: Double
+    /// The event's short name (`next`, `appLaunched`).
+    public var event: String
+    public var catalogVersion: Int
+    /// The row's facts as stored (`{"fact": "stepEntered", "flow": ..., ...}`). Kinds this server
+    /// does not know (written by a newer release) are kept and not counted.
+    public var facts: [TourValue]
+    /// Flow id to the record this device reached with the event.
+    public var records: [String: AccountFlowRecord]
+
+    public init(
+        seq: Int64, time: Double, event: String, catalogVersion: Int, facts: [TourValue],
+        records: [String: AccountFlowRecord]
+    ) {
+        self.seq = seq
+        self.time = time
+        self.event = event
+        self.catalogVersion = catalogVersion
+        self.facts = facts
+        self.records = records
+    }
+}
+
+/// `POST /v1/apps/{app}/accounts/{account}/push`.
+public struct PushBatch: Codable, Equatable, Sendable {
+    /// The device: a random id made once per installation (database file).
+    public var device: String
+    public var items: [PushItem]
+
+    public init(device: String, items: [PushItem]) {
+        self.device = device
+        self.items = items
+    }
+}
+
+/// The answer to a push: applied in one transaction, all or nothing.
+public struct PushAck: Codable, Equatable, Sendable {
+    /// Items stored now.
+    public var applied: Int
+    /// Items the server already had (a retried push).
+    public var duplicates: Int
+    /// The account's records of the flows the batch touched, after the merge.
+    public var records: [String: AccountFlowRecord]
+
+    public init(applied: Int, duplicates: Int, records: [String: AccountFlowRecord]) {
+        self.applied = applied
+        self.duplicates = duplicates
+        self.records = records
+    }
+}
+
+/// `GET /v1/apps/{app}/accounts/{account}/flows`: the account's record of each flow it has one of.
+public struct AccountRecords: Codable, Equatable, Sendable {
+    public var app: String
+    public var account: String
+    public var flows: [String: AccountFlowRecord]
+
+    public init(app: String, account: String, flows: [String: AccountFlowRecord]) {
+        self.app = app
+        self.account = account
+        self.flows = flows
+    }
+}
+
+/// Every error response: `{"error": {"code": "forbidden", "message": "..."}}`.
+public struct ErrorBody: Codable, Equatable, Sendable {
+    public struct Detail: Codable, Equatable, Sendable {
+        public var code: String
+        public var message: String
+    }
+
+    public var error: Detail
+
+    public init(code: String, message: String) { error = Detail(code: code, message: message) }
+}
+
+/// Why a sync call failed, as a device sees it.
+public enum SyncError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// No answer (no network, the server down, a timeout): try again later.
+    case unreachable(String)
+    /// The server refused the request (4xx): retrying the same request will not help.
+    case rejected(status: Int, code: String, message: String)
+    /// The server failed (5xx): try again later.
+    case serverFailed(status: Int, message: String)
+
+    /// Whether trying the same request again later may succeed.
+    public var isTransient: Bool {
+        if case .rejected = self { false } else { true }
+    }
+
+    public var description: String {
+        switch self {
+        case .unreachable(let reason): "the account server is unreachable (\(reason))"
+        case .rejected(let status, let code, let message): "the account server refused the request (\(status) \(code)): \(message)"
+        case .serverFailed(let status, let message): "the account server failed (\(status)): \(message)"
+        }
+    }
+}
+
+/// How a device talks to the account server. `AccountSyncHTTP` implements it over HTTP; the iOS
+/// apps can use it as is (URLSession) or bring their own.
+public protocol SyncTransport: Sendable {
+    func push(app: String, account: String, _ batch: PushBatch) async throws(SyncError) -> PushAck
+    func pull(app: String, account: String) async throws(SyncError) -> AccountRecords
+}

@@ -1,0 +1,81 @@
+import AccountSync
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The account server over HTTP, through `URLSession`: the client the iOS apps already have, and
+/// on Linux the toolchain's (libcurl), so the device side brings no networking dependency of its
+/// own and nothing of NIO.
+///
+/// The token is sent as `Authorization: Bearer ...` and kept only in memory.
+public struct HTTPSyncTransport: SyncTransport {
+    public var server: URL
+    private let token: Secret
+    private let session: URLSession
+
+    /// - Parameters:
+    ///   - timeout: seconds to wait for an answer before the server counts as unreachable.
+    public init(server: URL, token: Secret, timeout: TimeInterval = 5) {
+        self.server = server
+        self.token = token
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = timeout
+        configuration.timeoutIntervalForResource = timeout * 2
+        configuration.httpAdditionalHeaders = ["Accept": "application/json"]
+        session = URLSession(configuration: configuration)
+    }
+
+    public func push(app: String, account: String, _ batch: PushBatch) async throws(SyncError) -> PushAck {
+        let body: Data
+        do { body = try Self.encoder.encode(batch) } catch { throw .rejected(status: 0, code: "invalid_request", message: "\(error)") }
+        return try await send("POST", SyncAPI.accountPath(app: app, account: account) + "/push", body: body)
+    }
+
+    public func pull(app: String, account: String) async throws(SyncError) -> AccountRecords {
+        try await send("GET", SyncAPI.accountPath(app: app, account: account) + "/flows", body: nil)
+    }
+
+    private func send<Answer: Decodable>(_ method: String, _ path: String, body: Data?) async throws(SyncError)
+        -> Answer
+    {
+        guard let url = URL(string: path, relativeTo: server) else {
+            throw .rejected(status: 0, code: "invalid_request", message: "'\(path)' is not a path on \(server)")
+        }
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        request.setValue("Bearer \(token.reveal())", forHTTPHeaderField: "Authorization")
+        if let body {
+            request.httpBody = body
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let data: Data
+        let response: URLResponse
+        do {
+            (data, response) = try await session.data(for: request)
+        } catch {
+            throw .unreachable((error as? URLError).map { "\($0.code.rawValue): \($0.localizedDescription)" } ?? "\(error)")
+        }
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        guard (200..<300).contains(status) else {
+            let detail = (try? JSONDecoder().decode(ErrorBody.self, from: data))?.error
+            if (400..<500).contains(status) {
+                throw .rejected(
+                    status: status, code: detail?.code ?? "http_\(status)", message: detail?.message ?? "no details")
+            }
+            throw .serverFailed(status: status, message: detail?.message ?? "no details")
+        }
+        do {
+            return try JSONDecoder().decode(Answer.self, from: data)
+        } catch {
+            throw .serverFailed(status: status, message: "an answer that is not the expected JSON: \(error)")
+        }
+    }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
+}

@@ -1,0 +1,256 @@
+import AccountSync
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The server's PostgreSQL: pushed journal rows and their facts, and each account's merged record
+/// of each flow. PostgreSQL is the single source of truth; server processes keep nothing between
+/// requests, so any number of them can serve the same database.
+public struct AccountStore: Sendable {
+    public let client: PostgresClient
+    let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    // MARK: - Readiness
+
+    /// Whether PostgreSQL answers now.
+    public func isReady() async -> Bool {
+        do {
+            let rows = try await client.query("SELECT 1", logger: logger)
+            for try await _ in rows {}
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    // MARK: - Push
+
+    /// Stores a batch in one transaction: each journal row once (a row the server already has is a
+    /// duplicate and adds nothing), its facts, and the join of each flow's records with the
+    /// account's. Returns the account's records of the flows the batch touched.
+    public func push(app: String, account: String, _ batch: PushBatch) async throws -> PushAck {
+        let items = batch.items
+        // The join is associative: fold the batch first, then merge one record per flow.
+        var records: [String: AccountFlowRecord] = [:]
+        for item in items {
+            for (flow, record) in item.records { records[flow] = records[flow].map { $0.merged(with: record) } ?? record }
+        }
+        let device = batch.device
+        let logger = logger
+        return try await client.withTransaction(logger: logger) { connection in
+            let seqs = items.map(\.seq)
+            let times = items.map(\.time)
+            let events = items.map(\.event)
+            let versions = items.map { Int64($0.catalogVersion) }
+            let inserted = try await connection.query(
+                """
+                INSERT INTO pushes (app, account, device, seq, time, event, catalog_version)
+                SELECT \(app), \(account), \(device), seq, time, event, catalog_version
+                FROM UNNEST(\(seqs)::bigint[], \(times)::float8[], \(events)::text[], \(versions)::bigint[])
+                    AS batch(seq, time, event, catalog_version)
+                ON CONFLICT DO NOTHING
+                RETURNING seq
+                """, logger: logger)
+            var fresh: Set<Int64> = []
+            for try await seq in inserted.decode(Int64.self) { fresh.insert(seq) }
+
+            let rows = FactRows(items.filter { fresh.contains($0.seq) })
+            if !rows.seqs.isEmpty {
+                try await connection.query(
+                    """
+                    INSERT INTO facts (app, account, device, seq, idx, kind, flow, step, step_index, ending, body)
+                    SELECT \(app), \(account), \(device), seq, idx, kind, flow, NULLIF(step, ''),
+                        step_index, NULLIF(ending, ''), body::jsonb
+                    FROM UNNEST(\(rows.seqs)::bigint[], \(rows.indexes)::bigint[], \(rows.kinds)::text[],
+                        \(rows.flows)::text[], \(rows.steps)::text[], \(rows.stepIndexes)::bigint[],
+                        \(rows.endings)::text[], \(rows.bodies)::text[])
+                        AS f(seq, idx, kind, flow, step, step_index, ending, body)
+                    """, logger: logger)
+            }
+            let merged = try await Self.merge(records, app: app, account: account, on: connection, logger: logger)
+            return PushAck(applied: fresh.count, duplicates: items.count - fresh.count, records: merged)
+        }
+    }
+
+    /// The join in SQL: a record replaces the stored one only when its order key is greater, and
+    /// the upsert holds the row's lock, so concurrent pushes of one account serialise per flow.
+    static func merge(
+        _ records: [String: AccountFlowRecord], app: String, account: String, on connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> [String: AccountFlowRecord] {
+        guard !records.isEmpty else { return [:] }
+        let flows = records.keys.sorted()
+        let values = flows.map { records[$0]! }
+        try await connection.query(
+            """
+            INSERT INTO account_flows (app, account, flow, order_key, epoch, standing, version, at_ms, device)
+            SELECT \(app), \(account), flow, order_key, epoch, standing, NULLIF(version, ''), at_ms, device
+            FROM UNNEST(\(flows)::text[], \(values.map(\.orderKey))::text[], \(values.map { Int64($0.epoch) })::bigint[],
+                \(values.map(\.standing.rawValue))::text[], \(values.map { $0.version ?? "" })::text[],
+                \(values.map(\.at))::bigint[], \(values.map(\.device))::text[])
+                AS r(flow, order_key, epoch, standing, version, at_ms, device)
+            ON CONFLICT (app, account, flow) DO UPDATE SET
+                order_key = EXCLUDED.order_key, epoch = EXCLUDED.epoch, standing = EXCLUDED.standing,
+                version = EXCLUDED.version, at_ms = EXCLUDED.at_ms, device = EXCLUDED.device, updated_at = now()
+            WHERE EXCLUDED.order_key > account_flows.order_key
+            """, logger: logger)
+        return try await Self.records(app: app, account: account, flows: flows, on: connection, logger: logger)
+    }
+
+    // MARK: - Pull
+
+    public func records(app: String, account: String) async throws -> AccountRecords {
+        let logger = logger
+        let flows = try await client.withConnection { connection in
+            try await Self.records(app: app, account: account, flows: nil, on: connection, logger: logger)
+        }
+        return AccountRecords(app: app, account: account, flows: flows)
+    }
+
+    static func records(
+        app: String, account: String, flows: [String]?, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [String: AccountFlowRecord] {
+        let rows =
+            if let flows {
+                try await connection.query(
+                    """
+                    SELECT flow, epoch, standing, version, at_ms, device FROM account_flows
+                    WHERE app = \(app) AND account = \(account) AND flow = ANY(\(flows)::text[])
+                    """, logger: logger)
+            } else {
+                try await connection.query(
+                    """
+                    SELECT flow, epoch, standing, version, at_ms, device FROM account_flows
+                    WHERE app = \(app) AND account = \(account)
+                    """, logger: logger)
+            }
+        var result: [String: AccountFlowRecord] = [:]
+        for try await (flow, epoch, standing, version, at, device) in rows.decode(
+            (String, Int64, String, String?, Int64, String).self)
+        {
+            guard let standing = AccountFlowRecord.Standing(rawValue: standing) else { continue }
+            result[flow] = AccountFlowRecord(
+                epoch: Int(epoch), standing: standing, version: version, at: at, device: device)
+        }
+        return result
+    }
+
+    // MARK: - Report
+
+    /// The funnel of every flow of an app across all accounts and devices, computed in SQL.
+    public func report(app: String) async throws -> AppReport {
+        let logger = logger
+        return try await client.withConnection { connection in
+            var flows: [String: AppReport.Flow] = [:]
+            let standings = try await connection.query(
+                "SELECT flow, standing, count(*) FROM account_flows WHERE app = \(app) GROUP BY flow, standing",
+                logger: logger)
+            for try await (flow, standing, count) in standings.decode((String, String, Int64).self) {
+                flows[flow, default: AppReport.Flow(flow: flow)].accounts[standing] = Int(count)
+            }
+            let runs = try await connection.query(
+                """
+                SELECT flow,
+                    count(DISTINCT account) FILTER (WHERE kind = 'flowStarted'),
+                    count(DISTINCT account) FILTER (WHERE kind = 'flowEnded' AND ending = 'completed'),
+                    count(DISTINCT account) FILTER (WHERE kind = 'flowEnded' AND ending IN ('skipped', 'dismissed')),
+                    count(DISTINCT device)
+                FROM facts WHERE app = \(app) GROUP BY flow
+                """, logger: logger)
+            for try await (flow, started, completed, skipped, devices) in runs.decode(
+                (String, Int64, Int64, Int64, Int64).self)
+            {
+                flows[flow, default: AppReport.Flow(flow: flow)].started = Int(started)
+                flows[flow, default: AppReport.Flow(flow: flow)].completedHere = Int(completed)
+                flows[flow, default: AppReport.Flow(flow: flow)].skippedHere = Int(skipped)
+                flows[flow, default: AppReport.Flow(flow: flow)].devices = Int(devices)
+            }
+            let steps = try await connection.query(
+                """
+                SELECT flow, step, min(step_index), count(DISTINCT account) FROM facts
+                WHERE app = \(app) AND kind = 'stepEntered' GROUP BY flow, step ORDER BY flow, 3, step
+                """, logger: logger)
+            for try await (flow, step, index, accounts) in steps.decode((String, String, Int64, Int64).self) {
+                flows[flow, default: AppReport.Flow(flow: flow)].steps.append(
+                    AppReport.Step(step: step, index: Int(index), accounts: Int(accounts)))
+            }
+            let totals = try await connection.query(
+                "SELECT count(DISTINCT account), count(DISTINCT device) FROM pushes WHERE app = \(app)",
+                logger: logger)
+            var accounts = 0
+            var devices = 0
+            for try await (a, d) in totals.decode((Int64, Int64).self) {
+                accounts = Int(a)
+                devices = Int(d)
+            }
+            return AppReport(
+                app: app, accounts: accounts, devices: devices, flows: flows.values.sorted { $0.flow < $1.flow })
+        }
+    }
+}
+
+/// `GET /v1/apps/{app}/report`.
+public struct AppReport: Codable, Equatable, Sendable {
+    public struct Step: Codable, Equatable, Sendable {
+        public var step: String
+        /// Its place in the run when first entered (1-based).
+        public var index: Int
+        /// Accounts that reached it on any device.
+        public var accounts: Int
+    }
+
+    public struct Flow: Codable, Equatable, Sendable {
+        public var flow: String
+        /// Accounts by their merged record: `notStarted`, `shown`, `skipped`, `completed`.
+        public var accounts: [String: Int] = [:]
+        /// Accounts with a run started on some device.
+        public var started = 0
+        /// Accounts that completed (skipped) it on some device, as the devices' facts say.
+        public var completedHere = 0
+        public var skippedHere = 0
+        public var devices = 0
+        public var steps: [Step] = []
+
+        init(flow: String) { self.flow = flow }
+    }
+
+    public var app: String
+    public var accounts: Int
+    public var devices: Int
+    public var flows: [Flow]
+}
+
+/// A batch's facts as columns for one `UNNEST` insert.
+struct FactRows {
+    var seqs: [Int64] = []
+    var indexes: [Int64] = []
+    var kinds: [String] = []
+    var flows: [String] = []
+    var steps: [String] = []
+    var stepIndexes: [Int64] = []
+    var endings: [String] = []
+    var bodies: [String] = []
+
+    init(_ items: [PushItem]) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        for item in items {
+            for (index, fact) in item.facts.enumerated() {
+                let object = fact.objectValue ?? [:]
+                seqs.append(item.seq)
+                indexes.append(Int64(index))
+                kinds.append(object["fact"]?.stringValue ?? "")
+                flows.append(object["flow"]?.stringValue ?? "")
+                steps.append(object["step"]?.stringValue ?? "")
+                stepIndexes.append(Int64(object["index"]?.intValue ?? 0))
+                endings.append(object["ending"]?.stringValue ?? "")
+                bodies.append((try? encoder.encode(fact)).map { String(decoding: $0, as: UTF8.self) } ?? "{}")
+            }
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import Logging
+import PostgresNIO
+
+/// The server's versioned schema, like the device's (`Modules/Persistence/Schema.swift`): each
+/// migration has an id and never changes after it lands; a change is a new migration appended here.
+/// Applied at start-up (and by `onboarding-server migrate`) under an advisory lock, so several
+/// processes starting together apply each migration once.
+public enum PostgresSchema {
+    /// Each migration's statements run one by one (the extended protocol takes one statement per
+    /// query) in one transaction.
+    public static let migrations: [(id: String, statements: [String])] = [
+        (
+            "v1-pushes-facts-account-flows",
+            [
+                """
+                CREATE TABLE pushes (
+                    app TEXT NOT NULL,
+                    account TEXT NOT NULL,
+                    device TEXT NOT NULL,
+                    seq BIGINT NOT NULL,
+                    time DOUBLE PRECISION NOT NULL,
+                    event TEXT NOT NULL,
+                    catalog_version BIGINT NOT NULL,
+                    received_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+                    PRIMARY KEY (app, account, device, seq)
+                )
+                """,
+                """
+                CREATE TABLE facts (
+                    app TEXT NOT NULL,
+                    account TEXT NOT NULL,
+                    device TEXT NOT NULL,
+                    seq BIGINT NOT NULL,
+                    idx BIGINT NOT NULL,
+                    kind TEXT NOT NULL,
+                    flow TEXT NOT NULL,
+                    step TEXT,
+                    step_index BIGINT NOT NULL DEFAULT 0,
+                    ending TEXT,
+                    body JSONB NOT NULL,
+                    PRIMARY KEY (app, account, device, seq, idx),
+                    FOREIGN KEY (app, account, device, seq) REFERENCES pushes
+                )
+                """,
+                """
+                CREATE INDEX facts_by_app_flow_kind ON facts (app, flow, kind)
+                """,
+                """
+                CREATE TABLE account_flows (
+                    app TEXT NOT NULL,
+                    account TEXT NOT NULL,
+                    flow TEXT NOT NULL,
+                    order_key TEXT COLLATE "C" NOT NULL,
+                    epoch BIGINT NOT NULL,
+                    standing TEXT NOT NULL,
+                    version TEXT,
+                    at_ms BIGINT NOT NULL,
+                    device TEXT NOT NULL,
+                    updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+                    PRIMARY KEY (app, account, flow)
+                )
+                """,
+            ]
+        )
+    ]
+
+    /// An arbitrary constant: the advisory lock that serialises migrations across processes.
+    static let lockID: Int64 = 0x0B0A_4D16
+
+    /// Applies the migrations not applied yet, each in its own transaction.
+    /// - Returns: the ids applied now.
+    @discardableResult
+    public static func migrate(_ client: PostgresClient, logger: Logger) async throws -> [String] {
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS schema_migrations (
+                    id TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())
+                """, logger: logger)
+        }
+        var applied: [String] = []
+        for migration in migrations {
+            let done = try await client.withTransaction(logger: logger) { connection -> Bool in
+                try await connection.query("SELECT pg_advisory_xact_lock(\(lockID))", logger: logger)
+                let rows = try await connection.query(
+                    "SELECT 1 FROM schema_migrations WHERE id = \(migration.id)", logger: logger)
+                for try await _ in rows { return true }
+                for statement in migration.statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query(
+                    "INSERT INTO schema_migrations (id) VALUES (\(migration.id))", logger: logger)
+                return false
+            }
+            if !done {
+                applied.append(migration.id)
+                logger.info("applied migration", metadata: ["migration": "\(migration.id)"])
+            }
+        }
+        return applied
+    }
+}

@@ -1,0 +1,208 @@
+import AccountSync
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+
+/// A refused request: its status, a stable code and one message that says what is allowed.
+struct APIError: Error {
+    var status: HTTPResponse.Status
+    var code: String
+    var message: String
+
+    static func invalid(_ message: String) -> APIError { APIError(status: .badRequest, code: "invalid_request", message: message) }
+}
+
+/// The `/v1` routes. Every answer is JSON; every refusal is `{"error": {"code", "message"}}` with a
+/// 4xx status and changes nothing.
+struct Routes: Sendable {
+    let store: AccountStore
+    let tokens: TokenSigner
+    let logger: Logger
+
+    func add(to router: Router<BasicRequestContext>) {
+        router.get("/v1/health") { _, _ in Self.json(["status": "ok"]) }
+        router.get("/v1/ready") { _, _ in
+            await store.isReady()
+                ? Self.json(["status": "ready"])
+                : Self.error(
+                    APIError(status: .serviceUnavailable, code: "unavailable", message: "the database does not answer"))
+        }
+        router.post("/v1/apps/:app/accounts/:account/push") { request, context in
+            await answer {
+                let (app, account) = try accountPath(context, request, scope: .account)
+                var request = request
+                let body = try await Self.body(&request)
+                let batch: PushBatch
+                do { batch = try JSONDecoder().decode(PushBatch.self, from: body) } catch {
+                    throw APIError.invalid("the body is not a push batch: \(Self.describe(error))")
+                }
+                try Self.validate(batch)
+                return try await Self.json(store.push(app: app, account: account, batch))
+            }
+        }
+        router.get("/v1/apps/:app/accounts/:account/flows") { request, context in
+            await answer {
+                let (app, account) = try accountPath(context, request, scope: .account)
+                return try await Self.json(store.records(app: app, account: account))
+            }
+        }
+        router.get("/v1/apps/:app/report") { request, context in
+            await answer {
+                let claims = try authorize(request)
+                guard claims.scope == .admin else {
+                    throw APIError(status: .forbidden, code: "forbidden", message: "reports need an admin token")
+                }
+                let app = try Self.name(context, "app")
+                return try await Self.json(store.report(app: app))
+            }
+        }
+    }
+
+    // MARK: - Authorisation
+
+    func authorize(_ request: Request) throws -> TokenClaims {
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else {
+            throw APIError(
+                status: .unauthorized, code: "unauthorized",
+                message: "send a token as 'Authorization: Bearer TOKEN' (onboarding-server token mints one)")
+        }
+        do {
+            return try tokens.verify(String(header.dropFirst("Bearer ".count)), now: Date())
+        } catch .expired {
+            throw APIError(status: .unauthorized, code: "token_expired", message: "the token has expired; get a new one")
+        } catch {
+            throw APIError(status: .unauthorized, code: "unauthorized", message: "the token is not valid")
+        }
+    }
+
+    /// The app and account of the path, when the token is that account's.
+    func accountPath(_ context: BasicRequestContext, _ request: Request, scope: TokenClaims.Scope) throws -> (
+        String, String
+    ) {
+        let claims = try authorize(request)
+        let app = try Self.name(context, "app")
+        let account = try Self.name(context, "account")
+        guard claims.scope == .account, claims.subject == account else {
+            throw APIError(
+                status: .forbidden, code: "forbidden", message: "this token is not for account '\(account)'")
+        }
+        return (app, account)
+    }
+
+    static func name(_ context: BasicRequestContext, _ parameter: String) throws -> String {
+        let value = context.parameters.get(parameter) ?? ""
+        guard SyncAPI.isValidName(value) else {
+            throw APIError.invalid("the \(parameter) id must be \(SyncAPI.nameRule)")
+        }
+        return value
+    }
+
+    // MARK: - Validation
+
+    static let knownFacts: Set<String> = [
+        "flowStarted", "stepEntered", "stepCompleted", "gateAnswered", "flowEnded", "flowReset", "runMigrated",
+    ]
+
+    /// Checks the whole batch before anything is written: a refused batch changes nothing.
+    static func validate(_ batch: PushBatch) throws {
+        guard SyncAPI.isValidName(batch.device) else {
+            throw APIError.invalid("the device id must be \(SyncAPI.nameRule)")
+        }
+        guard (1...SyncAPI.maxItemsPerPush).contains(batch.items.count) else {
+            throw APIError.invalid("a push carries 1 to \(SyncAPI.maxItemsPerPush) items (got \(batch.items.count))")
+        }
+        var seen: Set<Int64> = []
+        for item in batch.items {
+            let at = "item seq \(item.seq)"
+            guard item.seq > 0, seen.insert(item.seq).inserted else {
+                throw APIError.invalid("\(at): seq must be positive and appear once in a push")
+            }
+            guard item.time.isFinite, item.time >= 0 else { throw APIError.invalid("\(at): time must be seconds since 1970") }
+            guard !item.event.isEmpty, item.event.count <= 200 else {
+                throw APIError.invalid("\(at): event must be 1 to 200 characters")
+            }
+            guard item.catalogVersion >= 1 else { throw APIError.invalid("\(at): catalogVersion must be 1 or more") }
+            for fact in item.facts {
+                guard let object = fact.objectValue, let kind = object["fact"]?.stringValue,
+                    let flow = object["flow"]?.stringValue, SyncAPI.isValidName(flow)
+                else {
+                    throw APIError.invalid("\(at): each fact is an object with a 'fact' name and a 'flow' id")
+                }
+                if knownFacts.contains(kind) {
+                    let data = try JSONEncoder().encode(fact)
+                    guard (try? JSONDecoder().decode(TourFact.self, from: data)) != nil else {
+                        throw APIError.invalid("\(at): the \(kind) fact of \(flow) is not well formed")
+                    }
+                }
+            }
+            for (flow, record) in item.records {
+                guard SyncAPI.isValidName(flow) else { throw APIError.invalid("\(at): flow ids must be \(SyncAPI.nameRule)") }
+                if let problem = record.problem { throw APIError.invalid("\(at): the record of \(flow): \(problem)") }
+                guard record.device == batch.device else {
+                    throw APIError.invalid("\(at): the record of \(flow) names another device; a device pushes its own")
+                }
+            }
+        }
+    }
+
+    // MARK: - Bodies and answers
+
+    static func body(_ request: inout Request) async throws -> Data {
+        do {
+            let buffer = try await request.collectBody(upTo: SyncAPI.maxBodyBytes)
+            return Data(buffer.readableBytesView)
+        } catch {
+            throw APIError(
+                status: .contentTooLarge, code: "too_large",
+                message: "a request body is at most \(SyncAPI.maxBodyBytes) bytes")
+        }
+    }
+
+    /// Runs a handler; an ``APIError`` becomes its JSON answer, anything else a 503 when the
+    /// database did not answer, or a 500 (logged without the request's body or headers).
+    func answer(_ body: () async throws -> Response) async -> Response {
+        do {
+            return try await body()
+        } catch let error as APIError {
+            return Self.error(error)
+        } catch {
+            logger.error("request failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+            let unavailable = !(await store.isReady())
+            return Self.error(
+                unavailable
+                    ? APIError(status: .serviceUnavailable, code: "unavailable", message: "the database does not answer; try again")
+                    : APIError(status: .internalServerError, code: "internal", message: "the server failed; try again"))
+        }
+    }
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
+
+    static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) -> Response {
+        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
+        return Response(
+            status: status, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func error(_ error: APIError) -> Response {
+        json(ErrorBody(code: error.code, message: error.message), status: error.status)
+    }
+
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, let context):
+            "missing '\((context.codingPath + [key]).map(\.stringValue).joined(separator: "."))'"
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context),
+            DecodingError.dataCorrupted(let context):
+            context.codingPath.isEmpty
+                ? "not JSON of the expected shape"
+                : "bad value at '\(context.codingPath.map(\.stringValue).joined(separator: "."))'"
+        default: "not JSON"
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import AccountSync
+import Hummingbird
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+
+/// The account server: Hummingbird over PostgreSQL. One process per core behind a load balancer;
+/// PostgreSQL holds everything (see Docs/Server.md).
+public enum OnboardingServer {
+    /// Runs until SIGTERM or SIGINT, then finishes the requests in flight and closes the
+    /// database connections (swift-service-lifecycle's graceful shutdown).
+    ///
+    /// The schema is migrated first; while PostgreSQL does not answer, start-up waits for it (up to
+    /// `waitForDatabase` seconds), and once running the connection pool reconnects by itself after
+    /// PostgreSQL restarts.
+    public static func run(_ configuration: ServerConfiguration, logger: Logger, waitForDatabase: Int = 30)
+        async throws
+    {
+        // The pool logs every failed connection attempt at info; while PostgreSQL is down that is
+        // a line per attempt, so only its warnings and errors are kept.
+        var poolLogger = logger
+        poolLogger.logLevel = max(logger.logLevel, .warning)
+        let client = PostgresClient(
+            configuration: configuration.database.clientConfiguration(
+                maximumConnections: configuration.maximumConnections),
+            backgroundLogger: poolLogger)
+        let store = AccountStore(client: client, logger: logger)
+        let router = Router(context: BasicRequestContext.self)
+        router.middlewares.add(LogRequestsMiddleware(.info))
+        Routes(store: store, tokens: configuration.tokens, logger: logger).add(to: router)
+        router.addRoutes(notFound)
+        var app = Application(
+            router: router,
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "onboarding-server"),
+            services: [client], logger: logger)
+        app.beforeServerStarts {
+            try await migrate(client, logger: logger, waitForDatabase: waitForDatabase)
+        }
+        logger.info(
+            "starting", metadata: ["listen": "\(configuration.host):\(configuration.port)", "database": "\(configuration.database)"])
+        try await app.runService()
+    }
+
+    static var notFound: RouteCollection<BasicRequestContext> {
+        let routes = RouteCollection(context: BasicRequestContext.self)
+        for method in [HTTPRequest.Method.get, .post, .put, .delete, .patch] {
+            routes.on("**", method: method) { request, _ in
+                Routes.error(
+                    APIError(
+                        status: .notFound, code: "not_found",
+                        message: "no route \(request.method) \(request.uri.path); routes are under /v1 (Docs/Server.md)"))
+            }
+        }
+        return routes
+    }
+
+    static func migrate(_ client: PostgresClient, logger: Logger, waitForDatabase: Int) async throws {
+        var attempt = 0
+        while true {
+            do {
+                try await PostgresSchema.migrate(client, logger: logger)
+                return
+            } catch {
+                attempt += 1
+                if attempt > waitForDatabase * 2 { throw error }
+                if attempt == 1 { logger.warning("waiting for the database", metadata: ["error": "\(error)"]) }
+                try await Task.sleep(for: .milliseconds(500))
+            }
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import PostgresNIO
+
+/// A configuration the server cannot start with; the message says what is allowed.
+public struct ServerConfigurationError: Error, CustomStringConvertible, Equatable {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Where the server listens, which database it uses and the secret its tokens are signed with.
+public struct ServerConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    public var database: DatabaseURL
+    /// Signs and checks tokens. Read from `ONBOARDING_SERVER_SECRET` only, never from a flag (flags
+    /// show in process lists) and never logged.
+    public var tokens: TokenSigner
+    /// Connections kept to PostgreSQL by this process.
+    public var maximumConnections: Int
+
+    public init(host: String, port: Int, database: DatabaseURL, tokens: TokenSigner, maximumConnections: Int = 16) {
+        self.host = host
+        self.port = port
+        self.database = database
+        self.tokens = tokens
+        self.maximumConnections = maximumConnections
+    }
+}
+
+/// A `postgres://user:password@host:port/database?sslmode=disable` URL (the `DATABASE_URL`
+/// convention), or a Unix socket folder as `postgres://user@/database?host=/run/postgresql`.
+public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+    public var socketFolder: String?
+    public var user: String
+    public var password: String?
+    public var database: String
+    public var requiresTLS: Bool
+
+    public init(_ text: String) throws(ServerConfigurationError) {
+        let example = "postgres://USER:PASSWORD@HOST:PORT/DATABASE"
+        guard let components = URLComponents(string: text),
+            ["postgres", "postgresql"].contains(components.scheme ?? "")
+        else {
+            throw ServerConfigurationError("the database URL must look like \(example)")
+        }
+        let query = Dictionary(
+            (components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { _, last in last })
+        host = components.host.flatMap { $0.isEmpty ? nil : $0 } ?? "127.0.0.1"
+        port = components.port ?? 5432
+        socketFolder = query["host"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+        guard let user = components.user, !user.isEmpty else {
+            throw ServerConfigurationError("the database URL has no user: \(example)")
+        }
+        self.user = user.removingPercentEncoding ?? user
+        password = components.password.map { $0.removingPercentEncoding ?? $0 }
+        let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        guard !path.isEmpty else { throw ServerConfigurationError("the database URL names no database: \(example)") }
+        database = path
+        switch query["sslmode"] ?? "disable" {
+        case "disable", "allow", "prefer": requiresTLS = false
+        case "require", "verify-ca", "verify-full": requiresTLS = true
+        case let other:
+            throw ServerConfigurationError(
+                "sslmode '\(other)' is not one of disable, allow, prefer, require, verify-ca, verify-full")
+        }
+    }
+
+    /// The URL with the password masked, for logs.
+    public var description: String {
+        let credentials = password == nil ? user : "\(user):‹redacted›"
+        let place = socketFolder.map { "?host=\($0)" } ?? ""
+        return "postgres://\(credentials)@\(socketFolder == nil ? "\(host):\(port)" : "")/\(database)\(place)"
+    }
+
+    /// The same server, another database (the tests' per-test databases, the maintenance one).
+    public func database(_ name: String) -> DatabaseURL {
+        var copy = self
+        copy.database = name
+        return copy
+    }
+
+    public func clientConfiguration(maximumConnections: Int) -> PostgresClient.Configuration {
+        var configuration: PostgresClient.Configuration
+        if let socketFolder {
+            configuration = .init(
+                unixSocketPath: "\(socketFolder)/.s.PGSQL.\(port)", username: user, password: password,
+                database: database)
+        } else {
+            configuration = .init(
+                host: host, port: port, username: user, password: password, database: database,
+                tls: requiresTLS ? .require(.makeClientConfiguration()) : .disable)
+        }
+        configuration.options.maximumConnections = maximumConnections
+        configuration.options.connectTimeout = .seconds(3)
+        return configuration
+    }
+}
