@@ -71,12 +71,13 @@ let package = Package(
             dependencies: ["TourCore", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Modules/Persistence", swiftSettings: swiftSettings),
         .target(
-            name: "TourRuntime", dependencies: ["TourCore", "Persistence", "Haptics", "Permissions"],
+            name: "TourRuntime", dependencies: ["TourCore", "Persistence", "Haptics", "Permissions", "AccountSync"],
             path: "Modules/TourRuntime", swiftSettings: swiftSettings),
         .target(
             name: "OnboardingCLI",
             dependencies: [
-                "TourRuntime", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "TourRuntime", "AccountSyncHTTP",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Modules/OnboardingCLI", swiftSettings: swiftSettings),
 
@@ -146,6 +147,13 @@ let package = Package(
             dependencies: appExecutables + appModules + ["Persistence", "TourFixtures"],
             path: "Tests/CLITests", exclude: ["BadInput", "Releases"], swiftSettings: swiftSettings,
             plugins: ["ProductRegistryPlugin"]),
+
+        // The account server as a real process over a real PostgreSQL (scripts/dev-postgres, or
+        // $ONBOARDING_TEST_DATABASE_URL as .ci/run sets it), with devices as the products' executables.
+        .testTarget(
+            name: "ServerTests",
+            dependencies: appExecutables + ["onboarding-server", "OnboardingServer", "AccountSyncHTTP", "TourFixtures"],
+            path: "Tests/ServerTests", swiftSettings: swiftSettings),
 
         // MARK: The product registry of the test targets
         // Writes `registeredProducts`, one `<Folder>Onboarding.registration` per product module the

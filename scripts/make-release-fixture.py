@@ -51,7 +51,6 @@ USERS = ["ana", "ben"]
 
 def run(product, db, args, stdin=None, folder=None):
     env = dict(os.environ, ONBOARDING_DB=db, ONBOARDING_CLOCK="virtual")
-    env["GROWTH_PROFILE_STORE"] = os.path.join(folder, "profiles.json")
     result = subprocess.run([os.path.join(BIN, product)] + args, input=stdin, env=env, capture_output=True, text=True)
     if result.returncode != 0:
         sys.exit(f"{product} {args}: {result.stderr}")

@@ -137,3 +137,14 @@ public protocol SyncTransport: Sendable {
     func push(app: String, account: String, _ batch: PushBatch) async throws(SyncError) -> PushAck
     func pull(app: String, account: String) async throws(SyncError) -> AccountRecords
 }
+
+/// A device without network (`--offline`): every call is unreachable, so events wait in the outbox.
+public struct NoNetwork: SyncTransport {
+    public init() {}
+    public func push(app: String, account: String, _ batch: PushBatch) async throws(SyncError) -> PushAck {
+        throw .unreachable("the device is offline")
+    }
+    public func pull(app: String, account: String) async throws(SyncError) -> AccountRecords {
+        throw .unreachable("the device is offline")
+    }
+}

@@ -26,7 +26,7 @@ struct RootCommand: AsyncParsableCommand {
             subcommands: [
                 Launch.self, Show.self, Do.self, Visit.self, Signal.self, Status.self, Reset.self,
                 Replay.self,
-                Wait.self, Play.self, Journal.self, Report.self, Explain.self, Graph.self, Check.self,
+                Wait.self, Sync.self, Play.self, Journal.self, Report.self, Explain.self, Graph.self, Check.self,
             ])
     }
 
@@ -260,5 +260,21 @@ struct Journal: ScriptableCommand {
 extension Runner {
     func journal() throws -> [JournalRow] {
         try journalWithFacts(user: session.key.user)
+    }
+}
+
+struct Sync: ScriptableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Push the outbox to the account server and pull the account's records, now.",
+        discussion: """
+            Needs --server URL (or ONBOARDING_SERVER) and the account's token in ONBOARDING_TOKEN. \
+            Every event is committed locally first and waits in the outbox until the server has it; \
+            launch and the first event of every run pull first, and every event pushes when the server \
+            answers. Exit status 4 when the server cannot be reached or refuses: nothing local is lost.
+            """)
+    @OptionGroup var options: CommonOptions
+
+    func execute(_ runner: Runner) async throws {
+        try await runner.sync()
     }
 }

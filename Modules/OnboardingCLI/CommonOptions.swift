@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import AccountSyncHTTP
 import TourRuntime
 
 /// Options every command takes.
@@ -35,8 +36,14 @@ struct CommonOptions: ParsableArguments {
         completion: .list(Self.pairs(statuses: PermissionStatus.allCases.map(\.rawValue), gates: true)))
     var answers: [String] = []
 
-    @Flag(help: "The device has no network: connection attempts and profile writes fail as offline.")
+    @Flag(help: "The device has no network: connection attempts and account syncing fail as offline.")
     var offline = false
+
+    @Option(
+        help: ArgumentHelp(
+            "The account server to sync the user's account with (default: $ONBOARDING_SERVER). The account's token comes from $ONBOARDING_TOKEN.",
+            valueName: "url"))
+    var server: String?
 
     @Option(
         name: .customLong("context"),
@@ -155,6 +162,26 @@ struct CommonOptions: ParsableArguments {
 
     private static func name(of pair: String) -> String {
         String(pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+    }
+
+    /// The account server from `--server` or `$ONBOARDING_SERVER` with the token from
+    /// `$ONBOARDING_TOKEN` (an environment variable, not a flag: flags show in process lists, and the
+    /// token is never written to the database); nil when neither names a server. `--offline` keeps
+    /// the server unreachable: events queue in the outbox.
+    func syncTransport() throws -> (any SyncTransport)? {
+        let environment = ProcessInfo.processInfo.environment
+        guard let text = server ?? environment["ONBOARDING_SERVER"].flatMap({ $0.isEmpty ? nil : $0 }) else {
+            return nil
+        }
+        guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
+            throw CLIFailure.usage("--server takes an http or https URL such as http://127.0.0.1:8080; got '\(text.quotable)'")
+        }
+        guard let token = environment["ONBOARDING_TOKEN"], !token.isEmpty else {
+            throw CLIFailure.usage(
+                "syncing with \(text) needs the account's token in ONBOARDING_TOKEN (onboarding-server token --account \(user) mints one)")
+        }
+        if try isOffline() { return NoNetwork() }
+        return HTTPSyncTransport(server: url, token: Secret(token))
     }
 
     /// Whether neither --db nor $ONBOARDING_DB names the file.

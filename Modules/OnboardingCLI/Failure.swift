@@ -14,6 +14,8 @@ struct CLIFailure: Error {
     /// The codes a JSON error can carry: the engine's refusal codes, and these.
     enum Code: String, CaseIterable {
         case usage, database, interrupted
+        /// The account server could not be reached or refused a sync; nothing local was lost.
+        case sync
     }
 
     /// `usage`, `database`, `interrupted`, or a refusal's code (`unknown_action`, ...).
@@ -31,6 +33,7 @@ struct CLIFailure: Error {
     static let usageStatus: Int32 = 2
     static let databaseStatus: Int32 = 3
     static let interruptedStatus: Int32 = 130
+    static let syncStatus: Int32 = 4
 
     /// Every code a JSON error can carry, for the README and the tests.
     static var allCodes: [String] { TourRefusal.Code.allCases.map(\.rawValue) + Code.allCases.map(\.rawValue) }
@@ -47,6 +50,13 @@ struct CLIFailure: Error {
         return CLIFailure(
             code: refusal.code.rawValue, message: message, allowed: refusal.allowed,
             suggestion: refusal.suggestion, hint: hint, exitCode: refusedStatus)
+    }
+
+    static func sync(_ error: SyncError, waiting: Int) -> CLIFailure {
+        let queued =
+            waiting == 0
+            ? "" : "; \(waiting) journal row\(waiting == 1 ? "" : "s") wait in the outbox for the next sync"
+        return CLIFailure(code: Code.sync.rawValue, message: "error: \(error)\(queued)", exitCode: syncStatus)
     }
 
     static func storage(_ error: StorageError) -> CLIFailure {

@@ -12,9 +12,9 @@ enum Render {
 
     /// The snapshot's JSON with the effects performed (each as the journal stores it), the time in
     /// ISO 8601 beside the number, the next-move hint when nothing shows, and the database file.
-    static func json(_ snapshot: TourSnapshot, effects: [TourEffect], hint: String?, database: String?) throws
-        -> String
-    {
+    static func json(
+        _ snapshot: TourSnapshot, effects: [TourEffect], hint: String?, database: String?, sync: SyncStatus? = nil
+    ) throws -> String {
         let data = Data(try json(snapshot).utf8)
         guard var object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             return String(decoding: data, as: UTF8.self)
@@ -23,6 +23,15 @@ enum Render {
         object["nowISO"] = iso(snapshot.now)
         if let hint { object["hint"] = hint }
         if let database { object["database"] = database }
+        if let sync {
+            var entry: [String: Any] = ["device": sync.device, "waiting": sync.waiting, "failures": sync.failures]
+            entry["oldestWaiting"] = sync.oldestWaiting.map { iso($0.timeIntervalSince1970) }
+            entry["retryAt"] = sync.retryAt.map { iso($0.timeIntervalSince1970) }
+            entry["lastError"] = sync.lastError
+            entry["lastPush"] = sync.lastPush.map { iso($0.timeIntervalSince1970) }
+            entry["lastPull"] = sync.lastPull.map { iso($0.timeIntervalSince1970) }
+            object["sync"] = entry
+        }
         let output = try JSONSerialization.data(
             withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
         return String(decoding: output, as: UTF8.self)
@@ -56,6 +65,27 @@ enum Render {
             action.label.map { "\(action.name) [\($0)]" } ?? action.name
         }
         lines.append("  actions: \(actions.isEmpty ? "none (wait)" : actions.joined(separator: ", "))")
+        return lines.joined(separator: "\n")
+    }
+
+    /// The account sync lines of `status`: what waits to be pushed, and the last failure.
+    static func sync(_ sync: SyncStatus) -> String {
+        var lines = [
+            sync.waiting == 0
+                ? "sync: nothing waiting to be pushed"
+                : "sync: \(sync.waiting) journal row\(sync.waiting == 1 ? "" : "s") waiting to be pushed"
+                    + (sync.oldestWaiting.map { " (oldest \(iso($0.timeIntervalSince1970)))" } ?? "")
+        ]
+        var times: [String] = []
+        if let push = sync.lastPush { times.append("last push \(iso(push.timeIntervalSince1970))") }
+        if let pull = sync.lastPull { times.append("last pull \(iso(pull.timeIntervalSince1970))") }
+        if !times.isEmpty { lines.append("  " + times.joined(separator: ", ")) }
+        if let error = sync.lastError, sync.failures > 0 {
+            lines.append(
+                "  \(sync.failures) failed attempt\(sync.failures == 1 ? "" : "s"): \(error)"
+                    + (sync.retryAt.map { "; next try after \(iso($0.timeIntervalSince1970.rounded()))" } ?? ""))
+        }
+        lines.append("  device \(sync.device)")
         return lines.joined(separator: "\n")
     }
 

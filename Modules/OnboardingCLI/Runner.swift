@@ -16,6 +16,8 @@ final class Runner: @unchecked Sendable {
     let effects = EffectLog()
     /// `--context`: the device facts this run reports.
     let deviceFacts: [String: TourValue]
+    /// `--server` (or `$ONBOARDING_SERVER`) names an account server.
+    let syncs: Bool
 
     init(options: CommonOptions) async throws {
         cli = CLIEnvironment.current
@@ -53,10 +55,11 @@ final class Runner: @unchecked Sendable {
         json = options.json
         deviceFacts = try options.deviceFacts()
         let log = effects
+        syncs = try options.syncTransport() != nil
         session = TourSession(
             product: product, user: options.user, database: database,
             haptics: TerminalHaptics { log.append(line: $0) },
-            permissions: permissions, time: time, deviceFacts: deviceFacts,
+            permissions: permissions, time: time, deviceFacts: deviceFacts, sync: try options.syncTransport(),
             observe: { effect in log.append(effect) })
     }
 
@@ -74,6 +77,8 @@ final class Runner: @unchecked Sendable {
         var runner: Runner?
         do {
             runner = try await Runner(options: options)
+            // With an account server, every command starts from what the account's devices did.
+            await runner!.session.pullOnce()
             try await body(runner!)
             runner?.noteCreatedFile()
         } catch let exit as ExitCode {
@@ -125,6 +130,28 @@ final class Runner: @unchecked Sendable {
         }
     }
 
+    /// `sync`: push then pull now, and say what happened.
+    func sync() async throws {
+        guard syncs else {
+            throw CLIFailure.usage(
+                "sync needs an account server: --server URL or ONBOARDING_SERVER, with the account's token in ONBOARDING_TOKEN")
+        }
+        let (pushed, pulled) = await session.sync()
+        let failure = pushed.failure ?? { if case .failure(let error) = pulled { error } else { nil } }()
+        if !json {
+            var line = "pushed \(pushed.applied) journal row\(pushed.applied == 1 ? "" : "s")"
+            if pushed.duplicates > 0 { line += " (\(pushed.duplicates) the server already had)" }
+            if pushed.failure == nil, case .success = pulled { line += "; pulled the account's records" }
+            Output.line(line)
+            let learned = pushed.learned + ((try? pulled.get()) ?? [])
+            for transition in learned { Output.line("  · \(transition.record.outcome)") }
+        }
+        if let failure {
+            throw CLIFailure.sync(failure, waiting: (try? await session.syncStatus()?.waiting) ?? 0)
+        }
+        try await report(.status)
+    }
+
     func wait(_ seconds: Double) async throws {
         try await session.advanceClock(by: seconds)
     }
@@ -138,17 +165,20 @@ final class Runner: @unchecked Sendable {
         let snapshot = try await session.snapshot()
         let performed = effects.drain()
         let hint = snapshot.card == nil ? try await nextMoveHint() : nil
+        let sync = view == .status ? try await session.syncStatus() : nil
         if json {
             Output.document(
                 try Render.json(
                     snapshot, effects: performed.effects, hint: hint,
-                    database: view == .status ? displayPath : nil))
+                    database: view == .status ? displayPath : nil, sync: sync))
             return
         }
         for line in performed.lines { Output.line("  · \(line)") }
         switch view {
         case .card: Output.line(Render.card(snapshot, product: product.catalog, hint: hint))
-        case .status: Output.line(Render.status(snapshot, product: product.catalog, database: displayPath))
+        case .status:
+            Output.line(Render.status(snapshot, product: product.catalog, database: displayPath))
+            if let sync { Output.line(Render.sync(sync)) } else if syncs { Output.line("sync: not started yet") }
         }
     }
 }

@@ -50,6 +50,7 @@ extension OnboardingDatabase {
         {
             session.device[row["key"]] = try JSONCoding.value(TourValue.self, from: row["value_json"])
         }
+        session.account = try loadAccount(db, key)
         return session
     }
 
@@ -111,6 +112,9 @@ extension OnboardingDatabase {
         }
         try saveValues(
             db, table: "device_state", scope: nil, app: key.app, before: before.device, after: after.device)
+        if let account = after.account, account != before.account {
+            try saveAccount(db, key, account, before: before.account)
+        }
     }
 
     static func saveValues(
@@ -156,5 +160,10 @@ extension OnboardingDatabase {
                 try JSONCoding.string(entry.record.event), try JSONCoding.string(entry.context),
                 try JSONCoding.string(entry.effects), entry.catalogVersion, try JSONCoding.string(entry.record.facts),
             ])
+        if let records = entry.outbox {
+            try db.cachedStatement(
+                sql: "INSERT INTO outbox (journal_id, app, user, records_json) VALUES (?, ?, ?, ?)"
+            ).execute(arguments: [db.lastInsertedRowID, key.app, key.user, try JSONCoding.string(records.byName)])
+        }
     }
 }

@@ -122,7 +122,7 @@ public final class OnboardingDatabase: Sendable {
     }
 
     /// The file's connection, creating the file (and its folder, when asked) if it does not exist.
-    private func createdWriter() throws -> any DatabaseWriter {
+    func createdWriter() throws -> any DatabaseWriter {
         if let writer = try existingWriter() { return writer }
         return try connection.lock.withLock {
             if let writer = connection.writer { return writer }

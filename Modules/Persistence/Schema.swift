@@ -82,6 +82,43 @@ enum Schema {
                     BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
                     """)
         }
+        // 0.7.0: account sync. The device's random id; the accounts syncing from this file; what
+        // each account's devices together know of each user-scoped flow; and the outbox: journal
+        // rows not yet acknowledged by the account server, with the records each reached.
+        migrator.registerMigration("v3-account-sync") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE sync_device (
+                        singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+                        id TEXT NOT NULL
+                    );
+                    CREATE TABLE sync_account (
+                        app TEXT NOT NULL,
+                        user TEXT NOT NULL,
+                        enrolled_at REAL NOT NULL,
+                        failures INTEGER NOT NULL DEFAULT 0,
+                        retry_at REAL,
+                        last_error TEXT,
+                        last_push_at REAL,
+                        last_pull_at REAL,
+                        PRIMARY KEY (app, user)
+                    );
+                    CREATE TABLE account_flow (
+                        app TEXT NOT NULL,
+                        user TEXT NOT NULL,
+                        flow TEXT NOT NULL,
+                        record_json TEXT NOT NULL,
+                        PRIMARY KEY (app, user, flow)
+                    );
+                    CREATE TABLE outbox (
+                        journal_id INTEGER PRIMARY KEY REFERENCES journal (id),
+                        app TEXT NOT NULL,
+                        user TEXT NOT NULL,
+                        records_json TEXT NOT NULL
+                    );
+                    CREATE INDEX outbox_by_account ON outbox (app, user, journal_id);
+                    """)
+        }
         return migrator
     }
 }

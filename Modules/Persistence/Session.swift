@@ -27,6 +27,9 @@ public struct Session: Equatable, Sendable {
     public var device: [String: TourValue]
     /// The virtual clock's time, when one is in use.
     public var virtualNow: Date?
+    /// What the account's devices together know, when this user syncs with the account server
+    /// (nil otherwise: nothing is queued for it).
+    public var account: AccountKnowledge?
 
     public init(
         tour: TourState = TourState(), domain: [String: TourValue] = [:], device: [String: TourValue] = [:],
@@ -47,8 +50,14 @@ public struct JournalAppend: Sendable {
     public var effects: [TourEffect]
     /// The version of the catalog that reduced the event.
     public var catalogVersion: Int
+    /// For a user who syncs: the row goes to the outbox with the account records it reached.
+    public var outbox: [FlowID: AccountFlowRecord]?
 
-    public init(time: Date, record: JournalRecord, context: TourContext, effects: [TourEffect], catalogVersion: Int) {
+    public init(
+        time: Date, record: JournalRecord, context: TourContext, effects: [TourEffect], catalogVersion: Int,
+        outbox: [FlowID: AccountFlowRecord]? = nil
+    ) {
+        self.outbox = outbox
         self.time = time
         self.record = record
         self.context = context
@@ -86,4 +95,18 @@ public struct JournalRow: Equatable, Sendable {
         }
         return (try? JSONCoding.value([Lenient].self, from: factsJSON))?.compactMap(\.fact) ?? []
     }
+}
+
+/// What this device knows about one account's flows: its own id, and the join of everything it
+/// reached and learned from the account server, per user-scoped flow.
+public struct AccountKnowledge: Equatable, Sendable {
+    public var device: String
+    public var records: [FlowID: AccountFlowRecord]
+
+    public init(device: String, records: [FlowID: AccountFlowRecord] = [:]) {
+        self.device = device
+        self.records = records
+    }
+
+    public subscript(flow: FlowID) -> AccountFlowRecord { records[flow] ?? .nothing }
 }

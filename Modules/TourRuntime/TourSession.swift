@@ -2,6 +2,7 @@ import Foundation
 @_exported import Haptics
 @_exported import Permissions
 @_exported import Persistence
+@_exported import AccountSync
 
 /// Where "now" comes from.
 public enum TimeSource: Sendable, Equatable {
@@ -16,21 +17,27 @@ public enum TimeSource: Sendable, Equatable {
 public actor TourSession {
     public nonisolated let product: Product
     public nonisolated let key: SessionKey
-    private let database: OnboardingDatabase
+    let database: OnboardingDatabase
     private let haptics: any HapticPlayer
     private let permissions: any PermissionProvider
-    private let time: TimeSource
+    let time: TimeSource
     private let observe: @Sendable (TourEffect) -> Void
     /// The device facts the app reports (declared ``ContextKey/Source/device`` keys).
     private let deviceFacts: [String: TourValue]
     private var subscribers: [UUID: AsyncStream<TourSnapshot>.Continuation] = [:]
+    /// The account server, when this session syncs (see `TourSession+Sync.swift`).
+    let transport: (any SyncTransport)?
+    /// Whether this session has pulled the account's records yet (the first event pulls first).
+    var pulled = false
 
     public init(
         product: Product, user: String, database: OnboardingDatabase,
         haptics: any HapticPlayer = SilentHaptics(),
         permissions: any PermissionProvider = StubPermissionProvider(), time: TimeSource = .wall,
-        deviceFacts: [String: TourValue] = [:], observe: @escaping @Sendable (TourEffect) -> Void = { _ in }
+        deviceFacts: [String: TourValue] = [:], sync transport: (any SyncTransport)? = nil,
+        observe: @escaping @Sendable (TourEffect) -> Void = { _ in }
     ) {
+        self.transport = transport
         self.deviceFacts = deviceFacts
         self.product = product
         self.key = SessionKey(app: product.catalog.app, user: user)
@@ -90,6 +97,9 @@ public actor TourSession {
     // MARK: - The loop
 
     private func run(_ event: TourEvent, advancingClockBy seconds: Double) async throws -> [Transition] {
+        // Offline-first: the first event of a session that syncs learns what the account's other
+        // devices did, when the server answers; the event is committed locally either way.
+        await pullOnce()
         let (first, domain) = try commit(event, advancingClockBy: seconds, device: [:])
         var transitions = [first]
         var pending = await perform(first.effects)
@@ -112,6 +122,10 @@ public actor TourSession {
                 continue
             }
         }
+        if transport != nil {
+            // What the push learns back (another device finished the flow) is committed too.
+            transitions += await pushIfDue()
+        }
         if !subscribers.isEmpty {
             let snapshot = try snapshot()
             for continuation in subscribers.values { continuation.yield(snapshot) }
@@ -119,7 +133,7 @@ public actor TourSession {
         return transitions
     }
 
-    private func commit(
+    func commit(
         _ event: TourEvent, advancingClockBy seconds: Double, device: [String: TourValue]
     ) throws -> (Transition, [String: TourValue]) {
         let engine = product.engine
@@ -140,9 +154,18 @@ public actor TourSession {
                 handler.apply(effect, to: &session.domain, now: now)
             }
             session.device.merge(device) { _, new in new }
+            let outbox = session.account.map { account in
+                Self.accountChanges(
+                    event, transition, catalog: product.catalog, account: &session.account, device: account.device,
+                    now: now)
+            }
+            // Learning a record that changes nothing here writes no journal row.
+            if case .accountRecordLearned = event, transition.record.facts.isEmpty, transition.effects.isEmpty {
+                return ((transition, session.domain), nil)
+            }
             let journal = JournalAppend(
                 time: now, record: transition.record, context: context, effects: transition.effects,
-                catalogVersion: product.catalog.version)
+                catalogVersion: product.catalog.version, outbox: outbox)
             return ((transition, session.domain), journal)
         }
     }
@@ -177,7 +200,7 @@ public actor TourSession {
         return answers
     }
 
-    private static func time(_ source: TimeSource, _ session: Session) -> Date {
+    static func time(_ source: TimeSource, _ session: Session) -> Date {
         switch source {
         case .wall: Date()
         case .virtual(let start): session.virtualNow ?? start

@@ -47,7 +47,7 @@ struct Journey {
             ]),
         Journey(
             name: "Growth",
-            product: GrowthCatalog.product(profiles: FileProfileStore(path: "/dev/null", online: false)),
+            product: GrowthCatalog.product,
             events: [
                 (0, .featureVisited("dashboard")), act("completeOnboarding"),
                 (0, .featureVisited("dashboard")),

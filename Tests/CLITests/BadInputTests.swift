@@ -54,7 +54,6 @@ struct BadInputTests {
         var environment = cli.environment
         environment["APP"] = CLI.binaries.appendingPathComponent(executable).path
         environment["WORK"] = cli.folder.path
-        environment["GROWTH_PROFILE_STORE"] = cli.folder.appendingPathComponent("profiles.json").path
         process.environment = environment
         let errors = Pipe()
         process.standardError = errors

@@ -109,11 +109,7 @@ struct Subject: Sendable, CustomStringConvertible {
 
     static let growth = Subject(
         name: "Growth", executable: "growth",
-        make: { path, world in
-            GrowthCatalog.product(
-                profiles: FileProfileStore(path: path + ".profiles.json", online: !world.offline))
-        },
-        launchVersions: ["1.0"], usesNetwork: true, maxDepth: 10)
+        make: { _, _ in GrowthCatalog.product }, launchVersions: ["1.0"], maxDepth: 10)
 }
 
 extension Subject {

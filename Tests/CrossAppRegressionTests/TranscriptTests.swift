@@ -143,7 +143,6 @@ struct Scenario: Sendable, CustomStringConvertible {
         var environment = ProcessInfo.processInfo.environment
         environment["ONBOARDING_DB"] = folder.appendingPathComponent("onboarding.sqlite").path
         environment["ONBOARDING_CLOCK"] = "virtual"
-        environment["GROWTH_PROFILE_STORE"] = folder.appendingPathComponent("profiles.json").path
         var transcript = ""
         for segment in try segments() {
             let arguments = ["play", "--echo"] + (json ? ["--json"] : []) + segment.arguments

@@ -7,29 +7,12 @@ import TourRuntime
 struct GrowthTests {
     let tour = GrowthCatalog.appTour
 
-    final class Store: @unchecked Sendable {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "profiles-\(UUID().uuidString).json"
-        ).path
-        deinit { try? FileManager.default.removeItem(atPath: path) }
-        func contents() -> [String: String] {
-            (FileManager.default.contents(atPath: path)).flatMap {
-                try? JSONDecoder().decode([String: String].self, from: $0)
-            } ?? [:]
-        }
-    }
-
-    func journey(user: String = "ann", store: Store, online: Bool = true, database: OnboardingDatabase? = nil)
-        throws -> Journey
-    {
-        try Journey(
-            GrowthCatalog.product(profiles: FileProfileStore(path: store.path, online: online)), user: user,
-            database: database)
+    func journey(user: String = "ann", database: OnboardingDatabase? = nil) throws -> Journey {
+        try Journey(GrowthCatalog.product, user: user, database: database)
     }
 
     @Test func theTourStartsOnTheFirstDashboardVisitAfterOnboarding() async throws {
-        let store = Store()
-        let journey = try journey(store: store)
+        let journey = try journey()
         try await journey.launch()
         try await journey.send(.featureVisited("dashboard"))
         try await journey.expect(nil, nil)
@@ -40,8 +23,7 @@ struct GrowthTests {
     }
 
     @Test func eachStepIsConfiguredByIdTargetTitleDescriptionPaddingAndPosition() async throws {
-        let store = Store()
-        let journey = try journey(store: store)
+        let journey = try journey()
         try await journey.act("completeOnboarding")
         try await journey.send(.featureVisited("dashboard"))
         for (index, step) in GrowthCatalog.steps.enumerated() {
@@ -59,8 +41,7 @@ struct GrowthTests {
     }
 
     @Test func nextPreviousAndSkipWithTheirLabels() async throws {
-        let store = Store()
-        let journey = try journey(store: store)
+        let journey = try journey()
         try await journey.act("completeOnboarding")
         try await journey.send(.featureVisited("dashboard"))
         try await journey.refuses("back")
@@ -72,60 +53,29 @@ struct GrowthTests {
         #expect(try await journey.card()?.actions.first?.label == "Done")
         try await journey.act("skip")
         #expect(try await journey.status(tour) == .skipped)
-        #expect(store.contents() == ["ann": "skipped"])
+        #expect(try await journey.state()["tourStatus"] == "skipped")
     }
 
     @Test func oncePerUserAccount() async throws {
-        let store = Store()
         let database = try OnboardingDatabase.inMemory()
-        let ann = try journey(user: "ann", store: store, database: database)
+        let ann = try journey(user: "ann", database: database)
         try await ann.act("completeOnboarding")
         try await ann.send(.featureVisited("dashboard"))
         for _ in 0..<5 { try await ann.act("next") }
         try await ann.launch()
         try await ann.send(.featureVisited("dashboard"))
         try await ann.expect(nil, nil)
-        let bob = try journey(user: "bob", store: store, database: database)
+        let bob = try journey(user: "bob", database: database)
         try await bob.act("completeOnboarding")
         try await bob.send(.featureVisited("dashboard"))
         try await bob.expect(tour, "dashboard")
     }
 
-    @Test func theProfileFlagFollowsTheAccountToAnotherDevice() async throws {
-        let store = Store()
-        let phone = try journey(store: store)
-        try await phone.act("completeOnboarding")
-        try await phone.send(.featureVisited("dashboard"))
-        try await phone.act("skip")
-        let tablet = try journey(store: store)
-        try await tablet.act("completeOnboarding")
-        try await tablet.launch()
-        try await tablet.send(.featureVisited("dashboard"))
-        try await tablet.expect(nil, nil)
-    }
-
-    @Test func offlineTheOutcomeIsKeptLocallyAndReachesTheProfileStoreOnceBack() async throws {
-        let store = Store()
-        let database = try OnboardingDatabase.inMemory()
-        let offline = try journey(store: store, online: false, database: database)
-        try await offline.act("completeOnboarding")
-        try await offline.send(.featureVisited("dashboard"))
-        for _ in 0..<5 { try await offline.act("next") }
-        #expect(try await offline.state()["pendingProfileWrite"] == "completed")
-        #expect(store.contents().isEmpty)
-        try await offline.launch()
-        try await offline.send(.featureVisited("dashboard"))
-        try await offline.expect(nil, nil)
-        let online = try journey(store: store, online: true, database: database)
-        try await online.launch()
-        #expect(store.contents() == ["ann": "completed"])
-        #expect(try await online.state()["pendingProfileWrite"] == nil)
-        #expect(try await online.state()["profileTourStatus"] == "completed")
-    }
+    // The tour following the account to another device (and offline devices catching up) is
+    // tested against the real account server: Tests/ServerTests/GrowthAcrossDevicesTests.swift.
 
     @Test func anInterruptedTourResumesWhereItWas() async throws {
-        let store = Store()
-        let journey = try journey(store: store)
+        let journey = try journey()
         try await journey.act("completeOnboarding")
         try await journey.send(.featureVisited("dashboard"))
         try await journey.act("next")
@@ -136,15 +86,14 @@ struct GrowthTests {
 }
 
 extension GrowthTests {
-    @Test func theDebugResetClearsTheProfileFlagSoTheTourShowsAgain() async throws {
-        let store = Store()
-        let journey = try journey(store: store)
+    @Test func theDebugResetClearsTheTourStatusSoTheTourShowsAgain() async throws {
+        let journey = try journey()
         try await journey.act("completeOnboarding")
         try await journey.send(.featureVisited("dashboard"))
         try await journey.act("skip")
-        #expect(store.contents() == ["ann": "skipped"])
+        #expect(try await journey.state()["tourStatus"] == "skipped")
         try await journey.send(.resetRequested(nil))
-        #expect(store.contents() == ["ann": "notStarted"])
+        #expect(try await journey.state()["tourStatus"] == "notStarted")
         try await journey.launch()
         try await journey.send(.featureVisited("dashboard"))
         try await journey.expect(tour, "dashboard")

@@ -81,12 +81,7 @@ struct OneInstallManyUsersTests {
     }
 
     @Test func growthsTourAndOnboardingAreEachAccounts() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let product = GrowthCatalog.product(
-            profiles: FileProfileStore(path: folder.appendingPathComponent("profiles.json").path, online: true))
-        let (alice, bob) = try users(product)
+        let (alice, bob) = try users(GrowthCatalog.product)
         try await alice.act("completeOnboarding")
         try await alice.send(.featureVisited("dashboard"))
         try await alice.act("skip")

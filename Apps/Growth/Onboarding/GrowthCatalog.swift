@@ -61,9 +61,9 @@ public enum GrowthCatalog {
                 skipLabel: "Skip Tour")
         },
         triggers: [
-            Trigger(
-                .visit("dashboard"),
-                when: .all([.flag("onboardingComplete"), .not(.flag("tourSeenInProfile"))]))
+            // "Once per user account": the flow is user-scoped, so a tour finished on any device of
+            // the account is finished here once the account server's record is pulled.
+            Trigger(.visit("dashboard"), when: .flag("onboardingComplete"))
         ],
         skip: .recordSkipped, interruption: .resume, scope: .user,
         onComplete: [.product("recordTour", payload: ["status": "completed"])],

@@ -1,0 +1,184 @@
+import Foundation
+
+/// What a push did.
+public struct PushSummary: Equatable, Sendable {
+    /// Journal rows the server stored now, and rows it already had (a retry after a lost answer).
+    public var applied = 0
+    public var duplicates = 0
+    /// Rows still waiting (a push stops at the first failure; the rest wait for the next one).
+    public var waiting = 0
+    public var failure: SyncError?
+    /// Transitions committed because the server's answer said another device finished a flow.
+    public var learned: [Transition] = []
+}
+
+/// Account sync, offline-first: every event is committed locally first, and its journal row waits
+/// in the outbox (same transaction) until the account server acknowledges it. Pulls learn what the
+/// account's other devices did; a flow finished elsewhere ends here too.
+extension TourSession {
+    /// Flows whose record is the account's.
+    var accountFlows: [FlowDefinition] { product.catalog.flows.filter { $0.scope == .user } }
+
+    /// Starts syncing this user's account from this database (once), then reads the account's
+    /// records and adopts them.
+    ///
+    /// - Returns: the transitions the adoption committed (a tour ended, a record written).
+    @discardableResult
+    public func pull() async throws(SyncError) -> [Transition] {
+        guard let transport else { return [] }
+        do { try enroll() } catch { throw .unreachable("the local database: \(error)") }
+        let records: AccountRecords
+        do {
+            records = try await transport.pull(app: key.app, account: key.user)
+        } catch {
+            noteFailure(error)
+            throw error
+        }
+        try? database.notePull(key, at: Date())
+        return (try? learn(records.flows)) ?? []
+    }
+
+    /// Pushes the outbox, oldest first, in batches; each acknowledged batch leaves the outbox. Stops
+    /// at the first failure (the rows stay, in order). With `attempts` > 1 a failed batch is tried
+    /// again after 0.25 s, 0.5 s, 1 s, ... (the `sync` command); events push once, and not before
+    /// the backoff of earlier failures has passed.
+    public func push(attempts: Int = 1) async -> PushSummary {
+        var summary = PushSummary()
+        guard let transport else { return summary }
+        do { try enroll() } catch {
+            summary.failure = .unreachable("the local database: \(error)")
+            return summary
+        }
+        while true {
+            guard let account = try? database.session(key, scopes: product.scopes).account,
+                let rows = try? database.outbox(key, limit: SyncAPI.maxItemsPerPush), !rows.isEmpty
+            else { break }
+            let batch = PushBatch(device: account.device, items: rows.map(Self.item))
+            var attempt = 0
+            var answer: PushAck?
+            while answer == nil {
+                attempt += 1
+                do {
+                    answer = try await transport.push(app: key.app, account: key.user, batch)
+                } catch {
+                    guard error.isTransient, attempt < attempts else {
+                        noteFailure(error)
+                        summary.failure = error
+                        summary.waiting = (try? database.syncStatus(key)?.waiting) ?? rows.count
+                        return summary
+                    }
+                    try? await Task.sleep(nanoseconds: UInt64(250_000_000) << UInt64(min(attempt - 1, 4)))
+                }
+            }
+            guard let answer, (try? database.acknowledge(key, through: rows[rows.count - 1].journalID, at: Date())) != nil
+            else { break }
+            summary.applied += answer.applied
+            summary.duplicates += answer.duplicates
+            summary.learned += (try? learn(answer.records)) ?? []
+        }
+        summary.waiting = (try? database.syncStatus(key)?.waiting) ?? 0
+        return summary
+    }
+
+    /// Pulls once per session, before its first event or view (an app calls it at launch; the CLI
+    /// at the start of every command), so what the account's other devices did shows at once.
+    /// Unreachable, it changes nothing: the device goes on offline.
+    public func pullOnce() async {
+        guard transport != nil, !pulled else { return }
+        pulled = true
+        _ = try? await pull()
+    }
+
+    /// Pushes then pulls now, ignoring the backoff (the `sync` command).
+    public func sync(attempts: Int = 4) async -> (push: PushSummary, pull: Result<[Transition], SyncError>) {
+        let pushed = await push(attempts: attempts)
+        do { return (pushed, .success(try await pull())) } catch { return (pushed, .failure(error)) }
+    }
+
+    /// Where syncing stands for this user; nil when the account does not sync from this database.
+    public func syncStatus() throws -> SyncStatus? { try database.syncStatus(key) }
+
+    /// After an event: push when something waits and the backoff allows.
+    func pushIfDue() async -> [Transition] {
+        guard let status = try? database.syncStatus(key), status.waiting > 0 else { return [] }
+        if let retryAt = status.retryAt, retryAt > Date() { return [] }
+        return await push().learned
+    }
+
+    /// Adopts the account's records: each one that says more than this device knew is committed
+    /// with an ``TourEvent/accountRecordLearned(_:_:)`` event (a journal row only when it changes
+    /// the flow here).
+    func learn(_ records: [String: AccountFlowRecord]) throws -> [Transition] {
+        var transitions: [Transition] = []
+        for flow in accountFlows {
+            guard let record = records[flow.id.rawValue],
+                let known = try database.session(key, scopes: product.scopes).account?[flow.id],
+                known.merged(with: record) != known
+            else { continue }
+            transitions.append(try commit(.accountRecordLearned(flow.id, record), advancingClockBy: 0, device: [:]).0)
+        }
+        return transitions
+    }
+
+    /// Enrols this user's account on first use: what the state says now becomes the account
+    /// records this device pushes with its history.
+    func enroll() throws {
+        let session = try database.session(key, scopes: product.scopes)
+        guard session.account == nil else { return }
+        let now = Self.time(time, session)
+        var records: [FlowID: AccountFlowRecord] = [:]
+        for flow in accountFlows {
+            let (standing, version) = session.tour[flow: flow.id].accountStanding
+            guard standing != .notStarted else { continue }
+            records[flow.id] = AccountFlowRecord(
+                epoch: 0, standing: standing, version: version, at: Self.milliseconds(now), device: "")
+        }
+        try database.enroll(key, records: records, now: now)
+    }
+
+    func noteFailure(_ error: SyncError) {
+        let failures = (try? database.syncStatus(key)?.failures) ?? 0
+        // 1 s, 2 s, 4 s, ... up to 5 minutes; a refusal waits the longest (the token must change).
+        let delay = error.isTransient ? min(300, pow(2, Double(failures))) : 300
+        try? database.noteSyncFailure(key, error: error.description, retryAt: Date().addingTimeInterval(delay))
+    }
+
+    static func item(_ row: OutboxRow) -> PushItem {
+        let facts = (try? JSONDecoder().decode([TourValue].self, from: Data(row.factsJSON.utf8))) ?? []
+        return PushItem(
+            seq: row.journalID, time: row.time.timeIntervalSince1970, event: row.event,
+            catalogVersion: row.catalogVersion, facts: facts,
+            records: [String: AccountFlowRecord](uniqueKeysWithValues: row.records.map { ($0.key.rawValue, $0.value) }))
+    }
+
+    static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+
+    /// What an event changed in the account's records: for each user-scoped flow whose standing
+    /// here now says more than the account knew, the record to push; `account` becomes the join.
+    /// A reset here starts a new epoch; a learned record is joined in first.
+    static func accountChanges(
+        _ event: TourEvent, _ transition: Transition, catalog: TourCatalog, account: inout AccountKnowledge?,
+        device: String, now: Date
+    ) -> [FlowID: AccountFlowRecord] {
+        guard var knowledge = account else { return [:] }
+        var learned: FlowID?
+        if case .accountRecordLearned(let flow, let record) = event {
+            knowledge.records[flow] = knowledge[flow].merged(with: record)
+            learned = flow
+        }
+        var changes: [FlowID: AccountFlowRecord] = [:]
+        for flow in catalog.flows where flow.scope == .user {
+            let known = knowledge[flow.id]
+            let reset = learned != flow.id && transition.record.facts.contains(.flowReset(flow: flow.id))
+            let (standing, version) = transition.state[flow: flow.id].accountStanding
+            let local = AccountFlowRecord(
+                epoch: known.epoch + (reset ? 1 : 0), standing: standing, version: version,
+                at: milliseconds(now), device: device)
+            guard !local.sameStanding(as: known), local > known else { continue }
+            changes[flow.id] = local
+            knowledge.records[flow.id] = local
+        }
+        account = knowledge
+        return changes
+    }
+}

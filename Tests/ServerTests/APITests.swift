@@ -1,0 +1,190 @@
+import AccountSync
+import Foundation
+import OnboardingServer
+import Testing
+
+/// The `/v1` API against the real server: privacy, validation, idempotency, convergence.
+@Suite("Account server API")
+struct APITests {
+    static func push(_ server: ServerProcess, account: String, token: String, _ batch: PushBatch) async throws
+        -> HTTP.Answer
+    {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return try await HTTP.post(
+            server.url.appendingPathComponent("v1/apps/growth/accounts/\(account)/push"), token: token,
+            body: try encoder.encode(batch))
+    }
+
+    static func item(_ seq: Int64, _ standing: AccountFlowRecord.Standing, device: String, epoch: Int = 0)
+        -> PushItem
+    {
+        PushItem(
+            seq: seq, time: 1_767_603_600 + Double(seq), event: "next", catalogVersion: 1,
+            facts: [.object(["fact": "stepEntered", "flow": "app_tour", "step": "dashboard", "index": 1])],
+            records: [
+                "app_tour": AccountFlowRecord(
+                    epoch: epoch, standing: standing, version: standing.ending == nil ? nil : "1.0", at: seq,
+                    device: device)
+            ])
+    }
+
+    @Test func aTokenForOneAccountNeitherReadsNorWritesAnothers() async throws {
+        let server = try ServerProcess()
+        let ann = try server.token(account: "ann")
+        let bob = try server.token(account: "bob")
+        #expect(try await Self.push(server, account: "bob", token: bob, PushBatch(device: "d1", items: [Self.item(1, .completed, device: "d1")])).status == 200)
+        let read = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/accounts/bob/flows"), token: ann)
+        #expect(read.status == 403)
+        #expect(read.errorCode == "forbidden")
+        #expect(!String(decoding: read.body, as: UTF8.self).contains("completed"))
+        let write = try await Self.push(
+            server, account: "bob", token: ann, PushBatch(device: "d2", items: [Self.item(2, .skipped, device: "d2")]))
+        #expect(write.status == 403)
+        #expect(try server.sql("SELECT count(*) FROM pushes WHERE account = 'bob'") == ["1"])
+        #expect(try server.sql("SELECT standing FROM account_flows WHERE account = 'bob'") == ["completed"])
+        // No token, a forged one, an admin one on an account's records, an account one on reports.
+        let path = server.url.appendingPathComponent("v1/apps/growth/accounts/ann/flows")
+        #expect(try await HTTP.get(path).status == 401)
+        #expect(try await HTTP.get(path, token: ann.dropLast(2) + "xx").status == 401)
+        #expect(try await HTTP.get(path, token: try server.token(account: nil)).status == 403)
+        let report = server.url.appendingPathComponent("v1/apps/growth/report")
+        #expect(try await HTTP.get(report, token: ann).status == 403)
+        let admin = try await HTTP.get(report, token: try server.token(account: nil))
+        #expect(admin.status == 200)
+        #expect(admin.json["accounts"] as? Int == 1)
+    }
+
+    @Test func anExpiredTokenIsRefusedAndSaysSo() async throws {
+        let server = try ServerProcess()
+        let signer = try TokenSigner(secret: ServerProcess.secret)
+        let expired = signer.sign(TokenClaims(subject: "ann", scope: .account, expires: 1_000))
+        let answer = try await HTTP.get(
+            server.url.appendingPathComponent("v1/apps/growth/accounts/ann/flows"), token: expired)
+        #expect(answer.status == 401)
+        #expect(answer.errorCode == "token_expired")
+        let otherSecret = try TokenSigner(secret: String(repeating: "x", count: 40))
+        let forged = otherSecret.sign(TokenClaims(subject: "ann", scope: .account, expires: 9_999_999_999))
+        #expect(
+            try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/accounts/ann/flows"), token: forged)
+                .errorCode == "unauthorized")
+    }
+
+    @Test func badInputGetsA4xxJSONErrorAndChangesNothing() async throws {
+        let server = try ServerProcess()
+        let ann = try server.token(account: "ann")
+        let path = server.url.appendingPathComponent("v1/apps/growth/accounts/ann/push")
+        let cases: [(String, Data, Int)] = [
+            ("not JSON", Data("{".utf8), 400),
+            ("no items", Data(#"{"device":"d1","items":[]}"#.utf8), 400),
+            ("a bad device", Data(#"{"device":"d 1","items":[]}"#.utf8), 400),
+            (
+                "a shown record with a version",
+                try JSONEncoder().encode(
+                    PushBatch(
+                        device: "d1",
+                        items: [
+                            PushItem(
+                                seq: 1, time: 1, event: "next", catalogVersion: 1, facts: [],
+                                records: [
+                                    "app_tour": AccountFlowRecord(
+                                        epoch: 0, standing: .shown, version: "1.0", at: 1, device: "d1")
+                                ])
+                        ])), 400
+            ),
+            (
+                "a malformed fact after a good item",
+                try JSONEncoder().encode(
+                    PushBatch(
+                        device: "d1",
+                        items: [
+                            Self.item(1, .completed, device: "d1"),
+                            PushItem(
+                                seq: 2, time: 1, event: "next", catalogVersion: 1,
+                                facts: [.object(["fact": "stepEntered", "flow": "app_tour"])], records: [:]),
+                        ])), 400
+            ),
+            (
+                "a record of another device",
+                try JSONEncoder().encode(PushBatch(device: "d1", items: [Self.item(1, .completed, device: "d2")])), 400
+            ),
+            ("too large", Data(repeating: UInt8(ascii: " "), count: SyncAPI.maxBodyBytes + 10), 413),
+        ]
+        for (name, body, status) in cases {
+            let answer = try await HTTP.post(path, token: ann, body: body)
+            #expect(answer.status == status, "\(name): \(answer.status)")
+            #expect(answer.errorCode != nil, "\(name): no JSON error")
+            #expect((answer.json["error"] as? [String: Any])?["message"] as? String != nil)
+        }
+        let tooMany = PushBatch(
+            device: "d1", items: (1...Int64(SyncAPI.maxItemsPerPush + 1)).map { Self.item($0, .shown, device: "d1") })
+        #expect(try await Self.push(server, account: "ann", token: ann, tooMany).status == 400)
+        #expect(try server.sql("SELECT count(*) FROM pushes") == ["0"])
+        #expect(try server.sql("SELECT count(*) FROM account_flows") == ["0"])
+        let badName = try await HTTP.get(
+            server.url.appendingPathComponent("v1/apps/gr%20owth/accounts/ann/flows"), token: ann)
+        #expect(badName.status == 400)
+        #expect(try await HTTP.get(server.url.appendingPathComponent("v2/anything")).status == 404)
+    }
+
+    @Test func aRetriedBatchChangesNothing() async throws {
+        let server = try ServerProcess()
+        let ann = try server.token(account: "ann")
+        let batch = PushBatch(
+            device: "d1", items: [Self.item(1, .shown, device: "d1"), Self.item(2, .completed, device: "d1")])
+        let first = try await Self.push(server, account: "ann", token: ann, batch)
+        #expect(first.json["applied"] as? Int == 2)
+        let facts = try server.sql("SELECT count(*) FROM facts")
+        let again = try await Self.push(server, account: "ann", token: ann, batch)
+        #expect(again.json["applied"] as? Int == 0)
+        #expect(again.json["duplicates"] as? Int == 2)
+        #expect(try server.sql("SELECT count(*) FROM facts") == facts)
+        #expect(try server.sql("SELECT count(*) FROM pushes") == ["2"])
+    }
+
+    /// The SQL merge is the same join: random pushes of many devices, sent in random orders with
+    /// duplicates to separate accounts, leave every account with the record the Swift fold gives.
+    @Test func everyOrderOfPushesConvergesOnTheServer() async throws {
+        let server = try ServerProcess()
+        var random = SystemRandomNumberGenerator()
+        let devices = ["d1", "d2", "d3", "d4"]
+        var pushes: [PushItem] = []
+        var seq: Int64 = 0
+        for device in devices {
+            for _ in 0..<4 {
+                seq += 1
+                let standing = AccountFlowRecord.Standing.allCases.randomElement(using: &random)!
+                pushes.append(Self.item(seq, standing, device: device, epoch: Int.random(in: 0...1, using: &random)))
+            }
+        }
+        let expected = pushes.flatMap(\.records.values).reduce(AccountFlowRecord.nothing) { $0.merged(with: $1) }
+        for order in 0..<6 {
+            let account = "order\(order)"
+            let token = try server.token(account: account)
+            var delivered = pushes.shuffled(using: &random)
+            delivered += delivered.prefix(5)
+            for item in delivered {
+                let device = item.records["app_tour"]!.device
+                let answer = try await Self.push(server, account: account, token: token, PushBatch(device: device, items: [item]))
+                #expect(answer.status == 200)
+            }
+            let records = try await HTTP.get(
+                server.url.appendingPathComponent("v1/apps/growth/accounts/\(account)/flows"), token: token)
+            let decoded = try JSONDecoder().decode(AccountRecords.self, from: records.body)
+            #expect(decoded.flows["app_tour"] == expected, "order \(order)")
+        }
+    }
+
+    @Test func readinessFollowsTheDatabaseAndHealthDoesNot() async throws {
+        let server = try ServerProcess()
+        #expect(try await HTTP.get(server.url.appendingPathComponent("v1/ready")).status == 200)
+        #expect(try await HTTP.get(server.url.appendingPathComponent("v1/health")).json["status"] as? String == "ok")
+    }
+
+    /// SIGTERM: the server finishes and exits cleanly (swift-service-lifecycle's graceful shutdown).
+    @Test func sigtermShutsTheServerDownGracefully() async throws {
+        let server = try ServerProcess()
+        server.stop(signal: SIGTERM)
+        #expect(server.exitStatus == 0, "\(server.logText)")
+    }
+}

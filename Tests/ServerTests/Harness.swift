@@ -1,0 +1,266 @@
+import AccountSyncHTTP
+import Foundation
+import Testing
+import TourFixtures
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+struct HarnessFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The PostgreSQL the server tests use: `$ONBOARDING_TEST_DATABASE_URL` (what `.ci/run` exports),
+/// else the one `scripts/dev-postgres start` starts (or finds running). Without either, every
+/// server test fails with one line saying how to start one: they are never skipped.
+enum TestPostgres {
+    static let url: Result<String, HarnessFailure> = {
+        if let url = ProcessInfo.processInfo.environment["ONBOARDING_TEST_DATABASE_URL"], !url.isEmpty {
+            return .success(url)
+        }
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("scripts/dev-postgres").path
+        let result = try? Shell.run(script, ["start"])
+        guard let result, result.status == 0, let line = result.stdout.split(separator: "\n").last else {
+            return .failure(
+                HarnessFailure(
+                    "the server tests need PostgreSQL 15: run scripts/dev-postgres start, or set ONBOARDING_TEST_DATABASE_URL to postgres://USER@HOST:PORT/DATABASE"
+                ))
+        }
+        return .success(String(line))
+    }()
+
+    /// A new, empty database on the test server, so tests run in parallel without sharing rows.
+    static func freshDatabase() throws -> String {
+        let base = try url.get()
+        let name = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
+        let result = try Shell.run("/usr/bin/psql", [base, "-qtAc", "CREATE DATABASE \(name)"])
+        guard result.status == 0 else { throw HarnessFailure("CREATE DATABASE failed: \(result.stderr)") }
+        return base.replacingOccurrences(of: #"/[^/?]+(\?|$)"#, with: "/\(name)$1", options: .regularExpression)
+    }
+}
+
+enum Shell {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
+            stderr: String(decoding: err, as: UTF8.self))
+    }
+}
+
+/// A real `onboarding-server` process on its own database and a free port.
+final class ServerProcess: @unchecked Sendable {
+    static let secret = "server-tests-secret-0123456789abcdef-0123456789"
+    let databaseURL: String
+    let port: Int
+    let log: URL
+    private var process: Process?
+
+    var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    init() throws {
+        databaseURL = try TestPostgres.freshDatabase()
+        port = Self.freePort()
+        log = FileManager.default.temporaryDirectory.appendingPathComponent("server-\(UUID().uuidString).log")
+        try start()
+    }
+
+    deinit { stop(signal: SIGKILL) }
+
+    func start() throws {
+        let process = Process()
+        process.executableURL = BuiltExecutables.folder.appendingPathComponent("onboarding-server")
+        process.arguments = ["serve", "--port", "\(port)", "--database-url", databaseURL, "--connections", "8"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["ONBOARDING_SERVER_SECRET"] = Self.secret
+        environment["LOG_LEVEL"] = "warning"
+        process.environment = environment
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: log)
+        handle.seekToEndOfFile()
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        self.process = process
+        try waitUntilHealthy()
+    }
+
+    func stop(signal: Int32 = SIGTERM) {
+        guard let process, process.isRunning else { return }
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+    }
+
+    func restart() throws {
+        stop()
+        try start()
+    }
+
+    var exitStatus: Int32? {
+        guard let process, !process.isRunning else { return nil }
+        return process.terminationStatus
+    }
+
+    func waitUntilHealthy(seconds: Double = 60) throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if HTTP.status(url.appendingPathComponent("v1/health")) == 200 { return }
+            if let process, !process.isRunning {
+                throw HarnessFailure("onboarding-server exited \(process.terminationStatus): \(logText)")
+            }
+            usleep(100_000)
+        }
+        throw HarnessFailure("onboarding-server did not answer within \(seconds) s: \(logText)")
+    }
+
+    var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+
+    /// A token for `account` (or an admin token), minted by the real `token` command.
+    func token(account: String?, days: Int = 1) throws -> String {
+        var environment = ProcessInfo.processInfo.environment
+        environment["ONBOARDING_SERVER_SECRET"] = Self.secret
+        let arguments = ["token"] + (account.map { ["--account", $0] } ?? ["--admin"]) + ["--days", "\(days)"]
+        let result = try Shell.run(
+            BuiltExecutables.folder.appendingPathComponent("onboarding-server").path, arguments,
+            environment: environment)
+        guard result.status == 0 else { throw HarnessFailure("token: \(result.stderr)") }
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Runs SQL on the server's database through psql; rows as lines.
+    func sql(_ query: String) throws -> [String] {
+        let result = try Shell.run("/usr/bin/psql", [databaseURL, "-qtAc", query])
+        guard result.status == 0 else { throw HarnessFailure("psql: \(result.stderr)") }
+        return result.stdout.split(separator: "\n").map(String.init)
+    }
+
+    static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// Plain HTTP for the tests that send what no client would (bad JSON, wrong tokens).
+enum HTTP {
+    struct Answer {
+        var status: Int
+        var body: Data
+        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
+        var errorCode: String? { (json["error"] as? [String: Any])?["code"] as? String }
+    }
+
+    static func get(_ url: URL, token: String? = nil) async throws -> Answer {
+        try await send("GET", url, token: token, body: nil)
+    }
+
+    static func post(_ url: URL, token: String? = nil, body: Data) async throws -> Answer {
+        try await send("POST", url, token: token, body: body)
+    }
+
+    static func send(_ method: String, _ url: URL, token: String?, body: Data?) async throws -> Answer {
+        var request = URLRequest(url: url, timeoutInterval: 10)
+        request.httpMethod = method
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        request.httpBody = body
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return Answer(status: (response as? HTTPURLResponse)?.statusCode ?? 0, body: data)
+    }
+
+    /// The same, from synchronous code (the health poll while a process starts).
+    static func status(_ url: URL) -> Int? {
+        let semaphore = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var status: Int?
+        URLSession.shared.dataTask(with: URLRequest(url: url, timeoutInterval: 2)) { _, response, _ in
+            status = (response as? HTTPURLResponse)?.statusCode
+            semaphore.signal()
+        }.resume()
+        semaphore.wait()
+        return status
+    }
+}
+
+/// One device of an account: a product's real executable on its own database file, syncing with
+/// the server through `--server` and `$ONBOARDING_TOKEN`.
+struct Device {
+    let executable: String
+    let database: URL
+    let account: String
+    let server: ServerProcess
+    let token: String
+
+    init(_ executable: String, account: String, server: ServerProcess) throws {
+        self.executable = executable
+        self.account = account
+        self.server = server
+        token = try server.token(account: account)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("device-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        database = folder.appendingPathComponent("\(executable).sqlite")
+    }
+
+    @discardableResult
+    func run(_ arguments: String..., offline: Bool = false) throws -> Shell.Result {
+        var environment = ProcessInfo.processInfo.environment
+        environment["ONBOARDING_SERVER"] = server.url.absoluteString
+        environment["ONBOARDING_TOKEN"] = token
+        environment["ONBOARDING_CLOCK"] = "wall"
+        return try Shell.run(
+            BuiltExecutables.folder.appendingPathComponent(executable).path,
+            arguments + ["--db", database.path, "--user", account] + (offline ? ["--offline"] : []),
+            environment: environment)
+    }
+
+    /// `status --json`, parsed.
+    func status(offline: Bool = false) throws -> [String: Any] {
+        let result = try run("status", "--json", offline: offline)
+        guard result.status == 0,
+            let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        else { throw HarnessFailure("\(executable) status exited \(result.status): \(result.stderr)") }
+        return object
+    }
+
+    func flowStatus(_ flow: String, offline: Bool = false) throws -> String? {
+        let flows = try status(offline: offline)["flows"] as? [[String: Any]] ?? []
+        return flows.first { $0["id"] as? String == flow }?["status"] as? String
+    }
+
+    func waiting() throws -> Int {
+        ((try status(offline: true)["sync"] as? [String: Any])?["waiting"] as? Int) ?? -1
+    }
+}
