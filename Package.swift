@@ -112,7 +112,11 @@ let package = Package(
         // MARK: Benchmarks (scripts/bench.sh)
         .executableTarget(
             name: "onboarding-bench",
-            dependencies: appModules + ["TourRuntime", .product(name: "GRDBSQLite", package: "GRDB.swift")],
+            dependencies: appModules + [
+                "TourRuntime", "OnboardingServer", .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
             path: "Tests/Benchmarks",
             swiftSettings: swiftSettings),
 

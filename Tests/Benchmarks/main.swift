@@ -1,4 +1,5 @@
 import Foundation
+import OnboardingServer
 import TourRuntime
 
 // The onboarding benchmarks: engine only, durable commits against raw SQLite and the seeds'
@@ -147,6 +148,37 @@ if let largest {
     report.add("cold start", "sqlite3 shell, the same reads: wall", shell.seconds * 1000, "ms")
     report.add("cold start", "sqlite3 shell, the same reads: peak memory", Double(shell.peakKB) / 1024, "MiB")
     report.add("cold start", "lockedin / sqlite3 (wall)", cli.seconds / shell.seconds, "×", note: "goal ≤ 2")
+}
+
+// MARK: 5. Account server
+
+if let serverURL = option("--server-url"), let databaseURL = option("--database-url"),
+    let secret = ProcessInfo.processInfo.environment["ONBOARDING_SERVER_SECRET"]
+{
+    let connections = option("--server-connections").flatMap(Int.init) ?? 16
+    let levels = option("--devices").map { $0.split(separator: ",").compactMap { Int($0) } } ?? (smoke ? [10] : [50, 200, 1_000])
+    let load = ServerLoad(
+        server: URL(string: serverURL)!, database: try DatabaseURL(databaseURL), signer: try TokenSigner(secret: secret),
+        duration: smoke ? 1 : 10)
+    report.section(
+        "5. Account server: devices pushing their flows one event per request for \(load.duration) s, "
+            + "beside the floor (the same rows straight into PostgreSQL, one transaction each)")
+    let run = UUID().uuidString.prefix(8).lowercased()
+    for devices in levels {
+        let served = try await load.throughServer(devices, run: "\(run)s\(devices)")
+        let floor = try await load.floor(devices, run: "\(run)f\(devices)", connections: connections)
+        report.add("server", "\(devices) devices: events accepted", served.eventsPerSecond, "events/s",
+            note: served.failures == 0 ? nil : "\(served.failures) refused")
+        report.add("server", "\(devices) devices: push p50", served.p50, "ms")
+        report.add("server", "\(devices) devices: push p99", served.p99, "ms", note: devices == 200 ? "goal < 50 ms" : nil)
+        report.add("server", "\(devices) devices: floor", floor.eventsPerSecond, "events/s")
+        report.add("server", "\(devices) devices: floor p99", floor.p99, "ms")
+        report.add(
+            "server", "\(devices) devices: floor / server (events per second)",
+            floor.eventsPerSecond / served.eventsPerSecond, "×", note: "goal ≤ 2")
+    }
+} else {
+    report.section("5. Account server: skipped (give --server-url, --database-url and ONBOARDING_SERVER_SECRET; scripts/bench does)")
 }
 
 let jsonPath = option("--json") ?? ".build/bench.json"

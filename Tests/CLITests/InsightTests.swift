@@ -98,7 +98,7 @@ struct InsightTests {
         #expect(text.stdout.contains("app_tour (App Tour): not shown: skipped; it cannot be replayed at 2026-01-05T09:00:00Z"))
         #expect(
             text.stdout.contains(
-                "trigger visit dashboard: all of = no [onboardingComplete (is true) = yes; not = no"))
+                "app_tour (App Tour): not shown: skipped; it cannot be replayed at 2026-01-05T09:00:00Z\n  trigger visit dashboard: onboardingComplete (is true) = yes"))
         let unknown = try cli.run("explain", "nosuch")
         #expect(unknown.status != 0 && unknown.stderr.contains("Flows: app_tour"))
     }

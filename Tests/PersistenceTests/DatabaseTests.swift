@@ -8,7 +8,7 @@ import TourRuntime
 @Suite("Database on disk and in memory")
 struct DatabaseTests {
     /// Every schema migration, in order; a new one is appended, none is ever edited.
-    static let migrations = ["v1-flows-journal-domain", "v2-catalog-versions-journal-facts"]
+    static let migrations = ["v1-flows-journal-domain", "v2-catalog-versions-journal-facts", "v3-account-sync"]
 
     @Test(arguments: [true, false])
     func migrationsCreateTheSchemaOnce(onDisk: Bool) throws {

@@ -35,11 +35,15 @@ enum TestPostgres {
         return .success(String(line))
     }()
 
+    /// The psql client: Debian's, or the one beside the server binaries.
+    static let psql =
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/psql") ? "/usr/bin/psql" : "/usr/lib/postgresql/15/bin/psql"
+
     /// A new, empty database on the test server, so tests run in parallel without sharing rows.
-    static func freshDatabase() throws -> String {
-        let base = try url.get()
+    static func freshDatabase(on base: String? = nil) throws -> String {
+        let base = try base ?? url.get()
         let name = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
-        let result = try Shell.run("/usr/bin/psql", [base, "-qtAc", "CREATE DATABASE \(name)"])
+        let result = try Shell.run(psql, [base, "-qtAc", "CREATE DATABASE \(name)"])
         guard result.status == 0 else { throw HarnessFailure("CREATE DATABASE failed: \(result.stderr)") }
         return base.replacingOccurrences(of: #"/[^/?]+(\?|$)"#, with: "/\(name)$1", options: .regularExpression)
     }
@@ -82,8 +86,8 @@ final class ServerProcess: @unchecked Sendable {
 
     var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    init() throws {
-        databaseURL = try TestPostgres.freshDatabase()
+    init(databaseURL: String? = nil) throws {
+        self.databaseURL = try databaseURL ?? TestPostgres.freshDatabase()
         port = Self.freePort()
         log = FileManager.default.temporaryDirectory.appendingPathComponent("server-\(UUID().uuidString).log")
         try start()
@@ -153,7 +157,7 @@ final class ServerProcess: @unchecked Sendable {
 
     /// Runs SQL on the server's database through psql; rows as lines.
     func sql(_ query: String) throws -> [String] {
-        let result = try Shell.run("/usr/bin/psql", [databaseURL, "-qtAc", query])
+        let result = try Shell.run(TestPostgres.psql, [databaseURL, "-qtAc", query])
         guard result.status == 0 else { throw HarnessFailure("psql: \(result.stderr)") }
         return result.stdout.split(separator: "\n").map(String.init)
     }

@@ -1,0 +1,167 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import OnboardingServer
+import PostgresNIO
+import TourRuntime
+
+/// The account server's load generator: many devices across many accounts, each pushing its
+/// product's flow (the five journeys' real facts and account records, one event per request, as
+/// an online device does) against a running `onboarding-server`; and the floor, the same rows
+/// inserted straight into PostgreSQL in one transaction per batch through the same driver and the
+/// same SQL (`AccountStore.push`), without HTTP, JSON, tokens or validation.
+struct ServerLoad {
+    let server: URL
+    let database: DatabaseURL
+    let signer: TokenSigner
+    /// How long each measurement runs.
+    let duration: Double
+
+    struct Figures {
+        var eventsPerSecond: Double
+        var p50: Double
+        var p99: Double
+        var failures: Int
+    }
+
+    /// One device's run through its product's flow as push items, from the pure engine: the facts
+    /// each event produced and the records of its flows (every flow kept per account, as
+    /// `Journey.perUser` does, so every push merges records).
+    static func items(_ journey: Journey, device: String) throws -> [PushItem] {
+        let product = journey.perUser
+        let start = Date(timeIntervalSince1970: 1_767_603_600)
+        var known: [FlowID: AccountFlowRecord.Standing] = [:]
+        return try journey.steps(engine: product.engine, from: start).enumerated().map { index, step in
+            let facts = try step.transition.record.facts.map {
+                try JSONDecoder().decode(TourValue.self, from: try JSONEncoder().encode($0))
+            }
+            var records: [String: AccountFlowRecord] = [:]
+            for flow in product.catalog.flows {
+                let (standing, version) = step.transition.state[flow: flow.id].accountStanding
+                guard known[flow.id] != standing else { continue }
+                known[flow.id] = standing
+                records[flow.id.rawValue] = AccountFlowRecord(
+                    epoch: 0, standing: standing, version: version, at: Int64(index), device: device)
+            }
+            return PushItem(
+                seq: Int64(index + 1), time: step.now.timeIntervalSince1970, event: step.transition.record.event.name,
+                catalogVersion: 1, facts: facts, records: records)
+        }
+    }
+
+    /// A device's endless run: its journey's items with ever-increasing seqs.
+    struct DeviceRun {
+        let app: String
+        let account: String
+        let device: String
+        let items: [PushItem]
+        var next = 0
+
+        mutating func item() -> PushItem {
+            var item = items[next % items.count]
+            item.seq = Int64(next + 1)
+            next += 1
+            return item
+        }
+    }
+
+    static func devices(_ count: Int, run: String, app: String) throws -> [DeviceRun] {
+        try (0..<count).map { index in
+            let device = "\(run)-d\(index)"
+            return DeviceRun(
+                app: app, account: "\(run)-a\(index / 2)", device: device,
+                items: try items(Journey.all[index % Journey.all.count], device: device))
+        }
+    }
+
+    /// `count` devices pushing through the server for `seconds`.
+    func throughServer(_ count: Int, run: String) async throws -> Figures {
+        let client = HTTPClient(
+            eventLoopGroupProvider: .singleton,
+            configuration: .init(
+                connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: count)))
+        let runs = try Self.devices(count, run: run, app: "load")
+        let signer = signer
+        let server = server
+        let deadline = ContinuousClock.now + .milliseconds(Int(duration * 1000))
+        let encoder = JSONEncoder()
+        defer { Task { try? await client.shutdown() } }
+        return try await measure(runs) { device in
+            let token = signer.sign(
+                TokenClaims(subject: device.account, scope: .account, expires: Int64(Date().timeIntervalSince1970) + 3600))
+            var device = device
+            var latencies: [Double] = []
+            var failures = 0
+            var accepted = 0
+            while ContinuousClock.now < deadline {
+                let batch = PushBatch(device: device.device, items: [device.item()])
+                var request = HTTPClientRequest(
+                    url: server.absoluteString + SyncAPI.accountPath(app: device.app, account: device.account) + "/push")
+                request.method = .POST
+                request.headers.add(name: "Authorization", value: "Bearer \(token)")
+                request.headers.add(name: "Content-Type", value: "application/json")
+                request.body = .bytes(ByteBuffer(bytes: try encoder.encode(batch)))
+                let started = ContinuousClock.now
+                let response = try await client.execute(request, timeout: .seconds(30))
+                _ = try await response.body.collect(upTo: 1 << 20)
+                latencies.append(seconds(ContinuousClock.now - started))
+                if response.status == .ok { accepted += 1 } else { failures += 1 }
+            }
+            return (latencies, accepted, failures)
+        }
+    }
+
+    /// The floor: the same items, one transaction per batch, through postgres-nio with the same
+    /// SQL and a pool of the server's size.
+    func floor(_ count: Int, run: String, connections: Int) async throws -> Figures {
+        var logger = Logger(label: "floor")
+        logger.logLevel = .error
+        let client = PostgresClient(
+            configuration: database.clientConfiguration(maximumConnections: connections), backgroundLogger: logger)
+        return try await withThrowingTaskGroup(of: Figures?.self) { group in
+            group.addTask {
+                await client.run()
+                return nil
+            }
+            let store = AccountStore(client: client, logger: logger)
+            let runs = try Self.devices(count, run: run, app: "floor")
+            let deadline = ContinuousClock.now + .milliseconds(Int(duration * 1000))
+            let figures = try await measure(runs) { device in
+                var device = device
+                var latencies: [Double] = []
+                var accepted = 0
+                while ContinuousClock.now < deadline {
+                    let started = ContinuousClock.now
+                    let ack = try await store.push(
+                        app: device.app, account: device.account, PushBatch(device: device.device, items: [device.item()]))
+                    latencies.append(seconds(ContinuousClock.now - started))
+                    accepted += ack.applied
+                }
+                return (latencies, accepted, 0)
+            }
+            group.cancelAll()
+            return figures
+        }
+    }
+
+    private func measure(
+        _ runs: [DeviceRun], _ body: @escaping @Sendable (DeviceRun) async throws -> ([Double], Int, Int)
+    ) async throws -> Figures {
+        let clock = ContinuousClock()
+        let started = clock.now
+        let results = try await withThrowingTaskGroup(of: ([Double], Int, Int).self) { group in
+            for run in runs { group.addTask { try await body(run) } }
+            var all: [([Double], Int, Int)] = []
+            for try await result in group { all.append(result) }
+            return all
+        }
+        let elapsed = seconds(clock.now - started)
+        let latencies = results.flatMap(\.0).sorted()
+        return Figures(
+            eventsPerSecond: Double(results.map(\.1).reduce(0, +)) / elapsed,
+            p50: percentile(latencies, 0.50) * 1000, p99: percentile(latencies, 0.99) * 1000,
+            failures: results.map(\.2).reduce(0, +))
+    }
+}
