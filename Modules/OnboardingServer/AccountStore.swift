@@ -19,9 +19,13 @@ public struct AccountStore: Sendable {
 
     /// Whether PostgreSQL answers now.
     public func isReady() async -> Bool {
+        let client = client
+        let logger = logger
         do {
-            let rows = try await client.query("SELECT 1", logger: logger)
-            for try await _ in rows {}
+            try await withDeadline(.seconds(2)) {
+                let rows = try await client.query("SELECT 1", logger: logger)
+                for try await _ in rows {}
+            }
             return true
         } catch {
             return false
@@ -252,5 +256,28 @@ struct FactRows {
                 bodies.append((try? encoder.encode(fact)).map { String(decoding: $0, as: UTF8.self) } ?? "{}")
             }
         }
+    }
+}
+
+/// PostgreSQL did not answer within a request's deadline: it is down, restarting, or every
+/// connection is busy. The request changed nothing it did not commit, and the client retries.
+public struct DatabaseUnavailable: Error {}
+
+/// Runs `operation`, giving up after `limit` (the operation is cancelled, which rolls back an open
+/// transaction). PostgresClient waits for a connection as long as it takes; a request must not wait
+/// longer than its client does, so while PostgreSQL is away requests fail fast with a 503 and the
+/// pool reconnects in the background.
+public func withDeadline<T: Sendable>(
+    _ limit: Duration, _ operation: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await operation() }
+        group.addTask {
+            try await Task.sleep(for: limit)
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let value = first else { throw DatabaseUnavailable() }
+        return value
     }
 }

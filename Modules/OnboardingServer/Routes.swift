@@ -38,13 +38,13 @@ struct Routes: Sendable {
                     throw APIError.invalid("the body is not a push batch: \(Self.describe(error))")
                 }
                 try Self.validate(batch)
-                return try await Self.json(store.push(app: app, account: account, batch))
+                return try await Self.json(withDeadline(Self.requestDeadline) { try await store.push(app: app, account: account, batch) })
             }
         }
         router.get("/v1/apps/:app/accounts/:account/flows") { request, context in
             await answer {
                 let (app, account) = try accountPath(context, request, scope: .account)
-                return try await Self.json(store.records(app: app, account: account))
+                return try await Self.json(withDeadline(Self.requestDeadline) { try await store.records(app: app, account: account) })
             }
         }
         router.get("/v1/apps/:app/report") { request, context in
@@ -54,7 +54,7 @@ struct Routes: Sendable {
                     throw APIError(status: .forbidden, code: "forbidden", message: "reports need an admin token")
                 }
                 let app = try Self.name(context, "app")
-                return try await Self.json(store.report(app: app))
+                return try await Self.json(withDeadline(Self.reportDeadline) { try await store.report(app: app) })
             }
         }
     }
@@ -166,15 +166,25 @@ struct Routes: Sendable {
             return try await body()
         } catch let error as APIError {
             return Self.error(error)
+        } catch is DatabaseUnavailable {
+            return Self.error(Self.unavailable)
         } catch {
             logger.error("request failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
             let unavailable = !(await store.isReady())
             return Self.error(
                 unavailable
-                    ? APIError(status: .serviceUnavailable, code: "unavailable", message: "the database does not answer; try again")
+                    ? Self.unavailable
                     : APIError(status: .internalServerError, code: "internal", message: "the server failed; try again"))
         }
     }
+
+    /// How long a device's push or pull may wait for PostgreSQL: under the devices' own 5 s
+    /// timeout, so they hear a 503 rather than nothing. Reports scan more and may take longer.
+    static let requestDeadline: Duration = .seconds(3)
+    static let reportDeadline: Duration = .seconds(30)
+
+    static let unavailable = APIError(
+        status: .serviceUnavailable, code: "unavailable", message: "the database does not answer; try again")
 
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()

@@ -56,23 +56,52 @@ enum Shell {
         var stderr: String
     }
 
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Result {
+    /// Runs a program to its end, at most `seconds`: past that it is killed and the test fails
+    /// with what it printed, instead of hanging the whole run. Output goes to files, not pipes, so
+    /// a daemon the program starts cannot keep a read waiting.
+    static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil, seconds: Double = 120
+    ) throws -> Result {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("shell-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let outputFile = folder.appendingPathComponent("stdout")
+        let errorFile = folder.appendingPathComponent("stderr")
+        FileManager.default.createFile(atPath: outputFile.path, contents: nil)
+        FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+        let output = try FileHandle(forWritingTo: outputFile)
+        let errors = try FileHandle(forWritingTo: errorFile)
+        defer {
+            try? output.close()
+            try? errors.close()
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let environment { process.environment = environment }
-        let output = Pipe()
-        let errors = Pipe()
         process.standardOutput = output
         process.standardError = errors
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
-            stderr: String(decoding: err, as: UTF8.self))
+        let finished = waitForExit(process, seconds: seconds)
+        let stdout = (try? String(contentsOf: outputFile, encoding: .utf8)) ?? ""
+        let stderr = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
+        guard finished else {
+            kill(process.processIdentifier, SIGKILL)
+            throw HarnessFailure(
+                "\(executable) \(arguments.joined(separator: " ")) did not finish within \(Int(seconds)) s; it printed: \(stdout) \(stderr)")
+        }
+        return Result(status: process.terminationStatus, stdout: stdout, stderr: stderr)
+    }
+
+    /// Waits for `process` to exit, at most `seconds`; whether it did.
+    static func waitForExit(_ process: Process, seconds: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning {
+            if Date() >= deadline { return false }
+            usleep(10_000)
+        }
+        return true
     }
 }
 
@@ -116,7 +145,10 @@ final class ServerProcess: @unchecked Sendable {
     func stop(signal: Int32 = SIGTERM) {
         guard let process, process.isRunning else { return }
         kill(process.processIdentifier, signal)
-        process.waitUntilExit()
+        if !Shell.waitForExit(process, seconds: 30) {
+            kill(process.processIdentifier, SIGKILL)
+            _ = Shell.waitForExit(process, seconds: 10)
+        }
     }
 
     func restart() throws {
