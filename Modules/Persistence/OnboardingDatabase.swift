@@ -25,6 +25,8 @@ public final class OnboardingDatabase: Sendable {
         var created = false
         let busyTimeout: TimeInterval
         let createsFolder: Bool
+        /// The session the last commit left (see ``SessionCache``).
+        var cache: SessionCache?
 
         init(writer: (any DatabaseWriter)?, busyTimeout: TimeInterval, createsFolder: Bool) {
             self.writer = writer
@@ -274,32 +276,75 @@ public final class OnboardingDatabase: Sendable {
         _ key: SessionKey, scopes: Scopes, _ body: (inout Session) throws -> (T, JournalAppend?)
     ) throws -> T {
         if let writer = try existingWriter() {
-            return try Self.commit(on: writer, key, scopes: scopes, keep: true, body).value
+            return try Self.commit(on: writer, key, scopes: scopes, cache: connection, body).value
         }
         // No file yet: the event runs first on an empty database and is rolled back there. Refused,
         // it created nothing; accepted, the file is created and the event committed to it.
-        let trial = try Self.commit(on: Self.emptyDatabase(), key, scopes: scopes, keep: false, body)
+        let trial = try Self.commit(on: Self.emptyDatabase(), key, scopes: scopes, cache: nil, body)
         guard trial.wrote else { return trial.value }
-        return try Self.commit(on: createdWriter(), key, scopes: scopes, keep: true, body).value
+        return try Self.commit(on: createdWriter(), key, scopes: scopes, cache: connection, body).value
     }
 
+    /// One event's transaction. With a `cache` (the file's connection) the commit is kept and the
+    /// session it leaves is remembered for the next; without one (the trial on an empty database)
+    /// it is rolled back.
     private static func commit<T>(
-        on writer: any DatabaseWriter, _ key: SessionKey, scopes: Scopes, keep: Bool,
+        on writer: any DatabaseWriter, _ key: SessionKey, scopes: Scopes, cache: Connection?,
         _ body: (inout Session) throws -> (T, JournalAppend?)
     ) throws -> (value: T, wrote: Bool) {
         try writer.writeWithoutTransaction { db in
             var result: (T, Bool)?
+            var remembered: SessionCache?
             try db.inTransaction(.immediate) {
-                let before = try Self.load(db, key, scopes: scopes)
+                let stamp = try SessionCache.Stamp(db)
+                let cached = cache?.lock.withLock { cache?.cache?.session(for: key, scopes: scopes, at: stamp) }
+                let before = try cached ?? Self.load(db, key, scopes: scopes)
                 var session = before
                 let (value, journal) = try body(&session)
                 try Self.save(db, key, scopes: scopes, before: before, after: session)
                 if let journal { try Self.append(db, key, journal) }
                 result = (value, journal != nil || session != before)
-                return keep ? .commit : .rollback
+                remembered = SessionCache(
+                    key: key, scopes: scopes, session: session,
+                    stamp: SessionCache.Stamp(dataVersion: stamp.dataVersion, changes: db.totalChangesCount))
+                return cache == nil ? .rollback : .commit
             }
+            // Remembered only once the commit succeeded.
+            if let cache { cache.lock.withLock { cache.cache = remembered } }
             guard let result else { throw StorageError("the transaction ended without a result") }
             return result
         }
+    }
+}
+
+/// The session the last commit of this connection left, so the next event of the same session
+/// (an interactive run, `play`, an app's process) does not read and decode every stored flow and
+/// value again. It is used only while nothing else wrote: another connection (another process)
+/// changes `PRAGMA data_version`, and any other write of this connection (sync, rebuild, another
+/// user's commit, which may change install-scoped rows) changes its total change count.
+struct SessionCache {
+    struct Stamp: Equatable {
+        var dataVersion: Int
+        var changes: Int
+
+        init(dataVersion: Int, changes: Int) {
+            self.dataVersion = dataVersion
+            self.changes = changes
+        }
+
+        /// This connection's view now (read inside the transaction, so it is the transaction's).
+        init(_ db: Database) throws {
+            dataVersion = try Int.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) ?? -1
+            changes = db.totalChangesCount
+        }
+    }
+
+    var key: SessionKey
+    var scopes: Scopes
+    var session: Session
+    var stamp: Stamp
+
+    func session(for key: SessionKey, scopes: Scopes, at stamp: Stamp) -> Session? {
+        key == self.key && scopes == self.scopes && stamp == self.stamp ? session : nil
     }
 }
