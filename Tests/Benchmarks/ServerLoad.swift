@@ -76,8 +76,11 @@ struct ServerLoad {
         }
     }
 
-    /// `count` devices pushing through the server for `seconds`.
-    func throughServer(_ count: Int, run: String) async throws -> Figures {
+    /// `count` devices pushing through the server for `duration`. Without a `pace` each device
+    /// pushes its next event as soon as the last is answered (saturation: what the server accepts
+    /// at most); with one, each device pushes one event every `pace` seconds from a random phase,
+    /// as a user tapping through a tour does (latency under that load).
+    func throughServer(_ count: Int, run: String, pace: Double? = nil) async throws -> Figures {
         let client = HTTPClient(
             eventLoopGroupProvider: .singleton,
             configuration: .init(
@@ -95,7 +98,13 @@ struct ServerLoad {
             var latencies: [Double] = []
             var failures = 0
             var accepted = 0
+            var slot = ContinuousClock.now + .milliseconds(Int((pace.map { Double.random(in: 0..<$0) } ?? 0) * 1000))
             while ContinuousClock.now < deadline {
+                if let pace {
+                    try await Task.sleep(until: slot, clock: .continuous)
+                    slot = slot + .milliseconds(Int(pace * 1000))
+                    if ContinuousClock.now >= deadline { break }
+                }
                 let batch = PushBatch(device: device.device, items: [device.item()])
                 var request = HTTPClientRequest(
                     url: server.absoluteString + SyncAPI.accountPath(app: device.app, account: device.account) + "/push")

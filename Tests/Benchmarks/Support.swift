@@ -9,12 +9,48 @@ struct Figure: Codable {
     var note: String? = nil
 }
 
+/// A goal of the run: a figure, the bound it must stay under, and whether it did.
+struct Goal: Codable {
+    var name: String
+    var value: Double
+    var bound: Double
+    var unit: String
+    /// value / bound: at most 1 when the goal is met.
+    var ratio: Double { value / bound }
+    var met: Bool { value <= bound }
+}
+
 final class Report {
     var figures: [Figure] = []
+    var goals: [Goal] = []
+
+    /// Records a goal (a figure that must be at most `bound`), for the table at the end.
+    func goal(_ name: String, _ value: Double, atMost bound: Double, _ unit: String) {
+        goals.append(Goal(name: name, value: value, bound: bound, unit: unit))
+    }
+
+    /// Every goal with its figure, bound, ratio and whether it is met, in one table.
+    func printGoals() {
+        say("\nGoals")
+        say(
+            "  " + "goal".padding(toLength: 58, withPad: " ", startingAt: 0) + "figure".leftPad(12)
+                + "bound".leftPad(12) + "ratio".leftPad(8) + "  met")
+        for goal in goals {
+            say(
+                "  " + goal.name.padding(toLength: 58, withPad: " ", startingAt: 0)
+                    + "\(Self.format(goal.value)) \(goal.unit)".leftPad(12)
+                    + "\(Self.format(goal.bound)) \(goal.unit)".leftPad(12)
+                    + String(format: "%.2f", goal.ratio).leftPad(8) + (goal.met ? "  yes" : "  NO"))
+        }
+    }
+
+    static func format(_ value: Double) -> String {
+        value >= 100 ? String(format: "%.0f", value) : String(format: "%.3g", value)
+    }
 
     func add(_ section: String, _ name: String, _ value: Double, _ unit: String, note: String? = nil) {
         figures.append(Figure(section: section, name: name, value: value, unit: unit, note: note))
-        let shown = value >= 100 ? String(format: "%.0f", value) : String(format: "%.3g", value)
+        let shown = Self.format(value)
         say(
             "  " + name.padding(toLength: 58, withPad: " ", startingAt: 0) + shown.leftPad(14) + " " + unit
                 + (note.map { "  (\($0))" } ?? ""))
