@@ -15,6 +15,8 @@ let sizes =
     option("--sizes").map { $0.split(separator: ",").compactMap { Int($0) } }
     ?? (smoke ? [1_000] : [10_000, 100_000, 1_000_000])
 let journalEvents = option("--journal").flatMap(Int.init) ?? (smoke ? 10_000 : 1_000_000)
+/// `--sections 2,4` runs only those sections (for profiling one of them); all by default.
+let sections = Set(option("--sections").map { $0.split(separator: ",").compactMap { Int($0) } } ?? [1, 2, 3, 4, 5])
 let engineRounds = smoke ? 200 : 5_000
 let durableUsers = smoke ? 5 : 100
 let start = Date(timeIntervalSince1970: 1_767_603_600)
@@ -26,6 +28,7 @@ defer { try? FileManager.default.removeItem(at: folder) }
 
 // MARK: 1. Engine only
 
+if sections.contains(1) {
 report.section("1. Engine only: each product's whole flow through the pure engine, no I/O")
 for journey in Journey.all {
     let engine = journey.product.engine
@@ -38,8 +41,11 @@ for journey in Journey.all {
         "events/s")
 }
 
+}
+
 // MARK: 2. Durable
 
+if sections.contains(2) {
 report.section("2. Durable: each accepted event committed to a WAL file (\(durableUsers) users per product)")
 var totals = (ours: 0.0, raw: 0.0, defaults: 0.0, file: 0.0, events: 0)
 for journey in Journey.all {
@@ -107,12 +113,13 @@ report.add(
 report.goal("durable event, all five: ours / raw SQLite", totals.ours / totals.raw, atMost: 1.3, "×")
 report.add("durable", "all five: UserDefaults / ours (time per event)", totals.defaults / totals.ours, "×")
 report.add("durable", "all five: JSON file / ours (time per event)", totals.file / totals.ours, "×")
+}
 
 // MARK: 3. Scale
 
-report.section("3. Scale: users across the five products in one file")
+if sections.contains(3) { report.section("3. Scale: users across the five products in one file") }
 var largest: (path: String, users: Int)?
-for size in sizes {
+for size in sizes where sections.contains(3) || sections.contains(4) {
     let path = folder.appendingPathComponent("scale-\(size).sqlite").path
     let build = try await time { try Scale.populate(path: path, users: size, start: start) }
     report.add("scale", "\(size) users: build the file", build, "s")
@@ -127,7 +134,7 @@ for size in sizes {
         report.goal("launch lookup p99 at \(size) users", percentile(latencies, 0.99) * 1000, atMost: 0.5, "ms")
     }
 }
-do {
+if sections.contains(3) {
     let path = folder.appendingPathComponent("journal.sqlite").path
     let rows = try Scale.populateJournal(path: path, events: journalEvents, start: start)
     let rebuild = try await time { _ = try Scale.rebuild(path: path) }
@@ -141,7 +148,7 @@ do {
 
 // MARK: 4. CLI cold start
 
-if let largest {
+if let largest, sections.contains(4) {
     report.section("4. CLI cold start on the \(largest.users)-user file (median of 15 runs)")
     let cli = ColdStart.run(
         executable: URL(fileURLWithPath: arguments[0]).deletingLastPathComponent().appendingPathComponent(
@@ -163,7 +170,7 @@ if let largest {
 
 // MARK: 5. Account server
 
-if let serverURL = option("--server-url"), let databaseURL = option("--database-url"),
+if sections.contains(5), let serverURL = option("--server-url"), let databaseURL = option("--database-url"),
     let secret = ProcessInfo.processInfo.environment["ONBOARDING_SERVER_SECRET"]
 {
     let connections = option("--server-connections").flatMap(Int.init) ?? 16
