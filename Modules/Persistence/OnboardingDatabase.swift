@@ -326,17 +326,6 @@ struct SessionCache {
     struct Stamp: Equatable {
         var dataVersion: Int
         var changes: Int
-
-        init(dataVersion: Int, changes: Int) {
-            self.dataVersion = dataVersion
-            self.changes = changes
-        }
-
-        /// This connection's view now (read inside the transaction, so it is the transaction's).
-        init(_ db: Database) throws {
-            dataVersion = try Int.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) ?? -1
-            changes = db.totalChangesCount
-        }
     }
 
     var key: SessionKey
@@ -346,5 +335,14 @@ struct SessionCache {
 
     func session(for key: SessionKey, scopes: Scopes, at stamp: Stamp) -> Session? {
         key == self.key && scopes == self.scopes && stamp == self.stamp ? session : nil
+    }
+}
+
+extension SessionCache.Stamp {
+    /// This connection's view now (read inside the transaction, so it is the transaction's).
+    init(_ db: Database) throws {
+        self.init(
+            dataVersion: try Int.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) ?? -1,
+            changes: db.totalChangesCount)
     }
 }
