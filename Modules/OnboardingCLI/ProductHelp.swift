@@ -100,24 +100,25 @@ enum RealTimeWait {
 
 /// SIGINT while a command waits: noted, so the wait can stop and say so instead of the process
 /// dying mid-line.
-final class Interrupt: @unchecked Sendable {
-    private let source: any DispatchSourceSignal
-    private let lock = NSLock()
-    private var flag = false
-
-    var happened: Bool { lock.withLock { flag } }
+///
+/// A plain signal handler that sets a flag, not a Dispatch signal source: libdispatch on Linux
+/// receives signals through a `signalfd` and blocks the signal only on its own thread, so a SIGINT
+/// the kernel delivered to another thread (with the disposition set to ignore, as a source needs)
+/// was discarded, and under load the wait sometimes never heard Ctrl-C.
+final class Interrupt: Sendable {
+    var happened: Bool { interruptReceived != 0 }
 
     private init() {
-        signal(SIGINT, SIG_IGN)
-        source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        source.setEventHandler { [weak self] in self?.lock.withLock { self?.flag = true } }
-        source.resume()
+        interruptReceived = 0
+        signal(SIGINT) { _ in interruptReceived = 1 }
     }
 
     static func install() -> Interrupt { Interrupt() }
 
     func remove() {
-        source.cancel()
         signal(SIGINT, SIG_DFL)
     }
 }
+
+/// Set by the SIGINT handler (a `sig_atomic_t`, the one kind of value a handler may write).
+nonisolated(unsafe) private var interruptReceived: sig_atomic_t = 0
