@@ -68,7 +68,10 @@ let package = Package(
             swiftSettings: swiftSettings),
         .target(
             name: "Persistence",
-            dependencies: ["TourCore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "TourCore", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
             path: "Modules/Persistence", swiftSettings: swiftSettings),
         .target(
             name: "TourRuntime", dependencies: ["TourCore", "Persistence", "Haptics", "Permissions", "AccountSync"],

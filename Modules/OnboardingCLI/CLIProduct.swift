@@ -78,6 +78,10 @@ public enum OnboardingCLI {
     static func run(_ arguments: [String]?) async -> Int32 {
         let given = arguments ?? Array(CommandLine.arguments.dropFirst())
         do {
+            if let command = QuickParse.command(given) {
+                try await command.run()
+                return 0
+            }
             var command = try RootCommand.parseAsRoot(given)
             if var command = command as? any AsyncParsableCommand {
                 try await command.run()

@@ -14,6 +14,8 @@ extension ScriptableCommand {
     }
 }
 
+/// Every command names itself in its configuration: without a name the argument parser derives one
+/// with `String(describing:)` of the type, a dynamic cast per command on every start-up.
 struct RootCommand: AsyncParsableCommand {
     static var configuration: CommandConfiguration {
         let cli = CLIEnvironment.current
@@ -41,6 +43,7 @@ struct RootCommand: AsyncParsableCommand {
 
 struct Launch: ScriptableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "launch",
         abstract:
             "The app starts: triggers are evaluated, interrupted flows resume or restart by their policy.")
     @OptionGroup var options: CommonOptions
@@ -63,7 +66,7 @@ struct Launch: ScriptableCommand {
 }
 
 struct Show: ScriptableCommand {
-    static let configuration = CommandConfiguration(abstract: "Print the card showing now.")
+    static let configuration = CommandConfiguration(commandName: "show", abstract: "Print the card showing now.")
     @OptionGroup var options: CommonOptions
 
     func execute(_ runner: Runner) async throws {
@@ -109,6 +112,7 @@ struct Do: ScriptableCommand {
 struct Visit: ScriptableCommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
+            commandName: "visit",
             abstract: "The user navigates to a feature or screen.",
             discussion: ProductHelp.listing(
                 "Features", CLIEnvironment.current.catalog.features,
@@ -129,6 +133,7 @@ struct Visit: ScriptableCommand {
 struct Signal: ScriptableCommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
+            commandName: "signal",
             abstract: "The app reports a moment that can start a \(CLIEnvironment.current.catalog.flowNoun).",
             discussion: ProductHelp.listing(
                 "Signals", CLIEnvironment.current.catalog.signals,
@@ -148,6 +153,7 @@ struct Signal: ScriptableCommand {
 
 struct Status: ScriptableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "status",
         abstract: "Every flow for the user, the product's domain state, and the database file.")
     @OptionGroup var options: CommonOptions
 
@@ -158,6 +164,7 @@ struct Status: ScriptableCommand {
 
 struct Reset: ScriptableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "reset",
         abstract: "Debug reset: the flow (default: every flow) is as if never shown. Domain state is kept.")
     @OptionGroup var options: CommonOptions
     @Argument(
@@ -173,6 +180,7 @@ struct Reset: ScriptableCommand {
 
 struct Replay: ScriptableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "replay",
         abstract:
             "Show a flow again, with the product's replay semantics (\"Show App Tour\", \"Replay Tutorial\")."
     )
@@ -190,6 +198,7 @@ struct Replay: ScriptableCommand {
 
 struct Wait: ScriptableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "wait",
         abstract:
             "Let time pass and fire what is due (ONBOARDING_CLOCK=virtual moves a clock kept in the database)."
     )
@@ -221,6 +230,7 @@ struct Wait: ScriptableCommand {
 
 struct Journal: ScriptableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "journal",
         abstract: "The user's journal rows: time, flow, step, event, outcome, and the analytics they sent.")
     @OptionGroup var options: CommonOptions
 
@@ -265,6 +275,7 @@ extension Runner {
 
 struct Sync: ScriptableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "sync",
         abstract: "Push the outbox to the account server and pull the account's records, now.",
         discussion: """
             Needs --server URL (or ONBOARDING_SERVER) and the account's token in ONBOARDING_TOKEN. \

@@ -5,6 +5,7 @@ import TourRuntime
 /// `report`: the funnel of every flow across users, from the journal.
 struct Report: ScriptableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "report",
         abstract:
             "Per flow, across users, from the journal: started, completed, skipped, drop-off and median time per step."
     )
@@ -82,6 +83,7 @@ struct Report: ScriptableCommand {
 /// `explain`: why each flow will or will not show for this user now.
 struct Explain: ScriptableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "explain",
         abstract:
             "Why each flow (or FLOW) will or will not show for this user now: each trigger and condition with its value."
     )
@@ -167,6 +169,7 @@ struct Explain: ScriptableCommand {
 /// `graph`: the flows as diagrams, generated from their definitions.
 struct Graph: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "graph",
         abstract:
             "Each flow (or --flow F) as a diagram generated from its definition: Mermaid or Graphviz DOT.",
         discussion: "With --json: {\"format\": ..., \"flows\": [{\"flow\": ..., \"diagram\": TEXT}]}, one diagram per flow.")
@@ -217,6 +220,7 @@ struct Graph: AsyncParsableCommand {
 /// what this build's catalog will do to the runs stored in a database written by an earlier one.
 struct Check: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "check",
         abstract:
             "Check the catalog: references to gates, fields, flows, actions, context keys, effects and requests that do not exist, unreachable steps, dead ends, required gates nothing requests.",
         discussion: """

@@ -12,29 +12,45 @@ enum Render {
 
     /// The snapshot's JSON with the effects performed (each as the journal stores it), the time in
     /// ISO 8601 beside the number, the next-move hint when nothing shows, and the database file.
+    /// One encoding pass (no decode and re-encode through `JSONSerialization`, whose `Any` values
+    /// cost a one-shot command a dynamic cast per value).
     static func json(
         _ snapshot: TourSnapshot, effects: [TourEffect], hint: String?, database: String?, sync: SyncStatus? = nil
     ) throws -> String {
-        let data = Data(try json(snapshot).utf8)
-        guard var object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-            return String(decoding: data, as: UTF8.self)
+        try json(SnapshotDocument(snapshot: snapshot, effects: effects, hint: hint, database: database, sync: sync))
+    }
+
+    /// A snapshot's keys and the CLI's own beside them, in one object.
+    private struct SnapshotDocument: Encodable {
+        var snapshot: TourSnapshot
+        var effects: [TourEffect]
+        var hint: String?
+        var database: String?
+        var sync: SyncStatus?
+
+        private enum CodingKeys: String, CodingKey { case effects, nowISO, hint, database, sync }
+        private enum SyncKeys: String, CodingKey {
+            case device, waiting, failures, oldestWaiting, retryAt, lastError, lastPush, lastPull
         }
-        object["effects"] = try JSONSerialization.jsonObject(with: Data(try json(effects).utf8))
-        object["nowISO"] = iso(snapshot.now)
-        if let hint { object["hint"] = hint }
-        if let database { object["database"] = database }
-        if let sync {
-            var entry: [String: Any] = ["device": sync.device, "waiting": sync.waiting, "failures": sync.failures]
-            entry["oldestWaiting"] = sync.oldestWaiting.map { iso($0.timeIntervalSince1970) }
-            entry["retryAt"] = sync.retryAt.map { iso($0.timeIntervalSince1970) }
-            entry["lastError"] = sync.lastError
-            entry["lastPush"] = sync.lastPush.map { iso($0.timeIntervalSince1970) }
-            entry["lastPull"] = sync.lastPull.map { iso($0.timeIntervalSince1970) }
-            object["sync"] = entry
+
+        func encode(to encoder: any Encoder) throws {
+            try snapshot.encode(to: encoder)
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(effects, forKey: .effects)
+            try container.encode(iso(snapshot.now), forKey: .nowISO)
+            try container.encodeIfPresent(hint, forKey: .hint)
+            try container.encodeIfPresent(database, forKey: .database)
+            guard let sync else { return }
+            var entry = container.nestedContainer(keyedBy: SyncKeys.self, forKey: .sync)
+            try entry.encode(sync.device, forKey: .device)
+            try entry.encode(sync.waiting, forKey: .waiting)
+            try entry.encode(sync.failures, forKey: .failures)
+            try entry.encodeIfPresent(sync.oldestWaiting.map { iso($0.timeIntervalSince1970) }, forKey: .oldestWaiting)
+            try entry.encodeIfPresent(sync.retryAt.map { iso($0.timeIntervalSince1970) }, forKey: .retryAt)
+            try entry.encodeIfPresent(sync.lastError, forKey: .lastError)
+            try entry.encodeIfPresent(sync.lastPush.map { iso($0.timeIntervalSince1970) }, forKey: .lastPush)
+            try entry.encodeIfPresent(sync.lastPull.map { iso($0.timeIntervalSince1970) }, forKey: .lastPull)
         }
-        let output = try JSONSerialization.data(
-            withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-        return String(decoding: output, as: UTF8.self)
     }
 
     static func card(_ snapshot: TourSnapshot, product: TourCatalog, hint: String?) -> String {
@@ -117,18 +133,7 @@ enum Render {
     }
 
     /// A time as ISO 8601 in UTC: `2026-01-05T09:00:00Z`, with milliseconds when it has a fraction.
-    static func iso(_ seconds: Double) -> String {
-        let date = Date(timeIntervalSince1970: seconds)
-        let whole = seconds == seconds.rounded(.down)
-        return whole ? wholeSeconds.string(from: date) : fractionalSeconds.string(from: date)
-    }
-
-    nonisolated(unsafe) private static let wholeSeconds: ISO8601DateFormatter = ISO8601DateFormatter()
-    nonisolated(unsafe) private static let fractionalSeconds: ISO8601DateFormatter = {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter
-    }()
+    static func iso(_ seconds: Double) -> String { ISOTime.string(secondsSince1970: seconds) }
 
     static func format(_ seconds: Double) -> String {
         seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.1f", seconds)

@@ -10,6 +10,7 @@ import TourRuntime
 
 struct Play: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "play",
         abstract: "Run a script of commands (without the app name), one per line, # for comments.",
         discussion:
             "Reads standard input when no FILE is given. Stops at the first refused line, names its number and exits 1 "

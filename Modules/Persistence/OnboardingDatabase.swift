@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import TourCore
 
 /// The one owner of the SQLite database: opens it, migrates it, and exposes intention-named reads
@@ -171,10 +172,9 @@ public final class OnboardingDatabase: Sendable {
     }
 
     /// Whether this SQLite takes `file:` URIs as file names (Debian's and Apple's builds do).
-    private static let acceptsURIFilenames: Bool = {
-        let options = try? DatabaseQueue().read { try String.fetchAll($0, sql: "PRAGMA compile_options") }
-        return options?.contains("USE_URI") ?? false
-    }()
+    /// Asked of the library directly: a throwaway connection to read `PRAGMA compile_options` cost
+    /// every one-shot command more than its own reads.
+    private static let acceptsURIFilenames: Bool = sqlite3_compileoption_used("USE_URI") != 0
 
     private static func isReadOnly(_ path: String) -> Bool {
         let permissions = (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]) as? Int

@@ -160,7 +160,9 @@ public struct JournalRecord: Codable, Equatable, Sendable {
 /// Fills `{field}` and `{#field|one|many}` in content strings.
 enum Template {
     static func fill(_ text: String, fields: [String: TourValue]) -> String {
-        guard text.contains("{") else { return text }
+        // `utf8.contains`, not `contains("{")`: with Foundation imported, a string argument picks
+        // NSString's search, which cost a launch lookup more than the rest of the card.
+        guard text.utf8.contains(UInt8(ascii: "{")) else { return text }
         var output = ""
         var rest = Substring(text)
         while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
@@ -176,10 +178,11 @@ enum Template {
     /// after a selection).
     static func fillDetail(_ text: String, fields: [String: TourValue]) -> String? {
         var rest = Substring(text)
-        while let open = rest.range(of: "{#") {
-            let name = rest[open.upperBound...].prefix { $0 != "|" && $0 != "}" }
+        while let open = rest.firstIndex(of: "{") {
+            rest = rest[rest.index(after: open)...]
+            guard rest.first == "#" else { continue }
+            let name = rest.dropFirst().prefix { $0 != "|" && $0 != "}" }
             if (fields[String(name)]?.count ?? 0) == 0 { return nil }
-            rest = rest[open.upperBound...]
         }
         return fill(text, fields: fields)
     }

@@ -10,7 +10,7 @@ struct EventWrites {
     var journal:
         (
             time: Double, flow: String?, step: String?, event: String, outcome: String, eventJSON: String,
-            contextJSON: String, effectsJSON: String
+            contextJSON: String, effectsJSON: String, catalogVersion: Int, factsJSON: String
         )
 }
 
@@ -38,7 +38,7 @@ extension Journey {
                     step.now.timeIntervalSince1970, record.flow?.rawValue, record.step?.rawValue,
                     record.event.name,
                     record.outcome, try json(record.event), try json(step.context),
-                    try json(step.transition.effects)
+                    try json(step.transition.effects), engine.catalog.version, try json(record.facts)
                 ))
             before = after
             domainBefore = step.domain
@@ -145,10 +145,10 @@ final class RawSQLite {
         }
         let j = writes.journal
         try run(
-            "INSERT INTO journal (time, app, user, flow, step, event, outcome, event_json, context_json, effects_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO journal (time, app, user, flow, step, event, outcome, event_json, context_json, effects_json, catalog_version, facts_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 j.time, app, user, j.flow, j.step, j.event, j.outcome, j.eventJSON, j.contextJSON,
-                j.effectsJSON,
+                j.effectsJSON, Double(j.catalogVersion), j.factsJSON,
             ])
         try run("COMMIT", [])
     }

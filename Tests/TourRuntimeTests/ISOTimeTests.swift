@@ -1,0 +1,36 @@
+import Foundation
+import Testing
+import TourRuntime
+
+/// `ISOTime` writes what Foundation's `ISO8601DateFormatter` writes, for whole and fractional
+/// times across eras, leap days and the epoch.
+@Suite struct ISOTimeTests {
+    let formatter = ISO8601DateFormatter()
+    let fractional: ISO8601DateFormatter = {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter
+    }()
+
+    func foundation(_ seconds: Double) -> String {
+        let date = Date(timeIntervalSince1970: seconds)
+        return seconds == seconds.rounded(.down) ? formatter.string(from: date) : fractional.string(from: date)
+    }
+
+    @Test(arguments: [
+        0, 1, -1, 59.5, 0.2379, 59.9996, 7.0004, -0.25, 86_399.999, 951_782_400, 951_868_799.25, 1_767_603_600, 1_795_437_642.9523697, 4_102_444_800,
+        -2_208_988_800, 253_402_300_799,
+    ])
+    func knownTimes(_ seconds: Double) {
+        #expect(ISOTime.string(secondsSince1970: seconds) == foundation(seconds))
+    }
+
+    @Test func randomTimes() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let whole = Double(Int.random(in: -2_000_000_000...4_000_000_000, using: &generator))
+            let seconds = Bool.random(using: &generator) ? whole : whole + Double(Int.random(in: 1...999, using: &generator)) / 1_000
+            #expect(ISOTime.string(secondsSince1970: seconds) == foundation(seconds), "\(seconds)")
+        }
+    }
+}
