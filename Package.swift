@@ -46,7 +46,6 @@ let package = Package(
         .library(name: "OnboardingCLI", targets: ["OnboardingCLI"]),
     ] + apps.map { .executable(name: $0.executable, targets: [$0.executable]) },
     dependencies: [
-        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         // The account server (Modules/OnboardingServer) and its load generator only: nothing the
         // iOS apps embed depends on these.
@@ -66,12 +65,11 @@ let package = Package(
         .target(
             name: "Permissions", dependencies: ["TourCore"], path: "Modules/Permissions",
             swiftSettings: swiftSettings),
+        // The system's SQLite (libsqlite3-dev on Debian, the SDK's on Apple platforms).
+        .systemLibrary(
+            name: "CSQLite", path: "Modules/CSQLite", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         .target(
-            name: "Persistence",
-            dependencies: [
-                "TourCore", .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
-            ],
+            name: "Persistence", dependencies: ["TourCore", "CSQLite"],
             path: "Modules/Persistence", swiftSettings: swiftSettings),
         .target(
             name: "TourRuntime", dependencies: ["TourCore", "Persistence", "Haptics", "Permissions", "AccountSync"],
@@ -116,7 +114,7 @@ let package = Package(
         .executableTarget(
             name: "onboarding-bench",
             dependencies: appModules + [
-                "TourRuntime", "OnboardingServer", .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                "TourRuntime", "OnboardingServer", "CSQLite",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
@@ -131,7 +129,7 @@ let package = Package(
             name: "TourCoreTests", dependencies: ["TourCore", "TourFixtures"], path: "Tests/TourCoreTests",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "PersistenceTests", dependencies: ["Persistence", "TourRuntime", "TourFixtures"],
+            name: "PersistenceTests", dependencies: ["Persistence", "TourRuntime", "TourFixtures", "CSQLite"],
             path: "Tests/PersistenceTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "TourRuntimeTests", dependencies: ["TourRuntime", "TourFixtures"],

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import TourCore
 
 /// The journal: its rows, and the one change a row ever takes (facts filled in, once, for rows
@@ -7,28 +6,26 @@ import TourCore
 extension OnboardingDatabase {
     /// The journal rows, oldest first, optionally for one app and user.
     public func journal(app: String? = nil, user: String? = nil) throws -> [JournalRow] {
-        try reader().read { db in
-            var sql = "SELECT * FROM journal WHERE 1"
-            var arguments: StatementArguments = []
+        try read { db in
+            var sql = "SELECT \(JournalRow.columns) FROM journal WHERE 1"
+            var arguments: [SQLValue] = []
             if let app {
                 sql += " AND app = ?"
-                arguments += [app]
+                arguments.append(.text(app))
             }
             if let user {
                 sql += " AND user = ?"
-                arguments += [user]
+                arguments.append(.text(user))
             }
-            return try Row.fetchAll(db, sql: sql + " ORDER BY id", arguments: arguments).map(
-                JournalRow.init(row:))
+            return try db.all(sql + " ORDER BY id", arguments, JournalRow.init(row:))
         }
     }
 
     /// Whether some of the app's journal rows were written before facts existed and have none yet.
     public func hasRowsWithoutFacts(app: String) throws -> Bool {
         guard exists else { return false }
-        return try reader().read { db in
-            try Bool.fetchOne(
-                db, sql: "SELECT EXISTS (SELECT 1 FROM journal WHERE app = ? AND facts_json IS NULL)", arguments: [app])
+        return try read { db in
+            try db.first("SELECT 1 FROM journal WHERE app = ? AND facts_json IS NULL LIMIT 1", [.text(app)]) { _ in true }
                 ?? false
         }
     }
@@ -36,23 +33,27 @@ extension OnboardingDatabase {
     /// Records the facts of rows written before facts existed (by row id, as JSON arrays). The only
     /// change a journal row ever takes: its facts, once, from none.
     public func fillLegacyFacts(_ facts: [Int64: String]) throws {
-        guard !facts.isEmpty, let writer = try existingWriter() else { return }
-        try writer.write { db in
+        guard !facts.isEmpty, exists else { return }
+        try write { db in
             for (id, json) in facts.sorted(by: { $0.key < $1.key }) {
-                try db.execute(
-                    sql: "UPDATE journal SET facts_json = ?, catalog_version = 1 WHERE id = ? AND facts_json IS NULL",
-                    arguments: [json, id])
+                try db.run(
+                    "UPDATE journal SET facts_json = ?, catalog_version = 1 WHERE id = ? AND facts_json IS NULL",
+                    [.text(json), .integer(id)])
             }
         }
     }
 }
 
 extension JournalRow {
-    init(row: Row) {
+    /// The columns ``init(row:)`` reads, in its order.
+    static let columns =
+        "id, time, app, user, flow, step, event, outcome, event_json, context_json, effects_json, catalog_version, facts_json"
+
+    init(row: SQLiteRow) {
         self.init(
-            id: row["id"], time: Date(timeIntervalSince1970: row["time"]), app: row["app"], user: row["user"],
-            flow: row["flow"], step: row["step"], event: row["event"], outcome: row["outcome"],
-            eventJSON: row["event_json"], contextJSON: row["context_json"], effectsJSON: row["effects_json"],
-            catalogVersion: row["catalog_version"], factsJSON: row["facts_json"])
+            id: row.integer(0) ?? 0, time: Date(timeIntervalSince1970: row.double(1) ?? 0), app: row.text(2) ?? "",
+            user: row.text(3) ?? "", flow: row.text(4), step: row.text(5), event: row.text(6) ?? "",
+            outcome: row.text(7) ?? "", eventJSON: row.text(8) ?? "", contextJSON: row.text(9) ?? "",
+            effectsJSON: row.text(10) ?? "", catalogVersion: row.int(11), factsJSON: row.text(12))
     }
 }

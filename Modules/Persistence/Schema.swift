@@ -1,13 +1,13 @@
-import GRDB
-
 /// The versioned schema. Each migration has a string id and never changes after it lands; a change
 /// is a new migration appended here.
+///
+/// Applied ids are recorded in `grdb_migrations`, the table GRDB's migrator kept them in while this
+/// package used GRDB (until 0.8), so every file written since 0.1 opens as it always did.
 enum Schema {
-    static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1-flows-journal-domain") { db in
-            try db.execute(
-                sql: """
+    static let migrations: [(id: String, sql: String)] = [
+        (
+            "v1-flows-journal-domain",
+            """
                     CREATE TABLE flow_state (
                         app TEXT NOT NULL,
                         subject TEXT NOT NULL,
@@ -54,16 +54,16 @@ enum Schema {
                     BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
                     CREATE TRIGGER journal_is_append_only_delete BEFORE DELETE ON journal
                     BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
-                    """)
-        }
+                    """
+        ),
         // 0.6.0: versioned catalogs and a journal of facts. Stored runs carry the catalog version
         // they were written under (every earlier run is version 1); journal rows carry their
         // catalog version and their facts. Rows from before have neither; their facts may be
         // filled in once (by replay while the catalog is still version 1), and nothing else about
         // a journal row may ever change.
-        migrator.registerMigration("v2-catalog-versions-journal-facts") { db in
-            try db.execute(
-                sql: """
+        (
+            "v2-catalog-versions-journal-facts",
+            """
                     ALTER TABLE flow_state ADD COLUMN catalog_version INTEGER;
                     UPDATE flow_state SET catalog_version = 1 WHERE status = 'active';
                     ALTER TABLE journal ADD COLUMN catalog_version INTEGER;
@@ -80,14 +80,14 @@ enum Schema {
                         AND NEW.event_json = OLD.event_json AND NEW.context_json = OLD.context_json
                         AND NEW.effects_json = OLD.effects_json)
                     BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
-                    """)
-        }
+                    """
+        ),
         // 0.7.0: account sync. The device's random id; the accounts syncing from this file; what
         // each account's devices together know of each user-scoped flow; and the outbox: journal
         // rows not yet acknowledged by the account server, with the records each reached.
-        migrator.registerMigration("v3-account-sync") { db in
-            try db.execute(
-                sql: """
+        (
+            "v3-account-sync",
+            """
                     CREATE TABLE sync_device (
                         singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
                         id TEXT NOT NULL
@@ -117,8 +117,37 @@ enum Schema {
                         records_json TEXT NOT NULL
                     );
                     CREATE INDEX outbox_by_account ON outbox (app, user, journal_id);
-                    """)
+                    """
+        ),
+    ]
+
+    static let table = "grdb_migrations"
+
+    /// The ids applied to the database, in the order they were applied.
+    static func appliedMigrations(_ connection: SQLiteConnection) throws -> [String] {
+        guard try connection.tableExists(table) else { return [] }
+        return try connection.all("SELECT identifier FROM \(table) ORDER BY rowid") { $0.text(0) ?? "" }
+    }
+
+    /// Applied ids this build does not know: a newer build migrated the file.
+    static func unknownMigrations(_ connection: SQLiteConnection) throws -> [String] {
+        let known = Set(migrations.map(\.id))
+        return try appliedMigrations(connection).filter { !known.contains($0) }
+    }
+
+    /// Applies the migrations the database lacks, each in its own immediate transaction with its id.
+    /// Two processes creating one new file race to migrate it: each looks again inside its
+    /// transaction, so the second sees what the first applied and does nothing.
+    static func migrate(_ connection: SQLiteConnection) throws {
+        let applied = Set(try appliedMigrations(connection))
+        for migration in migrations where !applied.contains(migration.id) {
+            try connection.transaction(.immediate) {
+                try connection.execute("CREATE TABLE IF NOT EXISTS \(table) (identifier TEXT NOT NULL PRIMARY KEY)")
+                guard !(try appliedMigrations(connection).contains(migration.id)) else { return ((), commit: true) }
+                try connection.execute(migration.sql)
+                try connection.run("INSERT INTO \(table) (identifier) VALUES (?)", [.text(migration.id)])
+                return ((), commit: true)
+            }
         }
-        return migrator
     }
 }

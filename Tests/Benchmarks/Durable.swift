@@ -1,5 +1,5 @@
 import Foundation
-import GRDBSQLite
+import CSQLite
 import TourRuntime
 
 /// What one accepted event writes, computed by the engine beforehand: the floor's input.

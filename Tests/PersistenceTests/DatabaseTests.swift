@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Persistence
 import Testing
 import TourFixtures
@@ -45,17 +44,11 @@ struct DatabaseTests {
     @Test func aDatabaseFromANewerSchemaIsRefusedAndLeftUnchanged() throws {
         let folder = try TemporaryFolder()
         let path = folder.path("newer.sqlite")
-        do {
-            let queue = try DatabaseQueue(path: path)
-            try queue.write { db in
-                try db.execute(sql: "CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
-                try db.execute(
-                    sql:
-                        "INSERT INTO grdb_migrations VALUES ('v1-flows-journal-domain'), ('v9-from-the-future')"
-                )
-            }
-            try queue.close()
-        }
+        try RawSQL(path).execute(
+            """
+            CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+            INSERT INTO grdb_migrations VALUES ('v1-flows-journal-domain'), ('v9-from-the-future');
+            """)
         let before = try #require(FileManager.default.contents(atPath: path))
         let error = #expect(throws: StorageError.self) { try OnboardingDatabase.open(path: path) }
         #expect(error?.description.contains("newer version") == true)
@@ -112,11 +105,7 @@ struct DatabaseTests {
             session.domain["bank"] = 45
             return ((), nil)
         }
-        let rows = try DatabaseQueue(path: path).read { db in
-            try Row.fetchAll(db, sql: "SELECT subject, key FROM domain_state").map {
-                "\($0["subject"] as String)/\($0["key"] as String)"
-            }
-        }
+        let rows = try RawSQL(path).rows("SELECT subject, key FROM domain_state").map { "\($0[0]!)/\($0[1]!)" }
         #expect(rows == ["@install/bank"])
         #expect(
             try database.session(SessionKey(app: "test", user: "bob"), scopes: perInstall).domain["bank"] == 45)
@@ -135,16 +124,13 @@ struct DatabaseTests {
             session.tour[flow: "form"] = .active(run)
             return ((), nil)
         }
-        let columns = try DatabaseQueue(path: path).write { db in
-            try db.execute(
-                sql: """
-                    UPDATE flow_state SET state_json = json_set(state_json, '$.syncedAt', 1767700000, '$.run.hintsShown', 3)
-                    """)
-            return try Row.fetchOne(db, sql: "SELECT status, step, catalog_version FROM flow_state")
-        }
-        #expect(columns?["status"] == "active")
-        #expect(columns?["step"] == "two")
-        #expect(columns?["catalog_version"] == 2)
+        let raw = try RawSQL(path)
+        try raw.execute(
+            """
+            UPDATE flow_state SET state_json = json_set(state_json, '$.syncedAt', 1767700000, '$.run.hintsShown', 3)
+            """)
+        let columns = try raw.rows("SELECT status, step, catalog_version FROM flow_state").first
+        #expect(columns == ["active", "two", "2"])
         #expect(try OnboardingDatabase.open(path: path).session(key, scopes: scopes).tour[flow: "form"] == .active(run))
     }
 
@@ -164,8 +150,7 @@ struct DatabaseTests {
             session.domain["x"] = 1
             return ((), nil)
         }
-        let queue = try DatabaseQueue(path: folder.path("wal.sqlite"))
-        #expect(try queue.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "wal")
+        #expect(try RawSQL(folder.path("wal.sqlite")).rows("PRAGMA journal_mode") == [["wal"]])
     }
 
     @Test func theJournalIsAppendOnly() async throws {
@@ -175,11 +160,11 @@ struct DatabaseTests {
             product: fixtureProduct(), user: "ann", database: try .open(path: path),
             time: .virtual(start: Fixtures.t0))
         try await session.send(.appLaunched(version: "2.5"))
-        let queue = try DatabaseQueue(path: path)
-        #expect(throws: DatabaseError.self) {
-            try queue.write { try $0.execute(sql: "UPDATE journal SET outcome = 'x'") }
-        }
-        #expect(throws: DatabaseError.self) { try queue.write { try $0.execute(sql: "DELETE FROM journal") } }
+        let raw = try RawSQL(path)
+        let update = #expect(throws: RawSQL.Failure.self) { try raw.execute("UPDATE journal SET outcome = 'x'") }
+        #expect(update?.description.contains("append-only") == true)
+        let delete = #expect(throws: RawSQL.Failure.self) { try raw.execute("DELETE FROM journal") }
+        #expect(delete?.description.contains("append-only") == true)
     }
 
     @Test func aThrowingCommitWritesNothing() throws {

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Persistence
 import Testing
 import TourRuntime
@@ -29,9 +28,7 @@ struct SessionCacheTests {
         #expect(try Self.bump(second, "ann", "n") == 2)
         #expect(try Self.bump(first, "ann", "n") == 3, "the first connection used the session it kept")
         // A raw write that no commit made (another process, a tool) is seen too.
-        try DatabaseQueue(path: path).write { db in
-            try db.execute(sql: "UPDATE domain_state SET value_json = '10' WHERE key = 'n'")
-        }
+        try RawSQL(path).execute("UPDATE domain_state SET value_json = '10' WHERE key = 'n'")
         #expect(try Self.bump(first, "ann", "n") == 10)
     }
 

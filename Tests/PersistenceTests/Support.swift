@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import Persistence
 import TourFixtures
@@ -92,5 +93,47 @@ func randomEvent(using rng: inout SplitMix64) -> (TourEvent?, wait: Double) {
     default:
         let (name, parameters) = actions.randomElement(using: &rng)!
         return (.actionPerformed(name, parameters: parameters), 0)
+    }
+}
+
+/// Another program's connection to a database file, through SQLite's C API: what "a raw write
+/// another tool made" means in these tests (values read back as text).
+final class RawSQL {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    private var handle: OpaquePointer?
+
+    init(_ path: String) throws {
+        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK else {
+            throw Failure(description: "cannot open \(path)")
+        }
+        sqlite3_busy_timeout(handle, 5_000)
+    }
+
+    deinit { sqlite3_close_v2(handle) }
+
+    func execute(_ sql: String) throws {
+        guard sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK else {
+            throw Failure(description: String(cString: sqlite3_errmsg(handle)))
+        }
+    }
+
+    /// Every row of one statement, each column as text (nil for NULL).
+    func rows(_ sql: String) throws -> [[String?]] {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK else {
+            throw Failure(description: String(cString: sqlite3_errmsg(handle)))
+        }
+        defer { sqlite3_finalize(statement) }
+        var rows: [[String?]] = []
+        while sqlite3_step(statement) == SQLITE_ROW {
+            rows.append(
+                (0..<sqlite3_column_count(statement)).map { column in
+                    sqlite3_column_text(statement, column).map { String(cString: $0) }
+                })
+        }
+        return rows
     }
 }

@@ -1,0 +1,222 @@
+import CSQLite
+
+/// A value bound to a statement's `?` or read from a column.
+enum SQLValue: Equatable, Sendable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+
+    init(_ text: String?) { self = text.map(SQLValue.text) ?? .null }
+    init(_ number: Int?) { self = number.map { .integer(Int64($0)) } ?? .null }
+    init(_ number: Double?) { self = number.map(SQLValue.real) ?? .null }
+}
+
+/// What SQLite said when it refused: its extended result code and message.
+struct SQLiteError: Error, Equatable, CustomStringConvertible {
+    /// The extended result code (`SQLITE_BUSY`, `SQLITE_CONSTRAINT_TRIGGER`, ...).
+    var code: Int32
+    var message: String
+
+    /// The primary result code (`SQLITE_BUSY` for every kind of busy).
+    var primaryCode: Int32 { code & 0xFF }
+    var description: String { message }
+}
+
+/// One connection to a SQLite database through the library's C API, used by one thread at a time
+/// (``OnboardingDatabase`` holds a lock around it).
+///
+/// Why not GRDB, which this package used until 0.8: GRDB imports Foundation (it extends NSNumber,
+/// NSData, NSDate and friends), which links swift-corelibs-foundation and ICU into every product's
+/// CLI. That alone made a one-shot command's peak memory three times the `sqlite3` shell's and
+/// started it twice as slowly (Docs/Performance.md, the cold start). What Persistence needs of
+/// SQLite is small: prepared statements kept per SQL text, transactions, a busy timeout, and a
+/// migrator, which are here.
+final class SQLiteConnection {
+    private let handle: OpaquePointer
+    /// Prepared statements by SQL text, kept for the connection's life.
+    private var statements: [String: OpaquePointer] = [:]
+
+    /// Opens (and by default creates) the database at `path` (`:memory:` for a private one).
+    ///
+    /// - Parameters:
+    ///   - readOnly: open read-only; the file must exist.
+    ///   - uri: `path` is a `file:` URI (`file:/a/b.sqlite?immutable=1`).
+    ///   - busyTimeout: seconds to wait for another connection's lock before `SQLITE_BUSY`.
+    init(path: String, readOnly: Bool = false, uri: Bool = false, busyTimeout: Double = 0) throws {
+        var flags = readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        flags |= SQLITE_OPEN_NOMUTEX
+        if uri { flags |= SQLITE_OPEN_URI }
+        var opened: OpaquePointer?
+        let code = sqlite3_open_v2(path, &opened, flags, nil)
+        guard code == SQLITE_OK, let opened else {
+            let message = opened.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+            sqlite3_close_v2(opened)
+            throw SQLiteError(code: code, message: message)
+        }
+        handle = opened
+        sqlite3_extended_result_codes(handle, 1)
+        if busyTimeout > 0 { sqlite3_busy_timeout(handle, Int32(busyTimeout * 1_000)) }
+    }
+
+    deinit {
+        for statement in statements.values { sqlite3_finalize(statement) }
+        sqlite3_close_v2(handle)
+    }
+
+    /// Whether this SQLite takes `file:` URIs as file names (Debian's and Apple's builds do).
+    static let acceptsURIFilenames: Bool = sqlite3_compileoption_used("USE_URI") != 0
+
+    // MARK: - Statements
+
+    /// Runs SQL that may hold several statements and binds nothing (schema changes, pragmas).
+    func execute(_ sql: String) throws {
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        guard code == SQLITE_OK else {
+            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(code))
+            sqlite3_free(message)
+            throw SQLiteError(code: sqlite3_extended_errcode(handle), message: text)
+        }
+    }
+
+    /// Runs one statement to its end with `arguments` bound to its `?`s.
+    func run(_ sql: String, _ arguments: [SQLValue] = []) throws {
+        try query(sql, arguments) { _ throws in }
+    }
+
+    /// Calls `row` for each row one statement returns.
+    func query(
+        _ sql: String, _ arguments: [SQLValue] = [], _ row: (SQLiteRow) throws -> Void
+    ) throws {
+        let statement = try prepared(sql)
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        try bind(arguments, to: statement)
+        while true {
+            let code = sqlite3_step(statement)
+            if code == SQLITE_ROW {
+                try row(SQLiteRow(statement: statement))
+            } else if code == SQLITE_DONE {
+                return
+            } else {
+                throw error(code)
+            }
+        }
+    }
+
+    /// The rows one statement returns, each made into a value by `make`.
+    func all<T>(_ sql: String, _ arguments: [SQLValue] = [], _ make: (SQLiteRow) throws -> T)
+        throws -> [T]
+    {
+        var values: [T] = []
+        try query(sql, arguments) { row throws in values.append(try make(row)) }
+        return values
+    }
+
+    /// The first row's value, if there is a row.
+    func first<T>(_ sql: String, _ arguments: [SQLValue] = [], _ make: (SQLiteRow) throws -> T)
+        throws -> T?
+    {
+        var value: T?
+        try query(sql, arguments) { row throws in
+            if value == nil { value = try make(row) }
+        }
+        return value
+    }
+
+    private func prepared(_ sql: String) throws -> OpaquePointer {
+        if let statement = statements[sql] { return statement }
+        var statement: OpaquePointer?
+        let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard code == SQLITE_OK, let statement else { throw error(code) }
+        statements[sql] = statement
+        return statement
+    }
+
+    private func bind(_ arguments: [SQLValue], to statement: OpaquePointer) throws {
+        for (index, argument) in arguments.enumerated() {
+            let position = Int32(index + 1)
+            let code: Int32
+            switch argument {
+            case .null: code = sqlite3_bind_null(statement, position)
+            case .integer(let value): code = sqlite3_bind_int64(statement, position, value)
+            case .real(let value): code = sqlite3_bind_double(statement, position, value)
+            case .text(let value): code = sqlite3_bind_text(statement, position, value, -1, Self.transient)
+            }
+            guard code == SQLITE_OK else { throw error(code) }
+        }
+    }
+
+    private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+
+    private func error(_ code: Int32) -> SQLiteError {
+        SQLiteError(code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)))
+    }
+
+    // MARK: - Transactions and counters
+
+    enum TransactionKind: String {
+        /// Takes the write lock at once (waiting for it under the busy timeout): for writes.
+        case immediate = "BEGIN IMMEDIATE"
+        /// Takes locks as statements need them: for reads that must see one snapshot.
+        case deferred = "BEGIN DEFERRED"
+    }
+
+    /// Runs `body` in a transaction: committed when it returns `true`, rolled back when it returns
+    /// `false` or throws.
+    func transaction<T>(_ kind: TransactionKind, _ body: () throws -> (T, commit: Bool)) throws -> T {
+        try run(kind.rawValue)
+        let result: (T, commit: Bool)
+        do {
+            result = try body()
+        } catch {
+            try? run("ROLLBACK")
+            throw error
+        }
+        do {
+            try run(result.commit ? "COMMIT" : "ROLLBACK")
+        } catch {
+            // A failed COMMIT (a full disk) leaves the transaction open: end it, nothing written.
+            if sqlite3_get_autocommit(handle) == 0 { try? run("ROLLBACK") }
+            throw error
+        }
+        return result.0
+    }
+
+    /// Rows changed by every statement of this connection since it opened.
+    var totalChanges: Int { Int(sqlite3_total_changes64(handle)) }
+    /// Rows changed by the last statement.
+    var changes: Int { Int(sqlite3_changes64(handle)) }
+    var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    func tableExists(_ name: String) throws -> Bool {
+        try first("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(name)]) { _ in true }
+            ?? false
+    }
+}
+
+/// The current row of a statement, read by column index (in the order the SELECT names them).
+struct SQLiteRow {
+    fileprivate let statement: OpaquePointer
+
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
+
+    func text(_ column: Int32) -> String? {
+        guard let bytes = sqlite3_column_text(statement, column) else { return nil }
+        let count = Int(sqlite3_column_bytes(statement, column))
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+    }
+
+    /// The column's UTF-8 bytes, valid only until the row moves on (no String made).
+    func withBytes<T>(_ column: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T? {
+        guard let bytes = sqlite3_column_text(statement, column) else { return nil }
+        return try body(UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(statement, column))))
+    }
+
+    func integer(_ column: Int32) -> Int64? { isNull(column) ? nil : sqlite3_column_int64(statement, column) }
+    func int(_ column: Int32) -> Int? { integer(column).map(Int.init) }
+    func double(_ column: Int32) -> Double? { isNull(column) ? nil : sqlite3_column_double(statement, column) }
+}
