@@ -1,25 +1,14 @@
-import Foundation
+import TourCore
 
-/// Deterministic JSON: sorted keys and dates as seconds since 1970, so equal values are equal bytes.
+/// Deterministic JSON for stored values: sorted keys and dates as seconds since 1970, so equal values
+/// are equal bytes. Written and read through ``TourValue`` (`TourValueEncoder`, `TourValueDecoder`),
+/// the same text `JSONEncoder` with `.sortedKeys` and `.withoutEscapingSlashes` wrote until 0.8.
 enum JSONCoding {
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .secondsSince1970
-        return encoder
-    }()
-
-    static let decoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .secondsSince1970
-        return decoder
-    }()
-
     static func string<T: Encodable>(_ value: T) throws -> String {
-        String(decoding: try encoder.encode(value), as: UTF8.self)
+        try TourValueEncoder().jsonText(value)
     }
 
     static func value<T: Decodable>(_ type: T.Type, from text: String) throws -> T {
-        try decoder.decode(type, from: Data(text.utf8))
+        try TourValueDecoder().decode(type, jsonText: text)
     }
 }

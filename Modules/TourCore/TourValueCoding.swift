@@ -1,0 +1,441 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `Codable` values to and from ``TourValue`` (and so, with ``TourValue/jsonText(escapingSlashes:)``
+/// and ``TourValue/init(jsonText:)``, to and from JSON text) without Foundation's JSON coders.
+///
+/// The types keep their one `Codable` definition (the stored forms are written by hand there); this
+/// is only a faster way through it. It makes no dynamic cast on the way: `JSONEncoder` asks every
+/// value whether it is a `Date`, `Data`, `URL`, `Decimal` or a string-keyed dictionary, and each first
+/// such question of a type scans every protocol conformance of the binary, which a one-shot command
+/// pays at start-up. Dates are seconds since 1970, as the stores have always written them.
+public struct TourValueEncoder: Sendable {
+    public init() {}
+
+    public func encode<T: Encodable>(_ value: T) throws -> TourValue {
+        try EncodingNode.encode(value, codingPath: [])
+    }
+
+    /// The value as compact JSON text with sorted keys (the form rows and documents are stored in).
+    public func jsonText<T: Encodable>(_ value: T, escapingSlashes: Bool = false) throws -> String {
+        try encode(value).jsonText(escapingSlashes: escapingSlashes)
+    }
+}
+
+public struct TourValueDecoder: Sendable {
+    public init() {}
+
+    public func decode<T: Decodable>(_ type: T.Type, from value: TourValue) throws -> T {
+        try ValueDecoder.decode(type, from: value, codingPath: [])
+    }
+
+    /// Reads JSON text into a `T`.
+    public func decode<T: Decodable>(_ type: T.Type, jsonText: String) throws -> T {
+        try decode(type, from: TourValue(jsonText: jsonText))
+    }
+}
+
+// MARK: - Encoding
+
+/// What one `encode(to:)` call made: a plain value, or a container still being filled.
+private final class EncodingNode {
+    var value: TourValue?
+    var object: [String: EncodingNode.Child]?
+    var list: [EncodingNode.Child]?
+
+    enum Child {
+        case value(TourValue)
+        case node(EncodingNode)
+
+        var finished: TourValue {
+            switch self {
+            case .value(let value): value
+            case .node(let node): node.finished
+            }
+        }
+    }
+
+    var finished: TourValue {
+        if let object { return .object(object.mapValues(\.finished)) }
+        if let list { return .list(list.map(\.finished)) }
+        return value ?? .object([:])
+    }
+
+    /// `value` as a child: plain values stay inline, anything with containers gets a node.
+    static func child<T: Encodable>(_ value: T, codingPath: [any CodingKey]) throws -> Child {
+        if let plain = plain(value) { return .value(plain) }
+        let encoder = NodeEncoder(node: EncodingNode(), codingPath: codingPath)
+        try value.encode(to: encoder)
+        if encoder.node.object == nil, encoder.node.list == nil { return .value(encoder.node.value ?? .object([:])) }
+        return .node(encoder.node)
+    }
+
+    static func encode<T: Encodable>(_ value: T, codingPath: [any CodingKey]) throws -> TourValue {
+        try child(value, codingPath: codingPath).finished
+    }
+
+    /// The types whose form is fixed here rather than by their own `encode(to:)`: found by comparing
+    /// metadata, not by casting.
+    static func plain<T: Encodable>(_ value: T) -> TourValue? {
+        if T.self == TourValue.self { return (value as! TourValue) }
+        if T.self == String.self { return .string(value as! String) }
+        if T.self == Int.self { return .int(value as! Int) }
+        if T.self == Double.self { return .double(value as! Double) }
+        if T.self == Bool.self { return .bool(value as! Bool) }
+        if T.self == Date.self { return .double((value as! Date).timeIntervalSince1970) }
+        return nil
+    }
+}
+
+private struct NodeEncoder: Encoder {
+    let node: EncodingNode
+    var codingPath: [any CodingKey]
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        if node.object == nil { node.object = [:] }
+        return KeyedEncodingContainer(KeyedNodeContainer<Key>(node: node, codingPath: codingPath))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        if node.list == nil { node.list = [] }
+        return UnkeyedNodeContainer(node: node, codingPath: codingPath)
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        SingleNodeContainer(node: node, codingPath: codingPath)
+    }
+}
+
+private struct KeyedNodeContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let node: EncodingNode
+    var codingPath: [any CodingKey]
+
+    private func set(_ child: EncodingNode.Child, _ key: Key) { node.object![key.stringValue] = child }
+
+    mutating func encodeNil(forKey key: Key) throws { set(.value(.null), key) }
+    mutating func encode(_ value: Bool, forKey key: Key) throws { set(.value(.bool(value)), key) }
+    mutating func encode(_ value: String, forKey key: Key) throws { set(.value(.string(value)), key) }
+    mutating func encode(_ value: Double, forKey key: Key) throws { set(.value(.double(value)), key) }
+    mutating func encode(_ value: Float, forKey key: Key) throws { set(.value(.double(Double(value))), key) }
+    mutating func encode(_ value: Int, forKey key: Key) throws { set(.value(.int(value)), key) }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { set(.value(.int(Int(value))), key) }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { set(.value(.int(Int(value))), key) }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { set(.value(.int(Int(value))), key) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { set(.value(.int(Int(value))), key) }
+    mutating func encode(_ value: UInt, forKey key: Key) throws { set(.value(try integer(value)), key) }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws { set(.value(.int(Int(value))), key) }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws { set(.value(.int(Int(value))), key) }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws { set(.value(.int(Int(value))), key) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { set(.value(try integer(value)), key) }
+
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        set(try EncodingNode.child(value, codingPath: codingPath + [key]), key)
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
+        -> KeyedEncodingContainer<NestedKey>
+    {
+        let child = EncodingNode()
+        set(.node(child), key)
+        return NodeEncoder(node: child, codingPath: codingPath + [key]).container(keyedBy: keyType)
+    }
+
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        let child = EncodingNode()
+        set(.node(child), key)
+        return NodeEncoder(node: child, codingPath: codingPath + [key]).unkeyedContainer()
+    }
+
+    mutating func superEncoder() -> any Encoder {
+        superEncoder(forKey: Key(stringValue: "super")!)
+    }
+
+    mutating func superEncoder(forKey key: Key) -> any Encoder {
+        let child = EncodingNode()
+        set(.node(child), key)
+        return NodeEncoder(node: child, codingPath: codingPath + [key])
+    }
+}
+
+private struct UnkeyedNodeContainer: UnkeyedEncodingContainer {
+    let node: EncodingNode
+    var codingPath: [any CodingKey]
+    var count: Int { node.list!.count }
+
+    private func append(_ child: EncodingNode.Child) { node.list!.append(child) }
+
+    mutating func encodeNil() throws { append(.value(.null)) }
+    mutating func encode(_ value: Bool) throws { append(.value(.bool(value))) }
+    mutating func encode(_ value: String) throws { append(.value(.string(value))) }
+    mutating func encode(_ value: Double) throws { append(.value(.double(value))) }
+    mutating func encode(_ value: Int) throws { append(.value(.int(value))) }
+
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        append(try EncodingNode.child(value, codingPath: codingPath + [IndexKey(count)]))
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type)
+        -> KeyedEncodingContainer<NestedKey>
+    {
+        let child = EncodingNode()
+        let path = codingPath + [IndexKey(count)]
+        append(.node(child))
+        return NodeEncoder(node: child, codingPath: path).container(keyedBy: keyType)
+    }
+
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+        let child = EncodingNode()
+        let path = codingPath + [IndexKey(count)]
+        append(.node(child))
+        return NodeEncoder(node: child, codingPath: path).unkeyedContainer()
+    }
+
+    mutating func superEncoder() -> any Encoder {
+        let child = EncodingNode()
+        let path = codingPath + [IndexKey(count)]
+        append(.node(child))
+        return NodeEncoder(node: child, codingPath: path)
+    }
+}
+
+private struct SingleNodeContainer: SingleValueEncodingContainer {
+    let node: EncodingNode
+    var codingPath: [any CodingKey]
+
+    mutating func encodeNil() throws { node.value = .null }
+    mutating func encode(_ value: Bool) throws { node.value = .bool(value) }
+    mutating func encode(_ value: String) throws { node.value = .string(value) }
+    mutating func encode(_ value: Double) throws { node.value = .double(value) }
+    mutating func encode(_ value: Float) throws { node.value = .double(Double(value)) }
+    mutating func encode(_ value: Int) throws { node.value = .int(value) }
+    mutating func encode(_ value: Int8) throws { node.value = .int(Int(value)) }
+    mutating func encode(_ value: Int16) throws { node.value = .int(Int(value)) }
+    mutating func encode(_ value: Int32) throws { node.value = .int(Int(value)) }
+    mutating func encode(_ value: Int64) throws { node.value = .int(Int(value)) }
+    mutating func encode(_ value: UInt) throws { node.value = try integer(value) }
+    mutating func encode(_ value: UInt8) throws { node.value = .int(Int(value)) }
+    mutating func encode(_ value: UInt16) throws { node.value = .int(Int(value)) }
+    mutating func encode(_ value: UInt32) throws { node.value = .int(Int(value)) }
+    mutating func encode(_ value: UInt64) throws { node.value = try integer(value) }
+
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        let child = try EncodingNode.child(value, codingPath: codingPath)
+        switch child {
+        case .value(let value): node.value = value
+        case .node(let inner):
+            node.object = inner.object
+            node.list = inner.list
+            node.value = inner.value
+        }
+    }
+}
+
+private func integer<T: BinaryInteger>(_ value: T) throws -> TourValue {
+    guard let int = Int(exactly: value) else {
+        throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription: "\(value) does not fit in Int"))
+    }
+    return .int(int)
+}
+
+/// An array position as a coding key (for coding paths).
+private struct IndexKey: CodingKey {
+    var stringValue: String { "Index \(intValue ?? 0)" }
+    var intValue: Int?
+
+    init(_ index: Int) { intValue = index }
+    init?(stringValue: String) { nil }
+    init?(intValue: Int) { self.intValue = intValue }
+}
+
+// MARK: - Decoding
+
+private struct ValueDecoder: Decoder {
+    let value: TourValue
+    var codingPath: [any CodingKey]
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    static func decode<T: Decodable>(_ type: T.Type, from value: TourValue, codingPath: [any CodingKey]) throws -> T {
+        if T.self == TourValue.self { return value as! T }
+        if T.self == String.self { return try string(value, codingPath) as! T }
+        if T.self == Int.self { return try integer(Int.self, value, codingPath) as! T }
+        if T.self == Double.self { return try double(value, codingPath) as! T }
+        if T.self == Bool.self { return try bool(value, codingPath) as! T }
+        if T.self == Date.self { return Date(timeIntervalSince1970: try double(value, codingPath)) as! T }
+        return try T(from: ValueDecoder(value: value, codingPath: codingPath))
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        guard case .object(let object) = value else { throw mismatch([String: TourValue].self, value, codingPath) }
+        return KeyedDecodingContainer(KeyedValueContainer<Key>(object: object, codingPath: codingPath))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        guard case .list(let items) = value else { throw mismatch([TourValue].self, value, codingPath) }
+        return UnkeyedValueContainer(items: items, codingPath: codingPath)
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        SingleValueContainer(value: value, codingPath: codingPath)
+    }
+
+    static func string(_ value: TourValue, _ path: [any CodingKey]) throws -> String {
+        guard case .string(let text) = value else { throw mismatch(String.self, value, path) }
+        return text
+    }
+
+    static func bool(_ value: TourValue, _ path: [any CodingKey]) throws -> Bool {
+        guard case .bool(let flag) = value else { throw mismatch(Bool.self, value, path) }
+        return flag
+    }
+
+    static func double(_ value: TourValue, _ path: [any CodingKey]) throws -> Double {
+        switch value {
+        case .double(let number): return number
+        case .int(let number): return Double(number)
+        default: throw mismatch(Double.self, value, path)
+        }
+    }
+
+    static func integer<T: FixedWidthInteger>(_ type: T.Type, _ value: TourValue, _ path: [any CodingKey]) throws -> T {
+        let result: T?
+        switch value {
+        case .int(let number): result = T(exactly: number)
+        case .double(let number): result = T(exactly: number)
+        default: result = nil
+        }
+        guard let result else { throw mismatch(T.self, value, path) }
+        return result
+    }
+}
+
+private func mismatch(_ type: Any.Type, _ value: TourValue, _ path: [any CodingKey]) -> DecodingError {
+    if value == .null {
+        return .valueNotFound(type, .init(codingPath: path, debugDescription: "expected \(type) but found null"))
+    }
+    return .typeMismatch(type, .init(codingPath: path, debugDescription: "expected \(type) but found \(value)"))
+}
+
+private struct KeyedValueContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let object: [String: TourValue]
+    var codingPath: [any CodingKey]
+    var allKeys: [Key] { object.keys.compactMap { Key(stringValue: $0) } }
+
+    func contains(_ key: Key) -> Bool { object[key.stringValue] != nil }
+
+    private func value(_ key: Key) throws -> TourValue {
+        guard let value = object[key.stringValue] else {
+            throw DecodingError.keyNotFound(
+                key, .init(codingPath: codingPath, debugDescription: "no value for the key '\(key.stringValue)'"))
+        }
+        return value
+    }
+
+    func decodeNil(forKey key: Key) throws -> Bool { try value(key) == .null }
+
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        try ValueDecoder.decode(type, from: value(key), codingPath: codingPath + [key])
+    }
+
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        guard let value = object[key.stringValue], value != .null else { return nil }
+        return try ValueDecoder.decode(type, from: value, codingPath: codingPath + [key])
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
+        -> KeyedDecodingContainer<NestedKey>
+    {
+        try ValueDecoder(value: value(key), codingPath: codingPath + [key]).container(keyedBy: type)
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        try ValueDecoder(value: value(key), codingPath: codingPath + [key]).unkeyedContainer()
+    }
+
+    func superDecoder() throws -> any Decoder {
+        ValueDecoder(value: object["super"] ?? .null, codingPath: codingPath)
+    }
+
+    func superDecoder(forKey key: Key) throws -> any Decoder {
+        ValueDecoder(value: object[key.stringValue] ?? .null, codingPath: codingPath + [key])
+    }
+}
+
+private struct UnkeyedValueContainer: UnkeyedDecodingContainer {
+    let items: [TourValue]
+    var codingPath: [any CodingKey]
+    var currentIndex = 0
+    var count: Int? { items.count }
+    var isAtEnd: Bool { currentIndex >= items.count }
+
+    init(items: [TourValue], codingPath: [any CodingKey]) {
+        self.items = items
+        self.codingPath = codingPath
+    }
+
+    private mutating func next() throws -> (TourValue, [any CodingKey]) {
+        let path = codingPath + [IndexKey(currentIndex)]
+        guard !isAtEnd else {
+            throw DecodingError.valueNotFound(
+                TourValue.self, .init(codingPath: path, debugDescription: "the array has no more values"))
+        }
+        defer { currentIndex += 1 }
+        return (items[currentIndex], path)
+    }
+
+    mutating func decodeNil() throws -> Bool {
+        guard !isAtEnd, items[currentIndex] == .null else { return false }
+        currentIndex += 1
+        return true
+    }
+
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        let (value, path) = try next()
+        return try ValueDecoder.decode(type, from: value, codingPath: path)
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws
+        -> KeyedDecodingContainer<NestedKey>
+    {
+        let (value, path) = try next()
+        return try ValueDecoder(value: value, codingPath: path).container(keyedBy: type)
+    }
+
+    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        let (value, path) = try next()
+        return try ValueDecoder(value: value, codingPath: path).unkeyedContainer()
+    }
+
+    mutating func superDecoder() throws -> any Decoder {
+        let (value, path) = try next()
+        return ValueDecoder(value: value, codingPath: path)
+    }
+}
+
+private struct SingleValueContainer: SingleValueDecodingContainer {
+    let value: TourValue
+    var codingPath: [any CodingKey]
+
+    func decodeNil() -> Bool { value == .null }
+    func decode(_ type: Bool.Type) throws -> Bool { try ValueDecoder.bool(value, codingPath) }
+    func decode(_ type: String.Type) throws -> String { try ValueDecoder.string(value, codingPath) }
+    func decode(_ type: Double.Type) throws -> Double { try ValueDecoder.double(value, codingPath) }
+    func decode(_ type: Float.Type) throws -> Float { Float(try ValueDecoder.double(value, codingPath)) }
+    func decode(_ type: Int.Type) throws -> Int { try ValueDecoder.integer(type, value, codingPath) }
+    func decode(_ type: Int8.Type) throws -> Int8 { try ValueDecoder.integer(type, value, codingPath) }
+    func decode(_ type: Int16.Type) throws -> Int16 { try ValueDecoder.integer(type, value, codingPath) }
+    func decode(_ type: Int32.Type) throws -> Int32 { try ValueDecoder.integer(type, value, codingPath) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try ValueDecoder.integer(type, value, codingPath) }
+    func decode(_ type: UInt.Type) throws -> UInt { try ValueDecoder.integer(type, value, codingPath) }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try ValueDecoder.integer(type, value, codingPath) }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try ValueDecoder.integer(type, value, codingPath) }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try ValueDecoder.integer(type, value, codingPath) }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try ValueDecoder.integer(type, value, codingPath) }
+
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try ValueDecoder.decode(type, from: value, codingPath: codingPath)
+    }
+}

@@ -1,0 +1,275 @@
+import Foundation
+import Testing
+import TourCore
+
+/// The JSON the stores and the CLI write without Foundation's coders is the JSON Foundation's
+/// coders wrote: the same bytes for the same values, the same values read back, the same texts
+/// refused. Compared over random values (a fixed seed per test, so a failure repeats).
+@Suite("JSON text without Foundation's coders")
+struct JSONTextTests {
+    static let sorted: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .secondsSince1970
+        return encoder
+    }()
+
+    static let sortedEscapingSlashes: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
+
+    static func foundation<T: Encodable>(_ value: T, _ encoder: JSONEncoder = sorted) throws -> String {
+        String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    @Test func randomValuesAreWrittenAsJSONEncoderWritesThem() throws {
+        var random = SeededRandom(seed: 15)
+        for _ in 0..<2_000 {
+            let value = random.value(depth: 3)
+            #expect(try value.jsonText() == Self.foundation(value), "\(value)")
+            #expect(
+                try value.jsonText(escapingSlashes: true) == Self.foundation(value, Self.sortedEscapingSlashes),
+                "\(value)")
+        }
+    }
+
+    @Test func randomValuesAreReadBackAsJSONDecoderReadsThem() throws {
+        var random = SeededRandom(seed: 16)
+        for _ in 0..<2_000 {
+            let text = try Self.foundation(random.value(depth: 3))
+            let ours = try TourValue(jsonText: text)
+            #expect(ours == (try JSONDecoder().decode(TourValue.self, from: Data(text.utf8))), "\(text)")
+        }
+    }
+
+    @Test(arguments: [
+        "2.0", "1e2", "-0", "-0.0", "0.1e1", "1.5", "-12.75e-3", "9223372036854775807", "9223372036854775808",
+        "-9223372036854775808", "123456789012345678901234567890", "1E-7", " \n\t[1, 2 ,3]\r ", "\"\\u00e9\\ud83d\\ude00\"",
+        "\"a\\/b\\\\c\\\"d\\b\\f\\n\\r\\t\\u0001\"", "{\"b\": 1, \"a\": [true, false, null], \"\": {}}", "\"é😀\"", "[]",
+        "{\"a\":1,\"a\":2}",
+    ])
+    func editTextsAreReadAsJSONDecoderReadsThem(_ text: String) throws {
+        let expected = try JSONDecoder().decode(TourValue.self, from: Data(text.utf8))
+        #expect(try TourValue(jsonText: text) == expected)
+    }
+
+    @Test(arguments: [
+        "", " ", "{a:1}", "[1 2]", "01", "1.", ".5", "-", "1e", "+1", "tru", "nul", "\"abc",
+        "\"\\x\"", "\"\\u12\"", "\"\\ud800\"", "\"a\nb\"", "[1]]", "{} {}", "1e400", "[\"\\udc00\"]", "NaN", "Infinity",
+    ])
+    func invalidTextsAreRefused(_ text: String) {
+        #expect(throws: JSONTextError.self) { try TourValue(jsonText: text) }
+        #expect((try? JSONDecoder().decode(TourValue.self, from: Data(text.utf8))) == nil, "JSONDecoder reads it")
+    }
+
+    /// `JSONDecoder` reads a trailing comma; it is not JSON, and nothing here writes one.
+    @Test(arguments: ["[1,]", "{\"a\":1,}", "[[],]"])
+    func aTrailingCommaIsRefused(_ text: String) {
+        #expect(throws: JSONTextError.self) { try TourValue(jsonText: text) }
+    }
+
+    @Test func tooDeepANestingIsRefused() {
+        let deep = String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
+        #expect(throws: JSONTextError.self) { try TourValue(jsonText: deep) }
+        let fine = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
+        #expect((try? TourValue(jsonText: fine)) != nil)
+    }
+
+    @Test func aDoubleThatIsNotFiniteIsRefused() {
+        #expect(throws: JSONTextError.self) { try TourValue.double(.infinity).jsonText() }
+        #expect(throws: JSONTextError.self) { try TourValue.list([.double(.nan)]).jsonText() }
+    }
+
+    // MARK: - The stored types through the Codable bridge
+
+    @Test func storedTypesAreWrittenAsJSONEncoderWritesThemAndReadBack() throws {
+        var random = SeededRandom(seed: 17)
+        for _ in 0..<500 {
+            try Self.check(random.flowState())
+            try Self.check(random.event())
+            try Self.check(random.effects())
+            try Self.check(random.facts())
+            try Self.check(random.accountRecord())
+            try Self.check(random.context())
+        }
+    }
+
+    static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        return decoder
+    }()
+
+    /// Written as `JSONEncoder` writes it, read back as `JSONDecoder` reads it (a whole double comes
+    /// back as an int in both), and read back as itself when its doubles are not whole.
+    static func check<T: Codable & Equatable>(_ value: T) throws {
+        let text = try TourValueEncoder().jsonText(value)
+        #expect(text == (try foundation(value)), "\(value)")
+        let ours = try TourValueDecoder().decode(T.self, jsonText: text)
+        let theirs = try decoder.decode(T.self, from: Data(text.utf8))
+        #expect(ours == theirs, "\(text)\nours:   \(ours)\ntheirs: \(theirs)")
+    }
+
+    @Test func datesAreSecondsSince1970AndDecodingErrorsNameThePlace() throws {
+        struct Stamped: Codable, Equatable {
+            var at: Date
+            var count: Int
+        }
+        let value = Stamped(at: Date(timeIntervalSince1970: 1_767_603_600.25), count: 3)
+        try Self.check(value)
+        let error = #expect(throws: DecodingError.self) {
+            try TourValueDecoder().decode(Stamped.self, jsonText: #"{"at": 1, "count": "three"}"#)
+        }
+        guard case .typeMismatch(_, let context)? = error else {
+            Issue.record("expected a type mismatch, got \(String(describing: error))")
+            return
+        }
+        #expect(context.codingPath.map(\.stringValue) == ["count"])
+        #expect(throws: DecodingError.self) { try TourValueDecoder().decode(Stamped.self, jsonText: #"{"at": 1}"#) }
+    }
+}
+
+/// SplitMix64: the same values for the same seed.
+struct SeededRandom: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func pick<T>(_ choices: [T]) -> T { choices[Int.random(in: 0..<choices.count, using: &self)] }
+
+    /// Text with the characters JSON escapes, slashes, non-ASCII and emoji.
+    mutating func text() -> String {
+        let pieces = [
+            "", "a", "next", "Week 1", "/", "\\", "\"", "\n", "\t", "\r", "\u{8}", "\u{c}", "\u{1}", "\u{1f}", "\u{7f}",
+            "é", "日本", "😀", "‹redacted›", "{name}", "a/b", " ",
+        ]
+        return (0..<Int.random(in: 0...4, using: &self)).map { _ in pick(pieces) }.joined()
+    }
+
+    mutating func double() -> Double {
+        switch Int.random(in: 0..<6, using: &self) {
+        case 0: return Double(Int.random(in: -1_000...1_000, using: &self))
+        case 1: return Double.random(in: -1...1, using: &self)
+        case 2: return 1_767_603_600 + Double(Int.random(in: 0..<1_000, using: &self)) / 4
+        case 3: return pick([1e20, 1e-7, 2.5e-5, 1e16, 1e15, 123456789012345680.0, 0.1, 1.0 / 3])
+        case 4: return Double(bitPattern: next() & 0x7FEF_FFFF_FFFF_FFFF)
+        default: return Double.random(in: -1e9...1e9, using: &self)
+        }
+    }
+
+    mutating func value(depth: Int) -> TourValue {
+        switch Int.random(in: 0..<(depth > 0 ? 7 : 5), using: &self) {
+        case 0: return .null
+        case 1: return .bool(Bool.random(using: &self))
+        case 2: return .int(pick([0, 1, -1, Int.max, Int.min, Int.random(in: -100_000...100_000, using: &self)]))
+        case 3: return .double(double())
+        case 4: return .string(text())
+        case 5: return .list((0..<Int.random(in: 0...4, using: &self)).map { _ in value(depth: depth - 1) })
+        default:
+            var object: [String: TourValue] = [:]
+            for _ in 0..<Int.random(in: 0...5, using: &self) { object[text()] = value(depth: depth - 1) }
+            return .object(object)
+        }
+    }
+
+    mutating func context() -> [String: TourValue] {
+        var object: [String: TourValue] = [:]
+        for _ in 0..<Int.random(in: 0...4, using: &self) { object[text()] = value(depth: 1) }
+        return object
+    }
+
+    mutating func maybe<T>(_ make: (inout SeededRandom) -> T) -> T? { Bool.random(using: &self) ? make(&self) : nil }
+
+    mutating func flow() -> FlowID { FlowID(rawValue: pick(["walkthrough", "onboarding", "app_tour", "w/x", "é"])) }
+    mutating func step() -> StepID { StepID(rawValue: pick(["welcome", "markWeek", "activation", "s\"1"])) }
+    mutating func version() -> String? { maybe { $0.pick(["1.0", "2.5", "2.5.1"]) } }
+
+    mutating func record() -> FlowRecord { FlowRecord(Bool.random(using: &self) ? .completed : .skipped, version: version()) }
+
+    mutating func flowState() -> FlowState {
+        switch Int.random(in: 0..<3, using: &self) {
+        case 0: return .notStarted(pendingStart: maybe { Date(timeIntervalSince1970: $0.double()) })
+        case 1: return .finished(record())
+        default:
+            let plan = (0..<Int.random(in: 1...5, using: &self)).map { _ in step() }
+            return .active(
+                FlowRun(
+                    plan: plan, position: Int.random(in: 0..<plan.count, using: &self),
+                    fields: context(), gates: Bool.random(using: &self) ? ["screenTime": .granted, "x": .denied] : [:],
+                    performed: Bool.random(using: &self) ? ["longPressWeek"] : [],
+                    deadline: maybe { Date(timeIntervalSince1970: $0.double()) },
+                    activation: Int.random(in: 0...9, using: &self), catalogVersion: Int.random(in: 1...3, using: &self),
+                    replayOf: maybe { $0.maybe { $0.record() }.map(FlowRecord.Before.finished) ?? .notStarted }))
+        }
+    }
+
+    mutating func accountRecord() -> AccountFlowRecord {
+        AccountFlowRecord(
+            epoch: Int.random(in: 0...3, using: &self), standing: pick(AccountFlowRecord.Standing.allCases),
+            version: version(), at: Int64.random(in: 0...2_000_000_000_000, using: &self), device: text())
+    }
+
+    mutating func event() -> TourEvent {
+        switch Int.random(in: 0..<10, using: &self) {
+        case 0: return .appLaunched(version: version())
+        case 1: return .signal(text())
+        case 2: return .featureVisited(text())
+        case 3: return .actionPerformed(text(), parameters: [text(): text(), "password": "‹redacted›"])
+        case 4: return .gateAnswered(text(), pick(GateStatus.allCases))
+        case 5: return .clockAdvanced
+        case 6: return .domainEvent(text(), payload: context())
+        case 7: return .replayRequested(maybe { $0.flow() })
+        case 8: return .resetRequested(maybe { $0.flow() })
+        default: return .accountRecordLearned(flow(), accountRecord())
+        }
+    }
+
+    mutating func effects() -> [TourEffect] {
+        (0..<Int.random(in: 0...4, using: &self)).map { _ in
+            switch Int.random(in: 0..<9, using: &self) {
+            case 0: return .haptic(pick(HapticFeedback.allCases))
+            case 1: return .celebration(flow: flow(), step: step())
+            case 2: return .analytics(AnalyticsEvent(name: text(), properties: context()))
+            case 3: return .checkPermission(gate: text(), PermissionName(rawValue: text()))
+            case 4: return .requestPermission(gate: text(), PermissionName(rawValue: text()))
+            case 5: return .request(gate: text(), name: text(), payload: context(), secrets: [:])
+            case 6: return .product(ProductEffect(name: text(), payload: context()))
+            case 7: return .presented(flow())
+            default: return .dismissed(flow())
+            }
+        }
+    }
+
+    mutating func facts() -> [TourFact] {
+        (0..<Int.random(in: 0...4, using: &self)).map { _ in
+            switch Int.random(in: 0..<7, using: &self) {
+            case 0:
+                return .flowStarted(
+                    flow: flow(), plan: [step(), step()], catalogVersion: Int.random(in: 1...3, using: &self),
+                    replay: Bool.random(using: &self))
+            case 1: return .stepEntered(flow: flow(), step: step(), index: Int.random(in: 1...9, using: &self))
+            case 2: return .stepCompleted(flow: flow(), step: step())
+            case 3: return .gateAnswered(flow: flow(), step: step(), gate: text(), answer: pick(GateStatus.allCases))
+            case 4:
+                return .flowEnded(
+                    flow: flow(), ending: pick(TourFact.Ending.allCases), recorded: pick(FlowStatus.allCases),
+                    version: version())
+            case 5: return .flowReset(flow: flow())
+            default:
+                return .runMigrated(
+                    flow: flow(), fromVersion: 1, toVersion: 2, fromStep: maybe { $0.step() }, toStep: maybe { $0.step() },
+                    plan: [step()], outcome: pick([.moved, .restarted, .finished]))
+            }
+        }
+    }
+}
