@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 @_exported import TourCore
 
 /// The wire format between a device and the account server (`/v1`), shared by both sides so they
@@ -15,7 +19,7 @@ public enum SyncAPI {
     public static func isValidName(_ text: String) -> Bool {
         !text.isEmpty && text.utf8.count <= 128
             && text.unicodeScalars.allSatisfy { scalar in
-                (scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar))) || "._-@".unicodeScalars.contains(scalar)
+                (scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar))) || "._-@".unicodeScalars.contains(scalar)
             }
     }
 

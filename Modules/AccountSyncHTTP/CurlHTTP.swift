@@ -1,6 +1,6 @@
 #if !canImport(Darwin) && canImport(Glibc)
     import AccountSync
-    import Foundation
+    import FoundationEssentials
     import Glibc
 
     /// HTTP through the system's libcurl, loaded with `dlopen` when the first request is sent.
@@ -27,14 +27,35 @@
             }
             // libcurl's easy interface blocks: run it on a thread of its own, off the cooperative pool.
             let result: Result<Response, SyncError> = await withCheckedContinuation { continuation in
-                let thread = Thread {
+                onOwnThread {
                     continuation.resume(
                         returning: library.perform(
                             method: method, url: url, headers: headers, body: body, timeout: timeout))
                 }
-                thread.start()
             }
             return try result.get()
+        }
+
+        /// Runs `body` on a new POSIX thread (Foundation's `Thread` is in swift-corelibs-foundation,
+        /// which this module keeps out of the CLI).
+        private static func onOwnThread(_ body: @escaping @Sendable () -> Void) {
+            final class Work {
+                let body: @Sendable () -> Void
+                init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+            }
+            let context = Unmanaged.passRetained(Work(body)).toOpaque()
+            var thread = pthread_t()
+            let started = pthread_create(
+                &thread, nil,
+                { context in
+                    Unmanaged<Work>.fromOpaque(context!).takeRetainedValue().body()
+                    return nil
+                }, context)
+            if started == 0 {
+                pthread_detach(thread)
+            } else {
+                Unmanaged<Work>.fromOpaque(context).takeRetainedValue().body()
+            }
         }
 
         /// The few libcurl functions the transport calls, resolved once per process.

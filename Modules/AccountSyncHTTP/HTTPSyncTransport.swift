@@ -1,5 +1,10 @@
 import AccountSync
-import Foundation
+
+#if canImport(Darwin)
+    import Foundation
+#else
+    import FoundationEssentials
+#endif
 
 /// The account server over HTTP: through `URLSession` on Apple platforms (the client the iOS apps
 /// already have), and elsewhere through the system's libcurl loaded on the first request

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 @_exported import TourCore
 
 /// Plays haptic feedback. On iOS the implementation wraps `UIImpactFeedbackGenerator` and friends;
@@ -8,19 +12,18 @@ public protocol HapticPlayer: Sendable {
 }
 
 /// Keeps every haptic played, in order, for tests to assert on.
-public final class RecordingHaptics: HapticPlayer, @unchecked Sendable {
-    private let lock = NSLock()
-    private var storage: [HapticFeedback] = []
+public final class RecordingHaptics: HapticPlayer, Sendable {
+    private let storage = Locked<[HapticFeedback]>([])
 
     public init() {}
 
     public func play(_ feedback: HapticFeedback) {
-        lock.withLock { storage.append(feedback) }
+        storage.withLock { $0.append(feedback) }
     }
 
-    public var played: [HapticFeedback] { lock.withLock { storage } }
+    public var played: [HapticFeedback] { storage.withLock { $0 } }
 
-    public func clear() { lock.withLock { storage.removeAll() } }
+    public func clear() { storage.withLock { $0.removeAll() } }
 }
 
 /// Writes each haptic as a line (`haptic: impact(.light)`) through the given writer.

@@ -1,5 +1,15 @@
 import ArgumentParser
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 import TourRuntime
 
 /// What a product's executable hands the shared CLI.
@@ -41,14 +51,13 @@ public struct CLIProduct: Sendable {
 }
 
 /// Texts computed once and kept.
-private final class HelpTexts: @unchecked Sendable {
-    private let lock = NSLock()
-    private var texts: [String: String] = [:]
+private final class HelpTexts: Sendable {
+    private let texts = Locked<[String: String]>([:])
 
     func text(_ key: String, _ make: () -> String) -> String {
-        if let text = lock.withLock({ texts[key] }) { return text }
+        if let text = texts.withLock({ $0[key] }) { return text }
         let text = make()
-        lock.withLock { texts[key] = text }
+        texts.withLock { $0[key] = text }
         return text
     }
 }

@@ -1,5 +1,15 @@
 import ArgumentParser
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 import TourRuntime
 
 /// A command that can run alone or as a line of `play` and the interactive session.
@@ -237,25 +247,23 @@ struct Journal: ScriptableCommand {
     func execute(_ runner: Runner) async throws {
         let rows = try runner.journal()
         if runner.json {
-            let objects: [[String: Any]] = rows.map { row in
+            let objects: [TourValue] = rows.map { row in
                 [
-                    "id": row.id, "time": row.time.timeIntervalSince1970,
-                    "timeISO": Render.iso(row.time.timeIntervalSince1970), "flow": row.flow ?? NSNull(),
-                    "step": row.step ?? NSNull(), "event": row.event, "outcome": row.outcome,
-                    "effects": (try? JSONSerialization.jsonObject(with: Data(row.effectsJSON.utf8))) ?? [],
-                    "facts": row.factsJSON.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) } ?? NSNull(),
-                    "catalogVersion": row.catalogVersion ?? 1,
+                    "id": .int(Int(row.id)), "time": .double(row.time.timeIntervalSince1970),
+                    "timeISO": .string(Render.iso(row.time.timeIntervalSince1970)),
+                    "flow": row.flow.map(TourValue.string) ?? .null, "step": row.step.map(TourValue.string) ?? .null,
+                    "event": .string(row.event), "outcome": .string(row.outcome),
+                    "effects": (try? TourValue(jsonText: row.effectsJSON)) ?? [],
+                    "facts": row.factsJSON.flatMap { try? TourValue(jsonText: $0) } ?? .null,
+                    "catalogVersion": .int(row.catalogVersion ?? 1),
                 ]
             }
-            let data = try JSONSerialization.data(
-                withJSONObject: objects, options: [.sortedKeys, .withoutEscapingSlashes])
-            Output.document(String(decoding: data, as: UTF8.self))
+            Output.document(try TourValue.list(objects).jsonText())
             return
         }
         for row in rows {
             let place = [row.flow, row.step].compactMap { $0 }.joined(separator: "/")
-            let effects =
-                (try? JSONDecoder().decode([TourEffect].self, from: Data(row.effectsJSON.utf8))) ?? []
+            let effects = (try? TourValueDecoder().decode([TourEffect].self, jsonText: row.effectsJSON)) ?? []
             let analytics = effects.compactMap { effect -> String? in
                 if case .analytics(let event) = effect { event.name } else { nil }
             }

@@ -1,5 +1,9 @@
 import ArgumentParser
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import AccountSyncHTTP
 import TourRuntime
 

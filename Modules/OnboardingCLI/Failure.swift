@@ -1,5 +1,9 @@
 import ArgumentParser
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import TourRuntime
 
 /// Every way a command can fail, as one value: the machine-readable `code`, the one line a person

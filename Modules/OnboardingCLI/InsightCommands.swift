@@ -1,5 +1,9 @@
 import ArgumentParser
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import TourRuntime
 
 /// `report`: the funnel of every flow across users, from the journal.
@@ -16,20 +20,11 @@ struct Report: ScriptableCommand {
 
     func sinceDate() throws -> Date? {
         guard let since else { return nil }
-        guard since.range(of: #"^\d{4}-\d{2}-\d{2}$"#, options: .regularExpression) != nil,
-            let date = Report.day.date(from: since)
-        else { throw ValidationError("--since takes a day written YYYY-MM-DD; got '\(since.quotable)'") }
-        return date
+        guard let seconds = ISOTime.secondsSince1970(day: since) else {
+            throw ValidationError("--since takes a day written YYYY-MM-DD; got '\(since.quotable)'")
+        }
+        return Date(timeIntervalSince1970: seconds)
     }
-
-    static let day: DateFormatter = {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd"
-        formatter.isLenient = false
-        return formatter
-    }()
 
     func execute(_ runner: Runner) async throws {
         let app = runner.product.catalog.app
@@ -59,7 +54,7 @@ struct Report: ScriptableCommand {
             )
             guard funnel.started > 0 else { continue }
             Output.line(
-                "  " + "step".padding(toLength: 22, withPad: " ", startingAt: 0)
+                "  " + "step".padded(to: 22)
                     + "reached  in progress  dropped off  median time")
             let flow = runner.product.catalog.flow(funnel.flow)
             for (index, step) in funnel.steps.enumerated() {
@@ -68,7 +63,7 @@ struct Report: ScriptableCommand {
                 let counted = flow.map { $0.countsTerminalStep ? $0.steps.count : $0.steps.count - 1 } ?? 0
                 let number = index < counted ? "\(index + 1)/\(counted)" : "done"
                 Output.line(
-                    "  " + "\(number) \(step.step.rawValue)".padding(toLength: 22, withPad: " ", startingAt: 0)
+                    "  " + "\(number) \(step.step.rawValue)".padded(to: 22)
                         + String(step.reached).leftPadded(7) + String(step.inProgress).leftPadded(13)
                         + String(step.droppedOff).leftPadded(13) + median.leftPadded(13))
             }
@@ -289,9 +284,7 @@ struct Check: AsyncParsableCommand {
 
     /// The stored flows of `app` in the file at `path`, which must exist (it is never created).
     static func storedFlows(in path: String, app: String) throws -> [String: [FlowID: FlowState]] {
-        var isFolder: ObjCBool = false
-        guard !path.isEmpty, FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue
-        else {
+        guard !path.isEmpty, FileStatus(path) == .file else {
             throw CLIFailure.usage("--against names no database file: '\(path.quotable)'. Give the path of a .sqlite file.")
         }
         // Opening a file migrates its schema; the forecast reads a copy so that FILE stays as it was.

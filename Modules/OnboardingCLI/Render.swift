@@ -1,13 +1,15 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import TourRuntime
 
 /// Text and JSON renderings of a snapshot.
 enum Render {
     /// One JSON object on one line, keys sorted: every `--json` output.
     static func json<T: Encodable>(_ value: T) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
+        try TourValueEncoder().jsonText(value)
     }
 
     /// The snapshot's JSON with the effects performed (each as the journal stores it), the time in
@@ -113,7 +115,7 @@ enum Render {
         let width = snapshot.flows.map(\.id.rawValue.count).max() ?? 0
         for flow in snapshot.flows {
             var line =
-                "  " + flow.id.rawValue.padding(toLength: width, withPad: " ", startingAt: 0)
+                "  " + flow.id.rawValue.padded(to: width)
                 + "  " + flow.status.rawValue
             if let step = flow.step, let progress = flow.progress {
                 line += "  step \(step) (\(progress.short))"
@@ -135,7 +137,18 @@ enum Render {
     /// A time as ISO 8601 in UTC: `2026-01-05T09:00:00Z`, with milliseconds when it has a fraction.
     static func iso(_ seconds: Double) -> String { ISOTime.string(secondsSince1970: seconds) }
 
+    /// A time span in seconds: whole seconds as an integer, others with one decimal.
     static func format(_ seconds: Double) -> String {
-        seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.1f", seconds)
+        if seconds == seconds.rounded() { return String(Int(seconds)) }
+        // One decimal, as "%.1f" prints it (ties to even), without Foundation's `String(format:)`.
+        let tenths = Int((seconds * 10).rounded(.toNearestOrEven))
+        return (tenths < 0 ? "-" : "") + "\(abs(tenths) / 10).\(abs(tenths) % 10)"
+    }
+}
+
+extension String {
+    /// The text cut or padded with spaces to `width` characters, for columns.
+    func padded(to width: Int) -> String {
+        count >= width ? String(prefix(width)) : self + String(repeating: " ", count: width - count)
     }
 }

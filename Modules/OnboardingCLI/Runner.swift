@@ -1,5 +1,15 @@
 import ArgumentParser
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 import TourRuntime
 
 /// One CLI run: the product, its session on the database, and how output is printed.
@@ -185,27 +195,22 @@ final class Runner: @unchecked Sendable {
 
 /// What one command did, in order: lines for text (effects worth printing, and the haptics the
 /// terminal player played) and every effect performed, for JSON.
-final class EffectLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var lines: [String] = []
-    private var effects: [TourEffect] = []
+final class EffectLog: Sendable {
+    private let log = Locked<(lines: [String], effects: [TourEffect])>(([], []))
 
-    func append(line: String) { lock.withLock { lines.append(line) } }
+    func append(line: String) { log.withLock { $0.lines.append(line) } }
 
     func append(_ effect: TourEffect) {
-        lock.withLock {
-            effects.append(effect)
-            if effect.isWorthPrinting { lines.append(effect.summary) }
+        log.withLock { log in
+            log.effects.append(effect)
+            if effect.isWorthPrinting { log.lines.append(effect.summary) }
         }
     }
 
     func drain() -> (lines: [String], effects: [TourEffect]) {
-        lock.withLock {
-            defer {
-                lines.removeAll()
-                effects.removeAll()
-            }
-            return (lines, effects)
+        log.withLock { log in
+            defer { log = ([], []) }
+            return log
         }
     }
 }
@@ -257,10 +262,35 @@ enum Output {
     }
 
     static func error(_ text: String) {
-        FileHandle.standardError.write(Data((redactor.redact(text) + "\n").utf8))
+        writeAll(redactor.redact(text) + "\n", to: STDERR_FILENO)
     }
 
     private static func standardOutput(_ text: String) {
-        FileHandle.standardOutput.write(Data(text.utf8))
+        writeAll(text, to: STDOUT_FILENO)
+    }
+
+    #if canImport(Glibc)
+        private static let systemWrite = Glibc.write
+    #else
+        private static let systemWrite = Darwin.write
+    #endif
+
+    /// Writes every byte, unbuffered, across partial writes and interrupted calls; a closed pipe
+    /// (the reader went away) ends the writing quietly.
+    private static func writeAll(_ text: String, to descriptor: Int32) {
+        var text = text
+        text.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = systemWrite(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                if written > 0 {
+                    offset += written
+                } else if written < 0, errno == EINTR {
+                    continue
+                } else {
+                    return
+                }
+            }
+        }
     }
 }

@@ -1,5 +1,9 @@
 import ArgumentParser
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import TourRuntime
 
 #if canImport(Glibc)
@@ -172,7 +176,7 @@ enum SessionHelp {
                 ? "Actions now: none.\(hint.map { " " + $0 } ?? "")" : "Actions now: \(actions.joined(separator: ", ")).")
         Output.line("Commands:")
         for (command, what) in commands {
-            Output.line("  " + command.padding(toLength: 24, withPad: " ", startingAt: 0) + what)
+            Output.line("  " + command.padded(to: 24) + what)
         }
     }
 }

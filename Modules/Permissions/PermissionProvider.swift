@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 @_exported import TourCore
 
 /// A system permission's status, as FamilyControls and HealthKit report it.
@@ -30,11 +34,14 @@ public protocol PermissionProvider: Sendable {
 /// `statuses` is what the system reports now ("already granted" is `.granted` there); `answers` is
 /// what the user will answer when asked. Once a request is answered the status is remembered, as
 /// iOS remembers it; ``statuses`` can be saved and handed to the next run.
-public final class StubPermissionProvider: PermissionProvider, @unchecked Sendable {
-    private let lock = NSLock()
-    private var current: [PermissionName: PermissionStatus]
+public final class StubPermissionProvider: PermissionProvider, Sendable {
+    private struct State {
+        var current: [PermissionName: PermissionStatus]
+        var asked: [PermissionName] = []
+    }
+
+    private let state: Locked<State>
     private let answers: [PermissionName: PermissionStatus]
-    private var asked: [PermissionName] = []
 
     /// - Parameters:
     ///   - statuses: what each permission's status is before any request (default `.notDetermined`).
@@ -42,28 +49,28 @@ public final class StubPermissionProvider: PermissionProvider, @unchecked Sendab
     public init(
         statuses: [PermissionName: PermissionStatus] = [:], answers: [PermissionName: PermissionStatus] = [:]
     ) {
-        self.current = statuses
+        self.state = Locked(State(current: statuses))
         self.answers = answers
     }
 
     public func status(of permission: PermissionName) async -> PermissionStatus {
-        lock.withLock { current[permission] ?? .notDetermined }
+        state.withLock { $0.current[permission] ?? .notDetermined }
     }
 
     public func request(_ permission: PermissionName) async -> PermissionStatus {
-        lock.withLock {
-            asked.append(permission)
+        state.withLock { state in
+            state.asked.append(permission)
             // As on iOS, a settled permission is not asked again: its status is the answer.
-            if let settled = current[permission], settled != .notDetermined { return settled }
+            if let settled = state.current[permission], settled != .notDetermined { return settled }
             let answer = answers[permission] ?? .granted
-            current[permission] = answer
+            state.current[permission] = answer
             return answer
         }
     }
 
     /// Every status known now, to be remembered across runs.
-    public var statuses: [PermissionName: PermissionStatus] { lock.withLock { current } }
+    public var statuses: [PermissionName: PermissionStatus] { state.withLock { $0.current } }
 
     /// The permissions the user was asked for, in order.
-    public var requests: [PermissionName] { lock.withLock { asked } }
+    public var requests: [PermissionName] { state.withLock { $0.asked } }
 }

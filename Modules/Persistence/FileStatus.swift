@@ -8,12 +8,12 @@
 
 /// What is at a path, asked of the system directly (`stat`, `access`): the checks made before a
 /// database is opened, without Foundation's file attributes, whose values come back as `Any`.
-enum FileStatus: Equatable {
+public enum FileStatus: Equatable, Sendable {
     case missing
     case file
     case folder
 
-    init(_ path: String) {
+    public init(_ path: String) {
         var info = stat()
         guard stat(path, &info) == 0 else {
             self = .missing
@@ -24,7 +24,7 @@ enum FileStatus: Equatable {
 
     /// Whether the file or folder at `path` may not be written: by permission for this process, or
     /// marked read-only for everyone (which root would write through).
-    static func isReadOnly(_ path: String) -> Bool {
+    public static func isReadOnly(_ path: String) -> Bool {
         var info = stat()
         if stat(path, &info) == 0, info.st_mode & 0o222 == 0 { return true }
         return access(path, W_OK) != 0
@@ -32,21 +32,21 @@ enum FileStatus: Equatable {
 
     /// The folder a path is in, as an absolute path (a relative path is taken from the current
     /// folder).
-    static func folder(of path: String) -> String {
+    public static func folder(of path: String) -> String {
         let absolute = path.hasPrefix("/") ? path : currentFolder() + "/" + path
         guard let slash = absolute.lastIndex(of: "/") else { return "/" }
         let folder = absolute[..<slash]
         return folder.isEmpty ? "/" : String(folder)
     }
 
-    static func currentFolder() -> String {
+    public static func currentFolder() -> String {
         var buffer = [CChar](repeating: 0, count: 4096)
         guard getcwd(&buffer, buffer.count) != nil else { return "." }
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Creates `folder` and its parents; whether it exists as a folder afterwards.
-    static func createFolder(_ folder: String) -> Bool {
+    public static func createFolder(_ folder: String) -> Bool {
         if FileStatus(folder) == .folder { return true }
         let parent = Self.folder(of: folder)
         if parent != folder, FileStatus(parent) != .folder, !createFolder(parent) { return false }
@@ -74,7 +74,7 @@ enum FileStatus: Equatable {
         return encoded
     }
 
-    static func sleep(seconds: Double) {
+    public static func sleep(seconds: Double) {
         usleep(UInt32(seconds * 1_000_000))
     }
 }

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import TourCore
 
 /// Rebuilds every flow's state of one app from its journal alone: rows written under the current

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import TourCore
 
 /// How a session maps to rows: loading a user's view of the app (install- and user-scoped rows),

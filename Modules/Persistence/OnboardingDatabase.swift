@@ -1,5 +1,9 @@
 import CSQLite
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import TourCore
 
 /// The one owner of the SQLite database: opens it, migrates it, and exposes intention-named reads

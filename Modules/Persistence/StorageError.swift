@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A storage problem a person can act on.
 public struct StorageError: Error, Equatable, CustomStringConvertible {
@@ -14,9 +18,7 @@ public struct StorageError: Error, Equatable, CustomStringConvertible {
     }
 
     static func unreadable(path: String, _ underlying: any Error) -> StorageError {
-        // GRDB appends the statement it was running; a person needs SQLite's reason only.
-        let reason = "\(underlying)".components(separatedBy: " - while executing").first ?? "\(underlying)"
-        return StorageError("cannot open the database at \(path) (\(reason)); it was left unchanged.")
+        StorageError("cannot open the database at \(path) (\(underlying)); it was left unchanged.")
     }
 
     static func missingFolder(path: String, folder: String) -> StorageError {
@@ -29,7 +31,7 @@ public struct StorageError: Error, Equatable, CustomStringConvertible {
 
     static func isFolder(path: String) -> StorageError {
         StorageError(
-            "cannot use \(path) as the database: it is a folder. Name a file in it, such as \((path as NSString).appendingPathComponent("onboarding.sqlite"))."
+            "cannot use \(path) as the database: it is a folder. Name a file in it, such as \(path.hasSuffix("/") ? path : path + "/")onboarding.sqlite."
         )
     }
 

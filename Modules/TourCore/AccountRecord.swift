@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What one account's devices together know about one user-scoped flow: the record the account
 /// server keeps and every device converges to.

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What a release that raises a catalog's version changed in its flows, declared as data next to
 /// the catalog: how a run in progress under version `from` moves to version `from + 1`.

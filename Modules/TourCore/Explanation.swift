@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A condition with its value now, and the values of its parts: the "why" of a trigger or an
 /// included step.

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A value the user enters during a flow: a form input, a choice, a week number, a password.
 ///
@@ -68,7 +72,7 @@ public struct FieldSpec: Sendable, Equatable {
                 ? .failure(.init("\(name) must not be empty")) : .success(.string(Secret.redactedText))
         case .list:
             var seen: Set<String> = []
-            let items = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+            let items = text.split(separator: ",").map { $0.trimmingWhitespace() }.filter {
                 !$0.isEmpty && seen.insert($0.lowercased()).inserted
             }
             guard !items.isEmpty else {

@@ -94,7 +94,7 @@ public struct FlowDiagram: Sendable {
     var mermaid: String {
         var lines = ["flowchart TD"]
         for node in nodes {
-            let text = Self.escape(node.label).replacingOccurrences(of: "\n", with: "<br/>")
+            let text = Self.escape(node.label).replacing("\n", with: "<br/>")
             lines.append(
                 node.terminal ? "    \(id(node.id))([\"\(text)\"])" : "    \(id(node.id))[\"\(text)\"]")
         }
@@ -109,12 +109,11 @@ public struct FlowDiagram: Sendable {
     var dot: String {
         var lines = ["digraph \"\(flow.id)\" {", "    rankdir=TB;", "    node [shape=box];"]
         for node in nodes {
-            let text = node.label.replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(
-                of: "\n", with: "\\n")
+            let text = node.label.replacing("\"", with: "\\\"").replacing("\n", with: "\\n")
             lines.append("    \"\(node.id)\" [label=\"\(text)\"\(node.terminal ? ", shape=oval" : "")];")
         }
         for edge in edges {
-            var attributes = ["label=\"\(edge.label.replacingOccurrences(of: "\"", with: "\\\""))\""]
+            var attributes = ["label=\"\(edge.label.replacing("\"", with: "\\\""))\""]
             if edge.dashed { attributes.append("style=dashed") }
             lines.append("    \"\(edge.from)\" -> \"\(edge.to)\" [\(attributes.joined(separator: ", "))];")
         }
@@ -125,7 +124,7 @@ public struct FlowDiagram: Sendable {
     private func id(_ name: String) -> String { "\(flow.id)_\(name)" }
 
     private static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "\"", with: "#quot;")
+        text.replacing("\"", with: "#quot;")
     }
 
     /// The elements in order, each once.

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The stored form of a flow's state: explicit keys and a format number, written by hand so that
 /// renaming a Swift property never changes stored data.

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// User actions on the card showing, the product's free actions, and answers to gates.
 extension Reduction {

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Moving runs started under an older catalog version to this one, by the catalog's declared
 /// ``CatalogMigration``s. Runs on the next event (and for every view), never strands a user on a

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// One event being folded into the state. Holds the working copy, the effects gathered so far and
 /// the notes that become the journal's outcome text. Thrown refusals discard all of it.

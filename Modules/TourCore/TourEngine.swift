@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The pure engine: `(state, event, now, context) -> (state, effects)` for one product's catalog.
 ///

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What an accepted event did, as structured facts the journal keeps beside its effects. Reports,
 /// `explain`, the funnel and the regression oracle read these; none of them parses the `outcome`

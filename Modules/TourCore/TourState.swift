@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Where a flow stands for one user, as the spec's JSON names it.
 public enum FlowStatus: String, Codable, Sendable, CaseIterable {

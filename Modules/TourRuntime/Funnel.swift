@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Per flow, across users, from the journal: how many started, completed and skipped, where the
 /// ones who did not finish stopped, and how long each step took (the median).

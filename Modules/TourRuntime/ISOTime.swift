@@ -24,6 +24,43 @@ public enum ISOTime {
         return text + "Z"
     }
 
+    /// The start (00:00 UTC) of a day written `YYYY-MM-DD`, in seconds since 1970; nil unless the
+    /// text is exactly that and the day exists (`2026-02-30` does not).
+    public static func secondsSince1970(day text: String) -> Double? {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-") else { return nil }
+        func number(_ range: Range<Int>) -> Int? {
+            var value = 0
+            for byte in bytes[range] {
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+            (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year)
+        else { return nil }
+        return Double(daysSince1970(year: year, month: month, day: day) * 86_400)
+    }
+
+    static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// The day count of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
+    static func daysSince1970(year: Int, month: Int, day: Int) -> Int {
+        let shiftedYear = month <= 2 ? year - 1 : year
+        let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
+        let yearOfEra = shiftedYear - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
     /// The proleptic Gregorian date of a day count (Howard Hinnant's `civil_from_days`).
     static func civilDate(daysSince1970 days: Int) -> (year: Int, month: Int, day: Int) {
         let shifted = days + 719_468

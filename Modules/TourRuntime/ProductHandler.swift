@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 @_exported import TourCore
 
 /// The code half of a product: the context its flows read, how its side effects change its domain

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// One product as everything outside its folder sees it: its executable, its name, and how to
 /// build it for a run. Each folder under `Apps/` declares exactly one, as the public constant

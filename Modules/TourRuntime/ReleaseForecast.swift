@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What a catalog will do to the runs stored in a database (`APP check --against OLD.sqlite`):
 /// per flow and step, how many subjects (users, or installs for install-scoped flows) stay where

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What a push did.
 public struct PushSummary: Equatable, Sendable {
@@ -139,12 +143,12 @@ extension TourSession {
     func noteFailure(_ error: SyncError) {
         let failures = (try? database.syncStatus(key)?.failures) ?? 0
         // 1 s, 2 s, 4 s, ... up to 5 minutes; a refusal waits the longest (the token must change).
-        let delay = error.isTransient ? min(300, pow(2, Double(failures))) : 300
+        let delay = error.isTransient ? min(300, Double(1 << min(failures, 9))) : 300
         try? database.noteSyncFailure(key, error: error.description, retryAt: Date().addingTimeInterval(delay))
     }
 
     static func item(_ row: OutboxRow) -> PushItem {
-        let facts = (try? JSONDecoder().decode([TourValue].self, from: Data(row.factsJSON.utf8))) ?? []
+        let facts = (try? TourValue(jsonText: row.factsJSON))?.listValue ?? []
         return PushItem(
             seq: row.journalID, time: row.time.timeIntervalSince1970, event: row.event,
             catalogVersion: row.catalogVersion, facts: facts,

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 @_exported import Haptics
 @_exported import Permissions
 @_exported import Persistence

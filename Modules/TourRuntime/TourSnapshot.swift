@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What a UI binds to: every flow's summary, the card showing, and the product's domain state.
 public struct TourSnapshot: Encodable, Equatable, Sendable {

@@ -47,6 +47,42 @@ extension Journey {
     }
 }
 
+/// Ours and the raw floor, user by user in turn (which of the two goes first alternates), so both
+/// see the same disk and the same load on the machine: a ratio measured in two blocks minutes apart
+/// moved by 1.8× between runs on this shared machine.
+///
+/// Not isolated to the main actor (top-level code is): the events are sent from the cooperative
+/// pool, as the CLI and an app's background task send them, so each `await` does not switch threads.
+enum DurablePair {
+    static func measure(_ journey: Journey, users: Int, folder: URL, start: Date, withFloor: Bool) async throws -> (
+        ours: Double, committed: Int, raw: Double
+    ) {
+        let product = journey.perUser
+        let app = product.catalog.app
+        let database = try OnboardingDatabase.open(path: folder.appendingPathComponent("ours-\(app).sqlite").path)
+        let raw = withFloor ? try RawSQLite(path: folder.appendingPathComponent("raw-\(app).sqlite").path) : nil
+        let writes = try journey.writes(from: start)
+        var committed = 0
+        var ours = 0.0
+        var rawTime = 0.0
+        for user in 0..<users {
+            let oursFirst = user % 2 == 0
+            if !oursFirst, let raw { rawTime += try await time { try raw.commitAll(app: app, user: "u\(user)", writes) } }
+            ours += try await time {
+                let session = TourSession(
+                    product: product, user: "u\(user)", database: database, time: .virtual(start: start))
+                for (after, event) in journey.appEvents {
+                    if after > 0 { committed += try await session.advanceClock(by: after).count }
+                    if case .clockAdvanced = event { continue }
+                    committed += try await session.send(event).count
+                }
+            }
+            if oursFirst, let raw { rawTime += try await time { try raw.commitAll(app: app, user: "u\(user)", writes) } }
+        }
+        return (ours, committed, rawTime)
+    }
+}
+
 /// The floor for this storage design: the same reads and rows per event through SQLite's C API,
 /// prepared statements, one immediate transaction per event, on a WAL file with the same settings.
 final class RawSQLite {
@@ -113,6 +149,11 @@ final class RawSQLite {
             guard code == SQLITE_DONE else { throw BenchError(String(cString: sqlite3_errmsg(db))) }
             return rows
         }
+    }
+
+    /// One user's whole flow, an event per transaction.
+    func commitAll(app: String, user: String, _ writes: [EventWrites]) throws {
+        for write in writes { try commit(app: app, user: user, write) }
     }
 
     /// One event: the session's reads, then its writes, in one immediate transaction.

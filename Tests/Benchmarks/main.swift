@@ -53,31 +53,14 @@ var totals = (ours: 0.0, raw: 0.0, defaults: 0.0, file: 0.0, events: 0)
 for journey in Journey.all {
     let product = journey.perUser
     let app = product.catalog.app
-    let oursDatabase = try OnboardingDatabase.open(
-        path: folder.appendingPathComponent("ours-\(app).sqlite").path)
-    var committed = 0
-    let ours = try await time {
-        for user in 0..<durableUsers {
-            let session = TourSession(
-                product: product, user: "u\(user)", database: oursDatabase, time: .virtual(start: start))
-            for (after, event) in journey.appEvents {
-                if after > 0 { committed += try await session.advanceClock(by: after).count }
-                if case .clockAdvanced = event { continue }
-                committed += try await session.send(event).count
-            }
-        }
-    }
+    let paired = try await DurablePair.measure(
+        journey, users: durableUsers, folder: folder, start: start, withFloor: !oursOnly)
+    let (ours, committed, rawTime) = (paired.ours, paired.committed, paired.raw)
     if oursOnly {
         report.add("durable", "\(journey.name): ours (TourSession)", Double(committed) / ours, "events/s")
         continue
     }
     let writes = try journey.writes(from: start)
-    let raw = try RawSQLite(path: folder.appendingPathComponent("raw-\(app).sqlite").path)
-    let rawTime = try await time {
-        for user in 0..<durableUsers {
-            for write in writes { try raw.commit(app: app, user: "u\(user)", write) }
-        }
-    }
     let states = try journey.steps(engine: product.engine, from: start)
     let defaults = DefaultsBaseline()
     defer { defaults.remove() }

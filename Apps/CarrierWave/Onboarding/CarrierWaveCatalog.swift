@@ -17,7 +17,7 @@ public enum CarrierWaveCatalog {
     static let tourFlows: [FlowID] = [intro] + majorVersions.map(promptID)
 
     static func promptID(_ version: String) -> FlowID {
-        FlowID("whats_new_" + version.replacingOccurrences(of: ".", with: "_"))
+        FlowID("whats_new_" + version.replacing(".", with: "_"))
     }
 
     static func screen(

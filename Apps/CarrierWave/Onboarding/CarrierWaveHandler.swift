@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import TourRuntime
 
 /// Stores a service password. On iOS: the Keychain. Nothing else ever sees the clear text.
@@ -19,23 +23,22 @@ public enum ConnectionResult: Sendable, Equatable {
 }
 
 /// Keeps passwords in memory for one process, as a stand-in for the Keychain.
-public final class StubCredentialStore: CredentialStore, @unchecked Sendable {
-    private let lock = NSLock()
-    private var passwords: [String: Secret] = [:]
+public final class StubCredentialStore: CredentialStore, Sendable {
+    private let passwords = Locked<[String: Secret]>([:])
 
     public init() {}
 
     public func save(password: Secret, service: String, account: String) async throws {
-        lock.withLock { passwords["\(service)/\(account)"] = password }
+        passwords.withLock { $0["\(service)/\(account)"] = password }
     }
 
     public func hasPassword(service: String, account: String) async -> Bool {
-        lock.withLock { passwords["\(service)/\(account)"] != nil }
+        passwords.withLock { $0["\(service)/\(account)"] != nil }
     }
 
     /// For tests: the stored password's text.
     public func password(service: String, account: String) -> String? {
-        lock.withLock { passwords["\(service)/\(account)"]?.reveal() }
+        passwords.withLock { $0["\(service)/\(account)"]?.reveal() }
     }
 }
 

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import TourRuntime
 
 /// Finite's domain: a birth date (so weeks lived can be counted), life chapters (phases) and marked weeks.

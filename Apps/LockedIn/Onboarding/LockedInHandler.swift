@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import TourRuntime
 
 /// LockedIn's domain: the difficulty, the screen-time bank and the onboarding-complete flag, all

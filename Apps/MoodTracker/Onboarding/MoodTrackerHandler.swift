@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import TourRuntime
 
 /// Mood Tracker's domain: mood entries and the `hasSeenTutorial` flag, set on completion only.

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import TourRuntime
 
 /// Mood Tracker as the executable, the benchmarks and the cross-app suite find it (see `ProductRegistration`).
