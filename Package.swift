@@ -127,6 +127,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "TourCoreTests", dependencies: ["TourCore", "TourFixtures"], path: "Tests/TourCoreTests",
+            exclude: ["StoredForms"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "PersistenceTests", dependencies: ["Persistence", "TourRuntime", "TourFixtures", "CSQLite"],

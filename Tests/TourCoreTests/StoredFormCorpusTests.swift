@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+import TourCore
+
+/// The stored forms as 0.7.0 wrote them (with Foundation's `JSONEncoder` over each type's `Codable`
+/// conformance), frozen in `StoredForms/corpus.jsonl`: 1,500 random flow states, events, effect
+/// lists, fact lists and account records. Every later build reads each line and writes it back
+/// byte for byte, so a change to how a type is written cannot slip through unnoticed.
+///
+/// The corpus is written once (`RECORD_STORED_FORMS=1 swift test --filter StoredFormCorpusTests`)
+/// and changes only with a deliberate, documented format change.
+@Suite("Stored forms of 0.7.0, read and written back")
+struct StoredFormCorpusTests {
+    static let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("StoredForms/corpus.jsonl")
+
+    @Test func everyLineIsReadAndWrittenBackByteForByte() throws {
+        if ProcessInfo.processInfo.environment["RECORD_STORED_FORMS"] == "1" { try Self.record() }
+        let lines = try String(contentsOf: Self.file, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 1_500)
+        var kinds: [String: Int] = [:]
+        for line in lines {
+            let parts = line.split(separator: "\t", maxSplits: 1).map(String.init)
+            let (kind, text) = (parts[0], parts[1])
+            kinds[kind, default: 0] += 1
+            switch kind {
+            case "FlowState": try Self.roundTrip(FlowState.self, text)
+            case "TourEvent": try Self.roundTrip(TourEvent.self, text)
+            case "TourEffects": try Self.roundTrip([TourEffect].self, text)
+            case "TourFacts": try Self.roundTrip([TourFact].self, text)
+            case "AccountFlowRecord": try Self.roundTrip(AccountFlowRecord.self, text)
+            default: Issue.record("unknown kind \(kind)")
+            }
+        }
+        #expect(kinds.values.allSatisfy { $0 == 300 }, "\(kinds)")
+    }
+
+    static func roundTrip<T: Codable & Equatable>(_ type: T.Type, _ text: String) throws {
+        let value = try TourValueDecoder().decode(T.self, jsonText: text)
+        #expect(try TourValueEncoder().jsonText(value) == text, "\(T.self): \(text)")
+        // Foundation's coders over the same conformance agree.
+        let theirs = try JSONDecoder().decode(T.self, from: Data(text.utf8))
+        #expect(theirs == value, "\(T.self): \(text)")
+        #expect(try JSONTextTests.foundation(theirs) == text, "\(T.self): \(text)")
+    }
+
+    /// Random values in their canonical form: one that Foundation's own coders write back as read
+    /// (a whole double such as 1e+16 in a free-form value reads back as an integer and is written
+    /// as 10000000000000000, in every release).
+    static func record() throws {
+        var random = SeededRandom(seed: 70)
+        func canonical<T: Codable>(_ make: () -> T) throws -> String {
+            while true {
+                let text = try JSONTextTests.foundation(make())
+                let again = try JSONTextTests.foundation(try JSONDecoder().decode(T.self, from: Data(text.utf8)))
+                if again == text { return text }
+            }
+        }
+        var lines: [String] = []
+        for _ in 0..<300 {
+            lines.append("FlowState\t" + (try canonical { random.flowState() }))
+            lines.append("TourEvent\t" + (try canonical { random.event() }))
+            lines.append("TourEffects\t" + (try canonical { random.effects() }))
+            lines.append("TourFacts\t" + (try canonical { random.facts() }))
+            lines.append("AccountFlowRecord\t" + (try canonical { random.accountRecord() }))
+        }
+        try (lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
+    }
+}
