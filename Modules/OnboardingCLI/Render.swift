@@ -13,46 +13,26 @@ enum Render {
     }
 
     /// The snapshot's JSON with the effects performed (each as the journal stores it), the time in
-    /// ISO 8601 beside the number, the next-move hint when nothing shows, and the database file.
-    /// One encoding pass (no decode and re-encode through `JSONSerialization`, whose `Any` values
-    /// cost a one-shot command a dynamic cast per value).
+    /// ISO 8601 beside the number, the next-move hint when nothing shows, and the database file:
+    /// built as one ``TourValue`` and written once.
     static func json(
         _ snapshot: TourSnapshot, effects: [TourEffect], hint: String?, database: String?, sync: SyncStatus? = nil
     ) throws -> String {
-        try json(SnapshotDocument(snapshot: snapshot, effects: effects, hint: hint, database: database, sync: sync))
-    }
-
-    /// A snapshot's keys and the CLI's own beside them, in one object.
-    private struct SnapshotDocument: Encodable {
-        var snapshot: TourSnapshot
-        var effects: [TourEffect]
-        var hint: String?
-        var database: String?
-        var sync: SyncStatus?
-
-        private enum CodingKeys: String, CodingKey { case effects, nowISO, hint, database, sync }
-        private enum SyncKeys: String, CodingKey {
-            case device, waiting, failures, oldestWaiting, retryAt, lastError, lastPush, lastPull
+        guard case .object(var document) = snapshot.tourValue else { return try snapshot.jsonText() }
+        document["effects"] = effects.tourValue
+        document["nowISO"] = .string(iso(snapshot.now))
+        if let hint { document["hint"] = .string(hint) }
+        if let database { document["database"] = .string(database) }
+        if let sync {
+            func time(_ date: Date?) -> TourValue? { date.map { .string(iso($0.timeIntervalSince1970)) } }
+            document["sync"] = .members([
+                "device": .string(sync.device), "waiting": .int(sync.waiting), "failures": .int(sync.failures),
+                "oldestWaiting": time(sync.oldestWaiting), "retryAt": time(sync.retryAt),
+                "lastError": sync.lastError.map(TourValue.string), "lastPush": time(sync.lastPush),
+                "lastPull": time(sync.lastPull),
+            ])
         }
-
-        func encode(to encoder: any Encoder) throws {
-            try snapshot.encode(to: encoder)
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(effects, forKey: .effects)
-            try container.encode(iso(snapshot.now), forKey: .nowISO)
-            try container.encodeIfPresent(hint, forKey: .hint)
-            try container.encodeIfPresent(database, forKey: .database)
-            guard let sync else { return }
-            var entry = container.nestedContainer(keyedBy: SyncKeys.self, forKey: .sync)
-            try entry.encode(sync.device, forKey: .device)
-            try entry.encode(sync.waiting, forKey: .waiting)
-            try entry.encode(sync.failures, forKey: .failures)
-            try entry.encodeIfPresent(sync.oldestWaiting.map { iso($0.timeIntervalSince1970) }, forKey: .oldestWaiting)
-            try entry.encodeIfPresent(sync.retryAt.map { iso($0.timeIntervalSince1970) }, forKey: .retryAt)
-            try entry.encodeIfPresent(sync.lastError, forKey: .lastError)
-            try entry.encodeIfPresent(sync.lastPush.map { iso($0.timeIntervalSince1970) }, forKey: .lastPush)
-            try entry.encodeIfPresent(sync.lastPull.map { iso($0.timeIntervalSince1970) }, forKey: .lastPull)
-        }
+        return try TourValue.object(document).jsonText()
     }
 
     static func card(_ snapshot: TourSnapshot, product: TourCatalog, hint: String?) -> String {

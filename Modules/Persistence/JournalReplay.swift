@@ -49,7 +49,7 @@ public enum JournalReplay {
             var next: TourState
             let facts: [TourFact]
             if (row.catalogVersion ?? 1) == engine.catalog.version {
-                let context = try JSONCoding.value(TourContext.self, from: row.contextJSON)
+                let context = try JSONCoding.object(from: row.contextJSON)
                 do {
                     let transition = try engine.reduce(state, event, at: row.time, context: context)
                     next = transition.state
@@ -122,7 +122,7 @@ public enum JournalFacts {
         var facts: [Int64: String] = [:]
         do {
             try JournalReplay.fold(app: app, engine: engine, rows: rows) { step in
-                facts[step.row.id] = try JSONCoding.string(step.facts)
+                facts[step.row.id] = try JSONCoding.text(step.facts)
             }
         } catch {
             // A row that no longer replays: the rows before it get their facts, the rest none.

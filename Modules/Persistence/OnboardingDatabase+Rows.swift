@@ -31,7 +31,7 @@ extension OnboardingDatabase {
             [.text(key.app), .text(SessionKey.installSubject), .text(key.user)]
         ) { row in
             let name = row.text(1) ?? ""
-            let value = try JSONCoding.value(TourValue.self, from: row.text(2) ?? "")
+            let value = try JSONCoding.value(from: row.text(2) ?? "")
             let subject = row.text(0)
             if subject == key.subject(for: scopes.state.scope(of: name)) {
                 session.domain[name] = value
@@ -41,7 +41,7 @@ extension OnboardingDatabase {
         }
         session.domain.merge(legacy) { current, _ in current }
         try db.query("SELECT key, value_json FROM device_state WHERE app = ?", [.text(key.app)]) { row in
-            session.device[row.text(0) ?? ""] = try JSONCoding.value(TourValue.self, from: row.text(1) ?? "")
+            session.device[row.text(0) ?? ""] = try JSONCoding.value(from: row.text(1) ?? "")
         }
         session.account = try loadAccount(db, key)
         return session
@@ -72,7 +72,7 @@ extension OnboardingDatabase {
                 """,
                 [
                     .text(key.app), .text(subject), .text(flow.rawValue), .text(state.status.rawValue),
-                    SQLValue(state.currentStep?.rawValue), .text(try JSONCoding.string(state)), .real(now),
+                    SQLValue(state.currentStep?.rawValue), .text(try JSONCoding.text(state)), .real(now),
                     SQLValue(state.run?.catalogVersion),
                 ])
         }
@@ -120,7 +120,7 @@ extension OnboardingDatabase {
             if let value = after[name] {
                 var arguments: [SQLValue] = [.text(app)]
                 if let scope { arguments.append(.text(scope.value)) }
-                arguments += [.text(name), .text(try JSONCoding.string(value))]
+                arguments += [.text(name), .text(try JSONCoding.text(value))]
                 try db.run(
                     """
                     INSERT INTO \(table) (app\(scopeColumns), key, value_json) VALUES (?\(scopeValues), ?, ?)
@@ -144,14 +144,14 @@ extension OnboardingDatabase {
                 .real(entry.time.timeIntervalSince1970), .text(key.app), .text(key.user),
                 SQLValue(entry.record.flow?.rawValue), SQLValue(entry.record.step?.rawValue),
                 .text(entry.record.event.name), .text(entry.record.outcome),
-                .text(try JSONCoding.string(entry.record.event)), .text(try JSONCoding.string(entry.context)),
-                .text(try JSONCoding.string(entry.effects)), SQLValue(entry.catalogVersion),
-                .text(try JSONCoding.string(entry.record.facts)),
+                .text(try JSONCoding.text(entry.record.event)), .text(try JSONCoding.text(entry.context)),
+                .text(try JSONCoding.text(entry.effects)), SQLValue(entry.catalogVersion),
+                .text(try JSONCoding.text(entry.record.facts)),
             ])
         if let records = entry.outbox {
             try db.run(
                 "INSERT INTO outbox (journal_id, app, user, records_json) VALUES (?, ?, ?, ?)",
-                [.integer(db.lastInsertedRowID), .text(key.app), .text(key.user), .text(try JSONCoding.string(records.byName))])
+                [.integer(db.lastInsertedRowID), .text(key.app), .text(key.user), .text(try JSONCoding.text(records.byName))])
         }
     }
 }

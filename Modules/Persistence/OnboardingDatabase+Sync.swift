@@ -63,7 +63,7 @@ extension OnboardingDatabase {
                 INSERT INTO account_flow (app, user, flow, record_json) VALUES (?, ?, ?, ?)
                 ON CONFLICT (app, user, flow) DO UPDATE SET record_json = excluded.record_json
                 """,
-                [.text(key.app), .text(key.user), .text(flow.rawValue), .text(try JSONCoding.string(record))])
+                [.text(key.app), .text(key.user), .text(flow.rawValue), .text(try JSONCoding.text(record))])
         }
     }
 
@@ -100,7 +100,7 @@ extension OnboardingDatabase {
             {
                 try db.run(
                     "UPDATE outbox SET records_json = ? WHERE journal_id = ?",
-                    [.text(try JSONCoding.string(stamped.byName)), .integer(newest)])
+                    [.text(try JSONCoding.text(stamped.byName)), .integer(newest)])
             }
             try Self.saveAccount(db, key, AccountKnowledge(device: device, records: stamped), before: nil)
             return (device, queued)
@@ -125,7 +125,7 @@ extension OnboardingDatabase {
                 WHERE o.app = ? AND o.user = ? ORDER BY o.journal_id LIMIT ?
                 """, [.text(key.app), .text(key.user), SQLValue(limit)]
             ) { row in
-                let records = try JSONCoding.value([String: AccountFlowRecord].self, from: row.text(5) ?? "")
+                let records = try JSONCoding.object(from: row.text(5) ?? "").mapValues(AccountFlowRecord.init(tourValue:))
                 return OutboxRow(
                     journalID: row.integer(0) ?? 0, time: Date(timeIntervalSince1970: row.double(1) ?? 0),
                     event: row.text(2) ?? "", catalogVersion: row.int(3) ?? 1, factsJSON: row.text(4) ?? "[]",

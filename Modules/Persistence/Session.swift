@@ -93,11 +93,7 @@ public struct JournalRow: Equatable, Sendable {
     /// left out. Nil when the row has none recorded.
     public var facts: [TourFact]? {
         guard let factsJSON else { return nil }
-        struct Lenient: Decodable {
-            var fact: TourFact?
-            init(from decoder: any Decoder) throws { fact = try? TourFact(from: decoder) }
-        }
-        return (try? JSONCoding.value([Lenient].self, from: factsJSON))?.compactMap(\.fact) ?? []
+        return (try? JSONCoding.value(from: factsJSON))?.listValue?.compactMap { try? TourFact(tourValue: $0) } ?? []
     }
 }
 

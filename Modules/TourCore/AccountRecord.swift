@@ -110,7 +110,10 @@ public struct AccountFlowRecord: Equatable, Hashable, Sendable, Comparable {
     }
 }
 
-extension AccountFlowRecord: Codable {
+/// The stored and wire form: `{"epoch": 0, "standing": "completed", "version": "2.5", "at": ..., "device": ...}`.
+/// Decoded through `Codable` directly (not through ``TourValueConvertible``'s bridge): the account
+/// server reads records in every push with `JSONDecoder`, which this keeps fast.
+extension AccountFlowRecord: Codable, TourValueConvertible {
     enum Key: String, CodingKey { case epoch, standing, version, at, device }
 
     public init(from decoder: any Decoder) throws {
@@ -129,6 +132,20 @@ extension AccountFlowRecord: Codable {
         try c.encodeIfPresent(version, forKey: .version)
         try c.encode(at, forKey: .at)
         try c.encode(device, forKey: .device)
+    }
+
+    public var tourValue: TourValue {
+        .members([
+            "epoch": .int(epoch), "standing": .string(standing.rawValue), "version": version.map(TourValue.string),
+            "at": .int(Int(at)), "device": .string(device),
+        ])
+    }
+
+    public init(tourValue: TourValue) throws {
+        let stored = try TourValueReader(tourValue, as: "account record")
+        self.init(
+            epoch: try stored.int("epoch"), standing: try stored.raw("standing", Standing.self),
+            version: try stored.optionalString("version"), at: Int64(try stored.int("at")), device: try stored.string("device"))
     }
 }
 

@@ -68,57 +68,41 @@ public struct FlowSummary: Encodable, Equatable, Sendable {
     public var finishedInVersion: String?
 }
 
-// Explicit encoders: absent values are written as `null`, so JSON readers always find every key, and
-// a card's actions are written as names with their labels beside them.
-extension Card {
-    private enum CodingKeys: String, CodingKey {
-        case flow, step, title, body, hint, details, notices, anchor, highlightPadding, popover, progress,
-            actions,
-            labels, autoAdvanceAt, isReplay
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(flow, forKey: .flow)
-        try container.encode(step, forKey: .step)
-        try container.encode(title, forKey: .title)
-        try container.encode(body, forKey: .body)
-        try container.encode(hint, forKey: .hint)
-        try container.encode(details, forKey: .details)
-        try container.encode(notices, forKey: .notices)
-        try container.encode(anchor, forKey: .anchor)
-        try container.encode(highlightPadding, forKey: .highlightPadding)
-        try container.encode(popover, forKey: .popover)
-        try container.encode(progress, forKey: .progress)
-        try container.encode(actions.map(\.name), forKey: .actions)
+// Written by hand (see ``TourValueRepresentable``): absent values are written as `null`, so JSON
+// readers always find every key, and a card's actions are written as names with their labels beside
+// them.
+extension Card: TourValueRepresentable {
+    public var tourValue: TourValue {
         let labels = Dictionary(actions.compactMap { action in action.label.map { (action.name, $0) } }) {
             first, _ in first
         }
-        try container.encode(labels, forKey: .labels)
-        try container.encode(autoAdvanceAt, forKey: .autoAdvanceAt)
-        try container.encode(isReplay, forKey: .isReplay)
+        return [
+            "flow": .string(flow.rawValue), "step": .string(step.rawValue), "title": .string(title), "body": .string(body),
+            "hint": .optional(hint), "details": .strings(details), "notices": .strings(notices), "anchor": .optional(anchor),
+            "highlightPadding": highlightPadding.map(TourValue.double) ?? .null, "popover": .optional(popover?.rawValue),
+            "progress": progress?.tourValue ?? .null, "actions": .strings(actions.map(\.name)),
+            "labels": .object(labels.mapValues(TourValue.string)),
+            "autoAdvanceAt": autoAdvanceAt.map(TourValue.double) ?? .null, "isReplay": .bool(isReplay),
+        ]
     }
+
+    public func encode(to encoder: any Encoder) throws { try tourValue.encode(to: encoder) }
 }
 
-extension FlowSummary {
-    private enum CodingKeys: String, CodingKey {
-        case id, name, status, step, stepIndex, stepCount, progress, canSkip, canGoBack, actions, startsAt,
-            finishedInVersion
+extension StepProgress: TourValueRepresentable {
+    public var tourValue: TourValue { ["step": .int(step), "total": .int(total), "finale": .bool(finale)] }
+}
+
+extension FlowSummary: TourValueRepresentable {
+    public var tourValue: TourValue {
+        [
+            "id": .string(id.rawValue), "name": .string(name), "status": .string(status.rawValue),
+            "step": .optional(step?.rawValue), "stepIndex": stepIndex.map(TourValue.int) ?? .null,
+            "stepCount": stepCount.map(TourValue.int) ?? .null, "progress": progress?.tourValue ?? .null,
+            "canSkip": .bool(canSkip), "canGoBack": .bool(canGoBack), "actions": .strings(actions),
+            "startsAt": startsAt.map(TourValue.double) ?? .null, "finishedInVersion": .optional(finishedInVersion),
+        ]
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(name, forKey: .name)
-        try container.encode(status, forKey: .status)
-        try container.encode(step, forKey: .step)
-        try container.encode(stepIndex, forKey: .stepIndex)
-        try container.encode(stepCount, forKey: .stepCount)
-        try container.encode(progress, forKey: .progress)
-        try container.encode(canSkip, forKey: .canSkip)
-        try container.encode(canGoBack, forKey: .canGoBack)
-        try container.encode(actions, forKey: .actions)
-        try container.encode(startsAt, forKey: .startsAt)
-        try container.encode(finishedInVersion, forKey: .finishedInVersion)
-    }
+    public func encode(to encoder: any Encoder) throws { try tourValue.encode(to: encoder) }
 }

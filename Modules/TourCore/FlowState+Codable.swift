@@ -4,8 +4,9 @@
     import Foundation
 #endif
 
-/// The stored form of a flow's state: explicit keys and a format number, written by hand so that
-/// renaming a Swift property never changes stored data.
+/// The stored form of a flow's state: explicit keys and a format number, written by hand (as a
+/// ``TourValue``, see ``TourValueConvertible``) so that renaming a Swift property never changes
+/// stored data.
 ///
 /// Format 2 (since 0.6.0):
 ///
@@ -19,139 +20,132 @@
 /// is read with `decodeIfPresent` and a default, so rows written before it still load (tested by
 /// `StoredRecordTests`). Changing the meaning of a key is a new format number with a converter
 /// here; format 1 (the synthesized form of 0.1 to 0.5, no "format" key) is read below.
-extension FlowState: Codable {
+extension FlowState: Codable, TourValueConvertible {
     public static let storedFormat = 2
 
-    enum Key: String, CodingKey {
-        case format, status, pendingStart, version, run
-        // Format 1 only.
-        case plan, position, fields, gates, performed, deadline, activation, finishedInVersion, replayOf
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: Key.self)
-        try container.encode(Self.storedFormat, forKey: .format)
-        try container.encode(status.rawValue, forKey: .status)
+    public var tourValue: TourValue {
+        var object: [String: TourValue] = ["format": .int(Self.storedFormat), "status": .string(status.rawValue)]
         switch self {
         case .notStarted(let start):
-            try container.encodeIfPresent(start?.timeIntervalSince1970, forKey: .pendingStart)
+            if let start { object["pendingStart"] = .double(start.timeIntervalSince1970) }
         case .active(let run):
-            try container.encode(run, forKey: .run)
+            object["run"] = run.tourValue
         case .finished(let record):
-            try container.encodeIfPresent(record.version, forKey: .version)
+            if let version = record.version { object["version"] = .string(version) }
         }
+        return .object(object)
     }
 
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: Key.self)
-        let format = try container.decodeIfPresent(Int.self, forKey: .format) ?? 1
+    public init(tourValue: TourValue) throws {
+        let stored = try TourValueReader(tourValue, as: "flow state")
+        let format = try stored.optionalInt("format") ?? 1
         guard format <= Self.storedFormat else {
-            throw DecodingError.dataCorruptedError(
-                forKey: .format, in: container,
-                debugDescription: "flow state format \(format) is newer than this build reads (\(Self.storedFormat))")
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: [MemberKey("format")],
+                    debugDescription: "flow state format \(format) is newer than this build reads (\(Self.storedFormat))"))
         }
-        let status = try container.decode(FlowStatus.self, forKey: .status)
+        let status = try stored.raw("status", FlowStatus.self)
         if format == 1 {
-            self = try Self.legacy(status, container)
+            self = try Self.legacy(status, stored)
             return
         }
         switch status {
         case .notStarted:
-            self = .notStarted(
-                pendingStart: try container.decodeIfPresent(Double.self, forKey: .pendingStart).map(
-                    Date.init(timeIntervalSince1970:)))
+            self = .notStarted(pendingStart: try stored.optionalDouble("pendingStart").map(Date.init(timeIntervalSince1970:)))
         case .active:
-            self = .active(try container.decode(FlowRun.self, forKey: .run))
+            self = .active(try stored.decode("run", FlowRun.self))
         case .completed, .skipped:
-            self = .record(status: status, version: try container.decodeIfPresent(String.self, forKey: .version))
+            self = .record(status: status, version: try stored.optionalString("version"))
         }
     }
 
+    public func encode(to encoder: any Encoder) throws { try tourValue.encode(to: encoder) }
+    public init(from decoder: any Decoder) throws { try self.init(tourValue: TourValue(from: decoder)) }
+
     /// The synthesized form of releases 0.1 to 0.5: every run field present whatever the status.
-    private static func legacy(_ status: FlowStatus, _ container: KeyedDecodingContainer<Key>) throws -> FlowState {
-        let version = try container.decodeIfPresent(String.self, forKey: .finishedInVersion)
+    private static func legacy(_ status: FlowStatus, _ stored: TourValueReader) throws -> FlowState {
+        let version = try stored.optionalString("finishedInVersion")
         switch status {
         case .notStarted:
-            return .notStarted(
-                pendingStart: try container.decodeIfPresent(Double.self, forKey: .pendingStart).map(
-                    Date.init(timeIntervalSince1970:)))
+            return .notStarted(pendingStart: try stored.optionalDouble("pendingStart").map(Date.init(timeIntervalSince1970:)))
         case .completed, .skipped:
             return .record(status: status, version: version)
         case .active:
-            struct Snapshot: Decodable {
-                var status: FlowStatus
-                var finishedInVersion: String?
+            let replayOf = try stored.value("replayOf").map { snapshot -> FlowRecord.Before in
+                let before = try TourValueReader(snapshot, as: "replayed record")
+                let record = FlowState.record(
+                    status: try before.raw("status", FlowStatus.self),
+                    version: try before.optionalString("finishedInVersion"))
+                if case .finished(let record) = record { return .finished(record) }
+                return .notStarted
             }
-            let snapshot = try container.decodeIfPresent(Snapshot.self, forKey: .replayOf)
             return .active(
                 FlowRun(
-                    plan: try container.decodeIfPresent([StepID].self, forKey: .plan) ?? [],
-                    position: try container.decodeIfPresent(Int.self, forKey: .position) ?? 0,
-                    fields: try container.decodeIfPresent([String: TourValue].self, forKey: .fields) ?? [:],
-                    gates: try container.decodeIfPresent([String: GateStatus].self, forKey: .gates) ?? [:],
-                    performed: try container.decodeIfPresent([String].self, forKey: .performed) ?? [],
-                    deadline: try container.decodeIfPresent(Double.self, forKey: .deadline).map(
-                        Date.init(timeIntervalSince1970:)),
-                    activation: try container.decodeIfPresent(Int.self, forKey: .activation) ?? 0,
+                    plan: try stored.optionalStrings("plan").map { $0.map(StepID.init(rawValue:)) } ?? [],
+                    position: try stored.optionalInt("position") ?? 0,
+                    fields: try stored.optionalObject("fields") ?? [:],
+                    gates: try FlowRun.gates(stored.optionalObject("gates") ?? [:]),
+                    performed: try stored.optionalStrings("performed") ?? [],
+                    deadline: try stored.optionalDouble("deadline").map(Date.init(timeIntervalSince1970:)),
+                    activation: try stored.optionalInt("activation") ?? 0,
                     // Every catalog before versioned catalogs is version 1.
                     catalogVersion: 1,
-                    replayOf: snapshot.map { snapshot in
-                        let before = FlowState.record(status: snapshot.status, version: snapshot.finishedInVersion)
-                        if case .finished(let record) = before { return .finished(record) }
-                        return .notStarted
-                    }))
+                    replayOf: replayOf))
         }
     }
 }
 
-extension FlowRun: Codable {
-    enum Key: String, CodingKey {
-        case plan, position, fields, gates, performed, deadline, activation, catalogVersion, replayOf
-    }
-
-    enum BeforeKey: String, CodingKey { case status, version }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: Key.self)
-        try container.encode(plan, forKey: .plan)
-        try container.encode(position, forKey: .position)
-        try container.encode(fields, forKey: .fields)
-        try container.encode(gates, forKey: .gates)
-        try container.encode(performed, forKey: .performed)
-        try container.encodeIfPresent(deadline?.timeIntervalSince1970, forKey: .deadline)
-        try container.encode(activation, forKey: .activation)
-        try container.encode(catalogVersion, forKey: .catalogVersion)
+extension FlowRun: Codable, TourValueConvertible {
+    public var tourValue: TourValue {
+        var object: [String: TourValue] = [
+            "plan": .strings(plan.map(\.rawValue)), "position": .int(position), "fields": .object(fields),
+            "gates": .object(gates.mapValues { .string($0.rawValue) }), "performed": .strings(performed),
+            "activation": .int(activation), "catalogVersion": .int(catalogVersion),
+        ]
+        if let deadline { object["deadline"] = .double(deadline.timeIntervalSince1970) }
         if let replayOf {
-            var before = container.nestedContainer(keyedBy: BeforeKey.self, forKey: .replayOf)
-            try before.encode(replayOf.status.rawValue, forKey: .status)
-            if case .finished(let record) = replayOf { try before.encodeIfPresent(record.version, forKey: .version) }
+            var before: [String: TourValue] = ["status": .string(replayOf.status.rawValue)]
+            if case .finished(let record) = replayOf, let version = record.version { before["version"] = .string(version) }
+            object["replayOf"] = .object(before)
         }
+        return .object(object)
     }
 
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: Key.self)
+    public init(tourValue: TourValue) throws {
+        let stored = try TourValueReader(tourValue, as: "run")
         var replayOf: FlowRecord.Before?
-        if container.contains(.replayOf) {
-            let before = try container.nestedContainer(keyedBy: BeforeKey.self, forKey: .replayOf)
-            let status = try before.decode(FlowStatus.self, forKey: .status)
-            if case .finished(let record) = FlowState.record(
-                status: status, version: try before.decodeIfPresent(String.self, forKey: .version))
-            {
+        if stored.contains("replayOf") {
+            let before = try TourValueReader(stored.object["replayOf"] ?? .null, as: "replayed record")
+            let status = try before.raw("status", FlowStatus.self)
+            if case .finished(let record) = FlowState.record(status: status, version: try before.optionalString("version")) {
                 replayOf = .finished(record)
             } else {
                 replayOf = .notStarted
             }
         }
         self.init(
-            plan: try container.decode([StepID].self, forKey: .plan),
-            position: try container.decode(Int.self, forKey: .position),
-            fields: try container.decodeIfPresent([String: TourValue].self, forKey: .fields) ?? [:],
-            gates: try container.decodeIfPresent([String: GateStatus].self, forKey: .gates) ?? [:],
-            performed: try container.decodeIfPresent([String].self, forKey: .performed) ?? [],
-            deadline: try container.decodeIfPresent(Double.self, forKey: .deadline).map(
-                Date.init(timeIntervalSince1970:)),
-            activation: try container.decode(Int.self, forKey: .activation),
-            catalogVersion: try container.decodeIfPresent(Int.self, forKey: .catalogVersion) ?? 1,
+            plan: try stored.strings("plan").map(StepID.init(rawValue:)),
+            position: try stored.int("position"),
+            fields: try stored.optionalObject("fields") ?? [:],
+            gates: try Self.gates(stored.optionalObject("gates") ?? [:]),
+            performed: try stored.optionalStrings("performed") ?? [],
+            deadline: try stored.optionalDouble("deadline").map(Date.init(timeIntervalSince1970:)),
+            activation: try stored.int("activation"),
+            catalogVersion: try stored.optionalInt("catalogVersion") ?? 1,
             replayOf: replayOf)
     }
+
+    static func gates(_ object: [String: TourValue]) throws -> [String: GateStatus] {
+        try object.mapValues { value in
+            guard case .string(let text) = value, let status = GateStatus(rawValue: text) else {
+                throw DecodingError.dataCorrupted(
+                    .init(codingPath: [MemberKey("gates")], debugDescription: "run: a gate cannot be \(value)"))
+            }
+            return status
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws { try tourValue.encode(to: encoder) }
+    public init(from decoder: any Decoder) throws { try self.init(tourValue: TourValue(from: decoder)) }
 }

@@ -73,82 +73,75 @@ public enum TourFact: Equatable, Sendable {
 
 /// Stored as `{"fact": "stepEntered", "flow": "walkthrough", "step": "markWeek", "index": 6}`:
 /// explicit keys, new keys optional, so facts written by any release stay readable.
-extension TourFact: Codable {
-    enum Key: String, CodingKey {
-        case fact, flow, plan, catalogVersion, replay, step, index, ending, recorded, version
-        case fromVersion, toVersion, fromStep, toStep, outcome, gate, answer
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: Key.self)
-        try c.encode(name, forKey: .fact)
-        try c.encode(flow, forKey: .flow)
+extension TourFact: Codable, TourValueConvertible {
+    public var tourValue: TourValue {
+        var object: [String: TourValue] = ["fact": .string(name), "flow": .string(flow.rawValue)]
         switch self {
         case .flowStarted(_, let plan, let catalogVersion, let replay):
-            try c.encode(plan, forKey: .plan)
-            try c.encode(catalogVersion, forKey: .catalogVersion)
-            if replay { try c.encode(true, forKey: .replay) }
+            object["plan"] = .strings(plan.map(\.rawValue))
+            object["catalogVersion"] = .int(catalogVersion)
+            if replay { object["replay"] = .bool(true) }
         case .stepEntered(_, let step, let index):
-            try c.encode(step, forKey: .step)
-            try c.encode(index, forKey: .index)
+            object["step"] = .string(step.rawValue)
+            object["index"] = .int(index)
         case .stepCompleted(_, let step):
-            try c.encode(step, forKey: .step)
+            object["step"] = .string(step.rawValue)
         case .gateAnswered(_, let step, let gate, let answer):
-            try c.encode(step, forKey: .step)
-            try c.encode(gate, forKey: .gate)
-            try c.encode(answer, forKey: .answer)
+            object["step"] = .string(step.rawValue)
+            object["gate"] = .string(gate)
+            object["answer"] = .string(answer.rawValue)
         case .flowEnded(_, let ending, let recorded, let version):
-            try c.encode(ending, forKey: .ending)
-            try c.encode(recorded, forKey: .recorded)
-            try c.encodeIfPresent(version, forKey: .version)
+            object["ending"] = .string(ending.rawValue)
+            object["recorded"] = .string(recorded.rawValue)
+            if let version { object["version"] = .string(version) }
         case .flowReset:
             break
         case .runMigrated(_, let fromVersion, let toVersion, let fromStep, let toStep, let plan, let outcome):
-            try c.encode(fromVersion, forKey: .fromVersion)
-            try c.encode(toVersion, forKey: .toVersion)
-            try c.encodeIfPresent(fromStep, forKey: .fromStep)
-            try c.encodeIfPresent(toStep, forKey: .toStep)
-            try c.encode(plan, forKey: .plan)
-            try c.encode(outcome, forKey: .outcome)
+            object["fromVersion"] = .int(fromVersion)
+            object["toVersion"] = .int(toVersion)
+            if let fromStep { object["fromStep"] = .string(fromStep.rawValue) }
+            if let toStep { object["toStep"] = .string(toStep.rawValue) }
+            object["plan"] = .strings(plan.map(\.rawValue))
+            object["outcome"] = .string(outcome.rawValue)
         }
+        return .object(object)
     }
 
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: Key.self)
-        let flow = try c.decode(FlowID.self, forKey: .flow)
-        switch try c.decode(String.self, forKey: .fact) {
+    public init(tourValue: TourValue) throws {
+        let stored = try TourValueReader(tourValue, as: "fact")
+        let flow = try stored.raw("flow", FlowID.self)
+        func steps(_ key: String) throws -> [StepID] { try stored.strings(key).map(StepID.init(rawValue:)) }
+        switch try stored.string("fact") {
         case "flowStarted":
             self = .flowStarted(
-                flow: flow, plan: try c.decode([StepID].self, forKey: .plan),
-                catalogVersion: try c.decodeIfPresent(Int.self, forKey: .catalogVersion) ?? 1,
-                replay: try c.decodeIfPresent(Bool.self, forKey: .replay) ?? false)
+                flow: flow, plan: try steps("plan"), catalogVersion: try stored.optionalInt("catalogVersion") ?? 1,
+                replay: try stored.optionalBool("replay") ?? false)
         case "stepEntered":
-            self = .stepEntered(
-                flow: flow, step: try c.decode(StepID.self, forKey: .step), index: try c.decode(Int.self, forKey: .index))
+            self = .stepEntered(flow: flow, step: try stored.raw("step", StepID.self), index: try stored.int("index"))
         case "stepCompleted":
-            self = .stepCompleted(flow: flow, step: try c.decode(StepID.self, forKey: .step))
+            self = .stepCompleted(flow: flow, step: try stored.raw("step", StepID.self))
         case "gateAnswered":
             self = .gateAnswered(
-                flow: flow, step: try c.decode(StepID.self, forKey: .step), gate: try c.decode(String.self, forKey: .gate),
-                answer: try c.decode(GateStatus.self, forKey: .answer))
+                flow: flow, step: try stored.raw("step", StepID.self), gate: try stored.string("gate"),
+                answer: try stored.raw("answer", GateStatus.self))
         case "flowEnded":
             self = .flowEnded(
-                flow: flow, ending: try c.decode(Ending.self, forKey: .ending),
-                recorded: try c.decode(FlowStatus.self, forKey: .recorded),
-                version: try c.decodeIfPresent(String.self, forKey: .version))
+                flow: flow, ending: try stored.raw("ending", Ending.self), recorded: try stored.raw("recorded", FlowStatus.self),
+                version: try stored.optionalString("version"))
         case "flowReset":
             self = .flowReset(flow: flow)
         case "runMigrated":
             self = .runMigrated(
-                flow: flow, fromVersion: try c.decode(Int.self, forKey: .fromVersion),
-                toVersion: try c.decode(Int.self, forKey: .toVersion),
-                fromStep: try c.decodeIfPresent(StepID.self, forKey: .fromStep),
-                toStep: try c.decodeIfPresent(StepID.self, forKey: .toStep),
-                plan: try c.decodeIfPresent([StepID].self, forKey: .plan) ?? [],
-                outcome: try c.decode(MigrationOutcome.self, forKey: .outcome))
+                flow: flow, fromVersion: try stored.int("fromVersion"), toVersion: try stored.int("toVersion"),
+                fromStep: try stored.optionalRaw("fromStep", StepID.self), toStep: try stored.optionalRaw("toStep", StepID.self),
+                plan: stored.value("plan") == nil ? [] : try steps("plan"),
+                outcome: try stored.raw("outcome", MigrationOutcome.self))
         case let other:
-            throw DecodingError.dataCorruptedError(
-                forKey: .fact, in: c, debugDescription: "unknown fact '\(other)' (written by a newer release?)")
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: [MemberKey("fact")], debugDescription: "unknown fact '\(other)' (written by a newer release?)"))
         }
     }
+
+    public func encode(to encoder: any Encoder) throws { try tourValue.encode(to: encoder) }
+    public init(from decoder: any Decoder) throws { try self.init(tourValue: TourValue(from: decoder)) }
 }

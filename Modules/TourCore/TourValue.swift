@@ -51,6 +51,11 @@ public enum TourValue: Hashable, Sendable {
 
 extension TourValue: Codable {
     public init(from decoder: any Decoder) throws {
+        // Through ``TourValueDecoder`` the value is at hand: no guessing its kind by trying each.
+        if let ours = decoder as? ValueDecoder {
+            self = ours.value
+            return
+        }
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
@@ -70,6 +75,10 @@ extension TourValue: Codable {
     }
 
     public func encode(to encoder: any Encoder) throws {
+        if let ours = encoder as? NodeEncoder {
+            ours.node.value = self
+            return
+        }
         var container = encoder.singleValueContainer()
         switch self {
         case .null: try container.encodeNil()

@@ -41,7 +41,7 @@ public struct TourValueDecoder: Sendable {
 // MARK: - Encoding
 
 /// What one `encode(to:)` call made: a plain value, or a container still being filled.
-private final class EncodingNode {
+final class EncodingNode {
     var value: TourValue?
     var object: [String: EncodingNode.Child]?
     var list: [EncodingNode.Child]?
@@ -90,7 +90,7 @@ private final class EncodingNode {
     }
 }
 
-private struct NodeEncoder: Encoder {
+struct NodeEncoder: Encoder {
     let node: EncodingNode
     var codingPath: [any CodingKey]
     var userInfo: [CodingUserInfoKey: Any] { [:] }
@@ -253,7 +253,7 @@ private struct IndexKey: CodingKey {
 
 // MARK: - Decoding
 
-private struct ValueDecoder: Decoder {
+struct ValueDecoder: Decoder {
     let value: TourValue
     var codingPath: [any CodingKey]
     var userInfo: [CodingUserInfoKey: Any] { [:] }

@@ -18,20 +18,15 @@ public struct TourSnapshot: Encodable, Equatable, Sendable {
     public var nextTimerAt: Double?
 }
 
-extension TourSnapshot {
-    private enum CodingKeys: String, CodingKey {
-        case app, user, flows, card, state, appVersion, now, nextTimerAt
+extension TourSnapshot: TourValueRepresentable {
+    /// Every key present (absent values as `null`), as every `--json` document shows a snapshot.
+    public var tourValue: TourValue {
+        [
+            "app": .string(app), "user": .string(user), "flows": .list(flows.map(\.tourValue)),
+            "card": card?.tourValue ?? .null, "state": .object(state), "appVersion": .optional(appVersion),
+            "now": .double(now), "nextTimerAt": nextTimerAt.map(TourValue.double) ?? .null,
+        ]
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(app, forKey: .app)
-        try container.encode(user, forKey: .user)
-        try container.encode(flows, forKey: .flows)
-        try container.encode(card, forKey: .card)
-        try container.encode(state, forKey: .state)
-        try container.encode(appVersion, forKey: .appVersion)
-        try container.encode(now, forKey: .now)
-        try container.encode(nextTimerAt, forKey: .nextTimerAt)
-    }
+    public func encode(to encoder: any Encoder) throws { try tourValue.encode(to: encoder) }
 }

@@ -26,8 +26,12 @@ struct StoredFormCorpusTests {
             switch kind {
             case "FlowState": try Self.roundTrip(FlowState.self, text)
             case "TourEvent": try Self.roundTrip(TourEvent.self, text)
-            case "TourEffects": try Self.roundTrip([TourEffect].self, text)
-            case "TourFacts": try Self.roundTrip([TourFact].self, text)
+            case "TourEffects":
+                try Self.roundTrip(codable: [TourEffect].self, text)
+                #expect(try [TourEffect](tourValue: TourValue(jsonText: text)).tourValue.jsonText() == text)
+            case "TourFacts":
+                try Self.roundTrip(codable: [TourFact].self, text)
+                #expect(try [TourFact](tourValue: TourValue(jsonText: text)).tourValue.jsonText() == text)
             case "AccountFlowRecord": try Self.roundTrip(AccountFlowRecord.self, text)
             default: Issue.record("unknown kind \(kind)")
             }
@@ -35,7 +39,15 @@ struct StoredFormCorpusTests {
         #expect(kinds.values.allSatisfy { $0 == 300 }, "\(kinds)")
     }
 
-    static func roundTrip<T: Codable & Equatable>(_ type: T.Type, _ text: String) throws {
+    /// Through the hand-written form, then through `Codable` with both coders.
+    static func roundTrip<T: Codable & Equatable & TourValueConvertible>(_ type: T.Type, _ text: String) throws {
+        let direct = try T(jsonText: text)
+        #expect(try direct.jsonText() == text, "\(T.self): \(text)")
+        try roundTrip(codable: type, text)
+        #expect(try TourValueDecoder().decode(T.self, jsonText: text) == direct)
+    }
+
+    static func roundTrip<T: Codable & Equatable>(codable type: T.Type, _ text: String) throws {
         let value = try TourValueDecoder().decode(T.self, jsonText: text)
         #expect(try TourValueEncoder().jsonText(value) == text, "\(T.self): \(text)")
         // Foundation's coders over the same conformance agree.
