@@ -87,8 +87,8 @@ public enum OnboardingCLI {
     static func run(_ arguments: [String]?) async -> Int32 {
         let given = arguments ?? Array(CommandLine.arguments.dropFirst())
         do {
-            if let command = QuickParse.command(given) {
-                try await command.run()
+            if let quick = QuickParse.command(given) {
+                try await Runner.run(quick.options) { try await quick.command.execute($0) }
                 return 0
             }
             var command = try RootCommand.parseAsRoot(given)

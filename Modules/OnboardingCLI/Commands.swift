@@ -20,7 +20,7 @@ protocol ScriptableCommand: AsyncParsableCommand {
 
 extension ScriptableCommand {
     func run() async throws {
-        try await Runner.run(options) { try await execute($0) }
+        try await Runner.run(options.run) { try await execute($0) }
     }
 }
 
@@ -45,7 +45,7 @@ struct RootCommand: AsyncParsableCommand {
     @OptionGroup var options: CommonOptions
 
     func run() async throws {
-        try await Runner.run(options) { runner in
+        try await Runner.run(options.run) { runner in
             try await Interactive(runner: runner).run()
         }
     }
@@ -79,9 +79,7 @@ struct Show: ScriptableCommand {
     static let configuration = CommandConfiguration(commandName: "show", abstract: "Print the card showing now.")
     @OptionGroup var options: CommonOptions
 
-    func execute(_ runner: Runner) async throws {
-        try await runner.report(.card)
-    }
+    func execute(_ runner: Runner) async throws { try await OptionsOnlyCommand.show.execute(runner) }
 }
 
 struct Do: ScriptableCommand {
@@ -167,9 +165,7 @@ struct Status: ScriptableCommand {
         abstract: "Every flow for the user, the product's domain state, and the database file.")
     @OptionGroup var options: CommonOptions
 
-    func execute(_ runner: Runner) async throws {
-        try await runner.report(.status)
-    }
+    func execute(_ runner: Runner) async throws { try await OptionsOnlyCommand.status.execute(runner) }
 }
 
 struct Reset: ScriptableCommand {
@@ -244,9 +240,18 @@ struct Journal: ScriptableCommand {
         abstract: "The user's journal rows: time, flow, step, event, outcome, and the analytics they sent.")
     @OptionGroup var options: CommonOptions
 
-    func execute(_ runner: Runner) async throws {
-        let rows = try runner.journal()
-        if runner.json {
+    func execute(_ runner: Runner) async throws { try await OptionsOnlyCommand.journal.execute(runner) }
+}
+
+extension Runner {
+    func journal() throws -> [JournalRow] {
+        try journalWithFacts(user: session.key.user)
+    }
+
+    /// `journal`: the user's rows, as text or one JSON array.
+    func printJournal() throws {
+        let rows = try journal()
+        if json {
             let objects: [TourValue] = rows.map { row in
                 [
                     "id": .int(Int(row.id)), "time": .double(row.time.timeIntervalSince1970),
@@ -275,12 +280,6 @@ struct Journal: ScriptableCommand {
     }
 }
 
-extension Runner {
-    func journal() throws -> [JournalRow] {
-        try journalWithFacts(user: session.key.user)
-    }
-}
-
 struct Sync: ScriptableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sync",
@@ -293,7 +292,5 @@ struct Sync: ScriptableCommand {
             """)
     @OptionGroup var options: CommonOptions
 
-    func execute(_ runner: Runner) async throws {
-        try await runner.sync()
-    }
+    func execute(_ runner: Runner) async throws { try await OptionsOnlyCommand.sync.execute(runner) }
 }

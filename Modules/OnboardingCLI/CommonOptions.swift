@@ -7,6 +7,12 @@ import ArgumentParser
 import AccountSyncHTTP
 import TourRuntime
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Options every command takes.
 struct CommonOptions: ParsableArguments {
     @Option(
@@ -55,6 +61,35 @@ struct CommonOptions: ParsableArguments {
             "A fact about the device the app reports, KEY=VALUE. Repeatable. \(Self.contextHelp)",
             valueName: "key=value"),
         completion: .list(Self.contextPairs))
+    var context: [String] = []
+
+    /// The values read, as the runner takes them.
+    var run: RunOptions {
+        RunOptions(
+            db: db, user: user, json: json, permissions: permissions, answers: answers, offline: offline,
+            server: server, context: context)
+    }
+
+    func validate() throws { try run.validate() }
+
+    static var contextHelp: String { RunOptions.contextHelp }
+    static var contextPairs: [String] { RunOptions.contextPairs }
+    static var permissionHelp: String { RunOptions.permissionHelp }
+    static var answerHelp: String { RunOptions.answerHelp }
+    static func pairs(statuses: [String], gates: Bool) -> [String] { RunOptions.pairs(statuses: statuses, gates: gates) }
+}
+
+/// What every command takes, as plain values: `CommonOptions` (the argument parser) reads them for
+/// every command, `QuickParse` for the commonest one-shot lines without the argument parser, and
+/// the runner works from them.
+struct RunOptions: Equatable {
+    var db: String?
+    var user = "default"
+    var json = false
+    var permissions: [String] = []
+    var answers: [String] = []
+    var offline = false
+    var server: String?
     var context: [String] = []
 
     func validate() throws {
@@ -179,14 +214,13 @@ struct CommonOptions: ParsableArguments {
     /// token is never written to the database); nil when neither names a server. `--offline` keeps
     /// the server unreachable: events queue in the outbox.
     func syncTransport() throws -> (any SyncTransport)? {
-        let environment = ProcessInfo.processInfo.environment
-        guard let text = server ?? environment["ONBOARDING_SERVER"].flatMap({ $0.isEmpty ? nil : $0 }) else {
+        guard let text = server ?? Environment.value("ONBOARDING_SERVER").flatMap({ $0.isEmpty ? nil : $0 }) else {
             return nil
         }
         guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
             throw CLIFailure.usage("--server takes an http or https URL such as http://127.0.0.1:8080; got '\(text.quotable)'")
         }
-        guard let token = environment["ONBOARDING_TOKEN"], !token.isEmpty else {
+        guard let token = Environment.value("ONBOARDING_TOKEN"), !token.isEmpty else {
             throw CLIFailure.usage(
                 "syncing with \(text) needs the account's token in ONBOARDING_TOKEN (onboarding-server token --account \(user) mints one)")
         }
@@ -196,7 +230,7 @@ struct CommonOptions: ParsableArguments {
 
     /// Whether neither --db nor $ONBOARDING_DB names the file.
     var usesDefaultDatabase: Bool {
-        db == nil && (ProcessInfo.processInfo.environment["ONBOARDING_DB"] ?? "").isEmpty
+        db == nil && (Environment.value("ONBOARDING_DB") ?? "").isEmpty
     }
 
     /// The database file: `--db`, else `$ONBOARDING_DB`, else `onboarding/APP.sqlite` in the XDG
@@ -210,12 +244,11 @@ struct CommonOptions: ParsableArguments {
             }
             return db
         }
-        let environment = ProcessInfo.processInfo.environment
-        if let path = environment["ONBOARDING_DB"], !path.isEmpty { return path }
+        if let path = Environment.value("ONBOARDING_DB"), !path.isEmpty { return path }
         let base: String
-        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
+        if let data = Environment.value("XDG_DATA_HOME"), data.hasPrefix("/") {
             base = data
-        } else if let home = environment["HOME"], !home.isEmpty {
+        } else if let home = Environment.value("HOME"), !home.isEmpty {
             base = home + "/.local/share"
         } else {
             throw CLIFailure.usage(
@@ -228,7 +261,7 @@ struct CommonOptions: ParsableArguments {
     /// `ONBOARDING_CLOCK`: unset, empty or `wall` is the real clock; `virtual` a clock kept in the
     /// database that only `wait` moves. Anything else is refused.
     func resolvedTimeSource() throws -> TimeSource {
-        switch ProcessInfo.processInfo.environment["ONBOARDING_CLOCK"] ?? "" {
+        switch Environment.value("ONBOARDING_CLOCK") ?? "" {
         case "", "wall": return .wall
         case "virtual": return .virtual(start: Self.virtualStart)
         case let other:
@@ -261,5 +294,13 @@ struct CommonOptions: ParsableArguments {
             map[PermissionName(rawValue: name)] = status
         }
         return map
+    }
+}
+
+/// The process's environment variables, one at a time (`getenv`): `ProcessInfo.environment` builds
+/// a dictionary of every variable on each call, which cost a one-shot command more than its reads.
+enum Environment {
+    static func value(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
     }
 }

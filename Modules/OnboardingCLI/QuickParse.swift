@@ -1,44 +1,40 @@
-import ArgumentParser
+/// A command that takes only the common options, run straight from a line `QuickParse` read.
+enum OptionsOnlyCommand: String, CaseIterable {
+    case show, status, journal, sync
 
-/// A command whose only options are the common ones (`status`, `show`, `journal`, `sync`).
-protocol OptionsOnlyCommand: ScriptableCommand {
-    init()
-    var options: CommonOptions { get set }
+    /// What the argument parser's command of the same name does (`Show`, `Status`, `Journal`, `Sync`).
+    func execute(_ runner: Runner) async throws {
+        switch self {
+        case .show: try await runner.report(.card)
+        case .status: try await runner.report(.status)
+        case .journal: try runner.printJournal()
+        case .sync: try await runner.sync()
+        }
+    }
 }
-
-extension Show: OptionsOnlyCommand {}
-extension Status: OptionsOnlyCommand {}
-extension Journal: OptionsOnlyCommand {}
-extension Sync: OptionsOnlyCommand {}
 
 /// The start-up path of the commonest one-shot commands, without the argument parser.
 ///
 /// The argument parser builds every command's definition by reflection (`Mirror`, dynamic casts)
-/// before it reads a word; in a process that runs one command and exits, that was the largest
-/// part of its start-up (Docs/Performance.md, the cold start). A line that names a command taking
-/// only the common options, each spelled plainly (`--user u1`, `--user=u1`, `--json`), is read
-/// here into the same values. Anything else (help, an unknown or repeated option, a value that
-/// looks like an option, a value the options' own validation refuses) returns nil, and the
-/// argument parser reads the line as before, so every message and every refusal stays its own.
+/// before it reads a word, and even its property wrappers instantiate generic types at run time;
+/// in a process that runs one command and exits, that was the largest part of its start-up
+/// (Docs/Performance.md, the cold start). A line that names a command taking only the common
+/// options, each spelled plainly (`--user u1`, `--user=u1`, `--json`), is read here into the same
+/// values (``RunOptions``). Anything else (help, an unknown or repeated option, a value that looks
+/// like an option, a value the options' own validation refuses) returns nil, and the argument
+/// parser reads the line as before, so every message and every refusal stays its own.
 /// `QuickParseTests` checks that both readings agree.
 enum QuickParse {
-    static let commands: [String: any OptionsOnlyCommand.Type] = [
-        "show": Show.self, "status": Status.self, "journal": Journal.self, "sync": Sync.self,
-    ]
-
-    static func command(_ arguments: [String]) -> (any OptionsOnlyCommand)? {
-        guard let name = arguments.first, let type = commands[name],
+    static func command(_ arguments: [String]) -> (command: OptionsOnlyCommand, options: RunOptions)? {
+        guard let name = arguments.first, let command = OptionsOnlyCommand(rawValue: name),
             let options = options(Array(arguments.dropFirst()))
         else { return nil }
         guard (try? options.validate()) != nil else { return nil }
-        var command = type.init()
-        command.options = options
-        guard (try? command.validate()) != nil else { return nil }
-        return command
+        return (command, options)
     }
 
     /// The common options of `words`, or nil when the argument parser should read them.
-    static func options(_ words: [String]) -> CommonOptions? {
+    static func options(_ words: [String]) -> RunOptions? {
         var db: String?
         var user: String?
         var server: String?
@@ -87,15 +83,8 @@ enum QuickParse {
             }
             index += 1
         }
-        var options = CommonOptions()
-        options.db = db
-        options.user = user ?? "default"
-        options.json = json
-        options.permissions = permissions
-        options.answers = answers
-        options.offline = offline
-        options.server = server
-        options.context = context
-        return options
+        return RunOptions(
+            db: db, user: user ?? "default", json: json, permissions: permissions, answers: answers, offline: offline,
+            server: server, context: context)
     }
 }

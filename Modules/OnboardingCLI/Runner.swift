@@ -20,7 +20,7 @@ final class Runner: @unchecked Sendable {
     let database: OnboardingDatabase
     let databasePath: String
     /// The database file as an absolute path, for people to find it.
-    var displayPath: String { URL(fileURLWithPath: databasePath).standardizedFileURL.path }
+    var displayPath: String { FileStatus.absolutePath(databasePath) }
     let json: Bool
     let timeSource: TimeSource
     let effects = EffectLog()
@@ -29,7 +29,7 @@ final class Runner: @unchecked Sendable {
     /// `--server` (or `$ONBOARDING_SERVER`) names an account server.
     let syncs: Bool
 
-    init(options: CommonOptions) async throws {
+    init(options: RunOptions) async throws {
         cli = CLIEnvironment.current
         let path = try options.resolvedDatabasePath()
         databasePath = path
@@ -47,10 +47,8 @@ final class Runner: @unchecked Sendable {
             databasePath: path, offline: try options.isOffline(), user: options.user, requestAnswers: answers.requests)
         product = cli.make(environment)
         // Permission statuses the device remembers from earlier runs, then this run's settings.
-        let remembered = try database.session(
-            SessionKey(app: product.catalog.app, user: options.user), scopes: product.scopes
-        )
-        .device.compactMap { key, value -> (PermissionName, PermissionStatus)? in
+        let remembered = try database.deviceValues(app: product.catalog.app).compactMap {
+            key, value -> (PermissionName, PermissionStatus)? in
             guard key.hasPrefix("permission."), let status = value.stringValue.flatMap(PermissionStatus.init)
             else {
                 return nil
@@ -65,11 +63,12 @@ final class Runner: @unchecked Sendable {
         json = options.json
         deviceFacts = try options.deviceFacts()
         let log = effects
-        syncs = try options.syncTransport() != nil
+        let transport = try options.syncTransport()
+        syncs = transport != nil
         session = TourSession(
             product: product, user: options.user, database: database,
             haptics: TerminalHaptics { log.append(line: $0) },
-            permissions: permissions, time: time, deviceFacts: deviceFacts, sync: try options.syncTransport(),
+            permissions: permissions, time: time, deviceFacts: deviceFacts, sync: transport,
             observe: { effect in log.append(effect) })
     }
 
@@ -83,7 +82,7 @@ final class Runner: @unchecked Sendable {
     /// Runs `body` with a runner for `options`. A refusal, a database error or a bad option becomes
     /// one ``CLIFailure``: printed once (a line on standard error; the error document under
     /// `--json`) and the exit status thrown as ``ExitCode``.
-    static func run(_ options: CommonOptions, _ body: (Runner) async throws -> Void) async throws {
+    static func run(_ options: RunOptions, _ body: (Runner) async throws -> Void) async throws {
         var runner: Runner?
         do {
             runner = try await Runner(options: options)

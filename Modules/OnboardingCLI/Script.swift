@@ -39,7 +39,7 @@ struct Play: AsyncParsableCommand {
         } else {
             lines = AnyIterator { readLine() }
         }
-        try await Runner.run(options) { runner in
+        try await Runner.run(options.run) { runner in
             var number = 0
             // A line means the same each time: scripts repeat lines, and parsing one with the full
             // grammar is the costly part of a line in a debug build.

@@ -39,6 +39,21 @@ public enum FileStatus: Equatable, Sendable {
         return folder.isEmpty ? "/" : String(folder)
     }
 
+    /// `path` as an absolute path without `.` and `..` components (symbolic links are kept), for
+    /// people to find a file by.
+    public static func absolutePath(_ path: String) -> String {
+        let full = path.hasPrefix("/") ? path : currentFolder() + "/" + path
+        var parts: [Substring] = []
+        for part in full.split(separator: "/") {
+            switch part {
+            case ".": continue
+            case "..": _ = parts.popLast()
+            default: parts.append(part)
+            }
+        }
+        return "/" + parts.joined(separator: "/")
+    }
+
     public static func currentFolder() -> String {
         var buffer = [CChar](repeating: 0, count: 4096)
         guard getcwd(&buffer, buffer.count) != nil else { return "." }

@@ -5,19 +5,58 @@
 #endif
 import TourCore
 
-/// Rebuilds every flow's state of one app from its journal alone: rows written under the current
+/// Every flow's state of one app from its journal alone.
+///
+/// ``rebuild(app:engine:from:)`` folds the states rows recorded (since 0.8.0 each row records the
+/// stored form of the flows its event changed): the last one of each flow is its state, and only
+/// those are read. Rows written before replay as ``replay(app:engine:from:)`` does.
+///
+/// ``replay(app:engine:from:)`` derives every state from the events: rows written under the current
 /// catalog version are replayed through the engine with the time and context they were accepted
 /// with; rows of other versions are folded from their facts (statuses, steps, records; not field
-/// values or pending starts, which facts do not carry).
+/// values or pending starts, which facts do not carry). Tests check that both agree with the stored
+/// state, so the engine, the journal and the flow rows cannot drift apart unnoticed.
 public enum JournalReplay {
-    /// Flow states by subject ("@install" or a user id) and flow, as the journal implies them.
+    /// Flow states by subject ("@install" or a user id) and flow, as the journal records them.
     public static func rebuild(app: String, engine: TourEngine, from database: OnboardingDatabase) throws
         -> [String: [FlowID: FlowState]]
     {
-        let subjects = try fold(app: app, engine: engine, rows: database.journal(app: app)) { _ in }
-        return subjects.mapValues { $0.filter { _, state in state != FlowState() } }.filter {
-            !$0.value.isEmpty
+        var scopes = Dictionary(uniqueKeysWithValues: engine.catalog.flows.map { ($0.id, $0.scope) })
+        // Rows from before recorded states, and everything up to the last of them, replay.
+        let legacy = try database.lastRowWithoutRecordedStates(app: app)
+        var subjects: [String: [FlowID: FlowState]] = [:]
+        if let legacy {
+            subjects = try fold(app: app, engine: engine, rows: database.journal(app: app, through: legacy)) { _ in }
         }
+        // Then the last recorded form of each flow wins; only those are read.
+        var latest: [String: [String: String]] = [:]
+        try database.forEachRecordedStates(app: app, after: legacy ?? 0) { user, bytes in
+            for (flow, json) in try TourValue.members(ofObject: bytes) {
+                let id = FlowID(flow)
+                let scope = scopes[id] ?? {
+                    scopes[id] = .install
+                    return .install
+                }()
+                latest[scope == .install ? SessionKey.installSubject : user, default: [:]][flow] = json
+            }
+        }
+        for (subject, flows) in latest {
+            for (flow, json) in flows {
+                subjects[subject, default: [:]][FlowID(flow)] = json == "null" ? nil : try FlowState(jsonText: json)
+            }
+        }
+        return nonInitial(subjects)
+    }
+
+    /// Flow states by subject and flow, derived from the events by replaying them (see the type).
+    public static func replay(app: String, engine: TourEngine, from database: OnboardingDatabase) throws
+        -> [String: [FlowID: FlowState]]
+    {
+        nonInitial(try fold(app: app, engine: engine, rows: database.journal(app: app)) { _ in })
+    }
+
+    private static func nonInitial(_ subjects: [String: [FlowID: FlowState]]) -> [String: [FlowID: FlowState]] {
+        subjects.mapValues { $0.filter { _, state in state != FlowState() } }.filter { !$0.value.isEmpty }
     }
 
     /// One journal row folded: the user's state before and after it.

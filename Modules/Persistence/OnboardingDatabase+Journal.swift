@@ -25,6 +25,39 @@ extension OnboardingDatabase {
         }
     }
 
+    /// The app's rows up to `id` (all when nil), oldest first.
+    func journal(app: String, through id: Int64) throws -> [JournalRow] {
+        try read { db in
+            try db.all(
+                "SELECT \(JournalRow.columns) FROM journal WHERE app = ? AND id <= ? ORDER BY id",
+                [.text(app), .integer(id)], JournalRow.init(row:))
+        }
+    }
+
+    /// The last of the app's rows written before rows recorded the states they changed (0.8.0).
+    func lastRowWithoutRecordedStates(app: String) throws -> Int64? {
+        try read { db in
+            try db.first("SELECT max(id) FROM journal WHERE app = ? AND states_json IS NULL", [.text(app)]) {
+                $0.integer(0)
+            } ?? nil
+        }
+    }
+
+    /// Calls `visit` with the user and the recorded states of each of the app's rows after `id`, in
+    /// order, without making a row value of each (a rebuild reads a million of them).
+    func forEachRecordedStates(
+        app: String, after id: Int64, _ visit: (String, UnsafeBufferPointer<UInt8>) throws -> Void
+    ) throws {
+        try read { db in
+            try db.query(
+                "SELECT user, states_json FROM journal WHERE app = ? AND id > ? ORDER BY id", [.text(app), .integer(id)]
+            ) { row in
+                let user = row.text(0) ?? ""
+                try row.withBytes(1) { try visit(user, $0) }
+            }
+        }
+    }
+
     /// Whether some of the app's journal rows were written before facts existed and have none yet.
     public func hasRowsWithoutFacts(app: String) throws -> Bool {
         guard exists else { return false }

@@ -9,6 +9,20 @@ import TourCore
 /// saving only what changed, and appending the journal row, all inside the caller's transaction.
 extension OnboardingDatabase {
 
+    /// What the device remembers outside the product for `app` (permission answers), without the
+    /// rest of a session.
+    public func deviceValues(app: String) throws -> [String: TourValue] {
+        try read { db in try Self.loadDevice(db, app: app) }
+    }
+
+    static func loadDevice(_ db: SQLiteConnection, app: String) throws -> [String: TourValue] {
+        var values: [String: TourValue] = [:]
+        try db.query("SELECT key, value_json FROM device_state WHERE app = ?", [.text(app)]) { row in
+            values[row.text(0) ?? ""] = try JSONCoding.value(from: row.text(1) ?? "")
+        }
+        return values
+    }
+
     static func load(_ db: SQLiteConnection, _ key: SessionKey, scopes: Scopes) throws -> Session {
         var session = Session()
         try db.query(
@@ -40,17 +54,21 @@ extension OnboardingDatabase {
             }
         }
         session.domain.merge(legacy) { current, _ in current }
-        try db.query("SELECT key, value_json FROM device_state WHERE app = ?", [.text(key.app)]) { row in
-            session.device[row.text(0) ?? ""] = try JSONCoding.value(from: row.text(1) ?? "")
-        }
+        session.device = try loadDevice(db, app: key.app)
         session.account = try loadAccount(db, key)
         return session
     }
 
+    /// Writes what changed between `before` and `after`.
+    ///
+    /// - Returns: the stored form of each flow whose row changed (nil for a row deleted), in flow
+    ///   order: what the event's journal row records.
+    @discardableResult
     static func save(
         _ db: SQLiteConnection, _ key: SessionKey, scopes: Scopes, before: Session, after: Session
-    ) throws {
+    ) throws -> [(flow: FlowID, stored: String?)] {
         let now = Date().timeIntervalSince1970
+        var changed: [(flow: FlowID, stored: String?)] = []
         // A flow in its initial state is stored as no row at all.
         func stored(_ state: FlowState?) -> FlowState? { state == FlowState() ? nil : state }
         for flow in Set(before.tour.flows.keys).union(after.tour.flows.keys).sorted()
@@ -60,8 +78,11 @@ extension OnboardingDatabase {
                 try db.run(
                     "DELETE FROM flow_state WHERE app = ? AND subject = ? AND flow = ?",
                     [.text(key.app), .text(subject), .text(flow.rawValue)])
+                changed.append((flow, nil))
                 continue
             }
+            let text = try JSONCoding.text(state)
+            changed.append((flow, text))
             try db.run(
                 """
                 INSERT INTO flow_state (app, subject, flow, status, step, state_json, updated_at, catalog_version)
@@ -72,7 +93,7 @@ extension OnboardingDatabase {
                 """,
                 [
                     .text(key.app), .text(subject), .text(flow.rawValue), .text(state.status.rawValue),
-                    SQLValue(state.currentStep?.rawValue), .text(try JSONCoding.text(state)), .real(now),
+                    SQLValue(state.currentStep?.rawValue), .text(text), .real(now),
                     SQLValue(state.run?.catalogVersion),
                 ])
         }
@@ -106,6 +127,7 @@ extension OnboardingDatabase {
         if let account = after.account, account != before.account {
             try saveAccount(db, key, account, before: before.account)
         }
+        return changed
     }
 
     static func saveValues(
@@ -134,11 +156,14 @@ extension OnboardingDatabase {
         }
     }
 
-    static func append(_ db: SQLiteConnection, _ key: SessionKey, _ entry: JournalAppend) throws {
+    /// Appends the event's journal row, with the stored form of each flow the event changed.
+    static func append(
+        _ db: SQLiteConnection, _ key: SessionKey, _ entry: JournalAppend, states: [(flow: FlowID, stored: String?)]
+    ) throws {
         try db.run(
             """
-            INSERT INTO journal (time, app, user, flow, step, event, outcome, event_json, context_json, effects_json, catalog_version, facts_json)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO journal (time, app, user, flow, step, event, outcome, event_json, context_json, effects_json, catalog_version, facts_json, states_json)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .real(entry.time.timeIntervalSince1970), .text(key.app), .text(key.user),
@@ -146,7 +171,7 @@ extension OnboardingDatabase {
                 .text(entry.record.event.name), .text(entry.record.outcome),
                 .text(try JSONCoding.text(entry.record.event)), .text(try JSONCoding.text(entry.context)),
                 .text(try JSONCoding.text(entry.effects)), SQLValue(entry.catalogVersion),
-                .text(try JSONCoding.text(entry.record.facts)),
+                .text(try JSONCoding.text(entry.record.facts)), .text(RecordedStates.text(states)),
             ])
         if let records = entry.outbox {
             try db.run(

@@ -170,7 +170,12 @@ extension OnboardingDatabase {
     /// Nil when `key`'s account does not sync from this file.
     public func syncStatus(_ key: SessionKey) throws -> SyncStatus? {
         try read { db in
-            try db.first(
+            // Most users do not sync: the statement the session's load uses tells, before the query
+            // that joins the outbox and the journal is compiled.
+            let account: [SQLValue] = [.text(key.app), .text(key.user)]
+            guard try db.first("SELECT 1 FROM sync_account WHERE app = ? AND user = ?", account, { _ in true }) != nil
+            else { return nil }
+            return try db.first(
                 """
                 SELECT s.failures, s.retry_at, s.last_error, s.last_push_at, s.last_pull_at, d.id AS device,
                     (SELECT count(*) FROM outbox o WHERE o.app = s.app AND o.user = s.user) AS waiting,

@@ -266,8 +266,8 @@ public final class OnboardingDatabase: Sendable {
             let before = try cache?.session(for: key, scopes: scopes, at: stamp) ?? Self.load(connection, key, scopes: scopes)
             var session = before
             let (value, journal) = try body(&session)
-            try Self.save(connection, key, scopes: scopes, before: before, after: session)
-            if let journal { try Self.append(connection, key, journal) }
+            let changed = try Self.save(connection, key, scopes: scopes, before: before, after: session)
+            if let journal { try Self.append(connection, key, journal, states: changed) }
             remembered = SessionCache(
                 key: key, scopes: scopes, session: session,
                 stamp: SessionCache.Stamp(dataVersion: stamp.dataVersion, changes: connection.totalChanges))

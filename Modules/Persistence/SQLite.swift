@@ -192,10 +192,6 @@ final class SQLiteConnection {
     var changes: Int { Int(sqlite3_changes64(handle)) }
     var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
-    func tableExists(_ name: String) throws -> Bool {
-        try first("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(name)]) { _ in true }
-            ?? false
-    }
 }
 
 /// The current row of a statement, read by column index (in the order the SELECT names them).

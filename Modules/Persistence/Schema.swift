@@ -119,14 +119,40 @@ enum Schema {
                     CREATE INDEX outbox_by_account ON outbox (app, user, journal_id);
                     """
         ),
+        // 0.8.0: each journal row records the stored form of every flow its event changed (null for a
+        // flow whose row was deleted), so a rebuild folds rows without replaying them through the
+        // engine. Rows written before have none (NULL); they are replayed or folded from their facts
+        // as before. The append-only rule now covers the new column too.
+        (
+            "v4-journal-recorded-states",
+            """
+                    ALTER TABLE journal ADD COLUMN states_json TEXT;
+                    CREATE INDEX journal_without_states ON journal (app, id) WHERE states_json IS NULL;
+                    DROP TRIGGER journal_is_append_only_update;
+                    CREATE TRIGGER journal_is_append_only_update BEFORE UPDATE ON journal
+                    WHEN NOT (
+                        OLD.facts_json IS NULL AND NEW.facts_json IS NOT NULL
+                        AND OLD.catalog_version IS NULL AND NEW.catalog_version = 1
+                        AND NEW.id = OLD.id AND NEW.time = OLD.time AND NEW.app = OLD.app
+                        AND NEW.user = OLD.user AND NEW.flow IS OLD.flow AND NEW.step IS OLD.step
+                        AND NEW.event = OLD.event AND NEW.outcome = OLD.outcome
+                        AND NEW.event_json = OLD.event_json AND NEW.context_json = OLD.context_json
+                        AND NEW.effects_json = OLD.effects_json AND NEW.states_json IS OLD.states_json)
+                    BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
+                    """
+        ),
     ]
 
     static let table = "grdb_migrations"
 
     /// The ids applied to the database, in the order they were applied.
     static func appliedMigrations(_ connection: SQLiteConnection) throws -> [String] {
-        guard try connection.tableExists(table) else { return [] }
-        return try connection.all("SELECT identifier FROM \(table) ORDER BY rowid") { $0.text(0) ?? "" }
+        do {
+            return try connection.all("SELECT identifier FROM \(table) ORDER BY rowid") { $0.text(0) ?? "" }
+        } catch let error as SQLiteError where error.message.hasPrefix("no such table") {
+            // A new file, or one that is not ours yet: nothing applied.
+            return []
+        }
     }
 
     /// Applied ids this build does not know: a newer build migrated the file.

@@ -33,6 +33,15 @@ extension TourValue {
         var reader = JSONTextReader(bytes: bytes)
         self = try reader.document()
     }
+
+    /// The members of a JSON object, each value left as text (its brackets and strings checked,
+    /// nothing made of it): for folding many stored objects and reading only the last of each.
+    public static func members(ofObject bytes: UnsafeBufferPointer<UInt8>) throws(JSONTextError) -> [(
+        key: String, json: String
+    )] {
+        var reader = JSONTextReader(bytes: bytes)
+        return try reader.rawMembers()
+    }
 }
 
 /// Why JSON text could not be read or written.
@@ -90,6 +99,12 @@ public struct JSONTextWriter {
         append(text)
     }
 
+    /// Text that is already JSON (a stored value written before), as it is.
+    public mutating func writeJSON(_ json: String) { append(json) }
+
+    /// Punctuation between values: `{`, `}`, `[`, `]`, `,`, `:`.
+    public mutating func write(punctuation: Unicode.Scalar) { bytes.append(UInt8(ascii: punctuation)) }
+
     /// A string, quoted and escaped.
     public mutating func write(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
@@ -134,6 +149,70 @@ struct JSONTextReader {
         skipWhitespace()
         guard index == bytes.count else { throw failure("unexpected text after the JSON value") }
         return value
+    }
+
+    /// The members of the document, an object, with each value's text.
+    mutating func rawMembers() throws(JSONTextError) -> [(key: String, json: String)] {
+        skipWhitespace()
+        guard peek() == UInt8(ascii: "{") else { throw failure("expected an object") }
+        index += 1
+        var members: [(key: String, json: String)] = []
+        skipWhitespace()
+        if peek() == UInt8(ascii: "}") {
+            index += 1
+        } else {
+            while true {
+                skipWhitespace()
+                guard peek() == UInt8(ascii: "\"") else { throw failure("expected a key in quotes") }
+                let key = try string()
+                skipWhitespace()
+                guard peek() == UInt8(ascii: ":") else { throw failure("expected ':' after a key") }
+                index += 1
+                skipWhitespace()
+                let start = index
+                try skipValue()
+                members.append(
+                    (key, String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)))
+                skipWhitespace()
+                if peek() == UInt8(ascii: ",") {
+                    index += 1
+                    continue
+                }
+                guard peek() == UInt8(ascii: "}") else { throw failure("expected ',' or '}' in an object") }
+                index += 1
+                break
+            }
+        }
+        skipWhitespace()
+        guard index == bytes.count else { throw failure("unexpected text after the JSON value") }
+        return members
+    }
+
+    /// Moves past one value, checking its brackets and strings but making nothing of it.
+    private mutating func skipValue() throws(JSONTextError) {
+        var nesting = 0
+        repeat {
+            skipWhitespace()
+            guard let byte = peek() else { throw failure("unexpected end of the JSON text") }
+            switch byte {
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                try enter()
+                nesting += 1
+                index += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                guard nesting > 0 else { throw failure("unexpected character") }
+                nesting -= 1
+                depth -= 1
+                index += 1
+            case UInt8(ascii: "\""):
+                _ = try string()
+            case UInt8(ascii: ","), UInt8(ascii: ":"):
+                guard nesting > 0 else { throw failure("unexpected character") }
+                index += 1
+            default:
+                _ = try value()
+            }
+        } while nesting > 0
     }
 
     private mutating func value() throws(JSONTextError) -> TourValue {

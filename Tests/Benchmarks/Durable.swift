@@ -10,7 +10,7 @@ struct EventWrites {
     var journal:
         (
             time: Double, flow: String?, step: String?, event: String, outcome: String, eventJSON: String,
-            contextJSON: String, effectsJSON: String, catalogVersion: Int, factsJSON: String
+            contextJSON: String, effectsJSON: String, catalogVersion: Int, factsJSON: String, statesJSON: String
         )
 }
 
@@ -31,6 +31,8 @@ extension Journey {
                 ($0, (try? json(step.domain[$0])) ?? "null")
             }
             let record = step.transition.record
+            // The journal row records the stored form of each changed flow, as the products write it.
+            let states = "{" + flows.map { "\"\($0.0)\":\($0.3)" }.joined(separator: ",") + "}"
             let writes = EventWrites(
                 flows: flows, domain: domain,
                 appVersion: after.appVersion != before.appVersion ? after.appVersion : nil,
@@ -38,7 +40,7 @@ extension Journey {
                     step.now.timeIntervalSince1970, record.flow?.rawValue, record.step?.rawValue,
                     record.event.name,
                     record.outcome, try json(record.event), try json(step.context),
-                    try json(step.transition.effects), engine.catalog.version, try json(record.facts)
+                    try json(step.transition.effects), engine.catalog.version, try json(record.facts), states
                 ))
             before = after
             domainBefore = step.domain
@@ -186,10 +188,10 @@ final class RawSQLite {
         }
         let j = writes.journal
         try run(
-            "INSERT INTO journal (time, app, user, flow, step, event, outcome, event_json, context_json, effects_json, catalog_version, facts_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO journal (time, app, user, flow, step, event, outcome, event_json, context_json, effects_json, catalog_version, facts_json, states_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 j.time, app, user, j.flow, j.step, j.event, j.outcome, j.eventJSON, j.contextJSON,
-                j.effectsJSON, Double(j.catalogVersion), j.factsJSON,
+                j.effectsJSON, Double(j.catalogVersion), j.factsJSON, j.statesJSON,
             ])
         try run("COMMIT", [])
     }

@@ -73,10 +73,10 @@ enum Scale {
     static func insertJournal(_ raw: RawSQLite, app: String, user: String, _ write: EventWrites) throws {
         let j = write.journal
         try raw.run(
-            "INSERT INTO journal (time, app, user, flow, step, event, outcome, event_json, context_json, effects_json, catalog_version, facts_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO journal (time, app, user, flow, step, event, outcome, event_json, context_json, effects_json, catalog_version, facts_json, states_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 j.time, app, user, j.flow, j.step, j.event, j.outcome, j.eventJSON, j.contextJSON,
-                j.effectsJSON, Double(j.catalogVersion), j.factsJSON,
+                j.effectsJSON, Double(j.catalogVersion), j.factsJSON, j.statesJSON,
             ])
     }
 

@@ -11,11 +11,22 @@ struct QuickParseTests {
     static let product = CLIProduct(LockedInOnboarding.registration)
 
     /// What a reading of a line comes to: the command and every common option's value.
-    static func reading(_ command: Any) -> String? {
-        guard let command = command as? any OptionsOnlyCommand else { return nil }
-        let o = command.options
-        return "\(type(of: command)) db=\(o.db ?? "nil") user=\(o.user) json=\(o.json) offline=\(o.offline) "
+    static func reading(_ name: String, _ o: RunOptions) -> String {
+        "\(name) db=\(o.db ?? "nil") user=\(o.user) json=\(o.json) offline=\(o.offline) "
             + "server=\(o.server ?? "nil") permissions=\(o.permissions) answers=\(o.answers) context=\(o.context)"
+    }
+
+    static func reading(quick: (command: OptionsOnlyCommand, options: RunOptions)) -> String {
+        reading(quick.command.rawValue, quick.options)
+    }
+
+    /// The argument parser's reading, when it is one of the option-only commands.
+    static func reading(full command: Any) -> String? {
+        guard let command = command as? any ScriptableCommand,
+            let name = type(of: command).configuration.commandName,
+            OptionsOnlyCommand(rawValue: name) != nil
+        else { return nil }
+        return reading(name, command.options.run)
     }
 
     static let taken: [[String]] = [
@@ -40,8 +51,8 @@ struct QuickParseTests {
         try CLIEnvironment.$product.withValue(Self.product) {
             let quick = try #require(QuickParse.command(line), "\(line) should take the quick path")
             let full = try RootCommand.parseAsRoot(line)
-            #expect(Self.reading(quick) != nil)
-            #expect(Self.reading(quick) == Self.reading(full), "\(line)")
+            #expect(Self.reading(full: full) != nil)
+            #expect(Self.reading(quick: quick) == Self.reading(full: full), "\(line)")
         }
     }
 
@@ -71,7 +82,7 @@ struct QuickParseTests {
                 guard let quick = QuickParse.command(line) else { continue }
                 quickCount += 1
                 let full = try RootCommand.parseAsRoot(line)
-                #expect(Self.reading(quick) == Self.reading(full), "\(line)")
+                #expect(Self.reading(quick: quick) == Self.reading(full: full), "\(line)")
             }
         }
         #expect(quickCount > 30)

@@ -7,7 +7,9 @@ import TourRuntime
 @Suite("Database on disk and in memory")
 struct DatabaseTests {
     /// Every schema migration, in order; a new one is appended, none is ever edited.
-    static let migrations = ["v1-flows-journal-domain", "v2-catalog-versions-journal-facts", "v3-account-sync"]
+    static let migrations = [
+        "v1-flows-journal-domain", "v2-catalog-versions-journal-facts", "v3-account-sync", "v4-journal-recorded-states",
+    ]
 
     @Test(arguments: [true, false])
     func migrationsCreateTheSchemaOnce(onDisk: Bool) throws {
@@ -165,6 +167,8 @@ struct DatabaseTests {
         #expect(update?.description.contains("append-only") == true)
         let delete = #expect(throws: RawSQL.Failure.self) { try raw.execute("DELETE FROM journal") }
         #expect(delete?.description.contains("append-only") == true)
+        let states = #expect(throws: RawSQL.Failure.self) { try raw.execute("UPDATE journal SET states_json = '{}'") }
+        #expect(states?.description.contains("append-only") == true)
     }
 
     @Test func aThrowingCommitWritesNothing() throws {
