@@ -24,6 +24,17 @@ public enum ISOTime {
         return text + "Z"
     }
 
+    /// The UTC day of an instant, written `YYYY-MM-DD`.
+    public static func day(secondsSince1970 seconds: Double) -> String {
+        String(string(secondsSince1970: seconds.rounded(.down)).prefix(10))
+    }
+
+    /// The UTC year of an instant.
+    public static func year(secondsSince1970 seconds: Double) -> Int {
+        let days = Int((seconds / 86_400).rounded(.down))
+        return civilDate(daysSince1970: days).year
+    }
+
     /// The start (00:00 UTC) of a day written `YYYY-MM-DD`, in seconds since 1970; nil unless the
     /// text is exactly that and the day exists (`2026-02-30` does not).
     public static func secondsSince1970(day text: String) -> Double? {

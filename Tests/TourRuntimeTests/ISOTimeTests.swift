@@ -33,4 +33,26 @@ import TourRuntime
             #expect(ISOTime.string(secondsSince1970: seconds) == foundation(seconds), "\(seconds)")
         }
     }
+
+    /// Days and years as Foundation's UTC Gregorian calendar gives them, and `YYYY-MM-DD` read back
+    /// only when the day exists.
+    @Test func daysAndYearsAgreeWithTheCalendar() {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let seconds = Double(Int.random(in: -2_000_000_000...4_000_000_000, using: &generator))
+            let date = Date(timeIntervalSince1970: seconds)
+            let parts = calendar.dateComponents([.year, .month, .day], from: date)
+            let text = String(format: "%04d-%02d-%02d", parts.year!, parts.month!, parts.day!)
+            #expect(ISOTime.day(secondsSince1970: seconds) == text, "\(seconds)")
+            #expect(ISOTime.year(secondsSince1970: seconds) == parts.year, "\(seconds)")
+            let start = calendar.date(from: DateComponents(year: parts.year, month: parts.month, day: parts.day))!
+            #expect(ISOTime.secondsSince1970(day: text) == start.timeIntervalSince1970, "\(text)")
+        }
+        for impossible in ["2026-02-29", "2026-13-01", "2026-00-10", "2026-04-31", "2026-1-01", "26-01-01", "2026-01-01T"] {
+            #expect(ISOTime.secondsSince1970(day: impossible) == nil, "\(impossible)")
+        }
+        #expect(ISOTime.secondsSince1970(day: "2024-02-29") != nil)
+    }
 }

@@ -31,7 +31,7 @@ public struct FiniteHandler: ProductHandler {
             "weeksLived": .int(weeks),
             "markableWeeks": .int(weeks > 0 ? weeks : Self.firstFewWeeks),
             "hasPhases": .bool((domain["phases"]?.count ?? 0) > 0),
-            "currentYear": .int(Self.calendar.component(.year, from: now)),
+            "currentYear": .int(ISOTime.year(secondsSince1970: now.timeIntervalSince1970)),
             "today": .string(Self.day(now)),
         ]
     }
@@ -53,24 +53,15 @@ public struct FiniteHandler: ProductHandler {
         }
     }
 
-    static let calendar: Calendar = {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC") ?? .current
-        return calendar
-    }()
-
+    /// A stored birth date (`YYYY-MM-DD`, as the field checks it) as the start of that day, UTC.
+    /// Day arithmetic from seconds since 1970, not `Calendar`: the context is computed for every
+    /// event and every launch lookup.
     static func date(_ text: String) -> Date? {
-        let parts = text.split(separator: "-").compactMap { Int($0) }
-        guard parts.count == 3 else { return nil }
-        return calendar.date(from: DateComponents(year: parts[0], month: parts[1], day: parts[2]))
+        ISOTime.secondsSince1970(day: text).map(Date.init(timeIntervalSince1970:))
     }
 
     /// The UTC day of an instant, written YYYY-MM-DD.
-    static func day(_ date: Date) -> String {
-        let parts = calendar.dateComponents([.year, .month, .day], from: date)
-        let pad = { (value: Int?) in (value ?? 0) < 10 ? "0\(value ?? 0)" : "\(value ?? 0)" }
-        return "\(parts.year ?? 0)-\(pad(parts.month))-\(pad(parts.day))"
-    }
+    static func day(_ date: Date) -> String { ISOTime.day(secondsSince1970: date.timeIntervalSince1970) }
 
     /// Whole weeks between two instants; none before birth.
     static func weeks(from birth: Date, to now: Date) -> Int {
