@@ -10,7 +10,7 @@ enum JSONCoding {
     static func text(_ values: [String: TourValue]) throws -> String { try TourValue.object(values).jsonText() }
     static func text<T: TourValueConvertible>(_ values: [T]) throws -> String { try values.tourValue.jsonText() }
     static func text<T: TourValueConvertible>(_ values: [String: T]) throws -> String {
-        try TourValue.object(values.mapValues(\.tourValue)).jsonText()
+        try TourValue.object(values.mapValues({ $0.tourValue })).jsonText()
     }
 
     static func value<T: TourValueConvertible>(_ type: T.Type, from text: String) throws -> T {

@@ -123,7 +123,7 @@ public enum JournalReplay {
                 let before = state[flow: flow]
                 state[flow: flow] = .active(
                     FlowRun(
-                        plan: plan, activation: (state.flows.values.map(\.activation).max() ?? 0) + 1,
+                        plan: plan, activation: (state.flows.values.map({ $0.activation }).max() ?? 0) + 1,
                         catalogVersion: catalogVersion,
                         replayOf: replay ? before.recordBefore : nil))
             case .stepEntered(let flow, _, let index):

@@ -71,8 +71,12 @@ extension OnboardingDatabase {
         var changed: [(flow: FlowID, stored: String?)] = []
         // A flow in its initial state is stored as no row at all.
         func stored(_ state: FlowState?) -> FlowState? { state == FlowState() ? nil : state }
-        for flow in Set(before.tour.flows.keys).union(after.tour.flows.keys).sorted()
-        where stored(before.tour.flows[flow]) != stored(after.tour.flows[flow]) {
+        var flows: [FlowID] = []
+        for (flow, state) in after.tour.flows where stored(before.tour.flows[flow]) != stored(state) { flows.append(flow) }
+        for (flow, state) in before.tour.flows where after.tour.flows[flow] == nil && stored(state) != nil {
+            flows.append(flow)
+        }
+        for flow in flows.count > 1 ? flows.sorted() : flows {
             let subject = key.subject(for: scopes[flow] ?? .install)
             guard let state = stored(after.tour.flows[flow]) else {
                 try db.run(
@@ -105,55 +109,51 @@ extension OnboardingDatabase {
                 """,
                 [.text(key.app), SQLValue(after.tour.appVersion), SQLValue(after.virtualNow?.timeIntervalSince1970)])
         }
-        for scope in [FlowScope.install, .user] {
-            let keys = Set(before.domain.keys).union(after.domain.keys).filter {
-                scopes.state.scope(of: $0) == scope
+        // Each changed key under its scope's subject.
+        for name in Self.changedKeys(before.domain, after.domain) {
+            let scope = scopes.state.scope(of: name)
+            let subject = key.subject(for: scope)
+            if let value = after.domain[name] {
+                try db.run(
+                    """
+                    INSERT INTO domain_state (app, subject, key, value_json) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (app, subject, key) DO UPDATE SET value_json = excluded.value_json
+                    """, [.text(key.app), .text(subject), .text(name), .text(try JSONCoding.text(value))])
+            } else {
+                try db.run(
+                    "DELETE FROM domain_state WHERE app = ? AND subject = ? AND key = ?",
+                    [.text(key.app), .text(subject), .text(name)])
             }
-            try saveValues(
-                db, table: "domain_state", scope: ("subject", key.subject(for: scope)), app: key.app,
-                before: before.domain.filter { keys.contains($0.key) },
-                after: after.domain.filter { keys.contains($0.key) })
             if scope == .install, key.user != SessionKey.installSubject {
                 // A changed install-scoped key no longer has a per-user copy from before 0.4.
-                for name in keys.sorted() where before.domain[name] != after.domain[name] {
-                    try db.run(
-                        "DELETE FROM domain_state WHERE app = ? AND subject = ? AND key = ?",
-                        [.text(key.app), .text(key.user), .text(name)])
-                }
+                try db.run(
+                    "DELETE FROM domain_state WHERE app = ? AND subject = ? AND key = ?",
+                    [.text(key.app), .text(key.user), .text(name)])
             }
         }
-        try saveValues(
-            db, table: "device_state", scope: nil, app: key.app, before: before.device, after: after.device)
+        for name in Self.changedKeys(before.device, after.device) {
+            if let value = after.device[name] {
+                try db.run(
+                    """
+                    INSERT INTO device_state (app, key, value_json) VALUES (?, ?, ?)
+                    ON CONFLICT (app, key) DO UPDATE SET value_json = excluded.value_json
+                    """, [.text(key.app), .text(name), .text(try JSONCoding.text(value))])
+            } else {
+                try db.run("DELETE FROM device_state WHERE app = ? AND key = ?", [.text(key.app), .text(name)])
+            }
+        }
         if let account = after.account, account != before.account {
             try saveAccount(db, key, account, before: before.account)
         }
         return changed
     }
 
-    static func saveValues(
-        _ db: SQLiteConnection, table: String, scope: (column: String, value: String)?, app: String,
-        before: [String: TourValue], after: [String: TourValue]
-    ) throws {
-        let scopeColumns = scope.map { ", \($0.column)" } ?? ""
-        let scopeValues = scope == nil ? "" : ", ?"
-        let scopeFilter = scope.map { " AND \($0.column) = ?" } ?? ""
-        let conflict = scope.map { "app, \($0.column), key" } ?? "app, key"
-        for name in Set(before.keys).union(after.keys).sorted() where before[name] != after[name] {
-            if let value = after[name] {
-                var arguments: [SQLValue] = [.text(app)]
-                if let scope { arguments.append(.text(scope.value)) }
-                arguments += [.text(name), .text(try JSONCoding.text(value))]
-                try db.run(
-                    """
-                    INSERT INTO \(table) (app\(scopeColumns), key, value_json) VALUES (?\(scopeValues), ?, ?)
-                    ON CONFLICT (\(conflict)) DO UPDATE SET value_json = excluded.value_json
-                    """, arguments)
-            } else {
-                var arguments: [SQLValue] = [.text(app), .text(name)]
-                if let scope { arguments.append(.text(scope.value)) }
-                try db.run("DELETE FROM \(table) WHERE app = ? AND key = ?\(scopeFilter)", arguments)
-            }
-        }
+    /// The keys whose values differ between two states (added, changed or removed), sorted.
+    static func changedKeys(_ before: [String: TourValue], _ after: [String: TourValue]) -> [String] {
+        var changed: [String] = []
+        for (name, value) in after where before[name] != value { changed.append(name) }
+        for name in before.keys where after[name] == nil { changed.append(name) }
+        return changed.count > 1 ? changed.sorted() : changed
     }
 
     /// Appends the event's journal row, with the stored form of each flow the event changed.

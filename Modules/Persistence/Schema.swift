@@ -157,7 +157,7 @@ enum Schema {
 
     /// Applied ids this build does not know: a newer build migrated the file.
     static func unknownMigrations(_ connection: SQLiteConnection) throws -> [String] {
-        let known = Set(migrations.map(\.id))
+        let known = Set(migrations.map({ $0.id }))
         return try appliedMigrations(connection).filter { !known.contains($0) }
     }
 

@@ -80,7 +80,7 @@ extension Card: TourValueRepresentable {
             "flow": .string(flow.rawValue), "step": .string(step.rawValue), "title": .string(title), "body": .string(body),
             "hint": .optional(hint), "details": .strings(details), "notices": .strings(notices), "anchor": .optional(anchor),
             "highlightPadding": highlightPadding.map(TourValue.double) ?? .null, "popover": .optional(popover?.rawValue),
-            "progress": progress?.tourValue ?? .null, "actions": .strings(actions.map(\.name)),
+            "progress": progress?.tourValue ?? .null, "actions": .strings(actions.map({ $0.name })),
             "labels": .object(labels.mapValues(TourValue.string)),
             "autoAdvanceAt": autoAdvanceAt.map(TourValue.double) ?? .null, "isReplay": .bool(isReplay),
         ]

@@ -82,7 +82,7 @@ public enum AppVersion {
     /// True when `text` is one or more dot-separated whole numbers.
     public static func isValid(_ text: String) -> Bool {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        return !parts.isEmpty && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isNumber) }
+        return !parts.isEmpty && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy({ $0.isNumber }) }
     }
 
     private static func components(_ text: String) -> [Int] {

@@ -100,14 +100,14 @@ public struct TourCatalog: Sendable, Equatable {
     /// Every action name (and alias) any step or the product's free actions answer to, each once.
     public var actionNames: [String] {
         var seen: Set<String> = []
-        let actions = flows.flatMap(\.steps).flatMap(\.actions) + freeActions
+        let actions = flows.flatMap({ $0.steps }).flatMap({ $0.actions }) + freeActions
         return actions.flatMap { [$0.name] + $0.aliases }.filter { seen.insert($0).inserted }
     }
 
     /// The features a visit can name (the moments of visit triggers), each once, in catalog order.
     public var features: [String] {
         var seen: Set<String> = []
-        return flows.flatMap(\.triggers).compactMap { trigger -> String? in
+        return flows.flatMap({ $0.triggers }).compactMap { trigger -> String? in
             guard case .visit(let feature) = trigger.moment, seen.insert(feature).inserted else { return nil }
             return feature
         }
@@ -116,19 +116,19 @@ public struct TourCatalog: Sendable, Equatable {
     /// The signals the app can report (the moments of signal triggers), each once, in catalog order.
     public var signals: [String] {
         var seen: Set<String> = []
-        return flows.flatMap(\.triggers).compactMap { trigger -> String? in
+        return flows.flatMap({ $0.triggers }).compactMap { trigger -> String? in
             guard case .signal(let signal) = trigger.moment, seen.insert(signal).inserted else { return nil }
             return signal
         }
     }
 
     /// Flows a replay can show.
-    public var replayableFlows: [FlowID] { flows.filter { $0.replay != .notReplayable }.map(\.id) }
+    public var replayableFlows: [FlowID] { flows.filter { $0.replay != .notReplayable }.map({ $0.id }) }
 
     /// Every permission a step asks for, in catalog order, each once.
     public var permissions: [PermissionName] {
         var seen: Set<PermissionName> = []
-        return flows.flatMap(\.steps).flatMap(\.gates).compactMap { gate -> PermissionName? in
+        return flows.flatMap({ $0.steps }).flatMap({ $0.gates }).compactMap { gate -> PermissionName? in
             guard case .permission(let permission) = gate.kind, seen.insert(permission).inserted else {
                 return nil
             }
@@ -139,7 +139,7 @@ public struct TourCatalog: Sendable, Equatable {
     /// The ids of every request gate (answered by the product's handler, such as a connection).
     public var requestGates: [String] {
         var seen: Set<String> = []
-        return flows.flatMap(\.steps).flatMap(\.gates).compactMap { gate -> String? in
+        return flows.flatMap({ $0.steps }).flatMap({ $0.gates }).compactMap { gate -> String? in
             guard case .request = gate.kind, seen.insert(gate.id).inserted else { return nil }
             return gate.id
         }
@@ -147,6 +147,6 @@ public struct TourCatalog: Sendable, Equatable {
 
     /// Names of every field declared secret in any flow: these parameters are redacted in journals.
     var secretFieldNames: Set<String> {
-        Set((flows.flatMap(\.fields) + freeFields).filter { $0.kind == .secret }.map(\.name))
+        Set((flows.flatMap({ $0.fields }) + freeFields).filter { $0.kind == .secret }.map({ $0.name }))
     }
 }

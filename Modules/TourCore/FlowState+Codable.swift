@@ -99,7 +99,7 @@ extension FlowState: Codable, TourValueConvertible {
 extension FlowRun: Codable, TourValueConvertible {
     public var tourValue: TourValue {
         var object: [String: TourValue] = [
-            "plan": .strings(plan.map(\.rawValue)), "position": .int(position), "fields": .object(fields),
+            "plan": .strings(plan.map({ $0.rawValue })), "position": .int(position), "fields": .object(fields),
             "gates": .object(gates.mapValues { .string($0.rawValue) }), "performed": .strings(performed),
             "activation": .int(activation), "catalogVersion": .int(catalogVersion),
         ]

@@ -13,7 +13,7 @@ extension Reduction {
     mutating func adopt(_ record: AccountFlowRecord, for id: FlowID) throws(TourRefusal) {
         let accountFlows = catalog.flows.filter { $0.scope == .user }
         guard let flow = accountFlows.first(where: { $0.id == id }) else {
-            let names = accountFlows.map(\.id.rawValue)
+            let names = accountFlows.map({ $0.id.rawValue })
             throw refusal(
                 "account record for \(id)", "not a flow kept per account", code: .unknownFlow, allowed: names,
                 listing: .init(label: "Flows kept per account", whenEmpty: "\(catalog.name) keeps no flow per account"),

@@ -27,7 +27,7 @@ extension Reduction {
             step.passThrough.contains(free.name)
         {
             try performFree(free, parameters)
-        } else if let elsewhere = catalog.flows.lazy.flatMap(\.steps).flatMap(\.actions).first(where: { $0.name == name }),
+        } else if let elsewhere = catalog.flows.lazy.flatMap({ $0.steps }).flatMap({ $0.actions }).first(where: { $0.name == name }),
             elsewhere.outcome == .back || elsewhere.outcome.endsFlow
         {
             // A way out other steps offer: say which kind is not allowed here.
@@ -42,7 +42,7 @@ extension Reduction {
     private func unknownOrNotNow(_ name: String, _ reason: String, code: TourRefusal.Code) -> TourRefusal {
         let known = catalog.actionNames
         if known.contains(name) { return refusal(name, reason, code: code) }
-        let now = allowedActions().map(\.name)
+        let now = allowedActions().map({ $0.name })
         let suggestion = NameSuggestion.nearest(to: name, in: now) ?? NameSuggestion.nearest(to: name, in: known)
         return refusal(name, "unknown action", code: .unknownAction, suggestion: suggestion)
     }
@@ -99,7 +99,7 @@ extension Reduction {
             case .permission(let permission):
                 effects.append(.requestPermission(gate: gateID, permission))
             case .request(let name):
-                let secretNames = Set(flow.fields.filter { $0.kind == .secret }.map(\.name))
+                let secretNames = Set(flow.fields.filter { $0.kind == .secret }.map({ $0.name }))
                 let payload = run.fields.filter { !secretNames.contains($0.key) }
                 let secrets = parameters.filter { secretNames.contains($0.key) }.mapValues(Secret.init)
                 effects.append(.request(gate: gateID, name: name, payload: payload, secrets: secrets))
@@ -110,7 +110,7 @@ extension Reduction {
     private mutating func performFree(_ action: StepAction, _ parameters: [String: String])
         throws(TourRefusal)
     {
-        let fields = catalog.freeFields + catalog.flows.flatMap(\.fields)
+        let fields = catalog.freeFields + catalog.flows.flatMap({ $0.fields })
         let parsed = try parse(parameters, for: action, fields: fields)
         notes.append("free action \(action.name)")
         effects += action.effects.map { resolve($0, fields: [:], parameters: parsed) }
@@ -221,7 +221,7 @@ extension Reduction {
                 && firstFailing($0.preconditions, step: step, flow: flow, run: run) == nil
         }
         let passThrough = catalog.freeActions.filter { step.passThrough.contains($0.name) }
-        return (available.filter { !$0.isWayOut } + passThrough + available.filter(\.isWayOut))
+        return (available.filter { !$0.isWayOut } + passThrough + available.filter({ $0.isWayOut }))
             .map { CardAction(name: $0.name, label: $0.label) }
     }
 }

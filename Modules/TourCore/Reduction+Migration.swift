@@ -62,7 +62,7 @@ extension Reduction {
             return
         }
         let plan = flow.steps.filter { $0.id == target || $0.includedWhen.holds(context: context, state: state) }
-            .map(\.id)
+            .map({ $0.id })
         let sameStep = catalog.place(fromStep ?? target, of: flow.id, since: from) == .step(target)
         let renames = catalog.migrations(after: from).compactMap { $0.flows[flow.id]?.renamedActions }
         func currentName(_ name: String) -> String { renames.reduce(name) { $1[$0] ?? $0 } }
@@ -72,13 +72,13 @@ extension Reduction {
         run.position = plan.firstIndex(of: target) ?? 0
         run.catalogVersion = catalog.version
         // Values of fields the flow still declares, and the initial value of fields it added.
-        let declared = Set(flow.fields.map(\.name))
+        let declared = Set(flow.fields.map({ $0.name }))
         run.fields = old.fields.filter { declared.contains($0.key) }
         for field in flow.fields where run.fields[field.name] == nil {
             if let initial = field.initial { run.fields[field.name] = initial }
         }
         if sameStep {
-            let gates = Set(step?.gates.map(\.id) ?? [])
+            let gates = Set(step?.gates.map({ $0.id }) ?? [])
             run.gates = old.gates.filter { gates.contains($0.key) }
             run.performed = old.performed.map(currentName).filter { step?.action(named: $0) != nil }
         } else {

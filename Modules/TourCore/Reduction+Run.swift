@@ -36,12 +36,12 @@ extension Reduction {
     }
 
     mutating func startRun(_ flow: FlowDefinition, replayOf: FlowRecord.Before?) {
-        let plan = flow.steps.filter { $0.includedWhen.holds(context: context, state: state) }.map(\.id)
+        let plan = flow.steps.filter { $0.includedWhen.holds(context: context, state: state) }.map({ $0.id })
         let run = FlowRun(
             plan: plan,
             fields: Dictionary(
                 uniqueKeysWithValues: flow.fields.compactMap { field in field.initial.map { (field.name, $0) } }),
-            activation: (state.flows.values.map(\.activation).max() ?? 0) + 1, catalogVersion: catalog.version,
+            activation: (state.flows.values.map({ $0.activation }).max() ?? 0) + 1, catalogVersion: catalog.version,
             replayOf: replayOf)
         state[flow: flow.id] = .active(run)
         facts.append(.flowStarted(flow: flow.id, plan: plan, catalogVersion: catalog.version, replay: replayOf != nil))

@@ -131,7 +131,7 @@ struct Reduction {
 
     private mutating func replay(_ id: FlowID?) throws(TourRefusal) {
         let replayable = catalog.flows.filter { $0.replay != .notReplayable }
-        let names = replayable.map(\.id.rawValue)
+        let names = replayable.map({ $0.id.rawValue })
         let listing = TourRefusal.Listing(
             label: "Replayable", whenEmpty: "\(catalog.name) has no \(catalog.flowNoun) to replay")
         let attempted = id.map { "replay \($0)" } ?? "replay"
@@ -150,7 +150,7 @@ struct Reduction {
         guard state[flow: flow.id].status != .active else {
             throw refusal(
                 attempted, "\(flow.id) is already showing", code: .notReplayable,
-                allowed: replayable.filter { state[flow: $0.id].status != .active }.map(\.id.rawValue),
+                allowed: replayable.filter { state[flow: $0.id].status != .active }.map({ $0.id.rawValue }),
                 listing: listing)
         }
         let record = state[flow: flow.id]
@@ -170,7 +170,7 @@ struct Reduction {
 
     private mutating func reset(_ id: FlowID?) throws(TourRefusal) {
         if let id, catalog.flow(id) == nil {
-            let names = catalog.flows.map(\.id.rawValue)
+            let names = catalog.flows.map({ $0.id.rawValue })
             throw refusal(
                 "reset \(id)", "unknown flow", code: .unknownFlow, allowed: names,
                 listing: .init(label: "Flows", whenEmpty: "\(catalog.name) has no flows"),
@@ -198,7 +198,7 @@ struct Reduction {
         let flow = state.presentingFlow
         return TourRefusal(
             code: code, flow: flow, step: flow.flatMap { state[flow: $0].currentStep }, attempted: attempted,
-            reason: reason, allowed: allowed ?? allowedActions().map(\.name), listing: listing,
+            reason: reason, allowed: allowed ?? allowedActions().map({ $0.name }), listing: listing,
             suggestion: suggestion, noun: catalog.flowNoun)
     }
 }

@@ -93,7 +93,7 @@ public struct TourEngine: Sendable {
         return catalog.flows.map { flow in
             let run = state[flow: flow.id]
             let step = run.currentStep.flatMap(flow.step)
-            let actions = flow.id == presenting ? allowedActions(in: state, context: context).map(\.name) : []
+            let actions = flow.id == presenting ? allowedActions(in: state, context: context).map({ $0.name }) : []
             return FlowSummary(
                 id: flow.id, name: flow.name, status: run.status, step: run.currentStep,
                 progress: progress(of: flow, run: run),

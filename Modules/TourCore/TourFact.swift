@@ -78,7 +78,7 @@ extension TourFact: Codable, TourValueConvertible {
         var object: [String: TourValue] = ["fact": .string(name), "flow": .string(flow.rawValue)]
         switch self {
         case .flowStarted(_, let plan, let catalogVersion, let replay):
-            object["plan"] = .strings(plan.map(\.rawValue))
+            object["plan"] = .strings(plan.map({ $0.rawValue }))
             object["catalogVersion"] = .int(catalogVersion)
             if replay { object["replay"] = .bool(true) }
         case .stepEntered(_, let step, let index):
@@ -101,7 +101,7 @@ extension TourFact: Codable, TourValueConvertible {
             object["toVersion"] = .int(toVersion)
             if let fromStep { object["fromStep"] = .string(fromStep.rawValue) }
             if let toStep { object["toStep"] = .string(toStep.rawValue) }
-            object["plan"] = .strings(plan.map(\.rawValue))
+            object["plan"] = .strings(plan.map({ $0.rawValue }))
             object["outcome"] = .string(outcome.rawValue)
         }
         return .object(object)

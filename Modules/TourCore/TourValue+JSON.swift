@@ -80,12 +80,12 @@ public struct JSONTextWriter {
         case .object(let object):
             bytes.append(UInt8(ascii: "{"))
             var first = true
-            for key in object.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+            for (key, value) in object.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
                 if !first { bytes.append(UInt8(ascii: ",")) }
                 first = false
                 write(key)
                 bytes.append(UInt8(ascii: ":"))
-                try write(object[key]!)
+                try write(value)
             }
             bytes.append(UInt8(ascii: "}"))
         }

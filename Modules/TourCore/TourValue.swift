@@ -42,7 +42,7 @@ public enum TourValue: Hashable, Sendable {
         case .int(let value): String(value)
         case .double(let value): String(value)
         case .string(let value): value
-        case .list(let items): items.map(\.displayText).joined(separator: ", ")
+        case .list(let items): items.map({ $0.displayText }).joined(separator: ", ")
         case .object(let object):
             object.keys.sorted().map { "\($0)=\(object[$0]?.displayText ?? "")" }.joined(separator: ", ")
         }

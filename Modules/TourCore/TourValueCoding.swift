@@ -59,8 +59,8 @@ final class EncodingNode {
     }
 
     var finished: TourValue {
-        if let object { return .object(object.mapValues(\.finished)) }
-        if let list { return .list(list.map(\.finished)) }
+        if let object { return .object(object.mapValues({ $0.finished })) }
+        if let list { return .list(list.map({ $0.finished })) }
         return value ?? .object([:])
     }
 

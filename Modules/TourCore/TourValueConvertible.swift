@@ -27,7 +27,7 @@ extension TourValueConvertible {
 }
 
 extension Array where Element: TourValueConvertible {
-    public var tourValue: TourValue { .list(map(\.tourValue)) }
+    public var tourValue: TourValue { .list(map { $0.tourValue }) }
 
     public init(tourValue: TourValue) throws {
         guard case .list(let items) = tourValue else { throw TourValueReader.mismatch("a list", tourValue, path: []) }

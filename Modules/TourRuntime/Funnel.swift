@@ -102,7 +102,7 @@ public struct FlowFunnel: Codable, Equatable, Sendable {
             }
             let completed = counted.filter { $0.ended?.status == .completed }.count
             let skipped = counted.filter { $0.ended?.status == .skipped }.count
-            let current = flow.steps.map(\.id)
+            let current = flow.steps.map({ $0.id })
             var retired: [StepID] = []
             for run in counted { for entry in run.steps where !current.contains(entry.step) && !retired.contains(entry.step) { retired.append(entry.step) } }
             let steps = (current + retired).map { step -> StepFigures in

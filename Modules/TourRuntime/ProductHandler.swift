@@ -50,7 +50,7 @@ extension Product {
     /// each declared device fact as the app reported it (or its default).
     public func context(domain: [String: TourValue], now: Date, device: [String: TourValue]) -> TourContext {
         var context = handler.context(domain: domain, now: now)
-        for key in handler.declarations.deviceKeys { context[key.name] = device[key.name] ?? key.defaultValue }
+        for key in deviceKeys { context[key.name] = device[key.name] ?? key.defaultValue }
         return context
     }
 }
@@ -58,7 +58,11 @@ extension Product {
 /// A product as the runtime and CLI see it.
 public struct Product: Sendable {
     public var catalog: TourCatalog
-    public var handler: any ProductHandler
+    public var handler: any ProductHandler {
+        didSet { deviceKeys = handler.declarations.deviceKeys }
+    }
+    /// The handler's declared device facts, kept: the context is computed for every event.
+    private var deviceKeys: [ContextKey]
     /// The app version a launch reports when none is given.
     public var currentVersion: String
     /// Signals the app raises by itself right after launch (Finite: the Reveal completes).
@@ -70,6 +74,7 @@ public struct Product: Sendable {
     ) {
         self.catalog = catalog
         self.handler = handler
+        self.deviceKeys = handler.declarations.deviceKeys
         self.currentVersion = currentVersion
         self.launchSignals = launchSignals
     }

@@ -22,7 +22,7 @@ extension TourSnapshot: TourValueRepresentable {
     /// Every key present (absent values as `null`), as every `--json` document shows a snapshot.
     public var tourValue: TourValue {
         [
-            "app": .string(app), "user": .string(user), "flows": .list(flows.map(\.tourValue)),
+            "app": .string(app), "user": .string(user), "flows": .list(flows.map({ $0.tourValue })),
             "card": card?.tourValue ?? .null, "state": .object(state), "appVersion": .optional(appVersion),
             "now": .double(now), "nextTimerAt": nextTimerAt.map(TourValue.double) ?? .null,
         ]

@@ -56,7 +56,9 @@ extension Journey {
 /// Not isolated to the main actor (top-level code is): the events are sent from the cooperative
 /// pool, as the CLI and an app's background task send them, so each `await` does not switch threads.
 enum DurablePair {
-    static func measure(_ journey: Journey, users: Int, folder: URL, start: Date, withFloor: Bool) async throws -> (
+    static func measure(
+        _ journey: Journey, users: Int, folder: URL, start: Date, withFloor: Bool, withOurs: Bool = true
+    ) async throws -> (
         ours: Double, committed: Int, raw: Double
     ) {
         let product = journey.perUser
@@ -67,9 +69,8 @@ enum DurablePair {
         var committed = 0
         var ours = 0.0
         var rawTime = 0.0
-        for user in 0..<users {
-            let oursFirst = user % 2 == 0
-            if !oursFirst, let raw { rawTime += try await time { try raw.commitAll(app: app, user: "u\(user)", writes) } }
+        func oursFor(_ user: Int) async throws {
+            guard withOurs else { return }
             ours += try await time {
                 let session = TourSession(
                     product: product, user: "u\(user)", database: database, time: .virtual(start: start))
@@ -79,7 +80,12 @@ enum DurablePair {
                     committed += try await session.send(event).count
                 }
             }
-            if oursFirst, let raw { rawTime += try await time { try raw.commitAll(app: app, user: "u\(user)", writes) } }
+        }
+        for user in 0..<users {
+            let oursFirst = user % 2 == 0
+            if oursFirst { try await oursFor(user) }
+            if let raw { rawTime += try await time { try raw.commitAll(app: app, user: "u\(user)", writes) } }
+            if !oursFirst { try await oursFor(user) }
         }
         return (ours, committed, rawTime)
     }

@@ -17,8 +17,10 @@ let sizes =
 let journalEvents = option("--journal").flatMap(Int.init) ?? (smoke ? 10_000 : 1_000_000)
 /// `--sections 2,4` runs only those sections (for profiling one of them); all by default.
 let sections = Set(option("--sections").map { $0.split(separator: ",").compactMap { Int($0) } } ?? [1, 2, 3, 4, 5])
-/// `--ours-only`: section 2 measures only our durable path (to profile it without the baselines).
+/// `--ours-only` / `--floor-only`: section 2 measures only our durable path, or only the raw SQLite
+/// floor (to profile or trace one of them alone).
 let oursOnly = arguments.contains("--ours-only")
+let floorOnly = arguments.contains("--floor-only")
 let engineRounds = smoke ? 200 : 5_000
 let durableUsers = smoke ? 5 : 100
 let start = Date(timeIntervalSince1970: 1_767_603_600)
@@ -54,10 +56,14 @@ for journey in Journey.all {
     let product = journey.perUser
     let app = product.catalog.app
     let paired = try await DurablePair.measure(
-        journey, users: durableUsers, folder: folder, start: start, withFloor: !oursOnly)
+        journey, users: durableUsers, folder: folder, start: start, withFloor: !oursOnly, withOurs: !floorOnly)
     let (ours, committed, rawTime) = (paired.ours, paired.committed, paired.raw)
     if oursOnly {
         report.add("durable", "\(journey.name): ours (TourSession)", Double(committed) / ours, "events/s")
+        continue
+    }
+    if floorOnly {
+        report.add("durable", "\(journey.name): raw SQLite floor", Double(durableUsers * journey.events.count) / rawTime, "events/s")
         continue
     }
     let writes = try journey.writes(from: start)
@@ -96,7 +102,7 @@ for journey in Journey.all {
     totals.file += fileTime
     totals.events += Int(events)
 }
-if !oursOnly {
+if !oursOnly && !floorOnly {
 report.add(
     "durable", "all five: ours / raw (time per event)", totals.ours / totals.raw, "×")
 report.goal("durable event, all five: ours / raw SQLite", totals.ours / totals.raw, atMost: 1.3, "×")
