@@ -69,17 +69,14 @@ struct Launch: ScriptableCommand {
         }
     }
 
-    func execute(_ runner: Runner) async throws {
-        try await runner.launch(version: appVersion)
-        try await runner.report(.card)
-    }
+    func execute(_ runner: Runner) async throws { try await QuickCommand.launch(appVersion: appVersion).execute(runner) }
 }
 
 struct Show: ScriptableCommand {
     static let configuration = CommandConfiguration(commandName: "show", abstract: "Print the card showing now.")
     @OptionGroup var options: CommonOptions
 
-    func execute(_ runner: Runner) async throws { try await OptionsOnlyCommand.show.execute(runner) }
+    func execute(_ runner: Runner) async throws { try await QuickCommand.show.execute(runner) }
 }
 
 struct Do: ScriptableCommand {
@@ -112,8 +109,7 @@ struct Do: ScriptableCommand {
     }
 
     func execute(_ runner: Runner) async throws {
-        try await runner.send(.actionPerformed(action, parameters: try Self.parse(parameters)))
-        try await runner.report(.card)
+        try await QuickCommand.action(action, parameters: try Self.parse(parameters)).execute(runner)
     }
 }
 
@@ -132,10 +128,7 @@ struct Visit: ScriptableCommand {
         completion: .list(CLIEnvironment.product?.catalog.features ?? []))
     var feature: String
 
-    func execute(_ runner: Runner) async throws {
-        try await runner.send(.featureVisited(feature))
-        try await runner.report(.card)
-    }
+    func execute(_ runner: Runner) async throws { try await QuickCommand.visit(feature).execute(runner) }
 }
 
 struct Signal: ScriptableCommand {
@@ -153,10 +146,7 @@ struct Signal: ScriptableCommand {
         completion: .list(CLIEnvironment.product?.catalog.signals ?? []))
     var name: String
 
-    func execute(_ runner: Runner) async throws {
-        try await runner.send(.signal(name))
-        try await runner.report(.card)
-    }
+    func execute(_ runner: Runner) async throws { try await QuickCommand.signal(name).execute(runner) }
 }
 
 struct Status: ScriptableCommand {
@@ -165,7 +155,7 @@ struct Status: ScriptableCommand {
         abstract: "Every flow for the user, the product's domain state, and the database file.")
     @OptionGroup var options: CommonOptions
 
-    func execute(_ runner: Runner) async throws { try await OptionsOnlyCommand.status.execute(runner) }
+    func execute(_ runner: Runner) async throws { try await QuickCommand.status.execute(runner) }
 }
 
 struct Reset: ScriptableCommand {
@@ -178,10 +168,7 @@ struct Reset: ScriptableCommand {
         completion: .list(ProductHelp.flowNames(replayable: false)))
     var flow: String?
 
-    func execute(_ runner: Runner) async throws {
-        try await runner.send(.resetRequested(flow.map { FlowID($0) }))
-        try await runner.report(.status)
-    }
+    func execute(_ runner: Runner) async throws { try await QuickCommand.reset(flow).execute(runner) }
 }
 
 struct Replay: ScriptableCommand {
@@ -196,10 +183,7 @@ struct Replay: ScriptableCommand {
         completion: .list(ProductHelp.flowNames(replayable: true)))
     var flow: String?
 
-    func execute(_ runner: Runner) async throws {
-        try await runner.send(.replayRequested(flow.map { FlowID($0) }))
-        try await runner.report(.card)
-    }
+    func execute(_ runner: Runner) async throws { try await QuickCommand.replay(flow).execute(runner) }
 }
 
 struct Wait: ScriptableCommand {
@@ -213,9 +197,9 @@ struct Wait: ScriptableCommand {
     @Argument(parsing: .allUnrecognized, help: ArgumentHelp("Seconds, such as 1.5.", valueName: "seconds"))
     var values: [String] = []
 
-    func validate() throws { _ = try seconds() }
+    func validate() throws { _ = try Self.seconds(values) }
 
-    func seconds() throws -> Double {
+    static func seconds(_ values: [String]) throws -> Double {
         guard values.count == 1, let seconds = Double(values[0]) else {
             throw ValidationError(
                 values.isEmpty
@@ -229,8 +213,7 @@ struct Wait: ScriptableCommand {
     }
 
     func execute(_ runner: Runner) async throws {
-        try await RealTimeWait.wait(try seconds(), runner: runner)
-        try await runner.report(.card)
+        try await QuickCommand.wait(seconds: try Self.seconds(values)).execute(runner)
     }
 }
 
@@ -240,7 +223,7 @@ struct Journal: ScriptableCommand {
         abstract: "The user's journal rows: time, flow, step, event, outcome, and the analytics they sent.")
     @OptionGroup var options: CommonOptions
 
-    func execute(_ runner: Runner) async throws { try await OptionsOnlyCommand.journal.execute(runner) }
+    func execute(_ runner: Runner) async throws { try await QuickCommand.journal.execute(runner) }
 }
 
 extension Runner {
@@ -292,5 +275,5 @@ struct Sync: ScriptableCommand {
             """)
     @OptionGroup var options: CommonOptions
 
-    func execute(_ runner: Runner) async throws { try await OptionsOnlyCommand.sync.execute(runner) }
+    func execute(_ runner: Runner) async throws { try await QuickCommand.sync.execute(runner) }
 }

@@ -1,51 +1,127 @@
-/// A command that takes only the common options, run straight from a line `QuickParse` read.
-enum OptionsOnlyCommand: String, CaseIterable {
-    case show, status, journal, sync
+import TourRuntime
 
-    /// What the argument parser's command of the same name does (`Show`, `Status`, `Journal`, `Sync`).
+/// A command line of the common grammar as `QuickParse` reads it: what it does, with the values its
+/// words gave. Running one is what the argument parser's command of the same name does (`Launch`,
+/// `Do`, `Status`, ...): those commands run through here too, so each command is written once.
+enum QuickCommand: Equatable {
+    case launch(appVersion: String?)
+    case show, status, journal, sync
+    case action(String, parameters: [String: String])
+    case visit(String)
+    case signal(String)
+    case reset(String?)
+    case replay(String?)
+    case wait(seconds: Double)
+
+    var name: String {
+        switch self {
+        case .launch: "launch"
+        case .show: "show"
+        case .status: "status"
+        case .journal: "journal"
+        case .sync: "sync"
+        case .action: "do"
+        case .visit: "visit"
+        case .signal: "signal"
+        case .reset: "reset"
+        case .replay: "replay"
+        case .wait: "wait"
+        }
+    }
+
     func execute(_ runner: Runner) async throws {
         switch self {
+        case .launch(let version):
+            try await runner.launch(version: version)
+            try await runner.report(.card)
         case .show: try await runner.report(.card)
         case .status: try await runner.report(.status)
         case .journal: try runner.printJournal()
         case .sync: try await runner.sync()
+        case .action(let name, let parameters):
+            try await runner.send(.actionPerformed(name, parameters: parameters))
+            try await runner.report(.card)
+        case .visit(let feature):
+            try await runner.send(.featureVisited(feature))
+            try await runner.report(.card)
+        case .signal(let name):
+            try await runner.send(.signal(name))
+            try await runner.report(.card)
+        case .reset(let flow):
+            try await runner.send(.resetRequested(flow.map { FlowID($0) }))
+            try await runner.report(.status)
+        case .replay(let flow):
+            try await runner.send(.replayRequested(flow.map { FlowID($0) }))
+            try await runner.report(.card)
+        case .wait(let seconds):
+            try await RealTimeWait.wait(seconds, runner: runner)
+            try await runner.report(.card)
         }
     }
 }
 
-/// The start-up path of the commonest one-shot commands, without the argument parser.
+/// The start-up path of a command line, and of each line of `play` and the interactive session,
+/// without the argument parser.
 ///
 /// The argument parser builds every command's definition by reflection (`Mirror`, dynamic casts)
 /// before it reads a word, and even its property wrappers instantiate generic types at run time;
 /// in a process that runs one command and exits, that was the largest part of its start-up
-/// (Docs/Performance.md, the cold start). A line that names a command taking only the common
-/// options, each spelled plainly (`--user u1`, `--user=u1`, `--json`), is read here into the same
-/// values (``RunOptions``). Anything else (help, an unknown or repeated option, a value that looks
-/// like an option, a value the options' own validation refuses) returns nil, and the argument
-/// parser reads the line as before, so every message and every refusal stays its own.
+/// (Docs/Performance.md, the cold start), and in a debug build it took 30 ms a line. A line of one of
+/// the commands above, with its arguments and the common options each spelled plainly (`--user u1`,
+/// `--user=u1`, `--json`), is read here into the same values (``QuickCommand``, ``RunOptions``).
+/// Anything else (help, an unknown or repeated option, a missing or extra argument, a word that
+/// looks like an option, a value the commands' own validation refuses) returns nil, and the
+/// argument parser reads the line as before, so every message and every refusal stays its own.
 /// `QuickParseTests` checks that both readings agree.
 enum QuickParse {
-    static func command(_ arguments: [String]) -> (command: OptionsOnlyCommand, options: RunOptions)? {
-        guard let name = arguments.first, let command = OptionsOnlyCommand(rawValue: name),
-            let options = options(Array(arguments.dropFirst()))
+    static func command(_ arguments: [String]) -> (command: QuickCommand, options: RunOptions)? {
+        guard let name = arguments.first, let (options, extras, positional) = words(Array(arguments.dropFirst())),
+            (try? options.validate()) != nil
         else { return nil }
-        guard (try? options.validate()) != nil else { return nil }
-        return (command, options)
+        // A word of a name the argument parser itself answers (`help`) is left to it.
+        guard !positional.contains("help") else { return nil }
+        let command: QuickCommand
+        var takes: Set<String> = []
+        switch (name, positional.count) {
+        case ("launch", 0):
+            let version = extras["app-version"]
+            if let version, !AppVersion.isValid(version) { return nil }
+            command = .launch(appVersion: version)
+            takes = ["app-version"]
+        case ("show", 0): command = .show
+        case ("status", 0): command = .status
+        case ("journal", 0): command = .journal
+        case ("sync", 0): command = .sync
+        case ("do", 1...):
+            guard let parameters = try? Do.parse(Array(positional.dropFirst())) else { return nil }
+            command = .action(positional[0], parameters: parameters)
+        case ("visit", 1): command = .visit(positional[0])
+        case ("signal", 1): command = .signal(positional[0])
+        case ("reset", 0...1): command = .reset(positional.first)
+        case ("replay", 0...1): command = .replay(positional.first)
+        case ("wait", 1):
+            guard let seconds = try? Wait.seconds(positional) else { return nil }
+            command = .wait(seconds: seconds)
+        default: return nil
+        }
+        return extras.keys.allSatisfy(takes.contains) ? (command, options) : nil
     }
 
-    /// The common options of `words`, or nil when the argument parser should read them.
-    static func options(_ words: [String]) -> RunOptions? {
-        var db: String?
-        var user: String?
-        var server: String?
-        var json = false
-        var offline = false
-        var permissions: [String] = []
-        var answers: [String] = []
-        var context: [String] = []
+    /// The common options of `words`, the options only some commands take (`--app-version`), and
+    /// the positional words; nil when the argument parser should read them.
+    static func words(_ words: [String]) -> (RunOptions, extras: [String: String], positional: [String])? {
+        var options = RunOptions()
+        var seen: Set<String> = []
+        var extras: [String: String] = [:]
+        var positional: [String] = []
         var index = 0
         while index < words.count {
             let word = words[index]
+            guard word.hasPrefix("-") else {
+                positional.append(word)
+                index += 1
+                continue
+            }
             guard word.hasPrefix("--"), word.count > 2 else { return nil }
             var name = String(word.dropFirst(2))
             var inline: String?
@@ -62,29 +138,28 @@ enum QuickParse {
             }
             switch name {
             case "json", "offline":
-                guard inline == nil, !(name == "json" ? json : offline) else { return nil }
-                if name == "json" { json = true } else { offline = true }
-            case "db", "user", "server":
-                guard let given = value() else { return nil }
+                guard inline == nil, seen.insert(name).inserted else { return nil }
+                if name == "json" { options.json = true } else { options.offline = true }
+            case "db", "user", "server", "app-version":
+                guard let given = value(), seen.insert(name).inserted else { return nil }
                 switch name {
-                case "db": guard db == nil else { return nil }; db = given
-                case "user": guard user == nil else { return nil }; user = given
-                default: guard server == nil else { return nil }; server = given
+                case "db": options.db = given
+                case "user": options.user = given
+                case "server": options.server = given
+                default: extras[name] = given
                 }
             case "permission", "answer", "context":
                 guard let given = value() else { return nil }
                 switch name {
-                case "permission": permissions.append(given)
-                case "answer": answers.append(given)
-                default: context.append(given)
+                case "permission": options.permissions.append(given)
+                case "answer": options.answers.append(given)
+                default: options.context.append(given)
                 }
             default:
                 return nil
             }
             index += 1
         }
-        return RunOptions(
-            db: db, user: user ?? "default", json: json, permissions: permissions, answers: answers, offline: offline,
-            server: server, context: context)
+        return (options, extras, positional)
     }
 }

@@ -55,6 +55,7 @@ struct Play: AsyncParsableCommand {
                     case .quit: return
                     case .help: try await SessionHelp.print(runner)
                     case .command(let command): try await command.execute(runner)
+                    case .quick(let command): try await command.execute(runner)
                     }
                 } catch let failure as CLIFailure where failure.code == CLIFailure.Code.database.rawValue {
                     throw failure
@@ -72,6 +73,8 @@ enum ScriptLine {
     case quit
     case help
     case command(any ScriptableCommand)
+    /// A line `QuickParse` read (its options are the script's, as with any line).
+    case quick(QuickCommand)
 
     static let commandNames: Set<String> = [
         "launch", "show", "do", "visit", "signal", "status", "reset", "replay", "wait", "journal", "report",
@@ -90,6 +93,7 @@ enum ScriptLine {
         if first == "help" || first == "?" { return .help }
         if first == "play" { throw CLIFailure.usage("play cannot run inside a script") }
         if !commandNames.contains(first) { words.insert("do", at: 0) }
+        if let quick = QuickParse.command(words) { return .quick(quick.command) }
         let parsed = try RootCommand.parseAsRoot(words)
         guard let command = parsed as? any ScriptableCommand else {
             throw CLIFailure.usage(
@@ -211,6 +215,9 @@ struct Interactive {
                 case .quit: break session
                 case .help: try await SessionHelp.print(runner)
                 case .command(let command):
+                    try await command.execute(runner)
+                    if try await settle() { try await runner.report(.card) }
+                case .quick(let command):
                     try await command.execute(runner)
                     if try await settle() { try await runner.report(.card) }
                 }

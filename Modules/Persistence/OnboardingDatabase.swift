@@ -77,6 +77,22 @@ public final class OnboardingDatabase: Sendable {
         OnboardingDatabase(path: ":memory:", connection: try emptyDatabase(), busyTimeout: 0, createsFolder: false)
     }
 
+    /// A private in-memory database holding what `image` holds (from ``image()``): a copy of a
+    /// database to change without touching the original (the cross-app suite explores states so).
+    public static func inMemory(image: [UInt8]) throws -> OnboardingDatabase {
+        let connection = try SQLiteConnection(path: ":memory:")
+        try connection.load(image: image)
+        try connection.execute("PRAGMA foreign_keys = ON")
+        try Schema.migrate(connection)
+        return OnboardingDatabase(path: ":memory:", connection: connection, busyTimeout: 0, createsFolder: false)
+    }
+
+    /// The database as the bytes of a file holding it: every table and row, for a copy (see
+    /// ``inMemory(image:)``) or a byte-for-byte comparison. Empty while a file does not exist yet.
+    public func image() throws -> [UInt8] {
+        try state.withLock { state in try existing(&state)?.image() ?? [] }
+    }
+
     /// Whether this process created the file (with its first write).
     public var createdFile: Bool { state.withLock { $0.created } }
 

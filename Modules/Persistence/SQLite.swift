@@ -156,6 +156,38 @@ final class SQLiteConnection {
         SQLiteError(code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)))
     }
 
+    // MARK: - Images
+
+    /// The database as the bytes of a file holding it (`sqlite3_serialize`).
+    func image() throws -> [UInt8] {
+        var size: sqlite3_int64 = 0
+        guard let bytes = sqlite3_serialize(handle, "main", &size, 0) else {
+            throw SQLiteError(code: SQLITE_NOMEM, message: "the database could not be serialized")
+        }
+        defer { sqlite3_free(bytes) }
+        return Array(UnsafeBufferPointer(start: bytes, count: Int(size)))
+    }
+
+    /// Replaces this (in-memory) connection's database with the one `bytes` hold. An image of a
+    /// file in WAL mode is marked as a rollback-journal database (bytes 18 and 19 of the header): a
+    /// database in memory has no WAL.
+    func load(image: [UInt8]) throws {
+        var bytes = image
+        if bytes.count >= 20, bytes[18] == 2 || bytes[19] == 2 {
+            bytes[18] = 1
+            bytes[19] = 1
+        }
+        guard let buffer = sqlite3_malloc64(sqlite3_uint64(max(bytes.count, 1)))?.assumingMemoryBound(to: UInt8.self)
+        else { throw SQLiteError(code: SQLITE_NOMEM, message: "no memory for a database image") }
+        bytes.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress!, count: bytes.count) }
+        let flags = UInt32(SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE)
+        let code = sqlite3_deserialize(
+            handle, "main", buffer, sqlite3_int64(bytes.count), sqlite3_int64(bytes.count), flags)
+        guard code == SQLITE_OK else { throw error(code) }
+        for statement in statements.values { sqlite3_finalize(statement) }
+        statements = [:]
+    }
+
     // MARK: - Transactions and counters
 
     enum TransactionKind: String {

@@ -3,30 +3,46 @@ import Testing
 
 @testable import OnboardingCLI
 
-/// The one-shot commands that take only the common options are read without the argument parser
-/// (`QuickParse`); every line it reads must mean what the argument parser reads it as, and every
-/// line it declines goes to the argument parser unchanged.
+/// Command lines of the common grammar are read without the argument parser (`QuickParse`); every
+/// line it reads must mean what the argument parser reads it as, and every line it declines goes to
+/// the argument parser unchanged.
 @Suite("Quick parse of option-only commands")
 struct QuickParseTests {
     static let product = CLIProduct(LockedInOnboarding.registration)
 
-    /// What a reading of a line comes to: the command and every common option's value.
-    static func reading(_ name: String, _ o: RunOptions) -> String {
-        "\(name) db=\(o.db ?? "nil") user=\(o.user) json=\(o.json) offline=\(o.offline) "
+    /// What a reading of a line comes to: the command with its values, and every common option's value.
+    static func reading(_ command: QuickCommand, _ o: RunOptions) -> String {
+        var values = "\(command)"
+        if case .action(let name, let parameters) = command {
+            values = "do \(name) " + parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        }
+        return "\(values) db=\(o.db ?? "nil") user=\(o.user) json=\(o.json) offline=\(o.offline) "
             + "server=\(o.server ?? "nil") permissions=\(o.permissions) answers=\(o.answers) context=\(o.context)"
     }
 
-    static func reading(quick: (command: OptionsOnlyCommand, options: RunOptions)) -> String {
-        reading(quick.command.rawValue, quick.options)
+    static func reading(quick: (command: QuickCommand, options: RunOptions)) -> String {
+        reading(quick.command, quick.options)
     }
 
-    /// The argument parser's reading, when it is one of the option-only commands.
-    static func reading(full command: Any) -> String? {
-        guard let command = command as? any ScriptableCommand,
-            let name = type(of: command).configuration.commandName,
-            OptionsOnlyCommand(rawValue: name) != nil
-        else { return nil }
-        return reading(name, command.options.run)
+    /// The argument parser's reading, as the same values.
+    static func reading(full parsed: Any) throws -> String? {
+        guard let command = parsed as? any ScriptableCommand else { return nil }
+        let values: QuickCommand
+        switch command {
+        case let launch as Launch: values = .launch(appVersion: launch.appVersion)
+        case is Show: values = .show
+        case is Status: values = .status
+        case is Journal: values = .journal
+        case is Sync: values = .sync
+        case let action as Do: values = .action(action.action, parameters: try Do.parse(action.parameters))
+        case let visit as Visit: values = .visit(visit.feature)
+        case let signal as Signal: values = .signal(signal.name)
+        case let reset as Reset: values = .reset(reset.flow)
+        case let replay as Replay: values = .replay(replay.flow)
+        case let wait as Wait: values = .wait(seconds: try Wait.seconds(wait.values))
+        default: return nil
+        }
+        return reading(values, command.options.run)
     }
 
     static let taken: [[String]] = [
@@ -35,15 +51,24 @@ struct QuickParseTests {
         ["sync", "--server", "http://127.0.0.1:9", "--offline"],
         ["status", "--permission", "screenTime=granted", "--permission", "health=denied", "--answer", "health=denied"],
         ["show", "--json", "--offline", "--user", "u9"], ["status", "--db", ""],
+        ["launch"], ["launch", "--app-version", "2.5"], ["launch", "--app-version=1.0.1", "--json"],
+        ["do", "next"], ["do", "chooseApps", "apps=Instagram,TikTok", "--json"], ["do", "--user", "u1", "next"],
+        ["do", "savePhase", "name=High school", "startYear=2004"], ["visit", "dashboard"], ["signal", "revealCompleted"],
+        ["reset"], ["reset", "onboarding"], ["replay"], ["replay", "--json", "onboarding"], ["wait", "1.5"],
+        ["wait", "0"], ["wait", "31536000", "--json"],
     ]
 
     static let declined: [[String]] = [
         [], ["status", "--help"], ["status", "-h"], ["status", "--jsn"], ["status", "--json", "--json"],
         ["status", "--user"], ["status", "--user", "--json"], ["status", "--user", "bad name!"],
         ["status", "--user", "a", "--user", "b"], ["status", "extra"], ["status", "--json=yes"],
-        ["status", "--permission", "nonsense"], ["status", "--context", "volume=11"], ["do", "next"],
-        ["launch"], ["--json", "status"], ["status", "--", "--json"], ["help", "status"], ["--version"],
-        ["status", "--db", "-"], ["status", "--db="], ["show", "--context", "online=false"],
+        ["status", "--permission", "nonsense"], ["status", "--context", "volume=11"], ["--json", "status"],
+        ["status", "--", "--json"], ["help", "status"], ["--version"], ["status", "--db", "-"], ["status", "--db="],
+        ["show", "--context", "online=false"], ["launch", "--app-version", "two"], ["launch", "--app-version"],
+        ["launch", "extra"], ["status", "--app-version", "2.0"], ["do"], ["do", "next", "oops"], ["do", "help"],
+        ["do", "next", "=x"], ["wait"], ["wait", "-1"], ["wait", "1", "2"], ["wait", "soon"], ["wait", "inf"],
+        ["visit"], ["visit", "a", "b"], ["signal"], ["reset", "a", "b"], ["replay", "a", "b"], ["explain"],
+        ["report"], ["play"], ["do", "-x"], ["launch", "--app-version", "2.5", "--app-version", "2.6"],
     ]
 
     @Test(arguments: taken)
@@ -51,8 +76,8 @@ struct QuickParseTests {
         try CLIEnvironment.$product.withValue(Self.product) {
             let quick = try #require(QuickParse.command(line), "\(line) should take the quick path")
             let full = try RootCommand.parseAsRoot(line)
-            #expect(Self.reading(full: full) != nil)
-            #expect(Self.reading(quick: quick) == Self.reading(full: full), "\(line)")
+            #expect(try Self.reading(full: full) != nil)
+            #expect(try Self.reading(quick: quick) == Self.reading(full: full), "\(line)")
         }
     }
 
@@ -69,22 +94,24 @@ struct QuickParseTests {
         let words = [
             "--json", "--offline", "--user", "u1", "--db", "/tmp/f.sqlite", "--user=x", "--server", "http://h:1",
             "--permission", "health=granted", "--answer", "screenTime=denied", "--context", "online=true", "-x", "=",
-            "--db=", "status",
+            "--db=", "status", "next", "apps=A,B", "1.5", "onboarding", "--app-version", "2.5", "k=", "-1", "help",
         ]
         var generator = SystemRandomNumberGenerator()
         var quickCount = 0
         try CLIEnvironment.$product.withValue(Self.product) {
             for _ in 0..<500 {
-                let command = ["status", "show", "journal", "sync"].randomElement(using: &generator)!
+                let command = [
+                    "status", "show", "journal", "sync", "launch", "do", "visit", "signal", "reset", "replay", "wait",
+                ].randomElement(using: &generator)!
                 let line = [command] + (0..<Int.random(in: 0...6, using: &generator)).map { _ in
                     words.randomElement(using: &generator)!
                 }
                 guard let quick = QuickParse.command(line) else { continue }
                 quickCount += 1
                 let full = try RootCommand.parseAsRoot(line)
-                #expect(Self.reading(quick: quick) == Self.reading(full: full), "\(line)")
+                #expect(try Self.reading(quick: quick) == Self.reading(full: full), "\(line)")
             }
         }
-        #expect(quickCount > 30)
+        #expect(quickCount > 50)
     }
 }

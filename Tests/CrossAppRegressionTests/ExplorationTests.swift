@@ -11,11 +11,20 @@ struct ExplorationTests {
         var reached: Set<String> = []
         var taken: Set<String> = []
         var defined: (steps: [String], pairs: [String]) = ([], [])
-        for part in product.parts {
-            let clock = ContinuousClock()
-            let started = clock.now
-            let report = try await Explorer(part).run()
-            print("coverage · \(report.summary) · \(clock.now - started)")
+        // A product's parts are independent explorations: they run side by side.
+        let reports = try await withThrowingTaskGroup(of: ExplorationReport.self) { group in
+            for part in product.parts {
+                group.addTask {
+                    let clock = ContinuousClock()
+                    let started = clock.now
+                    let report = try await Explorer(part).run()
+                    print("coverage · \(report.summary) · \(clock.now - started)")
+                    return report
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        for report in reports {
             for violation in report.violations { Issue.record("\(violation)") }
             reached.formUnion(report.stepsReached)
             taken.formUnion(report.pairsAccepted)

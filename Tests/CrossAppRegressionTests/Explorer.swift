@@ -2,11 +2,13 @@ import Foundation
 import TourRuntime
 
 /// Explores every state of one product reachable from a fresh install, breadth first, with every
-/// move at every state, each on a real SQLite file; checks the invariants on every transition.
+/// move at every state; checks the invariants on every transition.
 ///
-/// A state is a folder holding the database file (and any file beside it, such as Growth's profile
-/// store). An accepted move runs on a copy of its state's folder; a move the engine refuses runs on
-/// the state's own file, which must not change by a byte.
+/// A state is a database: an image of it in memory for most states (each move runs on its own copy,
+/// loaded into a private in-memory database), and a real SQLite file, in WAL mode, for a sample of
+/// them chosen by the state itself (about one in eight, the same states in every run) and for
+/// every fresh install. A move the engine refuses runs on the state's own database, which must not
+/// change by a byte: its image, or the file and its -wal.
 final class Explorer {
     let subject: Subject
     let root: URL
@@ -15,11 +17,12 @@ final class Explorer {
     private var diskChecked: Set<String> = []
     private var nextID = 0
     private let user = "explorer"
+    /// One state in this many is explored on a real file.
+    static let fileSample = 8
 
     init(_ subject: Subject) throws {
         self.subject = subject
-        // Real SQLite files, on the RAM disk where there is one: closing a file checkpoints and syncs
-        // it, and thousands of states are opened and closed.
+        // Real SQLite files, on the RAM disk where there is one: closing a file checkpoints and syncs it.
         let shm = URL(fileURLWithPath: "/dev/shm")
         let base =
             FileManager.default.isWritableFile(atPath: shm.path)
@@ -41,8 +44,16 @@ final class Explorer {
 
     deinit { try? FileManager.default.removeItem(at: root) }
 
+    /// Where one state's database is.
+    enum Store {
+        /// The bytes of the database, loaded into a private in-memory database for each use.
+        case image([UInt8])
+        /// A real file in its own folder.
+        case file(URL)
+    }
+
     struct Node {
-        var folder: URL
+        var store: Store
         var world: World
         var path: [Move]
         var budget = Budget()
@@ -53,11 +64,11 @@ final class Explorer {
     func run() async throws -> ExplorationReport {
         var frontier: [Node] = []
         for world in subject.startingWorlds {
-            let folder = try newFolder()
-            let database = try OnboardingDatabase.open(path: databasePath(folder))
-            let session = try database.session(key(for: subject.make("", world)), scopes: scopes)
+            // A fresh install is a file that does not exist yet: the first write creates it.
+            let store = Store.file(try newFolder())
+            let session = try open(store).session(key(for: subject.make("", world)), scopes: scopes)
             if seen.insert(stateKey(session, world: world)).inserted {
-                frontier.append(Node(folder: folder, world: world, path: [], budget: subject.budget))
+                frontier.append(Node(store: store, world: world, path: [], budget: subject.budget))
             }
         }
         report.states = frontier.count
@@ -67,7 +78,7 @@ final class Explorer {
                 let children = try await explore(node)
                 if children.isEmpty { report.paths += 1 }
                 next += children
-                try? FileManager.default.removeItem(at: node.folder)
+                remove(node.store)
                 if report.violations.count >= 20 { return report }
             }
             frontier = next
@@ -82,7 +93,7 @@ final class Explorer {
         return report
     }
 
-    // MARK: - One state
+    // MARK: - Stores
 
     private var scopes: Scopes { subject.make("", World()).scopes }
 
@@ -99,10 +110,60 @@ final class Explorer {
         return folder
     }
 
+    /// The state's own database.
+    func open(_ store: Store) throws -> OnboardingDatabase {
+        switch store {
+        case .image(let bytes): try OnboardingDatabase.inMemory(image: bytes)
+        case .file(let folder): try OnboardingDatabase.open(path: databasePath(folder))
+        }
+    }
+
+    /// A copy of the state for a move to change: a new image in memory, or a copy of the folder.
+    func copy(_ store: Store) throws -> Store {
+        guard case .file(let folder) = store else { return store }
+        let copy = try newFolder()
+        try FileManager.default.removeItem(at: copy)
+        try FileManager.default.copyItem(at: folder, to: copy)
+        return .file(copy)
+    }
+
+    /// Where a new state is kept: in memory, or (for the sample, by the state's own key) in a file.
+    func keep(_ database: OnboardingDatabase, from store: Store, key stateKey: String) throws -> Store {
+        let onFile = Self.stableHash(stateKey) % UInt64(Self.fileSample) == 0
+        switch (store, onFile) {
+        case (.file, true): return store
+        case (.file, false):
+            defer { remove(store) }
+            return .image(try database.image())
+        case (.image, false): return .image(try database.image())
+        case (.image, true):
+            let folder = try newFolder()
+            try Data(try database.image()).write(to: URL(fileURLWithPath: databasePath(folder)))
+            return .file(folder)
+        }
+    }
+
+    func remove(_ store: Store) {
+        if case .file(let folder) = store { try? FileManager.default.removeItem(at: folder) }
+    }
+
+    /// Every byte of the state's database: the image, or the file and its -wal.
+    func bytes(_ store: Store, _ database: OnboardingDatabase) throws -> [UInt8] {
+        switch store {
+        case .image: try database.image()
+        case .file(let folder): [UInt8](fileBytes(databasePath(folder)))
+        }
+    }
+
+    /// FNV-1a: a hash that is the same in every run (Swift's `Hasher` is seeded per process).
+    static func stableHash(_ text: String) -> UInt64 {
+        text.utf8.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+    }
+
     /// Runs every move at `node`; returns the states not seen before.
     func explore(_ node: Node) async throws -> [Node] {
-        let product = subject.make(databasePath(node.folder), node.world)
-        let database = try OnboardingDatabase.open(path: databasePath(node.folder))
+        let product = subject.make("", node.world)
+        let database = try open(node.store)
         let stored = try database.session(key(for: product), scopes: product.scopes)
         let journal = try database.journal(app: product.catalog.app)
         var accepted: [Move] = []
@@ -210,17 +271,16 @@ final class Explorer {
     /// file: refused, with the snapshot, the stored state and every byte of the file unchanged.
     func checkRefusals(_ moves: [Move], at node: Node, stored: Session) async throws {
         report.refusalsChecked += moves.count
-        let product = subject.make(databasePath(node.folder), node.world)
+        let product = subject.make("", node.world)
         let place = where_(stored.tour, product)
-        // Back and skip are tried on disk at every state: they are the ways out users reach for.
+        // Back and skip are tried on the database at every state: they are the ways out users reach for.
         let onDisk = moves.filter { move in
             let wayOut = move.actionName == "back" || move.actionName == "skip"
             return diskChecked.insert("\(place) \(move)").inserted || wayOut
         }
         guard !onDisk.isEmpty else { return }
-        let path = databasePath(node.folder)
-        let bytes = fileBytes(path)
-        let database = try OnboardingDatabase.open(path: path)
+        let database = try open(node.store)
+        let bytes = try self.bytes(node.store, database)
         let session = makeSession(
             product, database: database, world: node.world, stored: stored, answers: [:])
         let snapshot = try await session.snapshot()
@@ -241,8 +301,8 @@ final class Explorer {
         if try database.session(key(for: product), scopes: product.scopes) != stored {
             fail(node.path, place, "refused moves (\(tried)) changed the stored state")
         }
-        if fileBytes(path) != bytes {
-            fail(node.path, place, "refused moves (\(tried)) changed the database file")
+        if try self.bytes(node.store, database) != bytes {
+            fail(node.path, place, "refused moves (\(tried)) changed the database's bytes")
         }
     }
 
@@ -252,67 +312,63 @@ final class Explorer {
         async throws
         -> Node?
     {
-        let folder = try newFolder()
-        try FileManager.default.removeItem(at: folder)
-        try FileManager.default.copyItem(at: node.folder, to: folder)
+        let store = try copy(node.store)
         var world = node.world
         if case .network(let offline) = move { world.offline = offline }
         let path = node.path + [move]
-        let place = where_(before.tour, subject.make("", world))
+        let product = subject.make("", world)
+        let place = where_(before.tour, product)
+        let database = try open(store)
         let after: Session
-        do {
-            let database = try OnboardingDatabase.open(path: databasePath(folder))
-            let product = subject.make(databasePath(folder), world)
-            if case .network = move {
-                after = before
-            } else {
-                var answers: [String: String] = [:]
-                if case .action(_, _, let given) = move { answers = given }
-                let session = makeSession(
-                    product, database: database, world: world, stored: before, answers: answers)
-                do {
-                    _ = try await perform(move, on: session, product: product, stored: before)
-                } catch let refusal as TourRefusal {
-                    // Only actions are predicted; the other moves may be refused (a replay while showing).
-                    if move.actionName != nil {
-                        fail(path, place, "was refused although the engine accepts it: \(refusal)")
-                    }
-                    report.refusalsChecked += 1
-                    if try database.session(key(for: product), scopes: product.scopes) != before {
-                        fail(path, place, "was refused but the stored state changed")
-                    }
-                    try? FileManager.default.removeItem(at: folder)
-                    return nil
+        if case .network = move {
+            after = before
+        } else {
+            var answers: [String: String] = [:]
+            if case .action(_, _, let given) = move { answers = given }
+            let session = makeSession(product, database: database, world: world, stored: before, answers: answers)
+            do {
+                _ = try await perform(move, on: session, product: product, stored: before)
+            } catch let refusal as TourRefusal {
+                // Only actions are predicted; the other moves may be refused (a replay while showing).
+                if move.actionName != nil {
+                    fail(path, place, "was refused although the engine accepts it: \(refusal)")
                 }
-                after = try database.session(key(for: product), scopes: product.scopes)
-                let journal = try database.journal(app: product.catalog.app)
-                check(
-                    move, path: path, place: place, before: before, after: after, product: product,
-                    journalBefore: journalBefore, journal: journal)
-                // Every new state is rebuilt from its journal, from the states its rows recorded and by
-                // replaying its events (a state reached again was checked then).
-                if !seen.contains(stateKey(after, world: world)) {
-                    let storedFlows = try database.storedFlows(app: product.catalog.app)
-                        .mapValues { $0.filter { $0.value != FlowState() } }.filter { !$0.value.isEmpty }
-                    let app = product.catalog.app
-                    if try JournalReplay.rebuild(app: app, engine: product.engine, from: database) != storedFlows {
-                        fail(path, place, "the states the journal recorded do not give the stored state")
-                    }
-                    if try JournalReplay.replay(app: app, engine: product.engine, from: database) != storedFlows {
-                        fail(path, place, "replaying the journal's events does not give the stored state")
-                    }
+                report.refusalsChecked += 1
+                if try database.session(key(for: product), scopes: product.scopes) != before {
+                    fail(path, place, "was refused but the stored state changed")
                 }
+                remove(store)
+                return nil
             }
-            report.transitions += 1
-            record(move, before: before, after: after, product: product)
+            after = try database.session(key(for: product), scopes: product.scopes)
+            let journal = try database.journal(app: product.catalog.app)
+            check(
+                move, path: path, place: place, before: before, after: after, product: product,
+                journalBefore: journalBefore, journal: journal)
         }
+        report.transitions += 1
+        record(move, before: before, after: after, product: product)
         let stateKey = stateKey(after, world: world)
         guard seen.insert(stateKey).inserted else {
-            try? FileManager.default.removeItem(at: folder)
+            remove(store)
             return nil
         }
         report.states += 1
-        return Node(folder: folder, world: world, path: path, budget: node.budget.spending(move))
+        if case .network = move {} else {
+            // Every new state is rebuilt from its journal, from the states its rows recorded and by
+            // replaying its events (a state reached again was checked then).
+            let app = product.catalog.app
+            let storedFlows = try database.storedFlows(app: app)
+                .mapValues { $0.filter { $0.value != FlowState() } }.filter { !$0.value.isEmpty }
+            if try JournalReplay.rebuild(app: app, engine: product.engine, from: database) != storedFlows {
+                fail(path, place, "the states the journal recorded do not give the stored state")
+            }
+            if try JournalReplay.replay(app: app, engine: product.engine, from: database) != storedFlows {
+                fail(path, place, "replaying the journal's events does not give the stored state")
+            }
+        }
+        let kept = try keep(database, from: store, key: stateKey)
+        return Node(store: kept, world: world, path: path, budget: node.budget.spending(move))
     }
 
     func makeSession(

@@ -144,6 +144,34 @@ struct DatabaseTests {
         #expect(directory?.description.contains("it is a folder") == true)
     }
 
+    /// An image of a database (a file in WAL mode here) loads into a private in-memory copy that
+    /// holds the same rows and changes without touching the original; a missing file's image is an
+    /// empty database.
+    @Test func anImageIsACopyToChangeApart() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("original.sqlite")
+        let key = SessionKey(app: "test", user: "ann")
+        let original = try OnboardingDatabase.open(path: path)
+        #expect(try original.image().isEmpty)
+        #expect(try OnboardingDatabase.inMemory(image: []).session(key, scopes: [:]) == Session())
+        try original.commit(key, scopes: [:]) { session in
+            session.domain["bank"] = 60
+            return ((), nil)
+        }
+        let image = try original.image()
+        let copy = try OnboardingDatabase.inMemory(image: image)
+        #expect(try copy.session(key, scopes: [:]) == original.session(key, scopes: [:]))
+        #expect(try copy.appliedMigrations() == Self.migrations)
+        try copy.commit(key, scopes: [:]) { session in
+            session.domain["bank"] = 45
+            return ((), nil)
+        }
+        #expect(try copy.session(key, scopes: [:]).domain["bank"] == 45)
+        #expect(try original.session(key, scopes: [:]).domain["bank"] == 60)
+        #expect(try original.image() == image)
+        #expect(try copy.image() != image)
+    }
+
     @Test func aFileIsOpenedInWALMode() throws {
         let folder = try TemporaryFolder()
         try OnboardingDatabase.open(path: folder.path("wal.sqlite")).commit(
