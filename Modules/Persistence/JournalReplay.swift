@@ -55,7 +55,7 @@ public enum JournalReplay {
         nonInitial(try fold(app: app, engine: engine, rows: database.journal(app: app)) { _ in })
     }
 
-    private static func nonInitial(_ subjects: [String: [FlowID: FlowState]]) -> [String: [FlowID: FlowState]] {
+    static func nonInitial(_ subjects: [String: [FlowID: FlowState]]) -> [String: [FlowID: FlowState]] {
         subjects.mapValues { $0.filter { _, state in state != FlowState() } }.filter { !$0.value.isEmpty }
     }
 
@@ -69,15 +69,43 @@ public enum JournalReplay {
         public var facts: [TourFact]
     }
 
+    /// Where a replay has got to: every subject's flow states, and the app version last launched.
+    public struct Replayed: Equatable, Sendable {
+        public var subjects: [String: [FlowID: FlowState]]
+        public var appVersion: String?
+
+        public init(subjects: [String: [FlowID: FlowState]] = [:], appVersion: String? = nil) {
+            self.subjects = subjects
+            self.appVersion = appVersion
+        }
+
+        /// The subjects' states without the flows in their initial state.
+        public var states: [String: [FlowID: FlowState]] { JournalReplay.nonInitial(subjects) }
+    }
+
+    /// Replays `rows`, the rows that follow what `start` replayed, on top of it: a journal that
+    /// grows one event at a time is checked without replaying it from its first row each time.
+    public static func replay(app: String, engine: TourEngine, rows: [JournalRow], after start: Replayed) throws
+        -> Replayed
+    {
+        try fold(app: app, engine: engine, rows: rows, from: start) { _ in }
+    }
+
     /// Folds `rows` (oldest first), calling `visit` after each; returns every subject's flow states
     /// at the end.
     @discardableResult
     public static func fold(
         app: String, engine: TourEngine, rows: [JournalRow], _ visit: (Step) throws -> Void
     ) throws -> [String: [FlowID: FlowState]] {
+        try fold(app: app, engine: engine, rows: rows, from: Replayed(), visit).subjects
+    }
+
+    static func fold(
+        app: String, engine: TourEngine, rows: [JournalRow], from start: Replayed, _ visit: (Step) throws -> Void
+    ) throws -> Replayed {
         var scopes = Dictionary(uniqueKeysWithValues: engine.catalog.flows.map { ($0.id, $0.scope) })
-        var subjects: [String: [FlowID: FlowState]] = [:]
-        var appVersion: String?
+        var subjects = start.subjects
+        var appVersion = start.appVersion
         for row in rows {
             let key = SessionKey(app: app, user: row.user)
             var state = TourState(appVersion: appVersion)
@@ -112,7 +140,7 @@ public enum JournalReplay {
             }
             try visit(Step(row: row, event: event, before: state, after: next, facts: facts))
         }
-        return subjects
+        return Replayed(subjects: subjects, appVersion: appVersion)
     }
 
     /// What facts say about the flows: runs started, steps entered, records written, runs moved.

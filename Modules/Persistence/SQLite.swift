@@ -184,8 +184,8 @@ final class SQLiteConnection {
         let code = sqlite3_deserialize(
             handle, "main", buffer, sqlite3_int64(bytes.count), sqlite3_int64(bytes.count), flags)
         guard code == SQLITE_OK else { throw error(code) }
-        for statement in statements.values { sqlite3_finalize(statement) }
-        statements = [:]
+        // The prepared statements stay: every one is reset after use, and one whose schema changed
+        // prepares itself again when it next runs.
     }
 
     // MARK: - Transactions and counters

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TourRuntime
 
 /// Every path through every flow of every product, on real SQLite files: every reachable state,
 /// every move at it, the invariants on every transition, and coverage of every step and every
@@ -71,5 +72,17 @@ struct ProductRegistryTests {
         #expect(subject.launchVersions == [product.currentVersion])
         #expect(subject.maxDepth > 0)
         #expect(subject.usesNetwork == product.handler.declarations.deviceKeys.contains { $0.name == "online" })
+    }
+
+    /// Flows that show on an upgrade are explored by default, in a part of their own: the versions
+    /// their conditions name, and one to upgrade from, are launched (Carrier Wave's What's New
+    /// prompts name 2.0 and 2.5); a product without such flows is one exploration.
+    @Test func theDefaultsLaunchTheVersionsTheConditionsName() throws {
+        let carrierWave = try #require(registeredProducts.first { $0.executable == "carrierwave" })
+        let parts = Subject.defaults(for: carrierWave)
+        #expect(parts.map(\.launchVersions) == [["2.5"], ["0.1", "2.0", "2.5"]])
+        #expect(parts.map(\.exploresTriggers) == [true, false])
+        let finite = try #require(registeredProducts.first { $0.executable == "finite" })
+        #expect(Subject.defaults(for: finite).map(\.launchVersions) == [["1.0"]])
     }
 }

@@ -142,8 +142,8 @@ extension Explorer {
         }
         var actual: [String: Int] = [:]
         for row in rows {
-            guard let effects = try? Self.decode([TourEffect].self, row.effectsJSON),
-                let event = try? Self.decode(TourEvent.self, row.eventJSON)
+            guard let effects = try? [TourEffect](tourValue: TourValue(jsonText: row.effectsJSON)),
+                let event = try? TourEvent(jsonText: row.eventJSON)
             else {
                 fail(path, place, "journal row \(row.id) does not decode")
                 continue

@@ -77,12 +77,6 @@ extension Explorer {
         return String(decoding: (try? encoder.encode(shape)) ?? Data(), as: UTF8.self)
     }
 
-    static func decode<T: Decodable>(_ type: T.Type, _ json: String) throws -> T {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .secondsSince1970
-        return try decoder.decode(type, from: Data(json.utf8))
-    }
-
     static func abstract(_ value: TourValue) -> TourValue {
         switch value {
         case .list(let items): .string("list of \(min(items.count, 2))")

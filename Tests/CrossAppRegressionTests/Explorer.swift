@@ -19,6 +19,10 @@ final class Explorer {
     private let user = "explorer"
     /// One state in this many is explored on a real file.
     static let fileSample = 8
+    /// The in-memory databases images are loaded into: one for the state being explored, one for
+    /// the move being taken (loading an image into a database keeps its compiled schema).
+    private let stateDatabase: OnboardingDatabase
+    private let moveDatabase: OnboardingDatabase
 
     init(_ subject: Subject) throws {
         self.subject = subject
@@ -30,6 +34,8 @@ final class Explorer {
         root = base.appendingPathComponent("explore-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         report = ExplorationReport(product: subject.description, depth: subject.maxDepth)
+        stateDatabase = try OnboardingDatabase.inMemory()
+        moveDatabase = try OnboardingDatabase.inMemory()
         let catalog = subject.make(":memory:", World()).catalog
         for flow in catalog.flows {
             for (index, step) in flow.steps.enumerated() {
@@ -46,7 +52,7 @@ final class Explorer {
 
     /// Where one state's database is.
     enum Store {
-        /// The bytes of the database, loaded into a private in-memory database for each use.
+        /// The bytes of the database, loaded into an in-memory database for each use.
         case image([UInt8])
         /// A real file in its own folder.
         case file(URL)
@@ -57,6 +63,9 @@ final class Explorer {
         var world: World
         var path: [Move]
         var budget = Budget()
+        /// The state's journal replayed through the engine (checked to be the stored state when the
+        /// state was new): a child replays only its own rows on top of it.
+        var replayed = JournalReplay.Replayed()
     }
 
     static let start = Date(timeIntervalSince1970: 1_767_603_600)
@@ -66,7 +75,7 @@ final class Explorer {
         for world in subject.startingWorlds {
             // A fresh install is a file that does not exist yet: the first write creates it.
             let store = Store.file(try newFolder())
-            let session = try open(store).session(key(for: subject.make("", world)), scopes: scopes)
+            let session = try open(store, for: .state).session(key(for: subject.make("", world)), scopes: scopes)
             if seen.insert(stateKey(session, world: world)).inserted {
                 frontier.append(Node(store: store, world: world, path: [], budget: subject.budget))
             }
@@ -110,11 +119,16 @@ final class Explorer {
         return folder
     }
 
-    /// The state's own database.
-    func open(_ store: Store) throws -> OnboardingDatabase {
+    enum Use { case state, move }
+
+    /// The state's database: its image loaded into the in-memory database for `use`, or its file.
+    func open(_ store: Store, for use: Use) throws -> OnboardingDatabase {
         switch store {
-        case .image(let bytes): try OnboardingDatabase.inMemory(image: bytes)
-        case .file(let folder): try OnboardingDatabase.open(path: databasePath(folder))
+        case .image(let bytes):
+            let database = use == .state ? stateDatabase : moveDatabase
+            try database.load(image: bytes)
+            return database
+        case .file(let folder): return try OnboardingDatabase.open(path: databasePath(folder))
         }
     }
 
@@ -163,7 +177,7 @@ final class Explorer {
     /// Runs every move at `node`; returns the states not seen before.
     func explore(_ node: Node) async throws -> [Node] {
         let product = subject.make("", node.world)
-        let database = try open(node.store)
+        let database = try open(node.store, for: .state)
         let stored = try database.session(key(for: product), scopes: product.scopes)
         let journal = try database.journal(app: product.catalog.app)
         var accepted: [Move] = []
@@ -175,7 +189,7 @@ final class Explorer {
                 accepted.append(move)
             }
         }
-        try await checkRefusals(refused, at: node, stored: stored)
+        try await checkRefusals(refused, at: node, on: database, stored: stored)
         var children: [Node] = []
         for move in accepted {
             if let child = try await take(move, from: node, before: stored, journalBefore: journal) {
@@ -269,17 +283,21 @@ final class Explorer {
     /// Refused moves. The engine refuses each one in memory (it returned no state); then each
     /// (step, move) not yet tried on disk, and every refused back and skip, runs on the state's own
     /// file: refused, with the snapshot, the stored state and every byte of the file unchanged.
-    func checkRefusals(_ moves: [Move], at node: Node, stored: Session) async throws {
+    func checkRefusals(_ moves: [Move], at node: Node, on database: OnboardingDatabase, stored: Session)
+        async throws
+    {
         report.refusalsChecked += moves.count
         let product = subject.make("", node.world)
         let place = where_(stored.tour, product)
-        // Back and skip are tried on the database at every state: they are the ways out users reach for.
+        // Each refused move is tried on a database the first time it is refused at a step; back and
+        // skip, the ways out users reach for, at every state kept in a file as well.
+        let onFile: Bool
+        if case .file = node.store { onFile = true } else { onFile = false }
         let onDisk = moves.filter { move in
             let wayOut = move.actionName == "back" || move.actionName == "skip"
-            return diskChecked.insert("\(place) \(move)").inserted || wayOut
+            return diskChecked.insert("\(place) \(move)").inserted || (wayOut && onFile)
         }
         guard !onDisk.isEmpty else { return }
-        let database = try open(node.store)
         let bytes = try self.bytes(node.store, database)
         let session = makeSession(
             product, database: database, world: node.world, stored: stored, answers: [:])
@@ -318,8 +336,9 @@ final class Explorer {
         let path = node.path + [move]
         let product = subject.make("", world)
         let place = where_(before.tour, product)
-        let database = try open(store)
+        let database = try open(store, for: .move)
         let after: Session
+        var journal = journalBefore
         if case .network = move {
             after = before
         } else {
@@ -341,7 +360,7 @@ final class Explorer {
                 return nil
             }
             after = try database.session(key(for: product), scopes: product.scopes)
-            let journal = try database.journal(app: product.catalog.app)
+            journal = try database.journal(app: product.catalog.app)
             check(
                 move, path: path, place: place, before: before, after: after, product: product,
                 journalBefore: journalBefore, journal: journal)
@@ -354,21 +373,23 @@ final class Explorer {
             return nil
         }
         report.states += 1
-        if case .network = move {} else {
-            // Every new state is rebuilt from its journal, from the states its rows recorded and by
-            // replaying its events (a state reached again was checked then).
-            let app = product.catalog.app
-            let storedFlows = try database.storedFlows(app: app)
-                .mapValues { $0.filter { $0.value != FlowState() } }.filter { !$0.value.isEmpty }
-            if try JournalReplay.rebuild(app: app, engine: product.engine, from: database) != storedFlows {
-                fail(path, place, "the states the journal recorded do not give the stored state")
-            }
-            if try JournalReplay.replay(app: app, engine: product.engine, from: database) != storedFlows {
-                fail(path, place, "replaying the journal's events does not give the stored state")
-            }
+        // Every new state is rebuilt from its journal, from the states its rows recorded and by
+        // replaying its events, its parent's replay continued with its own rows (a state reached
+        // again was checked then).
+        let app = product.catalog.app
+        let storedFlows = try database.storedFlows(app: app)
+            .mapValues { $0.filter { $0.value != FlowState() } }.filter { !$0.value.isEmpty }
+        if try JournalReplay.rebuild(app: app, engine: product.engine, from: database) != storedFlows {
+            fail(path, place, "the states the journal recorded do not give the stored state")
+        }
+        let replayed = try JournalReplay.replay(
+            app: app, engine: product.engine, rows: Array(journal.dropFirst(journalBefore.count)), after: node.replayed)
+        if replayed.states != storedFlows {
+            fail(path, place, "replaying the journal's events does not give the stored state")
         }
         let kept = try keep(database, from: store, key: stateKey)
-        return Node(store: kept, world: world, path: path, budget: node.budget.spending(move))
+        return Node(
+            store: kept, world: world, path: path, budget: node.budget.spending(move), replayed: replayed)
     }
 
     func makeSession(

@@ -47,7 +47,7 @@ struct Subject: Sendable, CustomStringConvertible {
     /// Every registered product (every folder under Apps/, through `registeredProducts`): the tuned
     /// explorations below where a product needs them, the defaults for any other, so a new product
     /// is explored and checked by this suite without a line here.
-    static let all: [Subject] = registeredProducts.flatMap { tuned[$0.executable] ?? [Subject($0)] }
+    static let all: [Subject] = registeredProducts.flatMap { tuned[$0.executable] ?? Subject.defaults(for: $0) }
 
     /// Products whose exploration needs more than the defaults: deeper paths, several versions,
     /// worlds, parts, or a product rule. (Mood Tracker runs on the defaults.)
@@ -113,6 +113,25 @@ struct Subject: Sendable, CustomStringConvertible {
 }
 
 extension Subject {
+    /// A product's explorations on the defaults. One, with the current version, its visits and
+    /// signals; and when its flows' conditions name versions (update prompts), a second part that
+    /// launches those versions, one before them all to upgrade from, and the current one, without
+    /// visits and signals: in one exploration, every flow at every step in every version
+    /// multiplies into hundreds of thousands of states (Carrier Wave's tuned parts split the same way).
+    static func defaults(for registration: ProductRegistration) -> [Subject] {
+        let base = Subject(registration)
+        let versions = launchVersions(of: registration.make(RunEnvironment(databasePath: ":memory:")))
+        guard versions.count > 1 else { return [base] }
+        var upgrades = base
+        upgrades.launchVersions = versions
+        upgrades.exploresTriggers = false
+        upgrades.budget = Budget(remaining: ["relaunch": 3, "replay or reset": 1, "network": 2])
+        upgrades.focus = "upgrades"
+        var flows = base
+        flows.focus = "flows"
+        return [flows, upgrades]
+    }
+
     /// The defaults, from what the product declares: its current version, the network when it
     /// declares an `online` device fact, and a world where its permissions were granted before.
     init(_ registration: ProductRegistration) {
@@ -129,6 +148,28 @@ extension Subject {
             make: { path, world in registration.make(RunEnvironment(databasePath: path, offline: world.offline)) },
             launchVersions: [product.currentVersion], startingWorlds: worlds,
             usesNetwork: product.handler.declarations.context.contains { $0.name == "online" }, maxDepth: 9)
+    }
+}
+
+extension Subject {
+    /// The current version, and the versions the catalog's conditions compare against with a version
+    /// older than all of them (a fresh install that a later launch upgrades), oldest first.
+    static func launchVersions(of product: Product) -> [String] {
+        func versions(in condition: Condition) -> [String] {
+            switch condition {
+            case .upgradedInto(let version, _), .lastTourOlder(let version, _): [version]
+            case .not(let inner): versions(in: inner)
+            case .all(let conditions), .any(let conditions): conditions.flatMap(versions(in:))
+            default: []
+            }
+        }
+        let flows = product.catalog.flows
+        let named = flows.flatMap { flow in
+            flow.triggers.flatMap { versions(in: $0.when) } + flow.steps.flatMap { versions(in: $0.includedWhen) }
+        }
+        var all = Set(named + [product.currentVersion])
+        if !named.isEmpty { all.insert("0.1") }
+        return all.sorted { AppVersion.isOlder($0, than: $1) }
     }
 }
 
