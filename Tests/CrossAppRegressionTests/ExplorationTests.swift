@@ -85,4 +85,26 @@ struct ProductRegistryTests {
         let finite = try #require(registeredProducts.first { $0.executable == "finite" })
         #expect(Subject.defaults(for: finite).map(\.launchVersions) == [["1.0"]])
     }
+
+    /// Two equal states are one state to the explorer, whatever order their dictionaries iterate in
+    /// (which depends on each dictionary's capacity and history, and on the process's hash seed).
+    @Test func equalStatesHaveOneKeyWhateverTheirDictionariesOrder() throws {
+        let flows: [(FlowID, FlowState)] = ["intro", "challenges", "pota_account", "activities", "logbook", "map"]
+            .enumerated().map { index, id in
+                (FlowID(rawValue: id), index % 2 == 0 ? .record(status: .completed, version: "2.5") : .notStarted(pendingStart: Date(timeIntervalSince1970: 1_767_603_600)))
+            }
+        let small = Dictionary(uniqueKeysWithValues: flows)
+        // A dictionary equal to it whose iteration order differs (a larger capacity spreads the keys).
+        let spread = try #require(
+            (8...256).lazy.map { capacity -> [FlowID: FlowState] in
+                var spread = [FlowID: FlowState](minimumCapacity: capacity)
+                for (id, flow) in flows.reversed() { spread[id] = flow }
+                return spread
+            }.first { Array($0.keys) != Array(small.keys) })
+        #expect(spread == small)
+        let world = World(permissionsBefore: ["health": "granted", "screenTime": "denied"])
+        #expect(
+            Explorer.stateKey(Session(tour: TourState(flows: small, appVersion: "2.5")), world: world)
+                == Explorer.stateKey(Session(tour: TourState(flows: spread, appVersion: "2.5")), world: world))
+    }
 }

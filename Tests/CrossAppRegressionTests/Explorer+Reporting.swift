@@ -45,8 +45,8 @@ extension Explorer {
 
     /// Two states are the same when the flows, the domain and the device match, with timers relative
     /// to now, activations as an order, and lists by length up to two (entries repeat without end).
-    func stateKey(_ session: Session, world: World) -> String {
-        let now = session.virtualNow ?? Self.start
+    static func stateKey(_ session: Session, world: World) -> String {
+        let now = session.virtualNow ?? start
         var tour = session.tour
         let order = tour.flows.filter { $0.value.status == .active }.sorted {
             $0.value.activation < $1.value.activation
@@ -64,17 +64,19 @@ extension Explorer {
                 break
             }
         }
-        struct Shape: Encodable {
-            var tour: TourState
-            var domain: [String: TourValue]
-            var device: [String: TourValue]
-            var world: World
-        }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        let shape = Shape(
-            tour: tour, domain: session.domain.mapValues(Self.abstract), device: session.device, world: world)
-        return String(decoding: (try? encoder.encode(shape)) ?? Data(), as: UTF8.self)
+        // Written through TourValue, whose objects are written with sorted keys: the flows are a
+        // dictionary, which JSONEncoder writes in its (per-process, per-history) iteration order,
+        // so two equal states could get two keys.
+        var flows: [String: TourValue] = [:]
+        for (id, flow) in tour.flows { flows[id.rawValue] = flow.tourValue }
+        var permissions: [String: TourValue] = [:]
+        for (name, status) in world.permissionsBefore { permissions[name] = .string(status) }
+        let shape: TourValue = .object([
+            "flows": .object(flows), "appVersion": tour.appVersion.map(TourValue.string) ?? .null,
+            "domain": .object(session.domain.mapValues(Self.abstract)), "device": .object(session.device),
+            "offline": .bool(world.offline), "permissionsBefore": .object(permissions),
+        ])
+        return (try? shape.jsonText()) ?? ""
     }
 
     static func abstract(_ value: TourValue) -> TourValue {

@@ -76,7 +76,7 @@ final class Explorer {
             // A fresh install is a file that does not exist yet: the first write creates it.
             let store = Store.file(try newFolder())
             let session = try open(store, for: .state).session(key(for: subject.make("", world)), scopes: scopes)
-            if seen.insert(stateKey(session, world: world)).inserted {
+            if seen.insert(Self.stateKey(session, world: world)).inserted {
                 frontier.append(Node(store: store, world: world, path: [], budget: subject.budget))
             }
         }
@@ -367,7 +367,7 @@ final class Explorer {
         }
         report.transitions += 1
         record(move, before: before, after: after, product: product)
-        let stateKey = stateKey(after, world: world)
+        let stateKey = Self.stateKey(after, world: world)
         guard seen.insert(stateKey).inserted else {
             remove(store)
             return nil

@@ -46,9 +46,9 @@ struct TranscriptTests {
     }
 
     @Test(arguments: scenarios)
-    func transcript(_ scenario: Scenario) throws {
+    func transcript(_ scenario: Scenario) async throws {
         for json in [false, true] {
-            let actual = try scenario.play(json: json)
+            let actual = try await Self.offThePool { try scenario.play(json: json) }
             let recorded = scenario.recording(json: json)
             if ProcessInfo.processInfo.environment["RECORD_TRANSCRIPTS"] == "1" {
                 try actual.write(to: recorded, atomically: true, encoding: .utf8)
@@ -65,6 +65,22 @@ struct TranscriptTests {
                     "\(scenario) (\(json ? "JSON" : "text")): the transcript changed\n\(try diff(expected, actual, name: recorded.lastPathComponent))"
                 )
             }
+        }
+    }
+
+    /// At most this many scenarios play at once: each is a process of its own.
+    private static let lanes = DispatchSemaphore(value: 4)
+
+    /// Playing a scenario mostly waits on a process. The waiting happens on a thread of its own, not
+    /// on one of the few threads Swift concurrency shares with the explorations, which would then
+    /// stand idle behind it.
+    static func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                lanes.wait()
+                defer { lanes.signal() }
+                continuation.resume(with: Result { try work() })
+            }.start()
         }
     }
 
