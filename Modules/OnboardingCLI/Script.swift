@@ -78,7 +78,7 @@ enum ScriptLine {
 
     static let commandNames: Set<String> = [
         "launch", "show", "do", "visit", "signal", "status", "reset", "replay", "wait", "journal", "report",
-        "explain",
+        "explain", "sync",
     ]
 
     /// Parses a line with the CLI's own grammar. A line that does not start with a command is an

@@ -71,7 +71,7 @@ public enum PostgresSchema {
     /// - Returns: the ids applied now.
     @discardableResult
     public static func migrate(_ client: PostgresClient, logger: Logger) async throws -> [String] {
-        try await client.withTransaction(logger: logger) { connection in
+        _ = try await client.withTransaction(logger: logger) { connection in
             try await connection.query(
                 """
                 CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -87,15 +87,15 @@ public final class OnboardingDatabase: Sendable {
     }
 
     /// Replaces what this in-memory database holds with what `image` holds (see
-    /// ``inMemory(image:)``). The connection, its compiled schema and statements are kept, which
-    /// makes this about twenty times cheaper than a new database (the cross-app suite loads an image
-    /// for every move it explores).
+    /// ``inMemory(image:)``). The connection is kept (its prepared statements are not: see
+    /// `SQLiteConnection.load(image:)`), which makes this much cheaper than a new database (the
+    /// cross-app suite loads an image for every move it explores).
     public func load(image: [UInt8]) throws {
         guard path == ":memory:" else { throw StorageError("only an in-memory database takes an image; \(path) is a file") }
         try state.withLock { state in
             guard let connection = state.connection else { return }
-            try connection.load(image: image.isEmpty ? Self.emptyImage() : image)
             state.cache = nil
+            try connection.load(image: image.isEmpty ? Self.emptyImage() : image)
         }
     }
 

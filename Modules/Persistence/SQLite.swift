@@ -56,7 +56,9 @@ final class SQLiteConnection {
         }
         handle = opened
         sqlite3_extended_result_codes(handle, 1)
-        if busyTimeout > 0 { sqlite3_busy_timeout(handle, Int32(busyTimeout * 1_000)) }
+        if busyTimeout > 0 {
+            sqlite3_busy_timeout(handle, busyTimeout < Double(Int32.max) / 1_000 ? Int32(busyTimeout * 1_000) : Int32.max)
+        }
     }
 
     deinit {
@@ -144,7 +146,9 @@ final class SQLiteConnection {
             case .null: code = sqlite3_bind_null(statement, position)
             case .integer(let value): code = sqlite3_bind_int64(statement, position, value)
             case .real(let value): code = sqlite3_bind_double(statement, position, value)
-            case .text(let value): code = sqlite3_bind_text(statement, position, value, -1, Self.transient)
+            case .text(let value):
+                // With its length in bytes: text with a NUL in it is stored whole, not cut there.
+                code = sqlite3_bind_text(statement, position, value, Int32(value.utf8.count), Self.transient)
             }
             guard code == SQLITE_OK else { throw error(code) }
         }
@@ -183,9 +187,12 @@ final class SQLiteConnection {
         let flags = UInt32(SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE)
         let code = sqlite3_deserialize(
             handle, "main", buffer, sqlite3_int64(bytes.count), sqlite3_int64(bytes.count), flags)
+        // The prepared statements go: SQLite re-prepares a kept statement only when the schema's
+        // version differs, so one kept across two images of the same version but another layout
+        // (files migrated from different releases) would read the old image's pages.
+        for statement in statements.values { sqlite3_finalize(statement) }
+        statements.removeAll(keepingCapacity: true)
         guard code == SQLITE_OK else { throw error(code) }
-        // The prepared statements stay: every one is reset after use, and one whose schema changed
-        // prepares itself again when it next runs.
     }
 
     // MARK: - Transactions and counters

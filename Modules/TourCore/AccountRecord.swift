@@ -98,9 +98,15 @@ public struct AccountFlowRecord: Equatable, Hashable, Sendable, Comparable {
     }
 
     /// Whether the record is well formed: a version only on a finished record and a dotted number.
+    /// Far beyond any account's debug resets, and far from `Int.max`, so that the next epoch
+    /// (`epoch + 1` on a reset) can never overflow on a device that adopted the record.
+    public static let maximumEpoch = 1_000_000_000
+    /// The year 9999 in milliseconds since 1970.
+    public static let maximumAt: Int64 = 253_402_300_799_999
+
     public var problem: String? {
-        if epoch < 0 { return "epoch must be 0 or more" }
-        if at < 0 { return "at must be 0 or more" }
+        if epoch < 0 || epoch > Self.maximumEpoch { return "epoch must be 0 to \(Self.maximumEpoch)" }
+        if at < 0 || at > Self.maximumAt { return "at must be 0 to \(Self.maximumAt) (milliseconds since 1970)" }
         if let version {
             if standing.ending == nil { return "only a finished record (skipped, completed) has a version" }
             if !AppVersion.isValid(version) { return "version '\(version.quotable)' is not a dotted version number" }

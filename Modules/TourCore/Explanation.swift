@@ -122,7 +122,7 @@ extension TourEngine {
                     flow.replay == .notReplayable ? "it cannot be replayed" : "only a replay shows it again"
                 reason = "not shown: \(run.status.rawValue)\(version); \(again)"
             case .notStarted:
-                if let start = run.pendingStart {
+                if run.pendingStart != nil {
                     verdict = "dueSoon"
                     reason =
                         state.presentingFlow.map { "triggered; shows when \($0) ends" }

@@ -80,15 +80,16 @@ extension FlowState: Codable, TourValueConvertible {
                 if case .finished(let record) = record { return .finished(record) }
                 return .notStarted
             }
+            let plan = try stored.optionalStrings("plan").map { $0.map(StepID.init(rawValue:)) } ?? []
             return .active(
                 FlowRun(
-                    plan: try stored.optionalStrings("plan").map { $0.map(StepID.init(rawValue:)) } ?? [],
-                    position: try stored.optionalInt("position") ?? 0,
+                    plan: plan,
+                    position: try stored.optionalInt("position", in: 0...plan.count) ?? 0,
                     fields: try stored.optionalObject("fields") ?? [:],
                     gates: try FlowRun.gates(stored.optionalObject("gates") ?? [:]),
                     performed: try stored.optionalStrings("performed") ?? [],
                     deadline: try stored.optionalDouble("deadline").map(Date.init(timeIntervalSince1970:)),
-                    activation: try stored.optionalInt("activation") ?? 0,
+                    activation: try stored.optionalInt("activation", in: 0...FlowRun.maximumCount) ?? 0,
                     // Every catalog before versioned catalogs is version 1.
                     catalogVersion: 1,
                     replayOf: replayOf))
@@ -97,6 +98,10 @@ extension FlowState: Codable, TourValueConvertible {
 }
 
 extension FlowRun: Codable, TourValueConvertible {
+    /// The largest activation count (and step index of a fact) a stored row may hold: far beyond
+    /// any real run, and far from `Int.max`, since the engine adds one to them.
+    public static let maximumCount = 1_000_000_000
+
     public var tourValue: TourValue {
         var object: [String: TourValue] = [
             "plan": .strings(plan.map({ $0.rawValue })), "position": .int(position), "fields": .object(fields),
@@ -124,14 +129,15 @@ extension FlowRun: Codable, TourValueConvertible {
                 replayOf = .notStarted
             }
         }
+        let plan = try stored.strings("plan").map(StepID.init(rawValue:))
         self.init(
-            plan: try stored.strings("plan").map(StepID.init(rawValue:)),
-            position: try stored.int("position"),
+            plan: plan,
+            position: try stored.int("position", in: 0...plan.count),
             fields: try stored.optionalObject("fields") ?? [:],
             gates: try Self.gates(stored.optionalObject("gates") ?? [:]),
             performed: try stored.optionalStrings("performed") ?? [],
             deadline: try stored.optionalDouble("deadline").map(Date.init(timeIntervalSince1970:)),
-            activation: try stored.int("activation"),
+            activation: try stored.int("activation", in: 0...Self.maximumCount),
             catalogVersion: try stored.optionalInt("catalogVersion") ?? 1,
             replayOf: replayOf)
     }

@@ -53,31 +53,67 @@ struct JSONTextReader {
         return members
     }
 
-    /// Moves past one value, checking its brackets and strings but making nothing of it.
+    /// Moves past one value, checking it as strictly as ``value()`` reads it (brackets matched,
+    /// commas and colons where they belong, strings, numbers and literals spelled right) but
+    /// building nothing of it.
     private mutating func skipValue() throws(JSONTextError) {
-        var nesting = 0
-        repeat {
+        skipWhitespace()
+        guard let byte = peek() else { throw failure("unexpected end of the JSON text") }
+        switch byte {
+        case UInt8(ascii: "{"):
+            try enter()
+            index += 1
             skipWhitespace()
-            guard let byte = peek() else { throw failure("unexpected end of the JSON text") }
-            switch byte {
-            case UInt8(ascii: "{"), UInt8(ascii: "["):
-                try enter()
-                nesting += 1
+            if peek() == UInt8(ascii: "}") {
                 index += 1
-            case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                guard nesting > 0 else { throw failure("unexpected character") }
-                nesting -= 1
                 depth -= 1
-                index += 1
-            case UInt8(ascii: "\""):
-                _ = try string()
-            case UInt8(ascii: ","), UInt8(ascii: ":"):
-                guard nesting > 0 else { throw failure("unexpected character") }
-                index += 1
-            default:
-                _ = try value()
+                return
             }
-        } while nesting > 0
+            while true {
+                skipWhitespace()
+                guard peek() == UInt8(ascii: "\"") else { throw failure("expected a key in quotes") }
+                _ = try string()
+                skipWhitespace()
+                guard peek() == UInt8(ascii: ":") else { throw failure("expected ':' after a key") }
+                index += 1
+                try skipValue()
+                skipWhitespace()
+                switch peek() {
+                case UInt8(ascii: ","): index += 1
+                case UInt8(ascii: "}"):
+                    index += 1
+                    depth -= 1
+                    return
+                default: throw failure("expected ',' or '}' in an object")
+                }
+            }
+        case UInt8(ascii: "["):
+            try enter()
+            index += 1
+            skipWhitespace()
+            if peek() == UInt8(ascii: "]") {
+                index += 1
+                depth -= 1
+                return
+            }
+            while true {
+                try skipValue()
+                skipWhitespace()
+                switch peek() {
+                case UInt8(ascii: ","): index += 1
+                case UInt8(ascii: "]"):
+                    index += 1
+                    depth -= 1
+                    return
+                default: throw failure("expected ',' or ']' in an array")
+                }
+            }
+        case UInt8(ascii: "\""):
+            _ = try string()
+        default:
+            // A number or a literal: small, read as `value()` reads it.
+            _ = try value()
+        }
     }
 
     private mutating func value() throws(JSONTextError) -> TourValue {
@@ -294,7 +330,8 @@ struct JSONTextReader {
             digits.removeLast()
             scale += 1
         }
-        while digits.first == 0 { digits.removeFirst() }
+        // Leading zeros dropped in one move (one at a time is quadratic in a long run of them).
+        digits.removeFirst(digits.firstIndex { $0 != 0 } ?? digits.count)
         if digits.isEmpty { return 0 }
         guard scale >= 0, digits.count + scale <= 19 else { return nil }
         var magnitude: UInt64 = 0

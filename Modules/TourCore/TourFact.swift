@@ -117,7 +117,7 @@ extension TourFact: Codable, TourValueConvertible {
                 flow: flow, plan: try steps("plan"), catalogVersion: try stored.optionalInt("catalogVersion") ?? 1,
                 replay: try stored.optionalBool("replay") ?? false)
         case "stepEntered":
-            self = .stepEntered(flow: flow, step: try stored.raw("step", StepID.self), index: try stored.int("index"))
+            self = .stepEntered(flow: flow, step: try stored.raw("step", StepID.self), index: try stored.int("index", in: 0...FlowRun.maximumCount))
         case "stepCompleted":
             self = .stepCompleted(flow: flow, step: try stored.raw("step", StepID.self))
         case "gateAnswered":

@@ -34,8 +34,9 @@ extension TourValue {
         self = try reader.document()
     }
 
-    /// The members of a JSON object, each value left as text (its brackets and strings checked,
-    /// nothing made of it): for folding many stored objects and reading only the last of each.
+    /// The members of a JSON object, each value left as text (checked as strictly as
+    /// `init(jsonText:)` reads it, nothing made of it): for folding many stored objects and reading
+    /// only the last of each.
     public static func members(ofObject bytes: UnsafeBufferPointer<UInt8>) throws(JSONTextError) -> [(
         key: String, json: String
     )] {

@@ -97,6 +97,26 @@ public struct TourValueReader {
         return number
     }
 
+    /// A whole number within `range`: counts and positions the engine adds one to, so that a
+    /// damaged or hand-made row is refused when read rather than overflowing later.
+    public func int(_ key: String, in range: ClosedRange<Int>) throws -> Int {
+        try checked(int(key), key, range)
+    }
+
+    public func optionalInt(_ key: String, in range: ClosedRange<Int>) throws -> Int? {
+        try optionalInt(key).map { try checked($0, key, range) }
+    }
+
+    private func checked(_ number: Int, _ key: String, _ range: ClosedRange<Int>) throws -> Int {
+        guard range.contains(number) else {
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: [MemberKey(key)],
+                    debugDescription: "\(type): '\(key)' is \(number), not \(range.lowerBound) to \(range.upperBound)"))
+        }
+        return number
+    }
+
     public func double(_ key: String) throws -> Double {
         let value = try required(key)
         guard let number = Self.number(value) else { throw expect("a number", key, value) }

@@ -30,8 +30,12 @@ final class Report {
     }
 
     /// Every goal with its figure, bound, ratio and whether it is met, in one table.
-    func printGoals() {
+    func printGoals(smoke: Bool) {
         say("\nGoals")
+        if smoke {
+            say("  (smoke run: small sizes, and in CI a debug build. The goals are judged on a full")
+            say("   `scripts/bench` run; here they only show that every figure is still measured.)")
+        }
         say(
             "  " + "goal".padding(toLength: 58, withPad: " ", startingAt: 0) + "figure".leftPad(12)
                 + "bound".leftPad(12) + "ratio".leftPad(8) + "  met")

@@ -16,7 +16,7 @@ let sizes =
     ?? (smoke ? [1_000] : [10_000, 100_000, 1_000_000])
 let journalEvents = option("--journal").flatMap(Int.init) ?? (smoke ? 10_000 : 1_000_000)
 /// `--sections 2,4` runs only those sections (for profiling one of them); all by default.
-let sections = Set(option("--sections").map { $0.split(separator: ",").compactMap { Int($0) } } ?? [1, 2, 3, 4, 5])
+let sections = Set(option("--sections").map { $0.split(separator: ",").compactMap { Int($0) } } ?? [1, 2, 3, 4, 5, 6])
 /// `--ours-only` / `--floor-only`: section 2 measures only our durable path, or only the raw SQLite
 /// floor (to profile or trace one of them alone).
 let oursOnly = arguments.contains("--ours-only")
@@ -203,9 +203,47 @@ if sections.contains(5), let serverURL = option("--server-url"), let databaseURL
     report.section("5. Account server: skipped (give --server-url, --database-url and ONBOARDING_SERVER_SECRET; scripts/bench does)")
 }
 
-report.printGoals()
+// MARK: 6. Cross-app regression suite
+
+if sections.contains(6), let suiteFile = option("--suite") {
+    // Timed by scripts/bench-suite (it runs the test suite, so not from here): one line per run,
+    // "products wall-seconds states transitions", the products as they are, then with one added.
+    let runs = try String(contentsOfFile: suiteFile, encoding: .utf8).split(separator: "\n").compactMap(SuiteRun.init)
+    report.section("6. Cross-app regression suite (scripts/bench-suite: a debug build, as CI runs it)")
+    for run in runs {
+        report.add("suite", "\(run.products) products: wall", run.seconds, "s")
+        report.add("suite", "\(run.products) products: states explored", Double(run.states), "states")
+        report.add("suite", "\(run.products) products: wall per state", run.seconds / Double(max(run.states, 1)) * 1000, "ms")
+    }
+    if let before = runs.first, let after = runs.last, after.products > before.products {
+        report.add(
+            "suite", "product added: wall added / the others' mean per product",
+            (after.seconds - before.seconds) / (before.seconds / Double(before.products)), "×")
+        report.goal("cross-app suite wall with \(after.products) products", after.seconds, atMost: 60, "s")
+        // Sub-linear growth: what the suite costs per state explored does not rise as products are added.
+        report.goal(
+            "cross-app suite wall per state, \(after.products) products / \(before.products)",
+            (after.seconds / Double(max(after.states, 1))) / (before.seconds / Double(max(before.states, 1))),
+            atMost: 1, "×")
+    }
+} else if sections.contains(6) {
+    report.section("6. Cross-app regression suite: skipped (scripts/bench times it with scripts/bench-suite)")
+}
+
+report.printGoals(smoke: smoke)
 
 let jsonPath = option("--json") ?? ".build/bench.json"
+struct SuiteRun {
+    var products: Int
+    var seconds: Double
+    var states: Int
+    init?(_ line: Substring) {
+        let fields = line.split(separator: " ")
+        guard fields.count >= 3, let products = Int(fields[0]), let seconds = Double(fields[1]), let states = Int(fields[2])
+        else { return nil }
+        (self.products, self.seconds, self.states) = (products, seconds, states)
+    }
+}
 struct Output: Encodable {
     var figures: [Figure]
     var goals: [Goal]

@@ -59,7 +59,7 @@ extension CommandLineTests {
         ]
         for (product, line, expected, _) in cases {
             let cli = try CLI(product)
-            FileManager.default.createFile(atPath: cli.folder.appendingPathComponent("completion-probe.sqlite").path, contents: nil)
+            #expect(FileManager.default.createFile(atPath: cli.folder.appendingPathComponent("completion-probe.sqlite").path, contents: nil))
             let script = try cli.run("--generate-completion-script", "bash").stdout
             let scriptFile = cli.folder.appendingPathComponent("completion.bash")
             try script.write(to: scriptFile, atomically: true, encoding: .utf8)

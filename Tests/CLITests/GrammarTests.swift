@@ -107,6 +107,23 @@ struct GrammarTests {
         #expect(!FileManager.default.fileExists(atPath: cli.database))
     }
 
+    @Test func syncIsACommandOnTheCommandLineAndInSessions() throws {
+        let cli = try CLI("growth")
+        // A malformed sync line is a usage error about sync, not "unknown command 'sync'".
+        let missing = try cli.run("sync", "--server")
+        #expect(missing.status == 2)
+        #expect(!missing.stderr.contains("unknown command"), "\(missing.stderr)")
+        #expect(missing.stderr.contains("--server"), "\(missing.stderr)")
+        // Without a server, sync says what it needs, on the command line and as a session line
+        // (where it used to be read as an action named sync).
+        let alone = try cli.run("sync")
+        #expect(alone.status == 2 && alone.stderr.contains("sync needs an account server"), "\(alone.stderr)")
+        let session = try cli.run(stdin: "sync\n")
+        #expect(session.status != 0)
+        #expect(session.stderr.contains("sync needs an account server"), "\(session.stderr)")
+        #expect(!session.stderr.contains("unknown action"), "\(session.stderr)")
+    }
+
     @Test func doHelpListsEveryActionsParameters() throws {
         let cli = try CLI("finite")
         let help = try cli.run("do", "--help")

@@ -172,6 +172,39 @@ struct DatabaseTests {
         #expect(try copy.image() != image)
     }
 
+    /// Files of 0.5.0 migrated by this build share a schema version but hold the tables of later
+    /// migrations at other pages. One in-memory database loading their images in turn reads and
+    /// writes each image's own rows (statements prepared for one image are not reused on the next).
+    @Test func imagesOfOneSchemaVersionButAnotherLayoutEachReadTheirOwnRows() throws {
+        let folder = try TemporaryFolder()
+        let releases = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("CLITests/Releases/0.5.0")
+        let keys = ["carrierwave", "growth", "lockedin"].map { SessionKey(app: $0, user: "ana") }
+        let start = Date(timeIntervalSince1970: 1_767_603_600)
+        var images: [[UInt8]] = []
+        var expected: [[[OutboxRow]]] = []
+        for name in ["midflow", "finished", "skipped"] {
+            let path = folder.path("\(name).sqlite")
+            try FileManager.default.copyItem(atPath: releases.appendingPathComponent("\(name).sqlite").path, toPath: path)
+            let file = try OnboardingDatabase.open(path: path)
+            for key in keys { try file.enroll(key, records: [:], now: start) }
+            expected.append(try keys.map { try file.outbox($0, limit: 1_000) })
+            images.append(try file.image())
+        }
+        #expect(Set(images.map(\.count)).count > 1, "the fixtures should differ in layout")
+        let memory = try OnboardingDatabase.inMemory()
+        for index in [0, 1, 2, 0, 2, 1] {
+            try memory.load(image: images[index])
+            let outboxes = try keys.map { try memory.outbox($0, limit: 1_000) }
+            #expect(outboxes.map { $0.map(\.journalID) } == expected[index].map { $0.map(\.journalID) }, "image \(index)")
+            #expect(outboxes == expected[index], "image \(index)")
+            // A write lands in this image's own tables.
+            try memory.acknowledge(keys[0], through: expected[index][0].last?.journalID ?? 0, at: start)
+            #expect(try memory.outbox(keys[0], limit: 1_000).isEmpty, "image \(index)")
+            #expect(try memory.outbox(keys[1], limit: 1_000) == expected[index][1], "image \(index)")
+        }
+    }
+
     @Test func aFileIsOpenedInWALMode() throws {
         let folder = try TemporaryFolder()
         try OnboardingDatabase.open(path: folder.path("wal.sqlite")).commit(

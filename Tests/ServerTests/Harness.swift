@@ -67,8 +67,8 @@ enum Shell {
         defer { try? FileManager.default.removeItem(at: folder) }
         let outputFile = folder.appendingPathComponent("stdout")
         let errorFile = folder.appendingPathComponent("stderr")
-        FileManager.default.createFile(atPath: outputFile.path, contents: nil)
-        FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
         let output = try FileHandle(forWritingTo: outputFile)
         let errors = try FileHandle(forWritingTo: errorFile)
         defer {
@@ -132,7 +132,7 @@ final class ServerProcess: @unchecked Sendable {
         environment["ONBOARDING_SERVER_SECRET"] = Self.secret
         environment["LOG_LEVEL"] = "warning"
         process.environment = environment
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
         handle.seekToEndOfFile()
         process.standardOutput = handle

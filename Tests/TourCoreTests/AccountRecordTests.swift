@@ -106,6 +106,15 @@ struct AccountRecordTests {
         #expect(AccountFlowRecord(epoch: 0, standing: .shown, version: "1.0", at: 0, device: "a").problem != nil)
         #expect(AccountFlowRecord(epoch: 0, standing: .completed, version: "1.x", at: 0, device: "a").problem != nil)
         #expect(AccountFlowRecord(epoch: -1, standing: .completed, at: 0, device: "a").problem != nil)
+        // Bounded far from Int.max: a device adds one to the epoch on a reset.
+        #expect(AccountFlowRecord(epoch: Int.max, standing: .completed, at: 0, device: "a").problem != nil)
+        #expect(
+            AccountFlowRecord(epoch: AccountFlowRecord.maximumEpoch + 1, standing: .completed, at: 0, device: "a").problem
+                != nil)
+        #expect(
+            AccountFlowRecord(epoch: AccountFlowRecord.maximumEpoch, standing: .completed, at: 0, device: "a").problem
+                == nil)
+        #expect(AccountFlowRecord(epoch: 0, standing: .completed, at: .max, device: "a").problem != nil)
         #expect(AccountFlowRecord(epoch: 0, standing: .completed, version: "1.0", at: 0, device: "a").problem == nil)
     }
 }

@@ -56,6 +56,35 @@ struct StoredFormCorpusTests {
         #expect(try JSONTextTests.foundation(theirs) == text, "\(T.self): \(text)")
     }
 
+    /// A damaged or hand-made row whose counts the engine would add one to (a position past its
+    /// plan, an activation or a fact's step index out of range) is refused when read, so the command
+    /// reading it fails with a database error instead of overflowing later.
+    @Test(arguments: [
+        #"{"format":2,"status":"active","run":{"activation":1,"catalogVersion":1,"plan":["welcome"],"position":9223372036854775807}}"#,
+        #"{"format":2,"status":"active","run":{"activation":1,"catalogVersion":1,"plan":["welcome"],"position":-1}}"#,
+        #"{"format":2,"status":"active","run":{"activation":1,"catalogVersion":1,"plan":["welcome"],"position":2}}"#,
+        #"{"format":2,"status":"active","run":{"activation":9223372036854775807,"catalogVersion":1,"plan":["welcome"],"position":0}}"#,
+        #"{"format":2,"status":"active","run":{"activation":-1,"catalogVersion":1,"plan":["welcome"],"position":0}}"#,
+    ])
+    func aStoredRunWithCountsOutOfRangeIsRefused(_ text: String) throws {
+        #expect(throws: DecodingError.self) { try FlowState(jsonText: text) }
+        // The same row within range reads.
+        let fixed = text.replacingOccurrences(of: #""position":9223372036854775807"#, with: #""position":0"#)
+            .replacingOccurrences(of: #""position":-1"#, with: #""position":1"#)
+            .replacingOccurrences(of: #""position":2"#, with: #""position":0"#)
+            .replacingOccurrences(of: #""activation":9223372036854775807"#, with: #""activation":1"#)
+            .replacingOccurrences(of: #""activation":-1"#, with: #""activation":0"#)
+        #expect(try FlowState(jsonText: fixed).run != nil, "\(fixed)")
+    }
+
+    @Test func aFactWithAStepIndexOutOfRangeIsRefused() throws {
+        let fact = #"[{"fact":"stepEntered","flow":"walkthrough","index":INDEX,"step":"markWeek"}]"#
+        #expect(throws: DecodingError.self) {
+            try [TourFact](tourValue: TourValue(jsonText: fact.replacingOccurrences(of: "INDEX", with: "-9223372036854775808")))
+        }
+        #expect(try [TourFact](tourValue: TourValue(jsonText: fact.replacingOccurrences(of: "INDEX", with: "6"))).count == 1)
+    }
+
     /// Random values in their canonical form: one that Foundation's own coders write back as read
     /// (a whole double such as 1e+16 in a free-form value reads back as an integer and is written
     /// as 10000000000000000, in every release).
