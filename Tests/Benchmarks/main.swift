@@ -22,7 +22,9 @@ let sections = Set(option("--sections").map { $0.split(separator: ",").compactMa
 let oursOnly = arguments.contains("--ours-only")
 let floorOnly = arguments.contains("--floor-only")
 let engineRounds = smoke ? 200 : 5_000
-let durableUsers = smoke ? 5 : 100
+/// Users per product in section 2 (`--durable-users N`): enough that a stall of the disk or a burst of
+/// other work on the machine is a small part of either side of the ratio.
+let durableUsers = option("--durable-users").flatMap(Int.init) ?? (smoke ? 5 : 500)
 let start = Date(timeIntervalSince1970: 1_767_603_600)
 let report = Report()
 let folder = URL(fileURLWithPath: option("--dir") ?? NSTemporaryDirectory()).appendingPathComponent(
