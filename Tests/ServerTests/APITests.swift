@@ -111,17 +111,8 @@ struct APITests {
             (
                 // Stored, every device of the account would overflow adding the next epoch on a reset.
                 "an epoch at Int.max",
-                try JSONEncoder().encode(
-                    PushBatch(
-                        device: "d1",
-                        items: [
-                            PushItem(
-                                seq: 1, time: 1, event: "next", catalogVersion: 1, facts: [],
-                                records: [
-                                    "app_tour": AccountFlowRecord(
-                                        epoch: Int.max, standing: .completed, version: "1.0", at: 1, device: "d1")
-                                ])
-                        ])), 400
+                try JSONEncoder().encode(PushBatch(device: "d1", items: [Self.item(1, .completed, device: "d1", epoch: Int.max)])),
+                400
             ),
             ("too large", Data(repeating: UInt8(ascii: " "), count: SyncAPI.maxBodyBytes + 10), 413),
         ]
