@@ -97,13 +97,15 @@ public struct AccountFlowRecord: Equatable, Hashable, Sendable, Comparable {
         ].joined(separator: " ")
     }
 
-    /// Whether the record is well formed: a version only on a finished record and a dotted number.
-    /// Far beyond any account's debug resets, and far from `Int.max`, so that the next epoch
-    /// (`epoch + 1` on a reset) can never overflow on a device that adopted the record.
+    /// The largest epoch a record may have: far beyond any account's debug resets, and far from
+    /// `Int.max`, so that the next epoch (`epoch + 1` on a reset) can never overflow on a device
+    /// that adopted the record.
     public static let maximumEpoch = 1_000_000_000
-    /// The year 9999 in milliseconds since 1970.
+    /// The latest `at`: the year 9999 in milliseconds since 1970.
     public static let maximumAt: Int64 = 253_402_300_799_999
 
+    /// Whether the record is well formed: epoch and time in range, a version only on a finished
+    /// record and a dotted number.
     public var problem: String? {
         if epoch < 0 || epoch > Self.maximumEpoch { return "epoch must be 0 to \(Self.maximumEpoch)" }
         if at < 0 || at > Self.maximumAt { return "at must be 0 to \(Self.maximumAt) (milliseconds since 1970)" }

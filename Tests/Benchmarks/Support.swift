@@ -20,6 +20,22 @@ struct Goal: Codable {
     var met: Bool { value <= bound }
 }
 
+/// One timing of the cross-app suite by `scripts/bench-suite --out`: a line
+/// "products wall-seconds states transitions".
+struct SuiteRun {
+    var products: Int
+    var seconds: Double
+    var states: Int
+    var secondsPerState: Double { seconds / Double(max(states, 1)) }
+
+    init?(_ line: Substring) {
+        let fields = line.split(separator: " ")
+        guard fields.count >= 3, let products = Int(fields[0]), let seconds = Double(fields[1]), let states = Int(fields[2])
+        else { return nil }
+        (self.products, self.seconds, self.states) = (products, seconds, states)
+    }
+}
+
 final class Report {
     var figures: [Figure] = []
     var goals: [Goal] = []

@@ -219,7 +219,7 @@ if sections.contains(6), let suiteFile = option("--suite") {
     for run in runs {
         report.add("suite", "\(run.products) products: wall", run.seconds, "s")
         report.add("suite", "\(run.products) products: states explored", Double(run.states), "states")
-        report.add("suite", "\(run.products) products: wall per state", run.seconds / Double(max(run.states, 1)) * 1000, "ms")
+        report.add("suite", "\(run.products) products: wall per state", run.secondsPerState * 1000, "ms")
     }
     if let before = runs.first, let after = runs.last, after.products > before.products {
         report.add(
@@ -229,7 +229,7 @@ if sections.contains(6), let suiteFile = option("--suite") {
         // Sub-linear growth: what the suite costs per state explored does not rise as products are added.
         report.goal(
             "cross-app suite wall per state, \(after.products) products / \(before.products)",
-            (after.seconds / Double(max(after.states, 1))) / (before.seconds / Double(max(before.states, 1))),
+            after.secondsPerState / before.secondsPerState,
             atMost: 1, "×")
     }
 } else if sections.contains(6) {
@@ -239,17 +239,6 @@ if sections.contains(6), let suiteFile = option("--suite") {
 report.printGoals(smoke: smoke)
 
 let jsonPath = option("--json") ?? ".build/bench.json"
-struct SuiteRun {
-    var products: Int
-    var seconds: Double
-    var states: Int
-    init?(_ line: Substring) {
-        let fields = line.split(separator: " ")
-        guard fields.count >= 3, let products = Int(fields[0]), let seconds = Double(fields[1]), let states = Int(fields[2])
-        else { return nil }
-        (self.products, self.seconds, self.states) = (products, seconds, states)
-    }
-}
 struct Output: Encodable {
     var figures: [Figure]
     var goals: [Goal]
