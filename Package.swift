@@ -126,7 +126,9 @@ let package = Package(
             name: "TourFixtures", dependencies: ["TourCore"], path: "Tests/TourFixtures",
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "TourCoreTests", dependencies: ["TourCore", "TourFixtures"], path: "Tests/TourCoreTests",
+            name: "TourCoreTests",
+            dependencies: ["TourCore", "TourFixtures", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Tests/TourCoreTests",
             exclude: ["StoredForms"],
             swiftSettings: swiftSettings),
         .testTarget(

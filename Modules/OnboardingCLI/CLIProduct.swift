@@ -37,7 +37,7 @@ public struct CLIProduct: Sendable {
         self.make = make
         let product = make(RunEnvironment(databasePath: ":memory:", offline: false, user: "default"))
         catalog = product.catalog
-        declarations = product.handler.declarations
+        declarations = product.handler.vocabulary
         redactor = catalog.redactor
     }
 

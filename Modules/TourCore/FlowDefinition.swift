@@ -21,6 +21,11 @@ public struct FlowDefinition: Sendable, Equatable {
     /// Product side effects of a debug reset, so product state that mirrors the flow's record
     /// (LockedIn's `hasCompletedOnboarding`) is reset with it.
     public var onReset: [EffectTemplate]
+    /// What a stored run does when its step is neither in this flow nor placed by the catalog's
+    /// declared migrations (a change that reached users without being declared): start again
+    /// (the default), or go on at the next step of its plan that still exists. Journalled as an
+    /// undeclared ``TourFact/runMigrated``; `check` refuses such a release before it ships.
+    public var unplacedStep: FlowChanges.RemovedStep
 
     public init(
         _ id: FlowID, name: String, steps: [StepDefinition], fields: [FieldSpec] = [],
@@ -28,7 +33,7 @@ public struct FlowDefinition: Sendable, Equatable {
         skip: SkipPolicy = .recordSkipped, interruption: InterruptionPolicy = .resume,
         replay: ReplayPolicy = .notReplayable, scope: FlowScope = .install, countsTerminalStep: Bool = true,
         haptics: HapticMap = .none, analytics: AnalyticsNames = .none, onComplete: [EffectTemplate] = [],
-        onSkip: [EffectTemplate] = [], onReset: [EffectTemplate] = []
+        onSkip: [EffectTemplate] = [], onReset: [EffectTemplate] = [], unplacedStep: FlowChanges.RemovedStep = .restart
     ) {
         self.id = id
         self.name = name
@@ -45,6 +50,7 @@ public struct FlowDefinition: Sendable, Equatable {
         self.onComplete = onComplete
         self.onSkip = onSkip
         self.onReset = onReset
+        self.unplacedStep = unplacedStep
     }
 
     public func step(_ id: StepID) -> StepDefinition? { steps.first { $0.id == id } }
@@ -70,8 +76,10 @@ public struct TourCatalog: Sendable, Equatable {
     /// The catalog's version: raised by a release that changes a flow, with a ``CatalogMigration``
     /// saying how runs in progress under the previous version move.
     public var version: Int
-    /// How runs started under earlier versions move to this one, oldest first.
-    public var migrations: [CatalogMigration]
+    /// How runs started under earlier versions move to this one, oldest first (kept sorted).
+    public var migrations: [CatalogMigration] {
+        didSet { migrations.sort { $0.from < $1.from } }
+    }
 
     public init(
         app: String, name: String? = nil, flowNoun: String = "tour", version: Int = 1, flows: [FlowDefinition],
@@ -80,7 +88,7 @@ public struct TourCatalog: Sendable, Equatable {
     ) {
         self.app = app
         self.version = version
-        self.migrations = migrations
+        self.migrations = migrations.sorted { $0.from < $1.from }
         self.name = name ?? app
         self.flowNoun = flowNoun
         self.flows = flows

@@ -1,5 +1,5 @@
 /// What Skip records.
-public enum SkipPolicy: String, Sendable, Equatable {
+public enum SkipPolicy: String, Sendable, Equatable, CaseIterable {
     /// Finite: a skipped flag is kept and the flow never shows again.
     case recordSkipped
     /// Carrier Wave: skipping counts as completing.
@@ -9,7 +9,7 @@ public enum SkipPolicy: String, Sendable, Equatable {
 }
 
 /// What a launch does to a flow that was showing when the app was killed.
-public enum InterruptionPolicy: String, Sendable, Equatable {
+public enum InterruptionPolicy: String, Sendable, Equatable, CaseIterable {
     /// Finite: resume at the same step.
     case resume
     /// LockedIn: start again from the first step with nothing partial kept.
@@ -19,7 +19,7 @@ public enum InterruptionPolicy: String, Sendable, Equatable {
 }
 
 /// What replay ("Show App Tour", "Replay Tutorial") does.
-public enum ReplayPolicy: String, Sendable, Equatable {
+public enum ReplayPolicy: String, Sendable, Equatable, CaseIterable {
     /// Carrier Wave: reset the flow's record and present it from the start.
     case resetAndPresent
     /// Mood Tracker: present it; when it ends, its record is as it was before.
@@ -28,7 +28,7 @@ public enum ReplayPolicy: String, Sendable, Equatable {
 }
 
 /// Whose the flow's record is.
-public enum FlowScope: String, Codable, Sendable, Equatable {
+public enum FlowScope: String, Codable, Sendable, Equatable, CaseIterable {
     /// One record per installation, whoever signs in (Mood Tracker: "only shows once per installation").
     case install
     /// One record per user account (Growth: "once per user account").
@@ -81,7 +81,7 @@ public struct Trigger: Sendable, Equatable {
     }
 
     /// What the moment does while another flow is showing.
-    public enum WhileAnotherFlowShows: String, Sendable, Equatable {
+    public enum WhileAnotherFlowShows: String, Sendable, Equatable, CaseIterable {
         /// The flow starts when the showing one ends (a launch, a signal).
         case queue
         /// Nothing: the moment is gone, and the next one triggers the flow. A visit belongs to the

@@ -24,7 +24,7 @@ public struct StepContent: Sendable, Equatable {
 }
 
 /// Where a coach mark's popover sits relative to its target.
-public enum PopoverPosition: String, Codable, Sendable {
+public enum PopoverPosition: String, Codable, Sendable, CaseIterable {
     case above, below, leading, trailing, center
 }
 

@@ -8,10 +8,14 @@
 /// The code half of a product: the context its flows read, how its side effects change its domain
 /// state, and the requests it performs. Everything else about a product is data in its catalog.
 public protocol ProductHandler: Sendable {
+    /// The product's side effects as a type (an enum, one case per kind): their kinds and payloads
+    /// are the vocabulary the catalog is checked against, and ``apply(_:to:now:)`` matches them
+    /// exhaustively, so no effect is silently ignored.
+    associatedtype Effect: HandlerEffect = NoEffects
     /// The facts flows read (`hasPhases`, `weeksLived`), computed from domain state and the time.
     func context(domain: [String: TourValue], now: Date) -> TourContext
     /// Writes a side effect's data into the domain state. Runs inside the event's transaction.
-    func apply(_ effect: ProductEffect, to domain: inout [String: TourValue], now: Date)
+    func apply(_ effect: Effect, to domain: inout [String: TourValue], now: Date)
     /// Performs a request gate (a connection attempt) and answers it. Runs after the commit.
     func perform(request name: String, payload: [String: TourValue], secrets: [String: Secret]) async
         -> GateStatus
@@ -19,17 +23,34 @@ public protocol ProductHandler: Sendable {
     /// that a pending profile write reached the profile store. Runs after the commit.
     func followUps(after transition: Transition, domain: [String: TourValue], user: String) async
         -> [TourEvent]
-    /// What this code provides to the catalog: the context keys ``context(domain:now:)`` computes,
-    /// the product effects ``apply(_:to:now:)`` handles and the requests ``perform(request:payload:secrets:)``
-    /// performs. The catalog check holds the catalog's references against it.
+    /// What this code provides to the catalog besides its effects: the context keys
+    /// ``context(domain:now:)`` computes and the requests ``perform(request:payload:secrets:)``
+    /// performs. ``vocabulary`` adds the effect kinds of ``Effect``.
     var declarations: CatalogDeclarations { get }
 }
 
 extension ProductHandler {
-    /// Nothing declared: every reference of the catalog to context, effects or requests is a problem.
+    /// Nothing declared: every reference of the catalog to context or requests is a problem.
     public var declarations: CatalogDeclarations { CatalogDeclarations() }
     public func context(domain: [String: TourValue], now: Date) -> TourContext { domain }
-    public func apply(_ effect: ProductEffect, to domain: inout [String: TourValue], now: Date) {}
+
+    /// Everything the handler provides to the catalog: ``declarations`` with the effect kinds of
+    /// ``Effect``. The catalog check holds the catalog's references against it.
+    public var vocabulary: CatalogDeclarations {
+        var vocabulary = declarations
+        vocabulary.effects = Effect.kinds
+        return vocabulary
+    }
+
+    /// Checks an effect the engine filled in against ``Effect``'s kinds, reads it and applies it.
+    ///
+    /// - Throws: ``EffectError`` naming the effect and key when it does not fit (a catalog that
+    ///   passes `check` never sends one); the event's transaction then writes nothing.
+    public func apply(checking effect: ProductEffect, to domain: inout [String: TourValue], now: Date)
+        throws(EffectError)
+    {
+        apply(try Effect(EffectPayload(effect, kinds: Effect.kinds)), to: &domain, now: now)
+    }
     public func perform(request name: String, payload: [String: TourValue], secrets: [String: Secret]) async
         -> GateStatus
     {
@@ -42,9 +63,14 @@ extension ProductHandler {
     }
 }
 
+extension ProductHandler where Effect == NoEffects {
+    /// A product without side effects has nothing to apply.
+    public func apply(_ effect: NoEffects, to domain: inout [String: TourValue], now: Date) {}
+}
+
 extension Product {
     /// Every problem of the catalog against what the handler declares (see ``TourCatalog/problems(declaring:)``).
-    public var problems: [CatalogProblem] { catalog.problems(declaring: handler.declarations) }
+    public var problems: [CatalogProblem] { catalog.problems(declaring: handler.vocabulary) }
 
     /// The context an event is reduced with: what the handler computes from the domain state, and
     /// each declared device fact as the app reported it (or its default).

@@ -155,7 +155,7 @@ public actor TourSession {
             let transition = try engine.reduce(session.tour, event, at: now, context: context)
             session.tour = transition.state
             for case .product(let effect) in transition.effects {
-                handler.apply(effect, to: &session.domain, now: now)
+                try handler.apply(checking: effect, to: &session.domain, now: now)
             }
             session.device.merge(device) { _, new in new }
             let outbox = session.account.map { account in

@@ -89,7 +89,7 @@ struct Journey {
             let transition = try engine.reduce(state, event, at: now, context: context)
             state = transition.state
             for case .product(let effect) in transition.effects {
-                product.handler.apply(effect, to: &domain, now: now)
+                try product.handler.apply(checking: effect, to: &domain, now: now)
             }
             steps.append((transition, domain, now, context))
         }

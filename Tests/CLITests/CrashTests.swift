@@ -122,7 +122,7 @@ struct CrashTests {
             let key = SessionKey(app: LockedInCatalog.app, user: row.user)
             var domain = (domains[SessionKey.installSubject] ?? [:]).merging(domains[row.user] ?? [:]) { $1 }
             for case .product(let effect) in effects {
-                product.handler.apply(effect, to: &domain, now: row.time)
+                try product.handler.apply(checking: effect, to: &domain, now: row.time)
             }
             for scope in [FlowScope.install, .user] {
                 domains[key.subject(for: scope)] = domain.filter { product.scopes.state.scope(of: $0.key) == scope }

@@ -39,7 +39,7 @@ func tableDump(_ database: OnboardingDatabase, app: String) throws -> String {
 
 /// A product made of the fixture catalog, with a domain handler that stores product effects.
 struct FixtureHandler: ProductHandler {
-    func apply(_ effect: ProductEffect, to domain: inout [String: TourValue], now: Date) {
+    func apply(_ effect: FixtureEffect, to domain: inout [String: TourValue], now: Date) {
         var log = domain["effects"]?.listValue ?? []
         log.append(.object(["name": .string(effect.name), "payload": .object(effect.payload)]))
         domain["effects"] = .list(log)

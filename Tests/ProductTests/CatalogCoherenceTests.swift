@@ -35,4 +35,53 @@ struct CatalogCoherenceTests {
             Issue.record("\(product.catalog.name) computes '\(extra)' without declaring it")
         }
     }
+
+    /// The handler's typed effects cover its declared vocabulary: every declared kind is read and
+    /// applied, and a kind or payload key it does not declare fails instead of doing nothing.
+    @Test(arguments: products.map(\.catalog.app))
+    func theHandlerAppliesEveryKindItDeclaresAndRefusesOthers(app: String) throws {
+        let product = try #require(Self.products.first { $0.catalog.app == app })
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        func sample(_ kind: ValueKind) -> TourValue {
+            switch kind {
+            case .text, .any: "x"
+            case .number: 3
+            case .flag: true
+            case .list: ["x"]
+            case .object: ["x": 1]
+            }
+        }
+        for kind in product.handler.vocabulary.effects {
+            var domain: [String: TourValue] = [:]
+            let payload = kind.payload.mapValues { sample($0.kind) }
+            #expect(throws: Never.self, "\(app) \(kind.name)") {
+                try product.handler.apply(checking: ProductEffect(name: kind.name, payload: payload), to: &domain, now: now)
+            }
+            if let key = kind.payload.keys.sorted().first {
+                var misspelt = payload
+                misspelt[key + "x"] = misspelt.removeValue(forKey: key)
+                #expect(throws: EffectError.self) {
+                    try product.handler.apply(checking: ProductEffect(name: kind.name, payload: misspelt), to: &domain, now: now)
+                }
+            }
+        }
+        var domain: [String: TourValue] = [:]
+        #expect(throws: EffectError.self) {
+            try product.handler.apply(checking: ProductEffect(name: "noSuchEffect", payload: [:]), to: &domain, now: now)
+        }
+        #expect(domain.isEmpty)
+    }
+
+    /// Every product's catalog, as one canonical document, reads back into an equal catalog.
+    @Test(arguments: products.map(\.catalog.app))
+    func theCatalogDocumentRoundTrips(app: String) throws {
+        let product = try #require(Self.products.first { $0.catalog.app == app })
+        let document = CatalogDocument(product.catalog, declarations: product.handler.vocabulary)
+        let text = try document.text()
+        let read = try CatalogDocument(text: text)
+        #expect(read.catalog == product.catalog)
+        #expect(try read.text() == text)
+        // The vocabulary it carries covers the catalog: the document checks clean against itself.
+        #expect(read.catalog.problems(declaring: read.vocabulary).isEmpty)
+    }
 }

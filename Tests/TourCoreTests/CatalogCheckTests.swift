@@ -19,6 +19,14 @@ struct CatalogCheckTests {
                             StepAction(
                                 "save", fills: ["nmae"], outcome: .stay,
                                 effects: [.product("storeNmae", payload: ["name": .field("name")])]),
+                            // A misspelt payload key (so the required one is missing), and a value of
+                            // the wrong kind.
+                            StepAction(
+                                "store", outcome: .stay,
+                                effects: [
+                                    .product("storeName", payload: ["nmae": .literal("x")]),
+                                    .product("storeName", payload: ["name": .literal(3)]),
+                                ]),
                             // A gate the step does not have; needs an action the step does not have.
                             StepAction(
                                 "grant", outcome: .request(gate: "camra"),
@@ -52,12 +60,13 @@ struct CatalogCheckTests {
 
     static let declared = CatalogDeclarations(
         context: [.computed("hasPhases", .flag, default: false, "phases stored")],
-        productEffects: ["storeName"], requests: ["connect"])
+        effects: [EffectKind("storeName", payload: ["name": .text])], requests: ["connect"])
 
     @Test func everyKindOfSeededMistakeIsFound() {
         let problems = Self.broken.problems(declaring: Self.declared)
         let found = Set(problems.map(\.kind))
-        #expect(found == Set(CatalogProblem.Kind.allCases), "missing: \(Set(CatalogProblem.Kind.allCases).subtracting(found))")
+        let all = Set(CatalogProblem.Kind.coherence)
+        #expect(found == all, "missing: \(all.subtracting(found)), extra: \(found.subtracting(all))")
         func has(_ kind: CatalogProblem.Kind, _ step: StepID?, _ words: String) -> Bool {
             problems.contains { $0.kind == kind && $0.step == step && $0.detail.contains(words) }
         }
@@ -73,6 +82,16 @@ struct CatalogCheckTests {
         #expect(has(.undeclaredContextKey, "stuck", "'hasHeadphones'"))
         #expect(has(.unrequestableGate, "connect", "gate account"))
         #expect(has(.undeclaredRequest, "connect", "'connectt'"))
+        #expect(has(.undeclaredEffect, "welcome", "(did you mean 'storeName'?)"))
+        #expect(has(.unknownPayloadKey, "welcome", "takes no payload key 'nmae' (did you mean 'name'?)"))
+        #expect(has(.missingPayloadKey, "welcome", "needs payload key 'name'"))
+        #expect(has(.payloadKind, "welcome", "takes text as 'name', and this gives a number"))
+        // Each names its path in the catalog document.
+        let paths = problems.map(\.path)
+        #expect(paths.contains("flows[main].steps[welcome].actions[store].effects[0].product.payload.nmae"), "\(paths)")
+        #expect(paths.contains("flows[main].steps[welcome].actions[save].effects[0].product.name"), "\(paths)")
+        #expect(paths.contains("flows[main].steps[welcome].actions[store].effects[1].product.payload.name"), "\(paths)")
+        #expect(paths.contains("flows[main].steps[stuck].includedWhen"), "\(paths)")
         // Each problem names its place in its description.
         #expect(problems.allSatisfy { $0.description.hasPrefix($0.kind.rawValue) })
     }
@@ -86,7 +105,7 @@ struct CatalogCheckTests {
                 .computed("weeks", .number, default: 0, "weeks lived"),
                 .computed("hasConnectedService", .flag, default: false, "connected"),
             ],
-            productEffects: ["stored", "marked", "activate", "connected", "recordMood", "tutorialSeen", "reset", "mood"],
+            effects: FixtureEffect.kinds,
             requests: ["connect"])
         let problems = catalog.problems(declaring: declared)
         #expect(problems.isEmpty, "\(problems)")

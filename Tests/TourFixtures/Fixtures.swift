@@ -251,3 +251,19 @@ public struct Driver {
         }
     }
 }
+
+/// The fixture catalog's product effects, read as they come: test handlers log or store them.
+public struct FixtureEffect: HandlerEffect, Equatable {
+    public var name: String
+    public var payload: [String: TourValue]
+
+    public static let kinds = [
+        EffectKind("stored", payload: ["name": .any]), EffectKind("marked", payload: ["week": .any]),
+        EffectKind("activate", payload: ["level": .any, "bank": .any]), EffectKind("mood", payload: ["mood": .any]),
+    ]
+
+    public init(_ payload: EffectPayload) {
+        name = payload.kind
+        self.payload = payload.values
+    }
+}

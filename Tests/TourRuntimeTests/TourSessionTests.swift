@@ -4,7 +4,7 @@ import TourFixtures
 import TourRuntime
 
 private struct Handler: ProductHandler {
-    func apply(_ effect: ProductEffect, to domain: inout [String: TourValue], now: Date) {
+    func apply(_ effect: FixtureEffect, to domain: inout [String: TourValue], now: Date) {
         if effect.name == "activate" { domain["bank"] = effect.payload["bank"] }
     }
 }

@@ -68,6 +68,27 @@ public struct StubServiceConnector: ServiceConnector {
     }
 }
 
+/// Carrier Wave's side effects, as its catalog sends them.
+public enum CarrierWaveEffect: HandlerEffect, Equatable {
+    /// A logging service accepted the credentials: its account name is kept (never the password).
+    case serviceConnected(service: String, username: String?)
+
+    public static let kinds = [
+        EffectKind(
+            "serviceConnected", "a service accepted the credentials: its account name is kept (never the password)",
+            payload: ["service": .text, "username": .text])
+    ]
+
+    public init(_ payload: EffectPayload) throws(EffectError) {
+        switch payload.kind {
+        case "serviceConnected":
+            self = .serviceConnected(service: try payload.text("service"), username: payload.optionalText("username"))
+        case let other:
+            throw EffectError("Carrier Wave has no effect '\(other)'")
+        }
+    }
+}
+
 /// Carrier Wave's domain: the services connected and their account names (never a password).
 public struct CarrierWaveHandler: ProductHandler {
     public var declarations: CatalogDeclarations {
@@ -76,7 +97,7 @@ public struct CarrierWaveHandler: ProductHandler {
                 .computed("hasConnectedService", .flag, default: false, "a service account is connected"),
                 .device("online", .flag, default: true, "the device has a network (offline, a connection attempt fails)"),
             ],
-            productEffects: ["serviceConnected"], requests: ["connect"])
+            requests: ["connect"])
     }
 
     let credentials: any CredentialStore
@@ -112,13 +133,13 @@ public struct CarrierWaveHandler: ProductHandler {
         }
     }
 
-    public func apply(_ effect: ProductEffect, to domain: inout [String: TourValue], now: Date) {
-        guard effect.name == "serviceConnected", let service = effect.payload["service"]?.stringValue else {
-            return
+    public func apply(_ effect: CarrierWaveEffect, to domain: inout [String: TourValue], now: Date) {
+        switch effect {
+        case .serviceConnected(let service, let username):
+            var accounts = domain["accounts"]?.objectValue ?? [:]
+            accounts[service] = username.map(TourValue.string) ?? .null
+            domain["accounts"] = .object(accounts)
         }
-        var accounts = domain["accounts"]?.objectValue ?? [:]
-        accounts[service] = effect.payload["username"] ?? .null
-        domain["accounts"] = .object(accounts)
     }
 }
 

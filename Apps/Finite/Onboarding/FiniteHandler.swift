@@ -5,6 +5,33 @@
 #endif
 import TourRuntime
 
+/// Finite's side effects, as its catalog sends them.
+public enum FiniteEffect: HandlerEffect, Equatable {
+    /// The birth date, so weeks lived can be counted.
+    case setBirthDate(day: String)
+    /// A life chapter (phase), with the year it started when given.
+    case storePhase(name: String, startYear: Int?)
+    /// A reflected week, with its note when given.
+    case markWeek(week: Int?, note: String?)
+
+    public static let kinds = [
+        EffectKind("setBirthDate", "stores the birth date (YYYY-MM-DD)", payload: ["date": .text]),
+        EffectKind(
+            "storePhase", "stores a life chapter; startYear may be null",
+            payload: ["name": .text, "startYear": .number]),
+        EffectKind("markWeek", "stores a reflected week; the note may be null", payload: ["week": .number, "note": .text]),
+    ]
+
+    public init(_ payload: EffectPayload) throws(EffectError) {
+        switch payload.kind {
+        case "setBirthDate": self = .setBirthDate(day: try payload.text("date"))
+        case "storePhase": self = .storePhase(name: try payload.text("name"), startYear: payload.optionalInt("startYear"))
+        case "markWeek": self = .markWeek(week: payload.optionalInt("week"), note: payload.optionalText("note"))
+        case let other: throw EffectError("Finite has no effect '\(other)'")
+        }
+    }
+}
+
 /// Finite's domain: a birth date (so weeks lived can be counted), life chapters (phases) and marked weeks.
 public struct FiniteHandler: ProductHandler {
     public var declarations: CatalogDeclarations {
@@ -15,8 +42,7 @@ public struct FiniteHandler: ProductHandler {
                 .computed("hasPhases", .flag, default: false, "at least one life chapter is stored"),
                 .computed("currentYear", .number, default: 2026, "the year now, the latest start year of a chapter"),
                 .computed("today", .text, default: "1970-01-01", "the date now, the latest birth date"),
-            ],
-            productEffects: ["setBirthDate", "storePhase", "markWeek"])
+            ])
     }
 
     /// With no filled weeks the long-press goes to one of the first few weeks of the grid.
@@ -36,20 +62,18 @@ public struct FiniteHandler: ProductHandler {
         ]
     }
 
-    public func apply(_ effect: ProductEffect, to domain: inout [String: TourValue], now: Date) {
-        switch effect.name {
-        case "setBirthDate":
-            domain["birthDate"] = effect.payload["date"]
-        case "storePhase":
-            var phase: [String: TourValue] = ["name": effect.payload["name"] ?? .null]
-            if let year = effect.payload["startYear"], year != .null { phase["startYear"] = year }
+    public func apply(_ effect: FiniteEffect, to domain: inout [String: TourValue], now: Date) {
+        switch effect {
+        case .setBirthDate(let day):
+            domain["birthDate"] = .string(day)
+        case .storePhase(let name, let startYear):
+            var phase: [String: TourValue] = ["name": .string(name)]
+            if let startYear { phase["startYear"] = .int(startYear) }
             domain["phases"] = .list((domain["phases"]?.listValue ?? []) + [.object(phase)])
-        case "markWeek":
-            var mark: [String: TourValue] = ["week": effect.payload["week"] ?? .null]
-            if let note = effect.payload["note"], note != .null { mark["note"] = note }
+        case .markWeek(let week, let note):
+            var mark: [String: TourValue] = ["week": week.map(TourValue.int) ?? .null]
+            if let note { mark["note"] = .string(note) }
             domain["markedWeeks"] = .list((domain["markedWeeks"]?.listValue ?? []) + [.object(mark)])
-        default:
-            break
         }
     }
 

@@ -5,6 +5,27 @@
 #endif
 import TourRuntime
 
+/// Growth's side effects, as its catalog sends them.
+public enum GrowthEffect: HandlerEffect, Equatable {
+    /// The app's own onboarding finished: the tour may show on the Dashboard.
+    case onboardingCompleted
+    /// The tour's status as the app shows it: completed, skipped or notStarted.
+    case recordTour(status: String)
+
+    public static let kinds = [
+        EffectKind("onboardingCompleted", "the app's onboarding finished: the tour may show on the Dashboard"),
+        EffectKind("recordTour", "the tour's status as the app shows it", payload: ["status": .text]),
+    ]
+
+    public init(_ payload: EffectPayload) throws(EffectError) {
+        switch payload.kind {
+        case "onboardingCompleted": self = .onboardingCompleted
+        case "recordTour": self = .recordTour(status: try payload.text("status"))
+        case let other: throw EffectError("Growth has no effect '\(other)'")
+        }
+    }
+}
+
 /// Growth's domain: whether onboarding is complete, and the tour's status as the app shows it.
 ///
 /// The seed keeps "shown, completed or skipped" in the user's Firebase profile with a local
@@ -16,8 +37,7 @@ public struct GrowthHandler: ProductHandler {
         CatalogDeclarations(
             context: [
                 .computed("onboardingComplete", .flag, default: false, "the user finished Growth's onboarding")
-            ],
-            productEffects: ["onboardingCompleted", "recordTour"])
+            ])
     }
 
     public init() {}
@@ -26,14 +46,12 @@ public struct GrowthHandler: ProductHandler {
         ["onboardingComplete": .bool(domain["onboardingComplete"]?.boolValue == true)]
     }
 
-    public func apply(_ effect: ProductEffect, to domain: inout [String: TourValue], now: Date) {
-        switch effect.name {
-        case "onboardingCompleted":
+    public func apply(_ effect: GrowthEffect, to domain: inout [String: TourValue], now: Date) {
+        switch effect {
+        case .onboardingCompleted:
             domain["onboardingComplete"] = true
-        case "recordTour":
-            domain["tourStatus"] = effect.payload["status"]
-        default:
-            break
+        case .recordTour(let status):
+            domain["tourStatus"] = .string(status)
         }
     }
 }

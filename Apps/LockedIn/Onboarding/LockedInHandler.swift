@@ -5,28 +5,51 @@
 #endif
 import TourRuntime
 
+/// LockedIn's side effects, as its catalog sends them.
+public enum LockedInEffect: HandlerEffect, Equatable {
+    /// LET'S GO: the chosen apps are blocked and the bank starts.
+    case activate(difficulty: String, blockedApps: [String], startingBankMinutes: Int)
+    /// A debug reset of the onboarding.
+    case onboardingReset
+
+    public static let kinds = [
+        EffectKind(
+            "activate", "LET'S GO: the chosen apps are blocked, the difficulty is set and the bank starts",
+            payload: ["difficulty": .text, "blockedApps": .list, "startingBankMinutes": .number]),
+        EffectKind("onboardingReset", "a debug reset: onboarding shows again (the bank and difficulty stay)"),
+    ]
+
+    public init(_ payload: EffectPayload) throws(EffectError) {
+        switch payload.kind {
+        case "activate":
+            self = .activate(
+                difficulty: try payload.text("difficulty"), blockedApps: try payload.texts("blockedApps"),
+                startingBankMinutes: try payload.int("startingBankMinutes"))
+        case "onboardingReset":
+            self = .onboardingReset
+        case let other:
+            throw EffectError("LockedIn has no effect '\(other)'")
+        }
+    }
+}
+
 /// LockedIn's domain: the difficulty, the screen-time bank and the onboarding-complete flag, all
 /// written by LET'S GO in the same transaction that completes the flow.
 public struct LockedInHandler: ProductHandler {
-    public var declarations: CatalogDeclarations {
-        CatalogDeclarations(productEffects: ["activate", "onboardingReset"])
-    }
-
     public init() {}
 
-    public func apply(_ effect: ProductEffect, to domain: inout [String: TourValue], now: Date) {
-        if effect.name == "onboardingReset" {
+    public func apply(_ effect: LockedInEffect, to domain: inout [String: TourValue], now: Date) {
+        switch effect {
+        case .onboardingReset:
             // The debug reset shows onboarding again; the bank and difficulty stay until LET'S GO.
             domain["hasCompletedOnboarding"] = nil
-            return
+        case .activate(let difficulty, let blockedApps, let bank):
+            domain["difficulty"] = .string(difficulty)
+            domain["blockedApps"] = .list(blockedApps.map(TourValue.string))
+            domain["startingBankMinutes"] = .int(bank)
+            domain["balanceMinutes"] = .int(bank)
+            domain["hasCompletedOnboarding"] = true
         }
-        guard effect.name == "activate" else { return }
-        let bank = effect.payload["startingBankMinutes"] ?? .int(LockedInCatalog.startingBankMinutes)
-        domain["difficulty"] = effect.payload["difficulty"]
-        domain["blockedApps"] = effect.payload["blockedApps"]
-        domain["startingBankMinutes"] = bank
-        domain["balanceMinutes"] = bank
-        domain["hasCompletedOnboarding"] = true
     }
 }
 

@@ -5,27 +5,44 @@
 #endif
 import TourRuntime
 
+/// Mood Tracker's side effects, as its catalog sends them.
+public enum MoodTrackerEffect: HandlerEffect, Equatable {
+    /// A swipe recorded a mood (bad, mid or good).
+    case recordMood(String)
+    /// The tutorial was completed: it does not show again.
+    case markTutorialSeen
+    /// A debug reset: the tutorial shows again.
+    case clearTutorialSeen
+
+    public static let kinds = [
+        EffectKind("recordMood", "a swipe recorded a mood: bad, mid or good", payload: ["mood": .text]),
+        EffectKind("markTutorialSeen", "the tutorial was completed: hasSeenTutorial"),
+        EffectKind("clearTutorialSeen", "a debug reset: the tutorial shows again"),
+    ]
+
+    public init(_ payload: EffectPayload) throws(EffectError) {
+        switch payload.kind {
+        case "recordMood": self = .recordMood(try payload.text("mood"))
+        case "markTutorialSeen": self = .markTutorialSeen
+        case "clearTutorialSeen": self = .clearTutorialSeen
+        case let other: throw EffectError("Mood Tracker has no effect '\(other)'")
+        }
+    }
+}
+
 /// Mood Tracker's domain: mood entries and the `hasSeenTutorial` flag, set on completion only.
 public struct MoodTrackerHandler: ProductHandler {
-    public var declarations: CatalogDeclarations {
-        CatalogDeclarations(productEffects: ["recordMood", "markTutorialSeen", "clearTutorialSeen"])
-    }
-
     public init() {}
 
-    public func apply(_ effect: ProductEffect, to domain: inout [String: TourValue], now: Date) {
-        switch effect.name {
-        case "recordMood":
-            let entry: TourValue = .object([
-                "mood": effect.payload["mood"] ?? .null, "at": .double(now.timeIntervalSince1970),
-            ])
+    public func apply(_ effect: MoodTrackerEffect, to domain: inout [String: TourValue], now: Date) {
+        switch effect {
+        case .recordMood(let mood):
+            let entry: TourValue = .object(["mood": .string(mood), "at": .double(now.timeIntervalSince1970)])
             domain["moodEntries"] = .list((domain["moodEntries"]?.listValue ?? []) + [entry])
-        case "markTutorialSeen":
+        case .markTutorialSeen:
             domain["hasSeenTutorial"] = true
-        case "clearTutorialSeen":
+        case .clearTutorialSeen:
             domain["hasSeenTutorial"] = nil
-        default:
-            break
         }
     }
 }

@@ -13,17 +13,20 @@ public struct CatalogMigration: Sendable, Equatable {
     /// The version runs move from; they move to `from + 1`.
     public var from: Int
     public var flows: [FlowID: FlowChanges]
+    /// Flows the release removes: a run of one ends (dropped, journalled) at the next event.
+    public var removedFlows: Set<FlowID>
 
-    public init(from: Int, _ flows: [FlowID: FlowChanges]) {
+    public init(from: Int, _ flows: [FlowID: FlowChanges] = [:], removedFlows: Set<FlowID> = []) {
         self.from = from
         self.flows = flows
+        self.removedFlows = removedFlows
     }
 }
 
 /// One flow's changes in a release.
 public struct FlowChanges: Sendable, Equatable {
     /// What happens to a run on a step that the release removes.
-    public enum RemovedStep: String, Sendable, Equatable {
+    public enum RemovedStep: String, Sendable, Equatable, CaseIterable {
         /// The run goes on at the next step of its plan that still exists (finishing the flow when
         /// there is none).
         case goOnAtNext

@@ -1,0 +1,417 @@
+/// One thing wrong with a catalog: a reference to something that does not exist, a step nobody
+/// can reach or leave, a required gate nothing requests, an effect the handler does not take, or a
+/// release that would strand users (``CatalogHistory``). Each would otherwise be accepted and
+/// silently do nothing, or worse.
+public struct CatalogProblem: Equatable, Sendable, CustomStringConvertible {
+    public enum Kind: String, Sendable, CaseIterable, Codable {
+        case duplicateID = "duplicate_id"
+        case unknownGate = "unknown_gate"
+        case unknownField = "unknown_field"
+        case unknownFlow = "unknown_flow"
+        case unknownAction = "unknown_action"
+        case unknownPassThrough = "unknown_pass_through"
+        case undeclaredContextKey = "undeclared_context_key"
+        case undeclaredEffect = "undeclared_effect"
+        case unknownPayloadKey = "unknown_payload_key"
+        case missingPayloadKey = "missing_payload_key"
+        case payloadKind = "payload_kind"
+        case undeclaredRequest = "undeclared_request"
+        case unreachableStep = "unreachable_step"
+        case deadEnd = "dead_end"
+        case unrequestableGate = "unrequestable_gate"
+        case unwritable = "unwritable"
+        // The release history (``CatalogHistory``).
+        case changedWithoutVersion = "changed_without_version"
+        case missingRelease = "missing_release"
+        case versionBehindHistory = "version_behind_history"
+        case unreadableRelease = "unreadable_release"
+        case unplacedStep = "unplaced_step"
+        case unplacedFlow = "unplaced_flow"
+        case unknownMigrationReference = "unknown_migration_reference"
+        case migrationOutOfRange = "migration_out_of_range"
+        // A document checked against a binary's vocabulary.
+        case vocabularyMismatch = "vocabulary_mismatch"
+
+        /// The kinds a catalog alone can have (the others need its history or another binary).
+        public static var coherence: [Kind] {
+            [
+                .duplicateID, .unknownGate, .unknownField, .unknownFlow, .unknownAction, .unknownPassThrough,
+                .undeclaredContextKey, .undeclaredEffect, .unknownPayloadKey, .missingPayloadKey, .payloadKind,
+                .undeclaredRequest, .unreachableStep, .deadEnd, .unrequestableGate,
+            ]
+        }
+    }
+
+    public var kind: Kind
+    public var flow: FlowID?
+    public var step: StepID?
+    /// Where in the catalog document the problem is: `flows[walkthrough].steps[markWeek].actions[saveMark]`.
+    public var path: String
+    public var detail: String
+
+    public init(kind: Kind, flow: FlowID?, step: StepID?, path: String = "", detail: String) {
+        self.kind = kind
+        self.flow = flow
+        self.step = step
+        self.path = path
+        self.detail = detail
+    }
+
+    public var description: String {
+        let place = [flow?.rawValue, step?.rawValue].compactMap { $0 }.joined(separator: " step ")
+        return "\(kind.rawValue)\(place.isEmpty ? "" : " (\(place))"): \(detail)\(path.isEmpty ? "" : " [at \(path)]")"
+    }
+}
+
+extension TourCatalog {
+    /// Every problem of the catalog against what the product's code declares, in catalog order;
+    /// empty when it is coherent.
+    public func problems(declaring declared: CatalogDeclarations) -> [CatalogProblem] {
+        var check = CoherenceCheck(catalog: self, declared: declared)
+        check.run()
+        return check.problems
+    }
+}
+
+/// The walk behind ``TourCatalog/problems(declaring:)``: every reference in the catalog, with its
+/// path in the document.
+private struct CoherenceCheck {
+    let catalog: TourCatalog
+    let declared: CatalogDeclarations
+    var problems: [CatalogProblem] = []
+    let flowIDs: Set<FlowID>
+    let freeNames: Set<String>
+
+    init(catalog: TourCatalog, declared: CatalogDeclarations) {
+        self.catalog = catalog
+        self.declared = declared
+        flowIDs = Set(catalog.flows.map(\.id))
+        freeNames = Set(catalog.freeActions.map(\.name))
+    }
+
+    /// Where a reference sits: its flow and step (for people) and its path (for the document).
+    struct Place {
+        var flow: FlowID?
+        var step: StepID?
+        var path: String
+        func at(_ member: String) -> Place { Place(flow: flow, step: step, path: path + "." + member) }
+        func at(_ member: String, _ key: String) -> Place { Place(flow: flow, step: step, path: path + ".\(member)[\(key)]") }
+        /// The item `key` of the list or object here: `[0]`, `[saveMark]`.
+        func item(_ key: String) -> Place { Place(flow: flow, step: step, path: path + "[\(key)]") }
+    }
+
+    mutating func add(_ kind: CatalogProblem.Kind, _ place: Place, _ detail: String) {
+        problems.append(CatalogProblem(kind: kind, flow: place.flow, step: place.step, path: place.path, detail: detail))
+    }
+
+    mutating func run() {
+        for id in duplicates(catalog.flows.map(\.id.rawValue)) {
+            add(.duplicateID, Place(path: "flows"), "flow id \(id) is used twice")
+        }
+        checkFieldKinds(catalog.freeFields, Place(path: "freeFields"))
+        let freeFields = Dictionary(catalog.freeFields.map { ($0.name, $0) }) { first, _ in first }
+        for action in catalog.freeActions {
+            let place = Place(path: "freeActions[\(action.name)]")
+            for name in action.fills where freeFields[name] == nil {
+                add(.unknownField, place.at("fills"), "free action \(action.name) fills '\(name)', which is not a free field")
+            }
+            checkEffects(
+                action.effects, fields: [:], parameters: parameters(of: action, in: freeFields), place.at("effects"),
+                "free action \(action.name)")
+        }
+        for flow in catalog.flows { check(flow) }
+    }
+
+    func parameters(of action: StepAction, in fields: [String: FieldSpec]) -> [String: FieldSpec?] {
+        Dictionary(action.fills.map { ($0, fields[$0]) }) { first, _ in first }
+    }
+
+    mutating func check(_ flow: FlowDefinition) {
+        let place = Place(flow: flow.id, path: "flows[\(flow.id)]")
+        let fields = Dictionary(flow.fields.map { ($0.name, $0) }) { first, _ in first }
+        checkFieldKinds(flow.fields, place.at("fields"))
+        for id in duplicates(flow.steps.map(\.id.rawValue)) { add(.duplicateID, place.at("steps"), "step id \(id) is used twice") }
+        for id in duplicates(flow.fields.map(\.name)) { add(.duplicateID, place.at("fields"), "field \(id) is declared twice") }
+        for (index, trigger) in flow.triggers.enumerated() {
+            checkCondition(trigger.when, place.at("triggers[\(index)].when"), "trigger \(trigger.moment.summary)")
+        }
+        for (member, templates) in [("onComplete", flow.onComplete), ("onSkip", flow.onSkip), ("onReset", flow.onReset)] {
+            checkEffects(templates, fields: fields, parameters: [:], place.at(member), "the flow's \(member)")
+        }
+        var reachable = true
+        for (index, step) in flow.steps.enumerated() {
+            let here = Place(flow: flow.id, step: step.id, path: place.path + ".steps[\(step.id)]")
+            if !reachable {
+                add(.unreachableStep, here, "no step before it moves on, so it never shows")
+            }
+            if step.includedWhen == .never {
+                add(.unreachableStep, here.at("includedWhen"), "it is included when 'never'")
+            }
+            checkCondition(step.includedWhen, here.at("includedWhen"), "its inclusion")
+            if let anchor = step.content.anchor {
+                checkCondition(anchor.availableWhen, here.at("content.anchor.availableWhen"), "its anchor")
+            }
+            for id in step.covers where !flowIDs.contains(id) {
+                add(.unknownFlow, here.at("covers"), "it covers flow '\(id)', which does not exist")
+            }
+            for name in step.validates where fields[name] == nil {
+                add(.unknownField, here.at("validates"), "it validates field '\(name)', which is not declared")
+            }
+            for name in step.passThrough where !freeNames.contains(name) {
+                add(.unknownPassThrough, here.at("passThrough"), "it lets '\(name)' through, which is not a free action\(suggest(name, in: Array(freeNames)))")
+            }
+            for name in duplicates(step.actions.flatMap { [$0.name] + $0.aliases }) {
+                add(.duplicateID, here.at("actions"), "action name \(name) is used twice")
+            }
+            let gateIDs = Set(step.gates.map(\.id))
+            var requested: Set<String> = []
+            for action in step.actions {
+                let at = here.at("actions", action.name)
+                for name in action.fills where fields[name] == nil {
+                    add(.unknownField, at.at("fills"), "\(action.name) fills '\(name)', which is not declared\(suggest(name, in: Array(fields.keys)))")
+                }
+                for name in action.requiredParameters where !action.fills.contains(name) {
+                    add(.unknownField, at.at("requiredParameters"), "\(action.name) requires '\(name)', which it does not fill")
+                }
+                if case .request(let gate) = action.outcome {
+                    requested.insert(gate)
+                    if !gateIDs.contains(gate) {
+                        add(.unknownGate, at.at("outcome"), "\(action.name) requests gate '\(gate)', which the step does not have\(suggest(gate, in: Array(gateIDs)))")
+                    }
+                }
+                for (number, precondition) in action.preconditions.enumerated() {
+                    let pre = at.at("preconditions[\(number)]")
+                    switch precondition {
+                    case .gate(let id, _, _) where !gateIDs.contains(id):
+                        add(.unknownGate, pre, "\(action.name) waits for gate '\(id)', which the step does not have\(suggest(id, in: Array(gateIDs)))")
+                    case .performed(let name, _) where !step.actions.contains(where: { $0.name == name }):
+                        add(.unknownAction, pre, "\(action.name) needs '\(name)' first, which the step does not have\(suggest(name, in: step.actions.map(\.name)))")
+                    case .condition(let condition, _):
+                        checkCondition(condition, pre.at("condition"), "\(action.name)'s precondition")
+                    default: break
+                    }
+                }
+                checkEffects(action.effects, fields: fields, parameters: parameters(of: action, in: fields), at.at("effects"), action.name)
+            }
+            for gate in step.gates {
+                let at = here.at("gates", gate.id)
+                if case .request(let name) = gate.kind, !declared.requests.contains(name) {
+                    add(.undeclaredRequest, at.at("request"), "gate \(gate.id) asks the handler for '\(name)', which it does not declare\(suggest(name, in: Array(declared.requests)))")
+                }
+                if gate.required, !requested.contains(gate.id) {
+                    add(.unrequestableGate, at, "gate \(gate.id) is required but no action of the step requests it")
+                }
+                checkEffects(gate.onGranted, fields: fields, parameters: [:], at.at("onGranted"), "gate \(gate.id)")
+            }
+            // The step lets the user on: an action advances, a gate advances when granted, or it
+            // closes by itself. The last step of a flow needs a way on too, or it never finishes.
+            let movesOn =
+                step.actions.contains { $0.outcome == .advance }
+                || step.gates.contains { $0.advancesWhenGranted } || step.autoAdvanceAfter != nil
+            if !movesOn {
+                let leaves = step.actions.contains { $0.outcome.endsFlow }
+                if index == flow.steps.count - 1 || !leaves {
+                    add(.deadEnd, here, "nothing moves the user on from it (no advancing action or gate, no auto-advance)")
+                }
+                reachable = false
+            } else {
+                reachable = true
+            }
+        }
+    }
+
+    mutating func checkCondition(_ condition: Condition, _ place: Place, _ what: String) {
+        for key in condition.contextKeys where !declared.contextKeys.contains(key) {
+            add(.undeclaredContextKey, place, "\(what) reads '\(key)', which the handler does not declare\(suggest(key, in: Array(declared.contextKeys)))")
+        }
+        for id in condition.flowReferences where !flowIDs.contains(id) {
+            add(.unknownFlow, place, "\(what) names flow '\(id)', which does not exist")
+        }
+    }
+
+    mutating func checkFieldKinds(_ fields: [FieldSpec], _ place: Place) {
+        for field in fields {
+            let key: String?
+            switch field.kind {
+            case .integer(_, let maximumKey): key = maximumKey
+            case .date(let latestKey): key = latestKey
+            default: key = nil
+            }
+            if let key, !declared.contextKeys.contains(key) {
+                add(.undeclaredContextKey, place.item(field.name).at("kind"), "field '\(field.name)' is bounded by '\(key)', which the handler does not declare")
+            }
+        }
+    }
+
+    /// Effects as the handler declares them: a kind it performs, payload keys it takes, required keys
+    /// given, values of the declared kind; fields, parameters and context keys that exist.
+    mutating func checkEffects(
+        _ effects: [EffectTemplate], fields: [String: FieldSpec], parameters: [String: FieldSpec?], _ place: Place,
+        _ what: String
+    ) {
+        for (index, effect) in effects.enumerated() {
+            let at = place.item(String(index))
+            switch effect {
+            case .product(let name, let payload):
+                let here = at.at("product")
+                let sources = sourceKinds(payload, fields: fields, parameters: parameters, here.at("payload"), what)
+                guard let kind = declared.effect(name) else {
+                    add(.undeclaredEffect, here.at("name"), "\(what) sends product effect '\(name)', which the handler does not declare\(suggest(name, in: declared.effectNames)); it declares \(listing(declared.effectNames))")
+                    continue
+                }
+                for key in payload.keys.sorted() {
+                    guard let spec = kind.payload[key] else {
+                        add(.unknownPayloadKey, here.at("payload").at(key), "\(what): effect '\(name)' takes no payload key '\(key)'\(suggest(key, in: Array(kind.payload.keys))); it takes \(listing(kind.payload.keys.sorted()))")
+                        continue
+                    }
+                    if let given = sources[key] ?? nil, !spec.kind.accepts(given) {
+                        add(.payloadKind, here.at("payload").at(key), "\(what): effect '\(name)' takes \(spec.kind.phrase) as '\(key)', and this gives \(given.phrase)")
+                    }
+                }
+                for (key, spec) in kind.payload.sorted(by: { $0.key < $1.key }) where spec.required && payload[key] == nil {
+                    add(.missingPayloadKey, here.at("payload"), "\(what): effect '\(name)' needs payload key '\(key)' (\(spec.kind.phrase))")
+                }
+            case .analytics(_, let properties):
+                _ = sourceKinds(properties, fields: fields, parameters: parameters, at.at("analytics.properties"), what)
+            case .haptic: break
+            }
+        }
+    }
+
+    /// The kind each source gives (nil when any), checking that the fields, parameters and context keys it names exist.
+    mutating func sourceKinds(
+        _ values: [String: ValueSource], fields: [String: FieldSpec], parameters: [String: FieldSpec?], _ place: Place,
+        _ what: String
+    ) -> [String: ValueKind?] {
+        var kinds: [String: ValueKind?] = [:]
+        for (key, source) in values.sorted(by: { $0.key < $1.key }) {
+            switch source {
+            case .literal(let value): kinds[key] = ValueKind(of: value)
+            case .now: kinds[key] = .number
+            case .field(let name):
+                if let field = fields[name] {
+                    kinds[key] = field.kind.valueKind
+                } else {
+                    add(.unknownField, place.at(key), "\(what) reads field '\(name)', which is not declared\(suggest(name, in: Array(fields.keys)))")
+                }
+            case .parameter(let name):
+                if let field = parameters[name] {
+                    kinds[key] = field?.kind.valueKind
+                } else {
+                    add(
+                        .unknownField, place.at(key),
+                        parameters.isEmpty
+                            ? "\(what) reads parameter '\(name)', but nothing here takes parameters"
+                            : "\(what) reads parameter '\(name)', which it does not take\(suggest(name, in: Array(parameters.keys))); it takes \(listing(parameters.keys.sorted()))")
+                }
+            case .context(let name):
+                if let declaredKey = declared.contextKey(name) {
+                    kinds[key] = declaredKey.kind.valueKind
+                } else {
+                    add(.undeclaredContextKey, place.at(key), "\(what) reads '\(name)', which the handler does not declare\(suggest(name, in: Array(declared.contextKeys)))")
+                }
+            }
+        }
+        return kinds
+    }
+
+    func suggest(_ name: String, in names: [String]) -> String {
+        NameSuggestion.nearest(to: name, in: names.sorted()).map { " (did you mean '\($0)'?)" } ?? ""
+    }
+
+    func listing(_ names: [String]) -> String { names.isEmpty ? "none" : names.joined(separator: ", ") }
+
+    func duplicates(_ names: [String]) -> [String] {
+        var seen: Set<String> = []
+        var twice: [String] = []
+        for name in names where !seen.insert(name).inserted && !twice.contains(name) { twice.append(name) }
+        return twice
+    }
+}
+
+extension FieldSpec.Kind {
+    /// The kind of value a field of this kind holds.
+    public var valueKind: ValueKind {
+        switch self {
+        case .text, .secret, .choice, .date: .text
+        case .list: .list
+        case .integer: .number
+        }
+    }
+}
+
+extension CatalogDeclarations {
+    /// The part of these declarations `catalog` uses: the context keys its conditions, fields and
+    /// effects read, the effect kinds it sends, the requests its gates make. This is what a catalog
+    /// document carries: a binary whose declarations cover it can run the document.
+    public func used(by catalog: TourCatalog) -> CatalogDeclarations {
+        var keys: Set<String> = []
+        var effects: Set<String> = []
+        var requests: Set<String> = []
+        func read(_ templates: [EffectTemplate]) {
+            for template in templates {
+                switch template {
+                case .product(let name, let payload):
+                    effects.insert(name)
+                    for case .context(let key) in payload.values { keys.insert(key) }
+                case .analytics(_, let properties):
+                    for case .context(let key) in properties.values { keys.insert(key) }
+                case .haptic: break
+                }
+            }
+        }
+        func read(_ fields: [FieldSpec]) {
+            for field in fields {
+                switch field.kind {
+                case .integer(_, let key?), .date(let key?): keys.insert(key)
+                default: break
+                }
+            }
+        }
+        read(catalog.freeFields)
+        for action in catalog.freeActions { read(action.effects) }
+        for flow in catalog.flows {
+            read(flow.fields)
+            read(flow.onComplete + flow.onSkip + flow.onReset)
+            for trigger in flow.triggers { keys.formUnion(trigger.when.contextKeys) }
+            for step in flow.steps {
+                keys.formUnion(step.includedWhen.contextKeys)
+                if let anchor = step.content.anchor { keys.formUnion(anchor.availableWhen.contextKeys) }
+                for action in step.actions {
+                    read(action.effects)
+                    for case .condition(let condition, _) in action.preconditions { keys.formUnion(condition.contextKeys) }
+                }
+                for gate in step.gates {
+                    read(gate.onGranted)
+                    if case .request(let name) = gate.kind { requests.insert(name) }
+                }
+            }
+        }
+        return CatalogDeclarations(
+            context: context.filter { keys.contains($0.name) }, effects: self.effects.filter { effects.contains($0.name) },
+            requests: self.requests.intersection(requests))
+    }
+}
+
+extension Condition {
+    /// The context keys the condition reads.
+    public var contextKeys: [String] {
+        switch self {
+        case .flag(let key), .atLeast(let key, _): [key]
+        case .not(let condition): condition.contextKeys
+        case .all(let conditions), .any(let conditions): conditions.flatMap(\.contextKeys)
+        default: []
+        }
+    }
+
+    /// The flows the condition names.
+    var flowReferences: [FlowID] {
+        switch self {
+        case .flowCompleted(let flow), .flowFinished(let flow): [flow]
+        case .upgradedInto(_, let flows), .lastTourOlder(_, let flows): flows
+        case .not(let condition): condition.flowReferences
+        case .all(let conditions), .any(let conditions): conditions.flatMap(\.flowReferences)
+        default: []
+        }
+    }
+}

@@ -1,0 +1,501 @@
+/// How each part of a catalog is read from its document: exactly the forms
+/// `CatalogDocument+Writing.swift` writes, strictly (see ``DocumentReader``).
+extension TourCatalog {
+    init(document reader: inout DocumentReader) throws(CatalogDocumentError) {
+        let app = try reader.string("app")
+        let name = try reader.string("name")
+        let flowNoun = try reader.string("flowNoun")
+        let version = try reader.int("version")
+        let flows = try reader.list("flows").enumerated().map { index, flow throws(CatalogDocumentError) in
+            try FlowDefinition(document: flow, in: "flows", index)
+        }
+        let freeActions = try reader.list("freeActions").enumerated().map { index, action throws(CatalogDocumentError) in
+            try StepAction(document: action, in: "freeActions", index)
+        }
+        let freeFields = try reader.list("freeFields").enumerated().map { index, field throws(CatalogDocumentError) in
+            try FieldSpec(document: field, at: "freeFields[\(index)]")
+        }
+        let scopes = try StateScopes(document: reader.required("stateScopes"), at: "stateScopes")
+        let migrations = try reader.list("migrations").enumerated().map { index, migration throws(CatalogDocumentError) in
+            try CatalogMigration(document: migration, at: "migrations[\(index)]")
+        }
+        self.init(
+            app: app, name: name, flowNoun: flowNoun, version: version, flows: flows, freeActions: freeActions,
+            freeFields: freeFields, stateScopes: scopes, migrations: migrations)
+    }
+}
+
+extension StateScopes {
+    init(document value: TourValue, at path: String) throws(CatalogDocumentError) {
+        var reader = try DocumentReader(value, at: path)
+        let defaultScope = try reader.raw("default", FlowScope.self)
+        var exceptions: [String: FlowScope] = [:]
+        for (key, scope) in try reader.object("exceptions") {
+            exceptions[key] = try DocumentReader.raw(scope, FlowScope.self, at: "\(path).exceptions.\(key)")
+        }
+        try reader.finish()
+        self.init(defaultScope, except: exceptions)
+    }
+}
+
+extension FlowDefinition {
+    /// Item `index` of the list at `list`; its path names it by its id once the id is read.
+    init(document value: TourValue, in list: String, _ index: Int) throws(CatalogDocumentError) {
+        var reader = try DocumentReader(value, at: "\(list)[\(index)]")
+        let id = FlowID(try reader.string("id"))
+        reader = try DocumentReader(value, at: "\(list)[\(id)]")
+        _ = try reader.string("id")
+        let path = reader.path
+        let name = try reader.string("name")
+        let steps = try reader.list("steps").enumerated().map { index, step throws(CatalogDocumentError) in
+            try StepDefinition(document: step, in: "\(path).steps", index)
+        }
+        let fields = try reader.list("fields").enumerated().map { index, field throws(CatalogDocumentError) in
+            try FieldSpec(document: field, at: "\(path).fields[\(index)]")
+        }
+        let triggers = try reader.list("triggers").enumerated().map { index, trigger throws(CatalogDocumentError) in
+            try Trigger(document: trigger, at: "\(path).triggers[\(index)]")
+        }
+        let skip = try reader.raw("skip", SkipPolicy.self)
+        let interruption = try reader.raw("interruption", InterruptionPolicy.self)
+        let replay = try reader.raw("replay", ReplayPolicy.self)
+        let scope = try reader.raw("scope", FlowScope.self)
+        let countsTerminalStep = try reader.optional("countsTerminalStep").map { value throws(CatalogDocumentError) in
+            guard case .bool(let flag) = value else {
+                throw CatalogDocumentError(path: "\(path).countsTerminalStep", "expected true or false")
+            }
+            return flag
+        } ?? true
+        let haptics = try HapticMap(document: reader.optional("haptics") ?? .object([:]), at: "\(path).haptics")
+        let analytics = try AnalyticsNames(document: reader.optional("analytics") ?? .object([:]), at: "\(path).analytics")
+        func effects(_ key: String) throws(CatalogDocumentError) -> [EffectTemplate] {
+            try reader.list(key).enumerated().map { index, effect throws(CatalogDocumentError) in
+                try EffectTemplate(document: effect, at: "\(path).\(key)[\(index)]")
+            }
+        }
+        let onComplete = try effects("onComplete")
+        let onSkip = try effects("onSkip")
+        let onReset = try effects("onReset")
+        let unplacedStep = try reader.raw("unplacedStep", FlowChanges.RemovedStep.self)
+        try reader.finish()
+        self.init(
+            id, name: name, steps: steps, fields: fields, triggers: triggers, skip: skip, interruption: interruption,
+            replay: replay, scope: scope, countsTerminalStep: countsTerminalStep, haptics: haptics,
+            analytics: analytics, onComplete: onComplete, onSkip: onSkip, onReset: onReset, unplacedStep: unplacedStep)
+    }
+}
+
+extension HapticMap {
+    init(document value: TourValue, at path: String) throws(CatalogDocumentError) {
+        var reader = try DocumentReader(value, at: path)
+        self.init(
+            stepEntered: try reader.optionalRaw("stepEntered", HapticFeedback.self),
+            actionCompleted: try reader.optionalRaw("actionCompleted", HapticFeedback.self),
+            skipped: try reader.optionalRaw("skipped", HapticFeedback.self),
+            completed: try reader.optionalRaw("completed", HapticFeedback.self),
+            refused: try reader.optionalRaw("refused", HapticFeedback.self))
+        try reader.finish()
+    }
+}
+
+extension AnalyticsNames {
+    init(document value: TourValue, at path: String) throws(CatalogDocumentError) {
+        var reader = try DocumentReader(value, at: path)
+        self.init(
+            started: try reader.optionalString("started"), stepCompleted: try reader.optionalString("stepCompleted"),
+            skipped: try reader.optionalString("skipped"), completed: try reader.optionalString("completed"),
+            replayed: try reader.optionalString("replayed"))
+        try reader.finish()
+    }
+}
+
+extension StepDefinition {
+    init(document value: TourValue, in list: String, _ index: Int) throws(CatalogDocumentError) {
+        var reader = try DocumentReader(value, at: "\(list)[\(index)]")
+        let id = StepID(try reader.string("id"))
+        reader = try DocumentReader(value, at: "\(list)[\(id)]")
+        _ = try reader.string("id")
+        let path = reader.path
+        let content = try StepContent(document: reader.required("content"), at: "\(path).content")
+        let actions = try reader.list("actions").enumerated().map { index, action throws(CatalogDocumentError) in
+            try StepAction(document: action, in: "\(path).actions", index)
+        }
+        let gates = try reader.list("gates").enumerated().map { index, gate throws(CatalogDocumentError) in
+            try Gate(document: gate, in: "\(path).gates", index)
+        }
+        let validates = try reader.strings("validates")
+        let includedWhen = try reader.condition("includedWhen")
+        let autoAdvanceAfter = try reader.optionalDouble("autoAdvanceAfter")
+        let passThrough = try reader.strings("passThrough")
+        let covers = try reader.strings("covers").map(FlowID.init(rawValue:))
+        try reader.finish()
+        self.init(
+            id, content, gates: gates, validates: validates, includedWhen: includedWhen,
+            autoAdvanceAfter: autoAdvanceAfter, passThrough: passThrough, covers: covers)
+        // Back and Skip are in the list as written, not added by the initializer's flags.
+        self.actions = actions
+    }
+}
+
+extension StepContent {
+    init(document value: TourValue, at path: String) throws(CatalogDocumentError) {
+        var reader = try DocumentReader(value, at: path)
+        let title = try reader.string("title")
+        let body = try reader.string("body")
+        let hint = try reader.optionalString("hint")
+        let details = try reader.strings("details")
+        var anchor: Anchor?
+        if let value = try reader.optional("anchor") {
+            var anchorReader = try DocumentReader(value, at: "\(path).anchor")
+            anchor = Anchor(
+                try anchorReader.string("target"), fallback: try anchorReader.optionalString("fallback"),
+                availableWhen: try anchorReader.condition("availableWhen"),
+                highlightPadding: try anchorReader.optionalDouble("highlightPadding"),
+                popover: try anchorReader.optionalRaw("popover", PopoverPosition.self))
+            try anchorReader.finish()
+        }
+        try reader.finish()
+        self.init(title: title, body: body, hint: hint, details: details, anchor: anchor)
+    }
+}
+
+extension StepAction {
+    init(document value: TourValue, in list: String, _ index: Int) throws(CatalogDocumentError) {
+        var reader = try DocumentReader(value, at: "\(list)[\(index)]")
+        let name = try reader.string("name")
+        reader = try DocumentReader(value, at: "\(list)[\(name)]")
+        _ = try reader.string("name")
+        let path = reader.path
+        let label = try reader.optionalString("label")
+        let aliases = try reader.strings("aliases")
+        let fills = try reader.strings("fills")
+        let required = try reader.strings("requiredParameters")
+        let outcome = try Outcome(document: reader.required("outcome"), at: "\(path).outcome")
+        let preconditions = try reader.list("preconditions").enumerated().map { index, item throws(CatalogDocumentError) in
+            try Precondition(document: item, at: "\(path).preconditions[\(index)]")
+        }
+        let effects = try reader.list("effects").enumerated().map { index, item throws(CatalogDocumentError) in
+            try EffectTemplate(document: item, at: "\(path).effects[\(index)]")
+        }
+        let celebrates = try reader.flag("celebrates")
+        let haptic = try reader.optionalRaw("haptic", HapticFeedback.self)
+        try reader.finish()
+        self.init(
+            name, label: label, aliases: aliases, fills: fills, requiredParameters: required, outcome: outcome,
+            preconditions: preconditions, effects: effects, celebrates: celebrates, haptic: haptic)
+    }
+}
+
+extension StepAction.Outcome {
+    init(document value: TourValue, at path: String) throws(CatalogDocumentError) {
+        let choice = try DocumentReader.tagged(value, at: path)
+        switch choice.tag {
+        case "request":
+            self = .request(gate: try DocumentReader.string(DocumentReader.data(choice, at: path), at: "\(path).request"))
+            return
+        case "advance": self = .advance
+        case "stage": self = .stage
+        case "stay": self = .stay
+        case "dismissFlow": self = .dismissFlow
+        case "skipFlow": self = .skipFlow
+        case "back": self = .back
+        default: throw DocumentReader.unknown(choice.tag, among: Self.names, at: path)
+        }
+        try DocumentReader.none(choice, at: path)
+    }
+}
+
+extension Precondition {
+    init(document value: TourValue, at path: String) throws(CatalogDocumentError) {
+        let choice = try DocumentReader.tagged(value, at: path)
+        switch choice.tag {
+        case "fieldsValid":
+            try DocumentReader.none(choice, at: path)
+            self = .fieldsValid
+        case "requiredGatesGranted":
+            try DocumentReader.none(choice, at: path)
+            self = .requiredGatesGranted
+        case "performed":
+            var reader = try DocumentReader(DocumentReader.data(choice, at: path), at: "\(path).performed")
+            self = .performed(try reader.string("action"), message: try reader.string("message"))
+            try reader.finish()
+        case "gate":
+            var reader = try DocumentReader(DocumentReader.data(choice, at: path), at: "\(path).gate")
+            let id = try reader.string("id")
+            let statuses = try reader.list("in").enumerated().map { index, status throws(CatalogDocumentError) in
+                try DocumentReader.raw(status, GateStatus.self, at: "\(path).gate.in[\(index)]")
+            }
+            self = .gate(id, in: Set(statuses), message: try reader.string("message"))
+            try reader.finish()
+        case "condition":
+            var reader = try DocumentReader(DocumentReader.data(choice, at: path), at: "\(path).condition")
+            let condition = try Condition(document: reader.required("when"), at: "\(path).condition.when")
+            self = .condition(condition, message: try reader.string("message"))
+            try reader.finish()
+        default:
+            throw DocumentReader.unknown(choice.tag, among: Self.names, at: path)
+        }
+    }
+}
+
+extension EffectTemplate {
+    init(document value: TourValue, at path: String) throws(CatalogDocumentError) {
+        let choice = try DocumentReader.tagged(value, at: path)
+        switch choice.tag {
+        case "product":
+            var reader = try DocumentReader(DocumentReader.data(choice, at: path), at: "\(path).product")
+            let name = try reader.string("name")
+            let payload = try ValueSource.map(reader.object("payload"), at: "\(path).product.payload")
+            try reader.finish()
+            self = .product(name, payload: payload)
+        case "haptic":
+            self = .haptic(try DocumentReader.raw(DocumentReader.data(choice, at: path), HapticFeedback.self, at: "\(path).haptic"))
+        case "analytics":
+            var reader = try DocumentReader(DocumentReader.data(choice, at: path), at: "\(path).analytics")
+            let name = try reader.string("name")
+            let properties = try ValueSource.map(reader.object("properties"), at: "\(path).analytics.properties")
+            try reader.finish()
+            self = .analytics(name, properties: properties)
+        default:
+            throw DocumentReader.unknown(choice.tag, among: Self.names, at: path)
+        }
+    }
+}
+
+extension ValueSource {
+    static func map(_ members: [String: TourValue], at path: String) throws(CatalogDocumentError) -> [String: ValueSource] {
+        var sources: [String: ValueSource] = [:]
+        for (key, value) in members { sources[key] = try ValueSource(document: value, at: "\(path).\(key)") }
+        return sources
+    }
+
+    init(document value: TourValue, at path: String) throws(CatalogDocumentError) {
+        let choice = try DocumentReader.tagged(value, at: path)
+        func name() throws(CatalogDocumentError) -> String {
+            try DocumentReader.string(DocumentReader.data(choice, at: path), at: "\(path).\(choice.tag)")
+        }
+        switch choice.tag {
+        case "literal": self = .literal(try DocumentReader.data(choice, at: path))
+        case "field": self = .field(try name())
+        case "parameter": self = .parameter(try name())
+        case "context": self = .context(try name())
+        case "now":
+            try DocumentReader.none(choice, at: path)
+            self = .now
+        default: throw DocumentReader.unknown(choice.tag, among: Self.names, at: path)
+        }
+    }
+}
+
+extension Gate {
+    init(document value: TourValue, in list: String, _ index: Int) throws(CatalogDocumentError) {
+        var reader = try DocumentReader(value, at: "\(list)[\(index)]")
+        let id = try reader.string("id")
+        reader = try DocumentReader(value, at: "\(list)[\(id)]")
+        _ = try reader.string("id")
+        let path = reader.path
+        let permission = try reader.optionalString("permission")
+        let request = try reader.optionalString("request")
+        let kind: Kind
+        switch (permission, request) {
+        case (let permission?, nil): kind = .permission(PermissionName(permission))
+        case (nil, let request?): kind = .request(request)
+        default: throw CatalogDocumentError(path: path, "a gate has exactly one of 'permission' and 'request'")
+        }
+        let required = try reader.flag("required")
+        let denied = try reader.string("deniedMessage")
+        let granted = try reader.string("grantedMessage")
+        let unavailable = try reader.optionalString("unavailableMessage")
+        let checksOnEntry = try reader.flag("checksOnEntry")
+        let advances = try reader.flag("advancesWhenGranted")
+        let onGranted = try reader.list("onGranted").enumerated().map { index, item throws(CatalogDocumentError) in
+            try EffectTemplate(document: item, at: "\(path).onGranted[\(index)]")
+        }
+        try reader.finish()
+        self.init(
+            id, kind, required: required, deniedMessage: denied, grantedMessage: granted,
+            unavailableMessage: unavailable, checksOnEntry: checksOnEntry, advancesWhenGranted: advances,
+            onGranted: onGranted)
+    }
+}
+
+extension FieldSpec {
+    init(document value: TourValue, at path: String) throws(CatalogDocumentError) {
+        var reader = try DocumentReader(value, at: path)
+        let name = try reader.string("name")
+        let kind = try Kind(document: reader.required("kind"), at: "\(path).kind")
+        let initial = reader.anyValue("initial")
+        var rule: Rule?
+        if let value = try reader.optional("rule") {
+            let choice = try DocumentReader.tagged(value, at: "\(path).rule")
+            switch choice.tag {
+            case "required":
+                try DocumentReader.none(choice, at: "\(path).rule")
+                rule = .required
+            case "minimumCount":
+                rule = .minimumCount(try DocumentReader.int(DocumentReader.data(choice, at: "\(path).rule"), at: "\(path).rule.minimumCount"))
+            default:
+                throw DocumentReader.unknown(choice.tag, among: ["required", "minimumCount"], at: "\(path).rule")
+            }
+        }
+        let message = try reader.string("ruleMessage")
+        try reader.finish()
+        self.init(name, kind, initial: initial, rule: rule, ruleMessage: message)
+    }
+}
+
+extension FieldSpec.Kind {
+    init(document value: TourValue, at path: String) throws(CatalogDocumentError) {
+        let choice = try DocumentReader.tagged(value, at: path)
+        switch choice.tag {
+        case "text", "secret", "list":
+            try DocumentReader.none(choice, at: path)
+            self = choice.tag == "text" ? .text : choice.tag == "secret" ? .secret : .list
+        case "choice":
+            guard case .list(let items) = try DocumentReader.data(choice, at: path) else {
+                throw CatalogDocumentError(path: "\(path).choice", "expected a list of options")
+            }
+            self = .choice(
+                try items.enumerated().map { index, item throws(CatalogDocumentError) in
+                    try DocumentReader.string(item, at: "\(path).choice[\(index)]")
+                })
+        case "integer":
+            var reader = try DocumentReader(DocumentReader.data(choice, at: path), at: "\(path).integer")
+            self = .integer(minimum: try reader.int("minimum"), maximumKey: try reader.optionalString("maximumKey"))
+            try reader.finish()
+        case "date":
+            var reader = try DocumentReader(DocumentReader.data(choice, at: path), at: "\(path).date")
+            self = .date(latestKey: try reader.optionalString("latestKey"))
+            try reader.finish()
+        default:
+            throw DocumentReader.unknown(choice.tag, among: Self.names, at: path)
+        }
+    }
+}
+
+extension Trigger {
+    init(document value: TourValue, at path: String) throws(CatalogDocumentError) {
+        var reader = try DocumentReader(value, at: path)
+        let choice = try DocumentReader.tagged(reader.required("moment"), at: "\(path).moment")
+        let moment: Moment
+        switch choice.tag {
+        case "launch":
+            try DocumentReader.none(choice, at: "\(path).moment")
+            moment = .launch
+        case "signal", "visit":
+            let name = try DocumentReader.string(DocumentReader.data(choice, at: "\(path).moment"), at: "\(path).moment.\(choice.tag)")
+            moment = choice.tag == "signal" ? .signal(name) : .visit(name)
+        default:
+            throw DocumentReader.unknown(choice.tag, among: ["launch", "signal", "visit"], at: "\(path).moment")
+        }
+        let when = try reader.condition("when")
+        let delay = try reader.optionalDouble("delay") ?? 0
+        let whileAnother = try reader.raw("whileAnotherFlowShows", WhileAnotherFlowShows.self)
+        try reader.finish()
+        self.init(moment, when: when, delay: delay, whileAnotherFlowShows: whileAnother)
+    }
+}
+
+extension Condition {
+    init(document value: TourValue, at path: String) throws(CatalogDocumentError) {
+        let choice = try DocumentReader.tagged(value, at: path)
+        let here = "\(path).\(choice.tag)"
+        func data() throws(CatalogDocumentError) -> TourValue { try DocumentReader.data(choice, at: path) }
+        func flows(_ reader: inout DocumentReader) throws(CatalogDocumentError) -> [FlowID] {
+            try reader.strings("tourFlows").map(FlowID.init(rawValue:))
+        }
+        func list() throws(CatalogDocumentError) -> [Condition] {
+            guard case .list(let items) = try data() else { throw CatalogDocumentError(path: here, "expected a list of conditions") }
+            return try items.enumerated().map { index, item throws(CatalogDocumentError) in
+                try Condition(document: item, at: "\(here)[\(index)]")
+            }
+        }
+        switch choice.tag {
+        case "always", "never":
+            try DocumentReader.none(choice, at: path)
+            self = choice.tag == "always" ? .always : .never
+        case "flag": self = .flag(try DocumentReader.string(data(), at: here))
+        case "atLeast":
+            var reader = try DocumentReader(data(), at: here)
+            self = .atLeast(try reader.string("key"), try reader.int("minimum"))
+            try reader.finish()
+        case "flowCompleted": self = .flowCompleted(FlowID(try DocumentReader.string(data(), at: here)))
+        case "flowFinished": self = .flowFinished(FlowID(try DocumentReader.string(data(), at: here)))
+        case "upgradedInto":
+            var reader = try DocumentReader(data(), at: here)
+            self = .upgradedInto(try reader.string("version"), tourFlows: try flows(&reader))
+            try reader.finish()
+        case "lastTourOlder":
+            var reader = try DocumentReader(data(), at: here)
+            self = .lastTourOlder(than: try reader.string("than"), tourFlows: try flows(&reader))
+            try reader.finish()
+        case "not": self = .not(try Condition(document: data(), at: here))
+        case "all": self = .all(try list())
+        case "any": self = .any(try list())
+        default: throw DocumentReader.unknown(choice.tag, among: Self.names, at: path)
+        }
+    }
+}
+
+extension CatalogMigration {
+    init(document value: TourValue, at path: String) throws(CatalogDocumentError) {
+        var reader = try DocumentReader(value, at: path)
+        let from = try reader.int("from")
+        var flows: [FlowID: FlowChanges] = [:]
+        for (flow, changes) in try reader.object("flows") {
+            flows[FlowID(flow)] = try FlowChanges(document: changes, at: "\(path).flows.\(flow)")
+        }
+        let removed = try reader.strings("removedFlows").map(FlowID.init(rawValue:))
+        try reader.finish()
+        self.init(from: from, flows, removedFlows: Set(removed))
+    }
+}
+
+extension FlowChanges {
+    init(document value: TourValue, at path: String) throws(CatalogDocumentError) {
+        var reader = try DocumentReader(value, at: path)
+        var renamed: [StepID: StepID] = [:]
+        for (old, new) in try reader.stringMap("renamedSteps") { renamed[StepID(old)] = StepID(new) }
+        var removed: [StepID: RemovedStep] = [:]
+        for (step, what) in try reader.object("removedSteps") {
+            removed[StepID(step)] = try DocumentReader.raw(what, RemovedStep.self, at: "\(path).removedSteps.\(step)")
+        }
+        let actions = try reader.stringMap("renamedActions")
+        try reader.finish()
+        self.init(renamedSteps: renamed, removedSteps: removed, renamedActions: actions)
+    }
+}
+
+extension CatalogDeclarations {
+    init(document value: TourValue, at path: String) throws(CatalogDocumentError) {
+        var reader = try DocumentReader(value, at: path)
+        var context: [ContextKey] = []
+        for (name, value) in try reader.object("context").sorted(by: { $0.key < $1.key }) {
+            var key = try DocumentReader(value, at: "\(path).context.\(name)")
+            guard let defaultValue = key.anyValue("default") else {
+                throw CatalogDocumentError(path: key.path, "missing 'default'")
+            }
+            context.append(
+                ContextKey(
+                    name, try key.raw("kind", ContextKey.Kind.self), default: defaultValue,
+                    source: try key.raw("source", ContextKey.Source.self), ""))
+            try key.finish()
+        }
+        var effects: [EffectKind] = []
+        for (name, value) in try reader.object("effects").sorted(by: { $0.key < $1.key }) {
+            var effect = try DocumentReader(value, at: "\(path).effects.\(name)")
+            var payload: [String: PayloadSpec] = [:]
+            for (key, spec) in try effect.object("payload") {
+                var specReader = try DocumentReader(spec, at: "\(path).effects.\(name).payload.\(key)")
+                payload[key] = PayloadSpec(
+                    try specReader.raw("kind", ValueKind.self), required: !(try specReader.flag("optional")))
+                try specReader.finish()
+            }
+            try effect.finish()
+            effects.append(EffectKind(name, payload: payload))
+        }
+        let requests = try reader.strings("requests")
+        try reader.finish()
+        self.init(context: context, effects: effects, requests: Set(requests))
+    }
+}

@@ -1,0 +1,31 @@
+import Crypto
+import Foundation
+import Testing
+import TourFixtures
+
+@Suite("SHA-256")
+struct SHA256Tests {
+    /// FIPS 180-4's examples (and NIST's one-block and two-block messages).
+    @Test func theStandardsExamples() {
+        #expect(TourCore.SHA256.hex(Array("".utf8)) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(TourCore.SHA256.hex(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(
+            TourCore.SHA256.hex(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))
+                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        #expect(
+            TourCore.SHA256.hex([UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000))
+                == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+    }
+
+    /// Every length around the block and padding boundaries, and longer random inputs, against
+    /// swift-crypto.
+    @Test func agreesWithSwiftCryptoOverRandomInputs() {
+        var random = SplitMix64(seed: 0x5_4A25_6)
+        let lengths = Array(0...200) + [447, 448, 511, 512, 1000, 4096, 20_000]
+        for length in lengths {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let theirs = Crypto.SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+            #expect(TourCore.SHA256.hex(bytes) == theirs, "length \(length)")
+        }
+    }
+}
