@@ -260,14 +260,14 @@ struct Check: AsyncParsableCommand {
             }
             let body = Body(
                 app: product.catalog.app, catalogVersion: product.catalog.version,
-                fingerprint: product.catalog.fingerprint, flows: product.catalog.flows.count, steps: steps,
+                fingerprint: product.fingerprint ?? "-", flows: product.catalog.flows.count, steps: steps,
                 problems: problems.map {
                     Problem(kind: $0.kind.rawValue, flow: $0.flow?.rawValue, step: $0.step?.rawValue, detail: $0.detail)
                 },
                 against: against.flatMap { path in forecast.map { Against(database: path, forecast: $0) } })
             Output.document(try Render.json(body))
         } else {
-            let version = "catalog version \(product.catalog.version), fingerprint \(product.catalog.fingerprint)"
+            let version = "catalog version \(product.catalog.version), fingerprint \(product.fingerprint ?? "-")"
             if problems.isEmpty {
                 Output.line(
                     "\(cli.displayName)'s catalog: no problems (\(Self.count(product.catalog.flows.count, "flow")), \(Self.count(steps, "step")); \(version)).")
@@ -301,19 +301,31 @@ struct Check: AsyncParsableCommand {
     static func describe(_ forecast: ReleaseForecast, of catalog: TourCatalog, in path: String) -> String {
         var lines = ["Against \(path) (this build's catalog is version \(forecast.catalogVersion)):"]
         let noun = { (count: Int) in count == 1 ? "1 run" : "\(count) runs" }
-        for flow in catalog.flows {
-            let groups = forecast.groups.filter { $0.flow == flow.id }
-            let records = forecast.records.filter { $0.flow == flow.id }
+        // The catalog's flows in its order, then flows stored runs have that it no longer has.
+        var flows = catalog.flows.map(\.id)
+        for group in forecast.groups where !flows.contains(group.flow) { flows.append(group.flow) }
+        for id in flows {
+            let flow = catalog.flow(id)
+            let groups = forecast.groups.filter { $0.flow == id }
+            let records = forecast.records.filter { $0.flow == id }
             if groups.isEmpty && records.isEmpty { continue }
-            lines.append("  \(flow.id)")
+            lines.append("  \(id)\(flow == nil ? " (not in this catalog)" : "")")
             for group in groups {
-                let from = "\(group.fromStep?.rawValue ?? "-") (v\(group.fromVersion))"
+                let step = group.fromStep?.rawValue ?? "-"
+                let from = "\(step) (v\(group.fromVersion))"
+                // Why an undeclared move happens: its step is gone, or the catalog changed under it.
+                let stepHere = group.fromStep.flatMap { flow?.step($0) } != nil
+                let undeclared =
+                    !group.undeclared
+                    ? "" : stepHere ? " (not declared: the catalog changed without a new version)"
+                        : ": step \(step) not in this catalog, not declared"
                 let what =
                     switch group.outcome {
                     case .stays: "stays"
-                    case .moved: "moves to \(group.toStep?.rawValue ?? "-")"
-                    case .restarted: "starts again at \(flow.steps.first?.id.rawValue ?? "-")"
-                    case .finished: "finishes (completed)"
+                    case .moved: "moves to \(group.toStep?.rawValue ?? "-")\(undeclared)"
+                    case .restarted: "restarts at \(flow?.steps.first?.id.rawValue ?? "-")\(undeclared)"
+                    case .finished: "finishes (completed)\(undeclared)"
+                    case .ended: "ends: the flow is not in this catalog\(group.undeclared ? ", not declared" : "")"
                     }
                 lines.append("    \(noun(group.subjects)) on \(from): \(what)")
             }

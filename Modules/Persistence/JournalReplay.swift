@@ -11,9 +11,10 @@ import TourCore
 /// stored form of the flows its event changed): the last one of each flow is its state, and only
 /// those are read. Rows written before replay as ``replay(app:engine:from:)`` does.
 ///
-/// ``replay(app:engine:from:)`` derives every state from the events: rows written under the current
-/// catalog version are replayed through the engine with the time and context they were accepted
-/// with; rows of other versions are folded from their facts (statuses, steps, records; not field
+/// ``replay(app:engine:from:)`` derives every state from the events: rows written under the engine's
+/// catalog (its version, and its document's fingerprint when the row recorded one) are replayed
+/// through the engine with the time and context they were accepted with; other rows are folded
+/// from their facts (statuses, steps, records; not field
 /// values or pending starts, which facts do not carry). Tests check that both agree with the stored
 /// state, so the engine, the journal and the flow rows cannot drift apart unnoticed.
 public enum JournalReplay {
@@ -115,7 +116,7 @@ public enum JournalReplay {
             let event = try JSONCoding.value(TourEvent.self, from: row.eventJSON)
             var next: TourState
             let facts: [TourFact]
-            if (row.catalogVersion ?? 1) == engine.catalog.version {
+            if row.wasWritten(under: engine) {
                 let context = try JSONCoding.object(from: row.contextJSON)
                 do {
                     let transition = try engine.reduce(state, event, at: row.time, context: context)
@@ -164,7 +165,7 @@ public enum JournalReplay {
                 state[flow: flow] = .record(status: recorded, version: version)
             case .flowReset(let flow):
                 state.flows[flow] = nil
-            case .runMigrated(let flow, _, let toVersion, _, let toStep, let plan, let outcome):
+            case .runMigrated(let flow, _, let toVersion, _, let toStep, let plan, let outcome, _):
                 guard outcome == .moved, var run = state[run: flow], let toStep else { continue }
                 run.plan = plan
                 run.position = plan.firstIndex(of: toStep) ?? 0
@@ -196,5 +197,17 @@ public enum JournalFacts {
         }
         try database.fillLegacyFacts(facts)
         return facts.count
+    }
+}
+
+extension JournalRow {
+    /// Whether the row's event was reduced by `engine`'s catalog: the same version and, when the row
+    /// recorded one (since 0.9.0), the same document. Such a row replays through the engine; any
+    /// other is folded from its facts (a catalog of the same version that changed undeclared would
+    /// not replay it).
+    func wasWritten(under engine: TourEngine) -> Bool {
+        guard (catalogVersion ?? 1) == engine.catalog.version else { return false }
+        guard let catalogFingerprint, let current = engine.fingerprint else { return true }
+        return catalogFingerprint == current
     }
 }

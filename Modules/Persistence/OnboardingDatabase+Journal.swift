@@ -84,13 +84,14 @@ extension OnboardingDatabase {
 extension JournalRow {
     /// The columns ``init(row:)`` reads, in its order.
     static let columns =
-        "id, time, app, user, flow, step, event, outcome, event_json, context_json, effects_json, catalog_version, facts_json"
+        "id, time, app, user, flow, step, event, outcome, event_json, context_json, effects_json, catalog_version, facts_json, catalog_fingerprint"
 
     init(row: SQLiteRow) {
         self.init(
             id: row.integer(0) ?? 0, time: Date(timeIntervalSince1970: row.double(1) ?? 0), app: row.text(2) ?? "",
             user: row.text(3) ?? "", flow: row.text(4), step: row.text(5), event: row.text(6) ?? "",
             outcome: row.text(7) ?? "", eventJSON: row.text(8) ?? "", contextJSON: row.text(9) ?? "",
-            effectsJSON: row.text(10) ?? "", catalogVersion: row.int(11), factsJSON: row.text(12))
+            effectsJSON: row.text(10) ?? "", catalogVersion: row.int(11), factsJSON: row.text(12),
+            catalogFingerprint: row.text(13))
     }
 }

@@ -141,6 +141,28 @@ enum Schema {
                     BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
                     """
         ),
+        // 0.9.0: each journal row records the fingerprint of the catalog document that reduced its
+        // event (rows from before have none: NULL). A row is replayed only through the catalog it
+        // was written under; a row of the same version and another document is folded from its
+        // facts. The append-only rule covers the new column too.
+        (
+            "v5-journal-catalog-fingerprint",
+            """
+                    ALTER TABLE journal ADD COLUMN catalog_fingerprint TEXT;
+                    DROP TRIGGER journal_is_append_only_update;
+                    CREATE TRIGGER journal_is_append_only_update BEFORE UPDATE ON journal
+                    WHEN NOT (
+                        OLD.facts_json IS NULL AND NEW.facts_json IS NOT NULL
+                        AND OLD.catalog_version IS NULL AND NEW.catalog_version = 1
+                        AND NEW.id = OLD.id AND NEW.time = OLD.time AND NEW.app = OLD.app
+                        AND NEW.user = OLD.user AND NEW.flow IS OLD.flow AND NEW.step IS OLD.step
+                        AND NEW.event = OLD.event AND NEW.outcome = OLD.outcome
+                        AND NEW.event_json = OLD.event_json AND NEW.context_json = OLD.context_json
+                        AND NEW.effects_json = OLD.effects_json AND NEW.states_json IS OLD.states_json
+                        AND NEW.catalog_fingerprint IS OLD.catalog_fingerprint)
+                    BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
+                    """
+        ),
     ]
 
     static let table = "grdb_migrations"

@@ -54,13 +54,16 @@ public struct JournalAppend: Sendable {
     public var effects: [TourEffect]
     /// The version of the catalog that reduced the event.
     public var catalogVersion: Int
+    /// The fingerprint of the catalog document that reduced it.
+    public var catalogFingerprint: String?
     /// For a user who syncs: the row goes to the outbox with the account records it reached.
     public var outbox: [FlowID: AccountFlowRecord]?
 
     public init(
         time: Date, record: JournalRecord, context: TourContext, effects: [TourEffect], catalogVersion: Int,
-        outbox: [FlowID: AccountFlowRecord]? = nil
+        catalogFingerprint: String? = nil, outbox: [FlowID: AccountFlowRecord]? = nil
     ) {
+        self.catalogFingerprint = catalogFingerprint
         self.outbox = outbox
         self.time = time
         self.record = record
@@ -88,6 +91,9 @@ public struct JournalRow: Equatable, Sendable {
     /// The facts as stored (a JSON array); nil for rows written before 0.6.0 until
     /// ``JournalFacts/derive(app:engine:in:)`` fills them.
     public var factsJSON: String?
+    /// The fingerprint of the catalog document that reduced the event; nil for rows written before
+    /// 0.9.0 (migration `v5-journal-catalog-fingerprint`).
+    public var catalogFingerprint: String?
 
     /// The row's facts; facts of kinds this build does not know (written by a newer release) are
     /// left out. Nil when the row has none recorded.

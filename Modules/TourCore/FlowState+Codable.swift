@@ -13,7 +13,9 @@
 ///     {"format": 2, "status": "notStarted", "pendingStart": 1767603600.0}
 ///     {"format": 2, "status": "active", "run": {"plan": [...], "position": 1, "fields": {...},
 ///      "gates": {...}, "performed": [...], "deadline": ..., "activation": 3, "catalogVersion": 1,
-///      "replayOf": {"status": "completed", "version": "2.5"}}}
+///      "catalogFingerprint": "9f86d0…", "replayOf": {"status": "completed", "version": "2.5"}}}
+///
+/// (`catalogFingerprint` since 0.9.0: the SHA-256 of the catalog document the run was written under.)
 ///     {"format": 2, "status": "completed", "version": "2.5"}
 ///
 /// Evolving it: a later release may add keys. Readers ignore keys they do not know, and a new key
@@ -109,6 +111,7 @@ extension FlowRun: Codable, TourValueConvertible {
             "activation": .int(activation), "catalogVersion": .int(catalogVersion),
         ]
         if let deadline { object["deadline"] = .double(deadline.timeIntervalSince1970) }
+        if let catalogFingerprint { object["catalogFingerprint"] = .string(catalogFingerprint) }
         if let replayOf {
             var before: [String: TourValue] = ["status": .string(replayOf.status.rawValue)]
             if case .finished(let record) = replayOf, let version = record.version { before["version"] = .string(version) }
@@ -139,6 +142,7 @@ extension FlowRun: Codable, TourValueConvertible {
             deadline: try stored.optionalDouble("deadline").map(Date.init(timeIntervalSince1970:)),
             activation: try stored.int("activation", in: 0...Self.maximumCount),
             catalogVersion: try stored.optionalInt("catalogVersion") ?? 1,
+            catalogFingerprint: try stored.optionalString("catalogFingerprint"),
             replayOf: replayOf)
     }
 

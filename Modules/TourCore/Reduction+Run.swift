@@ -42,7 +42,7 @@ extension Reduction {
             fields: Dictionary(
                 uniqueKeysWithValues: flow.fields.compactMap { field in field.initial.map { (field.name, $0) } }),
             activation: (state.flows.values.map({ $0.activation }).max() ?? 0) + 1, catalogVersion: catalog.version,
-            replayOf: replayOf)
+            catalogFingerprint: stamp.value, replayOf: replayOf)
         state[flow: flow.id] = .active(run)
         facts.append(.flowStarted(flow: flow.id, plan: plan, catalogVersion: catalog.version, replay: replayOf != nil))
         notes.append(

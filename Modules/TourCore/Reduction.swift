@@ -8,6 +8,8 @@
 /// the notes that become the journal's outcome text. Thrown refusals discard all of it.
 struct Reduction {
     let catalog: TourCatalog
+    /// The fingerprint of the catalog's document, stamped on runs started or moved.
+    let stamp: CatalogFingerprint
     var state: TourState
     let now: Date
     let context: TourContext
@@ -15,8 +17,9 @@ struct Reduction {
     var notes: [String] = []
     var facts: [TourFact] = []
 
-    init(catalog: TourCatalog, state: TourState, now: Date, context: TourContext) {
+    init(catalog: TourCatalog, stamp: CatalogFingerprint, state: TourState, now: Date, context: TourContext) {
         self.catalog = catalog
+        self.stamp = stamp
         self.state = state
         self.now = now
         self.context = context
@@ -113,7 +116,7 @@ struct Reduction {
             case .restart:
                 // A run this launch's catalog migration just restarted is already on its first step.
                 let restartedByMigration = facts.contains {
-                    if case .runMigrated(flow.id, _, _, _, _, _, .restarted) = $0 { true } else { false }
+                    if case .runMigrated(flow.id, _, _, _, _, _, .restarted, _) = $0 { true } else { false }
                 }
                 if restartedByMigration { continue }
                 notes.append("\(flow.id) restarted from the first step")

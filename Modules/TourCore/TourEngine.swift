@@ -10,10 +10,20 @@
 /// state, and everything that must happen outside is returned as ``TourEffect`` values.
 public struct TourEngine: Sendable {
     public let catalog: TourCatalog
+    /// The fingerprint of the catalog's document, stamped on the runs it writes beside the version.
+    let stamp: CatalogFingerprint
 
-    public init(catalog: TourCatalog) {
+    /// - Parameter fingerprint: the fingerprint of the catalog's document, which only whoever knows
+    ///   the product's vocabulary can write (``Product/engine`` passes it). Without one, runs are
+    ///   stamped with the version alone.
+    public init(catalog: TourCatalog, fingerprint: CatalogFingerprint = CatalogFingerprint(known: nil)) {
         self.catalog = catalog
+        self.stamp = fingerprint
     }
+
+    /// The fingerprint of the catalog document runs are written under; nil when the engine was
+    /// given none.
+    public var fingerprint: String? { stamp.value }
 
     /// Folds one event into the state. Whatever is due at `now` fires first.
     ///
@@ -21,7 +31,7 @@ public struct TourEngine: Sendable {
     public func reduce(
         _ state: TourState, _ event: TourEvent, at now: Date, context: TourContext = [:]
     ) throws(TourRefusal) -> Transition {
-        var reduction = Reduction(catalog: catalog, state: state, now: now, context: context)
+        var reduction = Reduction(catalog: catalog, stamp: stamp, state: state, now: now, context: context)
         reduction.migrateRuns()
         reduction.fireDue()
         let before = reduction.state.presentingFlow.map { ($0, reduction.state[flow: $0].currentStep) }
@@ -43,18 +53,27 @@ public struct TourEngine: Sendable {
     /// The state as this catalog sees it: runs written under an older catalog version moved by the
     /// declared migrations (as the next event will move and journal them). Views read this.
     public func current(_ state: TourState, context: TourContext = [:]) -> TourState {
-        guard state.flows.values.contains(where: { ($0.run?.catalogVersion ?? catalog.version) != catalog.version })
-        else { return state }
-        var reduction = Reduction(catalog: catalog, state: state, now: .distantPast, context: context)
+        guard needsMigration(state) else { return state }
+        var reduction = Reduction(catalog: catalog, stamp: stamp, state: state, now: .distantPast, context: context)
         reduction.migrateRuns()
         return reduction.state
+    }
+
+    /// Whether a run in `state` was written under another catalog version, or cannot be followed
+    /// in this catalog (its flow or a step of its plan is not here): the next event moves it.
+    public func needsMigration(_ state: TourState) -> Bool {
+        state.flows.contains { id, flowState in
+            guard let run = flowState.run else { return false }
+            guard run.catalogVersion == catalog.version, let flow = catalog.flow(id) else { return true }
+            return !run.canBeFollowed(in: flow)
+        }
     }
 
     /// What this catalog will do to the runs in `state` written under another catalog version: the
     /// ``TourFact/runMigrated`` facts the next event will journal. Nothing is changed; `check
     /// --against` forecasts a release with it.
     public func pendingMigrations(in state: TourState, context: TourContext = [:]) -> [TourFact] {
-        var reduction = Reduction(catalog: catalog, state: state, now: .distantPast, context: context)
+        var reduction = Reduction(catalog: catalog, stamp: stamp, state: state, now: .distantPast, context: context)
         reduction.migrateRuns()
         return reduction.facts.filter { if case .runMigrated = $0 { true } else { false } }
     }
@@ -105,7 +124,7 @@ public struct TourEngine: Sendable {
 
     /// The actions the showing card accepts now (or the free actions when none shows).
     public func allowedActions(in state: TourState, context: TourContext = [:]) -> [CardAction] {
-        Reduction(catalog: catalog, state: current(state, context: context), now: .distantPast, context: context)
+        Reduction(catalog: catalog, stamp: stamp, state: current(state, context: context), now: .distantPast, context: context)
             .allowedActions()
     }
 

@@ -20,10 +20,12 @@ public enum TourFact: Equatable, Sendable {
     case flowEnded(flow: FlowID, ending: Ending, recorded: FlowStatus, version: String?)
     /// A debug reset cleared the flow's record.
     case flowReset(flow: FlowID)
-    /// A run written under an older catalog was moved to this one.
+    /// A run written under an older catalog (or another catalog of the same version) was moved to
+    /// this one. `undeclared`: its step was placed by the flow's `unplacedStep` policy because
+    /// neither the catalog nor its declared migrations place it (a change shipped undeclared).
     case runMigrated(
         flow: FlowID, fromVersion: Int, toVersion: Int, fromStep: StepID?, toStep: StepID?, plan: [StepID],
-        outcome: MigrationOutcome)
+        outcome: MigrationOutcome, undeclared: Bool = false)
 
     public enum Ending: String, Sendable, Equatable, Codable, CaseIterable {
         /// The last step was completed (or the step showed the flow's content elsewhere: covered).
@@ -47,12 +49,14 @@ public enum TourFact: Equatable, Sendable {
         case restarted
         /// A removed step was its last: the flow finished.
         case finished
+        /// Its flow is not in this catalog any more: the run ended without a record.
+        case dropped
     }
 
     public var flow: FlowID {
         switch self {
         case .flowStarted(let flow, _, _, _), .stepEntered(let flow, _, _), .stepCompleted(let flow, _),
-            .gateAnswered(let flow, _, _, _), .flowEnded(let flow, _, _, _), .flowReset(let flow), .runMigrated(let flow, _, _, _, _, _, _):
+            .gateAnswered(let flow, _, _, _), .flowEnded(let flow, _, _, _), .flowReset(let flow), .runMigrated(let flow, _, _, _, _, _, _, _):
             flow
         }
     }
@@ -96,7 +100,8 @@ extension TourFact: Codable, TourValueConvertible {
             if let version { object["version"] = .string(version) }
         case .flowReset:
             break
-        case .runMigrated(_, let fromVersion, let toVersion, let fromStep, let toStep, let plan, let outcome):
+        case .runMigrated(_, let fromVersion, let toVersion, let fromStep, let toStep, let plan, let outcome, let undeclared):
+            if undeclared { object["undeclared"] = .bool(true) }
             object["fromVersion"] = .int(fromVersion)
             object["toVersion"] = .int(toVersion)
             if let fromStep { object["fromStep"] = .string(fromStep.rawValue) }
@@ -135,7 +140,8 @@ extension TourFact: Codable, TourValueConvertible {
                 flow: flow, fromVersion: try stored.int("fromVersion"), toVersion: try stored.int("toVersion"),
                 fromStep: try stored.optionalRaw("fromStep", StepID.self), toStep: try stored.optionalRaw("toStep", StepID.self),
                 plan: stored.value("plan") == nil ? [] : try steps("plan"),
-                outcome: try stored.raw("outcome", MigrationOutcome.self))
+                outcome: try stored.raw("outcome", MigrationOutcome.self),
+                undeclared: try stored.optionalBool("undeclared") ?? false)
         case let other:
             throw DecodingError.dataCorrupted(
                 .init(codingPath: [MemberKey("fact")], debugDescription: "unknown fact '\(other)' (written by a newer release?)"))

@@ -146,13 +146,16 @@ public struct FlowRun: Equatable, Sendable {
     public var activation: Int
     /// The version of the catalog the run was started (or last migrated) under.
     public var catalogVersion: Int
+    /// The fingerprint of the catalog document it was started (or last migrated) under; nil for
+    /// runs written before fingerprints (0.8 and earlier) or by an engine that was given none.
+    public var catalogFingerprint: String?
     /// Set while a replay runs that must leave the record as it was.
     public var replayOf: FlowRecord.Before?
 
     public init(
         plan: [StepID], position: Int = 0, fields: [String: TourValue] = [:], gates: [String: GateStatus] = [:],
         performed: [String] = [], deadline: Date? = nil, activation: Int, catalogVersion: Int,
-        replayOf: FlowRecord.Before? = nil
+        catalogFingerprint: String? = nil, replayOf: FlowRecord.Before? = nil
     ) {
         self.plan = plan
         self.position = position
@@ -162,6 +165,7 @@ public struct FlowRun: Equatable, Sendable {
         self.deadline = deadline
         self.activation = activation
         self.catalogVersion = catalogVersion
+        self.catalogFingerprint = catalogFingerprint
         self.replayOf = replayOf
     }
 

@@ -75,7 +75,7 @@ public struct FlowFunnel: Codable, Equatable, Sendable {
                     let id = catalog.currentStepID(step, of: entry.flow, since: entry.run.version) ?? step
                     entry.run.steps.append((id, row.time))
                     open[key] = entry
-                case .runMigrated(_, _, let toVersion, _, _, _, .moved):
+                case .runMigrated(_, _, let toVersion, _, _, _, .moved, _):
                     open[key]?.run.version = toVersion
                 case .flowEnded(_, let ending, _, _):
                     if replaying.remove(key) != nil { continue }

@@ -83,12 +83,19 @@ extension Product {
 
 /// A product as the runtime and CLI see it.
 public struct Product: Sendable {
-    public var catalog: TourCatalog
+    public var catalog: TourCatalog {
+        didSet { stamp = CatalogFingerprint(catalog, declarations: handler.vocabulary) }
+    }
     public var handler: any ProductHandler {
-        didSet { deviceKeys = handler.declarations.deviceKeys }
+        didSet {
+            deviceKeys = handler.declarations.deviceKeys
+            stamp = CatalogFingerprint(catalog, declarations: handler.vocabulary)
+        }
     }
     /// The handler's declared device facts, kept: the context is computed for every event.
     private var deviceKeys: [ContextKey]
+    /// The fingerprint of the catalog's document, computed once when first needed.
+    private var stamp: CatalogFingerprint
     /// The app version a launch reports when none is given.
     public var currentVersion: String
     /// Signals the app raises by itself right after launch (Finite: the Reveal completes).
@@ -101,10 +108,17 @@ public struct Product: Sendable {
         self.catalog = catalog
         self.handler = handler
         self.deviceKeys = handler.declarations.deviceKeys
+        self.stamp = CatalogFingerprint(catalog, declarations: handler.vocabulary)
         self.currentVersion = currentVersion
         self.launchSignals = launchSignals
     }
 
-    public var engine: TourEngine { TourEngine(catalog: catalog) }
+    public var engine: TourEngine { TourEngine(catalog: catalog, fingerprint: stamp) }
     public var scopes: Scopes { catalog.scopes }
+
+    /// The catalog as one canonical document, with the vocabulary of the handler it uses.
+    public var document: CatalogDocument { CatalogDocument(catalog, declarations: handler.vocabulary) }
+
+    /// The SHA-256 of ``document``'s text (nil if a number in the catalog is not finite).
+    public var fingerprint: String? { stamp.value }
 }

@@ -19,6 +19,8 @@ public struct ReleaseForecast: Codable, Equatable, Sendable {
         case restarted
         /// Its step was removed and was the last the user had left: the flow completes.
         case finished
+        /// Its flow is not in this catalog: the run ends without a record.
+        case ended
     }
 
     /// Runs of one flow, from one step under one catalog version, that meet the same outcome.
@@ -28,6 +30,9 @@ public struct ReleaseForecast: Codable, Equatable, Sendable {
         public var fromStep: StepID?
         public var outcome: Outcome
         public var toStep: StepID?
+        /// Moved by the flow's `unplacedStep` policy: no declared migration places its step (or
+        /// the catalog changed without a new version). `check` refuses such a release.
+        public var undeclared: Bool
         public var subjects: Int
     }
 
@@ -65,14 +70,16 @@ public struct ReleaseForecast: Codable, Equatable, Sendable {
                 }
                 var group = Group(
                     flow: flow, fromVersion: run.catalogVersion, fromStep: run.currentStep, outcome: .stays,
-                    toStep: run.currentStep, subjects: 0)
-                if case .runMigrated(_, _, _, _, let toStep, _, let outcome)? = moves[flow] {
+                    toStep: run.currentStep, undeclared: false, subjects: 0)
+                if case .runMigrated(_, _, _, _, let toStep, _, let outcome, let undeclared)? = moves[flow] {
                     group.toStep = toStep
+                    group.undeclared = undeclared
                     group.outcome =
                         switch outcome {
                         case .moved: .moved
                         case .restarted: .restarted
                         case .finished: .finished
+                        case .dropped: .ended
                         }
                 }
                 counts[group, default: 0] += 1

@@ -169,7 +169,7 @@ public actor TourSession {
             }
             let journal = JournalAppend(
                 time: now, record: transition.record, context: context, effects: transition.effects,
-                catalogVersion: product.catalog.version, outbox: outbox)
+                catalogVersion: product.catalog.version, catalogFingerprint: product.fingerprint, outbox: outbox)
             return ((transition, session.domain), journal)
         }
     }

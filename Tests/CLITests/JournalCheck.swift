@@ -10,7 +10,7 @@ enum JournalCheck {
         matches: Bool, rows: Int, detail: String
     ) {
         let database = try OnboardingDatabase.open(path: path)
-        let engine = TourEngine(catalog: LockedInCatalog.catalog)
+        let engine = LockedInCatalog.product.engine
         let rebuilt = try JournalReplay.rebuild(app: LockedInCatalog.app, engine: engine, from: database)
         let replayed = try JournalReplay.replay(app: LockedInCatalog.app, engine: engine, from: database)
         let stored = try database.storedFlows(app: LockedInCatalog.app)

@@ -133,7 +133,7 @@ struct CatalogReleaseTests {
         #expect(card.actions.map(\.name).contains("saveReflection"))
         let moved = try await marker.send(.actionPerformed("saveReflection", parameters: ["note": "first job"]))
         #expect(moved[0].record.facts.contains {
-            if case .runMigrated(Self.walkthrough, 1, 2, "markWeek", "reflectWeek", _, .moved) = $0 { true } else { false }
+            if case .runMigrated(Self.walkthrough, 1, 2, "markWeek", "reflectWeek", _, .moved, false) = $0 { true } else { false }
         })
         #expect(moved[0].record.facts.contains(.stepCompleted(flow: Self.walkthrough, step: "reflectWeek")))
         #expect(try await marker.snapshot().card?.step == "complete")
@@ -222,7 +222,7 @@ struct CatalogReleaseTests {
         let eve = session(v2, "eve", database)
         let relaunch = try await eve.send(.appLaunched(version: "2.0"))
         #expect(relaunch[0].record.facts.contains {
-            if case .runMigrated(Self.onboarding, 1, 2, "difficulty", nil, _, .restarted) = $0 { true } else { false }
+            if case .runMigrated(Self.onboarding, 1, 2, "difficulty", nil, _, .restarted, false) = $0 { true } else { false }
         })
         #expect(relaunch[0].record.outcome.contains("restarted"))
         // (No relaunch for finn: LockedIn's onboarding starts again on every relaunch, by its seed.)

@@ -58,7 +58,7 @@ struct CatalogDocumentTests {
         let document = CatalogDocument(Fixtures.catalog(), declarations: Self.declared)
         let fingerprint = try document.fingerprint()
         #expect(fingerprint.count == 64)
-        #expect(fingerprint == SHA256.hex(Array(try document.text().utf8)))
+        #expect(fingerprint == SHA256Hasher.hex(Array(try document.text().utf8)))
         #expect(CatalogDocument.short(fingerprint).count == 12)
         var changed = Fixtures.catalog()
         changed.flows[0].steps[0].content.title += "!"

@@ -306,7 +306,7 @@ struct SeededRandom: RandomNumberGenerator {
             default:
                 return .runMigrated(
                     flow: flow(), fromVersion: 1, toVersion: 2, fromStep: maybe { $0.step() }, toStep: maybe { $0.step() },
-                    plan: [step()], outcome: pick([.moved, .restarted, .finished]))
+                    plan: [step()], outcome: pick([.moved, .restarted, .finished, .dropped]), undeclared: Bool.random(using: &self))
             }
         }
     }

@@ -55,7 +55,7 @@ public struct CatalogDocument: Sendable, Equatable {
     public func text() throws(JSONTextError) -> String { try value.jsonText() }
 
     /// The SHA-256 of ``text()``, as 64 hexadecimal digits.
-    public func fingerprint() throws(JSONTextError) -> String { SHA256.hex(try text().utf8) }
+    public func fingerprint() throws(JSONTextError) -> String { SHA256Hasher.hex(try text().utf8) }
 
     /// The first 12 digits of a fingerprint, as people read it.
     public static func short(_ fingerprint: String) -> String { String(fingerprint.prefix(12)) }

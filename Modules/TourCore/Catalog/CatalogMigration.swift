@@ -62,6 +62,7 @@ extension TourCatalog {
     func place(_ step: StepID, of flow: FlowID, since version: Int) -> StepPlacement {
         var id = step
         for migration in migrations(after: version) {
+            if migration.removedFlows.contains(flow) { return .flowRemoved }
             guard let changes = migration.flows[flow] else { continue }
             if let removal = changes.removedSteps[id] { return .removed(removal) }
             id = changes.renamedSteps[id] ?? id
@@ -90,22 +91,16 @@ extension TourCatalog {
         }
         return renamed
     }
-
-    /// A content fingerprint of the definitions (FNV-1a over their description): two catalogs
-    /// with the same version and a different fingerprint mean a flow changed without a version.
-    public var fingerprint: String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in (String(reflecting: flows) + String(reflecting: freeActions)).utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01b3
-        }
-        let hex = String(hash, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
-    }
 }
 
+/// Where a step of an older run is in a catalog.
 enum StepPlacement: Equatable {
+    /// A step of the catalog (the same id, or the one a declared rename gave it).
     case step(StepID)
+    /// A declared migration removed it.
     case removed(FlowChanges.RemovedStep)
+    /// A declared migration removed its whole flow.
+    case flowRemoved
+    /// Nothing places it: it is not in the catalog and no migration mentions it.
     case unknown
 }

@@ -5,7 +5,7 @@
 /// BoringSSL into every one of them for one hash of a few kilobytes. The fingerprint identifies a
 /// document; it is not a secret or a signature. `SHA256Tests` checks this against FIPS 180-4's
 /// examples and against swift-crypto over random inputs of every length up to a few blocks.
-public struct SHA256: Sendable {
+public struct SHA256Hasher: Sendable {
     private var state: [UInt32] = [
         0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19,
     ]
@@ -16,7 +16,7 @@ public struct SHA256: Sendable {
 
     /// The digest of `bytes`, as 64 lowercase hexadecimal digits.
     public static func hex<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-        var hash = SHA256()
+        var hash = SHA256Hasher()
         hash.update(bytes)
         return hash.finalize().map { byte in
             let digits = Array("0123456789abcdef".utf8)
