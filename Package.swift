@@ -23,11 +23,15 @@ let appModules = apps.map { Target.Dependency.target(name: "\($0.folder)Onboardi
 let appExecutables = apps.map { Target.Dependency.target(name: $0.executable) }
 
 let appTargets: [Target] = apps.flatMap { app -> [Target] in
-    [
+    // The catalog's release history (`releases/*.json`) is compiled in by CatalogReleasesPlugin.
+    let releases = URL(fileURLWithPath: Context.packageDirectory)
+        .appendingPathComponent("Apps/\(app.folder)/Onboarding/releases").path
+    return [
         .target(
             name: "\(app.folder)Onboarding", dependencies: ["TourRuntime"],
             path: "Apps/\(app.folder)/Onboarding",
-            swiftSettings: swiftSettings),
+            exclude: FileManager.default.fileExists(atPath: releases) ? ["releases"] : [],
+            swiftSettings: swiftSettings, plugins: ["CatalogReleasesPlugin"]),
         .executableTarget(
             name: app.executable, dependencies: [.target(name: "\(app.folder)Onboarding"), "OnboardingCLI"],
             path: "Apps/\(app.folder)/CLI", swiftSettings: swiftSettings),
@@ -170,6 +174,12 @@ let package = Package(
             name: "ProductRegistryPlugin", capability: .buildTool(), dependencies: ["product-registry"],
             path: "Tests/ProductRegistryPlugin"),
         .executableTarget(name: "product-registry", path: "Tests/ProductRegistry", swiftSettings: swiftSettings),
+
+        // MARK: Each product's catalog release history, compiled into its module
+        .plugin(
+            name: "CatalogReleasesPlugin", capability: .buildTool(), dependencies: ["catalog-releases"],
+            path: "Modules/CatalogReleasesPlugin"),
+        .executableTarget(name: "catalog-releases", path: "Modules/CatalogReleasesTool", swiftSettings: swiftSettings),
     ] + appTargets,
     swiftLanguageModes: [.v6]
 )

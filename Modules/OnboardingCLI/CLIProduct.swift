@@ -23,6 +23,8 @@ public struct CLIProduct: Sendable {
     public let catalog: TourCatalog
     /// What the product's code provides to the catalog (context keys, device facts, effects).
     public let declarations: CatalogDeclarations
+    /// The catalog document of every version the product shipped (`check` holds today's against them).
+    public let releases: [RecordedCatalog]
     /// Masks secret field values in everything the CLI prints.
     let redactor: SecretRedactor
     /// Help texts built from the catalog, once per process: the argument parser reads a command's
@@ -30,10 +32,12 @@ public struct CLIProduct: Sendable {
     private let texts = HelpTexts()
 
     public init(
-        executable: String, displayName: String, make: @escaping @Sendable (RunEnvironment) -> Product
+        executable: String, displayName: String, releases: [RecordedCatalog] = [],
+        make: @escaping @Sendable (RunEnvironment) -> Product
     ) {
         self.executable = executable
         self.displayName = displayName
+        self.releases = releases
         self.make = make
         let product = make(RunEnvironment(databasePath: ":memory:", offline: false, user: "default"))
         catalog = product.catalog
@@ -43,7 +47,9 @@ public struct CLIProduct: Sendable {
 
     /// The CLI of a registered product (`APP/CLI/main.swift` is this one line).
     public init(_ registration: ProductRegistration) {
-        self.init(executable: registration.executable, displayName: registration.displayName, make: registration.make)
+        self.init(
+            executable: registration.executable, displayName: registration.displayName,
+            releases: registration.releases, make: registration.make)
     }
 
     /// The text `key` names, built by `make` the first time it is asked for.
@@ -111,10 +117,10 @@ public enum OnboardingCLI {
             }
             var failure = Runner.failure(for: error, hint: nil)
             // `APP stauts`: the root command reads any word as a stray argument; say which command it was near.
-            if let first = given.first, !first.hasPrefix("-"), !ScriptLine.commandNames.contains(first), first != "play",
-                first != "graph", first != "check"
+            if let first = given.first, !first.hasPrefix("-"), !ScriptLine.commandNames.contains(first),
+                !RootCommand.standaloneCommands.contains(first)
             {
-                let commands = ScriptLine.commandNames.sorted() + ["check", "graph", "play"]
+                let commands = ScriptLine.commandNames.sorted() + RootCommand.standaloneCommands
                 let suggestion = NameSuggestion.nearest(to: first, in: commands)
                 failure = .usage(
                     "unknown command '\(first.quotable)'.\(suggestion.map { " Did you mean '\($0)'?" } ?? "") Commands: \(commands.joined(separator: ", ")).",

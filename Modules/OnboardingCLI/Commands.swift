@@ -39,8 +39,12 @@ struct RootCommand: AsyncParsableCommand {
                 Launch.self, Show.self, Do.self, Visit.self, Signal.self, Status.self, Reset.self,
                 Replay.self,
                 Wait.self, Sync.self, Play.self, Journal.self, Report.self, Explain.self, Graph.self, Check.self,
+                CatalogCommand.self,
             ])
     }
+
+    /// Commands that run alone, not as a line of a script or session.
+    static let standaloneCommands = ["catalog", "check", "graph", "play"]
 
     @OptionGroup var options: CommonOptions
 

@@ -16,11 +16,26 @@ public struct ProductRegistration: Sendable {
     public var displayName: String
     /// Builds the product for one run, from what the run knows about its device.
     public var make: @Sendable (RunEnvironment) -> Product
+    /// The catalog document of every version the product shipped (its `releases/` folder, compiled
+    /// in as `CatalogReleases.recorded`): `check` and the tests hold today's catalog against them.
+    public var releases: [RecordedCatalog]
 
-    public init(executable: String, displayName: String, make: @escaping @Sendable (RunEnvironment) -> Product) {
+    public init(
+        executable: String, displayName: String, releases: [RecordedCatalog],
+        make: @escaping @Sendable (RunEnvironment) -> Product
+    ) {
         self.executable = executable
         self.displayName = displayName
+        self.releases = releases
         self.make = make
+    }
+}
+
+extension Product {
+    /// Every problem of the catalog: its coherence against the handler's vocabulary, then its
+    /// release history (``CatalogHistory``) against `releases`.
+    public func problems(releases: [RecordedCatalog]) -> [CatalogProblem] {
+        problems + CatalogHistory(releases, app: catalog.app).problems(today: document)
     }
 }
 

@@ -6,6 +6,8 @@
 import TourRuntime
 
 /// Finite as the executable, the benchmarks and the cross-app suite find it (see `ProductRegistration`).
-public let registration = ProductRegistration(executable: "finite", displayName: "Finite") { environment in
+public let registration = ProductRegistration(
+    executable: "finite", displayName: "Finite", releases: CatalogReleases.recorded
+) { environment in
     FiniteCatalog.product
 }

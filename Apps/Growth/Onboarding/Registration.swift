@@ -3,6 +3,8 @@ import TourRuntime
 /// Growth as the executable, the benchmarks and the cross-app suite find it (see `ProductRegistration`).
 /// The tour's record is the account's (a user-scoped flow): with `--server` it follows the account
 /// to every device through the account server.
-public let registration = ProductRegistration(executable: "growth", displayName: "Growth") { _ in
+public let registration = ProductRegistration(
+    executable: "growth", displayName: "Growth", releases: CatalogReleases.recorded
+) { _ in
     GrowthCatalog.product
 }

@@ -6,6 +6,8 @@
 import TourRuntime
 
 /// LockedIn as the executable, the benchmarks and the cross-app suite find it (see `ProductRegistration`).
-public let registration = ProductRegistration(executable: "lockedin", displayName: "LockedIn") { environment in
+public let registration = ProductRegistration(
+    executable: "lockedin", displayName: "LockedIn", releases: CatalogReleases.recorded
+) { environment in
     LockedInCatalog.product
 }

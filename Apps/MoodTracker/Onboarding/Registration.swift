@@ -6,6 +6,8 @@
 import TourRuntime
 
 /// Mood Tracker as the executable, the benchmarks and the cross-app suite find it (see `ProductRegistration`).
-public let registration = ProductRegistration(executable: "moodtracker", displayName: "Mood Tracker") { environment in
+public let registration = ProductRegistration(
+    executable: "moodtracker", displayName: "Mood Tracker", releases: CatalogReleases.recorded
+) { environment in
     MoodTrackerCatalog.product
 }

@@ -268,6 +268,9 @@ extension Trigger {
 }
 
 extension Condition {
+    /// The condition as a catalog document writes it: `{"not":{"flag":"hasPhases"}}`.
+    public var documentText: String { (try? documentValue.jsonText()) ?? "\(self)" }
+
     static let names = [
         "always", "never", "flag", "atLeast", "flowCompleted", "flowFinished", "upgradedInto", "lastTourOlder", "not",
         "all", "any",

@@ -1,0 +1,25 @@
+import Foundation
+import PackagePlugin
+
+/// Gives a product module (`Apps/<Folder>/Onboarding`) `CatalogReleases.recorded`: the text of every
+/// catalog document in its `releases/` folder, the catalog's release history, compiled into the
+/// product so that `APP check` and the tests hold today's catalog against every version it shipped.
+/// A product without the folder gets an empty history. `scripts/record-catalog` writes the files.
+@main
+struct CatalogReleasesPlugin: BuildToolPlugin {
+    func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
+        guard let module = target as? SourceModuleTarget else { return [] }
+        // `directory`, not `directoryURL`: the package is swift-tools-version 6.0.
+        let folder = URL(fileURLWithPath: module.directory.string).appendingPathComponent("releases")
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
+            .filter { $0.hasSuffix(".json") }.sorted()
+        let files = names.map { folder.appendingPathComponent($0) }
+        let output = context.pluginWorkDirectoryURL.appendingPathComponent("CatalogReleases.swift")
+        return [
+            .buildCommand(
+                displayName: "Compiling \(files.count) recorded catalog releases into \(target.name)",
+                executable: try context.tool(named: "catalog-releases").url,
+                arguments: [output.path] + files.map(\.path), inputFiles: files, outputFiles: [output])
+        ]
+    }
+}

@@ -1,0 +1,368 @@
+import ArgumentParser
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+import TourRuntime
+
+/// `catalog`: the product's catalog as a document, its release history, and what changed between
+/// two versions.
+struct CatalogCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "catalog",
+        abstract: "The catalog as one canonical document, its release history, and diffs between versions.",
+        discussion: """
+            A catalog is one canonical JSON document (sorted members, no incidental order) whose SHA-256 \
+            is its fingerprint. Each version the product shipped is recorded in Apps/<Product>/Onboarding/releases/ \
+            by scripts/record-catalog and compiled into this build. SOURCE is a recorded version (1, 2, ...), \
+            `current` (this build's catalog, the default) or the path of a document file.
+            """,
+        subcommands: [CatalogShow.self, CatalogDiffCommand.self, CatalogHistoryCommand.self],
+        defaultSubcommand: CatalogShow.self)
+
+    @ParentCommand var root: RootCommand
+}
+
+/// `catalog [SOURCE]`: a readable outline, or with `--json` the document itself.
+struct CatalogShow: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show",
+        abstract: "The catalog (default: this build's) as an outline; with --json, its canonical document, byte for byte.")
+    @ParentCommand var parent: CatalogCommand
+    @Argument(help: "A recorded version, `current`, or a document file.", completion: .file(extensions: ["json"]))
+    var source: String?
+
+    func run() async throws {
+        let catalogs = CatalogSources(CLIEnvironment.current)
+        let (document, origin) = try catalogs.document(source)
+        if parent.root.options.json {
+            Output.document(try document.text())
+            return
+        }
+        Output.line(try CatalogOutline.text(document, origin: origin, releases: catalogs.history.versions))
+    }
+}
+
+/// `catalog diff OLD [NEW]`.
+struct CatalogDiffCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "diff",
+        abstract:
+            "What changed from OLD to NEW (default: this build's catalog): steps added, removed, renamed, reordered, wording, actions, effects, and whether a migration places the users of each removed or renamed step.",
+        discussion: "Exit status 1 when a step or flow of OLD that is gone in NEW is placed by no declared migration.")
+    @ParentCommand var parent: CatalogCommand
+    @Argument(help: "A recorded version, `current`, or a document file.", completion: .file(extensions: ["json"]))
+    var old: String
+    @Argument(help: "A recorded version, `current` (the default), or a document file.", completion: .file(extensions: ["json"]))
+    var new: String?
+
+    func run() async throws {
+        let catalogs = CatalogSources(CLIEnvironment.current)
+        let (before, beforeOrigin) = try catalogs.document(old)
+        let (after, afterOrigin) = try catalogs.document(new)
+        let diff = CatalogDiff(from: before, to: after)
+        if parent.root.options.json {
+            let body: TourValue = [
+                "app": .string(after.catalog.app),
+                "from": ["version": .int(before.catalog.version), "fingerprint": .string(try before.fingerprint()), "source": .string(beforeOrigin)],
+                "to": ["version": .int(after.catalog.version), "fingerprint": .string(try after.fingerprint()), "source": .string(afterOrigin)],
+                "changes": .list(diff.changes.map(\.tourValue)),
+                "unplaced": .int(diff.unplaced.count),
+            ]
+            Output.document(try body.jsonText())
+        } else {
+            Output.line(try CatalogOutline.diff(diff, from: before, beforeOrigin, to: after, afterOrigin))
+        }
+        if !diff.unplaced.isEmpty { throw ExitCode(CLIFailure.refusedStatus) }
+    }
+}
+
+/// `catalog history`.
+struct CatalogHistoryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "history",
+        abstract: "The catalog versions this product recorded when it shipped, with their fingerprints, and where this build stands.")
+    @ParentCommand var parent: CatalogCommand
+
+    func run() async throws {
+        let cli = CLIEnvironment.current
+        let catalogs = CatalogSources(cli)
+        let current = catalogs.product.document
+        let fingerprint = try current.fingerprint()
+        let releases = try catalogs.history.versions.compactMap { version -> (Int, CatalogDocument, String)? in
+            guard let document = catalogs.history.releases[version] else { return nil }
+            return (version, document, try document.fingerprint())
+        }
+        let recorded = releases.first { $0.0 == current.catalog.version }
+        let standing =
+            recorded == nil
+            ? "not recorded yet (record it with scripts/record-catalog when it ships)"
+            : recorded?.2 == fingerprint ? "recorded" : "differs from its recorded document"
+        if parent.root.options.json {
+            let body: TourValue = [
+                "app": .string(current.catalog.app),
+                "releases": .list(
+                    releases.map { version, document, fingerprint in
+                        [
+                            "version": .int(version), "fingerprint": .string(fingerprint),
+                            "flows": .int(document.catalog.flows.count),
+                            "steps": .int(document.catalog.flows.map(\.steps.count).reduce(0, +)),
+                        ]
+                    }),
+                "current": ["version": .int(current.catalog.version), "fingerprint": .string(fingerprint), "standing": .string(standing)],
+            ]
+            Output.document(try body.jsonText())
+            return
+        }
+        var lines = ["\(cli.displayName) · catalog releases recorded in Apps/…/Onboarding/releases:"]
+        if releases.isEmpty { lines.append("  none yet") }
+        for (version, document, fingerprint) in releases {
+            let steps = document.catalog.flows.map(\.steps.count).reduce(0, +)
+            lines.append(
+                "  version \(version)  \(CatalogDocument.short(fingerprint))  \(Check.count(document.catalog.flows.count, "flow")), \(Check.count(steps, "step"))")
+        }
+        lines.append("this build: version \(current.catalog.version)  \(CatalogDocument.short(fingerprint))  \(standing)")
+        Output.line(lines.joined(separator: "\n"))
+    }
+}
+
+/// Where catalog documents come from: this build's catalog, its compiled history, or a file.
+struct CatalogSources {
+    let cli: CLIProduct
+    let product: Product
+    let history: CatalogHistory
+
+    init(_ cli: CLIProduct) {
+        self.cli = cli
+        product = cli.make(RunEnvironment(databasePath: ":memory:", offline: false, user: "default"))
+        history = CatalogHistory(cli.releases, app: product.catalog.app)
+    }
+
+    /// The document `source` names, and how to name where it came from.
+    func document(_ source: String?) throws -> (CatalogDocument, String) {
+        guard let source, source != "current" else { return (product.document, "this build") }
+        if let version = Int(source) {
+            guard let document = history.releases[version] else {
+                let recorded = history.versions.map(String.init)
+                throw CLIFailure.usage(
+                    "\(cli.displayName) has no recorded catalog version \(version); recorded: \(recorded.isEmpty ? "none" : recorded.joined(separator: ", ")) (or `current`, or a document file)",
+                    allowed: recorded + ["current"])
+            }
+            return (document, "release \(version)")
+        }
+        return (try Self.read(source), source)
+    }
+
+    /// A document file.
+    static func read(_ path: String) throws -> CatalogDocument {
+        guard !path.isEmpty, FileStatus(path) == .file, let data = FileManager.default.contents(atPath: path) else {
+            throw CLIFailure.usage(
+                "'\(path.quotable)' is neither a recorded version, `current`, nor a readable document file")
+        }
+        do {
+            return try CatalogDocument(text: String(decoding: data, as: UTF8.self))
+        } catch {
+            throw CLIFailure.usage("\(path) is not a catalog document: \(error)")
+        }
+    }
+}
+
+extension CatalogDiff.Change {
+    var tourValue: TourValue {
+        var object: [String: TourValue] = ["kind": .string(kind.rawValue), "detail": .string(detail)]
+        if let flow { object["flow"] = .string(flow.rawValue) }
+        if let step { object["step"] = .string(step.rawValue) }
+        if let placement {
+            object["placement"] = .string(placement.rawValue)
+            object["placed"] = .bool(placement != .notPlaced)
+        }
+        return .object(object)
+    }
+}
+
+/// `check`: the catalog's problems against what the product's code declares and against its
+/// release history, and with `--against` what this build's catalog will do to the runs stored in a
+/// database written by an earlier one.
+struct Check: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract:
+            "Check the catalog: references that name nothing (gates, fields, flows, actions, context keys, effects, payload keys, requests), unreachable steps, dead ends, and its release history (a change without a new version, a step of any shipped version nothing places).",
+        discussion: """
+            With --catalog FILE, check that document as if it were this build's catalog (against this \
+            binary's vocabulary and history). With --against DB, also forecast the release: per flow and \
+            step, how many users (or installs) stored in DB stay, move, restart or finish. Files are only \
+            read. Exit status 0 when the catalog is coherent, 1 when it has problems (each on its own line, \
+            with its place in the catalog document).
+            """)
+    @ParentCommand var root: RootCommand
+
+    @Option(
+        name: .customLong("against"), help: ArgumentHelp("A database written by an earlier release.", valueName: "file"),
+        completion: .file(extensions: ["sqlite", "db"]))
+    var against: String?
+
+    @Option(
+        name: .customLong("catalog"), help: ArgumentHelp("A catalog document to check instead of this build's.", valueName: "file"),
+        completion: .file(extensions: ["json"]))
+    var catalogFile: String?
+
+    func run() async throws {
+        let cli = CLIEnvironment.current
+        let catalogs = CatalogSources(cli)
+        var product = catalogs.product
+        var problems: [CatalogProblem]
+        if let catalogFile {
+            let document = try CatalogSources.read(catalogFile)
+            problems = Self.problems(of: document, against: product)
+            product.catalog = document.catalog
+        } else {
+            problems = product.problems
+        }
+        let document = product.document
+        problems += catalogs.history.problems(today: document)
+        let fingerprint = try document.fingerprint()
+        let catalog = product.catalog
+        let steps = catalog.flows.map(\.steps.count).reduce(0, +)
+        let forecast = try against.map { path in
+            ReleaseForecast(engine: product.engine, stored: try Self.storedFlows(in: path, app: catalog.app))
+        }
+        let history = catalogs.history.versions
+        if root.options.json {
+            var body: [String: TourValue] = [
+                "app": .string(catalog.app), "catalogVersion": .int(catalog.version), "fingerprint": .string(fingerprint),
+                "flows": .int(catalog.flows.count), "steps": .int(steps), "recordedVersions": .list(history.map(TourValue.int)),
+                "problems": .list(
+                    problems.map { problem in
+                        var object: [String: TourValue] = [
+                            "kind": .string(problem.kind.rawValue), "detail": .string(problem.detail), "path": .string(problem.path),
+                        ]
+                        if let flow = problem.flow { object["flow"] = .string(flow.rawValue) }
+                        if let step = problem.step { object["step"] = .string(step.rawValue) }
+                        return .object(object)
+                    }),
+            ]
+            if let catalogFile { body["document"] = .string(catalogFile) }
+            if let against, let forecast {
+                body["against"] = ["database": .string(against), "forecast": try TourValueEncoder().encode(forecast)]
+            }
+            Output.document(try TourValue.object(body).jsonText())
+        } else {
+            let recorded = history.isEmpty ? "no version recorded" : "recorded \(history.count == 1 ? "version" : "versions") \(history.map(String.init).joined(separator: ", "))"
+            let version = "catalog version \(catalog.version), fingerprint \(CatalogDocument.short(fingerprint)); \(recorded)"
+            let name = catalogFile.map { "\(cli.displayName)'s catalog document \($0)" } ?? "\(cli.displayName)'s catalog"
+            if problems.isEmpty {
+                Output.line(
+                    "\(name): no problems (\(Self.count(catalog.flows.count, "flow")), \(Self.count(steps, "step")); \(version)).")
+            } else {
+                Output.line("\(name): \(problems.count) problem\(problems.count == 1 ? "" : "s") (\(version))")
+                for problem in problems { Output.line("  \(problem)") }
+            }
+            if let against, let forecast { Output.line(Self.describe(forecast, of: catalog, in: against)) }
+        }
+        if !problems.isEmpty { throw ExitCode(CLIFailure.refusedStatus) }
+    }
+
+    /// A document's problems as this binary would run it: coherent against its own vocabulary, and
+    /// that vocabulary declared by this binary exactly as the document says.
+    static func problems(of document: CatalogDocument, against product: Product) -> [CatalogProblem] {
+        var problems: [CatalogProblem] = []
+        let name = product.catalog.name
+        if document.catalog.app != product.catalog.app {
+            problems.append(
+                CatalogProblem(
+                    kind: .vocabularyMismatch, flow: nil, step: nil, path: "app",
+                    detail: "the document is \(document.catalog.app)'s catalog, not \(product.catalog.app)'s"))
+        }
+        let binary = product.handler.vocabulary
+        for effect in document.vocabulary.effects {
+            guard let declared = binary.effect(effect.name) else {
+                problems.append(
+                    CatalogProblem(
+                        kind: .vocabularyMismatch, flow: nil, step: nil, path: "vocabulary.effects.\(effect.name)",
+                        detail: "the document sends effect '\(effect.name)', which \(name)'s handler does not declare"))
+                continue
+            }
+            if declared.payload != effect.payload {
+                problems.append(
+                    CatalogProblem(
+                        kind: .vocabularyMismatch, flow: nil, step: nil, path: "vocabulary.effects.\(effect.name).payload",
+                        detail: "the document's effect '\(effect.name)' takes another payload than \(name)'s handler declares"))
+            }
+        }
+        for key in document.vocabulary.context {
+            let declared = binary.contextKey(key.name)
+            if declared?.kind != key.kind || declared?.source != key.source {
+                problems.append(
+                    CatalogProblem(
+                        kind: .vocabularyMismatch, flow: nil, step: nil, path: "vocabulary.context.\(key.name)",
+                        detail: declared == nil
+                            ? "the document reads context key '\(key.name)', which \(name)'s handler does not declare"
+                            : "the document reads '\(key.name)' as \(key.kind.rawValue) from \(key.source.rawValue); \(name)'s handler declares it otherwise"))
+            }
+        }
+        for request in document.vocabulary.requests.sorted() where !binary.requests.contains(request) {
+            problems.append(
+                CatalogProblem(
+                    kind: .vocabularyMismatch, flow: nil, step: nil, path: "vocabulary.requests",
+                    detail: "the document makes request '\(request)', which \(name)'s handler does not perform"))
+        }
+        return problems + document.catalog.problems(declaring: binary)
+    }
+
+    static func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
+
+    /// The stored flows of `app` in the file at `path`, which must exist (it is never created).
+    static func storedFlows(in path: String, app: String) throws -> [String: [FlowID: FlowState]] {
+        guard !path.isEmpty, FileStatus(path) == .file else {
+            throw CLIFailure.usage("--against names no database file: '\(path.quotable)'. Give the path of a .sqlite file.")
+        }
+        // Opening a file migrates its schema; the forecast reads a copy so that FILE stays as it was.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("check-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let copy = folder.appendingPathComponent("forecast.sqlite").path
+        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: path + suffix) {
+            try FileManager.default.copyItem(atPath: path + suffix, toPath: copy + suffix)
+        }
+        return try OnboardingDatabase.open(path: copy).storedFlows(app: app)
+    }
+
+    static func describe(_ forecast: ReleaseForecast, of catalog: TourCatalog, in path: String) -> String {
+        var lines = ["Against \(path) (this build's catalog is version \(forecast.catalogVersion)):"]
+        let noun = { (count: Int) in count == 1 ? "1 run" : "\(count) runs" }
+        // The catalog's flows in its order, then flows stored runs have that it no longer has.
+        var flows = catalog.flows.map(\.id)
+        for group in forecast.groups where !flows.contains(group.flow) { flows.append(group.flow) }
+        for id in flows {
+            let flow = catalog.flow(id)
+            let groups = forecast.groups.filter { $0.flow == id }
+            let records = forecast.records.filter { $0.flow == id }
+            if groups.isEmpty && records.isEmpty { continue }
+            lines.append("  \(id)\(flow == nil ? " (not in this catalog)" : "")")
+            for group in groups {
+                let step = group.fromStep?.rawValue ?? "-"
+                let from = "\(step) (v\(group.fromVersion))"
+                // Why an undeclared move happens: its step is gone, or the catalog changed under it.
+                let stepHere = group.fromStep.flatMap { flow?.step($0) } != nil
+                let undeclared =
+                    !group.undeclared
+                    ? "" : stepHere ? " (not declared: the catalog changed without a new version)"
+                        : ": step \(step) not in this catalog, not declared"
+                let what =
+                    switch group.outcome {
+                    case .stays: "stays"
+                    case .moved: "moves to \(group.toStep?.rawValue ?? "-")\(undeclared)"
+                    case .restarted: "restarts at \(flow?.steps.first?.id.rawValue ?? "-")\(undeclared)"
+                    case .finished: "finishes (completed)\(undeclared)"
+                    case .ended: "ends: the flow is not in this catalog\(group.undeclared ? ", not declared" : "")"
+                    }
+                lines.append("    \(noun(group.subjects)) on \(from): \(what)")
+            }
+            for record in records { lines.append("    \(noun(record.subjects)) \(record.status.rawValue): unchanged") }
+        }
+        if lines.count == 1 { lines.append("  no stored runs of \(catalog.name)") }
+        return lines.joined(separator: "\n")
+    }
+}
