@@ -265,4 +265,139 @@ struct CatalogReleaseTests {
             }
         }
     }
+
+    /// Finite 3, over 2: `reflectWeek` is now `weekReflection`, `privacy` is gone (runs on it go on
+    /// at the next step). Its migrations chain 1 → 2 → 3.
+    static var finiteV3: Product {
+        var product = finiteV2
+        var flow = product.catalog.flows[0]
+        flow.steps.removeAll { $0.id == "privacy" }
+        let reflect = flow.steps.firstIndex { $0.id == "reflectWeek" }!
+        flow.steps[reflect].id = "weekReflection"
+        product.catalog.flows[0] = flow
+        product.catalog.version = 3
+        product.catalog.migrations.append(
+            CatalogMigration(
+                from: 2,
+                [walkthrough: FlowChanges(renamedSteps: ["reflectWeek": "weekReflection"], removedSteps: ["privacy": .goOnAtNext])]))
+        return product
+    }
+
+    /// Finite's recorded history with version 2 recorded as it would be when it shipped.
+    static var finiteHistory: [RecordedCatalog] {
+        get throws {
+            FiniteOnboarding.registration.releases + [RecordedCatalog(file: "2.json", text: try finiteV2.document.text())]
+        }
+    }
+
+    @Test func aChainOfThreeVersionsPlacesUsersParkedOnTheFirst() async throws {
+        let folder = Folder()
+        let v3 = Self.finiteV3
+        let history = try Self.finiteHistory
+        #expect(v3.problems(releases: history).isEmpty, "\(v3.problems(releases: history))")
+
+        // A user parked on markWeek (with the week sheet's press) since version 1 is on weekReflection
+        // under 3, the press kept, and the old action name still saves.
+        let onMark = try await finiteV1(at: "markWeek", folder)
+        let marker = session(v3, "ann", onMark)
+        #expect(try await marker.snapshot().card?.step == "weekReflection")
+        let saved = try await marker.send(.actionPerformed("saveMark", parameters: ["note": "still here"]))
+        #expect(saved[0].record.facts.contains {
+            if case .runMigrated(Self.walkthrough, 1, 3, "markWeek", "weekReflection", _, .moved, false) = $0 { true } else { false }
+        })
+        #expect(try await marker.snapshot().card?.step == "complete")
+
+        // On a step version 2 removed: addPhase.
+        let onChapters = try await finiteV1(at: "chaptersExplanation", folder)
+        #expect(try await session(v3, "ann", onChapters).snapshot().card?.step == "addPhase")
+
+        // A user who reached privacy under version 2 goes on at viewModesIntro under 3.
+        let fresh = try await finiteV1(at: "gridIntro", folder)
+        let underTwo = session(Self.finiteV2, "ann", fresh)
+        try await underTwo.send(.actionPerformed("next", parameters: [:]))
+        try await underTwo.send(.actionPerformed("tapCurrentWeek", parameters: [:]))
+        #expect(try await underTwo.snapshot().card?.step == "privacy")
+        let underThree = session(v3, "ann", fresh)
+        let moved = try await underThree.send(.clockAdvanced)
+        #expect(moved[0].record.facts.contains {
+            if case .runMigrated(Self.walkthrough, 2, 3, "privacy", "viewModesIntro", _, .moved, false) = $0 { true } else { false }
+        })
+        #expect(try await underThree.snapshot().card?.step == "viewModesIntro")
+
+        // Version 3 written as if only version 2 had existed strands those parked on version 1:
+        // the check says so, naming the steps.
+        var forgetful = v3
+        forgetful.catalog.migrations.removeAll { $0.from == 1 }
+        let problems = forgetful.problems(releases: history).filter { $0.kind == .unplacedStep }
+        #expect(Set(problems.compactMap(\.step)) == ["markWeek", "chaptersExplanation"], "\(problems)")
+        #expect(problems.allSatisfy { $0.detail.contains("Finite") && $0.flow == Self.walkthrough })
+    }
+
+    /// LockedIn shipped with `difficulty` removed and `permissions` renamed `access`, the version
+    /// left at 1 and nothing declared (what the check refuses): nobody is stranded, each move is
+    /// journalled as undeclared, and the report spans the change.
+    @Test func anUndeclaredReleaseThatShipsAnywayStrandsNoOne() async throws {
+        let folder = Folder()
+        let database = try OnboardingDatabase.open(path: folder.database)
+        let v1 = Self.lockedInV1
+        var careless = v1
+        careless.catalog.flows[0].steps.removeAll { $0.id == "difficulty" }
+        let permissions = careless.catalog.flows[0].steps.firstIndex { $0.id == "permissions" }!
+        careless.catalog.flows[0].steps[permissions].id = "access"
+        #expect(careless.catalog.version == 1)
+        let history = [RecordedCatalog(file: "1.json", text: try v1.document.text())]
+        #expect(careless.problems(releases: history).contains { $0.kind == .changedWithoutVersion && $0.step == "difficulty" })
+
+        let toPermissions: [TourEvent] = [
+            .appLaunched(version: "1.0"), .actionPerformed("next", parameters: [:]),
+            .actionPerformed("chooseApps", parameters: ["apps": "Instagram"]), .actionPerformed("next", parameters: [:]),
+            .actionPerformed("selectDifficulty", parameters: ["difficulty": "hard"]),
+            .actionPerformed("next", parameters: [:]),
+        ]
+        let users: [(String, [TourEvent])] = [
+            ("eve", Array(toPermissions.prefix(4))), ("finn", toPermissions), ("gus", [.appLaunched(version: "1.0")]),
+            ("hana", Array(toPermissions.prefix(2))),
+        ]
+        for (user, events) in users {
+            let person = session(v1, user, database)
+            for event in events { try await person.send(event) }
+        }
+        // The forecast (`check --against`) says which moves nothing declared.
+        let forecast = ReleaseForecast(engine: careless.engine, stored: try database.storedFlows(app: "lockedin"))
+        let groups = Set(forecast.groups.map { "\($0.fromStep?.rawValue ?? "-") \($0.outcome.rawValue) \($0.undeclared)" })
+        // Users before the removed step stay where they are, their plan redone without it.
+        #expect(groups == ["difficulty restarted true", "permissions restarted true", "welcome moved true", "appSelection moved true"])
+
+        for (user, _) in users {
+            let person = session(careless, user, database)
+            let card = try #require(try await person.snapshot().card, "\(user) sees no card")
+            #expect(careless.catalog.flows[0].step(card.step) != nil)
+            try await person.send(.clockAdvanced)
+            let stored = try #require(try database.storedFlows(app: "lockedin")[user]?[Self.onboarding]?.run)
+            #expect(careless.catalog.flows[0].step(stored.currentStep ?? "") != nil, "\(user) on \(String(describing: stored.currentStep))")
+        }
+        let rows = try database.journal(app: "lockedin")
+        let undeclared = rows.flatMap { $0.facts ?? [] }.filter {
+            if case .runMigrated(_, 1, 1, _, _, _, .restarted, true) = $0 { true } else { false }
+        }
+        #expect(undeclared.count == 2)  // eve and finn
+        #expect(rows.contains { $0.outcome.contains("difficulty is not in this catalog and no migration declares it") })
+        // Journal rows name the document they ran under.
+        #expect(Set(rows.compactMap(\.catalogFingerprint)) == Set([v1.fingerprint, careless.fingerprint].compactMap { $0 }))
+
+        let funnel = try #require(try FlowFunnel.compute(app: "lockedin", engine: careless.engine, rows: rows).first)
+        let figures = Dictionary(uniqueKeysWithValues: funnel.steps.map { ($0.step, $0) })
+        #expect(figures["difficulty"]?.removed == true)
+        #expect(figures["permissions"]?.removed == true)
+        #expect(figures["difficulty"]?.reached == 2)  // eve, finn under the old catalog
+        #expect(figures["welcome"]?.reached == 6)  // four users, two of them again after the restart
+        #expect(funnel.started == 6)
+
+        // The journal still replays: rows of the old document by their facts, the rest through the engine.
+        let replayed = try JournalReplay.replay(app: "lockedin", engine: careless.engine, from: database)
+        let stored = try database.storedFlows(app: "lockedin")
+        for (subject, flows) in stored {
+            #expect(replayed[subject]?[Self.onboarding]?.currentStep == flows[Self.onboarding]?.currentStep, "\(subject)")
+        }
+    }
 }

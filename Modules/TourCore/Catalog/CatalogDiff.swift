@@ -174,8 +174,10 @@ private struct Builder {
         let oldOrder = before.steps.compactMap { placedOn[$0.id] }
         let newOrder = after.steps.map(\.id).filter(targets.contains)
         if oldOrder != newOrder {
+            // Named by the first step that is not where it was.
+            let moved = zip(oldOrder, newOrder).first { $0 != $1 }?.1
             add(
-                .stepsReordered, flow, nil,
+                .stepsReordered, flow, moved,
                 "steps reordered: \(oldOrder.map(\.rawValue).joined(separator: ", ")) → \(newOrder.map(\.rawValue).joined(separator: ", "))")
         }
         let renames = actionRenames(flow)

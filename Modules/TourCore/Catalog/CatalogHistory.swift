@@ -105,7 +105,9 @@ public struct CatalogHistory: Sendable {
             let next = version + 1
             for change in diff.changes {
                 var advice = "raise the catalog's version to \(next)"
-                if change.kind == .stepRemoved || change.kind == .flowRemoved {
+                if change.kind == .stepsReordered || change.kind == .stepAdded {
+                    advice += " (no migration needed: runs stay on their step)"
+                } else if change.kind == .stepRemoved || change.kind == .flowRemoved {
                     advice +=
                         change.kind == .flowRemoved
                         ? " and declare CatalogMigration(from: \(version), removedFlows: [\"\(change.flow?.rawValue ?? "")\"])"
