@@ -1,0 +1,154 @@
+import Foundation
+import Testing
+import TourRuntime
+
+/// `catalog`, `catalog diff`, `catalog history` and `check` against the release history, run as
+/// the built executables, for every product.
+@Suite("Catalog documents and their history, through the CLIs")
+struct CatalogCommandTests {
+    /// The recorded release of the product's current version, as committed under Apps/.
+    static func recorded(_ executable: String, version: Int) throws -> Data {
+        let folder = try #require(registeredProductFolders[executable])
+        let path = GrammarTests.packageRoot + "/Apps/\(folder)/Onboarding/releases/\(version).json"
+        return try #require(FileManager.default.contents(atPath: path), "no \(path)")
+    }
+
+    static func product(_ executable: String) throws -> Product {
+        let registration = try #require(registeredProducts.first { $0.executable == executable })
+        return registration.make(RunEnvironment(databasePath: ":memory:", offline: true))
+    }
+
+    /// A document file in the CLI's folder.
+    static func write(_ value: TourValue, in cli: CLI, name: String) throws -> String {
+        let path = cli.folder.appendingPathComponent(name).path
+        try Data(try value.jsonText().utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test(arguments: CommandLineTests.products)
+    func theDocumentIsTheSameOnEveryRunAndBuildAndReadsBack(executable: String) throws {
+        let cli = try CLI(executable)
+        let runs = try (0..<3).map { _ in try cli.run("catalog", "--json") }
+        #expect(runs.allSatisfy { $0.status == 0 && $0.stderr.isEmpty }, "\(runs.map(\.stderr))")
+        #expect(Set(runs.map(\.stdout)).count == 1)
+        let text = String(runs[0].stdout.dropLast())  // one document, one newline
+        // The same bytes an earlier build recorded when this version shipped.
+        let product = try Self.product(executable)
+        #expect(Data(text.utf8) == (try Self.recorded(executable, version: product.catalog.version)))
+        // It reads back into this build's catalog.
+        let read = try CatalogDocument(text: text)
+        #expect(read.catalog == product.catalog)
+        // The fingerprint `check` prints, on every run, is its SHA-256.
+        let fingerprints = try (0..<3).map { _ in try cli.json("check")["fingerprint"] as? String }
+        #expect(Set(fingerprints).count == 1)
+        #expect(fingerprints[0] == SHA256Hasher.hex(Array(text.utf8)))
+        let check = try cli.run("check")
+        #expect(check.stdout.contains("fingerprint \(CatalogDocument.short(fingerprints[0] ?? ""))"), "\(check.stdout)")
+        #expect(check.stdout.contains("recorded version \(product.catalog.version)"), "\(check.stdout)")
+        // Reading the catalog creates no database.
+        #expect(!FileManager.default.fileExists(atPath: cli.database))
+    }
+
+    @Test(arguments: CommandLineTests.products)
+    func theOutlineHistoryAndDiffOfAnUnchangedCatalog(executable: String) throws {
+        let cli = try CLI(executable)
+        let product = try Self.product(executable)
+        let outline = try cli.run("catalog")
+        #expect(outline.status == 0)
+        for flow in product.catalog.flows {
+            #expect(outline.stdout.contains("\(flow.id) \"\(flow.name)\""), "\(flow.id)")
+            for step in flow.steps { #expect(outline.stdout.contains(". \(step.id) \""), "\(flow.id)/\(step.id)") }
+        }
+        // A recorded version and `current` name the same document here.
+        #expect(try cli.run("catalog", "1", "--json").stdout == (try cli.run("catalog", "current", "--json")).stdout)
+        let history = try cli.run("catalog", "history")
+        #expect(history.stdout.contains("version 1  "), "\(history.stdout)")
+        #expect(history.stdout.contains("recorded"))
+        let diff = try cli.run("catalog", "diff", "1")
+        #expect(diff.status == 0 && diff.stdout.contains("no changes"), "\(diff.stdout)\(diff.stderr)")
+        // A version never recorded, or a file that is not there: a usage error naming what exists.
+        let unknown = try cli.run("catalog", "7")
+        #expect(unknown.status == 2 && unknown.stderr.contains("no recorded catalog version 7; recorded: 1"), "\(unknown.stderr)")
+        let missing = try cli.run("catalog", "diff", "nowhere.json")
+        #expect(missing.status == 2 && missing.stderr.split(separator: "\n").count == 1, "\(missing.stderr)")
+    }
+
+    /// A document edited as a careless release would be: the check run over it names the product,
+    /// the flow and the step, and the diff says nobody on it is placed.
+    @Test func anEditedDocumentIsCheckedAgainstTheHistoryAndTheBinary() throws {
+        let cli = try CLI("lockedin")
+        let document = try CatalogDocument(text: String(decoding: try Self.recorded("lockedin", version: 1), as: UTF8.self))
+        var careless = document.catalog
+        careless.flows[0].steps.removeAll { $0.id == "difficulty" }
+        careless.flows[0].steps[2].id = "access"
+        let edited = try Self.write(CatalogDocument(careless, declarations: document.vocabulary).value, in: cli, name: "edited.json")
+        let check = try cli.run("check", "--catalog", edited)
+        #expect(check.status == 1)
+        #expect(check.stdout.contains("changed_without_version (onboarding step difficulty): LockedIn's catalog differs"), "\(check.stdout)")
+        #expect(check.stdout.contains("(onboarding step permissions)"))
+        #expect(check.stdout.contains("reads like the added step access"))
+        let diff = try cli.run("catalog", "diff", "1", edited)
+        #expect(diff.status == 1)
+        #expect(diff.stdout.contains("step difficulty removed — users on it: NOT placed"), "\(diff.stdout)")
+        let diffJSON = try cli.run("catalog", "diff", "1", edited, "--json")
+        let body = try JSONSerialization.jsonObject(with: Data(diffJSON.stdout.utf8)) as? [String: Any]
+        #expect(body?["unplaced"] as? Int == 2)
+
+        // Raised to 2 without declarations: the users on both steps are not placed.
+        careless.version = 2
+        let raised = try Self.write(CatalogDocument(careless, declarations: document.vocabulary).value, in: cli, name: "raised.json")
+        let unplaced = try cli.run("check", "--catalog", raised)
+        #expect(unplaced.status == 1)
+        #expect(unplaced.stdout.contains("unplaced_step (onboarding step difficulty)"), "\(unplaced.stdout)")
+        #expect(unplaced.stdout.contains("declare CatalogMigration(from: 1"))
+        // Declared, it checks clean.
+        careless.migrations = [
+            CatalogMigration(from: 1, ["onboarding": FlowChanges(renamedSteps: ["permissions": "access"], removedSteps: ["difficulty": .restart])])
+        ]
+        let declared = try Self.write(CatalogDocument(careless, declarations: document.vocabulary).value, in: cli, name: "declared.json")
+        let clean = try cli.run("check", "--catalog", declared)
+        #expect(clean.status == 0, "\(clean.stdout)")
+        #expect(try cli.run("catalog", "diff", "1", declared).stdout.contains("step permissions renamed access — users on it: stays on the renamed step"))
+    }
+
+    /// A misspelt effect kind or payload key in a document is refused, naming it and where it is.
+    @Test func aMisspeltEffectOrPayloadKeyFailsTheCheck() throws {
+        let cli = try CLI("lockedin")
+        let text = String(decoding: try Self.recorded("lockedin", version: 1), as: UTF8.self)
+        for (from, to, words) in [
+            (#""name":"activate""#, #""name":"activte""#, "sends product effect 'activte', which the handler does not declare (did you mean 'activate'?)"),
+            (#""startingBankMinutes":{"literal"#, #""startingBankMinute":{"literal"#, "takes no payload key 'startingBankMinute' (did you mean 'startingBankMinutes'?)"),
+        ] {
+            #expect(text.contains(from))
+            let value = try TourValue(jsonText: text.replacingOccurrences(of: from, with: to))
+            let path = try Self.write(value, in: cli, name: "misspelt.json")
+            let check = try cli.run("check", "--catalog", path)
+            #expect(check.status == 1)
+            #expect(check.stdout.contains(words), "\(check.stdout)")
+            #expect(check.stdout.contains("[at flows[onboarding].onComplete[0].product"), "\(check.stdout)")
+        }
+        // A document that is not one: refused with the path of the problem.
+        let broken = try Self.write(["format": 1], in: cli, name: "broken.json")
+        let refused = try cli.run("check", "--catalog", broken)
+        #expect(refused.status == 2, "\(refused.stderr)")
+        #expect(refused.stderr.contains("broken.json is not a catalog document: missing 'app'"), "\(refused.stderr)")
+    }
+
+    /// `check --against` forecasts an undeclared change honestly: the runs on a step that is gone
+    /// restart, and it says they are not declared.
+    @Test func theForecastOfAnUndeclaredChangeSaysSo() throws {
+        let cli = try CLI("lockedin")
+        try cli.run("launch")
+        try cli.run("do", "next")
+        try cli.run("do", "chooseApps", "apps=Instagram")
+        try cli.run("do", "next")
+        let document = try CatalogDocument(text: String(decoding: try Self.recorded("lockedin", version: 1), as: UTF8.self))
+        var careless = document.catalog
+        careless.flows[0].steps.removeAll { $0.id == "difficulty" }
+        let edited = try Self.write(CatalogDocument(careless, declarations: document.vocabulary).value, in: cli, name: "edited.json")
+        let forecast = try cli.run("check", "--catalog", edited, "--against", cli.database)
+        #expect(forecast.stdout.contains("1 run on difficulty (v1): restarts at welcome: step difficulty not in this catalog, not declared"), "\(forecast.stdout)")
+        // The build's own catalog: the run stays.
+        #expect(try cli.run("check", "--against", cli.database).stdout.contains("1 run on difficulty (v1): stays"))
+    }
+}
