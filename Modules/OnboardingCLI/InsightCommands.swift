@@ -61,7 +61,8 @@ struct Report: ScriptableCommand {
                 let median = step.medianSeconds.map { Render.format($0) + " s" } ?? "-"
                 // Numbered as the card counts them: a terminal step left out of the count is "done".
                 let counted = flow.map { $0.countsTerminalStep ? $0.steps.count : $0.steps.count - 1 } ?? 0
-                let number = index < counted ? "\(index + 1)/\(counted)" : "done"
+                // A step the catalog no longer has (runs of an older catalog reached it) is "removed".
+                let number = step.removed == true ? "removed" : index < counted ? "\(index + 1)/\(counted)" : "done"
                 Output.line(
                     "  " + "\(number) \(step.step.rawValue)".padded(to: 22)
                         + String(step.reached).leftPadded(7) + String(step.inProgress).leftPadded(13)
