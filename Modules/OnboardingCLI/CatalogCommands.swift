@@ -1,10 +1,11 @@
 import ArgumentParser
+import TourRuntime
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourRuntime
 
 /// `catalog`: the product's catalog as a document, its release history, and what changed between
 /// two versions.
@@ -28,9 +29,12 @@ struct CatalogCommand: AsyncParsableCommand {
 struct CatalogShow: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show",
-        abstract: "The catalog (default: this build's) as an outline; with --json, its canonical document, byte for byte.")
+        abstract:
+            "The catalog (default: this build's) as an outline; with --json, its canonical document, byte for byte."
+    )
     @ParentCommand var parent: CatalogCommand
-    @Argument(help: "A recorded version, `current`, or a document file.", completion: .file(extensions: ["json"]))
+    @Argument(
+        help: "A recorded version, `current`, or a document file.", completion: .file(extensions: ["json"]))
     var source: String?
 
     func run() async throws {
@@ -50,11 +54,16 @@ struct CatalogDiffCommand: AsyncParsableCommand {
         commandName: "diff",
         abstract:
             "What changed from OLD to NEW (default: this build's catalog): steps added, removed, renamed, reordered, wording, actions, effects, and whether a migration places the users of each removed or renamed step.",
-        discussion: "Exit status 1 when a step or flow of OLD that is gone in NEW is placed by no declared migration.")
+        discussion:
+            "Exit status 1 when a step or flow of OLD that is gone in NEW is placed by no declared migration."
+    )
     @ParentCommand var parent: CatalogCommand
-    @Argument(help: "A recorded version, `current`, or a document file.", completion: .file(extensions: ["json"]))
+    @Argument(
+        help: "A recorded version, `current`, or a document file.", completion: .file(extensions: ["json"]))
     var old: String
-    @Argument(help: "A recorded version, `current` (the default), or a document file.", completion: .file(extensions: ["json"]))
+    @Argument(
+        help: "A recorded version, `current` (the default), or a document file.",
+        completion: .file(extensions: ["json"]))
     var new: String?
 
     func run() async throws {
@@ -65,8 +74,14 @@ struct CatalogDiffCommand: AsyncParsableCommand {
         if parent.root.options.json {
             let body: TourValue = [
                 "app": .string(after.catalog.app),
-                "from": ["version": .int(before.catalog.version), "fingerprint": .string(try before.fingerprint()), "source": .string(beforeOrigin)],
-                "to": ["version": .int(after.catalog.version), "fingerprint": .string(try after.fingerprint()), "source": .string(afterOrigin)],
+                "from": [
+                    "version": .int(before.catalog.version), "fingerprint": .string(try before.fingerprint()),
+                    "source": .string(beforeOrigin),
+                ],
+                "to": [
+                    "version": .int(after.catalog.version), "fingerprint": .string(try after.fingerprint()),
+                    "source": .string(afterOrigin),
+                ],
                 "changes": .list(diff.changes.map(\.tourValue)),
                 "unplaced": .int(diff.unplaced.count),
             ]
@@ -82,7 +97,9 @@ struct CatalogDiffCommand: AsyncParsableCommand {
 struct CatalogHistoryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "history",
-        abstract: "The catalog versions this product recorded when it shipped, with their fingerprints, and where this build stands.")
+        abstract:
+            "The catalog versions this product recorded when it shipped, with their fingerprints, and where this build stands."
+    )
     @ParentCommand var parent: CatalogCommand
 
     func run() async throws {
@@ -90,7 +107,8 @@ struct CatalogHistoryCommand: AsyncParsableCommand {
         let catalogs = CatalogSources(cli)
         let current = catalogs.product.document
         let fingerprint = try current.fingerprint()
-        let releases = try catalogs.history.versions.compactMap { version -> (Int, CatalogDocument, String)? in
+        let releases = try catalogs.history.versions.compactMap {
+            version -> (Int, CatalogDocument, String)? in
             guard let document = catalogs.history.releases[version] else { return nil }
             return (version, document, try document.fingerprint())
         }
@@ -110,7 +128,10 @@ struct CatalogHistoryCommand: AsyncParsableCommand {
                             "steps": .int(document.catalog.flows.map(\.steps.count).reduce(0, +)),
                         ]
                     }),
-                "current": ["version": .int(current.catalog.version), "fingerprint": .string(fingerprint), "standing": .string(standing)],
+                "current": [
+                    "version": .int(current.catalog.version), "fingerprint": .string(fingerprint),
+                    "standing": .string(standing),
+                ],
             ]
             Output.document(try body.jsonText())
             return
@@ -120,9 +141,12 @@ struct CatalogHistoryCommand: AsyncParsableCommand {
         for (version, document, fingerprint) in releases {
             let steps = document.catalog.flows.map(\.steps.count).reduce(0, +)
             lines.append(
-                "  version \(version)  \(CatalogDocument.short(fingerprint))  \(Check.count(document.catalog.flows.count, "flow")), \(Check.count(steps, "step"))")
+                "  version \(version)  \(CatalogDocument.short(fingerprint))  \(Check.count(document.catalog.flows.count, "flow")), \(Check.count(steps, "step"))"
+            )
         }
-        lines.append("this build: version \(current.catalog.version)  \(CatalogDocument.short(fingerprint))  \(standing)")
+        lines.append(
+            "this build: version \(current.catalog.version)  \(CatalogDocument.short(fingerprint))  \(standing)"
+        )
         Output.line(lines.joined(separator: "\n"))
     }
 }
@@ -156,7 +180,8 @@ struct CatalogSources {
 
     /// A document file.
     static func read(_ path: String) throws -> CatalogDocument {
-        guard !path.isEmpty, FileStatus(path) == .file, let data = FileManager.default.contents(atPath: path) else {
+        guard !path.isEmpty, FileStatus(path) == .file, let data = FileManager.default.contents(atPath: path)
+        else {
             throw CLIFailure.usage(
                 "'\(path.quotable)' is neither a recorded version, `current`, nor a readable document file")
         }
@@ -199,12 +224,14 @@ struct Check: AsyncParsableCommand {
     @ParentCommand var root: RootCommand
 
     @Option(
-        name: .customLong("against"), help: ArgumentHelp("A database written by an earlier release.", valueName: "file"),
+        name: .customLong("against"),
+        help: ArgumentHelp("A database written by an earlier release.", valueName: "file"),
         completion: .file(extensions: ["sqlite", "db"]))
     var against: String?
 
     @Option(
-        name: .customLong("catalog"), help: ArgumentHelp("A catalog document to check instead of this build's.", valueName: "file"),
+        name: .customLong("catalog"),
+        help: ArgumentHelp("A catalog document to check instead of this build's.", valueName: "file"),
         completion: .file(extensions: ["json"]))
     var catalogFile: String?
 
@@ -231,12 +258,15 @@ struct Check: AsyncParsableCommand {
         let history = catalogs.history.versions
         if root.options.json {
             var body: [String: TourValue] = [
-                "app": .string(catalog.app), "catalogVersion": .int(catalog.version), "fingerprint": .string(fingerprint),
-                "flows": .int(catalog.flows.count), "steps": .int(steps), "recordedVersions": .list(history.map(TourValue.int)),
+                "app": .string(catalog.app), "catalogVersion": .int(catalog.version),
+                "fingerprint": .string(fingerprint),
+                "flows": .int(catalog.flows.count), "steps": .int(steps),
+                "recordedVersions": .list(history.map(TourValue.int)),
                 "problems": .list(
                     problems.map { problem in
                         var object: [String: TourValue] = [
-                            "kind": .string(problem.kind.rawValue), "detail": .string(problem.detail), "path": .string(problem.path),
+                            "kind": .string(problem.kind.rawValue), "detail": .string(problem.detail),
+                            "path": .string(problem.path),
                         ]
                         if let flow = problem.flow { object["flow"] = .string(flow.rawValue) }
                         if let step = problem.step { object["step"] = .string(step.rawValue) }
@@ -245,18 +275,28 @@ struct Check: AsyncParsableCommand {
             ]
             if let catalogFile { body["document"] = .string(catalogFile) }
             if let against, let forecast {
-                body["against"] = ["database": .string(against), "forecast": try TourValueEncoder().encode(forecast)]
+                body["against"] = [
+                    "database": .string(against), "forecast": try TourValueEncoder().encode(forecast),
+                ]
             }
             Output.document(try TourValue.object(body).jsonText())
         } else {
-            let recorded = history.isEmpty ? "no version recorded" : "recorded \(history.count == 1 ? "version" : "versions") \(history.map(String.init).joined(separator: ", "))"
-            let version = "catalog version \(catalog.version), fingerprint \(CatalogDocument.short(fingerprint)); \(recorded)"
-            let name = catalogFile.map { "\(cli.displayName)'s catalog document \($0)" } ?? "\(cli.displayName)'s catalog"
+            let recorded =
+                history.isEmpty
+                ? "no version recorded"
+                : "recorded \(history.count == 1 ? "version" : "versions") \(history.map(String.init).joined(separator: ", "))"
+            let version =
+                "catalog version \(catalog.version), fingerprint \(CatalogDocument.short(fingerprint)); \(recorded)"
+            let name =
+                catalogFile.map { "\(cli.displayName)'s catalog document \($0)" }
+                ?? "\(cli.displayName)'s catalog"
             if problems.isEmpty {
                 Output.line(
-                    "\(name): no problems (\(Self.count(catalog.flows.count, "flow")), \(Self.count(steps, "step")); \(version)).")
+                    "\(name): no problems (\(Self.count(catalog.flows.count, "flow")), \(Self.count(steps, "step")); \(version))."
+                )
             } else {
-                Output.line("\(name): \(problems.count) problem\(problems.count == 1 ? "" : "s") (\(version))")
+                Output.line(
+                    "\(name): \(problems.count) problem\(problems.count == 1 ? "" : "s") (\(version))")
                 for problem in problems { Output.line("  \(problem)") }
             }
             if let against, let forecast { Output.line(Self.describe(forecast, of: catalog, in: against)) }
@@ -273,22 +313,29 @@ struct Check: AsyncParsableCommand {
             problems.append(
                 CatalogProblem(
                     kind: .vocabularyMismatch, flow: nil, step: nil, path: "app",
-                    detail: "the document is \(document.catalog.app)'s catalog, not \(product.catalog.app)'s"))
+                    detail: "the document is \(document.catalog.app)'s catalog, not \(product.catalog.app)'s")
+            )
         }
         let binary = product.handler.vocabulary
         for effect in document.vocabulary.effects {
             guard let declared = binary.effect(effect.name) else {
                 problems.append(
                     CatalogProblem(
-                        kind: .vocabularyMismatch, flow: nil, step: nil, path: "vocabulary.effects.\(effect.name)",
-                        detail: "the document sends effect '\(effect.name)', which \(name)'s handler does not declare"))
+                        kind: .vocabularyMismatch, flow: nil, step: nil,
+                        path: "vocabulary.effects.\(effect.name)",
+                        detail:
+                            "the document sends effect '\(effect.name)', which \(name)'s handler does not declare"
+                    ))
                 continue
             }
             if declared.payload != effect.payload {
                 problems.append(
                     CatalogProblem(
-                        kind: .vocabularyMismatch, flow: nil, step: nil, path: "vocabulary.effects.\(effect.name).payload",
-                        detail: "the document's effect '\(effect.name)' takes another payload than \(name)'s handler declares"))
+                        kind: .vocabularyMismatch, flow: nil, step: nil,
+                        path: "vocabulary.effects.\(effect.name).payload",
+                        detail:
+                            "the document's effect '\(effect.name)' takes another payload than \(name)'s handler declares"
+                    ))
             }
         }
         for key in document.vocabulary.context {
@@ -296,30 +343,37 @@ struct Check: AsyncParsableCommand {
             if declared?.kind != key.kind || declared?.source != key.source {
                 problems.append(
                     CatalogProblem(
-                        kind: .vocabularyMismatch, flow: nil, step: nil, path: "vocabulary.context.\(key.name)",
+                        kind: .vocabularyMismatch, flow: nil, step: nil,
+                        path: "vocabulary.context.\(key.name)",
                         detail: declared == nil
                             ? "the document reads context key '\(key.name)', which \(name)'s handler does not declare"
-                            : "the document reads '\(key.name)' as \(key.kind.rawValue) from \(key.source.rawValue); \(name)'s handler declares it otherwise"))
+                            : "the document reads '\(key.name)' as \(key.kind.rawValue) from \(key.source.rawValue); \(name)'s handler declares it otherwise"
+                    ))
             }
         }
         for request in document.vocabulary.requests.sorted() where !binary.requests.contains(request) {
             problems.append(
                 CatalogProblem(
                     kind: .vocabularyMismatch, flow: nil, step: nil, path: "vocabulary.requests",
-                    detail: "the document makes request '\(request)', which \(name)'s handler does not perform"))
+                    detail:
+                        "the document makes request '\(request)', which \(name)'s handler does not perform"))
         }
         return problems + document.catalog.problems(declaring: binary)
     }
 
-    static func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
+    static func count(_ number: Int, _ noun: String) -> String {
+        "\(number) \(noun)\(number == 1 ? "" : "s")"
+    }
 
     /// The stored flows of `app` in the file at `path`, which must exist (it is never created).
     static func storedFlows(in path: String, app: String) throws -> [String: [FlowID: FlowState]] {
         guard !path.isEmpty, FileStatus(path) == .file else {
-            throw CLIFailure.usage("--against names no database file: '\(path.quotable)'. Give the path of a .sqlite file.")
+            throw CLIFailure.usage(
+                "--against names no database file: '\(path.quotable)'. Give the path of a .sqlite file.")
         }
         // Opening a file migrates its schema; the forecast reads a copy so that FILE stays as it was.
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("check-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "check-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let copy = folder.appendingPathComponent("forecast.sqlite").path
@@ -348,7 +402,9 @@ struct Check: AsyncParsableCommand {
                 let stepHere = group.fromStep.flatMap { flow?.step($0) } != nil
                 let undeclared =
                     !group.undeclared
-                    ? "" : stepHere ? " (not declared: the catalog changed without a new version)"
+                    ? ""
+                    : stepHere
+                        ? " (not declared: the catalog changed without a new version)"
                         : ": step \(step) not in this catalog, not declared"
                 let what =
                     switch group.outcome {
@@ -356,11 +412,14 @@ struct Check: AsyncParsableCommand {
                     case .moved: "moves to \(group.toStep?.rawValue ?? "-")\(undeclared)"
                     case .restarted: "restarts at \(flow?.steps.first?.id.rawValue ?? "-")\(undeclared)"
                     case .finished: "finishes (completed)\(undeclared)"
-                    case .ended: "ends: the flow is not in this catalog\(group.undeclared ? ", not declared" : "")"
+                    case .ended:
+                        "ends: the flow is not in this catalog\(group.undeclared ? ", not declared" : "")"
                     }
                 lines.append("    \(noun(group.subjects)) on \(from): \(what)")
             }
-            for record in records { lines.append("    \(noun(record.subjects)) \(record.status.rawValue): unchanged") }
+            for record in records {
+                lines.append("    \(noun(record.subjects)) \(record.status.rawValue): unchanged")
+            }
         }
         if lines.count == 1 { lines.append("  no stored runs of \(catalog.name)") }
         return lines.joined(separator: "\n")

@@ -12,11 +12,14 @@ enum CatalogOutline {
         for flow in catalog.flows {
             lines.append("")
             lines.append(
-                "\(flow.id) \"\(flow.name)\" · \(flow.scope.rawValue) · skip: \(flow.skip.rawValue) · interrupted: \(flow.interruption.rawValue) · replay: \(flow.replay.rawValue) · unplaced step: \(flow.unplacedStep.rawValue)")
+                "\(flow.id) \"\(flow.name)\" · \(flow.scope.rawValue) · skip: \(flow.skip.rawValue) · interrupted: \(flow.interruption.rawValue) · replay: \(flow.replay.rawValue) · unplaced step: \(flow.unplacedStep.rawValue)"
+            )
             for trigger in flow.triggers {
                 let delay = trigger.delay > 0 ? " after \(Render.format(trigger.delay)) s" : ""
                 let when = trigger.when == .always ? "" : " when \(trigger.when.documentText)"
-                lines.append("  trigger: \(trigger.moment.summary)\(delay)\(when) (while another shows: \(trigger.whileAnotherFlowShows.rawValue))")
+                lines.append(
+                    "  trigger: \(trigger.moment.summary)\(delay)\(when) (while another shows: \(trigger.whileAnotherFlowShows.rawValue))"
+                )
             }
             if !flow.fields.isEmpty {
                 lines.append("  fields: " + flow.fields.map(field).joined(separator: "; "))
@@ -35,14 +38,26 @@ enum CatalogOutline {
                     case .permission(let permission): kind = "permission \(permission)"
                     case .request(let name): kind = "request \(name)"
                     }
-                    lines.append("       gate \(gate.id): \(kind)\(gate.required ? ", required" : "")\(gate.advancesWhenGranted ? ", advances when granted" : "")\(effects(gate.onGranted, " → "))")
+                    lines.append(
+                        "       gate \(gate.id): \(kind)\(gate.required ? ", required" : "")\(gate.advancesWhenGranted ? ", advances when granted" : "")\(effects(gate.onGranted, " → "))"
+                    )
                 }
-                if step.includedWhen != .always { lines.append("       only when \(step.includedWhen.documentText)") }
-                if let after = step.autoAdvanceAfter { lines.append("       closes by itself after \(Render.format(after)) s") }
-                if !step.passThrough.isEmpty { lines.append("       lets through: \(step.passThrough.joined(separator: ", "))") }
-                if !step.covers.isEmpty { lines.append("       covers: \(step.covers.map(\.rawValue).joined(separator: ", "))") }
+                if step.includedWhen != .always {
+                    lines.append("       only when \(step.includedWhen.documentText)")
+                }
+                if let after = step.autoAdvanceAfter {
+                    lines.append("       closes by itself after \(Render.format(after)) s")
+                }
+                if !step.passThrough.isEmpty {
+                    lines.append("       lets through: \(step.passThrough.joined(separator: ", "))")
+                }
+                if !step.covers.isEmpty {
+                    lines.append("       covers: \(step.covers.map(\.rawValue).joined(separator: ", "))")
+                }
             }
-            for (moment, templates) in [("on complete", flow.onComplete), ("on skip", flow.onSkip), ("on reset", flow.onReset)]
+            for (moment, templates) in [
+                ("on complete", flow.onComplete), ("on skip", flow.onSkip), ("on reset", flow.onReset),
+            ]
             where !templates.isEmpty {
                 lines.append("  \(moment):\(effects(templates, " "))")
             }
@@ -63,7 +78,8 @@ enum CatalogOutline {
                     for (old, new) in changes.renamedSteps.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
                         parts.append("\(flow): step \(old) → \(new)")
                     }
-                    for (step, what) in changes.removedSteps.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                    for (step, what) in changes.removedSteps.sorted(by: { $0.key.rawValue < $1.key.rawValue })
+                    {
                         parts.append("\(flow): step \(step) removed (\(what.rawValue))")
                     }
                     for (old, new) in changes.renamedActions.sorted(by: { $0.key < $1.key }) {
@@ -71,7 +87,9 @@ enum CatalogOutline {
                     }
                 }
                 for flow in migration.removedFlows.sorted() { parts.append("flow \(flow) removed") }
-                lines.append("  from version \(migration.from): \(parts.isEmpty ? "nothing declared" : parts.joined(separator: "; "))")
+                lines.append(
+                    "  from version \(migration.from): \(parts.isEmpty ? "nothing declared" : parts.joined(separator: "; "))"
+                )
             }
         }
         let vocabulary = document.vocabulary
@@ -83,8 +101,11 @@ enum CatalogOutline {
                         "\(effect.name)(\(effect.payload.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value.kind.rawValue)\($0.value.required ? "" : "?")" }.joined(separator: ", ")))"
                     }.joined(separator: ", "))
                 + "; context "
-                + (vocabulary.context.isEmpty ? "none" : vocabulary.context.map { "\($0.name) (\($0.kind.rawValue))" }.joined(separator: ", "))
-                + (vocabulary.requests.isEmpty ? "" : "; requests \(vocabulary.requests.sorted().joined(separator: ", "))"))
+                + (vocabulary.context.isEmpty
+                    ? "none"
+                    : vocabulary.context.map { "\($0.name) (\($0.kind.rawValue))" }.joined(separator: ", "))
+                + (vocabulary.requests.isEmpty
+                    ? "" : "; requests \(vocabulary.requests.sorted().joined(separator: ", "))"))
         return lines.joined(separator: "\n")
     }
 
@@ -109,7 +130,8 @@ enum CatalogOutline {
             }
             var line = "  \(label(change.kind)): \(change.detail)"
             if let placement = change.placement {
-                line += placement == .notPlaced
+                line +=
+                    placement == .notPlaced
                     ? " — users on it: NOT placed by any declared migration (they would \(after.catalog.flow(change.flow ?? "")?.unplacedStep == .goOnAtNext ? "go on at the next step" : "start again") undeclared; declare a CatalogMigration)"
                     : " — users on it: \(placement.rawValue)"
             }
@@ -119,7 +141,8 @@ enum CatalogOutline {
         lines.append(
             unplaced == 0
                 ? "every removed or renamed step is placed by a declared migration"
-                : "\(unplaced) removed step\(unplaced == 1 ? "" : "s") or flow\(unplaced == 1 ? "" : "s") placed by no declared migration")
+                : "\(unplaced) removed step\(unplaced == 1 ? "" : "s") or flow\(unplaced == 1 ? "" : "s") placed by no declared migration"
+        )
         return lines.joined(separator: "\n")
     }
 
@@ -134,7 +157,8 @@ enum CatalogOutline {
         case .secret: kind = "secret"
         case .list: kind = "list"
         case .choice(let options): kind = "one of \(options.joined(separator: "/"))"
-        case .integer(let minimum, let maximumKey): kind = "whole number ≥ \(minimum)\(maximumKey.map { " ≤ \($0)" } ?? "")"
+        case .integer(let minimum, let maximumKey):
+            kind = "whole number ≥ \(minimum)\(maximumKey.map { " ≤ \($0)" } ?? "")"
         case .date(let latestKey): kind = "date\(latestKey.map { " ≤ \($0)" } ?? "")"
         }
         var text = "\(field.name) (\(kind)"
@@ -150,7 +174,10 @@ enum CatalogOutline {
     static func action(_ action: StepAction) -> String {
         var text = action.name
         if !action.fills.isEmpty {
-            text += "(" + action.fills.map { action.requiredParameters.contains($0) ? $0 : "\($0)?" }.joined(separator: ", ") + ")"
+            text +=
+                "("
+                + action.fills.map { action.requiredParameters.contains($0) ? $0 : "\($0)?" }.joined(
+                    separator: ", ") + ")"
         }
         if let label = action.label { text += " [\(label)]" }
         if !action.aliases.isEmpty { text += " (also: \(action.aliases.joined(separator: ", ")))" }
@@ -165,7 +192,10 @@ enum CatalogOutline {
         case .request(let gate): outcome = "request \(gate)"
         }
         text += " → \(outcome)"
-        if !action.preconditions.isEmpty { text += ", needs \(action.preconditions.count) precondition\(action.preconditions.count == 1 ? "" : "s")" }
+        if !action.preconditions.isEmpty {
+            text +=
+                ", needs \(action.preconditions.count) precondition\(action.preconditions.count == 1 ? "" : "s")"
+        }
         if action.celebrates { text += ", celebrates" }
         if let haptic = action.haptic { text += ", haptic \(haptic)" }
         return text + effects(action.effects, ", ")
@@ -188,5 +218,7 @@ enum CatalogOutline {
 }
 
 extension String {
-    fileprivate var replacingNewlines: String { split(separator: "\n", omittingEmptySubsequences: false).joined(separator: " / ") }
+    fileprivate var replacingNewlines: String {
+        split(separator: "\n", omittingEmptySubsequences: false).joined(separator: " / ")
+    }
 }

@@ -17,18 +17,24 @@ extension Reduction {
         }
         for flow in catalog.flows {
             guard let run = state[run: flow.id] else { continue }
-            if run.catalogVersion != catalog.version || !run.canBeFollowed(in: flow) { migrate(run, of: flow) }
+            if run.catalogVersion != catalog.version || !run.canBeFollowed(in: flow) {
+                migrate(run, of: flow)
+            }
         }
     }
 
     /// A run of a flow the catalog no longer has: ended, as if never started.
     private mutating func drop(_ run: FlowRun, of flow: FlowID) {
-        let declared = catalog.migrations(after: run.catalogVersion).contains { $0.removedFlows.contains(flow) }
+        let declared = catalog.migrations(after: run.catalogVersion).contains {
+            $0.removedFlows.contains(flow)
+        }
         notes.append(
-            "\(flow) run from catalog v\(run.catalogVersion) ended: the flow is not in this catalog\(declared ? "" : " (not declared)")")
+            "\(flow) run from catalog v\(run.catalogVersion) ended: the flow is not in this catalog\(declared ? "" : " (not declared)")"
+        )
         facts.append(
             .runMigrated(
-                flow: flow, fromVersion: run.catalogVersion, toVersion: catalog.version, fromStep: run.currentStep,
+                flow: flow, fromVersion: run.catalogVersion, toVersion: catalog.version,
+                fromStep: run.currentStep,
                 toStep: nil, plan: [], outcome: .dropped, undeclared: !declared))
         facts.append(.flowEnded(flow: flow, ending: .dropped, recorded: .notStarted, version: nil))
         effects.append(.dismissed(flow))
@@ -86,7 +92,8 @@ extension Reduction {
             notes.append("\(flow.id) run from catalog v\(from) at \(at) restarted (\(why))")
             facts.append(
                 .runMigrated(
-                    flow: flow.id, fromVersion: from, toVersion: catalog.version, fromStep: fromStep, toStep: nil,
+                    flow: flow.id, fromVersion: from, toVersion: catalog.version, fromStep: fromStep,
+                    toStep: nil,
                     plan: [], outcome: .restarted, undeclared: undeclared))
             facts.append(.flowEnded(flow: flow.id, ending: .dropped, recorded: .notStarted, version: nil))
             state[flow: flow.id] = old.replayOf?.state ?? FlowState()
@@ -98,13 +105,16 @@ extension Reduction {
             notes.append("\(flow.id) run from catalog v\(from) at \(at) completed (\(why), nothing after it)")
             facts.append(
                 .runMigrated(
-                    flow: flow.id, fromVersion: from, toVersion: catalog.version, fromStep: fromStep, toStep: nil,
+                    flow: flow.id, fromVersion: from, toVersion: catalog.version, fromStep: fromStep,
+                    toStep: nil,
                     plan: [], outcome: .finished, undeclared: undeclared))
             finish(flow, .completed)
             return
         }
-        let plan = flow.steps.filter { $0.id == target || $0.includedWhen.holds(context: context, state: state) }
-            .map({ $0.id })
+        let plan = flow.steps.filter {
+            $0.id == target || $0.includedWhen.holds(context: context, state: state)
+        }
+        .map({ $0.id })
         let sameStep = catalog.place(fromStep ?? target, of: flow.id, since: from) == .step(target)
         let renames = catalog.migrations(after: from).compactMap { $0.flows[flow.id]?.renamedActions }
         func currentName(_ name: String) -> String { renames.reduce(name) { $1[$0] ?? $0 } }
@@ -130,10 +140,12 @@ extension Reduction {
         }
         state[flow: flow.id] = .active(run)
         notes.append(
-            "\(flow.id) run moved from catalog v\(from) \(at) to v\(catalog.version) \(target)\(undeclared ? " (\(why))" : "")")
+            "\(flow.id) run moved from catalog v\(from) \(at) to v\(catalog.version) \(target)\(undeclared ? " (\(why))" : "")"
+        )
         facts.append(
             .runMigrated(
-                flow: flow.id, fromVersion: from, toVersion: catalog.version, fromStep: fromStep, toStep: target,
+                flow: flow.id, fromVersion: from, toVersion: catalog.version, fromStep: fromStep,
+                toStep: target,
                 plan: plan, outcome: .moved, undeclared: undeclared))
         if !sameStep { enterStep(flow) }
     }

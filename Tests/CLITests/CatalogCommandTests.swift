@@ -47,7 +47,9 @@ struct CatalogCommandTests {
         #expect(Set(fingerprints).count == 1)
         #expect(fingerprints[0] == SHA256Hasher.hex(Array(text.utf8)))
         let check = try cli.run("check")
-        #expect(check.stdout.contains("fingerprint \(CatalogDocument.short(fingerprints[0] ?? ""))"), "\(check.stdout)")
+        #expect(
+            check.stdout.contains("fingerprint \(CatalogDocument.short(fingerprints[0] ?? ""))"),
+            "\(check.stdout)")
         #expect(check.stdout.contains("catalog version \(product.catalog.version)"), "\(check.stdout)")
         // Reading the catalog creates no database.
         #expect(!FileManager.default.fileExists(atPath: cli.database))
@@ -61,10 +63,14 @@ struct CatalogCommandTests {
         #expect(outline.status == 0)
         for flow in product.catalog.flows {
             #expect(outline.stdout.contains("\(flow.id) \"\(flow.name)\""), "\(flow.id)")
-            for step in flow.steps { #expect(outline.stdout.contains(". \(step.id) \""), "\(flow.id)/\(step.id)") }
+            for step in flow.steps {
+                #expect(outline.stdout.contains(". \(step.id) \""), "\(flow.id)/\(step.id)")
+            }
         }
         let history = try cli.run("catalog", "history")
-        #expect(history.status == 0 && history.stdout.contains("this build: version \(product.catalog.version)"), "\(history.stdout)")
+        #expect(
+            history.status == 0 && history.stdout.contains("this build: version \(product.catalog.version)"),
+            "\(history.stdout)")
         let registration = try #require(registeredProducts.first { $0.executable == executable })
         if let first = registration.releases.first, let version = Int(first.file.dropLast(5)) {
             // The oldest recorded version: `catalog V --json` prints its file, and the diff from it
@@ -77,7 +83,9 @@ struct CatalogCommandTests {
         }
         // A version never recorded, or a file that is not there: a usage error naming what exists.
         let unknown = try cli.run("catalog", "999")
-        #expect(unknown.status == 2 && unknown.stderr.contains("no recorded catalog version 999; recorded:"), "\(unknown.stderr)")
+        #expect(
+            unknown.status == 2 && unknown.stderr.contains("no recorded catalog version 999; recorded:"),
+            "\(unknown.stderr)")
         let missing = try cli.run("catalog", "diff", "nowhere.json")
         #expect(missing.status == 2 && missing.stderr.split(separator: "\n").count == 1, "\(missing.stderr)")
     }
@@ -86,14 +94,19 @@ struct CatalogCommandTests {
     /// the flow and the step, and the diff says nobody on it is placed.
     @Test func anEditedDocumentIsCheckedAgainstTheHistoryAndTheBinary() throws {
         let cli = try CLI("lockedin")
-        let document = try CatalogDocument(text: String(decoding: try Self.recorded("lockedin", version: 1), as: UTF8.self))
+        let document = try CatalogDocument(
+            text: String(decoding: try Self.recorded("lockedin", version: 1), as: UTF8.self))
         var careless = document.catalog
         careless.flows[0].steps.removeAll { $0.id == "difficulty" }
         careless.flows[0].steps[2].id = "access"
-        let edited = try Self.write(CatalogDocument(careless, declarations: document.vocabulary).value, in: cli, name: "edited.json")
+        let edited = try Self.write(
+            CatalogDocument(careless, declarations: document.vocabulary).value, in: cli, name: "edited.json")
         let check = try cli.run("check", "--catalog", edited)
         #expect(check.status == 1)
-        #expect(check.stdout.contains("changed_without_version (onboarding step difficulty): LockedIn's catalog differs"), "\(check.stdout)")
+        #expect(
+            check.stdout.contains(
+                "changed_without_version (onboarding step difficulty): LockedIn's catalog differs"),
+            "\(check.stdout)")
         #expect(check.stdout.contains("(onboarding step permissions)"))
         #expect(check.stdout.contains("reads like the added step access"))
         let diff = try cli.run("catalog", "diff", "1", edited)
@@ -105,19 +118,29 @@ struct CatalogCommandTests {
 
         // Raised to 2 without declarations: the users on both steps are not placed.
         careless.version = 2
-        let raised = try Self.write(CatalogDocument(careless, declarations: document.vocabulary).value, in: cli, name: "raised.json")
+        let raised = try Self.write(
+            CatalogDocument(careless, declarations: document.vocabulary).value, in: cli, name: "raised.json")
         let unplaced = try cli.run("check", "--catalog", raised)
         #expect(unplaced.status == 1)
         #expect(unplaced.stdout.contains("unplaced_step (onboarding step difficulty)"), "\(unplaced.stdout)")
         #expect(unplaced.stdout.contains("declare CatalogMigration(from: 1"))
         // Declared, it checks clean.
         careless.migrations = [
-            CatalogMigration(from: 1, ["onboarding": FlowChanges(renamedSteps: ["permissions": "access"], removedSteps: ["difficulty": .restart])])
+            CatalogMigration(
+                from: 1,
+                [
+                    "onboarding": FlowChanges(
+                        renamedSteps: ["permissions": "access"], removedSteps: ["difficulty": .restart])
+                ])
         ]
-        let declared = try Self.write(CatalogDocument(careless, declarations: document.vocabulary).value, in: cli, name: "declared.json")
+        let declared = try Self.write(
+            CatalogDocument(careless, declarations: document.vocabulary).value, in: cli, name: "declared.json"
+        )
         let clean = try cli.run("check", "--catalog", declared)
         #expect(clean.status == 0, "\(clean.stdout)")
-        #expect(try cli.run("catalog", "diff", "1", declared).stdout.contains("step permissions renamed access — users on it: stays on the renamed step"))
+        #expect(
+            try cli.run("catalog", "diff", "1", declared).stdout.contains(
+                "step permissions renamed access — users on it: stays on the renamed step"))
     }
 
     /// A misspelt effect kind or payload key in a document is refused, naming it and where it is.
@@ -125,8 +148,14 @@ struct CatalogCommandTests {
         let cli = try CLI("lockedin")
         let text = String(decoding: try Self.recorded("lockedin", version: 1), as: UTF8.self)
         for (from, to, words) in [
-            (#""name":"activate""#, #""name":"activte""#, "sends product effect 'activte', which the handler does not declare (did you mean 'activate'?)"),
-            (#""startingBankMinutes":{"literal"#, #""startingBankMinute":{"literal"#, "takes no payload key 'startingBankMinute' (did you mean 'startingBankMinutes'?)"),
+            (
+                #""name":"activate""#, #""name":"activte""#,
+                "sends product effect 'activte', which the handler does not declare (did you mean 'activate'?)"
+            ),
+            (
+                #""startingBankMinutes":{"literal"#, #""startingBankMinute":{"literal"#,
+                "takes no payload key 'startingBankMinute' (did you mean 'startingBankMinutes'?)"
+            ),
         ] {
             #expect(text.contains(from))
             let value = try TourValue(jsonText: text.replacingOccurrences(of: from, with: to))
@@ -140,7 +169,9 @@ struct CatalogCommandTests {
         let broken = try Self.write(["format": 1], in: cli, name: "broken.json")
         let refused = try cli.run("check", "--catalog", broken)
         #expect(refused.status == 2, "\(refused.stderr)")
-        #expect(refused.stderr.contains("broken.json is not a catalog document: missing 'app'"), "\(refused.stderr)")
+        #expect(
+            refused.stderr.contains("broken.json is not a catalog document: missing 'app'"),
+            "\(refused.stderr)")
     }
 
     /// `check --against` forecasts an undeclared change honestly: the runs on a step that is gone
@@ -151,13 +182,20 @@ struct CatalogCommandTests {
         try cli.run("do", "next")
         try cli.run("do", "chooseApps", "apps=Instagram")
         try cli.run("do", "next")
-        let document = try CatalogDocument(text: String(decoding: try Self.recorded("lockedin", version: 1), as: UTF8.self))
+        let document = try CatalogDocument(
+            text: String(decoding: try Self.recorded("lockedin", version: 1), as: UTF8.self))
         var careless = document.catalog
         careless.flows[0].steps.removeAll { $0.id == "difficulty" }
-        let edited = try Self.write(CatalogDocument(careless, declarations: document.vocabulary).value, in: cli, name: "edited.json")
+        let edited = try Self.write(
+            CatalogDocument(careless, declarations: document.vocabulary).value, in: cli, name: "edited.json")
         let forecast = try cli.run("check", "--catalog", edited, "--against", cli.database)
-        #expect(forecast.stdout.contains("1 run on difficulty (v1): restarts at welcome: step difficulty not in this catalog, not declared"), "\(forecast.stdout)")
+        #expect(
+            forecast.stdout.contains(
+                "1 run on difficulty (v1): restarts at welcome: step difficulty not in this catalog, not declared"
+            ), "\(forecast.stdout)")
         // The build's own catalog: the run stays.
-        #expect(try cli.run("check", "--against", cli.database).stdout.contains("1 run on difficulty (v1): stays"))
+        #expect(
+            try cli.run("check", "--against", cli.database).stdout.contains("1 run on difficulty (v1): stays")
+        )
     }
 }

@@ -42,7 +42,9 @@ struct ReleaseHistoryTests {
         for (index, flow) in subject.product.catalog.flows.enumerated() {
             for (position, step) in flow.steps.enumerated() {
                 let removed = subject.problems { $0.flows[index].steps.remove(at: position) }
-                let renamed = subject.problems { $0.flows[index].steps[position].id = StepID(step.id.rawValue + "Renamed") }
+                let renamed = subject.problems {
+                    $0.flows[index].steps[position].id = StepID(step.id.rawValue + "Renamed")
+                }
                 for (what, problems) in [("removed", removed), ("renamed", renamed)] {
                     let named = problems.first { $0.flow == flow.id && $0.step == step.id }
                     #expect(named != nil, "\(name) \(flow.id)/\(step.id) \(what): \(problems)")
@@ -56,14 +58,24 @@ struct ReleaseHistoryTests {
                     $0.flows[index].steps.remove(at: position)
                 }
                 #expect(
-                    bumped.contains { $0.kind == .unplacedStep && $0.flow == flow.id && $0.step == step.id && $0.detail.contains("declare CatalogMigration(from:") },
+                    bumped.contains {
+                        $0.kind == .unplacedStep && $0.flow == flow.id && $0.step == step.id
+                            && $0.detail.contains("declare CatalogMigration(from:")
+                    },
                     "\(name) \(flow.id)/\(step.id): \(bumped)")
             }
             guard flow.steps.count > 1 else { continue }
             let reordered = subject.problems { $0.flows[index].steps.swapAt(0, 1) }
-            #expect(reordered.contains { $0.kind == .changedWithoutVersion && $0.flow == flow.id && $0.step != nil && $0.detail.contains("reordered") })
+            #expect(
+                reordered.contains {
+                    $0.kind == .changedWithoutVersion && $0.flow == flow.id && $0.step != nil
+                        && $0.detail.contains("reordered")
+                })
             // A reorder with a new version needs no declaration.
-            #expect(subject.problems { $0.version += 1; $0.flows[index].steps.swapAt(0, 1) }.isEmpty)
+            #expect(
+                subject.problems {
+                    $0.version += 1; $0.flows[index].steps.swapAt(0, 1)
+                }.isEmpty)
         }
     }
 
@@ -79,7 +91,8 @@ struct ReleaseHistoryTests {
                 var state = TourState(appVersion: product.currentVersion)
                 state[flow: flow.id] = .active(
                     FlowRun(
-                        plan: flow.steps.map(\.id), position: position, activation: 1, catalogVersion: product.catalog.version,
+                        plan: flow.steps.map(\.id), position: position, activation: 1,
+                        catalogVersion: product.catalog.version,
                         catalogFingerprint: product.fingerprint))
                 for change in ["removed", "renamed"] {
                     var changed = product
@@ -93,12 +106,20 @@ struct ReleaseHistoryTests {
                     // Every view already shows the user somewhere that exists, or the flow done.
                     let card = engine.card(in: state, context: context)
                     let summary = engine.summaries(of: state, context: context).first { $0.id == flow.id }
-                    #expect(card != nil || summary?.status == .completed, "\(place): \(String(describing: summary))")
-                    if let card { #expect(changed.catalog.flow(card.flow)?.step(card.step) != nil, "\(place)") }
+                    #expect(
+                        card != nil || summary?.status == .completed,
+                        "\(place): \(String(describing: summary))")
+                    if let card {
+                        #expect(changed.catalog.flow(card.flow)?.step(card.step) != nil, "\(place)")
+                    }
                     // The next event moves it, journalled as undeclared.
                     let transition = try engine.reduce(state, .clockAdvanced, at: now, context: context)
                     let undeclared = transition.record.facts.contains {
-                        if case .runMigrated(flow.id, _, _, step.id, _, _, _, true) = $0 { true } else { false }
+                        if case .runMigrated(flow.id, _, _, step.id, _, _, _, true) = $0 {
+                            true
+                        } else {
+                            false
+                        }
                     }
                     #expect(undeclared, "\(place): \(transition.record.facts)")
                     if let moved = transition.state[flow: flow.id].currentStep {

@@ -6,7 +6,8 @@ import TourFixtures
 struct CatalogDocumentTests {
     static let declared = CatalogDeclarations(
         context: [
-            .computed("hasItems", .flag, default: false, "items stored"), .computed("filledCount", .number, default: 0, "weeks filled"),
+            .computed("hasItems", .flag, default: false, "items stored"),
+            .computed("filledCount", .number, default: 0, "weeks filled"),
             .computed("weeks", .number, default: 0, "weeks lived"),
         ],
         effects: FixtureEffect.kinds, requests: ["connect"])
@@ -45,8 +46,14 @@ struct CatalogDocumentTests {
         // Dictionaries and sets built in another order give the same bytes.
         shuffled.stateScopes = StateScopes(.user, except: ["b": .install, "a": .user])
         catalog.stateScopes = StateScopes(.user, except: ["a": .user, "b": .install])
-        shuffled.migrations = [CatalogMigration(from: 2), CatalogMigration(from: 1, ["walk": FlowChanges(renamedSteps: ["x": "y", "p": "q"])])]
-        catalog.migrations = [CatalogMigration(from: 1, ["walk": FlowChanges(renamedSteps: ["p": "q", "x": "y"])]), CatalogMigration(from: 2)]
+        shuffled.migrations = [
+            CatalogMigration(from: 2),
+            CatalogMigration(from: 1, ["walk": FlowChanges(renamedSteps: ["x": "y", "p": "q"])]),
+        ]
+        catalog.migrations = [
+            CatalogMigration(from: 1, ["walk": FlowChanges(renamedSteps: ["p": "q", "x": "y"])]),
+            CatalogMigration(from: 2),
+        ]
         let one = try CatalogDocument(catalog, declarations: Self.declared).text()
         let two = try CatalogDocument(shuffled, declarations: Self.declared).text()
         #expect(one == two)
@@ -65,12 +72,14 @@ struct CatalogDocumentTests {
         #expect(try CatalogDocument(changed, declarations: Self.declared).fingerprint() != fingerprint)
         var declarations = Self.declared
         declarations.effects[0].payload["extra"] = .optional(.text)
-        #expect(try CatalogDocument(Fixtures.catalog(), declarations: declarations).fingerprint() != fingerprint)
+        #expect(
+            try CatalogDocument(Fixtures.catalog(), declarations: declarations).fingerprint() != fingerprint)
         // A declaration the catalog does not use is not part of its document.
         declarations = Self.declared
         declarations.effects.append(EffectKind("unused", payload: ["x": .text]))
         declarations.context.append(.device("online", .flag, default: true, "network"))
-        #expect(try CatalogDocument(Fixtures.catalog(), declarations: declarations).fingerprint() == fingerprint)
+        #expect(
+            try CatalogDocument(Fixtures.catalog(), declarations: declarations).fingerprint() == fingerprint)
     }
 
     @Test func aDocumentIsReadStrictlyWithThePathOfEachProblem() throws {
@@ -87,7 +96,8 @@ struct CatalogDocumentTests {
         }
         func step(_ value: inout TourValue, _ edit: (inout [String: TourValue]) -> Void) {
             guard case .object(var document) = value, case .list(var flows)? = document["flows"],
-                case .object(var flow) = flows[0], case .list(var steps)? = flow["steps"], case .object(var first) = steps[0]
+                case .object(var flow) = flows[0], case .list(var steps)? = flow["steps"],
+                case .object(var first) = steps[0]
             else { return }
             edit(&first)
             steps[0] = .object(first)
@@ -100,11 +110,15 @@ struct CatalogDocumentTests {
         #expect(misspelt.contains("flows[form].steps[welcome].includedWhenn"), "\(misspelt)")
         #expect(misspelt.contains("did you mean 'includedWhen'"), "\(misspelt)")
         let wrongKind = refusal { step(&$0) { $0["autoAdvanceAfter"] = "soon" } }
-        #expect(wrongKind.contains("flows[form].steps[welcome].autoAdvanceAfter: expected a number"), "\(wrongKind)")
+        #expect(
+            wrongKind.contains("flows[form].steps[welcome].autoAdvanceAfter: expected a number"),
+            "\(wrongKind)")
         let unknownOutcome = refusal {
             step(&$0) { $0["actions"] = [["name": "next", "outcome": "advanse"]] }
         }
-        #expect(unknownOutcome.contains("actions[next].outcome: unknown 'advanse' (did you mean 'advance'?)"), "\(unknownOutcome)")
+        #expect(
+            unknownOutcome.contains("actions[next].outcome: unknown 'advanse' (did you mean 'advance'?)"),
+            "\(unknownOutcome)")
         let missing = refusal { step(&$0) { $0["content"] = ["title": "T"] } }
         #expect(missing.contains("flows[form].steps[welcome].content: missing 'body'"), "\(missing)")
         let newer = refusal { value in

@@ -8,12 +8,15 @@ import TourFixtures
 struct CatalogHistoryTests {
     static let declared = CatalogDeclarations(
         context: [
-            .computed("hasItems", .flag, default: false, "items"), .computed("filledCount", .number, default: 0, "filled"),
+            .computed("hasItems", .flag, default: false, "items"),
+            .computed("filledCount", .number, default: 0, "filled"),
             .computed("weeks", .number, default: 0, "weeks"),
         ],
         effects: FixtureEffect.kinds, requests: ["connect"])
 
-    static func document(_ catalog: TourCatalog) -> CatalogDocument { CatalogDocument(catalog, declarations: declared) }
+    static func document(_ catalog: TourCatalog) -> CatalogDocument {
+        CatalogDocument(catalog, declarations: declared)
+    }
 
     static func recorded(_ catalogs: TourCatalog...) throws -> [RecordedCatalog] {
         try catalogs.map { RecordedCatalog(file: "\($0.version).json", text: try document($0).text()) }
@@ -41,7 +44,8 @@ struct CatalogHistoryTests {
 
     @Test func anUndeclaredChangeAtTheSameVersionIsRefusedNamingFlowAndStep() throws {
         let history = try Self.recorded(Fixtures.catalog())
-        let removed = Self.problems(Self.editing { $0.steps.removeAll { $0.id == "modal" } }, history: history)
+        let removed = Self.problems(
+            Self.editing { $0.steps.removeAll { $0.id == "modal" } }, history: history)
         #expect(Set(removed.map(\.kind)) == [.changedWithoutVersion])
         let step = try #require(removed.first { $0.flow == "walk" && $0.step == "modal" }, "\(removed)")
         #expect(step.detail.contains("raise the catalog's version to 2 and declare CatalogMigration(from: 1"))
@@ -49,7 +53,9 @@ struct CatalogHistoryTests {
         #expect(removed.contains { $0.detail.contains("vocabulary") || $0.detail.contains("\"stored\"") })
 
         let renamed = Self.problems(Self.editing { $0.steps[2].id = "addOne" }, history: history)
-        #expect(renamed.contains { $0.step == "modal" && $0.detail.contains("reads like the added step addOne") }, "\(renamed)")
+        #expect(
+            renamed.contains { $0.step == "modal" && $0.detail.contains("reads like the added step addOne") },
+            "\(renamed)")
         #expect(renamed.contains { $0.step == "addOne" && $0.detail.contains("step addOne added") })
 
         let reordered = Self.problems(Self.editing { $0.steps.swapAt(0, 1) }, history: history)
@@ -72,11 +78,16 @@ struct CatalogHistoryTests {
         let problems = Self.problems(careless, history: history)
         #expect(Set(problems.map(\.kind)) == [.unplacedStep])
         #expect(Set(problems.compactMap(\.step)) == ["modal", "intro"])
-        #expect(problems.allSatisfy { $0.flow == "walk" && $0.detail.contains("declare CatalogMigration(from: 1") })
+        #expect(
+            problems.allSatisfy {
+                $0.flow == "walk" && $0.detail.contains("declare CatalogMigration(from: 1")
+            })
         // Declared, it passes.
         var careful = careless
         careful.migrations = [
-            CatalogMigration(from: 1, ["walk": FlowChanges(renamedSteps: ["intro": "hello"], removedSteps: ["modal": .goOnAtNext])])
+            CatalogMigration(
+                from: 1,
+                ["walk": FlowChanges(renamedSteps: ["intro": "hello"], removedSteps: ["modal": .goOnAtNext])])
         ]
         #expect(Self.problems(careful, history: history).isEmpty)
         // A reorder needs no declaration once the version is raised.
@@ -87,18 +98,25 @@ struct CatalogHistoryTests {
     @Test func aChainOfThreeVersionsPlacesUsersOfTheFirst() throws {
         let v1 = Fixtures.catalog()
         var v2 = Self.editing(2) { $0.steps[1].id = "tapHere" }
-        v2.migrations = [CatalogMigration(from: 1, ["walk": FlowChanges(renamedSteps: ["tapTarget": "tapHere"])])]
+        v2.migrations = [
+            CatalogMigration(from: 1, ["walk": FlowChanges(renamedSteps: ["tapTarget": "tapHere"])])
+        ]
         var v3 = Self.editing(3) {
             $0.steps[1].id = "tapHere"
             $0.steps.removeAll { $0.id == "staged" }
         }
-        v3.migrations = v2.migrations + [CatalogMigration(from: 2, ["walk": FlowChanges(removedSteps: ["staged": .goOnAtNext])])]
+        v3.migrations =
+            v2.migrations + [
+                CatalogMigration(from: 2, ["walk": FlowChanges(removedSteps: ["staged": .goOnAtNext])])
+            ]
         let history = try Self.recorded(v1, v2)
         #expect(Self.problems(v3, history: history).isEmpty, "\(Self.problems(v3, history: history))")
 
         // Version 3 that forgot version 1's migration strands users parked on tapTarget since version 1.
         var forgetful = v3
-        forgetful.migrations = [CatalogMigration(from: 2, ["walk": FlowChanges(removedSteps: ["staged": .goOnAtNext])])]
+        forgetful.migrations = [
+            CatalogMigration(from: 2, ["walk": FlowChanges(removedSteps: ["staged": .goOnAtNext])])
+        ]
         let problems = Self.problems(forgetful, history: history)
         #expect(problems.map(\.kind) == [.unplacedStep], "\(problems)")
         #expect(problems.first?.step == "tapTarget")
@@ -129,7 +147,8 @@ struct CatalogHistoryTests {
                 from: 1,
                 [
                     "walk": FlowChanges(
-                        renamedSteps: ["tapTarget": "tapHer", "intr": "intro"], removedSteps: ["finale": .restart],
+                        renamedSteps: ["tapTarget": "tapHer", "intr": "intro"],
+                        removedSteps: ["finale": .restart],
                         renamedActions: ["sav": "save"]),
                     "wlak": FlowChanges(),
                 ]),
@@ -137,12 +156,33 @@ struct CatalogHistoryTests {
         ]
         let problems = Self.problems(v2, history: try Self.recorded(Fixtures.catalog()))
         let details = problems.filter { $0.kind == .unknownMigrationReference }.map(\.detail)
-        #expect(details.contains { $0.contains("renames step intr, which version 1 of flow walk does not have (did you mean 'intro'?)") }, "\(details)")
-        #expect(details.contains { $0.contains("renames tapTarget to step tapHer, which version 2 of flow walk does not have (did you mean 'tapHere'?)") })
-        #expect(details.contains { $0.contains("removes step finale, which version 2 of flow walk still has") })
-        #expect(details.contains { $0.contains("renames action sav, which version 1 of flow walk does not have (did you mean 'save'?)") })
-        #expect(details.contains { $0.contains("changes flow wlak, which version 1 does not have (did you mean 'walk'?)") })
-        #expect(problems.contains { $0.kind == .migrationOutOfRange && $0.detail.contains("not older than the catalog's version 2") })
+        #expect(
+            details.contains {
+                $0.contains(
+                    "renames step intr, which version 1 of flow walk does not have (did you mean 'intro'?)")
+            }, "\(details)")
+        #expect(
+            details.contains {
+                $0.contains(
+                    "renames tapTarget to step tapHer, which version 2 of flow walk does not have (did you mean 'tapHere'?)"
+                )
+            })
+        #expect(
+            details.contains { $0.contains("removes step finale, which version 2 of flow walk still has") })
+        #expect(
+            details.contains {
+                $0.contains(
+                    "renames action sav, which version 1 of flow walk does not have (did you mean 'save'?)")
+            })
+        #expect(
+            details.contains {
+                $0.contains("changes flow wlak, which version 1 does not have (did you mean 'walk'?)")
+            })
+        #expect(
+            problems.contains {
+                $0.kind == .migrationOutOfRange
+                    && $0.detail.contains("not older than the catalog's version 2")
+            })
         // The rename that points nowhere also leaves tapTarget unplaced.
         #expect(problems.contains { $0.kind == .unplacedStep && $0.step == "tapTarget" })
     }
@@ -161,14 +201,22 @@ struct CatalogHistoryTests {
     @Test func recordedFilesAreCanonicalDocumentsOfTheirVersion() throws {
         let text = try Self.document(Fixtures.catalog()).text()
         let cases: [(RecordedCatalog, String)] = [
-            (RecordedCatalog(file: "1.json", text: text.replacingOccurrences(of: "\"Intro\"", with: "\"Intro!\"") + "\n"), "edited by hand"),
+            (
+                RecordedCatalog(
+                    file: "1.json",
+                    text: text.replacingOccurrences(of: "\"Intro\"", with: "\"Intro!\"") + "\n"),
+                "edited by hand"
+            ),
             (RecordedCatalog(file: "2.json", text: text), "not test's version 2"),
             (RecordedCatalog(file: "first.json", text: text), "named VERSION.json"),
             (RecordedCatalog(file: "1.json", text: "{\"format\": 1}"), "not a catalog document"),
         ]
         for (file, words) in cases {
-            let problems = CatalogHistory([file], app: "test").problems(today: Self.document(Fixtures.catalog()))
-            #expect(problems.contains { $0.kind == .unreadableRelease && $0.detail.contains(words) }, "\(words): \(problems)")
+            let problems = CatalogHistory([file], app: "test").problems(
+                today: Self.document(Fixtures.catalog()))
+            #expect(
+                problems.contains { $0.kind == .unreadableRelease && $0.detail.contains(words) },
+                "\(words): \(problems)")
         }
     }
 }

@@ -14,21 +14,28 @@ struct UnplacedRunTests {
         let position = walkPlan.firstIndex(of: step) ?? 0
         var state = TourState()
         state[flow: "walk"] = .active(
-            FlowRun(plan: walkPlan, position: position, activation: 1, catalogVersion: 1, catalogFingerprint: fingerprint))
+            FlowRun(
+                plan: walkPlan, position: position, activation: 1, catalogVersion: 1,
+                catalogFingerprint: fingerprint))
         return state
     }
 
-    static func engine(_ edit: (inout FlowDefinition) -> Void, version: Int = 1, fingerprint: String = "v1-changed")
+    static func engine(
+        _ edit: (inout FlowDefinition) -> Void, version: Int = 1, fingerprint: String = "v1-changed"
+    )
         -> TourEngine
     {
         var walk = Fixtures.walk
         edit(&walk)
         return TourEngine(
-            catalog: TourCatalog(app: "test", version: version, flows: [walk]), fingerprint: CatalogFingerprint(known: fingerprint))
+            catalog: TourCatalog(app: "test", version: version, flows: [walk]),
+            fingerprint: CatalogFingerprint(known: fingerprint))
     }
 
     static func migration(_ facts: [TourFact]) -> (TourFact.MigrationOutcome, StepID?, Bool)? {
-        for case .runMigrated(_, _, _, _, let to, _, let outcome, let undeclared) in facts { return (outcome, to, undeclared) }
+        for case .runMigrated(_, _, _, _, let to, _, let outcome, let undeclared) in facts {
+            return (outcome, to, undeclared)
+        }
         return nil
     }
 
@@ -41,7 +48,8 @@ struct UnplacedRunTests {
         let transition = try engine.reduce(state, .clockAdvanced, at: Fixtures.t0)
         let moved = try #require(Self.migration(transition.record.facts))
         #expect(moved.0 == .restarted && moved.2)
-        #expect(transition.record.outcome.contains("modal is not in this catalog and no migration declares it"))
+        #expect(
+            transition.record.outcome.contains("modal is not in this catalog and no migration declares it"))
         #expect(transition.state[flow: "walk"].currentStep == "intro")
         // The restarted run is stamped with the catalog it now runs under.
         #expect(transition.state[run: "walk"]?.catalogFingerprint == "v1-changed")
@@ -75,7 +83,9 @@ struct UnplacedRunTests {
         let declared = TourEngine(
             catalog: TourCatalog(
                 app: "test", version: 2, flows: [walk],
-                migrations: [CatalogMigration(from: 1, ["walk": FlowChanges(renamedSteps: ["staged": "press"])])]))
+                migrations: [
+                    CatalogMigration(from: 1, ["walk": FlowChanges(renamedSteps: ["staged": "press"])])
+                ]))
         let transition = try declared.reduce(Self.state(on: "staged"), .clockAdvanced, at: Fixtures.t0)
         let moved = try #require(Self.migration(transition.record.facts))
         #expect(moved.0 == .moved && moved.1 == "press" && !moved.2)
@@ -112,13 +122,17 @@ struct UnplacedRunTests {
         // A record of another flow is untouched.
         #expect(transition.state[flow: "tip"].status == .completed)
         let declared = TourEngine(
-            catalog: TourCatalog(app: "test", version: 2, flows: [Fixtures.tip], migrations: [CatalogMigration(from: 1, removedFlows: ["walk"])]))
+            catalog: TourCatalog(
+                app: "test", version: 2, flows: [Fixtures.tip],
+                migrations: [CatalogMigration(from: 1, removedFlows: ["walk"])]))
         let declaredEnd = try declared.reduce(state, .clockAdvanced, at: Fixtures.t0)
         #expect(Self.migration(declaredEnd.record.facts).map { $0.0 == .dropped && !$0.2 } == true)
     }
 
     @Test func runsAreStampedWithTheFingerprintTheyStartUnder() throws {
-        let engine = TourEngine(catalog: TourCatalog(app: "test", flows: [Fixtures.tip]), fingerprint: CatalogFingerprint(known: "abc"))
+        let engine = TourEngine(
+            catalog: TourCatalog(app: "test", flows: [Fixtures.tip]),
+            fingerprint: CatalogFingerprint(known: "abc"))
         let started = try engine.reduce(TourState(), .featureVisited("feature"), at: Fixtures.t0)
         let due = try engine.reduce(started.state, .clockAdvanced, at: Fixtures.t0)
         #expect(due.state[run: "tip"]?.catalogFingerprint == "abc")

@@ -24,7 +24,8 @@ public struct CatalogGenerator {
     /// Text people read, with the characters JSON must escape and some that are not ASCII.
     public mutating func text() -> String {
         let pieces = [
-            "Hello", " world", "\"quoted\"", "back\\slash", "tab\there", "line\nbreak", "é", "—", "日本", "🙂", "{apps}",
+            "Hello", " world", "\"quoted\"", "back\\slash", "tab\there", "line\nbreak", "é", "—", "日本", "🙂",
+            "{apps}",
             "{#apps|app|apps}", "/", "#", "\u{1}", "",
         ]
         return list(1...4) { $0.pick(pieces) }.joined()
@@ -43,7 +44,8 @@ public struct CatalogGenerator {
         case 4: return .string(text())
         case 5: return .list(list(0...3) { $0.value(depth: depth + 1) })
         default:
-            return .object(Dictionary(list(0...3) { ($0.name(), $0.value(depth: depth + 1)) }) { first, _ in first })
+            return .object(
+                Dictionary(list(0...3) { ($0.name(), $0.value(depth: depth + 1)) }) { first, _ in first })
         }
     }
 
@@ -55,8 +57,11 @@ public struct CatalogGenerator {
         case 3: return .atLeast(name(), int(-5...50))
         case 4: return .flowCompleted(FlowID(name()))
         case 5: return .flowFinished(FlowID(name()))
-        case 6: return .upgradedInto("\(int(1...3)).\(int(0...9))", tourFlows: list(0...2) { FlowID($0.name()) })
-        case 7: return .lastTourOlder(than: "\(int(1...3)).\(int(0...9))", tourFlows: list(0...2) { FlowID($0.name()) })
+        case 6:
+            return .upgradedInto("\(int(1...3)).\(int(0...9))", tourFlows: list(0...2) { FlowID($0.name()) })
+        case 7:
+            return .lastTourOlder(
+                than: "\(int(1...3)).\(int(0...9))", tourFlows: list(0...2) { FlowID($0.name()) })
         case 8: return .not(condition(depth: depth + 1))
         case 9: return .all(list(0...3) { $0.condition(depth: depth + 1) })
         default: return .any(list(0...3) { $0.condition(depth: depth + 1) })
@@ -101,41 +106,53 @@ public struct CatalogGenerator {
 
     public mutating func action() -> StepAction {
         StepAction(
-            name(), label: maybe { $0.text() }, aliases: list(0...2) { $0.name() }, fills: list(0...2) { $0.name() },
-            requiredParameters: list(0...1) { $0.name() }, outcome: outcome(), preconditions: list(0...2) { $0.precondition() },
-            effects: list(0...2) { $0.effect() }, celebrates: chance(30), haptic: maybe { $0.pick(HapticFeedback.allCases) })
+            name(), label: maybe { $0.text() }, aliases: list(0...2) { $0.name() },
+            fills: list(0...2) { $0.name() },
+            requiredParameters: list(0...1) { $0.name() }, outcome: outcome(),
+            preconditions: list(0...2) { $0.precondition() },
+            effects: list(0...2) { $0.effect() }, celebrates: chance(30),
+            haptic: maybe { $0.pick(HapticFeedback.allCases) })
     }
 
     mutating func gate() -> Gate {
         Gate(
             name(), chance(50) ? .permission(PermissionName(name())) : .request(name()), required: chance(50),
             deniedMessage: text(), grantedMessage: text(), unavailableMessage: maybe { $0.text() },
-            checksOnEntry: chance(50), advancesWhenGranted: chance(50), onGranted: list(0...2) { $0.effect() })
+            checksOnEntry: chance(50), advancesWhenGranted: chance(50), onGranted: list(0...2) { $0.effect() }
+        )
     }
 
     mutating func field() -> FieldSpec {
         let kinds: [FieldSpec.Kind] = [
             .text, .secret, .list, .choice(list(1...3) { $0.name() }),
-            .integer(minimum: int(-10...1900), maximumKey: maybe { $0.name() }), .date(latestKey: maybe { $0.name() }),
+            .integer(minimum: int(-10...1900), maximumKey: maybe { $0.name() }),
+            .date(latestKey: maybe { $0.name() }),
         ]
         let rules: [FieldSpec.Rule?] = [nil, .required, .minimumCount(int(0...5))]
-        return FieldSpec(name(), pick(kinds), initial: maybe { $0.value() }, rule: pick(rules), ruleMessage: maybe { $0.text() })
+        return FieldSpec(
+            name(), pick(kinds), initial: maybe { $0.value() }, rule: pick(rules),
+            ruleMessage: maybe { $0.text() })
     }
 
     public mutating func step() -> StepDefinition {
         let anchor = maybe { generator in
             Anchor(
-                generator.name(), fallback: generator.maybe { $0.name() }, availableWhen: generator.condition(),
+                generator.name(), fallback: generator.maybe { $0.name() },
+                availableWhen: generator.condition(),
                 highlightPadding: generator.maybe { $0.number() },
                 popover: generator.maybe { $0.pick(PopoverPosition.allCases) })
         }
         var step = StepDefinition(
             StepID(name()),
-            StepContent(title: text(), body: text(), hint: maybe { $0.text() }, details: list(0...3) { $0.text() }, anchor: anchor),
-            actions: list(0...4) { $0.action() }, gates: list(0...2) { $0.gate() }, validates: list(0...2) { $0.name() },
+            StepContent(
+                title: text(), body: text(), hint: maybe { $0.text() }, details: list(0...3) { $0.text() },
+                anchor: anchor),
+            actions: list(0...4) { $0.action() }, gates: list(0...2) { $0.gate() },
+            validates: list(0...2) { $0.name() },
             canSkip: chance(40), canGoBack: chance(40), includedWhen: condition(),
             autoAdvanceAfter: maybe { $0.number() }, passThrough: list(0...2) { $0.name() },
-            backLabel: maybe { $0.text() }, backAliases: list(0...1) { $0.name() }, skipLabel: maybe { $0.text() },
+            backLabel: maybe { $0.text() }, backAliases: list(0...1) { $0.name() },
+            skipLabel: maybe { $0.text() },
             covers: list(0...2) { FlowID($0.name()) })
         if chance(10) { step.actions = [] }
         return step
@@ -153,7 +170,8 @@ public struct CatalogGenerator {
         var haptics: [String: HapticFeedback] = [:]
         for moment in moments where chance(40) { haptics[moment] = pick(HapticFeedback.allCases) }
         return FlowDefinition(
-            FlowID(name()), name: text(), steps: list(0...5) { $0.step() }, fields: list(0...3) { $0.field() },
+            FlowID(name()), name: text(), steps: list(0...5) { $0.step() },
+            fields: list(0...3) { $0.field() },
             triggers: list(0...2) { $0.trigger() }, skip: pick(SkipPolicy.allCases),
             interruption: pick(InterruptionPolicy.allCases), replay: pick(ReplayPolicy.allCases),
             scope: pick(FlowScope.allCases), countsTerminalStep: chance(70),
@@ -161,9 +179,11 @@ public struct CatalogGenerator {
                 stepEntered: haptics["stepEntered"], actionCompleted: haptics["actionCompleted"],
                 skipped: haptics["skipped"], completed: haptics["completed"], refused: haptics["refused"]),
             analytics: AnalyticsNames(
-                started: maybe { $0.name() }, stepCompleted: maybe { $0.name() }, skipped: maybe { $0.name() },
+                started: maybe { $0.name() }, stepCompleted: maybe { $0.name() },
+                skipped: maybe { $0.name() },
                 completed: maybe { $0.name() }, replayed: maybe { $0.name() }),
-            onComplete: list(0...2) { $0.effect() }, onSkip: list(0...1) { $0.effect() }, onReset: list(0...1) { $0.effect() },
+            onComplete: list(0...2) { $0.effect() }, onSkip: list(0...1) { $0.effect() },
+            onReset: list(0...1) { $0.effect() },
             unplacedStep: pick(FlowChanges.RemovedStep.allCases))
     }
 
@@ -172,18 +192,27 @@ public struct CatalogGenerator {
             (
                 FlowID(generator.name()),
                 FlowChanges(
-                    renamedSteps: Dictionary(generator.list(0...2) { (StepID($0.name()), StepID($0.name())) }) { a, _ in a },
-                    removedSteps: Dictionary(generator.list(0...2) { (StepID($0.name()), $0.pick(FlowChanges.RemovedStep.allCases)) }) { a, _ in a },
-                    renamedActions: Dictionary(generator.list(0...2) { ($0.name(), $0.name()) }) { a, _ in a })
+                    renamedSteps: Dictionary(generator.list(0...2) { (StepID($0.name()), StepID($0.name())) })
+                    { a, _ in a },
+                    removedSteps: Dictionary(
+                        generator.list(0...2) {
+                            (StepID($0.name()), $0.pick(FlowChanges.RemovedStep.allCases))
+                        }
+                    ) { a, _ in a },
+                    renamedActions: Dictionary(generator.list(0...2) { ($0.name(), $0.name()) }) { a, _ in a }
+                )
             )
         }
         return CatalogMigration(
-            from: from, Dictionary(changes) { first, _ in first }, removedFlows: Set(list(0...2) { FlowID($0.name()) }))
+            from: from, Dictionary(changes) { first, _ in first },
+            removedFlows: Set(list(0...2) { FlowID($0.name()) }))
     }
 
     public mutating func catalog() -> TourCatalog {
         let version = int(1...6)
-        let exceptions = Dictionary(list(0...2) { ($0.name(), $0.pick(FlowScope.allCases)) }) { first, _ in first }
+        let exceptions = Dictionary(list(0...2) { ($0.name(), $0.pick(FlowScope.allCases)) }) { first, _ in
+            first
+        }
         return TourCatalog(
             app: name(), name: maybe { $0.text() }, flowNoun: pick(["tour", "walkthrough", "onboarding"]),
             version: version, flows: list(0...4) { $0.flow() }, freeActions: list(0...3) { $0.action() },
@@ -205,10 +234,18 @@ public struct CatalogGenerator {
             }
         }
         let kinds = Set(effects).map { name in
-            EffectKind(name, "", payload: Dictionary(list(0...3) { ($0.name(), PayloadSpec($0.pick(ValueKind.allCases), required: $0.chance(50))) }) { a, _ in a })
+            EffectKind(
+                name, "",
+                payload: Dictionary(
+                    list(0...3) {
+                        ($0.name(), PayloadSpec($0.pick(ValueKind.allCases), required: $0.chance(50)))
+                    }
+                ) { a, _ in a })
         }
         let context = Set(keys).map { key in
-            ContextKey(key, pick(ContextKey.Kind.allCases), default: value(), source: pick(ContextKey.Source.allCases), "")
+            ContextKey(
+                key, pick(ContextKey.Kind.allCases), default: value(),
+                source: pick(ContextKey.Source.allCases), "")
         }
         return CatalogDeclarations(context: context, effects: kinds, requests: Set(list(0...2) { $0.name() }))
     }

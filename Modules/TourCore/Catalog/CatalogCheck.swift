@@ -36,7 +36,8 @@ public struct CatalogProblem: Equatable, Sendable, CustomStringConvertible {
         public static var coherence: [Kind] {
             [
                 .duplicateID, .unknownGate, .unknownField, .unknownFlow, .unknownAction, .unknownPassThrough,
-                .undeclaredContextKey, .undeclaredEffect, .unknownPayloadKey, .missingPayloadKey, .payloadKind,
+                .undeclaredContextKey, .undeclaredEffect, .unknownPayloadKey, .missingPayloadKey,
+                .payloadKind,
                 .undeclaredRequest, .unreachableStep, .deadEnd, .unrequestableGate,
             ]
         }
@@ -59,7 +60,8 @@ public struct CatalogProblem: Equatable, Sendable, CustomStringConvertible {
 
     public var description: String {
         let place = [flow?.rawValue, step?.rawValue].compactMap { $0 }.joined(separator: " step ")
-        return "\(kind.rawValue)\(place.isEmpty ? "" : " (\(place))"): \(detail)\(path.isEmpty ? "" : " [at \(path)]")"
+        return
+            "\(kind.rawValue)\(place.isEmpty ? "" : " (\(place))"): \(detail)\(path.isEmpty ? "" : " [at \(path)]")"
     }
 }
 
@@ -95,13 +97,16 @@ private struct CoherenceCheck {
         var step: StepID?
         var path: String
         func at(_ member: String) -> Place { Place(flow: flow, step: step, path: path + "." + member) }
-        func at(_ member: String, _ key: String) -> Place { Place(flow: flow, step: step, path: path + ".\(member)[\(key)]") }
+        func at(_ member: String, _ key: String) -> Place {
+            Place(flow: flow, step: step, path: path + ".\(member)[\(key)]")
+        }
         /// The item `key` of the list or object here: `[0]`, `[saveMark]`.
         func item(_ key: String) -> Place { Place(flow: flow, step: step, path: path + "[\(key)]") }
     }
 
     mutating func add(_ kind: CatalogProblem.Kind, _ place: Place, _ detail: String) {
-        problems.append(CatalogProblem(kind: kind, flow: place.flow, step: place.step, path: place.path, detail: detail))
+        problems.append(
+            CatalogProblem(kind: kind, flow: place.flow, step: place.step, path: place.path, detail: detail))
     }
 
     mutating func run() {
@@ -113,10 +118,13 @@ private struct CoherenceCheck {
         for action in catalog.freeActions {
             let place = Place(path: "freeActions[\(action.name)]")
             for name in action.fills where freeFields[name] == nil {
-                add(.unknownField, place.at("fills"), "free action \(action.name) fills '\(name)', which is not a free field")
+                add(
+                    .unknownField, place.at("fills"),
+                    "free action \(action.name) fills '\(name)', which is not a free field")
             }
             checkEffects(
-                action.effects, fields: [:], parameters: parameters(of: action, in: freeFields), place.at("effects"),
+                action.effects, fields: [:], parameters: parameters(of: action, in: freeFields),
+                place.at("effects"),
                 "free action \(action.name)")
         }
         for flow in catalog.flows { check(flow) }
@@ -130,12 +138,19 @@ private struct CoherenceCheck {
         let place = Place(flow: flow.id, path: "flows[\(flow.id)]")
         let fields = Dictionary(flow.fields.map { ($0.name, $0) }) { first, _ in first }
         checkFieldKinds(flow.fields, place.at("fields"))
-        for id in duplicates(flow.steps.map(\.id.rawValue)) { add(.duplicateID, place.at("steps"), "step id \(id) is used twice") }
-        for id in duplicates(flow.fields.map(\.name)) { add(.duplicateID, place.at("fields"), "field \(id) is declared twice") }
-        for (index, trigger) in flow.triggers.enumerated() {
-            checkCondition(trigger.when, place.at("triggers[\(index)].when"), "trigger \(trigger.moment.summary)")
+        for id in duplicates(flow.steps.map(\.id.rawValue)) {
+            add(.duplicateID, place.at("steps"), "step id \(id) is used twice")
         }
-        for (member, templates) in [("onComplete", flow.onComplete), ("onSkip", flow.onSkip), ("onReset", flow.onReset)] {
+        for id in duplicates(flow.fields.map(\.name)) {
+            add(.duplicateID, place.at("fields"), "field \(id) is declared twice")
+        }
+        for (index, trigger) in flow.triggers.enumerated() {
+            checkCondition(
+                trigger.when, place.at("triggers[\(index)].when"), "trigger \(trigger.moment.summary)")
+        }
+        for (member, templates) in [
+            ("onComplete", flow.onComplete), ("onSkip", flow.onSkip), ("onReset", flow.onReset),
+        ] {
             checkEffects(templates, fields: fields, parameters: [:], place.at(member), "the flow's \(member)")
         }
         var reachable = true
@@ -155,10 +170,15 @@ private struct CoherenceCheck {
                 add(.unknownFlow, here.at("covers"), "it covers flow '\(id)', which does not exist")
             }
             for name in step.validates where fields[name] == nil {
-                add(.unknownField, here.at("validates"), "it validates field '\(name)', which is not declared")
+                add(
+                    .unknownField, here.at("validates"), "it validates field '\(name)', which is not declared"
+                )
             }
             for name in step.passThrough where !freeNames.contains(name) {
-                add(.unknownPassThrough, here.at("passThrough"), "it lets '\(name)' through, which is not a free action\(suggest(name, in: Array(freeNames)))")
+                add(
+                    .unknownPassThrough, here.at("passThrough"),
+                    "it lets '\(name)' through, which is not a free action\(suggest(name, in: Array(freeNames)))"
+                )
             }
             for name in duplicates(step.actions.flatMap { [$0.name] + $0.aliases }) {
                 add(.duplicateID, here.at("actions"), "action name \(name) is used twice")
@@ -168,40 +188,62 @@ private struct CoherenceCheck {
             for action in step.actions {
                 let at = here.at("actions", action.name)
                 for name in action.fills where fields[name] == nil {
-                    add(.unknownField, at.at("fills"), "\(action.name) fills '\(name)', which is not declared\(suggest(name, in: Array(fields.keys)))")
+                    add(
+                        .unknownField, at.at("fills"),
+                        "\(action.name) fills '\(name)', which is not declared\(suggest(name, in: Array(fields.keys)))"
+                    )
                 }
                 for name in action.requiredParameters where !action.fills.contains(name) {
-                    add(.unknownField, at.at("requiredParameters"), "\(action.name) requires '\(name)', which it does not fill")
+                    add(
+                        .unknownField, at.at("requiredParameters"),
+                        "\(action.name) requires '\(name)', which it does not fill")
                 }
                 if case .request(let gate) = action.outcome {
                     requested.insert(gate)
                     if !gateIDs.contains(gate) {
-                        add(.unknownGate, at.at("outcome"), "\(action.name) requests gate '\(gate)', which the step does not have\(suggest(gate, in: Array(gateIDs)))")
+                        add(
+                            .unknownGate, at.at("outcome"),
+                            "\(action.name) requests gate '\(gate)', which the step does not have\(suggest(gate, in: Array(gateIDs)))"
+                        )
                     }
                 }
                 for (number, precondition) in action.preconditions.enumerated() {
                     let pre = at.at("preconditions[\(number)]")
                     switch precondition {
                     case .gate(let id, _, _) where !gateIDs.contains(id):
-                        add(.unknownGate, pre, "\(action.name) waits for gate '\(id)', which the step does not have\(suggest(id, in: Array(gateIDs)))")
+                        add(
+                            .unknownGate, pre,
+                            "\(action.name) waits for gate '\(id)', which the step does not have\(suggest(id, in: Array(gateIDs)))"
+                        )
                     case .performed(let name, _) where !step.actions.contains(where: { $0.name == name }):
-                        add(.unknownAction, pre, "\(action.name) needs '\(name)' first, which the step does not have\(suggest(name, in: step.actions.map(\.name)))")
+                        add(
+                            .unknownAction, pre,
+                            "\(action.name) needs '\(name)' first, which the step does not have\(suggest(name, in: step.actions.map(\.name)))"
+                        )
                     case .condition(let condition, _):
                         checkCondition(condition, pre.at("condition"), "\(action.name)'s precondition")
                     default: break
                     }
                 }
-                checkEffects(action.effects, fields: fields, parameters: parameters(of: action, in: fields), at.at("effects"), action.name)
+                checkEffects(
+                    action.effects, fields: fields, parameters: parameters(of: action, in: fields),
+                    at.at("effects"), action.name)
             }
             for gate in step.gates {
                 let at = here.at("gates", gate.id)
                 if case .request(let name) = gate.kind, !declared.requests.contains(name) {
-                    add(.undeclaredRequest, at.at("request"), "gate \(gate.id) asks the handler for '\(name)', which it does not declare\(suggest(name, in: Array(declared.requests)))")
+                    add(
+                        .undeclaredRequest, at.at("request"),
+                        "gate \(gate.id) asks the handler for '\(name)', which it does not declare\(suggest(name, in: Array(declared.requests)))"
+                    )
                 }
                 if gate.required, !requested.contains(gate.id) {
-                    add(.unrequestableGate, at, "gate \(gate.id) is required but no action of the step requests it")
+                    add(
+                        .unrequestableGate, at,
+                        "gate \(gate.id) is required but no action of the step requests it")
                 }
-                checkEffects(gate.onGranted, fields: fields, parameters: [:], at.at("onGranted"), "gate \(gate.id)")
+                checkEffects(
+                    gate.onGranted, fields: fields, parameters: [:], at.at("onGranted"), "gate \(gate.id)")
             }
             // The step lets the user on: an action advances, a gate advances when granted, or it
             // closes by itself. The last step of a flow needs a way on too, or it never finishes.
@@ -211,7 +253,9 @@ private struct CoherenceCheck {
             if !movesOn {
                 let leaves = step.actions.contains { $0.outcome.endsFlow }
                 if index == flow.steps.count - 1 || !leaves {
-                    add(.deadEnd, here, "nothing moves the user on from it (no advancing action or gate, no auto-advance)")
+                    add(
+                        .deadEnd, here,
+                        "nothing moves the user on from it (no advancing action or gate, no auto-advance)")
                 }
                 reachable = false
             } else {
@@ -222,7 +266,10 @@ private struct CoherenceCheck {
 
     mutating func checkCondition(_ condition: Condition, _ place: Place, _ what: String) {
         for key in condition.contextKeys where !declared.contextKeys.contains(key) {
-            add(.undeclaredContextKey, place, "\(what) reads '\(key)', which the handler does not declare\(suggest(key, in: Array(declared.contextKeys)))")
+            add(
+                .undeclaredContextKey, place,
+                "\(what) reads '\(key)', which the handler does not declare\(suggest(key, in: Array(declared.contextKeys)))"
+            )
         }
         for id in condition.flowReferences where !flowIDs.contains(id) {
             add(.unknownFlow, place, "\(what) names flow '\(id)', which does not exist")
@@ -238,7 +285,9 @@ private struct CoherenceCheck {
             default: key = nil
             }
             if let key, !declared.contextKeys.contains(key) {
-                add(.undeclaredContextKey, place.item(field.name).at("kind"), "field '\(field.name)' is bounded by '\(key)', which the handler does not declare")
+                add(
+                    .undeclaredContextKey, place.item(field.name).at("kind"),
+                    "field '\(field.name)' is bounded by '\(key)', which the handler does not declare")
             }
         }
     }
@@ -246,7 +295,8 @@ private struct CoherenceCheck {
     /// Effects as the handler declares them: a kind it performs, payload keys it takes, required keys
     /// given, values of the declared kind; fields, parameters and context keys that exist.
     mutating func checkEffects(
-        _ effects: [EffectTemplate], fields: [String: FieldSpec], parameters: [String: FieldSpec?], _ place: Place,
+        _ effects: [EffectTemplate], fields: [String: FieldSpec], parameters: [String: FieldSpec?],
+        _ place: Place,
         _ what: String
     ) {
         for (index, effect) in effects.enumerated() {
@@ -254,25 +304,39 @@ private struct CoherenceCheck {
             switch effect {
             case .product(let name, let payload):
                 let here = at.at("product")
-                let sources = sourceKinds(payload, fields: fields, parameters: parameters, here.at("payload"), what)
+                let sources = sourceKinds(
+                    payload, fields: fields, parameters: parameters, here.at("payload"), what)
                 guard let kind = declared.effect(name) else {
-                    add(.undeclaredEffect, here.at("name"), "\(what) sends product effect '\(name)', which the handler does not declare\(suggest(name, in: declared.effectNames)); it declares \(listing(declared.effectNames))")
+                    add(
+                        .undeclaredEffect, here.at("name"),
+                        "\(what) sends product effect '\(name)', which the handler does not declare\(suggest(name, in: declared.effectNames)); it declares \(listing(declared.effectNames))"
+                    )
                     continue
                 }
                 for key in payload.keys.sorted() {
                     guard let spec = kind.payload[key] else {
-                        add(.unknownPayloadKey, here.at("payload").at(key), "\(what): effect '\(name)' takes no payload key '\(key)'\(suggest(key, in: Array(kind.payload.keys))); it takes \(listing(kind.payload.keys.sorted()))")
+                        add(
+                            .unknownPayloadKey, here.at("payload").at(key),
+                            "\(what): effect '\(name)' takes no payload key '\(key)'\(suggest(key, in: Array(kind.payload.keys))); it takes \(listing(kind.payload.keys.sorted()))"
+                        )
                         continue
                     }
                     if let given = sources[key] ?? nil, !spec.kind.accepts(given) {
-                        add(.payloadKind, here.at("payload").at(key), "\(what): effect '\(name)' takes \(spec.kind.phrase) as '\(key)', and this gives \(given.phrase)")
+                        add(
+                            .payloadKind, here.at("payload").at(key),
+                            "\(what): effect '\(name)' takes \(spec.kind.phrase) as '\(key)', and this gives \(given.phrase)"
+                        )
                     }
                 }
-                for (key, spec) in kind.payload.sorted(by: { $0.key < $1.key }) where spec.required && payload[key] == nil {
-                    add(.missingPayloadKey, here.at("payload"), "\(what): effect '\(name)' needs payload key '\(key)' (\(spec.kind.phrase))")
+                for (key, spec) in kind.payload.sorted(by: { $0.key < $1.key })
+                where spec.required && payload[key] == nil {
+                    add(
+                        .missingPayloadKey, here.at("payload"),
+                        "\(what): effect '\(name)' needs payload key '\(key)' (\(spec.kind.phrase))")
                 }
             case .analytics(_, let properties):
-                _ = sourceKinds(properties, fields: fields, parameters: parameters, at.at("analytics.properties"), what)
+                _ = sourceKinds(
+                    properties, fields: fields, parameters: parameters, at.at("analytics.properties"), what)
             case .haptic: break
             }
         }
@@ -280,7 +344,8 @@ private struct CoherenceCheck {
 
     /// The kind each source gives (nil when any), checking that the fields, parameters and context keys it names exist.
     mutating func sourceKinds(
-        _ values: [String: ValueSource], fields: [String: FieldSpec], parameters: [String: FieldSpec?], _ place: Place,
+        _ values: [String: ValueSource], fields: [String: FieldSpec], parameters: [String: FieldSpec?],
+        _ place: Place,
         _ what: String
     ) -> [String: ValueKind?] {
         var kinds: [String: ValueKind?] = [:]
@@ -292,7 +357,10 @@ private struct CoherenceCheck {
                 if let field = fields[name] {
                     kinds[key] = field.kind.valueKind
                 } else {
-                    add(.unknownField, place.at(key), "\(what) reads field '\(name)', which is not declared\(suggest(name, in: Array(fields.keys)))")
+                    add(
+                        .unknownField, place.at(key),
+                        "\(what) reads field '\(name)', which is not declared\(suggest(name, in: Array(fields.keys)))"
+                    )
                 }
             case .parameter(let name):
                 if let field = parameters[name] {
@@ -302,13 +370,17 @@ private struct CoherenceCheck {
                         .unknownField, place.at(key),
                         parameters.isEmpty
                             ? "\(what) reads parameter '\(name)', but nothing here takes parameters"
-                            : "\(what) reads parameter '\(name)', which it does not take\(suggest(name, in: Array(parameters.keys))); it takes \(listing(parameters.keys.sorted()))")
+                            : "\(what) reads parameter '\(name)', which it does not take\(suggest(name, in: Array(parameters.keys))); it takes \(listing(parameters.keys.sorted()))"
+                    )
                 }
             case .context(let name):
                 if let declaredKey = declared.contextKey(name) {
                     kinds[key] = declaredKey.kind.valueKind
                 } else {
-                    add(.undeclaredContextKey, place.at(key), "\(what) reads '\(name)', which the handler does not declare\(suggest(name, in: Array(declared.contextKeys)))")
+                    add(
+                        .undeclaredContextKey, place.at(key),
+                        "\(what) reads '\(name)', which the handler does not declare\(suggest(name, in: Array(declared.contextKeys)))"
+                    )
                 }
             }
         }
@@ -379,7 +451,9 @@ extension CatalogDeclarations {
                 if let anchor = step.content.anchor { keys.formUnion(anchor.availableWhen.contextKeys) }
                 for action in step.actions {
                     read(action.effects)
-                    for case .condition(let condition, _) in action.preconditions { keys.formUnion(condition.contextKeys) }
+                    for case .condition(let condition, _) in action.preconditions {
+                        keys.formUnion(condition.contextKeys)
+                    }
                 }
                 for gate in step.gates {
                     read(gate.onGranted)
@@ -388,7 +462,8 @@ extension CatalogDeclarations {
             }
         }
         return CatalogDeclarations(
-            context: context.filter { keys.contains($0.name) }, effects: self.effects.filter { effects.contains($0.name) },
+            context: context.filter { keys.contains($0.name) },
+            effects: self.effects.filter { effects.contains($0.name) },
             requests: self.requests.intersection(requests))
     }
 }

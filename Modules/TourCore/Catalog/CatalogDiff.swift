@@ -102,36 +102,60 @@ private struct Builder {
             add(.catalogChanged, "\(name): \(quote(before)) → \(quote(after))")
         }
         if old.catalog.stateScopes != catalog.stateScopes {
-            add(.catalogChanged, "stateScopes: \(json(old.catalog.stateScopes.documentValue)) → \(json(catalog.stateScopes.documentValue))")
+            add(
+                .catalogChanged,
+                "stateScopes: \(json(old.catalog.stateScopes.documentValue)) → \(json(catalog.stateScopes.documentValue))"
+            )
         }
         let oldIDs = old.catalog.flows.map(\.id)
         let newIDs = catalog.flows.map(\.id)
         for flow in old.catalog.flows where catalog.flow(flow.id) == nil {
-            let declared = catalog.migrations(after: old.catalog.version).contains { $0.removedFlows.contains(flow.id) }
-            add(.flowRemoved, flow.id, nil, "flow \(flow.id) (\(flow.steps.count) steps) removed", placement: declared ? .flowEnds : .notPlaced)
+            let declared = catalog.migrations(after: old.catalog.version).contains {
+                $0.removedFlows.contains(flow.id)
+            }
+            add(
+                .flowRemoved, flow.id, nil, "flow \(flow.id) (\(flow.steps.count) steps) removed",
+                placement: declared ? .flowEnds : .notPlaced)
         }
         for flow in catalog.flows where old.catalog.flow(flow.id) == nil {
-            add(.flowAdded, flow.id, nil, "flow \(flow.id) added (\(flow.steps.map(\.id.rawValue).joined(separator: ", ")))")
+            add(
+                .flowAdded, flow.id, nil,
+                "flow \(flow.id) added (\(flow.steps.map(\.id.rawValue).joined(separator: ", ")))")
         }
         let kept = newIDs.filter(oldIDs.contains)
         if oldIDs.filter(newIDs.contains) != kept {
-            add(.policyChanged, "flow priority order: \(oldIDs.filter(newIDs.contains).map(\.rawValue).joined(separator: ", ")) → \(kept.map(\.rawValue).joined(separator: ", "))")
+            add(
+                .policyChanged,
+                "flow priority order: \(oldIDs.filter(newIDs.contains).map(\.rawValue).joined(separator: ", ")) → \(kept.map(\.rawValue).joined(separator: ", "))"
+            )
         }
         for id in kept {
             if let before = old.catalog.flow(id), let after = catalog.flow(id) { compare(before, after) }
         }
-        compareActions(old.catalog.freeActions, catalog.freeActions, flow: nil, step: nil, renames: [:], kind: .freeActionsChanged)
+        compareActions(
+            old.catalog.freeActions, catalog.freeActions, flow: nil, step: nil, renames: [:],
+            kind: .freeActionsChanged)
         if old.catalog.freeFields != catalog.freeFields {
-            add(.freeActionsChanged, "free fields: \(json(.list(old.catalog.freeFields.map(\.documentValue)))) → \(json(.list(catalog.freeFields.map(\.documentValue))))")
+            add(
+                .freeActionsChanged,
+                "free fields: \(json(.list(old.catalog.freeFields.map(\.documentValue)))) → \(json(.list(catalog.freeFields.map(\.documentValue))))"
+            )
         }
         for migration in catalog.migrations where !old.catalog.migrations.contains(migration) {
-            add(.migrationsChanged, "migration from version \(migration.from): \(json(migration.documentValue))")
+            add(
+                .migrationsChanged,
+                "migration from version \(migration.from): \(json(migration.documentValue))")
         }
         for migration in old.catalog.migrations where !catalog.migrations.contains(migration) {
-            add(.migrationsChanged, "migration from version \(migration.from) no longer declared (was \(json(migration.documentValue)))")
+            add(
+                .migrationsChanged,
+                "migration from version \(migration.from) no longer declared (was \(json(migration.documentValue)))"
+            )
         }
         if old.vocabulary.documentValue != new.vocabulary.documentValue {
-            add(.vocabularyChanged, "\(json(old.vocabulary.documentValue)) → \(json(new.vocabulary.documentValue))")
+            add(
+                .vocabularyChanged,
+                "\(json(old.vocabulary.documentValue)) → \(json(new.vocabulary.documentValue))")
         }
     }
 
@@ -158,7 +182,8 @@ private struct Builder {
             if placement == .notPlaced, let step = before.step(id),
                 let twin = added.first(where: { Self.readsAlike(step, $0) })
             {
-                detail += "; it reads like the added step \(twin.id): a rename is declared as renamedSteps: [\"\(id)\": \"\(twin.id)\"]"
+                detail +=
+                    "; it reads like the added step \(twin.id): a rename is declared as renamedSteps: [\"\(id)\": \"\(twin.id)\"]"
             }
             add(.stepRemoved, flow, id, detail, placement: placement)
         }
@@ -178,7 +203,8 @@ private struct Builder {
             let moved = zip(oldOrder, newOrder).first { $0 != $1 }?.1
             add(
                 .stepsReordered, flow, moved,
-                "steps reordered: \(oldOrder.map(\.rawValue).joined(separator: ", ")) → \(newOrder.map(\.rawValue).joined(separator: ", "))")
+                "steps reordered: \(oldOrder.map(\.rawValue).joined(separator: ", ")) → \(newOrder.map(\.rawValue).joined(separator: ", "))"
+            )
         }
         let renames = actionRenames(flow)
         for step in before.steps {
@@ -200,7 +226,9 @@ private struct Builder {
         return renames
     }
 
-    mutating func compare(_ before: StepDefinition, _ after: StepDefinition, flow: FlowID, renames: [String: String]) {
+    mutating func compare(
+        _ before: StepDefinition, _ after: StepDefinition, flow: FlowID, renames: [String: String]
+    ) {
         let step = after.id
         let a = before.content
         let b = after.content
@@ -208,18 +236,29 @@ private struct Builder {
         if a.title != b.title { wording.append("title \(quote(a.title)) → \(quote(b.title))") }
         if a.body != b.body { wording.append("body \(quote(a.body)) → \(quote(b.body))") }
         if a.hint != b.hint { wording.append("hint \(quote(a.hint)) → \(quote(b.hint))") }
-        if a.details != b.details { wording.append("details \(a.details.map(quote)) → \(b.details.map(quote))") }
+        if a.details != b.details {
+            wording.append("details \(a.details.map(quote)) → \(b.details.map(quote))")
+        }
         if a.anchor != b.anchor {
-            wording.append("anchor \(json(a.documentValue.member("anchor"))) → \(json(b.documentValue.member("anchor")))")
+            wording.append(
+                "anchor \(json(a.documentValue.member("anchor"))) → \(json(b.documentValue.member("anchor")))"
+            )
         }
         for line in wording { add(.wordingChanged, flow, step, line) }
-        compareActions(before.actions, after.actions, flow: flow, step: step, renames: renames, kind: .actionChanged)
+        compareActions(
+            before.actions, after.actions, flow: flow, step: step, renames: renames, kind: .actionChanged)
         if before.gates != after.gates {
-            add(.stepChanged, flow, step, "gates: \(json(.list(before.gates.map(\.documentValue)))) → \(json(.list(after.gates.map(\.documentValue))))")
+            add(
+                .stepChanged, flow, step,
+                "gates: \(json(.list(before.gates.map(\.documentValue)))) → \(json(.list(after.gates.map(\.documentValue))))"
+            )
         }
         for (name, x, y) in [
             ("includedWhen", before.includedWhen.documentValue, after.includedWhen.documentValue),
-            ("autoAdvanceAfter", before.autoAdvanceAfter.map(DocumentWriter.number) ?? .null, after.autoAdvanceAfter.map(DocumentWriter.number) ?? .null),
+            (
+                "autoAdvanceAfter", before.autoAdvanceAfter.map(DocumentWriter.number) ?? .null,
+                after.autoAdvanceAfter.map(DocumentWriter.number) ?? .null
+            ),
             ("validates", .strings(before.validates), .strings(after.validates)),
             ("passThrough", .strings(before.passThrough), .strings(after.passThrough)),
             ("covers", .strings(before.covers.map(\.rawValue)), .strings(after.covers.map(\.rawValue))),
@@ -229,7 +268,8 @@ private struct Builder {
     }
 
     mutating func compareActions(
-        _ before: [StepAction], _ after: [StepAction], flow: FlowID?, step: StepID?, renames: [String: String],
+        _ before: [StepAction], _ after: [StepAction], flow: FlowID?, step: StepID?,
+        renames: [String: String],
         kind: CatalogDiff.Kind
     ) {
         let where_ = step.map { " on \($0)" } ?? (flow == nil ? " (free)" : "")
@@ -237,27 +277,36 @@ private struct Builder {
         for action in before {
             let name = renames[action.name] ?? action.name
             guard let now = after.first(where: { $0.name == name }) else {
-                add(kind == .freeActionsChanged ? kind : .actionRemoved, flow, step, "action \(action.name) removed\(where_)")
+                add(
+                    kind == .freeActionsChanged ? kind : .actionRemoved, flow, step,
+                    "action \(action.name) removed\(where_)")
                 continue
             }
             matched.insert(name)
             if name != action.name {
-                add(kind == .freeActionsChanged ? kind : .actionRenamed, flow, step, "action \(action.name) renamed \(name)\(where_)")
+                add(
+                    kind == .freeActionsChanged ? kind : .actionRenamed, flow, step,
+                    "action \(action.name) renamed \(name)\(where_)")
             }
             var renamed = action
             renamed.name = name
             if renamed.effects != now.effects {
                 add(
                     .effectsChanged, flow, step,
-                    "\(name)'s effects: \(json(.list(action.effects.map(\.documentValue)))) → \(json(.list(now.effects.map(\.documentValue))))")
+                    "\(name)'s effects: \(json(.list(action.effects.map(\.documentValue)))) → \(json(.list(now.effects.map(\.documentValue))))"
+                )
                 renamed.effects = now.effects
             }
             if renamed != now {
-                add(kind, flow, step, "action \(name)\(where_): \(json(renamed.documentValue)) → \(json(now.documentValue))")
+                add(
+                    kind, flow, step,
+                    "action \(name)\(where_): \(json(renamed.documentValue)) → \(json(now.documentValue))")
             }
         }
         for action in after where !matched.contains(action.name) {
-            add(kind == .freeActionsChanged ? kind : .actionAdded, flow, step, "action \(action.name) added\(where_)")
+            add(
+                kind == .freeActionsChanged ? kind : .actionAdded, flow, step,
+                "action \(action.name) added\(where_)")
         }
     }
 
@@ -271,18 +320,26 @@ private struct Builder {
                 guard x != y else { continue }
                 add(
                     .fieldsChanged, flow, nil,
-                    x == nil ? "field \(name) added" : y == nil ? "field \(name) removed"
-                        : "field \(name): \(json(x?.documentValue ?? .null)) → \(json(y?.documentValue ?? .null))")
+                    x == nil
+                        ? "field \(name) added"
+                        : y == nil
+                            ? "field \(name) removed"
+                            : "field \(name): \(json(x?.documentValue ?? .null)) → \(json(y?.documentValue ?? .null))"
+                )
             }
         }
         if before.triggers != after.triggers {
             add(
                 .triggersChanged, flow, nil,
-                "\(json(.list(before.triggers.map(\.documentValue)))) → \(json(.list(after.triggers.map(\.documentValue))))")
+                "\(json(.list(before.triggers.map(\.documentValue)))) → \(json(.list(after.triggers.map(\.documentValue))))"
+            )
         }
         let a = before.documentValue
         let b = after.documentValue
-        for key in ["name", "skip", "interruption", "replay", "scope", "countsTerminalStep", "haptics", "analytics", "unplacedStep"] {
+        for key in [
+            "name", "skip", "interruption", "replay", "scope", "countsTerminalStep", "haptics", "analytics",
+            "unplacedStep",
+        ] {
             let x = a.member(key)
             let y = b.member(key)
             if x != y { add(.policyChanged, flow, nil, "\(key): \(json(x)) → \(json(y))") }
@@ -298,7 +355,8 @@ private struct Builder {
     /// actions: probably one renamed.
     static func readsAlike(_ a: StepDefinition, _ b: StepDefinition) -> Bool {
         a.content.title == b.content.title || a.content.body == b.content.body
-            || (!a.actions.isEmpty && a.actions == b.actions && a.content.anchor == b.content.anchor && a.content.anchor != nil)
+            || (!a.actions.isEmpty && a.actions == b.actions && a.content.anchor == b.content.anchor
+                && a.content.anchor != nil)
     }
 
     func quote(_ text: String?) -> String {

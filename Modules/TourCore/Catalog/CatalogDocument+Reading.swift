@@ -9,18 +9,22 @@ extension TourCatalog {
         let flows = try reader.list("flows").enumerated().map { index, flow throws(CatalogDocumentError) in
             try FlowDefinition(document: flow, in: "flows", index)
         }
-        let freeActions = try reader.list("freeActions").enumerated().map { index, action throws(CatalogDocumentError) in
+        let freeActions = try reader.list("freeActions").enumerated().map {
+            index, action throws(CatalogDocumentError) in
             try StepAction(document: action, in: "freeActions", index)
         }
-        let freeFields = try reader.list("freeFields").enumerated().map { index, field throws(CatalogDocumentError) in
+        let freeFields = try reader.list("freeFields").enumerated().map {
+            index, field throws(CatalogDocumentError) in
             try FieldSpec(document: field, at: "freeFields[\(index)]")
         }
         let scopes = try StateScopes(document: reader.required("stateScopes"), at: "stateScopes")
-        let migrations = try reader.list("migrations").enumerated().map { index, migration throws(CatalogDocumentError) in
+        let migrations = try reader.list("migrations").enumerated().map {
+            index, migration throws(CatalogDocumentError) in
             try CatalogMigration(document: migration, at: "migrations[\(index)]")
         }
         self.init(
-            app: app, name: name, flowNoun: flowNoun, version: version, flows: flows, freeActions: freeActions,
+            app: app, name: name, flowNoun: flowNoun, version: version, flows: flows,
+            freeActions: freeActions,
             freeFields: freeFields, stateScopes: scopes, migrations: migrations)
     }
 }
@@ -53,21 +57,25 @@ extension FlowDefinition {
         let fields = try reader.list("fields").enumerated().map { index, field throws(CatalogDocumentError) in
             try FieldSpec(document: field, at: "\(path).fields[\(index)]")
         }
-        let triggers = try reader.list("triggers").enumerated().map { index, trigger throws(CatalogDocumentError) in
+        let triggers = try reader.list("triggers").enumerated().map {
+            index, trigger throws(CatalogDocumentError) in
             try Trigger(document: trigger, at: "\(path).triggers[\(index)]")
         }
         let skip = try reader.raw("skip", SkipPolicy.self)
         let interruption = try reader.raw("interruption", InterruptionPolicy.self)
         let replay = try reader.raw("replay", ReplayPolicy.self)
         let scope = try reader.raw("scope", FlowScope.self)
-        let countsTerminalStep = try reader.optional("countsTerminalStep").map { value throws(CatalogDocumentError) in
-            guard case .bool(let flag) = value else {
-                throw CatalogDocumentError(path: "\(path).countsTerminalStep", "expected true or false")
-            }
-            return flag
-        } ?? true
-        let haptics = try HapticMap(document: reader.optional("haptics") ?? .object([:]), at: "\(path).haptics")
-        let analytics = try AnalyticsNames(document: reader.optional("analytics") ?? .object([:]), at: "\(path).analytics")
+        let countsTerminalStep =
+            try reader.optional("countsTerminalStep").map { value throws(CatalogDocumentError) in
+                guard case .bool(let flag) = value else {
+                    throw CatalogDocumentError(path: "\(path).countsTerminalStep", "expected true or false")
+                }
+                return flag
+            } ?? true
+        let haptics = try HapticMap(
+            document: reader.optional("haptics") ?? .object([:]), at: "\(path).haptics")
+        let analytics = try AnalyticsNames(
+            document: reader.optional("analytics") ?? .object([:]), at: "\(path).analytics")
         func effects(_ key: String) throws(CatalogDocumentError) -> [EffectTemplate] {
             try reader.list(key).enumerated().map { index, effect throws(CatalogDocumentError) in
                 try EffectTemplate(document: effect, at: "\(path).\(key)[\(index)]")
@@ -79,9 +87,11 @@ extension FlowDefinition {
         let unplacedStep = try reader.raw("unplacedStep", FlowChanges.RemovedStep.self)
         try reader.finish()
         self.init(
-            id, name: name, steps: steps, fields: fields, triggers: triggers, skip: skip, interruption: interruption,
+            id, name: name, steps: steps, fields: fields, triggers: triggers, skip: skip,
+            interruption: interruption,
             replay: replay, scope: scope, countsTerminalStep: countsTerminalStep, haptics: haptics,
-            analytics: analytics, onComplete: onComplete, onSkip: onSkip, onReset: onReset, unplacedStep: unplacedStep)
+            analytics: analytics, onComplete: onComplete, onSkip: onSkip, onReset: onReset,
+            unplacedStep: unplacedStep)
     }
 }
 
@@ -102,7 +112,8 @@ extension AnalyticsNames {
     init(document value: TourValue, at path: String) throws(CatalogDocumentError) {
         var reader = try DocumentReader(value, at: path)
         self.init(
-            started: try reader.optionalString("started"), stepCompleted: try reader.optionalString("stepCompleted"),
+            started: try reader.optionalString("started"),
+            stepCompleted: try reader.optionalString("stepCompleted"),
             skipped: try reader.optionalString("skipped"), completed: try reader.optionalString("completed"),
             replayed: try reader.optionalString("replayed"))
         try reader.finish()
@@ -117,7 +128,8 @@ extension StepDefinition {
         _ = try reader.string("id")
         let path = reader.path
         let content = try StepContent(document: reader.required("content"), at: "\(path).content")
-        let actions = try reader.list("actions").enumerated().map { index, action throws(CatalogDocumentError) in
+        let actions = try reader.list("actions").enumerated().map {
+            index, action throws(CatalogDocumentError) in
             try StepAction(document: action, in: "\(path).actions", index)
         }
         let gates = try reader.list("gates").enumerated().map { index, gate throws(CatalogDocumentError) in
@@ -171,17 +183,20 @@ extension StepAction {
         let fills = try reader.strings("fills")
         let required = try reader.strings("requiredParameters")
         let outcome = try Outcome(document: reader.required("outcome"), at: "\(path).outcome")
-        let preconditions = try reader.list("preconditions").enumerated().map { index, item throws(CatalogDocumentError) in
+        let preconditions = try reader.list("preconditions").enumerated().map {
+            index, item throws(CatalogDocumentError) in
             try Precondition(document: item, at: "\(path).preconditions[\(index)]")
         }
-        let effects = try reader.list("effects").enumerated().map { index, item throws(CatalogDocumentError) in
+        let effects = try reader.list("effects").enumerated().map {
+            index, item throws(CatalogDocumentError) in
             try EffectTemplate(document: item, at: "\(path).effects[\(index)]")
         }
         let celebrates = try reader.flag("celebrates")
         let haptic = try reader.optionalRaw("haptic", HapticFeedback.self)
         try reader.finish()
         self.init(
-            name, label: label, aliases: aliases, fills: fills, requiredParameters: required, outcome: outcome,
+            name, label: label, aliases: aliases, fills: fills, requiredParameters: required,
+            outcome: outcome,
             preconditions: preconditions, effects: effects, celebrates: celebrates, haptic: haptic)
     }
 }
@@ -191,7 +206,8 @@ extension StepAction.Outcome {
         let choice = try DocumentReader.tagged(value, at: path)
         switch choice.tag {
         case "request":
-            self = .request(gate: try DocumentReader.string(DocumentReader.data(choice, at: path), at: "\(path).request"))
+            self = .request(
+                gate: try DocumentReader.string(DocumentReader.data(choice, at: path), at: "\(path).request"))
             return
         case "advance": self = .advance
         case "stage": self = .stage
@@ -222,7 +238,8 @@ extension Precondition {
         case "gate":
             var reader = try DocumentReader(DocumentReader.data(choice, at: path), at: "\(path).gate")
             let id = try reader.string("id")
-            let statuses = try reader.list("in").enumerated().map { index, status throws(CatalogDocumentError) in
+            let statuses = try reader.list("in").enumerated().map {
+                index, status throws(CatalogDocumentError) in
                 try DocumentReader.raw(status, GateStatus.self, at: "\(path).gate.in[\(index)]")
             }
             self = .gate(id, in: Set(statuses), message: try reader.string("message"))
@@ -249,11 +266,14 @@ extension EffectTemplate {
             try reader.finish()
             self = .product(name, payload: payload)
         case "haptic":
-            self = .haptic(try DocumentReader.raw(DocumentReader.data(choice, at: path), HapticFeedback.self, at: "\(path).haptic"))
+            self = .haptic(
+                try DocumentReader.raw(
+                    DocumentReader.data(choice, at: path), HapticFeedback.self, at: "\(path).haptic"))
         case "analytics":
             var reader = try DocumentReader(DocumentReader.data(choice, at: path), at: "\(path).analytics")
             let name = try reader.string("name")
-            let properties = try ValueSource.map(reader.object("properties"), at: "\(path).analytics.properties")
+            let properties = try ValueSource.map(
+                reader.object("properties"), at: "\(path).analytics.properties")
             try reader.finish()
             self = .analytics(name, properties: properties)
         default:
@@ -263,7 +283,9 @@ extension EffectTemplate {
 }
 
 extension ValueSource {
-    static func map(_ members: [String: TourValue], at path: String) throws(CatalogDocumentError) -> [String: ValueSource] {
+    static func map(_ members: [String: TourValue], at path: String) throws(CatalogDocumentError) -> [String:
+        ValueSource]
+    {
         var sources: [String: ValueSource] = [:]
         for (key, value) in members { sources[key] = try ValueSource(document: value, at: "\(path).\(key)") }
         return sources
@@ -300,7 +322,8 @@ extension Gate {
         switch (permission, request) {
         case (let permission?, nil): kind = .permission(PermissionName(permission))
         case (nil, let request?): kind = .request(request)
-        default: throw CatalogDocumentError(path: path, "a gate has exactly one of 'permission' and 'request'")
+        default:
+            throw CatalogDocumentError(path: path, "a gate has exactly one of 'permission' and 'request'")
         }
         let required = try reader.flag("required")
         let denied = try reader.string("deniedMessage")
@@ -308,7 +331,8 @@ extension Gate {
         let unavailable = try reader.optionalString("unavailableMessage")
         let checksOnEntry = try reader.flag("checksOnEntry")
         let advances = try reader.flag("advancesWhenGranted")
-        let onGranted = try reader.list("onGranted").enumerated().map { index, item throws(CatalogDocumentError) in
+        let onGranted = try reader.list("onGranted").enumerated().map {
+            index, item throws(CatalogDocumentError) in
             try EffectTemplate(document: item, at: "\(path).onGranted[\(index)]")
         }
         try reader.finish()
@@ -333,9 +357,12 @@ extension FieldSpec {
                 try DocumentReader.none(choice, at: "\(path).rule")
                 rule = .required
             case "minimumCount":
-                rule = .minimumCount(try DocumentReader.int(DocumentReader.data(choice, at: "\(path).rule"), at: "\(path).rule.minimumCount"))
+                rule = .minimumCount(
+                    try DocumentReader.int(
+                        DocumentReader.data(choice, at: "\(path).rule"), at: "\(path).rule.minimumCount"))
             default:
-                throw DocumentReader.unknown(choice.tag, among: ["required", "minimumCount"], at: "\(path).rule")
+                throw DocumentReader.unknown(
+                    choice.tag, among: ["required", "minimumCount"], at: "\(path).rule")
             }
         }
         let message = try reader.string("ruleMessage")
@@ -361,7 +388,8 @@ extension FieldSpec.Kind {
                 })
         case "integer":
             var reader = try DocumentReader(DocumentReader.data(choice, at: path), at: "\(path).integer")
-            self = .integer(minimum: try reader.int("minimum"), maximumKey: try reader.optionalString("maximumKey"))
+            self = .integer(
+                minimum: try reader.int("minimum"), maximumKey: try reader.optionalString("maximumKey"))
             try reader.finish()
         case "date":
             var reader = try DocumentReader(DocumentReader.data(choice, at: path), at: "\(path).date")
@@ -383,10 +411,12 @@ extension Trigger {
             try DocumentReader.none(choice, at: "\(path).moment")
             moment = .launch
         case "signal", "visit":
-            let name = try DocumentReader.string(DocumentReader.data(choice, at: "\(path).moment"), at: "\(path).moment.\(choice.tag)")
+            let name = try DocumentReader.string(
+                DocumentReader.data(choice, at: "\(path).moment"), at: "\(path).moment.\(choice.tag)")
             moment = choice.tag == "signal" ? .signal(name) : .visit(name)
         default:
-            throw DocumentReader.unknown(choice.tag, among: ["launch", "signal", "visit"], at: "\(path).moment")
+            throw DocumentReader.unknown(
+                choice.tag, among: ["launch", "signal", "visit"], at: "\(path).moment")
         }
         let when = try reader.condition("when")
         let delay = try reader.optionalDouble("delay") ?? 0
@@ -405,7 +435,9 @@ extension Condition {
             try reader.strings("tourFlows").map(FlowID.init(rawValue:))
         }
         func list() throws(CatalogDocumentError) -> [Condition] {
-            guard case .list(let items) = try data() else { throw CatalogDocumentError(path: here, "expected a list of conditions") }
+            guard case .list(let items) = try data() else {
+                throw CatalogDocumentError(path: here, "expected a list of conditions")
+            }
             return try items.enumerated().map { index, item throws(CatalogDocumentError) in
                 try Condition(document: item, at: "\(here)[\(index)]")
             }
@@ -458,7 +490,8 @@ extension FlowChanges {
         for (old, new) in try reader.stringMap("renamedSteps") { renamed[StepID(old)] = StepID(new) }
         var removed: [StepID: RemovedStep] = [:]
         for (step, what) in try reader.object("removedSteps") {
-            removed[StepID(step)] = try DocumentReader.raw(what, RemovedStep.self, at: "\(path).removedSteps.\(step)")
+            removed[StepID(step)] = try DocumentReader.raw(
+                what, RemovedStep.self, at: "\(path).removedSteps.\(step)")
         }
         let actions = try reader.stringMap("renamedActions")
         try reader.finish()

@@ -54,17 +54,22 @@ extension HapticMap {
             ("stepEntered", stepEntered), ("actionCompleted", actionCompleted), ("skipped", skipped),
             ("completed", completed), ("refused", refused),
         ]
-        return Dictionary(uniqueKeysWithValues: moments.compactMap { name, haptic in haptic.map { (name, .string($0.rawValue)) } })
+        return Dictionary(
+            uniqueKeysWithValues: moments.compactMap { name, haptic in
+                haptic.map { (name, .string($0.rawValue)) }
+            })
     }
 }
 
 extension AnalyticsNames {
     var documentMembers: [String: TourValue] {
         let moments: [(String, String?)] = [
-            ("started", started), ("stepCompleted", stepCompleted), ("skipped", skipped), ("completed", completed),
+            ("started", started), ("stepCompleted", stepCompleted), ("skipped", skipped),
+            ("completed", completed),
             ("replayed", replayed),
         ]
-        return Dictionary(uniqueKeysWithValues: moments.compactMap { name, event in event.map { (name, .string($0)) } })
+        return Dictionary(
+            uniqueKeysWithValues: moments.compactMap { name, event in event.map { (name, .string($0)) } })
     }
 }
 
@@ -272,7 +277,8 @@ extension Condition {
     public var documentText: String { (try? documentValue.jsonText()) ?? "\(self)" }
 
     static let names = [
-        "always", "never", "flag", "atLeast", "flowCompleted", "flowFinished", "upgradedInto", "lastTourOlder", "not",
+        "always", "never", "flag", "atLeast", "flowCompleted", "flowFinished", "upgradedInto",
+        "lastTourOlder", "not",
         "all", "any",
     ]
 
@@ -281,11 +287,13 @@ extension Condition {
         case .always: "always"
         case .never: "never"
         case .flag(let key): tagged("flag", .string(key))
-        case .atLeast(let key, let minimum): tagged("atLeast", ["key": .string(key), "minimum": .int(minimum)])
+        case .atLeast(let key, let minimum):
+            tagged("atLeast", ["key": .string(key), "minimum": .int(minimum)])
         case .flowCompleted(let flow): tagged("flowCompleted", .string(flow.rawValue))
         case .flowFinished(let flow): tagged("flowFinished", .string(flow.rawValue))
         case .upgradedInto(let version, let flows):
-            tagged("upgradedInto", ["version": .string(version), "tourFlows": .strings(flows.map(\.rawValue))])
+            tagged(
+                "upgradedInto", ["version": .string(version), "tourFlows": .strings(flows.map(\.rawValue))])
         case .lastTourOlder(let version, let flows):
             tagged("lastTourOlder", ["than": .string(version), "tourFlows": .strings(flows.map(\.rawValue))])
         case .not(let condition): tagged("not", condition.documentValue)
@@ -299,7 +307,9 @@ extension CatalogMigration {
     var documentValue: TourValue {
         var writer = DocumentWriter()
         writer.set("from", from)
-        writer.set("flows", object: Dictionary(uniqueKeysWithValues: flows.map { ($0.key.rawValue, $0.value.documentValue) }))
+        writer.set(
+            "flows",
+            object: Dictionary(uniqueKeysWithValues: flows.map { ($0.key.rawValue, $0.value.documentValue) }))
         writer.set("removedFlows", strings: removedFlows.map(\.rawValue).sorted())
         return writer.value
     }
@@ -310,10 +320,12 @@ extension FlowChanges {
         var writer = DocumentWriter()
         writer.set(
             "renamedSteps",
-            object: Dictionary(uniqueKeysWithValues: renamedSteps.map { ($0.key.rawValue, .string($0.value.rawValue)) }))
+            object: Dictionary(
+                uniqueKeysWithValues: renamedSteps.map { ($0.key.rawValue, .string($0.value.rawValue)) }))
         writer.set(
             "removedSteps",
-            object: Dictionary(uniqueKeysWithValues: removedSteps.map { ($0.key.rawValue, .string($0.value.rawValue)) }))
+            object: Dictionary(
+                uniqueKeysWithValues: removedSteps.map { ($0.key.rawValue, .string($0.value.rawValue)) }))
         writer.set("renamedActions", object: renamedActions.mapValues(TourValue.string))
         return writer.value
     }

@@ -78,9 +78,12 @@ public struct CatalogDocument: Sendable, Equatable {
         let format = try reader.int("format")
         guard format >= 1, format <= Self.format else {
             throw CatalogDocumentError(
-                path: "format", "document format \(format) is newer than this build reads (\(Self.format)); use a newer build")
+                path: "format",
+                "document format \(format) is newer than this build reads (\(Self.format)); use a newer build"
+            )
         }
-        vocabulary = try CatalogDeclarations(document: reader.optional("vocabulary") ?? .object([:]), at: "vocabulary")
+        vocabulary = try CatalogDeclarations(
+            document: reader.optional("vocabulary") ?? .object([:]), at: "vocabulary")
         catalog = try TourCatalog(document: &reader)
         try reader.finish()
     }
@@ -116,7 +119,9 @@ struct DocumentWriter {
     mutating func set(_ key: String, flag: Bool) { if flag { members[key] = .bool(true) } }
     mutating func set(_ key: String, list: [TourValue]) { if !list.isEmpty { members[key] = .list(list) } }
     mutating func set(_ key: String, strings: [String]) { set(key, list: strings.map(TourValue.string)) }
-    mutating func set(_ key: String, object: [String: TourValue]) { if !object.isEmpty { members[key] = .object(object) } }
+    mutating func set(_ key: String, object: [String: TourValue]) {
+        if !object.isEmpty { members[key] = .object(object) }
+    }
     mutating func set(_ key: String, condition: Condition) {
         if condition != .always { members[key] = condition.documentValue }
     }
@@ -165,7 +170,9 @@ struct DocumentReader {
     mutating func optional(_ key: String) throws(CatalogDocumentError) -> TourValue? {
         read.insert(key)
         guard let value = members[key] else { return nil }
-        if value == .null { throw CatalogDocumentError(path: path(key), "null is not allowed; leave the member out") }
+        if value == .null {
+            throw CatalogDocumentError(path: path(key), "null is not allowed; leave the member out")
+        }
         return value
     }
 
@@ -176,7 +183,9 @@ struct DocumentReader {
     }
 
     mutating func required(_ key: String) throws(CatalogDocumentError) -> TourValue {
-        guard let value = try optional(key) else { throw CatalogDocumentError(path: path, "missing '\(key)'") }
+        guard let value = try optional(key) else {
+            throw CatalogDocumentError(path: path, "missing '\(key)'")
+        }
         return value
     }
 
@@ -189,7 +198,9 @@ struct DocumentReader {
         return try Self.string(value, at: path(key))
     }
 
-    mutating func int(_ key: String) throws(CatalogDocumentError) -> Int { try Self.int(required(key), at: path(key)) }
+    mutating func int(_ key: String) throws(CatalogDocumentError) -> Int {
+        try Self.int(required(key), at: path(key))
+    }
 
     mutating func optionalDouble(_ key: String) throws(CatalogDocumentError) -> Double? {
         guard let value = try optional(key) else { return nil }
@@ -199,7 +210,8 @@ struct DocumentReader {
     mutating func flag(_ key: String) throws(CatalogDocumentError) -> Bool {
         guard let value = try optional(key) else { return false }
         guard case .bool(let flag) = value else {
-            throw CatalogDocumentError(path: path(key), "expected true or false, found \(Self.describe(value))")
+            throw CatalogDocumentError(
+                path: path(key), "expected true or false, found \(Self.describe(value))")
         }
         return flag
     }
@@ -242,7 +254,8 @@ struct DocumentReader {
         try Self.raw(required(key), type, at: path(key))
     }
 
-    mutating func optionalRaw<T: RawRepresentable>(_ key: String, _ type: T.Type) throws(CatalogDocumentError) -> T?
+    mutating func optionalRaw<T: RawRepresentable>(_ key: String, _ type: T.Type) throws(CatalogDocumentError)
+        -> T?
     where T.RawValue == String, T: CaseIterable {
         guard let value = try optional(key) else { return nil }
         return try Self.raw(value, type, at: path(key))
@@ -260,7 +273,8 @@ struct DocumentReader {
         let known = read.sorted()
         let near = NameSuggestion.nearest(to: first, in: known).map { " (did you mean '\($0)'?)" } ?? ""
         throw CatalogDocumentError(
-            path: path(first), "unknown member '\(first)'\(near); allowed here: \(known.joined(separator: ", "))")
+            path: path(first),
+            "unknown member '\(first)'\(near); allowed here: \(known.joined(separator: ", "))")
     }
 
     static func string(_ value: TourValue, at path: String) throws(CatalogDocumentError) -> String {
@@ -285,7 +299,8 @@ struct DocumentReader {
         }
     }
 
-    static func raw<T: RawRepresentable>(_ value: TourValue, _ type: T.Type, at path: String) throws(CatalogDocumentError) -> T
+    static func raw<T: RawRepresentable>(_ value: TourValue, _ type: T.Type, at path: String)
+        throws(CatalogDocumentError) -> T
     where T.RawValue == String, T: CaseIterable {
         let text = try string(value, at: path)
         guard let result = T(rawValue: text) else {
@@ -297,35 +312,44 @@ struct DocumentReader {
     }
 
     /// A choice: a bare name (`"advance"`), or a one-member object with its data (`{"request": "health"}`).
-    static func tagged(_ value: TourValue, at path: String) throws(CatalogDocumentError) -> (tag: String, data: TourValue?) {
+    static func tagged(_ value: TourValue, at path: String) throws(CatalogDocumentError) -> (
+        tag: String, data: TourValue?
+    ) {
         switch value {
         case .string(let tag): return (tag, nil)
         case .object(let members) where members.count == 1:
             let (tag, data) = members.first ?? ("", .null)
             return (tag, data)
         default:
-            throw CatalogDocumentError(path: path, "expected a name or an object of one member, found \(describe(value))")
+            throw CatalogDocumentError(
+                path: path, "expected a name or an object of one member, found \(describe(value))")
         }
     }
 
     /// The refusal of a choice this build does not know.
     static func unknown(_ tag: String, among names: [String], at path: String) -> CatalogDocumentError {
         let near = NameSuggestion.nearest(to: tag, in: names).map { " (did you mean '\($0)'?)" } ?? ""
-        return CatalogDocumentError(path: path, "unknown '\(tag.quotable)'\(near); one of \(names.joined(separator: ", "))")
+        return CatalogDocumentError(
+            path: path, "unknown '\(tag.quotable)'\(near); one of \(names.joined(separator: ", "))")
     }
 
     /// The data a choice needs.
-    static func data(_ tagged: (tag: String, data: TourValue?), at path: String) throws(CatalogDocumentError) -> TourValue {
+    static func data(_ tagged: (tag: String, data: TourValue?), at path: String) throws(CatalogDocumentError)
+        -> TourValue
+    {
         guard let data = tagged.data else {
-            throw CatalogDocumentError(path: path, "'\(tagged.tag)' needs its value: {\"\(tagged.tag)\": ...}")
+            throw CatalogDocumentError(
+                path: path, "'\(tagged.tag)' needs its value: {\"\(tagged.tag)\": ...}")
         }
         return data
     }
 
     /// A choice without data written with some.
-    static func none(_ tagged: (tag: String, data: TourValue?), at path: String) throws(CatalogDocumentError) {
+    static func none(_ tagged: (tag: String, data: TourValue?), at path: String) throws(CatalogDocumentError)
+    {
         if tagged.data != nil {
-            throw CatalogDocumentError(path: path, "'\(tagged.tag)' takes no value; write it as \"\(tagged.tag)\"")
+            throw CatalogDocumentError(
+                path: path, "'\(tagged.tag)' takes no value; write it as \"\(tagged.tag)\"")
         }
     }
 }

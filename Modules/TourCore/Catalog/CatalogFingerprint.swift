@@ -31,7 +31,9 @@ public final class CatalogFingerprint: Sendable {
         private let entries = Locked<[(TourCatalog, CatalogDeclarations, String?)]>([])
 
         func fingerprint(_ catalog: TourCatalog, _ declarations: CatalogDeclarations) -> String? {
-            if let known = entries.withLock({ $0.first { $0.0 == catalog && $0.1 == declarations } }) { return known.2 }
+            if let known = entries.withLock({ $0.first { $0.0 == catalog && $0.1 == declarations } }) {
+                return known.2
+            }
             let fingerprint = try? CatalogDocument(catalog, declarations: declarations).fingerprint()
             entries.withLock { entries in
                 entries.append((catalog, declarations, fingerprint))

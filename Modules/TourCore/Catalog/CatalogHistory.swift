@@ -34,11 +34,16 @@ public struct CatalogHistory: Sendable {
         var texts: [Int: String] = [:]
         var problems: [CatalogProblem] = []
         func refuse(_ file: String, _ detail: String) {
-            problems.append(CatalogProblem(kind: .unreadableRelease, flow: nil, step: nil, path: "releases/\(file)", detail: detail))
+            problems.append(
+                CatalogProblem(
+                    kind: .unreadableRelease, flow: nil, step: nil, path: "releases/\(file)", detail: detail))
         }
         for file in recorded.sorted(by: { $0.file < $1.file }) {
             guard file.file.hasSuffix(".json"), let version = Int(file.file.dropLast(5)), version >= 1 else {
-                refuse(file.file, "a release file is named VERSION.json (written by scripts/record-catalog), not \(file.file)")
+                refuse(
+                    file.file,
+                    "a release file is named VERSION.json (written by scripts/record-catalog), not \(file.file)"
+                )
                 continue
             }
             let document: CatalogDocument
@@ -51,13 +56,15 @@ public struct CatalogHistory: Sendable {
             guard document.catalog.version == version, document.catalog.app == app else {
                 refuse(
                     file.file,
-                    "holds \(document.catalog.app)'s catalog version \(document.catalog.version), not \(app)'s version \(version)")
+                    "holds \(document.catalog.app)'s catalog version \(document.catalog.version), not \(app)'s version \(version)"
+                )
                 continue
             }
             guard (try? document.text()) == file.text else {
                 refuse(
                     file.file,
-                    "is not the canonical document of version \(version) (edited by hand?): a recorded release is written by scripts/record-catalog and never changes; restore it from git")
+                    "is not the canonical document of version \(version) (edited by hand?): a recorded release is written by scripts/record-catalog and never changes; restore it from git"
+                )
                 continue
             }
             releases[version] = document
@@ -77,7 +84,9 @@ public struct CatalogHistory: Sendable {
         let catalog = today.catalog
         let version = catalog.version
         let product = catalog.name
-        func add(_ kind: CatalogProblem.Kind, _ flow: FlowID?, _ step: StepID?, _ path: String, _ detail: String) {
+        func add(
+            _ kind: CatalogProblem.Kind, _ flow: FlowID?, _ step: StepID?, _ path: String, _ detail: String
+        ) {
             problems.append(CatalogProblem(kind: kind, flow: flow, step: step, path: path, detail: detail))
         }
         let versions = self.versions
@@ -86,18 +95,21 @@ public struct CatalogHistory: Sendable {
             if version < newest {
                 add(
                     .versionBehindHistory, nil, nil, "version",
-                    "\(product)'s catalog is version \(version), older than its recorded release \(newest): a catalog's version only rises")
+                    "\(product)'s catalog is version \(version), older than its recorded release \(newest): a catalog's version only rises"
+                )
             }
             let first = versions.first ?? newest
             for missing in first..<max(first, version) where releases[missing] == nil {
                 add(
                     .missingRelease, nil, nil, "version",
-                    "\(product)'s catalog is version \(version), but version \(missing) was never recorded: record each version when it ships (scripts/record-catalog) before raising the version")
+                    "\(product)'s catalog is version \(version), but version \(missing) was never recorded: record each version when it ships (scripts/record-catalog) before raising the version"
+                )
             }
         } else if version > 1 {
             add(
                 .missingRelease, nil, nil, "version",
-                "\(product)'s catalog is version \(version), but no earlier version was recorded: record each version when it ships (scripts/record-catalog)")
+                "\(product)'s catalog is version \(version), but no earlier version was recorded: record each version when it ships (scripts/record-catalog)"
+            )
         }
         // Today's catalog against the recorded document of its own version.
         if let recorded = releases[version], let text = try? today.text(), text != texts[version] {
@@ -115,7 +127,8 @@ public struct CatalogHistory: Sendable {
                 }
                 add(
                     .changedWithoutVersion, change.flow, change.step, Self.path(change.flow, change.step),
-                    "\(product)'s catalog differs from its recorded release \(version) and is still version \(version): \(change.detail); \(advice)")
+                    "\(product)'s catalog differs from its recorded release \(version) and is still version \(version): \(change.detail); \(advice)"
+                )
             }
         }
         // Every step of every recorded version placed by today's catalog.
@@ -125,13 +138,15 @@ public struct CatalogHistory: Sendable {
             for flow in release.catalog.flows {
                 if catalog.flow(flow.id) == nil {
                     guard
-                        !catalog.migrations(after: old).contains(where: { $0.removedFlows.contains(flow.id) }),
+                        !catalog.migrations(after: old).contains(where: { $0.removedFlows.contains(flow.id) }
+                        ),
                         reported.insert("flow \(flow.id)").inserted
                     else { continue }
                     let last = lastVersion(having: flow.id, from: old, before: version)
                     add(
                         .unplacedFlow, flow.id, nil, "flows[\(flow.id)]",
-                        "\(product)'s flow \(flow.id) (in release \(old)) is not in version \(version) and no migration removes it: declare CatalogMigration(from: \(last), removedFlows: [\"\(flow.id)\"])")
+                        "\(product)'s flow \(flow.id) (in release \(old)) is not in version \(version) and no migration removes it: declare CatalogMigration(from: \(last), removedFlows: [\"\(flow.id)\"])"
+                    )
                     continue
                 }
                 for step in flow.steps where catalog.place(step.id, of: flow.id, since: old) == .unknown {
@@ -139,7 +154,8 @@ public struct CatalogHistory: Sendable {
                     guard reported.insert("\(flow.id) \(name) \(last)").inserted else { continue }
                     add(
                         .unplacedStep, flow.id, name, "flows[\(flow.id)].steps[\(name)]",
-                        "\(product)'s step \(name) of flow \(flow.id) (in release \(last)\(last == old ? "" : ", \(step.id) in release \(old)")) is neither in version \(version) nor placed by a declared migration, so users on it would lose their place (moved undeclared, by the flow's unplacedStep policy): declare CatalogMigration(from: \(last), [\"\(flow.id)\": FlowChanges(renamedSteps: [\"\(name)\": NEW] or removedSteps: [\"\(name)\": .goOnAtNext or .restart])])")
+                        "\(product)'s step \(name) of flow \(flow.id) (in release \(last)\(last == old ? "" : ", \(step.id) in release \(old)")) is neither in version \(version) nor placed by a declared migration, so users on it would lose their place (moved undeclared, by the flow's unplacedStep policy): declare CatalogMigration(from: \(last), [\"\(flow.id)\": FlowChanges(renamedSteps: [\"\(name)\": NEW] or removedSteps: [\"\(name)\": .goOnAtNext or .restart])])"
+                    )
                 }
             }
         }
@@ -149,7 +165,9 @@ public struct CatalogHistory: Sendable {
 
     /// The name a step of `version` has in each later recorded version, following declared renames,
     /// and the last version (before `today`) that still has it.
-    private func lastPlace(of step: StepID, in flow: FlowID, from version: Int, today: TourCatalog) -> (StepID, Int) {
+    private func lastPlace(of step: StepID, in flow: FlowID, from version: Int, today: TourCatalog) -> (
+        StepID, Int
+    ) {
         var name = step
         var last = (step, version)
         var current = version
@@ -166,7 +184,9 @@ public struct CatalogHistory: Sendable {
 
     private func lastVersion(having flow: FlowID, from version: Int, before today: Int) -> Int {
         var last = version
-        for candidate in version..<today where releases[candidate]?.catalog.flow(flow) != nil { last = candidate }
+        for candidate in version..<today where releases[candidate]?.catalog.flow(flow) != nil {
+            last = candidate
+        }
         return last
     }
 
@@ -177,44 +197,68 @@ public struct CatalogHistory: Sendable {
         var seen: Set<Int> = []
         for (index, migration) in catalog.migrations.enumerated() {
             let path = "migrations[\(index)]"
-            func add(_ flow: FlowID?, _ step: StepID?, _ detail: String, kind: CatalogProblem.Kind = .unknownMigrationReference) {
+            func add(
+                _ flow: FlowID?, _ step: StepID?, _ detail: String,
+                kind: CatalogProblem.Kind = .unknownMigrationReference
+            ) {
                 problems.append(
                     CatalogProblem(
                         kind: kind, flow: flow, step: step, path: path,
                         detail: "\(catalog.name)'s CatalogMigration(from: \(migration.from)) \(detail)"))
             }
-            if !seen.insert(migration.from).inserted { add(nil, nil, "is declared twice", kind: .migrationOutOfRange) }
+            if !seen.insert(migration.from).inserted {
+                add(nil, nil, "is declared twice", kind: .migrationOutOfRange)
+            }
             guard migration.from >= 1, migration.from < catalog.version else {
-                add(nil, nil, "is not older than the catalog's version \(catalog.version)", kind: .migrationOutOfRange)
+                add(
+                    nil, nil, "is not older than the catalog's version \(catalog.version)",
+                    kind: .migrationOutOfRange)
                 continue
             }
             // Only versions the history (or today's catalog) knows can be checked.
             guard let before = releases[migration.from]?.catalog else { continue }
-            let after = migration.from + 1 == catalog.version ? catalog : releases[migration.from + 1]?.catalog
+            let after =
+                migration.from + 1 == catalog.version ? catalog : releases[migration.from + 1]?.catalog
             let fromName = "version \(migration.from)"
             let toName = "version \(migration.from + 1)"
             for flow in migration.removedFlows.sorted() {
-                if before.flow(flow) == nil { add(flow, nil, "removes flow \(flow), which \(fromName) does not have") }
-                if let after, after.flow(flow) != nil { add(flow, nil, "removes flow \(flow), which \(toName) still has") }
+                if before.flow(flow) == nil {
+                    add(flow, nil, "removes flow \(flow), which \(fromName) does not have")
+                }
+                if let after, after.flow(flow) != nil {
+                    add(flow, nil, "removes flow \(flow), which \(toName) still has")
+                }
             }
             for (id, changes) in migration.flows.sorted(by: { $0.key < $1.key }) {
                 guard let old = before.flow(id) else {
-                    add(id, nil, "changes flow \(id), which \(fromName) does not have\(suggest(id.rawValue, before.flows.map(\.id.rawValue)))")
+                    add(
+                        id, nil,
+                        "changes flow \(id), which \(fromName) does not have\(suggest(id.rawValue, before.flows.map(\.id.rawValue)))"
+                    )
                     continue
                 }
                 let new = after?.flow(id)
                 let oldSteps = old.steps.map(\.id.rawValue)
                 for (from, to) in changes.renamedSteps.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
                     if old.step(from) == nil {
-                        add(id, from, "renames step \(from), which \(fromName) of flow \(id) does not have\(suggest(from.rawValue, oldSteps))")
+                        add(
+                            id, from,
+                            "renames step \(from), which \(fromName) of flow \(id) does not have\(suggest(from.rawValue, oldSteps))"
+                        )
                     }
                     if let new, new.step(to) == nil {
-                        add(id, to, "renames \(from) to step \(to), which \(toName) of flow \(id) does not have\(suggest(to.rawValue, new.steps.map(\.id.rawValue)))")
+                        add(
+                            id, to,
+                            "renames \(from) to step \(to), which \(toName) of flow \(id) does not have\(suggest(to.rawValue, new.steps.map(\.id.rawValue)))"
+                        )
                     }
                 }
                 for step in changes.removedSteps.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
                     if old.step(step) == nil {
-                        add(id, step, "removes step \(step), which \(fromName) of flow \(id) does not have\(suggest(step.rawValue, oldSteps))")
+                        add(
+                            id, step,
+                            "removes step \(step), which \(fromName) of flow \(id) does not have\(suggest(step.rawValue, oldSteps))"
+                        )
                     }
                     if let new, new.step(step) != nil {
                         add(id, step, "removes step \(step), which \(toName) of flow \(id) still has")
@@ -224,10 +268,16 @@ public struct CatalogHistory: Sendable {
                 let newActions = Set(new?.steps.flatMap { $0.actions.map(\.name) } ?? [])
                 for (from, to) in changes.renamedActions.sorted(by: { $0.key < $1.key }) {
                     if !oldActions.contains(from) {
-                        add(id, nil, "renames action \(from), which \(fromName) of flow \(id) does not have\(suggest(from, oldActions.sorted()))")
+                        add(
+                            id, nil,
+                            "renames action \(from), which \(fromName) of flow \(id) does not have\(suggest(from, oldActions.sorted()))"
+                        )
                     }
                     if new != nil, !newActions.contains(to) {
-                        add(id, nil, "renames \(from) to action \(to), which \(toName) of flow \(id) does not have\(suggest(to, newActions.sorted()))")
+                        add(
+                            id, nil,
+                            "renames \(from) to action \(to), which \(toName) of flow \(id) does not have\(suggest(to, newActions.sorted()))"
+                        )
                     }
                 }
             }

@@ -116,13 +116,16 @@ public struct EffectPayload: Sendable, Equatable {
     /// Checks `effect` against `kinds`: a declared kind, no key it does not take, every required
     /// key given, each non-null value of its declared kind.
     public init(_ effect: ProductEffect, kinds: [EffectKind]) throws(EffectError) {
-        guard let declared = kinds.first(where: { $0.name == effect.name }) else { throw .undeclared(effect.name) }
+        guard let declared = kinds.first(where: { $0.name == effect.name }) else {
+            throw .undeclared(effect.name)
+        }
         for (key, value) in effect.payload {
             guard let spec = declared.payload[key] else {
                 throw EffectError("effect '\(effect.name)' takes no payload key '\(key.quotable)'")
             }
             if let given = ValueKind(of: value), !spec.kind.accepts(given) {
-                throw EffectError("effect '\(effect.name)': '\(key)' must be \(spec.kind.phrase), not \(given.phrase)")
+                throw EffectError(
+                    "effect '\(effect.name)': '\(key)' must be \(spec.kind.phrase), not \(given.phrase)")
             }
         }
         for (key, spec) in declared.payload where spec.required && effect.payload[key] == nil {
@@ -233,7 +236,9 @@ public struct ContextKey: Sendable, Equatable {
     /// What the key means, for help and the docs; not part of the catalog document.
     public var summary: String
 
-    public init(_ name: String, _ kind: Kind, default defaultValue: TourValue, source: Source, _ summary: String) {
+    public init(
+        _ name: String, _ kind: Kind, default defaultValue: TourValue, source: Source, _ summary: String
+    ) {
         self.name = name
         self.kind = kind
         self.defaultValue = defaultValue
@@ -242,12 +247,16 @@ public struct ContextKey: Sendable, Equatable {
     }
 
     /// A key the handler computes from the product's state.
-    public static func computed(_ name: String, _ kind: Kind, default value: TourValue, _ summary: String) -> ContextKey {
+    public static func computed(_ name: String, _ kind: Kind, default value: TourValue, _ summary: String)
+        -> ContextKey
+    {
         ContextKey(name, kind, default: value, source: .productState, summary)
     }
 
     /// A fact the app reports about the device.
-    public static func device(_ name: String, _ kind: Kind, default value: TourValue, _ summary: String) -> ContextKey {
+    public static func device(_ name: String, _ kind: Kind, default value: TourValue, _ summary: String)
+        -> ContextKey
+    {
         ContextKey(name, kind, default: value, source: .device, summary)
     }
 }
@@ -278,16 +287,21 @@ public struct CatalogDeclarations: Sendable, Equatable {
     /// Reads `KEY=VALUE` device facts against the declarations.
     /// - Throws: a message naming what is allowed when a key is unknown, computed, or its value
     ///   does not fit its kind.
-    public func deviceFacts(_ given: [(key: String, value: String)], product: String = "this product") throws(DeclarationError) -> [String: TourValue] {
+    public func deviceFacts(_ given: [(key: String, value: String)], product: String = "this product")
+        throws(DeclarationError) -> [String: TourValue]
+    {
         var facts: [String: TourValue] = [:]
         let device = deviceKeys
         let allowed = device.map { "\($0.name) (\($0.kind.example))" }
-        let listing = allowed.isEmpty ? "\(product) reads no device facts" : "device facts: \(allowed.joined(separator: ", "))"
+        let listing =
+            allowed.isEmpty
+            ? "\(product) reads no device facts" : "device facts: \(allowed.joined(separator: ", "))"
         for (key, text) in given {
             guard let declared = context.first(where: { $0.name == key }) else {
                 let near = NameSuggestion.nearest(to: key, in: device.map(\.name))
                 throw DeclarationError(
-                    "unknown context key '\(key.quotable)'\(near.map { " (did you mean '\($0)'?)" } ?? ""); \(listing)")
+                    "unknown context key '\(key.quotable)'\(near.map { " (did you mean '\($0)'?)" } ?? ""); \(listing)"
+                )
             }
             guard declared.source == .device else {
                 throw DeclarationError(
