@@ -112,7 +112,11 @@ public enum OnboardingCLI {
             if code == .success {
                 // Help, the version, a completion script: our own text, which quotes no input.
                 let message = RootCommand.fullMessage(for: error)
-                if !message.isEmpty { Output.help(message) }
+                if wantsJSON(given) {
+                    Output.help(helpDocument(message, given: given))
+                } else if !message.isEmpty {
+                    Output.help(message)
+                }
                 return 0
             }
             var failure = Runner.failure(for: error, hint: nil)
@@ -126,8 +130,35 @@ public enum OnboardingCLI {
                     "unknown command '\(first.quotable)'.\(suggestion.map { " Did you mean '\($0)'?" } ?? "") Commands: \(commands.joined(separator: ", ")).",
                     allowed: commands, suggestion: suggestion)
             }
-            Output.fail(failure, json: given.contains("--json"))
+            Output.fail(failure, json: wantsJSON(given))
             return failure.exitCode
         }
+    }
+
+    /// `--json` among the options (not after `--`, where words are arguments).
+    static func wantsJSON(_ arguments: [String]) -> Bool {
+        arguments.prefix(while: { $0 != "--" }).contains("--json")
+    }
+
+    /// Help or the version under `--json`: one document like every other answer,
+    /// `{"version": {"executable", "version"}}` or `{"help": {"text"}}`.
+    static func helpDocument(_ text: String, given: [String]) -> String {
+        struct Version: Encodable {
+            struct Body: Encodable {
+                var executable: String
+                var version: String
+            }
+            var version: Body
+        }
+        struct Help: Encodable {
+            struct Body: Encodable { var text: String }
+            var help: Body
+        }
+        let executable = CLIEnvironment.current.executable
+        let document =
+            given.contains("--version") && text.hasPrefix(executable + " ")
+            ? try? Render.json(Version(version: .init(executable: executable, version: OnboardingVersion.current)))
+            : try? Render.json(Help(help: .init(text: text)))
+        return document ?? "{}"
     }
 }

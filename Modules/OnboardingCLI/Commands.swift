@@ -105,7 +105,9 @@ struct Do: ScriptableCommand {
         var result: [String: String] = [:]
         for pair in pairs {
             guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
-                throw ValidationError("parameters are written KEY=VALUE; got '\(pair.quotable)'")
+                // `passwordhunter2`: a secret's value with its `=` forgotten is still a secret.
+                let quoted = Output.redactor.redactWord(pair)
+                throw ValidationError("parameters are written KEY=VALUE; got '\(quoted.quotable)'")
             }
             result[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
         }

@@ -92,6 +92,19 @@ struct RunOptions: Equatable {
     var server: String?
     var context: [String] = []
 
+    /// The options that differ from their defaults, as they would be typed: `["--user u1", "--json"]`.
+    var given: [String] {
+        var words: [String] = []
+        if let db { words.append("--db \(db)") }
+        if user != "default" { words.append("--user \(user)") }
+        if json { words.append("--json") }
+        words += permissions.map { "--permission \($0)" } + answers.map { "--answer \($0)" }
+        if offline { words.append("--offline") }
+        if let server { words.append("--server \(server)") }
+        words += context.map { "--context \($0)" }
+        return words
+    }
+
     func validate() throws {
         // Byte by byte, not a regular expression: Foundation's regex engine (ICU) costs a one-shot
         // command more start-up time than all of its own work.

@@ -110,6 +110,6 @@ extension Output {
     static func fail(_ failure: CLIFailure, json: Bool) {
         let executable = CLIEnvironment.product?.executable ?? "onboarding"
         error("\(executable): \(failure.message)")
-        if json { document(failure.json) }
+        if json { errorDocument(failure.json) }
     }
 }

@@ -22,6 +22,8 @@ final class Runner: @unchecked Sendable {
     /// The database file as an absolute path, for people to find it.
     var displayPath: String { FileStatus.absolutePath(databasePath) }
     let json: Bool
+    /// The options the run was started with (a session's lines cannot change them).
+    let options: RunOptions
     let timeSource: TimeSource
     let effects = EffectLog()
     /// `--context`: the device facts this run reports.
@@ -31,6 +33,7 @@ final class Runner: @unchecked Sendable {
 
     init(options: RunOptions) async throws {
         cli = CLIEnvironment.current
+        self.options = options
         let path = try options.resolvedDatabasePath()
         databasePath = path
         let time = try options.resolvedTimeSource()
@@ -244,14 +247,20 @@ enum Output {
         standardOutput(redactor.redact(text))
     }
 
-    /// A script line as a transcript shows it; blank lines are not echoed.
+    /// A script line as a transcript shows it; blank lines are not echoed. Typed input: masked by
+    /// the stricter rule (``SecretRedactor/redactInput(_:json:)``).
     static func echo(_ text: String, json: Bool) {
         guard !text.allSatisfy(\.isWhitespace) else { return }
         if json {
-            document((try? Render.json(["line": text])) ?? "{}")
+            standardOutput(redactor.redactInput((try? Render.json(["line": text])) ?? "{}", json: true) + "\n")
         } else {
-            line("> " + text)
+            standardOutput(redactor.redactInput("> " + text) + "\n")
         }
+    }
+
+    /// A failure's JSON document: it quotes typed input.
+    static func errorDocument(_ json: String) {
+        standardOutput(redactor.redactInput(json, json: true) + "\n")
     }
 
     /// Help and version text: written by us from the catalog, never from input, so not masked
@@ -260,8 +269,9 @@ enum Output {
         standardOutput(text + "\n")
     }
 
+    /// Standard error carries failures, which quote typed input.
     static func error(_ text: String) {
-        writeAll(redactor.redact(text) + "\n", to: STDERR_FILENO)
+        writeAll(redactor.redactInput(text) + "\n", to: STDERR_FILENO)
     }
 
     private static func standardOutput(_ text: String) {

@@ -48,14 +48,14 @@ struct Play: AsyncParsableCommand {
                 number += 1
                 if echo { Output.echo(raw, json: options.json) }
                 do {
-                    let line = try parsed[raw] ?? ScriptLine.parse(raw)
+                    let line = try parsed[raw] ?? ScriptLine.parse(raw, session: runner.options)
                     if parsed.count < 1_000 { parsed[raw] = line }
                     switch line {
                     case .empty: continue
                     case .quit: return
                     case .help: try await SessionHelp.print(runner)
                     case .command(let command): try await command.execute(runner)
-                    case .quick(let command): try await command.execute(runner)
+                    case .quick(let command, _): try await command.execute(runner)
                     }
                 } catch let failure as CLIFailure where failure.code == CLIFailure.Code.database.rawValue {
                     throw failure
@@ -73,8 +73,8 @@ enum ScriptLine {
     case quit
     case help
     case command(any ScriptableCommand)
-    /// A line `QuickParse` read (its options are the script's, as with any line).
-    case quick(QuickCommand)
+    /// A line `QuickParse` read, with the options it gave (a script's lines give none).
+    case quick(QuickCommand, options: RunOptions)
 
     static let commandNames: Set<String> = [
         "launch", "show", "do", "visit", "signal", "status", "reset", "replay", "wait", "journal", "report",
@@ -83,17 +83,35 @@ enum ScriptLine {
 
     /// Parses a line with the CLI's own grammar. A line that does not start with a command is an
     /// action: `next` means `do next`.
+    ///
+    /// The common options (`--user`, `--db`, `--json`, ...) belong to the command line that started
+    /// the script or session; a line that gives them is refused, naming the ones it runs with,
+    /// rather than running with options other than those the line shows.
+    static func parse(_ line: String, session: RunOptions) throws -> ScriptLine {
+        let parsed = try parse(line)
+        let given: [String]
+        switch parsed {
+        case .quick(_, let options): given = options.given
+        case .command(let command): given = command.options.run.given
+        case .empty, .quit, .help: given = []
+        }
+        guard given.isEmpty else {
+            let running = session.given.isEmpty ? "its defaults" : session.given.joined(separator: " ")
+            throw CLIFailure.usage(
+                "options go on the command line that starts the session, not on a line: got \(given.joined(separator: " ")); "
+                    + "this session runs with \(running). Write the line without them, or start another run with the options.")
+        }
+        return parsed
+    }
+
     static func parse(_ line: String) throws -> ScriptLine {
-        let code =
-            line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
-            ?? ""
-        var words = try tokenize(code)
+        var words = try tokenize(line)
         guard let first = words.first else { return .empty }
         if first == "quit" || first == "exit" { return .quit }
         if first == "help" || first == "?" { return .help }
         if first == "play" { throw CLIFailure.usage("play cannot run inside a script") }
         if !commandNames.contains(first) { words.insert("do", at: 0) }
-        if let quick = QuickParse.command(words) { return .quick(quick.command) }
+        if let quick = QuickParse.command(words) { return .quick(quick.command, options: quick.options) }
         let parsed = try RootCommand.parseAsRoot(words)
         guard let command = parsed as? any ScriptableCommand else {
             throw CLIFailure.usage(
@@ -103,7 +121,9 @@ enum ScriptLine {
         return .command(command)
     }
 
-    /// Splits on spaces, keeping quoted text together: `savePhase name="High school"`.
+    /// Splits on spaces, keeping quoted text together: `savePhase name="High school"`. As in a
+    /// shell, a `#` that starts a word begins a comment to the end of the line; inside quotes or a
+    /// word it is text (`savePhase name="Room #2"`).
     static func tokenize(_ text: String) throws -> [String] {
         var words: [String] = []
         var current = ""
@@ -112,6 +132,8 @@ enum ScriptLine {
         for character in text {
             if let open = quote {
                 if character == open { quote = nil } else { current.append(character) }
+            } else if character == "#" && !inWord {
+                break
             } else if character == "\"" || character == "'" {
                 quote = character
                 inWord = true
@@ -210,14 +232,14 @@ struct Interactive {
             guard let line = next else { break }
             number += 1
             do {
-                switch try ScriptLine.parse(line) {
+                switch try ScriptLine.parse(line, session: runner.options) {
                 case .empty: continue
                 case .quit: break session
                 case .help: try await SessionHelp.print(runner)
                 case .command(let command):
                     try await command.execute(runner)
                     if try await settle() { try await runner.report(.card) }
-                case .quick(let command):
+                case .quick(let command, _):
                     try await command.execute(runner)
                     if try await settle() { try await runner.report(.card) }
                 }

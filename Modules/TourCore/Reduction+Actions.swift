@@ -136,8 +136,10 @@ extension Reduction {
             action.fills.isEmpty
             ? "it takes no parameters" : "its parameters: \(action.fills.joined(separator: ", "))"
         for key in parameters.keys.sorted() where !action.fills.contains(key) {
+            // `passwordX=...`: a key that begins with a secret field's name may hold its value.
+            let shown = SecretRedactor(secretFields: fields.filter { $0.kind == .secret }.map(\.name)).redactWord(key)
             throw refusal(
-                action.name, "'\(key.quotable)' is not a parameter of \(action.name); \(usage)", code: .invalidParameter,
+                action.name, "'\(shown.quotable)' is not a parameter of \(action.name); \(usage)", code: .invalidParameter,
                 suggestion: NameSuggestion.nearest(to: key, in: action.fills).map { "\($0)=" })
         }
         for key in action.requiredParameters where (parameters[key] ?? "").isEmpty {

@@ -2,8 +2,19 @@
 /// (`...:00.250Z`) when the time has a fraction. The same text as Foundation's
 /// `ISO8601DateFormatter` (`TourRuntimeTests.ISOTimeTests` compares them), without loading its
 /// calendar machinery (ICU) on a one-shot command's start-up path.
+///
+/// Every Double has a text: years 0 to 9999 are written with four digits, years outside them with a
+/// sign and six digits (ISO 8601's expanded form, `+275760-09-13T00:00:00Z`), and an instant beyond
+/// ±8.64e12 s (the range of a JavaScript `Date`) or not finite is written as what it is
+/// (`+inf`, `nan`): a stored time that is out of range is shown, never a trap.
 public enum ISOTime {
+    /// The largest distance from 1970 written as a date: 100,000,000 days.
+    public static let limit = 8.64e12
+
     public static func string(secondsSince1970 seconds: Double) -> String {
+        guard seconds.isFinite, abs(seconds) <= limit else {
+            return seconds.isNaN ? "nan" : seconds > 0 ? "+inf" : "-inf"
+        }
         let wholeSeconds = seconds.rounded(.down)
         var milliseconds = Int(((seconds - wholeSeconds) * 1_000).rounded())
         var total = Int(wholeSeconds)
@@ -18,7 +29,8 @@ public enum ISOTime {
             days -= 1
         }
         let (year, month, day) = civilDate(daysSince1970: days)
-        var text = pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
+        let yearText = (0...9_999).contains(year) ? pad(year, 4) : (year < 0 ? "-" : "+") + pad(abs(year), 6)
+        var text = yearText + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
         text += pad(secondOfDay / 3_600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
         if seconds != wholeSeconds { text += "." + pad(milliseconds, 3) }
         return text + "Z"
@@ -26,12 +38,14 @@ public enum ISOTime {
 
     /// The UTC day of an instant, written `YYYY-MM-DD`.
     public static func day(secondsSince1970 seconds: Double) -> String {
-        String(string(secondsSince1970: seconds.rounded(.down)).prefix(10))
+        let text = string(secondsSince1970: seconds.rounded(.down))
+        return text.firstIndex(of: "T").map { String(text[..<$0]) } ?? text
     }
 
-    /// The UTC year of an instant.
+    /// The UTC year of an instant (out of range: the nearest year in range, 1970 for nan).
     public static func year(secondsSince1970 seconds: Double) -> Int {
-        let days = Int((seconds / 86_400).rounded(.down))
+        let clamped = seconds.isNaN ? 0 : min(max(seconds, -limit), limit)
+        let days = Int((clamped / 86_400).rounded(.down))
         return civilDate(daysSince1970: days).year
     }
 

@@ -17,6 +17,28 @@ struct GrammarTests {
         #expect(result.stdout == "\(product) \(version ?? "?")\n")
     }
 
+    /// Under `--json` every answer is one JSON document, help and the version too, wherever
+    /// `--json` stands; after `--` it is an argument, not the option.
+    @Test(arguments: products)
+    func helpAndVersionUnderJSONAreDocuments(product: String) throws {
+        let cli = try CLI(product)
+        for arguments in [["--json", "--version"], ["--version", "--json"]] {
+            let result = try cli.run(arguments)
+            #expect(result.status == 0)
+            let document = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+            let version = document?["version"] as? [String: Any]
+            #expect(version?["executable"] as? String == product, "\(result.stdout)")
+            #expect(version?["version"] as? String == (try cli.run("--version")).stdout.split(separator: " ").last.map { String($0.dropLast()) })
+        }
+        for arguments in [["--json", "--help"], ["status", "--help", "--json"], ["help", "do", "--json"], ["catalog", "--json", "--help"]] {
+            let result = try cli.run(arguments)
+            #expect(result.status == 0, "\(arguments): \(result.stderr)")
+            let document = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+            let text = (document?["help"] as? [String: Any])?["text"] as? String
+            #expect(text?.contains("USAGE") == true, "\(arguments): \(result.stdout)")
+        }
+    }
+
     static var packageRoot: String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().path

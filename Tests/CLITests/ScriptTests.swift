@@ -28,6 +28,49 @@ struct ScriptTests {
         #expect(result.stdout.contains("markedWeeks: note=a good week, week=100"))
     }
 
+    /// `#` starts a comment only where a word starts, as in a shell: a quoted value or a word may
+    /// hold one (`savePhase name="Room #2"` saves "Room #2", not "Room ").
+    @Test func aHashInsideAQuotedValueOrAWordIsText() throws {
+        let cli = try CLI("finite")
+        let script = """
+            do setBirthDate date=1990-05-01
+            launch
+            wait 1.5
+            next # tap anywhere
+            do tapCurrentWeek
+            swipeToChapters
+            next
+            savePhase name="Room #2 # not a comment" startYear=2004 # a comment
+            longPressWeek week=100
+            saveMark note=week#100
+            """
+        let result = try cli.run("play", stdin: script + "\n")
+        #expect(result.status == 0, "\(result.stderr)")
+        let state = try cli.json("status").state
+        #expect((state["phases"] as? [[String: Any]])?.first?["name"] as? String == "Room #2 # not a comment", "\(state)")
+        #expect((state["markedWeeks"] as? [[String: Any]])?.first?["note"] as? String == "week#100", "\(state)")
+    }
+
+    /// The common options belong to the command line that starts a script or session. A line that
+    /// gives its own (`status --user other`) is refused, naming what the session runs with, instead
+    /// of running with options other than those the line shows.
+    @Test func optionsOnALineAreRefusedNamingTheSessionsOwn() throws {
+        let cli = try CLI("lockedin")
+        for line in ["status --user other", "next --json", "show --db /tmp/elsewhere.sqlite", "reset --offline", "explain --user=x"] {
+            let played = try cli.run(["play", "--user", "u1"], stdin: "launch\n\(line)\n")
+            #expect(played.status == 1, "\(line)")
+            #expect(played.stderr.contains("line 2: options go on the command line that starts the session"), "\(line): \(played.stderr)")
+            #expect(played.stderr.contains("this session runs with --user u1"), "\(played.stderr)")
+            let session = try cli.run(["--user", "u1"], stdin: "\(line)\nstatus\n")
+            #expect(session.status == 1)
+            #expect(session.stderr.contains("options go on the command line"), "\(line): \(session.stderr)")
+        }
+        // No other user was touched, and a line's own options (launch --app-version) still work.
+        #expect(try cli.run("journal", "--user", "other", "--json").stdout == "[]\n")
+        #expect(try cli.run("journal", "--user", "x", "--json").stdout == "[]\n")
+        #expect(try cli.run(["play", "--user", "u1"], stdin: "launch --app-version 1.0\n").status == 0)
+    }
+
     @Test func playStopsAtTheFirstRefusedLineAndNamesIt() throws {
         let cli = try CLI("lockedin")
         let result = try cli.run("play", stdin: "launch\n\n# choose apps first\nnext\nnext\nnext\n")

@@ -75,6 +75,33 @@ struct SecretOutputTests {
         }
     }
 
+    /// A secret's value typed without its `=` (`passwordhunter2`, `"password hunter2"`, any case)
+    /// is a malformed parameter: the usage error quotes the word with everything after the field's
+    /// name masked, in arguments, scripts and sessions, text and JSON.
+    @Test func aSecretWithoutItsEqualsSignIsMaskedInTheUsageError() throws {
+        let cli = try onTheQRZScreen()
+        let password = password.replacingOccurrences(of: "'", with: "").replacingOccurrences(of: "\"", with: "")
+        let noEquals = password.replacingOccurrences(of: "=", with: "")
+        for word in [
+            "password\(password)", "PassWord \(password)", "password\t\(password)", "password\(noEquals)",
+            "PASSWORD \(noEquals)", "passwordX=\(noEquals)",
+        ] {
+            for json in [false, true] {
+                let result = try cli.run(["do", "connect", "username=W1AW", word] + (json ? ["--json"] : []))
+                #expect(result.status != 0, "\(word): \(result.stderr)")
+                #expect(!leaks(result.stdout + result.stderr), "\(word): \(result.stdout)\(result.stderr)")
+                #expect((result.stdout + result.stderr).contains("‹redacted›"), "\(result.stdout)\(result.stderr)")
+            }
+            let quotedWord = "'\(word)'"
+            let played = try cli.run(["play", "--echo"], stdin: "connect username=W1AW \(quotedWord)\n")
+            #expect(played.status == 1)
+            #expect(!leaks(played.stdout + played.stderr), "play: \(played.stdout)\(played.stderr)")
+        }
+        // A word that is not a secret's is quoted whole, as before.
+        let other = try cli.run("do", "connect", "usernameW1AW")
+        #expect(other.stderr.contains("got 'usernameW1AW'"), "\(other.stderr)")
+    }
+
     /// The accepted path: the password is used (the account connects) and then is nowhere, in any
     /// command's output, the journal, report, explain, the database file or its WAL.
     @Test func anAcceptedPasswordIsNowhereAfterwards() throws {

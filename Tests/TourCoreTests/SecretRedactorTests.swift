@@ -27,6 +27,23 @@ struct SecretRedactorTests {
         #expect(redactor.redact(line) == expected)
     }
 
+    @Test(arguments: [
+        ("connect passwordhunter2", "connect password‹redacted›"),
+        ("got 'password hunter2'", "got 'password‹redacted›'"),
+        ("its parameters: username, password.", "its parameters: username, password."),
+        ("'password' is a parameter", "'password' is a parameter"),
+        ("mypasswordhunter2 stays a word", "mypasswordhunter2 stays a word"),
+    ])
+    func typedInputMasksAValueGluedToItsKey(line: String, expected: String) {
+        #expect(redactor.redactInput(line) == expected)
+    }
+
+    @Test func aMalformedParameterKeepsOnlyTheSecretName() {
+        #expect(redactor.redactWord("PASSWORDhunter2") == "PASSWORD‹redacted›")
+        #expect(redactor.redactWord("password") == "password")
+        #expect(redactor.redactWord("username") == "username")
+    }
+
     @Test func productsWithoutSecretsChangeNothing() {
         let text = #"password=x {"a":"b"}"#
         #expect(SecretRedactor.none.redact(text) == text)

@@ -55,4 +55,20 @@ import TourRuntime
         }
         #expect(ISOTime.secondsSince1970(day: "2024-02-29") != nil)
     }
+
+    /// Any Double has a text and a year, none traps: out of range times are written as ISO 8601's
+    /// expanded years up to ±8.64e12 s (100,000,000 days), and as what they are beyond it.
+    @Test func everyDoubleHasATextWithoutTrapping() {
+        #expect(ISOTime.string(secondsSince1970: 8.64e12) == "+275760-09-13T00:00:00Z")
+        #expect(ISOTime.string(secondsSince1970: -8.64e12) == "-271821-04-20T00:00:00Z")
+        #expect(ISOTime.string(secondsSince1970: 253_402_300_800) == "+010000-01-01T00:00:00Z")
+        #expect(ISOTime.string(secondsSince1970: 1e300) == "+inf")
+        #expect(ISOTime.string(secondsSince1970: -.greatestFiniteMagnitude) == "-inf")
+        #expect(ISOTime.string(secondsSince1970: .infinity) == "+inf")
+        #expect(ISOTime.string(secondsSince1970: .nan) == "nan")
+        #expect(ISOTime.day(secondsSince1970: 1e300) == "+inf")
+        #expect(ISOTime.day(secondsSince1970: 8.64e12) == "+275760-09-13")
+        #expect(ISOTime.year(secondsSince1970: .infinity) == 275_760)
+        #expect(ISOTime.year(secondsSince1970: .nan) == 1970)
+    }
 }
