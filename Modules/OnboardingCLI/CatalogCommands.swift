@@ -41,7 +41,7 @@ struct CatalogShow: AsyncParsableCommand {
         let catalogs = CatalogSources(CLIEnvironment.current)
         let (document, origin) = try catalogs.document(source)
         if parent.root.options.json {
-            Output.document(try document.text())
+            Output.exactDocument(try document.text())
             return
         }
         Output.line(try CatalogOutline.text(document, origin: origin, releases: catalogs.history.versions))
@@ -175,15 +175,29 @@ struct CatalogSources {
             }
             return (document, "release \(version)")
         }
-        return (try Self.read(source), source)
+        let document = try Self.read(source)
+        guard document.catalog.app == product.catalog.app else {
+            throw CLIFailure.usage(
+                "\(source) is \(document.catalog.app)'s catalog, not \(product.catalog.app)'s; give one of \(cli.displayName)'s documents, a recorded version or `current`"
+            )
+        }
+        return (document, source)
     }
 
     /// A document file.
     static func read(_ path: String) throws -> CatalogDocument {
-        guard !path.isEmpty, FileStatus(path) == .file, let data = FileManager.default.contents(atPath: path)
-        else {
+        switch FileStatus(path) {
+        case _ where path.isEmpty:
+            throw CLIFailure.usage("an empty name is neither a recorded version, `current`, nor a document file")
+        case .missing:
             throw CLIFailure.usage(
-                "'\(path.quotable)' is neither a recorded version, `current`, nor a readable document file")
+                "there is no file '\(path.quotable)', and it is neither a recorded version nor `current`")
+        case .folder:
+            throw CLIFailure.usage("'\(path.quotable)' is a folder; give a catalog document file (.json)")
+        case .file: break
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CLIFailure.usage("'\(path.quotable)' cannot be read (check its permissions)")
         }
         do {
             return try CatalogDocument(text: String(decoding: data, as: UTF8.self))
@@ -240,14 +254,16 @@ struct Check: AsyncParsableCommand {
         let catalogs = CatalogSources(cli)
         var product = catalogs.product
         var problems: [CatalogProblem]
+        let document: CatalogDocument
         if let catalogFile {
-            let document = try CatalogSources.read(catalogFile)
+            // The document as given (its own vocabulary), so its fingerprint is the file's.
+            document = try CatalogSources.read(catalogFile)
             problems = Self.problems(of: document, against: product)
             product.catalog = document.catalog
         } else {
             problems = product.problems
+            document = product.document
         }
-        let document = product.document
         problems += catalogs.history.problems(today: document)
         let fingerprint = try document.fingerprint()
         let catalog = product.catalog
@@ -371,16 +387,13 @@ struct Check: AsyncParsableCommand {
             throw CLIFailure.usage(
                 "--against names no database file: '\(path.quotable)'. Give the path of a .sqlite file.")
         }
-        // Opening a file migrates its schema; the forecast reads a copy so that FILE stays as it was.
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "check-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let copy = folder.appendingPathComponent("forecast.sqlite").path
-        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: path + suffix) {
-            try FileManager.default.copyItem(atPath: path + suffix, toPath: copy + suffix)
+        // Opening a file migrates its schema: the forecast reads a snapshot taken with SQLite's
+        // backup API, in memory, so FILE stays as it was.
+        do {
+            return try OnboardingDatabase.snapshot(of: path).storedFlows(app: app)
+        } catch let error as StorageError {
+            throw CLIFailure.usage("--against: \(error)")
         }
-        return try OnboardingDatabase.open(path: copy).storedFlows(app: app)
     }
 
     static func describe(_ forecast: ReleaseForecast, of catalog: TourCatalog, in path: String) -> String {
@@ -409,6 +422,8 @@ struct Check: AsyncParsableCommand {
                 let what =
                     switch group.outcome {
                     case .stays: "stays"
+                    case .moved where group.toStep == group.fromStep:
+                        "stays on \(step), moved to this catalog's version\(undeclared)"
                     case .moved: "moves to \(group.toStep?.rawValue ?? "-")\(undeclared)"
                     case .restarted: "restarts at \(flow?.steps.first?.id.rawValue ?? "-")\(undeclared)"
                     case .finished: "finishes (completed)\(undeclared)"

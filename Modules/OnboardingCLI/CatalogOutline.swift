@@ -128,7 +128,9 @@ enum CatalogOutline {
                 section = .some(change.flow)
                 lines.append(change.flow.map { "\($0)" } ?? "catalog")
             }
-            var line = "  \(label(change.kind)): \(change.detail)"
+            // A change inside a step names it unless its detail already does (wording, actions).
+            let step = change.step.map(\.rawValue).flatMap { change.detail.contains($0) ? nil : " (step \($0))" } ?? ""
+            var line = "  \(label(change.kind))\(step): \(change.detail)"
             if let placement = change.placement {
                 line +=
                     placement == .notPlaced

@@ -242,6 +242,12 @@ enum Output {
         standardOutput(redactor.redactJSON(json) + "\n")
     }
 
+    /// A document whose bytes are its identity (a catalog, whose SHA-256 is its fingerprint): written
+    /// exactly, without a newline after it, unless standard output is a terminal (for the prompt).
+    static func exactDocument(_ json: String) {
+        standardOutput(redactor.redactJSON(json) + (isatty(STDOUT_FILENO) == 1 ? "\n" : ""))
+    }
+
     /// Unbuffered, so output interleaves correctly with standard error and reaches a pipe at once.
     static func write(_ text: String) {
         standardOutput(redactor.redact(text))

@@ -86,6 +86,40 @@ public final class OnboardingDatabase: Sendable {
         return database
     }
 
+    /// A private in-memory copy of the database file at `path`, taken with SQLite's backup API and
+    /// brought up to this build's schema: the file itself is only read (never migrated, never
+    /// checkpointed), and what its last commit left is what the copy holds, WAL included.
+    ///
+    /// - Throws: ``StorageError`` naming `path` when it is not a file, not a SQLite database, or was
+    ///   written by a newer schema.
+    public static func snapshot(of path: String, busyTimeout: Double = 10) throws -> OnboardingDatabase {
+        switch FileStatus(path) {
+        case .file: break
+        case .missing: throw StorageError("there is no file at \(path); give the path of an existing .sqlite file")
+        case .folder: throw StorageError.isFolder(path: path)
+        }
+        if let header = FileStatus.firstBytes(of: path, count: 16), !header.isEmpty,
+            header != Array("SQLite format 3\u{0}".utf8)
+        {
+            throw StorageError("\(path) is not a SQLite database (its first bytes are not SQLite's header); it was left unchanged")
+        }
+        let copy: SQLiteConnection
+        do {
+            let source = try SQLiteConnection(path: path, readOnly: true, busyTimeout: busyTimeout)
+            let unknown = try Schema.unknownMigrations(source)
+            if !unknown.isEmpty { throw StorageError.newerSchema(path: path, unknown: unknown) }
+            copy = try SQLiteConnection(path: ":memory:")
+            try copy.copy(from: source)
+            try copy.execute("PRAGMA foreign_keys = ON")
+            try Schema.migrate(copy)
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError.unreadable(path: path, error)
+        }
+        return OnboardingDatabase(path: ":memory:", connection: copy, busyTimeout: 0, createsFolder: false)
+    }
+
     /// Replaces what this in-memory database holds with what `image` holds (see
     /// ``inMemory(image:)``). The connection is kept (its prepared statements are not: see
     /// `SQLiteConnection.load(image:)`), which makes this much cheaper than a new database (the
@@ -284,34 +318,57 @@ public final class OnboardingDatabase: Sendable {
             if let connection = try existing(&state) {
                 return try Self.commit(on: connection, key, scopes: scopes, cache: &state.cache, keep: true, body).value
             }
-            // No file yet: the event runs first on an empty database and is rolled back there.
-            // Refused, it created nothing; accepted, the file is created and the event committed to it.
+            // No file yet: the event runs on an empty database, where nothing is kept. Refused (or
+            // changing nothing), it created nothing; accepted, the file is created and the outcome
+            // of that one run is written to it: `body` runs once, its effects are not repeated.
             var none: SessionCache?
             let trial = try Self.commit(on: emptyDatabase(&state), key, scopes: scopes, cache: &none, keep: false, body)
-            guard trial.wrote else { return trial.value }
-            return try Self.commit(on: created(&state), key, scopes: scopes, cache: &state.cache, keep: true, body)
-                .value
+            guard trial.wrote, let outcome = trial.outcome else { return trial.value }
+            return try Self.commit(
+                on: created(&state), key, scopes: scopes, cache: &state.cache, keep: true,
+                replaying: (trial.value, outcome), body
+            ).value
         }
+    }
+
+    /// What one run of a commit's body did: the session before and after, and its journal row.
+    private struct Outcome {
+        var before: Session
+        var after: Session
+        var journal: JournalAppend?
     }
 
     /// One event's transaction: committed and the session it leaves remembered in `cache` when
     /// `keep`, rolled back otherwise (the trial on an empty database).
+    ///
+    /// With `replaying`, the outcome of the body's run on the empty database is written instead of
+    /// running the body again, as long as the new file holds the same session that run started
+    /// from. Only when another process created the file and wrote this session in between does the
+    /// body run again, on what is there now (as any transaction retried after a conflict would).
     private static func commit<T>(
         on connection: SQLiteConnection, _ key: SessionKey, scopes: Scopes, cache: inout SessionCache?, keep: Bool,
+        replaying: (value: T, outcome: Outcome)? = nil,
         _ body: (inout Session) throws -> (T, JournalAppend?)
-    ) throws -> (value: T, wrote: Bool) {
+    ) throws -> (value: T, wrote: Bool, outcome: Outcome?) {
         var remembered: SessionCache?
-        let result: (T, Bool) = try connection.transaction(.immediate) {
+        let result: (T, Bool, Outcome) = try connection.transaction(.immediate) {
             let stamp = try SessionCache.Stamp(connection)
             let before = try cache?.session(for: key, scopes: scopes, at: stamp) ?? Self.load(connection, key, scopes: scopes)
             var session = before
-            let (value, journal) = try body(&session)
+            let value: T
+            let journal: JournalAppend?
+            if let replaying, replaying.outcome.before == before {
+                (value, session, journal) = (replaying.value, replaying.outcome.after, replaying.outcome.journal)
+            } else {
+                (value, journal) = try body(&session)
+            }
             let changed = try Self.save(connection, key, scopes: scopes, before: before, after: session)
             if let journal { try Self.append(connection, key, journal, states: changed) }
             remembered = SessionCache(
                 key: key, scopes: scopes, session: session,
                 stamp: SessionCache.Stamp(dataVersion: stamp.dataVersion, changes: connection.totalChanges))
-            return ((value, journal != nil || session != before), commit: keep)
+            let outcome = Outcome(before: before, after: session, journal: journal)
+            return ((value, journal != nil || session != before, outcome), commit: keep)
         }
         // Remembered only once the commit succeeded.
         if keep { cache = remembered }

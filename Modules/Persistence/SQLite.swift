@@ -36,6 +36,11 @@ final class SQLiteConnection {
     private let handle: OpaquePointer
     /// Prepared statements by SQL text, kept for the connection's life.
     private var statements: [String: OpaquePointer] = [:]
+    /// The SQL texts whose kept statement is being stepped now: a query run from inside another's
+    /// row callback with the same SQL gets a statement of its own instead of sharing the cursor.
+    private var stepping: Set<String> = []
+    /// How deep `transaction` calls are nested: the outermost is BEGIN, the inner ones SAVEPOINTs.
+    private var transactionDepth = 0
 
     /// Opens (and by default creates) the database at `path` (`:memory:` for a private one).
     ///
@@ -91,10 +96,17 @@ final class SQLiteConnection {
     func query(
         _ sql: String, _ arguments: [SQLValue] = [], _ row: (SQLiteRow) throws -> Void
     ) throws {
-        let statement = try prepared(sql)
+        let kept = !stepping.contains(sql)
+        let statement = kept ? try prepared(sql) : try prepareOnce(sql)
+        if kept { stepping.insert(sql) }
         defer {
-            sqlite3_reset(statement)
-            sqlite3_clear_bindings(statement)
+            if kept {
+                stepping.remove(sql)
+                sqlite3_reset(statement)
+                sqlite3_clear_bindings(statement)
+            } else {
+                sqlite3_finalize(statement)
+            }
         }
         try bind(arguments, to: statement)
         while true {
@@ -138,6 +150,29 @@ final class SQLiteConnection {
         return statement
     }
 
+    /// A statement for one use, finalized by the caller (a nested query of a kept statement's SQL).
+    private func prepareOnce(_ sql: String) throws -> OpaquePointer {
+        var statement: OpaquePointer?
+        let code = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
+        guard code == SQLITE_OK, let statement else { throw error(code) }
+        return statement
+    }
+
+    /// Whether a table (or view) of this name exists, asked of SQLite's own schema.
+    func tableExists(_ name: String) throws -> Bool {
+        try first("SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?", [.text(name)]) { _ in true }
+            ?? false
+    }
+
+    /// Makes a running statement of this connection stop with `SQLITE_INTERRUPT` (callable from
+    /// another thread, as `sqlite3_interrupt` is).
+    func interrupt() { sqlite3_interrupt(handle) }
+
+    /// Lowers one of SQLite's run-time limits for this connection (`SQLITE_LIMIT_LENGTH`, ...);
+    /// returns the previous value.
+    @discardableResult
+    func limit(_ id: Int32, _ value: Int32) -> Int32 { sqlite3_limit(handle, id, value) }
+
     private func bind(_ arguments: [SQLValue], to statement: OpaquePointer) throws {
         for (index, argument) in arguments.enumerated() {
             let position = Int32(index + 1)
@@ -147,8 +182,10 @@ final class SQLiteConnection {
             case .integer(let value): code = sqlite3_bind_int64(statement, position, value)
             case .real(let value): code = sqlite3_bind_double(statement, position, value)
             case .text(let value):
-                // With its length in bytes: text with a NUL in it is stored whole, not cut there.
-                code = sqlite3_bind_text(statement, position, value, Int32(value.utf8.count), Self.transient)
+                // With its length in bytes: text with a NUL in it is stored whole, not cut there. The
+                // 64-bit call: a length past Int32 is refused by SQLite (SQLITE_TOOBIG), not wrapped.
+                code = sqlite3_bind_text64(
+                    statement, position, value, sqlite3_uint64(value.utf8.count), Self.transient, UInt8(SQLITE_UTF8))
             }
             guard code == SQLITE_OK else { throw error(code) }
         }
@@ -195,6 +232,19 @@ final class SQLiteConnection {
         guard code == SQLITE_OK else { throw error(code) }
     }
 
+    /// Copies every page of `source`'s main database into this connection's with SQLite's online
+    /// backup API: a consistent snapshot of a live database (what its last commit left, WAL
+    /// included), read under a read lock, without copying its files.
+    func copy(from source: SQLiteConnection) throws {
+        guard let backup = sqlite3_backup_init(handle, "main", source.handle, "main") else { throw error(sqlite3_errcode(handle)) }
+        let code = sqlite3_backup_step(backup, -1)
+        let finished = sqlite3_backup_finish(backup)
+        guard code == SQLITE_DONE else {
+            throw SQLiteError(code: code, message: String(cString: sqlite3_errstr(code)))
+        }
+        guard finished == SQLITE_OK else { throw error(finished) }
+    }
+
     // MARK: - Transactions and counters
 
     enum TransactionKind: String {
@@ -206,24 +256,54 @@ final class SQLiteConnection {
 
     /// Runs `body` in a transaction: committed when it returns `true`, rolled back when it returns
     /// `false` or throws.
+    ///
+    /// Inside another transaction it is a SAVEPOINT: rolling it back undoes only its own writes, and
+    /// releasing it commits nothing until the outermost transaction does (`kind` applies to the
+    /// outermost only).
     func transaction<T>(_ kind: TransactionKind, _ body: () throws -> (T, commit: Bool)) throws -> T {
-        try run(kind.rawValue)
+        let savepoint = transactionDepth > 0 ? "nested_\(transactionDepth)" : nil
+        try run(savepoint.map { "SAVEPOINT \($0)" } ?? kind.rawValue)
+        transactionDepth += 1
+        defer { transactionDepth -= 1 }
         let result: (T, commit: Bool)
         do {
             result = try body()
         } catch {
-            try? run("ROLLBACK")
+            rollBack(savepoint)
             throw error
         }
         do {
-            try run(result.commit ? "COMMIT" : "ROLLBACK")
+            if let savepoint {
+                if !result.commit { try run("ROLLBACK TO \(savepoint)") }
+                try run("RELEASE \(savepoint)")
+            } else {
+                try run(result.commit ? "COMMIT" : "ROLLBACK")
+            }
         } catch {
             // A failed COMMIT (a full disk) leaves the transaction open: end it, nothing written.
-            if sqlite3_get_autocommit(handle) == 0 { try? run("ROLLBACK") }
+            rollBack(savepoint)
             throw error
         }
         return result.0
     }
+
+    /// Undoes a transaction (or a savepoint's part of it) that failed. Why the errors are dropped:
+    /// the failure being reported is the one that matters, and SQLite may already have rolled the
+    /// transaction back itself (a full disk, an interrupt), which makes ROLLBACK fail with "no
+    /// transaction is active".
+    private func rollBack(_ savepoint: String?) {
+        if let savepoint {
+            if sqlite3_get_autocommit(handle) == 0 {
+                try? run("ROLLBACK TO \(savepoint)")
+                try? run("RELEASE \(savepoint)")
+            }
+        } else if sqlite3_get_autocommit(handle) == 0 {
+            try? run("ROLLBACK")
+        }
+    }
+
+    /// Whether a transaction is open (SQLite is not in autocommit mode).
+    var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
     /// Rows changed by every statement of this connection since it opened.
     var totalChanges: Int { Int(sqlite3_total_changes64(handle)) }

@@ -169,12 +169,9 @@ enum Schema {
 
     /// The ids applied to the database, in the order they were applied.
     static func appliedMigrations(_ connection: SQLiteConnection) throws -> [String] {
-        do {
-            return try connection.all("SELECT identifier FROM \(table) ORDER BY rowid") { $0.text(0) ?? "" }
-        } catch let error as SQLiteError where error.message.hasPrefix("no such table") {
-            // A new file, or one that is not ours yet: nothing applied.
-            return []
-        }
+        // A new file, or one that is not ours yet: nothing applied.
+        guard try connection.tableExists(table) else { return [] }
+        return try connection.all("SELECT identifier FROM \(table) ORDER BY rowid") { $0.text(0) ?? "" }
     }
 
     /// Applied ids this build does not know: a newer build migrated the file.

@@ -4,6 +4,16 @@
     import Foundation
 #endif
 
+extension FlowRun {
+    /// Whether this run was written under another catalog than `catalog` (another version, or the
+    /// same version with another known fingerprint), or cannot be followed in `flow`.
+    func needsMigration(to flow: FlowDefinition, of catalog: TourCatalog, stamp: CatalogFingerprint) -> Bool {
+        if catalogVersion != catalog.version || !canBeFollowed(in: flow) { return true }
+        guard let written = catalogFingerprint, let current = stamp.value else { return false }
+        return written != current
+    }
+}
+
 /// Moving runs written under another catalog to this one: by the catalog's declared
 /// ``CatalogMigration``s when it is a newer version, and by each flow's ``FlowDefinition/unplacedStep``
 /// policy when a run's step is placed by nothing (a change that reached users undeclared, whatever
@@ -17,9 +27,7 @@ extension Reduction {
         }
         for flow in catalog.flows {
             guard let run = state[run: flow.id] else { continue }
-            if run.catalogVersion != catalog.version || !run.canBeFollowed(in: flow) {
-                migrate(run, of: flow)
-            }
+            if run.needsMigration(to: flow, of: catalog, stamp: stamp) { migrate(run, of: flow) }
         }
     }
 

@@ -59,13 +59,15 @@ public struct TourEngine: Sendable {
         return reduction.state
     }
 
-    /// Whether a run in `state` was written under another catalog version, or cannot be followed
-    /// in this catalog (its flow or a step of its plan is not here): the next event moves it.
+    /// Whether a run in `state` was written under another catalog (another version, or the same
+    /// version with another fingerprint: a change that shipped without a new version), or cannot
+    /// be followed in this catalog (its flow or a step of its plan is not here): the next event
+    /// moves it.
     public func needsMigration(_ state: TourState) -> Bool {
         state.flows.contains { id, flowState in
             guard let run = flowState.run else { return false }
-            guard run.catalogVersion == catalog.version, let flow = catalog.flow(id) else { return true }
-            return !run.canBeFollowed(in: flow)
+            guard let flow = catalog.flow(id) else { return true }
+            return run.needsMigration(to: flow, of: catalog, stamp: stamp)
         }
     }
 

@@ -31,7 +31,8 @@ struct CatalogCommandTests {
         let runs = try (0..<3).map { _ in try cli.run("catalog", "--json") }
         #expect(runs.allSatisfy { $0.status == 0 && $0.stderr.isEmpty }, "\(runs.map(\.stderr))")
         #expect(Set(runs.map(\.stdout)).count == 1)
-        let text = String(runs[0].stdout.dropLast())  // one document, one newline
+        // The document's bytes exactly, without a newline: piped to a file, it is the release file.
+        let text = runs[0].stdout
         // The same bytes an earlier build recorded when this version shipped (a new product records
         // its first version when it ships).
         let product = try Self.product(executable)
@@ -75,7 +76,7 @@ struct CatalogCommandTests {
         if let first = registration.releases.first, let version = Int(first.file.dropLast(5)) {
             // The oldest recorded version: `catalog V --json` prints its file, and the diff from it
             // to this build places everyone.
-            #expect(try cli.run("catalog", "\(version)", "--json").stdout == first.text + "\n")
+            #expect(try cli.run("catalog", "\(version)", "--json").stdout == first.text)
             #expect(history.stdout.contains("version \(version)  "), "\(history.stdout)")
             let diff = try cli.run("catalog", "diff", "\(version)")
             #expect(diff.status == 0, "\(diff.stdout)\(diff.stderr)")
@@ -88,6 +89,44 @@ struct CatalogCommandTests {
             "\(unknown.stderr)")
         let missing = try cli.run("catalog", "diff", "nowhere.json")
         #expect(missing.status == 2 && missing.stderr.split(separator: "\n").count == 1, "\(missing.stderr)")
+        #expect(missing.stderr.contains("there is no file 'nowhere.json'"), "\(missing.stderr)")
+    }
+
+    /// Another product's document is refused by name; a wording change names its step in text as
+    /// in JSON; `check --catalog` and `catalog diff` print the file's own fingerprint; a forecast
+    /// against a file that is not a database names that file.
+    @Test func documentsAreTakenOnlyAsTheirOwnProductsAndNamedAsGiven() throws {
+        let lockedin = try CLI("lockedin")
+        let finite = try CLI("finite")
+        let finiteDocument = try Self.write(
+            try TourValue(jsonText: try finite.run("catalog", "--json").stdout), in: lockedin, name: "finite.json")
+        for arguments in [["catalog", "diff", finiteDocument], ["catalog", finiteDocument]] {
+            let refused = try lockedin.run(arguments)
+            #expect(refused.status == 2, "\(arguments)")
+            #expect(refused.stderr.contains("is finite's catalog, not lockedin's"), "\(refused.stderr)")
+        }
+
+        let document = try CatalogDocument(
+            text: String(decoding: try Self.recorded("finite", version: 1), as: UTF8.self))
+        var reworded = document.catalog
+        let step = reworded.flows[0].steps[1].id
+        reworded.flows[0].steps[1].content.body = "Reworded."
+        let path = try Self.write(
+            CatalogDocument(reworded, declarations: document.vocabulary).value, in: finite, name: "reworded.json")
+        let diff = try finite.run("catalog", "diff", "1", path)
+        #expect(diff.stdout.contains("wording changed (step \(step)): body"), "\(diff.stdout)")
+        let fileFingerprint = SHA256Hasher.hex(Array(try #require(FileManager.default.contents(atPath: path))))
+        let diffJSON = try finite.json("catalog", "diff", "1", path)
+        #expect((diffJSON["to"] as? [String: Any])?["fingerprint"] as? String == fileFingerprint)
+        // (Exit 1: the same version with other wording is a problem of its own.)
+        let check = try finite.run("check", "--catalog", path, "--json")
+        let checked = try JSONSerialization.jsonObject(with: Data(check.stdout.utf8)) as? [String: Any]
+        #expect(checked?["fingerprint"] as? String == fileFingerprint)
+
+        let notADatabase = try finite.run("check", "--against", path)
+        #expect(notADatabase.status == 2)
+        #expect(notADatabase.stderr.contains("\(path) is not a SQLite database"), "\(notADatabase.stderr)")
+        #expect(!notADatabase.stderr.contains("forecast.sqlite"))
     }
 
     /// A document edited as a careless release would be: the check run over it names the product,

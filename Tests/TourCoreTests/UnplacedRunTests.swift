@@ -100,13 +100,24 @@ struct UnplacedRunTests {
         #expect(transition.record.outcome.contains("the catalog changed without a new version"))
     }
 
-    @Test func aReorderLeavesARunThatCanStillBeFollowedAsItIs() throws {
-        let engine = Self.engine { $0.steps.swapAt(1, 2) }
+    /// A reorder (or an added step) shipped under the same version: the run's fingerprint is not
+    /// the catalog's, so it is re-planned in the new order where it is, journalled as undeclared.
+    @Test func aReorderUnderTheSameVersionReplansTheRunWhereItIs() throws {
+        let engine = Self.engine { $0.steps.swapAt(2, 3) }
         let state = Self.state(on: "tapTarget")
-        #expect(!engine.needsMigration(state))
+        #expect(engine.needsMigration(state))
         let transition = try engine.reduce(state, .clockAdvanced, at: Fixtures.t0)
-        #expect(Self.migration(transition.record.facts) == nil)
-        #expect(transition.state == state)
+        let moved = try #require(Self.migration(transition.record.facts))
+        #expect(moved.0 == .moved && moved.1 == "tapTarget" && moved.2)
+        #expect(transition.state[flow: "walk"].plan == ["intro", "tapTarget", "staged", "modal", "finale"])
+        #expect(transition.state[run: "walk"]?.catalogFingerprint == "v1-changed")
+        #expect(transition.record.outcome.contains("the catalog changed without a new version"))
+        #expect(!engine.needsMigration(transition.state))
+        // A run written under this very document, or with no fingerprint known, is left as it is.
+        let same = Self.state(on: "tapTarget", fingerprint: "v1-changed")
+        #expect(!engine.needsMigration(same))
+        #expect(!engine.needsMigration(Self.state(on: "tapTarget", fingerprint: nil)))
+        #expect(try engine.reduce(same, .clockAdvanced, at: Fixtures.t0).state == same)
     }
 
     @Test func aRunOfARemovedFlowEndsDeclaredOrNot() throws {
