@@ -91,8 +91,10 @@ let package = Package(
             name: "AccountSync", dependencies: ["TourCore"], path: "Modules/AccountSync",
             swiftSettings: swiftSettings),
         .target(
-            name: "AccountSyncHTTP", dependencies: ["AccountSync"], path: "Modules/AccountSyncHTTP",
+            name: "AccountSyncHTTP", dependencies: ["AccountSync", "CCurlShim"], path: "Modules/AccountSyncHTTP",
             swiftSettings: swiftSettings),
+        // Calls libcurl's variadic setopt/getinfo through their variadic C type (Swift cannot).
+        .target(name: "CCurlShim", path: "Modules/CCurlShim"),
 
         // MARK: The account server (Hummingbird over PostgreSQL)
         .target(
@@ -164,7 +166,10 @@ let package = Package(
         // $ONBOARDING_TEST_DATABASE_URL as .ci/run sets it), with devices as the products' executables.
         .testTarget(
             name: "ServerTests",
-            dependencies: appExecutables + ["onboarding-server", "OnboardingServer", "AccountSyncHTTP", "TourFixtures"],
+            dependencies: appExecutables + [
+                "onboarding-server", "OnboardingServer", "AccountSyncHTTP", "TourFixtures",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
             path: "Tests/ServerTests", swiftSettings: swiftSettings),
 
         // MARK: The product registry of the test targets

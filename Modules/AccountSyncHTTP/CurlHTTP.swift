@@ -1,5 +1,6 @@
 #if !canImport(Darwin) && canImport(Glibc)
     import AccountSync
+    import CCurlShim
     import FoundationEssentials
     import Glibc
 
@@ -14,11 +15,21 @@
         struct Response {
             var status: Int
             var body: Data
+            /// Where a 3xx answer points (not followed).
+            var redirect: String?
         }
 
+        /// The largest answer read, in bytes: a longer one is cut off and refused (a server, or
+        /// something posing as one, cannot make a device hold an unbounded answer in memory).
+        static let defaultMaximumResponseBytes = 32 << 20
+
         /// Sends one request; throws `.unreachable` when there is no answer (or no libcurl).
+        ///
+        /// Only http and https are spoken, redirects are not followed (a 3xx is the answer), the
+        /// whole exchange times out, and an answer over `maximumResponseBytes` is refused.
         static func send(
-            method: String, url: String, headers: [String], body: Data?, timeout: Double
+            method: String, url: String, headers: [String], body: Data?, timeout: Double,
+            maximumResponseBytes: Int = defaultMaximumResponseBytes
         ) async throws(SyncError) -> Response {
             let library: Library
             switch Library.shared {
@@ -30,7 +41,8 @@
                 onOwnThread {
                     continuation.resume(
                         returning: library.perform(
-                            method: method, url: url, headers: headers, body: body, timeout: timeout))
+                            method: method, url: url, headers: headers, body: body, timeout: timeout,
+                            maximumResponseBytes: maximumResponseBytes))
                 }
             }
             return try result.get()
@@ -65,11 +77,10 @@
             let easyCleanup: @convention(c) (Handle?) -> Void
             let easyPerform: @convention(c) (Handle?) -> Int32
             let easyStrerror: @convention(c) (Int32) -> UnsafePointer<CChar>?
-            // `curl_easy_setopt` and `curl_easy_getinfo` are variadic in C; each option's one
-            // argument is passed in a general-purpose register, as a fixed argument would be.
-            let setPointer: @convention(c) (Handle?, Int32, UnsafeRawPointer?) -> Int32
-            let setLong: @convention(c) (Handle?, Int32, Int) -> Int32
-            let getLong: @convention(c) (Handle?, Int32, UnsafeMutablePointer<Int>) -> Int32
+            // `curl_easy_setopt` and `curl_easy_getinfo` are variadic in C: they are called through
+            // the CCurlShim functions, which call them through their variadic type.
+            let setopt: UnsafeMutableRawPointer
+            let getinfo: UnsafeMutableRawPointer
             let slistAppend: @convention(c) (OpaquePointer?, UnsafePointer<CChar>) -> OpaquePointer?
             let slistFreeAll: @convention(c) (OpaquePointer?) -> Void
 
@@ -89,12 +100,8 @@
                     let easyPerform = symbol("curl_easy_perform", as: (@convention(c) (Handle?) -> Int32).self),
                     let easyStrerror = symbol(
                         "curl_easy_strerror", as: (@convention(c) (Int32) -> UnsafePointer<CChar>?).self),
-                    let setPointer = symbol(
-                        "curl_easy_setopt", as: (@convention(c) (Handle?, Int32, UnsafeRawPointer?) -> Int32).self),
-                    let setLong = symbol("curl_easy_setopt", as: (@convention(c) (Handle?, Int32, Int) -> Int32).self),
-                    let getLong = symbol(
-                        "curl_easy_getinfo",
-                        as: (@convention(c) (Handle?, Int32, UnsafeMutablePointer<Int>) -> Int32).self),
+                    let setopt = dlsym(handle, "curl_easy_setopt"),
+                    let getinfo = dlsym(handle, "curl_easy_getinfo"),
                     let slistAppend = symbol(
                         "curl_slist_append",
                         as: (@convention(c) (OpaquePointer?, UnsafePointer<CChar>) -> OpaquePointer?).self),
@@ -105,7 +112,7 @@
                 return .success(
                     Library(
                         easyInit: easyInit, easyCleanup: easyCleanup, easyPerform: easyPerform,
-                        easyStrerror: easyStrerror, setPointer: setPointer, setLong: setLong, getLong: getLong,
+                        easyStrerror: easyStrerror, setopt: setopt, getinfo: getinfo,
                         slistAppend: slistAppend, slistFreeAll: slistFreeAll))
             }
 
@@ -121,58 +128,104 @@
                 static let timeoutMS: Int32 = 155
                 static let connectTimeoutMS: Int32 = 156
                 static let noSignal: Int32 = 99
+                static let followLocation: Int32 = 52
+                static let protocolsText: Int32 = 10_318
+                static let redirectProtocolsText: Int32 = 10_319
+                static let protocols: Int32 = 181
+                static let redirectProtocols: Int32 = 182
+                static let maxFileSize: Int32 = 114
                 static let responseCode: Int32 = 0x20_0002
+                static let redirectURL: Int32 = 0x10_001F
             }
 
-            /// What the write callback appends to.
+            /// CURLE_UNKNOWN_OPTION: an older libcurl without the option.
+            private static let unknownOption: Int32 = 48
+            /// CURLPROTO_HTTP | CURLPROTO_HTTPS, for a libcurl older than 7.85.
+            private static let httpAndHTTPS = 3
+
+            /// What the write callback appends to, up to `limit` bytes.
             private final class Sink {
+                let limit: Int
                 var bytes: [UInt8] = []
+                var overflowed = false
+                init(limit: Int) { self.limit = limit }
             }
 
-            func perform(method: String, url: String, headers: [String], body: Data?, timeout: Double)
-                -> Result<Response, SyncError>
-            {
+            private func set(_ easy: Handle, _ option: Int32, _ value: Int) -> Int32 {
+                onboarding_curl_setopt_long(setopt, UnsafeMutableRawPointer(easy), option, value)
+            }
+
+            private func set(_ easy: Handle, _ option: Int32, _ value: UnsafeRawPointer?) -> Int32 {
+                onboarding_curl_setopt_pointer(setopt, UnsafeMutableRawPointer(easy), option, value)
+            }
+
+            func perform(
+                method: String, url: String, headers: [String], body: Data?, timeout: Double,
+                maximumResponseBytes: Int
+            ) -> Result<Response, SyncError> {
                 guard let easy = easyInit() else { return .failure(.unreachable("libcurl could not start a request")) }
                 defer { easyCleanup(easy) }
                 var list: OpaquePointer?
                 for header in headers { list = header.withCString { slistAppend(list, $0) } }
                 defer { slistFreeAll(list) }
-                let sink = Sink()
-                let write: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
-                    data, size, count, context in
+                let sink = Sink(limit: maximumResponseBytes)
+                let write: onboarding_curl_write_callback = { data, size, count, context in
                     guard let data, let context else { return 0 }
                     let sink = Unmanaged<Sink>.fromOpaque(context).takeUnretainedValue()
-                    let bytes = UnsafeRawBufferPointer(start: data, count: size * count)
-                    sink.bytes.append(contentsOf: bytes)
-                    return size * count
+                    let length = size * count
+                    guard sink.bytes.count + length <= sink.limit else {
+                        sink.overflowed = true
+                        return 0
+                    }
+                    sink.bytes.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length))
+                    return length
                 }
                 let payload = body.map { [UInt8]($0) } ?? []
                 let code: Int32 = url.withCString { urlText in
                     method.withCString { methodText in
                         payload.withUnsafeBytes { payloadBytes in
-                            _ = setPointer(easy, Option.url, urlText)
-                            _ = setPointer(easy, Option.customRequest, methodText)
-                            _ = setPointer(easy, Option.httpHeader, list.map { UnsafeRawPointer($0) })
-                            _ = setLong(easy, Option.noSignal, 1)
-                            _ = setLong(easy, Option.timeoutMS, Int(timeout * 2_000))
-                            _ = setLong(easy, Option.connectTimeoutMS, Int(timeout * 1_000))
-                            _ = setPointer(easy, Option.writeFunction, unsafeBitCast(write, to: UnsafeRawPointer.self))
-                            _ = setPointer(easy, Option.writeData, Unmanaged.passUnretained(sink).toOpaque())
+                            // Only http and https, for the request and for any redirect; and no
+                            // redirect is followed (the token must not go to another host).
+                            if set(easy, Option.protocolsText, "http,https") == Self.unknownOption {
+                                _ = set(easy, Option.protocols, Self.httpAndHTTPS)
+                            }
+                            if set(easy, Option.redirectProtocolsText, "http,https") == Self.unknownOption {
+                                _ = set(easy, Option.redirectProtocols, Self.httpAndHTTPS)
+                            }
+                            _ = set(easy, Option.followLocation, 0)
+                            _ = set(easy, Option.maxFileSize, maximumResponseBytes)
+                            _ = set(easy, Option.url, urlText)
+                            _ = set(easy, Option.customRequest, methodText)
+                            _ = set(easy, Option.httpHeader, list.map { UnsafeRawPointer($0) })
+                            _ = set(easy, Option.noSignal, 1)
+                            _ = set(easy, Option.timeoutMS, Int(timeout * 2_000))
+                            _ = set(easy, Option.connectTimeoutMS, Int(timeout * 1_000))
+                            _ = onboarding_curl_setopt_write_callback(
+                                setopt, UnsafeMutableRawPointer(easy), Option.writeFunction, write)
+                            _ = set(easy, Option.writeData, Unmanaged.passUnretained(sink).toOpaque())
                             if body != nil {
-                                _ = setLong(easy, Option.postFieldSize, payload.count)
-                                _ = setPointer(easy, Option.postFields, payloadBytes.baseAddress ?? UnsafeRawPointer(urlText))
+                                _ = set(easy, Option.postFieldSize, payload.count)
+                                _ = set(easy, Option.postFields, payloadBytes.baseAddress ?? UnsafeRawPointer(urlText))
                             }
                             return withExtendedLifetime(sink) { easyPerform(easy) }
                         }
                     }
+                }
+                if sink.overflowed || code == 63 {  // 63: CURLE_FILESIZE_EXCEEDED
+                    return .failure(
+                        .serverFailed(
+                            status: 0,
+                            message: "the answer is larger than \(maximumResponseBytes) bytes, the most a device reads; it was not used"))
                 }
                 guard code == 0 else {
                     let reason = easyStrerror(code).map { String(cString: $0) } ?? "error \(code)"
                     return .failure(.unreachable("\(code): \(reason)"))
                 }
                 var status = 0
-                _ = getLong(easy, Option.responseCode, &status)
-                return .success(Response(status: status, body: Data(sink.bytes)))
+                _ = onboarding_curl_getinfo_long(getinfo, UnsafeMutableRawPointer(easy), Option.responseCode, &status)
+                var location: UnsafePointer<CChar>?
+                _ = onboarding_curl_getinfo_string(getinfo, UnsafeMutableRawPointer(easy), Option.redirectURL, &location)
+                return .success(Response(status: status, body: Data(sink.bytes), redirect: location.map { String(cString: $0) }))
             }
         }
     }

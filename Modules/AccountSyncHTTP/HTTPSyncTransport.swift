@@ -16,16 +16,19 @@ public struct HTTPSyncTransport: SyncTransport {
     public var server: URL
     private let token: Secret
     private let timeout: TimeInterval
+    private let maximumResponseBytes: Int
     #if canImport(Darwin)
         private let session: URLSession
     #endif
 
     /// - Parameters:
     ///   - timeout: seconds to wait for an answer before the server counts as unreachable.
-    public init(server: URL, token: Secret, timeout: TimeInterval = 5) {
+    ///   - maximumResponseBytes: the longest answer read; a longer one is refused.
+    public init(server: URL, token: Secret, timeout: TimeInterval = 5, maximumResponseBytes: Int = 32 << 20) {
         self.server = server
         self.token = token
         self.timeout = timeout
+        self.maximumResponseBytes = maximumResponseBytes
         #if canImport(Darwin)
             let configuration = URLSessionConfiguration.ephemeral
             configuration.timeoutIntervalForRequest = timeout
@@ -45,13 +48,47 @@ public struct HTTPSyncTransport: SyncTransport {
         try await send("GET", SyncAPI.accountPath(app: app, account: account) + "/flows", body: nil)
     }
 
+    /// Why a token must not be sent to `server`, or nil when it may: only http and https are
+    /// spoken, and plain http carries a token in clear text, so it is only for loopback hosts (a
+    /// server on this machine, as in development and the tests).
+    public static func refusal(toSendTokenTo server: URL) -> String? {
+        let scheme = server.scheme?.lowercased() ?? ""
+        guard let host = server.host, !host.isEmpty else { return "\(server) names no host" }
+        switch scheme {
+        case "https": return nil
+        case "http" where isLoopback(host): return nil
+        case "http":
+            let secure = "https://" + server.absoluteString.dropFirst("http://".count)
+            return "refusing to send the account token over plain http to \(host): use \(secure) (plain http is allowed only to this machine: 127.0.0.1, ::1 or localhost)"
+        default:
+            return "\(server) is not an http or https URL; the account server is reached over https (or http on this machine)"
+        }
+    }
+
+    /// 127.0.0.0/8, ::1 and localhost.
+    static func isLoopback(_ host: String) -> Bool {
+        var host = Substring(host.lowercased())
+        if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
+        if host == "localhost" || host.hasSuffix(".localhost") || host == "::1" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
+    }
+
     private func send<Answer: Decodable>(_ method: String, _ path: String, body: Data?) async throws(SyncError)
         -> Answer
     {
         guard let url = URL(string: path, relativeTo: server) else {
             throw .rejected(status: 0, code: "invalid_request", message: "'\(path)' is not a path on \(server)")
         }
-        let (status, data) = try await exchange(method, url, body: body)
+        if let refusal = Self.refusal(toSendTokenTo: url) {
+            throw .rejected(status: 0, code: "insecure_transport", message: refusal)
+        }
+        let (status, data, redirect) = try await exchange(method, url, body: body)
+        if (300..<400).contains(status) {
+            throw .rejected(
+                status: status, code: "redirected",
+                message: "the server answered with a redirect to \(redirect ?? "another address"), which is not followed (the token goes only where --server says); point --server at the new address")
+        }
         guard (200..<300).contains(status) else {
             let detail = (try? JSONDecoder().decode(ErrorBody.self, from: data))?.error
             if (400..<500).contains(status) {
@@ -67,8 +104,8 @@ public struct HTTPSyncTransport: SyncTransport {
         }
     }
 
-    /// One request and its answer: the status and the body.
-    private func exchange(_ method: String, _ url: URL, body: Data?) async throws(SyncError) -> (Int, Data) {
+    /// One request and its answer: the status, the body and where a 3xx points.
+    private func exchange(_ method: String, _ url: URL, body: Data?) async throws(SyncError) -> (Int, Data, String?) {
         #if canImport(Darwin)
             var request = URLRequest(url: url)
             request.httpMethod = method
@@ -78,8 +115,14 @@ public struct HTTPSyncTransport: SyncTransport {
                 request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             }
             do {
-                let (data, response) = try await session.data(for: request)
-                return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
+                let (data, response) = try await session.data(for: request, delegate: NoRedirects.shared)
+                guard data.count <= maximumResponseBytes else {
+                    throw SyncError.serverFailed(
+                        status: 0,
+                        message: "the answer is larger than \(maximumResponseBytes) bytes, the most a device reads; it was not used")
+                }
+                let http = response as? HTTPURLResponse
+                return (http?.statusCode ?? 0, data, http?.value(forHTTPHeaderField: "Location"))
             } catch {
                 throw .unreachable((error as? URLError).map { "\($0.code.rawValue): \($0.localizedDescription)" } ?? "\(error)")
             }
@@ -87,10 +130,22 @@ public struct HTTPSyncTransport: SyncTransport {
             var headers = ["Accept: application/json", "Authorization: Bearer \(token.reveal())"]
             if body != nil { headers.append("Content-Type: application/json") }
             let response = try await CurlHTTP.send(
-                method: method, url: url.absoluteString, headers: headers, body: body, timeout: timeout)
-            return (response.status, response.body)
+                method: method, url: url.absoluteString, headers: headers, body: body, timeout: timeout,
+                maximumResponseBytes: maximumResponseBytes)
+            return (response.status, response.body, response.redirect)
         #endif
     }
+
+    #if canImport(Darwin)
+        /// Answers a redirect with the redirect itself: the token goes only where --server says.
+        private final class NoRedirects: NSObject, URLSessionTaskDelegate, Sendable {
+            static let shared = NoRedirects()
+            func urlSession(
+                _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                newRequest request: URLRequest
+            ) async -> URLRequest? { nil }
+        }
+    #endif
 
     private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()

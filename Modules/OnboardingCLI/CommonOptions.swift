@@ -233,6 +233,7 @@ struct RunOptions: Equatable {
         guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
             throw CLIFailure.usage("--server takes an http or https URL such as http://127.0.0.1:8080; got '\(text.quotable)'")
         }
+        if let refusal = HTTPSyncTransport.refusal(toSendTokenTo: url) { throw CLIFailure.usage(refusal) }
         guard let token = Environment.value("ONBOARDING_TOKEN"), !token.isEmpty else {
             throw CLIFailure.usage(
                 "syncing with \(text) needs the account's token in ONBOARDING_TOKEN (onboarding-server token --account \(user) mints one)")

@@ -104,6 +104,21 @@ struct SecretOutputTests {
 
     /// The accepted path: the password is used (the account connects) and then is nowhere, in any
     /// command's output, the journal, report, explain, the database file or its WAL.
+    /// The account token is never sent over plain http to another machine: refused before any
+    /// connection, with one line that says to use https; loopback stays allowed for development.
+    @Test func theTokenIsNotSentOverPlainHTTPToAnotherHost() throws {
+        var cli = try CLI("growth")
+        cli.environment["ONBOARDING_TOKEN"] = "obt-secret-\(UUID().uuidString)"
+        let refused = try cli.run("sync", "--server", "http://sync.example.com:8080")
+        #expect(refused.status == 2, "\(refused.stderr)")
+        #expect(refused.stderr.contains("use https://sync.example.com:8080"), "\(refused.stderr)")
+        #expect(!refused.stderr.contains("obt-secret") && !refused.stdout.contains("obt-secret"))
+        #expect(!FileManager.default.fileExists(atPath: cli.database))
+        // Loopback over http is allowed (here nothing listens: the sync is only postponed).
+        let loopback = try cli.run("sync", "--server", "http://127.0.0.1:9")
+        #expect(!loopback.stderr.contains("refusing to send"), "\(loopback.stderr)")
+    }
+
     @Test func anAcceptedPasswordIsNowhereAfterwards() throws {
         let cli = try onTheQRZScreen()
         let connected = try cli.run("do", "connect", "username=W1AW", "password=\(password)", "--json")
