@@ -59,6 +59,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
+        // Identity providers' JWTs (RS256/ES256 against a JWKS): the server only.
+        .package(url: "https://github.com/vapor/jwt-kit", exact: "5.8.0"),
     ],
     targets: [
         // MARK: Shared modules
@@ -106,6 +108,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ],
             path: "Modules/OnboardingServer", swiftSettings: swiftSettings),
         .executableTarget(
@@ -169,6 +172,8 @@ let package = Package(
             dependencies: appExecutables + [
                 "onboarding-server", "OnboardingServer", "AccountSyncHTTP", "TourFixtures",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             path: "Tests/ServerTests", swiftSettings: swiftSettings),
 

@@ -32,6 +32,30 @@ public struct AccountStore: Sendable {
         }
     }
 
+    // MARK: - Token cut-offs
+
+    /// The time before which the account's tokens are refused, if it ever signed out everywhere.
+    public func tokenCutoff(app: String, account: String) async throws -> Double? {
+        let rows = try await client.query(
+            "SELECT not_before FROM token_cutoffs WHERE app = \(app) AND account = \(account)", logger: logger)
+        for try await notBefore in rows.decode(Double.self) { return notBefore }
+        return nil
+    }
+
+    /// Refuses every token of the account issued before `time` ("sign out everywhere"); a later
+    /// sign-out moves the cut-off forward, never back.
+    @discardableResult
+    public func signOutEverywhere(app: String, account: String, at time: Double) async throws -> Double {
+        let rows = try await client.query(
+            """
+            INSERT INTO token_cutoffs (app, account, not_before) VALUES (\(app), \(account), \(time))
+            ON CONFLICT (app, account) DO UPDATE SET not_before = greatest(token_cutoffs.not_before, EXCLUDED.not_before)
+            RETURNING not_before
+            """, logger: logger)
+        for try await notBefore in rows.decode(Double.self) { return notBefore }
+        return time
+    }
+
     // MARK: - Push
 
     /// Stores a batch in one transaction: each journal row once (a row the server already has is a

@@ -61,7 +61,21 @@ public enum PostgresSchema {
                 )
                 """,
             ]
-        )
+        ),
+        (
+            // "Sign out everywhere": an account's tokens issued before `not_before` are refused.
+            "v2-token-cutoffs",
+            [
+                """
+                CREATE TABLE token_cutoffs (
+                    app TEXT NOT NULL,
+                    account TEXT NOT NULL,
+                    not_before DOUBLE PRECISION NOT NULL,
+                    PRIMARY KEY (app, account)
+                )
+                """
+            ]
+        ),
     ]
 
     /// An arbitrary constant: the advisory lock that serialises migrations across processes.

@@ -4,6 +4,13 @@ import Hummingbird
 import Logging
 import NIOCore
 
+/// The answer to a sign-out everywhere: tokens of the account issued before this time are refused.
+struct SignOut: Encodable {
+    var app: String
+    var account: String
+    var tokensIssuedBefore: Double
+}
+
 /// A refused request: its status, a stable code and one message that says what is allowed.
 struct APIError: Error {
     var status: HTTPResponse.Status
@@ -18,6 +25,7 @@ struct APIError: Error {
 struct Routes: Sendable {
     let store: AccountStore
     let tokens: TokenSigner
+    let identityProvider: IdentityProvider?
     let logger: Logger
 
     func add(to router: Router<BasicRequestContext>) {
@@ -30,7 +38,7 @@ struct Routes: Sendable {
         }
         router.post("/v1/apps/:app/accounts/:account/push") { request, context in
             await answer {
-                let (app, account) = try accountPath(context, request, scope: .account)
+                let (app, account) = try await accountPath(context, request)
                 var request = request
                 let body = try await Self.body(&request)
                 let batch: PushBatch
@@ -43,17 +51,35 @@ struct Routes: Sendable {
         }
         router.get("/v1/apps/:app/accounts/:account/flows") { request, context in
             await answer {
-                let (app, account) = try accountPath(context, request, scope: .account)
+                let (app, account) = try await accountPath(context, request)
                 return try await Self.json(withDeadline(Self.requestDeadline) { try await store.records(app: app, account: account) })
+            }
+        }
+        // Sign out everywhere: the account's tokens issued until now are refused from now on.
+        router.post("/v1/apps/:app/accounts/:account/sign-out") { request, context in
+            await answer {
+                let app = try Self.name(context, "app")
+                let account = try Self.name(context, "account")
+                let claims = try await authorize(request, app: app)
+                guard claims.scope == .admin || (claims.subject == account) else {
+                    throw APIError(
+                        status: .forbidden, code: "forbidden", message: "this token is not for account '\(account)'")
+                }
+                if claims.scope == .account { try await refuseIfSignedOut(claims, app: app, account: account) }
+                let now = Date().timeIntervalSince1970
+                let cutoff = try await withDeadline(Self.requestDeadline) {
+                    try await store.signOutEverywhere(app: app, account: account, at: now)
+                }
+                return Self.json(SignOut(app: app, account: account, tokensIssuedBefore: cutoff))
             }
         }
         router.get("/v1/apps/:app/report") { request, context in
             await answer {
-                let claims = try authorize(request)
+                let app = try Self.name(context, "app")
+                let claims = try await authorize(request, app: app)
                 guard claims.scope == .admin else {
                     throw APIError(status: .forbidden, code: "forbidden", message: "reports need an admin token")
                 }
-                let app = try Self.name(context, "app")
                 return try await Self.json(withDeadline(Self.reportDeadline) { try await store.report(app: app) })
             }
         }
@@ -61,33 +87,71 @@ struct Routes: Sendable {
 
     // MARK: - Authorisation
 
-    func authorize(_ request: Request) throws -> TokenClaims {
+    /// The claims of the request's bearer token, for `app`: one of the server's own tokens (signed
+    /// by a key of its ring, naming `app`, or an admin token for every app), or a JWT of the
+    /// configured identity provider whose audience is `app`.
+    func authorize(_ request: Request, app: String) async throws -> TokenClaims {
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else {
             throw APIError(
                 status: .unauthorized, code: "unauthorized",
                 message: "send a token as 'Authorization: Bearer TOKEN' (onboarding-server token mints one)")
         }
-        do {
-            return try tokens.verify(String(header.dropFirst("Bearer ".count)), now: Date())
-        } catch .expired {
-            throw APIError(status: .unauthorized, code: "token_expired", message: "the token has expired; get a new one")
-        } catch {
-            throw APIError(status: .unauthorized, code: "unauthorized", message: "the token is not valid")
+        let token = String(header.dropFirst("Bearer ".count))
+        let claims: TokenClaims
+        if TokenSigner.isOwnToken(token) || identityProvider == nil {
+            do {
+                claims = try tokens.verify(token, now: Date())
+            } catch .expired {
+                throw APIError(status: .unauthorized, code: "token_expired", message: "the token has expired; get a new one")
+            } catch .outdated {
+                throw APIError(
+                    status: .unauthorized, code: "token_outdated",
+                    message: "this token's format (obt1) names no app and is no longer accepted; mint a new one with onboarding-server token --app APP --account ACCOUNT")
+            } catch .unknownKey {
+                throw APIError(
+                    status: .unauthorized, code: "unauthorized",
+                    message: "the token was signed by a key this server no longer accepts; get a new one")
+            } catch {
+                throw APIError(status: .unauthorized, code: "unauthorized", message: "the token is not valid")
+            }
+        } else if let identityProvider {
+            do {
+                claims = try await identityProvider.verify(token, app: app, now: Date())
+            } catch .expired {
+                throw APIError(status: .unauthorized, code: "token_expired", message: "the token has expired; sign in again")
+            } catch .invalid(let why) {
+                throw APIError(status: .unauthorized, code: "unauthorized", message: "the identity token is not accepted: \(why)")
+            }
+        } else {
+            preconditionFailure("unreachable: no identity provider is handled above")
         }
+        if let tokenApp = claims.app, tokenApp != app {
+            throw APIError(status: .forbidden, code: "forbidden", message: "this token is for the app '\(tokenApp)', not '\(app)'")
+        }
+        return claims
     }
 
-    /// The app and account of the path, when the token is that account's.
-    func accountPath(_ context: BasicRequestContext, _ request: Request, scope: TokenClaims.Scope) throws -> (
-        String, String
-    ) {
-        let claims = try authorize(request)
+    /// The app and account of the path, when the token is that account's, for that app, and was
+    /// issued after the account last signed out everywhere.
+    func accountPath(_ context: BasicRequestContext, _ request: Request) async throws -> (String, String) {
         let app = try Self.name(context, "app")
         let account = try Self.name(context, "account")
+        let claims = try await authorize(request, app: app)
         guard claims.scope == .account, claims.subject == account else {
             throw APIError(
                 status: .forbidden, code: "forbidden", message: "this token is not for account '\(account)'")
         }
+        try await refuseIfSignedOut(claims, app: app, account: account)
         return (app, account)
+    }
+
+    func refuseIfSignedOut(_ claims: TokenClaims, app: String, account: String) async throws {
+        let cutoff = try await withDeadline(Self.requestDeadline) { try await store.tokenCutoff(app: app, account: account) }
+        if let cutoff, claims.issuedAt < cutoff {
+            throw APIError(
+                status: .unauthorized, code: "token_revoked",
+                message: "the account signed out everywhere after this token was issued; sign in again")
+        }
     }
 
     static func name(_ context: BasicRequestContext, _ parameter: String) throws -> String {

@@ -27,7 +27,10 @@ public enum OnboardingServer {
         let store = AccountStore(client: client, logger: logger)
         let router = Router(context: BasicRequestContext.self)
         router.middlewares.add(LogRequestsMiddleware(.info))
-        Routes(store: store, tokens: configuration.tokens, logger: logger).add(to: router)
+        Routes(
+            store: store, tokens: configuration.tokens, identityProvider: configuration.identityProvider,
+            logger: logger
+        ).add(to: router)
         router.addRoutes(notFound)
         var app = Application(
             router: router,

@@ -15,14 +15,20 @@ public struct ServerConfiguration: Sendable {
     /// Signs and checks tokens. Read from `ONBOARDING_SERVER_SECRET` only, never from a flag (flags
     /// show in process lists) and never logged.
     public var tokens: TokenSigner
+    /// An identity provider whose JWTs are also account tokens, if one is configured.
+    public var identityProvider: IdentityProvider?
     /// Connections kept to PostgreSQL by this process.
     public var maximumConnections: Int
 
-    public init(host: String, port: Int, database: DatabaseURL, tokens: TokenSigner, maximumConnections: Int = 16) {
+    public init(
+        host: String, port: Int, database: DatabaseURL, tokens: TokenSigner,
+        identityProvider: IdentityProvider? = nil, maximumConnections: Int = 16
+    ) {
         self.host = host
         self.port = port
         self.database = database
         self.tokens = tokens
+        self.identityProvider = identityProvider
         self.maximumConnections = maximumConnections
     }
 }

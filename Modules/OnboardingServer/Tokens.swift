@@ -4,7 +4,7 @@ import Foundation
 /// What a token lets its bearer do.
 public struct TokenClaims: Codable, Equatable, Sendable {
     public enum Scope: String, Codable, Sendable {
-        /// Read and write one account's records.
+        /// Read and write one account's records, in one app.
         case account
         /// Read reports across accounts.
         case admin
@@ -13,63 +13,140 @@ public struct TokenClaims: Codable, Equatable, Sendable {
     /// The account (for an account token) or the operator's name (for an admin token).
     public var subject: String
     public var scope: Scope
+    /// The app the token is for. Required for an account token (a token for `ann` in Finite does
+    /// not open `ann` in Growth); an admin token without one reads every app's reports.
+    public var app: String?
+    /// When it was issued, in seconds since 1970 (with a fraction: a sign-out at 12:00:00.400
+    /// refuses a token issued at 12:00:00.300 and keeps one issued at 12:00:00.500).
+    public var issuedAt: Double
     /// Seconds since 1970 after which the token is refused.
     public var expires: Int64
+    /// The id of the key that signed it; set by ``TokenSigner/sign(_:)``.
+    public var keyID: String?
 
     enum CodingKeys: String, CodingKey {
-        case subject = "sub", scope, expires = "exp"
+        case subject = "sub", scope, app, issuedAt = "iat", expires = "exp", keyID = "kid"
     }
 
-    public init(subject: String, scope: Scope, expires: Int64) {
+    public init(
+        subject: String, scope: Scope, app: String?, issuedAt: Double = Date().timeIntervalSince1970,
+        expires: Int64
+    ) {
         self.subject = subject
         self.scope = scope
+        self.app = app
+        self.issuedAt = issuedAt
         self.expires = expires
     }
 }
 
-/// Signs and checks bearer tokens: `obt1.<claims>.<signature>`, the claims as base64url JSON and
-/// the signature HMAC-SHA256 of `obt1.<claims>` under the server's secret. Nothing about a token
-/// is stored: the server checks the signature and the expiry on every request, so a token can be
-/// minted anywhere the secret is (`onboarding-server token`) and leaked tokens expire.
-public struct TokenSigner: Sendable {
-    static let prefix = "obt1"
+/// One key of the server's key ring: an id that tokens name, and its secret.
+public struct TokenKey: Sendable {
+    public var id: String
+    fileprivate var key: SymmetricKey
+
     /// The shortest secret accepted, in bytes.
     public static let minimumSecretLength = 32
-    private let key: SymmetricKey
 
-    public init(secret: String) throws(ServerConfigurationError) {
+    public init(id: String, secret: String) throws(ServerConfigurationError) {
+        guard !id.isEmpty, id.utf8.count <= 64,
+            id.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.".unicodeScalars.contains($0) })
+        else {
+            throw ServerConfigurationError("a key id must be 1 to 64 letters, digits, '-', '_' or '.' (got '\(id)')")
+        }
         guard secret.utf8.count >= Self.minimumSecretLength else {
             throw ServerConfigurationError(
-                "the server secret must be at least \(Self.minimumSecretLength) bytes (got \(secret.utf8.count))")
+                "the secret of key '\(id)' must be at least \(Self.minimumSecretLength) bytes (got \(secret.utf8.count))")
         }
+        self.id = id
         key = SymmetricKey(data: Data(secret.utf8))
     }
+}
+
+/// Signs and checks the server's own bearer tokens: `obt2.<claims>.<signature>`, the claims as
+/// base64url JSON (with the id of the key that signed them) and the signature HMAC-SHA256 of
+/// `obt2.<claims>` under that key. Nothing about a token is stored: the server checks the
+/// signature, the expiry and the account's sign-out cut-off on every request.
+///
+/// Several keys are accepted at once, so a key is rotated with overlap: add the new key first
+/// (it signs from then on), keep the old one until the tokens it signed have expired, then drop
+/// it (Docs/Server.md, "Rotating keys").
+public struct TokenSigner: Sendable {
+    static let prefix = "obt2"
+    /// The format before 0.10, which named no app, no issue time and no key.
+    static let outdatedPrefix = "obt1"
+    public static let minimumSecretLength = TokenKey.minimumSecretLength
+    /// The key that signs new tokens, then the others that are still accepted.
+    public let keys: [TokenKey]
+
+    /// One key, with the id `default` (`ONBOARDING_SERVER_SECRET`).
+    public init(secret: String) throws(ServerConfigurationError) {
+        try self.init(keys: [TokenKey(id: "default", secret: secret)])
+    }
+
+    /// Several keys; the first signs.
+    public init(keys: [TokenKey]) throws(ServerConfigurationError) {
+        guard !keys.isEmpty else { throw ServerConfigurationError("the key ring is empty: give at least one key") }
+        var seen: Set<String> = []
+        for key in keys where !seen.insert(key.id).inserted {
+            throw ServerConfigurationError("the key id '\(key.id)' is given twice")
+        }
+        self.keys = keys
+    }
+
+    /// `ONBOARDING_SERVER_KEYS`: `ID=SECRET` entries separated by spaces or new lines, the signing
+    /// key first (`2026-12=… 2026-11=…`).
+    public init(keyRing text: String) throws(ServerConfigurationError) {
+        var keys: [TokenKey] = []
+        for entry in text.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" }) {
+            let parts = entry.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2 else {
+                throw ServerConfigurationError(
+                    "ONBOARDING_SERVER_KEYS holds ID=SECRET entries separated by spaces; an entry has no '='")
+            }
+            keys.append(try TokenKey(id: String(parts[0]), secret: String(parts[1])))
+        }
+        try self.init(keys: keys)
+    }
+
+    public var signingKeyID: String { keys[0].id }
 
     public func sign(_ claims: TokenClaims) -> String {
+        var claims = claims
+        claims.keyID = keys[0].id
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let payload = Self.base64URL((try? encoder.encode(claims)) ?? Data())
         let signed = "\(Self.prefix).\(payload)"
-        let mac = HMAC<SHA256>.authenticationCode(for: Data(signed.utf8), using: key)
+        let mac = HMAC<SHA256>.authenticationCode(for: Data(signed.utf8), using: keys[0].key)
         return "\(signed).\(Self.base64URL(Data(mac)))"
     }
 
     public enum Failure: Error, Equatable {
-        case malformed, badSignature, expired
+        case malformed, badSignature, expired, unknownKey, outdated
     }
 
-    /// The token's claims if its signature is ours and it has not expired at `now`.
+    /// Whether `token` has this signer's form (as opposed to an identity provider's JWT).
+    public static func isOwnToken(_ token: String) -> Bool {
+        token.hasPrefix(prefix + ".") || token.hasPrefix(outdatedPrefix + ".")
+    }
+
+    /// The token's claims if a key of the ring signed it and it has not expired at `now`.
     public func verify(_ token: String, now: Date) throws(Failure) -> TokenClaims {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        if parts.first.map(String.init) == Self.outdatedPrefix { throw .outdated }
         guard parts.count == 3, parts[0] == Self.prefix, let signature = Self.data(base64URL: parts[2]),
             let payload = Self.data(base64URL: parts[1])
         else { throw .malformed }
+        // The claims name their key; they are trusted only once that key's signature checks.
+        guard let claims = try? JSONDecoder().decode(TokenClaims.self, from: payload) else { throw .malformed }
+        guard let key = keys.first(where: { $0.id == claims.keyID }) else { throw .unknownKey }
         let signed = Data("\(parts[0]).\(parts[1])".utf8)
-        guard HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: signed, using: key) else {
+        guard HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: signed, using: key.key) else {
             throw .badSignature
         }
-        guard let claims = try? JSONDecoder().decode(TokenClaims.self, from: payload) else { throw .malformed }
         guard Double(claims.expires) > now.timeIntervalSince1970 else { throw .expired }
+        guard claims.scope == .admin || claims.app != nil else { throw .malformed }
         return claims
     }
 

@@ -93,7 +93,7 @@ struct ServerLoad {
         defer { Task { try? await client.shutdown() } }
         return try await measure(runs) { device in
             let token = signer.sign(
-                TokenClaims(subject: device.account, scope: .account, expires: Int64(Date().timeIntervalSince1970) + 3600))
+                TokenClaims(subject: device.account, scope: .account, app: device.app, expires: Int64(Date().timeIntervalSince1970) + 3600))
             var device = device
             var latencies: [Double] = []
             var failures = 0

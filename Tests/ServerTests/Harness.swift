@@ -112,10 +112,13 @@ final class ServerProcess: @unchecked Sendable {
     let port: Int
     let log: URL
     private var process: Process?
+    /// Set for the server and for `token` (a key ring, an identity provider).
+    var environment: [String: String]
 
     var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    init(databaseURL: String? = nil) throws {
+    init(databaseURL: String? = nil, environment: [String: String] = [:]) throws {
+        self.environment = environment
         self.databaseURL = try databaseURL ?? TestPostgres.freshDatabase()
         port = Self.freePort()
         log = FileManager.default.temporaryDirectory.appendingPathComponent("server-\(UUID().uuidString).log")
@@ -131,6 +134,7 @@ final class ServerProcess: @unchecked Sendable {
         var environment = ProcessInfo.processInfo.environment
         environment["ONBOARDING_SERVER_SECRET"] = Self.secret
         environment["LOG_LEVEL"] = "warning"
+        environment.merge(self.environment) { _, given in given }
         process.environment = environment
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
@@ -175,11 +179,13 @@ final class ServerProcess: @unchecked Sendable {
 
     var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
 
-    /// A token for `account` (or an admin token), minted by the real `token` command.
-    func token(account: String?, days: Int = 1) throws -> String {
+    /// A token for `account` in `app` (or an admin token), minted by the real `token` command.
+    func token(account: String?, app: String = "growth", days: Int = 1) throws -> String {
         var environment = ProcessInfo.processInfo.environment
         environment["ONBOARDING_SERVER_SECRET"] = Self.secret
-        let arguments = ["token"] + (account.map { ["--account", $0] } ?? ["--admin"]) + ["--days", "\(days)"]
+        environment.merge(self.environment) { _, given in given }
+        let arguments =
+            ["token"] + (account.map { ["--account", $0, "--app", app] } ?? ["--admin"]) + ["--days", "\(days)"]
         let result = try Shell.run(
             BuiltExecutables.folder.appendingPathComponent("onboarding-server").path, arguments,
             environment: environment)
@@ -264,7 +270,7 @@ struct Device {
         self.executable = executable
         self.account = account
         self.server = server
-        token = try server.token(account: account)
+        token = try server.token(account: account, app: executable)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("device-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         database = folder.appendingPathComponent("\(executable).sqlite")

@@ -1,0 +1,187 @@
+import _CryptoExtras
+import Foundation
+import JWTKit
+import OnboardingServer
+import Testing
+import TourFixtures
+
+/// Tokens against the real server: each names its app, its key and when it was issued; keys
+/// rotate with overlap; an account signs out everywhere; an identity provider's JWTs are accepted.
+@Suite("Tokens: apps, keys, sign-out and identity providers")
+struct TokenTests {
+    static func flows(_ server: ServerProcess, app: String = "growth", account: String = "ann") -> URL {
+        server.url.appendingPathComponent("v1/apps/\(app)/accounts/\(account)/flows")
+    }
+
+    static let oldSecret = "old-key-secret-0123456789abcdef-0123456789"
+    static let newSecret = "new-key-secret-0123456789abcdef-0123456789"
+
+    @Test func aTokenOpensItsAccountInItsAppOnly() async throws {
+        let server = try ServerProcess()
+        let growth = try server.token(account: "ann", app: "growth")
+        #expect(try await HTTP.get(Self.flows(server), token: growth).status == 200)
+        let other = try await HTTP.get(Self.flows(server, app: "finite"), token: growth)
+        #expect(other.status == 403)
+        #expect((other.json["error"] as? [String: Any])?["message"] as? String == "this token is for the app 'growth', not 'finite'")
+        // The format before 0.10 named no app: refused, saying how to get a new one.
+        let outdated = "obt1." + growth.split(separator: ".").dropFirst().joined(separator: ".")
+        let answer = try await HTTP.get(Self.flows(server), token: outdated)
+        #expect(answer.status == 401 && answer.errorCode == "token_outdated")
+        // An account token must name its app.
+        var environment = ProcessInfo.processInfo.environment
+        environment["ONBOARDING_SERVER_SECRET"] = ServerProcess.secret
+        let minted = try Shell.run(
+            BuiltExecutables.folder.appendingPathComponent("onboarding-server").path, ["token", "--account", "ann"],
+            environment: environment)
+        #expect(minted.status != 0 && minted.stderr.contains("give --app APP"), "\(minted.stderr)")
+    }
+
+    /// Rotation with overlap: while both keys are in the ring, tokens of either are accepted and
+    /// new ones are signed by the first; once the old key is dropped, its tokens are refused.
+    @Test func keysRotateWithOverlap() async throws {
+        let old = try TokenKey(id: "2026-10", secret: Self.oldSecret)
+        let oldToken = try TokenSigner(keys: [old]).sign(
+            TokenClaims(subject: "ann", scope: .account, app: "growth", expires: Int64(Date().timeIntervalSince1970) + 600))
+        let server = try ServerProcess(environment: [
+            "ONBOARDING_SERVER_KEYS": "2026-11=\(Self.newSecret) 2026-10=\(Self.oldSecret)"
+        ])
+        let newToken = try server.token(account: "ann")
+        let claims = try #require(String(newToken.split(separator: ".")[1]).base64URLDecodedJSON())
+        #expect(claims["kid"] as? String == "2026-11")
+        #expect((claims["iat"] as? Double).map { abs($0 - Date().timeIntervalSince1970) < 600 } == true)
+        #expect(try await HTTP.get(Self.flows(server), token: oldToken).status == 200)
+        #expect(try await HTTP.get(Self.flows(server), token: newToken).status == 200)
+
+        server.stop()
+        server.environment["ONBOARDING_SERVER_KEYS"] = "2026-11=\(Self.newSecret)"
+        try server.start()
+        let refused = try await HTTP.get(Self.flows(server), token: oldToken)
+        #expect(refused.status == 401 && refused.errorCode == "unauthorized")
+        #expect(try await HTTP.get(Self.flows(server), token: newToken).status == 200)
+    }
+
+    /// Sign out everywhere: every token of the account issued until then is refused, in that app;
+    /// a token issued afterwards works, and so do other accounts'.
+    @Test func signingOutEverywhereRefusesEarlierTokens() async throws {
+        let server = try ServerProcess()
+        let phone = try server.token(account: "ann")
+        let tablet = try server.token(account: "ann")
+        let bob = try server.token(account: "bob")
+        let finite = try server.token(account: "ann", app: "finite")
+        let signOut = try await HTTP.post(
+            server.url.appendingPathComponent("v1/apps/growth/accounts/ann/sign-out"), token: phone, body: Data())
+        #expect(signOut.status == 200)
+        for token in [phone, tablet] {
+            let answer = try await HTTP.get(Self.flows(server), token: token)
+            #expect(answer.status == 401 && answer.errorCode == "token_revoked")
+        }
+        #expect(try await HTTP.get(Self.flows(server, account: "bob"), token: bob).status == 200)
+        #expect(try await HTTP.get(Self.flows(server, app: "finite"), token: finite).status == 200)
+        #expect(try await HTTP.get(Self.flows(server), token: try server.token(account: "ann")).status == 200)
+        // Another account cannot sign ann out.
+        let forbidden = try await HTTP.post(
+            server.url.appendingPathComponent("v1/apps/growth/accounts/ann/sign-out"), token: bob, body: Data())
+        #expect(forbidden.status == 403)
+
+        // The operator's command does the same.
+        let fresh = try server.token(account: "ann")
+        var environment = ProcessInfo.processInfo.environment
+        environment["DATABASE_URL"] = server.databaseURL
+        let command = try Shell.run(
+            BuiltExecutables.folder.appendingPathComponent("onboarding-server").path,
+            ["sign-out", "--app", "growth", "--account", "ann"], environment: environment)
+        #expect(command.status == 0, "\(command.stderr)")
+        #expect(try await HTTP.get(Self.flows(server), token: fresh).errorCode == "token_revoked")
+    }
+
+    // MARK: - An identity provider
+
+    struct IdentityPayload: JWTPayload {
+        var iss: IssuerClaim
+        var sub: SubjectClaim
+        var aud: AudienceClaim
+        var exp: ExpirationClaim
+        var iat: IssuedAtClaim
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+
+    static let issuer = "https://securetoken.google.com/onboarding-tests"
+
+    static func payload(
+        sub: String = "ann", aud: String = "growth", iss: String = issuer, expires: TimeInterval = 600
+    ) -> IdentityPayload {
+        IdentityPayload(
+            iss: IssuerClaim(value: iss), sub: SubjectClaim(value: sub), aud: AudienceClaim(value: [aud]),
+            exp: ExpirationClaim(value: Date().addingTimeInterval(expires)), iat: IssuedAtClaim(value: Date()))
+    }
+
+    /// The provider's JWTs (RS256 and ES256, keys the test makes and publishes as a JWKS file)
+    /// open the account of their `sub` in the app of their audience; anything else is refused.
+    @Test func anIdentityProvidersJWTsAreAccountTokens() async throws {
+        let ecKey = ES256PrivateKey()
+        let rsaKey = try Insecure.RSA.PrivateKey(backing: _RSA.Signing.PrivateKey(keySize: .bits2048))
+        let stranger = ES256PrivateKey()
+        let signers = JWTKeyCollection()
+        await signers.add(ecdsa: ecKey, kid: "ec-1")
+        await signers.add(rsa: rsaKey, digestAlgorithm: .sha256, kid: "rsa-1")
+        await signers.add(ecdsa: stranger, kid: "ec-1-stranger")
+
+        let ec = try #require(ecKey.publicKey.parameters)
+        let rsa = try rsaKey.publicKey.getKeyPrimitives()
+        let jwks: [String: Any] = [
+            "keys": [
+                ["kty": "EC", "crv": "P-256", "x": ec.x, "y": ec.y, "kid": "ec-1", "alg": "ES256", "use": "sig"],
+                [
+                    "kty": "RSA", "n": rsa.modulus.base64URL, "e": rsa.publicExponent.base64URL, "kid": "rsa-1",
+                    "alg": "RS256", "use": "sig",
+                ],
+            ]
+        ]
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("jwks-\(UUID().uuidString).json")
+        try JSONSerialization.data(withJSONObject: jwks).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let server = try ServerProcess(environment: [
+            "ONBOARDING_IDP_JWKS": file.path, "ONBOARDING_IDP_ISSUER": Self.issuer,
+        ])
+
+        for kid in ["ec-1", "rsa-1"] {
+            let token = try await signers.sign(Self.payload(), kid: JWKIdentifier(string: kid))
+            let answer = try await HTTP.get(Self.flows(server), token: token)
+            #expect(answer.status == 200, "\(kid): \(answer.json)")
+        }
+        // Another app's audience, another issuer, expired, another account, a key not published.
+        let refusals: [(IdentityPayload, String, URL, Int, String)] = [
+            (Self.payload(aud: "finite"), "ec-1", Self.flows(server), 401, "unauthorized"),
+            (Self.payload(iss: "https://evil.example.com"), "ec-1", Self.flows(server), 401, "unauthorized"),
+            (Self.payload(expires: -60), "ec-1", Self.flows(server), 401, "token_expired"),
+            (Self.payload(sub: "bob"), "rsa-1", Self.flows(server), 403, "forbidden"),
+            (Self.payload(), "ec-1-stranger", Self.flows(server), 401, "unauthorized"),
+        ]
+        for (payload, kid, url, status, code) in refusals {
+            let token = try await signers.sign(payload, kid: JWKIdentifier(string: kid))
+            let answer = try await HTTP.get(url, token: token)
+            #expect(answer.status == status && answer.errorCode == code, "\(payload.aud.value) \(kid): \(answer.json)")
+        }
+        // An unsigned token (alg "none") naming a published key is refused.
+        let header = Data(#"{"alg":"none","kid":"ec-1","typ":"JWT"}"#.utf8).base64URL
+        let body = try JSONEncoder().encode(Self.payload()).base64URL
+        #expect(try await HTTP.get(Self.flows(server), token: "\(header).\(body).").status == 401)
+        // The server's own tokens keep working beside the provider's.
+        #expect(try await HTTP.get(Self.flows(server), token: try server.token(account: "ann")).status == 200)
+    }
+}
+
+extension Data {
+    var base64URL: String {
+        base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}
+
+extension String {
+    func base64URLDecodedJSON() -> [String: Any]? {
+        var text = replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        text += String(repeating: "=", count: (4 - text.count % 4) % 4)
+        return Data(base64Encoded: text).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+    }
+}
