@@ -28,7 +28,9 @@ let appTargets: [Target] = apps.flatMap { app -> [Target] in
         .appendingPathComponent("Apps/\(app.folder)/Onboarding/releases").path
     return [
         .target(
-            name: "\(app.folder)Onboarding", dependencies: ["TourRuntime"],
+            // What a product's flows may import: the engine's types and the runtime's product API;
+            // storage only through the runtime (no `@_exported` in Modules/ makes that hold).
+            name: "\(app.folder)Onboarding", dependencies: ["TourCore", "TourRuntime"],
             path: "Apps/\(app.folder)/Onboarding",
             exclude: FileManager.default.fileExists(atPath: releases) ? ["releases"] : [],
             swiftSettings: swiftSettings, plugins: ["CatalogReleasesPlugin"]),

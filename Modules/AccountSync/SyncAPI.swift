@@ -3,7 +3,7 @@
 #else
     import Foundation
 #endif
-@_exported import TourCore
+import TourCore
 
 /// The wire format between a device and the account server (`/v1`), shared by both sides so they
 /// cannot drift. Every type encodes with explicit keys; new keys are optional.
@@ -120,6 +120,9 @@ public enum SyncError: Error, Equatable, Sendable, CustomStringConvertible {
     case rejected(status: Int, code: String, message: String)
     /// The server failed (5xx): try again later.
     case serverFailed(status: Int, message: String)
+    /// This device's own database failed while syncing (a full disk, a row that does not read):
+    /// nothing was lost; the rows wait in the outbox.
+    case localStorage(String)
 
     /// Whether trying the same request again later may succeed.
     public var isTransient: Bool {
@@ -131,6 +134,7 @@ public enum SyncError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unreachable(let reason): "the account server is unreachable (\(reason))"
         case .rejected(let status, let code, let message): "the account server refused the request (\(status) \(code)): \(message)"
         case .serverFailed(let status, let message): "the account server failed (\(status)): \(message)"
+        case .localStorage(let reason): "this device's database failed while syncing (\(reason)); the rows wait in the outbox"
         }
     }
 }

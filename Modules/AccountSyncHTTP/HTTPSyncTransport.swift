@@ -1,4 +1,5 @@
 import AccountSync
+import TourCore
 
 #if canImport(Darwin)
     import Foundation

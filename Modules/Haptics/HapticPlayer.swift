@@ -3,7 +3,7 @@
 #else
     import Foundation
 #endif
-@_exported import TourCore
+import TourCore
 
 /// Plays haptic feedback. On iOS the implementation wraps `UIImpactFeedbackGenerator` and friends;
 /// here there is a recorder for tests and a terminal printer for the CLIs.

@@ -11,6 +11,7 @@ import ArgumentParser
     import Darwin
 #endif
 import TourRuntime
+import TourCore
 
 /// What a product's executable hands the shared CLI.
 public struct CLIProduct: Sendable {

@@ -1,5 +1,7 @@
 import ArgumentParser
 import TourRuntime
+import TourCore
+import Persistence
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials

@@ -1,4 +1,5 @@
 import TourRuntime
+import TourCore
 
 /// The catalog and its diffs as people read them in a terminal (`catalog`, `catalog diff`).
 enum CatalogOutline {

@@ -11,6 +11,8 @@ import ArgumentParser
     import Darwin
 #endif
 import TourRuntime
+import Persistence
+import TourCore
 
 /// A command that can run alone or as a line of `play` and the interactive session.
 protocol ScriptableCommand: AsyncParsableCommand {

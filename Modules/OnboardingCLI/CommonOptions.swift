@@ -6,6 +6,9 @@ import ArgumentParser
 #endif
 import AccountSyncHTTP
 import TourRuntime
+import TourCore
+import Permissions
+import AccountSync
 
 #if canImport(Glibc)
     import Glibc

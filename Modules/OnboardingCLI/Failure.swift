@@ -5,6 +5,9 @@ import ArgumentParser
     import Foundation
 #endif
 import TourRuntime
+import TourCore
+import Persistence
+import AccountSync
 
 /// Every way a command can fail, as one value: the machine-readable `code`, the one line a person
 /// reads, what is accepted instead, and the exit status. Text output prints `message` on standard

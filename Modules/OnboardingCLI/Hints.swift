@@ -4,6 +4,7 @@
     import Foundation
 #endif
 import TourRuntime
+import TourCore
 
 /// What moves things on when nothing is showing, as the commands that do it: `launch` on a
 /// database where the app never launched, the visit or signal whose trigger holds now, the wait

@@ -5,6 +5,7 @@ import ArgumentParser
     import Foundation
 #endif
 import TourRuntime
+import TourCore
 
 /// `report`: the funnel of every flow across users, from the journal.
 struct Report: ScriptableCommand {

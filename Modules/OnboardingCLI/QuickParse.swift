@@ -1,4 +1,5 @@
 import TourRuntime
+import TourCore
 
 /// A command line of the common grammar as `QuickParse` reads it: what it does, with the values its
 /// words gave. Running one is what the argument parser's command of the same name does (`Launch`,

@@ -4,6 +4,8 @@
     import Foundation
 #endif
 import TourRuntime
+import TourCore
+import Persistence
 
 /// Text and JSON renderings of a snapshot.
 enum Render {

@@ -11,6 +11,10 @@ import ArgumentParser
     import Darwin
 #endif
 import TourRuntime
+import Persistence
+import TourCore
+import Permissions
+import Haptics
 
 /// One CLI run: the product, its session on the database, and how output is printed.
 final class Runner: @unchecked Sendable {

@@ -5,6 +5,7 @@ import ArgumentParser
     import Foundation
 #endif
 import TourRuntime
+import TourCore
 
 #if canImport(Glibc)
     import Glibc

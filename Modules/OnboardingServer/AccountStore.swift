@@ -2,6 +2,7 @@ import AccountSync
 import Foundation
 import Logging
 import PostgresNIO
+import TourCore
 
 /// The server's PostgreSQL: pushed journal rows and their facts, and each account's merged record
 /// of each flow. PostgreSQL is the single source of truth; server processes keep nothing between

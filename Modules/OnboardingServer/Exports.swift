@@ -1,1 +1,1 @@
-@_exported import AccountSync
+import AccountSync

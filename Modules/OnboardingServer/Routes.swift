@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import TourCore
 
 /// The answer to a sign-out everywhere: tokens of the account issued before this time are refused.
 struct SignOut: Encodable {

@@ -3,6 +3,8 @@ import Foundation
 import Logging
 import OnboardingServer
 import PostgresNIO
+import TourCore
+import AccountSync
 
 /// `onboarding-server`: the account server, its migrations and its tokens.
 @main

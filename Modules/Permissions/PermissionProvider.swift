@@ -3,7 +3,7 @@
 #else
     import Foundation
 #endif
-@_exported import TourCore
+import TourCore
 
 /// A system permission's status, as FamilyControls and HealthKit report it.
 public enum PermissionStatus: String, Codable, Sendable, CaseIterable {

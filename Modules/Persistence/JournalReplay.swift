@@ -125,7 +125,7 @@ public enum JournalReplay {
                 } catch {
                     throw StorageError("journal row \(row.id) no longer replays: \(error)")
                 }
-            } else if let stored = row.facts {
+            } else if let stored = try row.storedFacts() {
                 next = state
                 facts = stored
                 apply(stored, to: &next)

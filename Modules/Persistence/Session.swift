@@ -96,10 +96,31 @@ public struct JournalRow: Equatable, Sendable {
     public var catalogFingerprint: String?
 
     /// The row's facts; facts of kinds this build does not know (written by a newer release) are
-    /// left out. Nil when the row has none recorded.
+    /// left out, and so is a row whose facts cannot be read (for a view; replay and sync use
+    /// ``storedFacts()``, which says why). Nil when the row has none recorded.
     public var facts: [TourFact]? {
+        guard factsJSON != nil else { return nil }
+        return (try? storedFacts()) ?? []
+    }
+
+    /// The row's facts, nil when it has none recorded. A fact of a kind this build does not know
+    /// (a newer release wrote it) is left out, as a reader of an older version must; a list that
+    /// is not JSON, or a fact of a known kind that does not read, throws naming the row.
+    public func storedFacts() throws -> [TourFact]? {
         guard let factsJSON else { return nil }
-        return (try? JSONCoding.value(from: factsJSON))?.listValue?.compactMap { try? TourFact(tourValue: $0) } ?? []
+        guard let list = (try? JSONCoding.value(from: factsJSON))?.listValue else {
+            throw StorageError("journal row \(id)'s facts are not a JSON list")
+        }
+        return try list.compactMap { value -> TourFact? in
+            do {
+                return try TourFact(tourValue: value)
+            } catch {
+                guard let kind = value.objectValue?["fact"]?.stringValue, !TourFact.kinds.contains(kind) else {
+                    throw StorageError("journal row \(id) holds a fact that does not read: \(error)")
+                }
+                return nil
+            }
+        }
     }
 }
 

@@ -112,6 +112,11 @@ extension TourFact: Codable, TourValueConvertible {
         return .object(object)
     }
 
+    /// The `fact` names this build reads; a stored fact of another kind was written by a newer one.
+    public static let kinds: Set<String> = [
+        "flowStarted", "stepEntered", "stepCompleted", "gateAnswered", "flowEnded", "flowReset", "runMigrated",
+    ]
+
     public init(tourValue: TourValue) throws {
         let stored = try TourValueReader(tourValue, as: "fact")
         let flow = try stored.raw("flow", FlowID.self)

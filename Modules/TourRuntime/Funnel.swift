@@ -1,3 +1,5 @@
+import TourCore
+import Persistence
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else

@@ -3,7 +3,7 @@
 #else
     import Foundation
 #endif
-@_exported import TourCore
+import TourCore
 
 /// The code half of a product: the context its flows read, how its side effects change its domain
 /// state, and the requests it performs. Everything else about a product is data in its catalog.

@@ -1,3 +1,4 @@
+import TourCore
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else

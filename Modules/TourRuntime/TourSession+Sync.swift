@@ -1,3 +1,6 @@
+import TourCore
+import Persistence
+import AccountSync
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -38,8 +41,14 @@ extension TourSession {
             noteFailure(error)
             throw error
         }
-        try? database.notePull(key, at: Date())
-        return (try? learn(records.flows)) ?? []
+        do {
+            try database.notePull(key, at: Date())
+            return try learn(records.flows)
+        } catch {
+            let failure = SyncError.localStorage("\(error)")
+            noteFailure(failure)
+            throw failure
+        }
     }
 
     /// Pushes the outbox, oldest first, in batches; each acknowledged batch leaves the outbox. Stops
@@ -53,11 +62,26 @@ extension TourSession {
             summary.failure = .unreachable("the local database: \(error)")
             return summary
         }
+        /// A failure of this device's own database: noted (status shows it) and the push stops.
+        func local(_ error: any Error) -> PushSummary {
+            let failure = SyncError.localStorage("\(error)")
+            noteFailure(failure)
+            summary.failure = failure
+            // Why a fallback: the count is for display, and reading it may fail the same way.
+            summary.waiting = (try? database.syncStatus(key)?.waiting) ?? summary.waiting
+            return summary
+        }
         while true {
-            guard let account = try? database.session(key, scopes: product.scopes).account,
-                let rows = try? database.outbox(key, limit: SyncAPI.maxItemsPerPush), !rows.isEmpty
-            else { break }
-            let batch = PushBatch(device: account.device, items: rows.map(Self.item))
+            let batch: PushBatch
+            let rows: [OutboxRow]
+            do {
+                guard let account = try database.session(key, scopes: product.scopes).account else { break }
+                rows = try database.outbox(key, limit: SyncAPI.maxItemsPerPush)
+                guard !rows.isEmpty else { break }
+                batch = PushBatch(device: account.device, items: try rows.map(Self.item))
+            } catch {
+                return local(error)
+            }
             var attempt = 0
             var answer: PushAck?
             while answer == nil {
@@ -68,19 +92,27 @@ extension TourSession {
                     guard error.isTransient, attempt < attempts else {
                         noteFailure(error)
                         summary.failure = error
+                        // Why a fallback: the count is for display; the rows are in the outbox either way.
                         summary.waiting = (try? database.syncStatus(key)?.waiting) ?? rows.count
                         return summary
                     }
+                    // Why ignored: a cancelled sleep only shortens the wait before the next try.
                     try? await Task.sleep(nanoseconds: UInt64(250_000_000) << UInt64(min(attempt - 1, 4)))
                 }
             }
-            guard let answer, (try? database.acknowledge(key, through: rows[rows.count - 1].journalID, at: Date())) != nil
-            else { break }
-            summary.applied += answer.applied
-            summary.duplicates += answer.duplicates
-            summary.learned += (try? learn(answer.records)) ?? []
+            guard let answer else { break }
+            do {
+                // The server has the rows now; if marking them sent fails, they are pushed again
+                // later and counted there as duplicates: nothing is lost or applied twice.
+                try database.acknowledge(key, through: rows[rows.count - 1].journalID, at: Date())
+                summary.applied += answer.applied
+                summary.duplicates += answer.duplicates
+                summary.learned += try learn(answer.records)
+            } catch {
+                return local(error)
+            }
         }
-        summary.waiting = (try? database.syncStatus(key)?.waiting) ?? 0
+        do { summary.waiting = try database.syncStatus(key)?.waiting ?? 0 } catch { return local(error) }
         return summary
     }
 
@@ -90,6 +122,8 @@ extension TourSession {
     public func pullOnce() async {
         guard transport != nil, !pulled else { return }
         pulled = true
+        // Why ignored: a failed pull is noted by `pull` (status and `sync` show it) and the device
+        // goes on offline; nothing waits on it.
         _ = try? await pull()
     }
 
@@ -104,7 +138,12 @@ extension TourSession {
 
     /// After an event: push when something waits and the backoff allows.
     func pushIfDue() async -> [Transition] {
-        guard let status = try? database.syncStatus(key), status.waiting > 0 else { return [] }
+        let status: SyncStatus?
+        do { status = try database.syncStatus(key) } catch {
+            noteFailure(.localStorage("\(error)"))
+            return []
+        }
+        guard let status, status.waiting > 0 else { return [] }
         if let retryAt = status.retryAt, retryAt > Date() { return [] }
         return await push().learned
     }
@@ -140,6 +179,9 @@ extension TourSession {
         try database.enroll(key, records: records, now: now)
     }
 
+    /// Records a failure for status and the backoff. Why its own errors are dropped: it runs while
+    /// reporting another failure (often the database's own), which the caller already surfaces;
+    /// a failure it cannot record only means the next event retries without waiting.
     func noteFailure(_ error: SyncError) {
         let failures = (try? database.syncStatus(key)?.failures) ?? 0
         // 1 s, 2 s, 4 s, ... up to 5 minutes; a refusal waits the longest (the token must change).
@@ -147,8 +189,12 @@ extension TourSession {
         try? database.noteSyncFailure(key, error: error.description, retryAt: Date().addingTimeInterval(delay))
     }
 
-    static func item(_ row: OutboxRow) -> PushItem {
-        let facts = (try? TourValue(jsonText: row.factsJSON))?.listValue ?? []
+    /// The wire form of an outbox row. A row whose facts do not read is not pushed without them:
+    /// the push stops there and says which row.
+    static func item(_ row: OutboxRow) throws -> PushItem {
+        guard let facts = (try? TourValue(jsonText: row.factsJSON))?.listValue else {
+            throw StorageError("journal row \(row.journalID)'s facts are not a JSON list; it was not pushed")
+        }
         return PushItem(
             seq: row.journalID, time: row.time.timeIntervalSince1970, event: row.event,
             catalogVersion: row.catalogVersion, facts: facts,

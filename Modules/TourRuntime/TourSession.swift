@@ -3,10 +3,11 @@
 #else
     import Foundation
 #endif
-@_exported import Haptics
-@_exported import Permissions
-@_exported import Persistence
-@_exported import AccountSync
+import Haptics
+import Permissions
+import Persistence
+import AccountSync
+import TourCore
 
 /// Where "now" comes from.
 public enum TimeSource: Sendable, Equatable {

@@ -1,6 +1,8 @@
 import Foundation
 import CSQLite
 import TourRuntime
+import TourCore
+import Persistence
 
 /// What one accepted event writes, computed by the engine beforehand: the floor's input.
 struct EventWrites {

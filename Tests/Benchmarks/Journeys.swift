@@ -5,6 +5,7 @@ import GrowthOnboarding
 import LockedInOnboarding
 import MoodTrackerOnboarding
 import TourRuntime
+import TourCore
 
 /// One product's whole flow as the events the app sends, each with the seconds that pass before it.
 struct Journey {

@@ -1,5 +1,6 @@
 import Foundation
 import TourRuntime
+import Persistence
 
 /// Files with many users, built from what each product's flow really writes: user u is on product
 /// u % 5, k events into its flow (k cycles through every prefix, from fresh to finished), with

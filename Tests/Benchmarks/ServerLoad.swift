@@ -6,6 +6,8 @@ import NIOHTTP1
 import OnboardingServer
 import PostgresNIO
 import TourRuntime
+import TourCore
+import AccountSync
 
 /// The account server's load generator: many devices across many accounts, each pushing its
 /// product's flow (the five journeys' real facts and account records, one event per request, as

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TourRuntime
+import TourCore
 
 /// `catalog`, `catalog diff`, `catalog history` and `check` against the release history, run as
 /// the built executables, for every product.

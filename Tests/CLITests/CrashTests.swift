@@ -3,6 +3,7 @@ import LockedInOnboarding
 import Persistence
 import Testing
 import TourRuntime
+import TourCore
 
 #if canImport(Glibc)
     import Glibc

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 import TourRuntime
+import TourCore
+import Persistence
 
 /// Every path through every flow of every product, on real SQLite files: every reachable state,
 /// every move at it, the invariants on every transition, and coverage of every step and every

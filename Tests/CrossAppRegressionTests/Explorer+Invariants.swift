@@ -1,5 +1,7 @@
 import Foundation
 import TourRuntime
+import TourCore
+import Persistence
 
 /// The invariants checked on every accepted transition.
 extension Explorer {

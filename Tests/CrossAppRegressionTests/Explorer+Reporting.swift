@@ -1,5 +1,7 @@
 import Foundation
 import TourRuntime
+import TourCore
+import Persistence
 
 /// Coverage, failure messages, and what makes two explored states the same.
 extension Explorer {

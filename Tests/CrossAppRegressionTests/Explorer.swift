@@ -1,5 +1,8 @@
 import Foundation
 import TourRuntime
+import TourCore
+import Persistence
+import Permissions
 
 /// Explores every state of one product reachable from a fresh install, breadth first, with every
 /// move at every state; checks the invariants on every transition.

@@ -1,5 +1,6 @@
 import Foundation
 import TourRuntime
+import TourCore
 
 /// One thing that can happen at a state: an action on the card (or a free action), a timer
 /// running out, the app killed and launched again, a visit or signal, a replay or reset, the

@@ -5,6 +5,7 @@ import GrowthOnboarding
 import LockedInOnboarding
 import MoodTrackerOnboarding
 import TourRuntime
+import TourCore
 
 /// What the device around a product is like for one exploration state: things a product reads that
 /// are not in its database (the network, permission statuses before any request).

@@ -3,6 +3,7 @@ import Persistence
 import Testing
 import TourFixtures
 import TourRuntime
+import Permissions
 
 @Suite("Journal rebuild")
 struct RebuildTests {

@@ -157,4 +157,24 @@ struct SQLiteConnectionTests {
         let reopened = try OnboardingDatabase.open(path: folder.path("new.sqlite"))
         #expect(try reopened.session(SessionKey(app: "test", user: "ann"), scopes: [:]).domain["runs"] == 1)
     }
+
+    /// Replay and sync read a row's facts strictly: a newer release's fact kind is left out, but
+    /// facts that do not read are an error naming the row, never an empty list.
+    @Test func storedFactsThatDoNotReadAreAnErrorNotNothing() throws {
+        func row(_ facts: String?) -> JournalRow {
+            JournalRow(
+                id: 7, time: Date(timeIntervalSince1970: 0), app: "test", user: "ann", flow: nil, step: nil,
+                event: "next", outcome: "", eventJSON: "{}", contextJSON: "{}", effectsJSON: "[]",
+                catalogVersion: 1, factsJSON: facts, catalogFingerprint: nil)
+        }
+        #expect(try row(nil).storedFacts() == nil)
+        let newer = #"[{"fact":"flowStarted","flow":"walk","plan":["a"]},{"fact":"fromTheFuture","flow":"walk"}]"#
+        #expect(try row(newer).storedFacts()?.count == 1)
+        for broken in ["not json", #"{"fact":"flowStarted"}"#, #"[{"fact":"stepEntered","flow":"walk"}]"#] {
+            let error = #expect(throws: StorageError.self) { try row(broken).storedFacts() }
+            #expect(error?.description.contains("journal row 7") == true, "\(broken)")
+            // A view still reads the row, without facts.
+            #expect(row(broken).facts == [])
+        }
+    }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Persistence
 import Testing
 import TourRuntime
+import TourCore
 
 /// A commit reuses the session the previous commit left, but never a stale one: whatever wrote in
 /// between (another connection, this connection for another user or for sync, a rollback) is seen.

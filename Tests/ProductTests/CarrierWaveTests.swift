@@ -2,6 +2,8 @@ import CarrierWaveOnboarding
 import Foundation
 import Testing
 import TourRuntime
+import TourCore
+import Persistence
 
 @Suite("Carrier Wave tours (seed 002)")
 struct CarrierWaveTests {

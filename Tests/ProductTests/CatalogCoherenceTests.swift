@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TourRuntime
+import TourCore
 
 /// The catalog check over every product: a product's catalog refers only to what exists, and its
 /// handler provides exactly the context it declares.

@@ -3,6 +3,8 @@ import Foundation
 import LockedInOnboarding
 import Testing
 import TourRuntime
+import TourCore
+import Persistence
 
 /// A release that changes flows while users are mid-flow: catalog v2 of Finite and LockedIn (a step
 /// renamed, a step removed, a step added, an action renamed, a field added), shipped over a real

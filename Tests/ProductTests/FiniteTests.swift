@@ -2,6 +2,7 @@ import FiniteOnboarding
 import Foundation
 import Testing
 import TourRuntime
+import TourCore
 
 @Suite("Finite walkthrough (seed 000)")
 struct FiniteTests {

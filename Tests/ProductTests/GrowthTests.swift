@@ -2,6 +2,7 @@ import Foundation
 import GrowthOnboarding
 import Testing
 import TourRuntime
+import Persistence
 
 @Suite("Growth app tour (seed 003)")
 struct GrowthTests {

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 import TourRuntime
+import TourCore
+import Persistence
+import Permissions
+import Haptics
 
 /// One user going through a product's flows on a real SQLite database with a virtual clock.
 /// Every expectation failure names the product, the flow and the step, so a change to a shared

@@ -2,6 +2,7 @@ import Foundation
 import LockedInOnboarding
 import Testing
 import TourRuntime
+import Permissions
 
 @Suite("LockedIn onboarding (seed 001)")
 struct LockedInTests {

@@ -2,6 +2,7 @@ import Foundation
 import MoodTrackerOnboarding
 import Testing
 import TourRuntime
+import Persistence
 
 @Suite("Mood Tracker tutorial (seed 004)")
 struct MoodTrackerTests {

@@ -6,6 +6,7 @@ import LockedInOnboarding
 import MoodTrackerOnboarding
 import Testing
 import TourRuntime
+import Persistence
 
 /// Two users on one install (one database), for every product: product state that mirrors or
 /// feeds a flow lives in the flow's scope, so both users read the same for an install-scoped flow,

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TourRuntime
+import TourCore
 
 /// Every product's catalog against its recorded release history, and what an undeclared change to
 /// any of them would do: refused by the check (naming the product, flow and step), and if shipped

@@ -2,6 +2,7 @@ import AccountSync
 import Foundation
 import OnboardingServer
 import Testing
+import TourCore
 
 /// The `/v1` API against the real server: privacy, validation, idempotency, convergence.
 @Suite("Account server API")

@@ -5,6 +5,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import Testing
+import TourCore
 
 /// The device's HTTP client (libcurl through its C shim on Linux) against small real servers that
 /// misbehave on purpose: a redirect to another host, an endless answer, a server that never answers.

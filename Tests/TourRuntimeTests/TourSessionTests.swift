@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import TourFixtures
 import TourRuntime
+import Persistence
+import Permissions
+import Haptics
 
 private struct Handler: ProductHandler {
     func apply(_ effect: FixtureEffect, to domain: inout [String: TourValue], now: Date) {

@@ -4,6 +4,7 @@
     import Foundation
 #endif
 import TourRuntime
+import TourCore
 
 /// Stores a service password. On iOS: the Keychain. Nothing else ever sees the clear text.
 public protocol CredentialStore: Sendable {

@@ -4,6 +4,7 @@
     import Foundation
 #endif
 import TourRuntime
+import TourCore
 
 /// Finite's side effects, as its catalog sends them.
 public enum FiniteEffect: HandlerEffect, Equatable {

@@ -4,6 +4,7 @@
     import Foundation
 #endif
 import TourRuntime
+import TourCore
 
 /// Growth's side effects, as its catalog sends them.
 public enum GrowthEffect: HandlerEffect, Equatable {

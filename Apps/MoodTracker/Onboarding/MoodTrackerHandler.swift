@@ -4,6 +4,7 @@
     import Foundation
 #endif
 import TourRuntime
+import TourCore
 
 /// Mood Tracker's side effects, as its catalog sends them.
 public enum MoodTrackerEffect: HandlerEffect, Equatable {

@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+
+/// Who may import whom, read from the sources: no module re-exports another (`@_exported`), so a
+/// product's flows reach storage only through the runtime, and the engine imports nothing of ours.
+@Suite("Module layering")
+struct LayeringTests {
+    static func swiftFiles(under folder: String) -> [String] {
+        let root = GrammarTests.packageRoot + "/" + folder
+        let files = FileManager.default.enumerator(atPath: root)?.compactMap { $0 as? String } ?? []
+        return files.filter { $0.hasSuffix(".swift") }.map { root + "/" + $0 }
+    }
+
+    static func imports(of file: String) -> [String] {
+        let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { line in
+            let words = line.trimmingCharacters(in: .whitespaces).split(separator: " ")
+            guard let index = words.firstIndex(of: "import"), index + 1 < words.count else { return nil }
+            guard words[..<index].allSatisfy({ $0.hasPrefix("@") }) else { return nil }
+            return String(words[index + 1])
+        }
+    }
+
+    @Test func noModuleReExportsAnother() {
+        let reexports = Self.swiftFiles(under: "Modules").filter {
+            ((try? String(contentsOfFile: $0, encoding: .utf8)) ?? "").contains("@_exported")
+        }
+        #expect(reexports.isEmpty, "\(reexports)")
+    }
+
+    @Test func aProductsFlowsAndCLIDoNotReachStorageOrTheServer() {
+        let files = Self.swiftFiles(under: "Apps")
+        #expect(!files.isEmpty)
+        for file in files {
+            let forbidden = Self.imports(of: file).filter {
+                ["Persistence", "CSQLite", "OnboardingServer", "AccountSyncHTTP"].contains($0)
+            }
+            #expect(forbidden.isEmpty, "\(file) imports \(forbidden)")
+        }
+    }
+
+    @Test func theEngineImportsNothingOfOurs() {
+        let allowed: Set<String> = ["Foundation", "FoundationEssentials", "Glibc", "Musl", "Darwin"]
+        for file in Self.swiftFiles(under: "Modules/TourCore") {
+            let other = Self.imports(of: file).filter { !allowed.contains($0) }
+            #expect(other.isEmpty, "\(file) imports \(other)")
+        }
+    }
+}
