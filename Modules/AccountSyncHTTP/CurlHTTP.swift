@@ -212,10 +212,7 @@
                     }
                 }
                 if sink.overflowed || code == 63 {  // 63: CURLE_FILESIZE_EXCEEDED
-                    return .failure(
-                        .serverFailed(
-                            status: 0,
-                            message: "the answer is larger than \(maximumResponseBytes) bytes, the most a device reads; it was not used"))
+                    return .failure(HTTPSyncTransport.answerTooLarge(maximumResponseBytes))
                 }
                 guard code == 0 else {
                     let reason = easyStrerror(code).map { String(cString: $0) } ?? "error \(code)"

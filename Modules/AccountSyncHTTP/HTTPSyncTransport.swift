@@ -66,6 +66,11 @@ public struct HTTPSyncTransport: SyncTransport {
         }
     }
 
+    /// An answer cut off at the cap: refused, whichever client read it.
+    static func answerTooLarge(_ limit: Int) -> SyncError {
+        .serverFailed(status: 0, message: "the answer is larger than \(limit) bytes, the most a device reads; it was not used")
+    }
+
     /// 127.0.0.0/8, ::1 and localhost.
     static func isLoopback(_ host: String) -> Bool {
         var host = Substring(host.lowercased())
@@ -117,11 +122,7 @@ public struct HTTPSyncTransport: SyncTransport {
             }
             do {
                 let (data, response) = try await session.data(for: request, delegate: NoRedirects.shared)
-                guard data.count <= maximumResponseBytes else {
-                    throw SyncError.serverFailed(
-                        status: 0,
-                        message: "the answer is larger than \(maximumResponseBytes) bytes, the most a device reads; it was not used")
-                }
+                guard data.count <= maximumResponseBytes else { throw Self.answerTooLarge(maximumResponseBytes) }
                 let http = response as? HTTPURLResponse
                 return (http?.statusCode ?? 0, data, http?.value(forHTTPHeaderField: "Location"))
             } catch {

@@ -99,7 +99,15 @@ struct Routes: Sendable {
         }
         let token = String(header.dropFirst("Bearer ".count))
         let claims: TokenClaims
-        if TokenSigner.isOwnToken(token) || identityProvider == nil {
+        if let identityProvider, !TokenSigner.isOwnToken(token) {
+            do {
+                claims = try await identityProvider.verify(token, app: app, now: Date())
+            } catch .expired {
+                throw APIError(status: .unauthorized, code: "token_expired", message: "the token has expired; sign in again")
+            } catch .invalid(let why) {
+                throw APIError(status: .unauthorized, code: "unauthorized", message: "the identity token is not accepted: \(why)")
+            }
+        } else {
             do {
                 claims = try tokens.verify(token, now: Date())
             } catch .expired {
@@ -115,16 +123,6 @@ struct Routes: Sendable {
             } catch {
                 throw APIError(status: .unauthorized, code: "unauthorized", message: "the token is not valid")
             }
-        } else if let identityProvider {
-            do {
-                claims = try await identityProvider.verify(token, app: app, now: Date())
-            } catch .expired {
-                throw APIError(status: .unauthorized, code: "token_expired", message: "the token has expired; sign in again")
-            } catch .invalid(let why) {
-                throw APIError(status: .unauthorized, code: "unauthorized", message: "the identity token is not accepted: \(why)")
-            }
-        } else {
-            preconditionFailure("unreachable: no identity provider is handled above")
         }
         if let tokenApp = claims.app, tokenApp != app {
             throw APIError(status: .forbidden, code: "forbidden", message: "this token is for the app '\(tokenApp)', not '\(app)'")

@@ -89,17 +89,6 @@ public enum FileStatus: Equatable, Sendable {
         return encoded
     }
 
-    /// Up to `count` bytes from the start of the file at `path`; nil when it cannot be read.
-    public static func firstBytes(of path: String, count: Int) -> [UInt8]? {
-        let descriptor = open(path, O_RDONLY)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var bytes = [UInt8](repeating: 0, count: count)
-        let got = bytes.withUnsafeMutableBytes { buffer in read(descriptor, buffer.baseAddress, count) }
-        guard got >= 0 else { return nil }
-        return Array(bytes.prefix(got))
-    }
-
     public static func sleep(seconds: Double) {
         usleep(UInt32(seconds * 1_000_000))
     }

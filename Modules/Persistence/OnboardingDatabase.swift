@@ -98,11 +98,6 @@ public final class OnboardingDatabase: Sendable {
         case .missing: throw StorageError("there is no file at \(path); give the path of an existing .sqlite file")
         case .folder: throw StorageError.isFolder(path: path)
         }
-        if let header = FileStatus.firstBytes(of: path, count: 16), !header.isEmpty,
-            header != Array("SQLite format 3\u{0}".utf8)
-        {
-            throw StorageError("\(path) is not a SQLite database (its first bytes are not SQLite's header); it was left unchanged")
-        }
         let copy: SQLiteConnection
         do {
             let source = try SQLiteConnection(path: path, readOnly: true, busyTimeout: busyTimeout)
@@ -114,6 +109,8 @@ public final class OnboardingDatabase: Sendable {
             try Schema.migrate(copy)
         } catch let error as StorageError {
             throw error
+        } catch let error as SQLiteError where error.primaryCode == SQLITE_NOTADB {
+            throw StorageError("\(path) is not a SQLite database (SQLite: \(error)); it was left unchanged")
         } catch {
             throw StorageError.unreadable(path: path, error)
         }
@@ -373,35 +370,5 @@ public final class OnboardingDatabase: Sendable {
         // Remembered only once the commit succeeded.
         if keep { cache = remembered }
         return result
-    }
-}
-
-/// The session the last commit of this connection left, so the next event of the same session
-/// (an interactive run, `play`, an app's process) does not read and decode every stored flow and
-/// value again. It is used only while nothing else wrote: another connection (another process)
-/// changes `PRAGMA data_version`, and any other write of this connection (sync, rebuild, another
-/// user's commit, which may change install-scoped rows) changes its total change count.
-struct SessionCache {
-    struct Stamp: Equatable {
-        var dataVersion: Int
-        var changes: Int
-    }
-
-    var key: SessionKey
-    var scopes: Scopes
-    var session: Session
-    var stamp: Stamp
-
-    func session(for key: SessionKey, scopes: Scopes, at stamp: Stamp) -> Session? {
-        key == self.key && scopes == self.scopes && stamp == self.stamp ? session : nil
-    }
-}
-
-extension SessionCache.Stamp {
-    /// This connection's view now (read inside the transaction, so it is the transaction's).
-    init(_ connection: SQLiteConnection) throws {
-        self.init(
-            dataVersion: try connection.first("PRAGMA data_version") { $0.int(0) ?? -1 } ?? -1,
-            changes: connection.totalChanges)
     }
 }
