@@ -30,7 +30,7 @@ let appTargets: [Target] = apps.flatMap { app -> [Target] in
         .target(
             // What a product's flows may import: the engine's types and the runtime's product API;
             // storage only through the runtime (no `@_exported` in Modules/ makes that hold).
-            name: "\(app.folder)Onboarding", dependencies: ["TourCore", "TourRuntime"],
+            name: "\(app.folder)Onboarding", dependencies: ["TourCodec", "TourCore", "TourRuntime"],
             path: "Apps/\(app.folder)/Onboarding",
             exclude: FileManager.default.fileExists(atPath: releases) ? ["releases"] : [],
             swiftSettings: swiftSettings, plugins: ["CatalogReleasesPlugin"]),
@@ -44,6 +44,7 @@ let package = Package(
     name: "Onboarding",
     platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
+        .library(name: "TourCodec", targets: ["TourCodec"]),
         .library(name: "TourCore", targets: ["TourCore"]),
         .library(name: "Persistence", targets: ["Persistence"]),
         .library(name: "Haptics", targets: ["Haptics"]),
@@ -66,7 +67,10 @@ let package = Package(
     ],
     targets: [
         // MARK: Shared modules
-        .target(name: "TourCore", path: "Modules/TourCore", swiftSettings: swiftSettings),
+        // The JSON-shaped value and its one codec: every stored and wire form is written through it,
+        // on devices and on the server alike.
+        .target(name: "TourCodec", path: "Modules/TourCodec", swiftSettings: swiftSettings),
+        .target(name: "TourCore", dependencies: ["TourCodec"], path: "Modules/TourCore", swiftSettings: swiftSettings),
         .target(
             name: "Haptics", dependencies: ["TourCore"], path: "Modules/Haptics", swiftSettings: swiftSettings
         ),
@@ -77,25 +81,25 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", path: "Modules/CSQLite", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         .target(
-            name: "Persistence", dependencies: ["TourCore", "CSQLite"],
+            name: "Persistence", dependencies: ["TourCodec", "TourCore", "CSQLite"],
             path: "Modules/Persistence", swiftSettings: swiftSettings),
         .target(
-            name: "TourRuntime", dependencies: ["TourCore", "Persistence", "Haptics", "Permissions", "AccountSync"],
+            name: "TourRuntime", dependencies: ["TourCodec", "TourCore", "Persistence", "Haptics", "Permissions", "AccountSync"],
             path: "Modules/TourRuntime", swiftSettings: swiftSettings),
         .target(
             name: "OnboardingCLI",
             dependencies: [
-                "TourRuntime", "AccountSyncHTTP",
+                "TourCodec", "TourRuntime", "AccountSyncHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Modules/OnboardingCLI", swiftSettings: swiftSettings),
 
         // MARK: Account sync: the merge rule and wire format (pure), the device's HTTP client
         .target(
-            name: "AccountSync", dependencies: ["TourCore"], path: "Modules/AccountSync",
+            name: "AccountSync", dependencies: ["TourCodec", "TourCore"], path: "Modules/AccountSync",
             swiftSettings: swiftSettings),
         .target(
-            name: "AccountSyncHTTP", dependencies: ["AccountSync", "CCurlShim"], path: "Modules/AccountSyncHTTP",
+            name: "AccountSyncHTTP", dependencies: ["TourCodec", "AccountSync", "CCurlShim"], path: "Modules/AccountSyncHTTP",
             swiftSettings: swiftSettings),
         // Calls libcurl's variadic setopt/getinfo through their variadic C type (Swift cannot).
         .target(name: "CCurlShim", path: "Modules/CCurlShim"),
@@ -104,7 +108,7 @@ let package = Package(
         .target(
             name: "OnboardingServer",
             dependencies: [
-                "AccountSync",
+                "TourCodec", "AccountSync",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -134,11 +138,11 @@ let package = Package(
 
         // MARK: Tests
         .target(
-            name: "TourFixtures", dependencies: ["TourCore"], path: "Tests/TourFixtures",
+            name: "TourFixtures", dependencies: ["TourCodec", "TourCore"], path: "Tests/TourFixtures",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "TourCoreTests",
-            dependencies: ["TourCore", "TourFixtures", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["TourCodec", "TourCore", "TourFixtures", .product(name: "Crypto", package: "swift-crypto")],
             path: "Tests/TourCoreTests",
             exclude: ["StoredForms"],
             swiftSettings: swiftSettings),

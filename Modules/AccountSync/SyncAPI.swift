@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import TourCodec
 import TourCore
 
 /// The wire format between a device and the account server (`/v1`), shared by both sides so they
@@ -32,7 +33,7 @@ public enum SyncAPI {
 
 /// One journal row of a device, as pushed: its facts, and the account records of the user-scoped
 /// flows it changed. `(device, seq)` is its idempotency key: a retried push changes nothing.
-public struct PushItem: Codable, Equatable, Sendable {
+public struct PushItem: Equatable, Sendable {
     /// The device's journal row id: increasing, never reused.
     public var seq: Int64
     /// When the event happened on the device, seconds since 1970.
@@ -60,7 +61,7 @@ public struct PushItem: Codable, Equatable, Sendable {
 }
 
 /// `POST /v1/apps/{app}/accounts/{account}/push`.
-public struct PushBatch: Codable, Equatable, Sendable {
+public struct PushBatch: Equatable, Sendable {
     /// The device: a random id made once per installation (database file).
     public var device: String
     public var items: [PushItem]
@@ -72,7 +73,7 @@ public struct PushBatch: Codable, Equatable, Sendable {
 }
 
 /// The answer to a push: applied in one transaction, all or nothing.
-public struct PushAck: Codable, Equatable, Sendable {
+public struct PushAck: Equatable, Sendable {
     /// Items stored now.
     public var applied: Int
     /// Items the server already had (a retried push).
@@ -88,7 +89,7 @@ public struct PushAck: Codable, Equatable, Sendable {
 }
 
 /// `GET /v1/apps/{app}/accounts/{account}/flows`: the account's record of each flow it has one of.
-public struct AccountRecords: Codable, Equatable, Sendable {
+public struct AccountRecords: Equatable, Sendable {
     public var app: String
     public var account: String
     public var flows: [String: AccountFlowRecord]
@@ -101,8 +102,8 @@ public struct AccountRecords: Codable, Equatable, Sendable {
 }
 
 /// Every error response: `{"error": {"code": "forbidden", "message": "..."}}`.
-public struct ErrorBody: Codable, Equatable, Sendable {
-    public struct Detail: Codable, Equatable, Sendable {
+public struct ErrorBody: Equatable, Sendable {
+    public struct Detail: Equatable, Sendable {
         public var code: String
         public var message: String
     }
@@ -110,6 +111,64 @@ public struct ErrorBody: Codable, Equatable, Sendable {
     public var error: Detail
 
     public init(code: String, message: String) { error = Detail(code: code, message: message) }
+}
+
+// MARK: - The wire forms, one each, read and written through TourCodec on both sides
+
+extension PushItem: TourValueCodable {
+    public var tourValue: TourValue {
+        [
+            "seq": .int(Int(seq)), "time": .double(time), "event": .string(event), "catalogVersion": .int(catalogVersion),
+            "facts": .list(facts), "records": .object(records.mapValues(\.tourValue)),
+        ]
+    }
+
+    public init(tourValue: TourValue) throws {
+        let wire = try TourValueReader(tourValue, as: "push item")
+        self.init(
+            seq: Int64(try wire.int("seq")), time: try wire.double("time"), event: try wire.string("event"),
+            catalogVersion: try wire.int("catalogVersion"), facts: try wire.values("facts"), records: try wire.map("records"))
+    }
+}
+
+extension PushBatch: TourValueCodable {
+    public var tourValue: TourValue { ["device": .string(device), "items": items.tourValue] }
+
+    public init(tourValue: TourValue) throws {
+        let wire = try TourValueReader(tourValue, as: "push batch")
+        self.init(device: try wire.string("device"), items: try wire.list("items"))
+    }
+}
+
+extension PushAck: TourValueCodable {
+    public var tourValue: TourValue {
+        ["applied": .int(applied), "duplicates": .int(duplicates), "records": .object(records.mapValues(\.tourValue))]
+    }
+
+    public init(tourValue: TourValue) throws {
+        let wire = try TourValueReader(tourValue, as: "push answer")
+        self.init(applied: try wire.int("applied"), duplicates: try wire.int("duplicates"), records: try wire.map("records"))
+    }
+}
+
+extension AccountRecords: TourValueCodable {
+    public var tourValue: TourValue {
+        ["app": .string(app), "account": .string(account), "flows": .object(flows.mapValues(\.tourValue))]
+    }
+
+    public init(tourValue: TourValue) throws {
+        let wire = try TourValueReader(tourValue, as: "account records")
+        self.init(app: try wire.string("app"), account: try wire.string("account"), flows: try wire.map("flows"))
+    }
+}
+
+extension ErrorBody: TourValueCodable {
+    public var tourValue: TourValue { ["error": ["code": .string(error.code), "message": .string(error.message)]] }
+
+    public init(tourValue: TourValue) throws {
+        let wire = try TourValueReader(.object(try TourValueReader(tourValue, as: "error answer").object("error")), as: "error")
+        self.init(code: try wire.string("code"), message: try wire.string("message"))
+    }
 }
 
 /// Why a sync call failed, as a device sees it.

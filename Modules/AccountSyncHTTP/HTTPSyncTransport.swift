@@ -1,4 +1,5 @@
 import AccountSync
+import TourCodec
 import TourCore
 
 #if canImport(Darwin)
@@ -41,7 +42,7 @@ public struct HTTPSyncTransport: SyncTransport {
 
     public func push(app: String, account: String, _ batch: PushBatch) async throws(SyncError) -> PushAck {
         let body: Data
-        do { body = try Self.encoder.encode(batch) } catch { throw .rejected(status: 0, code: "invalid_request", message: "\(error)") }
+        do { body = Data(try batch.tourValue.jsonUTF8()) } catch { throw .rejected(status: 0, code: "invalid_request", message: "\(error)") }
         return try await send("POST", SyncAPI.accountPath(app: app, account: account) + "/push", body: body)
     }
 
@@ -80,7 +81,7 @@ public struct HTTPSyncTransport: SyncTransport {
         return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
     }
 
-    private func send<Answer: Decodable>(_ method: String, _ path: String, body: Data?) async throws(SyncError)
+    private func send<Answer: TourValueConvertible>(_ method: String, _ path: String, body: Data?) async throws(SyncError)
         -> Answer
     {
         guard let url = URL(string: path, relativeTo: server) else {
@@ -96,7 +97,7 @@ public struct HTTPSyncTransport: SyncTransport {
                 message: "the server answered with a redirect to \(redirect ?? "another address"), which is not followed (the token goes only where --server says); point --server at the new address")
         }
         guard (200..<300).contains(status) else {
-            let detail = (try? JSONDecoder().decode(ErrorBody.self, from: data))?.error
+            let detail = (try? ErrorBody(jsonUTF8: data))?.error
             if (400..<500).contains(status) {
                 throw .rejected(
                     status: status, code: detail?.code ?? "http_\(status)", message: detail?.message ?? "no details")
@@ -104,7 +105,7 @@ public struct HTTPSyncTransport: SyncTransport {
             throw .serverFailed(status: status, message: detail?.message ?? "no details")
         }
         do {
-            return try JSONDecoder().decode(Answer.self, from: data)
+            return try Answer(jsonUTF8: data)
         } catch {
             throw .serverFailed(status: status, message: "an answer that is not the expected JSON: \(error)")
         }
@@ -148,10 +149,4 @@ public struct HTTPSyncTransport: SyncTransport {
             ) async -> URLRequest? { nil }
         }
     #endif
-
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return encoder
-    }()
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import TourCodec
 import TourRuntime
 import TourCore
 import Persistence

@@ -1,3 +1,4 @@
+import TourCodec
 import TourRuntime
 import TourCore
 

@@ -10,6 +10,7 @@ import ArgumentParser
 #elseif canImport(Darwin)
     import Darwin
 #endif
+import TourCodec
 import TourRuntime
 import Persistence
 import TourCore
@@ -259,7 +260,7 @@ extension Runner {
         }
         for row in rows {
             let place = [row.flow, row.step].compactMap { $0 }.joined(separator: "/")
-            let effects = (try? TourValueDecoder().decode([TourEffect].self, jsonText: row.effectsJSON)) ?? []
+            let effects = (try? [TourEffect](tourValue: TourValue(jsonText: row.effectsJSON))) ?? []
             let analytics = effects.compactMap { effect -> String? in
                 if case .analytics(let event) = effect { event.name } else { nil }
             }

@@ -5,6 +5,7 @@ import ArgumentParser
     import Foundation
 #endif
 import AccountSyncHTTP
+import TourCodec
 import TourRuntime
 import TourCore
 import Permissions

@@ -10,6 +10,7 @@ import ArgumentParser
 #elseif canImport(Darwin)
     import Darwin
 #endif
+import TourCodec
 import TourRuntime
 import Persistence
 import TourCore

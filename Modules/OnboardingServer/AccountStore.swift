@@ -1,5 +1,6 @@
 import AccountSync
 import Foundation
+import TourCodec
 import Logging
 import PostgresNIO
 import TourCore
@@ -224,8 +225,8 @@ public struct AccountStore: Sendable {
 }
 
 /// `GET /v1/apps/{app}/report`.
-public struct AppReport: Codable, Equatable, Sendable {
-    public struct Step: Codable, Equatable, Sendable {
+public struct AppReport: Equatable, Sendable {
+    public struct Step: Equatable, Sendable {
         public var step: String
         /// Its place in the run when first entered (1-based).
         public var index: Int
@@ -233,7 +234,7 @@ public struct AppReport: Codable, Equatable, Sendable {
         public var accounts: Int
     }
 
-    public struct Flow: Codable, Equatable, Sendable {
+    public struct Flow: Equatable, Sendable {
         public var flow: String
         /// Accounts by their merged record: `notStarted`, `shown`, `skipped`, `completed`.
         public var accounts: [String: Int] = [:]
@@ -266,8 +267,6 @@ struct FactRows {
     var bodies: [String] = []
 
     init(_ items: [PushItem]) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
         for item in items {
             for (index, fact) in item.facts.enumerated() {
                 let object = fact.objectValue ?? [:]
@@ -278,9 +277,56 @@ struct FactRows {
                 steps.append(object["step"]?.stringValue ?? "")
                 stepIndexes.append(Int64(object["index"]?.intValue ?? 0))
                 endings.append(object["ending"]?.stringValue ?? "")
-                bodies.append((try? encoder.encode(fact)).map { String(decoding: $0, as: UTF8.self) } ?? "{}")
+                // A fact read from JSON has only finite numbers, so it always has a text.
+                bodies.append((try? fact.jsonText()) ?? "{}")
             }
         }
+    }
+}
+
+extension AppReport: TourValueCodable {
+    public var tourValue: TourValue {
+        ["app": .string(app), "accounts": .int(accounts), "devices": .int(devices), "flows": flows.tourValue]
+    }
+
+    public init(tourValue: TourValue) throws {
+        let wire = try TourValueReader(tourValue, as: "report")
+        self.init(
+            app: try wire.string("app"), accounts: try wire.int("accounts"), devices: try wire.int("devices"),
+            flows: try wire.list("flows"))
+    }
+}
+
+extension AppReport.Flow: TourValueCodable {
+    public var tourValue: TourValue {
+        [
+            "flow": .string(flow), "accounts": .object(accounts.mapValues(TourValue.int)), "started": .int(started),
+            "completedHere": .int(completedHere), "skippedHere": .int(skippedHere), "devices": .int(devices),
+            "steps": steps.tourValue,
+        ]
+    }
+
+    public init(tourValue: TourValue) throws {
+        let wire = try TourValueReader(tourValue, as: "report flow")
+        self.init(flow: try wire.string("flow"))
+        accounts = try wire.object("accounts").mapValues { count in
+            guard let count = count.intValue else { throw TourValueReader.mismatch("a count", count, path: [MemberKey("accounts")]) }
+            return count
+        }
+        started = try wire.int("started")
+        completedHere = try wire.int("completedHere")
+        skippedHere = try wire.int("skippedHere")
+        devices = try wire.int("devices")
+        steps = try wire.list("steps")
+    }
+}
+
+extension AppReport.Step: TourValueCodable {
+    public var tourValue: TourValue { ["step": .string(step), "index": .int(index), "accounts": .int(accounts)] }
+
+    public init(tourValue: TourValue) throws {
+        let wire = try TourValueReader(tourValue, as: "report step")
+        self.init(step: try wire.string("step"), index: try wire.int("index"), accounts: try wire.int("accounts"))
     }
 }
 

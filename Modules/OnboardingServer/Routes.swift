@@ -1,15 +1,20 @@
 import AccountSync
 import Foundation
+import TourCodec
 import Hummingbird
 import Logging
 import NIOCore
 import TourCore
 
 /// The answer to a sign-out everywhere: tokens of the account issued before this time are refused.
-struct SignOut: Encodable {
+struct SignOut: TourValueRepresentable {
     var app: String
     var account: String
     var tokensIssuedBefore: Double
+
+    var tourValue: TourValue {
+        ["app": .string(app), "account": .string(account), "tokensIssuedBefore": .double(tokensIssuedBefore)]
+    }
 }
 
 /// A refused request: its status, a stable code and one message that says what is allowed.
@@ -30,10 +35,10 @@ struct Routes: Sendable {
     let logger: Logger
 
     func add(to router: Router<BasicRequestContext>) {
-        router.get("/v1/health") { _, _ in Self.json(["status": "ok"]) }
+        router.get("/v1/health") { _, _ in Self.json(["status": "ok"] as TourValue) }
         router.get("/v1/ready") { _, _ in
             await store.isReady()
-                ? Self.json(["status": "ready"])
+                ? Self.json(["status": "ready"] as TourValue)
                 : Self.error(
                     APIError(status: .serviceUnavailable, code: "unavailable", message: "the database does not answer"))
         }
@@ -43,7 +48,7 @@ struct Routes: Sendable {
                 var request = request
                 let body = try await Self.body(&request)
                 let batch: PushBatch
-                do { batch = try JSONDecoder().decode(PushBatch.self, from: body) } catch {
+                do { batch = try PushBatch(jsonUTF8: body.readableBytesView) } catch {
                     throw APIError.invalid("the body is not a push batch: \(Self.describe(error))")
                 }
                 try Self.validate(batch)
@@ -193,8 +198,7 @@ struct Routes: Sendable {
                     throw APIError.invalid("\(at): each fact is an object with a 'fact' name and a 'flow' id")
                 }
                 if knownFacts.contains(kind) {
-                    let data = try JSONEncoder().encode(fact)
-                    guard (try? JSONDecoder().decode(TourFact.self, from: data)) != nil else {
+                    guard (try? TourFact(tourValue: fact)) != nil else {
                         throw APIError.invalid("\(at): the \(kind) fact of \(flow) is not well formed")
                     }
                 }
@@ -211,10 +215,9 @@ struct Routes: Sendable {
 
     // MARK: - Bodies and answers
 
-    static func body(_ request: inout Request) async throws -> Data {
+    static func body(_ request: inout Request) async throws -> ByteBuffer {
         do {
-            let buffer = try await request.collectBody(upTo: SyncAPI.maxBodyBytes)
-            return Data(buffer.readableBytesView)
+            return try await request.collectBody(upTo: SyncAPI.maxBodyBytes)
         } catch {
             throw APIError(
                 status: .contentTooLarge, code: "too_large",
@@ -249,17 +252,19 @@ struct Routes: Sendable {
     static let unavailable = APIError(
         status: .serviceUnavailable, code: "unavailable", message: "the database does not answer; try again")
 
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return encoder
-    }()
+    /// An answer in its one wire form (TourCodec's JSON, as the devices write theirs).
+    static func json(_ value: some TourValueRepresentable, status: HTTPResponse.Status = .ok) -> Response {
+        json(value.tourValue, status: status)
+    }
 
-    static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) -> Response {
-        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
+    static func json(_ value: TourValue, status: HTTPResponse.Status = .ok) -> Response {
+        // Every answer is made of finite numbers (counts, seconds); a non-finite one would be a bug
+        // here, answered as a failure rather than as JSON that is not JSON.
+        guard let bytes = try? value.jsonUTF8() else {
+            return error(APIError(status: .internalServerError, code: "internal", message: "the server failed; try again"))
+        }
         return Response(
-            status: status, headers: [.contentType: "application/json"],
-            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+            status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     static func error(_ error: APIError) -> Response {
@@ -275,6 +280,7 @@ struct Routes: Sendable {
             context.codingPath.isEmpty
                 ? "not JSON of the expected shape"
                 : "bad value at '\(context.codingPath.map(\.stringValue).joined(separator: "."))'"
+        case let error as JSONTextError: "not JSON (\(error))"
         default: "not JSON"
         }
     }

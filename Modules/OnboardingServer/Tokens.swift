@@ -1,9 +1,10 @@
 import Crypto
 import Foundation
+import TourCodec
 
 /// What a token lets its bearer do.
-public struct TokenClaims: Codable, Equatable, Sendable {
-    public enum Scope: String, Codable, Sendable {
+public struct TokenClaims: Equatable, Sendable {
+    public enum Scope: String, Sendable {
         /// Read and write one account's records, in one app.
         case account
         /// Read reports across accounts.
@@ -24,10 +25,6 @@ public struct TokenClaims: Codable, Equatable, Sendable {
     /// The id of the key that signed it; set by ``TokenSigner/sign(_:)``.
     public var keyID: String?
 
-    enum CodingKeys: String, CodingKey {
-        case subject = "sub", scope, app, issuedAt = "iat", expires = "exp", keyID = "kid"
-    }
-
     public init(
         subject: String, scope: Scope, app: String?, issuedAt: Double = Date().timeIntervalSince1970,
         expires: Int64
@@ -37,6 +34,24 @@ public struct TokenClaims: Codable, Equatable, Sendable {
         self.app = app
         self.issuedAt = issuedAt
         self.expires = expires
+    }
+}
+
+/// The token's payload: `{"sub", "scope", "app", "iat", "exp", "kid"}`.
+extension TokenClaims: TourValueCodable {
+    public var tourValue: TourValue {
+        .members([
+            "sub": .string(subject), "scope": .string(scope.rawValue), "app": app.map(TourValue.string),
+            "iat": .double(issuedAt), "exp": .int(Int(expires)), "kid": keyID.map(TourValue.string),
+        ])
+    }
+
+    public init(tourValue: TourValue) throws {
+        let payload = try TourValueReader(tourValue, as: "token claims")
+        self.init(
+            subject: try payload.string("sub"), scope: try payload.raw("scope"), app: try payload.optionalString("app"),
+            issuedAt: try payload.double("iat"), expires: Int64(try payload.int("exp")))
+        keyID = try payload.optionalString("kid")
     }
 }
 
@@ -114,9 +129,8 @@ public struct TokenSigner: Sendable {
     public func sign(_ claims: TokenClaims) -> String {
         var claims = claims
         claims.keyID = keys[0].id
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        let payload = Self.base64URL((try? encoder.encode(claims)) ?? Data())
+        // Claims hold finite numbers only (a time, an expiry), so they always have a text.
+        let payload = Self.base64URL(Data((try? claims.tourValue.jsonUTF8()) ?? []))
         let signed = "\(Self.prefix).\(payload)"
         let mac = HMAC<SHA256>.authenticationCode(for: Data(signed.utf8), using: keys[0].key)
         return "\(signed).\(Self.base64URL(Data(mac)))"
@@ -139,7 +153,7 @@ public struct TokenSigner: Sendable {
             let payload = Self.data(base64URL: parts[1])
         else { throw .malformed }
         // The claims name their key; they are trusted only once that key's signature checks.
-        guard let claims = try? JSONDecoder().decode(TokenClaims.self, from: payload) else { throw .malformed }
+        guard let claims = try? TokenClaims(jsonUTF8: payload) else { throw .malformed }
         guard let key = keys.first(where: { $0.id == claims.keyID }) else { throw .unknownKey }
         let signed = Data("\(parts[0]).\(parts[1])".utf8)
         guard HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: signed, using: key.key) else {

@@ -1,3 +1,4 @@
+import TourCodec
 import TourCore
 
 /// Deterministic JSON for stored values: sorted keys, so equal values are equal bytes. Every stored

@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import TourCodec
 import TourCore
 
 /// Every flow's state of one app from its journal alone.

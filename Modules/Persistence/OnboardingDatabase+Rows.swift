@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import TourCodec
 import TourCore
 
 /// How a session maps to rows: loading a user's view of the app (install- and user-scoped rows),

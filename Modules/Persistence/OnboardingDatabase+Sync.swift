@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import TourCodec
 import TourCore
 
 /// One outbox row with its journal row: what a push sends.

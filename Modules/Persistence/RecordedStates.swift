@@ -1,3 +1,4 @@
+import TourCodec
 import TourCore
 
 /// The `states_json` column of a journal row (since 0.8.0): the stored form of every flow the row's

@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import TourCodec
 import TourCore
 
 /// Who a session belongs to: one product, one user.

@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import TourCodec
 
 /// What one account's devices together know about one user-scoped flow: the record the account
 /// server keeps and every device converges to.
@@ -118,30 +119,9 @@ public struct AccountFlowRecord: Equatable, Hashable, Sendable, Comparable {
     }
 }
 
-/// The stored and wire form: `{"epoch": 0, "standing": "completed", "version": "2.5", "at": ..., "device": ...}`.
-/// Decoded through `Codable` directly (not through ``TourValueConvertible``'s bridge): the account
-/// server reads records in every push with `JSONDecoder`, which this keeps fast.
-extension AccountFlowRecord: Codable, TourValueConvertible {
-    enum Key: String, CodingKey { case epoch, standing, version, at, device }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: Key.self)
-        epoch = try c.decode(Int.self, forKey: .epoch)
-        standing = try c.decode(Standing.self, forKey: .standing)
-        version = try c.decodeIfPresent(String.self, forKey: .version)
-        at = try c.decode(Int64.self, forKey: .at)
-        device = try c.decode(String.self, forKey: .device)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: Key.self)
-        try c.encode(epoch, forKey: .epoch)
-        try c.encode(standing, forKey: .standing)
-        try c.encodeIfPresent(version, forKey: .version)
-        try c.encode(at, forKey: .at)
-        try c.encode(device, forKey: .device)
-    }
-
+/// The stored and wire form: `{"epoch": 0, "standing": "completed", "version": "2.5", "at": ..., "device": ...}`,
+/// the same on devices and on the server (both read and write it through TourCodec).
+extension AccountFlowRecord: TourValueCodable {
     public var tourValue: TourValue {
         .members([
             "epoch": .int(epoch), "standing": .string(standing.rawValue), "version": version.map(TourValue.string),

@@ -1,5 +1,7 @@
+import TourCodec
+
 /// The card a UI shows now: content with the fields filled in, progress, the actions allowed now.
-public struct Card: Encodable, Equatable, Sendable {
+public struct Card: Equatable, Sendable {
     public var flow: FlowID
     public var step: StepID
     public var title: String
@@ -30,7 +32,7 @@ public struct CardAction: Codable, Equatable, Sendable {
 /// A flow whose last step is a terminal "done" screen (Finite's "You're Ready") leaves it out of
 /// the count, as the seed's progress dots do (`totalSteps: allCases.count - 1`): on that screen every
 /// step is done ("All 6 steps done") and ``finale`` is true.
-public struct StepProgress: Codable, Equatable, Sendable, CustomStringConvertible {
+public struct StepProgress: Equatable, Sendable, CustomStringConvertible {
     /// 1-based; on the finale, equal to ``total``.
     public var step: Int
     public var total: Int
@@ -50,7 +52,7 @@ public struct StepProgress: Codable, Equatable, Sendable, CustomStringConvertibl
 }
 
 /// One flow as a status line shows it.
-public struct FlowSummary: Encodable, Equatable, Sendable {
+public struct FlowSummary: Equatable, Sendable {
     public var id: FlowID
     public var name: String
     public var status: FlowStatus
@@ -71,7 +73,7 @@ public struct FlowSummary: Encodable, Equatable, Sendable {
 // Written by hand (see ``TourValueRepresentable``): absent values are written as `null`, so JSON
 // readers always find every key, and a card's actions are written as names with their labels beside
 // them.
-extension Card: TourValueRepresentable {
+extension Card: TourValueEncodable {
     public var tourValue: TourValue {
         let labels = Dictionary(actions.compactMap { action in action.label.map { (action.name, $0) } }) {
             first, _ in first
@@ -85,15 +87,13 @@ extension Card: TourValueRepresentable {
             "autoAdvanceAt": autoAdvanceAt.map(TourValue.double) ?? .null, "isReplay": .bool(isReplay),
         ]
     }
-
-    public func encode(to encoder: any Encoder) throws { try tourValue.encode(to: encoder) }
 }
 
-extension StepProgress: TourValueRepresentable {
+extension StepProgress: TourValueEncodable {
     public var tourValue: TourValue { ["step": .int(step), "total": .int(total), "finale": .bool(finale)] }
 }
 
-extension FlowSummary: TourValueRepresentable {
+extension FlowSummary: TourValueEncodable {
     public var tourValue: TourValue {
         [
             "id": .string(id.rawValue), "name": .string(name), "status": .string(status.rawValue),
@@ -103,6 +103,4 @@ extension FlowSummary: TourValueRepresentable {
             "startsAt": startsAt.map(TourValue.double) ?? .null, "finishedInVersion": .optional(finishedInVersion),
         ]
     }
-
-    public func encode(to encoder: any Encoder) throws { try tourValue.encode(to: encoder) }
 }

@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import TourCodec
 
 /// A condition with its value now, and the values of its parts: the "why" of a trigger or an
 /// included step.

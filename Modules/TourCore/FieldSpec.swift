@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import TourCodec
 
 /// A value the user enters during a flow: a form input, a choice, a week number, a password.
 ///

@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import TourCodec
 
 /// The stored form of a flow's state: explicit keys and a format number, written by hand (as a
 /// ``TourValue``, see ``TourValueConvertible``) so that renaming a Swift property never changes
@@ -22,7 +23,7 @@
 /// is read with `decodeIfPresent` and a default, so rows written before it still load (tested by
 /// `StoredRecordTests`). Changing the meaning of a key is a new format number with a converter
 /// here; format 1 (the synthesized form of 0.1 to 0.5, no "format" key) is read below.
-extension FlowState: Codable, TourValueConvertible {
+extension FlowState: TourValueCodable {
     public static let storedFormat = 2
 
     public var tourValue: TourValue {
@@ -62,9 +63,6 @@ extension FlowState: Codable, TourValueConvertible {
         }
     }
 
-    public func encode(to encoder: any Encoder) throws { try tourValue.encode(to: encoder) }
-    public init(from decoder: any Decoder) throws { try self.init(tourValue: TourValue(from: decoder)) }
-
     /// The synthesized form of releases 0.1 to 0.5: every run field present whatever the status.
     private static func legacy(_ status: FlowStatus, _ stored: TourValueReader) throws -> FlowState {
         let version = try stored.optionalString("finishedInVersion")
@@ -99,7 +97,7 @@ extension FlowState: Codable, TourValueConvertible {
     }
 }
 
-extension FlowRun: Codable, TourValueConvertible {
+extension FlowRun: TourValueCodable {
     /// The largest activation count (and step index of a fact) a stored row may hold: far beyond
     /// any real run, and far from `Int.max`, since the engine adds one to them.
     public static let maximumCount = 1_000_000_000
@@ -155,7 +153,4 @@ extension FlowRun: Codable, TourValueConvertible {
             return status
         }
     }
-
-    public func encode(to encoder: any Encoder) throws { try tourValue.encode(to: encoder) }
-    public init(from decoder: any Decoder) throws { try self.init(tourValue: TourValue(from: decoder)) }
 }

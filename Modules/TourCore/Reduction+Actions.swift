@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import TourCodec
 
 /// User actions on the card showing, the product's free actions, and answers to gates.
 extension Reduction {

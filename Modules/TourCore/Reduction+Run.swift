@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import TourCodec
 
 /// Starting, moving through and ending a flow's run, and firing timers.
 extension Reduction {

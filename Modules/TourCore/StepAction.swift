@@ -1,3 +1,5 @@
+import TourCodec
+
 /// Something the user can do on a step: tap Next, tap the current week, save a phase, grant access.
 public struct StepAction: Sendable, Equatable {
     /// What the action does to the flow once it is accepted.

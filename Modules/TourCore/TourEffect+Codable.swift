@@ -1,7 +1,9 @@
+import TourCodec
+
 /// The journal's JSON form of an effect: an object tagged by `type`, such as
 /// `{"type": "analytics", "name": "tutorial_started", "properties": {...}}`. Secrets encode as
 /// "‹redacted›".
-extension TourEffect: Codable, TourValueConvertible {
+extension TourEffect: TourValueCodable {
     public var tourValue: TourValue {
         switch self {
         case .haptic(let feedback): ["type": "haptic", "haptic": .string(feedback.rawValue)]
@@ -54,7 +56,4 @@ extension TourEffect: Codable, TourValueConvertible {
                 .init(codingPath: [MemberKey("type")], debugDescription: "unknown effect type \(other)"))
         }
     }
-
-    public func encode(to encoder: any Encoder) throws { try tourValue.encode(to: encoder) }
-    public init(from decoder: any Decoder) throws { try self.init(tourValue: TourValue(from: decoder)) }
 }

@@ -1,3 +1,5 @@
+import TourCodec
+
 /// What the engine asks the edge to do. Values only: the runtime performs them.
 public enum TourEffect: Equatable, Sendable {
     case haptic(HapticFeedback)

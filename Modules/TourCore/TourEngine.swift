@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import TourCodec
 
 /// The pure engine: `(state, event, now, context) -> (state, effects)` for one product's catalog.
 ///

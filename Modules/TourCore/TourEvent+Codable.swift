@@ -1,6 +1,8 @@
+import TourCodec
+
 /// The journal's JSON form of an event: an object tagged by `type`, stable across releases because
 /// old journal rows must keep replaying. `{"type": "actionPerformed", "action": "next", "parameters": {}}`.
-extension TourEvent: Codable, TourValueConvertible {
+extension TourEvent: TourValueCodable {
     public var tourValue: TourValue {
         switch self {
         case .appLaunched(let version): ["type": "appLaunched", "version": .optional(version)]
@@ -46,7 +48,4 @@ extension TourEvent: Codable, TourValueConvertible {
                 .init(codingPath: [MemberKey("type")], debugDescription: "unknown event type \(other)"))
         }
     }
-
-    public func encode(to encoder: any Encoder) throws { try tourValue.encode(to: encoder) }
-    public init(from decoder: any Decoder) throws { try self.init(tourValue: TourValue(from: decoder)) }
 }

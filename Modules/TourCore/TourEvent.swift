@@ -1,3 +1,5 @@
+import TourCodec
+
 /// What happened, as the app (or the runtime answering an effect) reports it.
 public enum TourEvent: Equatable, Sendable {
     /// The app started (again). Interrupted flows resume, restart or drop by their policy; launch

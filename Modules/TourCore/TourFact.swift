@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import TourCodec
 
 /// What an accepted event did, as structured facts the journal keeps beside its effects. Reports,
 /// `explain`, the funnel and the regression oracle read these; none of them parses the `outcome`
@@ -77,7 +78,7 @@ public enum TourFact: Equatable, Sendable {
 
 /// Stored as `{"fact": "stepEntered", "flow": "walkthrough", "step": "markWeek", "index": 6}`:
 /// explicit keys, new keys optional, so facts written by any release stay readable.
-extension TourFact: Codable, TourValueConvertible {
+extension TourFact: TourValueCodable {
     public var tourValue: TourValue {
         var object: [String: TourValue] = ["fact": .string(name), "flow": .string(flow.rawValue)]
         switch self {
@@ -152,7 +153,4 @@ extension TourFact: Codable, TourValueConvertible {
                 .init(codingPath: [MemberKey("fact")], debugDescription: "unknown fact '\(other)' (written by a newer release?)"))
         }
     }
-
-    public func encode(to encoder: any Encoder) throws { try tourValue.encode(to: encoder) }
-    public init(from decoder: any Decoder) throws { try self.init(tourValue: TourValue(from: decoder)) }
 }

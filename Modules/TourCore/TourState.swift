@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import TourCodec
 
 /// Where a flow stands for one user, as the spec's JSON names it.
 public enum FlowStatus: String, Codable, Sendable, CaseIterable {

@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import TourCodec
 import TourCore
 
 /// The code half of a product: the context its flows read, how its side effects change its domain

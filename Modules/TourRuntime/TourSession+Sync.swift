@@ -1,3 +1,4 @@
+import TourCodec
 import TourCore
 import Persistence
 import AccountSync

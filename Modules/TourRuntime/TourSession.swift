@@ -7,6 +7,7 @@ import Haptics
 import Permissions
 import Persistence
 import AccountSync
+import TourCodec
 import TourCore
 
 /// Where "now" comes from.

@@ -1,3 +1,4 @@
+import TourCodec
 import TourCore
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -6,7 +7,7 @@ import TourCore
 #endif
 
 /// What a UI binds to: every flow's summary, the card showing, and the product's domain state.
-public struct TourSnapshot: Encodable, Equatable, Sendable {
+public struct TourSnapshot: Equatable, Sendable {
     public var app: String
     public var user: String
     public var flows: [FlowSummary]
@@ -19,7 +20,7 @@ public struct TourSnapshot: Encodable, Equatable, Sendable {
     public var nextTimerAt: Double?
 }
 
-extension TourSnapshot: TourValueRepresentable {
+extension TourSnapshot: TourValueEncodable {
     /// Every key present (absent values as `null`), as every `--json` document shows a snapshot.
     public var tourValue: TourValue {
         [
@@ -28,6 +29,4 @@ extension TourSnapshot: TourValueRepresentable {
             "now": .double(now), "nextTimerAt": nextTimerAt.map(TourValue.double) ?? .null,
         ]
     }
-
-    public func encode(to encoder: any Encoder) throws { try tourValue.encode(to: encoder) }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import CSQLite
+import TourCodec
 import TourRuntime
 import TourCore
 import Persistence

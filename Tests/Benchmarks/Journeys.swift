@@ -4,6 +4,7 @@ import Foundation
 import GrowthOnboarding
 import LockedInOnboarding
 import MoodTrackerOnboarding
+import TourCodec
 import TourRuntime
 import TourCore
 

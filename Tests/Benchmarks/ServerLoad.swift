@@ -5,6 +5,7 @@ import NIOCore
 import NIOHTTP1
 import OnboardingServer
 import PostgresNIO
+import TourCodec
 import TourRuntime
 import TourCore
 import AccountSync

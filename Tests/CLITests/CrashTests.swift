@@ -2,6 +2,7 @@ import Foundation
 import LockedInOnboarding
 import Persistence
 import Testing
+import TourCodec
 import TourRuntime
 import TourCore
 

@@ -39,11 +39,32 @@ struct LayeringTests {
         }
     }
 
-    @Test func theEngineImportsNothingOfOurs() {
-        let allowed: Set<String> = ["Foundation", "FoundationEssentials", "Glibc", "Musl", "Darwin"]
+    @Test func theEngineImportsOnlyTheCodecOfOurs() {
+        let system: Set<String> = ["Foundation", "FoundationEssentials", "Glibc", "Musl", "Darwin"]
         for file in Self.swiftFiles(under: "Modules/TourCore") {
-            let other = Self.imports(of: file).filter { !allowed.contains($0) }
+            let other = Self.imports(of: file).filter { !system.contains($0) && $0 != "TourCodec" }
             #expect(other.isEmpty, "\(file) imports \(other)")
+        }
+        // The codec is the bottom layer: it imports nothing of ours.
+        let codecFiles = Self.swiftFiles(under: "Modules/TourCodec")
+        #expect(!codecFiles.isEmpty)
+        for file in codecFiles {
+            let other = Self.imports(of: file).filter { !system.contains($0) }
+            #expect(other.isEmpty, "\(file) imports \(other)")
+        }
+    }
+
+    /// One codec on both sides: the server, the sync wire and the HTTP client write and read their
+    /// JSON through TourCodec, not Foundation's coders (the identity provider's JWKS, a jwt-kit
+    /// `Codable` type, is the one exception).
+    @Test func theServerAndTheSyncWireUseTheOneCodec() {
+        let files = ["Modules/OnboardingServer", "Modules/AccountSync", "Modules/AccountSyncHTTP", "Modules/Persistence"]
+            .flatMap { Self.swiftFiles(under: $0) }
+        #expect(!files.isEmpty)
+        for file in files where !file.hasSuffix("IdentityProvider.swift") {
+            let code = ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").split(separator: "\n")
+                .filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }.joined(separator: "\n")
+            #expect(!code.contains("JSONEncoder(") && !code.contains("JSONDecoder("), "\(file) uses Foundation's JSON coders")
         }
     }
 }

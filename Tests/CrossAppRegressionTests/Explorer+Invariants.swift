@@ -1,4 +1,5 @@
 import Foundation
+import TourCodec
 import TourRuntime
 import TourCore
 import Persistence

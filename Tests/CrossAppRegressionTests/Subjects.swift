@@ -4,6 +4,7 @@ import Foundation
 import GrowthOnboarding
 import LockedInOnboarding
 import MoodTrackerOnboarding
+import TourCodec
 import TourRuntime
 import TourCore
 
@@ -55,7 +56,6 @@ struct Subject: Sendable, CustomStringConvertible {
     static let tuned: [String: [Subject]] = [
         "finite": [finite], "lockedin": [lockedIn], "carrierwave": carrierWave, "growth": [growth],
     ]
-
 
     /// The explorations of each product; a product's coverage is the union of its parts.
     static let products: [ProductExploration] = Dictionary(grouping: all, by: \.name).map {

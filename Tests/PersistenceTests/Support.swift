@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import Persistence
+import TourCodec
 import TourFixtures
 import TourRuntime
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TourCodec
 import TourFixtures
 
 @testable import TourCore

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TourCodec
 import TourFixtures
 
 /// A catalog change that reached users without a declaration (whatever its version says) strands

@@ -1,3 +1,4 @@
+import TourCodec
 import TourCore
 
 /// Random catalogs that use every part of the catalog model (every outcome, precondition, condition,

@@ -1,4 +1,5 @@
 import Foundation
+import TourCodec
 @_exported import TourCore
 
 /// A catalog with one flow per policy under test. The products' real catalogs have their own tests.

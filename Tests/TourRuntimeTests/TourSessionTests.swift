@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TourCodec
 import TourFixtures
 import TourRuntime
 import Persistence

@@ -1,3 +1,5 @@
+import TourCodec
+
 /// What changed between two catalog documents, as a reviewer reads a release: flows and steps
 /// added, removed, renamed or reordered, wording, actions, effects, fields, triggers and policies
 /// changed, and for every step that is gone whether a declared migration places the users on it.

@@ -1,3 +1,5 @@
+import TourCodec
+
 /// How each part of a catalog is read from its document: exactly the forms
 /// `CatalogDocument+Writing.swift` writes, strictly (see ``DocumentReader``).
 extension TourCatalog {

@@ -1,3 +1,5 @@
+import TourCodec
+
 /// A catalog as one canonical JSON document: its flows, steps, content, actions, fields, gates,
 /// conditions, triggers, policies, haptics, migrations and version, and the vocabulary it uses
 /// (the effect kinds with their payloads, context keys and requests its product's code declares).

@@ -1,3 +1,5 @@
+import TourCodec
+
 /// The kinds of value a context key, a payload key or a field holds, as a catalog document names them.
 public enum ValueKind: String, Sendable, Equatable, CaseIterable {
     /// A string (a name, a date written YYYY-MM-DD, a choice).

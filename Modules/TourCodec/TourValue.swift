@@ -51,11 +51,6 @@ public enum TourValue: Hashable, Sendable {
 
 extension TourValue: Codable {
     public init(from decoder: any Decoder) throws {
-        // Through ``TourValueDecoder`` the value is at hand: no guessing its kind by trying each.
-        if let ours = decoder as? ValueDecoder {
-            self = ours.value
-            return
-        }
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
@@ -104,8 +99,3 @@ extension TourValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Ex
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }
 }
-
-/// Facts about the product's world that flows read: `hasPhases`, `weeksLived`, `onboardingComplete`.
-///
-/// The product computes it from its domain state and the time passed in; the engine never stores it.
-public typealias TourContext = [String: TourValue]

@@ -24,6 +24,26 @@ extension TourValueRepresentable {
 extension TourValueConvertible {
     /// Reads the value from JSON text.
     public init(jsonText text: String) throws { try self.init(tourValue: TourValue(jsonText: text)) }
+
+    /// Reads the value from a wire body (UTF-8 JSON).
+    public init(jsonUTF8 bytes: some Collection<UInt8>) throws { try self.init(tourValue: TourValue(jsonUTF8: bytes)) }
+}
+
+/// A ``TourValueRepresentable`` type that encoders (``TourValueEncoder``, Foundation's) write through
+/// its one hand-written form; it has no `Encodable` code of its own.
+public protocol TourValueEncodable: TourValueRepresentable, Encodable {}
+
+extension TourValueEncodable {
+    public func encode(to encoder: any Encoder) throws { try tourValue.encode(to: encoder) }
+}
+
+/// A ``TourValueConvertible`` type that Foundation's coders (and ``TourValueEncoder``) can also
+/// write, through its one hand-written form: adopting this is all it takes, with no `Codable`
+/// code of its own, so the two can never disagree.
+public protocol TourValueCodable: TourValueConvertible, TourValueEncodable, Codable {}
+
+extension TourValueCodable {
+    public init(from decoder: any Decoder) throws { try self.init(tourValue: TourValue(from: decoder)) }
 }
 
 extension Array where Element: TourValueConvertible {
@@ -181,6 +201,27 @@ public struct TourValueReader {
         try T(tourValue: required(key))
     }
 
+    /// A list member, each item read as `T`.
+    public func list<T: TourValueConvertible>(_ key: String, of type: T.Type = T.self) throws -> [T] {
+        let value = try required(key)
+        guard case .list(let items) = value else { throw expect("a list", key, value) }
+        return try items.map(T.init(tourValue:))
+    }
+
+    /// A list member of values of any shape.
+    public func values(_ key: String) throws -> [TourValue] {
+        let value = try required(key)
+        guard case .list(let items) = value else { throw expect("a list", key, value) }
+        return items
+    }
+
+    /// An object member, each value read as `T`.
+    public func map<T: TourValueConvertible>(_ key: String, of type: T.Type = T.self) throws -> [String: T] {
+        let value = try required(key)
+        guard case .object(let object) = value else { throw expect("an object", key, value) }
+        return try object.mapValues(T.init(tourValue:))
+    }
+
     public func optionalDecode<T: TourValueConvertible>(_ key: String, _ type: T.Type = T.self) throws -> T? {
         guard let value = value(key) else { return nil }
         return try T(tourValue: value)
@@ -203,19 +244,19 @@ public struct TourValueReader {
         }
     }
 
-    static func mismatch(_ what: String, _ value: TourValue, path: [any CodingKey]) -> DecodingError {
+    public static func mismatch(_ what: String, _ value: TourValue, path: [any CodingKey]) -> DecodingError {
         .typeMismatch(TourValue.self, .init(codingPath: path, debugDescription: "expected \(what), found \(value)"))
     }
 }
 
 /// A member name as a coding key, for the coding paths of errors.
-struct MemberKey: CodingKey {
-    var stringValue: String
-    var intValue: Int? { nil }
+public struct MemberKey: CodingKey {
+    public var stringValue: String
+    public var intValue: Int? { nil }
 
-    init(_ name: String) { stringValue = name }
-    init?(stringValue: String) { self.stringValue = stringValue }
-    init?(intValue: Int) { nil }
+    public init(_ name: String) { stringValue = name }
+    public init?(stringValue: String) { self.stringValue = stringValue }
+    public init?(intValue: Int) { nil }
 }
 
 extension TourValue {

@@ -34,6 +34,24 @@ extension TourValue {
         self = try reader.document()
     }
 
+    /// Reads one JSON document from bytes that came over a wire: refused unless they are UTF-8
+    /// (a stored or typed text is a `String`, valid by construction).
+    public init(jsonUTF8 bytes: some Collection<UInt8>) throws(JSONTextError) {
+        guard var text = String(validating: bytes, as: UTF8.self) else { throw JSONTextError("the text is not UTF-8") }
+        let parsed: Result<TourValue, JSONTextError> = text.withUTF8 { bytes in
+            var reader = JSONTextReader(bytes: bytes)
+            return Result { () throws(JSONTextError) in try reader.document() }
+        }
+        self = try parsed.get()
+    }
+
+    /// The value as compact JSON text with sorted keys, as UTF-8 bytes (a wire body).
+    public func jsonUTF8(escapingSlashes: Bool = false) throws(JSONTextError) -> [UInt8] {
+        var writer = JSONTextWriter(escapingSlashes: escapingSlashes)
+        try writer.write(self)
+        return writer.bytes
+    }
+
     /// The members of a JSON object, each value left as text (checked as strictly as
     /// `init(jsonText:)` reads it, nothing made of it): for folding many stored objects and reading
     /// only the last of each.

@@ -4,8 +4,10 @@
     import Foundation
 #endif
 
-/// `Codable` values to and from ``TourValue`` (and so, with ``TourValue/jsonText(escapingSlashes:)``
-/// and ``TourValue/init(jsonText:)``, to and from JSON text) without Foundation's JSON coders.
+/// `Encodable` values to ``TourValue`` (and so, with ``TourValue/jsonText(escapingSlashes:)``, to JSON
+/// text) without Foundation's JSON coders: how the CLI prints its `Encodable` documents (reports,
+/// forecasts, funnels). Stored and wire types are read through their one hand-written form
+/// (``TourValueConvertible``), so there is no decoder here.
 ///
 /// The types keep their one `Codable` definition (the stored forms are written by hand there); this
 /// is only a faster way through it. It makes no dynamic cast on the way: `JSONEncoder` asks every
@@ -22,19 +24,6 @@ public struct TourValueEncoder: Sendable {
     /// The value as compact JSON text with sorted keys (the form rows and documents are stored in).
     public func jsonText<T: Encodable>(_ value: T, escapingSlashes: Bool = false) throws -> String {
         try encode(value).jsonText(escapingSlashes: escapingSlashes)
-    }
-}
-
-public struct TourValueDecoder: Sendable {
-    public init() {}
-
-    public func decode<T: Decodable>(_ type: T.Type, from value: TourValue) throws -> T {
-        try ValueDecoder.decode(type, from: value, codingPath: [])
-    }
-
-    /// Reads JSON text into a `T`.
-    public func decode<T: Decodable>(_ type: T.Type, jsonText: String) throws -> T {
-        try decode(type, from: TourValue(jsonText: jsonText))
     }
 }
 

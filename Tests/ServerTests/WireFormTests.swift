@@ -1,0 +1,57 @@
+import AccountSync
+import Foundation
+import OnboardingServer
+import Testing
+import TourCodec
+import TourCore
+
+/// The sync wire's one form: written by TourCodec on devices and on the server alike, with the keys
+/// and shapes that releases before 0.11 sent (their synthesized `Codable`), so old and new devices
+/// and servers keep talking.
+@Suite("Sync wire forms")
+struct WireFormTests {
+    static let record = AccountFlowRecord(epoch: 1, standing: .completed, version: "2.5", at: 1_767_603_600_000, device: "d1")
+
+    @Test func aPushBatchHasTheFormItAlwaysHad() throws {
+        let batch = PushBatch(
+            device: "d1",
+            items: [
+                PushItem(
+                    seq: 7, time: 1_767_603_600.5, event: "next", catalogVersion: 3,
+                    facts: [["fact": "stepEntered", "flow": "app_tour", "step": "welcome", "index": 1]],
+                    records: ["app_tour": Self.record])
+            ])
+        let text = try batch.tourValue.jsonText()
+        #expect(
+            text
+                == #"{"device":"d1","items":[{"catalogVersion":3,"event":"next","facts":[{"fact":"stepEntered","flow":"app_tour","index":1,"step":"welcome"}],"records":{"app_tour":{"at":1767603600000,"device":"d1","epoch":1,"standing":"completed","version":"2.5"}},"seq":7,"time":1767603600.5}]}"#
+        )
+        #expect(try PushBatch(jsonText: text) == batch)
+        // Foundation's coders go through the same one form.
+        #expect(try JSONDecoder().decode(PushBatch.self, from: Data(text.utf8)) == batch)
+    }
+
+    @Test func answersReadBackAsWritten() throws {
+        let ack = PushAck(applied: 2, duplicates: 1, records: ["app_tour": Self.record])
+        #expect(try PushAck(jsonText: ack.tourValue.jsonText()) == ack)
+        let records = AccountRecords(app: "finite", account: "ann", flows: ["app_tour": Self.record])
+        #expect(try AccountRecords(jsonText: records.tourValue.jsonText()) == records)
+        let error = ErrorBody(code: "forbidden", message: "not yours")
+        #expect(try error.tourValue.jsonText() == #"{"error":{"code":"forbidden","message":"not yours"}}"#)
+        #expect(try ErrorBody(jsonText: error.tourValue.jsonText()) == error)
+    }
+
+    @Test func aMalformedBodyNamesWhatIsWrong() {
+        #expect(throws: DecodingError.self) { try PushBatch(jsonText: #"{"device":"d1","items":[{"seq":"one"}]}"#) }
+        #expect(throws: DecodingError.self) { try PushBatch(jsonText: #"{"items":[]}"#) }
+        #expect(throws: JSONTextError.self) { try PushBatch(jsonUTF8: [0x7B, 0xFF, 0x7D]) }
+    }
+
+    @Test func tokenClaimsReadBackAsSigned() throws {
+        let signer = try TokenSigner(keys: [TokenKey(id: "k1", secret: String(repeating: "s", count: 32))])
+        let claims = TokenClaims(subject: "ann", scope: .account, app: "finite", issuedAt: 1_767_603_600.25, expires: 4_000_000_000)
+        var expected = claims
+        expected.keyID = "k1"
+        #expect(try signer.verify(signer.sign(claims), now: Date(timeIntervalSince1970: 1_767_603_601)) == expected)
+    }
+}
