@@ -2,7 +2,6 @@ import ArgumentParser
 import TourCodec
 import TourRuntime
 import TourCore
-import Persistence
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -189,7 +188,7 @@ struct CatalogSources {
 
     /// A document file.
     static func read(_ path: String) throws -> CatalogDocument {
-        switch FileStatus(path) {
+        switch DeviceStore.kind(of: path) {
         case _ where path.isEmpty:
             throw CLIFailure.usage("an empty name is neither a recorded version, `current`, nor a document file")
         case .missing:

@@ -2,7 +2,6 @@ import ArgumentParser
 import TourCodec
 import TourRuntime
 import TourCore
-import Persistence
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -173,15 +172,15 @@ struct Check: AsyncParsableCommand {
 
     /// The stored flows of `app` in the file at `path`, which must exist (it is never created).
     static func storedFlows(in path: String, app: String) throws -> [String: [FlowID: FlowState]] {
-        guard !path.isEmpty, FileStatus(path) == .file else {
+        guard !path.isEmpty, DeviceStore.kind(of: path) == .file else {
             throw CLIFailure.usage(
                 "--against names no database file: '\(path.quotable)'. Give the path of a .sqlite file.")
         }
         // Opening a file migrates its schema: the forecast reads a snapshot taken with SQLite's
         // backup API, in memory, so FILE stays as it was.
         do {
-            return try OnboardingDatabase.snapshot(of: path).storedFlows(app: app)
-        } catch let error as StorageError {
+            return try DeviceStore.storedFlows(inCopyOf: path, app: app)
+        } catch let error as StoreError {
             throw CLIFailure.usage("--against: \(error)")
         }
     }

@@ -12,7 +12,6 @@ import ArgumentParser
 #endif
 import TourCodec
 import TourRuntime
-import Persistence
 import TourCore
 
 /// A command that can run alone or as a line of `play` and the interactive session.
@@ -236,7 +235,7 @@ struct Journal: ScriptableCommand {
 }
 
 extension Runner {
-    func journal() throws -> [JournalRow] {
+    func journal() throws -> [JournalEntry] {
         try journalWithFacts(user: session.key.user)
     }
 

@@ -6,7 +6,6 @@ import ArgumentParser
 #endif
 import TourRuntime
 import TourCore
-import Persistence
 import AccountSync
 
 /// Every way a command can fail, as one value: the machine-readable `code`, the one line a person
@@ -66,7 +65,7 @@ struct CLIFailure: Error {
         return CLIFailure(code: Code.sync.rawValue, message: "error: \(error)\(queued)", exitCode: syncStatus)
     }
 
-    static func storage(_ error: StorageError) -> CLIFailure {
+    static func storage(_ error: StoreError) -> CLIFailure {
         CLIFailure(code: Code.database.rawValue, message: "error: \(error)", exitCode: databaseStatus)
     }
 

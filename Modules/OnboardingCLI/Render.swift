@@ -6,7 +6,6 @@
 import TourCodec
 import TourRuntime
 import TourCore
-import Persistence
 
 /// Text and JSON renderings of a snapshot.
 enum Render {
@@ -19,7 +18,7 @@ enum Render {
     /// ISO 8601 beside the number, the next-move hint when nothing shows, and the database file:
     /// built as one ``TourValue`` and written once.
     static func json(
-        _ snapshot: TourSnapshot, effects: [TourEffect], hint: String?, database: String?, sync: SyncStatus? = nil
+        _ snapshot: TourSnapshot, effects: [TourEffect], hint: String?, database: String?, sync: AccountSyncStatus? = nil
     ) throws -> String {
         guard case .object(var document) = snapshot.tourValue else { return try snapshot.jsonText() }
         document["effects"] = effects.tourValue
@@ -70,7 +69,7 @@ enum Render {
     }
 
     /// The account sync lines of `status`: what waits to be pushed, and the last failure.
-    static func sync(_ sync: SyncStatus) -> String {
+    static func sync(_ sync: AccountSyncStatus) -> String {
         var lines = [
             sync.waiting == 0
                 ? "sync: nothing waiting to be pushed"

@@ -12,7 +12,6 @@ import ArgumentParser
 #endif
 import TourCodec
 import TourRuntime
-import Persistence
 import TourCore
 import Permissions
 import Haptics
@@ -22,10 +21,10 @@ final class Runner: @unchecked Sendable {
     let cli: CLIProduct
     let product: Product
     let session: TourSession
-    let database: OnboardingDatabase
+    let store: DeviceStore
     let databasePath: String
     /// The database file as an absolute path, for people to find it.
-    var displayPath: String { FileStatus.absolutePath(databasePath) }
+    var displayPath: String { DeviceStore.absolutePath(databasePath) }
     let json: Bool
     /// The options the run was started with (a session's lines cannot change them).
     let options: RunOptions
@@ -46,8 +45,8 @@ final class Runner: @unchecked Sendable {
         do {
             // The per-product default lives in a folder of ours, created with the file by the first
             // write; an explicit path's folder must exist.
-            database = try OnboardingDatabase.open(path: path, createsFolder: options.usesDefaultDatabase)
-        } catch let error as StorageError {
+            store = try DeviceStore.open(path: path, createsFolder: options.usesDefaultDatabase)
+        } catch let error as StoreError {
             throw CLIFailure.storage(error)
         }
         let answers = try options.answerMaps()
@@ -55,7 +54,7 @@ final class Runner: @unchecked Sendable {
             databasePath: path, offline: try options.isOffline(), user: options.user, requestAnswers: answers.requests)
         product = cli.make(environment)
         // Permission statuses the device remembers from earlier runs, then this run's settings.
-        let remembered = try database.deviceValues(app: product.catalog.app).compactMap {
+        let remembered = try store.deviceValues(app: product.catalog.app).compactMap {
             key, value -> (PermissionName, PermissionStatus)? in
             guard key.hasPrefix("permission."), let status = value.stringValue.flatMap(PermissionStatus.init)
             else {
@@ -74,17 +73,15 @@ final class Runner: @unchecked Sendable {
         let transport = try options.syncTransport()
         syncs = transport != nil
         session = TourSession(
-            product: product, user: options.user, database: database,
+            product: product, user: options.user, store: store,
             haptics: TerminalHaptics { log.append(line: $0) },
             permissions: permissions, time: time, deviceFacts: deviceFacts, sync: transport,
             observe: { effect in log.append(effect) })
     }
 
     /// The app's journal rows, oldest first, with facts derived for rows written before 0.6.0.
-    func journalWithFacts(user: String? = nil) throws -> [JournalRow] {
-        let app = product.catalog.app
-        try JournalFacts.derive(app: app, engine: product.engine, in: database)
-        return try database.journal(app: app, user: user)
+    func journalWithFacts(user: String? = nil) throws -> [JournalEntry] {
+        try store.journal(app: product.catalog.app, user: user, engine: product.engine)
     }
 
     /// Runs `body` with a runner for `options`. A refusal, a database error or a bad option becomes
@@ -123,7 +120,7 @@ final class Runner: @unchecked Sendable {
         switch error {
         case let failure as CLIFailure: failure
         case let refusal as TourRefusal: .refusal(refusal, hint: hint)
-        case let storage as StorageError: .storage(storage)
+        case let storage as StoreError: .storage(storage)
         default: .parser(error)
         }
     }
@@ -131,7 +128,7 @@ final class Runner: @unchecked Sendable {
     /// One line on standard error when this run created the database file.
     private var notedCreation = false
     func noteCreatedFile() {
-        guard database.createdFile, !notedCreation else { return }
+        guard store.createdFile, !notedCreation else { return }
         notedCreation = true
         Output.error("\(cli.executable): created the database at \(displayPath)")
     }

@@ -39,6 +39,19 @@ struct LayeringTests {
         }
     }
 
+    /// The CLI reads storage only through the runtime's `DeviceStore` (the journal, a user's stored
+    /// state, the forecast's copy of another file).
+    @Test func theCLIReachesStorageOnlyThroughTheRuntime() {
+        let files = Self.swiftFiles(under: "Modules/OnboardingCLI")
+        #expect(!files.isEmpty)
+        for file in files {
+            let forbidden = Self.imports(of: file).filter { ["Persistence", "CSQLite"].contains($0) }
+            #expect(forbidden.isEmpty, "\(file) imports \(forbidden)")
+            let code = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+            #expect(!code.contains("OnboardingDatabase"), "\(file) names OnboardingDatabase")
+        }
+    }
+
     @Test func theEngineImportsOnlyTheCodecOfOurs() {
         let system: Set<String> = ["Foundation", "FoundationEssentials", "Glibc", "Musl", "Darwin"]
         for file in Self.swiftFiles(under: "Modules/TourCore") {

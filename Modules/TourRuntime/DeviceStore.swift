@@ -1,0 +1,79 @@
+import AccountSync
+import Haptics
+import Permissions
+import Persistence
+import TourCodec
+import TourCore
+
+/// The device's onboarding database as the layers above the runtime see it (the CLI, an app's
+/// settings or debug screen): opened once, a user's stored state, the journal with its facts, and
+/// the stored flows of another file for a release forecast. Nothing above the runtime imports
+/// `Persistence` or holds an `OnboardingDatabase`: this facade is the whole of what they may ask,
+/// so a schema or storage change stops here (`LayeringTests` checks the imports).
+public final class DeviceStore: Sendable {
+    let database: OnboardingDatabase
+
+    private init(_ database: OnboardingDatabase) { self.database = database }
+
+    /// Opens (creating and migrating) the database at `path`. With `createsFolder`, a missing
+    /// folder is made (the per-product default); an explicit path's folder must exist.
+    ///
+    /// - Throws: ``StoreError`` naming the file and what is wrong with it.
+    public static func open(path: String, createsFolder: Bool = false) throws -> DeviceStore {
+        DeviceStore(try OnboardingDatabase.open(path: path, createsFolder: createsFolder))
+    }
+
+    /// Whether opening it created the file.
+    public var createdFile: Bool { database.createdFile }
+
+    /// What the device remembers for the app (permission statuses, device facts), by key.
+    public func deviceValues(app: String) throws -> [String: TourValue] { try database.deviceValues(app: app) }
+
+    /// The user's stored flow state and product domain state.
+    public func stored(_ key: SessionKey, scopes: Scopes) throws -> StoredSession {
+        try database.session(key, scopes: scopes)
+    }
+
+    /// The app's journal, oldest first (one user's with `user`), with facts derived once for rows
+    /// written before 0.6.0 by replaying them through `engine`.
+    public func journal(app: String, user: String? = nil, engine: TourEngine) throws -> [JournalEntry] {
+        try JournalFacts.derive(app: app, engine: engine, in: database)
+        return try database.journal(app: app, user: user)
+    }
+
+    /// The stored flows of `app` in the database file at `path`, read from an in-memory copy taken
+    /// with SQLite's backup API: the file is never migrated or written, even while an app has it
+    /// open. Nothing is created when there is no file.
+    public static func storedFlows(inCopyOf path: String, app: String) throws -> [String: [FlowID: FlowState]] {
+        try OnboardingDatabase.snapshot(of: path).storedFlows(app: app)
+    }
+
+    /// What is at `path` (a file, a folder, nothing), asked before a file is opened or read.
+    public static func kind(of path: String) -> PathKind { FileStatus(path) }
+
+    /// `path` as an absolute path, for people to find the file.
+    public static func absolutePath(_ path: String) -> String { FileStatus.absolutePath(path) }
+}
+
+/// The storage types the facade's answers are made of, named here so that callers need no
+/// import of `Persistence`.
+public typealias StoreError = StorageError
+public typealias JournalEntry = JournalRow
+public typealias StoredSession = Session
+public typealias PathKind = FileStatus
+/// Where an account's syncing stands on this device (``TourSession/syncStatus()``).
+public typealias AccountSyncStatus = SyncStatus
+
+extension TourSession {
+    /// A session on the device's store.
+    public init(
+        product: Product, user: String, store: DeviceStore, haptics: any HapticPlayer = SilentHaptics(),
+        permissions: any PermissionProvider = StubPermissionProvider(), time: TimeSource = .wall,
+        deviceFacts: [String: TourValue] = [:], sync transport: (any SyncTransport)? = nil,
+        observe: @escaping @Sendable (TourEffect) -> Void = { _ in }
+    ) {
+        self.init(
+            product: product, user: user, database: store.database, haptics: haptics, permissions: permissions, time: time,
+            deviceFacts: deviceFacts, sync: transport, observe: observe)
+    }
+}
