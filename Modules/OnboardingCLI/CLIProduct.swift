@@ -122,10 +122,8 @@ public enum OnboardingCLI {
             }
             var failure = Runner.failure(for: error, hint: nil)
             // `APP stauts`: the root command reads any word as a stray argument; say which command it was near.
-            if let first = given.first, !first.hasPrefix("-"), !ScriptLine.commandNames.contains(first),
-                !RootCommand.standaloneCommands.contains(first)
-            {
-                let commands = ScriptLine.commandNames.sorted() + RootCommand.standaloneCommands
+            if let first = given.first, !first.hasPrefix("-"), !CommandList.names.contains(first) {
+                let commands = CommandList.scriptableNames.sorted() + CommandList.standaloneNames
                 let suggestion = NameSuggestion.nearest(to: first, in: commands)
                 failure = .usage(
                     "unknown command '\(first.quotable)'.\(suggestion.map { " Did you mean '\($0)'?" } ?? "") Commands: \(commands.joined(separator: ", ")).",

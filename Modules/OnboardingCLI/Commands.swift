@@ -37,16 +37,8 @@ struct RootCommand: AsyncParsableCommand {
                 "\(cli.displayName)'s first run, headless: its \(cli.catalog.flowNoun), step by step, in a terminal.",
             discussion: cli.text("root") { ProductHelp.root(cli) },
             version: "\(cli.executable) \(OnboardingVersion.current)",
-            subcommands: [
-                Launch.self, Show.self, Do.self, Visit.self, Signal.self, Status.self, Reset.self,
-                Replay.self,
-                Wait.self, Sync.self, Play.self, Journal.self, Report.self, Explain.self, Graph.self, Check.self,
-                CatalogCommand.self,
-            ])
+            subcommands: CommandList.types)
     }
-
-    /// Commands that run alone, not as a line of a script or session.
-    static let standaloneCommands = ["catalog", "check", "graph", "play"]
 
     @OptionGroup var options: CommonOptions
 

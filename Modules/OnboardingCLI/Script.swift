@@ -77,10 +77,8 @@ enum ScriptLine {
     /// A line `QuickParse` read, with the options it gave (a script's lines give none).
     case quick(QuickCommand, options: RunOptions)
 
-    static let commandNames: Set<String> = [
-        "launch", "show", "do", "visit", "signal", "status", "reset", "replay", "wait", "journal", "report",
-        "explain", "sync",
-    ]
+    /// The commands a line may start with (``CommandList``); any other first word is an action.
+    static var commandNames: Set<String> { CommandList.scriptableNames }
 
     /// Parses a line with the CLI's own grammar. A line that does not start with a command is an
     /// action: `next` means `do next`.
@@ -110,7 +108,10 @@ enum ScriptLine {
         guard let first = words.first else { return .empty }
         if first == "quit" || first == "exit" { return .quit }
         if first == "help" || first == "?" { return .help }
-        if first == "play" { throw CLIFailure.usage("play cannot run inside a script") }
+        if CommandList.standaloneNames.contains(first) {
+            throw CLIFailure.usage(
+                "\(first) cannot run inside a script or session (it runs only alone); lines start with: \(commandNames.sorted().joined(separator: ", "))")
+        }
         if !commandNames.contains(first) { words.insert("do", at: 0) }
         if let quick = QuickParse.command(words) { return .quick(quick.command, options: quick.options) }
         let parsed = try RootCommand.parseAsRoot(words)
@@ -171,15 +172,10 @@ extension Runner {
 
 /// `help` (or `?`) in a session or script: the actions the card takes now, and the commands.
 enum SessionHelp {
-    static let commands = [
-        ("ACTION [KEY=VALUE ...]", "an action on the card (`do ACTION` works too)"),
-        ("show", "the card showing now"), ("status", "every flow and the product's state"),
-        ("launch", "the app starts again"), ("visit FEATURE", "go to a feature"),
-        ("signal NAME", "the app reports a moment"), ("wait SECONDS", "time passes"),
-        ("replay [FLOW]", "show a flow again"), ("reset [FLOW]", "debug reset"),
-        ("explain [FLOW]", "why each flow shows or not"), ("journal", "this user's journal"),
-        ("report", "the funnel across users"), ("help, ?", "this list"), ("quit", "end the session"),
-    ]
+    /// The scriptable commands' lines from ``CommandList``, then the session's own words.
+    static let commands: [(String, String)] =
+        CommandList.entries.filter(\.isScriptable).compactMap { $0.sessionHelp.map { ($0.usage, $0.summary) } }
+        + [("help, ?", "this list"), ("quit", "end the session")]
 
     static func print(_ runner: Runner) async throws {
         let snapshot = try await runner.session.snapshot()
