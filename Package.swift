@@ -150,7 +150,7 @@ let package = Package(
             name: "PersistenceTests", dependencies: ["Persistence", "TourRuntime", "TourFixtures", "CSQLite"],
             path: "Tests/PersistenceTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "TourRuntimeTests", dependencies: ["TourRuntime", "TourFixtures"],
+            name: "TourRuntimeTests", dependencies: ["TourRuntime", "TourFixtures", "CSQLite"],
             path: "Tests/TourRuntimeTests",
             swiftSettings: swiftSettings),
         // Each product's journeys through its flows, in process.

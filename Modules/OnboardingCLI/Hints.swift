@@ -57,7 +57,7 @@ extension Runner {
     /// The hint for this user now (see ``NextMoves``).
     func nextMoveHint() async throws -> String {
         let catalog = product.catalog
-        let session = try store.stored(self.session.key, scopes: product.scopes)
+        let session = try store.stored(self.session.key, of: product)
         let snapshot = try await self.session.snapshot()
         let context = product.context(domain: session.domain, now: Date(timeIntervalSince1970: snapshot.now), device: deviceFacts)
         return NextMoves.hint(

@@ -93,7 +93,7 @@ struct Explain: ScriptableCommand {
     func execute(_ runner: Runner) async throws {
         let key = runner.session.key
         let product = runner.product
-        let session = try runner.store.stored(key, scopes: product.scopes)
+        let session = try runner.store.stored(key, of: product)
         let now = try await runner.session.snapshot().now
         let context = product.context(domain: session.domain, now: Date(timeIntervalSince1970: now), device: runner.deviceFacts)
         var explanations = product.engine.explain(session.tour, context: context)

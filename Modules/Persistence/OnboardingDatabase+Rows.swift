@@ -55,6 +55,9 @@ extension OnboardingDatabase {
             }
         }
         session.domain.merge(legacy) { current, _ in current }
+        try db.query("SELECT format FROM domain_format WHERE app = ?", [.text(key.app)]) { row in
+            session.domainFormat = row.int(0)
+        }
         session.device = try loadDevice(db, app: key.app)
         session.account = try loadAccount(db, key)
         return session
@@ -109,6 +112,13 @@ extension OnboardingDatabase {
                 ON CONFLICT (app) DO UPDATE SET app_version = excluded.app_version, virtual_now = excluded.virtual_now
                 """,
                 [.text(key.app), SQLValue(after.tour.appVersion), SQLValue(after.virtualNow?.timeIntervalSince1970)])
+        }
+        if let format = after.domainFormat, format != before.domainFormat {
+            try db.run(
+                """
+                INSERT INTO domain_format (app, format) VALUES (?, ?)
+                ON CONFLICT (app) DO UPDATE SET format = excluded.format
+                """, [.text(key.app), .integer(Int64(format))])
         }
         // Each changed key under its scope's subject.
         for name in Self.changedKeys(before.domain, after.domain) {

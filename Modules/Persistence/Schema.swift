@@ -163,6 +163,16 @@ enum Schema {
                     BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
                     """
         ),
+        (
+            // The format each app's domain state was written in (DomainStateVocabulary).
+            "v6-domain-state-format",
+            """
+            CREATE TABLE domain_format (
+                app TEXT PRIMARY KEY NOT NULL,
+                format INTEGER NOT NULL CHECK (format >= 1)
+            );
+            """
+        ),
     ]
 
     static let table = "grdb_migrations"

@@ -35,6 +35,9 @@ public struct Session: Equatable, Sendable {
     /// What the account's devices together know, when this user syncs with the account server
     /// (nil otherwise: nothing is queued for it).
     public var account: AccountKnowledge?
+    /// The format the product's domain state was last written in (``DomainStateVocabulary``); nil
+    /// when no release that stores one has written it.
+    public var domainFormat: Int?
 
     public init(
         tour: TourState = TourState(), domain: [String: TourValue] = [:], device: [String: TourValue] = [:],

@@ -29,9 +29,12 @@ public final class DeviceStore: Sendable {
     /// What the device remembers for the app (permission statuses, device facts), by key.
     public func deviceValues(app: String) throws -> [String: TourValue] { try database.deviceValues(app: app) }
 
-    /// The user's stored flow state and product domain state.
-    public func stored(_ key: SessionKey, scopes: Scopes) throws -> StoredSession {
-        try database.session(key, scopes: scopes)
+    /// The user's stored flow state and product domain state, refused by name when a newer release wrote its domain state in a
+    /// format `product` does not read.
+    public func stored(_ key: SessionKey, of product: Product) throws -> StoredSession {
+        let session = try database.session(key, scopes: product.scopes)
+        try TourSession.checkFormat(of: session, product)
+        return session
     }
 
     /// The app's journal, oldest first (one user's with `user`), with facts derived once for rows

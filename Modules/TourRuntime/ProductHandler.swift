@@ -28,6 +28,10 @@ public protocol ProductHandler: Sendable {
     /// ``context(domain:now:)`` computes and the requests ``perform(request:payload:secrets:)``
     /// performs. ``vocabulary`` adds the effect kinds of ``Effect``.
     var declarations: CatalogDeclarations { get }
+    /// The keys ``apply(_:to:now:)`` writes, each with its kind, and the format number stored with
+    /// them (``DomainStateVocabulary/none`` for a product that writes none). Every write is held
+    /// to it in the event's transaction; state a newer format wrote is refused by name.
+    var domainState: DomainStateVocabulary { get }
 }
 
 extension ProductHandler {

@@ -77,6 +77,7 @@ public actor TourSession {
     /// The state now, as a UI shows it.
     public func snapshot() throws -> TourSnapshot {
         let session = try database.session(key, scopes: product.scopes)
+        try Self.checkFormat(of: session, product)
         let now = Self.time(time, session)
         let context = product.context(domain: session.domain, now: now, device: deviceFacts)
         let engine = product.engine
@@ -148,6 +149,8 @@ public actor TourSession {
         let time = time
         let deviceFacts = deviceFacts
         return try database.commit(key, scopes: product.scopes) { session in
+            try Self.checkFormat(of: session, product)
+            let domainBefore = session.domain
             var now = Self.time(time, session)
             if case .virtual = time {
                 now = now.addingTimeInterval(seconds)
@@ -158,6 +161,12 @@ public actor TourSession {
             session.tour = transition.state
             for case .product(let effect) in transition.effects {
                 try handler.apply(checking: effect, to: &session.domain, now: now)
+            }
+            if session.domain != domainBefore {
+                // Every write is held to the declared keys and kinds; a refusal writes nothing.
+                let problems = handler.domainState.problems(in: session.domain)
+                guard problems.isEmpty else { throw EffectError(problems.joined(separator: "; ")) }
+                session.domainFormat = handler.domainState.format
             }
             session.device.merge(device) { _, new in new }
             let outbox = session.account.map { account in
@@ -173,6 +182,15 @@ public actor TourSession {
                 time: now, record: transition.record, context: context, effects: transition.effects,
                 catalogVersion: product.catalog.version, catalogFingerprint: product.fingerprint, outbox: outbox)
             return ((transition, session.domain), journal)
+        }
+    }
+
+    /// Refuses, by name, domain state that a newer release wrote in a format this one does not read.
+    static func checkFormat(of session: Session, _ product: Product) throws {
+        if let stored = session.domainFormat,
+            let problem = product.handler.domainState.newerFormatProblem(stored: stored, app: product.catalog.app)
+        {
+            throw StorageError(problem)
         }
     }
 

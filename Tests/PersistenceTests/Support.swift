@@ -40,6 +40,11 @@ func tableDump(_ database: OnboardingDatabase, app: String) throws -> String {
 
 /// A product made of the fixture catalog, with a domain handler that stores product effects.
 struct FixtureHandler: ProductHandler {
+    var domainState: DomainStateVocabulary {
+        DomainStateVocabulary(
+            format: 1, [.init("effects", .list, "every product effect applied"), .init("bank", .any, "activate's bank")])
+    }
+
     func apply(_ effect: FixtureEffect, to domain: inout [String: TourValue], now: Date) {
         var log = domain["effects"]?.listValue ?? []
         log.append(.object(["name": .string(effect.name), "payload": .object(effect.payload)]))

@@ -8,6 +8,8 @@ import Permissions
 import Haptics
 
 private struct Handler: ProductHandler {
+    var domainState: DomainStateVocabulary { DomainStateVocabulary(format: 1, [.init("bank", .any, "activate's bank")]) }
+
     func apply(_ effect: FixtureEffect, to domain: inout [String: TourValue], now: Date) {
         if effect.name == "activate" { domain["bank"] = effect.payload["bank"] }
     }

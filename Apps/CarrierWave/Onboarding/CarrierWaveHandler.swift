@@ -102,6 +102,11 @@ public struct CarrierWaveHandler: ProductHandler {
             requests: ["connect"])
     }
 
+    public var domainState: DomainStateVocabulary {
+        DomainStateVocabulary(
+            format: 1, [.init("accounts", .object, "each connected service's account name, by service (the password is in the keychain)")])
+    }
+
     let credentials: any CredentialStore
     let connector: any ServiceConnector
 

@@ -47,6 +47,16 @@ public struct FiniteHandler: ProductHandler {
             ])
     }
 
+    public var domainState: DomainStateVocabulary {
+        DomainStateVocabulary(
+            format: 1,
+            [
+                .init("birthDate", .text, "the birth date, YYYY-MM-DD"),
+                .init("phases", .list, "the life chapters: {name, startYear?}, in the order stored"),
+                .init("markedWeeks", .list, "the weeks marked by a long-press: {week, note?}"),
+            ])
+    }
+
     /// With no filled weeks the long-press goes to one of the first few weeks of the grid.
     static let firstFewWeeks = 4
 

@@ -42,6 +42,15 @@ public struct GrowthHandler: ProductHandler {
             ])
     }
 
+    public var domainState: DomainStateVocabulary {
+        DomainStateVocabulary(
+            format: 1,
+            [
+                .init("onboardingComplete", .flag, "Growth's onboarding was finished"),
+                .init("tourStatus", .text, "how the app tour ended, as the profile store keeps it (completed, skipped)"),
+            ])
+    }
+
     public init() {}
 
     public func context(domain: [String: TourValue], now: Date) -> TourContext {

@@ -38,6 +38,18 @@ public enum LockedInEffect: HandlerEffect, Equatable {
 /// LockedIn's domain: the difficulty, the screen-time bank and the onboarding-complete flag, all
 /// written by LET'S GO in the same transaction that completes the flow.
 public struct LockedInHandler: ProductHandler {
+    public var domainState: DomainStateVocabulary {
+        DomainStateVocabulary(
+            format: 1,
+            [
+                .init("difficulty", .text, "the difficulty chosen at LET'S GO"),
+                .init("blockedApps", .list, "the names of the apps chosen to block"),
+                .init("startingBankMinutes", .number, "the screen-time bank LET'S GO started (60 minutes)"),
+                .init("balanceMinutes", .number, "the bank's balance now"),
+                .init("hasCompletedOnboarding", .flag, "LET'S GO was tapped (a debug reset clears it)"),
+            ])
+    }
+
     public init() {}
 
     public func apply(_ effect: LockedInEffect, to domain: inout [String: TourValue], now: Date) {

@@ -34,6 +34,15 @@ public enum MoodTrackerEffect: HandlerEffect, Equatable {
 
 /// Mood Tracker's domain: mood entries and the `hasSeenTutorial` flag, set on completion only.
 public struct MoodTrackerHandler: ProductHandler {
+    public var domainState: DomainStateVocabulary {
+        DomainStateVocabulary(
+            format: 1,
+            [
+                .init("moodEntries", .list, "each mood logged: {mood, at (seconds since 1970)}, oldest first"),
+                .init("hasSeenTutorial", .flag, "the first-run tutorial was seen (a debug reset clears it)"),
+            ])
+    }
+
     public init() {}
 
     public func apply(_ effect: MoodTrackerEffect, to domain: inout [String: TourValue], now: Date) {
