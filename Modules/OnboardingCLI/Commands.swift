@@ -241,9 +241,8 @@ extension Runner {
                     "timeISO": .string(Render.iso(row.time.timeIntervalSince1970)),
                     "flow": row.flow.map(TourValue.string) ?? .null, "step": row.step.map(TourValue.string) ?? .null,
                     "event": .string(row.event), "outcome": .string(row.outcome),
-                    "effects": (try? TourValue(jsonText: row.effectsJSON)) ?? [],
-                    "facts": row.factsJSON.flatMap { try? TourValue(jsonText: $0) } ?? .null,
-                    "catalogVersion": .int(row.catalogVersion ?? 1),
+                    "effects": row.effects.tourValue, "facts": row.facts?.tourValue ?? .null,
+                    "catalogVersion": .int(row.catalogVersion),
                 ]
             }
             Output.document(try TourValue.list(objects).jsonText())
@@ -251,8 +250,7 @@ extension Runner {
         }
         for row in rows {
             let place = [row.flow, row.step].compactMap { $0 }.joined(separator: "/")
-            let effects = (try? [TourEffect](tourValue: TourValue(jsonText: row.effectsJSON))) ?? []
-            let analytics = effects.compactMap { effect -> String? in
+            let analytics = row.effects.compactMap { effect -> String? in
                 if case .analytics(let event) = effect { event.name } else { nil }
             }
             let sent = analytics.isEmpty ? "" : " [analytics: \(analytics.joined(separator: ", "))]"

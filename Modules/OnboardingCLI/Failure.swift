@@ -22,6 +22,9 @@ struct CLIFailure: Error {
         case usage, database, interrupted
         /// The account server could not be reached or refused a sync; nothing local was lost.
         case sync
+        /// A product effect did not fit what the product's handler declares (its payload, or the
+        /// domain state it writes): the event was refused and nothing was written.
+        case effect
     }
 
     /// `usage`, `database`, `interrupted`, or a refusal's code (`unknown_action`, ...).
@@ -63,6 +66,11 @@ struct CLIFailure: Error {
             waiting == 0
             ? "" : "; \(waiting) journal row\(waiting == 1 ? "" : "s") wait in the outbox for the next sync"
         return CLIFailure(code: Code.sync.rawValue, message: "error: \(error)\(queued)", exitCode: syncStatus)
+    }
+
+    static func effect(_ error: EffectError) -> CLIFailure {
+        CLIFailure(
+            code: Code.effect.rawValue, message: "refused: \(error); nothing was written", exitCode: refusedStatus)
     }
 
     static func storage(_ error: StoreError) -> CLIFailure {

@@ -121,6 +121,7 @@ final class Runner: @unchecked Sendable {
         case let failure as CLIFailure: failure
         case let refusal as TourRefusal: .refusal(refusal, hint: hint)
         case let storage as StoreError: .storage(storage)
+        case let effect as EffectError: .effect(effect)
         default: .parser(error)
         }
     }

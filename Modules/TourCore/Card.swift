@@ -22,7 +22,7 @@ public struct Card: Equatable, Sendable {
     public var isReplay: Bool
 }
 
-public struct CardAction: Codable, Equatable, Sendable {
+public struct CardAction: Equatable, Sendable {
     public var name: String
     public var label: String?
 }

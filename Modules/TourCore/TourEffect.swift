@@ -19,7 +19,7 @@ public enum TourEffect: Equatable, Sendable {
     case dismissed(FlowID)
 }
 
-public struct AnalyticsEvent: Codable, Equatable, Sendable {
+public struct AnalyticsEvent: Equatable, Sendable {
     public var name: String
     public var properties: [String: TourValue]
 
@@ -29,7 +29,7 @@ public struct AnalyticsEvent: Codable, Equatable, Sendable {
     }
 }
 
-public struct ProductEffect: Codable, Equatable, Sendable {
+public struct ProductEffect: Equatable, Sendable {
     public var name: String
     public var payload: [String: TourValue]
 

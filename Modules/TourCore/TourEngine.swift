@@ -166,7 +166,7 @@ public struct Transition: Equatable, Sendable {
 
 /// What the journal keeps of one accepted event: where it happened, the event with secrets
 /// redacted, and what it did.
-public struct JournalRecord: Codable, Equatable, Sendable {
+public struct JournalRecord: Equatable, Sendable {
     public var flow: FlowID?
     public var step: StepID?
     public var event: TourEvent

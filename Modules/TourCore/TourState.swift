@@ -12,7 +12,7 @@ public enum FlowStatus: String, Codable, Sendable, CaseIterable {
 
 /// Everything the engine knows about one product for one user: each flow's record and run, and the
 /// app version last launched. It is a plain value; persistence stores it, the engine folds events into it.
-public struct TourState: Codable, Equatable, Sendable {
+public struct TourState: Equatable, Sendable {
     public var flows: [FlowID: FlowState]
     public var appVersion: String?
 
@@ -181,5 +181,16 @@ extension TourState {
             guard let newValue, case .active = self[flow: id] else { return }
             self[flow: id] = .active(newValue)
         }
+    }
+}
+
+/// Written whole (the benchmarks' baselines store it so): each flow's one stored form by its id.
+/// The database stores flows one row each (`flow_state`), not this.
+extension TourState: TourValueEncodable {
+    public var tourValue: TourValue {
+        .members([
+            "appVersion": appVersion.map(TourValue.string),
+            "flows": .object(Dictionary(uniqueKeysWithValues: flows.map { ($0.key.rawValue, $0.value.tourValue) })),
+        ])
     }
 }

@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import AccountSync
 import Haptics
 import Permissions
@@ -6,10 +11,11 @@ import TourCodec
 import TourCore
 
 /// The device's onboarding database as the layers above the runtime see it (the CLI, an app's
-/// settings or debug screen): opened once, a user's stored state, the journal with its facts, and
-/// the stored flows of another file for a release forecast. Nothing above the runtime imports
-/// `Persistence` or holds an `OnboardingDatabase`: this facade is the whole of what they may ask,
-/// so a schema or storage change stops here (`LayeringTests` checks the imports).
+/// settings or debug screen): opened once, a user's stored state, the journal decoded (never its
+/// columns), and the stored flows of another file for a release forecast. Nothing above the
+/// runtime imports `Persistence` or holds an `OnboardingDatabase`: this facade is the whole of what
+/// they may ask, so a change to how rows are stored stops here (`LayeringTests` checks the
+/// imports). A few plain value types of `Persistence` travel in its answers under the names below.
 public final class DeviceStore: Sendable {
     let database: OnboardingDatabase
 
@@ -32,16 +38,16 @@ public final class DeviceStore: Sendable {
     /// The user's stored flow state and product domain state, refused by name when a newer release wrote its domain state in a
     /// format `product` does not read.
     public func stored(_ key: SessionKey, of product: Product) throws -> StoredSession {
-        let session = try database.session(key, scopes: product.scopes)
-        try TourSession.checkFormat(of: session, product)
-        return session
+        try TourSession.prepared(database.session(key, scopes: product.scopes), product)
     }
 
     /// The app's journal, oldest first (one user's with `user`), with facts derived once for rows
     /// written before 0.6.0 by replaying them through `engine`.
+    ///
+    /// - Throws: ``StoreError`` naming a row whose effects or facts do not read.
     public func journal(app: String, user: String? = nil, engine: TourEngine) throws -> [JournalEntry] {
         try JournalFacts.derive(app: app, engine: engine, in: database)
-        return try database.journal(app: app, user: user)
+        return try database.journal(app: app, user: user).map(JournalEntry.init)
     }
 
     /// The stored flows of `app` in the database file at `path`, read from an in-memory copy taken
@@ -58,10 +64,48 @@ public final class DeviceStore: Sendable {
     public static func absolutePath(_ path: String) -> String { FileStatus.absolutePath(path) }
 }
 
+/// One journal row as the layers above the runtime read it: decoded, never its stored columns.
+public struct JournalEntry: Equatable, Sendable {
+    public var id: Int64
+    public var time: Date
+    public var user: String
+    public var flow: String?
+    public var step: String?
+    /// The event's short name (`next`, `appLaunched`) and what it did, in prose.
+    public var event: String
+    public var outcome: String
+    public var effects: [TourEffect]
+    /// The facts of kinds this build knows; nil for a row written before facts (0.6.0) and not
+    /// derived since.
+    public var facts: [TourFact]?
+    /// The catalog version that reduced the event (1 for rows written before versions).
+    public var catalogVersion: Int
+    /// The fingerprint of the catalog document that reduced it, for rows written since 0.9.
+    public var catalogFingerprint: String?
+
+    /// The row decoded. - Throws: ``StoreError`` naming the row when its effects or facts do not read.
+    public init(_ row: JournalRow) throws {
+        id = row.id
+        time = row.time
+        user = row.user
+        flow = row.flow
+        step = row.step
+        event = row.event
+        outcome = row.outcome
+        do {
+            effects = try [TourEffect](tourValue: TourValue(jsonText: row.effectsJSON))
+        } catch {
+            throw StorageError("journal row \(row.id)'s effects do not read: \(error)")
+        }
+        facts = try row.storedFacts()
+        catalogVersion = row.catalogVersion ?? 1
+        catalogFingerprint = row.catalogFingerprint
+    }
+}
+
 /// The storage types the facade's answers are made of, named here so that callers need no
 /// import of `Persistence`.
 public typealias StoreError = StorageError
-public typealias JournalEntry = JournalRow
 public typealias StoredSession = Session
 public typealias PathKind = FileStatus
 /// Where an account's syncing stands on this device (``TourSession/syncStatus()``).

@@ -40,7 +40,7 @@ public struct FlowFunnel: Codable, Equatable, Sendable {
     /// rows. Steps of runs under an earlier catalog version count as the steps they became; steps
     /// since removed are listed after the current ones. Runs started before `since` are left out.
     /// Rows without facts (written before 0.6.0 and not derived) are counted in ``rowsWithoutFacts``.
-    public static func compute(app: String, engine: TourEngine, rows: [JournalRow], since: Date? = nil) throws
+    public static func compute(app: String, engine: TourEngine, rows: [JournalEntry], since: Date? = nil) throws
         -> [FlowFunnel]
     {
         let catalog = engine.catalog

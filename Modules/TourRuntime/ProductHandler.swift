@@ -32,12 +32,18 @@ public protocol ProductHandler: Sendable {
     /// them (``DomainStateVocabulary/none`` for a product that writes none). Every write is held
     /// to it in the event's transaction; state a newer format wrote is refused by name.
     var domainState: DomainStateVocabulary { get }
+    /// Domain state stored in an older `format` than ``domainState``'s, as this release reads it:
+    /// where a format bump that changed what a key means converts it. Runs on every read of such
+    /// state; the first event that writes stores the result with the new format.
+    func upgradeDomainState(_ domain: [String: TourValue], from format: Int) -> [String: TourValue]
 }
 
 extension ProductHandler {
     /// Nothing declared: every reference of the catalog to context or requests is a problem.
     public var declarations: CatalogDeclarations { CatalogDeclarations() }
     public func context(domain: [String: TourValue], now: Date) -> TourContext { domain }
+    /// No conversion: a format bump that only added keys reads the older state as it is.
+    public func upgradeDomainState(_ domain: [String: TourValue], from format: Int) -> [String: TourValue] { domain }
 
     /// Everything the handler provides to the catalog: ``declarations`` with the effect kinds of
     /// ``Effect``. The catalog check holds the catalog's references against it.

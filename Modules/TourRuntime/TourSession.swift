@@ -76,8 +76,7 @@ public actor TourSession {
 
     /// The state now, as a UI shows it.
     public func snapshot() throws -> TourSnapshot {
-        let session = try database.session(key, scopes: product.scopes)
-        try Self.checkFormat(of: session, product)
+        let session = try Self.prepared(database.session(key, scopes: product.scopes), product)
         let now = Self.time(time, session)
         let context = product.context(domain: session.domain, now: now, device: deviceFacts)
         let engine = product.engine
@@ -149,7 +148,8 @@ public actor TourSession {
         let time = time
         let deviceFacts = deviceFacts
         return try database.commit(key, scopes: product.scopes) { session in
-            try Self.checkFormat(of: session, product)
+            let stored = session.domain
+            session = try Self.prepared(session, product)
             let domainBefore = session.domain
             var now = Self.time(time, session)
             if case .virtual = time {
@@ -164,8 +164,11 @@ public actor TourSession {
             }
             if session.domain != domainBefore {
                 // Every write is held to the declared keys and kinds; a refusal writes nothing.
-                let problems = handler.domainState.problems(in: session.domain)
+                let problems = handler.domainState.problems(writing: session.domain, over: domainBefore)
                 guard problems.isEmpty else { throw EffectError(problems.joined(separator: "; ")) }
+            }
+            if session.domain != stored || (session.domainFormat == nil && !session.domain.isEmpty) {
+                // What is written now is in this release's format (an upgrade included).
                 session.domainFormat = handler.domainState.format
             }
             session.device.merge(device) { _, new in new }
@@ -185,13 +188,19 @@ public actor TourSession {
         }
     }
 
-    /// Refuses, by name, domain state that a newer release wrote in a format this one does not read.
-    static func checkFormat(of session: Session, _ product: Product) throws {
-        if let stored = session.domainFormat,
-            let problem = product.handler.domainState.newerFormatProblem(stored: stored, app: product.catalog.app)
-        {
+    /// The stored session as this release reads it: domain state a newer release wrote in a format
+    /// this one does not read is refused by name; state of an older format goes through the
+    /// handler's upgrade (state without a stored format is format 1).
+    static func prepared(_ session: Session, _ product: Product) throws -> Session {
+        let declared = product.handler.domainState
+        let stored = session.domainFormat ?? 1
+        if let problem = declared.newerFormatProblem(stored: stored, app: product.catalog.app) {
             throw StorageError(problem)
         }
+        guard stored < declared.format else { return session }
+        var session = session
+        session.domain = product.handler.upgradeDomainState(session.domain, from: stored)
+        return session
     }
 
     /// Performs effects; returns the answers to feed back, with device facts to remember.

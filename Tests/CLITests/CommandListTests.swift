@@ -12,6 +12,8 @@ import Testing
 struct CommandListTests {
     static let product = CLIProduct(LockedInOnboarding.registration)
 
+    /// (The root's subcommands are the list, so this holds by construction; it guards the
+    /// derivation itself, and the names: each command names itself, once.)
     @Test func everyCommandIsASubcommandOfTheRoot() {
         CLIEnvironment.$product.withValue(Self.product) {
             #expect(CommandList.names.count == Set(CommandList.names).count, "a name is declared twice")
@@ -23,24 +25,40 @@ struct CommandListTests {
         }
     }
 
-    /// A command type written but left out of the list would be reachable from nowhere: every
-    /// `ScriptableCommand` and every top-level command in the CLI's sources is in the list.
+    /// A command type written but left out of the list would be reachable from nowhere: every type
+    /// in the CLI's sources that conforms to one of the parser's command protocols (in its
+    /// declaration or an extension, wherever it stands in the list) is in the list, or is a
+    /// subcommand of one that is.
     @Test func everyCommandWrittenIsInTheList() throws {
         let listed = Set(CommandList.entries.map { String(describing: $0.command) })
-        let nested = Set(CatalogCommand.configuration.subcommands.map { String(describing: $0) })
+        let nested = CLIEnvironment.$product.withValue(Self.product) {
+            Set(CommandList.entries.flatMap { $0.command.configuration.subcommands.map { String(describing: $0) } })
+        }
+        let declaration = try Regex(
+            #"(?m)^\s*(?:public |internal |private |fileprivate )?(?:struct|extension|final class|class|enum) (\w+)\s*:([^{]*)\{"#)
         var written: [String] = []
         for file in LayeringTests.swiftFiles(under: "Modules/OnboardingCLI") {
             let text = try String(contentsOfFile: file, encoding: .utf8)
-            for line in text.split(separator: "\n") where line.hasPrefix("struct ") {
-                let words = line.split(whereSeparator: { " :{".contains($0) })
-                guard words.count >= 3, ["ScriptableCommand", "AsyncParsableCommand", "ParsableCommand"].contains(String(words[2]))
-                else { continue }
-                written.append(String(words[1]))
+            for match in text.matches(of: declaration) {
+                guard let name = match.output[1].substring, let conformances = match.output[2].substring else { continue }
+                let protocols = conformances.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+                if protocols.contains(where: { ["ScriptableCommand", "AsyncParsableCommand", "ParsableCommand"].contains($0) }) {
+                    written.append(String(name))
+                }
             }
         }
         #expect(written.count > 10, "\(written)")
         for name in written where name != "RootCommand" && !nested.contains(name) {
             #expect(listed.contains(name), "\(name) is a command but not in CommandList.entries")
+        }
+    }
+
+    /// The README's grammar shows every command.
+    @Test func theREADMEsGrammarNamesEveryCommand() throws {
+        let readme = try String(contentsOfFile: GrammarTests.packageRoot + "/README.md", encoding: .utf8)
+        let names = CLIEnvironment.$product.withValue(Self.product) { CommandList.names }
+        for name in names {
+            #expect(readme.contains("\nAPP \(name) ") || readme.contains("\nAPP \(name)\n"), "README's grammar shows APP \(name)")
         }
     }
 

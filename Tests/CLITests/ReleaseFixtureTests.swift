@@ -101,6 +101,10 @@ struct ReleaseFixtureTests {
                 let expected = entry["afterLaunch"] as? [String: Any]
                 #expect(card?["flow"] as? String == expected?["flow"] as? String, "\(fixture) \(product) \(user)")
                 #expect(card?["step"] as? String == expected?["step"] as? String, "\(fixture) \(product) \(user)")
+                // A debug reset writes domain state (Growth's tour status, LockedIn's flag, Mood
+                // Tracker's tutorial flag) over keys an old release wrote, retired ones included.
+                let reset = try cli.run("reset", "--user", user)
+                #expect(reset.status == 0, "\(fixture) \(product) \(user): \(reset.stderr)")
                 if product == "lockedin" {
                     // The old journal and today's launch still rebuild to what is stored.
                     let rebuilt = try JournalCheck.rebuildMatchesStoredState(database: cli.database)

@@ -246,7 +246,7 @@ struct CatalogReleaseTests {
         #expect(Set(rows.compactMap(\.catalogVersion)) == [1, 2])
         let migrated = rows.flatMap { $0.facts ?? [] }.filter { $0.name == "runMigrated" }
         #expect(migrated.count == 3)  // eve, finn, gus
-        let funnel = try #require(try FlowFunnel.compute(app: "lockedin", engine: v2.engine, rows: rows).first)
+        let funnel = try #require(try FlowFunnel.compute(app: "lockedin", engine: v2.engine, rows: rows.map(JournalEntry.init)).first)
         #expect(funnel.started == 5)  // dana, eve (twice: dropped by the restart), finn, gus
         #expect(funnel.completed == 1)
         let figures = Dictionary(uniqueKeysWithValues: funnel.steps.map { ($0.step, $0) })
@@ -387,7 +387,7 @@ struct CatalogReleaseTests {
         // Journal rows name the document they ran under.
         #expect(Set(rows.compactMap(\.catalogFingerprint)) == Set([v1.fingerprint, careless.fingerprint].compactMap { $0 }))
 
-        let funnel = try #require(try FlowFunnel.compute(app: "lockedin", engine: careless.engine, rows: rows).first)
+        let funnel = try #require(try FlowFunnel.compute(app: "lockedin", engine: careless.engine, rows: rows.map(JournalEntry.init)).first)
         let figures = Dictionary(uniqueKeysWithValues: funnel.steps.map { ($0.step, $0) })
         #expect(figures["difficulty"]?.removed == true)
         #expect(figures["permissions"]?.removed == true)

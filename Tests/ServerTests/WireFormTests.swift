@@ -31,6 +31,34 @@ struct WireFormTests {
         #expect(try JSONDecoder().decode(PushBatch.self, from: Data(text.utf8)) == batch)
     }
 
+    static let recordJSON = #"{"at":1767603600000,"device":"d1","epoch":1,"standing":"completed","version":"2.5"}"#
+
+    /// The texts 0.10's `JSONEncoder` (sorted keys) wrote for each answer, written and read the same now.
+    @Test func answersHaveTheFormsTheyAlwaysHad() throws {
+        let ack = PushAck(applied: 2, duplicates: 1, records: ["app_tour": Self.record])
+        let ackText = #"{"applied":2,"duplicates":1,"records":{"app_tour":"# + Self.recordJSON + "}}"
+        #expect(try ack.tourValue.jsonText() == ackText)
+        #expect(try PushAck(jsonText: ackText) == ack)
+
+        let records = AccountRecords(app: "finite", account: "ann", flows: ["app_tour": Self.record])
+        let recordsText = #"{"account":"ann","app":"finite","flows":{"app_tour":"# + Self.recordJSON + "}}"
+        #expect(try records.tourValue.jsonText() == recordsText)
+        #expect(try AccountRecords(jsonText: recordsText) == records)
+
+        let reportText =
+            #"{"accounts":3,"app":"finite","devices":4,"flows":[{"accounts":{"completed":1,"shown":2},"completedHere":1,"devices":4,"flow":"walkthrough","skippedHere":0,"started":3,"steps":[{"accounts":3,"index":1,"step":"welcome"}]}]}"#
+        let report = try AppReport(jsonText: reportText)
+        #expect(report.flows.first?.steps.first?.step == "welcome")
+        #expect(report.flows.first?.accounts == ["completed": 1, "shown": 2])
+        #expect(try report.tourValue.jsonText() == reportText)
+
+        let claimsText = #"{"app":"finite","exp":4000000000,"iat":1767603600.25,"kid":"k1","scope":"account","sub":"ann"}"#
+        var claims = TokenClaims(subject: "ann", scope: .account, app: "finite", issuedAt: 1_767_603_600.25, expires: 4_000_000_000)
+        claims.keyID = "k1"
+        #expect(try TokenClaims(jsonText: claimsText) == claims)
+        #expect(try claims.tourValue.jsonText() == claimsText)
+    }
+
     @Test func answersReadBackAsWritten() throws {
         let ack = PushAck(applied: 2, duplicates: 1, records: ["app_tour": Self.record])
         #expect(try PushAck(jsonText: ack.tourValue.jsonText()) == ack)

@@ -12,9 +12,19 @@ import TourRuntime
 /// A handler whose declaration of its domain state a test chooses; `activate` writes `bank` (60).
 private struct DeclaringHandler: ProductHandler {
     var domainState: DomainStateVocabulary
+    /// Format 1 kept the bank in hours under `bankHours`; format 2 keeps minutes under `bank`.
+    var upgradesHours = false
 
     func apply(_ effect: FixtureEffect, to domain: inout [String: TourValue], now: Date) {
         if effect.name == "activate" { domain["bank"] = effect.payload["bank"] }
+    }
+
+    func upgradeDomainState(_ domain: [String: TourValue], from format: Int) -> [String: TourValue] {
+        guard upgradesHours, format == 1, let hours = domain["bankHours"]?.intValue else { return domain }
+        var domain = domain
+        domain["bankHours"] = nil
+        domain["bank"] = .int(hours * 60)
+        return domain
     }
 }
 
@@ -22,9 +32,13 @@ private struct DeclaringHandler: ProductHandler {
 /// newer formats refused by name.
 @Suite("Domain state vocabulary")
 struct DomainStateTests {
-    static func session(_ declared: DomainStateVocabulary, _ database: OnboardingDatabase) -> TourSession {
+    static func session(
+        _ declared: DomainStateVocabulary, _ database: OnboardingDatabase, upgradesHours: Bool = false
+    ) -> TourSession {
         TourSession(
-            product: Product(catalog: Fixtures.catalog(), handler: DeclaringHandler(domainState: declared), currentVersion: "2.5"),
+            product: Product(
+                catalog: Fixtures.catalog(), handler: DeclaringHandler(domainState: declared, upgradesHours: upgradesHours),
+                currentVersion: "2.5"),
             user: "ann", database: database, permissions: StubPermissionProvider(statuses: [.screenTime: .granted]),
             time: .virtual(start: Fixtures.t0))
     }
@@ -95,5 +109,40 @@ struct DomainStateTests {
         let stored = try database.session(SessionKey(app: "test", user: "ann"), scopes: Fixtures.catalog().scopes)
         #expect(stored.domainFormat == 3)
         #expect(stored.domain["bank"] == 60)
+    }
+
+    /// A key an earlier release wrote and this one no longer declares (Growth's `profileTourStatus`
+    /// of 0.5) stays where it is and does not stop events that write other keys.
+    @Test func aRetiredKeyInTheFileDoesNotRefuseWritesOfOtherKeys() async throws {
+        let database = try OnboardingDatabase.inMemory()
+        let key = SessionKey(app: "test", user: "ann")
+        try database.commit(key, scopes: Fixtures.catalog().scopes) { session in
+            session.domain["retired"] = "from an old release"
+            return ((), nil)
+        }
+        let session = Self.session(Self.declared, database)
+        try await Self.walkToTheLastStep(session)
+        try await session.send(.actionPerformed("go", parameters: [:]))
+        let stored = try database.session(key, scopes: Fixtures.catalog().scopes)
+        #expect(stored.domain == ["retired": "from an old release", "bank": 60])
+    }
+
+    @Test func stateOfAnOlderFormatIsUpgradedWhenReadAndStoredUpgradedByTheNextWrite() async throws {
+        let database = try OnboardingDatabase.inMemory()
+        let key = SessionKey(app: "test", user: "ann")
+        try database.commit(key, scopes: Fixtures.catalog().scopes) { session in
+            session.domain["bankHours"] = 2
+            session.domainFormat = 1
+            return ((), nil)
+        }
+        let declared = DomainStateVocabulary(format: 2, [.init("bank", .number, "the bank in minutes")])
+        let session = Self.session(declared, database, upgradesHours: true)
+        #expect(try await session.snapshot().state == ["bank": 120])
+        // Nothing is written by a read.
+        #expect(try database.session(key, scopes: Fixtures.catalog().scopes).domain == ["bankHours": 2])
+        try await session.send(.appLaunched(version: "2.5"))
+        let stored = try database.session(key, scopes: Fixtures.catalog().scopes)
+        #expect(stored.domain == ["bank": 120])
+        #expect(stored.domainFormat == 2)
     }
 }

@@ -5,10 +5,12 @@ import TourCodec
 /// and a format number for the whole.
 ///
 /// The runtime holds every write to it (an effect's `apply`) to the declaration, inside the
-/// event's transaction: an undeclared key or a value of another kind refuses the event and writes
-/// nothing. The format is stored with the state; a file whose state a newer release wrote, in a
-/// higher format, is refused by name rather than read as if it meant what this release means.
-/// Changing what a key means is a new format number (and the handler reads the older one).
+/// event's transaction: writing an undeclared key or a value of another kind refuses the event and
+/// writes nothing. Keys an earlier release wrote and this one no longer declares are left alone
+/// until written (Growth's `profileTourStatus` of 0.5). The format is stored with the state; state
+/// a newer release wrote, in a higher format, is refused by name rather than read as if it meant
+/// what this release means; state of an older format goes through the handler's
+/// `upgradeDomainState(_:from:)` first. Changing what a key means is a new format number.
 public struct DomainStateVocabulary: Sendable, Equatable {
     public struct Key: Sendable, Equatable {
         public var name: String
@@ -38,9 +40,16 @@ public struct DomainStateVocabulary: Sendable, Equatable {
 
     /// What in `domain` the declaration does not allow: each undeclared key, each value of
     /// another kind (null fits every kind); empty when all is declared.
-    public func problems(in domain: [String: TourValue]) -> [String] {
+    public func problems(in domain: [String: TourValue]) -> [String] { problems(in: domain, keys: domain.keys) }
+
+    /// The problems of the keys a write changed from `before` to `after` (a key removed is fine).
+    public func problems(writing after: [String: TourValue], over before: [String: TourValue]) -> [String] {
+        problems(in: after, keys: after.keys.filter { after[$0] != before[$0] })
+    }
+
+    private func problems(in domain: [String: TourValue], keys names: some Sequence<String>) -> [String] {
         var problems: [String] = []
-        for name in domain.keys.sorted() {
+        for name in names.sorted() {
             guard let key = key(name) else {
                 let declared = keys.map(\.name).sorted()
                 problems.append(
