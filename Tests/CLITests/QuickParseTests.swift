@@ -108,7 +108,7 @@ struct QuickParseTests {
         try CLIEnvironment.$product.withValue(CLIProduct(registration)) {
             // Every command (from the one list): the quick reader takes some lines of some of them.
             let commands = CommandList.names
-            for _ in 0..<1_000 {
+            for _ in 0..<2_000 {
                 let command = commands.randomElement(using: &generator)!
                 let line = [command] + (0..<Int.random(in: 0...6, using: &generator)).map { _ in
                     words.randomElement(using: &generator)!
@@ -119,6 +119,6 @@ struct QuickParseTests {
                 #expect(try Self.reading(quick: quick) == Self.reading(full: full), "\(executable) \(line)")
             }
         }
-        #expect(quickCount > 100)
+        #expect(quickCount > 150)
     }
 }
