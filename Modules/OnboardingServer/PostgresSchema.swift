@@ -76,6 +76,28 @@ public enum PostgresSchema {
                 """
             ]
         ),
+        (
+            // Catalog documents per app and version: those compiled into the app's binaries
+            // (registered: the vocabulary and history a publication is checked against) and those
+            // published, with their rollout. A withdrawn publication stays, for the history.
+            "v3-catalogs",
+            [
+                """
+                CREATE TABLE catalogs (
+                    app TEXT NOT NULL,
+                    version BIGINT NOT NULL CHECK (version >= 1),
+                    source TEXT NOT NULL CHECK (source IN ('compiled', 'published')),
+                    fingerprint TEXT NOT NULL,
+                    document TEXT NOT NULL,
+                    rollout INTEGER NOT NULL DEFAULT 0 CHECK (rollout BETWEEN 0 AND 100),
+                    recorded_at DOUBLE PRECISION NOT NULL,
+                    recorded_by TEXT NOT NULL,
+                    withdrawn_at DOUBLE PRECISION,
+                    PRIMARY KEY (app, version)
+                )
+                """
+            ]
+        ),
     ]
 
     /// An arbitrary constant: the advisory lock that serialises migrations across processes.

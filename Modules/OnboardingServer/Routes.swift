@@ -30,6 +30,7 @@ struct APIError: Error {
 /// 4xx status and changes nothing.
 struct Routes: Sendable {
     let store: AccountStore
+    let catalogs: CatalogStore
     let tokens: TokenSigner
     let identityProvider: IdentityProvider?
     let logger: Logger
@@ -79,6 +80,7 @@ struct Routes: Sendable {
                 return Self.json(SignOut(app: app, account: account, tokensIssuedBefore: cutoff))
             }
         }
+        addCatalogRoutes(to: router)
         router.get("/v1/apps/:app/report") { request, context in
             await answer {
                 let app = try Self.name(context, "app")

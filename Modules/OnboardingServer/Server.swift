@@ -28,7 +28,7 @@ public enum OnboardingServer {
         let router = Router(context: BasicRequestContext.self)
         router.middlewares.add(LogRequestsMiddleware(.info))
         Routes(
-            store: store, tokens: configuration.tokens, identityProvider: configuration.identityProvider,
+            store: store, catalogs: CatalogStore(client: client, logger: logger), tokens: configuration.tokens, identityProvider: configuration.identityProvider,
             logger: logger
         ).add(to: router)
         router.addRoutes(notFound)

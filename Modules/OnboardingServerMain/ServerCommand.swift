@@ -20,7 +20,9 @@ struct ServerCommand: AsyncParsableCommand {
             tokens), HOST, PORT, LOG_LEVEL.
             """,
         version: OnboardingServerVersion.text,
-        subcommands: [Serve.self, Migrate.self, Token.self, SignOutCommand.self], defaultSubcommand: Serve.self)
+        subcommands: [
+            Serve.self, Migrate.self, Token.self, SignOutCommand.self, Register.self, Publish.self, Unpublish.self,
+        ], defaultSubcommand: Serve.self)
 }
 
 enum OnboardingServerVersion {

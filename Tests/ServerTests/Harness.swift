@@ -223,6 +223,7 @@ enum HTTP {
     struct Answer {
         var status: Int
         var body: Data
+        var entityTag: String? = nil
         var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
         var errorCode: String? { (json["error"] as? [String: Any])?["code"] as? String }
     }
@@ -235,13 +236,17 @@ enum HTTP {
         try await send("POST", url, token: token, body: body)
     }
 
-    static func send(_ method: String, _ url: URL, token: String?, body: Data?) async throws -> Answer {
+    static func send(
+        _ method: String, _ url: URL, token: String?, body: Data?, headers: [String: String] = [:]
+    ) async throws -> Answer {
         var request = URLRequest(url: url, timeoutInterval: 10)
         request.httpMethod = method
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         request.httpBody = body
         let (data, response) = try await URLSession.shared.data(for: request)
-        return Answer(status: (response as? HTTPURLResponse)?.statusCode ?? 0, body: data)
+        let http = response as? HTTPURLResponse
+        return Answer(status: http?.statusCode ?? 0, body: data, entityTag: http?.value(forHTTPHeaderField: "ETag"))
     }
 
     /// The same, from synchronous code (the health poll while a process starts).

@@ -1,0 +1,108 @@
+import AccountSync
+import Foundation
+import Hummingbird
+import NIOCore
+import TourCodec
+import TourCore
+
+/// `/v1/apps/{app}/catalogs`: publishing (admin) and the devices' conditional pull.
+extension Routes {
+    func addCatalogRoutes(to router: Router<BasicRequestContext>) {
+        // The live publications, newest first, each with its document: a device picks the newest
+        // whose rollout includes it. An unchanged list costs a 304 (If-None-Match).
+        router.get("/v1/apps/:app/catalogs") { request, context in
+            await answer {
+                let app = try Self.name(context, "app")
+                let claims = try await authorize(request, app: app)
+                if claims.scope == .account { try await refuseIfSignedOut(claims, app: app, account: claims.subject) }
+                let live = try await withDeadline(Self.requestDeadline) { try await catalogs.live(app: app) }
+                let tag = Self.entityTag(live)
+                if let given = request.headers[.ifNoneMatch], given.split(separator: ",").contains(where: {
+                    $0.trimmingCharacters(in: .whitespaces) == tag
+                }) {
+                    return Response(status: .notModified, headers: [.eTag: tag])
+                }
+                let body: TourValue = [
+                    "app": .string(app),
+                    "publications": .list(
+                        live.map { entry in
+                            var object = entry.tourValue.objectValue ?? [:]
+                            object["document"] = .string(entry.document)
+                            return .object(object)
+                        }),
+                ]
+                var response = Self.json(body)
+                response.headers[.eTag] = tag
+                return response
+            }
+        }
+        // Publish (or change the rollout of a published document): admin only.
+        router.post("/v1/apps/:app/catalogs") { request, context in
+            await answer {
+                let app = try Self.name(context, "app")
+                let claims = try await authorize(request, app: app)
+                guard claims.scope == .admin else {
+                    throw APIError(status: .forbidden, code: "forbidden", message: "publishing needs an admin token")
+                }
+                var request = request
+                let body = try await Self.body(&request)
+                let publication: (text: String, rollout: Int)
+                do {
+                    let reader = try TourValueReader(TourValue(jsonUTF8: body.readableBytesView), as: "publication")
+                    guard let document = reader.value("document") else {
+                        throw DecodingError.keyNotFound(MemberKey("document"), .init(codingPath: [], debugDescription: "no document"))
+                    }
+                    publication.text = try document.stringValue ?? document.jsonText()
+                    publication.rollout = try reader.int("rollout")
+                } catch {
+                    throw APIError.invalid(
+                        "the body is {\"document\": a catalog document (object or text), \"rollout\": 0 to 100}: \(Self.describe(error))")
+                }
+                let outcome = try await withDeadline(Self.requestDeadline) {
+                    try await catalogs.publish(
+                        app: app, text: publication.text, rollout: publication.rollout, by: claims.subject,
+                        at: Date().timeIntervalSince1970)
+                }
+                switch outcome {
+                case .stored(let entry): return Self.json(["publication": entry.tourValue] as TourValue, status: .created)
+                case .refused(let problems): throw Self.refusal(problems)
+                }
+            }
+        }
+        // Withdraw a publication (roll back): admin only.
+        router.delete("/v1/apps/:app/catalogs/:version") { request, context in
+            await answer {
+                let app = try Self.name(context, "app")
+                let claims = try await authorize(request, app: app)
+                guard claims.scope == .admin else {
+                    throw APIError(status: .forbidden, code: "forbidden", message: "withdrawing needs an admin token")
+                }
+                guard let version = context.parameters.get("version").flatMap(Int.init), version >= 1 else {
+                    throw APIError.invalid("the version is a whole number, 1 or more")
+                }
+                let withdrawn = try await withDeadline(Self.requestDeadline) {
+                    try await catalogs.withdraw(app: app, version: version, at: Date().timeIntervalSince1970)
+                }
+                guard let withdrawn else {
+                    throw APIError(
+                        status: .notFound, code: "not_found", message: "\(app) has no live publication of version \(version)")
+                }
+                return Self.json(["publication": withdrawn.tourValue] as TourValue)
+            }
+        }
+    }
+
+    /// A refused document: every problem, in one message.
+    static func refusal(_ problems: [String]) -> APIError {
+        APIError(
+            status: .unprocessableContent, code: "catalog_refused",
+            message: "the document is refused, nothing changed (\(problems.count) problem\(problems.count == 1 ? "" : "s")): "
+                + problems.joined(separator: "; "))
+    }
+
+    /// The list's identity: its versions, fingerprints and rollouts.
+    static func entityTag(_ live: [CatalogStore.Entry]) -> String {
+        let identity = live.map { "\($0.version):\($0.fingerprint):\($0.rollout)" }.joined(separator: ",")
+        return "\"" + SHA256Hasher.hex(identity.utf8) + "\""
+    }
+}

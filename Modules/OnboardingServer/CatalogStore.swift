@@ -1,0 +1,192 @@
+import Foundation
+import Logging
+import PostgresNIO
+import TourCodec
+import TourCore
+
+/// An app's catalog documents on the server (Docs/Publishing.md): the ones compiled into its
+/// binaries (registered, so that a publication is checked against their vocabulary and history)
+/// and the ones published, each with its rollout. Publishing runs the checks a build runs
+/// (``PublicationCheck``) and changes nothing when any fails.
+public struct CatalogStore: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// One stored document: where it came from and who gets it.
+    public struct Entry: Equatable, Sendable {
+        public enum Source: String, Sendable { case compiled, published }
+
+        public var app: String
+        public var version: Int
+        public var source: Source
+        public var fingerprint: String
+        /// The percentage of subjects a publication reaches (0 for a compiled document).
+        public var rollout: Int
+        public var recordedAt: Double
+        public var recordedBy: String
+        /// When a publication was withdrawn (rolled back); nil while it is live.
+        public var withdrawnAt: Double?
+        public var document: String
+
+        /// What devices hash a subject with to decide whether the rollout includes it.
+        public var salt: String { Rollout.catalogSalt(app: app, version: version) }
+    }
+
+    /// What a publish or register did.
+    public enum Outcome: Equatable, Sendable {
+        case stored(Entry)
+        /// Nothing changed; every problem, each a sentence.
+        case refused([String])
+    }
+
+    // MARK: - Reading
+
+    /// Every document of the app, oldest version first.
+    public func all(app: String) async throws -> [Entry] {
+        try await client.withConnection { connection in try await Self.all(app: app, on: connection, logger: logger) }
+    }
+
+    /// The live publications devices choose from: not withdrawn, reaching someone, newest first.
+    public func live(app: String) async throws -> [Entry] {
+        try await all(app: app).filter { $0.source == .published && $0.withdrawnAt == nil && $0.rollout > 0 }
+            .sorted { $0.version > $1.version }
+    }
+
+    static func all(app: String, on connection: PostgresConnection, logger: Logger) async throws -> [Entry] {
+        let rows = try await connection.query(
+            """
+            SELECT version, source, fingerprint, rollout, recorded_at, recorded_by, withdrawn_at, document
+            FROM catalogs WHERE app = \(app) ORDER BY version
+            """, logger: logger)
+        var entries: [Entry] = []
+        for try await (version, source, fingerprint, rollout, at, by, withdrawn, document) in rows.decode(
+            (Int64, String, String, Int32, Double, String, Double?, String).self)
+        {
+            entries.append(
+                Entry(
+                    app: app, version: Int(version), source: Entry.Source(rawValue: source) ?? .published,
+                    fingerprint: fingerprint, rollout: Int(rollout), recordedAt: at, recordedBy: by, withdrawnAt: withdrawn,
+                    document: document))
+        }
+        return entries
+    }
+
+    // MARK: - Writing
+
+    /// Registers the catalog compiled into a binary of the app (`APP catalog --json`): what later
+    /// publications are checked against. Registering the same document again changes nothing.
+    public func register(app: String, text: String, by: String, at time: Double) async throws -> Outcome {
+        try await write(app: app) { connection, existing in
+            // A compiled catalog is held to its own vocabulary: it is what a binary declares.
+            let document = try? CatalogDocument(text: text)
+            let check = PublicationCheck(
+                text: text, app: app, earlier: Self.recorded(existing, before: document?.catalog.version),
+                vocabulary: document?.vocabulary ?? CatalogDeclarations())
+            return try await store(check, source: .compiled, rollout: 0, by: by, at: time, existing, connection)
+        }
+    }
+
+    /// Publishes a document to `rollout` percent of the app's subjects: checked against the newest
+    /// registered binary's vocabulary and against every earlier version (compiled, published or
+    /// withdrawn). Publishing the same document again sets its rollout (and brings a withdrawn one
+    /// back); another document under a version already stored is refused.
+    public func publish(app: String, text: String, rollout: Int, by: String, at time: Double) async throws -> Outcome {
+        guard (0...100).contains(rollout) else { return .refused(["the rollout is a percentage, 0 to 100 (got \(rollout))"]) }
+        return try await write(app: app) { connection, existing in
+            guard let binary = existing.last(where: { $0.source == .compiled }),
+                let vocabulary = try? CatalogDocument(text: binary.document).vocabulary
+            else {
+                return .refused([
+                    "no catalog compiled into a binary of \(app) is registered, so there is no vocabulary to check against: "
+                        + "register one with `onboarding-server register --app \(app) FILE` (the document `\(app) catalog --json` prints)"
+                ])
+            }
+            let version = (try? CatalogDocument(text: text))?.catalog.version
+            let check = PublicationCheck(
+                text: text, app: app, earlier: Self.recorded(existing, before: version), vocabulary: vocabulary)
+            return try await store(check, source: .published, rollout: rollout, by: by, at: time, existing, connection)
+        }
+    }
+
+    /// Withdraws a publication (a rollback): devices stop choosing it on their next pull, and a run
+    /// on a step it added goes by its flow's declared policy. Nil when no such publication is live.
+    public func withdraw(app: String, version: Int, at time: Double) async throws -> Entry? {
+        let rows = try await client.query(
+            """
+            UPDATE catalogs SET withdrawn_at = \(time)
+            WHERE app = \(app) AND version = \(Int64(version)) AND source = 'published' AND withdrawn_at IS NULL
+            RETURNING version
+            """, logger: logger)
+        var changed = false
+        for try await _ in rows.decode(Int64.self) { changed = true }
+        guard changed else { return nil }
+        return try await all(app: app).first { $0.version == version }
+    }
+
+    /// Runs `body` in a transaction that holds the app's catalogs still (one writer at a time).
+    private func write(
+        app: String, _ body: @escaping @Sendable (PostgresConnection, [Entry]) async throws -> Outcome
+    ) async throws -> Outcome {
+        let logger = logger
+        return try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\("catalogs/" + app)))", logger: logger)
+            let existing = try await Self.all(app: app, on: connection, logger: logger)
+            return try await body(connection, existing)
+        }
+    }
+
+    private func store(
+        _ check: PublicationCheck, source: Entry.Source, rollout: Int, by: String, at time: Double,
+        _ existing: [Entry], _ connection: PostgresConnection
+    ) async throws -> Outcome {
+        guard let document = check.document, let text = check.canonicalText else { return .refused(check.problems) }
+        let version = document.catalog.version
+        let fingerprint = SHA256Hasher.hex(text.utf8)
+        let app = document.catalog.app
+        if let same = existing.first(where: { $0.version == version }) {
+            guard same.fingerprint == fingerprint, same.source == source else {
+                return .refused([
+                    "version \(version) of \(app) is already \(same.source == .compiled ? "compiled into a binary" : "published") "
+                        + "as another document (fingerprint \(CatalogDocument.short(same.fingerprint))): a change is a new version"
+                ])
+            }
+            if source == .compiled { return .stored(same) }
+            try await connection.query(
+                """
+                UPDATE catalogs SET rollout = \(Int32(rollout)), withdrawn_at = NULL, recorded_at = \(time), recorded_by = \(by)
+                WHERE app = \(app) AND version = \(Int64(version))
+                """, logger: logger)
+        } else {
+            guard check.problems.isEmpty else { return .refused(check.problems) }
+            try await connection.query(
+                """
+                INSERT INTO catalogs (app, version, source, fingerprint, document, rollout, recorded_at, recorded_by)
+                VALUES (\(app), \(Int64(version)), \(source.rawValue), \(fingerprint), \(text), \(Int32(rollout)), \(time), \(by))
+                """, logger: logger)
+        }
+        let stored = try await Self.all(app: app, on: connection, logger: logger)
+        return .stored(stored.first { $0.version == version }!)
+    }
+
+    /// The stored documents as a history (`VERSION.json` and their text), those below `version`
+    /// when one is given.
+    static func recorded(_ entries: [Entry], before version: Int?) -> [RecordedCatalog] {
+        entries.filter { version == nil || $0.version < version! }.map { RecordedCatalog(file: "\($0.version).json", text: $0.document) }
+    }
+}
+
+extension CatalogStore.Entry: TourValueRepresentable {
+    /// Without the document: what lists and answers show.
+    public var tourValue: TourValue {
+        .members([
+            "app": .string(app), "version": .int(version), "source": .string(source.rawValue),
+            "fingerprint": .string(fingerprint), "rollout": .int(rollout), "salt": .string(salt),
+            "recordedAt": .double(recordedAt), "recordedBy": .string(recordedBy), "withdrawnAt": withdrawnAt.map(TourValue.double),
+        ])
+    }
+}

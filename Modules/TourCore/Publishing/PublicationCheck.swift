@@ -1,0 +1,44 @@
+import TourCodec
+
+/// The checks a catalog document passes before it is published (on the account server) and
+/// before it is used (on a device, again, against its own binary's vocabulary): the same checks a
+/// build runs on its compiled catalog.
+///
+/// - it is a catalog document this build reads (format, shape), of `app`;
+/// - its flows are coherent and use only the vocabulary the app's binary declares (effect kinds and
+///   payloads, context keys, requests);
+/// - its history is complete: every earlier compiled or published version's steps are placed by
+///   its migrations, and its version rises.
+public struct PublicationCheck: Sendable {
+    /// The document as read, when it reads.
+    public let document: CatalogDocument?
+    /// Its canonical text (what is stored and fingerprinted), when it reads.
+    public let canonicalText: String?
+    /// Every problem, each a sentence naming its place; empty when the document may be used.
+    public let problems: [String]
+
+    public init(text: String, app: String, earlier: [RecordedCatalog], vocabulary: CatalogDeclarations) {
+        let document: CatalogDocument
+        do {
+            document = try CatalogDocument(text: text)
+        } catch {
+            self.document = nil
+            canonicalText = nil
+            problems = ["not a catalog document this build reads: \(error)"]
+            return
+        }
+        self.document = document
+        canonicalText = try? document.text()
+        var problems: [String] = []
+        if canonicalText == nil { problems.append("the document holds a number that is not finite") }
+        guard document.catalog.app == app else {
+            self.problems = problems + ["the document is \(document.catalog.app)'s catalog, not \(app)'s"]
+            return
+        }
+        problems += document.catalog.problems(declaring: vocabulary).map(\.description)
+        problems += CatalogHistory(earlier, app: app).problems(today: document).map(\.description)
+        self.problems = problems
+    }
+
+    public var isAccepted: Bool { problems.isEmpty && document != nil && canonicalText != nil }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import OnboardingServer
+import Testing
+import TourCodec
+import TourCore
+import TourFixtures
+
+/// Publishing a catalog document without an app release, over a real server and PostgreSQL: what
+/// is checked at publish, the devices' conditional pull, rollout changes and withdrawal.
+@Suite("Publishing catalogs")
+struct PublishingTests {
+    /// LockedIn's compiled catalog, as `lockedin catalog --json` prints it.
+    static func compiledDocument() throws -> String {
+        let result = try Shell.run(BuiltExecutables.folder.appendingPathComponent("lockedin").path, ["catalog", "--json"])
+        guard result.status == 0 else { throw HarnessFailure("lockedin catalog --json: \(result.stderr)") }
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The document with `edit` applied to its top-level object and to its first flow.
+    static func edited(
+        _ text: String, _ edit: (inout [String: TourValue], inout [String: TourValue]) -> Void
+    ) throws -> String {
+        var document = try #require(try TourValue(jsonText: text).objectValue)
+        var flows = try #require(document["flows"]?.listValue)
+        var flow = try #require(flows[0].objectValue)
+        edit(&document, &flow)
+        flows[0] = .object(flow)
+        document["flows"] = .list(flows)
+        return try TourValue.object(document).jsonText()
+    }
+
+    /// Version 2: the first step's title reworded.
+    static func reworded(_ text: String, title: String = "Pick what distracts you") throws -> String {
+        try edited(text) { document, flow in
+            document["version"] = 2
+            var steps = flow["steps"]?.listValue ?? []
+            var first = steps[0].objectValue ?? [:]
+            var content = first["content"]?.objectValue ?? [:]
+            content["title"] = .string(title)
+            first["content"] = .object(content)
+            steps[0] = .object(first)
+            flow["steps"] = .list(steps)
+        }
+    }
+
+    func publish(_ server: ServerProcess, _ admin: String, _ text: String, rollout: Int) async throws -> HTTP.Answer {
+        let body: TourValue = ["document": try TourValue(jsonText: text), "rollout": .int(rollout)]
+        return try await HTTP.post(
+            server.url.appendingPathComponent("v1/apps/lockedin/catalogs"), token: admin, body: Data(try body.jsonUTF8()))
+    }
+
+    func serverCommand(_ server: ServerProcess, _ arguments: [String]) throws -> Shell.Result {
+        try Shell.run(
+            BuiltExecutables.folder.appendingPathComponent("onboarding-server").path,
+            arguments + ["--database-url", server.databaseURL])
+    }
+
+    @Test func aCheckedDocumentIsPublishedRolledOutAndWithdrawnAndARefusedOneChangesNothing() async throws {
+        let server = try ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
+        let admin = try server.token(account: nil)
+        let device = try server.token(account: "ann", app: "lockedin")
+        let catalogs = server.url.appendingPathComponent("v1/apps/lockedin/catalogs")
+        let compiled = try Self.compiledDocument()
+        let v2 = try Self.reworded(compiled)
+
+        // Nothing to check against until a binary's catalog is registered.
+        let early = try await publish(server, admin, v2, rollout: 20)
+        #expect(early.status == 422, "\(String(decoding: early.body, as: UTF8.self))")
+        #expect(String(decoding: early.body, as: UTF8.self).contains("onboarding-server register --app lockedin"))
+
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("lockedin-\(UUID().uuidString).json")
+        try compiled.write(to: file, atomically: true, encoding: .utf8)
+        let registered = try serverCommand(server, ["register", "--app", "lockedin", file.path])
+        #expect(registered.status == 0, "\(registered.stderr)")
+        #expect(registered.stdout.contains("lockedin catalog version 1 registered as compiled"))
+
+        // Nothing is published yet: an empty list, and its tag answers 304.
+        let empty = try await HTTP.get(catalogs, token: device)
+        #expect(empty.status == 200)
+        #expect((empty.json["publications"] as? [Any])?.isEmpty == true)
+
+        let published = try await publish(server, admin, v2, rollout: 20)
+        #expect(published.status == 201, "\(String(decoding: published.body, as: UTF8.self))")
+        let publication = published.json["publication"] as? [String: Any]
+        #expect(publication?["version"] as? Int == 2)
+        #expect(publication?["rollout"] as? Int == 20)
+        #expect(publication?["salt"] as? String == "lockedin/catalog/2")
+
+        let pulled = try await HTTP.get(catalogs, token: device)
+        #expect(pulled.status == 200)
+        let live = try #require((pulled.json["publications"] as? [[String: Any]])?.first)
+        let canonical = try CatalogDocument(text: v2).text()
+        #expect(live["document"] as? String == canonical)
+        #expect(live["fingerprint"] as? String == SHA256Hasher.hex(canonical.utf8))
+        let tag = try #require(pulled.entityTag)
+        let unchanged = try await HTTP.send("GET", catalogs, token: device, body: nil, headers: ["If-None-Match": tag])
+        #expect(unchanged.status == 304)
+        #expect(unchanged.body.isEmpty)
+
+        // Refused documents, each naming its problem; none changes what devices get.
+        let unknownEffect = try Self.edited(Self.reworded(compiled)) { document, flow in
+            document["version"] = 3
+            flow["onComplete"] = [["product": ["name": "launchRockets"]]]
+        }
+        let removedStep = try Self.edited(Self.reworded(compiled)) { document, flow in
+            document["version"] = 3
+            var steps = flow["steps"]?.listValue ?? []
+            steps.remove(at: 1)
+            flow["steps"] = .list(steps)
+        }
+        let newerFormat = try Self.edited(Self.reworded(compiled)) { document, _ in
+            document["version"] = 3
+            document["format"] = 99
+        }
+        let otherUnderV2 = try Self.reworded(compiled, title: "Another title")
+        for (text, expected) in [
+            (unknownEffect, "launchRockets"), (removedStep, "nor placed by a declared migration"), (newerFormat, "document format 99 is newer"),
+            (otherUnderV2, "version 2 of lockedin is already published as another document"),
+        ] {
+            let refused = try await publish(server, admin, text, rollout: 100)
+            let message = String(decoding: refused.body, as: UTF8.self)
+            #expect(refused.status == 422, "\(expected): \(message)")
+            #expect(refused.errorCode == "catalog_refused")
+            #expect(message.contains(expected), "\(message)")
+        }
+        let forbidden = try await publish(server, device, v2, rollout: 100)
+        #expect(forbidden.status == 403)
+        #expect(try await HTTP.send("GET", catalogs, token: device, body: nil, headers: ["If-None-Match": tag]).status == 304)
+
+        // Raising the rollout is publishing the same document again.
+        let raised = try await publish(server, admin, v2, rollout: 50)
+        #expect(raised.status == 201)
+        let after = try await HTTP.send("GET", catalogs, token: device, body: nil, headers: ["If-None-Match": tag])
+        #expect(after.status == 200)
+        #expect((after.json["publications"] as? [[String: Any]])?.first?["rollout"] as? Int == 50)
+
+        // The command line publishes too, and lists every problem of a refused document.
+        let refusedFile = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID().uuidString).json")
+        try unknownEffect.write(to: refusedFile, atomically: true, encoding: .utf8)
+        let refusedByCommand = try serverCommand(server, ["publish", "--app", "lockedin", "--rollout", "10", refusedFile.path])
+        #expect(refusedByCommand.status == 1)
+        #expect(refusedByCommand.stderr.contains("the document is refused, nothing changed"))
+        #expect(refusedByCommand.stderr.contains("launchRockets"))
+
+        // Withdrawn: devices get nothing again.
+        let withdrawn = try await HTTP.send(
+            "DELETE", catalogs.appendingPathComponent("2"), token: admin, body: nil)
+        #expect(withdrawn.status == 200)
+        let gone = try await HTTP.get(catalogs, token: device)
+        #expect((gone.json["publications"] as? [Any])?.isEmpty == true)
+        let twice = try await HTTP.send("DELETE", catalogs.appendingPathComponent("2"), token: admin, body: nil)
+        #expect(twice.status == 404)
+        let unpublished = try serverCommand(server, ["unpublish", "--app", "lockedin", "--version", "2"])
+        #expect(unpublished.status == 1)
+    }
+}
