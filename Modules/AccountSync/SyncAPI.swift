@@ -198,11 +198,92 @@ public enum SyncError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 }
 
+/// One live publication of a catalog document, as `GET /v1/apps/{app}/catalogs` lists it.
+public struct PublishedCatalog: Equatable, Sendable {
+    public var version: Int
+    /// SHA-256 of ``document``, hex: the device checks it before anything else.
+    public var fingerprint: String
+    /// The percentage of subjects it reaches.
+    public var rollout: Int
+    /// What a subject is hashed with (``Rollout``).
+    public var salt: String
+    /// The canonical document text.
+    public var document: String
+
+    public init(version: Int, fingerprint: String, rollout: Int, salt: String, document: String) {
+        self.version = version
+        self.fingerprint = fingerprint
+        self.rollout = rollout
+        self.salt = salt
+        self.document = document
+    }
+}
+
+extension PublishedCatalog: TourValueCodable {
+    public var tourValue: TourValue {
+        [
+            "version": .int(version), "fingerprint": .string(fingerprint), "rollout": .int(rollout), "salt": .string(salt),
+            "document": .string(document),
+        ]
+    }
+
+    public init(tourValue: TourValue) throws {
+        let wire = try TourValueReader(tourValue, as: "publication")
+        self.init(
+            version: try wire.int("version"), fingerprint: try wire.string("fingerprint"), rollout: try wire.int("rollout"),
+            salt: try wire.string("salt"), document: try wire.string("document"))
+    }
+}
+
+/// `GET /v1/apps/{app}/catalogs`: the live publications, newest first, and the list's entity tag
+/// (also the `ETag` header) for the next conditional request.
+public struct PublishedCatalogs: Equatable, Sendable {
+    public var app: String
+    public var publications: [PublishedCatalog]
+    public var entityTag: String?
+
+    public init(app: String, publications: [PublishedCatalog], entityTag: String? = nil) {
+        self.app = app
+        self.publications = publications
+        self.entityTag = entityTag
+    }
+}
+
+extension PublishedCatalogs: TourValueCodable {
+    public var tourValue: TourValue {
+        .members(["app": .string(app), "publications": publications.tourValue, "entityTag": entityTag.map(TourValue.string)])
+    }
+
+    public init(tourValue: TourValue) throws {
+        let wire = try TourValueReader(tourValue, as: "publications")
+        self.init(
+            app: try wire.string("app"), publications: try wire.list("publications"),
+            entityTag: try wire.optionalString("entityTag"))
+    }
+}
+
+/// What a conditional pull of the catalogs brought.
+public enum CatalogPull: Equatable, Sendable {
+    /// The list is the one the entity tag names (a 304).
+    case unchanged
+    /// The list now, with its entity tag.
+    case changed(PublishedCatalogs, entityTag: String?)
+}
+
 /// How a device talks to the account server. `AccountSyncHTTP` implements it over HTTP; the iOS
 /// apps can use it as is (URLSession) or bring their own.
 public protocol SyncTransport: Sendable {
     func push(app: String, account: String, _ batch: PushBatch) async throws(SyncError) -> PushAck
     func pull(app: String, account: String) async throws(SyncError) -> AccountRecords
+    /// The app's live catalog publications, unless they are the ones `entityTag` names.
+    func catalogs(app: String, ifNoneMatch entityTag: String?) async throws(SyncError) -> CatalogPull
+}
+
+extension SyncTransport {
+    /// A transport without a catalog service: the device keeps what it has.
+    public func catalogs(app: String, ifNoneMatch entityTag: String?) async throws(SyncError) -> CatalogPull {
+        throw .unreachable("this transport serves no catalogs")
+    }
 }
 
 /// A device without network (`--offline`): every call is unreachable, so events wait in the outbox.

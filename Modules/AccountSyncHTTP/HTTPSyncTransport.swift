@@ -50,6 +50,13 @@ public struct HTTPSyncTransport: SyncTransport {
         try await send("GET", SyncAPI.accountPath(app: app, account: account) + "/flows", body: nil)
     }
 
+    public func catalogs(app: String, ifNoneMatch entityTag: String?) async throws(SyncError) -> CatalogPull {
+        let list: PublishedCatalogs? = try await send(
+            "GET", "/\(SyncAPI.version)/apps/\(app)/catalogs", body: nil, ifNoneMatch: entityTag)
+        guard let list else { return .unchanged }
+        return .changed(list, entityTag: list.entityTag)
+    }
+
     /// Why a token must not be sent to `server`, or nil when it may: only http and https are
     /// spoken, and plain http carries a token in clear text, so it is only for loopback hosts (a
     /// server on this machine, as in development and the tests).
@@ -84,13 +91,24 @@ public struct HTTPSyncTransport: SyncTransport {
     private func send<Answer: TourValueConvertible>(_ method: String, _ path: String, body: Data?) async throws(SyncError)
         -> Answer
     {
+        guard let answer: Answer = try await send(method, path, body: body, ifNoneMatch: nil) else {
+            throw .serverFailed(status: 304, message: "a 304 to a request that was not conditional")
+        }
+        return answer
+    }
+
+    /// The answer, or nil for a 304 to a conditional request (`If-None-Match`).
+    private func send<Answer: TourValueConvertible>(
+        _ method: String, _ path: String, body: Data?, ifNoneMatch entityTag: String?
+    ) async throws(SyncError) -> Answer? {
         guard let url = URL(string: path, relativeTo: server) else {
             throw .rejected(status: 0, code: "invalid_request", message: "'\(path)' is not a path on \(server)")
         }
         if let refusal = Self.refusal(toSendTokenTo: url) {
             throw .rejected(status: 0, code: "insecure_transport", message: refusal)
         }
-        let (status, data, redirect) = try await exchange(method, url, body: body)
+        let (status, data, redirect) = try await exchange(method, url, body: body, ifNoneMatch: entityTag)
+        if status == 304, entityTag != nil { return nil }
         if (300..<400).contains(status) {
             throw .rejected(
                 status: status, code: "redirected",
@@ -112,11 +130,14 @@ public struct HTTPSyncTransport: SyncTransport {
     }
 
     /// One request and its answer: the status, the body and where a 3xx points.
-    private func exchange(_ method: String, _ url: URL, body: Data?) async throws(SyncError) -> (Int, Data, String?) {
+    private func exchange(
+        _ method: String, _ url: URL, body: Data?, ifNoneMatch entityTag: String?
+    ) async throws(SyncError) -> (Int, Data, String?) {
         #if canImport(Darwin)
             var request = URLRequest(url: url)
             request.httpMethod = method
             request.setValue("Bearer \(token.reveal())", forHTTPHeaderField: "Authorization")
+            if let entityTag { request.setValue(entityTag, forHTTPHeaderField: "If-None-Match") }
             if let body {
                 request.httpBody = body
                 request.setValue("application/json", forHTTPHeaderField: "Content-Type")
@@ -132,6 +153,7 @@ public struct HTTPSyncTransport: SyncTransport {
         #else
             var headers = ["Accept: application/json", "Authorization: Bearer \(token.reveal())"]
             if body != nil { headers.append("Content-Type: application/json") }
+            if let entityTag { headers.append("If-None-Match: \(entityTag)") }
             let response = try await CurlHTTP.send(
                 method: method, url: url.absoluteString, headers: headers, body: body, timeout: timeout,
                 maximumResponseBytes: maximumResponseBytes)

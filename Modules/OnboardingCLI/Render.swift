@@ -18,13 +18,15 @@ enum Render {
     /// ISO 8601 beside the number, the next-move hint when nothing shows, and the database file:
     /// built as one ``TourValue`` and written once.
     static func json(
-        _ snapshot: TourSnapshot, effects: [TourEffect], hint: String?, database: String?, sync: AccountSyncStatus? = nil
+        _ snapshot: TourSnapshot, effects: [TourEffect], hint: String?, database: String?, sync: AccountSyncStatus? = nil,
+        catalog: CatalogChoice? = nil
     ) throws -> String {
         guard case .object(var document) = snapshot.tourValue else { return try snapshot.jsonText() }
         document["effects"] = effects.tourValue
         document["nowISO"] = .string(iso(snapshot.now))
         if let hint { document["hint"] = .string(hint) }
         if let database { document["database"] = .string(database) }
+        if let catalog { document["catalog"] = catalog.tourValue }
         if let sync {
             func time(_ date: Date?) -> TourValue? { date.map { .string(iso($0.timeIntervalSince1970)) } }
             document["sync"] = .members([
@@ -35,6 +37,13 @@ enum Render {
             ])
         }
         return try TourValue.object(document).jsonText()
+    }
+
+    /// `catalog: published version 2 (rollout 20%): …`: which catalog runs, and why.
+    static func catalog(_ choice: CatalogChoice) -> String {
+        var line = "catalog: \(choice.source.rawValue) version \(choice.version)"
+        if let fingerprint = choice.fingerprint { line += " (\(CatalogDocument.short(fingerprint)))" }
+        return line + ": " + choice.reason
     }
 
     static func card(_ snapshot: TourSnapshot, product: TourCatalog, hint: String?) -> String {

@@ -34,6 +34,8 @@ final class Runner: @unchecked Sendable {
     let deviceFacts: [String: TourValue]
     /// `--server` (or `$ONBOARDING_SERVER`) names an account server.
     let syncs: Bool
+    /// The catalog this run uses (compiled, or published and meant for this subject), and why.
+    let catalogChoice: CatalogChoice
 
     init(options: RunOptions) async throws {
         cli = CLIEnvironment.current
@@ -52,7 +54,28 @@ final class Runner: @unchecked Sendable {
         let answers = try options.answerMaps()
         let environment = RunEnvironment(
             databasePath: path, offline: try options.isOffline(), user: options.user, requestAnswers: answers.requests)
-        product = cli.make(environment)
+        var product = cli.make(environment)
+        let transport = try options.syncTransport()
+        syncs = transport != nil
+        // Published catalogs come with the account's sync: pulled (a 304 when unchanged) and
+        // verified against this binary before they are kept; a document that does not verify is
+        // named once here and never run.
+        if let transport,
+            let note = await Publications.update(
+                store, product: product, releases: cli.releases, transport: transport, now: Date()),
+            note.hasPrefix("published catalogs not used")
+        {
+            Output.error("\(cli.executable): \(note)")
+        }
+        // The subject a rollout draws: the account when it syncs a user-scoped flow, else the install.
+        let accountScoped = transport != nil && product.catalog.flows.contains { $0.scope == .user }
+        let (device, user) = (store, options.user)
+        let chosen = try Publications.choose(device, product: product, releases: cli.releases) {
+            accountScoped ? user : try device.installID()
+        }
+        product.catalog = chosen.catalog
+        catalogChoice = chosen.choice
+        self.product = product
         // Permission statuses the device remembers from earlier runs, then this run's settings.
         let remembered = try store.deviceValues(app: product.catalog.app).compactMap {
             key, value -> (PermissionName, PermissionStatus)? in
@@ -70,8 +93,6 @@ final class Runner: @unchecked Sendable {
         json = options.json
         deviceFacts = try options.deviceFacts()
         let log = effects
-        let transport = try options.syncTransport()
-        syncs = transport != nil
         session = TourSession(
             product: product, user: options.user, store: store,
             haptics: TerminalHaptics { log.append(line: $0) },
@@ -185,7 +206,8 @@ final class Runner: @unchecked Sendable {
             Output.document(
                 try Render.json(
                     snapshot, effects: performed.effects, hint: hint,
-                    database: view == .status ? displayPath : nil, sync: sync))
+                    database: view == .status ? displayPath : nil, sync: sync,
+                    catalog: view == .status && catalogChoice.knowsPublications ? catalogChoice : nil))
             return
         }
         for line in performed.lines { Output.line("  · \(line)") }
@@ -193,6 +215,7 @@ final class Runner: @unchecked Sendable {
         case .card: Output.line(Render.card(snapshot, product: product.catalog, hint: hint))
         case .status:
             Output.line(Render.status(snapshot, product: product.catalog, database: displayPath))
+            if catalogChoice.knowsPublications { Output.line(Render.catalog(catalogChoice)) }
             if let sync { Output.line(Render.sync(sync)) } else if syncs { Output.line("sync: not started yet") }
         }
     }

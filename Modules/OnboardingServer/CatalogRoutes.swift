@@ -23,7 +23,7 @@ extension Routes {
                     return Response(status: .notModified, headers: [.eTag: tag])
                 }
                 let body: TourValue = [
-                    "app": .string(app),
+                    "app": .string(app), "entityTag": .string(tag),
                     "publications": .list(
                         live.map { entry in
                             var object = entry.tourValue.objectValue ?? [:]

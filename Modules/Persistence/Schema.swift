@@ -173,6 +173,28 @@ enum Schema {
             );
             """
         ),
+        (
+            // Catalog documents published for the app, as this device last pulled and verified
+            // them (Docs/Publishing.md), and the entity tag of that pull.
+            "v7-published-catalogs",
+            """
+            CREATE TABLE published_catalog (
+                app TEXT NOT NULL,
+                version INTEGER NOT NULL CHECK (version >= 1),
+                fingerprint TEXT NOT NULL,
+                rollout INTEGER NOT NULL CHECK (rollout BETWEEN 0 AND 100),
+                salt TEXT NOT NULL,
+                document TEXT NOT NULL,
+                PRIMARY KEY (app, version)
+            );
+            CREATE TABLE catalog_pull (
+                app TEXT PRIMARY KEY NOT NULL,
+                entity_tag TEXT,
+                pulled_at REAL NOT NULL,
+                refused TEXT
+            );
+            """
+        ),
     ]
 
     static let table = "grdb_migrations"

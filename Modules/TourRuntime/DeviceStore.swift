@@ -57,6 +57,9 @@ public final class DeviceStore: Sendable {
         try OnboardingDatabase.snapshot(of: path).storedFlows(app: app)
     }
 
+    /// This file's install id: the subject of install-scoped rollouts (made on first use).
+    public func installID() throws -> String { try database.installID() }
+
     /// What is at `path` (a file, a folder, nothing), asked before a file is opened or read.
     public static func kind(of path: String) -> PathKind { FileStatus(path) }
 

@@ -9,7 +9,7 @@ struct DatabaseTests {
     /// Every schema migration, in order; a new one is appended, none is ever edited.
     static let migrations = [
         "v1-flows-journal-domain", "v2-catalog-versions-journal-facts", "v3-account-sync", "v4-journal-recorded-states",
-        "v5-journal-catalog-fingerprint", "v6-domain-state-format",
+        "v5-journal-catalog-fingerprint", "v6-domain-state-format", "v7-published-catalogs",
     ]
 
     @Test(arguments: [true, false])

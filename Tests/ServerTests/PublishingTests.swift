@@ -154,3 +154,94 @@ struct PublishingTests {
         #expect(unpublished.status == 1)
     }
 }
+
+/// Published catalogs on real devices: pulled with the sync, verified, chosen, rolled back.
+@Suite("Published catalogs on devices")
+struct PublishedCatalogDeviceTests {
+    /// Version 2: the welcome step reworded, and `appSelection` renamed `chooseApps` (declared).
+    static func renaming(_ compiled: String) throws -> String {
+        try PublishingTests.edited(PublishingTests.reworded(compiled, title: "Welcome to LockedIn 2")) { document, flow in
+            var steps = flow["steps"]?.listValue ?? []
+            var second = steps[1].objectValue ?? [:]
+            second["id"] = "chooseApps"
+            steps[1] = .object(second)
+            flow["steps"] = .list(steps)
+            document["migrations"] = [["from": 1, "flows": ["onboarding": ["renamedSteps": ["appSelection": "chooseApps"]]]]]
+        }
+    }
+
+    static func step(_ status: [String: Any]) -> String? {
+        (status["flows"] as? [[String: Any]])?.first { $0["id"] as? String == "onboarding" }?["step"] as? String
+    }
+
+    static func catalog(_ status: [String: Any]) -> [String: Any]? { status["catalog"] as? [String: Any] }
+
+    @Test func aPublicationReachesDevicesCarriesRunsAcrossRenamesAndRollsBack() async throws {
+        let server = try ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
+        let admin = try server.token(account: nil)
+        let compiled = try PublishingTests.compiledDocument()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("lockedin-\(UUID().uuidString).json")
+        try compiled.write(to: file, atomically: true, encoding: .utf8)
+        #expect(try PublishingTests().serverCommand(server, ["register", "--app", "lockedin", file.path]).status == 0)
+
+        // Mid-flow on the compiled catalog's appSelection.
+        let ann = try Device("lockedin", account: "ann", server: server)
+        #expect(try ann.run("launch").status == 0)
+        #expect(try ann.run("do", "next").status == 0)
+        let before = try ann.status()
+        #expect(Self.step(before) == "appSelection")
+        #expect(Self.catalog(before)?["source"] as? String == "compiled")
+
+        let v2 = try Self.renaming(compiled)
+        let published = try await PublishingTests().publish(server, admin, v2, rollout: 100)
+        #expect(published.status == 201, "\(String(decoding: published.body, as: UTF8.self))")
+
+        // Her next command runs the publication: her run moved to the renamed step.
+        let after = try ann.status()
+        #expect(Self.catalog(after)?["source"] as? String == "published")
+        #expect(Self.catalog(after)?["version"] as? Int == 2)
+        #expect(Self.step(after) == "chooseApps")
+        // An event under it stores her run as version 2's.
+        #expect(try ann.run("do", "chooseApps", "apps=Instagram").status == 0)
+        #expect(Self.step(try ann.status()) == "chooseApps")
+        // A new install sees the new wording on its first launch.
+        let ben = try Device("lockedin", account: "ben", server: server)
+        let launched = try ben.run("launch", "--json")
+        let benStatus = try ben.run("status").stdout
+        #expect(launched.stdout.contains("Welcome to LockedIn 2"), "\(launched.stdout) \(launched.stderr) \(benStatus)")
+
+        // Offline, the device keeps the last good publication.
+        let offline = try ann.status(offline: true)
+        #expect(Self.catalog(offline)?["version"] as? Int == 2)
+
+        // A document the server should never have served (an effect this binary does not have,
+        // put in the database by hand) is named and not used; the last good one runs.
+        let bad = try PublishingTests.edited(v2) { document, flow in
+            document["version"] = 3
+            document["migrations"] = document["migrations"]
+            flow["onComplete"] = [["product": ["name": "launchRockets"]]]
+        }
+        let badText = try CatalogDocument(text: bad).text()
+        let fingerprint = SHA256Hasher.hex(badText.utf8)
+        _ = try server.sql(
+            "INSERT INTO catalogs (app, version, source, fingerprint, document, rollout, recorded_at, recorded_by) VALUES ('lockedin', 3, 'published', '\(fingerprint)', '\(badText.replacingOccurrences(of: "'", with: "''"))', 100, 0, 'hand')"
+        )
+        let handed = try ann.run("status", "--json")
+        #expect(handed.status == 0)
+        #expect(handed.stderr.contains("published catalogs not used: version 3"), "\(handed.stderr)")
+        #expect(handed.stderr.contains("launchRockets"), "\(handed.stderr)")
+        let stillTwo = try JSONSerialization.jsonObject(with: Data(handed.stdout.utf8)) as? [String: Any] ?? [:]
+        #expect(Self.catalog(stillTwo)?["version"] as? Int == 2)
+        _ = try server.sql("DELETE FROM catalogs WHERE app = 'lockedin' AND version = 3")
+
+        // Rolled back: the compiled catalog again; her step is not in it, so her run goes by the
+        // flow's declared policy (LockedIn restarts), journalled.
+        let withdrawn = try PublishingTests().serverCommand(server, ["unpublish", "--app", "lockedin", "--version", "2"])
+        #expect(withdrawn.status == 0, "\(withdrawn.stderr)")
+        let back = try ann.status()
+        #expect(Self.catalog(back)?["source"] as? String == "compiled")
+        #expect(Self.step(back) == "welcome")
+        let journal = try ann.run("journal", "--json")
+        #expect(journal.stdout.contains("runMigrated"))
+    }
+}

@@ -17,7 +17,12 @@ public struct PublicationCheck: Sendable {
     /// Every problem, each a sentence naming its place; empty when the document may be used.
     public let problems: [String]
 
-    public init(text: String, app: String, earlier: [RecordedCatalog], vocabulary: CatalogDeclarations) {
+    /// - Parameter allowingGaps: whether versions may be missing between the earlier ones and this
+    ///   one. A device knows only the versions compiled into it and those it was sent (a withdrawn
+    ///   one in between is not); the server, which keeps every version, allows none.
+    public init(
+        text: String, app: String, earlier: [RecordedCatalog], vocabulary: CatalogDeclarations, allowingGaps: Bool = false
+    ) {
         let document: CatalogDocument
         do {
             document = try CatalogDocument(text: text)
@@ -36,7 +41,8 @@ public struct PublicationCheck: Sendable {
             return
         }
         problems += document.catalog.problems(declaring: vocabulary).map(\.description)
-        problems += CatalogHistory(earlier, app: app).problems(today: document).map(\.description)
+        problems += CatalogHistory(earlier, app: app).problems(today: document)
+            .filter { !allowingGaps || $0.kind != .missingRelease }.map(\.description)
         self.problems = problems
     }
 

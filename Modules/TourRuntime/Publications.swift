@@ -1,0 +1,143 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+import AccountSync
+import Persistence
+import TourCodec
+import TourCore
+
+/// Which catalog a device runs, and why (`status`, `catalog`).
+public struct CatalogChoice: Equatable, Sendable {
+    public enum Source: String, Sendable { case compiled, published }
+
+    public var source: Source
+    public var version: Int
+    public var fingerprint: String?
+    /// For a publication: the percentage it reaches.
+    public var rollout: Int?
+    /// One sentence: why this catalog.
+    public var reason: String
+    /// Whether the device knows of publications at all (it pulled, or keeps some).
+    public var knowsPublications: Bool
+}
+
+extension CatalogChoice: TourValueRepresentable {
+    public var tourValue: TourValue {
+        .members([
+            "source": .string(source.rawValue), "version": .int(version), "fingerprint": fingerprint.map(TourValue.string),
+            "rollout": rollout.map(TourValue.int), "reason": .string(reason),
+        ])
+    }
+}
+
+/// Published catalogs on a device: pulled with the account's sync, verified against the binary's
+/// own vocabulary and history before they are kept, and chosen by rollout (Docs/Publishing.md).
+/// A device never runs a document it cannot check: offline, or when a document fails, it keeps
+/// the last good one still published, else the compiled catalog.
+public enum Publications {
+    /// Why `text` must not run in `product`'s binary, or nil when it may: its fingerprint, the
+    /// document, its vocabulary against the handler's, and its history against the versions the
+    /// binary compiled in (`releases`) and the other publications it keeps.
+    public static func problems(
+        version: Int, fingerprint: String, text: String, product: Product, releases: [RecordedCatalog],
+        others: [StoredPublication]
+    ) -> [String] {
+        guard SHA256Hasher.hex(text.utf8) == fingerprint else {
+            return ["the document's SHA-256 is not the fingerprint the server gave (\(CatalogDocument.short(fingerprint)))"]
+        }
+        var earlier = releases
+        let known = Set(releases.map(\.file))
+        for other in others where other.version < version && !known.contains("\(other.version).json") {
+            earlier.append(RecordedCatalog(file: "\(other.version).json", text: other.document))
+        }
+        let check = PublicationCheck(
+            text: text, app: product.catalog.app, earlier: earlier.filter { (Int($0.file.dropLast(5)) ?? 0) < version },
+            vocabulary: product.handler.vocabulary, allowingGaps: true)
+        guard check.isAccepted else { return check.problems }
+        guard check.document?.catalog.version == version else {
+            return ["the document is version \(check.document?.catalog.version ?? 0), not the \(version) the server named"]
+        }
+        return []
+    }
+
+    /// Pulls the app's publications (a 304 when unchanged), keeps those that verify and notes the
+    /// others. Never fails the command: a pull that does not happen (offline, a refusal) leaves
+    /// what the device has and is returned as a note.
+    @discardableResult
+    public static func update(
+        _ store: DeviceStore, product: Product, releases: [RecordedCatalog], transport: any SyncTransport, now: Date
+    ) async -> String? {
+        let app = product.catalog.app
+        do {
+            let tag = try store.database.catalogPull(app: app)?.entityTag
+            switch try await transport.catalogs(app: app, ifNoneMatch: tag) {
+            case .unchanged:
+                try store.database.noteUnchangedPull(app: app, at: now)
+                return nil
+            case .changed(let list, let entityTag):
+                var kept: [StoredPublication] = []
+                var refused: [String] = []
+                let offered = list.publications.map {
+                    StoredPublication(
+                        version: $0.version, fingerprint: $0.fingerprint, rollout: $0.rollout, salt: $0.salt, document: $0.document)
+                }
+                for publication in offered {
+                    let problems = Self.problems(
+                        version: publication.version, fingerprint: publication.fingerprint, text: publication.document,
+                        product: product, releases: releases, others: offered)
+                    if problems.isEmpty {
+                        kept.append(publication)
+                    } else {
+                        refused.append("version \(publication.version): \(problems.joined(separator: "; "))")
+                    }
+                }
+                try store.database.storePull(
+                    app: app, kept: kept, entityTag: refused.isEmpty ? entityTag : nil,
+                    refused: refused.isEmpty ? nil : refused.joined(separator: "\n"), at: now)
+                return refused.isEmpty ? nil : "published catalogs not used: " + refused.joined(separator: "; ")
+            }
+        } catch let error as SyncError {
+            return "published catalogs not pulled: \(error)"
+        } catch {
+            return "published catalogs not stored: \(error)"
+        }
+    }
+
+    /// The catalog `product` runs for `subject` on this device: the newest kept publication whose
+    /// rollout includes the subject and that still verifies, else the compiled catalog.
+    public static func choose(
+        _ store: DeviceStore, product: Product, releases: [RecordedCatalog], subject: () throws -> String
+    ) throws -> (catalog: TourCatalog, choice: CatalogChoice) {
+        let app = product.catalog.app
+        let kept = try store.database.publications(app: app)
+        let pulled = try store.database.catalogPull(app: app)
+        let compiled = CatalogChoice(
+            source: .compiled, version: product.catalog.version, fingerprint: product.fingerprint, rollout: nil,
+            reason: kept.isEmpty
+                ? (pulled == nil ? "no publication pulled" : "no live publication of \(app)")
+                : "no publication's rollout includes this subject",
+            knowsPublications: pulled != nil || !kept.isEmpty)
+        // The subject only when there is something to draw (an install id is made on first use).
+        guard !kept.isEmpty else { return (product.catalog, compiled) }
+        let subject = try subject()
+        for publication in kept where Rollout.includes(subject: subject, salt: publication.salt, percent: publication.rollout) {
+            guard
+                problems(
+                    version: publication.version, fingerprint: publication.fingerprint, text: publication.document,
+                    product: product, releases: releases, others: kept
+                ).isEmpty, let document = try? CatalogDocument(text: publication.document)
+            else { continue }
+            return (
+                document.catalog,
+                CatalogChoice(
+                    source: .published, version: publication.version, fingerprint: publication.fingerprint,
+                    rollout: publication.rollout,
+                    reason: "published version \(publication.version) at \(publication.rollout)%, which includes this subject",
+                    knowsPublications: true)
+            )
+        }
+        return (product.catalog, compiled)
+    }
+}
