@@ -19,7 +19,8 @@ struct CatalogCommand: AsyncParsableCommand {
             A catalog is one canonical JSON document (sorted members, no incidental order) whose SHA-256 \
             is its fingerprint. Each version the product shipped is recorded in Apps/<Product>/Onboarding/releases/ \
             by scripts/record-catalog and compiled into this build. SOURCE is a recorded version (1, 2, ...), \
-            `current` (this build's catalog, the default) or the path of a document file.
+            `current` (this build's catalog, the default), `in-use` (the catalog this device runs: a \
+            published one meant for it, else this build's; see Docs/Publishing.md) or the path of a document file.
             """,
         subcommands: [CatalogShow.self, CatalogDiffCommand.self, CatalogHistoryCommand.self],
         defaultSubcommand: CatalogShow.self)
@@ -36,17 +37,40 @@ struct CatalogShow: AsyncParsableCommand {
     )
     @ParentCommand var parent: CatalogCommand
     @Argument(
-        help: "A recorded version, `current`, or a document file.", completion: .file(extensions: ["json"]))
+        help: "A recorded version, `current`, `in-use`, or a document file.", completion: .file(extensions: ["json"]))
     var source: String?
 
     func run() async throws {
         let catalogs = CatalogSources(CLIEnvironment.current)
-        let (document, origin) = try catalogs.document(source)
+        let (document, origin) = try source == "in-use" ? inUse(catalogs) : catalogs.document(source)
         if parent.root.options.json {
             Output.exactDocument(try document.text())
             return
         }
         Output.line(try CatalogOutline.text(document, origin: origin, releases: catalogs.history.versions))
+    }
+}
+
+extension CatalogShow {
+    /// The catalog this device runs, as the database says (no pull): the newest kept publication
+    /// whose rollout includes its subject, else this build's; the origin says which and why.
+    func inUse(_ catalogs: CatalogSources) throws -> (CatalogDocument, String) {
+        let options = parent.root.options.run
+        let store: DeviceStore
+        do {
+            store = try DeviceStore.open(path: try options.resolvedDatabasePath(), createsFolder: options.usesDefaultDatabase)
+        } catch let error as StoreError {
+            throw CLIFailure.storage(error)
+        }
+        let product = catalogs.product
+        let accountScoped = try options.syncTransport() != nil && product.catalog.flows.contains { $0.scope == .user }
+        let user = options.user
+        let chosen = try Publications.choose(store, product: product, releases: catalogs.cli.releases) {
+            accountScoped ? user : try store.installID()
+        }
+        let origin = "\(chosen.choice.source.rawValue) version \(chosen.choice.version), in use: \(chosen.choice.reason)"
+        guard chosen.choice.source == .published else { return (product.document, origin) }
+        return (CatalogDocument(chosen.catalog, declarations: product.handler.vocabulary), origin)
     }
 }
 

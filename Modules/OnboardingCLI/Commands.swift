@@ -243,6 +243,10 @@ extension Runner {
                     "event": .string(row.event), "outcome": .string(row.outcome),
                     "effects": row.effects.tourValue, "facts": row.facts?.tourValue ?? .null,
                     "catalogVersion": .int(row.catalogVersion),
+                    "catalogFingerprint": row.catalogFingerprint.map(TourValue.string) ?? .null,
+                    // Rows before fingerprints (0.9) ran under the compiled catalog: nothing was published then.
+                    "catalogSource": .string(
+                        row.catalogFingerprint.map { compiledFingerprints.contains($0) ? "compiled" : "published" } ?? "compiled"),
                 ]
             }
             Output.document(try TourValue.list(objects).jsonText())

@@ -36,6 +36,9 @@ final class Runner: @unchecked Sendable {
     let syncs: Bool
     /// The catalog this run uses (compiled, or published and meant for this subject), and why.
     let catalogChoice: CatalogChoice
+    /// The fingerprints of the catalogs compiled into this binary (its releases and its catalog):
+    /// a journal row run under any other ran under a publication.
+    let compiledFingerprints: Set<String>
 
     init(options: RunOptions) async throws {
         cli = CLIEnvironment.current
@@ -68,6 +71,7 @@ final class Runner: @unchecked Sendable {
             Output.error("\(cli.executable): \(note)")
         }
         // The subject a rollout draws: the account when it syncs a user-scoped flow, else the install.
+        compiledFingerprints = Set(cli.releases.map { SHA256Hasher.hex($0.text.utf8) } + [product.fingerprint].compactMap { $0 })
         let accountScoped = transport != nil && product.catalog.flows.contains { $0.scope == .user }
         let (device, user) = (store, options.user)
         let chosen = try Publications.choose(device, product: product, releases: cli.releases) {

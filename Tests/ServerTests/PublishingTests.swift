@@ -204,6 +204,14 @@ struct PublishedCatalogDeviceTests {
         // An event under it stores her run as version 2's.
         #expect(try ann.run("do", "chooseApps", "apps=Instagram").status == 0)
         #expect(Self.step(try ann.status()) == "chooseApps")
+        let inUse = try ann.run("catalog", "in-use")
+        #expect(inUse.stdout.contains("published version 2, in use: published version 2 at 100%"), "\(inUse.stdout) \(inUse.stderr)")
+        // Her journal says which rows ran under the publication.
+        let rows = try JSONSerialization.jsonObject(with: Data(try ann.run("journal", "--json").stdout.utf8)) as? [[String: Any]] ?? []
+        #expect(rows.first?["catalogSource"] as? String == "compiled")
+        #expect(rows.last?["catalogSource"] as? String == "published")
+        #expect(rows.last?["catalogVersion"] as? Int == 2)
+        #expect(rows.last?["catalogFingerprint"] as? String == SHA256Hasher.hex(try CatalogDocument(text: v2).text().utf8))
         // A new install sees the new wording on its first launch.
         let ben = try Device("lockedin", account: "ben", server: server)
         let launched = try ben.run("launch", "--json")
@@ -241,6 +249,7 @@ struct PublishedCatalogDeviceTests {
         let back = try ann.status()
         #expect(Self.catalog(back)?["source"] as? String == "compiled")
         #expect(Self.step(back) == "welcome")
+        #expect(try ann.run("catalog", "in-use").stdout.contains("compiled version 1, in use: no live publication of lockedin"))
         let journal = try ann.run("journal", "--json")
         #expect(journal.stdout.contains("runMigrated"))
     }
