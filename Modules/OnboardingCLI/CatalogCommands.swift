@@ -63,14 +63,12 @@ extension CatalogShow {
             throw CLIFailure.storage(error)
         }
         let product = catalogs.product
-        let accountScoped = try options.syncTransport() != nil && product.catalog.flows.contains { $0.scope == .user }
         let user = options.user
         let chosen = try Publications.choose(store, product: product, releases: catalogs.cli.releases) {
-            accountScoped ? user : try store.installID()
+            try Publications.subject(store, product: product, user: user)
         }
         let origin = "\(chosen.choice.source.rawValue) version \(chosen.choice.version), in use: \(chosen.choice.reason)"
-        guard chosen.choice.source == .published else { return (product.document, origin) }
-        return (CatalogDocument(chosen.catalog, declarations: product.handler.vocabulary), origin)
+        return (chosen.product.document, origin)
     }
 }
 

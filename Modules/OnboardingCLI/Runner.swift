@@ -66,18 +66,16 @@ final class Runner: @unchecked Sendable {
         if let transport,
             let note = await Publications.update(
                 store, product: product, releases: cli.releases, transport: transport, now: Date()),
-            note.hasPrefix("published catalogs not used")
+            !note.hasPrefix("published catalogs not pulled")
         {
             Output.error("\(cli.executable): \(note)")
         }
-        // The subject a rollout draws: the account when it syncs a user-scoped flow, else the install.
         compiledFingerprints = Set(cli.releases.map { SHA256Hasher.hex($0.text.utf8) } + [product.fingerprint].compactMap { $0 })
-        let accountScoped = transport != nil && product.catalog.flows.contains { $0.scope == .user }
-        let (device, user) = (store, options.user)
+        let (device, user, compiled) = (store, options.user, product)
         let chosen = try Publications.choose(device, product: product, releases: cli.releases) {
-            accountScoped ? user : try device.installID()
+            try Publications.subject(device, product: compiled, user: user)
         }
-        product.catalog = chosen.catalog
+        product = chosen.product
         catalogChoice = chosen.choice
         self.product = product
         // Permission statuses the device remembers from earlier runs, then this run's settings.

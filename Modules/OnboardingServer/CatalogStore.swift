@@ -51,11 +51,16 @@ public struct CatalogStore: Sendable {
         try await client.withConnection { connection in try await Self.all(app: app, on: connection, logger: logger) }
     }
 
-    /// The live publications devices choose from: not withdrawn, reaching someone, newest first.
+    /// The live publications devices choose from: not withdrawn, reaching someone, newest first,
+    /// at most ``maximumLive`` (a bound on what a device's pull costs).
     public func live(app: String) async throws -> [Entry] {
-        try await all(app: app).filter { $0.source == .published && $0.withdrawnAt == nil && $0.rollout > 0 }
-            .sorted { $0.version > $1.version }
+        Array(
+            try await all(app: app).filter { $0.source == .published && $0.withdrawnAt == nil && $0.rollout > 0 }
+                .sorted { $0.version > $1.version }.prefix(Self.maximumLive))
     }
+
+    /// The newest live publications served (devices keep as many).
+    public static let maximumLive = 8
 
     static func all(app: String, on connection: PostgresConnection, logger: Logger) async throws -> [Entry] {
         let rows = try await connection.query(
@@ -116,16 +121,18 @@ public struct CatalogStore: Sendable {
     /// Withdraws a publication (a rollback): devices stop choosing it on their next pull, and a run
     /// on a step it added goes by its flow's declared policy. Nil when no such publication is live.
     public func withdraw(app: String, version: Int, at time: Double) async throws -> Entry? {
-        let rows = try await client.query(
-            """
-            UPDATE catalogs SET withdrawn_at = \(time)
-            WHERE app = \(app) AND version = \(Int64(version)) AND source = 'published' AND withdrawn_at IS NULL
-            RETURNING version
-            """, logger: logger)
-        var changed = false
-        for try await _ in rows.decode(Int64.self) { changed = true }
-        guard changed else { return nil }
-        return try await all(app: app).first { $0.version == version }
+        let outcome = try await write(app: app) { connection, existing in
+            guard existing.contains(where: { $0.version == version && $0.source == .published && $0.withdrawnAt == nil }) else {
+                return .refused([])
+            }
+            try await connection.query(
+                "UPDATE catalogs SET withdrawn_at = \(time) WHERE app = \(app) AND version = \(Int64(version))",
+                logger: logger)
+            let now = try await Self.all(app: app, on: connection, logger: logger)
+            return .stored(now.first { $0.version == version }!)
+        }
+        if case .stored(let entry) = outcome { return entry }
+        return nil
     }
 
     /// Runs `body` in a transaction that holds the app's catalogs still (one writer at a time).
@@ -149,6 +156,9 @@ public struct CatalogStore: Sendable {
         let fingerprint = SHA256Hasher.hex(text.utf8)
         let app = document.catalog.app
         if let same = existing.first(where: { $0.version == version }) {
+            // A binary may compile in what was published (the next release bakes it in): the
+            // document keeps its published role.
+            if source == .compiled, same.fingerprint == fingerprint { return .stored(same) }
             guard same.fingerprint == fingerprint, same.source == source else {
                 return .refused([
                     "version \(version) of \(app) is already \(same.source == .compiled ? "compiled into a binary" : "published") "
@@ -156,6 +166,9 @@ public struct CatalogStore: Sendable {
                 ])
             }
             if source == .compiled { return .stored(same) }
+            // A raised rollout or a withdrawn version brought back is checked again: a binary
+            // registered since may not have its vocabulary.
+            guard check.problems.isEmpty else { return .refused(check.problems) }
             try await connection.query(
                 """
                 UPDATE catalogs SET rollout = \(Int32(rollout)), withdrawn_at = NULL, recorded_at = \(time), recorded_by = \(by)

@@ -24,6 +24,8 @@ public struct StoredPublication: Equatable, Sendable {
 /// The last pull of the app's publications: its entity tag, when, and what was refused.
 public struct CatalogPullRecord: Equatable, Sendable {
     public var entityTag: String?
+    /// The fingerprint of the compiled catalog of the binary that pulled.
+    public var binary: String?
     public var pulledAt: Date
     /// Why documents of the last pull were not kept (one line each), if any were not.
     public var refused: String?
@@ -49,16 +51,21 @@ extension OnboardingDatabase {
     public func catalogPull(app: String) throws -> CatalogPullRecord? {
         try read { db in
             guard try db.tableExists("catalog_pull") else { return nil }
-            return try db.first("SELECT entity_tag, pulled_at, refused FROM catalog_pull WHERE app = ?", [.text(app)]) { row in
+            return try db.first(
+                "SELECT entity_tag, pulled_at, refused, binary FROM catalog_pull WHERE app = ?", [.text(app)]
+            ) { row in
                 CatalogPullRecord(
-                    entityTag: row.text(0), pulledAt: Date(timeIntervalSince1970: row.double(1) ?? 0), refused: row.text(2))
+                    entityTag: row.text(0), binary: row.text(3), pulledAt: Date(timeIntervalSince1970: row.double(1) ?? 0),
+                    refused: row.text(2))
             } ?? nil
         }
     }
 
     /// Replaces the app's publications with `kept` (what the pull brought and verified) in one
     /// transaction, with the pull's entity tag; `refused` says what was not kept.
-    public func storePull(app: String, kept: [StoredPublication], entityTag: String?, refused: String?, at time: Date) throws {
+    public func storePull(
+        app: String, kept: [StoredPublication], entityTag: String?, binary: String?, refused: String?, at time: Date
+    ) throws {
         try write { db in
             try db.run("DELETE FROM published_catalog WHERE app = ?", [.text(app)])
             for publication in kept {
@@ -70,6 +77,16 @@ extension OnboardingDatabase {
                     ])
             }
             try Self.notePull(db, app: app, entityTag: entityTag, refused: refused, at: time)
+            try db.run("UPDATE catalog_pull SET binary = ? WHERE app = ?", [SQLValue(binary), .text(app)])
+        }
+    }
+
+    /// Whether `user` of `app` syncs with an account server from this file (is enrolled).
+    public func syncsAccount(app: String, user: String) throws -> Bool {
+        try read { db in
+            guard try db.tableExists("sync_account") else { return false }
+            return try db.first("SELECT 1 FROM sync_account WHERE app = ? AND user = ?", [.text(app), .text(user)]) { _ in true }
+                ?? false
         }
     }
 

@@ -195,6 +195,14 @@ enum Schema {
             );
             """
         ),
+        (
+            // The binary (its compiled catalog's fingerprint) that made the last pull: a new binary
+            // pulls afresh instead of trusting a 304 to a list an older one refused.
+            "v8-catalog-pull-binary",
+            """
+            ALTER TABLE catalog_pull ADD COLUMN binary TEXT;
+            """
+        ),
     ]
 
     static let table = "grdb_migrations"

@@ -125,6 +125,14 @@ public struct Product: Sendable {
     }
 
     public var engine: TourEngine { TourEngine(catalog: catalog, fingerprint: stamp) }
+
+    /// Runs a published document: its catalog, stamped with the fingerprint the server published
+    /// it under (the SHA-256 of its text), so runs and journal rows name the same document on
+    /// every device and on the server.
+    public mutating func use(published catalog: TourCatalog, fingerprint: String) {
+        self.catalog = catalog
+        stamp = CatalogFingerprint(known: fingerprint)
+    }
     public var scopes: Scopes { catalog.scopes }
 
     /// The catalog as one canonical document, with the vocabulary of the handler it uses.

@@ -47,6 +47,13 @@ public enum Publications {
         guard SHA256Hasher.hex(text.utf8) == fingerprint else {
             return ["the document's SHA-256 is not the fingerprint the server gave (\(CatalogDocument.short(fingerprint)))"]
         }
+        // The binary's own catalog wins over a publication that is not newer: a new app release
+        // is not overridden by a publication made for an older one.
+        guard version > product.catalog.version else {
+            return [
+                "version \(version) is not newer than the catalog compiled into this binary (version \(product.catalog.version))"
+            ]
+        }
         var earlier = releases
         let known = Set(releases.map(\.file))
         for other in others where other.version < version && !known.contains("\(other.version).json") {
@@ -62,6 +69,20 @@ public enum Publications {
         return []
     }
 
+    /// At most this many live publications are considered (the newest): enough for a rollout and
+    /// its rollback, and a bound on what a pull costs.
+    public static let maximumKept = 8
+
+    /// An entity tag as the server writes one (a quoted hex digest), else nil: what goes back into
+    /// a request header is never arbitrary text.
+    static func validTag(_ tag: String) -> String? {
+        let inner = tag.dropFirst().dropLast()
+        guard tag.count <= 80, tag.hasPrefix("\""), tag.hasSuffix("\""), !inner.isEmpty,
+            inner.allSatisfy({ $0.isHexDigit })
+        else { return nil }
+        return tag
+    }
+
     /// Pulls the app's publications (a 304 when unchanged), keeps those that verify and notes the
     /// others. Never fails the command: a pull that does not happen (offline, a refusal) leaves
     /// what the device has and is returned as a note.
@@ -71,7 +92,8 @@ public enum Publications {
     ) async -> String? {
         let app = product.catalog.app
         do {
-            let tag = try store.database.catalogPull(app: app)?.entityTag
+            let last = try store.database.catalogPull(app: app)
+            let tag = last?.binary == product.fingerprint ? last?.entityTag : nil
             switch try await transport.catalogs(app: app, ifNoneMatch: tag) {
             case .unchanged:
                 try store.database.noteUnchangedPull(app: app, at: now)
@@ -79,22 +101,29 @@ public enum Publications {
             case .changed(let list, let entityTag):
                 var kept: [StoredPublication] = []
                 var refused: [String] = []
-                let offered = list.publications.map {
+                // The salt is the device's own (not the server's word): which subjects a rollout
+                // reaches is fixed by the app and version alone. Oldest first, so each document's
+                // history holds only the ones that verified before it.
+                let offered = list.publications.prefix(Self.maximumKept).map {
                     StoredPublication(
-                        version: $0.version, fingerprint: $0.fingerprint, rollout: $0.rollout, salt: $0.salt, document: $0.document)
-                }
-                for publication in offered {
+                        version: $0.version, fingerprint: $0.fingerprint, rollout: min(100, max(0, $0.rollout)),
+                        salt: Rollout.catalogSalt(app: app, version: $0.version), document: $0.document)
+                }.sorted { $0.version < $1.version }
+                var seen: Set<Int> = []
+                for publication in offered where seen.insert(publication.version).inserted {
                     let problems = Self.problems(
                         version: publication.version, fingerprint: publication.fingerprint, text: publication.document,
-                        product: product, releases: releases, others: offered)
+                        product: product, releases: releases, others: kept)
                     if problems.isEmpty {
                         kept.append(publication)
                     } else {
                         refused.append("version \(publication.version): \(problems.joined(separator: "; "))")
                     }
                 }
+                // The tag is kept with the refusals: the same list is not fetched and refused again
+                // (the refusal is named once); a new binary asks afresh (`binary`).
                 try store.database.storePull(
-                    app: app, kept: kept, entityTag: refused.isEmpty ? entityTag : nil,
+                    app: app, kept: kept, entityTag: entityTag.flatMap(Self.validTag), binary: product.fingerprint,
                     refused: refused.isEmpty ? nil : refused.joined(separator: "\n"), at: now)
                 return refused.isEmpty ? nil : "published catalogs not used: " + refused.joined(separator: "; ")
             }
@@ -105,11 +134,23 @@ public enum Publications {
         }
     }
 
-    /// The catalog `product` runs for `subject` on this device: the newest kept publication whose
-    /// rollout includes the subject and that still verifies, else the compiled catalog.
+    /// The subject a rollout draws for `user` of `product` on this device: the account when the
+    /// product has a user-scoped flow and the user syncs from this file (is enrolled, whatever this
+    /// command's options), else the install. The same file gives the same answer on every run.
+    public static func subject(_ store: DeviceStore, product: Product, user: String) throws -> String {
+        if product.catalog.flows.contains(where: { $0.scope == .user }),
+            try store.database.syncsAccount(app: product.catalog.app, user: user)
+        {
+            return "account:" + user
+        }
+        return "install:" + (try store.installID())
+    }
+
+    /// The product as it runs for `subject` on this device: with the newest kept publication whose
+    /// rollout includes the subject and that still verifies, else with its compiled catalog.
     public static func choose(
         _ store: DeviceStore, product: Product, releases: [RecordedCatalog], subject: () throws -> String
-    ) throws -> (catalog: TourCatalog, choice: CatalogChoice) {
+    ) throws -> (product: Product, choice: CatalogChoice) {
         let app = product.catalog.app
         let kept = try store.database.publications(app: app)
         let pulled = try store.database.catalogPull(app: app)
@@ -117,10 +158,10 @@ public enum Publications {
             source: .compiled, version: product.catalog.version, fingerprint: product.fingerprint, rollout: nil,
             reason: kept.isEmpty
                 ? (pulled == nil ? "no publication pulled" : "no live publication of \(app)")
-                : "no publication's rollout includes this subject",
+                : "no kept publication both includes this subject and is newer than this binary's catalog",
             knowsPublications: pulled != nil || !kept.isEmpty)
         // The subject only when there is something to draw (an install id is made on first use).
-        guard !kept.isEmpty else { return (product.catalog, compiled) }
+        guard !kept.isEmpty else { return (product, compiled) }
         let subject = try subject()
         for publication in kept where Rollout.includes(subject: subject, salt: publication.salt, percent: publication.rollout) {
             guard
@@ -129,8 +170,10 @@ public enum Publications {
                     product: product, releases: releases, others: kept
                 ).isEmpty, let document = try? CatalogDocument(text: publication.document)
             else { continue }
+            var chosen = product
+            chosen.use(published: document.catalog, fingerprint: publication.fingerprint)
             return (
-                document.catalog,
+                chosen,
                 CatalogChoice(
                     source: .published, version: publication.version, fingerprint: publication.fingerprint,
                     rollout: publication.rollout,
@@ -138,6 +181,6 @@ public enum Publications {
                     knowsPublications: true)
             )
         }
-        return (product.catalog, compiled)
+        return (product, compiled)
     }
 }
