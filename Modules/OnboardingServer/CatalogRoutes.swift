@@ -40,10 +40,7 @@ extension Routes {
         router.post("/v1/apps/:app/catalogs") { request, context in
             await answer {
                 let app = try Self.name(context, "app")
-                let claims = try await authorize(request, app: app)
-                guard claims.scope == .admin else {
-                    throw APIError(status: .forbidden, code: "forbidden", message: "publishing needs an admin token")
-                }
+                let claims = try await authorizeAdmin(request, app: app, to: "publishing")
                 var request = request
                 let body = try await Self.body(&request)
                 let publication: (text: String, rollout: Int)
@@ -73,10 +70,7 @@ extension Routes {
         router.delete("/v1/apps/:app/catalogs/:version") { request, context in
             await answer {
                 let app = try Self.name(context, "app")
-                let claims = try await authorize(request, app: app)
-                guard claims.scope == .admin else {
-                    throw APIError(status: .forbidden, code: "forbidden", message: "withdrawing needs an admin token")
-                }
+                _ = try await authorizeAdmin(request, app: app, to: "withdrawing")
                 guard let version = context.parameters.get("version").flatMap(Int.init), version >= 1 else {
                     throw APIError.invalid("the version is a whole number, 1 or more")
                 }

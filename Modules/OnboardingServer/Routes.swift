@@ -84,10 +84,7 @@ struct Routes: Sendable {
         router.get("/v1/apps/:app/report") { request, context in
             await answer {
                 let app = try Self.name(context, "app")
-                let claims = try await authorize(request, app: app)
-                guard claims.scope == .admin else {
-                    throw APIError(status: .forbidden, code: "forbidden", message: "reports need an admin token")
-                }
+                _ = try await authorizeAdmin(request, app: app, to: "reports")
                 return try await Self.json(withDeadline(Self.reportDeadline) { try await store.report(app: app) })
             }
         }
@@ -133,6 +130,15 @@ struct Routes: Sendable {
         }
         if let tokenApp = claims.app, tokenApp != app {
             throw APIError(status: .forbidden, code: "forbidden", message: "this token is for the app '\(tokenApp)', not '\(app)'")
+        }
+        return claims
+    }
+
+    /// The claims of an admin token for `app`; any other token is refused: "`what` needs an admin token".
+    func authorizeAdmin(_ request: Request, app: String, to what: String) async throws -> TokenClaims {
+        let claims = try await authorize(request, app: app)
+        guard claims.scope == .admin else {
+            throw APIError(status: .forbidden, code: "forbidden", message: "\(what) needs an admin token")
         }
         return claims
     }

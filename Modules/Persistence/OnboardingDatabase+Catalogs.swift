@@ -3,23 +3,7 @@
 #else
     import Foundation
 #endif
-
-/// A published catalog document as this device keeps it (verified before it was stored).
-public struct StoredPublication: Equatable, Sendable {
-    public var version: Int
-    public var fingerprint: String
-    public var rollout: Int
-    public var salt: String
-    public var document: String
-
-    public init(version: Int, fingerprint: String, rollout: Int, salt: String, document: String) {
-        self.version = version
-        self.fingerprint = fingerprint
-        self.rollout = rollout
-        self.salt = salt
-        self.document = document
-    }
-}
+import TourCore
 
 /// The last pull of the app's publications: its entity tag, when, and what was refused.
 public struct CatalogPullRecord: Equatable, Sendable {
@@ -33,14 +17,14 @@ public struct CatalogPullRecord: Equatable, Sendable {
 
 extension OnboardingDatabase {
     /// The app's stored publications, newest version first.
-    public func publications(app: String) throws -> [StoredPublication] {
+    public func publications(app: String) throws -> [PublishedCatalog] {
         try read { db in
             guard try db.tableExists("published_catalog") else { return [] }
             return try db.all(
                 "SELECT version, fingerprint, rollout, salt, document FROM published_catalog WHERE app = ? ORDER BY version DESC",
                 [.text(app)]
             ) { row in
-                StoredPublication(
+                PublishedCatalog(
                     version: row.int(0) ?? 0, fingerprint: row.text(1) ?? "", rollout: row.int(2) ?? 0, salt: row.text(3) ?? "",
                     document: row.text(4) ?? "")
             }
@@ -64,7 +48,7 @@ extension OnboardingDatabase {
     /// Replaces the app's publications with `kept` (what the pull brought and verified) in one
     /// transaction, with the pull's entity tag; `refused` says what was not kept.
     public func storePull(
-        app: String, kept: [StoredPublication], entityTag: String?, binary: String?, refused: String?, at time: Date
+        app: String, kept: [PublishedCatalog], entityTag: String?, binary: String?, refused: String?, at time: Date
     ) throws {
         try write { db in
             try db.run("DELETE FROM published_catalog WHERE app = ?", [.text(app)])

@@ -42,7 +42,7 @@ public enum Publications {
     /// binary compiled in (`releases`) and the other publications it keeps.
     public static func problems(
         version: Int, fingerprint: String, text: String, product: Product, releases: [RecordedCatalog],
-        others: [StoredPublication]
+        others: [PublishedCatalog]
     ) -> [String] {
         guard SHA256Hasher.hex(text.utf8) == fingerprint else {
             return ["the document's SHA-256 is not the fingerprint the server gave (\(CatalogDocument.short(fingerprint)))"]
@@ -99,15 +99,16 @@ public enum Publications {
                 try store.database.noteUnchangedPull(app: app, at: now)
                 return nil
             case .changed(let list, let entityTag):
-                var kept: [StoredPublication] = []
+                var kept: [PublishedCatalog] = []
                 var refused: [String] = []
                 // The salt is the device's own (not the server's word): which subjects a rollout
                 // reaches is fixed by the app and version alone. Oldest first, so each document's
                 // history holds only the ones that verified before it.
-                let offered = list.publications.prefix(Self.maximumKept).map {
-                    StoredPublication(
-                        version: $0.version, fingerprint: $0.fingerprint, rollout: min(100, max(0, $0.rollout)),
-                        salt: Rollout.catalogSalt(app: app, version: $0.version), document: $0.document)
+                let offered = list.publications.prefix(Self.maximumKept).map { offered in
+                    var publication = offered
+                    publication.rollout = min(100, max(0, offered.rollout))
+                    publication.salt = Rollout.catalogSalt(app: app, version: offered.version)
+                    return publication
                 }.sorted { $0.version < $1.version }
                 var seen: Set<Int> = []
                 for publication in offered where seen.insert(publication.version).inserted {

@@ -43,6 +43,16 @@ struct PublishingTests {
         }
     }
 
+    /// Registers LockedIn's compiled catalog with the real command; its text.
+    static func registerCompiled(on server: ServerProcess) throws -> String {
+        let compiled = try compiledDocument()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("lockedin-\(UUID().uuidString).json")
+        try compiled.write(to: file, atomically: true, encoding: .utf8)
+        let registered = try PublishingTests().serverCommand(server, ["register", "--app", "lockedin", file.path])
+        guard registered.status == 0 else { throw HarnessFailure("register: \(registered.stderr)") }
+        return compiled
+    }
+
     func publish(_ server: ServerProcess, _ admin: String, _ text: String, rollout: Int) async throws -> HTTP.Answer {
         let body: TourValue = ["document": try TourValue(jsonText: text), "rollout": .int(rollout)]
         return try await HTTP.post(
@@ -179,10 +189,7 @@ struct PublishedCatalogDeviceTests {
     @Test func aPublicationReachesDevicesCarriesRunsAcrossRenamesAndRollsBack() async throws {
         let server = try ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
         let admin = try server.token(account: nil)
-        let compiled = try PublishingTests.compiledDocument()
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("lockedin-\(UUID().uuidString).json")
-        try compiled.write(to: file, atomically: true, encoding: .utf8)
-        #expect(try PublishingTests().serverCommand(server, ["register", "--app", "lockedin", file.path]).status == 0)
+        let compiled = try PublishingTests.registerCompiled(on: server)
 
         // Mid-flow on the compiled catalog's appSelection.
         let ann = try Device("lockedin", account: "ann", server: server)
@@ -262,10 +269,7 @@ struct PartialRolloutTests {
     @Test func halfTheInstallsGetItTheOnesTheHashSaysAndRaisingItKeepsThem() async throws {
         let server = try ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
         let admin = try server.token(account: nil)
-        let compiled = try PublishingTests.compiledDocument()
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("lockedin-\(UUID().uuidString).json")
-        try compiled.write(to: file, atomically: true, encoding: .utf8)
-        #expect(try PublishingTests().serverCommand(server, ["register", "--app", "lockedin", file.path]).status == 0)
+        let compiled = try PublishingTests.registerCompiled(on: server)
         let v2 = try PublishingTests.reworded(compiled)
         #expect(try await PublishingTests().publish(server, admin, v2, rollout: 50).status == 201)
 

@@ -26,16 +26,16 @@ struct PublicationsTests {
     static let product = Product(catalog: Fixtures.catalog(), handler: Handler(), currentVersion: "2.5")
 
     /// The fixture catalog as version `version`, its canonical text and fingerprint.
-    static func publication(_ version: Int, rollout: Int) throws -> StoredPublication {
+    static func publication(_ version: Int, rollout: Int) throws -> PublishedCatalog {
         var catalog = Fixtures.catalog()
         catalog.version = version
         let text = try CatalogDocument(catalog, declarations: product.handler.vocabulary).text()
-        return StoredPublication(
+        return PublishedCatalog(
             version: version, fingerprint: SHA256Hasher.hex(text.utf8), rollout: rollout,
             salt: Rollout.catalogSalt(app: catalog.app, version: version), document: text)
     }
 
-    static func store(keeping publications: [StoredPublication]) throws -> (DeviceStore, String) {
+    static func store(keeping publications: [PublishedCatalog]) throws -> (DeviceStore, String) {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("publications-\(UUID().uuidString).sqlite").path
         let database = try OnboardingDatabase.open(path: path)
         try database.storePull(app: "test", kept: publications, entityTag: nil, binary: nil, refused: nil, at: Date())
