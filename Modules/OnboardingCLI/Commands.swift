@@ -235,6 +235,7 @@ extension Runner {
     func printJournal() throws {
         let rows = try journal()
         if json {
+            let compiledFingerprints = self.compiledFingerprints
             let objects: [TourValue] = rows.map { row in
                 [
                     "id": .int(Int(row.id)), "time": .double(row.time.timeIntervalSince1970),

@@ -36,9 +36,14 @@ final class Runner: @unchecked Sendable {
     let syncs: Bool
     /// The catalog this run uses (compiled, or published and meant for this subject), and why.
     let catalogChoice: CatalogChoice
+    /// The product as compiled into this binary (before a publication replaced its catalog).
+    let compiled: Product
+
     /// The fingerprints of the catalogs compiled into this binary (its releases and its catalog):
-    /// a journal row run under any other ran under a publication.
-    let compiledFingerprints: Set<String>
+    /// a journal row run under any other ran under a publication. Worked out when asked (`journal`).
+    var compiledFingerprints: Set<String> {
+        Set(cli.releases.map { SHA256Hasher.hex($0.text.utf8) } + [compiled.fingerprint].compactMap { $0 })
+    }
 
     init(options: RunOptions) async throws {
         cli = CLIEnvironment.current
@@ -70,10 +75,10 @@ final class Runner: @unchecked Sendable {
         {
             Output.error("\(cli.executable): \(note)")
         }
-        compiledFingerprints = Set(cli.releases.map { SHA256Hasher.hex($0.text.utf8) } + [product.fingerprint].compactMap { $0 })
-        let (device, user, compiled) = (store, options.user, product)
+        self.compiled = product
+        let (device, user, compiledProduct) = (store, options.user, product)
         let chosen = try Publications.choose(device, product: product, releases: cli.releases) {
-            try Publications.subject(device, product: compiled, user: user)
+            try Publications.subject(device, product: compiledProduct, user: user)
         }
         product = chosen.product
         catalogChoice = chosen.choice

@@ -155,22 +155,31 @@ public enum Publications {
         let app = product.catalog.app
         let kept = try store.database.publications(app: app)
         let pulled = try store.database.catalogPull(app: app)
+        let knows = pulled != nil || !kept.isEmpty
+        // The compiled catalog's fingerprint is worked out only where it is shown: a command on a
+        // device that knows no publication does not write the catalog's document to hash it.
         let compiled = CatalogChoice(
-            source: .compiled, version: product.catalog.version, fingerprint: product.fingerprint, rollout: nil,
+            source: .compiled, version: product.catalog.version, fingerprint: knows ? product.fingerprint : nil,
+            rollout: nil,
             reason: kept.isEmpty
                 ? (pulled == nil ? "no publication pulled" : "no live publication of \(app)")
                 : "no kept publication both includes this subject and is newer than this binary's catalog",
-            knowsPublications: pulled != nil || !kept.isEmpty)
+            knowsPublications: knows)
         // The subject only when there is something to draw (an install id is made on first use).
         guard !kept.isEmpty else { return (product, compiled) }
         let subject = try subject()
+        // Kept documents were checked against this binary when they were pulled; a binary that did
+        // not pull them (an app update since) checks them in full, every one its hash.
+        let checkedByThisBinary = pulled?.binary != nil && pulled?.binary == product.fingerprint
         for publication in kept where Rollout.includes(subject: subject, salt: publication.salt, percent: publication.rollout) {
-            guard
-                problems(
+            let verified =
+                checkedByThisBinary
+                ? SHA256Hasher.hex(publication.document.utf8) == publication.fingerprint
+                : problems(
                     version: publication.version, fingerprint: publication.fingerprint, text: publication.document,
                     product: product, releases: releases, others: kept
-                ).isEmpty, let document = try? CatalogDocument(text: publication.document)
-            else { continue }
+                ).isEmpty
+            guard verified, let document = try? CatalogDocument(text: publication.document) else { continue }
             var chosen = product
             chosen.use(published: document.catalog, fingerprint: publication.fingerprint)
             return (
