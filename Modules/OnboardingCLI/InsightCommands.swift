@@ -16,8 +16,20 @@ struct Report: ScriptableCommand {
     )
     @OptionGroup var options: CommonOptions
     @Option(help: "Count only runs started on or after this day, YYYY-MM-DD (UTC).") var since: String?
+    @Option(
+        help: "flow (the funnel of each flow, the default) or variant (each experiment's variants against its control).")
+    var by: String = "flow"
 
-    func validate() throws { _ = try sinceDate() }
+    func validate() throws {
+        _ = try sinceDate()
+        guard ["flow", "variant"].contains(by) else {
+            throw ValidationError("--by takes flow or variant; got '\(by.quotable)'")
+        }
+        if by == "variant", since != nil {
+            throw ValidationError(
+                "--since applies to the funnel; --by variant counts every subject an experiment assigned, so it takes no --since")
+        }
+    }
 
     func sinceDate() throws -> Date? {
         guard let since else { return nil }
@@ -30,6 +42,12 @@ struct Report: ScriptableCommand {
     func execute(_ runner: Runner) async throws {
         let app = runner.product.catalog.app
         let rows = try runner.journalWithFacts()
+        if by == "variant" {
+            try ExperimentReportView.show(
+                ExperimentTally.reports(app: app, catalog: runner.product.catalog, rows: rows), rows: rows.count,
+                runner: runner)
+            return
+        }
         let funnels = try FlowFunnel.compute(
             app: app, engine: runner.product.engine, rows: rows, since: try sinceDate())
         let users = Set(rows.map(\.user)).count

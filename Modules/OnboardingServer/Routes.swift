@@ -85,7 +85,15 @@ struct Routes: Sendable {
             await answer {
                 let app = try Self.name(context, "app")
                 _ = try await authorizeAdmin(request, app: app, to: "reports")
-                return try await Self.json(withDeadline(Self.reportDeadline) { try await store.report(app: app) })
+                switch request.uri.queryParameters.get("by") ?? "flow" {
+                case "flow":
+                    return try await Self.json(withDeadline(Self.reportDeadline) { try await store.report(app: app) })
+                case "variant":
+                    return try await Self.json(
+                        withDeadline(Self.reportDeadline) { try await store.experimentReports(app: app, catalogs: catalogs) })
+                case let other:
+                    throw APIError.invalid("by takes flow (each flow's funnel) or variant (each experiment's variants); got '\(other.prefix(40))'")
+                }
             }
         }
     }
@@ -176,9 +184,9 @@ struct Routes: Sendable {
 
     // MARK: - Validation
 
-    static let knownFacts: Set<String> = [
-        "flowStarted", "stepEntered", "stepCompleted", "gateAnswered", "flowEnded", "flowReset", "runMigrated",
-    ]
+    /// The facts this server checks before storing (``TourFact/kinds``); others, from newer
+    /// releases, are stored as sent.
+    static let knownFacts: Set<String> = TourFact.kinds
 
     /// Checks the whole batch before anything is written: a refused batch changes nothing.
     static func validate(_ batch: PushBatch) throws {

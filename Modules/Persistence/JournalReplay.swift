@@ -75,10 +75,16 @@ public enum JournalReplay {
     public struct Replayed: Equatable, Sendable {
         public var subjects: [String: [FlowID: FlowState]]
         public var appVersion: String?
+        /// Experiment marks by subject ("@install" or a user id) and experiment id.
+        public var experiments: [String: [String: ExperimentMark]]
 
-        public init(subjects: [String: [FlowID: FlowState]] = [:], appVersion: String? = nil) {
+        public init(
+            subjects: [String: [FlowID: FlowState]] = [:], appVersion: String? = nil,
+            experiments: [String: [String: ExperimentMark]] = [:]
+        ) {
             self.subjects = subjects
             self.appVersion = appVersion
+            self.experiments = experiments
         }
 
         /// The subjects' states without the flows in their initial state.
@@ -108,11 +114,17 @@ public enum JournalReplay {
         var scopes = Dictionary(uniqueKeysWithValues: engine.catalog.flows.map { ($0.id, $0.scope) })
         var subjects = start.subjects
         var appVersion = start.appVersion
+        var marks = start.experiments
         for row in rows {
             let key = SessionKey(app: app, user: row.user)
             var state = TourState(appVersion: appVersion)
             for (flow, scope) in scopes {
                 state.flows[flow] = subjects[key.subject(for: scope)]?[flow]
+            }
+            for subject in Set([SessionKey.installSubject, key.user]) {
+                for (id, mark) in marks[subject] ?? [:] where key.subject(for: scopes[mark.flow] ?? .install) == subject {
+                    state.experiments[id] = mark
+                }
             }
             let event = try JSONCoding.value(TourEvent.self, from: row.eventJSON)
             var next: TourState
@@ -120,7 +132,14 @@ public enum JournalReplay {
             if row.wasWritten(under: engine) {
                 let context = try JSONCoding.object(from: row.contextJSON)
                 do {
-                    let transition = try engine.reduce(state, event, at: row.time, context: context)
+                    // The subject an assignment of this row was made for assigns the same variant again.
+                    let assigned = try row.storedFacts()?.lazy.compactMap { fact -> String? in
+                        if case .assigned(_, let arm) = fact { return arm.subject }
+                        return nil
+                    }.first
+                    let transition = try engine.reduce(
+                        state, event, at: row.time, context: context,
+                        subjects: ExperimentSubjects(install: assigned, account: assigned))
                     next = transition.state
                     facts = transition.record.facts
                 } catch {
@@ -136,13 +155,16 @@ public enum JournalReplay {
                     "journal row \(row.id) was written under catalog version \(row.catalogVersion ?? 1) and has no facts")
             }
             appVersion = next.appVersion
+            for (id, mark) in next.experiments {
+                marks[key.subject(for: scopes[mark.flow] ?? .install), default: [:]][id] = mark
+            }
             for flow in next.flows.keys where scopes[flow] == nil { scopes[flow] = .install }
             for (flow, scope) in scopes {
                 subjects[key.subject(for: scope), default: [:]][flow] = next.flows[flow]
             }
             try visit(Step(row: row, event: event, before: state, after: next, facts: facts))
         }
-        return Replayed(subjects: subjects, appVersion: appVersion)
+        return Replayed(subjects: subjects, appVersion: appVersion, experiments: marks)
     }
 
     /// What facts say about the flows: runs started, steps entered, records written, runs moved.
@@ -172,6 +194,12 @@ public enum JournalReplay {
                 run.position = plan.firstIndex(of: toStep) ?? 0
                 run.catalogVersion = toVersion
                 state[run: flow] = run
+            case .assigned(let flow, let arm):
+                state.experiments[arm.experiment] = ExperimentMark(flow: flow, variant: arm.variant, subject: arm.subject)
+            case .exposed(_, let arm):
+                state.experiments[arm.experiment]?.exposed = true
+            case .goalReached(_, let arm):
+                state.experiments[arm.experiment]?.goalReached = true
             }
         }
     }

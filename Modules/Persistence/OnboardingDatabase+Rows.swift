@@ -34,6 +34,19 @@ extension OnboardingDatabase {
             guard row.text(0) == key.subject(for: scopes[flow] ?? .install) else { return }
             session.tour.flows[flow] = try JSONCoding.value(FlowState.self, from: row.text(2) ?? "")
         }
+        try db.query(
+            """
+            SELECT subject, experiment, flow, variant, assignee, exposed, goal_reached FROM experiment_state
+            WHERE app = ? AND subject IN (?, ?)
+            """,
+            [.text(key.app), .text(SessionKey.installSubject), .text(key.user)]
+        ) { row in
+            let flow = FlowID(row.text(2) ?? "")
+            guard row.text(0) == key.subject(for: scopes[flow] ?? .install) else { return }
+            session.tour.experiments[row.text(1) ?? ""] = ExperimentMark(
+                flow: flow, variant: row.text(3) ?? "", subject: row.text(4) ?? "", exposed: row.int(5) == 1,
+                goalReached: row.int(6) == 1)
+        }
         try db.query("SELECT app_version, virtual_now FROM install_state WHERE app = ?", [.text(key.app)]) { row in
             session.tour.appVersion = row.text(0)
             session.virtualNow = row.double(1).map(Date.init(timeIntervalSince1970:))
@@ -103,6 +116,21 @@ extension OnboardingDatabase {
                     .text(key.app), .text(subject), .text(flow.rawValue), .text(state.status.rawValue),
                     SQLValue(state.currentStep?.rawValue), .text(text), .real(now),
                     SQLValue(state.run?.catalogVersion),
+                ])
+        }
+        for (experiment, mark) in after.tour.experiments where before.tour.experiments[experiment] != mark {
+            try db.run(
+                """
+                INSERT INTO experiment_state (app, subject, experiment, flow, variant, assignee, exposed, goal_reached)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (app, subject, experiment) DO UPDATE SET
+                    flow = excluded.flow, variant = excluded.variant, assignee = excluded.assignee,
+                    exposed = excluded.exposed, goal_reached = excluded.goal_reached
+                """,
+                [
+                    .text(key.app), .text(key.subject(for: scopes[mark.flow] ?? .install)), .text(experiment),
+                    .text(mark.flow.rawValue), .text(mark.variant), .text(mark.subject),
+                    .integer(mark.exposed ? 1 : 0), .integer(mark.goalReached ? 1 : 0),
                 ])
         }
         if before.tour.appVersion != after.tour.appVersion || before.virtualNow != after.virtualNow {

@@ -203,6 +203,26 @@ enum Schema {
             ALTER TABLE catalog_pull ADD COLUMN binary TEXT;
             """
         ),
+        (
+            // Each experiment a subject was assigned to (Docs/Publishing.md): the variant, kept so
+            // it never changes under the user, and whether its exposure and goal are journalled.
+            // `subject` is the row's owner as in flow_state ("@install" or a user, by the flow's
+            // scope); `assignee` the subject the variant was computed for (install:… or account:…).
+            "v9-experiments",
+            """
+            CREATE TABLE experiment_state (
+                app TEXT NOT NULL,
+                subject TEXT NOT NULL,
+                experiment TEXT NOT NULL,
+                flow TEXT NOT NULL,
+                variant TEXT NOT NULL,
+                assignee TEXT NOT NULL,
+                exposed INTEGER NOT NULL DEFAULT 0 CHECK (exposed IN (0, 1)),
+                goal_reached INTEGER NOT NULL DEFAULT 0 CHECK (goal_reached IN (0, 1)),
+                PRIMARY KEY (app, subject, experiment)
+            );
+            """
+        ),
     ]
 
     static let table = "grdb_migrations"

@@ -26,6 +26,8 @@ public struct FlowDefinition: Sendable, Equatable {
     /// (the default), or go on at the next step of its plan that still exists. Journalled as an
     /// undeclared ``TourFact/runMigrated``; `check` refuses such a release before it ships.
     public var unplacedStep: FlowChanges.RemovedStep
+    /// The experiment the flow runs, if any: its variants, their weights and the goal.
+    public var experiment: Experiment?
 
     public init(
         _ id: FlowID, name: String, steps: [StepDefinition], fields: [FieldSpec] = [],
@@ -33,7 +35,8 @@ public struct FlowDefinition: Sendable, Equatable {
         skip: SkipPolicy = .recordSkipped, interruption: InterruptionPolicy = .resume,
         replay: ReplayPolicy = .notReplayable, scope: FlowScope = .install, countsTerminalStep: Bool = true,
         haptics: HapticMap = .none, analytics: AnalyticsNames = .none, onComplete: [EffectTemplate] = [],
-        onSkip: [EffectTemplate] = [], onReset: [EffectTemplate] = [], unplacedStep: FlowChanges.RemovedStep = .restart
+        onSkip: [EffectTemplate] = [], onReset: [EffectTemplate] = [], unplacedStep: FlowChanges.RemovedStep = .restart,
+        experiment: Experiment? = nil
     ) {
         self.id = id
         self.name = name
@@ -51,6 +54,7 @@ public struct FlowDefinition: Sendable, Equatable {
         self.onSkip = onSkip
         self.onReset = onReset
         self.unplacedStep = unplacedStep
+        self.experiment = experiment
     }
 
     public func step(_ id: StepID) -> StepDefinition? { steps.first { $0.id == id } }
@@ -99,6 +103,11 @@ public struct TourCatalog: Sendable, Equatable {
     }
 
     public func flow(_ id: FlowID) -> FlowDefinition? { flows.first { $0.id == id } }
+
+    /// Every experiment of the catalog with its flow, in catalog order.
+    public var experiments: [(flow: FlowDefinition, experiment: Experiment)] {
+        flows.compactMap { flow in flow.experiment.map { (flow, $0) } }
+    }
 
     /// Whose each flow record and state key is.
     public var scopes: Scopes {

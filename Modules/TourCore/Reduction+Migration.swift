@@ -119,10 +119,8 @@ extension Reduction {
             finish(flow, .completed)
             return
         }
-        let plan = flow.steps.filter {
-            $0.id == target || $0.includedWhen.holds(context: context, state: state)
-        }
-        .map({ $0.id })
+        // An experiment's variant keeps showing its steps (a replay shows the whole flow).
+        let plan = self.plan(of: flow, variant: old.replayOf == nil ? assignedVariant(of: flow) : nil, keeping: target)
         let sameStep = catalog.place(fromStep ?? target, of: flow.id, since: from) == .step(target)
         let renames = catalog.migrations(after: from).compactMap { $0.flows[flow.id]?.renamedActions }
         func currentName(_ name: String) -> String { renames.reduce(name) { $1[$0] ?? $0 } }

@@ -37,7 +37,12 @@ extension Reduction {
     }
 
     mutating func startRun(_ flow: FlowDefinition, replayOf: FlowRecord.Before?) {
-        let plan = flow.steps.filter { $0.includedWhen.holds(context: context, state: state) }.map({ $0.id })
+        let variant = replayOf == nil ? assignVariant(flow) : nil
+        if variant?.isHoldout == true {
+            holdOut(flow)
+            return
+        }
+        let plan = self.plan(of: flow, variant: variant)
         let run = FlowRun(
             plan: plan,
             fields: Dictionary(
@@ -65,6 +70,7 @@ extension Reduction {
         run.deadline = step.autoAdvanceAfter.map { now.addingTimeInterval($0) }
         state[run: flow.id] = run
         facts.append(.stepEntered(flow: flow.id, step: stepID, index: run.position + 1))
+        if run.replayOf == nil { noteExposure(flow) }
         if let haptic = flow.haptics.stepEntered { effects.append(.haptic(haptic)) }
         checkGatesOnEntry(flow)
         recordCovered(by: step, in: flow)
@@ -117,6 +123,7 @@ extension Reduction {
         let templates = ending == .completed ? flow.onComplete : flow.onSkip
         if run.replayOf == nil {
             effects += templates.map { resolve($0, fields: run.fields, parameters: [:]) }
+            if ending == .completed, flow.experiment?.goal == .completion { noteGoal(of: flow) }
         }
         switch ending {
         case .completed:

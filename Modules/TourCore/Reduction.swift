@@ -13,11 +13,17 @@ struct Reduction {
     var state: TourState
     let now: Date
     let context: TourContext
+    /// Who the flows' experiments assign (none: a flow with an experiment runs its control).
+    let subjects: ExperimentSubjects
     var effects: [TourEffect] = []
     var notes: [String] = []
     var facts: [TourFact] = []
 
-    init(catalog: TourCatalog, stamp: CatalogFingerprint, state: TourState, now: Date, context: TourContext) {
+    init(
+        catalog: TourCatalog, stamp: CatalogFingerprint, state: TourState, now: Date, context: TourContext,
+        subjects: ExperimentSubjects = .none
+    ) {
+        self.subjects = subjects
         self.catalog = catalog
         self.stamp = stamp
         self.state = state

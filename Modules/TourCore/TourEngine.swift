@@ -28,11 +28,15 @@ public struct TourEngine: Sendable {
 
     /// Folds one event into the state. Whatever is due at `now` fires first.
     ///
+    /// - Parameter subjects: who the catalog's experiments assign (``ExperimentSubjects``); without
+    ///   them a flow with an experiment runs its control and nothing is assigned.
     /// - Throws: ``TourRefusal`` when the event is not allowed now; nothing changes then.
     public func reduce(
-        _ state: TourState, _ event: TourEvent, at now: Date, context: TourContext = [:]
+        _ state: TourState, _ event: TourEvent, at now: Date, context: TourContext = [:],
+        subjects: ExperimentSubjects = .none
     ) throws(TourRefusal) -> Transition {
-        var reduction = Reduction(catalog: catalog, stamp: stamp, state: state, now: now, context: context)
+        var reduction = Reduction(
+            catalog: catalog, stamp: stamp, state: state, now: now, context: context, subjects: subjects)
         reduction.migrateRuns()
         reduction.fireDue()
         let before = reduction.state.presentingFlow.map { ($0, reduction.state[flow: $0].currentStep) }
@@ -42,6 +46,7 @@ public struct TourEngine: Sendable {
         }
         try reduction.apply(event)
         reduction.fireDue()
+        reduction.noteEffectGoals()
         let after = reduction.state.presentingFlow.map { ($0, reduction.state[flow: $0].currentStep) }
         let place = before ?? after
         let record = JournalRecord(

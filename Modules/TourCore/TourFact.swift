@@ -27,6 +27,27 @@ public enum TourFact: Equatable, Sendable {
     case runMigrated(
         flow: FlowID, fromVersion: Int, toVersion: Int, fromStep: StepID?, toStep: StepID?, plan: [StepID],
         outcome: MigrationOutcome, undeclared: Bool = false)
+    /// The subject was assigned a variant of the flow's experiment: journalled once per subject
+    /// and experiment, when the flow first starts for it.
+    case assigned(flow: FlowID, ExperimentArm)
+    /// The subject saw the first card of its variant (a holdout never is).
+    case exposed(flow: FlowID, ExperimentArm)
+    /// The subject reached the experiment's goal (after its assignment), once.
+    case goalReached(flow: FlowID, ExperimentArm)
+
+    /// Which variant of which experiment, for whom.
+    public struct ExperimentArm: Equatable, Sendable {
+        public var experiment: String
+        public var variant: String
+        /// `install:…` or `account:…` (see ``ExperimentSubjects``).
+        public var subject: String
+
+        public init(experiment: String, variant: String, subject: String) {
+            self.experiment = experiment
+            self.variant = variant
+            self.subject = subject
+        }
+    }
 
     public enum Ending: String, Sendable, Equatable, Codable, CaseIterable {
         /// The last step was completed (or the step showed the flow's content elsewhere: covered).
@@ -41,6 +62,8 @@ public enum TourFact: Equatable, Sendable {
         /// Another device of the account finished it: the account server's record was adopted
         /// (a run showing here ended without the user finishing it here).
         case finishedElsewhere
+        /// The subject is in its experiment's holdout: the flow ended before any card showed.
+        case heldOut
     }
 
     public enum MigrationOutcome: String, Sendable, Equatable, Codable {
@@ -57,7 +80,8 @@ public enum TourFact: Equatable, Sendable {
     public var flow: FlowID {
         switch self {
         case .flowStarted(let flow, _, _, _), .stepEntered(let flow, _, _), .stepCompleted(let flow, _),
-            .gateAnswered(let flow, _, _, _), .flowEnded(let flow, _, _, _), .flowReset(let flow), .runMigrated(let flow, _, _, _, _, _, _, _):
+            .gateAnswered(let flow, _, _, _), .flowEnded(let flow, _, _, _), .flowReset(let flow), .runMigrated(let flow, _, _, _, _, _, _, _),
+            .assigned(let flow, _), .exposed(let flow, _), .goalReached(let flow, _):
             flow
         }
     }
@@ -72,6 +96,17 @@ public enum TourFact: Equatable, Sendable {
         case .flowEnded: "flowEnded"
         case .flowReset: "flowReset"
         case .runMigrated: "runMigrated"
+        case .assigned: "assigned"
+        case .exposed: "exposed"
+        case .goalReached: "goalReached"
+        }
+    }
+
+    /// The experiment arm of an `assigned`, `exposed` or `goalReached` fact.
+    public var arm: ExperimentArm? {
+        switch self {
+        case .assigned(_, let arm), .exposed(_, let arm), .goalReached(_, let arm): arm
+        default: nil
         }
     }
 }
@@ -109,6 +144,10 @@ extension TourFact: TourValueCodable {
             if let toStep { object["toStep"] = .string(toStep.rawValue) }
             object["plan"] = .strings(plan.map({ $0.rawValue }))
             object["outcome"] = .string(outcome.rawValue)
+        case .assigned(_, let arm), .exposed(_, let arm), .goalReached(_, let arm):
+            object["experiment"] = .string(arm.experiment)
+            object["variant"] = .string(arm.variant)
+            object["subject"] = .string(arm.subject)
         }
         return .object(object)
     }
@@ -116,6 +155,7 @@ extension TourFact: TourValueCodable {
     /// The `fact` names this build reads; a stored fact of another kind was written by a newer one.
     public static let kinds: Set<String> = [
         "flowStarted", "stepEntered", "stepCompleted", "gateAnswered", "flowEnded", "flowReset", "runMigrated",
+        "assigned", "exposed", "goalReached",
     ]
 
     public init(tourValue: TourValue) throws {
@@ -148,6 +188,15 @@ extension TourFact: TourValueCodable {
                 plan: stored.value("plan") == nil ? [] : try steps("plan"),
                 outcome: try stored.raw("outcome", MigrationOutcome.self),
                 undeclared: try stored.optionalBool("undeclared") ?? false)
+        case "assigned", "exposed", "goalReached":
+            let arm = ExperimentArm(
+                experiment: try stored.string("experiment"), variant: try stored.string("variant"),
+                subject: try stored.string("subject"))
+            switch try stored.string("fact") {
+            case "assigned": self = .assigned(flow: flow, arm)
+            case "exposed": self = .exposed(flow: flow, arm)
+            default: self = .goalReached(flow: flow, arm)
+            }
         case let other:
             throw DecodingError.dataCorrupted(
                 .init(codingPath: [MemberKey("fact")], debugDescription: "unknown fact '\(other)' (written by a newer release?)"))

@@ -15,10 +15,13 @@ public enum FlowStatus: String, Codable, Sendable, CaseIterable {
 public struct TourState: Equatable, Sendable {
     public var flows: [FlowID: FlowState]
     public var appVersion: String?
+    /// Each experiment this user's subjects were assigned to, by experiment id.
+    public var experiments: [String: ExperimentMark]
 
-    public init(flows: [FlowID: FlowState] = [:], appVersion: String? = nil) {
+    public init(flows: [FlowID: FlowState] = [:], appVersion: String? = nil, experiments: [String: ExperimentMark] = [:]) {
         self.flows = flows
         self.appVersion = appVersion
+        self.experiments = experiments
     }
 
     public subscript(flow id: FlowID) -> FlowState {

@@ -86,12 +86,12 @@ public struct FlowFunnel: Codable, Equatable, Sendable {
                         switch ending {
                         case .completed: .completed
                         case .skipped, .dismissed: .skipped
-                        case .dropped, .finishedElsewhere: .notStarted
+                        case .dropped, .finishedElsewhere, .heldOut: .notStarted
                         }
                     entry.run.ended = (status, row.time)
                     runs[entry.flow, default: []].append(entry.run)
                     open[key] = nil
-                case .stepCompleted, .gateAnswered, .flowReset, .runMigrated:
+                case .stepCompleted, .gateAnswered, .flowReset, .runMigrated, .assigned, .exposed, .goalReached:
                     continue
                 }
             }

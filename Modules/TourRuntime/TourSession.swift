@@ -147,6 +147,10 @@ public actor TourSession {
         let handler = product.handler
         let time = time
         let deviceFacts = deviceFacts
+        // Who experiments assign: this install, and the account of a user who syncs (read only
+        // for a catalog that runs experiments; the install id is made on first use).
+        let install = product.catalog.experiments.isEmpty ? nil : "install:" + (try database.installID())
+        let user = key.user
         return try database.commit(key, scopes: product.scopes) { session in
             let stored = session.domain
             session = try Self.prepared(session, product)
@@ -157,7 +161,8 @@ public actor TourSession {
                 session.virtualNow = now
             }
             let context = product.context(domain: session.domain, now: now, device: deviceFacts)
-            let transition = try engine.reduce(session.tour, event, at: now, context: context)
+            let subjects = ExperimentSubjects(install: install, account: session.account == nil ? nil : "account:" + user)
+            let transition = try engine.reduce(session.tour, event, at: now, context: context, subjects: subjects)
             session.tour = transition.state
             for case .product(let effect) in transition.effects {
                 try handler.apply(checking: effect, to: &session.domain, now: now)

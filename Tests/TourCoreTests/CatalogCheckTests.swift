@@ -54,7 +54,10 @@ struct CatalogCheckTests {
                                 grantedMessage: "Yes")
                         ]),
                 ],
-                fields: [FieldSpec("name", .text)]),
+                fields: [FieldSpec("name", .text)],
+                // A variant showing a step the flow does not have.
+                experiment: Experiment(
+                    "shorter", variants: [.init("full", weight: 1), .init("short", weight: 1, shows: .steps(["welcom"]))])),
         ],
         freeActions: [StepAction("setBirthDate", outcome: .stay)])
 
@@ -86,6 +89,7 @@ struct CatalogCheckTests {
         #expect(has(.unknownPayloadKey, "welcome", "takes no payload key 'nmae' (did you mean 'name'?)"))
         #expect(has(.missingPayloadKey, "welcome", "needs payload key 'name'"))
         #expect(has(.payloadKind, "welcome", "takes text as 'name', and this gives a number"))
+        #expect(has(.experiment, nil, "shows step 'welcom', which the flow does not have (did you mean 'welcome'?)"))
         // Each names its path in the catalog document.
         let paths = problems.map(\.path)
         #expect(paths.contains("flows[main].steps[welcome].actions[store].effects[0].product.payload.nmae"), "\(paths)")

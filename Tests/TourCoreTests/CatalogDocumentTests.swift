@@ -124,11 +124,13 @@ struct CatalogDocumentTests {
         #expect(missing.contains("flows[form].steps[welcome].content: missing 'body'"), "\(missing)")
         let newer = refusal { value in
             if case .object(var document) = value {
-                document["format"] = 2
+                document["format"] = .int(CatalogDocument.format + 1)
                 value = .object(document)
             }
         }
-        #expect(newer.contains("document format 2 is newer than this build reads (1)"), "\(newer)")
+        #expect(
+            newer.contains("document format \(CatalogDocument.format + 1) is newer than this build reads (\(CatalogDocument.format))"),
+            "\(newer)")
         let null = refusal { step(&$0) { $0["autoAdvanceAfter"] = .null } }
         #expect(null.contains("steps[welcome].autoAdvanceAfter: null is not allowed"), "\(null)")
         #expect(refusal { _ in } == "read")

@@ -10,7 +10,7 @@ extension TourCatalog {
 
 /// The walk behind ``TourCatalog/problems(declaring:)``: every reference in the catalog, with its
 /// path in the document.
-private struct CoherenceCheck {
+struct CoherenceCheck {
     let catalog: TourCatalog
     let declared: CatalogDeclarations
     var problems: [CatalogProblem] = []
@@ -61,6 +61,16 @@ private struct CoherenceCheck {
                 "free action \(action.name)")
         }
         for flow in catalog.flows { check(flow) }
+        var experimentIDs: [String: FlowID] = [:]
+        for (flow, experiment) in catalog.experiments {
+            if let other = experimentIDs[experiment.id] {
+                add(
+                    .duplicateID, Place(flow: flow.id, path: "flows[\(flow.id)].experiment.id"),
+                    "experiment id \(experiment.id) is also flow \(other)'s (an id is the assignment's salt, so each is unique)")
+            }
+            experimentIDs[experiment.id] = flow.id
+            checkExperiment(experiment, of: flow)
+        }
     }
 
     func parameters(of action: StepAction, in fields: [String: FieldSpec]) -> [String: FieldSpec?] {

@@ -44,6 +44,8 @@ extension CatalogDeclarations {
         for flow in catalog.flows {
             read(flow.fields)
             read(flow.onComplete + flow.onSkip + flow.onReset)
+            // A goal names an effect the product performs: the binary must declare it.
+            if case .effect(let name)? = flow.experiment?.goal { effects.insert(name) }
             for trigger in flow.triggers { keys.formUnion(trigger.when.contextKeys) }
             for step in flow.steps {
                 keys.formUnion(step.includedWhen.contextKeys)

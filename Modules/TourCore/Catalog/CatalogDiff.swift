@@ -340,7 +340,7 @@ private struct Builder {
         let b = after.documentValue
         for key in [
             "name", "skip", "interruption", "replay", "scope", "countsTerminalStep", "haptics", "analytics",
-            "unplacedStep",
+            "unplacedStep", "experiment",
         ] {
             let x = a.member(key)
             let y = b.member(key)

@@ -87,13 +87,16 @@ extension FlowDefinition {
         let onSkip = try effects("onSkip")
         let onReset = try effects("onReset")
         let unplacedStep = try reader.raw("unplacedStep", FlowChanges.RemovedStep.self)
+        let experiment = try reader.optional("experiment").map { value throws(CatalogDocumentError) in
+            try Experiment(document: value, at: "\(path).experiment")
+        }
         try reader.finish()
         self.init(
             id, name: name, steps: steps, fields: fields, triggers: triggers, skip: skip,
             interruption: interruption,
             replay: replay, scope: scope, countsTerminalStep: countsTerminalStep, haptics: haptics,
             analytics: analytics, onComplete: onComplete, onSkip: onSkip, onReset: onReset,
-            unplacedStep: unplacedStep)
+            unplacedStep: unplacedStep, experiment: experiment)
     }
 }
 

@@ -46,6 +46,7 @@ extension FlowDefinition {
         writer.set("onSkip", list: onSkip.map(\.documentValue))
         writer.set("onReset", list: onReset.map(\.documentValue))
         writer.set("unplacedStep", unplacedStep.rawValue)
+        if let experiment { writer.set("experiment", experiment.documentValue) }
         return writer.value
     }
 }

@@ -20,8 +20,13 @@ import TourCodec
 /// A whole double inside a literal value (`2.0`) is written `2` and reads back as the whole number
 /// 2: JSON has one kind of number.
 public struct CatalogDocument: Sendable, Equatable {
-    /// The document format this build writes and the newest it reads.
-    public static let format = 1
+    /// The newest document format this build reads. A document is written in the oldest format
+    /// that holds it (``writtenFormat``), so a catalog without experiments keeps format 1, its text
+    /// and its fingerprint, and a build before experiments refuses one with them by its format.
+    public static let format = 2
+
+    /// Format 2 added flows' experiments.
+    public var writtenFormat: Int { catalog.experiments.isEmpty ? 1 : 2 }
 
     public var catalog: TourCatalog
     /// What the catalog uses of its product's declarations (without their prose summaries).
@@ -46,7 +51,7 @@ public struct CatalogDocument: Sendable, Equatable {
     /// The document as a value (what ``text()`` writes).
     public var value: TourValue {
         guard case .object(var members) = catalog.documentValue else { return catalog.documentValue }
-        members["format"] = .int(Self.format)
+        members["format"] = .int(writtenFormat)
         members["vocabulary"] = vocabulary.documentValue
         return .object(members)
     }
@@ -88,6 +93,13 @@ public struct CatalogDocument: Sendable, Equatable {
             document: reader.optional("vocabulary") ?? .object([:]), at: "vocabulary")
         catalog = try TourCatalog(document: &reader)
         try reader.finish()
+        guard format == writtenFormat else {
+            throw CatalogDocumentError(
+                path: "format",
+                writtenFormat == 2
+                    ? "a document whose flows run experiments is format 2 (a build before experiments must refuse it)"
+                    : "format \(format) is for documents whose flows run experiments; this one has none, so it is format 1")
+        }
     }
 }
 

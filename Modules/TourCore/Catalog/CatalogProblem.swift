@@ -20,6 +20,8 @@ public struct CatalogProblem: Equatable, Sendable, CustomStringConvertible {
         case deadEnd = "dead_end"
         case unrequestableGate = "unrequestable_gate"
         case unwritable = "unwritable"
+        /// A flow's experiment that cannot run or be measured as written.
+        case experiment = "experiment"
         // The release history (``CatalogHistory``).
         case changedWithoutVersion = "changed_without_version"
         case missingRelease = "missing_release"
@@ -38,7 +40,7 @@ public struct CatalogProblem: Equatable, Sendable, CustomStringConvertible {
                 .duplicateID, .unknownGate, .unknownField, .unknownFlow, .unknownAction, .unknownPassThrough,
                 .undeclaredContextKey, .undeclaredEffect, .unknownPayloadKey, .missingPayloadKey,
                 .payloadKind,
-                .undeclaredRequest, .unreachableStep, .deadEnd, .unrequestableGate,
+                .undeclaredRequest, .unreachableStep, .deadEnd, .unrequestableGate, .experiment,
             ]
         }
     }
