@@ -127,14 +127,14 @@ struct ExperimentEngineTests {
         for arm in report.arms {
             let tally = try #require(counts[arm.variant])
             #expect(arm.counts == tally)
-            let expected = Self.wilson(tally.goalReached, tally.assigned)
+            let expected = IndependentStatistics.wilson(tally.goalReached, tally.assigned)
             #expect(abs(arm.interval!.lowerBound - expected.lower) < 1e-9, "\(arm.variant)")
             #expect(abs(arm.interval!.upperBound - expected.upper) < 1e-9, "\(arm.variant)")
             guard arm.variant != "full" else {
                 #expect(arm.verdict == .control)
                 continue
             }
-            let difference = Self.newcombe(tally, control)
+            let difference = IndependentStatistics.newcombe(tally.goalReached, tally.assigned, control.goalReached, control.assigned)
             #expect(abs(arm.difference! - difference.estimate) < 1e-12)
             #expect(abs(arm.differenceInterval!.lowerBound - difference.lower) < 1e-9)
             #expect(abs(arm.differenceInterval!.upperBound - difference.upper) < 1e-9)
@@ -164,28 +164,5 @@ struct ExperimentEngineTests {
         let unknown = ExperimentReport(experiment: "gone", flow: "tour", declared: nil, counts: small)
         #expect(unknown.control == nil && unknown.winner == nil)
         #expect(unknown.arms.allSatisfy { $0.difference == nil })
-    }
-
-    /// Wilson's interval as the roots of (p̂ − p)² = z² p (1 − p) / n (the quadratic form, not the
-    /// centre-and-margin form the engine uses).
-    static func wilson(_ x: Int, _ n: Int) -> (lower: Double, upper: Double) {
-        let z = 1.959963984540054
-        let p = Double(x) / Double(n)
-        let a = 1 + z * z / Double(n)
-        let b = -(2 * p + z * z / Double(n))
-        let c = p * p
-        let root = (b * b - 4 * a * c).squareRoot()
-        return ((-b - root) / (2 * a), (-b + root) / (2 * a))
-    }
-
-    /// Newcombe's method 10 for p1 − p2.
-    static func newcombe(_ a: ExperimentReport.Counts, _ b: ExperimentReport.Counts) -> (estimate: Double, lower: Double, upper: Double) {
-        let p1 = Double(a.goalReached) / Double(a.assigned)
-        let p2 = Double(b.goalReached) / Double(b.assigned)
-        let (l1, u1) = wilson(a.goalReached, a.assigned)
-        let (l2, u2) = wilson(b.goalReached, b.assigned)
-        let d = p1 - p2
-        return (d, d - ((p1 - l1) * (p1 - l1) + (u2 - p2) * (u2 - p2)).squareRoot(),
-                d + ((u1 - p1) * (u1 - p1) + (p2 - l2) * (p2 - l2)).squareRoot())
     }
 }

@@ -95,3 +95,31 @@ struct FixtureFailure: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
 }
+
+/// The report's statistics computed another way, for tests to compare with.
+public enum IndependentStatistics {
+    /// Wilson's interval as the roots of (p̂ − p)² = z² p (1 − p) / n (the quadratic form, not the
+    /// centre-and-margin form the engine uses).
+    public static func wilson(_ x: Int, _ n: Int) -> (lower: Double, upper: Double) {
+        let z = 1.959963984540054
+        let p = Double(x) / Double(n)
+        let a = 1 + z * z / Double(n)
+        let b = -(2 * p + z * z / Double(n))
+        let c = p * p
+        let root = (b * b - 4 * a * c).squareRoot()
+        return ((-b - root) / (2 * a), (-b + root) / (2 * a))
+    }
+
+    /// Newcombe's method 10 for x1/n1 − x2/n2.
+    public static func newcombe(_ x1: Int, _ n1: Int, _ x2: Int, _ n2: Int) -> (estimate: Double, lower: Double, upper: Double) {
+        let p1 = Double(x1) / Double(n1)
+        let p2 = Double(x2) / Double(n2)
+        let (l1, u1) = wilson(x1, n1)
+        let (l2, u2) = wilson(x2, n2)
+        let d = p1 - p2
+        return (
+            d, d - ((p1 - l1) * (p1 - l1) + (u2 - p2) * (u2 - p2)).squareRoot(),
+            d + ((u1 - p1) * (u1 - p1) + (p2 - l2) * (p2 - l2)).squareRoot()
+        )
+    }
+}

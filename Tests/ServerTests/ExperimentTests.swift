@@ -1,0 +1,178 @@
+import AccountSync
+import Foundation
+import OnboardingServer
+import Testing
+import TourCodec
+import TourCore
+import TourFixtures
+
+/// Experiments over the real server and PostgreSQL: the per-variant report of 2,000 simulated
+/// subjects with a holdout, and an experiment started by a publication on real devices, where every
+/// device of an account is in the same variant.
+@Suite("Experiments")
+struct ExperimentTests {
+    /// 2,000 subjects simulated through the engine push their facts as their accounts' devices;
+    /// `?by=variant` counts what the test counted and computes the intervals as an independent
+    /// computation does.
+    @Test func theServersReportByVariantCountsEverySubjectAndItsIntervalsAreRight() async throws {
+        let server = try ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
+        // The server knows the experiment's control and goal from the catalog the binary registered.
+        let document = CatalogDocument(ExperimentFixture.catalog(), declarations: ExperimentFixture.declarations)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("trial-\(UUID().uuidString).json")
+        try document.text().write(to: file, atomically: true, encoding: .utf8)
+        let registered = try PublishingTests().serverCommand(server, ["register", "--app", ExperimentFixture.app, file.path])
+        #expect(registered.status == 0, "\(registered.stderr)")
+
+        let subjects = try ExperimentFixture.simulate(2_000)
+        let signer = try TokenSigner(secret: ServerProcess.secret)
+        let expires = Int64(Date().timeIntervalSince1970) + 3_600
+        for subject in subjects {
+            let token = signer.sign(
+                TokenClaims(subject: subject.account, scope: .account, app: ExperimentFixture.app, expires: expires))
+            let items = subject.rows.enumerated().map { index, facts in
+                PushItem(
+                    seq: Int64(index + 1), time: subject.times[index].timeIntervalSince1970, event: "event",
+                    catalogVersion: 1, facts: facts.map(\.tourValue), records: [:])
+            }
+            let answer = try await HTTP.post(
+                server.url.appendingPathComponent("v1/apps/trial/accounts/\(subject.account)/push"), token: token,
+                body: Data(try PushBatch(device: "device-\(subject.account)", items: items).tourValue.jsonUTF8()))
+            try #require(answer.status == 200, "push \(subject.account): \(String(decoding: answer.body, as: UTF8.self))")
+        }
+
+        let admin = try server.token(account: nil)
+        let answer = try await HTTP.get(
+            server.url.appendingPathComponent("v1/apps/trial/report").appending(queryItems: [.init(name: "by", value: "variant")]),
+            token: admin)
+        try #require(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
+        let experiments = try #require(answer.json["experiments"] as? [[String: Any]])
+        let report = try #require(experiments.first)
+        #expect(experiments.count == 1)
+        #expect(report["experiment"] as? String == "tourLength")
+        #expect(report["control"] as? String == "full")
+        #expect(report["goal"] as? String == "effect activated")
+        #expect(report["enoughSubjects"] as? Bool == true)
+        let variants = try #require(report["variants"] as? [[String: Any]])
+        #expect(variants.map { $0["variant"] as? String } == ["full", "short", "holdout"])
+
+        // What the test counts from what it simulated.
+        func tally(_ variant: String) -> (assigned: Int, exposed: Int, goal: Int, steps: [String: Int]) {
+            let members = subjects.filter { $0.variant == variant }
+            var steps: [String: Int] = [:]
+            for member in members {
+                let entered = Set(member.rows.joined().compactMap { fact -> String? in
+                    if case .stepEntered(_, let step, _) = fact { return step.rawValue }
+                    return nil
+                })
+                for step in entered { steps[step, default: 0] += 1 }
+            }
+            return (
+                members.count, variant == "holdout" ? 0 : members.count, members.filter(\.activated).count, steps
+            )
+        }
+        let control = tally("full")
+        for entry in variants {
+            let name = try #require(entry["variant"] as? String)
+            let expected = tally(name)
+            #expect(entry["assigned"] as? Int == expected.assigned, "\(name)")
+            #expect(entry["exposed"] as? Int == expected.exposed, "\(name)")
+            #expect(entry["goalReached"] as? Int == expected.goal, "\(name)")
+            let steps = (entry["steps"] as? [[String: Any]] ?? []).reduce(into: [String: Int]()) {
+                $0[$1["step"] as? String ?? ""] = $1["reached"] as? Int
+            }
+            #expect(steps == expected.steps, "\(name)")
+            let interval = try #require(entry["goalRateInterval"] as? [Double])
+            let wilson = IndependentStatistics.wilson(expected.goal, expected.assigned)
+            #expect(abs(interval[0] - wilson.lower) < 1e-9 && abs(interval[1] - wilson.upper) < 1e-9, "\(name)")
+            if name == "full" {
+                #expect(entry["verdict"] as? String == "control")
+                continue
+            }
+            let difference = IndependentStatistics.newcombe(expected.goal, expected.assigned, control.goal, control.assigned)
+            let range = try #require(entry["differenceInterval"] as? [Double])
+            #expect(abs((entry["differenceToControl"] as? Double ?? .nan) - difference.estimate) < 1e-9)
+            #expect(abs(range[0] - difference.lower) < 1e-9 && abs(range[1] - difference.upper) < 1e-9, "\(name)")
+        }
+        // Asked for a grouping it does not have, the server says which it has.
+        let wrong = try await HTTP.get(
+            server.url.appendingPathComponent("v1/apps/trial/report").appending(queryItems: [.init(name: "by", value: "device")]),
+            token: admin)
+        #expect(wrong.status == 400)
+        #expect(String(decoding: wrong.body, as: UTF8.self).contains("by takes flow"))
+    }
+
+    /// Growth's tour with an experiment (the whole tour against a two-step tour), started by a
+    /// publication: two accounts on two real devices each. Each account's devices are in one
+    /// variant, the one its account's hash names; the short variant shows two steps; the device's
+    /// own report and the server's agree.
+    @Test func anExperimentStartedByAPublicationPutsEveryDeviceOfAnAccountInOneVariant() async throws {
+        let server = try ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
+        let admin = try server.token(account: nil)
+        let compiled = try Shell.run(BuiltExecutables.folder.appendingPathComponent("growth").path, ["catalog", "--json"])
+            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("growth-\(UUID().uuidString).json")
+        try compiled.write(to: file, atomically: true, encoding: .utf8)
+        #expect(try PublishingTests().serverCommand(server, ["register", "--app", "growth", file.path]).status == 0)
+        let version = try #require(try TourValue(jsonText: compiled).objectValue?["version"]?.intValue)
+        let experiment: TourValue = [
+            "id": "tourLength", "control": "full", "goal": "completion",
+            "variants": [["name": "full", "weight": 50], ["name": "short", "weight": 50, "steps": ["dashboard", "profile"]]],
+        ]
+        let published = try PublishingTests.edited(compiled) { document, flow in
+            document["version"] = .int(version + 1)
+            document["format"] = 2
+            flow["experiment"] = experiment
+        }
+        let body: TourValue = ["document": try TourValue(jsonText: published), "rollout": 100]
+        let answer = try await HTTP.post(
+            server.url.appendingPathComponent("v1/apps/growth/catalogs"), token: admin, body: Data(try body.jsonUTF8()))
+        try #require(answer.status == 201, "\(String(decoding: answer.body, as: UTF8.self))")
+
+        let declared = Experiment(
+            "tourLength", variants: [.init("full", weight: 50), .init("short", weight: 50, shows: .steps(["dashboard", "profile"]))])
+        for account in ["ann", "bo"] {
+            let expected = try #require(declared.assign("account:\(account)")).name
+            let steps = expected == "short" ? "Step 1 of 2" : "Step 1 of 5"
+            // The tablet starts the tour offline (its assignment needs no server), then the phone
+            // online; each is assigned on its own, and both the same.
+            let tablet = try Device("growth", account: account, server: server)
+            let phone = try Device("growth", account: account, server: server)
+            #expect(try tablet.run("status").status == 0)  // pulls the publication
+            #expect(try tablet.run("do", "completeOnboarding", offline: true).status == 0)
+            let offline = try tablet.run("visit", "dashboard", offline: true)
+            #expect(offline.stdout.contains(steps), "\(account) tablet: \(offline.stdout)")
+            #expect(try phone.run("do", "completeOnboarding").status == 0)
+            let online = try phone.run("visit", "dashboard")
+            #expect(online.stdout.contains(steps), "\(account) phone: \(online.stdout)")
+            for device in [tablet, phone] {
+                let journal = try device.run("journal", "--json", offline: true).stdout
+                #expect(journal.contains(#""fact":"assigned""#), "\(journal)")
+                #expect(journal.contains(#""variant":"\#(expected)""#))
+                #expect(journal.contains(#""subject":"account:\#(account)""#))
+            }
+            while try phone.flowStatus("app_tour") == "active" { try phone.run("do", "next") }
+            let report = try phone.run("report", "--by", "variant", "--json")
+            #expect(report.status == 0, "\(report.stderr)")
+            #expect(report.stdout.contains(#""goalReached":1"#), "\(report.stdout)")
+            let table = try phone.run("report", "--by", "variant").stdout
+            #expect(table.contains("app_tour experiment tourLength · goal: completion · control: full"), "\(table)")
+            #expect(table.contains("not enough subjects yet"), "\(table)")
+            // The tablet, back online, pushes its own assignment and learns the phone's completion.
+            for device in [tablet, phone] {
+                let sync = try device.run("sync")
+                #expect(sync.status == 0, "\(sync.stdout) \(sync.stderr)")
+                #expect(try device.waiting() == 0)
+            }
+        }
+        // The server counts each account once, however many of its devices were assigned.
+        let report = try await HTTP.get(
+            server.url.appendingPathComponent("v1/apps/growth/report").appending(queryItems: [.init(name: "by", value: "variant")]),
+            token: admin)
+        let variants = ((report.json["experiments"] as? [[String: Any]])?.first?["variants"] as? [[String: Any]]) ?? []
+        let assigned = variants.reduce(0) { $0 + ($1["assigned"] as? Int ?? 0) }
+        let reached = variants.reduce(0) { $0 + ($1["goalReached"] as? Int ?? 0) }
+        #expect(assigned == 2 && reached == 2, "\(variants)")
+        let facts = try server.sql("SELECT count(*) FROM facts WHERE app = 'growth' AND kind = 'assigned'")
+        #expect(facts == ["4"], "each of the four devices pushed its assignment: \(facts)")
+    }
+}
