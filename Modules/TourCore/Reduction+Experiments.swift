@@ -7,10 +7,7 @@ extension Reduction {
     /// without an experiment.
     mutating func assignVariant(_ flow: FlowDefinition) -> Experiment.Variant? {
         guard let experiment = flow.experiment else { return nil }
-        if let mark = state.experiments[experiment.id] {
-            // A variant a later catalog dropped: its subjects see the control.
-            return experiment.variant(mark.variant) ?? experiment.variant(experiment.control)
-        }
+        if let kept = assignedVariant(of: flow) { return kept }
         guard let subject = subjects.subject(for: flow.scope), let variant = experiment.assign(subject) else {
             return experiment.variant(experiment.control)
         }
@@ -25,6 +22,7 @@ extension Reduction {
     /// moved to another catalog. Nil without an experiment or an assignment.
     func assignedVariant(of flow: FlowDefinition) -> Experiment.Variant? {
         guard let experiment = flow.experiment, let mark = state.experiments[experiment.id] else { return nil }
+        // A variant a later catalog dropped: its subjects see the control.
         return experiment.variant(mark.variant) ?? experiment.variant(experiment.control)
     }
 
