@@ -33,6 +33,12 @@ public enum SyncAPI {
 
 /// One journal row of a device, as pushed: its facts, and the account records of the user-scoped
 /// flows it changed. `(device, seq)` is its idempotency key: a retried push changes nothing.
+extension SyncAPI {
+    /// The latest event time a push may carry: the end of the year 9999 (PostgreSQL's dates, and
+    /// the reports' days, stop being meaningful well before theirs do).
+    public static let latestTime: Double = 253_402_300_799
+}
+
 public struct PushItem: Equatable, Sendable {
     /// The device's journal row id: increasing, never reused.
     public var seq: Int64
@@ -46,11 +52,14 @@ public struct PushItem: Equatable, Sendable {
     public var facts: [TourValue]
     /// Flow id to the record this device reached with the event.
     public var records: [String: AccountFlowRecord]
+    /// The app version that ran the event, when the device knows it (the funnels split by it).
+    public var appVersion: String?
 
     public init(
         seq: Int64, time: Double, event: String, catalogVersion: Int, facts: [TourValue],
-        records: [String: AccountFlowRecord]
+        records: [String: AccountFlowRecord], appVersion: String? = nil
     ) {
+        self.appVersion = appVersion
         self.seq = seq
         self.time = time
         self.event = event
@@ -117,17 +126,19 @@ public struct ErrorBody: Equatable, Sendable {
 
 extension PushItem: TourValueCodable {
     public var tourValue: TourValue {
-        [
+        .members([
             "seq": .int(Int(seq)), "time": .double(time), "event": .string(event), "catalogVersion": .int(catalogVersion),
             "facts": .list(facts), "records": .object(records.mapValues(\.tourValue)),
-        ]
+            "appVersion": appVersion.map(TourValue.string),
+        ])
     }
 
     public init(tourValue: TourValue) throws {
         let wire = try TourValueReader(tourValue, as: "push item")
         self.init(
             seq: Int64(try wire.int("seq")), time: try wire.double("time"), event: try wire.string("event"),
-            catalogVersion: try wire.int("catalogVersion"), facts: try wire.values("facts"), records: try wire.map("records"))
+            catalogVersion: try wire.int("catalogVersion"), facts: try wire.values("facts"), records: try wire.map("records"),
+            appVersion: try wire.optionalString("appVersion"))
     }
 }
 

@@ -5,7 +5,7 @@ import TourCodec
 import TourCore
 
 /// `GET /v1/apps/{app}/report?by=variant`: every experiment the app's devices assigned, counted
-/// from the pushed facts (distinct subjects per variant), with each experiment's control and goal
+/// from the aggregates of the pushed facts (distinct subjects per variant), with each experiment's control and goal
 /// from the newest catalog document this server holds that declares it.
 extension AccountStore {
     public func experimentReports(app: String, catalogs: CatalogStore) async throws -> ExperimentReports {
@@ -14,41 +14,27 @@ extension AccountStore {
         var flows: [String: String] = [:]
         var order: [String] = []
         try await client.withConnection { connection in
+            // The aggregates the pushes keep (`InsightsSchema`): each subject counted once per
+            // variant and milestone; steps are those entered after the assignment, on its device.
             let arms = try await connection.query(
                 """
-                SELECT body->>'experiment', min(flow), body->>'variant', kind, count(DISTINCT body->>'subject')
-                FROM facts WHERE app = \(app) AND kind IN ('assigned', 'exposed', 'goalReached')
-                GROUP BY 1, 3, 4 ORDER BY 1, 3
+                SELECT experiment, min(flow), variant, milestone, step, min(step_index), sum(subjects)::bigint
+                FROM insight_arm_counts WHERE app = \(app)
+                GROUP BY experiment, variant, milestone, step ORDER BY 1, 3, 6, 5
                 """, logger: logger)
-            for try await (experiment, flow, variant, kind, subjects) in arms.decode(
-                (String, String, String, String, Int64).self)
+            for try await (experiment, flow, variant, milestone, step, _, subjects) in arms.decode(
+                (String, String, String, String, String, Int64, Int64).self)
             {
                 if !order.contains(experiment) { order.append(experiment) }
-                flows[experiment] = flow
+                flows[experiment] = flows[experiment] ?? flow
                 var tally = counts[experiment, default: [:]][variant, default: ExperimentReport.Counts()]
-                switch kind {
+                switch milestone {
                 case "assigned": tally.assigned = Int(subjects)
                 case "exposed": tally.exposed = Int(subjects)
-                default: tally.goalReached = Int(subjects)
+                case "goalReached": tally.goalReached = Int(subjects)
+                default: tally.steps.append((step, Int(subjects)))
                 }
                 counts[experiment, default: [:]][variant] = tally
-            }
-            // Steps each assigned subject entered on the device that assigned it, after the assignment.
-            let steps = try await connection.query(
-                """
-                SELECT a.body->>'experiment', a.body->>'variant', s.step, min(s.step_index),
-                    count(DISTINCT a.body->>'subject')
-                FROM facts s JOIN facts a
-                    ON a.app = s.app AND a.account = s.account AND a.device = s.device AND a.flow = s.flow
-                    AND a.kind = 'assigned' AND (a.seq, a.idx) < (s.seq, s.idx)
-                WHERE s.app = \(app) AND s.kind = 'stepEntered'
-                GROUP BY 1, 2, 3 ORDER BY 1, 2, 4, 3
-                """, logger: logger)
-            for try await (experiment, variant, step, _, subjects) in steps.decode(
-                (String, String, String, Int64, Int64).self)
-            {
-                counts[experiment, default: [:]][variant, default: ExperimentReport.Counts()].steps.append(
-                    (step, Int(subjects)))
             }
         }
         // Each experiment as the newest document declaring it says (published or compiled).

@@ -98,6 +98,8 @@ public enum PostgresSchema {
                 """
             ]
         ),
+        // The aggregates reports and the dashboard read, kept by triggers in each push's transaction.
+        ("v4-insights", InsightsSchema.v4),
     ]
 
     /// An arbitrary constant: the advisory lock that serialises migrations across processes.

@@ -202,7 +202,12 @@ struct Routes: Sendable {
             guard item.seq > 0, seen.insert(item.seq).inserted else {
                 throw APIError.invalid("\(at): seq must be positive and appear once in a push")
             }
-            guard item.time.isFinite, item.time >= 0 else { throw APIError.invalid("\(at): time must be seconds since 1970") }
+            guard item.time.isFinite, (0...SyncAPI.latestTime).contains(item.time) else {
+                throw APIError.invalid("\(at): time must be seconds since 1970, before the year 10000")
+            }
+            if let appVersion = item.appVersion, appVersion.isEmpty || appVersion.count > 64 {
+                throw APIError.invalid("\(at): appVersion, when given, is 1 to 64 characters")
+            }
             guard !item.event.isEmpty, item.event.count <= 200 else {
                 throw APIError.invalid("\(at): event must be 1 to 200 characters")
             }

@@ -201,8 +201,8 @@ extension OnboardingDatabase {
     ) throws {
         try db.run(
             """
-            INSERT INTO journal (time, app, user, flow, step, event, outcome, event_json, context_json, effects_json, catalog_version, facts_json, states_json, catalog_fingerprint)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO journal (time, app, user, flow, step, event, outcome, event_json, context_json, effects_json, catalog_version, facts_json, states_json, catalog_fingerprint, app_version)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .real(entry.time.timeIntervalSince1970), .text(key.app), .text(key.user),
@@ -211,7 +211,7 @@ extension OnboardingDatabase {
                 .text(try JSONCoding.text(entry.record.event)), .text(try JSONCoding.text(entry.context)),
                 .text(try JSONCoding.text(entry.effects)), SQLValue(entry.catalogVersion),
                 .text(try JSONCoding.text(entry.record.facts)), .text(RecordedStates.text(states)),
-                SQLValue(entry.catalogFingerprint),
+                SQLValue(entry.catalogFingerprint), SQLValue(entry.appVersion),
             ])
         if let records = entry.outbox {
             try db.run(

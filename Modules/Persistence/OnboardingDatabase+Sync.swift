@@ -15,6 +15,8 @@ public struct OutboxRow: Equatable, Sendable {
     /// The journal row's facts as stored (a JSON array).
     public var factsJSON: String
     public var records: [FlowID: AccountFlowRecord]
+    /// The app version that ran the event (nil for rows written before 0.13).
+    public var appVersion: String?
 }
 
 /// Where one account's syncing stands on this device, for `status` and the backoff.
@@ -121,7 +123,7 @@ extension OnboardingDatabase {
         try read { db in
             try db.all(
                 """
-                SELECT o.journal_id, j.time, j.event, j.catalog_version, j.facts_json, o.records_json
+                SELECT o.journal_id, j.time, j.event, j.catalog_version, j.facts_json, o.records_json, j.app_version
                 FROM outbox o JOIN journal j ON j.id = o.journal_id
                 WHERE o.app = ? AND o.user = ? ORDER BY o.journal_id LIMIT ?
                 """, [.text(key.app), .text(key.user), SQLValue(limit)]
@@ -130,7 +132,8 @@ extension OnboardingDatabase {
                 return OutboxRow(
                     journalID: row.integer(0) ?? 0, time: Date(timeIntervalSince1970: row.double(1) ?? 0),
                     event: row.text(2) ?? "", catalogVersion: row.int(3) ?? 1, factsJSON: row.text(4) ?? "[]",
-                    records: Dictionary(uniqueKeysWithValues: records.map { (FlowID($0.key), $0.value) }))
+                    records: Dictionary(uniqueKeysWithValues: records.map { (FlowID($0.key), $0.value) }),
+                    appVersion: row.text(6))
             }
         }
     }

@@ -223,6 +223,14 @@ enum Schema {
             );
             """
         ),
+        (
+            // The app version that ran each event (the state's, after it): pushed with the row, so
+            // the account server's funnels split by app version.
+            "v10-journal-app-version",
+            """
+            ALTER TABLE journal ADD COLUMN app_version TEXT;
+            """
+        ),
     ]
 
     static let table = "grdb_migrations"

@@ -62,11 +62,14 @@ public struct JournalAppend: Sendable {
     public var catalogFingerprint: String?
     /// For a user who syncs: the row goes to the outbox with the account records it reached.
     public var outbox: [FlowID: AccountFlowRecord]?
+    /// The app version the state knew after the event (from the last `appLaunched`).
+    public var appVersion: String?
 
     public init(
         time: Date, record: JournalRecord, context: TourContext, effects: [TourEffect], catalogVersion: Int,
-        catalogFingerprint: String? = nil, outbox: [FlowID: AccountFlowRecord]? = nil
+        catalogFingerprint: String? = nil, outbox: [FlowID: AccountFlowRecord]? = nil, appVersion: String? = nil
     ) {
+        self.appVersion = appVersion
         self.catalogFingerprint = catalogFingerprint
         self.outbox = outbox
         self.time = time

@@ -199,7 +199,8 @@ extension TourSession {
         return PushItem(
             seq: row.journalID, time: row.time.timeIntervalSince1970, event: row.event,
             catalogVersion: row.catalogVersion, facts: facts,
-            records: [String: AccountFlowRecord](uniqueKeysWithValues: row.records.map { ($0.key.rawValue, $0.value) }))
+            records: [String: AccountFlowRecord](uniqueKeysWithValues: row.records.map { ($0.key.rawValue, $0.value) }),
+            appVersion: row.appVersion)
     }
 
     static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }

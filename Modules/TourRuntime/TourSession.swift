@@ -188,7 +188,8 @@ public actor TourSession {
             }
             let journal = JournalAppend(
                 time: now, record: transition.record, context: context, effects: transition.effects,
-                catalogVersion: product.catalog.version, catalogFingerprint: product.fingerprint, outbox: outbox)
+                catalogVersion: product.catalog.version, catalogFingerprint: product.fingerprint, outbox: outbox,
+                appVersion: transition.state.appVersion)
             return ((transition, session.domain), journal)
         }
     }

@@ -1,0 +1,267 @@
+/// Migration `v4-insights`: the aggregates every report and dashboard page reads, kept up to date by
+/// triggers in the transaction of each push (Docs/Server.md, "Insights"), so no page scans facts.
+///
+/// Distinct counts are made incremental by a membership table: a subject (account, device or
+/// experiment subject) is counted the first time it reaches a milestone, when its row is inserted
+/// there, and never again. The counters are split by day (UTC, of the device's event time), catalog
+/// version and app version, and spread over four shards (a hash of the subject) so that concurrent
+/// pushes of a busy flow do not all wait for one row's lock; readers sum the shards.
+///
+/// Frozen as it landed, like every migration: a change is a new migration that replaces a function.
+enum InsightsSchema {
+    /// The CASE that names a fact's milestone: `started`, `step`, `completed`, `skipped` (a skip or a
+    /// dismissal), `heldOut`; NULL for facts that are no milestone.
+    private static let milestone = """
+        CASE f.kind WHEN 'flowStarted' THEN 'started' WHEN 'stepEntered' THEN 'step'
+            WHEN 'flowEnded' THEN CASE WHEN f.ending = 'completed' THEN 'completed'
+                WHEN f.ending IN ('skipped', 'dismissed') THEN 'skipped'
+                WHEN f.ending = 'heldOut' THEN 'heldOut' END END
+        """
+
+    /// Counts the facts of `source` (the trigger's transition table, or `facts` when back-filling).
+    private static func countFacts(_ source: String) -> [String] {
+        [
+            // Experiment assignments first: a step in the same push counts for the variant assigned before it.
+            """
+            INSERT INTO insight_assignments (app, account, device, flow, experiment, variant, subject, seq, idx)
+            SELECT DISTINCT ON (f.app, f.account, f.device, f.flow, f.body->>'experiment')
+                f.app, f.account, f.device, f.flow, f.body->>'experiment', f.body->>'variant', f.body->>'subject', f.seq, f.idx
+            FROM \(source) f
+            WHERE f.kind = 'assigned' AND f.body->>'experiment' IS NOT NULL AND f.body->>'variant' IS NOT NULL
+                AND f.body->>'subject' IS NOT NULL
+            ORDER BY f.app, f.account, f.device, f.flow, f.body->>'experiment', f.seq, f.idx
+            ON CONFLICT DO NOTHING
+            """,
+            // Each flow milestone, and each device that ran the flow, counted on its first reach.
+            """
+            WITH marks AS (
+                SELECT f.app, f.account, f.device, f.seq, f.idx, f.flow, f.step_index,
+                    \(milestone) AS milestone,
+                    CASE WHEN f.kind = 'stepEntered' THEN coalesce(f.step, '') ELSE '' END AS step, f.account AS subject
+                FROM \(source) f
+                UNION ALL
+                SELECT f.app, f.account, f.device, f.seq, f.idx, f.flow, 0, 'device', '', f.device FROM \(source) f
+            ),
+            earliest AS (
+                SELECT DISTINCT ON (m.app, m.flow, m.milestone, m.step, m.subject)
+                    m.app, m.flow, m.milestone, m.step, m.subject, m.step_index,
+                    least(greatest(p.time, 0), 253402300799) AS time, p.catalog_version, coalesce(p.app_version, '') AS app_version
+                FROM marks m JOIN pushes p
+                    ON p.app = m.app AND p.account = m.account AND p.device = m.device AND p.seq = m.seq
+                WHERE m.milestone IS NOT NULL
+                ORDER BY m.app, m.flow, m.milestone, m.step, m.subject, p.time, m.seq, m.idx
+            ),
+            firsts AS (
+                INSERT INTO insight_firsts (app, flow, milestone, step, subject)
+                SELECT app, flow, milestone, step, subject FROM earliest
+                ON CONFLICT DO NOTHING
+                RETURNING app, flow, milestone, step, subject
+            )
+            INSERT INTO insight_counts (app, flow, milestone, step, step_index, day, catalog_version, app_version, shard, subjects)
+            SELECT e.app, e.flow, e.milestone, e.step, e.step_index, (to_timestamp(e.time) AT TIME ZONE 'UTC')::date,
+                e.catalog_version, e.app_version, (hashtext(e.subject) & 3)::smallint, count(*)
+            FROM firsts JOIN earliest e USING (app, flow, milestone, step, subject)
+            GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9 ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9
+            ON CONFLICT (app, flow, milestone, step, step_index, day, catalog_version, app_version, shard)
+            DO UPDATE SET subjects = insight_counts.subjects + EXCLUDED.subjects
+            """,
+            // Each experiment subject's assignment, exposure, goal, and steps entered after its assignment
+            // on the device that assigned it, counted once per variant.
+            """
+            WITH marks AS (
+                SELECT f.app, f.flow, f.body->>'experiment' AS experiment, f.body->>'variant' AS variant,
+                    f.kind AS milestone, '' AS step, 0::bigint AS step_index, f.body->>'subject' AS subject
+                FROM \(source) f
+                WHERE f.kind IN ('assigned', 'exposed', 'goalReached') AND f.body->>'experiment' IS NOT NULL
+                    AND f.body->>'variant' IS NOT NULL AND f.body->>'subject' IS NOT NULL
+                UNION ALL
+                SELECT f.app, f.flow, a.experiment, a.variant, 'step', coalesce(f.step, ''), f.step_index, a.subject
+                FROM \(source) f JOIN insight_assignments a
+                    ON a.app = f.app AND a.account = f.account AND a.device = f.device AND a.flow = f.flow
+                    AND (a.seq, a.idx) < (f.seq, f.idx)
+                WHERE f.kind = 'stepEntered'
+            ),
+            earliest AS (
+                SELECT DISTINCT ON (app, experiment, variant, milestone, step, subject) *
+                FROM marks ORDER BY app, experiment, variant, milestone, step, subject, step_index
+            ),
+            firsts AS (
+                INSERT INTO insight_arm_firsts (app, experiment, variant, milestone, step, subject)
+                SELECT app, experiment, variant, milestone, step, subject FROM earliest
+                ON CONFLICT DO NOTHING
+                RETURNING app, experiment, variant, milestone, step, subject
+            )
+            INSERT INTO insight_arm_counts (app, experiment, variant, milestone, step, step_index, flow, shard, subjects)
+            SELECT e.app, e.experiment, e.variant, e.milestone, e.step, e.step_index, e.flow,
+                (hashtext(e.subject) & 3)::smallint, count(*)
+            FROM firsts JOIN earliest e USING (app, experiment, variant, milestone, step, subject)
+            GROUP BY 1, 2, 3, 4, 5, 6, 7, 8 ORDER BY 1, 2, 3, 4, 5, 6, 7, 8
+            ON CONFLICT (app, experiment, variant, milestone, step, step_index, flow, shard)
+            DO UPDATE SET subjects = insight_arm_counts.subjects + EXCLUDED.subjects
+            """,
+        ]
+    }
+
+    /// Counts the accounts and devices of `source` (pushes) the app had not seen.
+    private static func countMembers(_ source: String) -> String {
+        """
+        WITH seen AS (
+            SELECT DISTINCT app, 'account' AS kind, account AS id FROM \(source)
+            UNION SELECT DISTINCT app, 'device', device FROM \(source)
+        ),
+        fresh AS (
+            INSERT INTO insight_members (app, kind, id) SELECT app, kind, id FROM seen
+            ON CONFLICT DO NOTHING RETURNING app, kind, id
+        )
+        INSERT INTO insight_totals (app, kind, shard, subjects)
+        SELECT app, kind, (hashtext(id) & 3)::smallint, count(*) FROM fresh GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+        ON CONFLICT (app, kind, shard) DO UPDATE SET subjects = insight_totals.subjects + EXCLUDED.subjects
+        """
+    }
+
+    /// Adds (`sign` 1) or removes (-1) the account records of `source` from the standings.
+    private static func countStandings(_ parts: [(source: String, sign: Int)]) -> String {
+        let rows = parts.map { part in
+            "SELECT app, flow, standing, (hashtext(account) & 3)::smallint AS shard, \(part.sign) AS delta FROM \(part.source)"
+        }.joined(separator: "\n    UNION ALL ")
+        return """
+            INSERT INTO insight_standings (app, flow, standing, shard, accounts)
+            SELECT app, flow, standing, shard, sum(delta) FROM (\(rows)) d
+            GROUP BY 1, 2, 3, 4 HAVING sum(delta) <> 0 ORDER BY 1, 2, 3, 4
+            ON CONFLICT (app, flow, standing, shard) DO UPDATE SET accounts = insight_standings.accounts + EXCLUDED.accounts
+            """
+    }
+
+    private static func function(_ name: String, _ statements: [String]) -> String {
+        """
+        CREATE FUNCTION \(name)() RETURNS trigger LANGUAGE plpgsql AS $body$
+        BEGIN
+        \(statements.map { $0 + ";" }.joined(separator: "\n"))
+        RETURN NULL;
+        END
+        $body$
+        """
+    }
+
+    static let v4: [String] = [
+        // The app version that ran each pushed event (devices from 0.13 send it).
+        "ALTER TABLE pushes ADD COLUMN app_version TEXT",
+        """
+        CREATE TABLE insight_firsts (
+            app TEXT NOT NULL,
+            flow TEXT NOT NULL,
+            milestone TEXT NOT NULL,
+            step TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            PRIMARY KEY (app, flow, milestone, step, subject)
+        )
+        """,
+        """
+        CREATE TABLE insight_counts (
+            app TEXT NOT NULL,
+            flow TEXT NOT NULL,
+            milestone TEXT NOT NULL,
+            step TEXT NOT NULL,
+            step_index BIGINT NOT NULL,
+            day DATE NOT NULL,
+            catalog_version BIGINT NOT NULL,
+            app_version TEXT NOT NULL,
+            shard SMALLINT NOT NULL,
+            subjects BIGINT NOT NULL,
+            PRIMARY KEY (app, flow, milestone, step, step_index, day, catalog_version, app_version, shard)
+        )
+        """,
+        "CREATE INDEX insight_counts_by_day ON insight_counts (app, day)",
+        """
+        CREATE TABLE insight_assignments (
+            app TEXT NOT NULL,
+            account TEXT NOT NULL,
+            device TEXT NOT NULL,
+            flow TEXT NOT NULL,
+            experiment TEXT NOT NULL,
+            variant TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            seq BIGINT NOT NULL,
+            idx BIGINT NOT NULL,
+            PRIMARY KEY (app, account, device, flow, experiment)
+        )
+        """,
+        """
+        CREATE TABLE insight_arm_firsts (
+            app TEXT NOT NULL,
+            experiment TEXT NOT NULL,
+            variant TEXT NOT NULL,
+            milestone TEXT NOT NULL,
+            step TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            PRIMARY KEY (app, experiment, variant, milestone, step, subject)
+        )
+        """,
+        """
+        CREATE TABLE insight_arm_counts (
+            app TEXT NOT NULL,
+            experiment TEXT NOT NULL,
+            variant TEXT NOT NULL,
+            milestone TEXT NOT NULL,
+            step TEXT NOT NULL,
+            step_index BIGINT NOT NULL,
+            flow TEXT NOT NULL,
+            shard SMALLINT NOT NULL,
+            subjects BIGINT NOT NULL,
+            PRIMARY KEY (app, experiment, variant, milestone, step, step_index, flow, shard)
+        )
+        """,
+        """
+        CREATE TABLE insight_members (
+            app TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('account', 'device')),
+            id TEXT NOT NULL,
+            PRIMARY KEY (app, kind, id)
+        )
+        """,
+        """
+        CREATE TABLE insight_totals (
+            app TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            shard SMALLINT NOT NULL,
+            subjects BIGINT NOT NULL,
+            PRIMARY KEY (app, kind, shard)
+        )
+        """,
+        """
+        CREATE TABLE insight_standings (
+            app TEXT NOT NULL,
+            flow TEXT NOT NULL,
+            standing TEXT NOT NULL,
+            shard SMALLINT NOT NULL,
+            accounts BIGINT NOT NULL,
+            PRIMARY KEY (app, flow, standing, shard)
+        )
+        """,
+        // What is already stored, counted once (the same statements as the triggers, over whole tables).
+        countMembers("pushes"),
+    ] + countFacts("facts") + [
+        countStandings([("account_flows", 1)]),
+        function("insight_pushes_added", [countMembers("added")]),
+        function("insight_facts_added", countFacts("added")),
+        function("insight_standings_inserted", [countStandings([("added", 1)])]),
+        function("insight_standings_updated", [countStandings([("removed", -1), ("added", 1)])]),
+        """
+        CREATE TRIGGER insight_pushes AFTER INSERT ON pushes REFERENCING NEW TABLE AS added
+        FOR EACH STATEMENT EXECUTE FUNCTION insight_pushes_added()
+        """,
+        """
+        CREATE TRIGGER insight_facts AFTER INSERT ON facts REFERENCING NEW TABLE AS added
+        FOR EACH STATEMENT EXECUTE FUNCTION insight_facts_added()
+        """,
+        """
+        CREATE TRIGGER insight_standings_inserted AFTER INSERT ON account_flows REFERENCING NEW TABLE AS added
+        FOR EACH STATEMENT EXECUTE FUNCTION insight_standings_inserted()
+        """,
+        """
+        CREATE TRIGGER insight_standings_updated AFTER UPDATE ON account_flows
+        REFERENCING OLD TABLE AS removed NEW TABLE AS added
+        FOR EACH STATEMENT EXECUTE FUNCTION insight_standings_updated()
+        """,
+    ]
+}
