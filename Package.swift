@@ -51,6 +51,7 @@ let package = Package(
         .library(name: "Permissions", targets: ["Permissions"]),
         .library(name: "TourRuntime", targets: ["TourRuntime"]),
         .library(name: "OnboardingCLI", targets: ["OnboardingCLI"]),
+        .library(name: "InsightsPages", targets: ["InsightsPages"]),
     ] + apps.map { .executable(name: $0.executable, targets: [$0.executable]) },
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
@@ -64,6 +65,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
         // Identity providers' JWTs (RS256/ES256 against a JWKS): the server only.
         .package(url: "https://github.com/vapor/jwt-kit", exact: "5.8.0"),
+        // The insights pages' templates (the dashboard and `report --html`): escaping by default,
+        // no dependencies of its own.
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", exact: "2.1.1"),
     ],
     targets: [
         // MARK: Shared modules
@@ -89,10 +93,15 @@ let package = Package(
         .target(
             name: "OnboardingCLI",
             dependencies: [
-                "TourCodec", "TourRuntime", "AccountSyncHTTP",
+                "TourCodec", "TourRuntime", "AccountSyncHTTP", "InsightsPages",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Modules/OnboardingCLI", swiftSettings: swiftSettings),
+        // The insights pages (figures, SVG charts with their tables, CSV), drawn the same by the
+        // server's dashboard and a device's `report --html`.
+        .target(
+            name: "InsightsPages", dependencies: [.product(name: "Mustache", package: "swift-mustache")],
+            path: "Modules/InsightsPages", swiftSettings: swiftSettings),
 
         // MARK: Account sync: the merge rule and wire format (pure), the device's HTTP client
         .target(
@@ -108,7 +117,7 @@ let package = Package(
         .target(
             name: "OnboardingServer",
             dependencies: [
-                "TourCodec", "AccountSync",
+                "TourCodec", "AccountSync", "InsightsPages",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

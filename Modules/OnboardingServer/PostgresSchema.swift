@@ -100,6 +100,21 @@ public enum PostgresSchema {
         ),
         // The aggregates reports and the dashboard read, kept by triggers in each push's transaction.
         ("v4-insights", InsightsSchema.v4),
+        (
+            // The dashboard's sign-in sessions: only the SHA-256 of the cookie's random value is
+            // stored, so the table gives no one a session. Signing out deletes the row.
+            "v5-dashboard-sessions",
+            [
+                """
+                CREATE TABLE dashboard_sessions (
+                    id_hash TEXT PRIMARY KEY,
+                    app TEXT,
+                    created_at DOUBLE PRECISION NOT NULL,
+                    expires_at DOUBLE PRECISION NOT NULL
+                )
+                """
+            ]
+        ),
     ]
 
     /// An arbitrary constant: the advisory lock that serialises migrations across processes.

@@ -27,9 +27,14 @@ public enum OnboardingServer {
         let store = AccountStore(client: client, logger: logger)
         let router = Router(context: BasicRequestContext.self)
         router.middlewares.add(LogRequestsMiddleware(.info))
+        let catalogs = CatalogStore(client: client, logger: logger)
         Routes(
-            store: store, catalogs: CatalogStore(client: client, logger: logger), tokens: configuration.tokens, identityProvider: configuration.identityProvider,
+            store: store, catalogs: catalogs, tokens: configuration.tokens, identityProvider: configuration.identityProvider,
             logger: logger
+        ).add(to: router)
+        Dashboard(
+            store: store, catalogs: catalogs, insights: Insights(client: client, logger: logger),
+            sessions: DashboardSessions(client: client, logger: logger), tokens: configuration.tokens, logger: logger
         ).add(to: router)
         router.addRoutes(notFound)
         var app = Application(
@@ -52,7 +57,7 @@ public enum OnboardingServer {
                 Routes.error(
                     APIError(
                         status: .notFound, code: "not_found",
-                        message: "no route \(request.method) \(request.uri.path); routes are under /v1 (Docs/Server.md)"))
+                        message: "no route \(request.method) \(request.uri.path); the API is under /v1 and the dashboard under /dashboard (Docs/Server.md)"))
             }
         }
         return routes

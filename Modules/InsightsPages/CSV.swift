@@ -1,0 +1,65 @@
+import Foundation
+
+/// The numbers of a page as CSV (RFC 4180): a header row, then one row per line, every field that
+/// needs it quoted. A text field that a spreadsheet would read as a formula (starting with `=`,
+/// `+`, `-`, `@`, a tab or a carriage return) is prefixed with `'`, so an exported step id never
+/// runs in the spreadsheet that opens it.
+public struct CSVTable: Equatable, Sendable {
+    public enum Field: Equatable, Sendable {
+        case text(String)
+        case number(Int)
+        case decimal(Double?)
+    }
+
+    public var header: [String]
+    public var rows: [[Field]]
+
+    public init(header: [String], rows: [[Field]]) {
+        self.header = header
+        self.rows = rows
+    }
+
+    public var text: String {
+        var lines = [header.map { Self.quoted($0) }.joined(separator: ",")]
+        for row in rows {
+            lines.append(
+                row.map { field in
+                    switch field {
+                    case .text(let text): Self.quoted(Self.inert(text))
+                    case .number(let number): String(number)
+                    case .decimal(let value): value.map { String(format: "%.6f", $0) } ?? ""
+                    }
+                }.joined(separator: ","))
+        }
+        return lines.joined(separator: "\r\n") + "\r\n"
+    }
+
+    static func inert(_ text: String) -> String {
+        guard let first = text.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) else { return text }
+        return "'" + text
+    }
+
+    static func quoted(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
+
+extension FunnelFigures {
+    /// Rows of `split,stage,reached,dropped,drop_off` for each funnel.
+    public static func csv(_ funnels: [FunnelFigures]) -> CSVTable {
+        CSVTable(
+            header: ["split", "stage", "reached", "dropped", "drop_off"],
+            rows: funnels.flatMap { funnel in
+                funnel.stages.map { [.text(funnel.title), .text($0.label), .number($0.reached), .number($0.dropped), .decimal($0.dropOff)] }
+            })
+    }
+}
+
+extension TrendFigures {
+    public var csv: CSVTable {
+        CSVTable(
+            header: ["day", "started", "completed"],
+            rows: days.map { [.text($0.day), .number($0.started), .number($0.completed)] })
+    }
+}

@@ -1,0 +1,526 @@
+import AccountSync
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import InsightsPages
+import Logging
+import NIOCore
+import TourCodec
+import TourCore
+
+/// `/dashboard`: the insights pages for admins (Docs/Server.md, "The dashboard"). Server-rendered
+/// HTML with SVG charts and the tables of their numbers, readable without JavaScript, every asset
+/// inside the binary. Signing in exchanges an admin token (posted in a form, never in a URL) for
+/// a session cookie; every other page needs that session and sends anyone without one to sign in.
+struct Dashboard: Sendable {
+    let store: AccountStore
+    let catalogs: CatalogStore
+    let insights: Insights
+    let sessions: DashboardSessions
+    let tokens: TokenSigner
+    let logger: Logger
+
+    static let cookie = "onboarding_session"
+
+    func add(to router: Router<BasicRequestContext>) {
+        router.get("/dashboard/sign-in") { request, _ in
+            await page {
+                if try await session(request) != nil { return Self.redirect("/dashboard") }
+                return Self.signInPage(message: nil, status: .ok)
+            }
+        }
+        router.post("/dashboard/sign-in") { request, _ in
+            await page {
+                var request = request
+                let body: ByteBuffer
+                do { body = try await request.collectBody(upTo: 16 * 1024) } catch {
+                    return Self.signInPage(message: "The form was too large; paste only the token.", status: .contentTooLarge)
+                }
+                let form = String(buffer: body)
+                let token = Self.formValue(form, "token")?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+                let now = Date()
+                guard let claims = try? tokens.verify(token, now: now) else {
+                    return Self.signInPage(
+                        message: "That is not a valid admin token of this server. Mint one with onboarding-server token --admin.",
+                        status: .unauthorized)
+                }
+                guard claims.scope == .admin else {
+                    return Self.signInPage(
+                        message: "That is an account token; the dashboard needs an admin token (onboarding-server token --admin).",
+                        status: .forbidden)
+                }
+                let opened = try await withDeadline(Routes.requestDeadline) {
+                    try await sessions.open(app: claims.app, tokenExpires: Double(claims.expires), now: now.timeIntervalSince1970)
+                }
+                var response = Self.redirect("/dashboard")
+                response.setCookie(
+                    Cookie(
+                        name: Self.cookie, value: opened.value, maxAge: Int(opened.session.expiresAt - now.timeIntervalSince1970),
+                        path: "/dashboard", secure: Self.isSecure(request), httpOnly: true, sameSite: .strict))
+                logger.info("dashboard sign-in", metadata: ["admin": "\(claims.subject)"])
+                return response
+            }
+        }
+        router.post("/dashboard/sign-out") { request, _ in
+            await page {
+                if let value = request.cookies[Self.cookie]?.value {
+                    try await withDeadline(Routes.requestDeadline) { try await sessions.close(value) }
+                }
+                var response = Self.redirect("/dashboard/sign-in")
+                response.setCookie(Self.clearedCookie(request))
+                return response
+            }
+        }
+        router.get("/dashboard") { request, _ in
+            await signedIn(request) { session in
+                let today = Date()
+                let range = try Self.range(request, today: today)
+                let apps = try await withDeadline(Routes.reportDeadline) {
+                    try await insights.apps().filter { session.app == nil || $0 == session.app }
+                }
+                var summaries: [Insights.AppSummary] = []
+                for app in apps {
+                    summaries.append(
+                        try await withDeadline(Routes.reportDeadline) {
+                            try await insights.summary(app: app, range: range, today: today)
+                        })
+                }
+                return try Self.overview(summaries, range: range, format: try Self.format(request))
+            }
+        }
+        router.get("/dashboard/apps/:app") { request, context in
+            await signedIn(request) { session in
+                let app = try Self.name(context, "app", session: session)
+                let today = Date()
+                let range = try Self.range(request, today: today)
+                guard try await withDeadline(Routes.reportDeadline, { try await insights.apps() }).contains(app) else {
+                    throw DashboardError(.notFound, "This server has no app named \(app).")
+                }
+                let summary = try await withDeadline(Routes.reportDeadline) {
+                    try await insights.summary(app: app, range: range, today: today)
+                }
+                let entries = try await withDeadline(Routes.reportDeadline) { try await catalogs.all(app: app) }
+                return try Self.appPage(summary, catalogs: entries, range: range, format: try Self.format(request))
+            }
+        }
+        router.get("/dashboard/apps/:app/flows/:flow") { request, context in
+            await signedIn(request) { session in
+                let app = try Self.name(context, "app", session: session)
+                let flow = try Self.name(context, "flow", session: nil)
+                let range = try Self.range(request, today: Date())
+                let funnels = try await withDeadline(Routes.reportDeadline) {
+                    try await insights.funnels(app: app, flow: flow, range: range)
+                }
+                let experiments = try await withDeadline(Routes.reportDeadline) {
+                    try await store.experimentReports(app: app, catalogs: catalogs)
+                }.experiments.filter { $0.flow == flow }
+                guard funnels.all.stages.contains(where: { $0.reached > 0 }) || !experiments.isEmpty || range != nil else {
+                    throw DashboardError(.notFound, "No account of \(app) has reached the flow \(flow).")
+                }
+                return try Self.funnelPage(funnels, experiments: experiments, range: range, format: try Self.format(request))
+            }
+        }
+    }
+
+    // MARK: - Sessions
+
+    /// The request's live session, if its cookie opens one.
+    func session(_ request: Request) async throws -> DashboardSessions.Session? {
+        guard let value = request.cookies[Self.cookie]?.value else { return nil }
+        return try await withDeadline(Routes.requestDeadline) {
+            try await sessions.find(value, now: Date().timeIntervalSince1970)
+        }
+    }
+
+    /// Runs a page that needs a session; without one, the answer is a redirect to sign in (and a
+    /// cookie that opened nothing is cleared).
+    func signedIn(_ request: Request, _ body: (DashboardSessions.Session) async throws -> Response) async -> Response {
+        await page {
+            guard let session = try await session(request) else {
+                var response = Self.redirect("/dashboard/sign-in")
+                if request.cookies[Self.cookie] != nil { response.setCookie(Self.clearedCookie(request)) }
+                return response
+            }
+            return try await body(session)
+        }
+    }
+
+    /// Runs a page; a refusal becomes an HTML page with its status, a database that does not
+    /// answer a 503 page, anything else a 500 page (logged without the request).
+    func page(_ body: () async throws -> Response) async -> Response {
+        do {
+            return try await body()
+        } catch let error as DashboardError {
+            return Self.html(Self.messagePage(error.title, error.message), status: error.status)
+        } catch is DatabaseUnavailable {
+            return Self.html(Self.messagePage("Unavailable", "The database does not answer; try again."), status: .serviceUnavailable)
+        } catch {
+            logger.error("dashboard page failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+            return Self.html(Self.messagePage("Failed", "The server failed; try again."), status: .internalServerError)
+        }
+    }
+
+    /// The cookie is `Secure` when the request came over TLS to the balancer in front (which says so
+    /// in `X-Forwarded-Proto`); the server itself listens in plain HTTP on a private network.
+    static func isSecure(_ request: Request) -> Bool {
+        request.headers[HTTPField.Name("X-Forwarded-Proto")!]?.lowercased() == "https"
+    }
+
+    static func clearedCookie(_ request: Request) -> Cookie {
+        Cookie(
+            name: cookie, value: "", expires: Date(timeIntervalSince1970: 0), maxAge: 0, path: "/dashboard",
+            secure: isSecure(request), httpOnly: true, sameSite: .strict)
+    }
+
+    // MARK: - Input
+
+    struct DashboardError: Error {
+        var status: HTTPResponse.Status
+        var message: String
+        var title: String {
+            switch status {
+            case .notFound: "Not found"
+            case .forbidden: "Not allowed"
+            default: "Refused"
+            }
+        }
+
+        init(_ status: HTTPResponse.Status, _ message: String) {
+            self.status = status
+            self.message = message
+        }
+    }
+
+    static func name(_ context: BasicRequestContext, _ parameter: String, session: DashboardSessions.Session?) throws -> String {
+        let value = context.parameters.get(parameter) ?? ""
+        guard SyncAPI.isValidName(value) else {
+            throw DashboardError(.badRequest, "The \(parameter) id must be \(SyncAPI.nameRule).")
+        }
+        if let session, let only = session.app, only != value {
+            throw DashboardError(.forbidden, "This session's admin token is for \(only) only.")
+        }
+        return value
+    }
+
+    static func range(_ request: Request, today: Date) throws -> DayRange? {
+        let query = request.uri.queryParameters
+        do {
+            return try DayRange(from: query.get("from"), to: query.get("to"), today: today)
+        } catch {
+            throw DashboardError(.badRequest, "The date range is refused: \(error.message).")
+        }
+    }
+
+    enum Format: String { case html, csv, json }
+
+    static func format(_ request: Request) throws -> Format {
+        let given = request.uri.queryParameters.get("format") ?? "html"
+        guard let format = Format(rawValue: given) else {
+            throw DashboardError(.badRequest, "format takes html, csv or json.")
+        }
+        return format
+    }
+
+    /// A field of an `application/x-www-form-urlencoded` body.
+    static func formValue(_ body: String, _ name: String) -> String? {
+        for pair in body.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, parts[0] == name else { continue }
+            return String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+        }
+        return nil
+    }
+
+    // MARK: - Answers
+
+    /// `default-src 'none'`: the page loads nothing; its one style sheet is allowed by its hash.
+    static let contentSecurityPolicy: String = {
+        let hash = Data(SHA256.hash(data: Data(InsightsPage.styleSheet.utf8))).base64EncodedString()
+        return "default-src 'none'; style-src 'sha256-\(hash)'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    }()
+
+    static func html(_ page: InsightsPage, status: HTTPResponse.Status = .ok) -> Response {
+        Response(
+            status: status,
+            headers: [
+                .contentType: "text/html; charset=utf-8", .cacheControl: "no-store",
+                .contentSecurityPolicy: contentSecurityPolicy, HTTPField.Name("X-Content-Type-Options")!: "nosniff",
+                HTTPField.Name("Referrer-Policy")!: "no-referrer",
+            ],
+            body: .init(byteBuffer: ByteBuffer(string: page.render())))
+    }
+
+    static func download(_ text: String, type: String, name: String) -> Response {
+        Response(
+            status: .ok,
+            headers: [
+                .contentType: type, .cacheControl: "no-store", .contentDisposition: "attachment; filename=\"\(name)\"",
+                HTTPField.Name("X-Content-Type-Options")!: "nosniff",
+            ],
+            body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    static func redirect(_ location: String) -> Response {
+        Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
+    }
+
+    static let footer = "onboarding-server \(OnboardingVersion.current) · counts are of first reaches, by day (UTC)"
+
+    static func messagePage(_ title: String, _ message: String) -> InsightsPage {
+        InsightsPage(
+            title: title, navigation: [.init("All apps", href: "/dashboard")], sections: [.text(message)], footer: footer)
+    }
+
+    static func signInPage(message: String?, status: HTTPResponse.Status) -> Response {
+        var sections: [InsightsPage.Section] = []
+        if let message { sections.append(.text(message)) }
+        sections.append(
+            .form(
+                .init(
+                    action: "/dashboard/sign-in", method: "post",
+                    fields: [.init(name: "token", label: "Admin token", type: "password")], submit: "Sign in")))
+        sections.append(.text("The token is exchanged for a session cookie of at most 8 hours; it is not kept."))
+        return html(InsightsPage(title: "Sign in", sections: sections, footer: footer), status: status)
+    }
+
+    /// The range form, with the query it keeps in links (`from`/`to` of the current range).
+    static func rangeForm(_ action: String, _ range: DayRange?) -> InsightsPage.Section {
+        .form(
+            .init(
+                action: action, method: "get",
+                fields: [
+                    .init(name: "from", label: "From", type: "date", value: range?.first ?? ""),
+                    .init(name: "to", label: "To", type: "date", value: range?.last ?? ""),
+                ], submit: "Show"))
+    }
+
+    static func query(_ range: DayRange?, format: String? = nil) -> String {
+        var items: [String] = []
+        if let range { items += ["from=\(range.first)", "to=\(range.last)"] }
+        if let format { items.append("format=\(format)") }
+        return items.isEmpty ? "" : "?" + items.joined(separator: "&")
+    }
+
+    static func exports(_ path: String, _ range: DayRange?) -> InsightsPage.Section {
+        .links(
+            "Export these numbers",
+            [.init("CSV", href: path + query(range, format: "csv")), .init("JSON", href: path + query(range, format: "json"))])
+    }
+
+    static func rangeText(_ range: DayRange?) -> String {
+        range.map { "First reaches from \($0.first) to \($0.last) (UTC)" } ?? "All time"
+    }
+
+    static func rate(_ part: Int, _ whole: Int) -> Double? { whole > 0 ? Double(part) / Double(whole) : nil }
+
+    static func json(_ value: TourValue, name: String) throws -> Response {
+        download(try value.jsonText(), type: "application/json", name: name)
+    }
+
+    // MARK: - Pages
+
+    static func overview(_ apps: [Insights.AppSummary], range: DayRange?, format: Format) throws -> Response {
+        let flowRows = apps.flatMap { app in app.flows.map { (app, $0) } }
+        let days = apps.first?.trend.days.indices.map { index in
+            TrendFigures.Day(
+                day: apps[0].trend.days[index].day, started: apps.map { $0.trend.days[index].started }.reduce(0, +),
+                completed: apps.map { $0.trend.days[index].completed }.reduce(0, +))
+        } ?? []
+        let trend = TrendFigures(title: "Every app's flows started and completed per day", days: days)
+        switch format {
+        case .csv:
+            let table = CSVTable(
+                header: ["app", "accounts", "devices", "flow", "started", "start_rate", "completed", "completion_rate", "skipped"],
+                rows: flowRows.map { app, flow in
+                    [
+                        .text(app.app), .number(app.accounts), .number(app.devices), .text(flow.flow), .number(flow.started),
+                        .decimal(rate(flow.started, app.accounts)), .number(flow.completed),
+                        .decimal(rate(flow.completed, flow.started)), .number(flow.skipped),
+                    ]
+                })
+            return download(table.text, type: "text/csv; charset=utf-8", name: "onboarding-apps.csv")
+        case .json:
+            return try json(
+                .members([
+                    "range": range.map { ["from": .string($0.first), "to": .string($0.last)] as TourValue },
+                    "apps": .list(apps.map(Self.appValue)), "trend": trendValue(trend),
+                ]), name: "onboarding-apps.json")
+        case .html:
+            var sections: [InsightsPage.Section] = [rangeForm("/dashboard", range)]
+            sections.append(
+                .table(
+                    .init(
+                        caption: "Apps", columns: ["App", "Accounts", "Devices", "Flows"],
+                        rows: apps.map { app in
+                            [
+                                .init(app.app, href: "/dashboard/apps/\(app.app)" + query(range)), .number(app.accounts),
+                                .number(app.devices), .number(app.flows.count),
+                            ]
+                        })))
+            sections.append(.table(flowsTable(flowRows, range: range)))
+            sections.append(.trend(trend))
+            sections.append(exports("/dashboard", range))
+            return html(
+                InsightsPage(
+                    title: "All apps", subtitle: rangeText(range), navigation: navigation(apps.map(\.app), current: nil),
+                    signOut: true, sections: sections, footer: footer))
+        }
+    }
+
+    static func flowsTable(_ rows: [(Insights.AppSummary, Insights.FlowSummary)], range: DayRange?) -> InsightsPage.Table {
+        .init(
+            caption: "Flows", columns: ["App", "Flow", "Started", "Start rate", "Completed", "Completion rate", "Skipped"],
+            rows: rows.map { app, flow in
+                [
+                    .init(app.app), .init(flow.flow, href: "/dashboard/apps/\(app.app)/flows/\(flow.flow)" + query(range)),
+                    .number(flow.started), .percent(rate(flow.started, app.accounts)), .number(flow.completed),
+                    .percent(rate(flow.completed, flow.started)), .number(flow.skipped),
+                ]
+            })
+    }
+
+    static func navigation(_ apps: [String], current: String?) -> [InsightsPage.Link] {
+        [.init("All apps", href: "/dashboard", current: current == nil)]
+            + apps.map { .init($0, href: "/dashboard/apps/\($0)", current: $0 == current) }
+    }
+
+    static func appPage(
+        _ app: Insights.AppSummary, catalogs: [CatalogStore.Entry], range: DayRange?, format: Format
+    ) throws -> Response {
+        let path = "/dashboard/apps/\(app.app)"
+        switch format {
+        case .csv:
+            let table = CSVTable(
+                header: ["flow", "started", "start_rate", "completed", "completion_rate", "skipped"],
+                rows: app.flows.map { flow in
+                    [
+                        .text(flow.flow), .number(flow.started), .decimal(rate(flow.started, app.accounts)),
+                        .number(flow.completed), .decimal(rate(flow.completed, flow.started)), .number(flow.skipped),
+                    ]
+                })
+            return download(table.text, type: "text/csv; charset=utf-8", name: "\(app.app)-flows.csv")
+        case .json:
+            var value = appValue(app).objectValue ?? [:]
+            value["catalogs"] = .list(catalogs.map(catalogValue))
+            return try json(.object(value), name: "\(app.app).json")
+        case .html:
+            let published = catalogs.reversed().map { entry -> [InsightsPage.Cell] in
+                [
+                    .number(entry.version), .init(entry.source.rawValue),
+                    .init(entry.source == .published ? (entry.withdrawnAt == nil ? "\(entry.rollout)%" : "withdrawn") : "in the binary"),
+                    .init(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: entry.recordedAt))),
+                    .init(entry.recordedBy), .init(String(entry.fingerprint.prefix(12))),
+                ]
+            }
+            let sections: [InsightsPage.Section] = [
+                rangeForm(path, range),
+                .table(
+                    .init(
+                        caption: "\(app.app) in all", columns: ["Accounts", "Devices"],
+                        rows: [[.number(app.accounts), .number(app.devices)]])),
+                .table(flowsTable(app.flows.map { (app, $0) }, range: range)),
+                .trend(app.trend),
+                .table(
+                    .init(
+                        caption: "Catalogs: what is published and at what rollout",
+                        columns: ["Version", "Source", "Reaches", "Recorded (UTC)", "By", "Fingerprint"], rows: published)),
+                exports(path, range),
+            ]
+            return html(
+                InsightsPage(
+                    title: app.app, subtitle: rangeText(range), navigation: [.init("All apps", href: "/dashboard")],
+                    signOut: true, sections: sections, footer: footer))
+        }
+    }
+
+    static func funnelPage(
+        _ funnels: Insights.FlowFunnels, experiments: [ExperimentReport], range: DayRange?, format: Format
+    ) throws -> Response {
+        let path = "/dashboard/apps/\(funnels.app)/flows/\(funnels.flow)"
+        let arms = experiments.map(armFigures)
+        let all = [funnels.all] + funnels.byCatalogVersion + funnels.byAppVersion
+        switch format {
+        case .csv:
+            return download(
+                FunnelFigures.csv(all).text, type: "text/csv; charset=utf-8", name: "\(funnels.app)-\(funnels.flow)-funnel.csv")
+        case .json:
+            return try json(
+                .members([
+                    "app": .string(funnels.app), "flow": .string(funnels.flow),
+                    "range": range.map { ["from": .string($0.first), "to": .string($0.last)] as TourValue },
+                    "all": funnelValue(funnels.all), "byCatalogVersion": .list(funnels.byCatalogVersion.map(funnelValue)),
+                    "byAppVersion": .list(funnels.byAppVersion.map(funnelValue)),
+                    "experiments": .list(experiments.map(\.tourValue)),
+                ]), name: "\(funnels.app)-\(funnels.flow)-funnel.json")
+        case .html:
+            var sections: [InsightsPage.Section] = [rangeForm(path, range), .funnel(funnels.all)]
+            sections += funnels.byCatalogVersion.map(InsightsPage.Section.funnel)
+            sections += funnels.byAppVersion.map(InsightsPage.Section.funnel)
+            sections += arms.map(InsightsPage.Section.arms)
+            if !arms.isEmpty {
+                sections.append(.text("Variants count every subject assigned, whatever the date range."))
+            }
+            sections.append(exports(path, range))
+            return html(
+                InsightsPage(
+                    title: "\(funnels.app) · \(funnels.flow)", subtitle: rangeText(range),
+                    navigation: [
+                        .init("All apps", href: "/dashboard"), .init(funnels.app, href: "/dashboard/apps/\(funnels.app)"),
+                    ], signOut: true, sections: sections, footer: footer))
+        }
+    }
+
+    static func armFigures(_ report: ExperimentReport) -> ArmFigures {
+        ArmFigures(
+            experiment: report.experiment, goal: report.goal ?? "unknown (no catalog declares it)",
+            conclusion: report.conclusion,
+            arms: report.arms.map { arm in
+                .init(
+                    variant: arm.variant, control: arm.variant == report.control, assigned: arm.counts.assigned,
+                    exposed: arm.counts.exposed, goalReached: arm.counts.goalReached, rate: arm.rate,
+                    interval: arm.interval, difference: arm.difference, differenceInterval: arm.differenceInterval,
+                    verdict: arm.verdict?.rawValue)
+            })
+    }
+
+    // MARK: - JSON exports
+
+    static func appValue(_ app: Insights.AppSummary) -> TourValue {
+        [
+            "app": .string(app.app), "accounts": .int(app.accounts), "devices": .int(app.devices),
+            "flows": .list(
+                app.flows.map { flow in
+                    [
+                        "flow": .string(flow.flow), "started": .int(flow.started), "completed": .int(flow.completed),
+                        "skipped": .int(flow.skipped),
+                    ]
+                }), "trend": trendValue(app.trend),
+        ]
+    }
+
+    static func trendValue(_ trend: TrendFigures) -> TourValue {
+        .list(trend.days.map { ["day": .string($0.day), "started": .int($0.started), "completed": .int($0.completed)] })
+    }
+
+    static func funnelValue(_ funnel: FunnelFigures) -> TourValue {
+        [
+            "title": .string(funnel.title),
+            "stages": .list(
+                funnel.stages.map { stage in
+                    .members([
+                        "stage": .string(stage.label), "reached": .int(stage.reached), "dropped": .int(stage.dropped),
+                        "dropOff": stage.dropOff.map(TourValue.double),
+                    ])
+                }),
+        ]
+    }
+
+    static func catalogValue(_ entry: CatalogStore.Entry) -> TourValue {
+        .members([
+            "version": .int(entry.version), "source": .string(entry.source.rawValue), "rollout": .int(entry.rollout),
+            "fingerprint": .string(entry.fingerprint), "recordedAt": .double(entry.recordedAt),
+            "recordedBy": .string(entry.recordedBy), "withdrawnAt": entry.withdrawnAt.map(TourValue.double),
+        ])
+    }
+}

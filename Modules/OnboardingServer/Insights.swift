@@ -1,0 +1,260 @@
+import Foundation
+import InsightsPages
+import Logging
+import PostgresNIO
+import TourCore
+
+/// A range of days (UTC, both ends included) the dashboard's numbers are limited to. A count in a
+/// range is of subjects who *first* reached the stage on one of its days (the aggregates keep
+/// first reaches by day), so ranges add up and nobody is counted twice within one.
+public struct DayRange: Equatable, Sendable {
+    public var first: String
+    public var last: String
+
+    /// Why a range was refused: one sentence saying what is allowed.
+    public struct Refusal: Error, Equatable {
+        public var message: String
+        init(_ message: String) { self.message = message }
+    }
+
+    /// The longest range a page answers: two years of days.
+    public static let maximumDays = 731
+
+    /// `from` and `to` as a request gives them (YYYY-MM-DD, either may be missing); nil when both
+    /// are. Refuses a malformed day, an end before its start, a day outside 2000–2100, or more than
+    /// ``maximumDays`` days, with what is allowed.
+    public init?(from: String?, to: String?, today: Date) throws(DayRange.Refusal) {
+        let from = from.flatMap { $0.isEmpty ? nil : $0 }
+        let to = to.flatMap { $0.isEmpty ? nil : $0 }
+        guard from != nil || to != nil else { return nil }
+        let end = try to.map { day throws(DayRange.Refusal) in try Self.day(day, "to") } ?? Self.dayNumber(today)
+        let start = try from.map { day throws(DayRange.Refusal) in try Self.day(day, "from") } ?? (end - 29)
+        guard start <= end else { throw Refusal("the range's start (from) must not be after its end (to)") }
+        guard end - start + 1 <= Self.maximumDays else {
+            throw Refusal("a date range is at most \(Self.maximumDays) days; this one has \(end - start + 1)")
+        }
+        first = Self.text(start)
+        last = Self.text(end)
+    }
+
+    public init(first: String, last: String) {
+        self.first = first
+        self.last = last
+    }
+
+    /// Every day of the range, in order.
+    public var days: [String] {
+        guard let start = Self.parse(first), let end = Self.parse(last), start <= end else { return [] }
+        return (start...end).map(Self.text)
+    }
+
+    /// The last 30 days up to `today`: the trend of a page without a range.
+    public static func recent(_ today: Date) -> DayRange {
+        let end = dayNumber(today)
+        return DayRange(first: text(end - 29), last: text(end))
+    }
+
+    // Days as numbers since 1970-01-01 (UTC), so ranges need no calendar.
+    static let earliest = parse("2000-01-01")!
+    static let latest = parse("2100-12-31")!
+
+    static func day(_ text: String, _ name: String) throws(DayRange.Refusal) -> Int {
+        guard let day = parse(text), (earliest...latest).contains(day) else {
+            throw Refusal("\(name) takes a day written YYYY-MM-DD between 2000-01-01 and 2100-12-31")
+        }
+        return day
+    }
+
+    static func dayNumber(_ date: Date) -> Int { Int((date.timeIntervalSince1970 / 86_400).rounded(.down)) }
+
+    static func parse(_ text: String) -> Int? {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard text.utf8.count == 10, parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]), (1...12).contains(month)
+        else { return nil }
+        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+        let lengths = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        guard (1...lengths[month - 1]).contains(day) else { return nil }
+        // Days from civil (Howard Hinnant's algorithm).
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    static func text(_ number: Int) -> String {
+        let z = number + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        return String(format: "%04d-%02d-%02d", year, month, day)
+    }
+}
+
+/// What the dashboard shows, read from the aggregates (`InsightsSchema`): small sums over counters,
+/// never a scan of the facts.
+public struct Insights: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// One flow's headline numbers.
+    public struct FlowSummary: Equatable, Sendable {
+        public var flow: String
+        public var started: Int
+        public var completed: Int
+        public var skipped: Int
+    }
+
+    /// An app at a glance.
+    public struct AppSummary: Equatable, Sendable {
+        public var app: String
+        /// Every account and device the app has seen (all time).
+        public var accounts: Int
+        public var devices: Int
+        public var flows: [FlowSummary]
+        public var trend: TrendFigures
+    }
+
+    /// Every app the server has counts or catalogs for, by name.
+    public func apps() async throws -> [String] {
+        let rows = try await client.query(
+            "SELECT app FROM insight_totals UNION SELECT app FROM catalogs ORDER BY 1", logger: logger)
+        var apps: [String] = []
+        for try await app in rows.decode(String.self) { apps.append(app) }
+        return apps
+    }
+
+    /// The app's totals, each flow's starts and completions in `range` (all time without one), and
+    /// the daily trend over `range` (the last 30 days without one).
+    public func summary(app: String, range: DayRange?, today: Date) async throws -> AppSummary {
+        let (first, last) = (range?.first, range?.last)
+        let trendRange = range ?? .recent(today)
+        let logger = logger
+        return try await client.withConnection { connection in
+            var accounts = 0
+            var devices = 0
+            let totals = try await connection.query(
+                "SELECT kind, sum(subjects)::bigint FROM insight_totals WHERE app = \(app) GROUP BY kind", logger: logger)
+            for try await (kind, count) in totals.decode((String, Int64).self) {
+                if kind == "account" { accounts = Int(count) } else { devices = Int(count) }
+            }
+            var flows: [String: FlowSummary] = [:]
+            let milestones = try await connection.query(
+                """
+                SELECT flow, milestone, sum(subjects)::bigint FROM insight_counts
+                WHERE app = \(app) AND milestone IN ('started', 'completed', 'skipped')
+                    AND (\(first)::date IS NULL OR day >= \(first)::date) AND (\(last)::date IS NULL OR day <= \(last)::date)
+                GROUP BY flow, milestone
+                """, logger: logger)
+            for try await (flow, milestone, count) in milestones.decode((String, String, Int64).self) {
+                var summary = flows[flow] ?? FlowSummary(flow: flow, started: 0, completed: 0, skipped: 0)
+                switch milestone {
+                case "started": summary.started = Int(count)
+                case "completed": summary.completed = Int(count)
+                default: summary.skipped = Int(count)
+                }
+                flows[flow] = summary
+            }
+            var byDay: [String: (Int, Int)] = [:]
+            let days = try await connection.query(
+                """
+                SELECT to_char(day, 'YYYY-MM-DD'), milestone, sum(subjects)::bigint FROM insight_counts
+                WHERE app = \(app) AND milestone IN ('started', 'completed')
+                    AND day >= \(trendRange.first)::date AND day <= \(trendRange.last)::date
+                GROUP BY day, milestone
+                """, logger: logger)
+            for try await (day, milestone, count) in days.decode((String, String, Int64).self) {
+                var entry = byDay[day] ?? (0, 0)
+                if milestone == "started" { entry.0 = Int(count) } else { entry.1 = Int(count) }
+                byDay[day] = entry
+            }
+            let trend = TrendFigures(
+                title: "Flows started and completed per day",
+                days: trendRange.days.map { day in
+                    TrendFigures.Day(day: day, started: byDay[day]?.0 ?? 0, completed: byDay[day]?.1 ?? 0)
+                })
+            return AppSummary(
+                app: app, accounts: accounts, devices: devices, flows: flows.values.sorted { $0.flow < $1.flow },
+                trend: trend)
+        }
+    }
+
+    /// One flow's funnel in `range` (all time without one): all accounts, then split by the catalog
+    /// version and by the app version each stage was first reached under.
+    public struct FlowFunnels: Equatable, Sendable {
+        public var app: String
+        public var flow: String
+        public var all: FunnelFigures
+        public var byCatalogVersion: [FunnelFigures]
+        public var byAppVersion: [FunnelFigures]
+    }
+
+    public func funnels(app: String, flow: String, range: DayRange?) async throws -> FlowFunnels {
+        let (first, last) = (range?.first, range?.last)
+        struct Tally {
+            var started = 0
+            var completed = 0
+            var steps: [String: (index: Int64, reached: Int)] = [:]
+
+            mutating func add(_ milestone: String, _ step: String, _ index: Int64, _ count: Int) {
+                switch milestone {
+                case "started": started += count
+                case "completed": completed += count
+                case "step":
+                    let known = steps[step]
+                    steps[step] = (min(known?.index ?? index, index), (known?.reached ?? 0) + count)
+                default: break
+                }
+            }
+
+            func figures(_ title: String) -> FunnelFigures {
+                let ordered = steps.sorted { ($0.value.index, $0.key) < ($1.value.index, $1.key) }
+                return FunnelFigures(
+                    title: title, started: started, steps: ordered.map { ($0.key, $0.value.reached) }, completed: completed)
+            }
+        }
+        var all = Tally()
+        var byCatalog: [Int64: Tally] = [:]
+        var byApp: [String: Tally] = [:]
+        let rows = try await client.query(
+            """
+            SELECT milestone, step, catalog_version, app_version, min(step_index), sum(subjects)::bigint FROM insight_counts
+            WHERE app = \(app) AND flow = \(flow) AND milestone IN ('started', 'step', 'completed')
+                AND (\(first)::date IS NULL OR day >= \(first)::date) AND (\(last)::date IS NULL OR day <= \(last)::date)
+            GROUP BY milestone, step, catalog_version, app_version
+            """, logger: logger)
+        for try await (milestone, step, catalog, appVersion, index, count) in rows.decode(
+            (String, String, Int64, String, Int64, Int64).self)
+        {
+            all.add(milestone, step, index, Int(count))
+            byCatalog[catalog, default: Tally()].add(milestone, step, index, Int(count))
+            byApp[appVersion, default: Tally()].add(milestone, step, index, Int(count))
+        }
+        return FlowFunnels(
+            app: app, flow: flow, all: all.figures("All accounts"),
+            byCatalogVersion: byCatalog.keys.sorted().map { byCatalog[$0]!.figures("Catalog version \($0)") },
+            byAppVersion: byApp.keys.sorted { Self.versionOrder($0, $1) }.map {
+                byApp[$0]!.figures($0.isEmpty ? "App version not reported" : "App version \($0)")
+            })
+    }
+
+    /// Versions in numeric order ("1.10" after "1.9"), the unreported one last.
+    static func versionOrder(_ a: String, _ b: String) -> Bool {
+        if a.isEmpty || b.isEmpty { return !a.isEmpty && b.isEmpty }
+        let x = a.split(separator: ".").map { Int($0) ?? 0 }
+        let y = b.split(separator: ".").map { Int($0) ?? 0 }
+        return x.lexicographicallyPrecedes(y)
+    }
+}
