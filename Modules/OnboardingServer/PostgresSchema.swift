@@ -120,10 +120,12 @@ public enum PostgresSchema {
     /// An arbitrary constant: the advisory lock that serialises migrations across processes.
     static let lockID: Int64 = 0x0B0A_4D16
 
-    /// Applies the migrations not applied yet, each in its own transaction.
+    /// Applies the migrations not applied yet, each in its own transaction (up to `last` when given).
     /// - Returns: the ids applied now.
     @discardableResult
-    public static func migrate(_ client: PostgresClient, logger: Logger) async throws -> [String] {
+    public static func migrate(_ client: PostgresClient, logger: Logger, through last: String? = nil) async throws
+        -> [String]
+    {
         _ = try await client.withTransaction(logger: logger) { connection in
             try await connection.query(
                 """
@@ -149,6 +151,7 @@ public enum PostgresSchema {
                 applied.append(migration.id)
                 logger.info("applied migration", metadata: ["migration": "\(migration.id)"])
             }
+            if migration.id == last { break }
         }
         return applied
     }

@@ -110,6 +110,14 @@ struct Serve: AsyncParsableCommand {
 struct Migrate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Apply the schema's migrations and exit.")
     @OptionGroup var database: DatabaseOptions
+    @Option(help: "Stop after this migration (to stage an upgrade, or to test one).") var through: String?
+
+    func validate() throws {
+        if let through, !PostgresSchema.migrations.contains(where: { $0.id == through }) {
+            throw ValidationError(
+                "--through takes a migration id: \(PostgresSchema.migrations.map(\.id).joined(separator: ", "))")
+        }
+    }
 
     func run() async throws {
         let logger = makeLogger()
@@ -117,7 +125,7 @@ struct Migrate: AsyncParsableCommand {
             configuration: try database.resolved().clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
-            let applied = try await PostgresSchema.migrate(client, logger: logger)
+            let applied = try await PostgresSchema.migrate(client, logger: logger, through: through)
             print(applied.isEmpty ? "the schema is up to date" : "applied: \(applied.joined(separator: ", "))")
             group.cancelAll()
         }

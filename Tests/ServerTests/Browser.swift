@@ -1,0 +1,196 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A real headless Chromium (Debian's `chromium`, which `.ci/run` installs), driven over the
+/// DevTools protocol through `--remote-debugging-pipe`: the browser reads commands on its file
+/// descriptor 3 and answers on 4, each message JSON ended by a NUL byte. One page (target), one
+/// profile in a temporary folder, so cookies live as a person's browser keeps them.
+final class Browser: @unchecked Sendable {
+    private let pid: pid_t
+    private let toBrowser: Int32
+    private let fromBrowser: Int32
+    private let profile: URL
+    private var nextID = 0
+    private var buffer = Data()
+    private var session: String = ""
+
+    static var executable: String? {
+        ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    init() throws {
+        guard let executable = Self.executable else {
+            throw HarnessFailure("the dashboard tests need Debian's chromium: apt-get install chromium (.ci/run does)")
+        }
+        profile = FileManager.default.temporaryDirectory.appendingPathComponent("chromium-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: profile, withIntermediateDirectories: true)
+        var commands: [Int32] = [0, 0]
+        var answers: [Int32] = [0, 0]
+        guard pipe(&commands) == 0, pipe(&answers) == 0 else { throw HarnessFailure("pipe failed") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, commands[0], 3)
+        posix_spawn_file_actions_adddup2(&actions, answers[1], 4)
+        let devNull = Glibc.open("/dev/null", O_WRONLY)
+        posix_spawn_file_actions_adddup2(&actions, devNull, 1)
+        posix_spawn_file_actions_adddup2(&actions, devNull, 2)
+        let arguments = [
+            executable, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+            "--no-default-browser-check", "--remote-debugging-pipe", "--user-data-dir=\(profile.path)",
+            "--window-size=1280,900", "--hide-scrollbars", "about:blank",
+        ]
+        var argv = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var child: pid_t = 0
+        let spawned = posix_spawn(&child, executable, &actions, nil, &argv, environ)
+        close(commands[0])
+        close(answers[1])
+        close(devNull)
+        guard spawned == 0 else { throw HarnessFailure("chromium did not start: \(spawned)") }
+        pid = child
+        toBrowser = commands[1]
+        fromBrowser = answers[0]
+        let target = try call("Target.createTarget", ["url": "about:blank"])
+        guard let targetID = target["targetId"] as? String else { throw HarnessFailure("no target: \(target)") }
+        let attached = try call("Target.attachToTarget", ["targetId": targetID, "flatten": true])
+        guard let session = attached["sessionId"] as? String else { throw HarnessFailure("no session: \(attached)") }
+        self.session = session
+        _ = try call("Page.enable", [:], inPage: true)
+        _ = try call("Runtime.enable", [:], inPage: true)
+    }
+
+    deinit {
+        kill(pid, SIGKILL)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        close(toBrowser)
+        close(fromBrowser)
+        try? FileManager.default.removeItem(at: profile)
+    }
+
+    // MARK: - The protocol
+
+    /// Sends one command and waits for its answer (events in between are dropped).
+    @discardableResult
+    func call(_ method: String, _ parameters: [String: Any], inPage: Bool = false, seconds: Double = 30) throws
+        -> [String: Any]
+    {
+        nextID += 1
+        var message: [String: Any] = ["id": nextID, "method": method, "params": parameters]
+        if inPage { message["sessionId"] = session }
+        var bytes = try JSONSerialization.data(withJSONObject: message)
+        bytes.append(0)
+        try bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let written = write(toBrowser, raw.baseAddress! + offset, raw.count - offset)
+                guard written > 0 else { throw HarnessFailure("writing to chromium failed") }
+                offset += written
+            }
+        }
+        let deadline = Date().addingTimeInterval(seconds)
+        while true {
+            let answer = try nextMessage(until: deadline)
+            guard (answer["id"] as? Int) == nextID else { continue }
+            if let error = answer["error"] as? [String: Any] {
+                throw HarnessFailure("\(method) failed: \(error["message"] ?? error)")
+            }
+            return answer["result"] as? [String: Any] ?? [:]
+        }
+    }
+
+    private func nextMessage(until deadline: Date) throws -> [String: Any] {
+        while true {
+            if let end = buffer.firstIndex(of: 0) {
+                let message = buffer[buffer.startIndex..<end]
+                buffer = Data(buffer[(end + 1)...])
+                return (try JSONSerialization.jsonObject(with: message)) as? [String: Any] ?? [:]
+            }
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0 else { throw HarnessFailure("chromium did not answer in time") }
+            var poller = pollfd(fd: fromBrowser, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, Int32(min(remaining, 1) * 1000)) >= 0 else { throw HarnessFailure("poll failed") }
+            guard poller.revents != 0 else { continue }
+            var chunk = [UInt8](repeating: 0, count: 1 << 16)
+            let count = read(fromBrowser, &chunk, chunk.count)
+            guard count > 0 else { throw HarnessFailure("chromium closed its pipe") }
+            buffer.append(contentsOf: chunk[0..<count])
+        }
+    }
+
+    // MARK: - What a person does
+
+    /// The value of a JavaScript expression in the page (returned by value).
+    func evaluate(_ expression: String) throws -> Any? {
+        let result = try call(
+            "Runtime.evaluate", ["expression": expression, "returnByValue": true, "awaitPromise": true], inPage: true)
+        if let exception = result["exceptionDetails"] { throw HarnessFailure("\(expression): \(exception)") }
+        return (result["result"] as? [String: Any])?["value"]
+    }
+
+    /// Opens a URL as typed in the address bar and waits for the page to load.
+    func open(_ url: URL) throws {
+        _ = try call("Page.navigate", ["url": url.absoluteString], inPage: true)
+        try waitForLoad(away: nil)
+    }
+
+    /// Waits until the document has loaded; with `away`, until it is another document than that one.
+    func waitForLoad(away previous: String?, seconds: Double = 20) throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            let state = try? evaluate("document.readyState + ' ' + (window.__mark || '')")
+            if let state = state as? String, state.hasPrefix("complete"), previous == nil || !state.hasSuffix(previous!) {
+                return
+            }
+            usleep(50_000)
+        }
+        throw HarnessFailure("the page did not load within \(seconds) s")
+    }
+
+    /// Runs an action that leaves the page (a click, a submit) and waits for the next one.
+    func leave(_ action: () throws -> Void) throws {
+        let mark = UUID().uuidString
+        _ = try evaluate("window.__mark = '\(mark)'")
+        try action()
+        try waitForLoad(away: mark)
+    }
+
+    var location: String { ((try? evaluate("location.href")) as? String) ?? "" }
+    var title: String { ((try? evaluate("document.title")) as? String) ?? "" }
+
+    /// Presses a key (Tab, Enter) as the keyboard does.
+    func press(_ key: String, code: Int, shift: Bool = false) throws {
+        for type in ["keyDown", "keyUp"] {
+            var event: [String: Any] = ["type": type, "key": key, "code": key, "windowsVirtualKeyCode": code]
+            if shift { event["modifiers"] = 8 }
+            if key == "Enter", type == "keyDown" { event["text"] = "\r" }
+            _ = try call("Input.dispatchKeyEvent", event, inPage: true)
+        }
+    }
+
+    /// Types text into the focused field.
+    func type(_ text: String) throws {
+        _ = try call("Input.insertText", ["text": text], inPage: true)
+    }
+
+    /// A PNG of the page as it is drawn (the whole page when `fullPage`).
+    func screenshot(fullPage: Bool = true) throws -> Data {
+        var parameters: [String: Any] = ["format": "png"]
+        if fullPage { parameters["captureBeyondViewport"] = true }
+        let result = try call("Page.captureScreenshot", parameters, inPage: true)
+        guard let base64 = result["data"] as? String, let data = Data(base64Encoded: base64) else {
+            throw HarnessFailure("no screenshot")
+        }
+        return data
+    }
+
+    /// The browser's cookies for a URL, as it stores them (flags included).
+    func cookies(for url: URL) throws -> [[String: Any]] {
+        let result = try call("Network.getCookies", ["urls": [url.absoluteString]], inPage: true)
+        return result["cookies"] as? [[String: Any]] ?? []
+    }
+}

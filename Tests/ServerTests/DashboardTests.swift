@@ -1,0 +1,469 @@
+import AccountSync
+import Foundation
+import OnboardingServer
+import Testing
+import TourCodec
+import TourCore
+import TourFixtures
+
+/// The dashboard as a person uses it, in a real headless Chromium against a real server and
+/// PostgreSQL with seeded pushes; and the insights aggregates against the test's own counts and a
+/// full scan of the facts.
+@Suite("Dashboard and insights", .serialized)
+struct DashboardTests {
+    /// A seeded population: accounts of one app going through a four-step flow under two catalog
+    /// versions and two app versions, some on two devices, with what each reached known here.
+    struct Population {
+        static let steps = ["intro", "goals", "remind", "finish"]
+        struct Account {
+            var id: String
+            var devices: [String]
+            /// How many steps it entered (0 = never started), and how it ended.
+            var reached: Int
+            var ending: String?
+            var catalogVersion: Int
+            var appVersion: String
+            var day: Double
+        }
+
+        var app: String
+        var accounts: [Account]
+
+        init(app: String, count: Int, seed: UInt64) {
+            var random = SplitMix(seed)
+            self.app = app
+            accounts = (0..<count).map { index in
+                let reached = Int(random.next() % 5)
+                let ending: String? =
+                    reached == 4 ? "completed" : reached > 0 && random.next() % 3 == 0 ? "skipped" : nil
+                return Account(
+                    id: "acct\(index)", devices: random.next() % 4 == 0 ? ["dev\(index)a", "dev\(index)b"] : ["dev\(index)a"],
+                    reached: reached, ending: ending, catalogVersion: 1 + Int(random.next() % 2),
+                    appVersion: random.next() % 2 == 0 ? "1.0" : "1.1",
+                    day: 1_764_000_000 + Double(random.next() % 5) * 86_400)
+            }
+        }
+
+        /// The account's pushes from one device: its facts in order, one event each.
+        func items(_ account: Account, device: String) -> [PushItem] {
+            guard account.reached > 0 else {
+                return [PushItem(seq: 1, time: account.day, event: "appLaunched", catalogVersion: account.catalogVersion,
+                    facts: [], records: [:], appVersion: account.appVersion)]
+            }
+            var facts: [[TourValue]] = [[
+                .object(["fact": "flowStarted", "flow": "welcome", "plan": .strings(Self.steps), "catalogVersion": .int(account.catalogVersion)]),
+                .object(["fact": "stepEntered", "flow": "welcome", "step": .string(Self.steps[0]), "index": 1]),
+            ]]
+            for step in 1..<account.reached {
+                facts.append([.object(["fact": "stepEntered", "flow": "welcome", "step": .string(Self.steps[step]), "index": .int(step + 1)])])
+            }
+            if let ending = account.ending {
+                facts[facts.count - 1].append(
+                    .object(["fact": "flowEnded", "flow": "welcome", "ending": .string(ending), "recorded": .string(ending)]))
+            }
+            let last = facts.count - 1
+            return facts.enumerated().map { index, eventFacts in
+                let standing: AccountFlowRecord.Standing = account.ending == "completed" && index == last ? .completed : .shown
+                return PushItem(
+                    seq: Int64(index + 1), time: account.day + Double(index), event: "next", catalogVersion: account.catalogVersion,
+                    facts: eventFacts, records: ["welcome": AccountFlowRecord(epoch: 0, standing: standing, version: nil, at: Int64(index), device: device)],
+                    appVersion: account.appVersion)
+            }
+        }
+
+        /// Pushes every device's items, devices concurrently, each batch sent twice (a retry).
+        func push(to server: ServerProcess) async throws {
+            let signer = try TokenSignerForTests()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for account in accounts {
+                    let token = signer.token(account: account.id, app: app)
+                    for device in account.devices {
+                        group.addTask {
+                            for item in items(account, device: device) {
+                                for _ in 0..<2 {
+                                    let body = try PushBatch(device: device, items: [item]).tourValue.jsonUTF8()
+                                    let answer = try await HTTP.post(
+                                        server.url.appendingPathComponent("v1/apps/\(app)/accounts/\(account.id)/push"),
+                                        token: token, body: Data(body))
+                                    guard answer.status == 200 else {
+                                        throw HarnessFailure("push refused: \(String(decoding: answer.body, as: UTF8.self))")
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+
+        /// The funnel this population should show: started, each step, completed (accounts).
+        var expectedStages: [(String, Int)] {
+            var stages: [(String, Int)] = [("started", accounts.filter { $0.reached > 0 }.count)]
+            for (index, step) in Self.steps.enumerated() {
+                stages.append(("step \(step)", accounts.filter { $0.reached > index }.count))
+            }
+            stages.append(("completed", accounts.filter { $0.ending == "completed" }.count))
+            return stages
+        }
+    }
+
+    // MARK: - The browser
+
+    @Test func anAdminSignsInOpensEveryViewSeesTheAPIsNumbersAndSignsOut() async throws {
+        let server = try ServerProcess()
+        let population = Population(app: "growth", count: 60, seed: 26)
+        try await population.push(to: server)
+        let admin = try server.token(account: nil)
+        let report = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
+        let flows = report["flows"] as? [[String: Any]] ?? []
+        let welcome = try #require(flows.first { $0["flow"] as? String == "welcome" })
+
+        let browser = try Browser()
+        // Without a session every page sends the browser to sign in.
+        try browser.open(server.url.appendingPathComponent("dashboard/apps/growth"))
+        #expect(browser.location.hasSuffix("/dashboard/sign-in"))
+        // By keyboard: Tab to the token field, type the token, Enter.
+        var focused = ""
+        for _ in 0..<8 where focused != "token" {
+            try browser.press("Tab", code: 9)
+            focused = (try browser.evaluate("document.activeElement && document.activeElement.name") as? String) ?? ""
+        }
+        #expect(focused == "token")
+        try browser.type(admin)
+        try browser.leave { try browser.press("Enter", code: 13) }
+        #expect(browser.location.hasSuffix("/dashboard"))
+        #expect(browser.title.hasPrefix("All apps"))
+        // The cookie: HttpOnly (the page's script cannot read it), SameSite=Strict, expiring.
+        #expect((try browser.evaluate("document.cookie") as? String) == "")
+        let cookie = try #require(try browser.cookies(for: server.url.appendingPathComponent("dashboard")).first)
+        #expect(cookie["httpOnly"] as? Bool == true)
+        #expect(cookie["sameSite"] as? String == "Strict")
+        #expect((cookie["expires"] as? Double ?? -1) > Date().timeIntervalSince1970)
+        #expect(!(server.logText.contains(admin)))
+        #expect(!(server.logText.contains(cookie["value"] as? String ?? "?")))
+        #expect(try server.sql("SELECT count(*) FROM dashboard_sessions WHERE id_hash = '\(cookie["value"] ?? "")'") == ["0"])
+        try saveScreenshot(browser, "dashboard-overview")
+
+        // All apps: the app's accounts and devices, the flow's starts and completions, as the API says.
+        let appsRow = try cells("document.querySelector('caption#s2').closest('table').querySelectorAll('tbody tr')[0]", browser)
+        #expect(appsRow == ["growth", "\(report["accounts"] as? Int ?? -1)", "\(report["devices"] as? Int ?? -1)", "1"])
+        let flowRow = try cells("document.querySelector('caption#s3').closest('table').querySelectorAll('tbody tr')[0]", browser)
+        #expect(flowRow[1] == "welcome")
+        #expect(flowRow[2] == "\(welcome["started"] as? Int ?? -1)")
+        #expect(flowRow[4] == "\(welcome["completedHere"] as? Int ?? -1)")
+        #expect(try browser.evaluate("document.querySelectorAll('svg polyline').length") as? Int == 2)
+
+        // The app: its flows and what is published; then the flow's funnel by following the link.
+        try browser.leave { _ = try browser.evaluate("document.querySelector('a[href=\"/dashboard/apps/growth\"]').click()") }
+        #expect(browser.location.hasSuffix("/dashboard/apps/growth"))
+        #expect(try browser.evaluate("document.body.innerText.includes('what is published')") as? Bool == true)
+        try saveScreenshot(browser, "dashboard-app")
+        try browser.leave {
+            _ = try browser.evaluate("document.querySelector('a[href=\"/dashboard/apps/growth/flows/welcome\"]').click()")
+        }
+        #expect(browser.location.hasSuffix("/dashboard/apps/growth/flows/welcome"))
+        try saveScreenshot(browser, "dashboard-funnel")
+        // Every stage of the funnel equals the test's own count and the API's step counts.
+        let stages = try funnelTable(browser, "s2")
+        #expect(stages.map(\.0) == population.expectedStages.map(\.0))
+        #expect(stages.map(\.1) == population.expectedStages.map(\.1))
+        let apiSteps = (welcome["steps"] as? [[String: Any]] ?? []).map { "step \($0["step"] as? String ?? "")" }
+        #expect(apiSteps == Population.steps.map { "step \($0)" })
+        for (index, step) in (welcome["steps"] as? [[String: Any]] ?? []).enumerated() {
+            #expect(stages[index + 1].1 == step["accounts"] as? Int)
+        }
+        // Dropped and drop-off follow from the reached column.
+        for (index, stage) in stages.enumerated().dropLast() {
+            #expect(stage.2 == stage.1 - stages[index + 1].1)
+        }
+        // Split by catalog version and by app version: the splits add up to the whole.
+        for prefix in ["Catalog version", "App version"] {
+            let splits = try #require(
+                try browser.evaluate(
+                    "[...document.querySelectorAll('table[data-chart=funnel]')].filter(t => t.caption.textContent.startsWith('\(prefix)')).map(t => t.id)")
+                    as? [String])
+            #expect(splits.count == 2)
+            var sums = Array(repeating: 0, count: stages.count)
+            for split in splits {
+                for (index, stage) in try funnelTable(browser, String(split.dropLast("-table".count))).enumerated() { sums[index] += stage.1 }
+            }
+            #expect(sums == stages.map(\.1))
+        }
+        // The exports carry the same numbers (fetched with the browser's session; the page's own
+        // policy lets it load nothing, so not from its script).
+        let funnelURL = server.url.appendingPathComponent("dashboard/apps/growth/flows/welcome")
+        let value = cookie["value"] as? String ?? ""
+        let csv = try Self.curl(URL(string: funnelURL.absoluteString + "?format=csv")!, cookie: value)
+        #expect(csv.status == 200)
+        let allRows = csv.body.split(separator: "\r\n").filter { $0.hasPrefix("All accounts,") }
+        #expect(allRows.map { Int($0.split(separator: ",")[2]) ?? -1 } == stages.map(\.1))
+        let json = try Self.curl(URL(string: funnelURL.absoluteString + "?format=json")!, cookie: value)
+        let all = (try JSONSerialization.jsonObject(with: Data(json.body.utf8)) as? [String: Any])?["all"] as? [String: Any]
+        #expect((all?["stages"] as? [[String: Any]])?.map { $0["reached"] as? Int ?? -1 } == stages.map(\.1))
+        #expect(try browser.evaluate("fetch(location.pathname).then(() => 'loaded', () => 'blocked')") as? String == "blocked")
+        // A date range: only the first reaches of those days.
+        let firstDay = population.accounts.map(\.day).min()!
+        let day = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: firstDay)).prefix(10)
+        try browser.open(
+            URL(string: server.url.absoluteString + "/dashboard/apps/growth/flows/welcome?from=\(day)&to=\(day)")!)
+        let ranged = try funnelTable(browser, "s2")
+        let startedThatDay = population.accounts.filter { $0.reached > 0 && $0.day == firstDay }.count
+        #expect(ranged[0].1 == startedThatDay)
+
+        // Sign out: the session ends on the server, and every page sends the browser to sign in again.
+        try browser.leave { _ = try browser.evaluate("document.querySelector('form.sign-out').submit()") }
+        #expect(browser.location.hasSuffix("/dashboard/sign-in"))
+        try browser.open(server.url.appendingPathComponent("dashboard"))
+        #expect(browser.location.hasSuffix("/dashboard/sign-in"))
+        #expect(try Self.curl(server.url.appendingPathComponent("dashboard"), cookie: value).status == 303)
+        #expect(try server.sql("SELECT count(*) FROM dashboard_sessions") == ["0"])
+    }
+
+    // MARK: - Hostile input
+
+    @Test func forgedExpiredOrTamperedSessionsMarkupAndHugeRangesAreRefusedOrEscaped() async throws {
+        let server = try ServerProcess()
+        // A step id with markup, as a device could push it.
+        let hostile = "<img src=x onerror=alert(1)>"
+        let token = try TokenSignerForTests().token(account: "mallory", app: "growth")
+        let item = PushItem(
+            seq: 1, time: 1_764_000_000, event: "next", catalogVersion: 1,
+            facts: [
+                .object(["fact": "flowStarted", "flow": "welcome", "plan": .strings([hostile]), "catalogVersion": 1]),
+                .object(["fact": "stepEntered", "flow": "welcome", "step": .string(hostile), "index": 1]),
+            ], records: [:])
+        let pushed = try await HTTP.post(
+            server.url.appendingPathComponent("v1/apps/growth/accounts/mallory/push"), token: token,
+            body: Data(try PushBatch(device: "m1", items: [item]).tourValue.jsonUTF8()))
+        #expect(pushed.status == 200)
+        let session = try signIn(server)
+        let before = try server.sql("SELECT (SELECT count(*) FROM insight_counts) || ' ' || (SELECT count(*) FROM dashboard_sessions)")
+
+        // Rendered inert: the markup is text on the page, in the CSV it cannot run as a formula.
+        let funnel = try Self.curl(server.url.appendingPathComponent("dashboard/apps/growth/flows/welcome"), cookie: session)
+        #expect(funnel.status == 200)
+        #expect(!funnel.body.contains(hostile))
+        #expect(funnel.body.contains("&lt;img src"))
+        let browser = try Browser()
+        try browser.open(server.url.appendingPathComponent("dashboard/sign-in"))
+        _ = try browser.evaluate("document.querySelector('input[name=token]').value = '\(try server.token(account: nil))'")
+        try browser.leave { _ = try browser.evaluate("document.querySelector('form').submit()") }
+        try browser.open(server.url.appendingPathComponent("dashboard/apps/growth/flows/welcome"))
+        #expect(try browser.evaluate("document.querySelectorAll('img').length") as? Int == 0)
+        #expect(try browser.evaluate("document.body.innerText.includes('\(hostile)')") as? Bool == true)
+
+        // Ids with markup in the path, a huge or reversed or malformed range, an unknown format: refused, escaped.
+        for (path, status) in [
+            ("dashboard/apps/%3Cscript%3Ealert(1)%3C%2Fscript%3E", 400),
+            ("dashboard/apps/growth/flows/%3Cb%3Ex%3C%2Fb%3E", 400),
+            ("dashboard/apps/growth/flows/welcome?from=2000-01-01&to=2100-12-31", 400),
+            ("dashboard/apps/growth/flows/welcome?from=2026-02-01&to=2026-01-01", 400),
+            ("dashboard/apps/growth?from=%3Cscript%3E", 400),
+            ("dashboard/apps/growth?format=%3Cscript%3E", 400),
+            ("dashboard/apps/nosuchapp", 404),
+        ] {
+            let answer = try Self.curl(URL(string: server.url.absoluteString + "/" + path)!, cookie: session)
+            #expect(answer.status == status, "\(path)")
+            #expect(!answer.body.lowercased().contains("<script"), "\(path)")
+            #expect(!answer.body.contains("<b>"), "\(path)")
+        }
+        let huge = try Self.curl(
+            URL(string: server.url.absoluteString + "/dashboard/apps/growth?from=2000-01-01&to=2100-12-31")!, cookie: session)
+        #expect(huge.body.contains("at most 731 days"))
+
+        // Forged, tampered and expired sessions open nothing and go to sign in.
+        var tampered = Array(session)
+        tampered[5] = tampered[5] == "A" ? "B" : "A"
+        for cookie in [String(repeating: "A", count: 43), String(tampered), "not-a-session", session + "x"] {
+            let answer = try Self.curl(server.url.appendingPathComponent("dashboard"), cookie: cookie)
+            #expect(answer.status == 303)
+            #expect(answer.location?.hasSuffix("/dashboard/sign-in") == true)
+        }
+        let shortLived = try TokenSignerForTests().adminToken(seconds: 2)
+        let expiring = try signIn(server, token: shortLived)
+        #expect(try Self.curl(server.url.appendingPathComponent("dashboard"), cookie: expiring).status == 200)
+        try await Task.sleep(for: .seconds(3))
+        #expect(try Self.curl(server.url.appendingPathComponent("dashboard"), cookie: expiring).status == 303)
+        // An account token, a forged token and no token do not sign in.
+        for bad in [token, "obt2.forged.token", ""] {
+            let answer = try Self.curl(
+                server.url.appendingPathComponent("dashboard/sign-in"), form: "token=\(bad)")
+            #expect([401, 403].contains(answer.status))
+            #expect(answer.setCookie == nil)
+            if !bad.isEmpty { #expect(!answer.body.contains(bad)) }
+        }
+        // Nothing changed: the counts and the live sessions are as they were (the expired one aside).
+        let after = try server.sql(
+            "SELECT (SELECT count(*) FROM insight_counts) || ' ' || (SELECT count(*) FROM dashboard_sessions WHERE expires_at > extract(epoch from now()))")
+        #expect(after == before.map { $0.split(separator: " ")[0] + " " + String(Int($0.split(separator: " ")[1])! + 1) })
+        #expect(!server.logText.contains(session))
+    }
+
+    // MARK: - Aggregates
+
+    @Test func theAggregatesEqualTheTestsOwnCountsAndAFullScanAfterConcurrentRetriedPushes() async throws {
+        let server = try ServerProcess()
+        let population = Population(app: "growth", count: 120, seed: 7)
+        try await population.push(to: server)
+        let admin = try server.token(account: nil)
+        let report = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
+        #expect(report["accounts"] as? Int == population.accounts.count)
+        #expect(report["devices"] as? Int == population.accounts.map(\.devices.count).reduce(0, +))
+        let welcome = try #require((report["flows"] as? [[String: Any]])?.first { $0["flow"] as? String == "welcome" })
+        let expected = population.expectedStages
+        #expect(welcome["started"] as? Int == expected[0].1)
+        #expect(welcome["completedHere"] as? Int == expected.last!.1)
+        #expect(welcome["skippedHere"] as? Int == population.accounts.filter { $0.ending == "skipped" }.count)
+        #expect((welcome["steps"] as? [[String: Any]])?.map { $0["accounts"] as? Int ?? -1 } == expected.dropFirst().dropLast().map(\.1))
+        // The same numbers by scanning every fact, as the report did before the aggregates.
+        let scan = try server.sql(
+            """
+            SELECT count(DISTINCT account) FILTER (WHERE kind = 'flowStarted') || ' ' ||
+                count(DISTINCT account) FILTER (WHERE kind = 'flowEnded' AND ending = 'completed') || ' ' ||
+                count(DISTINCT device) FROM facts WHERE app = 'growth' AND flow = 'welcome'
+            """)
+        #expect(scan == ["\(expected[0].1) \(expected.last!.1) \(welcome["devices"] as? Int ?? -1)"])
+        let standings = try server.sql(
+            "SELECT standing || ' ' || count(*) FROM account_flows WHERE app = 'growth' GROUP BY standing ORDER BY standing")
+        let aggregated = (welcome["accounts"] as? [String: Int] ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+        #expect(aggregated == standings)
+    }
+
+    @Test func aServerUpgradedWithFactsAlreadyStoredCountsThemOnce() async throws {
+        // A database as the previous release left it: migrated through v3, with pushes stored.
+        let database = try TestPostgres.freshDatabase()
+        let migrate = try Shell.run(
+            BuiltExecutables.folder.appendingPathComponent("onboarding-server").path,
+            ["migrate", "--database-url", database, "--through", "v3-catalogs"])
+        #expect(migrate.status == 0, "\(migrate.stderr)")
+        let population = Population(app: "growth", count: 40, seed: 3)
+        var statements: [String] = []
+        for account in population.accounts {
+            for device in account.devices {
+                for item in population.items(account, device: device) {
+                    statements.append(
+                        "INSERT INTO pushes (app, account, device, seq, time, event, catalog_version) VALUES ('growth', '\(account.id)', '\(device)', \(item.seq), \(item.time), 'next', \(item.catalogVersion))")
+                    for (index, fact) in item.facts.enumerated() {
+                        let object = fact.objectValue ?? [:]
+                        let step = object["step"]?.stringValue.map { "'\($0)'" } ?? "NULL"
+                        let ending = object["ending"]?.stringValue.map { "'\($0)'" } ?? "NULL"
+                        statements.append(
+                            "INSERT INTO facts (app, account, device, seq, idx, kind, flow, step, step_index, ending, body) VALUES ('growth', '\(account.id)', '\(device)', \(item.seq), \(index), '\(object["fact"]?.stringValue ?? "")', 'welcome', \(step), \(object["index"]?.intValue ?? 0), \(ending), '\(try fact.jsonText())')")
+                    }
+                }
+            }
+        }
+        let inserted = try Shell.run(TestPostgres.psql, [database, "-qc", statements.joined(separator: ";\n")])
+        #expect(inserted.status == 0, "\(inserted.stderr)")
+        // The new release migrates (v4 counts what is stored) and reports it; a push adds to it once.
+        let server = try ServerProcess(databaseURL: database)
+        let admin = try server.token(account: nil)
+        let report = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
+        let welcome = try #require((report["flows"] as? [[String: Any]])?.first { $0["flow"] as? String == "welcome" })
+        #expect(report["accounts"] as? Int == population.accounts.count)
+        #expect(welcome["started"] as? Int == population.expectedStages[0].1)
+        #expect((welcome["steps"] as? [[String: Any]])?.map { $0["accounts"] as? Int ?? -1 }
+            == population.expectedStages.dropFirst().dropLast().map(\.1))
+        try await population.push(to: server)
+        let again = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
+        #expect(again["accounts"] as? Int == population.accounts.count)
+        let welcomeAgain = try #require((again["flows"] as? [[String: Any]])?.first { $0["flow"] as? String == "welcome" })
+        #expect(welcomeAgain["started"] as? Int == population.expectedStages[0].1)
+    }
+
+    // MARK: - Helpers
+
+    func cells(_ row: String, _ browser: Browser) throws -> [String] {
+        try #require(try browser.evaluate("[...\(row).children].map(c => c.textContent.trim())") as? [String])
+    }
+
+    /// A funnel table's rows: stage, reached, dropped.
+    func funnelTable(_ browser: Browser, _ id: String) throws -> [(String, Int, Int)] {
+        let rows = try #require(
+            try browser.evaluate(
+                "[...document.querySelectorAll('#\(id)-table tbody tr')].map(r => [r.querySelector('th').textContent, r.querySelector('[data-field=reached]').textContent, r.querySelector('[data-field=dropped]').textContent])")
+                as? [[String]])
+        return rows.map { ($0[0], Int($0[1]) ?? -1, Int($0[2]) ?? -1) }
+    }
+
+    /// Saves a screenshot for the docs when `ONBOARDING_SCREENSHOTS` names a folder
+    /// (scripts/dashboard-screenshots); it is taken, and checked to be a PNG, either way.
+    func saveScreenshot(_ browser: Browser, _ name: String) throws {
+        let png = try browser.screenshot()
+        #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+        if let folder = ProcessInfo.processInfo.environment["ONBOARDING_SCREENSHOTS"], !folder.isEmpty {
+            try png.write(to: URL(fileURLWithPath: folder).appendingPathComponent("\(name).png"))
+        }
+    }
+
+    /// Signs in with an admin token over plain HTTP; returns the session cookie's value.
+    func signIn(_ server: ServerProcess, token: String? = nil) throws -> String {
+        let answer = try Self.curl(
+            server.url.appendingPathComponent("dashboard/sign-in"), form: "token=\(try token ?? server.token(account: nil))")
+        guard answer.status == 303, let cookie = answer.setCookie else {
+            throw HarnessFailure("sign-in failed: \(answer.status) \(answer.body)")
+        }
+        return cookie
+    }
+
+    struct CurlAnswer {
+        var status: Int
+        var location: String?
+        var setCookie: String?
+        var body: String
+    }
+
+    /// One request by curl, which follows no redirect, with an optional session cookie or form.
+    static func curl(_ url: URL, cookie: String? = nil, form: String? = nil) throws -> CurlAnswer {
+        var arguments = ["-s", "-i", url.absoluteString]
+        if let cookie { arguments += ["-H", "Cookie: onboarding_session=\(cookie)"] }
+        if let form { arguments += ["--data-raw", form] }
+        let result = try Shell.run("/usr/bin/curl", arguments)
+        let text = result.stdout
+        let parts = text.components(separatedBy: "\r\n\r\n")
+        let head = parts.first ?? ""
+        let lines = head.components(separatedBy: "\r\n")
+        let status = Int(lines.first?.split(separator: " ").dropFirst().first ?? "") ?? 0
+        func header(_ name: String) -> String? {
+            lines.first { $0.lowercased().hasPrefix(name.lowercased() + ":") }.map {
+                String($0.dropFirst(name.count + 1)).trimmingCharacters(in: .whitespaces)
+            }
+        }
+        let setCookie = header("Set-Cookie").flatMap { value -> String? in
+            guard value.hasPrefix("onboarding_session="), let end = value.firstIndex(of: ";") else { return nil }
+            let cookie = String(value[value.index(value.startIndex, offsetBy: "onboarding_session=".count)..<end])
+            return cookie.isEmpty ? nil : cookie
+        }
+        return CurlAnswer(
+            status: status, location: header("Location"), setCookie: setCookie, body: parts.dropFirst().joined(separator: "\r\n\r\n"))
+    }
+}
+
+/// Tokens signed in process with the test server's secret (as `onboarding-server token` would).
+struct TokenSignerForTests {
+    let signer: TokenSigner
+
+    init() throws { signer = try TokenSigner(secret: ServerProcess.secret) }
+
+    func token(account: String, app: String) -> String {
+        signer.sign(TokenClaims(subject: account, scope: .account, app: app, expires: Int64(Date().timeIntervalSince1970) + 3600))
+    }
+
+    func adminToken(seconds: Int64) -> String {
+        signer.sign(TokenClaims(subject: "test-admin", scope: .admin, app: nil, expires: Int64(Date().timeIntervalSince1970) + seconds))
+    }
+}
+
+/// A small seeded generator, so a population is the same on every run.
+struct SplitMix {
+    var state: UInt64
+    init(_ seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
