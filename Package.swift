@@ -100,7 +100,7 @@ let package = Package(
         // The insights pages (figures, SVG charts with their tables, CSV), drawn the same by the
         // server's dashboard and a device's `report --html`.
         .target(
-            name: "InsightsPages", dependencies: [.product(name: "Mustache", package: "swift-mustache")],
+            name: "InsightsPages", dependencies: ["TourCore", .product(name: "Mustache", package: "swift-mustache")],
             path: "Modules/InsightsPages", swiftSettings: swiftSettings),
 
         // MARK: Account sync: the merge rule and wire format (pure), the device's HTTP client

@@ -1,3 +1,5 @@
+import TourCore
+
 /// The numbers an insights page shows, the same whether the account server's dashboard or a
 /// device's `report --html` draws them: every chart is drawn from one of these, and the table beside
 /// it, the CSV and the JSON export are made of the same values.
@@ -104,5 +106,21 @@ public struct ArmFigures: Equatable, Sendable {
         self.goal = goal
         self.conclusion = conclusion
         self.arms = arms
+    }
+}
+
+extension ArmFigures {
+    /// An experiment report's variants as the pages draw them.
+    public init(_ report: ExperimentReport) {
+        self.init(
+            experiment: report.experiment, goal: report.goal ?? "unknown (no catalog declares it)",
+            conclusion: report.conclusion,
+            arms: report.arms.map { arm in
+                Arm(
+                    variant: arm.variant, control: arm.variant == report.control, assigned: arm.counts.assigned,
+                    exposed: arm.counts.exposed, goalReached: arm.counts.goalReached, rate: arm.rate,
+                    interval: arm.interval, difference: arm.difference, differenceInterval: arm.differenceInterval,
+                    verdict: arm.verdict?.rawValue)
+            })
     }
 }

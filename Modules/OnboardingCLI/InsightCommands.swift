@@ -4,6 +4,7 @@ import ArgumentParser
 #else
     import Foundation
 #endif
+import InsightsPages
 import TourRuntime
 import TourCore
 
@@ -19,9 +20,28 @@ struct Report: ScriptableCommand {
     @Option(
         help: "flow (the funnel of each flow, the default) or variant (each experiment's variants against its control).")
     var by: String = "flow"
+    @Option(
+        name: .customLong("html"),
+        help: "Write the report as one self-contained HTML page to FILE: charts, each with the table of its numbers; no script, nothing loaded from a network.")
+    var htmlFile: String?
 
     func validate() throws {
         _ = try sinceDate()
+        if let htmlFile {
+            func isFolder(_ path: String) -> Bool {
+                (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType == .typeDirectory
+            }
+            let parent = URL(fileURLWithPath: htmlFile).deletingLastPathComponent().path
+            guard !htmlFile.isEmpty, !htmlFile.hasSuffix("/") else {
+                throw ValidationError("--html takes the path of the page to write, such as report.html")
+            }
+            if isFolder(htmlFile) {
+                throw ValidationError("--html takes a file to write; '\(htmlFile.quotable)' is a folder")
+            }
+            guard isFolder(parent) else {
+                throw ValidationError("--html: the folder '\(parent.quotable)' does not exist")
+            }
+        }
         guard ["flow", "variant"].contains(by) else {
             throw ValidationError("--by takes flow or variant; got '\(by.quotable)'")
         }
@@ -41,7 +61,14 @@ struct Report: ScriptableCommand {
 
     func execute(_ runner: Runner) async throws {
         let app = runner.product.catalog.app
+        if htmlFile != nil, runner.json {
+            throw CLIFailure.usage("--html writes a page and --json prints JSON: give one of them")
+        }
         let rows = try runner.journalWithFacts()
+        if let htmlFile {
+            try writePage(htmlFile, rows: rows, runner: runner)
+            return
+        }
         if by == "variant" {
             try ExperimentReportView.show(
                 ExperimentTally.reports(app: app, catalog: runner.product.catalog, rows: rows), rows: rows.count,
@@ -92,6 +119,51 @@ struct Report: ScriptableCommand {
 
     static func percent(_ rate: Double?) -> String {
         rate.map { " (\(Int(($0 * 100).rounded()))%)" } ?? ""
+    }
+
+    /// The page `--html` writes: the same charts and tables as the account server's dashboard,
+    /// of this device's journal.
+    func writePage(_ path: String, rows: [JournalEntry], runner: Runner) throws {
+        let product = runner.product
+        let app = product.catalog.app
+        let users = Set(rows.map(\.user)).count
+        var sections: [InsightsPage.Section] = []
+        var subtitle = "\(rows.count) journal rows of \(users) users on this device"
+        if by == "variant" {
+            let reports = try ExperimentTally.reports(app: app, catalog: product.catalog, rows: rows)
+            sections = reports.map { .arms(ArmFigures($0)) }
+            if reports.isEmpty { sections = [.text("No experiments: no flow of this catalog declares one and the journal assigns none.")] }
+        } else {
+            if let since { subtitle += " · runs started since \(since)" }
+            let funnels = try FlowFunnel.compute(app: app, engine: product.engine, rows: rows, since: try sinceDate())
+            sections.append(
+                .table(
+                    .init(
+                        caption: "Runs of each flow", columns: ["Flow", "Started", "Completed", "Skipped", "In progress"],
+                        rows: funnels.map { funnel in
+                            [
+                                .init("\(funnel.flow.rawValue) (\(funnel.name))"), .number(funnel.started), .number(funnel.completed),
+                                .number(funnel.skipped), .number(funnel.inProgress),
+                            ]
+                        })))
+            for funnel in funnels where funnel.started > 0 {
+                sections.append(
+                    .funnel(
+                        FunnelFigures(
+                            title: "\(funnel.flow.rawValue) (\(funnel.name))", started: funnel.started,
+                            steps: funnel.steps.map { ($0.step.rawValue + ($0.removed == true ? " (removed)" : ""), $0.reached) },
+                            completed: funnel.completed)))
+            }
+        }
+        let page = InsightsPage(
+            title: "\(runner.cli.displayName) onboarding report", subtitle: subtitle, sections: sections,
+            footer: "\(runner.cli.executable) \(OnboardingVersion.current) · written \(ISOTime.string(secondsSince1970: Date().timeIntervalSince1970))")
+        do {
+            try Data(page.render().utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw CLIFailure.usage("--html could not write '\(path.quotable)': \(error.localizedDescription)")
+        }
+        Output.line("wrote \(path) (\(by == "variant" ? "experiments" : "funnels") of \(rows.count) journal rows)")
     }
 }
 

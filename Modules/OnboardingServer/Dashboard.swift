@@ -438,7 +438,7 @@ struct Dashboard: Sendable {
         _ funnels: Insights.FlowFunnels, experiments: [ExperimentReport], range: DayRange?, format: Format
     ) throws -> Response {
         let path = "/dashboard/apps/\(funnels.app)/flows/\(funnels.flow)"
-        let arms = experiments.map(armFigures)
+        let arms = experiments.map(ArmFigures.init)
         let all = [funnels.all] + funnels.byCatalogVersion + funnels.byAppVersion
         switch format {
         case .csv:
@@ -469,19 +469,6 @@ struct Dashboard: Sendable {
                         .init("All apps", href: "/dashboard"), .init(funnels.app, href: "/dashboard/apps/\(funnels.app)"),
                     ], signOut: true, sections: sections, footer: footer))
         }
-    }
-
-    static func armFigures(_ report: ExperimentReport) -> ArmFigures {
-        ArmFigures(
-            experiment: report.experiment, goal: report.goal ?? "unknown (no catalog declares it)",
-            conclusion: report.conclusion,
-            arms: report.arms.map { arm in
-                .init(
-                    variant: arm.variant, control: arm.variant == report.control, assigned: arm.counts.assigned,
-                    exposed: arm.counts.exposed, goalReached: arm.counts.goalReached, rate: arm.rate,
-                    interval: arm.interval, difference: arm.difference, differenceInterval: arm.differenceInterval,
-                    verdict: arm.verdict?.rawValue)
-            })
     }
 
     // MARK: - JSON exports

@@ -64,6 +64,43 @@ struct InsightTests {
         #expect(bad.status != 0 && bad.stderr.contains("YYYY-MM-DD"))
     }
 
+    /// `report --html FILE`: one self-contained page whose tables carry the report's numbers.
+    @Test func reportHTMLWritesOneSelfContainedPageWithTheReportsNumbers() throws {
+        let cli = try Self.growthWithFourUsers()
+        let page = cli.folder.appendingPathComponent("report.html")
+        let written = try cli.run("report", "--html", page.path)
+        #expect(written.status == 0, "\(written.stderr)")
+        let html = try String(contentsOf: page, encoding: .utf8)
+        // Self-contained: no script, nothing loaded from anywhere.
+        #expect(html.hasPrefix("<!DOCTYPE html>"))
+        for forbidden in ["<script", "src=", "http://", "https://", "@import", "url("] {
+            #expect(!html.contains(forbidden), "\(forbidden)")
+        }
+        #expect(html.contains("<svg"))
+        // The funnel's table: started, each step in order, completed, as `report --json` counts them.
+        let report = try cli.json("report")
+        let flow = try #require((report["flows"] as? [[String: Any]])?.first)
+        let steps = try #require(flow["steps"] as? [[String: Any]])
+        var expected = [("started", flow["started"] as? Int ?? -1)]
+        expected += steps.map { ("step \($0["step"] as? String ?? "")", $0["reached"] as? Int ?? -1) }
+        expected.append(("completed", flow["completed"] as? Int ?? -1))
+        let rows = html.components(separatedBy: "<tr><th scope=\"row\">").dropFirst().map { row -> (String, Int) in
+            let label = String(row.prefix { $0 != "<" })
+            let reached = row.components(separatedBy: "data-field=\"reached\">").dropFirst().first?.prefix { $0 != "<" }
+            return (label, Int(reached ?? "") ?? -1)
+        }
+        #expect(rows.map(\.0) == expected.map(\.0))
+        #expect(rows.map(\.1) == expected.map(\.1))
+        // Refused: a folder that does not exist, a folder as the file, --html with --json; nothing written.
+        let missing = try cli.run("report", "--html", cli.folder.appendingPathComponent("nope/r.html").path)
+        #expect(missing.status == 2 && missing.stderr.contains("does not exist"))
+        let folder = try cli.run("report", "--html", cli.folder.path)
+        #expect(folder.status == 2 && folder.stderr.contains("is a folder"))
+        let both = try cli.run("--json", "report", "--html", cli.folder.appendingPathComponent("both.html").path)
+        #expect(both.status == 2)
+        #expect(!FileManager.default.fileExists(atPath: cli.folder.appendingPathComponent("both.html").path))
+    }
+
     @Test func reportAnswersMoodTrackersCompletionVersusSkip() throws {
         let cli = try CLI("moodtracker")
         try cli.run("play", stdin: "launch\nwait 0.5\nskip\n")
