@@ -65,9 +65,6 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
         // Identity providers' JWTs (RS256/ES256 against a JWKS): the server only.
         .package(url: "https://github.com/vapor/jwt-kit", exact: "5.8.0"),
-        // The insights pages' templates (the dashboard and `report --html`): escaping by default,
-        // no dependencies of its own.
-        .package(url: "https://github.com/hummingbird-project/swift-mustache", exact: "2.1.1"),
     ],
     targets: [
         // MARK: Shared modules
@@ -100,7 +97,7 @@ let package = Package(
         // The insights pages (figures, SVG charts with their tables, CSV), drawn the same by the
         // server's dashboard and a device's `report --html`.
         .target(
-            name: "InsightsPages", dependencies: ["TourCore", .product(name: "Mustache", package: "swift-mustache")],
+            name: "InsightsPages", dependencies: ["TourCore"],
             path: "Modules/InsightsPages", swiftSettings: swiftSettings),
 
         // MARK: Account sync: the merge rule and wire format (pure), the device's HTTP client

@@ -1,5 +1,3 @@
-import Foundation
-
 /// The numbers of a page as CSV (RFC 4180): a header row, then one row per line, every field that
 /// needs it quoted. A text field that a spreadsheet would read as a formula (starting with `=`,
 /// `+`, `-`, `@`, a tab or a carriage return) is prefixed with `'`, so an exported step id never
@@ -27,11 +25,21 @@ public struct CSVTable: Equatable, Sendable {
                     switch field {
                     case .text(let text): Self.quoted(Self.inert(text))
                     case .number(let number): String(number)
-                    case .decimal(let value): value.map { String(format: "%.6f", $0) } ?? ""
+                    case .decimal(let value): value.map(Self.decimal) ?? ""
                     }
                 }.joined(separator: ","))
         }
         return lines.joined(separator: "\r\n") + "\r\n"
+    }
+
+    /// Six decimals (`0.255319`), without `String(format:)` (which is Foundation's, not the
+    /// standard library's).
+    static func decimal(_ value: Double) -> String {
+        guard value.isFinite else { return "" }
+        let millionths = Int((value * 1_000_000).rounded())
+        let whole = abs(millionths) / 1_000_000
+        let fraction = String(abs(millionths) % 1_000_000)
+        return (millionths < 0 ? "-" : "") + "\(whole)." + String(repeating: "0", count: 6 - fraction.count) + fraction
     }
 
     static func inert(_ text: String) -> String {
@@ -41,7 +49,7 @@ public struct CSVTable: Equatable, Sendable {
 
     static func quoted(_ text: String) -> String {
         guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
-        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        return "\"" + text.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
     }
 }
 

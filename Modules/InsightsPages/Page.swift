@@ -1,11 +1,9 @@
-import Foundation
-import Mustache
 
 
 /// One insights page: a title, navigation, and sections (charts each with their table, plain
-/// tables, links, forms), rendered to one self-contained HTML document by swift-mustache. Every
-/// value goes through Mustache's `{{…}}`, which escapes it, so an app or flow id with markup in it
-/// is shown as text; the only raw insertion is the page's own style sheet.
+/// tables, links, forms), rendered to one self-contained HTML document. Every value is written
+/// through ``HTML/text(_:)``, which escapes it, so an app, flow or step id with markup in it is
+/// shown as text; markup is only ever this file's own constants.
 ///
 /// The page needs no script, no font and no image from anywhere: charts are inline SVG, each with
 /// a text title and the table of its numbers beside it.
@@ -111,25 +109,41 @@ public struct InsightsPage: Sendable {
     }
 
     /// The page's one style sheet (inline), for a Content-Security-Policy that allows it by hash.
-    public static var styleSheet: String { Templates.css }
+    public static var styleSheet: String { HTML.css }
 
     /// The whole HTML document.
     public func render() -> String {
-        var sectionValues: [[String: Any]] = []
-        for (index, section) in sections.enumerated() {
-            sectionValues.append(Self.value(section, id: "s\(index + 1)"))
+        let html = HTML()
+        html.raw("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
+        html.raw("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
+        html.raw("<meta name=\"referrer\" content=\"no-referrer\">\n")
+        html.raw("<title>").text(title).raw(" · Onboarding insights</title>\n<style>").raw(HTML.css).raw("</style>\n</head>\n<body>\n")
+        html.raw("<a class=\"skip\" href=\"#main\">Skip to the content</a>\n<header>\n<span class=\"brand\">Onboarding insights</span>\n")
+        if !navigation.isEmpty {
+            html.raw("<nav aria-label=\"Dashboard\">")
+            for link in navigation {
+                html.raw("<a href=\"").text(link.href).raw("\"").raw(link.current ? " aria-current=\"page\"" : "").raw(">")
+                    .text(link.label).raw("</a> ")
+            }
+            html.raw("</nav>\n")
         }
-        let context: [String: Any] = [
-            "title": title, "subtitle": subtitle as Any, "css": Templates.css, "footer": footer,
-            "navigation": navigation.map { ["label": $0.label, "href": $0.href, "current": $0.current] },
-            "hasNavigation": !navigation.isEmpty, "signOut": signOut, "sections": sectionValues,
-        ]
-        return Templates.library.render(context, withTemplate: "page") ?? ""
+        if signOut {
+            html.raw("<form method=\"post\" action=\"/dashboard/sign-out\" class=\"sign-out\"><button type=\"submit\">Sign out</button></form>\n")
+        }
+        html.raw("</header>\n<main id=\"main\" tabindex=\"-1\">\n<h1>").text(title).raw("</h1>\n")
+        if let subtitle { html.raw("<p class=\"subtitle\">").text(subtitle).raw("</p>\n") }
+        for (index, section) in sections.enumerated() {
+            Self.render(section, id: "s\(index + 1)", into: html)
+        }
+        html.raw("</main>\n<footer>").text(footer).raw("</footer>\n</body>\n</html>\n")
+        return html.output
     }
 
+    /// `0.4567` → `45.7%` (one decimal, rounded half away from zero).
     static func percent(_ value: Double?) -> String {
-        guard let value else { return "–" }
-        return String(format: "%.1f%%", value * 100)
+        guard let value, value.isFinite else { return "–" }
+        let tenths = Int((value * 1000).rounded())
+        return (tenths < 0 ? "-" : "") + "\(abs(tenths) / 10).\(abs(tenths) % 10)%"
     }
 
     static func interval(_ range: ClosedRange<Double>?) -> String {
@@ -137,106 +151,149 @@ public struct InsightsPage: Sendable {
         return "\(percent(range.lowerBound)) to \(percent(range.upperBound))"
     }
 
-    // MARK: - Sections as Mustache values (geometry computed here; Mustache only places it)
-
-    static func value(_ section: Section, id: String) -> [String: Any] {
-        switch section {
-        case .funnel(let funnel): return ["funnel": funnelValue(funnel, id: id)]
-        case .trend(let trend): return ["trend": trendValue(trend, id: id)]
-        case .arms(let arms): return ["arms": armsValue(arms, id: id)]
-        case .table(let table):
-            return [
-                "table": [
-                    "id": id, "caption": table.caption, "columns": table.columns,
-                    "rows": table.rows.map { row in
-                        ["cells": row.map { ["text": $0.text, "href": $0.href as Any, "numeric": $0.numeric] }]
-                    },
-                ] as [String: Any]
-            ]
-        case .links(let heading, let links):
-            return ["links": ["heading": heading, "items": links.map { ["label": $0.label, "href": $0.href] }] as [String: Any]]
-        case .form(let form):
-            return [
-                "form": [
-                    "action": form.action, "method": form.method, "submit": form.submit, "post": form.method == "post",
-                    "fields": form.fields.map { field in
-                        ["name": field.name, "label": field.label, "type": field.type, "value": field.value, "id": "\(id)-\(field.name)"]
-                    },
-                ] as [String: Any]
-            ]
-        case .text(let text): return ["text": text]
-        }
-    }
+    // MARK: - Sections (geometry computed here, every value written through `text`, which escapes it)
 
     static let chartWidth = 640.0
     static let labelWidth = 220.0
 
-    static func funnelValue(_ funnel: FunnelFigures, id: String) -> [String: Any] {
-        let most = Double(max(1, funnel.stages.map(\.reached).max() ?? 1))
+    static func render(_ section: Section, id: String, into html: HTML) {
+        switch section {
+        case .funnel(let funnel): renderFunnel(funnel, id: id, into: html)
+        case .trend(let trend): renderTrend(trend, id: id, into: html)
+        case .arms(let arms): renderArms(arms, id: id, into: html)
+        case .table(let table):
+            html.raw("<section aria-labelledby=\"\(id)\">\n<table id=\"\(id)-table\">\n<caption id=\"\(id)\">").text(table.caption)
+                .raw("</caption>\n<thead><tr>")
+            for column in table.columns { html.raw("<th scope=\"col\">").text(column).raw("</th>") }
+            html.raw("</tr></thead>\n<tbody>")
+            for row in table.rows {
+                html.raw("<tr>")
+                for cell in row {
+                    html.raw(cell.numeric ? "<td class=\"n\">" : "<td>")
+                    if let href = cell.href { html.raw("<a href=\"").text(href).raw("\">").text(cell.text).raw("</a>") } else {
+                        html.text(cell.text)
+                    }
+                    html.raw("</td>")
+                }
+                html.raw("</tr>\n")
+            }
+            html.raw("</tbody>\n</table>\n</section>\n")
+        case .links(let heading, let links):
+            html.raw("<section class=\"links\"><h2>").text(heading).raw("</h2><ul>")
+            for link in links { html.raw("<li><a href=\"").text(link.href).raw("\">").text(link.label).raw("</a></li>") }
+            html.raw("</ul></section>\n")
+        case .form(let form):
+            html.raw("<form class=\"filter\" method=\"").text(form.method).raw("\" action=\"").text(form.action).raw("\">")
+            for field in form.fields {
+                let fieldID = "\(id)-\(field.name)"
+                html.raw("<label for=\"").text(fieldID).raw("\">").text(field.label).raw("</label> <input id=\"").text(fieldID)
+                    .raw("\" name=\"").text(field.name).raw("\" type=\"").text(field.type).raw("\" value=\"").text(field.value)
+                    .raw(form.method == "post" ? "\" required> " : "\"> ")
+            }
+            html.raw("<button type=\"submit\">").text(form.submit).raw("</button></form>\n")
+        case .text(let text): html.raw("<p>").text(text).raw("</p>\n")
+        }
+    }
+
+    /// A horizontal bar chart: one row per label, bar widths relative to the largest value.
+    static func bars(
+        _ rows: [(label: String, value: Double, shown: String, interval: ClosedRange<Double>?)], scale: Double, title: String,
+        id: String, into html: HTML
+    ) {
         let span = chartWidth - labelWidth - 70
-        let bars: [[String: Any]] = funnel.stages.enumerated().map { index, stage in
-            let width = (Double(stage.reached) / most * span).rounded()
-            let y = Double(index) * 28 + 4
-            return [
-                "label": stage.label, "reached": stage.reached, "y": Int(y), "textY": Int(y + 15),
-                "width": Int(width), "x": Int(labelWidth), "valueX": Int(labelWidth + width + 6),
-            ]
+        let height = rows.count * 28 + 8
+        html.raw("<svg role=\"img\" aria-labelledby=\"\(id)-svg\" viewBox=\"0 0 640 \(height)\" width=\"640\" height=\"\(height)\">\n")
+        html.raw("<title id=\"\(id)-svg\">").text(title).raw("</title>\n")
+        for (index, row) in rows.enumerated() {
+            let y = index * 28 + 4
+            let width = Int((max(0, row.value) / scale * span).rounded())
+            let x = Int(labelWidth)
+            html.raw("<text x=\"0\" y=\"\(y + 15)\" class=\"label\">").text(row.label).raw("</text>")
+            html.raw("<rect x=\"\(x)\" y=\"\(y)\" width=\"\(width)\" height=\"20\" class=\"bar\"><title>").text(row.label)
+                .raw(": ").text(row.shown).raw("</title></rect>")
+            if let interval = row.interval {
+                let low = x + Int((interval.lowerBound / scale * span).rounded())
+                let high = x + Int((interval.upperBound / scale * span).rounded())
+                html.raw("<line x1=\"\(low)\" y1=\"\(y + 10)\" x2=\"\(high)\" y2=\"\(y + 10)\" class=\"interval\"/>")
+            }
+            html.raw("<text x=\"\(x + width + 6)\" y=\"\(y + 15)\" class=\"value\">").text(row.shown).raw("</text>\n")
         }
-        return [
-            "id": id, "title": funnel.title, "height": funnel.stages.count * 28 + 8, "bars": bars,
-            "rows": funnel.stages.map { stage in
-                [
-                    "label": stage.label, "reached": stage.reached, "dropped": stage.dropped,
-                    "dropOff": percent(stage.dropOff),
-                ] as [String: Any]
-            },
-        ]
+        html.raw("</svg>\n")
     }
 
-    static func trendValue(_ trend: TrendFigures, id: String) -> [String: Any] {
-        let height = 160.0
-        let most = Double(max(1, trend.days.map { max($0.started, $0.completed) }.max() ?? 1))
-        let step = trend.days.count > 1 ? (chartWidth - 60) / Double(trend.days.count - 1) : 0
-        func points(_ value: (TrendFigures.Day) -> Int) -> String {
-            trend.days.enumerated().map { index, day in
-                let x = 50 + Double(index) * step
-                let y = 10 + (height - 30) * (1 - Double(value(day)) / most)
-                return "\(Int(x.rounded())),\(Int(y.rounded()))"
-            }.joined(separator: " ")
+    static func renderFunnel(_ funnel: FunnelFigures, id: String, into html: HTML) {
+        html.raw("<section class=\"chart\" aria-labelledby=\"\(id)\">\n<h2 id=\"\(id)\">").text(funnel.title).raw("</h2>\n<div class=\"pair\">\n")
+        bars(
+            funnel.stages.map { ($0.label, Double($0.reached), String($0.reached), nil) },
+            scale: Double(max(1, funnel.stages.map(\.reached).max() ?? 1)),
+            title: "\(funnel.title): how many reached each stage (the table beside it has the numbers)", id: id, into: html)
+        html.raw("<table data-chart=\"funnel\" id=\"\(id)-table\">\n<caption>").text(funnel.title).raw("</caption>\n")
+        html.raw("<thead><tr><th scope=\"col\">Stage</th><th scope=\"col\">Reached</th><th scope=\"col\">Dropped</th><th scope=\"col\">Drop-off</th></tr></thead>\n<tbody>")
+        for stage in funnel.stages {
+            html.raw("<tr><th scope=\"row\">").text(stage.label).raw("</th><td class=\"n\" data-field=\"reached\">\(stage.reached)</td>")
+            html.raw("<td class=\"n\" data-field=\"dropped\">\(stage.dropped)</td><td class=\"n\" data-field=\"dropOff\">")
+                .text(percent(stage.dropOff)).raw("</td></tr>\n")
         }
-        return [
-            "id": id, "title": trend.title, "height": Int(height), "most": Int(most),
-            "first": trend.days.first?.day ?? "", "last": trend.days.last?.day ?? "",
-            "startedPoints": points(\.started), "completedPoints": points(\.completed),
-            "empty": trend.days.isEmpty,
-            "rows": trend.days.map { ["day": $0.day, "started": $0.started, "completed": $0.completed] as [String: Any] },
-        ]
+        html.raw("</tbody>\n</table>\n</div>\n</section>\n")
     }
 
-    static func armsValue(_ arms: ArmFigures, id: String) -> [String: Any] {
-        [
-            "id": id, "title": "Experiment \(arms.experiment)", "goal": arms.goal, "conclusion": arms.conclusion,
-            "height": arms.arms.count * 28 + 8,
-            "bars": arms.arms.enumerated().map { index, arm in
-                let y = Double(index) * 28 + 4
-                let span = chartWidth - labelWidth - 70
-                let rate = arm.rate ?? 0
-                return [
-                    "label": arm.variant + (arm.control ? " (control)" : ""), "y": Int(y), "textY": Int(y + 15),
-                    "x": Int(labelWidth), "width": Int((rate * span).rounded()),
-                    "valueX": Int(labelWidth + rate * span + 6), "rate": percent(arm.rate),
-                    "low": Int(labelWidth + (arm.interval?.lowerBound ?? rate) * span),
-                    "high": Int(labelWidth + (arm.interval?.upperBound ?? rate) * span), "mid": Int(y + 10),
-                ] as [String: Any]
-            },
-            "rows": arms.arms.map { arm in
-                [
-                    "variant": arm.variant, "control": arm.control, "assigned": arm.assigned, "exposed": arm.exposed,
-                    "goalReached": arm.goalReached, "rate": percent(arm.rate), "interval": interval(arm.interval),
-                    "difference": arm.difference.map { percent($0) } ?? "–",
-                    "differenceInterval": interval(arm.differenceInterval), "verdict": arm.verdict ?? "–",
-                ] as [String: Any]
-            },
-        ]
+    static func renderTrend(_ trend: TrendFigures, id: String, into html: HTML) {
+        html.raw("<section class=\"chart\" aria-labelledby=\"\(id)\">\n<h2 id=\"\(id)\">").text(trend.title).raw("</h2>\n<div class=\"pair\">\n")
+        if trend.days.isEmpty {
+            html.raw("<p>No days in this range.</p>\n")
+        } else {
+            let height = 160.0
+            let most = max(1, trend.days.map { max($0.started, $0.completed) }.max() ?? 1)
+            let step = trend.days.count > 1 ? (chartWidth - 60) / Double(trend.days.count - 1) : 0
+            func points(_ value: (TrendFigures.Day) -> Int) -> String {
+                trend.days.enumerated().map { index, day in
+                    let x = 50 + Double(index) * step
+                    let y = 10 + (height - 30) * (1 - Double(value(day)) / Double(most))
+                    return "\(Int(x.rounded())),\(Int(y.rounded()))"
+                }.joined(separator: " ")
+            }
+            let first = trend.days.first!.day
+            let last = trend.days.last!.day
+            html.raw("<svg role=\"img\" aria-labelledby=\"\(id)-svg\" viewBox=\"0 0 640 160\" width=\"640\" height=\"160\">\n")
+            html.raw("<title id=\"\(id)-svg\">").text(
+                "\(trend.title) from \(first) to \(last): started (solid) and completed (dashed) per day, at most \(most)"
+            ).raw("</title>\n")
+            html.raw("<line x1=\"50\" y1=\"140\" x2=\"630\" y2=\"140\" class=\"axis\"/><text x=\"0\" y=\"14\" class=\"value\">\(most)</text>")
+            html.raw("<text x=\"0\" y=\"140\" class=\"value\">0</text><text x=\"50\" y=\"156\" class=\"value\">").text(first)
+                .raw("</text><text x=\"630\" y=\"156\" class=\"value end\">").text(last).raw("</text>\n")
+            html.raw("<polyline points=\"\(points(\.started))\" class=\"started\"/><polyline points=\"\(points(\.completed))\" class=\"completed\"/>\n</svg>\n")
+        }
+        html.raw("<table data-chart=\"trend\" id=\"\(id)-table\">\n<caption>").text(trend.title).raw("</caption>\n")
+        html.raw("<thead><tr><th scope=\"col\">Day (UTC)</th><th scope=\"col\">Started</th><th scope=\"col\">Completed</th></tr></thead>\n<tbody>")
+        for day in trend.days {
+            html.raw("<tr><th scope=\"row\">").text(day.day).raw("</th><td class=\"n\" data-field=\"started\">\(day.started)</td>")
+            html.raw("<td class=\"n\" data-field=\"completed\">\(day.completed)</td></tr>\n")
+        }
+        html.raw("</tbody>\n</table>\n</div>\n</section>\n")
+    }
+
+    static func renderArms(_ arms: ArmFigures, id: String, into html: HTML) {
+        let title = "Experiment \(arms.experiment)"
+        html.raw("<section class=\"chart\" aria-labelledby=\"\(id)\">\n<h2 id=\"\(id)\">").text(title).raw("</h2>\n")
+        html.raw("<p>").text("Goal: \(arms.goal). \(arms.conclusion)").raw("</p>\n<div class=\"pair\">\n")
+        bars(
+            arms.arms.map { ($0.variant + ($0.control ? " (control)" : ""), $0.rate ?? 0, percent($0.rate), $0.interval) },
+            scale: 1, title: "\(title): the goal rate of each variant with its 95% interval", id: id, into: html)
+        html.raw("<table data-chart=\"arms\" id=\"\(id)-table\">\n<caption>").text(title).raw("</caption>\n<thead><tr>")
+        for column in [
+            "Variant", "Assigned", "Exposed", "Reached the goal", "Goal rate", "95% interval", "Difference to control",
+            "Its 95% interval", "Verdict",
+        ] {
+            html.raw("<th scope=\"col\">").text(column).raw("</th>")
+        }
+        html.raw("</tr></thead>\n<tbody>")
+        for arm in arms.arms {
+            html.raw("<tr><th scope=\"row\">").text(arm.variant + (arm.control ? " (control)" : "")).raw("</th>")
+            html.raw("<td class=\"n\" data-field=\"assigned\">\(arm.assigned)</td><td class=\"n\" data-field=\"exposed\">\(arm.exposed)</td>")
+            html.raw("<td class=\"n\" data-field=\"goalReached\">\(arm.goalReached)</td><td class=\"n\" data-field=\"rate\">").text(percent(arm.rate))
+            html.raw("</td><td class=\"n\">").text(interval(arm.interval)).raw("</td><td class=\"n\">").text(arm.difference.map { percent($0) } ?? "–")
+            html.raw("</td><td class=\"n\">").text(interval(arm.differenceInterval)).raw("</td><td>").text(arm.verdict ?? "–").raw("</td></tr>\n")
+        }
+        html.raw("</tbody>\n</table>\n</div>\n</section>\n")
     }
 }

@@ -161,7 +161,7 @@ struct Report: ScriptableCommand {
         do {
             try Data(page.render().utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
-            throw CLIFailure.usage("--html could not write '\(path.quotable)': \(error.localizedDescription)")
+            throw CLIFailure.usage("--html could not write '\(path.quotable)': \(error)")
         }
         Output.line("wrote \(path) (\(by == "variant" ? "experiments" : "funnels") of \(rows.count) journal rows)")
     }

@@ -27,6 +27,9 @@ struct ServerLoad {
         var p50: Double
         var p99: Double
         var failures: Int
+        /// Events the devices had due before the end (paced), or sent (saturation).
+        var offered: Int = 0
+        var accepted: Int = 0
     }
 
     /// One device's run through its product's flow as push items, from the pure engine: the facts
@@ -101,13 +104,15 @@ struct ServerLoad {
             var latencies: [Double] = []
             var failures = 0
             var accepted = 0
+            var offered = 0
             var slot = ContinuousClock.now + .milliseconds(Int((pace.map { Double.random(in: 0..<$0) } ?? 0) * 1000))
             while ContinuousClock.now < deadline {
                 if let pace {
                     try await Task.sleep(until: slot, clock: .continuous)
                     slot = slot + .milliseconds(Int(pace * 1000))
-                    if ContinuousClock.now >= deadline { break }
+                    if slot - .milliseconds(Int(pace * 1000)) >= deadline { break }
                 }
+                offered += 1
                 let batch = PushBatch(device: device.device, items: [device.item()])
                 var request = HTTPClientRequest(
                     url: server.absoluteString + SyncAPI.accountPath(app: device.app, account: device.account) + "/push")
@@ -121,7 +126,7 @@ struct ServerLoad {
                 latencies.append(seconds(ContinuousClock.now - started))
                 if response.status == .ok { accepted += 1 } else { failures += 1 }
             }
-            return (latencies, accepted, failures)
+            return (latencies, accepted, failures, offered)
         }
     }
 
@@ -151,7 +156,7 @@ struct ServerLoad {
                     latencies.append(seconds(ContinuousClock.now - started))
                     accepted += ack.applied
                 }
-                return (latencies, accepted, 0)
+                return (latencies, accepted, 0, latencies.count)
             }
             group.cancelAll()
             return figures
@@ -159,13 +164,13 @@ struct ServerLoad {
     }
 
     private func measure(
-        _ runs: [DeviceRun], _ body: @escaping @Sendable (DeviceRun) async throws -> ([Double], Int, Int)
+        _ runs: [DeviceRun], _ body: @escaping @Sendable (DeviceRun) async throws -> ([Double], Int, Int, Int)
     ) async throws -> Figures {
         let clock = ContinuousClock()
         let started = clock.now
-        let results = try await withThrowingTaskGroup(of: ([Double], Int, Int).self) { group in
+        let results = try await withThrowingTaskGroup(of: ([Double], Int, Int, Int).self) { group in
             for run in runs { group.addTask { try await body(run) } }
-            var all: [([Double], Int, Int)] = []
+            var all: [([Double], Int, Int, Int)] = []
             for try await result in group { all.append(result) }
             return all
         }
@@ -174,6 +179,7 @@ struct ServerLoad {
         return Figures(
             eventsPerSecond: Double(results.map(\.1).reduce(0, +)) / elapsed,
             p50: percentile(latencies, 0.50) * 1000, p99: percentile(latencies, 0.99) * 1000,
-            failures: results.map(\.2).reduce(0, +))
+            failures: results.map(\.2).reduce(0, +), offered: results.map(\.3).reduce(0, +),
+            accepted: results.map(\.1).reduce(0, +))
     }
 }

@@ -1,0 +1,56 @@
+/// The page being written: markup from this module's constants (``raw(_:)``) and values, always
+/// escaped (``text(_:)``). Written by hand rather than with a template library: swift-mustache
+/// imports Foundation, which would link Foundation and ICU into every product's CLI (`report
+/// --html`), the start-up cost issue 15 removed; the pages are a few fixed shapes.
+final class HTML {
+    private(set) var output = ""
+
+    @discardableResult
+    func raw(_ markup: String) -> HTML {
+        output += markup
+        return self
+    }
+
+    @discardableResult
+    func text(_ value: String) -> HTML {
+        output += Self.escape(value)
+        return self
+    }
+
+    /// Escapes the five characters that mean something in HTML text and attribute values.
+    static func escape(_ value: String) -> String {
+        var escaped = ""
+        escaped.reserveCapacity(value.utf8.count)
+        for character in value.unicodeScalars {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "\"": escaped += "&quot;"
+            case "'": escaped += "&#39;"
+            default: escaped.unicodeScalars.append(character)
+            }
+        }
+        return escaped
+    }
+
+    static let css = """
+        :root{color-scheme:light dark;--fg:#1b1f24;--bg:#fff;--muted:#57606a;--bar:#2f6fdd;--line:#d0d7de;--focus:#bf3989}
+        @media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--bg:#0d1117;--muted:#9da7b3;--bar:#5b9cff;--line:#30363d}}
+        *{box-sizing:border-box}body{margin:0;font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--fg);background:var(--bg)}
+        header{display:flex;gap:1.5rem;align-items:center;padding:.75rem 1.5rem;border-bottom:1px solid var(--line);flex-wrap:wrap}
+        .brand{font-weight:600}nav a{margin-right:1rem}a{color:var(--bar)}a[aria-current]{font-weight:600;color:var(--fg)}
+        main{padding:1rem 1.5rem 2rem;max-width:1280px}h1{font-size:1.5rem;margin:.5rem 0}h2{font-size:1.15rem;margin:1.5rem 0 .5rem}
+        .subtitle,footer{color:var(--muted)}footer{padding:1rem 1.5rem;border-top:1px solid var(--line)}
+        .pair{display:flex;gap:2rem;flex-wrap:wrap;align-items:flex-start}svg{max-width:100%;height:auto}
+        svg .label,svg .value{font-size:12px;fill:var(--fg)}svg .end{text-anchor:end}svg .bar{fill:var(--bar)}
+        svg .axis{stroke:var(--line)}svg polyline{fill:none;stroke:var(--bar);stroke-width:2}svg .completed{stroke-dasharray:5 4}
+        svg .interval{stroke:var(--fg);stroke-width:2}
+        table{border-collapse:collapse;margin:.25rem 0}caption{text-align:left;font-weight:600;padding:.25rem 0}
+        th,td{border-bottom:1px solid var(--line);padding:.25rem .6rem;text-align:left}.n{text-align:right;font-variant-numeric:tabular-nums}
+        .skip{position:absolute;left:-999px}.skip:focus{left:1rem;top:1rem;background:var(--bg);padding:.5rem}
+        a:focus-visible,button:focus-visible,input:focus-visible,main:focus-visible{outline:3px solid var(--focus);outline-offset:2px}
+        form.filter{display:flex;gap:.5rem;align-items:center;flex-wrap:wrap;margin:1rem 0}input{font:inherit;padding:.2rem .4rem}
+        button{font:inherit;padding:.25rem .8rem;cursor:pointer}.sign-out{margin-left:auto}
+        """
+}

@@ -1,0 +1,154 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import OnboardingServer
+import PostgresNIO
+
+/// Section 7: the reports and dashboard pages at scale. Seeds an app with `accounts` accounts and
+/// about ten facts each straight into PostgreSQL (in chunks, through the same triggers a push
+/// fires, so the aggregates are what pushes would have made), then times every dashboard page and
+/// `/v1/.../report` through the running server, beside the full scan of the facts the report used
+/// to make.
+struct InsightsLoad {
+    let server: URL
+    let database: DatabaseURL
+    let signer: TokenSigner
+    let accounts: Int
+    let app = "bench"
+
+    struct Timing {
+        var name: String
+        var p50: Double
+        var p95: Double
+    }
+
+    /// Seeds the app unless it is already seeded at this size (a rerun against the same database).
+    /// Returns the seconds it took and the facts stored.
+    func seed() async throws -> (seconds: Double, facts: Int) {
+        try await withClient { client, logger in
+            let started = ContinuousClock.now
+            let chunk = 50_000
+            var low = 0
+            while low < accounts {
+                let high = min(accounts, low + chunk)
+                // Four pushes per account (one device each), over 90 days, two catalog versions and
+                // four app versions.
+                try await client.query(
+                    """
+                    INSERT INTO pushes (app, account, device, seq, time, event, catalog_version, app_version)
+                    SELECT \(app), 'a' || a, 'd' || a, s, 1764000000 + (a % 90) * 86400 + s, 'next', 1 + (a % 3 = 0)::int,
+                        '1.' || (a % 4)
+                    FROM generate_series(\(low), \(high - 1)) a, generate_series(1, 4) s
+                    """, logger: logger)
+                // Up to twelve facts per account: a start, seven steps of `welcome` reached as far as
+                // the account got, its ending, and a three-fact `tips` flow for some.
+                try await client.query(
+                    """
+                    INSERT INTO facts (app, account, device, seq, idx, kind, flow, step, step_index, ending, body)
+                    SELECT \(app), 'a' || a, 'd' || a, (k + 2) / 3, k, kind, flow, step, step_index, ending,
+                        jsonb_build_object('fact', kind, 'flow', flow) || CASE WHEN step IS NULL THEN '{}'::jsonb
+                            ELSE jsonb_build_object('step', step, 'index', step_index) END
+                            || CASE WHEN ending IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('ending', ending, 'recorded', ending) END
+                    FROM (
+                        SELECT a, k, reach,
+                            CASE WHEN k IN (1, 10) THEN 'flowStarted' WHEN k = 9 THEN 'flowEnded' ELSE 'stepEntered' END AS kind,
+                            CASE WHEN k >= 10 THEN 'tips' ELSE 'welcome' END AS flow,
+                            CASE WHEN k BETWEEN 2 AND 8 THEN 'step' || (k - 1) WHEN k > 10 THEN 'tip' || (k - 10) END AS step,
+                            CASE WHEN k BETWEEN 2 AND 8 THEN k - 1 WHEN k > 10 THEN k - 10 ELSE 0 END AS step_index,
+                            CASE WHEN k = 9 THEN CASE WHEN reach >= 9 THEN 'completed' ELSE 'skipped' END END AS ending
+                        FROM (SELECT a, 3 + (hashtext('r' || a) & 2147483647) % 10 AS reach FROM generate_series(\(low), \(high - 1)) a) r,
+                            generate_series(1, 12) k
+                        WHERE k <= reach OR k = 9 OR (k >= 10 AND a % 2 = 0)
+                    ) f
+                    """, logger: logger)
+                low = high
+            }
+            let rows = try await client.query("SELECT count(*) FROM facts WHERE app = \(app)", logger: logger)
+            var facts = 0
+            for try await count in rows.decode(Int64.self) { facts = Int(count) }
+            try await client.query("VACUUM ANALYZE", logger: logger)
+            return (seconds(ContinuousClock.now - started), facts)
+        }
+    }
+
+    /// The full scan `/report` made before the aggregates, timed `runs` times.
+    func scan(runs: Int) async throws -> Timing {
+        try await withClient { client, logger in
+            let store = AccountStore(client: client, logger: logger)
+            var times: [Double] = []
+            for _ in 0..<runs {
+                let started = ContinuousClock.now
+                _ = try await store.reportByScan(app: app)
+                times.append(seconds(ContinuousClock.now - started) * 1000)
+            }
+            times.sort()
+            return Timing(name: "full scan of the facts (the report before 0.13)", p50: percentile(times, 0.5), p95: percentile(times, 0.95))
+        }
+    }
+
+    /// Every dashboard page (signed in) and the report API, `runs` times each.
+    func pages(runs: Int) async throws -> [Timing] {
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        defer { Task { try? await client.shutdown() } }
+        let admin = signer.sign(
+            TokenClaims(subject: "bench", scope: .admin, app: nil, expires: Int64(Date().timeIntervalSince1970) + 3600))
+        var signIn = HTTPClientRequest(url: server.absoluteString + "/dashboard/sign-in")
+        signIn.method = .POST
+        signIn.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        signIn.body = .bytes(ByteBuffer(string: "token=\(admin)"))
+        let signedIn = try await client.execute(signIn, timeout: .seconds(30))
+        guard let setCookie = signedIn.headers["Set-Cookie"].first, let cookie = setCookie.split(separator: ";").first else {
+            throw BenchFailure("the dashboard did not sign in (\(signedIn.status))")
+        }
+        let targets: [(String, String, Bool)] = [
+            ("dashboard: all apps", "/dashboard", true),
+            ("dashboard: all apps, a 30-day range", "/dashboard?from=2025-12-01&to=2025-12-30", true),
+            ("dashboard: the app", "/dashboard/apps/\(app)", true),
+            ("dashboard: a flow's funnel", "/dashboard/apps/\(app)/flows/welcome", true),
+            ("dashboard: a flow's funnel, a 30-day range", "/dashboard/apps/\(app)/flows/welcome?from=2025-12-01&to=2025-12-30", true),
+            ("dashboard: a funnel as CSV", "/dashboard/apps/\(app)/flows/welcome?format=csv", true),
+            ("GET /v1/apps/{app}/report", "/v1/apps/\(app)/report", false),
+            ("GET /v1/apps/{app}/report?by=variant", "/v1/apps/\(app)/report?by=variant", false),
+        ]
+        var timings: [Timing] = []
+        for (name, path, isPage) in targets {
+            var times: [Double] = []
+            for _ in 0..<runs {
+                var request = HTTPClientRequest(url: server.absoluteString + path)
+                if isPage { request.headers.add(name: "Cookie", value: String(cookie)) } else {
+                    request.headers.add(name: "Authorization", value: "Bearer \(admin)")
+                }
+                let started = ContinuousClock.now
+                let response = try await client.execute(request, timeout: .seconds(60))
+                _ = try await response.body.collect(upTo: 64 << 20)
+                times.append(seconds(ContinuousClock.now - started) * 1000)
+                guard response.status == .ok else { throw BenchFailure("\(path) answered \(response.status)") }
+            }
+            times.sort()
+            timings.append(Timing(name: name, p50: percentile(times, 0.5), p95: percentile(times, 0.95)))
+        }
+        return timings
+    }
+
+    private func withClient<T: Sendable>(_ body: @escaping @Sendable (PostgresClient, Logger) async throws -> T) async throws -> T {
+        var logger = Logger(label: "insights-bench")
+        logger.logLevel = .error
+        let client = PostgresClient(
+            configuration: database.clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                await client.run()
+                return nil
+            }
+            let result = try await body(client, logger)
+            group.cancelAll()
+            return result
+        }
+    }
+}
+
+struct BenchFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
