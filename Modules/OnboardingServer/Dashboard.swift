@@ -142,6 +142,8 @@ struct Dashboard: Sendable {
                 if request.cookies[Self.cookie] != nil { response.setCookie(Self.clearedCookie(request)) }
                 return response
             }
+            // Every page reads the aggregates: count what was pushed until now first.
+            try await withDeadline(Routes.reportDeadline) { try await store.catchUpInsights() }
             return try await body(session)
         }
     }

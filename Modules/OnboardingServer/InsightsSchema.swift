@@ -1,11 +1,20 @@
-/// Migration `v4-insights`: the aggregates every report and dashboard page reads, kept up to date by
-/// triggers in the transaction of each push (Docs/Server.md, "Insights"), so no page scans facts.
+/// Migration `v4-insights`: the aggregates every report and dashboard page reads (Docs/Server.md,
+/// "Insights"), so no page scans facts.
+///
+/// Counting is an incremental job, not part of the push: a push only stamps its rows with its
+/// transaction id (`pushes.xact`), and `insight_catch_up()` counts every push of the transactions
+/// that finished since it last ran, in one transaction that also moves its watermark
+/// (`insight_progress`). Transactions below the snapshot's `xmin` are all finished, so none is
+/// skipped however commits interleave, and none is counted twice. The server runs it every second
+/// and before answering a report or a page, so what a page shows includes every push answered
+/// before it was asked for.
 ///
 /// Distinct counts are made incremental by a membership table: a subject (account, device or
 /// experiment subject) is counted the first time it reaches a milestone, when its row is inserted
 /// there, and never again. The counters are split by day (UTC, of the device's event time), catalog
-/// version and app version, and spread over four shards (a hash of the subject) so that concurrent
-/// pushes of a busy flow do not all wait for one row's lock; readers sum the shards.
+/// version and app version, and spread over four shards (a hash of the subject). Standings follow
+/// each account's merged record through row triggers on `account_flows` (an update moves the
+/// account from its old standing to its new one).
 ///
 /// Frozen as it landed, like every migration: a change is a new migration that replaces a function.
 enum InsightsSchema {
@@ -18,7 +27,7 @@ enum InsightsSchema {
                 WHEN f.ending = 'heldOut' THEN 'heldOut' END END
         """
 
-    /// Counts the facts of `source` (the trigger's transition table, or `facts` when back-filling).
+    /// Counts the facts of `source` (a subquery: the facts of the pushes being counted).
     private static func countFacts(_ source: String) -> [String] {
         [
             // Experiment assignments first: a step in the same push counts for the variant assigned before it.
@@ -106,8 +115,8 @@ enum InsightsSchema {
     private static func countMembers(_ source: String) -> String {
         """
         WITH seen AS (
-            SELECT DISTINCT app, 'account' AS kind, account AS id FROM \(source)
-            UNION SELECT DISTINCT app, 'device', device FROM \(source)
+            SELECT DISTINCT app, 'account' AS kind, account AS id FROM \(source) m
+            UNION SELECT DISTINCT app, 'device', device FROM \(source) m
         ),
         fresh AS (
             INSERT INTO insight_members (app, kind, id) SELECT app, kind, id FROM seen
@@ -119,33 +128,71 @@ enum InsightsSchema {
         """
     }
 
-    /// Adds (`sign` 1) or removes (-1) the account records of `source` from the standings.
-    private static func countStandings(_ parts: [(source: String, sign: Int)]) -> String {
-        let rows = parts.map { part in
-            "SELECT app, flow, standing, (hashtext(account) & 3)::smallint AS shard, \(part.sign) AS delta FROM \(part.source)"
-        }.joined(separator: "\n    UNION ALL ")
-        return """
-            INSERT INTO insight_standings (app, flow, standing, shard, accounts)
-            SELECT app, flow, standing, shard, sum(delta) FROM (\(rows)) d
-            GROUP BY 1, 2, 3, 4 HAVING sum(delta) <> 0 ORDER BY 1, 2, 3, 4
-            ON CONFLICT (app, flow, standing, shard) DO UPDATE SET accounts = insight_standings.accounts + EXCLUDED.accounts
-            """
-    }
-
-    private static func function(_ name: String, _ statements: [String]) -> String {
+    /// The pushes of the transactions in [lo, hi), and their facts.
+    private static let pushesInRange = "(SELECT * FROM pushes WHERE xact >= lo AND xact < hi)"
+    private static let factsInRange = """
+        (SELECT f.* FROM pushes p JOIN facts f
+            ON f.app = p.app AND f.account = p.account AND f.device = p.device AND f.seq = p.seq
+        WHERE p.xact >= lo AND p.xact < hi)
         """
-        CREATE FUNCTION \(name)() RETURNS trigger LANGUAGE plpgsql AS $body$
+
+    /// Counts what the pushes of every transaction finished since the last run stored; returns the
+    /// pushes counted. Concurrent callers queue on the watermark's row lock, so each transaction's
+    /// pushes are counted once.
+    private static let catchUp = """
+        CREATE FUNCTION insight_catch_up() RETURNS bigint LANGUAGE plpgsql
+        SET plan_cache_mode = force_custom_plan AS $body$
+        DECLARE
+            lo xid8;
+            hi xid8;
+            counted bigint;
         BEGIN
-        \(statements.map { $0 + ";" }.joined(separator: "\n"))
-        RETURN NULL;
+            SELECT counted_below INTO lo FROM insight_progress WHERE singleton FOR UPDATE;
+            hi := pg_snapshot_xmin(pg_current_snapshot());
+            IF hi <= lo THEN RETURN 0; END IF;
+            SELECT count(*) INTO counted FROM pushes WHERE xact >= lo AND xact < hi;
+            IF counted > 0 THEN
+                \(countMembers(pushesInRange));
+                \(countFacts(factsInRange).joined(separator: ";\n"));
+            END IF;
+            UPDATE insight_progress SET counted_below = hi, counted_at = now() WHERE singleton;
+            RETURN counted;
         END
         $body$
         """
-    }
+
+    /// Row triggers: an account's record inserted (+1 to its standing) or moved (-1, +1).
+    private static let standings = """
+        CREATE FUNCTION insight_standing_moved() RETURNS trigger LANGUAGE plpgsql AS $body$
+        BEGIN
+            IF TG_OP = 'UPDATE' THEN
+                IF OLD.standing = NEW.standing THEN RETURN NULL; END IF;
+                UPDATE insight_standings SET accounts = accounts - 1
+                WHERE app = OLD.app AND flow = OLD.flow AND standing = OLD.standing
+                    AND shard = (hashtext(OLD.account) & 3)::smallint;
+            END IF;
+            INSERT INTO insight_standings (app, flow, standing, shard, accounts)
+            VALUES (NEW.app, NEW.flow, NEW.standing, (hashtext(NEW.account) & 3)::smallint, 1)
+            ON CONFLICT (app, flow, standing, shard) DO UPDATE SET accounts = insight_standings.accounts + 1;
+            RETURN NULL;
+        END
+        $body$
+        """
 
     static let v4: [String] = [
-        // The app version that ran each pushed event (devices from 0.13 send it).
+        // The app version that ran each pushed event (devices from 0.13 send it), and the pushing
+        // transaction (rows already stored get this migration's, so the first run counts them).
         "ALTER TABLE pushes ADD COLUMN app_version TEXT",
+        "ALTER TABLE pushes ADD COLUMN xact xid8 NOT NULL DEFAULT pg_current_xact_id()",
+        "CREATE INDEX pushes_by_xact ON pushes (xact)",
+        """
+        CREATE TABLE insight_progress (
+            singleton BOOLEAN PRIMARY KEY DEFAULT true CHECK (singleton),
+            counted_below xid8 NOT NULL,
+            counted_at TIMESTAMPTZ
+        )
+        """,
+        "INSERT INTO insight_progress (singleton, counted_below) VALUES (true, '0'::xid8)",
         """
         CREATE TABLE insight_firsts (
             app TEXT NOT NULL,
@@ -238,30 +285,16 @@ enum InsightsSchema {
             PRIMARY KEY (app, flow, standing, shard)
         )
         """,
-        // What is already stored, counted once (the same statements as the triggers, over whole tables).
-        countMembers("pushes"),
-    ] + countFacts("facts") + [
-        countStandings([("account_flows", 1)]),
-        function("insight_pushes_added", [countMembers("added")]),
-        function("insight_facts_added", countFacts("added")),
-        function("insight_standings_inserted", [countStandings([("added", 1)])]),
-        function("insight_standings_updated", [countStandings([("removed", -1), ("added", 1)])]),
+        catchUp,
+        standings,
+        // The accounts' records already stored, then the triggers that follow them from now on.
         """
-        CREATE TRIGGER insight_pushes AFTER INSERT ON pushes REFERENCING NEW TABLE AS added
-        FOR EACH STATEMENT EXECUTE FUNCTION insight_pushes_added()
+        INSERT INTO insight_standings (app, flow, standing, shard, accounts)
+        SELECT app, flow, standing, (hashtext(account) & 3)::smallint, count(*) FROM account_flows GROUP BY 1, 2, 3, 4
         """,
         """
-        CREATE TRIGGER insight_facts AFTER INSERT ON facts REFERENCING NEW TABLE AS added
-        FOR EACH STATEMENT EXECUTE FUNCTION insight_facts_added()
-        """,
-        """
-        CREATE TRIGGER insight_standings_inserted AFTER INSERT ON account_flows REFERENCING NEW TABLE AS added
-        FOR EACH STATEMENT EXECUTE FUNCTION insight_standings_inserted()
-        """,
-        """
-        CREATE TRIGGER insight_standings_updated AFTER UPDATE ON account_flows
-        REFERENCING OLD TABLE AS removed NEW TABLE AS added
-        FOR EACH STATEMENT EXECUTE FUNCTION insight_standings_updated()
+        CREATE TRIGGER insight_standings AFTER INSERT OR UPDATE OF standing ON account_flows
+        FOR EACH ROW EXECUTE FUNCTION insight_standing_moved()
         """,
     ]
 }

@@ -85,6 +85,7 @@ struct Routes: Sendable {
             await answer {
                 let app = try Self.name(context, "app")
                 _ = try await authorizeAdmin(request, app: app, to: "reports")
+                try await withDeadline(Self.reportDeadline) { try await store.catchUpInsights() }
                 switch request.uri.queryParameters.get("by") ?? "flow" {
                 case "flow":
                     return try await Self.json(withDeadline(Self.reportDeadline) { try await store.report(app: app) })
