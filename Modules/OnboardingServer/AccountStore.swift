@@ -60,10 +60,19 @@ public struct AccountStore: Sendable {
 
     // MARK: - Push
 
-    /// Stores a batch in one transaction: each journal row once (a row the server already has is a
+    /// Stores a batch atomically: each journal row once (a row the server already has is a
     /// duplicate and adds nothing), its facts, and the join of each flow's records with the
     /// account's. Returns the account's records of the flows the batch touched.
-    public func push(app: String, account: String, _ batch: PushBatch) async throws -> PushAck {
+    ///
+    /// The rows and their facts go in one statement (its data-modifying CTEs are one atomic unit:
+    /// facts are kept only for rows that were new). A batch without records, most of them, is that
+    /// one statement and one round trip; one with records adds the merge, in one transaction.
+    ///
+    /// With `tokenIssuedAt`, the statement also checks the account's sign-out cut-off: a token
+    /// issued before it stores nothing, and the answer is nil.
+    public func push(app: String, account: String, _ batch: PushBatch, tokenIssuedAt: Double? = nil) async throws
+        -> PushAck?
+    {
         let items = batch.items
         // The join is associative: fold the batch first, then merge one record per flow.
         var records: [String: AccountFlowRecord] = [:]
@@ -72,41 +81,65 @@ public struct AccountStore: Sendable {
         }
         let device = batch.device
         let logger = logger
+        let store = Self.storeRows(app: app, account: account, device: device, items, tokenIssuedAt: tokenIssuedAt)
+        if records.isEmpty {
+            let applied = try await client.withConnection { connection in
+                try await Self.applied(connection.query(store, logger: logger))
+            }
+            return applied.map { PushAck(applied: $0, duplicates: items.count - $0, records: [:]) }
+        }
         return try await client.withTransaction(logger: logger) { connection in
-            let seqs = items.map(\.seq)
-            let times = items.map(\.time)
-            let events = items.map(\.event)
-            let versions = items.map { Int64($0.catalogVersion) }
-            let appVersions = items.map { $0.appVersion ?? "" }
-            let inserted = try await connection.query(
-                """
+            guard let applied = try await Self.applied(connection.query(store, logger: logger)) else { return nil }
+            let merged = try await Self.merge(records, app: app, account: account, on: connection, logger: logger)
+            return PushAck(applied: applied, duplicates: items.count - applied, records: merged)
+        }
+    }
+
+    /// The rows the batch brings and the facts of those that are new, in one statement that
+    /// answers how many rows were new.
+    static func storeRows(
+        app: String, account: String, device: String, _ items: [PushItem], tokenIssuedAt: Double?
+    ) -> PostgresQuery {
+        let seqs = items.map(\.seq)
+        let times = items.map(\.time)
+        let events = items.map(\.event)
+        let versions = items.map { Int64($0.catalogVersion) }
+        let appVersions = items.map { $0.appVersion ?? "" }
+        let rows = FactRows(items)
+        return """
+            WITH revoked AS (
+                SELECT 1 FROM token_cutoffs
+                WHERE app = \(app) AND account = \(account) AND not_before > \(tokenIssuedAt)::float8
+            ),
+            fresh AS (
                 INSERT INTO pushes (app, account, device, seq, time, event, catalog_version, app_version)
                 SELECT \(app), \(account), \(device), seq, time, event, catalog_version, NULLIF(app_version, '')
                 FROM UNNEST(\(seqs)::bigint[], \(times)::float8[], \(events)::text[], \(versions)::bigint[],
                     \(appVersions)::text[])
                     AS batch(seq, time, event, catalog_version, app_version)
+                WHERE NOT EXISTS (SELECT 1 FROM revoked)
                 ON CONFLICT DO NOTHING
                 RETURNING seq
-                """, logger: logger)
-            var fresh: Set<Int64> = []
-            for try await seq in inserted.decode(Int64.self) { fresh.insert(seq) }
+            ),
+            stored AS (
+                INSERT INTO facts (app, account, device, seq, idx, kind, flow, step, step_index, ending, body)
+                SELECT \(app), \(account), \(device), f.seq, idx, kind, flow, NULLIF(step, ''),
+                    step_index, NULLIF(ending, ''), body::jsonb
+                FROM UNNEST(\(rows.seqs)::bigint[], \(rows.indexes)::bigint[], \(rows.kinds)::text[],
+                    \(rows.flows)::text[], \(rows.steps)::text[], \(rows.stepIndexes)::bigint[],
+                    \(rows.endings)::text[], \(rows.bodies)::text[])
+                    AS f(seq, idx, kind, flow, step, step_index, ending, body)
+                WHERE f.seq IN (SELECT seq FROM fresh)
+                RETURNING 1
+            )
+            SELECT (SELECT count(*) FROM fresh), EXISTS (SELECT 1 FROM revoked)
+            """
+    }
 
-            let rows = FactRows(items.filter { fresh.contains($0.seq) })
-            if !rows.seqs.isEmpty {
-                try await connection.query(
-                    """
-                    INSERT INTO facts (app, account, device, seq, idx, kind, flow, step, step_index, ending, body)
-                    SELECT \(app), \(account), \(device), seq, idx, kind, flow, NULLIF(step, ''),
-                        step_index, NULLIF(ending, ''), body::jsonb
-                    FROM UNNEST(\(rows.seqs)::bigint[], \(rows.indexes)::bigint[], \(rows.kinds)::text[],
-                        \(rows.flows)::text[], \(rows.steps)::text[], \(rows.stepIndexes)::bigint[],
-                        \(rows.endings)::text[], \(rows.bodies)::text[])
-                        AS f(seq, idx, kind, flow, step, step_index, ending, body)
-                    """, logger: logger)
-            }
-            let merged = try await Self.merge(records, app: app, account: account, on: connection, logger: logger)
-            return PushAck(applied: fresh.count, duplicates: items.count - fresh.count, records: merged)
-        }
+    /// The rows stored, or nil when the token was revoked (and nothing was).
+    static func applied(_ rows: PostgresRowSequence) async throws -> Int? {
+        for try await (count, revoked) in rows.decode((Int64, Bool).self) { return revoked ? nil : Int(count) }
+        return 0
     }
 
     /// The join in SQL: a record replaces the stored one only when its order key is greater, and

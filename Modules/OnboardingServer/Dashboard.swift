@@ -143,7 +143,7 @@ struct Dashboard: Sendable {
                 return response
             }
             // Every page reads the aggregates: count what was pushed until now first.
-            try await withDeadline(Routes.reportDeadline) { try await store.catchUpInsights() }
+            try await withDeadline(Routes.reportDeadline) { try await store.catchUpInsights(waitingUpTo: .seconds(5)) }
             return try await body(session)
         }
     }

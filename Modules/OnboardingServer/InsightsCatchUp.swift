@@ -4,13 +4,27 @@ import ServiceLifecycle
 
 extension AccountStore {
     /// Counts every push committed since the last run into the insights aggregates
-    /// (`insight_catch_up()`, migration `v4-insights`); returns the pushes counted. Reports and
-    /// dashboard pages call it before they read, so they include every push answered before.
+    /// (`insight_catch_up()`, migration `v4-insights`); returns the watermark, below which every
+    /// transaction is counted.
     @discardableResult
-    public func catchUpInsights() async throws -> Int {
-        let rows = try await client.query("SELECT insight_catch_up()", logger: logger)
-        for try await counted in rows.decode(Int64.self) { return Int(counted) }
+    public func catchUpInsights() async throws -> UInt64 {
+        let rows = try await client.query("SELECT insight_catch_up()::text", logger: logger)
+        for try await mark in rows.decode(String.self) { return UInt64(mark) ?? 0 }
         return 0
+    }
+
+    /// Catches up until every transaction that had finished when it was called is counted, so a
+    /// report includes every push answered before it was asked for. A transaction still running
+    /// then (a push in flight) holds the watermark back for its few milliseconds; this waits for
+    /// it, up to `limit`, and then answers with what is counted.
+    public func catchUpInsights(waitingUpTo limit: Duration) async throws {
+        let rows = try await client.query("SELECT pg_snapshot_xmax(pg_current_snapshot())::text", logger: logger)
+        var target: UInt64 = 0
+        for try await mark in rows.decode(String.self) { target = UInt64(mark) ?? 0 }
+        let deadline = ContinuousClock.now + limit
+        while try await catchUpInsights() < target, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
     }
 }
 

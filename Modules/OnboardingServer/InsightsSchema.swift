@@ -137,26 +137,24 @@ enum InsightsSchema {
         """
 
     /// Counts what the pushes of every transaction finished since the last run stored; returns the
-    /// pushes counted. Concurrent callers queue on the watermark's row lock, so each transaction's
-    /// pushes are counted once.
+    /// watermark: every transaction below it is counted. Concurrent callers queue on the
+    /// watermark's row lock, so each transaction's pushes are counted once.
     private static let catchUp = """
-        CREATE FUNCTION insight_catch_up() RETURNS bigint LANGUAGE plpgsql
+        CREATE FUNCTION insight_catch_up() RETURNS xid8 LANGUAGE plpgsql
         SET plan_cache_mode = force_custom_plan AS $body$
         DECLARE
             lo xid8;
             hi xid8;
-            counted bigint;
         BEGIN
             SELECT counted_below INTO lo FROM insight_progress WHERE singleton FOR UPDATE;
             hi := pg_snapshot_xmin(pg_current_snapshot());
-            IF hi <= lo THEN RETURN 0; END IF;
-            SELECT count(*) INTO counted FROM pushes WHERE xact >= lo AND xact < hi;
-            IF counted > 0 THEN
+            IF hi <= lo THEN RETURN lo; END IF;
+            IF EXISTS (SELECT 1 FROM pushes WHERE xact >= lo AND xact < hi) THEN
                 \(countMembers(pushesInRange));
                 \(countFacts(factsInRange).joined(separator: ";\n"));
             END IF;
             UPDATE insight_progress SET counted_below = hi, counted_at = now() WHERE singleton;
-            RETURN counted;
+            RETURN hi;
         END
         $body$
         """

@@ -98,7 +98,7 @@ public enum PostgresSchema {
                 """
             ]
         ),
-        // The aggregates reports and the dashboard read, kept by triggers in each push's transaction.
+        // The aggregates reports and the dashboard read, counted by an incremental job (InsightsSchema).
         ("v4-insights", InsightsSchema.v4),
         (
             // The dashboard's sign-in sessions: only the SHA-256 of the cookie's random value is

@@ -45,7 +45,7 @@ struct Routes: Sendable {
         }
         router.post("/v1/apps/:app/accounts/:account/push") { request, context in
             await answer {
-                let (app, account) = try await accountPath(context, request)
+                let (app, account, claims) = try await accountClaims(context, request)
                 var request = request
                 let body = try await Self.body(&request)
                 let batch: PushBatch
@@ -53,7 +53,11 @@ struct Routes: Sendable {
                     throw APIError.invalid("the body is not a push batch: \(Self.describe(error))")
                 }
                 try Self.validate(batch)
-                return try await Self.json(withDeadline(Self.requestDeadline) { try await store.push(app: app, account: account, batch) })
+                let ack = try await withDeadline(Self.requestDeadline) {
+                    try await store.push(app: app, account: account, batch, tokenIssuedAt: claims.issuedAt)
+                }
+                guard let ack else { throw Self.revoked }
+                return Self.json(ack)
             }
         }
         router.get("/v1/apps/:app/accounts/:account/flows") { request, context in
@@ -85,7 +89,7 @@ struct Routes: Sendable {
             await answer {
                 let app = try Self.name(context, "app")
                 _ = try await authorizeAdmin(request, app: app, to: "reports")
-                try await withDeadline(Self.reportDeadline) { try await store.catchUpInsights() }
+                try await withDeadline(Self.reportDeadline) { try await store.catchUpInsights(waitingUpTo: .seconds(5)) }
                 switch request.uri.queryParameters.get("by") ?? "flow" {
                 case "flow":
                     return try await Self.json(withDeadline(Self.reportDeadline) { try await store.report(app: app) })
@@ -155,6 +159,14 @@ struct Routes: Sendable {
     /// The app and account of the path, when the token is that account's, for that app, and was
     /// issued after the account last signed out everywhere.
     func accountPath(_ context: BasicRequestContext, _ request: Request) async throws -> (String, String) {
+        let (app, account, claims) = try await accountClaims(context, request)
+        try await refuseIfSignedOut(claims, app: app, account: account)
+        return (app, account)
+    }
+
+    /// The app, account and claims of an account request, before the sign-out check (a push makes
+    /// that check in its own statement, saving a round trip).
+    func accountClaims(_ context: BasicRequestContext, _ request: Request) async throws -> (String, String, TokenClaims) {
         let app = try Self.name(context, "app")
         let account = try Self.name(context, "account")
         let claims = try await authorize(request, app: app)
@@ -162,17 +174,16 @@ struct Routes: Sendable {
             throw APIError(
                 status: .forbidden, code: "forbidden", message: "this token is not for account '\(account)'")
         }
-        try await refuseIfSignedOut(claims, app: app, account: account)
-        return (app, account)
+        return (app, account, claims)
     }
+
+    static let revoked = APIError(
+        status: .unauthorized, code: "token_revoked",
+        message: "the account signed out everywhere after this token was issued; sign in again")
 
     func refuseIfSignedOut(_ claims: TokenClaims, app: String, account: String) async throws {
         let cutoff = try await withDeadline(Self.requestDeadline) { try await store.tokenCutoff(app: app, account: account) }
-        if let cutoff, claims.issuedAt < cutoff {
-            throw APIError(
-                status: .unauthorized, code: "token_revoked",
-                message: "the account signed out everywhere after this token was issued; sign in again")
-        }
+        if let cutoff, claims.issuedAt < cutoff { throw Self.revoked }
     }
 
     static func name(_ context: BasicRequestContext, _ parameter: String) throws -> String {

@@ -67,13 +67,7 @@ struct InsightsLoad {
                 low = high
             }
             // What a transaction older than a chunk held back is counted on a later run.
-            for _ in 0..<10 {
-                var counted = 0
-                for try await count in try await client.query("SELECT insight_catch_up()", logger: logger).decode(Int64.self) {
-                    counted = Int(count)
-                }
-                if counted == 0 { break }
-            }
+            try await AccountStore(client: client, logger: logger).catchUpInsights(waitingUpTo: .seconds(60))
             let rows = try await client.query("SELECT count(*) FROM facts WHERE app = \(app)", logger: logger)
             var facts = 0
             for try await count in rows.decode(Int64.self) { facts = Int(count) }
@@ -99,7 +93,8 @@ struct InsightsLoad {
 
     /// Every dashboard page (signed in) and the report API, `runs` times each.
     func pages(runs: Int) async throws -> [Timing] {
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        // Sign-in answers a redirect carrying the cookie: read it, do not follow it.
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
         defer { Task { try? await client.shutdown() } }
         let admin = signer.sign(
             TokenClaims(subject: "bench", scope: .admin, app: nil, expires: Int64(Date().timeIntervalSince1970) + 3600))

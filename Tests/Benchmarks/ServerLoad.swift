@@ -154,7 +154,7 @@ struct ServerLoad {
                     let ack = try await store.push(
                         app: device.app, account: device.account, PushBatch(device: device.device, items: [device.item()]))
                     latencies.append(seconds(ContinuousClock.now - started))
-                    accepted += ack.applied
+                    accepted += ack?.applied ?? 0
                 }
                 return (latencies, accepted, 0, latencies.count)
             }
