@@ -44,32 +44,34 @@ enum InsightsSchema {
             // Each flow milestone, and each device that ran the flow, counted on its first reach.
             """
             WITH marks AS (
-                SELECT f.app, f.account, f.device, f.seq, f.idx, f.flow, f.step_index,
+                SELECT f.app, f.seq, f.idx, f.flow, f.step_index, f.time, f.catalog_version, f.app_version,
                     \(milestone) AS milestone,
                     CASE WHEN f.kind = 'stepEntered' THEN coalesce(f.step, '') ELSE '' END AS step, f.account AS subject
                 FROM \(source) f
                 UNION ALL
-                SELECT f.app, f.account, f.device, f.seq, f.idx, f.flow, 0, 'device', '', f.device FROM \(source) f
+                SELECT f.app, f.seq, f.idx, f.flow, 0, f.time, f.catalog_version, f.app_version, 'device', '', f.device
+                FROM \(source) f
             ),
             earliest AS (
                 SELECT DISTINCT ON (m.app, m.flow, m.milestone, m.step, m.subject)
                     m.app, m.flow, m.milestone, m.step, m.subject, m.step_index,
-                    least(greatest(p.time, 0), 253402300799) AS time, p.catalog_version, coalesce(p.app_version, '') AS app_version
-                FROM marks m JOIN pushes p
-                    ON p.app = m.app AND p.account = m.account AND p.device = m.device AND p.seq = m.seq
+                    (to_timestamp(least(greatest(m.time, 0), 253402300799)) AT TIME ZONE 'UTC')::date AS day,
+                    m.catalog_version, coalesce(m.app_version, '') AS app_version
+                FROM marks m
                 WHERE m.milestone IS NOT NULL
-                ORDER BY m.app, m.flow, m.milestone, m.step, m.subject, p.time, m.seq, m.idx
+                ORDER BY m.app, m.flow, m.milestone, m.step, m.subject, m.time, m.seq, m.idx
             ),
+            -- The first reach keeps what it is counted under, so counting it needs no join back.
             firsts AS (
-                INSERT INTO insight_firsts (app, flow, milestone, step, subject)
-                SELECT app, flow, milestone, step, subject FROM earliest
+                INSERT INTO insight_firsts (app, flow, milestone, step, subject, step_index, day, catalog_version, app_version)
+                SELECT app, flow, milestone, step, subject, step_index, day, catalog_version, app_version FROM earliest
                 ON CONFLICT DO NOTHING
-                RETURNING app, flow, milestone, step, subject
+                RETURNING app, flow, milestone, step, subject, step_index, day, catalog_version, app_version
             )
             INSERT INTO insight_counts (app, flow, milestone, step, step_index, day, catalog_version, app_version, shard, subjects)
-            SELECT e.app, e.flow, e.milestone, e.step, e.step_index, (to_timestamp(e.time) AT TIME ZONE 'UTC')::date,
-                e.catalog_version, e.app_version, (hashtext(e.subject) & 3)::smallint, count(*)
-            FROM firsts JOIN earliest e USING (app, flow, milestone, step, subject)
+            SELECT app, flow, milestone, step, step_index, day, catalog_version, app_version,
+                (hashtext(subject) & 3)::smallint, count(*)
+            FROM firsts
             GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9 ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9
             ON CONFLICT (app, flow, milestone, step, step_index, day, catalog_version, app_version, shard)
             DO UPDATE SET subjects = insight_counts.subjects + EXCLUDED.subjects
@@ -95,15 +97,14 @@ enum InsightsSchema {
                 FROM marks ORDER BY app, experiment, variant, milestone, step, subject, step_index
             ),
             firsts AS (
-                INSERT INTO insight_arm_firsts (app, experiment, variant, milestone, step, subject)
-                SELECT app, experiment, variant, milestone, step, subject FROM earliest
+                INSERT INTO insight_arm_firsts (app, experiment, variant, milestone, step, subject, step_index, flow)
+                SELECT app, experiment, variant, milestone, step, subject, step_index, flow FROM earliest
                 ON CONFLICT DO NOTHING
-                RETURNING app, experiment, variant, milestone, step, subject
+                RETURNING app, experiment, variant, milestone, step, subject, step_index, flow
             )
             INSERT INTO insight_arm_counts (app, experiment, variant, milestone, step, step_index, flow, shard, subjects)
-            SELECT e.app, e.experiment, e.variant, e.milestone, e.step, e.step_index, e.flow,
-                (hashtext(e.subject) & 3)::smallint, count(*)
-            FROM firsts JOIN earliest e USING (app, experiment, variant, milestone, step, subject)
+            SELECT app, experiment, variant, milestone, step, step_index, flow, (hashtext(subject) & 3)::smallint, count(*)
+            FROM firsts
             GROUP BY 1, 2, 3, 4, 5, 6, 7, 8 ORDER BY 1, 2, 3, 4, 5, 6, 7, 8
             ON CONFLICT (app, experiment, variant, milestone, step, step_index, flow, shard)
             DO UPDATE SET subjects = insight_arm_counts.subjects + EXCLUDED.subjects
@@ -131,7 +132,7 @@ enum InsightsSchema {
     /// The pushes of the transactions in [lo, hi), and their facts.
     private static let pushesInRange = "(SELECT * FROM pushes WHERE xact >= lo AND xact < hi)"
     private static let factsInRange = """
-        (SELECT f.* FROM pushes p JOIN facts f
+        (SELECT f.*, p.time, p.catalog_version, p.app_version FROM pushes p JOIN facts f
             ON f.app = p.app AND f.account = p.account AND f.device = p.device AND f.seq = p.seq
         WHERE p.xact >= lo AND p.xact < hi)
         """
@@ -198,6 +199,10 @@ enum InsightsSchema {
             milestone TEXT NOT NULL,
             step TEXT NOT NULL,
             subject TEXT NOT NULL,
+            step_index BIGINT NOT NULL,
+            day DATE NOT NULL,
+            catalog_version BIGINT NOT NULL,
+            app_version TEXT NOT NULL,
             PRIMARY KEY (app, flow, milestone, step, subject)
         )
         """,
@@ -239,6 +244,8 @@ enum InsightsSchema {
             milestone TEXT NOT NULL,
             step TEXT NOT NULL,
             subject TEXT NOT NULL,
+            step_index BIGINT NOT NULL,
+            flow TEXT NOT NULL,
             PRIMARY KEY (app, experiment, variant, milestone, step, subject)
         )
         """,
