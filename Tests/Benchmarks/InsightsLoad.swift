@@ -33,8 +33,10 @@ struct InsightsLoad {
             while low < accounts {
                 let high = min(accounts, low + chunk)
                 // Four pushes per account (one device each), over 90 days, two catalog versions and
-                // four app versions.
-                try await client.query(
+                // four app versions; their facts in the same transaction, as a push stores them (the
+                // job finds facts through their push's transaction).
+                try await client.withTransaction(logger: logger) { connection in
+                try await connection.query(
                     """
                     INSERT INTO pushes (app, account, device, seq, time, event, catalog_version, app_version)
                     SELECT \(app), 'a' || a, 'd' || a, s, 1764000000 + (a % 90) * 86400 + s, 'next', 1 + (a % 3 = 0)::int,
@@ -43,7 +45,7 @@ struct InsightsLoad {
                     """, logger: logger)
                 // Up to twelve facts per account: a start, seven steps of `welcome` reached as far as
                 // the account got, its ending, and a three-fact `tips` flow for some.
-                try await client.query(
+                try await connection.query(
                     """
                     INSERT INTO facts (app, account, device, seq, idx, kind, flow, step, step_index, ending, body)
                     SELECT \(app), 'a' || a, 'd' || a, (k + 2) / 3, k, kind, flow, step, step_index, ending,
@@ -62,6 +64,7 @@ struct InsightsLoad {
                         WHERE k <= reach OR k = 9 OR (k >= 10 AND a % 2 = 0)
                     ) f
                     """, logger: logger)
+                }
                 // Counted as the server's job counts pushes (it runs too; they queue on the watermark).
                 try await client.query("SELECT insight_catch_up()", logger: logger)
                 low = high
@@ -126,9 +129,11 @@ struct InsightsLoad {
                 }
                 let started = ContinuousClock.now
                 let response = try await client.execute(request, timeout: .seconds(60))
-                _ = try await response.body.collect(upTo: 64 << 20)
+                let body = try await response.body.collect(upTo: 64 << 20)
                 times.append(seconds(ContinuousClock.now - started) * 1000)
-                guard response.status == .ok else { throw BenchFailure("\(path) answered \(response.status)") }
+                guard response.status == .ok else {
+                    throw BenchFailure("\(path) answered \(response.status): \(String(buffer: body).suffix(600))")
+                }
             }
             times.sort()
             timings.append(Timing(name: name, p50: percentile(times, 0.5), p95: percentile(times, 0.95)))
