@@ -64,9 +64,10 @@ public struct AccountStore: Sendable {
     /// duplicate and adds nothing), its facts, and the join of each flow's records with the
     /// account's. Returns the account's records of the flows the batch touched.
     ///
-    /// The rows and their facts go in one statement (its data-modifying CTEs are one atomic unit:
-    /// facts are kept only for rows that were new). A batch without records, most of them, is that
-    /// one statement and one round trip; one with records adds the merge, in one transaction.
+    /// The whole push is one statement, so one round trip and one commit: its data-modifying CTEs
+    /// are one atomic unit (facts are kept only for rows that were new, and a refused token stores
+    /// nothing). Parsing and planning are most of PostgreSQL's work per push (profiled under
+    /// `scripts/bench --sections 5`), so the statement count is what the ingest rate follows.
     ///
     /// With `tokenIssuedAt`, the statement also checks the account's sign-out cut-off: a token
     /// issued before it stores nothing, and the answer is nil.
@@ -79,26 +80,39 @@ public struct AccountStore: Sendable {
         for item in items {
             for (flow, record) in item.records { records[flow] = records[flow].map { $0.merged(with: record) } ?? record }
         }
-        let device = batch.device
+        let statement = Self.pushStatement(
+            app: app, account: account, device: batch.device, items, records: records, tokenIssuedAt: tokenIssuedAt)
         let logger = logger
-        let store = Self.storeRows(app: app, account: account, device: device, items, tokenIssuedAt: tokenIssuedAt)
-        if records.isEmpty {
-            let applied = try await client.withConnection { connection in
-                try await Self.applied(connection.query(store, logger: logger))
+        return try await client.withConnection { connection in
+            var applied = 0
+            var merged: [String: AccountFlowRecord] = [:]
+            let rows = try await connection.query(statement, logger: logger)
+            for try await (count, revoked, flow, epoch, standing, version, at, device) in rows.decode(
+                (Int64, Bool, String?, Int64?, String?, String?, Int64?, String?).self)
+            {
+                if revoked { return nil }
+                applied = Int(count)
+                if let flow, let epoch, let standing = standing.flatMap(AccountFlowRecord.Standing.init), let at,
+                    let device
+                {
+                    merged[flow] = AccountFlowRecord(epoch: Int(epoch), standing: standing, version: version, at: at, device: device)
+                }
             }
-            return applied.map { PushAck(applied: $0, duplicates: items.count - $0, records: [:]) }
-        }
-        return try await client.withTransaction(logger: logger) { connection in
-            guard let applied = try await Self.applied(connection.query(store, logger: logger)) else { return nil }
-            let merged = try await Self.merge(records, app: app, account: account, on: connection, logger: logger)
             return PushAck(applied: applied, duplicates: items.count - applied, records: merged)
         }
     }
 
-    /// The rows the batch brings and the facts of those that are new, in one statement that
-    /// answers how many rows were new.
-    static func storeRows(
-        app: String, account: String, device: String, _ items: [PushItem], tokenIssuedAt: Double?
+    /// The push as one statement. It answers one row per merged record (or one row without a
+    /// record): how many rows were new, whether the token was revoked, and the record.
+    ///
+    /// The merge is the join in SQL: a record replaces the stored one only when its order key is
+    /// greater. Every column is chosen by that comparison instead of a `WHERE` on the update, so
+    /// the upsert returns each flow's row as it stands after the join, even when another push
+    /// moved it after this statement's snapshot; and it holds the row's lock, so concurrent pushes
+    /// of one account serialise per flow.
+    static func pushStatement(
+        app: String, account: String, device: String, _ items: [PushItem], records: [String: AccountFlowRecord],
+        tokenIssuedAt: Double?
     ) -> PostgresQuery {
         let seqs = items.map(\.seq)
         let times = items.map(\.time)
@@ -106,6 +120,8 @@ public struct AccountStore: Sendable {
         let versions = items.map { Int64($0.catalogVersion) }
         let appVersions = items.map { $0.appVersion ?? "" }
         let rows = FactRows(items)
+        let flows = records.keys.sorted()
+        let values = flows.map { records[$0]! }
         return """
             WITH revoked AS (
                 SELECT 1 FROM token_cutoffs
@@ -131,40 +147,29 @@ public struct AccountStore: Sendable {
                     AS f(seq, idx, kind, flow, step, step_index, ending, body)
                 WHERE f.seq IN (SELECT seq FROM fresh)
                 RETURNING 1
+            ),
+            merged AS (
+                INSERT INTO account_flows AS held (app, account, flow, order_key, epoch, standing, version, at_ms, device)
+                SELECT \(app), \(account), flow, order_key, epoch, standing, NULLIF(version, ''), at_ms, device
+                FROM UNNEST(\(flows)::text[], \(values.map(\.orderKey))::text[], \(values.map { Int64($0.epoch) })::bigint[],
+                    \(values.map(\.standing.rawValue))::text[], \(values.map { $0.version ?? "" })::text[],
+                    \(values.map(\.at))::bigint[], \(values.map(\.device))::text[])
+                    AS r(flow, order_key, epoch, standing, version, at_ms, device)
+                WHERE NOT EXISTS (SELECT 1 FROM revoked)
+                ON CONFLICT (app, account, flow) DO UPDATE SET
+                    order_key = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.order_key ELSE held.order_key END,
+                    epoch = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.epoch ELSE held.epoch END,
+                    standing = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.standing ELSE held.standing END,
+                    version = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.version ELSE held.version END,
+                    at_ms = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.at_ms ELSE held.at_ms END,
+                    device = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.device ELSE held.device END,
+                    updated_at = CASE WHEN EXCLUDED.order_key > held.order_key THEN now() ELSE held.updated_at END
+                RETURNING flow, epoch, standing, version, at_ms, device
             )
-            SELECT (SELECT count(*) FROM fresh), EXISTS (SELECT 1 FROM revoked)
+            SELECT (SELECT count(*) FROM fresh), EXISTS (SELECT 1 FROM revoked),
+                merged.flow, merged.epoch, merged.standing, merged.version, merged.at_ms, merged.device
+            FROM (SELECT 1) AS answer LEFT JOIN merged ON true
             """
-    }
-
-    /// The rows stored, or nil when the token was revoked (and nothing was).
-    static func applied(_ rows: PostgresRowSequence) async throws -> Int? {
-        for try await (count, revoked) in rows.decode((Int64, Bool).self) { return revoked ? nil : Int(count) }
-        return 0
-    }
-
-    /// The join in SQL: a record replaces the stored one only when its order key is greater, and
-    /// the upsert holds the row's lock, so concurrent pushes of one account serialise per flow.
-    static func merge(
-        _ records: [String: AccountFlowRecord], app: String, account: String, on connection: PostgresConnection,
-        logger: Logger
-    ) async throws -> [String: AccountFlowRecord] {
-        guard !records.isEmpty else { return [:] }
-        let flows = records.keys.sorted()
-        let values = flows.map { records[$0]! }
-        try await connection.query(
-            """
-            INSERT INTO account_flows (app, account, flow, order_key, epoch, standing, version, at_ms, device)
-            SELECT \(app), \(account), flow, order_key, epoch, standing, NULLIF(version, ''), at_ms, device
-            FROM UNNEST(\(flows)::text[], \(values.map(\.orderKey))::text[], \(values.map { Int64($0.epoch) })::bigint[],
-                \(values.map(\.standing.rawValue))::text[], \(values.map { $0.version ?? "" })::text[],
-                \(values.map(\.at))::bigint[], \(values.map(\.device))::text[])
-                AS r(flow, order_key, epoch, standing, version, at_ms, device)
-            ON CONFLICT (app, account, flow) DO UPDATE SET
-                order_key = EXCLUDED.order_key, epoch = EXCLUDED.epoch, standing = EXCLUDED.standing,
-                version = EXCLUDED.version, at_ms = EXCLUDED.at_ms, device = EXCLUDED.device, updated_at = now()
-            WHERE EXCLUDED.order_key > account_flows.order_key
-            """, logger: logger)
-        return try await Self.records(app: app, account: account, flows: flows, on: connection, logger: logger)
     }
 
     // MARK: - Pull
@@ -172,28 +177,19 @@ public struct AccountStore: Sendable {
     public func records(app: String, account: String) async throws -> AccountRecords {
         let logger = logger
         let flows = try await client.withConnection { connection in
-            try await Self.records(app: app, account: account, flows: nil, on: connection, logger: logger)
+            try await Self.records(app: app, account: account, on: connection, logger: logger)
         }
         return AccountRecords(app: app, account: account, flows: flows)
     }
 
     static func records(
-        app: String, account: String, flows: [String]?, on connection: PostgresConnection, logger: Logger
+        app: String, account: String, on connection: PostgresConnection, logger: Logger
     ) async throws -> [String: AccountFlowRecord] {
-        let rows =
-            if let flows {
-                try await connection.query(
-                    """
-                    SELECT flow, epoch, standing, version, at_ms, device FROM account_flows
-                    WHERE app = \(app) AND account = \(account) AND flow = ANY(\(flows)::text[])
-                    """, logger: logger)
-            } else {
-                try await connection.query(
-                    """
-                    SELECT flow, epoch, standing, version, at_ms, device FROM account_flows
-                    WHERE app = \(app) AND account = \(account)
-                    """, logger: logger)
-            }
+        let rows = try await connection.query(
+            """
+            SELECT flow, epoch, standing, version, at_ms, device FROM account_flows
+            WHERE app = \(app) AND account = \(account)
+            """, logger: logger)
         var result: [String: AccountFlowRecord] = [:]
         for try await (flow, epoch, standing, version, at, device) in rows.decode(
             (String, Int64, String, String?, Int64, String).self)

@@ -170,16 +170,55 @@ struct APITests {
             let token = try server.token(account: account)
             var delivered = pushes.shuffled(using: &random)
             delivered += delivered.prefix(5)
+            var held = AccountFlowRecord.nothing
             for item in delivered {
                 let device = item.records["app_tour"]!.device
                 let answer = try await Self.push(server, account: account, token: token, PushBatch(device: device, items: [item]))
                 #expect(answer.status == 200)
+                // The answer carries the account's record after this push's join, whether or not
+                // the pushed record won it.
+                held = held.merged(with: item.records["app_tour"]!)
+                let ack = try JSONDecoder().decode(PushAck.self, from: answer.body)
+                #expect(ack.records["app_tour"] == held, "order \(order)")
             }
             let records = try await HTTP.get(
                 server.url.appendingPathComponent("v1/apps/growth/accounts/\(account)/flows"), token: token)
             let decoded = try JSONDecoder().decode(AccountRecords.self, from: records.body)
             #expect(decoded.flows["app_tour"] == expected, "order \(order)")
         }
+    }
+
+    /// Pushes of one account's devices at the same moment: each answer holds at least the record
+    /// it pushed (the join of it and whatever won before), and the account ends with the fold.
+    @Test func concurrentPushesOfOneAccountEachAnswerTheirRecordJoinedWithTheAccounts() async throws {
+        let server = try ServerProcess()
+        let token = try server.token(account: "crowd")
+        let pushes = (1...24).map { seq in
+            Self.item(
+                Int64(seq), AccountFlowRecord.Standing.allCases[seq % AccountFlowRecord.Standing.allCases.count],
+                device: "d\(seq % 6)", epoch: seq % 5 == 0 ? 1 : 0)
+        }
+        let acks = try await withThrowingTaskGroup(of: (PushItem, PushAck).self) { group in
+            for item in pushes {
+                group.addTask {
+                    let device = item.records["app_tour"]!.device
+                    let answer = try await Self.push(
+                        server, account: "crowd", token: token, PushBatch(device: device, items: [item]))
+                    #expect(answer.status == 200)
+                    return (item, try JSONDecoder().decode(PushAck.self, from: answer.body))
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(acks.count == pushes.count)
+        for (item, ack) in acks {
+            let answered = try #require(ack.records["app_tour"])
+            #expect(answered.merged(with: item.records["app_tour"]!) == answered, "push \(item.seq)")
+        }
+        let expected = pushes.flatMap(\.records.values).reduce(AccountFlowRecord.nothing) { $0.merged(with: $1) }
+        let records = try await HTTP.get(
+            server.url.appendingPathComponent("v1/apps/growth/accounts/crowd/flows"), token: token)
+        #expect(try JSONDecoder().decode(AccountRecords.self, from: records.body).flows["app_tour"] == expected)
     }
 
     @Test func readinessFollowsTheDatabaseAndHealthDoesNot() async throws {
