@@ -178,6 +178,41 @@ enum InsightsSchema {
         $body$
         """
 
+    /// The standings trigger of v4 kept four counter rows per (app, flow, standing), chosen by the
+    /// account, so pushes of different accounts waited on each other's row locks until commit,
+    /// and two pushes moving accounts in opposite directions could deadlock (one waits for A while
+    /// holding B). Now each connection adds to its own shard (its backend's pid), so concurrent
+    /// pushes do not share a counter row; a decrement is an upsert too (the shard that counted an
+    /// account need not be the one that uncounts it: only the sum over shards means anything);
+    /// and the two rows of a move are taken in the order of their standings, one order for every
+    /// transaction, so moves cannot deadlock.
+    static let v6: [String] = [
+        """
+        CREATE FUNCTION insight_standing_add(p_app TEXT, p_flow TEXT, p_standing TEXT, p_delta BIGINT)
+        RETURNS void LANGUAGE sql AS $body$
+            INSERT INTO insight_standings (app, flow, standing, shard, accounts)
+            VALUES (p_app, p_flow, p_standing, (pg_backend_pid() & 31)::smallint, p_delta)
+            ON CONFLICT (app, flow, standing, shard) DO UPDATE SET accounts = insight_standings.accounts + p_delta
+        $body$
+        """,
+        """
+        CREATE OR REPLACE FUNCTION insight_standing_moved() RETURNS trigger LANGUAGE plpgsql AS $body$
+        BEGIN
+            IF TG_OP = 'INSERT' THEN
+                PERFORM insight_standing_add(NEW.app, NEW.flow, NEW.standing, 1);
+            ELSIF OLD.standing < NEW.standing THEN
+                PERFORM insight_standing_add(OLD.app, OLD.flow, OLD.standing, -1);
+                PERFORM insight_standing_add(NEW.app, NEW.flow, NEW.standing, 1);
+            ELSIF OLD.standing > NEW.standing THEN
+                PERFORM insight_standing_add(NEW.app, NEW.flow, NEW.standing, 1);
+                PERFORM insight_standing_add(OLD.app, OLD.flow, OLD.standing, -1);
+            END IF;
+            RETURN NULL;
+        END
+        $body$
+        """,
+    ]
+
     static let v4: [String] = [
         // The app version that ran each pushed event (devices from 0.13 send it), and the pushing
         // transaction (rows already stored get this migration's, so the first run counts them).

@@ -115,6 +115,8 @@ public enum PostgresSchema {
                 """
             ]
         ),
+        // Standings counted without two pushes waiting on one counter row (InsightsSchema.v6).
+        ("v6-standings-per-connection", InsightsSchema.v6),
     ]
 
     /// An arbitrary constant: the advisory lock that serialises migrations across processes.
