@@ -16,6 +16,30 @@ struct TokenTests {
     static let oldSecret = "old-key-secret-0123456789abcdef-0123456789"
     static let newSecret = "new-key-secret-0123456789abcdef-0123456789"
 
+    /// Tokens of every padding length (the payload's length mod 3) verify, read back as signed,
+    /// decode with another base64url reader, and fail once any character of them changes.
+    @Test func tokensOfEveryLengthRoundTripAndAnyChangedCharacterIsRefused() throws {
+        let signer = try TokenSigner(secret: ServerProcess.secret)
+        let now = Date(timeIntervalSince1970: 1_767_603_600)
+        for length in 1...9 {
+            let claims = TokenClaims(
+                subject: String(repeating: "a", count: length) + "~?>", scope: .account, app: "growth",
+                issuedAt: now.timeIntervalSince1970, expires: Int64(now.timeIntervalSince1970) + 60)
+            let token = signer.sign(claims)
+            #expect(!token.contains("+") && !token.contains("/") && !token.contains("="), "\(token)")
+            var expected = claims
+            expected.keyID = signer.signingKeyID
+            #expect(try signer.verify(token, now: now) == expected)
+            let payload = try #require(String(token.split(separator: ".")[1]).base64URLDecodedJSON())
+            #expect(payload["sub"] as? String == claims.subject)
+            for index in [token.index(token.endIndex, offsetBy: -3), token.index(token.startIndex, offsetBy: 12)] {
+                var tampered = token
+                tampered.replaceSubrange(index...index, with: token[index] == "A" ? "B" : "A")
+                #expect(throws: TokenSigner.Failure.self) { try signer.verify(tampered, now: now) }
+            }
+        }
+    }
+
     @Test func aTokenOpensItsAccountInItsAppOnly() async throws {
         let server = try ServerProcess()
         let growth = try server.token(account: "ann", app: "growth")
