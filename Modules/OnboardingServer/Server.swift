@@ -41,7 +41,7 @@ public enum OnboardingServer {
             router: router,
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "onboarding-server"),
-            services: [client, InsightsCatchUp(store: store, interval: .seconds(1), logger: logger)], logger: logger)
+            services: [client, InsightsCatchUp(store: store, interval: InsightsCatchUp.interval, logger: logger)], logger: logger)
         app.beforeServerStarts {
             try await migrate(client, logger: logger, waitForDatabase: waitForDatabase)
         }

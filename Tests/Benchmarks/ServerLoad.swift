@@ -130,22 +130,39 @@ struct ServerLoad {
         }
     }
 
-    /// The floor: the same items, one transaction per batch, through postgres-nio with the same
-    /// SQL and a pool of the server's size.
-    func floor(_ count: Int, run: String, connections: Int) async throws -> Figures {
+    /// Waits until the insights job has counted every push stored so far, so that one
+    /// measurement does not pay for counting the last one's backlog (a saturation run leaves tens
+    /// of thousands of pushes to count; a server at a steady pace counts each second's as it goes).
+    func settle() async throws {
+        try await withStore(connections: 1) { store in try await store.catchUpInsights(waitingUpTo: .seconds(300)) }
+    }
+
+    /// `body` with an `AccountStore` of its own pool of `connections`.
+    private func withStore<Result: Sendable>(
+        connections: Int, _ body: @escaping @Sendable (AccountStore) async throws -> Result
+    ) async throws -> Result {
         var logger = Logger(label: "floor")
         logger.logLevel = .error
         let client = PostgresClient(
             configuration: database.clientConfiguration(maximumConnections: connections), backgroundLogger: logger)
-        return try await withThrowingTaskGroup(of: Figures?.self) { group in
+        return try await withThrowingTaskGroup(of: Result?.self) { group in
             group.addTask {
                 await client.run()
                 return nil
             }
-            let store = AccountStore(client: client, logger: logger)
+            let result = try await body(AccountStore(client: client, logger: logger))
+            group.cancelAll()
+            return result
+        }
+    }
+
+    /// The floor: the same items, one transaction per batch, through postgres-nio with the same
+    /// SQL and a pool of the server's size.
+    func floor(_ count: Int, run: String, connections: Int) async throws -> Figures {
+        try await withStore(connections: connections) { store in
             let runs = try Self.devices(count, run: run, app: "floor")
             let deadline = ContinuousClock.now + .milliseconds(Int(duration * 1000))
-            let figures = try await measure(runs) { device in
+            return try await measure(runs) { device in
                 var device = device
                 var latencies: [Double] = []
                 var accepted = 0
@@ -158,8 +175,6 @@ struct ServerLoad {
                 }
                 return (latencies, accepted, 0, latencies.count)
             }
-            group.cancelAll()
-            return figures
         }
     }
 

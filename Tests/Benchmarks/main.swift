@@ -182,11 +182,14 @@ if sections.contains(5), let serverURL = option("--server-url"), let databaseURL
     report.section(
         "5. Account server: devices pushing their flows one event per request for \(load.duration) s, back to back "
             + "(saturation) and one a second (a user's pace), beside the floor (the same rows straight into "
-            + "PostgreSQL, one transaction each, back to back)")
+            + "PostgreSQL, one transaction each, back to back); each after the insights job has counted the last one's pushes")
     let run = UUID().uuidString.prefix(8).lowercased()
     for devices in levels {
+        try await load.settle()
         let served = try await load.throughServer(devices, run: "\(run)s\(devices)")
+        try await load.settle()
         let floor = try await load.floor(devices, run: "\(run)f\(devices)", connections: connections)
+        try await load.settle()
         report.add("server", "\(devices) devices: events accepted", served.eventsPerSecond, "events/s",
             note: served.failures == 0 ? nil : "\(served.failures) refused")
         report.add("server", "\(devices) devices: push p50", served.p50, "ms")
