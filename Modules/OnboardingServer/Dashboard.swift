@@ -121,6 +121,16 @@ struct Dashboard: Sendable {
                 return try Self.funnelPage(funnels, experiments: experiments, range: range, format: try Self.format(request))
             }
         }
+        // Any other path under /dashboard: a page of its own saying which pages there are (after
+        // the session check, so it tells no one without a session what exists). The router reads
+        // "/dashboard/" as "/dashboard".
+        router.get("/dashboard/**") { request, _ in
+            await signedIn(request) { _ in
+                throw DashboardError(
+                    .notFound,
+                    "There is no such dashboard page. The pages are /dashboard, /dashboard/apps/APP and /dashboard/apps/APP/flows/FLOW.")
+            }
+        }
     }
 
     // MARK: - Sessions

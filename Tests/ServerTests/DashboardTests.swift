@@ -182,12 +182,22 @@ struct DashboardTests {
             ("dashboard/apps/growth?from=%3Cscript%3E", 400),
             ("dashboard/apps/growth?format=%3Cscript%3E", 400),
             ("dashboard/apps/nosuchapp", 404),
+            ("dashboard/nosuchpage", 404),
+            ("dashboard/apps/growth/flows/welcome/%3Cb%3Ex%3C%2Fb%3E", 404),
         ] {
             let answer = try Self.curl(URL(string: server.url.absoluteString + "/" + path)!, cookie: session)
             #expect(answer.status == status, "\(path)")
             #expect(!answer.body.lowercased().contains("<script"), "\(path)")
             #expect(!answer.body.contains("<b>"), "\(path)")
         }
+        let unknown = try Self.curl(server.url.appendingPathComponent("dashboard/nosuchpage"), cookie: session)
+        #expect(unknown.body.contains("There is no such dashboard page"))
+        #expect(unknown.body.contains("<html") || unknown.body.contains("<!DOCTYPE") || unknown.body.contains("<!doctype"))
+        let slash = try Self.curl(URL(string: server.url.absoluteString + "/dashboard/")!, cookie: session)
+        #expect(slash.status == 200, "a trailing slash is the overview")
+        // Without a session, an unknown page says nothing of what exists: it goes to sign in.
+        let anonymous = try Self.curl(server.url.appendingPathComponent("dashboard/nosuchpage"), cookie: nil)
+        #expect(anonymous.status == 303)
         let huge = try Self.curl(
             URL(string: server.url.absoluteString + "/dashboard/apps/growth?from=2000-01-01&to=2100-12-31")!, cookie: session)
         #expect(huge.body.contains("at most 731 days"))
