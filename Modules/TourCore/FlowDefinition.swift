@@ -28,6 +28,9 @@ public struct FlowDefinition: Sendable, Equatable {
     public var unplacedStep: FlowChanges.RemovedStep
     /// The experiment the flow runs, if any: its variants, their weights and the goal.
     public var experiment: Experiment?
+    /// How the flow adapts to its user's accessibility settings where the choice is the
+    /// catalog's (``AccessibilityRules``).
+    public var accessibility: AccessibilityRules
 
     public init(
         _ id: FlowID, name: String, steps: [StepDefinition], fields: [FieldSpec] = [],
@@ -36,7 +39,7 @@ public struct FlowDefinition: Sendable, Equatable {
         replay: ReplayPolicy = .notReplayable, scope: FlowScope = .install, countsTerminalStep: Bool = true,
         haptics: HapticMap = .none, analytics: AnalyticsNames = .none, onComplete: [EffectTemplate] = [],
         onSkip: [EffectTemplate] = [], onReset: [EffectTemplate] = [], unplacedStep: FlowChanges.RemovedStep = .restart,
-        experiment: Experiment? = nil
+        experiment: Experiment? = nil, accessibility: AccessibilityRules = .standard
     ) {
         self.id = id
         self.name = name
@@ -55,6 +58,7 @@ public struct FlowDefinition: Sendable, Equatable {
         self.onReset = onReset
         self.unplacedStep = unplacedStep
         self.experiment = experiment
+        self.accessibility = accessibility
     }
 
     public func step(_ id: StepID) -> StepDefinition? { steps.first { $0.id == id } }

@@ -124,7 +124,7 @@ extension Reduction {
     private mutating func playFeedback(of action: StepAction, flow: FlowDefinition, step: StepID) {
         if let haptic = action.haptic { effects.append(.haptic(haptic)) }
         if action.celebrates {
-            effects.append(.celebration(flow: flow.id, step: step))
+            effects.append(.celebration(flow: flow.id, step: step, reducedMotion: accessibility.reducedMotion))
             if let haptic = flow.haptics.actionCompleted { effects.append(.haptic(haptic)) }
         }
     }

@@ -12,6 +12,7 @@ extension Reduction {
     /// Fires what is due at `now`: auto-advancing steps first, then the earliest pending start when
     /// no flow shows. Repeats until nothing more is due.
     mutating func fireDue() {
+        holdTimedStepsForVoiceOver()
         for _ in 0..<64 {
             if let (flow, _) = catalog.flows.compactMap({ flow -> (FlowDefinition, Date)? in
                 let run = state[flow: flow.id]
@@ -33,6 +34,21 @@ extension Reduction {
                 continue
             }
             return
+        }
+    }
+
+    /// A step entered before VoiceOver came on keeps its timer no longer than the rules allow:
+    /// one that waits for an action for a VoiceOver user stops its timer.
+    private mutating func holdTimedStepsForVoiceOver() {
+        let settings = accessibility
+        guard settings.voiceOver else { return }
+        for flow in catalog.flows {
+            guard var run = state[run: flow.id], run.deadline != nil, let stepID = run.currentStep,
+                let step = flow.step(stepID), flow.accessibility.autoAdvance(step, for: settings) == nil
+            else { continue }
+            run.deadline = nil
+            state[run: flow.id] = run
+            notes.append("\(flow.id) \(stepID) waits for an action (VoiceOver)")
         }
     }
 
@@ -67,7 +83,7 @@ extension Reduction {
             return
         }
         run.performed = []
-        run.deadline = step.autoAdvanceAfter.map { now.addingTimeInterval($0) }
+        run.deadline = flow.accessibility.autoAdvance(step, for: accessibility).map { now.addingTimeInterval($0) }
         state[run: flow.id] = run
         facts.append(.stepEntered(flow: flow.id, step: stepID, index: run.position + 1))
         if run.replayOf == nil { noteExposure(flow) }
@@ -202,5 +218,16 @@ extension Reduction {
         case .analytics(let name, let properties):
             return .analytics(AnalyticsEvent(name: name, properties: properties.mapValues(value)))
         }
+    }
+}
+
+extension Reduction {
+    /// With haptics off on the device, the event plays none: each is left out, and the journal's
+    /// outcome says so.
+    mutating func muteHapticsIfOff() {
+        guard !accessibility.hapticsEnabled else { return }
+        let before = effects.count
+        effects.removeAll { if case .haptic = $0 { true } else { false } }
+        if effects.count < before { notes.append("haptics off: \(before - effects.count) not played") }
     }
 }

@@ -17,6 +17,8 @@ struct Reduction {
     let subjects: ExperimentSubjects
     var effects: [TourEffect] = []
     var notes: [String] = []
+    /// The user's accessibility settings, as the context reports them.
+    let accessibility: AccessibilitySettings
     var facts: [TourFact] = []
 
     init(
@@ -29,6 +31,7 @@ struct Reduction {
         self.state = state
         self.now = now
         self.context = context
+        self.accessibility = AccessibilitySettings(context)
     }
 
     mutating func apply(_ event: TourEvent) throws(TourRefusal) {

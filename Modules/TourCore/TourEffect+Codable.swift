@@ -7,8 +7,14 @@ extension TourEffect: TourValueCodable {
     public var tourValue: TourValue {
         switch self {
         case .haptic(let feedback): ["type": "haptic", "haptic": .string(feedback.rawValue)]
-        case .celebration(let flow, let step):
-            ["type": "celebration", "flow": .string(flow.rawValue), "step": .string(step.rawValue)]
+        case .celebration(let flow, let step, let reducedMotion):
+            // `reducedMotion` only when true: the form celebrations always had stays as it was.
+            reducedMotion
+                ? [
+                    "type": "celebration", "flow": .string(flow.rawValue), "step": .string(step.rawValue),
+                    "reducedMotion": true,
+                ]
+                : ["type": "celebration", "flow": .string(flow.rawValue), "step": .string(step.rawValue)]
         case .analytics(let event): ["type": "analytics", "name": .string(event.name), "properties": .object(event.properties)]
         case .checkPermission(let gate, let permission):
             ["type": "checkPermission", "gate": .string(gate), "permission": .string(permission.rawValue)]
@@ -30,7 +36,9 @@ extension TourEffect: TourValueCodable {
         switch try stored.string("type") {
         case "haptic": self = .haptic(try stored.raw("haptic", HapticFeedback.self))
         case "celebration":
-            self = .celebration(flow: try stored.raw("flow", FlowID.self), step: try stored.raw("step", StepID.self))
+            self = .celebration(
+                flow: try stored.raw("flow", FlowID.self), step: try stored.raw("step", StepID.self),
+                reducedMotion: try stored.optionalBool("reducedMotion") ?? false)
         case "analytics":
             self = .analytics(AnalyticsEvent(name: try stored.string("name"), properties: try stored.object("properties")))
         case "checkPermission":

@@ -3,8 +3,9 @@ import TourCodec
 /// What the engine asks the edge to do. Values only: the runtime performs them.
 public enum TourEffect: Equatable, Sendable {
     case haptic(HapticFeedback)
-    /// Finite's celebration burst after an action step.
-    case celebration(flow: FlowID, step: StepID)
+    /// Finite's celebration burst after an action step. With `reducedMotion` the app shows it
+    /// without animation (the user's Reduce Motion setting, ``AccessibilitySettings``).
+    case celebration(flow: FlowID, step: StepID, reducedMotion: Bool = false)
     case analytics(AnalyticsEvent)
     /// Read a permission's status without asking the user; answer with ``TourEvent/gateAnswered(_:_:)``.
     case checkPermission(gate: String, PermissionName)
@@ -44,7 +45,8 @@ extension TourEffect {
     public var summary: String {
         switch self {
         case .haptic(let feedback): "haptic \(feedback)"
-        case .celebration(let flow, let step): "celebration \(flow)/\(step)"
+        case .celebration(let flow, let step, let reducedMotion):
+            "celebration \(flow)/\(step)\(reducedMotion ? " (reduced motion)" : "")"
         case .analytics(let event):
             "analytics \(event.name)"
                 + (event.properties.isEmpty ? "" : " " + TourValue.object(event.properties).displayText)

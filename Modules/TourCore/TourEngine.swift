@@ -47,6 +47,7 @@ public struct TourEngine: Sendable {
         try reduction.apply(event)
         reduction.fireDue()
         reduction.noteEffectGoals()
+        reduction.muteHapticsIfOff()
         let after = reduction.state.presentingFlow.map { ($0, reduction.state[flow: $0].currentStep) }
         let place = before ?? after
         let record = JournalRecord(

@@ -46,10 +46,14 @@ extension ProductHandler {
     public func upgradeDomainState(_ domain: [String: TourValue], from format: Int) -> [String: TourValue] { domain }
 
     /// Everything the handler provides to the catalog: ``declarations`` with the effect kinds of
-    /// ``Effect``. The catalog check holds the catalog's references against it.
+    /// ``Effect`` and the accessibility settings every product reads (``ContextKey/accessibility``,
+    /// unless the handler declares a key of the same name itself). The catalog check holds the
+    /// catalog's references against it.
     public var vocabulary: CatalogDeclarations {
         var vocabulary = declarations
         vocabulary.effects = Effect.kinds
+        let declared = vocabulary.contextKeys
+        vocabulary.context += ContextKey.accessibility.filter { !declared.contains($0.name) }
         return vocabulary
     }
 
@@ -99,7 +103,7 @@ public struct Product: Sendable {
     }
     public var handler: any ProductHandler {
         didSet {
-            deviceKeys = handler.declarations.deviceKeys
+            deviceKeys = handler.vocabulary.deviceKeys
             stamp = CatalogFingerprint(catalog, declarations: handler.vocabulary)
         }
     }
@@ -118,7 +122,7 @@ public struct Product: Sendable {
     ) {
         self.catalog = catalog
         self.handler = handler
-        self.deviceKeys = handler.declarations.deviceKeys
+        self.deviceKeys = handler.vocabulary.deviceKeys
         self.stamp = CatalogFingerprint(catalog, declarations: handler.vocabulary)
         self.currentVersion = currentVersion
         self.launchSignals = launchSignals

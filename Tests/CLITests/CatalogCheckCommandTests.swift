@@ -31,7 +31,10 @@ struct CatalogCheckCommandTests {
         }
         #expect(!FileManager.default.fileExists(atPath: cli.database))
         let finite = try CLI("finite")
-        #expect(try finite.run("--context", "online=true", "status").stderr.contains("Finite reads no device facts"))
+        // Finite declares no device facts of its own; every product reads the accessibility settings.
+        let notFinites = try finite.run("--context", "online=true", "status")
+        #expect(notFinites.status == 2)
+        #expect(notFinites.stderr.contains("device facts: voiceOver (true or false), reducedMotion"), "\(notFinites.stderr)")
         #expect(try cli.run("--help").stdout.contains("online (true or false, default true"))
 
         // `--context online=false` is the device offline: the QRZ connection fails as offline.

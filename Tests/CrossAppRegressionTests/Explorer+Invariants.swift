@@ -199,4 +199,38 @@ extension Explorer {
                 "side effects \(describe(actual)) where the definition promises \(describe(expected))")
         }
     }
+
+    /// The accessibility settings of the world hold on every transition: for a VoiceOver user a
+    /// step that waits for an action has no timer (so it cannot move on before they act); with
+    /// haptics off no haptic is played; with reduced motion every celebration says so.
+    func checkAccessibility(
+        _ transitions: [Transition], after: Session, world: World, product: Product, path: [Move], place: String
+    ) {
+        let settings = AccessibilitySettings(world.deviceFacts)
+        let effects = transitions.flatMap(\.effects)
+        if !settings.hapticsEnabled, effects.contains(where: { if case .haptic = $0 { true } else { false } }) {
+            fail(path, place, "played a haptic with haptics off")
+        }
+        for case .celebration(let flow, let step, let reduced) in effects where reduced != settings.reducedMotion {
+            fail(path, place, "celebrated \(flow)/\(step) with reducedMotion \(reduced), the device says \(settings.reducedMotion)")
+        }
+        guard settings.voiceOver else { return }
+        for (id, run) in after.tour.flows where run.status == .active {
+            guard let flow = product.catalog.flow(id), let stepID = run.currentStep, let step = flow.step(stepID),
+                case .active(let active) = run
+            else { continue }
+            let waits = flow.accessibility.autoAdvance(step, for: settings) == nil
+            if waits && active.deadline != nil {
+                fail(path, place, "left \(id)/\(stepID) on a timer, but it waits for a VoiceOver user's action")
+            }
+        }
+        for record in transitions.map(\.record) where record.outcome.contains("timed out") {
+            if let flowID = record.flow, let stepID = record.step, let flow = product.catalog.flow(flowID),
+                let step = flow.step(stepID), !step.actions.isEmpty,
+                flow.accessibility.voiceOverTimedSteps == .waitForAction
+            {
+                fail(path, place, "\(flowID)/\(stepID) moved on by itself past a VoiceOver user")
+            }
+        }
+    }
 }

@@ -78,6 +78,7 @@ extension Explorer {
             "flows": .object(flows), "appVersion": tour.appVersion.map(TourValue.string) ?? .null,
             "domain": .object(session.domain.mapValues(Self.abstract)), "device": .object(session.device),
             "offline": .bool(world.offline), "permissionsBefore": .object(permissions),
+            "deviceFacts": .object(world.deviceFacts),
         ])
         return (try? shape.jsonText()) ?? ""
     }

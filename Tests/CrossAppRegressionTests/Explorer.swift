@@ -187,7 +187,7 @@ final class Explorer {
         var accepted: [Move] = []
         var refused: [Move] = []
         for move in moves(at: stored, product: product, world: node.world) where node.budget.allows(move) {
-            if willBeRefused(move, session: stored, product: product) {
+            if willBeRefused(move, session: stored, product: product, world: node.world) {
                 refused.append(move)
             } else {
                 accepted.append(move)
@@ -269,10 +269,10 @@ final class Explorer {
     }
 
     /// Whether the pure engine refuses an action here. Other moves always run on a copy.
-    func willBeRefused(_ move: Move, session: Session, product: Product) -> Bool {
+    func willBeRefused(_ move: Move, session: Session, product: Product, world: World) -> Bool {
         guard case .action(let name, let parameters, _) = move else { return false }
         let now = session.virtualNow ?? Self.start
-        let context = product.context(domain: session.domain, now: now, device: [:])
+        let context = product.context(domain: session.domain, now: now, device: world.deviceFacts)
         do {
             _ = try product.engine.reduce(
                 session.tour, .actionPerformed(name, parameters: parameters), at: now, context: context)
@@ -303,8 +303,9 @@ final class Explorer {
             var answers: [String: String] = [:]
             if case .action(_, _, let given) = move { answers = given }
             let session = makeSession(product, database: database, world: world, stored: before, answers: answers)
+            let transitions: [Transition]
             do {
-                _ = try await perform(move, on: session, product: product, stored: before)
+                transitions = try await perform(move, on: session, product: product, stored: before)
             } catch let refusal as TourRefusal {
                 // Only actions are predicted; the other moves may be refused (a replay while showing).
                 if move.actionName != nil {
@@ -322,6 +323,7 @@ final class Explorer {
             check(
                 move, path: path, place: place, before: before, after: after, product: product,
                 journalBefore: journalBefore, journal: journal)
+            checkAccessibility(transitions, after: after, world: world, product: product, path: path, place: place)
         }
         report.transitions += 1
         record(move, before: before, after: after, product: product)
@@ -370,7 +372,7 @@ final class Explorer {
         return TourSession(
             product: product, user: user, database: database,
             permissions: StubPermissionProvider(statuses: statuses, answers: answerMap),
-            time: .virtual(start: Self.start))
+            time: .virtual(start: Self.start), deviceFacts: world.deviceFacts)
     }
 
     func perform(_ move: Move, on session: TourSession, product: Product, stored: Session)

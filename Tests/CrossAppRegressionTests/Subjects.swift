@@ -13,6 +13,8 @@ import TourCore
 struct World: Hashable, Sendable, Codable {
     var offline = false
     var permissionsBefore: [String: String] = [:]
+    /// Device facts the app reports (`--context`), such as the accessibility settings.
+    var deviceFacts: [String: TourValue] = [:]
 }
 
 /// One product as the suite explores and replays it: how to build it on a database file in a world,

@@ -81,6 +81,11 @@ struct CoherenceCheck {
         let place = Place(flow: flow.id, path: "flows[\(flow.id)]")
         let fields = Dictionary(flow.fields.map { ($0.name, $0) }) { first, _ in first }
         checkFieldKinds(flow.fields, place.at("fields"))
+        if !AccessibilityRules.timeScales.contains(flow.accessibility.voiceOverTimeScale) {
+            add(
+                .unwritable, place.at("accessibility").at("voiceOverTimeScale"),
+                "the VoiceOver time scale is \(flow.accessibility.voiceOverTimeScale); it must be from 1 to 100")
+        }
         for id in duplicates(flow.steps.map(\.id.rawValue)) {
             add(.duplicateID, place.at("steps"), "step id \(id) is used twice")
         }

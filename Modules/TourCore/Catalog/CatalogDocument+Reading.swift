@@ -90,13 +90,29 @@ extension FlowDefinition {
         let experiment = try reader.optional("experiment").map { value throws(CatalogDocumentError) in
             try Experiment(document: value, at: "\(path).experiment")
         }
+        let accessibility = try AccessibilityRules(
+            document: reader.optional("accessibility") ?? .object([:]), at: "\(path).accessibility")
         try reader.finish()
         self.init(
             id, name: name, steps: steps, fields: fields, triggers: triggers, skip: skip,
             interruption: interruption,
             replay: replay, scope: scope, countsTerminalStep: countsTerminalStep, haptics: haptics,
             analytics: analytics, onComplete: onComplete, onSkip: onSkip, onReset: onReset,
-            unplacedStep: unplacedStep, experiment: experiment)
+            unplacedStep: unplacedStep, experiment: experiment, accessibility: accessibility)
+    }
+}
+
+extension AccessibilityRules {
+    init(document value: TourValue, at path: String) throws(CatalogDocumentError) {
+        var reader = try DocumentReader(value, at: path)
+        let timedSteps = try reader.optionalRaw("voiceOverTimedSteps", TimedSteps.self) ?? Self.standard.voiceOverTimedSteps
+        let scale = try reader.optionalDouble("voiceOverTimeScale") ?? Self.standard.voiceOverTimeScale
+        guard Self.timeScales.contains(scale) else {
+            throw CatalogDocumentError(
+                path: "\(path).voiceOverTimeScale", "expected a number from 1 to 100, found \(scale)")
+        }
+        try reader.finish()
+        self.init(voiceOverTimedSteps: timedSteps, voiceOverTimeScale: scale)
     }
 }
 

@@ -47,7 +47,23 @@ extension FlowDefinition {
         writer.set("onReset", list: onReset.map(\.documentValue))
         writer.set("unplacedStep", unplacedStep.rawValue)
         if let experiment { writer.set("experiment", experiment.documentValue) }
+        writer.set("accessibility", object: accessibility.documentMembers)
         return writer.value
+    }
+}
+
+extension AccessibilityRules {
+    /// The members that differ from the standard rules (none: the member is left out, so the
+    /// documents of flows that say nothing keep their fingerprints).
+    var documentMembers: [String: TourValue] {
+        var writer = DocumentWriter()
+        if voiceOverTimedSteps != Self.standard.voiceOverTimedSteps {
+            writer.set("voiceOverTimedSteps", voiceOverTimedSteps.rawValue)
+        }
+        if voiceOverTimeScale != Self.standard.voiceOverTimeScale {
+            writer.set("voiceOverTimeScale", number: voiceOverTimeScale)
+        }
+        return writer.members
     }
 }
 

@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+import TourCodec
+import TourCore
+
+/// Every path through every product's flows again, for a person whose device reports accessibility
+/// settings (Docs/Accessibility.md): every step is still reached, no step with an action moves on by
+/// itself past a VoiceOver user, no haptic plays with haptics off, and every celebration is marked
+/// for reduced motion (`Explorer.checkAccessibility`, on every transition).
+///
+/// Two devices: VoiceOver alone, and every setting at once (VoiceOver, Reduce Motion, haptics off,
+/// the largest text). Haptics and motion change only effects, never which step comes next, so
+/// "every setting at once" walks them with VoiceOver's timing, the one setting that changes paths.
+@Suite("Every path with accessibility settings")
+struct AccessibilityExplorationTests {
+    static let devices: [(name: String, facts: [String: TourValue])] = [
+        ("VoiceOver", [AccessibilitySettings.voiceOverKey: .bool(true)]),
+        (
+            "every setting at once",
+            AccessibilitySettings(
+                voiceOver: true, reducedMotion: true, hapticsEnabled: false,
+                textSize: AccessibilitySettings.textSizes.last!
+            ).context
+        ),
+    ]
+
+    @Test(arguments: Subject.products)
+    func explore(_ product: ProductExploration) async throws {
+        for device in Self.devices {
+            let reports = try await withThrowingTaskGroup(of: ExplorationReport.self) { group in
+                for var part in product.parts {
+                    part.startingWorlds = part.startingWorlds.map { world in
+                        var world = world
+                        world.deviceFacts = device.facts
+                        return world
+                    }
+                    group.addTask { [part] in try await Explorer(part).run() }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            var reached: Set<String> = []
+            for report in reports {
+                for violation in report.violations { Issue.record("\(device.name): \(violation)") }
+                reached.formUnion(report.stepsReached)
+            }
+            let unreached = (reports.first?.definedSteps ?? []).filter { !reached.contains($0) }
+            print("coverage · \(product.name) with \(device.name): steps \(reached.count)")
+            #expect(
+                unreached.isEmpty,
+                "\(product.name) with \(device.name): steps no path reaches: \(unreached.joined(separator: ", "))")
+        }
+    }
+}
