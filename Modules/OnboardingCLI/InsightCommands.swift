@@ -18,7 +18,8 @@ struct Report: ScriptableCommand {
     @OptionGroup var options: CommonOptions
     @Option(help: "Count only runs started on or after this day, YYYY-MM-DD (UTC).") var since: String?
     @Option(
-        help: "flow (the funnel of each flow, the default) or variant (each experiment's variants against its control).")
+        help:
+            "flow (the funnel of each flow, the default), variant (each experiment's variants against its control) or accessibility (each flow's funnel per the accessibility settings its runs started with).")
     var by: String = "flow"
     @Option(
         name: .customLong("html"),
@@ -42,8 +43,11 @@ struct Report: ScriptableCommand {
                 throw ValidationError("--html: the folder '\(parent.quotable)' does not exist")
             }
         }
-        guard ["flow", "variant"].contains(by) else {
-            throw ValidationError("--by takes flow or variant; got '\(by.quotable)'")
+        guard ["flow", "variant", "accessibility"].contains(by) else {
+            throw ValidationError("--by takes flow, variant or accessibility; got '\(by.quotable)'")
+        }
+        if by == "accessibility", htmlFile != nil {
+            throw ValidationError("--html draws the funnel (--by flow) or the experiments (--by variant); --by accessibility is text or --json")
         }
         if by == "variant", since != nil {
             throw ValidationError(
@@ -75,6 +79,10 @@ struct Report: ScriptableCommand {
                 runner: runner)
             return
         }
+        if by == "accessibility" {
+            try showByAccessibility(rows, runner: runner)
+            return
+        }
         let funnels = try FlowFunnel.compute(
             app: app, engine: runner.product.engine, rows: rows, since: try sinceDate())
         let users = Set(rows.map(\.user)).count
@@ -93,6 +101,44 @@ struct Report: ScriptableCommand {
         Output.line(
             "\(runner.cli.displayName) · funnel from \(rows.count) journal rows of \(users) users\(since.map { " · runs since \($0)" } ?? "")"
         )
+        show(funnels, runner: runner)
+    }
+
+    /// Each flow's funnel per the accessibility settings its runs started with (a run whose
+    /// settings changed midway counts under those it started with).
+    func showByAccessibility(_ rows: [JournalEntry], runner: Runner) throws {
+        let groups = FlowFunnel.compute(
+            app: runner.product.catalog.app, engine: runner.product.engine, rows: rows, since: try sinceDate(),
+            groupedBy: { $0.accessibility.summary })
+        if runner.json {
+            struct Group: Encodable {
+                var settings: String
+                var flows: [FlowFunnel]
+            }
+            struct Body: Encodable {
+                var app: String
+                var since: String?
+                var journalRows: Int
+                var groups: [Group]
+            }
+            let body = Body(
+                app: runner.product.catalog.app, since: since, journalRows: rows.count,
+                groups: groups.map { Group(settings: $0.group, flows: $0.funnels) })
+            Output.document(try Render.json(body))
+            return
+        }
+        Output.line(
+            "\(runner.cli.displayName) · funnel by accessibility settings from \(rows.count) journal rows\(since.map { " · runs since \($0)" } ?? "")"
+        )
+        if groups.isEmpty { Output.line("No run has started yet.") }
+        for group in groups {
+            Output.line("")
+            Output.line("── \(group.group) ──")
+            show(group.funnels.filter { $0.started > 0 }, runner: runner)
+        }
+    }
+
+    func show(_ funnels: [FlowFunnel], runner: Runner) {
         for funnel in funnels {
             Output.line(
                 "\(funnel.flow) (\(funnel.name)): started \(funnel.started), completed \(funnel.completed)\(Self.percent(funnel.completionRate)), "

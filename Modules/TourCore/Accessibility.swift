@@ -50,6 +50,17 @@ public struct AccessibilitySettings: Equatable, Sendable {
         "accessibilityExtraExtraExtraLarge",
     ]
 
+    /// The settings in a few words, as a report groups by them: "standard" (nothing set), or what
+    /// differs from it ("VoiceOver, haptics off, text accessibilityLarge").
+    public var summary: String {
+        var parts: [String] = []
+        if voiceOver { parts.append("VoiceOver") }
+        if reducedMotion { parts.append("reduced motion") }
+        if !hapticsEnabled { parts.append("haptics off") }
+        if textSize != "large" { parts.append("text \(textSize)") }
+        return parts.isEmpty ? "standard" : parts.joined(separator: ", ")
+    }
+
     /// The settings as context values, for a caller that states them all.
     public var context: TourContext {
         [

@@ -85,6 +85,9 @@ public struct JournalEntry: Equatable, Sendable {
     public var catalogVersion: Int
     /// The fingerprint of the catalog document that reduced it, for rows written since 0.9.
     public var catalogFingerprint: String?
+    /// The accessibility settings the event was reduced with (from the row's stored context;
+    /// the defaults for a row whose context does not say).
+    public var accessibility: AccessibilitySettings
 
     /// The row decoded. - Throws: ``StoreError`` naming the row when its effects or facts do not read.
     public init(_ row: JournalRow) throws {
@@ -103,6 +106,10 @@ public struct JournalEntry: Equatable, Sendable {
         facts = try row.storedFacts()
         catalogVersion = row.catalogVersion ?? 1
         catalogFingerprint = row.catalogFingerprint
+        // The context is what the engine was given; a row that cannot be read as an object
+        // (none has been written so) counts as the defaults rather than failing the report.
+        let context = (try? TourValue(jsonText: row.contextJSON))?.objectValue ?? [:]
+        accessibility = AccessibilitySettings(context)
     }
 }
 

@@ -43,12 +43,34 @@ public struct FlowFunnel: Codable, Equatable, Sendable {
     public static func compute(app: String, engine: TourEngine, rows: [JournalEntry], since: Date? = nil) throws
         -> [FlowFunnel]
     {
-        let catalog = engine.catalog
-        struct Run {
-            var version: Int
-            var steps: [(step: StepID, entered: Date)] = []
-            var ended: (status: FlowStatus, at: Date)?
+        let (runs, withoutFacts) = collectRuns(app: app, catalog: engine.catalog, rows: rows, group: { _ in "" })
+        return funnels(engine.catalog, runs: runs, since: since, withoutFacts: withoutFacts)
+    }
+
+    /// The funnels of each group of runs, a run being in the group `group` gives the journal row
+    /// that started it (the accessibility settings it started with, say), groups in order of name.
+    public static func compute(
+        app: String, engine: TourEngine, rows: [JournalEntry], since: Date? = nil,
+        groupedBy group: (JournalEntry) -> String
+    ) -> [(group: String, funnels: [FlowFunnel])] {
+        let (runs, withoutFacts) = collectRuns(app: app, catalog: engine.catalog, rows: rows, group: group)
+        let groups = Set(runs.values.flatMap { $0.map(\.group) }).sorted()
+        return groups.map { name in
+            (name, funnels(engine.catalog, runs: runs.mapValues { $0.filter { $0.group == name } }, since: since, withoutFacts: withoutFacts))
         }
+    }
+
+    struct Run {
+        var version: Int
+        var group: String
+        var steps: [(step: StepID, entered: Date)] = []
+        var ended: (status: FlowStatus, at: Date)?
+    }
+
+    /// Every run in the journal, by flow, with the group of the row that started it.
+    static func collectRuns(
+        app: String, catalog: TourCatalog, rows: [JournalEntry], group: (JournalEntry) -> String
+    ) -> (runs: [FlowID: [Run]], withoutFacts: Int) {
         var runs: [FlowID: [Run]] = [:]
         var open: [String: (flow: FlowID, run: Run)] = [:]  // by flow and subject
         var replaying: Set<String> = []
@@ -71,7 +93,7 @@ public struct FlowFunnel: Codable, Equatable, Sendable {
                         entry.run.ended = (.notStarted, row.time)
                         runs[entry.flow, default: []].append(entry.run)
                     }
-                    open[key] = (flow, Run(version: version))
+                    open[key] = (flow, Run(version: version, group: group(row)))
                 case .stepEntered(_, let step, _):
                     guard !replaying.contains(key), var entry = open[key] else { continue }
                     let id = catalog.currentStepID(step, of: entry.flow, since: entry.run.version) ?? step
@@ -97,7 +119,11 @@ public struct FlowFunnel: Codable, Equatable, Sendable {
             }
         }
         for entry in open.values { runs[entry.flow, default: []].append(entry.run) }
-        return engine.catalog.flows.map { flow in
+        return (runs, withoutFacts)
+    }
+
+    static func funnels(_ catalog: TourCatalog, runs: [FlowID: [Run]], since: Date?, withoutFacts: Int) -> [FlowFunnel] {
+        catalog.flows.map { flow in
             let counted = (runs[flow.id] ?? []).filter { run in
                 guard let since, let first = run.steps.first else { return true }
                 return first.entered >= since

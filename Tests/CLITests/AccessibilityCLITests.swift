@@ -56,4 +56,39 @@ struct AccessibilityCLITests {
         #expect(refused.stderr.contains("true or false"))
         #expect(!FileManager.default.fileExists(atPath: cli.database))
     }
+
+    /// The report counts each run under the settings it started with.
+    @Test func theReportSplitsEachFunnelByTheSettingsItsRunsStartedWith() throws {
+        let cli = try CLI("moodtracker")
+        for (user, settings) in [("ann", ["voiceOver=true"]), ("bob", []), ("cy", []), ("di", ["voiceOver=true", "hapticsEnabled=false"])] {
+            let context = settings.flatMap { ["--context", $0] }
+            for command in [["launch"], ["wait", "1"], ["do", "next"]] {
+                let result = try cli.run(["--user", user] + context + command)
+                #expect(result.status == 0, "\(user) \(command): \(result.stderr)")
+            }
+        }
+        // Bob turns VoiceOver on midway: his run still counts as started without it.
+        try cli.run("--user", "bob", "--context", "voiceOver=true", "do", "next")
+
+        let report = try cli.run("--json", "report", "--by", "accessibility")
+        #expect(report.status == 0, "\(report.stderr)")
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any])
+        let groups = try #require(document["groups"] as? [[String: Any]])
+        var started: [String: Int] = [:]
+        for group in groups {
+            let flows = try #require(group["flows"] as? [[String: Any]])
+            started[try #require(group["settings"] as? String)] =
+                flows.first { $0["flow"] as? String == "tutorial" }?["started"] as? Int
+        }
+        #expect(started == ["VoiceOver": 1, "standard": 2, "VoiceOver, haptics off": 1])
+
+        let text = try cli.run("report", "--by", "accessibility")
+        #expect(text.stdout.contains("── VoiceOver ──"))
+        #expect(text.stdout.contains("── standard ──"))
+        let refused = try cli.run("report", "--by", "accessibility", "--html", cli.folder.appendingPathComponent("r.html").path)
+        #expect(refused.status == 2)
+        #expect(refused.stderr.contains("--by accessibility is text or --json"))
+        let unknown = try cli.run("report", "--by", "voiceover")
+        #expect(unknown.stderr.contains("flow, variant or accessibility"))
+    }
 }
