@@ -13,6 +13,7 @@ extension Explorer {
         async throws
     {
         report.refusalsChecked += moves.count
+        guard subject.checksRefusalsOnDisk else { return }
         let product = subject.make("", node.world)
         let place = where_(stored.tour, product)
         // Each refused move is tried on a database the first time it is refused at a step; back and

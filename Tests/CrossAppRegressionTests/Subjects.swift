@@ -43,6 +43,9 @@ struct Subject: Sendable, CustomStringConvertible {
     var exploresTriggers = true
     /// Which part of a product this exploration is about, when one product is explored in parts.
     var focus: String? = nil
+    /// Whether refused moves are also tried on the state's database (the walk with accessibility
+    /// settings leaves that to the default walk: the settings change no refusal).
+    var checksRefusalsOnDisk = true
     /// A product rule checked on the domain state after every transition.
     var invariant: (@Sendable ([String: TourValue]) -> String?)? = nil
 
