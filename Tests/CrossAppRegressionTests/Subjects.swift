@@ -46,6 +46,9 @@ struct Subject: Sendable, CustomStringConvertible {
     /// Whether refused moves are also tried on the state's database (the walk with accessibility
     /// settings leaves that to the default walk: the settings change no refusal).
     var checksRefusalsOnDisk = true
+    /// Whether every transition is held to the general invariants (`Explorer.check`); the walk
+    /// with accessibility settings holds it to those of the settings only.
+    var checksInvariants = true
     /// A product rule checked on the domain state after every transition.
     var invariant: (@Sendable ([String: TourValue]) -> String?)? = nil
 
