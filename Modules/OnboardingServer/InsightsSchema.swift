@@ -5,7 +5,7 @@
 /// transaction id (`pushes.xact`), and `insight_catch_up()` counts every push of the transactions
 /// that finished since it last ran, in one transaction that also moves its watermark
 /// (`insight_progress`). Transactions below the snapshot's `xmin` are all finished, so none is
-/// skipped however commits interleave, and none is counted twice. The server runs it every second
+/// skipped however commits interleave, and none is counted twice. The server runs it every quarter second
 /// and before answering a report or a page, so what a page shows includes every push answered
 /// before it was asked for.
 ///
