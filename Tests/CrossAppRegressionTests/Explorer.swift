@@ -20,7 +20,7 @@ final class Explorer {
     /// The (place, move) pairs whose refusal was already tried on a database.
     var diskChecked: Set<String> = []
     private var nextID = 0
-    private let user = "explorer"
+    let user = "explorer"
     /// One state in this many is explored on a real file.
     static let fileSample = 8
     /// The in-memory databases images are loaded into: one for the state being explored, one for
@@ -352,50 +352,5 @@ final class Explorer {
         let kept = try keep(database, from: store, key: stateKey)
         return Node(
             store: kept, world: world, path: path, budget: node.budget.spending(move), replayed: replayed)
-    }
-
-    func makeSession(
-        _ product: Product, database: OnboardingDatabase, world: World, stored: Session,
-        answers: [String: String]
-    ) -> TourSession {
-        // As the CLI does: what the device remembers from earlier answers, over the world's statuses.
-        var statuses: [PermissionName: PermissionStatus] = [:]
-        for (name, value) in world.permissionsBefore {
-            statuses[PermissionName(rawValue: name)] = PermissionStatus(rawValue: value)
-        }
-        for (key, value) in stored.device where key.hasPrefix("permission.") {
-            statuses[PermissionName(rawValue: String(key.dropFirst("permission.".count)))] = value.stringValue
-                .flatMap(PermissionStatus.init)
-        }
-        let answerMap = Dictionary(
-            uniqueKeysWithValues: answers.compactMap { name, value in
-                PermissionStatus(rawValue: value).map { (PermissionName(rawValue: name), $0) }
-            })
-        return TourSession(
-            product: product, user: user, database: database,
-            permissions: StubPermissionProvider(statuses: statuses, answers: answerMap),
-            time: .virtual(start: Self.start), deviceFacts: world.deviceFacts)
-    }
-
-    func perform(_ move: Move, on session: TourSession, product: Product, stored: Session)
-        async throws -> [Transition]
-    {
-        switch move {
-        case .action(let name, let parameters, _):
-            return try await session.send(.actionPerformed(name, parameters: parameters))
-        case .timer:
-            let now = stored.virtualNow ?? Self.start
-            let due = product.engine.nextDeadline(in: stored.tour) ?? now
-            return try await session.advanceClock(by: max(0, due.timeIntervalSince(now)))
-        case .relaunch(let version):
-            var transitions = try await session.send(.appLaunched(version: version))
-            for signal in product.launchSignals { transitions += try await session.send(.signal(signal)) }
-            return transitions
-        case .visit(let place): return try await session.send(.featureVisited(place))
-        case .signal(let name): return try await session.send(.signal(name))
-        case .replay(let flow): return try await session.send(.replayRequested(flow))
-        case .reset: return try await session.send(.resetRequested(nil))
-        case .network: return []
-        }
     }
 }

@@ -28,7 +28,7 @@ extension DashboardTests {
         var accounts: [Account]
 
         init(app: String, count: Int, seed: UInt64) {
-            var random = SplitMix(seed)
+            var random = SeededRandom(seed: seed)
             self.app = app
             accounts = (0..<count).map { index in
                 let reached = Int(random.next() % 5)
@@ -129,18 +129,5 @@ struct TokenSignerForTests {
 
     func adminToken(seconds: Int64) -> String {
         signer.sign(TokenClaims(subject: "test-admin", scope: .admin, app: nil, expires: Int64(Date().timeIntervalSince1970) + seconds))
-    }
-}
-
-/// A small seeded generator, so a population is the same on every run.
-struct SplitMix {
-    var state: UInt64
-    init(_ seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,24 +1,14 @@
 import Foundation
 import Testing
 import TourCore
+import TourFixtures
 
 /// The account record's merge is a join: commutative, associative, idempotent, so every order of
 /// every device's pushes, with duplicates, ends at one record.
 @Suite("Account record merge")
 struct AccountRecordTests {
-    /// A small deterministic generator (SplitMix64), so a failing case can be replayed by its seed.
-    struct Random: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
-    static func record(_ random: inout Random, devices: [String]) -> AccountFlowRecord {
+    static func record(_ random: inout SeededRandom, devices: [String]) -> AccountFlowRecord {
         let standing = AccountFlowRecord.Standing.allCases.randomElement(using: &random)!
         let versions = ["1.0", "1.2", "2.0", "2.0.1", "10.0"]
         return AccountFlowRecord(
@@ -28,7 +18,7 @@ struct AccountRecordTests {
     }
 
     @Test func theMergeIsCommutativeAssociativeAndIdempotent() {
-        var random = Random(state: 14)
+        var random = SeededRandom(seed: 14)
         let devices = ["a", "b", "c"]
         for _ in 0..<5_000 {
             let x = Self.record(&random, devices: devices)
@@ -42,7 +32,7 @@ struct AccountRecordTests {
     }
 
     @Test func theOrderKeyIsATotalOrderThatTellsEveryTwoRecordsApart() {
-        var random = Random(state: 15)
+        var random = SeededRandom(seed: 15)
         var byKey: [String: AccountFlowRecord] = [:]
         for _ in 0..<5_000 {
             let record = Self.record(&random, devices: ["a", "b", "c", "d e"])
@@ -54,7 +44,7 @@ struct AccountRecordTests {
     /// Many devices each push a run of records (what their events reached); the server receives
     /// them interleaved, reordered and duplicated. Every order ends at the same record.
     @Test func everyInterleavingOfManyDevicesPushesConverges() {
-        var random = Random(state: 16)
+        var random = SeededRandom(seed: 16)
         for _ in 0..<300 {
             let devices = (0..<Int.random(in: 2...6, using: &random)).map { "device-\($0)" }
             var pushes: [AccountFlowRecord] = []

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TourCodec
 import TourCore
+import TourFixtures
 
 /// The JSON the stores and the CLI write without Foundation's coders is the JSON Foundation's
 /// coders wrote: the same bytes for the same values, the same values read back, the same texts
@@ -162,22 +163,21 @@ struct JSONTextTests {
     }
 }
 
-/// SplitMix64: the same values for the same seed.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
 
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+/// Bodies that come over a wire as bytes.
+@Suite("JSON bytes from a wire")
+struct JSONBytesTests {
+    @Test func bytesThatAreNotUTF8AreRefusedAndUTF8IsRead() throws {
+        #expect(throws: JSONTextError.self) { try TourValue(jsonUTF8: [0x22, 0xFF, 0xFE, 0x22]) }
+        #expect(try TourValue(jsonUTF8: Array(#"{"a":["é",1]}"#.utf8)) == ["a": ["é", 1]])
+        let value: TourValue = ["b": [1.5, "x/y", .null], "a": true]
+        #expect(try TourValue(jsonUTF8: value.jsonUTF8()) == value)
+        #expect(try value.jsonUTF8() == Array(value.jsonText().utf8))
     }
+}
 
-    mutating func pick<T>(_ choices: [T]) -> T { choices[Int.random(in: 0..<choices.count, using: &self)] }
-
+/// Random values of the stored forms, from the shared SplitMix64 (`TourFixtures`).
+extension SeededRandom {
     /// Text with the characters JSON escapes, slashes, non-ASCII and emoji.
     mutating func text() -> String {
         let pieces = [
@@ -302,17 +302,5 @@ struct SeededRandom: RandomNumberGenerator {
                     plan: [step()], outcome: pick([.moved, .restarted, .finished, .dropped]), undeclared: Bool.random(using: &self))
             }
         }
-    }
-}
-
-/// Bodies that come over a wire as bytes.
-@Suite("JSON bytes from a wire")
-struct JSONBytesTests {
-    @Test func bytesThatAreNotUTF8AreRefusedAndUTF8IsRead() throws {
-        #expect(throws: JSONTextError.self) { try TourValue(jsonUTF8: [0x22, 0xFF, 0xFE, 0x22]) }
-        #expect(try TourValue(jsonUTF8: Array(#"{"a":["é",1]}"#.utf8)) == ["a": ["é", 1]])
-        let value: TourValue = ["b": [1.5, "x/y", .null], "a": true]
-        #expect(try TourValue(jsonUTF8: value.jsonUTF8()) == value)
-        #expect(try value.jsonUTF8() == Array(value.jsonText().utf8))
     }
 }

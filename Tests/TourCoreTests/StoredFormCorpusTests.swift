@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TourCodec
+import TourFixtures
 import TourCore
 
 /// The stored forms as 0.7.0 wrote them (with Foundation's `JSONEncoder` over each type's `Codable`
