@@ -28,7 +28,7 @@ extension DashboardTests {
         var accounts: [Account]
 
         init(app: String, count: Int, seed: UInt64) {
-            var random = SeededRandom(seed: seed)
+            var random = SplitMix64(seed: seed)
             self.app = app
             accounts = (0..<count).map { index in
                 let reached = Int(random.next() % 5)

@@ -27,7 +27,7 @@ struct JSONTextTests {
     }
 
     @Test func randomValuesAreWrittenAsJSONEncoderWritesThem() throws {
-        var random = SeededRandom(seed: 15)
+        var random = SplitMix64(seed: 15)
         for _ in 0..<2_000 {
             let value = random.value(depth: 3)
             #expect(try value.jsonText() == Self.foundation(value), "\(value)")
@@ -38,7 +38,7 @@ struct JSONTextTests {
     }
 
     @Test func randomValuesAreReadBackAsJSONDecoderReadsThem() throws {
-        var random = SeededRandom(seed: 16)
+        var random = SplitMix64(seed: 16)
         for _ in 0..<2_000 {
             let text = try Self.foundation(random.value(depth: 3))
             let ours = try TourValue(jsonText: text)
@@ -80,7 +80,7 @@ struct JSONTextTests {
     /// The fold of the journal reads objects member by member without building their values: each
     /// member's text is what the value reader reads, and a value it refuses is refused there too.
     @Test func anObjectsMembersAreItsValuesAsText() throws {
-        var random = SeededRandom(seed: 17)
+        var random = SplitMix64(seed: 17)
         for _ in 0..<500 {
             let object = random.context()
             let text = try TourValue.object(object).jsonText()
@@ -125,7 +125,7 @@ struct JSONTextTests {
     // MARK: - The stored types through the Codable bridge
 
     @Test func storedTypesAreWrittenAsJSONEncoderWritesThemAndReadBack() throws {
-        var random = SeededRandom(seed: 17)
+        var random = SplitMix64(seed: 17)
         for _ in 0..<500 {
             try Self.check(random.flowState(), read: FlowState.init(jsonText:))
             try Self.check(random.event(), read: TourEvent.init(jsonText:))
@@ -177,7 +177,7 @@ struct JSONBytesTests {
 }
 
 /// Random values of the stored forms, from the shared SplitMix64 (`TourFixtures`).
-extension SeededRandom {
+extension SplitMix64 {
     /// Text with the characters JSON escapes, slashes, non-ASCII and emoji.
     mutating func text() -> String {
         let pieces = [
@@ -219,7 +219,7 @@ extension SeededRandom {
         return object
     }
 
-    mutating func maybe<T>(_ make: (inout SeededRandom) -> T) -> T? { Bool.random(using: &self) ? make(&self) : nil }
+    mutating func maybe<T>(_ make: (inout SplitMix64) -> T) -> T? { Bool.random(using: &self) ? make(&self) : nil }
 
     mutating func flow() -> FlowID { FlowID(rawValue: pick(["walkthrough", "onboarding", "app_tour", "w/x", "é"])) }
     mutating func step() -> StepID { StepID(rawValue: pick(["welcome", "markWeek", "activation", "s\"1"])) }

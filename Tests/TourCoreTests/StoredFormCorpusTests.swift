@@ -88,7 +88,7 @@ struct StoredFormCorpusTests {
     /// (a whole double such as 1e+16 in a free-form value reads back as an integer and is written
     /// as 10000000000000000, in every release).
     static func record() throws {
-        var random = SeededRandom(seed: 70)
+        var random = SplitMix64(seed: 70)
         func canonical<T: Codable>(_ make: () -> T) throws -> String {
             while true {
                 let text = try JSONTextTests.foundation(make())
