@@ -263,14 +263,23 @@ public final class OnboardingDatabase: Sendable {
     /// there is no -wal (nothing uncheckpointed to read) it opens the file as immutable, which
     /// creates nothing beside it either, so a refused file is left exactly as it was.
     private static func refuseNewerSchema(at path: String, busyTimeout: Double) throws {
-        var probe = path
-        var uri = false
+        var unknown: [String]
         if FileStatus(path + "-wal") == .missing, SQLiteConnection.acceptsURIFilenames {
-            probe = "file:\(FileStatus.percentEncodedPath(path))?immutable=1"
-            uri = true
+            let immutable = "file:\(FileStatus.percentEncodedPath(path))?immutable=1"
+            do {
+                unknown = try Schema.unknownMigrations(
+                    try SQLiteConnection(path: immutable, readOnly: true, uri: true, busyTimeout: busyTimeout))
+            } catch {
+                // An immutable read takes no lock: another process that checkpointed into the file
+                // while it was read makes it look torn. The file is in use then, so a locking read
+                // (which may leave a -shm beside it) is the right one.
+                unknown = try Schema.unknownMigrations(
+                    try SQLiteConnection(path: path, readOnly: true, busyTimeout: busyTimeout))
+            }
+        } else {
+            unknown = try Schema.unknownMigrations(
+                try SQLiteConnection(path: path, readOnly: true, busyTimeout: busyTimeout))
         }
-        let unknown = try Schema.unknownMigrations(
-            try SQLiteConnection(path: probe, readOnly: true, uri: uri, busyTimeout: busyTimeout))
         if !unknown.isEmpty { throw StorageError.newerSchema(path: path, unknown: unknown) }
     }
 

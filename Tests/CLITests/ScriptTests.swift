@@ -166,13 +166,13 @@ struct ReliabilityTests {
         let running = try EchoingProcess(cli, arguments: [], script: Self.loop)
         try #require(running.waitForEcho(line + 1), "the process ended before line \(line + 1)")
         running.kill()
-        #expect(running.process.terminationReason == .uncaughtSignal)
+        #expect(running.process.terminationReason == .uncaughtSignal, "exit \(running.process.terminationStatus)")
         // The file opens, passes SQLite's integrity check, and every flow state is what the
         // journal's committed events imply: no half-written event.
         let check = try CLI.sqlite(cli.database, "PRAGMA integrity_check;")
         #expect(check == "ok\n")
         let verified = try cli.run("status", "--json")
-        #expect(verified.status == 0)
+        #expect(verified.status == 0, "\(verified.stderr)")
         let rebuilt = try JournalCheck.rebuildMatchesStoredState(database: cli.database)
         #expect(rebuilt.matches, "after a kill on line \(line + 1): \(rebuilt.detail)")
         // Lines 1...line committed (each accepted line journals one row or more), the next maybe.
@@ -224,19 +224,26 @@ struct ReliabilityTests {
         let script = String(repeating: "status\nlaunch\n", count: 60)
         let processes = [first.process(["play"]), second.process(["play"])]
         var inputs: [Pipe] = []
+        var errors: [Pipe] = []
         for process in processes {
             let input = Pipe()
+            let error = Pipe()
             inputs.append(input)
+            errors.append(error)
             process.standardInput = input
             process.standardOutput = FileHandle.nullDevice
+            process.standardError = error
             try process.run()
         }
         for input in inputs {
             input.fileHandleForWriting.write(Data(script.utf8))
             try input.fileHandleForWriting.close()
         }
+        let messages = errors.map {
+            String(decoding: $0.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        }
         for process in processes { process.waitUntilExit() }
-        #expect(processes.map(\.terminationStatus) == [0, 0])
+        #expect(processes.map(\.terminationStatus) == [0, 0], "\(messages)")
         #expect(
             try CLI.sqlite(first.database, "SELECT app, count(*) FROM journal GROUP BY app ORDER BY app;")
                 == "finite|120\nlockedin|60\n")
@@ -249,12 +256,17 @@ extension ReliabilityTests {
         for _ in 0..<3 {
             let first = try CLI("moodtracker")
             let processes = (0..<4).map { _ in first.process(["launch"]) }
-            for process in processes {
+            let errors = processes.map { _ in Pipe() }
+            for (process, error) in zip(processes, errors) {
                 process.standardOutput = FileHandle.nullDevice
+                process.standardError = error
                 try process.run()
             }
+            let messages = errors.map {
+                String(decoding: $0.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            }
             for process in processes { process.waitUntilExit() }
-            #expect(processes.map(\.terminationStatus) == [0, 0, 0, 0])
+            #expect(processes.map(\.terminationStatus) == [0, 0, 0, 0], "\(messages)")
             #expect(try CLI.sqlite(first.database, "SELECT count(*) FROM journal;") == "4\n")
         }
     }
