@@ -22,7 +22,7 @@ struct CatalogCommand: AsyncParsableCommand {
             `current` (this build's catalog, the default), `in-use` (the catalog this device runs: a \
             published one meant for it, else this build's; see Docs/Publishing.md) or the path of a document file.
             """,
-        subcommands: [CatalogShow.self, CatalogDiffCommand.self, CatalogHistoryCommand.self],
+        subcommands: [CatalogShow.self, CatalogDiffCommand.self, CatalogHistoryCommand.self, CatalogStringsCommand.self],
         defaultSubcommand: CatalogShow.self)
 
     @ParentCommand var root: RootCommand

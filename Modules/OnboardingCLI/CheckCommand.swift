@@ -54,6 +54,8 @@ struct Check: AsyncParsableCommand {
             document = product.document
         }
         problems += catalogs.history.problems(today: document)
+        // Bad translations are among the catalog's problems already; these still run (fallback).
+        problems += document.catalog.translationProblems.filter { $0.kind != .badTranslation }
         let fingerprint = try document.fingerprint()
         let catalog = product.catalog
         let steps = catalog.flows.map(\.steps.count).reduce(0, +)

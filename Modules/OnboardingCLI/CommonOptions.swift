@@ -67,16 +67,23 @@ struct CommonOptions: ParsableArguments {
         completion: .list(Self.contextPairs))
     var context: [String] = []
 
+    @Option(
+        help: ArgumentHelp(
+            "The language of the cards, as a tag such as pt-BR (default: $LC_ALL, $LC_MESSAGES or $LANG). A locale without texts falls back: pt-BR, then pt, then the catalog's source locale. \(Self.localeHelp)",
+            valueName: "tag"))
+    var locale: String?
+
     /// The values read, as the runner takes them.
     var run: RunOptions {
         RunOptions(
             db: db, user: user, json: json, permissions: permissions, answers: answers, offline: offline,
-            server: server, context: context)
+            server: server, context: context, locale: locale)
     }
 
     func validate() throws { try run.validate() }
 
     static var contextHelp: String { RunOptions.contextHelp }
+    static var localeHelp: String { RunOptions.localeHelp }
     static var contextPairs: [String] { RunOptions.contextPairs }
     static var permissionHelp: String { RunOptions.permissionHelp }
     static var answerHelp: String { RunOptions.answerHelp }
@@ -95,6 +102,7 @@ struct RunOptions: Equatable {
     var offline = false
     var server: String?
     var context: [String] = []
+    var locale: String?
 
     /// The options that differ from their defaults, as they would be typed: `["--user u1", "--json"]`.
     var given: [String] {
@@ -106,6 +114,7 @@ struct RunOptions: Equatable {
         if offline { words.append("--offline") }
         if let server { words.append("--server \(server)") }
         words += context.map { "--context \($0)" }
+        if let locale { words.append("--locale \(locale)") }
         return words
     }
 
@@ -123,6 +132,31 @@ struct RunOptions: Equatable {
         _ = try permissionMap(permissions, option: "--permission")
         _ = try answerMaps()
         _ = try deviceFacts()
+        _ = try requestedLocale()
+    }
+
+    /// The locale the cards are shown in: `--locale` (refused when it is not a tag), else the POSIX
+    /// environment's (`LC_ALL`, `LC_MESSAGES`, `LANG`; `C`, `POSIX` and values that are not tags
+    /// ask for none). Nil: the catalog's source locale.
+    func requestedLocale() throws -> (locale: LocaleTag, explicit: Bool)? {
+        if let locale {
+            guard let tag = LocaleTag(locale) else {
+                throw ValidationError(
+                    "--locale takes a language tag such as en, pt or pt-BR; got '\(locale.quotable)'. \(Self.localeHelp)")
+            }
+            return (tag, true)
+        }
+        let environment = LocaleTag.fromEnvironment(["LC_ALL", "LC_MESSAGES", "LANG"].map(Environment.value))
+        return environment.map { ($0, false) }
+    }
+
+    /// "Texts: en (source), pt-BR."
+    static var localeHelp: String {
+        CLIEnvironment.current.text("localeHelp") {
+            let strings = CLIEnvironment.current.catalog.strings
+            let locales = strings.locales.map { $0 == strings.source ? "\($0) (source)" : $0.rawValue }
+            return "\(CLIEnvironment.current.displayName)'s texts: \(locales.joined(separator: ", "))."
+        }
     }
 
     /// `--context`, checked against the product's declared device facts.

@@ -141,12 +141,13 @@ enum QuickParse {
             case "json", "offline":
                 guard inline == nil, seen.insert(name).inserted else { return nil }
                 if name == "json" { options.json = true } else { options.offline = true }
-            case "db", "user", "server", "app-version":
+            case "db", "user", "server", "locale", "app-version":
                 guard let given = value(), seen.insert(name).inserted else { return nil }
                 switch name {
                 case "db": options.db = given
                 case "user": options.user = given
                 case "server": options.server = given
+                case "locale": options.locale = given
                 default: extras[name] = given
                 }
             case "permission", "answer", "context":

@@ -54,7 +54,7 @@ enum Render {
         }
         let flowName = snapshot.flows.first { $0.id == card.flow }?.name ?? card.flow.rawValue
         var header = "── \(product.name) · \(flowName)"
-        if let progress = card.progress { header += " · \(progress)" }
+        if let progress = card.progress { header += " · \(card.progressText ?? progress.description)" }
         if card.isReplay { header += " · replay" }
         var lines = [header + " ──", card.title]
         if !card.body.isEmpty { lines.append(card.body) }

@@ -81,6 +81,17 @@ final class Runner: @unchecked Sendable {
             try Publications.subject(device, product: compiledProduct, user: user)
         }
         product = chosen.product
+        if let requested = try options.requestedLocale() {
+            product.localize(to: requested.locale)
+            let strings = product.catalog.strings
+            if requested.explicit, product.catalog.locale == strings.source,
+                requested.locale.language != strings.source.language
+            {
+                Output.error(
+                    "\(cli.executable): no \(requested.locale) texts; showing \(strings.source) (texts: \(strings.locales.map(\.rawValue).joined(separator: ", ")))"
+                )
+            }
+        }
         catalogChoice = chosen.choice
         self.product = product
         // Permission statuses the device remembers from earlier runs, then this run's settings.

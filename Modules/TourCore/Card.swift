@@ -20,6 +20,8 @@ public struct Card: Equatable, Sendable {
     public var autoAdvanceAt: Double?
     /// True while a replay runs that will not change the record.
     public var isReplay: Bool
+    /// ``progress`` as the user reads it, in the catalog's locale: "Step 2 of 5", "Passo 2 de 5".
+    public var progressText: String?
 }
 
 public struct CardAction: Equatable, Sendable {

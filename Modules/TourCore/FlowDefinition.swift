@@ -84,6 +84,11 @@ public struct TourCatalog: Sendable, Equatable {
     /// The catalog's version: raised by a release that changes a flow, with a ``CatalogMigration``
     /// saying how runs in progress under the previous version move.
     public var version: Int
+    /// The catalog's translations (``CatalogStrings``).
+    public var strings = CatalogStrings()
+    /// The locale the catalog's texts are in after ``localized(to:)``; nil: its source locale.
+    /// Not part of its document.
+    public internal(set) var locale: LocaleTag?
     /// How runs started under earlier versions move to this one, oldest first (kept sorted).
     public var migrations: [CatalogMigration] {
         didSet { migrations.sort { $0.from < $1.from } }

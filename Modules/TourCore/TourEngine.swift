@@ -94,23 +94,37 @@ public struct TourEngine: Sendable {
         let run = state[flow: flowID]
         guard let stepID = run.currentStep, let step = flow.step(stepID) else { return nil }
         let content = step.content
+        let plurals = catalog.pluralRules
+        let progress = progress(of: flow, run: run)
         let anchor = content.anchor.map { anchor in
             anchor.availableWhen.holds(context: context, state: state)
                 ? anchor.target : (anchor.fallback ?? anchor.target)
         }
         return Card(
             flow: flowID, step: stepID, title: content.title,
-            body: Template.fill(content.body, fields: run.fields),
+            body: Template.fill(content.body, fields: run.fields, plurals: plurals),
             hint: content.hint,
-            details: content.details.compactMap { Template.fillDetail($0, fields: run.fields) },
+            details: content.details.compactMap { Template.fillDetail($0, fields: run.fields, plurals: plurals) },
             notices: step.gates.compactMap { gate in
-                run.gates[gate.id].flatMap(gate.notice(for:)).map { Template.fill($0, fields: run.fields) }
+                run.gates[gate.id].flatMap(gate.notice(for:)).map {
+                    Template.fill($0, fields: run.fields, plurals: plurals)
+                }
             },
             anchor: anchor, highlightPadding: content.anchor?.highlightPadding,
             popover: content.anchor?.popover,
-            progress: progress(of: flow, run: run),
+            progress: progress,
             actions: allowedActions(in: state, context: context),
-            autoAdvanceAt: run.deadline?.timeIntervalSince1970, isReplay: run.replayOf != nil)
+            autoAdvanceAt: run.deadline?.timeIntervalSince1970, isReplay: run.replayOf != nil,
+            progressText: progress.map { progressText($0, plurals: plurals) })
+    }
+
+    /// "Step 2 of 5" in the catalog's locale.
+    func progressText(_ progress: StepProgress, plurals: PluralRules) -> String {
+        progress.finale
+            ? Template.fill(catalog.engineText(EngineText.progressFinale), fields: ["total": .int(progress.total)], plurals: plurals)
+            : Template.fill(
+                catalog.engineText(EngineText.progressStep),
+                fields: ["step": .int(progress.step), "total": .int(progress.total)], plurals: plurals)
     }
 
     /// Every flow of the catalog, in its order, as a status line shows it, with the same progress as
@@ -189,9 +203,12 @@ public struct JournalRecord: Equatable, Sendable {
     }
 }
 
-/// Fills `{field}` and `{#field|one|many}` in content strings.
+/// Fills `{field}` and `{#field|one|many}` in content strings. A plural gives one form per plural
+/// category of the text's locale (``PluralRules``): `{#apps|app|apps}` in English, three forms in
+/// Russian; it shows the count and the form ("4 apps"). The count is a list's length, a whole
+/// number's value, 1 for any other value and 0 for none.
 enum Template {
-    static func fill(_ text: String, fields: [String: TourValue]) -> String {
+    static func fill(_ text: String, fields: [String: TourValue], plurals: PluralRules = .english) -> String {
         // `utf8.contains`, not `contains("{")`: with Foundation imported, a string argument picks
         // NSString's search, which cost a launch lookup more than the rest of the card.
         guard text.utf8.contains(UInt8(ascii: "{")) else { return text }
@@ -200,7 +217,7 @@ enum Template {
         while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
             output += rest[..<open]
             let token = rest[rest.index(after: open)..<close]
-            output += expand(token, fields: fields)
+            output += expand(token, fields: fields, plurals: plurals)
             rest = rest[rest.index(after: close)...]
         }
         return output + rest
@@ -208,24 +225,55 @@ enum Template {
 
     /// A detail line, or nil when it counts a field that is empty ("4 apps selected" shows only
     /// after a selection).
-    static func fillDetail(_ text: String, fields: [String: TourValue]) -> String? {
-        var rest = Substring(text)
-        while let open = rest.firstIndex(of: "{") {
-            rest = rest[rest.index(after: open)...]
-            guard rest.first == "#" else { continue }
-            let name = rest.dropFirst().prefix { $0 != "|" && $0 != "}" }
-            if (fields[String(name)]?.count ?? 0) == 0 { return nil }
+    static func fillDetail(_ text: String, fields: [String: TourValue], plurals: PluralRules = .english) -> String? {
+        for token in tokens(in: text) where token.hasPrefix("#") {
+            if count(of: fields[name(of: token)]) == 0 { return nil }
         }
-        return fill(text, fields: fields)
+        return fill(text, fields: fields, plurals: plurals)
     }
 
-    private static func expand(_ token: Substring, fields: [String: TourValue]) -> String {
+    /// The names a text fills in, plurals included: what a translation must keep.
+    static func placeholders(in text: String) -> Set<String> {
+        Set(tokens(in: text).map(name(of:)))
+    }
+
+    /// Each plural of a text with the number of forms it gives (none for a bare count `{#n}`).
+    static func pluralFormCounts(in text: String) -> [(name: String, forms: Int)] {
+        tokens(in: text).filter { $0.hasPrefix("#") && $0.contains("|") }.map { token in
+            (name(of: token), token.split(separator: "|", omittingEmptySubsequences: false).count - 1)
+        }
+    }
+
+    private static func tokens(in text: String) -> [Substring] {
+        var tokens: [Substring] = []
+        var rest = Substring(text)
+        while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
+            tokens.append(rest[rest.index(after: open)..<close])
+            rest = rest[rest.index(after: close)...]
+        }
+        return tokens
+    }
+
+    private static func name(of token: Substring) -> String {
+        String(token.drop { $0 == "#" }.prefix { $0 != "|" })
+    }
+
+    private static func count(of value: TourValue?) -> Int {
+        guard let value else { return 0 }
+        if case .int(let number) = value { return number }
+        return value.count
+    }
+
+    private static func expand(_ token: Substring, fields: [String: TourValue], plurals: PluralRules) -> String {
         if token.hasPrefix("#") {
-            let parts = token.dropFirst().split(separator: "|", omittingEmptySubsequences: false).map(
-                String.init)
-            let count = fields[parts[0]]?.count ?? 0
-            guard parts.count == 3 else { return String(count) }
-            return "\(count) \(count == 1 ? parts[1] : parts[2])"
+            let parts = token.dropFirst().split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+            let count = count(of: fields[parts[0]])
+            let forms = Array(parts.dropFirst())
+            guard !forms.isEmpty else { return String(count) }
+            // A template whose forms are not its locale's (refused by the check): English's two.
+            let form =
+                plurals.form(for: count, among: forms) ?? (count == 1 ? forms[0] : forms[forms.count - 1])
+            return "\(count) \(form)"
         }
         return fields[String(token)]?.displayText ?? ""
     }

@@ -139,6 +139,15 @@ public struct Product: Sendable {
     }
     public var scopes: Scopes { catalog.scopes }
 
+    /// Shows the catalog's texts in `locale` (``TourCatalog/localized(to:)``). The fingerprint runs
+    /// are stamped with stays the catalog's own: a user who changes language continues where they
+    /// were, and the journal names the same document.
+    public mutating func localize(to locale: LocaleTag) {
+        let stamp = self.stamp
+        catalog = catalog.localized(to: locale)
+        self.stamp = stamp
+    }
+
     /// The catalog as one canonical document, with the vocabulary of the handler it uses.
     public var document: CatalogDocument { CatalogDocument(catalog, declarations: handler.vocabulary) }
 

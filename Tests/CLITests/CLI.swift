@@ -17,7 +17,7 @@ struct CLI {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "cli-\(executable)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        var environment = ProcessInfo.processInfo.environment
+        var environment = BuiltExecutables.environment
         environment["ONBOARDING_DB"] = folder.appendingPathComponent("onboarding.sqlite").path
         environment["ONBOARDING_CLOCK"] = clock
         self.environment = environment

@@ -156,7 +156,7 @@ struct Scenario: Sendable, CustomStringConvertible {
             "transcript-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        var environment = ProcessInfo.processInfo.environment
+        var environment = BuiltExecutables.environment
         environment["ONBOARDING_DB"] = folder.appendingPathComponent("onboarding.sqlite").path
         environment["ONBOARDING_CLOCK"] = "virtual"
         var transcript = ""

@@ -16,3 +16,14 @@ public enum BuiltExecutables {
             ".build/debug")
     }()
 }
+
+extension BuiltExecutables {
+    /// This process's environment for a product's executable, without the variables that choose a
+    /// locale (`LC_ALL`, `LC_MESSAGES`, `LANG`): output compared with recorded text must not depend
+    /// on the language of the machine the tests run on. Tests of locales set them again.
+    public static var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        for name in ["LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"] { environment[name] = nil }
+        return environment
+    }
+}

@@ -10,8 +10,15 @@ public enum MoodTrackerCatalog {
         ("swipeLeft", "bad"), ("swipeUp", "mid"), ("swipeRight", "good"),
     ]
 
-    public static let catalog = TourCatalog(
-        app: app, name: "Mood Tracker", flowNoun: "tutorial", flows: [tutorialFlow],
+    /// Version 2 (app 1.1) adds Brazilian Portuguese (`strings/pt-BR.json`); the flow is version 1's.
+    public static let catalog: TourCatalog = {
+        var catalog = flows
+        catalog.strings = CatalogStrings(files: CatalogReleases.stringTables)
+        return catalog
+    }()
+
+    static let flows = TourCatalog(
+        app: app, name: "Mood Tracker", flowNoun: "tutorial", version: 2, flows: [tutorialFlow],
         freeActions: swipes.map { swipe in
             StepAction(
                 swipe.action, outcome: .stay,

@@ -4,7 +4,7 @@ extension TourCatalog {
     public func problems(declaring declared: CatalogDeclarations) -> [CatalogProblem] {
         var check = CoherenceCheck(catalog: self, declared: declared)
         check.run()
-        return check.problems
+        return check.problems + translationProblems.filter { $0.kind == .badTranslation }
     }
 }
 

@@ -24,10 +24,20 @@ extension TourCatalog {
             index, migration throws(CatalogDocumentError) in
             try CatalogMigration(document: migration, at: "migrations[\(index)]")
         }
+        let strings = try reader.optional("strings").map { value throws(CatalogDocumentError) in
+            try CatalogStrings(document: value, at: "strings")
+        }
         self.init(
             app: app, name: name, flowNoun: flowNoun, version: version, flows: flows,
             freeActions: freeActions,
             freeFields: freeFields, stateScopes: scopes, migrations: migrations)
+        if let strings {
+            guard !strings.isStandard else {
+                throw CatalogDocumentError(
+                    path: "strings", "English texts without tables are written without 'strings'; leave the member out")
+            }
+            self.strings = strings
+        }
     }
 }
 

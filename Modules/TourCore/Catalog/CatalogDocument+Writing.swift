@@ -14,6 +14,7 @@ extension TourCatalog {
         writer.set("freeFields", list: freeFields.map(\.documentValue))
         writer.set("stateScopes", stateScopes.documentValue)
         writer.set("migrations", list: migrations.sorted { $0.from < $1.from }.map(\.documentValue))
+        if !strings.isStandard { writer.set("strings", strings.documentValue) }
         return writer.value
     }
 }

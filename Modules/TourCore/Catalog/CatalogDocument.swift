@@ -23,10 +23,12 @@ public struct CatalogDocument: Sendable, Equatable {
     /// The newest document format this build reads. A document is written in the oldest format
     /// that holds it (``writtenFormat``), so a catalog without experiments keeps format 1, its text
     /// and its fingerprint, and a build before experiments refuses one with them by its format.
-    public static let format = 2
+    public static let format = 3
 
-    /// Format 2 added flows' experiments.
-    public var writtenFormat: Int { catalog.experiments.isEmpty ? 1 : 2 }
+    /// Format 2 added flows' experiments, format 3 translations (``CatalogStrings``).
+    public var writtenFormat: Int {
+        !catalog.strings.isStandard ? 3 : catalog.experiments.isEmpty ? 1 : 2
+    }
 
     public var catalog: TourCatalog
     /// What the catalog uses of its product's declarations (without their prose summaries).
@@ -94,11 +96,13 @@ public struct CatalogDocument: Sendable, Equatable {
         catalog = try TourCatalog(document: &reader)
         try reader.finish()
         guard format == writtenFormat else {
-            throw CatalogDocumentError(
-                path: "format",
-                writtenFormat == 2
-                    ? "a document whose flows run experiments is format 2 (a build before experiments must refuse it)"
-                    : "format \(format) is for documents whose flows run experiments; this one has none, so it is format 1")
+            let reason =
+                switch writtenFormat {
+                case 3: "a document with translations is format 3 (a build before translations must refuse it)"
+                case 2: "a document whose flows run experiments is format 2 (a build before experiments must refuse it)"
+                default: "format \(format) is for documents with experiments (2) or translations (3); this one has neither, so it is format 1"
+                }
+            throw CatalogDocumentError(path: "format", reason)
         }
     }
 }

@@ -31,6 +31,11 @@ public struct CatalogProblem: Equatable, Sendable, CustomStringConvertible {
         case unplacedFlow = "unplaced_flow"
         case unknownMigrationReference = "unknown_migration_reference"
         case migrationOutOfRange = "migration_out_of_range"
+        // Translations (``TourCatalog/translationProblems``): only bad ones stop a release.
+        case missingTranslation = "missing_translation"
+        case extraTranslation = "extra_translation"
+        case staleTranslation = "stale_translation"
+        case badTranslation = "bad_translation"
         // A document checked against a binary's vocabulary.
         case vocabularyMismatch = "vocabulary_mismatch"
 

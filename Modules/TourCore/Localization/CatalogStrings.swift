@@ -1,0 +1,196 @@
+import TourCodec
+
+/// A catalog's translations: the locale its own texts are written in, and one table per other
+/// locale, each keyed by the stable ids of the catalog's user-visible texts
+/// (``TourCatalog/sourceTexts``: `tutorial.swipeToSelect.title`, `onboarding.chooseApps.action.next.label`).
+///
+/// Each translation keeps the source text it was made from, so a source text changed since is found
+/// stale (``TourCatalog/translationProblems``) rather than silently shown out of date. The tables
+/// are part of the catalog document (member `strings`, format 3), so a published document can add
+/// a locale without an app release.
+public struct CatalogStrings: Sendable, Equatable {
+    public struct Translation: Sendable, Equatable {
+        public var text: String
+        /// The source text this translates, as it was when translated.
+        public var source: String
+
+        public init(_ text: String, source: String) {
+            self.text = text
+            self.source = source
+        }
+    }
+
+    /// One locale's translations by text id.
+    public typealias Table = [String: Translation]
+
+    /// The locale the catalog's own texts are in.
+    public var source: LocaleTag
+    public var tables: [LocaleTag: Table]
+    /// Table files that did not read, by file name, with why (not part of any document).
+    public var unreadable: [String: String] = [:]
+
+    public init(source: LocaleTag = .english, tables: [LocaleTag: Table] = [:]) {
+        self.source = source
+        self.tables = tables
+    }
+
+    /// No translations, texts in English: what every catalog before localisation was (and how its
+    /// document is written: without a `strings` member).
+    public var isStandard: Bool { source == .english && tables.isEmpty }
+
+    /// The source locale, then every translated one in order.
+    public var locales: [LocaleTag] { [source] + tables.keys.filter { $0 != source }.sorted() }
+
+    /// The translation of text `id` for `locale`, by its fallback chain (`pt-BR`, then `pt`); nil
+    /// when the chain reaches the source locale first (the catalog's own text is the answer). An
+    /// empty text is a translation still to be made (`catalog strings LOCALE` writes them).
+    public func translation(of id: String, for locale: LocaleTag) -> String? {
+        for tag in locale.chain(endingWith: source) {
+            if tag == source { return nil }
+            if let translation = tables[tag]?[id], !translation.text.isEmpty { return translation.text }
+        }
+        return nil
+    }
+
+    /// The locale a request ends up in when it has no table of its own: the first of its chain with
+    /// a table, else the source locale (`pt-BR` → `pt`; `ja` → `en`).
+    public func resolved(_ locale: LocaleTag) -> LocaleTag {
+        locale.chain(endingWith: source).first { $0 == source || tables[$0] != nil } ?? source
+    }
+}
+
+// MARK: - Texts the engine itself shows
+
+/// Texts the engine composes around a catalog's own (the progress line): their ids, source texts
+/// and parameters. A catalog's tables translate them like any other text.
+public enum EngineText {
+    /// "Step {step} of {total}".
+    public static let progressStep = "progress.step"
+    /// "All {#total|step|steps} done": the finale of a flow whose terminal step is not counted.
+    public static let progressFinale = "progress.finale"
+
+    /// Every engine text with its English source.
+    public static let english: [(id: String, text: String)] = [
+        (progressStep, "Step {step} of {total}"),
+        (progressFinale, "All {#total|step|steps} done"),
+    ]
+}
+
+// MARK: - Document form
+
+extension CatalogStrings {
+    /// `{"source": "en", "tables": {"pt-BR": {"ID": {"source": "…", "text": "…"}}}}`.
+    var documentValue: TourValue {
+        var writer = DocumentWriter()
+        writer.set("source", source.rawValue)
+        writer.set(
+            "tables",
+            object: Dictionary(uniqueKeysWithValues: tables.map { locale, table in
+                (locale.rawValue, Self.documentValue(of: table))
+            }))
+        return writer.value
+    }
+
+    static func documentValue(of table: Table) -> TourValue {
+        .object(table.mapValues { .object(["source": .string($0.source), "text": .string($0.text)]) })
+    }
+
+    init(document value: TourValue, at path: String) throws(CatalogDocumentError) {
+        var reader = try DocumentReader(value, at: path)
+        let source = try Self.locale(reader.string("source"), at: reader.path("source"))
+        var tables: [LocaleTag: Table] = [:]
+        for (name, table) in try reader.object("tables") {
+            let at = "\(reader.path("tables")).\(name)"
+            let locale = try Self.locale(name, at: at)
+            guard locale.rawValue == name else {
+                throw CatalogDocumentError(path: at, "a table's locale is written \(locale.rawValue), not \(name)")
+            }
+            tables[locale] = try Self.table(document: table, at: at)
+        }
+        try reader.finish()
+        self.init(source: source, tables: tables)
+    }
+
+    static func table(document value: TourValue, at path: String) throws(CatalogDocumentError) -> Table {
+        guard case .object(let entries) = value else {
+            throw CatalogDocumentError(path: path, "expected an object of texts by id, found \(DocumentReader.describe(value))")
+        }
+        var table: Table = [:]
+        for (id, entry) in entries {
+            var reader = try DocumentReader(entry, at: "\(path).\(id)")
+            table[id] = Translation(try reader.string("text"), source: try reader.string("source"))
+            try reader.finish()
+        }
+        return table
+    }
+
+    static func locale(_ text: String, at path: String) throws(CatalogDocumentError) -> LocaleTag {
+        guard let locale = LocaleTag(text) else {
+            throw CatalogDocumentError(
+                path: path, "'\(text)' is not a locale; write a language tag such as en, pt or pt-BR")
+        }
+        return locale
+    }
+}
+
+// MARK: - Table files
+
+/// One locale's table as a file beside a product's catalog (`Apps/<Product>/Onboarding/strings/pt-BR.json`,
+/// compiled in): `{"locale": "pt-BR", "strings": {"ID": {"source": "…", "text": "…"}}}`.
+public struct StringTableFile: Sendable, Equatable {
+    public var locale: LocaleTag
+    public var table: CatalogStrings.Table
+
+    public init(locale: LocaleTag, table: CatalogStrings.Table) {
+        self.locale = locale
+        self.table = table
+    }
+
+    /// Reads a file's text.
+    ///
+    /// - Throws: ``CatalogDocumentError`` naming the path of the first thing that is not a table.
+    public init(text: String) throws(CatalogDocumentError) {
+        let value: TourValue
+        do {
+            value = try TourValue(jsonText: text)
+        } catch {
+            throw CatalogDocumentError(path: "", "not JSON: \(error)")
+        }
+        var reader = try DocumentReader(value, at: "")
+        locale = try CatalogStrings.locale(reader.string("locale"), at: "locale")
+        table = try CatalogStrings.table(document: reader.required("strings"), at: "strings")
+        try reader.finish()
+    }
+
+    /// The file's canonical text (members sorted, one entry per line, for readable diffs).
+    public func text() throws(JSONTextError) -> String {
+        let entries = try table.keys.sorted().map { id throws(JSONTextError) in
+            let entry = table[id]!
+            let value: TourValue = ["source": .string(entry.source), "text": .string(entry.text)]
+            return "    \(try TourValue.string(id).jsonText()): \(try value.jsonText())"
+        }
+        return "{\n  \"locale\": \"\(locale.rawValue)\",\n  \"strings\": {\n\(entries.joined(separator: ",\n"))\n  }\n}\n"
+    }
+}
+
+extension CatalogStrings {
+    /// The tables of a product's `strings/` folder (compiled in), with `source` as the catalog's
+    /// own locale. A file that does not read, or whose name is not its locale (`pt-BR.json`), is
+    /// left out and named by ``TourCatalog/translationProblems``: the product still runs, in the
+    /// locales that read.
+    public init(source: LocaleTag = .english, files: [RecordedCatalog]) {
+        self.init(source: source)
+        for file in files.sorted(by: { $0.file < $1.file }) {
+            do {
+                let table = try StringTableFile(text: file.text)
+                guard file.file == "\(table.locale.rawValue).json" else {
+                    unreadable[file.file] = "holds the \(table.locale) table; name it \(table.locale.rawValue).json"
+                    continue
+                }
+                tables[table.locale] = table.table
+            } catch {
+                unreadable[file.file] = "not a string table: \(error)"
+            }
+        }
+    }
+}
