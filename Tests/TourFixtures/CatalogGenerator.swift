@@ -214,12 +214,28 @@ public struct CatalogGenerator {
         let exceptions = Dictionary(list(0...2) { ($0.name(), $0.pick(FlowScope.allCases)) }) { first, _ in
             first
         }
-        return TourCatalog(
+        var catalog = TourCatalog(
             app: name(), name: maybe { $0.text() }, flowNoun: pick(["tour", "walkthrough", "onboarding"]),
             version: version, flows: list(0...4) { $0.flow() }, freeActions: list(0...3) { $0.action() },
             freeFields: list(0...2) { $0.field() },
             stateScopes: maybe { StateScopes($0.pick(FlowScope.allCases), except: exceptions) },
             migrations: (1..<version).filter { _ in chance(60) }.map { migration(from: $0) })
+        if chance(30) { catalog.strings = strings(for: catalog) }
+        return catalog
+    }
+
+    /// Translation tables of some of the catalog's texts (and some ids it does not have).
+    mutating func strings(for catalog: TourCatalog) -> CatalogStrings {
+        let ids = catalog.sourceTexts.map(\.id) + list(0...2) { $0.name() }
+        var strings = CatalogStrings(source: LocaleTag(pick(["en", "de", "pt-BR"]))!)
+        for locale in list(0...3) { $0.pick(["fr", "pt", "ru", "zh-Hant-TW", "es-419"]) } {
+            strings.tables[LocaleTag(locale)!] = Dictionary(
+                list(0...6) { ($0.pick(ids), CatalogStrings.Translation($0.text(), source: $0.text())) }
+            ) { first, _ in first }
+        }
+        // English without tables is the standard, written without the member.
+        if strings.isStandard { strings.source = LocaleTag("de")! }
+        return strings
     }
 
     /// Declarations naming some kinds of every sort, for the document's vocabulary.
