@@ -310,6 +310,27 @@ struct RunOptions: Equatable {
         return "\(base)/onboarding/\(CLIEnvironment.current.executable).sqlite"
     }
 
+    /// The family's display budget: the file every product of the device shares it through
+    /// (`ONBOARDING_BUDGET_DB`; unset: this product alone decides, as its seed says) and its limits
+    /// (``DisplayBudget/family``, or `ONBOARDING_BUDGET=perDay=N,coolDown=SECONDS` or `off`).
+    func familyBudget() throws -> FamilyBudget? {
+        guard let path = Environment.value("ONBOARDING_BUDGET_DB"), !path.isEmpty else { return nil }
+        var limits = DisplayBudget.family
+        if let text = Environment.value("ONBOARDING_BUDGET"), !text.isEmpty {
+            do {
+                guard let parsed = try DisplayBudget.parse(text) else { return nil }
+                limits = parsed
+            } catch {
+                throw CLIFailure.usage("ONBOARDING_BUDGET \(error.description)")
+            }
+        }
+        do {
+            return try FamilyBudget(path: path, limits: limits)
+        } catch let error as StoreError {
+            throw CLIFailure.storage(error)
+        }
+    }
+
     /// `ONBOARDING_CLOCK`: unset, empty or `wall` is the real clock; `virtual` a clock kept in the
     /// database that only `wait` moves. Anything else is refused.
     func resolvedTimeSource() throws -> TimeSource {

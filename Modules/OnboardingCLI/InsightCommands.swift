@@ -143,6 +143,7 @@ struct Report: ScriptableCommand {
             Output.line(
                 "\(funnel.flow) (\(funnel.name)): started \(funnel.started), completed \(funnel.completed)\(Self.percent(funnel.completionRate)), "
                     + "skipped \(funnel.skipped)\(Self.percent(funnel.skipRate)), in progress \(funnel.inProgress)"
+                    + (funnel.deferredByBudget.map { ", deferred by the display budget \($0)" } ?? "")
             )
             guard funnel.started > 0 else { continue }
             Output.line(
@@ -232,7 +233,9 @@ struct Explain: ScriptableCommand {
         let session = try runner.store.stored(key, of: product)
         let now = try await runner.session.snapshot().now
         let context = product.context(domain: session.domain, now: Date(timeIntervalSince1970: now), device: runner.deviceFacts)
-        var explanations = product.engine.explain(session.tour, context: context)
+        var explanations = product.engine.explain(
+            session.tour, context: context, budget: try await runner.session.budgetInput(),
+            at: Date(timeIntervalSince1970: now))
         if let flow {
             explanations = explanations.filter { $0.flow.rawValue == flow }
             guard !explanations.isEmpty else { throw unknownFlow(flow, in: product.catalog) }

@@ -200,6 +200,10 @@ public enum JournalReplay {
                 state.experiments[arm.experiment]?.exposed = true
             case .goalReached(_, let arm):
                 state.experiments[arm.experiment]?.goalReached = true
+            case .budgetSpent:
+                break
+            case .budgetHeld(let flow, _, _):
+                if state[flow: flow].status == .notStarted { state[flow: flow] = FlowState() }
             }
         }
     }

@@ -95,3 +95,27 @@ extension JournalRow {
             catalogFingerprint: row.text(13))
     }
 }
+
+extension OnboardingDatabase {
+    /// The display budget's counted starts (``TourFact/budgetSpent``) in `app`'s rows after `id`,
+    /// and the newest of the app's rows read with them (one read, so no row falls between).
+    public func budgetStarts(app: String, afterID id: Int64) throws
+        -> (starts: [(id: Int64, time: Date, user: String, flow: FlowID)], through: Int64?)
+    {
+        try read { db in
+            var starts: [(id: Int64, time: Date, user: String, flow: FlowID)] = []
+            try db.query(
+                "SELECT id, time, user, facts_json FROM journal WHERE app = ? AND id > ? AND facts_json LIKE '%\"budgetSpent\"%' ORDER BY id",
+                [.text(app), .integer(id)]
+            ) { row in
+                let facts = (try JSONCoding.value(from: row.text(3) ?? "[]")).listValue ?? []
+                for case .budgetSpent(let flow)? in facts.map({ try? TourFact(tourValue: $0) }) {
+                    starts.append(
+                        (row.integer(0) ?? 0, Date(timeIntervalSince1970: row.double(1) ?? 0), row.text(2) ?? "", flow))
+                }
+            }
+            let through = try db.first("SELECT max(id) FROM journal WHERE app = ?", [.text(app)]) { $0.integer(0) } ?? nil
+            return (starts, through)
+        }
+    }
+}

@@ -86,7 +86,7 @@ public struct FlowExplanation: Codable, Equatable, Sendable {
     public var flow: FlowID
     public var name: String
     public var status: FlowStatus
-    /// One of: showing, dueSoon, waiting, eligible, notShown, never.
+    /// One of: showing, dueSoon, waiting, eligible, heldByBudget, notShown, never.
     public var verdict: String
     /// The verdict as a sentence.
     public var reason: String
@@ -94,11 +94,32 @@ public struct FlowExplanation: Codable, Equatable, Sendable {
     public var finishedInVersion: String?
     public var startsAt: Double?
     public var triggers: [TriggerExplanation]
+    /// When the display budget that holds the flow back is free again (seconds since 1970).
+    public var budgetFreeAt: Double?
 }
 
 extension TourEngine {
-    /// Each flow of the catalog, in order: why it will or will not show for this state now.
-    public func explain(_ state: TourState, context: TourContext = [:]) -> [FlowExplanation] {
+    /// Each flow of the catalog, in order: why it will or will not show for this state now, and,
+    /// with the family's `budget` at `now`, whether the display budget holds it back.
+    public func explain(
+        _ state: TourState, context: TourContext = [:], budget: BudgetInput = .unlimited, at now: Date? = nil
+    ) -> [FlowExplanation] {
+        explainTriggers(state, context: context).map { explanation in
+            guard let limits = budget.budget, let now, ["eligible", "dueSoon"].contains(explanation.verdict),
+                let flow = catalog.flow(explanation.flow),
+                case .held(let until, let reason) = limits.verdict(for: flow.budget, ledger: budget.ledger, now: now)
+            else { return explanation }
+            var held = explanation
+            held.verdict = "heldByBudget"
+            held.budgetFreeAt = until?.timeIntervalSince1970
+            held.reason =
+                "held back by the display budget (\(flow.budget.rawValue) priority): \(reason); "
+                + (until.map { "free again at \($0.formatted(.iso8601))" } ?? "not while the budget allows none")
+            return held
+        }
+    }
+
+    private func explainTriggers(_ state: TourState, context: TourContext) -> [FlowExplanation] {
         catalog.flows.map { flow in
             let run = state[flow: flow.id]
             let triggers = flow.triggers.map { trigger in
@@ -145,7 +166,7 @@ extension TourEngine {
             return FlowExplanation(
                 flow: flow.id, name: flow.name, status: run.status, verdict: verdict, reason: reason,
                 step: run.currentStep, finishedInVersion: run.finishedInVersion,
-                startsAt: run.pendingStart?.timeIntervalSince1970, triggers: triggers)
+                startsAt: run.pendingStart?.timeIntervalSince1970, triggers: triggers, budgetFreeAt: nil)
         }
     }
 

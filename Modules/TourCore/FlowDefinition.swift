@@ -31,6 +31,8 @@ public struct FlowDefinition: Sendable, Equatable {
     /// How the flow adapts to its user's accessibility settings where the choice is the
     /// catalog's (``AccessibilityRules``).
     public var accessibility: AccessibilityRules
+    /// How the flow meets the family's display budget (``BudgetPriority``); replays never do.
+    public var budget: BudgetPriority
 
     public init(
         _ id: FlowID, name: String, steps: [StepDefinition], fields: [FieldSpec] = [],
@@ -39,8 +41,10 @@ public struct FlowDefinition: Sendable, Equatable {
         replay: ReplayPolicy = .notReplayable, scope: FlowScope = .install, countsTerminalStep: Bool = true,
         haptics: HapticMap = .none, analytics: AnalyticsNames = .none, onComplete: [EffectTemplate] = [],
         onSkip: [EffectTemplate] = [], onReset: [EffectTemplate] = [], unplacedStep: FlowChanges.RemovedStep = .restart,
-        experiment: Experiment? = nil, accessibility: AccessibilityRules = .standard
+        experiment: Experiment? = nil, accessibility: AccessibilityRules = .standard,
+        budget: BudgetPriority = .normal
     ) {
+        self.budget = budget
         self.id = id
         self.name = name
         self.steps = steps

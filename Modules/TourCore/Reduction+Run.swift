@@ -30,10 +30,30 @@ extension Reduction {
                     return (flow, start, index)
                 }).min(by: { ($0.1, $0.2) < ($1.1, $1.2) })?.0
             {
-                startRun(flow, replayOf: nil)
+                if spendBudget(on: flow) { startRun(flow, replayOf: nil) }
                 continue
             }
             return
+        }
+    }
+
+    /// Whether the display budget lets `flow` start by itself now; counts it when it does. A flow
+    /// held back loses its pending start (its trigger stays eligible, so a later launch, visit or
+    /// signal asks again) and the held fact says until when.
+    private mutating func spendBudget(on flow: FlowDefinition) -> Bool {
+        guard let limits = budget.budget else { return true }
+        switch limits.verdict(for: flow.budget, ledger: budget.ledger, now: now) {
+        case .free:
+            if flow.budget != .exempt {
+                budget.ledger.count(on: budget.device, at: now)
+                facts.append(.budgetSpent(flow: flow.id))
+            }
+            return true
+        case .held(let until, let reason):
+            state[flow: flow.id] = FlowState()
+            facts.append(.budgetHeld(flow: flow.id, until: until, reason: reason))
+            notes.append("\(flow.id) held by the display budget: \(reason)")
+            return false
         }
     }
 

@@ -20,11 +20,14 @@ struct Reduction {
     /// The user's accessibility settings, as the context reports them.
     let accessibility: AccessibilitySettings
     var facts: [TourFact] = []
+    /// The family's display budget and what it has counted, raised by each start this event makes.
+    var budget: BudgetInput
 
     init(
         catalog: TourCatalog, stamp: CatalogFingerprint, state: TourState, now: Date, context: TourContext,
-        subjects: ExperimentSubjects = .none
+        subjects: ExperimentSubjects = .none, budget: BudgetInput = .unlimited
     ) {
+        self.budget = budget
         self.subjects = subjects
         self.catalog = catalog
         self.stamp = stamp

@@ -33,10 +33,11 @@ public struct TourEngine: Sendable {
     /// - Throws: ``TourRefusal`` when the event is not allowed now; nothing changes then.
     public func reduce(
         _ state: TourState, _ event: TourEvent, at now: Date, context: TourContext = [:],
-        subjects: ExperimentSubjects = .none
+        subjects: ExperimentSubjects = .none, budget: BudgetInput = .unlimited
     ) throws(TourRefusal) -> Transition {
         var reduction = Reduction(
-            catalog: catalog, stamp: stamp, state: state, now: now, context: context, subjects: subjects)
+            catalog: catalog, stamp: stamp, state: state, now: now, context: context, subjects: subjects,
+            budget: budget)
         reduction.migrateRuns()
         reduction.fireDue()
         let before = reduction.state.presentingFlow.map { ($0, reduction.state[flow: $0].currentStep) }

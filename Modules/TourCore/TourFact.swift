@@ -34,6 +34,11 @@ public enum TourFact: Equatable, Sendable {
     case exposed(flow: FlowID, ExperimentArm)
     /// The subject reached the experiment's goal (after its assignment), once.
     case goalReached(flow: FlowID, ExperimentArm)
+    /// The flow started by itself and counts against the family's display budget.
+    case budgetSpent(flow: FlowID)
+    /// The flow's trigger fired but the display budget held it back: why, and when the budget is
+    /// free again (nil: never, with this budget). The trigger stays eligible.
+    case budgetHeld(flow: FlowID, until: Date?, reason: String)
 
     /// Which variant of which experiment, for whom.
     public struct ExperimentArm: Equatable, Sendable {
@@ -81,7 +86,8 @@ public enum TourFact: Equatable, Sendable {
         switch self {
         case .flowStarted(let flow, _, _, _), .stepEntered(let flow, _, _), .stepCompleted(let flow, _),
             .gateAnswered(let flow, _, _, _), .flowEnded(let flow, _, _, _), .flowReset(let flow), .runMigrated(let flow, _, _, _, _, _, _, _),
-            .assigned(let flow, _), .exposed(let flow, _), .goalReached(let flow, _):
+            .assigned(let flow, _), .exposed(let flow, _), .goalReached(let flow, _), .budgetSpent(let flow),
+            .budgetHeld(let flow, _, _):
             flow
         }
     }
@@ -99,6 +105,8 @@ public enum TourFact: Equatable, Sendable {
         case .assigned: "assigned"
         case .exposed: "exposed"
         case .goalReached: "goalReached"
+        case .budgetSpent: "budgetSpent"
+        case .budgetHeld: "budgetHeld"
         }
     }
 
@@ -148,6 +156,11 @@ extension TourFact: TourValueCodable {
             object["experiment"] = .string(arm.experiment)
             object["variant"] = .string(arm.variant)
             object["subject"] = .string(arm.subject)
+        case .budgetSpent:
+            break
+        case .budgetHeld(_, let until, let reason):
+            if let until { object["until"] = .double(until.timeIntervalSince1970) }
+            object["reason"] = .string(reason)
         }
         return .object(object)
     }
@@ -155,7 +168,7 @@ extension TourFact: TourValueCodable {
     /// The `fact` names this build reads; a stored fact of another kind was written by a newer one.
     public static let kinds: Set<String> = [
         "flowStarted", "stepEntered", "stepCompleted", "gateAnswered", "flowEnded", "flowReset", "runMigrated",
-        "assigned", "exposed", "goalReached",
+        "assigned", "exposed", "goalReached", "budgetSpent", "budgetHeld",
     ]
 
     public init(tourValue: TourValue) throws {
@@ -197,6 +210,12 @@ extension TourFact: TourValueCodable {
             case "exposed": self = .exposed(flow: flow, arm)
             default: self = .goalReached(flow: flow, arm)
             }
+        case "budgetSpent":
+            self = .budgetSpent(flow: flow)
+        case "budgetHeld":
+            self = .budgetHeld(
+                flow: flow, until: try stored.optionalDouble("until").map(Date.init(timeIntervalSince1970:)),
+                reason: try stored.string("reason"))
         case let other:
             throw DecodingError.dataCorrupted(
                 .init(codingPath: [MemberKey("fact")], debugDescription: "unknown fact '\(other)' (written by a newer release?)"))

@@ -35,6 +35,8 @@ public struct FlowFunnel: Codable, Equatable, Sendable {
     public var steps: [StepFigures]
     /// Journal rows left out because they carry no facts (written before 0.6.0, not derivable).
     public var rowsWithoutFacts: Int?
+    /// Times the family's display budget held the flow back when its trigger fired (nil: none).
+    public var deferredByBudget: Int?
 
     /// Computes the funnels of every flow of `engine`'s catalog from the facts of one app's journal
     /// rows. Steps of runs under an earlier catalog version count as the steps they became; steps
@@ -43,8 +45,8 @@ public struct FlowFunnel: Codable, Equatable, Sendable {
     public static func compute(app: String, engine: TourEngine, rows: [JournalEntry], since: Date? = nil) throws
         -> [FlowFunnel]
     {
-        let (runs, withoutFacts) = collectRuns(app: app, catalog: engine.catalog, rows: rows, group: { _ in "" })
-        return funnels(engine.catalog, runs: runs, since: since, withoutFacts: withoutFacts)
+        let (runs, withoutFacts, held) = collectRuns(app: app, catalog: engine.catalog, rows: rows, group: { _ in "" })
+        return funnels(engine.catalog, runs: runs, held: held, since: since, withoutFacts: withoutFacts)
     }
 
     /// The funnels of each group of runs, a run being in the group `group` gives the journal row
@@ -53,10 +55,15 @@ public struct FlowFunnel: Codable, Equatable, Sendable {
         app: String, engine: TourEngine, rows: [JournalEntry], since: Date? = nil,
         groupedBy group: (JournalEntry) -> String
     ) -> [(group: String, funnels: [FlowFunnel])] {
-        let (runs, withoutFacts) = collectRuns(app: app, catalog: engine.catalog, rows: rows, group: group)
+        let (runs, withoutFacts, held) = collectRuns(app: app, catalog: engine.catalog, rows: rows, group: group)
         let groups = Set(runs.values.flatMap { $0.map(\.group) }).sorted()
         return groups.map { name in
-            (name, funnels(engine.catalog, runs: runs.mapValues { $0.filter { $0.group == name } }, since: since, withoutFacts: withoutFacts))
+            (
+                name,
+                funnels(
+                    engine.catalog, runs: runs.mapValues { $0.filter { $0.group == name } },
+                    held: held.mapValues { $0.filter { $0.group == name } }, since: since, withoutFacts: withoutFacts)
+            )
         }
     }
 
@@ -70,8 +77,9 @@ public struct FlowFunnel: Codable, Equatable, Sendable {
     /// Every run in the journal, by flow, with the group of the row that started it.
     static func collectRuns(
         app: String, catalog: TourCatalog, rows: [JournalEntry], group: (JournalEntry) -> String
-    ) -> (runs: [FlowID: [Run]], withoutFacts: Int) {
+    ) -> (runs: [FlowID: [Run]], withoutFacts: Int, held: [FlowID: [(group: String, at: Date)]]) {
         var runs: [FlowID: [Run]] = [:]
+        var held: [FlowID: [(group: String, at: Date)]] = [:]
         var open: [String: (flow: FlowID, run: Run)] = [:]  // by flow and subject
         var replaying: Set<String> = []
         var withoutFacts = 0
@@ -113,16 +121,22 @@ public struct FlowFunnel: Codable, Equatable, Sendable {
                     entry.run.ended = (status, row.time)
                     runs[entry.flow, default: []].append(entry.run)
                     open[key] = nil
-                case .stepCompleted, .gateAnswered, .flowReset, .runMigrated, .assigned, .exposed, .goalReached:
+                case .budgetHeld(let flow, _, _):
+                    held[flow, default: []].append((group(row), row.time))
+                case .stepCompleted, .gateAnswered, .flowReset, .runMigrated, .assigned, .exposed, .goalReached,
+                    .budgetSpent:
                     continue
                 }
             }
         }
         for entry in open.values { runs[entry.flow, default: []].append(entry.run) }
-        return (runs, withoutFacts)
+        return (runs, withoutFacts, held)
     }
 
-    static func funnels(_ catalog: TourCatalog, runs: [FlowID: [Run]], since: Date?, withoutFacts: Int) -> [FlowFunnel] {
+    static func funnels(
+        _ catalog: TourCatalog, runs: [FlowID: [Run]], held: [FlowID: [(group: String, at: Date)]], since: Date?,
+        withoutFacts: Int
+    ) -> [FlowFunnel] {
         catalog.flows.map { flow in
             let counted = (runs[flow.id] ?? []).filter { run in
                 guard let since, let first = run.steps.first else { return true }
@@ -162,12 +176,13 @@ public struct FlowFunnel: Codable, Equatable, Sendable {
                     removed: current.contains(step) ? nil : true)
             }
             let started = counted.count
+            let deferred = (held[flow.id] ?? []).filter { entry in since.map { entry.at >= $0 } ?? true }.count
             return FlowFunnel(
                 flow: flow.id, name: flow.name, started: started, completed: completed, skipped: skipped,
                 inProgress: counted.filter { $0.ended == nil }.count,
                 completionRate: started == 0 ? nil : Double(completed) / Double(started),
                 skipRate: started == 0 ? nil : Double(skipped) / Double(started), steps: steps,
-                rowsWithoutFacts: withoutFacts == 0 ? nil : withoutFacts)
+                rowsWithoutFacts: withoutFacts == 0 ? nil : withoutFacts, deferredByBudget: deferred == 0 ? nil : deferred)
         }
     }
 }

@@ -35,14 +35,21 @@ public actor TourSession {
     let transport: (any SyncTransport)?
     /// Whether this session has pulled the account's records yet (the first event pulls first).
     var pulled = false
+    /// The family's display budget shared with the device's other products; nil: this product
+    /// alone decides (its seed's behaviour).
+    public nonisolated let budget: FamilyBudget?
+    /// Whether the budget file has the starts of this product's journal (a crash may have left
+    /// some behind); done before the first event.
+    private var budgetCaughtUp = false
 
     public init(
         product: Product, user: String, database: OnboardingDatabase,
         haptics: any HapticPlayer = SilentHaptics(),
         permissions: any PermissionProvider = StubPermissionProvider(), time: TimeSource = .wall,
         deviceFacts: [String: TourValue] = [:], sync transport: (any SyncTransport)? = nil,
-        observe: @escaping @Sendable (TourEffect) -> Void = { _ in }
+        budget: FamilyBudget? = nil, observe: @escaping @Sendable (TourEffect) -> Void = { _ in }
     ) {
+        self.budget = budget
         self.transport = transport
         self.deviceFacts = deviceFacts
         self.product = product
@@ -106,6 +113,7 @@ public actor TourSession {
         // Offline-first: the first event of a session that syncs learns what the account's other
         // devices did, when the server answers; the event is committed locally either way.
         await pullOnce()
+        try catchUpBudget()
         let (first, domain) = try commit(event, advancingClockBy: seconds, device: [:])
         var transitions = [first]
         var pending = await perform(first.effects)
@@ -151,7 +159,9 @@ public actor TourSession {
         // for a catalog that runs experiments; the install id is made on first use).
         let install = product.catalog.experiments.isEmpty ? nil : "install:" + (try database.installID())
         let user = key.user
-        return try database.commit(key, scopes: product.scopes) { session in
+        let budget = budget
+        var spent: [CountedStart] = []
+        let committed = try database.commit(key, scopes: product.scopes) { session in
             let stored = session.domain
             session = try Self.prepared(session, product)
             let domainBefore = session.domain
@@ -162,8 +172,15 @@ public actor TourSession {
             }
             let context = product.context(domain: session.domain, now: now, device: deviceFacts)
             let subjects = ExperimentSubjects(install: install, account: session.account == nil ? nil : "account:" + user)
-            let transition = try engine.reduce(session.tour, event, at: now, context: context, subjects: subjects)
+            let account = session.account == nil ? nil : "account:" + user
+            let transition = try engine.reduce(
+                session.tour, event, at: now, context: context, subjects: subjects,
+                budget: try budget?.input(account: account, now: now) ?? .unlimited)
             session.tour = transition.state
+            spent = transition.record.facts.compactMap { fact in
+                guard case .budgetSpent(let flow) = fact, let budget else { return nil }
+                return CountedStart(device: budget.device, account: account, app: product.catalog.app, flow: flow, at: now)
+            }
             for case .product(let effect) in transition.effects {
                 try handler.apply(checking: effect, to: &session.domain, now: now)
             }
@@ -192,6 +209,28 @@ public actor TourSession {
                 appVersion: transition.state.appVersion)
             return ((transition, session.domain), journal)
         }
+        // After the commit: a crash before this is caught up from the journal next time.
+        try budget?.file.record(spent)
+        return committed
+    }
+
+    /// Copies into the budget file the starts this product's journal counted that it does not
+    /// have yet (a crash between an event's commit and the copy), once per session.
+    private func catchUpBudget() throws {
+        guard let budget, !budgetCaughtUp else { return }
+        let database = database
+        try budget.file.catchUp(from: database, app: key.app, device: budget.device) { user in
+            let key = SessionKey(app: self.key.app, user: user)
+            return (try? database.session(key, scopes: self.product.scopes))?.account == nil ? nil : "account:" + user
+        }
+        budgetCaughtUp = true
+    }
+
+    /// What the display budget holds back at the state's time, for `explain`.
+    public func budgetInput() throws -> BudgetInput {
+        guard let budget else { return .unlimited }
+        let session = try Self.prepared(database.session(key, scopes: product.scopes), product)
+        return try budget.input(account: session.account == nil ? nil : "account:" + key.user, now: Self.time(time, session))
     }
 
     /// The stored session as this release reads it: domain state a newer release wrote in a format

@@ -102,13 +102,15 @@ extension FlowDefinition {
         }
         let accessibility = try AccessibilityRules(
             document: reader.optional("accessibility") ?? .object([:]), at: "\(path).accessibility")
+        let budget = try reader.optionalRaw("budget", BudgetPriority.self) ?? .normal
         try reader.finish()
         self.init(
             id, name: name, steps: steps, fields: fields, triggers: triggers, skip: skip,
             interruption: interruption,
             replay: replay, scope: scope, countsTerminalStep: countsTerminalStep, haptics: haptics,
             analytics: analytics, onComplete: onComplete, onSkip: onSkip, onReset: onReset,
-            unplacedStep: unplacedStep, experiment: experiment, accessibility: accessibility)
+            unplacedStep: unplacedStep, experiment: experiment, accessibility: accessibility,
+            budget: budget)
     }
 }
 

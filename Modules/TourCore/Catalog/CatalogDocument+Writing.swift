@@ -49,6 +49,7 @@ extension FlowDefinition {
         writer.set("unplacedStep", unplacedStep.rawValue)
         if let experiment { writer.set("experiment", experiment.documentValue) }
         writer.set("accessibility", object: accessibility.documentMembers)
+        if budget != .normal { writer.set("budget", budget.rawValue) }
         return writer.value
     }
 }
