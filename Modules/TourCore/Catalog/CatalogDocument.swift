@@ -73,13 +73,7 @@ public struct CatalogDocument: Sendable, Equatable {
     ///
     /// - Throws: ``CatalogDocumentError`` naming the path of the first thing that is not a document.
     public init(text: String) throws(CatalogDocumentError) {
-        let value: TourValue
-        do {
-            value = try TourValue(jsonText: text)
-        } catch {
-            throw CatalogDocumentError(path: "", "not JSON: \(error)")
-        }
-        try self.init(value: value)
+        try self.init(value: DocumentReader.json(text))
     }
 
     public init(value: TourValue) throws(CatalogDocumentError) {
@@ -172,6 +166,15 @@ struct DocumentReader {
     }
 
     func path(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+    /// A document's text as a value; text that is not JSON is refused at the document's root.
+    static func json(_ text: String) throws(CatalogDocumentError) -> TourValue {
+        do {
+            return try TourValue(jsonText: text)
+        } catch {
+            throw CatalogDocumentError(path: "", "not JSON: \(error)")
+        }
+    }
 
     static func describe(_ value: TourValue) -> String {
         switch value {

@@ -150,13 +150,7 @@ public struct StringTableFile: Sendable, Equatable {
     ///
     /// - Throws: ``CatalogDocumentError`` naming the path of the first thing that is not a table.
     public init(text: String) throws(CatalogDocumentError) {
-        let value: TourValue
-        do {
-            value = try TourValue(jsonText: text)
-        } catch {
-            throw CatalogDocumentError(path: "", "not JSON: \(error)")
-        }
-        var reader = try DocumentReader(value, at: "")
+        var reader = try DocumentReader(DocumentReader.json(text), at: "")
         locale = try CatalogStrings.locale(reader.string("locale"), at: "locale")
         table = try CatalogStrings.table(document: reader.required("strings"), at: "strings")
         try reader.finish()
