@@ -251,12 +251,19 @@ public protocol SyncTransport: Sendable {
     func pull(app: String, account: String) async throws(SyncError) -> AccountRecords
     /// The app's live catalog publications, unless they are the ones `entityTag` names.
     func catalogs(app: String, ifNoneMatch entityTag: String?) async throws(SyncError) -> CatalogPull
+    /// Tells the account's display budget what this device counted and hears what every device did.
+    func budget(app: String, account: String, _ exchange: BudgetExchange) async throws(SyncError) -> AccountBudget
 }
 
 extension SyncTransport {
     /// A transport without a catalog service: the device keeps what it has.
     public func catalogs(app: String, ifNoneMatch entityTag: String?) async throws(SyncError) -> CatalogPull {
         throw .unreachable("this transport serves no catalogs")
+    }
+
+    /// A transport without the budget service: each device holds to the budget alone.
+    public func budget(app: String, account: String, _ exchange: BudgetExchange) async throws(SyncError) -> AccountBudget {
+        throw .unreachable("this transport carries no display budget")
     }
 }
 

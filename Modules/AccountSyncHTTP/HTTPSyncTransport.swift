@@ -50,6 +50,14 @@ public struct HTTPSyncTransport: SyncTransport {
         try await send("GET", SyncAPI.accountPath(app: app, account: account) + "/flows", body: nil)
     }
 
+    public func budget(app: String, account: String, _ exchange: BudgetExchange) async throws(SyncError) -> AccountBudget {
+        let body: Data
+        do { body = Data(try exchange.tourValue.jsonUTF8()) } catch {
+            throw .rejected(status: 0, code: "invalid_request", message: "\(error)")
+        }
+        return try await send("POST", SyncAPI.accountPath(app: app, account: account) + "/budget", body: body)
+    }
+
     public func catalogs(app: String, ifNoneMatch entityTag: String?) async throws(SyncError) -> CatalogPull {
         let list: PublishedCatalogs? = try await send(
             "GET", "/\(SyncAPI.version)/apps/\(app)/catalogs", body: nil, ifNoneMatch: entityTag)

@@ -117,6 +117,24 @@ public enum PostgresSchema {
         ),
         // Standings counted without two pushes waiting on one counter row (InsightsSchema.v6).
         ("v6-standings-per-connection", InsightsSchema.v6),
+        (
+            // The display budget across an account's devices (Docs/DisplayBudget.md): each device's
+            // grow-only count of flow starts per UTC day, and that day's last start. The account's in
+            // every app of the family, so the key has no app.
+            "v7-display-budget",
+            [
+                """
+                CREATE TABLE budget_counts (
+                    account TEXT NOT NULL,
+                    device TEXT NOT NULL,
+                    day INTEGER NOT NULL,
+                    starts INTEGER NOT NULL CHECK (starts >= 0),
+                    last_start DOUBLE PRECISION,
+                    PRIMARY KEY (account, day, device)
+                )
+                """
+            ]
+        ),
     ]
 
     /// An arbitrary constant: the advisory lock that serialises migrations across processes.

@@ -66,6 +66,20 @@ struct Routes: Sendable {
                 return try await Self.json(withDeadline(Self.requestDeadline) { try await store.records(app: app, account: account) })
             }
         }
+        router.post("/v1/apps/:app/accounts/:account/budget") { request, context in
+            await answer {
+                let (_, account) = try await accountPath(context, request)
+                var request = request
+                let body = try await Self.body(&request)
+                let exchange: BudgetExchange
+                do { exchange = try BudgetExchange(jsonUTF8: body.readableBytesView) } catch {
+                    throw APIError.invalid("the body is not a budget exchange: \(Self.describe(error))")
+                }
+                if let problem = SyncAPI.problem(with: exchange) { throw APIError.invalid(problem) }
+                return try await Self.json(
+                    withDeadline(Self.requestDeadline) { try await store.exchangeBudget(account: account, exchange) })
+            }
+        }
         // Sign out everywhere: the account's tokens issued until now are refused from now on.
         router.post("/v1/apps/:app/accounts/:account/sign-out") { request, context in
             await answer {

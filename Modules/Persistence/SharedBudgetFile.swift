@@ -122,42 +122,44 @@ public final class SharedBudgetFile: Sendable {
         }
     }
 
-    /// This device's counts per day for `account` (what it tells the account server).
-    public func counts(device: String, account: String, since day: BudgetDay) throws -> BudgetLedger {
+    /// This device's count of each day since `day` for `account`, with the day's last start: what
+    /// it tells the account server.
+    public func dailyCounts(device: String, account: String, since day: BudgetDay) throws -> [BudgetDayCount] {
         try connection.withLock { db in
-            var ledger = BudgetLedger()
+            var counts: [BudgetDayCount] = []
             try db.query(
-                "SELECT day, count(*), max(at) FROM budget_start WHERE device = ? AND account = ? AND day >= ? GROUP BY day",
+                "SELECT day, count(*), max(at) FROM budget_start WHERE device = ? AND account = ? AND day >= ? GROUP BY day ORDER BY day",
                 [.text(device), .text(account), .integer(Int64(day.number))]
             ) { row in
-                ledger = ledger.merged(
-                    with: BudgetLedger(
-                        counts: [BudgetDay(number: row.int(0) ?? 0): [device: row.int(1) ?? 0]],
+                counts.append(
+                    BudgetDayCount(
+                        device: device, day: BudgetDay(number: row.int(0) ?? 0), starts: row.int(1) ?? 0,
                         lastStart: row.double(2).map(Date.init(timeIntervalSince1970:))))
             }
-            return ledger
+            return counts
         }
     }
 
     /// Keeps what the server says an account's devices counted: per (device, day) the larger count
     /// and the later last start (a join: any order of answers ends the same).
-    public func learn(_ ledger: BudgetLedger, account: String) throws {
+    public func learn(_ counts: [BudgetDayCount], account: String) throws {
+        guard !counts.isEmpty else { return }
         try connection.withLock { db in
             try db.transaction(.immediate) {
-                for (day, devices) in ledger.counts {
-                    for (device, starts) in devices {
-                        try db.run(
-                            """
-                            INSERT INTO budget_remote (account, device, day, starts, last_at) VALUES (?, ?, ?, ?, ?)
-                            ON CONFLICT (account, device, day) DO UPDATE SET
-                                starts = max(starts, excluded.starts),
-                                last_at = max(coalesce(last_at, 0), coalesce(excluded.last_at, 0))
-                            """,
-                            [
-                                .text(account), .text(device), .integer(Int64(day.number)), .integer(Int64(starts)),
-                                SQLValue(ledger.lastStart?.timeIntervalSince1970),
-                            ])
-                    }
+                for count in counts {
+                    try db.run(
+                        """
+                        INSERT INTO budget_remote (account, device, day, starts, last_at) VALUES (?, ?, ?, ?, ?)
+                        ON CONFLICT (account, device, day) DO UPDATE SET
+                            starts = max(starts, excluded.starts),
+                            last_at = CASE WHEN last_at IS NULL THEN excluded.last_at
+                                           WHEN excluded.last_at IS NULL THEN last_at
+                                           ELSE max(last_at, excluded.last_at) END
+                        """,
+                        [
+                            .text(account), .text(count.device), .integer(Int64(count.day.number)), .integer(Int64(count.starts)),
+                            SQLValue(count.lastStart?.timeIntervalSince1970),
+                        ])
                 }
                 return ((), commit: true)
             }

@@ -125,13 +125,21 @@ extension TourSession {
         pulled = true
         // Why ignored: a failed pull is noted by `pull` (status and `sync` show it) and the device
         // goes on offline; nothing waits on it.
-        _ = try? await pull()
+        guard (try? await pull()) != nil else { return }
+        // Why ignored: like a failed pull, a failed exchange leaves the device on its own counts
+        // until the next one.
+        try? await exchangeBudget()
     }
 
     /// Pushes then pulls now, ignoring the backoff (the `sync` command).
     public func sync(attempts: Int = 4) async -> (push: PushSummary, pull: Result<[Transition], SyncError>) {
         let pushed = await push(attempts: attempts)
-        do { return (pushed, .success(try await pull())) } catch { return (pushed, .failure(error)) }
+        do {
+            let learned = try await pull()
+            // Why ignored: see ``pullOnce()``; the command's answer is about the flows.
+            try? await exchangeBudget()
+            return (pushed, .success(learned))
+        } catch { return (pushed, .failure(error)) }
     }
 
     /// Where syncing stands for this user; nil when the account does not sync from this database.

@@ -41,6 +41,8 @@ public actor TourSession {
     /// Whether the budget file has the starts of this product's journal (a crash may have left
     /// some behind); done before the first event.
     private var budgetCaughtUp = false
+    /// Whether this session counted a start the account server has not heard of yet.
+    var budgetToTell = false
 
     public init(
         product: Product, user: String, database: OnboardingDatabase,
@@ -139,6 +141,8 @@ public actor TourSession {
         if transport != nil {
             // What the push learns back (another device finished the flow) is committed too.
             transitions += await pushIfDue()
+            // Why ignored: the counts are state, not an outbox; the next exchange tells them all.
+            if budgetToTell { try? await exchangeBudget() }
         }
         if !subscribers.isEmpty {
             let snapshot = try snapshot()
@@ -171,8 +175,8 @@ public actor TourSession {
                 session.virtualNow = now
             }
             let context = product.context(domain: session.domain, now: now, device: deviceFacts)
-            let subjects = ExperimentSubjects(install: install, account: session.account == nil ? nil : "account:" + user)
             let account = session.account == nil ? nil : "account:" + user
+            let subjects = ExperimentSubjects(install: install, account: account)
             let transition = try engine.reduce(
                 session.tour, event, at: now, context: context, subjects: subjects,
                 budget: try budget?.input(account: account, now: now) ?? .unlimited)
@@ -211,12 +215,13 @@ public actor TourSession {
         }
         // After the commit: a crash before this is caught up from the journal next time.
         try budget?.file.record(spent)
+        if !spent.isEmpty { budgetToTell = true }
         return committed
     }
 
     /// Copies into the budget file the starts this product's journal counted that it does not
     /// have yet (a crash between an event's commit and the copy), once per session.
-    private func catchUpBudget() throws {
+    func catchUpBudget() throws {
         guard let budget, !budgetCaughtUp else { return }
         let database = database
         try budget.file.catchUp(from: database, app: key.app, device: budget.device) { user in
@@ -230,7 +235,7 @@ public actor TourSession {
     public func budgetInput() throws -> BudgetInput {
         guard let budget else { return .unlimited }
         let session = try Self.prepared(database.session(key, scopes: product.scopes), product)
-        return try budget.input(account: session.account == nil ? nil : "account:" + key.user, now: Self.time(time, session))
+        return try budget.input(account: session.account == nil ? nil : budgetAccount, now: Self.time(time, session))
     }
 
     /// The stored session as this release reads it: domain state a newer release wrote in a format

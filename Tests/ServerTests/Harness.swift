@@ -60,7 +60,8 @@ enum Shell {
     /// with what it printed, instead of hanging the whole run. Output goes to files, not pipes, so
     /// a daemon the program starts cannot keep a read waiting.
     static func run(
-        _ executable: String, _ arguments: [String], environment: [String: String]? = nil, seconds: Double = 120
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil,
+        seconds: Double = 120
     ) throws -> Result {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("shell-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -81,7 +82,13 @@ enum Shell {
         if let environment { process.environment = environment }
         process.standardOutput = output
         process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
+        if let stdin {
+            let inputFile = folder.appendingPathComponent("stdin")
+            try Data(stdin.utf8).write(to: inputFile)
+            process.standardInput = try FileHandle(forReadingFrom: inputFile)
+        } else {
+            process.standardInput = FileHandle.nullDevice
+        }
         try process.run()
         let finished = waitForExit(process, seconds: seconds)
         let stdout = (try? String(contentsOf: outputFile, encoding: .utf8)) ?? ""

@@ -31,6 +31,32 @@ struct WireFormTests {
         #expect(try JSONDecoder().decode(PushBatch.self, from: Data(text.utf8)) == batch)
     }
 
+    /// The display budget's exchange (0.16): a day is a number of UTC days since 1970; a count
+    /// without a start leaves `lastStart` out.
+    @Test func aBudgetExchangeHasItsOneForm() throws {
+        let exchange = BudgetExchange(
+            device: "d1", since: BudgetDay(number: 20_457),
+            counts: [
+                BudgetDayCount(device: "d1", day: BudgetDay(number: 20_457), starts: 0, lastStart: nil),
+                BudgetDayCount(
+                    device: "d1", day: BudgetDay(number: 20_458), starts: 2,
+                    lastStart: Date(timeIntervalSince1970: 1_767_603_600.5)),
+            ])
+        let text = try exchange.tourValue.jsonText()
+        #expect(
+            text
+                == #"{"counts":[{"day":20457,"device":"d1","starts":0},{"day":20458,"device":"d1","lastStart":1767603600.5,"starts":2}],"device":"d1","since":20457}"#
+        )
+        #expect(try BudgetExchange(jsonText: text) == exchange)
+        #expect(SyncAPI.problem(with: exchange) == nil)
+        let answer = AccountBudget(account: "ann", since: exchange.since, counts: exchange.counts)
+        #expect(try AccountBudget(jsonText: answer.tourValue.jsonText()) == answer)
+        // The counts join as the ledger the engine reads.
+        let ledger = BudgetLedger(exchange.counts)
+        #expect(ledger.starts(on: BudgetDay(number: 20_458)) == 2)
+        #expect(ledger.lastStart == Date(timeIntervalSince1970: 1_767_603_600.5))
+    }
+
     static let recordJSON = #"{"at":1767603600000,"device":"d1","epoch":1,"standing":"completed","version":"2.5"}"#
 
     /// The texts 0.10's `JSONEncoder` (sorted keys) wrote for each answer, written and read the same now.

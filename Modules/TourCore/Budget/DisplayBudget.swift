@@ -135,6 +135,32 @@ public struct BudgetLedger: Sendable, Equatable {
     }
 }
 
+/// One device's count of one day, as the devices of an account tell each other through the
+/// account server: a grow-only count (the device only raises it) and the day's last start.
+public struct BudgetDayCount: Sendable, Equatable {
+    public var device: String
+    public var day: BudgetDay
+    public var starts: Int
+    public var lastStart: Date?
+
+    public init(device: String, day: BudgetDay, starts: Int, lastStart: Date?) {
+        self.device = device
+        self.day = day
+        self.starts = starts
+        self.lastStart = lastStart
+    }
+}
+
+extension BudgetLedger {
+    /// The ledger these counts make (the join of each).
+    public init(_ counts: [BudgetDayCount]) {
+        self.init()
+        for count in counts {
+            self = merged(with: BudgetLedger(counts: [count.day: [count.device: count.starts]], lastStart: count.lastStart))
+        }
+    }
+}
+
 /// What a reduction knows of the budget: the family's limits, the ledger so far, and the device
 /// that counts a start. ``unlimited`` (no shared budget: a product alone) holds nothing.
 public struct BudgetInput: Sendable, Equatable {

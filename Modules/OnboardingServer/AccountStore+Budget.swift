@@ -1,0 +1,46 @@
+import AccountSync
+import Foundation
+import Logging
+import PostgresNIO
+import TourCore
+
+/// The display budget across an account's devices (Docs/DisplayBudget.md): each device's
+/// grow-only count per day, merged with `greatest`, so exchanges in any order, retried or late,
+/// end at the same counts.
+extension AccountStore {
+    /// Keeps the device's counts (the larger per day) and answers every device's counts of the
+    /// account since the exchange's first day, in one transaction.
+    public func exchangeBudget(account: String, _ exchange: BudgetExchange) async throws -> AccountBudget {
+        let logger = logger
+        let counts = try await client.withTransaction(logger: logger) { connection in
+            for count in exchange.counts {
+                let day = Int32(count.day.number)
+                let starts = Int32(count.starts)
+                let last = count.lastStart?.timeIntervalSince1970
+                try await connection.query(
+                    """
+                    INSERT INTO budget_counts (account, device, day, starts, last_start)
+                    VALUES (\(account), \(exchange.device), \(day), \(starts), \(last))
+                    ON CONFLICT (account, day, device) DO UPDATE SET
+                        starts = greatest(budget_counts.starts, EXCLUDED.starts),
+                        last_start = greatest(budget_counts.last_start, EXCLUDED.last_start)
+                    """, logger: logger)
+            }
+            let since = Int32(exchange.since.number)
+            let rows = try await connection.query(
+                """
+                SELECT device, day, starts, last_start FROM budget_counts
+                WHERE account = \(account) AND day >= \(since) ORDER BY day, device LIMIT 10000
+                """, logger: logger)
+            var counts: [BudgetDayCount] = []
+            for try await (device, day, starts, last) in rows.decode((String, Int32, Int32, Double?).self) {
+                counts.append(
+                    BudgetDayCount(
+                        device: device, day: BudgetDay(number: Int(day)), starts: Int(starts),
+                        lastStart: last.map(Date.init(timeIntervalSince1970:))))
+            }
+            return counts
+        }
+        return AccountBudget(account: account, since: exchange.since, counts: counts)
+    }
+}

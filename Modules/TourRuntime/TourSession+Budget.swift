@@ -1,0 +1,42 @@
+import AccountSync
+import Persistence
+import TourCore
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The display budget across an account's devices (Docs/DisplayBudget.md): the device tells the
+/// account server what its products counted for the account, and learns what the account's other
+/// devices counted. The counts are state, not an outbox: each exchange tells the last two days
+/// whole, so a lost one is made good by the next.
+extension TourSession {
+    /// Exchanges the account's budget counts with the server; nothing without a server, a budget
+    /// file, or an account this database syncs.
+    public func exchangeBudget() async throws(SyncError) {
+        guard let transport, let budget else { return }
+        let exchange: BudgetExchange
+        do {
+            try catchUpBudget()
+            let session = try Self.prepared(database.session(key, scopes: product.scopes), product)
+            guard session.account != nil else { return }
+            let since = BudgetDay(number: BudgetDay(Self.time(time, session)).number - 1)
+            exchange = BudgetExchange(
+                device: budget.device, since: since,
+                counts: try budget.file.dailyCounts(device: budget.device, account: budgetAccount, since: since))
+        } catch {
+            throw .localStorage("\(error)")
+        }
+        let answer = try await transport.budget(app: key.app, account: key.user, exchange)
+        do {
+            try budget.file.learn(answer.counts, account: budgetAccount)
+        } catch {
+            throw .localStorage("\(error)")
+        }
+        budgetToTell = false
+    }
+
+    /// The account as the budget file names it (the same in every product of the family).
+    nonisolated var budgetAccount: String { "account:" + key.user }
+}
