@@ -107,4 +107,39 @@ struct DisplayBudgetCLITests {
         bad.environment["ONBOARDING_BUDGET"] = "off"
         #expect(try bad.run("play", stdin: "launch\nwait 1\n").stdout.contains("Swipe to Select"), "off: the product alone decides")
     }
+    /// SIGKILL at aimed moments while Finite starts its walkthrough again and again: a start whose
+    /// event committed is in the budget file after the next command, whether or not the kill came
+    /// between the commit and the file's write, and none is counted twice.
+    @Test func aKillBetweenTheCommitAndTheBudgetFileLosesNoStart() async throws {
+        let (clis, file) = try Self.family(["finite"], budget: "perDay=50,coolDown=0")
+        let finite = clis[0]
+        // One pass: the walkthrough as never shown, a launch, its start 1.5 s later, a new day.
+        let pass = ["reset", "launch", "wait 2", "wait 86400"]
+        let script = String(repeating: pass.joined(separator: "\n") + "\n", count: 30)
+        var generator = SystemRandomNumberGenerator()
+        var onStart = 0
+        for kill in 0..<30 {
+            let line = Int.random(in: 0..<(2 * pass.count), using: &generator)
+            let running = try EchoingProcess(finite, arguments: [], script: script)
+            guard running.waitForEcho(line + 1) else {
+                Issue.record("kill \(kill + 1): the process ended before line \(line + 1)")
+                continue
+            }
+            let pause = UInt64.random(in: 0...3_000_000, using: &generator)
+            if pause > 0 { try await Task.sleep(nanoseconds: pause) }
+            running.kill()
+            if pass[line % pass.count] == "wait 2" { onStart += 1 }
+            // The next command's first event catches the file up from the journal.
+            #expect(try finite.run("do", "skip").status <= 1)
+            // Killed before the first line committed, there is no database yet (and no start).
+            guard FileManager.default.fileExists(atPath: finite.database) else { continue }
+            let journal = try CLI.sqlite(
+                finite.database, "SELECT count(*) FROM journal WHERE facts_json LIKE '%budgetSpent%';")
+            let recorded = try CLI.sqlite(file, "SELECT count(*) FROM budget_start;")
+            #expect(journal == recorded, "after kill \(kill + 1) on line \(line + 1): journal \(journal), file \(recorded)")
+        }
+        #expect(onStart >= 3, "only \(onStart) kills landed while a start committed")
+        #expect(try CLI.sqlite(file, "SELECT count(*) FROM budget_start;") != "0\n")
+    }
 }
+
