@@ -107,6 +107,22 @@ struct DisplayBudgetCLITests {
         bad.environment["ONBOARDING_BUDGET"] = "off"
         #expect(try bad.run("play", stdin: "launch\nwait 1\n").stdout.contains("Swipe to Select"), "off: the product alone decides")
     }
+    /// Carrier Wave's what's-new prompts have the `low` priority (catalog version 2): the day's last
+    /// start is kept for a flow that matters more, and the prompt shows the next day.
+    @Test func aWhatsNewPromptYieldsTheDaysLastStart() throws {
+        let (clis, _) = try Self.family(["carrierwave", "finite"], budget: "perDay=2,coolDown=0")
+        let (carrierWave, finite) = (clis[0], clis[1])
+        #expect(try carrierWave.run("launch", "--app-version", "1.9").stdout.contains("Welcome to Carrier Wave"))
+        #expect(try carrierWave.run("do", "skip").status == 0)
+        let upgraded = try carrierWave.run("play", stdin: "wait 60\nlaunch --app-version 2.5\nexplain whats_new_2_5\n")
+        #expect(!upgraded.stdout.contains("· What's New 2.5 ·"), "\(upgraded.stdout)")
+        #expect(
+            upgraded.stdout.contains("held back by the display budget (low priority)"), "\(upgraded.stdout)")
+        #expect(try finite.run("play", stdin: "wait 120\nlaunch\nwait 2\n").stdout.contains("Your Life in Weeks"))
+        let tomorrow = try carrierWave.run("play", stdin: "wait 86400\nlaunch --app-version 2.5\n")
+        #expect(tomorrow.stdout.contains("· What's New 2.5 ·"), "\(tomorrow.stdout)")
+    }
+
     /// SIGKILL at aimed moments while Finite starts its walkthrough again and again: a start whose
     /// event committed is in the budget file after the next command, whether or not the kill came
     /// between the commit and the file's write, and none is counted twice.

@@ -147,4 +147,20 @@ struct DisplayBudgetTests {
         let bad = text.replacingOccurrences(of: "\"budget\":\"low\"", with: "\"budget\":\"urgent\"")
         #expect(throws: CatalogDocumentError.self) { try CatalogDocument(text: bad) }
     }
+    /// A release that changes a flow's priority (or any other policy of its document, such as its
+    /// accessibility rules) says so in the diff, by the member's name.
+    @Test func aChangedPriorityIsInTheCatalogDiff() throws {
+        let before = TourCatalog(app: "test", flows: Self.flows)
+        var flows = Self.flows
+        flows[0].budget = .high
+        flows[0].accessibility.voiceOverTimedSteps = .scaleDuration
+        let after = TourCatalog(app: "test", version: 2, flows: flows)
+        let diff = CatalogDiff(
+            from: CatalogDocument(before, declarations: CatalogDeclarations()),
+            to: CatalogDocument(after, declarations: CatalogDeclarations()))
+        let policies = diff.changes.filter { $0.kind == .policyChanged && $0.flow == flows[0].id }.map(\.detail)
+        #expect(policies.contains { $0.hasPrefix("budget: (none) → \"high\"") }, "\(diff.changes)")
+        #expect(policies.contains { $0.hasPrefix("accessibility:") }, "\(diff.changes)")
+    }
 }
+

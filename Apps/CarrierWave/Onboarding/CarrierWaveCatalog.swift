@@ -11,8 +11,11 @@ public enum CarrierWaveCatalog {
 
     public static let services = ["qrz", "pota", "lofi", "hamrs", "lotw"]
 
+    /// Version 2 gives the update prompts the display budget's `low` priority (Docs/DisplayBudget.md):
+    /// a what's-new sheet yields the day's last start to a flow that matters more. Version 1's flows
+    /// are otherwise the same.
     public static let catalog = TourCatalog(
-        app: app, name: "Carrier Wave", flowNoun: "tour", flows: [introFlow] + miniTours + updatePrompts)
+        app: app, name: "Carrier Wave", flowNoun: "tour", version: 2, flows: [introFlow] + miniTours + updatePrompts)
 
     static let tourFlows: [FlowID] = [intro] + majorVersions.map(promptID)
 
@@ -222,6 +225,6 @@ public enum CarrierWaveCatalog {
         return FlowDefinition(
             promptID(version), name: "What's New \(version)", steps: [prompt] + screens,
             triggers: [Trigger(.launch, when: .upgradedInto(version, tourFlows: tourFlows))],
-            skip: .countsAsCompleted, interruption: .discard, scope: .install)
+            skip: .countsAsCompleted, interruption: .discard, scope: .install, budget: .low)
     }
 }
