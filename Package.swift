@@ -168,7 +168,7 @@ let package = Package(
         .testTarget(
             name: "CrossAppRegressionTests",
             dependencies: appExecutables + appModules + ["TourFixtures"],
-            path: "Tests/CrossAppRegressionTests", exclude: ["Transcripts"],
+            path: "Tests/CrossAppRegressionTests",
             swiftSettings: swiftSettings, plugins: ["ProductRegistryPlugin"]),
         // Runs the built executables as real processes.
         .testTarget(

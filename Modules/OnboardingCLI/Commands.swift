@@ -135,7 +135,7 @@ struct Signal: ScriptableCommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             commandName: "signal",
-            abstract: "The app reports a moment that can start a \(CLIEnvironment.current.catalog.flowNoun).",
+            abstract: "The app reports a moment that can start \(CLIEnvironment.current.catalog.flowNoun.withArticle).",
             discussion: ProductHelp.listing(
                 "Signals", CLIEnvironment.current.catalog.signals,
                 none: "\(CLIEnvironment.current.displayName) reports no signals."))

@@ -50,13 +50,10 @@ struct CommonOptions: ParsableArguments {
         completion: .list(Self.pairs(statuses: PermissionStatus.allCases.map(\.rawValue), gates: true)))
     var answers: [String] = []
 
-    @Flag(help: "The device has no network: connection attempts and account syncing fail as offline.")
+    @Flag(help: "The device has no network: connection attempts fail, and what the account server would get waits in the outbox.")
     var offline = false
 
-    @Option(
-        help: ArgumentHelp(
-            "The account server to sync the user's account with (default: $ONBOARDING_SERVER). The account's token comes from $ONBOARDING_TOKEN.",
-            valueName: "url"))
+    @Option(help: ArgumentHelp("\(Self.serverHelp)", valueName: "url"))
     var server: String?
 
     @Option(
@@ -83,6 +80,7 @@ struct CommonOptions: ParsableArguments {
     func validate() throws { try run.validate() }
 
     static var contextHelp: String { RunOptions.contextHelp }
+    static var serverHelp: String { RunOptions.serverHelp }
     static var localeHelp: String { RunOptions.localeHelp }
     static var contextPairs: [String] { RunOptions.contextPairs }
     static var permissionHelp: String { RunOptions.permissionHelp }
@@ -178,6 +176,21 @@ struct RunOptions: Equatable {
 
     /// Whether the device is offline: `--offline`, or `--context online=false`.
     func isOffline() throws -> Bool { try offline || deviceFacts()["online"] == .bool(false) }
+
+    /// What syncing does for this product: every product's journal feeds the server's reports and
+    /// its events count in the account's display budget; only some have flows whose record is the
+    /// account's.
+    static var serverHelp: String {
+        CLIEnvironment.current.text("serverHelp") {
+            let product = CLIEnvironment.current
+            let accountFlows = product.catalog.flows.filter { $0.scope == .user }.map { "\($0.id)" }
+            let records =
+                accountFlows.isEmpty
+                ? "\(product.displayName) has no flow whose record is the account's"
+                : "the account's records of \(accountFlows.joined(separator: ", ")) follow the user across devices"
+            return "The account server (default: $ONBOARDING_SERVER; the account's token comes from $ONBOARDING_TOKEN): the journal is pushed for the server's reports, the display budget is shared with the account's other devices, and \(records)."
+        }
+    }
 
     static var contextHelp: String {
         CLIEnvironment.current.text("contextHelp") {

@@ -138,6 +138,13 @@ enum Render {
 }
 
 extension String {
+    /// The noun with its indefinite article: "a tour", "an onboarding" (by its first letter; a
+    /// catalog's flow noun is a common English word).
+    var withArticle: String {
+        guard let first = lowercased().first else { return self }
+        return ("aeiou".contains(first) ? "an " : "a ") + self
+    }
+
     /// The text cut or padded with spaces to `width` characters, for columns.
     func padded(to width: Int) -> String {
         count >= width ? String(prefix(width)) : self + String(repeating: " ", count: width - count)

@@ -299,7 +299,7 @@ enum ActionHelp {
         }
         if !catalog.freeActions.isEmpty {
             lines += pack(
-                "Outside a \(catalog.flowNoun): ", catalog.freeActions.map { describe($0, fields: catalog.freeFields) })
+                "Outside \(catalog.flowNoun.withArticle): ", catalog.freeActions.map { describe($0, fields: catalog.freeFields) })
         }
         return lines.joined(separator: "\n")
     }

@@ -27,6 +27,19 @@ extension CommandLineTests {
         #expect(tutorial.stdout.contains("No tutorial is showing"))
     }
 
+    /// The flow noun takes its article ("an onboarding", "a tour"), and `--server` says what syncing
+    /// does for the product: account records only where it has flows whose record is the account's.
+    @Test func helpReadsRightForEachProduct() throws {
+        let lockedin = try CLI("lockedin").run("signal", "--help").stdout
+        #expect(lockedin.contains("can start an onboarding."), "\(lockedin)")
+        #expect(try CLI("carrierwave").run("signal", "--help").stdout.contains("can start a tour."))
+        let flat = { (text: String) in text.split(whereSeparator: \.isWhitespace).joined(separator: " ") }
+        let finite = flat(try CLI("finite").run("--help").stdout)
+        #expect(finite.contains("Finite has no flow whose record is the account's"), "\(finite)")
+        let growth = flat(try CLI("growth").run("--help").stdout)
+        #expect(growth.contains("the account's records of app_tour follow the user across devices"), "\(growth)")
+    }
+
     @Test(arguments: products)
     func doHelpNeverWrapsAnEntry(_ product: String) throws {
         let text = try CLI(product).run("do", "--help").stdout

@@ -159,19 +159,30 @@ struct InsightTests {
         #expect(now["reason"] as? String == "not shown: completed in version 2.5; it cannot be replayed")
     }
 
-    /// Every registered product, with the name of its page under Docs/ (its folder's).
+    /// Every registered product, with its folder under Apps/.
     static let products = registeredProducts.map { ($0.executable, registeredProductFolders[$0.executable] ?? "") }
+
+    /// A product's page: `Docs/<Folder>.md` once the team has written one, else its folder's
+    /// README.md (what scripts/new-product writes), as `scripts/products.py` finds it.
+    static func page(of folder: String) -> String {
+        let docs = "Docs/\(folder).md"
+        return FileManager.default.fileExists(atPath: GrammarTests.packageRoot + "/" + docs)
+            ? docs : "Apps/\(folder)/README.md"
+    }
 
     /// Each product page embeds the Mermaid of each of its flows, as `graph` generates it now.
     @Test(arguments: products)
     func theCommittedDiagramsAreTheGeneratedOnes(_ product: (String, String)) throws {
         let cli = try CLI(product.0)
-        let page = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Docs/\(product.1).md")
-        let text = try String(contentsOf: page, encoding: .utf8)
+        let page = Self.page(of: product.1)
+        let regenerate = "scripts/regen-product \(product.1)"
+        guard let text = try? String(contentsOfFile: GrammarTests.packageRoot + "/" + page, encoding: .utf8) else {
+            Issue.record("\(product.0) has no page (Docs/\(product.1).md or Apps/\(product.1)/README.md): write one with \(regenerate)")
+            return
+        }
         let flows = try cli.run("graph").stdout.components(separatedBy: "\n\n").count
         let blocks = text.components(separatedBy: "<!-- graph: ").dropFirst()
-        #expect(blocks.count == flows, "Docs/\(product.1).md has \(blocks.count) diagrams for \(flows) flows")
+        #expect(blocks.count == flows, "\(page) has \(blocks.count) diagrams for \(flows) flows; regenerate them with \(regenerate)")
         for block in blocks {
             let flow = String(block.prefix { $0 != " " })
             let committed =
@@ -180,7 +191,7 @@ struct InsightTests {
             let generated = try cli.run("graph", "--flow", flow).stdout.trimmingCharacters(in: .newlines)
             #expect(
                 committed == generated,
-                "Docs/\(product.1).md: the diagram of \(flow) differs from `\(product.0) graph --flow \(flow)`; regenerate it with scripts/diagrams.sh"
+                "\(page): the diagram of \(flow) differs from `\(product.0) graph --flow \(flow)`; regenerate it with \(regenerate)"
             )
         }
         let dot = try cli.run("graph", "--format", "dot")

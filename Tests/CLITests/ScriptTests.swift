@@ -289,6 +289,18 @@ extension CLI {
 
 @Suite("The documented sample sessions")
 struct SampleSessionTests {
+    /// Every registered product, a new one included, has a sample session that plays through.
+    @Test(arguments: InsightTests.products)
+    func everyProductHasASampleSessionThatPlays(_ product: (String, String)) throws {
+        let path = GrammarTests.packageRoot + "/Apps/\(product.1)/sample-session.txt"
+        guard FileManager.default.fileExists(atPath: path) else {
+            Issue.record("\(product.0) has no Apps/\(product.1)/sample-session.txt (scripts/new-product writes one)")
+            return
+        }
+        let result = try CLI(product.0).run("play", path)
+        #expect(result.status == 0, "\(product.0) play Apps/\(product.1)/sample-session.txt: \(result.stderr)")
+    }
+
     @Test(arguments: [
         ("Finite", "finite", "walkthrough  completed"), ("LockedIn", "lockedin", "startingBankMinutes: 60"),
         ("CarrierWave", "carrierwave", "challenges        completed"),

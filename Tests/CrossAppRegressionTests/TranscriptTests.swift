@@ -6,12 +6,13 @@ import TourFixtures
     import Glibc
 #endif
 
-/// Golden transcripts: each product's scenario scripts (`Transcripts/<executable>/<name>.play`)
-/// played by the built executable, their output compared with the recorded `<name>.txt` (text)
-/// and `<name>.jsonl` (one JSON object per line). A changed transcript fails with a unified diff
-/// that names the product and the scenario.
+/// Golden transcripts: each product's scenario scripts (`Apps/<Folder>/Transcripts/<name>.play`,
+/// in the product's own folder) played by the built executable, their output compared with the
+/// recorded `<name>.txt` (text) and `<name>.jsonl` (one JSON object per line). A changed transcript
+/// fails with a unified diff that names the product and the scenario.
 ///
-/// Re-record with `RECORD_TRANSCRIPTS=1 swift test --filter TranscriptTests`; nothing is ever
+/// `scripts/regen-product [PRODUCT]` writes the scenarios and records them
+/// (`RECORD_TRANSCRIPTS=1`, or a comma-separated list of executables, re-records); nothing is ever
 /// recorded otherwise, so CI only compares.
 ///
 /// A scenario is a `play` script; lines starting `#!` (comments to `play` itself) direct the run:
@@ -21,15 +22,26 @@ import TourFixtures
 /// - `#! restart` — the process ends normally here, and the lines below run in a new one.
 @Suite("Golden transcripts")
 struct TranscriptTests {
-    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
-        "Transcripts")
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    /// A product's transcripts: `Apps/<Folder>/Transcripts`.
+    static func folder(of executable: String) -> URL {
+        packageRoot.appendingPathComponent("Apps/\(registeredProductFolders[executable] ?? executable)/Transcripts")
+    }
+
+    /// Whether this run records `executable`'s transcripts instead of comparing them.
+    static func records(_ executable: String) -> Bool {
+        let setting = ProcessInfo.processInfo.environment["RECORD_TRANSCRIPTS"] ?? ""
+        return setting == "1" || setting.split(separator: ",").contains { $0 == executable }
+    }
 
     static var scenarios: [Scenario] {
         let executables = Subject.all.map(\.executable).reduce(into: [String]()) {
             if !$0.contains($1) { $0.append($1) }
         }
         return executables.flatMap { executable -> [Scenario] in
-            let directory = folder.appendingPathComponent(executable)
+            let directory = folder(of: executable)
             let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
             return names.filter { $0.hasSuffix(".play") }.sorted().map {
                 Scenario(executable: executable, name: String($0.dropLast(".play".count)))
@@ -39,9 +51,12 @@ struct TranscriptTests {
 
     @Test func everyProductHasScenarios() {
         for subject in Subject.all {
+            let count = Self.scenarios.filter { $0.executable == subject.executable }.count
+            let folder = registeredProductFolders[subject.executable] ?? subject.executable
             #expect(
-                Self.scenarios.filter { $0.executable == subject.executable }.count >= 8,
-                "\(subject.name) has too few transcripts")
+                count >= 8,
+                "\(subject.name) has \(count) golden transcripts in Apps/\(folder)/Transcripts, at least 8 are asked for: describe its flow in Apps/\(folder)/Transcripts/scenarios.json (scripts/new-product writes one) and run scripts/regen-product \(folder)"
+            )
         }
     }
 
@@ -50,13 +65,13 @@ struct TranscriptTests {
         for json in [false, true] {
             let actual = try await Self.offThePool { try scenario.play(json: json) }
             let recorded = scenario.recording(json: json)
-            if ProcessInfo.processInfo.environment["RECORD_TRANSCRIPTS"] == "1" {
+            if Self.records(scenario.executable) {
                 try actual.write(to: recorded, atomically: true, encoding: .utf8)
                 continue
             }
             guard let expected = try? String(contentsOf: recorded, encoding: .utf8) else {
                 Issue.record(
-                    "\(scenario): no recorded transcript \(recorded.lastPathComponent); record it with RECORD_TRANSCRIPTS=1"
+                    "\(scenario): no recorded transcript \(recorded.lastPathComponent); record it with scripts/regen-product \(registeredProductFolders[scenario.executable] ?? scenario.executable)"
                 )
                 continue
             }
@@ -117,10 +132,10 @@ struct Scenario: Sendable, CustomStringConvertible {
         return "\(product) scenario '\(name)'"
     }
 
-    var script: URL { TranscriptTests.folder.appendingPathComponent("\(executable)/\(name).play") }
+    var script: URL { TranscriptTests.folder(of: executable).appendingPathComponent("\(name).play") }
 
     func recording(json: Bool) -> URL {
-        TranscriptTests.folder.appendingPathComponent("\(executable)/\(name).\(json ? "jsonl" : "txt")")
+        TranscriptTests.folder(of: executable).appendingPathComponent("\(name).\(json ? "jsonl" : "txt")")
     }
 
     /// One process's lines, its options, and how it ends.
