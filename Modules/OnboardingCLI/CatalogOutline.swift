@@ -161,8 +161,8 @@ enum CatalogOutline {
         case .secret: kind = "secret"
         case .list: kind = "list"
         case .choice(let options): kind = "one of \(options.joined(separator: "/"))"
-        case .integer(let minimum, let maximumKey):
-            kind = "whole number ≥ \(minimum)\(maximumKey.map { " ≤ \($0)" } ?? "")"
+        case .integer(let minimum, let maximum, let maximumKey):
+            kind = "whole number ≥ \(minimum)\(maximum.map { " ≤ \($0)" } ?? "")\(maximumKey.map { " ≤ \($0)" } ?? "")"
         case .date(let latestKey): kind = "date\(latestKey.map { " ≤ \($0)" } ?? "")"
         }
         var text = "\(field.name) (\(kind)"

@@ -59,7 +59,7 @@ extension Runner {
         let catalog = product.catalog
         let session = try store.stored(self.session.key, of: product)
         let snapshot = try await self.session.snapshot()
-        let context = product.context(domain: session.domain, now: Date(timeIntervalSince1970: snapshot.now), device: deviceFacts)
+        let context = product.context(domain: session.domain, now: Date(timeIntervalSince1970: snapshot.now), device: TourSession.deviceFacts(remembered: session.device, reported: deviceFacts))
         return NextMoves.hint(
             explanations: product.engine.explain(session.tour, context: context), catalog: catalog,
             launched: session.tour.appVersion != nil,

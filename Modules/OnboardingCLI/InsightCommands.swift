@@ -232,7 +232,7 @@ struct Explain: ScriptableCommand {
         let product = runner.product
         let session = try runner.store.stored(key, of: product)
         let now = try await runner.session.snapshot().now
-        let context = product.context(domain: session.domain, now: Date(timeIntervalSince1970: now), device: runner.deviceFacts)
+        let context = product.context(domain: session.domain, now: Date(timeIntervalSince1970: now), device: TourSession.deviceFacts(remembered: session.device, reported: runner.deviceFacts))
         var explanations = product.engine.explain(
             session.tour, context: context, budget: try await runner.session.budgetInput(),
             at: Date(timeIntervalSince1970: now))

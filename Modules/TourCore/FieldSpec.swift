@@ -17,8 +17,9 @@ public struct FieldSpec: Sendable, Equatable {
         /// once (a repeat, in any letter case, is dropped).
         case list
         case choice([String])
-        /// A whole number in `minimum...`, at most the context value at `maximumKey` when given.
-        case integer(minimum: Int, maximumKey: String?)
+        /// A whole number in `minimum...`, at most `maximum` when given and at most the context value
+        /// at `maximumKey` when given (both: the smaller).
+        case integer(minimum: Int, maximum: Int? = nil, maximumKey: String?)
         /// A calendar date that exists, written YYYY-MM-DD, no later than the context's date at
         /// `latestKey` when given (a birth date is not in the future).
         case date(latestKey: String?)
@@ -85,8 +86,8 @@ public struct FieldSpec: Sendable, Equatable {
                 return .failure(.init("\(name) must be one of \(options.joined(separator: ", "))"))
             }
             return .success(.string(match))
-        case .integer(let minimum, let maximumKey):
-            let maximum = maximumKey.flatMap { context[$0]?.intValue }
+        case .integer(let minimum, let fixed, let maximumKey):
+            let maximum = [fixed, maximumKey.flatMap { context[$0]?.intValue }].compactMap { $0 }.min()
             let range = maximum.map { "\(minimum)...\($0)" } ?? "at least \(minimum)"
             guard let number = Int(text), number >= minimum, maximum.map({ number <= $0 }) ?? true else {
                 return .failure(.init("\(name) must be a whole number \(range)"))

@@ -109,6 +109,8 @@ public struct Product: Sendable {
     }
     /// The handler's declared device facts, kept: the context is computed for every event.
     private var deviceKeys: [ContextKey]
+    /// The device facts the install remembers once reported (``ContextKey/remembered``).
+    public var rememberedDeviceFacts: Set<String> { Set(deviceKeys.filter(\.remembered).map(\.name)) }
     /// The fingerprint of the catalog's document, computed once when first needed.
     private var stamp: CatalogFingerprint
     /// The app version a launch reports when none is given.

@@ -28,7 +28,8 @@ public actor TourSession {
     private let permissions: any PermissionProvider
     let time: TimeSource
     private let observe: @Sendable (TourEffect) -> Void
-    /// The device facts the app reports (declared ``ContextKey/Source/device`` keys).
+    /// The device facts the app reports now (declared ``ContextKey/Source/device`` keys). Each is
+    /// remembered for the install with the next event, and stays until reported otherwise.
     private let deviceFacts: [String: TourValue]
     private var subscribers: [UUID: AsyncStream<TourSnapshot>.Continuation] = [:]
     /// The account server, when this session syncs (see `TourSession+Sync.swift`).
@@ -87,7 +88,8 @@ public actor TourSession {
     public func snapshot() throws -> TourSnapshot {
         let session = try Self.prepared(database.session(key, scopes: product.scopes), product)
         let now = Self.time(time, session)
-        let context = product.context(domain: session.domain, now: now, device: deviceFacts)
+        let context = product.context(
+            domain: session.domain, now: now, device: Self.deviceFacts(remembered: session.device, reported: deviceFacts))
         let engine = product.engine
         return TourSnapshot(
             app: key.app, user: key.user, flows: engine.summaries(of: session.tour, context: context),
@@ -174,7 +176,13 @@ public actor TourSession {
                 now = now.addingTimeInterval(seconds)
                 session.virtualNow = now
             }
-            let context = product.context(domain: session.domain, now: now, device: deviceFacts)
+            let context = product.context(
+                domain: session.domain, now: now, device: Self.deviceFacts(remembered: session.device, reported: deviceFacts))
+            // What the device reports is the install's until it reports otherwise: a fact given at
+            // launch still holds when a delayed start comes due in a later command.
+            for (name, value) in deviceFacts where product.rememberedDeviceFacts.contains(name) {
+                session.device[Self.rememberedFactPrefix + name] = value
+            }
             let account = session.account == nil ? nil : "account:" + user
             let subjects = ExperimentSubjects(install: install, account: account)
             let transition = try engine.reduce(
@@ -229,6 +237,26 @@ public actor TourSession {
             return (try? database.session(key, scopes: self.product.scopes))?.account == nil ? nil : "account:" + user
         }
         budgetCaughtUp = true
+    }
+
+    /// Where the install's device state keeps each reported device fact (beside the permission
+    /// statuses the stubs remember, `permission.NAME`).
+    static let rememberedFactPrefix = "fact."
+
+    /// The device facts in force: those remembered for the install, with those reported now over them.
+    public static func deviceFacts(remembered device: [String: TourValue], reported: [String: TourValue])
+        -> [String: TourValue]
+    {
+        var facts: [String: TourValue] = [:]
+        for (key, value) in device where key.hasPrefix(rememberedFactPrefix) {
+            facts[String(key.dropFirst(rememberedFactPrefix.count))] = value
+        }
+        return facts.merging(reported) { _, now in now }
+    }
+
+    /// The device facts in force for this session now (``deviceFacts(remembered:reported:)``).
+    public func deviceFactsInForce() throws -> [String: TourValue] {
+        Self.deviceFacts(remembered: try database.session(key, scopes: product.scopes).device, reported: deviceFacts)
     }
 
     /// What the display budget holds back at the state's time, for `explain`.

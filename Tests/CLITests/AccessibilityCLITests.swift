@@ -57,10 +57,15 @@ struct AccessibilityCLITests {
         #expect(!FileManager.default.fileExists(atPath: cli.database))
     }
 
-    /// The report counts each run under the settings it started with.
+    /// The report counts each run under the settings it started with. Four people take turns on one
+    /// install; the install remembers the settings it was last told (Ann's VoiceOver holds for Bob
+    /// until he turns it off), so each says what the device is set to.
     @Test func theReportSplitsEachFunnelByTheSettingsItsRunsStartedWith() throws {
         let cli = try CLI("moodtracker")
-        for (user, settings) in [("ann", ["voiceOver=true"]), ("bob", []), ("cy", []), ("di", ["voiceOver=true", "hapticsEnabled=false"])] {
+        for (user, settings) in [
+            ("ann", ["voiceOver=true"]), ("bob", ["voiceOver=false"]), ("cy", []),
+            ("di", ["voiceOver=true", "hapticsEnabled=false"]),
+        ] {
             let context = settings.flatMap { ["--context", $0] }
             for command in [["launch"], ["wait", "1"], ["do", "next"]] {
                 let result = try cli.run(["--user", user] + context + command)
@@ -91,4 +96,35 @@ struct AccessibilityCLITests {
         let unknown = try cli.run("report", "--by", "voiceover")
         #expect(unknown.stderr.contains("flow, variant or accessibility"))
     }
+    /// A device fact given once holds until the app reports otherwise: VoiceOver given at `launch`
+    /// still holds when Finite's delayed walkthrough starts in a later command and when its closing
+    /// card would close by itself; the network (`online`, declared momentary) is not remembered.
+    @Test func aDeviceFactGivenAtLaunchHoldsInLaterCommandsUntilChanged() throws {
+        let listener = try CLI("finite")
+        try listener.run("do", "setBirthDate", "date=1990-05-01")
+        #expect(try listener.run("--context", "voiceOver=true", "launch").status == 0)
+        for line in [["wait", "1.5"], ["do", "next"], ["do", "tapCurrentWeek"], ["do", "swipeToChapters"], ["do", "next"], ["do", "dismissPhase"], ["do", "longPressWeek", "week=1200"]] {
+            let result = try listener.run(line)
+            #expect(result.status == 0, "\(line): \(result.stderr)")
+        }
+        let closing = try listener.run("do", "saveMark", "note=first job")
+        #expect(closing.stdout.contains("closes by itself in 25"), "VoiceOver remembered: \(closing.stdout)")
+        // Without --context, later commands still see it: 2.5 s is not enough.
+        try listener.run("wait", "2.5")
+        #expect(!(try listener.run("status").stdout.contains("completed")))
+        // Reported otherwise, the install remembers the new answer (the card's deadline, set when
+        // it was entered, stands).
+        try listener.run("--context", "voiceOver=false", "wait", "22.5")
+        #expect(try listener.run("status").stdout.contains("completed"))
+        #expect(try CLI.sqlite(listener.database, "SELECT value_json FROM device_state WHERE key = 'fact.voiceOver';") == "false\n")
+
+        let carrierWave = try CLI("carrierwave")
+        try carrierWave.run("--context", "online=false", "launch")
+        let facts = try CLI.sqlite(carrierWave.database, "SELECT key FROM device_state;")
+        #expect(!facts.contains("online"), "the network now is not remembered: \(facts)")
+        let voice = try CLI("moodtracker")
+        try voice.run("--context", "voiceOver=true", "launch")
+        #expect(try CLI.sqlite(voice.database, "SELECT key, value_json FROM device_state;").contains("fact.voiceOver|true"))
+    }
 }
+

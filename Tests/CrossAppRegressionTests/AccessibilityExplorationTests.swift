@@ -32,7 +32,9 @@ struct AccessibilityExplorationTests {
                 for var part in product.parts {
                     part.startingWorlds = part.startingWorlds.map { world in
                         var world = world
-                        world.deviceFacts = device.facts
+                        // The setting on every world, keeping each world's own device facts (the
+                        // variants of the facts the product's conditions read).
+                        world.deviceFacts = device.facts.merging(world.deviceFacts) { _, variant in variant }
                         return world
                     }
                     // What the settings change is timing and effects. The default walk already

@@ -35,6 +35,8 @@ struct ExplorationTests {
         }
         let unreached = defined.steps.filter { !reached.contains($0) }
         let untaken = defined.pairs.filter { !taken.contains($0) }
+        let variants = product.parts.flatMap(\.contextVariants)
+        if !variants.isEmpty { print("coverage · \(product.name) context variants: \(Set(variants).sorted().joined(separator: ", "))") }
         print(
             "coverage · \(product.name) in all: steps \(defined.steps.count - unreached.count)/\(defined.steps.count), "
                 + "(step, action) pairs \(defined.pairs.count - untaken.count)/\(defined.pairs.count)")
@@ -43,6 +45,56 @@ struct ExplorationTests {
         #expect(
             untaken.isEmpty,
             "\(product.name): (step, action) pairs no path takes: \(untaken.joined(separator: ", "))")
+    }
+}
+
+/// A product whose step is left out on a device fact (a watch paired): the explorer walks each
+/// deciding value of the facts its conditions read, so the step is reached and checked; without
+/// the variants it is not.
+@Suite("Every declared device fact explored")
+struct ContextVariantTests {
+    struct WatchHandler: ProductHandler {
+        var declarations: CatalogDeclarations {
+            CatalogDeclarations(context: [
+                .device("hasWatch", .flag, default: false, "a watch is paired"),
+                .device("watches", .number, default: 0, range: 0...4, "paired watches"),
+            ])
+        }
+        var domainState: DomainStateVocabulary { .none }
+    }
+
+    static let product = Product(
+        catalog: TourCatalog(
+            app: "watchy", name: "Watchy",
+            flows: [
+                FlowDefinition(
+                    "welcome", name: "Welcome",
+                    steps: [
+                        StepDefinition("hello", StepContent(title: "Hello", body: "Hi"), actions: [.next()]),
+                        StepDefinition(
+                            "pairWatch", StepContent(title: "Your Watch", body: "Sessions show on it"),
+                            actions: [.next()], includedWhen: .flag("hasWatch")),
+                        StepDefinition(
+                            "twoWatches", StepContent(title: "Two Watches", body: "Pick one"),
+                            actions: [.next()], includedWhen: .atLeast("watches", 2)),
+                        StepDefinition("done", StepContent(title: "Done", body: "Enjoy"), actions: [.next()]),
+                    ],
+                    triggers: [Trigger(.launch)])
+            ]),
+        handler: WatchHandler(), currentVersion: "1.0")
+
+    @Test func aStepLeftOutOnADeviceFactIsReachedThroughItsVariant() async throws {
+        let base = Subject(
+            name: "Watchy", executable: "watchy", make: { _, _ in Self.product }, launchVersions: ["1.0"], maxDepth: 6)
+        let plain = try await Explorer(base).run()
+        #expect(plain.unreachedSteps == ["welcome/pairWatch", "welcome/twoWatches"])
+
+        let walked = base.exploringContextVariants()
+        #expect(walked.contextVariants == ["hasWatch=true", "watches=1", "watches=2", "watches=4"])
+        let report = try await Explorer(walked).run()
+        #expect(report.unreachedSteps.isEmpty, "\(report.unreachedSteps)")
+        #expect(report.violations.isEmpty, "\(report.violations)")
+        #expect(Self.product.catalog.problems(declaring: Self.product.handler.vocabulary).isEmpty)
     }
 }
 

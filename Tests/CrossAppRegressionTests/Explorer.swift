@@ -251,7 +251,7 @@ final class Explorer {
             case .list: values = ["Instagram,TikTok"]
             // One option other than the preselected one: each option is a value, not a path.
             case .choice(let options): values = options.last.map { [$0] } ?? []
-            case .integer(let minimum, _): values = [String(minimum)]
+            case .integer(let minimum, _, _): values = [String(minimum)]
             case .date: values = ["1990-05-01"]
             }
             parameterSets = parameterSets.flatMap { set in values.map { set.merging([name: $0]) { $1 } } }

@@ -57,7 +57,9 @@ struct Subject: Sendable, CustomStringConvertible {
     /// Every registered product (every folder under Apps/, through `registeredProducts`): the tuned
     /// explorations below where a product needs them, the defaults for any other, so a new product
     /// is explored and checked by this suite without a line here.
-    static let all: [Subject] = registeredProducts.flatMap { tuned[$0.executable] ?? Subject.defaults(for: $0) }
+    static let all: [Subject] = registeredProducts.flatMap {
+        (tuned[$0.executable] ?? Subject.defaults(for: $0)).map { $0.exploringContextVariants() }
+    }
 
     /// Products whose exploration needs more than the defaults: deeper paths, several versions,
     /// worlds, parts, or a product rule. (Mood Tracker runs on the defaults.)
@@ -179,6 +181,36 @@ extension Subject {
         var all = Set(named + [product.currentVersion])
         if !named.isEmpty { all.insert("0.1") }
         return all.sorted { AppVersion.isOlder($0, than: $1) }
+    }
+}
+
+extension Subject {
+    /// The subject with a starting world for each deciding value of each device fact its
+    /// conditions read (``ContextReach``: a flag both ways, a number at each threshold and its
+    /// declared bounds), beside the first: a step left out on a fact is reached where the fact
+    /// holds, and every path under each value is held to the invariants.
+    func exploringContextVariants() -> Subject {
+        let product = make(":memory:", World())
+        let variables = ContextReach.deviceVariables(of: product.catalog, declarations: product.handler.vocabulary)
+        guard let base = startingWorlds.first else { return self }
+        var subject = self
+        for variable in variables {
+            for value in variable.values.dropFirst() {
+                var world = base
+                world.deviceFacts[variable.key] = value
+                subject.startingWorlds.append(world)
+            }
+        }
+        return subject
+    }
+
+    /// The device facts the starting worlds report, as `key=value` (what the coverage line shows).
+    var contextVariants: [String] {
+        startingWorlds.flatMap { world in
+            world.deviceFacts.sorted { $0.key < $1.key }.map { fact in
+                "\(fact.key)=\(fact.value.boolValue.map { $0 ? "true" : "false" } ?? fact.value.displayText)"
+            }
+        }
     }
 }
 

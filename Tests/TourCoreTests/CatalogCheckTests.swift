@@ -52,9 +52,12 @@ struct CatalogCheckTests {
                             Gate(
                                 "account", .request("connectt"), required: true, deniedMessage: "No",
                                 grantedMessage: "Yes")
-                        ]),
+                        ],
+                        // A condition nothing can make true: never shown.
+                        includedWhen: .all([.flag("hasPhases"), .not(.flag("hasPhases"))])),
                 ],
-                fields: [FieldSpec("name", .text)],
+                // A whole number from 5 to 1: none.
+                fields: [FieldSpec("name", .text), FieldSpec("count", .integer(minimum: 5, maximum: 1, maximumKey: nil))],
                 // A variant showing a step the flow does not have.
                 experiment: Experiment(
                     "shorter", variants: [.init("full", weight: 1), .init("short", weight: 1, shows: .steps(["welcom"]))])),
@@ -89,6 +92,8 @@ struct CatalogCheckTests {
         #expect(has(.unknownPayloadKey, "welcome", "takes no payload key 'nmae' (did you mean 'name'?)"))
         #expect(has(.missingPayloadKey, "welcome", "needs payload key 'name'"))
         #expect(has(.payloadKind, "welcome", "takes text as 'name', and this gives a number"))
+        #expect(has(.neverShown, "connect", "step connect of main is never shown"))
+        #expect(has(.emptyRange, nil, "field 'count' takes a whole number from 5 to 1"))
         #expect(has(.experiment, nil, "shows step 'welcom', which the flow does not have (did you mean 'welcome'?)"))
         // Each names its path in the catalog document.
         let paths = problems.map(\.path)
@@ -132,4 +137,42 @@ struct CatalogCheckTests {
             #expect(error.description.contains("online (true or false), volume (a whole number)"))
         }
     }
+    /// A step or trigger is never shown when no value of the device facts it reads (over their
+    /// declared range), and no state of anything else, makes its condition true; one that some
+    /// value makes true is fine, and the explorer walks those values (`ContextReach`).
+    @Test func aConditionNoContextValueMakesTrueIsNeverShown() throws {
+        let declared = CatalogDeclarations(context: [
+            .device("hasWatch", .flag, default: false, "a watch is paired"),
+            .device("watches", .number, default: 0, range: 0...4, "paired watches"),
+            .computed("hasPhases", .flag, default: false, "phases stored"),
+        ])
+        let canHold = { (condition: Condition) in ContextReach.canHold(condition, declarations: declared) }
+        #expect(canHold(.flag("hasWatch")))
+        #expect(canHold(.all([.flag("hasWatch"), .atLeast("watches", 4)])))
+        #expect(canHold(.all([.not(.flag("hasWatch")), .flowCompleted("intro"), .not(.flag("hasPhases"))])))
+        #expect(!canHold(.all([.flag("hasWatch"), .not(.flag("hasWatch"))])))
+        #expect(!canHold(.atLeast("watches", 5)), "beyond the declared range")
+        #expect(!canHold(.all([.atLeast("watches", 3), .not(.atLeast("watches", 2))])))
+        #expect(!canHold(.never))
+        let variables = ContextReach.deviceVariables(
+            of: TourCatalog(
+                app: "watchy",
+                flows: [
+                    FlowDefinition(
+                        "welcome", name: "Welcome",
+                        steps: [
+                            StepDefinition("hello", StepContent(title: "Hi", body: "Hi"), actions: [.next()]),
+                            StepDefinition(
+                                "pair", StepContent(title: "Pair", body: "Pair"), actions: [.next()],
+                                includedWhen: .any([.flag("hasWatch"), .atLeast("watches", 2)])),
+                        ], triggers: [Trigger(.launch)])
+                ]), declarations: declared)
+        #expect(variables.map(\.key) == ["hasWatch", "watches"])
+        #expect(variables.first?.values == [false, true])
+        #expect(variables.last?.values == [0, 1, 2, 4], "the default, each side of the threshold, the bounds")
+        // A device number outside its declared range is refused as the app reports it.
+        #expect(throws: DeclarationError.self) { try declared.deviceFacts([("watches", "9")]) }
+        #expect(try declared.deviceFacts([("watches", "4")]) == ["watches": 4])
+    }
 }
+

@@ -126,7 +126,7 @@ public struct CatalogGenerator {
     mutating func field() -> FieldSpec {
         let kinds: [FieldSpec.Kind] = [
             .text, .secret, .list, .choice(list(1...3) { $0.name() }),
-            .integer(minimum: int(-10...1900), maximumKey: maybe { $0.name() }),
+            .integer(minimum: int(-10...1900), maximum: maybe { $0.int(1900...2100) }, maximumKey: maybe { $0.name() }),
             .date(latestKey: maybe { $0.name() }),
         ]
         let rules: [FieldSpec.Rule?] = [nil, .required, .minimumCount(int(0...5))]

@@ -97,7 +97,9 @@ public struct CarrierWaveHandler: ProductHandler {
         CatalogDeclarations(
             context: [
                 .computed("hasConnectedService", .flag, default: false, "a service account is connected"),
-                .device("online", .flag, default: true, "the device has a network (offline, a connection attempt fails)"),
+                .device(
+                    "online", .flag, default: true, remembered: false,
+                    "the device has a network now (offline, a connection attempt fails)"),
             ],
             requests: ["connect"])
     }

@@ -95,6 +95,17 @@ struct CoherenceCheck {
         for (index, trigger) in flow.triggers.enumerated() {
             checkCondition(
                 trigger.when, place.at("triggers[\(index)].when"), "trigger \(trigger.moment.summary)")
+            if trigger.when != .always, !ContextReach.canHold(trigger.when, declarations: declared) {
+                add(
+                    .neverShown, place.at("triggers[\(index)].when"),
+                    "trigger \(trigger.moment.summary) never fires: no value of what its condition reads makes \(trigger.when.summary) true")
+            }
+        }
+        for step in flow.steps where step.includedWhen != .always {
+            guard !ContextReach.canHold(step.includedWhen, declarations: declared) else { continue }
+            add(
+                .neverShown, Place(flow: flow.id, step: step.id, path: "flows[\(flow.id)].steps[\(step.id)].includedWhen"),
+                "step \(step.id) of \(flow.id) is never shown: no value of what its condition reads makes \(step.includedWhen.summary) true")
         }
         for (member, templates) in [
             ("onComplete", flow.onComplete), ("onSkip", flow.onSkip), ("onReset", flow.onReset),
@@ -228,7 +239,13 @@ struct CoherenceCheck {
         for field in fields {
             let key: String?
             switch field.kind {
-            case .integer(_, let maximumKey): key = maximumKey
+            case .integer(let minimum, let maximum, let maximumKey):
+                key = maximumKey
+                if let maximum, maximum < minimum {
+                    add(
+                        .emptyRange, place.item(field.name).at("kind"),
+                        "field '\(field.name)' takes a whole number from \(minimum) to \(maximum): no number is both")
+                }
             case .date(let latestKey): key = latestKey
             default: key = nil
             }

@@ -34,7 +34,7 @@ extension CatalogDeclarations {
         func read(_ fields: [FieldSpec]) {
             for field in fields {
                 switch field.kind {
-                case .integer(_, let key?), .date(let key?): keys.insert(key)
+                case .integer(_, _, let key?), .date(let key?): keys.insert(key)
                 default: break
                 }
             }

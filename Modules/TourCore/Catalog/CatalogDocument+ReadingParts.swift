@@ -49,7 +49,8 @@ extension FieldSpec.Kind {
         case "integer":
             var reader = try DocumentReader(DocumentReader.data(choice, at: path), at: "\(path).integer")
             self = .integer(
-                minimum: try reader.int("minimum"), maximumKey: try reader.optionalString("maximumKey"))
+                minimum: try reader.int("minimum"), maximum: try reader.optionalInt("maximum"),
+                maximumKey: try reader.optionalString("maximumKey"))
             try reader.finish()
         case "date":
             var reader = try DocumentReader(DocumentReader.data(choice, at: path), at: "\(path).date")

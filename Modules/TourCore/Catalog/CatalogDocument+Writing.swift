@@ -265,9 +265,10 @@ extension FieldSpec.Kind {
         case .secret: return "secret"
         case .list: return "list"
         case .choice(let options): return tagged("choice", .strings(options))
-        case .integer(let minimum, let maximumKey):
+        case .integer(let minimum, let maximum, let maximumKey):
             var writer = DocumentWriter()
             writer.set("minimum", minimum)
+            if let maximum { writer.set("maximum", maximum) }
             writer.set("maximumKey", text: maximumKey)
             return tagged("integer", writer.value)
         case .date(let latestKey):

@@ -41,6 +41,8 @@ public struct CatalogDocument: Sendable, Equatable {
         used.context = used.context.map { key in
             var key = key
             key.summary = ""
+            key.remembered = true
+            key.range = nil
             return key
         }
         used.effects = used.effects.map { EffectKind($0.name, payload: $0.payload) }
@@ -221,6 +223,11 @@ struct DocumentReader {
 
     mutating func int(_ key: String) throws(CatalogDocumentError) -> Int {
         try Self.int(required(key), at: path(key))
+    }
+
+    mutating func optionalInt(_ key: String) throws(CatalogDocumentError) -> Int? {
+        guard let value = try optional(key) else { return nil }
+        return try Self.int(value, at: path(key))
     }
 
     mutating func optionalDouble(_ key: String) throws(CatalogDocumentError) -> Double? {

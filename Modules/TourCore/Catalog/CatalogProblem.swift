@@ -20,6 +20,10 @@ public struct CatalogProblem: Equatable, Sendable, CustomStringConvertible {
         case deadEnd = "dead_end"
         case unrequestableGate = "unrequestable_gate"
         case unwritable = "unwritable"
+        /// An integer field whose fixed maximum is below its minimum: no value is allowed.
+        case emptyRange = "empty_range"
+        /// A step or a trigger whose condition no value of what it reads makes true: never shown.
+        case neverShown = "never_shown"
         /// A flow's experiment that cannot run or be measured as written.
         case experiment = "experiment"
         // The release history (``CatalogHistory``).
@@ -45,7 +49,8 @@ public struct CatalogProblem: Equatable, Sendable, CustomStringConvertible {
                 .duplicateID, .unknownGate, .unknownField, .unknownFlow, .unknownAction, .unknownPassThrough,
                 .undeclaredContextKey, .undeclaredEffect, .unknownPayloadKey, .missingPayloadKey,
                 .payloadKind,
-                .undeclaredRequest, .unreachableStep, .deadEnd, .unrequestableGate, .experiment,
+                .undeclaredRequest, .unreachableStep, .deadEnd, .unrequestableGate, .experiment, .emptyRange,
+                .neverShown,
             ]
         }
     }

@@ -237,6 +237,14 @@ public struct ContextKey: Sendable, Equatable {
     public var source: Source
     /// What the key means, for help and the docs; not part of the catalog document.
     public var summary: String
+    /// For a device fact: whether the install remembers what the app reported until it reports
+    /// otherwise (a watch paired, a setting), or it holds for the moment it is reported only (the
+    /// network now). Not part of the catalog document.
+    public var remembered = true
+    /// For a number: the values the app can report (a device has 0 to 4 paired watches), so the
+    /// CLI refuses others, the explorer tries the bounds and the check knows a threshold beyond
+    /// them is never met. Nil: any whole number. Not part of the catalog document.
+    public var range: ClosedRange<Int>?
 
     public init(
         _ name: String, _ kind: Kind, default defaultValue: TourValue, source: Source, _ summary: String
@@ -255,11 +263,16 @@ public struct ContextKey: Sendable, Equatable {
         ContextKey(name, kind, default: value, source: .productState, summary)
     }
 
-    /// A fact the app reports about the device.
-    public static func device(_ name: String, _ kind: Kind, default value: TourValue, _ summary: String)
-        -> ContextKey
-    {
-        ContextKey(name, kind, default: value, source: .device, summary)
+    /// A fact the app reports about the device; remembered for the install until reported
+    /// otherwise, unless `remembered` is false (it holds for the moment it is reported).
+    public static func device(
+        _ name: String, _ kind: Kind, default value: TourValue, remembered: Bool = true,
+        range: ClosedRange<Int>? = nil, _ summary: String
+    ) -> ContextKey {
+        var key = ContextKey(name, kind, default: value, source: .device, summary)
+        key.remembered = remembered
+        key.range = range
+        return key
     }
 }
 
@@ -311,6 +324,10 @@ public struct CatalogDeclarations: Sendable, Equatable {
             }
             guard let value = declared.kind.value(text) else {
                 throw DeclarationError("'\(key)' takes \(declared.kind.example), not '\(text.quotable)'")
+            }
+            if let range = declared.range, let number = value.intValue, !range.contains(number) {
+                throw DeclarationError(
+                    "'\(key)' takes a whole number from \(range.lowerBound) to \(range.upperBound), not \(number)")
             }
             facts[key] = value
         }
