@@ -141,6 +141,21 @@ final class EchoingProcess {
     }
 
     /// SIGKILL, and wait for the process to be gone.
+    /// Plays `script` and kills the process with SIGKILL while line `line` (0-based) runs: once
+    /// its echo is read (the lines before it have committed), at once or up to `maxPause`
+    /// nanoseconds later. False when the process ended before reaching the line.
+    static func kill(
+        _ cli: CLI, arguments: [String], script: String, whileLine line: Int, pausingUpTo maxPause: UInt64,
+        using generator: inout some RandomNumberGenerator
+    ) async throws -> Bool {
+        let running = try EchoingProcess(cli, arguments: arguments, script: script)
+        guard running.waitForEcho(line + 1) else { return false }
+        let pause = UInt64.random(in: 0...maxPause, using: &generator)
+        if pause > 0 { try await Task.sleep(nanoseconds: pause) }
+        running.kill()
+        return true
+    }
+
     func kill() {
         _ = Glibc.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()

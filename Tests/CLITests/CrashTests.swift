@@ -47,14 +47,14 @@ struct CrashTests {
             let user = "user\(kill % 12)"
             // Kill while line `line` (0-based) runs: lines before it have committed.
             let line = Int.random(in: 0..<(2 * Self.pass.count), using: &generator)
-            let running = try EchoingProcess(cli, arguments: ["--user", user], script: Self.loop)
-            guard running.waitForEcho(line + 1) else {
+            guard
+                try await EchoingProcess.kill(
+                    cli, arguments: ["--user", user], script: Self.loop, whileLine: line, pausingUpTo: 2_000_000,
+                    using: &generator)
+            else {
                 inconsistencies.append("kill \(kill + 1): the process ended before line \(line + 1)")
                 continue
             }
-            let pause = UInt64.random(in: 0...2_000_000, using: &generator)
-            if pause > 0 { try await Task.sleep(nanoseconds: pause) }
-            running.kill()
             if Self.pass[line % Self.pass.count] == "letsGo" { onCompletion += 1 }
             let problems = try Self.check(cli, committedLines: line)
             inconsistencies += problems.map {

@@ -136,14 +136,13 @@ struct DisplayBudgetCLITests {
         var onStart = 0
         for kill in 0..<30 {
             let line = Int.random(in: 0..<(2 * pass.count), using: &generator)
-            let running = try EchoingProcess(finite, arguments: [], script: script)
-            guard running.waitForEcho(line + 1) else {
+            guard
+                try await EchoingProcess.kill(
+                    finite, arguments: [], script: script, whileLine: line, pausingUpTo: 3_000_000, using: &generator)
+            else {
                 Issue.record("kill \(kill + 1): the process ended before line \(line + 1)")
                 continue
             }
-            let pause = UInt64.random(in: 0...3_000_000, using: &generator)
-            if pause > 0 { try await Task.sleep(nanoseconds: pause) }
-            running.kill()
             if pass[line % pass.count] == "wait 2" { onStart += 1 }
             // The next command's first event catches the file up from the journal.
             #expect(try finite.run("do", "skip").status <= 1)
