@@ -196,7 +196,7 @@ struct RunOptions: Equatable {
         CLIEnvironment.current.text("contextHelp") {
             let keys = CLIEnvironment.current.declarations.deviceKeys
             guard !keys.isEmpty else { return "\(CLIEnvironment.current.displayName) reads no device facts." }
-            return "KEY: " + keys.map { "\($0.name) (\($0.kind.example), default \($0.kind.text($0.defaultValue)): \($0.summary))" }
+            return "KEY: " + keys.map { "\($0.name) (\($0.example), default \($0.kind.text($0.defaultValue)): \($0.summary))" }
                 .joined(separator: "; ") + "."
         }
     }
@@ -204,7 +204,9 @@ struct RunOptions: Equatable {
     static var contextPairs: [String] {
         guard let declarations = CLIEnvironment.product?.declarations else { return [] }
         return declarations.deviceKeys.flatMap { key -> [String] in
-            key.kind == .flag ? ["\(key.name)=true", "\(key.name)=false"] : ["\(key.name)="]
+            key.kind == .flag
+                ? ["\(key.name)=true", "\(key.name)=false"]
+                : key.allowed.map { $0.map { "\(key.name)=\($0)" } } ?? ["\(key.name)="]
         }
     }
 

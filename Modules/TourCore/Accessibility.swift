@@ -84,8 +84,8 @@ extension ContextKey {
             AccessibilitySettings.hapticsEnabledKey, .flag, default: .bool(true),
             "the system plays haptics: when false, no haptic effect is emitted"),
         .device(
-            AccessibilitySettings.textSizeKey, .text, default: .string("large"),
-            "the text size category (extraSmall … large … accessibilityExtraExtraExtraLarge)"),
+            AccessibilitySettings.textSizeKey, .text, default: .string("large"), allowed: AccessibilitySettings.textSizes,
+            "the text size category"),
     ]
 }
 

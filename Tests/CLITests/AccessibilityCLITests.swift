@@ -54,7 +54,12 @@ struct AccessibilityCLITests {
         #expect(refused.status == 2)
         #expect(refused.stderr.contains("voiceOver"))
         #expect(refused.stderr.contains("true or false"))
+        // The text size is one of the categories the system has.
+        let size = try cli.run("--context", "textSize=huge", "launch")
+        #expect(size.status == 2)
+        #expect(size.stderr.contains("'textSize' takes one of extraSmall, small"), "\(size.stderr)")
         #expect(!FileManager.default.fileExists(atPath: cli.database))
+        #expect(try cli.run("--context", "textSize=accessibilityLarge", "status").status == 0)
     }
 
     /// The report counts each run under the settings it started with. Four people take turns on one

@@ -43,6 +43,7 @@ public struct CatalogDocument: Sendable, Equatable {
             key.summary = ""
             key.remembered = true
             key.range = nil
+            key.allowed = nil
             return key
         }
         used.effects = used.effects.map { EffectKind($0.name, payload: $0.payload) }

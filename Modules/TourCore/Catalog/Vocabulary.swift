@@ -245,6 +245,17 @@ public struct ContextKey: Sendable, Equatable {
     /// CLI refuses others, the explorer tries the bounds and the check knows a threshold beyond
     /// them is never met. Nil: any whole number. Not part of the catalog document.
     public var range: ClosedRange<Int>?
+    /// For text: the values the app can report (an enumeration, such as the text size categories),
+    /// so the CLI refuses others. Nil: any text. Not part of the catalog document.
+    public var allowed: [String]?
+
+    /// What a value of this key looks like, for messages and help: its kind, narrowed by its range
+    /// or its allowed values.
+    public var example: String {
+        if let allowed { return "one of \(allowed.joined(separator: ", "))" }
+        if let range { return "a whole number from \(range.lowerBound) to \(range.upperBound)" }
+        return kind.example
+    }
 
     public init(
         _ name: String, _ kind: Kind, default defaultValue: TourValue, source: Source, _ summary: String
@@ -267,11 +278,12 @@ public struct ContextKey: Sendable, Equatable {
     /// otherwise, unless `remembered` is false (it holds for the moment it is reported).
     public static func device(
         _ name: String, _ kind: Kind, default value: TourValue, remembered: Bool = true,
-        range: ClosedRange<Int>? = nil, _ summary: String
+        range: ClosedRange<Int>? = nil, allowed: [String]? = nil, _ summary: String
     ) -> ContextKey {
         var key = ContextKey(name, kind, default: value, source: .device, summary)
         key.remembered = remembered
         key.range = range
+        key.allowed = allowed
         return key
     }
 }
@@ -307,7 +319,7 @@ public struct CatalogDeclarations: Sendable, Equatable {
     {
         var facts: [String: TourValue] = [:]
         let device = deviceKeys
-        let allowed = device.map { "\($0.name) (\($0.kind.example))" }
+        let allowed = device.map { "\($0.name) (\($0.example))" }
         let listing =
             allowed.isEmpty
             ? "\(product) reads no device facts" : "device facts: \(allowed.joined(separator: ", "))"
@@ -326,8 +338,12 @@ public struct CatalogDeclarations: Sendable, Equatable {
                 throw DeclarationError("'\(key)' takes \(declared.kind.example), not '\(text.quotable)'")
             }
             if let range = declared.range, let number = value.intValue, !range.contains(number) {
+                throw DeclarationError("'\(key)' takes \(declared.example), not \(number)")
+            }
+            if let allowed = declared.allowed, let text = value.stringValue, !allowed.contains(text) {
+                let near = NameSuggestion.nearest(to: text, in: allowed)
                 throw DeclarationError(
-                    "'\(key)' takes a whole number from \(range.lowerBound) to \(range.upperBound), not \(number)")
+                    "'\(key)' takes \(declared.example), not '\(text.quotable)'\(near.map { " (did you mean '\($0)'?)" } ?? "")")
             }
             facts[key] = value
         }
