@@ -109,6 +109,10 @@ struct ProductRegistryTests {
         let folders = try FileManager.default.contentsOfDirectory(atPath: Self.appsFolder.path).filter {
             FileManager.default.fileExists(atPath: Self.appsFolder.appendingPathComponent("\($0)/Onboarding").path)
         }
+        let unbuilt = Set(folders).subtracting(registeredProductFolders.values).sorted()
+        #expect(
+            unbuilt.isEmpty,
+            "Apps/\(unbuilt.joined(separator: ", Apps/")) is not in the package that was built: SwiftPM read Package.swift before the folder existed and keeps what it read; run scripts/regen-product \(unbuilt.joined(separator: " ")) (it makes SwiftPM read it again), then swift test")
         #expect(Set(registeredProductFolders.values) == Set(folders))
         #expect(Set(Subject.all.map(\.executable)) == Set(registeredProducts.map(\.executable)))
         #expect(Subject.products.count == registeredProducts.count)
