@@ -131,7 +131,7 @@ let package = Package(
             ],
             path: "Modules/OnboardingServerMain", swiftSettings: swiftSettings),
 
-        // MARK: Benchmarks (scripts/bench.sh)
+        // MARK: Benchmarks (scripts/bench)
         .executableTarget(
             name: "onboarding-bench",
             dependencies: appModules + [

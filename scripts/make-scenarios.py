@@ -21,10 +21,41 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from products import products  # noqa: E402
 
 
-def write(folder, name, lines, title):
-    os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(folder, name + ".play"), "w") as f:
-        f.write(f"# {title}\n" + "\n".join(lines) + "\n")
+GENERATED = ("happy-path", "skip-at-", "back-at-", "kill-at-", "returning-after-", "replay-after-", "reset-after-")
+
+
+def scenarios(spec):
+    """The scenarios the spec makes: name -> (title, lines)."""
+    made = {}
+    setup = spec["setup"]
+    steps = [(s["step"], s["lines"], s.get("canSkip", False), s.get("canGoBack", False)) for s in spec["steps"]]
+    done = [line for _, lines, _, _ in steps for line in lines]
+    made["happy-path"] = ("The whole flow, start to finish", setup + done + ["status"])
+    for index, (step, lines, can_skip, can_back) in enumerate(steps):
+        prefix = setup + [l for _, ls, _, _ in steps[:index] for l in ls]
+        number = f"{index + 1:02d}-{step}"
+        if can_skip:
+            made[f"skip-at-{number}"] = (f"Skip at {step}", prefix + ["skip", "status"])
+        if can_back and index > 0:
+            made[f"back-at-{number}"] = (f"Back at {step}, then forward again",
+                                         prefix + ["back", "show"] + steps[index - 1][1] + ["show"])
+        made[f"kill-at-{number}"] = (
+            f"Killed at {step}, then relaunched: the flow is where its interruption policy says",
+            prefix + ["#! kill", "launch", "status"])
+    made["returning-after-completion"] = ("A returning user after completing the flow",
+                                          setup + done + ["#! restart", "launch", "status"])
+    skippable = [index for index, step in enumerate(steps) if step[2]]
+    if skippable:
+        before = [l for _, ls, _, _ in steps[:skippable[0]] for l in ls]
+        made["returning-after-skip"] = ("A returning user after skipping the flow",
+                                        setup + before + ["skip", "#! restart", "launch", "status"])
+    made["replay-after-completion"] = ("Replay after completion (refused where the flow is not replayable)",
+                                       setup + done + ["replay", "status"])
+    made["reset-after-completion"] = ("Debug reset after completion, then a launch",
+                                      setup + done + ["reset", "launch", "status"])
+    for name, lines in spec.get("special", {}).items():
+        made[name] = (name.replace("-", " ").capitalize(), lines)
+    return made
 
 
 def make(product):
@@ -32,33 +63,17 @@ def make(product):
     if not os.path.exists(spec_path):
         print(f"{product}: no {os.path.relpath(spec_path)}; scripts/new-product writes one to start from", file=sys.stderr)
         return False
-    spec = json.load(open(spec_path))
+    made = scenarios(json.load(open(spec_path)))
     folder = product.transcripts
-    setup = spec["setup"]
-    steps = [(s["step"], s["lines"], s.get("canSkip", False), s.get("canGoBack", False)) for s in spec["steps"]]
-    done = [line for _, lines, _, _ in steps for line in lines]
-    write(folder, "happy-path", setup + done + ["status"], "The whole flow, start to finish")
-    for index, (step, lines, can_skip, can_back) in enumerate(steps):
-        prefix = setup + [l for _, ls, _, _ in steps[:index] for l in ls]
-        number = f"{index + 1:02d}-{step}"
-        if can_skip:
-            write(folder, f"skip-at-{number}", prefix + ["skip", "status"], f"Skip at {step}")
-        if can_back and index > 0:
-            write(folder, f"back-at-{number}", prefix + ["back", "show"] + steps[index - 1][1] + ["show"],
-                  f"Back at {step}, then forward again")
-        write(folder, f"kill-at-{number}", prefix + ["#! kill", "launch", "status"],
-              f"Killed at {step}, then relaunched: the flow is where its interruption policy says")
-    write(folder, "returning-after-completion", setup + done + ["#! restart", "launch", "status"],
-          "A returning user after completing the flow")
-    if any(s[2] for s in steps):
-        write(folder, "returning-after-skip", setup + ["skip", "#! restart", "launch", "status"],
-              "A returning user after skipping the flow")
-    write(folder, "replay-after-completion", setup + done + ["replay", "status"],
-          "Replay after completion (refused where the flow is not replayable)")
-    write(folder, "reset-after-completion", setup + done + ["reset", "launch", "status"],
-          "Debug reset after completion, then a launch")
-    for name, lines in spec.get("special", {}).items():
-        write(folder, name, lines, name.replace("-", " ").capitalize())
+    # A generated scenario the spec no longer makes (a step renamed or removed) goes, with its
+    # recordings; scenarios written by hand (other names) stay.
+    for file in os.listdir(folder):
+        stem, extension = os.path.splitext(file)
+        if extension in (".play", ".txt", ".jsonl") and stem.startswith(GENERATED) and stem not in made:
+            os.remove(os.path.join(folder, file))
+    for name, (title, lines) in made.items():
+        with open(os.path.join(folder, name + ".play"), "w") as f:
+            f.write(f"# {title}\n" + "\n".join(lines) + "\n")
     return True
 
 

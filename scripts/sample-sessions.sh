@@ -7,12 +7,15 @@ cd "$(dirname "$0")/.."
 swift build >/dev/null
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-python3 scripts/products.py | while read -r folder executable _page; do
-  if [ $# -gt 0 ]; then
-    wanted=no
-    for name in "$@"; do [ "$name" = "$executable" ] || [ "$name" = "$folder" ] && wanted=yes; done
-    [ "$wanted" = yes ] || continue
-  fi
+# Unknown names are refused by products.py, with the names there are.
+python3 - "$@" <<'PY' > "$dir/products"
+import sys
+sys.path.insert(0, "scripts")
+from products import products
+for p in products(sys.argv[1:]):
+    print(p.folder, p.executable)
+PY
+while read -r folder executable; do
   echo "=== $executable play Apps/$folder/sample-session.txt"
   ONBOARDING_DB="$dir/$executable.sqlite" ONBOARDING_CLOCK=virtual ".build/debug/$executable" play "Apps/$folder/sample-session.txt"
-done
+done < "$dir/products"
