@@ -3,7 +3,8 @@
 folder is a product; its executable is the folder's name in lower case. Every script that works on
 "each product" lists them from here, so a new product folder is picked up with no edit.
 
-    python3 scripts/products.py        prints FOLDER EXECUTABLE PAGE, one product a line
+    python3 scripts/products.py            prints FOLDER EXECUTABLE PAGE, one product a line
+    python3 scripts/products.py --refresh  makes SwiftPM read Package.swift again (refresh_package_graph)
 
 A product's page is Docs/<Folder>.md once the team has written one there, else the README.md of its
 folder (what scripts/new-product writes)."""
@@ -65,5 +66,9 @@ def refresh_package_graph():
 
 
 if __name__ == "__main__":
+    import sys
+    if sys.argv[1:] == ["--refresh"]:
+        refresh_package_graph()
+        sys.exit(0)
     for p in products():
         print(p.folder, p.executable, os.path.relpath(p.page, ROOT))

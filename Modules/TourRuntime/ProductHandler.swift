@@ -104,13 +104,15 @@ public struct Product: Sendable {
     public var handler: any ProductHandler {
         didSet {
             deviceKeys = handler.vocabulary.deviceKeys
+            rememberedDeviceFacts = Set(deviceKeys.filter(\.remembered).map(\.name))
             stamp = CatalogFingerprint(catalog, declarations: handler.vocabulary)
         }
     }
     /// The handler's declared device facts, kept: the context is computed for every event.
     private var deviceKeys: [ContextKey]
     /// The device facts the install remembers once reported (``ContextKey/remembered``).
-    public var rememberedDeviceFacts: Set<String> { Set(deviceKeys.filter(\.remembered).map(\.name)) }
+    /// Kept with ``deviceKeys``: every event reads it.
+    public private(set) var rememberedDeviceFacts: Set<String>
     /// The fingerprint of the catalog's document, computed once when first needed.
     private var stamp: CatalogFingerprint
     /// The app version a launch reports when none is given.
@@ -125,6 +127,7 @@ public struct Product: Sendable {
         self.catalog = catalog
         self.handler = handler
         self.deviceKeys = handler.vocabulary.deviceKeys
+        self.rememberedDeviceFacts = Set(deviceKeys.filter(\.remembered).map(\.name))
         self.stamp = CatalogFingerprint(catalog, declarations: handler.vocabulary)
         self.currentVersion = currentVersion
         self.launchSignals = launchSignals

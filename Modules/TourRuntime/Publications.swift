@@ -142,7 +142,7 @@ public enum Publications {
         if product.catalog.flows.contains(where: { $0.scope == .user }),
             try store.database.syncsAccount(app: product.catalog.app, user: user)
         {
-            return "account:" + user
+            return TourSession.accountSubject(user)
         }
         return "install:" + (try store.installID())
     }

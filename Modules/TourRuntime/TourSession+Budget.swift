@@ -38,5 +38,9 @@ extension TourSession {
     }
 
     /// The account as the budget file names it (the same in every product of the family).
-    nonisolated var budgetAccount: String { "account:" + key.user }
+    nonisolated var budgetAccount: String { Self.accountSubject(key.user) }
+
+    /// A user's account as experiments and the display budget name it, apart from installs
+    /// (`install:ID`): the same in every product of the family.
+    static func accountSubject(_ user: String) -> String { "account:" + user }
 }

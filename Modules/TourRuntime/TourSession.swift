@@ -183,7 +183,7 @@ public actor TourSession {
             for (name, value) in deviceFacts where product.rememberedDeviceFacts.contains(name) {
                 session.device[Self.rememberedFactPrefix + name] = value
             }
-            let account = session.account == nil ? nil : "account:" + user
+            let account = session.account == nil ? nil : Self.accountSubject(user)
             let subjects = ExperimentSubjects(install: install, account: account)
             let transition = try engine.reduce(
                 session.tour, event, at: now, context: context, subjects: subjects,
@@ -234,7 +234,7 @@ public actor TourSession {
         let database = database
         try budget.file.catchUp(from: database, app: key.app, device: budget.device) { user in
             let key = SessionKey(app: self.key.app, user: user)
-            return (try? database.session(key, scopes: self.product.scopes))?.account == nil ? nil : "account:" + user
+            return (try? database.session(key, scopes: self.product.scopes))?.account == nil ? nil : Self.accountSubject(user)
         }
         budgetCaughtUp = true
     }

@@ -71,13 +71,10 @@ public enum ContextReach {
             case .flag:
                 values.append(.bool(!(declared.defaultValue.boolValue ?? false)))
             case .number:
-                let bounds = declared.range ?? Int.min...Int.max
-                for number in (thresholds[key] ?? []).sorted() where bounds.contains(number) {
+                for number in (thresholds[key] ?? []).sorted() where declared.range?.contains(number) ?? true {
                     values.append(.int(number))
                 }
-                for bound in [bounds.lowerBound, bounds.upperBound] where declared.range != nil {
-                    values.append(.int(bound))
-                }
+                if let range = declared.range { values += [.int(range.lowerBound), .int(range.upperBound)] }
             case .text:
                 break
             }
