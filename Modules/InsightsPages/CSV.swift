@@ -71,3 +71,26 @@ extension TrendFigures {
             rows: days.map { [.text($0.day), .number($0.started), .number($0.completed)] })
     }
 }
+
+extension ArmFigures {
+    /// Rows of each experiment's variants: subjects, the goal rate with its 95% interval, and the
+    /// difference to control with its interval (empty where there is none).
+    public static func csv(_ experiments: [ArmFigures]) -> CSVTable {
+        CSVTable(
+            header: [
+                "experiment", "variant", "control", "assigned", "exposed", "goal_reached", "goal_rate", "goal_rate_low",
+                "goal_rate_high", "difference", "difference_low", "difference_high", "verdict",
+            ],
+            rows: experiments.flatMap { experiment in
+                experiment.arms.map { arm in
+                    [
+                        .text(experiment.experiment), .text(arm.variant), .text(arm.control ? "yes" : "no"),
+                        .number(arm.assigned), .number(arm.exposed), .number(arm.goalReached), .decimal(arm.rate),
+                        .decimal(arm.interval?.lowerBound), .decimal(arm.interval?.upperBound), .decimal(arm.difference),
+                        .decimal(arm.differenceInterval?.lowerBound), .decimal(arm.differenceInterval?.upperBound),
+                        .text(arm.verdict ?? ""),
+                    ]
+                }
+            })
+    }
+}

@@ -211,12 +211,15 @@ public struct InsightsPage: Sendable {
             html.raw("<text x=\"0\" y=\"\(y + 15)\" class=\"label\">").text(row.label).raw("</text>")
             html.raw("<rect x=\"\(x)\" y=\"\(y)\" width=\"\(width)\" height=\"20\" class=\"bar\"><title>").text(row.label)
                 .raw(": ").text(row.shown).raw("</title></rect>")
+            // The value is written past the bar and past its interval's line, never over either.
+            var end = x + width
             if let interval = row.interval {
                 let low = x + Int((interval.lowerBound / scale * span).rounded())
                 let high = x + Int((interval.upperBound / scale * span).rounded())
                 html.raw("<line x1=\"\(low)\" y1=\"\(y + 10)\" x2=\"\(high)\" y2=\"\(y + 10)\" class=\"interval\"/>")
+                end = max(end, high)
             }
-            html.raw("<text x=\"\(x + width + 6)\" y=\"\(y + 15)\" class=\"value\">").text(row.shown).raw("</text>\n")
+            html.raw("<text x=\"\(end + 6)\" y=\"\(y + 15)\" class=\"value\">").text(row.shown).raw("</text>\n")
         }
         html.raw("</svg>\n")
     }

@@ -164,6 +164,17 @@ struct Report: ScriptableCommand {
         }
     }
 
+    /// Why a page could not be written, in a few words.
+    static func writeFailure(_ error: any Error) -> String {
+        switch (error as? CocoaError)?.code {
+        case .fileWriteNoPermission?: "permission denied"
+        case .fileWriteVolumeReadOnly?: "the file system is read-only"
+        case .fileWriteOutOfSpace?: "the disk is full"
+        case .fileNoSuchFile?, .fileWriteInvalidFileName?: "the file cannot be made there"
+        default: "the system refused it"
+        }
+    }
+
     static func percent(_ rate: Double?) -> String {
         rate.map { " (\(Int(($0 * 100).rounded()))%)" } ?? ""
     }
@@ -208,7 +219,8 @@ struct Report: ScriptableCommand {
         do {
             try Data(page.render().utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
-            throw CLIFailure.usage("--html could not write '\(path.quotable)': \(error)")
+            throw CLIFailure.usage(
+                "--html could not write '\(path.quotable)' (\(Self.writeFailure(error))); give a FILE in a folder you can write to")
         }
         Output.line("wrote \(path) (\(by == "variant" ? "experiments" : "funnels") of \(rows.count) journal rows)")
     }

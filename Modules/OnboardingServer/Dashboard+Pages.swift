@@ -9,38 +9,50 @@ import TourCore
 extension Dashboard {
     // MARK: - Pages
 
-    static func overview(_ apps: [Insights.AppSummary], range: DayRange?, format: Format) throws -> Response {
+    static func overview(
+        _ apps: [Insights.AppSummary], trendRange: DayRange, range: DayRange?, format: Format, table: String
+    ) throws -> Response {
         let flowRows = apps.flatMap { app in app.flows.map { (app, $0) } }
-        let days = apps.first?.trend.days.indices.map { index in
+        // Every app's trend covers the same days (one window for the page), so they add up by day.
+        let days = trendRange.days.enumerated().map { index, day in
             TrendFigures.Day(
-                day: apps[0].trend.days[index].day, started: apps.map { $0.trend.days[index].started }.reduce(0, +),
+                day: day, started: apps.map { $0.trend.days[index].started }.reduce(0, +),
                 completed: apps.map { $0.trend.days[index].completed }.reduce(0, +))
-        } ?? []
-        let trend = TrendFigures(title: "Every app's flows started and completed per day", days: days)
+        }
+        let trend = TrendFigures(title: trendTitle("Every app's flows started and completed per day", trendRange, range), days: days)
         switch format {
         case .csv:
-            let table = CSVTable(
-                header: ["app", "accounts", "devices", "flow", "started", "start_rate", "completed", "completion_rate", "skipped"],
-                rows: flowRows.map { app, flow in
-                    [
-                        .text(app.app), .number(app.accounts), .number(app.devices), .text(flow.flow), .number(flow.started),
-                        .decimal(rate(flow.started, app.accounts)), .number(flow.completed),
-                        .decimal(rate(flow.completed, flow.started)), .number(flow.skipped),
-                    ]
-                })
-            return download(table.text, type: "text/csv; charset=utf-8", name: "onboarding-apps.csv")
+            let csv: CSVTable
+            switch table {
+            case "apps":
+                csv = CSVTable(
+                    header: ["app", "accounts", "devices", "flows"],
+                    rows: apps.map { [.text($0.app), .number($0.accounts), .number($0.devices), .number($0.flows.count)] })
+            case "trend": csv = trend.csv
+            default:
+                csv = CSVTable(
+                    header: ["app", "accounts", "devices", "flow", "started", "start_rate", "completed", "completion_rate", "skipped"],
+                    rows: flowRows.map { app, flow in
+                        [
+                            .text(app.app), .number(app.accounts), .number(app.devices), .text(flow.flow), .number(flow.started),
+                            .decimal(startRate(flow, app, range: range)), .number(flow.completed),
+                            .decimal(rate(flow.completed, flow.started)), .number(flow.skipped),
+                        ]
+                    })
+            }
+            return download(csv.text, type: "text/csv; charset=utf-8", name: "onboarding-apps-\(table).csv")
         case .json:
             return try json(
                 .members([
-                    "range": range.map { ["from": .string($0.first), "to": .string($0.last)] as TourValue },
-                    "apps": .list(apps.map(Self.appValue)), "trend": trendValue(trend),
+                    "range": rangeValue(range), "trendRange": rangeValue(trendRange),
+                    "apps": .list(apps.map { appValue($0, range: range) }), "trend": trendValue(trend),
                 ]), name: "onboarding-apps.json")
         case .html:
             var sections: [InsightsPage.Section] = [rangeForm("/dashboard", range)]
             sections.append(
                 .table(
                     .init(
-                        caption: "Apps", columns: ["App", "Accounts", "Devices", "Flows"],
+                        caption: "Apps", columns: ["App", "Accounts (all time)", "Devices (all time)", "Flows"],
                         rows: apps.map { app in
                             [
                                 .init(app.app, href: "/dashboard/apps/\(app.app)" + query(range)), .number(app.accounts),
@@ -48,13 +60,19 @@ extension Dashboard {
                             ]
                         })))
             sections.append(.table(flowsTable(flowRows, range: range)))
+            if range != nil { sections.append(.text(startRateNote)) }
             sections.append(.trend(trend))
-            sections.append(exports("/dashboard", range))
+            sections.append(exports("/dashboard", range, tables: overviewTables))
             return html(
                 InsightsPage(
-                    title: "All apps", subtitle: rangeText(range), navigation: navigation(apps.map(\.app), current: nil),
+                    title: "All apps", subtitle: rangeText(range), navigation: navigation(apps.map(\.app), current: nil, range: range),
                     signOut: true, sections: sections, footer: footer))
         }
+    }
+
+    /// Without a range, the trend's title says which 30 days it covers (up to the last with activity).
+    static func trendTitle(_ title: String, _ trendRange: DayRange, _ range: DayRange?) -> String {
+        range == nil ? "\(title), \(trendRange.first) to \(trendRange.last) (the 30 days to the last with activity)" : title
     }
 
     static func flowsTable(_ rows: [(Insights.AppSummary, Insights.FlowSummary)], range: DayRange?) -> InsightsPage.Table {
@@ -63,81 +81,122 @@ extension Dashboard {
             rows: rows.map { app, flow in
                 [
                     .init(app.app), .init(flow.flow, href: "/dashboard/apps/\(app.app)/flows/\(flow.flow)" + query(range)),
-                    .number(flow.started), .percent(rate(flow.started, app.accounts)), .number(flow.completed),
+                    .number(flow.started), .percent(startRate(flow, app, range: range)), .number(flow.completed),
                     .percent(rate(flow.completed, flow.started)), .number(flow.skipped),
                 ]
             })
     }
 
-    static func navigation(_ apps: [String], current: String?) -> [InsightsPage.Link] {
-        [.init("All apps", href: "/dashboard", current: current == nil)]
-            + apps.map { .init($0, href: "/dashboard/apps/\($0)", current: $0 == current) }
+    /// The links at the top of every page: all apps, each app, and on a funnel its flow; the page
+    /// itself marked current. Each keeps the page's date range.
+    static func navigation(_ apps: [String], current: String?, flow: String? = nil, range: DayRange?) -> [InsightsPage.Link] {
+        var links: [InsightsPage.Link] = [.init("All apps", href: "/dashboard" + query(range), current: current == nil)]
+        for app in apps {
+            links.append(.init(app, href: "/dashboard/apps/\(app)" + query(range), current: app == current && flow == nil))
+            if app == current, let flow {
+                links.append(.init("\(app) · \(flow)", href: "/dashboard/apps/\(app)/flows/\(flow)" + query(range), current: true))
+            }
+        }
+        return links
     }
 
     static func appPage(
-        _ app: Insights.AppSummary, catalogs: [CatalogStore.Entry], range: DayRange?, format: Format
+        _ app: Insights.AppSummary, catalogs: [CatalogStore.Entry], apps: [String], range: DayRange?, format: Format,
+        table: String
     ) throws -> Response {
         let path = "/dashboard/apps/\(app.app)"
         switch format {
         case .csv:
-            let table = CSVTable(
-                header: ["flow", "started", "start_rate", "completed", "completion_rate", "skipped"],
-                rows: app.flows.map { flow in
-                    [
-                        .text(flow.flow), .number(flow.started), .decimal(rate(flow.started, app.accounts)),
-                        .number(flow.completed), .decimal(rate(flow.completed, flow.started)), .number(flow.skipped),
-                    ]
-                })
-            return download(table.text, type: "text/csv; charset=utf-8", name: "\(app.app)-flows.csv")
+            let csv: CSVTable
+            switch table {
+            case "trend": csv = app.trend.csv
+            case "catalogs":
+                csv = CSVTable(
+                    header: ["version", "source", "reaches", "rollout", "recorded_at", "recorded_by", "withdrawn_at", "fingerprint"],
+                    rows: catalogs.reversed().map { entry in
+                        [
+                            .number(entry.version), .text(entry.source.rawValue), .text(reaches(entry)), .number(entry.rollout),
+                            .text(isoTime(entry.recordedAt)), .text(entry.recordedBy), .text(entry.withdrawnAt.map(isoTime) ?? ""),
+                            .text(entry.fingerprint),
+                        ]
+                    })
+            default:
+                csv = CSVTable(
+                    header: ["flow", "started", "start_rate", "completed", "completion_rate", "skipped"],
+                    rows: app.flows.map { flow in
+                        [
+                            .text(flow.flow), .number(flow.started), .decimal(startRate(flow, app, range: range)),
+                            .number(flow.completed), .decimal(rate(flow.completed, flow.started)), .number(flow.skipped),
+                        ]
+                    })
+            }
+            return download(csv.text, type: "text/csv; charset=utf-8", name: "\(app.app)-\(table).csv")
         case .json:
-            var value = appValue(app).objectValue ?? [:]
+            var value = appValue(app, range: range).objectValue ?? [:]
+            value["range"] = rangeValue(range)
             value["catalogs"] = .list(catalogs.map(catalogValue))
             return try json(.object(value), name: "\(app.app).json")
         case .html:
             let published = catalogs.reversed().map { entry -> [InsightsPage.Cell] in
                 [
-                    .number(entry.version), .init(entry.source.rawValue),
-                    .init(entry.source == .published ? (entry.withdrawnAt == nil ? "\(entry.rollout)%" : "withdrawn") : "in the binary"),
-                    .init(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: entry.recordedAt))),
+                    .number(entry.version), .init(entry.source.rawValue), .init(reaches(entry)), .init(isoTime(entry.recordedAt)),
                     .init(entry.recordedBy), .init(String(entry.fingerprint.prefix(12))),
                 ]
             }
-            let sections: [InsightsPage.Section] = [
+            var sections: [InsightsPage.Section] = [
                 rangeForm(path, range),
                 .table(
                     .init(
-                        caption: "\(app.app) in all", columns: ["Accounts", "Devices"],
+                        caption: "\(app.app) in all", columns: ["Accounts (all time)", "Devices (all time)"],
                         rows: [[.number(app.accounts), .number(app.devices)]])),
                 .table(flowsTable(app.flows.map { (app, $0) }, range: range)),
-                .trend(app.trend),
+            ]
+            if range != nil { sections.append(.text(startRateNote)) }
+            var trend = app.trend
+            if let first = trend.days.first?.day, let last = trend.days.last?.day {
+                trend.title = trendTitle(trend.title, DayRange(first: first, last: last), range)
+            }
+            sections += [
+                .trend(trend),
                 .table(
                     .init(
                         caption: "Catalogs: what is published and at what rollout",
                         columns: ["Version", "Source", "Reaches", "Recorded (UTC)", "By", "Fingerprint"], rows: published)),
-                exports(path, range),
+                exports(path, range, tables: appTables),
             ]
             return html(
                 InsightsPage(
-                    title: app.app, subtitle: rangeText(range), navigation: [.init("All apps", href: "/dashboard")],
+                    title: app.app, subtitle: rangeText(range), navigation: navigation(apps, current: app.app, range: range),
                     signOut: true, sections: sections, footer: footer))
         }
     }
 
+    /// Whom a catalog reaches: a published one its rollout's share of devices until withdrawn; a
+    /// recorded release is in the app's binary.
+    static func reaches(_ entry: CatalogStore.Entry) -> String {
+        entry.source == .published ? (entry.withdrawnAt == nil ? "\(entry.rollout)%" : "withdrawn") : "in the binary"
+    }
+
+    static func isoTime(_ seconds: Double) -> String {
+        ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: seconds))
+    }
+
     static func funnelPage(
-        _ funnels: Insights.FlowFunnels, experiments: [ExperimentReport], range: DayRange?, format: Format
+        _ funnels: Insights.FlowFunnels, experiments: [ExperimentReport], apps: [String], range: DayRange?, format: Format,
+        table: String
     ) throws -> Response {
         let path = "/dashboard/apps/\(funnels.app)/flows/\(funnels.flow)"
         let arms = experiments.map(ArmFigures.init)
         let all = [funnels.all] + funnels.byCatalogVersion + funnels.byAppVersion
         switch format {
         case .csv:
+            let csv = table == "variants" ? ArmFigures.csv(arms) : FunnelFigures.csv(all)
             return download(
-                FunnelFigures.csv(all).text, type: "text/csv; charset=utf-8", name: "\(funnels.app)-\(funnels.flow)-funnel.csv")
+                csv.text, type: "text/csv; charset=utf-8", name: "\(funnels.app)-\(funnels.flow)-\(table).csv")
         case .json:
             return try json(
                 .members([
-                    "app": .string(funnels.app), "flow": .string(funnels.flow),
-                    "range": range.map { ["from": .string($0.first), "to": .string($0.last)] as TourValue },
+                    "app": .string(funnels.app), "flow": .string(funnels.flow), "range": rangeValue(range),
                     "all": funnelValue(funnels.all), "byCatalogVersion": .list(funnels.byCatalogVersion.map(funnelValue)),
                     "byAppVersion": .list(funnels.byAppVersion.map(funnelValue)),
                     "experiments": .list(experiments.map(\.tourValue)),
@@ -150,29 +209,33 @@ extension Dashboard {
             if !arms.isEmpty {
                 sections.append(.text("Variants count every subject assigned, whatever the date range."))
             }
-            sections.append(exports(path, range))
+            sections.append(exports(path, range, tables: funnelTables))
             return html(
                 InsightsPage(
                     title: "\(funnels.app) · \(funnels.flow)", subtitle: rangeText(range),
-                    navigation: [
-                        .init("All apps", href: "/dashboard"), .init(funnels.app, href: "/dashboard/apps/\(funnels.app)"),
-                    ], signOut: true, sections: sections, footer: footer))
+                    navigation: navigation(apps, current: funnels.app, flow: funnels.flow, range: range), signOut: true,
+                    sections: sections, footer: footer))
         }
     }
 
     // MARK: - JSON exports
 
-    static func appValue(_ app: Insights.AppSummary) -> TourValue {
+    static func appValue(_ app: Insights.AppSummary, range: DayRange?) -> TourValue {
         [
             "app": .string(app.app), "accounts": .int(app.accounts), "devices": .int(app.devices),
             "flows": .list(
                 app.flows.map { flow in
-                    [
-                        "flow": .string(flow.flow), "started": .int(flow.started), "completed": .int(flow.completed),
-                        "skipped": .int(flow.skipped),
-                    ]
+                    .members([
+                        "flow": .string(flow.flow), "started": .int(flow.started),
+                        "startRate": startRate(flow, app, range: range).map(TourValue.double), "completed": .int(flow.completed),
+                        "completionRate": rate(flow.completed, flow.started).map(TourValue.double), "skipped": .int(flow.skipped),
+                    ])
                 }), "trend": trendValue(app.trend),
         ]
+    }
+
+    static func rangeValue(_ range: DayRange?) -> TourValue? {
+        range.map { ["from": .string($0.first), "to": .string($0.last)] as TourValue }
     }
 
     static func trendValue(_ trend: TrendFigures) -> TourValue {

@@ -79,14 +79,20 @@ struct Dashboard: Sendable {
                 let apps = try await withDeadline(Routes.reportDeadline) {
                     try await insights.apps().filter { session.app == nil || $0 == session.app }
                 }
+                let format = try Self.format(request)
+                let table = try Self.table(request, format: format, of: Self.overviewTables)
+                // One trend window for every app, so the overview can add their days up.
+                let trendRange = try await withDeadline(Routes.reportDeadline) {
+                    try await insights.trendRange(apps: apps, range: range, today: today)
+                }
                 var summaries: [Insights.AppSummary] = []
                 for app in apps {
                     summaries.append(
                         try await withDeadline(Routes.reportDeadline) {
-                            try await insights.summary(app: app, range: range, today: today)
+                            try await insights.summary(app: app, range: range, trendRange: trendRange)
                         })
                 }
-                return try Self.overview(summaries, range: range, format: try Self.format(request))
+                return try Self.overview(summaries, trendRange: trendRange, range: range, format: format, table: table)
             }
         }
         router.get("/dashboard/apps/:app") { request, context in
@@ -94,14 +100,18 @@ struct Dashboard: Sendable {
                 let app = try Self.name(context, "app", session: session)
                 let today = Date()
                 let range = try Self.range(request, today: today)
-                guard try await withDeadline(Routes.reportDeadline, { try await insights.apps() }).contains(app) else {
-                    throw DashboardError(.notFound, "This server has no app named \(app).")
+                let format = try Self.format(request)
+                let table = try Self.table(request, format: format, of: Self.appTables)
+                let apps = try await knownApps(app, session: session)
+                let trendRange = try await withDeadline(Routes.reportDeadline) {
+                    try await insights.trendRange(apps: [app], range: range, today: today)
                 }
                 let summary = try await withDeadline(Routes.reportDeadline) {
-                    try await insights.summary(app: app, range: range, today: today)
+                    try await insights.summary(app: app, range: range, trendRange: trendRange)
                 }
                 let entries = try await withDeadline(Routes.reportDeadline) { try await catalogs.all(app: app) }
-                return try Self.appPage(summary, catalogs: entries, range: range, format: try Self.format(request))
+                return try Self.appPage(
+                    summary, catalogs: entries, apps: apps, range: range, format: format, table: table)
             }
         }
         router.get("/dashboard/apps/:app/flows/:flow") { request, context in
@@ -109,16 +119,24 @@ struct Dashboard: Sendable {
                 let app = try Self.name(context, "app", session: session)
                 let flow = try Self.name(context, "flow", session: nil)
                 let range = try Self.range(request, today: Date())
-                let funnels = try await withDeadline(Routes.reportDeadline) {
-                    try await insights.funnels(app: app, flow: flow, range: range)
-                }
+                let format = try Self.format(request)
+                let table = try Self.table(request, format: format, of: Self.funnelTables)
+                let apps = try await knownApps(app, session: session)
                 let experiments = try await withDeadline(Routes.reportDeadline) {
                     try await store.experimentReports(app: app, catalogs: catalogs)
                 }.experiments.filter { $0.flow == flow }
-                guard funnels.all.stages.contains(where: { $0.reached > 0 }) || !experiments.isEmpty || range != nil else {
+                // Known once any account reached it, whatever the range asked for (an empty range of a
+                // known flow is a funnel of zeros; an unknown flow is not found in any range).
+                guard try await withDeadline(Routes.reportDeadline, { try await insights.hasFlow(app: app, flow: flow) })
+                    || !experiments.isEmpty
+                else {
                     throw DashboardError(.notFound, "No account of \(app) has reached the flow \(flow).")
                 }
-                return try Self.funnelPage(funnels, experiments: experiments, range: range, format: try Self.format(request))
+                let funnels = try await withDeadline(Routes.reportDeadline) {
+                    try await insights.funnels(app: app, flow: flow, range: range)
+                }
+                return try Self.funnelPage(
+                    funnels, experiments: experiments, apps: apps, range: range, format: format, table: table)
             }
         }
         // Any other path under /dashboard: a page of its own saying which pages there are (after
@@ -131,6 +149,13 @@ struct Dashboard: Sendable {
                     "There is no such dashboard page. The pages are /dashboard, /dashboard/apps/APP and /dashboard/apps/APP/flows/FLOW.")
             }
         }
+    }
+
+    /// Every app the session may see, after checking that `app` is one of the server's.
+    func knownApps(_ app: String, session: DashboardSessions.Session) async throws -> [String] {
+        let apps = try await withDeadline(Routes.reportDeadline) { try await insights.apps() }
+        guard apps.contains(app) else { throw DashboardError(.notFound, "This server has no app named \(app).") }
+        return apps.filter { session.app == nil || $0 == session.app }
     }
 
     // MARK: - Sessions
@@ -175,8 +200,24 @@ struct Dashboard: Sendable {
 
     /// The cookie is `Secure` when the request came over TLS to the balancer in front (which says so
     /// in `X-Forwarded-Proto`); the server itself listens in plain HTTP on a private network.
+    ///
+    /// A chain of proxies appends to the header (`https, http`): the first value is the client's
+    /// side. The standard `Forwarded: proto=https` (RFC 7239) is read the same way.
     static func isSecure(_ request: Request) -> Bool {
-        request.headers[HTTPField.Name("X-Forwarded-Proto")!]?.lowercased() == "https"
+        if let forwarded = request.headers[HTTPField.Name("X-Forwarded-Proto")!] {
+            let first = forwarded.split(separator: ",").first ?? ""
+            return first.trimmingCharacters(in: .whitespaces).lowercased() == "https"
+        }
+        if let forwarded = request.headers[HTTPField.Name("Forwarded")!] {
+            let first = forwarded.split(separator: ",").first ?? ""
+            return first.split(separator: ";").contains { pair in
+                let parts = pair.split(separator: "=", maxSplits: 1).map {
+                    $0.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\"")).lowercased()
+                }
+                return parts.count == 2 && parts[0] == "proto" && parts[1] == "https"
+            }
+        }
+        return false
     }
 
     static func clearedCookie(_ request: Request) -> Cookie {
@@ -232,6 +273,22 @@ struct Dashboard: Sendable {
             throw DashboardError(.badRequest, "format takes html, csv or json.")
         }
         return format
+    }
+
+    /// The tables a page exports as CSV, one file each (`?format=csv&table=NAME`); the first is the
+    /// one given without `table`. JSON exports carry them all in one document.
+    static let overviewTables = ["flows", "apps", "trend"]
+    static let appTables = ["flows", "trend", "catalogs"]
+    static let funnelTables = ["funnels", "variants"]
+
+    static func table(_ request: Request, format: Format, of tables: [String]) throws -> String {
+        guard let given = request.uri.queryParameters.get("table") else { return tables[0] }
+        guard format == .csv, tables.contains(given) else {
+            throw DashboardError(
+                .badRequest,
+                "table is for CSV exports (format=csv) and takes \(tables.joined(separator: ", ")) on this page.")
+        }
+        return given
     }
 
     /// A field of an `application/x-www-form-urlencoded` body.
@@ -307,17 +364,20 @@ struct Dashboard: Sendable {
                 ], submit: "Show"))
     }
 
-    static func query(_ range: DayRange?, format: String? = nil) -> String {
+    static func query(_ range: DayRange?, format: String? = nil, table: String? = nil) -> String {
         var items: [String] = []
         if let range { items += ["from=\(range.first)", "to=\(range.last)"] }
         if let format { items.append("format=\(format)") }
+        if let table { items.append("table=\(table)") }
         return items.isEmpty ? "" : "?" + items.joined(separator: "&")
     }
 
-    static func exports(_ path: String, _ range: DayRange?) -> InsightsPage.Section {
+    /// Links to every table of the page as CSV, and to all of them as one JSON document.
+    static func exports(_ path: String, _ range: DayRange?, tables: [String]) -> InsightsPage.Section {
         .links(
             "Export these numbers",
-            [.init("CSV", href: path + query(range, format: "csv")), .init("JSON", href: path + query(range, format: "json"))])
+            tables.map { .init("CSV: \($0)", href: path + query(range, format: "csv", table: $0)) }
+                + [.init("JSON: all", href: path + query(range, format: "json"))])
     }
 
     static func rangeText(_ range: DayRange?) -> String {
@@ -325,6 +385,16 @@ struct Dashboard: Sendable {
     }
 
     static func rate(_ part: Int, _ whole: Int) -> Double? { whole > 0 ? Double(part) / Double(whole) : nil }
+
+    /// A flow's start rate: its starts over the app's accounts. Accounts are counted all time, so the
+    /// rate is given for all time only; within a range it would divide a range's starts by every
+    /// account ever seen.
+    static func startRate(_ flow: Insights.FlowSummary, _ app: Insights.AppSummary, range: DayRange?) -> Double? {
+        range == nil ? rate(flow.started, app.accounts) : nil
+    }
+
+    static let startRateNote =
+        "Start rates are starts over all the app's accounts, which are counted all time: within a date range they are left out."
 
     static func json(_ value: TourValue, name: String) throws -> Response {
         download(try value.jsonText(), type: "application/json", name: name)

@@ -48,9 +48,10 @@ public struct DayRange: Equatable, Sendable {
         return (start...end).map(Self.text)
     }
 
-    /// The last 30 days up to `today`: the trend of a page without a range.
-    public static func recent(_ today: Date) -> DayRange {
-        let end = dayNumber(today)
+    /// The 30 days up to `latest` (a YYYY-MM-DD day), or up to `today` when there is none or it is
+    /// later than today: the trend of a page without a range.
+    public static func recent(upTo latest: String?, today: Date) -> DayRange {
+        let end = min(latest.flatMap(parse) ?? dayNumber(today), dayNumber(today))
         return DayRange(first: text(end - 29), last: text(end))
     }
 
@@ -136,11 +137,34 @@ public struct Insights: Sendable {
         return apps
     }
 
+    /// The days a page's trend covers: the range when one is given, else the 30 days up to the last
+    /// day any of `apps` has a start or completion counted (today when none has, or when that day is
+    /// later than today), so a page without a range shows the newest activity, not 30 empty days.
+    public func trendRange(apps: [String], range: DayRange?, today: Date) async throws -> DayRange {
+        if let range { return range }
+        let rows = try await client.query(
+            """
+            SELECT to_char(max(day), 'YYYY-MM-DD') FROM insight_counts
+            WHERE app = ANY(\(apps)) AND milestone IN ('started', 'completed')
+            """, logger: logger)
+        var latest: String?
+        for try await day in rows.decode(String?.self) { latest = day }
+        return .recent(upTo: latest, today: today)
+    }
+
+    /// Whether any account of `app` has reached `flow` (any milestone, any day).
+    public func hasFlow(app: String, flow: String) async throws -> Bool {
+        let rows = try await client.query(
+            "SELECT EXISTS (SELECT 1 FROM insight_counts WHERE app = \(app) AND flow = \(flow))", logger: logger)
+        var found = false
+        for try await exists in rows.decode(Bool.self) { found = exists }
+        return found
+    }
+
     /// The app's totals, each flow's starts and completions in `range` (all time without one), and
-    /// the daily trend over `range` (the last 30 days without one).
-    public func summary(app: String, range: DayRange?, today: Date) async throws -> AppSummary {
+    /// the daily trend over `trendRange` (``trendRange(apps:range:today:)``).
+    public func summary(app: String, range: DayRange?, trendRange: DayRange) async throws -> AppSummary {
         let (first, last) = (range?.first, range?.last)
-        let trendRange = range ?? .recent(today)
         let logger = logger
         return try await client.withConnection { connection in
             var accounts = 0

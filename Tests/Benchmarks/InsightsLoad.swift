@@ -23,8 +23,9 @@ struct InsightsLoad {
         var p95: Double
     }
 
-    /// Seeds the app unless it is already seeded at this size (a rerun against the same database).
-    /// Returns the seconds it took and the facts stored.
+    /// Seeds the app (into a fresh database: `scripts/bench` starts a throwaway one; a second seed of
+    /// the same database would collide with the first's keys). Returns the seconds it took and the
+    /// facts stored.
     func seed() async throws -> (seconds: Double, facts: Int) {
         try await withClient { client, logger in
             let started = ContinuousClock.now
@@ -117,6 +118,9 @@ struct InsightsLoad {
             ("dashboard: a flow's funnel", "/dashboard/apps/\(app)/flows/welcome", true),
             ("dashboard: a flow's funnel, a 30-day range", "/dashboard/apps/\(app)/flows/welcome?from=2025-12-01&to=2025-12-30", true),
             ("dashboard: a funnel as CSV", "/dashboard/apps/\(app)/flows/welcome?format=csv", true),
+            ("dashboard: the app as JSON", "/dashboard/apps/\(app)?format=json", true),
+            ("dashboard: all apps' trend as CSV", "/dashboard?format=csv&table=trend", true),
+            ("dashboard: the variants as CSV", "/dashboard/apps/\(app)/flows/welcome?format=csv&table=variants", true),
             ("GET /v1/apps/{app}/report", "/v1/apps/\(app)/report", false),
             ("GET /v1/apps/{app}/report?by=variant", "/v1/apps/\(app)/report?by=variant", false),
         ]

@@ -101,6 +101,47 @@ struct InsightTests {
         #expect(!FileManager.default.fileExists(atPath: cli.folder.appendingPathComponent("both.html").path))
     }
 
+    /// Every product's `report --html` and `report --by variant --html`: written, self-contained,
+    /// with each flow's runs as `report --json` counts them; a folder nobody can write into is
+    /// refused with what to do, and nothing is written.
+    @Test(arguments: ["finite", "lockedin", "carrierwave", "growth", "moodtracker"])
+    func everyProductsReportHTMLCarriesItsReportsNumbers(_ product: String) throws {
+        let cli = try CLI(product)
+        // The product's own happy path (its golden transcript's script).
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let script = root.appendingPathComponent("Apps/\(registeredProductFolders[product] ?? product)/Transcripts/happy-path.play")
+        let played = try cli.run("play", script.path)
+        try #require(played.status == 0, "\(played.stderr)")
+        let page = cli.folder.appendingPathComponent("report.html")
+        let written = try cli.run("report", "--html", page.path)
+        #expect(written.status == 0, "\(written.stderr)")
+        let html = try String(contentsOf: page, encoding: .utf8)
+        #expect(html.hasPrefix("<!DOCTYPE html>"))
+        for forbidden in ["<script", "src=", "http://", "https://", "@import", "url("] {
+            #expect(!html.contains(forbidden), "\(forbidden)")
+        }
+        // The runs table: one row per flow, its Started cell as the JSON report counts it.
+        let flows = try #require(try cli.json("report")["flows"] as? [[String: Any]])
+        #expect(flows.contains { ($0["started"] as? Int ?? 0) > 0 }, "the script started a flow")
+        let runs = html.components(separatedBy: "<caption id=\"s1\">Runs of each flow</caption>").dropFirst().first ?? ""
+        let started = runs.components(separatedBy: "</table>")[0].components(separatedBy: "<tr><td>").dropFirst().map { row in
+            Int(row.components(separatedBy: "<td class=\"n\">").dropFirst().first?.prefix { $0 != "<" } ?? "") ?? -1
+        }
+        #expect(started == flows.map { $0["started"] as? Int ?? -2 })
+
+        let variants = cli.folder.appendingPathComponent("variants.html")
+        let byVariant = try cli.run("report", "--by", "variant", "--html", variants.path)
+        #expect(byVariant.status == 0, "\(byVariant.stderr)")
+        #expect(try String(contentsOf: variants, encoding: .utf8).hasPrefix("<!DOCTYPE html>"))
+
+        // /proc/1 is a folder that not even root can make a file in.
+        let refused = try cli.run("report", "--html", "/proc/1/report.html")
+        #expect(refused.status == 2)
+        #expect(refused.stderr.contains("--html could not write '/proc/1/report.html'"))
+        #expect(refused.stderr.contains("give a FILE in a folder you can write to"))
+        #expect(!FileManager.default.fileExists(atPath: "/proc/1/report.html"))
+    }
+
     @Test func reportAnswersMoodTrackersCompletionVersusSkip() throws {
         let cli = try CLI("moodtracker")
         try cli.run("play", stdin: "launch\nwait 0.5\nskip\n")

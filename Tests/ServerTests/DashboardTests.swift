@@ -14,9 +14,11 @@ struct DashboardTests {
     // MARK: - The browser
 
     @Test func anAdminSignsInOpensEveryViewSeesTheAPIsNumbersAndSignsOut() async throws {
-        let server = try ServerProcess()
+        // Logging every request (info), so the checks that the token and cookie are in no log line can fail.
+        let server = try ServerProcess(environment: ["LOG_LEVEL": "info"])
         let population = Population(app: "growth", count: 60, seed: 26)
         try await population.push(to: server)
+        let published = try await DashboardExportsTests.publishGrowth(on: server, rollout: 25)
         let admin = try server.token(account: nil)
         let report = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
         let flows = report["flows"] as? [[String: Any]] ?? []
@@ -43,6 +45,7 @@ struct DashboardTests {
         #expect(cookie["httpOnly"] as? Bool == true)
         #expect(cookie["sameSite"] as? String == "Strict")
         #expect((cookie["expires"] as? Double ?? -1) > Date().timeIntervalSince1970)
+        #expect(server.logText.contains("dashboard sign-in"), "the server logs at info")
         #expect(!(server.logText.contains(admin)))
         #expect(!(server.logText.contains(cookie["value"] as? String ?? "?")))
         #expect(try server.sql("SELECT count(*) FROM dashboard_sessions WHERE id_hash = '\(cookie["value"] ?? "")'") == ["0"])
@@ -57,10 +60,31 @@ struct DashboardTests {
         #expect(flowRow[4] == "\(welcome["completedHere"] as? Int ?? -1)")
         #expect(try browser.evaluate("document.querySelectorAll('svg polyline').length") as? Int == 2)
 
+        // By keyboard on the overview: the first Tab reaches the skip link, which moves focus to the
+        // content; Tab then walks the links, and Enter on the app's opens its page.
+        try browser.press("Tab", code: 9)
+        #expect(try browser.evaluate("document.activeElement.className") as? String == "skip")
+        try browser.press("Enter", code: 13)
+        #expect(try browser.evaluate("document.activeElement.id") as? String == "main")
+        for _ in 0..<30 where (try browser.evaluate("document.activeElement.getAttribute('href')") as? String) != "/dashboard/apps/growth" {
+            try browser.press("Tab", code: 9)
+        }
+        #expect(try browser.evaluate("document.activeElement.getAttribute('href')") as? String == "/dashboard/apps/growth")
         // The app: its flows and what is published; then the flow's funnel by following the link.
-        try browser.leave { _ = try browser.evaluate("document.querySelector('a[href=\"/dashboard/apps/growth\"]').click()") }
+        try browser.leave { try browser.press("Enter", code: 13) }
         #expect(browser.location.hasSuffix("/dashboard/apps/growth"))
+        #expect(try browser.evaluate("document.querySelector('[aria-current=page]').getAttribute('href')") as? String == "/dashboard/apps/growth")
         #expect(try browser.evaluate("document.body.innerText.includes('what is published')") as? Bool == true)
+        // What is published and at what rollout: the publication, newest first, then the binary's catalog.
+        let catalogRow = try cells(
+            "[...document.querySelectorAll('caption')].find(c => c.textContent.startsWith('Catalogs')).closest('table').querySelectorAll('tbody tr')[0]",
+            browser)
+        #expect(catalogRow.prefix(3) == ["\(published)", "published", "25%"])
+        // The trend, without a range, covers the days the population started flows on.
+        let trendStarts = try #require(
+            try browser.evaluate("[...document.querySelectorAll('table[data-chart=trend] [data-field=started]')].map(c => +c.textContent)")
+                as? [Int])
+        #expect(trendStarts.reduce(0, +) == population.accounts.filter { $0.reached > 0 }.count)
         try saveScreenshot(browser, "dashboard-app")
         try browser.leave {
             _ = try browser.evaluate("document.querySelector('a[href=\"/dashboard/apps/growth/flows/welcome\"]').click()")
@@ -142,7 +166,7 @@ struct DashboardTests {
     // MARK: - Hostile input
 
     @Test func forgedExpiredOrTamperedSessionsMarkupAndHugeRangesAreRefusedOrEscaped() async throws {
-        let server = try ServerProcess()
+        let server = try ServerProcess(environment: ["LOG_LEVEL": "info"])
         // A step id with markup, as a device could push it.
         let hostile = "<img src=x onerror=alert(1)>"
         let token = try TokenSignerForTests().token(account: "mallory", app: "growth")
@@ -214,7 +238,11 @@ struct DashboardTests {
         let expiring = try signIn(server, token: shortLived)
         #expect(try Self.curl(server.url.appendingPathComponent("dashboard"), cookie: expiring).status == 200)
         try await Task.sleep(for: .seconds(3))
-        #expect(try Self.curl(server.url.appendingPathComponent("dashboard"), cookie: expiring).status == 303)
+        let expired = try Self.curl(server.url.appendingPathComponent("dashboard"), cookie: expiring)
+        #expect(expired.status == 303)
+        // The browser is told to forget the cookie that opened nothing.
+        #expect(expired.setCookieHeader?.hasPrefix("onboarding_session=;") == true)
+        #expect(expired.setCookieHeader?.contains("Max-Age=0") == true)
         // An account token, a forged token and no token do not sign in.
         for bad in [token, "obt2.forged.token", ""] {
             let answer = try Self.curl(
@@ -227,7 +255,9 @@ struct DashboardTests {
         let after = try server.sql(
             "SELECT (SELECT count(*) FROM insight_counts) || ' ' || (SELECT count(*) FROM dashboard_sessions WHERE expires_at > extract(epoch from now()))")
         #expect(after == before.map { $0.split(separator: " ")[0] + " " + String(Int($0.split(separator: " ")[1])! + 1) })
+        #expect(server.logText.contains("/dashboard"), "the server logs every request at info")
         #expect(!server.logText.contains(session))
+        #expect(!server.logText.contains(shortLived))
     }
 
     // MARK: - Aggregates
@@ -342,13 +372,17 @@ struct DashboardTests {
         var location: String?
         var setCookie: String?
         var body: String
+        /// The whole `Set-Cookie` header, attributes included.
+        var setCookieHeader: String? = nil
     }
 
-    /// One request by curl, which follows no redirect, with an optional session cookie or form.
-    static func curl(_ url: URL, cookie: String? = nil, form: String? = nil) throws -> CurlAnswer {
+    /// One request by curl, which follows no redirect, with an optional session cookie, form and
+    /// further headers ("Name: value").
+    static func curl(_ url: URL, cookie: String? = nil, form: String? = nil, headers: [String] = []) throws -> CurlAnswer {
         var arguments = ["-s", "-i", url.absoluteString]
         if let cookie { arguments += ["-H", "Cookie: onboarding_session=\(cookie)"] }
         if let form { arguments += ["--data-raw", form] }
+        for header in headers { arguments += ["-H", header] }
         let result = try Shell.run("/usr/bin/curl", arguments)
         let text = result.stdout
         let parts = text.components(separatedBy: "\r\n\r\n")
@@ -366,6 +400,7 @@ struct DashboardTests {
             return cookie.isEmpty ? nil : cookie
         }
         return CurlAnswer(
-            status: status, location: header("Location"), setCookie: setCookie, body: parts.dropFirst().joined(separator: "\r\n\r\n"))
+            status: status, location: header("Location"), setCookie: setCookie, body: parts.dropFirst().joined(separator: "\r\n\r\n"),
+            setCookieHeader: header("Set-Cookie"))
     }
 }
