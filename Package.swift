@@ -184,6 +184,7 @@ let package = Package(
             dependencies: appExecutables + [
                 "onboarding-server", "OnboardingServer", "AccountSyncHTTP", "TourFixtures",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],

@@ -16,30 +16,15 @@ extension AccountStore {
     ///
     /// With `tokenIssuedAt`, the statement also checks the account's sign-out cut-off: a token
     /// issued before it stores nothing, and the answer is nil.
+    ///
+    /// A store made with `batchingPushes` writes pushes that arrive together in one transaction
+    /// (``PushBatcher``); each is still answered only once it is committed.
     public func push(app: String, account: String, _ batch: PushBatch, tokenIssuedAt: Double? = nil) async throws
         -> PushAck?
     {
-        let items = batch.items
-        // The join is associative: fold the batch first, then merge one record per flow.
-        var records: [String: AccountFlowRecord] = [:]
-        for item in items {
-            for (flow, record) in item.records { records[flow] = records[flow].map { $0.merged(with: record) } ?? record }
-        }
-        let statement = PushStatement(
-            app: app, account: account, device: batch.device, items: items, records: records,
-            tokenIssuedAt: tokenIssuedAt)
-        var applied = 0
-        var revoked = false
-        var merged: [String: AccountFlowRecord] = [:]
-        // Every row is read (at most one per flow): the connection goes back to the pool when the
-        // rows are done.
-        for try await row in try await client.execute(statement, logger: logger) {
-            applied = row.applied
-            revoked = revoked || row.revoked
-            if let (flow, record) = row.record { merged[flow] = record }
-        }
-        if revoked { return nil }
-        return PushAck(applied: applied, duplicates: items.count - applied, records: merged)
+        let request = PushRequest(app: app, account: account, batch: batch, tokenIssuedAt: tokenIssuedAt)
+        if let batcher { return try await batcher.push(request) }
+        return try await PushWriter(client: client, logger: logger).one(request)
     }
 }
 
@@ -163,6 +148,17 @@ struct FactRows {
     var stepIndexes: [Int64] = []
     var endings: [String] = []
     var bodies: [String] = []
+
+    mutating func append(_ other: FactRows) {
+        seqs += other.seqs
+        indexes += other.indexes
+        kinds += other.kinds
+        flows += other.flows
+        steps += other.steps
+        stepIndexes += other.stepIndexes
+        endings += other.endings
+        bodies += other.bodies
+    }
 
     init(_ items: [PushItem]) {
         for item in items {

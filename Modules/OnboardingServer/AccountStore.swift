@@ -11,10 +11,16 @@ import TourCore
 public struct AccountStore: Sendable {
     public let client: PostgresClient
     let logger: Logger
+    /// Group commit of pushes, when the store was made with `batchingPushes`.
+    let batcher: PushBatcher?
 
-    public init(client: PostgresClient, logger: Logger) {
+    /// With `batchingPushes` writers, pushes that arrive while that many batches are being written
+    /// wait and go together in the next one (``PushBatcher``); without it, each push is its own
+    /// transaction (the benchmark's floor and the tools).
+    public init(client: PostgresClient, logger: Logger, batchingPushes writers: Int? = nil) {
         self.client = client
         self.logger = logger
+        batcher = writers.map { PushBatcher(writer: PushWriter(client: client, logger: logger), writers: $0) }
     }
 
     // MARK: - Readiness

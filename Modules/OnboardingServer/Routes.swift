@@ -237,6 +237,13 @@ struct Routes: Sendable {
             guard !item.event.isEmpty, item.event.count <= 200 else {
                 throw APIError.invalid("\(at): event must be 1 to 200 characters")
             }
+            // PostgreSQL's text holds no NUL character; refused here, it is the device's mistake (a 400),
+            // not the server's failure.
+            guard !Self.holdsNUL(.string(item.event)), !Self.holdsNUL(.string(item.appVersion ?? "")),
+                !item.facts.contains(where: Self.holdsNUL)
+            else {
+                throw APIError.invalid("\(at): text must not contain the NUL character (U+0000)")
+            }
             guard item.catalogVersion >= 1 else { throw APIError.invalid("\(at): catalogVersion must be 1 or more") }
             for fact in item.facts {
                 guard let object = fact.objectValue, let kind = object["fact"]?.stringValue,
@@ -257,6 +264,15 @@ struct Routes: Sendable {
                     throw APIError.invalid("\(at): the record of \(flow) names another device; a device pushes its own")
                 }
             }
+        }
+    }
+
+    static func holdsNUL(_ value: TourValue) -> Bool {
+        switch value {
+        case .string(let text): text.utf8.contains(0)
+        case .list(let values): values.contains(where: holdsNUL)
+        case .object(let members): members.contains { holdsNUL(.string($0.key)) || holdsNUL($0.value) }
+        default: false
         }
     }
 

@@ -24,7 +24,10 @@ public enum OnboardingServer {
             configuration: configuration.database.clientConfiguration(
                 maximumConnections: configuration.maximumConnections),
             backgroundLogger: poolLogger)
-        let store = AccountStore(client: client, logger: logger)
+        // A quarter of the pool writes pushes (at least one batch at a time); the rest serves pulls,
+        // reports, pages and the insights job.
+        let store = AccountStore(
+            client: client, logger: logger, batchingPushes: max(1, configuration.maximumConnections / 4))
         let router = Router(context: BasicRequestContext.self)
         router.middlewares.add(LogRequestsMiddleware(.info))
         let catalogs = CatalogStore(client: client, logger: logger)

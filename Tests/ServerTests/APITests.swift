@@ -115,6 +115,18 @@ struct APITests {
                 try JSONEncoder().encode(PushBatch(device: "d1", items: [Self.item(1, .completed, device: "d1", epoch: Int.max)])),
                 400
             ),
+            (
+                // PostgreSQL's text cannot hold it: the device's mistake, a 400, not a failure of the server.
+                "a NUL character in a fact",
+                try JSONEncoder().encode(
+                    PushBatch(
+                        device: "d1",
+                        items: [
+                            PushItem(
+                                seq: 1, time: 1, event: "next", catalogVersion: 1,
+                                facts: [.object(["fact": "custom", "flow": "app_tour", "note": "a\u{0}b"])], records: [:])
+                        ])), 400
+            ),
             ("too large", Data(repeating: UInt8(ascii: " "), count: SyncAPI.maxBodyBytes + 10), 413),
         ]
         for (name, body, status) in cases {

@@ -1,0 +1,130 @@
+import AccountSync
+import Foundation
+import Logging
+import OnboardingServer
+import PostgresNIO
+import Testing
+import TourCodec
+import TourCore
+
+/// Group commit (`PushBatcher`): pushes arriving together are written in fewer transactions than
+/// pushes, and each is answered as if written alone: its duplicates, its sign-out check, its
+/// account's records after the join; a push PostgreSQL refuses fails only itself.
+@Suite("Push batching")
+struct PushBatchingTests {
+    /// `body` with a store on a fresh, migrated database; `writers` nil is the unbatched store.
+    func withStore(writers: Int?, _ body: @escaping @Sendable (AccountStore) async throws -> Void) async throws {
+        var logger = Logger(label: "push-batching")
+        logger.logLevel = .error
+        let url = try DatabaseURL(try TestPostgres.freshDatabase())
+        let client = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 8), backgroundLogger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            try await PostgresSchema.migrate(client, logger: logger)
+            try await body(AccountStore(client: client, logger: logger, batchingPushes: writers))
+            group.cancelAll()
+        }
+    }
+
+    static func item(_ seq: Int64, flow: String, standing: AccountFlowRecord.Standing, device: String, event: String = "next")
+        -> PushItem
+    {
+        PushItem(
+            seq: seq, time: 1_764_000_000 + Double(seq), event: event, catalogVersion: 1,
+            facts: [.object(["fact": "stepEntered", "flow": .string(flow), "step": .string("s\(seq)"), "index": .int(Int(seq))])],
+            records: [flow: AccountFlowRecord(epoch: 0, standing: standing, version: "1", at: seq, device: device)])
+    }
+
+    @Test func pushesArrivingTogetherShareTransactionsAndEachIsAnsweredAsIfAlone() async throws {
+        try await withStore(writers: 1) { store in
+            // 60 accounts × 2 devices, 3 events each, all at once; every push sent twice (a retry).
+            let pushes = (0..<60).flatMap { account in
+                (0..<2).flatMap { device in
+                    (1...3).flatMap { seq -> [(String, PushBatch)] in
+                        let name = "d\(account)-\(device)"
+                        let standing: AccountFlowRecord.Standing = seq == 3 && device == 1 ? .completed : .shown
+                        let batch = PushBatch(device: name, items: [Self.item(Int64(seq), flow: "tour", standing: standing, device: name)])
+                        return [("a\(account)", batch), ("a\(account)", batch)]
+                    }
+                }
+            }
+            let acks = try await withThrowingTaskGroup(of: PushAck?.self) { group in
+                for (account, batch) in pushes {
+                    group.addTask { try await store.push(app: "growth", account: account, batch) }
+                }
+                var acks: [PushAck?] = []
+                for try await ack in group { acks.append(ack) }
+                return acks
+            }
+            #expect(acks.count == pushes.count)
+            // Each row was new in exactly one of its two pushes; the other saw a duplicate.
+            let applied: Int = acks.map { $0?.applied ?? -1 }.reduce(0, +)
+            let duplicates: Int = acks.map { $0?.duplicates ?? -1 }.reduce(0, +)
+            #expect(applied == 360)
+            #expect(duplicates == 360)
+            // Every answer carries the account's record after the join, never behind what it pushed.
+            #expect(acks.allSatisfy { $0?.records["tour"] != nil })
+            let rows = try await Self.query(store, "SELECT count(*), count(DISTINCT xact) FROM pushes")
+            #expect(rows[0][0] == 360)
+            // Fewer transactions than pushes: they were written together.
+            #expect(rows[0][1] < 360, "one transaction per push: nothing was batched")
+            #expect(try await Self.query(store, "SELECT count(*) FROM facts")[0][0] == 360)
+            // The join per account: the completed record (pushed by device 1) wins everywhere.
+            let standings = try await Self.query(
+                store, "SELECT count(*) FROM account_flows WHERE app = 'growth' AND standing = 'completed'")
+            #expect(standings[0][0] == 60)
+            for account in ["a0", "a59"] {
+                #expect(try await store.records(app: "growth", account: account).flows["tour"]?.standing == .completed)
+            }
+        }
+    }
+
+    @Test func aPushPostgreSQLRefusesFailsOnlyItselfAndARevokedTokenStoresNothing() async throws {
+        try await withStore(writers: 1) { store in
+            try await store.signOutEverywhere(app: "growth", account: "gone", at: 2_000)
+            // Keep the one writer busy, so the next pushes queue and go together.
+            var pushes: [(String, PushBatch, Double?)] = (0..<20).map { index in
+                ("ok\(index)", PushBatch(device: "d\(index)", items: [Self.item(1, flow: "tour", standing: .shown, device: "d\(index)")]), nil)
+            }
+            // A NUL in text: PostgreSQL refuses the statement that carries it.
+            pushes.insert(
+                ("bad", PushBatch(device: "x", items: [Self.item(1, flow: "tour", standing: .shown, device: "x", event: "ne\u{0}xt")]), nil),
+                at: 10)
+            // Issued before the account signed out everywhere: refused, nothing stored.
+            pushes.insert(
+                ("gone", PushBatch(device: "g", items: [Self.item(1, flow: "tour", standing: .shown, device: "g")]), 1_000), at: 5)
+            let outcomes = await withTaskGroup(of: (String, Result<PushAck?, any Error>).self) { group in
+                for (account, batch, issued) in pushes {
+                    group.addTask {
+                        do { return (account, .success(try await store.push(app: "growth", account: account, batch, tokenIssuedAt: issued))) } catch {
+                            return (account, .failure(error))
+                        }
+                    }
+                }
+                var outcomes: [String: Result<PushAck?, any Error>] = [:]
+                for await (account, outcome) in group { outcomes[account] = outcome }
+                return outcomes
+            }
+            for index in 0..<20 {
+                let ack = try #require(try outcomes["ok\(index)"]?.get())
+                #expect(ack.applied == 1)
+            }
+            #expect(throws: (any Error).self) { try outcomes["bad"]?.get() }
+            if case .success(let ack)? = outcomes["gone"] { #expect(ack == nil, "revoked: answered nil") } else {
+                Issue.record("the revoked push was not answered as revoked")
+            }
+            let stored = try await Self.query(store, "SELECT count(*) FILTER (WHERE account LIKE 'ok%'), count(*) FILTER (WHERE account IN ('bad', 'gone')) FROM pushes")
+            #expect(stored[0] == [20, 0])
+            #expect(try await Self.query(store, "SELECT count(*) FROM account_flows WHERE account IN ('bad', 'gone')")[0][0] == 0)
+        }
+    }
+
+    static func query(_ store: AccountStore, _ sql: String) async throws -> [[Int]] {
+        var result: [[Int]] = []
+        let rows = try await store.client.query(PostgresQuery(unsafeSQL: sql), logger: Logger(label: "test"))
+        for try await row in rows {
+            result.append(try row.makeRandomAccess().map { cell in Int(try cell.decode(Int64.self)) })
+        }
+        return result
+    }
+}
