@@ -24,10 +24,7 @@ public enum OnboardingServer {
             configuration: configuration.database.clientConfiguration(
                 maximumConnections: configuration.maximumConnections),
             backgroundLogger: poolLogger)
-        // A quarter of the pool writes pushes (at least one batch at a time); the rest serves pulls,
-        // reports, pages and the insights job.
-        let store = AccountStore(
-            client: client, logger: logger, batchingPushes: max(1, configuration.maximumConnections / 4))
+        let store = AccountStore(client: client, logger: logger, batchingPushes: configuration.pushWriters)
         let router = Router(context: BasicRequestContext.self)
         router.middlewares.add(LogRequestsMiddleware(.info))
         let catalogs = CatalogStore(client: client, logger: logger)

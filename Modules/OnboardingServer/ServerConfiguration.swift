@@ -19,10 +19,13 @@ public struct ServerConfiguration: Sendable {
     public var identityProvider: IdentityProvider?
     /// Connections kept to PostgreSQL by this process.
     public var maximumConnections: Int
+    /// Batches of pushes written at once (``PushBatcher``): the rest of the connections serve pulls,
+    /// reports, pages and the insights job.
+    public var pushWriters: Int
 
     public init(
         host: String, port: Int, database: DatabaseURL, tokens: TokenSigner,
-        identityProvider: IdentityProvider? = nil, maximumConnections: Int = 16
+        identityProvider: IdentityProvider? = nil, maximumConnections: Int = 16, pushWriters: Int? = nil
     ) {
         self.host = host
         self.port = port
@@ -30,7 +33,10 @@ public struct ServerConfiguration: Sendable {
         self.tokens = tokens
         self.identityProvider = identityProvider
         self.maximumConnections = maximumConnections
+        self.pushWriters = pushWriters ?? Self.defaultPushWriters(connections: maximumConnections)
     }
+
+    public static func defaultPushWriters(connections: Int) -> Int { max(1, connections / 8) }
 }
 
 /// A `postgres://user:password@host:port/database?sslmode=disable` URL (the `DATABASE_URL`

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Synchronization
 import TourCodec
 
 /// What a token lets its bearer do.
@@ -81,7 +82,9 @@ public struct TokenKey: Sendable {
 /// Signs and checks the server's own bearer tokens: `obt2.<claims>.<signature>`, the claims as
 /// base64url JSON (with the id of the key that signed them) and the signature HMAC-SHA256 of
 /// `obt2.<claims>` under that key. Nothing about a token is stored: the server checks the
-/// signature, the expiry and the account's sign-out cut-off on every request.
+/// signature, the expiry and the account's sign-out cut-off on every request (a signature this
+/// process has already checked is remembered, ``VerifiedTokens``; the expiry and the cut-off are
+/// checked every time).
 ///
 /// Several keys are accepted at once, so a key is rotated with overlap: add the new key first
 /// (it signs from then on), keep the old one until the tokens it signed have expired, then drop
@@ -93,6 +96,8 @@ public struct TokenSigner: Sendable {
     public static let minimumSecretLength = TokenKey.minimumSecretLength
     /// The key that signs new tokens, then the others that are still accepted.
     public let keys: [TokenKey]
+    /// Tokens whose signature a key of this ring checked, shared by copies of this signer.
+    let verified = VerifiedTokens()
 
     /// One key, with the id `default` (`ONBOARDING_SERVER_SECRET`).
     public init(secret: String) throws(ServerConfigurationError) {
@@ -147,6 +152,18 @@ public struct TokenSigner: Sendable {
 
     /// The token's claims if a key of the ring signed it and it has not expired at `now`.
     public func verify(_ token: String, now: Date) throws(Failure) -> TokenClaims {
+        if let claims = verified.claims(of: token) {
+            guard Double(claims.expires) > now.timeIntervalSince1970 else { throw .expired }
+            return claims
+        }
+        let claims = try check(token, now: now)
+        verified.remember(token, claims)
+        return claims
+    }
+
+    /// ``verify(_:now:)`` without the memory of checked tokens: the form, the key, the signature,
+    /// the expiry and the scope.
+    func check(_ token: String, now: Date) throws(Failure) -> TokenClaims {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         if parts.first.map(String.init) == Self.outdatedPrefix { throw .outdated }
         guard parts.count == 3, parts[0] == Self.prefix, let signature = Self.data(base64URL: parts[2]),
@@ -191,5 +208,27 @@ public struct TokenSigner: Sendable {
         }
         bytes.append(contentsOf: repeatElement(UInt8(ascii: "="), count: (4 - bytes.count % 4) % 4))
         return Data(base64Encoded: bytes)
+    }
+}
+
+/// The claims of tokens whose signature was checked, by the token's whole text (signature
+/// included, so a changed token is a different key and is checked afresh). A device sends the same
+/// token with every push, and checking it again (base64, JSON, HMAC) was 12% of the server's CPU
+/// per push (`perf` under `scripts/bench --sections 5`). The keys of a signer never change, so a
+/// signature once good stays good; expiry is checked on every use, and a token's sign-out cut-off
+/// is checked in the request's own statement. Bounded: at `capacity` entries it starts afresh.
+final class VerifiedTokens: Sendable {
+    private let entries = Mutex<[String: TokenClaims]>([:])
+    let capacity: Int
+
+    init(capacity: Int = 20_000) { self.capacity = capacity }
+
+    func claims(of token: String) -> TokenClaims? { entries.withLock { $0[token] } }
+
+    func remember(_ token: String, _ claims: TokenClaims) {
+        entries.withLock { entries in
+            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            entries[token] = claims
+        }
     }
 }

@@ -90,6 +90,11 @@ struct Serve: AsyncParsableCommand {
     var port: Int?
     @Option(help: "Connections to PostgreSQL kept by this process.")
     var connections = 16
+    @Option(
+        help: ArgumentHelp(
+            "Pushes written at once, each a batch of the pushes waiting (default: \(ServerConfiguration.defaultPushWriters(connections: 16)) of 16 connections).",
+            discussion: "Fewer writers batch more under load (fewer transactions, more waiting per push); from 1 to --connections."))
+    var pushWriters: Int?
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
@@ -100,9 +105,13 @@ struct Serve: AsyncParsableCommand {
         } ?? 8080
         guard (1...65535).contains(port) else { throw ValidationError("the port must be from 1 to 65535") }
         guard (1...1000).contains(connections) else { throw ValidationError("--connections must be from 1 to 1000") }
+        if let pushWriters, !(1...connections).contains(pushWriters) {
+            throw ValidationError("--push-writers must be from 1 to --connections (\(connections))")
+        }
         let configuration = ServerConfiguration(
             host: host ?? environment["HOST"] ?? "127.0.0.1", port: port, database: try database.resolved(),
-            tokens: try secret(), identityProvider: try await identityProvider(), maximumConnections: connections)
+            tokens: try secret(), identityProvider: try await identityProvider(), maximumConnections: connections,
+            pushWriters: pushWriters)
         try await OnboardingServer.run(configuration, logger: makeLogger())
     }
 }

@@ -148,6 +148,28 @@ struct DashboardExportsTests {
         }
     }
 
+    /// An admin token naming one app opens a session of that app only: the other apps are not
+    /// listed, exported or opened.
+    @Test func aSessionOfOneAppSeesThatAppOnly() async throws {
+        let server = try ServerProcess()
+        try await Population(app: "growth", count: 6, seed: 3).push(to: server)
+        try await Population(app: "finite", count: 6, seed: 4).push(to: server)
+        let session = try DashboardTests().signIn(server, token: try TokenSignerForTests().adminToken(seconds: 600, app: "finite"))
+        func get(_ path: String) throws -> DashboardTests.CurlAnswer {
+            try DashboardTests.curl(URL(string: server.url.absoluteString + path)!, cookie: session)
+        }
+        #expect(rows(try get("/dashboard?format=csv&table=apps")).map { $0[0] } == ["finite"])
+        #expect(!(try get("/dashboard").body.contains("/dashboard/apps/growth")))
+        for path in ["/dashboard/apps/growth", "/dashboard/apps/growth/flows/welcome", "/dashboard/apps/growth?format=csv"] {
+            #expect(try get(path).status == 403, "\(path)")
+        }
+        #expect(try get("/dashboard/apps/finite").status == 200)
+        // An admin token for every app sees both.
+        let everyApp = try DashboardTests().signIn(server)
+        let all = try DashboardTests.curl(URL(string: server.url.absoluteString + "/dashboard?format=csv&table=apps")!, cookie: everyApp)
+        #expect(rows(all).map { $0[0] } == ["finite", "growth"])
+    }
+
     @Test func theSessionCookieIsSecureWhenTheProxyInFrontSaysTheRequestCameOverTLS() throws {
         let server = try ServerProcess()
         let form = "token=\(try server.token(account: nil))"

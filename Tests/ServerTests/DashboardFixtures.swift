@@ -127,7 +127,7 @@ struct TokenSignerForTests {
         signer.sign(TokenClaims(subject: account, scope: .account, app: app, expires: Int64(Date().timeIntervalSince1970) + 3600))
     }
 
-    func adminToken(seconds: Int64) -> String {
-        signer.sign(TokenClaims(subject: "test-admin", scope: .admin, app: nil, expires: Int64(Date().timeIntervalSince1970) + seconds))
+    func adminToken(seconds: Int64, app: String? = nil) -> String {
+        signer.sign(TokenClaims(subject: "test-admin", scope: .admin, app: app, expires: Int64(Date().timeIntervalSince1970) + seconds))
     }
 }

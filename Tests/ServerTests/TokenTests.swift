@@ -40,6 +40,26 @@ struct TokenTests {
         }
     }
 
+    /// A signature checked once is remembered, but nothing else is: a remembered token still
+    /// expires, a token changed after the original was remembered is checked afresh and refused,
+    /// and another ring's signer knows nothing of it.
+    @Test func aRememberedTokenStillExpiresAndAChangedOneIsCheckedAfresh() throws {
+        let signer = try TokenSigner(secret: ServerProcess.secret)
+        let now = Date(timeIntervalSince1970: 1_767_603_600)
+        let token = signer.sign(
+            TokenClaims(subject: "ann", scope: .account, app: "growth", issuedAt: now.timeIntervalSince1970, expires: Int64(now.timeIntervalSince1970) + 60))
+        let first = try signer.verify(token, now: now)
+        #expect(try signer.verify(token, now: now.addingTimeInterval(30)) == first)
+        #expect(throws: TokenSigner.Failure.expired) { try signer.verify(token, now: now.addingTimeInterval(61)) }
+        for index in [token.index(token.endIndex, offsetBy: -2), token.index(token.startIndex, offsetBy: 9)] {
+            var tampered = token
+            tampered.replaceSubrange(index...index, with: token[index] == "A" ? "B" : "A")
+            #expect(throws: TokenSigner.Failure.self) { try signer.verify(tampered, now: now) }
+        }
+        let other = try TokenSigner(secret: String(repeating: "z", count: 40))
+        #expect(throws: TokenSigner.Failure.self) { try other.verify(token, now: now) }
+    }
+
     @Test func aTokenOpensItsAccountInItsAppOnly() async throws {
         let server = try ServerProcess()
         let growth = try server.token(account: "ann", app: "growth")
