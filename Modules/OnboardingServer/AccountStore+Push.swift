@@ -67,7 +67,18 @@ struct PushStatement: PostgresPreparedStatement {
             FROM UNNEST($18::text[], $19::text[], $20::bigint[], $21::text[], $22::text[], $23::bigint[], $24::text[])
                 AS r(flow, order_key, epoch, standing, version, at_ms, device)
             WHERE NOT EXISTS (SELECT 1 FROM revoked)
-            ON CONFLICT (app, account, flow) DO UPDATE SET
+            \(Self.mergeUpsert)
+            RETURNING flow, epoch, standing, version, at_ms, device
+        )
+        SELECT (SELECT count(*) FROM fresh), EXISTS (SELECT 1 FROM revoked),
+            merged.flow, merged.epoch, merged.standing, merged.version, merged.at_ms, merged.device
+        FROM (SELECT 1) AS answer LEFT JOIN merged ON true
+        """
+
+    /// The join as an upsert's conflict clause, shared with ``PushBatchStatement``: every column
+    /// is the excluded row's when its order key is greater, else the held row's.
+    static let mergeUpsert = """
+        ON CONFLICT (app, account, flow) DO UPDATE SET
                 order_key = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.order_key ELSE held.order_key END,
                 epoch = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.epoch ELSE held.epoch END,
                 standing = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.standing ELSE held.standing END,
@@ -75,12 +86,16 @@ struct PushStatement: PostgresPreparedStatement {
                 at_ms = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.at_ms ELSE held.at_ms END,
                 device = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.device ELSE held.device END,
                 updated_at = CASE WHEN EXCLUDED.order_key > held.order_key THEN now() ELSE held.updated_at END
-            RETURNING flow, epoch, standing, version, at_ms, device
-        )
-        SELECT (SELECT count(*) FROM fresh), EXISTS (SELECT 1 FROM revoked),
-            merged.flow, merged.epoch, merged.standing, merged.version, merged.at_ms, merged.device
-        FROM (SELECT 1) AS answer LEFT JOIN merged ON true
         """
+
+    /// A merged record as the statements return it (nothing when the row has none).
+    static func record(
+        flow: String?, epoch: Int64?, standing: String?, version: String?, at: Int64?, device: String?
+    ) -> (String, AccountFlowRecord)? {
+        guard let flow, let epoch, let standing = standing.flatMap(AccountFlowRecord.Standing.init), let at, let device
+        else { return nil }
+        return (flow, AccountFlowRecord(epoch: Int(epoch), standing: standing, version: version, at: at, device: device))
+    }
 
     struct Row {
         var applied: Int
@@ -101,40 +116,57 @@ struct PushStatement: PostgresPreparedStatement {
         bindings.append(account)
         bindings.append(device)
         bindings.append(tokenIssuedAt)
-        bindings.append(items.map(\.seq))
-        bindings.append(items.map(\.time))
-        bindings.append(items.map(\.event))
-        bindings.append(items.map { Int64($0.catalogVersion) })
-        bindings.append(items.map { $0.appVersion ?? "" })
+        bindings.appendItemColumns(items)
         let facts = FactRows(items)
-        bindings.append(facts.seqs)
-        bindings.append(facts.indexes)
-        bindings.append(facts.kinds)
-        bindings.append(facts.flows)
-        bindings.append(facts.steps)
-        bindings.append(facts.stepIndexes)
-        bindings.append(facts.endings)
-        bindings.append(facts.bodies)
+        bindings.appendFactColumns(facts)
         let flows = records.keys.sorted()
         let values = flows.map { records[$0]! }
         bindings.append(flows)
-        bindings.append(values.map(\.orderKey))
-        bindings.append(values.map { Int64($0.epoch) })
-        bindings.append(values.map(\.standing.rawValue))
-        bindings.append(values.map { $0.version ?? "" })
-        bindings.append(values.map(\.at))
-        bindings.append(values.map(\.device))
+        bindings.appendRecordColumns(values)
         return bindings
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row {
         let (count, revoked, flow, epoch, standing, version, at, device) = try row.decode(
             (Int64, Bool, String?, Int64?, String?, String?, Int64?, String?).self)
-        var record: (String, AccountFlowRecord)?
-        if let flow, let epoch, let standing = standing.flatMap(AccountFlowRecord.Standing.init), let at, let device {
-            record = (flow, AccountFlowRecord(epoch: Int(epoch), standing: standing, version: version, at: at, device: device))
-        }
-        return Row(applied: Int(count), revoked: revoked, record: record)
+        return Row(
+            applied: Int(count), revoked: revoked,
+            record: Self.record(flow: flow, epoch: epoch, standing: standing, version: version, at: at, device: device))
+    }
+}
+
+extension PostgresBindings {
+    /// Journal rows as the push statements' columns: seq, time, event, catalog version, app version
+    /// ("" for none).
+    mutating func appendItemColumns(_ items: [PushItem]) {
+        append(items.map(\.seq))
+        append(items.map(\.time))
+        append(items.map(\.event))
+        append(items.map { Int64($0.catalogVersion) })
+        append(items.map { $0.appVersion ?? "" })
+    }
+
+    /// Facts as the push statements' columns: seq, index, kind, flow, step, step index, ending, body.
+    mutating func appendFactColumns(_ facts: FactRows) {
+        append(facts.seqs)
+        append(facts.indexes)
+        append(facts.kinds)
+        append(facts.flows)
+        append(facts.steps)
+        append(facts.stepIndexes)
+        append(facts.endings)
+        append(facts.bodies)
+    }
+
+    /// Records as the push statements' columns after their flow ids: order key, epoch, standing,
+    /// version ("" for none), time, device.
+    mutating func appendRecordColumns(_ records: [AccountFlowRecord]) {
+        append(records.map(\.orderKey))
+        append(records.map { Int64($0.epoch) })
+        append(records.map(\.standing.rawValue))
+        append(records.map { $0.version ?? "" })
+        append(records.map(\.at))
+        append(records.map(\.device))
     }
 }
 

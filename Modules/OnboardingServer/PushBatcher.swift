@@ -227,14 +227,7 @@ struct PushBatchStatement: PostgresPreparedStatement {
                 AS r(p, flow, order_key, epoch, standing, version, at_ms, device)
             JOIN live l ON l.p = r.p
             ORDER BY l.app, l.account, r.flow
-            ON CONFLICT (app, account, flow) DO UPDATE SET
-                order_key = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.order_key ELSE held.order_key END,
-                epoch = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.epoch ELSE held.epoch END,
-                standing = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.standing ELSE held.standing END,
-                version = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.version ELSE held.version END,
-                at_ms = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.at_ms ELSE held.at_ms END,
-                device = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.device ELSE held.device END,
-                updated_at = CASE WHEN EXCLUDED.order_key > held.order_key THEN now() ELSE held.updated_at END
+            \(PushStatement.mergeUpsert)
             RETURNING app, account, flow, epoch, standing, version, at_ms, device
         ),
         counts AS (SELECT app, account, device, count(*) AS applied FROM fresh GROUP BY app, account, device)
@@ -271,11 +264,7 @@ struct PushBatchStatement: PostgresPreparedStatement {
             items += request.batch.items
         }
         bindings.append(itemPositions)
-        bindings.append(items.map(\.seq))
-        bindings.append(items.map(\.time))
-        bindings.append(items.map(\.event))
-        bindings.append(items.map { Int64($0.catalogVersion) })
-        bindings.append(items.map { $0.appVersion ?? "" })
+        bindings.appendItemColumns(items)
 
         var factPositions: [Int64] = []
         var facts = FactRows([])
@@ -285,14 +274,7 @@ struct PushBatchStatement: PostgresPreparedStatement {
             facts.append(rows)
         }
         bindings.append(factPositions)
-        bindings.append(facts.seqs)
-        bindings.append(facts.indexes)
-        bindings.append(facts.kinds)
-        bindings.append(facts.flows)
-        bindings.append(facts.steps)
-        bindings.append(facts.stepIndexes)
-        bindings.append(facts.endings)
-        bindings.append(facts.bodies)
+        bindings.appendFactColumns(facts)
 
         var recordPositions: [Int64] = []
         var flows: [String] = []
@@ -307,22 +289,15 @@ struct PushBatchStatement: PostgresPreparedStatement {
         }
         bindings.append(recordPositions)
         bindings.append(flows)
-        bindings.append(records.map(\.orderKey))
-        bindings.append(records.map { Int64($0.epoch) })
-        bindings.append(records.map(\.standing.rawValue))
-        bindings.append(records.map { $0.version ?? "" })
-        bindings.append(records.map(\.at))
-        bindings.append(records.map(\.device))
+        bindings.appendRecordColumns(records)
         return bindings
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row {
         let (push, count, revoked, flow, epoch, standing, version, at, device) = try row.decode(
             (Int64, Int64, Bool, String?, Int64?, String?, String?, Int64?, String?).self)
-        var record: (String, AccountFlowRecord)?
-        if let flow, let epoch, let standing = standing.flatMap(AccountFlowRecord.Standing.init), let at, let device {
-            record = (flow, AccountFlowRecord(epoch: Int(epoch), standing: standing, version: version, at: at, device: device))
-        }
-        return Row(push: Int(push), applied: Int(count), revoked: revoked, record: record)
+        return Row(
+            push: Int(push), applied: Int(count), revoked: revoked,
+            record: PushStatement.record(flow: flow, epoch: epoch, standing: standing, version: version, at: at, device: device))
     }
 }

@@ -5,6 +5,19 @@ import Testing
 @Suite("Funnel report, eligibility explanation, flow diagrams")
 struct InsightTests {
     /// Four Growth users: two complete the tour, one skips on its second step, one stops on its third.
+    /// Runs `report --html PAGE` (and `arguments`), checks the page is self-contained (no script,
+    /// nothing loaded from anywhere) and returns it.
+    static func selfContainedPage(_ cli: CLI, _ page: URL, _ arguments: [String] = []) throws -> String {
+        let written = try cli.run(["report"] + arguments + ["--html", page.path])
+        #expect(written.status == 0, "\(written.stderr)")
+        let html = try String(contentsOf: page, encoding: .utf8)
+        #expect(html.hasPrefix("<!DOCTYPE html>"))
+        for forbidden in ["<script", "src=", "http://", "https://", "@import", "url("] {
+            #expect(!html.contains(forbidden), "\(forbidden)")
+        }
+        return html
+    }
+
     static func growthWithFourUsers() throws -> CLI {
         let cli = try CLI("growth")
         let start = "visit dashboard\ndo completeOnboarding\nvisit dashboard\n"
@@ -68,14 +81,7 @@ struct InsightTests {
     @Test func reportHTMLWritesOneSelfContainedPageWithTheReportsNumbers() throws {
         let cli = try Self.growthWithFourUsers()
         let page = cli.folder.appendingPathComponent("report.html")
-        let written = try cli.run("report", "--html", page.path)
-        #expect(written.status == 0, "\(written.stderr)")
-        let html = try String(contentsOf: page, encoding: .utf8)
-        // Self-contained: no script, nothing loaded from anywhere.
-        #expect(html.hasPrefix("<!DOCTYPE html>"))
-        for forbidden in ["<script", "src=", "http://", "https://", "@import", "url("] {
-            #expect(!html.contains(forbidden), "\(forbidden)")
-        }
+        let html = try Self.selfContainedPage(cli, page)
         #expect(html.contains("<svg"))
         // The funnel's table: started, each step in order, completed, as `report --json` counts them.
         let report = try cli.json("report")
@@ -112,14 +118,7 @@ struct InsightTests {
         let script = root.appendingPathComponent("Apps/\(registeredProductFolders[product] ?? product)/Transcripts/happy-path.play")
         let played = try cli.run("play", script.path)
         try #require(played.status == 0, "\(played.stderr)")
-        let page = cli.folder.appendingPathComponent("report.html")
-        let written = try cli.run("report", "--html", page.path)
-        #expect(written.status == 0, "\(written.stderr)")
-        let html = try String(contentsOf: page, encoding: .utf8)
-        #expect(html.hasPrefix("<!DOCTYPE html>"))
-        for forbidden in ["<script", "src=", "http://", "https://", "@import", "url("] {
-            #expect(!html.contains(forbidden), "\(forbidden)")
-        }
+        let html = try Self.selfContainedPage(cli, cli.folder.appendingPathComponent("report.html"))
         // The runs table: one row per flow, its Started cell as the JSON report counts it.
         let flows = try #require(try cli.json("report")["flows"] as? [[String: Any]])
         #expect(flows.contains { ($0["started"] as? Int ?? 0) > 0 }, "the script started a flow")
@@ -129,10 +128,7 @@ struct InsightTests {
         }
         #expect(started == flows.map { $0["started"] as? Int ?? -2 })
 
-        let variants = cli.folder.appendingPathComponent("variants.html")
-        let byVariant = try cli.run("report", "--by", "variant", "--html", variants.path)
-        #expect(byVariant.status == 0, "\(byVariant.stderr)")
-        #expect(try String(contentsOf: variants, encoding: .utf8).hasPrefix("<!DOCTYPE html>"))
+        _ = try Self.selfContainedPage(cli, cli.folder.appendingPathComponent("variants.html"), ["--by", "variant"])
 
         // /proc/1 is a folder that not even root can make a file in.
         let refused = try cli.run("report", "--html", "/proc/1/report.html")
