@@ -26,6 +26,7 @@ struct DashboardExportsTests {
         let server = try ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
         let population = Population(app: "growth", count: 40, seed: 11)
         try await population.push(to: server)
+        try await DashboardTests.waitUntilCounted(server)
         let admin = try server.token(account: nil)
         // A publication at 25%: the app's page says what is published and at what rollout.
         let version = try await Self.publishGrowth(on: server, rollout: 25) - 1
@@ -126,6 +127,7 @@ struct DashboardExportsTests {
             server.url.appendingPathComponent("v1/apps/growth/accounts/eve/push"), token: token,
             body: Data(try PushBatch(device: "e1", items: [item]).tourValue.jsonUTF8()))
         #expect(pushed.status == 200)
+        try await DashboardTests.waitUntilCounted(server)
         let session = try DashboardTests().signIn(server)
         func csv(_ path: String) throws -> String {
             let answer = try DashboardTests.curl(URL(string: server.url.absoluteString + path)!, cookie: session)
@@ -154,6 +156,7 @@ struct DashboardExportsTests {
         let server = try ServerProcess()
         try await Population(app: "growth", count: 6, seed: 3).push(to: server)
         try await Population(app: "finite", count: 6, seed: 4).push(to: server)
+        try await DashboardTests.waitUntilCounted(server)
         let session = try DashboardTests().signIn(server, token: try TokenSignerForTests().adminToken(seconds: 600, app: "finite"))
         func get(_ path: String) throws -> DashboardTests.CurlAnswer {
             try DashboardTests.curl(URL(string: server.url.absoluteString + path)!, cookie: session)

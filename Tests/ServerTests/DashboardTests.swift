@@ -18,6 +18,7 @@ struct DashboardTests {
         let server = try ServerProcess(environment: ["LOG_LEVEL": "info"])
         let population = Population(app: "growth", count: 60, seed: 26)
         try await population.push(to: server)
+        try await Self.waitUntilCounted(server)
         let published = try await DashboardExportsTests.publishGrowth(on: server, rollout: 25)
         let admin = try server.token(account: nil)
         let report = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
@@ -180,6 +181,7 @@ struct DashboardTests {
             server.url.appendingPathComponent("v1/apps/growth/accounts/mallory/push"), token: token,
             body: Data(try PushBatch(device: "m1", items: [item]).tourValue.jsonUTF8()))
         #expect(pushed.status == 200)
+        try await Self.waitUntilCounted(server)
         let session = try signIn(server)
 
         // Rendered inert: the markup is text on the page, in the CSV it cannot run as a formula.
@@ -333,6 +335,20 @@ struct DashboardTests {
     }
 
     // MARK: - Helpers
+
+    /// Waits (at most 60 s) until the insights job has counted every push stored so far. A page
+    /// counts what finished before it was asked for, but waits at most 5 s for transactions still
+    /// running anywhere in the PostgreSQL cluster, other tests' included (transaction ids are the
+    /// cluster's); a test that must see its own pushes on a page waits here first.
+    static func waitUntilCounted(_ server: ServerProcess) async throws {
+        for _ in 0..<600 {
+            let pending = try server.sql(
+                "SELECT count(*) FROM pushes WHERE xact >= (SELECT counted_below FROM insight_progress)")
+            if pending == ["0"] { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw HarnessFailure("the insights job did not count the pushes within 60 s")
+    }
 
     func cells(_ row: String, _ browser: Browser) throws -> [String] {
         try #require(try browser.evaluate("[...\(row).children].map(c => c.textContent.trim())") as? [String])
