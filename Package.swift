@@ -63,6 +63,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
+        // The push load generator's own connections (Tests/Benchmarks/PushClient.swift); already
+        // built for Hummingbird and postgres-nio.
+        .package(url: "https://github.com/apple/swift-nio", "2.101.2"..<"3.0.0"),
         // Identity providers' JWTs (RS256/ES256 against a JWKS): the server only.
         .package(url: "https://github.com/vapor/jwt-kit", exact: "5.8.0"),
     ],
@@ -138,6 +141,9 @@ let package = Package(
                 "TourRuntime", "OnboardingServer", "CSQLite",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Tests/Benchmarks",
             swiftSettings: swiftSettings),

@@ -1,8 +1,6 @@
-import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
-import NIOHTTP1
 import OnboardingServer
 import PostgresNIO
 import TourCodec
@@ -87,72 +85,41 @@ struct ServerLoad {
     /// at most); with one, each device pushes one event every `pace` seconds from a random phase,
     /// as a user tapping through a tour does (latency under that load).
     func throughServer(_ count: Int, run: String, pace: Double? = nil) async throws -> Figures {
-        let client = HTTPClient(
-            eventLoopGroupProvider: .singleton,
-            configuration: .init(
-                connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: count)))
-        let runs = try Self.devices(count, run: run, app: "load")
-        let signer = signer
-        let server = server
-        // Each device opens its connection before the clock starts, as an app that pushes every
-        // second keeps one open: what is timed is the push, not a thousand TCP handshakes at once.
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for _ in runs {
-                group.addTask {
-                    let response = try await client.execute(
-                        HTTPClientRequest(url: server.absoluteString + "/v1/health"), timeout: .seconds(30))
-                    _ = try await response.body.collect(upTo: 1 << 16)
-                }
-            }
-            try await group.waitForAll()
-        }
-        let deadline = ContinuousClock.now + .milliseconds(Int(duration * 1000))
-        defer { Task { try? await client.shutdown() } }
-        return try await measure(runs) { device in
-            let token = signer.sign(
-                TokenClaims(subject: device.account, scope: .account, app: device.app, expires: Int64(Date().timeIntervalSince1970) + 3600))
-            var device = device
-            var latencies: [Double] = []
-            var failures = 0
-            var accepted = 0
-            var offered = 0
-            var slot = ContinuousClock.now + .milliseconds(Int((pace.map { Double.random(in: 0..<$0) } ?? 0) * 1000))
-            while ContinuousClock.now < deadline {
-                if let pace {
-                    try await Task.sleep(until: slot, clock: .continuous)
-                    slot = slot + .milliseconds(Int(pace * 1000))
-                    if slot - .milliseconds(Int(pace * 1000)) >= deadline { break }
-                }
-                offered += 1
-                let batch = PushBatch(device: device.device, items: [device.item()])
-                var request = HTTPClientRequest(
-                    url: server.absoluteString + SyncAPI.accountPath(app: device.app, account: device.account) + "/push")
-                request.method = .POST
-                request.headers.add(name: "Authorization", value: "Bearer \(token)")
-                request.headers.add(name: "Content-Type", value: "application/json")
-                // TourCodec's writer, as the devices encode theirs (Foundation's JSONEncoder cost the
-                // load generator, on the same two cores as the server, several times more).
-                request.body = .bytes(ByteBuffer(bytes: try batch.tourValue.jsonUTF8()))
-                let started = ContinuousClock.now
-                let response = try await client.execute(request, timeout: .seconds(30))
-                _ = try await response.body.collect(upTo: 1 << 20)
-                latencies.append(seconds(ContinuousClock.now - started))
-                if response.status == .ok { accepted += 1 } else { failures += 1 }
-            }
-            return (latencies, accepted, failures, offered)
-        }
+        try await push(try Self.devices(count, run: run, app: "load"), pace: pace)
     }
 
     /// Waits until the insights job has counted every push stored so far, so that one
     /// measurement does not pay for counting the last one's backlog (a saturation run leaves tens
     /// of thousands of pushes to count; a server at a steady pace counts each second's as it goes).
+    ///
+    /// Then it writes out what the last measurement left to write, a checkpoint of PostgreSQL and
+    /// the kernel's dirty pages (`sync`), for the same reason: a saturation run leaves hundreds of
+    /// megabytes the kernel writes back about thirty seconds later, in the middle of the next
+    /// measurement, and while it does a WAL flush (every commit waits for one) took 100 to 350 ms
+    /// instead of 1 (an fsync probe beside `scripts/bench --sections 5`; on an idle disk the
+    /// slowest of 10,000 was 5 ms). A server at a steady pace writes back only its own pace.
     func settle() async throws {
         try await withStore(connections: 1) { store in try await store.catchUpInsights(waitingUpTo: .seconds(300)) }
+        try await withClient(connections: 1) { client in
+            _ = try await client.query("CHECKPOINT").collect()
+        }
+        sync()
     }
 
     /// `body` with an `AccountStore` of its own pool of `connections`.
     private func withStore<Result: Sendable>(
         connections: Int, _ body: @escaping @Sendable (AccountStore) async throws -> Result
+    ) async throws -> Result {
+        try await withClient(connections: connections) { client in
+            var logger = Logger(label: "floor")
+            logger.logLevel = .error
+            return try await body(AccountStore(client: client, logger: logger))
+        }
+    }
+
+    /// `body` with a pool of its own of `connections`.
+    private func withClient<Result: Sendable>(
+        connections: Int, _ body: @escaping @Sendable (PostgresClient) async throws -> Result
     ) async throws -> Result {
         var logger = Logger(label: "floor")
         logger.logLevel = .error
@@ -163,7 +130,7 @@ struct ServerLoad {
                 await client.run()
                 return nil
             }
-            let result = try await body(AccountStore(client: client, logger: logger))
+            let result = try await body(client)
             group.cancelAll()
             return result
         }

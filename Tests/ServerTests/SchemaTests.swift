@@ -1,0 +1,63 @@
+import AccountSync
+import Foundation
+import Logging
+import OnboardingServer
+import PostgresNIO
+import Testing
+import TourCodec
+import TourCore
+
+/// What the migrations leave behind, as a release upgrading a stored database meets it.
+@Suite("Schema")
+struct SchemaTests {
+    /// Facts are read only by their key (the insights job joins them to the pushes it counts). The
+    /// index on (app, flow, kind) that v1 made cost every push an entry per fact, and with stale
+    /// statistics the planner used it for that join, reading all of an app's facts per push
+    /// counted; v8 drops it. A database stored by the release before upgrades with its facts and
+    /// reports intact.
+    @Test func factsAreIndexedByTheirKeyOnlyFromV8AndAnUpgradedDatabaseReportsTheSame() async throws {
+        var logger = Logger(label: "schema")
+        logger.logLevel = .error
+        let url = try DatabaseURL(try TestPostgres.freshDatabase())
+        let client = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            func factIndexes() async throws -> [String] {
+                var names: [String] = []
+                let rows = try await client.query(
+                    "SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND tablename = 'facts' ORDER BY 1",
+                    logger: logger)
+                for try await name in rows.decode(String.self) { names.append(name) }
+                return names
+            }
+            // The previous release's schema, with pushes stored.
+            _ = try await PostgresSchema.migrate(client, logger: logger, through: "v7-display-budget")
+            #expect(try await factIndexes() == ["facts_by_app_flow_kind", "facts_pkey"])
+            let store = AccountStore(client: client, logger: logger)
+            for account in 0..<4 {
+                for seq in 1...3 {
+                    let device = "d\(account)"
+                    let standing: AccountFlowRecord.Standing = seq == 3 && account.isMultiple(of: 2) ? .completed : .shown
+                    _ = try await store.push(
+                        app: "growth", account: "a\(account)",
+                        PushBatch(
+                            device: device,
+                            items: [PushBatchingTests.item(Int64(seq), flow: "tour", standing: standing, device: device)]))
+                }
+            }
+            try await store.catchUpInsights(waitingUpTo: .seconds(10))
+            let before = try await store.report(app: "growth")
+
+            let applied = try await PostgresSchema.migrate(client, logger: logger)
+            #expect(applied == ["v8-facts-by-key-only"])
+            #expect(try await factIndexes() == ["facts_pkey"])
+            try await store.catchUpInsights(waitingUpTo: .seconds(10))
+            let after = try await store.report(app: "growth")
+            #expect(after == before)
+            #expect(after == (try await store.reportByScan(app: "growth")))
+            #expect(after.accounts == 4)
+            #expect(after.flows.first?.steps.map(\.accounts) == [4, 4, 4])
+        }
+    }
+}
