@@ -84,8 +84,8 @@ extension Card: TourValueEncodable {
             "flow": .string(flow.rawValue), "step": .string(step.rawValue), "title": .string(title), "body": .string(body),
             "hint": .optional(hint), "details": .strings(details), "notices": .strings(notices), "anchor": .optional(anchor),
             "highlightPadding": highlightPadding.map(TourValue.double) ?? .null, "popover": .optional(popover?.rawValue),
-            "progress": progress?.tourValue ?? .null, "actions": .strings(actions.map({ $0.name })),
-            "labels": .object(labels.mapValues(TourValue.string)),
+            "progress": progress?.tourValue ?? .null, "progressText": .optional(progressText),
+            "actions": .strings(actions.map({ $0.name })), "labels": .object(labels.mapValues(TourValue.string)),
             "autoAdvanceAt": autoAdvanceAt.map(TourValue.double) ?? .null, "isReplay": .bool(isReplay),
         ]
     }

@@ -65,6 +65,11 @@ struct LocalizationCLITests {
         cli.environment["LANG"] = "pt_BR.UTF-8"
         let json = try cli.json("show")
         #expect(json.card?["title"] as? String == title)
+        // The count as the user reads it, for a UI that shows the JSON's card.
+        #expect(json.card?["progressText"] as? String == "Passo 1 de 3")
+        cli.environment["LANG"] = "en_US.UTF-8"
+        #expect(try cli.json("show").card?["progressText"] as? String == "Step 1 of 3")
+        cli.environment["LANG"] = "pt_BR.UTF-8"
         #expect((json.card?["labels"] as? [String: String])?["next"] == pt["tutorial.swipeToSelect.action.next.label"])
     }
 

@@ -84,7 +84,9 @@ struct TransportTests {
                         }
                     },
                     { server in
-                        let transport = HTTPSyncTransport(server: server, token: Secret("secret-token"))
+                        // A long timeout: what is tested is the redirect, and under the whole suite's
+                        // load the default's 5 s to connect was once not enough.
+                        let transport = HTTPSyncTransport(server: server, token: Secret("secret-token"), timeout: 60)
                         let error = await #expect(throws: SyncError.self) {
                             try await transport.pull(app: "finite", account: "ann")
                         }
@@ -119,7 +121,7 @@ struct TransportTests {
             },
             { server in
                 let small = HTTPSyncTransport(
-                    server: server, token: Secret("secret-token"), maximumResponseBytes: 1 << 20)
+                    server: server, token: Secret("secret-token"), timeout: 60, maximumResponseBytes: 1 << 20)
                 let error = await #expect(throws: SyncError.self) { try await small.pull(app: "finite", account: "ann") }
                 #expect("\(String(describing: error))".contains("larger than 1048576 bytes"))
             })
