@@ -17,16 +17,21 @@ import TourCodec
 /// device's requests are encoded before the clock starts, a request is written in one call, and its
 /// latency is read on the event loop that reads the answer, the moment the answer is complete.
 ///
-/// What is timed is what a device sees: from writing the request to having the whole answer. A
-/// device has at most one push in flight, as an app does; with a pace, a push whose slot comes
-/// while the last one is unanswered is sent when that answer arrives (its wait is not counted,
-/// as before).
+/// What is timed is the push: from writing the request to having the whole answer. A device has at
+/// most one push in flight, as an app does; with a pace, a push whose slot comes while the last one
+/// is unanswered is sent when that answer arrives. That wait, and any delay of the load generator's
+/// own timers, is not in the latency (as before); it is measured apart, as each push's lag behind
+/// its slot, so that a server too slow to keep a device's pace shows there. Slots that came due
+/// before the end but were never sent count as offered and not accepted.
 final class PushDevice: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundOut = HTTPClientRequestPart
 
     struct Outcome: Sendable {
         var latencies: [Double] = []
+        /// Paced: how long after its slot each push went out (waiting for the device's last answer,
+        /// or for the load generator's timer), in seconds.
+        var lags: [Double] = []
         /// When each push was sent (the loop's clock, in seconds), beside `latencies`.
         var sent: [Double] = []
         var accepted = 0
@@ -45,6 +50,8 @@ final class PushDevice: ChannelInboundHandler, @unchecked Sendable {
     private var deadline = NIODeadline.distantFuture
     private var slot = NIODeadline.distantPast
     private var sentAt: NIODeadline?
+    /// Fails the run when a push has no answer in 30 s, as the client before did.
+    private var timeout: Scheduled<Void>?
     private var status: HTTPResponseStatus?
     private var outcome = Outcome()
     private var context: ChannelHandlerContext?
@@ -75,7 +82,16 @@ final class PushDevice: ChannelInboundHandler, @unchecked Sendable {
     private func wait() {
         guard let context else { return finish() }
         let now = NIODeadline.now()
-        if now >= deadline || slot >= deadline { return finish() }
+        if now >= deadline || slot >= deadline {
+            // Slots that came due before the end while the device still waited for an answer.
+            if let pace {
+                while slot < deadline {
+                    outcome.offered += 1
+                    slot = slot + pace
+                }
+            }
+            return finish()
+        }
         if slot <= now { return send() }
         context.eventLoop.scheduleTask(deadline: slot) { self.send() }
     }
@@ -86,9 +102,15 @@ final class PushDevice: ChannelInboundHandler, @unchecked Sendable {
         do { request = try prepared.popLast() ?? encode(&run) } catch { return fail(error) }
         outcome.offered += 1
         status = nil
+        let now = NIODeadline.now()
+        if pace != nil { outcome.lags.append(Double((now - slot).nanoseconds) / 1e9) }
+        sentAt = now
+        let device = run.device
+        timeout = context.eventLoop.scheduleTask(in: .seconds(30)) {
+            self.fail(ServerLoadError("device \(device): no answer to a push within 30 s"))
+        }
         context.write(wrapOutboundOut(.head(request.0)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(request.1))), promise: nil)
-        sentAt = .now()
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
 
@@ -99,6 +121,7 @@ final class PushDevice: ChannelInboundHandler, @unchecked Sendable {
         case .end:
             guard let sentAt else { return }
             let now = NIODeadline.now()
+            timeout?.cancel()
             outcome.latencies.append(Double((now - sentAt).nanoseconds) / 1e9)
             outcome.sent.append(Double(sentAt.uptimeNanoseconds) / 1e9)
             if status == .ok { outcome.accepted += 1 } else { outcome.failures += 1 }
@@ -138,8 +161,8 @@ extension ServerLoad {
         let group = MultiThreadedEventLoopGroup.singleton
         let signer = signer
         let expires = Int64(Date().timeIntervalSince1970) + 3600
-        // Each request is encoded before the clock starts: as many as a paced device sends, or a
-        // stock for a device pushing back to back (it encodes more as it goes if it runs out).
+        // Requests are encoded before the clock starts: all a paced device sends, or the first 16 of
+        // a device pushing back to back (it encodes the rest as it goes).
         let count = pace.map { Int((duration / $0).rounded(.up)) + 1 } ?? 16
         // Each device opens its connection before the clock starts, as an app that pushes every
         // second keeps one open: what is timed is the push, not a thousand TCP handshakes at once.
@@ -187,11 +210,14 @@ extension ServerLoad {
             let lines = outcomes.flatMap { zip($0.sent, $0.latencies) }.sorted { $0.0 < $1.0 }
                 .map { String(format: "%.4f %.2f", $0.0 - origin, $0.1 * 1000) }
             try ("# start \(origin) s (CLOCK_MONOTONIC)\n" + lines.joined(separator: "\n") + "\n").write(
-                toFile: trace + (pace == nil ? ".saturation" : ".paced"), atomically: true, encoding: .utf8)
+                toFile: trace + ".\(runs.count)" + (pace == nil ? ".saturation" : ".paced"), atomically: true,
+                encoding: .utf8)
         }
         let latencies = outcomes.flatMap(\.latencies).sorted()
         let accepted = outcomes.map(\.accepted).reduce(0, +)
+        let lags = outcomes.flatMap(\.lags).sorted()
         return Figures(
+            lagP99: lags.isEmpty ? 0 : percentile(lags, 0.99) * 1000,
             eventsPerSecond: Double(accepted) / elapsed,
             p50: percentile(latencies, 0.50) * 1000, p99: percentile(latencies, 0.99) * 1000,
             failures: outcomes.map(\.failures).reduce(0, +), offered: outcomes.map(\.offered).reduce(0, +),

@@ -200,6 +200,9 @@ if sections.contains(5), let serverURL = option("--server-url"), let databaseURL
         report.add("server", "\(devices) devices, one event a second each: push p50", paced.p50, "ms")
         report.add(
             "server", "\(devices) devices, one event a second each: push p99", paced.p99, "ms")
+        report.add(
+            "server", "\(devices) devices, one event a second each: push sent after its slot, p99", paced.lagP99, "ms",
+            note: "waiting for the device's last answer or the load generator's timer; not in the push p99")
         report.add("server", "\(devices) devices: floor", floor.eventsPerSecond, "events/s")
         report.add("server", "\(devices) devices: floor p99", floor.p99, "ms")
         report.add(

@@ -49,7 +49,7 @@ struct SchemaTests {
             try await store.catchUpInsights(waitingUpTo: .seconds(10))
             let before = try await store.report(app: "growth")
 
-            let applied = try await PostgresSchema.migrate(client, logger: logger)
+            let applied = try await PostgresSchema.migrate(client, logger: logger, through: "v8-facts-by-key-only")
             #expect(applied == ["v8-facts-by-key-only"])
             #expect(try await factIndexes() == ["facts_pkey"])
             try await store.catchUpInsights(waitingUpTo: .seconds(10))
