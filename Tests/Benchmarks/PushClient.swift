@@ -217,11 +217,10 @@ extension ServerLoad {
         let accepted = outcomes.map(\.accepted).reduce(0, +)
         let lags = outcomes.flatMap(\.lags).sorted()
         return Figures(
-            lagP99: lags.isEmpty ? 0 : percentile(lags, 0.99) * 1000,
             eventsPerSecond: Double(accepted) / elapsed,
             p50: percentile(latencies, 0.50) * 1000, p99: percentile(latencies, 0.99) * 1000,
             failures: outcomes.map(\.failures).reduce(0, +), offered: outcomes.map(\.offered).reduce(0, +),
-            accepted: accepted)
+            accepted: accepted, lagP99: lags.isEmpty ? 0 : percentile(lags, 0.99) * 1000)
     }
 }
 

@@ -30,19 +30,6 @@ struct ServerLoad {
         var accepted: Int = 0
         /// Paced: p99 of how long after its slot a push went out (ms), not in `p99`.
         var lagP99: Double = 0
-
-        init(
-            lagP99: Double = 0, eventsPerSecond: Double, p50: Double, p99: Double, failures: Int, offered: Int = 0,
-            accepted: Int = 0
-        ) {
-            self.lagP99 = lagP99
-            self.eventsPerSecond = eventsPerSecond
-            self.p50 = p50
-            self.p99 = p99
-            self.failures = failures
-            self.offered = offered
-            self.accepted = accepted
-        }
     }
 
     /// One device's run through its product's flow as push items, from the pure engine: the facts
