@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TourFixtures
 
 /// The bad-input corpus (`BadInput/corpus.tsv`): each case is a bash command line run against a
 /// product whose database holds a flow in progress. Each must get a clear message on standard error
@@ -55,10 +56,13 @@ struct BadInputTests {
         environment["APP"] = CLI.binaries.appendingPathComponent(executable).path
         environment["WORK"] = cli.folder.path
         process.environment = environment
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let errors = try ChildProcess.spawning {
+            let errors = Pipe()
+            process.standardError = errors
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            return errors
+        }
         let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         let status = process.terminationStatus

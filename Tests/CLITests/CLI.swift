@@ -49,13 +49,14 @@ struct CLI {
     @discardableResult
     func run(_ arguments: [String], stdin: String? = nil) throws -> Result {
         let process = process(arguments)
-        let output = Pipe()
-        let errors = Pipe()
-        let input = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = input
-        try process.run()
+        let (output, errors, input) = try ChildProcess.spawning {
+            let (output, errors, input) = (Pipe(), Pipe(), Pipe())
+            process.standardOutput = output
+            process.standardError = errors
+            process.standardInput = input
+            try process.run()
+            return (output, errors, input)
+        }
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try input.fileHandleForWriting.close()
         let out = output.fileHandleForReading.readDataToEndOfFile()
@@ -110,18 +111,23 @@ extension Dictionary where Key == String, Value == Any {
 /// has begun.
 final class EchoingProcess {
     let process: Process
-    private let output = Pipe()
+    private let output: Pipe
     private var pending = Data()
     /// Script lines echoed so far.
     private(set) var echoed = 0
 
     init(_ cli: CLI, arguments: [String], script: String) throws {
-        process = cli.process(["play", "--echo"] + arguments)
-        let input = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = cli.process(["play", "--echo"] + arguments)
+        self.process = process
+        let (input, output) = try ChildProcess.spawning {
+            let (input, output) = (Pipe(), Pipe())
+            process.standardInput = input
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return (input, output)
+        }
+        self.output = output
         input.fileHandleForWriting.write(Data(script.utf8))
         try input.fileHandleForWriting.close()
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TourFixtures
 
 #if canImport(Glibc)
     import Glibc
@@ -91,10 +92,13 @@ extension CommandLineTests {
             var environment = cli.environment
             environment["PATH"] = CLI.binaries.path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
             bash.environment = environment
-            let output = Pipe()
-            bash.standardOutput = output
-            bash.standardError = Pipe()
-            try bash.run()
+            let output = try ChildProcess.spawning {
+                let output = Pipe()
+                bash.standardOutput = output
+                bash.standardError = Pipe()
+                try bash.run()
+                return output
+            }
             let data = output.fileHandleForReading.readDataToEndOfFile()
             bash.waitUntilExit()
             let offered = Set(String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init))

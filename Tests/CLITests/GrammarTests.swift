@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TourFixtures
 
 @Suite("One CLI grammar, run as real processes")
 struct GrammarTests {
@@ -200,7 +201,7 @@ struct GrammarTests {
             cli.database,
             "PRAGMA wal_checkpoint(TRUNCATE); INSERT INTO grdb_migrations VALUES ('v99-future');",
         ]
-        try sqlite.run()
+        try ChildProcess.spawning { try sqlite.run() }
         sqlite.waitUntilExit()
         let before = FileManager.default.contents(atPath: cli.database)
         let result = try cli.run("status")

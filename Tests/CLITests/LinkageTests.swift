@@ -16,9 +16,12 @@ struct LinkageTests {
             let ldd = Process()
             ldd.executableURL = URL(fileURLWithPath: "/usr/bin/ldd")
             ldd.arguments = [BuiltExecutables.folder.appendingPathComponent(product).path]
-            let output = Pipe()
-            ldd.standardOutput = output
-            try ldd.run()
+            let output = try ChildProcess.spawning {
+                let output = Pipe()
+                ldd.standardOutput = output
+                try ldd.run()
+                return output
+            }
             let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             ldd.waitUntilExit()
             let libraries = text.split(separator: "\n").compactMap { line in

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TourFixtures
 
 @Suite("play and the interactive session")
 struct ScriptTests {
@@ -189,14 +190,16 @@ struct ReliabilityTests {
         var inputs: [Pipe] = []
         var errors: [Pipe] = []
         for process in processes {
-            let input = Pipe()
-            let error = Pipe()
-            inputs.append(input)
-            errors.append(error)
-            process.standardInput = input
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = error
-            try process.run()
+            try ChildProcess.spawning {
+                let input = Pipe()
+                let error = Pipe()
+                inputs.append(input)
+                errors.append(error)
+                process.standardInput = input
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = error
+                try process.run()
+            }
         }
         for (input, script) in zip(inputs, scripts) {
             input.fileHandleForWriting.write(Data(script.utf8))
@@ -226,14 +229,16 @@ struct ReliabilityTests {
         var inputs: [Pipe] = []
         var errors: [Pipe] = []
         for process in processes {
-            let input = Pipe()
-            let error = Pipe()
-            inputs.append(input)
-            errors.append(error)
-            process.standardInput = input
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = error
-            try process.run()
+            try ChildProcess.spawning {
+                let input = Pipe()
+                let error = Pipe()
+                inputs.append(input)
+                errors.append(error)
+                process.standardInput = input
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = error
+                try process.run()
+            }
         }
         for input in inputs {
             input.fileHandleForWriting.write(Data(script.utf8))
@@ -256,11 +261,14 @@ extension ReliabilityTests {
         for _ in 0..<3 {
             let first = try CLI("moodtracker")
             let processes = (0..<4).map { _ in first.process(["launch"]) }
-            let errors = processes.map { _ in Pipe() }
-            for (process, error) in zip(processes, errors) {
-                process.standardOutput = FileHandle.nullDevice
-                process.standardError = error
-                try process.run()
+            let errors = try ChildProcess.spawning {
+                let errors = processes.map { _ in Pipe() }
+                for (process, error) in zip(processes, errors) {
+                    process.standardOutput = FileHandle.nullDevice
+                    process.standardError = error
+                    try process.run()
+                }
+                return errors
             }
             let messages = errors.map {
                 String(decoding: $0.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -278,9 +286,12 @@ extension CLI {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
         process.arguments = [database, sql]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
+        let output = try ChildProcess.spawning {
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            return output
+        }
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return String(decoding: data, as: UTF8.self)

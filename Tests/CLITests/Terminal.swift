@@ -1,4 +1,5 @@
 import Foundation
+import TourFixtures
 
 #if canImport(Glibc)
     import Glibc
@@ -12,20 +13,24 @@ final class TerminalSession {
     private var seen = ""
 
     init(_ cli: CLI, arguments: [String]) throws {
-        let pty = PseudoTerminalCalls()
-        master = pty.open(O_RDWR | O_NOCTTY)
-        guard master >= 0, pty.grant(master) == 0, pty.unlock(master) == 0, let name = pty.name(master) else {
-            throw CLIFailure("no pseudo-terminal")
+        let process = cli.process(arguments)
+        self.process = process
+        master = try ChildProcess.spawning {
+            let pty = PseudoTerminalCalls()
+            let master = pty.open(O_RDWR | O_NOCTTY)
+            guard master >= 0, pty.grant(master) == 0, pty.unlock(master) == 0, let name = pty.name(master) else {
+                throw CLIFailure("no pseudo-terminal")
+            }
+            let slave = open(String(cString: name), O_RDWR | O_NOCTTY)
+            guard slave >= 0 else { throw CLIFailure("cannot open \(String(cString: name))") }
+            let handle = FileHandle(fileDescriptor: slave, closeOnDealloc: false)
+            process.standardInput = handle
+            process.standardOutput = handle
+            process.standardError = handle
+            defer { close(slave) }  // the child has its own copies
+            try process.run()
+            return master
         }
-        let slave = open(String(cString: name), O_RDWR | O_NOCTTY)
-        guard slave >= 0 else { throw CLIFailure("cannot open \(String(cString: name))") }
-        process = cli.process(arguments)
-        let handle = FileHandle(fileDescriptor: slave, closeOnDealloc: false)
-        process.standardInput = handle
-        process.standardOutput = handle
-        process.standardError = handle
-        defer { close(slave) }  // the child has its own copies
-        try process.run()
     }
 
     deinit {

@@ -114,9 +114,12 @@ struct TranscriptTests {
         process.arguments = [
             "-u", "--label", "recorded \(name)", "--label", "played now", old.path, new.path,
         ]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
+        let pipe = try ChildProcess.spawning {
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            return pipe
+        }
         let output = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return String(decoding: output, as: UTF8.self)
@@ -193,12 +196,14 @@ struct Scenario: Sendable, CustomStringConvertible {
         process.executableURL = BuiltExecutables.folder.appendingPathComponent(executable)
         process.arguments = arguments
         process.environment = environment
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = output  // one stream keeps refusals in order with the cards
-        try process.run()
+        let (input, output) = try ChildProcess.spawning {
+            let (input, output) = (Pipe(), Pipe())
+            process.standardInput = input
+            process.standardOutput = output
+            process.standardError = output  // one stream keeps refusals in order with the cards
+            try process.run()
+            return (input, output)
+        }
         let script = segment.lines.joined(separator: "\n") + "\n"
         input.fileHandleForWriting.write(Data(script.utf8))
         guard segment.killed else {

@@ -1,4 +1,5 @@
 import Foundation
+import TourFixtures
 
 #if canImport(Glibc)
     import Glibc
@@ -9,7 +10,7 @@ import Foundation
 /// descriptor 3 and answers on 4, each message JSON ended by a NUL byte. One page (target), one
 /// profile in a temporary folder, so cookies live as a person's browser keeps them.
 final class Browser: @unchecked Sendable {
-    private let pid: pid_t
+    let pid: pid_t
     private let toBrowser: Int32
     private let fromBrowser: Int32
     private let profile: URL
@@ -25,8 +26,25 @@ final class Browser: @unchecked Sendable {
         guard let executable = Self.executable else {
             throw HarnessFailure("the dashboard tests need Debian's chromium: apt-get install chromium (.ci/run does)")
         }
-        profile = FileManager.default.temporaryDirectory.appendingPathComponent("chromium-\(UUID().uuidString)")
+        let profile = FileManager.default.temporaryDirectory.appendingPathComponent("chromium-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: profile, withIntermediateDirectories: true)
+        self.profile = profile
+        (pid, toBrowser, fromBrowser) = try ChildProcess.spawning {
+            try Self.spawn(executable, profile: profile)
+        }
+        let target = try call("Target.createTarget", ["url": "about:blank"])
+        guard let targetID = target["targetId"] as? String else { throw HarnessFailure("no target: \(target)") }
+        let attached = try call("Target.attachToTarget", ["targetId": targetID, "flatten": true])
+        guard let session = attached["sessionId"] as? String else { throw HarnessFailure("no session: \(attached)") }
+        self.session = session
+        _ = try call("Page.enable", [:], inPage: true)
+        _ = try call("Runtime.enable", [:], inPage: true)
+    }
+
+    /// Starts Chromium with its DevTools pipe on descriptors 3 (commands) and 4 (answers), and no
+    /// other descriptor of this process: one it inherited (a pipe another test is reading, or the
+    /// socket by which `Process` learns that its child exited) would stay open as long as Chromium.
+    private static func spawn(_ executable: String, profile: URL) throws -> (pid: pid_t, commands: Int32, answers: Int32) {
         var commands: [Int32] = [0, 0]
         var answers: [Int32] = [0, 0]
         guard pipe(&commands) == 0, pipe(&answers) == 0 else { throw HarnessFailure("pipe failed") }
@@ -38,6 +56,7 @@ final class Browser: @unchecked Sendable {
         let devNull = Glibc.open("/dev/null", O_WRONLY)
         posix_spawn_file_actions_adddup2(&actions, devNull, 1)
         posix_spawn_file_actions_adddup2(&actions, devNull, 2)
+        guard closeFrom(&actions, 5) == 0 else { throw HarnessFailure("posix_spawn_file_actions_addclosefrom_np failed") }
         let arguments = [
             executable, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
             "--no-default-browser-check", "--remote-debugging-pipe", "--user-data-dir=\(profile.path)",
@@ -51,17 +70,17 @@ final class Browser: @unchecked Sendable {
         close(answers[1])
         close(devNull)
         guard spawned == 0 else { throw HarnessFailure("chromium did not start: \(spawned)") }
-        pid = child
-        toBrowser = commands[1]
-        fromBrowser = answers[0]
-        let target = try call("Target.createTarget", ["url": "about:blank"])
-        guard let targetID = target["targetId"] as? String else { throw HarnessFailure("no target: \(target)") }
-        let attached = try call("Target.attachToTarget", ["targetId": targetID, "flatten": true])
-        guard let session = attached["sessionId"] as? String else { throw HarnessFailure("no session: \(attached)") }
-        self.session = session
-        _ = try call("Page.enable", [:], inPage: true)
-        _ = try call("Runtime.enable", [:], inPage: true)
+        return (child, commands[1], answers[0])
     }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc
+    /// module does not declare.
+    private static let closeFrom: @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32 = {
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else {
+            fatalError("glibc 2.34 or later is needed (posix_spawn_file_actions_addclosefrom_np)")
+        }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
 
     deinit {
         kill(pid, SIGKILL)

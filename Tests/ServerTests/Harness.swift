@@ -89,7 +89,7 @@ enum Shell {
         } else {
             process.standardInput = FileHandle.nullDevice
         }
-        try process.run()
+        try ChildProcess.spawning { try process.run() }
         let finished = waitForExit(process, seconds: seconds)
         let stdout = (try? String(contentsOf: outputFile, encoding: .utf8)) ?? ""
         let stderr = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
@@ -148,7 +148,7 @@ final class ServerProcess: @unchecked Sendable {
         handle.seekToEndOfFile()
         process.standardOutput = handle
         process.standardError = handle
-        try process.run()
+        try ChildProcess.spawning { try process.run() }
         self.process = process
         try waitUntilHealthy()
     }
