@@ -187,20 +187,7 @@ struct ReliabilityTests {
         let cli = try CLI("moodtracker")
         let scripts = ["wait 1", "wait 1.0"].map { String(repeating: "\($0)\n", count: 1_000) }
         let processes = scripts.map { _ in cli.process(["play", "--user", "shared"]) }
-        var inputs: [Pipe] = []
-        var errors: [Pipe] = []
-        for process in processes {
-            try ChildProcess.spawning {
-                let input = Pipe()
-                let error = Pipe()
-                inputs.append(input)
-                errors.append(error)
-                process.standardInput = input
-                process.standardOutput = FileHandle.nullDevice
-                process.standardError = error
-                try process.run()
-            }
-        }
+        let (inputs, errors) = try Self.start(processes)
         for (input, script) in zip(inputs, scripts) {
             input.fileHandleForWriting.write(Data(script.utf8))
             try input.fileHandleForWriting.close()
@@ -226,20 +213,7 @@ struct ReliabilityTests {
         second.environment["ONBOARDING_DB"] = first.database
         let script = String(repeating: "status\nlaunch\n", count: 60)
         let processes = [first.process(["play"]), second.process(["play"])]
-        var inputs: [Pipe] = []
-        var errors: [Pipe] = []
-        for process in processes {
-            try ChildProcess.spawning {
-                let input = Pipe()
-                let error = Pipe()
-                inputs.append(input)
-                errors.append(error)
-                process.standardInput = input
-                process.standardOutput = FileHandle.nullDevice
-                process.standardError = error
-                try process.run()
-            }
-        }
+        let (inputs, errors) = try Self.start(processes)
         for input in inputs {
             input.fileHandleForWriting.write(Data(script.utf8))
             try input.fileHandleForWriting.close()
@@ -256,6 +230,24 @@ struct ReliabilityTests {
 }
 
 extension ReliabilityTests {
+    /// Starts `processes` with a pipe each for their input and errors, and their output dropped.
+    static func start(_ processes: [Process]) throws -> (inputs: [Pipe], errors: [Pipe]) {
+        var inputs: [Pipe] = []
+        var errors: [Pipe] = []
+        for process in processes {
+            try ChildProcess.spawning {
+                let (input, error) = (Pipe(), Pipe())
+                inputs.append(input)
+                errors.append(error)
+                process.standardInput = input
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = error
+                try process.run()
+            }
+        }
+        return (inputs, errors)
+    }
+
     /// Where the three start-up races lived: setting WAL, checking and running migrations.
     @Test func severalProcessesCreatingOneNewFileAllSucceed() throws {
         for _ in 0..<3 {
