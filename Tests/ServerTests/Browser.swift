@@ -44,16 +44,31 @@ final class Browser: @unchecked Sendable {
     /// Starts Chromium with its DevTools pipe on descriptors 3 (commands) and 4 (answers), and no
     /// other descriptor of this process: one it inherited (a pipe another test is reading, or the
     /// socket by which `Process` learns that its child exited) would stay open as long as Chromium.
+    /// Its own ends are close-on-exec too, so no other child inherits them (dup2 clears the flag on
+    /// the copies at 3 and 4, even where a descriptor is already in place).
     private static func spawn(_ executable: String, profile: URL) throws -> (pid: pid_t, commands: Int32, answers: Int32) {
-        var commands: [Int32] = [0, 0]
-        var answers: [Int32] = [0, 0]
-        guard pipe(&commands) == 0, pipe(&answers) == 0 else { throw HarnessFailure("pipe failed") }
+        guard let closeFrom else {
+            throw HarnessFailure("glibc 2.34 or later is needed (posix_spawn_file_actions_addclosefrom_np)")
+        }
+        var commands: [Int32] = [-1, -1]
+        var answers: [Int32] = [-1, -1]
+        let devNull = Glibc.open("/dev/null", O_WRONLY | O_CLOEXEC)
+        var spawned = false
+        defer {
+            // The child's ends always; ours only when the browser did not start.
+            for descriptor in [commands[0], answers[1], devNull] + (spawned ? [] : [commands[1], answers[0]])
+            where descriptor >= 0 { close(descriptor) }
+        }
+        // Swift's Glibc does not declare pipe2; under `ChildProcess.spawning` no child starts
+        // between pipe and fcntl.
+        guard devNull >= 0, pipe(&commands) == 0, pipe(&answers) == 0,
+            (commands + answers).allSatisfy({ fcntl($0, F_SETFD, FD_CLOEXEC) == 0 })
+        else { throw HarnessFailure("pipe or /dev/null failed: errno \(errno)") }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, commands[0], 3)
         posix_spawn_file_actions_adddup2(&actions, answers[1], 4)
-        let devNull = Glibc.open("/dev/null", O_WRONLY)
         posix_spawn_file_actions_adddup2(&actions, devNull, 1)
         posix_spawn_file_actions_adddup2(&actions, devNull, 2)
         guard closeFrom(&actions, 5) == 0 else { throw HarnessFailure("posix_spawn_file_actions_addclosefrom_np failed") }
@@ -65,22 +80,18 @@ final class Browser: @unchecked Sendable {
         var argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var child: pid_t = 0
-        let spawned = posix_spawn(&child, executable, &actions, nil, &argv, environ)
-        close(commands[0])
-        close(answers[1])
-        close(devNull)
-        guard spawned == 0 else { throw HarnessFailure("chromium did not start: \(spawned)") }
+        let result = posix_spawn(&child, executable, &actions, nil, &argv, environ)
+        guard result == 0 else { throw HarnessFailure("chromium did not start: \(result)") }
+        spawned = true
         return (child, commands[1], answers[0])
     }
 
     /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc
-    /// module does not declare.
-    private static let closeFrom: @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32 = {
-        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else {
-            fatalError("glibc 2.34 or later is needed (posix_spawn_file_actions_addclosefrom_np)")
-        }
-        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
-    }()
+    /// module does not declare; nil on an older glibc.
+    private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    private static let closeFrom: CloseFrom? = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map {
+        unsafeBitCast($0, to: CloseFrom.self)
+    }
 
     deinit {
         kill(pid, SIGKILL)
