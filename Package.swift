@@ -23,16 +23,19 @@ let appModules = apps.map { Target.Dependency.target(name: "\($0.folder)Onboardi
 let appExecutables = apps.map { Target.Dependency.target(name: $0.executable) }
 
 let appTargets: [Target] = apps.flatMap { app -> [Target] in
-    // The catalog's release history (`releases/*.json`) is compiled in by CatalogReleasesPlugin.
-    let releases = URL(fileURLWithPath: Context.packageDirectory)
-        .appendingPathComponent("Apps/\(app.folder)/Onboarding/releases").path
+    // The catalog's release history (`releases/*.json`), its translation tables (`strings/`) and
+    // its trusted publication keys (`publication-keys/`) are compiled in by CatalogReleasesPlugin.
+    let folder = URL(fileURLWithPath: Context.packageDirectory).appendingPathComponent("Apps/\(app.folder)/Onboarding")
+    let compiledIn = ["releases", "strings", "publication-keys"].filter {
+        FileManager.default.fileExists(atPath: folder.appendingPathComponent($0).path)
+    }
     return [
         .target(
             // What a product's flows may import: the engine's types and the runtime's product API;
             // storage only through the runtime (no `@_exported` in Modules/ makes that hold).
             name: "\(app.folder)Onboarding", dependencies: ["TourCodec", "TourCore", "TourRuntime"],
             path: "Apps/\(app.folder)/Onboarding",
-            exclude: FileManager.default.fileExists(atPath: releases) ? ["releases"] : [],
+            exclude: compiledIn,
             swiftSettings: swiftSettings, plugins: ["CatalogReleasesPlugin"]),
         .executableTarget(
             name: app.executable, dependencies: [.target(name: "\(app.folder)Onboarding"), "OnboardingCLI"],
@@ -61,6 +64,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        // Signatures of catalog publications (Curve25519.Signing), made by publishers and checked on
+        // every device: AccountSync, so the products link it too. Imports FoundationEssentials only.
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
         // The push load generator's own connections (Tests/Benchmarks/PushClient.swift); already
@@ -93,7 +98,7 @@ let package = Package(
         .target(
             name: "OnboardingCLI",
             dependencies: [
-                "TourCodec", "TourRuntime", "AccountSyncHTTP", "InsightsPages",
+                "TourCodec", "TourRuntime", "AccountSync", "AccountSyncHTTP", "InsightsPages",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Modules/OnboardingCLI", swiftSettings: swiftSettings),
@@ -105,7 +110,9 @@ let package = Package(
 
         // MARK: Account sync: the merge rule and wire format (pure), the device's HTTP client
         .target(
-            name: "AccountSync", dependencies: ["TourCodec", "TourCore"], path: "Modules/AccountSync",
+            name: "AccountSync",
+            dependencies: ["TourCodec", "TourCore", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Modules/AccountSync",
             swiftSettings: swiftSettings),
         .target(
             name: "AccountSyncHTTP", dependencies: ["TourCodec", "AccountSync", "CCurlShim"], path: "Modules/AccountSyncHTTP",
@@ -124,13 +131,18 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                // An identity provider's keys (JWKS) and tokens: fetched over https.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             path: "Modules/OnboardingServer", swiftSettings: swiftSettings),
         .executableTarget(
             name: "onboarding-server",
             dependencies: [
-                "OnboardingServer", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "OnboardingServer", "AccountSync", "InsightsPages", "TourCore", "TourCodec",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Modules/OnboardingServerMain", swiftSettings: swiftSettings),
 
@@ -162,7 +174,7 @@ let package = Package(
             name: "PersistenceTests", dependencies: ["Persistence", "TourRuntime", "TourFixtures", "CSQLite"],
             path: "Tests/PersistenceTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "TourRuntimeTests", dependencies: ["TourRuntime", "TourFixtures", "CSQLite"],
+            name: "TourRuntimeTests", dependencies: ["TourRuntime", "AccountSync", "TourFixtures", "CSQLite"],
             path: "Tests/TourRuntimeTests",
             swiftSettings: swiftSettings),
         // Each product's journeys through its flows, in process.

@@ -15,6 +15,9 @@ public enum SyncAPI {
     public static let maxItemsPerPush = 500
     /// At most this many bytes in one request body.
     public static let maxBodyBytes = 1 << 20
+    /// At most this many bytes in one catalog document: published (the API and the command line
+    /// alike) and kept by a device, which refuses a larger one before reading it.
+    public static let maxDocumentBytes = 256 << 10
 
     /// App ids, account ids and device ids: 1 to 128 letters, digits, `.`, `_`, `-`, `@`.
     public static func isValidName(_ text: String) -> Bool {
@@ -215,24 +218,32 @@ public struct PublishedCatalogs: Equatable, Sendable {
     public var app: String
     public var publications: [PublishedCatalog]
     public var entityTag: String?
+    /// The app's publication keys the server knows, with their retirements (a device only ever
+    /// refuses more because of these; it trusts its compiled keys, not these).
+    public var keys: [PublicationKeyStatus]
 
-    public init(app: String, publications: [PublishedCatalog], entityTag: String? = nil) {
+    public init(app: String, publications: [PublishedCatalog], entityTag: String? = nil, keys: [PublicationKeyStatus] = []) {
         self.app = app
         self.publications = publications
         self.entityTag = entityTag
+        self.keys = keys
     }
 }
 
 extension PublishedCatalogs: TourValueCodable {
     public var tourValue: TourValue {
-        .members(["app": .string(app), "publications": publications.tourValue, "entityTag": entityTag.map(TourValue.string)])
+        .members([
+            "app": .string(app), "publications": publications.tourValue, "entityTag": entityTag.map(TourValue.string),
+            "keys": keys.isEmpty ? nil : keys.tourValue,
+        ])
     }
 
     public init(tourValue: TourValue) throws {
         let wire = try TourValueReader(tourValue, as: "publications")
         self.init(
             app: try wire.string("app"), publications: try wire.list("publications"),
-            entityTag: try wire.optionalString("entityTag"))
+            entityTag: try wire.optionalString("entityTag"),
+            keys: wire.value("keys") == nil ? [] : try wire.list("keys"))
     }
 }
 

@@ -6,14 +6,15 @@ import PackagePlugin
 /// product so that `APP check` and the tests hold today's catalog against every version it shipped.
 /// A product without the folder gets an empty history. `scripts/record-catalog` writes the files.
 /// Its `strings/` folder's translation tables (one `LOCALE.json` each) come in the same way, as
-/// `CatalogReleases.stringTables`.
+/// `CatalogReleases.stringTables`, and its `publication-keys/` folder's trusted key files as
+/// `CatalogReleases.publicationKeys` (Docs/Security.md).
 @main
 struct CatalogReleasesPlugin: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
         guard let module = target as? SourceModuleTarget else { return [] }
         // `directory`, not `directoryURL`: the package is swift-tools-version 6.0.
         let folder = URL(fileURLWithPath: module.directory.string)
-        let files = ["releases", "strings"].flatMap { name -> [URL] in
+        let files = ["releases", "strings", "publication-keys"].flatMap { name -> [URL] in
             let subfolder = folder.appendingPathComponent(name)
             return ((try? FileManager.default.contentsOfDirectory(atPath: subfolder.path)) ?? [])
                 .filter { $0.hasSuffix(".json") }.sorted().map { subfolder.appendingPathComponent($0) }

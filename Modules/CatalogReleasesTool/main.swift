@@ -27,6 +27,7 @@ func literal(_ text: String) -> String {
 do {
     var entries: [String] = []
     var tables: [String] = []
+    var keys: [String] = []
     for path in arguments.dropFirst() {
         let url = URL(fileURLWithPath: path)
         let data = try Data(contentsOf: url)
@@ -34,9 +35,12 @@ do {
         // finds it is not a canonical document.
         let text = String(decoding: data, as: UTF8.self)
         let entry = "        RecordedCatalog(file: \(literal(url.lastPathComponent)), text: \(literal(text))),\n"
-        // Files of the strings/ folder are translation tables; the others recorded releases.
+        // Files of the strings/ folder are translation tables, of publication-keys/ trusted keys;
+        // the others recorded releases.
         if url.deletingLastPathComponent().lastPathComponent == "strings" {
             tables.append(entry)
+        } else if url.deletingLastPathComponent().lastPathComponent == "publication-keys" {
+            keys.append(entry)
         } else {
             entries.append(entry)
         }
@@ -52,6 +56,9 @@ do {
             /// Every translation table beside the catalog (strings/LOCALE.json), as its file holds it.
             static let stringTables: [RecordedCatalog] = [
         \(tables.joined())    ]
+            /// Every trusted publication key file (publication-keys/ID.json), as its file holds it.
+            static let publicationKeys: [RecordedCatalog] = [
+        \(keys.joined())    ]
         }
 
         """

@@ -48,19 +48,26 @@ public struct InsightsPage: Sendable {
         }
     }
 
-    /// A GET form of date fields (the range filter) or the sign-in form.
+    /// A GET form of date fields (the range filter), or a POST form (sign-in, the people of an app):
+    /// a `hidden` field is rendered without a label (an anti-forgery token).
     public struct Form: Sendable, Equatable {
         public struct Field: Sendable, Equatable {
             public var name: String
             public var label: String
             public var type: String
             public var value: String
+            /// A choice among these (a `select`), when not empty.
+            public var options: [String]
+            /// Whether a POST form may leave it empty.
+            public var optional: Bool
 
-            public init(name: String, label: String, type: String, value: String = "") {
+            public init(name: String, label: String, type: String, value: String = "", options: [String] = [], optional: Bool = false) {
                 self.name = name
                 self.label = label
                 self.type = type
                 self.value = value
+                self.options = options
+                self.optional = optional
             }
         }
 
@@ -90,14 +97,15 @@ public struct InsightsPage: Sendable {
     public var title: String
     public var subtitle: String?
     public var navigation: [Link]
-    /// Shows the sign-out button (dashboard pages of a signed-in admin).
-    public var signOut: Bool
+    /// Shows the sign-out button (dashboard pages of a signed-in person), its form carrying this
+    /// anti-forgery token.
+    public var signOut: String?
     public var sections: [Section]
     /// Shown at the foot of the page (the shared modules' version).
     public var footer: String
 
     public init(
-        title: String, subtitle: String? = nil, navigation: [Link] = [], signOut: Bool = false, sections: [Section],
+        title: String, subtitle: String? = nil, navigation: [Link] = [], signOut: String? = nil, sections: [Section],
         footer: String
     ) {
         self.title = title
@@ -127,8 +135,9 @@ public struct InsightsPage: Sendable {
             }
             html.raw("</nav>\n")
         }
-        if signOut {
-            html.raw("<form method=\"post\" action=\"/dashboard/sign-out\" class=\"sign-out\"><button type=\"submit\">Sign out</button></form>\n")
+        if let signOut {
+            html.raw("<form method=\"post\" action=\"/dashboard/sign-out\" class=\"sign-out\"><input type=\"hidden\" name=\"form_token\" value=\"")
+                .text(signOut).raw("\"><button type=\"submit\">Sign out</button></form>\n")
         }
         html.raw("</header>\n<main id=\"main\" tabindex=\"-1\">\n<h1>").text(title).raw("</h1>\n")
         if let subtitle { html.raw("<p class=\"subtitle\">").text(subtitle).raw("</p>\n") }
@@ -185,10 +194,23 @@ public struct InsightsPage: Sendable {
         case .form(let form):
             html.raw("<form class=\"filter\" method=\"").text(form.method).raw("\" action=\"").text(form.action).raw("\">")
             for field in form.fields {
+                if field.type == "hidden" {
+                    html.raw("<input type=\"hidden\" name=\"").text(field.name).raw("\" value=\"").text(field.value).raw("\">")
+                    continue
+                }
                 let fieldID = "\(id)-\(field.name)"
-                html.raw("<label for=\"").text(fieldID).raw("\">").text(field.label).raw("</label> <input id=\"").text(fieldID)
+                html.raw("<label for=\"").text(fieldID).raw("\">").text(field.label).raw("</label> ")
+                if !field.options.isEmpty {
+                    html.raw("<select id=\"").text(fieldID).raw("\" name=\"").text(field.name).raw("\">")
+                    for option in field.options {
+                        html.raw("<option").raw(option == field.value ? " selected" : "").raw(">").text(option).raw("</option>")
+                    }
+                    html.raw("</select> ")
+                    continue
+                }
+                html.raw("<input id=\"").text(fieldID)
                     .raw("\" name=\"").text(field.name).raw("\" type=\"").text(field.type).raw("\" value=\"").text(field.value)
-                    .raw(form.method == "post" ? "\" required> " : "\"> ")
+                    .raw(form.method == "post" && !field.optional ? "\" required> " : "\"> ")
             }
             html.raw("<button type=\"submit\">").text(form.submit).raw("</button></form>\n")
         case .text(let text): html.raw("<p>").text(text).raw("</p>\n")

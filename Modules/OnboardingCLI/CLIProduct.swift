@@ -10,6 +10,8 @@ import ArgumentParser
 #elseif canImport(Darwin)
     import Darwin
 #endif
+import AccountSync
+import TourCodec
 import TourRuntime
 import TourCore
 
@@ -26,6 +28,9 @@ public struct CLIProduct: Sendable {
     public let declarations: CatalogDeclarations
     /// The catalog document of every version the product shipped (`check` holds today's against them).
     public let releases: [RecordedCatalog]
+    /// The publication keys this binary trusts (its `publication-keys/` folder; in a debug build,
+    /// also those of `$ONBOARDING_TRUSTED_KEYS_FILE`, for tests that make their own keys).
+    public let trustedKeys: [PublicationKey]
     /// Masks secret field values in everything the CLI prints.
     let redactor: SecretRedactor
     /// Help texts built from the catalog, once per process: the argument parser reads a command's
@@ -33,7 +38,7 @@ public struct CLIProduct: Sendable {
     private let texts = HelpTexts()
 
     public init(
-        executable: String, displayName: String, releases: [RecordedCatalog] = [],
+        executable: String, displayName: String, releases: [RecordedCatalog] = [], publicationKeys: [RecordedCatalog] = [],
         make: @escaping @Sendable (RunEnvironment) -> Product
     ) {
         self.executable = executable
@@ -41,6 +46,9 @@ public struct CLIProduct: Sendable {
         self.releases = releases
         self.make = make
         let product = make(RunEnvironment(databasePath: ":memory:", offline: false, user: "default"))
+        trustedKeys =
+            TrustedPublicationKeys.parse(publicationKeys, app: product.catalog.app).keys
+            + Self.testKeys(app: product.catalog.app)
         catalog = product.catalog
         declarations = product.handler.vocabulary
         redactor = catalog.redactor
@@ -50,7 +58,21 @@ public struct CLIProduct: Sendable {
     public init(_ registration: ProductRegistration) {
         self.init(
             executable: registration.executable, displayName: registration.displayName,
-            releases: registration.releases, make: registration.make)
+            releases: registration.releases, publicationKeys: registration.publicationKeys, make: registration.make)
+    }
+
+    /// Keys a test made, trusted by a debug build only: a shipped (release) binary trusts the keys
+    /// compiled into it and nothing else, whatever its environment says.
+    static func testKeys(app: String) -> [PublicationKey] {
+        #if DEBUG
+            guard let path = ProcessInfo.processInfo.environment["ONBOARDING_TRUSTED_KEYS_FILE"],
+                let data = FileManager.default.contents(atPath: path), let value = try? TourValue(jsonUTF8: data)
+            else { return [] }
+            let texts = (value.listValue ?? [value]).compactMap { try? $0.jsonText() }
+            return TrustedPublicationKeys.parse(texts.map { RecordedCatalog(file: path, text: $0) }, app: app).keys
+        #else
+            return []
+        #endif
     }
 
     /// The text `key` names, built by `make` the first time it is asked for.

@@ -64,10 +64,19 @@ extension CatalogShow {
         }
         let product = catalogs.product
         let user = options.user
-        let chosen = try Publications.choose(store, product: product, releases: catalogs.cli.releases) {
+        let now = Date()
+        let chosen = try Publications.choose(
+            store, product: product, releases: catalogs.cli.releases, trustedKeys: catalogs.cli.trustedKeys, now: now
+        ) {
             try Publications.subject(store, product: product, user: user)
         }
-        let origin = "\(chosen.choice.source.rawValue) version \(chosen.choice.version), in use: \(chosen.choice.reason)"
+        for line in Publications.noteRefusals(store, app: product.catalog.app, chosen.choice, now: now) {
+            Output.error("\(catalogs.cli.executable): \(line)")
+        }
+        var origin = "\(chosen.choice.source.rawValue) version \(chosen.choice.version), in use: \(chosen.choice.reason)"
+        for refused in chosen.choice.refused {
+            origin += "; published version \(refused.version) refused: \(refused.reason)"
+        }
         return (chosen.product.document, origin)
     }
 }

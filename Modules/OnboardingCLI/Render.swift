@@ -43,7 +43,11 @@ enum Render {
     static func catalog(_ choice: CatalogChoice) -> String {
         var line = "catalog: \(choice.source.rawValue) version \(choice.version)"
         if let fingerprint = choice.fingerprint { line += " (\(CatalogDocument.short(fingerprint)))" }
-        return line + ": " + choice.reason
+        line += ": " + choice.reason
+        for refused in choice.refused {
+            line += "\n  published version \(refused.version) refused: \(refused.reason); runs \(choice.summary) instead"
+        }
+        return line
     }
 
     static func card(_ snapshot: TourSnapshot, product: TourCatalog, hint: String?) -> String {

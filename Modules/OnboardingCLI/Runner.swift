@@ -66,19 +66,26 @@ final class Runner: @unchecked Sendable {
         let transport = try options.syncTransport()
         syncs = transport != nil
         // Published catalogs come with the account's sync: pulled (a 304 when unchanged) and
-        // verified against this binary before they are kept; a document that does not verify is
-        // named once here and never run.
+        // verified against this binary (its vocabulary, its history, its trusted keys) before they
+        // are kept, and again before each use; a document that does not verify is never run and
+        // is named once (journalled in catalog_refusal).
         if let transport,
             let note = await Publications.update(
-                store, product: product, releases: cli.releases, transport: transport, now: Date()),
+                store, product: product, releases: cli.releases, trustedKeys: cli.trustedKeys, transport: transport, now: Date()),
             !note.hasPrefix("published catalogs not pulled")
         {
             Output.error("\(cli.executable): \(note)")
         }
         self.compiled = product
         let (device, user, compiledProduct) = (store, options.user, product)
-        let chosen = try Publications.choose(device, product: product, releases: cli.releases) {
+        let now = Date()
+        let chosen = try Publications.choose(
+            device, product: product, releases: cli.releases, trustedKeys: cli.trustedKeys, now: now
+        ) {
             try Publications.subject(device, product: compiledProduct, user: user)
+        }
+        for line in Publications.noteRefusals(device, app: product.catalog.app, chosen.choice, now: now) {
+            Output.error("\(cli.executable): \(line)")
         }
         product = chosen.product
         if let requested = try options.requestedLocale() {

@@ -7,16 +7,24 @@ import TourCore
 
 /// `/v1/apps/{app}/catalogs`: publishing (admin) and the devices' conditional pull.
 extension Routes {
-    func addCatalogRoutes(to router: Router<BasicRequestContext>) {
+    func addCatalogRoutes(to router: Router<ServerRequestContext>) {
         // The live publications, newest first, each with its document: a device picks the newest
         // whose rollout includes it. An unchanged list costs a 304 (If-None-Match).
         router.get("/v1/apps/:app/catalogs") { request, context in
             await answer {
                 let app = try Self.name(context, "app")
-                let claims = try await authorize(request, app: app)
-                if claims.scope == .account { try await refuseIfSignedOut(claims, app: app, account: claims.subject) }
-                let live = try await withDeadline(Self.requestDeadline) { try await catalogs.live(app: app) }
-                let tag = Self.entityTag(live)
+                // Devices (an account token), or people of the app.
+                if let token = ControlPlane.bearer(request), (try? tokens.verify(token, now: Date()))?.scope == .person {
+                    _ = try await controlPlane.actor(request, context, app: app, role: .viewer, to: "reading publications")
+                } else {
+                    let claims = try await authorize(request, context, app: app)
+                    try await refuseIfSignedOut(claims, app: app, account: claims.subject)
+                }
+                let (live, keys) = try await withDeadline(Self.requestDeadline) {
+                    (try await catalogs.live(app: app), try await controlPlane.keys.all(app: app))
+                }
+                let statuses = keys.map { PublicationKeyStatus(id: $0.key.id, retiredAt: $0.key.retiredAt) }
+                let tag = Self.entityTag(live, keys: statuses)
                 if let given = request.headers[.ifNoneMatch], given.split(separator: ",").contains(where: {
                     $0.trimmingCharacters(in: .whitespaces) == tag
                 }) {
@@ -28,8 +36,10 @@ extension Routes {
                         live.map { entry in
                             var object = entry.tourValue.objectValue ?? [:]
                             object["document"] = .string(entry.document)
+                            object["signatures"] = entry.signatures.tourValue
                             return .object(object)
                         }),
+                    "keys": statuses.tourValue,
                 ]
                 var response = Self.json(body)
                 response.headers[.eTag] = tag
@@ -40,10 +50,10 @@ extension Routes {
         router.post("/v1/apps/:app/catalogs") { request, context in
             await answer {
                 let app = try Self.name(context, "app")
-                let claims = try await authorizeAdmin(request, app: app, to: "publishing")
+                let actor = try await controlPlane.actor(request, context, app: app, role: .publisher, to: "publishing")
                 var request = request
                 let body = try await Self.body(&request)
-                let publication: (text: String, rollout: Int)
+                let publication: (text: String, rollout: Int, signatures: [CatalogSignature])
                 do {
                     let reader = try TourValueReader(TourValue(jsonUTF8: body.readableBytesView), as: "publication")
                     guard let document = reader.value("document") else {
@@ -51,14 +61,15 @@ extension Routes {
                     }
                     publication.text = try document.stringValue ?? document.jsonText()
                     publication.rollout = try reader.int("rollout")
+                    publication.signatures = reader.value("signatures") == nil ? [] : try reader.list("signatures")
                 } catch {
                     throw APIError.invalid(
-                        "the body is {\"document\": a catalog document (object or text), \"rollout\": 0 to 100}: \(Self.describe(error))")
+                        "the body is {\"document\": a catalog document (object or text), \"rollout\": 0 to 100, \"signatures\": [{\"key\", \"signature\"}]}: \(Self.describe(error))")
                 }
                 let outcome = try await withDeadline(Self.requestDeadline) {
                     try await catalogs.publish(
-                        app: app, text: publication.text, rollout: publication.rollout, by: claims.subject,
-                        at: Date().timeIntervalSince1970)
+                        app: app, text: publication.text, rollout: publication.rollout, signatures: publication.signatures,
+                        by: actor, at: Date().timeIntervalSince1970)
                 }
                 switch outcome {
                 case .stored(let entry): return Self.json(["publication": entry.tourValue] as TourValue, status: .created)
@@ -70,12 +81,12 @@ extension Routes {
         router.delete("/v1/apps/:app/catalogs/:version") { request, context in
             await answer {
                 let app = try Self.name(context, "app")
-                _ = try await authorizeAdmin(request, app: app, to: "withdrawing")
+                let actor = try await controlPlane.actor(request, context, app: app, role: .publisher, to: "withdrawing")
                 guard let version = context.parameters.get("version").flatMap(Int.init), version >= 1 else {
                     throw APIError.invalid("the version is a whole number, 1 or more")
                 }
                 let withdrawn = try await withDeadline(Self.requestDeadline) {
-                    try await catalogs.withdraw(app: app, version: version, at: Date().timeIntervalSince1970)
+                    try await catalogs.withdraw(app: app, version: version, by: actor, at: Date().timeIntervalSince1970)
                 }
                 guard let withdrawn else {
                     throw APIError(
@@ -94,9 +105,12 @@ extension Routes {
                 + problems.joined(separator: "; "))
     }
 
-    /// The list's identity: its versions, fingerprints and rollouts.
-    static func entityTag(_ live: [CatalogStore.Entry]) -> String {
-        let identity = live.map { "\($0.version):\($0.fingerprint):\($0.rollout)" }.joined(separator: ",")
+    /// The list's identity: its versions, fingerprints, rollouts and signatures, and the keys'
+    /// retirements.
+    static func entityTag(_ live: [CatalogStore.Entry], keys: [PublicationKeyStatus]) -> String {
+        let identity =
+            live.map { "\($0.version):\($0.fingerprint):\($0.rollout):\($0.signatures.map(\.signature).joined(separator: "+"))" }
+            .joined(separator: ",") + "|" + keys.map { "\($0.id):\($0.retiredAt.map { String($0) } ?? "")" }.joined(separator: ",")
         return "\"" + SHA256Hasher.hex(identity.utf8) + "\""
     }
 }

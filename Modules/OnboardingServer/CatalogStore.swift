@@ -1,3 +1,4 @@
+import AccountSync
 import Foundation
 import Logging
 import PostgresNIO
@@ -32,6 +33,8 @@ public struct CatalogStore: Sendable {
         /// When a publication was withdrawn (rolled back); nil while it is live.
         public var withdrawnAt: Double?
         public var document: String
+        /// The publisher's signatures over the document (none for a compiled one).
+        public var signatures: [CatalogSignature] = []
 
         /// What devices hash a subject with to decide whether the rollout includes it.
         public var salt: String { Rollout.catalogSalt(app: app, version: version) }
@@ -65,18 +68,19 @@ public struct CatalogStore: Sendable {
     static func all(app: String, on connection: PostgresConnection, logger: Logger) async throws -> [Entry] {
         let rows = try await connection.query(
             """
-            SELECT version, source, fingerprint, rollout, recorded_at, recorded_by, withdrawn_at, document
+            SELECT version, source, fingerprint, rollout, recorded_at, recorded_by, withdrawn_at, document, signatures
             FROM catalogs WHERE app = \(app) ORDER BY version
             """, logger: logger)
         var entries: [Entry] = []
-        for try await (version, source, fingerprint, rollout, at, by, withdrawn, document) in rows.decode(
-            (Int64, String, String, Int32, Double, String, Double?, String).self)
+        for try await (version, source, fingerprint, rollout, at, by, withdrawn, document, signatures) in rows.decode(
+            (Int64, String, String, Int32, Double, String, Double?, String, String).self)
         {
             entries.append(
                 Entry(
                     app: app, version: Int(version), source: Entry.Source(rawValue: source) ?? .published,
                     fingerprint: fingerprint, rollout: Int(rollout), recordedAt: at, recordedBy: by, withdrawnAt: withdrawn,
-                    document: document))
+                    document: document,
+                    signatures: (try? TourValue(jsonText: signatures).listValue?.map(CatalogSignature.init(tourValue:))) ?? []))
         }
         return entries
     }
@@ -85,23 +89,42 @@ public struct CatalogStore: Sendable {
 
     /// Registers the catalog compiled into a binary of the app (`APP catalog --json`): what later
     /// publications are checked against. Registering the same document again changes nothing.
-    public func register(app: String, text: String, by: String, at time: Double) async throws -> Outcome {
-        try await write(app: app) { connection, existing in
+    public func register(app: String, text: String, by actor: Actor, at time: Double) async throws -> Outcome {
+        if let tooLarge = Self.sizeProblem(text) { return .refused([tooLarge]) }
+        return try await write(app: app) { connection, existing in
             // A compiled catalog is held to its own vocabulary: it is what a binary declares.
             let document = try? CatalogDocument(text: text)
             let check = PublicationCheck(
                 text: text, app: app, earlier: Self.recorded(existing, before: document?.catalog.version),
                 vocabulary: document?.vocabulary ?? CatalogDeclarations())
-            return try await store(check, source: .compiled, rollout: 0, by: by, at: time, existing, connection)
+            return try await store(check, source: .compiled, rollout: 0, signatures: [], by: actor, at: time, existing, connection)
         }
+    }
+
+    /// The largest document stored: far above any catalog (the largest of the five products is
+    /// about 11 KB), far below what would slow a launch. The same for the API and the command line.
+    public static let maximumDocumentBytes = SyncAPI.maxDocumentBytes
+
+    static func sizeProblem(_ text: String) -> String? {
+        let size = text.utf8.count
+        return size > maximumDocumentBytes
+            ? "the document is \(size) bytes; a catalog document is at most \(maximumDocumentBytes) bytes"
+            : nil
     }
 
     /// Publishes a document to `rollout` percent of the app's subjects: checked against the newest
     /// registered binary's vocabulary and against every earlier version (compiled, published or
     /// withdrawn). Publishing the same document again sets its rollout (and brings a withdrawn one
     /// back); another document under a version already stored is refused.
-    public func publish(app: String, text: String, rollout: Int, by: String, at time: Double) async throws -> Outcome {
+    ///
+    /// The document must carry a signature by one of the app's registered, unretired publication
+    /// keys (``PublicationKeyStore``), unless it is stored already (a rollout change); signatures
+    /// given with a stored document are added to its own (a key rotation's second signature).
+    public func publish(
+        app: String, text: String, rollout: Int, signatures: [CatalogSignature], by actor: Actor, at time: Double
+    ) async throws -> Outcome {
         guard (0...100).contains(rollout) else { return .refused(["the rollout is a percentage, 0 to 100 (got \(rollout))"]) }
+        if let tooLarge = Self.sizeProblem(text) { return .refused([tooLarge]) }
         return try await write(app: app) { connection, existing in
             guard let binary = existing.last(where: { $0.source == .compiled }),
                 let vocabulary = try? CatalogDocument(text: binary.document).vocabulary
@@ -114,13 +137,15 @@ public struct CatalogStore: Sendable {
             let version = (try? CatalogDocument(text: text))?.catalog.version
             let check = PublicationCheck(
                 text: text, app: app, earlier: Self.recorded(existing, before: version), vocabulary: vocabulary)
-            return try await store(check, source: .published, rollout: rollout, by: by, at: time, existing, connection)
+            return try await store(
+                check, source: .published, rollout: rollout, signatures: signatures, by: actor, at: time, existing, connection)
         }
     }
 
     /// Withdraws a publication (a rollback): devices stop choosing it on their next pull, and a run
     /// on a step it added goes by its flow's declared policy. Nil when no such publication is live.
-    public func withdraw(app: String, version: Int, at time: Double) async throws -> Entry? {
+    public func withdraw(app: String, version: Int, by actor: Actor, at time: Double) async throws -> Entry? {
+        let logger = logger
         let outcome = try await write(app: app) { connection, existing in
             guard existing.contains(where: { $0.version == version && $0.source == .published && $0.withdrawnAt == nil }) else {
                 return .refused([])
@@ -128,6 +153,9 @@ public struct CatalogStore: Sendable {
             try await connection.query(
                 "UPDATE catalogs SET withdrawn_at = \(time) WHERE app = \(app) AND version = \(Int64(version))",
                 logger: logger)
+            try await AuditLog.append(
+                .init(at: time, actor: actor, app: app, action: "catalog.withdrawn", target: "version \(version)"),
+                on: connection, logger: logger)
             let now = try await Self.all(app: app, on: connection, logger: logger)
             return .stored(now.first { $0.version == version }!)
         }
@@ -148,13 +176,14 @@ public struct CatalogStore: Sendable {
     }
 
     private func store(
-        _ check: PublicationCheck, source: Entry.Source, rollout: Int, by: String, at time: Double,
-        _ existing: [Entry], _ connection: PostgresConnection
+        _ check: PublicationCheck, source: Entry.Source, rollout: Int, signatures: [CatalogSignature], by actor: Actor,
+        at time: Double, _ existing: [Entry], _ connection: PostgresConnection
     ) async throws -> Outcome {
         guard let document = check.document, let text = check.canonicalText else { return .refused(check.problems) }
         let version = document.catalog.version
         let fingerprint = SHA256Hasher.hex(text.utf8)
         let app = document.catalog.app
+        let audit: AuditLog.Entry
         if let same = existing.first(where: { $0.version == version }) {
             // A binary may compile in what was published (the next release bakes it in): the
             // document keeps its published role.
@@ -167,23 +196,63 @@ public struct CatalogStore: Sendable {
             }
             if source == .compiled { return .stored(same) }
             // A raised rollout or a withdrawn version brought back is checked again: a binary
-            // registered since may not have its vocabulary.
-            guard check.problems.isEmpty else { return .refused(check.problems) }
+            // registered since may not have its vocabulary, and a key may have been retired.
+            var problems = check.problems
+            let kept = same.signatures + signatures.filter { !same.signatures.contains($0) }
+            if let unsigned = try await signatureProblem(text, kept, app: app, time: time, connection) { problems.append(unsigned) }
+            guard problems.isEmpty else { return .refused(problems) }
             try await connection.query(
                 """
-                UPDATE catalogs SET rollout = \(Int32(rollout)), withdrawn_at = NULL, recorded_at = \(time), recorded_by = \(by)
+                UPDATE catalogs SET rollout = \(Int32(rollout)), withdrawn_at = NULL, recorded_at = \(time),
+                    recorded_by = \(actor.name), signatures = \(try kept.tourValue.jsonText())
                 WHERE app = \(app) AND version = \(Int64(version))
                 """, logger: logger)
+            audit = .init(
+                at: time, actor: actor, app: app,
+                action: same.withdrawnAt == nil ? "catalog.rollout-changed" : "catalog.republished", target: "version \(version)",
+                details: ["fingerprint": .string(fingerprint), "rollout": .int(rollout), "previousRollout": .int(same.rollout)])
         } else {
-            guard check.problems.isEmpty else { return .refused(check.problems) }
+            var problems = check.problems
+            if source == .published, let unsigned = try await signatureProblem(text, signatures, app: app, time: time, connection) {
+                problems.append(unsigned)
+            }
+            guard problems.isEmpty else { return .refused(problems) }
             try await connection.query(
                 """
-                INSERT INTO catalogs (app, version, source, fingerprint, document, rollout, recorded_at, recorded_by)
-                VALUES (\(app), \(Int64(version)), \(source.rawValue), \(fingerprint), \(text), \(Int32(rollout)), \(time), \(by))
+                INSERT INTO catalogs (app, version, source, fingerprint, document, rollout, recorded_at, recorded_by, signatures)
+                VALUES (\(app), \(Int64(version)), \(source.rawValue), \(fingerprint), \(text), \(Int32(rollout)), \(time),
+                        \(actor.name), \(try signatures.tourValue.jsonText()))
                 """, logger: logger)
+            audit = .init(
+                at: time, actor: actor, app: app, action: source == .compiled ? "catalog.registered" : "catalog.published",
+                target: "version \(version)",
+                details: .members([
+                    "fingerprint": .string(fingerprint), "rollout": source == .published ? .int(rollout) : nil,
+                    "signedBy": source == .published ? .list(signatures.map { .string($0.key) }) : nil,
+                ]))
         }
+        try await AuditLog.append(audit, on: connection, logger: logger)
         let stored = try await Self.all(app: app, on: connection, logger: logger)
         return .stored(stored.first { $0.version == version }!)
+    }
+
+    /// Why `signatures` do not let `text` be published, or nil: one of them must be good and by a
+    /// registered key of the app that is not retired. The server checks what it can (a device
+    /// checks again against the keys compiled into it, which the server cannot change).
+    private func signatureProblem(
+        _ text: String, _ signatures: [CatalogSignature], app: String, time: Double, _ connection: PostgresConnection
+    ) async throws -> String? {
+        let keys = try await PublicationKeyStore.all(app: app, on: connection, logger: logger).map(\.key)
+        guard !keys.isEmpty else {
+            return "\(app) has no publication key registered: make one with `onboarding-server keys new --app \(app)`, "
+                + "register its public half (`onboarding-server keys register`) and compile it into the app (Docs/Security.md)"
+        }
+        switch PublicationSigning.verdict(document: text, signatures: signatures, trusted: keys, now: time) {
+        case .signed: return nil
+        case .refused(let why):
+            return "the document is not signed by a registered publication key of \(app) (\(why)): "
+                + "sign it where the key is kept (`onboarding-server publish --key FILE`, or `onboarding-server keys sign`)"
+        }
     }
 
     /// The stored documents as a history (`VERSION.json` and their text), those below `version`
@@ -200,6 +269,7 @@ extension CatalogStore.Entry: TourValueRepresentable {
             "app": .string(app), "version": .int(version), "source": .string(source.rawValue),
             "fingerprint": .string(fingerprint), "rollout": .int(rollout), "salt": .string(salt),
             "recordedAt": .double(recordedAt), "recordedBy": .string(recordedBy), "withdrawnAt": withdrawnAt.map(TourValue.double),
+            "signedBy": source == .published ? .list(signatures.map { .string($0.key) }) : nil,
         ])
     }
 }

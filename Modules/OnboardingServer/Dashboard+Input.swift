@@ -2,6 +2,7 @@ import AccountSync
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOCore
 
 /// What the dashboard reads from a request: ids, the date range, the format and the table, a form
 /// field; each refused with a page saying what is allowed.
@@ -11,10 +12,13 @@ extension Dashboard {
     struct DashboardError: Error {
         var status: HTTPResponse.Status
         var message: String
+        /// Seconds to wait (a 429), sent as `Retry-After`.
+        var retryAfter: Int? = nil
         var title: String {
             switch status {
             case .notFound: "Not found"
             case .forbidden: "Not allowed"
+            case .tooManyRequests: "Too many attempts"
             default: "Refused"
             }
         }
@@ -25,13 +29,18 @@ extension Dashboard {
         }
     }
 
-    static func name(_ context: BasicRequestContext, _ parameter: String, session: DashboardSessions.Session?) throws -> String {
+    /// A path id; with `access`, an app the person holds a role in (at least `role`).
+    static func name(
+        _ context: ServerRequestContext, _ parameter: String, access: Access?, role: Role = .viewer
+    ) throws -> String {
         let value = context.parameters.get(parameter) ?? ""
         guard SyncAPI.isValidName(value) else {
             throw DashboardError(.badRequest, "The \(parameter) id must be \(SyncAPI.nameRule).")
         }
-        if let session, let only = session.app, only != value {
-            throw DashboardError(.forbidden, "This session's admin token is for \(only) only.")
+        if let access, !access.may(role, in: value) {
+            let held = access.person.role(in: value).map { "a \($0.rawValue) of \(value)" } ?? "not a member of \(value)"
+            throw DashboardError(
+                .forbidden, "\(access.person.name) is \(held); this page needs the \(role.rawValue) role there. An owner of \(value) can give it.")
         }
         return value
     }
@@ -71,13 +80,18 @@ extension Dashboard {
         return given
     }
 
-    /// A field of an `application/x-www-form-urlencoded` body.
-    static func formValue(_ body: String, _ name: String) -> String? {
-        for pair in body.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2, parts[0] == name else { continue }
-            return String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+    /// The fields of an `application/x-www-form-urlencoded` body (a field given twice: the first).
+    static func form(_ request: inout Request) async throws -> [String: String] {
+        let body: ByteBuffer
+        do { body = try await request.collectBody(upTo: 16 * 1024) } catch {
+            throw DashboardError(.contentTooLarge, "The form was too large: a form of the dashboard is at most 16 KiB.")
         }
-        return nil
+        var fields: [String: String] = [:]
+        for pair in String(buffer: body).split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, let name = String(parts[0]).removingPercentEncoding, fields[name] == nil else { continue }
+            fields[name] = String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+        }
+        return fields
     }
 }

@@ -10,7 +10,7 @@ extension Dashboard {
     // MARK: - Pages
 
     static func overview(
-        _ apps: [Insights.AppSummary], trendRange: DayRange, range: DayRange?, format: Format, table: String
+        _ apps: [Insights.AppSummary], trendRange: DayRange, range: DayRange?, format: Format, table: String, access: Access
     ) throws -> Response {
         let flowRows = apps.flatMap { app in app.flows.map { (app, $0) } }
         // Every app's trend covers the same days (one window for the page), so they add up by day.
@@ -66,7 +66,7 @@ extension Dashboard {
             return html(
                 InsightsPage(
                     title: "All apps", subtitle: rangeText(range), navigation: navigation(apps.map(\.app), current: nil, range: range),
-                    signOut: true, sections: sections, footer: footer))
+                    signOut: access.session.formToken, sections: sections, footer: footer))
         }
     }
 
@@ -102,7 +102,7 @@ extension Dashboard {
 
     static func appPage(
         _ app: Insights.AppSummary, catalogs: [CatalogStore.Entry], apps: [String], range: DayRange?, format: Format,
-        table: String
+        table: String, access: Access
     ) throws -> Response {
         let path = "/dashboard/apps/\(app.app)"
         switch format {
@@ -141,6 +141,7 @@ extension Dashboard {
                 [
                     .number(entry.version), .init(entry.source.rawValue), .init(reaches(entry)), .init(isoTime(entry.recordedAt)),
                     .init(entry.recordedBy), .init(String(entry.fingerprint.prefix(12))),
+                    .init(entry.signatures.map(\.key).joined(separator: ", ")),
                 ]
             }
             var sections: [InsightsPage.Section] = [
@@ -161,13 +162,23 @@ extension Dashboard {
                 .table(
                     .init(
                         caption: "Catalogs: what is published and at what rollout",
-                        columns: ["Version", "Source", "Reaches", "Recorded (UTC)", "By", "Fingerprint"], rows: published)),
+                        columns: ["Version", "Source", "Reaches", "Recorded (UTC)", "By", "Fingerprint", "Signed by"],
+                        rows: published)),
                 exports(path, range, tables: appTables),
             ]
+            if access.may(.owner, in: app.app) {
+                sections.append(
+                    .links(
+                        "Control of \(app.app)",
+                        [
+                            .init("People of \(app.app)", href: "\(path)/people"),
+                            .init("Audit trail of \(app.app)", href: "/dashboard/audit?app=\(app.app)"),
+                        ]))
+            }
             return html(
                 InsightsPage(
                     title: app.app, subtitle: rangeText(range), navigation: navigation(apps, current: app.app, range: range),
-                    signOut: true, sections: sections, footer: footer))
+                    signOut: access.session.formToken, sections: sections, footer: footer))
         }
     }
 
@@ -183,7 +194,7 @@ extension Dashboard {
 
     static func funnelPage(
         _ funnels: Insights.FlowFunnels, experiments: [ExperimentReport], apps: [String], range: DayRange?, format: Format,
-        table: String
+        table: String, access: Access
     ) throws -> Response {
         let path = "/dashboard/apps/\(funnels.app)/flows/\(funnels.flow)"
         let arms = experiments.map(ArmFigures.init)
@@ -213,7 +224,7 @@ extension Dashboard {
             return html(
                 InsightsPage(
                     title: "\(funnels.app) · \(funnels.flow)", subtitle: rangeText(range),
-                    navigation: navigation(apps, current: funnels.app, flow: funnels.flow, range: range), signOut: true,
+                    navigation: navigation(apps, current: funnels.app, flow: funnels.flow, range: range), signOut: access.session.formToken,
                     sections: sections, footer: footer))
         }
     }

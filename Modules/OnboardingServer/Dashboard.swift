@@ -9,76 +9,43 @@ import NIOCore
 import TourCodec
 import TourCore
 
-/// `/dashboard`: the insights pages for admins (Docs/Server.md, "The dashboard"). Server-rendered
-/// HTML with SVG charts and the tables of their numbers, readable without JavaScript, every asset
-/// inside the binary. Signing in exchanges an admin token (posted in a form, never in a URL) for
-/// a session cookie; every other page needs that session and sends anyone without one to sign in.
+/// `/dashboard`: the insights pages for the people of the control plane (Docs/Server.md, "The
+/// dashboard"). Server-rendered HTML with SVG charts and the tables of their numbers, readable
+/// without JavaScript, every asset inside the binary. Signing in (with a person's credential,
+/// posted in a form, never in a URL, or through the identity provider) opens a session cookie;
+/// every other page needs that session and shows the apps its person holds a role in.
 struct Dashboard: Sendable {
     let store: AccountStore
     let catalogs: CatalogStore
     let insights: Insights
     let sessions: DashboardSessions
-    let tokens: TokenSigner
+    let controlPlane: ControlPlane
+    /// Sign-in through the identity provider, when one is configured for people.
+    let oidc: DashboardOIDC?
+    /// The dashboard's own origin as browsers see it (`ONBOARDING_PUBLIC_URL`), when the request's
+    /// `Host` is not it (a balancer that rewrites it); else the request's.
+    let publicOrigin: String?
     let logger: Logger
 
     static let cookie = "onboarding_session"
 
-    func add(to router: Router<BasicRequestContext>) {
-        router.get("/dashboard/sign-in") { request, _ in
-            await page {
-                if try await session(request) != nil { return Self.redirect("/dashboard") }
-                return Self.signInPage(message: nil, status: .ok)
-            }
-        }
-        router.post("/dashboard/sign-in") { request, _ in
-            await page {
-                var request = request
-                let body: ByteBuffer
-                do { body = try await request.collectBody(upTo: 16 * 1024) } catch {
-                    return Self.signInPage(message: "The form was too large; paste only the token.", status: .contentTooLarge)
-                }
-                let form = String(buffer: body)
-                let token = Self.formValue(form, "token")?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-                let now = Date()
-                guard let claims = try? tokens.verify(token, now: now) else {
-                    return Self.signInPage(
-                        message: "That is not a valid admin token of this server. Mint one with onboarding-server token --admin.",
-                        status: .unauthorized)
-                }
-                guard claims.scope == .admin else {
-                    return Self.signInPage(
-                        message: "That is an account token; the dashboard needs an admin token (onboarding-server token --admin).",
-                        status: .forbidden)
-                }
-                let opened = try await withDeadline(Routes.requestDeadline) {
-                    try await sessions.open(app: claims.app, tokenExpires: Double(claims.expires), now: now.timeIntervalSince1970)
-                }
-                var response = Self.redirect("/dashboard")
-                response.setCookie(
-                    Cookie(
-                        name: Self.cookie, value: opened.value, maxAge: Int(opened.session.expiresAt - now.timeIntervalSince1970),
-                        path: "/dashboard", secure: Self.isSecure(request), httpOnly: true, sameSite: .strict))
-                logger.info("dashboard sign-in", metadata: ["admin": "\(claims.subject)"])
-                return response
-            }
-        }
-        router.post("/dashboard/sign-out") { request, _ in
-            await page {
-                if let value = request.cookies[Self.cookie]?.value {
-                    try await withDeadline(Routes.requestDeadline) { try await sessions.close(value) }
-                }
-                var response = Self.redirect("/dashboard/sign-in")
-                response.setCookie(Self.clearedCookie(request))
-                return response
-            }
-        }
-        router.get("/dashboard") { request, _ in
-            await signedIn(request) { session in
+    /// A signed-in request: its session and the person as they are now (their roles read afresh).
+    struct Access: Sendable {
+        var session: DashboardSessions.Session
+        var person: Person
+
+        func may(_ role: Role, in app: String) -> Bool { person.role(in: app).map { $0 >= role } ?? false }
+        /// Of `apps`, those the person holds any role in.
+        func visible(_ apps: [String]) -> [String] { apps.filter { person.role(in: $0) != nil } }
+    }
+
+    func add(to router: Router<ServerRequestContext>) {
+        addSignIn(to: router)
+        router.get("/dashboard") { request, context in
+            await signedIn(request, context) { access in
                 let today = Date()
                 let range = try Self.range(request, today: today)
-                let apps = try await withDeadline(Routes.reportDeadline) {
-                    try await insights.apps().filter { session.app == nil || $0 == session.app }
-                }
+                let apps = try await withDeadline(Routes.reportDeadline) { access.visible(try await insights.apps()) }
                 let format = try Self.format(request)
                 let table = try Self.table(request, format: format, of: Self.overviewTables)
                 // One trend window for every app, so the overview can add their days up.
@@ -92,17 +59,18 @@ struct Dashboard: Sendable {
                             try await insights.summary(app: app, range: range, trendRange: trendRange)
                         })
                 }
-                return try Self.overview(summaries, trendRange: trendRange, range: range, format: format, table: table)
+                return try Self.overview(
+                    summaries, trendRange: trendRange, range: range, format: format, table: table, access: access)
             }
         }
         router.get("/dashboard/apps/:app") { request, context in
-            await signedIn(request) { session in
-                let app = try Self.name(context, "app", session: session)
+            await signedIn(request, context) { access in
+                let app = try Self.name(context, "app", access: access)
                 let today = Date()
                 let range = try Self.range(request, today: today)
                 let format = try Self.format(request)
                 let table = try Self.table(request, format: format, of: Self.appTables)
-                let apps = try await knownApps(app, session: session)
+                let apps = try await knownApps(app, access: access)
                 let trendRange = try await withDeadline(Routes.reportDeadline) {
                     try await insights.trendRange(apps: [app], range: range, today: today)
                 }
@@ -111,17 +79,17 @@ struct Dashboard: Sendable {
                 }
                 let entries = try await withDeadline(Routes.reportDeadline) { try await catalogs.all(app: app) }
                 return try Self.appPage(
-                    summary, catalogs: entries, apps: apps, range: range, format: format, table: table)
+                    summary, catalogs: entries, apps: apps, range: range, format: format, table: table, access: access)
             }
         }
         router.get("/dashboard/apps/:app/flows/:flow") { request, context in
-            await signedIn(request) { session in
-                let app = try Self.name(context, "app", session: session)
-                let flow = try Self.name(context, "flow", session: nil)
+            await signedIn(request, context) { access in
+                let app = try Self.name(context, "app", access: access)
+                let flow = try Self.name(context, "flow", access: nil)
                 let range = try Self.range(request, today: Date())
                 let format = try Self.format(request)
                 let table = try Self.table(request, format: format, of: Self.funnelTables)
-                let apps = try await knownApps(app, session: session)
+                let apps = try await knownApps(app, access: access)
                 let experiments = try await withDeadline(Routes.reportDeadline) {
                     try await store.experimentReports(app: app, catalogs: catalogs)
                 }.experiments.filter { $0.flow == flow }
@@ -136,50 +104,57 @@ struct Dashboard: Sendable {
                     try await insights.funnels(app: app, flow: flow, range: range)
                 }
                 return try Self.funnelPage(
-                    funnels, experiments: experiments, apps: apps, range: range, format: format, table: table)
+                    funnels, experiments: experiments, apps: apps, range: range, format: format, table: table, access: access)
             }
         }
+        addPeople(to: router)
         // Any other path under /dashboard: a page of its own saying which pages there are (after
         // the session check, so it tells no one without a session what exists). The router reads
         // "/dashboard/" as "/dashboard".
-        router.get("/dashboard/**") { request, _ in
-            await signedIn(request) { _ in
+        router.get("/dashboard/**") { request, context in
+            await signedIn(request, context) { _ in
                 throw DashboardError(
                     .notFound,
-                    "There is no such dashboard page. The pages are /dashboard, /dashboard/apps/APP and /dashboard/apps/APP/flows/FLOW.")
+                    "There is no such dashboard page. The pages are /dashboard, /dashboard/apps/APP, /dashboard/apps/APP/flows/FLOW, /dashboard/apps/APP/people and /dashboard/audit.")
             }
         }
     }
 
     /// Every app the session may see, after checking that `app` is one of the server's.
-    func knownApps(_ app: String, session: DashboardSessions.Session) async throws -> [String] {
+    func knownApps(_ app: String, access: Access) async throws -> [String] {
         let apps = try await withDeadline(Routes.reportDeadline) { try await insights.apps() }
         guard apps.contains(app) else { throw DashboardError(.notFound, "This server has no app named \(app).") }
-        return apps.filter { session.app == nil || $0 == session.app }
+        return access.visible(apps)
     }
 
     // MARK: - Sessions
 
-    /// The request's live session, if its cookie opens one.
-    func session(_ request: Request) async throws -> DashboardSessions.Session? {
+    /// The request's live session and its person, if its cookie opens one.
+    func access(_ request: Request) async throws -> Access? {
         guard let value = request.cookies[Self.cookie]?.value else { return nil }
+        let now = Date().timeIntervalSince1970
         return try await withDeadline(Routes.requestDeadline) {
-            try await sessions.find(value, now: Date().timeIntervalSince1970)
+            guard let session = try await sessions.find(value, now: now),
+                let person = try await controlPlane.people.person(session.person)
+            else { return nil }
+            return Access(session: session, person: person)
         }
     }
 
     /// Runs a page that needs a session; without one, the answer is a redirect to sign in (and a
     /// cookie that opened nothing is cleared).
-    func signedIn(_ request: Request, _ body: (DashboardSessions.Session) async throws -> Response) async -> Response {
+    func signedIn(
+        _ request: Request, _ context: ServerRequestContext, _ body: (Access) async throws -> Response
+    ) async -> Response {
         await page {
-            guard let session = try await session(request) else {
+            guard let access = try await access(request) else {
                 var response = Self.redirect("/dashboard/sign-in")
                 if request.cookies[Self.cookie] != nil { response.setCookie(Self.clearedCookie(request)) }
                 return response
             }
             // Every page reads the aggregates: count what was pushed until now first.
             try await withDeadline(Routes.reportDeadline) { try await store.catchUpInsights(waitingUpTo: .seconds(5)) }
-            return try await body(session)
+            return try await body(access)
         }
     }
 
@@ -189,7 +164,9 @@ struct Dashboard: Sendable {
         do {
             return try await body()
         } catch let error as DashboardError {
-            return Self.html(Self.messagePage(error.title, error.message), status: error.status)
+            var response = Self.html(Self.messagePage(error.title, error.message), status: error.status)
+            if let wait = error.retryAfter { response.headers[.retryAfter] = String(wait) }
+            return response
         } catch is DatabaseUnavailable {
             return Self.html(Self.messagePage("Unavailable", "The database does not answer; try again."), status: .serviceUnavailable)
         } catch {
@@ -264,18 +241,6 @@ struct Dashboard: Sendable {
     static func messagePage(_ title: String, _ message: String) -> InsightsPage {
         InsightsPage(
             title: title, navigation: [.init("All apps", href: "/dashboard")], sections: [.text(message)], footer: footer)
-    }
-
-    static func signInPage(message: String?, status: HTTPResponse.Status) -> Response {
-        var sections: [InsightsPage.Section] = []
-        if let message { sections.append(.text(message)) }
-        sections.append(
-            .form(
-                .init(
-                    action: "/dashboard/sign-in", method: "post",
-                    fields: [.init(name: "token", label: "Admin token", type: "password")], submit: "Sign in")))
-        sections.append(.text("The token is exchanged for a session cookie of at most 8 hours; it is not kept."))
-        return html(InsightsPage(title: "Sign in", sections: sections, footer: footer), status: status)
     }
 
     /// The range form, with the query it keeps in links (`from`/`to` of the current range).

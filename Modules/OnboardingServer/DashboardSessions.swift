@@ -3,10 +3,12 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// The dashboard's sign-in sessions (migration `v5-dashboard-sessions`). The cookie carries 256
-/// random bits; the table keeps only their SHA-256, so neither the database nor its backups hold a
-/// session. A session lasts ``lifetime`` or until the admin token it was opened with expires,
-/// whichever comes first, and ends at sign-out (its row is deleted).
+/// The dashboard's sign-in sessions (migrations `v5-dashboard-sessions`, `v9-control-plane`). The
+/// cookie carries 256 random bits; the table keeps only their SHA-256, so neither the database nor
+/// its backups hold a session. A session names its person, lasts ``lifetime`` or until the
+/// credential it was opened with expires, whichever comes first, and ends at sign-out, when the
+/// person is removed or their credential rotated, or when an owner ends it (its row is deleted).
+/// What the person may see is read from their roles on every page, so a role removed applies at once.
 struct DashboardSessions: Sendable {
     let client: PostgresClient
     let logger: Logger
@@ -15,33 +17,50 @@ struct DashboardSessions: Sendable {
     static let lifetime: Double = 8 * 3600
 
     struct Session: Equatable, Sendable {
-        /// The app an app-scoped admin token limits the session to; nil for every app.
-        var app: String?
+        var person: String
+        /// The credential it was opened with (its id), or nil for the identity provider.
+        var credential: String?
         var expiresAt: Double
+        /// The cookie's value, from which the page's anti-forgery token is derived.
+        var cookie: String
+
+        /// The anti-forgery token of every form of this session: derived from the cookie's secret
+        /// (which only this browser and this session have), with a label of its own so it is
+        /// neither the cookie nor the hash the table keeps.
+        var formToken: String { DashboardSessions.derive("form", cookie) }
     }
 
-    /// Opens a session; returns the cookie's value.
-    func open(app: String?, tokenExpires: Double, now: Double) async throws -> (value: String, session: Session) {
+    /// Opens a session for `person`; returns the cookie's value.
+    func open(person: String, credential: String?, expires: Double, now: Double) async throws -> Session {
         let value = TokenSigner.base64URL(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) })
-        let session = Session(app: app, expiresAt: min(now + Self.lifetime, tokenExpires))
+        let session = Session(person: person, credential: credential, expiresAt: min(now + Self.lifetime, expires), cookie: value)
         try await client.query(
             """
-            INSERT INTO dashboard_sessions (id_hash, app, created_at, expires_at)
-            VALUES (\(Self.hash(value)), \(app), \(now), \(session.expiresAt))
+            INSERT INTO dashboard_sessions (id_hash, created_at, expires_at, person, credential)
+            VALUES (\(Self.hash(value)), \(now), \(session.expiresAt), \(person), \(credential))
             """, logger: logger)
         // Expired sessions are removed as new ones open: the table stays the size of the live ones.
         try await client.query("DELETE FROM dashboard_sessions WHERE expires_at <= \(now)", logger: logger)
-        return (value, session)
+        return session
     }
 
     /// The live session the cookie's value opens, if any: a value never issued, tampered with,
     /// signed out or expired opens none.
+    /// A session opened with a credential lasts only while the credential is live.
     func find(_ value: String, now: Double) async throws -> Session? {
         guard Self.isWellFormed(value) else { return nil }
         let rows = try await client.query(
-            "SELECT app, expires_at FROM dashboard_sessions WHERE id_hash = \(Self.hash(value)) AND expires_at > \(now)",
+            """
+            SELECT s.person, s.credential, s.expires_at FROM dashboard_sessions s
+            WHERE s.id_hash = \(Self.hash(value)) AND s.expires_at > \(now)
+              AND (s.credential IS NULL OR EXISTS (
+                SELECT 1 FROM person_credentials c
+                WHERE c.id = s.credential AND c.person = s.person AND c.revoked_at IS NULL AND c.expires_at > \(now)))
+            """,
             logger: logger)
-        for try await (app, expires) in rows.decode((String?, Double).self) { return Session(app: app, expiresAt: expires) }
+        for try await (person, credential, expires) in rows.decode((String, String?, Double).self) {
+            return Session(person: person, credential: credential, expiresAt: expires, cookie: value)
+        }
         return nil
     }
 
@@ -61,5 +80,20 @@ struct DashboardSessions: Sendable {
 
     static func hash(_ value: String) -> String {
         SHA256.hash(data: Data(value.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// A value derived from a cookie's secret for one purpose (`form`: a session's anti-forgery
+    /// token; `sign-in`: the sign-in form's), base64url.
+    static func derive(_ purpose: String, _ secret: String) -> String {
+        TokenSigner.base64URL(Data(SHA256.hash(data: Data("onboarding dashboard \(purpose)\n\(secret)".utf8))))
+    }
+
+    /// Whether `given` is the token `derive(purpose, secret)` gives, compared in constant time.
+    static func matches(_ given: String?, _ purpose: String, _ secret: String) -> Bool {
+        guard let given else { return false }
+        let expected = Array(derive(purpose, secret).utf8)
+        let bytes = Array(given.utf8)
+        guard bytes.count == expected.count else { return false }
+        return zip(bytes, expected).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
     }
 }

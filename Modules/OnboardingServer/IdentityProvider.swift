@@ -2,55 +2,20 @@ import Foundation
 import JWTKit
 
 /// An identity provider whose JWTs the server accepts as account tokens (Firebase Auth, Sign in
-/// with Apple, any OpenID Connect issuer): RS256 and ES256 signatures checked against the keys of
-/// a JWKS file, and the issuer, the audience (the app of the request's path) and the expiry
-/// checked. The token's `sub` is the account. Through vapor/jwt-kit: nothing of JOSE is written here.
+/// with Apple, any OpenID Connect issuer): RS256 and ES256 signatures checked against the
+/// provider's keys (``JWKSource``: its JWKS URL, fetched and cached, fetched again when a token
+/// names a key it has not seen, so the provider's key rotation needs no restart), and the issuer,
+/// the audience (the app of the request's path) and the expiry checked. The token's `sub` is the
+/// account. Through vapor/jwt-kit: nothing of JOSE is written here.
 public struct IdentityProvider: Sendable {
     /// The `iss` every accepted token carries.
     public let issuer: String
-    /// How many keys the JWKS held.
-    public let keyCount: Int
-    private let keys: JWTKeyCollection
+    public let keys: JWKSource
 
-    /// The algorithms accepted: asymmetric only (an HMAC or `none` token is never an identity).
-    static let algorithms: Set<String> = ["RS256", "ES256"]
-
-    /// - Parameters:
-    ///   - jwks: the JSON of a JWKS (`{"keys": [...]}`), as the provider publishes it.
-    ///   - issuer: the `iss` to require.
-    public init(jwks: String, issuer: String) async throws(ServerConfigurationError) {
+    public init(keys: JWKSource, issuer: String) throws(ServerConfigurationError) {
         guard !issuer.isEmpty else { throw ServerConfigurationError("the identity provider's issuer is empty") }
-        let collection = JWTKeyCollection()
-        let count: Int
-        do {
-            let set = try JSONDecoder().decode(JWKS.self, from: Data(jwks.utf8))
-            for key in set.keys {
-                guard let algorithm = key.algorithm?.rawValue ?? Self.defaultAlgorithm(of: key),
-                    Self.algorithms.contains(algorithm)
-                else {
-                    throw ServerConfigurationError(
-                        "the JWKS holds a key that is neither RS256 nor ES256; only those are accepted")
-                }
-                try await collection.add(jwk: key)
-            }
-            count = set.keys.count
-        } catch let error as ServerConfigurationError {
-            throw error
-        } catch {
-            throw ServerConfigurationError("the JWKS is not a usable key set: \(error)")
-        }
-        guard count > 0 else { throw ServerConfigurationError("the JWKS holds no keys") }
         self.issuer = issuer
-        self.keyCount = count
-        self.keys = collection
-    }
-
-    private static func defaultAlgorithm(of key: JWK) -> String? {
-        switch key.keyType {
-        case .rsa: "RS256"
-        case .ecdsa: key.curve?.rawValue == "P-256" ? "ES256" : nil
-        default: nil
-        }
+        self.keys = keys
     }
 
     public enum Failure: Error, Equatable {
@@ -62,7 +27,8 @@ public struct IdentityProvider: Sendable {
     public func verify(_ token: String, app: String, now: Date) async throws(Failure) -> TokenClaims {
         let payload: IdentityClaims
         do {
-            payload = try await keys.verify(token, as: IdentityClaims.self)
+            let collection = try await keys.collection(for: JWKSource.keyID(of: token))
+            payload = try await collection.verify(token, as: IdentityClaims.self)
         } catch {
             throw .invalid("its signature is not one of the identity provider's keys")
         }
@@ -85,7 +51,7 @@ struct IdentityClaims: JWTPayload {
     var iat: IssuedAtClaim?
 
     func verify(using algorithm: some JWTAlgorithm) async throws {
-        guard IdentityProvider.algorithms.contains(algorithm.name) else {
+        guard JWKSource.algorithms.contains(algorithm.name) else {
             throw JWTError.generic(identifier: "alg", reason: "only RS256 and ES256 are accepted")
         }
     }

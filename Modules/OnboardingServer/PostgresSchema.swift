@@ -145,6 +145,8 @@ public enum PostgresSchema {
             "v8-facts-by-key-only",
             ["DROP INDEX IF EXISTS facts_by_app_flow_kind"]
         ),
+        // People, roles, credentials, the audit trail and signed publications (ControlPlaneSchema).
+        ("v9-control-plane", ControlPlaneSchema.v9),
     ]
 
     /// An arbitrary constant: the advisory lock that serialises migrations across processes.

@@ -22,6 +22,8 @@ struct APIError: Error {
     var status: HTTPResponse.Status
     var code: String
     var message: String
+    /// Seconds to wait, sent as `Retry-After` (a 429 or a 503).
+    var retryAfter: Int? = nil
 
     static func invalid(_ message: String) -> APIError { APIError(status: .badRequest, code: "invalid_request", message: message) }
 }
@@ -33,9 +35,10 @@ struct Routes: Sendable {
     let catalogs: CatalogStore
     let tokens: TokenSigner
     let identityProvider: IdentityProvider?
+    let controlPlane: ControlPlane
     let logger: Logger
 
-    func add(to router: Router<BasicRequestContext>) {
+    func add(to router: Router<ServerRequestContext>) {
         router.get("/v1/health") { _, _ in Self.json(["status": "ok"] as TourValue) }
         router.get("/v1/ready") { _, _ in
             await store.isReady()
@@ -85,24 +88,35 @@ struct Routes: Sendable {
             await answer {
                 let app = try Self.name(context, "app")
                 let account = try Self.name(context, "account")
-                let claims = try await authorize(request, app: app)
-                guard claims.scope == .admin || (claims.subject == account) else {
-                    throw APIError(
-                        status: .forbidden, code: "forbidden", message: "this token is not for account '\(account)'")
+                // The account itself, or an owner of the app (support: a lost phone).
+                var staff: Actor?
+                if let token = ControlPlane.bearer(request), (try? tokens.verify(token, now: Date()))?.scope == .person {
+                    staff = try await controlPlane.actor(request, context, app: app, role: .owner, to: "signing an account out")
+                } else {
+                    let claims = try await authorize(request, context, app: app)
+                    guard claims.subject == account else {
+                        throw APIError(
+                            status: .forbidden, code: "forbidden", message: "this token is not for account '\(account)'")
+                    }
+                    try await refuseIfSignedOut(claims, app: app, account: account)
                 }
-                if claims.scope == .account { try await refuseIfSignedOut(claims, app: app, account: account) }
                 let now = Date().timeIntervalSince1970
                 let cutoff = try await withDeadline(Self.requestDeadline) {
                     try await store.signOutEverywhere(app: app, account: account, at: now)
+                }
+                if let staff {
+                    try await controlPlane.audit.record(
+                        .init(at: now, actor: staff, app: app, action: "account.signed-out", target: account))
                 }
                 return Self.json(SignOut(app: app, account: account, tokensIssuedBefore: cutoff))
             }
         }
         addCatalogRoutes(to: router)
+        addControlPlaneRoutes(to: router)
         router.get("/v1/apps/:app/report") { request, context in
             await answer {
                 let app = try Self.name(context, "app")
-                _ = try await authorizeAdmin(request, app: app, to: "reports")
+                _ = try await controlPlane.actor(request, context, app: app, role: .viewer, to: "reports")
                 try await withDeadline(Self.reportDeadline) { try await store.catchUpInsights(waitingUpTo: .seconds(5)) }
                 switch request.uri.queryParameters.get("by") ?? "flow" {
                 case "flow":
@@ -119,20 +133,31 @@ struct Routes: Sendable {
 
     // MARK: - Authorisation
 
-    /// The claims of the request's bearer token, for `app`: one of the server's own tokens (signed
-    /// by a key of its ring, naming `app`, or an admin token for every app), or a JWT of the
-    /// configured identity provider whose audience is `app`.
-    func authorize(_ request: Request, app: String) async throws -> TokenClaims {
-        guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else {
+    /// The claims of the request's account token, for `app`: one of the server's own tokens (signed
+    /// by a key of its ring, naming `app`), or a JWT of the configured identity provider whose
+    /// audience is `app`. A source past its limit of failed tokens is refused first, unchecked.
+    func authorize(_ request: Request, _ context: ServerRequestContext, app: String) async throws -> TokenClaims {
+        guard let token = ControlPlane.bearer(request) else {
             throw APIError(
                 status: .unauthorized, code: "unauthorized",
-                message: "send a token as 'Authorization: Bearer TOKEN' (onboarding-server token mints one)")
+                message: "send a token as 'Authorization: Bearer TOKEN' (onboarding-server token --app APP --account ACCOUNT mints one)")
         }
-        let token = String(header.dropFirst("Bearer ".count))
+        let source = controlPlane.clients.of(request, context)
+        let now = Date()
+        try controlPlane.refuseIfLimited(source: source, now: now.timeIntervalSince1970)
+        do {
+            return try await verify(token, app: app, now: now)
+        } catch let error as APIError {
+            if error.status == .unauthorized { controlPlane.limiter.failed(source: source, now: now.timeIntervalSince1970) }
+            throw error
+        }
+    }
+
+    private func verify(_ token: String, app: String, now: Date) async throws -> TokenClaims {
         let claims: TokenClaims
         if let identityProvider, !TokenSigner.isOwnToken(token) {
             do {
-                claims = try await identityProvider.verify(token, app: app, now: Date())
+                claims = try await identityProvider.verify(token, app: app, now: now)
             } catch .expired {
                 throw APIError(status: .unauthorized, code: "token_expired", message: "the token has expired; sign in again")
             } catch .invalid(let why) {
@@ -140,13 +165,15 @@ struct Routes: Sendable {
             }
         } else {
             do {
-                claims = try tokens.verify(token, now: Date())
+                claims = try tokens.verify(token, now: now)
             } catch .expired {
                 throw APIError(status: .unauthorized, code: "token_expired", message: "the token has expired; get a new one")
             } catch .outdated {
                 throw APIError(
                     status: .unauthorized, code: "token_outdated",
                     message: "this token's format (obt1) names no app and is no longer accepted; mint a new one with onboarding-server token --app APP --account ACCOUNT")
+            } catch .adminRetired {
+                throw ControlPlane.adminRetired
             } catch .unknownKey {
                 throw APIError(
                     status: .unauthorized, code: "unauthorized",
@@ -161,18 +188,9 @@ struct Routes: Sendable {
         return claims
     }
 
-    /// The claims of an admin token for `app`; any other token is refused: "`what` needs an admin token".
-    func authorizeAdmin(_ request: Request, app: String, to what: String) async throws -> TokenClaims {
-        let claims = try await authorize(request, app: app)
-        guard claims.scope == .admin else {
-            throw APIError(status: .forbidden, code: "forbidden", message: "\(what) needs an admin token")
-        }
-        return claims
-    }
-
     /// The app and account of the path, when the token is that account's, for that app, and was
     /// issued after the account last signed out everywhere.
-    func accountPath(_ context: BasicRequestContext, _ request: Request) async throws -> (String, String) {
+    func accountPath(_ context: ServerRequestContext, _ request: Request) async throws -> (String, String) {
         let (app, account, claims) = try await accountClaims(context, request)
         try await refuseIfSignedOut(claims, app: app, account: account)
         return (app, account)
@@ -180,10 +198,10 @@ struct Routes: Sendable {
 
     /// The app, account and claims of an account request, before the sign-out check (a push makes
     /// that check in its own statement, saving a round trip).
-    func accountClaims(_ context: BasicRequestContext, _ request: Request) async throws -> (String, String, TokenClaims) {
+    func accountClaims(_ context: ServerRequestContext, _ request: Request) async throws -> (String, String, TokenClaims) {
         let app = try Self.name(context, "app")
         let account = try Self.name(context, "account")
-        let claims = try await authorize(request, app: app)
+        let claims = try await authorize(request, context, app: app)
         guard claims.scope == .account, claims.subject == account else {
             throw APIError(
                 status: .forbidden, code: "forbidden", message: "this token is not for account '\(account)'")
@@ -200,7 +218,7 @@ struct Routes: Sendable {
         if let cutoff, claims.issuedAt < cutoff { throw Self.revoked }
     }
 
-    static func name(_ context: BasicRequestContext, _ parameter: String) throws -> String {
+    static func name(_ context: ServerRequestContext, _ parameter: String) throws -> String {
         let value = context.parameters.get(parameter) ?? ""
         guard SyncAPI.isValidName(value) else {
             throw APIError.invalid("the \(parameter) id must be \(SyncAPI.nameRule)")
@@ -331,7 +349,9 @@ struct Routes: Sendable {
     }
 
     static func error(_ error: APIError) -> Response {
-        json(ErrorBody(code: error.code, message: error.message), status: error.status)
+        var response = json(ErrorBody(code: error.code, message: error.message), status: error.status)
+        if let wait = error.retryAfter { response.headers[.retryAfter] = String(wait) }
+        return response
     }
 
     static func describe(_ error: any Error) -> String {

@@ -1,8 +1,10 @@
 import AccountSync
+import AsyncHTTPClient
 import Hummingbird
 import Logging
 import PostgresNIO
 import ServiceLifecycle
+import Foundation
 
 /// The account server: Hummingbird over PostgreSQL. One process per core behind a load balancer;
 /// PostgreSQL holds everything (see Docs/Server.md).
@@ -25,16 +27,47 @@ public enum OnboardingServer {
                 maximumConnections: configuration.maximumConnections),
             backgroundLogger: poolLogger)
         let store = AccountStore(client: client, logger: logger, batchingPushes: configuration.pushWriters)
-        let router = Router(context: BasicRequestContext.self)
+        // Identity providers' keys and tokens, fetched over https.
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        do {
+            try await serve(configuration, client: client, store: store, http: http, logger: logger, waitForDatabase: waitForDatabase)
+        } catch {
+            try? await http.shutdown()
+            throw error
+        }
+        try await http.shutdown()
+    }
+
+    private static func serve(
+        _ configuration: ServerConfiguration, client: PostgresClient, store: AccountStore, http: HTTPClient, logger: Logger,
+        waitForDatabase: Int
+    ) async throws {
+        let router = Router(context: ServerRequestContext.self)
         router.middlewares.add(LogRequestsMiddleware(.info))
         let catalogs = CatalogStore(client: client, logger: logger)
+        let controlPlane = ControlPlane(
+            client: client, tokens: configuration.tokens, clients: ClientAddress(trustedProxies: configuration.trustedProxies),
+            logger: logger)
+        var identityProvider: IdentityProvider?
+        if let settings = configuration.identityProvider {
+            let keys = JWKSource(settings.keys, http: http, logger: logger)
+            identityProvider = try IdentityProvider(keys: keys, issuer: settings.issuer)
+            // Read now so a bad file stops the start; a provider that does not answer yet is tried again
+            // on the first token.
+            do { try await keys.refresh() } catch {
+                if case .file = settings.keys { throw ServerConfigurationError("ONBOARDING_IDP_JWKS: \(error)") }
+                logger.warning("the identity provider's keys were not fetched at start", metadata: ["error": "\(error)"])
+            }
+        }
         Routes(
-            store: store, catalogs: catalogs, tokens: configuration.tokens, identityProvider: configuration.identityProvider,
-            logger: logger
+            store: store, catalogs: catalogs, tokens: configuration.tokens, identityProvider: identityProvider,
+            controlPlane: controlPlane, logger: logger
         ).add(to: router)
         Dashboard(
             store: store, catalogs: catalogs, insights: Insights(client: client, logger: logger),
-            sessions: DashboardSessions(client: client, logger: logger), tokens: configuration.tokens, logger: logger
+            sessions: DashboardSessions(client: client, logger: logger), controlPlane: controlPlane,
+            oidc: configuration.oidc.map { DashboardOIDC(configuration: $0, http: http, logger: logger) },
+            publicOrigin: configuration.publicURL, logger: logger
         ).add(to: router)
         router.addRoutes(notFound)
         var app = Application(
@@ -42,16 +75,19 @@ public enum OnboardingServer {
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "onboarding-server"),
             services: [client, InsightsCatchUp(store: store, interval: InsightsCatchUp.interval, logger: logger)], logger: logger)
+        let keyIDs = configuration.tokens.keys.map(\.id)
         app.beforeServerStarts {
             try await migrate(client, logger: logger, waitForDatabase: waitForDatabase)
+            // A change of the key ring (a key added or dropped) is an act on every token: audited once.
+            try await controlPlane.audit.recordKeyRing(keyIDs, at: Date().timeIntervalSince1970)
         }
         logger.info(
             "starting", metadata: ["listen": "\(configuration.host):\(configuration.port)", "database": "\(configuration.database)"])
         try await app.runService()
     }
 
-    static var notFound: RouteCollection<BasicRequestContext> {
-        let routes = RouteCollection(context: BasicRequestContext.self)
+    static var notFound: RouteCollection<ServerRequestContext> {
+        let routes = RouteCollection(context: ServerRequestContext.self)
         for method in [HTTPRequest.Method.get, .post, .put, .delete, .patch] {
             routes.on("**", method: method) { request, _ in
                 Routes.error(

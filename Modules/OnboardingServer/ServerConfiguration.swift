@@ -12,11 +12,17 @@ public struct ServerConfiguration: Sendable {
     public var host: String
     public var port: Int
     public var database: DatabaseURL
-    /// Signs and checks tokens. Read from `ONBOARDING_SERVER_SECRET` only, never from a flag (flags
-    /// show in process lists) and never logged.
+    /// Signs and checks tokens. Read from `ONBOARDING_SERVER_SECRET` (or its `_FILE`) only, never
+    /// from a flag (flags show in process lists) and never logged.
     public var tokens: TokenSigner
     /// An identity provider whose JWTs are also account tokens, if one is configured.
-    public var identityProvider: IdentityProvider?
+    public var identityProvider: IdentityProviderSettings?
+    /// Sign-in to the dashboard through an OpenID Connect provider, if configured.
+    public var oidc: OIDCConfiguration?
+    /// The dashboard's origin as browsers reach it (`ONBOARDING_PUBLIC_URL`), if not the `Host`.
+    public var publicURL: String?
+    /// Peer addresses of the balancers in front, whose `X-Forwarded-For` names the client.
+    public var trustedProxies: Set<String> = []
     /// Connections kept to PostgreSQL by this process.
     public var maximumConnections: Int
     /// Batches of pushes written at once (``PushBatcher``): the rest of the connections serve pulls,
@@ -25,7 +31,7 @@ public struct ServerConfiguration: Sendable {
 
     public init(
         host: String, port: Int, database: DatabaseURL, tokens: TokenSigner,
-        identityProvider: IdentityProvider? = nil, maximumConnections: Int = 16, pushWriters: Int? = nil
+        identityProvider: IdentityProviderSettings? = nil, maximumConnections: Int = 16, pushWriters: Int? = nil
     ) {
         self.host = host
         self.port = port
@@ -37,6 +43,17 @@ public struct ServerConfiguration: Sendable {
     }
 
     public static func defaultPushWriters(connections: Int) -> Int { max(1, connections / 8) }
+}
+
+/// An identity provider for account tokens: its issuer and where its keys are.
+public struct IdentityProviderSettings: Sendable {
+    public var issuer: String
+    public var keys: JWKSource.Origin
+
+    public init(issuer: String, keys: JWKSource.Origin) {
+        self.issuer = issuer
+        self.keys = keys
+    }
 }
 
 /// A `postgres://user:password@host:port/database?sslmode=disable` URL (the `DATABASE_URL`

@@ -8,11 +8,15 @@ public struct TokenClaims: Equatable, Sendable {
     public enum Scope: String, Sendable {
         /// Read and write one account's records, in one app.
         case account
-        /// Read reports across accounts.
+        /// The one shared admin token of releases before 0.19: refused since (``TokenSigner/Failure/adminRetired``).
         case admin
+        /// A named person's credential: what it may do is the person's roles, read from the
+        /// database on every request (Docs/Security.md), so removing a role or revoking the
+        /// credential takes effect on the next request.
+        case person
     }
 
-    /// The account (for an account token) or the operator's name (for an admin token).
+    /// The account (for an account token) or the person's name (for a person's credential).
     public var subject: String
     public var scope: Scope
     /// The app the token is for. Required for an account token (a token for `ann` in Finite does
@@ -25,11 +29,14 @@ public struct TokenClaims: Equatable, Sendable {
     public var expires: Int64
     /// The id of the key that signed it; set by ``TokenSigner/sign(_:)``.
     public var keyID: String?
+    /// A person's credential: the id of its row in `person_credentials`, which must be live.
+    public var credential: String?
 
     public init(
         subject: String, scope: Scope, app: String?, issuedAt: Double = Date().timeIntervalSince1970,
-        expires: Int64
+        expires: Int64, credential: String? = nil
     ) {
+        self.credential = credential
         self.subject = subject
         self.scope = scope
         self.app = app
@@ -38,12 +45,13 @@ public struct TokenClaims: Equatable, Sendable {
     }
 }
 
-/// The token's payload: `{"sub", "scope", "app", "iat", "exp", "kid"}`.
+/// The token's payload: `{"sub", "scope", "app", "iat", "exp", "kid", "cid"}`.
 extension TokenClaims: TourValueCodable {
     public var tourValue: TourValue {
         .members([
             "sub": .string(subject), "scope": .string(scope.rawValue), "app": app.map(TourValue.string),
             "iat": .double(issuedAt), "exp": .int(Int(expires)), "kid": keyID.map(TourValue.string),
+            "cid": credential.map(TourValue.string),
         ])
     }
 
@@ -51,7 +59,8 @@ extension TokenClaims: TourValueCodable {
         let payload = try TourValueReader(tourValue, as: "token claims")
         self.init(
             subject: try payload.string("sub"), scope: try payload.raw("scope"), app: try payload.optionalString("app"),
-            issuedAt: try payload.double("iat"), expires: Int64(try payload.int("exp")))
+            issuedAt: try payload.double("iat"), expires: Int64(try payload.int("exp")),
+            credential: try payload.optionalString("cid"))
         keyID = try payload.optionalString("kid")
     }
 }
@@ -141,8 +150,31 @@ public struct TokenSigner: Sendable {
         return "\(signed).\(Self.base64URL(Data(mac)))"
     }
 
+    /// `text` with a MAC of the signing key: for a value this server hands out and must get back
+    /// unchanged (the state of a sign-in through the identity provider, in a cookie).
+    func seal(_ text: String) -> String {
+        let payload = Self.base64URL(Data(text.utf8))
+        let mac = HMAC<SHA256>.authenticationCode(for: Data("seal.\(payload)".utf8), using: keys[0].key)
+        return "\(payload).\(Self.base64URL(Data(mac)))"
+    }
+
+    /// The text ``seal(_:)`` sealed, if a key of the ring made its MAC.
+    func unseal(_ sealed: String) -> String? {
+        let parts = sealed.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, let payload = Self.data(base64URL: parts[0]), let mac = Self.data(base64URL: parts[1]) else {
+            return nil
+        }
+        let signed = Data("seal.\(parts[0])".utf8)
+        guard keys.contains(where: { HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: signed, using: $0.key) }) else {
+            return nil
+        }
+        return String(data: payload, encoding: .utf8)
+    }
+
     public enum Failure: Error, Equatable {
         case malformed, badSignature, expired, unknownKey, outdated
+        /// A shared admin token (before 0.19): each person now has a credential of their own.
+        case adminRetired
     }
 
     /// Whether `token` has this signer's form (as opposed to an identity provider's JWT).
@@ -177,7 +209,11 @@ public struct TokenSigner: Sendable {
             throw .badSignature
         }
         guard Double(claims.expires) > now.timeIntervalSince1970 else { throw .expired }
-        guard claims.scope == .admin || claims.app != nil else { throw .malformed }
+        switch claims.scope {
+        case .admin: throw .adminRetired
+        case .account: guard claims.app != nil else { throw .malformed }
+        case .person: guard claims.credential != nil, claims.app == nil else { throw .malformed }
+        }
         return claims
     }
 

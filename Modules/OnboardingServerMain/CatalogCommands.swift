@@ -1,34 +1,25 @@
 import AccountSync
 import ArgumentParser
+import AsyncHTTPClient
 import Foundation
-import Logging
+import NIOCore
+import NIOHTTP1
 import OnboardingServer
-import PostgresNIO
+import TourCodec
 import TourCore
 
-/// Runs `body` with the catalog store on the configured PostgreSQL (migrated first).
-func withCatalogStore<T: Sendable>(
-    _ database: DatabaseOptions, _ body: @escaping @Sendable (CatalogStore) async throws -> T
-) async throws -> T {
-    let logger = makeLogger()
-    let client = PostgresClient(
-        configuration: try database.resolved().clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
-    return try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask {
-            await client.run()
-            return nil
-        }
-        try await PostgresSchema.migrate(client, logger: logger)
-        let result = try await body(CatalogStore(client: client, logger: logger))
-        group.cancelAll()
-        return result
-    }
-}
-
-/// The document in `path`, read whole.
+/// The document in `path`, read whole: at most a catalog document's size (the API's limit, so the
+/// command line accepts nothing the API would refuse for its size).
 func documentText(_ path: String) throws -> String {
-    guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+    let limit = SyncAPI.maxDocumentBytes
+    guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else {
         throw ValidationError("cannot read a catalog document from '\(path)'")
+    }
+    if let size = attributes[.size] as? Int, size > limit {
+        throw ValidationError("\(path) is \(size) bytes; a catalog document is at most \(limit) bytes")
+    }
+    guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+        throw ValidationError("cannot read a catalog document from '\(path)' (it must be UTF-8 text)")
     }
     return text
 }
@@ -41,10 +32,62 @@ func report(_ outcome: CatalogStore.Outcome, _ verb: String) throws {
             "\(entry.app) catalog version \(entry.version) \(verb) (fingerprint \(CatalogDocument.short(entry.fingerprint))"
                 + (entry.source == .published ? ", rollout \(entry.rollout)%)" : ")"))
     case .refused(let problems):
-        FileHandle.standardError.write(
-            Data("onboarding-server: the document is refused, nothing changed (\(problems.count) problem\(problems.count == 1 ? "" : "s")):\n".utf8))
-        for problem in problems { FileHandle.standardError.write(Data("  - \(problem)\n".utf8)) }
-        throw ExitCode(1)
+        refused(problems)
+    }
+}
+
+func refused(_ problems: [String]) -> Never {
+    note("onboarding-server: the document is refused, nothing changed (\(problems.count) problem\(problems.count == 1 ? "" : "s")):")
+    for problem in problems { note("  - \(problem)") }
+    Foundation.exit(1)
+}
+
+/// How a publish or withdraw reaches the catalogs: straight to the database (an operator holding
+/// it), or through a server's API with a person's credential (a publisher, who holds the key and
+/// not the database).
+struct CatalogTarget: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "Act through this server's API (https://HOST) as a person: their credential in $ONBOARDING_CREDENTIAL or $ONBOARDING_CREDENTIAL_FILE.",
+            discussion: "Without it, the database of DATABASE_URL is written directly, as an operator."))
+    var server: String?
+    @OptionGroup var database: DatabaseOptions
+
+    /// The server and the person's credential, when acting through the API.
+    func api() throws -> (URL, String)? {
+        guard let server else { return nil }
+        let url = try Settings.fetchableURL(server, "--server")
+        guard let credential = try Settings.secret("ONBOARDING_CREDENTIAL") else {
+            throw ValidationError("--server needs your credential in ONBOARDING_CREDENTIAL or ONBOARDING_CREDENTIAL_FILE")
+        }
+        return (url, credential)
+    }
+
+    /// Sends `body` to `path` on the server; the answer's JSON, or exit 1 with the server's message.
+    func send(_ method: HTTPMethod, _ path: String, body: TourValue?, to api: (URL, String)) async throws -> TourValue {
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        do {
+            var request = HTTPClientRequest(url: api.0.absoluteString + path)
+            request.method = method
+            request.headers.add(name: "Authorization", value: "Bearer \(api.1)")
+            if let body {
+                request.headers.add(name: "Content-Type", value: "application/json")
+                request.body = .bytes(ByteBuffer(bytes: try body.jsonUTF8()))
+            }
+            let response = try await http.execute(request, timeout: .seconds(30))
+            let bytes = try await response.body.collect(upTo: 4 << 20)
+            try await http.shutdown()
+            let value = (try? TourValue(jsonUTF8: bytes.readableBytesView)) ?? .null
+            guard (200..<300).contains(response.status.code) else {
+                let message = value.objectValue?["error"]?.objectValue?["message"]?.stringValue ?? "status \(response.status.code)"
+                note("onboarding-server: \(api.0.host ?? "the server") refused (\(response.status.code)): \(message)")
+                Foundation.exit(1)
+            }
+            return value
+        } catch {
+            try? await http.shutdown()
+            throw error
+        }
     }
 }
 
@@ -64,8 +107,9 @@ struct Register: AsyncParsableCommand {
         let text = try documentText(file)
         let app = app
         try report(
-            try await withCatalogStore(database) { store in
-                try await store.register(app: app, text: text, by: "operator", at: Date().timeIntervalSince1970)
+            try await database.withClient { client, logger in
+                try await CatalogStore(client: client, logger: logger).register(
+                    app: app, text: text, by: .commandLine(), at: Date().timeIntervalSince1970)
             }, "registered as compiled")
     }
 }
@@ -74,17 +118,21 @@ struct Register: AsyncParsableCommand {
 struct Publish: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "publish",
-        abstract: "Publish a catalog document to a percentage of an app's subjects (or change its rollout).",
+        abstract: "Sign and publish a catalog document to a percentage of an app's subjects (or change its rollout).",
         discussion: """
-            The document is checked as a build checks its catalog: coherent, using only the vocabulary of \
-            the newest registered binary, and placing every earlier version's steps. A refused document \
-            changes nothing; every problem is listed. Publishing the same document again sets its rollout.
+            The document is signed here with each --key (the app's publication keys: devices run only what \
+            a key compiled into them signed), then checked as a build checks its catalog: coherent, using \
+            only the vocabulary of the newest registered binary, placing every earlier version's steps. A \
+            refused document changes nothing; every problem is listed. Publishing the same document again \
+            sets its rollout (no key needed).
             """)
 
     @Option(help: "The app.") var app: String
     @Option(help: "The percentage of subjects (accounts or installs) it reaches, 0 to 100.") var rollout: Int = 100
+    @Option(help: "A signing key file (`keys new`); repeat to sign with several (a key rotation).", completion: .file(extensions: ["json"]))
+    var key: [String] = []
     @Argument(help: "The catalog document.", completion: .file(extensions: ["json"])) var file: String
-    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var target: CatalogTarget
 
     func validate() throws {
         guard (0...100).contains(rollout) else { throw ValidationError("--rollout is a percentage, 0 to 100") }
@@ -92,11 +140,28 @@ struct Publish: AsyncParsableCommand {
 
     func run() async throws {
         guard SyncAPI.isValidName(app) else { throw ValidationError("the app must be \(SyncAPI.nameRule)") }
-        let text = try documentText(file)
+        let text = canonical(try documentText(file))
+        let keys = try SigningKeys.read(key)
+        for key in keys where key.app != app {
+            throw ValidationError("the key \(key.id) signs for \(key.app), not \(app)")
+        }
+        let signatures = try keys.map { try $0.sign(document: text) }
         let (app, rollout) = (app, rollout)
+        if let api = try target.api() {
+            let answer = try await target.send(
+                .POST, "/v1/apps/\(app)/catalogs",
+                body: ["document": .string(text), "rollout": .int(rollout), "signatures": signatures.tourValue], to: api)
+            let publication = answer.objectValue?["publication"]?.objectValue
+            print(
+                "\(app) catalog version \(publication?["version"]?.intValue ?? 0) published (fingerprint "
+                    + "\(CatalogDocument.short(publication?["fingerprint"]?.stringValue ?? "")), rollout \(rollout)%)")
+            return
+        }
         try report(
-            try await withCatalogStore(database) { store in
-                try await store.publish(app: app, text: text, rollout: rollout, by: "operator", at: Date().timeIntervalSince1970)
+            try await target.database.withClient { client, logger in
+                try await CatalogStore(client: client, logger: logger).publish(
+                    app: app, text: text, rollout: rollout, signatures: signatures, by: .commandLine(),
+                    at: Date().timeIntervalSince1970)
             }, "published")
     }
 }
@@ -109,16 +174,22 @@ struct Unpublish: AsyncParsableCommand {
 
     @Option(help: "The app.") var app: String
     @Option(help: "The published version to withdraw.") var version: Int
-    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var target: CatalogTarget
 
     func run() async throws {
         guard SyncAPI.isValidName(app) else { throw ValidationError("the app must be \(SyncAPI.nameRule)") }
         let (app, version) = (app, version)
-        let withdrawn = try await withCatalogStore(database) { store in
-            try await store.withdraw(app: app, version: version, at: Date().timeIntervalSince1970)
+        if let api = try target.api() {
+            _ = try await target.send(.DELETE, "/v1/apps/\(app)/catalogs/\(version)", body: nil, to: api)
+            print("\(app) catalog version \(version) withdrawn")
+            return
+        }
+        let withdrawn = try await target.database.withClient { client, logger in
+            try await CatalogStore(client: client, logger: logger).withdraw(
+                app: app, version: version, by: .commandLine(), at: Date().timeIntervalSince1970)
         }
         guard withdrawn != nil else {
-            FileHandle.standardError.write(Data("onboarding-server: \(app) has no live publication of version \(version)\n".utf8))
+            note("onboarding-server: \(app) has no live publication of version \(version)")
             throw ExitCode(1)
         }
         print("\(app) catalog version \(version) withdrawn")

@@ -1,27 +1,30 @@
+import AccountSync
 import ArgumentParser
 import Foundation
 import Logging
 import OnboardingServer
 import PostgresNIO
 import TourCore
-import AccountSync
 
-/// `onboarding-server`: the account server, its migrations and its tokens.
+/// `onboarding-server`: the account server, its migrations, its tokens and its control plane.
 @main
 struct ServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "onboarding-server",
-        abstract: "The account server: onboarding state that follows a user across devices.",
+        abstract: "The account server: onboarding state that follows a user across devices, and its control plane.",
         discussion: """
-            Environment: DATABASE_URL (postgres://USER:PASSWORD@HOST:PORT/DATABASE), \
-            ONBOARDING_SERVER_SECRET (at least 32 bytes; signs tokens; never a flag) or \
-            ONBOARDING_SERVER_KEYS ("ID=SECRET ID=SECRET", the first signs: rotation with overlap), \
-            ONBOARDING_IDP_JWKS and ONBOARDING_IDP_ISSUER (an identity provider's JWTs as account \
-            tokens), HOST, PORT, LOG_LEVEL.
+            Environment (secrets only from here, or from a file named by NAME_FILE; never a flag): \
+            DATABASE_URL (postgres://USER:PASSWORD@HOST:PORT/DATABASE), ONBOARDING_SERVER_SECRET (at least \
+            32 bytes; signs tokens) or ONBOARDING_SERVER_KEYS ("ID=SECRET ID=SECRET", the first signs: \
+            rotation with overlap), ONBOARDING_IDP_ISSUER with ONBOARDING_IDP_JWKS_URL (an identity \
+            provider's JWTs as account tokens), ONBOARDING_OIDC_* and ONBOARDING_PUBLIC_URL (people sign in \
+            to the dashboard through a provider), ONBOARDING_TRUSTED_PROXIES, HOST, PORT, LOG_LEVEL. \
+            Docs/Server.md and Docs/Security.md.
             """,
         version: OnboardingServerVersion.text,
         subcommands: [
-            Serve.self, Migrate.self, Token.self, SignOutCommand.self, Register.self, Publish.self, Unpublish.self,
+            Serve.self, Migrate.self, Token.self, SignOutCommand.self, PeopleCommand.self, KeysCommand.self, AuditCommand.self,
+            Register.self, Publish.self, Unpublish.self,
         ], defaultSubcommand: Serve.self)
 }
 
@@ -29,60 +32,8 @@ enum OnboardingServerVersion {
     static var text: String { "onboarding-server \(OnboardingVersion.current)" }
 }
 
-struct DatabaseOptions: ParsableArguments {
-    @Option(name: .customLong("database-url"), help: "The PostgreSQL URL (default: $DATABASE_URL).")
-    var databaseURL: String?
-
-    func resolved() throws -> DatabaseURL {
-        guard let text = databaseURL ?? ProcessInfo.processInfo.environment["DATABASE_URL"] else {
-            throw ValidationError(
-                "no database: set DATABASE_URL or --database-url to postgres://USER:PASSWORD@HOST:PORT/DATABASE")
-        }
-        do { return try DatabaseURL(text) } catch { throw ValidationError(error.description) }
-    }
-}
-
-/// The key ring: `ONBOARDING_SERVER_KEYS` (several keys, the first signs), else the one key of
-/// `ONBOARDING_SERVER_SECRET` (id `default`). Never from a flag: flags show in process lists.
-func secret() throws -> TokenSigner {
-    let environment = ProcessInfo.processInfo.environment
-    do {
-        if let ring = environment["ONBOARDING_SERVER_KEYS"], !ring.isEmpty { return try TokenSigner(keyRing: ring) }
-        guard let secret = environment["ONBOARDING_SERVER_SECRET"] else {
-            throw ServerConfigurationError(
-                "set ONBOARDING_SERVER_SECRET (at least \(TokenSigner.minimumSecretLength) bytes), or ONBOARDING_SERVER_KEYS")
-        }
-        return try TokenSigner(secret: secret)
-    } catch { throw ValidationError("\(error)") }
-}
-
-/// The identity provider of `ONBOARDING_IDP_JWKS` (a JWKS file) and `ONBOARDING_IDP_ISSUER`, if set.
-func identityProvider() async throws -> IdentityProvider? {
-    let environment = ProcessInfo.processInfo.environment
-    let file = environment["ONBOARDING_IDP_JWKS"].flatMap { $0.isEmpty ? nil : $0 }
-    let issuer = environment["ONBOARDING_IDP_ISSUER"].flatMap { $0.isEmpty ? nil : $0 }
-    guard file != nil || issuer != nil else { return nil }
-    guard let file, let issuer else {
-        throw ValidationError("set both ONBOARDING_IDP_JWKS (a JWKS file) and ONBOARDING_IDP_ISSUER, or neither")
-    }
-    guard let data = FileManager.default.contents(atPath: file) else {
-        throw ValidationError("ONBOARDING_IDP_JWKS names no readable file: \(file)")
-    }
-    do {
-        return try await IdentityProvider(jwks: String(decoding: data, as: UTF8.self), issuer: issuer)
-    } catch { throw ValidationError("ONBOARDING_IDP_JWKS: \(error.description)") }
-}
-
-func makeLogger() -> Logger {
-    LoggingSystem.bootstrap(StreamLogHandler.standardError)
-    var logger = Logger(label: "onboarding-server")
-    let level = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:))
-    logger.logLevel = level ?? .info
-    return logger
-}
-
 struct Serve: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Serve the /v1 API (the default).")
+    static let configuration = CommandConfiguration(abstract: "Serve the /v1 API and the dashboard (the default).")
 
     @Option(help: "The address to listen on (default: $HOST or 127.0.0.1).")
     var host: String?
@@ -95,10 +46,16 @@ struct Serve: AsyncParsableCommand {
             "Pushes written at once, each a batch of the pushes waiting (default: \(ServerConfiguration.defaultPushWriters(connections: 16)) of 16 connections).",
             discussion: "Fewer writers batch more under load (fewer transactions, more waiting per push); from 1 to --connections."))
     var pushWriters: Int?
+    @Option(
+        name: .customLong("trusted-proxy"),
+        help: "The address of a balancer in front, whose X-Forwarded-For names the client (repeatable; default: $ONBOARDING_TRUSTED_PROXIES).")
+    var trustedProxies: [String] = []
+    @Option(help: "The dashboard's address as browsers reach it, https://HOST[:PORT] (default: $ONBOARDING_PUBLIC_URL).")
+    var publicURL: String?
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
-        let environment = ProcessInfo.processInfo.environment
+        let environment = Settings.environment
         let port = try port ?? environment["PORT"].map { text in
             guard let port = Int(text) else { throw ValidationError("PORT must be a number from 1 to 65535") }
             return port
@@ -108,10 +65,22 @@ struct Serve: AsyncParsableCommand {
         if let pushWriters, !(1...connections).contains(pushWriters) {
             throw ValidationError("--push-writers must be from 1 to --connections (\(connections))")
         }
-        let configuration = ServerConfiguration(
+        let proxies = trustedProxies.isEmpty
+            ? (environment["ONBOARDING_TRUSTED_PROXIES"] ?? "").split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
+            : trustedProxies
+        let publicURL = try (publicURL ?? environment["ONBOARDING_PUBLIC_URL"].flatMap { $0.isEmpty ? nil : $0 }).map { text in
+            guard let url = URL(string: text), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil,
+                url.path.isEmpty || url.path == "/", url.query == nil
+            else { throw ValidationError("the public URL is scheme://HOST[:PORT] (no path), got '\(text.prefix(200))'") }
+            return "\(scheme)://\(url.host!)\(url.port.map { ":\($0)" } ?? "")"
+        }
+        var configuration = ServerConfiguration(
             host: host ?? environment["HOST"] ?? "127.0.0.1", port: port, database: try database.resolved(),
-            tokens: try secret(), identityProvider: try await identityProvider(), maximumConnections: connections,
+            tokens: try secret(), identityProvider: try identityProvider(), maximumConnections: connections,
             pushWriters: pushWriters)
+        configuration.trustedProxies = Set(proxies)
+        configuration.publicURL = publicURL
+        configuration.oidc = try oidc(publicURL: publicURL)
         try await OnboardingServer.run(configuration, logger: makeLogger())
     }
 }
@@ -143,33 +112,32 @@ struct Migrate: AsyncParsableCommand {
 
 struct Token: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Mint a token signed with the signing key ($ONBOARDING_SERVER_KEYS' first, or $ONBOARDING_SERVER_SECRET) and print it.")
+        abstract: "Mint an account token for one app, signed with the signing key, and print it.",
+        discussion: "People of the control plane have credentials of their own: onboarding-server people add.")
 
-    @Option(help: "The app the token is for (required for an account token; an admin token without it reads every app).")
+    @Option(help: "The app the token is for (finite, lockedin, carrierwave, growth, moodtracker, ...).")
     var app: String?
     @Option(help: "The account the token reads and writes.")
     var account: String?
-    @Flag(help: "An admin token, which reads reports (and no account).")
+    @Flag(help: .hidden)
     var admin = false
-    @Option(help: "How long it is valid, in days.")
+    @Option(help: "How long it is valid, in days (1 to 3650).")
     var days = 30
 
     func run() throws {
-        guard (account == nil) == admin else {
-            throw ValidationError("give either --account ACCOUNT or --admin")
+        if admin {
+            throw ValidationError(
+                "shared admin tokens are retired: each person has a credential of their own (onboarding-server people add --name NAME --role ROLE --app APP)")
         }
-        if let account, !SyncAPI.isValidName(account) {
-            throw ValidationError("the account must be \(SyncAPI.nameRule)")
+        guard let account, let app else {
+            throw ValidationError("an account token is for one account in one app: give --app APP --account ACCOUNT")
         }
-        if account != nil, app == nil {
-            throw ValidationError("an account token is for one app: give --app APP (finite, lockedin, carrierwave, growth, moodtracker, ...)")
-        }
-        if let app, !SyncAPI.isValidName(app) { throw ValidationError("the app must be \(SyncAPI.nameRule)") }
+        guard SyncAPI.isValidName(account) else { throw ValidationError("the account must be \(SyncAPI.nameRule)") }
+        guard SyncAPI.isValidName(app) else { throw ValidationError("the app must be \(SyncAPI.nameRule)") }
         guard (1...3650).contains(days) else { throw ValidationError("--days must be from 1 to 3650") }
         let now = Date().timeIntervalSince1970
         let claims = TokenClaims(
-            subject: account ?? "admin", scope: admin ? .admin : .account, app: app, issuedAt: now,
-            expires: Int64(now) + Int64(days) * 86_400)
+            subject: account, scope: .account, app: app, issuedAt: now, expires: Int64(now) + Int64(days) * 86_400)
         print(try secret().sign(claims))
     }
 }
@@ -190,17 +158,14 @@ struct SignOutCommand: AsyncParsableCommand {
         guard SyncAPI.isValidName(app), SyncAPI.isValidName(account) else {
             throw ValidationError("the app and the account must be \(SyncAPI.nameRule)")
         }
-        let logger = makeLogger()
-        let client = PostgresClient(
-            configuration: try database.resolved().clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            try await PostgresSchema.migrate(client, logger: logger)
-            let store = AccountStore(client: client, logger: logger)
-            let cutoff = try await store.signOutEverywhere(
-                app: app, account: account, at: Date().timeIntervalSince1970)
-            print("\(app)/\(account): tokens issued before \(Date(timeIntervalSince1970: cutoff)) are refused")
-            group.cancelAll()
+        let (app, account) = (app, account)
+        let cutoff = try await database.withClient { client, logger in
+            let now = Date().timeIntervalSince1970
+            let cutoff = try await AccountStore(client: client, logger: logger).signOutEverywhere(app: app, account: account, at: now)
+            try await AuditLog(client: client, logger: logger).record(
+                .init(at: now, actor: .commandLine(), app: app, action: "account.signed-out", target: account))
+            return cutoff
         }
+        print("\(app)/\(account): tokens issued before \(Date(timeIntervalSince1970: cutoff)) are refused")
     }
 }

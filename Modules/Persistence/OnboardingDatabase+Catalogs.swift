@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import TourCodec
 import TourCore
 
 /// The last pull of the app's publications: its entity tag, when, and what was refused.
@@ -21,12 +22,79 @@ extension OnboardingDatabase {
         try read { db in
             guard try db.tableExists("published_catalog") else { return [] }
             return try db.all(
-                "SELECT version, fingerprint, rollout, salt, document FROM published_catalog WHERE app = ? ORDER BY version DESC",
+                "SELECT version, fingerprint, rollout, salt, document, signatures_json FROM published_catalog WHERE app = ? ORDER BY version DESC",
                 [.text(app)]
             ) { row in
                 PublishedCatalog(
                     version: row.int(0) ?? 0, fingerprint: row.text(1) ?? "", rollout: row.int(2) ?? 0, salt: row.text(3) ?? "",
-                    document: row.text(4) ?? "")
+                    document: row.text(4) ?? "",
+                    signatures: (try? TourValue(jsonText: row.text(5) ?? "[]").listValue?.map(CatalogSignature.init(tourValue:))) ?? [])
+            }
+        }
+    }
+
+    /// The retirements of the app's publication keys this device heard of: key id to time.
+    public func publicationKeyRetirements(app: String) throws -> [String: Double] {
+        try read { db in
+            guard try db.tableExists("publication_key_retirement") else { return [:] }
+            let rows = try db.all("SELECT key_id, retired_at FROM publication_key_retirement WHERE app = ?", [.text(app)]) {
+                ($0.text(0) ?? "", $0.double(1) ?? 0)
+            }
+            return Dictionary(rows, uniquingKeysWith: min)
+        }
+    }
+
+    /// One refusal of a published catalog, as the device journals it.
+    public struct CatalogRefusal: Equatable, Sendable {
+        public var version: Int
+        public var fingerprint: String
+        public var reason: String
+        public var runsInstead: String
+        public var time: Date
+
+        public init(version: Int, fingerprint: String, reason: String, runsInstead: String, time: Date) {
+            self.version = version
+            self.fingerprint = fingerprint
+            self.reason = reason
+            self.runsInstead = runsInstead
+            self.time = time
+        }
+    }
+
+    /// Journals each refusal unless the last one journalled for the same document says the same;
+    /// returns the ones journalled now (to be named once, on standard error).
+    public func noteCatalogRefusals(app: String, _ refusals: [CatalogRefusal]) throws -> [CatalogRefusal] {
+        guard !refusals.isEmpty else { return [] }
+        return try write { db in
+            var new: [CatalogRefusal] = []
+            for refusal in refusals {
+                let last = try db.first(
+                    "SELECT reason FROM catalog_refusal WHERE app = ? AND version = ? AND fingerprint = ? ORDER BY id DESC LIMIT 1",
+                    [.text(app), .integer(Int64(refusal.version)), .text(refusal.fingerprint)]
+                ) { $0.text(0) } ?? nil
+                guard last != refusal.reason else { continue }
+                try db.run(
+                    "INSERT INTO catalog_refusal (time, app, version, fingerprint, reason, runs_instead) VALUES (?, ?, ?, ?, ?, ?)",
+                    [
+                        .real(refusal.time.timeIntervalSince1970), .text(app), .integer(Int64(refusal.version)), .text(refusal.fingerprint),
+                        .text(refusal.reason), .text(refusal.runsInstead),
+                    ])
+                new.append(refusal)
+            }
+            return new
+        }
+    }
+
+    /// Every refusal journalled for the app, oldest first.
+    public func catalogRefusals(app: String) throws -> [CatalogRefusal] {
+        try read { db in
+            guard try db.tableExists("catalog_refusal") else { return [] }
+            return try db.all(
+                "SELECT version, fingerprint, reason, runs_instead, time FROM catalog_refusal WHERE app = ? ORDER BY id", [.text(app)]
+            ) { row in
+                CatalogRefusal(
+                    version: row.int(0) ?? 0, fingerprint: row.text(1) ?? "", reason: row.text(2) ?? "", runsInstead: row.text(3) ?? "",
+                    time: Date(timeIntervalSince1970: row.double(4) ?? 0))
             }
         }
     }
@@ -48,17 +116,30 @@ extension OnboardingDatabase {
     /// Replaces the app's publications with `kept` (what the pull brought and verified) in one
     /// transaction, with the pull's entity tag; `refused` says what was not kept.
     public func storePull(
-        app: String, kept: [PublishedCatalog], entityTag: String?, binary: String?, refused: String?, at time: Date
+        app: String, kept: [PublishedCatalog], entityTag: String?, binary: String?, refused: String?, at time: Date,
+        retirements: [String: Double] = [:]
     ) throws {
         try write { db in
             try db.run("DELETE FROM published_catalog WHERE app = ?", [.text(app)])
             for publication in kept {
                 try db.run(
-                    "INSERT INTO published_catalog (app, version, fingerprint, rollout, salt, document) VALUES (?, ?, ?, ?, ?, ?)",
+                    """
+                    INSERT INTO published_catalog (app, version, fingerprint, rollout, salt, document, signatures_json)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
                     [
                         .text(app), .integer(Int64(publication.version)), .text(publication.fingerprint),
                         .integer(Int64(publication.rollout)), .text(publication.salt), .text(publication.document),
+                        .text((try? publication.signatures.tourValue.jsonText()) ?? "[]"),
                     ])
+            }
+            // A retirement once heard is kept, at its earliest time: a server cannot take it back.
+            for (key, retired) in retirements {
+                try db.run(
+                    """
+                    INSERT INTO publication_key_retirement (app, key_id, retired_at) VALUES (?, ?, ?)
+                    ON CONFLICT (app, key_id) DO UPDATE SET retired_at = min(retired_at, excluded.retired_at)
+                    """, [.text(app), .text(key), .real(retired)])
             }
             try Self.notePull(db, app: app, entityTag: entityTag, refused: refused, at: time)
             try db.run("UPDATE catalog_pull SET binary = ? WHERE app = ?", [SQLValue(binary), .text(app)])

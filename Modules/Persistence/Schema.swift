@@ -231,6 +231,36 @@ enum Schema {
             ALTER TABLE journal ADD COLUMN app_version TEXT;
             """
         ),
+        (
+            // Signed publications (Docs/Security.md): each kept publication's signatures, checked
+            // before every use; the retirements of the app's publication keys the device heard of
+            // (only ever more refusals); and every refusal of a published catalog, append-only like
+            // the journal, each naming the version, why, and what ran instead.
+            "v11-signed-publications",
+            """
+            ALTER TABLE published_catalog ADD COLUMN signatures_json TEXT NOT NULL DEFAULT '[]';
+            CREATE TABLE publication_key_retirement (
+                app TEXT NOT NULL,
+                key_id TEXT NOT NULL,
+                retired_at REAL NOT NULL,
+                PRIMARY KEY (app, key_id)
+            );
+            CREATE TABLE catalog_refusal (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                time REAL NOT NULL,
+                app TEXT NOT NULL,
+                version INTEGER NOT NULL,
+                fingerprint TEXT NOT NULL,
+                reason TEXT NOT NULL,
+                runs_instead TEXT NOT NULL
+            );
+            CREATE INDEX catalog_refusal_by_app ON catalog_refusal (app, version, id);
+            CREATE TRIGGER catalog_refusal_is_append_only_update BEFORE UPDATE ON catalog_refusal
+            BEGIN SELECT RAISE(ABORT, 'catalog refusals are append-only'); END;
+            CREATE TRIGGER catalog_refusal_is_append_only_delete BEFORE DELETE ON catalog_refusal
+            BEGIN SELECT RAISE(ABORT, 'catalog refusals are append-only'); END;
+            """
+        ),
     ]
 
     static let table = "grdb_migrations"

@@ -32,6 +32,11 @@ public final class DeviceStore: Sendable {
     /// Whether opening it created the file.
     public var createdFile: Bool { database.createdFile }
 
+    /// Every published catalog this device refused, oldest first (an append-only journal).
+    public func catalogRefusals(app: String) throws -> [OnboardingDatabase.CatalogRefusal] {
+        try database.catalogRefusals(app: app)
+    }
+
     /// What the device remembers for the app (permission statuses, device facts), by key.
     public func deviceValues(app: String) throws -> [String: TourValue] { try database.deviceValues(app: app) }
 

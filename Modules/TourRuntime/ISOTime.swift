@@ -49,6 +49,20 @@ public enum ISOTime {
         return civilDate(daysSince1970: days).year
     }
 
+    /// A time written `YYYY-MM-DDTHH:MM:SSZ` (UTC), or a day `YYYY-MM-DD` (its start), in seconds
+    /// since 1970; nil for anything else.
+    public static func secondsSince1970(instant text: String) -> Double? {
+        if text.utf8.count == 10 { return secondsSince1970(day: text) }
+        let bytes = Array(text.utf8)
+        guard bytes.count == 20, bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+            bytes[19] == UInt8(ascii: "Z"), let day = secondsSince1970(day: String(decoding: bytes[0..<10], as: UTF8.self)),
+            let hours = Int(String(decoding: bytes[11..<13], as: UTF8.self)), let minutes = Int(String(decoding: bytes[14..<16], as: UTF8.self)),
+            let seconds = Int(String(decoding: bytes[17..<19], as: UTF8.self)), (0..<24).contains(hours), (0..<60).contains(minutes),
+            (0..<60).contains(seconds)
+        else { return nil }
+        return day + Double(hours * 3600 + minutes * 60 + seconds)
+    }
+
     /// The start (00:00 UTC) of a day written `YYYY-MM-DD`, in seconds since 1970; nil unless the
     /// text is exactly that and the day exists (`2026-02-30` does not).
     public static func secondsSince1970(day text: String) -> Double? {

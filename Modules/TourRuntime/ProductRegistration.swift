@@ -20,14 +20,18 @@ public struct ProductRegistration: Sendable {
     /// The catalog document of every version the product shipped (its `releases/` folder, compiled
     /// in as `CatalogReleases.recorded`): `check` and the tests hold today's catalog against them.
     public var releases: [RecordedCatalog]
+    /// The files of its `publication-keys/` folder (compiled in as `CatalogReleases.publicationKeys`):
+    /// the keys whose signatures its devices accept on a published catalog (``TrustedPublicationKeys``).
+    public var publicationKeys: [RecordedCatalog]
 
     public init(
-        executable: String, displayName: String, releases: [RecordedCatalog],
+        executable: String, displayName: String, releases: [RecordedCatalog], publicationKeys: [RecordedCatalog] = [],
         make: @escaping @Sendable (RunEnvironment) -> Product
     ) {
         self.executable = executable
         self.displayName = displayName
         self.releases = releases
+        self.publicationKeys = publicationKeys
         self.make = make
     }
 }

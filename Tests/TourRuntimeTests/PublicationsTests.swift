@@ -1,3 +1,5 @@
+import AccountSync
+import CSQLite
 import Foundation
 import Persistence
 import Testing
@@ -24,33 +26,46 @@ struct PublicationsTests {
     }
 
     static let product = Product(catalog: Fixtures.catalog(), handler: Handler(), currentVersion: "2.5")
+    /// The publisher's key, made by the test; the binary trusts its public half.
+    static let key = PublicationSigningKey(newFor: "test")
+    static let trusted = [key.publicKey]
+    static var trust: PublicationTrust { PublicationTrust(keys: trusted, now: Date().timeIntervalSince1970) }
 
-    /// The fixture catalog as version `version`, its canonical text and fingerprint.
-    static func publication(_ version: Int, rollout: Int) throws -> PublishedCatalog {
+    /// The fixture catalog as version `version`, its canonical text and fingerprint, signed by `key`.
+    static func publication(_ version: Int, rollout: Int, signedBy signer: PublicationSigningKey? = key) throws -> PublishedCatalog {
         var catalog = Fixtures.catalog()
         catalog.version = version
         let text = try CatalogDocument(catalog, declarations: product.handler.vocabulary).text()
         return PublishedCatalog(
             version: version, fingerprint: SHA256Hasher.hex(text.utf8), rollout: rollout,
-            salt: Rollout.catalogSalt(app: catalog.app, version: version), document: text)
+            salt: Rollout.catalogSalt(app: catalog.app, version: version), document: text,
+            signatures: try signer.map { [try $0.sign(document: text)] } ?? [])
     }
 
-    static func store(keeping publications: [PublishedCatalog]) throws -> (DeviceStore, String) {
+    static func store(keeping publications: [PublishedCatalog], binary: String? = nil) throws -> (DeviceStore, String) {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("publications-\(UUID().uuidString).sqlite").path
         let database = try OnboardingDatabase.open(path: path)
-        try database.storePull(app: "test", kept: publications, entityTag: nil, binary: nil, refused: nil, at: Date())
+        try database.storePull(app: "test", kept: publications, entityTag: nil, binary: binary, refused: nil, at: Date())
         return (try DeviceStore.open(path: path), path)
+    }
+
+    static func problems(_ publication: PublishedCatalog, trust: PublicationTrust = trust) -> [String] {
+        Publications.problems(
+            version: publication.version, fingerprint: publication.fingerprint, text: publication.document,
+            signatures: publication.signatures, product: product, releases: [], others: [], trust: trust)
+    }
+
+    static func choose(_ store: DeviceStore, keys: [PublicationKey] = trusted, now: Date = Date()) throws -> (product: Product, choice: CatalogChoice) {
+        try Publications.choose(store, product: product, releases: [], trustedKeys: keys, now: now) { "install:x" }
     }
 
     @Test func aPublicationNotNewerThanTheBinarysCatalogIsNeverRun() throws {
         let same = try Self.publication(Self.product.catalog.version, rollout: 100)
-        let problems = Publications.problems(
-            version: same.version, fingerprint: same.fingerprint, text: same.document, product: Self.product, releases: [],
-            others: [])
+        let problems = Self.problems(same)
         #expect(problems == ["version \(same.version) is not newer than the catalog compiled into this binary (version \(same.version))"])
         let (store, path) = try Self.store(keeping: [same])
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let chosen = try Publications.choose(store, product: Self.product, releases: []) { "install:x" }
+        let chosen = try Self.choose(store)
         #expect(chosen.choice.source == .compiled)
     }
 
@@ -58,14 +73,10 @@ struct PublicationsTests {
         let next = Self.product.catalog.version + 1
         let older = try Self.publication(next, rollout: 100)
         let newer = try Self.publication(next + 1, rollout: 0)
-        #expect(
-            Publications.problems(
-                version: older.version, fingerprint: older.fingerprint, text: older.document, product: Self.product,
-                releases: [], others: []
-            ).isEmpty)
+        #expect(Self.problems(older).isEmpty)
         let (store, path) = try Self.store(keeping: [newer, older])
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let chosen = try Publications.choose(store, product: Self.product, releases: []) { "install:x" }
+        let chosen = try Self.choose(store)
         // The newer one reaches nobody (0%): the older one, under the fingerprint it was published with.
         #expect(chosen.choice.source == .published)
         #expect(chosen.choice.version == next)
@@ -77,10 +88,85 @@ struct PublicationsTests {
     @Test func aTamperedDocumentIsRefused() throws {
         var tampered = try Self.publication(Self.product.catalog.version + 1, rollout: 100)
         tampered.document = tampered.document.replacingOccurrences(of: "\"Done\"", with: "\"Done!\"")
-        let problems = Publications.problems(
-            version: tampered.version, fingerprint: tampered.fingerprint, text: tampered.document, product: Self.product,
-            releases: [], others: [])
-        #expect(problems.first?.contains("is not the fingerprint the server gave") == true, "\(problems)")
+        // Altered after signing: the signature no longer matches, whatever the fingerprint says.
+        let problems = Self.problems(tampered)
+        #expect(problems.first?.contains("does not match the document") == true, "\(problems)")
+        tampered.fingerprint = SHA256Hasher.hex(tampered.document.utf8)
+        #expect(Self.problems(tampered).first?.contains("does not match the document") == true)
+        // Signed, but not what the fingerprint names: refused too.
+        var misnamed = try Self.publication(Self.product.catalog.version + 1, rollout: 100)
+        misnamed.fingerprint = String(repeating: "0", count: 64)
+        #expect(Self.problems(misnamed).first?.contains("is not the fingerprint the server gave") == true)
+    }
+
+    /// Only a signature by a key the binary trusts, unretired, lets a document run.
+    @Test func unsignedForeignAndRetiredSignaturesAreRefused() throws {
+        let next = Self.product.catalog.version + 1
+        #expect(Self.problems(try Self.publication(next, rollout: 100, signedBy: nil)) == ["it carries no signature"])
+        let stranger = PublicationSigningKey(newFor: "test")
+        let foreign = Self.problems(try Self.publication(next, rollout: 100, signedBy: stranger))
+        #expect(foreign.first?.contains("key \(stranger.id) is not one this binary trusts") == true, "\(foreign)")
+        // A signature by a trusted key, claimed for another key's id, is not that key's.
+        var borrowed = try Self.publication(next, rollout: 100)
+        borrowed.signatures = [CatalogSignature(key: stranger.id, signature: borrowed.signatures[0].signature)]
+        #expect(!Self.problems(borrowed, trust: PublicationTrust(keys: Self.trusted + [stranger.publicKey], now: 0)).isEmpty)
+        // Retired in the binary (its file's retiredAt) or as the device heard: refused from then on.
+        let signed = try Self.publication(next, rollout: 100)
+        var retiredKey = Self.key.publicKey
+        retiredKey.retiredAt = 1_000
+        #expect(Self.problems(signed, trust: PublicationTrust(keys: [retiredKey], now: 999)).isEmpty)
+        #expect(Self.problems(signed, trust: PublicationTrust(keys: [retiredKey], now: 1_000)).first?.contains("was retired") == true)
+        let heard = PublicationTrust(keys: Self.trusted, retirements: [Self.key.id: 500], now: 600)
+        #expect(Self.problems(signed, trust: heard).first?.contains("was retired on") == true)
+        // Two signatures during a rotation: the new key alone is enough once the old one retires.
+        let newKey = PublicationSigningKey(newFor: "test")
+        var both = signed
+        both.signatures.append(try newKey.sign(document: both.document))
+        #expect(Self.problems(both, trust: PublicationTrust(keys: [retiredKey, newKey.publicKey], now: 2_000)).isEmpty)
+    }
+
+    /// A kept document is checked again on every use: one altered in the file, or whose key was
+    /// retired since, is refused, journalled once with what runs instead, and the compiled runs.
+    @Test func aKeptDocumentThatFailsOnUseIsRefusedAndJournalledOnce() throws {
+        let next = Self.product.catalog.version + 1
+        var kept = try Self.publication(next, rollout: 100)
+        kept.document = kept.document.replacingOccurrences(of: "\"Done\"", with: "\"Done, honestly\"")
+        kept.fingerprint = SHA256Hasher.hex(kept.document.utf8)
+        // Pulled by this very binary: on use only the signature and the hash are checked again.
+        let (store, path) = try Self.store(keeping: [kept], binary: Self.product.fingerprint)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let chosen = try Self.choose(store)
+        #expect(chosen.choice.source == .compiled)
+        #expect(chosen.choice.refused.map(\.version) == [next])
+        #expect(chosen.choice.refused.first?.reason.contains("does not match the document") == true)
+        let first = Publications.noteRefusals(store, app: "test", chosen.choice, now: Date())
+        #expect(first.count == 1)
+        #expect(first.first?.contains("published catalog version \(next) refused") == true)
+        #expect(first.first?.contains("runs compiled version \(Self.product.catalog.version) instead") == true)
+        // Named once: the next run says nothing new, and the journal has one row.
+        #expect(Publications.noteRefusals(store, app: "test", try Self.choose(store).choice, now: Date()).isEmpty)
+        #expect(try store.catalogRefusals(app: "test").count == 1)
+        // The journal of refusals is append-only.
+        #expect(throws: (any Error).self) {
+            try Self.sqlite(path, "DELETE FROM catalog_refusal")
+        }
+        // A good document whose key the binary no longer trusts (an update dropped it) is refused too.
+        let good = try Self.publication(next, rollout: 100)
+        let (other, otherPath) = try Self.store(keeping: [good], binary: Self.product.fingerprint)
+        defer { try? FileManager.default.removeItem(atPath: otherPath) }
+        #expect(try Self.choose(other).choice.source == .published)
+        let untrusted = try Self.choose(other, keys: [PublicationSigningKey(newFor: "test").publicKey])
+        #expect(untrusted.choice.source == .compiled)
+        #expect(untrusted.choice.refused.first?.reason.contains("not one this binary trusts") == true)
+    }
+
+    static func sqlite(_ path: String, _ sql: String) throws {
+        var handle: OpaquePointer?
+        guard sqlite3_open(path, &handle) == SQLITE_OK else { throw CocoaError(.fileReadUnknown) }
+        defer { sqlite3_close(handle) }
+        guard sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: String(cString: sqlite3_errmsg(handle))])
+        }
     }
 
     /// The subject is fixed by the file, not by a command's options: the install unless the user

@@ -7,7 +7,8 @@ import TourRuntime
 
 /// Carrier Wave as the executable, the benchmarks and the cross-app suite find it (see `ProductRegistration`).
 public let registration = ProductRegistration(
-    executable: "carrierwave", displayName: "Carrier Wave", releases: CatalogReleases.recorded
+    executable: "carrierwave", displayName: "Carrier Wave", releases: CatalogReleases.recorded,
+    publicationKeys: CatalogReleases.publicationKeys
 ) { environment in
     CarrierWaveCatalog.product(
         connector: StubServiceConnector(offline: environment.offline, answer: environment.requestAnswers["connection"]))

@@ -4,7 +4,8 @@ import TourRuntime
 /// The tour's record is the account's (a user-scoped flow): with `--server` it follows the account
 /// to every device through the account server.
 public let registration = ProductRegistration(
-    executable: "growth", displayName: "Growth", releases: CatalogReleases.recorded
+    executable: "growth", displayName: "Growth", releases: CatalogReleases.recorded,
+    publicationKeys: CatalogReleases.publicationKeys
 ) { _ in
     GrowthCatalog.product
 }

@@ -1,0 +1,115 @@
+import Foundation
+import Hummingbird
+import Logging
+import PostgresNIO
+
+/// Who may act on the control plane and what each act leaves behind (Docs/Security.md): people's
+/// credentials checked against their live row and roles on every request, failures rate limited,
+/// every act one audit row. Shared by the API routes and the dashboard.
+public struct ControlPlane: Sendable {
+    public let people: PeopleStore
+    public let audit: AuditLog
+    public let keys: PublicationKeyStore
+    public let tokens: TokenSigner
+    public let limiter: RateLimiter
+    public let clients: ClientAddress
+    let logger: Logger
+
+    public init(
+        client: PostgresClient, tokens: TokenSigner, limiter: RateLimiter = RateLimiter(), clients: ClientAddress = ClientAddress(),
+        logger: Logger
+    ) {
+        people = PeopleStore(client: client, logger: logger)
+        audit = AuditLog(client: client, logger: logger)
+        keys = PublicationKeyStore(client: client, logger: logger)
+        self.tokens = tokens
+        self.limiter = limiter
+        self.clients = clients
+        self.logger = logger
+    }
+
+    /// The `Authorization: Bearer` token of a request, if it has one.
+    static func bearer(_ request: Request) -> String? {
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else { return nil }
+        return String(header.dropFirst("Bearer ".count))
+    }
+
+    /// A 429 for a source or person past its limit.
+    static func limited(_ seconds: Double, _ who: String) -> APIError {
+        let wait = Int(seconds.rounded(.up))
+        return APIError(
+            status: .tooManyRequests, code: "rate_limited",
+            message: "too many failed sign-ins or tokens from \(who); try again in \(wait) s", retryAfter: wait)
+    }
+
+    /// Refuses a request from a source past its limit before anything of it is checked.
+    func refuseIfLimited(source: String, now: Double) throws(APIError) {
+        if let wait = limiter.retryAfter(source: source, now: now) { throw Self.limited(wait, "this address") }
+    }
+
+    /// The person a credential opens (`text`, the signed token), checked in full: the key ring's
+    /// signature, the expiry, the credential's row (live, theirs) and the person's existence.
+    /// Failures are counted against `source` (and the person they name).
+    func person(credential text: String, source: String, now: Date) async throws -> Person {
+        let seconds = now.timeIntervalSince1970
+        try refuseIfLimited(source: source, now: seconds)
+        let claims: TokenClaims
+        do {
+            claims = try tokens.verify(text, now: now)
+        } catch {
+            limiter.failed(source: source, now: seconds)
+            switch error {
+            case .expired:
+                throw APIError(status: .unauthorized, code: "token_expired", message: "the credential has expired; ask an owner for a new one (onboarding-server people rotate)")
+            case .adminRetired:
+                throw Self.adminRetired
+            case .unknownKey:
+                throw APIError(
+                    status: .unauthorized, code: "unauthorized",
+                    message: "the credential was signed by a key this server no longer accepts; ask for a new one")
+            default:
+                throw APIError(status: .unauthorized, code: "unauthorized", message: "the credential is not valid")
+            }
+        }
+        guard claims.scope == .person, let id = claims.credential else {
+            throw APIError(
+                status: .forbidden, code: "forbidden",
+                message: "an account token opens only its account; this needs a person's credential (onboarding-server people add)")
+        }
+        guard let person = try await people.person(credential: id, of: claims.subject, now: seconds) else {
+            limiter.failed(source: source, person: claims.subject, now: seconds)
+            if let wait = limiter.retryAfter(person: claims.subject, now: seconds) {
+                throw Self.limited(wait, claims.subject)
+            }
+            throw APIError(
+                status: .unauthorized, code: "credential_revoked",
+                message: "this credential was revoked or its person removed; ask an owner for a new one")
+        }
+        return person
+    }
+
+    static let adminRetired = APIError(
+        status: .unauthorized, code: "token_outdated",
+        message: "shared admin tokens are no longer accepted: each person has their own credential (onboarding-server people add --name NAME --role ROLE --app APP)")
+
+    /// The actor behind a request that needs `role` in `app` (nil: every app, an operator's act).
+    func actor(
+        _ request: Request, _ context: ServerRequestContext, app: String?, role: Role, to what: String
+    ) async throws -> Actor {
+        let source = clients.of(request, context)
+        guard let text = Self.bearer(request) else {
+            throw APIError(
+                status: .unauthorized, code: "unauthorized",
+                message: "\(what) needs a person's credential as 'Authorization: Bearer CREDENTIAL' (onboarding-server people add mints one)")
+        }
+        let person = try await person(credential: text, source: source, now: Date())
+        let actor = Actor(name: person.name, source: source, person: person)
+        guard actor.may(role, in: app) else {
+            let held = person.role(in: app).map { "\($0.rawValue) of \(app ?? "every app")" } ?? "not a member of \(app ?? "every app")"
+            throw APIError(
+                status: .forbidden, code: "forbidden",
+                message: "\(person.name) is \(held); \(what) needs the \(role.rawValue) role\(app == nil ? " across every app" : "")")
+        }
+        return actor
+    }
+}

@@ -1,0 +1,229 @@
+import AccountSync
+import Foundation
+import HTTPTypes
+import Hummingbird
+import InsightsPages
+import TourCodec
+
+/// The control plane's pages: an app's people (for its owners) and the audit trail.
+extension Dashboard {
+    func addPeople(to router: Router<ServerRequestContext>) {
+        router.get("/dashboard/apps/:app/people") { request, context in
+            await signedIn(request, context) { access in
+                let app = try Self.name(context, "app", access: access, role: .owner)
+                return try await peoplePage(app, access: access, message: nil)
+            }
+        }
+        // Give a role (creating the person: their credential is shown once).
+        router.post("/dashboard/apps/:app/people") { request, context in
+            await changingPeople(request, context) { app, fields, actor, access in
+                guard let name = fields["person"], PeopleStore.isValidName(name) else {
+                    throw DashboardError(.badRequest, "A person's name is \(SyncAPI.nameRule).")
+                }
+                guard let role = fields["role"].flatMap(Role.init(rawValue:)) else {
+                    throw DashboardError(.badRequest, "The role is one of \(Role.names).")
+                }
+                let identity = fields["identity"].flatMap { $0.isEmpty ? nil : $0 }
+                if let identity, identity.count > 320 { throw DashboardError(.badRequest, "An identity is at most 320 characters.") }
+                if let identity, let existing = try await controlPlane.people.person(name), existing.identity != identity,
+                    existing.roles.keys.contains(where: { $0 != .app(app) })
+                {
+                    throw DashboardError(.forbidden, "\(name) holds roles outside \(app); only an operator changes their identity.")
+                }
+                let (_, credential) = try await withDeadline(Routes.requestDeadline) {
+                    try await controlPlane.people.grant(
+                        role, in: .app(app), to: name, identity: identity, days: PeopleStore.defaultDays, by: actor,
+                        now: Date().timeIntervalSince1970)
+                }
+                let message = credential.map { credential in
+                    "\(name) is new: give them this credential, shown only now (it lasts \(PeopleStore.defaultDays) days): "
+                        + controlPlane.tokens.sign(credential.claims)
+                } ?? "\(name) is now \(role.rawValue) of \(app)."
+                return try await peoplePage(app, access: access, message: message)
+            }
+        }
+        router.post("/dashboard/apps/:app/people/remove") { request, context in
+            await changingPeople(request, context) { app, fields, actor, access in
+                let name = try person(fields)
+                let removed = try await withDeadline(Routes.requestDeadline) {
+                    try await controlPlane.people.remove(name, from: .app(app), by: actor, now: Date().timeIntervalSince1970)
+                }
+                guard removed?.roles[.app(app)] != nil else { throw DashboardError(.notFound, "\(name) holds no role in \(app).") }
+                return try await peoplePage(app, access: access, message: "\(name) holds no role in \(app) any more.")
+            }
+        }
+        router.post("/dashboard/apps/:app/people/end-sessions") { request, context in
+            await changingPeople(request, context) { app, fields, actor, access in
+                let name = try person(fields)
+                let ended: Int
+                do {
+                    ended = try await Routes.endSessions(of: name, app: app, by: actor, people: controlPlane.people)
+                } catch let error as APIError {
+                    throw DashboardError(error.status, error.message)
+                }
+                return try await peoplePage(app, access: access, message: "\(ended) session\(ended == 1 ? "" : "s") of \(name) ended.")
+            }
+        }
+        router.get("/dashboard/audit") { request, context in
+            await signedIn(request, context) { access in try await auditPage(request, access: access) }
+        }
+    }
+
+    private func person(_ fields: [String: String]) throws -> String {
+        guard let name = fields["person"], PeopleStore.isValidName(name) else {
+            throw DashboardError(.badRequest, "Choose a person.")
+        }
+        return name
+    }
+
+    /// A form that changes an app's people: its owner's, from this dashboard's own page, with the
+    /// session's anti-forgery token.
+    private func changingPeople(
+        _ request: Request, _ context: ServerRequestContext,
+        _ body: (String, [String: String], Actor, Access) async throws -> Response
+    ) async -> Response {
+        await signedIn(request, context) { access in
+            let app = try Self.name(context, "app", access: access, role: .owner)
+            var request = request
+            let fields = try await Self.form(&request)
+            guard isSameOrigin(request), DashboardSessions.matches(fields["form_token"], "form", access.session.cookie) else {
+                throw DashboardError(.forbidden, "This change did not come from a page of this dashboard, so nothing was done.")
+            }
+            let actor = Actor(name: access.person.name, source: controlPlane.clients.of(request, context), person: access.person)
+            return try await body(app, fields, actor, access)
+        }
+    }
+
+    private func peoplePage(_ app: String, access: Access, message: String?) async throws -> Response {
+        let people = try await withDeadline(Routes.requestDeadline) { try await controlPlane.people.list(app: app) }
+        let now = Date().timeIntervalSince1970
+        let token = InsightsPage.Form.Field(name: "form_token", label: "", type: "hidden", value: access.session.formToken)
+        var sections: [InsightsPage.Section] = []
+        if let message { sections.append(.text(message)) }
+        sections.append(
+            .table(
+                .init(
+                    caption: "People of \(app)", columns: ["Person", "Role here", "Every app", "Identity", "Live credentials"],
+                    rows: people.map { person in
+                        [
+                            .init(person.name), .init(person.roles[.app(app)]?.rawValue ?? "–"),
+                            .init(person.roles[.everyApp]?.rawValue ?? "–"), .init(person.identity ?? "–"),
+                            .number(person.credentials.filter { $0.revokedAt == nil && $0.expiresAt > now }.count),
+                        ]
+                    })))
+        let path = "/dashboard/apps/\(app)/people"
+        sections.append(
+            .form(
+                .init(
+                    action: path, method: "post",
+                    fields: [
+                        token, .init(name: "person", label: "Person", type: "text"),
+                        .init(name: "role", label: "Role", type: "text", value: "viewer", options: Role.allCases.map(\.rawValue)),
+                        .init(name: "identity", label: "Identity (the provider's email, optional)", type: "text", optional: true),
+                    ], submit: "Give the role")))
+        let names = people.filter { $0.roles[.app(app)] != nil }.map(\.name)
+        if !names.isEmpty {
+            sections.append(
+                .form(
+                    .init(
+                        action: "\(path)/remove", method: "post",
+                        fields: [token, .init(name: "person", label: "Person", type: "text", value: names[0], options: names)],
+                        submit: "Remove from \(app)")))
+        }
+        if !people.isEmpty {
+            sections.append(
+                .form(
+                    .init(
+                        action: "\(path)/end-sessions", method: "post",
+                        fields: [token, .init(name: "person", label: "Person", type: "text", value: people[0].name, options: people.map(\.name))],
+                        submit: "End their sessions")))
+        }
+        sections.append(.links("More", [.init("Audit trail of \(app)", href: "/dashboard/audit?app=\(app)")]))
+        return Self.html(
+            InsightsPage(
+                title: "People of \(app)", subtitle: "Roles: viewer (pages and reports), editor (checks), publisher (publish, rollout, rollback), owner (people, keys, audit)",
+                navigation: [.init("All apps", href: "/dashboard"), .init(app, href: "/dashboard/apps/\(app)"), .init("People", href: path, current: true)],
+                signOut: access.session.formToken, sections: sections, footer: Self.footer))
+    }
+
+    private func auditPage(_ request: Request, access: Access) async throws -> Response {
+        let query = request.uri.queryParameters
+        let app = query.get("app").flatMap { $0.isEmpty ? nil : $0 }
+        if let app {
+            guard SyncAPI.isValidName(app) else { throw DashboardError(.badRequest, "The app id must be \(SyncAPI.nameRule).") }
+            guard access.may(.owner, in: app) else {
+                throw DashboardError(.forbidden, "The audit trail of \(app) is for its owners.")
+            }
+        }
+        // Without an app: an operator sees everything; an owner sees the apps they own.
+        let owned = access.person.roles.filter { $0.value == .owner }.compactMap { scope, _ -> String? in
+            if case .app(let app) = scope { app } else { nil }
+        }
+        guard app != nil || access.person.isOperator && access.person.role(in: nil) == .owner || !owned.isEmpty else {
+            throw DashboardError(.forbidden, "The audit trail is for owners of an app and for operators.")
+        }
+        var filter: AuditLog.Filter
+        do {
+            filter = try Routes.auditFilter(request, app: app)
+        } catch let error as APIError {
+            throw DashboardError(.badRequest, error.message)
+        }
+        if app == nil, access.person.role(in: nil) != .owner {
+            filter.apps = owned
+            filter.includingEveryApp = false
+        }
+        let chosen = filter
+        let entries = try await withDeadline(Routes.reportDeadline) { try await controlPlane.audit.list(chosen) }
+        let format = try Self.format(request)
+        switch format {
+        case .csv:
+            let csv = CSVTable(
+                header: ["id", "time", "actor", "source", "app", "action", "target", "details"],
+                rows: entries.map { entry in
+                    [
+                        .number(Int(entry.id)), .text(Self.isoTime(entry.at)), .text(entry.actor), .text(entry.source),
+                        .text(entry.app ?? ""), .text(entry.action), .text(entry.target ?? ""), .text(entry.details),
+                    ]
+                })
+            return Self.download(csv.text, type: "text/csv; charset=utf-8", name: "audit\(app.map { "-\($0)" } ?? "").csv")
+        case .json:
+            return try Self.json(.list(entries.map(\.tourValue)), name: "audit\(app.map { "-\($0)" } ?? "").json")
+        case .html:
+            var base: [String] = []
+            if let app { base.append("app=\(app)") }
+            if let person = filter.actor, let encoded = person.addingPercentEncoding(withAllowedCharacters: .alphanumerics) {
+                base.append("person=\(encoded)")
+            }
+            var sections: [InsightsPage.Section] = [
+                .form(
+                    .init(
+                        action: "/dashboard/audit", method: "get",
+                        fields: [
+                            .init(name: "app", label: "App", type: "text", value: app ?? ""),
+                            .init(name: "person", label: "Person", type: "text", value: filter.actor ?? ""),
+                        ], submit: "Show")),
+                .table(
+                    .init(
+                        caption: "Audit trail, newest first", columns: ["#", "Time (UTC)", "Who", "From", "App", "What", "On", "Details"],
+                        rows: entries.map { entry in
+                            [
+                                .number(Int(entry.id)), .init(Self.isoTime(entry.at)), .init(entry.actor), .init(entry.source),
+                                .init(entry.app ?? "every app"), .init(entry.action), .init(entry.target ?? ""), .init(entry.details),
+                            ]
+                        })),
+            ]
+            var links: [InsightsPage.Link] = []
+            if entries.count == filter.limit, let last = entries.last {
+                links.append(.init("Older rows", href: "/dashboard/audit?" + (base + ["before=\(last.id)"]).joined(separator: "&")))
+            }
+            let suffix = base.isEmpty ? "" : "&" + base.joined(separator: "&")
+            links += [.init("CSV", href: "/dashboard/audit?format=csv" + suffix), .init("JSON", href: "/dashboard/audit?format=json" + suffix)]
+            sections.append(.links("More", links))
+            return Self.html(
+                InsightsPage(
+                    title: "Audit trail", subtitle: app.map { "Acts on \($0)" } ?? "Every act you may see",
+                    navigation: [.init("All apps", href: "/dashboard"), .init("Audit", href: "/dashboard/audit", current: true)],
+                    signOut: access.session.formToken, sections: sections, footer: Self.footer))
+        }
+    }
+}

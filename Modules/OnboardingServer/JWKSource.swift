@@ -1,0 +1,158 @@
+import AsyncHTTPClient
+import Foundation
+import JWTKit
+import Logging
+import NIOCore
+import NIOHTTP1
+import TourCodec
+
+/// An identity provider's signing keys (a JWKS), as jwt-kit's key collection: fetched from the
+/// provider's URL and kept for the lifetime its answer gives (`Cache-Control: max-age`, held between
+/// 5 minutes and a day), or read from a file. A token naming a key id the keys do not hold makes
+/// them fetched again (at most once per ``minimumRefetch``), so a provider that rotates its keys
+/// keeps working without a restart. A fetch that fails keeps the keys held, for up to a day past
+/// their lifetime; with none held, the token is refused.
+public actor JWKSource {
+    public enum Origin: Sendable, Equatable {
+        case url(URL)
+        case file(String)
+    }
+
+    public let origin: Origin
+    private let http: HTTPClient?
+    private let logger: Logger
+    private var keys: JWTKeyCollection?
+    private var kids: Set<String> = []
+    private var expires = Date.distantPast
+    private var lastFetch = Date.distantPast
+    private var inFlight: Task<Void, any Error>?
+
+    /// Seconds between two fetches caused by an unknown key id: a stream of tokens naming made-up
+    /// ids fetches at most this often.
+    static let minimumRefetch: TimeInterval = 10
+    static let timeout: TimeAmount = .seconds(5)
+    static let lifetimeBounds: ClosedRange<TimeInterval> = 300...86_400
+    static let maximumBytes = 1 << 20
+
+    public init(_ origin: Origin, http: HTTPClient? = nil, logger: Logger) {
+        self.origin = origin
+        self.http = http
+        self.logger = logger
+    }
+
+    /// The keys to check a token whose header names `kid`: fetched when none are held, when held
+    /// ones are past their lifetime, or when they lack `kid`.
+    public func collection(for kid: String?) async throws -> JWTKeyCollection {
+        let now = Date()
+        let lacksKid = kid.map { !kids.contains($0) } ?? false
+        if keys == nil || now >= expires || (lacksKid && now.timeIntervalSince(lastFetch) >= Self.minimumRefetch) {
+            do {
+                try await refresh()
+            } catch {
+                logger.warning(
+                    "the identity provider's keys were not fetched",
+                    metadata: ["jwks": "\(origin)", "error": "\(error)"])
+                guard let keys, now < expires.addingTimeInterval(86_400) else { throw error }
+                return keys
+            }
+        }
+        guard let keys else { throw JWKSourceError("no keys of the identity provider are held") }
+        return keys
+    }
+
+    /// Fetches (or reads) the keys now; concurrent callers share one fetch.
+    public func refresh() async throws {
+        if let inFlight { return try await inFlight.value }
+        let task = Task { try await self.load() }
+        inFlight = task
+        defer { inFlight = nil }
+        try await task.value
+    }
+
+    private func load() async throws {
+        lastFetch = Date()
+        let (text, lifetime) = try await read()
+        let (collection, ids) = try await Self.collection(jwks: text)
+        keys = collection
+        kids = ids
+        expires = Date().addingTimeInterval(lifetime)
+    }
+
+    private func read() async throws -> (String, TimeInterval) {
+        switch origin {
+        case .file(let path):
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw JWKSourceError("the JWKS file \(path) cannot be read")
+            }
+            // A file is read again when a token names a key it lacks (or after five minutes).
+            return (String(decoding: data, as: UTF8.self), Self.lifetimeBounds.lowerBound)
+        case .url(let url):
+            guard let http else { throw JWKSourceError("no HTTP client to fetch \(url)") }
+            var request = HTTPClientRequest(url: url.absoluteString)
+            request.headers.add(name: "Accept", value: "application/json")
+            let response = try await http.execute(request, timeout: Self.timeout)
+            guard response.status == .ok else {
+                throw JWKSourceError("\(url) answered \(response.status.code)")
+            }
+            let body = try await response.body.collect(upTo: Self.maximumBytes)
+            return (String(buffer: body), Self.lifetime(cacheControl: response.headers.first(name: "Cache-Control")))
+        }
+    }
+
+    /// The lifetime a `Cache-Control` header gives (its `max-age`), held within ``lifetimeBounds``;
+    /// an hour without one.
+    static func lifetime(cacheControl: String?) -> TimeInterval {
+        let maxAge = cacheControl?.split(separator: ",").lazy.compactMap { directive -> TimeInterval? in
+            let parts = directive.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            return parts.count == 2 && parts[0] == "max-age" ? TimeInterval(parts[1]) : nil
+        }.first
+        return min(max(maxAge ?? 3600, lifetimeBounds.lowerBound), lifetimeBounds.upperBound)
+    }
+
+    /// The algorithms accepted: asymmetric only (an HMAC or `none` token is never an identity).
+    static let algorithms: Set<String> = ["RS256", "ES256"]
+
+    /// A key collection of the RS256 and ES256 keys of a JWKS (others are left out and logged by
+    /// the caller's refusal when none is left), and their ids.
+    static func collection(jwks: String) async throws -> (JWTKeyCollection, Set<String>) {
+        let set: JWKS
+        do { set = try JSONDecoder().decode(JWKS.self, from: Data(jwks.utf8)) } catch {
+            throw JWKSourceError("the JWKS is not a key set: \(error)")
+        }
+        let collection = JWTKeyCollection()
+        var ids: Set<String> = []
+        for key in set.keys {
+            guard let algorithm = key.algorithm?.rawValue ?? defaultAlgorithm(of: key), algorithms.contains(algorithm) else {
+                continue
+            }
+            do { try await collection.add(jwk: key) } catch { continue }
+            if let id = key.keyIdentifier?.string { ids.insert(id) }
+        }
+        guard !ids.isEmpty || set.keys.contains(where: { $0.keyIdentifier == nil }) else {
+            throw JWKSourceError("the JWKS holds no RS256 or ES256 key; only those are accepted")
+        }
+        return (collection, ids)
+    }
+
+    private static func defaultAlgorithm(of key: JWK) -> String? {
+        switch key.keyType {
+        case .rsa: "RS256"
+        case .ecdsa: key.curve?.rawValue == "P-256" ? "ES256" : nil
+        default: nil
+        }
+    }
+
+    /// The `kid` of a compact JWS's header, if it names one (read before any key is trusted: it
+    /// only chooses which keys to fetch).
+    static func keyID(of token: String) -> String? {
+        guard let header = token.split(separator: ".", maxSplits: 1).first, header.utf8.count <= 4096,
+            let data = TokenSigner.data(base64URL: header), let object = (try? TourValue(jsonUTF8: data))?.objectValue
+        else { return nil }
+        return object["kid"]?.stringValue.map { String($0.prefix(256)) }
+    }
+}
+
+public struct JWKSourceError: Error, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}

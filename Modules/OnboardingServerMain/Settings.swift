@@ -1,0 +1,153 @@
+import AccountSync
+import ArgumentParser
+import Foundation
+import Logging
+import OnboardingServer
+import PostgresNIO
+
+/// Settings that hold secrets come from the environment or from a file the environment names
+/// (`NAME_FILE`), never from a command-line argument: arguments show to everyone who runs `ps`.
+enum Settings {
+    static var environment: [String: String] { ProcessInfo.processInfo.environment }
+
+    /// `NAME`, or the content of the file `NAME_FILE` names (one trailing new line dropped); nil
+    /// when neither is set. Both set is refused: which one wins would be a guess.
+    static func secret(_ name: String) throws -> String? {
+        let direct = environment[name].flatMap { $0.isEmpty ? nil : $0 }
+        let file = environment[name + "_FILE"].flatMap { $0.isEmpty ? nil : $0 }
+        switch (direct, file) {
+        case (nil, nil): return nil
+        case (let value?, nil): return value
+        case (nil, let path?):
+            guard let data = FileManager.default.contents(atPath: path), var text = String(data: data, encoding: .utf8) else {
+                throw ValidationError("\(name)_FILE names no readable file: \(path)")
+            }
+            while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
+            guard !text.isEmpty else { throw ValidationError("\(name)_FILE names an empty file: \(path)") }
+            return text
+        case (_?, _?):
+            throw ValidationError("set \(name) or \(name)_FILE, not both")
+        }
+    }
+
+    /// A URL the server fetches from: https, or http to this machine (development and tests).
+    static func fetchableURL(_ text: String, _ name: String) throws -> URL {
+        guard let url = URL(string: text), let host = url.host, !host.isEmpty,
+            url.scheme == "https" || (url.scheme == "http" && ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host))
+        else {
+            throw ValidationError("\(name) must be an https URL (http only to this machine), got '\(text.prefix(200))'")
+        }
+        return url
+    }
+}
+
+/// Where the database is: `DATABASE_URL` or `DATABASE_URL_FILE`. The URL carries the password, so
+/// the `--database-url` flag of earlier releases is refused with the replacement named.
+struct DatabaseOptions: ParsableArguments {
+    @Option(name: .customLong("database-url"), help: .hidden)
+    var refusedDatabaseURL: String?
+
+    func validate() throws {
+        if refusedDatabaseURL != nil {
+            throw ValidationError(
+                "--database-url is no longer accepted: a URL with a password on the command line shows to everyone who runs ps. Set DATABASE_URL, or DATABASE_URL_FILE to a file that holds it")
+        }
+    }
+
+    func resolved() throws -> DatabaseURL {
+        guard let text = try Settings.secret("DATABASE_URL") else {
+            throw ValidationError(
+                "no database: set DATABASE_URL (or DATABASE_URL_FILE, a file holding it) to postgres://USER:PASSWORD@HOST:PORT/DATABASE")
+        }
+        do { return try DatabaseURL(text) } catch { throw ValidationError(error.description) }
+    }
+
+    /// Runs `body` with a pool on the database, migrated first.
+    func withClient<T: Sendable>(_ body: @escaping @Sendable (PostgresClient, Logger) async throws -> T) async throws -> T {
+        let logger = makeLogger()
+        var poolLogger = logger
+        poolLogger.logLevel = max(logger.logLevel, .warning)
+        let client = PostgresClient(
+            configuration: try resolved().clientConfiguration(maximumConnections: 2), backgroundLogger: poolLogger)
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                await client.run()
+                return nil
+            }
+            do {
+                try await PostgresSchema.migrate(client, logger: logger)
+                let result = try await body(client, logger)
+                group.cancelAll()
+                return result
+            } catch {
+                group.cancelAll()
+                throw error
+            }
+        }
+    }
+}
+
+/// The key ring: `ONBOARDING_SERVER_KEYS` (several keys, the first signs), else the one key of
+/// `ONBOARDING_SERVER_SECRET` (id `default`); each also from a file (`…_FILE`). Never from a flag.
+func secret() throws -> TokenSigner {
+    do {
+        if let ring = try Settings.secret("ONBOARDING_SERVER_KEYS") { return try TokenSigner(keyRing: ring) }
+        guard let secret = try Settings.secret("ONBOARDING_SERVER_SECRET") else {
+            throw ServerConfigurationError(
+                "set ONBOARDING_SERVER_SECRET (at least \(TokenSigner.minimumSecretLength) bytes) or ONBOARDING_SERVER_SECRET_FILE, or ONBOARDING_SERVER_KEYS")
+        }
+        return try TokenSigner(secret: secret)
+    } catch let error as ValidationError { throw error } catch { throw ValidationError("\(error)") }
+}
+
+/// The identity provider of account tokens: `ONBOARDING_IDP_ISSUER` with `ONBOARDING_IDP_JWKS_URL`
+/// (fetched, cached, fetched again when the provider rotates) or `ONBOARDING_IDP_JWKS` (a file).
+func identityProvider() throws -> IdentityProviderSettings? {
+    let environment = Settings.environment
+    let url = environment["ONBOARDING_IDP_JWKS_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    let file = environment["ONBOARDING_IDP_JWKS"].flatMap { $0.isEmpty ? nil : $0 }
+    let issuer = environment["ONBOARDING_IDP_ISSUER"].flatMap { $0.isEmpty ? nil : $0 }
+    guard url != nil || file != nil || issuer != nil else { return nil }
+    guard let issuer, (url == nil) != (file == nil) else {
+        throw ValidationError(
+            "an identity provider needs ONBOARDING_IDP_ISSUER and one of ONBOARDING_IDP_JWKS_URL (its keys' URL) or ONBOARDING_IDP_JWKS (a file)")
+    }
+    if let url { return IdentityProviderSettings(issuer: issuer, keys: .url(try Settings.fetchableURL(url, "ONBOARDING_IDP_JWKS_URL"))) }
+    return IdentityProviderSettings(issuer: issuer, keys: .file(file!))
+}
+
+/// Sign-in to the dashboard through OpenID Connect: `ONBOARDING_OIDC_ISSUER`, `_CLIENT_ID`,
+/// `_CLIENT_SECRET` (or `_FILE`), `_CLAIM` (default `email`) and `ONBOARDING_PUBLIC_URL`.
+func oidc(publicURL: String?) throws -> OIDCConfiguration? {
+    let environment = Settings.environment
+    guard let issuer = environment["ONBOARDING_OIDC_ISSUER"].flatMap({ $0.isEmpty ? nil : $0 }) else { return nil }
+    _ = try Settings.fetchableURL(issuer, "ONBOARDING_OIDC_ISSUER")
+    guard let client = environment["ONBOARDING_OIDC_CLIENT_ID"].flatMap({ $0.isEmpty ? nil : $0 }),
+        let secret = try Settings.secret("ONBOARDING_OIDC_CLIENT_SECRET")
+    else {
+        throw ValidationError("ONBOARDING_OIDC_ISSUER needs ONBOARDING_OIDC_CLIENT_ID and ONBOARDING_OIDC_CLIENT_SECRET (or _FILE)")
+    }
+    guard let publicURL else {
+        throw ValidationError(
+            "ONBOARDING_OIDC_ISSUER needs ONBOARDING_PUBLIC_URL, the dashboard's address as browsers reach it (the provider sends people back there)")
+    }
+    return OIDCConfiguration(
+        issuer: issuer, clientID: client, clientSecret: secret, claim: environment["ONBOARDING_OIDC_CLAIM"] ?? "email",
+        publicURL: publicURL)
+}
+
+/// The process's logger (swift-log is set up once per process, on first use).
+let processLogger: Logger = {
+    LoggingSystem.bootstrap(StreamLogHandler.standardError)
+    var logger = Logger(label: "onboarding-server")
+    let level = Settings.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:))
+    logger.logLevel = level ?? .info
+    return logger
+}()
+
+func makeLogger() -> Logger { processLogger }
+
+/// One line on standard error.
+func note(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
