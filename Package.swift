@@ -205,6 +205,7 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Crypto", package: "swift-crypto"), "AccountSync",
             ],
             path: "Tests/ServerTests", swiftSettings: swiftSettings),
 

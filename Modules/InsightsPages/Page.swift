@@ -124,7 +124,7 @@ public struct InsightsPage: Sendable {
         let html = HTML()
         html.raw("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
         html.raw("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
-        html.raw("<meta name=\"referrer\" content=\"no-referrer\">\n")
+        html.raw("<meta name=\"referrer\" content=\"same-origin\">\n")
         html.raw("<title>").text(title).raw(" · Onboarding insights</title>\n<style>").raw(HTML.css).raw("</style>\n</head>\n<body>\n")
         html.raw("<a class=\"skip\" href=\"#main\">Skip to the content</a>\n<header>\n<span class=\"brand\">Onboarding insights</span>\n")
         if !navigation.isEmpty {

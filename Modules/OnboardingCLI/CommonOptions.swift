@@ -289,7 +289,7 @@ struct RunOptions: Equatable {
         if let refusal = HTTPSyncTransport.refusal(toSendTokenTo: url) { throw CLIFailure.usage(refusal) }
         guard let token = Environment.value("ONBOARDING_TOKEN"), !token.isEmpty else {
             throw CLIFailure.usage(
-                "syncing with \(text) needs the account's token in ONBOARDING_TOKEN (onboarding-server token --account \(user) mints one)")
+                "syncing with \(text) needs the account's token in ONBOARDING_TOKEN (onboarding-server token --app \(CLIEnvironment.current.catalog.app) --account \(user) mints one)")
         }
         if try isOffline() { return NoNetwork() }
         return HTTPSyncTransport(server: url, token: Secret(token))

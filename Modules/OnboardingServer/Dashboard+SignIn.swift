@@ -71,8 +71,9 @@ extension Dashboard {
             throw DashboardError(.forbidden, "This sign-in did not come from this dashboard's own page, so it was refused.")
         }
         let fields = try await Self.form(&request)
-        guard let secret = request.cookies[Self.signInCookie]?.value,
-            DashboardSessions.matches(fields["form_token"], "sign-in", secret)
+        // Every cookie of that name: one tossed in from a sibling subdomain (for the whole site)
+        // must not stop the form's own from matching.
+        guard Self.cookieValues(Self.signInCookie, request).contains(where: { DashboardSessions.matches(fields["form_token"], "sign-in", $0) })
         else {
             return signInPage(request, message: "The sign-in form had expired; here is a new one.", status: .forbidden)
         }
@@ -112,6 +113,7 @@ extension Dashboard {
             try await sessions.open(person: person.name, credential: credential, expires: expires, now: now)
         }
         try await audit(Actor(name: person.name, source: source, person: person), "sign-in", why: nil, method: method)
+        logger.info("dashboard sign-in", metadata: ["person": "\(person.name)", "method": "\(method)"])
         var response = Self.redirect("/dashboard")
         response.setCookie(
             Cookie(
@@ -149,9 +151,9 @@ extension Dashboard {
                         .init(name: "form_token", label: "", type: "hidden", value: DashboardSessions.derive("sign-in", secret)),
                         .init(name: "credential", label: "Your credential", type: "password"),
                     ], submit: "Sign in")))
+        // A link, not a form: the page's `form-action 'self'` would stop a form's redirect to the provider.
         if oidc != nil {
-            sections.append(
-                .form(.init(action: "/dashboard/sign-in/oidc", method: "get", fields: [], submit: "Sign in with the identity provider")))
+            sections.append(.links("Or", [.init("Sign in with the identity provider", href: "/dashboard/sign-in/oidc")]))
         }
         sections.append(
             .text("Your credential is exchanged for a session cookie of at most 8 hours; it is not kept. An owner of an app, or an operator, gives you one."))
@@ -236,6 +238,17 @@ extension Dashboard {
     /// `http(s)://HOST[:PORT]` as the browser that sent `request` addressed it.
     static func ownOrigin(_ request: Request) -> String {
         (isSecure(request) ? "https://" : "http://") + (request.head.authority ?? "")
+    }
+
+    /// Every value the request's `Cookie` headers give `name` (a browser sends two of one name when
+    /// a host's own and a parent domain's are both set).
+    static func cookieValues(_ name: String, _ request: Request) -> [String] {
+        request.headers[values: .cookie].flatMap { header in
+            header.split(separator: ";").compactMap { pair -> String? in
+                let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                return parts.count == 2 && parts[0] == name ? parts[1] : nil
+            }
+        }
     }
 
     static func cleared(_ name: String, _ request: Request, path: String = "/dashboard") -> Cookie {

@@ -217,7 +217,7 @@ struct Dashboard: Sendable {
             headers: [
                 .contentType: "text/html; charset=utf-8", .cacheControl: "no-store",
                 .contentSecurityPolicy: contentSecurityPolicy, HTTPField.Name("X-Content-Type-Options")!: "nosniff",
-                HTTPField.Name("Referrer-Policy")!: "no-referrer",
+                HTTPField.Name("Referrer-Policy")!: "same-origin",
             ],
             body: .init(byteBuffer: ByteBuffer(string: page.render())))
     }

@@ -145,6 +145,8 @@ public struct DashboardOIDC: Sendable {
         do {
             let collection = try await endpoints.keys.collection(for: JWKSource.keyID(of: idToken))
             claims = try await collection.verify(idToken, as: OIDCClaims.self)
+        } catch let error as JWKSourceError where error.isUnavailable {
+            throw .unavailable("\(error)")
         } catch {
             throw .refused("the identity provider's token does not check against its keys")
         }

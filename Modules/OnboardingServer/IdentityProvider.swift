@@ -21,6 +21,8 @@ public struct IdentityProvider: Sendable {
     public enum Failure: Error, Equatable {
         case invalid(String)
         case expired
+        /// The provider's keys could not be fetched to check it: try again.
+        case unavailable
     }
 
     /// The account claims of `token`, when it is the provider's, for `app`, and not expired.
@@ -29,6 +31,8 @@ public struct IdentityProvider: Sendable {
         do {
             let collection = try await keys.collection(for: JWKSource.keyID(of: token))
             payload = try await collection.verify(token, as: IdentityClaims.self)
+        } catch let error as JWKSourceError where error.isUnavailable {
+            throw .unavailable
         } catch {
             throw .invalid("its signature is not one of the identity provider's keys")
         }

@@ -24,11 +24,12 @@ public actor JWKSource {
     private var keys: JWTKeyCollection?
     private var kids: Set<String> = []
     private var expires = Date.distantPast
-    private var lastFetch = Date.distantPast
+    /// When a token naming an unknown key id last made the keys fetched.
+    private var lastUnknownKidFetch = Date.distantPast
     private var inFlight: Task<Void, any Error>?
 
     /// Seconds between two fetches caused by an unknown key id: a stream of tokens naming made-up
-    /// ids fetches at most this often.
+    /// ids fetches at most this often (a fetch for the keys' lifetime does not count).
     static let minimumRefetch: TimeInterval = 10
     static let timeout: TimeAmount = .seconds(5)
     static let lifetimeBounds: ClosedRange<TimeInterval> = 300...86_400
@@ -42,17 +43,25 @@ public actor JWKSource {
 
     /// The keys to check a token whose header names `kid`: fetched when none are held, when held
     /// ones are past their lifetime, or when they lack `kid`.
+    ///
+    /// Throws ``JWKSourceError/unavailable`` when the keys could not be fetched and those held (if
+    /// any) cannot check this token: the provider, not the token, is at fault (a 503, not a 401).
     public func collection(for kid: String?) async throws -> JWTKeyCollection {
         let now = Date()
+        let due = keys == nil || now >= expires
         let lacksKid = kid.map { !kids.contains($0) } ?? false
-        if keys == nil || now >= expires || (lacksKid && now.timeIntervalSince(lastFetch) >= Self.minimumRefetch) {
+        let unknownKid = !due && lacksKid && now.timeIntervalSince(lastUnknownKidFetch) >= Self.minimumRefetch
+        if due || unknownKid {
+            if unknownKid { lastUnknownKidFetch = now }
             do {
                 try await refresh()
             } catch {
                 logger.warning(
                     "the identity provider's keys were not fetched",
                     metadata: ["jwks": "\(origin)", "error": "\(error)"])
-                guard let keys, now < expires.addingTimeInterval(86_400) else { throw error }
+                guard let keys, now < expires.addingTimeInterval(86_400), !lacksKid else {
+                    throw JWKSourceError.unavailable("the identity provider's keys could not be fetched: \(error)")
+                }
                 return keys
             }
         }
@@ -70,7 +79,6 @@ public actor JWKSource {
     }
 
     private func load() async throws {
-        lastFetch = Date()
         let (text, lifetime) = try await read()
         let (collection, ids) = try await Self.collection(jwks: text)
         keys = collection
@@ -115,10 +123,17 @@ public actor JWKSource {
     /// A key collection of the RS256 and ES256 keys of a JWKS (others are left out and logged by
     /// the caller's refusal when none is left), and their ids.
     static func collection(jwks: String) async throws -> (JWTKeyCollection, Set<String>) {
-        let set: JWKS
-        do { set = try JSONDecoder().decode(JWKS.self, from: Data(jwks.utf8)) } catch {
+        do {
+            let set = try JSONDecoder().decode(JWKS.self, from: Data(jwks.utf8))
+            return try await collection(set)
+        } catch let error as JWKSourceError {
+            throw error
+        } catch {
             throw JWKSourceError("the JWKS is not a key set: \(error)")
         }
+    }
+
+    private static func collection(_ set: JWKS) async throws -> (JWTKeyCollection, Set<String>) {
         let collection = JWTKeyCollection()
         var ids: Set<String> = []
         for key in set.keys {
@@ -154,5 +169,13 @@ public actor JWKSource {
 
 public struct JWKSourceError: Error, CustomStringConvertible {
     public var description: String
+    /// Whether the provider did not answer (try again), rather than answered something unusable.
+    public var isUnavailable = false
     init(_ description: String) { self.description = description }
+
+    static func unavailable(_ description: String) -> JWKSourceError {
+        var error = JWKSourceError(description)
+        error.isUnavailable = true
+        return error
+    }
 }

@@ -162,6 +162,10 @@ struct Routes: Sendable {
                 throw APIError(status: .unauthorized, code: "token_expired", message: "the token has expired; sign in again")
             } catch .invalid(let why) {
                 throw APIError(status: .unauthorized, code: "unauthorized", message: "the identity token is not accepted: \(why)")
+            } catch .unavailable {
+                throw APIError(
+                    status: .serviceUnavailable, code: "unavailable",
+                    message: "the identity provider's keys could not be fetched to check the token; try again", retryAfter: 5)
             }
         } else {
             do {

@@ -171,7 +171,7 @@ if let largest, sections.contains(4) {
 
 // MARK: 5. Account server
 
-if sections.contains(5), let serverURL = option("--server-url"), let databaseURL = option("--database-url"),
+if sections.contains(5), let serverURL = option("--server-url"), let databaseURL = ProcessInfo.processInfo.environment["DATABASE_URL"],
     let secret = ProcessInfo.processInfo.environment["ONBOARDING_SERVER_SECRET"]
 {
     let connections = option("--server-connections").flatMap(Int.init) ?? 16
@@ -221,12 +221,12 @@ if sections.contains(5), let serverURL = option("--server-url"), let databaseURL
         }
     }
 } else {
-    report.section("5. Account server: skipped (give --server-url, --database-url and ONBOARDING_SERVER_SECRET; scripts/bench does)")
+    report.section("5. Account server: skipped (give --server-url, and DATABASE_URL and ONBOARDING_SERVER_SECRET in the environment; scripts/bench does)")
 }
 
 // MARK: 7. Insights at scale
 
-if sections.contains(7), let serverURL = option("--server-url"), let databaseURL = option("--database-url"),
+if sections.contains(7), let serverURL = option("--server-url"), let databaseURL = ProcessInfo.processInfo.environment["DATABASE_URL"],
     let secret = ProcessInfo.processInfo.environment["ONBOARDING_SERVER_SECRET"]
 {
     let accounts = option("--insight-accounts").flatMap(Int.init) ?? (smoke ? 2_000 : 1_000_000)
@@ -256,7 +256,7 @@ if sections.contains(7), let serverURL = option("--server-url"), let databaseURL
             slowest.p95 / scan.p50, atMost: 0.1, "×")
     }
 } else if sections.contains(7) {
-    report.section("7. Insights: skipped (give --server-url, --database-url and ONBOARDING_SERVER_SECRET; scripts/bench does)")
+    report.section("7. Insights: skipped (give --server-url, and DATABASE_URL and ONBOARDING_SERVER_SECRET in the environment; scripts/bench does)")
 }
 
 // MARK: 6. Cross-app regression suite

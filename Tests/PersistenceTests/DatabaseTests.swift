@@ -10,7 +10,7 @@ struct DatabaseTests {
     static let migrations = [
         "v1-flows-journal-domain", "v2-catalog-versions-journal-facts", "v3-account-sync", "v4-journal-recorded-states",
         "v5-journal-catalog-fingerprint", "v6-domain-state-format", "v7-published-catalogs",
-        "v8-catalog-pull-binary", "v9-experiments", "v10-journal-app-version",
+        "v8-catalog-pull-binary", "v9-experiments", "v10-journal-app-version", "v11-signed-publications",
     ]
 
     @Test(arguments: [true, false])

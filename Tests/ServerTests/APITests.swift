@@ -48,10 +48,10 @@ struct APITests {
         let path = server.url.appendingPathComponent("v1/apps/growth/accounts/ann/flows")
         #expect(try await HTTP.get(path).status == 401)
         #expect(try await HTTP.get(path, token: ann.dropLast(2) + "xx").status == 401)
-        #expect(try await HTTP.get(path, token: try server.token(account: nil)).status == 403)
+        #expect(try await HTTP.get(path, token: try server.operatorCredential()).status == 403)
         let report = server.url.appendingPathComponent("v1/apps/growth/report")
         #expect(try await HTTP.get(report, token: ann).status == 403)
-        let admin = try await HTTP.get(report, token: try server.token(account: nil))
+        let admin = try await HTTP.get(report, token: try server.operatorCredential())
         #expect(admin.status == 200)
         #expect(admin.json["accounts"] as? Int == 1)
     }

@@ -22,7 +22,9 @@ final class Browser: @unchecked Sendable {
         ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    init() throws {
+    /// - Parameter arguments: more of Chromium's switches (`--host-resolver-rules=...`, to give the
+    ///   servers of a test names of their own).
+    init(arguments extra: [String] = []) throws {
         guard let executable = Self.executable else {
             throw HarnessFailure("the dashboard tests need Debian's chromium: apt-get install chromium (.ci/run does)")
         }
@@ -30,7 +32,7 @@ final class Browser: @unchecked Sendable {
         try FileManager.default.createDirectory(at: profile, withIntermediateDirectories: true)
         self.profile = profile
         (pid, toBrowser, fromBrowser) = try ChildProcess.spawning {
-            try Self.spawn(executable, profile: profile)
+            try Self.spawn(executable, profile: profile, extra: extra)
         }
         let target = try call("Target.createTarget", ["url": "about:blank"])
         guard let targetID = target["targetId"] as? String else { throw HarnessFailure("no target: \(target)") }
@@ -46,7 +48,7 @@ final class Browser: @unchecked Sendable {
     /// socket by which `Process` learns that its child exited) would stay open as long as Chromium.
     /// Its own ends are close-on-exec too, so no other child inherits them (dup2 clears the flag on
     /// the copies at 3 and 4, even where a descriptor is already in place).
-    private static func spawn(_ executable: String, profile: URL) throws -> (pid: pid_t, commands: Int32, answers: Int32) {
+    private static func spawn(_ executable: String, profile: URL, extra: [String]) throws -> (pid: pid_t, commands: Int32, answers: Int32) {
         guard let closeFrom else {
             throw HarnessFailure("glibc 2.34 or later is needed (posix_spawn_file_actions_addclosefrom_np)")
         }
@@ -75,8 +77,8 @@ final class Browser: @unchecked Sendable {
         let arguments = [
             executable, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
             "--no-default-browser-check", "--remote-debugging-pipe", "--user-data-dir=\(profile.path)",
-            "--window-size=1280,900", "--hide-scrollbars", "about:blank",
-        ]
+            "--window-size=1280,900", "--hide-scrollbars",
+        ] + extra + ["about:blank"]
         var argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var child: pid_t = 0

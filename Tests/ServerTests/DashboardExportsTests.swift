@@ -27,7 +27,7 @@ struct DashboardExportsTests {
         let population = Population(app: "growth", count: 40, seed: 11)
         try await population.push(to: server)
         try await DashboardTests.waitUntilCounted(server)
-        let admin = try server.token(account: nil)
+        let admin = try server.operatorCredential()
         // A publication at 25%: the app's page says what is published and at what rollout.
         let version = try await Self.publishGrowth(on: server, rollout: 25) - 1
         let session = try DashboardTests().signIn(server)
@@ -150,14 +150,14 @@ struct DashboardExportsTests {
         }
     }
 
-    /// An admin token naming one app opens a session of that app only: the other apps are not
-    /// listed, exported or opened.
+    /// A person with a role in one app sees that app only: the other apps are not listed,
+    /// exported or opened.
     @Test func aSessionOfOneAppSeesThatAppOnly() async throws {
         let server = try ServerProcess()
         try await Population(app: "growth", count: 6, seed: 3).push(to: server)
         try await Population(app: "finite", count: 6, seed: 4).push(to: server)
         try await DashboardTests.waitUntilCounted(server)
-        let session = try DashboardTests().signIn(server, token: try TokenSignerForTests().adminToken(seconds: 600, app: "finite"))
+        let session = try DashboardTests().signIn(server, credential: try server.credential("fay", role: "viewer", app: "finite"))
         func get(_ path: String) throws -> DashboardTests.CurlAnswer {
             try DashboardTests.curl(URL(string: server.url.absoluteString + path)!, cookie: session)
         }
@@ -167,7 +167,7 @@ struct DashboardExportsTests {
             #expect(try get(path).status == 403, "\(path)")
         }
         #expect(try get("/dashboard/apps/finite").status == 200)
-        // An admin token for every app sees both.
+        // An operator sees both.
         let everyApp = try DashboardTests().signIn(server)
         let all = try DashboardTests.curl(URL(string: server.url.absoluteString + "/dashboard?format=csv&table=apps")!, cookie: everyApp)
         #expect(rows(all).map { $0[0] } == ["finite", "growth"])
@@ -175,14 +175,13 @@ struct DashboardExportsTests {
 
     @Test func theSessionCookieIsSecureWhenTheProxyInFrontSaysTheRequestCameOverTLS() throws {
         let server = try ServerProcess()
-        let form = "token=\(try server.token(account: nil))"
-        let signIn = server.url.appendingPathComponent("dashboard/sign-in")
+        let credential = try server.operatorCredential()
         for (headers, secure) in [
             ([String](), false), (["X-Forwarded-Proto: http"], false), (["X-Forwarded-Proto: https"], true),
             (["X-Forwarded-Proto: HTTPS, http"], true), (["X-Forwarded-Proto: http, https"], false),
             (["Forwarded: for=192.0.2.60;proto=https;by=203.0.113.43"], true), (["Forwarded: proto=http"], false),
         ] {
-            let answer = try DashboardTests.curl(signIn, form: form, headers: headers)
+            let answer = try DashboardTests.postSignIn(server, credential: credential, headers: headers)
             #expect(answer.status == 303)
             let attributes = (answer.setCookieHeader ?? "").split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
             #expect(attributes.contains("Secure") == secure, "\(headers)")
@@ -203,10 +202,9 @@ struct DashboardExportsTests {
         let published = try PublishingTests.edited(try PublishingTests.reworded(compiled)) { document, _ in
             document["version"] = .int(version + 1)
         }
-        let body: TourValue = ["document": try TourValue(jsonText: published), "rollout": .int(rollout)]
-        let answer = try await HTTP.post(
-            server.url.appendingPathComponent("v1/apps/growth/catalogs"), token: try server.token(account: nil),
-            body: Data(try body.jsonUTF8()))
+        let answer = try await PublishingTests().publish(
+            server, try server.operatorCredential(), published, rollout: rollout, key: try server.publicationKey(app: "growth"),
+            app: "growth")
         try #require(answer.status == 201, "\(String(decoding: answer.body, as: UTF8.self))")
         return version + 1
     }

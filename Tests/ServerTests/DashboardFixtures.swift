@@ -127,7 +127,17 @@ struct TokenSignerForTests {
         signer.sign(TokenClaims(subject: account, scope: .account, app: app, expires: Int64(Date().timeIntervalSince1970) + 3600))
     }
 
+    /// A shared admin token of the kind releases before 0.19 minted: refused since.
     func adminToken(seconds: Int64, app: String? = nil) -> String {
         signer.sign(TokenClaims(subject: "test-admin", scope: .admin, app: app, expires: Int64(Date().timeIntervalSince1970) + seconds))
+    }
+
+    /// A person's credential for the row `credential`, expiring in `seconds` (shorter than the
+    /// command's days allow, for tests of expiry).
+    func personToken(_ person: String, credential: String, seconds: Int64) -> String {
+        signer.sign(
+            TokenClaims(
+                subject: person, scope: .person, app: nil, expires: Int64(Date().timeIntervalSince1970) + seconds,
+                credential: credential))
     }
 }

@@ -45,14 +45,38 @@ extension DashboardTests {
         }
     }
 
-    /// Signs in with an admin token over plain HTTP; returns the session cookie's value.
-    func signIn(_ server: ServerProcess, token: String? = nil) throws -> String {
-        let answer = try Self.curl(
-            server.url.appendingPathComponent("dashboard/sign-in"), form: "token=\(try token ?? server.token(account: nil))")
+    /// Signs in with a person's credential (the operator's unless given) over plain HTTP, as a
+    /// browser does: the sign-in page first (its form secret cookie and anti-forgery token), then
+    /// the form; returns the session cookie's value.
+    func signIn(_ server: ServerProcess, credential: String? = nil, headers: [String] = []) throws -> String {
+        let answer = try Self.postSignIn(server, credential: try credential ?? server.operatorCredential(), headers: headers)
         guard answer.status == 303, let cookie = answer.setCookie else {
             throw HarnessFailure("sign-in failed: \(answer.status) \(answer.body)")
         }
         return cookie
+    }
+
+    /// The sign-in page's form secret (its cookie) and anti-forgery token.
+    static func signInForm(_ server: ServerProcess) throws -> (secret: String, token: String) {
+        let page = try curl(server.url.appendingPathComponent("dashboard/sign-in"))
+        guard let secret = page.cookies["onboarding_sign_in"], let token = formToken(page.body) else {
+            throw HarnessFailure("the sign-in page has no form secret or token: \(page.status) \(page.body)")
+        }
+        return (secret, token)
+    }
+
+    /// The value of the first `form_token` field of a page.
+    static func formToken(_ body: String) -> String? {
+        guard let range = body.range(of: "name=\"form_token\" value=\"") else { return nil }
+        return String(body[range.upperBound...].prefix { $0 != "\"" })
+    }
+
+    /// Posts the sign-in form with `credential`, the way the sign-in page does.
+    static func postSignIn(_ server: ServerProcess, credential: String, headers: [String] = []) throws -> CurlAnswer {
+        let form = try signInForm(server)
+        return try curl(
+            server.url.appendingPathComponent("dashboard/sign-in"), cookies: ["onboarding_sign_in": form.secret],
+            form: "form_token=\(form.token)&credential=\(credential)", headers: headers)
     }
 
     struct CurlAnswer {
@@ -60,15 +84,20 @@ extension DashboardTests {
         var location: String?
         var setCookie: String?
         var body: String
-        /// The whole `Set-Cookie` header, attributes included.
+        /// The whole `Set-Cookie` header of the session cookie, attributes included.
         var setCookieHeader: String? = nil
+        /// Every cookie set, by name (an empty value: cleared).
+        var cookies: [String: String] = [:]
     }
 
     /// One request by curl, which follows no redirect, with an optional session cookie, form and
     /// further headers ("Name: value").
-    static func curl(_ url: URL, cookie: String? = nil, form: String? = nil, headers: [String] = []) throws -> CurlAnswer {
+    static func curl(
+        _ url: URL, cookie: String? = nil, cookies: [String: String] = [:], form: String? = nil, headers: [String] = []
+    ) throws -> CurlAnswer {
         var arguments = ["-s", "-i", url.absoluteString]
-        if let cookie { arguments += ["-H", "Cookie: onboarding_session=\(cookie)"] }
+        let sent = (cookie.map { ["onboarding_session=\($0)"] } ?? []) + cookies.map { "\($0.key)=\($0.value)" }
+        if !sent.isEmpty { arguments += ["-H", "Cookie: " + sent.joined(separator: "; ")] }
         if let form { arguments += ["--data-raw", form] }
         for header in headers { arguments += ["-H", header] }
         let result = try Shell.run("/usr/bin/curl", arguments)
@@ -82,13 +111,18 @@ extension DashboardTests {
                 String($0.dropFirst(name.count + 1)).trimmingCharacters(in: .whitespaces)
             }
         }
-        let setCookie = header("Set-Cookie").flatMap { value -> String? in
-            guard value.hasPrefix("onboarding_session="), let end = value.firstIndex(of: ";") else { return nil }
-            let cookie = String(value[value.index(value.startIndex, offsetBy: "onboarding_session=".count)..<end])
-            return cookie.isEmpty ? nil : cookie
+        let setCookieLines = lines.filter { $0.lowercased().hasPrefix("set-cookie:") }.map {
+            String($0.dropFirst("set-cookie:".count)).trimmingCharacters(in: .whitespaces)
         }
+        var cookies: [String: String] = [:]
+        for line in setCookieLines {
+            let pair = line.split(separator: ";", maxSplits: 1).first ?? ""
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            if parts.count == 2 { cookies[String(parts[0])] = String(parts[1]) }
+        }
+        let setCookie = cookies["onboarding_session"].flatMap { $0.isEmpty ? nil : $0 }
         return CurlAnswer(
             status: status, location: header("Location"), setCookie: setCookie, body: parts.dropFirst().joined(separator: "\r\n\r\n"),
-            setCookieHeader: header("Set-Cookie"))
+            setCookieHeader: setCookieLines.first { $0.hasPrefix("onboarding_session=") }, cookies: cookies)
     }
 }

@@ -20,7 +20,7 @@ struct DashboardTests {
         try await population.push(to: server)
         try await Self.waitUntilCounted(server)
         let published = try await DashboardExportsTests.publishGrowth(on: server, rollout: 25)
-        let admin = try server.token(account: nil)
+        let admin = try server.operatorCredential()
         let report = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
         let flows = report["flows"] as? [[String: Any]] ?? []
         let welcome = try #require(flows.first { $0["flow"] as? String == "welcome" })
@@ -29,13 +29,13 @@ struct DashboardTests {
         // Without a session every page sends the browser to sign in.
         try browser.open(server.url.appendingPathComponent("dashboard/apps/growth"))
         #expect(browser.location.hasSuffix("/dashboard/sign-in"))
-        // By keyboard: Tab to the token field, type the token, Enter.
+        // By keyboard: Tab to the credential field, type the credential, Enter.
         var focused = ""
-        for _ in 0..<8 where focused != "token" {
+        for _ in 0..<8 where focused != "credential" {
             try browser.press("Tab", code: 9)
             focused = (try browser.evaluate("document.activeElement && document.activeElement.name") as? String) ?? ""
         }
-        #expect(focused == "token")
+        #expect(focused == "credential")
         try browser.type(admin)
         try browser.leave { try browser.press("Enter", code: 13) }
         #expect(browser.location.hasSuffix("/dashboard"))
@@ -193,7 +193,7 @@ struct DashboardTests {
         let before = try server.sql("SELECT (SELECT count(*) FROM insight_counts) || ' ' || (SELECT count(*) FROM dashboard_sessions)")
         let browser = try Browser()
         try browser.open(server.url.appendingPathComponent("dashboard/sign-in"))
-        _ = try browser.evaluate("document.querySelector('input[name=token]').value = '\(try server.token(account: nil))'")
+        _ = try browser.evaluate("document.querySelector('input[name=credential]').value = '\(try server.operatorCredential())'")
         try browser.leave { _ = try browser.evaluate("document.querySelector('form').submit()") }
         try browser.open(server.url.appendingPathComponent("dashboard/apps/growth/flows/welcome"))
         #expect(try browser.evaluate("document.querySelectorAll('img').length") as? Int == 0)
@@ -236,8 +236,9 @@ struct DashboardTests {
             #expect(answer.status == 303)
             #expect(answer.location?.hasSuffix("/dashboard/sign-in") == true)
         }
-        let shortLived = try TokenSignerForTests().adminToken(seconds: 2)
-        let expiring = try signIn(server, token: shortLived)
+        let credentialID = try #require(try server.sql("SELECT id FROM person_credentials WHERE person = 'operator'").first)
+        let shortLived = try TokenSignerForTests().personToken("operator", credential: credentialID, seconds: 2)
+        let expiring = try signIn(server, credential: shortLived)
         #expect(try Self.curl(server.url.appendingPathComponent("dashboard"), cookie: expiring).status == 200)
         try await Task.sleep(for: .seconds(3))
         let expired = try Self.curl(server.url.appendingPathComponent("dashboard"), cookie: expiring)
@@ -245,10 +246,9 @@ struct DashboardTests {
         // The browser is told to forget the cookie that opened nothing.
         #expect(expired.setCookieHeader?.hasPrefix("onboarding_session=;") == true)
         #expect(expired.setCookieHeader?.contains("Max-Age=0") == true)
-        // An account token, a forged token and no token do not sign in.
-        for bad in [token, "obt2.forged.token", ""] {
-            let answer = try Self.curl(
-                server.url.appendingPathComponent("dashboard/sign-in"), form: "token=\(bad)")
+        // An account token, a forged token, a retired shared admin token and no token do not sign in.
+        for bad in [token, "obt2.forged.token", "", try TokenSignerForTests().adminToken(seconds: 600)] {
+            let answer = try Self.postSignIn(server, credential: bad)
             #expect([401, 403].contains(answer.status))
             #expect(answer.setCookie == nil)
             if !bad.isEmpty { #expect(!answer.body.contains(bad)) }
@@ -268,7 +268,7 @@ struct DashboardTests {
         let server = try ServerProcess()
         let population = Population(app: "growth", count: 120, seed: 7)
         try await population.push(to: server)
-        let admin = try server.token(account: nil)
+        let admin = try server.operatorCredential()
         let report = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
         #expect(report["accounts"] as? Int == population.accounts.count)
         #expect(report["devices"] as? Int == population.accounts.map(\.devices.count).reduce(0, +))
@@ -295,9 +295,11 @@ struct DashboardTests {
     @Test func aServerUpgradedWithFactsAlreadyStoredCountsThemOnce() async throws {
         // A database as the previous release left it: migrated through v3, with pushes stored.
         let database = try TestPostgres.freshDatabase()
+        var environment = ProcessInfo.processInfo.environment
+        environment["DATABASE_URL"] = database
         let migrate = try Shell.run(
-            BuiltExecutables.folder.appendingPathComponent("onboarding-server").path,
-            ["migrate", "--database-url", database, "--through", "v3-catalogs"])
+            BuiltExecutables.folder.appendingPathComponent("onboarding-server").path, ["migrate", "--through", "v3-catalogs"],
+            environment: environment)
         #expect(migrate.status == 0, "\(migrate.stderr)")
         let population = Population(app: "growth", count: 40, seed: 3)
         var statements: [String] = []
@@ -320,7 +322,7 @@ struct DashboardTests {
         #expect(inserted.status == 0, "\(inserted.stderr)")
         // The new release migrates (v4 counts what is stored) and reports it; a push adds to it once.
         let server = try ServerProcess(databaseURL: database)
-        let admin = try server.token(account: nil)
+        let admin = try server.operatorCredential()
         let report = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
         let welcome = try #require((report["flows"] as? [[String: Any]])?.first { $0["flow"] as? String == "welcome" })
         #expect(report["accounts"] as? Int == population.accounts.count)

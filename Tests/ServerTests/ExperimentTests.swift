@@ -40,7 +40,7 @@ struct ExperimentTests {
             try #require(answer.status == 200, "push \(subject.account): \(String(decoding: answer.body, as: UTF8.self))")
         }
 
-        let admin = try server.token(account: nil)
+        let admin = try server.operatorCredential()
         let answer = try await HTTP.get(
             server.url.appendingPathComponent("v1/apps/trial/report").appending(queryItems: [.init(name: "by", value: "variant")]),
             token: admin)
@@ -107,7 +107,7 @@ struct ExperimentTests {
     /// own report and the server's agree.
     @Test func anExperimentStartedByAPublicationPutsEveryDeviceOfAnAccountInOneVariant() async throws {
         let server = try ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
-        let admin = try server.token(account: nil)
+        let admin = try server.operatorCredential()
         let compiled = try Shell.run(BuiltExecutables.folder.appendingPathComponent("growth").path, ["catalog", "--json"])
             .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("growth-\(UUID().uuidString).json")
@@ -123,9 +123,8 @@ struct ExperimentTests {
             document["format"] = 2
             flow["experiment"] = experiment
         }
-        let body: TourValue = ["document": try TourValue(jsonText: published), "rollout": 100]
-        let answer = try await HTTP.post(
-            server.url.appendingPathComponent("v1/apps/growth/catalogs"), token: admin, body: Data(try body.jsonUTF8()))
+        let answer = try await PublishingTests().publish(
+            server, admin, published, rollout: 100, key: try server.publicationKey(app: "growth"), app: "growth")
         try #require(answer.status == 201, "\(String(decoding: answer.body, as: UTF8.self))")
 
         let declared = Experiment(

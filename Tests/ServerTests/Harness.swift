@@ -124,10 +124,10 @@ final class ServerProcess: @unchecked Sendable {
 
     var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    init(databaseURL: String? = nil, environment: [String: String] = [:]) throws {
+    init(databaseURL: String? = nil, port: Int? = nil, environment: [String: String] = [:]) throws {
         self.environment = environment
         self.databaseURL = try databaseURL ?? TestPostgres.freshDatabase()
-        port = Self.freePort()
+        self.port = port ?? Self.freePort()
         log = FileManager.default.temporaryDirectory.appendingPathComponent("server-\(UUID().uuidString).log")
         try start()
     }
@@ -137,9 +137,10 @@ final class ServerProcess: @unchecked Sendable {
     func start() throws {
         let process = Process()
         process.executableURL = BuiltExecutables.folder.appendingPathComponent("onboarding-server")
-        process.arguments = ["serve", "--port", "\(port)", "--database-url", databaseURL, "--connections", "8"]
+        process.arguments = ["serve", "--port", "\(port)", "--connections", "8"]
         var environment = ProcessInfo.processInfo.environment
         environment["ONBOARDING_SERVER_SECRET"] = Self.secret
+        environment["DATABASE_URL"] = databaseURL
         environment["LOG_LEVEL"] = "warning"
         environment.merge(self.environment) { _, given in given }
         process.environment = environment
@@ -186,18 +187,71 @@ final class ServerProcess: @unchecked Sendable {
 
     var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
 
-    /// A token for `account` in `app` (or an admin token), minted by the real `token` command.
-    func token(account: String?, app: String = "growth", days: Int = 1) throws -> String {
-        var environment = ProcessInfo.processInfo.environment
-        environment["ONBOARDING_SERVER_SECRET"] = Self.secret
-        environment.merge(self.environment) { _, given in given }
-        let arguments =
-            ["token"] + (account.map { ["--account", $0, "--app", app] } ?? ["--admin"]) + ["--days", "\(days)"]
-        let result = try Shell.run(
-            BuiltExecutables.folder.appendingPathComponent("onboarding-server").path, arguments,
-            environment: environment)
+    /// A token for `account` in `app`, minted by the real `token` command.
+    func token(account: String, app: String = "growth", days: Int = 1) throws -> String {
+        let result = try command(["token", "--account", account, "--app", app, "--days", "\(days)"])
         guard result.status == 0 else { throw HarnessFailure("token: \(result.stderr)") }
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The credential of a person with `role` in `app` (every app when nil), added by the real
+    /// `people add` command: by default an operator who owns every app.
+    func credential(_ name: String = "operator", role: String = "owner", app: String? = nil) throws -> String {
+        let scope = app.map { ["--app", $0] } ?? ["--every-app"]
+        let result = try command(["people", "add", "--name", name, "--role", role] + scope)
+        guard result.status == 0 else { throw HarnessFailure("people add: \(result.stderr)") }
+        let credential = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !credential.isEmpty else {
+            throw HarnessFailure("people add printed no credential (\(name) exists already?): \(result.stderr)")
+        }
+        return credential
+    }
+
+    private var cachedOperator: String?
+
+    /// An operator's credential (the owner role in every app), added once per server.
+    func operatorCredential() throws -> String {
+        if let cachedOperator { return cachedOperator }
+        let made = try credential("operator")
+        cachedOperator = made
+        return made
+    }
+
+    /// `onboarding-server ARGUMENTS` against this server's database and keys (`DATABASE_URL` and
+    /// the secret in the environment, never on the command line).
+    func command(_ arguments: [String], extraEnvironment: [String: String] = [:]) throws -> Shell.Result {
+        var environment = ProcessInfo.processInfo.environment
+        environment["ONBOARDING_SERVER_SECRET"] = Self.secret
+        environment["DATABASE_URL"] = databaseURL
+        environment.merge(self.environment) { _, given in given }
+        environment.merge(extraEnvironment) { _, given in given }
+        return try Shell.run(
+            BuiltExecutables.folder.appendingPathComponent("onboarding-server").path, arguments, environment: environment)
+    }
+
+    /// The file of publication keys the devices of this server trust (ONBOARDING_TRUSTED_KEYS_FILE,
+    /// read by debug builds only): the public halves of the keys ``publicationKey(app:)`` made.
+    lazy var trustedKeysFile: URL = FileManager.default.temporaryDirectory.appendingPathComponent("trusted-\(UUID().uuidString).json")
+    private var trustedKeys: [String] = []
+
+    /// A publication key for `app`, made by the real `keys new`, registered with `keys register`
+    /// and trusted by this server's devices: the path of its private half.
+    func publicationKey(app: String, trustedByDevices: Bool = true, registered: Bool = true) throws -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("keys-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let made = try command(["keys", "new", "--app", app, "--out", folder.path])
+        guard made.status == 0 else { throw HarnessFailure("keys new: \(made.stderr)") }
+        let id = made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let publicFile = folder.appendingPathComponent("\(id).json")
+        if registered {
+            let registering = try command(["keys", "register", "--app", app, publicFile.path])
+            guard registering.status == 0 else { throw HarnessFailure("keys register: \(registering.stderr)") }
+        }
+        if trustedByDevices {
+            trustedKeys.append(try String(contentsOf: publicFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))
+            try ("[" + trustedKeys.joined(separator: ",") + "]").write(to: trustedKeysFile, atomically: true, encoding: .utf8)
+        }
+        return folder.appendingPathComponent("\(id).signing-key.json").path
     }
 
     /// Runs SQL on the server's database through psql; rows as lines.
@@ -295,6 +349,7 @@ struct Device {
         environment["ONBOARDING_SERVER"] = server.url.absoluteString
         environment["ONBOARDING_TOKEN"] = token
         environment["ONBOARDING_CLOCK"] = "wall"
+        environment["ONBOARDING_TRUSTED_KEYS_FILE"] = server.trustedKeysFile.path
         return try Shell.run(
             BuiltExecutables.folder.appendingPathComponent(executable).path,
             arguments + ["--db", database.path, "--user", account] + (offline ? ["--offline"] : []),

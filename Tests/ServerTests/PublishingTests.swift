@@ -1,3 +1,4 @@
+import AccountSync
 import Foundation
 import OnboardingServer
 import Testing
@@ -48,33 +49,42 @@ struct PublishingTests {
         let compiled = try compiledDocument()
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("lockedin-\(UUID().uuidString).json")
         try compiled.write(to: file, atomically: true, encoding: .utf8)
-        let registered = try PublishingTests().serverCommand(server, ["register", "--app", "lockedin", file.path])
+        let registered = try server.command(["register", "--app", "lockedin", file.path])
         guard registered.status == 0 else { throw HarnessFailure("register: \(registered.stderr)") }
         return compiled
     }
 
-    func publish(_ server: ServerProcess, _ admin: String, _ text: String, rollout: Int) async throws -> HTTP.Answer {
-        let body: TourValue = ["document": try TourValue(jsonText: text), "rollout": .int(rollout)]
+    /// `POST /v1/apps/lockedin/catalogs` with the document signed by the key file `key` (when given),
+    /// as `onboarding-server keys sign` signs: over the canonical text.
+    func publish(
+        _ server: ServerProcess, _ credential: String, _ text: String, rollout: Int, key: String? = nil, app: String = "lockedin"
+    ) async throws -> HTTP.Answer {
+        var body: [String: TourValue] = ["document": try TourValue(jsonText: text), "rollout": .int(rollout)]
+        if let key {
+            let signing = try PublicationSigningKey(fileText: String(contentsOfFile: key, encoding: .utf8))
+            let canonical = (try? CatalogDocument(text: text).text()) ?? text
+            body["signatures"] = [try signing.sign(document: canonical)].tourValue
+        }
         return try await HTTP.post(
-            server.url.appendingPathComponent("v1/apps/lockedin/catalogs"), token: admin, body: Data(try body.jsonUTF8()))
+            server.url.appendingPathComponent("v1/apps/\(app)/catalogs"), token: credential,
+            body: Data(try TourValue.object(body).jsonUTF8()))
     }
 
     func serverCommand(_ server: ServerProcess, _ arguments: [String]) throws -> Shell.Result {
-        try Shell.run(
-            BuiltExecutables.folder.appendingPathComponent("onboarding-server").path,
-            arguments + ["--database-url", server.databaseURL])
+        try server.command(arguments)
     }
 
     @Test func aCheckedDocumentIsPublishedRolledOutAndWithdrawnAndARefusedOneChangesNothing() async throws {
         let server = try ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
-        let admin = try server.token(account: nil)
+        let admin = try server.credential("pat", role: "publisher", app: "lockedin")
         let device = try server.token(account: "ann", app: "lockedin")
         let catalogs = server.url.appendingPathComponent("v1/apps/lockedin/catalogs")
         let compiled = try Self.compiledDocument()
         let v2 = try Self.reworded(compiled)
+        let key = try server.publicationKey(app: "lockedin")
 
         // Nothing to check against until a binary's catalog is registered.
-        let early = try await publish(server, admin, v2, rollout: 20)
+        let early = try await publish(server, admin, v2, rollout: 20, key: key)
         #expect(early.status == 422, "\(String(decoding: early.body, as: UTF8.self))")
         #expect(String(decoding: early.body, as: UTF8.self).contains("onboarding-server register --app lockedin"))
 
@@ -89,7 +99,16 @@ struct PublishingTests {
         #expect(empty.status == 200)
         #expect((empty.json["publications"] as? [Any])?.isEmpty == true)
 
-        let published = try await publish(server, admin, v2, rollout: 20)
+        // Unsigned, or signed by a key the server does not know: refused, naming how to sign.
+        let unsigned = try await publish(server, admin, v2, rollout: 20)
+        #expect(unsigned.status == 422)
+        #expect(String(decoding: unsigned.body, as: UTF8.self).contains("it carries no signature"))
+        let stranger = try server.publicationKey(app: "lockedin", trustedByDevices: false, registered: false)
+        let foreign = try await publish(server, admin, v2, rollout: 20, key: stranger)
+        #expect(foreign.status == 422)
+        #expect(String(decoding: foreign.body, as: UTF8.self).contains("is not one this binary trusts"))
+
+        let published = try await publish(server, admin, v2, rollout: 20, key: key)
         #expect(published.status == 201, "\(String(decoding: published.body, as: UTF8.self))")
         let publication = published.json["publication"] as? [String: Any]
         #expect(publication?["version"] as? Int == 2)
@@ -127,14 +146,24 @@ struct PublishingTests {
             (unknownEffect, "launchRockets"), (removedStep, "nor placed by a declared migration"), (newerFormat, "document format 99 is newer"),
             (otherUnderV2, "version 2 of lockedin is already published as another document"),
         ] {
-            let refused = try await publish(server, admin, text, rollout: 100)
+            let refused = try await publish(server, admin, text, rollout: 100, key: key)
             let message = String(decoding: refused.body, as: UTF8.self)
             #expect(refused.status == 422, "\(expected): \(message)")
             #expect(refused.errorCode == "catalog_refused")
             #expect(message.contains(expected), "\(message)")
         }
-        let forbidden = try await publish(server, device, v2, rollout: 100)
+        let forbidden = try await publish(server, device, v2, rollout: 100, key: key)
         #expect(forbidden.status == 403)
+        // A viewer reads but cannot publish; an editor cannot raise a rollout.
+        let viewer = try server.credential("vic", role: "viewer", app: "lockedin")
+        let editor = try server.credential("eve", role: "editor", app: "lockedin")
+        #expect(try await HTTP.get(catalogs, token: viewer).status == 200)
+        for (who, credential) in [("viewer", viewer), ("editor", editor)] {
+            let refused = try await publish(server, credential, v2, rollout: 100, key: key)
+            #expect(refused.status == 403, "\(who)")
+            #expect(String(decoding: refused.body, as: UTF8.self).contains("needs the publisher role"), "\(who)")
+            #expect(try await HTTP.send("DELETE", catalogs.appendingPathComponent("2"), token: credential, body: nil).status == 403)
+        }
         #expect(try await HTTP.send("GET", catalogs, token: device, body: nil, headers: ["If-None-Match": tag]).status == 304)
 
         // Raising the rollout is publishing the same document again.
@@ -147,15 +176,33 @@ struct PublishingTests {
         // The command line publishes too, and lists every problem of a refused document.
         let refusedFile = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID().uuidString).json")
         try unknownEffect.write(to: refusedFile, atomically: true, encoding: .utf8)
-        let refusedByCommand = try serverCommand(server, ["publish", "--app", "lockedin", "--rollout", "10", refusedFile.path])
+        let refusedByCommand = try serverCommand(
+            server, ["publish", "--app", "lockedin", "--rollout", "10", "--key", key, refusedFile.path])
         #expect(refusedByCommand.status == 1)
         #expect(refusedByCommand.stderr.contains("the document is refused, nothing changed"))
         #expect(refusedByCommand.stderr.contains("launchRockets"))
+        // The command line has the API's size limit: a 5 MiB document is refused before it is read.
+        let huge = FileManager.default.temporaryDirectory.appendingPathComponent("huge-\(UUID().uuidString).json")
+        try (String(v2.dropLast()) + ", \"padding\": \"" + String(repeating: "x", count: 5 << 20) + "\"}").write(
+            to: huge, atomically: true, encoding: .utf8)
+        let tooLarge = try serverCommand(server, ["publish", "--app", "lockedin", "--key", key, huge.path])
+        #expect(tooLarge.status != 0)
+        #expect(tooLarge.stderr.contains("a catalog document is at most 262144 bytes"), "\(tooLarge.stderr)")
+        // And the password-bearing flag of earlier releases is refused, naming what replaces it.
+        let flag = try serverCommand(server, ["publish", "--app", "lockedin", "--database-url", server.databaseURL, refusedFile.path])
+        #expect(flag.status != 0)
+        #expect(flag.stderr.contains("DATABASE_URL_FILE"), "\(flag.stderr)")
 
         // Withdrawn: devices get nothing again.
         let withdrawn = try await HTTP.send(
             "DELETE", catalogs.appendingPathComponent("2"), token: admin, body: nil)
         #expect(withdrawn.status == 200)
+        // Every act is one audit row naming who did it.
+        let acts = try server.sql("SELECT actor || ' ' || action || ' ' || coalesce(target, '') FROM audit_log WHERE app = 'lockedin' ORDER BY id")
+        #expect(acts.contains { $0.hasPrefix("command line (") && $0.hasSuffix("catalog.registered version 1") }, "\(acts)")
+        #expect(acts.contains("pat catalog.published version 2"), "\(acts)")
+        #expect(acts.contains("pat catalog.rollout-changed version 2"), "\(acts)")
+        #expect(acts.contains("pat catalog.withdrawn version 2"), "\(acts)")
         let gone = try await HTTP.get(catalogs, token: device)
         #expect((gone.json["publications"] as? [Any])?.isEmpty == true)
         let twice = try await HTTP.send("DELETE", catalogs.appendingPathComponent("2"), token: admin, body: nil)
@@ -188,7 +235,8 @@ struct PublishedCatalogDeviceTests {
 
     @Test func aPublicationReachesDevicesCarriesRunsAcrossRenamesAndRollsBack() async throws {
         let server = try ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
-        let admin = try server.token(account: nil)
+        let admin = try server.credential()
+        let key = try server.publicationKey(app: "lockedin")
         let compiled = try PublishingTests.registerCompiled(on: server)
 
         // Mid-flow on the compiled catalog's appSelection.
@@ -200,7 +248,7 @@ struct PublishedCatalogDeviceTests {
         #expect(Self.catalog(before)?["source"] as? String == "compiled")
 
         let v2 = try Self.renaming(compiled)
-        let published = try await PublishingTests().publish(server, admin, v2, rollout: 100)
+        let published = try await PublishingTests().publish(server, admin, v2, rollout: 100, key: key)
         #expect(published.status == 201, "\(String(decoding: published.body, as: UTF8.self))")
 
         // Her next command runs the publication: her run moved to the renamed step.
@@ -230,7 +278,8 @@ struct PublishedCatalogDeviceTests {
         #expect(Self.catalog(offline)?["version"] as? Int == 2)
 
         // A document the server should never have served (an effect this binary does not have,
-        // put in the database by hand) is named and not used; the last good one runs.
+        // signed by the key but put in the database by hand) is named once and not used; the last
+        // good one runs, and status says which version was refused, why, and what runs instead.
         let bad = try PublishingTests.edited(v2) { document, flow in
             document["version"] = 3
             document["migrations"] = document["migrations"]
@@ -238,15 +287,23 @@ struct PublishedCatalogDeviceTests {
         }
         let badText = try CatalogDocument(text: bad).text()
         let fingerprint = SHA256Hasher.hex(badText.utf8)
+        let signature = try PublicationSigningKey(fileText: String(contentsOfFile: key, encoding: .utf8)).sign(document: badText)
         _ = try server.sql(
-            "INSERT INTO catalogs (app, version, source, fingerprint, document, rollout, recorded_at, recorded_by) VALUES ('lockedin', 3, 'published', '\(fingerprint)', '\(badText.replacingOccurrences(of: "'", with: "''"))', 100, 0, 'hand')"
+            "INSERT INTO catalogs (app, version, source, fingerprint, document, rollout, recorded_at, recorded_by, signatures) VALUES ('lockedin', 3, 'published', '\(fingerprint)', '\(badText.replacingOccurrences(of: "'", with: "''"))', 100, 0, 'hand', '\(try [signature].tourValue.jsonText())')"
         )
         let handed = try ann.run("status", "--json")
         #expect(handed.status == 0)
-        #expect(handed.stderr.contains("published catalogs not used: version 3"), "\(handed.stderr)")
+        #expect(handed.stderr.contains("published catalog version 3 refused"), "\(handed.stderr)")
         #expect(handed.stderr.contains("launchRockets"), "\(handed.stderr)")
+        #expect(handed.stderr.contains("runs published version 2 instead"), "\(handed.stderr)")
         let stillTwo = try JSONSerialization.jsonObject(with: Data(handed.stdout.utf8)) as? [String: Any] ?? [:]
         #expect(Self.catalog(stillTwo)?["version"] as? Int == 2)
+        let refusedInStatus = Self.catalog(stillTwo)?["refused"] as? [[String: Any]] ?? []
+        #expect(refusedInStatus.first?["version"] as? Int == 3, "\(stillTwo)")
+        // Named once: the next command says nothing more on standard error, though status still tells.
+        let again = try ann.run("status")
+        #expect(!again.stderr.contains("refused"), "\(again.stderr)")
+        #expect(again.stdout.contains("published version 3 refused"), "\(again.stdout)")
         _ = try server.sql("DELETE FROM catalogs WHERE app = 'lockedin' AND version = 3")
 
         // Rolled back: the compiled catalog again; her step is not in it, so her run goes by the
@@ -268,10 +325,11 @@ struct PublishedCatalogDeviceTests {
 struct PartialRolloutTests {
     @Test func halfTheInstallsGetItTheOnesTheHashSaysAndRaisingItKeepsThem() async throws {
         let server = try ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
-        let admin = try server.token(account: nil)
+        let admin = try server.credential()
+        let key = try server.publicationKey(app: "lockedin")
         let compiled = try PublishingTests.registerCompiled(on: server)
         let v2 = try PublishingTests.reworded(compiled)
-        #expect(try await PublishingTests().publish(server, admin, v2, rollout: 50).status == 201)
+        #expect(try await PublishingTests().publish(server, admin, v2, rollout: 50, key: key).status == 201)
 
         let devices = try (0..<16).map { try Device("lockedin", account: "user\($0)", server: server) }
         var included: Set<Int> = []

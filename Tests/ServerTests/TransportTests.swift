@@ -13,12 +13,12 @@ import TourCore
 struct TransportTests {
     /// A Hummingbird server on a free loopback port, running for the length of `body`.
     static func withServer<T: Sendable>(
-        host: String = "127.0.0.1", _ routes: (Router<BasicRequestContext>) -> Void,
+        host: String = "127.0.0.1", port: Int? = nil, _ routes: (Router<BasicRequestContext>) -> Void,
         _ body: @Sendable (URL) async throws -> T
     ) async throws -> T {
         let router = Router()
         routes(router)
-        let port = ServerProcess.freePort()
+        let port = port ?? ServerProcess.freePort()
         let (started, ready) = AsyncStream<Void>.makeStream()
         let app = Application(
             router: router, configuration: .init(address: .hostname(host, port: port)),
