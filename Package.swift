@@ -150,7 +150,7 @@ let package = Package(
         .executableTarget(
             name: "onboarding-bench",
             dependencies: appModules + [
-                "TourRuntime", "OnboardingServer", "CSQLite",
+                "TourRuntime", "OnboardingServer", "CSQLite", "Persistence", "AccountSync",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),

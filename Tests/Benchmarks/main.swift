@@ -167,6 +167,14 @@ if let largest, sections.contains(4) {
     report.goal("lockedin status --json cold start / sqlite3 (wall)", cli.seconds / shell.seconds, atMost: 2, "×")
     report.goal(
         "lockedin status --json / sqlite3 (peak memory)", Double(cli.peakKB) / Double(max(shell.peakKB, 1)), atMost: 3, "×")
+    // What a signed publication costs a launch that runs one (swift-crypto's Ed25519), and the
+    // binary that links it.
+    let signature = try SignatureCheck.run(folder: folder, rounds: smoke ? 20 : 500)
+    report.add("cold start", "Ed25519 check of a \(signature.documentBytes)-byte catalog: median", signature.verify * 1e6, "µs")
+    report.add("cold start", "catalog choice with a kept signed publication: median", signature.chooseSigned * 1e6, "µs")
+    report.add("cold start", "catalog choice keeping none (no signature checked): median", signature.chooseNone * 1e6, "µs")
+    let binary = URL(fileURLWithPath: arguments[0]).deletingLastPathComponent().appendingPathComponent("lockedin").path
+    report.add("cold start", "lockedin binary", Double(fileSize(binary)) / 1_048_576, "MiB")
 }
 
 // MARK: 5. Account server
