@@ -51,17 +51,25 @@ public struct AccountStore: Sendable {
     }
 
     /// Refuses every token of the account issued before `time` ("sign out everywhere"); a later
-    /// sign-out moves the cut-off forward, never back.
+    /// sign-out moves the cut-off forward, never back. When staff did it, `audit` is its row, in
+    /// the same transaction.
     @discardableResult
-    public func signOutEverywhere(app: String, account: String, at time: Double) async throws -> Double {
-        let rows = try await client.query(
-            """
-            INSERT INTO token_cutoffs (app, account, not_before) VALUES (\(app), \(account), \(time))
-            ON CONFLICT (app, account) DO UPDATE SET not_before = greatest(token_cutoffs.not_before, EXCLUDED.not_before)
-            RETURNING not_before
-            """, logger: logger)
-        for try await notBefore in rows.decode(Double.self) { return notBefore }
-        return time
+    public func signOutEverywhere(app: String, account: String, at time: Double, audit: AuditLog.Entry? = nil) async throws
+        -> Double
+    {
+        let logger = logger
+        return try await client.withTransaction(logger: logger) { connection in
+            let rows = try await connection.query(
+                """
+                INSERT INTO token_cutoffs (app, account, not_before) VALUES (\(app), \(account), \(time))
+                ON CONFLICT (app, account) DO UPDATE SET not_before = greatest(token_cutoffs.not_before, EXCLUDED.not_before)
+                RETURNING not_before
+                """, logger: logger)
+            var cutoff = time
+            for try await notBefore in rows.decode(Double.self) { cutoff = notBefore }
+            if let audit { try await AuditLog.append(audit, on: connection, logger: logger) }
+            return cutoff
+        }
     }
 
     // MARK: - Pull

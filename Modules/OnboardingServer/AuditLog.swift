@@ -162,6 +162,22 @@ public struct AuditLog: Sendable {
         return entries
     }
 
+    /// The stored hash of row `id`, if the row exists.
+    public func hash(of id: Int64) async throws -> String? {
+        let rows = try await client.query("SELECT hash FROM audit_log WHERE id = \(id)", logger: logger)
+        for try await hash in rows.decode(String.self) { return hash }
+        return nil
+    }
+
+    /// The newest row's id and hash: what an operator keeps outside the database (an anchor), so
+    /// that a chain rewritten from some row on, or cut short, is found (``verify()`` alone finds
+    /// only a row changed without rewriting those after it).
+    public func head() async throws -> (id: Int64, hash: String)? {
+        let rows = try await client.query("SELECT id, hash FROM audit_log ORDER BY id DESC LIMIT 1", logger: logger)
+        for try await (id, hash) in rows.decode((Int64, String).self) { return (id, hash) }
+        return nil
+    }
+
     /// The chain checked from the first row: nil when every row's hash is right, else the first
     /// row that is not (changed, or after a row removed or inserted), and how many rows were read.
     public func verify() async throws -> (rows: Int, brokenAt: Int64?) {

@@ -42,33 +42,41 @@ public struct ControlPlane: Sendable {
             message: "too many failed sign-ins or tokens from \(who); try again in \(wait) s", retryAfter: wait)
     }
 
-    /// Refuses a request from a source past its limit before anything of it is checked.
-    func refuseIfLimited(source: String, now: Double) throws(APIError) {
-        if let wait = limiter.retryAfter(source: source, now: now) { throw Self.limited(wait, "this address") }
+    /// The answer to a token whose signature did not check (a forgery, a guess, a dropped key's):
+    /// counted against the source, and past its limit a 429 instead (a source's valid tokens are
+    /// checked first and never refused for it, so nobody behind a shared address is locked out).
+    func refusal(_ error: APIError, source: String, now: Double) -> APIError {
+        if let wait = limiter.retryAfter(source: source, now: now) { return Self.limited(wait, "this address") }
+        limiter.failed(source: source, now: now)
+        return error
     }
 
     /// The person a credential opens (`text`, the signed token), checked in full: the key ring's
-    /// signature, the expiry, the credential's row (live, theirs) and the person's existence.
-    /// Failures are counted against `source` (and the person they name).
+    /// signature (first, and cheap: a source past its limit costs nothing more), the expiry, the
+    /// credential's row (live, theirs) and the person's existence. A genuine token that is merely
+    /// old (expired, or a retired admin token) is not counted; a forged one counts against
+    /// `source`, a revoked one against `source` and the person it names.
     func person(credential text: String, source: String, now: Date) async throws -> Person {
         let seconds = now.timeIntervalSince1970
-        try refuseIfLimited(source: source, now: seconds)
         let claims: TokenClaims
         do {
             claims = try tokens.verify(text, now: now)
         } catch {
-            limiter.failed(source: source, now: seconds)
             switch error {
             case .expired:
                 throw APIError(status: .unauthorized, code: "token_expired", message: "the credential has expired; ask an owner for a new one (onboarding-server people rotate)")
             case .adminRetired:
                 throw Self.adminRetired
             case .unknownKey:
-                throw APIError(
-                    status: .unauthorized, code: "unauthorized",
-                    message: "the credential was signed by a key this server no longer accepts; ask for a new one")
+                throw refusal(
+                    APIError(
+                        status: .unauthorized, code: "unauthorized",
+                        message: "the credential was signed by a key this server no longer accepts; ask for a new one"),
+                    source: source, now: seconds)
             default:
-                throw APIError(status: .unauthorized, code: "unauthorized", message: "the credential is not valid")
+                throw refusal(
+                    APIError(status: .unauthorized, code: "unauthorized", message: "the credential is not valid"), source: source,
+                    now: seconds)
             }
         }
         guard claims.scope == .person, let id = claims.credential else {
@@ -77,6 +85,9 @@ public struct ControlPlane: Sendable {
                 message: "an account token opens only its account; this needs a person's credential (onboarding-server people add)")
         }
         guard let person = try await people.person(credential: id, of: claims.subject, now: seconds) else {
+            if let wait = limiter.retryAfter(person: claims.subject, now: seconds) ?? limiter.retryAfter(source: source, now: seconds) {
+                throw Self.limited(wait, limiter.retryAfter(person: claims.subject, now: seconds) != nil ? claims.subject : "this address")
+            }
             limiter.failed(source: source, person: claims.subject, now: seconds)
             if let wait = limiter.retryAfter(person: claims.subject, now: seconds) {
                 throw Self.limited(wait, claims.subject)

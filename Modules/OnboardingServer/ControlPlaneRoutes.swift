@@ -97,9 +97,10 @@ extension Routes {
         router.get("/v1/apps/:app/people") { request, context in
             await answer {
                 let app = try Self.name(context, "app")
-                _ = try await controlPlane.actor(request, context, app: app, role: .owner, to: "reading the app's people")
+                let actor = try await controlPlane.actor(request, context, app: app, role: .owner, to: "reading the app's people")
                 let people = try await withDeadline(Self.requestDeadline) { try await controlPlane.people.list(app: app) }
-                return Self.json(["app": .string(app), "people": .list(people.map { $0.summary(now: Date()) })] as TourValue)
+                return Self.json(
+                    ["app": .string(app), "people": .list(people.map { $0.summary(now: Date(), shownTo: actor) })] as TourValue)
             }
         }
         // Grant a role in the app (creating the person, whose first credential is answered once).
@@ -136,7 +137,7 @@ extension Routes {
                     try await controlPlane.people.grant(
                         role, in: .app(app), to: name, identity: identity, days: PeopleStore.defaultDays, by: actor, now: now)
                 }
-                var answer = person.summary(now: Date()).objectValue ?? [:]
+                var answer = person.summary(now: Date(), shownTo: actor).objectValue ?? [:]
                 if let credential { answer["credential"] = .string(controlPlane.tokens.sign(credential.claims)) }
                 return Self.json(.object(answer), status: credential == nil ? .ok : .created)
             }
@@ -166,14 +167,17 @@ extension Routes {
         }
     }
 
-    /// Ends `name`'s sessions for an owner of `app`: only a person of that app, and an operator only
-    /// by another operator.
+    /// Ends `name`'s sessions for an owner of `app`. Sessions are a person's, across apps, so an
+    /// owner ends only those of people whose every role is in apps they own; an operator, anyone's.
     static func endSessions(of name: String, app: String, by actor: Actor, people: PeopleStore) async throws -> Int {
         guard let person = try await people.person(name), person.role(in: app) != nil else {
             throw APIError(status: .notFound, code: "not_found", message: "\(name) holds no role in \(app)")
         }
-        if person.isOperator, actor.person?.isOperator != true {
-            throw APIError(status: .forbidden, code: "forbidden", message: "\(name) is an operator; only an operator ends their sessions")
+        let beyond = person.roles.keys.filter { !actor.may(.owner, in: $0.app) }
+        guard beyond.isEmpty else {
+            throw APIError(
+                status: .forbidden, code: "forbidden",
+                message: "\(name) also holds roles in \(beyond.map(\.description).sorted().joined(separator: ", ")); only an owner of those, or an operator, ends their sessions")
         }
         return try await withDeadline(Self.requestDeadline) {
             try await people.endSessions(of: name, app: app, by: actor, now: Date().timeIntervalSince1970)
@@ -182,9 +186,13 @@ extension Routes {
 }
 
 extension Person {
-    /// What lists show of a person: never a credential's text (the server does not have it).
-    func summary(now: Date) -> TourValue {
-        .members([
+    /// What lists show of a person: never a credential's text (the server does not have it); of an
+    /// operator, to someone who is not one, only their name and role.
+    func summary(now: Date, shownTo viewer: Actor) -> TourValue {
+        if isOperator, viewer.person?.isOperator != true {
+            return .members(["name": .string(name), "roles": .object(["*": .string(roles[.everyApp]!.rawValue)])])
+        }
+        return .members([
             "name": .string(name), "identity": identity.map(TourValue.string),
             "roles": .object(Dictionary(uniqueKeysWithValues: roles.map { ($0.key.stored, TourValue.string($0.value.rawValue)) })),
             "credentials": .list(

@@ -97,6 +97,8 @@ extension Dashboard {
     private func peoplePage(_ app: String, access: Access, message: String?) async throws -> Response {
         let people = try await withDeadline(Routes.requestDeadline) { try await controlPlane.people.list(app: app) }
         let now = Date().timeIntervalSince1970
+        // An operator's identity and credentials are shown to operators only.
+        let hidden = { (person: Person) in person.isOperator && !access.person.isOperator }
         let token = InsightsPage.Form.Field(name: "form_token", label: "", type: "hidden", value: access.session.formToken)
         var sections: [InsightsPage.Section] = []
         if let message { sections.append(.text(message)) }
@@ -107,8 +109,8 @@ extension Dashboard {
                     rows: people.map { person in
                         [
                             .init(person.name), .init(person.roles[.app(app)]?.rawValue ?? "–"),
-                            .init(person.roles[.everyApp]?.rawValue ?? "–"), .init(person.identity ?? "–"),
-                            .number(person.credentials.filter { $0.revokedAt == nil && $0.expiresAt > now }.count),
+                            .init(person.roles[.everyApp]?.rawValue ?? "–"), .init(hidden(person) ? "–" : person.identity ?? "–"),
+                            hidden(person) ? .init("–") : .number(person.credentials.filter { $0.revokedAt == nil && $0.expiresAt > now }.count),
                         ]
                     })))
         let path = "/dashboard/apps/\(app)/people"

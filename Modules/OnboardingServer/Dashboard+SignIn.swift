@@ -25,7 +25,7 @@ extension Dashboard {
             await page {
                 guard let access = try await access(request) else {
                     var response = Self.redirect("/dashboard/sign-in")
-                    if request.cookies[Self.cookie] != nil { response.setCookie(Self.clearedCookie(request)) }
+                    if Self.cookieValue(Self.cookie, request) != nil { response.setCookie(Self.clearing(Self.cookie, request)) }
                     return response
                 }
                 var request = request
@@ -35,14 +35,13 @@ extension Dashboard {
                     throw DashboardError(
                         .forbidden, "This sign-out did not come from a page of this dashboard, so nothing was done: you are still signed in.")
                 }
-                try await withDeadline(Routes.requestDeadline) { try await sessions.close(access.session.cookie) }
-                try await controlPlane.audit.record(
-                    .init(
-                        at: Date().timeIntervalSince1970,
-                        actor: Actor(name: access.person.name, source: controlPlane.clients.of(request, context), person: access.person),
-                        app: nil, action: "sign-out"))
+                let audit = AuditLog.Entry(
+                    at: Date().timeIntervalSince1970,
+                    actor: Actor(name: access.person.name, source: controlPlane.clients.of(request, context), person: access.person),
+                    app: nil, action: "sign-out")
+                try await withDeadline(Routes.requestDeadline) { try await sessions.close(access.session.cookie, audit: audit) }
                 var response = Self.redirect("/dashboard/sign-in")
-                response.setCookie(Self.clearedCookie(request))
+                response.setCookie(Self.clearing(Self.cookie, request))
                 return response
             }
         }
@@ -62,18 +61,21 @@ extension Dashboard {
         var request = request
         let source = controlPlane.clients.of(request, context)
         let now = Date()
-        if let wait = controlPlane.limiter.retryAfter(source: source, now: now.timeIntervalSince1970) {
-            throw limitedPage(wait)
-        }
-        // Login CSRF: a page elsewhere posting its own credential into this browser is refused.
+        // Login CSRF: a page elsewhere posting its own credential into this browser is refused. The
+        // refusal counts against the source, so it cannot flood the audit trail either.
         guard isSameOrigin(request) else {
-            try await audit(.init(name: "unknown", source: source, person: nil), "sign-in.refused", why: "the form was posted from another site")
+            if let wait = controlPlane.limiter.retryAfter(source: source, now: now.timeIntervalSince1970) { throw limitedPage(wait) }
+            controlPlane.limiter.failed(source: source, now: now.timeIntervalSince1970)
+            try await audit(.unverified("unknown", source), "sign-in.refused", why: "the form was posted from another site")
             throw DashboardError(.forbidden, "This sign-in did not come from this dashboard's own page, so it was refused.")
         }
         let fields = try await Self.form(&request)
         // Every cookie of that name: one tossed in from a sibling subdomain (for the whole site)
         // must not stop the form's own from matching.
-        guard Self.cookieValues(Self.signInCookie, request).contains(where: { DashboardSessions.matches(fields["form_token"], "sign-in", $0) })
+        guard
+            Self.cookieValues(Self.cookieName(Self.signInCookie, request), request).contains(where: {
+                DashboardSessions.matches(fields["form_token"], "sign-in", $0)
+            })
         else {
             return signInPage(request, message: "The sign-in form had expired; here is a new one.", status: .forbidden)
         }
@@ -82,12 +84,13 @@ extension Dashboard {
         do {
             person = try await controlPlane.person(credential: credential, source: source, now: now)
         } catch let error as APIError {
+            // Refused unchecked (past the limit): not audited one by one.
+            if error.status == .tooManyRequests { throw limitedPage(Double(error.retryAfter ?? 1)) }
             // The name the credential claims, when its signature is good (a revoked one): never the credential.
             let claimed = (try? controlPlane.tokens.verify(credential, now: now))?.subject ?? "unknown"
-            try await audit(.init(name: claimed, source: source, person: nil), "sign-in.failed", why: error.message)
-            if error.status == .tooManyRequests { throw limitedPage(Double(error.retryAfter ?? 1)) }
+            try await audit(.unverified(claimed, source), "sign-in.failed", why: error.message)
             if controlPlane.limiter.retryAfter(source: source, now: now.timeIntervalSince1970) != nil {
-                try await audit(.init(name: claimed, source: source, person: nil), "sign-in.rate-limited", why: "too many failures")
+                try await audit(.unverified(claimed, source), "sign-in.rate-limited", why: "too many failures from this address")
             }
             let message =
                 error.code == "token_outdated"
@@ -101,7 +104,8 @@ extension Dashboard {
             method: "credential")
     }
 
-    /// Opens a session for `person` (who must hold a role somewhere), audited, and sends them in.
+    /// Opens a session for `person` (who must hold a role somewhere), audited in the same
+    /// transaction, and sends them in.
     private func openSession(
         for person: Person, credential: String?, expires: Double, _ request: Request, source: String, method: String
     ) async throws -> Response {
@@ -109,17 +113,16 @@ extension Dashboard {
         guard !person.roles.isEmpty else {
             throw DashboardError(.forbidden, "\(person.name) holds no role in any app; an owner gives one.")
         }
+        let audit = AuditLog.Entry(
+            at: now, actor: Actor(name: person.name, source: source, person: person), app: nil, action: "sign-in",
+            details: ["method": .string(method)])
         let session = try await withDeadline(Routes.requestDeadline) {
-            try await sessions.open(person: person.name, credential: credential, expires: expires, now: now)
+            try await sessions.open(person: person.name, credential: credential, expires: expires, now: now, audit: audit)
         }
-        try await audit(Actor(name: person.name, source: source, person: person), "sign-in", why: nil, method: method)
         logger.info("dashboard sign-in", metadata: ["person": "\(person.name)", "method": "\(method)"])
         var response = Self.redirect("/dashboard")
-        response.setCookie(
-            Cookie(
-                name: Self.cookie, value: session.cookie, maxAge: Int(session.expiresAt - now), path: "/dashboard",
-                secure: Self.isSecure(request), httpOnly: true, sameSite: .strict))
-        response.headers.append(HTTPField(name: .setCookie, value: Self.cleared(Self.signInCookie, request).description))
+        response.setCookie(Self.makeCookie(Self.cookie, value: session.cookie, maxAge: Int(session.expiresAt - now), request))
+        response.headers.append(HTTPField(name: .setCookie, value: Self.clearing(Self.signInCookie, request).description))
         return response
     }
 
@@ -158,10 +161,7 @@ extension Dashboard {
         sections.append(
             .text("Your credential is exchanged for a session cookie of at most 8 hours; it is not kept. An owner of an app, or an operator, gives you one."))
         var response = Self.html(InsightsPage(title: "Sign in", sections: sections, footer: Self.footer), status: status)
-        response.setCookie(
-            Cookie(
-                name: Self.signInCookie, value: secret, maxAge: 3600, path: "/dashboard", secure: Self.isSecure(request),
-                httpOnly: true, sameSite: .strict))
+        response.setCookie(Self.makeCookie(Self.signInCookie, value: secret, maxAge: 3600, request))
         return response
     }
 
@@ -177,9 +177,9 @@ extension Dashboard {
         var response = Self.redirect(start.location)
         // Lax: the provider's redirect back is a top-level navigation from its site.
         response.setCookie(
-            Cookie(
-                name: DashboardOIDC.cookie, value: start.cookie, maxAge: Int(DashboardOIDC.flowLifetime), path: "/dashboard/sign-in",
-                secure: Self.isSecure(request), httpOnly: true, sameSite: .lax))
+            Self.makeCookie(
+                DashboardOIDC.cookie, value: start.cookie, maxAge: Int(DashboardOIDC.flowLifetime), path: "/dashboard/sign-in",
+                sameSite: .lax, request))
         return response
     }
 
@@ -198,27 +198,27 @@ extension Dashboard {
         let identity: String
         do {
             identity = try await oidc.finish(
-                code: code, state: state, cookie: request.cookies[DashboardOIDC.cookie]?.value, tokens: controlPlane.tokens, now: now)
+                code: code, state: state, cookie: Self.cookieValue(DashboardOIDC.cookie, request), tokens: controlPlane.tokens, now: now)
         } catch .unavailable(let why) {
             logger.warning("sign-in through the identity provider failed", metadata: ["error": "\(why)"])
             throw DashboardError(.serviceUnavailable, "The identity provider does not answer; try again.")
         } catch .refused(let why) {
             controlPlane.limiter.failed(source: source, now: now.timeIntervalSince1970)
-            try await audit(.init(name: "unknown", source: source, person: nil), "sign-in.failed", why: why, method: "identity provider")
+            try await audit(.unverified("unknown", source), "sign-in.failed", why: why, method: "identity provider")
             throw DashboardError(.unauthorized, "Not signed in: \(why).")
         }
         guard let person = try await controlPlane.people.person(identity: identity) else {
             controlPlane.limiter.failed(source: source, now: now.timeIntervalSince1970)
             try await audit(
-                .init(name: identity, source: source, person: nil), "sign-in.failed", why: "no person has this identity",
-                method: "identity provider")
+                .unverified(identity, source), "sign-in.failed", why: "no person has this identity", method: "identity provider")
             throw DashboardError(
                 .forbidden, "\(identity) is not a person of this server. An owner or operator adds you (onboarding-server people add --identity).")
         }
         var response = try await openSession(
             for: person, credential: nil, expires: now.timeIntervalSince1970 + DashboardSessions.lifetime, request, source: source,
             method: "identity provider")
-        response.headers.append(HTTPField(name: .setCookie, value: Self.cleared(DashboardOIDC.cookie, request, path: "/dashboard/sign-in").description))
+        response.headers.append(
+            HTTPField(name: .setCookie, value: Self.clearing(DashboardOIDC.cookie, request, path: "/dashboard/sign-in").description))
         return response
     }
 
@@ -250,10 +250,12 @@ extension Dashboard {
             }
         }
     }
+}
 
-    static func cleared(_ name: String, _ request: Request, path: String = "/dashboard") -> Cookie {
-        Cookie(
-            name: name, value: "", expires: Date(timeIntervalSince1970: 0), maxAge: 0, path: path, secure: isSecure(request),
-            httpOnly: true, sameSite: .strict)
+extension Actor {
+    /// Who a failed sign-in claimed to be: never taken for a person of that name (audit rows say
+    /// `unverified:` before it).
+    static func unverified(_ claimed: String, _ source: String) -> Actor {
+        Actor(name: "unverified:" + String(claimed.prefix(200)), source: source, person: nil)
     }
 }

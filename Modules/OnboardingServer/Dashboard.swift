@@ -131,7 +131,7 @@ struct Dashboard: Sendable {
 
     /// The request's live session and its person, if its cookie opens one.
     func access(_ request: Request) async throws -> Access? {
-        guard let value = request.cookies[Self.cookie]?.value else { return nil }
+        guard let value = Self.cookieValue(Self.cookie, request) else { return nil }
         let now = Date().timeIntervalSince1970
         return try await withDeadline(Routes.requestDeadline) {
             guard let session = try await sessions.find(value, now: now),
@@ -149,7 +149,7 @@ struct Dashboard: Sendable {
         await page {
             guard let access = try await access(request) else {
                 var response = Self.redirect("/dashboard/sign-in")
-                if request.cookies[Self.cookie] != nil { response.setCookie(Self.clearedCookie(request)) }
+                if Self.cookieValue(Self.cookie, request) != nil { response.setCookie(Self.clearing(Self.cookie, request)) }
                 return response
             }
             // Every page reads the aggregates: count what was pushed until now first.
@@ -197,11 +197,32 @@ struct Dashboard: Sendable {
         return false
     }
 
-    static func clearedCookie(_ request: Request) -> Cookie {
-        Cookie(
-            name: cookie, value: "", expires: Date(timeIntervalSince1970: 0), maxAge: 0, path: "/dashboard",
-            secure: isSecure(request), httpOnly: true, sameSite: .strict)
+    // MARK: - Cookies
+
+    /// The dashboard's cookies. Over TLS each is a `__Host-` cookie (`Secure`, `Path=/`, no
+    /// `Domain`), which no sibling subdomain can set or shadow; over plain HTTP (development, this
+    /// machine) the plain name under `path`.
+    static func cookieName(_ base: String, _ request: Request) -> String { isSecure(request) ? "__Host-" + base : base }
+
+    static func makeCookie(
+        _ base: String, value: String, maxAge: Int, path: String = "/dashboard", sameSite: Cookie.SameSite = .strict,
+        _ request: Request
+    ) -> Cookie {
+        let secure = isSecure(request)
+        return Cookie(
+            name: cookieName(base, request), value: value, maxAge: maxAge, path: secure ? "/" : path, secure: secure,
+            httpOnly: true, sameSite: sameSite)
     }
+
+    /// A cookie that tells the browser to forget `base`.
+    static func clearing(_ base: String, _ request: Request, path: String = "/dashboard") -> Cookie {
+        let secure = isSecure(request)
+        return Cookie(
+            name: cookieName(base, request), value: "", expires: Date(timeIntervalSince1970: 0), maxAge: 0,
+            path: secure ? "/" : path, secure: secure, httpOnly: true, sameSite: .strict)
+    }
+
+    static func cookieValue(_ base: String, _ request: Request) -> String? { request.cookies[cookieName(base, request)]?.value }
 
     // MARK: - Answers
 

@@ -158,7 +158,9 @@ public struct DashboardOIDC: Sendable {
         guard let identity = claims.strings[configuration.claim], !identity.isEmpty else {
             throw .refused("the identity token has no \(configuration.claim) claim")
         }
-        if configuration.claim == "email", claims.emailVerified == false {
+        // An email the provider has not vouched for (`email_verified` absent or false) is anyone's to
+        // type in at some providers: it signs no one in.
+        if configuration.claim == "email", claims.emailVerified != true {
             throw .refused("the identity provider has not verified the email \(identity)")
         }
         return identity
@@ -231,7 +233,10 @@ struct OIDCClaims: JWTPayload {
         aud = try container.decode(AudienceClaim.self, forKey: Key(stringValue: "aud"))
         exp = try container.decode(ExpirationClaim.self, forKey: Key(stringValue: "exp"))
         nonce = try? container.decode(String.self, forKey: Key(stringValue: "nonce"))
-        emailVerified = try? container.decode(Bool.self, forKey: Key(stringValue: "email_verified"))
+        // A boolean, or the string "true" some providers send.
+        emailVerified =
+            (try? container.decode(Bool.self, forKey: Key(stringValue: "email_verified")))
+            ?? (try? container.decode(String.self, forKey: Key(stringValue: "email_verified"))).map { $0 == "true" }
         for key in container.allKeys {
             if let value = try? container.decode(String.self, forKey: key) { strings[key.stringValue] = value }
         }

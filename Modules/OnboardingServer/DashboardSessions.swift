@@ -31,16 +31,22 @@ struct DashboardSessions: Sendable {
     }
 
     /// Opens a session for `person`; returns the cookie's value.
-    func open(person: String, credential: String?, expires: Double, now: Double) async throws -> Session {
+    /// Opens a session for `person`, with its audit row in the same transaction; returns it (with
+    /// the cookie's value).
+    func open(person: String, credential: String?, expires: Double, now: Double, audit: AuditLog.Entry) async throws -> Session {
         let value = TokenSigner.base64URL(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) })
         let session = Session(person: person, credential: credential, expiresAt: min(now + Self.lifetime, expires), cookie: value)
-        try await client.query(
-            """
-            INSERT INTO dashboard_sessions (id_hash, created_at, expires_at, person, credential)
-            VALUES (\(Self.hash(value)), \(now), \(session.expiresAt), \(person), \(credential))
-            """, logger: logger)
-        // Expired sessions are removed as new ones open: the table stays the size of the live ones.
-        try await client.query("DELETE FROM dashboard_sessions WHERE expires_at <= \(now)", logger: logger)
+        let logger = logger
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query(
+                """
+                INSERT INTO dashboard_sessions (id_hash, created_at, expires_at, person, credential)
+                VALUES (\(Self.hash(value)), \(now), \(session.expiresAt), \(person), \(credential))
+                """, logger: logger)
+            // Expired sessions are removed as new ones open: the table stays the size of the live ones.
+            try await connection.query("DELETE FROM dashboard_sessions WHERE expires_at <= \(now)", logger: logger)
+            try await AuditLog.append(audit, on: connection, logger: logger)
+        }
         return session
     }
 
@@ -64,9 +70,14 @@ struct DashboardSessions: Sendable {
         return nil
     }
 
-    func close(_ value: String) async throws {
+    /// Ends the session, with its audit row in the same transaction.
+    func close(_ value: String, audit: AuditLog.Entry) async throws {
         guard Self.isWellFormed(value) else { return }
-        try await client.query("DELETE FROM dashboard_sessions WHERE id_hash = \(Self.hash(value))", logger: logger)
+        let logger = logger
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("DELETE FROM dashboard_sessions WHERE id_hash = \(Self.hash(value))", logger: logger)
+            try await AuditLog.append(audit, on: connection, logger: logger)
+        }
     }
 
     /// 43 base64url characters (256 bits), as ``open`` makes them.

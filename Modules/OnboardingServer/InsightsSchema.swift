@@ -160,6 +160,43 @@ enum InsightsSchema {
         $body$
         """
 
+    /// Migration `v10-watermark-per-database`: the same count, with a watermark that only this
+    /// database's transactions hold back. `v4`'s watermark was the snapshot's `xmin`, which any
+    /// transaction of the whole PostgreSQL cluster holds back: a long transaction in another
+    /// database (a dump, a report, another service) kept every report waiting, then answering
+    /// without the latest pushes. Transaction ids are unique across the cluster, so an id that
+    /// `pg_stat_activity` shows running in another database, read *before* the snapshot is taken,
+    /// can write no push here and is passed over. Every other transaction running at the snapshot
+    /// still holds the watermark back (also one whose database this role may not see), so no push
+    /// is skipped.
+    static let v10: [String] = [
+        """
+        CREATE OR REPLACE FUNCTION insight_catch_up() RETURNS xid8 LANGUAGE plpgsql
+        SET plan_cache_mode = force_custom_plan AS $body$
+        DECLARE
+            lo xid8;
+            hi xid8;
+            elsewhere xid[];
+            snap pg_snapshot;
+        BEGIN
+            SELECT counted_below INTO lo FROM insight_progress WHERE singleton FOR UPDATE;
+            SELECT coalesce(array_agg(backend_xid), '{}') INTO elsewhere FROM pg_stat_activity
+                WHERE backend_xid IS NOT NULL AND datname IS DISTINCT FROM current_database();
+            snap := pg_current_snapshot();
+            SELECT coalesce(min(x), pg_snapshot_xmax(snap)) INTO hi
+                FROM pg_snapshot_xip(snap) AS x WHERE NOT (xid(x) = ANY (elsewhere));
+            IF hi <= lo THEN RETURN lo; END IF;
+            IF EXISTS (SELECT 1 FROM pushes WHERE xact >= lo AND xact < hi) THEN
+                \(countMembers(pushesInRange));
+                \(countFacts(factsInRange).joined(separator: ";\n"));
+            END IF;
+            UPDATE insight_progress SET counted_below = hi, counted_at = now() WHERE singleton;
+            RETURN hi;
+        END
+        $body$
+        """
+    ]
+
     /// Row triggers: an account's record inserted (+1 to its standing) or moved (-1, +1).
     private static let standings = """
         CREATE FUNCTION insight_standing_moved() RETURNS trigger LANGUAGE plpgsql AS $body$

@@ -44,6 +44,9 @@ public enum RoleScope: Equatable, Hashable, Sendable, CustomStringConvertible {
         case .everyApp: "every app"
         }
     }
+
+    /// The app, or nil for every app (what ``Actor/may(_:in:)`` takes).
+    public var app: String? { if case .app(let app) = self { app } else { nil } }
 }
 
 /// A person as the server knows them: a name, the identity-provider claim that signs them in,

@@ -147,6 +147,8 @@ public enum PostgresSchema {
         ),
         // People, roles, credentials, the audit trail and signed publications (ControlPlaneSchema).
         ("v9-control-plane", ControlPlaneSchema.v9),
+        // A watermark only this database's transactions hold back (InsightsSchema.v10).
+        ("v10-watermark-per-database", InsightsSchema.v10),
     ]
 
     /// An arbitrary constant: the advisory lock that serialises migrations across processes.

@@ -72,8 +72,12 @@ public final class RateLimiter: Sendable {
     @discardableResult
     private static func spend(in buckets: borrowing Mutex<[String: Bucket]>, _ key: String, burst: Double, refill: Double, now: Double) -> Bool {
         buckets.withLock { buckets in
+            // At capacity, the buckets that refilled (nobody limited) go; if that frees too little,
+            // all go (a flood of addresses forgets the limits rather than the server's memory), so
+            // a full scan happens at most once per capacity / 2 new addresses.
             if buckets.count >= capacity {
                 buckets = buckets.filter { refilled($0.value, burst: burst, refill: refill, now: now).tokens < burst }
+                if buckets.count >= capacity / 2 { buckets.removeAll(keepingCapacity: true) }
             }
             var bucket = refilled(buckets[key], burst: burst, refill: refill, now: now)
             let before = bucket.tokens

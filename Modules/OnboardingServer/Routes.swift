@@ -101,12 +101,9 @@ struct Routes: Sendable {
                     try await refuseIfSignedOut(claims, app: app, account: account)
                 }
                 let now = Date().timeIntervalSince1970
+                let audit = staff.map { AuditLog.Entry(at: now, actor: $0, app: app, action: "account.signed-out", target: account) }
                 let cutoff = try await withDeadline(Self.requestDeadline) {
-                    try await store.signOutEverywhere(app: app, account: account, at: now)
-                }
-                if let staff {
-                    try await controlPlane.audit.record(
-                        .init(at: now, actor: staff, app: app, action: "account.signed-out", target: account))
+                    try await store.signOutEverywhere(app: app, account: account, at: now, audit: audit)
                 }
                 return Self.json(SignOut(app: app, account: account, tokensIssuedBefore: cutoff))
             }
@@ -142,14 +139,13 @@ struct Routes: Sendable {
                 status: .unauthorized, code: "unauthorized",
                 message: "send a token as 'Authorization: Bearer TOKEN' (onboarding-server token --app APP --account ACCOUNT mints one)")
         }
-        let source = controlPlane.clients.of(request, context)
         let now = Date()
-        try controlPlane.refuseIfLimited(source: source, now: now.timeIntervalSince1970)
         do {
             return try await verify(token, app: app, now: now)
-        } catch let error as APIError {
-            if error.status == .unauthorized { controlPlane.limiter.failed(source: source, now: now.timeIntervalSince1970) }
-            throw error
+        } catch let error as APIError where error.status == .unauthorized && !["token_expired", "token_outdated"].contains(error.code) {
+            // A token that did not check: counted against its source (429 past the limit). A genuine
+            // old one (expired, revoked by a sign-out) is not a guess and is not counted.
+            throw controlPlane.refusal(error, source: controlPlane.clients.of(request, context), now: now.timeIntervalSince1970)
         }
     }
 

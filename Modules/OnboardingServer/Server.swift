@@ -43,11 +43,11 @@ public enum OnboardingServer {
         waitForDatabase: Int
     ) async throws {
         let router = Router(context: ServerRequestContext.self)
-        router.middlewares.add(LogRequestsMiddleware(.info))
+        router.middlewares.add(RequestLog())
         let catalogs = CatalogStore(client: client, logger: logger)
         let controlPlane = ControlPlane(
-            client: client, tokens: configuration.tokens, clients: ClientAddress(trustedProxies: configuration.trustedProxies),
-            logger: logger)
+            client: client, tokens: configuration.tokens,
+            clients: ClientAddress(trustedProxies: configuration.trustedProxies, logger: logger), logger: logger)
         var identityProvider: IdentityProvider?
         if let settings = configuration.identityProvider {
             let keys = JWKSource(settings.keys, http: http, logger: logger)

@@ -37,12 +37,7 @@ struct KeysCommand: AsyncParsableCommand {
             }
             let privateFile = folder.appendingPathComponent("\(key.id).signing-key.json")
             let publicFile = folder.appendingPathComponent("\(key.id).json")
-            guard !FileManager.default.fileExists(atPath: privateFile.path) else {
-                throw ValidationError("\(privateFile.path) exists; a key file is never overwritten")
-            }
-            guard FileManager.default.createFile(
-                atPath: privateFile.path, contents: Data(key.fileText.utf8), attributes: [.posixPermissions: 0o600])
-            else { throw ValidationError("cannot write \(privateFile.path)") }
+            try writeSecretFile(privateFile.path, key.fileText)
             try TrustedKeyFile.text(key.publicKey).write(to: publicFile, atomically: true, encoding: .utf8)
             print(key.id)
             note(

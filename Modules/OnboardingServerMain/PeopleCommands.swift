@@ -43,8 +43,7 @@ struct PeopleCommand: AsyncParsableCommand {
             print(text)
             return
         }
-        guard FileManager.default.createFile(atPath: file, contents: Data((text + "\n").utf8), attributes: [.posixPermissions: 0o600])
-        else { throw ValidationError("cannot write the credential to \(file)") }
+        try writeSecretFile(file, text + "\n")
         note("the credential is in \(file) (readable by you only)")
     }
 
@@ -189,6 +188,11 @@ struct AuditCommand: AsyncParsableCommand {
     @Option(help: "At most this many rows.") var limit = 100
     @Option(help: "text, json or csv.") var format = "text"
     @Flag(help: "Check every row's hash against the one before it.") var verify = false
+    @Option(
+        help: ArgumentHelp(
+            "With --verify: a file of anchors (ROW HASH lines) kept where the database's owner cannot write.",
+            discussion: "Each anchor must still match its row (no row rewritten or cut); the current head is added."))
+    var anchors: String?
     @OptionGroup var database: DatabaseOptions
 
     func validate() throws {
@@ -199,12 +203,44 @@ struct AuditCommand: AsyncParsableCommand {
 
     func run() async throws {
         if verify {
-            let (rows, broken) = try await database.withClient { client, logger in try await AuditLog(client: client, logger: logger).verify() }
+            let anchorsFile = anchors
+            let kept: [(Int64, String)] = try anchorsFile.map { path in
+                guard FileManager.default.fileExists(atPath: path) else { return [] }
+                return try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").compactMap { line in
+                    let parts = line.split(separator: " ")
+                    guard parts.count == 2, let id = Int64(parts[0]) else { return nil }
+                    return (id, String(parts[1]))
+                }
+            } ?? []
+            let (rows, broken, mismatched, head) = try await database.withClient { client, logger in
+                let audit = AuditLog(client: client, logger: logger)
+                let (rows, broken) = try await audit.verify()
+                var mismatched: [Int64] = []
+                for (id, hash) in kept where try await audit.hash(of: id) != hash { mismatched.append(id) }
+                return (rows, broken, mismatched, try await audit.head())
+            }
             if let broken {
                 note("onboarding-server: the audit trail is broken at row \(broken): it, or the row before it, was changed, removed or inserted")
                 throw ExitCode(1)
             }
-            print("the audit trail's \(rows) rows are intact")
+            if let first = mismatched.first {
+                note(
+                    "onboarding-server: the audit trail was rewritten or cut: row \(first) no longer has the hash its anchor kept (\(mismatched.count) anchor\(mismatched.count == 1 ? "" : "s") differ)")
+                throw ExitCode(1)
+            }
+            print("the audit trail's \(rows) rows are intact\(kept.isEmpty ? "" : ", and match \(kept.count) anchor\(kept.count == 1 ? "" : "s")")")
+            if let head {
+                print("head: row \(head.id) \(head.hash)")
+                if let anchorsFile, kept.last?.0 != head.id {
+                    if !FileManager.default.fileExists(atPath: anchorsFile) {
+                        _ = FileManager.default.createFile(atPath: anchorsFile, contents: nil)
+                    }
+                    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: anchorsFile))
+                    handle.seekToEndOfFile()
+                    handle.write(Data("\(head.id) \(head.hash)\n".utf8))
+                    try handle.close()
+                }
+            }
             return
         }
         let filter = AuditLog.Filter(apps: app.map { [$0] }, actor: person, limit: limit)

@@ -110,10 +110,13 @@ struct Migrate: AsyncParsableCommand {
     }
 }
 
-struct Token: ParsableCommand {
+struct Token: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Mint an account token for one app, signed with the signing key, and print it.",
-        discussion: "People of the control plane have credentials of their own: onboarding-server people add.")
+        discussion: """
+            People of the control plane have credentials of their own: onboarding-server people add. With \
+            DATABASE_URL (or DATABASE_URL_FILE) set, the minting is one row of the audit trail.
+            """)
 
     @Option(help: "The app the token is for (finite, lockedin, carrierwave, growth, moodtracker, ...).")
     var app: String?
@@ -124,7 +127,7 @@ struct Token: ParsableCommand {
     @Option(help: "How long it is valid, in days (1 to 3650).")
     var days = 30
 
-    func run() throws {
+    func run() async throws {
         if admin {
             throw ValidationError(
                 "shared admin tokens are retired: each person has a credential of their own (onboarding-server people add --name NAME --role ROLE --app APP)")
@@ -138,7 +141,17 @@ struct Token: ParsableCommand {
         let now = Date().timeIntervalSince1970
         let claims = TokenClaims(
             subject: account, scope: .account, app: app, issuedAt: now, expires: Int64(now) + Int64(days) * 86_400)
-        print(try secret().sign(claims))
+        let token = try secret().sign(claims)
+        if try Settings.secret("DATABASE_URL") != nil {
+            let days = days
+            try await DatabaseOptions().withClient { client, logger in
+                try await AuditLog(client: client, logger: logger).record(
+                    .init(
+                        at: now, actor: .commandLine(), app: app, action: "token.minted", target: account,
+                        details: ["days": .int(days)]))
+            }
+        }
+        print(token)
     }
 }
 
@@ -161,10 +174,9 @@ struct SignOutCommand: AsyncParsableCommand {
         let (app, account) = (app, account)
         let cutoff = try await database.withClient { client, logger in
             let now = Date().timeIntervalSince1970
-            let cutoff = try await AccountStore(client: client, logger: logger).signOutEverywhere(app: app, account: account, at: now)
-            try await AuditLog(client: client, logger: logger).record(
-                .init(at: now, actor: .commandLine(), app: app, action: "account.signed-out", target: account))
-            return cutoff
+            return try await AccountStore(client: client, logger: logger).signOutEverywhere(
+                app: app, account: account, at: now,
+                audit: .init(at: now, actor: .commandLine(), app: app, action: "account.signed-out", target: account))
         }
         print("\(app)/\(account): tokens issued before \(Date(timeIntervalSince1970: cutoff)) are refused")
     }

@@ -1,6 +1,9 @@
 import AccountSync
 import ArgumentParser
 import Foundation
+#if canImport(Glibc)
+    import Glibc
+#endif
 import Logging
 import OnboardingServer
 import PostgresNIO
@@ -146,6 +149,20 @@ let processLogger: Logger = {
 }()
 
 func makeLogger() -> Logger { processLogger }
+
+/// Writes a secret (a credential, a private key) to a new file readable by its owner only: created
+/// with mode 0600 and `O_EXCL` in one call, so it is never readable by others, not even for a moment,
+/// and never overwrites a file.
+func writeSecretFile(_ path: String, _ text: String) throws {
+    let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    guard descriptor >= 0 else {
+        throw ValidationError(
+            errno == EEXIST ? "\(path) exists; a secret file is never overwritten (remove it first)" : "cannot create \(path) (errno \(errno))")
+    }
+    let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+    try handle.write(contentsOf: Data(text.utf8))
+    try handle.close()
+}
 
 /// One line on standard error.
 func note(_ text: String) {

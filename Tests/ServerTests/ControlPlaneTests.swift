@@ -78,12 +78,24 @@ struct ControlPlaneTests {
         #expect(minting.status != 0)
         #expect(minting.stderr.contains("people add"))
 
-        // One audit row per act, naming who did it.
+        // Sessions are a person's across apps: an owner of growth does not end those of someone who
+        // also holds a role in finite; an operator does.
+        _ = try server.command(["people", "add", "--name", "bob", "--role", "viewer", "--app", "finite"])
+        let beyond = try await HTTP.post(people.appendingPathComponent("bob/end-sessions"), token: ann, body: Data())
+        #expect(beyond.status == 403, "\(String(decoding: beyond.body, as: UTF8.self))")
+        #expect(try await HTTP.post(people.appendingPathComponent("bob/end-sessions"), token: operatorCredential, body: Data()).status == 200)
+        // Owners see operators by name and role only.
+        let seen = try await HTTP.get(people, token: ann)
+        let operatorEntry = (seen.json["people"] as? [[String: Any]] ?? []).first { $0["name"] as? String == "operator" }
+        #expect(operatorEntry?["credentials"] == nil && operatorEntry?["roles"] != nil, "\(seen.json)")
+
+        // One audit row per act, naming who did it; minting a token is one too.
         let rows = try server.sql("SELECT actor || ' ' || action || ' ' || coalesce(target, '') FROM audit_log ORDER BY id")
         for expected in ["role.removed vic", "person.removed vic", "credential.rotated bob", "person.added dee", "role.granted dee"] {
             #expect(rows.filter { $0.hasSuffix(expected) }.count == 1, "\(expected): \(rows)")
         }
         #expect(rows.contains("ann person.added dee"))
+        #expect(rows.contains { $0.hasSuffix("token.minted ann") }, "\(rows)")
         #expect(rows.contains { $0.hasPrefix("command line (") && $0.hasSuffix("person.added vic") })
         let audit = try await HTTP.get(
             server.url.appendingPathComponent("v1/audit").appending(queryItems: [.init(name: "app", value: "growth")]), token: ann)
@@ -118,6 +130,54 @@ struct ControlPlaneTests {
         let broken = try server.command(["audit", "--verify"])
         #expect(broken.status == 1)
         #expect(broken.stderr.contains("broken at row 2"), "\(broken.stderr)")
+        _ = try server.sql(
+            "ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only; UPDATE audit_log SET actor = 'command line (onboarding@ci)' WHERE id = 2 AND actor = 'mallory'; ALTER TABLE audit_log ENABLE TRIGGER audit_log_append_only")
+    }
+
+    /// An anchor kept outside the database finds what the chain alone cannot: the newest rows cut
+    /// off by the table's owner (the rows left still chain).
+    @Test func anAnchorKeptOutsideFindsTheTrailCutShort() async throws {
+        let server = try ServerProcess()
+        _ = try server.credential("ann", role: "owner", app: "growth")
+        _ = try server.command(["people", "end-sessions", "--name", "ann"])
+        let anchors = FileManager.default.temporaryDirectory.appendingPathComponent("anchors-\(UUID().uuidString)").path
+        let first = try server.command(["audit", "--verify", "--anchors", anchors])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.contains("head: row"))
+        // The owner cuts the newest row; the chain of what is left is intact.
+        _ = try server.sql(
+            "ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only; DELETE FROM audit_log WHERE id = (SELECT max(id) FROM audit_log); ALTER TABLE audit_log ENABLE TRIGGER audit_log_append_only")
+        #expect(try server.command(["audit", "--verify"]).status == 0)
+        let cut = try server.command(["audit", "--verify", "--anchors", anchors])
+        #expect(cut.status == 1)
+        #expect(cut.stderr.contains("was rewritten or cut"), "\(cut.stderr)")
+    }
+
+    /// Behind a trusted balancer, the client is the nearest address in X-Forwarded-For that is not
+    /// the balancer's, read across every line of the header (a forged first line changes nothing);
+    /// from an untrusted peer the header is ignored.
+    @Test func theClientAddressComesFromTheTrustedBalancerOnly() async throws {
+        let server = try ServerProcess(environment: ["ONBOARDING_TRUSTED_PROXIES": "127.0.0.1"])
+        let form = try DashboardTests.signInForm(server)
+        func fail(_ headers: [String]) throws {
+            _ = try DashboardTests.curl(
+                server.url.appendingPathComponent("dashboard/sign-in"), cookies: [form.cookie: form.secret],
+                form: "form_token=\(form.token)&credential=obt2.wrong.x", headers: headers)
+        }
+        try fail(["X-Forwarded-For: 6.6.6.6", "X-Forwarded-For: 203.0.113.9"])
+        try fail(["X-Forwarded-For: 2001:db8:1:2:aaaa::1"])
+        let sources = try server.sql("SELECT source FROM audit_log WHERE action = 'sign-in.failed' ORDER BY id")
+        #expect(sources == ["203.0.113.9", "2001:db8:1:2::/64"], "\(sources)")
+        // Untrusted (the peer is 127.0.0.2): the header is the client's own word, and ignored.
+        let script = """
+            import http.client
+            conn = http.client.HTTPConnection("127.0.0.1", \(server.port), source_address=("127.0.0.2", 0))
+            conn.request("POST", "/dashboard/sign-in", "form_token=\(form.token)&credential=obt2.wrong.y",
+                {"Content-Type": "application/x-www-form-urlencoded", "Cookie": "\(form.cookie)=\(form.secret)", "X-Forwarded-For": "198.51.100.7"})
+            print(conn.getresponse().status)
+            """
+        #expect(try Shell.run("/usr/bin/python3", ["-c", script]).stdout.hasPrefix("401"))
+        #expect(try server.sql("SELECT source FROM audit_log WHERE action = 'sign-in.failed' ORDER BY id DESC LIMIT 1") == ["127.0.0.2"])
     }
 
     /// 1,000 wrong sign-ins from one address are slowed to a trickle (429 with Retry-After, unchecked),
@@ -169,6 +229,9 @@ struct ControlPlaneTests {
         #expect(statuses.prefix(20).allSatisfy { $0 == 401 }, "\(statuses)")
         #expect(statuses.filter { $0 == 401 }.count <= 20 + refills, "\(statuses)")
         #expect(statuses.allSatisfy { $0 == 401 || $0 == 429 }, "\(statuses)")
+        // A valid credential from that very address still passes: nobody behind a shared address
+        // is locked out by someone else's failures.
+        #expect(try await HTTP.get(Self.report(server), token: ann).status == 200)
     }
 
     /// Failures naming a person (their revoked credential) are limited per person: after ten, such

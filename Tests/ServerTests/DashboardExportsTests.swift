@@ -186,6 +186,9 @@ struct DashboardExportsTests {
             let attributes = (answer.setCookieHeader ?? "").split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
             #expect(attributes.contains("Secure") == secure, "\(headers)")
             #expect(attributes.contains("HttpOnly"))
+            // Over TLS a `__Host-` cookie for the whole host: no sibling subdomain can set or shadow it.
+            #expect(attributes.first?.hasPrefix("__Host-onboarding_session=") == secure, "\(headers)")
+            #expect(attributes.contains(secure ? "Path=/" : "Path=/dashboard"), "\(headers)")
         }
     }
 

@@ -56,13 +56,14 @@ extension DashboardTests {
         return cookie
     }
 
-    /// The sign-in page's form secret (its cookie) and anti-forgery token.
-    static func signInForm(_ server: ServerProcess) throws -> (secret: String, token: String) {
-        let page = try curl(server.url.appendingPathComponent("dashboard/sign-in"))
-        guard let secret = page.cookies["onboarding_sign_in"], let token = formToken(page.body) else {
+    /// The sign-in page's form secret (its cookie, by name: `__Host-` over TLS) and anti-forgery token.
+    static func signInForm(_ server: ServerProcess, headers: [String] = []) throws -> (secret: String, token: String, cookie: String) {
+        let page = try curl(server.url.appendingPathComponent("dashboard/sign-in"), headers: headers)
+        guard let (name, secret) = page.cookies.first(where: { $0.key.hasSuffix("onboarding_sign_in") }), let token = formToken(page.body)
+        else {
             throw HarnessFailure("the sign-in page has no form secret or token: \(page.status) \(page.body)")
         }
-        return (secret, token)
+        return (secret, token, name)
     }
 
     /// The value of the first `form_token` field of a page.
@@ -73,9 +74,9 @@ extension DashboardTests {
 
     /// Posts the sign-in form with `credential`, the way the sign-in page does.
     static func postSignIn(_ server: ServerProcess, credential: String, headers: [String] = []) throws -> CurlAnswer {
-        let form = try signInForm(server)
+        let form = try signInForm(server, headers: headers)
         return try curl(
-            server.url.appendingPathComponent("dashboard/sign-in"), cookies: ["onboarding_sign_in": form.secret],
+            server.url.appendingPathComponent("dashboard/sign-in"), cookies: [form.cookie: form.secret],
             form: "form_token=\(form.token)&credential=\(credential)", headers: headers)
     }
 
@@ -120,9 +121,10 @@ extension DashboardTests {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             if parts.count == 2 { cookies[String(parts[0])] = String(parts[1]) }
         }
-        let setCookie = cookies["onboarding_session"].flatMap { $0.isEmpty ? nil : $0 }
+        let setCookie = (cookies["onboarding_session"] ?? cookies["__Host-onboarding_session"]).flatMap { $0.isEmpty ? nil : $0 }
         return CurlAnswer(
             status: status, location: header("Location"), setCookie: setCookie, body: parts.dropFirst().joined(separator: "\r\n\r\n"),
-            setCookieHeader: setCookieLines.first { $0.hasPrefix("onboarding_session=") }, cookies: cookies)
+            setCookieHeader: setCookieLines.first { $0.hasPrefix("onboarding_session=") || $0.hasPrefix("__Host-onboarding_session=") },
+            cookies: cookies)
     }
 }

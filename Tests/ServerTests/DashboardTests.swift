@@ -292,6 +292,65 @@ struct DashboardTests {
         #expect(aggregated == standings)
     }
 
+    /// A long transaction elsewhere on the same PostgreSQL (another database: a dump, another
+    /// service, another test) does not hold the report back; one in the server's own database does,
+    /// and the pushes behind it are counted once it ends.
+    @Test func aLongTransactionInAnotherDatabaseDoesNotHoldTheReportBack() async throws {
+        let server = try ServerProcess()
+        let elsewhere = try TestPostgres.freshDatabase()
+        // Short, and ended at once when the test is done: a transaction held here holds back the
+        // watermark of every test still on a schema before v10.
+        let holder = try Self.holdTransaction(on: elsewhere, seconds: 8)
+        defer { Self.endHeldTransactions(on: elsewhere, holder) }
+        let population = Population(app: "growth", count: 12, seed: 3)
+        try await population.push(to: server)
+        let admin = try server.operatorCredential()
+        let started = ContinuousClock.now
+        let report = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
+        #expect(report["accounts"] as? Int == population.accounts.count)
+        #expect(ContinuousClock.now - started < .seconds(4), "the report did not wait for the other database")
+
+        // The server's own database: a transaction running there holds the watermark, and what was
+        // pushed behind it is counted when it ends, exactly once.
+        let local = try Self.holdTransaction(on: server.databaseURL, seconds: 3)
+        var more = Population(app: "growth", count: 20, seed: 4)
+        more.accounts = Array(more.accounts.dropFirst(12))
+        try await more.push(to: server)
+        if !Shell.waitForExit(local, seconds: 30) { local.terminate() }
+        let after = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
+        #expect(after["accounts"] as? Int == 20)
+        #expect(try server.sql("SELECT count(*) FROM insight_members WHERE app = 'growth' AND kind = 'account'") == ["20"])
+    }
+
+    /// Ends the holding session's backend (PostgreSQL does not notice a gone client mid-sleep).
+    static func endHeldTransactions(on url: String, _ holder: Process) {
+        holder.terminate()
+        let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
+        _ = try? Shell.run(TestPostgres.psql, [url, "-qtAc",
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(database)' AND pid <> pg_backend_pid()"])
+    }
+
+    /// A psql session that takes a transaction id and sleeps in it for `seconds`.
+    static func holdTransaction(on url: String, seconds: Int) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestPostgres.psql)
+        process.arguments = [url, "-qtAc", "BEGIN; SELECT pg_current_xact_id(); SELECT pg_sleep(\(seconds)); COMMIT;"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try ChildProcess.spawning { try process.run() }
+        // The transaction has its id once pg_stat_activity shows it.
+        let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
+        for _ in 0..<200 {
+            let result = try Shell.run(TestPostgres.psql, [url, "-qtAc",
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND backend_xid IS NOT NULL AND query LIKE '%pg_sleep%'"])
+            if result.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1" { return process }
+            usleep(50_000)
+        }
+        process.terminate()
+        throw HarnessFailure("the holding transaction on \(database) did not start")
+    }
+
     @Test func aServerUpgradedWithFactsAlreadyStoredCountsThemOnce() async throws {
         // A database as the previous release left it: migrated through v3, with pushes stored.
         let database = try TestPostgres.freshDatabase()

@@ -14,6 +14,8 @@ final class FakeIdentityProvider: Sendable {
     struct State {
         var keys: [(kid: String, key: ES256PrivateKey)]
         var email = "ann@example.com"
+        /// What the ID token says of the email: `true`, `false`, or the string "false".
+        var emailVerified = "true"
         var codes: [String: (nonce: String, challenge: String, redirect: String)] = [:]
         var jwksFetches = 0
     }
@@ -119,7 +121,13 @@ final class FakeIdentityProvider: Sendable {
             else { return Response(status: .badRequest, body: .init(byteBuffer: ByteBuffer(string: #"{"error":"invalid_grant"}"#))) }
             let idToken = try await self.sign([
                 "iss": issuer, "aud": [self.clientID], "sub": "provider-user-1", "email": self.state.withLock { $0.email },
-                "email_verified": true, "nonce": flow.nonce, "exp": Int(Date().timeIntervalSince1970) + 300,
+                "email_verified": { () -> Any in
+                    switch self.state.withLock({ $0.emailVerified }) {
+                    case "true": true
+                    case "false": false
+                    default: "false"
+                    }
+                }(), "nonce": flow.nonce, "exp": Int(Date().timeIntervalSince1970) + 300,
                 "iat": Int(Date().timeIntervalSince1970),
             ])
             return Response(
@@ -188,6 +196,8 @@ struct IdentityProviderTests {
                     let deadline = Date().addingTimeInterval(30)
                     while !browser.title.hasPrefix("All apps"), Date() < deadline {
                         if (try? browser.evaluate("document.body.innerText.includes('does not answer')")) as? Bool == true { break }
+                        // A refusal is the answer: not waited for, not tried again.
+                        if browser.title.hasPrefix("Refused") || browser.title.hasPrefix("Not allowed") { return }
                         usleep(100_000)
                     }
                     if browser.title.hasPrefix("All apps") { return }
@@ -217,6 +227,18 @@ struct IdentityProviderTests {
             }
             #expect(provider.jwksFetches - before <= 1 + Int(Date().timeIntervalSince(started) / 10))
 
+            // An email the provider has not verified (false, or "false") signs no one in.
+            for unverified in ["false", "\"false\""] {
+                provider.state.withLock { $0.emailVerified = unverified == "false" ? "false" : "false-string" }
+                try browser.leave { _ = try browser.evaluate("document.querySelector('form.sign-out').submit()") }
+                try signInThroughProvider()
+                #expect(!browser.title.hasPrefix("All apps"), "\(unverified)")
+                #expect(try browser.evaluate("document.body.innerText.includes('has not verified the email')") as? Bool == true)
+                provider.state.withLock { $0.emailVerified = "true" }
+                try signInThroughProvider()
+                #expect(browser.title.hasPrefix("All apps"))
+            }
+
             // An identity no person has is refused, and audited.
             provider.state.withLock { $0.email = "stranger@example.com" }
             try browser.leave { _ = try browser.evaluate("document.querySelector('form.sign-out').submit()") }
@@ -227,8 +249,10 @@ struct IdentityProviderTests {
             let deadline = Date().addingTimeInterval(20)
             while !(browser.title.hasPrefix("Not allowed")), Date() < deadline { usleep(100_000) }
             #expect(try browser.evaluate("document.body.innerText.includes('stranger@example.com is not a person of this server')") as? Bool == true)
-            #expect(try server.sql("SELECT count(*) FROM audit_log WHERE action = 'sign-in' AND details LIKE '%identity provider%'") == ["2"])
-            #expect(try server.sql("SELECT count(*) FROM audit_log WHERE action = 'sign-in.failed' AND actor = 'stranger@example.com'") == ["1"])
+            #expect(try server.sql("SELECT count(*) FROM audit_log WHERE action = 'sign-in' AND details LIKE '%identity provider%'") == ["4"])
+            #expect(try server.sql("SELECT count(*) FROM audit_log WHERE action = 'sign-in.failed' AND actor = 'unverified:stranger@example.com'") == ["1"])
+            // The two unverified emails: refused and audited, never as the person they name.
+            #expect(try server.sql("SELECT count(*) FROM audit_log WHERE action = 'sign-in.failed' AND actor = 'unverified:unknown'") == ["2"])
         }
     }
 }
