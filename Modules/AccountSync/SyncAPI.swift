@@ -19,15 +19,10 @@ public enum SyncAPI {
     /// alike) and kept by a device, which refuses a larger one before reading it.
     public static let maxDocumentBytes = 256 << 10
 
-    /// App ids, account ids and device ids: 1 to 128 letters, digits, `.`, `_`, `-`, `@`.
-    public static func isValidName(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.count <= 128
-            && text.unicodeScalars.allSatisfy { scalar in
-                (scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar))) || "._-@".unicodeScalars.contains(scalar)
-            }
-    }
+    /// App ids, account ids, device ids and flow ids: ``WireName``.
+    public static func isValidName(_ text: String) -> Bool { WireName.isValid(text) }
 
-    public static let nameRule = "1 to 128 ASCII letters, digits, '.', '_', '-' or '@'"
+    public static let nameRule = WireName.rule
 
     public static func accountPath(app: String, account: String) -> String {
         "/\(version)/apps/\(app)/accounts/\(account)"
@@ -118,11 +113,13 @@ public struct ErrorBody: Equatable, Sendable {
     public struct Detail: Equatable, Sendable {
         public var code: String
         public var message: String
+        /// The pushed row the refusal concerns, when it concerns one.
+        public var seq: Int64?
     }
 
     public var error: Detail
 
-    public init(code: String, message: String) { error = Detail(code: code, message: message) }
+    public init(code: String, message: String, seq: Int64? = nil) { error = Detail(code: code, message: message, seq: seq) }
 }
 
 // MARK: - The wire forms, one each, read and written through TourCodec on both sides
@@ -177,11 +174,15 @@ extension AccountRecords: TourValueCodable {
 }
 
 extension ErrorBody: TourValueCodable {
-    public var tourValue: TourValue { ["error": ["code": .string(error.code), "message": .string(error.message)]] }
+    public var tourValue: TourValue {
+        ["error": .members(["code": .string(error.code), "message": .string(error.message), "seq": error.seq.map { .int(Int($0)) }])]
+    }
 
     public init(tourValue: TourValue) throws {
         let wire = try TourValueReader(.object(try TourValueReader(tourValue, as: "error answer").object("error")), as: "error")
-        self.init(code: try wire.string("code"), message: try wire.string("message"))
+        self.init(
+            code: try wire.string("code"), message: try wire.string("message"),
+            seq: wire.value("seq") == nil ? nil : Int64(try wire.int("seq")))
     }
 }
 
@@ -191,6 +192,9 @@ public enum SyncError: Error, Equatable, Sendable, CustomStringConvertible {
     case unreachable(String)
     /// The server refused the request (4xx): retrying the same request will not help.
     case rejected(status: Int, code: String, message: String)
+    /// The server refused what a push carries (400, 413, 422): a rule the device did not check.
+    /// `seq` names the row when the server said which; the device sets that row aside.
+    case refusedContent(status: Int, seq: Int64?, message: String)
     /// The server failed (5xx): try again later.
     case serverFailed(status: Int, message: String)
     /// This device's own database failed while syncing (a full disk, a row that does not read):
@@ -199,13 +203,17 @@ public enum SyncError: Error, Equatable, Sendable, CustomStringConvertible {
 
     /// Whether trying the same request again later may succeed.
     public var isTransient: Bool {
-        if case .rejected = self { false } else { true }
+        switch self {
+        case .rejected, .refusedContent: false
+        default: true
+        }
     }
 
     public var description: String {
         switch self {
         case .unreachable(let reason): "the account server is unreachable (\(reason))"
         case .rejected(let status, let code, let message): "the account server refused the request (\(status) \(code)): \(message)"
+        case .refusedContent(let status, _, let message): "the account server refused a pushed row (\(status)): \(message)"
         case .serverFailed(let status, let message): "the account server failed (\(status)): \(message)"
         case .localStorage(let reason): "this device's database failed while syncing (\(reason)); the rows wait in the outbox"
         }

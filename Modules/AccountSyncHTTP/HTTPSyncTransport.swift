@@ -43,7 +43,7 @@ public struct HTTPSyncTransport: SyncTransport {
     public func push(app: String, account: String, _ batch: PushBatch) async throws(SyncError) -> PushAck {
         let body: Data
         do { body = Data(try batch.tourValue.jsonUTF8()) } catch { throw .rejected(status: 0, code: "invalid_request", message: "\(error)") }
-        return try await send("POST", SyncAPI.accountPath(app: app, account: account) + "/push", body: body)
+        return try await send("POST", SyncAPI.accountPath(app: app, account: account) + "/push", body: body, content: true)
     }
 
     public func pull(app: String, account: String) async throws(SyncError) -> AccountRecords {
@@ -96,18 +96,19 @@ public struct HTTPSyncTransport: SyncTransport {
         return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
     }
 
-    private func send<Answer: TourValueConvertible>(_ method: String, _ path: String, body: Data?) async throws(SyncError)
-        -> Answer
+    private func send<Answer: TourValueConvertible>(_ method: String, _ path: String, body: Data?, content: Bool = false)
+        async throws(SyncError) -> Answer
     {
-        guard let answer: Answer = try await send(method, path, body: body, ifNoneMatch: nil) else {
+        guard let answer: Answer = try await send(method, path, body: body, ifNoneMatch: nil, content: content) else {
             throw .serverFailed(status: 304, message: "a 304 to a request that was not conditional")
         }
         return answer
     }
 
-    /// The answer, or nil for a 304 to a conditional request (`If-None-Match`).
+    /// The answer, or nil for a 304 to a conditional request (`If-None-Match`). With `content`, a
+    /// refusal of what the body carries (400, 413, 422) is ``SyncError/refusedContent(status:seq:message:)``.
     private func send<Answer: TourValueConvertible>(
-        _ method: String, _ path: String, body: Data?, ifNoneMatch entityTag: String?
+        _ method: String, _ path: String, body: Data?, ifNoneMatch entityTag: String?, content: Bool = false
     ) async throws(SyncError) -> Answer? {
         guard let url = URL(string: path, relativeTo: server) else {
             throw .rejected(status: 0, code: "invalid_request", message: "'\(path)' is not a path on \(server)")
@@ -124,6 +125,9 @@ public struct HTTPSyncTransport: SyncTransport {
         }
         guard (200..<300).contains(status) else {
             let detail = (try? ErrorBody(jsonUTF8: data))?.error
+            if content, [400, 413, 422].contains(status) {
+                throw .refusedContent(status: status, seq: detail?.seq, message: detail?.message ?? "no details")
+            }
             if (400..<500).contains(status) {
                 throw .rejected(
                     status: status, code: detail?.code ?? "http_\(status)", message: detail?.message ?? "no details")

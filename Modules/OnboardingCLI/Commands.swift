@@ -63,7 +63,7 @@ struct Launch: ScriptableCommand {
     func validate() throws {
         if let appVersion, !AppVersion.isValid(appVersion) {
             throw ValidationError(
-                "--app-version must be a dotted version number such as 2.5; got '\(appVersion.quotable)'")
+                "--app-version must be \(AppVersion.rule); got '\(appVersion.quotable)' (\(appVersion.count) characters)")
         }
     }
 
@@ -274,9 +274,15 @@ struct Sync: ScriptableCommand {
             Needs --server URL (or ONBOARDING_SERVER) and the account's token in ONBOARDING_TOKEN. \
             Every event is committed locally first and waits in the outbox until the server has it; \
             launch and the first event of every run pull first, and every event pushes when the server \
-            answers. Exit status 4 when the server cannot be reached or refuses: nothing local is lost.
+            answers. Exit status 4 when the server cannot be reached or refuses: nothing local is lost. \
+            A row the server refuses for what it carries is set aside (status says how many and why) \
+            and the rows after it go on; --retry-set-aside sends the set-aside rows again.
             """)
     @OptionGroup var options: CommonOptions
+    @Flag(help: "Send the rows the server refused and set aside again (after the server was fixed).")
+    var retrySetAside = false
 
-    func execute(_ runner: Runner) async throws { try await QuickCommand.sync.execute(runner) }
+    func execute(_ runner: Runner) async throws {
+        if retrySetAside { try await runner.sync(retrySetAside: true) } else { try await QuickCommand.sync.execute(runner) }
+    }
 }

@@ -33,7 +33,8 @@ enum Render {
                 "device": .string(sync.device), "waiting": .int(sync.waiting), "failures": .int(sync.failures),
                 "oldestWaiting": time(sync.oldestWaiting), "retryAt": time(sync.retryAt),
                 "lastError": sync.lastError.map(TourValue.string), "lastPush": time(sync.lastPush),
-                "lastPull": time(sync.lastPull),
+                "lastPull": time(sync.lastPull), "setAside": .int(sync.setAside),
+                "lastSetAsideReason": sync.lastSetAsideReason.map(TourValue.string),
             ])
         }
         return try TourValue.object(document).jsonText()
@@ -97,6 +98,11 @@ enum Render {
             lines.append(
                 "  \(sync.failures) failed attempt\(sync.failures == 1 ? "" : "s"): \(error)"
                     + (sync.retryAt.map { "; next try after \(iso($0.timeIntervalSince1970.rounded()))" } ?? ""))
+        }
+        if sync.setAside > 0 {
+            lines.append(
+                "  \(sync.setAside) journal row\(sync.setAside == 1 ? "" : "s") set aside, refused by the server"
+                    + (sync.lastSetAsideReason.map { " (latest: \($0))" } ?? "") + "; sync --retry-set-aside sends them again")
         }
         lines.append("  device \(sync.device)")
         return lines.joined(separator: "\n")

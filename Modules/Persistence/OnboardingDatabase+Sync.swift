@@ -17,6 +17,19 @@ public struct OutboxRow: Equatable, Sendable {
     public var records: [FlowID: AccountFlowRecord]
     /// The app version that ran the event (nil for rows written before 0.13).
     public var appVersion: String?
+    /// Records of a set-aside row riding with this one (pushed joined with ``records``).
+    public var carried: [FlowID: AccountFlowRecord] = [:]
+}
+
+/// A journal row the account server refused for what it carries, kept aside (``OnboardingDatabase/setAside(_:row:status:reason:carry:at:)``).
+public struct SetAsideRow: Equatable, Sendable {
+    public var journalID: Int64
+    public var event: String
+    public var time: Date
+    /// The server's HTTP status and its reason.
+    public var status: Int
+    public var reason: String
+    public var setAsideAt: Date
 }
 
 /// Where one account's syncing stands on this device, for `status` and the backoff.
@@ -32,6 +45,9 @@ public struct SyncStatus: Equatable, Sendable {
     public var lastError: String?
     public var lastPush: Date?
     public var lastPull: Date?
+    /// Rows the server refused, kept aside; the newest one's reason.
+    public var setAside = 0
+    public var lastSetAsideReason: String?
 }
 
 extension [FlowID: AccountFlowRecord] {
@@ -123,18 +139,120 @@ extension OnboardingDatabase {
         try read { db in
             try db.all(
                 """
-                SELECT o.journal_id, j.time, j.event, j.catalog_version, j.facts_json, o.records_json, j.app_version
+                SELECT o.journal_id, j.time, j.event, j.catalog_version, j.facts_json, o.records_json, j.app_version,
+                    o.carried_json
                 FROM outbox o JOIN journal j ON j.id = o.journal_id
                 WHERE o.app = ? AND o.user = ? ORDER BY o.journal_id LIMIT ?
                 """, [.text(key.app), .text(key.user), SQLValue(limit)]
             ) { row in
-                let records = try JSONCoding.object(from: row.text(5) ?? "").mapValues(AccountFlowRecord.init(tourValue:))
-                return OutboxRow(
+                OutboxRow(
                     journalID: row.integer(0) ?? 0, time: Date(timeIntervalSince1970: row.double(1) ?? 0),
                     event: row.text(2) ?? "", catalogVersion: row.int(3) ?? 1, factsJSON: row.text(4) ?? "[]",
-                    records: Dictionary(uniqueKeysWithValues: records.map { (FlowID($0.key), $0.value) }),
-                    appVersion: row.text(6))
+                    records: try Self.records(row.text(5)), appVersion: row.text(6), carried: try Self.records(row.text(7)))
             }
+        }
+    }
+
+    static func records(_ json: String?) throws -> [FlowID: AccountFlowRecord] {
+        let records = try JSONCoding.object(from: json ?? "{}").mapValues(AccountFlowRecord.init(tourValue:))
+        return Dictionary(uniqueKeysWithValues: records.map { (FlowID($0.key), $0.value) })
+    }
+
+    // MARK: - Rows set aside
+
+    /// Moves `row` out of the outbox, with the server's `status` and `reason`, in one transaction:
+    /// the rows after it go on. `carry` (records of the row the server would take) rides with the
+    /// next row waiting, now or when one is written.
+    public func setAside(
+        _ key: SessionKey, row: OutboxRow, status: Int, reason: String, carry: [FlowID: AccountFlowRecord], at now: Date
+    ) throws {
+        try write { db in
+            try db.run(
+                """
+                INSERT INTO outbox_set_aside
+                    (journal_id, app, user, records_json, carried_json, carry_json, status, reason, set_aside_at)
+                SELECT journal_id, app, user, records_json, carried_json, ?, ?, ?, ? FROM outbox
+                WHERE journal_id = ? AND app = ? AND user = ?
+                """,
+                [
+                    .text(try JSONCoding.text(carry.byName)), SQLValue(status), .text(String(reason.prefix(2_000))),
+                    .real(now.timeIntervalSince1970), .integer(row.journalID), .text(key.app), .text(key.user),
+                ])
+            guard db.changes == 1 else { throw StorageError("journal row \(row.journalID) is not in the outbox") }
+            try db.run("DELETE FROM outbox WHERE journal_id = ?", [.integer(row.journalID)])
+            try Self.carryWaitingRecords(db, key)
+        }
+    }
+
+    /// Records of set-aside rows waiting to ride: joined into the oldest row in the outbox.
+    public func carryWaitingRecords(_ key: SessionKey) throws {
+        try write { db in try Self.carryWaitingRecords(db, key) }
+    }
+
+    static func carryWaitingRecords(_ db: SQLiteConnection, _ key: SessionKey) throws {
+        let account: [SQLValue] = [.text(key.app), .text(key.user)]
+        let waiting = try db.all(
+            "SELECT journal_id, carry_json FROM outbox_set_aside WHERE app = ? AND user = ? AND carry_json <> '{}'",
+            account
+        ) { row in (row.integer(0) ?? 0, try records(row.text(1))) }
+        guard !waiting.isEmpty,
+            let next = try db.first(
+                "SELECT journal_id, carried_json FROM outbox WHERE app = ? AND user = ? ORDER BY journal_id LIMIT 1", account,
+                { ($0.integer(0) ?? 0, $0.text(1)) })
+        else { return }
+        let (oldest, carriedJSON) = next
+        var carried = try records(carriedJSON)
+        for (_, records) in waiting {
+            for (flow, record) in records { carried[flow] = carried[flow].map { $0.merged(with: record) } ?? record }
+        }
+        try db.run("UPDATE outbox SET carried_json = ? WHERE journal_id = ?", [.text(try JSONCoding.text(carried.byName)), .integer(oldest)])
+        for (id, _) in waiting {
+            try db.run("UPDATE outbox_set_aside SET carry_json = '{}' WHERE journal_id = ?", [.integer(id)])
+        }
+    }
+
+    /// The rows set aside for `key`, oldest first.
+    public func setAsideRows(_ key: SessionKey) throws -> [SetAsideRow] {
+        try read { db in
+            try db.all(
+                """
+                SELECT s.journal_id, j.event, j.time, s.status, s.reason, s.set_aside_at
+                FROM outbox_set_aside s JOIN journal j ON j.id = s.journal_id
+                WHERE s.app = ? AND s.user = ? ORDER BY s.journal_id
+                """, [.text(key.app), .text(key.user)]
+            ) { row in
+                SetAsideRow(
+                    journalID: row.integer(0) ?? 0, event: row.text(1) ?? "", time: Date(timeIntervalSince1970: row.double(2) ?? 0),
+                    status: row.int(3) ?? 0, reason: row.text(4) ?? "", setAsideAt: Date(timeIntervalSince1970: row.double(5) ?? 0))
+            }
+        }
+    }
+
+    /// Moves every set-aside row of `key` back to the outbox (after a server fix): the next push
+    /// sends them again. Returns how many moved.
+    @discardableResult
+    public func retrySetAside(_ key: SessionKey) throws -> Int {
+        try write { db in
+            let account: [SQLValue] = [.text(key.app), .text(key.user)]
+            try db.run(
+                """
+                INSERT INTO outbox (journal_id, app, user, records_json, carried_json)
+                SELECT journal_id, app, user, records_json, carried_json FROM outbox_set_aside WHERE app = ? AND user = ?
+                """, account)
+            let moved = db.changes
+            try db.run("DELETE FROM outbox_set_aside WHERE app = ? AND user = ?", account)
+            try db.run("UPDATE sync_account SET retry_at = NULL WHERE app = ? AND user = ?", account)
+            return moved
+        }
+    }
+
+    /// The next automatic push may go now (the server answered: whatever failed before may not
+    /// any more).
+    public func clearBackoff(_ key: SessionKey) throws {
+        try write { db in
+            try db.run(
+                "UPDATE sync_account SET retry_at = NULL WHERE app = ? AND user = ? AND retry_at IS NOT NULL",
+                [.text(key.app), .text(key.user)])
         }
     }
 
@@ -184,7 +302,10 @@ extension OnboardingDatabase {
                 SELECT s.failures, s.retry_at, s.last_error, s.last_push_at, s.last_pull_at, d.id AS device,
                     (SELECT count(*) FROM outbox o WHERE o.app = s.app AND o.user = s.user) AS waiting,
                     (SELECT min(j.time) FROM outbox o JOIN journal j ON j.id = o.journal_id
-                        WHERE o.app = s.app AND o.user = s.user) AS oldest
+                        WHERE o.app = s.app AND o.user = s.user) AS oldest,
+                    (SELECT count(*) FROM outbox_set_aside a WHERE a.app = s.app AND a.user = s.user) AS set_aside,
+                    (SELECT a.status || ' ' || a.reason FROM outbox_set_aside a WHERE a.app = s.app AND a.user = s.user
+                        ORDER BY a.set_aside_at DESC, a.journal_id DESC LIMIT 1) AS set_aside_reason
                 FROM sync_account s, sync_device d WHERE s.app = ? AND s.user = ?
                 """, [.text(key.app), .text(key.user)]
             ) { row in
@@ -192,7 +313,7 @@ extension OnboardingDatabase {
                 return SyncStatus(
                     device: row.text(5) ?? "", waiting: row.int(6) ?? 0, oldestWaiting: date(7),
                     failures: row.int(0) ?? 0, retryAt: date(1), lastError: row.text(2), lastPush: date(3),
-                    lastPull: date(4))
+                    lastPull: date(4), setAside: row.int(8) ?? 0, lastSetAsideReason: row.text(9))
             }
         }
     }

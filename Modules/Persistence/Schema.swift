@@ -261,6 +261,30 @@ enum Schema {
             BEGIN SELECT RAISE(ABORT, 'catalog refusals are append-only'); END;
             """
         ),
+        (
+            // Sync that never jams (Docs/Reliability.md): a row the account server refuses for
+            // what it carries moves here with the server's status and reason, and the rows after it
+            // go on. Nothing leaves this table but by `sync --retry-set-aside`, which moves rows
+            // back to the outbox. `carried_json`: records of a set-aside row riding with a later
+            // row (a record goes one hop, so one refused record cannot set aside every row after
+            // it); `carry_json`: records still waiting for a later row to ride with.
+            "v12-outbox-set-aside",
+            """
+            ALTER TABLE outbox ADD COLUMN carried_json TEXT NOT NULL DEFAULT '{}';
+            CREATE TABLE outbox_set_aside (
+                journal_id INTEGER PRIMARY KEY REFERENCES journal (id),
+                app TEXT NOT NULL,
+                user TEXT NOT NULL,
+                records_json TEXT NOT NULL,
+                carried_json TEXT NOT NULL,
+                carry_json TEXT NOT NULL,
+                status INTEGER NOT NULL,
+                reason TEXT NOT NULL,
+                set_aside_at REAL NOT NULL
+            );
+            CREATE INDEX outbox_set_aside_by_account ON outbox_set_aside (app, user, journal_id);
+            """
+        ),
     ]
 
     static let table = "grdb_migrations"

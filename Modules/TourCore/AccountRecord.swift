@@ -112,7 +112,7 @@ public struct AccountFlowRecord: Equatable, Hashable, Sendable, Comparable {
         if at < 0 || at > Self.maximumAt { return "at must be 0 to \(Self.maximumAt) (milliseconds since 1970)" }
         if let version {
             if standing.ending == nil { return "only a finished record (skipped, completed) has a version" }
-            if !AppVersion.isValid(version) { return "version '\(version.quotable)' is not a dotted version number" }
+            if !AppVersion.isValid(version) { return "version '\(version.quotable)' is not \(AppVersion.rule)" }
         }
         if device.count > 128 { return "device must be at most 128 characters" }
         return nil

@@ -79,10 +79,16 @@ public enum AppVersion {
         return Array(release.prefix(listed.count)) == listed
     }
 
-    /// True when `text` is one or more dot-separated whole numbers.
+    /// The longest version the account server stores (`SyncAPI.maxAppVersionLength`).
+    public static let maximumLength = 64
+    public static let rule = "a dotted version number such as 2.5, at most 64 characters"
+
+    /// True when `text` is one or more dot-separated whole numbers (ASCII digits), at most
+    /// ``maximumLength`` characters: what the account server accepts, checked where it is written.
     public static func isValid(_ text: String) -> Bool {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        return !parts.isEmpty && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy({ $0.isNumber }) }
+        return text.utf8.count <= maximumLength && !parts.isEmpty
+            && parts.allSatisfy { !$0.isEmpty && $0.unicodeScalars.allSatisfy({ ("0"..."9").contains($0) }) }
     }
 
     private static func components(_ text: String) -> [Int] {

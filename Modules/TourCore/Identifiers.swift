@@ -12,6 +12,21 @@ extension StringIdentifier {
     public var description: String { rawValue }
 }
 
+/// The rule every id that leaves the device keeps (flow ids in catalogs and facts, app, account
+/// and device ids on the account server): one definition, so a device never writes what the server
+/// refuses (`SyncAPI.isValidName` is this).
+public enum WireName {
+    public static let maximumLength = 128
+    public static let rule = "1 to 128 ASCII letters, digits, '.', '_', '-' or '@'"
+
+    public static func isValid(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= maximumLength
+            && text.unicodeScalars.allSatisfy { scalar in
+                (scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar))) || "._-@".unicodeScalars.contains(scalar)
+            }
+    }
+}
+
 /// Identifies one flow of one product, such as `walkthrough` or `intro`.
 public struct FlowID: StringIdentifier, Comparable {
     public var rawValue: String

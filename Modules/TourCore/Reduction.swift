@@ -44,7 +44,7 @@ struct Reduction {
                 guard AppVersion.isValid(version) else {
                     throw refusal(
                         "launch",
-                        "app version '\(version.quotable)' is not a dotted version number such as 2.5",
+                        "app version '\(version.quotable)' is not \(AppVersion.rule)",
                         code: .invalidVersion)
                 }
                 state.appVersion = version

@@ -15,6 +15,8 @@ public struct PushSummary: Equatable, Sendable {
     public var duplicates = 0
     /// Rows still waiting (a push stops at the first failure; the rest wait for the next one).
     public var waiting = 0
+    /// Rows the server refused for what they carry, set aside by this push (the rest went on).
+    public var setAside: [SetAsideRow] = []
     public var failure: SyncError?
     /// Transitions committed because the server's answer said another device finished a flow.
     public var learned: [Transition] = []
@@ -44,6 +46,9 @@ extension TourSession {
         }
         do {
             try database.notePull(key, at: Date())
+            // The server answers: a push waiting out a transient failure's backoff may go now.
+            // (The same token was just accepted, so even a refusal's wait has no reason left.)
+            if try database.syncStatus(key)?.retryAt != nil { try database.clearBackoff(key) }
             return try learn(records.flows)
         } catch {
             let failure = SyncError.localStorage("\(error)")
@@ -56,6 +61,11 @@ extension TourSession {
     /// at the first failure (the rows stay, in order). With `attempts` > 1 a failed batch is tried
     /// again after 0.25 s, 0.5 s, 1 s, ... (the `sync` command); events push once, and not before
     /// the backoff of earlier failures has passed.
+    ///
+    /// A row the server refuses for what it carries (a rule this device did not know) never jams
+    /// the rows after it: the refusal names it, or halving the batch finds it, and it is set aside
+    /// (``OnboardingDatabase/setAside(_:row:status:reason:carry:at:)``) with the server's reason; its
+    /// records the server would take ride with the next row.
     public func push(attempts: Int = 1) async -> PushSummary {
         var summary = PushSummary()
         guard let transport else { return summary }
@@ -72,12 +82,15 @@ extension TourSession {
             summary.waiting = (try? database.syncStatus(key)?.waiting) ?? summary.waiting
             return summary
         }
+        // Halved after a refusal that names no row, until the row is alone; whole again after a success.
+        var limit = SyncAPI.maxItemsPerPush
         while true {
             let batch: PushBatch
             let rows: [OutboxRow]
             do {
                 guard let account = try database.session(key, scopes: product.scopes).account else { break }
-                rows = try database.outbox(key, limit: SyncAPI.maxItemsPerPush)
+                try database.carryWaitingRecords(key)
+                rows = try database.outbox(key, limit: limit)
                 guard !rows.isEmpty else { break }
                 batch = PushBatch(device: account.device, items: try rows.map(Self.item))
             } catch {
@@ -89,6 +102,20 @@ extension TourSession {
                 attempt += 1
                 do {
                     answer = try await transport.push(app: key.app, account: key.user, batch)
+                } catch .refusedContent(let status, let seq, let message) {
+                    let named = seq.flatMap { seq in rows.firstIndex { $0.journalID == seq } }
+                    guard named != nil || rows.count == 1 else {
+                        limit = max(1, rows.count / 2)
+                        break
+                    }
+                    let row = rows[named ?? 0]
+                    do {
+                        try database.setAside(
+                            key, row: row, status: status, reason: message, carry: Self.carriable(row, device: batch.device),
+                            at: Date())
+                    } catch { return local(error) }
+                    summary.setAside += (try? database.setAsideRows(key).filter { $0.journalID == row.journalID }) ?? []
+                    break
                 } catch {
                     guard error.isTransient, attempt < attempts else {
                         noteFailure(error)
@@ -101,7 +128,8 @@ extension TourSession {
                     try? await Task.sleep(nanoseconds: UInt64(250_000_000) << UInt64(min(attempt - 1, 4)))
                 }
             }
-            guard let answer else { break }
+            guard let answer else { continue }
+            limit = SyncAPI.maxItemsPerPush
             do {
                 // The server has the rows now; if marking them sent fails, they are pushed again
                 // later and counted there as duplicates: nothing is lost or applied twice.
@@ -144,6 +172,13 @@ extension TourSession {
 
     /// Where syncing stands for this user; nil when the account does not sync from this database.
     public func syncStatus() throws -> SyncStatus? { try database.syncStatus(key) }
+
+    /// The rows the server refused, kept aside (`status`, `sync --json`).
+    public func setAsideRows() throws -> [SetAsideRow] { try database.setAsideRows(key) }
+
+    /// Sends the set-aside rows again on the next push (`sync --retry-set-aside`, after a server
+    /// fix); how many.
+    public func retrySetAside() throws -> Int { try database.retrySetAside(key) }
 
     /// After an event: push when something waits and the backoff allows.
     func pushIfDue() async -> [Transition] {
@@ -193,9 +228,22 @@ extension TourSession {
     /// a failure it cannot record only means the next event retries without waiting.
     func noteFailure(_ error: SyncError) {
         let failures = (try? database.syncStatus(key)?.failures) ?? 0
-        // 1 s, 2 s, 4 s, ... up to 5 minutes; a refusal waits the longest (the token must change).
-        let delay = error.isTransient ? min(300, Double(1 << min(failures, 9))) : 300
-        try? database.noteSyncFailure(key, error: error.description, retryAt: Date().addingTimeInterval(delay))
+        try? database.noteSyncFailure(
+            key, error: error.description, retryAt: Date().addingTimeInterval(Self.backoff(after: failures, error)))
+    }
+
+    /// Seconds before the next automatic try: 1 s, 2 s, 4 s, ... up to 5 minutes, each drawn at
+    /// random from its upper half so a fleet that failed together does not come back together; a
+    /// refusal waits the longest (the token must change).
+    static func backoff(after failures: Int, _ error: SyncError, random: Double = Double.random(in: 0.5...1)) -> Double {
+        let cap = error.isTransient ? min(300, Double(1 << min(failures, 9))) : 300
+        return cap * random
+    }
+
+    /// The records of `row` itself (not those it carried) that the server takes: they ride with the
+    /// next row when `row` is set aside.
+    static func carriable(_ row: OutboxRow, device: String) -> [FlowID: AccountFlowRecord] {
+        row.records.filter { SyncAPI.problem(withRecord: $0.value, of: $0.key.rawValue, device: device) == nil }
     }
 
     /// The wire form of an outbox row. A row whose facts do not read is not pushed without them:
@@ -204,10 +252,12 @@ extension TourSession {
         guard let facts = (try? TourValue(jsonText: row.factsJSON))?.listValue else {
             throw StorageError("journal row \(row.journalID)'s facts are not a JSON list; it was not pushed")
         }
+        var records = row.carried
+        for (flow, record) in row.records { records[flow] = records[flow].map { $0.merged(with: record) } ?? record }
         return PushItem(
             seq: row.journalID, time: row.time.timeIntervalSince1970, event: row.event,
             catalogVersion: row.catalogVersion, facts: facts,
-            records: [String: AccountFlowRecord](uniqueKeysWithValues: row.records.map { ($0.key.rawValue, $0.value) }),
+            records: [String: AccountFlowRecord](uniqueKeysWithValues: records.map { ($0.key.rawValue, $0.value) }),
             appVersion: row.appVersion)
     }
 

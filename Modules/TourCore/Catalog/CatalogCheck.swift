@@ -46,6 +46,11 @@ struct CoherenceCheck {
         for id in duplicates(catalog.flows.map(\.id.rawValue)) {
             add(.duplicateID, Place(path: "flows"), "flow id \(id) is used twice")
         }
+        for flow in catalog.flows where !WireName.isValid(flow.id.rawValue) {
+            add(
+                .badID, Place(flow: flow.id, path: "flows[\(flow.id.rawValue.prefix(80))]"),
+                "flow id '\(flow.id.rawValue.prefix(80))' must be \(WireName.rule): the account server refuses facts naming any other")
+        }
         checkFieldKinds(catalog.freeFields, Place(path: "freeFields"))
         let freeFields = Dictionary(catalog.freeFields.map { ($0.name, $0) }) { first, _ in first }
         for action in catalog.freeActions {

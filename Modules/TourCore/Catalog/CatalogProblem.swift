@@ -5,6 +5,8 @@
 public struct CatalogProblem: Equatable, Sendable, CustomStringConvertible {
     public enum Kind: String, Sendable, CaseIterable, Codable {
         case duplicateID = "duplicate_id"
+        /// An id outside ``WireName/rule``: the account server would refuse every fact naming it.
+        case badID = "bad_id"
         case unknownGate = "unknown_gate"
         case unknownField = "unknown_field"
         case unknownFlow = "unknown_flow"
