@@ -3,6 +3,7 @@ import Foundation
 import TourCodec
 import Logging
 import PostgresNIO
+import Synchronization
 import TourCore
 
 /// The server's PostgreSQL: pushed journal rows and their facts, and each account's merged record
@@ -17,10 +18,19 @@ public struct AccountStore: Sendable {
     /// With `batchingPushes` writers, pushes that arrive while that many batches are being written
     /// wait and go together in the next one (``PushBatcher``); without it, each push is its own
     /// transaction (the benchmark's floor and the tools).
-    public init(client: PostgresClient, logger: Logger, batchingPushes writers: Int? = nil) {
+    ///
+    /// `pushClient`, when given, is the writers' own pool (the server's, with a `statement_timeout`,
+    /// so a push a writer took is answered within a bound, with what its transaction did);
+    /// `pushQueue` bounds the pushes waiting for a writer (``PushBatcher/maximumQueued``).
+    public init(
+        client: PostgresClient, logger: Logger, batchingPushes writers: Int? = nil, pushClient: PostgresClient? = nil,
+        pushQueue: Int? = nil
+    ) {
         self.client = client
         self.logger = logger
-        batcher = writers.map { PushBatcher(writer: PushWriter(client: client, logger: logger), writers: $0) }
+        batcher = writers.map {
+            PushBatcher(writer: PushWriter(client: pushClient ?? client, logger: logger), writers: $0, maximumQueued: pushQueue)
+        }
     }
 
     // MARK: - Readiness
@@ -216,14 +226,71 @@ public struct DatabaseUnavailable: Error {}
 public func withDeadline<T: Sendable>(
     _ limit: Duration, _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try await Task.sleep(for: limit)
+    // Not a task group: a group waits for every child after `cancelAll`, and an operation that
+    // does not stop when cancelled (a connection lease, a query PostgreSQL is still running) held
+    // the answer for as long as it ran. The operation runs in its own task, cancelled at the
+    // deadline and left to finish: use this only where abandoning it is harmless (reads; writes
+    // whose answer is not an acknowledgement). Pushes have their own bound (``PushBatcher``).
+    let answer = DeadlineAnswer<T>()
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { continuation in
+            answer.wait(continuation)
+            let work = Task {
+                do { answer.give(.success(try await operation())) } catch { answer.give(.failure(error)) }
+            }
+            answer.onGiven { work.cancel() }
+            Task {
+                try? await Task.sleep(for: limit)
+                answer.give(.failure(DatabaseUnavailable()))
+            }
+        }
+    } onCancel: {
+        answer.give(.failure(CancellationError()))
+    }
+}
+
+/// The first of an operation's result and its deadline, given once.
+private final class DeadlineAnswer<T: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<T, any Error>?
+        var result: Result<T, any Error>?
+        var given = false
+        var cleanup: (@Sendable () -> Void)?
+    }
+
+    private let state = Mutex(State())
+
+    func wait(_ continuation: CheckedContinuation<T, any Error>) {
+        let ready = state.withLock { state -> Result<T, any Error>? in
+            if let result = state.result { return result }
+            state.continuation = continuation
             return nil
         }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let value = first else { throw DatabaseUnavailable() }
-        return value
+        if let ready { continuation.resume(with: ready) }
+    }
+
+    /// `cleanup` runs once the answer is given (at once if it already was).
+    func onGiven(_ cleanup: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            if state.given { return true }
+            state.cleanup = cleanup
+            return false
+        }
+        if now { cleanup() }
+    }
+
+    func give(_ result: Result<T, any Error>) {
+        let (continuation, cleanup) = state.withLock { state -> (CheckedContinuation<T, any Error>?, (@Sendable () -> Void)?) in
+            guard !state.given else { return (nil, nil) }
+            state.given = true
+            defer {
+                state.continuation = nil
+                state.cleanup = nil
+            }
+            if state.continuation == nil { state.result = result }
+            return (state.continuation, state.cleanup)
+        }
+        continuation?.resume(with: result)
+        cleanup?()
     }
 }

@@ -40,19 +40,13 @@ struct PushRequest: Sendable {
 /// writer free is written at once (a batch of one, the single-push statement), and only when every
 /// writer is busy do pushes queue and go together in the next batch (at most `maximumBatch`).
 final class PushBatcher: Sendable {
-    private struct Waiting {
-        var request: PushRequest
-        var continuation: CheckedContinuation<PushAck?, any Error>
-        var account: AccountKey { AccountKey(app: request.app, account: request.account) }
-    }
-
     private struct AccountKey: Hashable {
         var app: String
         var account: String
     }
 
     private struct State {
-        var queue: [Waiting] = []
+        var queue: [PendingPush] = []
         /// Accounts with a push in a batch being written.
         var writing: Set<AccountKey> = []
         var writers = 0
@@ -62,39 +56,79 @@ final class PushBatcher: Sendable {
     private let writer: PushWriter
     let writers: Int
     let maximumBatch: Int
+    /// Pushes that may wait for a writer; past it a push is shed at once (``Overloaded``).
+    let maximumQueued: Int
+    /// How long a push may wait for a writer before it is answered 503, uncommitted.
+    let maximumWait: Duration
 
-    init(writer: PushWriter, writers: Int, maximumBatch: Int = 64) {
+    init(
+        writer: PushWriter, writers: Int, maximumBatch: Int = 64, maximumQueued: Int? = nil,
+        maximumWait: Duration = .milliseconds(1500)
+    ) {
         self.writer = writer
         self.writers = max(1, writers)
         self.maximumBatch = max(1, maximumBatch)
+        self.maximumQueued = max(1, maximumQueued ?? Self.defaultQueue(writers: writers))
+        self.maximumWait = maximumWait
     }
 
+    /// Four full batches per writer: at a user's pace the queue holds a few pushes; past this many,
+    /// the writers are far behind and a push would only wait out its deadline.
+    static func defaultQueue(writers: Int) -> Int { max(1, writers) * 64 * 4 }
+
+    /// Stores `request` and answers once it is committed; throws ``Overloaded`` at once when the
+    /// queue is full, and ``DatabaseUnavailable`` when no writer took it within ``maximumWait``
+    /// (or the caller was cancelled first). A push a writer has taken is answered with what its
+    /// transaction did, however long PostgreSQL takes (bounded by the writers' `statement_timeout`):
+    /// so an error answer always means nothing was committed.
     func push(_ request: PushRequest) async throws -> PushAck? {
-        try await withCheckedThrowingContinuation { continuation in
-            let startsWriter = state.withLock { state in
-                state.queue.append(Waiting(request: request, continuation: continuation))
-                guard state.writers < writers else { return false }
-                state.writers += 1
-                return true
+        let pending = PendingPush(request)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                pending.wait(continuation)
+                let (accepted, startsWriter) = state.withLock { state -> (Bool, Bool) in
+                    guard state.queue.count < maximumQueued else { return (false, false) }
+                    state.queue.append(pending)
+                    guard state.writers < writers else { return (true, false) }
+                    state.writers += 1
+                    return (true, true)
+                }
+                guard accepted else {
+                    _ = pending.abandon(Overloaded())
+                    return
+                }
+                if startsWriter { Task { await self.write() } }
+                let wait = maximumWait
+                Task {
+                    try? await Task.sleep(for: wait)
+                    self.abandon(pending, DatabaseUnavailable())
+                }
             }
-            if startsWriter { Task { await self.write() } }
+        } onCancel: {
+            self.abandon(pending, CancellationError())
         }
+    }
+
+    /// Answers a push no writer has started with `error`, and takes it out of the queue.
+    private func abandon(_ pending: PendingPush, _ error: any Error) {
+        guard pending.abandon(error) else { return }
+        state.withLock { state in state.queue.removeAll { $0 === pending } }
     }
 
     /// One writer: takes the next batch (oldest first, one push per account, none of an account
     /// another writer is writing) until none is left.
     private func write() async {
         while true {
-            let batch: [Waiting]? = state.withLock { state in
-                var taken: [Waiting] = []
-                var kept: [Waiting] = []
+            let batch: [PendingPush]? = state.withLock { state in
+                var taken: [PendingPush] = []
+                var kept: [PendingPush] = []
                 var accounts: Set<AccountKey> = []
-                for waiting in state.queue {
-                    let account = waiting.account
+                for pending in state.queue {
+                    let account = AccountKey(app: pending.request.app, account: pending.request.account)
                     if taken.count < maximumBatch, !state.writing.contains(account), accounts.insert(account).inserted {
-                        taken.append(waiting)
+                        taken.append(pending)
                     } else {
-                        kept.append(waiting)
+                        kept.append(pending)
                     }
                 }
                 guard !taken.isEmpty else {
@@ -109,33 +143,125 @@ final class PushBatcher: Sendable {
             guard let batch else { return }
             await write(batch)
             state.withLock { state in
-                for waiting in batch { state.writing.remove(waiting.account) }
+                for pending in batch { state.writing.remove(AccountKey(app: pending.request.app, account: pending.request.account)) }
             }
         }
     }
 
-    private func write(_ batch: [Waiting]) async {
-        if batch.count == 1 {
-            let waiting = batch[0]
-            do { waiting.continuation.resume(returning: try await writer.one(waiting.request)) } catch {
-                waiting.continuation.resume(throwing: error)
-            }
-            return
-        }
+    /// Writes `batch` on one connection. Each push is claimed only once the connection is held, just
+    /// before its statement is sent: one whose deadline passed meanwhile (PostgreSQL slow to hand
+    /// out a connection) was answered 503 and is not written.
+    private func write(_ batch: [PendingPush]) async {
         do {
-            let acks = try await writer.many(batch.map(\.request))
-            for (waiting, ack) in zip(batch, acks) { waiting.continuation.resume(returning: ack) }
-        } catch let error as PSQLError where error.code == .server {
-            // PostgreSQL refused the statement (not the connection): find the push it refused by
-            // writing each on its own, so the others are stored and only that one fails.
-            for waiting in batch {
-                do { waiting.continuation.resume(returning: try await writer.one(waiting.request)) } catch {
-                    waiting.continuation.resume(throwing: error)
+            try await writer.client.withConnection { connection in
+                let claimed = batch.filter { $0.claim() }
+                guard !claimed.isEmpty else { return }
+                if claimed.count == 1 {
+                    let pending = claimed[0]
+                    do { pending.answer(.success(try await writer.one(pending.request, on: connection))) } catch {
+                        pending.answer(.failure(error))
+                    }
+                    return
+                }
+                do {
+                    let acks = try await writer.many(claimed.map(\.request), on: connection)
+                    for (pending, ack) in zip(claimed, acks) { pending.answer(.success(ack)) }
+                } catch let error as PSQLError where error.code == .server {
+                    // PostgreSQL refused the statement (not the connection): find the push it refused by
+                    // writing each on its own, so the others are stored and only that one fails.
+                    for pending in claimed {
+                        do { pending.answer(.success(try await writer.one(pending.request, on: connection))) } catch {
+                            pending.answer(.failure(error))
+                        }
+                    }
+                } catch {
+                    for pending in claimed { pending.answer(.failure(error)) }
                 }
             }
         } catch {
-            for waiting in batch { waiting.continuation.resume(throwing: error) }
+            // No connection: nothing was sent; every push not answered yet fails.
+            for pending in batch where pending.claim() { pending.answer(.failure(error)) }
         }
+    }
+}
+
+/// The store refuses a push at once: its queue is full (`503` with `Retry-After`).
+public struct Overloaded: Error {}
+
+extension PendingPush {
+    /// The writer's answer; a statement PostgreSQL cancelled (the writers' `statement_timeout`,
+    /// SQLSTATE 57014) rolled back, so the push is answered as not stored: 503, try again.
+    func answer(_ result: Result<PushAck?, any Error>) {
+        if case .failure(let error as PSQLError) = result, error.serverInfo?[.sqlState] == "57014" {
+            finish(.failure(DatabaseUnavailable()))
+        } else {
+            finish(result)
+        }
+    }
+}
+
+/// One push waiting for its answer: queued, then written (claimed by a writer holding a
+/// connection), then answered exactly once, by its transaction or, while still queued, by its
+/// deadline, the queue's bound or the caller's cancellation.
+final class PendingPush: Sendable {
+    private enum Phase {
+        case queued, writing, answered
+    }
+
+    private struct State {
+        var phase = Phase.queued
+        var continuation: CheckedContinuation<PushAck?, any Error>?
+        var result: Result<PushAck?, any Error>?
+    }
+
+    let request: PushRequest
+    private let state = Mutex(State())
+
+    init(_ request: PushRequest) { self.request = request }
+
+    /// Sets where the answer goes; answers at once when it already has one.
+    func wait(_ continuation: CheckedContinuation<PushAck?, any Error>) {
+        let ready = state.withLock { state -> Result<PushAck?, any Error>? in
+            if let result = state.result { return result }
+            state.continuation = continuation
+            return nil
+        }
+        if let ready { continuation.resume(with: ready) }
+    }
+
+    /// A writer takes it: from now on only its transaction answers. False when already answered.
+    func claim() -> Bool {
+        state.withLock { state in
+            guard state.phase == .queued else { return false }
+            state.phase = .writing
+            return true
+        }
+    }
+
+    /// Answers with `error` unless a writer has it; whether it did.
+    func abandon(_ error: any Error) -> Bool {
+        let continuation = state.withLock { state -> CheckedContinuation<PushAck?, any Error>?? in
+            guard state.phase == .queued else { return .none }
+            state.phase = .answered
+            defer { state.continuation = nil }
+            if state.continuation == nil { state.result = .failure(error) }
+            return .some(state.continuation)
+        }
+        guard let continuation else { return false }
+        continuation?.resume(throwing: error)
+        return true
+    }
+
+    /// The writer's answer.
+    func finish(_ result: Result<PushAck?, any Error>) {
+        let continuation = state.withLock { state -> CheckedContinuation<PushAck?, any Error>? in
+            guard state.phase == .writing else { return nil }
+            state.phase = .answered
+            defer { state.continuation = nil }
+            if state.continuation == nil { state.result = result }
+            return state.continuation
+        }
+        continuation?.resume(with: result)
     }
 }
 
@@ -145,6 +271,10 @@ struct PushWriter: Sendable {
     let logger: Logger
 
     func one(_ request: PushRequest) async throws -> PushAck? {
+        try await client.withConnection { connection in try await one(request, on: connection) }
+    }
+
+    func one(_ request: PushRequest, on connection: PostgresConnection) async throws -> PushAck? {
         let items = request.batch.items
         let statement = PushStatement(
             app: request.app, account: request.account, device: request.batch.device, items: items,
@@ -154,7 +284,7 @@ struct PushWriter: Sendable {
         var merged: [String: AccountFlowRecord] = [:]
         // Every row is read (at most one per flow): the connection goes back to the pool when the
         // rows are done.
-        for try await row in try await client.execute(statement, logger: logger) {
+        for try await row in try await connection.execute(statement, logger: logger) {
             applied = row.applied
             revoked = revoked || row.revoked
             if let (flow, record) = row.record { merged[flow] = record }
@@ -164,11 +294,11 @@ struct PushWriter: Sendable {
     }
 
     /// Pushes of distinct accounts in one statement; their answers in the same order.
-    func many(_ requests: [PushRequest]) async throws -> [PushAck?] {
+    func many(_ requests: [PushRequest], on connection: PostgresConnection) async throws -> [PushAck?] {
         var applied = Array(repeating: 0, count: requests.count)
         var revoked = Array(repeating: false, count: requests.count)
         var merged = Array(repeating: [String: AccountFlowRecord](), count: requests.count)
-        for try await row in try await client.execute(PushBatchStatement(requests: requests), logger: logger) {
+        for try await row in try await connection.execute(PushBatchStatement(requests: requests), logger: logger) {
             applied[row.push] = row.applied
             revoked[row.push] = revoked[row.push] || row.revoked
             if let (flow, record) = row.record { merged[row.push][flow] = record }

@@ -60,9 +60,9 @@ struct Routes: Sendable {
                     throw APIError.invalid("the body is not a push batch: \(Self.describe(error))")
                 }
                 try Self.validate(batch)
-                let ack = try await withDeadline(Self.requestDeadline) {
-                    try await store.push(app: app, account: account, batch, tokenIssuedAt: claims.issuedAt)
-                }
+                // No deadline around it: the store answers a push it could not take within its
+                // bound with a 503, and one it wrote with what its transaction did (PushBatcher).
+                let ack = try await store.push(app: app, account: account, batch, tokenIssuedAt: claims.issuedAt)
                 guard let ack else { throw Self.revoked }
                 return Self.json(ack)
             }
@@ -280,8 +280,10 @@ struct Routes: Sendable {
             return Self.error(error)
         } catch is DatabaseUnavailable {
             return Self.error(Self.unavailable)
+        } catch is Overloaded {
+            return Self.error(Self.overloaded)
         } catch {
-            logger.error("request failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+            logger.error("request failed", metadata: ["error": "\(String(reflecting: error).prefix(2_000))"])
             let unavailable = !(await store.isReady())
             return Self.error(
                 unavailable
@@ -296,7 +298,10 @@ struct Routes: Sendable {
     static let reportDeadline: Duration = .seconds(30)
 
     static let unavailable = APIError(
-        status: .serviceUnavailable, code: "unavailable", message: "the database does not answer; try again")
+        status: .serviceUnavailable, code: "unavailable", message: "the database does not answer; try again", retryAfter: 1)
+    /// Pushes arrive faster than they are written: shed at once, nothing stored.
+    static let overloaded = APIError(
+        status: .serviceUnavailable, code: "overloaded", message: "the server is busy and stored nothing; try again", retryAfter: 1)
 
     /// An answer in its one wire form (TourCodec's JSON, as the devices write theirs).
     static func json(_ value: some TourValueRepresentable, status: HTTPResponse.Status = .ok) -> Response {

@@ -22,15 +22,26 @@ public enum OnboardingServer {
         // a line per attempt, so only its warnings and errors are kept.
         var poolLogger = logger
         poolLogger.logLevel = max(logger.logLevel, .warning)
+        // Two pools: the push writers' own, whose statements PostgreSQL cancels after
+        // `pushStatementTimeout` (a push a writer took is answered within a bound, with what its
+        // transaction did), and the rest (pulls, pages, reports, the insights job).
         let client = PostgresClient(
             configuration: configuration.database.clientConfiguration(
-                maximumConnections: configuration.maximumConnections),
+                maximumConnections: max(1, configuration.maximumConnections - configuration.pushWriters)),
             backgroundLogger: poolLogger)
-        let store = AccountStore(client: client, logger: logger, batchingPushes: configuration.pushWriters)
+        var pushConfiguration = configuration.database.clientConfiguration(maximumConnections: configuration.pushWriters)
+        pushConfiguration.options.additionalStartupParameters.append(
+            ("statement_timeout", String(configuration.pushStatementTimeoutMilliseconds)))
+        let pushClient = PostgresClient(configuration: pushConfiguration, backgroundLogger: poolLogger)
+        let store = AccountStore(
+            client: client, logger: logger, batchingPushes: configuration.pushWriters, pushClient: pushClient,
+            pushQueue: configuration.pushQueue)
         // Identity providers' keys and tokens, fetched over https.
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
-            try await serve(configuration, client: client, store: store, http: http, logger: logger, waitForDatabase: waitForDatabase)
+            try await serve(
+                configuration, client: client, pushClient: pushClient, store: store, http: http, logger: logger,
+                waitForDatabase: waitForDatabase)
         } catch {
             try? await http.shutdown()
             throw error
@@ -39,8 +50,8 @@ public enum OnboardingServer {
     }
 
     private static func serve(
-        _ configuration: ServerConfiguration, client: PostgresClient, store: AccountStore, http: HTTPClient, logger: Logger,
-        waitForDatabase: Int
+        _ configuration: ServerConfiguration, client: PostgresClient, pushClient: PostgresClient, store: AccountStore,
+        http: HTTPClient, logger: Logger, waitForDatabase: Int
     ) async throws {
         let router = Router(context: ServerRequestContext.self)
         router.middlewares.add(RequestLog())
@@ -74,7 +85,7 @@ public enum OnboardingServer {
             router: router,
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "onboarding-server"),
-            services: [client, InsightsCatchUp(store: store, interval: InsightsCatchUp.interval, logger: logger)], logger: logger)
+            services: [client, pushClient, InsightsCatchUp(store: store, interval: InsightsCatchUp.interval, logger: logger)], logger: logger)
         let keyIDs = configuration.tokens.keys.map(\.id)
         app.beforeServerStarts {
             try await migrate(client, logger: logger, waitForDatabase: waitForDatabase)

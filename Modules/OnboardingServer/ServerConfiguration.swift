@@ -28,6 +28,10 @@ public struct ServerConfiguration: Sendable {
     /// Batches of pushes written at once (``PushBatcher``): the rest of the connections serve pulls,
     /// reports, pages and the insights job.
     public var pushWriters: Int
+    /// Pushes that may wait for a writer before the server sheds more with 503 (``PushBatcher``).
+    public var pushQueue: Int?
+    /// PostgreSQL cancels a push statement running longer (the writers' `statement_timeout`).
+    public var pushStatementTimeoutMilliseconds = 2500
 
     public init(
         host: String, port: Int, database: DatabaseURL, tokens: TokenSigner,

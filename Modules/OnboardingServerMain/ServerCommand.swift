@@ -47,6 +47,11 @@ struct Serve: AsyncParsableCommand {
             discussion: "Fewer writers batch more under load (fewer transactions, more waiting per push); from 1 to --connections."))
     var pushWriters: Int?
     @Option(
+        help: ArgumentHelp(
+            "Pushes that may wait for a writer; past it pushes are shed with 503 and Retry-After (default: 256 per writer).",
+            discussion: "From 1 to 100000. A push also waits at most 1.5 s for a writer."))
+    var pushQueue: Int?
+    @Option(
         name: .customLong("trusted-proxy"),
         help: "The address of a balancer in front, whose X-Forwarded-For names the client (repeatable; default: $ONBOARDING_TRUSTED_PROXIES).")
     var trustedProxies: [String] = []
@@ -65,6 +70,7 @@ struct Serve: AsyncParsableCommand {
         if let pushWriters, !(1...connections).contains(pushWriters) {
             throw ValidationError("--push-writers must be from 1 to --connections (\(connections))")
         }
+        if let pushQueue, !(1...100_000).contains(pushQueue) { throw ValidationError("--push-queue must be from 1 to 100000") }
         let proxies = trustedProxies.isEmpty
             ? (environment["ONBOARDING_TRUSTED_PROXIES"] ?? "").split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
             : trustedProxies
@@ -78,6 +84,7 @@ struct Serve: AsyncParsableCommand {
             host: host ?? environment["HOST"] ?? "127.0.0.1", port: port, database: try database.resolved(),
             tokens: try secret(), identityProvider: try identityProvider(), maximumConnections: connections,
             pushWriters: pushWriters)
+        configuration.pushQueue = pushQueue
         configuration.trustedProxies = Set(proxies)
         configuration.publicURL = publicURL
         configuration.oidc = try oidc(publicURL: publicURL)

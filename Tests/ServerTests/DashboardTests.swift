@@ -330,11 +330,17 @@ struct DashboardTests {
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(database)' AND pid <> pg_backend_pid()"])
     }
 
+    /// A psql session that holds an exclusive lock on `table` for `seconds` (PostgreSQL held still
+    /// for every statement that writes it).
+    static func holdLock(on url: String, table: String, seconds: Int) throws -> Process {
+        try holdTransaction(on: url, seconds: seconds, first: "LOCK TABLE \(table) IN ACCESS EXCLUSIVE MODE;")
+    }
+
     /// A psql session that takes a transaction id and sleeps in it for `seconds`.
-    static func holdTransaction(on url: String, seconds: Int) throws -> Process {
+    static func holdTransaction(on url: String, seconds: Int, first: String = "") throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: TestPostgres.psql)
-        process.arguments = [url, "-qtAc", "BEGIN; SELECT pg_current_xact_id(); SELECT pg_sleep(\(seconds)); COMMIT;"]
+        process.arguments = [url, "-qtAc", "BEGIN; \(first) SELECT pg_current_xact_id(); SELECT pg_sleep(\(seconds)); COMMIT;"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice

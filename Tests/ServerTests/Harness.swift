@@ -121,11 +121,14 @@ final class ServerProcess: @unchecked Sendable {
     private var process: Process?
     /// Set for the server and for `token` (a key ring, an identity provider).
     var environment: [String: String]
+    /// Further options for `serve` (`--push-queue 2`).
+    var serveOptions: [String]
 
     var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    init(databaseURL: String? = nil, port: Int? = nil, environment: [String: String] = [:]) throws {
+    init(databaseURL: String? = nil, port: Int? = nil, environment: [String: String] = [:], serveOptions: [String] = []) throws {
         self.environment = environment
+        self.serveOptions = serveOptions
         self.databaseURL = try databaseURL ?? TestPostgres.freshDatabase()
         self.port = port ?? Self.freePort()
         log = FileManager.default.temporaryDirectory.appendingPathComponent("server-\(UUID().uuidString).log")
@@ -137,7 +140,7 @@ final class ServerProcess: @unchecked Sendable {
     func start() throws {
         let process = Process()
         process.executableURL = BuiltExecutables.folder.appendingPathComponent("onboarding-server")
-        process.arguments = ["serve", "--port", "\(port)", "--connections", "8"]
+        process.arguments = ["serve", "--port", "\(port)", "--connections", "8"] + serveOptions
         var environment = ProcessInfo.processInfo.environment
         environment["ONBOARDING_SERVER_SECRET"] = Self.secret
         environment["DATABASE_URL"] = databaseURL
@@ -286,6 +289,8 @@ enum HTTP {
         var status: Int
         var body: Data
         var entityTag: String? = nil
+        var retryAfter: String? = nil
+        var requestID: String? = nil
         var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
         var errorCode: String? { (json["error"] as? [String: Any])?["code"] as? String }
     }
@@ -308,7 +313,9 @@ enum HTTP {
         request.httpBody = body
         let (data, response) = try await URLSession.shared.data(for: request)
         let http = response as? HTTPURLResponse
-        return Answer(status: http?.statusCode ?? 0, body: data, entityTag: http?.value(forHTTPHeaderField: "ETag"))
+        return Answer(
+            status: http?.statusCode ?? 0, body: data, entityTag: http?.value(forHTTPHeaderField: "ETag"),
+            retryAfter: http?.value(forHTTPHeaderField: "Retry-After"), requestID: http?.value(forHTTPHeaderField: "X-Request-ID"))
     }
 
     /// The same, from synchronous code (the health poll while a process starts).

@@ -21,7 +21,8 @@ struct PushBatchingTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             try await PostgresSchema.migrate(client, logger: logger)
-            try await body(AccountStore(client: client, logger: logger, batchingPushes: writers))
+            // A queue for every push the tests send at once: shedding is LoadSheddingTests' subject.
+            try await body(AccountStore(client: client, logger: logger, batchingPushes: writers, pushQueue: 10_000))
             group.cancelAll()
         }
     }

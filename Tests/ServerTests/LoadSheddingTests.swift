@@ -1,0 +1,111 @@
+import AccountSync
+import Foundation
+import OnboardingServer
+import Testing
+import TourCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A server that sheds load instead of lying (issue 41): a deadline returns at the deadline, a push
+/// answered with an error was never committed, and past its queue the server answers 503 with
+/// `Retry-After` at once, keeps answering health checks and recovers by itself. PostgreSQL is held
+/// still with a real lock on `pushes` from another session.
+@Suite("Deadlines and load shedding")
+struct LoadSheddingTests {
+    /// An operation that ignores cancellation does not hold the answer past the deadline.
+    @Test func aDeadlineReturnsAtTheDeadline() async throws {
+        let started = ContinuousClock.now
+        await #expect(throws: DatabaseUnavailable.self) {
+            try await withDeadline(.milliseconds(300)) {
+                // Five seconds that no cancellation shortens.
+                await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+                    DispatchQueue.global().asyncAfter(deadline: .now() + 5) { continuation.resume() }
+                }
+                return 1
+            }
+        }
+        // At the deadline, give or take the test run's load (every thread of the shared pool may be
+        // busy with other tests' processes for a while); the operation alone took 5 s.
+        #expect(ContinuousClock.now - started < .milliseconds(4500))
+        #expect(try await withDeadline(.seconds(5)) { 7 } == 7)
+    }
+
+    static func push(_ server: ServerProcess, account: String, token: String, seq: Int64 = 1) async throws -> HTTP.Answer {
+        let device = "dev-\(account)"
+        let body = try PushBatch(
+            device: device, items: [PushBatchingTests.item(seq, flow: "tour", standing: .completed, device: device)]
+        ).tourValue.jsonUTF8()
+        return try await HTTP.post(
+            server.url.appendingPathComponent("v1/apps/growth/accounts/\(account)/push"), token: token, body: Data(body))
+    }
+
+    /// PostgreSQL held still past every bound while a push is written: the push is answered 503, and
+    /// it was not committed (the lock released later lets nothing through); sent again, it is
+    /// stored once.
+    @Test func aPushAnsweredWithAnErrorWasNotCommitted() async throws {
+        let server = try ServerProcess()
+        let token = try server.token(account: "ann")
+        #expect(try await Self.push(server, account: "ann", token: token, seq: 1).status == 200)
+        let holder = try DashboardTests.holdLock(on: server.databaseURL, table: "pushes", seconds: 6)
+        defer { DashboardTests.endHeldTransactions(on: server.databaseURL, holder) }
+        let started = ContinuousClock.now
+        let answer = try await Self.push(server, account: "ann", token: token, seq: 2)
+        let waited = ContinuousClock.now - started
+        #expect(answer.status == 503)
+        #expect(answer.retryAfter != nil)
+        #expect(waited < .seconds(5), "answered within the writers' bound, before the lock was released")
+        // The lock goes; nothing of the refused push was stored.
+        if !Shell.waitForExit(holder, seconds: 30) { holder.terminate() }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try server.sql("SELECT count(*) FROM pushes WHERE account = 'ann' AND seq = 2") == ["0"])
+        #expect(try await Self.push(server, account: "ann", token: token, seq: 2).status == 200)
+        #expect(try server.sql("SELECT count(*) FROM pushes WHERE account = 'ann'") == ["2"])
+    }
+
+    /// One writer, a queue of two, and the writer stuck behind a lock: of many pushes at once, the
+    /// ones past the queue are shed at once with 503 and Retry-After; health and readiness answer
+    /// meanwhile; when the lock goes, the server takes pushes again by itself, and every push that
+    /// was answered 200 is stored exactly once, and no other.
+    @Test func anOverloadedServerShedsAndRecovers() async throws {
+        let server = try ServerProcess(serveOptions: ["--push-writers", "1", "--push-queue", "2"])
+        let signer = try TokenSignerForTests()
+        let accounts = (0..<24).map { "acct\($0)" }
+        let holder = try DashboardTests.holdLock(on: server.databaseURL, table: "pushes", seconds: 2)
+        defer { DashboardTests.endHeldTransactions(on: server.databaseURL, holder) }
+        let started = ContinuousClock.now
+        let answers = try await withThrowingTaskGroup(of: (String, HTTP.Answer, Duration).self) { group in
+            for account in accounts {
+                group.addTask {
+                    let sent = ContinuousClock.now
+                    let answer = try await Self.push(server, account: account, token: signer.token(account: account, app: "growth"))
+                    return (account, answer, ContinuousClock.now - sent)
+                }
+            }
+            // Meanwhile the server answers its checks.
+            #expect(HTTP.status(server.url.appendingPathComponent("v1/health")) == 200)
+            var all: [(String, HTTP.Answer, Duration)] = []
+            for try await answer in group { all.append(answer) }
+            return all
+        }
+        _ = started
+        let shed = answers.filter { $0.1.status == 503 && $0.1.errorCode == "overloaded" }
+        #expect(shed.count >= 10, "\(answers.map { ($0.0, $0.1.status, $0.1.errorCode ?? "") })")
+        #expect(shed.allSatisfy { $0.1.retryAfter == "1" })
+        #expect(shed.allSatisfy { $0.2 < .milliseconds(1400) }, "shed at once, not after waiting out the queue")
+        #expect(answers.allSatisfy { [200, 503].contains($0.1.status) })
+        // Every acknowledged push is stored once; nothing else is.
+        if !Shell.waitForExit(holder, seconds: 30) { holder.terminate() }
+        let acknowledged = Set(answers.filter { $0.1.status == 200 }.map(\.0))
+        try await Task.sleep(for: .milliseconds(500))
+        let stored = try server.sql("SELECT account FROM pushes ORDER BY account")
+        #expect(Set(stored) == acknowledged)
+        #expect(stored.count == acknowledged.count)
+        // Recovered by itself: every account's push goes now.
+        for account in accounts where !acknowledged.contains(account) {
+            #expect(try await Self.push(server, account: account, token: signer.token(account: account, app: "growth")).status == 200)
+        }
+        #expect(try server.sql("SELECT count(*) FROM pushes") == ["\(accounts.count)"])
+    }
+}
