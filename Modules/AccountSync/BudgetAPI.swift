@@ -51,11 +51,22 @@ extension SyncAPI {
     /// The last day a count may name: the end of the year 9999, like ``latestTime``.
     public static let latestBudgetDay = BudgetDay(number: Int(latestTime / 86_400))
 
-    /// Why an exchange is refused, before anything is written; nil when it is well formed.
-    public static func problem(with exchange: BudgetExchange) -> String? {
+    /// How far ahead of the server's clock a count's day may be: one day (a device just past
+    /// midnight UTC before the server; every time zone's today is at most one UTC day ahead).
+    public static let budgetDaysAhead = 1
+    /// How far ahead of a device's clock another device's `lastStart` may be and still hold it to
+    /// a cool-down: five minutes of clock drift. A later one is a clock that is wrong, and it
+    /// holds only its own device.
+    public static let budgetClockSkew: Double = 300
+
+    /// Why an exchange is refused, before anything is written; nil when it is well formed. With
+    /// `today` (the server's), a count for a day more than ``budgetDaysAhead`` after it is refused:
+    /// a device whose clock runs weeks ahead would hold every device of the account for weeks.
+    public static func problem(with exchange: BudgetExchange, today: BudgetDay? = nil) -> String? {
+        let latest = today.map { BudgetDay(number: min($0.number + budgetDaysAhead, latestBudgetDay.number)) } ?? latestBudgetDay
         guard isValidName(exchange.device) else { return "the device id must be \(nameRule)" }
-        guard (0...latestBudgetDay.number).contains(exchange.since.number) else {
-            return "since is a day number (UTC days since 1970) from 0 to \(latestBudgetDay.number)"
+        guard (0...latest.number).contains(exchange.since.number) else {
+            return "since is a day number (UTC days since 1970) from 0 to \(latest.number)\(today == nil ? "" : " (the server's today and one day more)")"
         }
         guard exchange.counts.count <= maxBudgetDays else {
             return "an exchange tells of at most \(maxBudgetDays) days (got \(exchange.counts.count))"
@@ -64,8 +75,8 @@ extension SyncAPI {
         for count in exchange.counts {
             let at = "the count of day \(count.day.number)"
             guard count.device == exchange.device else { return "\(at) names another device; a device tells its own" }
-            guard count.day >= exchange.since, count.day <= latestBudgetDay else {
-                return "\(at): each day is from since (\(exchange.since.number)) to \(latestBudgetDay.number)"
+            guard count.day >= exchange.since, count.day <= latest else {
+                return "\(at): each day is from since (\(exchange.since.number)) to \(latest.number)\(today == nil ? "" : " (the server's today and one day more: is this device's clock right?)")"
             }
             guard days.insert(count.day).inserted else { return "\(at) appears twice; each day at most once" }
             guard (0...maxBudgetStartsPerDay).contains(count.starts) else {
@@ -79,6 +90,22 @@ extension SyncAPI {
             }
         }
         return nil
+    }
+}
+
+extension AccountBudget {
+    /// What a device at `now` takes from the server's answer: no count for a day more than
+    /// ``SyncAPI/budgetDaysAhead`` after its own, and no `lastStart` more than
+    /// ``SyncAPI/budgetClockSkew`` ahead of it (the count stays; the cool-down does not), so
+    /// another device's wrong clock cannot hold this one.
+    public func counts(believableAt now: Date) -> [BudgetDayCount] {
+        let latest = BudgetDay(now).number + SyncAPI.budgetDaysAhead
+        return counts.compactMap { count in
+            guard count.day.number <= latest else { return nil }
+            var count = count
+            if let last = count.lastStart, last.timeIntervalSince(now) > SyncAPI.budgetClockSkew { count.lastStart = nil }
+            return count
+        }
     }
 }
 

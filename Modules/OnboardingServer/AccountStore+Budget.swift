@@ -10,7 +10,22 @@ import TourCore
 extension AccountStore {
     /// Keeps the device's counts (the larger per day) and answers every device's counts of the
     /// account since the exchange's first day, in one transaction.
-    public func exchangeBudget(account: String, _ exchange: BudgetExchange) async throws -> AccountBudget {
+    /// Whether `app` shares the family's display budget: one of ``budgetFamily`` when the server
+    /// names the family, else an app whose binary was registered (`onboarding-server register`).
+    public func sharesBudget(app: String) async throws -> Bool {
+        if let budgetFamily { return budgetFamily.contains(app) }
+        let rows = try await client.query(
+            "SELECT 1 FROM catalogs WHERE app = \(app) AND source = 'compiled' LIMIT 1", logger: logger)
+        for try await _ in rows { return true }
+        return false
+    }
+
+    /// With `today` (the server's), counts the device tells of days after `today` + 1 were refused
+    /// before (``SyncAPI/problem(with:today:)``), and none stored by an older server is answered.
+    public func exchangeBudget(account: String, _ exchange: BudgetExchange, today: BudgetDay? = nil) async throws
+        -> AccountBudget
+    {
+        let latest = Int32(min(today.map { $0.number + SyncAPI.budgetDaysAhead } ?? SyncAPI.latestBudgetDay.number, Int(Int32.max)))
         let logger = logger
         let counts = try await client.withTransaction(logger: logger) { connection in
             for count in exchange.counts {
@@ -30,7 +45,7 @@ extension AccountStore {
             let rows = try await connection.query(
                 """
                 SELECT device, day, starts, last_start FROM budget_counts
-                WHERE account = \(account) AND day >= \(since) ORDER BY day, device LIMIT 10000
+                WHERE account = \(account) AND day >= \(since) AND day <= \(latest) ORDER BY day, device LIMIT 10000
                 """, logger: logger)
             var counts: [BudgetDayCount] = []
             for try await (device, day, starts, last) in rows.decode((String, Int32, Int32, Double?).self) {

@@ -14,6 +14,8 @@ public struct AccountStore: Sendable {
     let logger: Logger
     /// Group commit of pushes, when the store was made with `batchingPushes`.
     let batcher: PushBatcher?
+    /// The apps that share the display budget (``sharesBudget(app:)``); nil: the registered apps.
+    public var budgetFamily: Set<String>?
 
     /// With `batchingPushes` writers, pushes that arrive while that many batches are being written
     /// wait and go together in the next one (``PushBatcher``); without it, each push is its own

@@ -75,16 +75,23 @@ struct Routes: Sendable {
         }
         router.post("/v1/apps/:app/accounts/:account/budget") { request, context in
             await answer {
-                let (_, account) = try await accountPath(context, request)
+                let (app, account) = try await accountPath(context, request)
                 var request = request
                 let body = try await Self.body(&request)
                 let exchange: BudgetExchange
                 do { exchange = try BudgetExchange(jsonUTF8: body.readableBytesView) } catch {
                     throw APIError.invalid("the body is not a budget exchange: \(Self.describe(error))")
                 }
-                if let problem = SyncAPI.problem(with: exchange) { throw APIError.invalid(problem) }
+                let today = BudgetDay(Date())
+                if let problem = SyncAPI.problem(with: exchange, today: today) { throw APIError.invalid(problem) }
+                // The budget is the family's: an app outside it (any token names some app) writes none of it.
+                guard try await withDeadline(Self.requestDeadline, { try await store.sharesBudget(app: app) }) else {
+                    throw APIError(
+                        status: .forbidden, code: "not_in_family",
+                        message: "\(app) does not share the family's display budget on this server (ONBOARDING_BUDGET_FAMILY, or the apps registered with onboarding-server register)")
+                }
                 return try await Self.json(
-                    withDeadline(Self.requestDeadline) { try await store.exchangeBudget(account: account, exchange) })
+                    withDeadline(Self.requestDeadline) { try await store.exchangeBudget(account: account, exchange, today: today) })
             }
         }
         // Sign out everywhere: the account's tokens issued until now are refused from now on.

@@ -33,9 +33,10 @@ public enum OnboardingServer {
         pushConfiguration.options.additionalStartupParameters.append(
             ("statement_timeout", String(configuration.pushStatementTimeoutMilliseconds)))
         let pushClient = PostgresClient(configuration: pushConfiguration, backgroundLogger: poolLogger)
-        let store = AccountStore(
+        var store = AccountStore(
             client: client, logger: logger, batchingPushes: configuration.pushWriters, pushClient: pushClient,
             pushQueue: configuration.pushQueue)
+        store.budgetFamily = configuration.budgetFamily
         // Identity providers' keys and tokens, fetched over https.
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         do {

@@ -32,6 +32,8 @@ public struct ServerConfiguration: Sendable {
     public var pushQueue: Int?
     /// PostgreSQL cancels a push statement running longer (the writers' `statement_timeout`).
     public var pushStatementTimeoutMilliseconds = 2500
+    /// The apps whose tokens may write the family's display budget; nil: the registered apps.
+    public var budgetFamily: Set<String>?
 
     public init(
         host: String, port: Int, database: DatabaseURL, tokens: TokenSigner,

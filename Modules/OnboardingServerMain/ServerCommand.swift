@@ -85,6 +85,13 @@ struct Serve: AsyncParsableCommand {
             tokens: try secret(), identityProvider: try identityProvider(), maximumConnections: connections,
             pushWriters: pushWriters)
         configuration.pushQueue = pushQueue
+        if let family = environment["ONBOARDING_BUDGET_FAMILY"], !family.isEmpty {
+            let apps = family.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
+            guard apps.allSatisfy(SyncAPI.isValidName) else {
+                throw ValidationError("ONBOARDING_BUDGET_FAMILY is a list of app ids (\(SyncAPI.nameRule)), separated by commas")
+            }
+            configuration.budgetFamily = Set(apps)
+        }
         configuration.trustedProxies = Set(proxies)
         configuration.publicURL = publicURL
         configuration.oidc = try oidc(publicURL: publicURL)

@@ -17,11 +17,13 @@ extension TourSession {
     public func exchangeBudget() async throws(SyncError) {
         guard let transport, let budget else { return }
         let exchange: BudgetExchange
+        let now: Date
         do {
             try catchUpBudget()
             let session = try Self.prepared(database.session(key, scopes: product.scopes), product)
             guard session.account != nil else { return }
-            let since = BudgetDay(number: BudgetDay(Self.time(time, session)).number - 1)
+            now = Self.time(time, session)
+            let since = BudgetDay(number: BudgetDay(now).number - 1)
             exchange = BudgetExchange(
                 device: budget.device, since: since,
                 counts: try budget.file.dailyCounts(device: budget.device, account: budgetAccount, since: since))
@@ -30,7 +32,7 @@ extension TourSession {
         }
         let answer = try await transport.budget(app: key.app, account: key.user, exchange)
         do {
-            try budget.file.learn(answer.counts, account: budgetAccount)
+            try budget.file.learn(answer.counts(believableAt: now), account: budgetAccount)
         } catch {
             throw .localStorage("\(error)")
         }

@@ -56,12 +56,15 @@ struct DisplayBudgetAcrossDevicesTests {
 
     static let products = ["finite", "lockedin", "moodtracker"]
 
+    /// The server's family: the apps whose tokens may write the display budget.
+    static let family = ["ONBOARDING_BUDGET_FAMILY": "finite,lockedin,carrierwave,growth,moodtracker"]
+
     /// Finite, LockedIn and Mood Tracker on a phone and a tablet of one account for a simulated
     /// week. Each day the phone launches them at 0 h and 4 h, the tablet at 0.5 h and 2 h; whatever
     /// shows is skipped. Alone, each device would start two flows a day, one of them half an hour
     /// after the other device's. Together they hold to the account's two a day and hour between.
     @Test func twoDevicesOverAWeekHoldToTheAccountsBudget() throws {
-        let server = try ServerProcess()
+        let server = try ServerProcess(environment: Self.family)
         let phone = try FamilyDevice(Self.products, account: "ann", server: server, budget: "perDay=2,coolDown=3600")
         let tablet = try FamilyDevice(Self.products, account: "ann", server: server, budget: "perDay=2,coolDown=3600")
         let slots: [(hour: Double, device: FamilyDevice, name: String)] = [
@@ -104,7 +107,7 @@ struct DisplayBudgetAcrossDevicesTests {
     /// the phone's: a start it made offline counts for the phone's next launch. Each device alone
     /// would start a second flow (one of two a day); together they have spent the day's two.
     @Test func anOfflineDeviceCatchesUpInBothDirections() throws {
-        let server = try ServerProcess()
+        let server = try ServerProcess(environment: Self.family)
         let budget = "perDay=2,coolDown=0"
         let phone = try FamilyDevice(["finite", "moodtracker"], account: "bo", server: server, budget: budget)
         let tablet = try FamilyDevice(["finite", "moodtracker"], account: "bo", server: server, budget: budget)
@@ -130,7 +133,7 @@ struct DisplayBudgetAcrossDevicesTests {
 
     /// The exchange's refusals change nothing; a count only grows; another account's token is refused.
     @Test func theBudgetRouteRefusesBadExchangesAndKeepsTheLargerCount() async throws {
-        let server = try ServerProcess()
+        let server = try ServerProcess(environment: Self.family)
         let token = try server.token(account: "cy", app: "finite")
         let url = server.url.appendingPathComponent("v1/apps/finite/accounts/cy/budget")
         func exchange(_ json: String, token: String? = token) async throws -> HTTP.Answer {
@@ -177,6 +180,58 @@ struct DisplayBudgetAcrossDevicesTests {
             body: Data(#"{"device": "t1", "since": \#(day), "counts": [{"device": "t1", "day": \#(day), "starts": 1, "lastStart": \#(start + 60)}]}"#.utf8))
         let both = (seen.json["counts"] as? [[String: Any]] ?? []).map { "\($0["device"] ?? "")=\($0["starts"] ?? "")" }
         #expect(both.sorted() == ["p1=2", "t1=1"], "\(both)")
+
+        // Days by the server's clock: today and tomorrow are taken; the day after, or the year
+        // 9999, would hold every device of the account for as long, and are refused.
+        let today = Int(Date().timeIntervalSince1970 / 86_400)
+        for (ahead, status) in [(0, 200), (1, 200), (2, 400), (40, 400), (2_932_896 - today, 400)] {
+            let answer = try await exchange(#"{"device": "p1", "since": \#(today + ahead), "counts": [{"device": "p1", "day": \#(today + ahead), "starts": 1}]}"#)
+            #expect(answer.status == status, "\(ahead) days ahead: \(String(decoding: answer.body, as: UTF8.self))")
+            if status == 400 { #expect(String(decoding: answer.body, as: UTF8.self).contains("the server's today and one day more")) }
+        }
+        // An app outside the family writes none of it, whatever its token says.
+        let outsider = try server.token(account: "cy", app: "weather")
+        let refused = try await HTTP.post(
+            server.url.appendingPathComponent("v1/apps/weather/accounts/cy/budget"), token: outsider,
+            body: Data(#"{"device": "w1", "since": \#(day), "counts": [{"device": "w1", "day": \#(day), "starts": 50}]}"#.utf8))
+        #expect(refused.status == 403 && refused.errorCode == "not_in_family")
+        #expect(try server.sql("SELECT count(*) FROM budget_counts WHERE device = 'w1'") == ["0"])
+    }
+
+    /// Without a named family, the family is the apps registered with the server.
+    @Test func withoutANamedFamilyOnlyRegisteredAppsShareTheBudget() async throws {
+        let server = try ServerProcess()
+        let day = 20_458
+        func exchange(_ app: String) async throws -> HTTP.Answer {
+            try await HTTP.post(
+                server.url.appendingPathComponent("v1/apps/\(app)/accounts/cy/budget"), token: try server.token(account: "cy", app: app),
+                body: Data(#"{"device": "d1", "since": \#(day), "counts": []}"#.utf8))
+        }
+        #expect(try await exchange("finite").errorCode == "not_in_family")
+        let compiled = try Shell.run(BuiltExecutables.folder.appendingPathComponent("finite").path, ["catalog", "--json"]).stdout
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("finite-\(UUID().uuidString).json")
+        try compiled.write(to: file, atomically: true, encoding: .utf8)
+        let registered = try server.command(["register", "--app", "finite", file.path])
+        #expect(registered.status == 0, "\(registered.stderr)")
+        #expect(try await exchange("finite").status == 200)
+        #expect(try await exchange("weather").status == 403)
+    }
+
+    /// A tablet whose clock runs 40 days ahead starts a flow; the account's phone, on the right
+    /// day, is not held by it (neither by its count nor by a cool-down from its future start).
+    @Test func aTabletWhoseClockRunsAheadHoldsOnlyItself() throws {
+        let server = try ServerProcess(environment: Self.family)
+        let budget = "perDay=1,coolDown=86400"
+        let phone = try FamilyDevice(["finite", "moodtracker"], account: "ed", server: server, budget: budget)
+        let tablet = try FamilyDevice(["finite", "moodtracker"], account: "ed", server: server, budget: budget)
+        // Both clocks start at the same day; the tablet's runs 40 days ahead.
+        let ahead = try tablet.run("moodtracker", ["play"], stdin: "wait \(40 * 86_400)\nlaunch\nwait 1\n")
+        #expect(ahead.stdout.contains("Swipe to Select"), "\(ahead.stdout) \(ahead.stderr)")
+        #expect(try server.sql("SELECT count(*) FROM budget_counts WHERE account = 'ed'") == ["1"])
+        // The phone learns of it, and its own first run still starts.
+        let phoneRun = try phone.run("finite", ["play"], stdin: "wait 3600\nlaunch\nwait 2\nexplain\n")
+        #expect(phoneRun.stdout.contains("Your Life in Weeks"), "\(phoneRun.stdout)")
+        #expect(!phoneRun.stdout.contains("held back by the display budget"), "\(phoneRun.stdout)")
     }
 }
 

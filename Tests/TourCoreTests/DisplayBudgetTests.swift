@@ -17,6 +17,18 @@ struct DisplayBudgetTests {
         return ledger
     }
 
+    /// With one flow a day, a low flow never starts by itself, even on an empty day (the doc's
+    /// "the day's last start is kept for a higher priority"); normal and high still do.
+    @Test func withOneADayALowFlowLeavesTheOnlyStart() {
+        let one = DisplayBudget(flowsPerDay: 1, coolDown: 3600)
+        let now = Self.t0.addingTimeInterval(600)
+        #expect(one.verdict(for: .low, ledger: BudgetLedger(), now: now)
+            == .held(until: nil, reason: "a low-priority flow leaves the day's only start (1 a day) to a higher priority"))
+        #expect(one.verdict(for: .normal, ledger: BudgetLedger(), now: now) == .free)
+        #expect(one.verdict(for: .high, ledger: BudgetLedger(), now: now) == .free)
+        #expect(one.verdict(for: .exempt, ledger: BudgetLedger(), now: now) == .free)
+    }
+
     @Test func theCapTheCoolDownAndPrioritiesDecide() {
         let now = Self.t0.addingTimeInterval(600)
         let empty = BudgetLedger()

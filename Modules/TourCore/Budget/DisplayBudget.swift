@@ -32,8 +32,13 @@ public struct DisplayBudget: Sendable, Equatable {
         }
         let day = BudgetDay(now)
         let started = ledger.starts(on: day)
-        // A low flow leaves the day's last start to a higher one.
-        let cap = priority == .low && flowsPerDay > 1 ? flowsPerDay - 1 : flowsPerDay
+        // A low flow leaves the day's last start to a higher one; with one a day, it never starts
+        // by itself (Docs/DisplayBudget.md).
+        let cap = priority == .low ? flowsPerDay - 1 : flowsPerDay
+        if cap == 0 {
+            return .held(
+                until: nil, reason: "a low-priority flow leaves the day's only start (1 a day) to a higher priority")
+        }
         if started >= cap {
             let spare = cap < flowsPerDay ? " (the last is kept for a higher priority)" : ""
             return .held(
