@@ -73,6 +73,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", "2.101.2"..<"3.0.0"),
         // Identity providers' JWTs (RS256/ES256 against a JWKS): the server only.
         .package(url: "https://github.com/vapor/jwt-kit", exact: "5.8.0"),
+        // The server's numbers (`/metrics`): the metrics API Hummingbird and postgres-nio already
+        // report through, and its Prometheus text exposition. The server only.
+        .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
     ],
     targets: [
         // MARK: Shared modules
@@ -133,6 +137,8 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 // An identity provider's keys (JWKS) and tokens: fetched over https.
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             path: "Modules/OnboardingServer", swiftSettings: swiftSettings),
         .executableTarget(

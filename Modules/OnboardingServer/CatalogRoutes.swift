@@ -43,6 +43,7 @@ extension Routes {
                 ]
                 var response = Self.json(body)
                 response.headers[.eTag] = tag
+                ServerMetrics.publicationsServed.increment()
                 return response
             }
         }

@@ -119,7 +119,7 @@ extension Dashboard {
         let session = try await withDeadline(Routes.requestDeadline) {
             try await sessions.open(person: person.name, credential: credential, expires: expires, now: now, audit: audit)
         }
-        logger.info("dashboard sign-in", metadata: ["person": "\(person.name)", "method": "\(method)"])
+        logger.inRequest.info("dashboard sign-in", metadata: ["person": "\(person.name)", "method": "\(method)"])
         var response = Self.redirect("/dashboard")
         response.setCookie(Self.makeCookie(Self.cookie, value: session.cookie, maxAge: Int(session.expiresAt - now), request))
         response.headers.append(HTTPField(name: .setCookie, value: Self.clearing(Self.signInCookie, request).description))
@@ -127,6 +127,7 @@ extension Dashboard {
     }
 
     private func audit(_ actor: Actor, _ action: String, why: String?, method: String? = nil) async throws {
+        if action != "sign-in" { ServerMetrics.signInFailures.increment() }
         try await controlPlane.audit.record(
             .init(
                 at: Date().timeIntervalSince1970, actor: actor, app: nil, action: action,
@@ -171,7 +172,7 @@ extension Dashboard {
         guard let oidc else { throw DashboardError(.notFound, "No identity provider is configured for the dashboard.") }
         let start: DashboardOIDC.Start
         do { start = try await oidc.start(sealingWith: controlPlane.tokens, now: Date()) } catch {
-            logger.warning("the identity provider's discovery failed", metadata: ["error": "\(error)"])
+            logger.inRequest.warning("the identity provider's discovery failed", metadata: ["error": "\(error)"])
             throw DashboardError(.serviceUnavailable, "The identity provider does not answer; try again, or sign in with your credential.")
         }
         var response = Self.redirect(start.location)
@@ -200,7 +201,7 @@ extension Dashboard {
             identity = try await oidc.finish(
                 code: code, state: state, cookie: Self.cookieValue(DashboardOIDC.cookie, request), tokens: controlPlane.tokens, now: now)
         } catch .unavailable(let why) {
-            logger.warning("sign-in through the identity provider failed", metadata: ["error": "\(why)"])
+            logger.inRequest.warning("sign-in through the identity provider failed", metadata: ["error": "\(why)"])
             throw DashboardError(.serviceUnavailable, "The identity provider does not answer; try again.")
         } catch .refused(let why) {
             controlPlane.limiter.failed(source: source, now: now.timeIntervalSince1970)

@@ -170,7 +170,7 @@ struct Dashboard: Sendable {
         } catch is DatabaseUnavailable {
             return Self.html(Self.messagePage("Unavailable", "The database does not answer; try again."), status: .serviceUnavailable)
         } catch {
-            logger.error("dashboard page failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+            logger.inRequest.error("dashboard page failed", metadata: ["error": "\(String(reflecting: error).prefix(2_000))"])
             return Self.html(Self.messagePage("Failed", "The server failed; try again."), status: .internalServerError)
         }
     }

@@ -1,4 +1,5 @@
 import Logging
+import Metrics
 import PostgresNIO
 import ServiceLifecycle
 
@@ -10,6 +11,13 @@ extension AccountStore {
     public func catchUpInsights() async throws -> UInt64 {
         let rows = try await client.query("SELECT insight_catch_up()::text", logger: logger)
         for try await mark in rows.decode(String.self) { return UInt64(mark) ?? 0 }
+        return 0
+    }
+
+    /// Transaction ids between `watermark` and the newest one (the insights' lag).
+    func insightsLag(below watermark: UInt64) async throws -> Int {
+        let rows = try await client.query("SELECT pg_snapshot_xmax(pg_current_snapshot())::text", logger: logger)
+        for try await mark in rows.decode(String.self) { return max(0, Int(UInt64(mark) ?? watermark) - Int(watermark)) }
         return 0
     }
 
@@ -42,18 +50,33 @@ struct InsightsCatchUp: Service {
     let interval: Duration
     let logger: Logger
 
+    /// While it keeps failing, a warning at most this often (the first after five failures in a row).
+    static let warningInterval: Duration = .seconds(60)
+
     func run() async throws {
         try await cancelWhenGracefulShutdown {
             var failures = 0
+            var lastWarning: ContinuousClock.Instant?
             while !Task.isCancelled {
+                let started = ContinuousClock.now
                 do {
-                    try await store.catchUpInsights()
+                    let watermark = try await store.catchUpInsights()
+                    ServerMetrics.insightsRun.recordNanoseconds(Int64((ContinuousClock.now - started).nanoseconds))
+                    if let lag = try? await store.insightsLag(below: watermark) { ServerMetrics.insightsLag.record(lag) }
+                    if failures >= 5 { logger.info("insights catch-up working again", metadata: ["failures": "\(failures)"]) }
                     failures = 0
+                    lastWarning = nil
                 } catch {
                     failures += 1
-                    // The first seconds of a start (migrations still running) fail quietly.
-                    if failures == 5 {
-                        logger.warning("insights catch-up failing", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+                    ServerMetrics.insightsFailures.increment()
+                    // The first seconds of a start (migrations still running) fail quietly; then a
+                    // warning every minute the job keeps failing, with its cause.
+                    let now = ContinuousClock.now
+                    if failures >= 5, lastWarning.map({ now - $0 >= Self.warningInterval }) ?? true {
+                        lastWarning = now
+                        logger.warning(
+                            "insights catch-up failing",
+                            metadata: ["error": "\(String(reflecting: error).prefix(2_000))", "failures_in_a_row": "\(failures)"])
                     }
                 }
                 try? await Task.sleep(for: interval)

@@ -56,7 +56,7 @@ public actor JWKSource {
             do {
                 try await refresh()
             } catch {
-                logger.warning(
+                logger.inRequest.warning(
                     "the identity provider's keys were not fetched",
                     metadata: ["jwks": "\(origin)", "error": "\(error)"])
                 guard let keys, now < expires.addingTimeInterval(86_400), !lacksKid else {

@@ -1,5 +1,6 @@
 import AccountSync
 import Logging
+import Metrics
 import PostgresNIO
 import Synchronization
 import TourCodec
@@ -86,14 +87,16 @@ final class PushBatcher: Sendable {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 pending.wait(continuation)
-                let (accepted, startsWriter) = state.withLock { state -> (Bool, Bool) in
-                    guard state.queue.count < maximumQueued else { return (false, false) }
+                let (accepted, startsWriter, queued) = state.withLock { state -> (Bool, Bool, Int) in
+                    guard state.queue.count < maximumQueued else { return (false, false, state.queue.count) }
                     state.queue.append(pending)
-                    guard state.writers < writers else { return (true, false) }
+                    guard state.writers < writers else { return (true, false, state.queue.count) }
                     state.writers += 1
-                    return (true, true)
+                    return (true, true, state.queue.count)
                 }
+                ServerMetrics.queued.record(queued)
                 guard accepted else {
+                    ServerMetrics.shedFull.increment()
                     _ = pending.abandon(Overloaded())
                     return
                 }
@@ -101,7 +104,7 @@ final class PushBatcher: Sendable {
                 let wait = maximumWait
                 Task {
                     try? await Task.sleep(for: wait)
-                    self.abandon(pending, DatabaseUnavailable())
+                    if self.abandon(pending, DatabaseUnavailable()) { ServerMetrics.shedWaited.increment() }
                 }
             }
         } onCancel: {
@@ -110,9 +113,15 @@ final class PushBatcher: Sendable {
     }
 
     /// Answers a push no writer has started with `error`, and takes it out of the queue.
-    private func abandon(_ pending: PendingPush, _ error: any Error) {
-        guard pending.abandon(error) else { return }
-        state.withLock { state in state.queue.removeAll { $0 === pending } }
+    @discardableResult
+    private func abandon(_ pending: PendingPush, _ error: any Error) -> Bool {
+        guard pending.abandon(error) else { return false }
+        let queued = state.withLock { state in
+            state.queue.removeAll { $0 === pending }
+            return state.queue.count
+        }
+        ServerMetrics.queued.record(queued)
+        return true
     }
 
     /// One writer: takes the next batch (oldest first, one push per account, none of an account
@@ -141,6 +150,7 @@ final class PushBatcher: Sendable {
                 return taken
             }
             guard let batch else { return }
+            ServerMetrics.queued.record(state.withLock { $0.queue.count })
             await write(batch)
             state.withLock { state in
                 for pending in batch { state.writing.remove(AccountKey(app: pending.request.app, account: pending.request.account)) }
@@ -156,6 +166,11 @@ final class PushBatcher: Sendable {
             try await writer.client.withConnection { connection in
                 let claimed = batch.filter { $0.claim() }
                 guard !claimed.isEmpty else { return }
+                let now = ContinuousClock.now
+                for pending in claimed { ServerMetrics.queueWait.recordNanoseconds(Int64((now - pending.enqueued).nanoseconds)) }
+                ServerMetrics.batchSize.record(claimed.count)
+                ServerMetrics.writersBusy.increment(by: 1)
+                defer { ServerMetrics.writersBusy.decrement(by: 1) }
                 if claimed.count == 1 {
                     let pending = claimed[0]
                     do { pending.answer(.success(try await writer.one(pending.request, on: connection))) } catch {
@@ -188,6 +203,10 @@ final class PushBatcher: Sendable {
 /// The store refuses a push at once: its queue is full (`503` with `Retry-After`).
 public struct Overloaded: Error {}
 
+extension Duration {
+    var nanoseconds: Int64 { components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000 }
+}
+
 extension PendingPush {
     /// The writer's answer; a statement PostgreSQL cancelled (the writers' `statement_timeout`,
     /// SQLSTATE 57014) rolled back, so the push is answered as not stored: 503, try again.
@@ -215,6 +234,7 @@ final class PendingPush: Sendable {
     }
 
     let request: PushRequest
+    let enqueued = ContinuousClock.now
     private let state = Mutex(State())
 
     init(_ request: PushRequest) { self.request = request }

@@ -290,7 +290,7 @@ struct Routes: Sendable {
         } catch is Overloaded {
             return Self.error(Self.overloaded)
         } catch {
-            logger.error("request failed", metadata: ["error": "\(String(reflecting: error).prefix(2_000))"])
+            logger.inRequest.error("request failed", metadata: ["error": "\(String(reflecting: error).prefix(2_000))"])
             let unavailable = !(await store.isReady())
             return Self.error(
                 unavailable

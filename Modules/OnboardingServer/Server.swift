@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Hummingbird
 import Logging
 import PostgresNIO
+import Prometheus
 import ServiceLifecycle
 import Foundation
 
@@ -56,6 +57,7 @@ public enum OnboardingServer {
     ) async throws {
         let router = Router(context: ServerRequestContext.self)
         router.middlewares.add(RequestLog())
+        router.middlewares.add(MetricsMiddleware())
         let catalogs = CatalogStore(client: client, logger: logger)
         let controlPlane = ControlPlane(
             client: client, tokens: configuration.tokens,
@@ -82,11 +84,18 @@ public enum OnboardingServer {
             publicOrigin: configuration.publicURL, logger: logger
         ).add(to: router)
         router.addRoutes(notFound)
+        var services: [any Service] = [client, pushClient, InsightsCatchUp(store: store, interval: InsightsCatchUp.interval, logger: logger)]
+        if let port = configuration.metricsPort {
+            let registry = PrometheusCollectorRegistry()
+            ServerMetrics.bootstrap(registry)
+            services.append(ServerMetrics.application(registry: registry, host: configuration.metricsHost, port: port, logger: logger))
+            logger.info("metrics", metadata: ["listen": "\(configuration.metricsHost):\(port)", "path": "/metrics"])
+        }
         var app = Application(
             router: router,
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "onboarding-server"),
-            services: [client, pushClient, InsightsCatchUp(store: store, interval: InsightsCatchUp.interval, logger: logger)], logger: logger)
+            services: services, logger: logger)
         let keyIDs = configuration.tokens.keys.map(\.id)
         app.beforeServerStarts {
             try await migrate(client, logger: logger, waitForDatabase: waitForDatabase)

@@ -34,6 +34,9 @@ public struct ServerConfiguration: Sendable {
     public var pushStatementTimeoutMilliseconds = 2500
     /// The apps whose tokens may write the family's display budget; nil: the registered apps.
     public var budgetFamily: Set<String>?
+    /// Where `/metrics` listens (ServerMetrics), when it does: a port of its own, loopback by default.
+    public var metricsPort: Int?
+    public var metricsHost = "127.0.0.1"
 
     public init(
         host: String, port: Int, database: DatabaseURL, tokens: TokenSigner,

@@ -52,6 +52,13 @@ struct Serve: AsyncParsableCommand {
             discussion: "From 1 to 100000. A push also waits at most 1.5 s for a writer."))
     var pushQueue: Int?
     @Option(
+        help: ArgumentHelp(
+            "Serve Prometheus metrics at /metrics on this port (default: $ONBOARDING_METRICS_PORT; none when unset).",
+            discussion: "A listener of its own, for scrapers on the private network; the balancer should not forward it."))
+    var metricsPort: Int?
+    @Option(help: "The address the metrics listener binds (default: 127.0.0.1).")
+    var metricsHost = "127.0.0.1"
+    @Option(
         name: .customLong("trusted-proxy"),
         help: "The address of a balancer in front, whose X-Forwarded-For names the client (repeatable; default: $ONBOARDING_TRUSTED_PROXIES).")
     var trustedProxies: [String] = []
@@ -85,6 +92,17 @@ struct Serve: AsyncParsableCommand {
             tokens: try secret(), identityProvider: try identityProvider(), maximumConnections: connections,
             pushWriters: pushWriters)
         configuration.pushQueue = pushQueue
+        let metricsPort = try metricsPort ?? environment["ONBOARDING_METRICS_PORT"].flatMap { $0.isEmpty ? nil : $0 }.map { text in
+            guard let port = Int(text) else { throw ValidationError("ONBOARDING_METRICS_PORT must be a number from 1 to 65535") }
+            return port
+        }
+        if let metricsPort {
+            guard (1...65535).contains(metricsPort), metricsPort != port else {
+                throw ValidationError("the metrics port must be from 1 to 65535 and not the API's port (\(port))")
+            }
+        }
+        configuration.metricsPort = metricsPort
+        configuration.metricsHost = metricsHost
         if let family = environment["ONBOARDING_BUDGET_FAMILY"], !family.isEmpty {
             let apps = family.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
             guard apps.allSatisfy(SyncAPI.isValidName) else {

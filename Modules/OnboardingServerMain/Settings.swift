@@ -68,8 +68,12 @@ struct DatabaseOptions: ParsableArguments {
     /// Runs `body` with a pool on the database, migrated first.
     func withClient<T: Sendable>(_ body: @escaping @Sendable (PostgresClient, Logger) async throws -> T) async throws -> T {
         let logger = makeLogger()
+        // Errors only: a command's first query may lease a connection a moment before the pool's
+        // run() task has started, which the pool warns of although the lease then waits for it
+        // (every `register`, `publish` and `unpublish` printed that warning). A command reports its
+        // own failures.
         var poolLogger = logger
-        poolLogger.logLevel = max(logger.logLevel, .warning)
+        poolLogger.logLevel = max(logger.logLevel, .error)
         let client = PostgresClient(
             configuration: try resolved().clientConfiguration(maximumConnections: 2), backgroundLogger: poolLogger)
         return try await withThrowingTaskGroup(of: T?.self) { group in
