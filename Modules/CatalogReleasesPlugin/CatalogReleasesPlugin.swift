@@ -12,8 +12,7 @@ import PackagePlugin
 struct CatalogReleasesPlugin: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
         guard let module = target as? SourceModuleTarget else { return [] }
-        // `directory`, not `directoryURL`: the package is swift-tools-version 6.0.
-        let folder = URL(fileURLWithPath: module.directory.string)
+        let folder = module.directoryURL
         let files = ["releases", "strings", "publication-keys"].flatMap { name -> [URL] in
             let subfolder = folder.appendingPathComponent(name)
             return ((try? FileManager.default.contentsOfDirectory(atPath: subfolder.path)) ?? [])

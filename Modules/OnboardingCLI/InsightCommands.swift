@@ -188,7 +188,7 @@ struct Report: ScriptableCommand {
         var sections: [InsightsPage.Section] = []
         var subtitle = "\(rows.count) journal rows of \(users) users on this device"
         if by == "variant" {
-            let reports = try ExperimentTally.reports(app: app, catalog: product.catalog, rows: rows)
+            let reports = ExperimentTally.reports(app: app, catalog: product.catalog, rows: rows)
             sections = reports.map { .arms(ArmFigures($0)) }
             if reports.isEmpty { sections = [.text("No experiments: no flow of this catalog declares one and the journal assigns none.")] }
         } else {

@@ -232,6 +232,7 @@ final class Runner: @unchecked Sendable {
 
     /// Prints what the command did (its effects) and then the card or the status.
     func report(_ view: View) async throws {
+        for warning in await session.drainWarnings() { Output.error("\(cli.executable): warning: \(warning)") }
         let snapshot = try await session.snapshot()
         let performed = effects.drain()
         let hint = snapshot.card == nil ? try await nextMoveHint() : nil

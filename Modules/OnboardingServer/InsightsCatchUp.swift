@@ -54,7 +54,7 @@ struct InsightsCatchUp: Service {
     static let warningInterval: Duration = .seconds(60)
 
     func run() async throws {
-        try await cancelWhenGracefulShutdown {
+        await cancelWhenGracefulShutdown {
             var failures = 0
             var lastWarning: ContinuousClock.Instant?
             while !Task.isCancelled {

@@ -19,6 +19,8 @@ import TourCore
 public final class OnboardingDatabase: Sendable {
     /// Where the database lives, or ":memory:".
     public let path: String
+    /// Where work on this file runs, off Swift's cooperative pool (``DatabaseExecutor``).
+    public let executor: DatabaseExecutor
     private let busyTimeout: Double
     private let createsFolder: Bool
     private let state: Locked<State>
@@ -36,6 +38,7 @@ public final class OnboardingDatabase: Sendable {
 
     private init(path: String, connection: SQLiteConnection?, busyTimeout: Double, createsFolder: Bool) {
         self.path = path
+        executor = DatabaseExecutor(label: "onboarding.database")
         self.busyTimeout = busyTimeout
         self.createsFolder = createsFolder
         state = Locked(State(connection: connection))

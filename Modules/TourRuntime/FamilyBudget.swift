@@ -17,8 +17,8 @@ public struct FamilyBudget: Sendable {
     /// Opens (creating) the shared file at `path`.
     ///
     /// - Throws: ``StoreError`` naming the file and what is wrong with it.
-    public init(path: String, limits: DisplayBudget = .family) throws {
-        file = try SharedBudgetFile(path: path)
+    public init(path: String, limits: DisplayBudget = .family, busyTimeout: Double = 10) throws {
+        file = try SharedBudgetFile(path: path, busyTimeout: busyTimeout)
         device = try file.deviceID()
         self.limits = limits
     }

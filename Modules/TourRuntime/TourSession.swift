@@ -21,6 +21,10 @@ public enum TimeSource: Sendable, Equatable {
 /// transaction (flow state, journal row, domain state); then effects are performed through the
 /// protocols, and answers (permission granted, connection failed) come back as events.
 public actor TourSession {
+    /// The session runs on its database's executor, off Swift's cooperative pool: its commits wait
+    /// on SQLite (``DatabaseExecutor``).
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { database.executor.asUnownedSerialExecutor() }
+
     public nonisolated let product: Product
     public nonisolated let key: SessionKey
     let database: OnboardingDatabase
@@ -44,6 +48,15 @@ public actor TourSession {
     private var budgetCaughtUp = false
     /// Whether this session counted a start the account server has not heard of yet.
     var budgetToTell = false
+    /// Failures after a commit (the event stands): said once by whoever runs the session.
+    private var warnings: [String] = []
+
+    /// What went wrong after events were committed (they stand, their effects were performed):
+    /// each said once; the CLI prints them on standard error.
+    public func drainWarnings() -> [String] {
+        defer { warnings = [] }
+        return warnings
+    }
 
     public init(
         product: Product, user: String, database: OnboardingDatabase,
@@ -221,8 +234,16 @@ public actor TourSession {
                 appVersion: transition.state.appVersion)
             return ((transition, session.domain), journal)
         }
-        // After the commit: a crash before this is caught up from the journal next time.
-        try budget?.file.record(spent)
+        // After the commit: a crash before this is caught up from the journal next time, and so is
+        // a failure. The event is committed and its effects are due: a failure here is recorded
+        // (``drainWarnings()``), never thrown, and the next event copies the start from the journal.
+        do {
+            try budget?.file.record(spent)
+        } catch {
+            budgetCaughtUp = false
+            warnings.append(
+                "the display budget file \(budget?.path ?? "") did not take the start this event counted (\(error)); it is in the journal, and the next event copies it")
+        }
         if !spent.isEmpty { budgetToTell = true }
         return committed
     }

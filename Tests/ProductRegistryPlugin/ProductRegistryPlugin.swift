@@ -12,7 +12,7 @@ struct ProductRegistryPlugin: BuildToolPlugin {
             return target as? SourceModuleTarget
         }.filter {
             $0.kind == .generic && $0.name.hasSuffix("Onboarding")
-                && $0.directory.string.contains("/Apps/")
+                && $0.directoryURL.path.contains("/Apps/")
         }.map(\.name).sorted()
         let output = context.pluginWorkDirectoryURL.appendingPathComponent("RegisteredProducts.swift")
         return [

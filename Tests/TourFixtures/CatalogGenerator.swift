@@ -228,7 +228,7 @@ public struct CatalogGenerator {
     mutating func strings(for catalog: TourCatalog) -> CatalogStrings {
         let ids = catalog.sourceTexts.map(\.id) + list(0...2) { $0.name() }
         var strings = CatalogStrings(source: LocaleTag(pick(["en", "de", "pt-BR"]))!)
-        for locale in list(0...3) { $0.pick(["fr", "pt", "ru", "zh-Hant-TW", "es-419"]) } {
+        for locale in list(0...3, { $0.pick(["fr", "pt", "ru", "zh-Hant-TW", "es-419"]) }) {
             strings.tables[LocaleTag(locale)!] = Dictionary(
                 list(0...6) { ($0.pick(ids), CatalogStrings.Translation($0.text(), source: $0.text())) }
             ) { first, _ in first }

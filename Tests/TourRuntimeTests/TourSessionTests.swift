@@ -50,6 +50,111 @@ struct TourSessionTests {
         }
     }
 
+    /// Sessions waiting on SQLite (each file locked by another process for four seconds) do not hold
+    /// Swift's shared threads: a ticking task beside them keeps its pace. More files than the
+    /// cooperative pool has threads, so commits on the pool would stall it for the whole wait
+    /// (3.7 s); the bound leaves room for the rest of the suite's tasks on a loaded machine.
+    @Test func sessionsWaitingOnSQLiteLeaveTheSharedThreadsFree() async throws {
+        let files = (0..<max(4, ProcessInfo.processInfo.activeProcessorCount + 2)).map { _ in
+            FileManager.default.temporaryDirectory.appendingPathComponent("runtime-busy-\(UUID().uuidString).sqlite").path
+        }
+        var sessions: [TourSession] = []
+        for file in files {
+            let session = TourSession(
+                product: product(), user: "ann", database: try .open(path: file, busyTimeout: 10), time: .virtual(start: Fixtures.t0))
+            try await session.send(.appLaunched(version: "2.5"))
+            sessions.append(session)
+        }
+        // Another process holds each file's write lock for two seconds.
+        var holders: [Process] = []
+        for file in files {
+            let holder = Process()
+            holder.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+            holder.arguments = [file]
+            let input = Pipe()
+            holder.standardInput = input
+            holder.standardOutput = FileHandle.nullDevice
+            try holder.run()
+            input.fileHandleForWriting.write(Data("BEGIN IMMEDIATE;\n.shell sleep 4\nCOMMIT;\n".utf8))
+            try input.fileHandleForWriting.close()
+            holders.append(holder)
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        let started = ContinuousClock.now
+        let longestGap = try await withThrowingTaskGroup(of: Duration.self) { group in
+            for session in sessions {
+                group.addTask {
+                    try await session.send(.actionPerformed("next", parameters: [:]))
+                    return .zero
+                }
+            }
+            group.addTask {
+                // From the moment the sessions were sent: a ticker that could not even start counts.
+                var last = ContinuousClock.now
+                var longest = last - started
+                while ContinuousClock.now - started < .milliseconds(3000) {
+                    try await Task.sleep(for: .milliseconds(10))
+                    longest = max(longest, ContinuousClock.now - last)
+                    last = ContinuousClock.now
+                }
+                return longest
+            }
+            var longest = Duration.zero
+            for try await gap in group { longest = max(longest, gap) }
+            return longest
+        }
+        for holder in holders { holder.waitUntilExit() }
+        #expect(longestGap < .milliseconds(2500), "a tick waited \(longestGap) while sessions waited on SQLite")
+        for session in sessions { #expect(try await session.snapshot().card != nil) }
+        for file in files { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) } }
+    }
+
+    /// The budget file fails after an event committed (another process holds it past the busy
+    /// timeout): the event stands, its flow starts, the caller sees success and one warning, and the
+    /// next session copies the start from the journal.
+    @Test func aFailureAfterTheCommitFailsNothing() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("after-commit-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("family.sqlite").path
+        let limits = DisplayBudget(flowsPerDay: 50, coolDown: 0)
+        let session = TourSession(
+            product: product(), user: "ann", database: try .open(path: folder.appendingPathComponent("app.sqlite").path),
+            time: .virtual(start: Fixtures.t0), budget: try FamilyBudget(path: file, limits: limits, busyTimeout: 0.2))
+        try await session.send(.signal("revealed"))
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        holder.arguments = [file]
+        let input = Pipe()
+        holder.standardInput = input
+        holder.standardOutput = FileHandle.nullDevice
+        try holder.run()
+        input.fileHandleForWriting.write(Data("BEGIN IMMEDIATE;\n.shell sleep 2\nCOMMIT;\n".utf8))
+        try input.fileHandleForWriting.close()
+        try await Task.sleep(for: .milliseconds(300))
+        // The walkthrough's start comes due: committed, counted in the journal, not in the file.
+        let due = try await session.advanceClock(by: 1.5)
+        #expect(due.contains { $0.record.facts.contains(.budgetSpent(flow: "walk")) })
+        #expect(try await session.snapshot().card?.flow == "walk")
+        let warnings = await session.drainWarnings()
+        #expect(warnings.count == 1 && warnings[0].contains("it is in the journal"), "\(warnings)")
+        #expect(await session.drainWarnings().isEmpty, "said once")
+        holder.waitUntilExit()
+        // The next event (here, the next session's) copies it.
+        let next = TourSession(
+            product: product(), user: "ann", database: try .open(path: folder.appendingPathComponent("app.sqlite").path),
+            time: .virtual(start: Fixtures.t0), budget: try FamilyBudget(path: file, limits: limits))
+        try await next.send(.clockAdvanced)
+        let count = Process()
+        count.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        count.arguments = [file, "SELECT count(*) FROM budget_start WHERE flow = 'walk';"]
+        let output = Pipe()
+        count.standardOutput = output
+        try count.run()
+        count.waitUntilExit()
+        #expect(String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "1\n")
+    }
+
     @Test func theVirtualClockHoldsAcrossSessionsAndFiresWhatIsDue() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "runtime-\(UUID().uuidString).sqlite"

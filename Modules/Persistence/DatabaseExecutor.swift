@@ -1,0 +1,24 @@
+import Dispatch
+
+/// Where a database file's work runs: a serial dispatch queue of its own, as GRDB runs each
+/// `DatabaseQueue`, never Swift's cooperative pool. A commit waits on SQLite (the disk's flush,
+/// and up to the busy timeout for another process's lock on a file the five products share); on
+/// the cooperative pool, with one thread per core, that wait stalls every task of the process.
+/// `TourSession`, the actor that owns a session's database work, runs on its file's executor.
+public final class DatabaseExecutor: SerialExecutor, Sendable {
+    private let queue: DispatchQueue
+
+    public init(label: String) {
+        queue = DispatchQueue(label: label, qos: .userInitiated)
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedSerialExecutor()
+        queue.async { job.runSynchronously(on: executor) }
+    }
+
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+}
