@@ -14,8 +14,9 @@ public final class DatabaseExecutor: SerialExecutor, Sendable {
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        let executor = asUnownedSerialExecutor()
-        queue.async { job.runSynchronously(on: executor) }
+        // The closure keeps the executor alive until the job has run: the job may release the last
+        // reference to the actor, and with it the database and this executor, while it runs.
+        queue.async { [self] in job.runSynchronously(on: asUnownedSerialExecutor()) }
     }
 
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
