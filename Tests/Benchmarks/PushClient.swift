@@ -36,6 +36,9 @@ final class PushDevice: ChannelInboundHandler, @unchecked Sendable {
         var sent: [Double] = []
         var accepted = 0
         var failures = 0
+        /// Latencies of the accepted pushes only, and how many were shed (503).
+        var acceptedLatencies: [Double] = []
+        var shed = 0
         var offered = 0
     }
 
@@ -124,7 +127,13 @@ final class PushDevice: ChannelInboundHandler, @unchecked Sendable {
             timeout?.cancel()
             outcome.latencies.append(Double((now - sentAt).nanoseconds) / 1e9)
             outcome.sent.append(Double(sentAt.uptimeNanoseconds) / 1e9)
-            if status == .ok { outcome.accepted += 1 } else { outcome.failures += 1 }
+            if status == .ok {
+                outcome.accepted += 1
+                outcome.acceptedLatencies.append(Double((now - sentAt).nanoseconds) / 1e9)
+            } else {
+                outcome.failures += 1
+                if status == .serviceUnavailable { outcome.shed += 1 }
+            }
             self.sentAt = nil
             if let pace { slot = slot + pace } else { slot = now }
             wait()
@@ -220,7 +229,9 @@ extension ServerLoad {
             eventsPerSecond: Double(accepted) / elapsed,
             p50: percentile(latencies, 0.50) * 1000, p99: percentile(latencies, 0.99) * 1000,
             failures: outcomes.map(\.failures).reduce(0, +), offered: outcomes.map(\.offered).reduce(0, +),
-            accepted: accepted, lagP99: lags.isEmpty ? 0 : percentile(lags, 0.99) * 1000)
+            accepted: accepted, lagP99: lags.isEmpty ? 0 : percentile(lags, 0.99) * 1000,
+            acceptedP99: { let sorted = outcomes.flatMap(\.acceptedLatencies).sorted(); return sorted.isEmpty ? 0 : percentile(sorted, 0.99) * 1000 }(),
+            shed: outcomes.map(\.shed).reduce(0, +))
     }
 }
 

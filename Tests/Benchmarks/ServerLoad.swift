@@ -30,6 +30,22 @@ struct ServerLoad {
         var accepted: Int = 0
         /// Paced: p99 of how long after its slot a push went out (ms), not in `p99`.
         var lagP99: Double = 0
+        /// p99 of the accepted pushes alone (ms), and the pushes answered 503 (shed).
+        var acceptedP99: Double = 0
+        var shed: Int = 0
+    }
+
+    /// `count` devices offering `eventsPerSecond` together, paced; then the rows the server stored
+    /// for them, which must be exactly the pushes it acknowledged (a shed push stores nothing).
+    func overload(_ count: Int, run: String, eventsPerSecond: Double) async throws -> (Figures, stored: Int) {
+        let figures = try await push(try Self.devices(count, run: run, app: "load"), pace: Double(count) / eventsPerSecond)
+        let stored = try await withClient(connections: 1) { client in
+            var stored = 0
+            let rows = try await client.query("SELECT count(*)::bigint FROM pushes WHERE app = 'load' AND account LIKE \(run + "-%")")
+            for try await count in rows.decode(Int64.self) { stored = Int(count) }
+            return stored
+        }
+        return (figures, stored)
     }
 
     /// One device's run through its product's flow as push items, from the pure engine: the facts

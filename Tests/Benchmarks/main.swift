@@ -192,9 +192,11 @@ if sections.contains(5), let serverURL = option("--server-url"), let databaseURL
             + "(saturation) and one a second (a user's pace), beside the floor (the same rows straight into "
             + "PostgreSQL, one transaction each, back to back); each after the insights job has counted the last one's pushes")
     let run = UUID().uuidString.prefix(8).lowercased()
+    var capacity: (devices: Int, eventsPerSecond: Double)?
     for devices in levels {
         try await load.settle()
         let served = try await load.throughServer(devices, run: "\(run)s\(devices)")
+        capacity = (devices, served.eventsPerSecond)
         try await load.settle()
         let floor = try await load.floor(devices, run: "\(run)f\(devices)", connections: connections)
         try await load.settle()
@@ -227,6 +229,22 @@ if sections.contains(5), let serverURL = option("--server-url"), let databaseURL
                 "events not accepted at \(devices) devices, one event a second each",
                 Double(paced.offered - paced.accepted), atMost: 0, "events")
         }
+    }
+    // Three times what the server took back to back, offered at a steady pace: it sheds the rest
+    // with 503 at once, keeps the accepted fast, and stores exactly what it acknowledged.
+    if let capacity {
+        try await load.settle()
+        let offered = capacity.eventsPerSecond * 3
+        let (over, stored) = try await load.overload(capacity.devices, run: "\(run)o", eventsPerSecond: offered)
+        report.add("server", "3× load (\(Int(offered)) events/s offered by \(capacity.devices) devices): accepted", over.eventsPerSecond, "events/s")
+        report.add(
+            "server", "3× load: shed (503)", over.offered == 0 ? 0 : Double(over.shed) / Double(over.offered) * 100, "%",
+            note: "\(over.shed) of \(over.offered) offered; \(over.failures - over.shed) other failures")
+        report.add("server", "3× load: push p99 of the accepted", over.acceptedP99, "ms")
+        report.add(
+            "server", "3× load: acknowledged and not stored, or stored and not acknowledged", Double(abs(stored - over.accepted)), "pushes",
+            note: "\(over.accepted) acknowledged, \(stored) stored")
+        report.goal("pushes acknowledged but lost (or stored but refused) at 3× load", Double(abs(stored - over.accepted)), atMost: 0, "pushes")
     }
 } else {
     report.section("5. Account server: skipped (give --server-url, and DATABASE_URL and ONBOARDING_SERVER_SECRET in the environment; scripts/bench does)")

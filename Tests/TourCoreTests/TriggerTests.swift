@@ -127,7 +127,12 @@ struct TriggerTests {
         let driver = Driver(Fixtures.engine(Fixtures.intro))
         #expect(
             driver.refuses(.appLaunched(version: "two"))?.reason
-                == "app version 'two' is not a dotted version number such as 2.5")
+                == "app version 'two' is not a dotted version number such as 2.5, at most 64 characters")
+        // Longer than the account server stores: refused where it is written (issue 41).
+        let long = String(repeating: "1.", count: 32) + "1"
+        #expect(long.count == 65)
+        #expect(driver.refuses(.appLaunched(version: long)) != nil)
+        #expect(driver.refuses(.appLaunched(version: "١.٢")) != nil, "digits are ASCII digits")
     }
 
     @Test func versionsCompareNumerically() {
