@@ -1,4 +1,5 @@
 import AccountSync
+import Dispatch
 import Foundation
 import TourCodec
 import Logging
@@ -26,12 +27,14 @@ public struct AccountStore: Sendable {
     /// `pushQueue` bounds the pushes waiting for a writer (``PushBatcher/maximumQueued``).
     public init(
         client: PostgresClient, logger: Logger, batchingPushes writers: Int? = nil, pushClient: PostgresClient? = nil,
-        pushQueue: Int? = nil
+        pushQueue: Int? = nil, pushWait: Duration = .milliseconds(1500)
     ) {
         self.client = client
         self.logger = logger
         batcher = writers.map {
-            PushBatcher(writer: PushWriter(client: pushClient ?? client, logger: logger), writers: $0, maximumQueued: pushQueue)
+            PushBatcher(
+                writer: PushWriter(client: pushClient ?? client, logger: logger), writers: $0, maximumQueued: pushQueue,
+                maximumWait: pushWait)
         }
     }
 
@@ -241,8 +244,11 @@ public func withDeadline<T: Sendable>(
                 do { answer.give(.success(try await operation())) } catch { answer.give(.failure(error)) }
             }
             answer.onGiven { work.cancel() }
-            Task {
-                try? await Task.sleep(for: limit)
+            // A dispatch timer, not a sleeping task: the deadline fires even while every thread of
+            // Swift's pool is busy.
+            let (seconds, attoseconds) = limit.components
+            let nanoseconds = Int(clamping: seconds) &* 1_000_000_000 &+ Int(attoseconds / 1_000_000_000)
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(max(0, nanoseconds))) {
                 answer.give(.failure(DatabaseUnavailable()))
             }
         }

@@ -48,7 +48,7 @@ struct Serve: AsyncParsableCommand {
     var pushWriters: Int?
     @Option(
         help: ArgumentHelp(
-            "Pushes that may wait for a writer; past it pushes are shed with 503 and Retry-After (default: 256 per writer).",
+            "Pushes that may wait for a writer; past it pushes are shed with 503 and Retry-After (default: 2048 per writer).",
             discussion: "From 1 to 100000. A push also waits at most 1.5 s for a writer."))
     var pushQueue: Int?
     @Option(

@@ -7,10 +7,15 @@ import Dispatch
 /// `TourSession`, the actor that owns a session's database work, runs on its file's executor.
 public final class DatabaseExecutor: SerialExecutor, Sendable {
     private let queue: DispatchQueue
+    private let key = DispatchSpecificKey<Bool>()
 
     public init(label: String) {
         queue = DispatchQueue(label: label, qos: .userInitiated)
+        queue.setSpecific(key: key, value: true)
     }
+
+    /// Whether the caller runs on this executor's queue (and so not on Swift's cooperative pool).
+    public var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)

@@ -171,7 +171,9 @@ final class Browser: @unchecked Sendable {
     }
 
     /// Waits until the document has loaded; with `away`, until it is another document than that one.
-    func waitForLoad(away previous: String?, seconds: Double = 20) throws {
+    /// Sixty seconds: on a loaded 2-core machine, with the whole suite running beside it, Chromium has
+    /// taken over twenty to load a page the server answered at once.
+    func waitForLoad(away previous: String?, seconds: Double = 60) throws {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             let state = try? evaluate("document.readyState + ' ' + (window.__mark || '')")

@@ -22,7 +22,7 @@ struct PushBatchingTests {
             group.addTask { await client.run() }
             try await PostgresSchema.migrate(client, logger: logger)
             // A queue for every push the tests send at once: shedding is LoadSheddingTests' subject.
-            try await body(AccountStore(client: client, logger: logger, batchingPushes: writers, pushQueue: 10_000))
+            try await body(AccountStore(client: client, logger: logger, batchingPushes: writers, pushQueue: 10_000, pushWait: .seconds(120)))
             group.cancelAll()
         }
     }

@@ -6,6 +6,7 @@ import TourRuntime
 import Persistence
 import Permissions
 import Haptics
+import TourCore
 
 private struct Handler: ProductHandler {
     var domainState: DomainStateVocabulary { DomainStateVocabulary(format: 1, [.init("bank", .any, "activate's bank")]) }
@@ -50,63 +51,21 @@ struct TourSessionTests {
         }
     }
 
-    /// Sessions waiting on SQLite (each file locked by another process for four seconds) do not hold
-    /// Swift's shared threads: a ticking task beside them keeps its pace. More files than the
-    /// cooperative pool has threads, so commits on the pool would stall it for the whole wait
-    /// (3.7 s); the bound leaves room for the rest of the suite's tasks on a loaded machine.
-    @Test func sessionsWaitingOnSQLiteLeaveTheSharedThreadsFree() async throws {
-        let files = (0..<max(4, ProcessInfo.processInfo.activeProcessorCount + 2)).map { _ in
-            FileManager.default.temporaryDirectory.appendingPathComponent("runtime-busy-\(UUID().uuidString).sqlite").path
-        }
-        var sessions: [TourSession] = []
-        for file in files {
-            let session = TourSession(
-                product: product(), user: "ann", database: try .open(path: file, busyTimeout: 10), time: .virtual(start: Fixtures.t0))
-            try await session.send(.appLaunched(version: "2.5"))
-            sessions.append(session)
-        }
-        // Another process holds each file's write lock for two seconds.
-        var holders: [Process] = []
-        for file in files {
-            let holder = Process()
-            holder.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-            holder.arguments = [file]
-            let input = Pipe()
-            holder.standardInput = input
-            holder.standardOutput = FileHandle.nullDevice
-            try holder.run()
-            input.fileHandleForWriting.write(Data("BEGIN IMMEDIATE;\n.shell sleep 4\nCOMMIT;\n".utf8))
-            try input.fileHandleForWriting.close()
-            holders.append(holder)
-        }
-        try await Task.sleep(for: .milliseconds(300))
-        let started = ContinuousClock.now
-        let longestGap = try await withThrowingTaskGroup(of: Duration.self) { group in
-            for session in sessions {
-                group.addTask {
-                    try await session.send(.actionPerformed("next", parameters: [:]))
-                    return .zero
-                }
-            }
-            group.addTask {
-                // From the moment the sessions were sent: a ticker that could not even start counts.
-                var last = ContinuousClock.now
-                var longest = last - started
-                while ContinuousClock.now - started < .milliseconds(3000) {
-                    try await Task.sleep(for: .milliseconds(10))
-                    longest = max(longest, ContinuousClock.now - last)
-                    last = ContinuousClock.now
-                }
-                return longest
-            }
-            var longest = Duration.zero
-            for try await gap in group { longest = max(longest, gap) }
-            return longest
-        }
-        for holder in holders { holder.waitUntilExit() }
-        #expect(longestGap < .milliseconds(2500), "a tick waited \(longestGap) while sessions waited on SQLite")
-        for session in sessions { #expect(try await session.snapshot().card != nil) }
-        for file in files { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) } }
+    /// A session's work, its commits included, runs on its database file's own queue, never on
+    /// Swift's cooperative pool (where a commit waiting out SQLite's busy timeout would stall the
+    /// process's tasks): what it does while performing an event's effects runs there.
+    @Test func aSessionRunsOnItsDatabasesQueueNotTheSharedPool() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("runtime-queue-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) } }
+        let database = try OnboardingDatabase.open(path: file)
+        let places = Locked<[Bool]>([])
+        let session = TourSession(
+            product: product(), user: "ann", database: database, time: .virtual(start: Fixtures.t0),
+            observe: { _ in places.withLock { $0.append(database.executor.isCurrent) } })
+        try await session.send(.appLaunched(version: "2.5"))
+        try await session.send(.actionPerformed("next", parameters: [:]))
+        #expect(!places.withLock { $0 }.isEmpty && places.withLock { $0 }.allSatisfy { $0 }, "\(places.withLock { $0 })")
+        #expect(!database.executor.isCurrent, "the test itself is not on the database's queue")
     }
 
     /// The budget file fails after an event committed (another process holds it past the busy
@@ -129,9 +88,11 @@ struct TourSessionTests {
         holder.standardInput = input
         holder.standardOutput = FileHandle.nullDevice
         try holder.run()
-        input.fileHandleForWriting.write(Data("BEGIN IMMEDIATE;\n.shell sleep 2\nCOMMIT;\n".utf8))
+        // It says when it holds the lock (a file appears), and holds it long enough for a loaded machine.
+        let held = folder.appendingPathComponent("held").path
+        input.fileHandleForWriting.write(Data("BEGIN IMMEDIATE;\n.shell touch \(held)\n.shell sleep 8\nCOMMIT;\n".utf8))
         try input.fileHandleForWriting.close()
-        try await Task.sleep(for: .milliseconds(300))
+        while !FileManager.default.fileExists(atPath: held) { try await Task.sleep(for: .milliseconds(20)) }
         // The walkthrough's start comes due: committed, counted in the journal, not in the file.
         let due = try await session.advanceClock(by: 1.5)
         #expect(due.contains { $0.record.facts.contains(.budgetSpent(flow: "walk")) })
