@@ -88,9 +88,13 @@ struct TourSessionTests {
         holder.standardInput = input
         holder.standardOutput = FileHandle.nullDevice
         try holder.run()
-        // It says when it holds the lock (a file appears), and holds it long enough for a loaded machine.
+        // It says when it holds the lock (a file appears), and holds it until the test removes
+        // another file: no stopwatch, so a loaded machine cannot let the lock go too early.
         let held = folder.appendingPathComponent("held").path
-        input.fileHandleForWriting.write(Data("BEGIN IMMEDIATE;\n.shell touch \(held)\n.shell sleep 8\nCOMMIT;\n".utf8))
+        let hold = folder.appendingPathComponent("hold").path
+        FileManager.default.createFile(atPath: hold, contents: nil)
+        input.fileHandleForWriting.write(
+            Data("BEGIN IMMEDIATE;\n.shell touch \(held)\n.shell while [ -e \(hold) ]; do sleep 0.05; done\nCOMMIT;\n".utf8))
         try input.fileHandleForWriting.close()
         while !FileManager.default.fileExists(atPath: held) { try await Task.sleep(for: .milliseconds(20)) }
         // The walkthrough's start comes due: committed, counted in the journal, not in the file.
@@ -100,6 +104,7 @@ struct TourSessionTests {
         let warnings = await session.drainWarnings()
         #expect(warnings.count == 1 && warnings[0].contains("it is in the journal"), "\(warnings)")
         #expect(await session.drainWarnings().isEmpty, "said once")
+        try FileManager.default.removeItem(atPath: hold)
         holder.waitUntilExit()
         // The next event (here, the next session's) copies it.
         let next = TourSession(
