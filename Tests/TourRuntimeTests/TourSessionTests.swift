@@ -92,7 +92,7 @@ struct TourSessionTests {
         // another file: no stopwatch, so a loaded machine cannot let the lock go too early.
         let held = folder.appendingPathComponent("held").path
         let hold = folder.appendingPathComponent("hold").path
-        FileManager.default.createFile(atPath: hold, contents: nil)
+        _ = FileManager.default.createFile(atPath: hold, contents: nil)
         input.fileHandleForWriting.write(
             Data("BEGIN IMMEDIATE;\n.shell touch \(held)\n.shell while [ -e \(hold) ]; do sleep 0.05; done\nCOMMIT;\n".utf8))
         try input.fileHandleForWriting.close()
