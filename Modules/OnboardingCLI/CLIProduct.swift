@@ -29,8 +29,11 @@ public struct CLIProduct: Sendable {
     /// The catalog document of every version the product shipped (`check` holds today's against them).
     public let releases: [RecordedCatalog]
     /// The publication keys this binary trusts (its `publication-keys/` folder; in a debug build,
-    /// also those of `$ONBOARDING_TRUSTED_KEYS_FILE`, for tests that make their own keys).
-    public let trustedKeys: [PublicationKey]
+    /// also those of `$ONBOARDING_TRUSTED_KEYS_FILE`, for tests that make their own keys). Read
+    /// the first time a command needs them (a publication to keep or run), not at every start:
+    /// parsing a key links in the signature library's start-up (Docs/Performance.md, section 4).
+    public var trustedKeys: [PublicationKey] { keys.value }
+    private let keys: TrustedKeys
     /// Masks secret field values in everything the CLI prints.
     let redactor: SecretRedactor
     /// Help texts built from the catalog, once per process: the argument parser reads a command's
@@ -46,9 +49,7 @@ public struct CLIProduct: Sendable {
         self.releases = releases
         self.make = make
         let product = make(RunEnvironment(databasePath: ":memory:", offline: false, user: "default"))
-        trustedKeys =
-            TrustedPublicationKeys.parse(publicationKeys, app: product.catalog.app).keys
-            + Self.testKeys(app: product.catalog.app)
+        keys = TrustedKeys(files: publicationKeys, app: product.catalog.app)
         catalog = product.catalog
         declarations = product.handler.vocabulary
         redactor = catalog.redactor
@@ -77,6 +78,25 @@ public struct CLIProduct: Sendable {
 
     /// The text `key` names, built by `make` the first time it is asked for.
     func text(_ key: String, _ make: () -> String) -> String { texts.text(key, make) }
+}
+
+/// The trusted keys, parsed once, when first asked for.
+private final class TrustedKeys: Sendable {
+    private let files: [RecordedCatalog]
+    private let app: String
+    private let parsed = Locked<[PublicationKey]?>(nil)
+
+    init(files: [RecordedCatalog], app: String) {
+        self.files = files
+        self.app = app
+    }
+
+    var value: [PublicationKey] {
+        if let keys = parsed.withLock({ $0 }) { return keys }
+        let keys = TrustedPublicationKeys.parse(files, app: app).keys + CLIProduct.testKeys(app: app)
+        parsed.withLock { $0 = keys }
+        return keys
+    }
 }
 
 /// Texts computed once and kept.

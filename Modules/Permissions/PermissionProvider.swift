@@ -24,9 +24,9 @@ public enum PermissionStatus: String, Codable, Sendable, CaseIterable {
 /// ``PermissionName/screenTime`` and `HKHealthStore` for ``PermissionName/health``.
 public protocol PermissionProvider: Sendable {
     /// The status now, without asking the user.
-    func status(of permission: PermissionName) async -> PermissionStatus
+    nonisolated(nonsending) func status(of permission: PermissionName) async -> PermissionStatus
     /// Asks the user (or returns the settled answer) and gives the resulting status.
-    func request(_ permission: PermissionName) async -> PermissionStatus
+    nonisolated(nonsending) func request(_ permission: PermissionName) async -> PermissionStatus
 }
 
 /// A permission provider whose answers are configured per run and remembered.
@@ -53,11 +53,11 @@ public final class StubPermissionProvider: PermissionProvider, Sendable {
         self.answers = answers
     }
 
-    public func status(of permission: PermissionName) async -> PermissionStatus {
+    public nonisolated(nonsending) func status(of permission: PermissionName) async -> PermissionStatus {
         state.withLock { $0.current[permission] ?? .notDetermined }
     }
 
-    public func request(_ permission: PermissionName) async -> PermissionStatus {
+    public nonisolated(nonsending) func request(_ permission: PermissionName) async -> PermissionStatus {
         state.withLock { state in
             state.asked.append(permission)
             // As on iOS, a settled permission is not asked again: its status is the answer.

@@ -30,21 +30,25 @@ public enum JournalReplay {
         if let legacy {
             subjects = try fold(app: app, engine: engine, rows: database.journal(app: app, through: legacy)) { _ in }
         }
-        // Then the last recorded form of each flow wins; only those are read.
-        var latest: [String: [String: String]] = [:]
-        try database.forEachRecordedStates(app: app, after: legacy ?? 0) { user, bytes in
-            for (flow, json) in try TourValue.members(ofObject: bytes) {
+        // Then the last recorded form of each flow wins: read newest first, each (subject, flow)
+        // takes the first form it meets, and every later (older) one is only checked, not kept.
+        var latest: [String: [FlowID: String]] = [:]
+        try database.forEachRecordedStates(app: app, after: legacy ?? 0, newestFirst: true) { user, bytes in
+            try TourValue.forEachMember(ofObject: bytes) { flow, json in
                 let id = FlowID(flow)
                 let scope = scopes[id] ?? {
                     scopes[id] = .install
                     return .install
                 }()
-                latest[scope == .install ? SessionKey.installSubject : user, default: [:]][flow] = json
+                let subject = scope == .install ? SessionKey.installSubject : user
+                if latest[subject]?[id] == nil {
+                    latest[subject, default: [:]][id] = String(decoding: json, as: UTF8.self)
+                }
             }
         }
         for (subject, flows) in latest {
             for (flow, json) in flows {
-                subjects[subject, default: [:]][FlowID(flow)] = json == "null" ? nil : try FlowState(jsonText: json)
+                subjects[subject, default: [:]][flow] = json == "null" ? nil : try FlowState(jsonText: json)
             }
         }
         return nonInitial(subjects)

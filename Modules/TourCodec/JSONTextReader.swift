@@ -18,10 +18,19 @@ struct JSONTextReader {
 
     /// The members of the document, an object, with each value's text.
     mutating func rawMembers() throws(JSONTextError) -> [(key: String, json: String)] {
+        var members: [(key: String, json: String)] = []
+        try forEachRawMember { key, json in
+            members.append((key, String(decoding: json, as: UTF8.self)))
+        }
+        return members
+    }
+
+    /// Calls `visit` with each member's key and its value's bytes (checked, nothing made of them),
+    /// in order; the bytes are valid only during the call.
+    mutating func forEachRawMember(_ visit: (String, UnsafeBufferPointer<UInt8>) -> Void) throws(JSONTextError) {
         skipWhitespace()
         guard peek() == UInt8(ascii: "{") else { throw failure("expected an object") }
         index += 1
-        var members: [(key: String, json: String)] = []
         skipWhitespace()
         if peek() == UInt8(ascii: "}") {
             index += 1
@@ -36,8 +45,7 @@ struct JSONTextReader {
                 skipWhitespace()
                 let start = index
                 try skipValue()
-                members.append(
-                    (key, String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)))
+                visit(key, UnsafeBufferPointer(rebasing: bytes[start..<index]))
                 skipWhitespace()
                 if peek() == UInt8(ascii: ",") {
                     index += 1
@@ -50,7 +58,6 @@ struct JSONTextReader {
         }
         skipWhitespace()
         guard index == bytes.count else { throw failure("unexpected text after the JSON value") }
-        return members
     }
 
     /// Moves past one value, checking it as strictly as ``value()`` reads it (brackets matched,
@@ -109,7 +116,7 @@ struct JSONTextReader {
                 }
             }
         case UInt8(ascii: "\""):
-            _ = try string()
+            try skipString()
         default:
             // A number or a literal: small, read as `value()` reads it.
             _ = try value()
@@ -190,6 +197,29 @@ struct JSONTextReader {
     private mutating func enter() throws(JSONTextError) {
         depth += 1
         guard depth <= Self.maximumDepth else { throw failure("too many nested arrays or objects") }
+    }
+
+    /// Moves past a quoted string (`index` at its opening quote), checked as ``string()`` checks
+    /// it; one without escapes (nearly all) is only scanned, no text made of it.
+    private mutating func skipString() throws(JSONTextError) {
+        let quote = index
+        index += 1
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                index += 1
+                return
+            }
+            if byte == UInt8(ascii: "\\") {
+                // Escapes are checked where they are decoded.
+                index = quote
+                _ = try string()
+                return
+            }
+            guard byte >= 0x20 else { throw failure("a control character in a string") }
+            index += 1
+        }
+        throw failure("a string without its closing quote")
     }
 
     /// A quoted string; `index` is at its opening quote.

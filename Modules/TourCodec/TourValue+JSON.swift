@@ -61,6 +61,16 @@ extension TourValue {
         var reader = JSONTextReader(bytes: bytes)
         return try reader.rawMembers()
     }
+
+    /// Calls `visit` with each member of a JSON object: its key, and its value as text bytes
+    /// (checked as ``members(ofObject:)`` checks them), valid only during the call. Nothing is
+    /// made of a value the caller does not keep.
+    public static func forEachMember(
+        ofObject bytes: UnsafeBufferPointer<UInt8>, _ visit: (String, UnsafeBufferPointer<UInt8>) -> Void
+    ) throws(JSONTextError) {
+        var reader = JSONTextReader(bytes: bytes)
+        try reader.forEachRawMember(visit)
+    }
 }
 
 /// Why JSON text could not be read or written.

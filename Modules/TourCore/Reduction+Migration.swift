@@ -21,9 +21,12 @@ extension FlowRun {
 /// in a flow that no longer exists, and journals each move as a ``TourFact/runMigrated`` fact.
 extension Reduction {
     mutating func migrateRuns() {
-        // Runs of flows this catalog does not have end first, so one of them never presents.
-        for (id, flowState) in state.flows.sorted(by: { $0.key < $1.key }) where catalog.flow(id) == nil {
-            if let run = flowState.run { drop(run, of: id) }
+        // Runs of flows this catalog does not have end first, so one of them never presents (in
+        // the order of their ids; sorted only when there is one, which is rare).
+        if state.flows.keys.contains(where: { catalog.flow($0) == nil }) {
+            for (id, flowState) in state.flows.sorted(by: { $0.key < $1.key }) where catalog.flow(id) == nil {
+                if let run = flowState.run { drop(run, of: id) }
+            }
         }
         for flow in catalog.flows {
             guard let run = state[run: flow.id] else { continue }

@@ -14,11 +14,15 @@ extension Reduction {
     mutating func fireDue() {
         holdTimedStepsForVoiceOver()
         for _ in 0..<64 {
-            if let (flow, _) = catalog.flows.compactMap({ flow -> (FlowDefinition, Date)? in
-                let run = state[flow: flow.id]
-                guard run.status == .active, let deadline = run.deadline, deadline <= now else { return nil }
-                return (flow, deadline)
-            }).min(by: { $0.1 < $1.1 }) {
+            // The earliest deadline that has passed (the first such flow in catalog order on a tie).
+            var due: (flow: FlowDefinition, deadline: Date)?
+            for flow in catalog.flows {
+                guard let run = state.flows[flow.id], run.status == .active, let deadline = run.deadline, deadline <= now,
+                    due.map({ deadline < $0.deadline }) ?? true
+                else { continue }
+                due = (flow, deadline)
+            }
+            if let (flow, _) = due {
                 notes.append("\(flow.id) \(state[flow: flow.id].currentStep?.rawValue ?? "") timed out")
                 completeStep(flow)
                 continue

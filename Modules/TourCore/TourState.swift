@@ -31,7 +31,13 @@ public struct TourState: Equatable, Sendable {
 
     /// The flow whose card shows: the active flow activated last.
     public var presentingFlow: FlowID? {
-        flows.filter { $0.value.status == .active }.max { $0.value.activation < $1.value.activation }?.key
+        // Read on every event and view, several times: a loop, not a filtered copy of the flows.
+        var presenting: (id: FlowID, activation: Int)?
+        for (id, state) in flows where state.status == .active {
+            let activation = state.activation
+            if presenting.map({ activation > $0.activation }) ?? true { presenting = (id, activation) }
+        }
+        return presenting?.id
     }
 }
 

@@ -18,11 +18,11 @@ public protocol ProductHandler: Sendable {
     /// Writes a side effect's data into the domain state. Runs inside the event's transaction.
     func apply(_ effect: Effect, to domain: inout [String: TourValue], now: Date)
     /// Performs a request gate (a connection attempt) and answers it. Runs after the commit.
-    func perform(request name: String, payload: [String: TourValue], secrets: [String: Secret]) async
+    nonisolated(nonsending) func perform(request name: String, payload: [String: TourValue], secrets: [String: Secret]) async
         -> GateStatus
     /// Events the product sends by itself after a committed transition, such as Growth reporting
     /// that a pending profile write reached the profile store. Runs after the commit.
-    func followUps(after transition: Transition, domain: [String: TourValue], user: String) async
+    nonisolated(nonsending) func followUps(after transition: Transition, domain: [String: TourValue], user: String) async
         -> [TourEvent]
     /// What this code provides to the catalog besides its effects: the context keys
     /// ``context(domain:now:)`` computes and the requests ``perform(request:payload:secrets:)``
@@ -66,12 +66,12 @@ extension ProductHandler {
     {
         apply(try Effect(EffectPayload(effect, kinds: Effect.kinds)), to: &domain, now: now)
     }
-    public func perform(request name: String, payload: [String: TourValue], secrets: [String: Secret]) async
+    public nonisolated(nonsending) func perform(request name: String, payload: [String: TourValue], secrets: [String: Secret]) async
         -> GateStatus
     {
         .unavailable
     }
-    public func followUps(after transition: Transition, domain: [String: TourValue], user: String) async
+    public nonisolated(nonsending) func followUps(after transition: Transition, domain: [String: TourValue], user: String) async
         -> [TourEvent]
     {
         []

@@ -208,8 +208,8 @@ public enum Publications {
     /// ``CatalogChoice/refused``, with the last pull's refusals, for the caller to name once
     /// (``noteRefusals``).
     public static func choose(
-        _ store: DeviceStore, product: Product, releases: [RecordedCatalog], trustedKeys: [PublicationKey], now: Date,
-        subject: () throws -> String
+        _ store: DeviceStore, product: Product, releases: [RecordedCatalog],
+        trustedKeys: @autoclosure () -> [PublicationKey], now: Date, subject: () throws -> String
     ) throws -> (product: Product, choice: CatalogChoice) {
         let app = product.catalog.app
         let kept = try store.database.publications(app: app)
@@ -236,8 +236,9 @@ public enum Publications {
         // The subject only when there is something to draw (an install id is made on first use).
         guard !kept.isEmpty else { return (product, compiled) }
         let subject = try subject()
+        // The keys only now: a device that keeps no publication never parses one.
         let trust = PublicationTrust(
-            keys: trustedKeys, retirements: try store.database.publicationKeyRetirements(app: app), now: now.timeIntervalSince1970)
+            keys: trustedKeys(), retirements: try store.database.publicationKeyRetirements(app: app), now: now.timeIntervalSince1970)
         // Kept documents were checked against this binary when they were pulled; a binary that did
         // not pull them (an app update since) checks them in full. Every one's signature and hash
         // are checked before it runs.

@@ -162,6 +162,34 @@ final class RawSQLite {
         }
     }
 
+    /// Runs a query to its end, reading every column's bytes; the sum of the bytes (so the reads
+    /// cannot be skipped).
+    func scan(_ sql: String, _ values: [Any?]) throws -> Int {
+        let statement = try statement(sql)
+        defer { sqlite3_reset(statement) }
+        for (index, value) in values.enumerated() {
+            let position = Int32(index + 1)
+            switch value {
+            case let text as String: sqlite3_bind_text(statement, position, text, -1, Self.transient)
+            case let number as Double: sqlite3_bind_double(statement, position, number)
+            default: sqlite3_bind_null(statement, position)
+            }
+        }
+        var sum = 0
+        while true {
+            let code = sqlite3_step(statement)
+            guard code == SQLITE_ROW else {
+                guard code == SQLITE_DONE else { throw BenchError(String(cString: sqlite3_errmsg(db))) }
+                return sum
+            }
+            for column in 0..<sqlite3_column_count(statement) {
+                guard let bytes = sqlite3_column_text(statement, column) else { continue }
+                let count = Int(sqlite3_column_bytes(statement, column))
+                for index in 0..<count { sum &+= Int(bytes[index]) }
+            }
+        }
+    }
+
     /// One user's whole flow, an event per transaction.
     func commitAll(app: String, user: String, _ writes: [EventWrites]) throws {
         for write in writes { try commit(app: app, user: user, write) }

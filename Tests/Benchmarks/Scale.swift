@@ -128,6 +128,13 @@ enum Scale {
         return rows
     }
 
+    /// The rebuild's floor: the same rows read through SQLite's C API (the user and the recorded
+    /// states of every LockedIn row, in order), each byte of the states touched, nothing parsed.
+    static func scanRecordedStates(path: String) throws -> Int {
+        let raw = try RawSQLite(path: path)
+        return try raw.scan("SELECT user, states_json FROM journal WHERE app = ? AND id > ? ORDER BY id", ["lockedin", 0.0])
+    }
+
     static func rebuild(path: String) throws -> Int {
         let database = try OnboardingDatabase.open(path: path)
         return try JournalReplay.rebuild(

@@ -20,6 +20,40 @@ struct Goal: Codable {
     var met: Bool { value <= bound }
 }
 
+/// What `--guard` (CI, through scripts/bench-guard) holds the device's ratios to: each goal's
+/// bound where the reference run met it, else the figure that run measured (so the next slide is
+/// caught while the goal is still being worked towards), and the noise allowed above it: the
+/// spread of five guard runs on the quiet reference machine (Docs/Performance.md, "The guard").
+/// Only ratios of two figures measured in the same run are guarded, never absolute times.
+enum Guard {
+    struct Line {
+        var bound: Double
+        var noise: Double
+        var limit: Double { bound * (1 + noise) }
+    }
+
+    static let lines: [(prefix: String, line: Line)] = [
+        ("durable event, all five", Line(bound: 1.3, noise: 0.10)),
+        ("durable event, ", Line(bound: 1.3, noise: 0.15)),
+        ("lockedin status --json cold start / sqlite3 (wall)", Line(bound: 2, noise: 0.10)),
+        ("lockedin status --json / sqlite3 (peak memory)", Line(bound: 3, noise: 0.03)),
+        ("rebuild / raw scan of the same rows", Line(bound: 3, noise: 0.10)),
+        ("cross-app suite wall, in engine events", Line(bound: 12_000_000, noise: 0.10)),
+    ]
+
+    static func line(for goal: Goal) -> Line? {
+        lines.first { goal.name.hasPrefix($0.prefix) }?.line
+    }
+
+    /// The guarded goals missed by more than their noise, each said in one line.
+    static func failures(_ goals: [Goal]) -> [String] {
+        goals.compactMap { goal in
+            guard let line = line(for: goal), goal.value > line.limit else { return nil }
+            return "\(goal.name): \(Report.format(goal.value)) \(goal.unit), over the guard's \(Report.format(line.bound)) \(goal.unit) and its \(Int((line.noise * 100).rounded()))% noise (limit \(Report.format(line.limit)))"
+        }
+    }
+}
+
 /// One timing of the cross-app suite by `scripts/bench-suite --out`: a line
 /// "products wall-seconds states transitions".
 struct SuiteRun {

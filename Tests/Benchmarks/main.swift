@@ -21,7 +21,15 @@ let sections = Set(option("--sections").map { $0.split(separator: ",").compactMa
 /// floor (to profile or trace one of them alone).
 let oursOnly = arguments.contains("--ours-only")
 let floorOnly = arguments.contains("--floor-only")
-let engineRounds = smoke ? 200 : 5_000
+/// `--guard`: CI's guard (scripts/bench-guard): the device sections at a size that takes a minute
+/// or two, and the run fails (exit 1) when a guarded ratio is over its line (``Guard``).
+let guarding = arguments.contains("--guard")
+/// `--suite-wall SECONDS`: the cross-app suite's wall time, measured by scripts/bench-guard beside
+/// this run, judged in units of section 1's engine event time (a ratio of the same run).
+let suiteWall = option("--suite-wall").flatMap(Double.init)
+let engineRounds = smoke ? 200 : guarding ? 1_000 : 5_000
+/// Section 1's engine, all five products: events per second (the suite's yardstick).
+var engineEventsPerSecond: Double?
 /// Users per product in section 2 (`--durable-users N`): enough that a stall of the disk or a burst of
 /// other work on the machine is a small part of either side of the ratio.
 let durableUsers = option("--durable-users").flatMap(Int.init) ?? (smoke ? 5 : 500)
@@ -36,6 +44,7 @@ defer { try? FileManager.default.removeItem(at: folder) }
 
 if sections.contains(1) {
 report.section("1. Engine only: each product's whole flow through the pure engine, no I/O")
+var engineTotals = (events: 0, seconds: 0.0)
 for journey in Journey.all {
     let engine = journey.product.engine
     let events = journey.events.count
@@ -45,6 +54,16 @@ for journey in Journey.all {
     report.add(
         "engine", "\(journey.name) (\(events) events per flow)", Double(engineRounds * events) / elapsed,
         "events/s")
+    engineTotals.events += engineRounds * events
+    engineTotals.seconds += elapsed
+}
+engineEventsPerSecond = Double(engineTotals.events) / engineTotals.seconds
+report.add("engine", "all five", engineEventsPerSecond ?? 0, "events/s")
+if let suiteWall, let engineEventsPerSecond {
+    // The suite's wall in a yardstick of the same run and machine: how many of the engine's own
+    // events (release, no I/O) the machine reduces in that time.
+    report.add("suite", "cross-app suite wall (scripts/bench-guard)", suiteWall, "s")
+    report.goal("cross-app suite wall, in engine events", suiteWall * engineEventsPerSecond, atMost: 12_000_000, "events")
 }
 
 }
@@ -138,9 +157,14 @@ for size in sizes where sections.contains(3) || sections.contains(4) {
 if sections.contains(3) {
     let path = folder.appendingPathComponent("journal.sqlite").path
     let rows = try Scale.populateJournal(path: path, events: journalEvents, start: start)
+    // The floor first, then the rebuild, then the floor again: both see the file equally warm.
+    var scan = try await time { _ = try Scale.scanRecordedStates(path: path) }
     let rebuild = try await time { _ = try Scale.rebuild(path: path) }
+    scan = min(scan, try await time { _ = try Scale.scanRecordedStates(path: path) })
     report.add("scale", "rebuild from a \(rows)-event journal", rebuild, "s")
     report.add("scale", "rebuild per journal row", rebuild / Double(rows) * 1e6, "µs")
+    report.add("scale", "raw SQLite scan of the same rows, per row", scan / Double(rows) * 1e6, "µs")
+    report.goal("rebuild / raw scan of the same rows", rebuild / scan, atMost: 3, "×")
     report.goal(
         rows >= 1_000_000 ? "rebuild 1,000,000 journal rows" : "rebuild 1,000,000 rows (from \(rows) rows, linear)",
         rebuild / Double(rows) * 1_000_000, atMost: 5, "s")
@@ -322,3 +346,14 @@ struct Output: Encodable {
 let output = try JSONEncoder().encode(Output(figures: report.figures, goals: report.goals))
 try output.write(to: URL(fileURLWithPath: jsonPath))
 say("\nfigures written to \(jsonPath)")
+
+if guarding {
+    let failures = Guard.failures(report.goals)
+    if failures.isEmpty {
+        say("\nguard: every guarded ratio is within its line")
+    } else {
+        say("\nguard: FAILED, a device ratio slid past its line:")
+        for failure in failures { say("  " + failure) }
+        exit(1)
+    }
+}

@@ -52,7 +52,7 @@ struct FixtureHandler: ProductHandler {
         if effect.name == "activate" { domain["bank"] = effect.payload["bank"] }
     }
 
-    func perform(request name: String, payload: [String: TourValue], secrets: [String: Secret]) async
+    nonisolated(nonsending) func perform(request name: String, payload: [String: TourValue], secrets: [String: Secret]) async
         -> GateStatus
     {
         payload["username"] == "offline" ? .unavailable : .granted

@@ -98,10 +98,20 @@ struct JSONTextTests {
     @Test(arguments: [
         "{\"a\":[1 2]}", "{\"a\":{]}", "{\"a\":[,,]}", "{\"a\":{\"k\" 1}}", "{\"a\":[}", "{\"a\":tru}",
         "{\"a\":[1,]}", "{\"a\":{\"k\":}}", "{\"a\":]}", "{\"a\":1 2}", "{\"a\":\"x}", "{\"a\":01}",
+        // Strings inside a member are scanned, not made, yet checked the same.
+        "{\"a\":\"x\\q\"}", "{\"a\":[\"\\u12\"]}", "{\"a\":{\"k\":\"a\nb\"}}", "{\"a\":[\"\\ud800\"]}", "{\"a\":\"x\\\"}",
     ])
     func anObjectWithAMalformedMemberIsRefused(_ text: String) {
         #expect(throws: JSONTextError.self) { try Self.members(text) }
         #expect(throws: JSONTextError.self) { try TourValue(jsonText: text) }
+    }
+
+    @Test func aMembersEscapedStringsAreKeptAsWritten() throws {
+        let text = #"{"a":"q\"uote \u00e9 \\","b":["\ud83d\ude00"]}"#
+        let members = try Self.members(text)
+        #expect(members.map(\.key) == ["a", "b"])
+        #expect(members.first?.json == #""q\"uote \u00e9 \\""#)
+        #expect(try TourValue(jsonText: members[1].json) == .list([.string("😀")]))
     }
 
     @Test func aNumberWithAThousandLeadingZerosInItsFractionIsRead() throws {

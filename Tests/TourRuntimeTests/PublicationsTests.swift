@@ -59,6 +59,26 @@ struct PublicationsTests {
         try Publications.choose(store, product: product, releases: [], trustedKeys: keys, now: now) { "install:x" }
     }
 
+    /// The keys are read only when a publication is kept: a launch that runs its compiled catalog
+    /// never parses one (which would start the signature library for nothing).
+    @Test func theTrustedKeysAreReadOnlyWhenAPublicationIsKept() throws {
+        final class Asked: @unchecked Sendable { var count = 0 }
+        let asked = Asked()
+        func keys() -> [PublicationKey] {
+            asked.count += 1
+            return Self.trusted
+        }
+        let (empty, emptyPath) = try Self.store(keeping: [])
+        defer { try? FileManager.default.removeItem(atPath: emptyPath) }
+        _ = try Publications.choose(empty, product: Self.product, releases: [], trustedKeys: keys(), now: Date()) { "install:x" }
+        #expect(asked.count == 0)
+        let (kept, keptPath) = try Self.store(keeping: [try Self.publication(Self.product.catalog.version + 1, rollout: 100)])
+        defer { try? FileManager.default.removeItem(atPath: keptPath) }
+        let chosen = try Publications.choose(kept, product: Self.product, releases: [], trustedKeys: keys(), now: Date()) { "install:x" }
+        #expect(asked.count == 1)
+        #expect(chosen.choice.source == .published)
+    }
+
     @Test func aPublicationNotNewerThanTheBinarysCatalogIsNeverRun() throws {
         let same = try Self.publication(Self.product.catalog.version, rollout: 100)
         let problems = Self.problems(same)

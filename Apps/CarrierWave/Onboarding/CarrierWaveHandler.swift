@@ -123,7 +123,7 @@ public struct CarrierWaveHandler: ProductHandler {
         return context
     }
 
-    public func perform(request name: String, payload: [String: TourValue], secrets: [String: Secret]) async
+    public nonisolated(nonsending) func perform(request name: String, payload: [String: TourValue], secrets: [String: Secret]) async
         -> GateStatus
     {
         guard name == "connect", let password = secrets["password"] else { return .unavailable }
