@@ -5,7 +5,7 @@ import Dispatch
 /// and up to the busy timeout for another process's lock on a file the five products share); on
 /// the cooperative pool, with one thread per core, that wait stalls every task of the process.
 /// `TourSession`, the actor that owns a session's database work, runs on its file's executor.
-public final class DatabaseExecutor: SerialExecutor, Sendable {
+public final class DatabaseExecutor: SerialExecutor, TaskExecutor, Sendable {
     private let queue: DispatchQueue
     private let key = DispatchSpecificKey<Bool>()
 
@@ -26,5 +26,9 @@ public final class DatabaseExecutor: SerialExecutor, Sendable {
 
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)
+    }
+
+    public func asUnownedTaskExecutor() -> UnownedTaskExecutor {
+        UnownedTaskExecutor(ordinary: self)
     }
 }

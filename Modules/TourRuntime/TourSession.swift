@@ -25,6 +25,11 @@ public actor TourSession {
     /// on SQLite (``DatabaseExecutor``).
     public nonisolated var unownedExecutor: UnownedSerialExecutor { database.executor.asUnownedSerialExecutor() }
 
+    /// The executor the session's work runs on. A caller that sends many events in a row can run
+    /// on it too (`withTaskExecutorPreference(session.executor)`, as the CLI runs each command):
+    /// each `send` is then no hop to the database's queue and back.
+    public nonisolated var executor: DatabaseExecutor { database.executor }
+
     public nonisolated let product: Product
     public nonisolated let key: SessionKey
     let database: OnboardingDatabase

@@ -56,8 +56,9 @@ extension Journey {
 /// see the same disk and the same load on the machine: a ratio measured in two blocks minutes apart
 /// moved by 1.8× between runs on this shared machine.
 ///
-/// Not isolated to the main actor (top-level code is): the events are sent from the cooperative
-/// pool, as the CLI and an app's background task send them, so each `await` does not switch threads.
+/// Not isolated to the main actor (top-level code is): the events are sent from a task that runs on
+/// the database's executor (`TourSession.executor`), as the CLI sends a command's events, so each
+/// `await` does not switch threads.
 enum DurablePair {
     static func measure(
         _ journey: Journey, users: Int, folder: URL, start: Date, withFloor: Bool, withOurs: Bool = true
@@ -75,12 +76,14 @@ enum DurablePair {
         func oursFor(_ user: Int) async throws {
             guard withOurs else { return }
             ours += try await time {
-                let session = TourSession(
-                    product: product, user: "u\(user)", database: database, time: .virtual(start: start))
-                for (after, event) in journey.appEvents {
-                    if after > 0 { committed += try await session.advanceClock(by: after).count }
-                    if case .clockAdvanced = event { continue }
-                    committed += try await session.send(event).count
+                try await withTaskExecutorPreference(database.executor) {
+                    let session = TourSession(
+                        product: product, user: "u\(user)", database: database, time: .virtual(start: start))
+                    for (after, event) in journey.appEvents {
+                        if after > 0 { committed += try await session.advanceClock(by: after).count }
+                        if case .clockAdvanced = event { continue }
+                        committed += try await session.send(event).count
+                    }
                 }
             }
         }

@@ -27,7 +27,7 @@ let guarding = arguments.contains("--guard")
 /// `--suite-wall SECONDS`: the cross-app suite's wall time, measured by scripts/bench-guard beside
 /// this run, judged in units of section 1's engine event time (a ratio of the same run).
 let suiteWall = option("--suite-wall").flatMap(Double.init)
-let engineRounds = smoke ? 200 : guarding ? 1_000 : 5_000
+let engineRounds = smoke ? 200 : 5_000
 /// Section 1's engine, all five products: events per second (the suite's yardstick).
 var engineEventsPerSecond: Double?
 /// Users per product in section 2 (`--durable-users N`): enough that a stall of the disk or a burst of
