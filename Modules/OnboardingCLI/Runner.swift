@@ -139,10 +139,7 @@ final class Runner: @unchecked Sendable {
             runner = try await Runner(options: options)
             // With an account server, every command starts from what the account's devices did.
             await runner!.session.pullOnce()
-            // The command runs on its database's executor, where the session's commits run: each
-            // event is then no hop to that queue and back (Docs/Performance.md, section 2).
-            let command = runner!
-            try await withTaskExecutorPreference(command.session.executor) { try await body(command) }
+            try await body(runner!)
             runner?.noteCreatedFile()
         } catch let exit as ExitCode {
             runner?.noteCreatedFile()

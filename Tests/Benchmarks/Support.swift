@@ -32,13 +32,24 @@ enum Guard {
         var limit: Double { bound * (1 + noise) }
     }
 
+    /// From five `scripts/bench-guard` runs of 0.21.0 on swift-packages-b (2026-11-27): the median,
+    /// and how far the highest run lay above it, rounded up. Where the goal is met the line is the
+    /// goal; the durable event and the rebuild are held at the level they reached (their goals,
+    /// 1.2× and 3 s per million, are not met yet).
     static let lines: [(prefix: String, line: Line)] = [
-        ("durable event, all five", Line(bound: 1.3, noise: 0.10)),
-        ("durable event, ", Line(bound: 1.3, noise: 0.15)),
+        // 1.27-1.36× in five runs (median 1.33).
+        ("durable event, all five", Line(bound: 1.35, noise: 0.08)),
+        // Each product alone is noisier: 1.20-1.47× (one product's run is a fifth of the events).
+        ("durable event, ", Line(bound: 1.35, noise: 0.15)),
+        // 1.42-1.93× in ten runs (the medians of 15 starts each); the goal is 2×.
         ("lockedin status --json cold start / sqlite3 (wall)", Line(bound: 2, noise: 0.10)),
-        ("lockedin status --json / sqlite3 (peak memory)", Line(bound: 3, noise: 0.03)),
-        ("rebuild / raw scan of the same rows", Line(bound: 3, noise: 0.10)),
-        ("cross-app suite wall, in engine events", Line(bound: 12_000_000, noise: 0.10)),
+        // 2.88-3.05× in ten runs; the goal is 3× (the raised 2.5× is not met).
+        ("lockedin status --json / sqlite3 (peak memory)", Line(bound: 3, noise: 0.05)),
+        // 1.76-2.17× in five runs (median 2.12).
+        ("rebuild / raw scan of the same rows", Line(bound: 2.2, noise: 0.10)),
+        // 3.3-4.4 million engine events in five runs (median 3.9): the suite's own wall varied
+        // by 11%, the engine's rate over a few seconds by up to 20%, so the line is wide.
+        ("cross-app suite wall, in engine events", Line(bound: 3_900_000, noise: 0.25)),
     ]
 
     static func line(for goal: Goal) -> Line? {
