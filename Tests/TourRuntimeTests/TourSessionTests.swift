@@ -68,6 +68,28 @@ struct TourSessionTests {
         #expect(!database.executor.isCurrent, "the test itself is not on the database's queue")
     }
 
+    /// A caller that sends a burst can run on the session's executor: its own code then runs on
+    /// the database's queue too (so each `send` wakes no thread), and the events commit as from
+    /// anywhere else.
+    @Test func aCallerOnTheSessionsExecutorSendsFromTheDatabasesQueue() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("runtime-burst-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) } }
+        let database = try OnboardingDatabase.open(path: file)
+        let session = TourSession(product: product(), user: "ann", database: database, time: .virtual(start: Fixtures.t0))
+        let (committed, callerPlaces) = try await withTaskExecutorPreference(session.executor) {
+            var places: [Bool] = [database.executor.isCurrent]
+            var committed = try await session.send(.appLaunched(version: "2.5")).count
+            places.append(database.executor.isCurrent)
+            committed += try await session.send(.actionPerformed("next", parameters: [:])).count
+            places.append(database.executor.isCurrent)
+            return (committed, places)
+        }
+        #expect(callerPlaces == [true, true, true])
+        #expect(committed >= 2)
+        #expect(try database.journal(app: product().catalog.app).count == committed)
+        #expect(!database.executor.isCurrent)
+    }
+
     /// The budget file fails after an event committed (another process holds it past the busy
     /// timeout): the event stands, its flow starts, the caller sees success and one warning, and the
     /// next session copies the start from the journal.
