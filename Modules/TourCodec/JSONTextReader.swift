@@ -1,8 +1,8 @@
 /// Reads JSON text (RFC 8259) into ``TourValue``s.
 struct JSONTextReader {
-    private let bytes: UnsafeBufferPointer<UInt8>
-    private var index = 0
-    private var depth = 0
+    let bytes: UnsafeBufferPointer<UInt8>
+    var index = 0
+    var depth = 0
     /// Containers nested deeper than this are refused, as `JSONDecoder` refuses them.
     private static let maximumDepth = 512
 
@@ -16,114 +16,7 @@ struct JSONTextReader {
         return value
     }
 
-    /// The members of the document, an object, with each value's text.
-    mutating func rawMembers() throws(JSONTextError) -> [(key: String, json: String)] {
-        var members: [(key: String, json: String)] = []
-        try forEachRawMember { key, json in
-            members.append((key, String(decoding: json, as: UTF8.self)))
-        }
-        return members
-    }
-
-    /// Calls `visit` with each member's key and its value's bytes (checked, nothing made of them),
-    /// in order; the bytes are valid only during the call.
-    mutating func forEachRawMember(_ visit: (String, UnsafeBufferPointer<UInt8>) -> Void) throws(JSONTextError) {
-        skipWhitespace()
-        guard peek() == UInt8(ascii: "{") else { throw failure("expected an object") }
-        index += 1
-        skipWhitespace()
-        if peek() == UInt8(ascii: "}") {
-            index += 1
-        } else {
-            while true {
-                skipWhitespace()
-                guard peek() == UInt8(ascii: "\"") else { throw failure("expected a key in quotes") }
-                let key = try string()
-                skipWhitespace()
-                guard peek() == UInt8(ascii: ":") else { throw failure("expected ':' after a key") }
-                index += 1
-                skipWhitespace()
-                let start = index
-                try skipValue()
-                visit(key, UnsafeBufferPointer(rebasing: bytes[start..<index]))
-                skipWhitespace()
-                if peek() == UInt8(ascii: ",") {
-                    index += 1
-                    continue
-                }
-                guard peek() == UInt8(ascii: "}") else { throw failure("expected ',' or '}' in an object") }
-                index += 1
-                break
-            }
-        }
-        skipWhitespace()
-        guard index == bytes.count else { throw failure("unexpected text after the JSON value") }
-    }
-
-    /// Moves past one value, checking it as strictly as ``value()`` reads it (brackets matched,
-    /// commas and colons where they belong, strings, numbers and literals spelled right) but
-    /// building nothing of it.
-    private mutating func skipValue() throws(JSONTextError) {
-        skipWhitespace()
-        guard let byte = peek() else { throw failure("unexpected end of the JSON text") }
-        switch byte {
-        case UInt8(ascii: "{"):
-            try enter()
-            index += 1
-            skipWhitespace()
-            if peek() == UInt8(ascii: "}") {
-                index += 1
-                depth -= 1
-                return
-            }
-            while true {
-                skipWhitespace()
-                guard peek() == UInt8(ascii: "\"") else { throw failure("expected a key in quotes") }
-                _ = try string()
-                skipWhitespace()
-                guard peek() == UInt8(ascii: ":") else { throw failure("expected ':' after a key") }
-                index += 1
-                try skipValue()
-                skipWhitespace()
-                switch peek() {
-                case UInt8(ascii: ","): index += 1
-                case UInt8(ascii: "}"):
-                    index += 1
-                    depth -= 1
-                    return
-                default: throw failure("expected ',' or '}' in an object")
-                }
-            }
-        case UInt8(ascii: "["):
-            try enter()
-            index += 1
-            skipWhitespace()
-            if peek() == UInt8(ascii: "]") {
-                index += 1
-                depth -= 1
-                return
-            }
-            while true {
-                try skipValue()
-                skipWhitespace()
-                switch peek() {
-                case UInt8(ascii: ","): index += 1
-                case UInt8(ascii: "]"):
-                    index += 1
-                    depth -= 1
-                    return
-                default: throw failure("expected ',' or ']' in an array")
-                }
-            }
-        case UInt8(ascii: "\""):
-            try skipString()
-        default:
-            // A number or a literal: small, read as `value()` reads it.
-            _ = try value()
-        }
-    }
-
-    private mutating func value() throws(JSONTextError) -> TourValue {
+    mutating func value() throws(JSONTextError) -> TourValue {
         skipWhitespace()
         guard index < bytes.count else { throw failure("unexpected end of the JSON text") }
         switch bytes[index] {
@@ -194,36 +87,13 @@ struct JSONTextReader {
         }
     }
 
-    private mutating func enter() throws(JSONTextError) {
+    mutating func enter() throws(JSONTextError) {
         depth += 1
         guard depth <= Self.maximumDepth else { throw failure("too many nested arrays or objects") }
     }
 
-    /// Moves past a quoted string (`index` at its opening quote), checked as ``string()`` checks
-    /// it; one without escapes (nearly all) is only scanned, no text made of it.
-    private mutating func skipString() throws(JSONTextError) {
-        let quote = index
-        index += 1
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "\"") {
-                index += 1
-                return
-            }
-            if byte == UInt8(ascii: "\\") {
-                // Escapes are checked where they are decoded.
-                index = quote
-                _ = try string()
-                return
-            }
-            guard byte >= 0x20 else { throw failure("a control character in a string") }
-            index += 1
-        }
-        throw failure("a string without its closing quote")
-    }
-
     /// A quoted string; `index` is at its opening quote.
-    private mutating func string() throws(JSONTextError) -> String {
+    mutating func string() throws(JSONTextError) -> String {
         index += 1
         let start = index
         // The common case: no escapes, read in one piece.
@@ -401,9 +271,9 @@ struct JSONTextReader {
         return value
     }
 
-    private func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
+    func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
 
-    private mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x0A, 0x0D, 0x09: index += 1
@@ -412,7 +282,7 @@ struct JSONTextReader {
         }
     }
 
-    private func failure(_ what: String) -> JSONTextError {
+    func failure(_ what: String) -> JSONTextError {
         JSONTextError("the JSON text is not valid: \(what) at byte \(index)")
     }
 }

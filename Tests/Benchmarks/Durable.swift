@@ -139,11 +139,8 @@ final class RawSQLite {
 
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
-    /// Binds text (or NULL), doubles, runs to the end, and counts the rows read.
-    @discardableResult
-    func run(_ sql: String, _ values: [Any?]) throws -> Int {
-        let statement = try statement(sql)
-        defer { sqlite3_reset(statement) }
+    /// Binds text, doubles, and NULL for anything else, in order.
+    private func bind(_ values: [Any?], to statement: OpaquePointer) {
         for (index, value) in values.enumerated() {
             let position = Int32(index + 1)
             switch value {
@@ -152,6 +149,14 @@ final class RawSQLite {
             default: sqlite3_bind_null(statement, position)
             }
         }
+    }
+
+    /// Binds text (or NULL), doubles, runs to the end, and counts the rows read.
+    @discardableResult
+    func run(_ sql: String, _ values: [Any?]) throws -> Int {
+        let statement = try statement(sql)
+        defer { sqlite3_reset(statement) }
+        bind(values, to: statement)
         var rows = 0
         while true {
             let code = sqlite3_step(statement)
@@ -170,14 +175,7 @@ final class RawSQLite {
     func scan(_ sql: String, _ values: [Any?]) throws -> Int {
         let statement = try statement(sql)
         defer { sqlite3_reset(statement) }
-        for (index, value) in values.enumerated() {
-            let position = Int32(index + 1)
-            switch value {
-            case let text as String: sqlite3_bind_text(statement, position, text, -1, Self.transient)
-            case let number as Double: sqlite3_bind_double(statement, position, number)
-            default: sqlite3_bind_null(statement, position)
-            }
-        }
+        bind(values, to: statement)
         var sum = 0
         while true {
             let code = sqlite3_step(statement)

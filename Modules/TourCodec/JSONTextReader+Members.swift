@@ -1,0 +1,133 @@
+/// Reading an object's members without building their values: the journal's fold reads a
+/// million recorded states and keeps only the last form of each flow.
+extension JSONTextReader {
+    /// The members of the document, an object, with each value's text.
+    mutating func rawMembers() throws(JSONTextError) -> [(key: String, json: String)] {
+        var members: [(key: String, json: String)] = []
+        try forEachRawMember { key, json in
+            members.append((key, String(decoding: json, as: UTF8.self)))
+        }
+        return members
+    }
+
+    /// Calls `visit` with each member's key and its value's bytes (checked, nothing made of them),
+    /// in order; the bytes are valid only during the call.
+    mutating func forEachRawMember(_ visit: (String, UnsafeBufferPointer<UInt8>) -> Void) throws(JSONTextError) {
+        skipWhitespace()
+        guard peek() == UInt8(ascii: "{") else { throw failure("expected an object") }
+        index += 1
+        skipWhitespace()
+        if peek() == UInt8(ascii: "}") {
+            index += 1
+        } else {
+            while true {
+                skipWhitespace()
+                guard peek() == UInt8(ascii: "\"") else { throw failure("expected a key in quotes") }
+                let key = try string()
+                skipWhitespace()
+                guard peek() == UInt8(ascii: ":") else { throw failure("expected ':' after a key") }
+                index += 1
+                skipWhitespace()
+                let start = index
+                try skipValue()
+                visit(key, UnsafeBufferPointer(rebasing: bytes[start..<index]))
+                skipWhitespace()
+                if peek() == UInt8(ascii: ",") {
+                    index += 1
+                    continue
+                }
+                guard peek() == UInt8(ascii: "}") else { throw failure("expected ',' or '}' in an object") }
+                index += 1
+                break
+            }
+        }
+        skipWhitespace()
+        guard index == bytes.count else { throw failure("unexpected text after the JSON value") }
+    }
+
+    /// Moves past one value, checking it as strictly as ``value()`` reads it (brackets matched,
+    /// commas and colons where they belong, strings, numbers and literals spelled right) but
+    /// building nothing of it.
+    private mutating func skipValue() throws(JSONTextError) {
+        skipWhitespace()
+        guard let byte = peek() else { throw failure("unexpected end of the JSON text") }
+        switch byte {
+        case UInt8(ascii: "{"):
+            try enter()
+            index += 1
+            skipWhitespace()
+            if peek() == UInt8(ascii: "}") {
+                index += 1
+                depth -= 1
+                return
+            }
+            while true {
+                skipWhitespace()
+                guard peek() == UInt8(ascii: "\"") else { throw failure("expected a key in quotes") }
+                _ = try string()
+                skipWhitespace()
+                guard peek() == UInt8(ascii: ":") else { throw failure("expected ':' after a key") }
+                index += 1
+                try skipValue()
+                skipWhitespace()
+                switch peek() {
+                case UInt8(ascii: ","): index += 1
+                case UInt8(ascii: "}"):
+                    index += 1
+                    depth -= 1
+                    return
+                default: throw failure("expected ',' or '}' in an object")
+                }
+            }
+        case UInt8(ascii: "["):
+            try enter()
+            index += 1
+            skipWhitespace()
+            if peek() == UInt8(ascii: "]") {
+                index += 1
+                depth -= 1
+                return
+            }
+            while true {
+                try skipValue()
+                skipWhitespace()
+                switch peek() {
+                case UInt8(ascii: ","): index += 1
+                case UInt8(ascii: "]"):
+                    index += 1
+                    depth -= 1
+                    return
+                default: throw failure("expected ',' or ']' in an array")
+                }
+            }
+        case UInt8(ascii: "\""):
+            try skipString()
+        default:
+            // A number or a literal: small, read as `value()` reads it.
+            _ = try value()
+        }
+    }
+
+    /// Moves past a quoted string (`index` at its opening quote), checked as ``string()`` checks
+    /// it; one without escapes (nearly all) is only scanned, no text made of it.
+    private mutating func skipString() throws(JSONTextError) {
+        let quote = index
+        index += 1
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                index += 1
+                return
+            }
+            if byte == UInt8(ascii: "\\") {
+                // Escapes are checked where they are decoded.
+                index = quote
+                _ = try string()
+                return
+            }
+            guard byte >= 0x20 else { throw failure("a control character in a string") }
+            index += 1
+        }
+        throw failure("a string without its closing quote")
+    }
+}
