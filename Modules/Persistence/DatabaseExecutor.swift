@@ -5,6 +5,9 @@ import Dispatch
 /// and up to the busy timeout for another process's lock on a file the five products share); on
 /// the cooperative pool, with one thread per core, that wait stalls every task of the process.
 /// `TourSession`, the actor that owns a session's database work, runs on its file's executor.
+///
+/// It is also a task executor: a task that prefers it (`withTaskExecutorPreference`) runs its own
+/// code on the same queue, so awaiting the session from it hops to no other thread.
 public final class DatabaseExecutor: SerialExecutor, TaskExecutor, Sendable {
     private let queue: DispatchQueue
     private let key = DispatchSpecificKey<Bool>()

@@ -33,7 +33,7 @@ public enum JournalReplay {
         // Then the last recorded form of each flow wins: read newest first, each (subject, flow)
         // takes the first form it meets, and every later (older) one is only checked, not kept.
         var latest: [String: [FlowID: String]] = [:]
-        try database.forEachRecordedStates(app: app, after: legacy ?? 0, newestFirst: true) { user, bytes in
+        try database.forEachRecordedStatesNewestFirst(app: app, after: legacy ?? 0) { user, bytes in
             try TourValue.forEachMember(ofObject: bytes) { flow, json in
                 let id = FlowID(flow)
                 let scope = scopes[id] ?? {

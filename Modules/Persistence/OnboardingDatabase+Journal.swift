@@ -43,15 +43,14 @@ extension OnboardingDatabase {
         }
     }
 
-    /// Calls `visit` with the user and the recorded states of each of the app's rows after `id`, in
-    /// order (or newest first), without making a row value of each (a rebuild reads a million).
-    func forEachRecordedStates(
-        app: String, after id: Int64, newestFirst: Bool = false, _ visit: (String, UnsafeBufferPointer<UInt8>) throws -> Void
+    /// Calls `visit` with the user and the recorded states of each of the app's rows after `id`,
+    /// newest first, without making a row value of each (a rebuild reads a million).
+    func forEachRecordedStatesNewestFirst(
+        app: String, after id: Int64, _ visit: (String, UnsafeBufferPointer<UInt8>) throws -> Void
     ) throws {
         try read { db in
             try db.query(
-                "SELECT user, states_json FROM journal WHERE app = ? AND id > ? ORDER BY id" + (newestFirst ? " DESC" : ""),
-                [.text(app), .integer(id)]
+                "SELECT user, states_json FROM journal WHERE app = ? AND id > ? ORDER BY id DESC", [.text(app), .integer(id)]
             ) { row in
                 let user = row.text(0) ?? ""
                 try row.withBytes(1) { try visit(user, $0) }

@@ -26,8 +26,9 @@ public actor TourSession {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { database.executor.asUnownedSerialExecutor() }
 
     /// The executor the session's work runs on. A caller that sends many events in a row can run
-    /// on it too (`withTaskExecutorPreference(session.executor)`, as the CLI runs each command):
-    /// each `send` is then no hop to the database's queue and back.
+    /// on it too (`withTaskExecutorPreference(session.executor)`, as the durable benchmark does):
+    /// each `send` is then no hop to the database's queue and back. The CLI does not: a command
+    /// sends one to a few events, and the extra thread cost its start more memory than it saved.
     public nonisolated var executor: DatabaseExecutor { database.executor }
 
     public nonisolated let product: Product
