@@ -36,9 +36,12 @@ public final class OnboardingDatabase: Sendable {
         var cache: SessionCache?
     }
 
-    private init(path: String, connection: SQLiteConnection?, busyTimeout: Double, createsFolder: Bool) {
+    private init(
+        path: String, connection: SQLiteConnection?, busyTimeout: Double, createsFolder: Bool,
+        executor: DatabaseExecutor? = nil
+    ) {
         self.path = path
-        executor = DatabaseExecutor(label: "onboarding.database")
+        self.executor = executor ?? DatabaseExecutor(label: "onboarding.database")
         self.busyTimeout = busyTimeout
         self.createsFolder = createsFolder
         state = Locked(State(connection: connection))
@@ -47,14 +50,18 @@ public final class OnboardingDatabase: Sendable {
     /// Opens the database file at `path`. An existing file is opened (and migrated) now; a new one
     /// is created by the first commit that writes (see the type's discussion).
     ///
-    /// - Parameter createsFolder: create the file's folder with the file (the CLI's default
-    ///   location); otherwise the folder must exist.
+    /// - Parameters:
+    ///   - createsFolder: create the file's folder with the file (the CLI's default location);
+    ///     otherwise the folder must exist.
+    ///   - executor: where the database's work runs; by default a queue of its own. Databases given
+    ///     one executor run their work one after another, and a caller running on it
+    ///     (`withTaskExecutorPreference`) reaches all of them without a hop to another thread.
     /// - Throws: ``StorageError`` when the path is empty or a folder, its folder does not exist (and
     ///   is not to be created), the file or folder is read-only, the file was written by a newer
     ///   schema or cannot be opened; the file is then left byte-for-byte unchanged.
-    public static func open(path: String, busyTimeout: Double = 10, createsFolder: Bool = false) throws
-        -> OnboardingDatabase
-    {
+    public static func open(
+        path: String, busyTimeout: Double = 10, createsFolder: Bool = false, executor: DatabaseExecutor? = nil
+    ) throws -> OnboardingDatabase {
         guard !path.isEmpty else { throw StorageError.emptyPath }
         if FileStatus(path) == .folder { throw StorageError.isFolder(path: path) }
         let folder = FileStatus.folder(of: path)
@@ -68,16 +75,17 @@ public final class OnboardingDatabase: Sendable {
             throw StorageError.readOnly(path: path, what: "the folder \(folder)")
         }
         let database = OnboardingDatabase(
-            path: path, connection: nil, busyTimeout: busyTimeout, createsFolder: createsFolder)
+            path: path, connection: nil, busyTimeout: busyTimeout, createsFolder: createsFolder, executor: executor)
         if FileStatus(path) != .missing {
             try database.state.withLock { state in _ = try database.existing(&state) }
         }
         return database
     }
 
-    /// A private in-memory database.
-    public static func inMemory() throws -> OnboardingDatabase {
-        OnboardingDatabase(path: ":memory:", connection: try emptyDatabase(), busyTimeout: 0, createsFolder: false)
+    /// A private in-memory database; `executor` as for ``open(path:busyTimeout:createsFolder:executor:)``.
+    public static func inMemory(executor: DatabaseExecutor? = nil) throws -> OnboardingDatabase {
+        OnboardingDatabase(
+            path: ":memory:", connection: try emptyDatabase(), busyTimeout: 0, createsFolder: false, executor: executor)
     }
 
     /// A private in-memory database holding what `image` holds (from ``image()`` of a database this

@@ -27,6 +27,9 @@ final class Explorer {
     /// the move being taken (loading an image into a database keeps its compiled schema).
     private let stateDatabase: OnboardingDatabase
     private let moveDatabase: OnboardingDatabase
+    /// Where every database of the exploration runs its work, and the exploration itself: one
+    /// serial queue, so a move's events reach the session without a hop to another thread.
+    let executor = DatabaseExecutor(label: "explorer")
 
     init(_ subject: Subject) throws {
         self.subject = subject
@@ -38,8 +41,8 @@ final class Explorer {
         root = base.appendingPathComponent("explore-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         report = ExplorationReport(product: subject.description, depth: subject.maxDepth)
-        stateDatabase = try OnboardingDatabase.inMemory()
-        moveDatabase = try OnboardingDatabase.inMemory()
+        stateDatabase = try OnboardingDatabase.inMemory(executor: executor)
+        moveDatabase = try OnboardingDatabase.inMemory(executor: executor)
         let catalog = subject.make(":memory:", World()).catalog
         for flow in catalog.flows {
             for (index, step) in flow.steps.enumerated() {
@@ -75,6 +78,10 @@ final class Explorer {
     static let start = Date(timeIntervalSince1970: 1_767_603_600)
 
     func run() async throws -> ExplorationReport {
+        try await withTaskExecutorPreference(executor) { try await walk() }
+    }
+
+    private func walk() async throws -> ExplorationReport {
         var frontier: [Node] = []
         for world in subject.startingWorlds {
             // A fresh install is a file that does not exist yet: the first write creates it.
@@ -132,7 +139,7 @@ final class Explorer {
             let database = use == .state ? stateDatabase : moveDatabase
             try database.load(image: bytes)
             return database
-        case .file(let folder): return try OnboardingDatabase.open(path: databasePath(folder))
+        case .file(let folder): return try OnboardingDatabase.open(path: databasePath(folder), executor: executor)
         }
     }
 
