@@ -137,7 +137,7 @@ public enum OnboardingCLI {
         let given = arguments ?? Array(CommandLine.arguments.dropFirst())
         do {
             if let quick = QuickParse.command(given) {
-                try await Runner.run(quick.options) { try await quick.command.execute($0) }
+                try await quick.command.run(quick.options)
                 return 0
             }
             var command = try RootCommand.parseAsRoot(given)

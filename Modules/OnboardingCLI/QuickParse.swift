@@ -13,6 +13,8 @@ enum QuickCommand: Equatable {
     case reset(String?)
     case replay(String?)
     case wait(seconds: Double)
+    /// `play`, which runs alone: it starts its own session (``run(_:)``), never as a line of one.
+    case play(file: String?, echo: Bool)
 
     var name: String {
         switch self {
@@ -27,6 +29,16 @@ enum QuickCommand: Equatable {
         case .reset: "reset"
         case .replay: "replay"
         case .wait: "wait"
+        case .play: "play"
+        }
+    }
+
+    /// Runs the command line: in a session of its own for `options`.
+    func run(_ options: RunOptions) async throws {
+        if case .play(let file, let echo) = self {
+            try await Play.run(file: file, echo: echo, options: options)
+        } else {
+            try await Runner.run(options) { try await execute($0) }
         }
     }
 
@@ -57,6 +69,9 @@ enum QuickCommand: Equatable {
         case .wait(let seconds):
             try await RealTimeWait.wait(seconds, runner: runner)
             try await runner.report(.card)
+        case .play:
+            // Never read as a line: `ScriptLine` refuses the commands that run only alone first.
+            throw CLIFailure.usage("play runs only alone, not as a line of a script or session")
         }
     }
 }
@@ -103,6 +118,9 @@ enum QuickParse {
         case ("wait", 1):
             guard let seconds = try? Wait.seconds(positional) else { return nil }
             command = .wait(seconds: seconds)
+        case ("play", 0...1):
+            command = .play(file: positional.first, echo: extras["echo"] != nil)
+            takes = ["echo"]
         default: return nil
         }
         return extras.keys.allSatisfy(takes.contains) ? (command, options) : nil
@@ -141,6 +159,9 @@ enum QuickParse {
             case "json", "offline":
                 guard inline == nil, seen.insert(name).inserted else { return nil }
                 if name == "json" { options.json = true } else { options.offline = true }
+            case "echo":
+                guard inline == nil, seen.insert(name).inserted else { return nil }
+                extras[name] = ""
             case "db", "user", "server", "locale", "app-version":
                 guard let given = value(), seen.insert(name).inserted else { return nil }
                 switch name {

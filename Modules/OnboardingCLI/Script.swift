@@ -28,6 +28,11 @@ struct Play: AsyncParsableCommand {
     var echo = false
 
     func run() async throws {
+        try await Self.run(file: file, echo: echo, options: options.run)
+    }
+
+    /// What `play` does, whichever reader read its command line (``QuickParse`` reads it too).
+    static func run(file: String?, echo: Bool, options: RunOptions) async throws {
         // A file is read whole; standard input line by line, so a pipe is played as it arrives.
         var lines: AnyIterator<String>
         if let file {
@@ -40,7 +45,7 @@ struct Play: AsyncParsableCommand {
         } else {
             lines = AnyIterator { readLine() }
         }
-        try await Runner.run(options.run) { runner in
+        try await Runner.run(options) { runner in
             var number = 0
             // A line means the same each time: scripts repeat lines, and parsing one with the full
             // grammar is the costly part of a line in a debug build.

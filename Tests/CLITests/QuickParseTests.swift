@@ -27,6 +27,9 @@ struct QuickParseTests {
 
     /// The argument parser's reading, as the same values.
     static func reading(full parsed: Any) throws -> String? {
+        if let play = parsed as? Play {
+            return reading(.play(file: play.file, echo: play.echo), play.options.run)
+        }
         guard let command = parsed as? any ScriptableCommand else { return nil }
         let values: QuickCommand
         switch command {
@@ -57,6 +60,8 @@ struct QuickParseTests {
         ["do", "savePhase", "name=High school", "startYear=2004"], ["visit", "dashboard"], ["signal", "revealCompleted"],
         ["reset"], ["reset", "onboarding"], ["replay"], ["replay", "--json", "onboarding"], ["wait", "1.5"],
         ["wait", "0"], ["wait", "31536000", "--json"],
+        ["play"], ["play", "--echo"], ["play", "--echo", "--json", "--user", "u1", "morning.play"],
+        ["play", "s.play", "--db=/tmp/p.sqlite", "--offline"],
     ]
 
     static let declined: [[String]] = [
@@ -69,7 +74,8 @@ struct QuickParseTests {
         ["launch", "extra"], ["status", "--app-version", "2.0"], ["do"], ["do", "next", "oops"], ["do", "help"],
         ["do", "next", "=x"], ["wait"], ["wait", "-1"], ["wait", "1", "2"], ["wait", "soon"], ["wait", "inf"],
         ["visit"], ["visit", "a", "b"], ["signal"], ["reset", "a", "b"], ["replay", "a", "b"], ["explain"],
-        ["report"], ["play"], ["do", "-x"], ["launch", "--app-version", "2.5", "--app-version", "2.6"],
+        ["report"], ["play", "a.play", "b.play"], ["play", "--echo=yes"], ["play", "--echo", "--echo"],
+        ["play", "--app-version", "2.5"], ["play", "help"], ["status", "--echo"], ["do", "-x"], ["launch", "--app-version", "2.5", "--app-version", "2.6"],
     ]
 
     @Test(arguments: taken)
@@ -100,7 +106,7 @@ struct QuickParseTests {
             "--permission", "health=granted", "--answer", "screenTime=denied", "--context", "online=true", "-x", "=",
             "--db=", "status", "next", "apps=A,B", "1.5", "onboarding", "--app-version", "2.5", "k=", "-1", "help",
             "", "-", "--", "é", "name=Ünïcode 😀", "--permission=health=granted", "--server=http://h:2",
-            "--app-version=2.6", "--answer=connection=denied", "--context=online=false", "--db=/tmp/g.sqlite",
+            "--app-version=2.6", "--echo", "script.play", "--answer=connection=denied", "--context=online=false", "--db=/tmp/g.sqlite",
             "--user=", "a=b=c", "dashboard", "revealCompleted", "walkthrough", "0", "--JSON",
         ]
         var generator = SplitMix64(seed: UInt64(executable.utf8.reduce(0) { $0 &* 31 &+ Int($1) }.magnitude))
