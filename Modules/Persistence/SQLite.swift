@@ -42,6 +42,15 @@ final class SQLiteConnection {
     /// How deep `transaction` calls are nested: the outermost is BEGIN, the inner ones SAVEPOINTs.
     private var transactionDepth = 0
 
+    /// SQLite's process-wide configuration, set once before the first connection: memory
+    /// statistics off (`SQLITE_CONFIG_MEMSTATUS`, which SQLite's own list of recommended options
+    /// turns off at compile time). With them on, every allocation of every connection takes one
+    /// mutex of the process, which threads working on databases of their own then queue on (the
+    /// cross-app suite's explorations, each on its own thread). What they feed is left unused here
+    /// (`sqlite3_memory_used`, the soft and hard heap limits). SQLite takes the setting only before
+    /// it is first used; a host app that used it already keeps what it chose (the call is refused).
+    static let configured: Int32 = onboarding_sqlite3_disable_memstatus()
+
     /// Opens (and by default creates) the database at `path` (`:memory:` for a private one).
     ///
     /// - Parameters:
@@ -49,6 +58,7 @@ final class SQLiteConnection {
     ///   - uri: `path` is a `file:` URI (`file:/a/b.sqlite?immutable=1`).
     ///   - busyTimeout: seconds to wait for another connection's lock before `SQLITE_BUSY`.
     init(path: String, readOnly: Bool = false, uri: Bool = false, busyTimeout: Double = 0) throws {
+        _ = Self.configured
         var flags = readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
         flags |= SQLITE_OPEN_NOMUTEX
         if uri { flags |= SQLITE_OPEN_URI }
