@@ -190,6 +190,10 @@ final class PushBatcher: Sendable {
             try await writer.client.withConnection { connection in
                 let claimed = batch.filter { $0.claim() }
                 guard !claimed.isEmpty else { return }
+                // A connection whose statement may have failed while being prepared is closed
+                // (``PushWriter/mayHaveFailedPreparing(_:)``); the pool opens a fresh one.
+                var retire = false
+                defer { if retire { _ = connection.close() as EventLoopFuture<Void> } }
                 let now = ContinuousClock.now
                 for pending in claimed { ServerMetrics.queueWait.recordNanoseconds(Int64((now - pending.enqueued).nanoseconds)) }
                 ServerMetrics.batchSize.record(claimed.count)
@@ -198,6 +202,7 @@ final class PushBatcher: Sendable {
                 if claimed.count == 1 {
                     let pending = claimed[0]
                     do { pending.answer(.success(try await writer.one(pending.request, on: connection))) } catch {
+                        retire = retire || PushWriter.mayHaveFailedPreparing(error)
                         pending.answer(.failure(error))
                     }
                     return
@@ -206,10 +211,12 @@ final class PushBatcher: Sendable {
                     let acks = try await writer.many(claimed.map(\.request), on: connection)
                     for (pending, ack) in zip(claimed, acks) { pending.answer(.success(ack)) }
                 } catch let error as PSQLError where error.code == .server {
+                    retire = PushWriter.mayHaveFailedPreparing(error)
                     // PostgreSQL refused the statement (not the connection): find the push it refused by
                     // writing each on its own, so the others are stored and only that one fails.
                     for pending in claimed {
                         do { pending.answer(.success(try await writer.one(pending.request, on: connection))) } catch {
+                            retire = retire || PushWriter.mayHaveFailedPreparing(error)
                             pending.answer(.failure(error))
                         }
                     }
@@ -235,6 +242,19 @@ extension Duration {
 struct PushWriter: Sendable {
     let client: PostgresClient
     let logger: Logger
+
+    /// Whether PostgreSQL may have refused the statement while it was being prepared on the
+    /// connection (its first use there). PostgresNIO keeps a failed preparation for the statement's
+    /// name on that connection and answers every later use with the same error without sending
+    /// it: a statement cancelled while a lock held its preparation (the writers'
+    /// `statement_timeout`) would have answered every later push on that connection 503. Only
+    /// errors about the data (SQLSTATE classes 22 and 23) come from binding and running a statement
+    /// alone; any other refusal may have been the preparation's.
+    static func mayHaveFailedPreparing(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError, error.code == .server else { return false }
+        let state = error.serverInfo?[.sqlState] ?? ""
+        return !(state.hasPrefix("22") || state.hasPrefix("23"))
+    }
 
     func one(_ request: PushRequest) async throws -> PushAck? {
         try await client.withConnection { connection in try await one(request, on: connection) }
