@@ -112,13 +112,7 @@ public struct FieldSpec: Sendable, Equatable {
     }
 
     /// Days in a month of the Gregorian calendar.
-    static func days(inMonth month: Int, of year: Int) -> Int {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
+    static func days(inMonth month: Int, of year: Int) -> Int { CivilDate.days(inMonth: month, of: year) }
 }
 
 struct FieldInputError: Error, Equatable {
