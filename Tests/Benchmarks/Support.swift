@@ -47,9 +47,10 @@ enum Guard {
         ("lockedin status --json / sqlite3 (peak memory)", Line(bound: 3, noise: 0.05)),
         // 1.76-2.17× in five runs (median 2.12).
         ("rebuild / raw scan of the same rows", Line(bound: 2.2, noise: 0.10)),
-        // 3.3-4.4 million engine events in five runs (median 3.9): the suite's own wall varied
-        // by 11%, the engine's rate over a few seconds by up to 20%, so the line is wide.
-        ("cross-app suite wall, in engine events", Line(bound: 3_900_000, noise: 0.25)),
+        // 0.21.1: 2.55 and 2.83 million engine events in two runs (0.21.0: 3.3-4.4 million in
+        // five, median 3.9; the suite's own wall varied by 11% there, the engine's rate over a
+        // few seconds by up to 20%, so the line stays as wide).
+        ("cross-app suite wall, in engine events", Line(bound: 2_800_000, noise: 0.25)),
     ]
 
     static func line(for goal: Goal) -> Line? {
