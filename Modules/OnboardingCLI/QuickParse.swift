@@ -81,8 +81,8 @@ enum QuickCommand: Equatable {
 ///
 /// The argument parser builds every command's definition by reflection (`Mirror`, dynamic casts)
 /// before it reads a word, and even its property wrappers instantiate generic types at run time;
-/// in a process that runs one command and exits, that was the largest part of its start-up
-/// (Docs/Performance.md, the cold start), and in a debug build it took 30 ms a line. A line of one of
+/// in a process that runs one command and exits, that is the largest part of its start-up
+/// (Docs/Performance.md, the cold start), and far more in a debug build. A line of one of
 /// the commands above, with its arguments and the common options each spelled plainly (`--user u1`,
 /// `--user=u1`, `--json`), is read here into the same values (``QuickCommand``, ``RunOptions``).
 /// Anything else (help, an unknown or repeated option, a missing or extra argument, a word that

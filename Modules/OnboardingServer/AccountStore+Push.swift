@@ -10,9 +10,9 @@ extension AccountStore {
     /// account's. Returns the account's records of the flows the batch touched.
     ///
     /// The whole push is one prepared statement (``PushStatement``): one round trip and one
-    /// commit, parsed and planned once per connection. Parsing, analysis and planning were 43% of
-    /// PostgreSQL's CPU per push when the statement was sent as text each time (`perf` under
-    /// `scripts/bench --sections 5`), and the statement count is what the ingest rate follows.
+    /// commit, parsed and planned once per connection: sent as text each time, parsing, analysis
+    /// and planning would be a large part of PostgreSQL's work per push, and the statement count is
+    /// what the ingest rate follows (Docs/Performance.md, section 5).
     ///
     /// With `tokenIssuedAt`, the statement also checks the account's sign-out cut-off: a token
     /// issued before it stores nothing, and the answer is nil.

@@ -42,7 +42,7 @@ extension AccountStore {
 struct InsightsCatchUp: Service {
     /// A quarter of a second: counting is a burst of PostgreSQL work in proportion to the pushes
     /// since the last run, and four small bursts a second delay the pushes beside them less than
-    /// one large one (push p99 at 1,000 devices, `scripts/bench --sections 5`). A run with nothing
+    /// one large one (the push p99 of Docs/Performance.md, section 5). A run with nothing
     /// to count is one index probe.
     static let interval: Duration = .milliseconds(250)
 

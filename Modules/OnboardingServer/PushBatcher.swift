@@ -26,9 +26,9 @@ struct PushRequest: Sendable {
 /// Group commit: pushes that arrive while earlier ones are being written are written together, in
 /// one statement and one transaction (``PushBatchStatement``), instead of one transaction each.
 ///
-/// Why: at a steady 1,000 pushes a second on one 2-core machine, what PostgreSQL spent per push was
-/// mostly per statement and per commit (setting up the executor, the snapshot, the WAL flush), not
-/// per row (`perf` under `scripts/bench --sections 5`). Batching pays those once per batch.
+/// Why: what PostgreSQL spends per push is mostly per statement and per commit (setting up the
+/// executor, the snapshot, the WAL flush), not per row; batching pays those once per batch
+/// (Docs/Performance.md, section 5, has the measurements).
 ///
 /// Nothing is weaker for it. A push is answered only after the transaction holding it commits, so a
 /// crash loses only unanswered pushes, which their devices send again. A push's rows are still
@@ -75,10 +75,9 @@ final class PushBatcher: Sendable {
         self.maximumWait = maximumWait
     }
 
-    /// 2,048 per writer: about what the writers drain within ``maximumWait`` at their best (some
-    /// 3,500 pushes a second on two cores, `scripts/bench --sections 5`), so a full queue means a
-    /// push would only wait out its deadline. A queue of 256 per writer shed 42,000 pushes of
-    /// 1,000 devices pushing back to back that the writers would have taken in time.
+    /// 2,048 per writer: about what the writers drain within ``maximumWait`` at their best, so a
+    /// full queue means a push would only wait out its deadline; a shorter queue sheds pushes the
+    /// writers would have taken in time (Docs/Performance.md, section 5).
     static func defaultQueue(writers: Int) -> Int { max(1, writers) * 2_048 }
 
     /// Stores `request` and answers once it is committed; throws ``Overloaded`` at once when the

@@ -249,8 +249,8 @@ public struct TokenSigner: Sendable {
 
 /// The claims of tokens whose signature was checked, by the token's whole text (signature
 /// included, so a changed token is a different key and is checked afresh). A device sends the same
-/// token with every push, and checking it again (base64, JSON, HMAC) was 12% of the server's CPU
-/// per push (`perf` under `scripts/bench --sections 5`). The keys of a signer never change, so a
+/// token with every push, and checking it again (base64, JSON, HMAC) is a visible part of a push's
+/// CPU (Docs/Performance.md, section 5). The keys of a signer never change, so a
 /// signature once good stays good; expiry is checked on every use, and a token's sign-out cut-off
 /// is checked in the request's own statement. Bounded: at `capacity` entries it starts afresh.
 final class VerifiedTokens: Sendable {

@@ -322,41 +322,6 @@ struct DashboardTests {
         #expect(try server.sql("SELECT count(*) FROM insight_members WHERE app = 'growth' AND kind = 'account'") == ["20"])
     }
 
-    /// Ends the holding session's backend (PostgreSQL does not notice a gone client mid-sleep).
-    static func endHeldTransactions(on url: String, _ holder: Process) {
-        holder.terminate()
-        let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
-        _ = try? Shell.run(TestPostgres.psql, [url, "-qtAc",
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(database)' AND pid <> pg_backend_pid()"])
-    }
-
-    /// A psql session that holds an exclusive lock on `table` for `seconds` (PostgreSQL held still
-    /// for every statement that writes it).
-    static func holdLock(on url: String, table: String, seconds: Int) throws -> Process {
-        try holdTransaction(on: url, seconds: seconds, first: "LOCK TABLE \(table) IN ACCESS EXCLUSIVE MODE;")
-    }
-
-    /// A psql session that takes a transaction id and sleeps in it for `seconds`.
-    static func holdTransaction(on url: String, seconds: Int, first: String = "") throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestPostgres.psql)
-        process.arguments = [url, "-qtAc", "BEGIN; \(first) SELECT pg_current_xact_id(); SELECT pg_sleep(\(seconds)); COMMIT;"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try ChildProcess.spawning { try process.run() }
-        // The transaction has its id once pg_stat_activity shows it.
-        let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
-        for _ in 0..<200 {
-            let result = try Shell.run(TestPostgres.psql, [url, "-qtAc",
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND backend_xid IS NOT NULL AND query LIKE '%pg_sleep%'"])
-            if result.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1" { return process }
-            usleep(50_000)
-        }
-        process.terminate()
-        throw HarnessFailure("the holding transaction on \(database) did not start")
-    }
-
     @Test func aServerUpgradedWithFactsAlreadyStoredCountsThemOnce() async throws {
         // A database as the previous release left it: migrated through v3, with pushes stored.
         let database = try TestPostgres.freshDatabase()
