@@ -18,7 +18,7 @@ enum CatalogOutline {
             )
             for trigger in flow.triggers {
                 let delay = trigger.delay > 0 ? " after \(Render.format(trigger.delay)) s" : ""
-                let when = trigger.when == .always ? "" : " when \(trigger.when.documentText)"
+                let when = trigger.when == .always ? "" : " when \(trigger.when.summary)"
                 lines.append(
                     "  trigger: \(trigger.moment.summary)\(delay)\(when) (while another shows: \(trigger.whileAnotherFlowShows.rawValue))"
                 )
@@ -45,7 +45,7 @@ enum CatalogOutline {
                     )
                 }
                 if step.includedWhen != .always {
-                    lines.append("       only when \(step.includedWhen.documentText)")
+                    lines.append("       only when \(step.includedWhen.summary)")
                 }
                 if let after = step.autoAdvanceAfter {
                     lines.append("       closes by itself after \(Render.format(after)) s")

@@ -94,6 +94,23 @@ struct CatalogCommandTests {
         #expect(missing.stderr.contains("there is no file 'nowhere.json'"), "\(missing.stderr)")
     }
 
+    /// The outline writes a step's and a trigger's condition in words, as `graph` does, never as
+    /// the document's JSON.
+    @Test(arguments: CommandLineTests.products)
+    func theOutlineWritesConditionsInWords(executable: String) throws {
+        let product = try Self.product(executable)
+        let outline = try CLI(executable).run("catalog").stdout
+        let conditions = outline.split(separator: "\n").filter { $0.contains("only when ") || $0.contains("trigger: ") }
+        for line in conditions {
+            #expect(!line.contains("{") && !line.contains("\""), "\(executable): \(line)")
+        }
+        for flow in product.catalog.flows {
+            for step in flow.steps where step.includedWhen != .always {
+                #expect(outline.contains("only when \(step.includedWhen.summary)"), "\(flow.id)/\(step.id)")
+            }
+        }
+    }
+
     /// Another product's document is refused by name; a wording change names its step in text as
     /// in JSON; `check --catalog` and `catalog diff` print the file's own fingerprint; a forecast
     /// against a file that is not a database names that file.
