@@ -118,7 +118,11 @@ struct LoadSheddingTests {
         let server = try ServerProcess(serveOptions: ["--push-writers", "1", "--push-queue", "2"])
         let signer = try TokenSignerForTests()
         let accounts = (0..<24).map { "acct\($0)" }
-        let holder = try DashboardTests.holdLock(on: server.databaseURL, table: "pushes", seconds: 2)
+        // Held long enough for all 24 pushes to arrive while it is held on a machine the whole
+        // suite loads (with 2 s, a third of them arrived after it in one full run); past the
+        // writers' statement_timeout, so the writer's own push is cancelled and its connection
+        // replaced meanwhile (``aPushCancelledWhilePreparedDoesNotJamTheWriter``).
+        let holder = try DashboardTests.holdLock(on: server.databaseURL, table: "pushes", seconds: 6)
         defer { DashboardTests.endHeldTransactions(on: server.databaseURL, holder) }
         let started = ContinuousClock.now
         let answers = try await withThrowingTaskGroup(of: (String, HTTP.Answer, Duration).self) { group in
