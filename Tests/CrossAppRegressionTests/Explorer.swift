@@ -12,6 +12,9 @@ import Permissions
 /// them chosen by the state itself (about one in eight, the same states in every run) and for
 /// every fresh install. A move the engine refuses runs on the state's own database, which must not
 /// change by a byte: its image, or the file and its -wal.
+///
+/// Sendable for its workers (``exploreLevel(_:)``): each explorer is used by one task at a time,
+/// on its own executor, and read by the one that started it only after that task ended.
 final class Explorer: @unchecked Sendable {
     let subject: Subject
     let root: URL
@@ -20,6 +23,9 @@ final class Explorer: @unchecked Sendable {
     /// The (place, move) pairs whose refusal was already tried on a database.
     var diskChecked: Set<String> = []
     private var nextID = 0
+    /// The workers that explore a large frontier (``exploreLevel(_:)``): explorers of the same
+    /// subject, each with its own databases and executor.
+    var workers: [Explorer] = []
     let user = "explorer"
     /// One state in this many is explored on a real file.
     static let fileSample = 8
@@ -106,84 +112,6 @@ final class Explorer: @unchecked Sendable {
         }
         report.paths += frontier.count
         return report
-    }
-
-    // MARK: - Levels
-
-    /// A frontier at least this large is explored by two workers side by side.
-    static let parallelFrontier = 24
-    /// The workers: explorers of the same subject, each with its own databases and executor.
-    private var workers: [Explorer] = []
-
-    /// Explores every node of one depth; returns the states first reached there, in the order a
-    /// walk of the nodes one after another finds them.
-    ///
-    /// A large frontier is split in two halves that two workers explore at once (the largest
-    /// explorations otherwise ran alone on one core at the end of the suite). Each worker knows the
-    /// states of the depths before; the states both halves reach are merged in frontier order, the
-    /// first found kept, as one walk keeps them, so the states, transitions and paths are the same
-    /// in every run. What the walk alone would have skipped is checked twice: a state reached in
-    /// both halves, and a refusal tried on disk by each worker.
-    private func exploreLevel(_ frontier: [Node]) async throws -> [Node] {
-        guard frontier.count >= Self.parallelFrontier else {
-            var next: [Node] = []
-            for node in frontier {
-                let children = try await explore(node)
-                if children.isEmpty { report.paths += 1 }
-                next += children
-                remove(node.store)
-                if report.violations.count >= 20 { break }
-            }
-            return next
-        }
-        if workers.isEmpty { workers = try (0..<2).map { _ in try Explorer(subject) } }
-        let half = (frontier.count + 1) / 2
-        let halves = [Array(frontier.indices.prefix(half)), Array(frontier.indices.dropFirst(half))]
-        for worker in workers {
-            worker.seen = seen
-            worker.diskChecked = diskChecked
-            worker.report = ExplorationReport(product: report.product, depth: report.depth)
-        }
-        let explored = try await withThrowingTaskGroup(of: [(Int, [Node])].self) { group in
-            for (worker, indices) in zip(workers, halves) {
-                group.addTask {
-                    try await withTaskExecutorPreference(worker.executor) {
-                        var found: [(Int, [Node])] = []
-                        for index in indices {
-                            found.append((index, try await worker.explore(frontier[index])))
-                            if worker.report.violations.count >= 20 { break }
-                        }
-                        return found
-                    }
-                }
-            }
-            return try await group.reduce(into: [(Int, [Node])]()) { $0 += $1 }.sorted { $0.0 < $1.0 }
-        }
-        for worker in workers {
-            report.transitions += worker.report.transitions
-            report.refusalsChecked += worker.report.refusalsChecked
-            report.refusalsOnDisk += worker.report.refusalsOnDisk
-            report.stepsReached.formUnion(worker.report.stepsReached)
-            report.pairsAccepted.formUnion(worker.report.pairsAccepted)
-            report.violations += worker.report.violations
-            diskChecked.formUnion(worker.diskChecked)
-        }
-        var next: [Node] = []
-        for (index, children) in explored {
-            var kept = 0
-            for child in children {
-                if seen.insert(child.key).inserted {
-                    next.append(child)
-                    kept += 1
-                    report.states += 1
-                } else {
-                    remove(child.store)
-                }
-            }
-            if kept == 0 { report.paths += 1 }
-            remove(frontier[index].store)
-        }
-        return next
     }
 
     // MARK: - Stores

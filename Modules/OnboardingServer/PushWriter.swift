@@ -1,0 +1,196 @@
+import AccountSync
+import Logging
+import PostgresNIO
+import TourCodec
+import TourCore
+
+/// Writes pushes through the pool: one with ``PushStatement``, several with ``PushBatchStatement``.
+struct PushWriter: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    /// Whether PostgreSQL may have refused the statement while it was being prepared on the
+    /// connection (its first use there). PostgresNIO keeps a failed preparation for the statement's
+    /// name on that connection and answers every later use with the same error without sending
+    /// it: a statement cancelled while a lock held its preparation (the writers'
+    /// `statement_timeout`) would have answered every later push on that connection 503. Only
+    /// errors about the data (SQLSTATE classes 22 and 23) come from binding and running a statement
+    /// alone; any other refusal may have been the preparation's.
+    static func mayHaveFailedPreparing(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError, error.code == .server else { return false }
+        let state = error.serverInfo?[.sqlState] ?? ""
+        return !(state.hasPrefix("22") || state.hasPrefix("23"))
+    }
+
+    func one(_ request: PushRequest) async throws -> PushAck? {
+        try await client.withConnection { connection in
+            do { return try await one(request, on: connection) } catch {
+                if Self.mayHaveFailedPreparing(error) { Self.retire(connection) }
+                throw error
+            }
+        }
+    }
+
+    /// Closes a connection whose statement may have failed while being prepared
+    /// (``mayHaveFailedPreparing(_:)``); the pool opens another in its place.
+    static func retire(_ connection: PostgresConnection) {
+        _ = connection.close() as EventLoopFuture<Void>
+    }
+
+    func one(_ request: PushRequest, on connection: PostgresConnection) async throws -> PushAck? {
+        let items = request.batch.items
+        let statement = PushStatement(
+            app: request.app, account: request.account, device: request.batch.device, items: items,
+            records: request.records, tokenIssuedAt: request.tokenIssuedAt)
+        var applied = 0
+        var revoked = false
+        var merged: [String: AccountFlowRecord] = [:]
+        // Every row is read (at most one per flow): the connection goes back to the pool when the
+        // rows are done.
+        for try await row in try await connection.execute(statement, logger: logger) {
+            applied = row.applied
+            revoked = revoked || row.revoked
+            if let (flow, record) = row.record { merged[flow] = record }
+        }
+        if revoked { return nil }
+        return PushAck(applied: applied, duplicates: items.count - applied, records: merged)
+    }
+
+    /// Pushes of distinct accounts in one statement; their answers in the same order.
+    func many(_ requests: [PushRequest], on connection: PostgresConnection) async throws -> [PushAck?] {
+        var applied = Array(repeating: 0, count: requests.count)
+        var revoked = Array(repeating: false, count: requests.count)
+        var merged = Array(repeating: [String: AccountFlowRecord](), count: requests.count)
+        for try await row in try await connection.execute(PushBatchStatement(requests: requests), logger: logger) {
+            applied[row.push] = row.applied
+            revoked[row.push] = revoked[row.push] || row.revoked
+            if let (flow, record) = row.record { merged[row.push][flow] = record }
+        }
+        return requests.indices.map { index in
+            revoked[index]
+                ? nil
+                : PushAck(
+                    applied: applied[index], duplicates: requests[index].batch.items.count - applied[index],
+                    records: merged[index])
+        }
+    }
+}
+
+/// Several pushes, of distinct accounts, as one statement: ``PushStatement`` with every row tagged
+/// by its push's position (`p`). Each push's sign-out check, duplicates and merge are its own; the
+/// statement answers, for each push, how many rows were new, whether its token was revoked, and its
+/// account's records after the join. Rows are written in key order, as every batch writes them.
+struct PushBatchStatement: PostgresPreparedStatement {
+    static let sql = """
+        WITH input AS (
+            SELECT * FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::text[], $5::float8[])
+                AS i(p, app, account, device, issued_at)
+        ),
+        revoked AS (
+            SELECT i.p FROM input i
+            JOIN token_cutoffs c ON c.app = i.app AND c.account = i.account AND c.not_before > i.issued_at
+        ),
+        live AS (SELECT * FROM input WHERE p NOT IN (SELECT p FROM revoked)),
+        fresh AS (
+            INSERT INTO pushes (app, account, device, seq, time, event, catalog_version, app_version)
+            SELECT l.app, l.account, l.device, b.seq, b.time, b.event, b.catalog_version, NULLIF(b.app_version, '')
+            FROM UNNEST($6::bigint[], $7::bigint[], $8::float8[], $9::text[], $10::bigint[], $11::text[])
+                AS b(p, seq, time, event, catalog_version, app_version)
+            JOIN live l ON l.p = b.p
+            ORDER BY l.app, l.account, l.device, b.seq
+            ON CONFLICT DO NOTHING
+            RETURNING app, account, device, seq
+        ),
+        stored AS (
+            INSERT INTO facts (app, account, device, seq, idx, kind, flow, step, step_index, ending, body)
+            SELECT l.app, l.account, l.device, f.seq, f.idx, f.kind, f.flow, NULLIF(f.step, ''), f.step_index,
+                NULLIF(f.ending, ''), f.body::jsonb
+            FROM UNNEST($12::bigint[], $13::bigint[], $14::bigint[], $15::text[], $16::text[], $17::text[], $18::bigint[],
+                $19::text[], $20::text[])
+                AS f(p, seq, idx, kind, flow, step, step_index, ending, body)
+            JOIN live l ON l.p = f.p
+            WHERE (l.app, l.account, l.device, f.seq) IN (SELECT app, account, device, seq FROM fresh)
+            RETURNING 1
+        ),
+        merged AS (
+            INSERT INTO account_flows AS held (app, account, flow, order_key, epoch, standing, version, at_ms, device)
+            SELECT l.app, l.account, r.flow, r.order_key, r.epoch, r.standing, NULLIF(r.version, ''), r.at_ms, r.device
+            FROM UNNEST($21::bigint[], $22::text[], $23::text[], $24::bigint[], $25::text[], $26::text[], $27::bigint[],
+                $28::text[])
+                AS r(p, flow, order_key, epoch, standing, version, at_ms, device)
+            JOIN live l ON l.p = r.p
+            ORDER BY l.app, l.account, r.flow
+            \(PushStatement.mergeUpsert)
+            RETURNING app, account, flow, epoch, standing, version, at_ms, device
+        ),
+        counts AS (SELECT app, account, device, count(*) AS applied FROM fresh GROUP BY app, account, device)
+        SELECT i.p, coalesce(c.applied, 0), i.p IN (SELECT p FROM revoked),
+            m.flow, m.epoch, m.standing, m.version, m.at_ms, m.device
+        FROM input i
+        LEFT JOIN counts c ON c.app = i.app AND c.account = i.account AND c.device = i.device
+        LEFT JOIN merged m ON m.app = i.app AND m.account = i.account
+        """
+
+    struct Row {
+        var push: Int
+        var applied: Int
+        var revoked: Bool
+        var record: (String, AccountFlowRecord)?
+    }
+
+    let requests: [PushRequest]
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 28)
+        let positions = requests.indices.map(Int64.init)
+        bindings.append(positions)
+        bindings.append(requests.map(\.app))
+        bindings.append(requests.map(\.account))
+        bindings.append(requests.map(\.batch.device))
+        // Without an issue time nothing is revoked: +infinity is after every cut-off.
+        bindings.append(requests.map { $0.tokenIssuedAt ?? .infinity })
+
+        var itemPositions: [Int64] = []
+        var items: [PushItem] = []
+        for (position, request) in zip(positions, requests) {
+            itemPositions += Array(repeating: position, count: request.batch.items.count)
+            items += request.batch.items
+        }
+        bindings.append(itemPositions)
+        bindings.appendItemColumns(items)
+
+        var factPositions: [Int64] = []
+        var facts = FactRows([])
+        for (position, request) in zip(positions, requests) {
+            let rows = FactRows(request.batch.items)
+            factPositions += Array(repeating: position, count: rows.seqs.count)
+            facts.append(rows)
+        }
+        bindings.append(factPositions)
+        bindings.appendFactColumns(facts)
+
+        var recordPositions: [Int64] = []
+        var flows: [String] = []
+        var records: [AccountFlowRecord] = []
+        for (position, request) in zip(positions, requests) {
+            let folded = request.records
+            for flow in folded.keys.sorted() {
+                recordPositions.append(position)
+                flows.append(flow)
+                records.append(folded[flow]!)
+            }
+        }
+        bindings.append(recordPositions)
+        bindings.append(flows)
+        bindings.appendRecordColumns(records)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        let (push, count, revoked, flow, epoch, standing, version, at, device) = try row.decode(
+            (Int64, Int64, Bool, String?, Int64?, String?, String?, Int64?, String?).self)
+        return Row(
+            push: Int(push), applied: Int(count), revoked: revoked,
+            record: PushStatement.record(flow: flow, epoch: epoch, standing: standing, version: version, at: at, device: device))
+    }
+}
