@@ -34,11 +34,8 @@ struct SQLiteError: Error, Equatable, CustomStringConvertible {
 /// migrator, which are here.
 final class SQLiteConnection {
     private let handle: OpaquePointer
-    /// Prepared statements by SQL text, kept for the connection's life.
-    private var statements: [String: OpaquePointer] = [:]
-    /// The SQL texts whose kept statement is being stepped now: a query run from inside another's
-    /// row callback with the same SQL gets a statement of its own instead of sharing the cursor.
-    private var stepping: Set<String> = []
+    /// Prepared statements by SQL text, kept for the connection's life: one lookup a query.
+    private var statements: [String: KeptStatement] = [:]
     /// How deep `transaction` calls are nested: the outermost is BEGIN, the inner ones SAVEPOINTs.
     private var transactionDepth = 0
 
@@ -77,7 +74,7 @@ final class SQLiteConnection {
     }
 
     deinit {
-        for statement in statements.values { sqlite3_finalize(statement) }
+        for statement in statements.values { sqlite3_finalize(statement.handle) }
         sqlite3_close_v2(handle)
     }
 
@@ -106,12 +103,15 @@ final class SQLiteConnection {
     func query(
         _ sql: String, _ arguments: [SQLValue] = [], _ row: (SQLiteRow) throws -> Void
     ) throws {
-        let kept = !stepping.contains(sql)
-        let statement = kept ? try prepared(sql) : try prepareOnce(sql)
-        if kept { stepping.insert(sql) }
+        let cached = try prepared(sql)
+        // A query run from inside another's row callback with the same SQL gets a statement of its
+        // own instead of sharing the cursor.
+        let kept = !cached.stepping
+        let statement = kept ? cached.handle : try prepareOnce(sql)
+        if kept { cached.stepping = true }
         defer {
             if kept {
-                stepping.remove(sql)
+                cached.stepping = false
                 sqlite3_reset(statement)
                 sqlite3_clear_bindings(statement)
             } else {
@@ -151,13 +151,21 @@ final class SQLiteConnection {
         return value
     }
 
-    private func prepared(_ sql: String) throws -> OpaquePointer {
+    /// A kept prepared statement, and whether a query is stepping it now.
+    private final class KeptStatement {
+        let handle: OpaquePointer
+        var stepping = false
+        init(_ handle: OpaquePointer) { self.handle = handle }
+    }
+
+    private func prepared(_ sql: String) throws -> KeptStatement {
         if let statement = statements[sql] { return statement }
         var statement: OpaquePointer?
         let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard code == SQLITE_OK, let statement else { throw error(code) }
-        statements[sql] = statement
-        return statement
+        let kept = KeptStatement(statement)
+        statements[sql] = kept
+        return kept
     }
 
     /// A statement for one use, finalized by the caller (a nested query of a kept statement's SQL).
@@ -194,8 +202,18 @@ final class SQLiteConnection {
             case .text(let value):
                 // With its length in bytes: text with a NUL in it is stored whole, not cut there. The
                 // 64-bit call: a length past Int32 is refused by SQLite (SQLITE_TOOBIG), not wrapped.
-                code = sqlite3_bind_text64(
-                    statement, position, value, sqlite3_uint64(value.utf8.count), Self.transient, UInt8(SQLITE_UTF8))
+                // From the string's own UTF-8 (SQLite copies it): no C string made of it first.
+                var text = value
+                code = text.withUTF8 { bytes in
+                    guard let start = bytes.baseAddress else {
+                        // Empty text is text, not NULL: SQLite binds NULL for a null pointer.
+                        return sqlite3_bind_text64(statement, position, "", 0, Self.transient, UInt8(SQLITE_UTF8))
+                    }
+                    return UnsafeRawPointer(start).withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                        sqlite3_bind_text64(
+                            statement, position, $0, sqlite3_uint64(bytes.count), Self.transient, UInt8(SQLITE_UTF8))
+                    }
+                }
             }
             guard code == SQLITE_OK else { throw error(code) }
         }
@@ -237,7 +255,7 @@ final class SQLiteConnection {
         // The prepared statements go: SQLite re-prepares a kept statement only when the schema's
         // version differs, so one kept across two images of the same version but another layout
         // (files migrated from different releases) would read the old image's pages.
-        for statement in statements.values { sqlite3_finalize(statement) }
+        for statement in statements.values { sqlite3_finalize(statement.handle) }
         statements.removeAll(keepingCapacity: true)
         guard code == SQLITE_OK else { throw error(code) }
     }

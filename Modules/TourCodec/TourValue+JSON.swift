@@ -96,7 +96,7 @@ public struct JSONTextWriter {
         switch value {
         case .null: append("null")
         case .bool(let flag): append(flag ? "true" : "false")
-        case .int(let number): append(String(number))
+        case .int(let number): write(number)
         case .double(let number): try write(number)
         case .string(let text): write(text)
         case .list(let items):
@@ -109,7 +109,7 @@ public struct JSONTextWriter {
         case .object(let object):
             bytes.append(UInt8(ascii: "{"))
             var first = true
-            for (key, value) in object.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+            for (key, value) in object.sorted(by: { Self.precedes($0.key, $1.key) }) {
                 if !first { bytes.append(UInt8(ascii: ",")) }
                 first = false
                 write(key)
@@ -134,9 +134,58 @@ public struct JSONTextWriter {
     /// Punctuation between values: `{`, `}`, `[`, `]`, `,`, `:`.
     public mutating func write(punctuation: Unicode.Scalar) { bytes.append(UInt8(ascii: punctuation)) }
 
+    /// Whether `a` sorts before `b` by their UTF-8 bytes (the order of an object's keys).
+    static func precedes(_ a: String, _ b: String) -> Bool {
+        let fast = a.utf8.withContiguousStorageIfAvailable { left in
+            b.utf8.withContiguousStorageIfAvailable { right -> Bool in
+                for index in 0..<min(left.count, right.count) where left[index] != right[index] {
+                    return left[index] < right[index]
+                }
+                return left.count < right.count
+            }
+        }
+        if let fast = fast ?? nil { return fast }
+        return a.utf8.lexicographicallyPrecedes(b.utf8)
+    }
+
+    /// An integer in decimal, written straight into the buffer.
+    public mutating func write(_ number: Int) {
+        if number == 0 {
+            bytes.append(UInt8(ascii: "0"))
+            return
+        }
+        // The magnitude as unsigned, so Int.min has one.
+        var magnitude = number.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for 20 digits
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            while magnitude > 0 {
+                buffer[23 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            }
+        }
+        if number < 0 { bytes.append(UInt8(ascii: "-")) }
+        withUnsafeBytes(of: &digits) { buffer in bytes.append(contentsOf: buffer[(24 - count)...]) }
+    }
+
     /// A string, quoted and escaped.
     public mutating func write(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
+        // Most text needs no escape: copied whole.
+        let copied = text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+            for byte in utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+                || (byte == UInt8(ascii: "/") && escapingSlashes)
+            {
+                return false
+            }
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        if copied == true {
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""): append("\\\"")
