@@ -12,7 +12,7 @@ import Testing
 struct CommandLineTests {
     /// Every registered product (every folder under Apps/).
     static let products = registeredProducts.map(\.executable)
-    /// The codes the README documents for `{"error": {"code": ...}}`.
+    /// The codes Docs/CLI.md documents for `{"error": {"code": ...}}`.
     static let documentedCodes: Set<String> = [
         "not_allowed_now", "unknown_action", "nothing_showing", "invalid_parameter", "unknown_feature",
         "unknown_signal", "unknown_flow", "not_replayable", "invalid_version", "not_waiting", "usage", "database",

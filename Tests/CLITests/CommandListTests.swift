@@ -53,12 +53,12 @@ struct CommandListTests {
         }
     }
 
-    /// The README's grammar shows every command.
-    @Test func theREADMEsGrammarNamesEveryCommand() throws {
-        let readme = try String(contentsOfFile: GrammarTests.packageRoot + "/README.md", encoding: .utf8)
+    /// The grammar in Docs/CLI.md shows every command.
+    @Test func theDocumentedGrammarNamesEveryCommand() throws {
+        let readme = try String(contentsOfFile: GrammarTests.packageRoot + "/Docs/CLI.md", encoding: .utf8)
         let names = CLIEnvironment.$product.withValue(Self.product) { CommandList.names }
         for name in names {
-            #expect(readme.contains("\nAPP \(name) ") || readme.contains("\nAPP \(name)\n"), "README's grammar shows APP \(name)")
+            #expect(readme.contains("\nAPP \(name) ") || readme.contains("\nAPP \(name)\n"), "Docs/CLI.md's grammar shows APP \(name)")
         }
     }
 

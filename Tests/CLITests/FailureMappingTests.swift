@@ -13,12 +13,12 @@ struct FailureMappingTests {
         #expect(failure.message == "refused: domain state key 'x' is not declared (declared: none); nothing was written")
     }
 
-    @Test func everyCodeIsInTheREADME() throws {
-        let readme = try String(contentsOfFile: GrammarTests.packageRoot + "/README.md", encoding: .utf8)
+    @Test func everyCodeIsInTheCLIPage() throws {
+        let readme = try String(contentsOfFile: GrammarTests.packageRoot + "/Docs/CLI.md", encoding: .utf8)
         // (The tests' own `CLIFailure` hides the module's; its type is reached through a value.)
         let failure = Runner.failure(for: EffectError("x"), hint: nil)
         for code in type(of: failure).allCodes {
-            #expect(readme.contains("`\(code)`"), "README names \(code)")
+            #expect(readme.contains("`\(code)`"), "Docs/CLI.md names \(code)")
         }
     }
 }
