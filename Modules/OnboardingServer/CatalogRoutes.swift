@@ -14,7 +14,7 @@ extension Routes {
             await answer {
                 let app = try Self.name(context, "app")
                 // Devices (an account token), or people of the app.
-                if let token = ControlPlane.bearer(request), (try? tokens.verify(token, now: Date()))?.scope == .person {
+                if let token = ControlPlane.bearer(request), (try? await tokens.verify(token, now: Date()))?.scope == .person {
                     _ = try await controlPlane.actor(request, context, app: app, role: .viewer, to: "reading publications")
                 } else {
                     let claims = try await authorize(request, context, app: app)

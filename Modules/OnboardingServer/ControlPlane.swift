@@ -60,7 +60,7 @@ public struct ControlPlane: Sendable {
         let seconds = now.timeIntervalSince1970
         let claims: TokenClaims
         do {
-            claims = try tokens.verify(text, now: now)
+            claims = try await tokens.verify(text, now: now)
         } catch {
             switch error {
             case .expired:

@@ -138,7 +138,7 @@ extension Routes {
                         role, in: .app(app), to: name, identity: identity, days: PeopleStore.defaultDays, by: actor, now: now)
                 }
                 var answer = person.summary(now: Date(), shownTo: actor).objectValue ?? [:]
-                if let credential { answer["credential"] = .string(controlPlane.tokens.sign(credential.claims)) }
+                if let credential { answer["credential"] = .string(await controlPlane.tokens.sign(credential.claims)) }
                 return Self.json(.object(answer), status: credential == nil ? .ok : .created)
             }
         }

@@ -80,18 +80,20 @@ extension Dashboard {
         return given
     }
 
-    /// The fields of an `application/x-www-form-urlencoded` body (a field given twice: the first).
+    /// The fields of an `application/x-www-form-urlencoded` body, read by Hummingbird's
+    /// `URLEncodedFormDecoder`. A field given twice, a nested field (`a[b]`) or a broken
+    /// percent-encoding is refused whole, with one message: a form of the dashboard is flat.
     static func form(_ request: inout Request) async throws -> [String: String] {
         let body: ByteBuffer
         do { body = try await request.collectBody(upTo: 16 * 1024) } catch {
             throw DashboardError(.contentTooLarge, "The form was too large: a form of the dashboard is at most 16 KiB.")
         }
-        var fields: [String: String] = [:]
-        for pair in String(buffer: body).split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2, let name = String(parts[0]).removingPercentEncoding, fields[name] == nil else { continue }
-            fields[name] = String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+        do {
+            return try URLEncodedFormDecoder().decode([String: String].self, from: String(buffer: body))
+        } catch {
+            throw DashboardError(
+                .badRequest,
+                "The form could not be read: it takes each field once, as name=value, percent-encoded.")
         }
-        return fields
     }
 }

@@ -35,10 +35,15 @@ extension Dashboard {
                         role, in: .app(app), to: name, identity: identity, days: PeopleStore.defaultDays, by: actor,
                         now: Date().timeIntervalSince1970)
                 }
-                let message = credential.map { credential in
-                    "\(name) is new: give them this credential, shown only now (it lasts \(PeopleStore.defaultDays) days): "
-                        + controlPlane.tokens.sign(credential.claims)
-                } ?? "\(name) is now \(role.rawValue) of \(app)."
+                let message: String
+                if let credential {
+                    let text = await controlPlane.tokens.sign(credential.claims)
+                    message =
+                        "\(name) is new: give them this credential, shown only now (it lasts \(PeopleStore.defaultDays) days): "
+                        + text
+                } else {
+                    message = "\(name) is now \(role.rawValue) of \(app)."
+                }
                 return try await peoplePage(app, access: access, message: message)
             }
         }

@@ -87,7 +87,7 @@ extension Dashboard {
             // Refused unchecked (past the limit): not audited one by one.
             if error.status == .tooManyRequests { throw limitedPage(Double(error.retryAfter ?? 1)) }
             // The name the credential claims, when its signature is good (a revoked one): never the credential.
-            let claimed = (try? controlPlane.tokens.verify(credential, now: now))?.subject ?? "unknown"
+            let claimed = (try? await controlPlane.tokens.verify(credential, now: now))?.subject ?? "unknown"
             try await audit(.unverified(claimed, source), "sign-in.failed", why: error.message)
             if controlPlane.limiter.retryAfter(source: source, now: now.timeIntervalSince1970) != nil {
                 try await audit(.unverified(claimed, source), "sign-in.rate-limited", why: "too many failures from this address")
@@ -98,7 +98,7 @@ extension Dashboard {
                 : "That is not a live credential of a person of this server: \(error.message)."
             return signInPage(request, message: message, status: error.status == .forbidden ? .forbidden : .unauthorized)
         }
-        let claims = try? controlPlane.tokens.verify(credential, now: now)
+        let claims = try? await controlPlane.tokens.verify(credential, now: now)
         return try await openSession(
             for: person, credential: claims?.credential, expires: Double(claims?.expires ?? 0), request, source: source,
             method: "credential")

@@ -159,6 +159,14 @@ public actor JWKSource {
 
     /// The `kid` of a compact JWS's header, if it names one (read before any key is trusted: it
     /// only chooses which keys to fetch).
+    /// The `alg` a token's header names, unchecked.
+    static func algorithm(of token: String) -> String? {
+        guard let header = token.split(separator: ".", maxSplits: 1).first, header.utf8.count <= 4096,
+            let data = TokenSigner.data(base64URL: header), let object = (try? TourValue(jsonUTF8: data))?.objectValue
+        else { return nil }
+        return object["alg"]?.stringValue.map { String($0.prefix(32)) }
+    }
+
     static func keyID(of token: String) -> String? {
         guard let header = token.split(separator: ".", maxSplits: 1).first, header.utf8.count <= 4096,
             let data = TokenSigner.data(base64URL: header), let object = (try? TourValue(jsonUTF8: data))?.objectValue

@@ -101,7 +101,7 @@ struct Routes: Sendable {
                 let account = try Self.name(context, "account")
                 // The account itself, or an owner of the app (support: a lost phone).
                 var staff: Actor?
-                if let token = ControlPlane.bearer(request), (try? tokens.verify(token, now: Date()))?.scope == .person {
+                if let token = ControlPlane.bearer(request), (try? await tokens.verify(token, now: Date()))?.scope == .person {
                     staff = try await controlPlane.actor(request, context, app: app, role: .owner, to: "signing an account out")
                 } else {
                     let claims = try await authorize(request, context, app: app)
@@ -176,7 +176,7 @@ struct Routes: Sendable {
             }
         } else {
             do {
-                claims = try tokens.verify(token, now: now)
+                claims = try await tokens.verify(token, now: now)
             } catch .expired {
                 throw APIError(status: .unauthorized, code: "token_expired", message: "the token has expired; get a new one")
             } catch .outdated {

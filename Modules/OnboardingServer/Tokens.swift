@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import JWTKit
 import Synchronization
 import TourCodec
 
@@ -88,17 +89,22 @@ public struct TokenKey: Sendable {
     }
 }
 
-/// Signs and checks the server's own bearer tokens: `obt2.<claims>.<signature>`, the claims as
-/// base64url JSON (with the id of the key that signed them) and the signature HMAC-SHA256 of
-/// `obt2.<claims>` under that key. Nothing about a token is stored: the server checks the
-/// signature, the expiry and the account's sign-out cut-off on every request (a signature this
-/// process has already checked is remembered, ``VerifiedTokens``; the expiry and the cut-off are
-/// checked every time).
+/// Signs and checks the server's own bearer tokens: JWTs (RFC 7519) made and checked by jwt-kit,
+/// HS256 under a key of the server's key ring, the key named in the header (`kid`), with `iss`
+/// `onboarding-server`, `sub`, `iat`, `exp`, `aud` (the app, for an account token), `scope` and,
+/// for a person's credential, `cid`. Any JWT tool or gateway reads them. Nothing about a token is
+/// stored: the server checks the signature, the expiry and the account's sign-out cut-off on every
+/// request (a signature this process has already checked is remembered, ``VerifiedTokens``; the
+/// expiry and the cut-off are checked every time).
+///
+/// Tokens of the format before 0.22 (`obt2.<claims>.<HMAC>`) are still accepted until they expire
+/// (Docs/Security.md says when their support ends); none is made any more.
 ///
 /// Several keys are accepted at once, so a key is rotated with overlap: add the new key first
 /// (it signs from then on), keep the old one until the tokens it signed have expired, then drop
 /// it (Docs/Server.md, "Rotating keys").
 public struct TokenSigner: Sendable {
+    /// The format of 0.10 to 0.21, accepted until its tokens expire.
     static let prefix = "obt2"
     /// The format before 0.10, which named no app, no issue time and no key.
     static let outdatedPrefix = "obt1"
@@ -107,6 +113,10 @@ public struct TokenSigner: Sendable {
     public let keys: [TokenKey]
     /// Tokens whose signature a key of this ring checked, shared by copies of this signer.
     let verified = VerifiedTokens()
+    /// The ring as jwt-kit's key collection (made on first use: adding a key is asynchronous).
+    private let collection = JWTRing()
+    /// The `iss` of every token this server makes.
+    public static let issuer = "onboarding-server"
 
     /// One key, with the id `default` (`ONBOARDING_SERVER_SECRET`).
     public init(secret: String) throws(ServerConfigurationError) {
@@ -140,14 +150,15 @@ public struct TokenSigner: Sendable {
 
     public var signingKeyID: String { keys[0].id }
 
-    public func sign(_ claims: TokenClaims) -> String {
-        var claims = claims
-        claims.keyID = keys[0].id
-        // Claims hold finite numbers only (a time, an expiry), so they always have a text.
-        let payload = Self.base64URL(Data((try? claims.tourValue.jsonUTF8()) ?? []))
-        let signed = "\(Self.prefix).\(payload)"
-        let mac = HMAC<SHA256>.authenticationCode(for: Data(signed.utf8), using: keys[0].key)
-        return "\(signed).\(Self.base64URL(Data(mac)))"
+    /// A JWT of `claims`, signed by the ring's first key.
+    public func sign(_ claims: TokenClaims) async -> String {
+        let payload = ServerTokenPayload(claims)
+        do {
+            return try await collection.keys(keys).sign(payload, kid: JWKIdentifier(string: keys[0].id))
+        } catch {
+            // HS256 over claims of strings and finite numbers cannot fail to sign.
+            preconditionFailure("a token could not be signed: \(error)")
+        }
     }
 
     /// `text` with a MAC of the signing key: for a value this server hands out and must get back
@@ -177,27 +188,61 @@ public struct TokenSigner: Sendable {
         case adminRetired
     }
 
-    /// Whether `token` has this signer's form (as opposed to an identity provider's JWT).
+    /// Whether `token` is one of this server's (as opposed to an identity provider's JWT): the
+    /// old `obt` forms, or a JWT signed with HS256, which an identity provider's never is (those
+    /// are RS256 or ES256, ``JWKSource/algorithms``), so neither path ever checks the other's.
     public static func isOwnToken(_ token: String) -> Bool {
-        token.hasPrefix(prefix + ".") || token.hasPrefix(outdatedPrefix + ".")
+        token.hasPrefix(prefix + ".") || token.hasPrefix(outdatedPrefix + ".") || JWKSource.algorithm(of: token) == "HS256"
     }
 
     /// The token's claims if a key of the ring signed it and it has not expired at `now`.
-    public func verify(_ token: String, now: Date) throws(Failure) -> TokenClaims {
+    public func verify(_ token: String, now: Date) async throws(Failure) -> TokenClaims {
         if let claims = verified.claims(of: token) {
             guard Double(claims.expires) > now.timeIntervalSince1970 else { throw .expired }
             return claims
         }
-        let claims = try check(token, now: now)
+        let claims = try await check(token, now: now)
         verified.remember(token, claims)
         return claims
     }
 
     /// ``verify(_:now:)`` without the memory of checked tokens: the form, the key, the signature,
     /// the expiry and the scope.
-    func check(_ token: String, now: Date) throws(Failure) -> TokenClaims {
+    func check(_ token: String, now: Date) async throws(Failure) -> TokenClaims {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         if parts.first.map(String.init) == Self.outdatedPrefix { throw .outdated }
+        if parts.first.map(String.init) == Self.prefix { return try checkOBT2(token, now: now) }
+        guard parts.count == 3, token.utf8.count <= 8192 else { throw .malformed }
+        // The header names the key; the token is trusted only once that key's signature checks.
+        guard JWKSource.algorithm(of: token) == "HS256", let keyID = JWKSource.keyID(of: token) else { throw .malformed }
+        guard keys.contains(where: { $0.id == keyID }) else { throw .unknownKey }
+        let payload: ServerTokenPayload
+        do {
+            payload = try await collection.keys(keys).verify(token, as: ServerTokenPayload.self)
+        } catch let error as JWTError where error.errorType == .signatureVerificationFailed {
+            throw .badSignature
+        } catch {
+            throw .malformed
+        }
+        guard var claims = payload.claims else { throw .malformed }
+        claims.keyID = keyID
+        return try Self.checked(claims, now: now)
+    }
+
+    /// Expiry and scope, the same for both forms.
+    private static func checked(_ claims: TokenClaims, now: Date) throws(Failure) -> TokenClaims {
+        guard Double(claims.expires) > now.timeIntervalSince1970 else { throw .expired }
+        switch claims.scope {
+        case .admin: throw .adminRetired
+        case .account: guard claims.app != nil else { throw .malformed }
+        case .person: guard claims.credential != nil, claims.app == nil else { throw .malformed }
+        }
+        return claims
+    }
+
+    /// An `obt2` token (0.10 to 0.21): accepted until it expires.
+    private func checkOBT2(_ token: String, now: Date) throws(Failure) -> TokenClaims {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0] == Self.prefix, let signature = Self.data(base64URL: parts[2]),
             let payload = Self.data(base64URL: parts[1])
         else { throw .malformed }
@@ -208,17 +253,11 @@ public struct TokenSigner: Sendable {
         guard HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: signed, using: key.key) else {
             throw .badSignature
         }
-        guard Double(claims.expires) > now.timeIntervalSince1970 else { throw .expired }
-        switch claims.scope {
-        case .admin: throw .adminRetired
-        case .account: guard claims.app != nil else { throw .malformed }
-        case .person: guard claims.credential != nil, claims.app == nil else { throw .malformed }
-        }
-        return claims
+        return try Self.checked(claims, now: now)
     }
 
-    // base64url by bytes: Foundation's string replacing was 5% of the server's CPU per push, as
-    // every request verifies its token.
+    // base64url by bytes, without Foundation's string replacing: every request verifies a token
+    // (the old form's, and the key ids of JWT headers).
 
     static func base64URL(_ data: Data) -> String {
         var bytes = Array(data.base64EncodedData())
@@ -265,6 +304,65 @@ final class VerifiedTokens: Sendable {
         entries.withLock { entries in
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
             entries[token] = claims
+        }
+    }
+}
+
+/// The key ring as jwt-kit's key collection, made once (adding keys to the collection, an actor,
+/// is asynchronous) and shared by copies of a signer.
+final class JWTRing: Sendable {
+    private let made = Mutex<JWTKeyCollection?>(nil)
+
+    func keys(_ keys: [TokenKey]) async -> JWTKeyCollection {
+        if let collection = made.withLock({ $0 }) { return collection }
+        let collection = JWTKeyCollection()
+        for key in keys {
+            await collection.add(hmac: HMACKey(key: key.key), digestAlgorithm: .sha256, kid: JWKIdentifier(string: key.id))
+        }
+        return made.withLock { made in
+            if let earlier = made { return earlier }
+            made = collection
+            return collection
+        }
+    }
+}
+
+/// The payload of the server's JWT. Only the signature is checked by jwt-kit: the expiry is
+/// checked against the request's clock by ``TokenSigner`` (as for the old form), the audience
+/// against the request's app by the routes.
+struct ServerTokenPayload: JWTPayload {
+    var iss: IssuerClaim
+    var sub: SubjectClaim
+    var aud: AudienceClaim?
+    var iat: IssuedAtClaim
+    var exp: ExpirationClaim
+    var scope: String
+    var cid: String?
+
+    init(_ claims: TokenClaims) {
+        iss = IssuerClaim(value: TokenSigner.issuer)
+        sub = SubjectClaim(value: claims.subject)
+        aud = claims.app.map { AudienceClaim(value: $0) }
+        iat = IssuedAtClaim(value: Date(timeIntervalSince1970: claims.issuedAt))
+        exp = ExpirationClaim(value: Date(timeIntervalSince1970: Double(claims.expires)))
+        scope = claims.scope.rawValue
+        cid = claims.credential
+    }
+
+    /// The claims, when the payload is one this server makes: its issuer, one audience at most,
+    /// a scope it knows.
+    var claims: TokenClaims? {
+        guard iss.value == TokenSigner.issuer, let scope = TokenClaims.Scope(rawValue: scope), (aud?.value.count ?? 1) == 1
+        else { return nil }
+        return TokenClaims(
+            subject: sub.value, scope: scope, app: aud?.value.first, issuedAt: iat.value.timeIntervalSince1970,
+            expires: Int64(exp.value.timeIntervalSince1970.rounded()), credential: cid)
+    }
+
+    func verify(using algorithm: some JWTAlgorithm) async throws {
+        // The collection holds only the ring's HMAC keys; this refuses anything else outright.
+        guard algorithm.name == "HS256" else {
+            throw JWTError.generic(identifier: "alg", reason: "only HS256 is accepted")
         }
     }
 }

@@ -37,8 +37,8 @@ struct PeopleCommand: AsyncParsableCommand {
     }
 
     /// Prints a new credential: to `--credential-file` (mode 0600) when given, else to standard output.
-    static func hand(_ credential: PersonCredential, to file: String?) throws {
-        let text = try secret().sign(credential.claims)
+    static func hand(_ credential: PersonCredential, to file: String?) async throws {
+        let text = try await secret().sign(credential.claims)
         guard let file else {
             print(text)
             return
@@ -80,7 +80,7 @@ struct PeopleCommand: AsyncParsableCommand {
             }
             note("\(person.name) is \(role.rawValue) of \(scope)")
             if let credential {
-                try PeopleCommand.hand(credential, to: credentialFile)
+                try await PeopleCommand.hand(credential, to: credentialFile)
             } else {
                 note("\(person.name) already had a credential; `onboarding-server people rotate --name \(person.name)` issues a new one")
             }
@@ -157,7 +157,7 @@ struct PeopleCommand: AsyncParsableCommand {
             }
             guard let credential else { throw ValidationError("there is no person named \(name)") }
             note("\(name)'s earlier credentials are revoked")
-            try PeopleCommand.hand(credential, to: credentialFile)
+            try await PeopleCommand.hand(credential, to: credentialFile)
         }
     }
 

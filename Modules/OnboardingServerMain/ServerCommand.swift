@@ -173,7 +173,7 @@ struct Token: AsyncParsableCommand {
         let now = Date().timeIntervalSince1970
         let claims = TokenClaims(
             subject: account, scope: .account, app: app, issuedAt: now, expires: Int64(now) + Int64(days) * 86_400)
-        let token = try secret().sign(claims)
+        let token = try await secret().sign(claims)
         if try Settings.secret("DATABASE_URL") != nil {
             let days = days
             try await DatabaseOptions().withClient { client, logger in

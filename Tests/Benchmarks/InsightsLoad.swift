@@ -112,7 +112,7 @@ struct InsightsLoad {
             return try await people.grant(.viewer, in: .everyApp, to: "bench", identity: nil, days: 1, by: .commandLine(), now: now)
                 .newCredential!
         }
-        let admin = signer.sign(credential.claims)
+        let admin = await signer.sign(credential.claims)
         // The sign-in form first (its secret cookie and anti-forgery token), then the form.
         let form = try await client.execute(HTTPClientRequest(url: server.absoluteString + "/dashboard/sign-in"), timeout: .seconds(30))
         let formPage = String(buffer: try await form.body.collect(upTo: 1 << 20))

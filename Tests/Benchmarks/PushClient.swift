@@ -178,7 +178,7 @@ extension ServerLoad {
         var devices: [(PushDevice, any Channel)] = []
         defer { for (_, channel) in devices { channel.close(promise: nil) } }
         for run in runs {
-            let token = signer.sign(
+            let token = await signer.sign(
                 TokenClaims(subject: run.account, scope: .account, app: run.app, expires: expires))
             let path = SyncAPI.accountPath(app: run.app, account: run.account) + "/push"
             let encode: PushDevice.Encoder = { run in

@@ -59,13 +59,13 @@ struct APITests {
     @Test func anExpiredTokenIsRefusedAndSaysSo() async throws {
         let server = try ServerProcess()
         let signer = try TokenSigner(secret: ServerProcess.secret)
-        let expired = signer.sign(TokenClaims(subject: "ann", scope: .account, app: "growth", expires: 1_000))
+        let expired = await signer.sign(TokenClaims(subject: "ann", scope: .account, app: "growth", expires: 1_000))
         let answer = try await HTTP.get(
             server.url.appendingPathComponent("v1/apps/growth/accounts/ann/flows"), token: expired)
         #expect(answer.status == 401)
         #expect(answer.errorCode == "token_expired")
         let otherSecret = try TokenSigner(secret: String(repeating: "x", count: 40))
-        let forged = otherSecret.sign(TokenClaims(subject: "ann", scope: .account, app: "growth", expires: 9_999_999_999))
+        let forged = await otherSecret.sign(TokenClaims(subject: "ann", scope: .account, app: "growth", expires: 9_999_999_999))
         #expect(
             try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/accounts/ann/flows"), token: forged)
                 .errorCode == "unauthorized")

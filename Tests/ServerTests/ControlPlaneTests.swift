@@ -71,7 +71,7 @@ struct ControlPlaneTests {
         #expect(try await HTTP.get(Self.report(server), token: operatorCredential).status == 200)
 
         // The shared admin token of earlier releases is refused, saying what replaces it.
-        let retired = try await HTTP.get(Self.report(server), token: try TokenSignerForTests().adminToken(seconds: 600))
+        let retired = try await HTTP.get(Self.report(server), token: try await TokenSignerForTests().adminToken(seconds: 600))
         #expect(retired.status == 401)
         #expect(retired.errorCode == "token_outdated")
         let minting = try server.command(["token", "--admin"])
@@ -151,6 +151,24 @@ struct ControlPlaneTests {
         let cut = try server.command(["audit", "--verify", "--anchors", anchors])
         #expect(cut.status == 1)
         #expect(cut.stderr.contains("was rewritten or cut"), "\(cut.stderr)")
+    }
+
+    /// A form is read by Hummingbird's URL-encoded form decoder: a field given twice (a second
+    /// credential smuggled after the first), a nested field or a broken percent-encoding is refused
+    /// whole with one message and signs no one in; the same form with each field once signs in.
+    @Test func aFormWithAFieldTwiceNestedOrBadlyEncodedIsRefusedWhole() async throws {
+        let server = try ServerProcess()
+        let ann = try server.credential("ann", role: "viewer", app: "growth")
+        for body in ["credential=\(ann)&credential=obt2.wrong.x", "credential=obt2.wrong.x&credential=\(ann)", "credential[a]=\(ann)", "credential=%zz"] {
+            let form = try DashboardTests.signInForm(server)
+            let answer = try DashboardTests.curl(
+                server.url.appendingPathComponent("dashboard/sign-in"), cookies: [form.cookie: form.secret],
+                form: "form_token=\(form.token)&" + body)
+            #expect(answer.status == 400, "\(body): \(answer.status) \(answer.body)")
+            #expect(answer.body.contains("it takes each field once"), "\(body): \(answer.body)")
+            #expect(answer.setCookie == nil, "\(body) signed someone in")
+        }
+        #expect(try DashboardTests.postSignIn(server, credential: ann).status == 303)
     }
 
     /// Behind a trusted balancer, the client is the nearest address in X-Forwarded-For that is not

@@ -110,7 +110,7 @@ struct DashboardExportsTests {
 
     @Test func idsThatASpreadsheetWouldRunAreInertInEveryCSV() async throws {
         let server = try ServerProcess()
-        let token = try TokenSignerForTests().token(account: "eve", app: "growth")
+        let token = try await TokenSignerForTests().token(account: "eve", app: "growth")
         // Flow ids may start with '-' or '@' (SyncAPI's names); variant names are free text.
         let variant = "=HYPERLINK(\"http://x\",\"y\")"
         let item = PushItem(

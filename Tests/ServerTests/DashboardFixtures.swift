@@ -84,7 +84,7 @@ extension DashboardTests {
             let signer = try TokenSignerForTests()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for account in accounts {
-                    let token = signer.token(account: account.id, app: app)
+                    let token = await signer.token(account: account.id, app: app)
                     for device in account.devices {
                         group.addTask {
                             for item in items(account, device: device) {
@@ -123,19 +123,19 @@ struct TokenSignerForTests {
 
     init() throws { signer = try TokenSigner(secret: ServerProcess.secret) }
 
-    func token(account: String, app: String) -> String {
-        signer.sign(TokenClaims(subject: account, scope: .account, app: app, expires: Int64(Date().timeIntervalSince1970) + 3600))
+    func token(account: String, app: String) async -> String {
+        await signer.sign(TokenClaims(subject: account, scope: .account, app: app, expires: Int64(Date().timeIntervalSince1970) + 3600))
     }
 
     /// A shared admin token of the kind releases before 0.19 minted: refused since.
-    func adminToken(seconds: Int64, app: String? = nil) -> String {
-        signer.sign(TokenClaims(subject: "test-admin", scope: .admin, app: app, expires: Int64(Date().timeIntervalSince1970) + seconds))
+    func adminToken(seconds: Int64, app: String? = nil) async -> String {
+        await signer.sign(TokenClaims(subject: "test-admin", scope: .admin, app: app, expires: Int64(Date().timeIntervalSince1970) + seconds))
     }
 
     /// A person's credential for the row `credential`, expiring in `seconds` (shorter than the
     /// command's days allow, for tests of expiry).
-    func personToken(_ person: String, credential: String, seconds: Int64) -> String {
-        signer.sign(
+    func personToken(_ person: String, credential: String, seconds: Int64) async -> String {
+        await signer.sign(
             TokenClaims(
                 subject: person, scope: .person, app: nil, expires: Int64(Date().timeIntervalSince1970) + seconds,
                 credential: credential))

@@ -170,7 +170,7 @@ struct DashboardTests {
         let server = try ServerProcess(environment: ["LOG_LEVEL": "info"])
         // A step id with markup, as a device could push it.
         let hostile = "<img src=x onerror=alert(1)>"
-        let token = try TokenSignerForTests().token(account: "mallory", app: "growth")
+        let token = try await TokenSignerForTests().token(account: "mallory", app: "growth")
         let item = PushItem(
             seq: 1, time: 1_764_000_000, event: "next", catalogVersion: 1,
             facts: [
@@ -237,7 +237,7 @@ struct DashboardTests {
             #expect(answer.location?.hasSuffix("/dashboard/sign-in") == true)
         }
         let credentialID = try #require(try server.sql("SELECT id FROM person_credentials WHERE person = 'operator'").first)
-        let shortLived = try TokenSignerForTests().personToken("operator", credential: credentialID, seconds: 2)
+        let shortLived = try await TokenSignerForTests().personToken("operator", credential: credentialID, seconds: 2)
         let expiring = try signIn(server, credential: shortLived)
         #expect(try Self.curl(server.url.appendingPathComponent("dashboard"), cookie: expiring).status == 200)
         try await Task.sleep(for: .seconds(3))
@@ -247,7 +247,7 @@ struct DashboardTests {
         #expect(expired.setCookieHeader?.hasPrefix("onboarding_session=;") == true)
         #expect(expired.setCookieHeader?.contains("Max-Age=0") == true)
         // An account token, a forged token, a retired shared admin token and no token do not sign in.
-        for bad in [token, "obt2.forged.token", "", try TokenSignerForTests().adminToken(seconds: 600)] {
+        for bad in [token, "obt2.forged.token", "", await (try TokenSignerForTests()).adminToken(seconds: 600)] {
             let answer = try Self.postSignIn(server, credential: bad)
             #expect([401, 403].contains(answer.status))
             #expect(answer.setCookie == nil)

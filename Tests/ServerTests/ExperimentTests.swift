@@ -27,7 +27,7 @@ struct ExperimentTests {
         let signer = try TokenSigner(secret: ServerProcess.secret)
         let expires = Int64(Date().timeIntervalSince1970) + 3_600
         for subject in subjects {
-            let token = signer.sign(
+            let token = await signer.sign(
                 TokenClaims(subject: subject.account, scope: .account, app: ExperimentFixture.app, expires: expires))
             let items = subject.rows.enumerated().map { index, facts in
                 PushItem(

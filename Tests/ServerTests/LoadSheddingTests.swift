@@ -129,7 +129,7 @@ struct LoadSheddingTests {
             for account in accounts {
                 group.addTask {
                     let sent = ContinuousClock.now
-                    let answer = try await Self.push(server, account: account, token: signer.token(account: account, app: "growth"))
+                    let answer = try await Self.push(server, account: account, token: await signer.token(account: account, app: "growth"))
                     return (account, answer, ContinuousClock.now - sent)
                 }
             }
@@ -154,7 +154,7 @@ struct LoadSheddingTests {
         #expect(stored.count == acknowledged.count)
         // Recovered by itself: every account's push goes now (sent as a device sends it).
         for account in accounts where !acknowledged.contains(account) {
-            let answer = try await Self.pushUntilAccepted(server, account: account, token: signer.token(account: account, app: "growth"))
+            let answer = try await Self.pushUntilAccepted(server, account: account, token: await signer.token(account: account, app: "growth"))
             #expect(answer.status == 200)
         }
         #expect(try server.sql("SELECT count(*) FROM pushes") == ["\(accounts.count)"])

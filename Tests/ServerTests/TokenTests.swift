@@ -1,4 +1,5 @@
 import _CryptoExtras
+import Crypto
 import Foundation
 import JWTKit
 import OnboardingServer
@@ -18,24 +19,24 @@ struct TokenTests {
 
     /// Tokens of every padding length (the payload's length mod 3) verify, read back as signed,
     /// decode with another base64url reader, and fail once any character of them changes.
-    @Test func tokensOfEveryLengthRoundTripAndAnyChangedCharacterIsRefused() throws {
+    @Test func tokensOfEveryLengthRoundTripAndAnyChangedCharacterIsRefused() async throws {
         let signer = try TokenSigner(secret: ServerProcess.secret)
         let now = Date(timeIntervalSince1970: 1_767_603_600)
         for length in 1...9 {
             let claims = TokenClaims(
                 subject: String(repeating: "a", count: length) + "~?>", scope: .account, app: "growth",
                 issuedAt: now.timeIntervalSince1970, expires: Int64(now.timeIntervalSince1970) + 60)
-            let token = signer.sign(claims)
+            let token = await signer.sign(claims)
             #expect(!token.contains("+") && !token.contains("/") && !token.contains("="), "\(token)")
             var expected = claims
             expected.keyID = signer.signingKeyID
-            #expect(try signer.verify(token, now: now) == expected)
+            #expect(try await signer.verify(token, now: now) == expected)
             let payload = try #require(String(token.split(separator: ".")[1]).base64URLDecodedJSON())
             #expect(payload["sub"] as? String == claims.subject)
             for index in [token.index(token.endIndex, offsetBy: -3), token.index(token.startIndex, offsetBy: 12)] {
                 var tampered = token
                 tampered.replaceSubrange(index...index, with: token[index] == "A" ? "B" : "A")
-                #expect(throws: TokenSigner.Failure.self) { try signer.verify(tampered, now: now) }
+                await #expect(throws: TokenSigner.Failure.self) { try await signer.verify(tampered, now: now) }
             }
         }
     }
@@ -43,21 +44,21 @@ struct TokenTests {
     /// A signature checked once is remembered, but nothing else is: a remembered token still
     /// expires, a token changed after the original was remembered is checked afresh and refused,
     /// and another ring's signer knows nothing of it.
-    @Test func aRememberedTokenStillExpiresAndAChangedOneIsCheckedAfresh() throws {
+    @Test func aRememberedTokenStillExpiresAndAChangedOneIsCheckedAfresh() async throws {
         let signer = try TokenSigner(secret: ServerProcess.secret)
         let now = Date(timeIntervalSince1970: 1_767_603_600)
-        let token = signer.sign(
+        let token = await signer.sign(
             TokenClaims(subject: "ann", scope: .account, app: "growth", issuedAt: now.timeIntervalSince1970, expires: Int64(now.timeIntervalSince1970) + 60))
-        let first = try signer.verify(token, now: now)
-        #expect(try signer.verify(token, now: now.addingTimeInterval(30)) == first)
-        #expect(throws: TokenSigner.Failure.expired) { try signer.verify(token, now: now.addingTimeInterval(61)) }
+        let first = try await signer.verify(token, now: now)
+        #expect(try await signer.verify(token, now: now.addingTimeInterval(30)) == first)
+        await #expect(throws: TokenSigner.Failure.expired) { try await signer.verify(token, now: now.addingTimeInterval(61)) }
         for index in [token.index(token.endIndex, offsetBy: -2), token.index(token.startIndex, offsetBy: 9)] {
             var tampered = token
             tampered.replaceSubrange(index...index, with: token[index] == "A" ? "B" : "A")
-            #expect(throws: TokenSigner.Failure.self) { try signer.verify(tampered, now: now) }
+            await #expect(throws: TokenSigner.Failure.self) { try await signer.verify(tampered, now: now) }
         }
         let other = try TokenSigner(secret: String(repeating: "z", count: 40))
-        #expect(throws: TokenSigner.Failure.self) { try other.verify(token, now: now) }
+        await #expect(throws: TokenSigner.Failure.self) { try await other.verify(token, now: now) }
     }
 
     @Test func aTokenOpensItsAccountInItsAppOnly() async throws {
@@ -84,14 +85,15 @@ struct TokenTests {
     /// new ones are signed by the first; once the old key is dropped, its tokens are refused.
     @Test func keysRotateWithOverlap() async throws {
         let old = try TokenKey(id: "2026-10", secret: Self.oldSecret)
-        let oldToken = try TokenSigner(keys: [old]).sign(
+        let oldToken = try await TokenSigner(keys: [old]).sign(
             TokenClaims(subject: "ann", scope: .account, app: "growth", expires: Int64(Date().timeIntervalSince1970) + 600))
         let server = try ServerProcess(environment: [
             "ONBOARDING_SERVER_KEYS": "2026-11=\(Self.newSecret) 2026-10=\(Self.oldSecret)"
         ])
         let newToken = try server.token(account: "ann")
+        let header = try #require(String(newToken.split(separator: ".")[0]).base64URLDecodedJSON())
         let claims = try #require(String(newToken.split(separator: ".")[1]).base64URLDecodedJSON())
-        #expect(claims["kid"] as? String == "2026-11")
+        #expect(header["kid"] as? String == "2026-11")
         #expect((claims["iat"] as? Double).map { abs($0 - Date().timeIntervalSince1970) < 600 } == true)
         #expect(try await HTTP.get(Self.flows(server), token: oldToken).status == 200)
         #expect(try await HTTP.get(Self.flows(server), token: newToken).status == 200)
@@ -102,6 +104,101 @@ struct TokenTests {
         let refused = try await HTTP.get(Self.flows(server), token: oldToken)
         #expect(refused.status == 401 && refused.errorCode == "unauthorized")
         #expect(try await HTTP.get(Self.flows(server), token: newToken).status == 200)
+    }
+
+    /// A token is a JWT any tool reads: header `{"alg": "HS256", "kid", "typ": "JWT"}`, and the
+    /// claims `iss`, `sub`, `aud` (the app), `iat`, `exp` and `scope`, as `onboarding-server token`
+    /// mints it and the server accepts it.
+    @Test func aTokenIsAJWTThatAnyToolReads() async throws {
+        let server = try ServerProcess()
+        let token = try server.token(account: "ann", app: "growth", days: 30)
+        let parts = token.split(separator: ".").map(String.init)
+        #expect(parts.count == 3)
+        let header = try #require(parts[0].base64URLDecodedJSON())
+        let claims = try #require(parts[1].base64URLDecodedJSON())
+        #expect(header["alg"] as? String == "HS256" && header["kid"] as? String == "default" && header["typ"] as? String == "JWT", "\(header)")
+        #expect(claims["iss"] as? String == "onboarding-server")
+        #expect(claims["sub"] as? String == "ann")
+        #expect(claims["aud"] as? String == "growth" || (claims["aud"] as? [String]) == ["growth"], "\(claims)")
+        #expect(claims["scope"] as? String == "account")
+        let issued = try #require(claims["iat"] as? Double), expires = try #require(claims["exp"] as? Double)
+        #expect(abs(issued - Date().timeIntervalSince1970) < 600 && abs(expires - issued - 30 * 86_400) < 2, "\(claims)")
+        // The signature is HMAC-SHA256 of the first two parts under the server's key (RFC 7515).
+        let mac = HMAC<SHA256>.authenticationCode(
+            for: Data((parts[0] + "." + parts[1]).utf8), using: SymmetricKey(data: Data(ServerProcess.secret.utf8)))
+        #expect(Data(mac).base64URL == parts[2])
+        #expect(try await HTTP.get(Self.flows(server), token: token).status == 200)
+    }
+
+    /// A token of the format before 0.22 (`obt2.<claims>.<HMAC>`, made here as 0.21 made it) is
+    /// still accepted until it expires, then refused as expired; one changed in any part is refused.
+    @Test func aTokenOfTheOldFormatWorksUntilItExpires() async throws {
+        let server = try ServerProcess()
+        func obt2(_ claims: [String: Any]) throws -> String {
+            let json = try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys])
+            let signed = "obt2." + json.base64URL
+            let mac = HMAC<SHA256>.authenticationCode(
+                for: Data(signed.utf8), using: SymmetricKey(data: Data(ServerProcess.secret.utf8)))
+            return signed + "." + Data(mac).base64URL
+        }
+        let now = Date().timeIntervalSince1970
+        let claims: [String: Any] = ["sub": "ann", "scope": "account", "app": "growth", "iat": now, "exp": Int(now) + 3, "kid": "default"]
+        let old = try obt2(claims)
+        #expect(try await HTTP.get(Self.flows(server), token: old).status == 200)
+        // Tampered: the claims (another account), the signature, the prefix.
+        var other = claims
+        other["sub"] = "bob"
+        let forged = try obt2(other).split(separator: ".")[1]
+        let parts = old.split(separator: ".").map(String.init)
+        for tampered in ["obt2.\(forged).\(parts[2])", "obt2.\(parts[1]).\(parts[2].dropLast(3))AAA", "obt3.\(parts[1]).\(parts[2])"] {
+            let answer = try await HTTP.get(Self.flows(server, account: tampered.contains(forged) ? "bob" : "ann"), token: tampered)
+            #expect(answer.status == 401, "\(tampered): \(answer.status)")
+        }
+        try await Task.sleep(for: .seconds(4))
+        let expired = try await HTTP.get(Self.flows(server), token: old)
+        #expect(expired.status == 401 && expired.errorCode == "token_expired", "\(expired.status) \(expired.errorCode ?? "")")
+    }
+
+    /// A JWT changed in any of its three parts is refused: every character of the header and the
+    /// claims, and of the signature but its last (whose low bits base64url does not carry); and
+    /// the classic attacks: `alg` none, `alg` RS256 or HS512 over the same key, a `kid` the ring
+    /// does not have, a token signed by another key.
+    @Test func aJWTTamperedInAnyPartIsRefused() async throws {
+        let signer = try TokenSigner(secret: ServerProcess.secret)
+        let now = Date(timeIntervalSince1970: 1_767_603_600)
+        let token = await signer.sign(
+            TokenClaims(subject: "ann", scope: .account, app: "growth", issuedAt: now.timeIntervalSince1970, expires: Int64(now.timeIntervalSince1970) + 60))
+        #expect(try await signer.verify(token, now: now).subject == "ann")
+        let characters = Array(token)
+        let lastOfSignature = characters.count - 1
+        for index in characters.indices where characters[index] != "." && index != lastOfSignature {
+            var tampered = characters
+            tampered[index] = characters[index] == "A" ? "B" : "A"
+            let text = String(tampered)
+            await #expect(throws: TokenSigner.Failure.self, "character \(index)") { try await TokenSigner(secret: ServerProcess.secret).verify(text, now: now) }
+        }
+        let parts = token.split(separator: ".").map(String.init)
+        let key = SymmetricKey(data: Data(ServerProcess.secret.utf8))
+        func forge(header: String, payload: String = parts[1], sign: Bool = true) -> String {
+            let head = Data(header.utf8).base64URL
+            let mac = sign ? Data(HMAC<SHA256>.authenticationCode(for: Data((head + "." + payload).utf8), using: key)).base64URL : ""
+            return head + "." + payload + "." + mac
+        }
+        for forged in [
+            forge(header: #"{"alg":"none","kid":"default","typ":"JWT"}"#, sign: false),
+            forge(header: #"{"alg":"none","kid":"default","typ":"JWT"}"#),
+            forge(header: #"{"alg":"RS256","kid":"default","typ":"JWT"}"#),
+            forge(header: #"{"alg":"HS512","kid":"default","typ":"JWT"}"#),
+            forge(header: #"{"alg":"HS256","kid":"other","typ":"JWT"}"#),
+            forge(header: #"{"alg":"HS256","typ":"JWT"}"#),
+            await (try TokenSigner(secret: String(repeating: "z", count: 40))).sign(
+                TokenClaims(subject: "ann", scope: .account, app: "growth", issuedAt: now.timeIntervalSince1970, expires: Int64(now.timeIntervalSince1970) + 60)),
+        ] {
+            await #expect(throws: TokenSigner.Failure.self, "\(forged)") { try await TokenSigner(secret: ServerProcess.secret).verify(forged, now: now) }
+        }
+        // The same header re-signed with the right key and algorithm is the token itself: the
+        // forgeries above fail for what they changed, not for how the test made them.
+        #expect(try await signer.verify(forge(header: String(decoding: Data(base64URL: parts[0]) ?? Data(), as: UTF8.self)), now: now).subject == "ann")
     }
 
     /// Sign out everywhere: every token of the account issued until then is refused, in that app;
@@ -219,6 +316,14 @@ extension Data {
     var base64URL: String {
         base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
+    }
+}
+
+extension Data {
+    init?(base64URL text: String) {
+        var text = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        text += String(repeating: "=", count: (4 - text.count % 4) % 4)
+        self.init(base64Encoded: text)
     }
 }
 
