@@ -102,7 +102,7 @@ extension OnboardingDatabase {
                 changed.append((flow, nil))
                 continue
             }
-            let text = try JSONCoding.text(state)
+            let text = try JSONCoding.stored(state)
             changed.append((flow, text))
             try db.run(
                 """
@@ -210,7 +210,7 @@ extension OnboardingDatabase {
                 .text(entry.record.event.name), .text(entry.record.outcome),
                 .text(try JSONCoding.text(entry.record.event)), .text(try JSONCoding.text(entry.context)),
                 .text(try JSONCoding.text(entry.effects)), SQLValue(entry.catalogVersion),
-                .text(try JSONCoding.text(entry.record.facts)), .text(RecordedStates.text(states)),
+                .text(try JSONCoding.stored(entry.record.facts)), .text(RecordedStates.text(states)),
                 SQLValue(entry.catalogFingerprint), SQLValue(entry.appVersion),
             ])
         if let records = entry.outbox {

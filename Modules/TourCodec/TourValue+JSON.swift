@@ -128,6 +128,49 @@ public struct JSONTextWriter {
         append(text)
     }
 
+    /// The key of an object's member, with the comma before it unless it is the object's first:
+    /// for a type that writes its own form (``JSONTextWritable``), its members in key order.
+    public mutating func write(key: String, first: Bool = false) {
+        if !first { bytes.append(UInt8(ascii: ",")) }
+        write(key)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    /// A list of strings.
+    public mutating func write<S: Sequence>(strings: S) where S.Element == String {
+        bytes.append(UInt8(ascii: "["))
+        var first = true
+        for text in strings {
+            if !first { bytes.append(UInt8(ascii: ",")) }
+            first = false
+            write(text)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// An object of string values, keys in byte order.
+    public mutating func write(stringsByKey object: [String: String]) {
+        bytes.append(UInt8(ascii: "{"))
+        for (index, key) in object.keys.sorted(by: Self.precedes).enumerated() {
+            write(key: key, first: index == 0)
+            write(object[key] ?? "")
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// An object of these members, nil ones left out, keys sorted by their bytes (as for any object).
+    public mutating func write(members: [(key: String, value: TourValue?)]) throws(JSONTextError) {
+        bytes.append(UInt8(ascii: "{"))
+        var first = true
+        for member in members.sorted(by: { Self.precedes($0.key, $1.key) }) {
+            guard let value = member.value else { continue }
+            write(key: member.key, first: first)
+            first = false
+            try write(value)
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
     /// Text that is already JSON (a stored value written before), as it is.
     public mutating func writeJSON(_ json: String) { append(json) }
 
@@ -209,4 +252,31 @@ public struct JSONTextWriter {
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
     private mutating func append(_ text: String) { bytes.append(contentsOf: text.utf8) }
+}
+
+/// A stored form that writes its JSON text straight into a writer: the very text of its
+/// `tourValue.jsonText()` (the tests hold the two equal), without building the value's tree of
+/// dictionaries first. For the forms every event writes (a flow's state, the journal's facts).
+public protocol JSONTextWritable {
+    func writeJSON(to writer: inout JSONTextWriter) throws(JSONTextError)
+}
+
+extension JSONTextWritable {
+    /// The value's JSON text written straight: the text of `tourValue.jsonText()`.
+    public func writtenJSONText() throws(JSONTextError) -> String {
+        var writer = JSONTextWriter()
+        try writeJSON(to: &writer)
+        return writer.text
+    }
+}
+
+extension Array: JSONTextWritable where Element: JSONTextWritable {
+    public func writeJSON(to writer: inout JSONTextWriter) throws(JSONTextError) {
+        writer.write(punctuation: "[")
+        for (index, element) in enumerated() {
+            if index > 0 { writer.write(punctuation: ",") }
+            try element.writeJSON(to: &writer)
+        }
+        writer.write(punctuation: "]")
+    }
 }

@@ -154,3 +154,74 @@ extension FlowRun: TourValueCodable {
         }
     }
 }
+
+/// The same text as `tourValue.jsonText()`, written straight (a flow's state is written by every
+/// event): members in key order, `format` < `pendingStart` < `run` < `status` < `version`.
+extension FlowState: JSONTextWritable {
+    public func writeJSON(to writer: inout JSONTextWriter) throws(JSONTextError) {
+        writer.write(punctuation: "{")
+        writer.write(key: "format", first: true)
+        writer.write(Self.storedFormat)
+        switch self {
+        case .notStarted(let start):
+            if let start {
+                writer.write(key: "pendingStart")
+                try writer.write(start.timeIntervalSince1970)
+            }
+        case .active(let run):
+            writer.write(key: "run")
+            try run.writeJSON(to: &writer)
+        case .finished:
+            break
+        }
+        writer.write(key: "status")
+        writer.write(status.rawValue)
+        if case .finished(let record) = self, let version = record.version {
+            writer.write(key: "version")
+            writer.write(version)
+        }
+        writer.write(punctuation: "}")
+    }
+}
+
+/// Members in key order: `activation` < `catalogFingerprint` < `catalogVersion` < `deadline` <
+/// `fields` < `gates` < `performed` < `plan` < `position` < `replayOf`.
+extension FlowRun: JSONTextWritable {
+    public func writeJSON(to writer: inout JSONTextWriter) throws(JSONTextError) {
+        writer.write(punctuation: "{")
+        writer.write(key: "activation", first: true)
+        writer.write(activation)
+        if let catalogFingerprint {
+            writer.write(key: "catalogFingerprint")
+            writer.write(catalogFingerprint)
+        }
+        writer.write(key: "catalogVersion")
+        writer.write(catalogVersion)
+        if let deadline {
+            writer.write(key: "deadline")
+            try writer.write(deadline.timeIntervalSince1970)
+        }
+        writer.write(key: "fields")
+        try writer.write(TourValue.object(fields))
+        writer.write(key: "gates")
+        writer.write(stringsByKey: gates.mapValues(\.rawValue))
+        writer.write(key: "performed")
+        writer.write(strings: performed)
+        writer.write(key: "plan")
+        writer.write(strings: plan.lazy.map(\.rawValue))
+        writer.write(key: "position")
+        writer.write(position)
+        if let replayOf {
+            writer.write(key: "replayOf")
+            writer.write(punctuation: "{")
+            writer.write(key: "status", first: true)
+            writer.write(replayOf.status.rawValue)
+            if case .finished(let record) = replayOf, let version = record.version {
+                writer.write(key: "version")
+                writer.write(version)
+            }
+            writer.write(punctuation: "}")
+        }
+        writer.write(punctuation: "}")
+    }
+}

@@ -121,48 +121,61 @@ public enum TourFact: Equatable, Sendable {
 
 /// Stored as `{"fact": "stepEntered", "flow": "walkthrough", "step": "markWeek", "index": 6}`:
 /// explicit keys, new keys optional, so facts written by any release stay readable.
-extension TourFact: TourValueCodable {
+extension TourFact: TourValueCodable, JSONTextWritable {
     public var tourValue: TourValue {
-        var object: [String: TourValue] = ["fact": .string(name), "flow": .string(flow.rawValue)]
+        var object: [String: TourValue] = [:]
+        for (key, value) in storedMembers { if let value { object[key] = value } }
+        return .object(object)
+    }
+
+    /// The same text as `tourValue.jsonText()`, from the same members (the journal writes facts
+    /// with every event).
+    public func writeJSON(to writer: inout JSONTextWriter) throws(JSONTextError) {
+        try writer.write(members: storedMembers)
+    }
+
+    /// The stored form's members (a nil value is left out).
+    private var storedMembers: [(key: String, value: TourValue?)] {
+        var members: [(key: String, value: TourValue?)] = [("fact", .string(name)), ("flow", .string(flow.rawValue))]
         switch self {
         case .flowStarted(_, let plan, let catalogVersion, let replay):
-            object["plan"] = .strings(plan.map({ $0.rawValue }))
-            object["catalogVersion"] = .int(catalogVersion)
-            if replay { object["replay"] = .bool(true) }
+            members.append(("plan", .strings(plan.map({ $0.rawValue }))))
+            members.append(("catalogVersion", .int(catalogVersion)))
+            if replay { members.append(("replay", .bool(true))) }
         case .stepEntered(_, let step, let index):
-            object["step"] = .string(step.rawValue)
-            object["index"] = .int(index)
+            members.append(("step", .string(step.rawValue)))
+            members.append(("index", .int(index)))
         case .stepCompleted(_, let step):
-            object["step"] = .string(step.rawValue)
+            members.append(("step", .string(step.rawValue)))
         case .gateAnswered(_, let step, let gate, let answer):
-            object["step"] = .string(step.rawValue)
-            object["gate"] = .string(gate)
-            object["answer"] = .string(answer.rawValue)
+            members.append(("step", .string(step.rawValue)))
+            members.append(("gate", .string(gate)))
+            members.append(("answer", .string(answer.rawValue)))
         case .flowEnded(_, let ending, let recorded, let version):
-            object["ending"] = .string(ending.rawValue)
-            object["recorded"] = .string(recorded.rawValue)
-            if let version { object["version"] = .string(version) }
+            members.append(("ending", .string(ending.rawValue)))
+            members.append(("recorded", .string(recorded.rawValue)))
+            if let version { members.append(("version", .string(version))) }
         case .flowReset:
             break
         case .runMigrated(_, let fromVersion, let toVersion, let fromStep, let toStep, let plan, let outcome, let undeclared):
-            if undeclared { object["undeclared"] = .bool(true) }
-            object["fromVersion"] = .int(fromVersion)
-            object["toVersion"] = .int(toVersion)
-            if let fromStep { object["fromStep"] = .string(fromStep.rawValue) }
-            if let toStep { object["toStep"] = .string(toStep.rawValue) }
-            object["plan"] = .strings(plan.map({ $0.rawValue }))
-            object["outcome"] = .string(outcome.rawValue)
+            if undeclared { members.append(("undeclared", .bool(true))) }
+            members.append(("fromVersion", .int(fromVersion)))
+            members.append(("toVersion", .int(toVersion)))
+            if let fromStep { members.append(("fromStep", .string(fromStep.rawValue))) }
+            if let toStep { members.append(("toStep", .string(toStep.rawValue))) }
+            members.append(("plan", .strings(plan.map({ $0.rawValue }))))
+            members.append(("outcome", .string(outcome.rawValue)))
         case .assigned(_, let arm), .exposed(_, let arm), .goalReached(_, let arm):
-            object["experiment"] = .string(arm.experiment)
-            object["variant"] = .string(arm.variant)
-            object["subject"] = .string(arm.subject)
+            members.append(("experiment", .string(arm.experiment)))
+            members.append(("variant", .string(arm.variant)))
+            members.append(("subject", .string(arm.subject)))
         case .budgetSpent:
             break
         case .budgetHeld(_, let until, let reason):
-            if let until { object["until"] = .double(until.timeIntervalSince1970) }
-            object["reason"] = .string(reason)
+            if let until { members.append(("until", .double(until.timeIntervalSince1970))) }
+            members.append(("reason", .string(reason)))
         }
-        return .object(object)
+        return members
     }
 
     /// The `fact` names this build reads; a stored fact of another kind was written by a newer one.

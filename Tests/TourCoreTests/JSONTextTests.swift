@@ -37,6 +37,30 @@ struct JSONTextTests {
         }
     }
 
+    /// The forms every event writes straight to text (a flow's state, the journal's facts) are the
+    /// very text of their value trees, over random states of every kind and facts of every kind.
+    @Test func statesAndFactsWrittenStraightAreTheTextOfTheirValues() throws {
+        var random = SplitMix64(seed: 18)
+        for _ in 0..<3_000 {
+            var state = random.flowState()
+            if case .active(var run) = state {
+                if Bool.random(using: &random) { run.catalogFingerprint = random.text() }
+                run.performed = (0..<Int.random(in: 0...3, using: &random)).map { _ in random.text() }
+                run.gates = Dictionary((0..<Int.random(in: 0...3, using: &random)).map { _ in (random.text(), random.pick(GateStatus.allCases)) }) { a, _ in a }
+                state = .active(run)
+            }
+            #expect(try state.writtenJSONText() == state.tourValue.jsonText(), "\(state)")
+            let arm = TourFact.ExperimentArm(experiment: random.text(), variant: random.text(), subject: random.text())
+            let flow = random.flow()
+            let facts =
+                random.facts() + [
+                    .assigned(flow: flow, arm), .exposed(flow: flow, arm), .goalReached(flow: flow, arm), .budgetSpent(flow: flow),
+                    .budgetHeld(flow: flow, until: random.maybe { Date(timeIntervalSince1970: $0.double()) }, reason: random.text()),
+                ]
+            #expect(try facts.writtenJSONText() == facts.tourValue.jsonText(), "\(facts)")
+        }
+    }
+
     @Test func randomValuesAreReadBackAsJSONDecoderReadsThem() throws {
         var random = SplitMix64(seed: 16)
         for _ in 0..<2_000 {
