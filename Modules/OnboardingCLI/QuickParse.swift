@@ -68,7 +68,7 @@ enum QuickCommand: Equatable {
             try await runner.report(.card)
         case .wait(let seconds):
             try await RealTimeWait.wait(seconds, runner: runner)
-            try await runner.report(.card)
+            try await runner.report(.card, unlessUnchanged: true)
         case .play:
             // Never read as a line: `ScriptLine` refuses the commands that run only alone first.
             throw CLIFailure.usage("play runs only alone, not as a line of a script or session")

@@ -30,6 +30,10 @@ final class Runner: @unchecked Sendable {
     let options: RunOptions
     let timeSource: TimeSource
     let effects = EffectLog()
+    /// In an interactive session: the card last printed, so a `wait` that changed nothing says so
+    /// instead of printing the same card again (a one-shot command or `play` always prints it).
+    var sessionCard: String?
+    var inSession = false
     /// `--context`: the device facts this run reports.
     let deviceFacts: [String: TourValue]
     /// `--server` (or `$ONBOARDING_SERVER`) names an account server.
@@ -230,8 +234,10 @@ final class Runner: @unchecked Sendable {
 
     enum View { case card, status }
 
-    /// Prints what the command did (its effects) and then the card or the status.
-    func report(_ view: View) async throws {
+    /// Prints what the command did (its effects) and then the card or the status. With
+    /// `unlessUnchanged` in a session, a card identical to the one last printed, with nothing done,
+    /// is one line saying so.
+    func report(_ view: View, unlessUnchanged: Bool = false) async throws {
         for warning in await session.drainWarnings() { Output.error("\(cli.executable): warning: \(warning)") }
         let snapshot = try await session.snapshot()
         let performed = effects.drain()
@@ -247,7 +253,14 @@ final class Runner: @unchecked Sendable {
         }
         for line in performed.lines { Output.line("  · \(line)") }
         switch view {
-        case .card: Output.line(Render.card(snapshot, product: product.catalog, hint: hint))
+        case .card:
+            let card = Render.card(snapshot, product: product.catalog, hint: hint)
+            if unlessUnchanged, inSession, performed.lines.isEmpty, card == sessionCard {
+                Output.line("  nothing new: the card above is still showing")
+            } else {
+                Output.line(card)
+            }
+            if inSession { sessionCard = card }
         case .status:
             Output.line(Render.status(snapshot, product: product.catalog, database: displayPath))
             if catalogChoice.knowsPublications { Output.line(Render.catalog(catalogChoice)) }

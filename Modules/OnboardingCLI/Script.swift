@@ -222,15 +222,28 @@ struct Interactive {
         // On a terminal the welcome is part of the conversation; a pipe keeps standard output for
         // the answers (JSON Lines under --json), so it goes to standard error there.
         if terminal && !runner.json { Output.line(welcome) } else { Output.error(welcome) }
-        try await runner.launch(version: nil)
-        try await settle()
-        try await runner.report(.card)
+        runner.inSession = true
+        // Piped lines that start with `launch` launch the app themselves (with their own version):
+        // the session does not launch it first as well.
+        var first: String? = terminal ? nil : readLine()
+        if !(first.map(Self.launches) ?? false) {
+            try await runner.launch(version: nil)
+            try await settle()
+            try await runner.report(.card)
+        }
         var number = 0
         var refused = 0
         defer { reader?.close() }
         session: while true {
             let next: String?
-            if let reader { next = reader.readLine() } else { next = readLine() }
+            if let pending = first {
+                next = pending
+                first = nil
+            } else if let reader {
+                next = reader.readLine()
+            } else {
+                next = readLine()
+            }
             guard let line = next else { break }
             number += 1
             do {
@@ -254,6 +267,11 @@ struct Interactive {
             }
         }
         try finish(refused: refused, of: number)
+    }
+
+    /// Whether a line is the `launch` command (with or without its options).
+    static func launches(_ line: String) -> Bool {
+        line.split(whereSeparator: { $0 == " " || $0 == "\t" }).first == "launch"
     }
 
     /// A session whose input was not a terminal exits 1 when any line was refused, so a script can

@@ -37,6 +37,41 @@ struct CommandLineTests {
         #expect(!played.stdout.contains("app_tour"))
     }
 
+    /// A piped session whose first line is `launch` launches the app once, with that line's
+    /// version; any other first line finds the app launched by the session itself, once.
+    @Test func aPipedSessionThatStartsWithLaunchLaunchesOnce() throws {
+        func launches(_ cli: CLI) throws -> [String] {
+            try CLI.sqlite(cli.database, "SELECT event_json FROM journal WHERE event = 'appLaunched' ORDER BY id;")
+                .split(separator: "\n").map(String.init)
+        }
+        let finite = try CLI("finite")
+        let started = try finite.run([], stdin: "launch\nnext\n")
+        #expect(started.status == 0, "\(started.stderr)")
+        let finiteLaunches = try launches(finite)
+        #expect(finiteLaunches.count == 1, "\(finiteLaunches)")
+        #expect(started.stdout.components(separatedBy: "Step 1 of 6 ──").count == 2, "\(started.stdout)")
+        let plain = try CLI("finite")
+        #expect(try plain.run([], stdin: "next\n").status == 0)
+        #expect(try launches(plain).count == 1)
+        // The first line's own version is the only launch: an upgrade to 2.5 shows its prompt.
+        let carrierWave = try CLI("carrierwave")
+        #expect(try carrierWave.run([], stdin: "launch --app-version 2.0\nstatus\n").status == 0)
+        let rows = try launches(carrierWave)
+        #expect(rows.count == 1 && rows[0].contains("2.0"), "\(rows)")
+    }
+
+    /// In a session, a `wait` that changed nothing says so instead of printing the same card again;
+    /// `show` still prints it, and a one-shot `wait` prints the card as always.
+    @Test func aWaitThatChangesNothingInASessionSaysSo() throws {
+        let finite = try CLI("finite")
+        let session = try finite.run([], stdin: "wait 2\nshow\n")
+        #expect(session.status == 0, "\(session.stderr)")
+        #expect(session.stdout.contains("nothing new: the card above is still showing"), "\(session.stdout)")
+        #expect(session.stdout.components(separatedBy: "Step 1 of 6 ──").count == 3, "\(session.stdout)")
+        let oneShot = try finite.run("wait", "2")
+        #expect(oneShot.stdout.contains("Step 1 of 6 ──") && !oneShot.stdout.contains("nothing new"), "\(oneShot.stdout)")
+    }
+
     @Test func nothingShowingNamesWhatMovesThingsOn() throws {
         let finite = try CLI("finite")
         let fresh = try finite.run("do", "next")
