@@ -38,6 +38,9 @@ public struct FlowDiagram: Sendable {
         for step in flow.steps {
             var label = "\(step.id)\n\(step.content.title)"
             if step.includedWhen != .always { label += "\nonly when \(step.includedWhen.summary)" }
+            if !step.gates.isEmpty {
+                label += "\nasks " + step.gates.map { "\($0.id)\($0.required ? "" : " (optional)")" }.joined(separator: ", ")
+            }
             nodes.append(Node(id: step.id.rawValue, label: label, terminal: false))
         }
         let completed = "completed"
@@ -57,13 +60,16 @@ public struct FlowDiagram: Sendable {
         }
         for (index, step) in flow.steps.enumerated() {
             let next = index + 1 < flow.steps.count ? flow.steps[index + 1].id.rawValue : completed
-            var advancing = step.actions.filter { $0.outcome == .advance }.map(\.name)
-            for case .request(let gate) in step.actions.map(\.outcome) {
-                advancing.append("\(gate) granted")
+            // An action that waits for the step's required gates says which; a gate's answer moves
+            // the step on only where the gate says so (asking alone does not, and an optional
+            // gate's answer never holds the step back).
+            let required = step.gates.filter(\.required).map(\.id)
+            var advancing = step.actions.filter { $0.outcome == .advance }.map { action in
+                let waits = action.preconditions.contains { if case .requiredGatesGranted = $0 { true } else { false } }
+                return waits && !required.isEmpty
+                    ? "\(action.name) once \(required.joined(separator: " and ")) granted" : action.name
             }
-            if step.gates.contains(where: \.advancesWhenGranted) {
-                advancing += step.gates.filter(\.advancesWhenGranted).map { "\($0.id) granted" }
-            }
+            advancing += step.gates.filter(\.advancesWhenGranted).map { "\($0.id) granted" }
             if let after = step.autoAdvanceAfter { advancing.append("after \(Self.seconds(after))") }
             let label = Self.unique(advancing).joined(separator: ", ")
             edges.append(Edge(from: step.id.rawValue, to: next, label: label, dashed: false))
@@ -72,6 +78,15 @@ public struct FlowDiagram: Sendable {
                 edges.append(
                     Edge(
                         from: step.id.rawValue, to: skipped, label: dismissals.joined(separator: ", "),
+                        dashed: true))
+            }
+            if step.includedWhen != .always {
+                // Left out of a run whose device or state does not meet its condition: the step
+                // before goes straight to the one after.
+                let before = index > 0 ? flow.steps[index - 1].id.rawValue : start
+                edges.append(
+                    Edge(
+                        from: before, to: next, label: "\(step.id) left out \(Self.unless(step.includedWhen))",
                         dashed: true))
             }
             if step.canGoBack, index > 0 {
@@ -125,6 +140,12 @@ public struct FlowDiagram: Sendable {
 
     private static func escape(_ text: String) -> String {
         text.replacing("\"", with: "#quot;")
+    }
+
+    /// When a step with this inclusion condition is left out, in words.
+    private static func unless(_ condition: Condition) -> String {
+        if case .not(let inner) = condition { return "when \(inner.summary)" }
+        return "unless \(condition.summary)"
     }
 
     /// The elements in order, each once.

@@ -207,6 +207,21 @@ struct InsightTests {
             ? docs : "Apps/\(folder)/README.md"
     }
 
+    /// `graph` says what a gate holds back: an optional permission is marked optional and moves
+    /// nothing, an action that waits for the required gates names them, a gate that moves the step
+    /// on when granted says so; and a step a condition leaves out has the edge that goes around it.
+    @Test func graphSaysWhatAGateHoldsBackAndDrawsTheEdgeAroundALeftOutStep() throws {
+        let lockedIn = try CLI("lockedin").run("graph", "--flow", "onboarding").stdout
+        #expect(lockedIn.contains("asks screenTime, health (optional)"), "\(lockedIn)")
+        #expect(lockedIn.contains(#"onboarding_permissions -->|"next once screenTime granted"| onboarding_activation"#), "\(lockedIn)")
+        #expect(!lockedIn.contains("health granted"), "\(lockedIn)")
+        let carrierWave = try CLI("carrierwave").run("graph", "--flow", "intro").stdout
+        #expect(carrierWave.contains(#"intro_connectQRZ -->|"next, connection granted"| intro_moreServices"#), "\(carrierWave)")
+        #expect(
+            carrierWave.contains(#"intro_howSyncWorks -.->|"connectQRZ left out when hasConnectedService"| intro_moreServices"#),
+            "\(carrierWave)")
+    }
+
     /// Each product page embeds the Mermaid of each of its flows, as `graph` generates it now.
     @Test(arguments: products)
     func theCommittedDiagramsAreTheGeneratedOnes(_ product: (String, String)) throws {
