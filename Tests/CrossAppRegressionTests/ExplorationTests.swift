@@ -165,4 +165,19 @@ struct ProductRegistryTests {
             Explorer.stateKey(Session(tour: TourState(flows: small, appVersion: "2.5")), world: world)
                 == Explorer.stateKey(Session(tour: TourState(flows: spread, appVersion: "2.5")), world: world))
     }
+
+    /// A ranged number is explored at its bounds, not at every value: a field of 1-60 gives the
+    /// moves 1 and 60 (and the one without the required parameter), a field bounded by a context
+    /// value its minimum.
+    @Test func aRangedFieldIsExploredAtItsBoundsNotEveryValue() {
+        let action = StepAction("setMinutes", fills: ["minutes"], requiredParameters: ["minutes"], outcome: .stay)
+        func values(_ kind: FieldSpec.Kind) -> [String] {
+            Explorer.variants(of: action, fields: [FieldSpec("minutes", kind)], gates: []).compactMap { move in
+                if case .action(_, let parameters, _) = move { parameters["minutes"] ?? "-" } else { nil }
+            }
+        }
+        #expect(values(.integer(minimum: 1, maximum: 60, maximumKey: nil)) == ["1", "60", "-"])
+        #expect(values(.integer(minimum: 1, maximumKey: "markableWeeks")) == ["1", "-"])
+        #expect(values(.integer(minimum: 5, maximum: 5, maximumKey: nil)) == ["5", "-"])
+    }
 }

@@ -218,12 +218,12 @@ final class Explorer: @unchecked Sendable {
         let steps = catalog.flows.flatMap { flow in flow.steps.map { (flow, $0) } }
         for (flow, step) in steps {
             for action in step.actions {
-                moves += variants(of: action, fields: flow.fields, gates: step.gates)
+                moves += Self.variants(of: action, fields: flow.fields, gates: step.gates)
                 seenNames.insert(action.name)
             }
         }
         for action in catalog.freeActions where !seenNames.contains(action.name) {
-            moves += variants(of: action, fields: catalog.freeFields, gates: [])
+            moves += Self.variants(of: action, fields: catalog.freeFields, gates: [])
         }
         moves += ["back", "skip"].map { Move.action($0, [:], answers: [:]) }
         if product.engine.nextDeadline(in: session.tour) != nil { moves.append(.timer) }
@@ -248,7 +248,7 @@ final class Explorer: @unchecked Sendable {
 
     /// Sample parameters that the action's fields accept (each option of a choice), one set that
     /// leaves a required parameter out, and for a permission request each answer the user can give.
-    func variants(of action: StepAction, fields: [FieldSpec], gates: [Gate]) -> [Move] {
+    static func variants(of action: StepAction, fields: [FieldSpec], gates: [Gate]) -> [Move] {
         var parameterSets: [[String: String]] = [[:]]
         for name in action.fills {
             let kind = fields.first { $0.name == name }?.kind ?? .text
@@ -259,7 +259,12 @@ final class Explorer: @unchecked Sendable {
             case .list: values = ["Instagram,TikTok"]
             // One option other than the preselected one: each option is a value, not a path.
             case .choice(let options): values = options.last.map { [$0] } ?? []
-            case .integer(let minimum, _, _): values = [String(minimum)]
+            // A ranged number at its bounds, not at every value: its minimum, and its maximum when
+            // fixed (one bounded by a context value takes the minimum). A value in between takes
+            // no other path, since conditions read context, not fields; a field of 1-60 is two
+            // moves, not sixty, and sixty times the states below them.
+            case .integer(let minimum, let maximum, _):
+                values = [String(minimum)] + (maximum.map { $0 > minimum ? [String($0)] : [] } ?? [])
             case .date: values = ["1990-05-01"]
             }
             parameterSets = parameterSets.flatMap { set in values.map { set.merging([name: $0]) { $1 } } }
