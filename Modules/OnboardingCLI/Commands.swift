@@ -111,6 +111,37 @@ struct Do: ScriptableCommand {
     func execute(_ runner: Runner) async throws {
         try await QuickCommand.action(action, parameters: try Self.parse(parameters)).execute(runner)
     }
+
+    /// From the command line (not a line of a session or script): a secret's value is read from
+    /// standard input (``SecretArguments``).
+    func run() async throws {
+        let parameters = try SecretArguments.resolved(try Self.parse(parameters))
+        try await Runner.run(options.run) { try await QuickCommand.action(action, parameters: parameters).execute($0) }
+    }
+}
+
+/// A secret parameter of an action on the command line (Carrier Wave's `password`): a value typed
+/// there stays in the shell's history and in every process list while the command runs, so it is
+/// refused; `NAME=-` reads it from standard input instead (a pipe, or a line typed at the
+/// terminal). The lines of a session or a script are not a command line and take the value as
+/// written; every output redacts it either way.
+enum SecretArguments {
+    static func resolved(_ parameters: [String: String]) throws -> [String: String] {
+        let secrets = Output.redactor.keys
+        var resolved = parameters
+        // An empty value has nothing to keep (and the step's own rule refuses it).
+        for (name, value) in parameters where secrets.contains(name.lowercased()) && !value.isEmpty {
+            guard value == "-" else {
+                throw CLIFailure.usage(
+                    "\(name) is a secret: typed on the command line it stays in the shell's history and the process list. Give it the value - and the secret on standard input (printf '%s\\n' \"$SECRET\" | APP do ACTION ... NAME=-), or send the line in a session or with play")
+            }
+            guard let line = readLine(strippingNewline: true), !line.isEmpty else {
+                throw CLIFailure.usage("\(name)=- reads the value from standard input, which held none")
+            }
+            resolved[name] = line
+        }
+        return resolved
+    }
 }
 
 struct Visit: ScriptableCommand {

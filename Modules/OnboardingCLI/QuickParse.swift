@@ -37,6 +37,10 @@ enum QuickCommand: Equatable {
     func run(_ options: RunOptions) async throws {
         if case .play(let file, let echo) = self {
             try await Play.run(file: file, echo: echo, options: options)
+        } else if case .action(let name, let parameters) = self {
+            // From the command line: a secret's value comes from standard input (``SecretArguments``).
+            let action = QuickCommand.action(name, parameters: try SecretArguments.resolved(parameters))
+            try await Runner.run(options) { try await action.execute($0) }
         } else {
             try await Runner.run(options) { try await execute($0) }
         }

@@ -138,8 +138,34 @@ struct ScriptTests {
         // The file and its WAL byte by byte, and every row the journal table holds.
         #expect(cli.databaseBytes().range(of: Data(password.utf8)) == nil)
         #expect(!(try CLI.sqlite(cli.database, ".dump")).contains(password))
-        let offline = try cli.run("do", "connect", "username=W1AW", "password=\(password)", "--offline")
+        let offline = try cli.run(["do", "connect", "username=W1AW", "password=-", "--offline"], stdin: password + "\n")
         #expect(!(offline.stdout + offline.stderr).contains(password))
+    }
+
+    /// A secret typed on the command line is refused (it would stay in the shell's history and the
+    /// process list), with one message saying how to give it, and nothing is written; `NAME=-`
+    /// reads it from standard input, by either reader of the command line (`--json` takes the
+    /// argument parser's), and the connection goes through.
+    @Test func aSecretOnTheCommandLineIsRefusedAndReadFromStandardInputInstead() throws {
+        let cli = try CLI("carrierwave")
+        try cli.run("play", stdin: "launch\nnext\nnext\n")
+        let before = try cli.run("journal", "--json").stdout
+        let password = "pw-\(UUID().uuidString)"
+        for extra in [[], ["--json"]] {
+            let typed = try cli.run(["do", "connect", "username=W1AW", "password=\(password)"] + extra)
+            #expect(typed.status == 2, "\(typed.stdout)\(typed.stderr)")
+            #expect((typed.stderr + typed.stdout).contains("password is a secret"), "\(typed.stderr)\(typed.stdout)")
+            #expect((typed.stderr + typed.stdout).contains("Give it the value - and the secret on standard input"))
+            #expect(!(typed.stdout + typed.stderr).contains(password))
+            let empty = try cli.run(["do", "connect", "username=W1AW", "password=-"] + extra, stdin: "")
+            #expect(empty.status == 2, "\(empty.stderr)")
+        }
+        #expect(try cli.run("journal", "--json").stdout == before, "a refused secret changed the journal")
+        let piped = try cli.run(["do", "connect", "username=W1AW", "password=-"], stdin: password + "\n")
+        #expect(piped.status == 0, "\(piped.stderr)")
+        #expect(piped.stdout.contains("Connected to") || piped.stdout.contains("moreServices") || piped.stdout.contains("More Services"), "\(piped.stdout)")
+        #expect(!(piped.stdout + piped.stderr).contains(password))
+        #expect(cli.databaseBytes().range(of: Data(password.utf8)) == nil)
     }
 
     @Test func carrierWaveShowAppTourResetsAndPresentsTheIntro() throws {

@@ -121,7 +121,7 @@ struct SecretOutputTests {
 
     @Test func anAcceptedPasswordIsNowhereAfterwards() throws {
         let cli = try onTheQRZScreen()
-        let connected = try cli.run("do", "connect", "username=W1AW", "password=\(password)", "--json")
+        let connected = try cli.run(["do", "connect", "username=W1AW", "password=-", "--json"], stdin: password + "\n")
         #expect(connected.status == 0, "\(connected.stderr)")
         #expect(try cli.json("status").state["accounts"] as? [String: String] == ["qrz": "W1AW"])
         var everything = connected.stdout + connected.stderr
