@@ -204,7 +204,9 @@ struct IdentityProviderTests {
                 }
             }
             try signInThroughProvider()
-            #expect(browser.title.hasPrefix("All apps"), "\(browser.title) \(browser.location)")
+            #expect(
+                browser.title.hasPrefix("All apps"),
+                "\(browser.title) \(browser.location): \((try? browser.evaluate("document.body.innerText")) as? String ?? "") server: \(server.logText.suffix(1500))")
             #expect(try server.sql("SELECT person FROM dashboard_sessions") == ["ann"])
 
             // The provider rotates its key: the old one is gone from its JWKS, and the server's cached
