@@ -24,7 +24,12 @@ public final class DatabaseExecutor: SerialExecutor, TaskExecutor, Sendable {
         let job = UnownedJob(job)
         // The closure keeps the executor alive until the job has run: the job may release the last
         // reference to the actor, and with it the database and this executor, while it runs.
-        queue.async { [self] in job.runSynchronously(on: asUnownedSerialExecutor()) }
+        // Run as both: isolated to this serial executor (an actor's job) and on this task executor
+        // (a task that prefers it), so the runtime knows a task running here is where it prefers
+        // to be and does not enqueue it again on leaving an actor.
+        queue.async { [self] in
+            job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
+        }
     }
 
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {

@@ -52,10 +52,11 @@ extension Reduction {
     func canonicalName(of given: String) -> String {
         // A name from an earlier catalog version (an action renamed since) still works.
         var name = given
-        if let (_, step) = showing, step.action(named: name) == nil, let renamed = catalog.currentActionName(name) {
+        let showingStep = showing?.step
+        if let step = showingStep, step.action(named: name) == nil, let renamed = catalog.currentActionName(name) {
             name = renamed
         }
-        guard let (_, step) = showing else {
+        guard let step = showingStep else {
             return catalog.freeActions.first { $0.answers(to: name) }?.name ?? name
         }
         if let action = step.action(named: name) { return action.name }

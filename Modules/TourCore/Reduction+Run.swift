@@ -15,27 +15,36 @@ extension Reduction {
         holdTimedStepsForVoiceOver()
         for _ in 0..<64 {
             // The earliest deadline that has passed (the first such flow in catalog order on a tie).
-            var due: (flow: FlowDefinition, deadline: Date)?
-            for flow in catalog.flows {
-                guard let run = state.flows[flow.id], run.status == .active, let deadline = run.deadline, deadline <= now,
-                    due.map({ deadline < $0.deadline }) ?? true
+            // By index: a flow's definition is copied only when it is the one due (this runs on
+            // every event).
+            let flows = catalog.flows
+            var due: (index: Int, deadline: Date)?
+            for index in flows.indices {
+                guard let run = state.flows[flows[index].id], run.status == .active, let deadline = run.deadline,
+                    deadline <= now, due.map({ deadline < $0.deadline }) ?? true
                 else { continue }
-                due = (flow, deadline)
+                due = (index, deadline)
             }
-            if let (flow, _) = due {
+            if let (index, _) = due {
+                let flow = flows[index]
                 notes.append("\(flow.id) \(state[flow: flow.id].currentStep?.rawValue ?? "") timed out")
                 completeStep(flow)
                 continue
             }
-            if state.presentingFlow == nil,
-                let flow = catalog.flows.enumerated().compactMap({
-                    index, flow -> (FlowDefinition, Date, Int)? in
-                    guard let start = state[flow: flow.id].pendingStart, start <= now else { return nil }
-                    return (flow, start, index)
-                }).min(by: { ($0.1, $0.2) < ($1.1, $1.2) })?.0
-            {
-                if spendBudget(on: flow) { startRun(flow, replayOf: nil) }
-                continue
+            if state.presentingFlow == nil {
+                // The earliest pending start that has come (the first in catalog order on a tie).
+                var earliest: (index: Int, start: Date)?
+                for index in flows.indices {
+                    guard let start = state.flows[flows[index].id]?.pendingStart, start <= now,
+                        earliest.map({ start < $0.start }) ?? true
+                    else { continue }
+                    earliest = (index, start)
+                }
+                if let (index, _) = earliest {
+                    let flow = flows[index]
+                    if spendBudget(on: flow) { startRun(flow, replayOf: nil) }
+                    continue
+                }
             }
             return
         }
