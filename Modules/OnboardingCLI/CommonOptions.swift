@@ -4,18 +4,7 @@ import ArgumentParser
 #else
     import Foundation
 #endif
-import AccountSyncHTTP
-import TourCodec
-import TourRuntime
-import TourCore
 import Permissions
-import AccountSync
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// Options every command takes.
 struct CommonOptions: ParsableArguments {

@@ -4,7 +4,6 @@ import ArgumentParser
 #else
     import Foundation
 #endif
-import InsightsPages
 import TourRuntime
 import TourCore
 

@@ -1,10 +1,6 @@
 import AccountSync
 import Foundation
-import TourCodec
 import Hummingbird
-import Logging
-import NIOCore
-import TourCore
 
 /// Who may call a route: the bearer token (the server's own or an identity provider's), its app and
 /// account, and the account's sign-out cut-off.

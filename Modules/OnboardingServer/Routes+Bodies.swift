@@ -2,9 +2,6 @@ import AccountSync
 import Foundation
 import TourCodec
 import Hummingbird
-import Logging
-import NIOCore
-import TourCore
 
 /// A push's validation (the rules devices check themselves) and the request bodies and answers of
 /// the API.

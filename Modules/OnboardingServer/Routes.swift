@@ -3,7 +3,6 @@ import Foundation
 import TourCodec
 import Hummingbird
 import Logging
-import NIOCore
 import TourCore
 
 /// The answer to a sign-out everywhere: tokens of the account issued before this time are refused.

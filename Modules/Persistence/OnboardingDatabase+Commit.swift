@@ -1,4 +1,3 @@
-import CSQLite
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
