@@ -115,32 +115,62 @@ struct Do: ScriptableCommand {
     /// From the command line (not a line of a session or script): a secret's value is read from
     /// standard input (``SecretArguments``).
     func run() async throws {
-        let parameters = try SecretArguments.resolved(try Self.parse(parameters))
+        let parameters = try SecretArguments.resolved(action: action, try Self.parse(parameters))
         try await Runner.run(options.run) { try await QuickCommand.action(action, parameters: parameters).execute($0) }
     }
 }
 
 /// A secret parameter of an action on the command line (Carrier Wave's `password`): a value typed
 /// there stays in the shell's history and in every process list while the command runs, so it is
-/// refused; `NAME=-` reads it from standard input instead (a pipe, or a line typed at the
-/// terminal). The lines of a session or a script are not a command line and take the value as
-/// written; every output redacts it either way.
+/// refused. The secret comes from the environment instead: `ONBOARDING_SECRET_PASSWORD`, or a file
+/// named by `ONBOARDING_SECRET_PASSWORD_FILE` (its first line), for an action that takes it and
+/// does not name it; `NAME=-` reads it from one line of standard input (or from the environment
+/// when set there). The lines of a session or a script are not a command line and take the value
+/// as written; every output redacts it either way.
 enum SecretArguments {
-    static func resolved(_ parameters: [String: String]) throws -> [String: String] {
+    static func resolved(action: String, _ parameters: [String: String]) throws -> [String: String] {
         let secrets = Output.redactor.keys
+        let catalog = CLIEnvironment.current.catalog
+        let steps = catalog.flows.flatMap(\.steps)
+        let filled = Set(steps.flatMap(\.actions).filter { $0.name == action }.flatMap(\.fills)).filter {
+            secrets.contains($0.lowercased())
+        }
         var resolved = parameters
+        for name in filled where parameters[name] == nil {
+            if let value = try fromEnvironment(name) { resolved[name] = value }
+        }
         // An empty value has nothing to keep (and the step's own rule refuses it).
         for (name, value) in parameters where secrets.contains(name.lowercased()) && !value.isEmpty {
             guard value == "-" else {
                 throw CLIFailure.usage(
-                    "\(name) is a secret: typed on the command line it stays in the shell's history and the process list. Give it the value - and the secret on standard input (printf '%s\\n' \"$SECRET\" | APP do ACTION ... NAME=-), or send the line in a session or with play")
+                    "\(name) is a secret: typed on the command line it stays in the shell's history and the process list. Set \(variable(name)) (or \(variable(name))_FILE, a file holding it) and leave it out, or give it the value - and the secret on standard input, or send the line in a session or with play")
             }
-            guard let line = readLine(strippingNewline: true), !line.isEmpty else {
+            if let value = try fromEnvironment(name) {
+                resolved[name] = value
+            } else if let line = readLine(strippingNewline: true), !line.isEmpty {
+                resolved[name] = line
+            } else {
                 throw CLIFailure.usage("\(name)=- reads the value from standard input, which held none")
             }
-            resolved[name] = line
         }
         return resolved
+    }
+
+    /// `ONBOARDING_SECRET_` and the name in capitals, letters and digits kept, the rest `_`.
+    static func variable(_ name: String) -> String {
+        "ONBOARDING_SECRET_" + String(name.uppercased().map { $0.isLetter || $0.isNumber ? $0 : "_" })
+    }
+
+    /// The secret from `VARIABLE`, else the first line of the file `VARIABLE_FILE` names.
+    private static func fromEnvironment(_ name: String) throws -> String? {
+        if let value = Environment.value(variable(name)), !value.isEmpty { return value }
+        guard let path = Environment.value(variable(name) + "_FILE"), !path.isEmpty else { return nil }
+        guard let contents = FileManager.default.contents(atPath: path) else {
+            throw CLIFailure.usage("\(variable(name))_FILE names '\(path.quotable)', which cannot be read")
+        }
+        let line = String(decoding: contents, as: UTF8.self).split(maxSplits: 1, whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        guard !line.isEmpty else { throw CLIFailure.usage("\(variable(name))_FILE names an empty file") }
+        return line
     }
 }
 

@@ -39,7 +39,7 @@ enum QuickCommand: Equatable {
             try await Play.run(file: file, echo: echo, options: options)
         } else if case .action(let name, let parameters) = self {
             // From the command line: a secret's value comes from standard input (``SecretArguments``).
-            let action = QuickCommand.action(name, parameters: try SecretArguments.resolved(parameters))
+            let action = QuickCommand.action(name, parameters: try SecretArguments.resolved(action: name, parameters))
             try await Runner.run(options) { try await action.execute($0) }
         } else {
             try await Runner.run(options) { try await execute($0) }

@@ -157,22 +157,18 @@ public actor JWKSource {
         }
     }
 
-    /// The `kid` of a compact JWS's header, if it names one (read before any key is trusted: it
-    /// only chooses which keys to fetch).
-    /// The `alg` a token's header names, unchecked.
-    static func algorithm(of token: String) -> String? {
+    /// The `alg` and `kid` a compact JWS's header names, unchecked (read before any key is trusted:
+    /// they only choose which keys, and whose, to check it with).
+    static func header(of token: String) -> (algorithm: String?, keyID: String?) {
         guard let header = token.split(separator: ".", maxSplits: 1).first, header.utf8.count <= 4096,
             let data = TokenSigner.data(base64URL: header), let object = (try? TourValue(jsonUTF8: data))?.objectValue
-        else { return nil }
-        return object["alg"]?.stringValue.map { String($0.prefix(32)) }
+        else { return (nil, nil) }
+        return (
+            object["alg"]?.stringValue.map { String($0.prefix(32)) }, object["kid"]?.stringValue.map { String($0.prefix(256)) }
+        )
     }
 
-    static func keyID(of token: String) -> String? {
-        guard let header = token.split(separator: ".", maxSplits: 1).first, header.utf8.count <= 4096,
-            let data = TokenSigner.data(base64URL: header), let object = (try? TourValue(jsonUTF8: data))?.objectValue
-        else { return nil }
-        return object["kid"]?.stringValue.map { String($0.prefix(256)) }
-    }
+    static func keyID(of token: String) -> String? { header(of: token).keyID }
 }
 
 public struct JWKSourceError: Error, CustomStringConvertible {

@@ -26,7 +26,7 @@ extension Routes {
 
     private func verify(_ token: String, app: String, now: Date) async throws -> TokenClaims {
         let claims: TokenClaims
-        if let identityProvider, !TokenSigner.isOwnToken(token) {
+        if let identityProvider, !tokens.isOwnToken(token) {
             do {
                 claims = try await identityProvider.verify(token, app: app, now: now)
             } catch .expired {

@@ -191,8 +191,10 @@ public struct TokenSigner: Sendable {
     /// Whether `token` is one of this server's (as opposed to an identity provider's JWT): the
     /// old `obt` forms, or a JWT signed with HS256, which an identity provider's never is (those
     /// are RS256 or ES256, ``JWKSource/algorithms``), so neither path ever checks the other's.
-    public static func isOwnToken(_ token: String) -> Bool {
-        token.hasPrefix(prefix + ".") || token.hasPrefix(outdatedPrefix + ".") || JWKSource.algorithm(of: token) == "HS256"
+    /// A token already checked by this signer is answered from memory, without reading its header.
+    public func isOwnToken(_ token: String) -> Bool {
+        verified.claims(of: token) != nil || token.hasPrefix(Self.prefix + ".")
+            || token.hasPrefix(Self.outdatedPrefix + ".") || JWKSource.header(of: token).algorithm == "HS256"
     }
 
     /// The token's claims if a key of the ring signed it and it has not expired at `now`.
@@ -214,7 +216,8 @@ public struct TokenSigner: Sendable {
         if parts.first.map(String.init) == Self.prefix { return try checkOBT2(token, now: now) }
         guard parts.count == 3, token.utf8.count <= 8192 else { throw .malformed }
         // The header names the key; the token is trusted only once that key's signature checks.
-        guard JWKSource.algorithm(of: token) == "HS256", let keyID = JWKSource.keyID(of: token) else { throw .malformed }
+        let header = JWKSource.header(of: token)
+        guard header.algorithm == "HS256", let keyID = header.keyID else { throw .malformed }
         guard keys.contains(where: { $0.id == keyID }) else { throw .unknownKey }
         let payload: ServerTokenPayload
         do {

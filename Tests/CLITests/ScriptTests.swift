@@ -155,7 +155,7 @@ struct ScriptTests {
             let typed = try cli.run(["do", "connect", "username=W1AW", "password=\(password)"] + extra)
             #expect(typed.status == 2, "\(typed.stdout)\(typed.stderr)")
             #expect((typed.stderr + typed.stdout).contains("password is a secret"), "\(typed.stderr)\(typed.stdout)")
-            #expect((typed.stderr + typed.stdout).contains("Give it the value - and the secret on standard input"))
+            #expect((typed.stderr + typed.stdout).contains("Set ONBOARDING_SECRET_PASSWORD (or ONBOARDING_SECRET_PASSWORD_FILE"))
             #expect(!(typed.stdout + typed.stderr).contains(password))
             let empty = try cli.run(["do", "connect", "username=W1AW", "password=-"] + extra, stdin: "")
             #expect(empty.status == 2, "\(empty.stderr)")
@@ -166,6 +166,30 @@ struct ScriptTests {
         #expect(piped.stdout.contains("Connected to") || piped.stdout.contains("moreServices") || piped.stdout.contains("More Services"), "\(piped.stdout)")
         #expect(!(piped.stdout + piped.stderr).contains(password))
         #expect(cli.databaseBytes().range(of: Data(password.utf8)) == nil)
+    }
+
+    /// The secret from the environment, for an action that takes it and does not name it: the
+    /// variable itself, or a file it names (its first line); a file that cannot be read is refused.
+    @Test func aSecretComesFromTheEnvironmentOrAFile() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("qrz-\(UUID().uuidString)")
+        let password = "pw-\(UUID().uuidString)"
+        try Data((password + "\r\nignored\n").utf8).write(to: file)
+        for (variable, value) in [("ONBOARDING_SECRET_PASSWORD", password), ("ONBOARDING_SECRET_PASSWORD_FILE", file.path)] {
+            var cli = try CLI("carrierwave")
+            try cli.run("play", stdin: "launch\nnext\nnext\n")
+            cli.environment[variable] = value
+            let connected = try cli.run("do", "connect", "username=W1AW")
+            #expect(connected.status == 0, "\(variable): \(connected.stderr)")
+            #expect(try cli.json("status").state["accounts"] as? [String: String] == ["qrz": "W1AW"], "\(variable)")
+            #expect(!(connected.stdout + connected.stderr).contains(password))
+            #expect(cli.databaseBytes().range(of: Data(password.utf8)) == nil)
+        }
+        var missing = try CLI("carrierwave")
+        try missing.run("play", stdin: "launch\nnext\nnext\n")
+        missing.environment["ONBOARDING_SECRET_PASSWORD_FILE"] = "/nonexistent/qrz"
+        let refused = try missing.run("do", "connect", "username=W1AW")
+        #expect(refused.status == 2 && refused.stderr.contains("cannot be read"), "\(refused.stderr)")
+        #expect(try missing.json("status").state["accounts"] == nil)
     }
 
     @Test func carrierWaveShowAppTourResetsAndPresentsTheIntro() throws {
