@@ -114,7 +114,7 @@ public struct TokenSigner: Sendable {
     /// Tokens whose signature a key of this ring checked, shared by copies of this signer.
     let verified = VerifiedTokens()
     /// The ring as jwt-kit's key collection (made on first use: adding a key is asynchronous).
-    private let collection = JWTRing()
+    private let collection: JWTRing
     /// The `iss` of every token this server makes.
     public static let issuer = "onboarding-server"
 
@@ -131,6 +131,7 @@ public struct TokenSigner: Sendable {
             throw ServerConfigurationError("the key id '\(key.id)' is given twice")
         }
         self.keys = keys
+        collection = JWTRing(keys)
     }
 
     /// `ONBOARDING_SERVER_KEYS`: `ID=SECRET` entries separated by spaces or new lines, the signing
@@ -154,7 +155,7 @@ public struct TokenSigner: Sendable {
     public func sign(_ claims: TokenClaims) async -> String {
         let payload = ServerTokenPayload(claims)
         do {
-            return try await collection.keys(keys).sign(payload, kid: JWKIdentifier(string: keys[0].id))
+            return try await collection.made().sign(payload, kid: JWKIdentifier(string: keys[0].id))
         } catch {
             // HS256 over claims of strings and finite numbers cannot fail to sign.
             preconditionFailure("a token could not be signed: \(error)")
@@ -221,7 +222,7 @@ public struct TokenSigner: Sendable {
         guard keys.contains(where: { $0.id == keyID }) else { throw .unknownKey }
         let payload: ServerTokenPayload
         do {
-            payload = try await collection.keys(keys).verify(token, as: ServerTokenPayload.self)
+            payload = try await collection.made().verify(token, as: ServerTokenPayload.self)
         } catch let error as JWTError where error.errorType == .signatureVerificationFailed {
             throw .badSignature
         } catch {
@@ -314,15 +315,18 @@ final class VerifiedTokens: Sendable {
 /// The key ring as jwt-kit's key collection, made once (adding keys to the collection, an actor,
 /// is asynchronous) and shared by copies of a signer.
 final class JWTRing: Sendable {
-    private let made = Mutex<JWTKeyCollection?>(nil)
+    private let keys: [TokenKey]
+    private let collection = Mutex<JWTKeyCollection?>(nil)
 
-    func keys(_ keys: [TokenKey]) async -> JWTKeyCollection {
-        if let collection = made.withLock({ $0 }) { return collection }
+    init(_ keys: [TokenKey]) { self.keys = keys }
+
+    func made() async -> JWTKeyCollection {
+        if let collection = collection.withLock({ $0 }) { return collection }
         let collection = JWTKeyCollection()
         for key in keys {
             await collection.add(hmac: HMACKey(key: key.key), digestAlgorithm: .sha256, kid: JWKIdentifier(string: key.id))
         }
-        return made.withLock { made in
+        return self.collection.withLock { made in
             if let earlier = made { return earlier }
             made = collection
             return collection

@@ -13,7 +13,7 @@ enum RecordedStates {
     static func text(_ states: [(flow: FlowID, stored: String?)]) -> String {
         var writer = JSONTextWriter()
         writer.write(punctuation: "{")
-        let sorted = states.sorted { $0.flow.rawValue.utf8.lexicographicallyPrecedes($1.flow.rawValue.utf8) }
+        let sorted = states.sorted { JSONTextWriter.precedes($0.flow.rawValue, $1.flow.rawValue) }
         for (index, state) in sorted.enumerated() {
             if index > 0 { writer.write(punctuation: ",") }
             writer.write(state.flow.rawValue)

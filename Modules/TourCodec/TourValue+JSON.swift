@@ -106,18 +106,19 @@ public struct JSONTextWriter {
                 try write(item)
             }
             bytes.append(UInt8(ascii: "]"))
-        case .object(let object):
-            bytes.append(UInt8(ascii: "{"))
-            var first = true
-            for (key, value) in object.sorted(by: { Self.precedes($0.key, $1.key) }) {
-                if !first { bytes.append(UInt8(ascii: ",")) }
-                first = false
-                write(key)
-                bytes.append(UInt8(ascii: ":"))
-                try write(value)
-            }
-            bytes.append(UInt8(ascii: "}"))
+        case .object(let object): try writeObject(object)
         }
+    }
+
+    /// `{...}` of these members, keys sorted by their bytes.
+    private mutating func writeObject<Members: Sequence>(_ members: Members) throws(JSONTextError)
+    where Members.Element == (key: String, value: TourValue) {
+        bytes.append(UInt8(ascii: "{"))
+        for (index, member) in members.sorted(by: { Self.precedes($0.key, $1.key) }).enumerated() {
+            write(key: member.key, first: index == 0)
+            try write(member.value)
+        }
+        bytes.append(UInt8(ascii: "}"))
     }
 
     /// A double as `JSONEncoder` writes it: Swift's shortest round-trip text without a ".0" suffix.
@@ -148,27 +149,9 @@ public struct JSONTextWriter {
         bytes.append(UInt8(ascii: "]"))
     }
 
-    /// An object of string values, keys in byte order.
-    public mutating func write(stringsByKey object: [String: String]) {
-        bytes.append(UInt8(ascii: "{"))
-        for (index, key) in object.keys.sorted(by: Self.precedes).enumerated() {
-            write(key: key, first: index == 0)
-            write(object[key] ?? "")
-        }
-        bytes.append(UInt8(ascii: "}"))
-    }
-
     /// An object of these members, nil ones left out, keys sorted by their bytes (as for any object).
     public mutating func write(members: [(key: String, value: TourValue?)]) throws(JSONTextError) {
-        bytes.append(UInt8(ascii: "{"))
-        var first = true
-        for member in members.sorted(by: { Self.precedes($0.key, $1.key) }) {
-            guard let value = member.value else { continue }
-            write(key: member.key, first: first)
-            first = false
-            try write(value)
-        }
-        bytes.append(UInt8(ascii: "}"))
+        try writeObject(members.compactMap { member in member.value.map { (key: member.key, value: $0) } })
     }
 
     /// Text that is already JSON (a stored value written before), as it is.
@@ -178,7 +161,7 @@ public struct JSONTextWriter {
     public mutating func write(punctuation: Unicode.Scalar) { bytes.append(UInt8(ascii: punctuation)) }
 
     /// Whether `a` sorts before `b` by their UTF-8 bytes (the order of an object's keys).
-    static func precedes(_ a: String, _ b: String) -> Bool {
+    public static func precedes(_ a: String, _ b: String) -> Bool {
         let fast = a.utf8.withContiguousStorageIfAvailable { left in
             b.utf8.withContiguousStorageIfAvailable { right -> Bool in
                 for index in 0..<min(left.count, right.count) where left[index] != right[index] {

@@ -204,7 +204,7 @@ extension FlowRun: JSONTextWritable {
         writer.write(key: "fields")
         try writer.write(TourValue.object(fields))
         writer.write(key: "gates")
-        writer.write(stringsByKey: gates.mapValues(\.rawValue))
+        try writer.write(TourValue.object(gates.mapValues { .string($0.rawValue) }))
         writer.write(key: "performed")
         writer.write(strings: performed)
         writer.write(key: "plan")

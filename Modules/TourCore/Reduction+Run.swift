@@ -14,40 +14,35 @@ extension Reduction {
     mutating func fireDue() {
         holdTimedStepsForVoiceOver()
         for _ in 0..<64 {
-            // The earliest deadline that has passed (the first such flow in catalog order on a tie).
-            // By index: a flow's definition is copied only when it is the one due (this runs on
-            // every event).
+            // The earliest deadline that has passed, then (with no flow showing) the earliest
+            // pending start that has come; the first such flow in catalog order on a tie.
             let flows = catalog.flows
-            var due: (index: Int, deadline: Date)?
-            for index in flows.indices {
-                guard let run = state.flows[flows[index].id], run.status == .active, let deadline = run.deadline,
-                    deadline <= now, due.map({ deadline < $0.deadline }) ?? true
-                else { continue }
-                due = (index, deadline)
-            }
-            if let (index, _) = due {
+            if let index = earliestCome(in: flows, { $0.status == .active ? $0.deadline : nil }) {
                 let flow = flows[index]
                 notes.append("\(flow.id) \(state[flow: flow.id].currentStep?.rawValue ?? "") timed out")
                 completeStep(flow)
                 continue
             }
-            if state.presentingFlow == nil {
-                // The earliest pending start that has come (the first in catalog order on a tie).
-                var earliest: (index: Int, start: Date)?
-                for index in flows.indices {
-                    guard let start = state.flows[flows[index].id]?.pendingStart, start <= now,
-                        earliest.map({ start < $0.start }) ?? true
-                    else { continue }
-                    earliest = (index, start)
-                }
-                if let (index, _) = earliest {
-                    let flow = flows[index]
-                    if spendBudget(on: flow) { startRun(flow, replayOf: nil) }
-                    continue
-                }
+            if state.presentingFlow == nil, let index = earliestCome(in: flows, \.pendingStart) {
+                let flow = flows[index]
+                if spendBudget(on: flow) { startRun(flow, replayOf: nil) }
+                continue
             }
             return
         }
+    }
+
+    /// The index of the flow whose `time` has come earliest (the first in catalog order on a tie).
+    /// By index: a definition is copied only for the flow found (this runs on every event).
+    private func earliestCome(in flows: [FlowDefinition], _ time: (FlowState) -> Date?) -> Int? {
+        var earliest: (index: Int, time: Date)?
+        for index in flows.indices {
+            guard let flowState = state.flows[flows[index].id], let time = time(flowState), time <= now,
+                earliest.map({ time < $0.time }) ?? true
+            else { continue }
+            earliest = (index, time)
+        }
+        return earliest?.index
     }
 
     /// Whether the display budget lets `flow` start by itself now; counts it when it does. A flow
