@@ -16,21 +16,31 @@ extension OnboardingDatabase {
     public func commit<T>(
         _ key: SessionKey, scopes: Scopes, _ body: (inout Session) throws -> (T, JournalAppend?)
     ) throws -> T {
+        // The transaction's own code is not generic (generic code across modules runs
+        // unspecialised, making the metadata of its tuples at run time): the body's value is kept
+        // here. It holds the value of the body's last run.
+        var value: T?
+        func run(_ session: inout Session) throws -> JournalAppend? {
+            let (result, journal) = try body(&session)
+            value = result
+            return journal
+        }
         try state.withLock { state in
             if let connection = try existing(&state) {
-                return try Self.commit(on: connection, key, scopes: scopes, cache: &state.cache, keep: true, body).value
+                _ = try Self.commit(on: connection, key, scopes: scopes, cache: &state.cache, keep: true, run)
+                return
             }
             // No file yet: the event runs on an empty database, where nothing is kept. Refused (or
             // changing nothing), it created nothing; accepted, the file is created and the outcome
             // of that one run is written to it: `body` runs once, its effects are not repeated.
             var none: SessionCache?
-            let trial = try Self.commit(on: emptyDatabase(&state), key, scopes: scopes, cache: &none, keep: false, body)
-            guard trial.wrote, let outcome = trial.outcome else { return trial.value }
-            return try Self.commit(
-                on: created(&state), key, scopes: scopes, cache: &state.cache, keep: true,
-                replaying: (trial.value, outcome), body
-            ).value
+            let trial = try Self.commit(on: emptyDatabase(&state), key, scopes: scopes, cache: &none, keep: false, run)
+            guard trial.wrote else { return }
+            _ = try Self.commit(
+                on: created(&state), key, scopes: scopes, cache: &state.cache, keep: true, replaying: trial.outcome, run)
         }
+        guard let value else { preconditionFailure("a commit returned without running its body") }
+        return value
     }
 
     /// What one run of a commit's body did: the session before and after, and its journal row.
@@ -47,22 +57,21 @@ extension OnboardingDatabase {
     /// running the body again, as long as the new file holds the same session that run started
     /// from. Only when another process created the file and wrote this session in between does the
     /// body run again, on what is there now (as any transaction retried after a conflict would).
-    private static func commit<T>(
+    private static func commit(
         on connection: SQLiteConnection, _ key: SessionKey, scopes: Scopes, cache: inout SessionCache?, keep: Bool,
-        replaying: (value: T, outcome: Outcome)? = nil,
-        _ body: (inout Session) throws -> (T, JournalAppend?)
-    ) throws -> (value: T, wrote: Bool, outcome: Outcome?) {
+        replaying: Outcome? = nil,
+        _ body: (inout Session) throws -> JournalAppend?
+    ) throws -> (wrote: Bool, outcome: Outcome) {
         var remembered: SessionCache?
-        let result: (T, Bool, Outcome) = try connection.transaction(.immediate) {
+        let result: (wrote: Bool, outcome: Outcome) = try connection.transaction(.immediate) {
             let stamp = try SessionCache.Stamp(connection)
             let before = try cache?.session(for: key, scopes: scopes, at: stamp) ?? Self.load(connection, key, scopes: scopes)
             var session = before
-            let value: T
             let journal: JournalAppend?
-            if let replaying, replaying.outcome.before == before {
-                (value, session, journal) = (replaying.value, replaying.outcome.after, replaying.outcome.journal)
+            if let replaying, replaying.before == before {
+                (session, journal) = (replaying.after, replaying.journal)
             } else {
-                (value, journal) = try body(&session)
+                journal = try body(&session)
             }
             let changed = try Self.save(connection, key, scopes: scopes, before: before, after: session)
             if let journal { try Self.append(connection, key, journal, states: changed) }
@@ -70,7 +79,7 @@ extension OnboardingDatabase {
                 key: key, scopes: scopes, session: session,
                 stamp: SessionCache.Stamp(dataVersion: stamp.dataVersion, changes: connection.totalChanges))
             let outcome = Outcome(before: before, after: session, journal: journal)
-            return ((value, journal != nil || session != before, outcome), commit: keep)
+            return ((journal != nil || session != before, outcome), commit: keep)
         }
         // Remembered only once the commit succeeded.
         if keep { cache = remembered }

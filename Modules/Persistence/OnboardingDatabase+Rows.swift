@@ -208,8 +208,8 @@ extension OnboardingDatabase {
                 .real(entry.time.timeIntervalSince1970), .text(key.app), .text(key.user),
                 SQLValue(entry.record.flow?.rawValue), SQLValue(entry.record.step?.rawValue),
                 .text(entry.record.event.name), .text(entry.record.outcome),
-                .text(try JSONCoding.text(entry.record.event)), .text(try JSONCoding.text(entry.context)),
-                .text(try JSONCoding.text(entry.effects)), SQLValue(entry.catalogVersion),
+                .text(try JSONCoding.stored(entry.record.event)), .text(try JSONCoding.text(entry.context)),
+                .text(try JSONCoding.stored(entry.effects)), SQLValue(entry.catalogVersion),
                 .text(try JSONCoding.stored(entry.record.facts)), .text(RecordedStates.text(states)),
                 SQLValue(entry.catalogFingerprint), SQLValue(entry.appVersion),
             ])

@@ -114,9 +114,19 @@ public struct JSONTextWriter {
     private mutating func writeObject<Members: Sequence>(_ members: Members) throws(JSONTextError)
     where Members.Element == (key: String, value: TourValue) {
         bytes.append(UInt8(ascii: "{"))
-        for (index, member) in members.sorted(by: { Self.precedes($0.key, $1.key) }).enumerated() {
-            write(key: member.key, first: index == 0)
-            try write(member.value)
+        if members.underestimatedCount <= 1 {
+            // Nothing to sort (a dictionary's count is exact).
+            var first = true
+            for member in members {
+                write(key: member.key, first: first)
+                first = false
+                try write(member.value)
+            }
+        } else {
+            for (index, member) in members.sorted(by: { Self.precedes($0.key, $1.key) }).enumerated() {
+                write(key: member.key, first: index == 0)
+                try write(member.value)
+            }
         }
         bytes.append(UInt8(ascii: "}"))
     }
@@ -150,8 +160,26 @@ public struct JSONTextWriter {
     }
 
     /// An object of these members, nil ones left out, keys sorted by their bytes (as for any object).
+    /// Members listed in key order are written as they come (the stored forms list theirs so);
+    /// others are sorted first.
     public mutating func write(members: [(key: String, value: TourValue?)]) throws(JSONTextError) {
-        try writeObject(members.compactMap { member in member.value.map { (key: member.key, value: $0) } })
+        var previous: String?
+        for member in members where member.value != nil {
+            if let previous, !Self.precedes(previous, member.key) {
+                try writeObject(members.compactMap { member in member.value.map { (key: member.key, value: $0) } })
+                return
+            }
+            previous = member.key
+        }
+        bytes.append(UInt8(ascii: "{"))
+        var first = true
+        for member in members {
+            guard let value = member.value else { continue }
+            write(key: member.key, first: first)
+            first = false
+            try write(value)
+        }
+        bytes.append(UInt8(ascii: "}"))
     }
 
     /// Text that is already JSON (a stored value written before), as it is.

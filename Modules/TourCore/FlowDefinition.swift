@@ -116,6 +116,8 @@ public struct TourCatalog: Sendable, Equatable {
     }
 
     public func flow(_ id: FlowID) -> FlowDefinition? { flows.first { $0.id == id } }
+    /// Whether the catalog has flow `id` (without copying its definition out, as `flow(_:)` does).
+    public func has(flow id: FlowID) -> Bool { flows.contains { $0.id == id } }
 
     /// Every experiment of the catalog with its flow, in catalog order.
     public var experiments: [(flow: FlowDefinition, experiment: Experiment)] {

@@ -23,8 +23,8 @@ extension Reduction {
     mutating func migrateRuns() {
         // Runs of flows this catalog does not have end first, so one of them never presents (in
         // the order of their ids; sorted only when there is one, which is rare).
-        if state.flows.keys.contains(where: { catalog.flow($0) == nil }) {
-            for (id, flowState) in state.flows.sorted(by: { $0.key < $1.key }) where catalog.flow(id) == nil {
+        if state.flows.keys.contains(where: { !catalog.has(flow: $0) }) {
+            for (id, flowState) in state.flows.sorted(by: { $0.key < $1.key }) where !catalog.has(flow: id) {
                 if let run = flowState.run { drop(run, of: id) }
             }
         }

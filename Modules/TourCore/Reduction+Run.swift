@@ -126,7 +126,7 @@ extension Reduction {
         guard state[flow: flow.id].replayOf == nil else { return }
         for covered in step.covers where covered != flow.id {
             let record = state[flow: covered]
-            guard record.status == .notStarted, record.pendingStart == nil, catalog.flow(covered) != nil
+            guard record.status == .notStarted, record.pendingStart == nil, catalog.has(flow: covered)
             else { continue }
             state[flow: covered] = .record(status: .completed, version: state.appVersion)
             facts.append(.flowEnded(flow: covered, ending: .completed, recorded: .completed, version: state.appVersion))

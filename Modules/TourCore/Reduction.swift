@@ -184,7 +184,7 @@ struct Reduction {
     }
 
     private mutating func reset(_ id: FlowID?) throws(TourRefusal) {
-        if let id, catalog.flow(id) == nil {
+        if let id, !catalog.has(flow: id) {
             let names = catalog.flows.map({ $0.id.rawValue })
             throw refusal(
                 "reset \(id)", "unknown flow", code: .unknownFlow, allowed: names,

@@ -3,31 +3,39 @@ import TourCodec
 /// The journal's JSON form of an effect: an object tagged by `type`, such as
 /// `{"type": "analytics", "name": "tutorial_started", "properties": {...}}`. Secrets encode as
 /// "‹redacted›".
-extension TourEffect: TourValueCodable {
-    public var tourValue: TourValue {
+extension TourEffect: TourValueCodable, JSONTextWritable {
+    public var tourValue: TourValue { .members(storedMembers) }
+
+    /// The same text as `tourValue.jsonText()`, from the same members (the journal writes the
+    /// effects of every row).
+    public func writeJSON(to writer: inout JSONTextWriter) throws(JSONTextError) {
+        try writer.write(members: Array(storedMembers))
+    }
+
+    /// The stored form's members.
+    private var storedMembers: KeyValuePairs<String, TourValue?> {
+        // Keys in byte order: written as they come.
         switch self {
-        case .haptic(let feedback): ["type": "haptic", "haptic": .string(feedback.rawValue)]
+        case .haptic(let feedback): ["haptic": .string(feedback.rawValue), "type": "haptic"]
         case .celebration(let flow, let step, let reducedMotion):
             // `reducedMotion` only when true: the form celebrations always had stays as it was.
-            reducedMotion
-                ? [
-                    "type": "celebration", "flow": .string(flow.rawValue), "step": .string(step.rawValue),
-                    "reducedMotion": true,
-                ]
-                : ["type": "celebration", "flow": .string(flow.rawValue), "step": .string(step.rawValue)]
-        case .analytics(let event): ["type": "analytics", "name": .string(event.name), "properties": .object(event.properties)]
+            [
+                "flow": .string(flow.rawValue), "reducedMotion": reducedMotion ? true : nil, "step": .string(step.rawValue),
+                "type": "celebration",
+            ]
+        case .analytics(let event): ["name": .string(event.name), "properties": .object(event.properties), "type": "analytics"]
         case .checkPermission(let gate, let permission):
-            ["type": "checkPermission", "gate": .string(gate), "permission": .string(permission.rawValue)]
+            ["gate": .string(gate), "permission": .string(permission.rawValue), "type": "checkPermission"]
         case .requestPermission(let gate, let permission):
-            ["type": "requestPermission", "gate": .string(gate), "permission": .string(permission.rawValue)]
+            ["gate": .string(gate), "permission": .string(permission.rawValue), "type": "requestPermission"]
         case .request(let gate, let name, let payload, let secrets):
             [
-                "type": "request", "gate": .string(gate), "name": .string(name), "payload": .object(payload),
-                "secrets": .object(secrets.mapValues { _ in .string(Secret.redactedText) }),
+                "gate": .string(gate), "name": .string(name), "payload": .object(payload),
+                "secrets": .object(secrets.mapValues { _ in .string(Secret.redactedText) }), "type": "request",
             ]
-        case .product(let effect): ["type": "product", "name": .string(effect.name), "payload": .object(effect.payload)]
-        case .presented(let flow): ["type": "presented", "flow": .string(flow.rawValue)]
-        case .dismissed(let flow): ["type": "dismissed", "flow": .string(flow.rawValue)]
+        case .product(let effect): ["name": .string(effect.name), "payload": .object(effect.payload), "type": "product"]
+        case .presented(let flow): ["flow": .string(flow.rawValue), "type": "presented"]
+        case .dismissed(let flow): ["flow": .string(flow.rawValue), "type": "dismissed"]
         }
     }
 

@@ -53,7 +53,7 @@ public struct TourEngine: Sendable {
         let place = before ?? after
         let record = JournalRecord(
             flow: place?.0, step: place?.1, event: redacted(event),
-            outcome: reduction.notes.isEmpty ? "no change" : reduction.notes.joined(separator: "; "),
+            outcome: reduction.notes.count == 1 ? reduction.notes[0] : reduction.notes.isEmpty ? "no change" : reduction.notes.joined(separator: "; "),
             facts: reduction.facts)
         return Transition(state: reduction.state, effects: reduction.effects, record: record)
     }

@@ -2,22 +2,32 @@ import TourCodec
 
 /// The journal's JSON form of an event: an object tagged by `type`, stable across releases because
 /// old journal rows must keep replaying. `{"type": "actionPerformed", "action": "next", "parameters": {}}`.
-extension TourEvent: TourValueCodable {
-    public var tourValue: TourValue {
+extension TourEvent: TourValueCodable, JSONTextWritable {
+    public var tourValue: TourValue { .members(storedMembers) }
+
+    /// The same text as `tourValue.jsonText()`, from the same members (the journal writes the event
+    /// of every row).
+    public func writeJSON(to writer: inout JSONTextWriter) throws(JSONTextError) {
+        try writer.write(members: Array(storedMembers))
+    }
+
+    /// The stored form's members.
+    private var storedMembers: KeyValuePairs<String, TourValue?> {
+        // Keys in byte order: written as they come.
         switch self {
         case .appLaunched(let version): ["type": "appLaunched", "version": .optional(version)]
-        case .signal(let name): ["type": "signal", "name": .string(name)]
-        case .featureVisited(let place): ["type": "featureVisited", "place": .string(place)]
+        case .signal(let name): ["name": .string(name), "type": "signal"]
+        case .featureVisited(let place): ["place": .string(place), "type": "featureVisited"]
         case .actionPerformed(let action, let parameters):
-            ["type": "actionPerformed", "action": .string(action), "parameters": .object(parameters.mapValues(TourValue.string))]
+            ["action": .string(action), "parameters": .object(parameters.mapValues(TourValue.string)), "type": "actionPerformed"]
         case .gateAnswered(let gate, let status):
-            ["type": "gateAnswered", "gate": .string(gate), "status": .string(status.rawValue)]
+            ["gate": .string(gate), "status": .string(status.rawValue), "type": "gateAnswered"]
         case .clockAdvanced: ["type": "clockAdvanced"]
-        case .domainEvent(let name, let payload): ["type": "domainEvent", "name": .string(name), "payload": .object(payload)]
-        case .replayRequested(let flow): ["type": "replayRequested", "flow": .optional(flow?.rawValue)]
-        case .resetRequested(let flow): ["type": "resetRequested", "flow": .optional(flow?.rawValue)]
+        case .domainEvent(let name, let payload): ["name": .string(name), "payload": .object(payload), "type": "domainEvent"]
+        case .replayRequested(let flow): ["flow": .optional(flow?.rawValue), "type": "replayRequested"]
+        case .resetRequested(let flow): ["flow": .optional(flow?.rawValue), "type": "resetRequested"]
         case .accountRecordLearned(let flow, let record):
-            ["type": "accountRecordLearned", "flow": .string(flow.rawValue), "record": record.tourValue]
+            ["flow": .string(flow.rawValue), "record": record.tourValue, "type": "accountRecordLearned"]
         }
     }
 

@@ -134,48 +134,51 @@ extension TourFact: TourValueCodable, JSONTextWritable {
         try writer.write(members: storedMembers)
     }
 
-    /// The stored form's members (a nil value is left out).
+    /// The stored form's members (a nil value is left out), keys in byte order: written as they
+    /// come.
     private var storedMembers: [(key: String, value: TourValue?)] {
-        var members: [(key: String, value: TourValue?)] = [("fact", .string(name)), ("flow", .string(flow.rawValue))]
-        switch self {
+        let fact: TourValue = .string(name)
+        let flow: TourValue = .string(self.flow.rawValue)
+        return switch self {
         case .flowStarted(_, let plan, let catalogVersion, let replay):
-            members.append(("plan", .strings(plan.map({ $0.rawValue }))))
-            members.append(("catalogVersion", .int(catalogVersion)))
-            if replay { members.append(("replay", .bool(true))) }
+            [
+                ("catalogVersion", .int(catalogVersion)), ("fact", fact), ("flow", flow),
+                ("plan", .strings(plan.map({ $0.rawValue }))), ("replay", replay ? .bool(true) : nil),
+            ]
         case .stepEntered(_, let step, let index):
-            members.append(("step", .string(step.rawValue)))
-            members.append(("index", .int(index)))
+            [("fact", fact), ("flow", flow), ("index", .int(index)), ("step", .string(step.rawValue))]
         case .stepCompleted(_, let step):
-            members.append(("step", .string(step.rawValue)))
+            [("fact", fact), ("flow", flow), ("step", .string(step.rawValue))]
         case .gateAnswered(_, let step, let gate, let answer):
-            members.append(("step", .string(step.rawValue)))
-            members.append(("gate", .string(gate)))
-            members.append(("answer", .string(answer.rawValue)))
+            [
+                ("answer", .string(answer.rawValue)), ("fact", fact), ("flow", flow), ("gate", .string(gate)),
+                ("step", .string(step.rawValue)),
+            ]
         case .flowEnded(_, let ending, let recorded, let version):
-            members.append(("ending", .string(ending.rawValue)))
-            members.append(("recorded", .string(recorded.rawValue)))
-            if let version { members.append(("version", .string(version))) }
-        case .flowReset:
-            break
+            [
+                ("ending", .string(ending.rawValue)), ("fact", fact), ("flow", flow),
+                ("recorded", .string(recorded.rawValue)), ("version", version.map(TourValue.string)),
+            ]
+        case .flowReset, .budgetSpent:
+            [("fact", fact), ("flow", flow)]
         case .runMigrated(_, let fromVersion, let toVersion, let fromStep, let toStep, let plan, let outcome, let undeclared):
-            if undeclared { members.append(("undeclared", .bool(true))) }
-            members.append(("fromVersion", .int(fromVersion)))
-            members.append(("toVersion", .int(toVersion)))
-            if let fromStep { members.append(("fromStep", .string(fromStep.rawValue))) }
-            if let toStep { members.append(("toStep", .string(toStep.rawValue))) }
-            members.append(("plan", .strings(plan.map({ $0.rawValue }))))
-            members.append(("outcome", .string(outcome.rawValue)))
+            [
+                ("fact", fact), ("flow", flow), ("fromStep", fromStep.map { .string($0.rawValue) }),
+                ("fromVersion", .int(fromVersion)), ("outcome", .string(outcome.rawValue)),
+                ("plan", .strings(plan.map({ $0.rawValue }))), ("toStep", toStep.map { .string($0.rawValue) }),
+                ("toVersion", .int(toVersion)), ("undeclared", undeclared ? .bool(true) : nil),
+            ]
         case .assigned(_, let arm), .exposed(_, let arm), .goalReached(_, let arm):
-            members.append(("experiment", .string(arm.experiment)))
-            members.append(("variant", .string(arm.variant)))
-            members.append(("subject", .string(arm.subject)))
-        case .budgetSpent:
-            break
+            [
+                ("experiment", .string(arm.experiment)), ("fact", fact), ("flow", flow), ("subject", .string(arm.subject)),
+                ("variant", .string(arm.variant)),
+            ]
         case .budgetHeld(_, let until, let reason):
-            if let until { members.append(("until", .double(until.timeIntervalSince1970))) }
-            members.append(("reason", .string(reason)))
+            [
+                ("fact", fact), ("flow", flow), ("reason", .string(reason)),
+                ("until", until.map { .double($0.timeIntervalSince1970) }),
+            ]
         }
-        return members
     }
 
     /// The `fact` names this build reads; a stored fact of another kind was written by a newer one.

@@ -99,7 +99,10 @@ extension Product {
 /// A product as the runtime and CLI see it.
 public struct Product: Sendable {
     public var catalog: TourCatalog {
-        didSet { stamp = CatalogFingerprint(catalog, declarations: handler.vocabulary) }
+        didSet {
+            stamp = CatalogFingerprint(catalog, declarations: handler.vocabulary)
+            scopes = catalog.scopes
+        }
     }
     public var handler: any ProductHandler {
         didSet {
@@ -115,6 +118,9 @@ public struct Product: Sendable {
     public private(set) var rememberedDeviceFacts: Set<String>
     /// The fingerprint of the catalog's document, computed once when first needed.
     private var stamp: CatalogFingerprint
+    /// Where each flow's and each domain key's state lives, kept with the catalog: every event and
+    /// every read of a session names it.
+    public private(set) var scopes: Scopes
     /// The app version a launch reports when none is given.
     public var currentVersion: String
     /// Signals the app raises by itself right after launch (Finite: the Reveal completes).
@@ -129,6 +135,7 @@ public struct Product: Sendable {
         self.deviceKeys = handler.vocabulary.deviceKeys
         self.rememberedDeviceFacts = Set(deviceKeys.filter(\.remembered).map(\.name))
         self.stamp = CatalogFingerprint(catalog, declarations: handler.vocabulary)
+        self.scopes = catalog.scopes
         self.currentVersion = currentVersion
         self.launchSignals = launchSignals
     }
@@ -142,7 +149,6 @@ public struct Product: Sendable {
         self.catalog = catalog
         stamp = CatalogFingerprint(known: fingerprint)
     }
-    public var scopes: Scopes { catalog.scopes }
 
     /// Shows the catalog's texts in `locale` (``TourCatalog/localized(to:)``). The fingerprint runs
     /// are stamped with stays the catalog's own: a user who changes language continues where they

@@ -61,6 +61,37 @@ struct JSONTextTests {
         }
     }
 
+    @Test func eventsAndEffectsWrittenStraightAreTheTextOfTheirValues() throws {
+        var random = SplitMix64(seed: 19)
+        for _ in 0..<2_000 {
+            func object(_ random: inout SplitMix64) -> [String: TourValue] {
+                Dictionary((0..<Int.random(in: 0...3, using: &random)).map { _ in (random.text(), random.value(depth: 2)) }) { a, _ in a }
+            }
+            let flow = random.flow()
+            let events: [TourEvent] = [
+                .appLaunched(version: random.maybe { $0.text() }), .signal(random.text()), .featureVisited(random.text()),
+                .actionPerformed(random.text(), parameters: Dictionary((0..<Int.random(in: 0...3, using: &random)).map { _ in (random.text(), random.text()) }) { a, _ in a }),
+                .gateAnswered(random.text(), random.pick(GateStatus.allCases)), .clockAdvanced,
+                .domainEvent(random.text(), payload: object(&random)), .replayRequested(random.maybe { $0.flow() }),
+                .resetRequested(random.maybe { $0.flow() }),
+                .accountRecordLearned(flow, AccountFlowRecord(epoch: Int.random(in: 0...9, using: &random), standing: .completed, version: random.maybe { $0.text() }, at: 7, device: random.text())),
+            ]
+            for event in events {
+                #expect(try event.writtenJSONText() == event.tourValue.jsonText(), "\(event)")
+            }
+            let step = StepID(rawValue: random.text())
+            let effects: [TourEffect] = [
+                .haptic(random.pick(HapticFeedback.allCases)), .celebration(flow: flow, step: step, reducedMotion: Bool.random(using: &random)),
+                .analytics(AnalyticsEvent(name: random.text(), properties: object(&random))),
+                .checkPermission(gate: random.text(), PermissionName(rawValue: random.text())),
+                .requestPermission(gate: random.text(), PermissionName(rawValue: random.text())),
+                .request(gate: random.text(), name: random.text(), payload: object(&random), secrets: [random.text(): Secret(random.text())]),
+                .product(ProductEffect(name: random.text(), payload: object(&random))), .presented(flow), .dismissed(flow),
+            ]
+            #expect(try effects.writtenJSONText() == effects.tourValue.jsonText(), "\(effects)")
+        }
+    }
+
     @Test func randomValuesAreReadBackAsJSONDecoderReadsThem() throws {
         var random = SplitMix64(seed: 16)
         for _ in 0..<2_000 {
