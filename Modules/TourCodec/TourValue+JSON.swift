@@ -272,9 +272,11 @@ public protocol JSONTextWritable {
     func writeJSON(to writer: inout JSONTextWriter) throws(JSONTextError)
 }
 
+// Inlinable, so a caller's module specialises them (unspecialised, a list of facts made generic
+// metadata and an enumerated iterator for every element).
 extension JSONTextWritable {
     /// The value's JSON text written straight: the text of `tourValue.jsonText()`.
-    public func writtenJSONText() throws(JSONTextError) -> String {
+    @inlinable public func writtenJSONText() throws(JSONTextError) -> String {
         var writer = JSONTextWriter()
         try writeJSON(to: &writer)
         return writer.text
@@ -282,10 +284,12 @@ extension JSONTextWritable {
 }
 
 extension Array: JSONTextWritable where Element: JSONTextWritable {
-    public func writeJSON(to writer: inout JSONTextWriter) throws(JSONTextError) {
+    @inlinable public func writeJSON(to writer: inout JSONTextWriter) throws(JSONTextError) {
         writer.write(punctuation: "[")
-        for (index, element) in enumerated() {
-            if index > 0 { writer.write(punctuation: ",") }
+        var first = true
+        for element in self {
+            if !first { writer.write(punctuation: ",") }
+            first = false
             try element.writeJSON(to: &writer)
         }
         writer.write(punctuation: "]")
