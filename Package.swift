@@ -83,6 +83,8 @@ let package = Package(
         // The JSON-shaped value and its one codec: every stored and wire form is written through it,
         // on devices and on the server alike.
         .target(name: "TourCodec", path: "Modules/TourCodec", swiftSettings: swiftSettings),
+        // The versioned-schema shape the device's SQLite and the server's PostgreSQL share.
+        .target(name: "SchemaMigrations", path: "Modules/SchemaMigrations", swiftSettings: swiftSettings),
         .target(name: "TourCore", dependencies: ["TourCodec"], path: "Modules/TourCore", swiftSettings: swiftSettings),
         .target(
             name: "Haptics", dependencies: ["TourCore"], path: "Modules/Haptics", swiftSettings: swiftSettings
@@ -94,7 +96,7 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", path: "Modules/CSQLite", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         .target(
-            name: "Persistence", dependencies: ["TourCodec", "TourCore", "CSQLite"],
+            name: "Persistence", dependencies: ["TourCodec", "TourCore", "SchemaMigrations", "CSQLite"],
             path: "Modules/Persistence", swiftSettings: swiftSettings),
         .target(
             name: "TourRuntime", dependencies: ["TourCodec", "TourCore", "Persistence", "Haptics", "Permissions", "AccountSync"],
@@ -128,7 +130,7 @@ let package = Package(
         .target(
             name: "OnboardingServer",
             dependencies: [
-                "TourCodec", "AccountSync", "InsightsPages",
+                "TourCodec", "AccountSync", "InsightsPages", "SchemaMigrations",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -177,7 +179,7 @@ let package = Package(
             exclude: ["StoredForms"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "PersistenceTests", dependencies: ["Persistence", "TourRuntime", "TourFixtures", "CSQLite"],
+            name: "PersistenceTests", dependencies: ["Persistence", "SchemaMigrations", "TourRuntime", "TourFixtures", "CSQLite"],
             path: "Tests/PersistenceTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "TourRuntimeTests", dependencies: ["TourRuntime", "AccountSync", "TourFixtures", "CSQLite"],

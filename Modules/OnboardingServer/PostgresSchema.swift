@@ -1,10 +1,11 @@
 import Logging
 import PostgresNIO
+import SchemaMigrations
 
-/// The server's versioned schema, like the device's (`Modules/Persistence/Schema.swift`): each
-/// migration has an id and never changes after it lands; a change is a new migration appended here.
-/// Applied at start-up (and by `onboarding-server migrate`) under an advisory lock, so several
-/// processes starting together apply each migration once.
+/// The server's versioned schema, in the shape the device's shares (`SchemaHistory`;
+/// `Modules/Persistence/Schema.swift`): each migration has an id and never changes after it lands; a
+/// change is a new migration appended here. Applied at start-up (and by `onboarding-server migrate`)
+/// under an advisory lock, so several processes starting together apply each migration once.
 public enum PostgresSchema {
     /// Each migration's statements run one by one (the extended protocol takes one statement per
     /// query) in one transaction.
@@ -154,7 +155,12 @@ public enum PostgresSchema {
     /// An arbitrary constant: the advisory lock that serialises migrations across processes.
     static let lockID: Int64 = 0x0B0A_4D16
 
-    /// Applies the migrations not applied yet, each in its own transaction (up to `last` when given).
+    /// The migrations as the shared shape.
+    public static let history = SchemaHistory(migrations.map { SchemaMigration($0.id, $0.statements) })
+
+    /// Applies the migrations not applied yet, each in its own transaction under the advisory lock,
+    /// looking again inside it (another process may have applied it meanwhile), up to `last` when
+    /// given.
     /// - Returns: the ids applied now.
     @discardableResult
     public static func migrate(_ client: PostgresClient, logger: Logger, through last: String? = nil) async throws
@@ -167,8 +173,12 @@ public enum PostgresSchema {
                     id TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())
                 """, logger: logger)
         }
+        var recorded: [String] = []
+        for try await id in try await client.query("SELECT id FROM schema_migrations", logger: logger).decode(String.self) {
+            recorded.append(id)
+        }
         var applied: [String] = []
-        for migration in migrations {
+        for migration in history.pending(applied: recorded, through: last) {
             let done = try await client.withTransaction(logger: logger) { connection -> Bool in
                 try await connection.query("SELECT pg_advisory_xact_lock(\(lockID))", logger: logger)
                 let rows = try await connection.query(
@@ -185,7 +195,6 @@ public enum PostgresSchema {
                 applied.append(migration.id)
                 logger.info("applied migration", metadata: ["migration": "\(migration.id)"])
             }
-            if migration.id == last { break }
         }
         return applied
     }

@@ -1,8 +1,11 @@
-/// The versioned schema. Each migration has a string id and never changes after it lands; a change
-/// is a new migration appended here.
+import SchemaMigrations
+
+/// The device's versioned schema (the shape the server's shares: `SchemaHistory`). Each migration
+/// has a string id and never changes after it lands; a change is a new migration appended here.
 ///
 /// Applied ids are recorded in `grdb_migrations`, the table GRDB's migrator kept them in while this
-/// package used GRDB (until 0.8), so every file written since 0.1 opens as it always did.
+/// package used GRDB (until 0.8): the name stays because every file written since 0.1 records its
+/// migrations there, and renaming it would be a migration every install runs for no gain.
 enum Schema {
     static let migrations: [(id: String, sql: String)] = [
         (
@@ -289,6 +292,10 @@ enum Schema {
 
     static let table = "grdb_migrations"
 
+    /// The migrations as the shared shape: each one SQL script (SQLite runs a script's statements in
+    /// order).
+    static let history = SchemaHistory(migrations.map { SchemaMigration($0.id, [$0.sql]) })
+
     /// The ids applied to the database, in the order they were applied.
     static func appliedMigrations(_ connection: SQLiteConnection) throws -> [String] {
         // A new file, or one that is not ours yet: nothing applied.
@@ -298,20 +305,18 @@ enum Schema {
 
     /// Applied ids this build does not know: a newer build migrated the file.
     static func unknownMigrations(_ connection: SQLiteConnection) throws -> [String] {
-        let known = Set(migrations.map({ $0.id }))
-        return try appliedMigrations(connection).filter { !known.contains($0) }
+        history.unknown(applied: try appliedMigrations(connection))
     }
 
-    /// Applies the migrations the database lacks, each in its own immediate transaction with its id.
-    /// Two processes creating one new file race to migrate it: each looks again inside its
-    /// transaction, so the second sees what the first applied and does nothing.
+    /// Applies the migrations the database lacks, each in its own immediate transaction (SQLite's
+    /// write lock) with its id. Two processes creating one new file race to migrate it: each looks
+    /// again inside its transaction, so the second sees what the first applied and does nothing.
     static func migrate(_ connection: SQLiteConnection) throws {
-        let applied = Set(try appliedMigrations(connection))
-        for migration in migrations where !applied.contains(migration.id) {
+        for migration in history.pending(applied: try appliedMigrations(connection)) {
             try connection.transaction(.immediate) {
                 try connection.execute("CREATE TABLE IF NOT EXISTS \(table) (identifier TEXT NOT NULL PRIMARY KEY)")
                 guard !(try appliedMigrations(connection).contains(migration.id)) else { return ((), commit: true) }
-                try connection.execute(migration.sql)
+                for statement in migration.statements { try connection.execute(statement) }
                 try connection.run("INSERT INTO \(table) (identifier) VALUES (?)", [.text(migration.id)])
                 return ((), commit: true)
             }

@@ -67,6 +67,20 @@ struct LayeringTests {
         }
     }
 
+    /// The schema's shape is shared by the device and the server, so it depends on neither.
+    @Test func theSchemaShapeImportsNothingOfOurs() {
+        let system: Set<String> = ["Foundation", "FoundationEssentials", "Glibc", "Musl", "Darwin"]
+        let files = Self.swiftFiles(under: "Modules/SchemaMigrations")
+        #expect(!files.isEmpty)
+        for file in files {
+            let other = Self.imports(of: file).filter { !system.contains($0) }
+            #expect(other.isEmpty, "\(file) imports \(other)")
+        }
+        for side in ["Modules/Persistence/Schema.swift", "Modules/OnboardingServer/PostgresSchema.swift"] {
+            #expect(Self.imports(of: GrammarTests.packageRoot + "/" + side).contains("SchemaMigrations"), "\(side)")
+        }
+    }
+
     /// One codec on both sides: nothing in Modules/ reads or writes JSON with Foundation's coders;
     /// every stored, wire and printed form goes through TourCodec. The one line allowed reads an
     /// identity provider's JWKS into jwt-kit's own `Codable` type (whose JWT payloads jwt-kit also

@@ -1,0 +1,54 @@
+/// The versioned schema of a database, the same shape on the device (SQLite, `Persistence`) and on
+/// the server (PostgreSQL, `OnboardingServer`): migrations in order, each with an id and never
+/// changed after it lands, the ids applied recorded in the database itself.
+///
+/// Each side runs them the same way: every pending migration in its own transaction that first
+/// takes the database's write lock (SQLite's `BEGIN IMMEDIATE`, a PostgreSQL advisory lock), looks
+/// again whether another process applied it meanwhile, runs its statements and records its id. Only
+/// the transaction and the table differ, so only they are written per side.
+
+/// One migration: an id that names it forever, and the statements it runs, in order, in one
+/// transaction.
+public struct SchemaMigration: Sendable, Equatable {
+    public let id: String
+    public let statements: [String]
+
+    public init(_ id: String, _ statements: [String]) {
+        self.id = id
+        self.statements = statements
+    }
+}
+
+/// A database's migrations in the order they apply, and what a database that recorded some of them
+/// still needs.
+public struct SchemaHistory: Sendable {
+    public let migrations: [SchemaMigration]
+
+    /// - Precondition: no id appears twice (a second migration with an id already applied would
+    ///   never run).
+    public init(_ migrations: [SchemaMigration]) {
+        precondition(Set(migrations.map(\.id)).count == migrations.count, "two migrations share an id")
+        self.migrations = migrations
+    }
+
+    /// The ids, in order.
+    public var ids: [String] { migrations.map(\.id) }
+
+    /// The migrations not in `applied`, in order, up to and including `last` when given.
+    public func pending(applied: some Sequence<String>, through last: String? = nil) -> [SchemaMigration] {
+        let applied = Set(applied)
+        var pending: [SchemaMigration] = []
+        for migration in migrations {
+            if !applied.contains(migration.id) { pending.append(migration) }
+            if migration.id == last { break }
+        }
+        return pending
+    }
+
+    /// Applied ids this history does not have: a newer build migrated the database, and this one
+    /// must not write to it.
+    public func unknown(applied: some Sequence<String>) -> [String] {
+        let known = Set(ids)
+        return applied.filter { !known.contains($0) }
+    }
+}
