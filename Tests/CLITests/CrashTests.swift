@@ -2,6 +2,7 @@ import Foundation
 import LockedInOnboarding
 import Persistence
 import Testing
+import TourFixtures
 import TourCodec
 import TourRuntime
 import TourCore
@@ -12,8 +13,8 @@ import TourCore
 
 /// SIGKILL at aimed moments while LockedIn's CLI runs onboardings for many users on one file.
 ///
-/// `CRASH_KILLS` sets the number of kills: 66 by default (`swift test`), 200 in CI (`.ci/run`), more
-/// with `scripts/crash-test.sh`. Each kill is aimed at a line k of two passes of the whole
+/// `CRASH_KILLS` sets the number of kills: 66 by default (`swift test`), 200 with
+/// `ONBOARDING_SOAK=full` (`.ci/run`), more with `scripts/crash-test.sh`. Each kill is aimed at a line k of two passes of the whole
 /// onboarding (the completing LET'S GO included): every one of the 22 lines is aimed at equally
 /// often, in a shuffled order, so 66 kills hit each line's commit three times (LET'S GO six times)
 /// in every run rather than by chance, which is what the test is for; more kills add more random
@@ -25,7 +26,7 @@ import TourCore
 /// no trace; and the next command succeeds. The test fails when too few kills landed on LET'S GO.
 @Suite("SIGKILL at aimed moments")
 struct CrashTests {
-    static let kills = Int(ProcessInfo.processInfo.environment["CRASH_KILLS"] ?? "") ?? 66
+    static let kills = Int(ProcessInfo.processInfo.environment["CRASH_KILLS"] ?? "") ?? Soak.size(quick: 66, full: 200)
 
     /// One pass: a debug reset, then the whole onboarding to LET'S GO.
     static let pass = [
