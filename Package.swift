@@ -49,6 +49,7 @@ let package = Package(
     products: [
         .library(name: "TourCodec", targets: ["TourCodec"]),
         .library(name: "TourCore", targets: ["TourCore"]),
+        .library(name: "CatalogDocuments", targets: ["CatalogDocuments"]),
         .library(name: "Persistence", targets: ["Persistence"]),
         .library(name: "Haptics", targets: ["Haptics"]),
         .library(name: "Permissions", targets: ["Permissions"]),
@@ -86,6 +87,10 @@ let package = Package(
         // The versioned-schema shape the device's SQLite and the server's PostgreSQL share.
         .target(name: "SchemaMigrations", path: "Modules/SchemaMigrations", swiftSettings: swiftSettings),
         .target(name: "TourCore", dependencies: ["TourCodec"], path: "Modules/TourCore", swiftSettings: swiftSettings),
+        // The catalog as a document: canonical form, fingerprint, checks, diff, release history.
+        .target(
+            name: "CatalogDocuments", dependencies: ["TourCodec", "TourCore"], path: "Modules/CatalogDocuments",
+            swiftSettings: swiftSettings),
         .target(
             name: "Haptics", dependencies: ["TourCore"], path: "Modules/Haptics", swiftSettings: swiftSettings
         ),
@@ -99,12 +104,12 @@ let package = Package(
             name: "Persistence", dependencies: ["TourCodec", "TourCore", "SchemaMigrations", "CSQLite"],
             path: "Modules/Persistence", swiftSettings: swiftSettings),
         .target(
-            name: "TourRuntime", dependencies: ["TourCodec", "TourCore", "Persistence", "Haptics", "Permissions", "AccountSync"],
+            name: "TourRuntime", dependencies: ["TourCodec", "TourCore", "CatalogDocuments", "Persistence", "Haptics", "Permissions", "AccountSync"],
             path: "Modules/TourRuntime", swiftSettings: swiftSettings),
         .target(
             name: "OnboardingCLI",
             dependencies: [
-                "TourCodec", "TourRuntime", "AccountSync", "AccountSyncHTTP", "InsightsPages",
+                "TourCodec", "TourRuntime", "CatalogDocuments", "AccountSync", "AccountSyncHTTP", "InsightsPages",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Modules/OnboardingCLI", swiftSettings: swiftSettings),
@@ -130,7 +135,7 @@ let package = Package(
         .target(
             name: "OnboardingServer",
             dependencies: [
-                "TourCodec", "AccountSync", "InsightsPages", "SchemaMigrations",
+                "TourCodec", "AccountSync", "InsightsPages", "SchemaMigrations", "CatalogDocuments",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -146,7 +151,7 @@ let package = Package(
         .executableTarget(
             name: "onboarding-server",
             dependencies: [
-                "OnboardingServer", "AccountSync", "InsightsPages", "TourCore", "TourCodec",
+                "OnboardingServer", "AccountSync", "InsightsPages", "TourCore", "TourCodec", "CatalogDocuments",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -158,7 +163,7 @@ let package = Package(
         .executableTarget(
             name: "onboarding-bench",
             dependencies: appModules + [
-                "TourRuntime", "OnboardingServer", "CSQLite", "Persistence", "AccountSync",
+                "TourRuntime", "CatalogDocuments", "OnboardingServer", "CSQLite", "Persistence", "AccountSync",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -170,11 +175,13 @@ let package = Package(
 
         // MARK: Tests
         .target(
-            name: "TourFixtures", dependencies: ["TourCodec", "TourCore"], path: "Tests/TourFixtures",
+            name: "TourFixtures", dependencies: ["TourCodec", "TourCore", "CatalogDocuments"], path: "Tests/TourFixtures",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "TourCoreTests",
-            dependencies: ["TourCodec", "TourCore", "TourFixtures", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "TourCodec", "TourCore", "CatalogDocuments", "TourFixtures", .product(name: "Crypto", package: "swift-crypto"),
+            ],
             path: "Tests/TourCoreTests",
             exclude: ["StoredForms"],
             swiftSettings: swiftSettings),
@@ -182,24 +189,24 @@ let package = Package(
             name: "PersistenceTests", dependencies: ["Persistence", "SchemaMigrations", "TourRuntime", "TourFixtures", "CSQLite"],
             path: "Tests/PersistenceTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "TourRuntimeTests", dependencies: ["TourRuntime", "AccountSync", "TourFixtures", "CSQLite"],
+            name: "TourRuntimeTests", dependencies: ["TourRuntime", "CatalogDocuments", "AccountSync", "TourFixtures", "CSQLite"],
             path: "Tests/TourRuntimeTests",
             swiftSettings: swiftSettings),
         // Each product's journeys through its flows, in process.
         .testTarget(
-            name: "ProductTests", dependencies: appModules, path: "Tests/ProductTests", swiftSettings: swiftSettings,
+            name: "ProductTests", dependencies: appModules + ["CatalogDocuments"], path: "Tests/ProductTests", swiftSettings: swiftSettings,
             plugins: ["ProductRegistryPlugin"]),
         // The cross-app regression suite: every path through every product's flows on real SQLite
         // files, and golden transcripts of each product's CLI.
         .testTarget(
             name: "CrossAppRegressionTests",
-            dependencies: appExecutables + appModules + ["TourFixtures"],
+            dependencies: appExecutables + appModules + ["CatalogDocuments", "TourFixtures"],
             path: "Tests/CrossAppRegressionTests",
             swiftSettings: swiftSettings, plugins: ["ProductRegistryPlugin"]),
         // Runs the built executables as real processes.
         .testTarget(
             name: "CLITests",
-            dependencies: appExecutables + appModules + ["Persistence", "TourFixtures"],
+            dependencies: appExecutables + appModules + ["CatalogDocuments", "Persistence", "TourFixtures"],
             path: "Tests/CLITests", exclude: ["BadInput", "Releases"], swiftSettings: swiftSettings,
             plugins: ["ProductRegistryPlugin"]),
 
@@ -208,7 +215,7 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: appExecutables + [
-                "onboarding-server", "OnboardingServer", "AccountSyncHTTP", "TourFixtures",
+                "onboarding-server", "OnboardingServer", "AccountSyncHTTP", "CatalogDocuments", "TourFixtures",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CatalogDocuments
 import TourCodec
 import TourRuntime
 import TourCore

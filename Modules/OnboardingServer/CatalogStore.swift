@@ -1,4 +1,5 @@
 import AccountSync
+import CatalogDocuments
 import Foundation
 import Logging
 import PostgresNIO

@@ -1,6 +1,7 @@
 import AccountSync
 import ArgumentParser
 import AsyncHTTPClient
+import CatalogDocuments
 import Foundation
 import NIOCore
 import NIOHTTP1

@@ -1,5 +1,6 @@
 import AccountSync
 import ArgumentParser
+import CatalogDocuments
 import Foundation
 import OnboardingServer
 import TourCodec

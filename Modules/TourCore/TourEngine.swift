@@ -208,7 +208,7 @@ public struct JournalRecord: Equatable, Sendable {
 /// category of the text's locale (``PluralRules``): `{#apps|app|apps}` in English, three forms in
 /// Russian; it shows the count and the form ("4 apps"). The count is a list's length, a whole
 /// number's value, 1 for any other value and 0 for none.
-enum Template {
+package enum Template {
     static func fill(_ text: String, fields: [String: TourValue], plurals: PluralRules = .english) -> String {
         // `utf8.contains`, not `contains("{")`: with Foundation imported, a string argument picks
         // NSString's search, which cost a launch lookup more than the rest of the card.
@@ -234,12 +234,12 @@ enum Template {
     }
 
     /// The names a text fills in, plurals included: what a translation must keep.
-    static func placeholders(in text: String) -> Set<String> {
+    package static func placeholders(in text: String) -> Set<String> {
         Set(tokens(in: text).map(name(of:)))
     }
 
     /// Each plural of a text with the number of forms it gives (none for a bare count `{#n}`).
-    static func pluralFormCounts(in text: String) -> [(name: String, forms: Int)] {
+    package static func pluralFormCounts(in text: String) -> [(name: String, forms: Int)] {
         tokens(in: text).filter { $0.hasPrefix("#") && $0.contains("|") }.map { token in
             (name(of: token), token.split(separator: "|", omittingEmptySubsequences: false).count - 1)
         }

@@ -1,3 +1,4 @@
+import CatalogDocuments
 import TourCore
 #if canImport(FoundationEssentials)
     import FoundationEssentials

@@ -4,6 +4,7 @@
     import Foundation
 #endif
 import AccountSync
+import CatalogDocuments
 import Persistence
 import TourCodec
 import TourCore

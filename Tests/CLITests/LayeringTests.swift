@@ -67,6 +67,18 @@ struct LayeringTests {
         }
     }
 
+    /// The catalog toolchain builds on the engine, never the reverse (the engine test above holds
+    /// that TourCore imports only the codec).
+    @Test func theCatalogModuleImportsOnlyTheEngineAndTheCodec() {
+        let system: Set<String> = ["Foundation", "FoundationEssentials", "Glibc", "Musl", "Darwin"]
+        let files = Self.swiftFiles(under: "Modules/CatalogDocuments")
+        #expect(!files.isEmpty)
+        for file in files {
+            let other = Self.imports(of: file).filter { !system.contains($0) && !["TourCodec", "TourCore"].contains($0) }
+            #expect(other.isEmpty, "\(file) imports \(other)")
+        }
+    }
+
     /// The schema's shape is shared by the device and the server, so it depends on neither.
     @Test func theSchemaShapeImportsNothingOfOurs() {
         let system: Set<String> = ["Foundation", "FoundationEssentials", "Glibc", "Musl", "Darwin"]

@@ -1,4 +1,5 @@
 import CarrierWaveOnboarding
+import CatalogDocuments
 import FiniteOnboarding
 import Foundation
 import GrowthOnboarding

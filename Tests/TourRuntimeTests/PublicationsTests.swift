@@ -1,5 +1,6 @@
 import AccountSync
 import CSQLite
+import CatalogDocuments
 import Foundation
 import Persistence
 import Testing

@@ -53,13 +53,13 @@ public struct FlowChanges: Sendable, Equatable {
 
 extension TourCatalog {
     /// The migrations from `version` to this catalog's version, oldest first.
-    func migrations(after version: Int) -> [CatalogMigration] {
+    package func migrations(after version: Int) -> [CatalogMigration] {
         migrations.filter { $0.from >= version && $0.from < self.version }.sorted { $0.from < $1.from }
     }
 
     /// Where a step of a run under `version` is in this catalog: its id now, or what its removal
     /// does; nil when it is gone without a declaration (the run cannot be placed).
-    func place(_ step: StepID, of flow: FlowID, since version: Int) -> StepPlacement {
+    package func place(_ step: StepID, of flow: FlowID, since version: Int) -> StepPlacement {
         var id = step
         for migration in migrations(after: version) {
             if migration.removedFlows.contains(flow) { return .flowRemoved }
@@ -94,7 +94,7 @@ extension TourCatalog {
 }
 
 /// Where a step of an older run is in a catalog.
-enum StepPlacement: Equatable {
+package enum StepPlacement: Equatable {
     /// A step of the catalog (the same id, or the one a declared rename gave it).
     case step(StepID)
     /// A declared migration removed it.

@@ -1,4 +1,5 @@
 import TourCodec
+import TourCore
 
 /// A flow's experiment in its catalog document (format 2):
 ///

@@ -1,3 +1,6 @@
+import TourCodec
+import TourCore
+
 extension TourCatalog {
     /// Every problem of the catalog against what the product's code declares, in catalog order;
     /// empty when it is coherent.

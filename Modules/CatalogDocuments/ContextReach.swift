@@ -1,4 +1,5 @@
 import TourCodec
+import TourCore
 
 /// What a catalog's conditions can see of the device: which device facts they read, the values
 /// that change what they decide, and whether a condition can hold at all. The explorer walks the

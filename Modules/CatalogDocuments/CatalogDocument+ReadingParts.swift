@@ -1,4 +1,5 @@
 import TourCodec
+import TourCore
 
 // Reading fields, triggers, conditions, migrations and declarations from a catalog document
 // (the rest of CatalogDocument+Reading.swift).

@@ -1,3 +1,6 @@
+import TourCodec
+import TourCore
+
 extension CoherenceCheck {
     /// An experiment that can run and be measured: named variants with usable weights, a control
     /// among them, steps of its flow, and a goal the catalog can reach.

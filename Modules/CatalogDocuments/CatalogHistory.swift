@@ -1,14 +1,5 @@
-/// One catalog document a product recorded when it shipped a version: its file name
-/// (`<version>.json`) and its text, byte for byte.
-public struct RecordedCatalog: Sendable, Equatable {
-    public var file: String
-    public var text: String
-
-    public init(file: String, text: String) {
-        self.file = file
-        self.text = text
-    }
-}
+import TourCodec
+import TourCore
 
 /// A product's catalog release history: the canonical document of every catalog version it shipped
 /// (`Apps/<Product>/Onboarding/releases/<version>.json`, written by `scripts/record-catalog`,

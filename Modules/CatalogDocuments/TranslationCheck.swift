@@ -1,3 +1,6 @@
+import TourCodec
+import TourCore
+
 /// What is wrong with a catalog's translations (``TourCatalog/translationProblems``).
 extension TourCatalog {
     /// Per translated locale, in order: every source text without a translation (missing), every

@@ -1,4 +1,5 @@
 import TourCodec
+import TourCore
 
 /// How each part of a catalog is written in its document (see ``CatalogDocument``). The readers in
 /// `CatalogDocument+Reading.swift` take exactly these forms back.

@@ -1,4 +1,5 @@
 import TourCodec
+import TourCore
 
 /// What changed between two catalog documents, as a reviewer reads a release: flows and steps
 /// added, removed, renamed or reordered, wording, actions, effects, fields, triggers and policies

@@ -1,3 +1,6 @@
+import TourCodec
+import TourCore
+
 /// One thing wrong with a catalog: a reference to something that does not exist, a step nobody
 /// can reach or leave, a required gate nothing requests, an effect the handler does not take, or a
 /// release that would strand users (``CatalogHistory``). Each would otherwise be accepted and

@@ -1,4 +1,5 @@
 import TourCodec
+import TourCore
 
 /// How each part of a catalog is read from its document: exactly the forms
 /// `CatalogDocument+Writing.swift` writes, strictly (see ``DocumentReader``).

@@ -1,4 +1,5 @@
 import TourCodec
+import TourCore
 
 /// The checks a catalog document passes before it is published (on the account server) and
 /// before it is used (on a device, again, against its own binary's vocabulary): the same checks a

@@ -1,4 +1,5 @@
 import TourCodec
+import TourCore
 
 /// A catalog as one canonical JSON document: its flows, steps, content, actions, fields, gates,
 /// conditions, triggers, policies, haptics, migrations and version, and the vocabulary it uses

@@ -1,3 +1,6 @@
+import TourCodec
+import TourCore
+
 // What a catalog uses of the declarations: the part its document carries.
 
 extension FieldSpec.Kind {
