@@ -132,10 +132,22 @@ let package = Package(
         .target(name: "CCurlShim", path: "Modules/CCurlShim"),
 
         // MARK: The account server (Hummingbird over PostgreSQL)
+        // The insights aggregates on the server's PostgreSQL: their schema, their counting (the
+        // catch-up job) and their reads.
+        .target(
+            name: "ServerInsights",
+            dependencies: [
+                "TourCodec", "TourCore", "InsightsPages",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            path: "Modules/ServerInsights", swiftSettings: swiftSettings),
         .target(
             name: "OnboardingServer",
             dependencies: [
-                "TourCodec", "AccountSync", "InsightsPages", "SchemaMigrations", "CatalogDocuments",
+                "TourCodec", "AccountSync", "InsightsPages", "SchemaMigrations", "CatalogDocuments", "ServerInsights",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -151,7 +163,7 @@ let package = Package(
         .executableTarget(
             name: "onboarding-server",
             dependencies: [
-                "OnboardingServer", "AccountSync", "InsightsPages", "TourCore", "TourCodec", "CatalogDocuments",
+                "OnboardingServer", "ServerInsights", "AccountSync", "InsightsPages", "TourCore", "TourCodec", "CatalogDocuments",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -163,7 +175,7 @@ let package = Package(
         .executableTarget(
             name: "onboarding-bench",
             dependencies: appModules + [
-                "TourRuntime", "CatalogDocuments", "OnboardingServer", "CSQLite", "Persistence", "AccountSync",
+                "TourRuntime", "CatalogDocuments", "OnboardingServer", "ServerInsights", "CSQLite", "Persistence", "AccountSync",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -215,7 +227,7 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: appExecutables + [
-                "onboarding-server", "OnboardingServer", "AccountSyncHTTP", "CatalogDocuments", "TourFixtures",
+                "onboarding-server", "OnboardingServer", "ServerInsights", "AccountSyncHTTP", "CatalogDocuments", "TourFixtures",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),

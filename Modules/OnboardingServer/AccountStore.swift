@@ -1,6 +1,7 @@
 import AccountSync
 import Dispatch
 import Foundation
+import ServerInsights
 import TourCodec
 import Logging
 import PostgresNIO

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import ServerInsights
 
 /// What the dashboard reads from a request: ids, the date range, the format and the table, a form
 /// field; each refused with a page saying what is allowed.

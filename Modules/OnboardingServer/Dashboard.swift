@@ -6,6 +6,7 @@ import Hummingbird
 import InsightsPages
 import Logging
 import NIOCore
+import ServerInsights
 import TourCodec
 import TourCore
 

@@ -1,6 +1,7 @@
 import Logging
 import PostgresNIO
 import SchemaMigrations
+import ServerInsights
 
 /// The server's versioned schema, in the shape the device's shares (`SchemaHistory`;
 /// `Modules/Persistence/Schema.swift`): each migration has an id and never changes after it lands; a

@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import PostgresNIO
 import Prometheus
+import ServerInsights
 import ServiceLifecycle
 import Foundation
 
@@ -84,7 +85,7 @@ public enum OnboardingServer {
             publicOrigin: configuration.publicURL, logger: logger
         ).add(to: router)
         router.addRoutes(notFound)
-        var services: [any Service] = [client, pushClient, InsightsCatchUp(store: store, interval: InsightsCatchUp.interval, logger: logger)]
+        var services: [any Service] = [client, pushClient, InsightsCatchUp(counting: store.insightsCounting, logger: logger)]
         if let port = configuration.metricsPort {
             let registry = PrometheusCollectorRegistry()
             ServerMetrics.bootstrap(registry)

@@ -24,11 +24,7 @@ enum ServerMetrics {
     /// Pushes waiting for a writer now, and writers holding a connection of the writers' pool.
     static let queued = Gauge(label: "onboarding_push_queue_length")
     static let writersBusy = Meter(label: "onboarding_push_writers_busy")
-    /// Transaction ids between the insights watermark and the newest one: how far behind the
-    /// aggregates are. And how long each catch-up took, and how many failed.
-    static let insightsLag = Gauge(label: "onboarding_insights_lag_transactions")
-    static let insightsRun = Timer(label: "onboarding_insights_catch_up_seconds", preferredDisplayUnit: .seconds)
-    static let insightsFailures = Counter(label: "onboarding_insights_catch_up_failures_total")
+    // The insights catch-up's own metrics are ServerInsights' `InsightsMetrics`.
     /// Dashboard sign-ins refused (a wrong credential, an unknown identity, a forged form).
     static let signInFailures = Counter(label: "onboarding_sign_in_failures_total")
     /// Lists of live publications answered to devices (200s, not 304s).

@@ -79,6 +79,17 @@ struct LayeringTests {
         }
     }
 
+    /// The insights aggregates sit beside the sync API, not inside it: they never reach the
+    /// server's routes, tokens or stores.
+    @Test func theInsightsModuleDoesNotReachTheSyncAPI() {
+        let files = Self.swiftFiles(under: "Modules/ServerInsights")
+        #expect(!files.isEmpty)
+        for file in files {
+            let forbidden = Self.imports(of: file).filter { ["OnboardingServer", "AccountSync", "Hummingbird"].contains($0) }
+            #expect(forbidden.isEmpty, "\(file) imports \(forbidden)")
+        }
+    }
+
     /// The schema's shape is shared by the device and the server, so it depends on neither.
     @Test func theSchemaShapeImportsNothingOfOurs() {
         let system: Set<String> = ["Foundation", "FoundationEssentials", "Glibc", "Musl", "Darwin"]

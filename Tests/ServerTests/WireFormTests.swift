@@ -1,6 +1,7 @@
 import AccountSync
 import Foundation
 import OnboardingServer
+import ServerInsights
 import Testing
 import TourCodec
 import TourCore

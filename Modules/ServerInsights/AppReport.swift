@@ -8,6 +8,12 @@ public struct AppReport: Equatable, Sendable {
         public var index: Int
         /// Accounts that reached it on any device.
         public var accounts: Int
+
+        package init(step: String, index: Int, accounts: Int) {
+            self.step = step
+            self.index = index
+            self.accounts = accounts
+        }
     }
 
     public struct Flow: Equatable, Sendable {
@@ -22,13 +28,20 @@ public struct AppReport: Equatable, Sendable {
         public var devices = 0
         public var steps: [Step] = []
 
-        init(flow: String) { self.flow = flow }
+        package init(flow: String) { self.flow = flow }
     }
 
     public var app: String
     public var accounts: Int
     public var devices: Int
     public var flows: [Flow]
+
+    package init(app: String, accounts: Int, devices: Int, flows: [Flow]) {
+        self.app = app
+        self.accounts = accounts
+        self.devices = devices
+        self.flows = flows
+    }
 }
 
 extension AppReport: TourValueCodable {

@@ -17,7 +17,7 @@
 /// account from its old standing to its new one).
 ///
 /// Frozen as it landed, like every migration: a change is a new migration that replaces a function.
-enum InsightsSchema {
+package enum InsightsSchema {
     /// The CASE that names a fact's milestone: `started`, `step`, `completed`, `skipped` (a skip or a
     /// dismissal), `heldOut`; NULL for facts that are no milestone.
     private static let milestone = """
@@ -169,7 +169,7 @@ enum InsightsSchema {
     /// can write no push here and is passed over. Every other transaction running at the snapshot
     /// still holds the watermark back (also one whose database this role may not see), so no push
     /// is skipped.
-    static let v10: [String] = [
+    package static let v10: [String] = [
         """
         CREATE OR REPLACE FUNCTION insight_catch_up() RETURNS xid8 LANGUAGE plpgsql
         SET plan_cache_mode = force_custom_plan AS $body$
@@ -223,7 +223,7 @@ enum InsightsSchema {
     /// account need not be the one that uncounts it: only the sum over shards means anything);
     /// and the two rows of a move are taken in the order of their standings, one order for every
     /// transaction, so moves cannot deadlock.
-    static let v6: [String] = [
+    package static let v6: [String] = [
         """
         CREATE FUNCTION insight_standing_add(p_app TEXT, p_flow TEXT, p_standing TEXT, p_delta BIGINT)
         RETURNS void LANGUAGE sql AS $body$
@@ -250,7 +250,7 @@ enum InsightsSchema {
         """,
     ]
 
-    static let v4: [String] = [
+    package static let v4: [String] = [
         // The app version that ran each pushed event (devices from 0.13 send it), and the pushing
         // transaction (rows already stored get this migration's, so the first run counts them).
         "ALTER TABLE pushes ADD COLUMN app_version TEXT",

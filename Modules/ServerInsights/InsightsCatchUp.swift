@@ -3,19 +3,28 @@ import Metrics
 import PostgresNIO
 import ServiceLifecycle
 
-extension AccountStore {
-    /// Counts every push committed since the last run into the insights aggregates
-    /// (`insight_catch_up()`, migration `v4-insights`); returns the watermark, below which every
-    /// transaction is counted.
+/// The insights aggregates' counting, on the server's PostgreSQL: pushes are counted after they
+/// commit, by `insight_catch_up()` (migration `v4-insights`), never on a push's own path.
+public struct InsightsCounting: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// Counts every push committed since the last run into the insights aggregates; returns the
+    /// watermark, below which every transaction is counted.
     @discardableResult
-    public func catchUpInsights() async throws -> UInt64 {
+    public func catchUp() async throws -> UInt64 {
         let rows = try await client.query("SELECT insight_catch_up()::text", logger: logger)
         for try await mark in rows.decode(String.self) { return UInt64(mark) ?? 0 }
         return 0
     }
 
     /// Transaction ids between `watermark` and the newest one (the insights' lag).
-    func insightsLag(below watermark: UInt64) async throws -> Int {
+    public func lag(below watermark: UInt64) async throws -> Int {
         let rows = try await client.query("SELECT pg_snapshot_xmax(pg_current_snapshot())::text", logger: logger)
         for try await mark in rows.decode(String.self) { return max(0, Int(UInt64(mark) ?? watermark) - Int(watermark)) }
         return 0
@@ -25,12 +34,12 @@ extension AccountStore {
     /// report includes every push answered before it was asked for. A transaction still running
     /// then (a push in flight) holds the watermark back for its few milliseconds; this waits for
     /// it, up to `limit`, and then answers with what is counted.
-    public func catchUpInsights(waitingUpTo limit: Duration) async throws {
+    public func catchUp(waitingUpTo limit: Duration) async throws {
         let rows = try await client.query("SELECT pg_snapshot_xmax(pg_current_snapshot())::text", logger: logger)
         var target: UInt64 = 0
         for try await mark in rows.decode(String.self) { target = UInt64(mark) ?? 0 }
         let deadline = ContinuousClock.now + limit
-        while try await catchUpInsights() < target, ContinuousClock.now < deadline {
+        while try await catchUp() < target, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
         }
     }
@@ -39,36 +48,43 @@ extension AccountStore {
 /// The incremental job: catches the aggregates up every `interval` while the server runs, so
 /// they stay current without a push paying for them. Several processes may run it at once: they
 /// queue on the watermark and each push is counted once. Stops at graceful shutdown.
-struct InsightsCatchUp: Service {
+public struct InsightsCatchUp: Service {
     /// A quarter of a second: counting is a burst of PostgreSQL work in proportion to the pushes
     /// since the last run, and four small bursts a second delay the pushes beside them less than
     /// one large one (the push p99 of Docs/Performance.md, section 5). A run with nothing
     /// to count is one index probe.
-    static let interval: Duration = .milliseconds(250)
+    public static let interval: Duration = .milliseconds(250)
 
-    let store: AccountStore
+    let counting: InsightsCounting
     let interval: Duration
     let logger: Logger
+
+    public init(counting: InsightsCounting, interval: Duration = Self.interval, logger: Logger) {
+        self.counting = counting
+        self.interval = interval
+        self.logger = logger
+    }
 
     /// While it keeps failing, a warning at most this often (the first after five failures in a row).
     static let warningInterval: Duration = .seconds(60)
 
-    func run() async throws {
+    public func run() async throws {
         await cancelWhenGracefulShutdown {
             var failures = 0
             var lastWarning: ContinuousClock.Instant?
             while !Task.isCancelled {
                 let started = ContinuousClock.now
                 do {
-                    let watermark = try await store.catchUpInsights()
-                    ServerMetrics.insightsRun.recordNanoseconds(Int64((ContinuousClock.now - started).nanoseconds))
-                    if let lag = try? await store.insightsLag(below: watermark) { ServerMetrics.insightsLag.record(lag) }
+                    let watermark = try await counting.catchUp()
+                    let took = ContinuousClock.now - started
+                    InsightsMetrics.run.recordNanoseconds(took.components.seconds * 1_000_000_000 + took.components.attoseconds / 1_000_000_000)
+                    if let lag = try? await counting.lag(below: watermark) { InsightsMetrics.lag.record(lag) }
                     if failures >= 5 { logger.info("insights catch-up working again", metadata: ["failures": "\(failures)"]) }
                     failures = 0
                     lastWarning = nil
                 } catch {
                     failures += 1
-                    ServerMetrics.insightsFailures.increment()
+                    InsightsMetrics.failures.increment()
                     // The first seconds of a start (migrations still running) fail quietly; then a
                     // warning every minute the job keeps failing, with its cause.
                     let now = ContinuousClock.now
