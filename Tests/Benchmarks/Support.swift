@@ -43,8 +43,9 @@ enum Guard {
         ("durable event, ", Line(bound: 1.35, noise: 0.15)),
         // 1.42-1.93× in ten runs (the medians of 15 starts each); the goal is 2×.
         ("lockedin status --json cold start / sqlite3 (wall)", Line(bound: 2, noise: 0.10)),
-        // 2.88-3.05× in ten runs; the goal is 3× (the raised 2.5× is not met).
-        ("lockedin status --json / sqlite3 (peak memory)", Line(bound: 3, noise: 0.05)),
+        // 2.88-3.05× in ten runs of 0.21.0; 0.23.0 meets the raised goal (2.46× in the full run,
+        // 2.54× in a guard run before the data were ordered too), so the line is the goal.
+        ("lockedin status --json / sqlite3 (peak memory)", Line(bound: 2.5, noise: 0.05)),
         // 1.76-2.17× in five runs (median 2.12).
         ("rebuild / raw scan of the same rows", Line(bound: 2.2, noise: 0.10)),
         // 0.21.1: 2.55 and 2.83 million engine events in two runs (0.21.0: 3.3-4.4 million in
