@@ -31,9 +31,10 @@ let appTargets: [Target] = apps.flatMap { app -> [Target] in
     }
     return [
         .target(
-            // What a product's flows may import: the engine's types and the runtime's product API;
+            // What a product's flows may import: the engine's types, the runtime's product API and
+            // the catalog documents (a product's translation tables are read as documents);
             // storage only through the runtime (no `@_exported` in Modules/ makes that hold).
-            name: "\(app.folder)Onboarding", dependencies: ["TourCodec", "TourCore", "TourRuntime"],
+            name: "\(app.folder)Onboarding", dependencies: ["TourCodec", "TourCore", "CatalogDocuments", "TourRuntime"],
             path: "Apps/\(app.folder)/Onboarding",
             exclude: compiledIn,
             swiftSettings: swiftSettings, plugins: ["CatalogReleasesPlugin"]),

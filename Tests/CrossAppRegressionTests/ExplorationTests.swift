@@ -1,3 +1,4 @@
+import CatalogDocuments
 import Foundation
 import Testing
 import TourRuntime

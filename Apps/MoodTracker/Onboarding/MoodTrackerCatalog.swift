@@ -1,3 +1,4 @@
+import CatalogDocuments
 import TourCore
 
 /// Mood Tracker's 3-step tutorial, from its spec (seed 004). The seed gives titles, hints and button
