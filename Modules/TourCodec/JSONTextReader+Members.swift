@@ -64,7 +64,8 @@ extension JSONTextReader {
             while true {
                 skipWhitespace()
                 guard peek() == UInt8(ascii: "\"") else { throw failure("expected a key in quotes") }
-                _ = try string()
+                // Checked like any string, no text made of it (a rebuild skips millions of keys).
+                try skipString()
                 skipWhitespace()
                 guard peek() == UInt8(ascii: ":") else { throw failure("expected ':' after a key") }
                 index += 1
