@@ -108,10 +108,15 @@ public enum NameSuggestion {
         // A clipped name: "mer" for mermaid, "dash" for dashboard.
         let prefixed = candidates.filter { $0.lowercased().hasPrefix(typed) }
         if typed.count >= 3, prefixed.count == 1 { return prefixed[0] }
-        let limit = min(3, max(1, typed.count / 3))
+        let typedCharacters = Array(typed)
+        let limit = min(3, max(1, typedCharacters.count / 3))
         var best: (name: String, distance: Int)?
         for candidate in candidates {
-            let distance = editDistance(typed, candidate.lowercased())
+            let other = Array(candidate.lowercased())
+            // Lengths further apart than the limit are further apart than the limit in edits too:
+            // an oversized name costs a length check per candidate, not a table of its length.
+            guard abs(other.count - typedCharacters.count) <= limit else { continue }
+            let distance = editDistance(typedCharacters, other)
             if distance <= limit, distance < (best?.distance ?? .max) { best = (candidate, distance) }
         }
         return best?.name
@@ -119,24 +124,30 @@ public enum NameSuggestion {
 
     /// Levenshtein distance, with a swap of two neighbours counted as one edit.
     public static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a)
-        let b = Array(b)
+        editDistance(Array(a), Array(b))
+    }
+
+    /// The same over characters already split, three rows at a time (the swap looks two back).
+    static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
         if a.isEmpty { return b.count }
         if b.isEmpty { return a.count }
-        var table = Array(repeating: Array(repeating: 0, count: b.count + 1), count: a.count + 1)
-        for i in 0...a.count { table[i][0] = i }
-        for j in 0...b.count { table[0][j] = j }
+        var beforeLast = [Int](repeating: 0, count: b.count + 1)
+        var last = Array(0...b.count)
+        var row = [Int](repeating: 0, count: b.count + 1)
         for i in 1...a.count {
+            row[0] = i
             for j in 1...b.count {
                 let cost = a[i - 1] == b[j - 1] ? 0 : 1
-                var best = min(table[i - 1][j] + 1, table[i][j - 1] + 1, table[i - 1][j - 1] + cost)
+                var best = min(last[j] + 1, row[j - 1] + 1, last[j - 1] + cost)
                 if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
-                    best = min(best, table[i - 2][j - 2] + 1)
+                    best = min(best, beforeLast[j - 2] + 1)
                 }
-                table[i][j] = best
+                row[j] = best
             }
+            swap(&beforeLast, &last)
+            swap(&last, &row)
         }
-        return table[a.count][b.count]
+        return last[b.count]
     }
 }
 
