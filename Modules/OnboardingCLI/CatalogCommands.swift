@@ -66,10 +66,12 @@ extension CatalogShow {
         let product = catalogs.product
         let user = options.user
         let now = Date()
+        // What a command with these options would run: one that syncs draws as the account.
+        let syncsNow = try options.syncTransport() != nil
         let chosen = try Publications.choose(
             store, product: product, releases: catalogs.cli.releases, trustedKeys: catalogs.cli.trustedKeys, now: now
         ) {
-            try Publications.subject(store, product: product, user: user)
+            try Publications.subject(store, product: product, user: user, syncsNow: syncsNow)
         }
         for line in Publications.noteRefusals(store, app: product.catalog.app, chosen.choice, now: now) {
             Output.error("\(catalogs.cli.executable): \(line)")

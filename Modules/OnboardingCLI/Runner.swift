@@ -86,7 +86,7 @@ final class Runner: @unchecked Sendable {
         let chosen = try Publications.choose(
             device, product: product, releases: cli.releases, trustedKeys: cli.trustedKeys, now: now
         ) {
-            try Publications.subject(device, product: compiledProduct, user: user)
+            try Publications.subject(device, product: compiledProduct, user: user, syncsNow: transport != nil)
         }
         for line in Publications.noteRefusals(device, app: product.catalog.app, chosen.choice, now: now) {
             Output.error("\(cli.executable): \(line)")

@@ -191,10 +191,16 @@ public enum Publications {
 
     /// The subject a rollout draws for `user` of `product` on this device: the account when the
     /// product has a user-scoped flow and the user syncs from this file (is enrolled, whatever this
-    /// command's options), else the install. The same file gives the same answer on every run.
-    public static func subject(_ store: DeviceStore, product: Product, user: String) throws -> String {
+    /// command's options) or starts to with this command (`syncsNow`: it has an account server and
+    /// token, and enrols before it pulls or pushes), else the install.
+    ///
+    /// So the first command that syncs draws as every later one does, with or without the server:
+    /// the same file gives the same answer on every run. A user who runs offline first and signs
+    /// in later draws by the install until that command, and by the account from it on (the
+    /// published version can change then, once, as the account's other devices already run it).
+    public static func subject(_ store: DeviceStore, product: Product, user: String, syncsNow: Bool = false) throws -> String {
         if product.catalog.flows.contains(where: { $0.scope == .user }),
-            try store.database.syncsAccount(app: product.catalog.app, user: user)
+            try syncsNow || store.database.syncsAccount(app: product.catalog.app, user: user)
         {
             return TourSession.accountSubject(user)
         }
