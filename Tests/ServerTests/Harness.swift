@@ -389,7 +389,8 @@ struct Device {
     }
 
     @discardableResult
-    func run(_ arguments: String..., offline: Bool = false) async throws -> Shell.Result {
+    /// - Parameter urgent: see ``Shell/run(_:_:environment:stdin:seconds:urgent:)``.
+    func run(_ arguments: String..., offline: Bool = false, urgent: Bool = false) async throws -> Shell.Result {
         var environment = ProcessInfo.processInfo.environment
         environment["ONBOARDING_SERVER"] = server.url.absoluteString
         environment["ONBOARDING_TOKEN"] = token
@@ -398,7 +399,7 @@ struct Device {
         return try await Shell.run(
             BuiltExecutables.folder.appendingPathComponent(executable).path,
             arguments + ["--db", database.path, "--user", account] + (offline ? ["--offline"] : []),
-            environment: environment)
+            environment: environment, urgent: urgent)
     }
 
     /// `status --json`, parsed.
