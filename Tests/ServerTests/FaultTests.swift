@@ -44,8 +44,13 @@ struct FaultTests {
     /// Pushes of a 1,500-row outbox (three batches) while the server is killed with SIGKILL and
     /// started again: the client retries, and the server ends with every row once.
     @Test func theServerKilledMidPushLosesNothingAndAppliesNothingTwice() async throws {
-        let database = try await OffThePool.run { try TestPostgres.freshDatabase(waitsForTheDisk: true) }
-        let server = try await ServerProcess(databaseURL: database)
+        let server = try await ServerProcess()
+        // Each statement that stores pushes takes a second longer (a trigger that sleeps, well under
+        // the writers' 2.5 s statement timeout), so the six batches take seconds and the kill lands
+        // between them however loaded the machine is and however late this test sees the first.
+        _ = try await server.sql(
+            "CREATE FUNCTION slow_pushes() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(1); RETURN NULL; END $$")
+        _ = try await server.sql("CREATE TRIGGER slow_pushes AFTER INSERT ON pushes FOR EACH STATEMENT EXECUTE FUNCTION slow_pushes()")
         var devices: [Device] = []
         for index in 0..<2 { devices.append(try await Device("growth", account: "ann\(index)", server: server)) }
         for device in devices { try await Self.longOffline(device, rows: 1_500) }
@@ -54,8 +59,7 @@ struct FaultTests {
         #expect(waiting == [1_500, 1_500])
 
         // Both devices push at once; the server dies in the middle: as soon as the first batch is
-        // stored, seen through a connection of the test's own (a psql process per look took long
-        // enough, on a loaded machine, for all six batches to land first).
+        // stored, seen through a connection of the test's own.
         var logger = Logger(label: "fault")
         logger.logLevel = .error
         let client = PostgresClient(

@@ -48,16 +48,11 @@ enum TestPostgres {
     /// mid-push loses exactly what it lost before; only a crash of PostgreSQL itself could lose
     /// the last commits, which no test does (a restart is a clean `pg_ctl stop -m fast`). The
     /// benchmarks' cluster keeps every default.
-    ///
-    /// - Parameter waitsForTheDisk: keep PostgreSQL's default, for a test that must catch a server
-    ///   between commits (killed mid-push): without the disk's wait they follow too closely.
-    static func freshDatabase(on base: String? = nil, waitsForTheDisk: Bool = false) throws -> String {
+    static func freshDatabase(on base: String? = nil) throws -> String {
         let base = try base ?? url.get()
         let name = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
         let result = try Shell.runBlocking(
-            psql,
-            [base, "-qtA", "-c", "CREATE DATABASE \(name)"]
-                + (waitsForTheDisk ? [] : ["-c", "ALTER DATABASE \(name) SET synchronous_commit = off"]))
+            psql, [base, "-qtA", "-c", "CREATE DATABASE \(name)", "-c", "ALTER DATABASE \(name) SET synchronous_commit = off"])
         guard result.status == 0 else { throw HarnessFailure("CREATE DATABASE failed: \(result.stderr)") }
         return base.replacingOccurrences(of: #"/[^/?]+(\?|$)"#, with: "/\(name)$1", options: .regularExpression)
     }
