@@ -31,9 +31,9 @@ struct APITests {
     }
 
     @Test func aTokenForOneAccountNeitherReadsNorWritesAnothers() async throws {
-        let server = try await ServerProcess()
-        let ann = try await server.token(account: "ann")
-        let bob = try await server.token(account: "bob")
+        let server = try ServerProcess()
+        let ann = try server.token(account: "ann")
+        let bob = try server.token(account: "bob")
         #expect(try await Self.push(server, account: "bob", token: bob, PushBatch(device: "d1", items: [Self.item(1, .completed, device: "d1")])).status == 200)
         let read = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/accounts/bob/flows"), token: ann)
         #expect(read.status == 403)
@@ -42,8 +42,8 @@ struct APITests {
         let write = try await Self.push(
             server, account: "bob", token: ann, PushBatch(device: "d2", items: [Self.item(2, .skipped, device: "d2")]))
         #expect(write.status == 403)
-        #expect(try await server.sql("SELECT count(*) FROM pushes WHERE account = 'bob'") == ["1"])
-        #expect(try await server.sql("SELECT standing FROM account_flows WHERE account = 'bob'") == ["completed"])
+        #expect(try server.sql("SELECT count(*) FROM pushes WHERE account = 'bob'") == ["1"])
+        #expect(try server.sql("SELECT standing FROM account_flows WHERE account = 'bob'") == ["completed"])
         // No token, a forged one, an admin one on an account's records, an account one on reports.
         let path = server.url.appendingPathComponent("v1/apps/growth/accounts/ann/flows")
         #expect(try await HTTP.get(path).status == 401)
@@ -57,7 +57,7 @@ struct APITests {
     }
 
     @Test func anExpiredTokenIsRefusedAndSaysSo() async throws {
-        let server = try await ServerProcess()
+        let server = try ServerProcess()
         let signer = try TokenSigner(secret: ServerProcess.secret)
         let expired = await signer.sign(TokenClaims(subject: "ann", scope: .account, app: "growth", expires: 1_000))
         let answer = try await HTTP.get(
@@ -72,8 +72,8 @@ struct APITests {
     }
 
     @Test func badInputGetsA4xxJSONErrorAndChangesNothing() async throws {
-        let server = try await ServerProcess()
-        let ann = try await server.token(account: "ann")
+        let server = try ServerProcess()
+        let ann = try server.token(account: "ann")
         let path = server.url.appendingPathComponent("v1/apps/growth/accounts/ann/push")
         let cases: [(String, Data, Int)] = [
             ("not JSON", Data("{".utf8), 400),
@@ -138,8 +138,8 @@ struct APITests {
         let tooMany = PushBatch(
             device: "d1", items: (1...Int64(SyncAPI.maxItemsPerPush + 1)).map { Self.item($0, .shown, device: "d1") })
         #expect(try await Self.push(server, account: "ann", token: ann, tooMany).status == 400)
-        #expect(try await server.sql("SELECT count(*) FROM pushes") == ["0"])
-        #expect(try await server.sql("SELECT count(*) FROM account_flows") == ["0"])
+        #expect(try server.sql("SELECT count(*) FROM pushes") == ["0"])
+        #expect(try server.sql("SELECT count(*) FROM account_flows") == ["0"])
         let badName = try await HTTP.get(
             server.url.appendingPathComponent("v1/apps/gr%20owth/accounts/ann/flows"), token: ann)
         #expect(badName.status == 400)
@@ -147,24 +147,24 @@ struct APITests {
     }
 
     @Test func aRetriedBatchChangesNothing() async throws {
-        let server = try await ServerProcess()
-        let ann = try await server.token(account: "ann")
+        let server = try ServerProcess()
+        let ann = try server.token(account: "ann")
         let batch = PushBatch(
             device: "d1", items: [Self.item(1, .shown, device: "d1"), Self.item(2, .completed, device: "d1")])
         let first = try await Self.push(server, account: "ann", token: ann, batch)
         #expect(first.json["applied"] as? Int == 2)
-        let facts = try await server.sql("SELECT count(*) FROM facts")
+        let facts = try server.sql("SELECT count(*) FROM facts")
         let again = try await Self.push(server, account: "ann", token: ann, batch)
         #expect(again.json["applied"] as? Int == 0)
         #expect(again.json["duplicates"] as? Int == 2)
-        #expect(try await server.sql("SELECT count(*) FROM facts") == facts)
-        #expect(try await server.sql("SELECT count(*) FROM pushes") == ["2"])
+        #expect(try server.sql("SELECT count(*) FROM facts") == facts)
+        #expect(try server.sql("SELECT count(*) FROM pushes") == ["2"])
     }
 
     /// The SQL merge is the same join: random pushes of many devices, sent in random orders with
     /// duplicates to separate accounts, leave every account with the record the Swift fold gives.
     @Test func everyOrderOfPushesConvergesOnTheServer() async throws {
-        let server = try await ServerProcess()
+        let server = try ServerProcess()
         var random = SystemRandomNumberGenerator()
         let devices = ["d1", "d2", "d3", "d4"]
         var pushes: [PushItem] = []
@@ -179,7 +179,7 @@ struct APITests {
         let expected = pushes.flatMap(\.records.values).reduce(AccountFlowRecord.nothing) { $0.merged(with: $1) }
         for order in 0..<6 {
             let account = "order\(order)"
-            let token = try await server.token(account: account)
+            let token = try server.token(account: account)
             var delivered = pushes.shuffled(using: &random)
             delivered += delivered.prefix(5)
             var held = AccountFlowRecord.nothing
@@ -203,8 +203,8 @@ struct APITests {
     /// Pushes of one account's devices at the same moment: each answer holds at least the record
     /// it pushed (the join of it and whatever won before), and the account ends with the fold.
     @Test func concurrentPushesOfOneAccountEachAnswerTheirRecordJoinedWithTheAccounts() async throws {
-        let server = try await ServerProcess()
-        let token = try await server.token(account: "crowd")
+        let server = try ServerProcess()
+        let token = try server.token(account: "crowd")
         let pushes = (1...24).map { seq in
             Self.item(
                 Int64(seq), AccountFlowRecord.Standing.allCases[seq % AccountFlowRecord.Standing.allCases.count],
@@ -234,14 +234,14 @@ struct APITests {
     }
 
     @Test func readinessFollowsTheDatabaseAndHealthDoesNot() async throws {
-        let server = try await ServerProcess()
+        let server = try ServerProcess()
         #expect(try await HTTP.get(server.url.appendingPathComponent("v1/ready")).status == 200)
         #expect(try await HTTP.get(server.url.appendingPathComponent("v1/health")).json["status"] as? String == "ok")
     }
 
     /// SIGTERM: the server finishes and exits cleanly (swift-service-lifecycle's graceful shutdown).
     @Test func sigtermShutsTheServerDownGracefully() async throws {
-        let server = try await ServerProcess()
+        let server = try ServerProcess()
         server.stop(signal: SIGTERM)
         #expect(server.exitStatus == 0, "\(server.logText)")
     }

@@ -15,11 +15,11 @@ struct ControlPlaneTests {
     /// Roles decide what each person may do; removing one, or rotating a credential, refuses the
     /// old credential on the very next request while everyone else goes on; every act is one row.
     @Test func rolesDecideAndARevokedPersonIsRefusedAtOnceWhileOthersGoOn() async throws {
-        let server = try await ServerProcess()
-        let ann = try await server.credential("ann", role: "owner", app: "growth")
-        let vic = try await server.credential("vic", role: "viewer", app: "growth")
-        let bob = try await server.credential("bob", role: "publisher", app: "growth")
-        let fay = try await server.credential("fay", role: "viewer", app: "finite")
+        let server = try ServerProcess()
+        let ann = try server.credential("ann", role: "owner", app: "growth")
+        let vic = try server.credential("vic", role: "viewer", app: "growth")
+        let bob = try server.credential("bob", role: "publisher", app: "growth")
+        let fay = try server.credential("fay", role: "viewer", app: "finite")
 
         // A viewer reads growth's reports; the viewer of finite does not; an account token does not.
         #expect(try await HTTP.get(Self.report(server), token: vic).status == 200)
@@ -48,7 +48,7 @@ struct ControlPlaneTests {
         #expect(try await HTTP.get(Self.report(server), token: bob).status == 200, "everyone else goes on")
 
         // Rotating bob's credential refuses the old one at once; the new one works; ann is untouched.
-        let rotated = try await server.command(["people", "rotate", "--name", "bob"])
+        let rotated = try server.command(["people", "rotate", "--name", "bob"])
         #expect(rotated.status == 0, "\(rotated.stderr)")
         let newBob = rotated.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(try await HTTP.get(Self.report(server), token: bob).status == 401)
@@ -63,7 +63,7 @@ struct ControlPlaneTests {
         let dee = try #require(added.json["credential"] as? String)
         #expect(try await HTTP.get(Self.report(server), token: dee).status == 200)
         // An owner of growth cannot make someone an operator's identity theirs.
-        let operatorCredential = try await server.operatorCredential()
+        let operatorCredential = try server.operatorCredential()
         let hijack = try await HTTP.send(
             "PUT", people.appendingPathComponent("operator"), token: ann,
             body: Data(#"{"role": "viewer", "identity": "ann@example.com"}"#.utf8), headers: [:])
@@ -74,13 +74,13 @@ struct ControlPlaneTests {
         let retired = try await HTTP.get(Self.report(server), token: try await TokenSignerForTests().adminToken(seconds: 600))
         #expect(retired.status == 401)
         #expect(retired.errorCode == "token_outdated")
-        let minting = try await server.command(["token", "--admin"])
+        let minting = try server.command(["token", "--admin"])
         #expect(minting.status != 0)
         #expect(minting.stderr.contains("people add"))
 
         // Sessions are a person's across apps: an owner of growth does not end those of someone who
         // also holds a role in finite; an operator does.
-        _ = try await server.command(["people", "add", "--name", "bob", "--role", "viewer", "--app", "finite"])
+        _ = try server.command(["people", "add", "--name", "bob", "--role", "viewer", "--app", "finite"])
         let beyond = try await HTTP.post(people.appendingPathComponent("bob/end-sessions"), token: ann, body: Data())
         #expect(beyond.status == 403, "\(String(decoding: beyond.body, as: UTF8.self))")
         #expect(try await HTTP.post(people.appendingPathComponent("bob/end-sessions"), token: operatorCredential, body: Data()).status == 200)
@@ -90,7 +90,7 @@ struct ControlPlaneTests {
         #expect(operatorEntry?["credentials"] == nil && operatorEntry?["roles"] != nil, "\(seen.json)")
 
         // One audit row per act, naming who did it; minting a token is one too.
-        let rows = try await server.sql("SELECT actor || ' ' || action || ' ' || coalesce(target, '') FROM audit_log ORDER BY id")
+        let rows = try server.sql("SELECT actor || ' ' || action || ' ' || coalesce(target, '') FROM audit_log ORDER BY id")
         for expected in ["role.removed vic", "person.removed vic", "credential.rotated bob", "person.added dee", "role.granted dee"] {
             #expect(rows.filter { $0.hasSuffix(expected) }.count == 1, "\(expected): \(rows)")
         }
@@ -101,54 +101,54 @@ struct ControlPlaneTests {
             server.url.appendingPathComponent("v1/audit").appending(queryItems: [.init(name: "app", value: "growth")]), token: ann)
         #expect(audit.status == 200)
         #expect((audit.json["entries"] as? [[String: Any]] ?? []).contains { $0["action"] as? String == "role.removed" })
-        let printed = try await server.command(["audit", "--app", "growth"])
+        let printed = try server.command(["audit", "--app", "growth"])
         #expect(printed.stdout.contains("ann from 127.0.0.1: role.removed vic (growth)"), "\(printed.stdout)")
     }
 
     /// The audit trail refuses UPDATE, DELETE and TRUNCATE from the server's role, and its hash
     /// chain finds a row changed by someone who went around that (the table's owner).
     @Test func theAuditTrailRefusesChangesAndItsChainFindsOneMadeAroundTheTrigger() async throws {
-        let server = try await ServerProcess()
-        _ = try await server.credential("ann", role: "owner", app: "growth")
-        _ = try await server.command(["people", "add", "--name", "ann", "--role", "publisher", "--app", "finite"])
-        _ = try await server.command(["people", "end-sessions", "--name", "ann"])
-        let count = try await server.sql("SELECT count(*) FROM audit_log").first
+        let server = try ServerProcess()
+        _ = try server.credential("ann", role: "owner", app: "growth")
+        _ = try server.command(["people", "add", "--name", "ann", "--role", "publisher", "--app", "finite"])
+        _ = try server.command(["people", "end-sessions", "--name", "ann"])
+        let count = try server.sql("SELECT count(*) FROM audit_log").first
         for statement in [
             "UPDATE audit_log SET actor = 'someone else'", "DELETE FROM audit_log", "TRUNCATE audit_log",
         ] {
-            let result = try await Shell.run(TestPostgres.psql, [server.databaseURL, "-qc", statement])
+            let result = try Shell.run(TestPostgres.psql, [server.databaseURL, "-qc", statement])
             #expect(result.status != 0, "\(statement)")
             #expect(result.stderr.contains("the audit log is append-only"), "\(statement): \(result.stderr)")
         }
-        #expect(try await server.sql("SELECT count(*) FROM audit_log").first == count)
-        let intact = try await server.command(["audit", "--verify"])
+        #expect(try server.sql("SELECT count(*) FROM audit_log").first == count)
+        let intact = try server.command(["audit", "--verify"])
         #expect(intact.status == 0)
         #expect(intact.stdout.contains("rows are intact"))
         // The table's owner can go around the trigger; the chain then names the row.
-        _ = try await server.sql(
+        _ = try server.sql(
             "ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only; UPDATE audit_log SET actor = 'mallory' WHERE id = 2; ALTER TABLE audit_log ENABLE TRIGGER audit_log_append_only")
-        let broken = try await server.command(["audit", "--verify"])
+        let broken = try server.command(["audit", "--verify"])
         #expect(broken.status == 1)
         #expect(broken.stderr.contains("broken at row 2"), "\(broken.stderr)")
-        _ = try await server.sql(
+        _ = try server.sql(
             "ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only; UPDATE audit_log SET actor = 'command line (onboarding@ci)' WHERE id = 2 AND actor = 'mallory'; ALTER TABLE audit_log ENABLE TRIGGER audit_log_append_only")
     }
 
     /// An anchor kept outside the database finds what the chain alone cannot: the newest rows cut
     /// off by the table's owner (the rows left still chain).
     @Test func anAnchorKeptOutsideFindsTheTrailCutShort() async throws {
-        let server = try await ServerProcess()
-        _ = try await server.credential("ann", role: "owner", app: "growth")
-        _ = try await server.command(["people", "end-sessions", "--name", "ann"])
+        let server = try ServerProcess()
+        _ = try server.credential("ann", role: "owner", app: "growth")
+        _ = try server.command(["people", "end-sessions", "--name", "ann"])
         let anchors = FileManager.default.temporaryDirectory.appendingPathComponent("anchors-\(UUID().uuidString)").path
-        let first = try await server.command(["audit", "--verify", "--anchors", anchors])
+        let first = try server.command(["audit", "--verify", "--anchors", anchors])
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout.contains("head: row"))
         // The owner cuts the newest row; the chain of what is left is intact.
-        _ = try await server.sql(
+        _ = try server.sql(
             "ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only; DELETE FROM audit_log WHERE id = (SELECT max(id) FROM audit_log); ALTER TABLE audit_log ENABLE TRIGGER audit_log_append_only")
-        #expect(try await server.command(["audit", "--verify"]).status == 0)
-        let cut = try await server.command(["audit", "--verify", "--anchors", anchors])
+        #expect(try server.command(["audit", "--verify"]).status == 0)
+        let cut = try server.command(["audit", "--verify", "--anchors", anchors])
         #expect(cut.status == 1)
         #expect(cut.stderr.contains("was rewritten or cut"), "\(cut.stderr)")
     }
@@ -157,34 +157,34 @@ struct ControlPlaneTests {
     /// credential smuggled after the first), a nested field or a broken percent-encoding is refused
     /// whole with one message and signs no one in; the same form with each field once signs in.
     @Test func aFormWithAFieldTwiceNestedOrBadlyEncodedIsRefusedWhole() async throws {
-        let server = try await ServerProcess()
-        let ann = try await server.credential("ann", role: "viewer", app: "growth")
+        let server = try ServerProcess()
+        let ann = try server.credential("ann", role: "viewer", app: "growth")
         for body in ["credential=\(ann)&credential=obt2.wrong.x", "credential=obt2.wrong.x&credential=\(ann)", "credential[a]=\(ann)", "credential=%zz"] {
-            let form = try await DashboardTests.signInForm(server)
-            let answer = try await DashboardTests.curl(
+            let form = try DashboardTests.signInForm(server)
+            let answer = try DashboardTests.curl(
                 server.url.appendingPathComponent("dashboard/sign-in"), cookies: [form.cookie: form.secret],
                 form: "form_token=\(form.token)&" + body)
             #expect(answer.status == 400, "\(body): \(answer.status) \(answer.body)")
             #expect(answer.body.contains("it takes each field once"), "\(body): \(answer.body)")
             #expect(answer.setCookie == nil, "\(body) signed someone in")
         }
-        #expect(try await DashboardTests.postSignIn(server, credential: ann).status == 303)
+        #expect(try DashboardTests.postSignIn(server, credential: ann).status == 303)
     }
 
     /// Behind a trusted balancer, the client is the nearest address in X-Forwarded-For that is not
     /// the balancer's, read across every line of the header (a forged first line changes nothing);
     /// from an untrusted peer the header is ignored.
     @Test func theClientAddressComesFromTheTrustedBalancerOnly() async throws {
-        let server = try await ServerProcess(environment: ["ONBOARDING_TRUSTED_PROXIES": "127.0.0.1"])
-        let form = try await DashboardTests.signInForm(server)
-        func fail(_ headers: [String]) async throws {
-            _ = try await DashboardTests.curl(
+        let server = try ServerProcess(environment: ["ONBOARDING_TRUSTED_PROXIES": "127.0.0.1"])
+        let form = try DashboardTests.signInForm(server)
+        func fail(_ headers: [String]) throws {
+            _ = try DashboardTests.curl(
                 server.url.appendingPathComponent("dashboard/sign-in"), cookies: [form.cookie: form.secret],
                 form: "form_token=\(form.token)&credential=obt2.wrong.x", headers: headers)
         }
-        try await fail(["X-Forwarded-For: 6.6.6.6", "X-Forwarded-For: 203.0.113.9"])
-        try await fail(["X-Forwarded-For: 2001:db8:1:2:aaaa::1"])
-        let sources = try await server.sql("SELECT source FROM audit_log WHERE action = 'sign-in.failed' ORDER BY id")
+        try fail(["X-Forwarded-For: 6.6.6.6", "X-Forwarded-For: 203.0.113.9"])
+        try fail(["X-Forwarded-For: 2001:db8:1:2:aaaa::1"])
+        let sources = try server.sql("SELECT source FROM audit_log WHERE action = 'sign-in.failed' ORDER BY id")
         #expect(sources == ["203.0.113.9", "2001:db8:1:2::/64"], "\(sources)")
         // Untrusted (the peer is 127.0.0.2): the header is the client's own word, and ignored.
         let script = """
@@ -194,16 +194,16 @@ struct ControlPlaneTests {
                 {"Content-Type": "application/x-www-form-urlencoded", "Cookie": "\(form.cookie)=\(form.secret)", "X-Forwarded-For": "198.51.100.7"})
             print(conn.getresponse().status)
             """
-        #expect(try await Shell.run("/usr/bin/python3", ["-c", script]).stdout.hasPrefix("401"))
-        #expect(try await server.sql("SELECT source FROM audit_log WHERE action = 'sign-in.failed' ORDER BY id DESC LIMIT 1") == ["127.0.0.2"])
+        #expect(try Shell.run("/usr/bin/python3", ["-c", script]).stdout.hasPrefix("401"))
+        #expect(try server.sql("SELECT source FROM audit_log WHERE action = 'sign-in.failed' ORDER BY id DESC LIMIT 1") == ["127.0.0.2"])
     }
 
     /// 1,000 wrong sign-ins from one address are slowed to a trickle (429 with Retry-After, unchecked),
     /// while a real person signs in meanwhile from another; failures naming a person slow only failures.
     @Test func wrongSignInsFromOneSourceAreSlowedAndARealPersonSignsInMeanwhile() async throws {
-        let server = try await ServerProcess()
-        let ann = try await server.credential("ann", role: "viewer", app: "growth")
-        let form = try await DashboardTests.signInForm(server)
+        let server = try ServerProcess()
+        let ann = try server.credential("ann", role: "viewer", app: "growth")
+        let form = try DashboardTests.signInForm(server)
         // The attacker, from 127.0.0.2 (loopback, another address), one connection, 1,000 tries.
         let script = """
             import http.client, sys, time
@@ -221,11 +221,11 @@ struct ControlPlaneTests {
                     retry = answer.getheader("Retry-After")
             print(statuses.get(401, 0), statuses.get(429, 0), retry, round(time.time() - start, 2))
             """
-        async let attack = Task.detached { try await Shell.run("/usr/bin/python3", ["-c", script], seconds: 300) }.value
+        async let attack = Task.detached { try Shell.run("/usr/bin/python3", ["-c", script], seconds: 300) }.value
         // Meanwhile a real person signs in, from 127.0.0.1.
         try await Task.sleep(for: .milliseconds(300))
-        let session = try await DashboardTests().signIn(server, credential: ann)
-        #expect(try await DashboardTests.curl(server.url.appendingPathComponent("dashboard"), cookie: session).status == 200)
+        let session = try DashboardTests().signIn(server, credential: ann)
+        #expect(try DashboardTests.curl(server.url.appendingPathComponent("dashboard"), cookie: session).status == 200)
         let result = try await attack
         #expect(result.status == 0, "\(result.stderr)")
         let figures = result.stdout.split(separator: " ")
@@ -235,7 +235,7 @@ struct ControlPlaneTests {
         #expect(limited == 1000 - checked)
         #expect(Int(figures[2]) ?? 0 >= 1, "Retry-After: \(result.stdout)")
         // Checked failures are audited, each; the limit once it was reached; nothing unchecked.
-        let audited = try await server.sql("SELECT action, count(*) FROM audit_log WHERE source = '127.0.0.2' GROUP BY action ORDER BY action")
+        let audited = try server.sql("SELECT action, count(*) FROM audit_log WHERE source = '127.0.0.2' GROUP BY action ORDER BY action")
         #expect(audited.contains("sign-in.failed|\(checked)"), "\(audited)")
         #expect(audited.contains { $0.hasPrefix("sign-in.rate-limited|") })
         // Failed tokens on the API count the same way: past the limit, 429 before any check (the
@@ -255,9 +255,9 @@ struct ControlPlaneTests {
     /// Failures naming a person (their revoked credential) are limited per person: after ten, such
     /// failures answer 429 naming them, but their live credential is never refused for it.
     @Test func failuresInAPersonsNameNeverLockThemOut() async throws {
-        let server = try await ServerProcess()
-        let old = try await server.credential("ann", role: "viewer", app: "growth")
-        let rotated = try await server.command(["people", "rotate", "--name", "ann"])
+        let server = try ServerProcess()
+        let old = try server.credential("ann", role: "viewer", app: "growth")
+        let rotated = try server.command(["people", "rotate", "--name", "ann"])
         let current = rotated.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let script = """
             import http.client
@@ -270,7 +270,7 @@ struct ControlPlaneTests {
                 out.append(str(answer.status) + ("+ann" if "from ann" in body else ""))
             print(" ".join(out))
             """
-        let result = try await Shell.run("/usr/bin/python3", ["-c", script])
+        let result = try Shell.run("/usr/bin/python3", ["-c", script])
         let statuses = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ").map(String.init)
         #expect(statuses.prefix(9).allSatisfy { $0 == "401" }, "\(statuses)")
         #expect(statuses.suffix(4).allSatisfy { $0 == "429+ann" }, "\(statuses)")
@@ -278,23 +278,23 @@ struct ControlPlaneTests {
     }
 
     /// A device without a token says which command mints one, and that command, as printed, works.
-    @Test func theHintForAMissingTokenNamesACommandThatWorks() async throws {
-        let server = try await ServerProcess()
+    @Test func theHintForAMissingTokenNamesACommandThatWorks() throws {
+        let server = try ServerProcess()
         let database = FileManager.default.temporaryDirectory.appendingPathComponent("hint-\(UUID().uuidString).sqlite")
         var environment = ProcessInfo.processInfo.environment
         environment["ONBOARDING_SERVER"] = server.url.absoluteString
         environment["ONBOARDING_TOKEN"] = nil
-        let result = try await Shell.run(
+        let result = try Shell.run(
             BuiltExecutables.folder.appendingPathComponent("growth").path, ["status", "--db", database.path, "--user", "ann"],
             environment: environment)
         #expect(result.status != 0)
         let hint = try #require(result.stderr.range(of: "(onboarding-server ").map { result.stderr[$0.upperBound...] })
         let command = hint.prefix { $0 != ")" }.replacingOccurrences(of: " mints one", with: "")
         #expect(command == "token --app growth --account ann", "\(result.stderr)")
-        let minted = try await server.command(command.split(separator: " ").map(String.init))
+        let minted = try server.command(command.split(separator: " ").map(String.init))
         #expect(minted.status == 0, "\(minted.stderr)")
         environment["ONBOARDING_TOKEN"] = minted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let synced = try await Shell.run(
+        let synced = try Shell.run(
             BuiltExecutables.folder.appendingPathComponent("growth").path, ["sync", "--db", database.path, "--user", "ann"],
             environment: environment)
         #expect(synced.status == 0, "\(synced.stderr)")

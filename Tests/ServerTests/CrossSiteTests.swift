@@ -53,9 +53,9 @@ struct CrossSiteTests {
     }
 
     @Test func forgedSignOutForgedChangesAndLoginCSRFFailWhileGenuineOnesWork() async throws {
-        let server = try await ServerProcess()
-        let operatorCredential = try await server.operatorCredential()
-        let mallory = try await server.credential("mallory", role: "viewer", app: "growth")
+        let server = try ServerProcess()
+        let operatorCredential = try server.operatorCredential()
+        let mallory = try server.credential("mallory", role: "viewer", app: "growth")
         let site = try AttackerSite()
         let dashboard = "http://dash.example.test:\(server.port)"
         let evil = "http://evil.example.test:\(site.port)"
@@ -77,7 +77,7 @@ struct CrossSiteTests {
         try browser.leave { _ = try browser.evaluate("document.forms[0].submit()") }
         #expect(try browser.evaluate("document.body.innerText.includes('did not come from a page of this dashboard')") as? Bool == true)
         #expect(try signedIn())
-        #expect(try await server.sql("SELECT count(*) FROM dashboard_sessions WHERE person = 'operator'") == ["1"])
+        #expect(try server.sql("SELECT count(*) FROM dashboard_sessions WHERE person = 'operator'") == ["1"])
         // Even with the right form token, a request from another origin changes nothing.
         let token = try #require(try browser.evaluate("document.querySelector('form.sign-out input[name=form_token]').value") as? String)
         try site.page("signout2.html", Self.form(dashboard + "/dashboard/sign-out", ["form_token": token]))
@@ -89,7 +89,7 @@ struct CrossSiteTests {
             "people.html", Self.form(dashboard + "/dashboard/apps/growth/people", ["form_token": token, "person": "mallory", "role": "owner"]))
         try browser.open(URL(string: evil + "/people.html")!)
         try browser.leave { _ = try browser.evaluate("document.forms[0].submit()") }
-        #expect(try await server.sql("SELECT role FROM person_roles WHERE person = 'mallory'") == ["viewer"])
+        #expect(try server.sql("SELECT role FROM person_roles WHERE person = 'mallory'") == ["viewer"])
         #expect(try signedIn())
 
         // The genuine sign-out, from the dashboard's own page: the cookie is cleared.
@@ -100,7 +100,7 @@ struct CrossSiteTests {
 
         // Login CSRF: the attacker fetched a sign-in form of their own, tosses its secret cookie into
         // the victim's browser for the whole site, and posts their own credential with its token.
-        let attackersForm = try await DashboardTests.signInForm(server)
+        let attackersForm = try DashboardTests.signInForm(server)
         let toss =
             "document.cookie = 'onboarding_sign_in=\(attackersForm.secret); domain=example.test; path=/dashboard';"
         try site.page(
@@ -110,13 +110,13 @@ struct CrossSiteTests {
         try browser.leave { _ = try browser.evaluate("document.forms[0].submit()") }
         #expect(try browser.evaluate("document.body.innerText.includes(\"did not come from this dashboard's own page\")") as? Bool == true)
         #expect(try !signedIn(), "the victim is not signed in as the attacker")
-        #expect(try await server.sql("SELECT count(*) FROM dashboard_sessions WHERE person = 'mallory'") == ["0"])
+        #expect(try server.sql("SELECT count(*) FROM dashboard_sessions WHERE person = 'mallory'") == ["0"])
         // From another site altogether (127.0.0.1 is not example.test): refused the same way.
         try browser.open(URL(string: "http://127.0.0.1:\(site.port)/login.html")!)
         try browser.leave { _ = try browser.evaluate("document.forms[0].submit()") }
         #expect(try !signedIn())
-        #expect(try await server.sql("SELECT count(*) FROM dashboard_sessions WHERE person = 'mallory'") == ["0"])
-        #expect(try await server.sql("SELECT count(*) FROM audit_log WHERE action = 'sign-in.refused'") == ["2"])
+        #expect(try server.sql("SELECT count(*) FROM dashboard_sessions WHERE person = 'mallory'") == ["0"])
+        #expect(try server.sql("SELECT count(*) FROM audit_log WHERE action = 'sign-in.refused'") == ["2"])
 
         // The genuine sign-in works in that very browser.
         try browser.open(URL(string: dashboard + "/dashboard/sign-in")!)

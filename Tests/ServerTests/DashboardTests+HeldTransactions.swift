@@ -9,22 +9,21 @@ import TourFixtures
 /// (the dashboard's catch-up, load shedding): a psql process holding a transaction or a lock.
 extension DashboardTests {
     /// Ends the holding session's backend (PostgreSQL does not notice a gone client mid-sleep).
-    /// Blocking: it runs in a `defer`.
     static func endHeldTransactions(on url: String, _ holder: Process) {
         holder.terminate()
         let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
-        _ = try? Shell.runBlocking(TestPostgres.psql, [url, "-qtAc",
+        _ = try? Shell.run(TestPostgres.psql, [url, "-qtAc",
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(database)' AND pid <> pg_backend_pid()"])
     }
 
     /// A psql session that holds an exclusive lock on `table` for `seconds` (PostgreSQL held still
     /// for every statement that writes it).
-    static func holdLock(on url: String, table: String, seconds: Int) async throws -> Process {
-        try await holdTransaction(on: url, seconds: seconds, first: "LOCK TABLE \(table) IN ACCESS EXCLUSIVE MODE;")
+    static func holdLock(on url: String, table: String, seconds: Int) throws -> Process {
+        try holdTransaction(on: url, seconds: seconds, first: "LOCK TABLE \(table) IN ACCESS EXCLUSIVE MODE;")
     }
 
     /// A psql session that takes a transaction id and sleeps in it for `seconds`.
-    static func holdTransaction(on url: String, seconds: Int, first: String = "") async throws -> Process {
+    static func holdTransaction(on url: String, seconds: Int, first: String = "") throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: TestPostgres.psql)
         process.arguments = [url, "-qtAc", "BEGIN; \(first) SELECT pg_current_xact_id(); SELECT pg_sleep(\(seconds)); COMMIT;"]
@@ -35,11 +34,10 @@ extension DashboardTests {
         // The transaction has its id once pg_stat_activity shows it.
         let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
         for _ in 0..<200 {
-            let result = try await Shell.run(TestPostgres.psql, [url, "-qtAc",
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND backend_xid IS NOT NULL AND query LIKE '%pg_sleep%'"],
-                urgent: true)
+            let result = try Shell.run(TestPostgres.psql, [url, "-qtAc",
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND backend_xid IS NOT NULL AND query LIKE '%pg_sleep%'"])
             if result.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1" { return process }
-            try await Task.sleep(for: .milliseconds(50))
+            usleep(50_000)
         }
         process.terminate()
         throw HarnessFailure("the holding transaction on \(database) did not start")

@@ -14,7 +14,7 @@ extension DashboardTests {
     /// cluster's); a test that must see its own pushes on a page waits here first.
     static func waitUntilCounted(_ server: ServerProcess) async throws {
         for _ in 0..<600 {
-            let pending = try await server.sql(
+            let pending = try server.sql(
                 "SELECT count(*) FROM pushes WHERE xact >= (SELECT counted_below FROM insight_progress)")
             if pending == ["0"] { return }
             try await Task.sleep(for: .milliseconds(100))
@@ -48,10 +48,8 @@ extension DashboardTests {
     /// Signs in with a person's credential (the operator's unless given) over plain HTTP, as a
     /// browser does: the sign-in page first (its form secret cookie and anti-forgery token), then
     /// the form; returns the session cookie's value.
-    func signIn(_ server: ServerProcess, credential: String? = nil, headers: [String] = []) async throws -> String {
-        let person: String
-        if let credential { person = credential } else { person = try await server.operatorCredential() }
-        let answer = try await Self.postSignIn(server, credential: person, headers: headers)
+    func signIn(_ server: ServerProcess, credential: String? = nil, headers: [String] = []) throws -> String {
+        let answer = try Self.postSignIn(server, credential: try credential ?? server.operatorCredential(), headers: headers)
         guard answer.status == 303, let cookie = answer.setCookie else {
             throw HarnessFailure("sign-in failed: \(answer.status) \(answer.body)")
         }
@@ -59,8 +57,8 @@ extension DashboardTests {
     }
 
     /// The sign-in page's form secret (its cookie, by name: `__Host-` over TLS) and anti-forgery token.
-    static func signInForm(_ server: ServerProcess, headers: [String] = []) async throws -> (secret: String, token: String, cookie: String) {
-        let page = try await curl(server.url.appendingPathComponent("dashboard/sign-in"), headers: headers)
+    static func signInForm(_ server: ServerProcess, headers: [String] = []) throws -> (secret: String, token: String, cookie: String) {
+        let page = try curl(server.url.appendingPathComponent("dashboard/sign-in"), headers: headers)
         guard let (name, secret) = page.cookies.first(where: { $0.key.hasSuffix("onboarding_sign_in") }), let token = formToken(page.body)
         else {
             throw HarnessFailure("the sign-in page has no form secret or token: \(page.status) \(page.body)")
@@ -75,9 +73,9 @@ extension DashboardTests {
     }
 
     /// Posts the sign-in form with `credential`, the way the sign-in page does.
-    static func postSignIn(_ server: ServerProcess, credential: String, headers: [String] = []) async throws -> CurlAnswer {
-        let form = try await signInForm(server, headers: headers)
-        return try await curl(
+    static func postSignIn(_ server: ServerProcess, credential: String, headers: [String] = []) throws -> CurlAnswer {
+        let form = try signInForm(server, headers: headers)
+        return try curl(
             server.url.appendingPathComponent("dashboard/sign-in"), cookies: [form.cookie: form.secret],
             form: "form_token=\(form.token)&credential=\(credential)", headers: headers)
     }
@@ -97,13 +95,13 @@ extension DashboardTests {
     /// further headers ("Name: value").
     static func curl(
         _ url: URL, cookie: String? = nil, cookies: [String: String] = [:], form: String? = nil, headers: [String] = []
-    ) async throws -> CurlAnswer {
+    ) throws -> CurlAnswer {
         var arguments = ["-s", "-i", url.absoluteString]
         let sent = (cookie.map { ["onboarding_session=\($0)"] } ?? []) + cookies.map { "\($0.key)=\($0.value)" }
         if !sent.isEmpty { arguments += ["-H", "Cookie: " + sent.joined(separator: "; ")] }
         if let form { arguments += ["--data-raw", form] }
         for header in headers { arguments += ["-H", header] }
-        let result = try await Shell.run("/usr/bin/curl", arguments)
+        let result = try Shell.run("/usr/bin/curl", arguments)
         let text = result.stdout
         let parts = text.components(separatedBy: "\r\n\r\n")
         let head = parts.first ?? ""

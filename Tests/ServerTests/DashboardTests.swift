@@ -15,12 +15,12 @@ struct DashboardTests {
 
     @Test func anAdminSignsInOpensEveryViewSeesTheAPIsNumbersAndSignsOut() async throws {
         // Logging every request (info), so the checks that the token and cookie are in no log line can fail.
-        let server = try await ServerProcess(environment: ["LOG_LEVEL": "info"])
+        let server = try ServerProcess(environment: ["LOG_LEVEL": "info"])
         let population = Population(app: "growth", count: 60, seed: 26)
         try await population.push(to: server)
         try await Self.waitUntilCounted(server)
         let published = try await DashboardExportsTests.publishGrowth(on: server, rollout: 25)
-        let admin = try await server.operatorCredential()
+        let admin = try server.operatorCredential()
         let report = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
         let flows = report["flows"] as? [[String: Any]] ?? []
         let welcome = try #require(flows.first { $0["flow"] as? String == "welcome" })
@@ -49,7 +49,7 @@ struct DashboardTests {
         #expect(server.logText.contains("dashboard sign-in"), "the server logs at info")
         #expect(!(server.logText.contains(admin)))
         #expect(!(server.logText.contains(cookie["value"] as? String ?? "?")))
-        #expect(try await server.sql("SELECT count(*) FROM dashboard_sessions WHERE id_hash = '\(cookie["value"] ?? "")'") == ["0"])
+        #expect(try server.sql("SELECT count(*) FROM dashboard_sessions WHERE id_hash = '\(cookie["value"] ?? "")'") == ["0"])
         try saveScreenshot(browser, "dashboard-overview")
 
         // All apps: the app's accounts and devices, the flow's starts and completions, as the API says.
@@ -122,11 +122,11 @@ struct DashboardTests {
         // policy lets it load nothing, so not from its script).
         let funnelURL = server.url.appendingPathComponent("dashboard/apps/growth/flows/welcome")
         let value = cookie["value"] as? String ?? ""
-        let csv = try await Self.curl(URL(string: funnelURL.absoluteString + "?format=csv")!, cookie: value)
+        let csv = try Self.curl(URL(string: funnelURL.absoluteString + "?format=csv")!, cookie: value)
         #expect(csv.status == 200)
         let allRows = csv.body.split(separator: "\r\n").filter { $0.hasPrefix("All accounts,") }
         #expect(allRows.map { Int($0.split(separator: ",")[2]) ?? -1 } == stages.map(\.1))
-        let json = try await Self.curl(URL(string: funnelURL.absoluteString + "?format=json")!, cookie: value)
+        let json = try Self.curl(URL(string: funnelURL.absoluteString + "?format=json")!, cookie: value)
         let all = (try JSONSerialization.jsonObject(with: Data(json.body.utf8)) as? [String: Any])?["all"] as? [String: Any]
         #expect((all?["stages"] as? [[String: Any]])?.map { $0["reached"] as? Int ?? -1 } == stages.map(\.1))
         #expect(try browser.evaluate("fetch(location.pathname).then(() => 'loaded', () => 'blocked')") as? String == "blocked")
@@ -160,14 +160,14 @@ struct DashboardTests {
         #expect(browser.location.hasSuffix("/dashboard/sign-in"))
         try browser.open(server.url.appendingPathComponent("dashboard"))
         #expect(browser.location.hasSuffix("/dashboard/sign-in"))
-        #expect(try await Self.curl(server.url.appendingPathComponent("dashboard"), cookie: value).status == 303)
-        #expect(try await server.sql("SELECT count(*) FROM dashboard_sessions") == ["0"])
+        #expect(try Self.curl(server.url.appendingPathComponent("dashboard"), cookie: value).status == 303)
+        #expect(try server.sql("SELECT count(*) FROM dashboard_sessions") == ["0"])
     }
 
     // MARK: - Hostile input
 
     @Test func forgedExpiredOrTamperedSessionsMarkupAndHugeRangesAreRefusedOrEscaped() async throws {
-        let server = try await ServerProcess(environment: ["LOG_LEVEL": "info"])
+        let server = try ServerProcess(environment: ["LOG_LEVEL": "info"])
         // A step id with markup, as a device could push it.
         let hostile = "<img src=x onerror=alert(1)>"
         let token = try await TokenSignerForTests().token(account: "mallory", app: "growth")
@@ -182,18 +182,18 @@ struct DashboardTests {
             body: Data(try PushBatch(device: "m1", items: [item]).tourValue.jsonUTF8()))
         #expect(pushed.status == 200)
         try await Self.waitUntilCounted(server)
-        let session = try await signIn(server)
+        let session = try signIn(server)
 
         // Rendered inert: the markup is text on the page, in the CSV it cannot run as a formula.
-        let funnel = try await Self.curl(server.url.appendingPathComponent("dashboard/apps/growth/flows/welcome"), cookie: session)
+        let funnel = try Self.curl(server.url.appendingPathComponent("dashboard/apps/growth/flows/welcome"), cookie: session)
         #expect(funnel.status == 200)
         #expect(!funnel.body.contains(hostile))
         #expect(funnel.body.contains("&lt;img src"))
         // What the refusals below must leave as it is (counted by now: the page caught up first).
-        let before = try await server.sql("SELECT (SELECT count(*) FROM insight_counts) || ' ' || (SELECT count(*) FROM dashboard_sessions)")
+        let before = try server.sql("SELECT (SELECT count(*) FROM insight_counts) || ' ' || (SELECT count(*) FROM dashboard_sessions)")
         let browser = try Browser()
         try browser.open(server.url.appendingPathComponent("dashboard/sign-in"))
-        _ = try await browser.evaluate("document.querySelector('input[name=credential]').value = '\(try server.operatorCredential())'")
+        _ = try browser.evaluate("document.querySelector('input[name=credential]').value = '\(try server.operatorCredential())'")
         try browser.leave { _ = try browser.evaluate("document.querySelector('form').submit()") }
         try browser.open(server.url.appendingPathComponent("dashboard/apps/growth/flows/welcome"))
         #expect(try browser.evaluate("document.querySelectorAll('img').length") as? Int == 0)
@@ -211,20 +211,20 @@ struct DashboardTests {
             ("dashboard/nosuchpage", 404),
             ("dashboard/apps/growth/flows/welcome/%3Cb%3Ex%3C%2Fb%3E", 404),
         ] {
-            let answer = try await Self.curl(URL(string: server.url.absoluteString + "/" + path)!, cookie: session)
+            let answer = try Self.curl(URL(string: server.url.absoluteString + "/" + path)!, cookie: session)
             #expect(answer.status == status, "\(path)")
             #expect(!answer.body.lowercased().contains("<script"), "\(path)")
             #expect(!answer.body.contains("<b>"), "\(path)")
         }
-        let unknown = try await Self.curl(server.url.appendingPathComponent("dashboard/nosuchpage"), cookie: session)
+        let unknown = try Self.curl(server.url.appendingPathComponent("dashboard/nosuchpage"), cookie: session)
         #expect(unknown.body.contains("There is no such dashboard page"))
         #expect(unknown.body.contains("<html") || unknown.body.contains("<!DOCTYPE") || unknown.body.contains("<!doctype"))
-        let slash = try await Self.curl(URL(string: server.url.absoluteString + "/dashboard/")!, cookie: session)
+        let slash = try Self.curl(URL(string: server.url.absoluteString + "/dashboard/")!, cookie: session)
         #expect(slash.status == 200, "a trailing slash is the overview")
         // Without a session, an unknown page says nothing of what exists: it goes to sign in.
-        let anonymous = try await Self.curl(server.url.appendingPathComponent("dashboard/nosuchpage"), cookie: nil)
+        let anonymous = try Self.curl(server.url.appendingPathComponent("dashboard/nosuchpage"), cookie: nil)
         #expect(anonymous.status == 303)
-        let huge = try await Self.curl(
+        let huge = try Self.curl(
             URL(string: server.url.absoluteString + "/dashboard/apps/growth?from=2000-01-01&to=2100-12-31")!, cookie: session)
         #expect(huge.body.contains("at most 731 days"))
 
@@ -232,29 +232,29 @@ struct DashboardTests {
         var tampered = Array(session)
         tampered[5] = tampered[5] == "A" ? "B" : "A"
         for cookie in [String(repeating: "A", count: 43), String(tampered), "not-a-session", session + "x"] {
-            let answer = try await Self.curl(server.url.appendingPathComponent("dashboard"), cookie: cookie)
+            let answer = try Self.curl(server.url.appendingPathComponent("dashboard"), cookie: cookie)
             #expect(answer.status == 303)
             #expect(answer.location?.hasSuffix("/dashboard/sign-in") == true)
         }
-        let credentialID = try #require(try await server.sql("SELECT id FROM person_credentials WHERE person = 'operator'").first)
+        let credentialID = try #require(try server.sql("SELECT id FROM person_credentials WHERE person = 'operator'").first)
         let shortLived = try await TokenSignerForTests().personToken("operator", credential: credentialID, seconds: 2)
-        let expiring = try await signIn(server, credential: shortLived)
-        #expect(try await Self.curl(server.url.appendingPathComponent("dashboard"), cookie: expiring).status == 200)
+        let expiring = try signIn(server, credential: shortLived)
+        #expect(try Self.curl(server.url.appendingPathComponent("dashboard"), cookie: expiring).status == 200)
         try await Task.sleep(for: .seconds(3))
-        let expired = try await Self.curl(server.url.appendingPathComponent("dashboard"), cookie: expiring)
+        let expired = try Self.curl(server.url.appendingPathComponent("dashboard"), cookie: expiring)
         #expect(expired.status == 303)
         // The browser is told to forget the cookie that opened nothing.
         #expect(expired.setCookieHeader?.hasPrefix("onboarding_session=;") == true)
         #expect(expired.setCookieHeader?.contains("Max-Age=0") == true)
         // An account token, a forged token, a retired shared admin token and no token do not sign in.
         for bad in [token, "obt2.forged.token", "", await (try TokenSignerForTests()).adminToken(seconds: 600)] {
-            let answer = try await Self.postSignIn(server, credential: bad)
+            let answer = try Self.postSignIn(server, credential: bad)
             #expect([401, 403].contains(answer.status))
             #expect(answer.setCookie == nil)
             if !bad.isEmpty { #expect(!answer.body.contains(bad)) }
         }
         // Nothing changed: the counts and the live sessions are as they were (the expired one aside).
-        let after = try await server.sql(
+        let after = try server.sql(
             "SELECT (SELECT count(*) FROM insight_counts) || ' ' || (SELECT count(*) FROM dashboard_sessions WHERE expires_at > extract(epoch from now()))")
         #expect(after == before.map { $0.split(separator: " ")[0] + " " + String(Int($0.split(separator: " ")[1])! + 1) })
         #expect(server.logText.contains("/dashboard"), "the server logs every request at info")
@@ -265,10 +265,10 @@ struct DashboardTests {
     // MARK: - Aggregates
 
     @Test func theAggregatesEqualTheTestsOwnCountsAndAFullScanAfterConcurrentRetriedPushes() async throws {
-        let server = try await ServerProcess()
+        let server = try ServerProcess()
         let population = Population(app: "growth", count: 120, seed: 7)
         try await population.push(to: server)
-        let admin = try await server.operatorCredential()
+        let admin = try server.operatorCredential()
         let report = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
         #expect(report["accounts"] as? Int == population.accounts.count)
         #expect(report["devices"] as? Int == population.accounts.map(\.devices.count).reduce(0, +))
@@ -279,14 +279,14 @@ struct DashboardTests {
         #expect(welcome["skippedHere"] as? Int == population.accounts.filter { $0.ending == "skipped" }.count)
         #expect((welcome["steps"] as? [[String: Any]])?.map { $0["accounts"] as? Int ?? -1 } == expected.dropFirst().dropLast().map(\.1))
         // The same numbers by scanning every fact, as the report did before the aggregates.
-        let scan = try await server.sql(
+        let scan = try server.sql(
             """
             SELECT count(DISTINCT account) FILTER (WHERE kind = 'flowStarted') || ' ' ||
                 count(DISTINCT account) FILTER (WHERE kind = 'flowEnded' AND ending = 'completed') || ' ' ||
                 count(DISTINCT device) FROM facts WHERE app = 'growth' AND flow = 'welcome'
             """)
         #expect(scan == ["\(expected[0].1) \(expected.last!.1) \(welcome["devices"] as? Int ?? -1)"])
-        let standings = try await server.sql(
+        let standings = try server.sql(
             "SELECT standing || ' ' || count(*) FROM account_flows WHERE app = 'growth' GROUP BY standing ORDER BY standing")
         let aggregated = (welcome["accounts"] as? [String: Int] ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
         #expect(aggregated == standings)
@@ -296,15 +296,15 @@ struct DashboardTests {
     /// service, another test) does not hold the report back; one in the server's own database does,
     /// and the pushes behind it are counted once it ends.
     @Test func aLongTransactionInAnotherDatabaseDoesNotHoldTheReportBack() async throws {
-        let server = try await ServerProcess()
+        let server = try ServerProcess()
         let elsewhere = try TestPostgres.freshDatabase()
         // Short, and ended at once when the test is done: a transaction held here holds back the
         // watermark of every test still on a schema before v10.
-        let holder = try await Self.holdTransaction(on: elsewhere, seconds: 8)
+        let holder = try Self.holdTransaction(on: elsewhere, seconds: 8)
         defer { Self.endHeldTransactions(on: elsewhere, holder) }
         let population = Population(app: "growth", count: 12, seed: 3)
         try await population.push(to: server)
-        let admin = try await server.operatorCredential()
+        let admin = try server.operatorCredential()
         let started = ContinuousClock.now
         let report = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
         #expect(report["accounts"] as? Int == population.accounts.count)
@@ -312,14 +312,14 @@ struct DashboardTests {
 
         // The server's own database: a transaction running there holds the watermark, and what was
         // pushed behind it is counted when it ends, exactly once.
-        let local = try await Self.holdTransaction(on: server.databaseURL, seconds: 3)
+        let local = try Self.holdTransaction(on: server.databaseURL, seconds: 3)
         var more = Population(app: "growth", count: 20, seed: 4)
         more.accounts = Array(more.accounts.dropFirst(12))
         try await more.push(to: server)
         if !Shell.waitForExit(local, seconds: 30) { local.terminate() }
         let after = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
         #expect(after["accounts"] as? Int == 20)
-        #expect(try await server.sql("SELECT count(*) FROM insight_members WHERE app = 'growth' AND kind = 'account'") == ["20"])
+        #expect(try server.sql("SELECT count(*) FROM insight_members WHERE app = 'growth' AND kind = 'account'") == ["20"])
     }
 
     @Test func aServerUpgradedWithFactsAlreadyStoredCountsThemOnce() async throws {
@@ -327,7 +327,7 @@ struct DashboardTests {
         let database = try TestPostgres.freshDatabase()
         var environment = ProcessInfo.processInfo.environment
         environment["DATABASE_URL"] = database
-        let migrate = try await Shell.run(
+        let migrate = try Shell.run(
             BuiltExecutables.folder.appendingPathComponent("onboarding-server").path, ["migrate", "--through", "v3-catalogs"],
             environment: environment)
         #expect(migrate.status == 0, "\(migrate.stderr)")
@@ -348,11 +348,11 @@ struct DashboardTests {
                 }
             }
         }
-        let inserted = try await Shell.run(TestPostgres.psql, [database, "-qc", statements.joined(separator: ";\n")])
+        let inserted = try Shell.run(TestPostgres.psql, [database, "-qc", statements.joined(separator: ";\n")])
         #expect(inserted.status == 0, "\(inserted.stderr)")
         // The new release migrates (v4 counts what is stored) and reports it; a push adds to it once.
-        let server = try await ServerProcess(databaseURL: database)
-        let admin = try await server.operatorCredential()
+        let server = try ServerProcess(databaseURL: database)
+        let admin = try server.operatorCredential()
         let report = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
         let welcome = try #require((report["flows"] as? [[String: Any]])?.first { $0["flow"] as? String == "welcome" })
         #expect(report["accounts"] as? Int == population.accounts.count)

@@ -16,12 +16,12 @@ struct ExperimentTests {
     /// `?by=variant` counts what the test counted and computes the intervals as an independent
     /// computation does.
     @Test func theServersReportByVariantCountsEverySubjectAndItsIntervalsAreRight() async throws {
-        let server = try await ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
+        let server = try ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
         // The server knows the experiment's control and goal from the catalog the binary registered.
         let document = CatalogDocument(ExperimentFixture.catalog(), declarations: ExperimentFixture.declarations)
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("trial-\(UUID().uuidString).json")
         try document.text().write(to: file, atomically: true, encoding: .utf8)
-        let registered = try await PublishingTests().serverCommand(server, ["register", "--app", ExperimentFixture.app, file.path])
+        let registered = try PublishingTests().serverCommand(server, ["register", "--app", ExperimentFixture.app, file.path])
         #expect(registered.status == 0, "\(registered.stderr)")
 
         let subjects = try ExperimentFixture.simulate(2_000)
@@ -41,7 +41,7 @@ struct ExperimentTests {
             try #require(answer.status == 200, "push \(subject.account): \(String(decoding: answer.body, as: UTF8.self))")
         }
 
-        let admin = try await server.operatorCredential()
+        let admin = try server.operatorCredential()
         let answer = try await HTTP.get(
             server.url.appendingPathComponent("v1/apps/trial/report").appending(queryItems: [.init(name: "by", value: "variant")]),
             token: admin)
@@ -107,13 +107,13 @@ struct ExperimentTests {
     /// variant, the one its account's hash names; the short variant shows two steps; the device's
     /// own report and the server's agree.
     @Test func anExperimentStartedByAPublicationPutsEveryDeviceOfAnAccountInOneVariant() async throws {
-        let server = try await ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
-        let admin = try await server.operatorCredential()
-        let compiled = try await Shell.run(BuiltExecutables.folder.appendingPathComponent("growth").path, ["catalog", "--json"])
+        let server = try ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
+        let admin = try server.operatorCredential()
+        let compiled = try Shell.run(BuiltExecutables.folder.appendingPathComponent("growth").path, ["catalog", "--json"])
             .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("growth-\(UUID().uuidString).json")
         try compiled.write(to: file, atomically: true, encoding: .utf8)
-        #expect(try await PublishingTests().serverCommand(server, ["register", "--app", "growth", file.path]).status == 0)
+        #expect(try PublishingTests().serverCommand(server, ["register", "--app", "growth", file.path]).status == 0)
         let version = try #require(try TourValue(jsonText: compiled).objectValue?["version"]?.intValue)
         let experiment: TourValue = [
             "id": "tourLength", "control": "full", "goal": "completion",
@@ -135,33 +135,33 @@ struct ExperimentTests {
             let steps = expected == "short" ? "Step 1 of 2" : "Step 1 of 5"
             // The tablet starts the tour offline (its assignment needs no server), then the phone
             // online; each is assigned on its own, and both the same.
-            let tablet = try await Device("growth", account: account, server: server)
-            let phone = try await Device("growth", account: account, server: server)
-            #expect(try await tablet.run("status").status == 0)  // pulls the publication
-            #expect(try await tablet.run("do", "completeOnboarding", offline: true).status == 0)
-            let offline = try await tablet.run("visit", "dashboard", offline: true)
+            let tablet = try Device("growth", account: account, server: server)
+            let phone = try Device("growth", account: account, server: server)
+            #expect(try tablet.run("status").status == 0)  // pulls the publication
+            #expect(try tablet.run("do", "completeOnboarding", offline: true).status == 0)
+            let offline = try tablet.run("visit", "dashboard", offline: true)
             #expect(offline.stdout.contains(steps), "\(account) tablet: \(offline.stdout)")
-            #expect(try await phone.run("do", "completeOnboarding").status == 0)
-            let online = try await phone.run("visit", "dashboard")
+            #expect(try phone.run("do", "completeOnboarding").status == 0)
+            let online = try phone.run("visit", "dashboard")
             #expect(online.stdout.contains(steps), "\(account) phone: \(online.stdout)")
             for device in [tablet, phone] {
-                let journal = try await device.run("journal", "--json", offline: true).stdout
+                let journal = try device.run("journal", "--json", offline: true).stdout
                 #expect(journal.contains(#""fact":"assigned""#), "\(journal)")
                 #expect(journal.contains(#""variant":"\#(expected)""#))
                 #expect(journal.contains(#""subject":"account:\#(account)""#))
             }
-            while try await phone.flowStatus("app_tour") == "active" { try await phone.run("do", "next") }
-            let report = try await phone.run("report", "--by", "variant", "--json")
+            while try phone.flowStatus("app_tour") == "active" { try phone.run("do", "next") }
+            let report = try phone.run("report", "--by", "variant", "--json")
             #expect(report.status == 0, "\(report.stderr)")
             #expect(report.stdout.contains(#""goalReached":1"#), "\(report.stdout)")
-            let table = try await phone.run("report", "--by", "variant").stdout
+            let table = try phone.run("report", "--by", "variant").stdout
             #expect(table.contains("app_tour experiment tourLength · goal: completion · control: full"), "\(table)")
             #expect(table.contains("not enough subjects yet"), "\(table)")
             // The tablet, back online, pushes its own assignment and learns the phone's completion.
             for device in [tablet, phone] {
-                let sync = try await device.run("sync")
+                let sync = try device.run("sync")
                 #expect(sync.status == 0, "\(sync.stdout) \(sync.stderr)")
-                #expect(try await device.waiting() == 0)
+                #expect(try device.waiting() == 0)
             }
         }
         // The server counts each account once, however many of its devices were assigned.
@@ -172,7 +172,7 @@ struct ExperimentTests {
         let assigned = variants.reduce(0) { $0 + ($1["assigned"] as? Int ?? 0) }
         let reached = variants.reduce(0) { $0 + ($1["goalReached"] as? Int ?? 0) }
         #expect(assigned == 2 && reached == 2, "\(variants)")
-        let facts = try await server.sql("SELECT count(*) FROM facts WHERE app = 'growth' AND kind = 'assigned'")
+        let facts = try server.sql("SELECT count(*) FROM facts WHERE app = 'growth' AND kind = 'assigned'")
         #expect(facts == ["4"], "each of the four devices pushed its assignment: \(facts)")
     }
 }

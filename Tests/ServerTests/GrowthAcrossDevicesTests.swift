@@ -7,28 +7,28 @@ import Testing
 struct GrowthAcrossDevicesTests {
     /// Device B does not show the tour after device A skipped it, without running `launch` first.
     @Test func aTourSkippedOnOneDeviceDoesNotShowOnAnotherWithoutALaunch() async throws {
-        let server = try await ServerProcess()
-        let phone = try await Device("growth", account: "ann", server: server)
-        let tablet = try await Device("growth", account: "ann", server: server)
-        try await phone.run("do", "completeOnboarding")
-        #expect(try await phone.run("visit", "dashboard").stdout.contains("Step 1 of 5"))
-        #expect(try await phone.run("do", "skip").status == 0)
-        #expect(try await phone.waiting() == 0)
+        let server = try ServerProcess()
+        let phone = try Device("growth", account: "ann", server: server)
+        let tablet = try Device("growth", account: "ann", server: server)
+        try phone.run("do", "completeOnboarding")
+        #expect(try phone.run("visit", "dashboard").stdout.contains("Step 1 of 5"))
+        #expect(try phone.run("do", "skip").status == 0)
+        #expect(try phone.waiting() == 0)
 
-        try await tablet.run("do", "completeOnboarding")
-        let visit = try await tablet.run("visit", "dashboard")
+        try tablet.run("do", "completeOnboarding")
+        let visit = try tablet.run("visit", "dashboard")
         #expect(visit.status == 0)
         #expect(!visit.stdout.contains("Step 1 of 5"), "growth app_tour dashboard showed on device B: \(visit.stdout)")
-        #expect(try await tablet.flowStatus("app_tour") == "skipped")
+        #expect(try tablet.flowStatus("app_tour") == "skipped")
     }
 
     /// "Shown" is recorded while the tour is in progress: the account's record says so at once.
     @Test func aTourInProgressIsRecordedAsShownForTheAccount() async throws {
-        let server = try await ServerProcess()
-        let phone = try await Device("growth", account: "ann", server: server)
-        try await phone.run("do", "completeOnboarding")
-        try await phone.run("visit", "dashboard")
-        try await phone.run("do", "next")
+        let server = try ServerProcess()
+        let phone = try Device("growth", account: "ann", server: server)
+        try phone.run("do", "completeOnboarding")
+        try phone.run("visit", "dashboard")
+        try phone.run("do", "next")
         let answer = try await HTTP.get(
             server.url.appendingPathComponent("v1/apps/growth/accounts/ann/flows"), token: phone.token)
         let flows = answer.json["flows"] as? [String: Any]
@@ -39,35 +39,35 @@ struct GrowthAcrossDevicesTests {
     /// Device B, offline, starts the tour; A completes it; back online B ends its tour (a journal
     /// fact) instead of going on at Step 2, and B's skip cannot overwrite A's completion.
     @Test func anOfflineDeviceThatComesBackEndsATourTheAccountCompleted() async throws {
-        let server = try await ServerProcess()
-        let phone = try await Device("growth", account: "ann", server: server)
-        let tablet = try await Device("growth", account: "ann", server: server)
-        try await tablet.run("do", "completeOnboarding", offline: true)
-        try await tablet.run("visit", "dashboard", offline: true)
-        #expect(try await tablet.run("do", "next", offline: true).stdout.contains("Step 2 of 5"))
-        #expect(try await tablet.waiting() == 3)
+        let server = try ServerProcess()
+        let phone = try Device("growth", account: "ann", server: server)
+        let tablet = try Device("growth", account: "ann", server: server)
+        try tablet.run("do", "completeOnboarding", offline: true)
+        try tablet.run("visit", "dashboard", offline: true)
+        #expect(try tablet.run("do", "next", offline: true).stdout.contains("Step 2 of 5"))
+        #expect(try tablet.waiting() == 3)
 
-        try await phone.run("do", "completeOnboarding")
-        try await phone.run("visit", "dashboard")
-        for _ in 0..<5 { try await phone.run("do", "next") }
-        #expect(try await phone.flowStatus("app_tour") == "completed")
+        try phone.run("do", "completeOnboarding")
+        try phone.run("visit", "dashboard")
+        for _ in 0..<5 { try phone.run("do", "next") }
+        #expect(try phone.flowStatus("app_tour") == "completed")
 
-        let show = try await tablet.run("show")
+        let show = try tablet.run("show")
         #expect(!show.stdout.contains("Step 2 of 5"), "growth app_tour logSession still shows on device B")
-        let skip = try await tablet.run("do", "skip")
+        let skip = try tablet.run("do", "skip")
         #expect(skip.status == 1)
-        #expect(try await tablet.flowStatus("app_tour") == "completed")
-        let journal = try await tablet.run("journal", "--json").stdout
+        #expect(try tablet.flowStatus("app_tour") == "completed")
+        let journal = try tablet.run("journal", "--json").stdout
         #expect(journal.contains("finishedElsewhere"))
 
         // Even a skip that happened offline, before the completion was known, loses to it.
-        let other = try await Device("growth", account: "ann", server: server)
-        try await other.run("do", "completeOnboarding", offline: true)
-        try await other.run("visit", "dashboard", offline: true)
-        try await other.run("do", "skip", offline: true)
-        #expect(try await other.flowStatus("app_tour", offline: true) == "skipped")
-        #expect(try await other.run("sync").status == 0)
-        #expect(try await other.flowStatus("app_tour") == "completed")
+        let other = try Device("growth", account: "ann", server: server)
+        try other.run("do", "completeOnboarding", offline: true)
+        try other.run("visit", "dashboard", offline: true)
+        try other.run("do", "skip", offline: true)
+        #expect(try other.flowStatus("app_tour", offline: true) == "skipped")
+        #expect(try other.run("sync").status == 0)
+        #expect(try other.flowStatus("app_tour") == "completed")
         let flows = try await HTTP.get(
             server.url.appendingPathComponent("v1/apps/growth/accounts/ann/flows"), token: other.token
         ).json["flows"] as? [String: Any]
@@ -76,15 +76,15 @@ struct GrowthAcrossDevicesTests {
 
     /// A reset on one device (the seed's development reset) shows the tour again on the others.
     @Test func aResetOnOneDeviceStartsANewEpochForTheAccount() async throws {
-        let server = try await ServerProcess()
-        let phone = try await Device("growth", account: "ann", server: server)
-        let tablet = try await Device("growth", account: "ann", server: server)
-        try await phone.run("do", "completeOnboarding")
-        try await phone.run("visit", "dashboard")
-        try await phone.run("do", "skip")
-        try await tablet.run("do", "completeOnboarding")
-        #expect(try await tablet.flowStatus("app_tour") == "skipped")
-        try await phone.run("reset")
-        #expect(try await tablet.run("visit", "dashboard").stdout.contains("Step 1 of 5"))
+        let server = try ServerProcess()
+        let phone = try Device("growth", account: "ann", server: server)
+        let tablet = try Device("growth", account: "ann", server: server)
+        try phone.run("do", "completeOnboarding")
+        try phone.run("visit", "dashboard")
+        try phone.run("do", "skip")
+        try tablet.run("do", "completeOnboarding")
+        #expect(try tablet.flowStatus("app_tour") == "skipped")
+        try phone.run("reset")
+        #expect(try tablet.run("visit", "dashboard").stdout.contains("Step 1 of 5"))
     }
 }

@@ -25,7 +25,7 @@ enum TestPostgres {
         }
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("scripts/dev-postgres").path
-        let result = try? Shell.runBlocking(script, ["start"])
+        let result = try? Shell.run(script, ["start"])
         guard let result, result.status == 0, let line = result.stdout.split(separator: "\n").last else {
             return .failure(
                 HarnessFailure(
@@ -42,17 +42,10 @@ enum TestPostgres {
         FileManager.default.isExecutableFile(atPath: "/usr/lib/postgresql/15/bin/psql") ? "/usr/lib/postgresql/15/bin/psql" : "/usr/bin/psql"
 
     /// A new, empty database on the test server, so tests run in parallel without sharing rows.
-    ///
-    /// Its commits do not wait for the WAL to reach the disk (`synchronous_commit = off`, this
-    /// database only): a commit is as visible and as ordered as before, and a server killed
-    /// mid-push loses exactly what it lost before; only a crash of PostgreSQL itself could lose
-    /// the last commits, which no test does (a restart is a clean `pg_ctl stop -m fast`). The
-    /// benchmarks' cluster keeps every default.
     static func freshDatabase(on base: String? = nil) throws -> String {
         let base = try base ?? url.get()
         let name = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
-        let result = try Shell.runBlocking(
-            psql, [base, "-qtA", "-c", "CREATE DATABASE \(name)", "-c", "ALTER DATABASE \(name) SET synchronous_commit = off"])
+        let result = try Shell.run(psql, [base, "-qtAc", "CREATE DATABASE \(name)"])
         guard result.status == 0 else { throw HarnessFailure("CREATE DATABASE failed: \(result.stderr)") }
         return base.replacingOccurrences(of: #"/[^/?]+(\?|$)"#, with: "/\(name)$1", options: .regularExpression)
     }
@@ -67,21 +60,8 @@ enum Shell {
 
     /// Runs a program to its end, at most `seconds`: past that it is killed and the test fails
     /// with what it printed, instead of hanging the whole run. Output goes to files, not pipes, so
-    /// a daemon the program starts cannot keep a read waiting. The test waits off the pool
-    /// (``OffThePool``): a device command often waits on the server, and the server on PostgreSQL.
-    /// - Parameter urgent: for a poll whose timing the test depends on: it takes no shared lane.
+    /// a daemon the program starts cannot keep a read waiting.
     static func run(
-        _ executable: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil,
-        seconds: Double = 120, urgent: Bool = false
-    ) async throws -> Result {
-        try await OffThePool.run(lanes: urgent ? nil : OffThePool.sharedLanes) {
-            try runBlocking(executable, arguments, environment: environment, stdin: stdin, seconds: seconds)
-        }
-    }
-
-    /// ``run(_:_:environment:stdin:seconds:)`` on the calling thread, for what runs before any test
-    /// (finding PostgreSQL) or already off the pool.
-    static func runBlocking(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil,
         seconds: Double = 120
     ) throws -> Result {
@@ -148,29 +128,18 @@ final class ServerProcess: @unchecked Sendable {
 
     var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    /// Makes the database (unless given) and starts the server, off the tests' thread pool
-    /// (``OffThePool``): a debug server takes a good part of a second to answer its first health check.
-    init(databaseURL: String? = nil, port: Int? = nil, environment: [String: String] = [:], serveOptions: [String] = []) async throws {
+    init(databaseURL: String? = nil, port: Int? = nil, environment: [String: String] = [:], serveOptions: [String] = []) throws {
         self.environment = environment
         self.serveOptions = serveOptions
+        self.databaseURL = try databaseURL ?? TestPostgres.freshDatabase()
         self.port = port ?? Self.freePort()
         log = FileManager.default.temporaryDirectory.appendingPathComponent("server-\(UUID().uuidString).log")
-        if let databaseURL {
-            self.databaseURL = databaseURL
-        } else {
-            self.databaseURL = try await OffThePool.run { try TestPostgres.freshDatabase() }
-        }
-        try await start()
+        try start()
     }
 
     deinit { stop(signal: SIGKILL) }
 
-    func start() async throws {
-        try await OffThePool.run { try self.startBlocking() }
-    }
-
-    /// Starts the process and waits until it answers; blocks the calling thread meanwhile.
-    private func startBlocking() throws {
+    func start() throws {
         let process = Process()
         process.executableURL = BuiltExecutables.folder.appendingPathComponent("onboarding-server")
         process.arguments = ["serve", "--port", "\(port)", "--connections", "8"] + serveOptions
@@ -199,9 +168,9 @@ final class ServerProcess: @unchecked Sendable {
         }
     }
 
-    func restart() async throws {
-        try await OffThePool.run { self.stop() }
-        try await start()
+    func restart() throws {
+        stop()
+        try start()
     }
 
     var exitStatus: Int32? {
@@ -224,17 +193,17 @@ final class ServerProcess: @unchecked Sendable {
     var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
 
     /// A token for `account` in `app`, minted by the real `token` command.
-    func token(account: String, app: String = "growth", days: Int = 1) async throws -> String {
-        let result = try await command(["token", "--account", account, "--app", app, "--days", "\(days)"])
+    func token(account: String, app: String = "growth", days: Int = 1) throws -> String {
+        let result = try command(["token", "--account", account, "--app", app, "--days", "\(days)"])
         guard result.status == 0 else { throw HarnessFailure("token: \(result.stderr)") }
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// The credential of a person with `role` in `app` (every app when nil), added by the real
     /// `people add` command: by default an operator who owns every app.
-    func credential(_ name: String = "operator", role: String = "owner", app: String? = nil) async throws -> String {
+    func credential(_ name: String = "operator", role: String = "owner", app: String? = nil) throws -> String {
         let scope = app.map { ["--app", $0] } ?? ["--every-app"]
-        let result = try await command(["people", "add", "--name", name, "--role", role] + scope)
+        let result = try command(["people", "add", "--name", name, "--role", role] + scope)
         guard result.status == 0 else { throw HarnessFailure("people add: \(result.stderr)") }
         let credential = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !credential.isEmpty else {
@@ -246,22 +215,22 @@ final class ServerProcess: @unchecked Sendable {
     private var cachedOperator: String?
 
     /// An operator's credential (the owner role in every app), added once per server.
-    func operatorCredential() async throws -> String {
+    func operatorCredential() throws -> String {
         if let cachedOperator { return cachedOperator }
-        let made = try await credential("operator")
+        let made = try credential("operator")
         cachedOperator = made
         return made
     }
 
     /// `onboarding-server ARGUMENTS` against this server's database and keys (`DATABASE_URL` and
     /// the secret in the environment, never on the command line).
-    func command(_ arguments: [String], extraEnvironment: [String: String] = [:]) async throws -> Shell.Result {
+    func command(_ arguments: [String], extraEnvironment: [String: String] = [:]) throws -> Shell.Result {
         var environment = ProcessInfo.processInfo.environment
         environment["ONBOARDING_SERVER_SECRET"] = Self.secret
         environment["DATABASE_URL"] = databaseURL
         environment.merge(self.environment) { _, given in given }
         environment.merge(extraEnvironment) { _, given in given }
-        return try await Shell.run(
+        return try Shell.run(
             BuiltExecutables.folder.appendingPathComponent("onboarding-server").path, arguments, environment: environment)
     }
 
@@ -272,15 +241,15 @@ final class ServerProcess: @unchecked Sendable {
 
     /// A publication key for `app`, made by the real `keys new`, registered with `keys register`
     /// and trusted by this server's devices: the path of its private half.
-    func publicationKey(app: String, trustedByDevices: Bool = true, registered: Bool = true) async throws -> String {
+    func publicationKey(app: String, trustedByDevices: Bool = true, registered: Bool = true) throws -> String {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("keys-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let made = try await command(["keys", "new", "--app", app, "--out", folder.path])
+        let made = try command(["keys", "new", "--app", app, "--out", folder.path])
         guard made.status == 0 else { throw HarnessFailure("keys new: \(made.stderr)") }
         let id = made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let publicFile = folder.appendingPathComponent("\(id).json")
         if registered {
-            let registering = try await command(["keys", "register", "--app", app, publicFile.path])
+            let registering = try command(["keys", "register", "--app", app, publicFile.path])
             guard registering.status == 0 else { throw HarnessFailure("keys register: \(registering.stderr)") }
         }
         if trustedByDevices {
@@ -291,8 +260,8 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// Runs SQL on the server's database through psql; rows as lines.
-    func sql(_ query: String, urgent: Bool = false) async throws -> [String] {
-        let result = try await Shell.run(TestPostgres.psql, [databaseURL, "-qtAc", query], urgent: urgent)
+    func sql(_ query: String) throws -> [String] {
+        let result = try Shell.run(TestPostgres.psql, [databaseURL, "-qtAc", query])
         guard result.status == 0 else { throw HarnessFailure("psql: \(result.stderr)") }
         return result.stdout.split(separator: "\n").map(String.init)
     }
@@ -373,45 +342,44 @@ struct Device {
     let server: ServerProcess
     let token: String
 
-    init(_ executable: String, account: String, server: ServerProcess) async throws {
+    init(_ executable: String, account: String, server: ServerProcess) throws {
         self.executable = executable
         self.account = account
         self.server = server
-        token = try await server.token(account: account, app: executable)
+        token = try server.token(account: account, app: executable)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("device-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         database = folder.appendingPathComponent("\(executable).sqlite")
     }
 
     @discardableResult
-    /// - Parameter urgent: see ``Shell/run(_:_:environment:stdin:seconds:urgent:)``.
-    func run(_ arguments: String..., offline: Bool = false, urgent: Bool = false) async throws -> Shell.Result {
+    func run(_ arguments: String..., offline: Bool = false) throws -> Shell.Result {
         var environment = ProcessInfo.processInfo.environment
         environment["ONBOARDING_SERVER"] = server.url.absoluteString
         environment["ONBOARDING_TOKEN"] = token
         environment["ONBOARDING_CLOCK"] = "wall"
         environment["ONBOARDING_TRUSTED_KEYS_FILE"] = server.trustedKeysFile.path
-        return try await Shell.run(
+        return try Shell.run(
             BuiltExecutables.folder.appendingPathComponent(executable).path,
             arguments + ["--db", database.path, "--user", account] + (offline ? ["--offline"] : []),
-            environment: environment, urgent: urgent)
+            environment: environment)
     }
 
     /// `status --json`, parsed.
-    func status(offline: Bool = false) async throws -> [String: Any] {
-        let result = try await run("status", "--json", offline: offline)
+    func status(offline: Bool = false) throws -> [String: Any] {
+        let result = try run("status", "--json", offline: offline)
         guard result.status == 0,
             let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
         else { throw HarnessFailure("\(executable) status exited \(result.status): \(result.stderr)") }
         return object
     }
 
-    func flowStatus(_ flow: String, offline: Bool = false) async throws -> String? {
-        let flows = try await status(offline: offline)["flows"] as? [[String: Any]] ?? []
+    func flowStatus(_ flow: String, offline: Bool = false) throws -> String? {
+        let flows = try status(offline: offline)["flows"] as? [[String: Any]] ?? []
         return flows.first { $0["id"] as? String == flow }?["status"] as? String
     }
 
-    func waiting() async throws -> Int {
-        await ((try status(offline: true)["sync"] as? [String: Any])?["waiting"] as? Int) ?? -1
+    func waiting() throws -> Int {
+        ((try status(offline: true)["sync"] as? [String: Any])?["waiting"] as? Int) ?? -1
     }
 }

@@ -159,7 +159,7 @@ struct IdentityProviderTests {
             let secretFile = FileManager.default.temporaryDirectory.appendingPathComponent("client-\(UUID().uuidString)")
             try provider.clientSecret.write(to: secretFile, atomically: true, encoding: .utf8)
             let port = ServerProcess.freePort()
-            let server = try await ServerProcess(
+            let server = try ServerProcess(
                 port: port,
                 environment: [
                     "ONBOARDING_IDP_ISSUER": provider.issuer, "ONBOARDING_IDP_JWKS_URL": provider.issuer + "/jwks",
@@ -178,7 +178,7 @@ struct IdentityProviderTests {
             let fetchesBefore = provider.jwksFetches
 
             // People sign in to the dashboard through the provider, matched by their email.
-            _ = try await server.command(["people", "add", "--name", "ann", "--role", "viewer", "--app", "growth", "--identity", "ann@example.com"])
+            _ = try server.command(["people", "add", "--name", "ann", "--role", "viewer", "--app", "growth", "--identity", "ann@example.com"])
             let browser = try Browser()
             /// Follows "Sign in with the identity provider"; a page saying the provider did not answer
             /// (its 5 s timeout, on a machine this loaded) is tried again, as a person would.
@@ -207,7 +207,7 @@ struct IdentityProviderTests {
             #expect(
                 browser.title.hasPrefix("All apps"),
                 "\(browser.title) \(browser.location): \((try? browser.evaluate("document.body.innerText")) as? String ?? "") server: \(server.logText.suffix(1500))")
-            #expect(try await server.sql("SELECT person FROM dashboard_sessions") == ["ann"])
+            #expect(try server.sql("SELECT person FROM dashboard_sessions") == ["ann"])
 
             // The provider rotates its key: the old one is gone from its JWKS, and the server's cached
             // copy (an hour's max-age) does not have the new one. Both sign-ins go on, no restart.
@@ -251,10 +251,10 @@ struct IdentityProviderTests {
             let deadline = Date().addingTimeInterval(20)
             while !(browser.title.hasPrefix("Not allowed")), Date() < deadline { usleep(100_000) }
             #expect(try browser.evaluate("document.body.innerText.includes('stranger@example.com is not a person of this server')") as? Bool == true)
-            #expect(try await server.sql("SELECT count(*) FROM audit_log WHERE action = 'sign-in' AND details LIKE '%identity provider%'") == ["4"])
-            #expect(try await server.sql("SELECT count(*) FROM audit_log WHERE action = 'sign-in.failed' AND actor = 'unverified:stranger@example.com'") == ["1"])
+            #expect(try server.sql("SELECT count(*) FROM audit_log WHERE action = 'sign-in' AND details LIKE '%identity provider%'") == ["4"])
+            #expect(try server.sql("SELECT count(*) FROM audit_log WHERE action = 'sign-in.failed' AND actor = 'unverified:stranger@example.com'") == ["1"])
             // The two unverified emails: refused and audited, never as the person they name.
-            #expect(try await server.sql("SELECT count(*) FROM audit_log WHERE action = 'sign-in.failed' AND actor = 'unverified:unknown'") == ["2"])
+            #expect(try server.sql("SELECT count(*) FROM audit_log WHERE action = 'sign-in.failed' AND actor = 'unverified:unknown'") == ["2"])
         }
     }
 }

@@ -63,12 +63,12 @@ struct LoadSheddingTests {
     /// it was not committed (the lock released later lets nothing through); sent again, it is
     /// stored once.
     @Test func aPushAnsweredWithAnErrorWasNotCommitted() async throws {
-        let server = try await ServerProcess()
-        let token = try await server.token(account: "ann")
+        let server = try ServerProcess()
+        let token = try server.token(account: "ann")
         #expect(try await Self.push(server, account: "ann", token: token, seq: 1).status == 200)
         // Held far longer than the writers' statement_timeout (2.5 s), so the push's statement
         // is cancelled by PostgreSQL whatever the machine's load.
-        let holder = try await DashboardTests.holdLock(on: server.databaseURL, table: "pushes", seconds: 12)
+        let holder = try DashboardTests.holdLock(on: server.databaseURL, table: "pushes", seconds: 12)
         defer { DashboardTests.endHeldTransactions(on: server.databaseURL, holder) }
         let answer = try await Self.push(server, account: "ann", token: token, seq: 2)
         #expect(answer.status == 503)
@@ -76,10 +76,10 @@ struct LoadSheddingTests {
         // The lock goes; nothing of the refused push was stored.
         if !Shell.waitForExit(holder, seconds: 30) { holder.terminate() }
         try await Task.sleep(for: .milliseconds(300))
-        #expect(try await server.sql("SELECT count(*) FROM pushes WHERE account = 'ann' AND seq = 2") == ["0"])
+        #expect(try server.sql("SELECT count(*) FROM pushes WHERE account = 'ann' AND seq = 2") == ["0"])
         // Sent again as a device does (after Retry-After, while the answer is 503): stored once.
         let again = try await Self.pushUntilAccepted(server, account: "ann", token: token, seq: 2)
-        let stored = try await server.sql("SELECT count(*) FROM pushes WHERE account = 'ann'")
+        let stored = try server.sql("SELECT count(*) FROM pushes WHERE account = 'ann'")
         #expect(again.status == 200, "answered \(again.status) \(again.errorCode ?? "")")
         #expect(stored == ["2"])
     }
@@ -91,10 +91,10 @@ struct LoadSheddingTests {
     /// where the writer that took the push during the lock was one that had not prepared yet).
     /// The connection is closed on such an error, so once the lock goes the next push is stored.
     @Test func aPushCancelledWhilePreparedDoesNotJamTheWriter() async throws {
-        let server = try await ServerProcess(serveOptions: ["--push-writers", "1"])
-        let token = try await server.token(account: "ann")
+        let server = try ServerProcess(serveOptions: ["--push-writers", "1"])
+        let token = try server.token(account: "ann")
         // No push before the lock: the writer's connection prepares its statement during it.
-        let holder = try await DashboardTests.holdLock(on: server.databaseURL, table: "pushes", seconds: 5)
+        let holder = try DashboardTests.holdLock(on: server.databaseURL, table: "pushes", seconds: 5)
         defer { DashboardTests.endHeldTransactions(on: server.databaseURL, holder) }
         #expect(try await Self.push(server, account: "ann", token: token, seq: 1).status == 503)
         if !Shell.waitForExit(holder, seconds: 30) { holder.terminate() }
@@ -105,7 +105,7 @@ struct LoadSheddingTests {
             answer = try await Self.push(server, account: "ann", token: token, seq: 1)
         }
         #expect(answer.status == 200, "answered \(answer.status) \(answer.errorCode ?? "")")
-        #expect(try await server.sql("SELECT count(*) FROM pushes WHERE account = 'ann'") == ["1"])
+        #expect(try server.sql("SELECT count(*) FROM pushes WHERE account = 'ann'") == ["1"])
         // And the writer goes on taking pushes.
         #expect(try await Self.push(server, account: "ann", token: token, seq: 2).status == 200)
     }
@@ -115,7 +115,7 @@ struct LoadSheddingTests {
     /// meanwhile; when the lock goes, the server takes pushes again by itself, and every push that
     /// was answered 200 is stored exactly once, and no other.
     @Test func anOverloadedServerShedsAndRecovers() async throws {
-        let server = try await ServerProcess(serveOptions: ["--push-writers", "1", "--push-queue", "2"])
+        let server = try ServerProcess(serveOptions: ["--push-writers", "1", "--push-queue", "2"])
         let signer = try TokenSignerForTests()
         let accounts = (0..<24).map { "acct\($0)" }
         // Signed before the lock is taken, so the pushes go out together while it is held.
@@ -132,7 +132,7 @@ struct LoadSheddingTests {
         // suite loads (with 2 s, a third of them arrived after it in one full run); past the
         // writers' statement_timeout, so the writer's own push is cancelled and its connection
         // replaced meanwhile (``aPushCancelledWhilePreparedDoesNotJamTheWriter``).
-        let holder = try await DashboardTests.holdLock(on: server.databaseURL, table: "pushes", seconds: 6)
+        let holder = try DashboardTests.holdLock(on: server.databaseURL, table: "pushes", seconds: 6)
         defer { DashboardTests.endHeldTransactions(on: server.databaseURL, holder) }
         let started = ContinuousClock.now
         let answers = try await withThrowingTaskGroup(of: (String, HTTP.Answer, Duration).self) { group in
@@ -159,7 +159,7 @@ struct LoadSheddingTests {
         if !Shell.waitForExit(holder, seconds: 30) { holder.terminate() }
         let acknowledged = Set(answers.filter { $0.1.status == 200 }.map(\.0))
         try await Task.sleep(for: .milliseconds(500))
-        let stored = try await server.sql("SELECT account FROM pushes ORDER BY account")
+        let stored = try server.sql("SELECT account FROM pushes ORDER BY account")
         #expect(Set(stored) == acknowledged)
         #expect(stored.count == acknowledged.count)
         // Recovered by itself: every account's push goes now (sent as a device sends it).
@@ -167,6 +167,6 @@ struct LoadSheddingTests {
             let answer = try await Self.pushUntilAccepted(server, account: account, token: await signer.token(account: account, app: "growth"))
             #expect(answer.status == 200)
         }
-        #expect(try await server.sql("SELECT count(*) FROM pushes") == ["\(accounts.count)"])
+        #expect(try server.sql("SELECT count(*) FROM pushes") == ["\(accounts.count)"])
     }
 }

@@ -24,12 +24,12 @@ struct MetricsTests {
 
     @Test func theCountersMoveWithRealPushesAndEveryAnswerCarriesARequestID() async throws {
         let metricsPort = ServerProcess.freePort()
-        let server = try await ServerProcess(environment: ["LOG_LEVEL": "info"], serveOptions: ["--metrics-port", "\(metricsPort)"])
+        let server = try ServerProcess(environment: ["LOG_LEVEL": "info"], serveOptions: ["--metrics-port", "\(metricsPort)"])
         let before = try await Self.scrape(metricsPort)
         let pushRoute = #"http_route="/v1/apps/{app}/accounts/{account}/push""#
         let pushed = Self.sample(before, "hb_requests", [pushRoute, #"status_code="200""#]) ?? 0
 
-        let token = try await server.token(account: "ann")
+        let token = try server.token(account: "ann")
         for seq in 1...5 {
             #expect(try await LoadSheddingTests.push(server, account: "ann", token: token, seq: Int64(seq)).status == 200)
         }

@@ -7,25 +7,25 @@ import Testing
 @Suite("Sync that never jams")
 struct NeverJamTests {
     /// The 70-character app version and a flow id outside the rule are refused where they are written.
-    @Test func whatTheServerRefusesIsRefusedAtTheDevice() async throws {
-        let server = try await ServerProcess()
-        let phone = try await Device("growth", account: "ann", server: server)
+    @Test func whatTheServerRefusesIsRefusedAtTheDevice() throws {
+        let server = try ServerProcess()
+        let phone = try Device("growth", account: "ann", server: server)
         let long = String(repeating: "1.", count: 34) + "70"
         #expect(long.count == 70)
-        let launch = try await phone.run("launch", "--app-version", long, offline: true)
+        let launch = try phone.run("launch", "--app-version", long, offline: true)
         #expect(launch.status == 2)
         #expect(launch.stderr.contains("at most 64 characters"))
         #expect(!FileManager.default.fileExists(atPath: phone.database.path), "a refused launch wrote nothing")
-        #expect(try await phone.run("launch", "--app-version", String(repeating: "9", count: 64), offline: true).status == 0)
+        #expect(try phone.run("launch", "--app-version", String(repeating: "9", count: 64), offline: true).status == 0)
 
         // A catalog whose flow id the server would refuse in every fact does not pass `check`.
-        let document = try await phone.run("catalog", "--json", offline: true).stdout
+        let document = try phone.run("catalog", "--json", offline: true).stdout
         let renamed = document.replacingOccurrences(of: "\"id\" : \"app_tour\"", with: "\"id\" : \"app tour\"")
             .replacingOccurrences(of: "\"id\":\"app_tour\"", with: "\"id\":\"app tour\"")
         #expect(renamed != document, "the test renamed the flow")
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("bad-id-\(UUID().uuidString).json")
         try Data(renamed.utf8).write(to: file)
-        let check = try await phone.run("check", "--catalog", file.path, offline: true)
+        let check = try phone.run("check", "--catalog", file.path, offline: true)
         #expect(check.status != 0)
         #expect(check.stdout.contains("bad_id") || check.stderr.contains("bad_id"), "\(check.stdout) \(check.stderr)")
         #expect((check.stdout + check.stderr).contains("ASCII letters, digits"))
@@ -37,49 +37,49 @@ struct NeverJamTests {
     /// `sync --retry-set-aside` sends the row; nothing is lost or stored twice.
     @Test(arguments: ["featureVisited:dashboard", "unnamed:featureVisited:dashboard"])
     func aRowTheServerRefusesIsSetAsideAndTheRestGoOn(rule: String) async throws {
-        let server = try await ServerProcess(environment: ["ONBOARDING_TEST_REFUSE_EVENT": rule])
-        let phone = try await Device("growth", account: "ann", server: server)
-        try await phone.run("do", "completeOnboarding", offline: true)
-        try await phone.run("visit", "dashboard", offline: true)
-        for _ in 0..<5 { try await phone.run("do", "next", offline: true) }
-        #expect(try await phone.flowStatus("app_tour", offline: true) == "completed")
-        let rows = try await phone.waiting()
+        let server = try ServerProcess(environment: ["ONBOARDING_TEST_REFUSE_EVENT": rule])
+        let phone = try Device("growth", account: "ann", server: server)
+        try phone.run("do", "completeOnboarding", offline: true)
+        try phone.run("visit", "dashboard", offline: true)
+        for _ in 0..<5 { try phone.run("do", "next", offline: true) }
+        #expect(try phone.flowStatus("app_tour", offline: true) == "completed")
+        let rows = try phone.waiting()
         #expect(rows >= 7)
 
-        let sync = try await phone.run("sync")
+        let sync = try phone.run("sync")
         #expect(sync.status == 0, "\(sync.stdout) \(sync.stderr)")
         #expect(sync.stderr.contains("set aside: the server refused it (400)"))
         #expect(sync.stderr.contains("test-only rule"))
-        let status = try await phone.status(offline: true)["sync"] as? [String: Any]
+        let status = try phone.status(offline: true)["sync"] as? [String: Any]
         #expect(status?["waiting"] as? Int == 0)
         #expect(status?["setAside"] as? Int == 1)
         #expect((status?["lastSetAsideReason"] as? String)?.contains("test-only rule") == true)
-        #expect(try await phone.run("status", offline: true).stdout.contains("1 journal row set aside, refused by the server"))
+        #expect(try phone.run("status", offline: true).stdout.contains("1 journal row set aside, refused by the server"))
 
         // Every other row is on the server, and the account's record says completed.
-        #expect(try await server.sql("SELECT count(*) FROM pushes WHERE account = 'ann'") == ["\(rows - 1)"])
-        #expect(try await server.sql("SELECT count(*) FROM pushes WHERE account = 'ann' AND event = 'featureVisited:dashboard'") == ["0"])
-        #expect(try await server.sql("SELECT standing FROM account_flows WHERE account = 'ann' AND flow = 'app_tour'") == ["completed"])
-        let tablet = try await Device("growth", account: "ann", server: server)
-        try await tablet.run("do", "completeOnboarding")
-        #expect(!(try await tablet.run("visit", "dashboard").stdout.contains("Step 1 of 5")))
-        #expect(try await tablet.flowStatus("app_tour") == "completed")
+        #expect(try server.sql("SELECT count(*) FROM pushes WHERE account = 'ann'") == ["\(rows - 1)"])
+        #expect(try server.sql("SELECT count(*) FROM pushes WHERE account = 'ann' AND event = 'featureVisited:dashboard'") == ["0"])
+        #expect(try server.sql("SELECT standing FROM account_flows WHERE account = 'ann' AND flow = 'app_tour'") == ["completed"])
+        let tablet = try Device("growth", account: "ann", server: server)
+        try tablet.run("do", "completeOnboarding")
+        #expect(!(try tablet.run("visit", "dashboard").stdout.contains("Step 1 of 5")))
+        #expect(try tablet.flowStatus("app_tour") == "completed")
 
         // Later events push by themselves: nothing waits behind the set-aside row.
-        try await phone.run("do", "completeOnboarding")
-        #expect(try await phone.waiting() == 0)
+        try phone.run("do", "completeOnboarding")
+        #expect(try phone.waiting() == 0)
 
         // The server fixed: the row goes again, once.
         server.environment = [:]
-        try await server.restart()
-        let retry = try await phone.run("sync", "--retry-set-aside")
+        try server.restart()
+        let retry = try phone.run("sync", "--retry-set-aside")
         #expect(retry.status == 0, "\(retry.stdout) \(retry.stderr)")
         #expect(retry.stdout.contains("sending 1 set-aside journal row again"))
-        await #expect((try phone.status(offline: true)["sync"] as? [String: Any])?["setAside"] as? Int == 0)
-        let journal = try await phone.run("journal", "--json", offline: true).stdout
+        #expect((try phone.status(offline: true)["sync"] as? [String: Any])?["setAside"] as? Int == 0)
+        let journal = try phone.run("journal", "--json", offline: true).stdout
         let journalRows = try #require(try JSONSerialization.jsonObject(with: Data(journal.utf8)) as? [Any]).count
-        let device = try await #require((try phone.status(offline: true)["sync"] as? [String: Any])?["device"] as? String)
-        #expect(try await server.sql("SELECT count(*) || ' ' || count(DISTINCT seq) FROM pushes WHERE device = '\(device)'") == ["\(journalRows) \(journalRows)"])
-        #expect(try await server.sql("SELECT count(*) FROM pushes WHERE account = 'ann' AND event = 'featureVisited:dashboard'") == ["1"])
+        let device = try #require((try phone.status(offline: true)["sync"] as? [String: Any])?["device"] as? String)
+        #expect(try server.sql("SELECT count(*) || ' ' || count(DISTINCT seq) FROM pushes WHERE device = '\(device)'") == ["\(journalRows) \(journalRows)"])
+        #expect(try server.sql("SELECT count(*) FROM pushes WHERE account = 'ann' AND event = 'featureVisited:dashboard'") == ["1"])
     }
 }

@@ -12,8 +12,8 @@ import TourFixtures
 @Suite("Publishing catalogs")
 struct PublishingTests {
     /// LockedIn's compiled catalog, as `lockedin catalog --json` prints it.
-    static func compiledDocument() async throws -> String {
-        let result = try await Shell.run(BuiltExecutables.folder.appendingPathComponent("lockedin").path, ["catalog", "--json"])
+    static func compiledDocument() throws -> String {
+        let result = try Shell.run(BuiltExecutables.folder.appendingPathComponent("lockedin").path, ["catalog", "--json"])
         guard result.status == 0 else { throw HarnessFailure("lockedin catalog --json: \(result.stderr)") }
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
@@ -46,11 +46,11 @@ struct PublishingTests {
     }
 
     /// Registers LockedIn's compiled catalog with the real command; its text.
-    static func registerCompiled(on server: ServerProcess) async throws -> String {
-        let compiled = try await compiledDocument()
+    static func registerCompiled(on server: ServerProcess) throws -> String {
+        let compiled = try compiledDocument()
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("lockedin-\(UUID().uuidString).json")
         try compiled.write(to: file, atomically: true, encoding: .utf8)
-        let registered = try await server.command(["register", "--app", "lockedin", file.path])
+        let registered = try server.command(["register", "--app", "lockedin", file.path])
         guard registered.status == 0 else { throw HarnessFailure("register: \(registered.stderr)") }
         return compiled
     }
@@ -71,18 +71,18 @@ struct PublishingTests {
             body: Data(try TourValue.object(body).jsonUTF8()))
     }
 
-    func serverCommand(_ server: ServerProcess, _ arguments: [String]) async throws -> Shell.Result {
-        try await server.command(arguments)
+    func serverCommand(_ server: ServerProcess, _ arguments: [String]) throws -> Shell.Result {
+        try server.command(arguments)
     }
 
     @Test func aCheckedDocumentIsPublishedRolledOutAndWithdrawnAndARefusedOneChangesNothing() async throws {
-        let server = try await ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
-        let admin = try await server.credential("pat", role: "publisher", app: "lockedin")
-        let device = try await server.token(account: "ann", app: "lockedin")
+        let server = try ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
+        let admin = try server.credential("pat", role: "publisher", app: "lockedin")
+        let device = try server.token(account: "ann", app: "lockedin")
         let catalogs = server.url.appendingPathComponent("v1/apps/lockedin/catalogs")
-        let compiled = try await Self.compiledDocument()
+        let compiled = try Self.compiledDocument()
         let v2 = try Self.reworded(compiled)
-        let key = try await server.publicationKey(app: "lockedin")
+        let key = try server.publicationKey(app: "lockedin")
 
         // Nothing to check against until a binary's catalog is registered.
         let early = try await publish(server, admin, v2, rollout: 20, key: key)
@@ -91,7 +91,7 @@ struct PublishingTests {
 
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("lockedin-\(UUID().uuidString).json")
         try compiled.write(to: file, atomically: true, encoding: .utf8)
-        let registered = try await serverCommand(server, ["register", "--app", "lockedin", file.path])
+        let registered = try serverCommand(server, ["register", "--app", "lockedin", file.path])
         #expect(registered.status == 0, "\(registered.stderr)")
         #expect(registered.stdout.contains("lockedin catalog version 1 registered as compiled"))
 
@@ -104,7 +104,7 @@ struct PublishingTests {
         let unsigned = try await publish(server, admin, v2, rollout: 20)
         #expect(unsigned.status == 422)
         #expect(String(decoding: unsigned.body, as: UTF8.self).contains("it carries no signature"))
-        let stranger = try await server.publicationKey(app: "lockedin", trustedByDevices: false, registered: false)
+        let stranger = try server.publicationKey(app: "lockedin", trustedByDevices: false, registered: false)
         let foreign = try await publish(server, admin, v2, rollout: 20, key: stranger)
         #expect(foreign.status == 422)
         #expect(String(decoding: foreign.body, as: UTF8.self).contains("is not one this binary trusts"))
@@ -156,8 +156,8 @@ struct PublishingTests {
         let forbidden = try await publish(server, device, v2, rollout: 100, key: key)
         #expect(forbidden.status == 403)
         // A viewer reads but cannot publish; an editor cannot raise a rollout.
-        let viewer = try await server.credential("vic", role: "viewer", app: "lockedin")
-        let editor = try await server.credential("eve", role: "editor", app: "lockedin")
+        let viewer = try server.credential("vic", role: "viewer", app: "lockedin")
+        let editor = try server.credential("eve", role: "editor", app: "lockedin")
         #expect(try await HTTP.get(catalogs, token: viewer).status == 200)
         for (who, credential) in [("viewer", viewer), ("editor", editor)] {
             let refused = try await publish(server, credential, v2, rollout: 100, key: key)
@@ -177,7 +177,7 @@ struct PublishingTests {
         // The command line publishes too, and lists every problem of a refused document.
         let refusedFile = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID().uuidString).json")
         try unknownEffect.write(to: refusedFile, atomically: true, encoding: .utf8)
-        let refusedByCommand = try await serverCommand(
+        let refusedByCommand = try serverCommand(
             server, ["publish", "--app", "lockedin", "--rollout", "10", "--key", key, refusedFile.path])
         #expect(refusedByCommand.status == 1)
         #expect(refusedByCommand.stderr.contains("the document is refused, nothing changed"))
@@ -186,11 +186,11 @@ struct PublishingTests {
         let huge = FileManager.default.temporaryDirectory.appendingPathComponent("huge-\(UUID().uuidString).json")
         try (String(v2.dropLast()) + ", \"padding\": \"" + String(repeating: "x", count: 5 << 20) + "\"}").write(
             to: huge, atomically: true, encoding: .utf8)
-        let tooLarge = try await serverCommand(server, ["publish", "--app", "lockedin", "--key", key, huge.path])
+        let tooLarge = try serverCommand(server, ["publish", "--app", "lockedin", "--key", key, huge.path])
         #expect(tooLarge.status != 0)
         #expect(tooLarge.stderr.contains("a catalog document is at most 262144 bytes"), "\(tooLarge.stderr)")
         // And the password-bearing flag of earlier releases is refused, naming what replaces it.
-        let flag = try await serverCommand(server, ["publish", "--app", "lockedin", "--database-url", server.databaseURL, refusedFile.path])
+        let flag = try serverCommand(server, ["publish", "--app", "lockedin", "--database-url", server.databaseURL, refusedFile.path])
         #expect(flag.status != 0)
         #expect(flag.stderr.contains("DATABASE_URL_FILE"), "\(flag.stderr)")
 
@@ -199,7 +199,7 @@ struct PublishingTests {
             "DELETE", catalogs.appendingPathComponent("2"), token: admin, body: nil)
         #expect(withdrawn.status == 200)
         // Every act is one audit row naming who did it.
-        let acts = try await server.sql("SELECT actor || ' ' || action || ' ' || coalesce(target, '') FROM audit_log WHERE app = 'lockedin' ORDER BY id")
+        let acts = try server.sql("SELECT actor || ' ' || action || ' ' || coalesce(target, '') FROM audit_log WHERE app = 'lockedin' ORDER BY id")
         #expect(acts.contains { $0.hasPrefix("command line (") && $0.hasSuffix("catalog.registered version 1") }, "\(acts)")
         #expect(acts.contains("pat catalog.published version 2"), "\(acts)")
         #expect(acts.contains("pat catalog.rollout-changed version 2"), "\(acts)")
@@ -208,7 +208,7 @@ struct PublishingTests {
         #expect((gone.json["publications"] as? [Any])?.isEmpty == true)
         let twice = try await HTTP.send("DELETE", catalogs.appendingPathComponent("2"), token: admin, body: nil)
         #expect(twice.status == 404)
-        let unpublished = try await serverCommand(server, ["unpublish", "--app", "lockedin", "--version", "2"])
+        let unpublished = try serverCommand(server, ["unpublish", "--app", "lockedin", "--version", "2"])
         #expect(unpublished.status == 1)
     }
 }
@@ -235,16 +235,16 @@ struct PublishedCatalogDeviceTests {
     static func catalog(_ status: [String: Any]) -> [String: Any]? { status["catalog"] as? [String: Any] }
 
     @Test func aPublicationReachesDevicesCarriesRunsAcrossRenamesAndRollsBack() async throws {
-        let server = try await ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
-        let admin = try await server.credential()
-        let key = try await server.publicationKey(app: "lockedin")
-        let compiled = try await PublishingTests.registerCompiled(on: server)
+        let server = try ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
+        let admin = try server.credential()
+        let key = try server.publicationKey(app: "lockedin")
+        let compiled = try PublishingTests.registerCompiled(on: server)
 
         // Mid-flow on the compiled catalog's appSelection.
-        let ann = try await Device("lockedin", account: "ann", server: server)
-        #expect(try await ann.run("launch").status == 0)
-        #expect(try await ann.run("do", "next").status == 0)
-        let before = try await ann.status()
+        let ann = try Device("lockedin", account: "ann", server: server)
+        #expect(try ann.run("launch").status == 0)
+        #expect(try ann.run("do", "next").status == 0)
+        let before = try ann.status()
         #expect(Self.step(before) == "appSelection")
         #expect(Self.catalog(before)?["source"] as? String == "compiled")
 
@@ -253,29 +253,29 @@ struct PublishedCatalogDeviceTests {
         #expect(published.status == 201, "\(String(decoding: published.body, as: UTF8.self))")
 
         // Her next command runs the publication: her run moved to the renamed step.
-        let after = try await ann.status()
+        let after = try ann.status()
         #expect(Self.catalog(after)?["source"] as? String == "published")
         #expect(Self.catalog(after)?["version"] as? Int == 2)
         #expect(Self.step(after) == "chooseApps")
         // An event under it stores her run as version 2's.
-        #expect(try await ann.run("do", "chooseApps", "apps=Instagram").status == 0)
-        await #expect(Self.step(try ann.status()) == "chooseApps")
-        let inUse = try await ann.run("catalog", "in-use")
+        #expect(try ann.run("do", "chooseApps", "apps=Instagram").status == 0)
+        #expect(Self.step(try ann.status()) == "chooseApps")
+        let inUse = try ann.run("catalog", "in-use")
         #expect(inUse.stdout.contains("published version 2, in use: published version 2 at 100%"), "\(inUse.stdout) \(inUse.stderr)")
         // Her journal says which rows ran under the publication.
-        let rows = try await JSONSerialization.jsonObject(with: Data(try ann.run("journal", "--json").stdout.utf8)) as? [[String: Any]] ?? []
+        let rows = try JSONSerialization.jsonObject(with: Data(try ann.run("journal", "--json").stdout.utf8)) as? [[String: Any]] ?? []
         #expect(rows.first?["catalogSource"] as? String == "compiled")
         #expect(rows.last?["catalogSource"] as? String == "published")
         #expect(rows.last?["catalogVersion"] as? Int == 2)
         #expect(rows.last?["catalogFingerprint"] as? String == SHA256Hasher.hex(try CatalogDocument(text: v2).text().utf8))
         // A new install sees the new wording on its first launch.
-        let ben = try await Device("lockedin", account: "ben", server: server)
-        let launched = try await ben.run("launch", "--json")
-        let benStatus = try await ben.run("status").stdout
+        let ben = try Device("lockedin", account: "ben", server: server)
+        let launched = try ben.run("launch", "--json")
+        let benStatus = try ben.run("status").stdout
         #expect(launched.stdout.contains("Welcome to LockedIn 2"), "\(launched.stdout) \(launched.stderr) \(benStatus)")
 
         // Offline, the device keeps the last good publication.
-        let offline = try await ann.status(offline: true)
+        let offline = try ann.status(offline: true)
         #expect(Self.catalog(offline)?["version"] as? Int == 2)
 
         // A document the server should never have served (an effect this binary does not have,
@@ -289,10 +289,10 @@ struct PublishedCatalogDeviceTests {
         let badText = try CatalogDocument(text: bad).text()
         let fingerprint = SHA256Hasher.hex(badText.utf8)
         let signature = try PublicationSigningKey(fileText: String(contentsOfFile: key, encoding: .utf8)).sign(document: badText)
-        _ = try await server.sql(
+        _ = try server.sql(
             "INSERT INTO catalogs (app, version, source, fingerprint, document, rollout, recorded_at, recorded_by, signatures) VALUES ('lockedin', 3, 'published', '\(fingerprint)', '\(badText.replacingOccurrences(of: "'", with: "''"))', 100, 0, 'hand', '\(try [signature].tourValue.jsonText())')"
         )
-        let handed = try await ann.run("status", "--json")
+        let handed = try ann.run("status", "--json")
         #expect(handed.status == 0)
         #expect(handed.stderr.contains("published catalog version 3 refused"), "\(handed.stderr)")
         #expect(handed.stderr.contains("launchRockets"), "\(handed.stderr)")
@@ -302,20 +302,20 @@ struct PublishedCatalogDeviceTests {
         let refusedInStatus = Self.catalog(stillTwo)?["refused"] as? [[String: Any]] ?? []
         #expect(refusedInStatus.first?["version"] as? Int == 3, "\(stillTwo)")
         // Named once: the next command says nothing more on standard error, though status still tells.
-        let again = try await ann.run("status")
+        let again = try ann.run("status")
         #expect(!again.stderr.contains("refused"), "\(again.stderr)")
         #expect(again.stdout.contains("published version 3 refused"), "\(again.stdout)")
-        _ = try await server.sql("DELETE FROM catalogs WHERE app = 'lockedin' AND version = 3")
+        _ = try server.sql("DELETE FROM catalogs WHERE app = 'lockedin' AND version = 3")
 
         // Rolled back: the compiled catalog again; her step is not in it, so her run goes by the
         // flow's declared policy (LockedIn restarts), journalled.
-        let withdrawn = try await PublishingTests().serverCommand(server, ["unpublish", "--app", "lockedin", "--version", "2"])
+        let withdrawn = try PublishingTests().serverCommand(server, ["unpublish", "--app", "lockedin", "--version", "2"])
         #expect(withdrawn.status == 0, "\(withdrawn.stderr)")
-        let back = try await ann.status()
+        let back = try ann.status()
         #expect(Self.catalog(back)?["source"] as? String == "compiled")
         #expect(Self.step(back) == "welcome")
-        #expect(try await ann.run("catalog", "in-use").stdout.contains("compiled version 1, in use: no live publication of lockedin"))
-        let journal = try await ann.run("journal", "--json")
+        #expect(try ann.run("catalog", "in-use").stdout.contains("compiled version 1, in use: no live publication of lockedin"))
+        let journal = try ann.run("journal", "--json")
         #expect(journal.stdout.contains("runMigrated"))
     }
 }
@@ -325,33 +325,32 @@ struct PublishedCatalogDeviceTests {
 @Suite("A partial rollout on devices")
 struct PartialRolloutTests {
     @Test func halfTheInstallsGetItTheOnesTheHashSaysAndRaisingItKeepsThem() async throws {
-        let server = try await ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
-        let admin = try await server.credential()
-        let key = try await server.publicationKey(app: "lockedin")
-        let compiled = try await PublishingTests.registerCompiled(on: server)
+        let server = try ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
+        let admin = try server.credential()
+        let key = try server.publicationKey(app: "lockedin")
+        let compiled = try PublishingTests.registerCompiled(on: server)
         let v2 = try PublishingTests.reworded(compiled)
         #expect(try await PublishingTests().publish(server, admin, v2, rollout: 50, key: key).status == 201)
 
-        var devices: [Device] = []
-        for index in 0..<16 { devices.append(try await Device("lockedin", account: "user\(index)", server: server)) }
+        let devices = try (0..<16).map { try Device("lockedin", account: "user\($0)", server: server) }
         var included: Set<Int> = []
         for (index, device) in devices.enumerated() {
-            let status = try await device.status()
+            let status = try device.status()
             let id = try #require(
-                try await Shell.run("/usr/bin/sqlite3", [device.database.path, "SELECT id FROM sync_device"]).stdout
+                try Shell.run("/usr/bin/sqlite3", [device.database.path, "SELECT id FROM sync_device"]).stdout
                     .trimmingCharacters(in: .whitespacesAndNewlines).nonEmpty)
             let expected = Rollout.includes(subject: "install:" + id, salt: "lockedin/catalog/2", percent: 50)
             let source = (status["catalog"] as? [String: Any])?["source"] as? String
             #expect(source == (expected ? "published" : "compiled"), "device \(index)")
             if source == "published" { included.insert(index) }
             // The same answer on the next run.
-            await #expect(((try device.status())["catalog"] as? [String: Any])?["source"] as? String == source)
+            #expect(((try device.status())["catalog"] as? [String: Any])?["source"] as? String == source)
         }
         // Install ids are random: with 16 of them, all on one side of 50% has odds of 1 in 32,768.
         #expect(!included.isEmpty && included.count < devices.count, "\(included)")
         #expect(try await PublishingTests().publish(server, admin, v2, rollout: 100).status == 201)
         for (index, device) in devices.enumerated() {
-            let source = await ((try device.status())["catalog"] as? [String: Any])?["source"] as? String
+            let source = ((try device.status())["catalog"] as? [String: Any])?["source"] as? String
             #expect(source == "published", "device \(index), \(included.contains(index) ? "included before" : "added")")
         }
     }
@@ -361,13 +360,13 @@ struct PartialRolloutTests {
     /// then by the account. Twenty new devices at 50%: each runs the version its account's hash
     /// names on its first command and on every one after, with or without the server.
     @Test func aSyncingDeviceDrawsByItsAccountFromItsFirstCommand() async throws {
-        let server = try await ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
-        let admin = try await server.operatorCredential()
-        let compiled = try await Shell.run(BuiltExecutables.folder.appendingPathComponent("growth").path, ["catalog", "--json"])
+        let server = try ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
+        let admin = try server.operatorCredential()
+        let compiled = try Shell.run(BuiltExecutables.folder.appendingPathComponent("growth").path, ["catalog", "--json"])
             .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("growth-\(UUID().uuidString).json")
         try compiled.write(to: file, atomically: true, encoding: .utf8)
-        #expect(try await PublishingTests().serverCommand(server, ["register", "--app", "growth", file.path]).status == 0)
+        #expect(try PublishingTests().serverCommand(server, ["register", "--app", "growth", file.path]).status == 0)
         let version = try #require(try TourValue(jsonText: compiled).objectValue?["version"]?.intValue) + 1
         let reworded = try PublishingTests.edited(compiled) { document, flow in
             document["version"] = .int(version)
@@ -380,18 +379,18 @@ struct PartialRolloutTests {
             flow["steps"] = .list(steps)
         }
         let answer = try await PublishingTests().publish(
-            server, admin, reworded, rollout: 50, key: try await server.publicationKey(app: "growth"), app: "growth")
+            server, admin, reworded, rollout: 50, key: try server.publicationKey(app: "growth"), app: "growth")
         try #require(answer.status == 201, "\(String(decoding: answer.body, as: UTF8.self))")
 
         var sides: [Bool] = []
         for index in 0..<20 {
-            let device = try await Device("growth", account: "user\(index)", server: server)
+            let device = try Device("growth", account: "user\(index)", server: server)
             let included = Rollout.includes(subject: "account:user\(index)", salt: "growth/catalog/\(version)", percent: 50)
             let expected = included ? "published" : "compiled"
             func source(_ status: [String: Any]) -> String? { (status["catalog"] as? [String: Any])?["source"] as? String }
-            #expect(source(try await device.status()) == expected, "device \(index): its first command")
-            #expect(source(try await device.status()) == expected, "device \(index): its second command")
-            #expect(source(try await device.status(offline: true)) == expected, "device \(index): offline")
+            #expect(source(try device.status()) == expected, "device \(index): its first command")
+            #expect(source(try device.status()) == expected, "device \(index): its second command")
+            #expect(source(try device.status(offline: true)) == expected, "device \(index): offline")
             sides.append(included)
         }
         // Account names fixed, so the split is fixed too; both sides must be present to test anything.

@@ -10,11 +10,6 @@ import TourCore
 /// What the migrations leave behind, as a release upgrading a stored database meets it.
 @Suite("Schema")
 struct SchemaTests {
-    /// Before v10 the aggregates' watermark waits for every transaction of the cluster, and other
-    /// tests hold one for up to 12 s on purpose (LoadSheddingTests, DashboardTests): wait longer
-    /// than that. A catch-up that is done returns at once.
-    static let catchUpWait: Duration = .seconds(30)
-
     /// Facts are read only by their key (the insights job joins them to the pushes it counts). The
     /// index on (app, flow, kind) that v1 made cost every push an entry per fact, and with stale
     /// statistics the planner used it for that join, reading all of an app's facts per push
@@ -51,13 +46,13 @@ struct SchemaTests {
                             items: [PushBatchingTests.item(Int64(seq), flow: "tour", standing: standing, device: device)]))
                 }
             }
-            try await store.catchUpInsights(waitingUpTo: Self.catchUpWait)
+            try await store.catchUpInsights(waitingUpTo: .seconds(10))
             let before = try await store.report(app: "growth")
 
             let applied = try await PostgresSchema.migrate(client, logger: logger, through: "v8-facts-by-key-only")
             #expect(applied == ["v8-facts-by-key-only"])
             #expect(try await factIndexes() == ["facts_pkey"])
-            try await store.catchUpInsights(waitingUpTo: Self.catchUpWait)
+            try await store.catchUpInsights(waitingUpTo: .seconds(10))
             let after = try await store.report(app: "growth")
             #expect(after == before)
             #expect(after == (try await store.reportByScan(app: "growth")))

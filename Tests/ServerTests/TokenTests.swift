@@ -62,8 +62,8 @@ struct TokenTests {
     }
 
     @Test func aTokenOpensItsAccountInItsAppOnly() async throws {
-        let server = try await ServerProcess()
-        let growth = try await server.token(account: "ann", app: "growth")
+        let server = try ServerProcess()
+        let growth = try server.token(account: "ann", app: "growth")
         #expect(try await HTTP.get(Self.flows(server), token: growth).status == 200)
         let other = try await HTTP.get(Self.flows(server, app: "finite"), token: growth)
         #expect(other.status == 403)
@@ -75,7 +75,7 @@ struct TokenTests {
         // An account token must name its app.
         var environment = ProcessInfo.processInfo.environment
         environment["ONBOARDING_SERVER_SECRET"] = ServerProcess.secret
-        let minted = try await Shell.run(
+        let minted = try Shell.run(
             BuiltExecutables.folder.appendingPathComponent("onboarding-server").path, ["token", "--account", "ann"],
             environment: environment)
         #expect(minted.status != 0 && minted.stderr.contains("give --app APP"), "\(minted.stderr)")
@@ -87,10 +87,10 @@ struct TokenTests {
         let old = try TokenKey(id: "2026-10", secret: Self.oldSecret)
         let oldToken = try await TokenSigner(keys: [old]).sign(
             TokenClaims(subject: "ann", scope: .account, app: "growth", expires: Int64(Date().timeIntervalSince1970) + 600))
-        let server = try await ServerProcess(environment: [
+        let server = try ServerProcess(environment: [
             "ONBOARDING_SERVER_KEYS": "2026-11=\(Self.newSecret) 2026-10=\(Self.oldSecret)"
         ])
-        let newToken = try await server.token(account: "ann")
+        let newToken = try server.token(account: "ann")
         let header = try #require(String(newToken.split(separator: ".")[0]).base64URLDecodedJSON())
         let claims = try #require(String(newToken.split(separator: ".")[1]).base64URLDecodedJSON())
         #expect(header["kid"] as? String == "2026-11")
@@ -100,7 +100,7 @@ struct TokenTests {
 
         server.stop()
         server.environment["ONBOARDING_SERVER_KEYS"] = "2026-11=\(Self.newSecret)"
-        try await server.start()
+        try server.start()
         let refused = try await HTTP.get(Self.flows(server), token: oldToken)
         #expect(refused.status == 401 && refused.errorCode == "unauthorized")
         #expect(try await HTTP.get(Self.flows(server), token: newToken).status == 200)
@@ -110,8 +110,8 @@ struct TokenTests {
     /// claims `iss`, `sub`, `aud` (the app), `iat`, `exp` and `scope`, as `onboarding-server token`
     /// mints it and the server accepts it.
     @Test func aTokenIsAJWTThatAnyToolReads() async throws {
-        let server = try await ServerProcess()
-        let token = try await server.token(account: "ann", app: "growth", days: 30)
+        let server = try ServerProcess()
+        let token = try server.token(account: "ann", app: "growth", days: 30)
         let parts = token.split(separator: ".").map(String.init)
         #expect(parts.count == 3)
         let header = try #require(parts[0].base64URLDecodedJSON())
@@ -133,7 +133,7 @@ struct TokenTests {
     /// A token of the format before 0.22 (`obt2.<claims>.<HMAC>`, made here as 0.21 made it) is
     /// still accepted until it expires, then refused as expired; one changed in any part is refused.
     @Test func aTokenOfTheOldFormatWorksUntilItExpires() async throws {
-        let server = try await ServerProcess()
+        let server = try ServerProcess()
         func obt2(_ claims: [String: Any]) throws -> String {
             let json = try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys])
             let signed = "obt2." + json.base64URL
@@ -204,11 +204,11 @@ struct TokenTests {
     /// Sign out everywhere: every token of the account issued until then is refused, in that app;
     /// a token issued afterwards works, and so do other accounts'.
     @Test func signingOutEverywhereRefusesEarlierTokens() async throws {
-        let server = try await ServerProcess()
-        let phone = try await server.token(account: "ann")
-        let tablet = try await server.token(account: "ann")
-        let bob = try await server.token(account: "bob")
-        let finite = try await server.token(account: "ann", app: "finite")
+        let server = try ServerProcess()
+        let phone = try server.token(account: "ann")
+        let tablet = try server.token(account: "ann")
+        let bob = try server.token(account: "bob")
+        let finite = try server.token(account: "ann", app: "finite")
         let signOut = try await HTTP.post(
             server.url.appendingPathComponent("v1/apps/growth/accounts/ann/sign-out"), token: phone, body: Data())
         #expect(signOut.status == 200)
@@ -225,10 +225,10 @@ struct TokenTests {
         #expect(forbidden.status == 403)
 
         // The operator's command does the same.
-        let fresh = try await server.token(account: "ann")
+        let fresh = try server.token(account: "ann")
         var environment = ProcessInfo.processInfo.environment
         environment["DATABASE_URL"] = server.databaseURL
-        let command = try await Shell.run(
+        let command = try Shell.run(
             BuiltExecutables.folder.appendingPathComponent("onboarding-server").path,
             ["sign-out", "--app", "growth", "--account", "ann"], environment: environment)
         #expect(command.status == 0, "\(command.stderr)")
@@ -281,7 +281,7 @@ struct TokenTests {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("jwks-\(UUID().uuidString).json")
         try JSONSerialization.data(withJSONObject: jwks).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let server = try await ServerProcess(environment: [
+        let server = try ServerProcess(environment: [
             "ONBOARDING_IDP_JWKS": file.path, "ONBOARDING_IDP_ISSUER": Self.issuer,
         ])
 
