@@ -109,11 +109,7 @@ struct ExperimentTests {
     @Test func anExperimentStartedByAPublicationPutsEveryDeviceOfAnAccountInOneVariant() async throws {
         let server = try ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
         let admin = try server.operatorCredential()
-        let compiled = try Shell.run(BuiltExecutables.folder.appendingPathComponent("growth").path, ["catalog", "--json"])
-            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("growth-\(UUID().uuidString).json")
-        try compiled.write(to: file, atomically: true, encoding: .utf8)
-        #expect(try PublishingTests().serverCommand(server, ["register", "--app", "growth", file.path]).status == 0)
+        let compiled = try PublishingTests.registerGrowthCompiled(on: server)
         let version = try #require(try TourValue(jsonText: compiled).objectValue?["version"]?.intValue)
         let experiment: TourValue = [
             "id": "tourLength", "control": "full", "goal": "completion",
