@@ -3,9 +3,8 @@ import Foundation
 import Testing
 import TourFixtures
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
+import AsyncHTTPClient
+import NIOCore
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -308,29 +307,38 @@ enum HTTP {
     static func send(
         _ method: String, _ url: URL, token: String?, body: Data?, headers: [String: String] = [:]
     ) async throws -> Answer {
-        var request = URLRequest(url: url, timeoutInterval: 10)
-        request.httpMethod = method
-        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        request.httpBody = body
-        let (data, response) = try await URLSession.shared.data(for: request)
-        let http = response as? HTTPURLResponse
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = .init(rawValue: method)
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
+        let response = try await client.execute(request, timeout: .seconds(10))
+        let bytes = try await response.body.collect(upTo: 64 << 20)
         return Answer(
-            status: http?.statusCode ?? 0, body: data, entityTag: http?.value(forHTTPHeaderField: "ETag"),
-            retryAfter: http?.value(forHTTPHeaderField: "Retry-After"), requestID: http?.value(forHTTPHeaderField: "X-Request-ID"))
+            status: Int(response.status.code), body: Data(bytes.readableBytesView),
+            entityTag: response.headers.first(name: "ETag"), retryAfter: response.headers.first(name: "Retry-After"),
+            requestID: response.headers.first(name: "X-Request-ID"))
     }
 
-    /// The same, from synchronous code (the health poll while a process starts).
+    /// The same, from synchronous code (the health poll while a process starts): the status, or
+    /// nil when nothing answered within two seconds.
     static func status(_ url: URL) -> Int? {
-        let semaphore = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var status: Int?
-        URLSession.shared.dataTask(with: URLRequest(url: url, timeoutInterval: 2)) { _, response, _ in
-            status = (response as? HTTPURLResponse)?.statusCode
-            semaphore.signal()
-        }.resume()
-        semaphore.wait()
-        return status
+        guard let request = try? HTTPClient.Request(url: url.absoluteString) else { return nil }
+        guard let response = try? client.execute(request: request, deadline: .now() + .seconds(2)).wait() else { return nil }
+        return Int(response.status.code)
     }
+
+    /// AsyncHTTPClient (swift-nio), not FoundationNetworking's `URLSession`: a request that gets no
+    /// answer must fail at its deadline. On Linux a `URLSession` task can lose its completion (the
+    /// completion handler never runs, `data(for:)` never returns; swift-corelibs-foundation's
+    /// tracker has several such hangs), and one such request held a whole CI run until its limit.
+    /// Every stage here is bounded: connecting, each read, and the whole exchange. Redirects are
+    /// followed, as `URLSession` did; the client lives as long as the test process.
+    private static let client = HTTPClient(
+        eventLoopGroup: HTTPClient.defaultEventLoopGroup,
+        configuration: .init(
+            redirectConfiguration: .follow(max: 5, allowCycles: false),
+            timeout: .init(connect: .seconds(5), read: .seconds(10))))
 }
 
 /// One device of an account: a product's real executable on its own database file, syncing with
