@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import TourFixtures
 
 /// The accessibility settings through the products' CLIs, as a device reports them
 /// (`--context KEY=VALUE`, Docs/Accessibility.md).
-@Suite("Accessibility settings through the CLI")
+@Suite("Accessibility settings through the CLI", .ownThread)
 struct AccessibilityCLITests {
     /// Finite's walkthrough up to its closing card ("You're Ready", 2.5 s by itself), each command
     /// with `settings`.

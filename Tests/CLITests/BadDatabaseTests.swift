@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import TourFixtures
 
 /// Files the CLI must refuse to use: one clear line on standard error, a non-zero exit, no trap,
 /// and not a byte of the file (or its folder) changed.
-@Suite("Bad databases")
+@Suite("Bad databases", .ownThread)
 struct BadDatabaseTests {
     enum Case: String, CaseIterable, CustomStringConvertible {
         case notSQLite, truncated, newerSchema, readOnlyFile, readOnlyFolder, missingFolder
@@ -88,7 +89,7 @@ struct BadDatabaseTests {
 }
 
 /// Product domain state a newer release wrote, in a format this one does not read.
-@Suite("Domain state of a newer format")
+@Suite("Domain state of a newer format", .ownThread)
 struct NewerDomainStateTests {
     @Test func everyCommandThatReadsItRefusesByNameWithTheDatabaseStatusAndChangesNothing() throws {
         let cli = try CLI("growth")

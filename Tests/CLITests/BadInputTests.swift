@@ -6,7 +6,7 @@ import TourFixtures
 /// product whose database holds a flow in progress. Each must get a clear message on standard error
 /// (the corpus says what it must contain), a non-zero exit that is not a trap, and leave every row
 /// of the database as it was.
-@Suite("Bad input corpus")
+@Suite("Bad input corpus", .ownThread)
 struct BadInputTests {
     struct Case: Sendable, CustomStringConvertible {
         var name: String

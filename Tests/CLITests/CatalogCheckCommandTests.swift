@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import TourFixtures
 
 /// `check` and `--context`: the catalog checked against what the product's code declares, and
 /// device facts taken only as declared.
-@Suite("Catalog check and device facts")
+@Suite("Catalog check and device facts", .ownThread)
 struct CatalogCheckCommandTests {
     @Test(arguments: CommandLineTests.products)
     func everyProductsCatalogChecksClean(executable: String) throws {

@@ -1,13 +1,14 @@
 import CatalogDocuments
 import Foundation
 import Testing
+import TourFixtures
 import TourCodec
 import TourRuntime
 import TourCore
 
 /// `catalog`, `catalog diff`, `catalog history` and `check` against the release history, run as
 /// the built executables, for every product.
-@Suite("Catalog documents and their history, through the CLIs")
+@Suite("Catalog documents and their history, through the CLIs", .ownThread)
 struct CatalogCommandTests {
     /// The recorded release of the product's current version, as committed under Apps/.
     static func recorded(_ executable: String, version: Int) throws -> Data {

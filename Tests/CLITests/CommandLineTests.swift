@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TourFixtures
 
 #if canImport(Glibc)
     import Glibc
@@ -8,7 +9,7 @@ import Testing
 /// The command line as product teams live in it, through the built executables: outcomes a
 /// script can trust, what to do next, help in the session, one JSON contract, a visible database,
 /// and help and completions that speak for each product.
-@Suite("The command line")
+@Suite("The command line", .ownThread)
 struct CommandLineTests {
     /// Every registered product (every folder under Apps/).
     static let products = registeredProducts.map(\.executable)

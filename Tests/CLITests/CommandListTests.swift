@@ -2,13 +2,14 @@ import ArgumentParser
 import Foundation
 import LockedInOnboarding
 import Testing
+import TourFixtures
 
 @testable import OnboardingCLI
 
 /// A command is declared once, in `CommandList`; these prove every entry (so a new one too) is
 /// reachable from each path that reads commands: the command line, `help`, a line of a script or
 /// session, the session's help, and the unknown-command suggestion.
-@Suite("Commands declared in one place")
+@Suite("Commands declared in one place", .ownThread)
 struct CommandListTests {
     static let product = CLIProduct(LockedInOnboarding.registration)
 

@@ -24,7 +24,7 @@ import TourCore
 /// rebuilds; the domain state (the starting bank) is exactly what the journal's committed side
 /// effects make it, so a completion that committed granted the bank once and one that did not left
 /// no trace; and the next command succeeds. The test fails when too few kills landed on LET'S GO.
-@Suite("SIGKILL at aimed moments")
+@Suite("SIGKILL at aimed moments", .ownThread)
 struct CrashTests {
     static let kills = Int(ProcessInfo.processInfo.environment["CRASH_KILLS"] ?? "") ?? Soak.size(quick: 66, full: 200)
 

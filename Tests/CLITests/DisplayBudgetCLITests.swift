@@ -4,7 +4,7 @@ import TourFixtures
 
 /// The family's display budget through the products' executables, sharing one budget file on one
 /// device (Docs/DisplayBudget.md).
-@Suite("Display budget across products")
+@Suite("Display budget across products", .ownThread)
 struct DisplayBudgetCLITests {
     /// Each product on its own database in one folder, all sharing `family.sqlite` there.
     static func family(_ products: [String], budget: String) throws -> (clis: [CLI], file: String) {

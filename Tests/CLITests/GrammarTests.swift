@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TourFixtures
 
-@Suite("One CLI grammar, run as real processes")
+@Suite("One CLI grammar, run as real processes", .ownThread)
 struct GrammarTests {
     /// Every registered product (every folder under Apps/).
     static let products = registeredProducts.map(\.executable)

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+import TourFixtures
 
 /// `report`, `explain` and `graph`, through the built executables, on databases filled by real flows.
-@Suite("Funnel report, eligibility explanation, flow diagrams")
+@Suite("Funnel report, eligibility explanation, flow diagrams", .ownThread)
 struct InsightTests {
     /// Four Growth users: two complete the tour, one skips on its second step, one stops on its third.
     /// Runs `report --html PAGE` (and `arguments`), checks the page is self-contained (no script,

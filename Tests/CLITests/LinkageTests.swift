@@ -8,7 +8,7 @@ import TourFixtures
 /// FoundationNetworking brings libcurl and some thirty libraries that only a sync needs (loaded then).
 /// A debug build links each imported Foundation library dynamically, so `ldd` shows what any module
 /// imported.
-@Suite("What a product's CLI links")
+@Suite("What a product's CLI links", .ownThread)
 struct LinkageTests {
     @Test(arguments: GrammarTests.products)
     func aProductsCLILinksNeitherFoundationNorANetworkingLibrary(product: String) throws {

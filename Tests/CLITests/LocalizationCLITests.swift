@@ -4,7 +4,7 @@ import TourFixtures
 
 /// Localised cards through the products' executables (Docs/Localisation.md): Mood Tracker ships
 /// Brazilian Portuguese; the locale comes from `--locale` or the POSIX environment.
-@Suite("Localised cards through the CLI")
+@Suite("Localised cards through the CLI", .ownThread)
 struct LocalizationCLITests {
     /// Mood Tracker's pt-BR table as shipped, text by id.
     static func portuguese() throws -> [String: String] {

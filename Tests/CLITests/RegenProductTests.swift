@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import TourFixtures
 
 /// `scripts/regen-product` keeps the build's and the tests' progress off the screen, never their
 /// errors: a product team whose flow does not compile sees the compiler's message.
-@Suite("regen-product's output")
+@Suite("regen-product's output", .ownThread)
 struct RegenProductTests {
     /// Runs `regen-product`'s `quietly` on a shell command; its exit status and all it printed.
     static func quietly(_ command: String) throws -> (status: Int32, output: String) {

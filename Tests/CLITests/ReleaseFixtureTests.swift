@@ -1,12 +1,13 @@
 import Foundation
 import Testing
+import TourFixtures
 
 /// Databases frozen from earlier releases (`Releases/<version>/`, made once by
 /// `scripts/make-release-fixture.py` and never regenerated): every build must open them, migrate
 /// them, show every stored user as that release stored them, resume each as that release did, and
 /// report over their whole history. A release that changes a catalog adds its own fixture beside
 /// the old ones, and states here how the old users move.
-@Suite("Databases from earlier releases")
+@Suite("Databases from earlier releases", .ownThread)
 struct ReleaseFixtureTests {
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Releases")
 

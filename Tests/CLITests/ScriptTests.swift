@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TourFixtures
 
-@Suite("play and the interactive session")
+@Suite("play and the interactive session", .ownThread)
 struct ScriptTests {
     @Test func playRunsAScriptWithCommentsFromAFile() throws {
         let cli = try CLI("finite")
@@ -201,7 +201,7 @@ struct ScriptTests {
     }
 }
 
-@Suite("Crashes and concurrent processes")
+@Suite("Crashes and concurrent processes", .ownThread)
 struct ReliabilityTests {
     /// A long script of accepted commands for LockedIn, looping through the onboarding.
     static let loop = (0..<400).map { _ in
@@ -340,7 +340,7 @@ extension CLI {
     }
 }
 
-@Suite("The documented sample sessions")
+@Suite("The documented sample sessions", .ownThread)
 struct SampleSessionTests {
     /// Every registered product, a new one included, has a sample session that plays through.
     @Test(arguments: InsightTests.products)

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import TourFixtures
 
 /// Carrier Wave's QRZ password never reaches any output: every path that quotes input back is
 /// driven with it, in text and JSON, through the built executable.
-@Suite("No secret in any output")
+@Suite("No secret in any output", .ownThread)
 struct SecretOutputTests {
     /// Both ends of the password are markers: a partial leak of either end is caught too.
     let password = "Q7pw-\(UUID().uuidString.prefix(8))\"'\\=Q8"

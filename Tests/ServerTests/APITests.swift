@@ -5,7 +5,7 @@ import Testing
 import TourCore
 
 /// The `/v1` API against the real server: privacy, validation, idempotency, convergence.
-@Suite("Account server API")
+@Suite("Account server API", .ownThread)
 struct APITests {
     static func push(_ server: ServerProcess, account: String, token: String, _ batch: PushBatch) async throws
         -> HTTP.Answer

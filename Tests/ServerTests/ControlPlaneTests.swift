@@ -6,7 +6,7 @@ import TourFixtures
 /// The control plane as people and attackers use it (issue 40, Docs/Security.md), through the real
 /// server, its commands and a real PostgreSQL: named people with roles, each credential revocable on
 /// its own, an audit trail the server's role cannot rewrite, rate limits on failures.
-@Suite("Control plane: people, roles, audit, rate limits")
+@Suite("Control plane: people, roles, audit, rate limits", .ownThread)
 struct ControlPlaneTests {
     static func report(_ server: ServerProcess, _ app: String = "growth") -> URL {
         server.url.appendingPathComponent("v1/apps/\(app)/report")

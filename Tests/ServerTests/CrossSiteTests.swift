@@ -12,7 +12,7 @@ import TourFixtures
 /// sign-out, a forged change of people and a login CSRF (the attacker's own credential posted into
 /// the victim's browser, with a cookie tossed from the sibling subdomain) all fail; the genuine
 /// ones work in the same browser.
-@Suite("Cross-site forgery in a real browser", .serialized)
+@Suite("Cross-site forgery in a real browser", .serialized, .ownThread)
 struct CrossSiteTests {
     /// A static site of the attacker's: `python3 -m http.server` on a folder of pages.
     final class AttackerSite: @unchecked Sendable {

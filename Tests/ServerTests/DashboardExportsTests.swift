@@ -9,7 +9,7 @@ import TourFixtures
 /// against the JSON export and the test's own counts, what is published and at what rollout, the
 /// date range on every view, the trend without a range, and the cookie's `Secure` flag behind a
 /// TLS-terminating proxy.
-@Suite("Dashboard exports and views", .serialized)
+@Suite("Dashboard exports and views", .serialized, .ownThread)
 struct DashboardExportsTests {
     typealias Population = DashboardTests.Population
 

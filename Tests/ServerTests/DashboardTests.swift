@@ -9,7 +9,7 @@ import TourFixtures
 /// The dashboard as a person uses it, in a real headless Chromium against a real server and
 /// PostgreSQL with seeded pushes; and the insights aggregates against the test's own counts and a
 /// full scan of the facts.
-@Suite("Dashboard and insights", .serialized)
+@Suite("Dashboard and insights", .serialized, .ownThread)
 struct DashboardTests {
     // MARK: - The browser
 

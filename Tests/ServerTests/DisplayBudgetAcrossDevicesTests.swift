@@ -4,7 +4,7 @@ import TourFixtures
 
 /// The family's display budget across an account's devices (Docs/DisplayBudget.md): each device's
 /// products share a budget file, and the devices share their counts through the real server.
-@Suite("Display budget across devices")
+@Suite("Display budget across devices", .ownThread)
 struct DisplayBudgetAcrossDevicesTests {
     /// One device of an account: each product's real executable on its own database in one folder,
     /// all sharing `family.sqlite` there, on the virtual clock, syncing with the server.

@@ -10,7 +10,7 @@ import TourFixtures
 /// Experiments over the real server and PostgreSQL: the per-variant report of 2,000 simulated
 /// subjects with a holdout, and an experiment started by a publication on real devices, where every
 /// device of an account is in the same variant.
-@Suite("Experiments")
+@Suite("Experiments", .ownThread)
 struct ExperimentTests {
     /// 2,000 subjects simulated through the engine push their facts as their accounts' devices;
     /// `?by=variant` counts what the test counted and computes the intervals as an independent

@@ -6,7 +6,7 @@ import Testing
 #endif
 
 /// Faults against the real server and PostgreSQL: kills, restarts, long offline spells, races.
-@Suite("Account server faults")
+@Suite("Account server faults", .ownThread)
 struct FaultTests {
     /// A device offline for a long time: `count` journal rows (free actions) waiting in its outbox.
     static func longOffline(_ device: Device, rows count: Int) throws {
@@ -45,6 +45,13 @@ struct FaultTests {
         for device in devices { try Self.longOffline(device, rows: 1_500) }
         #expect(try devices.map { try $0.waiting() } == [1_500, 1_500])
 
+        // Each stored row takes a millisecond more (a trigger of the test's), so a 500-row batch
+        // takes half a second or more: the kill lands between batches however loaded the machine.
+        _ = try server.sql(
+            """
+            CREATE FUNCTION test_slow_push() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.001); RETURN NULL; END $$;
+            CREATE TRIGGER test_slow_push AFTER INSERT ON pushes FOR EACH ROW EXECUTE FUNCTION test_slow_push();
+            """)
         // Both devices push at once; the server dies in the middle.
         let pushing = devices.map { device in
             Task.detached { try device.run("sync") }
@@ -57,6 +64,7 @@ struct FaultTests {
         for task in pushing { _ = try await task.value }
         let stored = Int(try server.sql("SELECT count(*) FROM pushes").first ?? "") ?? -1
         #expect(stored < 3_000, "the kill came after every push: the test did not test a kill mid-push")
+        _ = try server.sql("DROP TRIGGER test_slow_push ON pushes")
 
         try server.start()
         for device in devices {

@@ -3,7 +3,7 @@ import Testing
 
 /// Growth's tour "once per user account", across two devices of one account, with the real
 /// `growth` executable on two database files and the real server over PostgreSQL.
-@Suite("Growth across devices (issue 14's scenarios)")
+@Suite("Growth across devices (issue 14's scenarios)", .ownThread)
 struct GrowthAcrossDevicesTests {
     /// Device B does not show the tour after device A skipped it, without running `launch` first.
     @Test func aTourSkippedOnOneDeviceDoesNotShowOnAnotherWithoutALaunch() async throws {

@@ -9,7 +9,7 @@ import TourFixtures
 /// The harness itself: a child a test starts must not hold descriptors of the test process, or a
 /// pipe another test reads (or the socket by which `Process` learns that a child exited) stays
 /// open as long as that child lives, and that other test waits for it.
-@Suite("Test harness")
+@Suite("Test harness", .ownThread)
 struct HarnessTests {
     @Test func theBrowserInheritsNoPipeOfTheTestProcess() throws {
         guard Browser.executable != nil else { throw HarnessFailure("chromium is not installed") }

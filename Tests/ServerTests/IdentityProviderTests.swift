@@ -140,7 +140,7 @@ final class FakeIdentityProvider: Sendable {
 /// Sign-in through an identity provider, with the provider rotating its key mid-run (issue 40):
 /// account tokens checked against its JWKS URL, and people signing in to the dashboard through
 /// OpenID Connect in a real browser. Neither needs a restart when the key changes.
-@Suite("An identity provider that rotates its keys", .serialized)
+@Suite("An identity provider that rotates its keys", .serialized, .ownThread)
 struct IdentityProviderTests {
     /// A GET as a device makes it: a 503 (the provider's keys could not be fetched just now, as on a
     /// machine this loaded) is tried again, a few times.

@@ -12,7 +12,7 @@ import TourCore
 /// answered with an error was never committed, and past its queue the server answers 503 with
 /// `Retry-After` at once, keeps answering health checks and recovers by itself. PostgreSQL is held
 /// still with a real lock on `pushes` from another session.
-@Suite("Deadlines and load shedding")
+@Suite("Deadlines and load shedding", .ownThread)
 struct LoadSheddingTests {
     /// An operation that ignores cancellation does not hold the answer past the deadline: the
     /// deadline's answer comes while the operation is still running (it ends 30 s later, by a

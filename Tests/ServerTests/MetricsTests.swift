@@ -5,7 +5,7 @@ import Testing
 /// What an operator sees (issue 41): `/metrics` in Prometheus' text format on a port of its own,
 /// counters that move with real pushes, and an `X-Request-ID` on every answer that every log line
 /// of the request names.
-@Suite("Metrics and request ids")
+@Suite("Metrics and request ids", .ownThread)
 struct MetricsTests {
     static func scrape(_ port: Int) async throws -> String {
         let answer = try await HTTP.get(URL(string: "http://127.0.0.1:\(port)/metrics")!)

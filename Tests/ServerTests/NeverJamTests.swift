@@ -4,7 +4,7 @@ import Testing
 /// Sync that never jams (issue 41): what the server refuses is refused at the device first, and a
 /// row the server still refuses (a rule the device did not know) is set aside while every later
 /// row, and the account's record, reaches the server. Real `growth` processes, a real server.
-@Suite("Sync that never jams")
+@Suite("Sync that never jams", .ownThread)
 struct NeverJamTests {
     /// The 70-character app version and a flow id outside the rule are refused where they are written.
     @Test func whatTheServerRefusesIsRefusedAtTheDevice() throws {

@@ -9,7 +9,7 @@ import TourFixtures
 
 /// Publishing a catalog document without an app release, over a real server and PostgreSQL: what
 /// is checked at publish, the devices' conditional pull, rollout changes and withdrawal.
-@Suite("Publishing catalogs")
+@Suite("Publishing catalogs", .ownThread)
 struct PublishingTests {
     /// LockedIn's compiled catalog, as `lockedin catalog --json` prints it.
     static func compiledDocument() throws -> String {
@@ -214,7 +214,7 @@ struct PublishingTests {
 }
 
 /// Published catalogs on real devices: pulled with the sync, verified, chosen, rolled back.
-@Suite("Published catalogs on devices")
+@Suite("Published catalogs on devices", .ownThread)
 struct PublishedCatalogDeviceTests {
     /// Version 2: the welcome step reworded, and `appSelection` renamed `chooseApps` (declared).
     static func renaming(_ compiled: String) throws -> String {
@@ -322,7 +322,7 @@ struct PublishedCatalogDeviceTests {
 
 /// A partial rollout over real devices: exactly the installs whose bucket is under the rollout,
 /// computed here from each device's install id; raising it keeps them and adds the others.
-@Suite("A partial rollout on devices")
+@Suite("A partial rollout on devices", .ownThread)
 struct PartialRolloutTests {
     @Test func halfTheInstallsGetItTheOnesTheHashSaysAndRaisingItKeepsThem() async throws {
         let server = try ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])

@@ -10,7 +10,7 @@ import TourCore
 /// Group commit (`PushBatcher`): pushes arriving together are written in fewer transactions than
 /// pushes, and each is answered as if written alone: its duplicates, its sign-out check, its
 /// account's records after the join; a push PostgreSQL refuses fails only itself.
-@Suite("Push batching")
+@Suite("Push batching", .ownThread)
 struct PushBatchingTests {
     /// `body` with a store on a fresh, migrated database; `writers` nil is the unbatched store.
     func withStore(writers: Int?, _ body: @escaping @Sendable (AccountStore) async throws -> Void) async throws {

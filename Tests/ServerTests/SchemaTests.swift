@@ -8,7 +8,7 @@ import TourCodec
 import TourCore
 
 /// What the migrations leave behind, as a release upgrading a stored database meets it.
-@Suite("Schema")
+@Suite("Schema", .ownThread)
 struct SchemaTests {
     /// Facts are read only by their key (the insights job joins them to the pushes it counts). The
     /// index on (app, flow, kind) that v1 made cost every push an entry per fact, and with stale

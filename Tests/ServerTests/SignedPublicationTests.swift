@@ -9,7 +9,7 @@ import TourFixtures
 /// Publications devices verify without trusting the server (issue 40, Docs/Security.md): with an
 /// owner's credential and the server's database in hand, an attacker cannot get a real device to
 /// run a document the key holder did not sign; each refusal is named once, with what runs instead.
-@Suite("Signed publications against a stolen server")
+@Suite("Signed publications against a stolen server", .ownThread)
 struct SignedPublicationTests {
     /// LockedIn's `activate` effect with the blocked apps an attacker chooses: what a stolen
     /// control plane would most like to ship.

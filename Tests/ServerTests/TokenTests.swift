@@ -8,7 +8,7 @@ import TourFixtures
 
 /// Tokens against the real server: each names its app, its key and when it was issued; keys
 /// rotate with overlap; an account signs out everywhere; an identity provider's JWTs are accepted.
-@Suite("Tokens: apps, keys, sign-out and identity providers")
+@Suite("Tokens: apps, keys, sign-out and identity providers", .ownThread)
 struct TokenTests {
     static func flows(_ server: ServerProcess, app: String = "growth", account: String = "ann") -> URL {
         server.url.appendingPathComponent("v1/apps/\(app)/accounts/\(account)/flows")

@@ -9,7 +9,7 @@ import TourCore
 
 /// The device's HTTP client (libcurl through its C shim on Linux) against small real servers that
 /// misbehave on purpose: a redirect to another host, an endless answer, a server that never answers.
-@Suite("Transport: what the device's client refuses to do")
+@Suite("Transport: what the device's client refuses to do", .ownThread)
 struct TransportTests {
     /// A Hummingbird server on a free loopback port, running for the length of `body`.
     static func withServer<T: Sendable>(

@@ -9,7 +9,7 @@ import TourCore
 /// The sync wire's one form: written by TourCodec on devices and on the server alike, with the keys
 /// and shapes that releases before 0.11 sent (their synthesized `Codable`), so old and new devices
 /// and servers keep talking.
-@Suite("Sync wire forms")
+@Suite("Sync wire forms", .ownThread)
 struct WireFormTests {
     static let record = AccountFlowRecord(epoch: 1, standing: .completed, version: "2.5", at: 1_767_603_600_000, device: "d1")
 
