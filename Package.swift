@@ -127,7 +127,7 @@ let package = Package(
             path: "Modules/AccountSync",
             swiftSettings: swiftSettings),
         .target(
-            name: "AccountSyncHTTP", dependencies: ["TourCodec", "AccountSync", "CCurlShim"], path: "Modules/AccountSyncHTTP",
+            name: "AccountSyncHTTP", dependencies: ["TourCodec", "TourCore", "AccountSync", "CCurlShim"], path: "Modules/AccountSyncHTTP",
             swiftSettings: swiftSettings),
         // Calls libcurl's variadic setopt/getinfo through their variadic C type (Swift cannot).
         .target(name: "CCurlShim", path: "Modules/CCurlShim"),
@@ -227,7 +227,7 @@ let package = Package(
         // $ONBOARDING_TEST_DATABASE_URL as .ci/run sets it), with devices as the products' executables.
         .testTarget(
             name: "ServerTests",
-            dependencies: appExecutables + [
+            dependencies: appExecutables + appModules + [
                 "onboarding-server", "OnboardingServer", "ServerInsights", "AccountSyncHTTP", "CatalogDocuments", "TourFixtures",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -237,7 +237,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
-            path: "Tests/ServerTests", swiftSettings: swiftSettings),
+            path: "Tests/ServerTests", swiftSettings: swiftSettings, plugins: ["ProductRegistryPlugin"]),
 
         // MARK: The product registry of the test targets
         // Writes `registeredProducts`, one `<Folder>Onboarding.registration` per product module the

@@ -257,10 +257,26 @@ extension PublishedCatalogs: TourValueCodable {
 
 /// What a conditional pull of the catalogs brought.
 public enum CatalogPull: Equatable, Sendable {
-    /// The list is the one the entity tag names (a 304).
-    case unchanged
-    /// The list now, with its entity tag.
-    case changed(PublishedCatalogs, entityTag: String?)
+    /// The list is the one the entity tag names (a 304), fresh for `maxAge` seconds more.
+    case unchanged(maxAge: Int?)
+    /// The list now, with its entity tag, fresh for `maxAge` seconds (the server's
+    /// `Cache-Control: max-age`; nil when it gave none).
+    case changed(PublishedCatalogs, entityTag: String?, maxAge: Int?)
+
+    /// The `max-age` of a `Cache-Control` header's value, when it has one (0 to a year).
+    public static func maxAge(cacheControl: String?) -> Int? {
+        guard let cacheControl else { return nil }
+        for directive in cacheControl.split(separator: ",") {
+            let parts = directive.split(separator: "=", maxSplits: 1).map {
+                String($0.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+            }
+            if parts.count == 2, parts[0].lowercased() == "max-age", let seconds = Int(parts[1]), seconds >= 0 {
+                return min(seconds, 366 * 86_400)
+            }
+            if parts.first?.lowercased() == "no-cache" || parts.first?.lowercased() == "no-store" { return 0 }
+        }
+        return nil
+    }
 }
 
 /// How a device talks to the account server. `AccountSyncHTTP` implements it over HTTP; the iOS
@@ -272,9 +288,14 @@ public protocol SyncTransport: Sendable {
     func catalogs(app: String, ifNoneMatch entityTag: String?) async throws(SyncError) -> CatalogPull
     /// Tells the account's display budget what this device counted and hears what every device did.
     func budget(app: String, account: String, _ exchange: BudgetExchange) async throws(SyncError) -> AccountBudget
+    /// Whether the device syncs as its install (an app without sign-in, `InstallSyncTransport`)
+    /// rather than as a signed-in account: its rollouts and experiments then draw by the install.
+    var syncsAsInstall: Bool { get }
 }
 
 extension SyncTransport {
+    public var syncsAsInstall: Bool { false }
+
     /// A transport without a catalog service: the device keeps what it has.
     public func catalogs(app: String, ifNoneMatch entityTag: String?) async throws(SyncError) -> CatalogPull {
         throw .unreachable("this transport serves no catalogs")
@@ -288,7 +309,9 @@ extension SyncTransport {
 
 /// A device without network (`--offline`): every call is unreachable, so events wait in the outbox.
 public struct NoNetwork: SyncTransport {
-    public init() {}
+    /// Whether the device would sync as its install (it keeps drawing by the install offline).
+    public let syncsAsInstall: Bool
+    public init(asInstall: Bool = false) { syncsAsInstall = asInstall }
     public func push(app: String, account: String, _ batch: PushBatch) async throws(SyncError) -> PushAck {
         throw .unreachable("the device is offline")
     }

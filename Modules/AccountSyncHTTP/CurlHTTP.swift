@@ -17,6 +17,8 @@
             var body: Data
             /// Where a 3xx answer points (not followed).
             var redirect: String?
+            /// The answer's header lines, lowercased names (`cache-control: private, max-age=300`).
+            var headers: [String] = []
         }
 
         /// The largest answer read, in bytes: a longer one is cut off and refused (a server, or
@@ -121,6 +123,8 @@
                 static let url: Int32 = 10_002
                 static let writeData: Int32 = 10_001
                 static let writeFunction: Int32 = 20_011
+                static let headerData: Int32 = 10_029
+                static let headerFunction: Int32 = 20_079
                 static let httpHeader: Int32 = 10_023
                 static let postFields: Int32 = 10_015
                 static let postFieldSize: Int32 = 60
@@ -180,6 +184,17 @@
                     sink.bytes.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length))
                     return length
                 }
+                // Header lines, up to 64 KiB (more is not a header this client reads).
+                let headerSink = Sink(limit: 64 << 10)
+                let header: onboarding_curl_write_callback = { data, size, count, context in
+                    guard let data, let context else { return 0 }
+                    let sink = Unmanaged<Sink>.fromOpaque(context).takeUnretainedValue()
+                    let length = size * count
+                    if sink.bytes.count + length <= sink.limit {
+                        sink.bytes.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length))
+                    }
+                    return length
+                }
                 let payload = body.map { [UInt8]($0) } ?? []
                 let code: Int32 = url.withCString { urlText in
                     method.withCString { methodText in
@@ -203,11 +218,14 @@
                             _ = onboarding_curl_setopt_write_callback(
                                 setopt, UnsafeMutableRawPointer(easy), Option.writeFunction, write)
                             _ = set(easy, Option.writeData, Unmanaged.passUnretained(sink).toOpaque())
+                            _ = onboarding_curl_setopt_write_callback(
+                                setopt, UnsafeMutableRawPointer(easy), Option.headerFunction, header)
+                            _ = set(easy, Option.headerData, Unmanaged.passUnretained(headerSink).toOpaque())
                             if body != nil {
                                 _ = set(easy, Option.postFieldSize, payload.count)
                                 _ = set(easy, Option.postFields, payloadBytes.baseAddress ?? UnsafeRawPointer(urlText))
                             }
-                            return withExtendedLifetime(sink) { easyPerform(easy) }
+                            return withExtendedLifetime((sink, headerSink)) { easyPerform(easy) }
                         }
                     }
                 }
@@ -222,7 +240,15 @@
                 _ = onboarding_curl_getinfo_long(getinfo, UnsafeMutableRawPointer(easy), Option.responseCode, &status)
                 var location: UnsafePointer<CChar>?
                 _ = onboarding_curl_getinfo_string(getinfo, UnsafeMutableRawPointer(easy), Option.redirectURL, &location)
-                return .success(Response(status: status, body: Data(sink.bytes), redirect: location.map { String(cString: $0) }))
+                // By `isNewline`: "\r\n" is one Character, equal to neither "\r" nor "\n".
+                let headers = String(decoding: headerSink.bytes, as: UTF8.self).split(whereSeparator: \.isNewline)
+                    .map { line -> String in
+                        guard let colon = line.firstIndex(of: ":") else { return String(line) }
+                        return line[..<colon].lowercased() + line[colon...]
+                    }
+                return .success(
+                    Response(
+                        status: status, body: Data(sink.bytes), redirect: location.map { String(cString: $0) }, headers: headers))
             }
         }
     }

@@ -16,7 +16,8 @@ import TourCore
 /// The token is sent as `Authorization: Bearer ...` and kept only in memory.
 public struct HTTPSyncTransport: SyncTransport {
     public var server: URL
-    private let token: Secret
+    /// Nil for the one request that needs none (an install's enrollment).
+    private let token: Secret?
     private let timeout: TimeInterval
     private let maximumResponseBytes: Int
     #if canImport(Darwin)
@@ -26,7 +27,7 @@ public struct HTTPSyncTransport: SyncTransport {
     /// - Parameters:
     ///   - timeout: seconds to wait for an answer before the server counts as unreachable.
     ///   - maximumResponseBytes: the longest answer read; a longer one is refused.
-    public init(server: URL, token: Secret, timeout: TimeInterval = 5, maximumResponseBytes: Int = 32 << 20) {
+    public init(server: URL, token: Secret?, timeout: TimeInterval = 5, maximumResponseBytes: Int = 32 << 20) {
         self.server = server
         self.token = token
         self.timeout = timeout
@@ -38,6 +39,15 @@ public struct HTTPSyncTransport: SyncTransport {
             configuration.httpAdditionalHeaders = ["Accept": "application/json"]
             session = URLSession(configuration: configuration)
         #endif
+    }
+
+    /// Enrolls this install of `app` with the app's (public) enrollment key: its subject and credential.
+    public func enroll(app: String, enrollmentKey: String) async throws(SyncError) -> InstallCredential {
+        let body: Data
+        do { body = Data(try TourValue.members(["enrollmentKey": .string(enrollmentKey)]).jsonUTF8()) } catch {
+            throw .rejected(status: 0, code: "invalid_request", message: "\(error)")
+        }
+        return try await send("POST", "/\(SyncAPI.version)/apps/\(app)/installs", body: body)
     }
 
     public func push(app: String, account: String, _ batch: PushBatch) async throws(SyncError) -> PushAck {
@@ -59,10 +69,12 @@ public struct HTTPSyncTransport: SyncTransport {
     }
 
     public func catalogs(app: String, ifNoneMatch entityTag: String?) async throws(SyncError) -> CatalogPull {
-        let list: PublishedCatalogs? = try await send(
+        let (list, headers): (PublishedCatalogs?, [String]) = try await send(
             "GET", "/\(SyncAPI.version)/apps/\(app)/catalogs", body: nil, ifNoneMatch: entityTag)
-        guard let list else { return .unchanged }
-        return .changed(list, entityTag: list.entityTag)
+        let maxAge = CatalogPull.maxAge(
+            cacheControl: headers.last { $0.hasPrefix("cache-control:") }.map { String($0.dropFirst("cache-control:".count)) })
+        guard let list else { return .unchanged(maxAge: maxAge) }
+        return .changed(list, entityTag: list.entityTag, maxAge: maxAge)
     }
 
     /// Why a token must not be sent to `server`, or nil when it may: only http and https are
@@ -99,25 +111,26 @@ public struct HTTPSyncTransport: SyncTransport {
     private func send<Answer: TourValueConvertible>(_ method: String, _ path: String, body: Data?, content: Bool = false)
         async throws(SyncError) -> Answer
     {
-        guard let answer: Answer = try await send(method, path, body: body, ifNoneMatch: nil, content: content) else {
+        guard let answer: Answer = try await send(method, path, body: body, ifNoneMatch: nil, content: content).0 else {
             throw .serverFailed(status: 304, message: "a 304 to a request that was not conditional")
         }
         return answer
     }
 
-    /// The answer, or nil for a 304 to a conditional request (`If-None-Match`). With `content`, a
-    /// refusal of what the body carries (400, 413, 422) is ``SyncError/refusedContent(status:seq:message:)``.
+    /// The answer, or nil for a 304 to a conditional request (`If-None-Match`), with the answer's
+    /// header lines (names lowercased). With `content`, a refusal of what the body carries (400,
+    /// 413, 422) is ``SyncError/refusedContent(status:seq:message:)``.
     private func send<Answer: TourValueConvertible>(
         _ method: String, _ path: String, body: Data?, ifNoneMatch entityTag: String?, content: Bool = false
-    ) async throws(SyncError) -> Answer? {
+    ) async throws(SyncError) -> (Answer?, [String]) {
         guard let url = URL(string: path, relativeTo: server) else {
             throw .rejected(status: 0, code: "invalid_request", message: "'\(path)' is not a path on \(server)")
         }
         if let refusal = Self.refusal(toSendTokenTo: url) {
             throw .rejected(status: 0, code: "insecure_transport", message: refusal)
         }
-        let (status, data, redirect) = try await exchange(method, url, body: body, ifNoneMatch: entityTag)
-        if status == 304, entityTag != nil { return nil }
+        let (status, data, redirect, headers) = try await exchange(method, url, body: body, ifNoneMatch: entityTag)
+        if status == 304, entityTag != nil { return (nil, headers) }
         if (300..<400).contains(status) {
             throw .rejected(
                 status: status, code: "redirected",
@@ -135,20 +148,20 @@ public struct HTTPSyncTransport: SyncTransport {
             throw .serverFailed(status: status, message: detail?.message ?? "no details")
         }
         do {
-            return try Answer(jsonUTF8: data)
+            return (try Answer(jsonUTF8: data), headers)
         } catch {
             throw .serverFailed(status: status, message: "an answer that is not the expected JSON: \(error)")
         }
     }
 
-    /// One request and its answer: the status, the body and where a 3xx points.
+    /// One request and its answer: the status, the body, where a 3xx points and the header lines.
     private func exchange(
         _ method: String, _ url: URL, body: Data?, ifNoneMatch entityTag: String?
-    ) async throws(SyncError) -> (Int, Data, String?) {
+    ) async throws(SyncError) -> (Int, Data, String?, [String]) {
         #if canImport(Darwin)
             var request = URLRequest(url: url)
             request.httpMethod = method
-            request.setValue("Bearer \(token.reveal())", forHTTPHeaderField: "Authorization")
+            if let token { request.setValue("Bearer \(token.reveal())", forHTTPHeaderField: "Authorization") }
             if let entityTag { request.setValue(entityTag, forHTTPHeaderField: "If-None-Match") }
             if let body {
                 request.httpBody = body
@@ -158,18 +171,19 @@ public struct HTTPSyncTransport: SyncTransport {
                 let (data, response) = try await session.data(for: request, delegate: NoRedirects.shared)
                 guard data.count <= maximumResponseBytes else { throw Self.answerTooLarge(maximumResponseBytes) }
                 let http = response as? HTTPURLResponse
-                return (http?.statusCode ?? 0, data, http?.value(forHTTPHeaderField: "Location"))
+                let cacheControl = http?.value(forHTTPHeaderField: "Cache-Control").map { ["cache-control: \($0)"] } ?? []
+                return (http?.statusCode ?? 0, data, http?.value(forHTTPHeaderField: "Location"), cacheControl)
             } catch {
                 throw .unreachable((error as? URLError).map { "\($0.code.rawValue): \($0.localizedDescription)" } ?? "\(error)")
             }
         #else
-            var headers = ["Accept: application/json", "Authorization: Bearer \(token.reveal())"]
+            var headers = ["Accept: application/json"] + (token.map { ["Authorization: Bearer \($0.reveal())"] } ?? [])
             if body != nil { headers.append("Content-Type: application/json") }
             if let entityTag { headers.append("If-None-Match: \(entityTag)") }
             let response = try await CurlHTTP.send(
                 method: method, url: url.absoluteString, headers: headers, body: body, timeout: timeout,
                 maximumResponseBytes: maximumResponseBytes)
-            return (response.status, response.body, response.redirect)
+            return (response.status, response.body, response.redirect, response.headers)
         #endif
     }
 

@@ -34,6 +34,8 @@ public struct CLIProduct: Sendable {
     /// parsing a key links in the signature library's start-up (Docs/Performance.md, section 4).
     public var trustedKeys: [PublicationKey] { keys.value }
     private let keys: TrustedKeys
+    /// The app's enrollment key, when installs without sign-in sync (``ProductRegistration/enrollmentKey``).
+    public let enrollmentKey: String?
     /// Masks secret field values in everything the CLI prints.
     let redactor: SecretRedactor
     /// Help texts built from the catalog, once per process: the argument parser reads a command's
@@ -42,10 +44,11 @@ public struct CLIProduct: Sendable {
 
     public init(
         executable: String, displayName: String, releases: [RecordedCatalog] = [], publicationKeys: [RecordedCatalog] = [],
-        make: @escaping @Sendable (RunEnvironment) -> Product
+        enrollmentKey: String? = nil, make: @escaping @Sendable (RunEnvironment) -> Product
     ) {
         self.executable = executable
         self.displayName = displayName
+        self.enrollmentKey = enrollmentKey
         self.releases = releases
         self.make = make
         let product = make(RunEnvironment(databasePath: ":memory:", offline: false, user: "default"))
@@ -59,7 +62,8 @@ public struct CLIProduct: Sendable {
     public init(_ registration: ProductRegistration) {
         self.init(
             executable: registration.executable, displayName: registration.displayName,
-            releases: registration.releases, publicationKeys: registration.publicationKeys, make: registration.make)
+            releases: registration.releases, publicationKeys: registration.publicationKeys,
+            enrollmentKey: registration.enrollmentKey, make: registration.make)
     }
 
     /// Keys a test made, trusted by a debug build only: a shipped (release) binary trusts the keys

@@ -67,7 +67,7 @@ extension CatalogShow {
         let user = options.user
         let now = Date()
         // What a command with these options would run: one that syncs draws as the account.
-        let syncsNow = try options.syncTransport() != nil
+        let syncsNow = options.syncsAsAccount()
         let chosen = try Publications.choose(
             store, product: product, releases: catalogs.cli.releases, trustedKeys: catalogs.cli.trustedKeys, now: now
         ) {

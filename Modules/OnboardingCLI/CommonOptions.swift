@@ -59,11 +59,17 @@ struct CommonOptions: ParsableArguments {
             valueName: "tag"))
     var locale: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Whether analytics facts may leave the device, on or off (kept in the file from this command on; default on). Off: syncing sends only what the account's records and budget need (Docs/Privacy.md).",
+            valueName: "on|off"))
+    var analytics: String?
+
     /// The values read, as the runner takes them.
     var run: RunOptions {
         RunOptions(
             db: db, user: user, json: json, permissions: permissions, answers: answers, offline: offline,
-            server: server, context: context, locale: locale)
+            server: server, context: context, locale: locale, analytics: analytics)
     }
 
     func validate() throws { try run.validate() }

@@ -30,6 +30,8 @@ struct RunOptions: Equatable {
     var server: String?
     var context: [String] = []
     var locale: String?
+    /// `--analytics on|off`: the device's consent, kept in the file from this command on.
+    var analytics: String?
 
     /// The options that differ from their defaults, as they would be typed: `["--user u1", "--json"]`.
     var given: [String] {
@@ -42,6 +44,7 @@ struct RunOptions: Equatable {
         if let server { words.append("--server \(server)") }
         words += context.map { "--context \($0)" }
         if let locale { words.append("--locale \(locale)") }
+        if let analytics { words.append("--analytics \(analytics)") }
         return words
     }
 
@@ -60,6 +63,9 @@ struct RunOptions: Equatable {
         _ = try answerMaps()
         _ = try deviceFacts()
         _ = try requestedLocale()
+        if let analytics, !["on", "off"].contains(analytics) {
+            throw ValidationError("--analytics takes on or off; got '\(analytics.quotable)'")
+        }
     }
 
     /// The locale the cards are shown in: `--locale` (refused when it is not a tag), else the POSIX
@@ -203,12 +209,11 @@ struct RunOptions: Equatable {
     private static func name(of pair: String) -> String {
         String(pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
     }
-
-    /// The account server from `--server` or `$ONBOARDING_SERVER` with the token from
-    /// `$ONBOARDING_TOKEN` (an environment variable, not a flag: flags show in process lists, and the
-    /// token is never written to the database); nil when neither names a server. `--offline` keeps
-    /// the server unreachable: events queue in the outbox.
-    func syncTransport() throws -> (any SyncTransport)? {
+    /// How this command reaches the account server, if it names one (`--server`, else
+    /// `$ONBOARDING_SERVER`): as the signed-in account when `$ONBOARDING_TOKEN` holds its token, else
+    /// as the install, with the product's enrollment key (Docs/Server.md, "Installs"; the install's
+    /// credential is kept in `store`'s secret store, sealed under a key file beside the database).
+    func syncTransport(store: DeviceStore?, databasePath: String?) throws -> (any SyncTransport)? {
         guard let text = server ?? Environment.value("ONBOARDING_SERVER").flatMap({ $0.isEmpty ? nil : $0 }) else {
             return nil
         }
@@ -216,12 +221,26 @@ struct RunOptions: Equatable {
             throw CLIFailure.usage("--server takes an http or https URL such as http://127.0.0.1:8080; got '\(text.quotable)'")
         }
         if let refusal = HTTPSyncTransport.refusal(toSendTokenTo: url) { throw CLIFailure.usage(refusal) }
-        guard let token = Environment.value("ONBOARDING_TOKEN"), !token.isEmpty else {
+        let token = Environment.value("ONBOARDING_TOKEN").flatMap { $0.isEmpty ? nil : $0 }
+        let product = CLIEnvironment.current
+        guard token != nil || product.enrollmentKey != nil else {
             throw CLIFailure.usage(
-                "syncing with \(text) needs the account's token in ONBOARDING_TOKEN (onboarding-server token --app \(CLIEnvironment.current.catalog.app) --account \(user) mints one)")
+                "syncing with \(text) needs the account's token in ONBOARDING_TOKEN (onboarding-server token --app \(product.catalog.app) --account \(user) mints one)")
         }
-        if try isOffline() { return NoNetwork() }
-        return HTTPSyncTransport(server: url, token: Secret(token))
+        if try isOffline() { return NoNetwork(asInstall: token == nil) }
+        if let token { return HTTPSyncTransport(server: url, token: Secret(token)) }
+        guard let store, let enrollmentKey = product.enrollmentKey else { return NoNetwork(asInstall: true) }
+        let keyFile = databasePath.flatMap { $0 == ":memory:" ? nil : $0 + ".secrets-key" }
+        return InstallSyncTransport(
+            server: url, enrollmentKey: enrollmentKey,
+            store: store.installCredentials(app: product.catalog.app, keyFile: keyFile))
+    }
+
+    /// Whether this command syncs as a signed-in account (a server and a token): rollouts then
+    /// draw by the account from this command on.
+    func syncsAsAccount() -> Bool {
+        (server ?? Environment.value("ONBOARDING_SERVER")).map { !$0.isEmpty } == true
+            && Environment.value("ONBOARDING_TOKEN").map { !$0.isEmpty } == true
     }
 
     /// Whether neither --db nor $ONBOARDING_DB names the file.

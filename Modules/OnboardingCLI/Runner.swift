@@ -11,6 +11,7 @@ import ArgumentParser
     import Darwin
 #endif
 import TourCodec
+import AccountSync
 import TourRuntime
 import TourCore
 import Permissions
@@ -38,6 +39,8 @@ final class Runner: @unchecked Sendable {
     let deviceFacts: [String: TourValue]
     /// `--server` (or `$ONBOARDING_SERVER`) names an account server.
     let syncs: Bool
+    /// How this run reaches it (as the account, or as the install).
+    let transport: (any SyncTransport)?
     /// The catalog this run uses (compiled, or published and meant for this subject), and why.
     let catalogChoice: CatalogChoice
     /// The product as compiled into this binary (before a publication replaced its catalog).
@@ -67,15 +70,22 @@ final class Runner: @unchecked Sendable {
         let environment = RunEnvironment(
             databasePath: path, offline: try options.isOffline(), user: options.user, requestAnswers: answers.requests)
         var product = cli.make(environment)
-        let transport = try options.syncTransport()
+        // Consent first: a command that turns analytics off sends no fact, this one included.
+        if let analytics = options.analytics {
+            try store.setAnalytics(analytics == "on", app: cli.catalog.app)
+        }
+        let transport = try options.syncTransport(store: store, databasePath: path)
+        self.transport = transport
         syncs = transport != nil
-        // Published catalogs come with the account's sync: pulled (a 304 when unchanged) and
-        // verified against this binary (its vocabulary, its history, its trusted keys) before they
-        // are kept, and again before each use; a document that does not verify is never run and
-        // is named once (journalled in catalog_refusal).
+        // Published catalogs come with sync: pulled at launch when the list held is older than the
+        // server's max-age (a 304 when unchanged; `sync` asks whatever the age) and verified
+        // against this binary (its vocabulary, its history, its trusted keys) before they are
+        // kept, and again before each use; a document that does not verify is never run and is
+        // named once (journalled in catalog_refusal).
         if let transport,
             let note = await Publications.update(
-                store, product: product, releases: cli.releases, trustedKeys: cli.trustedKeys, transport: transport, now: Date()),
+                store, product: product, releases: cli.releases, trustedKeys: cli.trustedKeys, transport: transport, now: Date(),
+                force: false),
             !note.hasPrefix("published catalogs not pulled")
         {
             Output.error("\(cli.executable): \(note)")
@@ -86,7 +96,8 @@ final class Runner: @unchecked Sendable {
         let chosen = try Publications.choose(
             device, product: product, releases: cli.releases, trustedKeys: cli.trustedKeys, now: now
         ) {
-            try Publications.subject(device, product: compiledProduct, user: user, syncsNow: transport != nil)
+            try Publications.subject(
+                device, product: compiledProduct, user: user, syncsNow: transport.map { !$0.syncsAsInstall } ?? false)
         }
         for line in Publications.noteRefusals(device, app: product.catalog.app, chosen.choice, now: now) {
             Output.error("\(cli.executable): \(line)")
@@ -199,13 +210,21 @@ final class Runner: @unchecked Sendable {
     func sync(retrySetAside: Bool = false) async throws {
         guard syncs else {
             throw CLIFailure.usage(
-                "sync needs an account server: --server URL or ONBOARDING_SERVER, with the account's token in ONBOARDING_TOKEN")
+                "sync needs an account server: --server URL or ONBOARDING_SERVER (with the account's token in ONBOARDING_TOKEN, or as the install when the app enrolls installs)")
         }
         if retrySetAside {
             let moved = try await session.retrySetAside()
             if !json { Output.line("sending \(moved) set-aside journal row\(moved == 1 ? "" : "s") again") }
         }
         let (pushed, pulled) = await session.sync()
+        // The publications list too, whatever its age: what a later command runs.
+        if let transport,
+            let note = await Publications.update(
+                store, product: compiled, releases: cli.releases, trustedKeys: cli.trustedKeys, transport: transport, now: Date()),
+            !note.hasPrefix("published catalogs not pulled")
+        {
+            Output.error("\(cli.executable): \(note)")
+        }
         let failure = pushed.failure ?? { if case .failure(let error) = pulled { error } else { nil } }()
         // Each row set aside now is said once, with the server's reason, on standard error.
         for row in pushed.setAside {

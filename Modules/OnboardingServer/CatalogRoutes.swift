@@ -28,7 +28,7 @@ extension Routes {
                 if let given = request.headers[.ifNoneMatch], given.split(separator: ",").contains(where: {
                     $0.trimmingCharacters(in: .whitespaces) == tag
                 }) {
-                    return Response(status: .notModified, headers: [.eTag: tag])
+                    return Response(status: .notModified, headers: [.eTag: tag, .cacheControl: "private, max-age=\(publicationMaxAge)"])
                 }
                 let body: TourValue = [
                     "app": .string(app), "entityTag": .string(tag),
@@ -43,6 +43,8 @@ extension Routes {
                 ]
                 var response = Self.json(body)
                 response.headers[.eTag] = tag
+                // A device asks again at its next launch after this many seconds, not on every command.
+                response.headers[.cacheControl] = "private, max-age=\(publicationMaxAge)"
                 ServerMetrics.publicationsServed.increment()
                 return response
             }

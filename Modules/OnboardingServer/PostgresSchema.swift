@@ -151,6 +151,8 @@ public enum PostgresSchema {
         ("v9-control-plane", ControlPlaneSchema.v9),
         // A watermark only this database's transactions hold back (InsightsSchema.v10).
         ("v10-watermark-per-database", InsightsSchema.v10),
+        // Enrollment keys and installs: apps without sign-in (Installs.v11).
+        ("v11-enrollment-keys-installs", Installs.v11),
     ]
 
     /// An arbitrary constant: the advisory lock that serialises migrations across processes.

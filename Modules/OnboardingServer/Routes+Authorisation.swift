@@ -77,7 +77,8 @@ extension Routes {
         let app = try Self.name(context, "app")
         let account = try Self.name(context, "account")
         let claims = try await authorize(request, context, app: app)
-        guard claims.scope == .account, claims.subject == account else {
+        // An install's subject opens with its install credential only; an account's with an account token only.
+        guard claims.scope == (Installs.isInstall(account) ? .install : .account), claims.subject == account else {
             throw APIError(
                 status: .forbidden, code: "forbidden", message: "this token is not for account '\(account)'")
         }

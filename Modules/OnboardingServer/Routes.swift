@@ -39,6 +39,11 @@ struct Routes: Sendable {
     let tokens: TokenSigner
     let identityProvider: IdentityProvider?
     let controlPlane: ControlPlane
+    let enrollmentStore: EnrollmentStore
+    /// Enrollments per source: every attempt spends one.
+    let enrollments: RateLimiter
+    /// Seconds a device may keep the publications list before it asks again.
+    let publicationMaxAge: Int
     let logger: Logger
 
     func add(to router: Router<ServerRequestContext>) {
@@ -119,6 +124,7 @@ struct Routes: Sendable {
             }
         }
         addCatalogRoutes(to: router)
+        addInstallRoutes(to: router)
         addControlPlaneRoutes(to: router)
         router.get("/v1/apps/:app/report") { request, context in
             await answer {

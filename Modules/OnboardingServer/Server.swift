@@ -76,7 +76,12 @@ public enum OnboardingServer {
         }
         Routes(
             store: store, catalogs: catalogs, tokens: configuration.tokens, identityProvider: identityProvider,
-            controlPlane: controlPlane, logger: logger
+            controlPlane: controlPlane, enrollmentStore: EnrollmentStore(client: client, logger: logger),
+            enrollments: RateLimiter(
+                limits: .init(
+                    sourceBurst: Double(configuration.enrollmentsPerMinute), sourceRefill: 60 / Double(configuration.enrollmentsPerMinute),
+                    personBurst: 1, personRefill: 1)),
+            publicationMaxAge: configuration.publicationMaxAge, logger: logger
         ).add(to: router)
         Dashboard(
             store: store, catalogs: catalogs, insights: Insights(client: client, logger: logger),

@@ -38,6 +38,12 @@ public struct ServerConfiguration: Sendable {
     public var metricsPort: Int?
     public var metricsHost = "127.0.0.1"
 
+    /// Enrollments a source may make per minute (a burst of this many, then one every 60/N s).
+    public var enrollmentsPerMinute = 60
+    /// The `Cache-Control: max-age` of the publications list: devices pull it at launch at most
+    /// once per this many seconds.
+    public var publicationMaxAge = 300
+
     public init(
         host: String, port: Int, database: DatabaseURL, tokens: TokenSigner,
         identityProvider: IdentityProviderSettings? = nil, maximumConnections: Int = 16, pushWriters: Int? = nil

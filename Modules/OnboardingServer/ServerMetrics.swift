@@ -29,6 +29,8 @@ enum ServerMetrics {
     static let signInFailures = Counter(label: "onboarding_sign_in_failures_total")
     /// Lists of live publications answered to devices (200s, not 304s).
     static let publicationsServed = Counter(label: "onboarding_publications_served_total")
+    /// Installs enrolled (`POST /v1/apps/{app}/installs` answered 201).
+    static let installsEnrolled = Counter(label: "onboarding_installs_enrolled_total")
 
     /// Makes swift-metrics report into `registry`; once per process, before any metric is used.
     static func bootstrap(_ registry: PrometheusCollectorRegistry) {

@@ -15,6 +15,9 @@ public struct TokenClaims: Equatable, Sendable {
         /// database on every request (Docs/Security.md), so removing a role or revoking the
         /// credential takes effect on the next request.
         case person
+        /// One install of an app without sign-in (``Installs``): reads and writes the records of
+        /// its own subject, `install.<id>`, in one app.
+        case install
     }
 
     /// The account (for an account token) or the person's name (for a person's credential).
@@ -238,7 +241,7 @@ public struct TokenSigner: Sendable {
         guard Double(claims.expires) > now.timeIntervalSince1970 else { throw .expired }
         switch claims.scope {
         case .admin: throw .adminRetired
-        case .account: guard claims.app != nil else { throw .malformed }
+        case .account, .install: guard claims.app != nil else { throw .malformed }
         case .person: guard claims.credential != nil, claims.app == nil else { throw .malformed }
         }
         return claims

@@ -24,7 +24,7 @@ struct ServerCommand: AsyncParsableCommand {
         version: OnboardingServerVersion.text,
         subcommands: [
             Serve.self, Migrate.self, Token.self, SignOutCommand.self, PeopleCommand.self, KeysCommand.self, AuditCommand.self,
-            Register.self, Publish.self, Unpublish.self,
+            Register.self, Publish.self, Unpublish.self, EnrollmentKeysCommand.self,
         ], defaultSubcommand: Serve.self)
 }
 
@@ -64,9 +64,17 @@ struct Serve: AsyncParsableCommand {
     var trustedProxies: [String] = []
     @Option(help: "The dashboard's address as browsers reach it, https://HOST[:PORT] (default: $ONBOARDING_PUBLIC_URL).")
     var publicURL: String?
+    @Option(help: "Installs one address may enroll per minute (a burst of this many, then one every 60/N s; 1 to 1000000).")
+    var enrollmentsPerMinute = 60
+    @Option(help: "Seconds a device keeps the publications list before it asks again at launch (Cache-Control max-age; 0 to 86400).")
+    var publicationMaxAge = 300
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
+        guard (1...1_000_000).contains(enrollmentsPerMinute) else {
+            throw ValidationError("--enrollments-per-minute must be from 1 to 1000000")
+        }
+        guard (0...86_400).contains(publicationMaxAge) else { throw ValidationError("--publication-max-age must be from 0 to 86400") }
         let environment = Settings.environment
         let port = try port ?? environment["PORT"].map { text in
             guard let port = Int(text) else { throw ValidationError("PORT must be a number from 1 to 65535") }
@@ -92,6 +100,8 @@ struct Serve: AsyncParsableCommand {
             tokens: try secret(), identityProvider: try identityProvider(), maximumConnections: connections,
             pushWriters: pushWriters)
         configuration.pushQueue = pushQueue
+        configuration.enrollmentsPerMinute = enrollmentsPerMinute
+        configuration.publicationMaxAge = publicationMaxAge
         let metricsPort = try metricsPort ?? environment["ONBOARDING_METRICS_PORT"].flatMap { $0.isEmpty ? nil : $0 }.map { text in
             guard let port = Int(text) else { throw ValidationError("ONBOARDING_METRICS_PORT must be a number from 1 to 65535") }
             return port
@@ -168,6 +178,9 @@ struct Token: AsyncParsableCommand {
             throw ValidationError("an account token is for one account in one app: give --app APP --account ACCOUNT")
         }
         guard SyncAPI.isValidName(account) else { throw ValidationError("the account must be \(SyncAPI.nameRule)") }
+        guard !Installs.isInstall(account) else {
+            throw ValidationError("account names starting with '\(Installs.subjectPrefix)' are installs' (they enroll themselves); choose another name")
+        }
         guard SyncAPI.isValidName(app) else { throw ValidationError("the app must be \(SyncAPI.nameRule)") }
         guard (1...3650).contains(days) else { throw ValidationError("--days must be from 1 to 3650") }
         let now = Date().timeIntervalSince1970

@@ -12,6 +12,8 @@ public struct CatalogPullRecord: Equatable, Sendable {
     /// The fingerprint of the compiled catalog of the binary that pulled.
     public var binary: String?
     public var pulledAt: Date
+    /// Until when the list needs no pull (the server's `Cache-Control: max-age` at the last pull).
+    public var freshUntil: Date?
     /// Why documents of the last pull were not kept (one line each), if any were not.
     public var refused: String?
 }
@@ -104,11 +106,11 @@ extension OnboardingDatabase {
         try read { db in
             guard try db.tableExists("catalog_pull") else { return nil }
             return try db.first(
-                "SELECT entity_tag, pulled_at, refused, binary FROM catalog_pull WHERE app = ?", [.text(app)]
+                "SELECT entity_tag, pulled_at, refused, binary, fresh_until FROM catalog_pull WHERE app = ?", [.text(app)]
             ) { row in
                 CatalogPullRecord(
                     entityTag: row.text(0), binary: row.text(3), pulledAt: Date(timeIntervalSince1970: row.double(1) ?? 0),
-                    refused: row.text(2))
+                    freshUntil: row.double(4).map(Date.init(timeIntervalSince1970:)), refused: row.text(2))
             } ?? nil
         }
     }
@@ -117,7 +119,7 @@ extension OnboardingDatabase {
     /// transaction, with the pull's entity tag; `refused` says what was not kept.
     public func storePull(
         app: String, kept: [PublishedCatalog], entityTag: String?, binary: String?, refused: String?, at time: Date,
-        retirements: [String: Double] = [:]
+        freshUntil: Date? = nil, retirements: [String: Double] = [:]
     ) throws {
         try write { db in
             try db.run("DELETE FROM published_catalog WHERE app = ?", [.text(app)])
@@ -141,7 +143,7 @@ extension OnboardingDatabase {
                     ON CONFLICT (app, key_id) DO UPDATE SET retired_at = min(retired_at, excluded.retired_at)
                     """, [.text(app), .text(key), .real(retired)])
             }
-            try Self.notePull(db, app: app, entityTag: entityTag, refused: refused, at: time)
+            try Self.notePull(db, app: app, entityTag: entityTag, refused: refused, at: time, freshUntil: freshUntil)
             try db.run("UPDATE catalog_pull SET binary = ? WHERE app = ?", [SQLValue(binary), .text(app)])
         }
     }
@@ -150,26 +152,58 @@ extension OnboardingDatabase {
     public func syncsAccount(app: String, user: String) throws -> Bool {
         try read { db in
             guard try db.tableExists("sync_account") else { return false }
-            return try db.first("SELECT 1 FROM sync_account WHERE app = ? AND user = ?", [.text(app), .text(user)]) { _ in true }
+            // A user syncing as the install (an app without sign-in) draws by the install.
+            return try db.first(
+                "SELECT 1 FROM sync_account WHERE app = ? AND user = ? AND by_install = 0", [.text(app), .text(user)]) { _ in true }
                 ?? false
         }
     }
 
     /// Notes an unchanged pull (a 304): the publications stay.
-    public func noteUnchangedPull(app: String, at time: Date) throws {
+    public func noteUnchangedPull(app: String, at time: Date, freshUntil: Date? = nil) throws {
         try write { db in
             let tag = try db.first("SELECT entity_tag FROM catalog_pull WHERE app = ?", [.text(app)]) { $0.text(0) } ?? nil
             let refused = try db.first("SELECT refused FROM catalog_pull WHERE app = ?", [.text(app)]) { $0.text(0) } ?? nil
-            try Self.notePull(db, app: app, entityTag: tag, refused: refused, at: time)
+            try Self.notePull(db, app: app, entityTag: tag, refused: refused, at: time, freshUntil: freshUntil)
         }
     }
 
-    private static func notePull(_ db: SQLiteConnection, app: String, entityTag: String?, refused: String?, at time: Date) throws {
+    private static func notePull(
+        _ db: SQLiteConnection, app: String, entityTag: String?, refused: String?, at time: Date, freshUntil: Date?
+    ) throws {
         try db.run(
             """
-            INSERT INTO catalog_pull (app, entity_tag, pulled_at, refused) VALUES (?, ?, ?, ?)
-            ON CONFLICT (app) DO UPDATE SET entity_tag = excluded.entity_tag, pulled_at = excluded.pulled_at, refused = excluded.refused
-            """, [.text(app), SQLValue(entityTag), .real(time.timeIntervalSince1970), SQLValue(refused)])
+            INSERT INTO catalog_pull (app, entity_tag, pulled_at, refused, fresh_until) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (app) DO UPDATE SET entity_tag = excluded.entity_tag, pulled_at = excluded.pulled_at,
+                refused = excluded.refused, fresh_until = excluded.fresh_until
+            """,
+            [
+                .text(app), SQLValue(entityTag), .real(time.timeIntervalSince1970), SQLValue(refused),
+                freshUntil.map { .real($0.timeIntervalSince1970) } ?? .null,
+            ])
+    }
+
+    // MARK: - Secrets
+
+    /// A sealed secret of `app`, as text (sealed by the caller with a key kept outside this file).
+    public func sealedSecret(app: String, name: String) throws -> String? {
+        try read { db in
+            try db.first("SELECT sealed FROM secret_store WHERE app = ? AND name = ?", [.text(app), .text(name)]) { $0.text(0) } ?? nil
+        }
+    }
+
+    public func storeSealedSecret(app: String, name: String, sealed: String, at time: Date) throws {
+        try write { db in
+            try db.run(
+                """
+                INSERT INTO secret_store (app, name, sealed, stored_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (app, name) DO UPDATE SET sealed = excluded.sealed, stored_at = excluded.stored_at
+                """, [.text(app), .text(name), .text(sealed), .real(time.timeIntervalSince1970)])
+        }
+    }
+
+    public func removeSealedSecret(app: String, name: String) throws {
+        try write { db in try db.run("DELETE FROM secret_store WHERE app = ? AND name = ?", [.text(app), .text(name)]) }
     }
 
     /// This file's install id (the subject of install-scoped rollouts): random, made on first use

@@ -16,6 +16,17 @@ extension OnboardingDatabase {
         try read { db in try Self.loadDevice(db, app: app) }
     }
 
+    /// Sets one of the device's values for `app` outside an event (a setting such as analytics consent).
+    public func setDeviceValue(app: String, key: String, value: TourValue) throws {
+        try write { db in
+            try db.run(
+                """
+                INSERT INTO device_state (app, key, value_json) VALUES (?, ?, ?)
+                ON CONFLICT (app, key) DO UPDATE SET value_json = excluded.value_json
+                """, [.text(app), .text(key), .text(try JSONCoding.text(value))])
+        }
+    }
+
     static func loadDevice(_ db: SQLiteConnection, app: String) throws -> [String: TourValue] {
         var values: [String: TourValue] = [:]
         try db.query("SELECT key, value_json FROM device_state WHERE app = ?", [.text(app)]) { row in

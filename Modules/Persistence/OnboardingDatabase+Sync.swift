@@ -90,19 +90,26 @@ extension OnboardingDatabase {
     /// journal row of the user written so far, the newest with `records` (what the user's state
     /// says now), so the account server hears the history that came before syncing was turned on.
     ///
+    /// `byInstall`: the user syncs as the install (an app without sign-in), so its rollouts keep
+    /// drawing by the install; an enrolled user that later syncs the other way is marked anew.
+    ///
     /// - Returns: the device id, and how many rows were queued now (0 when already enrolled).
     @discardableResult
-    public func enroll(_ key: SessionKey, records: [FlowID: AccountFlowRecord], now: Date) throws -> (
+    public func enroll(_ key: SessionKey, records: [FlowID: AccountFlowRecord], now: Date, byInstall: Bool = false) throws -> (
         device: String, queued: Int
     ) {
         let account: [SQLValue] = [.text(key.app), .text(key.user)]
         return try write { db in
             let device = try Self.deviceID(db)
-            guard try db.first("SELECT 1 FROM sync_account WHERE app = ? AND user = ?", account, { _ in true }) == nil
-            else { return (device, 0) }
+            if let marked = try db.first("SELECT by_install FROM sync_account WHERE app = ? AND user = ?", account, { $0.int(0) }) {
+                if (marked == 1) != byInstall {
+                    try db.run("UPDATE sync_account SET by_install = ? WHERE app = ? AND user = ?", [.integer(byInstall ? 1 : 0)] + account)
+                }
+                return (device, 0)
+            }
             try db.run(
-                "INSERT INTO sync_account (app, user, enrolled_at) VALUES (?, ?, ?)",
-                account + [.real(now.timeIntervalSince1970)])
+                "INSERT INTO sync_account (app, user, enrolled_at, by_install) VALUES (?, ?, ?, ?)",
+                account + [.real(now.timeIntervalSince1970), .integer(byInstall ? 1 : 0)])
             let stamped = records.mapValues { record -> AccountFlowRecord in
                 var record = record
                 record.device = device

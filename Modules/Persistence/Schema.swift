@@ -288,6 +288,25 @@ enum Schema {
             CREATE INDEX outbox_set_aside_by_account ON outbox_set_aside (app, user, journal_id);
             """
         ),
+        (
+            // Installs as subjects (Docs/Server.md, "Installs"): `by_install` marks a user that
+            // syncs as the install (an app without sign-in; its rollouts draw by the install), and
+            // `secret_store` keeps secrets sealed by a key that is not in this file (the install's
+            // credential; SealedSecrets). `fresh_until`: the publications list needs no pull before
+            // then (the server's Cache-Control max-age).
+            "v13-installs-secrets-freshness",
+            """
+            ALTER TABLE sync_account ADD COLUMN by_install INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE catalog_pull ADD COLUMN fresh_until REAL;
+            CREATE TABLE secret_store (
+                app TEXT NOT NULL,
+                name TEXT NOT NULL,
+                sealed TEXT NOT NULL,
+                stored_at REAL NOT NULL,
+                PRIMARY KEY (app, name)
+            );
+            """
+        ),
     ]
 
     static let table = "grdb_migrations"

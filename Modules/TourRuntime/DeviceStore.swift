@@ -139,3 +139,63 @@ extension TourSession {
             deviceFacts: deviceFacts, sync: transport, budget: budget, observe: observe)
     }
 }
+
+// MARK: - Installs and consent
+
+extension DeviceStore {
+    /// The device setting that says whether analytics facts may leave the device
+    /// (`--analytics on|off`; Docs/Privacy.md).
+    public static let analyticsKey = "analytics"
+
+    /// Whether facts may be sent: unless the device's setting says `off`.
+    public static func analyticsAllowed(_ values: [String: TourValue]) -> Bool {
+        values[analyticsKey]?.stringValue != "off"
+    }
+
+    public func analyticsAllowed(app: String) throws -> Bool { Self.analyticsAllowed(try deviceValues(app: app)) }
+
+    /// Sets the device's analytics consent for `app`, kept in the file.
+    public func setAnalytics(_ allowed: Bool, app: String) throws {
+        try database.setDeviceValue(app: app, key: Self.analyticsKey, value: .string(allowed ? "on" : "off"))
+    }
+
+    /// The install credential of `app`, kept in this file's secret store sealed under a key that is
+    /// not in the file (`keyFile`, mode 0600, made on first use; on iOS the Keychain holds both).
+    public func installCredentials(app: String, keyFile: String?) -> any InstallCredentialStore {
+        SealedCredentialStore(database: database, app: app, keyFile: keyFile)
+    }
+}
+
+/// ``InstallCredentialStore`` in the SQLite file's `secret_store`, sealed by ``SealedSecrets``.
+struct SealedCredentialStore: InstallCredentialStore {
+    let database: OnboardingDatabase
+    let app: String
+    /// Nil for an in-memory database: the key lives as long as the process.
+    let keyFile: String?
+    static let name = "install-credential"
+    private static let processKey = SealedSecrets.newKeyBytes()
+
+    func load() throws -> InstallCredential? {
+        guard let sealed = try database.sealedSecret(app: app, name: Self.name) else { return nil }
+        // A box that does not open (the key file lost or replaced) is as good as none: enroll again.
+        guard let text = try sealer(creating: false)?.open(sealed)?.reveal(),
+            let credential = try? InstallCredential(jsonUTF8: Array(text.utf8))
+        else { return nil }
+        return credential
+    }
+
+    func save(_ credential: InstallCredential) throws {
+        guard let sealer = try sealer(creating: true) else { throw StorageError("no sealing key for the install credential") }
+        try database.storeSealedSecret(
+            app: app, name: Self.name, sealed: try sealer.seal(Secret(credential.storedText)), at: Date())
+    }
+
+    func forget() throws { try database.removeSealedSecret(app: app, name: Self.name) }
+
+    private func sealer(creating: Bool) throws -> SealedSecrets? {
+        guard let keyFile else { return try SealedSecrets(keyBytes: Self.processKey) }
+        if let bytes = KeyFile.read(keyFile) { return try SealedSecrets(keyBytes: bytes) }
+        guard creating else { return nil }
+        return try SealedSecrets(keyBytes: try KeyFile.create(keyFile))
+    }
+}

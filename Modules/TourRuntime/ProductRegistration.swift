@@ -24,15 +24,20 @@ public struct ProductRegistration: Sendable {
     /// The files of its `publication-keys/` folder (compiled in as `CatalogReleases.publicationKeys`):
     /// the keys whose signatures its devices accept on a published catalog (``TrustedPublicationKeys``).
     public var publicationKeys: [RecordedCatalog]
+    /// The app's enrollment key (Docs/Server.md, "Installs"): public, compiled in, it lets an
+    /// install without sign-in enroll with the account server as a subject of its own. Nil: the
+    /// product syncs only with an account's token.
+    public var enrollmentKey: String?
 
     public init(
         executable: String, displayName: String, releases: [RecordedCatalog], publicationKeys: [RecordedCatalog] = [],
-        make: @escaping @Sendable (RunEnvironment) -> Product
+        enrollmentKey: String? = nil, make: @escaping @Sendable (RunEnvironment) -> Product
     ) {
         self.executable = executable
         self.displayName = displayName
         self.releases = releases
         self.publicationKeys = publicationKeys
+        self.enrollmentKey = enrollmentKey
         self.make = make
     }
 }

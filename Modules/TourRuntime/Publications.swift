@@ -133,20 +133,26 @@ public enum Publications {
     /// others (``CatalogChoice/Refusal``, named by ``choose`` with what runs instead). Never fails the
     /// command: a pull that does not happen (offline, a refusal) leaves what the device has and is
     /// returned as a note.
+    ///
+    /// A launch pulls only when the list it holds is stale: the server's `Cache-Control: max-age`
+    /// at the last pull has passed, or this binary did not make that pull. `force` (the `sync`
+    /// command) asks whatever the age.
     @discardableResult
     public static func update(
         _ store: DeviceStore, product: Product, releases: [RecordedCatalog], trustedKeys: [PublicationKey],
-        transport: any SyncTransport, now: Date
+        transport: any SyncTransport, now: Date, force: Bool = true
     ) async -> String? {
         let app = product.catalog.app
         do {
             let last = try store.database.catalogPull(app: app)
-            let tag = last?.binary == product.fingerprint ? last?.entityTag : nil
+            let sameBinary = last?.binary == product.fingerprint
+            if !force, sameBinary, let fresh = last?.freshUntil, now < fresh { return nil }
+            let tag = sameBinary ? last?.entityTag : nil
             switch try await transport.catalogs(app: app, ifNoneMatch: tag) {
-            case .unchanged:
-                try store.database.noteUnchangedPull(app: app, at: now)
+            case .unchanged(let maxAge):
+                try store.database.noteUnchangedPull(app: app, at: now, freshUntil: maxAge.map { now.addingTimeInterval(Double($0)) })
                 return nil
-            case .changed(let list, let entityTag):
+            case .changed(let list, let entityTag, let maxAge):
                 var kept: [PublishedCatalog] = []
                 var refused: [String] = []
                 // Retirements the server names are kept with those heard before (only ever more).
@@ -179,6 +185,7 @@ public enum Publications {
                 try store.database.storePull(
                     app: app, kept: kept, entityTag: entityTag.flatMap(Self.validTag), binary: product.fingerprint,
                     refused: refused.isEmpty ? nil : refused.joined(separator: "\n"), at: now,
+                    freshUntil: maxAge.map { now.addingTimeInterval(Double($0)) },
                     retirements: retirements.filter { $0.value <= now.timeIntervalSince1970 + 366 * 86_400 })
                 return nil
             }

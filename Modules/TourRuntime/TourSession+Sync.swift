@@ -92,7 +92,16 @@ extension TourSession {
                 try database.carryWaitingRecords(key)
                 rows = try database.outbox(key, limit: limit)
                 guard !rows.isEmpty else { break }
-                batch = PushBatch(device: account.device, items: try rows.map(Self.item))
+                // With analytics off (consent), no fact leaves the device: the rows carry what
+                // sync needs (their order, event and records) and nothing else.
+                let sendsFacts = try DeviceStore.analyticsAllowed(database.deviceValues(app: key.app))
+                batch = PushBatch(
+                    device: account.device,
+                    items: try rows.map { row in
+                        var item = try Self.item(row)
+                        if !sendsFacts { item.facts = [] }
+                        return item
+                    })
             } catch {
                 return local(error)
             }
@@ -211,7 +220,14 @@ extension TourSession {
     /// records this device pushes with its history.
     func enroll() throws {
         let session = try database.session(key, scopes: product.scopes)
-        guard session.account == nil else { return }
+        let byInstall = transport?.syncsAsInstall ?? false
+        guard session.account == nil else {
+            // Enrolled: only how it syncs (as the install, or as a signed-in account) may change.
+            if try database.syncsAccount(app: key.app, user: key.user) == byInstall {
+                try database.enroll(key, records: [:], now: Self.time(time, session), byInstall: byInstall)
+            }
+            return
+        }
         let now = Self.time(time, session)
         var records: [FlowID: AccountFlowRecord] = [:]
         for flow in accountFlows {
@@ -220,7 +236,7 @@ extension TourSession {
             records[flow.id] = AccountFlowRecord(
                 epoch: 0, standing: standing, version: version, at: Self.milliseconds(now), device: "")
         }
-        try database.enroll(key, records: records, now: now)
+        try database.enroll(key, records: records, now: now, byInstall: byInstall)
     }
 
     /// Records a failure for status and the backoff. Why its own errors are dropped: it runs while

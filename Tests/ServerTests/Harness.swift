@@ -141,7 +141,11 @@ final class ServerProcess: @unchecked Sendable {
     func start() throws {
         let process = Process()
         process.executableURL = BuiltExecutables.folder.appendingPathComponent("onboarding-server")
-        process.arguments = ["serve", "--port", "\(port)", "--connections", "8"] + serveOptions
+        // Devices ask for publications on every command here (max-age 0), as they did before
+        // 0.25: most tests publish and look at the very next command. InstallTests holds the
+        // default max-age.
+        let maxAge = serveOptions.contains("--publication-max-age") ? [] : ["--publication-max-age", "0"]
+        process.arguments = ["serve", "--port", "\(port)", "--connections", "8"] + maxAge + serveOptions
         var environment = ProcessInfo.processInfo.environment
         environment["ONBOARDING_SERVER_SECRET"] = Self.secret
         environment["DATABASE_URL"] = databaseURL
@@ -258,6 +262,18 @@ final class ServerProcess: @unchecked Sendable {
         return folder.appendingPathComponent("\(id).signing-key.json").path
     }
 
+    /// Accepts `executable`'s compiled-in enrollment key (the real `enrollment-keys add`): its
+    /// installs can enroll from now on. The key.
+    @discardableResult
+    func acceptEnrollments(of executable: String) throws -> String {
+        guard let registration = registeredProducts.first(where: { $0.executable == executable }),
+            let key = registration.enrollmentKey
+        else { throw HarnessFailure("\(executable) has no enrollment key") }
+        let added = try command(["enrollment-keys", "add", "--app", executable, key])
+        guard added.status == 0 else { throw HarnessFailure("enrollment-keys add: \(added.stderr)") }
+        return key
+    }
+
     /// Runs SQL on the server's database through psql; rows as lines.
     func sql(_ query: String) throws -> [String] {
         let result = try Shell.run(TestPostgres.psql, [databaseURL, "-qtAc", query])
@@ -292,6 +308,7 @@ enum HTTP {
         var entityTag: String? = nil
         var retryAfter: String? = nil
         var requestID: String? = nil
+        var cacheControl: String? = nil
         var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
         var errorCode: String? { (json["error"] as? [String: Any])?["code"] as? String }
     }
@@ -317,7 +334,7 @@ enum HTTP {
         return Answer(
             status: Int(response.status.code), body: Data(bytes.readableBytesView),
             entityTag: response.headers.first(name: "ETag"), retryAfter: response.headers.first(name: "Retry-After"),
-            requestID: response.headers.first(name: "X-Request-ID"))
+            requestID: response.headers.first(name: "X-Request-ID"), cacheControl: response.headers.first(name: "Cache-Control"))
     }
 
     /// The same, from synchronous code (the health poll while a process starts): the status, or
@@ -342,13 +359,14 @@ enum HTTP {
 }
 
 /// One device of an account: a product's real executable on its own database file, syncing with
-/// the server through `--server` and `$ONBOARDING_TOKEN`.
+/// the server through `--server` and `$ONBOARDING_TOKEN`; or an install of an app without sign-in
+/// (`asInstall`), syncing with no token at all (it enrolls itself).
 struct Device {
     let executable: String
     let database: URL
     let account: String
     let server: ServerProcess
-    let token: String
+    let token: String?
 
     init(_ executable: String, account: String, server: ServerProcess) throws {
         self.executable = executable
@@ -360,8 +378,23 @@ struct Device {
         database = folder.appendingPathComponent("\(executable).sqlite")
     }
 
+    /// A new install of `executable` with no sign-in (the local user `default`).
+    init(asInstall executable: String, server: ServerProcess) throws {
+        self.executable = executable
+        account = "default"
+        self.server = server
+        token = nil
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("install-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        database = folder.appendingPathComponent("\(executable).sqlite")
+    }
+
     @discardableResult
     func run(_ arguments: String..., offline: Bool = false) throws -> Shell.Result {
+        try run(arguments, offline: offline)
+    }
+
+    func run(_ arguments: [String], offline: Bool = false) throws -> Shell.Result {
         var environment = ProcessInfo.processInfo.environment
         environment["ONBOARDING_SERVER"] = server.url.absoluteString
         environment["ONBOARDING_TOKEN"] = token

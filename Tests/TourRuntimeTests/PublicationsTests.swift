@@ -62,6 +62,15 @@ struct PublicationsTests {
 
     /// The keys are read only when a publication is kept: a launch that runs its compiled catalog
     /// never parses one (which would start the signature library for nothing).
+    /// What `Cache-Control` tells a device about the publications list's freshness.
+    @Test(arguments: [
+        ("private, max-age=300", 300), ("max-age=0", 0), ("MAX-AGE = 60 , private", 60), ("no-cache", 0), ("no-store", 0),
+        ("private", nil), (nil, nil), ("max-age=-5", nil), ("max-age=abc", nil), ("max-age=99999999999", 366 * 86_400),
+    ] as [(String?, Int?)])
+    func theListIsFreshForTheServersMaxAge(header: String?, seconds: Int?) {
+        #expect(CatalogPull.maxAge(cacheControl: header) == seconds)
+    }
+
     @Test func theTrustedKeysAreReadOnlyWhenAPublicationIsKept() throws {
         final class Asked: @unchecked Sendable { var count = 0 }
         let asked = Asked()

@@ -5,7 +5,9 @@ import TourRuntime
 /// to every device through the account server.
 public let registration = ProductRegistration(
     executable: "growth", displayName: "Growth", releases: CatalogReleases.recorded,
-    publicationKeys: CatalogReleases.publicationKeys
+    publicationKeys: CatalogReleases.publicationKeys,
+    // Public, not a secret: it says which app an install enrolls into (Docs/Server.md, "Installs").
+    enrollmentKey: "growth-enroll-e36d2048e2167a84"
 ) { _ in
     GrowthCatalog.product
 }
