@@ -177,7 +177,7 @@ extension Routes {
                 guard let install else {
                     throw APIError(
                         status: .forbidden, code: "enrollment_refused",
-                        message: "this is not a live enrollment key of \(app) (onboarding-server enrollment-keys list --app \(app))")
+                        message: "\(app) does not accept this enrollment key now (onboarding-server enrollment-keys add --app \(app) \(key) accepts it)")
                 }
                 let expires = Int64(now) + Int64(Installs.credentialDays) * 86_400
                 let credential = await tokens.sign(

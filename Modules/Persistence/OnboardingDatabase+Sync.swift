@@ -102,10 +102,21 @@ extension OnboardingDatabase {
         return try write { db in
             let device = try Self.deviceID(db)
             if let marked = try db.first("SELECT by_install FROM sync_account WHERE app = ? AND user = ?", account, { $0.int(0) }) {
-                if (marked == 1) != byInstall {
-                    try db.run("UPDATE sync_account SET by_install = ? WHERE app = ? AND user = ?", [.integer(byInstall ? 1 : 0)] + account)
+                switch (marked == 1, byInstall) {
+                case (true, false):
+                    // Signed in after syncing as the install: the account starts afresh and hears
+                    // the user's whole history, as a first enrolment does (the install's server
+                    // rows stay the install's).
+                    for table in ["outbox_set_aside", "outbox", "account_flow", "sync_account"] {
+                        try db.run("DELETE FROM \(table) WHERE app = ? AND user = ?", account)
+                    }
+                case (false, true):
+                    // Signed out, syncing as the install from now on: the outbox goes on there.
+                    try db.run("UPDATE sync_account SET by_install = 1 WHERE app = ? AND user = ?", account)
+                    return (device, 0)
+                default:
+                    return (device, 0)
                 }
-                return (device, 0)
             }
             try db.run(
                 "INSERT INTO sync_account (app, user, enrolled_at, by_install) VALUES (?, ?, ?, ?)",

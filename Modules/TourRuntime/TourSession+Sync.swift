@@ -221,12 +221,14 @@ extension TourSession {
     func enroll() throws {
         let session = try database.session(key, scopes: product.scopes)
         let byInstall = transport?.syncsAsInstall ?? false
-        guard session.account == nil else {
-            // Enrolled: only how it syncs (as the install, or as a signed-in account) may change.
-            if try database.syncsAccount(app: key.app, user: key.user) == byInstall {
-                try database.enroll(key, records: [:], now: Self.time(time, session), byInstall: byInstall)
+        // Enrolled already: only how it syncs (as the install, or as a signed-in account) may
+        // change; a sign-in enrols the account afresh below, with the records the state says now.
+        if session.account != nil {
+            guard try database.syncsAccount(app: key.app, user: key.user) == byInstall else { return }
+            if byInstall {
+                try database.enroll(key, records: [:], now: Self.time(time, session), byInstall: true)
+                return
             }
-            return
         }
         let now = Self.time(time, session)
         var records: [FlowID: AccountFlowRecord] = [:]
