@@ -22,7 +22,7 @@ extension AccountStore {
     public func push(app: String, account: String, _ batch: PushBatch, tokenIssuedAt: Double? = nil) async throws
         -> PushAck?
     {
-        let request = PushRequest(app: app, account: account, batch: batch, tokenIssuedAt: tokenIssuedAt)
+        let request = try await plans.split(PushRequest(app: app, account: account, batch: batch, tokenIssuedAt: tokenIssuedAt))
         if let batcher { return try await batcher.push(request) }
         return try await PushWriter(client: client, logger: logger).one(request)
     }
@@ -69,6 +69,15 @@ struct PushStatement: PostgresPreparedStatement {
             WHERE NOT EXISTS (SELECT 1 FROM revoked)
             \(Self.mergeUpsert)
             RETURNING flow, epoch, standing, version, at_ms, device
+        ),
+        unplanned AS (
+            INSERT INTO unplanned_facts AS held (app, account, device, flow, step, kind, first_at, last_at, facts)
+            SELECT $1, $2, $3, u.flow, u.step, u.kind, min(u.time), max(u.time), count(*)
+            FROM UNNEST($25::bigint[], $26::float8[], $27::text[], $28::text[], $29::text[]) AS u(seq, time, kind, flow, step)
+            WHERE u.seq IN (SELECT seq FROM fresh)
+            GROUP BY u.flow, u.step, u.kind
+            \(Self.unplannedUpsert)
+            RETURNING 1
         )
         SELECT (SELECT count(*) FROM fresh), EXISTS (SELECT 1 FROM revoked),
             merged.flow, merged.epoch, merged.standing, merged.version, merged.at_ms, merged.device
@@ -86,6 +95,13 @@ struct PushStatement: PostgresPreparedStatement {
                 at_ms = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.at_ms ELSE held.at_ms END,
                 device = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.device ELSE held.device END,
                 updated_at = CASE WHEN EXCLUDED.order_key > held.order_key THEN now() ELSE held.updated_at END
+        """
+
+    /// Facts set apart, counted into their row, shared with ``PushBatchStatement``.
+    static let unplannedUpsert = """
+        ON CONFLICT (app, flow, step, kind, account, device) DO UPDATE SET
+                first_at = least(held.first_at, EXCLUDED.first_at), last_at = greatest(held.last_at, EXCLUDED.last_at),
+                facts = held.facts + EXCLUDED.facts
         """
 
     /// A merged record as the statements return it (nothing when the row has none).
@@ -109,9 +125,10 @@ struct PushStatement: PostgresPreparedStatement {
     let items: [PushItem]
     let records: [String: AccountFlowRecord]
     let tokenIssuedAt: Double?
+    var unplanned: [UnplannedFact] = []
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 24)
+        var bindings = PostgresBindings(capacity: 29)
         bindings.append(app)
         bindings.append(account)
         bindings.append(device)
@@ -123,6 +140,7 @@ struct PushStatement: PostgresPreparedStatement {
         let values = flows.map { records[$0]! }
         bindings.append(flows)
         bindings.appendRecordColumns(values)
+        bindings.appendUnplannedColumns(unplanned)
         return bindings
     }
 
@@ -156,6 +174,15 @@ extension PostgresBindings {
         append(facts.stepIndexes)
         append(facts.endings)
         append(facts.bodies)
+    }
+
+    /// Facts set apart as the push statements' columns: seq, time, kind, flow, step.
+    mutating func appendUnplannedColumns(_ facts: [UnplannedFact]) {
+        append(facts.map(\.seq))
+        append(facts.map(\.time))
+        append(facts.map(\.kind))
+        append(facts.map(\.flow))
+        append(facts.map(\.step))
     }
 
     /// Records as the push statements' columns after their flow ids: order key, epoch, standing,

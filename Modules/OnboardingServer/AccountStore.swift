@@ -18,6 +18,8 @@ public struct AccountStore: Sendable {
     let batcher: PushBatcher?
     /// The apps that share the display budget (``sharesBudget(app:)``); nil: the registered apps.
     public var budgetFamily: Set<String>?
+    /// Each app's tracking plan, from its catalogs: facts outside it are kept apart.
+    let plans: TrackingPlans
 
     /// With `batchingPushes` writers, pushes that arrive while that many batches are being written
     /// wait and go together in the next one (``PushBatcher``); without it, each push is its own
@@ -32,6 +34,7 @@ public struct AccountStore: Sendable {
     ) {
         self.client = client
         self.logger = logger
+        plans = TrackingPlans(client: client, logger: logger)
         batcher = writers.map {
             PushBatcher(
                 writer: PushWriter(client: pushClient ?? client, logger: logger), writers: $0, maximumQueued: pushQueue,
@@ -162,9 +165,37 @@ public struct AccountStore: Sendable {
             for try await (kind, count) in totals.decode((String, Int64).self) {
                 if kind == "account" { accounts = Int(count) } else { devices = Int(count) }
             }
-            return AppReport(
+            var report = AppReport(
                 app: app, accounts: accounts, devices: devices, flows: flows.values.sorted { $0.flow < $1.flow })
+            report.unplanned = try await Self.unplanned(app: app, on: connection, logger: logger)
+            return report
         }
+    }
+
+    /// Facts no catalog of `app` declares (the dashboard's app page lists them).
+    public func unplanned(app: String) async throws -> [AppReport.Unplanned] {
+        let logger = logger
+        return try await client.withConnection { try await Self.unplanned(app: app, on: $0, logger: logger) }
+    }
+
+    /// Facts no catalog of `app` declares, by flow, step and kind (most recent first, at most 200).
+    static func unplanned(app: String, on connection: PostgresConnection, logger: Logger) async throws -> [AppReport.Unplanned] {
+        var rows: [AppReport.Unplanned] = []
+        let query = try await connection.query(
+            """
+            SELECT flow, step, kind, count(DISTINCT account)::bigint, count(DISTINCT device)::bigint, sum(facts)::bigint,
+                min(first_at)::float8, max(last_at)::float8
+            FROM unplanned_facts WHERE app = \(app) GROUP BY flow, step, kind ORDER BY 8 DESC, flow, step, kind LIMIT 200
+            """, logger: logger)
+        for try await (flow, step, kind, subjects, devices, facts, first, last) in query.decode(
+            (String, String, String, Int64, Int64, Int64, Double, Double).self)
+        {
+            rows.append(
+                AppReport.Unplanned(
+                    flow: flow, step: step, kind: kind, subjects: Int(subjects), devices: Int(devices), facts: Int(facts),
+                    firstAt: first, lastAt: last))
+        }
+        return rows
     }
 
     /// The same report computed by scanning every fact: what ``report(app:)`` did before the

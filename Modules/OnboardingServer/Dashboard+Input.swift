@@ -68,7 +68,7 @@ extension Dashboard {
     /// The tables a page exports as CSV, one file each (`?format=csv&table=NAME`); the first is the
     /// one given without `table`. JSON exports carry them all in one document.
     static let overviewTables = ["flows", "apps", "trend"]
-    static let appTables = ["flows", "trend", "catalogs"]
+    static let appTables = ["flows", "trend", "catalogs", "unplanned"]
     static let funnelTables = ["funnels", "variants"]
 
     static func table(_ request: Request, format: Format, of tables: [String]) throws -> String {

@@ -102,8 +102,8 @@ extension Dashboard {
     }
 
     static func appPage(
-        _ app: Insights.AppSummary, catalogs: [CatalogStore.Entry], apps: [String], range: DayRange?, format: Format,
-        table: String, access: Access
+        _ app: Insights.AppSummary, catalogs: [CatalogStore.Entry], unplanned: [AppReport.Unplanned] = [], apps: [String],
+        range: DayRange?, format: Format, table: String, access: Access
     ) throws -> Response {
         let path = "/dashboard/apps/\(app.app)"
         switch format {
@@ -111,6 +111,15 @@ extension Dashboard {
             let csv: CSVTable
             switch table {
             case "trend": csv = app.trend.csv
+            case "unplanned":
+                csv = CSVTable(
+                    header: ["flow", "step", "kind", "subjects", "devices", "facts", "first_seen", "last_seen"],
+                    rows: unplanned.map { row in
+                        [
+                            .text(row.flow), .text(row.step), .text(row.kind), .number(row.subjects), .number(row.devices),
+                            .number(row.facts), .text(isoTime(row.firstAt)), .text(isoTime(row.lastAt)),
+                        ]
+                    })
             case "catalogs":
                 csv = CSVTable(
                     header: ["version", "source", "reaches", "rollout", "recorded_at", "recorded_by", "withdrawn_at", "fingerprint"],
@@ -136,6 +145,7 @@ extension Dashboard {
             var value = appValue(app, range: range).objectValue ?? [:]
             value["range"] = rangeValue(range)
             value["catalogs"] = .list(catalogs.map(catalogValue))
+            value["unplanned"] = unplanned.tourValue
             return try json(.object(value), name: "\(app.app).json")
         case .html:
             let published = catalogs.reversed().map { entry -> [InsightsPage.Cell] in
@@ -165,8 +175,21 @@ extension Dashboard {
                         caption: "Catalogs: what is published and at what rollout",
                         columns: ["Version", "Source", "Reaches", "Recorded (UTC)", "By", "Fingerprint", "Signed by"],
                         rows: published)),
-                exports(path, range, tables: appTables),
             ]
+            if !unplanned.isEmpty {
+                sections.append(
+                    .table(
+                        .init(
+                            caption: "Facts no catalog declares: never counted above (a typo in a build, or a probe)",
+                            columns: ["Flow", "Step or experiment", "Fact", "Subjects", "Devices", "Facts", "First seen (UTC)", "Last seen (UTC)"],
+                            rows: unplanned.map { row in
+                                [
+                                    .init(row.flow), .init(row.step), .init(row.kind), .number(row.subjects), .number(row.devices),
+                                    .number(row.facts), .init(isoTime(row.firstAt)), .init(isoTime(row.lastAt)),
+                                ]
+                            })))
+            }
+            sections.append(exports(path, range, tables: appTables))
             if access.may(.owner, in: app.app) {
                 sections.append(
                     .links(

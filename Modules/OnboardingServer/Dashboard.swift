@@ -79,8 +79,10 @@ struct Dashboard: Sendable {
                     try await insights.summary(app: app, range: range, trendRange: trendRange)
                 }
                 let entries = try await withDeadline(Routes.reportDeadline) { try await catalogs.all(app: app) }
+                let unplanned = try await withDeadline(Routes.reportDeadline) { try await store.unplanned(app: app) }
                 return try Self.appPage(
-                    summary, catalogs: entries, apps: apps, range: range, format: format, table: table, access: access)
+                    summary, catalogs: entries, unplanned: unplanned, apps: apps, range: range, format: format, table: table,
+                    access: access)
             }
         }
         router.get("/dashboard/apps/:app/flows/:flow") { request, context in

@@ -153,6 +153,8 @@ public enum PostgresSchema {
         ("v10-watermark-per-database", InsightsSchema.v10),
         // Enrollment keys and installs: apps without sign-in (Installs.v11).
         ("v11-enrollment-keys-installs", Installs.v11),
+        // Facts no catalog of the app declares, kept apart (TrackingPlan.v12).
+        ("v12-unplanned-facts", TrackingPlan.v12),
     ]
 
     /// An arbitrary constant: the advisory lock that serialises migrations across processes.

@@ -12,6 +12,8 @@ struct PushRequest: Sendable {
     var account: String
     var batch: PushBatch
     var tokenIssuedAt: Double?
+    /// Facts the app's tracking plan does not declare, taken out of the batch (``TrackingPlans``).
+    var unplanned: [UnplannedFact] = []
 
     /// The records of the batch folded per flow (the join is associative), one per flow.
     var records: [String: AccountFlowRecord] {

@@ -41,7 +41,7 @@ struct PushWriter: Sendable {
         let items = request.batch.items
         let statement = PushStatement(
             app: request.app, account: request.account, device: request.batch.device, items: items,
-            records: request.records, tokenIssuedAt: request.tokenIssuedAt)
+            records: request.records, tokenIssuedAt: request.tokenIssuedAt, unplanned: request.unplanned)
         var applied = 0
         var revoked = false
         var merged: [String: AccountFlowRecord] = [:]
@@ -123,6 +123,17 @@ struct PushBatchStatement: PostgresPreparedStatement {
             \(PushStatement.mergeUpsert)
             RETURNING app, account, flow, epoch, standing, version, at_ms, device
         ),
+        unplanned AS (
+            INSERT INTO unplanned_facts AS held (app, account, device, flow, step, kind, first_at, last_at, facts)
+            SELECT l.app, l.account, l.device, u.flow, u.step, u.kind, min(u.time), max(u.time), count(*)
+            FROM UNNEST($29::bigint[], $30::bigint[], $31::float8[], $32::text[], $33::text[], $34::text[])
+                AS u(p, seq, time, kind, flow, step)
+            JOIN live l ON l.p = u.p
+            WHERE (l.app, l.account, l.device, u.seq) IN (SELECT app, account, device, seq FROM fresh)
+            GROUP BY l.app, l.account, l.device, u.flow, u.step, u.kind
+            \(PushStatement.unplannedUpsert)
+            RETURNING 1
+        ),
         counts AS (SELECT app, account, device, count(*) AS applied FROM fresh GROUP BY app, account, device)
         SELECT i.p, coalesce(c.applied, 0), i.p IN (SELECT p FROM revoked),
             m.flow, m.epoch, m.standing, m.version, m.at_ms, m.device
@@ -141,7 +152,7 @@ struct PushBatchStatement: PostgresPreparedStatement {
     let requests: [PushRequest]
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 28)
+        var bindings = PostgresBindings(capacity: 34)
         let positions = requests.indices.map(Int64.init)
         bindings.append(positions)
         bindings.append(requests.map(\.app))
@@ -183,6 +194,15 @@ struct PushBatchStatement: PostgresPreparedStatement {
         bindings.append(recordPositions)
         bindings.append(flows)
         bindings.appendRecordColumns(records)
+
+        var unplannedPositions: [Int64] = []
+        var unplanned: [UnplannedFact] = []
+        for (position, request) in zip(positions, requests) {
+            unplannedPositions += Array(repeating: position, count: request.unplanned.count)
+            unplanned += request.unplanned
+        }
+        bindings.append(unplannedPositions)
+        bindings.appendUnplannedColumns(unplanned)
         return bindings
     }
 

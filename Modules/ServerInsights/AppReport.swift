@@ -31,10 +31,30 @@ public struct AppReport: Equatable, Sendable {
         package init(flow: String) { self.flow = flow }
     }
 
+    /// Facts no catalog of the app declares (its tracking plan), by what they name: never counted
+    /// in a funnel, listed so a team sees a typo in a new build the day it ships.
+    public struct Unplanned: Equatable, Sendable {
+        public var flow: String
+        /// The step or experiment named ("" for a fact of the flow itself).
+        public var step: String
+        public var kind: String
+        public var subjects: Int
+        public var devices: Int
+        public var facts: Int
+        public var firstAt: Double
+        public var lastAt: Double
+
+        package init(flow: String, step: String, kind: String, subjects: Int, devices: Int, facts: Int, firstAt: Double, lastAt: Double) {
+            (self.flow, self.step, self.kind) = (flow, step, kind)
+            (self.subjects, self.devices, self.facts, self.firstAt, self.lastAt) = (subjects, devices, facts, firstAt, lastAt)
+        }
+    }
+
     public var app: String
     public var accounts: Int
     public var devices: Int
     public var flows: [Flow]
+    public var unplanned: [Unplanned] = []
 
     package init(app: String, accounts: Int, devices: Int, flows: [Flow]) {
         self.app = app
@@ -46,7 +66,10 @@ public struct AppReport: Equatable, Sendable {
 
 extension AppReport: TourValueCodable {
     public var tourValue: TourValue {
-        ["app": .string(app), "accounts": .int(accounts), "devices": .int(devices), "flows": flows.tourValue]
+        [
+            "app": .string(app), "accounts": .int(accounts), "devices": .int(devices), "flows": flows.tourValue,
+            "unplanned": unplanned.tourValue,
+        ]
     }
 
     public init(tourValue: TourValue) throws {
@@ -54,6 +77,25 @@ extension AppReport: TourValueCodable {
         self.init(
             app: try wire.string("app"), accounts: try wire.int("accounts"), devices: try wire.int("devices"),
             flows: try wire.list("flows"))
+        // Added in 0.25: a report of an older server has none.
+        if wire.value("unplanned") != nil { unplanned = try wire.list("unplanned") }
+    }
+}
+
+extension AppReport.Unplanned: TourValueCodable {
+    public var tourValue: TourValue {
+        [
+            "flow": .string(flow), "step": .string(step), "kind": .string(kind), "subjects": .int(subjects),
+            "devices": .int(devices), "facts": .int(facts), "firstAt": .double(firstAt), "lastAt": .double(lastAt),
+        ]
+    }
+
+    public init(tourValue: TourValue) throws {
+        let wire = try TourValueReader(tourValue, as: "unplanned facts")
+        self.init(
+            flow: try wire.string("flow"), step: try wire.string("step"), kind: try wire.string("kind"),
+            subjects: try wire.int("subjects"), devices: try wire.int("devices"), facts: try wire.int("facts"),
+            firstAt: try wire.double("firstAt"), lastAt: try wire.double("lastAt"))
     }
 }
 

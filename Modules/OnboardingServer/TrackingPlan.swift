@@ -1,0 +1,144 @@
+import AccountSync
+import CatalogDocuments
+import Foundation
+import Logging
+import PostgresNIO
+import TourCodec
+import TourCore
+
+/// An app's tracking plan: the flows, steps and experiments that some registered or published
+/// catalog of the app declares, in any version (so old devices keep counting). Facts outside it
+/// (a typo in a new build, a probe) are kept apart in `unplanned_facts`, never counted in a funnel,
+/// and listed for the team ("facts no catalog declares"). An app with no catalog registered or
+/// published has no plan yet: its facts are all taken.
+public struct TrackingPlan: Sendable, Equatable {
+    var flows: Set<String> = []
+    /// "FLOW\u{1F}STEP" and "FLOW\u{1F}EXPERIMENT".
+    var steps: Set<String> = []
+    var experiments: Set<String> = []
+
+    init(documents: [String]) {
+        for text in documents {
+            guard let catalog = try? CatalogDocument(text: text).catalog else { continue }
+            for flow in catalog.flows {
+                flows.insert(flow.id.rawValue)
+                for step in flow.steps { steps.insert(flow.id.rawValue + "\u{1F}" + step.id.rawValue) }
+                if let experiment = flow.experiment { experiments.insert(flow.id.rawValue + "\u{1F}" + experiment.id) }
+            }
+        }
+    }
+
+    /// Whether a fact (as a device pushes it) names only what the plan declares.
+    func declares(_ fact: TourValue) -> Bool {
+        let object = fact.objectValue ?? [:]
+        guard let flow = object["flow"]?.stringValue, flows.contains(flow) else { return false }
+        if let step = object["step"]?.stringValue, !steps.contains(flow + "\u{1F}" + step) { return false }
+        if let experiment = object["experiment"]?.stringValue, !experiments.contains(flow + "\u{1F}" + experiment) {
+            return false
+        }
+        return true
+    }
+
+    /// v12: facts no catalog of the app declares, one row per (app, flow, step, kind, subject,
+    /// device) with when it was first and last seen and how many came.
+    static let v12 = [
+        """
+        CREATE TABLE unplanned_facts (
+            app TEXT NOT NULL,
+            flow TEXT NOT NULL,
+            step TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            account TEXT NOT NULL,
+            device TEXT NOT NULL,
+            first_at DOUBLE PRECISION NOT NULL,
+            last_at DOUBLE PRECISION NOT NULL,
+            facts BIGINT NOT NULL,
+            PRIMARY KEY (app, flow, step, kind, account, device)
+        )
+        """,
+    ]
+}
+
+/// Each app's plan, read from its catalogs and kept in this process: looked at again at most every
+/// five seconds (one cheap query: the count and newest time of the app's catalogs), or at once
+/// when a fact outside the cached plan comes and the plan is older than a second (a catalog just
+/// registered by another process). Plans only grow, so a stale one can only hold a new flow's
+/// facts apart for that second.
+final class TrackingPlans: Sendable {
+    private struct Cached {
+        var signature: String
+        var plan: TrackingPlan?
+        var checkedAt: ContinuousClock.Instant
+    }
+
+    private let cache = Locked<[String: Cached]>([:])
+    let client: PostgresClient
+    let logger: Logger
+
+    init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// The app's plan (nil: none yet, every fact is taken), no older than `maximumAge`.
+    func plan(app: String, maximumAge: Duration = .seconds(5)) async throws -> TrackingPlan? {
+        let now = ContinuousClock.now
+        let cached = cache.withLock { $0[app] }
+        if let cached, now - cached.checkedAt < maximumAge { return cached.plan }
+        var signature = ""
+        for try await (count, newest) in try await client.query(
+            "SELECT count(*)::bigint, coalesce(max(recorded_at), 0)::float8 FROM catalogs WHERE app = \(app)", logger: logger
+        ).decode((Int64, Double).self) {
+            signature = "\(count)/\(newest)"
+        }
+        if let cached, cached.signature == signature {
+            cache.withLock { $0[app]?.checkedAt = now }
+            return cached.plan
+        }
+        var documents: [String] = []
+        for try await document in try await client.query("SELECT document FROM catalogs WHERE app = \(app)", logger: logger)
+            .decode(String.self)
+        {
+            documents.append(document)
+        }
+        let plan = documents.isEmpty ? nil : TrackingPlan(documents: documents)
+        cache.withLock { $0[app] = Cached(signature: signature, plan: plan, checkedAt: now) }
+        return plan
+    }
+
+    /// `request` with the facts its app's plan does not declare moved to its `unplanned` list.
+    func split(_ request: PushRequest) async throws -> PushRequest {
+        // No plan yet: looked at again every second, so the first catalog registered starts it soon.
+        var cached = try await plan(app: request.app)
+        if cached == nil { cached = try await plan(app: request.app, maximumAge: .seconds(1)) }
+        guard var plan = cached else { return request }
+        if request.batch.items.contains(where: { $0.facts.contains { !plan.declares($0) } }) {
+            // Maybe a catalog was registered a moment ago: look once more before setting facts apart.
+            plan = try await self.plan(app: request.app, maximumAge: .seconds(1)) ?? plan
+        }
+        var request = request
+        for index in request.batch.items.indices {
+            let item = request.batch.items[index]
+            guard item.facts.contains(where: { !plan.declares($0) }) else { continue }
+            for fact in item.facts where !plan.declares(fact) {
+                let object = fact.objectValue ?? [:]
+                request.unplanned.append(
+                    UnplannedFact(
+                        seq: item.seq, time: item.time, kind: String((object["fact"]?.stringValue ?? "").prefix(64)),
+                        flow: String((object["flow"]?.stringValue ?? "").prefix(128)),
+                        step: String((object["step"]?.stringValue ?? object["experiment"]?.stringValue ?? "").prefix(128))))
+            }
+            request.batch.items[index].facts = item.facts.filter(plan.declares)
+        }
+        return request
+    }
+}
+
+/// A fact set apart: enough to list it (what, where, when), not its body.
+struct UnplannedFact: Sendable, Equatable {
+    var seq: Int64
+    var time: Double
+    var kind: String
+    var flow: String
+    var step: String
+}
