@@ -65,7 +65,9 @@ public struct InstallSyncTransport: SyncTransport {
         do {
             return try await body(HTTPSyncTransport(server: server, token: credential.credential, timeout: timeout), credential.subject)
         } catch .rejected(let status, let code, let message) where status == 401 {
-            guard ["token_expired", "unauthorized"].contains(code) else {
+            // Expired, signed by a dropped key, or revoked (the install's data was erased): a new
+            // enrollment, a new subject.
+            guard ["token_expired", "unauthorized", "token_revoked"].contains(code) else {
                 throw .rejected(status: status, code: code, message: message)
             }
             let fresh = try await self.credential(app: app, renew: true)

@@ -155,6 +155,8 @@ public enum PostgresSchema {
         ("v11-enrollment-keys-installs", Installs.v11),
         // Facts no catalog of the app declares, kept apart (TrackingPlan.v12).
         ("v12-unplanned-facts", TrackingPlan.v12),
+        // Lookups by subject, for erasure (Erasure.v13).
+        ("v13-erasure-indexes", Erasure.v13),
     ]
 
     /// An arbitrary constant: the advisory lock that serialises migrations across processes.

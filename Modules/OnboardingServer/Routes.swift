@@ -125,6 +125,7 @@ struct Routes: Sendable {
         }
         addCatalogRoutes(to: router)
         addInstallRoutes(to: router)
+        addErasureRoutes(to: router)
         addControlPlaneRoutes(to: router)
         router.get("/v1/apps/:app/report") { request, context in
             await answer {

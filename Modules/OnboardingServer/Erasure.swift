@@ -1,0 +1,282 @@
+import AccountSync
+import Crypto
+import Foundation
+import Hummingbird
+import Logging
+import PostgresNIO
+import TourCodec
+
+/// Erasure and export of one subject's data (Docs/Privacy.md): an account, or an install
+/// (`install.<id>`) of an app without sign-in.
+///
+/// Erasure removes, in one transaction, everything stored under the subject (pushes, facts, facts
+/// kept apart, records, budget counts, experiment assignments, the insights' first-reach rows and
+/// memberships, the install's enrollment) and takes its share out of every aggregate, so each
+/// number a report or the dashboard shows equals a recount of what remains. It holds the insights
+/// watermark's lock meanwhile, so a catch-up cannot count the subject's rows while they go. The
+/// subject's tokens issued until then are refused from then on (a device cannot put the data back
+/// with them). The audit row names the subject only by a hash.
+public enum Erasure {
+    /// v13: the indexes erasure reads by (each a lookup by subject, whatever the number of subjects).
+    static let v13 = [
+        "CREATE INDEX insight_firsts_by_subject ON insight_firsts (app, subject)",
+        "CREATE INDEX insight_arm_firsts_by_subject ON insight_arm_firsts (app, subject)",
+        "CREATE INDEX unplanned_facts_by_account ON unplanned_facts (app, account)",
+        // Whether another subject's pushes came from a device being erased (a file of several users).
+        "CREATE INDEX pushes_by_device ON pushes (app, device)",
+        "CREATE INDEX budget_counts_by_account ON budget_counts (account)",
+    ]
+
+    /// How the audit trail names an erased subject: a hash, not the id.
+    public static func auditName(app: String, subject: String) -> String {
+        "sha256:" + SHA256.hash(data: Data("\(app)\u{0}\(subject)".utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+/// What an erasure removed, by table (no data of the subject).
+public struct ErasureSummary: Equatable, Sendable, TourValueRepresentable {
+    public var app: String
+    public var subject: String
+    public var removed: [String: Int]
+
+    public var tourValue: TourValue {
+        ["app": .string(app), "erased": .string(Erasure.auditName(app: app, subject: subject)),
+         "removed": .object(removed.mapValues { .int($0) })]
+    }
+}
+
+extension AccountStore {
+    /// Erases `subject` of `app` and corrects every aggregate, in one transaction with its audit row.
+    public func erase(app: String, subject: String, by actor: Actor, at time: Double) async throws -> ErasureSummary {
+        let logger = logger
+        return try await client.withTransaction(logger: logger) { connection in
+            // The insights job's lock: no catch-up counts this subject's rows while they go.
+            try await connection.query("SELECT 1 FROM insight_progress WHERE singleton FOR UPDATE", logger: logger)
+            var removed: [String: Int] = [:]
+            func run(_ name: String, _ query: PostgresQuery) async throws {
+                var count = 0
+                for try await n in try await connection.query(query, logger: logger).decode(Int64.self) { count += Int(n) }
+                removed[name, default: 0] += count
+            }
+            // First-reach rows, and their share of the counts.
+            try await run(
+                "insight_firsts",
+                """
+                WITH gone AS (
+                    DELETE FROM insight_firsts fi WHERE fi.app = \(app)
+                        AND (fi.subject = \(subject)
+                            -- A device's first reach of a flow, unless another subject's facts in
+                            -- that flow came from the same device (a file of several users).
+                            OR (fi.milestone = 'device'
+                                AND fi.subject IN (SELECT DISTINCT device FROM pushes WHERE app = \(app) AND account = \(subject))
+                                AND NOT EXISTS (
+                                    SELECT 1 FROM pushes p JOIN facts o
+                                        ON o.app = p.app AND o.account = p.account AND o.device = p.device AND o.seq = p.seq
+                                    WHERE p.app = \(app) AND p.device = fi.subject AND p.account <> \(subject) AND o.flow = fi.flow)))
+                    RETURNING flow, milestone, step, step_index, day, catalog_version, app_version, (hashtext(subject) & 3)::smallint AS shard
+                ),
+                grouped AS (
+                    SELECT flow, milestone, step, step_index, day, catalog_version, app_version, shard, count(*) AS n
+                    FROM gone GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+                ),
+                fixed AS (
+                    UPDATE insight_counts c SET subjects = c.subjects - g.n FROM grouped g
+                    WHERE c.app = \(app) AND c.flow = g.flow AND c.milestone = g.milestone AND c.step = g.step
+                        AND c.step_index = g.step_index AND c.day = g.day AND c.catalog_version = g.catalog_version
+                        AND c.app_version = g.app_version AND c.shard = g.shard
+                    RETURNING 1
+                )
+                SELECT count(*)::bigint FROM gone
+                """)
+            // The experiment subjects the account's devices reported, their first reaches and counts.
+            try await run(
+                "insight_arm_firsts",
+                """
+                WITH subjects AS (
+                    SELECT DISTINCT subject FROM insight_assignments WHERE app = \(app) AND account = \(subject)
+                ),
+                gone AS (
+                    DELETE FROM insight_arm_firsts WHERE app = \(app) AND subject IN (SELECT subject FROM subjects)
+                    RETURNING experiment, variant, milestone, step, step_index, flow, (hashtext(subject) & 3)::smallint AS shard
+                ),
+                grouped AS (
+                    SELECT experiment, variant, milestone, step, step_index, flow, shard, count(*) AS n FROM gone
+                    GROUP BY 1, 2, 3, 4, 5, 6, 7
+                ),
+                fixed AS (
+                    UPDATE insight_arm_counts c SET subjects = c.subjects - g.n FROM grouped g
+                    WHERE c.app = \(app) AND c.experiment = g.experiment AND c.variant = g.variant AND c.milestone = g.milestone
+                        AND c.step = g.step AND c.step_index = g.step_index AND c.flow = g.flow AND c.shard = g.shard
+                    RETURNING 1
+                )
+                SELECT count(*)::bigint FROM gone
+                """)
+            try await run(
+                "insight_assignments",
+                "WITH gone AS (DELETE FROM insight_assignments WHERE app = \(app) AND account = \(subject) RETURNING 1) SELECT count(*)::bigint FROM gone")
+            // Memberships: the account, and each of its devices no other subject's pushes came from.
+            try await run(
+                "insight_members",
+                """
+                WITH devices AS (
+                    SELECT DISTINCT device FROM pushes p WHERE p.app = \(app) AND p.account = \(subject)
+                        AND NOT EXISTS (SELECT 1 FROM pushes o WHERE o.app = \(app) AND o.device = p.device AND o.account <> \(subject))
+                ),
+                gone AS (
+                    DELETE FROM insight_members m WHERE m.app = \(app)
+                        AND ((m.kind = 'account' AND m.id = \(subject)) OR (m.kind = 'device' AND m.id IN (SELECT device FROM devices)))
+                    RETURNING kind, (hashtext(id) & 3)::smallint AS shard
+                ),
+                grouped AS (SELECT kind, shard, count(*) AS n FROM gone GROUP BY 1, 2),
+                fixed AS (
+                    UPDATE insight_totals t SET subjects = t.subjects - g.n FROM grouped g
+                    WHERE t.app = \(app) AND t.kind = g.kind AND t.shard = g.shard RETURNING 1
+                )
+                SELECT count(*)::bigint FROM gone
+                """)
+            // Records, and their standings (the trigger follows inserts and updates only).
+            try await run(
+                "account_flows",
+                """
+                WITH gone AS (
+                    DELETE FROM account_flows WHERE app = \(app) AND account = \(subject) RETURNING flow, standing
+                ),
+                -- As the standings trigger moves them (its shard is the connection's; only the sum
+                -- means anything), in the order of the standings, as every move takes them.
+                fixed AS (
+                    SELECT insight_standing_add(\(app), flow, standing, -count(*)) FROM gone
+                    GROUP BY flow, standing ORDER BY standing, flow
+                )
+                SELECT (SELECT count(*) FROM gone)::bigint + 0 * (SELECT count(*) FROM fixed)::bigint
+                """)
+            try await run(
+                "facts", "WITH gone AS (DELETE FROM facts WHERE app = \(app) AND account = \(subject) RETURNING 1) SELECT count(*)::bigint FROM gone")
+            try await run(
+                "pushes", "WITH gone AS (DELETE FROM pushes WHERE app = \(app) AND account = \(subject) RETURNING 1) SELECT count(*)::bigint FROM gone")
+            try await run(
+                "unplanned_facts",
+                "WITH gone AS (DELETE FROM unplanned_facts WHERE app = \(app) AND account = \(subject) RETURNING 1) SELECT count(*)::bigint FROM gone")
+            try await run(
+                "budget_counts",
+                "WITH gone AS (DELETE FROM budget_counts WHERE account = \(subject) RETURNING 1) SELECT count(*)::bigint FROM gone")
+            if Installs.isInstall(subject) {
+                let install = String(subject.dropFirst(Installs.subjectPrefix.count))
+                try await run(
+                    "installs",
+                    "WITH gone AS (DELETE FROM installs WHERE app = \(app) AND install = \(install) RETURNING 1) SELECT count(*)::bigint FROM gone")
+            }
+            // Its tokens until now are refused: a device cannot put the data back with them.
+            try await connection.query(
+                """
+                INSERT INTO token_cutoffs (app, account, not_before) VALUES (\(app), \(subject), \(time))
+                ON CONFLICT (app, account) DO UPDATE SET not_before = greatest(token_cutoffs.not_before, EXCLUDED.not_before)
+                """, logger: logger)
+            try await AuditLog.append(
+                .init(
+                    at: time, actor: actor, app: app, action: "subject.erased", target: Erasure.auditName(app: app, subject: subject),
+                    details: ["rows": .int(removed.values.reduce(0, +))]),
+                on: connection, logger: logger)
+            return ErasureSummary(app: app, subject: subject, removed: removed.filter { $0.value > 0 })
+        }
+    }
+
+    /// Everything stored under `subject` of `app`, as JSON: its pushed rows with their facts, facts
+    /// kept apart, records, budget counts and experiment assignments.
+    public func export(app: String, subject: String) async throws -> TourValue {
+        let logger = logger
+        return try await client.withConnection { connection in
+            func rows(_ query: PostgresQuery) async throws -> [TourValue] {
+                var rows: [TourValue] = []
+                for try await text in try await connection.query(query, logger: logger).decode(String.self) {
+                    rows.append(try TourValue(jsonText: text))
+                }
+                return rows
+            }
+            let pushes = try await rows(
+                """
+                SELECT json_build_object('device', p.device, 'seq', p.seq, 'time', p.time, 'event', p.event,
+                    'catalogVersion', p.catalog_version, 'appVersion', p.app_version,
+                    'facts', coalesce((SELECT json_agg(f.body ORDER BY f.idx) FROM facts f
+                        WHERE f.app = p.app AND f.account = p.account AND f.device = p.device AND f.seq = p.seq), '[]'::json))::text
+                FROM pushes p WHERE p.app = \(app) AND p.account = \(subject) ORDER BY p.device, p.seq
+                """)
+            let records = try await rows(
+                """
+                SELECT json_build_object('flow', flow, 'epoch', epoch, 'standing', standing, 'version', version,
+                    'atMilliseconds', at_ms, 'device', device)::text
+                FROM account_flows WHERE app = \(app) AND account = \(subject) ORDER BY flow
+                """)
+            let unplanned = try await rows(
+                """
+                SELECT json_build_object('flow', flow, 'step', step, 'kind', kind, 'device', device, 'facts', facts,
+                    'firstAt', first_at, 'lastAt', last_at)::text
+                FROM unplanned_facts WHERE app = \(app) AND account = \(subject) ORDER BY flow, step, kind, device
+                """)
+            let budget = try await rows(
+                """
+                SELECT json_build_object('device', device, 'day', day, 'starts', starts, 'lastStart', last_start)::text
+                FROM budget_counts WHERE account = \(subject) ORDER BY day, device
+                """)
+            let assignments = try await rows(
+                """
+                SELECT json_build_object('device', device, 'flow', flow, 'experiment', experiment, 'variant', variant)::text
+                FROM insight_assignments WHERE app = \(app) AND account = \(subject) ORDER BY device, flow, experiment
+                """)
+            return [
+                "app": .string(app), "subject": .string(subject), "pushes": .list(pushes), "records": .list(records),
+                "unplannedFacts": .list(unplanned), "budget": .list(budget), "experimentAssignments": .list(assignments),
+            ]
+        }
+    }
+}
+
+extension Routes {
+    func addErasureRoutes(to router: Router<ServerRequestContext>) {
+        for (prefix, isInstall) in [("accounts", false), ("installs", true)] {
+            // Erase: an owner of the app (support acting on a person's request).
+            router.delete("/v1/apps/:app/\(prefix)/:\(isInstall ? "install" : "account")") { request, context in
+                await answer {
+                    let (app, subject) = try Self.subjectPath(context, install: isInstall)
+                    let actor = try await controlPlane.actor(request, context, app: app, role: .owner, to: "erasing a subject's data")
+                    let summary = try await withDeadline(Self.reportDeadline) {
+                        try await store.erase(app: app, subject: subject, by: actor, at: Date().timeIntervalSince1970)
+                    }
+                    return Self.json(summary)
+                }
+            }
+            // Export: the subject itself (its own token or credential), or an owner of the app.
+            router.get("/v1/apps/:app/\(prefix)/:\(isInstall ? "install" : "account")/export") { request, context in
+                await answer {
+                    let (app, subject) = try Self.subjectPath(context, install: isInstall)
+                    if let token = ControlPlane.bearer(request), (try? await tokens.verify(token, now: Date()))?.scope == .person {
+                        _ = try await controlPlane.actor(request, context, app: app, role: .owner, to: "exporting a subject's data")
+                    } else {
+                        let claims = try await authorize(request, context, app: app)
+                        guard claims.scope == (isInstall ? .install : .account), claims.subject == subject else {
+                            throw APIError(status: .forbidden, code: "forbidden", message: "this token is not for '\(subject)'")
+                        }
+                        try await refuseIfSignedOut(claims, app: app, account: subject)
+                    }
+                    return try await Self.json(withDeadline(Self.reportDeadline) { try await store.export(app: app, subject: subject) })
+                }
+            }
+        }
+    }
+
+    /// The app and the subject a path names: an account id, or an install id (`install.<id>`).
+    static func subjectPath(_ context: ServerRequestContext, install: Bool) throws -> (String, String) {
+        let app = try name(context, "app")
+        let id = try name(context, install ? "install" : "account")
+        if install {
+            let bare = Installs.isInstall(id) ? String(id.dropFirst(Installs.subjectPrefix.count)) : id
+            guard bare.count == 32, bare.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else {
+                throw APIError.invalid("an install id is the 32 lowercase hex digits enrollment answered (with or without 'install.')")
+            }
+            return (app, Installs.subjectPrefix + bare)
+        }
+        guard !Installs.isInstall(id) else {
+            throw APIError.invalid("'\(id.prefix(64))' is an install: use /v1/apps/\(app)/installs/\(id.dropFirst(Installs.subjectPrefix.count))")
+        }
+        return (app, id)
+    }
+}

@@ -1,0 +1,67 @@
+import AccountSync
+import ArgumentParser
+import Foundation
+import OnboardingServer
+import TourCodec
+
+/// Names one subject of an app: an account, or an install of an app without sign-in.
+struct SubjectOptions: ParsableArguments {
+    @Option(help: "The app.") var app: String
+    @Option(help: "The account (one of --account and --install).") var account: String?
+    @Option(help: "The install id enrollment answered (32 hex digits, with or without 'install.').") var install: String?
+
+    /// The app and the subject id as the server stores it.
+    func resolved() throws -> (String, String) {
+        guard SyncAPI.isValidName(app) else { throw ValidationError("the app must be \(SyncAPI.nameRule)") }
+        switch (account, install) {
+        case (let account?, nil):
+            guard SyncAPI.isValidName(account), !Installs.isInstall(account) else {
+                throw ValidationError("the account must be \(SyncAPI.nameRule), not an install's id (use --install)")
+            }
+            return (app, account)
+        case (nil, let install?):
+            let bare = Installs.isInstall(install) ? String(install.dropFirst(Installs.subjectPrefix.count)) : install
+            guard bare.count == 32, bare.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else {
+                throw ValidationError("--install takes the 32 lowercase hex digits enrollment answered")
+            }
+            return (app, Installs.subjectPrefix + bare)
+        default:
+            throw ValidationError("name one subject: --account ACCOUNT or --install ID")
+        }
+    }
+}
+
+/// `erase`: one subject's data gone, every count corrected (Docs/Privacy.md).
+struct EraseCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "erase",
+        abstract: "Erase one account's or install's data in an app and take it out of every count (audited by a hash).")
+    @OptionGroup var subject: SubjectOptions
+    @OptionGroup var database: DatabaseOptions
+
+    func run() async throws {
+        let (app, subject) = try subject.resolved()
+        let summary = try await database.withClient { client, logger in
+            try await AccountStore(client: client, logger: logger).erase(
+                app: app, subject: subject, by: .commandLine(), at: Date().timeIntervalSince1970)
+        }
+        let rows = summary.removed.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        print("\(app)/\(subject) erased (\(rows.isEmpty ? "nothing was stored" : rows)); its tokens until now are refused")
+    }
+}
+
+/// `export`: one subject's stored data as JSON.
+struct ExportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export", abstract: "Print one account's or install's stored data in an app as JSON.")
+    @OptionGroup var subject: SubjectOptions
+    @OptionGroup var database: DatabaseOptions
+
+    func run() async throws {
+        let (app, subject) = try subject.resolved()
+        let value = try await database.withClient { client, logger in
+            try await AccountStore(client: client, logger: logger).export(app: app, subject: subject)
+        }
+        print(try value.jsonText())
+    }
+}
