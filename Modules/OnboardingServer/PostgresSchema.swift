@@ -157,6 +157,8 @@ public enum PostgresSchema {
         ("v12-unplanned-facts", TrackingPlan.v12),
         // Lookups by subject, for erasure (Erasure.v13).
         ("v13-erasure-indexes", Erasure.v13),
+        // Retention's watermark (FactRetention.v14).
+        ("v14-fact-retention", FactRetention.v14),
     ]
 
     /// An arbitrary constant: the advisory lock that serialises migrations across processes.

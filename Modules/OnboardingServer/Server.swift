@@ -91,6 +91,9 @@ public enum OnboardingServer {
         ).add(to: router)
         router.addRoutes(notFound)
         var services: [any Service] = [client, pushClient, InsightsCatchUp(counting: store.insightsCounting, logger: logger)]
+        if let days = configuration.retainFactsDays {
+            services.append(FactRetentionJob(retention: FactRetention(client: client, logger: logger), days: days, logger: logger))
+        }
         if let port = configuration.metricsPort {
             let registry = PrometheusCollectorRegistry()
             ServerMetrics.bootstrap(registry)

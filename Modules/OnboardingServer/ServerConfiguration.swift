@@ -43,6 +43,8 @@ public struct ServerConfiguration: Sendable {
     /// The `Cache-Control: max-age` of the publications list: devices pull it at launch at most
     /// once per this many seconds.
     public var publicationMaxAge = 300
+    /// Facts of pushes received more than this many days ago are dropped (nil: kept).
+    public var retainFactsDays: Int?
 
     public init(
         host: String, port: Int, database: DatabaseURL, tokens: TokenSigner,

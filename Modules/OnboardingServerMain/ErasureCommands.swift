@@ -65,3 +65,22 @@ struct ExportCommand: AsyncParsableCommand {
         print(try value.jsonText())
     }
 }
+
+/// `retain-facts`: the retention `serve --retain-facts` runs every minute, now (from cron, or after
+/// lowering the limit).
+struct RetainFactsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "retain-facts",
+        abstract: "Drop the facts of pushes received more than DAYS days ago (counted ones only; every count stays).")
+    @Option(help: "Days of facts to keep (1 to 36500).") var days: Int
+    @OptionGroup var database: DatabaseOptions
+
+    func run() async throws {
+        guard (1...36_500).contains(days) else { throw ValidationError("--days must be from 1 to 36500") }
+        let days = days
+        let dropped = try await database.withClient { client, logger in
+            try await FactRetention(client: client, logger: logger).run(days: days)
+        }
+        print("dropped \(dropped) fact\(dropped == 1 ? "" : "s") of pushes received more than \(days) day\(days == 1 ? "" : "s") ago")
+    }
+}

@@ -24,7 +24,7 @@ struct ServerCommand: AsyncParsableCommand {
         version: OnboardingServerVersion.text,
         subcommands: [
             Serve.self, Migrate.self, Token.self, SignOutCommand.self, PeopleCommand.self, KeysCommand.self, AuditCommand.self,
-            Register.self, Publish.self, Unpublish.self, EnrollmentKeysCommand.self, EraseCommand.self, ExportCommand.self,
+            Register.self, Publish.self, Unpublish.self, EnrollmentKeysCommand.self, EraseCommand.self, ExportCommand.self, RetainFactsCommand.self,
         ], defaultSubcommand: Serve.self)
 }
 
@@ -68,6 +68,8 @@ struct Serve: AsyncParsableCommand {
     var enrollmentsPerMinute = 60
     @Option(help: "Seconds a device keeps the publications list before it asks again at launch (Cache-Control max-age; 0 to 86400).")
     var publicationMaxAge = 300
+    @Option(help: "Drop the facts of pushes received more than DAYS days ago, every minute, keeping the counts (1 to 36500; default: keep).")
+    var retainFacts: Int?
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
@@ -75,6 +77,7 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--enrollments-per-minute must be from 1 to 1000000")
         }
         guard (0...86_400).contains(publicationMaxAge) else { throw ValidationError("--publication-max-age must be from 0 to 86400") }
+        if let retainFacts, !(1...36_500).contains(retainFacts) { throw ValidationError("--retain-facts must be from 1 to 36500 days") }
         let environment = Settings.environment
         let port = try port ?? environment["PORT"].map { text in
             guard let port = Int(text) else { throw ValidationError("PORT must be a number from 1 to 65535") }
@@ -102,6 +105,7 @@ struct Serve: AsyncParsableCommand {
         configuration.pushQueue = pushQueue
         configuration.enrollmentsPerMinute = enrollmentsPerMinute
         configuration.publicationMaxAge = publicationMaxAge
+        configuration.retainFactsDays = retainFacts
         let metricsPort = try metricsPort ?? environment["ONBOARDING_METRICS_PORT"].flatMap { $0.isEmpty ? nil : $0 }.map { text in
             guard let port = Int(text) else { throw ValidationError("ONBOARDING_METRICS_PORT must be a number from 1 to 65535") }
             return port

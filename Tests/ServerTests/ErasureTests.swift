@@ -127,4 +127,44 @@ struct ErasureTests {
         let now = try server.sql("SELECT install FROM installs")
         #expect(now.count == 1 && now != [install])
     }
+
+    /// Retention: facts of pushes received before the cut-off go, in batches; every count stays,
+    /// and the pushed rows and records stay (sync needs them).
+    @Test func retentionDropsOldFactsAndKeepsEveryNumber() async throws {
+        let server = try ServerProcess()
+        let owner = try server.operatorCredential()
+        let population = DashboardTests.Population(app: "growth", count: 80, seed: 45)
+        try await population.push(to: server)
+        try await DashboardTests.waitUntilCounted(server)
+        // Everything so far arrived long ago (received times follow the transactions' order, as
+        // on a real server); then some accounts push again today.
+        _ = try server.sql("UPDATE pushes SET received_at = now() - interval '10 days'")
+        for account in population.accounts.prefix(5) {
+            let token = try server.token(account: account.id, app: "growth")
+            let fact: TourValue = .object(["fact": "stepEntered", "flow": "welcome", "step": "intro", "index": 1])
+            let item = PushItem(seq: 100, time: 1_764_500_000, event: "next", catalogVersion: 1, facts: [fact], records: [:])
+            let answer = try await HTTP.post(
+                server.url.appendingPathComponent("v1/apps/growth/accounts/\(account.id)/push"), token: token,
+                body: Data(try PushBatch(device: "today", items: [item]).tourValue.jsonUTF8()))
+            #expect(answer.status == 200)
+        }
+        try await DashboardTests.waitUntilCounted(server)
+        let before = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: owner).body
+        let pushes = try server.sql("SELECT count(*) FROM pushes")
+        #expect(try server.sql("SELECT count(*) FROM facts WHERE device = 'today'") == ["5"])
+        #expect(try server.sql("SELECT count(*) > 5 FROM facts") == ["t"])
+
+        let refused = try server.command(["retain-facts", "--days", "0"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("from 1 to 36500"))
+        let ran = try server.command(["retain-facts", "--days", "7"])
+        #expect(ran.status == 0, "\(ran.stderr)")
+        #expect(ran.stdout.hasPrefix("dropped "))
+        #expect(try server.sql("SELECT device FROM facts") == Array(repeating: "today", count: 5), "only today's facts stay")
+        #expect(try server.sql("SELECT count(*) FROM pushes") == pushes)
+        let after = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: owner).body
+        #expect(after == before, "every number stays")
+        // Run again: nothing more to drop, the watermark holds.
+        #expect(try server.command(["retain-facts", "--days", "7"]).stdout.hasPrefix("dropped 0 facts"))
+    }
 }
