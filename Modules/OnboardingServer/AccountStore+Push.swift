@@ -28,6 +28,18 @@ extension AccountStore {
     }
 }
 
+/// Whether a push statement also keeps facts apart (``TrackingPlans``): two shapes of one
+/// statement, so a push with every fact in the plan runs the statement it always ran, and a
+/// database not yet migrated to `unplanned_facts` takes such pushes too.
+protocol PushShape: Sendable {
+    static var keepsFactsApart: Bool { get }
+}
+
+/// Every fact of the pushes is in the app's plan (or the app has none).
+enum FactsPlanned: PushShape { static let keepsFactsApart = false }
+/// Some facts go to `unplanned_facts`.
+enum SomeFactsApart: PushShape { static let keepsFactsApart = true }
+
 /// A push as one statement. Its data-modifying CTEs are one atomic unit: facts are kept only for
 /// rows that were new, and a revoked token stores nothing. It answers one row per merged record
 /// (or one row without a record): how many rows were new, whether the token was revoked, and the
@@ -38,80 +50,8 @@ extension AccountStore {
 /// upsert returns each flow's row as it stands after the join, even when another push moved it
 /// after this statement's snapshot; and it holds the row's lock, so concurrent pushes of one
 /// account serialise per flow.
-struct PushStatement: PostgresPreparedStatement {
-    static let sql = """
-        WITH revoked AS (
-            SELECT 1 FROM token_cutoffs WHERE app = $1 AND account = $2 AND not_before > $4::float8
-        ),
-        fresh AS (
-            INSERT INTO pushes (app, account, device, seq, time, event, catalog_version, app_version)
-            SELECT $1, $2, $3, seq, time, event, catalog_version, NULLIF(app_version, '')
-            FROM UNNEST($5::bigint[], $6::float8[], $7::text[], $8::bigint[], $9::text[])
-                AS batch(seq, time, event, catalog_version, app_version)
-            WHERE NOT EXISTS (SELECT 1 FROM revoked)
-            ON CONFLICT DO NOTHING
-            RETURNING seq
-        ),
-        stored AS (
-            INSERT INTO facts (app, account, device, seq, idx, kind, flow, step, step_index, ending, body)
-            SELECT $1, $2, $3, f.seq, idx, kind, flow, NULLIF(step, ''), step_index, NULLIF(ending, ''), body::jsonb
-            FROM UNNEST($10::bigint[], $11::bigint[], $12::text[], $13::text[], $14::text[], $15::bigint[],
-                $16::text[], $17::text[])
-                AS f(seq, idx, kind, flow, step, step_index, ending, body)
-            WHERE f.seq IN (SELECT seq FROM fresh)
-            RETURNING 1
-        ),
-        merged AS (
-            INSERT INTO account_flows AS held (app, account, flow, order_key, epoch, standing, version, at_ms, device)
-            SELECT $1, $2, flow, order_key, epoch, standing, NULLIF(version, ''), at_ms, device
-            FROM UNNEST($18::text[], $19::text[], $20::bigint[], $21::text[], $22::text[], $23::bigint[], $24::text[])
-                AS r(flow, order_key, epoch, standing, version, at_ms, device)
-            WHERE NOT EXISTS (SELECT 1 FROM revoked)
-            \(Self.mergeUpsert)
-            RETURNING flow, epoch, standing, version, at_ms, device
-        ),
-        unplanned AS (
-            INSERT INTO unplanned_facts AS held (app, account, device, flow, step, kind, first_at, last_at, facts)
-            SELECT $1, $2, $3, u.flow, u.step, u.kind, min(u.time), max(u.time), count(*)
-            FROM UNNEST($25::bigint[], $26::float8[], $27::text[], $28::text[], $29::text[]) AS u(seq, time, kind, flow, step)
-            WHERE u.seq IN (SELECT seq FROM fresh)
-            GROUP BY u.flow, u.step, u.kind
-            \(Self.unplannedUpsert)
-            RETURNING 1
-        )
-        SELECT (SELECT count(*) FROM fresh), EXISTS (SELECT 1 FROM revoked),
-            merged.flow, merged.epoch, merged.standing, merged.version, merged.at_ms, merged.device
-        FROM (SELECT 1) AS answer LEFT JOIN merged ON true
-        """
-
-    /// The join as an upsert's conflict clause, shared with ``PushBatchStatement``: every column
-    /// is the excluded row's when its order key is greater, else the held row's.
-    static let mergeUpsert = """
-        ON CONFLICT (app, account, flow) DO UPDATE SET
-                order_key = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.order_key ELSE held.order_key END,
-                epoch = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.epoch ELSE held.epoch END,
-                standing = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.standing ELSE held.standing END,
-                version = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.version ELSE held.version END,
-                at_ms = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.at_ms ELSE held.at_ms END,
-                device = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.device ELSE held.device END,
-                updated_at = CASE WHEN EXCLUDED.order_key > held.order_key THEN now() ELSE held.updated_at END
-        """
-
-    /// Facts set apart, counted into their row, shared with ``PushBatchStatement``.
-    static let unplannedUpsert = """
-        ON CONFLICT (app, flow, step, kind, account, device) DO UPDATE SET
-                first_at = least(held.first_at, EXCLUDED.first_at), last_at = greatest(held.last_at, EXCLUDED.last_at),
-                facts = held.facts + EXCLUDED.facts
-        """
-
-    /// A merged record as the statements return it (nothing when the row has none).
-    static func record(
-        flow: String?, epoch: Int64?, standing: String?, version: String?, at: Int64?, device: String?
-    ) -> (String, AccountFlowRecord)? {
-        guard let flow, let epoch, let standing = standing.flatMap(AccountFlowRecord.Standing.init), let at, let device
-        else { return nil }
-        return (flow, AccountFlowRecord(epoch: Int(epoch), standing: standing, version: version, at: at, device: device))
-    }
+struct PushStatement<Shape: PushShape>: PostgresPreparedStatement {
+    static var sql: String { Shape.keepsFactsApart ? PushSQL.pushKeepingFactsApart : PushSQL.push }
 
     struct Row {
         var applied: Int
@@ -140,7 +80,7 @@ struct PushStatement: PostgresPreparedStatement {
         let values = flows.map { records[$0]! }
         bindings.append(flows)
         bindings.appendRecordColumns(values)
-        bindings.appendUnplannedColumns(unplanned)
+        if Shape.keepsFactsApart { bindings.appendUnplannedColumns(unplanned) }
         return bindings
     }
 
@@ -149,7 +89,94 @@ struct PushStatement: PostgresPreparedStatement {
             (Int64, Bool, String?, Int64?, String?, String?, Int64?, String?).self)
         return Row(
             applied: Int(count), revoked: revoked,
-            record: Self.record(flow: flow, epoch: epoch, standing: standing, version: version, at: at, device: device))
+            record: PushSQL.record(flow: flow, epoch: epoch, standing: standing, version: version, at: at, device: device))
+    }
+}
+
+/// What the push statements share.
+enum PushSQL {
+    /// ``PushStatement``'s text, without and with the CTE that keeps facts apart.
+    static let push = pushStatement(factsApart: "")
+    static let pushKeepingFactsApart = pushStatement(
+        factsApart: """
+            ,
+            unplanned AS (
+                INSERT INTO unplanned_facts AS held (app, account, device, flow, step, kind, first_at, last_at, facts)
+                SELECT $1, $2, $3, u.flow, u.step, u.kind, min(u.time), max(u.time), count(*)
+                FROM UNNEST($25::bigint[], $26::float8[], $27::text[], $28::text[], $29::text[]) AS u(seq, time, kind, flow, step)
+                WHERE u.seq IN (SELECT seq FROM fresh)
+                GROUP BY u.flow, u.step, u.kind
+                \(PushSQL.unplannedUpsert)
+                RETURNING 1
+            )
+            """)
+
+    static func pushStatement(factsApart: String) -> String {
+        """
+        WITH revoked AS (
+            SELECT 1 FROM token_cutoffs WHERE app = $1 AND account = $2 AND not_before > $4::float8
+        ),
+        fresh AS (
+            INSERT INTO pushes (app, account, device, seq, time, event, catalog_version, app_version)
+            SELECT $1, $2, $3, seq, time, event, catalog_version, NULLIF(app_version, '')
+            FROM UNNEST($5::bigint[], $6::float8[], $7::text[], $8::bigint[], $9::text[])
+                AS batch(seq, time, event, catalog_version, app_version)
+            WHERE NOT EXISTS (SELECT 1 FROM revoked)
+            ON CONFLICT DO NOTHING
+            RETURNING seq
+        ),
+        stored AS (
+            INSERT INTO facts (app, account, device, seq, idx, kind, flow, step, step_index, ending, body)
+            SELECT $1, $2, $3, f.seq, idx, kind, flow, NULLIF(step, ''), step_index, NULLIF(ending, ''), body::jsonb
+            FROM UNNEST($10::bigint[], $11::bigint[], $12::text[], $13::text[], $14::text[], $15::bigint[],
+                $16::text[], $17::text[])
+                AS f(seq, idx, kind, flow, step, step_index, ending, body)
+            WHERE f.seq IN (SELECT seq FROM fresh)
+            RETURNING 1
+        ),
+        merged AS (
+            INSERT INTO account_flows AS held (app, account, flow, order_key, epoch, standing, version, at_ms, device)
+            SELECT $1, $2, flow, order_key, epoch, standing, NULLIF(version, ''), at_ms, device
+            FROM UNNEST($18::text[], $19::text[], $20::bigint[], $21::text[], $22::text[], $23::bigint[], $24::text[])
+                AS r(flow, order_key, epoch, standing, version, at_ms, device)
+            WHERE NOT EXISTS (SELECT 1 FROM revoked)
+            \(PushSQL.mergeUpsert)
+            RETURNING flow, epoch, standing, version, at_ms, device
+        )\(factsApart)
+        SELECT (SELECT count(*) FROM fresh), EXISTS (SELECT 1 FROM revoked),
+            merged.flow, merged.epoch, merged.standing, merged.version, merged.at_ms, merged.device
+        FROM (SELECT 1) AS answer LEFT JOIN merged ON true
+        """
+    }
+
+
+    /// The join as an upsert's conflict clause, shared with ``PushBatchStatement``: every column
+    /// is the excluded row's when its order key is greater, else the held row's.
+    static let mergeUpsert = """
+        ON CONFLICT (app, account, flow) DO UPDATE SET
+                order_key = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.order_key ELSE held.order_key END,
+                epoch = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.epoch ELSE held.epoch END,
+                standing = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.standing ELSE held.standing END,
+                version = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.version ELSE held.version END,
+                at_ms = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.at_ms ELSE held.at_ms END,
+                device = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.device ELSE held.device END,
+                updated_at = CASE WHEN EXCLUDED.order_key > held.order_key THEN now() ELSE held.updated_at END
+        """
+
+    /// Facts set apart, counted into their row, shared with ``PushBatchStatement``.
+    static let unplannedUpsert = """
+        ON CONFLICT (app, flow, step, kind, account, device) DO UPDATE SET
+                first_at = least(held.first_at, EXCLUDED.first_at), last_at = greatest(held.last_at, EXCLUDED.last_at),
+                facts = held.facts + EXCLUDED.facts
+        """
+
+    /// A merged record as the statements return it (nothing when the row has none).
+    static func record(
+        flow: String?, epoch: Int64?, standing: String?, version: String?, at: Int64?, device: String?
+    ) -> (String, AccountFlowRecord)? {
+        guard let flow, let epoch, let standing = standing.flatMap(AccountFlowRecord.Standing.init), let at, let device
+        else { return nil }
+        return (flow, AccountFlowRecord(epoch: Int(epoch), standing: standing, version: version, at: at, device: device))
     }
 }
 

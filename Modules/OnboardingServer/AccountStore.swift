@@ -167,7 +167,11 @@ public struct AccountStore: Sendable {
             }
             var report = AppReport(
                 app: app, accounts: accounts, devices: devices, flows: flows.values.sorted { $0.flow < $1.flow })
-            report.unplanned = try await Self.unplanned(app: app, on: connection, logger: logger)
+            do {
+                report.unplanned = try await Self.unplanned(app: app, on: connection, logger: logger)
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42P01" {
+                // A database not migrated to v12 yet (a staged upgrade) has no facts kept apart.
+            }
             return report
         }
     }

@@ -38,8 +38,16 @@ struct PushWriter: Sendable {
     }
 
     func one(_ request: PushRequest, on connection: PostgresConnection) async throws -> PushAck? {
+        request.unplanned.isEmpty
+            ? try await one(request, as: FactsPlanned.self, on: connection)
+            : try await one(request, as: SomeFactsApart.self, on: connection)
+    }
+
+    private func one<Shape: PushShape>(_ request: PushRequest, as shape: Shape.Type, on connection: PostgresConnection)
+        async throws -> PushAck?
+    {
         let items = request.batch.items
-        let statement = PushStatement(
+        let statement = PushStatement<Shape>(
             app: request.app, account: request.account, device: request.batch.device, items: items,
             records: request.records, tokenIssuedAt: request.tokenIssuedAt, unplanned: request.unplanned)
         var applied = 0
@@ -58,10 +66,18 @@ struct PushWriter: Sendable {
 
     /// Pushes of distinct accounts in one statement; their answers in the same order.
     func many(_ requests: [PushRequest], on connection: PostgresConnection) async throws -> [PushAck?] {
+        requests.allSatisfy(\.unplanned.isEmpty)
+            ? try await many(requests, as: FactsPlanned.self, on: connection)
+            : try await many(requests, as: SomeFactsApart.self, on: connection)
+    }
+
+    private func many<Shape: PushShape>(_ requests: [PushRequest], as shape: Shape.Type, on connection: PostgresConnection)
+        async throws -> [PushAck?]
+    {
         var applied = Array(repeating: 0, count: requests.count)
         var revoked = Array(repeating: false, count: requests.count)
         var merged = Array(repeating: [String: AccountFlowRecord](), count: requests.count)
-        for try await row in try await connection.execute(PushBatchStatement(requests: requests), logger: logger) {
+        for try await row in try await connection.execute(PushBatchStatement<Shape>(requests: requests), logger: logger) {
             applied[row.push] = row.applied
             revoked[row.push] = revoked[row.push] || row.revoked
             if let (flow, record) = row.record { merged[row.push][flow] = record }
@@ -80,8 +96,32 @@ struct PushWriter: Sendable {
 /// by its push's position (`p`). Each push's sign-out check, duplicates and merge are its own; the
 /// statement answers, for each push, how many rows were new, whether its token was revoked, and its
 /// account's records after the join. Rows are written in key order, as every batch writes them.
-struct PushBatchStatement: PostgresPreparedStatement {
-    static let sql = """
+struct PushBatchStatement<Shape: PushShape>: PostgresPreparedStatement {
+    static var sql: String { Shape.keepsFactsApart ? PushSQL.batchKeepingFactsApart : PushSQL.batch }
+    let requests: [PushRequest]
+}
+
+extension PushSQL {
+    /// ``PushBatchStatement``'s text, without and with the CTE that keeps facts apart.
+    static let batch = batchStatement(factsApart: "")
+    static let batchKeepingFactsApart = batchStatement(
+        factsApart: """
+            ,
+            unplanned AS (
+                INSERT INTO unplanned_facts AS held (app, account, device, flow, step, kind, first_at, last_at, facts)
+                SELECT l.app, l.account, l.device, u.flow, u.step, u.kind, min(u.time), max(u.time), count(*)
+                FROM UNNEST($29::bigint[], $30::bigint[], $31::float8[], $32::text[], $33::text[], $34::text[])
+                    AS u(p, seq, time, kind, flow, step)
+                JOIN live l ON l.p = u.p
+                WHERE (l.app, l.account, l.device, u.seq) IN (SELECT app, account, device, seq FROM fresh)
+                GROUP BY l.app, l.account, l.device, u.flow, u.step, u.kind
+                \(PushSQL.unplannedUpsert)
+                RETURNING 1
+            )
+            """)
+
+    static func batchStatement(factsApart: String) -> String {
+        """
         WITH input AS (
             SELECT * FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::text[], $5::float8[])
                 AS i(p, app, account, device, issued_at)
@@ -120,20 +160,9 @@ struct PushBatchStatement: PostgresPreparedStatement {
                 AS r(p, flow, order_key, epoch, standing, version, at_ms, device)
             JOIN live l ON l.p = r.p
             ORDER BY l.app, l.account, r.flow
-            \(PushStatement.mergeUpsert)
+            \(PushSQL.mergeUpsert)
             RETURNING app, account, flow, epoch, standing, version, at_ms, device
-        ),
-        unplanned AS (
-            INSERT INTO unplanned_facts AS held (app, account, device, flow, step, kind, first_at, last_at, facts)
-            SELECT l.app, l.account, l.device, u.flow, u.step, u.kind, min(u.time), max(u.time), count(*)
-            FROM UNNEST($29::bigint[], $30::bigint[], $31::float8[], $32::text[], $33::text[], $34::text[])
-                AS u(p, seq, time, kind, flow, step)
-            JOIN live l ON l.p = u.p
-            WHERE (l.app, l.account, l.device, u.seq) IN (SELECT app, account, device, seq FROM fresh)
-            GROUP BY l.app, l.account, l.device, u.flow, u.step, u.kind
-            \(PushStatement.unplannedUpsert)
-            RETURNING 1
-        ),
+        )\(factsApart),
         counts AS (SELECT app, account, device, count(*) AS applied FROM fresh GROUP BY app, account, device)
         SELECT i.p, coalesce(c.applied, 0), i.p IN (SELECT p FROM revoked),
             m.flow, m.epoch, m.standing, m.version, m.at_ms, m.device
@@ -141,7 +170,10 @@ struct PushBatchStatement: PostgresPreparedStatement {
         LEFT JOIN counts c ON c.app = i.app AND c.account = i.account AND c.device = i.device
         LEFT JOIN merged m ON m.app = i.app AND m.account = i.account
         """
+    }
+}
 
+extension PushBatchStatement {
     struct Row {
         var push: Int
         var applied: Int
@@ -149,7 +181,6 @@ struct PushBatchStatement: PostgresPreparedStatement {
         var record: (String, AccountFlowRecord)?
     }
 
-    let requests: [PushRequest]
 
     func makeBindings() throws -> PostgresBindings {
         var bindings = PostgresBindings(capacity: 34)
@@ -201,8 +232,10 @@ struct PushBatchStatement: PostgresPreparedStatement {
             unplannedPositions += Array(repeating: position, count: request.unplanned.count)
             unplanned += request.unplanned
         }
-        bindings.append(unplannedPositions)
-        bindings.appendUnplannedColumns(unplanned)
+        if Shape.keepsFactsApart {
+            bindings.append(unplannedPositions)
+            bindings.appendUnplannedColumns(unplanned)
+        }
         return bindings
     }
 
@@ -211,6 +244,6 @@ struct PushBatchStatement: PostgresPreparedStatement {
             (Int64, Int64, Bool, String?, Int64?, String?, String?, Int64?, String?).self)
         return Row(
             push: Int(push), applied: Int(count), revoked: revoked,
-            record: PushStatement.record(flow: flow, epoch: epoch, standing: standing, version: version, at: at, device: device))
+            record: PushSQL.record(flow: flow, epoch: epoch, standing: standing, version: version, at: at, device: device))
     }
 }

@@ -66,10 +66,12 @@ public struct AppReport: Equatable, Sendable {
 
 extension AppReport: TourValueCodable {
     public var tourValue: TourValue {
-        [
+        // `unplanned` only when there are such facts: the report of an app without any has the
+        // form it always had (WireFormTests).
+        .members([
             "app": .string(app), "accounts": .int(accounts), "devices": .int(devices), "flows": flows.tourValue,
-            "unplanned": unplanned.tourValue,
-        ]
+            "unplanned": unplanned.isEmpty ? nil : unplanned.tourValue,
+        ])
     }
 
     public init(tourValue: TourValue) throws {
