@@ -258,3 +258,38 @@ struct InstallTests {
         #expect(Set(sides) == ["published", "compiled"], "\(sides)")
     }
 }
+
+extension InstallTests {
+    /// Every product's installs reach the dashboard with no token minted by hand: one new install
+    /// of each launches, waits and syncs, and each app's report and the overview count it.
+    @Test func everyProductsInstallsReachTheDashboard() async throws {
+        let server = try ServerProcess()
+        let owner = try server.operatorCredential()
+        for registration in registeredProducts {
+            try server.acceptEnrollments(of: registration.executable)
+            let device = try Device(asInstall: registration.executable, server: server)
+            #expect(try device.run("launch").status == 0, "\(registration.executable)")
+            #expect(try device.run("wait", "2").status == 0, "\(registration.executable)")
+            // Growth's tour starts on the dashboard's first visit after its onboarding, not at launch.
+            if registration.executable == "growth" {
+                #expect(try device.run("do", "completeOnboarding").status == 0)
+                #expect(try device.run("visit", "dashboard").status == 0)
+            }
+            let synced = try device.run("sync")
+            #expect(synced.status == 0, "\(registration.executable): \(synced.stderr)")
+        }
+        try await DashboardTests.waitUntilCounted(server)
+        for registration in registeredProducts {
+            let report = try await HTTP.get(
+                server.url.appendingPathComponent("v1/apps/\(registration.executable)/report"), token: owner).json
+            #expect(report["accounts"] as? Int == 1, "\(registration.executable)")
+            let started = (report["flows"] as? [[String: Any]] ?? []).compactMap { $0["started"] as? Int }.reduce(0, +)
+            #expect(started >= 1, "\(registration.executable): \(report)")
+        }
+        let session = try DashboardTests().signIn(server)
+        let overview = try DashboardTests.curl(server.url.appendingPathComponent("dashboard"), cookie: session)
+        for registration in registeredProducts {
+            #expect(overview.body.contains("/dashboard/apps/\(registration.executable)"), "\(registration.executable)")
+        }
+    }
+}
