@@ -179,7 +179,7 @@ extension ServerLoad {
         defer { for (_, channel) in devices { channel.close(promise: nil) } }
         for run in runs {
             let token = await signer.sign(
-                TokenClaims(subject: run.account, scope: .account, app: run.app, expires: expires))
+                TokenClaims(subject: run.account, scope: Installs.isInstall(run.account) ? .install : .account, app: run.app, expires: expires))
             let path = SyncAPI.accountPath(app: run.app, account: run.account) + "/push"
             let encode: PushDevice.Encoder = { run in
                 let body = try PushBatch(device: run.device, items: [run.item()]).tourValue.jsonUTF8()

@@ -125,7 +125,7 @@ struct ServerLoad {
     }
 
     /// `body` with an `AccountStore` of its own pool of `connections`.
-    private func withStore<Result: Sendable>(
+    func withStore<Result: Sendable>(
         connections: Int, _ body: @escaping @Sendable (AccountStore) async throws -> Result
     ) async throws -> Result {
         try await withClient(connections: connections) { client in
@@ -136,7 +136,7 @@ struct ServerLoad {
     }
 
     /// `body` with a pool of its own of `connections`.
-    private func withClient<Result: Sendable>(
+    func withClient<Result: Sendable>(
         connections: Int, _ body: @escaping @Sendable (PostgresClient) async throws -> Result
     ) async throws -> Result {
         var logger = Logger(label: "floor")

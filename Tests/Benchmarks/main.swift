@@ -254,6 +254,20 @@ if sections.contains(5), let serverURL = option("--server-url"), let databaseURL
                 Double(paced.offered - paced.accepted), atMost: 0, "events")
         }
     }
+    // Installs without sign-in: enrolled through the server, then pushing at a user's pace.
+    let installCount = smoke ? 10 : 1_000
+    try await load.settle()
+    let enrolled = try await load.enroll(installCount)
+    report.add("server", "\(installCount) installs enrolling, 16 at a time: enrolled", enrolled.perSecond, "installs/s",
+        note: enrolled.failures == 0 ? nil : "\(enrolled.failures) refused (serve --enrollments-per-minute)")
+    report.add("server", "\(installCount) installs enrolling: p50", enrolled.p50, "ms")
+    report.add("server", "\(installCount) installs enrolling: p99", enrolled.p99, "ms")
+    try await load.settle()
+    let asInstalls = try await load.pushAsInstalls(enrolled.subjects, run: "\(run)i", pace: 1)
+    report.add("server", "\(enrolled.subjects.count) installs, one event a second each: accepted", asInstalls.eventsPerSecond, "events/s",
+        note: asInstalls.failures == 0 ? nil : "\(asInstalls.failures) refused")
+    report.add("server", "\(enrolled.subjects.count) installs, one event a second each: push p99", asInstalls.p99, "ms")
+    report.goal("installs refused at enrollment (\(installCount))", Double(enrolled.failures), atMost: 0, "installs")
     // Three times what the server took back to back, offered at a steady pace: it sheds the rest
     // with 503 at once, keeps the accepted fast, and stores exactly what it acknowledged.
     if let capacity {
