@@ -102,7 +102,8 @@ extension Dashboard {
     }
 
     static func appPage(
-        _ app: Insights.AppSummary, catalogs: [CatalogStore.Entry], unplanned: [AppReport.Unplanned] = [], apps: [String],
+        _ app: Insights.AppSummary, catalogs: [CatalogStore.Entry], unplanned: [AppReport.Unplanned] = [],
+        archived: Set<String> = [], apps: [String],
         range: DayRange?, format: Format, table: String, access: Access
     ) throws -> Response {
         let path = "/dashboard/apps/\(app.app)"
@@ -164,6 +165,10 @@ extension Dashboard {
                 .table(flowsTable(app.flows.map { (app, $0) }, range: range)),
             ]
             if range != nil { sections.append(.text(startRateNote)) }
+            if !archived.isEmpty {
+                sections.append(
+                    .text("Archived (off the overview, counted here): \(archived.sorted().joined(separator: ", ")). An editor restores one with DELETE /v1/apps/\(app.app)/flows/FLOW/archive."))
+            }
             var trend = app.trend
             if let first = trend.days.first?.day, let last = trend.days.last?.day {
                 trend.title = trendTitle(trend.title, DayRange(first: first, last: last), range)

@@ -60,6 +60,14 @@ struct Dashboard: Sendable {
                             try await insights.summary(app: app, range: range, trendRange: trendRange)
                         })
                 }
+                // Archived flows leave the overview's flows; their app's page and their own keep them.
+                let archived = try await withDeadline(Routes.reportDeadline) {
+                    try await FlowArchive(client: store.client, logger: logger).archived(apps: apps)
+                }
+                for index in summaries.indices {
+                    let app = summaries[index].app
+                    summaries[index].flows.removeAll { archived.contains(app + "/" + $0.flow) }
+                }
                 return try Self.overview(
                     summaries, trendRange: trendRange, range: range, format: format, table: table, access: access)
             }
@@ -80,9 +88,13 @@ struct Dashboard: Sendable {
                 }
                 let entries = try await withDeadline(Routes.reportDeadline) { try await catalogs.all(app: app) }
                 let unplanned = try await withDeadline(Routes.reportDeadline) { try await store.unplanned(app: app) }
+                let archived = try await withDeadline(Routes.reportDeadline) {
+                    try await FlowArchive(client: store.client, logger: logger).archived(apps: [app])
+                }
                 return try Self.appPage(
-                    summary, catalogs: entries, unplanned: unplanned, apps: apps, range: range, format: format, table: table,
-                    access: access)
+                    summary, catalogs: entries, unplanned: unplanned,
+                    archived: Set(archived.map { String($0.dropFirst(app.count + 1)) }), apps: apps, range: range, format: format,
+                    table: table, access: access)
             }
         }
         router.get("/dashboard/apps/:app/flows/:flow") { request, context in

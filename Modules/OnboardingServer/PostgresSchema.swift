@@ -159,6 +159,8 @@ public enum PostgresSchema {
         ("v13-erasure-indexes", Erasure.v13),
         // Retention's watermark (FactRetention.v14).
         ("v14-fact-retention", FactRetention.v14),
+        // Flows off the overview (FlowArchive.v15).
+        ("v15-archived-flows", FlowArchive.v15),
     ]
 
     /// An arbitrary constant: the advisory lock that serialises migrations across processes.

@@ -126,6 +126,7 @@ struct Routes: Sendable {
         addCatalogRoutes(to: router)
         addInstallRoutes(to: router)
         addErasureRoutes(to: router)
+        addFlowArchiveRoutes(to: router)
         addControlPlaneRoutes(to: router)
         router.get("/v1/apps/:app/report") { request, context in
             await answer {

@@ -84,3 +84,38 @@ struct RetainFactsCommand: AsyncParsableCommand {
         print("dropped \(dropped) fact\(dropped == 1 ? "" : "s") of pushes received more than \(days) day\(days == 1 ? "" : "s") ago")
     }
 }
+
+/// `flows archive|restore`: a flow off the dashboard's overview, or back on it (audited).
+struct FlowsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "flows", abstract: "Archive a flow (off the dashboard's overview, its numbers kept) or restore it.",
+        subcommands: [Archive.self, Restore.self])
+
+    struct Archive: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Take a flow off the overview; its app's page and its own page keep its numbers.")
+        @Option(help: "The app.") var app: String
+        @Option(help: "The flow.") var flow: String
+        @OptionGroup var database: DatabaseOptions
+        func run() async throws { try await FlowsCommand.set(app: app, flow: flow, archived: true, database: database) }
+    }
+
+    struct Restore: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Put an archived flow back on the overview.")
+        @Option(help: "The app.") var app: String
+        @Option(help: "The flow.") var flow: String
+        @OptionGroup var database: DatabaseOptions
+        func run() async throws { try await FlowsCommand.set(app: app, flow: flow, archived: false, database: database) }
+    }
+
+    static func set(app: String, flow: String, archived: Bool, database: DatabaseOptions) async throws {
+        guard SyncAPI.isValidName(app), SyncAPI.isValidName(flow) else {
+            throw ValidationError("the app and the flow must be \(SyncAPI.nameRule)")
+        }
+        let changed = try await database.withClient { client, logger in
+            try await FlowArchive(client: client, logger: logger).set(
+                app: app, flow: flow, archived: archived, by: .commandLine(), at: Date().timeIntervalSince1970)
+        }
+        let state = archived ? "archived" : "on the overview"
+        print(changed ? "\(app)/\(flow) is \(state) now" : "\(app)/\(flow) was \(state) already; nothing changed")
+    }
+}

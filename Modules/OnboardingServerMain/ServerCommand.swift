@@ -24,7 +24,7 @@ struct ServerCommand: AsyncParsableCommand {
         version: OnboardingServerVersion.text,
         subcommands: [
             Serve.self, Migrate.self, Token.self, SignOutCommand.self, PeopleCommand.self, KeysCommand.self, AuditCommand.self,
-            Register.self, Publish.self, Unpublish.self, EnrollmentKeysCommand.self, EraseCommand.self, ExportCommand.self, RetainFactsCommand.self,
+            Register.self, Publish.self, Unpublish.self, EnrollmentKeysCommand.self, EraseCommand.self, ExportCommand.self, RetainFactsCommand.self, FlowsCommand.self,
         ], defaultSubcommand: Serve.self)
 }
 

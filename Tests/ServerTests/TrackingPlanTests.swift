@@ -83,4 +83,41 @@ struct TrackingPlanTests {
         // A name a spreadsheet would run as a formula is made inert, as in every CSV.
         #expect(csv.body.contains("app_tour,'-2-3,stepEntered,1,1,1"))
     }
+
+    /// An editor archives a test flow: it leaves the overview, its numbers stay on the app's page
+    /// and its own; a viewer may not; each act is audited; restoring brings it back.
+    @Test func anArchivedFlowLeavesTheOverviewAndKeepsItsNumbers() async throws {
+        let server = try ServerProcess()
+        func started(_ flow: String) -> TourValue {
+            .object(["fact": "flowStarted", "flow": .string(flow), "plan": .strings(["one"]), "catalogVersion": 1])
+        }
+        #expect(try await Self.push(server, account: "ann", seq: 1, facts: [started("test_flow"), Self.entered("test_flow", "one")]) == 200)
+        #expect(try await Self.push(server, account: "bob", seq: 1, facts: [started("app_tour"), Self.entered("app_tour", "dashboard")]) == 200)
+        try await DashboardTests.waitUntilCounted(server)
+        let editor = try server.credential("eve", role: "editor", app: "growth")
+        let viewer = try server.credential("vic", role: "viewer", app: "growth")
+        let archive = server.url.appendingPathComponent("v1/apps/growth/flows/test_flow/archive")
+        #expect(try await HTTP.post(archive, token: viewer, body: Data()).status == 403)
+        let archived = try await HTTP.post(archive, token: editor, body: Data())
+        #expect(archived.status == 200)
+        #expect(archived.json["changed"] as? Bool == true)
+        #expect(try await HTTP.post(archive, token: editor, body: Data()).json["changed"] as? Bool == false)
+
+        let session = try DashboardTests().signIn(server)
+        let overview = try DashboardTests.curl(
+            URL(string: server.url.absoluteString + "/dashboard?format=csv&table=flows")!, cookie: session)
+        #expect(overview.status == 200)
+        #expect(!overview.body.contains("test_flow"))
+        #expect(overview.body.contains("app_tour"))
+        let page = try DashboardTests.curl(server.url.appendingPathComponent("dashboard/apps/growth"), cookie: session)
+        #expect(page.body.contains("Archived (off the overview, counted here): test_flow"))
+        let funnel = try DashboardTests.curl(server.url.appendingPathComponent("dashboard/apps/growth/flows/test_flow"), cookie: session)
+        #expect(funnel.status == 200)
+
+        #expect(try server.command(["flows", "restore", "--app", "growth", "--flow", "test_flow"]).status == 0)
+        let back = try DashboardTests.curl(URL(string: server.url.absoluteString + "/dashboard?format=csv&table=flows")!, cookie: session)
+        #expect(back.body.contains("test_flow"))
+        #expect(try server.sql("SELECT action FROM audit_log WHERE action LIKE 'flow.%' ORDER BY id") == ["flow.archived", "flow.restored"])
+    }
 }
+
