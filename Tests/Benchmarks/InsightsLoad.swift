@@ -166,6 +166,46 @@ struct InsightsLoad {
         return timings
     }
 
+    /// Erases `count` of the seeded accounts, one transaction each (``AccountStore/erase``), spread
+    /// over the population; the time each took, sorted, and whether every aggregate then equals a
+    /// recount of the facts and pushes that remain (the report's figures, recounted by scan).
+    func erase(_ count: Int) async throws -> (times: [Double], recountDiffers: Int) {
+        try await withClient { client, logger in
+            let store = AccountStore(client: client, logger: logger)
+            let actor = Actor(name: "bench", source: "bench", person: nil)
+            var times: [Double] = []
+            let stride = max(1, accounts / max(1, count))
+            for index in 0..<min(count, accounts) {
+                let started = ContinuousClock.now
+                _ = try await store.erase(
+                    app: app, subject: "a\(index * stride)", by: actor, at: Date().timeIntervalSince1970)
+                times.append(seconds(ContinuousClock.now - started) * 1000)
+            }
+            try await store.catchUpInsights(waitingUpTo: .seconds(60))
+            // Each figure the report shows, against the same figure counted from the raw rows.
+            let aggregated = """
+                SELECT flow, milestone, step, sum(subjects)::bigint AS n FROM insight_counts WHERE app = '\(app)'
+                    AND milestone IN ('started', 'completed', 'skipped', 'step') GROUP BY 1, 2, 3 HAVING sum(subjects) > 0
+                """
+            let recounted = """
+                SELECT flow, CASE WHEN kind = 'flowStarted' THEN 'started' WHEN kind = 'stepEntered' THEN 'step' ELSE ending END,
+                    CASE WHEN kind = 'stepEntered' THEN coalesce(step, '') ELSE '' END, count(DISTINCT account)::bigint
+                FROM facts WHERE app = '\(app)' AND (kind IN ('flowStarted', 'stepEntered') OR (kind = 'flowEnded' AND ending IN ('completed', 'skipped')))
+                GROUP BY 1, 2, 3
+                """
+            let rows = try await client.query(
+                PostgresQuery(
+                    unsafeSQL: """
+                        SELECT (SELECT count(*) FROM ((\(aggregated) EXCEPT \(recounted)) UNION ALL (\(recounted) EXCEPT \(aggregated))) d)
+                            + (SELECT abs((SELECT coalesce(sum(subjects), 0) FROM insight_totals WHERE app = '\(app)' AND kind = 'account')
+                                - (SELECT count(DISTINCT account) FROM pushes WHERE app = '\(app)')))::bigint
+                        """), logger: logger)
+            var differs = 0
+            for try await count in rows.decode(Int64.self) { differs = Int(count) }
+            return (times.sorted(), differs)
+        }
+    }
+
     private func withClient<T: Sendable>(_ body: @escaping @Sendable (PostgresClient, Logger) async throws -> T) async throws -> T {
         var logger = Logger(label: "insights-bench")
         logger.logLevel = .error

@@ -312,6 +312,13 @@ if sections.contains(7), let serverURL = option("--server-url"), let databaseURL
     let scan = try await load.scan(runs: 3)
     report.add("insights", "\(scan.name): p50", scan.p50, "ms")
     report.add("insights", "\(scan.name): slowest of 3", scan.p95, "ms")
+    // Erasure (issue 44): a thousand subjects, one transaction each, every aggregate corrected.
+    let erasures = smoke ? 20 : 1_000
+    let erased = try await load.erase(erasures)
+    report.add("insights", "erase one of \(accounts) accounts: p50", percentile(erased.times, 0.5), "ms")
+    report.add("insights", "erase one of \(accounts) accounts: p95", percentile(erased.times, 0.95), "ms")
+    report.goal("erasure p95 at \(accounts) accounts (\(erasures) erased)", percentile(erased.times, 0.95), atMost: 100, "ms")
+    report.goal("figures that differ from a recount after \(erasures) erasures", Double(erased.recountDiffers), atMost: 0, "figures")
     // Beside the scan, in the goals table: the slowest page over the full scan of every fact (what
     // /report took before the aggregates), which the aggregates keep at a tenth or less.
     if let slowest = timings.max(by: { $0.p95 < $1.p95 }) {
