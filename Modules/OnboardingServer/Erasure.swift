@@ -58,36 +58,57 @@ extension AccountStore {
                 for try await n in try await connection.query(query, logger: logger).decode(Int64.self) { count += Int(n) }
                 removed[name, default: 0] += count
             }
-            // First-reach rows, and their share of the counts.
-            try await run(
-                "insight_firsts",
-                """
-                WITH gone AS (
-                    DELETE FROM insight_firsts fi WHERE fi.app = \(app)
-                        AND (fi.subject = \(subject)
-                            -- A device's first reach of a flow, unless another subject's facts in
-                            -- that flow came from the same device (a file of several users).
-                            OR (fi.milestone = 'device'
-                                AND fi.subject IN (SELECT DISTINCT device FROM pushes WHERE app = \(app) AND account = \(subject))
-                                AND NOT EXISTS (
-                                    SELECT 1 FROM pushes p JOIN facts o
-                                        ON o.app = p.app AND o.account = p.account AND o.device = p.device AND o.seq = p.seq
-                                    WHERE p.app = \(app) AND p.device = fi.subject AND p.account <> \(subject) AND o.flow = fi.flow)))
-                    RETURNING flow, milestone, step, step_index, day, catalog_version, app_version, (hashtext(subject) & 3)::smallint AS shard
-                ),
-                grouped AS (
-                    SELECT flow, milestone, step, step_index, day, catalog_version, app_version, shard, count(*) AS n
-                    FROM gone GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
-                ),
-                fixed AS (
-                    UPDATE insight_counts c SET subjects = c.subjects - g.n FROM grouped g
-                    WHERE c.app = \(app) AND c.flow = g.flow AND c.milestone = g.milestone AND c.step = g.step
-                        AND c.step_index = g.step_index AND c.day = g.day AND c.catalog_version = g.catalog_version
-                        AND c.app_version = g.app_version AND c.shard = g.shard
-                    RETURNING 1
-                )
-                SELECT count(*)::bigint FROM gone
-                """)
+            // First-reach rows, and their share of the counts: the subject's own, then its devices'
+            // first reaches of a flow (milestone `device`), unless another subject's facts in that
+            // flow came from the same device (a file of several users). Two statements, each a
+            // lookup by subject through `insight_firsts_by_subject`.
+            var devices: [String] = []
+            for try await device in try await connection.query(
+                "SELECT DISTINCT device FROM pushes WHERE app = \(app) AND account = \(subject)", logger: logger
+            ).decode(String.self) {
+                devices.append(device)
+            }
+            func firsts(_ gone: String) -> PostgresQuery {
+                PostgresQuery(
+                    unsafeSQL: """
+                        WITH gone AS (
+                            \(gone)
+                            RETURNING flow, milestone, step, step_index, day, catalog_version, app_version,
+                                (hashtext(subject) & 3)::smallint AS shard
+                        ),
+                        grouped AS (
+                            SELECT flow, milestone, step, step_index, day, catalog_version, app_version, shard, count(*) AS n
+                            FROM gone GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+                        ),
+                        fixed AS (
+                            UPDATE insight_counts c SET subjects = c.subjects - g.n FROM grouped g
+                            WHERE c.app = $1 AND c.flow = g.flow AND c.milestone = g.milestone AND c.step = g.step
+                                AND c.step_index = g.step_index AND c.day = g.day AND c.catalog_version = g.catalog_version
+                                AND c.app_version = g.app_version AND c.shard = g.shard
+                            RETURNING 1
+                        )
+                        SELECT count(*)::bigint FROM gone
+                        """, binds: {
+                            var binds = PostgresBindings()
+                            binds.append(app)
+                            binds.append(subject)
+                            binds.append(devices)
+                            return binds
+                        }())
+            }
+            try await run("insight_firsts", firsts("DELETE FROM insight_firsts WHERE app = $1 AND subject = $2"))
+            if !devices.isEmpty {
+                try await run(
+                    "insight_firsts",
+                    firsts(
+                        """
+                        DELETE FROM insight_firsts fi WHERE fi.app = $1 AND fi.subject = ANY($3::text[]) AND fi.milestone = 'device'
+                            AND NOT EXISTS (
+                                SELECT 1 FROM pushes p JOIN facts o
+                                    ON o.app = p.app AND o.account = p.account AND o.device = p.device AND o.seq = p.seq
+                                WHERE p.app = $1 AND p.device = fi.subject AND p.account <> $2 AND o.flow = fi.flow)
+                        """))
+            }
             // The experiment subjects the account's devices reported, their first reaches and counts.
             try await run(
                 "insight_arm_firsts",
