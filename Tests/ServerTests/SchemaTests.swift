@@ -46,13 +46,15 @@ struct SchemaTests {
                             items: [PushBatchingTests.item(Int64(seq), flow: "tour", standing: standing, device: device)]))
                 }
             }
-            try await store.catchUpInsights(waitingUpTo: .seconds(10))
+            // Before v10 the watermark is the whole cluster's oldest transaction: other tests hold
+            // some for up to 12 s (DashboardTests+HeldTransactions), so this waits up to 30.
+            try await store.catchUpInsights(waitingUpTo: .seconds(30))
             let before = try await store.report(app: "growth")
 
             let applied = try await PostgresSchema.migrate(client, logger: logger, through: "v8-facts-by-key-only")
             #expect(applied == ["v8-facts-by-key-only"])
             #expect(try await factIndexes() == ["facts_pkey"])
-            try await store.catchUpInsights(waitingUpTo: .seconds(10))
+            try await store.catchUpInsights(waitingUpTo: .seconds(30))
             let after = try await store.report(app: "growth")
             #expect(after == before)
             #expect(after == (try await store.reportByScan(app: "growth")))
