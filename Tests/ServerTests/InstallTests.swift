@@ -124,11 +124,7 @@ struct InstallTests {
         #expect(try server.sql("SELECT count(*) FROM installs") == ["1"])
 
         // A wording change published for every Finite install, without an app release.
-        let compiled = try Shell.run(BuiltExecutables.folder.appendingPathComponent("finite").path, ["catalog", "--json"])
-            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("finite-\(UUID().uuidString).json")
-        try compiled.write(to: file, atomically: true, encoding: .utf8)
-        #expect(try server.command(["register", "--app", "finite", file.path]).status == 0)
+        let compiled = try PublishingTests.registerCompiled(of: "finite", on: server)
         let version = try #require(try TourValue(jsonText: compiled).objectValue?["version"]?.intValue) + 1
         let reworded = try PublishingTests.edited(compiled) { document, flow in
             document["version"] = .int(version)
@@ -234,11 +230,7 @@ struct InstallTests {
         let server = try ServerProcess()
         let admin = try server.operatorCredential()
         try server.acceptEnrollments(of: "finite")
-        let compiled = try Shell.run(BuiltExecutables.folder.appendingPathComponent("finite").path, ["catalog", "--json"])
-            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("finite-\(UUID().uuidString).json")
-        try compiled.write(to: file, atomically: true, encoding: .utf8)
-        #expect(try server.command(["register", "--app", "finite", file.path]).status == 0)
+        let compiled = try PublishingTests.registerCompiled(of: "finite", on: server)
         let version = try #require(try TourValue(jsonText: compiled).objectValue?["version"]?.intValue) + 1
         let reworded = try PublishingTests.edited(compiled) { document, _ in document["version"] = .int(version) }
         let published = try await PublishingTests().publish(

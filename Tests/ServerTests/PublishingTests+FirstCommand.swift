@@ -6,16 +6,18 @@ import TourRuntime
 
 /// Which catalog a new syncing device runs from its first command (issue 44).
 extension PublishingTests {
-    /// Registers Growth's compiled catalog (`growth catalog --json`) with the real command; its text.
-    static func registerGrowthCompiled(on server: ServerProcess) throws -> String {
-        let compiled = try Shell.run(BuiltExecutables.folder.appendingPathComponent("growth").path, ["catalog", "--json"])
+    /// Registers `executable`'s compiled catalog (`APP catalog --json`) with the real command; its text.
+    static func registerCompiled(of executable: String, on server: ServerProcess) throws -> String {
+        let compiled = try Shell.run(BuiltExecutables.folder.appendingPathComponent(executable).path, ["catalog", "--json"])
             .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("growth-\(UUID().uuidString).json")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("\(executable)-\(UUID().uuidString).json")
         try compiled.write(to: file, atomically: true, encoding: .utf8)
-        let registered = try PublishingTests().serverCommand(server, ["register", "--app", "growth", file.path])
+        let registered = try server.command(["register", "--app", executable, file.path])
         guard registered.status == 0 else { throw HarnessFailure("register: \(registered.stderr)") }
         return compiled
     }
+
+    static func registerGrowthCompiled(on server: ServerProcess) throws -> String { try registerCompiled(of: "growth", on: server) }
 
     /// Growth's tour is the account's: a device that syncs an account draws a rollout by the
     /// account from its very first command (the command that enrols it), not by the install and
