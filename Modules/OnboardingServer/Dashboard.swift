@@ -49,24 +49,23 @@ struct Dashboard: Sendable {
                 let apps = try await withDeadline(Routes.reportDeadline) { access.visible(try await insights.apps()) }
                 let format = try Self.format(request)
                 let table = try Self.table(request, format: format, of: Self.overviewTables)
-                // One trend window for every app, so the overview can add their days up.
-                let trendRange = try await withDeadline(Routes.reportDeadline) {
-                    try await insights.trendRange(apps: apps, range: range, today: today)
-                }
-                var summaries: [Insights.AppSummary] = []
-                for app in apps {
-                    summaries.append(
-                        try await withDeadline(Routes.reportDeadline) {
-                            try await insights.summary(app: app, range: range, trendRange: trendRange)
-                        })
-                }
-                // Archived flows leave the overview's flows; their app's page and their own keep them.
+                // Archived flows leave the overview (its flows and its trend); their app's page and
+                // their own keep them.
                 let archived = try await withDeadline(Routes.reportDeadline) {
                     try await FlowArchive(client: store.client, logger: logger).archived(apps: apps)
                 }
-                for index in summaries.indices {
-                    let app = summaries[index].app
-                    summaries[index].flows.removeAll { archived.contains(app + "/" + $0.flow) }
+                // One trend window for every app, so the overview can add their days up.
+                let trendRange = try await withDeadline(Routes.reportDeadline) {
+                    try await insights.trendRange(apps: apps, range: range, today: today, excluding: archived)
+                }
+                var summaries: [Insights.AppSummary] = []
+                for app in apps {
+                    let prefix = app + "/"
+                    let excluded = Set(archived.filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) })
+                    summaries.append(
+                        try await withDeadline(Routes.reportDeadline) {
+                            try await insights.summary(app: app, range: range, trendRange: trendRange, excluding: excluded)
+                        })
                 }
                 return try Self.overview(
                     summaries, trendRange: trendRange, range: range, format: format, table: table, access: access)

@@ -115,12 +115,15 @@ public struct Insights: Sendable {
     /// The days a page's trend covers: the range when one is given, else the 30 days up to the last
     /// day any of `apps` has a start or completion counted (today when none has, or when that day is
     /// later than today), so a page without a range shows the newest activity, not 30 empty days.
-    public func trendRange(apps: [String], range: DayRange?, today: Date) async throws -> DayRange {
+    /// `excluding` names flows as `app/flow` that do not count (the overview's archived flows).
+    public func trendRange(apps: [String], range: DayRange?, today: Date, excluding: Set<String> = []) async throws -> DayRange {
         if let range { return range }
+        let excluded = excluding.sorted()
         let rows = try await client.query(
             """
             SELECT to_char(max(day), 'YYYY-MM-DD') FROM insight_counts
             WHERE app = ANY(\(apps)) AND milestone IN ('started', 'completed')
+                AND NOT (app || '/' || flow = ANY(\(excluded)))
             """, logger: logger)
         var latest: String?
         for try await day in rows.decode(String?.self) { latest = day }
@@ -137,9 +140,13 @@ public struct Insights: Sendable {
     }
 
     /// The app's totals, each flow's starts and completions in `range` (all time without one), and
-    /// the daily trend over `trendRange` (``trendRange(apps:range:today:)``).
-    public func summary(app: String, range: DayRange?, trendRange: DayRange) async throws -> AppSummary {
+    /// the daily trend over `trendRange` (``trendRange(apps:range:today:excluding:)``). Flows named in
+    /// `excluding` (the overview's archived flows) are left out of the flows and the trend.
+    public func summary(
+        app: String, range: DayRange?, trendRange: DayRange, excluding: Set<String> = []
+    ) async throws -> AppSummary {
         let (first, last) = (range?.first, range?.last)
+        let excluded = excluding.sorted()
         let logger = logger
         return try await client.withConnection { connection in
             var accounts = 0
@@ -155,6 +162,7 @@ public struct Insights: Sendable {
                 SELECT flow, milestone, sum(subjects)::bigint FROM insight_counts
                 WHERE app = \(app) AND milestone IN ('started', 'completed', 'skipped')
                     AND (\(first)::date IS NULL OR day >= \(first)::date) AND (\(last)::date IS NULL OR day <= \(last)::date)
+                    AND NOT (flow = ANY(\(excluded)))
                 GROUP BY flow, milestone
                 """, logger: logger)
             for try await (flow, milestone, count) in milestones.decode((String, String, Int64).self) {
@@ -172,6 +180,7 @@ public struct Insights: Sendable {
                 SELECT to_char(day, 'YYYY-MM-DD'), milestone, sum(subjects)::bigint FROM insight_counts
                 WHERE app = \(app) AND milestone IN ('started', 'completed')
                     AND day >= \(trendRange.first)::date AND day <= \(trendRange.last)::date
+                    AND NOT (flow = ANY(\(excluded)))
                 GROUP BY day, milestone
                 """, logger: logger)
             for try await (day, milestone, count) in days.decode((String, String, Int64).self) {

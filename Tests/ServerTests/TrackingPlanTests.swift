@@ -109,6 +109,13 @@ struct TrackingPlanTests {
         #expect(overview.status == 200)
         #expect(!overview.body.contains("test_flow"))
         #expect(overview.body.contains("app_tour"))
+        // Its starts leave the overview's trend too; the app's page still counts them.
+        func trendStarts(_ path: String) throws -> Int {
+            let csv = try DashboardTests.curl(URL(string: server.url.absoluteString + path)!, cookie: session).body
+            return csv.split(whereSeparator: \.isNewline).dropFirst().compactMap { Int($0.split(separator: ",")[1]) }.reduce(0, +)
+        }
+        #expect(try trendStarts("/dashboard?format=csv&table=trend") == 1)
+        #expect(try trendStarts("/dashboard/apps/growth?format=csv&table=trend") == 2)
         let page = try DashboardTests.curl(server.url.appendingPathComponent("dashboard/apps/growth"), cookie: session)
         #expect(page.body.contains("Archived (off the overview, counted here): test_flow"))
         let funnel = try DashboardTests.curl(server.url.appendingPathComponent("dashboard/apps/growth/flows/test_flow"), cookie: session)
@@ -117,6 +124,7 @@ struct TrackingPlanTests {
         #expect(try server.command(["flows", "restore", "--app", "growth", "--flow", "test_flow"]).status == 0)
         let back = try DashboardTests.curl(URL(string: server.url.absoluteString + "/dashboard?format=csv&table=flows")!, cookie: session)
         #expect(back.body.contains("test_flow"))
+        #expect(try trendStarts("/dashboard?format=csv&table=trend") == 2)
         #expect(try server.sql("SELECT action FROM audit_log WHERE action LIKE 'flow.%' ORDER BY id") == ["flow.archived", "flow.restored"])
     }
 }
