@@ -61,6 +61,9 @@ extension SyncAPI {
             if knownFacts.contains(kind), (try? TourFact(tourValue: fact)) == nil {
                 return "the \(kind) fact of \(flow) is not well formed"
             }
+            if kind == "flowStarted", let context = object["context"], let problem = StartContext.problem(context) {
+                return "the flowStarted fact of \(flow): \(problem)"
+            }
         }
         for (flow, record) in item.records {
             if let problem = problem(withRecord: record, of: flow, device: device) { return problem }

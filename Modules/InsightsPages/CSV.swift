@@ -34,7 +34,7 @@ public struct CSVTable: Equatable, Sendable {
 
     /// Six decimals (`0.255319`), without `String(format:)` (which is Foundation's, not the
     /// standard library's).
-    static func decimal(_ value: Double) -> String {
+    public static func decimal(_ value: Double) -> String {
         guard value.isFinite else { return "" }
         let millionths = Int((value * 1_000_000).rounded())
         let whole = abs(millionths) / 1_000_000

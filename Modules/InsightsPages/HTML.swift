@@ -45,7 +45,12 @@ final class HTML {
         .pair{display:flex;gap:2rem;flex-wrap:wrap;align-items:flex-start}svg{max-width:100%;height:auto}
         svg .label,svg .value{font-size:12px;fill:var(--fg)}svg .end{text-anchor:end}svg .bar{fill:var(--bar)}
         svg .axis{stroke:var(--line)}svg polyline{fill:none;stroke:var(--bar);stroke-width:2}svg .completed{stroke-dasharray:5 4}
-        svg .interval{stroke:var(--fg);stroke-width:2}
+        svg .interval{stroke:var(--fg);stroke-width:2}svg .middle{text-anchor:middle}svg .started{stroke:var(--bar);stroke-width:2;fill:none}
+        svg .band{fill:var(--bar);fill-opacity:.18;stroke:none}svg .point{fill:var(--bar)}
+        .g0{fill:#2f6fdd}.g1{fill:#bc4c00}.g2{fill:#1a7f37}.g3{fill:#8250df}.g4{fill:#cf222e}.g5{fill:#6e7781}
+        @media (prefers-color-scheme:dark){.g0{fill:#5b9cff}.g1{fill:#ffa657}.g2{fill:#56d364}.g3{fill:#d2a8ff}.g4{fill:#ff7b72}.g5{fill:#9da7b3}}
+        .legend{list-style:none;padding:0;margin:.25rem 0;display:flex;gap:1.25rem;flex-wrap:wrap}.legend svg{vertical-align:middle}
+        .note{color:var(--muted);max-width:70rem}nav.choices{margin:.25rem 0 .5rem}nav.choices a{margin-right:.75rem}nav.choices a[aria-current]{font-weight:600;color:var(--fg)}
         table{border-collapse:collapse;margin:.25rem 0}caption{text-align:left;font-weight:600;padding:.25rem 0}
         th,td{border-bottom:1px solid var(--line);padding:.25rem .6rem;text-align:left}.n{text-align:right;font-variant-numeric:tabular-nums}
         .skip{position:absolute;left:-999px}.skip:focus{left:1rem;top:1rem;background:var(--bg);padding:.5rem}

@@ -86,6 +86,13 @@ public struct InsightsPage: Sendable {
 
     public enum Section: Sendable, Equatable {
         case funnel(FunnelFigures)
+        /// A flow's journeys, each stage's skipped and abandoned linked to its subjects when the
+        /// person may see them (``JourneyFigures/Stage``'s hrefs).
+        case journey(JourneyFigures)
+        /// One split side by side, with the links that choose another.
+        case split(SplitFigures, choices: [Link])
+        case cohortTrend(CohortTrendFigures, choices: [Link])
+        case sampleSize(SampleSizeFigures, form: Form)
         case trend(TrendFigures)
         case arms(ArmFigures)
         case table(Table)
@@ -170,6 +177,10 @@ public struct InsightsPage: Sendable {
         case .funnel(let funnel): renderFunnel(funnel, id: id, into: html)
         case .trend(let trend): renderTrend(trend, id: id, into: html)
         case .arms(let arms): renderArms(arms, id: id, into: html)
+        case .journey(let journey): renderJourney(journey, id: id, into: html)
+        case .split(let split, let choices): renderSplit(split, choices: choices, id: id, into: html)
+        case .cohortTrend(let trend, let choices): renderCohortTrend(trend, choices: choices, id: id, into: html)
+        case .sampleSize(let figures, let form): renderSampleSize(figures, form: form, id: id, into: html)
         case .table(let table):
             html.raw("<section aria-labelledby=\"\(id)\">\n<table id=\"\(id)-table\">\n<caption id=\"\(id)\">").text(table.caption)
                 .raw("</caption>\n<thead><tr>")
@@ -208,8 +219,10 @@ public struct InsightsPage: Sendable {
                     html.raw("</select> ")
                     continue
                 }
+                // A day is typed as every table writes it (YYYY-MM-DD), not in the browser's own format.
+                let type = field.type == "day" ? "text\" inputmode=\"numeric\" pattern=\"[0-9]{4}-[0-9]{2}-[0-9]{2}\" placeholder=\"YYYY-MM-DD" : field.type
                 html.raw("<input id=\"").text(fieldID)
-                    .raw("\" name=\"").text(field.name).raw("\" type=\"").text(field.type).raw("\" value=\"").text(field.value)
+                    .raw("\" name=\"").text(field.name).raw("\" type=\"").raw(type).raw("\" value=\"").text(field.value)
                     .raw(form.method == "post" && !field.optional ? "\" required> " : "\"> ")
             }
             html.raw("<button type=\"submit\">").text(form.submit).raw("</button></form>\n")
@@ -258,41 +271,6 @@ public struct InsightsPage: Sendable {
             html.raw("<tr><th scope=\"row\">").text(stage.label).raw("</th><td class=\"n\" data-field=\"reached\">\(stage.reached)</td>")
             html.raw("<td class=\"n\" data-field=\"dropped\">\(stage.dropped)</td><td class=\"n\" data-field=\"dropOff\">")
                 .text(percent(stage.dropOff)).raw("</td></tr>\n")
-        }
-        html.raw("</tbody>\n</table>\n</div>\n</section>\n")
-    }
-
-    static func renderTrend(_ trend: TrendFigures, id: String, into html: HTML) {
-        html.raw("<section class=\"chart\" aria-labelledby=\"\(id)\">\n<h2 id=\"\(id)\">").text(trend.title).raw("</h2>\n<div class=\"pair\">\n")
-        if trend.days.isEmpty {
-            html.raw("<p>No days in this range.</p>\n")
-        } else {
-            let height = 160.0
-            let most = max(1, trend.days.map { max($0.started, $0.completed) }.max() ?? 1)
-            let step = trend.days.count > 1 ? (chartWidth - 60) / Double(trend.days.count - 1) : 0
-            func points(_ value: (TrendFigures.Day) -> Int) -> String {
-                trend.days.enumerated().map { index, day in
-                    let x = 50 + Double(index) * step
-                    let y = 10 + (height - 30) * (1 - Double(value(day)) / Double(most))
-                    return "\(Int(x.rounded())),\(Int(y.rounded()))"
-                }.joined(separator: " ")
-            }
-            let first = trend.days.first!.day
-            let last = trend.days.last!.day
-            html.raw("<svg role=\"img\" aria-labelledby=\"\(id)-svg\" viewBox=\"0 0 640 160\" width=\"640\" height=\"160\">\n")
-            html.raw("<title id=\"\(id)-svg\">").text(
-                "\(trend.title) from \(first) to \(last): started (solid) and completed (dashed) per day, at most \(most)"
-            ).raw("</title>\n")
-            html.raw("<line x1=\"50\" y1=\"140\" x2=\"630\" y2=\"140\" class=\"axis\"/><text x=\"0\" y=\"14\" class=\"value\">\(most)</text>")
-            html.raw("<text x=\"0\" y=\"140\" class=\"value\">0</text><text x=\"50\" y=\"156\" class=\"value\">").text(first)
-                .raw("</text><text x=\"630\" y=\"156\" class=\"value end\">").text(last).raw("</text>\n")
-            html.raw("<polyline points=\"\(points(\.started))\" class=\"started\"/><polyline points=\"\(points(\.completed))\" class=\"completed\"/>\n</svg>\n")
-        }
-        html.raw("<table data-chart=\"trend\" id=\"\(id)-table\">\n<caption>").text(trend.title).raw("</caption>\n")
-        html.raw("<thead><tr><th scope=\"col\">Day (UTC)</th><th scope=\"col\">Started</th><th scope=\"col\">Completed</th></tr></thead>\n<tbody>")
-        for day in trend.days {
-            html.raw("<tr><th scope=\"row\">").text(day.day).raw("</th><td class=\"n\" data-field=\"started\">\(day.started)</td>")
-            html.raw("<td class=\"n\" data-field=\"completed\">\(day.completed)</td></tr>\n")
         }
         html.raw("</tbody>\n</table>\n</div>\n</section>\n")
     }

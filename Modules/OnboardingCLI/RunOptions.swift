@@ -305,6 +305,17 @@ struct RunOptions: Equatable {
         }
     }
 
+    /// `ONBOARDING_DEVICE_KIND`: the kind of device the CLI stands in for (phone, tablet, mac, ...),
+    /// said with each start it pushes so the dashboard can split journeys by it; unset: not said.
+    func deviceKind() throws -> String? {
+        guard let kind = Environment.value("ONBOARDING_DEVICE_KIND"), !kind.isEmpty else { return nil }
+        guard StartContext.isDeviceKind(kind) else {
+            throw CLIFailure.usage(
+                "ONBOARDING_DEVICE_KIND is a lowercase word of 1 to \(StartContext.maximumLength) letters (phone, tablet, mac); got '\(kind.quotable)'")
+        }
+        return kind
+    }
+
     /// Where a virtual clock starts: Monday 5 January 2026, 09:00 UTC.
     static let virtualStart = Date(timeIntervalSince1970: 1_767_603_600)
 

@@ -69,7 +69,7 @@ extension Dashboard {
     /// one given without `table`. JSON exports carry them all in one document.
     static let overviewTables = ["flows", "apps", "trend"]
     static let appTables = ["flows", "trend", "catalogs", "unplanned"]
-    static let funnelTables = ["funnels", "variants"]
+    static let funnelTables = ["stages", "split", "trend", "variants", "funnels"]
 
     static func table(_ request: Request, format: Format, of tables: [String]) throws -> String {
         guard let given = request.uri.queryParameters.get("table") else { return tables[0] }

@@ -221,43 +221,6 @@ extension Dashboard {
         ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: seconds))
     }
 
-    static func funnelPage(
-        _ funnels: Insights.FlowFunnels, experiments: [ExperimentReport], apps: [String], range: DayRange?, format: Format,
-        table: String, access: Access
-    ) throws -> Response {
-        let path = "/dashboard/apps/\(funnels.app)/flows/\(funnels.flow)"
-        let arms = experiments.map(ArmFigures.init)
-        let all = [funnels.all] + funnels.byCatalogVersion + funnels.byAppVersion
-        switch format {
-        case .csv:
-            let csv = table == "variants" ? ArmFigures.csv(arms) : FunnelFigures.csv(all)
-            return download(
-                csv.text, type: "text/csv; charset=utf-8", name: "\(funnels.app)-\(funnels.flow)-\(table).csv")
-        case .json:
-            return try json(
-                .members([
-                    "app": .string(funnels.app), "flow": .string(funnels.flow), "range": rangeValue(range),
-                    "all": funnelValue(funnels.all), "byCatalogVersion": .list(funnels.byCatalogVersion.map(funnelValue)),
-                    "byAppVersion": .list(funnels.byAppVersion.map(funnelValue)),
-                    "experiments": .list(experiments.map(\.tourValue)),
-                ]), name: "\(funnels.app)-\(funnels.flow)-funnel.json")
-        case .html:
-            var sections: [InsightsPage.Section] = [rangeForm(path, range), .funnel(funnels.all)]
-            sections += funnels.byCatalogVersion.map(InsightsPage.Section.funnel)
-            sections += funnels.byAppVersion.map(InsightsPage.Section.funnel)
-            sections += arms.map(InsightsPage.Section.arms)
-            if !arms.isEmpty {
-                sections.append(.text("Variants count every subject assigned, whatever the date range."))
-            }
-            sections.append(exports(path, range, tables: funnelTables))
-            return html(
-                InsightsPage(
-                    title: "\(funnels.app) · \(funnels.flow)", subtitle: rangeText(range),
-                    navigation: navigation(apps, current: funnels.app, flow: funnels.flow, range: range), signOut: access.session.formToken,
-                    sections: sections, footer: footer))
-        }
-    }
-
     // MARK: - JSON exports
 
     static func appValue(_ app: Insights.AppSummary, range: DayRange?) -> TourValue {

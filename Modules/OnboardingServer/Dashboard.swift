@@ -114,13 +114,12 @@ struct Dashboard: Sendable {
                 else {
                     throw DashboardError(.notFound, "No account of \(app) has reached the flow \(flow).")
                 }
-                let funnels = try await withDeadline(Routes.reportDeadline) {
-                    try await insights.funnels(app: app, flow: flow, range: range)
-                }
-                return try Self.funnelPage(
-                    funnels, experiments: experiments, apps: apps, range: range, format: format, table: table, access: access)
+                return try await flowPage(
+                    app: app, flow: flow, apps: apps, range: range, format: format, table: table, access: access,
+                    experiments: experiments, view: try FlowView(request))
             }
         }
+        addSubjects(to: router)
         addPeople(to: router)
         // Any other path under /dashboard: a page of its own saying which pages there are (after
         // the session check, so it tells no one without a session what exists). The router reads
@@ -129,7 +128,7 @@ struct Dashboard: Sendable {
             await signedIn(request, context) { _ in
                 throw DashboardError(
                     .notFound,
-                    "There is no such dashboard page. The pages are /dashboard, /dashboard/apps/APP, /dashboard/apps/APP/flows/FLOW, /dashboard/apps/APP/people and /dashboard/audit.")
+                    "There is no such dashboard page. The pages are /dashboard, /dashboard/apps/APP, /dashboard/apps/APP/flows/FLOW, /dashboard/apps/APP/flows/FLOW/subjects, /dashboard/apps/APP/subjects/SUBJECT, /dashboard/apps/APP/people and /dashboard/audit.")
             }
         }
     }
@@ -284,8 +283,8 @@ struct Dashboard: Sendable {
             .init(
                 action: action, method: "get",
                 fields: [
-                    .init(name: "from", label: "From", type: "date", value: range?.first ?? ""),
-                    .init(name: "to", label: "To", type: "date", value: range?.last ?? ""),
+                    .init(name: "from", label: "From (YYYY-MM-DD)", type: "day", value: range?.first ?? ""),
+                    .init(name: "to", label: "To (YYYY-MM-DD)", type: "day", value: range?.last ?? ""),
                 ], submit: "Show"))
     }
 

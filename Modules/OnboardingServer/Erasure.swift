@@ -96,6 +96,9 @@ extension AccountStore {
                             return binds
                         }())
             }
+            // Its journeys and what they counted, while the first reaches and facts still say what that was.
+            try await run("insight_journeys", Erasure.journeys(app: app, subject: subject))
+            try await run("insight_arm_days", Erasure.assignmentDays(app: app, subject: subject))
             try await run("insight_firsts", firsts("DELETE FROM insight_firsts WHERE app = $1 AND subject = $2"))
             if !devices.isEmpty {
                 try await run(
@@ -143,9 +146,11 @@ extension AccountStore {
                     SELECT DISTINCT device FROM pushes p WHERE p.app = \(app) AND p.account = \(subject)
                         AND NOT EXISTS (SELECT 1 FROM pushes o WHERE o.app = \(app) AND o.device = p.device AND o.account <> \(subject))
                 ),
+                -- A row-value IN, not an OR of the two kinds: each member is a key lookup (an OR
+                -- read every member of the app: 376 ms at p95 for a million accounts).
                 gone AS (
                     DELETE FROM insight_members m WHERE m.app = \(app)
-                        AND ((m.kind = 'account' AND m.id = \(subject)) OR (m.kind = 'device' AND m.id IN (SELECT device FROM devices)))
+                        AND (m.kind, m.id) IN (SELECT 'account', \(subject) UNION ALL SELECT 'device', device FROM devices)
                     RETURNING kind, (hashtext(id) & 3)::smallint AS shard
                 ),
                 grouped AS (SELECT kind, shard, count(*) AS n FROM gone GROUP BY 1, 2),

@@ -161,6 +161,8 @@ public enum PostgresSchema {
         ("v14-fact-retention", FactRetention.v14),
         // Flows off the overview (FlowArchive.v15).
         ("v15-archived-flows", FlowArchive.v15),
+        // Journeys: cohorts, splits, stage times, standings, assignment days (InsightsSchema.v16).
+        ("v16-journeys", InsightsSchema.v16),
     ]
 
     /// An arbitrary constant: the advisory lock that serialises migrations across processes.

@@ -19,6 +19,8 @@ public struct OutboxRow: Equatable, Sendable {
     public var appVersion: String?
     /// Records of a set-aside row riding with this one (pushed joined with ``records``).
     public var carried: [FlowID: AccountFlowRecord] = [:]
+    /// The journal row's context as stored (its accessibility settings go with a start it pushes).
+    public var contextJSON: String? = nil
 }
 
 /// A journal row the account server refused for what it carries, kept aside (``OnboardingDatabase/setAside(_:row:status:reason:carry:at:)``).
@@ -158,7 +160,7 @@ extension OnboardingDatabase {
             try db.all(
                 """
                 SELECT o.journal_id, j.time, j.event, j.catalog_version, j.facts_json, o.records_json, j.app_version,
-                    o.carried_json
+                    o.carried_json, j.context_json
                 FROM outbox o JOIN journal j ON j.id = o.journal_id
                 WHERE o.app = ? AND o.user = ? ORDER BY o.journal_id LIMIT ?
                 """, [.text(key.app), .text(key.user), SQLValue(limit)]
@@ -166,7 +168,8 @@ extension OnboardingDatabase {
                 OutboxRow(
                     journalID: row.integer(0) ?? 0, time: Date(timeIntervalSince1970: row.double(1) ?? 0),
                     event: row.text(2) ?? "", catalogVersion: row.int(3) ?? 1, factsJSON: row.text(4) ?? "[]",
-                    records: try Self.records(row.text(5)), appVersion: row.text(6), carried: try Self.records(row.text(7)))
+                    records: try Self.records(row.text(5)), appVersion: row.text(6), carried: try Self.records(row.text(7)),
+                    contextJSON: row.text(8))
             }
         }
     }

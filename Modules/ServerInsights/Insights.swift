@@ -67,11 +67,11 @@ public struct DayRange: Equatable, Sendable {
         return day
     }
 
-    static func dayNumber(_ date: Date) -> Int { Int((date.timeIntervalSince1970 / 86_400).rounded(.down)) }
+    public static func dayNumber(_ date: Date) -> Int { Int((date.timeIntervalSince1970 / 86_400).rounded(.down)) }
 
     static func parse(_ text: String) -> Int? { CivilDate.daysSince1970(text) }
 
-    static func text(_ number: Int) -> String { CivilDate.text(daysSince1970: number) }
+    public static func text(_ number: Int) -> String { CivilDate.text(daysSince1970: number) }
 }
 
 /// What the dashboard shows, read from the aggregates (`InsightsSchema`): small sums over counters,

@@ -20,7 +20,7 @@
 package enum InsightsSchema {
     /// The CASE that names a fact's milestone: `started`, `step`, `completed`, `skipped` (a skip or a
     /// dismissal), `heldOut`; NULL for facts that are no milestone.
-    private static let milestone = """
+    static let milestone = """
         CASE f.kind WHEN 'flowStarted' THEN 'started' WHEN 'stepEntered' THEN 'step'
             WHEN 'flowEnded' THEN CASE WHEN f.ending = 'completed' THEN 'completed'
                 WHEN f.ending IN ('skipped', 'dismissed') THEN 'skipped'
@@ -28,7 +28,7 @@ package enum InsightsSchema {
         """
 
     /// Counts the facts of `source` (a subquery: the facts of the pushes being counted).
-    private static func countFacts(_ source: String) -> [String] {
+    static func countFacts(_ source: String) -> [String] {
         [
             // Experiment assignments first: a step in the same push counts for the variant assigned before it.
             """
@@ -113,7 +113,7 @@ package enum InsightsSchema {
     }
 
     /// Counts the accounts and devices of `source` (pushes) the app had not seen.
-    private static func countMembers(_ source: String) -> String {
+    static func countMembers(_ source: String) -> String {
         """
         WITH seen AS (
             SELECT DISTINCT app, 'account' AS kind, account AS id FROM \(source) m
@@ -130,8 +130,8 @@ package enum InsightsSchema {
     }
 
     /// The pushes of the transactions in [lo, hi), and their facts.
-    private static let pushesInRange = "(SELECT * FROM pushes WHERE xact >= lo AND xact < hi)"
-    private static let factsInRange = """
+    static let pushesInRange = "(SELECT * FROM pushes WHERE xact >= lo AND xact < hi)"
+    static let factsInRange = """
         (SELECT f.*, p.time, p.catalog_version, p.app_version FROM pushes p JOIN facts f
             ON f.app = p.app AND f.account = p.account AND f.device = p.device AND f.seq = p.seq
         WHERE p.xact >= lo AND p.xact < hi)

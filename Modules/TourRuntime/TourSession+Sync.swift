@@ -95,10 +95,12 @@ extension TourSession {
                 // With analytics off (consent), no fact leaves the device: the rows carry what
                 // sync needs (their order, event and records) and nothing else.
                 let sendsFacts = try DeviceStore.analyticsAllowed(database.deviceValues(app: key.app))
+                let starting = StartContext(
+                    locale: (product.catalog.locale ?? product.catalog.strings.source).rawValue, device: deviceKind)
                 batch = PushBatch(
                     device: account.device,
                     items: try rows.map { row in
-                        var item = try Self.item(row)
+                        var item = try Self.item(row, starting: starting)
                         if !sendsFacts { item.facts = [] }
                         return item
                     })
@@ -265,10 +267,20 @@ extension TourSession {
     }
 
     /// The wire form of an outbox row. A row whose facts do not read is not pushed without them:
-    /// the push stops there and says which row.
-    static func item(_ row: OutboxRow) throws -> PushItem {
-        guard let facts = (try? TourValue(jsonText: row.factsJSON))?.listValue else {
+    /// the push stops there and says which row. Each start carries `starting` (the session's locale
+    /// and device kind) with the row's own accessibility settings, for the dashboard's splits.
+    static func item(_ row: OutboxRow, starting: StartContext? = nil) throws -> PushItem {
+        guard var facts = (try? TourValue(jsonText: row.factsJSON))?.listValue else {
             throw StorageError("journal row \(row.journalID)'s facts are not a JSON list; it was not pushed")
+        }
+        if var starting, facts.contains(where: { $0.objectValue?["fact"]?.stringValue == "flowStarted" }) {
+            let context = row.contextJSON.flatMap { try? TourValue(jsonText: $0) }?.objectValue ?? [:]
+            starting.accessibility = AccessibilitySettings(context).summary
+            for index in facts.indices where facts[index].objectValue?["fact"]?.stringValue == "flowStarted" {
+                guard case .object(var members) = facts[index] else { continue }
+                members["context"] = starting.tourValue
+                facts[index] = .object(members)
+            }
         }
         var records = row.carried
         for (flow, record) in row.records { records[flow] = records[flow].map { $0.merged(with: record) } ?? record }

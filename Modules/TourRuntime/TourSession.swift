@@ -44,6 +44,8 @@ public actor TourSession {
     private var subscribers: [UUID: AsyncStream<TourSnapshot>.Continuation] = [:]
     /// The account server, when this session syncs (see `TourSession+Sync.swift`).
     let transport: (any SyncTransport)?
+    /// The kind of device (phone, tablet, ...), said with each start it pushes (``StartContext``).
+    let deviceKind: String?
     /// Whether this session has pulled the account's records yet (the first event pulls first).
     var pulled = false
     /// The family's display budget shared with the device's other products; nil: this product
@@ -69,8 +71,9 @@ public actor TourSession {
         haptics: any HapticPlayer = SilentHaptics(),
         permissions: any PermissionProvider = StubPermissionProvider(), time: TimeSource = .wall,
         deviceFacts: [String: TourValue] = [:], sync transport: (any SyncTransport)? = nil,
-        budget: FamilyBudget? = nil, observe: @escaping @Sendable (TourEffect) -> Void = { _ in }
+        budget: FamilyBudget? = nil, deviceKind: String? = nil, observe: @escaping @Sendable (TourEffect) -> Void = { _ in }
     ) {
+        self.deviceKind = deviceKind
         self.budget = budget
         self.transport = transport
         self.deviceFacts = deviceFacts

@@ -26,13 +26,13 @@ extension DashboardTests {
         try #require(try browser.evaluate("[...\(row).children].map(c => c.textContent.trim())") as? [String])
     }
 
-    /// A funnel table's rows: stage, reached, dropped.
+    /// A funnel table's rows: stage, reached, dropped (skipped and abandoned there).
     func funnelTable(_ browser: Browser, _ id: String) throws -> [(String, Int, Int)] {
         let rows = try #require(
             try browser.evaluate(
-                "[...document.querySelectorAll('#\(id)-table tbody tr')].map(r => [r.querySelector('th').textContent, r.querySelector('[data-field=reached]').textContent, r.querySelector('[data-field=dropped]').textContent])")
+                "[...document.querySelectorAll('#\(id)-table tbody tr')].map(r => [r.querySelector('th').textContent, ...['reached', 'skipped', 'abandoned'].map(f => r.querySelector('[data-field=' + f + ']').textContent)])")
                 as? [[String]])
-        return rows.map { ($0[0], Int($0[1]) ?? -1, Int($0[2]) ?? -1) }
+        return rows.map { ($0[0], Int($0[1]) ?? -1, (Int($0[2]) ?? -1) + (Int($0[3]) ?? -1)) }
     }
 
     /// Saves a screenshot for the docs when `ONBOARDING_SCREENSHOTS` names a folder

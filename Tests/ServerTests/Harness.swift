@@ -307,6 +307,8 @@ struct Device {
     let account: String
     let server: ServerProcess
     let token: String?
+    /// More environment for every command (a virtual clock, a device kind), over the defaults.
+    var environment: [String: String] = [:]
 
     init(_ executable: String, account: String, server: ServerProcess) throws {
         self.executable = executable
@@ -340,6 +342,7 @@ struct Device {
         environment["ONBOARDING_TOKEN"] = token
         environment["ONBOARDING_CLOCK"] = "wall"
         environment["ONBOARDING_TRUSTED_KEYS_FILE"] = server.trustedKeysFile.path
+        environment.merge(self.environment) { _, given in given }
         return try Shell.run(
             BuiltExecutables.folder.appendingPathComponent(executable).path,
             arguments + ["--db", database.path, "--user", account] + (offline ? ["--offline"] : []),

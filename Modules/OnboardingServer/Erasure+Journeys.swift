@@ -1,0 +1,81 @@
+import PostgresNIO
+import ServerInsights
+
+/// Erasure's share of the journey aggregates (`InsightsSchema.v16`), run before the subject's
+/// first-reach rows and facts go, since both say what was counted.
+extension Erasure {
+    /// Takes the subject's journeys and everything counted from them out: its start, each first
+    /// reach counted in its cohort (`insight_firsts.cohort`), its standing (waiting where it is, or
+    /// skipped where it skipped), and its stage times. Answers the journeys removed.
+    static func journeys(app: String, subject: String) -> PostgresQuery {
+        var binds = PostgresBindings()
+        binds.append(app)
+        binds.append(subject)
+        return PostgresQuery(
+            unsafeSQL: """
+                WITH j AS (DELETE FROM insight_journeys WHERE app = $1 AND subject = $2 RETURNING *),
+                reach AS (
+                    SELECT fi.flow, fi.milestone, fi.step, fi.step_index, fi.millis FROM insight_firsts fi
+                    WHERE fi.app = $1 AND fi.subject = $2 AND fi.cohort
+                ),
+                deltas AS (
+                    SELECT j.app, j.flow, 'started' AS measure, '' AS step, 0::bigint AS step_index, -1 AS delta, \(InsightsSchema.cohortColumns)
+                    FROM j
+                    UNION ALL
+                    SELECT j.app, j.flow, r.milestone, r.step, r.step_index, -1, \(InsightsSchema.cohortColumns)
+                    FROM reach r JOIN j ON j.flow = r.flow
+                    UNION ALL
+                    SELECT j.app, j.flow, 'skipped', j.skipped_step, j.skipped_index, -1, \(InsightsSchema.cohortColumns)
+                    FROM j WHERE j.skipped_step IS NOT NULL
+                    UNION ALL
+                    SELECT j.app, j.flow, 'waiting', j.furthest_step, j.furthest_index, -1, \(InsightsSchema.cohortColumns)
+                    FROM j WHERE NOT j.completed AND j.skipped_step IS NULL
+                ),
+                cohorts AS (
+                    \(InsightsSchema.addToCohorts("deltas"))
+                    RETURNING 1
+                ),
+                times AS (
+                    UPDATE insight_stage_times t SET subjects = t.subjects - g.n
+                    FROM (
+                        SELECT r.flow, r.milestone, r.step, j.start_day, r.millis, count(*) AS n
+                        FROM reach r JOIN j ON j.flow = r.flow WHERE r.millis IS NOT NULL
+                        GROUP BY 1, 2, 3, 4, 5
+                    ) g
+                    WHERE t.app = $1 AND t.flow = g.flow AND t.milestone = g.milestone AND t.step = g.step
+                        AND t.start_day = g.start_day AND t.millis = g.millis
+                    RETURNING 1
+                )
+                SELECT count(*)::bigint FROM j
+                """, binds: binds)
+    }
+
+    /// Takes the first assignments of the subject's experiment subjects out of the days they were
+    /// counted on (the day of the earliest `assigned` fact of each, as the catch-up counted it).
+    static func assignmentDays(app: String, subject: String) -> PostgresQuery {
+        var binds = PostgresBindings()
+        binds.append(app)
+        binds.append(subject)
+        return PostgresQuery(
+            unsafeSQL: """
+                WITH firsts AS (
+                    SELECT DISTINCT ON (f.body->>'experiment', f.body->>'variant', f.body->>'subject')
+                        f.body->>'experiment' AS experiment, f.body->>'variant' AS variant, \(InsightsSchema.day("p.time")) AS day
+                    FROM facts f JOIN pushes p ON p.app = f.app AND p.account = f.account AND p.device = f.device AND p.seq = f.seq
+                    WHERE f.app = $1 AND f.account = $2 AND f.kind = 'assigned'
+                        AND EXISTS (
+                            SELECT 1 FROM insight_arm_firsts x
+                            WHERE x.app = $1 AND x.experiment = f.body->>'experiment' AND x.variant = f.body->>'variant'
+                                AND x.milestone = 'assigned' AND x.step = '' AND x.subject = f.body->>'subject')
+                    ORDER BY f.body->>'experiment', f.body->>'variant', f.body->>'subject', p.time, f.seq, f.idx
+                ),
+                fixed AS (
+                    UPDATE insight_arm_days a SET subjects = a.subjects - g.n
+                    FROM (SELECT experiment, variant, day, count(*) AS n FROM firsts GROUP BY 1, 2, 3) g
+                    WHERE a.app = $1 AND a.experiment = g.experiment AND a.variant = g.variant AND a.day = g.day
+                    RETURNING g.n
+                )
+                SELECT coalesce(sum(n), 0)::bigint FROM fixed
+                """, binds: binds)
+    }
+}
