@@ -26,7 +26,9 @@ extension InsightsPage {
         }
         for label in xLabels {
             let x = points > 1 ? 60 + Int((Double(label.index) * 570 / Double(points - 1)).rounded()) : 60
-            html.raw("<line x1=\"\(x)\" y1=\"140\" x2=\"\(x)\" y2=\"144\" class=\"axis\"/><text x=\"\(x)\" y=\"158\" class=\"value middle\">")
+            // The last label ends at its tick, so it stays inside the chart.
+            let anchor = points > 1 && label.index == points - 1 ? "end" : "middle"
+            html.raw("<line x1=\"\(x)\" y1=\"140\" x2=\"\(x)\" y2=\"144\" class=\"axis\"/><text x=\"\(x)\" y=\"158\" class=\"value \(anchor)\">")
                 .text(label.label).raw("</text>")
         }
         html.raw("<text x=\"12\" y=\"80\" class=\"value middle\" transform=\"rotate(-90 12 80)\">").text(yTitle).raw("</text>")

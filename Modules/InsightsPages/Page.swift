@@ -235,7 +235,7 @@ public struct InsightsPage: Sendable {
         _ rows: [(label: String, value: Double, shown: String, interval: ClosedRange<Double>?)], scale: Double, title: String,
         id: String, into html: HTML
     ) {
-        let span = chartWidth - labelWidth - 70
+        let span = chartWidth - labelWidth - 95
         let height = rows.count * 28 + 8
         html.raw("<svg role=\"img\" aria-labelledby=\"\(id)-svg\" viewBox=\"0 0 640 \(height)\" width=\"640\" height=\"\(height)\">\n")
         html.raw("<title id=\"\(id)-svg\">").text(title).raw("</title>\n")

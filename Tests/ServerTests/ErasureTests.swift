@@ -41,12 +41,37 @@ struct ErasureTests {
                     "SELECT v || ' ' || n FROM (SELECT body->>'variant' AS v, count(DISTINCT body->>'subject') AS n FROM facts WHERE app = 'growth' AND kind = 'assigned' GROUP BY 1) t ORDER BY v"))
     }
 
+    /// The journeys' aggregates (v16) against the facts that remain: starts, each step's reaches,
+    /// standings, every split's starts, stage times, and first assignments by day.
+    static func journeysRecountMatch(_ server: ServerProcess) throws {
+        func rows(_ sql: String) throws -> [String] { try server.sql(sql) }
+        let started = "SELECT DISTINCT account FROM facts WHERE app = 'growth' AND flow = 'welcome' AND kind = 'flowStarted'"
+        #expect(
+            try rows("SELECT split || ' ' || sum(subjects) FROM insight_cohorts WHERE app = 'growth' AND flow = 'welcome' AND measure = 'started' GROUP BY split HAVING sum(subjects) <> 0 ORDER BY split")
+                == journeySplits.map { "\($0) \(try rows("SELECT count(*) FROM (\(started)) s").first ?? "")" })
+        #expect(
+            try rows("SELECT step || ' ' || sum(subjects) FROM insight_cohorts WHERE app = 'growth' AND flow = 'welcome' AND split = 'all' AND measure = 'step' GROUP BY step HAVING sum(subjects) <> 0 ORDER BY step")
+                == rows("SELECT step || ' ' || count(DISTINCT account) FROM facts WHERE app = 'growth' AND flow = 'welcome' AND kind = 'stepEntered' AND account IN (\(started)) GROUP BY step ORDER BY step"))
+        #expect(
+            try rows("SELECT measure || ' ' || step || ' ' || sum(subjects) FROM insight_cohorts WHERE app = 'growth' AND flow = 'welcome' AND split = 'all' AND measure IN ('waiting', 'skipped') GROUP BY measure, step HAVING sum(subjects) <> 0 ORDER BY 1")
+                == rows("SELECT CASE WHEN skipped_step IS NULL THEN 'waiting ' || furthest_step ELSE 'skipped ' || skipped_step END || ' ' || count(*) FROM insight_journeys WHERE app = 'growth' AND flow = 'welcome' AND NOT (completed AND skipped_step IS NULL) GROUP BY skipped_step, furthest_step ORDER BY 1"))
+        #expect(
+            try rows("SELECT sum(subjects) FROM insight_stage_times WHERE app = 'growth' AND flow = 'welcome'")
+                == rows("SELECT count(*) FROM insight_firsts WHERE app = 'growth' AND flow = 'welcome' AND cohort AND millis IS NOT NULL"))
+        #expect(
+            try rows("SELECT variant || ' ' || sum(subjects) FROM insight_arm_days WHERE app = 'growth' GROUP BY variant HAVING sum(subjects) > 0 ORDER BY variant")
+                == rows("SELECT v || ' ' || n FROM (SELECT body->>'variant' AS v, count(DISTINCT body->>'subject') AS n FROM facts WHERE app = 'growth' AND kind = 'assigned' GROUP BY 1) t ORDER BY v"))
+    }
+
+    static let journeySplits = ["accessibility", "all", "app", "catalog", "device", "locale", "variant"]
+
     @Test func erasingSubjectsCorrectsEveryCountAndLeavesNoRowOfThem() async throws {
         let server = try ServerProcess()
         let owner = try server.operatorCredential()
         let population = DashboardTests.Population(app: "growth", count: 60, seed: 44)
         try await population.push(to: server)
         try await Self.recountMatches(server, owner: owner)
+        try Self.journeysRecountMatch(server)
 
         // Export first: the account itself, with its own token, and an owner; no one else.
         let victim = try #require(population.accounts.first { $0.reached >= 3 && $0.devices.count > 1 })
@@ -74,12 +99,14 @@ struct ErasureTests {
         #expect(byCommand.status == 0, "\(byCommand.stderr)")
         #expect(byCommand.stdout.contains("erased"))
         try await Self.recountMatches(server, owner: owner)
+        try Self.journeysRecountMatch(server)
 
         // Nothing of them is left in any table.
         let list = erasedIDs.map { "'\($0)'" }.joined(separator: ",")
         for (table, column) in [
             ("pushes", "account"), ("facts", "account"), ("account_flows", "account"), ("unplanned_facts", "account"),
             ("insight_firsts", "subject"), ("insight_assignments", "account"), ("budget_counts", "account"),
+            ("insight_journeys", "subject"),
         ] {
             #expect(try server.sql("SELECT count(*) FROM \(table) WHERE \(column) IN (\(list))") == ["0"], "\(table)")
         }
