@@ -270,7 +270,7 @@ struct Dashboard: Sendable {
         Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
     }
 
-    static let footer = "onboarding-server \(OnboardingVersion.current) · counts are of first reaches, by day (UTC)"
+    static let footer = "onboarding-server \(OnboardingVersion.current) · days are UTC; each page says what it counts"
 
     static func messagePage(_ title: String, _ message: String) -> InsightsPage {
         InsightsPage(

@@ -76,6 +76,7 @@ extension Insights {
             var started = JourneyStage(measure: "started", step: "", index: 0, reached: 0, skipped: 0, waiting: 0, times: [])
             var completed = JourneyStage(measure: "completed", step: "", index: Int64.max, reached: 0, skipped: 0, waiting: 0, times: [])
             var steps: [String: JourneyStage] = [:]
+            /// The stage a row is about: completed, the start (no step), or its step.
             func update(_ measure: String, _ step: String, _ body: (inout JourneyStage) -> Void) {
                 if measure == "completed" { body(&completed) } else if step.isEmpty { body(&started) } else {
                     var stage = steps[step] ?? JourneyStage(measure: "step", step: step, index: Int64.max, reached: 0, skipped: 0, waiting: 0, times: [])
@@ -92,15 +93,17 @@ extension Insights {
                 """, logger: logger)
             for try await (measure, step, index, count) in counts.decode((String, String, Int64, Int64).self) {
                 let count = Int(count)
-                update(measure == "started" || measure == "step" || measure == "completed" ? measure : (step.isEmpty ? "started" : "step"), step) {
-                    switch measure {
-                    case "started", "step", "completed":
+                // `waiting` and `skipped` rows name the stage by its step ('' for the start).
+                switch measure {
+                case "started", "completed": update(measure, step) { $0.reached += count }
+                case "step":
+                    update(measure, step) {
                         $0.reached += count
-                        if measure == "step" { $0.index = min($0.index, index) }
-                    case "skipped": $0.skipped += count
-                    case "waiting": $0.waiting += count
-                    default: break
+                        $0.index = min($0.index, index)
                     }
+                case "skipped": update("step", step) { $0.skipped += count }
+                case "waiting": update("step", step) { $0.waiting += count }
+                default: break
                 }
             }
             let times = try await connection.query(

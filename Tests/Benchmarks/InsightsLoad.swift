@@ -109,7 +109,7 @@ struct InsightsLoad {
             if let existing = try await people.person("bench"), !existing.credentials.isEmpty {
                 return try await people.rotate("bench", days: 1, by: .commandLine(), now: now)!
             }
-            return try await people.grant(.viewer, in: .everyApp, to: "bench", identity: nil, days: 1, by: .commandLine(), now: now)
+            return try await people.grant(.editor, in: .everyApp, to: "bench", identity: nil, days: 1, by: .commandLine(), now: now)
                 .newCredential!
         }
         let admin = await signer.sign(credential.claims)
@@ -148,7 +148,7 @@ struct InsightsLoad {
             ("dashboard: drill-down, skipped at step5, a later page",
                 "/dashboard/apps/\(app)/flows/welcome/subjects?step=step5&standing=skipped&after=a5", true),
             ("dashboard: drill-down, a 30-day range", "/dashboard/apps/\(app)/flows/welcome/subjects?step=step7&standing=skipped&from=2025-12-01&to=2025-12-30", true),
-            ("dashboard: a subject's timeline", "/dashboard/apps/\(app)/subjects/a123457", true),
+            ("dashboard: a subject's timeline", "/dashboard/apps/\(app)/subjects/a\(accounts / 2 + 7)", true),
             ("GET /v1/apps/{app}/report", "/v1/apps/\(app)/report", false),
             ("GET /v1/apps/{app}/report?by=variant", "/v1/apps/\(app)/report?by=variant", false),
         ]
