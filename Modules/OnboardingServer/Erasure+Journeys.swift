@@ -8,10 +8,7 @@ extension Erasure {
     /// reach counted in its cohort (`insight_firsts.cohort`), its standing (waiting where it is, or
     /// skipped where it skipped), and its stage times. Answers the journeys removed.
     static func journeys(app: String, subject: String) -> PostgresQuery {
-        var binds = PostgresBindings()
-        binds.append(app)
-        binds.append(subject)
-        return PostgresQuery(
+        PostgresQuery(
             unsafeSQL: """
                 WITH j AS (DELETE FROM insight_journeys WHERE app = $1 AND subject = $2 RETURNING *),
                 reach AS (
@@ -47,16 +44,13 @@ extension Erasure {
                     RETURNING 1
                 )
                 SELECT count(*)::bigint FROM j
-                """, binds: binds)
+                """, binds: bindings(app, subject))
     }
 
     /// Takes the first assignments of the subject's experiment subjects out of the days they were
     /// counted on (the day of the earliest `assigned` fact of each, as the catch-up counted it).
     static func assignmentDays(app: String, subject: String) -> PostgresQuery {
-        var binds = PostgresBindings()
-        binds.append(app)
-        binds.append(subject)
-        return PostgresQuery(
+        PostgresQuery(
             unsafeSQL: """
                 WITH firsts AS (
                     SELECT DISTINCT ON (f.body->>'experiment', f.body->>'variant', f.body->>'subject')
@@ -76,6 +70,14 @@ extension Erasure {
                     RETURNING g.n
                 )
                 SELECT coalesce(sum(n), 0)::bigint FROM fixed
-                """, binds: binds)
+                """, binds: bindings(app, subject))
+    }
+
+    /// `$1` the app, `$2` the subject.
+    private static func bindings(_ app: String, _ subject: String) -> PostgresBindings {
+        var binds = PostgresBindings()
+        binds.append(app)
+        binds.append(subject)
+        return binds
     }
 }
