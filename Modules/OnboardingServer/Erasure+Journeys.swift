@@ -47,29 +47,25 @@ extension Erasure {
                 """, binds: bindings(app, subject))
     }
 
-    /// Takes the first assignments of the subject's experiment subjects out of the days they were
-    /// counted on (the day of the earliest `assigned` fact of each, as the catch-up counted it).
+    /// Takes the first assignments of the account's experiment subjects (as its devices reported
+    /// them, `insight_assignments`) off the days they were counted on (`insight_arm_first_days`,
+    /// v17). Answers the first assignments removed.
     static func assignmentDays(app: String, subject: String) -> PostgresQuery {
         PostgresQuery(
             unsafeSQL: """
-                WITH firsts AS (
-                    SELECT DISTINCT ON (f.body->>'experiment', f.body->>'variant', f.body->>'subject')
-                        f.body->>'experiment' AS experiment, f.body->>'variant' AS variant, \(InsightsSchema.day("p.time")) AS day
-                    FROM facts f JOIN pushes p ON p.app = f.app AND p.account = f.account AND p.device = f.device AND p.seq = f.seq
-                    WHERE f.app = $1 AND f.account = $2 AND f.kind = 'assigned'
-                        AND EXISTS (
-                            SELECT 1 FROM insight_arm_firsts x
-                            WHERE x.app = $1 AND x.experiment = f.body->>'experiment' AND x.variant = f.body->>'variant'
-                                AND x.milestone = 'assigned' AND x.step = '' AND x.subject = f.body->>'subject')
-                    ORDER BY f.body->>'experiment', f.body->>'variant', f.body->>'subject', p.time, f.seq, f.idx
+                WITH gone AS (
+                    DELETE FROM insight_arm_first_days d
+                    WHERE d.app = $1 AND d.subject IN (
+                        SELECT DISTINCT a.subject FROM insight_assignments a WHERE a.app = $1 AND a.account = $2)
+                    RETURNING d.experiment, d.variant, d.day
                 ),
                 fixed AS (
                     UPDATE insight_arm_days a SET subjects = a.subjects - g.n
-                    FROM (SELECT experiment, variant, day, count(*) AS n FROM firsts GROUP BY 1, 2, 3) g
+                    FROM (SELECT experiment, variant, day, count(*) AS n FROM gone GROUP BY 1, 2, 3) g
                     WHERE a.app = $1 AND a.experiment = g.experiment AND a.variant = g.variant AND a.day = g.day
-                    RETURNING g.n
+                    RETURNING 1
                 )
-                SELECT coalesce(sum(n), 0)::bigint FROM fixed
+                SELECT count(*)::bigint FROM gone
                 """, binds: bindings(app, subject))
     }
 

@@ -163,6 +163,8 @@ public enum PostgresSchema {
         ("v15-archived-flows", FlowArchive.v15),
         // Journeys: cohorts, splits, stage times, standings, assignment days (InsightsSchema.v16).
         ("v16-journeys", InsightsSchema.v16),
+        // A journey is its first run only: its end, replays left out; assignment days kept (InsightsSchema.v17).
+        ("v17-journey-ends", InsightsSchema.v17),
     ]
 
     /// An arbitrary constant: the advisory lock that serialises migrations across processes.

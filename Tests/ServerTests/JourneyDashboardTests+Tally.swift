@@ -13,6 +13,8 @@ extension JourneyDashboardTests {
         var indexes: [String: Int] = [:]
         var completedAt: Double?
         var skippedAt: String?
+        /// The first run's first ending: nothing after it counts in the journey (v17).
+        var endedAt: Double?
         var furthest: String = ""
         var variant: String?
         var facts = 0
@@ -31,22 +33,22 @@ extension JourneyDashboardTests {
             journey.facts += facts.count
             for fact in facts where fact["flow"] as? String == flow {
                 switch fact["fact"] as? String {
-                case "flowStarted": if journey.start == nil { journey.start = time }
-                case "stepEntered":
+                case "flowStarted":
+                    if journey.start == nil, fact["replay"] as? Bool != true { journey.start = time }
+                case "stepEntered" where journey.endedAt == nil:
                     let step = fact["step"] as? String ?? ""
                     let index = fact["index"] as? Int ?? 0
                     if journey.reaches[step] == nil { journey.reaches[step] = time }
                     journey.indexes[step] = min(journey.indexes[step] ?? index, index)
-                    if journey.start != nil, journey.completedAt == nil, journey.skippedAt == nil, index > furthestIndex {
+                    if journey.start != nil, index > furthestIndex {
                         furthestIndex = index
                         journey.furthest = step
                     }
-                case "flowEnded":
+                case "flowEnded" where journey.start != nil && journey.endedAt == nil:
+                    journey.endedAt = time
                     let ending = fact["ending"] as? String
-                    if ending == "completed", journey.completedAt == nil, journey.start != nil { journey.completedAt = time }
-                    if ending == "skipped" || ending == "dismissed", journey.completedAt == nil, journey.skippedAt == nil, journey.start != nil {
-                        journey.skippedAt = journey.furthest
-                    }
+                    if ending == "completed" { journey.completedAt = time }
+                    if ending == "skipped" || ending == "dismissed" { journey.skippedAt = journey.furthest }
                 case "assigned": journey.variant = journey.variant ?? fact["variant"] as? String
                 default: break
                 }

@@ -1,0 +1,54 @@
+import OnboardingServer
+import Testing
+
+/// Landed migrations are never edited (Docs/Architecture.md): a database that applied one keeps what
+/// it applied, so a changed text would leave databases migrated before and after the change
+/// different. Each landed server migration's statements are held to the fingerprint they landed
+/// with; a new migration adds its line here when it lands. (The fingerprint is FNV-1a over the
+/// statements' UTF-8, each followed by a zero byte: stable across runs and platforms, unlike
+/// `hashValue`.)
+@Suite struct MigrationFreezeTests {
+    static let landed: [(id: String, fingerprint: UInt64)] = [
+        ("v1-pushes-facts-account-flows", 0xac357ef4dd42e782),
+        ("v2-token-cutoffs", 0x33710918a81a51b8),
+        ("v3-catalogs", 0xe4ea3f727f37734c),
+        ("v4-insights", 0x44a18299e9153ad6),
+        ("v5-dashboard-sessions", 0x7363ec3982a1be12),
+        ("v6-standings-per-connection", 0x74ecd2b45ff1a965),
+        ("v7-display-budget", 0x4f9000bad1acd588),
+        ("v8-facts-by-key-only", 0x9fc372db38386496),
+        ("v9-control-plane", 0xa239e396730bdec7),
+        ("v10-watermark-per-database", 0xd93ccb4627a1b10),
+        ("v11-enrollment-keys-installs", 0x8acec174839552f3),
+        ("v12-unplanned-facts", 0x2d30f00a172f8439),
+        ("v13-erasure-indexes", 0x7be022f8181086fe),
+        ("v14-fact-retention", 0x6412339df23f99f7),
+        ("v15-archived-flows", 0x8a07ce26521daae0),
+        ("v16-journeys", 0x5d63d63d709ea950),
+    ]
+
+    static func fingerprint(_ statements: [String]) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for statement in statements {
+            for byte in statement.utf8 + [0] {
+                hash ^= UInt64(byte)
+                hash = hash &* 0x0000_0100_0000_01b3
+            }
+        }
+        return hash
+    }
+
+    @Test func everyLandedServerMigrationIsAsItLanded() {
+        let migrations = PostgresSchema.history.migrations
+        #expect(migrations.count >= Self.landed.count, "a landed migration was removed")
+        for (landed, migration) in zip(Self.landed, migrations) {
+            #expect(migration.id == landed.id, "migration \(landed.id) was renamed or moved")
+            #expect(
+                Self.fingerprint(migration.statements) == landed.fingerprint,
+                "migration \(landed.id) changed after it landed: write a new migration instead")
+        }
+        for migration in migrations.dropFirst(Self.landed.count) {
+            print("MigrationFreezeTests: a new migration; once it lands, add (\"\(migration.id)\", 0x\(String(Self.fingerprint(migration.statements), radix: 16))) to `landed`")
+        }
+    }
+}
