@@ -70,7 +70,9 @@ public struct CatalogHistory: Sendable {
     public var versions: [Int] { releases.keys.sorted() }
 
     /// Every problem of the history and of today's catalog against it (see the type).
-    public func problems(today: CatalogDocument) -> [CatalogProblem] {
+    /// - Parameter allowingGapsBelow: versions below it may be missing (a list of live publications
+    ///   leaves withdrawn versions out); one at or above it is still a gap.
+    public func problems(today: CatalogDocument, allowingGapsBelow: Int? = nil) -> [CatalogProblem] {
         var problems = readProblems
         let catalog = today.catalog
         let version = catalog.version
@@ -90,16 +92,16 @@ public struct CatalogHistory: Sendable {
                 )
             }
             let first = versions.first ?? newest
-            for missing in first..<max(first, version) where releases[missing] == nil {
+            for missing in first..<max(first, version) where releases[missing] == nil && missing >= (allowingGapsBelow ?? 0) {
                 add(
                     .missingRelease, nil, nil, "version",
-                    "\(product)'s catalog is version \(version), but version \(missing) was never recorded: record each version when it ships (scripts/record-catalog) before raising the version"
+                    "\(product)'s catalog is version \(version), but version \(missing) is in no history given: if it shipped in a binary, record it (scripts/record-catalog); if it was published, check against the server's list (--published FILE, the JSON of GET /v1/apps/APP/catalogs); else give this document version \(missing)"
                 )
             }
         } else if version > 1 {
             add(
                 .missingRelease, nil, nil, "version",
-                "\(product)'s catalog is version \(version), but no earlier version was recorded: record each version when it ships (scripts/record-catalog)"
+                "\(product)'s catalog is version \(version), but no earlier version is in any history given: if one shipped in a binary, record it (scripts/record-catalog); if one was published, check against the server's list (--published FILE)"
             )
         }
         // Today's catalog against the recorded document of its own version.

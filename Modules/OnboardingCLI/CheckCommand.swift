@@ -20,7 +20,9 @@ struct Check: AsyncParsableCommand {
             "Check the catalog: references that name nothing (gates, fields, flows, actions, context keys, effects, payload keys, requests), unreachable steps, dead ends, and its release history (a change without a new version, a step of any shipped version nothing places).",
         discussion: """
             With --catalog FILE, check that document as if it were this build's catalog (against this \
-            binary's vocabulary and history). With --against DB, also forecast the release: per flow and \
+            binary's vocabulary and history). With --published FILE (the server's list, as `GET \
+            /v1/apps/APP/catalogs` answers it), the versions published but not compiled in are history \
+            too. With --against DB, also forecast the release: per flow and \
             step, how many users (or installs) stored in DB stay, move, restart or finish. Files are only \
             read. Exit status 0 when the catalog is coherent, 1 when it has problems (each on its own line, \
             with its place in the catalog document).
@@ -39,6 +41,14 @@ struct Check: AsyncParsableCommand {
         completion: .file(extensions: ["json"]))
     var catalogFile: String?
 
+    @Option(
+        name: .customLong("published"),
+        help: ArgumentHelp(
+            "The server's published catalogs (the JSON of GET /v1/apps/APP/catalogs): their versions are history too.",
+            valueName: "file"),
+        completion: .file(extensions: ["json"]))
+    var publishedFile: String?
+
     func run() async throws {
         let cli = CLIEnvironment.current
         let catalogs = CatalogSources(cli)
@@ -54,7 +64,11 @@ struct Check: AsyncParsableCommand {
             problems = product.problems
             document = product.document
         }
-        problems += catalogs.history.problems(today: document)
+        let published = try publishedFile.map { try catalogs.published($0) }
+        let history = published.map(\.history) ?? catalogs.history
+        // The live list leaves withdrawn versions out: a version missing below the newest published
+        // one may be one (the server, which keeps every version, checks them when it publishes).
+        problems += history.problems(today: document, allowingGapsBelow: published?.newest)
         // Bad translations are among the catalog's problems already; these still run (fallback).
         problems += document.catalog.translationProblems.filter { $0.kind != .badTranslation }
         let fingerprint = try document.fingerprint()
@@ -63,13 +77,13 @@ struct Check: AsyncParsableCommand {
         let forecast = try against.map { path in
             ReleaseForecast(engine: product.engine, stored: try Self.storedFlows(in: path, app: catalog.app))
         }
-        let history = catalogs.history.versions
+        let versions = history.versions
         if root.options.json {
             var body: [String: TourValue] = [
                 "app": .string(catalog.app), "catalogVersion": .int(catalog.version),
                 "fingerprint": .string(fingerprint),
                 "flows": .int(catalog.flows.count), "steps": .int(steps),
-                "recordedVersions": .list(history.map(TourValue.int)),
+                "recordedVersions": .list(versions.map(TourValue.int)),
                 "problems": .list(
                     problems.map { problem in
                         var object: [String: TourValue] = [
@@ -82,6 +96,7 @@ struct Check: AsyncParsableCommand {
                     }),
             ]
             if let catalogFile { body["document"] = .string(catalogFile) }
+            if let published { body["publishedVersions"] = .list(published.versions.map(TourValue.int)) }
             if let against, let forecast {
                 body["against"] = [
                     "database": .string(against), "forecast": try TourValueEncoder().encode(forecast),
@@ -89,10 +104,14 @@ struct Check: AsyncParsableCommand {
             }
             Output.document(try TourValue.object(body).jsonText())
         } else {
-            let recorded =
-                history.isEmpty
+            var recorded =
+                versions.isEmpty
                 ? "no version recorded"
-                : "recorded \(history.count == 1 ? "version" : "versions") \(history.map(String.init).joined(separator: ", "))"
+                : "recorded \(versions.count == 1 ? "version" : "versions") \(versions.map(String.init).joined(separator: ", "))"
+            if let published {
+                recorded += published.versions.isEmpty
+                    ? " (none published)" : " (published: \(published.versions.map(String.init).joined(separator: ", ")))"
+            }
             let version =
                 "catalog version \(catalog.version), fingerprint \(CatalogDocument.short(fingerprint)); \(recorded)"
             let name =
