@@ -17,6 +17,10 @@ public struct PublicationCheck: Sendable {
     public let canonicalText: String?
     /// Every problem, each a sentence naming its place; empty when the document may be used.
     public let problems: [String]
+    /// The same problems of a document that reads, with their flow, step and path (the studio
+    /// shows each beside what it concerns); those of a document that does not read are only in
+    /// ``problems``.
+    public let catalogProblems: [CatalogProblem]
 
     /// - Parameter allowingGaps: whether versions may be missing between the earlier ones and this
     ///   one. A device knows only the versions compiled into it and those it was sent (a withdrawn
@@ -31,6 +35,7 @@ public struct PublicationCheck: Sendable {
             self.document = nil
             canonicalText = nil
             problems = ["not a catalog document this build reads: \(error)"]
+            catalogProblems = []
             return
         }
         self.document = document
@@ -39,12 +44,14 @@ public struct PublicationCheck: Sendable {
         if canonicalText == nil { problems.append("the document holds a number that is not finite") }
         guard document.catalog.app == app else {
             self.problems = problems + ["the document is \(document.catalog.app)'s catalog, not \(app)'s"]
+            catalogProblems = []
             return
         }
-        problems += document.catalog.problems(declaring: vocabulary).map(\.description)
-        problems += CatalogHistory(earlier, app: app).problems(today: document)
-            .filter { !allowingGaps || $0.kind != .missingRelease }.map(\.description)
-        self.problems = problems
+        let structured = document.catalog.problems(declaring: vocabulary)
+            + CatalogHistory(earlier, app: app).problems(today: document)
+            .filter { !allowingGaps || $0.kind != .missingRelease }
+        catalogProblems = structured
+        self.problems = problems + structured.map(\.description)
     }
 
     public var isAccepted: Bool { problems.isEmpty && document != nil && canonicalText != nil }

@@ -57,5 +57,12 @@ final class HTML {
         a:focus-visible,button:focus-visible,input:focus-visible,main:focus-visible{outline:3px solid var(--focus);outline-offset:2px}
         form.filter{display:flex;gap:.5rem;align-items:center;flex-wrap:wrap;margin:1rem 0}input{font:inherit;padding:.2rem .4rem}
         button{font:inherit;padding:.25rem .8rem;cursor:pointer}.sign-out{margin-left:auto}
+        .field{margin:.5rem 0;max-width:48rem}.field label{display:block;font-weight:600}textarea{font:inherit;width:100%;padding:.3rem .4rem}
+        .problem{color:#b3261e;margin:.2rem 0}@media (prefers-color-scheme:dark){.problem{color:#ff938a}}
+        textarea[aria-invalid]{border:2px solid #b3261e}textarea:focus-visible,select:focus-visible{outline:3px solid var(--focus);outline-offset:2px}
+        .device{width:24rem;max-width:100%;border:10px solid var(--fg);border-radius:2rem;padding:1.5rem 1.25rem;margin:.5rem 0}
+        .device .progress{color:var(--muted);margin:0}.device .card-title{font-size:1.4em;font-weight:700;margin:.4rem 0}
+        .device .hint{color:var(--muted)}.device .action{display:block;border:1px solid var(--bar);border-radius:.6rem;padding:.5rem;margin:.5rem 0;text-align:center}
+        \(InsightsPage.textSizeRules)
         """
 }

@@ -99,6 +99,10 @@ public struct InsightsPage: Sendable {
         case links(String, [Link])
         case form(Form)
         case text(String)
+        /// The studio: a form of texts with problems beside their fields.
+        case editor(TextEditor)
+        /// The studio: a card as a device shows it.
+        case card(CardPreview)
     }
 
     public var title: String
@@ -227,6 +231,8 @@ public struct InsightsPage: Sendable {
             }
             html.raw("<button type=\"submit\">").text(form.submit).raw("</button></form>\n")
         case .text(let text): html.raw("<p>").text(text).raw("</p>\n")
+        case .editor(let editor): renderEditor(editor, id: id, into: html)
+        case .card(let card): renderCard(card, id: id, into: html)
         }
     }
 

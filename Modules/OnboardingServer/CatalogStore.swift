@@ -143,6 +143,18 @@ public struct CatalogStore: Sendable {
         }
     }
 
+    /// What ``publish(app:text:rollout:signatures:by:at:)`` would say of `text`'s content, without
+    /// storing anything or asking for a signature: the studio's live check of a draft. Nil when no
+    /// compiled catalog of `app` is registered (there is no vocabulary to check against).
+    public func check(app: String, text: String) async throws -> PublicationCheck? {
+        let existing = try await all(app: app)
+        guard let binary = existing.last(where: { $0.source == .compiled }),
+            let vocabulary = try? CatalogDocument(text: binary.document).vocabulary
+        else { return nil }
+        let version = (try? CatalogDocument(text: text))?.catalog.version
+        return PublicationCheck(text: text, app: app, earlier: Self.recorded(existing, before: version), vocabulary: vocabulary)
+    }
+
     /// Withdraws a publication (a rollback): devices stop choosing it on their next pull, and a run
     /// on a step it added goes by its flow's declared policy. Nil when no such publication is live.
     public func withdraw(app: String, version: Int, by actor: Actor, at time: Double) async throws -> Entry? {

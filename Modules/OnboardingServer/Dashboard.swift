@@ -121,6 +121,7 @@ struct Dashboard: Sendable {
         }
         addSubjects(to: router)
         addPeople(to: router)
+        addStudio(to: router)
         // Any other path under /dashboard: a page of its own saying which pages there are (after
         // the session check, so it tells no one without a session what exists). The router reads
         // "/dashboard/" as "/dashboard".
@@ -128,7 +129,7 @@ struct Dashboard: Sendable {
             await signedIn(request, context) { _ in
                 throw DashboardError(
                     .notFound,
-                    "There is no such dashboard page. The pages are /dashboard, /dashboard/apps/APP, /dashboard/apps/APP/flows/FLOW, /dashboard/apps/APP/flows/FLOW/subjects, /dashboard/apps/APP/subjects/SUBJECT, /dashboard/apps/APP/people and /dashboard/audit.")
+                    "There is no such dashboard page. The pages are /dashboard, /dashboard/apps/APP, /dashboard/apps/APP/flows/FLOW, /dashboard/apps/APP/flows/FLOW/subjects, /dashboard/apps/APP/subjects/SUBJECT, /dashboard/apps/APP/people, /dashboard/apps/APP/studio (and its drafts) and /dashboard/audit.")
             }
         }
     }

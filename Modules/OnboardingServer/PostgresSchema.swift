@@ -165,6 +165,8 @@ public enum PostgresSchema {
         ("v16-journeys", InsightsSchema.v16),
         // A journey is its first run only: its end, replays left out; assignment days kept (InsightsSchema.v17).
         ("v17-journey-ends", InsightsSchema.v17),
+        // The studio's drafts, a revision per save (CatalogDrafts.v18).
+        ("v18-catalog-drafts", CatalogDrafts.v18),
     ]
 
     /// An arbitrary constant: the advisory lock that serialises migrations across processes.

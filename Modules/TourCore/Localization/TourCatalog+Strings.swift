@@ -31,6 +31,28 @@ extension TourCatalog {
         return catalog
     }
 
+    /// The catalog's own (source-language) text `id` (an id of ``sourceTexts``), or nil.
+    public func text(_ id: String) -> String? {
+        var copy = self
+        var found: String?
+        copy.forEachText { textID, text in if textID == id { found = text } }
+        return found
+    }
+
+    /// Replaces the catalog's own text `id` (an id of ``sourceTexts`` other than the engine's);
+    /// false when the catalog has no text with that id. Translations are left as they are (one made
+    /// from the old text is then stale, as `translationProblems` says).
+    public mutating func setText(_ id: String, to newText: String) -> Bool {
+        var found = false
+        forEachText { textID, text in
+            if textID == id {
+                text = newText
+                found = true
+            }
+        }
+        return found
+    }
+
     /// An engine text (``EngineText``) in the catalog's locale.
     func engineText(_ id: String) -> String {
         let english = EngineText.english.first { $0.id == id }?.text ?? id

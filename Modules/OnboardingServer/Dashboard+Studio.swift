@@ -1,0 +1,151 @@
+import AccountSync
+import CatalogDocuments
+import Foundation
+import HTTPTypes
+import Hummingbird
+import InsightsPages
+import TourCodec
+import TourCore
+
+/// The studio (issue 46): an app's catalogs and drafts, a draft's flows and steps with every text
+/// per locale, edited in forms (each save a new revision, audited), checked as publishing checks,
+/// previewed as the engine shows each card, and diffed against the live version. Viewers read;
+/// editors start and save drafts.
+extension Dashboard {
+    func addStudio(to router: Router<ServerRequestContext>) {
+        router.get("/dashboard/apps/:app/studio") { request, context in
+            await signedIn(request, context) { access in
+                let app = try Self.name(context, "app", access: access)
+                return try await studioPage(app, access: access)
+            }
+        }
+        // Start a draft from a stored version.
+        router.post("/dashboard/apps/:app/studio/drafts") { request, context in
+            await changingDrafts(request, context) { app, fields, actor, _ in
+                guard let base = fields["from"].flatMap(Int.init) else {
+                    throw DashboardError(.badRequest, "Choose the version the draft starts from.")
+                }
+                let entries = try await withDeadline(Routes.requestDeadline) { try await catalogs.all(app: app) }
+                guard let entry = entries.last(where: { $0.version == base }),
+                    let document = try? CatalogDocument(text: entry.document)
+                else {
+                    let versions = entries.map { String($0.version) }
+                    throw DashboardError(
+                        .badRequest,
+                        "\(app) has no stored version \(base); a draft starts from one of \(versions.isEmpty ? "none (register the app's compiled catalog first)" : versions.joined(separator: ", ")).")
+                }
+                let next = (entries.map(\.version).max() ?? base) + 1
+                let text = try StudioDraft(document: document).versioned(next).text()
+                let draft = try await withDeadline(Routes.requestDeadline) {
+                    try await CatalogDrafts(client: store.client, logger: logger).create(
+                        app: app, document: text, basedOn: base, by: actor, at: Date().timeIntervalSince1970)
+                }
+                return Self.seeOther("/dashboard/apps/\(app)/studio/drafts/\(draft.draft)")
+            }
+        }
+        router.get("/dashboard/apps/:app/studio/drafts/:draft") { request, context in
+            await signedIn(request, context) { access in
+                let app = try Self.name(context, "app", access: access)
+                let revision = try await draft(app, context)
+                let query = request.uri.queryParameters
+                return try await draftPage(
+                    revision, access: access, flow: query.get("flow"), step: query.get("step"),
+                    saved: query.get("saved").flatMap(Int.init))
+            }
+        }
+        // Save texts: a new revision, if the form was made from the newest one.
+        router.post("/dashboard/apps/:app/studio/drafts/:draft/texts") { request, context in
+            await changingDrafts(request, context) { app, fields, actor, _ in
+                let current = try await draft(app, context)
+                guard let after = fields["revision"].flatMap(Int.init) else {
+                    throw DashboardError(.badRequest, "The form lacks the revision it was made from; reload the draft.")
+                }
+                let edited: (document: CatalogDocument, changes: [String])
+                do {
+                    edited = try StudioDraft(document: try CatalogDocument(text: current.document)).applying(fields)
+                } catch let refusal as StudioDraft.Refusal {
+                    throw DashboardError(.badRequest, refusal.message + " Nothing was saved.")
+                }
+                let place = Self.place(fields)
+                guard !edited.changes.isEmpty else { return Self.seeOther(Self.draftPath(current, place) + "#editor") }
+                let note = edited.changes.joined(separator: ", ")
+                let saved = try await withDeadline(Routes.requestDeadline) {
+                    try await CatalogDrafts(client: store.client, logger: logger).save(
+                        app: app, draft: current.draft, after: after, document: try edited.document.text(),
+                        note: String(note.prefix(500)), by: actor, at: Date().timeIntervalSince1970)
+                }
+                switch saved {
+                case .saved(let revision):
+                    return Self.seeOther(Self.draftPath(revision, place, saved: revision.revision) + "#editor")
+                case .stale(let newest):
+                    throw DashboardError(
+                        .conflict,
+                        "Revision \(newest) of this draft was saved after the one this form was made from (\(after)), so nothing was saved: reload the draft, then make your change again.")
+                case .noSuchDraft: throw DashboardError(.notFound, "\(app) has no draft \(current.draft).")
+                case .full:
+                    throw DashboardError(
+                        .badRequest, "This draft has \(CatalogDrafts.maximumRevisions) revisions, the most a draft keeps: start a new draft from it.")
+                }
+            }
+        }
+        router.get("/dashboard/apps/:app/studio/drafts/:draft/preview") { request, context in
+            await signedIn(request, context) { access in
+                let app = try Self.name(context, "app", access: access)
+                let revision = try await draft(app, context)
+                return try previewPage(revision, request: request, access: access)
+            }
+        }
+    }
+
+    /// The draft a path names, at its newest revision.
+    func draft(_ app: String, _ context: ServerRequestContext) async throws -> CatalogDrafts.Revision {
+        guard let number = context.parameters.get("draft").flatMap(Int.init), number > 0 else {
+            throw DashboardError(.badRequest, "A draft is named by its number (1, 2, ...).")
+        }
+        guard
+            let revision = try await withDeadline(Routes.requestDeadline, {
+                try await CatalogDrafts(client: store.client, logger: logger).latest(app: app, draft: number)
+            })
+        else { throw DashboardError(.notFound, "\(app) has no draft \(number).") }
+        return revision
+    }
+
+    /// A form that changes drafts: an editor's, from a page of this dashboard, with the session's
+    /// anti-forgery token.
+    func changingDrafts(
+        _ request: Request, _ context: ServerRequestContext,
+        _ body: (String, [String: String], Actor, Access) async throws -> Response
+    ) async -> Response {
+        await signedIn(request, context) { access in
+            let app = try Self.name(context, "app", access: access, role: .editor)
+            var request = request
+            let fields = try await Self.form(&request)
+            guard isSameOrigin(request), DashboardSessions.matches(fields["form_token"], "form", access.session.cookie) else {
+                throw DashboardError(.forbidden, "This change did not come from a page of this dashboard, so nothing was done.")
+            }
+            let actor = Actor(name: access.person.name, source: controlPlane.clients.of(request, context), person: access.person)
+            return try await body(app, fields, actor, access)
+        }
+    }
+
+    /// The flow and step a form or query names (ids only).
+    static func place(_ fields: [String: String]) -> (flow: String?, step: String?) {
+        (fields["flow"].flatMap { SyncAPI.isValidName($0) ? $0 : nil }, fields["step"].flatMap { SyncAPI.isValidName($0) ? $0 : nil })
+    }
+
+    static func draftPath(_ revision: CatalogDrafts.Revision, _ place: (flow: String?, step: String?), saved: Int? = nil) -> String {
+        var query: [String] = []
+        if let flow = place.flow { query.append("flow=\(flow)") }
+        if let step = place.step { query.append("step=\(step)") }
+        if let saved { query.append("saved=\(saved)") }
+        return "/dashboard/apps/\(revision.app)/studio/drafts/\(revision.draft)" + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
+    }
+
+    /// 303 See Other: after a form, the page to read (reloading it does not post again).
+    static func seeOther(_ location: String) -> Response {
+        var headers = HTTPFields()
+        headers[.location] = location
+        headers[.cacheControl] = "no-store"
+        return Response(status: .seeOther, headers: headers)
+    }
+}

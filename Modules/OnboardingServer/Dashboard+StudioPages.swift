@@ -1,0 +1,219 @@
+import CatalogDocuments
+import Foundation
+import Hummingbird
+import InsightsPages
+import TourCodec
+import TourCore
+
+/// The studio's pages (``Dashboard/addStudio(to:)``).
+extension Dashboard {
+    /// An app's live publications and drafts, and (for editors) the form that starts a draft.
+    func studioPage(_ app: String, access: Access) async throws -> Response {
+        let entries = try await withDeadline(Routes.requestDeadline) { try await catalogs.all(app: app) }
+        let drafts = try await withDeadline(Routes.requestDeadline) {
+            try await CatalogDrafts(client: store.client, logger: logger).list(app: app)
+        }
+        let path = "/dashboard/apps/\(app)/studio"
+        var sections: [InsightsPage.Section] = [
+            .table(
+                .init(
+                    caption: "Catalog versions of \(app)",
+                    columns: ["Version", "Source", "Rollout", "State", "Recorded by", "At (UTC)"],
+                    rows: entries.sorted { $0.version > $1.version }.map { entry in
+                        let state = entry.withdrawnAt != nil ? "withdrawn" : entry.source == .compiled ? "in binaries" : entry.rollout > 0 ? "live" : "at 0%"
+                        return [
+                            .number(entry.version), .init(entry.source.rawValue),
+                            .init(entry.source == .published ? "\(entry.rollout)%" : "–", numeric: true), .init(state),
+                            .init(entry.recordedBy), .init(Self.utc(entry.recordedAt)),
+                        ]
+                    })),
+            .table(
+                .init(
+                    caption: "Drafts of \(app)", columns: ["Draft", "Version", "Started from", "Revision", "Last saved by", "At (UTC)", "Last change"],
+                    rows: drafts.map { draft in
+                        let version = (try? CatalogDocument(text: draft.document))?.catalog.version
+                        return [
+                            .init("Draft \(draft.draft)", href: "\(path)/drafts/\(draft.draft)"), .init(version.map(String.init) ?? "–", numeric: true),
+                            .number(draft.basedOn), .number(draft.revision), .init(draft.author), .init(Self.utc(draft.savedAt)),
+                            .init(draft.note),
+                        ]
+                    })),
+        ]
+        if access.may(.editor, in: app), !entries.isEmpty {
+            let versions = entries.map(\.version).sorted(by: >).map(String.init)
+            sections.append(
+                .form(
+                    .init(
+                        action: "\(path)/drafts", method: "post",
+                        fields: [
+                            .init(name: "form_token", label: "", type: "hidden", value: access.session.formToken),
+                            .init(name: "from", label: "Start a draft from version", type: "text", value: versions[0], options: versions),
+                        ], submit: "Start a draft")))
+        } else if entries.isEmpty {
+            sections.append(
+                .text("No catalog of \(app) is stored yet: register the compiled one (`onboarding-server register --app \(app) FILE`) to start drafts from it."))
+        }
+        return Self.html(
+            InsightsPage(
+                title: "Studio: \(app)", subtitle: "Edit, translate, preview and check a flow; each save is a draft revision. Editors edit; publishing stays with publishers.",
+                navigation: [.init("All apps", href: "/dashboard"), .init(app, href: "/dashboard/apps/\(app)"), .init("Studio", href: path, current: true)],
+                signOut: access.session.formToken, sections: sections, footer: Self.footer))
+    }
+
+    /// One draft: the check, the missing translations, the diff against the live version, its
+    /// flows, one flow's steps, one step's texts in a form, and the draft's revisions.
+    func draftPage(_ revision: CatalogDrafts.Revision, access: Access, flow: String?, step: String?, saved: Int?) async throws -> Response {
+        let app = revision.app
+        let document = try CatalogDocument(text: revision.document)
+        let draft = StudioDraft(document: document)
+        let catalog = document.catalog
+        let check = try await withDeadline(Routes.requestDeadline) { try await catalogs.check(app: app, text: revision.document) }
+        let entries = try await withDeadline(Routes.requestDeadline) { try await catalogs.all(app: app) }
+        let history = try await withDeadline(Routes.requestDeadline) {
+            try await CatalogDrafts(client: store.client, logger: logger).history(app: app, draft: revision.draft)
+        }
+        let base = "/dashboard/apps/\(app)/studio/drafts/\(revision.draft)"
+        guard let chosenFlow = flow.flatMap({ FlowID($0) }).flatMap({ catalog.flow($0) }) ?? catalog.flows.first else {
+            throw DashboardError(.notFound, "This draft has no flows.")
+        }
+        let chosenStep = step.flatMap { StepID($0) }.flatMap { chosenFlow.step($0) } ?? chosenFlow.steps.first
+        var sections: [InsightsPage.Section] = []
+        if let saved { sections.append(.text("Saved as revision \(saved).")) }
+        sections.append(
+            .text(
+                "Version \(catalog.version), started from version \(revision.basedOn); revision \(revision.revision), saved by \(revision.author) at \(Self.utc(revision.savedAt)) UTC."))
+        // The check publishing runs, whole.
+        let problems = check?.catalogProblems ?? []
+        if let check, check.isAccepted {
+            sections.append(.text("Check: the draft passes every check publishing runs (coherence, the registered binary's vocabulary, every compiled and published version)."))
+        } else if check == nil {
+            sections.append(.text("Check: no compiled catalog of \(app) is registered, so there is no vocabulary to check against."))
+        } else {
+            let rows = check?.catalogProblems.isEmpty == false
+                ? problems.map { [InsightsPage.Cell($0.kind.rawValue), .init([$0.flow?.rawValue, $0.step?.rawValue].compactMap { $0 }.joined(separator: " step ")), .init($0.detail)] }
+                : (check?.problems ?? []).map { [InsightsPage.Cell("refused"), .init(""), .init($0)] }
+            sections.append(.table(.init(caption: "Check: \(rows.count) problem\(rows.count == 1 ? "" : "s"); the draft cannot be published until each is fixed", columns: ["Problem", "Where", "What to do"], rows: rows)))
+        }
+        // Missing translations, per locale.
+        let missing = catalog.translationProblems.filter { $0.kind == .missingTranslation || $0.kind == .staleTranslation }
+        let byLocale = Dictionary(grouping: missing) { String($0.path.dropFirst("strings.tables.".count).prefix { $0 != "." }) }
+        sections.append(
+            .table(
+                .init(
+                    caption: "Translations", columns: ["Locale", "Missing", "Out of date", "First missing"],
+                    rows: draft.locales.dropFirst().map { locale in
+                        let problems = byLocale[locale.rawValue] ?? []
+                        let missingIDs = problems.filter { $0.kind == .missingTranslation }.map { String($0.path.dropFirst("strings.tables.\(locale).".count)) }
+                        return [
+                            .init(locale.rawValue), .number(missingIDs.count), .number(problems.count - missingIDs.count),
+                            .init(missingIDs.prefix(3).joined(separator: ", ")),
+                        ]
+                    })))
+        // The diff against what devices run now: the newest live publication, else the newest compiled version.
+        let live = entries.filter { $0.source == .published && $0.withdrawnAt == nil && $0.rollout > 0 }.max { $0.version < $1.version }
+            ?? entries.filter { $0.source == .compiled }.max { $0.version < $1.version }
+        if let live, let liveDocument = try? CatalogDocument(text: live.document) {
+            let diff = CatalogDiff(from: liveDocument, to: document)
+            sections.append(
+                .table(
+                    .init(
+                        caption: "Against version \(live.version) (\(live.source == .published ? "live at \(live.rollout)%" : "in binaries")): \(diff.changes.count) change\(diff.changes.count == 1 ? "" : "s")",
+                        columns: ["Change", "Where", "What", "Users on it"],
+                        rows: diff.changes.map { change in
+                            [
+                                .init(change.kind.rawValue), .init([change.flow?.rawValue, change.step?.rawValue].compactMap { $0 }.joined(separator: " step ")),
+                                .init(change.detail), .init(change.placement?.rawValue ?? "–"),
+                            ]
+                        })))
+        }
+        sections.append(.links("Flows", catalog.flows.map { .init("\($0.name) (\($0.id))", href: "\(base)?flow=\($0.id)") }))
+        // The chosen flow's steps in order, in words.
+        sections.append(
+            .table(
+                .init(
+                    caption: "Steps of \(chosenFlow.name) (\(chosenFlow.id)), in order",
+                    columns: ["Step", "Id", "Title", "Actions", "Shown when", "Moves on by itself", "Preview"],
+                    rows: chosenFlow.steps.enumerated().map { index, step in
+                        [
+                            .number(index + 1), .init(step.id.rawValue, href: "\(base)?flow=\(chosenFlow.id)&step=\(step.id)#editor"), .init(step.content.title),
+                            .init(step.actions.map { "\($0.label ?? $0.name) (\($0.name))" }.joined(separator: ", ")),
+                            .init(step.includedWhen.summary), .init(step.autoAdvanceAfter.map { "after \(Int($0)) s" } ?? "no"),
+                            .init("Preview", href: "\(base)/preview?flow=\(chosenFlow.id)&step=\(step.id)"),
+                        ]
+                    })))
+        if let chosenStep {
+            sections.append(
+                .editor(
+                    Self.editor(
+                        draft, revision: revision, flow: chosenFlow, step: chosenStep, problems: problems, base: base,
+                        token: access.may(.editor, in: app) ? access.session.formToken : nil)))
+        }
+        sections.append(
+            .table(
+                .init(
+                    caption: "Revisions of draft \(revision.draft)", columns: ["Revision", "Saved by", "At (UTC)", "Change"],
+                    rows: history.map { [.number($0.revision), .init($0.author), .init(Self.utc($0.savedAt)), .init($0.note)] })))
+        let studio = "/dashboard/apps/\(app)/studio"
+        return Self.html(
+            InsightsPage(
+                title: "Draft \(revision.draft) of \(app)", subtitle: "Version \(catalog.version) · \(catalog.flows.count) flows",
+                navigation: [
+                    .init("All apps", href: "/dashboard"), .init(app, href: "/dashboard/apps/\(app)"), .init("Studio", href: studio),
+                    .init("Draft \(revision.draft)", href: base, current: true),
+                ],
+                signOut: access.session.formToken, sections: sections, footer: Self.footer))
+    }
+
+    /// One step's texts in every locale, each with what is wrong with it beside it.
+    static func editor(
+        _ draft: StudioDraft, revision: CatalogDrafts.Revision, flow: FlowDefinition, step: StepDefinition,
+        problems: [CatalogProblem], base: String, token: String?
+    ) -> InsightsPage.TextEditor {
+        let source = draft.catalog.strings.source
+        let texts = draft.texts(flow: flow.id, step: step.id)
+        var fields: [InsightsPage.TextEditor.Field] = []
+        var placed: Set<Int> = []
+        for (id, text) in texts {
+            let part = StudioDraft.part(of: id, flow: flow.id, step: step.id)
+            for locale in draft.locales {
+                let value = locale == source ? text : draft.translation(id, in: locale) ?? ""
+                var problem: String?
+                if let index = problems.firstIndex(where: { $0.path.hasSuffix(id) && $0.path.contains(locale.rawValue) }) {
+                    problem = problems[index].detail
+                    placed.insert(index)
+                } else if locale != source, value.isEmpty {
+                    problem = "Missing: no \(locale) text; users in \(locale) read the \(draft.catalog.strings.resolved(locale)) text."
+                } else if locale != source, let made = draft.catalog.strings.tables[locale]?[id]?.source, made != text {
+                    problem = "Out of date: translated from an earlier \(source) text (\"\(made.prefix(60))\")."
+                }
+                fields.append(
+                    .init(
+                        name: StudioDraft.field(id, locale), label: "\(part) (\(locale)\(locale == source ? ", source" : ""))",
+                        value: value, language: locale.rawValue, problem: problem))
+            }
+        }
+        let stepProblems = problems.enumerated()
+            .filter { !placed.contains($0.offset) && $0.element.flow == flow.id && $0.element.step == step.id }
+            .map { "\($0.element.kind.rawValue): \($0.element.detail)" }
+        let preview = "\(base)/preview?flow=\(flow.id)&step=\(step.id)"
+        return InsightsPage.TextEditor(
+            heading: "Step \(step.id): its texts in \(draft.locales.map(\.rawValue).joined(separator: ", "))",
+            action: "\(base)/texts",
+            hidden: (token.map { [("form_token", $0)] } ?? []) + [
+                ("revision", String(revision.revision)), ("flow", flow.id.rawValue), ("step", step.id.rawValue),
+            ],
+            fields: fields, problems: stepProblems,
+            links: draft.locales.map { .init("Preview in \($0)", href: "\(preview)&locale=\($0)") },
+            submit: token == nil ? "Only editors save drafts" : "Save as a new revision")
+    }
+
+    /// `1767225600` → `2026-01-01 00:00`.
+    static func utc(_ seconds: Double) -> String {
+        let date = Date(timeIntervalSince1970: seconds)
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: date)
+        func two(_ value: Int?) -> String { value.map { $0 < 10 ? "0\($0)" : "\($0)" } ?? "00" }
+        return "\(parts.year ?? 0)-\(two(parts.month))-\(two(parts.day)) \(two(parts.hour)):\(two(parts.minute))"
+    }
+}

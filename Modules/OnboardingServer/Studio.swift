@@ -1,0 +1,148 @@
+import CatalogDocuments
+import Foundation
+import TourCodec
+import TourCore
+
+/// The studio's work on a draft document (issue 46), apart from storage and pages: its texts per
+/// locale, the edits a form makes to them, and the card the engine shows for a step.
+struct StudioDraft {
+    let document: CatalogDocument
+
+    var catalog: TourCatalog { document.catalog }
+
+    /// The source locale first, then each translated one.
+    var locales: [LocaleTag] { catalog.strings.locales }
+
+    /// The texts of one step (title, body, hint, details, action labels and refusals, gate
+    /// messages), by id, in the catalog's order.
+    func texts(flow: FlowID, step: StepID) -> [(id: String, text: String)] {
+        let prefix = "\(flow.rawValue).\(step.rawValue)."
+        return catalog.sourceTexts.filter { $0.id.hasPrefix(prefix) }
+    }
+
+    /// What a text id is, for a label: `tutorial.welcome.title` → `title`.
+    static func part(of id: String, flow: FlowID, step: StepID) -> String {
+        String(id.dropFirst(flow.rawValue.count + step.rawValue.count + 2))
+    }
+
+    /// `locale`'s translation of `id`, when its table has one that is not empty.
+    func translation(_ id: String, in locale: LocaleTag) -> String? {
+        catalog.strings.tables[locale]?[id].flatMap { $0.text.isEmpty ? nil : $0.text }
+    }
+
+    /// A form field's name for text `id` in `locale`.
+    static func field(_ id: String, _ locale: LocaleTag) -> String { "text|\(locale)|\(id)" }
+
+    /// The longest text the studio takes (a card's body is a few sentences).
+    static let maximumText = 2_000
+
+    /// Why an edit was refused: one message for the page, nothing saved.
+    struct Refusal: Error { var message: String }
+
+    /// The document with the form's texts in it (`text|LOCALE|ID` fields: the source locale's set
+    /// the catalog's own text, the others its translations, made from the source text as it now
+    /// is; an emptied translation is removed, so it is listed missing), and what changed, in
+    /// words. Fields it does not know are refused whole.
+    func applying(_ fields: [String: String]) throws(Refusal) -> (document: CatalogDocument, changes: [String]) {
+        var catalog = self.catalog
+        let source = catalog.strings.source
+        let known = Set(catalog.sourceTexts.map(\.id))
+        var edits: [(locale: LocaleTag, id: String, text: String)] = []
+        for (name, value) in fields where name.hasPrefix("text|") {
+            let parts = name.split(separator: "|", maxSplits: 2, omittingEmptySubsequences: false)
+            guard parts.count == 3, let locale = LocaleTag(String(parts[1])), known.contains(String(parts[2])) else {
+                throw Refusal(message: "The form names a text this draft does not have (\(name.prefix(80))); reload the draft and edit it again.")
+            }
+            guard locale == source || catalog.strings.tables[locale] != nil else {
+                throw Refusal(message: "\(locale) is not a locale of this draft; its locales are \(locales.map(\.rawValue).joined(separator: ", ")).")
+            }
+            let text = value.replacingOccurrences(of: "\r\n", with: "\n")
+            guard text.count <= Self.maximumText else {
+                throw Refusal(message: "A text is at most \(Self.maximumText) characters (\(parts[2]) in \(locale) has \(text.count)).")
+            }
+            edits.append((locale, String(parts[2]), text))
+        }
+        var changes: [String] = []
+        // The source texts first: a translation saved with them is made from the new text.
+        for edit in edits where edit.locale == source && catalog.text(edit.id) != edit.text {
+            guard !edit.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+                throw Refusal(message: "\(edit.id) in \(source) (the source language) cannot be empty.")
+            }
+            _ = catalog.setText(edit.id, to: edit.text)
+            changes.append("\(edit.id) in \(source)")
+        }
+        for edit in edits where edit.locale != source {
+            let current = catalog.strings.tables[edit.locale]?[edit.id]
+            let sourceText = catalog.text(edit.id) ?? ""
+            if edit.text.isEmpty {
+                guard current != nil else { continue }
+                catalog.strings.tables[edit.locale]?[edit.id] = nil
+            } else {
+                guard current?.text != edit.text || current?.source != sourceText else { continue }
+                catalog.strings.tables[edit.locale, default: [:]][edit.id] = .init(edit.text, source: sourceText)
+            }
+            changes.append("\(edit.id) in \(edit.locale)")
+        }
+        return (CatalogDocument(catalog, declarations: document.vocabulary), changes.sorted())
+    }
+
+    /// The draft with its version set (a new draft takes the version after every stored one).
+    func versioned(_ version: Int) -> CatalogDocument {
+        var catalog = self.catalog
+        catalog.version = version
+        return CatalogDocument(catalog, declarations: document.vocabulary)
+    }
+}
+
+/// A card of a draft as a device shows it: the engine's own card for the step, in a locale and
+/// with accessibility settings, and a walk onward by the card's actions (each replayed through the
+/// engine from the step the walk started on; nothing of the engine is re-implemented here).
+struct StudioPreview {
+    var card: Card?
+    /// Why the last action of the walk was refused (the engine's words), if it was.
+    var refusal: String?
+    /// How the walk ended when no card shows.
+    var ended: String?
+
+    init(draft: StudioDraft, flow: FlowID, step: StepID, walk: [String], locale: LocaleTag, settings: AccessibilitySettings) {
+        let catalog = draft.catalog.localized(to: locale)
+        let engine = TourEngine(catalog: catalog)
+        let context = settings.context
+        guard let definition = catalog.flow(flow), let start = definition.steps.firstIndex(where: { $0.id == step }) else {
+            card = nil
+            ended = "The draft has no step \(step) in \(flow)."
+            return
+        }
+        let now = Date(timeIntervalSince1970: 1_767_225_600)
+        var state = TourState(flows: [
+            flow: .active(
+                FlowRun(plan: definition.steps.map(\.id), position: start, activation: 1, catalogVersion: catalog.version))
+        ])
+        for action in walk {
+            do {
+                state = try engine.reduce(state, .actionPerformed(action, parameters: [:]), at: now, context: context).state
+            } catch {
+                refusal = error.description
+                break
+            }
+        }
+        card = engine.card(in: state, context: context)
+        if card == nil {
+            ended = "The flow ends here: \(state[flow: flow].status.rawValue)."
+        }
+    }
+
+    /// What VoiceOver reads, in order: the progress, the title (a heading), the body, the details,
+    /// the hint, then each action as a button.
+    var spoken: [String] {
+        guard let card else { return [] }
+        var lines: [String] = []
+        if let progress = card.progressText { lines.append(progress) }
+        lines.append("\(card.title), heading")
+        if !card.body.isEmpty { lines.append(card.body) }
+        lines += card.details
+        if let hint = card.hint { lines.append(hint) }
+        lines += card.actions.map { "\($0.label ?? $0.name), button" }
+        return lines
+    }
+}
