@@ -103,6 +103,8 @@ public struct InsightsPage: Sendable {
         case editor(TextEditor)
         /// The studio: a card as a device shows it.
         case card(CardPreview)
+        /// The studio: publish a draft, signed (with ``signingScript`` at the page's end).
+        case publish(PublishForm)
     }
 
     public var title: String
@@ -155,7 +157,11 @@ public struct InsightsPage: Sendable {
         for (index, section) in sections.enumerated() {
             Self.render(section, id: "s\(index + 1)", into: html)
         }
-        html.raw("</main>\n<footer>").text(footer).raw("</footer>\n</body>\n</html>\n")
+        html.raw("</main>\n<footer>").text(footer).raw("</footer>\n")
+        if sections.contains(where: { if case .publish = $0 { true } else { false } }) {
+            html.raw("<script>").raw(Self.signingScript).raw("</script>\n")
+        }
+        html.raw("</body>\n</html>\n")
         return html.output
     }
 
@@ -233,6 +239,7 @@ public struct InsightsPage: Sendable {
         case .text(let text): html.raw("<p>").text(text).raw("</p>\n")
         case .editor(let editor): renderEditor(editor, id: id, into: html)
         case .card(let card): renderCard(card, id: id, into: html)
+        case .publish(let form): renderPublish(form, id: id, into: html)
         }
     }
 

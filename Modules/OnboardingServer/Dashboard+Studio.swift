@@ -16,7 +16,7 @@ extension Dashboard {
         router.get("/dashboard/apps/:app/studio") { request, context in
             await signedIn(request, context) { access in
                 let app = try Self.name(context, "app", access: access)
-                return try await studioPage(app, access: access)
+                return try await studioPage(app, access: access, done: request.uri.queryParameters.get("done"))
             }
         }
         // Start a draft from a stored version.
@@ -40,7 +40,7 @@ extension Dashboard {
                     try await CatalogDrafts(client: store.client, logger: logger).create(
                         app: app, document: text, basedOn: base, by: actor, at: Date().timeIntervalSince1970)
                 }
-                return Self.seeOther("/dashboard/apps/\(app)/studio/drafts/\(draft.draft)")
+                return Self.redirect("/dashboard/apps/\(app)/studio/drafts/\(draft.draft)")
             }
         }
         router.get("/dashboard/apps/:app/studio/drafts/:draft") { request, context in
@@ -62,30 +62,47 @@ extension Dashboard {
                 }
                 let edited: (document: CatalogDocument, changes: [String])
                 do {
-                    edited = try StudioDraft(document: try CatalogDocument(text: current.document)).applying(fields)
+                    edited = try StudioDraft(document: try Self.readable(current)).applying(fields)
                 } catch let refusal as StudioDraft.Refusal {
                     throw DashboardError(.badRequest, refusal.message + " Nothing was saved.")
                 }
                 let place = Self.place(fields)
-                guard !edited.changes.isEmpty else { return Self.seeOther(Self.draftPath(current, place) + "#editor") }
+                guard !edited.changes.isEmpty else { return Self.redirect(Self.draftPath(current, place) + "#editor") }
                 let note = edited.changes.joined(separator: ", ")
                 let saved = try await withDeadline(Routes.requestDeadline) {
                     try await CatalogDrafts(client: store.client, logger: logger).save(
                         app: app, draft: current.draft, after: after, document: try edited.document.text(),
                         note: String(note.prefix(500)), by: actor, at: Date().timeIntervalSince1970)
                 }
-                switch saved {
-                case .saved(let revision):
-                    return Self.seeOther(Self.draftPath(revision, place, saved: revision.revision) + "#editor")
-                case .stale(let newest):
-                    throw DashboardError(
-                        .conflict,
-                        "Revision \(newest) of this draft was saved after the one this form was made from (\(after)), so nothing was saved: reload the draft, then make your change again.")
-                case .noSuchDraft: throw DashboardError(.notFound, "\(app) has no draft \(current.draft).")
-                case .full:
-                    throw DashboardError(
-                        .badRequest, "This draft has \(CatalogDrafts.maximumRevisions) revisions, the most a draft keeps: start a new draft from it.")
+                return try Self.afterSave(saved, current: current, after: after, place: place)
+            }
+        }
+        // Reorder, remove (asking where its users go) or rename a step: a new revision with its migration.
+        router.post("/dashboard/apps/:app/studio/drafts/:draft/steps") { request, context in
+            await changingDrafts(request, context) { app, fields, actor, _ in
+                let current = try await draft(app, context)
+                guard let after = fields["revision"].flatMap(Int.init) else {
+                    throw DashboardError(.badRequest, "The form lacks the revision it was made from; reload the draft.")
                 }
+                let place = Self.place(fields)
+                guard let flow = place.flow, let step = place.step else { throw DashboardError(.badRequest, "Choose a flow and a step.") }
+                let changed: (document: CatalogDocument, note: String)
+                let change: StudioDraft.StepChange
+                do {
+                    change = try StudioDraft.stepChange(fields)
+                    changed = try StudioDraft(document: try Self.readable(current)).changing(FlowID(flow), StepID(step), change)
+                } catch let refusal as StudioDraft.Refusal {
+                    throw DashboardError(.badRequest, refusal.message + " Nothing was saved.")
+                }
+                let saved = try await withDeadline(Routes.requestDeadline) {
+                    try await CatalogDrafts(client: store.client, logger: logger).save(
+                        app: app, draft: current.draft, after: after, document: try changed.document.text(), note: changed.note,
+                        by: actor, at: Date().timeIntervalSince1970)
+                }
+                var shown = place
+                if case .rename(let new) = change { shown.step = new.rawValue }
+                if case .remove = change { shown.step = nil }
+                return try Self.afterSave(saved, current: current, after: after, place: shown)
             }
         }
         router.get("/dashboard/apps/:app/studio/drafts/:draft/preview") { request, context in
@@ -128,6 +145,24 @@ extension Dashboard {
         }
     }
 
+    /// Where a save leads: the draft's page (at the step), or why nothing was saved.
+    static func afterSave(
+        _ saved: CatalogDrafts.Saved, current: CatalogDrafts.Revision, after: Int, place: (flow: String?, step: String?)
+    ) throws -> Response {
+        switch saved {
+        case .saved(let revision):
+            return redirect(draftPath(revision, place, saved: revision.revision) + "#editor")
+        case .stale(let newest):
+            throw DashboardError(
+                .conflict,
+                "Revision \(newest) of this draft was saved after the one this form was made from (\(after)), so nothing was saved: reload the draft, then make your change again.")
+        case .noSuchDraft: throw DashboardError(.notFound, "\(current.app) has no draft \(current.draft).")
+        case .full:
+            throw DashboardError(
+                .badRequest, "This draft has \(CatalogDrafts.maximumRevisions) revisions, the most a draft keeps: start a new draft from it.")
+        }
+    }
+
     /// The flow and step a form or query names (ids only).
     static func place(_ fields: [String: String]) -> (flow: String?, step: String?) {
         (fields["flow"].flatMap { SyncAPI.isValidName($0) ? $0 : nil }, fields["step"].flatMap { SyncAPI.isValidName($0) ? $0 : nil })
@@ -139,13 +174,5 @@ extension Dashboard {
         if let step = place.step { query.append("step=\(step)") }
         if let saved { query.append("saved=\(saved)") }
         return "/dashboard/apps/\(revision.app)/studio/drafts/\(revision.draft)" + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
-    }
-
-    /// 303 See Other: after a form, the page to read (reloading it does not post again).
-    static func seeOther(_ location: String) -> Response {
-        var headers = HTTPFields()
-        headers[.location] = location
-        headers[.cacheControl] = "no-store"
-        return Response(status: .seeOther, headers: headers)
     }
 }

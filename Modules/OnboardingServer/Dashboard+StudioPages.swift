@@ -8,7 +8,7 @@ import TourCore
 /// The studio's pages (``Dashboard/addStudio(to:)``).
 extension Dashboard {
     /// An app's live publications and drafts, and (for editors) the form that starts a draft.
-    func studioPage(_ app: String, access: Access) async throws -> Response {
+    func studioPage(_ app: String, access: Access, done: String? = nil) async throws -> Response {
         let entries = try await withDeadline(Routes.requestDeadline) { try await catalogs.all(app: app) }
         let drafts = try await withDeadline(Routes.requestDeadline) {
             try await CatalogDrafts(client: store.client, logger: logger).list(app: app)
@@ -39,6 +39,22 @@ extension Dashboard {
                         ]
                     })),
         ]
+        if let done = done.flatMap(Self.doneMessage) { sections.insert(.text(done), at: 0) }
+        // A publisher raises or rolls back each live publication (each asks once, on its own page).
+        if access.may(.publisher, in: app) {
+            let token = InsightsPage.Form.Field(name: "form_token", label: "", type: "hidden", value: access.session.formToken)
+            for entry in entries.filter({ $0.source == .published && $0.withdrawnAt == nil }).sorted(by: { $0.version > $1.version }) {
+                let version = InsightsPage.Form.Field(name: "version", label: "", type: "hidden", value: String(entry.version))
+                sections.append(
+                    .form(
+                        .init(
+                            action: "\(path)/rollout", method: "post",
+                            fields: [token, version, .init(name: "rollout", label: "Version \(entry.version) at (%)", type: "number", value: String(entry.rollout == 100 ? 100 : min(100, max(entry.rollout * 2, entry.rollout + 10))))],
+                            submit: "Change its rollout")))
+                sections.append(
+                    .form(.init(action: "\(path)/rollback", method: "post", fields: [token, version], submit: "Roll back version \(entry.version)")))
+            }
+        }
         if access.may(.editor, in: app), !entries.isEmpty {
             let versions = entries.map(\.version).sorted(by: >).map(String.init)
             sections.append(
@@ -60,11 +76,35 @@ extension Dashboard {
                 signOut: access.session.formToken, sections: sections, footer: Self.footer))
     }
 
+    /// A draft's document, or the refusal a page shows when this server cannot read it (a newer
+    /// format, stored by a newer server).
+    static func readable(_ revision: CatalogDrafts.Revision) throws -> CatalogDocument {
+        do {
+            return try CatalogDocument(text: revision.document)
+        } catch {
+            throw DashboardError(
+                .unprocessableContent,
+                "Draft \(revision.draft) (revision \(revision.revision)) is not a catalog document this server reads (\(error)): it cannot be edited, previewed or published here; start a new draft from a stored version.")
+        }
+    }
+
+    /// The studio's note after an act (`?done=published-3-20`, `rolled-back-3`).
+    static func doneMessage(_ done: String) -> String? {
+        let parts = done.split(separator: "-").map(String.init)
+        if parts.count == 3, parts[0] == "published", let version = Int(parts[1]), let rollout = Int(parts[2]) {
+            return "Version \(version) is published at \(rollout)%."
+        }
+        if parts.count == 3, parts[0] == "rolled", parts[1] == "back", let version = Int(parts[2]) {
+            return "Version \(version) is rolled back."
+        }
+        return nil
+    }
+
     /// One draft: the check, the missing translations, the diff against the live version, its
     /// flows, one flow's steps, one step's texts in a form, and the draft's revisions.
     func draftPage(_ revision: CatalogDrafts.Revision, access: Access, flow: String?, step: String?, saved: Int?) async throws -> Response {
         let app = revision.app
-        let document = try CatalogDocument(text: revision.document)
+        let document = try Self.readable(revision)
         let draft = StudioDraft(document: document)
         let catalog = document.catalog
         let check = try await withDeadline(Routes.requestDeadline) { try await catalogs.check(app: app, text: revision.document) }
@@ -93,6 +133,18 @@ extension Dashboard {
                 ? problems.map { [InsightsPage.Cell($0.kind.rawValue), .init([$0.flow?.rawValue, $0.step?.rawValue].compactMap { $0 }.joined(separator: " step ")), .init($0.detail)] }
                 : (check?.problems ?? []).map { [InsightsPage.Cell("refused"), .init(""), .init($0)] }
             sections.append(.table(.init(caption: "Check: \(rows.count) problem\(rows.count == 1 ? "" : "s"); the draft cannot be published until each is fixed", columns: ["Problem", "Where", "What to do"], rows: rows)))
+        }
+        if let check, check.isAccepted, access.may(.publisher, in: app) {
+            let keys = try await withDeadline(Routes.requestDeadline) { try await controlPlane.keys.all(app: app) }
+            sections.append(
+                .publish(
+                    .init(
+                        heading: "Publish version \(catalog.version)", action: "\(base)/publish", document: revision.document,
+                        hidden: [
+                            .init(name: "form_token", label: "", type: "hidden", value: access.session.formToken),
+                            .init(name: "revision", label: "", type: "hidden", value: String(revision.revision)),
+                        ],
+                        rollout: 20, key: keys.last?.key.id ?? "", signature: "", submit: "Review the publication")))
         }
         // Missing translations, per locale.
         let missing = catalog.translationProblems.filter { $0.kind == .missingTranslation || $0.kind == .staleTranslation }
@@ -147,6 +199,12 @@ extension Dashboard {
                     Self.editor(
                         draft, revision: revision, flow: chosenFlow, step: chosenStep, problems: problems, base: base,
                         token: access.may(.editor, in: app) ? access.session.formToken : nil)))
+        }
+        if let chosenStep, access.may(.editor, in: app) {
+            sections += Self.stepForms(flow: chosenFlow.id, step: chosenStep.id, revision: revision, base: base, token: access.session.formToken)
+        }
+        if let live = Self.live(entries), let forecast = try await forecast(app: app, flow: chosenFlow.id, live: live, draft: catalog) {
+            sections.append(.table(forecast))
         }
         sections.append(
             .table(
@@ -205,6 +263,54 @@ extension Dashboard {
             fields: fields, problems: stepProblems,
             links: draft.locales.map { .init("Preview in \($0)", href: "\(preview)&locale=\($0)") },
             submit: token == nil ? "Only editors save drafts" : "Save as a new revision")
+    }
+
+    /// A step's order, removal (with where its users go) and id, each its own small form.
+    static func stepForms(flow: FlowID, step: StepID, revision: CatalogDrafts.Revision, base: String, token: String) -> [InsightsPage.Section] {
+        let common: [InsightsPage.Form.Field] = [
+            .init(name: "form_token", label: "", type: "hidden", value: token),
+            .init(name: "revision", label: "", type: "hidden", value: String(revision.revision)),
+            .init(name: "flow", label: "", type: "hidden", value: flow.rawValue), .init(name: "step", label: "", type: "hidden", value: step.rawValue),
+        ]
+        func op(_ name: String) -> InsightsPage.Form.Field { .init(name: "op", label: "", type: "hidden", value: name) }
+        let action = "\(base)/steps"
+        return [
+            .form(.init(action: action, method: "post", fields: common + [op("up")], submit: "Move \(step) up")),
+            .form(.init(action: action, method: "post", fields: common + [op("down")], submit: "Move \(step) down")),
+            .form(
+                .init(
+                    action: action, method: "post",
+                    fields: common + [op("remove"), .init(name: "users", label: "Its users then", type: "text", value: "goOnAtNext", options: ["goOnAtNext", "restart"])],
+                    submit: "Remove \(step)")),
+            .form(
+                .init(action: action, method: "post", fields: common + [op("rename"), .init(name: "to", label: "New id", type: "text")], submit: "Rename \(step)")),
+        ]
+    }
+
+    /// The forecast for users mid-flow: the journeys the server counts waiting at each step of what
+    /// devices run now, and where the draft's migrations put them.
+    func forecast(app: String, flow: FlowID, live: CatalogStore.Entry, draft: TourCatalog) async throws -> InsightsPage.Table? {
+        guard let old = try? CatalogDocument(text: live.document).catalog, let oldFlow = old.flow(flow) else { return nil }
+        let stages = try await withDeadline(Routes.reportDeadline) {
+            try await insights.journeyStages(app: app, flow: flow.rawValue, range: nil)
+        }
+        let waiting = Dictionary(stages.filter { $0.measure == "step" }.map { ($0.step, $0.waiting) }, uniquingKeysWith: +)
+        func fate(_ step: StepID) -> String {
+            switch draft.place(step, of: flow, since: live.version) {
+            case .step(let id): return id == step ? "stay on \(id)" : "move to \(id)"
+            case .removed(.restart): return "start the flow again"
+            case .removed(.goOnAtNext):
+                let later = oldFlow.steps.drop { $0.id != step }.dropFirst()
+                let next = later.lazy.compactMap { draft.currentStepID($0.id, of: flow, since: live.version) }.first
+                return next.map { "go on at \($0)" } ?? "finish the flow"
+            case .flowRemoved: return "leave the flow (removed)"
+            case .unknown: return "by the flow's policy for an unplaced step (\(draft.flow(flow)?.unplacedStep.rawValue ?? "restart"))"
+            }
+        }
+        return .init(
+            caption: "Users mid-flow on version \(live.version), by step (journeys the server counts waiting there), and where this draft puts them",
+            columns: ["Step (version \(live.version))", "Waiting there", "Under this draft they"],
+            rows: oldFlow.steps.map { [.init($0.id.rawValue), .number(waiting[$0.id.rawValue] ?? 0), .init(fate($0.id))] })
     }
 
     /// `1767225600` → `2026-01-01 00:00`.

@@ -10,7 +10,7 @@ import TourCore
 extension Dashboard {
     func previewPage(_ revision: CatalogDrafts.Revision, request: Request, access: Access) throws -> Response {
         let query = request.uri.queryParameters
-        let draft = StudioDraft(document: try CatalogDocument(text: revision.document))
+        let draft = StudioDraft(document: try Self.readable(revision))
         let catalog = draft.catalog
         guard let flow = query.get("flow").flatMap({ FlowID($0) }).flatMap({ catalog.flow($0) }) else {
             throw DashboardError(.badRequest, "Choose a flow of the draft: \(catalog.flows.map(\.id.rawValue).joined(separator: ", ")).")

@@ -26,6 +26,9 @@ struct Dashboard: Sendable {
     /// The dashboard's own origin as browsers see it (`ONBOARDING_PUBLIC_URL`), when the request's
     /// `Host` is not it (a balancer that rewrites it); else the request's.
     let publicOrigin: String?
+    /// How long a device keeps its list of publications (`serve --publication-max-age`): the studio
+    /// says when devices get what it publishes.
+    var publicationMaxAge: Int = 300
     let logger: Logger
 
     static let cookie = "onboarding_session"
@@ -122,6 +125,7 @@ struct Dashboard: Sendable {
         addSubjects(to: router)
         addPeople(to: router)
         addStudio(to: router)
+        addStudioPublishing(to: router)
         // Any other path under /dashboard: a page of its own saying which pages there are (after
         // the session check, so it tells no one without a session what exists). The router reads
         // "/dashboard/" as "/dashboard".
@@ -240,10 +244,12 @@ struct Dashboard: Sendable {
 
     // MARK: - Answers
 
-    /// `default-src 'none'`: the page loads nothing; its one style sheet is allowed by its hash.
+    /// `default-src 'none'`: the page loads nothing; its one style sheet is allowed by its hash, and
+    /// so is the one script any page has (the studio's signing in the browser, on its publish form).
     static let contentSecurityPolicy: String = {
         let hash = Data(SHA256.hash(data: Data(InsightsPage.styleSheet.utf8))).base64EncodedString()
-        return "default-src 'none'; style-src 'sha256-\(hash)'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+        let script = Data(SHA256.hash(data: Data(InsightsPage.signingScript.utf8))).base64EncodedString()
+        return "default-src 'none'; style-src 'sha256-\(hash)'; script-src 'sha256-\(script)'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     }()
 
     static func html(_ page: InsightsPage, status: HTTPResponse.Status = .ok) -> Response {

@@ -87,7 +87,7 @@ public enum OnboardingServer {
             store: store, catalogs: catalogs, insights: Insights(client: client, logger: logger),
             sessions: DashboardSessions(client: client, logger: logger), controlPlane: controlPlane,
             oidc: configuration.oidc.map { DashboardOIDC(configuration: $0, http: http, logger: logger) },
-            publicOrigin: configuration.publicURL, logger: logger
+            publicOrigin: configuration.publicURL, publicationMaxAge: configuration.publicationMaxAge, logger: logger
         ).add(to: router)
         router.addRoutes(notFound)
         var services: [any Service] = [client, pushClient, InsightsCatchUp(counting: store.insightsCounting, logger: logger)]

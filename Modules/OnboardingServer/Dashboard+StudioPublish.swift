@@ -1,0 +1,183 @@
+import AccountSync
+import CatalogDocuments
+import Foundation
+import Hummingbird
+import InsightsPages
+import TourCodec
+import TourCore
+
+/// The studio's publishing (issue 46): a draft published at a rollout, a publication raised or
+/// rolled back, each shown first with what it will do and asked once, then done exactly as
+/// `onboarding-server publish` and `unpublish` do it (``CatalogStore``: the same checks, the same
+/// signature rule, one audit row). Publishers only.
+extension Dashboard {
+    func addStudioPublishing(to router: Router<ServerRequestContext>) {
+        router.post("/dashboard/apps/:app/studio/drafts/:draft/publish") { request, context in
+            await publishing(request, context) { app, fields, actor, access in
+                let revision = try await draft(app, context)
+                guard fields["revision"].flatMap(Int.init) == revision.revision else {
+                    throw DashboardError(
+                        .conflict,
+                        "Revision \(revision.revision) of this draft was saved after the page you published from, so nothing was published: reload the draft, check it, and publish again.")
+                }
+                let rollout = try Self.rollout(fields)
+                guard let key = fields["key"], SyncAPI.isValidName(key), let signature = fields["signature"]?.trimmingCharacters(in: .whitespacesAndNewlines),
+                    !signature.isEmpty, signature.count <= 200
+                else {
+                    throw DashboardError(
+                        .badRequest,
+                        "A publication needs a signature by one of \(app)'s publication keys: the key's id and the base64 signature (pick your key file on the page, or paste what `onboarding-server keys sign` prints).")
+                }
+                let document = try Self.readable(revision)
+                let version = document.catalog.version
+                if fields["confirm"] != "yes" {
+                    let check = try await withDeadline(Routes.requestDeadline) { try await catalogs.check(app: app, text: revision.document) }
+                    guard let check, check.isAccepted else {
+                        throw DashboardError(
+                            .unprocessableContent,
+                            "Draft \(revision.draft) cannot be published: " + (check?.problems ?? ["no compiled catalog of \(app) is registered"]).joined(separator: "; "))
+                    }
+                    let entries = try await withDeadline(Routes.requestDeadline) { try await catalogs.all(app: app) }
+                    return try await confirmation(
+                        app, access: access, action: "/dashboard/apps/\(app)/studio/drafts/\(revision.draft)/publish",
+                        title: "Publish version \(version) of \(app) at \(rollout)%?",
+                        what: [
+                            "Version \(version) (draft \(revision.draft), revision \(revision.revision)) goes to \(rollout)% of \(app)'s subjects, chosen by the same hash on every device; the rest keep what they run.",
+                            "Devices get it on their next launch (or sooner on a sync), once their list of publications is older than the server's \(publicationMaxAge) s.",
+                        ] + Self.forecastLines(live: Self.live(entries), document: document),
+                        fields: [
+                            ("revision", String(revision.revision)), ("rollout", String(rollout)), ("key", key), ("signature", signature),
+                        ], submit: "Publish version \(version) at \(rollout)%")
+                }
+                let outcome = try await withDeadline(Routes.requestDeadline) {
+                    try await catalogs.publish(
+                        app: app, text: revision.document, rollout: rollout, signatures: [CatalogSignature(key: key, signature: signature)],
+                        by: actor, at: Date().timeIntervalSince1970)
+                }
+                return try Self.done(outcome, app: app, draft: revision.draft)
+            }
+        }
+        // A stored publication at another rollout (no signature: the document is stored and signed).
+        router.post("/dashboard/apps/:app/studio/rollout") { request, context in
+            await publishing(request, context) { app, fields, actor, access in
+                let (entry, rollout) = (try await publication(app, fields), try Self.rollout(fields))
+                if fields["confirm"] != "yes" {
+                    let move = rollout > entry.rollout ? "raised" : "lowered"
+                    return try await confirmation(
+                        app, access: access, action: "/dashboard/apps/\(app)/studio/rollout",
+                        title: "Change version \(entry.version) of \(app) from \(entry.rollout)% to \(rollout)%?",
+                        what: [
+                            rollout > entry.rollout
+                                ? "\(rollout - entry.rollout)% more of \(app)'s subjects get version \(entry.version) on their next launch; those who have it keep it."
+                                : "Subjects outside the first \(rollout)% go back to the version below it on their next launch; a run on a step only version \(entry.version) has goes by its flow's policy.",
+                            "The rollout is \(move) exactly as `onboarding-server publish --rollout \(rollout)` of the same document does it.",
+                        ],
+                        fields: [("version", String(entry.version)), ("rollout", String(rollout))],
+                        submit: "Set version \(entry.version) to \(rollout)%")
+                }
+                let outcome = try await withDeadline(Routes.requestDeadline) {
+                    try await catalogs.publish(
+                        app: app, text: entry.document, rollout: rollout, signatures: [], by: actor, at: Date().timeIntervalSince1970)
+                }
+                return try Self.done(outcome, app: app, draft: nil)
+            }
+        }
+        router.post("/dashboard/apps/:app/studio/rollback") { request, context in
+            await publishing(request, context) { app, fields, actor, access in
+                let entry = try await publication(app, fields)
+                if fields["confirm"] != "yes" {
+                    return try await confirmation(
+                        app, access: access, action: "/dashboard/apps/\(app)/studio/rollback",
+                        title: "Roll back version \(entry.version) of \(app)?",
+                        what: [
+                            "Version \(entry.version) is withdrawn: devices stop choosing it on their next launch and run the newest version below it they can check (a publication, or their compiled catalog).",
+                            "A run on a step only version \(entry.version) has goes by its flow's policy for an unplaced step; it is done exactly as `onboarding-server unpublish` does it.",
+                        ],
+                        fields: [("version", String(entry.version))], submit: "Roll back version \(entry.version)")
+                }
+                guard
+                    try await withDeadline(Routes.requestDeadline, {
+                        try await catalogs.withdraw(app: app, version: entry.version, by: actor, at: Date().timeIntervalSince1970)
+                    }) != nil
+                else { throw DashboardError(.notFound, "Version \(entry.version) of \(app) is not live.") }
+                return Self.redirect("/dashboard/apps/\(app)/studio?done=rolled-back-\(entry.version)")
+            }
+        }
+    }
+
+    /// A publisher's form from a page of this dashboard.
+    func publishing(
+        _ request: Request, _ context: ServerRequestContext,
+        _ body: (String, [String: String], Actor, Access) async throws -> Response
+    ) async -> Response {
+        await signedIn(request, context) { access in
+            let app = try Self.name(context, "app", access: access, role: .publisher)
+            var request = request
+            let fields = try await Self.form(&request)
+            guard isSameOrigin(request), DashboardSessions.matches(fields["form_token"], "form", access.session.cookie) else {
+                throw DashboardError(.forbidden, "This change did not come from a page of this dashboard, so nothing was done.")
+            }
+            let actor = Actor(name: access.person.name, source: controlPlane.clients.of(request, context), person: access.person)
+            return try await body(app, fields, actor, access)
+        }
+    }
+
+    static func rollout(_ fields: [String: String]) throws -> Int {
+        guard let rollout = fields["rollout"].flatMap(Int.init), (0...100).contains(rollout) else {
+            throw DashboardError(.badRequest, "The rollout is a whole percentage, 0 to 100.")
+        }
+        return rollout
+    }
+
+    /// The live publication a form names.
+    func publication(_ app: String, _ fields: [String: String]) async throws -> CatalogStore.Entry {
+        guard let version = fields["version"].flatMap(Int.init) else { throw DashboardError(.badRequest, "Choose a published version.") }
+        let entries = try await withDeadline(Routes.requestDeadline) { try await catalogs.all(app: app) }
+        guard let entry = entries.last(where: { $0.version == version && $0.source == .published && $0.withdrawnAt == nil }) else {
+            throw DashboardError(.notFound, "\(app) has no live publication of version \(version).")
+        }
+        return entry
+    }
+
+    /// What devices run now: the newest live publication, else the newest compiled version.
+    static func live(_ entries: [CatalogStore.Entry]) -> CatalogStore.Entry? {
+        entries.filter { $0.source == .published && $0.withdrawnAt == nil && $0.rollout > 0 }.max { $0.version < $1.version }
+            ?? entries.filter { $0.source == .compiled }.max { $0.version < $1.version }
+    }
+
+    /// What a document does to users on the steps it changes, against the live one, in words.
+    static func forecastLines(live: CatalogStore.Entry?, document: CatalogDocument) -> [String] {
+        guard let live, let old = try? CatalogDocument(text: live.document) else { return [] }
+        let moves = CatalogDiff(from: old, to: document).changes.filter { $0.placement != nil }
+        guard !moves.isEmpty else { return ["Users mid-flow on version \(live.version) stay on their step: no step they can be on is removed or renamed."] }
+        return moves.map { "\($0.flow?.rawValue ?? "") step \($0.step?.rawValue ?? ""): \($0.detail); users on it: \($0.placement?.rawValue ?? "")." }
+    }
+
+    /// The page that says what an act will do and asks once.
+    func confirmation(
+        _ app: String, access: Access, action: String, title: String, what: [String], fields: [(String, String)], submit: String
+    ) async throws -> Response {
+        let hidden: [InsightsPage.Form.Field] = [
+            .init(name: "form_token", label: "", type: "hidden", value: access.session.formToken),
+            .init(name: "confirm", label: "", type: "hidden", value: "yes"),
+        ] + fields.map { .init(name: $0.0, label: "", type: "hidden", value: $0.1) }
+        return Self.html(
+            InsightsPage(
+                title: title, subtitle: "Nothing is done until you confirm.",
+                navigation: [.init("All apps", href: "/dashboard"), .init(app, href: "/dashboard/apps/\(app)"), .init("Studio", href: "/dashboard/apps/\(app)/studio")],
+                signOut: access.session.formToken,
+                sections: what.map(InsightsPage.Section.text) + [.form(.init(action: action, method: "post", fields: hidden, submit: submit))],
+                footer: Self.footer))
+    }
+
+    /// A publish's outcome: to the studio, or the refusal whole.
+    static func done(_ outcome: CatalogStore.Outcome, app: String, draft: Int?) throws -> Response {
+        switch outcome {
+        case .stored(let entry):
+            return redirect("/dashboard/apps/\(app)/studio?done=published-\(entry.version)-\(entry.rollout)")
+        case .refused(let problems):
+            throw DashboardError(
+                .unprocessableContent, "Nothing was published: " + problems.joined(separator: "; ") + (draft.map { " (draft \($0))" } ?? ""))
+        }
+    }
+}

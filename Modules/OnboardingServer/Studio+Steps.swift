@@ -1,0 +1,86 @@
+import CatalogDocuments
+import TourCodec
+import TourCore
+
+/// The studio's changes to a flow's steps: order, removal (asking where its users go) and renaming,
+/// each writing the migration a release needs (from the version before the draft's), as
+/// `CatalogHistory` asks of a compiled release.
+extension StudioDraft {
+    enum StepChange: Equatable {
+        case moveUp, moveDown
+        case remove(FlowChanges.RemovedStep)
+        case rename(StepID)
+    }
+
+    /// The change a form asks for (`op` = up, down, remove with `users` = goOnAtNext or restart,
+    /// rename with `to`), or a refusal saying what is taken.
+    static func stepChange(_ fields: [String: String]) throws(Refusal) -> StepChange {
+        switch fields["op"] {
+        case "up": return .moveUp
+        case "down": return .moveDown
+        case "remove":
+            guard let users = fields["users"].flatMap(FlowChanges.RemovedStep.init(rawValue:)) else {
+                throw Refusal(message: "Say where the users on the step go: goOnAtNext (on at the next step) or restart (the flow again).")
+            }
+            return .remove(users)
+        case "rename":
+            guard let to = fields["to"], WireName.isValid(to) else {
+                throw Refusal(message: "A step's new id is \(WireName.rule).")
+            }
+            return .rename(StepID(to))
+        default: throw Refusal(message: "A step change is up, down, remove or rename.")
+        }
+    }
+
+    /// The draft with `change` made to `step` of `flow`, and the change in words.
+    func changing(_ flowID: FlowID, _ stepID: StepID, _ change: StepChange) throws(Refusal) -> (document: CatalogDocument, note: String) {
+        var catalog = self.catalog
+        guard let flowIndex = catalog.flows.firstIndex(where: { $0.id == flowID }) else {
+            throw Refusal(message: "The draft has no flow \(flowID).")
+        }
+        guard let index = catalog.flows[flowIndex].steps.firstIndex(where: { $0.id == stepID }) else {
+            throw Refusal(message: "\(flowID) has no step \(stepID).")
+        }
+        let count = catalog.flows[flowIndex].steps.count
+        func migrate(_ edit: (inout FlowChanges) -> Void) {
+            let from = catalog.version - 1
+            var migration = catalog.migrations.first { $0.from == from } ?? CatalogMigration(from: from)
+            var changes = migration.flows[flowID] ?? FlowChanges()
+            edit(&changes)
+            migration.flows[flowID] = changes
+            catalog.migrations.removeAll { $0.from == from }
+            catalog.migrations.append(migration)
+            catalog.migrations.sort { $0.from < $1.from }
+        }
+        let note: String
+        switch change {
+        case .moveUp, .moveDown:
+            let other = change == .moveUp ? index - 1 : index + 1
+            guard catalog.flows[flowIndex].steps.indices.contains(other) else {
+                throw Refusal(message: "\(stepID) is already the \(change == .moveUp ? "first" : "last") step of \(flowID).")
+            }
+            catalog.flows[flowIndex].steps.swapAt(index, other)
+            note = "\(flowID).\(stepID) moved \(change == .moveUp ? "up" : "down")"
+        case .remove(let users):
+            guard count > 1 else { throw Refusal(message: "\(stepID) is the only step of \(flowID); a flow keeps at least one.") }
+            catalog.flows[flowIndex].steps.remove(at: index)
+            migrate { $0.removedSteps[stepID] = users }
+            note = "\(flowID).\(stepID) removed (its users: \(users == .goOnAtNext ? "on at the next step" : "the flow again"))"
+        case .rename(let new):
+            guard catalog.flows[flowIndex].step(new) == nil else { throw Refusal(message: "\(flowID) has a step \(new) already.") }
+            catalog.flows[flowIndex].steps[index].id = new
+            migrate { $0.renamedSteps[stepID] = new }
+            // Its texts' translations follow it (their ids are made of the step's).
+            let old = "\(flowID).\(stepID).", renamed = "\(flowID).\(new)."
+            for locale in Array(catalog.strings.tables.keys) {
+                guard var table = catalog.strings.tables[locale] else { continue }
+                for key in table.keys where key.hasPrefix(old) {
+                    table[renamed + key.dropFirst(old.count)] = table.removeValue(forKey: key)
+                }
+                catalog.strings.tables[locale] = table
+            }
+            note = "\(flowID).\(stepID) renamed \(new)"
+        }
+        return (CatalogDocument(catalog, declarations: document.vocabulary), note)
+    }
+}
