@@ -50,23 +50,26 @@ extension Dashboard {
                 let query = request.uri.queryParameters
                 return try await draftPage(
                     revision, access: access, flow: query.get("flow"), step: query.get("step"),
-                    saved: query.get("saved").flatMap(Int.init))
+                    saved: query.get("saved").flatMap(Int.init), refused: nil)
             }
         }
         // Save texts: a new revision, if the form was made from the newest one.
         router.post("/dashboard/apps/:app/studio/drafts/:draft/texts") { request, context in
-            await changingDrafts(request, context) { app, fields, actor, _ in
+            await changingDrafts(request, context) { app, fields, actor, access in
                 let current = try await draft(app, context)
                 guard let after = fields["revision"].flatMap(Int.init) else {
                     throw DashboardError(.badRequest, "The form lacks the revision it was made from; reload the draft.")
                 }
+                let place = Self.place(fields)
                 let edited: (document: CatalogDocument, changes: [String])
                 do {
                     edited = try StudioDraft(document: try Self.readable(current)).applying(fields)
                 } catch let refusal as StudioDraft.Refusal {
-                    throw DashboardError(.badRequest, refusal.message + " Nothing was saved.")
+                    // The same page, with what was typed kept and the refusal beside its field.
+                    return try await draftPage(
+                        current, access: access, flow: place.flow, step: place.step, saved: nil,
+                        refused: .init(values: fields, field: refusal.field, message: refusal.message + " Nothing was saved."))
                 }
-                let place = Self.place(fields)
                 guard !edited.changes.isEmpty else { return Self.redirect(Self.draftPath(current, place) + "#editor") }
                 let note = edited.changes.joined(separator: ", ")
                 let saved = try await withDeadline(Routes.requestDeadline) {
@@ -88,8 +91,10 @@ extension Dashboard {
                 guard let flow = place.flow, let step = place.step else { throw DashboardError(.badRequest, "Choose a flow and a step.") }
                 let changed: (document: CatalogDocument, note: String)
                 let change: StudioDraft.StepChange
+                // A new step takes the shape of one the app's binaries declare (the newest registered compiled catalog's).
+                let templates = fields["op"] == "add" ? try await stepTemplates(app) : []
                 do {
-                    change = try StudioDraft.stepChange(fields)
+                    change = try StudioDraft.stepChange(fields, templates: templates)
                     changed = try StudioDraft(document: try Self.readable(current)).changing(FlowID(flow), StepID(step), change)
                 } catch let refusal as StudioDraft.Refusal {
                     throw DashboardError(.badRequest, refusal.message + " Nothing was saved.")
@@ -102,6 +107,7 @@ extension Dashboard {
                 var shown = place
                 if case .rename(let new) = change { shown.step = new.rawValue }
                 if case .remove = change { shown.step = nil }
+                if case .add(_, let new) = change { shown.step = new.rawValue }
                 return try Self.afterSave(saved, current: current, after: after, place: shown)
             }
         }
@@ -112,6 +118,16 @@ extension Dashboard {
                 return try previewPage(revision, request: request, access: access)
             }
         }
+    }
+
+    /// The steps of the newest compiled catalog registered for `app`: the kinds of step its
+    /// binaries declare (a studio's new step is shaped like one of them).
+    func stepTemplates(_ app: String) async throws -> [StepDefinition] {
+        let entries = try await withDeadline(Routes.requestDeadline) { try await catalogs.all(app: app) }
+        guard let compiled = entries.last(where: { $0.source == .compiled }), let document = try? CatalogDocument(text: compiled.document) else {
+            return []
+        }
+        return document.catalog.flows.flatMap(\.steps)
     }
 
     /// The draft a path names, at its newest revision.

@@ -102,7 +102,16 @@ extension Dashboard {
 
     /// One draft: the check, the missing translations, the diff against the live version, its
     /// flows, one flow's steps, one step's texts in a form, and the draft's revisions.
-    func draftPage(_ revision: CatalogDrafts.Revision, access: Access, flow: String?, step: String?, saved: Int?) async throws -> Response {
+    /// A save the studio refused: what was typed, and why, beside its field.
+    struct RefusedSave {
+        var values: [String: String]
+        var field: String?
+        var message: String
+    }
+
+    func draftPage(
+        _ revision: CatalogDrafts.Revision, access: Access, flow: String?, step: String?, saved: Int?, refused: RefusedSave?
+    ) async throws -> Response {
         let app = revision.app
         let document = try Self.readable(revision)
         let draft = StudioDraft(document: document)
@@ -198,10 +207,12 @@ extension Dashboard {
                 .editor(
                     Self.editor(
                         draft, revision: revision, flow: chosenFlow, step: chosenStep, problems: problems, base: base,
-                        token: access.may(.editor, in: app) ? access.session.formToken : nil)))
+                        token: access.may(.editor, in: app) ? access.session.formToken : nil, refused: refused)))
         }
         if let chosenStep, access.may(.editor, in: app) {
-            sections += Self.stepForms(flow: chosenFlow.id, step: chosenStep.id, revision: revision, base: base, token: access.session.formToken)
+            sections += Self.stepForms(
+                flow: chosenFlow, step: chosenStep, templates: try await stepTemplates(app).map(\.id.rawValue), revision: revision, base: base,
+                token: access.session.formToken)
         }
         if let live = Self.live(entries), let forecast = try await forecast(app: app, flow: chosenFlow.id, live: live, draft: catalog) {
             sections.append(.table(forecast))
@@ -212,20 +223,20 @@ extension Dashboard {
                     caption: "Revisions of draft \(revision.draft)", columns: ["Revision", "Saved by", "At (UTC)", "Change"],
                     rows: history.map { [.number($0.revision), .init($0.author), .init(Self.utc($0.savedAt)), .init($0.note)] })))
         let studio = "/dashboard/apps/\(app)/studio"
-        return Self.html(
-            InsightsPage(
-                title: "Draft \(revision.draft) of \(app)", subtitle: "Version \(catalog.version) · \(catalog.flows.count) flows",
-                navigation: [
-                    .init("All apps", href: "/dashboard"), .init(app, href: "/dashboard/apps/\(app)"), .init("Studio", href: studio),
-                    .init("Draft \(revision.draft)", href: base, current: true),
-                ],
-                signOut: access.session.formToken, sections: sections, footer: Self.footer))
+        let page = InsightsPage(
+            title: "Draft \(revision.draft) of \(app)", subtitle: "Version \(catalog.version) · \(catalog.flows.count) flows",
+            navigation: [
+                .init("All apps", href: "/dashboard"), .init(app, href: "/dashboard/apps/\(app)"), .init("Studio", href: studio),
+                .init("Draft \(revision.draft)", href: base, current: true),
+            ],
+            signOut: access.session.formToken, sections: sections, footer: Self.footer)
+        return Self.html(page, status: refused == nil ? .ok : .badRequest)
     }
 
     /// One step's texts in every locale, each with what is wrong with it beside it.
     static func editor(
         _ draft: StudioDraft, revision: CatalogDrafts.Revision, flow: FlowDefinition, step: StepDefinition,
-        problems: [CatalogProblem], base: String, token: String?
+        problems: [CatalogProblem], base: String, token: String?, refused: RefusedSave? = nil
     ) -> InsightsPage.TextEditor {
         let source = draft.catalog.strings.source
         let texts = draft.texts(flow: flow.id, step: step.id)
@@ -234,9 +245,13 @@ extension Dashboard {
         for (id, text) in texts {
             let part = StudioDraft.part(of: id, flow: flow.id, step: step.id)
             for locale in draft.locales {
-                let value = locale == source ? text : draft.translation(id, in: locale) ?? ""
+                let name = StudioDraft.field(id, locale)
+                let stored = locale == source ? text : draft.translation(id, in: locale) ?? ""
+                let value = refused?.values[name] ?? stored
                 var problem: String?
-                if let index = problems.firstIndex(where: { $0.path.hasSuffix(id) && $0.path.contains(locale.rawValue) }) {
+                if let refused, refused.field == name {
+                    problem = refused.message
+                } else if let index = problems.firstIndex(where: { $0.path.hasSuffix(id) && $0.path.contains(locale.rawValue) }) {
                     problem = problems[index].detail
                     placed.insert(index)
                 } else if locale != source, value.isEmpty {
@@ -246,11 +261,14 @@ extension Dashboard {
                 }
                 fields.append(
                     .init(
-                        name: StudioDraft.field(id, locale), label: "\(part) (\(locale)\(locale == source ? ", source" : ""))",
+                        name: name, label: "\(part) (\(locale)\(locale == source ? ", source" : ""))",
                         value: value, language: locale.rawValue, problem: problem))
             }
         }
-        let stepProblems = problems.enumerated()
+        let names = Set(fields.map(\.name))
+        let unplacedRefusal = refused.flatMap { refusal in refusal.field.map(names.contains) == true ? nil : refusal.message }
+        let stepProblems = (unplacedRefusal.map { [$0] } ?? [])
+            + problems.enumerated()
             .filter { !placed.contains($0.offset) && $0.element.flow == flow.id && $0.element.step == step.id }
             .map { "\($0.element.kind.rawValue): \($0.element.detail)" }
         let preview = "\(base)/preview?flow=\(flow.id)&step=\(step.id)"
@@ -266,7 +284,12 @@ extension Dashboard {
     }
 
     /// A step's order, removal (with where its users go) and id, each its own small form.
-    static func stepForms(flow: FlowID, step: StepID, revision: CatalogDrafts.Revision, base: String, token: String) -> [InsightsPage.Section] {
+    static func stepForms(
+        flow definition: FlowDefinition, step stepDefinition: StepDefinition, templates: [String], revision: CatalogDrafts.Revision,
+        base: String, token: String
+    ) -> [InsightsPage.Section] {
+        let (flow, step) = (definition.id, stepDefinition.id)
+        let timer = stepDefinition.autoAdvanceAfter.map { $0.rounded() == $0 ? String(Int($0)) : String($0) } ?? ""
         let common: [InsightsPage.Form.Field] = [
             .init(name: "form_token", label: "", type: "hidden", value: token),
             .init(name: "revision", label: "", type: "hidden", value: String(revision.revision)),
@@ -284,7 +307,26 @@ extension Dashboard {
                     submit: "Remove \(step)")),
             .form(
                 .init(action: action, method: "post", fields: common + [op("rename"), .init(name: "to", label: "New id", type: "text")], submit: "Rename \(step)")),
-        ]
+            .form(
+                .init(
+                    action: action, method: "post",
+                    fields: common + [op("timer"), .init(name: "seconds", label: "Moves on by itself after (s, empty: waits for the user)", type: "text", value: timer, optional: true)],
+                    submit: "Set \(step)'s timer")),
+            .form(
+                .init(
+                    action: action, method: "post",
+                    fields: common + [op("skip"), .init(name: "policy", label: "Skip policy of \(flow)", type: "text", value: definition.skip.rawValue, options: SkipPolicy.allCases.map(\.rawValue))],
+                    submit: "Set \(flow)'s skip policy")),
+        ] + (templates.isEmpty ? [] : [
+            .form(
+                .init(
+                    action: action, method: "post",
+                    fields: common + [
+                        op("add"), .init(name: "like", label: "Add a step after \(step), like", type: "text", value: templates[0], options: templates),
+                        .init(name: "id", label: "Its id", type: "text"),
+                    ],
+                    submit: "Add the step")),
+        ])
     }
 
     /// The forecast for users mid-flow: the journeys the server counts waiting at each step of what

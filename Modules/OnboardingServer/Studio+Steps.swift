@@ -10,12 +10,41 @@ extension StudioDraft {
         case moveUp, moveDown
         case remove(FlowChanges.RemovedStep)
         case rename(StepID)
+        /// Moves on by itself after so many seconds (nil: only when the user acts).
+        case timer(Double?)
+        /// The flow's skip policy.
+        case skip(SkipPolicy)
+        /// A new step after this one, shaped like `template` (a step of a catalog the app's
+        /// binaries declare: its actions, gates and effects), with its texts to edit.
+        case add(template: StepDefinition, id: StepID)
     }
+
+    /// The longest timer the studio sets (an hour: a card that waits longer is not a timer).
+    static let maximumTimer = 3_600.0
 
     /// The change a form asks for (`op` = up, down, remove with `users` = goOnAtNext or restart,
     /// rename with `to`), or a refusal saying what is taken.
-    static func stepChange(_ fields: [String: String]) throws(Refusal) -> StepChange {
+    static func stepChange(_ fields: [String: String], templates: [StepDefinition] = []) throws(Refusal) -> StepChange {
         switch fields["op"] {
+        case "timer":
+            let text = (fields["seconds"] ?? "").trimmingCharacters(in: .whitespaces)
+            if text.isEmpty { return .timer(nil) }
+            guard let seconds = Double(text), seconds.isFinite, seconds > 0, seconds <= maximumTimer else {
+                throw Refusal(message: "A step's timer is a number of seconds above 0 and at most \(Int(maximumTimer)), or empty for none.")
+            }
+            return .timer(seconds)
+        case "skip":
+            guard let policy = fields["policy"].flatMap(SkipPolicy.init(rawValue:)) else {
+                throw Refusal(message: "A skip policy is one of \(SkipPolicy.allCases.map(\.rawValue).joined(separator: ", ")).")
+            }
+            return .skip(policy)
+        case "add":
+            guard let like = fields["like"], let template = templates.first(where: { $0.id.rawValue == like }) else {
+                throw Refusal(
+                    message: "A new step is like one of the steps the app's binaries declare: \(templates.map(\.id.rawValue).joined(separator: ", ")).")
+            }
+            guard let id = fields["id"], WireName.isValid(id) else { throw Refusal(message: "A new step's id is \(WireName.rule).") }
+            return .add(template: template, id: StepID(id))
         case "up": return .moveUp
         case "down": return .moveDown
         case "remove":
@@ -28,7 +57,7 @@ extension StudioDraft {
                 throw Refusal(message: "A step's new id is \(WireName.rule).")
             }
             return .rename(StepID(to))
-        default: throw Refusal(message: "A step change is up, down, remove or rename.")
+        default: throw Refusal(message: "A step change is up, down, remove, rename, timer, skip or add.")
         }
     }
 
@@ -80,6 +109,18 @@ extension StudioDraft {
                 catalog.strings.tables[locale] = table
             }
             note = "\(flowID).\(stepID) renamed \(new)"
+        case .timer(let seconds):
+            catalog.flows[flowIndex].steps[index].autoAdvanceAfter = seconds
+            note = "\(flowID).\(stepID) " + (seconds.map { "moves on by itself after \($0.rounded() == $0 ? String(Int($0)) : String($0)) s" } ?? "waits for the user")
+        case .skip(let policy):
+            catalog.flows[flowIndex].skip = policy
+            note = "\(flowID) skip policy \(policy.rawValue)"
+        case .add(let template, let new):
+            guard catalog.flows[flowIndex].step(new) == nil else { throw Refusal(message: "\(flowID) has a step \(new) already.") }
+            var step = template
+            step.id = new
+            catalog.flows[flowIndex].steps.insert(step, at: index + 1)
+            note = "\(flowID).\(new) added after \(stepID), like \(template.id)"
         }
         return (CatalogDocument(catalog, declarations: document.vocabulary), note)
     }

@@ -37,7 +37,11 @@ struct StudioDraft {
     static let maximumText = 2_000
 
     /// Why an edit was refused: one message for the page, nothing saved.
-    struct Refusal: Error { var message: String }
+    struct Refusal: Error {
+        var message: String
+        /// The form field it concerns, when one: the page shows the message beside it.
+        var field: String? = nil
+    }
 
     /// The document with the form's texts in it (`text|LOCALE|ID` fields: the source locale's set
     /// the catalog's own text, the others its translations, made from the source text as it now
@@ -58,7 +62,7 @@ struct StudioDraft {
             }
             let text = value.replacingOccurrences(of: "\r\n", with: "\n")
             guard text.count <= Self.maximumText else {
-                throw Refusal(message: "A text is at most \(Self.maximumText) characters (\(parts[2]) in \(locale) has \(text.count)).")
+                throw Refusal(message: "A text is at most \(Self.maximumText) characters; this one has \(text.count).", field: name)
             }
             edits.append((locale, String(parts[2]), text))
         }
@@ -66,7 +70,9 @@ struct StudioDraft {
         // The source texts first: a translation saved with them is made from the new text.
         for edit in edits where edit.locale == source && catalog.text(edit.id) != edit.text {
             guard !edit.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
-                throw Refusal(message: "\(edit.id) in \(source) (the source language) cannot be empty.")
+                throw Refusal(
+                    message: "The source language's text cannot be empty: write it, or remove the step.",
+                    field: Self.field(edit.id, source))
             }
             _ = catalog.setText(edit.id, to: edit.text)
             changes.append("\(edit.id) in \(source)")
