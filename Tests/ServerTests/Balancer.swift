@@ -1,0 +1,58 @@
+import Foundation
+import TourFixtures
+
+/// nginx (Debian's) in front of several servers, from scripts/nginx.conf.template, as
+/// scripts/cluster runs it: a real balancer process for the tests of issue 47.
+final class Balancer {
+    let port: Int
+    let folder: URL
+    private var process: Process?
+
+    var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    static var nginx: String? {
+        ["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    init(upstreams: [Int]) throws {
+        guard let nginx = Self.nginx else { throw HarnessFailure("nginx is not installed (apt-get install nginx; .ci/run does)") }
+        port = ServerProcess.freePort()
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("nginx-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        // nginx's workers drop to nobody when the master is root: its folder is theirs to write.
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: folder.path)
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let template = try String(contentsOf: root.appendingPathComponent("scripts/nginx.conf.template"), encoding: .utf8)
+        let config = template.replacingOccurrences(of: "@DIR@", with: folder.path)
+            .replacingOccurrences(of: "@PORT@", with: String(port))
+            .replacingOccurrences(
+                of: "@UPSTREAMS@",
+                with: upstreams.map { "server 127.0.0.1:\($0) max_fails=1 fail_timeout=5s;" }.joined(separator: "\n        "))
+        let file = folder.appendingPathComponent("nginx.conf")
+        try config.write(to: file, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: nginx)
+        process.arguments = ["-c", file.path, "-p", folder.path, "-e", folder.appendingPathComponent("error.log").path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try ChildProcess.spawning { try process.run() }
+        self.process = process
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            if HTTP.status(url.appendingPathComponent("v1/health")) == 200 { return }
+            if !process.isRunning { throw HarnessFailure("nginx exited \(process.terminationStatus): \(errorLog)") }
+            usleep(100_000)
+        }
+        throw HarnessFailure("nginx did not answer within 20 s: \(errorLog)")
+    }
+
+    var errorLog: String { (try? String(contentsOf: folder.appendingPathComponent("error.log"), encoding: .utf8)) ?? "" }
+
+    deinit {
+        if let process, process.isRunning {
+            kill(process.processIdentifier, SIGQUIT)
+            if !Shell.waitForExit(process, seconds: 10) { kill(process.processIdentifier, SIGKILL) }
+        }
+        try? FileManager.default.removeItem(at: folder)
+    }
+}
