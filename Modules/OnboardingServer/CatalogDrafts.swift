@@ -25,6 +25,8 @@ public struct CatalogDrafts: Sendable {
         public var revision: Int
         /// The canonical document text.
         public var document: String
+        /// The version the draft will publish as.
+        public var version: Int
         /// The version the draft was started from.
         public var basedOn: Int
         public var author: String
@@ -44,6 +46,7 @@ public struct CatalogDrafts: Sendable {
             app TEXT NOT NULL,
             draft BIGINT NOT NULL,
             revision BIGINT NOT NULL,
+            version BIGINT NOT NULL,
             document TEXT NOT NULL,
             based_on BIGINT NOT NULL,
             author TEXT NOT NULL,
@@ -54,27 +57,31 @@ public struct CatalogDrafts: Sendable {
         """,
     ]
 
-    static let columns = "app, draft, revision, document, based_on, author, saved_at, note"
+    static let columns = "app, draft, revision, version, document, based_on, author, saved_at, note"
+
+    /// At most this many drafts an app keeps (a bound on what editors can store; each revision
+    /// is a whole document of at most ``CatalogStore/maximumDocumentBytes``).
+    public static let maximumDrafts = 50
 
     static func revisions(_ rows: PostgresRowSequence) async throws -> [Revision] {
         var revisions: [Revision] = []
-        for try await (app, draft, revision, document, basedOn, author, savedAt, note) in rows.decode(
-            (String, Int64, Int64, String, Int64, String, Double, String).self)
+        for try await (app, draft, revision, version, document, basedOn, author, savedAt, note) in rows.decode(
+            (String, Int64, Int64, Int64, String, Int64, String, Double, String).self)
         {
             revisions.append(
                 Revision(
-                    app: app, draft: Int(draft), revision: Int(revision), document: document, basedOn: Int(basedOn),
-                    author: author, savedAt: savedAt, note: note))
+                    app: app, draft: Int(draft), revision: Int(revision), document: document, version: Int(version),
+                    basedOn: Int(basedOn), author: author, savedAt: savedAt, note: note))
         }
         return revisions
     }
 
-    /// Each draft of `app` at its newest revision, newest draft first.
+    /// Each draft of `app` at its newest revision, newest draft first, without their documents.
     public func list(app: String) async throws -> [Revision] {
         try await Self.revisions(
             client.query(
                 """
-                SELECT DISTINCT ON (draft) app, draft, revision, document, based_on, author, saved_at, note
+                SELECT DISTINCT ON (draft) app, draft, revision, version, '', based_on, author, saved_at, note
                 FROM catalog_drafts WHERE app = \(app) ORDER BY draft DESC, revision DESC
                 """, logger: logger))
     }
@@ -84,7 +91,7 @@ public struct CatalogDrafts: Sendable {
         try await Self.revisions(
             client.query(
                 """
-                SELECT app, draft, revision, document, based_on, author, saved_at, note FROM catalog_drafts
+                SELECT app, draft, revision, version, document, based_on, author, saved_at, note FROM catalog_drafts
                 WHERE app = \(app) AND draft = \(Int64(draft)) ORDER BY revision DESC LIMIT 1
                 """, logger: logger)
         ).first
@@ -95,35 +102,38 @@ public struct CatalogDrafts: Sendable {
         try await Self.revisions(
             client.query(
                 """
-                SELECT app, draft, revision, '', based_on, author, saved_at, note FROM catalog_drafts
+                SELECT app, draft, revision, version, '', based_on, author, saved_at, note FROM catalog_drafts
                 WHERE app = \(app) AND draft = \(Int64(draft)) ORDER BY revision DESC
                 """, logger: logger))
     }
 
     /// Starts a draft from `document` (a stored version's canonical text, its version already
     /// raised): revision 1, audited.
-    public func create(app: String, document: String, basedOn: Int, by actor: Actor, at time: Double) async throws -> Revision {
+    public func create(
+        app: String, document: String, version: Int, basedOn: Int, by actor: Actor, at time: Double
+    ) async throws -> Revision? {
         let logger = logger
         return try await client.withTransaction(logger: logger) { connection in
             // One draft number at a time per app (the audit lock would serialise them anyway).
             try await connection.query("SELECT pg_advisory_xact_lock(hashtext('catalog_drafts' || \(app)))", logger: logger)
-            var draft = 1
-            for try await newest in try await connection.query(
-                "SELECT coalesce(max(draft), 0) + 1 FROM catalog_drafts WHERE app = \(app)", logger: logger
-            ).decode(Int64.self) { draft = Int(newest) }
+            var (draft, drafts) = (1, 0)
+            for try await (newest, count) in try await connection.query(
+                "SELECT coalesce(max(draft), 0) + 1, count(DISTINCT draft) FROM catalog_drafts WHERE app = \(app)", logger: logger
+            ).decode((Int64, Int64).self) { (draft, drafts) = (Int(newest), Int(count)) }
+            guard drafts < Self.maximumDrafts else { return nil }
             let note = "started from version \(basedOn)"
             try await connection.query(
                 """
                 INSERT INTO catalog_drafts (\(unescaped: Self.columns))
-                VALUES (\(app), \(Int64(draft)), 1, \(document), \(Int64(basedOn)), \(actor.name), \(time), \(note))
+                VALUES (\(app), \(Int64(draft)), 1, \(Int64(version)), \(document), \(Int64(basedOn)), \(actor.name), \(time), \(note))
                 """, logger: logger)
             try await AuditLog.append(
                 .init(at: time, actor: actor, app: app, action: "catalog.draft-started", target: "draft \(draft)",
                       details: ["basedOn": .int(basedOn)]),
                 on: connection, logger: logger)
             return Revision(
-                app: app, draft: draft, revision: 1, document: document, basedOn: basedOn, author: actor.name, savedAt: time,
-                note: note)
+                app: app, draft: draft, revision: 1, document: document, version: version, basedOn: basedOn, author: actor.name,
+                savedAt: time, note: note)
         }
     }
 
@@ -134,6 +144,8 @@ public struct CatalogDrafts: Sendable {
         case stale(newest: Int)
         case noSuchDraft
         case full
+        /// The document would be larger than a catalog document may be.
+        case tooLarge(String)
     }
 
     /// Saves `document` as the revision after `after`, if that is still the newest; audited.
@@ -142,22 +154,28 @@ public struct CatalogDrafts: Sendable {
     ) async throws -> Saved {
         let logger = logger
         return try await client.withTransaction(logger: logger) { connection in
-            var newest: (revision: Int, basedOn: Int)?
-            for try await (revision, basedOn) in try await connection.query(
+            // Saves of one draft one at a time: a second waits here, then finds the first's revision
+            // and is refused as stale (a row lock on the newest revision would not: the waiter would
+            // read the same row again and collide on its key).
+            try await connection.query(
+                "SELECT pg_advisory_xact_lock(hashtext('catalog_drafts/' || \(app) || '/' || \(String(draft))))", logger: logger)
+            var newest: (revision: Int, version: Int, basedOn: Int)?
+            for try await (revision, version, basedOn) in try await connection.query(
                 """
-                SELECT revision, based_on FROM catalog_drafts WHERE app = \(app) AND draft = \(Int64(draft))
-                ORDER BY revision DESC LIMIT 1 FOR UPDATE
+                SELECT revision, version, based_on FROM catalog_drafts WHERE app = \(app) AND draft = \(Int64(draft))
+                ORDER BY revision DESC LIMIT 1
                 """, logger: logger
-            ).decode((Int64, Int64).self) { newest = (Int(revision), Int(basedOn)) }
+            ).decode((Int64, Int64, Int64).self) { newest = (Int(revision), Int(version), Int(basedOn)) }
             guard let newest else { return .noSuchDraft }
             guard newest.revision == after else { return .stale(newest: newest.revision) }
             guard after < Self.maximumRevisions else { return .full }
+            if let tooLarge = CatalogStore.sizeProblem(document) { return .tooLarge(tooLarge) }
             let revision = after + 1
             try await connection.query(
                 """
                 INSERT INTO catalog_drafts (\(unescaped: Self.columns))
-                VALUES (\(app), \(Int64(draft)), \(Int64(revision)), \(document), \(Int64(newest.basedOn)), \(actor.name),
-                    \(time), \(note))
+                VALUES (\(app), \(Int64(draft)), \(Int64(revision)), \(Int64(newest.version)), \(document),
+                    \(Int64(newest.basedOn)), \(actor.name), \(time), \(note))
                 """, logger: logger)
             try await AuditLog.append(
                 .init(at: time, actor: actor, app: app, action: "catalog.draft-saved", target: "draft \(draft)",
@@ -165,8 +183,8 @@ public struct CatalogDrafts: Sendable {
                 on: connection, logger: logger)
             return .saved(
                 Revision(
-                    app: app, draft: draft, revision: revision, document: document, basedOn: newest.basedOn,
-                    author: actor.name, savedAt: time, note: note))
+                    app: app, draft: draft, revision: revision, document: document, version: newest.version,
+                    basedOn: newest.basedOn, author: actor.name, savedAt: time, note: note))
         }
     }
 }

@@ -19,26 +19,30 @@ extension Dashboard {
                 return try await studioPage(app, access: access, done: request.uri.queryParameters.get("done"))
             }
         }
-        // Start a draft from a stored version.
+        // Start a draft from the newest stored version (its migrations then say how every earlier
+        // version's users reach the draft, as a compiled release's do).
         router.post("/dashboard/apps/:app/studio/drafts") { request, context in
             await changingDrafts(request, context) { app, fields, actor, _ in
-                guard let base = fields["from"].flatMap(Int.init) else {
-                    throw DashboardError(.badRequest, "Choose the version the draft starts from.")
-                }
                 let entries = try await withDeadline(Routes.requestDeadline) { try await catalogs.all(app: app) }
-                guard let entry = entries.last(where: { $0.version == base }),
-                    let document = try? CatalogDocument(text: entry.document)
-                else {
-                    let versions = entries.map { String($0.version) }
+                guard let newest = entries.max(by: { $0.version < $1.version }), let document = try? CatalogDocument(text: newest.document) else {
+                    throw DashboardError(
+                        .badRequest, "\(app) has no stored catalog yet: register the app's compiled one (`onboarding-server register --app \(app) FILE`).")
+                }
+                guard fields["from"].flatMap(Int.init) == newest.version else {
                     throw DashboardError(
                         .badRequest,
-                        "\(app) has no stored version \(base); a draft starts from one of \(versions.isEmpty ? "none (register the app's compiled catalog first)" : versions.joined(separator: ", ")).")
+                        "A draft starts from \(app)'s newest stored version, \(newest.version) (a change to an older one would not place the users of the versions after it).")
                 }
-                let next = (entries.map(\.version).max() ?? base) + 1
-                let text = try StudioDraft(document: document).versioned(next).text()
-                let draft = try await withDeadline(Routes.requestDeadline) {
-                    try await CatalogDrafts(client: store.client, logger: logger).create(
-                        app: app, document: text, basedOn: base, by: actor, at: Date().timeIntervalSince1970)
+                let version = newest.version + 1
+                let text = try StudioDraft(document: document).versioned(version).text()
+                guard
+                    let draft = try await withDeadline(Routes.requestDeadline, {
+                        try await CatalogDrafts(client: store.client, logger: logger).create(
+                            app: app, document: text, version: version, basedOn: newest.version, by: actor, at: Date().timeIntervalSince1970)
+                    })
+                else {
+                    throw DashboardError(
+                        .badRequest, "\(app) has \(CatalogDrafts.maximumDrafts) drafts, the most an app keeps: publish or finish one first.")
                 }
                 return Self.redirect("/dashboard/apps/\(app)/studio/drafts/\(draft.draft)")
             }
@@ -95,7 +99,10 @@ extension Dashboard {
                 let templates = fields["op"] == "add" ? try await stepTemplates(app) : []
                 do {
                     change = try StudioDraft.stepChange(fields, templates: templates)
-                    changed = try StudioDraft(document: try Self.readable(current)).changing(FlowID(flow), StepID(step), change)
+                    // The version before the draft's, which its migration starts from.
+                    let base = try await withDeadline(Routes.requestDeadline) { try await catalogs.all(app: app) }
+                        .last { $0.version == current.version - 1 }.flatMap { try? CatalogDocument(text: $0.document).catalog }
+                    changed = try StudioDraft(document: try Self.readable(current)).changing(FlowID(flow), StepID(step), change, base: base)
                 } catch let refusal as StudioDraft.Refusal {
                     throw DashboardError(.badRequest, refusal.message + " Nothing was saved.")
                 }
@@ -176,6 +183,8 @@ extension Dashboard {
         case .full:
             throw DashboardError(
                 .badRequest, "This draft has \(CatalogDrafts.maximumRevisions) revisions, the most a draft keeps: start a new draft from it.")
+        case .tooLarge(let why):
+            throw DashboardError(.contentTooLarge, "Nothing was saved: \(why).")
         }
     }
 

@@ -31,9 +31,8 @@ extension Dashboard {
                 .init(
                     caption: "Drafts of \(app)", columns: ["Draft", "Version", "Started from", "Revision", "Last saved by", "At (UTC)", "Last change"],
                     rows: drafts.map { draft in
-                        let version = (try? CatalogDocument(text: draft.document))?.catalog.version
-                        return [
-                            .init("Draft \(draft.draft)", href: "\(path)/drafts/\(draft.draft)"), .init(version.map(String.init) ?? "–", numeric: true),
+                        [
+                            .init("Draft \(draft.draft)", href: "\(path)/drafts/\(draft.draft)"), .number(draft.version),
                             .number(draft.basedOn), .number(draft.revision), .init(draft.author), .init(Self.utc(draft.savedAt)),
                             .init(draft.note),
                         ]
@@ -55,16 +54,15 @@ extension Dashboard {
                     .form(.init(action: "\(path)/rollback", method: "post", fields: [token, version], submit: "Roll back version \(entry.version)")))
             }
         }
-        if access.may(.editor, in: app), !entries.isEmpty {
-            let versions = entries.map(\.version).sorted(by: >).map(String.init)
+        if access.may(.editor, in: app), let newest = entries.map(\.version).max() {
             sections.append(
                 .form(
                     .init(
                         action: "\(path)/drafts", method: "post",
                         fields: [
                             .init(name: "form_token", label: "", type: "hidden", value: access.session.formToken),
-                            .init(name: "from", label: "Start a draft from version", type: "text", value: versions[0], options: versions),
-                        ], submit: "Start a draft")))
+                            .init(name: "from", label: "", type: "hidden", value: String(newest)),
+                        ], submit: "Start a draft from version \(newest) (the newest)")))
         } else if entries.isEmpty {
             sections.append(
                 .text("No catalog of \(app) is stored yet: register the compiled one (`onboarding-server register --app \(app) FILE`) to start drafts from it."))

@@ -62,7 +62,11 @@ extension StudioDraft {
     }
 
     /// The draft with `change` made to `step` of `flow`, and the change in words.
-    func changing(_ flowID: FlowID, _ stepID: StepID, _ change: StepChange) throws(Refusal) -> (document: CatalogDocument, note: String) {
+    /// - Parameter base: the version before the draft's (what its migration starts from): a step
+    ///   that is not in it was added in this draft and needs no migration.
+    func changing(
+        _ flowID: FlowID, _ stepID: StepID, _ change: StepChange, base: TourCatalog?
+    ) throws(Refusal) -> (document: CatalogDocument, note: String) {
         var catalog = self.catalog
         guard let flowIndex = catalog.flows.firstIndex(where: { $0.id == flowID }) else {
             throw Refusal(message: "The draft has no flow \(flowID).")
@@ -71,16 +75,22 @@ extension StudioDraft {
             throw Refusal(message: "\(flowID) has no step \(stepID).")
         }
         let count = catalog.flows[flowIndex].steps.count
+        let from = catalog.version - 1
         func migrate(_ edit: (inout FlowChanges) -> Void) {
-            let from = catalog.version - 1
             var migration = catalog.migrations.first { $0.from == from } ?? CatalogMigration(from: from)
             var changes = migration.flows[flowID] ?? FlowChanges()
             edit(&changes)
-            migration.flows[flowID] = changes
+            migration.flows[flowID] = changes.renamedSteps.isEmpty && changes.removedSteps.isEmpty && changes.renamedActions.isEmpty
+                ? nil : changes
             catalog.migrations.removeAll { $0.from == from }
-            catalog.migrations.append(migration)
+            if !migration.flows.isEmpty || !migration.removedFlows.isEmpty { catalog.migrations.append(migration) }
             catalog.migrations.sort { $0.from < $1.from }
         }
+        // The step's id in the version before the draft's: through a rename made in this draft; nil
+        // when this draft added it (its users exist only once the draft is published).
+        let renamedHere = catalog.migrations.first { $0.from == from }?.flows[flowID]?.renamedSteps ?? [:]
+        let original: StepID? = renamedHere.first { $0.value == stepID }?.key
+            ?? (base.map { $0.flow(flowID)?.step(stepID) != nil } ?? true ? stepID : nil)
         let note: String
         switch change {
         case .moveUp, .moveDown:
@@ -93,12 +103,17 @@ extension StudioDraft {
         case .remove(let users):
             guard count > 1 else { throw Refusal(message: "\(stepID) is the only step of \(flowID); a flow keeps at least one.") }
             catalog.flows[flowIndex].steps.remove(at: index)
-            migrate { $0.removedSteps[stepID] = users }
+            if let original {
+                migrate {
+                    $0.renamedSteps[original] = nil
+                    $0.removedSteps[original] = users
+                }
+            }
             note = "\(flowID).\(stepID) removed (its users: \(users == .goOnAtNext ? "on at the next step" : "the flow again"))"
         case .rename(let new):
             guard catalog.flows[flowIndex].step(new) == nil else { throw Refusal(message: "\(flowID) has a step \(new) already.") }
             catalog.flows[flowIndex].steps[index].id = new
-            migrate { $0.renamedSteps[stepID] = new }
+            if let original { migrate { $0.renamedSteps[original] = new == original ? nil : new } }
             // Its texts' translations follow it (their ids are made of the step's).
             let old = "\(flowID).\(stepID).", renamed = "\(flowID).\(new)."
             for locale in Array(catalog.strings.tables.keys) {

@@ -74,7 +74,11 @@ struct StudioDraft {
                     message: "The source language's text cannot be empty: write it, or remove the step.",
                     field: Self.field(edit.id, source))
             }
-            _ = catalog.setText(edit.id, to: edit.text)
+            guard catalog.setText(edit.id, to: edit.text) else {
+                throw Refusal(
+                    message: "\(edit.id) is the engine's own text: it is translated per locale, not changed in \(source).",
+                    field: Self.field(edit.id, source))
+            }
             changes.append("\(edit.id) in \(source)")
         }
         for edit in edits where edit.locale != source {

@@ -124,7 +124,7 @@ extension StudioTests {
         #expect(document.contains("\"markTutorialSeen\""))
         let broken = document.replacingOccurrences(of: "\"markTutorialSeen\"", with: "\"markTutorialSeenTwice\"")
         _ = try server.sql(
-            "INSERT INTO catalog_drafts SELECT app, draft, 2, $doc$\(broken)$doc$, based_on, author, saved_at, 'by hand' FROM catalog_drafts WHERE draft = 1")
+            "INSERT INTO catalog_drafts SELECT app, draft, 2, version, $doc$\(broken)$doc$, based_on, author, saved_at, 'by hand' FROM catalog_drafts WHERE draft = 1")
         try browser.open(server.url.appendingPathComponent("dashboard/apps/moodtracker/studio/drafts/1"))
         let check = try #require(
             try browser.evaluate("[...document.querySelectorAll('table')].find(t => t.caption.textContent.startsWith('Check:'))?.textContent") as? String)
@@ -144,7 +144,7 @@ extension StudioTests {
         let newer = document.replacingOccurrences(of: "\"format\":3", with: "\"format\":99")
         #expect(newer != document)
         _ = try server.sql(
-            "INSERT INTO catalog_drafts SELECT app, draft, 3, $doc$\(newer)$doc$, based_on, author, saved_at, 'by hand' FROM catalog_drafts WHERE draft = 1 AND revision = 1")
+            "INSERT INTO catalog_drafts SELECT app, draft, 3, version, $doc$\(newer)$doc$, based_on, author, saved_at, 'by hand' FROM catalog_drafts WHERE draft = 1 AND revision = 1")
         let unreadable = try DashboardTests.curl(
             server.url.appendingPathComponent("dashboard/apps/moodtracker/studio/drafts/1"), cookie: cookie)
         #expect(unreadable.status == 422, "\(unreadable.status)")
@@ -207,5 +207,20 @@ extension StudioTests {
         try browser.open(
             URL(string: server.url.absoluteString + "/dashboard/apps/moodtracker/studio/drafts/1/preview?flow=tutorial&step=reminder")!)
         #expect(try Self.text(browser, ".device [data-field=progress]") == "Step 3 of 4")
+
+        // Renames and removals compose into one migration from version 2: a step added here needs
+        // none; viewHistory renamed twice and then removed is one removal of viewHistory.
+        try browser.open(URL(string: server.url.absoluteString + "/dashboard/apps/moodtracker/studio/drafts/1?flow=tutorial&step=reminder")!)
+        try submit("rename", ["to": "nudge"])
+        try browser.open(URL(string: server.url.absoluteString + "/dashboard/apps/moodtracker/studio/drafts/1?flow=tutorial&step=viewHistory")!)
+        try submit("rename", ["to": "history"])
+        try submit("rename", ["to": "timeline"])
+        try submit("remove", ["users": "goOnAtNext"])
+        #expect(try steps().map { $0.components(separatedBy: " ")[0] } == ["swipeToSelect", "nudge", "allSet"])
+        #expect(try browser.evaluate("document.body.textContent.includes('passes every check publishing runs')") as? Bool == true)
+        let migrated = try #require(try server.sql("SELECT document FROM catalog_drafts WHERE draft = 1 ORDER BY revision DESC LIMIT 1").first)
+        let migrations = try #require(try TourValue(jsonText: migrated).objectValue?["migrations"])
+        let migrationText = try migrations.jsonText()
+        #expect(migrationText == #"[{"flows":{"tutorial":{"removedSteps":{"viewHistory":"goOnAtNext"}}},"from":2}]"#, "\(migrationText)")
     }
 }

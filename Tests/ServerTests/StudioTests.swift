@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TourCodec
+import TourCore
 
 /// The studio (issue 46) in a real headless Chromium against the real server and PostgreSQL: an
 /// editor starts a draft of Mood Tracker's catalog, changes a title in English and Brazilian
@@ -133,13 +134,24 @@ struct StudioTests {
         #expect(unknown.status == 400)
         #expect(unknown.body.contains("Nothing was saved"))
 
+        // Two saves made from the same revision at once: one is saved, the other refused as stale
+        // (never a failure of the server).
+        let answers = Locked([Int]())
+        DispatchQueue.concurrentPerform(iterations: 2) { index in
+            let answer = try? DashboardTests.curl(
+                server.url.appendingPathComponent("dashboard/apps/moodtracker/studio/drafts/1/texts"), cookie: cookie,
+                form: "form_token=\(token)&revision=4&text%7Cen%7C\(title)=Race\(index)", headers: [origin])
+            answers.withLock { $0.append(answer?.status ?? 0) }
+        }
+        #expect(answers.withLock { $0.sorted() } == [303, 409])
+
         // Every save a revision with its author, and an audit row each.
         #expect(
             try server.sql("SELECT revision || ' ' || author FROM catalog_drafts WHERE app = 'moodtracker' ORDER BY revision")
-                == ["1 pat", "2 pat", "3 pat", "4 pat"])
+                == ["1 pat", "2 pat", "3 pat", "4 pat", "5 pat"])
         #expect(
             try server.sql("SELECT action || ' ' || actor FROM audit_log WHERE app = 'moodtracker' AND action LIKE 'catalog.draft%' ORDER BY id")
-                == ["catalog.draft-started pat"] + Array(repeating: "catalog.draft-saved pat", count: 3))
+                == ["catalog.draft-started pat"] + Array(repeating: "catalog.draft-saved pat", count: 4))
         let stored = try #require(try server.sql("SELECT document FROM catalog_drafts WHERE revision = 4").first)
         let catalog = try TourValue(jsonText: stored)
         #expect(catalog.objectValue?["version"]?.intValue == 3)
