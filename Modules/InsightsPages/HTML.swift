@@ -50,7 +50,7 @@ final class HTML {
         .g0{fill:#2f6fdd}.g1{fill:#bc4c00}.g2{fill:#1a7f37}.g3{fill:#8250df}.g4{fill:#cf222e}.g5{fill:#6e7781}
         @media (prefers-color-scheme:dark){.g0{fill:#5b9cff}.g1{fill:#ffa657}.g2{fill:#56d364}.g3{fill:#d2a8ff}.g4{fill:#ff7b72}.g5{fill:#9da7b3}}
         .legend{list-style:none;padding:0;margin:.25rem 0;display:flex;gap:1.25rem;flex-wrap:wrap}.legend svg{vertical-align:middle}
-        .note{color:var(--muted);max-width:70rem}nav.choices{margin:.25rem 0 .5rem}nav.choices a{margin-right:.75rem}nav.choices a[aria-current]{font-weight:600;color:var(--fg)}
+        .note{color:var(--muted);max-width:70rem}.notice{border-left:4px solid var(--focus);padding:.25rem .75rem;max-width:70rem}nav.choices{margin:.25rem 0 .5rem}nav.choices a{margin-right:.75rem}nav.choices a[aria-current]{font-weight:600;color:var(--fg)}
         table{border-collapse:collapse;margin:.25rem 0}caption{text-align:left;font-weight:600;padding:.25rem 0}
         th,td{border-bottom:1px solid var(--line);padding:.25rem .6rem;text-align:left}.n{text-align:right;font-variant-numeric:tabular-nums}
         .skip{position:absolute;left:-999px}.skip:focus{left:1rem;top:1rem;background:var(--bg);padding:.5rem}

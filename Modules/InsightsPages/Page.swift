@@ -116,6 +116,9 @@ public struct InsightsPage: Sendable {
     public var sections: [Section]
     /// Shown at the foot of the page (the shared modules' version).
     public var footer: String
+    /// Shown under the title when set: something about the figures themselves (read from a
+    /// replica still behind the primary).
+    public var notice: String?
 
     public init(
         title: String, subtitle: String? = nil, navigation: [Link] = [], signOut: String? = nil, sections: [Section],
@@ -154,6 +157,7 @@ public struct InsightsPage: Sendable {
         }
         html.raw("</header>\n<main id=\"main\" tabindex=\"-1\">\n<h1>").text(title).raw("</h1>\n")
         if let subtitle { html.raw("<p class=\"subtitle\">").text(subtitle).raw("</p>\n") }
+        if let notice { html.raw("<p class=\"notice\" role=\"status\">").text(notice).raw("</p>\n") }
         for (index, section) in sections.enumerated() {
             Self.render(section, id: "s\(index + 1)", into: html)
         }

@@ -29,7 +29,12 @@ struct Dashboard: Sendable {
     /// How long a device keeps its list of publications (`serve --publication-max-age`): the studio
     /// says when devices get what it publishes.
     var publicationMaxAge: Int = 300
+    /// Where the figures are read when not on the primary (``ReplicaReads``).
+    var replica: ReplicaReads? = nil
     let logger: Logger
+
+    /// How far behind the primary the replica a page reads from still was, when it was.
+    @TaskLocal static var replicaBehind: Double?
 
     static let cookie = "onboarding_session"
 
@@ -170,9 +175,12 @@ struct Dashboard: Sendable {
                 if Self.cookieValue(Self.cookie, request) != nil { response.setCookie(Self.clearing(Self.cookie, request)) }
                 return response
             }
-            // Every page reads the aggregates: count what was pushed until now first.
+            // Every page reads the aggregates: count what was pushed until now first (on the
+            // primary), and from a replica, wait (bounded) until it has replayed that count.
             try await withDeadline(Routes.reportDeadline) { try await store.catchUpInsights(waitingUpTo: .seconds(5)) }
-            return try await body(access)
+            var behind: Double?
+            if let replica { behind = try await withDeadline(Routes.reportDeadline) { try await replica.caughtUp() } }
+            return try await Self.$replicaBehind.withValue(behind) { try await body(access) }
         }
     }
 
@@ -253,7 +261,11 @@ struct Dashboard: Sendable {
     }()
 
     static func html(_ page: InsightsPage, status: HTTPResponse.Status = .ok) -> Response {
-        Response(
+        var page = page
+        if let behind = replicaBehind {
+            page.notice = "These figures were read from a replica about \(Int(behind.rounded(.up))) s behind the primary (it had not caught up within \(ReplicaReads.maximumWait.components.seconds) s); reload for newer ones."
+        }
+        return Response(
             status: status,
             headers: [
                 .contentType: "text/html; charset=utf-8", .cacheControl: "no-store",

@@ -35,6 +35,10 @@ public enum OnboardingServer {
         pushConfiguration.options.additionalStartupParameters.append(
             ("statement_timeout", String(configuration.pushStatementTimeoutMilliseconds)))
         let pushClient = PostgresClient(configuration: pushConfiguration, backgroundLogger: poolLogger)
+        // The dashboard's figures, from a replica when one is configured.
+        let readClient = configuration.readDatabase.map {
+            PostgresClient(configuration: $0.clientConfiguration(maximumConnections: max(2, configuration.maximumConnections / 2)), backgroundLogger: poolLogger)
+        }
         var store = AccountStore(
             client: client, logger: logger, batchingPushes: configuration.pushWriters, pushClient: pushClient,
             pushQueue: configuration.pushQueue)
@@ -43,7 +47,7 @@ public enum OnboardingServer {
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
             try await serve(
-                configuration, client: client, pushClient: pushClient, store: store, http: http, logger: logger,
+                configuration, client: client, pushClient: pushClient, readClient: readClient, store: store, http: http, logger: logger,
                 waitForDatabase: waitForDatabase)
         } catch {
             try? await http.shutdown()
@@ -53,8 +57,8 @@ public enum OnboardingServer {
     }
 
     private static func serve(
-        _ configuration: ServerConfiguration, client: PostgresClient, pushClient: PostgresClient, store: AccountStore,
-        http: HTTPClient, logger: Logger, waitForDatabase: Int
+        _ configuration: ServerConfiguration, client: PostgresClient, pushClient: PostgresClient, readClient: PostgresClient?,
+        store: AccountStore, http: HTTPClient, logger: Logger, waitForDatabase: Int
     ) async throws {
         let router = Router(context: ServerRequestContext.self)
         router.middlewares.add(RequestLog())
@@ -84,13 +88,15 @@ public enum OnboardingServer {
             publicationMaxAge: configuration.publicationMaxAge, logger: logger
         ).add(to: router)
         Dashboard(
-            store: store, catalogs: catalogs, insights: Insights(client: client, logger: logger),
+            store: store, catalogs: catalogs, insights: Insights(client: readClient ?? client, logger: logger),
             sessions: DashboardSessions(client: client, logger: logger), controlPlane: controlPlane,
             oidc: configuration.oidc.map { DashboardOIDC(configuration: $0, http: http, logger: logger) },
-            publicOrigin: configuration.publicURL, publicationMaxAge: configuration.publicationMaxAge, logger: logger
+            publicOrigin: configuration.publicURL, publicationMaxAge: configuration.publicationMaxAge,
+            replica: readClient.map { ReplicaReads(primary: client, replica: $0, logger: logger) }, logger: logger
         ).add(to: router)
         router.addRoutes(notFound)
         var services: [any Service] = [client, pushClient, InsightsCatchUp(counting: store.insightsCounting, logger: logger)]
+        if let readClient { services.append(readClient) }
         if let days = configuration.retainFactsDays {
             services.append(FactRetentionJob(retention: FactRetention(client: client, logger: logger), days: days, logger: logger))
         }

@@ -12,6 +12,9 @@ public struct ServerConfiguration: Sendable {
     public var host: String
     public var port: Int
     public var database: DatabaseURL
+    /// A streaming replica of `database` the dashboard's pages read their figures from
+    /// (`READ_DATABASE_URL`), waiting until it has replayed what the primary had; nil: the primary.
+    public var readDatabase: DatabaseURL?
     /// Signs and checks tokens. Read from `ONBOARDING_SERVER_SECRET` (or its `_FILE`) only, never
     /// from a flag (flags show in process lists) and never logged.
     public var tokens: TokenSigner

@@ -14,7 +14,8 @@ struct ServerCommand: AsyncParsableCommand {
         abstract: "The account server: onboarding state that follows a user across devices, and its control plane.",
         discussion: """
             Environment (secrets only from here, or from a file named by NAME_FILE; never a flag): \
-            DATABASE_URL (postgres://USER:PASSWORD@HOST:PORT/DATABASE), ONBOARDING_SERVER_SECRET (at least \
+            DATABASE_URL (postgres://USER:PASSWORD@HOST:PORT/DATABASE), READ_DATABASE_URL (a streaming replica \
+            the dashboard's pages read their figures from), ONBOARDING_SERVER_SECRET (at least \
             32 bytes; signs tokens) or ONBOARDING_SERVER_KEYS ("ID=SECRET ID=SECRET", the first signs: \
             rotation with overlap), ONBOARDING_IDP_ISSUER with ONBOARDING_IDP_JWKS_URL (an identity \
             provider's JWTs as account tokens), ONBOARDING_OIDC_* and ONBOARDING_PUBLIC_URL (people sign in \
@@ -106,6 +107,11 @@ struct Serve: AsyncParsableCommand {
         configuration.enrollmentsPerMinute = enrollmentsPerMinute
         configuration.publicationMaxAge = publicationMaxAge
         configuration.retainFactsDays = retainFacts
+        if let replica = try Settings.secret("READ_DATABASE_URL") {
+            do { configuration.readDatabase = try DatabaseURL(replica) } catch {
+                throw ValidationError("READ_DATABASE_URL: \(error.description)")
+            }
+        }
         let metricsPort = try metricsPort ?? environment["ONBOARDING_METRICS_PORT"].flatMap { $0.isEmpty ? nil : $0 }.map { text in
             guard let port = Int(text) else { throw ValidationError("ONBOARDING_METRICS_PORT must be a number from 1 to 65535") }
             return port

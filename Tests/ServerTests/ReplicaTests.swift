@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+import TourFixtures
+
+/// Issue 47: the dashboard's figures read from a streaming replica (`READ_DATABASE_URL`) while
+/// pushes and the catch-up job stay on the primary. A page waits (bounded) until the replica has
+/// replayed what the primary had counted, and one read from a replica still behind says so.
+@Suite("The dashboard on a replica", .serialized)
+struct ReplicaTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// A primary of its own and a streaming standby of it (scripts/dev-postgres start, standby).
+    final class Cluster {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("replica-\(UUID().uuidString)")
+        var primary = ""
+        var standby = ""
+
+        func script(_ command: String) throws -> String {
+            var environment = ProcessInfo.processInfo.environment
+            environment["ONBOARDING_PG_DIR"] = folder.path
+            let result = try Shell.run(ReplicaTests.root.appendingPathComponent("scripts/dev-postgres").path, [command], environment: environment)
+            guard result.status == 0 else { throw HarnessFailure("dev-postgres \(command): \(result.stderr)") }
+            return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+
+        init() throws {
+            primary = try script("start").components(separatedBy: "\n").last ?? ""
+            standby = try script("standby").components(separatedBy: "\n").last ?? ""
+        }
+
+        func sqlOnStandby(_ query: String) throws -> [String] {
+            let result = try Shell.run(TestPostgres.psql, [standby, "-qtAc", query])
+            guard result.status == 0 else { throw HarnessFailure("psql: \(result.stderr)") }
+            return result.stdout.split(separator: "\n").map(String.init)
+        }
+
+        deinit { _ = try? script("destroy") }
+    }
+
+    static func starts(_ server: ServerProcess, cookie: String) throws -> (started: Int, notice: Bool) {
+        let json = try DashboardTests.curl(URL(string: server.url.absoluteString + "/dashboard?format=json")!, cookie: cookie)
+        let trend = (try JSONSerialization.jsonObject(with: Data(json.body.utf8)) as? [String: Any])?["trend"] as? [[String: Any]] ?? []
+        let page = try DashboardTests.curl(server.url.appendingPathComponent("dashboard"), cookie: cookie)
+        return (trend.map { $0["started"] as? Int ?? 0 }.reduce(0, +), page.body.contains("read from a replica about"))
+    }
+
+    @Test func pagesReadFromTheReplicaOnceItHasReplayedAndSayHowStaleOtherwise() async throws {
+        let cluster = try Cluster()
+        let server = try ServerProcess(databaseURL: cluster.primary, environment: ["READ_DATABASE_URL": cluster.standby])
+        func launch(_ account: String) throws {
+            let device = JourneyDashboardTests.virtual(try Device("moodtracker", account: account, server: server), kind: "phone")
+            for line in [["launch"], ["wait", "0.5"], ["sync"]] { #expect(try device.run(line).status == 0) }
+        }
+        for index in 0..<3 { try launch("r\(index)") }
+        let cookie = try DashboardTests().signIn(server)
+        // Counted on the primary, replayed on the replica before the page reads it.
+        let caughtUp = try Self.starts(server, cookie: cookie)
+        #expect(caughtUp.started == 3)
+        #expect(!caughtUp.notice)
+        #expect(try cluster.sqlOnStandby("SELECT pg_is_in_recovery()") == ["t"])
+
+        // The replica stops replaying: a new start is counted on the primary, the page waits its
+        // bound, then shows what the replica has and says it is behind.
+        _ = try cluster.sqlOnStandby("SELECT pg_wal_replay_pause()")
+        try launch("r3")
+        let started = Date()
+        let stale = try Self.starts(server, cookie: cookie)
+        #expect(Date().timeIntervalSince(started) >= 2)
+        #expect(stale.started == 3)
+        #expect(stale.notice)
+        #expect(try server.sql("SELECT sum(subjects)::int FROM insight_cohorts WHERE split = 'all' AND measure = 'started'") == ["4"])
+
+        // Replaying again: the page has the new start and no notice.
+        _ = try cluster.sqlOnStandby("SELECT pg_wal_replay_resume()")
+        let resumed = try Self.starts(server, cookie: cookie)
+        #expect(resumed.started == 4)
+        #expect(!resumed.notice)
+    }
+}
