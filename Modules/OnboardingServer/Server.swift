@@ -20,6 +20,43 @@ public enum OnboardingServer {
     public static func run(_ configuration: ServerConfiguration, logger: Logger, waitForDatabase: Int = 30)
         async throws
     {
+        // Identity providers' keys and tokens, fetched over https.
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        var configuration = configuration
+        // A multi-host DATABASE_URL is followed (``DatabaseFailover``): the services start on the
+        // host that answers as it asks, and start again on another when it stops answering so.
+        let following = configuration.database.hosts.count > 1
+        do {
+            while true {
+                if following {
+                    var picked: DatabaseURL.Endpoint?
+                    for attempt in 0..<max(1, waitForDatabase * 2) {
+                        picked = await DatabaseFailover.pick(configuration.database, logger: logger)
+                        if picked != nil { break }
+                        if attempt == 0 { logger.warning("waiting for a database host that answers as the URL asks", metadata: ["database": "\(configuration.database)"]) }
+                        try await Task.sleep(for: .milliseconds(500))
+                    }
+                    if let picked { configuration.database = configuration.database.using(picked) }
+                }
+                do {
+                    try await runServices(configuration, http: http, logger: logger, waitForDatabase: waitForDatabase, watching: following)
+                    break
+                } catch let moved as DatabaseMoved {
+                    logger.warning("the database moved: starting again on it", metadata: ["to": "\(moved.to)"])
+                }
+            }
+        } catch {
+            try? await http.shutdown()
+            throw error
+        }
+        try await http.shutdown()
+    }
+
+    /// The pools and the HTTP server on one database host, until shutdown (or until the watch finds
+    /// that the database moved, when `watching`).
+    private static func runServices(
+        _ configuration: ServerConfiguration, http: HTTPClient, logger: Logger, waitForDatabase: Int, watching: Bool
+    ) async throws {
         // The pool logs every failed connection attempt at info; while PostgreSQL is down that is
         // a line per attempt, so only its warnings and errors are kept.
         var poolLogger = logger
@@ -43,22 +80,14 @@ public enum OnboardingServer {
             client: client, logger: logger, batchingPushes: configuration.pushWriters, pushClient: pushClient,
             pushQueue: configuration.pushQueue)
         store.budgetFamily = configuration.budgetFamily
-        // Identity providers' keys and tokens, fetched over https.
-        let http = HTTPClient(eventLoopGroupProvider: .singleton)
-        do {
-            try await serve(
-                configuration, client: client, pushClient: pushClient, readClient: readClient, store: store, http: http, logger: logger,
-                waitForDatabase: waitForDatabase)
-        } catch {
-            try? await http.shutdown()
-            throw error
-        }
-        try await http.shutdown()
+        try await serve(
+            configuration, client: client, pushClient: pushClient, readClient: readClient, store: store, http: http, logger: logger,
+            waitForDatabase: waitForDatabase, watching: watching)
     }
 
     private static func serve(
         _ configuration: ServerConfiguration, client: PostgresClient, pushClient: PostgresClient, readClient: PostgresClient?,
-        store: AccountStore, http: HTTPClient, logger: Logger, waitForDatabase: Int
+        store: AccountStore, http: HTTPClient, logger: Logger, waitForDatabase: Int, watching: Bool
     ) async throws {
         let router = Router(context: ServerRequestContext.self)
         router.middlewares.add(RequestLog())
@@ -97,12 +126,12 @@ public enum OnboardingServer {
         router.addRoutes(notFound)
         var services: [any Service] = [client, pushClient, InsightsCatchUp(counting: store.insightsCounting, logger: logger)]
         if let readClient { services.append(readClient) }
+        if watching { services.append(DatabaseWatch(url: configuration.database, logger: logger)) }
         if let days = configuration.retainFactsDays {
             services.append(FactRetentionJob(retention: FactRetention(client: client, logger: logger), days: days, logger: logger))
         }
         if let port = configuration.metricsPort {
-            let registry = PrometheusCollectorRegistry()
-            ServerMetrics.bootstrap(registry)
+            let registry = ServerMetrics.registry
             services.append(ServerMetrics.application(registry: registry, host: configuration.metricsHost, port: port, logger: logger))
             logger.info("metrics", metadata: ["listen": "\(configuration.metricsHost):\(port)", "path": "/metrics"])
         }

@@ -86,9 +86,45 @@ public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
     public var password: String?
     public var database: String
     public var requiresTLS: Bool
+    /// Every host of a multi-host URL (`postgres://USER@HOST1:PORT1,HOST2:PORT2/DATABASE`), in
+    /// order; ``host`` and ``port`` are the one in use (the first until ``DatabaseFailover`` picks).
+    public var hosts: [Endpoint]
+    /// `target_session_attrs`, as libpq reads it: `read-write` takes only a primary (a standby
+    /// answers read-only), `any` the first that answers.
+    public var targetSessionAttributes: String
+
+    public struct Endpoint: Sendable, Equatable, CustomStringConvertible {
+        public var host: String
+        public var port: Int
+        public var description: String { "\(host):\(port)" }
+    }
 
     public init(_ text: String) throws(ServerConfigurationError) {
         let example = "postgres://USER:PASSWORD@HOST:PORT/DATABASE"
+        // Several hosts (`HOST1:PORT1,HOST2:PORT2`) are read here, as libpq reads them; the rest of
+        // the URL is read with the first.
+        var text = text
+        var endpoints: [Endpoint] = []
+        if let schemeEnd = text.range(of: "://") {
+            let rest = text[schemeEnd.upperBound...]
+            let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
+            let authority = rest[..<authorityEnd]
+            let hostsStart = authority.lastIndex(of: "@").map { authority.index(after: $0) } ?? authority.startIndex
+            let hostList = authority[hostsStart...]
+            if hostList.contains(",") {
+                for item in hostList.split(separator: ",", omittingEmptySubsequences: false) {
+                    let parts = item.split(separator: ":", omittingEmptySubsequences: false)
+                    guard !item.isEmpty, parts.count <= 2, let host = parts.first.map(String.init), !host.isEmpty,
+                        let port = parts.count == 2 ? Int(parts[1]) : 5432, (1...65535).contains(port)
+                    else {
+                        throw ServerConfigurationError(
+                            "a database URL with several hosts lists them as HOST:PORT,HOST:PORT (postgres://USER@HOST1:PORT1,HOST2:PORT2/DATABASE)")
+                    }
+                    endpoints.append(Endpoint(host: host, port: port))
+                }
+                text.replaceSubrange(hostList.startIndex..<hostList.endIndex, with: endpoints[0].description)
+            }
+        }
         guard let components = URLComponents(string: text),
             ["postgres", "postgresql"].contains(components.scheme ?? "")
         else {
@@ -114,13 +150,28 @@ public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
             throw ServerConfigurationError(
                 "sslmode '\(other)' is not one of disable, allow, prefer, require, verify-ca, verify-full")
         }
+        hosts = endpoints.isEmpty ? [Endpoint(host: host, port: port)] : endpoints
+        switch query["target_session_attrs"] ?? "any" {
+        case "any", "read-write": targetSessionAttributes = query["target_session_attrs"] ?? "any"
+        case let other:
+            throw ServerConfigurationError("target_session_attrs '\(other)' is not one of any, read-write")
+        }
+    }
+
+    /// The same URL on another of its hosts.
+    public func using(_ endpoint: Endpoint) -> DatabaseURL {
+        var copy = self
+        copy.host = endpoint.host
+        copy.port = endpoint.port
+        return copy
     }
 
     /// The URL with the password masked, for logs.
     public var description: String {
         let credentials = password == nil ? user : "\(user):‹redacted›"
         let place = socketFolder.map { "?host=\($0)" } ?? ""
-        return "postgres://\(credentials)@\(socketFolder == nil ? "\(host):\(port)" : "")/\(database)\(place)"
+        let hostList = hosts.count > 1 ? hosts.map { $0 == Endpoint(host: host, port: port) ? "[\($0)]" : "\($0)" }.joined(separator: ",") : "\(host):\(port)"
+        return "postgres://\(credentials)@\(socketFolder == nil ? hostList : "")/\(database)\(place)"
     }
 
     /// The same server, another database (the tests' per-test databases, the maintenance one).

@@ -33,6 +33,14 @@ enum ServerMetrics {
     static let installsEnrolled = Counter(label: "onboarding_installs_enrolled_total")
 
     /// Makes swift-metrics report into `registry`; once per process, before any metric is used.
+    /// The process's one registry, bootstrapped into swift-metrics on first use (the services may
+    /// start again on another database host; the metrics system is bootstrapped once a process).
+    static let registry: PrometheusCollectorRegistry = {
+        let registry = PrometheusCollectorRegistry()
+        bootstrap(registry)
+        return registry
+    }()
+
     static func bootstrap(_ registry: PrometheusCollectorRegistry) {
         var factory = PrometheusMetricsFactory(registry: registry)
         // Request and push latencies: a millisecond to ten seconds.

@@ -10,22 +10,38 @@ struct ReplicaTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// A primary of its own and a streaming standby of it (scripts/dev-postgres start, standby).
-    final class Cluster {
+    final class Cluster: @unchecked Sendable {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("replica-\(UUID().uuidString)")
         var primary = ""
         var standby = ""
 
-        func script(_ command: String) throws -> String {
+        func script(_ command: String, _ arguments: String...) throws -> String {
             var environment = ProcessInfo.processInfo.environment
             environment["ONBOARDING_PG_DIR"] = folder.path
-            let result = try Shell.run(ReplicaTests.root.appendingPathComponent("scripts/dev-postgres").path, [command], environment: environment)
+            let result = try Shell.run(
+                ReplicaTests.root.appendingPathComponent("scripts/dev-postgres").path, [command] + arguments, environment: environment)
             guard result.status == 0 else { throw HarnessFailure("dev-postgres \(command): \(result.stderr)") }
             return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         }
 
-        init() throws {
+        /// - Parameter synchronous: the primary's commits wait until the standby has their WAL.
+        init(synchronous: Bool = false) throws {
             primary = try script("start").components(separatedBy: "\n").last ?? ""
-            standby = try script("standby").components(separatedBy: "\n").last ?? ""
+            standby = try (synchronous ? script("standby", "--synchronous") : script("standby")).components(separatedBy: "\n").last ?? ""
+        }
+
+        /// Both hosts in one URL, as a server follows them: the primary first.
+        var bothHosts: String {
+            let port = { (url: String) in url.components(separatedBy: ":").last?.components(separatedBy: "/").first ?? "" }
+            return "postgres://onboarding@127.0.0.1:\(port(primary)),127.0.0.1:\(port(standby))/onboarding?target_session_attrs=read-write"
+        }
+
+        /// The primary dies as a machine does: its postmaster and every backend, with SIGKILL.
+        func killPrimary() throws {
+            let pid = try String(contentsOf: folder.appendingPathComponent("data/postmaster.pid"), encoding: .utf8)
+                .split(separator: "\n").first.map(String.init) ?? ""
+            let killed = try Shell.run("/bin/sh", ["-c", "kill -9 $(pgrep -P \(pid)) \(pid)"])
+            guard killed.status == 0 else { throw HarnessFailure("kill: \(killed.stderr)") }
         }
 
         func sqlOnStandby(_ query: String) throws -> [String] {

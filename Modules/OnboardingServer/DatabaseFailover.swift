@@ -1,0 +1,71 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+
+/// A multi-host `DATABASE_URL` (`postgres://USER@PRIMARY:5432,STANDBY:5432/DB?target_session_attrs=read-write`),
+/// followed as libpq follows one (issue 47): the server uses the first host that answers as the
+/// URL asks (with `read-write`, one not in recovery: the primary), and when that one stops
+/// answering so (it died, or it is a standby now) and another does (a promoted standby), the
+/// server's services stop and start again on it (``Server/run(_:logger:waitForDatabase:)``).
+/// PostgreSQL's own replication and `pg_ctl promote` make the standby; nothing here decides a
+/// failover, it only follows one.
+public enum DatabaseFailover {
+    /// The first host of `url` that answers as it asks; nil when none does.
+    public static func pick(_ url: DatabaseURL, logger: Logger) async -> DatabaseURL.Endpoint? {
+        for endpoint in url.hosts where await accepts(url.using(endpoint), logger: logger) { return endpoint }
+        return nil
+    }
+
+    /// Whether the host `url` uses answers within two seconds, and is not in recovery when the URL
+    /// asks for `read-write`.
+    public static func accepts(_ url: DatabaseURL, logger: Logger) async -> Bool {
+        var configuration = PostgresConnection.Configuration(
+            host: url.host, port: url.port, username: url.user, password: url.password, database: url.database,
+            tls: url.requiresTLS ? .require(try! .init(configuration: .makeClientConfiguration())) : .disable)
+        configuration.options.connectTimeout = .seconds(2)
+        do {
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            defer { Task { try? await connection.close() } }
+            var recovering = true
+            for try await value in try await connection.query("SELECT pg_is_in_recovery()", logger: logger).decode(Bool.self) {
+                recovering = value
+            }
+            return url.targetSessionAttributes != "read-write" || !recovering
+        } catch {
+            return false
+        }
+    }
+}
+
+/// The database in use no longer answers as the URL asks, and `to` does.
+struct DatabaseMoved: Error, CustomStringConvertible {
+    var to: DatabaseURL.Endpoint
+    var description: String { "the database moved to \(to)" }
+}
+
+/// Looks at the database in use every second; after two misses in a row, if another host of the
+/// URL answers as it asks, it ends the server's services with ``DatabaseMoved``.
+struct DatabaseWatch: Service {
+    let url: DatabaseURL
+    let logger: Logger
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown {
+            var misses = 0
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                if Task.isCancelled { return }
+                if await DatabaseFailover.accepts(url, logger: logger) {
+                    misses = 0
+                    continue
+                }
+                misses += 1
+                guard misses >= 2, let other = await DatabaseFailover.pick(url, logger: logger),
+                    other != DatabaseURL.Endpoint(host: url.host, port: url.port)
+                else { continue }
+                throw DatabaseMoved(to: other)
+            }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+import TourFixtures
+
+/// Issue 47: a primary and a synchronous streaming standby; the server follows a multi-host URL
+/// with `target_session_attrs=read-write`. Devices (the real CLI) push at a steady pace; the
+/// primary dies with SIGKILL; the standby is promoted (`pg_ctl promote`); the server finds it by
+/// itself. Every push a device holds acknowledged is on the new primary exactly once, every device
+/// converges, and the insights count them all.
+@Suite("A standby that takes over", .serialized)
+struct FailoverTests {
+    @Test func thePrimaryDiesTheStandbyIsPromotedAndNoAcknowledgedPushIsLost() async throws {
+        let cluster = try ReplicaTests.Cluster(synchronous: true)
+        let server = try ServerProcess(databaseURL: cluster.bothHosts)
+        let devices = try (0..<4).map { index in
+            JourneyDashboardTests.virtual(try Device("moodtracker", account: "f\(index)", server: server), kind: "phone")
+        }
+        for device in devices {
+            for line in [["launch"], ["wait", "0.5"], ["sync"]] { #expect(try device.run(line).status == 0) }
+        }
+        let rounds = 10
+        let done = SharedCount()
+        let killedAt = Locked<Date?>(nil)
+        let firstAcceptedAfter = Locked<Date?>(nil)
+        try await withThrowingTaskGroup(of: [String].self) { group in
+            for device in devices {
+                group.addTask {
+                    var failures: [String] = []
+                    for _ in 0..<rounds {
+                        // The event is the device's own: it is kept whatever the server does.
+                        let event = try device.run("do", "swipeLeft")
+                        if event.status != 0 { failures.append("\(device.account): \(event.stderr)") }
+                        let sync = try device.run("sync")
+                        if sync.status == 0, killedAt.withLock({ $0 }) != nil {
+                            firstAcceptedAfter.withLock { if $0 == nil { $0 = Date() } }
+                        }
+                        done.add()
+                        try await Task.sleep(for: .milliseconds(100))
+                    }
+                    return failures
+                }
+            }
+            group.addTask {
+                while done.value < devices.count * rounds / 3 { try await Task.sleep(for: .milliseconds(20)) }
+                try cluster.killPrimary()
+                killedAt.withLock { $0 = Date() }
+                _ = try cluster.script("promote")
+                return []
+            }
+            var failures: [String] = []
+            for try await batch in group { failures += batch }
+            #expect(failures.isEmpty, "\(failures)")
+        }
+        let killed = try #require(killedAt.withLock { $0 })
+        // Every device converges on the new primary.
+        for device in devices {
+            for _ in 0..<40 where try device.waiting() != 0 {
+                _ = try device.run("sync")
+                try await Task.sleep(for: .milliseconds(250))
+            }
+            #expect(try device.waiting() == 0, "\(device.account)")
+            let journal = try device.run("journal", "--json", offline: true).stdout
+            let rows = try #require(try JSONSerialization.jsonObject(with: Data(journal.utf8)) as? [Any]).count
+            let id = try #require((try device.status(offline: true)["sync"] as? [String: Any])?["device"] as? String)
+            #expect(
+                try server.sql("SELECT count(*) || ' ' || count(DISTINCT seq) FROM pushes WHERE device = '\(id)'") == ["\(rows) \(rows)"],
+                "\(device.account)")
+        }
+        #expect(try server.sql("SELECT pg_is_in_recovery()") == ["f"])
+        // The server found the promoted standby by itself, and said so.
+        #expect(server.logText.contains("the database moved: starting again on it"), "\(server.logText.suffix(2_000))")
+        let recovered = try #require(firstAcceptedAfter.withLock { $0 })
+        print("failover: first accepted push \(String(format: "%.2f", recovered.timeIntervalSince(killed))) s after the primary died")
+        // The insights catch up on the new primary and equal a recount of the stored facts.
+        try await DashboardTests.waitUntilCounted(server)
+        #expect(
+            try server.sql("SELECT sum(subjects)::int FROM insight_cohorts WHERE split = 'all' AND measure = 'started'")
+                == server.sql("SELECT count(DISTINCT account)::int FROM facts WHERE kind = 'flowStarted'"))
+    }
+}
