@@ -167,6 +167,8 @@ public enum PostgresSchema {
         ("v17-journey-ends", InsightsSchema.v17),
         // The studio's drafts, a revision per save (CatalogDrafts.v18).
         ("v18-catalog-drafts", CatalogDrafts.v18),
+        // Pushes and facts partitioned by HASH (account), migrated in place (FactPartitions.v19).
+        ("v19-partitioned-facts", FactPartitions.v19),
     ]
 
     /// An arbitrary constant: the advisory lock that serialises migrations across processes.

@@ -25,6 +25,9 @@ import Testing
         ("v14-fact-retention", 0x6412339df23f99f7),
         ("v15-archived-flows", 0x8a07ce26521daae0),
         ("v16-journeys", 0x5d63d63d709ea950),
+        ("v17-journey-ends", 0x82504054cf75954e),
+        ("v18-catalog-drafts", 0xb9d7c0212e8a907),
+        ("v19-partitioned-facts", 0x415487db8f26f97d),
     ]
 
     static func fingerprint(_ statements: [String]) -> UInt64 {

@@ -40,8 +40,19 @@ struct ReplicaTests {
         func killPrimary() throws {
             let pid = try String(contentsOf: folder.appendingPathComponent("data/postmaster.pid"), encoding: .utf8)
                 .split(separator: "\n").first.map(String.init) ?? ""
-            let killed = try Shell.run("/bin/sh", ["-c", "kill -9 $(pgrep -P \(pid)) \(pid)"])
-            guard killed.status == 0 else { throw HarnessFailure("kill: \(killed.stderr)") }
+            // The postmaster first (so it starts no backend), then whatever backends are left; a
+            // backend may exit by itself meanwhile.
+            _ = try Shell.run("/bin/sh", ["-c", "kill -9 \(pid); pkill -9 -P \(pid); true"])
+            // Gone, or a zombie nobody has reaped yet (a container's first process may not reap).
+            func alive() -> Bool {
+                guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return false }
+                return stat.split(separator: ")").last?.split(separator: " ").first != "Z"
+            }
+            for _ in 0..<100 {
+                if !alive(), try Shell.run("/usr/bin/pgrep", ["-P", pid]).status != 0 { return }
+                usleep(50_000)
+            }
+            throw HarnessFailure("the primary (pid \(pid)) did not die")
         }
 
         func sqlOnStandby(_ query: String) throws -> [String] {
