@@ -74,8 +74,10 @@ struct DatabaseOptions: ParsableArguments {
         // own failures.
         var poolLogger = logger
         poolLogger.logLevel = max(logger.logLevel, .error)
-        let client = PostgresClient(
-            configuration: try resolved().clientConfiguration(maximumConnections: 2), backgroundLogger: poolLogger)
+        // A URL of several hosts: the one that answers as it asks (the primary after a failover).
+        var url = try resolved()
+        if url.hosts.count > 1, let picked = await DatabaseFailover.pick(url, logger: poolLogger) { url = url.using(picked) }
+        let client = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 2), backgroundLogger: poolLogger)
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {
                 await client.run()
