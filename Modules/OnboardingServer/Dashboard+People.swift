@@ -81,14 +81,23 @@ extension Dashboard {
         return name
     }
 
-    /// A form that changes an app's people: its owner's, from this dashboard's own page, with the
-    /// session's anti-forgery token.
+    /// A form that changes an app's people: its owner's.
     private func changingPeople(
         _ request: Request, _ context: ServerRequestContext,
         _ body: (String, [String: String], Actor, Access) async throws -> Response
     ) async -> Response {
+        await changing(request, context, role: .owner, body)
+    }
+
+    /// A form that changes something of an app: posted by a person holding `role` there, from a
+    /// page of this dashboard (same origin), with the session's anti-forgery token; `body` gets the
+    /// app, the form's fields, the actor for the audit trail and the access.
+    func changing(
+        _ request: Request, _ context: ServerRequestContext, role: Role,
+        _ body: (String, [String: String], Actor, Access) async throws -> Response
+    ) async -> Response {
         await signedIn(request, context) { access in
-            let app = try Self.name(context, "app", access: access, role: .owner)
+            let app = try Self.name(context, "app", access: access, role: role)
             var request = request
             let fields = try await Self.form(&request)
             guard isSameOrigin(request), DashboardSessions.matches(fields["form_token"], "form", access.session.cookie) else {

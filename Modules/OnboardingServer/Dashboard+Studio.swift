@@ -150,22 +150,12 @@ extension Dashboard {
         return revision
     }
 
-    /// A form that changes drafts: an editor's, from a page of this dashboard, with the session's
-    /// anti-forgery token.
+    /// A form that changes drafts: an editor's.
     func changingDrafts(
         _ request: Request, _ context: ServerRequestContext,
         _ body: (String, [String: String], Actor, Access) async throws -> Response
     ) async -> Response {
-        await signedIn(request, context) { access in
-            let app = try Self.name(context, "app", access: access, role: .editor)
-            var request = request
-            let fields = try await Self.form(&request)
-            guard isSameOrigin(request), DashboardSessions.matches(fields["form_token"], "form", access.session.cookie) else {
-                throw DashboardError(.forbidden, "This change did not come from a page of this dashboard, so nothing was done.")
-            }
-            let actor = Actor(name: access.person.name, source: controlPlane.clients.of(request, context), person: access.person)
-            return try await body(app, fields, actor, access)
-        }
+        await changing(request, context, role: .editor, body)
     }
 
     /// Where a save leads: the draft's page (at the step), or why nothing was saved.

@@ -105,21 +105,12 @@ extension Dashboard {
         }
     }
 
-    /// A publisher's form from a page of this dashboard.
+    /// A publisher's form.
     func publishing(
         _ request: Request, _ context: ServerRequestContext,
         _ body: (String, [String: String], Actor, Access) async throws -> Response
     ) async -> Response {
-        await signedIn(request, context) { access in
-            let app = try Self.name(context, "app", access: access, role: .publisher)
-            var request = request
-            let fields = try await Self.form(&request)
-            guard isSameOrigin(request), DashboardSessions.matches(fields["form_token"], "form", access.session.cookie) else {
-                throw DashboardError(.forbidden, "This change did not come from a page of this dashboard, so nothing was done.")
-            }
-            let actor = Actor(name: access.person.name, source: controlPlane.clients.of(request, context), person: access.person)
-            return try await body(app, fields, actor, access)
-        }
+        await changing(request, context, role: .publisher, body)
     }
 
     static func rollout(_ fields: [String: String]) throws -> Int {

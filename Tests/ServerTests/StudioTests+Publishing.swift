@@ -140,6 +140,18 @@ extension StudioTests {
         #expect(refused.status == 422, "\(refused.status)")
         #expect(refused.body.contains("cannot be published") && refused.body.contains("markTutorialSeenTwice"))
         #expect(try server.sql("SELECT count(*) FROM catalogs WHERE app = 'moodtracker' AND version = 3") == ["0"])
+        // An editor (who may save drafts) may not publish, with a token of their own session.
+        let editorCookie = try DashboardTests().signIn(server, credential: try server.credential("ed", role: "editor", app: "moodtracker"))
+        let editorPage = try DashboardTests.curl(server.url.appendingPathComponent("dashboard/apps/moodtracker/studio/drafts/1"), cookie: editorCookie)
+        let editorToken = try #require(
+            editorPage.body.range(of: #"name="form_token" value="([^"]+)""#, options: .regularExpression).map {
+                String(editorPage.body[$0].dropFirst(#"name="form_token" value=""#.count).dropLast())
+            })
+        let byEditor = try DashboardTests.curl(
+            server.url.appendingPathComponent("dashboard/apps/moodtracker/studio/rollback"), cookie: editorCookie,
+            form: "form_token=\(editorToken)&version=2&confirm=yes", headers: ["Origin: \(server.url.absoluteString)"])
+        #expect(byEditor.status == 403, "\(byEditor.status) \(byEditor.body.prefix(300))")
+        #expect(byEditor.body.contains("needs the publisher role"))
         // A newer format than this server reads: refused whole, saying so.
         let newer = document.replacingOccurrences(of: "\"format\":3", with: "\"format\":99")
         #expect(newer != document)
