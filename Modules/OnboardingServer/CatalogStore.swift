@@ -127,32 +127,27 @@ public struct CatalogStore: Sendable {
         guard (0...100).contains(rollout) else { return .refused(["the rollout is a percentage, 0 to 100 (got \(rollout))"]) }
         if let tooLarge = Self.sizeProblem(text) { return .refused([tooLarge]) }
         return try await write(app: app) { connection, existing in
-            guard let binary = existing.last(where: { $0.source == .compiled }),
-                let vocabulary = try? CatalogDocument(text: binary.document).vocabulary
-            else {
+            guard let check = Self.check(text, app: app, existing: existing) else {
                 return .refused([
                     "no catalog compiled into a binary of \(app) is registered, so there is no vocabulary to check against: "
                         + "register one with `onboarding-server register --app \(app) FILE` (the document `\(app) catalog --json` prints)"
                 ])
             }
-            let version = (try? CatalogDocument(text: text))?.catalog.version
-            let check = PublicationCheck(
-                text: text, app: app, earlier: Self.recorded(existing, before: version), vocabulary: vocabulary)
             return try await store(
                 check, source: .published, rollout: rollout, signatures: signatures, by: actor, at: time, existing, connection)
         }
     }
 
-    /// What ``publish(app:text:rollout:signatures:by:at:)`` would say of `text`'s content, without
-    /// storing anything or asking for a signature: the studio's live check of a draft. Nil when no
-    /// compiled catalog of `app` is registered (there is no vocabulary to check against).
-    public func check(app: String, text: String) async throws -> PublicationCheck? {
-        let existing = try await all(app: app)
+    /// The check publishing runs on `text`, against the app's stored documents `existing` (the
+    /// newest compiled one's vocabulary, and every version below the document's as history); nil
+    /// when no compiled catalog is registered (there is no vocabulary to check against). The
+    /// studio runs it on every draft page without storing anything.
+    public static func check(_ text: String, app: String, existing: [Entry]) -> PublicationCheck? {
         guard let binary = existing.last(where: { $0.source == .compiled }),
             let vocabulary = try? CatalogDocument(text: binary.document).vocabulary
         else { return nil }
         let version = (try? CatalogDocument(text: text))?.catalog.version
-        return PublicationCheck(text: text, app: app, earlier: Self.recorded(existing, before: version), vocabulary: vocabulary)
+        return PublicationCheck(text: text, app: app, earlier: recorded(existing, before: version), vocabulary: vocabulary)
     }
 
     /// Withdraws a publication (a rollback): devices stop choosing it on their next pull, and a run

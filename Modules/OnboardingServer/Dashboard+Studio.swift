@@ -59,11 +59,7 @@ extension Dashboard {
         }
         // Save texts: a new revision, if the form was made from the newest one.
         router.post("/dashboard/apps/:app/studio/drafts/:draft/texts") { request, context in
-            await changingDrafts(request, context) { app, fields, actor, access in
-                let current = try await draft(app, context)
-                guard let after = fields["revision"].flatMap(Int.init) else {
-                    throw DashboardError(.badRequest, "The form lacks the revision it was made from; reload the draft.")
-                }
+            await savingDraft(request, context) { app, fields, actor, access, current, after in
                 let place = Self.place(fields)
                 let edited: (document: CatalogDocument, changes: [String])
                 do {
@@ -86,11 +82,7 @@ extension Dashboard {
         }
         // Reorder, remove (asking where its users go) or rename a step: a new revision with its migration.
         router.post("/dashboard/apps/:app/studio/drafts/:draft/steps") { request, context in
-            await changingDrafts(request, context) { app, fields, actor, _ in
-                let current = try await draft(app, context)
-                guard let after = fields["revision"].flatMap(Int.init) else {
-                    throw DashboardError(.badRequest, "The form lacks the revision it was made from; reload the draft.")
-                }
+            await savingDraft(request, context) { app, fields, actor, _, current, after in
                 let place = Self.place(fields)
                 guard let flow = place.flow, let step = place.step else { throw DashboardError(.badRequest, "Choose a flow and a step.") }
                 let changed: (document: CatalogDocument, note: String)
@@ -156,6 +148,21 @@ extension Dashboard {
         _ body: (String, [String: String], Actor, Access) async throws -> Response
     ) async -> Response {
         await changing(request, context, role: .editor, body)
+    }
+
+    /// A form that saves a new revision of the draft in the path: an editor's, with the draft as
+    /// it is now and the revision the form was made from.
+    func savingDraft(
+        _ request: Request, _ context: ServerRequestContext,
+        _ body: (String, [String: String], Actor, Access, CatalogDrafts.Revision, Int) async throws -> Response
+    ) async -> Response {
+        await changingDrafts(request, context) { app, fields, actor, access in
+            let current = try await draft(app, context)
+            guard let after = fields["revision"].flatMap(Int.init) else {
+                throw DashboardError(.badRequest, "The form lacks the revision it was made from; reload the draft.")
+            }
+            return try await body(app, fields, actor, access, current, after)
+        }
     }
 
     /// Where a save leads: the draft's page (at the step), or why nothing was saved.

@@ -114,8 +114,8 @@ extension Dashboard {
         let document = try Self.readable(revision)
         let draft = StudioDraft(document: document)
         let catalog = document.catalog
-        let check = try await withDeadline(Routes.requestDeadline) { try await catalogs.check(app: app, text: revision.document) }
         let entries = try await withDeadline(Routes.requestDeadline) { try await catalogs.all(app: app) }
+        let check = CatalogStore.check(revision.document, app: app, existing: entries)
         let history = try await withDeadline(Routes.requestDeadline) {
             try await CatalogDrafts(client: store.client, logger: logger).history(app: app, draft: revision.draft)
         }
@@ -169,8 +169,7 @@ extension Dashboard {
                         ]
                     })))
         // The diff against what devices run now: the newest live publication, else the newest compiled version.
-        let live = entries.filter { $0.source == .published && $0.withdrawnAt == nil && $0.rollout > 0 }.max { $0.version < $1.version }
-            ?? entries.filter { $0.source == .compiled }.max { $0.version < $1.version }
+        let live = Self.live(entries)
         if let live, let liveDocument = try? CatalogDocument(text: live.document) {
             let diff = CatalogDiff(from: liveDocument, to: document)
             sections.append(

@@ -31,13 +31,13 @@ extension Dashboard {
                 let document = try Self.readable(revision)
                 let version = document.catalog.version
                 if fields["confirm"] != "yes" {
-                    let check = try await withDeadline(Routes.requestDeadline) { try await catalogs.check(app: app, text: revision.document) }
+                    let entries = try await withDeadline(Routes.requestDeadline) { try await catalogs.all(app: app) }
+                    let check = CatalogStore.check(revision.document, app: app, existing: entries)
                     guard let check, check.isAccepted else {
                         throw DashboardError(
                             .unprocessableContent,
                             "Draft \(revision.draft) cannot be published: " + (check?.problems ?? ["no compiled catalog of \(app) is registered"]).joined(separator: "; "))
                     }
-                    let entries = try await withDeadline(Routes.requestDeadline) { try await catalogs.all(app: app) }
                     return try await confirmation(
                         app, access: access, action: "/dashboard/apps/\(app)/studio/drafts/\(revision.draft)/publish",
                         title: "Publish version \(version) of \(app) at \(rollout)%?",
