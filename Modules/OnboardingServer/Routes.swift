@@ -1,6 +1,7 @@
 import AccountSync
 import Foundation
 import TourCodec
+import HTTPTypes
 import Hummingbird
 import Logging
 import TourCore
@@ -34,6 +35,9 @@ struct APIError: Error {
 /// The `/v1` routes. Every answer is JSON; every refusal is `{"error": {"code", "message"}}` with a
 /// 4xx status and changes nothing.
 struct Routes: Sendable {
+    /// `/report`'s header when its figures come from a replica that had not caught up in time.
+    static let staleSeconds = HTTPField.Name("Onboarding-Stale-Seconds")!
+
     let store: AccountStore
     let catalogs: CatalogStore
     let tokens: TokenSigner
@@ -45,6 +49,9 @@ struct Routes: Sendable {
     /// Seconds a device may keep the publications list before it asks again.
     let publicationMaxAge: Int
     let logger: Logger
+    /// Where `/report` reads its figures: the store itself, or one over the replica (``ReplicaReads``)
+    /// with the wait for it.
+    var reports: (store: AccountStore, replica: ReplicaReads?)? = nil
 
     func add(to router: Router<ServerRequestContext>) {
         router.get("/v1/health") { _, _ in Self.json(["status": "ok"] as TourValue) }
@@ -132,16 +139,23 @@ struct Routes: Sendable {
             await answer {
                 let app = try Self.name(context, "app")
                 _ = try await controlPlane.actor(request, context, app: app, role: .viewer, to: "reports")
-                try await withDeadline(Self.reportDeadline) { try await store.catchUpInsights(waitingUpTo: .seconds(5)) }
-                switch request.uri.queryParameters.get("by") ?? "flow" {
-                case "flow":
-                    return try await Self.json(withDeadline(Self.reportDeadline) { try await store.report(app: app) })
-                case "variant":
-                    return try await Self.json(
-                        withDeadline(Self.reportDeadline) { try await store.experimentReports(app: app, catalogs: catalogs) })
-                case let other:
-                    throw APIError.invalid("by takes flow (each flow's funnel) or variant (each experiment's variants); got '\(other.prefix(40))'")
+                let by = request.uri.queryParameters.get("by") ?? "flow"
+                guard by == "flow" || by == "variant" else {
+                    throw APIError.invalid("by takes flow (each flow's funnel) or variant (each experiment's variants); got '\(by.prefix(40))'")
                 }
+                try await withDeadline(Self.reportDeadline) { try await store.catchUpInsights(waitingUpTo: .seconds(5)) }
+                // On a replica: first wait (bounded) until it replayed what the primary had now.
+                let reader = reports?.store ?? store
+                var behind: Double?
+                if let replica = reports?.replica { behind = try await withDeadline(Self.reportDeadline) { try await replica.caughtUp() } }
+                var response =
+                    by == "flow"
+                    ? try await Self.json(withDeadline(Self.reportDeadline) { try await reader.report(app: app) })
+                    : try await Self.json(
+                        withDeadline(Self.reportDeadline) { try await reader.experimentReports(app: app, catalogs: catalogs) })
+                // Read from a replica still behind: by how many seconds (the dashboard's notice, as a header).
+                if let behind { response.headers[Self.staleSeconds] = String(Int(behind.rounded(.up))) }
+                return response
             }
         }
     }

@@ -107,21 +107,23 @@ public enum OnboardingServer {
                 logger.warning("the identity provider's keys were not fetched at start", metadata: ["error": "\(error)"])
             }
         }
-        Routes(
+        var routes = Routes(
             store: store, catalogs: catalogs, tokens: configuration.tokens, identityProvider: identityProvider,
             controlPlane: controlPlane, enrollmentStore: EnrollmentStore(client: client, logger: logger),
             enrollments: RateLimiter(
                 limits: .init(
                     sourceBurst: Double(configuration.enrollmentsPerMinute), sourceRefill: 60 / Double(configuration.enrollmentsPerMinute),
                     personBurst: 1, personRefill: 1)),
-            publicationMaxAge: configuration.publicationMaxAge, logger: logger
-        ).add(to: router)
+            publicationMaxAge: configuration.publicationMaxAge, logger: logger)
+        let replica = readClient.map { ReplicaReads(primary: client, replica: $0, logger: logger) }
+        if let readClient { routes.reports = (AccountStore(client: readClient, logger: logger), replica) }
+        routes.add(to: router)
         Dashboard(
             store: store, catalogs: catalogs, insights: Insights(client: readClient ?? client, logger: logger),
             sessions: DashboardSessions(client: client, logger: logger), controlPlane: controlPlane,
             oidc: configuration.oidc.map { DashboardOIDC(configuration: $0, http: http, logger: logger) },
             publicOrigin: configuration.publicURL, publicationMaxAge: configuration.publicationMaxAge,
-            replica: readClient.map { ReplicaReads(primary: client, replica: $0, logger: logger) }, logger: logger
+            replica: replica, logger: logger
         ).add(to: router)
         router.addRoutes(notFound)
         var services: [any Service] = [client, pushClient, InsightsCatchUp(counting: store.insightsCounting, logger: logger)]

@@ -15,7 +15,7 @@ struct ServerCommand: AsyncParsableCommand {
         discussion: """
             Environment (secrets only from here, or from a file named by NAME_FILE; never a flag): \
             DATABASE_URL (postgres://USER:PASSWORD@HOST:PORT/DATABASE), READ_DATABASE_URL (a streaming replica \
-            the dashboard's pages read their figures from), ONBOARDING_SERVER_SECRET (at least \
+            the dashboard's pages and /report read their figures from), ONBOARDING_SERVER_SECRET (at least \
             32 bytes; signs tokens) or ONBOARDING_SERVER_KEYS ("ID=SECRET ID=SECRET", the first signs: \
             rotation with overlap), ONBOARDING_IDP_ISSUER with ONBOARDING_IDP_JWKS_URL (an identity \
             provider's JWTs as account tokens), ONBOARDING_OIDC_* and ONBOARDING_PUBLIC_URL (people sign in \
@@ -72,6 +72,15 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Drop the facts of pushes received more than DAYS days ago, every minute, keeping the counts (1 to 36500; default: keep).")
     var retainFacts: Int?
     @OptionGroup var database: DatabaseOptions
+    @Option(name: .customLong("read-database-url"), help: .hidden)
+    var refusedReadDatabaseURL: String?
+
+    func validate() throws {
+        if refusedReadDatabaseURL != nil {
+            throw ValidationError(
+                "--read-database-url is not accepted: a URL with a password on the command line shows to everyone who runs ps. Set READ_DATABASE_URL, or READ_DATABASE_URL_FILE to a file that holds it")
+        }
+    }
 
     func run() async throws {
         guard (1...1_000_000).contains(enrollmentsPerMinute) else {

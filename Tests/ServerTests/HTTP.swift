@@ -11,6 +11,8 @@ enum HTTP {
         var retryAfter: String? = nil
         var requestID: String? = nil
         var cacheControl: String? = nil
+        /// `/report` read from a replica that had not caught up: how many seconds behind.
+        var staleSeconds: String? = nil
         var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
         var errorCode: String? { (json["error"] as? [String: Any])?["code"] as? String }
     }
@@ -36,7 +38,8 @@ enum HTTP {
         return Answer(
             status: Int(response.status.code), body: Data(bytes.readableBytesView),
             entityTag: response.headers.first(name: "ETag"), retryAfter: response.headers.first(name: "Retry-After"),
-            requestID: response.headers.first(name: "X-Request-ID"), cacheControl: response.headers.first(name: "Cache-Control"))
+            requestID: response.headers.first(name: "X-Request-ID"), cacheControl: response.headers.first(name: "Cache-Control"),
+            staleSeconds: response.headers.first(name: "Onboarding-Stale-Seconds"))
     }
 
     /// The same, from synchronous code (the health poll while a process starts): the status, or

@@ -71,6 +71,14 @@ struct ReplicaTests {
         return (trend.map { $0["started"] as? Int ?? 0 }.reduce(0, +), page.body.contains("read from a replica about"))
     }
 
+    /// `/report`'s starts, summed over the app's flows, and its staleness header.
+    static func reportedStarts(_ server: ServerProcess, token: String) async throws -> (started: Int, stale: String?) {
+        let answer = try await HTTP.get(server.url.appendingPathComponent("v1/apps/moodtracker/report"), token: token)
+        #expect(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self).prefix(300))")
+        let flows = answer.json["flows"] as? [[String: Any]] ?? []
+        return (flows.map { $0["started"] as? Int ?? 0 }.reduce(0, +), answer.staleSeconds)
+    }
+
     @Test func pagesReadFromTheReplicaOnceItHasReplayedAndSayHowStaleOtherwise() async throws {
         let cluster = try Cluster()
         let server = try ServerProcess(databaseURL: cluster.primary, environment: ["READ_DATABASE_URL": cluster.standby])
@@ -85,6 +93,10 @@ struct ReplicaTests {
         #expect(caughtUp.started == 3)
         #expect(!caughtUp.notice)
         #expect(try cluster.sqlOnStandby("SELECT pg_is_in_recovery()") == ["t"])
+        let viewer = try server.credential("vic", role: "viewer", app: "moodtracker")
+        let reported = try await Self.reportedStarts(server, token: viewer)
+        #expect(reported.started == 3)
+        #expect(reported.stale == nil)
 
         // The replica stops replaying: a new start is counted on the primary, the page waits its
         // bound, then shows what the replica has and says it is behind.
@@ -96,11 +108,28 @@ struct ReplicaTests {
         #expect(stale.started == 3)
         #expect(stale.notice)
         #expect(try server.sql("SELECT sum(subjects)::int FROM insight_cohorts WHERE split = 'all' AND measure = 'started'") == ["4"])
+        // /report too: its bounded wait, the replica's figure, and how stale it is in a header.
+        let reportStarted = Date()
+        let staleReport = try await Self.reportedStarts(server, token: viewer)
+        #expect(Date().timeIntervalSince(reportStarted) >= 2)
+        #expect(staleReport.started == 3)
+        #expect(staleReport.stale.flatMap(Int.init) != nil, "\(String(describing: staleReport.stale))")
 
         // Replaying again: the page has the new start and no notice.
         _ = try cluster.sqlOnStandby("SELECT pg_wal_replay_resume()")
         let resumed = try Self.starts(server, cookie: cookie)
         #expect(resumed.started == 4)
         #expect(!resumed.notice)
+        let resumedReport = try await Self.reportedStarts(server, token: viewer)
+        #expect(resumedReport.started == 4)
+        #expect(resumedReport.stale == nil)
+    }
+
+    @Test func theReplicasURLIsRefusedOnTheCommandLineAndSaysWhereItGoes() throws {
+        let server = try ServerProcess()
+        let refused = try server.command(["serve", "--read-database-url", "postgres://onboarding:secret@127.0.0.1:1/onboarding"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("READ_DATABASE_URL_FILE"), "\(refused.stderr)")
+        #expect(!refused.stderr.contains("secret@"), "\(refused.stderr)")
     }
 }
