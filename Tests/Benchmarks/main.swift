@@ -16,7 +16,7 @@ let sizes =
     ?? (smoke ? [1_000] : [10_000, 100_000, 1_000_000])
 let journalEvents = option("--journal").flatMap(Int.init) ?? (smoke ? 10_000 : 1_000_000)
 /// `--sections 2,4` runs only those sections (for profiling one of them); all by default.
-let sections = Set(option("--sections").map { $0.split(separator: ",").compactMap { Int($0) } } ?? [1, 2, 3, 4, 5, 6, 7])
+let sections = Set(option("--sections").map { $0.split(separator: ",").compactMap { Int($0) } } ?? [1, 2, 3, 4, 5, 6, 7, 8])
 /// `--ours-only` / `--floor-only`: section 2 measures only our durable path, or only the raw SQLite
 /// floor (to profile or trace one of them alone).
 let oursOnly = arguments.contains("--ours-only")
@@ -330,6 +330,25 @@ if sections.contains(7), let serverURL = option("--server-url"), let databaseURL
     }
 } else if sections.contains(7) {
     report.section("7. Insights: skipped (give --server-url, and DATABASE_URL and ONBOARDING_SERVER_SECRET in the environment; scripts/bench does)")
+}
+
+// MARK: 8. Past one machine (issue 47)
+
+if sections.contains(8), let secret = ProcessInfo.processInfo.environment["ONBOARDING_SERVER_SECRET"] {
+    let levels = option("--devices").map { $0.split(separator: ",").compactMap { Int($0) } }.map { Array($0.suffix(2)) }
+        ?? (smoke ? [10] : [200, 1_000])
+    let failovers = option("--failovers").flatMap(Int.init) ?? (smoke ? 1 : 3)
+    let accounts = option("--replica-accounts").flatMap(Int.init) ?? (smoke ? 2_000 : 1_000_000)
+    let cluster = ClusterBench(secret: secret, signer: try TokenSigner(secret: secret), report: report, duration: smoke ? 2 : 10)
+    report.section(
+        "8. Past one machine: a primary and a streaming standby (scripts/dev-postgres), release servers, nginx; synchronous "
+            + "replication against asynchronous, two servers against one, \(failovers) failovers each way, the dashboard on the replica")
+    try await cluster.replicationAndServers(levels: levels)
+    try await cluster.failovers(runs: failovers, devices: smoke ? 5 : 20, balanced: false)
+    try await cluster.failovers(runs: failovers, devices: smoke ? 5 : 20, balanced: true)
+    try await cluster.replicaPages(accounts: accounts, devices: smoke ? 10 : 200)
+} else if sections.contains(8) {
+    report.section("8. Past one machine: skipped (ONBOARDING_SERVER_SECRET in the environment; scripts/bench sets it)")
 }
 
 // MARK: 6. Cross-app regression suite

@@ -1,0 +1,213 @@
+import AccountSync
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import OnboardingServer
+
+/// Section 8 (issue 47): past one machine on PostgreSQL's own replication. Every figure is measured
+/// on processes of its own (``ClusterProcesses``): a primary with a streaming standby, release
+/// servers, nginx. Ratios are of the same run.
+struct ClusterBench {
+    let secret: String
+    let signer: TokenSigner
+    let report: Report
+    /// Seconds each load runs.
+    let duration: Double
+
+    /// Synchronous replication against asynchronous, at a user's pace at each of `levels` devices
+    /// and back to back at the smallest; then two servers behind nginx against one, with the CPU
+    /// each process spent per accepted event.
+    func replicationAndServers(levels: [Int]) async throws {
+        let pair = try ClusterProcesses.Pair(synchronous: false)
+        defer { pair.destroy() }
+        let server = try ClusterProcesses.Server(database: pair.primary, secret: secret)
+        defer { server.stop() }
+        let load = ServerLoad(server: server.url, database: try DatabaseURL(pair.primary), signer: signer, duration: duration)
+        let run = UUID().uuidString.prefix(6).lowercased()
+        var paced: [Bool: [Int: ServerLoad.Figures]] = [:]
+        var saturated: [Bool: ServerLoad.Figures] = [:]
+        let smallest = levels.min() ?? 200
+        // Asynchronous then synchronous at each level, so both see the database at the same size.
+        for devices in levels {
+            for synchronous in [false, true] {
+                try pair.setSynchronous(synchronous)
+                try await load.settle()
+                paced[synchronous, default: [:]][devices] = try await load.throughServer(
+                    devices, run: "\(run)\(synchronous ? "s" : "a")p\(devices)", pace: 1)
+                if devices == smallest {
+                    try await load.settle()
+                    saturated[synchronous] = try await load.throughServer(devices, run: "\(run)\(synchronous ? "s" : "a")b\(devices)")
+                }
+            }
+        }
+        for devices in levels {
+            guard let off = paced[false]?[devices], let on = paced[true]?[devices] else { continue }
+            for (name, figures) in [("asynchronous", off), ("synchronous", on)] {
+                report.add("cluster", "\(devices) devices, one event a second, \(name): accepted", figures.eventsPerSecond, "events/s",
+                    note: "\(figures.accepted) of \(figures.offered) offered")
+                report.add("cluster", "\(devices) devices, one event a second, \(name): push p99", figures.p99, "ms")
+            }
+            report.add("cluster", "\(devices) devices, one event a second: push p99 synchronous / asynchronous", on.p99 / off.p99, "×")
+            report.goal(
+                "events not accepted at \(devices) devices, one a second, synchronous replication", Double(on.offered - on.accepted),
+                atMost: 0, "events")
+        }
+        if let off = saturated[false], let on = saturated[true] {
+            report.add("cluster", "\(smallest) devices back to back, asynchronous: accepted", off.eventsPerSecond, "events/s")
+            report.add("cluster", "\(smallest) devices back to back, synchronous: accepted", on.eventsPerSecond, "events/s")
+            report.add("cluster", "\(smallest) devices back to back, asynchronous: push p99", off.p99, "ms")
+            report.add("cluster", "\(smallest) devices back to back, synchronous: push p99", on.p99, "ms")
+            report.add("cluster", "back to back: synchronous / asynchronous (events per second)", on.eventsPerSecond / off.eventsPerSecond, "×")
+        }
+
+        // Two servers behind nginx against one behind the same nginx (synchronous, as deployed).
+        try pair.setSynchronous(true)
+        let second = try ClusterProcesses.Server(database: pair.primary, secret: secret)
+        defer { second.stop() }
+        var served: [Int: (ServerLoad.Figures, cpu: [String: Double])] = [:]
+        for count in [1, 2] {
+            let balancer = try ClusterProcesses.Balancer(upstreams: Array([server.port, second.port].prefix(count)))
+            defer { balancer.stop() }
+            let through = ServerLoad(server: balancer.url, database: try DatabaseURL(pair.primary), signer: signer, duration: duration)
+            try await through.settle()
+            func cpu() -> [String: Double] {
+                [
+                    "servers": server.cpuSeconds + second.cpuSeconds, "primary": pair.cpuSeconds(),
+                    "standby": pair.cpuSeconds(standby: true), "nginx": balancer.cpuSeconds,
+                ]
+            }
+            let before = cpu()
+            let figures = try await through.throughServer(smallest, run: "\(run)n\(count)")
+            let after = cpu()
+            served[count] = (figures, after.merging(before) { $0 - $1 })
+        }
+        for count in [1, 2] {
+            guard let (figures, cpu) = served[count] else { continue }
+            let events = Double(max(figures.accepted, 1))
+            report.add("cluster", "\(count) server\(count == 1 ? "" : "s") behind nginx, \(smallest) devices back to back: accepted",
+                figures.eventsPerSecond, "events/s")
+            report.add("cluster", "\(count) server\(count == 1 ? "" : "s") behind nginx: push p99", figures.p99, "ms")
+            for part in ["servers", "primary", "standby", "nginx"] {
+                report.add("cluster", "\(count) behind nginx: CPU per accepted event, \(part)", (cpu[part] ?? 0) / events * 1e6, "µs")
+            }
+        }
+        if let one = served[1], let two = served[2] {
+            report.add("cluster", "two servers / one behind nginx (events per second)", two.0.eventsPerSecond / one.0.eventsPerSecond, "×",
+                note: "on \(ProcessInfo.processInfo.activeProcessorCount) cores shared by every process and the load generator")
+            // The projection: what one core of each part takes, from its CPU per event (one server).
+            let events = Double(max(one.0.accepted, 1))
+            for part in ["servers", "primary"] where (one.cpu[part] ?? 0) > 0 {
+                report.add("cluster", "projected: events/s one core of \(part == "servers" ? "server" : "the primary") takes",
+                    events / one.cpu[part]!, "events/s")
+            }
+        }
+    }
+
+    /// `runs` failovers, each on a pair of its own: devices pushing at a steady pace through one
+    /// server (or two behind nginx), the primary SIGKILLed, the standby promoted.
+    func failovers(runs: Int, devices: Int, balanced: Bool) async throws {
+        var recoveries: [Double] = []
+        var lost = 0
+        for index in 0..<runs {
+            let pair = try ClusterProcesses.Pair(synchronous: true)
+            defer { pair.destroy() }
+            let servers = try (0..<(balanced ? 2 : 1)).map { _ in try ClusterProcesses.Server(database: pair.bothHosts, secret: secret) }
+            defer { for server in servers { server.stop() } }
+            let balancer = balanced ? try ClusterProcesses.Balancer(upstreams: servers.map(\.port)) : nil
+            defer { balancer?.stop() }
+            let killedAt = Locked<Double?>(nil)
+            let load = FailoverLoad(
+                server: balancer?.url ?? servers[0].url, signer: signer, devices: devices, pace: 0.1, duration: max(duration * 2, 16))
+            let run = "f\(index)\(balanced ? "n" : "d")\(UUID().uuidString.prefix(4).lowercased())"
+            let outcome = try await load.run(app: "failover", run: run) {
+                try await Task.sleep(for: .seconds(4))
+                try pair.killPrimary()
+                killedAt.withLock { $0 = FailoverLoad.now() }
+                try pair.script("promote")
+            }
+            guard let killed = killedAt.withLock({ $0 }) else { throw BenchFailure("the primary was not killed") }
+            // What the new primary holds, against what the devices hold acknowledged.
+            let stored = Set(try pair.sql("SELECT device || ' ' || seq FROM pushes WHERE app = 'failover'", onStandby: true)
+                .split(separator: "\n").map(String.init))
+            let acknowledged = outcome.acknowledged.flatMap { device, seqs in seqs.map { "\(device) \($0)" } }
+            lost += acknowledged.filter { !stored.contains($0) }.count
+            let duplicates = try pair.sql(
+                "SELECT count(*) - count(DISTINCT (device, seq)) FROM pushes WHERE app = 'failover'", onStandby: true)
+            if duplicates != "0" { throw BenchFailure("a push stored twice on the new primary (\(duplicates))") }
+            guard let first = outcome.acceptedAt.filter({ $0 > killed }).min() else {
+                throw BenchFailure("no push accepted after the primary died (run \(index + 1))")
+            }
+            recoveries.append(first - killed)
+            report.add("cluster", "failover \(index + 1)\(balanced ? ", two servers behind nginx" : ", one server"): first accepted push after the kill",
+                first - killed, "s",
+                note: "\(outcome.refusedAt.filter { $0 > killed }.count) attempts refused meanwhile (kept and retried), "
+                    + "\(acknowledged.count) acknowledged, \(stored.count) stored")
+        }
+        let name = balanced ? "two servers behind nginx" : "one server"
+        recoveries.sort()
+        report.add("cluster", "failover, \(name): first accepted push after the kill, median of \(runs)", percentile(recoveries, 0.5), "s")
+        report.add("cluster", "failover, \(name): slowest of \(runs)", recoveries.last ?? 0, "s")
+        report.goal("acknowledged pushes lost in \(runs) failovers, \(name)", Double(lost), atMost: 0, "pushes")
+    }
+
+    /// The dashboard on the replica at `accounts` seeded accounts while devices push at a user's
+    /// pace on the primary: each page's p50 and p95, and how often `/report` said it was stale.
+    func replicaPages(accounts: Int, devices: Int) async throws {
+        let pair = try ClusterProcesses.Pair(synchronous: true)
+        defer { pair.destroy() }
+        let primary = try DatabaseURL(pair.primary)
+        let server = try ClusterProcesses.Server(database: pair.primary, secret: secret, readDatabase: pair.standby)
+        defer { server.stop() }
+        let insights = InsightsLoad(server: server.url, database: primary, signer: signer, accounts: accounts)
+        let seeded = try await insights.seed()
+        report.add("cluster", "replica: \(accounts) accounts seeded on the primary (synchronous standby)", Double(seeded.facts) / seeded.seconds, "facts/s")
+        let pushes = ServerLoad(server: server.url, database: primary, signer: signer, duration: max(duration * 6, 5))
+        try await pushes.settle()
+        var staleness: [Int] = []
+        let pushing = Task { try await pushes.throughServer(devices, run: "rp\(UUID().uuidString.prefix(4).lowercased())", pace: 1) }
+        let timings = try await insights.pages(runs: 20)
+        // /report while the pushes go on: the staleness it says (0 when read once the replica had replayed).
+        let viewer = try await Self.viewerToken(primary: primary, signer: signer)
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        defer { Task { try? await client.shutdown() } }
+        var times: [Double] = []
+        for _ in 0..<40 {
+            var request = HTTPClientRequest(url: server.url.absoluteString + "/v1/apps/\(insights.app)/report")
+            request.headers.add(name: "Authorization", value: "Bearer \(viewer)")
+            let started = ContinuousClock.now
+            let response = try await client.execute(request, timeout: .seconds(30))
+            _ = try await response.body.collect(upTo: 1 << 24)
+            times.append(seconds(ContinuousClock.now - started) * 1000)
+            staleness.append(response.headers.first(name: "Onboarding-Stale-Seconds").flatMap(Int.init) ?? 0)
+        }
+        let load = try await pushing.value
+        for timing in timings {
+            report.add("cluster", "replica, \(timing.name): p95", timing.p95, "ms")
+        }
+        times.sort()
+        if let slowest = timings.max(by: { $0.p95 < $1.p95 }) {
+            report.add("cluster", "replica: slowest page p95 at \(accounts) accounts (\(slowest.name))", slowest.p95, "ms")
+        }
+        report.add("cluster", "replica: /report p95 while \(devices) devices push", percentile(times, 0.95), "ms")
+        let stale = staleness
+        report.add("cluster", "replica: /report answers that said they were stale", Double(stale.filter { $0 > 0 }.count), "answers",
+            note: "of \(stale.count); the most it said: \(stale.max() ?? 0) s")
+        report.add("cluster", "replica: pushes meanwhile on the primary, push p99", load.p99, "ms",
+            note: "\(load.accepted) of \(load.offered) accepted")
+    }
+
+    /// A viewer of every app, made in the primary as `people add` does: its token.
+    static func viewerToken(primary: DatabaseURL, signer: TokenSigner) async throws -> String {
+        let credential = try await ServerLoad(server: URL(string: "http://unused")!, database: primary, signer: signer, duration: 0)
+            .withClient(connections: 1) { client in
+                var logger = Logger(label: "cluster-bench")
+                logger.logLevel = .error
+                return try await PeopleStore(client: client, logger: logger).grant(
+                    .viewer, in: .everyApp, to: "cluster-viewer-\(UUID().uuidString.prefix(6).lowercased())", identity: nil, days: 1,
+                    by: .commandLine(), now: Date().timeIntervalSince1970
+                ).newCredential!
+            }
+        return await signer.sign(credential.claims)
+    }
+}

@@ -1,0 +1,199 @@
+import Foundation
+
+/// Section 8's real processes (issue 47): a PostgreSQL primary with a streaming standby
+/// (`scripts/dev-postgres`, in a folder of its own), release `onboarding-server` processes, and
+/// Debian's nginx in front of them (`scripts/nginx.conf.template`), as `scripts/cluster` and the
+/// failover tests start them. The bench runs from the repository's root (`scripts/bench` does).
+enum ClusterProcesses {
+    static let psql = "/usr/lib/postgresql/15/bin/psql"
+
+    /// Runs a program to its end: its standard output, trimmed; a failure throws with its errors.
+    @discardableResult
+    static func run(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, given in given }
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("bench-run-\(UUID().uuidString)")
+        FileManager.default.createFile(atPath: output.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: output) }
+        let handle = try FileHandle(forWritingTo: output)
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        process.waitUntilExit()
+        try handle.close()
+        let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+        guard process.terminationStatus == 0 else {
+            throw BenchFailure("\(path) \(arguments.joined(separator: " ")): \(text.suffix(800))")
+        }
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    static func freePort() throws -> Int {
+        let text = try run(
+            "/usr/bin/python3", ["-c", "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"])
+        guard let port = Int(text) else { throw BenchFailure("no free port: \(text)") }
+        return port
+    }
+
+    /// CPU seconds (user and system) a process has used, with the children it has waited for.
+    static func cpuSeconds(_ pid: Int32) -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let fields = stat.split(separator: ")").last?.split(separator: " ")
+        else { return 0 }
+        // After the name: state is field 3, utime 14, stime 15, cutime 16, cstime 17 (1-based).
+        let ticks = [11, 12, 13, 14].compactMap { fields.indices.contains($0) ? Double(fields[$0]) : nil }.reduce(0, +)
+        return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    static func children(_ pid: Int32) -> [Int32] {
+        ((try? run("/usr/bin/pgrep", ["-P", String(pid)])) ?? "").split(separator: "\n").compactMap { Int32($0) }
+    }
+
+    /// A primary and a streaming standby of it, in a folder of their own.
+    final class Pair: @unchecked Sendable {
+        let folder: String
+        private(set) var primary = ""
+        private(set) var standby = ""
+
+        init(synchronous: Bool) throws {
+            folder = NSTemporaryDirectory() + "bench-pair-\(UUID().uuidString)"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
+            primary = try script("start").components(separatedBy: "\n").last ?? ""
+            standby = try (synchronous ? script("standby", "--synchronous") : script("standby")).components(separatedBy: "\n").last ?? ""
+        }
+
+        @discardableResult
+        func script(_ arguments: String...) throws -> String {
+            try ClusterProcesses.run("scripts/dev-postgres", arguments, environment: ["ONBOARDING_PG_DIR": folder])
+        }
+
+        /// Both hosts in one URL, the primary first, as the servers follow them.
+        var bothHosts: String {
+            let port = { (url: String) in url.components(separatedBy: ":").last?.components(separatedBy: "/").first ?? "" }
+            return "postgres://onboarding@127.0.0.1:\(port(primary)),127.0.0.1:\(port(standby))/onboarding?target_session_attrs=read-write"
+        }
+
+        func sql(_ query: String, onStandby: Bool = false) throws -> String {
+            try ClusterProcesses.run(ClusterProcesses.psql, [onStandby ? standby : primary, "-qtAc", query])
+        }
+
+        /// The primary's commits wait for the standby (`synchronous_standby_names`), or not.
+        func setSynchronous(_ on: Bool) throws {
+            try sql("ALTER SYSTEM SET synchronous_standby_names = '\(on ? "standby" : "")'")
+            try sql("SELECT pg_reload_conf()")
+            for _ in 0..<200 {
+                let state = try sql("SELECT sync_state FROM pg_stat_replication WHERE application_name = 'standby'")
+                if state == (on ? "sync" : "async") { return }
+                usleep(50_000)
+            }
+            throw BenchFailure("the standby did not become \(on ? "synchronous" : "asynchronous")")
+        }
+
+        func postmaster(standby: Bool = false) -> Int32? {
+            let file = folder + (standby ? "/standby/postmaster.pid" : "/data/postmaster.pid")
+            return (try? String(contentsOfFile: file, encoding: .utf8))?.split(separator: "\n").first.flatMap { Int32($0) }
+        }
+
+        /// CPU seconds of the primary's (or the standby's) postmaster, the backends it reaped and those alive.
+        func cpuSeconds(standby: Bool = false) -> Double {
+            guard let pid = postmaster(standby: standby) else { return 0 }
+            return ClusterProcesses.cpuSeconds(pid) + ClusterProcesses.children(pid).map(ClusterProcesses.cpuSeconds).reduce(0, +)
+        }
+
+        /// The primary dies as a machine does: its postmaster and every backend, with SIGKILL.
+        func killPrimary() throws {
+            guard let pid = postmaster() else { throw BenchFailure("no primary to kill") }
+            try ClusterProcesses.run("/bin/sh", ["-c", "kill -9 \(pid); pkill -9 -P \(pid); true"])
+            for _ in 0..<100 {
+                let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+                let alive = stat.map { $0.split(separator: ")").last?.split(separator: " ").first != "Z" } ?? false
+                if !alive, ClusterProcesses.children(pid).isEmpty { return }
+                usleep(20_000)
+            }
+            throw BenchFailure("the primary (pid \(pid)) did not die")
+        }
+
+        func destroy() {
+            _ = try? script("destroy")
+            try? FileManager.default.removeItem(atPath: folder)
+        }
+    }
+
+    /// A release `onboarding-server` on a free port (secrets in its environment only).
+    final class Server: @unchecked Sendable {
+        let process = Process()
+        let port: Int
+        var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+        init(database: String, secret: String, readDatabase: String? = nil) throws {
+            port = try ClusterProcesses.freePort()
+            process.executableURL = URL(fileURLWithPath: ".build/release/onboarding-server")
+            process.arguments = ["serve", "--port", String(port), "--enrollments-per-minute", "1000000"]
+            var environment = ProcessInfo.processInfo.environment
+            environment["DATABASE_URL"] = database
+            environment["ONBOARDING_SERVER_SECRET"] = secret
+            environment["LOG_LEVEL"] = "warning"
+            environment["READ_DATABASE_URL"] = readDatabase
+            process.environment = environment
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            try ClusterProcesses.waitUntilHealthy(url, what: "the server on \(port)")
+        }
+
+        var cpuSeconds: Double { ClusterProcesses.cpuSeconds(process.processIdentifier) }
+
+        func stop() {
+            if process.isRunning { process.terminate() }
+            process.waitUntilExit()
+        }
+    }
+
+    /// nginx in front of `upstreams`, from the template the cluster script and the tests render.
+    final class Balancer: @unchecked Sendable {
+        let process = Process()
+        let folder = NSTemporaryDirectory() + "bench-nginx-\(UUID().uuidString)"
+        let port: Int
+        var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+        init(upstreams: [Int]) throws {
+            port = try ClusterProcesses.freePort()
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
+            let lines = upstreams.map { "server 127.0.0.1:\($0) max_fails=1 fail_timeout=5s;" }.joined(separator: " ")
+            let configuration = try String(contentsOfFile: "scripts/nginx.conf.template", encoding: .utf8)
+                .replacingOccurrences(of: "@DIR@", with: folder).replacingOccurrences(of: "@PORT@", with: String(port))
+                .replacingOccurrences(of: "@UPSTREAMS@", with: lines)
+            try configuration.write(toFile: folder + "/nginx.conf", atomically: true, encoding: .utf8)
+            let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
+            guard let nginx else { throw BenchFailure("section 8 needs nginx (apt-get install nginx)") }
+            process.executableURL = URL(fileURLWithPath: nginx)
+            process.arguments = ["-c", folder + "/nginx.conf", "-p", folder, "-e", folder + "/error.log"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            try ClusterProcesses.waitUntilHealthy(url, what: "nginx")
+        }
+
+        /// nginx's master and its worker.
+        var cpuSeconds: Double {
+            let pid = process.processIdentifier
+            return ClusterProcesses.cpuSeconds(pid) + ClusterProcesses.children(pid).map(ClusterProcesses.cpuSeconds).reduce(0, +)
+        }
+
+        func stop() {
+            if process.isRunning { process.terminate() }
+            process.waitUntilExit()
+            try? FileManager.default.removeItem(atPath: folder)
+        }
+    }
+
+    static func waitUntilHealthy(_ url: URL, what: String) throws {
+        for _ in 0..<600 {
+            if (try? run("/usr/bin/curl", ["-sf", "-o", "/dev/null", url.absoluteString + "/v1/health"])) != nil { return }
+            usleep(100_000)
+        }
+        throw BenchFailure("\(what) did not start")
+    }
+}

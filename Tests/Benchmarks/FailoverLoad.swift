@@ -1,0 +1,99 @@
+import AccountSync
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import OnboardingServer
+import TourCodec
+
+/// Section 8's failover load: devices pushing at a steady pace while the primary dies. Unlike the
+/// throughput load (``PushDevice``), a device here behaves as the app does when a push fails: it
+/// keeps the event and sends the same seq again at its next slot (a new connection if the old one
+/// closed: the servers restart their listener when the database moves). So every push a device
+/// held acknowledged must be stored exactly once, and what it never had acknowledged is retried.
+struct FailoverLoad {
+    let server: URL
+    let signer: TokenSigner
+    let devices: Int
+    /// Seconds between one device's pushes.
+    let pace: Double
+    let duration: Double
+
+    struct Outcome: Sendable {
+        /// Per device: the seqs it had acknowledged (200).
+        var acknowledged: [String: [Int64]] = [:]
+        /// Monotonic seconds of each acknowledgement, and of each refused or failed attempt.
+        var acceptedAt: [Double] = []
+        var refusedAt: [Double] = []
+    }
+
+    static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+    /// Runs the devices for `duration`; `during` is started beside them (the kill and the promotion).
+    func run(app: String, run: String, during: @escaping @Sendable () async throws -> Void) async throws -> Outcome {
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        defer { Task { try? await client.shutdown() } }
+        let runs = try ServerLoad.devices(devices, run: run, app: app)
+        let expires = Int64(Date().timeIntervalSince1970) + 3600
+        let end = Self.now() + duration
+        return try await withThrowingTaskGroup(of: Outcome.self) { group in
+            for device in runs {
+                let token = await signer.sign(TokenClaims(subject: device.account, scope: .account, app: app, expires: expires))
+                let url = server.absoluteString + SyncAPI.accountPath(app: app, account: device.account) + "/push"
+                group.addTask {
+                    var device = device
+                    var outcome = Outcome()
+                    var item = device.item()
+                    // A random phase, then one slot every `pace`.
+                    var slot = Self.now() + Double.random(in: 0..<pace)
+                    while slot < end {
+                        let wait = slot - Self.now()
+                        if wait > 0 { try await Task.sleep(for: .milliseconds(Int(wait * 1000))) }
+                        var request = HTTPClientRequest(url: url)
+                        request.method = .POST
+                        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+                        request.headers.add(name: "Content-Type", value: "application/json")
+                        request.body = .bytes(ByteBuffer(bytes: try PushBatch(device: device.device, items: [item]).tourValue.jsonUTF8()))
+                        var accepted = false
+                        do {
+                            let response = try await client.execute(request, timeout: .seconds(10))
+                            _ = try await response.body.collect(upTo: 1 << 20)
+                            accepted = response.status == .ok
+                        } catch {}
+                        if accepted {
+                            outcome.acknowledged[device.device, default: []].append(item.seq)
+                            outcome.acceptedAt.append(Self.now())
+                            item = device.item()
+                        } else {
+                            outcome.refusedAt.append(Self.now())
+                        }
+                        slot += pace
+                    }
+                    return outcome
+                }
+            }
+            group.addTask {
+                try await during()
+                return Outcome()
+            }
+            var all = Outcome()
+            for try await outcome in group {
+                all.acknowledged.merge(outcome.acknowledged) { $0 + $1 }
+                all.acceptedAt += outcome.acceptedAt
+                all.refusedAt += outcome.refusedAt
+            }
+            return all
+        }
+    }
+}
+
+/// A value shared between tasks, behind a lock.
+final class Locked<Value: Sendable>: @unchecked Sendable {
+    private var value: Value
+    private let lock = NSLock()
+    init(_ value: Value) { self.value = value }
+    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+}
