@@ -109,31 +109,41 @@ struct ClusterBench {
     func failovers(runs: Int, devices: Int, balanced: Bool) async throws {
         var recoveries: [Double] = []
         var lost = 0
+        let name = balanced ? "two servers behind nginx" : "one server"
         for index in 0..<runs {
-            let pair = try ClusterProcesses.Pair(synchronous: true)
+            let secret = secret
+            ClusterProcesses.progress("failover \(index + 1) of \(runs), \(name): a primary and a synchronous standby")
+            let pair = try await ClusterProcesses.blocking { try ClusterProcesses.Pair(synchronous: true) }
             defer { pair.destroy() }
-            let servers = try (0..<(balanced ? 2 : 1)).map { _ in try ClusterProcesses.Server(database: pair.bothHosts, secret: secret) }
+            let servers = try await ClusterProcesses.blocking {
+                try (0..<(balanced ? 2 : 1)).map { _ in try ClusterProcesses.Server(database: pair.bothHosts, secret: secret) }
+            }
             defer { for server in servers { server.stop() } }
-            let balancer = balanced ? try ClusterProcesses.Balancer(upstreams: servers.map(\.port)) : nil
+            let balancer = balanced ? try await ClusterProcesses.blocking { try ClusterProcesses.Balancer(upstreams: servers.map(\.port)) } : nil
             defer { balancer?.stop() }
             let killedAt = Locked<Double?>(nil)
             let load = FailoverLoad(
                 server: balancer?.url ?? servers[0].url, signer: signer, devices: devices, pace: 0.1, duration: max(duration * 2, 16))
             let run = "f\(index)\(balanced ? "n" : "d")\(UUID().uuidString.prefix(4).lowercased())"
+            ClusterProcesses.progress("failover \(index + 1): devices pushing; the primary dies in 4 s")
             let outcome = try await load.run(app: "failover", run: run) {
                 try await Task.sleep(for: .seconds(4))
-                try pair.killPrimary()
+                try await ClusterProcesses.blocking { try pair.killPrimary() }
                 killedAt.withLock { $0 = FailoverLoad.now() }
-                try pair.script("promote")
+                try await ClusterProcesses.blocking { try pair.script("promote") }
+                ClusterProcesses.progress("failover \(index + 1): killed and promoted")
             }
+            ClusterProcesses.progress("failover \(index + 1): devices done; counting on the new primary")
             guard let killed = killedAt.withLock({ $0 }) else { throw BenchFailure("the primary was not killed") }
             // What the new primary holds, against what the devices hold acknowledged.
-            let stored = Set(try pair.sql("SELECT device || ' ' || seq FROM pushes WHERE app = 'failover'", onStandby: true)
-                .split(separator: "\n").map(String.init))
+            let stored = Set(
+                try await ClusterProcesses.blocking { try pair.sql("SELECT device || ' ' || seq FROM pushes WHERE app = 'failover'", onStandby: true) }
+                    .split(separator: "\n").map(String.init))
             let acknowledged = outcome.acknowledged.flatMap { device, seqs in seqs.map { "\(device) \($0)" } }
             lost += acknowledged.filter { !stored.contains($0) }.count
-            let duplicates = try pair.sql(
-                "SELECT count(*) - count(DISTINCT (device, seq)) FROM pushes WHERE app = 'failover'", onStandby: true)
+            let duplicates = try await ClusterProcesses.blocking {
+                try pair.sql("SELECT count(*) - count(DISTINCT (device, seq)) FROM pushes WHERE app = 'failover'", onStandby: true)
+            }
             if duplicates != "0" { throw BenchFailure("a push stored twice on the new primary (\(duplicates))") }
             guard let first = outcome.acceptedAt.filter({ $0 > killed }).min() else {
                 throw BenchFailure("no push accepted after the primary died (run \(index + 1))")
@@ -144,7 +154,6 @@ struct ClusterBench {
                 note: "\(outcome.refusedAt.filter { $0 > killed }.count) attempts refused meanwhile (kept and retried), "
                     + "\(acknowledged.count) acknowledged, \(stored.count) stored")
         }
-        let name = balanced ? "two servers behind nginx" : "one server"
         recoveries.sort()
         report.add("cluster", "failover, \(name): first accepted push after the kill, median of \(runs)", percentile(recoveries, 0.5), "s")
         report.add("cluster", "failover, \(name): slowest of \(runs)", recoveries.last ?? 0, "s")

@@ -6,6 +6,26 @@ import Foundation
 /// failover tests start them. The bench runs from the repository's root (`scripts/bench` does).
 enum ClusterProcesses {
     static let psql = "/usr/lib/postgresql/15/bin/psql"
+    /// `--server-binary PATH`: the server section 8 starts (default the release build scripts/bench
+    /// makes; CI's smoke run gives its debug build).
+    static let serverBinary: String = {
+        let arguments = CommandLine.arguments
+        return arguments.firstIndex(of: "--server-binary").flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+            ?? ".build/release/onboarding-server"
+    }()
+
+    /// `body`, which blocks (it waits for processes), on a thread of its own rather than one of the
+    /// few the async tasks share: the device tasks go on meanwhile.
+    static func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    /// A line on standard error with the time: where a long section is.
+    static func progress(_ line: String) {
+        FileHandle.standardError.write(Data("[\(ISO8601DateFormatter().string(from: Date()))] section 8: \(line)\n".utf8))
+    }
 
     /// Runs a program to its end: its standard output, trimmed; a failure throws with its errors.
     @discardableResult
@@ -129,7 +149,7 @@ enum ClusterProcesses {
 
         init(database: String, secret: String, readDatabase: String? = nil) throws {
             port = try ClusterProcesses.freePort()
-            process.executableURL = URL(fileURLWithPath: ".build/release/onboarding-server")
+            process.executableURL = URL(fileURLWithPath: ClusterProcesses.serverBinary)
             process.arguments = ["serve", "--port", String(port), "--enrollments-per-minute", "1000000"]
             var environment = ProcessInfo.processInfo.environment
             environment["DATABASE_URL"] = database
@@ -145,10 +165,7 @@ enum ClusterProcesses {
 
         var cpuSeconds: Double { ClusterProcesses.cpuSeconds(process.processIdentifier) }
 
-        func stop() {
-            if process.isRunning { process.terminate() }
-            process.waitUntilExit()
-        }
+        func stop() { ClusterProcesses.stop(process) }
     }
 
     /// nginx in front of `upstreams`, from the template the cluster script and the tests render.
@@ -183,10 +200,23 @@ enum ClusterProcesses {
         }
 
         func stop() {
-            if process.isRunning { process.terminate() }
-            process.waitUntilExit()
+            ClusterProcesses.stop(process)
             try? FileManager.default.removeItem(atPath: folder)
         }
+    }
+
+    /// SIGTERM, then up to 10 s for the process to be gone (or a zombie), then SIGKILL. Reads
+    /// /proc rather than waiting on Foundation's notice of the exit.
+    static func stop(_ process: Process) {
+        let pid = process.processIdentifier
+        guard pid > 0 else { return }
+        func gone() -> Bool {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
+            return stat.split(separator: ")").last?.split(separator: " ").first == "Z"
+        }
+        kill(pid, SIGTERM)
+        for _ in 0..<200 where !gone() { usleep(50_000) }
+        if !gone() { kill(pid, SIGKILL) }
     }
 
     static func waitUntilHealthy(_ url: URL, what: String) throws {

@@ -54,10 +54,16 @@ struct FailoverLoad {
                         request.headers.add(name: "Content-Type", value: "application/json")
                         request.body = .bytes(ByteBuffer(bytes: try PushBatch(device: device.device, items: [item]).tourValue.jsonUTF8()))
                         var accepted = false
+                        // The whole attempt under a deadline of our own: a connection the server
+                        // closed while it started again on the new primary once held an answer's
+                        // body forever (AsyncHTTPClient's timeout ends at the head).
+                        let attempt = request
                         do {
-                            let response = try await client.execute(request, timeout: .seconds(10))
-                            _ = try await response.body.collect(upTo: 1 << 20)
-                            accepted = response.status == .ok
+                            accepted = try await withDeadline(.seconds(5)) {
+                                let response = try await client.execute(attempt, timeout: .seconds(5))
+                                _ = try await response.body.collect(upTo: 1 << 20)
+                                return response.status == .ok
+                            }
                         } catch {}
                         if accepted {
                             outcome.acknowledged[device.device, default: []].append(item.seq)

@@ -343,10 +343,14 @@ if sections.contains(8), let secret = ProcessInfo.processInfo.environment["ONBOA
     report.section(
         "8. Past one machine: a primary and a streaming standby (scripts/dev-postgres), release servers, nginx; synchronous "
             + "replication against asynchronous, two servers against one, \(failovers) failovers each way, the dashboard on the replica")
-    try await cluster.replicationAndServers(levels: levels)
-    try await cluster.failovers(runs: failovers, devices: smoke ? 5 : 20, balanced: false)
-    try await cluster.failovers(runs: failovers, devices: smoke ? 5 : 20, balanced: true)
-    try await cluster.replicaPages(accounts: accounts, devices: smoke ? 10 : 200)
+    // `--cluster-parts replication,failover,replica`: some of them (all by default).
+    let parts = Set(option("--cluster-parts").map { $0.split(separator: ",").map(String.init) } ?? ["replication", "failover", "replica"])
+    if parts.contains("replication") { try await cluster.replicationAndServers(levels: levels) }
+    if parts.contains("failover") {
+        try await cluster.failovers(runs: failovers, devices: smoke ? 5 : 20, balanced: false)
+        try await cluster.failovers(runs: failovers, devices: smoke ? 5 : 20, balanced: true)
+    }
+    if parts.contains("replica") { try await cluster.replicaPages(accounts: accounts, devices: smoke ? 10 : 200) }
 } else if sections.contains(8) {
     report.section("8. Past one machine: skipped (ONBOARDING_SERVER_SECRET in the environment; scripts/bench sets it)")
 }
