@@ -332,18 +332,13 @@ if sections.contains(7), let serverURL = option("--server-url"), let databaseURL
     report.section("7. Insights: skipped (give --server-url, and DATABASE_URL and ONBOARDING_SERVER_SECRET in the environment; scripts/bench does)")
 }
 
-// MARK: 8. Past one machine (issue 47)
-
+// MARK: 8. Past one machine (issue 47; ClusterBench)
 if sections.contains(8), let secret = ProcessInfo.processInfo.environment["ONBOARDING_SERVER_SECRET"] {
-    let levels = option("--devices").map { $0.split(separator: ",").compactMap { Int($0) } }.map { Array($0.suffix(2)) }
-        ?? (smoke ? [10] : [200, 1_000])
+    let levels = option("--devices").map { Array($0.split(separator: ",").compactMap { Int($0) }.suffix(2)) } ?? (smoke ? [10] : [200, 1_000])
     let failovers = option("--failovers").flatMap(Int.init) ?? (smoke ? 1 : 3)
     let accounts = option("--replica-accounts").flatMap(Int.init) ?? (smoke ? 2_000 : 1_000_000)
     let cluster = ClusterBench(secret: secret, signer: try TokenSigner(secret: secret), report: report, duration: smoke ? 2 : 10)
-    report.section(
-        "8. Past one machine: a primary and a streaming standby (scripts/dev-postgres), release servers, nginx; synchronous "
-            + "replication against asynchronous, two servers against one, \(failovers) failovers each way, the dashboard on the replica")
-    // `--cluster-parts replication,failover,replica`: some of them (all by default).
+    report.section("8. Past one machine: a primary and a streaming standby, servers, nginx; \(failovers) failovers each way; the dashboard on the replica")
     let parts = Set(option("--cluster-parts").map { $0.split(separator: ",").map(String.init) } ?? ["replication", "failover", "replica"])
     if parts.contains("replication") { try await cluster.replicationAndServers(levels: levels) }
     if parts.contains("failover") {

@@ -127,9 +127,10 @@ struct ReplicaTests {
 
     @Test func theReplicasURLIsRefusedOnTheCommandLineAndSaysWhereItGoes() throws {
         let server = try ServerProcess()
-        let refused = try server.command(["serve", "--read-database-url", "postgres://onboarding:secret@127.0.0.1:1/onboarding"])
+        // No password in the test's own URL: the refusal is of the flag, whatever it holds.
+        let refused = try server.command(["serve", "--read-database-url", "postgres://onboarding@127.0.0.1:1/onboarding"])
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("READ_DATABASE_URL_FILE"), "\(refused.stderr)")
-        #expect(!refused.stderr.contains("secret@"), "\(refused.stderr)")
+        #expect(!refused.stderr.contains("127.0.0.1:1"), "\(refused.stderr)")
     }
 }
