@@ -16,6 +16,7 @@ enum ClusterProcesses {
 
     /// `body`, which blocks (it waits for processes), on a thread of its own rather than one of the
     /// few the async tasks share: the device tasks go on meanwhile.
+    @discardableResult
     static func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
@@ -35,7 +36,7 @@ enum ClusterProcesses {
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, given in given }
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("bench-run-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: output) }
         let handle = try FileHandle(forWritingTo: output)
         process.standardOutput = handle
@@ -95,6 +96,7 @@ enum ClusterProcesses {
             return "postgres://onboarding@127.0.0.1:\(port(primary)),127.0.0.1:\(port(standby))/onboarding?target_session_attrs=read-write"
         }
 
+        @discardableResult
         func sql(_ query: String, onStandby: Bool = false) throws -> String {
             try ClusterProcesses.run(ClusterProcesses.psql, [onStandby ? standby : primary, "-qtAc", query])
         }
