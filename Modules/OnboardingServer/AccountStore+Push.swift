@@ -22,7 +22,13 @@ extension AccountStore {
     public func push(app: String, account: String, _ batch: PushBatch, tokenIssuedAt: Double? = nil) async throws
         -> PushAck?
     {
-        let request = try await plans.split(PushRequest(app: app, account: account, batch: batch, tokenIssuedAt: tokenIssuedAt))
+        // The app's tracking plan is a read, so it waits no longer than a push waits for a writer:
+        // while PostgreSQL does not answer (died, restarting, a lock on `catalogs`), its lookup
+        // held the push with no bound, and a server moving to a promoted standby waited for such
+        // pushes forever. Past the bound nothing was written: the push is answered 503.
+        let plans = plans
+        let unsplit = PushRequest(app: app, account: account, batch: batch, tokenIssuedAt: tokenIssuedAt)
+        let request = try await withDeadline(batcher?.maximumWait ?? .milliseconds(1500)) { try await plans.split(unsplit) }
         if let batcher { return try await batcher.push(request) }
         return try await PushWriter(client: client, logger: logger).one(request)
     }

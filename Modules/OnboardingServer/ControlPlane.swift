@@ -84,7 +84,12 @@ public struct ControlPlane: Sendable {
                 status: .forbidden, code: "forbidden",
                 message: "an account token opens only its account; this needs a person's credential (onboarding-server people add)")
         }
-        guard let person = try await people.person(credential: id, of: claims.subject, now: seconds) else {
+        // A read under the request deadline: a database that does not answer is a 503, not a
+        // request held (and a shutdown waiting on it) for as long as it does not.
+        let people = people
+        let subject = claims.subject
+        let found = try await withDeadline(Routes.requestDeadline) { try await people.person(credential: id, of: subject, now: seconds) }
+        guard let person = found else {
             if let wait = limiter.retryAfter(person: claims.subject, now: seconds) ?? limiter.retryAfter(source: source, now: seconds) {
                 throw Self.limited(wait, limiter.retryAfter(person: claims.subject, now: seconds) != nil ? claims.subject : "this address")
             }

@@ -125,7 +125,9 @@ extension Routes {
                 }
                 // Who signs in as a person is theirs and their operators' to say: an owner sets the
                 // identity only of someone who holds roles in this app alone.
-                if let identity, let existing = try await controlPlane.people.person(name), existing.identity != identity,
+                let people = controlPlane.people
+                if let identity, let existing = try await withDeadline(Routes.requestDeadline, { try await people.person(name) }),
+                    existing.identity != identity,
                     existing.roles.keys.contains(where: { $0 != .app(app) })
                 {
                     throw APIError(
@@ -170,7 +172,7 @@ extension Routes {
     /// Ends `name`'s sessions for an owner of `app`. Sessions are a person's, across apps, so an
     /// owner ends only those of people whose every role is in apps they own; an operator, anyone's.
     static func endSessions(of name: String, app: String, by actor: Actor, people: PeopleStore) async throws -> Int {
-        guard let person = try await people.person(name), person.role(in: app) != nil else {
+        guard let person = try await withDeadline(Routes.requestDeadline, { try await people.person(name) }), person.role(in: app) != nil else {
             throw APIError(status: .notFound, code: "not_found", message: "\(name) holds no role in \(app)")
         }
         let beyond = person.roles.keys.filter { !actor.may(.owner, in: $0.app) }

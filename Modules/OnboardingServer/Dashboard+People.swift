@@ -25,7 +25,9 @@ extension Dashboard {
                 }
                 let identity = fields["identity"].flatMap { $0.isEmpty ? nil : $0 }
                 if let identity, identity.count > 320 { throw DashboardError(.badRequest, "An identity is at most 320 characters.") }
-                if let identity, let existing = try await controlPlane.people.person(name), existing.identity != identity,
+                let people = controlPlane.people
+                if let identity, let existing = try await withDeadline(Routes.requestDeadline, { try await people.person(name) }),
+                    existing.identity != identity,
                     existing.roles.keys.contains(where: { $0 != .app(app) })
                 {
                     throw DashboardError(.forbidden, "\(name) holds roles outside \(app); only an operator changes their identity.")

@@ -208,7 +208,8 @@ extension Dashboard {
             try await audit(.unverified("unknown", source), "sign-in.failed", why: why, method: "identity provider")
             throw DashboardError(.unauthorized, "Not signed in: \(why).")
         }
-        guard let person = try await controlPlane.people.person(identity: identity) else {
+        let people = controlPlane.people
+        guard let person = try await withDeadline(Routes.requestDeadline, { try await people.person(identity: identity) }) else {
             controlPlane.limiter.failed(source: source, now: now.timeIntervalSince1970)
             try await audit(
                 .unverified(identity, source), "sign-in.failed", why: "no person has this identity", method: "identity provider")

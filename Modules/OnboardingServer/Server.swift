@@ -128,7 +128,6 @@ public enum OnboardingServer {
         router.addRoutes(notFound)
         var services: [any Service] = [client, pushClient, InsightsCatchUp(counting: store.insightsCounting, logger: logger)]
         if let readClient { services.append(readClient) }
-        if watching { services.append(DatabaseWatch(url: configuration.database, logger: logger)) }
         if let days = configuration.retainFactsDays {
             services.append(FactRetentionJob(retention: FactRetention(client: client, logger: logger), days: days, logger: logger))
         }
@@ -150,8 +149,32 @@ public enum OnboardingServer {
         }
         logger.info(
             "starting", metadata: ["listen": "\(configuration.host):\(configuration.port)", "database": "\(configuration.database)"])
-        try await app.runService()
+        // The watch runs beside the application, not inside it: when it finds the database moved,
+        // the application is shut down gracefully (the listener closed first, every accepted
+        // connection answered and closed). Cancelling it instead, as an inner service's error
+        // does, can drop a connection NIO accepted but nobody served yet, and NIO traps on that
+        // ("Deinited NIOAsyncWriter without calling finish()", apple/swift-nio#2637): the whole
+        // server died at a failover.
+        var group: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: app)]
+        if watching {
+            group.append(.init(
+                service: DatabaseWatch(url: configuration.database, logger: logger),
+                failureTerminationBehavior: .gracefullyShutdownGroup))
+        }
+        // A shutdown (SIGTERM, or the database moved) lets requests in flight finish for up to
+        // ``gracefulShutdownLimit``, then cancels what is left: the listener is closed by then, so
+        // nothing accepted is left unserved, and a connection still open (behind nginx, one held a
+        // server's move for 15 s and more with no request on it logged) cannot hold the server
+        // from starting again on the new primary.
+        var groupConfiguration = ServiceGroupConfiguration(services: group, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        groupConfiguration.maximumGracefulShutdownDuration = gracefulShutdownLimit
+        try await ServiceGroup(configuration: groupConfiguration).run()
     }
+
+    /// How long a shutdown waits for requests in flight: every request the server answers is
+    /// bounded well within it (reads by ``Routes/requestDeadline``, pushes by the batcher's wait and
+    /// the writers' `statement_timeout`).
+    static let gracefulShutdownLimit: Duration = .seconds(5)
 
     static var notFound: RouteCollection<ServerRequestContext> {
         let routes = RouteCollection(context: ServerRequestContext.self)

@@ -118,7 +118,14 @@ struct ClusterBench {
             let servers = try await ClusterProcesses.blocking {
                 try (0..<(balanced ? 2 : 1)).map { _ in try ClusterProcesses.Server(database: pair.bothHosts, secret: secret) }
             }
-            defer { for server in servers { server.stop() } }
+            var finished = false
+            defer {
+                for server in servers {
+                    // A run that failed says what its servers said last.
+                    if !finished { ClusterProcesses.progress("the server on \(server.port) said last:\n\(server.logTail())") }
+                    server.stop()
+                }
+            }
             let balancer = balanced ? try await ClusterProcesses.blocking { try ClusterProcesses.Balancer(upstreams: servers.map(\.port)) } : nil
             defer { balancer?.stop() }
             let killedAt = Locked<Double?>(nil)
@@ -153,6 +160,7 @@ struct ClusterBench {
                 first - killed, "s",
                 note: "\(outcome.refusedAt.filter { $0 > killed }.count) attempts refused meanwhile (kept and retried), "
                     + "\(acknowledged.count) acknowledged, \(stored.count) stored")
+            finished = true
         }
         recoveries.sort()
         report.add("cluster", "failover, \(name): first accepted push after the kill, median of \(runs)", percentile(recoveries, 0.5), "s")

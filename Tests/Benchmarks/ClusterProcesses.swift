@@ -147,10 +147,14 @@ enum ClusterProcesses {
     final class Server: @unchecked Sendable {
         let process = Process()
         let port: Int
+        /// Its warnings and errors, removed when it stops.
+        let log: String
         var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
         init(database: String, secret: String, readDatabase: String? = nil) throws {
             port = try ClusterProcesses.freePort()
+            log = NSTemporaryDirectory() + "bench-server-\(port).log"
+            _ = FileManager.default.createFile(atPath: log, contents: nil)
             process.executableURL = URL(fileURLWithPath: ClusterProcesses.serverBinary)
             process.arguments = ["serve", "--port", String(port), "--enrollments-per-minute", "1000000"]
             var environment = ProcessInfo.processInfo.environment
@@ -159,15 +163,26 @@ enum ClusterProcesses {
             environment["LOG_LEVEL"] = "warning"
             environment["READ_DATABASE_URL"] = readDatabase
             process.environment = environment
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
+            let output = FileHandle(forWritingAtPath: log)
+            process.standardOutput = output
+            process.standardError = output
             try process.run()
+            try output?.close()
             try ClusterProcesses.waitUntilHealthy(url, what: "the server on \(port)")
         }
 
         var cpuSeconds: Double { ClusterProcesses.cpuSeconds(process.processIdentifier) }
 
-        func stop() { ClusterProcesses.stop(process) }
+        /// The last lines of its log.
+        func logTail(_ lines: Int = 30) -> String {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            return text.split(separator: "\n").suffix(lines).map { String($0.prefix(400)) }.joined(separator: "\n")
+        }
+
+        func stop() {
+            ClusterProcesses.stop(process)
+            try? FileManager.default.removeItem(atPath: log)
+        }
     }
 
     /// nginx in front of `upstreams`, from the template the cluster script and the tests render.

@@ -35,6 +35,16 @@ struct FailoverLoad {
         let runs = try ServerLoad.devices(devices, run: run, app: app)
         let expires = Int64(Date().timeIntervalSince1970) + 3600
         let end = Self.now() + duration
+        // Where a stuck run is: devices still going 10 s after the end, said every 10 s.
+        let going = Locked(devices)
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(duration + 10))
+            while true {
+                ClusterProcesses.progress("\(going.withLock { $0 }) of \(devices) devices still pushing, past the end")
+                try await Task.sleep(for: .seconds(10))
+            }
+        }
+        defer { watchdog.cancel() }
         return try await withThrowingTaskGroup(of: Outcome.self) { group in
             for device in runs {
                 let token = await signer.sign(TokenClaims(subject: device.account, scope: .account, app: app, expires: expires))
@@ -72,8 +82,13 @@ struct FailoverLoad {
                         } else {
                             outcome.refusedAt.append(Self.now())
                         }
+                        // The next slot still ahead: an attempt that took its whole deadline
+                        // skips the slots it spent, as a device keeps its pace.
                         slot += pace
+                        let now = Self.now()
+                        if slot < now { slot += (((now - slot) / pace).rounded(.down) + 1) * pace }
                     }
+                    going.withLock { $0 -= 1 }
                     return outcome
                 }
             }

@@ -107,7 +107,7 @@ final class Report {
                 "  " + goal.name.padding(toLength: 58, withPad: " ", startingAt: 0)
                     + "\(Self.format(goal.value)) \(goal.unit)".leftPad(12)
                     + "\(Self.format(goal.bound)) \(goal.unit)".leftPad(12)
-                    + String(format: "%.2f", goal.ratio).leftPad(8) + (goal.met ? "  yes" : "  NO"))
+                    + (goal.bound == 0 ? "-" : String(format: "%.2f", goal.ratio)).leftPad(8) + (goal.met ? "  yes" : "  NO"))
         }
     }
 

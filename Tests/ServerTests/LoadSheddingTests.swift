@@ -84,6 +84,25 @@ struct LoadSheddingTests {
         #expect(stored == ["2"])
     }
 
+    /// PostgreSQL holds `catalogs` still, where the app's tracking plan is read before a push is
+    /// queued: the push is answered 503 with Retry-After at its bound while the lock is still held
+    /// (the lookup once had no bound: the push waited for as long as the database did, and a
+    /// server moving to a promoted standby waited for it forever). Once the lock goes, it is stored.
+    @Test func aPushWhosePlanCannotBeReadIsAnsweredAtItsBound() async throws {
+        let server = try ServerProcess()
+        let token = try server.token(account: "bea")
+        let holder = try DashboardTests.holdLock(on: server.databaseURL, table: "catalogs", seconds: 30)
+        defer { DashboardTests.endHeldTransactions(on: server.databaseURL, holder) }
+        let answer = try await Self.push(server, account: "bea", token: token)
+        #expect(holder.isRunning, "the push was answered only once the lock went")
+        #expect(answer.status == 503, "answered \(answer.status) \(answer.errorCode ?? "")")
+        #expect(answer.retryAfter != nil)
+        DashboardTests.endHeldTransactions(on: server.databaseURL, holder)
+        let again = try await Self.pushUntilAccepted(server, account: "bea", token: token)
+        #expect(again.status == 200, "answered \(again.status) \(again.errorCode ?? "")")
+        #expect(try server.sql("SELECT count(*) FROM pushes WHERE account = 'bea'") == ["1"])
+    }
+
     /// A writer's first push, sent while PostgreSQL holds `pushes` still, is cancelled while its
     /// statement is being prepared. PostgresNIO keeps that failure for the statement on that
     /// connection and answers every later push on it with the same error, without sending it: the
