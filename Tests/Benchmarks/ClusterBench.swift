@@ -28,6 +28,11 @@ struct ClusterBench {
         var paced: [Bool: [Int: ServerLoad.Figures]] = [:]
         var saturated: [Bool: ServerLoad.Figures] = [:]
         let smallest = levels.min() ?? 200
+        // A warm-up, not recorded: the first measured run would otherwise pay for a cold server and
+        // database (prepared statements, caches, the first pages of every index) alone.
+        try pair.setSynchronous(false)
+        try await load.settle()
+        _ = try await load.throughServer(smallest, run: "\(run)w")
         // Asynchronous then synchronous at each level, so both see the database at the same size.
         for devices in levels {
             for synchronous in [false, true] {
