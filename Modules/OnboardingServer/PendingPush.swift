@@ -44,6 +44,9 @@ final class PendingPush: Sendable {
         if let ready { continuation.resume(with: ready) }
     }
 
+    /// Neither written nor answered yet.
+    var isQueued: Bool { state.withLock { $0.phase == .queued } }
+
     /// A writer takes it: from now on only its transaction answers. False when already answered.
     func claim() -> Bool {
         state.withLock { state in

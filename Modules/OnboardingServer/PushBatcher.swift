@@ -50,6 +50,10 @@ final class PushBatcher: Sendable {
 
     private struct State {
         var queue: [PendingPush] = []
+        /// Pushes a writer took out of the queue, in batches whose connection it may still wait
+        /// for: the sweeper answers those still unclaimed at their deadline as it does queued ones
+        /// (while PostgreSQL did not answer, the pool's lease waited with no bound, and so did they).
+        var taken: [PendingPush] = []
         /// Whether the task answering pushes that waited too long is running.
         var sweeping = false
         /// Accounts with a push in a batch being written.
@@ -127,9 +131,10 @@ final class PushBatcher: Sendable {
                 try? await Task.sleep(for: .milliseconds(100))
                 let now = ContinuousClock.now
                 let (expired, empty) = state.withLock { state -> ([PendingPush], Bool) in
-                    let expired = state.queue.filter { now - $0.enqueued >= maximumWait }
-                    if state.queue.count == expired.count { state.sweeping = false }
-                    return (expired, state.queue.count == expired.count)
+                    let waiting = state.queue + state.taken.filter(\.isQueued)
+                    let expired = waiting.filter { now - $0.enqueued >= maximumWait }
+                    if waiting.count == expired.count { state.sweeping = false }
+                    return (expired, waiting.count == expired.count)
                 }
                 for pending in expired where abandon(pending, DatabaseUnavailable()) { ServerMetrics.shedWaited.increment() }
                 if empty { return }
@@ -143,6 +148,7 @@ final class PushBatcher: Sendable {
         guard pending.abandon(error) else { return false }
         let queued = state.withLock { state in
             state.queue.removeAll { $0 === pending }
+            state.taken.removeAll { $0 === pending }
             return state.queue.count
         }
         ServerMetrics.queued.record(queued)
@@ -171,6 +177,7 @@ final class PushBatcher: Sendable {
                     return nil
                 }
                 state.queue = kept
+                state.taken += taken
                 state.writing.formUnion(accounts)
                 return taken
             }
@@ -179,6 +186,8 @@ final class PushBatcher: Sendable {
             await write(batch)
             state.withLock { state in
                 for pending in batch { state.writing.remove(AccountKey(app: pending.request.app, account: pending.request.account)) }
+                let written = Set(batch.map(ObjectIdentifier.init))
+                state.taken.removeAll { written.contains(ObjectIdentifier($0)) }
             }
         }
     }

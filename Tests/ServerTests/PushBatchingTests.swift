@@ -36,6 +36,43 @@ struct PushBatchingTests {
             records: [flow: AccountFlowRecord(epoch: 0, standing: standing, version: "1", at: seq, device: device)])
     }
 
+    /// The writers' pool cannot reach PostgreSQL (it points where nothing listens): a push a
+    /// writer took out of the queue waited for the pool's connection with no bound, where the
+    /// queue's deadline did not see it (a server moving to a promoted standby waited for such
+    /// pushes). It is answered `DatabaseUnavailable` (503) at its wait while the pool still tries.
+    @Test func aPushWhoseWriterWaitsForAConnectionIsAnsweredAtItsWait() async throws {
+        var logger = Logger(label: "push-batching")
+        logger.logLevel = .critical
+        let url = try DatabaseURL(try TestPostgres.freshDatabase())
+        let client = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
+        let nowhere = try DatabaseURL("postgres://onboarding@127.0.0.1:1/nowhere")
+        let writers = PostgresClient(configuration: nowhere.clientConfiguration(maximumConnections: 1), backgroundLogger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            group.addTask { await writers.run() }
+            try await PostgresSchema.migrate(client, logger: logger)
+            let store = AccountStore(
+                client: client, logger: logger, batchingPushes: 1, pushClient: writers, pushWait: .milliseconds(300))
+            let answer = Locked<String?>(nil)
+            let push = Task {
+                let batch = PushBatch(device: "d", items: [Self.item(1, flow: "tour", standing: .completed, device: "d")])
+                do {
+                    _ = try await store.push(app: "growth", account: "ann", batch)
+                    answer.withLock { $0 = "stored" }
+                } catch is DatabaseUnavailable {
+                    answer.withLock { $0 = "unavailable" }
+                } catch {
+                    answer.withLock { $0 = "\(error)" }
+                }
+            }
+            // Ten seconds, far past the 0.3 s wait: before the fix the push was still waiting.
+            for _ in 0..<200 where answer.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(50)) }
+            #expect(answer.withLock { $0 } == "unavailable")
+            push.cancel()
+            group.cancelAll()
+        }
+    }
+
     @Test func pushesArrivingTogetherShareTransactionsAndEachIsAnsweredAsIfAlone() async throws {
         try await withStore(writers: 1) { store in
             // 60 accounts × 2 devices, 3 events each, all at once; every push sent twice (a retry).
