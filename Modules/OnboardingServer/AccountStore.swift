@@ -258,7 +258,28 @@ public struct AccountStore: Sendable {
 
 /// PostgreSQL did not answer within a request's deadline: it is down, restarting, or every
 /// connection is busy. The request changed nothing it did not commit, and the client retries.
-public struct DatabaseUnavailable: Error {}
+public struct DatabaseUnavailable: Error {
+    public init() {}
+
+    /// Whether `error` says the connection went, not that PostgreSQL refused the request: closed
+    /// by PostgreSQL (an operator's `pg_terminate_backend`, a restart, a failover: SQLSTATE
+    /// classes 08 and 57P), broken, or closed by the pool. Such a request is answered as one the
+    /// database did not answer (503, try again), not as the server's failure (500): a push sent
+    /// again is stored once (its rows are keyed by device and sequence), and a read is read again.
+    public static func covers(_ error: any Error) -> Bool {
+        if error is DatabaseUnavailable { return true }
+        guard let error = error as? PSQLError else { return false }
+        switch error.code {
+        case .serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown, .poolClosed:
+            return true
+        case .server:
+            let state = error.serverInfo?[.sqlState] ?? ""
+            return state.hasPrefix("08") || state.hasPrefix("57P")
+        default:
+            return false
+        }
+    }
+}
 
 /// Runs `operation`, giving up after `limit` (the operation is cancelled, which rolls back an open
 /// transaction). PostgresClient waits for a connection as long as it takes; a request must not wait

@@ -193,7 +193,7 @@ struct Dashboard: Sendable {
             var response = Self.html(Self.messagePage(error.title, error.message), status: error.status)
             if let wait = error.retryAfter { response.headers[.retryAfter] = String(wait) }
             return response
-        } catch is DatabaseUnavailable {
+        } catch let error where DatabaseUnavailable.covers(error) {
             return Self.html(Self.messagePage("Unavailable", "The database does not answer; try again."), status: .serviceUnavailable)
         } catch {
             logger.inRequest.error("dashboard page failed", metadata: ["error": "\(String(reflecting: error).prefix(2_000))"])

@@ -4,9 +4,12 @@ import AccountSync
 
 extension PendingPush {
     /// The writer's answer; a statement PostgreSQL cancelled (the writers' `statement_timeout`,
-    /// SQLSTATE 57014) rolled back, so the push is answered as not stored: 503, try again.
+    /// SQLSTATE 57014) rolled back, so the push is answered as not stored: 503, try again. So is a
+    /// push whose connection went (``DatabaseUnavailable/covers(_:)``): sent again, it is stored once.
     func answer(_ result: Result<PushAck?, any Error>) {
-        if case .failure(let error as PSQLError) = result, error.serverInfo?[.sqlState] == "57014" {
+        if case .failure(let error) = result,
+            (error as? PSQLError)?.serverInfo?[.sqlState] == "57014" || DatabaseUnavailable.covers(error)
+        {
             finish(.failure(DatabaseUnavailable()))
         } else {
             finish(result)

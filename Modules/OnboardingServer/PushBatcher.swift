@@ -220,7 +220,7 @@ final class PushBatcher: Sendable {
                 do {
                     let acks = try await writer.many(claimed.map(\.request), on: connection)
                     for (pending, ack) in zip(claimed, acks) { pending.answer(.success(ack)) }
-                } catch let error as PSQLError where error.code == .server {
+                } catch let error as PSQLError where error.code == .server && !DatabaseUnavailable.covers(error) {
                     retire = PushWriter.mayHaveFailedPreparing(error)
                     // PostgreSQL refused the statement (not the connection): find the push it refused by
                     // writing each on its own, so the others are stored and only that one fails.

@@ -50,7 +50,7 @@ extension Routes {
             return try await body()
         } catch let error as APIError {
             return Self.error(error)
-        } catch is DatabaseUnavailable {
+        } catch let error where DatabaseUnavailable.covers(error) {
             return Self.error(Self.unavailable)
         } catch is Overloaded {
             return Self.error(Self.overloaded)

@@ -103,6 +103,41 @@ struct LoadSheddingTests {
         #expect(try server.sql("SELECT count(*) FROM pushes WHERE account = 'bea'") == ["1"])
     }
 
+    /// PostgreSQL closes the connection a push is being written on (an operator's
+    /// `pg_terminate_backend`; a restart or a failover does the same): the push is answered 503 with
+    /// Retry-After, as one the database did not answer. It was answered 500 without Retry-After,
+    /// as the server's own failure (logged as an error); the suite met it at random, where a test's
+    /// held lock is ended by closing every connection of its database. Sent again, the push is
+    /// stored once.
+    @Test func aPushWhoseConnectionPostgreSQLClosesIsAnsweredAsUnavailable() async throws {
+        let server = try ServerProcess(serveOptions: ["--push-writers", "1"])
+        let token = try server.token(account: "cid")
+        #expect(try await Self.push(server, account: "cid", token: token, seq: 1).status == 200)
+        let holder = try DashboardTests.holdLock(on: server.databaseURL, table: "pushes", seconds: 20)
+        defer { DashboardTests.endHeldTransactions(on: server.databaseURL, holder) }
+        async let answer = Self.push(server, account: "cid", token: token, seq: 2)
+        // The writer's statement waits on the lock (well inside its 2.5 s statement_timeout): its
+        // connection is closed from PostgreSQL's side.
+        var closed = false
+        for _ in 0..<100 where !closed {
+            closed = try server.sql(
+                """
+                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()
+                """
+            ).contains("t")
+            if !closed { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        let refused = try await answer
+        #expect(closed, "no push statement was seen waiting on the lock")
+        #expect(refused.status == 503, "answered \(refused.status) \(refused.errorCode ?? "")")
+        #expect(refused.retryAfter != nil)
+        DashboardTests.endHeldTransactions(on: server.databaseURL, holder)
+        let again = try await Self.pushUntilAccepted(server, account: "cid", token: token, seq: 2)
+        #expect(again.status == 200, "answered \(again.status) \(again.errorCode ?? "")")
+        #expect(try server.sql("SELECT count(*) FROM pushes WHERE account = 'cid'") == ["2"])
+    }
+
     /// A writer's first push, sent while PostgreSQL holds `pushes` still, is cancelled while its
     /// statement is being prepared. PostgresNIO keeps that failure for the statement on that
     /// connection and answers every later push on it with the same error, without sending it: the
