@@ -48,10 +48,11 @@ enum Guard {
         ("lockedin status --json / sqlite3 (peak memory)", Line(bound: 2.5, noise: 0.05)),
         // 1.76-2.17× in five runs (median 2.12).
         ("rebuild / raw scan of the same rows", Line(bound: 2.2, noise: 0.10)),
-        // 0.21.1: 2.55 and 2.83 million engine events in two runs (0.21.0: 3.3-4.4 million in
-        // five, median 3.9; the suite's own wall varied by 11% there, the engine's rate over a
-        // few seconds by up to 20%, so the line stays as wide).
-        ("cross-app suite wall, in engine events", Line(bound: 2_800_000, noise: 0.25)),
+        // 0.28.0, five runs on 2026-11-29: 2.56-4.41 million engine events, median 3.31. The
+        // suite's wall held at 32-36 s; the engine's rate, the yardstick, moved 1.5x between runs
+        // minutes apart (best of three timings too), so the line is the median with 45% of noise.
+        // The durable ratio is the line that catches a slower event path (Performance.md).
+        ("cross-app suite wall, in engine events", Line(bound: 3_300_000, noise: 0.45)),
     ]
 
     static func line(for goal: Goal) -> Line? {
