@@ -33,8 +33,8 @@ enum ClusterProcesses {
     static func run(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, given in given }
+        (process.arguments, process.environment) = passwordsMovedToEnvironment(
+            arguments, ProcessInfo.processInfo.environment.merging(environment) { _, given in given })
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("bench-run-\(UUID().uuidString)")
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: output) }
@@ -243,4 +243,20 @@ enum ClusterProcesses {
         }
         throw BenchFailure("\(what) did not start")
     }
+}
+
+/// A PostgreSQL URL's password moved off the command line (where `ps` shows it to everyone) into
+/// `PGPASSWORD`, which libpq's programs (psql, pg_basebackup) read: the arguments without it, and
+/// the environment with it. URLs without a password are left as they are.
+func passwordsMovedToEnvironment(_ arguments: [String], _ environment: [String: String]) -> ([String], [String: String]) {
+    var environment = environment
+    let arguments = arguments.map { argument -> String in
+        guard argument.hasPrefix("postgres://") || argument.hasPrefix("postgresql://"),
+            var components = URLComponents(string: argument), let password = components.password
+        else { return argument }
+        environment["PGPASSWORD"] = password
+        components.password = nil
+        return components.string ?? argument
+    }
+    return (arguments, environment)
 }
