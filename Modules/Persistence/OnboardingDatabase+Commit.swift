@@ -74,10 +74,15 @@ extension OnboardingDatabase {
                 journal = try body(&session)
             }
             let changed = try Self.save(connection, key, scopes: scopes, before: before, after: session)
-            if let journal { try Self.append(connection, key, journal, states: changed) }
+            var context = cache?.context
+            if let journal {
+                let contextText = try KeptContext.text(of: journal.context, kept: &context)
+                try Self.append(connection, key, journal, states: changed, contextText: contextText)
+            }
             remembered = SessionCache(
                 key: key, scopes: scopes, session: session,
-                stamp: SessionCache.Stamp(dataVersion: stamp.dataVersion, changes: connection.totalChanges))
+                stamp: SessionCache.Stamp(dataVersion: stamp.dataVersion, changes: connection.totalChanges),
+                context: context)
             let outcome = Outcome(before: before, after: session, journal: journal)
             return ((journal != nil || session != before, outcome), commit: keep)
         }

@@ -208,7 +208,8 @@ extension OnboardingDatabase {
 
     /// Appends the event's journal row, with the stored form of each flow the event changed.
     static func append(
-        _ db: SQLiteConnection, _ key: SessionKey, _ entry: JournalAppend, states: [(flow: FlowID, stored: String?)]
+        _ db: SQLiteConnection, _ key: SessionKey, _ entry: JournalAppend, states: [(flow: FlowID, stored: String?)],
+        contextText: String? = nil
     ) throws {
         try db.run(
             """
@@ -219,7 +220,7 @@ extension OnboardingDatabase {
                 .real(entry.time.timeIntervalSince1970), .text(key.app), .text(key.user),
                 SQLValue(entry.record.flow?.rawValue), SQLValue(entry.record.step?.rawValue),
                 .text(entry.record.event.name), .text(entry.record.outcome),
-                .text(try JSONCoding.stored(entry.record.event)), .text(try JSONCoding.text(entry.context)),
+                .text(try JSONCoding.stored(entry.record.event)), .text(try contextText ?? JSONCoding.text(entry.context)),
                 .text(try JSONCoding.stored(entry.effects)), SQLValue(entry.catalogVersion),
                 .text(try JSONCoding.stored(entry.record.facts)), .text(RecordedStates.text(states)),
                 SQLValue(entry.catalogFingerprint), SQLValue(entry.appVersion),

@@ -147,6 +147,17 @@ public struct JSONTextWriter {
         bytes.append(UInt8(ascii: ":"))
     }
 
+    /// A list of strings. (An array's own overload: the generic one below runs unspecialised
+    /// outside this module, an iterator's witness call per element.)
+    public mutating func write(strings: [String]) {
+        bytes.append(UInt8(ascii: "["))
+        for index in strings.indices {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            write(strings[index])
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
     /// A list of strings.
     public mutating func write<S: Sequence>(strings: S) where S.Element == String {
         bytes.append(UInt8(ascii: "["))

@@ -181,4 +181,13 @@ public struct TourCatalog: Sendable, Equatable {
     var secretFieldNames: Set<String> {
         Set((flows.flatMap({ $0.fields }) + freeFields).filter { $0.kind == .secret }.map({ $0.name }))
     }
+
+    /// Whether a field of this name is secret in some flow or among the free fields (the question
+    /// of ``secretFieldNames``, asked per event without building the set).
+    func isSecretField(_ name: String) -> Bool {
+        for index in flows.indices where flows[index].fields.contains(where: { $0.name == name && $0.kind == .secret }) {
+            return true
+        }
+        return freeFields.contains { $0.name == name && $0.kind == .secret }
+    }
 }

@@ -208,7 +208,12 @@ extension FlowRun: JSONTextWritable {
         writer.write(key: "performed")
         writer.write(strings: performed)
         writer.write(key: "plan")
-        writer.write(strings: plan.lazy.map(\.rawValue))
+        writer.write(punctuation: "[")
+        for index in plan.indices {
+            if index > 0 { writer.write(punctuation: ",") }
+            writer.write(plan[index].rawValue)
+        }
+        writer.write(punctuation: "]")
         writer.write(key: "position")
         writer.write(position)
         if let replayOf {

@@ -159,10 +159,10 @@ public struct TourEngine: Sendable {
 
     /// The event with every secret parameter replaced by "‹redacted›", as it may be journaled.
     public func redacted(_ event: TourEvent) -> TourEvent {
-        guard case .actionPerformed(let name, let parameters) = event else { return event }
-        let secrets = catalog.secretFieldNames
+        // Most actions carry no parameters: nothing to look up then.
+        guard case .actionPerformed(let name, let parameters) = event, !parameters.isEmpty else { return event }
         var clean = parameters
-        for key in clean.keys where secrets.contains(key) { clean[key] = Secret.redactedText }
+        for key in parameters.keys where catalog.isSecretField(key) { clean[key] = Secret.redactedText }
         return .actionPerformed(name, parameters: clean)
     }
 

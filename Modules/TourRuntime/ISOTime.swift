@@ -40,8 +40,30 @@ public enum ISOTime {
 
     /// The UTC day of an instant, written `YYYY-MM-DD`.
     public static func day(secondsSince1970 seconds: Double) -> String {
-        let text = string(secondsSince1970: seconds.rounded(.down))
-        return text.firstIndex(of: "T").map { String(text[..<$0]) } ?? text
+        let whole = seconds.rounded(.down)
+        guard whole.isFinite, abs(whole) <= limit else { return string(secondsSince1970: whole) }
+        // The day of `string`'s text, written directly (a product's context asks for it every event).
+        let total = Int(whole)
+        let days = total / 86_400 - (total % 86_400 < 0 ? 1 : 0)
+        let (year, month, day) = CivilDate.date(daysSince1970: days)
+        guard (0...9_999).contains(year) else {
+            return (year < 0 ? "-" : "+") + pad(abs(year), 6) + "-" + pad(month, 2) + "-" + pad(day, 2)
+        }
+        return String(unsafeUninitializedCapacity: 10) { text in
+            func put(_ value: Int, width: Int, at start: Int) {
+                var value = value
+                for index in stride(from: start + width - 1, through: start, by: -1) {
+                    text[index] = UInt8(ascii: "0") + UInt8(value % 10)
+                    value /= 10
+                }
+            }
+            put(year, width: 4, at: 0)
+            text[4] = UInt8(ascii: "-")
+            put(month, width: 2, at: 5)
+            text[7] = UInt8(ascii: "-")
+            put(day, width: 2, at: 8)
+            return 10
+        }
     }
 
     /// The UTC year of an instant (out of range: the nearest year in range, 1970 for nan).

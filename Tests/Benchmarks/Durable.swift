@@ -7,13 +7,18 @@ import Persistence
 
 /// What one accepted event writes, computed by the engine beforehand: the floor's input.
 struct EventWrites {
-    var flows: [(flow: String, status: String, step: String?, json: String)]
+    var flows: [(flow: String, status: String, step: String?, json: String, catalogVersion: Int?)]
     var domain: [(key: String, json: String)]
+    /// The app version after the event (the install's, as ours keeps it: one row for the app).
     var appVersion: String?
+    /// How far the event moved the virtual clock, when it did (ours keeps the install's clock in
+    /// the same row, and it runs on from user to user).
+    var clockAdvance: Double?
     var journal:
         (
             time: Double, flow: String?, step: String?, event: String, outcome: String, eventJSON: String,
-            contextJSON: String, effectsJSON: String, catalogVersion: Int, factsJSON: String, statesJSON: String
+            contextJSON: String, effectsJSON: String, catalogVersion: Int, factsJSON: String, statesJSON: String,
+            catalogFingerprint: String?, appVersion: String?
         )
 }
 
@@ -22,12 +27,15 @@ extension Journey {
         let engine = perUser.engine
         var before = TourState()
         var domainBefore: [String: TourValue] = [:]
+        // Ours keeps one virtual clock for the install, which moves only when time is advanced.
+        var nowBefore = start
         return try steps(engine: engine, from: start).map { step in
             let after = step.transition.state
             let flows = after.flows.keys.sorted().filter { after.flows[$0] != before.flows[$0] }.map { id in
                 let state = after.flows[id] ?? FlowState()
                 return (
-                    id.rawValue, state.status.rawValue, state.currentStep?.rawValue, (try? json(state)) ?? ""
+                    id.rawValue, state.status.rawValue, state.currentStep?.rawValue, (try? json(state)) ?? "",
+                    state.run?.catalogVersion
                 )
             }
             let domain = step.domain.keys.sorted().filter { step.domain[$0] != domainBefore[$0] }.map {
@@ -38,14 +46,17 @@ extension Journey {
             let states = "{" + flows.map { "\"\($0.0)\":\($0.3)" }.joined(separator: ",") + "}"
             let writes = EventWrites(
                 flows: flows, domain: domain,
-                appVersion: after.appVersion != before.appVersion ? after.appVersion : nil,
+                appVersion: after.appVersion,
+                clockAdvance: step.now > nowBefore ? step.now.timeIntervalSince(nowBefore) : nil,
                 journal: (
                     step.now.timeIntervalSince1970, record.flow?.rawValue, record.step?.rawValue,
                     record.event.name,
                     record.outcome, try json(record.event), try json(step.context),
-                    try json(step.transition.effects), engine.catalog.version, try json(record.facts), states
+                    try json(step.transition.effects), engine.catalog.version, try json(record.facts), states,
+                    perUser.fingerprint, after.appVersion
                 ))
             before = after
+            nowBefore = step.now
             domainBefore = step.domain
             return writes
         }
@@ -102,6 +113,10 @@ enum DurablePair {
 final class RawSQLite {
     private var db: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
+    /// Each app's install row as ours keeps it (shared by every user): the app version and the
+    /// virtual clock. (A row rewritten with the same values writes no page: SQLite compares.)
+    private var installVersion: [String: String] = [:]
+    private var installClock: [String: Double] = [:]
 
     init(path: String) throws {
         // The schema and pragmas come from our own open, so both write the same file format.
@@ -139,19 +154,20 @@ final class RawSQLite {
 
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
-    /// Binds text, doubles, and NULL for anything else, in order.
+    /// Binds text, doubles, integers, and NULL for anything else, in order.
     private func bind(_ values: [Any?], to statement: OpaquePointer) {
         for (index, value) in values.enumerated() {
             let position = Int32(index + 1)
             switch value {
             case let text as String: sqlite3_bind_text(statement, position, text, -1, Self.transient)
             case let number as Double: sqlite3_bind_double(statement, position, number)
+            case let number as Int: sqlite3_bind_int64(statement, position, Int64(number))
             default: sqlite3_bind_null(statement, position)
             }
         }
     }
 
-    /// Binds text (or NULL), doubles, runs to the end, and counts the rows read.
+    /// Binds as ``bind(_:to:)`` does, runs to the end, and counts the rows read.
     @discardableResult
     func run(_ sql: String, _ values: [Any?]) throws -> Int {
         let statement = try statement(sql)
@@ -209,15 +225,24 @@ final class RawSQLite {
         for flow in writes.flows {
             try run(
                 """
-                INSERT INTO flow_state (app, subject, flow, status, step, state_json, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO flow_state (app, subject, flow, status, step, state_json, updated_at, catalog_version)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (app, subject, flow) DO UPDATE SET status = excluded.status, step = excluded.step,
-                state_json = excluded.state_json, updated_at = excluded.updated_at
-                """, [app, user, flow.flow, flow.status, flow.step, flow.json, now])
+                state_json = excluded.state_json, updated_at = excluded.updated_at, catalog_version = excluded.catalog_version
+                """, [app, user, flow.flow, flow.status, flow.step, flow.json, now, flow.catalogVersion])
         }
-        if let version = writes.appVersion {
+        // The install's row (app version, virtual clock), when either moved.
+        // (An event before the user's first launch knows no version: the install's stays.)
+        let version = writes.appVersion ?? installVersion[app]
+        if version != installVersion[app] || writes.clockAdvance != nil {
+            let clock = (installClock[app] ?? 0) + (writes.clockAdvance ?? 0)
+            installClock[app] = clock
             try run(
-                "INSERT INTO install_state (app, app_version) VALUES (?, ?) ON CONFLICT (app) DO UPDATE SET app_version = excluded.app_version",
-                [app, version])
+                """
+                INSERT INTO install_state (app, app_version, virtual_now) VALUES (?, ?, ?)
+                ON CONFLICT (app) DO UPDATE SET app_version = excluded.app_version, virtual_now = excluded.virtual_now
+                """, [app, version, clock])
+            installVersion[app] = version
         }
         for value in writes.domain {
             try run(
@@ -226,10 +251,14 @@ final class RawSQLite {
         }
         let j = writes.journal
         try run(
-            "INSERT INTO journal (time, app, user, flow, step, event, outcome, event_json, context_json, effects_json, catalog_version, facts_json, states_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            """
+            INSERT INTO journal (time, app, user, flow, step, event, outcome, event_json, context_json, effects_json,
+            catalog_version, facts_json, states_json, catalog_fingerprint, app_version)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
             [
                 j.time, app, user, j.flow, j.step, j.event, j.outcome, j.eventJSON, j.contextJSON,
-                j.effectsJSON, Double(j.catalogVersion), j.factsJSON, j.statesJSON,
+                j.effectsJSON, j.catalogVersion, j.factsJSON, j.statesJSON, j.catalogFingerprint, j.appVersion,
             ])
         try run("COMMIT", [])
     }

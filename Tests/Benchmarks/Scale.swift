@@ -7,7 +7,7 @@ import Persistence
 /// that prefix's flow rows, domain rows and journal rows.
 enum Scale {
     struct Template {
-        var flows: [(flow: String, status: String, step: String?, json: String)] = []
+        var flows: [(flow: String, status: String, step: String?, json: String, catalogVersion: Int?)] = []
         var domain: [(key: String, json: String)] = []
         var journal: [EventWrites] = []
     }

@@ -2,6 +2,7 @@ import Foundation
 import Persistence
 import Testing
 import TourRuntime
+import TourCodec
 import TourCore
 
 /// A commit reuses the session the previous commit left, but never a stale one: whatever wrote in
@@ -54,5 +55,39 @@ struct SessionCacheTests {
             try database.commit(SessionKey(app: "test", user: "ann"), scopes: Scopes(flows: [:], state: StateScopes(.user))) {
                 session in (session.domain["shared"]?.intValue, nil)
             } == nil)
+    }
+
+    /// Commits one journal row for `user` with `context`.
+    static func journal(_ database: OnboardingDatabase, _ user: String, _ context: TourContext) throws {
+        try database.commit(SessionKey(app: "test", user: user), scopes: scopes) { session in
+            let record = JournalRecord(flow: nil, step: nil, event: .signal("tick"), outcome: "")
+            return ((), JournalAppend(time: Date(), record: record, context: context, effects: [], catalogVersion: 1))
+        }
+    }
+
+    /// The context's text is kept from one row to the next only while the context is the same:
+    /// each row holds its own event's context, whoever wrote before on this connection.
+    @Test func eachJournalRowHoldsItsOwnContext() throws {
+        let folder = try TemporaryFolder()
+        let database = try OnboardingDatabase.open(path: folder.path("cache.sqlite"))
+        let contexts: [(String, TourContext)] = [
+            ("ann", ["voiceOver": false, "textSize": "large"]),
+            ("ann", ["voiceOver": false, "textSize": "large"]),
+            ("ann", ["voiceOver": true, "textSize": "large"]),
+            ("bob", ["voiceOver": true, "textSize": "large"]),
+            ("bob", ["voiceOver": true]),
+            ("bob", ["voiceOver": true, "weight": .double(0)]),
+            // Equal by `==`, written differently: not the same text.
+            ("bob", ["voiceOver": true, "weight": .double(-0.0)]),
+            ("ann", ["nested": .object(["weight": .double(-0.0)])]),
+            ("ann", ["nested": .object(["weight": .double(0)])]),
+            ("ann", ["list": .list([.int(1), .double(0)])]),
+            ("ann", ["list": .list([.int(1), .double(-0.0)])]),
+            ("ann", [:]),
+        ]
+        for (user, context) in contexts { try Self.journal(database, user, context) }
+        let rows = try database.journal(app: "test")
+        #expect(try rows.map(\.contextJSON) == contexts.map { try TourValue.object($0.1).jsonText() })
+        #expect(rows[6].contextJSON.contains("-0"), "the sign of a zero is kept: \(rows[6].contextJSON)")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TourCore
+import TourFixtures
 
 @Suite("Secret values masked wherever input is quoted back")
 struct SecretRedactorTests {
@@ -98,5 +99,28 @@ struct SecretRedactorTests {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    /// The journal's redaction (asked per event, field by field) masks exactly the parameters named
+    /// like a secret field of the catalog (a flow's or a free one), in any catalog.
+    @Test(arguments: 0..<200)
+    func anEventsSecretParametersAreTheCatalogsSecretFields(seed: Int) {
+        var generator = CatalogGenerator(seed: UInt64(seed) &* 0x9E37_79B9 &+ 7)
+        var catalog = generator.catalog()
+        // One secret at least, a free one, beside whatever the generator made.
+        catalog.freeFields.append(FieldSpec("pin", .secret))
+        let names = catalog.flows.flatMap { $0.fields.map(\.name) } + catalog.freeFields.map(\.name) + ["password", "note"]
+        let parameters = Dictionary(names.map { ($0, "value of \($0)") }, uniquingKeysWith: { first, _ in first })
+        let redacted = TourEngine(catalog: catalog).redacted(.actionPerformed("act", parameters: parameters))
+        guard case .actionPerformed("act", let clean) = redacted else {
+            Issue.record("not the action: \(redacted)")
+            return
+        }
+        let fields = catalog.flows.flatMap(\.fields) + catalog.freeFields
+        let secrets = Set(fields.filter { $0.kind == .secret }.map(\.name))
+        for (name, value) in parameters {
+            #expect(clean[name] == (secrets.contains(name) ? "‹redacted›" : value), "seed \(seed): \(name)")
+        }
+        #expect(clean.count == parameters.count)
     }
 }

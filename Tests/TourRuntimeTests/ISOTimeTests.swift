@@ -71,4 +71,21 @@ import TourRuntime
         #expect(ISOTime.year(secondsSince1970: .infinity) == 275_760)
         #expect(ISOTime.year(secondsSince1970: .nan) == 1970)
     }
+
+    /// `day` writes its text directly: the same as the day of `string`'s text, for any Double
+    /// (fractions, before 1970, expanded years, the limits, and beyond them).
+    @Test func aDayIsTheDayOfTheTimesText() {
+        var generator = SystemRandomNumberGenerator()
+        var samples: [Double] = [
+            0, -0.0, -0.5, 0.5, 86_399.999, 86_400, -86_400, -86_400.5, 253_402_300_799.9, 253_402_300_800,
+            -62_167_219_200, -62_167_219_200.5, ISOTime.limit, -ISOTime.limit, ISOTime.limit + 1, .infinity, .nan,
+        ]
+        for _ in 0..<5_000 { samples.append(Double.random(in: -ISOTime.limit...ISOTime.limit, using: &generator)) }
+        for _ in 0..<5_000 { samples.append(Double.random(in: -3e9...3e9, using: &generator)) }
+        for seconds in samples {
+            let text = ISOTime.string(secondsSince1970: seconds.rounded(.down))
+            let expected = text.firstIndex(of: "T").map { String(text[..<$0]) } ?? text
+            #expect(ISOTime.day(secondsSince1970: seconds) == expected, "\(seconds)")
+        }
+    }
 }
