@@ -22,15 +22,20 @@ extension AccountStore {
     public func push(app: String, account: String, _ batch: PushBatch, tokenIssuedAt: Double? = nil) async throws
         -> PushAck?
     {
-        // The app's tracking plan is a read, so it waits no longer than a push waits for a writer:
-        // while PostgreSQL does not answer (died, restarting, a lock on `catalogs`), its lookup
-        // held the push with no bound, and a server moving to a promoted standby waited for such
-        // pushes forever. Past the bound nothing was written: the push is answered 503.
+        // The app's tracking plan is a read, so on the server (a store batching pushes) it waits no
+        // longer than a push waits for a writer: while PostgreSQL does not answer (died,
+        // restarting, a lock on `catalogs`), its lookup held the push with no bound, and a server
+        // moving to a promoted standby waited for such pushes forever. Past the bound nothing was
+        // written: the push is answered 503. A store writing each push alone (tools, the bench's
+        // floor, tests) has no bound on its write, so none on its read either: the server's 1.5 s
+        // made a tool's first push fail on a loaded machine while its connection was being opened.
         let plans = plans
         let unsplit = PushRequest(app: app, account: account, batch: batch, tokenIssuedAt: tokenIssuedAt)
-        let request = try await withDeadline(batcher?.maximumWait ?? .milliseconds(1500)) { try await plans.split(unsplit) }
-        if let batcher { return try await batcher.push(request) }
-        return try await PushWriter(client: client, logger: logger).one(request)
+        guard let batcher else {
+            return try await PushWriter(client: client, logger: logger).one(try await plans.split(unsplit))
+        }
+        let request = try await withDeadline(batcher.maximumWait) { try await plans.split(unsplit) }
+        return try await batcher.push(request)
     }
 }
 

@@ -157,6 +157,35 @@ struct PushBatchingTests {
         }
     }
 
+    /// The tracking plan's read waits as long as the push's write does: on the server's batching
+    /// store, its wait (a lock on `catalogs` answers `DatabaseUnavailable` at the bound, nothing
+    /// stored); on a store writing each push alone (tools, the bench's floor, tests), until the
+    /// read is answered. The latter had the server's 1.5 s, and the suite's first pushes on a
+    /// loaded machine failed with `DatabaseUnavailable` while their connections were opened.
+    @Test func anUnbatchedPushWaitsForItsPlanAsLongAsItsWriteDoes() async throws {
+        var logger = Logger(label: "push-batching")
+        logger.logLevel = .critical
+        let url = try TestPostgres.freshDatabase()
+        let client = PostgresClient(configuration: try DatabaseURL(url).clientConfiguration(maximumConnections: 4), backgroundLogger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            try await PostgresSchema.migrate(client, logger: logger)
+            let batching = AccountStore(client: client, logger: logger, batchingPushes: 1, pushWait: .milliseconds(500))
+            let alone = AccountStore(client: client, logger: logger)
+            let batch = PushBatch(device: "d", items: [Self.item(1, flow: "tour", standing: .completed, device: "d")])
+            let holder = try DashboardTests.holdLock(on: url, table: "catalogs", seconds: 3)
+            defer { holder.terminate() }
+            let started = ContinuousClock.now
+            await #expect(throws: DatabaseUnavailable.self) { try await batching.push(app: "growth", account: "bea", batch) }
+            #expect(holder.isRunning, "the batching store answered at its bound, while the lock was held")
+            let ack = try await alone.push(app: "growth", account: "ann", batch)
+            #expect(ContinuousClock.now - started > .seconds(2), "the store writing alone waited for the lock to go")
+            #expect(ack?.records["tour"]?.standing == .completed)
+            #expect(try await Self.query(alone, "SELECT count(*) FILTER (WHERE account = 'ann'), count(*) FILTER (WHERE account = 'bea') FROM pushes")[0] == [1, 0])
+        }
+    }
+
     static func query(_ store: AccountStore, _ sql: String) async throws -> [[Int]] {
         var result: [[Int]] = []
         let rows = try await store.client.query(PostgresQuery(unsafeSQL: sql), logger: Logger(label: "test"))
