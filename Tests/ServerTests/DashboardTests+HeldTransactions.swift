@@ -26,7 +26,9 @@ extension DashboardTests {
     static func holdTransaction(on url: String, seconds: Int, first: String = "") throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: TestPostgres.psql)
-        process.arguments = [url, "-qtAc", "BEGIN; \(first) SELECT pg_current_xact_id(); SELECT pg_sleep(\(seconds)); COMMIT;"]
+        (process.arguments, process.environment) = passwordsMovedToEnvironment(
+            [url, "-qtAc", "BEGIN; \(first) SELECT pg_current_xact_id(); SELECT pg_sleep(\(seconds)); COMMIT;"],
+            ProcessInfo.processInfo.environment)
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice

@@ -96,12 +96,19 @@ extension DashboardTests {
     static func curl(
         _ url: URL, cookie: String? = nil, cookies: [String: String] = [:], form: String? = nil, headers: [String] = []
     ) throws -> CurlAnswer {
-        var arguments = ["-s", "-i", url.absoluteString]
+        // The request goes to curl as a config on its standard input, not as arguments: a session
+        // cookie, a CSRF token or a sign-in form on a command line shows to everyone who runs ps.
+        func quoted(_ value: String) -> String {
+            let escaped = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                .replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\r", with: "\\r")
+            return "\"" + escaped + "\""
+        }
+        var config = ["silent", "include", "url = " + quoted(url.absoluteString)]
         let sent = (cookie.map { ["onboarding_session=\($0)"] } ?? []) + cookies.map { "\($0.key)=\($0.value)" }
-        if !sent.isEmpty { arguments += ["-H", "Cookie: " + sent.joined(separator: "; ")] }
-        if let form { arguments += ["--data-raw", form] }
-        for header in headers { arguments += ["-H", header] }
-        let result = try Shell.run("/usr/bin/curl", arguments)
+        if !sent.isEmpty { config.append("header = " + quoted("Cookie: " + sent.joined(separator: "; "))) }
+        if let form { config.append("data-raw = " + quoted(form)) }
+        for header in headers { config.append("header = " + quoted(header)) }
+        let result = try Shell.run("/usr/bin/curl", ["--config", "-"], stdin: config.joined(separator: "\n") + "\n")
         let text = result.stdout
         let parts = text.components(separatedBy: "\r\n\r\n")
         let head = parts.first ?? ""
