@@ -136,6 +136,14 @@ public struct TourCatalog: Sendable, Equatable {
         return actions.flatMap { [$0.name] + $0.aliases }.filter { seen.insert($0).inserted }
     }
 
+    /// Whether `name` is in ``actionNames`` (exactly), found without building the list: a refusal
+    /// asks it of every action the card does not take.
+    public func hasActionName(_ name: String) -> Bool {
+        func named(_ action: StepAction) -> Bool { action.name == name || action.aliases.contains(name) }
+        return freeActions.contains(where: named)
+            || flows.contains { flow in flow.steps.contains { step in step.actions.contains(where: named) } }
+    }
+
     /// The features a visit can name (the moments of visit triggers), each once, in catalog order.
     public var features: [String] {
         var seen: Set<String> = []

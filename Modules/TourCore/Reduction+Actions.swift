@@ -41,8 +41,8 @@ extension Reduction {
     /// The refusal of an action the card does not take: "unknown action" (with the nearest name)
     /// when no step of the product has it, else `reason`.
     private func unknownOrNotNow(_ name: String, _ reason: String, code: TourRefusal.Code) -> TourRefusal {
+        if catalog.hasActionName(name) { return refusal(name, reason, code: code) }
         let known = catalog.actionNames
-        if known.contains(name) { return refusal(name, reason, code: code) }
         let now = allowedActions().map({ $0.name })
         let suggestion = NameSuggestion.nearest(to: name, in: now) ?? NameSuggestion.nearest(to: name, in: known)
         return refusal(name, "unknown action", code: .unknownAction, suggestion: suggestion)

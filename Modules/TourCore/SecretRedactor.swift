@@ -12,10 +12,15 @@ public struct SecretRedactor: Sendable, Equatable {
     /// The same names as scalars, longest first, built once: the scan compares them at every
     /// position of every text the CLI prints.
     private let keyScalars: [[Unicode.Scalar]]
+    /// The scalars a key can begin with (lowercase, as keys are compared): at nearly every position
+    /// of a text none of them stands, and the keys need not be compared there at all. Nil when a
+    /// key is empty (it starts everywhere).
+    private let firstScalars: Set<Unicode.Scalar>?
 
     public init<Names: Sequence>(secretFields: Names) where Names.Element == String {
         keys = Set(secretFields.map { $0.lowercased() })
         keyScalars = keys.sorted { ($0.count, $0) > ($1.count, $1) }.map { Array($0.unicodeScalars) }
+        firstScalars = keyScalars.contains(where: \.isEmpty) ? nil : Set(keyScalars.compactMap(\.first))
     }
 
     /// No secrets: every text is returned as it is.
@@ -80,7 +85,10 @@ public struct SecretRedactor: Sendable, Equatable {
 
     /// The lengths of the secret keys that start at `index`, longest first.
     private func keyLengths(at index: Int, in scalars: [Unicode.Scalar]) -> [Int] {
-        keyScalars.compactMap { keyScalars -> Int? in
+        if let firstScalars, index < scalars.count, !firstScalars.contains(Self.lowercased(scalars[index])) {
+            return []
+        }
+        return keyScalars.compactMap { keyScalars -> Int? in
             guard index + keyScalars.count <= scalars.count else { return nil }
             for (offset, scalar) in keyScalars.enumerated()
             where Self.lowercased(scalars[index + offset]) != scalar {

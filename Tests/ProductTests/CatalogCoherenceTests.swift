@@ -20,6 +20,21 @@ struct CatalogCoherenceTests {
         #expect(product.problems.isEmpty, "\(product.catalog.name): \(product.problems.map(\.description))")
     }
 
+    /// The refusal's quick question, "is this an action name at all?", answers as the list does:
+    /// every name and alias yes, their near misses (another case, a letter more or less) as the list.
+    @Test(arguments: products.map(\.catalog.app))
+    func anActionNameIsKnownExactlyWhenTheListHasIt(app: String) throws {
+        let catalog = try #require(Self.products.first { $0.catalog.app == app }).catalog
+        let names = catalog.actionNames
+        #expect(!names.isEmpty)
+        for name in names {
+            #expect(catalog.hasActionName(name), "\(name)")
+            for near in [name.uppercased(), name + "x", String(name.dropLast()), "", " \(name)"] {
+                #expect(catalog.hasActionName(near) == names.contains(near), "\(near)")
+            }
+        }
+    }
+
     @Test(arguments: products.map(\.catalog.app))
     func theHandlerComputesWhatItDeclares(app: String) throws {
         let product = try #require(Self.products.first { $0.catalog.app == app })

@@ -32,4 +32,25 @@ struct SHA256Tests {
             #expect(SHA256Hasher.hex(bytes) == theirs, "length \(length)")
         }
     }
+
+    /// The same digest however the bytes arrive: in pieces of every size (a block begun by one
+    /// update and finished by the next, several blocks at once), and as a sequence with no
+    /// contiguous storage, which goes byte by byte.
+    @Test func piecesAndSequencesGiveTheSameDigest() {
+        var random = SplitMix64(seed: 0x5_4A25_7)
+        for length in [0, 1, 63, 64, 65, 127, 128, 129, 300, 1_000, 5_000] {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let theirs = Crypto.SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+            var pieces = SHA256Hasher()
+            var start = 0
+            while start < length {
+                let end = min(length, start + Int.random(in: 0...150, using: &random))
+                pieces.update(Array(bytes[start..<end]))
+                start = end
+            }
+            let digest = pieces.finalize().map { String(format: "%02x", $0) }.joined()
+            #expect(digest == theirs, "length \(length), in pieces")
+            #expect(SHA256Hasher.hex(bytes.lazy.map { $0 }) == theirs, "length \(length), as a lazy sequence")
+        }
+    }
 }

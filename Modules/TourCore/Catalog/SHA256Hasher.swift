@@ -26,14 +26,37 @@ public struct SHA256Hasher: Sendable {
     }
 
     public mutating func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
+        // Contiguous bytes (a String's UTF-8, an array: every caller here) go a block at a time
+        // straight from their storage; the byte-by-byte path is for other sequences.
+        let done: Void? = bytes.withContiguousStorageIfAvailable { update(contiguous: $0) }
+        guard done == nil else { return }
         for byte in bytes {
             buffer.append(byte)
             length &+= 1
             if buffer.count == 64 {
-                compress(buffer)
+                buffer.withUnsafeBufferPointer { compress($0) }
                 buffer.removeAll(keepingCapacity: true)
             }
         }
+    }
+
+    private mutating func update(contiguous bytes: UnsafeBufferPointer<UInt8>) {
+        length &+= UInt64(bytes.count)
+        var start = 0
+        // Fill a block begun by an earlier update first.
+        if !buffer.isEmpty {
+            let taken = min(64 - buffer.count, bytes.count)
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[0..<taken]))
+            start = taken
+            guard buffer.count == 64 else { return }
+            buffer.withUnsafeBufferPointer { compress($0) }
+            buffer.removeAll(keepingCapacity: true)
+        }
+        while bytes.count - start >= 64 {
+            compress(UnsafeBufferPointer(rebasing: bytes[start..<start + 64]))
+            start += 64
+        }
+        buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
     }
 
     /// The 32-byte digest. The value is spent afterwards.
@@ -42,14 +65,14 @@ public struct SHA256Hasher: Sendable {
         buffer.append(0x80)
         if buffer.count > 56 {
             buffer += [UInt8](repeating: 0, count: 64 - buffer.count)
-            compress(buffer)
+            buffer.withUnsafeBufferPointer { compress($0) }
             buffer.removeAll(keepingCapacity: true)
         }
         buffer += [UInt8](repeating: 0, count: 56 - buffer.count)
         for shift in stride(from: 56, through: 0, by: -8) {
             buffer.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift)))
         }
-        compress(buffer)
+        buffer.withUnsafeBufferPointer { compress($0) }
         buffer.removeAll()
         return state.flatMap { word in
             [
@@ -78,42 +101,47 @@ public struct SHA256Hasher: Sendable {
         0xc671_78f2,
     ]
 
-    private mutating func compress(_ block: [UInt8]) {
-        var w = [UInt32](repeating: 0, count: 64)
-        for index in 0..<16 {
-            w[index] =
-                UInt32(block[index * 4]) << 24 | UInt32(block[index * 4 + 1]) << 16 | UInt32(
-                    block[index * 4 + 2]) << 8
-                | UInt32(block[index * 4 + 3])
+    /// One 64-byte block into the state.
+    private mutating func compress(_ block: UnsafeBufferPointer<UInt8>) {
+        Self.k.withUnsafeBufferPointer { k in
+            withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
+                for index in 0..<16 {
+                    w[index] =
+                        UInt32(block[index &* 4]) << 24 | UInt32(block[index &* 4 &+ 1]) << 16
+                        | UInt32(block[index &* 4 &+ 2]) << 8 | UInt32(block[index &* 4 &+ 3])
+                }
+                for index in 16..<64 {
+                    let w15 = w[index &- 15]
+                    let w2 = w[index &- 2]
+                    let s0 = w15.rotatedRight(7) ^ w15.rotatedRight(18) ^ (w15 >> 3)
+                    let s1 = w2.rotatedRight(17) ^ w2.rotatedRight(19) ^ (w2 >> 10)
+                    w[index] = w[index &- 16] &+ s0 &+ w[index &- 7] &+ s1
+                }
+                var (a, b, c, d, e, f, g, h) = (
+                    state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7]
+                )
+                for index in 0..<64 {
+                    let s1 = e.rotatedRight(6) ^ e.rotatedRight(11) ^ e.rotatedRight(25)
+                    let choice = (e & f) ^ (~e & g)
+                    let t1 = h &+ s1 &+ choice &+ k[index] &+ w[index]
+                    let s0 = a.rotatedRight(2) ^ a.rotatedRight(13) ^ a.rotatedRight(22)
+                    let majority = (a & b) ^ (a & c) ^ (b & c)
+                    let t2 = s0 &+ majority
+                    (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
+                }
+                state[0] &+= a
+                state[1] &+= b
+                state[2] &+= c
+                state[3] &+= d
+                state[4] &+= e
+                state[5] &+= f
+                state[6] &+= g
+                state[7] &+= h
+            }
         }
-        for index in 16..<64 {
-            let s0 = w[index - 15].rotatedRight(7) ^ w[index - 15].rotatedRight(18) ^ (w[index - 15] >> 3)
-            let s1 = w[index - 2].rotatedRight(17) ^ w[index - 2].rotatedRight(19) ^ (w[index - 2] >> 10)
-            w[index] = w[index - 16] &+ s0 &+ w[index - 7] &+ s1
-        }
-        var (a, b, c, d, e, f, g, h) = (
-            state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7]
-        )
-        for index in 0..<64 {
-            let s1 = e.rotatedRight(6) ^ e.rotatedRight(11) ^ e.rotatedRight(25)
-            let choice = (e & f) ^ (~e & g)
-            let t1 = h &+ s1 &+ choice &+ Self.k[index] &+ w[index]
-            let s0 = a.rotatedRight(2) ^ a.rotatedRight(13) ^ a.rotatedRight(22)
-            let majority = (a & b) ^ (a & c) ^ (b & c)
-            let t2 = s0 &+ majority
-            (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
-        }
-        state[0] &+= a
-        state[1] &+= b
-        state[2] &+= c
-        state[3] &+= d
-        state[4] &+= e
-        state[5] &+= f
-        state[6] &+= g
-        state[7] &+= h
     }
 }
 
 extension UInt32 {
-    fileprivate func rotatedRight(_ count: UInt32) -> UInt32 { (self >> count) | (self << (32 - count)) }
+    fileprivate func rotatedRight(_ count: UInt32) -> UInt32 { (self >> count) | (self << (32 &- count)) }
 }
