@@ -32,23 +32,44 @@ public enum JournalReplay {
         }
         // Then the last recorded form of each flow wins: read newest first, each (subject, flow)
         // takes the first form it meets, and every later (older) one is only checked, not kept.
-        var latest: [String: [FlowID: String]] = [:]
+        // Per row only bytes are compared: the user with the row before's (a user's rows mostly
+        // stand together), each key with the flows met before; a String is made of a user or a
+        // flow once, when first met.
+        var flows = RecordedFlows()
+        var forms: [[String?]] = []
+        var slots: [String: Int] = [:]
+        func slot(of subject: String) -> Int {
+            if let slot = slots[subject] { return slot }
+            slots[subject] = forms.count
+            forms.append([])
+            return forms.count - 1
+        }
+        let installSlot = slot(of: SessionKey.installSubject)
+        var lastUser: [UInt8] = []
+        var userSlot = -1
         try database.forEachRecordedStatesNewestFirst(app: app, after: legacy ?? 0) { user, bytes in
-            try TourValue.forEachMember(ofObject: bytes) { flow, json in
-                let id = FlowID(flow)
-                let scope = scopes[id] ?? {
-                    scopes[id] = .install
-                    return .install
-                }()
-                let subject = scope == .install ? SessionKey.installSubject : user
-                if latest[subject]?[id] == nil {
-                    latest[subject, default: [:]][id] = String(decoding: json, as: UTF8.self)
+            if userSlot < 0 || !user.elementsEqual(lastUser) {
+                lastUser = Array(user)
+                userSlot = slot(of: String(decoding: user, as: UTF8.self))
+            }
+            try TourValue.forEachMemberBytes(ofObject: bytes) { key, json in
+                let flow = flows.index(of: key) { id in
+                    scopes[id] ?? {
+                        scopes[id] = .install
+                        return .install
+                    }()
                 }
+                let subject = flows.scopes[flow] == .install ? installSlot : userSlot
+                if forms[subject].count <= flow {
+                    forms[subject] += [String?](repeating: nil, count: flow + 1 - forms[subject].count)
+                }
+                if forms[subject][flow] == nil { forms[subject][flow] = String(decoding: json, as: UTF8.self) }
             }
         }
-        for (subject, flows) in latest {
-            for (flow, json) in flows {
-                subjects[subject, default: [:]][flow] = json == "null" ? nil : try FlowState(jsonText: json)
+        for (subject, slot) in slots {
+            for (flow, json) in forms[slot].enumerated() {
+                guard let json else { continue }
+                subjects[subject, default: [:]][flows.ids[flow]] = json == "null" ? nil : try FlowState(jsonText: json)
             }
         }
         return nonInitial(subjects)
@@ -246,5 +267,30 @@ extension JournalRow {
         guard (catalogVersion ?? 1) == engine.catalog.version else { return false }
         guard let catalogFingerprint, let current = engine.fingerprint else { return true }
         return catalogFingerprint == current
+    }
+}
+
+/// The flows a rebuild meets in the rows' recorded states, each once, by index: a key is looked up
+/// by its bytes, and a String, a FlowID and a scope are made only for a key not met before.
+struct RecordedFlows {
+    private(set) var ids: [FlowID] = []
+    private(set) var scopes: [FlowScope] = []
+    /// Every spelling met, as bytes, with the index of its flow (two spellings can name one flow).
+    private var spellings: [(bytes: [UInt8], flow: Int)] = []
+
+    mutating func index(of key: UnsafeBufferPointer<UInt8>, scope: (FlowID) -> FlowScope) -> Int {
+        for spelling in spellings where spelling.bytes.count == key.count && spelling.bytes.elementsEqual(key) {
+            return spelling.flow
+        }
+        let id = FlowID(String(decoding: key, as: UTF8.self))
+        let flow =
+            ids.firstIndex(of: id)
+            ?? {
+                ids.append(id)
+                scopes.append(scope(id))
+                return ids.count - 1
+            }()
+        spellings.append((Array(key), flow))
+        return flow
     }
 }

@@ -46,14 +46,18 @@ extension OnboardingDatabase {
     /// Calls `visit` with the user and the recorded states of each of the app's rows after `id`,
     /// newest first, without making a row value of each (a rebuild reads a million).
     func forEachRecordedStatesNewestFirst(
-        app: String, after id: Int64, _ visit: (String, UnsafeBufferPointer<UInt8>) throws -> Void
+        app: String, after id: Int64, _ visit: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) throws -> Void
     ) throws {
         try read { db in
             try db.query(
                 "SELECT user, states_json FROM journal WHERE app = ? AND id > ? ORDER BY id DESC", [.text(app), .integer(id)]
             ) { row in
-                let user = row.text(0) ?? ""
-                try row.withBytes(1) { try visit(user, $0) }
+                // Both as bytes, valid until the row moves on: the fold makes a String of a user only
+                // when the user changes.
+                try row.withBytes(1) { states in
+                    let user = row.withBytes(0) { $0 } ?? UnsafeBufferPointer(start: nil, count: 0)
+                    try visit(user, states)
+                }
             }
         }
     }

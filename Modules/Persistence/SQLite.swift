@@ -230,6 +230,11 @@ final class SQLiteConnection {
     /// The database as the bytes of a file holding it (`sqlite3_serialize`).
     func image() throws -> [UInt8] {
         var size: sqlite3_int64 = 0
+        // A database in memory hands out its own bytes (copied once, into the array); a file's
+        // are read into a buffer of SQLite's first.
+        if let bytes = sqlite3_serialize(handle, "main", &size, UInt32(SQLITE_SERIALIZE_NOCOPY)) {
+            return Array(UnsafeBufferPointer(start: bytes, count: Int(size)))
+        }
         guard let bytes = sqlite3_serialize(handle, "main", &size, 0) else {
             throw SQLiteError(code: SQLITE_NOMEM, message: "the database could not be serialized")
         }
@@ -241,14 +246,14 @@ final class SQLiteConnection {
     /// file in WAL mode is marked as a rollback-journal database (bytes 18 and 19 of the header): a
     /// database in memory has no WAL.
     func load(image: [UInt8]) throws {
-        var bytes = image
-        if bytes.count >= 20, bytes[18] == 2 || bytes[19] == 2 {
-            bytes[18] = 1
-            bytes[19] = 1
-        }
+        let bytes = image
         guard let buffer = sqlite3_malloc64(sqlite3_uint64(max(bytes.count, 1)))?.assumingMemoryBound(to: UInt8.self)
         else { throw SQLiteError(code: SQLITE_NOMEM, message: "no memory for a database image") }
-        bytes.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress!, count: bytes.count) }
+        bytes.withUnsafeBufferPointer { if let base = $0.baseAddress { buffer.update(from: base, count: bytes.count) } }
+        if bytes.count >= 20, bytes[18] == 2 || bytes[19] == 2 {
+            buffer[18] = 1
+            buffer[19] = 1
+        }
         let flags = UInt32(SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE)
         let code = sqlite3_deserialize(
             handle, "main", buffer, sqlite3_int64(bytes.count), sqlite3_int64(bytes.count), flags)

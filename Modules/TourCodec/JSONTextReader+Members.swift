@@ -13,6 +13,14 @@ extension JSONTextReader {
     /// Calls `visit` with each member's key and its value's bytes (checked, nothing made of them),
     /// in order; the bytes are valid only during the call.
     mutating func forEachRawMember(_ visit: (String, UnsafeBufferPointer<UInt8>) -> Void) throws(JSONTextError) {
+        try forEachRawMemberBytes { key, json in visit(String(decoding: key, as: UTF8.self), json) }
+    }
+
+    /// ``forEachRawMember(_:)`` with each key as its UTF-8 bytes (escapes decoded), no String made
+    /// of it: a fold over a million objects compares keys it has met before as bytes.
+    mutating func forEachRawMemberBytes(
+        _ visit: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void
+    ) throws(JSONTextError) {
         skipWhitespace()
         guard peek() == UInt8(ascii: "{") else { throw failure("expected an object") }
         index += 1
@@ -23,14 +31,27 @@ extension JSONTextReader {
             while true {
                 skipWhitespace()
                 guard peek() == UInt8(ascii: "\"") else { throw failure("expected a key in quotes") }
-                let key = try string()
+                // A key without escapes (nearly every one) is its own bytes between the quotes.
+                let quote = index
+                try skipString()
+                var decoded: [UInt8]? = nil
+                if bytes[quote + 1..<index - 1].contains(UInt8(ascii: "\\")) {
+                    index = quote
+                    decoded = Array(try string().utf8)
+                }
+                let keyRange = quote + 1..<index - 1
                 skipWhitespace()
                 guard peek() == UInt8(ascii: ":") else { throw failure("expected ':' after a key") }
                 index += 1
                 skipWhitespace()
                 let start = index
                 try skipValue()
-                visit(key, UnsafeBufferPointer(rebasing: bytes[start..<index]))
+                let json = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                if let decoded {
+                    decoded.withUnsafeBufferPointer { visit($0, json) }
+                } else {
+                    visit(UnsafeBufferPointer(rebasing: bytes[keyRange]), json)
+                }
                 skipWhitespace()
                 if peek() == UInt8(ascii: ",") {
                     index += 1

@@ -71,6 +71,15 @@ extension TourValue {
         var reader = JSONTextReader(bytes: bytes)
         try reader.forEachRawMember(visit)
     }
+
+    /// ``forEachMember(ofObject:_:)`` with each key as its UTF-8 bytes (escapes decoded), valid
+    /// only during the call: no String is made of a key the caller has met before.
+    public static func forEachMemberBytes(
+        ofObject bytes: UnsafeBufferPointer<UInt8>, _ visit: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void
+    ) throws(JSONTextError) {
+        var reader = JSONTextReader(bytes: bytes)
+        try reader.forEachRawMemberBytes(visit)
+    }
 }
 
 /// Why JSON text could not be read or written.

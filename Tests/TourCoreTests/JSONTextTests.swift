@@ -150,6 +150,27 @@ struct JSONTextTests {
         }
     }
 
+    /// Keys as bytes (what a rebuild compares) are the keys' text: escapes decoded, the same
+    /// members in the same order, with the same values, for random objects and escaped keys.
+    @Test func keysAsBytesAreTheKeysText() throws {
+        var random = SplitMix64(seed: 18)
+        var texts = [#"{"a\"b":1,"\u00e9t\u00e9":[2],"plain":{"k":"v"},"tab\there":null,"\\":"x"}"#]
+        for _ in 0..<300 { texts.append(try TourValue.object(random.context()).jsonText()) }
+        for text in texts {
+            var bytes = Array(text.utf8)
+            let members = try Self.members(text)
+            var viaBytes: [(key: String, json: String)] = []
+            try bytes.withUnsafeMutableBufferPointer { buffer in
+                try TourValue.forEachMemberBytes(ofObject: UnsafeBufferPointer(buffer)) { key, json in
+                    viaBytes.append((String(decoding: key, as: UTF8.self), String(decoding: json, as: UTF8.self)))
+                }
+            }
+            #expect(viaBytes.map(\.key) == members.map(\.key), "\(text)")
+            #expect(viaBytes.map(\.json) == members.map(\.json), "\(text)")
+        }
+        #expect(try Self.members(texts[0]).map(\.key) == ["a\"b", "été", "plain", "tab\there", "\\"])
+    }
+
     @Test(arguments: [
         "{\"a\":[1 2]}", "{\"a\":{]}", "{\"a\":[,,]}", "{\"a\":{\"k\" 1}}", "{\"a\":[}", "{\"a\":tru}",
         "{\"a\":[1,]}", "{\"a\":{\"k\":}}", "{\"a\":]}", "{\"a\":1 2}", "{\"a\":\"x}", "{\"a\":01}",
