@@ -124,10 +124,29 @@ extension JSONTextReader {
             }
         case UInt8(ascii: "\""):
             try skipString()
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            try skipNumber()
         default:
-            // A number or a literal: small, read as `value()` reads it.
+            // A literal: small, read as `value()` reads it.
             _ = try value()
         }
+    }
+
+    /// Moves past a number. A whole one of up to 18 digits (nearly all: positions, versions,
+    /// activations) is checked by its grammar alone, which is all `number()` checks of it, since
+    /// it always fits an `Int`; any other is read by `number()` itself (its range, its errors).
+    private mutating func skipNumber() throws(JSONTextError) {
+        let start = index
+        if peek() == UInt8(ascii: "-") { index += 1 }
+        let firstDigit = index
+        if let first = peek(), first >= UInt8(ascii: "0"), first <= UInt8(ascii: "9") {
+            index += 1
+            if first != UInt8(ascii: "0") { skipDigits() }
+            let continues = peek().map { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }
+            if continues != true, index - firstDigit <= 18 { return }
+        }
+        index = start
+        _ = try value()
     }
 
     /// Moves past a quoted string (`index` at its opening quote), checked as ``string()`` checks
@@ -135,21 +154,45 @@ extension JSONTextReader {
     private mutating func skipString() throws(JSONTextError) {
         let quote = index
         index += 1
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "\"") {
+        let count = bytes.count
+        while true {
+            // Eight bytes at a time while none of them can end the string, escape or be a control
+            // character (a word test that may stop early, never late); then byte by byte.
+            if let base = bytes.baseAddress {
+                while index &+ 8 <= count {
+                    let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+                    if Self.mayStopAString(word) { break }
+                    index &+= 8
+                }
+            }
+            let end = min(count, index &+ 8)
+            while index < end {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "\"") {
+                    index += 1
+                    return
+                }
+                if byte == UInt8(ascii: "\\") {
+                    // Escapes are checked where they are decoded.
+                    index = quote
+                    _ = try string()
+                    return
+                }
+                guard byte >= 0x20 else { throw failure("a control character in a string") }
                 index += 1
-                return
             }
-            if byte == UInt8(ascii: "\\") {
-                // Escapes are checked where they are decoded.
-                index = quote
-                _ = try string()
-                return
-            }
-            guard byte >= 0x20 else { throw failure("a control character in a string") }
-            index += 1
+            guard index < count else { throw failure("a string without its closing quote") }
         }
-        throw failure("a string without its closing quote")
+    }
+
+    /// Whether one of the eight bytes of `word` may be a quote, a backslash or below 0x20 (true for
+    /// every word that has one; rarely for one that has not).
+    @inline(__always)
+    static func mayStopAString(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZeroByte(_ value: UInt64) -> Bool { (value &- ones) & ~value & highs != 0 }
+        return hasZeroByte(word ^ (ones &* 0x22)) || hasZeroByte(word ^ (ones &* 0x5C))
+            || (word &- ones &* 0x20) & ~word & highs != 0
     }
 }

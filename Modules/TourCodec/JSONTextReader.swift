@@ -255,7 +255,7 @@ struct JSONTextReader {
         return index - start
     }
 
-    private mutating func skipDigits() {
+    mutating func skipDigits() {
         while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
             index += 1
         }
@@ -271,8 +271,10 @@ struct JSONTextReader {
         return value
     }
 
+    @inline(__always)
     func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
 
+    @inline(__always)
     mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
