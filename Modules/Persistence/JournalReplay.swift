@@ -270,13 +270,18 @@ extension JournalRow {
     }
 }
 
-/// The flows a rebuild meets in the rows' recorded states, each once, by index: a key is looked up
-/// by its bytes, and a String, a FlowID and a scope are made only for a key not met before.
+/// The flows a rebuild meets in the rows' recorded states, each once, by index: the first keys met
+/// are looked up by their bytes (a catalog has a handful of flows), and a String, a FlowID and a
+/// scope are made only for a key not among them. Past ``bytesCompared`` spellings (a journal naming
+/// many flows: a crafted or damaged file) a key is looked up by its id, as a dictionary does, so
+/// the fold stays linear in the rows.
 struct RecordedFlows {
     private(set) var ids: [FlowID] = []
     private(set) var scopes: [FlowScope] = []
-    /// Every spelling met, as bytes, with the index of its flow (two spellings can name one flow).
+    private var byID: [FlowID: Int] = [:]
+    /// The first spellings met, as bytes, with the index of their flow (two spellings can name one flow).
     private var spellings: [(bytes: [UInt8], flow: Int)] = []
+    static let bytesCompared = 16
 
     mutating func index(of key: UnsafeBufferPointer<UInt8>, scope: (FlowID) -> FlowScope) -> Int {
         for spelling in spellings where spelling.bytes.count == key.count && spelling.bytes.elementsEqual(key) {
@@ -284,13 +289,14 @@ struct RecordedFlows {
         }
         let id = FlowID(String(decoding: key, as: UTF8.self))
         let flow =
-            ids.firstIndex(of: id)
+            byID[id]
             ?? {
                 ids.append(id)
                 scopes.append(scope(id))
+                byID[id] = ids.count - 1
                 return ids.count - 1
             }()
-        spellings.append((Array(key), flow))
+        if spellings.count < Self.bytesCompared { spellings.append((Array(key), flow)) }
         return flow
     }
 }

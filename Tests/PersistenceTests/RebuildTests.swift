@@ -72,6 +72,41 @@ struct RebuildTests {
         #expect(try JournalReplay.replay(app: "test", engine: product.engine, from: database) == stored)
     }
 
+    /// Rows naming many flows the catalog does not have (more than the fold compares as bytes),
+    /// for several users, interleaved: each flow's newest form wins, kept for the install (a flow
+    /// of no known scope is the install's), whatever the user of its row.
+    @Test func aJournalNamingManyFlowsRebuildsEachFromItsNewestForm() async throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("many.sqlite")
+        let product = fixtureProduct()
+        do {
+            let database = try OnboardingDatabase.open(path: path)
+            let session = TourSession(product: product, user: "ann", database: database, time: .virtual(start: Fixtures.t0))
+            try await session.send(.appLaunched(version: "2.5"))
+        }
+        let flows = 48  // three times the 16 spellings the fold compares as bytes
+        let raw = try RawSQL(path)
+        for round in 0..<2 {
+            for flow in 0..<flows {
+                let status = (round + flow) % 2 == 1 ? "completed" : "skipped"
+                try raw.execute(
+                    """
+                    INSERT INTO journal (time, app, user, event, outcome, event_json, context_json, effects_json, states_json)
+                    VALUES (\(1_000 + round * flows + flow), 'test', 'user\(flow % 3)', 'signal', 'no change', '{}', '{}', '[]',
+                    '{"ghost\(flow)":{"format":2,"status":"\(status)","version":"2.5"}}');
+                    """)
+            }
+        }
+        let database = try OnboardingDatabase.open(path: path)
+        let rebuilt = try JournalReplay.rebuild(app: "test", engine: product.engine, from: database)
+        let install = try #require(rebuilt[SessionKey.installSubject])
+        for flow in 0..<flows {
+            let state = try #require(install[FlowID("ghost\(flow)")], "ghost\(flow)")
+            #expect(state.status.rawValue == ((1 + flow) % 2 == 1 ? "completed" : "skipped"), "ghost\(flow)")
+        }
+        #expect(rebuilt.keys.allSatisfy { !$0.hasPrefix("user") }, "\(rebuilt.keys.sorted())")
+    }
+
     @Test func aRebuildNoticesAStoredStateTheJournalDoesNotExplain() async throws {
         let database = try OnboardingDatabase.inMemory()
         let product = fixtureProduct()
