@@ -42,6 +42,13 @@ struct RebuildTests {
         #expect(try database.journal(app: "test").count == accepted)
     }
 
+    /// A database file at `path` where ann's session took `events`, closed again.
+    static func file(_ path: String, of product: Product, after events: [TourEvent]) async throws {
+        let database = try OnboardingDatabase.open(path: path)
+        let session = TourSession(product: product, user: "ann", database: database, time: .virtual(start: Fixtures.t0))
+        for event in events { try await session.send(event) }
+    }
+
     /// Rows written before rows recorded their states (0.7 and earlier) replay; the rows after them
     /// fold on top. The early rows are made by taking the recorded states out of a copy's rows,
     /// which only a tool outside the package can do (the journal's trigger forbids it).
@@ -49,12 +56,7 @@ struct RebuildTests {
         let folder = try TemporaryFolder()
         let path = folder.path("mixed.sqlite")
         let product = fixtureProduct()
-        do {
-            let database = try OnboardingDatabase.open(path: path)
-            let session = TourSession(product: product, user: "ann", database: database, time: .virtual(start: Fixtures.t0))
-            try await session.send(.appLaunched(version: "2.5"))
-            try await session.send(.actionPerformed("next", parameters: [:]))
-        }
+        try await Self.file(path, of: product, after: [.appLaunched(version: "2.5"), .actionPerformed("next", parameters: [:])])
         let raw = try RawSQL(path)
         try raw.execute(
             """
@@ -79,11 +81,7 @@ struct RebuildTests {
         let folder = try TemporaryFolder()
         let path = folder.path("many.sqlite")
         let product = fixtureProduct()
-        do {
-            let database = try OnboardingDatabase.open(path: path)
-            let session = TourSession(product: product, user: "ann", database: database, time: .virtual(start: Fixtures.t0))
-            try await session.send(.appLaunched(version: "2.5"))
-        }
+        try await Self.file(path, of: product, after: [.appLaunched(version: "2.5")])
         let flows = 48  // three times the 16 spellings the fold compares as bytes
         let raw = try RawSQL(path)
         for round in 0..<2 {
