@@ -34,6 +34,8 @@ extension AccountStore {
         guard let batcher else {
             return try await PushWriter(client: client, logger: logger).one(try await plans.split(unsplit))
         }
+        // Nearly always the plan is held and fresh: no read, so nothing to bound.
+        if let request = plans.splitWithoutReading(unsplit) { return try await batcher.push(request) }
         let request = try await withDeadline(batcher.maximumWait) { try await plans.split(unsplit) }
         return try await batcher.push(request)
     }

@@ -1,0 +1,70 @@
+import AccountSync
+import Foundation
+import Logging
+@testable import OnboardingServer
+import PostgresNIO
+import Testing
+import TourCodec
+import TourFixtures
+
+/// A push whose app's plan this process holds is split without a read, and so without the bound
+/// a read needs (`withDeadline`); the held path must answer what the reading path answers, and
+/// must read exactly when the reading path would (a plan older than five seconds, or one older
+/// than a second when a fact is outside it or the app has no plan yet).
+@Suite("A tracking plan held in memory", .ownThread)
+struct TrackingPlanHeldTests {
+    static func request(_ facts: [TourValue]) -> PushRequest {
+        let item = PushItem(seq: 1, time: 1_764_000_000, event: "next", catalogVersion: 1, facts: facts, records: [:])
+        return PushRequest(app: "growth", account: "ann", batch: PushBatch(device: "d", items: [item]))
+    }
+
+    static func same(_ one: PushRequest?, _ other: PushRequest) -> Bool {
+        one?.batch == other.batch && one?.unplanned == other.unplanned
+    }
+
+    @Test func theHeldPlanSplitsAsAReadOneAndReadsWhenItWould() async throws {
+        var logger = Logger(label: "tracking-plan")
+        logger.logLevel = .error
+        let url = try DatabaseURL(try TestPostgres.freshDatabase())
+        let client = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            try await PostgresSchema.migrate(client, logger: logger)
+            let plans = TrackingPlans(client: client, logger: logger)
+            let planned = Self.request([TrackingPlanTests.entered("app_tour", "dashboard")])
+            let mixed = Self.request([
+                TrackingPlanTests.entered("app_tour", "dashboard"), TrackingPlanTests.entered("app_tour", "no_such_step", 2),
+                TrackingPlanTests.entered("probe", "x"),
+            ])
+
+            // No plan yet, and none held: the held path reads (nil) until one was read. Times are
+            // given from the moment of the read, so a slow machine does not age the plan.
+            #expect(plans.splitWithoutReading(planned) == nil)
+            let firstRead = ContinuousClock.now
+            let none = try await plans.split(mixed)
+            #expect(none.unplanned.isEmpty)
+            #expect(Self.same(plans.splitWithoutReading(mixed, now: firstRead), none))
+            // "No plan yet" is looked at again every second.
+            #expect(plans.splitWithoutReading(planned, now: firstRead + .milliseconds(1_100)) == nil)
+
+            let compiled = try Shell.run(BuiltExecutables.folder.appendingPathComponent("growth").path, ["catalog", "--json"]).stdout
+            let outcome = try await CatalogStore(client: client, logger: logger).register(
+                app: "growth", text: compiled, by: Actor(name: "test", source: "test", person: nil), at: 1_764_000_000)
+            guard case .stored = outcome else { Issue.record("the catalog was not registered: \(outcome)"); return }
+            // Held, the old answer stands within its second; a read finds the plan.
+            #expect(Self.same(plans.splitWithoutReading(mixed, now: firstRead), none))
+            let secondRead = ContinuousClock.now
+            _ = try await plans.plan(app: "growth", maximumAge: .zero)
+            let read = try await plans.split(mixed)
+            #expect(read.unplanned.map(\.step) == ["no_such_step", "x"])
+            #expect(read.batch.items[0].facts.count == 1)
+            #expect(Self.same(plans.splitWithoutReading(mixed, now: secondRead), read))
+            #expect(Self.same(plans.splitWithoutReading(planned, now: secondRead), try await plans.split(planned)))
+            // Past a second a fact outside the plan makes it read again; facts inside it wait five.
+            #expect(plans.splitWithoutReading(mixed, now: secondRead + .milliseconds(1_100)) == nil)
+            #expect(Self.same(plans.splitWithoutReading(planned, now: secondRead + .milliseconds(1_100)), planned))
+            #expect(plans.splitWithoutReading(planned, now: secondRead + .milliseconds(5_100)) == nil)
+            group.cancelAll()
+        }
+    }
+}
