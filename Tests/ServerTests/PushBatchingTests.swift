@@ -14,16 +14,9 @@ import TourCore
 struct PushBatchingTests {
     /// `body` with a store on a fresh, migrated database; `writers` nil is the unbatched store.
     func withStore(writers: Int?, _ body: @escaping @Sendable (AccountStore) async throws -> Void) async throws {
-        var logger = Logger(label: "push-batching")
-        logger.logLevel = .error
-        let url = try DatabaseURL(try TestPostgres.freshDatabase())
-        let client = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 8), backgroundLogger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            try await PostgresSchema.migrate(client, logger: logger)
+        try await TestPostgres.withMigratedClient(maximumConnections: 8) { client, logger in
             // A queue for every push the tests send at once: shedding is LoadSheddingTests' subject.
             try await body(AccountStore(client: client, logger: logger, batchingPushes: writers, pushQueue: 10_000, pushWait: .seconds(120)))
-            group.cancelAll()
         }
     }
 

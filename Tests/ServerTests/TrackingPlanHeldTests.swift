@@ -23,13 +23,7 @@ struct TrackingPlanHeldTests {
     }
 
     @Test func theHeldPlanSplitsAsAReadOneAndReadsWhenItWould() async throws {
-        var logger = Logger(label: "tracking-plan")
-        logger.logLevel = .error
-        let url = try DatabaseURL(try TestPostgres.freshDatabase())
-        let client = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            try await PostgresSchema.migrate(client, logger: logger)
+        try await TestPostgres.withMigratedClient { client, logger in
             let plans = TrackingPlans(client: client, logger: logger)
             let planned = Self.request([TrackingPlanTests.entered("app_tour", "dashboard")])
             let mixed = Self.request([
@@ -64,7 +58,6 @@ struct TrackingPlanHeldTests {
             #expect(plans.splitWithoutReading(mixed, now: secondRead + .milliseconds(1_100)) == nil)
             #expect(Self.same(plans.splitWithoutReading(planned, now: secondRead + .milliseconds(1_100)), planned))
             #expect(plans.splitWithoutReading(planned, now: secondRead + .milliseconds(5_100)) == nil)
-            group.cancelAll()
         }
     }
 }
