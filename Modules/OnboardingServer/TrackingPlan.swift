@@ -81,10 +81,10 @@ final class TrackingPlans: Sendable {
     }
 
     /// The app's plan (nil: none yet, every fact is taken), no older than `maximumAge`.
-    func plan(app: String, maximumAge: Duration = .seconds(5)) async throws -> TrackingPlan? {
+    func plan(app: String, maximumAge: Duration) async throws -> TrackingPlan? {
         let now = ContinuousClock.now
-        if let plan = held(app: app, maximumAge: maximumAge, now: now) { return plan }
         let cached = cache.withLock { $0[app] }
+        if let cached, now - cached.checkedAt < maximumAge { return cached.plan }
         var signature = ""
         for try await (count, newest) in try await client.query(
             "SELECT count(*)::bigint, coalesce(max(recorded_at), 0)::float8 FROM catalogs WHERE app = \(app)", logger: logger
@@ -106,41 +106,29 @@ final class TrackingPlans: Sendable {
         return plan
     }
 
-    /// The plan this process holds for the app, when it was checked less than `maximumAge` before
-    /// `now`: `.some(nil)` is "no plan yet", nil is "read it".
-    private func held(app: String, maximumAge: Duration, now: ContinuousClock.Instant) -> TrackingPlan?? {
-        guard let cached = cache.withLock({ $0[app] }), now - cached.checkedAt < maximumAge else { return nil }
-        return .some(cached.plan)
-    }
-
-    /// `request` with the facts its app's plan does not declare moved to its `unplanned` list.
+    /// `request` with the facts its app's plan does not declare moved to its `unplanned` list:
+    /// split by the plan held when it is fresh enough (``splitWithoutReading(_:now:)`` holds the
+    /// rules), else by the plan read now.
     func split(_ request: PushRequest) async throws -> PushRequest {
-        // No plan yet: looked at again every second, so the first catalog registered starts it soon.
-        var cached = try await plan(app: request.app)
-        if cached == nil { cached = try await plan(app: request.app, maximumAge: .seconds(1)) }
-        guard var plan = cached else { return request }
-        if Self.hasUndeclaredFacts(request, plan) {
-            // Maybe a catalog was registered a moment ago: look once more before setting facts apart.
-            plan = try await self.plan(app: request.app, maximumAge: .seconds(1)) ?? plan
-        }
-        return Self.apply(plan, to: request)
+        if let split = splitWithoutReading(request) { return split }
+        let read = ContinuousClock.now
+        let plan = try await plan(app: request.app, maximumAge: .zero)
+        // Fresh as of the read (another read finishing meanwhile may have held an older one).
+        return splitWithoutReading(request, now: read) ?? plan.map { Self.apply($0, to: request) } ?? request
     }
 
-    /// What ``split(_:)`` answers, when it would read nothing (the plans it would look at are
-    /// fresh enough); nil when it would read. The server's pushes nearly always find their plan
-    /// held, and so skip the bound on the read (`withDeadline`: a task, a timer and two hops of
-    /// the push between threads), which only a read needs.
+    /// What ``split(_:)`` answers, when the plans it looks at are fresh enough; nil when it must
+    /// read. The rules: a plan is held five seconds; "no plan yet" is looked at again every second,
+    /// so the first catalog registered starts it soon; and a fact outside the plan makes it look
+    /// again once the plan is a second old (maybe a catalog was registered a moment ago). The
+    /// server's pushes nearly always find their plan held, and so skip the bound on the read
+    /// (`withDeadline`: a task, a timer and two hops of the push between threads), which only a
+    /// read needs.
     func splitWithoutReading(_ request: PushRequest, now: ContinuousClock.Instant = .now) -> PushRequest? {
-        guard var cached = held(app: request.app, maximumAge: .seconds(5), now: now) else { return nil }
-        if cached == nil {
-            guard let fresher = held(app: request.app, maximumAge: .seconds(1), now: now) else { return nil }
-            cached = fresher
-        }
-        guard let plan = cached else { return request }
-        if Self.hasUndeclaredFacts(request, plan) {
-            guard let fresher = held(app: request.app, maximumAge: .seconds(1), now: now) else { return nil }
-            return Self.apply(fresher ?? plan, to: request)
-        }
+        guard let cached = cache.withLock({ $0[request.app] }), now - cached.checkedAt < .seconds(5) else { return nil }
+        let oneSecondOld = now - cached.checkedAt >= .seconds(1)
+        guard let plan = cached.plan else { return oneSecondOld ? nil : request }
+        if oneSecondOld, Self.hasUndeclaredFacts(request, plan) { return nil }
         return Self.apply(plan, to: request)
     }
 
