@@ -30,7 +30,7 @@ public struct AccountStore: Sendable {
     /// `pushQueue` bounds the pushes waiting for a writer (``PushBatcher/maximumQueued``).
     public init(
         client: PostgresClient, logger: Logger, batchingPushes writers: Int? = nil, pushClient: PostgresClient? = nil,
-        pushQueue: Int? = nil, pushWait: Duration = .milliseconds(1500)
+        pushQueue: Int? = nil, pushWait: Duration = .milliseconds(1500), pushStatementLimit: Duration = .milliseconds(2500)
     ) {
         self.client = client
         self.logger = logger
@@ -38,7 +38,7 @@ public struct AccountStore: Sendable {
         batcher = writers.map {
             PushBatcher(
                 writer: PushWriter(client: pushClient ?? client, logger: logger), writers: $0, maximumQueued: pushQueue,
-                maximumWait: pushWait)
+                maximumWait: pushWait, statementLimit: pushStatementLimit)
         }
     }
 
@@ -256,31 +256,6 @@ public struct AccountStore: Sendable {
     }
 }
 
-/// PostgreSQL did not answer within a request's deadline: it is down, restarting, or every
-/// connection is busy. The request changed nothing it did not commit, and the client retries.
-public struct DatabaseUnavailable: Error {
-    public init() {}
-
-    /// Whether `error` says the connection went, not that PostgreSQL refused the request: closed
-    /// by PostgreSQL (an operator's `pg_terminate_backend`, a restart, a failover: SQLSTATE
-    /// classes 08 and 57P), broken, or closed by the pool. Such a request is answered as one the
-    /// database did not answer (503, try again), not as the server's failure (500): a push sent
-    /// again is stored once (its rows are keyed by device and sequence), and a read is read again.
-    public static func covers(_ error: any Error) -> Bool {
-        if error is DatabaseUnavailable { return true }
-        guard let error = error as? PSQLError else { return false }
-        switch error.code {
-        case .serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown, .poolClosed:
-            return true
-        case .server:
-            let state = error.serverInfo?[.sqlState] ?? ""
-            return state.hasPrefix("08") || state.hasPrefix("57P")
-        default:
-            return false
-        }
-    }
-}
-
 /// Runs `operation`, giving up after `limit` (the operation is cancelled, which rolls back an open
 /// transaction). PostgresClient waits for a connection as long as it takes; a request must not wait
 /// longer than its client does, so while PostgreSQL is away requests fail fast with a 503 and the
@@ -306,7 +281,7 @@ public func withDeadline<T: Sendable>(
             let (seconds, attoseconds) = limit.components
             let nanoseconds = Int(clamping: seconds) &* 1_000_000_000 &+ Int(attoseconds / 1_000_000_000)
             DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(max(0, nanoseconds))) {
-                answer.give(.failure(DatabaseUnavailable()))
+                answer.give(.failure(DatabaseUnavailable(.read, reason: .deadline)))
             }
         }
     } onCancel: {

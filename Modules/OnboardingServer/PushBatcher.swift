@@ -1,11 +1,10 @@
 import AccountSync
+import TourCore
 import Dispatch
 import Logging
-import Metrics
 import PostgresNIO
+import ServiceLifecycle
 import Synchronization
-import TourCodec
-import TourCore
 
 /// One device's push as the store receives it.
 struct PushRequest: Sendable {
@@ -26,228 +25,298 @@ struct PushRequest: Sendable {
     }
 }
 
-/// Group commit: pushes that arrive while earlier ones are being written are written together, in
-/// one statement and one transaction (``PushBatchStatement``), instead of one transaction each.
+/// Group commit of pushes, performing what ``PushQueue`` decides: pushes that arrive while earlier
+/// ones are being written go together in the next batch, one statement and one transaction
+/// (``PushBatchStatement``), instead of one transaction each.
 ///
-/// Why: what PostgreSQL spends per push is mostly per statement and per commit (setting up the
-/// executor, the snapshot, the WAL flush), not per row; batching pays those once per batch
-/// (Docs/Performance.md, section 5, has the measurements).
+/// Why: what PostgreSQL spends per push is mostly per statement and per commit (the executor, the
+/// snapshot, the WAL flush), not per row; batching pays those once per batch
+/// (Docs/Performance.md, section 5).
 ///
-/// Nothing is weaker for it. A push is answered only after the transaction holding it commits, so a
-/// crash loses only unanswered pushes, which their devices send again. A push's rows are still
-/// stored all or nothing; a batch that PostgreSQL refuses as a whole is written again one push at a
-/// time, so one push can fail only itself. Pushes of one account are never in two batches at
-/// once, and never twice in one: the batches in flight touch disjoint rows, so they cannot
-/// deadlock, and each account's pushes keep their order.
-///
-/// Batching adapts to the load: at most `writers` batches are in flight; a push that finds a
-/// writer free is written at once (a batch of one, the single-push statement), and only when every
-/// writer is busy do pushes queue and go together in the next batch (at most `maximumBatch`).
+/// Every decision (what goes in a batch, when a push waited too long, what a failed write means
+/// for each push, when a writer is free, when shutdown is done) is the machine's; this class
+/// leases connections, runs statements, resumes the callers and runs the one timer. So the
+/// machine's promises are this class's: every push answered once, by its deadline, 200 only when
+/// committed, no writer kept by a write that does not end.
 final class PushBatcher: Sendable {
-    private struct AccountKey: Hashable {
-        var app: String
-        var account: String
+    private typealias PushID = PushQueue.PushID
+    private typealias BatchID = PushQueue.BatchID
+
+    private struct Waiter {
+        var continuation: CheckedContinuation<PushAck?, any Error>
+        var request: PushRequest
+        var arrived: ContinuousClock.Instant
     }
 
-    private struct State {
-        var queue: [PendingPush] = []
-        /// Pushes a writer took out of the queue, in batches whose connection it may still wait
-        /// for: the sweeper answers those still unclaimed at their deadline as it does queued ones
-        /// (while PostgreSQL did not answer, the pool's lease waited with no bound, and so did they).
-        var taken: [PendingPush] = []
-        /// Whether the task answering pushes that waited too long is running.
-        var sweeping = false
-        /// Accounts with a push in a batch being written.
-        var writing: Set<AccountKey> = []
-        var writers = 0
+    private struct Shell {
+        var machine: PushQueue
+        var waiters: [PushID: Waiter] = [:]
+        /// What each push's transaction answered, until the machine says to answer it.
+        var acks: [PushID: PushAck?] = [:]
+        var errors: [PushID: any Error] = [:]
+        /// Each batch's lease task, and its connection while it holds one.
+        var tasks: [BatchID: Task<Void, Never>] = [:]
+        var connections: [BatchID: PostgresConnection] = [:]
+        /// Batches abandoned before their task was recorded.
+        var abandonedEarly: Set<BatchID> = []
+        /// The earliest timer scheduled (the machine's ``PushQueue/nextDeadline`` when it was set).
+        var timer: PushQueue.Instant?
+        var stopWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state = Mutex(State())
+    /// What a transition asks of the shell, resolved under the lock and performed outside it.
+    private struct Effects {
+        var answers: [(CheckedContinuation<PushAck?, any Error>, Result<PushAck?, any Error>)] = []
+        var leases: [BatchID] = []
+        var writes: [BatchID: [(PushID, PushRequest)]] = [:]
+        var abandoned: [(Task<Void, Never>?, PostgresConnection?)] = []
+        var stopped: [CheckedContinuation<Void, Never>] = []
+        var timer: PushQueue.Instant?
+        var queued = 0
+        var busy = 0
+    }
+
+    private let state: Mutex<Shell>
     private let writer: PushWriter
-    let writers: Int
-    let maximumBatch: Int
-    /// Pushes that may wait for a writer; past it a push is shed at once (``Overloaded``).
-    let maximumQueued: Int
-    /// How long a push may wait for a writer before it is answered 503, uncommitted.
-    let maximumWait: Duration
+    private let origin = ContinuousClock.now
+    let configuration: PushQueue.Configuration
+    var maximumWait: Duration { configuration.maximumWait }
+    var maximumQueued: Int { configuration.maximumQueued }
 
     init(
         writer: PushWriter, writers: Int, maximumBatch: Int = 64, maximumQueued: Int? = nil,
-        maximumWait: Duration = .milliseconds(1500)
+        maximumWait: Duration = .milliseconds(1500), statementLimit: Duration = .milliseconds(2500)
     ) {
         self.writer = writer
-        self.writers = max(1, writers)
-        self.maximumBatch = max(1, maximumBatch)
-        self.maximumQueued = max(1, maximumQueued ?? Self.defaultQueue(writers: writers))
-        self.maximumWait = maximumWait
+        configuration = PushQueue.Configuration(
+            writers: writers, maximumBatch: maximumBatch, maximumQueued: maximumQueued ?? Self.defaultQueue(writers: writers),
+            maximumWait: maximumWait, statementLimit: statementLimit)
+        state = Mutex(Shell(machine: PushQueue(configuration)))
     }
 
-    /// 2,048 per writer: about what the writers drain within ``maximumWait`` at their best, so a
-    /// full queue means a push would only wait out its deadline; a shorter queue sheds pushes the
+    /// 2,048 per writer: about what the writers drain within the wait at their best, so a full
+    /// queue means a push would only wait out its deadline; a shorter queue sheds pushes the
     /// writers would have taken in time (Docs/Performance.md, section 5).
     static func defaultQueue(writers: Int) -> Int { max(1, writers) * 2_048 }
 
-    /// Stores `request` and answers once it is committed; throws ``Overloaded`` at once when the
-    /// queue is full, and ``DatabaseUnavailable`` when no writer took it within ``maximumWait``
-    /// (or the caller was cancelled first). A push a writer has taken is answered with what its
-    /// transaction did, however long PostgreSQL takes (bounded by the writers' `statement_timeout`):
-    /// so an error answer always means nothing was committed.
-    func push(_ request: PushRequest) async throws -> PushAck? {
-        let pending = PendingPush(request)
+    // MARK: - Pushes
+
+    /// Stores `request` and answers once it is committed. Throws ``Overloaded`` at once when the
+    /// queue is full, and ``DatabaseUnavailable`` (with the machine's reason) when it was not
+    /// committed, or was not confirmed by its deadline (``PushQueue/Reason/mayHaveCommitted``).
+    /// `arrived` is when the request came (before the plan lookup), from which its deadline runs.
+    func push(_ request: PushRequest, arrived: ContinuousClock.Instant = .now) async throws -> PushAck? {
+        let account = PushQueue.Account(app: request.app, account: request.account)
+        let arrival = Arrival()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                pending.wait(continuation)
-                let (accepted, startsWriter, queued) = state.withLock { state -> (Bool, Bool, Int) in
-                    guard state.queue.count < maximumQueued else { return (false, false, state.queue.count) }
-                    state.queue.append(pending)
-                    guard state.writers < writers else { return (true, false, state.queue.count) }
-                    state.writers += 1
-                    return (true, true, state.queue.count)
+                let effects = transition { shell, now in
+                    let (id, actions) = shell.machine.pushArrived(for: account, arrived: arrived - origin, now: now)
+                    shell.waiters[id] = Waiter(continuation: continuation, request: request, arrived: arrived)
+                    if arrival.arrived(id) { return actions + shell.machine.cancelled(id, now: now) }
+                    return actions
                 }
-                ServerMetrics.queued.record(queued)
-                guard accepted else {
-                    ServerMetrics.shedFull.increment()
-                    _ = pending.abandon(Overloaded())
-                    return
-                }
-                if startsWriter { Task { await self.write() } }
-                startSweeperIfIdle()
+                perform(effects)
             }
         } onCancel: {
-            self.abandon(pending, CancellationError())
+            guard let id = arrival.cancel() else { return }
+            perform(transition { shell, now in shell.machine.cancelled(id, now: now) })
         }
     }
 
-    /// One sweep every 100 ms per batcher, while pushes wait, answers those that waited
-    /// ``maximumWait`` (a timer per push cost every push a task and a timer at thousands a second).
-    ///
-    /// A dispatch timer, not a sleeping task: the deadline is a promise to the device, and it must
-    /// hold while every thread of Swift's pool is busy. A sleeping task waited for a free thread of
-    /// that pool, and in a loaded test run a push stayed unanswered for ten seconds past its 0.3 s.
-    private func startSweeperIfIdle() {
-        let starts = state.withLock { state in
-            guard !state.sweeping else { return false }
-            state.sweeping = true
-            return true
-        }
-        if starts { scheduleSweep() }
-    }
-
-    private func scheduleSweep() {
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(100)) { [self] in
-            if sweep() { scheduleSweep() }
-        }
-    }
-
-    /// Answers the pushes past their deadline; whether any push is left waiting (else the sweeper
-    /// stops, and the next push starts it again).
-    private func sweep() -> Bool {
-        let now = ContinuousClock.now
-        let (expired, empty) = state.withLock { state -> ([PendingPush], Bool) in
-            let waiting = state.queue + state.taken.filter(\.isQueued)
-            let expired = waiting.filter { now - $0.enqueued >= maximumWait }
-            if waiting.count == expired.count { state.sweeping = false }
-            return (expired, waiting.count == expired.count)
-        }
-        for pending in expired where abandon(pending, DatabaseUnavailable()) { ServerMetrics.shedWaited.increment() }
-        return !empty
-    }
-
-    /// Answers a push no writer has started with `error`, and takes it out of the queue.
-    @discardableResult
-    private func abandon(_ pending: PendingPush, _ error: any Error) -> Bool {
-        guard pending.abandon(error) else { return false }
-        let queued = state.withLock { state in
-            state.queue.removeAll { $0 === pending }
-            state.taken.removeAll { $0 === pending }
-            return state.queue.count
-        }
-        ServerMetrics.queued.record(queued)
-        return true
-    }
-
-    /// One writer: takes the next batch (oldest first, one push per account, none of an account
-    /// another writer is writing) until none is left.
-    private func write() async {
-        while true {
-            let batch: [PendingPush]? = state.withLock { state in
-                var taken: [PendingPush] = []
-                var kept: [PendingPush] = []
-                var accounts: Set<AccountKey> = []
-                for pending in state.queue {
-                    let account = AccountKey(app: pending.request.app, account: pending.request.account)
-                    if taken.count < maximumBatch, !state.writing.contains(account), accounts.insert(account).inserted {
-                        taken.append(pending)
-                    } else {
-                        kept.append(pending)
-                    }
+    /// Stops taking pushes: queued ones are answered 503 now, batches being written end by their
+    /// deadline at the latest; returns once none holds a writer.
+    func shutdown() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let effects = transition { shell, now in
+                guard !shell.machine.isStopped else {
+                    continuation.resume()
+                    return []
                 }
-                guard !taken.isEmpty else {
-                    // What is left waits for an account being written; that account's writer takes it next.
-                    state.writers -= 1
-                    return nil
-                }
-                state.queue = kept
-                state.taken += taken
-                state.writing.formUnion(accounts)
-                return taken
+                shell.stopWaiters.append(continuation)
+                return shell.machine.shutdown(now: now)
             }
-            guard let batch else { return }
-            ServerMetrics.queued.record(state.withLock { $0.queue.count })
-            await write(batch)
-            state.withLock { state in
-                for pending in batch { state.writing.remove(AccountKey(app: pending.request.app, account: pending.request.account)) }
-                let written = Set(batch.map(ObjectIdentifier.init))
-                state.taken.removeAll { written.contains(ObjectIdentifier($0)) }
+            perform(effects)
+        }
+    }
+
+    // MARK: - The shell
+
+    /// Runs `body` on the machine under the lock and resolves its actions into effects.
+    private func transition(_ body: (inout Shell, PushQueue.Instant) -> [PushQueue.Action]) -> Effects {
+        state.withLock { shell in
+            let now = ContinuousClock.now - origin
+            let actions = body(&shell, now)
+            return resolve(actions, in: &shell)
+        }
+    }
+
+    private func resolve(_ actions: [PushQueue.Action], in shell: inout Shell) -> Effects {
+        var effects = Effects()
+        for action in actions {
+            switch action {
+            case .lease(let batch):
+                effects.leases.append(batch)
+            case .write(let batch, let pushes):
+                effects.writes[batch] = pushes.compactMap { push in shell.waiters[push].map { (push, $0.request) } }
+            case .answer(let pushes, let answer):
+                for push in pushes {
+                    guard let waiter = shell.waiters.removeValue(forKey: push) else { continue }
+                    let ack = shell.acks.removeValue(forKey: push)
+                    let error = shell.errors.removeValue(forKey: push)
+                    effects.answers.append((waiter.continuation, Self.result(answer, ack: ack, error: error)))
+                    PushMetrics.answered(answer, waited: ContinuousClock.now - waiter.arrived)
+                }
+            case .release:
+                break
+            case .abandon(let batch):
+                let task = shell.tasks.removeValue(forKey: batch)
+                if task == nil { shell.abandonedEarly.insert(batch) }
+                effects.abandoned.append((task, shell.connections.removeValue(forKey: batch)))
+                PushMetrics.abandoned.increment()
+            case .stopped:
+                effects.stopped += shell.stopWaiters
+                shell.stopWaiters = []
             }
         }
+        if let next = shell.machine.nextDeadline, shell.timer.map({ next < $0 }) ?? true {
+            shell.timer = next
+            effects.timer = next
+        }
+        effects.queued = shell.machine.queued
+        effects.busy = shell.machine.writersBusy
+        return effects
     }
 
-    /// Writes `batch` on one connection. Each push is claimed only once the connection is held, just
-    /// before its statement is sent: one whose deadline passed meanwhile (PostgreSQL slow to hand
-    /// out a connection) was answered 503 and is not written.
-    private func write(_ batch: [PendingPush]) async {
+    private static func result(_ answer: PushQueue.Answer, ack: PushAck??, error: (any Error)?) -> Result<PushAck?, any Error> {
+        switch answer {
+        case .committed: .success(ack ?? nil)
+        case .unavailable(.queueFull): .failure(Overloaded())
+        case .unavailable(let reason):
+            .failure(DatabaseUnavailable(.push, reason: .init(reason), mayHaveCommitted: reason.mayHaveCommitted, cause: error))
+        case .refused, .failed: .failure(error ?? DatabaseUnavailable(.push, reason: .connectionLost, mayHaveCommitted: true))
+        case .cancelled: .failure(CancellationError())
+        }
+    }
+
+    /// Performs what a transition resolved to, except the writes (a batch's task performs its own).
+    private func perform(_ effects: Effects) {
+        PushMetrics.queued.record(effects.queued)
+        PushMetrics.writersBusy.record(effects.busy)
+        for (continuation, result) in effects.answers { continuation.resume(with: result) }
+        for (task, connection) in effects.abandoned {
+            task?.cancel()
+            if let connection { PushWriter.retire(connection) }
+        }
+        for batch in effects.leases {
+            let task = Task { await self.run(batch) }
+            let early = state.withLock { shell in
+                if shell.abandonedEarly.remove(batch) != nil { return true }
+                shell.tasks[batch] = task
+                return false
+            }
+            if early { task.cancel() }
+        }
+        if let timer = effects.timer { schedule(at: timer) }
+        for waiter in effects.stopped { waiter.resume() }
+    }
+
+    /// A dispatch timer, not a sleeping task: a deadline is a promise to the device, and it must
+    /// hold while every thread of Swift's pool is busy (a sleeping task waits for a free one).
+    private func schedule(at deadline: PushQueue.Instant) {
+        let delay = deadline - (ContinuousClock.now - origin)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: max(0, delay.nanoseconds)))) {
+            [self] in
+            let effects = transition { shell, now in
+                if shell.timer == deadline { shell.timer = nil }
+                return shell.machine.tick(now: now)
+            }
+            perform(effects)
+        }
+    }
+
+    /// One batch: lease a connection, write what the machine says on it until it says release.
+    private func run(_ batch: BatchID) async {
         do {
             try await writer.client.withConnection { connection in
-                let claimed = batch.filter { $0.claim() }
-                guard !claimed.isEmpty else { return }
-                // Retired once the batch is done (the pushes of a refused batch are written again
-                // one by one on it first): see ``PushWriter/retire(_:)``.
+                var effects = transition { shell, now in
+                    let actions = shell.machine.connectionLeased(batch, now: now)
+                    if actions.contains(where: { if case .write(batch, _) = $0 { true } else { false } }) {
+                        shell.connections[batch] = connection
+                    }
+                    return actions
+                }
                 var retire = false
-                defer { if retire { PushWriter.retire(connection) } }
-                let now = ContinuousClock.now
-                for pending in claimed { ServerMetrics.queueWait.recordNanoseconds(Int64((now - pending.enqueued).nanoseconds)) }
-                ServerMetrics.batchSize.record(claimed.count)
-                ServerMetrics.writersBusy.increment(by: 1)
-                defer { ServerMetrics.writersBusy.decrement(by: 1) }
-                if claimed.count == 1 {
-                    let pending = claimed[0]
-                    do { pending.answer(.success(try await writer.one(pending.request, on: connection))) } catch {
-                        retire = retire || PushWriter.mayHaveFailedPreparing(error)
-                        pending.answer(.failure(error))
-                    }
-                    return
-                }
-                do {
-                    let acks = try await writer.many(claimed.map(\.request), on: connection)
-                    for (pending, ack) in zip(claimed, acks) { pending.answer(.success(ack)) }
-                } catch let error as PSQLError where error.code == .server && !DatabaseUnavailable.covers(error) {
-                    retire = PushWriter.mayHaveFailedPreparing(error)
-                    // PostgreSQL refused the statement (not the connection): find the push it refused by
-                    // writing each on its own, so the others are stored and only that one fails.
-                    for pending in claimed {
-                        do { pending.answer(.success(try await writer.one(pending.request, on: connection))) } catch {
-                            retire = retire || PushWriter.mayHaveFailedPreparing(error)
-                            pending.answer(.failure(error))
+                while let pushes = effects.writes[batch] {
+                    perform(effects)
+                    let written = await write(pushes.map(\.1), on: connection)
+                    retire = retire || written.retire
+                    effects = transition { shell, now in
+                        for (index, (push, _)) in pushes.enumerated() where shell.waiters[push] != nil {
+                            switch written.result {
+                            case .success(let acks): shell.acks[push] = acks[index]
+                            case .failure(let error): shell.errors[push] = error
+                            }
                         }
+                        let actions = shell.machine.written(batch, written.outcome, now: now)
+                        if !actions.contains(where: { if case .write(batch, _) = $0 { true } else { false } }) {
+                            shell.connections[batch] = nil
+                        }
+                        return actions
                     }
-                } catch {
-                    for pending in claimed { pending.answer(.failure(error)) }
                 }
+                perform(effects)
+                // Closed before it goes back, so the pool does not hand it out again meanwhile.
+                if retire { try? await connection.close() }
             }
         } catch {
-            // No connection: nothing was sent; every push not answered yet fails.
-            for pending in batch where pending.claim() { pending.answer(.failure(error)) }
+            perform(transition { shell, now in shell.machine.leaseFailed(batch, now: now) })
+        }
+        state.withLock { shell in
+            shell.tasks[batch] = nil
+            shell.abandonedEarly.remove(batch)
+            shell.connections[batch] = nil
+        }
+    }
+
+    private struct Written {
+        var outcome: PushQueue.WriteOutcome
+        var result: Result<[PushAck?], any Error>
+        /// The connection must be closed after the batch (``PushWriter/mayHaveFailedPreparing(_:)``).
+        var retire: Bool
+    }
+
+    private func write(_ requests: [PushRequest], on connection: PostgresConnection) async -> Written {
+        PushMetrics.batchSize.record(requests.count)
+        do {
+            let acks =
+                requests.count == 1
+                ? [try await writer.one(requests[0], on: connection)] : try await writer.many(requests, on: connection)
+            return Written(outcome: .committed, result: .success(acks), retire: false)
+        } catch {
+            return Written(
+                outcome: PushWriter.outcome(of: error), result: .failure(error), retire: PushWriter.mayHaveFailedPreparing(error))
+        }
+    }
+}
+
+/// Where a push's cancellation finds it: before the machine gave it an id, or after.
+private final class Arrival: Sendable {
+    private let state = Mutex<(id: PushQueue.PushID?, cancelled: Bool)>((nil, false))
+
+    /// Records the id; whether the caller was cancelled before it came (then the push is cancelled now).
+    func arrived(_ id: PushQueue.PushID) -> Bool {
+        state.withLock { state in
+            state.id = id
+            return state.cancelled
+        }
+    }
+
+    /// The id to cancel, if the push has one yet.
+    func cancel() -> PushQueue.PushID? {
+        state.withLock { state in
+            state.cancelled = true
+            return state.id
         }
     }
 }
@@ -257,4 +326,16 @@ public struct Overloaded: Error {}
 
 extension Duration {
     var nanoseconds: Int64 { components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000 }
+}
+
+/// The push queue's part in the server's lifecycle: at graceful shutdown (after the HTTP server
+/// stopped taking requests, before the pools close) queued pushes are answered and batches being
+/// written end by their deadline; the service returns once none holds a writer.
+struct PushQueueService: Service {
+    let batcher: PushBatcher
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await batcher.shutdown()
+    }
 }

@@ -22,6 +22,27 @@ struct PushWriter: Sendable {
         return !(state.hasPrefix("22") || state.hasPrefix("23"))
     }
 
+    /// How a push statement's failure ended its transaction, for ``PushQueue``: rolled back for a
+    /// passing cause (a statement or lock timeout, an operator's cancel, a deadlock or
+    /// serialization failure, a standby that cannot write, PostgreSQL out of resources), the
+    /// connection lost while it ran (it may have committed), a push's own data refused (classes 22
+    /// and 23), or anything else.
+    static func outcome(of error: any Error) -> PushQueue.WriteOutcome {
+        guard let error = error as? PSQLError else { return error is CancellationError ? .connectionLost : .failed }
+        switch error.code {
+        case .serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown, .poolClosed:
+            return .connectionLost
+        case .server:
+            let state = error.serverInfo?[.sqlState] ?? ""
+            if state.hasPrefix("08") || state.hasPrefix("57P") { return .connectionLost }
+            if ["57014", "55P03", "40001", "40P01", "25006"].contains(state) || state.hasPrefix("53") { return .rolledBack }
+            if state.hasPrefix("22") || state.hasPrefix("23") { return .refusedData }
+            return .failed
+        default:
+            return .failed
+        }
+    }
+
     func one(_ request: PushRequest) async throws -> PushAck? {
         try await client.withConnection { connection in
             do { return try await one(request, on: connection) } catch {

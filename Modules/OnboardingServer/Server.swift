@@ -68,17 +68,26 @@ public enum OnboardingServer {
             configuration: configuration.database.clientConfiguration(
                 maximumConnections: max(1, configuration.maximumConnections - configuration.pushWriters)),
             backgroundLogger: poolLogger)
-        var pushConfiguration = configuration.database.clientConfiguration(maximumConnections: configuration.pushWriters)
-        pushConfiguration.options.additionalStartupParameters.append(
-            ("statement_timeout", String(configuration.pushStatementTimeoutMilliseconds)))
+        var pushConfiguration = configuration.database.clientConfiguration(
+            maximumConnections: configuration.pushWriters, role: "onboarding-server push writer")
+        // PostgreSQL's own bounds on a push: its statement, and its wait for a lock (a migration's,
+        // an operator's), both within the push's deadline (``PushQueue``).
+        pushConfiguration.options.additionalStartupParameters += [
+            ("statement_timeout", String(configuration.pushStatementTimeoutMilliseconds)),
+            ("lock_timeout", String(configuration.pushStatementTimeoutMilliseconds)),
+        ]
         let pushClient = PostgresClient(configuration: pushConfiguration, backgroundLogger: poolLogger)
         // The dashboard's figures, from a replica when one is configured.
         let readClient = configuration.readDatabase.map {
-            PostgresClient(configuration: $0.clientConfiguration(maximumConnections: max(2, configuration.maximumConnections / 2)), backgroundLogger: poolLogger)
+            PostgresClient(
+                configuration: $0.clientConfiguration(
+                    maximumConnections: max(2, configuration.maximumConnections / 2), role: "onboarding-server reads"),
+                backgroundLogger: poolLogger)
         }
         var store = AccountStore(
             client: client, logger: logger, batchingPushes: configuration.pushWriters, pushClient: pushClient,
-            pushQueue: configuration.pushQueue)
+            pushQueue: configuration.pushQueue,
+            pushStatementLimit: .milliseconds(configuration.pushStatementTimeoutMilliseconds))
         store.budgetFamily = configuration.budgetFamily
         try await serve(
             configuration, client: client, pushClient: pushClient, readClient: readClient, store: store, http: http, logger: logger,
@@ -126,7 +135,10 @@ public enum OnboardingServer {
             replica: replica, logger: logger
         ).add(to: router)
         router.addRoutes(notFound)
+        // Started in this order and stopped in the reverse, after the HTTP server: the push queue
+        // ends before the pools it writes through.
         var services: [any Service] = [client, pushClient, InsightsCatchUp(counting: store.insightsCounting, logger: logger)]
+        if let batcher = store.batcher { services.append(PushQueueService(batcher: batcher)) }
         if let readClient { services.append(readClient) }
         if let days = configuration.retainFactsDays {
             services.append(FactRetentionJob(retention: FactRetention(client: client, logger: logger), days: days, logger: logger))

@@ -181,7 +181,9 @@ public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
         return copy
     }
 
-    public func clientConfiguration(maximumConnections: Int) -> PostgresClient.Configuration {
+    /// A pool's configuration; `role` names its connections in `pg_stat_activity`
+    /// (`application_name`), so an operator tells the push writers from the reads.
+    public func clientConfiguration(maximumConnections: Int, role: String = "onboarding-server") -> PostgresClient.Configuration {
         var configuration: PostgresClient.Configuration
         if let socketFolder {
             configuration = .init(
@@ -194,6 +196,7 @@ public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
         }
         configuration.options.maximumConnections = maximumConnections
         configuration.options.connectTimeout = .seconds(3)
+        configuration.options.additionalStartupParameters.append(("application_name", role))
         return configuration
     }
 }

@@ -13,17 +13,7 @@ import Prometheus
 /// `MetricsMiddleware`; the rest are named here. Every metric goes through swift-metrics, so the
 /// counting code does not depend on Prometheus.
 enum ServerMetrics {
-    /// Pushes refused at once because the writers' queue was full, or answered 503 after waiting
-    /// their longest for a writer.
-    static let shedFull = Counter(label: "onboarding_pushes_shed_total", dimensions: [("reason", "queue_full")])
-    static let shedWaited = Counter(label: "onboarding_pushes_shed_total", dimensions: [("reason", "waited_too_long")])
-    /// Pushes per transaction the writers commit.
-    static let batchSize = Recorder(label: "onboarding_push_batch_size", aggregate: true)
-    /// How long a push waited for a writer.
-    static let queueWait = Timer(label: "onboarding_push_queue_wait_seconds", preferredDisplayUnit: .seconds)
-    /// Pushes waiting for a writer now, and writers holding a connection of the writers' pool.
-    static let queued = Gauge(label: "onboarding_push_queue_length")
-    static let writersBusy = Meter(label: "onboarding_push_writers_busy")
+    // The push queue's own metrics are ``PushMetrics``.
     // The insights catch-up's own metrics are ServerInsights' `InsightsMetrics`.
     /// Dashboard sign-ins refused (a wrong credential, an unknown identity, a forged form).
     static let signInFailures = Counter(label: "onboarding_sign_in_failures_total")
