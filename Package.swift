@@ -133,12 +133,22 @@ let package = Package(
         .target(name: "CCurlShim", path: "Modules/CCurlShim"),
 
         // MARK: The account server (Hummingbird over PostgreSQL)
+        // The server's PostgreSQL as requests use it: reads with a deadline on connections that
+        // cannot write, writes bounded where they run, failures with their cause.
+        .target(
+            name: "ServerDatabase",
+            dependencies: [
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            path: "Modules/ServerDatabase", swiftSettings: swiftSettings),
         // The insights aggregates on the server's PostgreSQL: their schema, their counting (the
         // catch-up job) and their reads.
         .target(
             name: "ServerInsights",
             dependencies: [
-                "TourCodec", "TourCore", "InsightsPages",
+                "TourCodec", "TourCore", "InsightsPages", "ServerDatabase",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -149,6 +159,7 @@ let package = Package(
             name: "OnboardingServer",
             dependencies: [
                 "TourCodec", "AccountSync", "InsightsPages", "SchemaMigrations", "CatalogDocuments", "ServerInsights",
+                "ServerDatabase",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -164,7 +175,8 @@ let package = Package(
         .executableTarget(
             name: "onboarding-server",
             dependencies: [
-                "OnboardingServer", "ServerInsights", "AccountSync", "InsightsPages", "TourCore", "TourCodec", "CatalogDocuments",
+                "OnboardingServer", "ServerInsights", "ServerDatabase", "AccountSync", "InsightsPages", "TourCore", "TourCodec",
+                "CatalogDocuments",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -176,7 +188,8 @@ let package = Package(
         .executableTarget(
             name: "onboarding-bench",
             dependencies: appModules + [
-                "TourRuntime", "CatalogDocuments", "OnboardingServer", "ServerInsights", "CSQLite", "Persistence", "AccountSync",
+                "TourRuntime", "CatalogDocuments", "OnboardingServer", "ServerInsights", "ServerDatabase", "CSQLite", "Persistence",
+                "AccountSync",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -228,7 +241,8 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: appExecutables + appModules + [
-                "onboarding-server", "OnboardingServer", "ServerInsights", "AccountSyncHTTP", "CatalogDocuments", "TourFixtures",
+                "onboarding-server", "OnboardingServer", "ServerInsights", "ServerDatabase", "AccountSyncHTTP", "CatalogDocuments",
+                "TourFixtures",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),

@@ -2,6 +2,7 @@ import AccountSync
 import Foundation
 import Logging
 import PostgresNIO
+import ServerDatabase
 import TourCore
 
 /// The display budget across an account's devices (Docs/DisplayBudget.md): each device's
@@ -14,10 +15,12 @@ extension AccountStore {
     /// names the family, else an app whose binary was registered (`onboarding-server register`).
     public func sharesBudget(app: String) async throws -> Bool {
         if let budgetFamily { return budgetFamily.contains(app) }
-        let rows = try await client.query(
-            "SELECT 1 FROM catalogs WHERE app = \(app) AND source = 'compiled' LIMIT 1", logger: logger)
-        for try await _ in rows { return true }
-        return false
+        return try await reads.read { connection, logger in
+            let rows = try await connection.query(
+                "SELECT 1 FROM catalogs WHERE app = \(app) AND source = 'compiled' LIMIT 1", logger: logger)
+            for try await _ in rows { return true }
+            return false
+        }
     }
 
     /// With `today` (the server's), counts the device tells of days after `today` + 1 were refused
@@ -26,8 +29,7 @@ extension AccountStore {
         -> AccountBudget
     {
         let latest = Int32(min(today.map { $0.number + SyncAPI.budgetDaysAhead } ?? SyncAPI.latestBudgetDay.number, Int(Int32.max)))
-        let logger = logger
-        let counts = try await client.withTransaction(logger: logger) { connection in
+        let counts = try await writes.write { connection, logger in
             for count in exchange.counts {
                 let day = Int32(count.day.number)
                 let starts = Int32(count.starts)

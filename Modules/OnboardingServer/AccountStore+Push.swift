@@ -30,12 +30,12 @@ extension AccountStore {
         let plans = plans
         let unsplit = PushRequest(app: app, account: account, batch: batch, tokenIssuedAt: tokenIssuedAt)
         guard let batcher else {
-            return try await PushWriter(client: client, logger: logger).one(try await plans.split(unsplit))
+            return try await PushWriter(client: client, logger: logger).one(try await plans.split(unsplit, within: .seconds(600)))
         }
         let arrived = ContinuousClock.now
         // Nearly always the plan is held and fresh: no read, so nothing to bound.
         if let request = plans.splitWithoutReading(unsplit) { return try await batcher.push(request, arrived: arrived) }
-        let request = try await withDeadline(batcher.maximumWait) { try await plans.split(unsplit) }
+        let request = try await plans.split(unsplit, within: batcher.maximumWait)
         return try await batcher.push(request, arrived: arrived)
     }
 }

@@ -1,18 +1,21 @@
 import AccountSync
-import Dispatch
 import Foundation
 import ServerInsights
 import TourCodec
 import Logging
 import PostgresNIO
-import Synchronization
+import ServerDatabase
 import TourCore
 
 /// The server's PostgreSQL: pushed journal rows and their facts, and each account's merged record
 /// of each flow. PostgreSQL is the single source of truth; server processes keep nothing between
 /// requests, so any number of them can serve the same database.
 public struct AccountStore: Sendable {
+    /// The primary's pool that writes (the push writers', when they have none of their own).
     public let client: PostgresClient
+    /// Where requests write (``WritableDatabase``) and read (``ReadOnlyDatabase``).
+    public let writes: WritableDatabase
+    public let reads: ReadOnlyDatabase
     let logger: Logger
     /// Group commit of pushes, when the store was made with `batchingPushes`.
     let batcher: PushBatcher?
@@ -28,13 +31,19 @@ public struct AccountStore: Sendable {
     /// `pushClient`, when given, is the writers' own pool (the server's, with a `statement_timeout`,
     /// so a push a writer took is answered within a bound, with what its transaction did);
     /// `pushQueue` bounds the pushes waiting for a writer (``PushBatcher/maximumQueued``).
+    ///
+    /// `reads`, when given, is where its reads run (the server's read-only pool, or a replica's);
+    /// else each read is a `READ ONLY` transaction on `client`.
     public init(
-        client: PostgresClient, logger: Logger, batchingPushes writers: Int? = nil, pushClient: PostgresClient? = nil,
-        pushQueue: Int? = nil, pushWait: Duration = .milliseconds(1500), pushStatementLimit: Duration = .milliseconds(2500)
+        client: PostgresClient, reads: ReadOnlyDatabase? = nil, logger: Logger, batchingPushes writers: Int? = nil,
+        pushClient: PostgresClient? = nil, pushQueue: Int? = nil, pushWait: Duration = .milliseconds(1500),
+        pushStatementLimit: Duration = .milliseconds(2500)
     ) {
         self.client = client
+        writes = WritableDatabase(client: client, logger: logger)
+        self.reads = reads ?? ReadOnlyDatabase(sharing: client, logger: logger)
         self.logger = logger
-        plans = TrackingPlans(client: client, logger: logger)
+        plans = TrackingPlans(reads: self.reads)
         batcher = writers.map {
             PushBatcher(
                 writer: PushWriter(client: pushClient ?? client, logger: logger), writers: $0, maximumQueued: pushQueue,
@@ -44,29 +53,19 @@ public struct AccountStore: Sendable {
 
     // MARK: - Readiness
 
-    /// Whether PostgreSQL answers now.
-    public func isReady() async -> Bool {
-        let client = client
-        let logger = logger
-        do {
-            try await withDeadline(.seconds(2)) {
-                let rows = try await client.query("SELECT 1", logger: logger)
-                for try await _ in rows {}
-            }
-            return true
-        } catch {
-            return false
-        }
-    }
+    /// Whether PostgreSQL answers now, on the pool requests write through.
+    public func isReady() async -> Bool { await writes.answers(within: .seconds(2)) }
 
     // MARK: - Token cut-offs
 
     /// The time before which the account's tokens are refused, if it ever signed out everywhere.
     public func tokenCutoff(app: String, account: String) async throws -> Double? {
-        let rows = try await client.query(
-            "SELECT not_before FROM token_cutoffs WHERE app = \(app) AND account = \(account)", logger: logger)
-        for try await notBefore in rows.decode(Double.self) { return notBefore }
-        return nil
+        try await reads.read { connection, logger in
+            let rows = try await connection.query(
+                "SELECT not_before FROM token_cutoffs WHERE app = \(app) AND account = \(account)", logger: logger)
+            for try await notBefore in rows.decode(Double.self) { return notBefore }
+            return nil
+        }
     }
 
     /// Refuses every token of the account issued before `time` ("sign out everywhere"); a later
@@ -76,8 +75,7 @@ public struct AccountStore: Sendable {
     public func signOutEverywhere(app: String, account: String, at time: Double, audit: AuditLog.Entry? = nil) async throws
         -> Double
     {
-        let logger = logger
-        return try await client.withTransaction(logger: logger) { connection in
+        return try await writes.write { connection, logger in
             let rows = try await connection.query(
                 """
                 INSERT INTO token_cutoffs (app, account, not_before) VALUES (\(app), \(account), \(time))
@@ -94,8 +92,7 @@ public struct AccountStore: Sendable {
     // MARK: - Pull
 
     public func records(app: String, account: String) async throws -> AccountRecords {
-        let logger = logger
-        let flows = try await client.withConnection { connection in
+        let flows = try await reads.read { connection, logger in
             try await Self.records(app: app, account: account, on: connection, logger: logger)
         }
         return AccountRecords(app: app, account: account, flows: flows)
@@ -125,8 +122,7 @@ public struct AccountStore: Sendable {
     /// The funnel of every flow of an app across all accounts and devices, read from the aggregates
     /// the pushes keep (`InsightsSchema`): a few hundred rows whatever the number of facts.
     public func report(app: String) async throws -> AppReport {
-        let logger = logger
-        return try await client.withConnection { connection in
+        try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
             var flows: [String: AppReport.Flow] = [:]
             let standings = try await connection.query(
                 """
@@ -178,8 +174,7 @@ public struct AccountStore: Sendable {
 
     /// Facts no catalog of `app` declares (the dashboard's app page lists them).
     public func unplanned(app: String) async throws -> [AppReport.Unplanned] {
-        let logger = logger
-        return try await client.withConnection { try await Self.unplanned(app: app, on: $0, logger: logger) }
+        try await reads.read(within: ReadOnlyDatabase.reportDeadline) { try await Self.unplanned(app: app, on: $0, logger: $1) }
     }
 
     /// Facts no catalog of `app` declares, by flow, step and kind (most recent first, at most 200).
@@ -206,8 +201,7 @@ public struct AccountStore: Sendable {
     /// aggregates. Kept as the reference the tests check the aggregates against and the benchmark
     /// times beside them; no route serves it.
     public func reportByScan(app: String) async throws -> AppReport {
-        let logger = logger
-        return try await client.withConnection { connection in
+        try await reads.read(within: .seconds(600)) { connection, logger in
             var flows: [String: AppReport.Flow] = [:]
             let standings = try await connection.query(
                 "SELECT flow, standing, count(*) FROM account_flows WHERE app = \(app) GROUP BY flow, standing",
@@ -253,84 +247,5 @@ public struct AccountStore: Sendable {
             return AppReport(
                 app: app, accounts: accounts, devices: devices, flows: flows.values.sorted { $0.flow < $1.flow })
         }
-    }
-}
-
-/// Runs `operation`, giving up after `limit` (the operation is cancelled, which rolls back an open
-/// transaction). PostgresClient waits for a connection as long as it takes; a request must not wait
-/// longer than its client does, so while PostgreSQL is away requests fail fast with a 503 and the
-/// pool reconnects in the background.
-public func withDeadline<T: Sendable>(
-    _ limit: Duration, _ operation: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    // Not a task group: a group waits for every child after `cancelAll`, and an operation that
-    // does not stop when cancelled (a connection lease, a query PostgreSQL is still running) held
-    // the answer for as long as it ran. The operation runs in its own task, cancelled at the
-    // deadline and left to finish: use this only where abandoning it is harmless (reads; writes
-    // whose answer is not an acknowledgement). Pushes have their own bound (``PushBatcher``).
-    let answer = DeadlineAnswer<T>()
-    return try await withTaskCancellationHandler {
-        try await withCheckedThrowingContinuation { continuation in
-            answer.wait(continuation)
-            let work = Task {
-                do { answer.give(.success(try await operation())) } catch { answer.give(.failure(error)) }
-            }
-            answer.onGiven { work.cancel() }
-            // A dispatch timer, not a sleeping task: the deadline fires even while every thread of
-            // Swift's pool is busy.
-            let (seconds, attoseconds) = limit.components
-            let nanoseconds = Int(clamping: seconds) &* 1_000_000_000 &+ Int(attoseconds / 1_000_000_000)
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(max(0, nanoseconds))) {
-                answer.give(.failure(DatabaseUnavailable(.read, reason: .deadline)))
-            }
-        }
-    } onCancel: {
-        answer.give(.failure(CancellationError()))
-    }
-}
-
-/// The first of an operation's result and its deadline, given once.
-private final class DeadlineAnswer<T: Sendable>: Sendable {
-    private struct State {
-        var continuation: CheckedContinuation<T, any Error>?
-        var result: Result<T, any Error>?
-        var given = false
-        var cleanup: (@Sendable () -> Void)?
-    }
-
-    private let state = Mutex(State())
-
-    func wait(_ continuation: CheckedContinuation<T, any Error>) {
-        let ready = state.withLock { state -> Result<T, any Error>? in
-            if let result = state.result { return result }
-            state.continuation = continuation
-            return nil
-        }
-        if let ready { continuation.resume(with: ready) }
-    }
-
-    /// `cleanup` runs once the answer is given (at once if it already was).
-    func onGiven(_ cleanup: @escaping @Sendable () -> Void) {
-        let now = state.withLock { state -> Bool in
-            if state.given { return true }
-            state.cleanup = cleanup
-            return false
-        }
-        if now { cleanup() }
-    }
-
-    func give(_ result: Result<T, any Error>) {
-        let (continuation, cleanup) = state.withLock { state -> (CheckedContinuation<T, any Error>?, (@Sendable () -> Void)?) in
-            guard !state.given else { return (nil, nil) }
-            state.given = true
-            defer {
-                state.continuation = nil
-                state.cleanup = nil
-            }
-            if state.continuation == nil { state.result = result }
-            return (state.continuation, state.cleanup)
-        }
-        continuation?.resume(with: result)
-        cleanup?()
     }
 }

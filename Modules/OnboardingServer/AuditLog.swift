@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Logging
 import PostgresNIO
+import ServerDatabase
 import TourCodec
 
 /// The control plane's audit trail (Docs/Security.md): one row per act, who, when, from where,
@@ -9,12 +10,21 @@ import TourCodec
 /// and each row's hash covers the one before it, so ``verify()`` finds a row that was changed,
 /// removed or slipped in by someone who went around the trigger (the table's owner).
 public struct AuditLog: Sendable {
-    let client: PostgresClient
+    let writes: WritableDatabase
+    let reads: ReadOnlyDatabase
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
-        self.client = client
+    public init(writes: WritableDatabase, reads: ReadOnlyDatabase, logger: Logger) {
+        self.writes = writes
+        self.reads = reads
         self.logger = logger
+    }
+
+    /// Reads and writes through one pool (tools, tests).
+    public init(client: PostgresClient, logger: Logger) {
+        self.init(
+            writes: WritableDatabase(client: client, logger: logger), reads: ReadOnlyDatabase(sharing: client, logger: logger),
+            logger: logger)
     }
 
     /// One act.
@@ -81,8 +91,7 @@ public struct AuditLog: Sendable {
 
     /// Appends `entry` in its own transaction.
     public func record(_ entry: Entry) async throws {
-        let logger = logger
-        try await client.withTransaction(logger: logger) { connection in try await Self.append(entry, on: connection, logger: logger) }
+        try await writes.write { connection, logger in try await Self.append(entry, on: connection, logger: logger) }
     }
 
     /// Appends `entry` in the caller's transaction: the act and its row commit together, or neither.
@@ -103,8 +112,7 @@ public struct AuditLog: Sendable {
     /// Records the ids of the server's token keys when they differ from the last ids recorded:
     /// a key added, rotated or dropped (never a secret).
     public func recordKeyRing(_ ids: [String], at time: Double) async throws {
-        let logger = logger
-        try await client.withTransaction(logger: logger) { connection in
+        try await writes.write { connection, logger in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.lockID))", logger: logger)
             let rows = try await connection.query(
                 "SELECT details FROM audit_log WHERE action = 'token-keys.changed' ORDER BY id DESC LIMIT 1", logger: logger)
@@ -143,58 +151,66 @@ public struct AuditLog: Sendable {
 
     /// Rows, newest first.
     public func list(_ filter: Filter) async throws -> [Entry] {
-        let apps = filter.apps
-        let rows = try await client.query(
-            """
-            SELECT id, at, actor, source, app, action, target, details FROM audit_log
-            WHERE (\(apps == nil) OR app = ANY(\(apps ?? [])) OR (\(filter.includingEveryApp) AND app IS NULL))
-              AND (\(filter.actor == nil) OR actor = \(filter.actor ?? ""))
-              AND id < \(filter.before ?? Int64.max)
-            ORDER BY id DESC LIMIT \(Int64(max(1, min(filter.limit, 10_000))))
-            """, logger: logger)
-        var entries: [Entry] = []
-        for try await (id, at, actor, source, app, action, target, details) in rows.decode(
-            (Int64, Double, String, String, String?, String, String?, String).self)
-        {
-            entries.append(
-                Entry(id: id, at: at, actor: actor, source: source, app: app, action: action, target: target, details: details))
+        try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
+            let apps = filter.apps
+            let rows = try await connection.query(
+                """
+                SELECT id, at, actor, source, app, action, target, details FROM audit_log
+                WHERE (\(apps == nil) OR app = ANY(\(apps ?? [])) OR (\(filter.includingEveryApp) AND app IS NULL))
+                  AND (\(filter.actor == nil) OR actor = \(filter.actor ?? ""))
+                  AND id < \(filter.before ?? Int64.max)
+                ORDER BY id DESC LIMIT \(Int64(max(1, min(filter.limit, 10_000))))
+                """, logger: logger)
+            var entries: [Entry] = []
+            for try await (id, at, actor, source, app, action, target, details) in rows.decode(
+                (Int64, Double, String, String, String?, String, String?, String).self)
+            {
+                entries.append(
+                    Entry(id: id, at: at, actor: actor, source: source, app: app, action: action, target: target, details: details))
+            }
+            return entries
         }
-        return entries
     }
 
     /// The stored hash of row `id`, if the row exists.
     public func hash(of id: Int64) async throws -> String? {
-        let rows = try await client.query("SELECT hash FROM audit_log WHERE id = \(id)", logger: logger)
-        for try await hash in rows.decode(String.self) { return hash }
-        return nil
+        try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
+            let rows = try await connection.query("SELECT hash FROM audit_log WHERE id = \(id)", logger: logger)
+            for try await hash in rows.decode(String.self) { return hash }
+            return nil
+        }
     }
 
     /// The newest row's id and hash: what an operator keeps outside the database (an anchor), so
     /// that a chain rewritten from some row on, or cut short, is found (``verify()`` alone finds
     /// only a row changed without rewriting those after it).
     public func head() async throws -> (id: Int64, hash: String)? {
-        let rows = try await client.query("SELECT id, hash FROM audit_log ORDER BY id DESC LIMIT 1", logger: logger)
-        for try await (id, hash) in rows.decode((Int64, String).self) { return (id, hash) }
-        return nil
+        try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
+            let rows = try await connection.query("SELECT id, hash FROM audit_log ORDER BY id DESC LIMIT 1", logger: logger)
+            for try await (id, hash) in rows.decode((Int64, String).self) { return (id, hash) }
+            return nil
+        }
     }
 
     /// The chain checked from the first row: nil when every row's hash is right, else the first
     /// row that is not (changed, or after a row removed or inserted), and how many rows were read.
     public func verify() async throws -> (rows: Int, brokenAt: Int64?) {
-        let rows = try await client.query(
-            "SELECT id, at, actor, source, app, action, target, details, previous_hash, hash FROM audit_log ORDER BY id",
-            logger: logger)
-        var previous = Self.genesis
-        var count = 0
-        for try await (id, at, actor, source, app, action, target, details, stored, hash) in rows.decode(
-            (Int64, Double, String, String, String?, String, String?, String, String, String).self)
-        {
-            count += 1
-            let entry = Entry(id: id, at: at, actor: actor, source: source, app: app, action: action, target: target, details: details)
-            guard stored == previous, Entry.hash(previous: previous, entry) == hash else { return (count, id) }
-            previous = hash
+        try await reads.read(within: .seconds(600)) { connection, logger in
+            let rows = try await connection.query(
+                "SELECT id, at, actor, source, app, action, target, details, previous_hash, hash FROM audit_log ORDER BY id",
+                logger: logger)
+            var previous = Self.genesis
+            var count = 0
+            for try await (id, at, actor, source, app, action, target, details, stored, hash) in rows.decode(
+                (Int64, Double, String, String, String?, String, String?, String, String, String).self)
+            {
+                count += 1
+                let entry = Entry(id: id, at: at, actor: actor, source: source, app: app, action: action, target: target, details: details)
+                guard stored == previous, Entry.hash(previous: previous, entry) == hash else { return (count, id) }
+                previous = hash
+            }
+            return (count, nil)
         }
-        return (count, nil)
     }
 }
 

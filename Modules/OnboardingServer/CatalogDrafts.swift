@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import ServerDatabase
 import TourCodec
 
 /// The studio's drafts (issue 46): a catalog document being edited in the dashboard before it is
@@ -10,12 +11,21 @@ import TourCodec
 /// A save names the revision it was made from: when someone saved since, it is refused (nothing is
 /// written) and the page shows the newer revision, so two editors never overwrite each other.
 public struct CatalogDrafts: Sendable {
-    let client: PostgresClient
+    let writes: WritableDatabase
+    let reads: ReadOnlyDatabase
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
-        self.client = client
+    public init(writes: WritableDatabase, reads: ReadOnlyDatabase, logger: Logger) {
+        self.writes = writes
+        self.reads = reads
         self.logger = logger
+    }
+
+    /// Reads and writes through one pool (tools, tests).
+    public init(client: PostgresClient, logger: Logger) {
+        self.init(
+            writes: WritableDatabase(client: client, logger: logger), reads: ReadOnlyDatabase(sharing: client, logger: logger),
+            logger: logger)
     }
 
     /// One saved revision of a draft.
@@ -78,33 +88,39 @@ public struct CatalogDrafts: Sendable {
 
     /// Each draft of `app` at its newest revision, newest draft first, without their documents.
     public func list(app: String) async throws -> [Revision] {
-        try await Self.revisions(
-            client.query(
-                """
-                SELECT DISTINCT ON (draft) app, draft, revision, version, '', based_on, author, saved_at, note
-                FROM catalog_drafts WHERE app = \(app) ORDER BY draft DESC, revision DESC
-                """, logger: logger))
+        try await reads.read { connection, logger in
+            try await Self.revisions(
+                connection.query(
+                    """
+                    SELECT DISTINCT ON (draft) app, draft, revision, version, '', based_on, author, saved_at, note
+                    FROM catalog_drafts WHERE app = \(app) ORDER BY draft DESC, revision DESC
+                    """, logger: logger))
+        }
     }
 
     /// A draft's newest revision, or nil.
     public func latest(app: String, draft: Int) async throws -> Revision? {
-        try await Self.revisions(
-            client.query(
-                """
-                SELECT app, draft, revision, version, document, based_on, author, saved_at, note FROM catalog_drafts
-                WHERE app = \(app) AND draft = \(Int64(draft)) ORDER BY revision DESC LIMIT 1
-                """, logger: logger)
-        ).first
+        try await reads.read { connection, logger in
+            try await Self.revisions(
+                connection.query(
+                    """
+                    SELECT app, draft, revision, version, document, based_on, author, saved_at, note FROM catalog_drafts
+                    WHERE app = \(app) AND draft = \(Int64(draft)) ORDER BY revision DESC LIMIT 1
+                    """, logger: logger)
+            ).first
+        }
     }
 
     /// Every revision of a draft, newest first, without their documents.
     public func history(app: String, draft: Int) async throws -> [Revision] {
-        try await Self.revisions(
-            client.query(
-                """
-                SELECT app, draft, revision, version, '', based_on, author, saved_at, note FROM catalog_drafts
-                WHERE app = \(app) AND draft = \(Int64(draft)) ORDER BY revision DESC
-                """, logger: logger))
+        try await reads.read { connection, logger in
+            try await Self.revisions(
+                connection.query(
+                    """
+                    SELECT app, draft, revision, version, '', based_on, author, saved_at, note FROM catalog_drafts
+                    WHERE app = \(app) AND draft = \(Int64(draft)) ORDER BY revision DESC
+                    """, logger: logger))
+        }
     }
 
     /// Starts a draft from `document` (a stored version's canonical text, its version already
@@ -112,8 +128,7 @@ public struct CatalogDrafts: Sendable {
     public func create(
         app: String, document: String, version: Int, basedOn: Int, by actor: Actor, at time: Double
     ) async throws -> Revision? {
-        let logger = logger
-        return try await client.withTransaction(logger: logger) { connection in
+        return try await writes.write { connection, logger in
             // One draft number at a time per app (the audit lock would serialise them anyway).
             try await connection.query("SELECT pg_advisory_xact_lock(hashtext('catalog_drafts' || \(app)))", logger: logger)
             var (draft, drafts) = (1, 0)
@@ -152,8 +167,7 @@ public struct CatalogDrafts: Sendable {
     public func save(
         app: String, draft: Int, after: Int, document: String, note: String, by actor: Actor, at time: Double
     ) async throws -> Saved {
-        let logger = logger
-        return try await client.withTransaction(logger: logger) { connection in
+        return try await writes.write { connection, logger in
             // Saves of one draft one at a time: a second waits here, then finds the first's revision
             // and is refused as stale (a row lock on the newest revision would not: the waiter would
             // read the same row again and collide on its key).

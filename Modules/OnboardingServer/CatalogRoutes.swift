@@ -20,9 +20,7 @@ extension Routes {
                     let claims = try await authorize(request, context, app: app)
                     try await refuseIfSignedOut(claims, app: app, account: claims.subject)
                 }
-                let (live, keys) = try await withDeadline(Self.requestDeadline) {
-                    (try await catalogs.live(app: app), try await controlPlane.keys.all(app: app))
-                }
+                let (live, keys) = (try await catalogs.live(app: app), try await controlPlane.keys.all(app: app))
                 let statuses = keys.map { PublicationKeyStatus(id: $0.key.id, retiredAt: $0.key.retiredAt) }
                 let tag = Self.entityTag(live, keys: statuses)
                 if let given = request.headers[.ifNoneMatch], given.split(separator: ",").contains(where: {
@@ -69,11 +67,9 @@ extension Routes {
                     throw APIError.invalid(
                         "the body is {\"document\": a catalog document (object or text), \"rollout\": 0 to 100, \"signatures\": [{\"key\", \"signature\"}]}: \(Self.describe(error))")
                 }
-                let outcome = try await withDeadline(Self.requestDeadline) {
-                    try await catalogs.publish(
+                let outcome = try await (catalogs.publish(
                         app: app, text: publication.text, rollout: publication.rollout, signatures: publication.signatures,
-                        by: actor, at: Date().timeIntervalSince1970)
-                }
+                        by: actor, at: Date().timeIntervalSince1970))
                 switch outcome {
                 case .stored(let entry): return Self.json(["publication": entry.tourValue] as TourValue, status: .created)
                 case .refused(let problems): throw Self.refusal(problems)
@@ -88,9 +84,7 @@ extension Routes {
                 guard let version = context.parameters.get("version").flatMap(Int.init), version >= 1 else {
                     throw APIError.invalid("the version is a whole number, 1 or more")
                 }
-                let withdrawn = try await withDeadline(Self.requestDeadline) {
-                    try await catalogs.withdraw(app: app, version: version, by: actor, at: Date().timeIntervalSince1970)
-                }
+                let withdrawn = try await (catalogs.withdraw(app: app, version: version, by: actor, at: Date().timeIntervalSince1970))
                 guard let withdrawn else {
                     throw APIError(
                         status: .notFound, code: "not_found", message: "\(app) has no live publication of version \(version)")

@@ -3,6 +3,7 @@ import CatalogDocuments
 import Foundation
 import Logging
 import PostgresNIO
+import ServerDatabase
 import TourCodec
 import TourCore
 
@@ -11,12 +12,21 @@ import TourCore
 /// and the ones published, each with its rollout. Publishing runs the checks a build runs
 /// (``PublicationCheck``) and changes nothing when any fails.
 public struct CatalogStore: Sendable {
-    let client: PostgresClient
+    let writes: WritableDatabase
+    let reads: ReadOnlyDatabase
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
-        self.client = client
+    public init(writes: WritableDatabase, reads: ReadOnlyDatabase, logger: Logger) {
+        self.writes = writes
+        self.reads = reads
         self.logger = logger
+    }
+
+    /// Reads and writes through one pool (tools, tests).
+    public init(client: PostgresClient, logger: Logger) {
+        self.init(
+            writes: WritableDatabase(client: client, logger: logger), reads: ReadOnlyDatabase(sharing: client, logger: logger),
+            logger: logger)
     }
 
     /// One stored document: where it came from and who gets it.
@@ -52,7 +62,7 @@ public struct CatalogStore: Sendable {
 
     /// Every document of the app, oldest version first.
     public func all(app: String) async throws -> [Entry] {
-        try await client.withConnection { connection in try await Self.all(app: app, on: connection, logger: logger) }
+        try await reads.read { connection, logger in try await Self.all(app: app, on: connection, logger: logger) }
     }
 
     /// The live publications devices choose from: not withdrawn, reaching someone, newest first,
@@ -153,7 +163,6 @@ public struct CatalogStore: Sendable {
     /// Withdraws a publication (a rollback): devices stop choosing it on their next pull, and a run
     /// on a step it added goes by its flow's declared policy. Nil when no such publication is live.
     public func withdraw(app: String, version: Int, by actor: Actor, at time: Double) async throws -> Entry? {
-        let logger = logger
         let outcome = try await write(app: app) { connection, existing in
             guard existing.contains(where: { $0.version == version && $0.source == .published && $0.withdrawnAt == nil }) else {
                 return .refused([])
@@ -175,8 +184,7 @@ public struct CatalogStore: Sendable {
     private func write(
         app: String, _ body: @escaping @Sendable (PostgresConnection, [Entry]) async throws -> Outcome
     ) async throws -> Outcome {
-        let logger = logger
-        return try await client.withTransaction(logger: logger) { connection in
+        try await writes.write { connection, logger in
             try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\("catalogs/" + app)))", logger: logger)
             let existing = try await Self.all(app: app, on: connection, logger: logger)
             return try await body(connection, existing)

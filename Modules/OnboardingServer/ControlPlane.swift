@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import PostgresNIO
+import ServerDatabase
 
 /// Who may act on the control plane and what each act leaves behind (Docs/Security.md): people's
 /// credentials checked against their live row and roles on every request, failures rate limited,
@@ -16,12 +17,12 @@ public struct ControlPlane: Sendable {
     let logger: Logger
 
     public init(
-        client: PostgresClient, tokens: TokenSigner, limiter: RateLimiter = RateLimiter(), clients: ClientAddress = ClientAddress(),
-        logger: Logger
+        writes: WritableDatabase, reads: ReadOnlyDatabase, tokens: TokenSigner, limiter: RateLimiter = RateLimiter(),
+        clients: ClientAddress = ClientAddress(), logger: Logger
     ) {
-        people = PeopleStore(client: client, logger: logger)
-        audit = AuditLog(client: client, logger: logger)
-        keys = PublicationKeyStore(client: client, logger: logger)
+        people = PeopleStore(writes: writes, reads: reads, logger: logger)
+        audit = AuditLog(writes: writes, reads: reads, logger: logger)
+        keys = PublicationKeyStore(writes: writes, reads: reads, logger: logger)
         self.tokens = tokens
         self.limiter = limiter
         self.clients = clients
@@ -88,7 +89,7 @@ public struct ControlPlane: Sendable {
         // request held (and a shutdown waiting on it) for as long as it does not.
         let people = people
         let subject = claims.subject
-        let found = try await withDeadline(Routes.requestDeadline) { try await people.person(credential: id, of: subject, now: seconds) }
+        let found = try await (people.person(credential: id, of: subject, now: seconds))
         guard let person = found else {
             if let wait = limiter.retryAfter(person: claims.subject, now: seconds) ?? limiter.retryAfter(source: source, now: seconds) {
                 throw Self.limited(wait, limiter.retryAfter(person: claims.subject, now: seconds) != nil ? claims.subject : "this address")

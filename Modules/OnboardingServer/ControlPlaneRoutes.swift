@@ -12,7 +12,7 @@ extension Routes {
             await answer {
                 let app = try Self.name(context, "app")
                 _ = try await controlPlane.actor(request, context, app: app, role: .viewer, to: "reading publication keys")
-                let keys = try await withDeadline(Self.requestDeadline) { try await controlPlane.keys.all(app: app) }
+                let keys = try await (controlPlane.keys.all(app: app))
                 return Self.json(["app": .string(app), "keys": .list(keys.map(\.tourValue))] as TourValue)
             }
         }
@@ -30,9 +30,7 @@ extension Routes {
                     throw APIError.invalid(
                         "the body is {\"publicKey\": the raw 32-byte Ed25519 public key, base64 (onboarding-server keys new prints it)}")
                 }
-                let outcome = try await withDeadline(Self.requestDeadline) {
-                    try await controlPlane.keys.register(key, by: actor, at: Date().timeIntervalSince1970)
-                }
+                let outcome = try await (controlPlane.keys.register(key, by: actor, at: Date().timeIntervalSince1970))
                 switch outcome {
                 case .registered(let key): return Self.json(["key": .string(key.id)] as TourValue, status: .created)
                 case .unchanged(let key), .retired(let key): return Self.json(["key": .string(key.id)] as TourValue)
@@ -45,9 +43,7 @@ extension Routes {
                 let app = try Self.name(context, "app")
                 let id = try Self.name(context, "key")
                 let actor = try await controlPlane.actor(request, context, app: app, role: .owner, to: "retiring a publication key")
-                let outcome = try await withDeadline(Self.requestDeadline) {
-                    try await controlPlane.keys.retire(app: app, id: id, by: actor, at: Date().timeIntervalSince1970)
-                }
+                let outcome = try await (controlPlane.keys.retire(app: app, id: id, by: actor, at: Date().timeIntervalSince1970))
                 switch outcome {
                 case .retired(let key), .unchanged(let key), .registered(let key):
                     return Self.json(["key": .string(key.id), "retiredAt": key.retiredAt.map(TourValue.double) ?? .null] as TourValue)
@@ -67,7 +63,7 @@ extension Routes {
                     request, context, app: app, role: .owner, to: app == nil ? "the whole audit trail" : "the audit trail of \(app!)")
                 let filter = try Self.auditFilter(request, app: app)
                 _ = actor
-                let entries = try await withDeadline(Self.reportDeadline) { try await controlPlane.audit.list(filter) }
+                let entries = try await (controlPlane.audit.list(filter))
                 return Self.json(["entries": .list(entries.map(\.tourValue))] as TourValue)
             }
         }
@@ -98,7 +94,7 @@ extension Routes {
             await answer {
                 let app = try Self.name(context, "app")
                 let actor = try await controlPlane.actor(request, context, app: app, role: .owner, to: "reading the app's people")
-                let people = try await withDeadline(Self.requestDeadline) { try await controlPlane.people.list(app: app) }
+                let people = try await (controlPlane.people.list(app: app))
                 return Self.json(
                     ["app": .string(app), "people": .list(people.map { $0.summary(now: Date(), shownTo: actor) })] as TourValue)
             }
@@ -126,7 +122,7 @@ extension Routes {
                 // Who signs in as a person is theirs and their operators' to say: an owner sets the
                 // identity only of someone who holds roles in this app alone.
                 let people = controlPlane.people
-                if let identity, let existing = try await withDeadline(Routes.requestDeadline, { try await people.person(name) }),
+                if let identity, let existing = try await (people.person(name)),
                     existing.identity != identity,
                     existing.roles.keys.contains(where: { $0 != .app(app) })
                 {
@@ -135,10 +131,8 @@ extension Routes {
                         message: "\(name) holds roles outside \(app); only an operator changes their identity (onboarding-server people add)")
                 }
                 let now = Date().timeIntervalSince1970
-                let (person, credential) = try await withDeadline(Self.requestDeadline) {
-                    try await controlPlane.people.grant(
-                        role, in: .app(app), to: name, identity: identity, days: PeopleStore.defaultDays, by: actor, now: now)
-                }
+                let (person, credential) = try await (controlPlane.people.grant(
+                        role, in: .app(app), to: name, identity: identity, days: PeopleStore.defaultDays, by: actor, now: now))
                 var answer = person.summary(now: Date(), shownTo: actor).objectValue ?? [:]
                 if let credential { answer["credential"] = .string(await controlPlane.tokens.sign(credential.claims)) }
                 return Self.json(.object(answer), status: credential == nil ? .ok : .created)
@@ -149,9 +143,7 @@ extension Routes {
                 let app = try Self.name(context, "app")
                 let name = try Self.name(context, "person")
                 let actor = try await controlPlane.actor(request, context, app: app, role: .owner, to: "changing the app's people")
-                let removed = try await withDeadline(Self.requestDeadline) {
-                    try await controlPlane.people.remove(name, from: .app(app), by: actor, now: Date().timeIntervalSince1970)
-                }
+                let removed = try await (controlPlane.people.remove(name, from: .app(app), by: actor, now: Date().timeIntervalSince1970))
                 guard let removed, removed.roles[.app(app)] != nil else {
                     throw APIError(status: .notFound, code: "not_found", message: "\(name) holds no role in \(app)")
                 }
@@ -172,7 +164,7 @@ extension Routes {
     /// Ends `name`'s sessions for an owner of `app`. Sessions are a person's, across apps, so an
     /// owner ends only those of people whose every role is in apps they own; an operator, anyone's.
     static func endSessions(of name: String, app: String, by actor: Actor, people: PeopleStore) async throws -> Int {
-        guard let person = try await withDeadline(Routes.requestDeadline, { try await people.person(name) }), person.role(in: app) != nil else {
+        guard let person = try await (people.person(name)), person.role(in: app) != nil else {
             throw APIError(status: .notFound, code: "not_found", message: "\(name) holds no role in \(app)")
         }
         let beyond = person.roles.keys.filter { !actor.may(.owner, in: $0.app) }
@@ -181,9 +173,7 @@ extension Routes {
                 status: .forbidden, code: "forbidden",
                 message: "\(name) also holds roles in \(beyond.map(\.description).sorted().joined(separator: ", ")); only an owner of those, or an operator, ends their sessions")
         }
-        return try await withDeadline(Self.requestDeadline) {
-            try await people.endSessions(of: name, app: app, by: actor, now: Date().timeIntervalSince1970)
-        }
+        return try await (people.endSessions(of: name, app: app, by: actor, now: Date().timeIntervalSince1970))
     }
 }
 

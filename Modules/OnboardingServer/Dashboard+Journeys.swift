@@ -66,8 +66,7 @@ extension Dashboard {
         experiments: [ExperimentReport], view: FlowView
     ) async throws -> Response {
         let path = "/dashboard/apps/\(app)/flows/\(flow)"
-        let (stages, splitRows, periods, versionsByStep, entries, funnels) = try await withDeadline(Routes.reportDeadline) {
-            (
+        let (stages, splitRows, periods, versionsByStep, entries, funnels) = (
                 try await insights.journeyStages(app: app, flow: flow, range: range),
                 try await insights.splitStages(app: app, flow: flow, split: view.split, range: range),
                 try await insights.cohortTrend(app: app, flow: flow, range: range, weekly: view.weekly),
@@ -75,7 +74,6 @@ extension Dashboard {
                 try await catalogs.all(app: app),
                 try await insights.funnels(app: app, flow: flow, range: range)
             )
-        }
         let titles = StepTitles.shared.titles(flow: flow, entries: entries, versionsByStep: versionsByStep)
         let seesSubjects = access.may(Self.subjectsRole, in: app)
         func drill(_ stage: Insights.JourneyStage, _ standing: Insights.Standing) -> String? {
@@ -173,10 +171,8 @@ extension Dashboard {
         let today = DayRange.dayNumber(Date())
         var figures: [SampleSizeFigures] = []
         for experiment in experiments {
-            let week = try await withDeadline(Routes.reportDeadline) {
-                try await insights.assignments(
-                    app: app, experiment: experiment.experiment, first: DayRange.text(today - 6), last: DayRange.text(today))
-            }
+            let week = try await (insights.assignments(
+                    app: app, experiment: experiment.experiment, first: DayRange.text(today - 6), last: DayRange.text(today)))
             let baseline = experiment.arms.first { $0.variant == experiment.control }?.rate
             let needed = baseline.flatMap { SampleSize.perVariant(baseline: $0, effect: effect) }
             figures.append(

@@ -26,17 +26,15 @@ extension Dashboard {
                 let identity = fields["identity"].flatMap { $0.isEmpty ? nil : $0 }
                 if let identity, identity.count > 320 { throw DashboardError(.badRequest, "An identity is at most 320 characters.") }
                 let people = controlPlane.people
-                if let identity, let existing = try await withDeadline(Routes.requestDeadline, { try await people.person(name) }),
+                if let identity, let existing = try await (people.person(name)),
                     existing.identity != identity,
                     existing.roles.keys.contains(where: { $0 != .app(app) })
                 {
                     throw DashboardError(.forbidden, "\(name) holds roles outside \(app); only an operator changes their identity.")
                 }
-                let (_, credential) = try await withDeadline(Routes.requestDeadline) {
-                    try await controlPlane.people.grant(
+                let (_, credential) = try await (controlPlane.people.grant(
                         role, in: .app(app), to: name, identity: identity, days: PeopleStore.defaultDays, by: actor,
-                        now: Date().timeIntervalSince1970)
-                }
+                        now: Date().timeIntervalSince1970))
                 let message: String
                 if let credential {
                     let text = await controlPlane.tokens.sign(credential.claims)
@@ -52,9 +50,7 @@ extension Dashboard {
         router.post("/dashboard/apps/:app/people/remove") { request, context in
             await changingPeople(request, context) { app, fields, actor, access in
                 let name = try person(fields)
-                let removed = try await withDeadline(Routes.requestDeadline) {
-                    try await controlPlane.people.remove(name, from: .app(app), by: actor, now: Date().timeIntervalSince1970)
-                }
+                let removed = try await (controlPlane.people.remove(name, from: .app(app), by: actor, now: Date().timeIntervalSince1970))
                 guard removed?.roles[.app(app)] != nil else { throw DashboardError(.notFound, "\(name) holds no role in \(app).") }
                 return try await peoplePage(app, access: access, message: "\(name) holds no role in \(app) any more.")
             }
@@ -111,7 +107,7 @@ extension Dashboard {
     }
 
     private func peoplePage(_ app: String, access: Access, message: String?) async throws -> Response {
-        let people = try await withDeadline(Routes.requestDeadline) { try await controlPlane.people.list(app: app) }
+        let people = try await (controlPlane.people.list(app: app))
         let now = Date().timeIntervalSince1970
         // An operator's identity and credentials are shown to operators only.
         let hidden = { (person: Person) in person.isOperator && !access.person.isOperator }
@@ -191,7 +187,7 @@ extension Dashboard {
             filter.includingEveryApp = false
         }
         let chosen = filter
-        let entries = try await withDeadline(Routes.reportDeadline) { try await controlPlane.audit.list(chosen) }
+        let entries = try await (controlPlane.audit.list(chosen))
         let format = try Self.format(request)
         switch format {
         case .csv:

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import InsightsPages
 import NIOCore
+import ServerDatabase
 
 /// Signing in and out of the dashboard (Docs/Security.md): with a person's credential, or through
 /// the identity provider. Every form carries an anti-forgery token, and every request that changes
@@ -39,7 +40,7 @@ extension Dashboard {
                     at: Date().timeIntervalSince1970,
                     actor: Actor(name: access.person.name, source: controlPlane.clients.of(request, context), person: access.person),
                     app: nil, action: "sign-out")
-                try await withDeadline(Routes.requestDeadline) { try await sessions.close(access.session.cookie, audit: audit) }
+                try await (sessions.close(access.session.cookie, audit: audit))
                 var response = Self.redirect("/dashboard/sign-in")
                 response.setCookie(Self.clearing(Self.cookie, request))
                 return response
@@ -116,9 +117,7 @@ extension Dashboard {
         let audit = AuditLog.Entry(
             at: now, actor: Actor(name: person.name, source: source, person: person), app: nil, action: "sign-in",
             details: ["method": .string(method)])
-        let session = try await withDeadline(Routes.requestDeadline) {
-            try await sessions.open(person: person.name, credential: credential, expires: expires, now: now, audit: audit)
-        }
+        let session = try await (sessions.open(person: person.name, credential: credential, expires: expires, now: now, audit: audit))
         logger.inRequest.info("dashboard sign-in", metadata: ["person": "\(person.name)", "method": "\(method)"])
         var response = Self.redirect("/dashboard")
         response.setCookie(Self.makeCookie(Self.cookie, value: session.cookie, maxAge: Int(session.expiresAt - now), request))
@@ -209,7 +208,7 @@ extension Dashboard {
             throw DashboardError(.unauthorized, "Not signed in: \(why).")
         }
         let people = controlPlane.people
-        guard let person = try await withDeadline(Routes.requestDeadline, { try await people.person(identity: identity) }) else {
+        guard let person = try await (people.person(identity: identity)) else {
             controlPlane.limiter.failed(source: source, now: now.timeIntervalSince1970)
             try await audit(
                 .unverified(identity, source), "sign-in.failed", why: "no person has this identity", method: "identity provider")

@@ -23,7 +23,7 @@ extension Dashboard {
         // version's users reach the draft, as a compiled release's do).
         router.post("/dashboard/apps/:app/studio/drafts") { request, context in
             await changingDrafts(request, context) { app, fields, actor, _ in
-                let entries = try await withDeadline(Routes.requestDeadline) { try await catalogs.all(app: app) }
+                let entries = try await (catalogs.all(app: app))
                 guard let newest = entries.max(by: { $0.version < $1.version }), let document = try? CatalogDocument(text: newest.document) else {
                     throw DashboardError(
                         .badRequest, "\(app) has no stored catalog yet: register the app's compiled one (`onboarding-server register --app \(app) FILE`).")
@@ -36,10 +36,8 @@ extension Dashboard {
                 let version = newest.version + 1
                 let text = try StudioDraft(document: document).versioned(version).text()
                 guard
-                    let draft = try await withDeadline(Routes.requestDeadline, {
-                        try await CatalogDrafts(client: store.client, logger: logger).create(
-                            app: app, document: text, version: version, basedOn: newest.version, by: actor, at: Date().timeIntervalSince1970)
-                    })
+                    let draft = try await (CatalogDrafts(client: store.client, logger: logger).create(
+                            app: app, document: text, version: version, basedOn: newest.version, by: actor, at: Date().timeIntervalSince1970))
                 else {
                     throw DashboardError(
                         .badRequest, "\(app) has \(CatalogDrafts.maximumDrafts) drafts, the most an app keeps: publish or finish one first.")
@@ -72,11 +70,9 @@ extension Dashboard {
                 }
                 guard !edited.changes.isEmpty else { return Self.redirect(Self.draftPath(current, place) + "#editor") }
                 let note = edited.changes.joined(separator: ", ")
-                let saved = try await withDeadline(Routes.requestDeadline) {
-                    try await CatalogDrafts(client: store.client, logger: logger).save(
+                let saved = try await (CatalogDrafts(client: store.client, logger: logger).save(
                         app: app, draft: current.draft, after: after, document: try edited.document.text(),
-                        note: String(note.prefix(500)), by: actor, at: Date().timeIntervalSince1970)
-                }
+                        note: String(note.prefix(500)), by: actor, at: Date().timeIntervalSince1970))
                 return try Self.afterSave(saved, current: current, after: after, place: place)
             }
         }
@@ -92,17 +88,15 @@ extension Dashboard {
                 do {
                     change = try StudioDraft.stepChange(fields, templates: templates)
                     // The version before the draft's, which its migration starts from.
-                    let base = try await withDeadline(Routes.requestDeadline) { try await catalogs.all(app: app) }
+                    let base = try await (catalogs.all(app: app))
                         .last { $0.version == current.version - 1 }.flatMap { try? CatalogDocument(text: $0.document).catalog }
                     changed = try StudioDraft(document: try Self.readable(current)).changing(FlowID(flow), StepID(step), change, base: base)
                 } catch let refusal as StudioDraft.Refusal {
                     throw DashboardError(.badRequest, refusal.message + " Nothing was saved.")
                 }
-                let saved = try await withDeadline(Routes.requestDeadline) {
-                    try await CatalogDrafts(client: store.client, logger: logger).save(
+                let saved = try await (CatalogDrafts(client: store.client, logger: logger).save(
                         app: app, draft: current.draft, after: after, document: try changed.document.text(), note: changed.note,
-                        by: actor, at: Date().timeIntervalSince1970)
-                }
+                        by: actor, at: Date().timeIntervalSince1970))
                 var shown = place
                 if case .rename(let new) = change { shown.step = new.rawValue }
                 if case .remove = change { shown.step = nil }
@@ -122,7 +116,7 @@ extension Dashboard {
     /// The steps of the newest compiled catalog registered for `app`: the kinds of step its
     /// binaries declare (a studio's new step is shaped like one of them).
     func stepTemplates(_ app: String) async throws -> [StepDefinition] {
-        let entries = try await withDeadline(Routes.requestDeadline) { try await catalogs.all(app: app) }
+        let entries = try await (catalogs.all(app: app))
         guard let compiled = entries.last(where: { $0.source == .compiled }), let document = try? CatalogDocument(text: compiled.document) else {
             return []
         }
@@ -135,9 +129,7 @@ extension Dashboard {
             throw DashboardError(.badRequest, "A draft is named by its number (1, 2, ...).")
         }
         guard
-            let revision = try await withDeadline(Routes.requestDeadline, {
-                try await CatalogDrafts(client: store.client, logger: logger).latest(app: app, draft: number)
-            })
+            let revision = try await (CatalogDrafts(client: store.client, logger: logger).latest(app: app, draft: number))
         else { throw DashboardError(.notFound, "\(app) has no draft \(number).") }
         return revision
     }

@@ -9,10 +9,8 @@ import TourCore
 extension Dashboard {
     /// An app's live publications and drafts, and (for editors) the form that starts a draft.
     func studioPage(_ app: String, access: Access, done: String? = nil) async throws -> Response {
-        let entries = try await withDeadline(Routes.requestDeadline) { try await catalogs.all(app: app) }
-        let drafts = try await withDeadline(Routes.requestDeadline) {
-            try await CatalogDrafts(client: store.client, logger: logger).list(app: app)
-        }
+        let entries = try await (catalogs.all(app: app))
+        let drafts = try await (CatalogDrafts(client: store.client, logger: logger).list(app: app))
         let path = "/dashboard/apps/\(app)/studio"
         var sections: [InsightsPage.Section] = [
             .table(
@@ -114,11 +112,9 @@ extension Dashboard {
         let document = try Self.readable(revision)
         let draft = StudioDraft(document: document)
         let catalog = document.catalog
-        let entries = try await withDeadline(Routes.requestDeadline) { try await catalogs.all(app: app) }
+        let entries = try await (catalogs.all(app: app))
         let check = CatalogStore.check(revision.document, app: app, existing: entries)
-        let history = try await withDeadline(Routes.requestDeadline) {
-            try await CatalogDrafts(client: store.client, logger: logger).history(app: app, draft: revision.draft)
-        }
+        let history = try await (CatalogDrafts(client: store.client, logger: logger).history(app: app, draft: revision.draft))
         let base = "/dashboard/apps/\(app)/studio/drafts/\(revision.draft)"
         guard let chosenFlow = flow.flatMap({ FlowID($0) }).flatMap({ catalog.flow($0) }) ?? catalog.flows.first else {
             throw DashboardError(.notFound, "This draft has no flows.")
@@ -142,7 +138,7 @@ extension Dashboard {
             sections.append(.table(.init(caption: "Check: \(rows.count) problem\(rows.count == 1 ? "" : "s"); the draft cannot be published until each is fixed", columns: ["Problem", "Where", "What to do"], rows: rows)))
         }
         if let check, check.isAccepted, access.may(.publisher, in: app) {
-            let keys = try await withDeadline(Routes.requestDeadline) { try await controlPlane.keys.all(app: app) }
+            let keys = try await (controlPlane.keys.all(app: app))
             sections.append(
                 .publish(
                     .init(
@@ -330,9 +326,7 @@ extension Dashboard {
     /// devices run now, and where the draft's migrations put them.
     func forecast(app: String, flow: FlowID, live: CatalogStore.Entry, draft: TourCatalog) async throws -> InsightsPage.Table? {
         guard let old = try? CatalogDocument(text: live.document).catalog, let oldFlow = old.flow(flow) else { return nil }
-        let stages = try await withDeadline(Routes.reportDeadline) {
-            try await insights.journeyStages(app: app, flow: flow.rawValue, range: nil)
-        }
+        let stages = try await (insights.journeyStages(app: app, flow: flow.rawValue, range: nil))
         let waiting = Dictionary(stages.filter { $0.measure == "step" }.map { ($0.step, $0.waiting) }, uniquingKeysWith: +)
         func fate(_ step: StepID) -> String {
             switch draft.place(step, of: flow, since: live.version) {

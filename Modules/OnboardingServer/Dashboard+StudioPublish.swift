@@ -31,7 +31,7 @@ extension Dashboard {
                 let document = try Self.readable(revision)
                 let version = document.catalog.version
                 if fields["confirm"] != "yes" {
-                    let entries = try await withDeadline(Routes.requestDeadline) { try await catalogs.all(app: app) }
+                    let entries = try await (catalogs.all(app: app))
                     let check = CatalogStore.check(revision.document, app: app, existing: entries)
                     guard let check, check.isAccepted else {
                         throw DashboardError(
@@ -49,11 +49,9 @@ extension Dashboard {
                             ("revision", String(revision.revision)), ("rollout", String(rollout)), ("key", key), ("signature", signature),
                         ], submit: "Publish version \(version) at \(rollout)%")
                 }
-                let outcome = try await withDeadline(Routes.requestDeadline) {
-                    try await catalogs.publish(
+                let outcome = try await (catalogs.publish(
                         app: app, text: revision.document, rollout: rollout, signatures: [CatalogSignature(key: key, signature: signature)],
-                        by: actor, at: Date().timeIntervalSince1970)
-                }
+                        by: actor, at: Date().timeIntervalSince1970))
                 return try Self.done(outcome, app: app, draft: revision.draft)
             }
         }
@@ -75,10 +73,8 @@ extension Dashboard {
                         fields: [("version", String(entry.version)), ("rollout", String(rollout))],
                         submit: "Set version \(entry.version) to \(rollout)%")
                 }
-                let outcome = try await withDeadline(Routes.requestDeadline) {
-                    try await catalogs.publish(
-                        app: app, text: entry.document, rollout: rollout, signatures: [], by: actor, at: Date().timeIntervalSince1970)
-                }
+                let outcome = try await (catalogs.publish(
+                        app: app, text: entry.document, rollout: rollout, signatures: [], by: actor, at: Date().timeIntervalSince1970))
                 return try Self.done(outcome, app: app, draft: nil)
             }
         }
@@ -96,9 +92,7 @@ extension Dashboard {
                         fields: [("version", String(entry.version))], submit: "Roll back version \(entry.version)")
                 }
                 guard
-                    try await withDeadline(Routes.requestDeadline, {
-                        try await catalogs.withdraw(app: app, version: entry.version, by: actor, at: Date().timeIntervalSince1970)
-                    }) != nil
+                    try await (catalogs.withdraw(app: app, version: entry.version, by: actor, at: Date().timeIntervalSince1970)) != nil
                 else { throw DashboardError(.notFound, "Version \(entry.version) of \(app) is not live.") }
                 return Self.redirect("/dashboard/apps/\(app)/studio?done=rolled-back-\(entry.version)")
             }
@@ -123,7 +117,7 @@ extension Dashboard {
     /// The live publication a form names.
     func publication(_ app: String, _ fields: [String: String]) async throws -> CatalogStore.Entry {
         guard let version = fields["version"].flatMap(Int.init) else { throw DashboardError(.badRequest, "Choose a published version.") }
-        let entries = try await withDeadline(Routes.requestDeadline) { try await catalogs.all(app: app) }
+        let entries = try await (catalogs.all(app: app))
         guard let entry = entries.last(where: { $0.version == version && $0.source == .published && $0.withdrawnAt == nil }) else {
             throw DashboardError(.notFound, "\(app) has no live publication of version \(version).")
         }

@@ -28,10 +28,8 @@ extension Dashboard {
                     throw DashboardError(.badRequest, "after is the last subject id of the page before (\(SyncAPI.nameRule)).")
                 }
                 let apps = try await knownApps(app, access: access)
-                var subjects = try await withDeadline(Routes.reportDeadline) {
-                    try await insights.journeySubjects(
-                        app: app, flow: flow, step: step, standing: standing, range: range, after: after, limit: Self.subjectsPerPage + 1)
-                }
+                var subjects = try await (insights.journeySubjects(
+                        app: app, flow: flow, step: step, standing: standing, range: range, after: after, limit: Self.subjectsPerPage + 1))
                 let more = subjects.count > Self.subjectsPerPage
                 subjects = Array(subjects.prefix(Self.subjectsPerPage))
                 let stage = step.isEmpty ? "the start" : "step \(step)"
@@ -63,12 +61,10 @@ extension Dashboard {
                 let app = try Self.name(context, "app", access: access, role: Self.subjectsRole)
                 let subject = try Self.name(context, "subject", access: nil)
                 let apps = try await knownApps(app, access: access)
-                let (journeys, facts) = try await withDeadline(Routes.reportDeadline) {
-                    (
-                        try await insights.journeys(app: app, subject: subject),
-                        try await insights.timeline(app: app, subject: subject, limit: Self.timelineLimit + 1)
-                    )
-                }
+                let (journeys, facts) = (
+                    try await insights.journeys(app: app, subject: subject),
+                    try await insights.timeline(app: app, subject: subject, limit: Self.timelineLimit + 1)
+                )
                 guard !journeys.isEmpty || !facts.isEmpty else {
                     throw DashboardError(.notFound, "\(app) has no journey or fact of the subject \(subject).")
                 }

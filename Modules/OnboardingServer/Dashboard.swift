@@ -9,6 +9,7 @@ import NIOCore
 import ServerInsights
 import TourCodec
 import TourCore
+import ServerDatabase
 
 /// `/dashboard`: the insights pages for the people of the control plane (Docs/Server.md, "The
 /// dashboard"). Server-rendered HTML with SVG charts and the tables of their numbers, readable
@@ -54,26 +55,20 @@ struct Dashboard: Sendable {
             await signedIn(request, context) { access in
                 let today = Date()
                 let range = try Self.range(request, today: today)
-                let apps = try await withDeadline(Routes.reportDeadline) { access.visible(try await insights.apps()) }
+                let apps = access.visible(try await insights.apps())
                 let format = try Self.format(request)
                 let table = try Self.table(request, format: format, of: Self.overviewTables)
                 // Archived flows leave the overview (its flows and its trend); their app's page and
                 // their own keep them.
-                let archived = try await withDeadline(Routes.reportDeadline) {
-                    try await FlowArchive(client: store.client, logger: logger).archived(apps: apps)
-                }
+                let archived = try await (FlowArchive(client: store.client, logger: logger).archived(apps: apps))
                 // One trend window for every app, so the overview can add their days up.
-                let trendRange = try await withDeadline(Routes.reportDeadline) {
-                    try await insights.trendRange(apps: apps, range: range, today: today, excluding: archived)
-                }
+                let trendRange = try await (insights.trendRange(apps: apps, range: range, today: today, excluding: archived))
                 var summaries: [Insights.AppSummary] = []
                 for app in apps {
                     let prefix = app + "/"
                     let excluded = Set(archived.filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) })
                     summaries.append(
-                        try await withDeadline(Routes.reportDeadline) {
-                            try await insights.summary(app: app, range: range, trendRange: trendRange, excluding: excluded)
-                        })
+                        try await (insights.summary(app: app, range: range, trendRange: trendRange, excluding: excluded)))
                 }
                 return try Self.overview(
                     summaries, trendRange: trendRange, range: range, format: format, table: table, access: access)
@@ -87,17 +82,11 @@ struct Dashboard: Sendable {
                 let format = try Self.format(request)
                 let table = try Self.table(request, format: format, of: Self.appTables)
                 let apps = try await knownApps(app, access: access)
-                let trendRange = try await withDeadline(Routes.reportDeadline) {
-                    try await insights.trendRange(apps: [app], range: range, today: today)
-                }
-                let summary = try await withDeadline(Routes.reportDeadline) {
-                    try await insights.summary(app: app, range: range, trendRange: trendRange)
-                }
-                let entries = try await withDeadline(Routes.reportDeadline) { try await catalogs.all(app: app) }
-                let unplanned = try await withDeadline(Routes.reportDeadline) { try await store.unplanned(app: app) }
-                let archived = try await withDeadline(Routes.reportDeadline) {
-                    try await FlowArchive(client: store.client, logger: logger).archived(apps: [app])
-                }
+                let trendRange = try await (insights.trendRange(apps: [app], range: range, today: today))
+                let summary = try await (insights.summary(app: app, range: range, trendRange: trendRange))
+                let entries = try await (catalogs.all(app: app))
+                let unplanned = try await (store.unplanned(app: app))
+                let archived = try await (FlowArchive(client: store.client, logger: logger).archived(apps: [app]))
                 return try Self.appPage(
                     summary, catalogs: entries, unplanned: unplanned,
                     archived: Set(archived.map { String($0.dropFirst(app.count + 1)) }), apps: apps, range: range, format: format,
@@ -112,12 +101,10 @@ struct Dashboard: Sendable {
                 let format = try Self.format(request)
                 let table = try Self.table(request, format: format, of: Self.funnelTables)
                 let apps = try await knownApps(app, access: access)
-                let experiments = try await withDeadline(Routes.reportDeadline) {
-                    try await store.experimentReports(app: app, catalogs: catalogs)
-                }.experiments.filter { $0.flow == flow }
+                let experiments = try await (store.experimentReports(app: app, catalogs: catalogs)).experiments.filter { $0.flow == flow }
                 // Known once any account reached it, whatever the range asked for (an empty range of a
                 // known flow is a funnel of zeros; an unknown flow is not found in any range).
-                guard try await withDeadline(Routes.reportDeadline, { try await insights.hasFlow(app: app, flow: flow) })
+                guard try await (insights.hasFlow(app: app, flow: flow))
                     || !experiments.isEmpty
                 else {
                     throw DashboardError(.notFound, "No account of \(app) has reached the flow \(flow).")
@@ -145,7 +132,7 @@ struct Dashboard: Sendable {
 
     /// Every app the session may see, after checking that `app` is one of the server's.
     func knownApps(_ app: String, access: Access) async throws -> [String] {
-        let apps = try await withDeadline(Routes.reportDeadline) { try await insights.apps() }
+        let apps = try await (insights.apps())
         guard apps.contains(app) else { throw DashboardError(.notFound, "This server has no app named \(app).") }
         return access.visible(apps)
     }
@@ -156,12 +143,10 @@ struct Dashboard: Sendable {
     func access(_ request: Request) async throws -> Access? {
         guard let value = Self.cookieValue(Self.cookie, request) else { return nil }
         let now = Date().timeIntervalSince1970
-        return try await withDeadline(Routes.requestDeadline) {
-            guard let session = try await sessions.find(value, now: now),
-                let person = try await controlPlane.people.person(session.person)
-            else { return nil }
-            return Access(session: session, person: person)
-        }
+        guard let session = try await sessions.find(value, now: now),
+            let person = try await controlPlane.people.person(session.person)
+        else { return nil }
+        return Access(session: session, person: person)
     }
 
     /// Runs a page that needs a session; without one, the answer is a redirect to sign in (and a
@@ -177,9 +162,9 @@ struct Dashboard: Sendable {
             }
             // Every page reads the aggregates: count what was pushed until now first (on the
             // primary), and from a replica, wait (bounded) until it has replayed that count.
-            try await withDeadline(Routes.reportDeadline) { try await store.catchUpInsights(waitingUpTo: .seconds(5)) }
+            try await (store.catchUpInsights(waitingUpTo: .seconds(5)))
             var behind: Double?
-            if let replica { behind = try await withDeadline(Routes.reportDeadline) { try await replica.caughtUp() } }
+            if let replica { behind = try await (replica.caughtUp()) }
             return try await Self.$replicaBehind.withValue(behind) { try await body(access) }
         }
     }

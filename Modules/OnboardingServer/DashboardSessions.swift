@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Logging
 import PostgresNIO
+import ServerDatabase
 
 /// The dashboard's sign-in sessions (migrations `v5-dashboard-sessions`, `v9-control-plane`). The
 /// cookie carries 256 random bits; the table keeps only their SHA-256, so neither the database nor
@@ -10,7 +11,8 @@ import PostgresNIO
 /// person is removed or their credential rotated, or when an owner ends it (its row is deleted).
 /// What the person may see is read from their roles on every page, so a role removed applies at once.
 struct DashboardSessions: Sendable {
-    let client: PostgresClient
+    let writes: WritableDatabase
+    let reads: ReadOnlyDatabase
     let logger: Logger
 
     /// Eight hours: a working day.
@@ -36,8 +38,7 @@ struct DashboardSessions: Sendable {
     func open(person: String, credential: String?, expires: Double, now: Double, audit: AuditLog.Entry) async throws -> Session {
         let value = TokenSigner.base64URL(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) })
         let session = Session(person: person, credential: credential, expiresAt: min(now + Self.lifetime, expires), cookie: value)
-        let logger = logger
-        try await client.withTransaction(logger: logger) { connection in
+        try await writes.write { connection, logger in
             try await connection.query(
                 """
                 INSERT INTO dashboard_sessions (id_hash, created_at, expires_at, person, credential)
@@ -54,27 +55,28 @@ struct DashboardSessions: Sendable {
     /// signed out or expired opens none.
     /// A session opened with a credential lasts only while the credential is live.
     func find(_ value: String, now: Double) async throws -> Session? {
-        guard Self.isWellFormed(value) else { return nil }
-        let rows = try await client.query(
-            """
-            SELECT s.person, s.credential, s.expires_at FROM dashboard_sessions s
-            WHERE s.id_hash = \(Self.hash(value)) AND s.expires_at > \(now)
-              AND (s.credential IS NULL OR EXISTS (
-                SELECT 1 FROM person_credentials c
-                WHERE c.id = s.credential AND c.person = s.person AND c.revoked_at IS NULL AND c.expires_at > \(now)))
-            """,
-            logger: logger)
-        for try await (person, credential, expires) in rows.decode((String, String?, Double).self) {
-            return Session(person: person, credential: credential, expiresAt: expires, cookie: value)
+        try await reads.read { connection, logger in
+            guard Self.isWellFormed(value) else { return nil }
+            let rows = try await connection.query(
+                """
+                SELECT s.person, s.credential, s.expires_at FROM dashboard_sessions s
+                WHERE s.id_hash = \(Self.hash(value)) AND s.expires_at > \(now)
+                  AND (s.credential IS NULL OR EXISTS (
+                    SELECT 1 FROM person_credentials c
+                    WHERE c.id = s.credential AND c.person = s.person AND c.revoked_at IS NULL AND c.expires_at > \(now)))
+                """,
+                logger: logger)
+            for try await (person, credential, expires) in rows.decode((String, String?, Double).self) {
+                return Session(person: person, credential: credential, expiresAt: expires, cookie: value)
+            }
+            return nil
         }
-        return nil
     }
 
     /// Ends the session, with its audit row in the same transaction.
     func close(_ value: String, audit: AuditLog.Entry) async throws {
         guard Self.isWellFormed(value) else { return }
-        let logger = logger
-        try await client.withTransaction(logger: logger) { connection in
+        try await writes.write { connection, logger in
             try await connection.query("DELETE FROM dashboard_sessions WHERE id_hash = \(Self.hash(value))", logger: logger)
             try await AuditLog.append(audit, on: connection, logger: logger)
         }

@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import Logging
 import PostgresNIO
+import ServerDatabase
 import TourCodec
 
 /// Erasure and export of one subject's data (Docs/Privacy.md): an account, or an install
@@ -48,8 +49,7 @@ public struct ErasureSummary: Equatable, Sendable, TourValueRepresentable {
 extension AccountStore {
     /// Erases `subject` of `app` and corrects every aggregate, in one transaction with its audit row.
     public func erase(app: String, subject: String, by actor: Actor, at time: Double) async throws -> ErasureSummary {
-        let logger = logger
-        return try await client.withTransaction(logger: logger) { connection in
+        return try await writes.write { connection, logger in
             // The insights job's lock: no catch-up counts this subject's rows while they go.
             try await connection.query("SELECT 1 FROM insight_progress WHERE singleton FOR UPDATE", logger: logger)
             var removed: [String: Int] = [:]
@@ -209,8 +209,7 @@ extension AccountStore {
     /// Everything stored under `subject` of `app`, as JSON: its pushed rows with their facts, facts
     /// kept apart, records, budget counts and experiment assignments.
     public func export(app: String, subject: String) async throws -> TourValue {
-        let logger = logger
-        return try await client.withConnection { connection in
+        try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
             func rows(_ query: PostgresQuery) async throws -> [TourValue] {
                 var rows: [TourValue] = []
                 for try await text in try await connection.query(query, logger: logger).decode(String.self) {
@@ -264,9 +263,7 @@ extension Routes {
                 await answer {
                     let (app, subject) = try Self.subjectPath(context, install: isInstall)
                     let actor = try await controlPlane.actor(request, context, app: app, role: .owner, to: "erasing a subject's data")
-                    let summary = try await withDeadline(Self.reportDeadline) {
-                        try await store.erase(app: app, subject: subject, by: actor, at: Date().timeIntervalSince1970)
-                    }
+                    let summary = try await (store.erase(app: app, subject: subject, by: actor, at: Date().timeIntervalSince1970))
                     return Self.json(summary)
                 }
             }
@@ -283,7 +280,7 @@ extension Routes {
                         }
                         try await refuseIfSignedOut(claims, app: app, account: subject)
                     }
-                    return try await Self.json(withDeadline(Self.reportDeadline) { try await store.export(app: app, subject: subject) })
+                    return Self.json(try await (store.export(app: app, subject: subject)))
                 }
             }
         }

@@ -2,6 +2,7 @@ import CatalogDocuments
 import Foundation
 import Logging
 import PostgresNIO
+import ServerDatabase
 import TourCodec
 import TourCore
 
@@ -10,11 +11,10 @@ import TourCore
 /// from the newest catalog document this server holds that declares it.
 extension AccountStore {
     public func experimentReports(app: String, catalogs: CatalogStore) async throws -> ExperimentReports {
-        let logger = logger
-        var counts: [String: [String: ExperimentReport.Counts]] = [:]
-        var flows: [String: String] = [:]
-        var order: [String] = []
-        try await client.withConnection { connection in
+        let (counts, flows, order) = try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
+            var counts: [String: [String: ExperimentReport.Counts]] = [:]
+            var flows: [String: String] = [:]
+            var order: [String] = []
             // The aggregates the pushes keep (`InsightsSchema`): each subject counted once per
             // variant and milestone; steps are those entered after the assignment, on its device.
             let arms = try await connection.query(
@@ -37,6 +37,7 @@ extension AccountStore {
                 }
                 counts[experiment, default: [:]][variant] = tally
             }
+            return (counts, flows, order)
         }
         // Each experiment as the newest document declaring it says (published or compiled).
         var declared: [String: (flow: FlowDefinition, experiment: Experiment)] = [:]

@@ -3,17 +3,27 @@ import Foundation
 import Hummingbird
 import Logging
 import PostgresNIO
+import ServerDatabase
 import TourCodec
 
 /// Flows an editor archived (a test flow, one retired long ago): off the dashboard's overview,
 /// their numbers kept and reachable from the app's page and their own. Each act is audited.
 public struct FlowArchive: Sendable {
-    let client: PostgresClient
+    let writes: WritableDatabase
+    let reads: ReadOnlyDatabase
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
-        self.client = client
+    public init(writes: WritableDatabase, reads: ReadOnlyDatabase, logger: Logger) {
+        self.writes = writes
+        self.reads = reads
         self.logger = logger
+    }
+
+    /// Reads and writes through one pool (tools, tests).
+    public init(client: PostgresClient, logger: Logger) {
+        self.init(
+            writes: WritableDatabase(client: client, logger: logger), reads: ReadOnlyDatabase(sharing: client, logger: logger),
+            logger: logger)
     }
 
     /// v15.
@@ -31,8 +41,7 @@ public struct FlowArchive: Sendable {
 
     /// Archives (`archived`) or restores a flow; whether anything changed.
     public func set(app: String, flow: String, archived: Bool, by actor: Actor, at time: Double) async throws -> Bool {
-        let logger = logger
-        return try await client.withTransaction(logger: logger) { connection in
+        return try await writes.write { connection, logger in
             let rows = archived
                 ? try await connection.query(
                     """
@@ -54,10 +63,12 @@ public struct FlowArchive: Sendable {
 
     /// The archived flows of `apps`, as "APP/FLOW".
     public func archived(apps: [String]) async throws -> Set<String> {
-        var names: Set<String> = []
-        let rows = try await client.query("SELECT app, flow FROM archived_flows WHERE app = ANY(\(apps))", logger: logger)
-        for try await (app, flow) in rows.decode((String, String).self) { names.insert(app + "/" + flow) }
-        return names
+        try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
+            var names: Set<String> = []
+            let rows = try await connection.query("SELECT app, flow FROM archived_flows WHERE app = ANY(\(apps))", logger: logger)
+            for try await (app, flow) in rows.decode((String, String).self) { names.insert(app + "/" + flow) }
+            return names
+        }
     }
 }
 
@@ -70,10 +81,8 @@ extension Routes {
                     let flow = try Self.name(context, "flow")
                     let actor = try await controlPlane.actor(
                         request, context, app: app, role: .editor, to: archived ? "archiving a flow" : "restoring a flow")
-                    let changed = try await withDeadline(Self.requestDeadline) {
-                        try await FlowArchive(client: store.client, logger: logger).set(
-                            app: app, flow: flow, archived: archived, by: actor, at: Date().timeIntervalSince1970)
-                    }
+                    let changed = try await (FlowArchive(client: store.client, logger: logger).set(
+                            app: app, flow: flow, archived: archived, by: actor, at: Date().timeIntervalSince1970))
                     return Self.json(["app": .string(app), "flow": .string(flow), "archived": .bool(archived), "changed": .bool(changed)] as TourValue)
                 }
             }

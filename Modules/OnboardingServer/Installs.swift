@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import PostgresNIO
+import ServerDatabase
 import TourCodec
 
 /// Installs as subjects (Docs/Server.md, "Installs"): an app without sign-in enrolls each install
@@ -59,18 +60,26 @@ public struct EnrollmentStore: Sendable {
         public var retiredAt: Double?
     }
 
-    let client: PostgresClient
+    let writes: WritableDatabase
+    let reads: ReadOnlyDatabase
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
-        self.client = client
+    public init(writes: WritableDatabase, reads: ReadOnlyDatabase, logger: Logger) {
+        self.writes = writes
+        self.reads = reads
         self.logger = logger
+    }
+
+    /// Reads and writes through one pool (tools, tests).
+    public init(client: PostgresClient, logger: Logger) {
+        self.init(
+            writes: WritableDatabase(client: client, logger: logger), reads: ReadOnlyDatabase(sharing: client, logger: logger),
+            logger: logger)
     }
 
     /// Adds a live key for `app` (again live when it was retired), audit-logged in the same transaction.
     public func add(app: String, key: String, by actor: Actor, at time: Double) async throws {
-        let logger = logger
-        try await client.withTransaction(logger: logger) { connection in
+        try await writes.write { connection, logger in
             try await connection.query(
                 """
                 INSERT INTO enrollment_keys (app, key, added_at) VALUES (\(app), \(key), \(time))
@@ -84,8 +93,7 @@ public struct EnrollmentStore: Sendable {
     /// Retires a key: installs enrolled with it keep their credentials; no new install enrolls with
     /// it. Whether the key was live.
     public func retire(app: String, key: String, by actor: Actor, at time: Double) async throws -> Bool {
-        let logger = logger
-        return try await client.withTransaction(logger: logger) { connection in
+        return try await writes.write { connection, logger in
             let rows = try await connection.query(
                 """
                 UPDATE enrollment_keys SET retired_at = \(time)
@@ -103,27 +111,32 @@ public struct EnrollmentStore: Sendable {
     }
 
     public func keys(app: String) async throws -> [Key] {
-        var keys: [Key] = []
-        let rows = try await client.query(
-            "SELECT key, added_at, retired_at FROM enrollment_keys WHERE app = \(app) ORDER BY added_at, key", logger: logger)
-        for try await (key, added, retired) in rows.decode((String, Double, Double?).self) {
-            keys.append(Key(app: app, key: key, addedAt: added, retiredAt: retired))
+        try await reads.read { connection, logger in
+            var keys: [Key] = []
+            let rows = try await connection.query(
+                "SELECT key, added_at, retired_at FROM enrollment_keys WHERE app = \(app) ORDER BY added_at, key", logger: logger)
+            for try await (key, added, retired) in rows.decode((String, Double, Double?).self) {
+                keys.append(Key(app: app, key: key, addedAt: added, retiredAt: retired))
+            }
+            return keys
         }
-        return keys
     }
 
     /// Enrolls a new install of `app` when `key` is one of its live keys: its id, or nil.
     func enroll(app: String, key: String, at time: Double) async throws -> String? {
         let install = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        let rows = try await client.query(
-            """
-            INSERT INTO installs (app, install, enrolled_at)
-            SELECT \(app), \(install), \(time)
-            WHERE EXISTS (SELECT 1 FROM enrollment_keys WHERE app = \(app) AND key = \(key) AND retired_at IS NULL)
-            RETURNING install
-            """, logger: logger)
-        for try await id in rows.decode(String.self) { return id }
-        return nil
+        return try await writes.write { connection, logger in
+            let rows = try await connection.query(
+                """
+                INSERT INTO installs (app, install, enrolled_at)
+                SELECT \(app), \(install), \(time)
+                WHERE EXISTS (SELECT 1 FROM enrollment_keys WHERE app = \(app) AND key = \(key) AND retired_at IS NULL)
+                RETURNING install
+                """, logger: logger)
+            var enrolled: String?
+            for try await id in rows.decode(String.self) { enrolled = id }
+            return enrolled
+        }
     }
 }
 
@@ -171,9 +184,7 @@ extension Routes {
                 guard Installs.isValidKey(key) else {
                     throw APIError.invalid("an enrollment key is \(Installs.keyRule)")
                 }
-                let install = try await withDeadline(Self.requestDeadline) {
-                    try await enrollmentStore.enroll(app: app, key: key, at: now)
-                }
+                let install = try await (enrollmentStore.enroll(app: app, key: key, at: now))
                 guard let install else {
                     throw APIError(
                         status: .forbidden, code: "enrollment_refused",

@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import TourCodec
+import ServerDatabase
 
 /// An identity provider's signing keys (a JWKS), as jwt-kit's key collection: fetched from the
 /// provider's URL and kept for the lifetime its answer gives (`Cache-Control: max-age`, held between

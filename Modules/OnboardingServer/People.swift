@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import Logging
 import PostgresNIO
+import ServerDatabase
 import TourCodec
 
 /// What a person may do in an app. Each role includes the ones before it.
@@ -109,12 +110,21 @@ public struct Actor: Equatable, Sendable {
 
 /// The people of the control plane (migration `v9-control-plane`).
 public struct PeopleStore: Sendable {
-    let client: PostgresClient
+    let writes: WritableDatabase
+    let reads: ReadOnlyDatabase
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
-        self.client = client
+    public init(writes: WritableDatabase, reads: ReadOnlyDatabase, logger: Logger) {
+        self.writes = writes
+        self.reads = reads
         self.logger = logger
+    }
+
+    /// Reads and writes through one pool (tools, tests).
+    public init(client: PostgresClient, logger: Logger) {
+        self.init(
+            writes: WritableDatabase(client: client, logger: logger), reads: ReadOnlyDatabase(sharing: client, logger: logger),
+            logger: logger)
     }
 
     /// Names of people: the id rule of apps and accounts.
@@ -127,14 +137,18 @@ public struct PeopleStore: Sendable {
     // MARK: - Reading
 
     public func person(_ name: String) async throws -> Person? {
-        try await client.withConnection { connection in try await Self.person(name, on: connection, logger: logger) }
+        try await reads.read { connection, logger in try await Self.person(name, on: connection, logger: logger) }
     }
 
     /// The person whose identity is `identity` (the identity provider's claim), if any.
     public func person(identity: String) async throws -> Person? {
-        let rows = try await client.query("SELECT name FROM people WHERE identity = \(identity)", logger: logger)
-        for try await name in rows.decode(String.self) { return try await person(name) }
-        return nil
+        try await reads.read { connection, logger in
+            let rows = try await connection.query("SELECT name FROM people WHERE identity = \(identity)", logger: logger)
+            var found: String?
+            for try await name in rows.decode(String.self) { found = name }
+            guard let found else { return nil }
+            return try await Self.person(found, on: connection, logger: logger)
+        }
     }
 
     static func person(_ name: String, on connection: PostgresConnection, logger: Logger) async throws -> Person? {
@@ -158,30 +172,37 @@ public struct PeopleStore: Sendable {
 
     /// Everyone, or everyone holding a role in `app` (operators included), by name.
     public func list(app: String?) async throws -> [Person] {
-        let rows: PostgresRowSequence
-        if let app {
-            rows = try await client.query(
-                "SELECT DISTINCT person FROM person_roles WHERE app = \(app) OR app = '*' ORDER BY person", logger: logger)
-        } else {
-            rows = try await client.query("SELECT name FROM people ORDER BY name", logger: logger)
+        try await reads.read { connection, logger in
+            let rows: PostgresRowSequence
+            if let app {
+                rows = try await connection.query(
+                    "SELECT DISTINCT person FROM person_roles WHERE app = \(app) OR app = '*' ORDER BY person", logger: logger)
+            } else {
+                rows = try await connection.query("SELECT name FROM people ORDER BY name", logger: logger)
+            }
+            var names: [String] = []
+            for try await name in rows.decode(String.self) { names.append(name) }
+            var people: [Person] = []
+            for name in names {
+                if let person = try await Self.person(name, on: connection, logger: logger) { people.append(person) }
+            }
+            return people
         }
-        var names: [String] = []
-        for try await name in rows.decode(String.self) { names.append(name) }
-        var people: [Person] = []
-        for name in names { if let person = try await person(name) { people.append(person) } }
-        return people
     }
 
     /// The person a credential opens, if the credential is theirs, live (not revoked, not expired)
     /// and the person still exists.
     public func person(credential: String, of name: String, now: Double) async throws -> Person? {
-        let rows = try await client.query(
-            """
-            SELECT 1 FROM person_credentials
-            WHERE id = \(credential) AND person = \(name) AND revoked_at IS NULL AND expires_at > \(now)
-            """, logger: logger)
-        for try await _ in rows { return try await person(name) }
-        return nil
+        try await reads.read { connection, logger in
+            let rows = try await connection.query(
+                """
+                SELECT 1 FROM person_credentials
+                WHERE id = \(credential) AND person = \(name) AND revoked_at IS NULL AND expires_at > \(now)
+                """, logger: logger)
+            var live = false
+            for try await _ in rows { live = true }
+            return live ? try await Self.person(name, on: connection, logger: logger) : nil
+        }
     }
 
     // MARK: - Writing
@@ -196,8 +217,7 @@ public struct PeopleStore: Sendable {
     public func grant(
         _ role: Role, in scope: RoleScope, to name: String, identity: String?, days: Int, by actor: Actor, now: Double
     ) async throws -> (person: Person, newCredential: PersonCredential?) {
-        let logger = logger
-        return try await client.withTransaction(logger: logger) { connection in
+        return try await writes.write { connection, logger in
             let existing = try await Self.person(name, on: connection, logger: logger)
             var credential: PersonCredential?
             let auditApp: String? = if case .app(let app) = scope { app } else { nil }
@@ -240,8 +260,7 @@ public struct PeopleStore: Sendable {
     /// Takes `name`'s role in `scope` away (nil: the person, every credential and session). A
     /// person left with no role is removed too. Returns the person as they were, or nil if unknown.
     public func remove(_ name: String, from scope: RoleScope?, by actor: Actor, now: Double) async throws -> Person? {
-        let logger = logger
-        return try await client.withTransaction(logger: logger) { connection in
+        return try await writes.write { connection, logger in
             guard let before = try await Self.person(name, on: connection, logger: logger) else { return nil }
             let auditApp: String? = if case .app(let app) = scope { app } else { nil }
             if let scope {
@@ -269,8 +288,7 @@ public struct PeopleStore: Sendable {
 
     /// Revokes every live credential of `name` and issues a new one. Nil when there is no such person.
     public func rotate(_ name: String, days: Int, by actor: Actor, now: Double) async throws -> PersonCredential? {
-        let logger = logger
-        return try await client.withTransaction(logger: logger) { connection in
+        return try await writes.write { connection, logger in
             guard try await Self.person(name, on: connection, logger: logger) != nil else { return nil }
             try await connection.query(
                 "UPDATE person_credentials SET revoked_at = \(now) WHERE person = \(name) AND revoked_at IS NULL",
@@ -288,8 +306,7 @@ public struct PeopleStore: Sendable {
 
     /// Ends every dashboard session of `name`; how many there were.
     public func endSessions(of name: String, app: String?, by actor: Actor, now: Double) async throws -> Int {
-        let logger = logger
-        return try await client.withTransaction(logger: logger) { connection in
+        return try await writes.write { connection, logger in
             let rows = try await connection.query(
                 "WITH ended AS (DELETE FROM dashboard_sessions WHERE person = \(name) RETURNING 1) SELECT count(*) FROM ended",
                 logger: logger)

@@ -2,18 +2,28 @@ import AccountSync
 import Foundation
 import Logging
 import PostgresNIO
+import ServerDatabase
 import TourCodec
 
 /// The public keys whose signatures the server accepts on an app's publications (Docs/Security.md).
 /// Registering one needs the app's owner; the private half never reaches the server. Devices do not
 /// trust these: they trust the keys compiled into their binary, and learn only retirements here.
 public struct PublicationKeyStore: Sendable {
-    let client: PostgresClient
+    let writes: WritableDatabase
+    let reads: ReadOnlyDatabase
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
-        self.client = client
+    public init(writes: WritableDatabase, reads: ReadOnlyDatabase, logger: Logger) {
+        self.writes = writes
+        self.reads = reads
         self.logger = logger
+    }
+
+    /// Reads and writes through one pool (tools, tests).
+    public init(client: PostgresClient, logger: Logger) {
+        self.init(
+            writes: WritableDatabase(client: client, logger: logger), reads: ReadOnlyDatabase(sharing: client, logger: logger),
+            logger: logger)
     }
 
     public struct Stored: Equatable, Sendable {
@@ -24,7 +34,7 @@ public struct PublicationKeyStore: Sendable {
 
     /// The app's keys, oldest first.
     public func all(app: String) async throws -> [Stored] {
-        try await client.withConnection { connection in try await Self.all(app: app, on: connection, logger: logger) }
+        try await reads.read { connection, logger in try await Self.all(app: app, on: connection, logger: logger) }
     }
 
     static func all(app: String, on connection: PostgresConnection, logger: Logger) async throws -> [Stored] {
@@ -52,8 +62,7 @@ public struct PublicationKeyStore: Sendable {
     /// Registers `key` for its app (the same key again changes nothing), audited in the same
     /// transaction.
     public func register(_ key: PublicationKey, by actor: Actor, at time: Double) async throws -> Outcome {
-        let logger = logger
-        return try await client.withTransaction(logger: logger) { connection in
+        return try await writes.write { connection, logger in
             let existing = try await Self.all(app: key.app, on: connection, logger: logger)
             if let same = existing.first(where: { $0.key.id == key.id }) {
                 return same.key.retiredAt == nil
@@ -76,8 +85,7 @@ public struct PublicationKeyStore: Sendable {
     /// Retires a key from `time` on: the server refuses what it signs, and devices that hear of it
     /// refuse documents signed by it alone. For good: a retired key is never brought back.
     public func retire(app: String, id: String, by actor: Actor, at time: Double) async throws -> Outcome {
-        let logger = logger
-        return try await client.withTransaction(logger: logger) { connection in
+        return try await writes.write { connection, logger in
             let existing = try await Self.all(app: app, on: connection, logger: logger)
             guard var key = existing.first(where: { $0.key.id == id })?.key else {
                 return .refused("\(app) has no publication key \(id) (onboarding-server keys list --app \(app))")

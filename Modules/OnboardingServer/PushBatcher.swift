@@ -5,6 +5,7 @@ import Logging
 import PostgresNIO
 import ServiceLifecycle
 import Synchronization
+import ServerDatabase
 
 /// One device's push as the store receives it.
 struct PushRequest: Sendable {

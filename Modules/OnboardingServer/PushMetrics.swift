@@ -1,4 +1,5 @@
 import Metrics
+import ServerDatabase
 
 /// The push queue's numbers (Docs/Server.md, "Metrics").
 enum PushMetrics {

@@ -1,3 +1,5 @@
+import ServerDatabase
+
 /// The push queue's lifecycle as a value: pushes waiting for a writer, batches being leased a
 /// connection and written, their deadlines, and shutdown. Each mutating function takes what
 /// happened (a push arrived, a batch's connection came, a write ended, time passed, the server is
@@ -460,5 +462,19 @@ struct PushQueue: Hashable, Sendable {
         guard batches.isEmpty else { return actions }
         lifecycle = .stopped
         return actions + [.stopped]
+    }
+}
+
+extension DatabaseUnavailable.Reason {
+    init(_ reason: PushQueue.Reason) {
+        switch reason {
+        case .queueFull: self = DatabaseUnavailable.Reason(description: "queue_full")
+        case .waitedForWriter: self = .waitedForWriter
+        case .noConnection: self = .noConnection
+        case .rolledBack: self = .rolledBack
+        case .connectionLost: self = .connectionLost
+        case .deadline: self = .deadline
+        case .shuttingDown: self = .shuttingDown
+        }
     }
 }

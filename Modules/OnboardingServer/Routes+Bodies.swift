@@ -2,6 +2,7 @@ import AccountSync
 import Foundation
 import TourCodec
 import Hummingbird
+import ServerDatabase
 
 /// A push's validation (the rules devices check themselves) and the request bodies and answers of
 /// the API.

@@ -81,7 +81,7 @@ struct Routes: Sendable {
         router.get("/v1/apps/:app/accounts/:account/flows") { request, context in
             await answer {
                 let (app, account) = try await accountPath(context, request)
-                return try await Self.json(withDeadline(Self.requestDeadline) { try await store.records(app: app, account: account) })
+                return Self.json(try await (store.records(app: app, account: account)))
             }
         }
         router.post("/v1/apps/:app/accounts/:account/budget") { request, context in
@@ -96,13 +96,13 @@ struct Routes: Sendable {
                 let today = BudgetDay(Date())
                 if let problem = SyncAPI.problem(with: exchange, today: today) { throw APIError.invalid(problem) }
                 // The budget is the family's: an app outside it (any token names some app) writes none of it.
-                guard try await withDeadline(Self.requestDeadline, { try await store.sharesBudget(app: app) }) else {
+                guard try await (store.sharesBudget(app: app)) else {
                     throw APIError(
                         status: .forbidden, code: "not_in_family",
                         message: "\(app) does not share the family's display budget on this server (ONBOARDING_BUDGET_FAMILY, or the apps registered with onboarding-server register)")
                 }
-                return try await Self.json(
-                    withDeadline(Self.requestDeadline) { try await store.exchangeBudget(account: account, exchange, today: today) })
+                return Self.json(
+                    try await store.exchangeBudget(account: account, exchange, today: today))
             }
         }
         // Sign out everywhere: the account's tokens issued until now are refused from now on.
@@ -124,9 +124,7 @@ struct Routes: Sendable {
                 }
                 let now = Date().timeIntervalSince1970
                 let audit = staff.map { AuditLog.Entry(at: now, actor: $0, app: app, action: "account.signed-out", target: account) }
-                let cutoff = try await withDeadline(Self.requestDeadline) {
-                    try await store.signOutEverywhere(app: app, account: account, at: now, audit: audit)
-                }
+                let cutoff = try await (store.signOutEverywhere(app: app, account: account, at: now, audit: audit))
                 return Self.json(SignOut(app: app, account: account, tokensIssuedBefore: cutoff))
             }
         }
@@ -143,16 +141,16 @@ struct Routes: Sendable {
                 guard by == "flow" || by == "variant" else {
                     throw APIError.invalid("by takes flow (each flow's funnel) or variant (each experiment's variants); got '\(by.prefix(40))'")
                 }
-                try await withDeadline(Self.reportDeadline) { try await store.catchUpInsights(waitingUpTo: .seconds(5)) }
+                try await (store.catchUpInsights(waitingUpTo: .seconds(5)))
                 // On a replica: first wait (bounded) until it replayed what the primary had now.
                 let reader = reports?.store ?? store
                 var behind: Double?
-                if let replica = reports?.replica { behind = try await withDeadline(Self.reportDeadline) { try await replica.caughtUp() } }
+                if let replica = reports?.replica { behind = try await (replica.caughtUp()) }
                 var response =
                     by == "flow"
-                    ? try await Self.json(withDeadline(Self.reportDeadline) { try await reader.report(app: app) })
-                    : try await Self.json(
-                        withDeadline(Self.reportDeadline) { try await reader.experimentReports(app: app, catalogs: catalogs) })
+                    ? Self.json(try await (reader.report(app: app)))
+                    : Self.json(
+                        try await reader.experimentReports(app: app, catalogs: catalogs))
                 // Read from a replica still behind: by how many seconds (the dashboard's notice, as a header).
                 if let behind { response.headers[Self.staleSeconds] = String(Int(behind.rounded(.up))) }
                 return response

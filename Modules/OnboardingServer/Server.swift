@@ -5,6 +5,7 @@ import Logging
 import PostgresNIO
 import Prometheus
 import ServerInsights
+import ServerDatabase
 import ServiceLifecycle
 import Foundation
 
@@ -61,15 +62,19 @@ public enum OnboardingServer {
         // a line per attempt, so only its warnings and errors are kept.
         var poolLogger = logger
         poolLogger.logLevel = max(logger.logLevel, .warning)
-        // Two pools: the push writers' own, whose statements PostgreSQL cancels after
-        // `pushStatementTimeout` (a push a writer took is answered within a bound, with what its
-        // transaction did), and the rest (pulls, pages, reports, the insights job).
+        // The pools, each with its name in pg_stat_activity: the push writers' own, whose
+        // statements PostgreSQL cancels after `pushStatementTimeout` (a push a writer took is
+        // answered within a bound, with what its transaction did); the writes of every other
+        // request and the insights job; and the reads, on connections that cannot write (where a
+        // read may be abandoned at its deadline).
+        let pushWriters = configuration.pushWriters
+        let readConnections = max(2, (configuration.maximumConnections - pushWriters) / 2)
+        let writeConnections = max(2, configuration.maximumConnections - pushWriters - readConnections)
         let client = PostgresClient(
-            configuration: configuration.database.clientConfiguration(
-                maximumConnections: max(1, configuration.maximumConnections - configuration.pushWriters)),
+            configuration: configuration.database.clientConfiguration(maximumConnections: writeConnections),
             backgroundLogger: poolLogger)
         var pushConfiguration = configuration.database.clientConfiguration(
-            maximumConnections: configuration.pushWriters, role: "onboarding-server push writer")
+            maximumConnections: pushWriters, role: "onboarding-server push writer")
         // PostgreSQL's own bounds on a push: its statement, and its wait for a lock (a migration's,
         // an operator's), both within the push's deadline (``PushQueue``).
         pushConfiguration.options.additionalStartupParameters += [
@@ -77,33 +82,37 @@ public enum OnboardingServer {
             ("lock_timeout", String(configuration.pushStatementTimeoutMilliseconds)),
         ]
         let pushClient = PostgresClient(configuration: pushConfiguration, backgroundLogger: poolLogger)
+        let reads = ReadOnlyDatabase(
+            configuration: configuration.database.clientConfiguration(
+                maximumConnections: readConnections, role: "onboarding-server reads"),
+            name: "primary", backgroundLogger: poolLogger, logger: logger)
         // The dashboard's figures, from a replica when one is configured.
-        let readClient = configuration.readDatabase.map {
-            PostgresClient(
+        let replica = configuration.readDatabase.map {
+            ReadOnlyDatabase(
                 configuration: $0.clientConfiguration(
-                    maximumConnections: max(2, configuration.maximumConnections / 2), role: "onboarding-server reads"),
-                backgroundLogger: poolLogger)
+                    maximumConnections: max(2, configuration.maximumConnections / 2), role: "onboarding-server replica reads"),
+                name: "replica", backgroundLogger: poolLogger, logger: logger)
         }
         var store = AccountStore(
-            client: client, logger: logger, batchingPushes: configuration.pushWriters, pushClient: pushClient,
+            client: client, reads: reads, logger: logger, batchingPushes: pushWriters, pushClient: pushClient,
             pushQueue: configuration.pushQueue,
             pushStatementLimit: .milliseconds(configuration.pushStatementTimeoutMilliseconds))
         store.budgetFamily = configuration.budgetFamily
         try await serve(
-            configuration, client: client, pushClient: pushClient, readClient: readClient, store: store, http: http, logger: logger,
+            configuration, client: client, pushClient: pushClient, replica: replica, store: store, http: http, logger: logger,
             waitForDatabase: waitForDatabase, watching: watching)
     }
 
     private static func serve(
-        _ configuration: ServerConfiguration, client: PostgresClient, pushClient: PostgresClient, readClient: PostgresClient?,
+        _ configuration: ServerConfiguration, client: PostgresClient, pushClient: PostgresClient, replica: ReadOnlyDatabase?,
         store: AccountStore, http: HTTPClient, logger: Logger, waitForDatabase: Int, watching: Bool
     ) async throws {
         let router = Router(context: ServerRequestContext.self)
         router.middlewares.add(RequestLog())
         router.middlewares.add(MetricsMiddleware())
-        let catalogs = CatalogStore(client: client, logger: logger)
+        let catalogs = CatalogStore(writes: store.writes, reads: store.reads, logger: logger)
         let controlPlane = ControlPlane(
-            client: client, tokens: configuration.tokens,
+            writes: store.writes, reads: store.reads, tokens: configuration.tokens,
             clients: ClientAddress(trustedProxies: configuration.trustedProxies, logger: logger), logger: logger)
         var identityProvider: IdentityProvider?
         if let settings = configuration.identityProvider {
@@ -118,28 +127,29 @@ public enum OnboardingServer {
         }
         var routes = Routes(
             store: store, catalogs: catalogs, tokens: configuration.tokens, identityProvider: identityProvider,
-            controlPlane: controlPlane, enrollmentStore: EnrollmentStore(client: client, logger: logger),
+            controlPlane: controlPlane, enrollmentStore: EnrollmentStore(writes: store.writes, reads: store.reads, logger: logger),
             enrollments: RateLimiter(
                 limits: .init(
                     sourceBurst: Double(configuration.enrollmentsPerMinute), sourceRefill: 60 / Double(configuration.enrollmentsPerMinute),
                     personBurst: 1, personRefill: 1)),
             publicationMaxAge: configuration.publicationMaxAge, logger: logger)
-        let replica = readClient.map { ReplicaReads(primary: client, replica: $0, logger: logger) }
-        if let readClient { routes.reports = (AccountStore(client: readClient, logger: logger), replica) }
+        let replicaReads = replica.map { ReplicaReads(primary: client, replica: $0.client, logger: logger) }
+        if let replica { routes.reports = (AccountStore(client: client, reads: replica, logger: logger), replicaReads) }
         routes.add(to: router)
         Dashboard(
-            store: store, catalogs: catalogs, insights: Insights(client: readClient ?? client, logger: logger),
-            sessions: DashboardSessions(client: client, logger: logger), controlPlane: controlPlane,
+            store: store, catalogs: catalogs, insights: Insights(reads: replica ?? store.reads, logger: logger),
+            sessions: DashboardSessions(writes: store.writes, reads: store.reads, logger: logger), controlPlane: controlPlane,
             oidc: configuration.oidc.map { DashboardOIDC(configuration: $0, http: http, logger: logger) },
             publicOrigin: configuration.publicURL, publicationMaxAge: configuration.publicationMaxAge,
-            replica: replica, logger: logger
+            replica: replicaReads, logger: logger
         ).add(to: router)
         router.addRoutes(notFound)
         // Started in this order and stopped in the reverse, after the HTTP server: the push queue
         // ends before the pools it writes through.
-        var services: [any Service] = [client, pushClient, InsightsCatchUp(counting: store.insightsCounting, logger: logger)]
+        var services: [any Service] = [client, pushClient, store.reads.client]
+        if let replica { services.append(replica.client) }
+        services.append(InsightsCatchUp(counting: store.insightsCounting, logger: logger))
         if let batcher = store.batcher { services.append(PushQueueService(batcher: batcher)) }
-        if let readClient { services.append(readClient) }
         if let days = configuration.retainFactsDays {
             services.append(FactRetentionJob(retention: FactRetention(client: client, logger: logger), days: days, logger: logger))
         }

@@ -4,6 +4,7 @@ import Logging
 import Synchronization
 import Hummingbird
 import NIOCore
+import ServerDatabase
 
 /// The context of every request: Hummingbird's, with the address of the connection's peer (the
 /// client, or the balancer in front of it; ``ClientAddress`` tells which).

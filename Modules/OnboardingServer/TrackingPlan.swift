@@ -3,6 +3,7 @@ import CatalogDocuments
 import Foundation
 import Logging
 import PostgresNIO
+import ServerDatabase
 import TourCodec
 import TourCore
 
@@ -72,34 +73,36 @@ final class TrackingPlans: Sendable {
     }
 
     private let cache = Locked<[String: Cached]>([:])
-    let client: PostgresClient
-    let logger: Logger
+    let reads: ReadOnlyDatabase
 
-    init(client: PostgresClient, logger: Logger) {
-        self.client = client
-        self.logger = logger
-    }
+    init(reads: ReadOnlyDatabase) { self.reads = reads }
 
-    /// The app's plan (nil: none yet, every fact is taken), no older than `maximumAge`.
-    func plan(app: String, maximumAge: Duration) async throws -> TrackingPlan? {
+    /// The app's plan (nil: none yet, every fact is taken), no older than `maximumAge`, read within
+    /// `deadline`.
+    func plan(app: String, maximumAge: Duration, within deadline: Duration) async throws -> TrackingPlan? {
         let now = ContinuousClock.now
         let cached = cache.withLock { $0[app] }
         if let cached, now - cached.checkedAt < maximumAge { return cached.plan }
-        var signature = ""
-        for try await (count, newest) in try await client.query(
-            "SELECT count(*)::bigint, coalesce(max(recorded_at), 0)::float8 FROM catalogs WHERE app = \(app)", logger: logger
-        ).decode((Int64, Double).self) {
-            signature = "\(count)/\(newest)"
+        let held = cached?.signature
+        let (signature, documents) = try await reads.read(within: deadline) { connection, logger -> (String, [String]?) in
+            var signature = ""
+            for try await (count, newest) in try await connection.query(
+                "SELECT count(*)::bigint, coalesce(max(recorded_at), 0)::float8 FROM catalogs WHERE app = \(app)", logger: logger
+            ).decode((Int64, Double).self) {
+                signature = "\(count)/\(newest)"
+            }
+            if signature == held { return (signature, nil) }
+            var documents: [String] = []
+            for try await document in try await connection.query("SELECT document FROM catalogs WHERE app = \(app)", logger: logger)
+                .decode(String.self)
+            {
+                documents.append(document)
+            }
+            return (signature, documents)
         }
-        if let cached, cached.signature == signature {
+        guard let documents else {
             cache.withLock { $0[app]?.checkedAt = now }
-            return cached.plan
-        }
-        var documents: [String] = []
-        for try await document in try await client.query("SELECT document FROM catalogs WHERE app = \(app)", logger: logger)
-            .decode(String.self)
-        {
-            documents.append(document)
+            return cached?.plan
         }
         let plan = documents.isEmpty ? nil : TrackingPlan(documents: documents)
         cache.withLock { $0[app] = Cached(signature: signature, plan: plan, checkedAt: now) }
@@ -108,11 +111,11 @@ final class TrackingPlans: Sendable {
 
     /// `request` with the facts its app's plan does not declare moved to its `unplanned` list:
     /// split by the plan held when it is fresh enough (``splitWithoutReading(_:now:)`` holds the
-    /// rules), else by the plan read now.
-    func split(_ request: PushRequest) async throws -> PushRequest {
+    /// rules), else by the plan read now, within `deadline`.
+    func split(_ request: PushRequest, within deadline: Duration) async throws -> PushRequest {
         if let split = splitWithoutReading(request) { return split }
         let read = ContinuousClock.now
-        let plan = try await plan(app: request.app, maximumAge: .zero)
+        let plan = try await plan(app: request.app, maximumAge: .zero, within: deadline)
         // Fresh as of the read (another read finishing meanwhile may have held an older one).
         return splitWithoutReading(request, now: read) ?? plan.map { Self.apply($0, to: request) } ?? request
     }
@@ -121,9 +124,8 @@ final class TrackingPlans: Sendable {
     /// read. The rules: a plan is held five seconds; "no plan yet" is looked at again every second,
     /// so the first catalog registered starts it soon; and a fact outside the plan makes it look
     /// again once the plan is a second old (maybe a catalog was registered a moment ago). The
-    /// server's pushes nearly always find their plan held, and so skip the bound on the read
-    /// (`withDeadline`: a task, a timer and two hops of the push between threads), which only a
-    /// read needs.
+    /// server's pushes nearly always find their plan held, and so skip the bound on the read (a
+    /// task, a timer and two hops of the push between threads), which only a read needs.
     func splitWithoutReading(_ request: PushRequest, now: ContinuousClock.Instant = .now) -> PushRequest? {
         guard let cached = cache.withLock({ $0[request.app] }), now - cached.checkedAt < .seconds(5) else { return nil }
         let oneSecondOld = now - cached.checkedAt >= .seconds(1)

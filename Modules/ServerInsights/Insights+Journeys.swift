@@ -2,6 +2,7 @@ import Foundation
 import InsightsPages
 import Logging
 import PostgresNIO
+import ServerDatabase
 import TourCore
 
 /// The journey reads (issue 45; `InsightsSchema.v16`): a flow's first runs by the day they
@@ -71,8 +72,7 @@ extension Insights {
     /// skipped and waiting at each; the stage times.
     public func journeyStages(app: String, flow: String, range: DayRange?) async throws -> [JourneyStage] {
         let (first, last) = Self.rangeBinds(range)
-        let logger = logger
-        return try await client.withConnection { connection in
+        return try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
             var started = JourneyStage(measure: "started", step: "", index: 0, reached: 0, skipped: 0, waiting: 0, times: [])
             var completed = JourneyStage(measure: "completed", step: "", index: Int64.max, reached: 0, skipped: 0, waiting: 0, times: [])
             var steps: [String: JourneyStage] = [:]
@@ -124,45 +124,49 @@ extension Insights {
     /// Per value of `split`, how many of the journeys started in `range` reached each stage, by
     /// stage label (`started`, `step ID`, `completed`); values in reading order.
     public func splitStages(app: String, flow: String, split: Split, range: DayRange?) async throws -> [(value: String, reached: [String: Int])] {
-        let (first, last) = Self.rangeBinds(range)
-        let rows = try await client.query(
-            """
-            SELECT value, measure, step, sum(subjects)::bigint FROM insight_cohorts
-            WHERE app = \(app) AND flow = \(flow) AND split = \(split.rawValue) AND measure IN ('started', 'step', 'completed')
-                AND (\(first)::date IS NULL OR start_day >= \(first)::date) AND (\(last)::date IS NULL OR start_day <= \(last)::date)
-            GROUP BY value, measure, step
-            """, logger: logger)
-        var byValue: [String: [String: Int]] = [:]
-        for try await (value, measure, step, count) in rows.decode((String, String, String, Int64).self) {
-            byValue[value, default: [:]][measure == "step" ? "step \(step)" : measure, default: 0] += Int(count)
+        try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
+            let (first, last) = Self.rangeBinds(range)
+            let rows = try await connection.query(
+                """
+                SELECT value, measure, step, sum(subjects)::bigint FROM insight_cohorts
+                WHERE app = \(app) AND flow = \(flow) AND split = \(split.rawValue) AND measure IN ('started', 'step', 'completed')
+                    AND (\(first)::date IS NULL OR start_day >= \(first)::date) AND (\(last)::date IS NULL OR start_day <= \(last)::date)
+                GROUP BY value, measure, step
+                """, logger: logger)
+            var byValue: [String: [String: Int]] = [:]
+            for try await (value, measure, step, count) in rows.decode((String, String, String, Int64).self) {
+                byValue[value, default: [:]][measure == "step" ? "step \(step)" : measure, default: 0] += Int(count)
+            }
+            return split.ordered(Array(byValue.keys)).map { ($0, byValue[$0]!) }
         }
-        return split.ordered(Array(byValue.keys)).map { ($0, byValue[$0]!) }
     }
 
     /// For each week (Monday, UTC) or day of start in `range`, journeys started and completed, every
     /// period from the first with a start to the last included.
     public func cohortTrend(app: String, flow: String, range: DayRange?, weekly: Bool) async throws -> [CohortTrendFigures.Period] {
-        let (first, last) = Self.rangeBinds(range)
-        let unit = weekly ? "week" : "day"
-        let rows = try await client.query(
-            """
-            SELECT to_char(date_trunc(\(unit), start_day)::date, 'YYYY-MM-DD'), measure, sum(subjects)::bigint FROM insight_cohorts
-            WHERE app = \(app) AND flow = \(flow) AND split = 'all' AND value = '' AND measure IN ('started', 'completed')
-                AND (\(first)::date IS NULL OR start_day >= \(first)::date) AND (\(last)::date IS NULL OR start_day <= \(last)::date)
-            GROUP BY 1, 2
-            """, logger: logger)
-        var periods: [String: (Int, Int)] = [:]
-        for try await (start, measure, count) in rows.decode((String, String, Int64).self) {
-            var entry = periods[start] ?? (0, 0)
-            if measure == "started" { entry.0 += Int(count) } else { entry.1 += Int(count) }
-            periods[start] = entry
-        }
-        guard let earliest = periods.keys.compactMap(DayRange.parse).min(), let latest = periods.keys.compactMap(DayRange.parse).max()
-        else { return [] }
-        let stride = weekly ? 7 : 1
-        return Swift.stride(from: earliest, through: latest, by: stride).map { number in
-            let day = DayRange.text(number)
-            return CohortTrendFigures.Period(start: day, started: periods[day]?.0 ?? 0, completed: periods[day]?.1 ?? 0)
+        try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
+            let (first, last) = Self.rangeBinds(range)
+            let unit = weekly ? "week" : "day"
+            let rows = try await connection.query(
+                """
+                SELECT to_char(date_trunc(\(unit), start_day)::date, 'YYYY-MM-DD'), measure, sum(subjects)::bigint FROM insight_cohorts
+                WHERE app = \(app) AND flow = \(flow) AND split = 'all' AND value = '' AND measure IN ('started', 'completed')
+                    AND (\(first)::date IS NULL OR start_day >= \(first)::date) AND (\(last)::date IS NULL OR start_day <= \(last)::date)
+                GROUP BY 1, 2
+                """, logger: logger)
+            var periods: [String: (Int, Int)] = [:]
+            for try await (start, measure, count) in rows.decode((String, String, Int64).self) {
+                var entry = periods[start] ?? (0, 0)
+                if measure == "started" { entry.0 += Int(count) } else { entry.1 += Int(count) }
+                periods[start] = entry
+            }
+            guard let earliest = periods.keys.compactMap(DayRange.parse).min(), let latest = periods.keys.compactMap(DayRange.parse).max()
+            else { return [] }
+            let stride = weekly ? 7 : 1
+            return Swift.stride(from: earliest, through: latest, by: stride).map { number in
+                let day = DayRange.text(number)
+                return CohortTrendFigures.Period(start: day, started: periods[day]?.0 ?? 0, completed: periods[day]?.1 ?? 0)
+            }
         }
     }
 
@@ -195,9 +199,11 @@ extension Insights {
                 ORDER BY subject LIMIT \(limit)
                 """
             }
-        var subjects: [String] = []
-        for try await subject in try await client.query(query, logger: logger).decode(String.self) { subjects.append(subject) }
-        return subjects
+        return try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
+            var subjects: [String] = []
+            for try await subject in try await connection.query(query, logger: logger).decode(String.self) { subjects.append(subject) }
+            return subjects
+        }
     }
 
     /// One fact of a subject's timeline, as its device pushed it.
@@ -216,63 +222,71 @@ extension Insights {
     /// A subject's facts across its devices and catalog versions, oldest first, at most `limit`
     /// (one range read of the facts' key).
     public func timeline(app: String, subject: String, limit: Int) async throws -> [TimelineEntry] {
-        let rows = try await client.query(
-            """
-            SELECT p.time, p.device, p.seq, p.catalog_version, coalesce(p.app_version, ''), f.kind, f.flow, coalesce(f.step, ''),
-                coalesce(f.ending, f.body->>'variant', f.body->>'outcome', '')
-            FROM facts f JOIN pushes p ON p.app = f.app AND p.account = f.account AND p.device = f.device AND p.seq = f.seq
-            WHERE f.app = \(app) AND f.account = \(subject)
-            ORDER BY p.time, p.device, p.seq, f.idx LIMIT \(limit)
-            """, logger: logger)
-        var entries: [TimelineEntry] = []
-        for try await (time, device, seq, catalog, version, fact, flow, step, detail) in rows.decode(
-            (Double, String, Int64, Int64, String, String, String, String, String).self)
-        {
-            entries.append(
-                TimelineEntry(
-                    time: time, device: device, seq: seq, catalogVersion: catalog, appVersion: version, fact: fact, flow: flow,
-                    step: step, detail: detail))
+        try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
+            let rows = try await connection.query(
+                """
+                SELECT p.time, p.device, p.seq, p.catalog_version, coalesce(p.app_version, ''), f.kind, f.flow, coalesce(f.step, ''),
+                    coalesce(f.ending, f.body->>'variant', f.body->>'outcome', '')
+                FROM facts f JOIN pushes p ON p.app = f.app AND p.account = f.account AND p.device = f.device AND p.seq = f.seq
+                WHERE f.app = \(app) AND f.account = \(subject)
+                ORDER BY p.time, p.device, p.seq, f.idx LIMIT \(limit)
+                """, logger: logger)
+            var entries: [TimelineEntry] = []
+            for try await (time, device, seq, catalog, version, fact, flow, step, detail) in rows.decode(
+                (Double, String, Int64, Int64, String, String, String, String, String).self)
+            {
+                entries.append(
+                    TimelineEntry(
+                        time: time, device: device, seq: seq, catalogVersion: catalog, appVersion: version, fact: fact, flow: flow,
+                        step: step, detail: detail))
+            }
+            return entries
         }
-        return entries
     }
 
     /// A subject's journeys in `app`: flow, start day, standing and furthest step.
     public func journeys(app: String, subject: String) async throws -> [(flow: String, started: String, standing: String, furthest: String)] {
-        let rows = try await client.query(
-            """
-            SELECT flow, to_char(start_day, 'YYYY-MM-DD'),
-                CASE WHEN completed THEN 'completed' WHEN skipped_step IS NOT NULL THEN 'skipped' ELSE 'waiting' END, furthest_step
-            FROM insight_journeys WHERE app = \(app) AND subject = \(subject) ORDER BY flow
-            """, logger: logger)
-        var journeys: [(String, String, String, String)] = []
-        for try await row in rows.decode((String, String, String, String).self) { journeys.append(row) }
-        return journeys
+        try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
+            let rows = try await connection.query(
+                """
+                SELECT flow, to_char(start_day, 'YYYY-MM-DD'),
+                    CASE WHEN completed THEN 'completed' WHEN skipped_step IS NOT NULL THEN 'skipped' ELSE 'waiting' END, furthest_step
+                FROM insight_journeys WHERE app = \(app) AND subject = \(subject) ORDER BY flow
+                """, logger: logger)
+            var journeys: [(String, String, String, String)] = []
+            for try await row in rows.decode((String, String, String, String).self) { journeys.append(row) }
+            return journeys
+        }
     }
 
     /// First assignments to each variant of `experiment` from `first` to `last` (days, both included).
     public func assignments(app: String, experiment: String, first: String, last: String) async throws -> [String: Int] {
-        let rows = try await client.query(
-            """
-            SELECT variant, sum(subjects)::bigint FROM insight_arm_days
-            WHERE app = \(app) AND experiment = \(experiment) AND day >= \(first)::date AND day <= \(last)::date
-            GROUP BY variant
-            """, logger: logger)
-        var counts: [String: Int] = [:]
-        for try await (variant, count) in rows.decode((String, Int64).self) { counts[variant] = Int(count) }
-        return counts
+        try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
+            let rows = try await connection.query(
+                """
+                SELECT variant, sum(subjects)::bigint FROM insight_arm_days
+                WHERE app = \(app) AND experiment = \(experiment) AND day >= \(first)::date AND day <= \(last)::date
+                GROUP BY variant
+                """, logger: logger)
+            var counts: [String: Int] = [:]
+            for try await (variant, count) in rows.decode((String, Int64).self) { counts[variant] = Int(count) }
+            return counts
+        }
     }
 
     /// The catalog versions whose journeys reached each step (for the steps' titles).
     public func catalogVersionsByStep(app: String, flow: String) async throws -> [String: [Int]] {
-        let rows = try await client.query(
-            """
-            SELECT DISTINCT step, value FROM insight_cohorts
-            WHERE app = \(app) AND flow = \(flow) AND split = 'catalog' AND measure = 'step'
-            """, logger: logger)
-        var versions: [String: [Int]] = [:]
-        for try await (step, value) in rows.decode((String, String).self) {
-            if let version = Int(value) { versions[step, default: []].append(version) }
+        try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
+            let rows = try await connection.query(
+                """
+                SELECT DISTINCT step, value FROM insight_cohorts
+                WHERE app = \(app) AND flow = \(flow) AND split = 'catalog' AND measure = 'step'
+                """, logger: logger)
+            var versions: [String: [Int]] = [:]
+            for try await (step, value) in rows.decode((String, String).self) {
+                if let version = Int(value) { versions[step, default: []].append(version) }
+            }
+            return versions
         }
-        return versions
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import InsightsPages
 import Logging
 import PostgresNIO
+import ServerDatabase
 import TourCodec
 import TourCore
 
@@ -77,12 +78,17 @@ public struct DayRange: Equatable, Sendable {
 /// What the dashboard shows, read from the aggregates (`InsightsSchema`): small sums over counters,
 /// never a scan of the facts.
 public struct Insights: Sendable {
-    let client: PostgresClient
+    let reads: ReadOnlyDatabase
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger) {
-        self.client = client
+    public init(reads: ReadOnlyDatabase, logger: Logger) {
+        self.reads = reads
         self.logger = logger
+    }
+
+    /// Reads through `client`, each read a `READ ONLY` transaction (tools, tests).
+    public init(client: PostgresClient, logger: Logger) {
+        self.init(reads: ReadOnlyDatabase(sharing: client, logger: logger), logger: logger)
     }
 
     /// One flow's headline numbers.
@@ -105,11 +111,13 @@ public struct Insights: Sendable {
 
     /// Every app the server has counts or catalogs for, by name.
     public func apps() async throws -> [String] {
-        let rows = try await client.query(
-            "SELECT app FROM insight_totals UNION SELECT app FROM catalogs ORDER BY 1", logger: logger)
-        var apps: [String] = []
-        for try await app in rows.decode(String.self) { apps.append(app) }
-        return apps
+        try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
+            let rows = try await connection.query(
+                "SELECT app FROM insight_totals UNION SELECT app FROM catalogs ORDER BY 1", logger: logger)
+            var apps: [String] = []
+            for try await app in rows.decode(String.self) { apps.append(app) }
+            return apps
+        }
     }
 
     /// The days a page's trend covers: the range when one is given, else the 30 days up to the last
@@ -117,26 +125,30 @@ public struct Insights: Sendable {
     /// later than today), so a page without a range shows the newest activity, not 30 empty days.
     /// `excluding` names flows as `app/flow` that do not count (the overview's archived flows).
     public func trendRange(apps: [String], range: DayRange?, today: Date, excluding: Set<String> = []) async throws -> DayRange {
-        if let range { return range }
-        let excluded = excluding.sorted()
-        let rows = try await client.query(
-            """
-            SELECT to_char(max(day), 'YYYY-MM-DD') FROM insight_counts
-            WHERE app = ANY(\(apps)) AND milestone IN ('started', 'completed')
-                AND NOT (app || '/' || flow = ANY(\(excluded)))
-            """, logger: logger)
-        var latest: String?
-        for try await day in rows.decode(String?.self) { latest = day }
-        return .recent(upTo: latest, today: today)
+        try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
+            if let range { return range }
+            let excluded = excluding.sorted()
+            let rows = try await connection.query(
+                """
+                SELECT to_char(max(day), 'YYYY-MM-DD') FROM insight_counts
+                WHERE app = ANY(\(apps)) AND milestone IN ('started', 'completed')
+                    AND NOT (app || '/' || flow = ANY(\(excluded)))
+                """, logger: logger)
+            var latest: String?
+            for try await day in rows.decode(String?.self) { latest = day }
+            return .recent(upTo: latest, today: today)
+        }
     }
 
     /// Whether any account of `app` has reached `flow` (any milestone, any day).
     public func hasFlow(app: String, flow: String) async throws -> Bool {
-        let rows = try await client.query(
-            "SELECT EXISTS (SELECT 1 FROM insight_counts WHERE app = \(app) AND flow = \(flow))", logger: logger)
-        var found = false
-        for try await exists in rows.decode(Bool.self) { found = exists }
-        return found
+        try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
+            let rows = try await connection.query(
+                "SELECT EXISTS (SELECT 1 FROM insight_counts WHERE app = \(app) AND flow = \(flow))", logger: logger)
+            var found = false
+            for try await exists in rows.decode(Bool.self) { found = exists }
+            return found
+        }
     }
 
     /// The app's totals, each flow's starts and completions in `range` (all time without one), and
@@ -147,8 +159,7 @@ public struct Insights: Sendable {
     ) async throws -> AppSummary {
         let (first, last) = (range?.first, range?.last)
         let excluded = excluding.sorted()
-        let logger = logger
-        return try await client.withConnection { connection in
+        return try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
             var accounts = 0
             var devices = 0
             let totals = try await connection.query(
@@ -210,52 +221,54 @@ public struct Insights: Sendable {
     }
 
     public func funnels(app: String, flow: String, range: DayRange?) async throws -> FlowFunnels {
-        let (first, last) = (range?.first, range?.last)
-        struct Tally {
-            var started = 0
-            var completed = 0
-            var steps: [String: (index: Int64, reached: Int)] = [:]
-
-            mutating func add(_ milestone: String, _ step: String, _ index: Int64, _ count: Int) {
-                switch milestone {
-                case "started": started += count
-                case "completed": completed += count
-                case "step":
-                    let known = steps[step]
-                    steps[step] = (min(known?.index ?? index, index), (known?.reached ?? 0) + count)
-                default: break
+        try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
+            let (first, last) = (range?.first, range?.last)
+            struct Tally {
+                var started = 0
+                var completed = 0
+                var steps: [String: (index: Int64, reached: Int)] = [:]
+    
+                mutating func add(_ milestone: String, _ step: String, _ index: Int64, _ count: Int) {
+                    switch milestone {
+                    case "started": started += count
+                    case "completed": completed += count
+                    case "step":
+                        let known = steps[step]
+                        steps[step] = (min(known?.index ?? index, index), (known?.reached ?? 0) + count)
+                    default: break
+                    }
+                }
+    
+                func figures(_ title: String) -> FunnelFigures {
+                    let ordered = steps.sorted { ($0.value.index, $0.key) < ($1.value.index, $1.key) }
+                    return FunnelFigures(
+                        title: title, started: started, steps: ordered.map { ($0.key, $0.value.reached) }, completed: completed)
                 }
             }
-
-            func figures(_ title: String) -> FunnelFigures {
-                let ordered = steps.sorted { ($0.value.index, $0.key) < ($1.value.index, $1.key) }
-                return FunnelFigures(
-                    title: title, started: started, steps: ordered.map { ($0.key, $0.value.reached) }, completed: completed)
+            var all = Tally()
+            var byCatalog: [Int64: Tally] = [:]
+            var byApp: [String: Tally] = [:]
+            let rows = try await connection.query(
+                """
+                SELECT milestone, step, catalog_version, app_version, min(step_index), sum(subjects)::bigint FROM insight_counts
+                WHERE app = \(app) AND flow = \(flow) AND milestone IN ('started', 'step', 'completed')
+                    AND (\(first)::date IS NULL OR day >= \(first)::date) AND (\(last)::date IS NULL OR day <= \(last)::date)
+                GROUP BY milestone, step, catalog_version, app_version
+                """, logger: logger)
+            for try await (milestone, step, catalog, appVersion, index, count) in rows.decode(
+                (String, String, Int64, String, Int64, Int64).self)
+            {
+                all.add(milestone, step, index, Int(count))
+                byCatalog[catalog, default: Tally()].add(milestone, step, index, Int(count))
+                byApp[appVersion, default: Tally()].add(milestone, step, index, Int(count))
             }
+            return FlowFunnels(
+                app: app, flow: flow, all: all.figures("All accounts"),
+                byCatalogVersion: byCatalog.keys.sorted().map { byCatalog[$0]!.figures("Catalog version \($0)") },
+                byAppVersion: byApp.keys.sorted { Self.versionOrder($0, $1) }.map {
+                    byApp[$0]!.figures($0.isEmpty ? "App version not reported" : "App version \($0)")
+                })
         }
-        var all = Tally()
-        var byCatalog: [Int64: Tally] = [:]
-        var byApp: [String: Tally] = [:]
-        let rows = try await client.query(
-            """
-            SELECT milestone, step, catalog_version, app_version, min(step_index), sum(subjects)::bigint FROM insight_counts
-            WHERE app = \(app) AND flow = \(flow) AND milestone IN ('started', 'step', 'completed')
-                AND (\(first)::date IS NULL OR day >= \(first)::date) AND (\(last)::date IS NULL OR day <= \(last)::date)
-            GROUP BY milestone, step, catalog_version, app_version
-            """, logger: logger)
-        for try await (milestone, step, catalog, appVersion, index, count) in rows.decode(
-            (String, String, Int64, String, Int64, Int64).self)
-        {
-            all.add(milestone, step, index, Int(count))
-            byCatalog[catalog, default: Tally()].add(milestone, step, index, Int(count))
-            byApp[appVersion, default: Tally()].add(milestone, step, index, Int(count))
-        }
-        return FlowFunnels(
-            app: app, flow: flow, all: all.figures("All accounts"),
-            byCatalogVersion: byCatalog.keys.sorted().map { byCatalog[$0]!.figures("Catalog version \($0)") },
-            byAppVersion: byApp.keys.sorted { Self.versionOrder($0, $1) }.map {
-                byApp[$0]!.figures($0.isEmpty ? "App version not reported" : "App version \($0)")
-            })
     }
 
     /// Versions in numeric order ("1.10" after "1.9"), the unreported one last.

@@ -69,7 +69,7 @@ struct FailoverLoad {
                         // body forever (AsyncHTTPClient's timeout ends at the head).
                         let attempt = request
                         do {
-                            accepted = try await withDeadline(.seconds(5)) {
+                            accepted = try await answered(within: .seconds(5)) {
                                 let response = try await client.execute(attempt, timeout: .seconds(5))
                                 _ = try await response.body.collect(upTo: 1 << 20)
                                 return response.status == .ok
@@ -116,5 +116,43 @@ final class Locked<Value: Sendable>: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)
+    }
+}
+
+/// The first of `operation`'s answer and `limit`: the operation runs in a task of its own, cancelled
+/// at the limit and left to end (a load generator's HTTP exchange, never a database write).
+func answered<T: Sendable>(within limit: Duration, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+    let box = FirstAnswer<T>()
+    return try await withCheckedThrowingContinuation { continuation in
+        box.set(continuation)
+        let work = Task { box.give(await Result(catching: operation)) }
+        Task {
+            try? await Task.sleep(for: limit)
+            box.give(.failure(CancellationError()))
+            work.cancel()
+        }
+    }
+}
+
+private final class FirstAnswer<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<T, any Error>?
+
+    func set(_ continuation: CheckedContinuation<T, any Error>) {
+        lock.withLock { self.continuation = continuation }
+    }
+
+    func give(_ result: Result<T, any Error>) {
+        let taken = lock.withLock { () -> CheckedContinuation<T, any Error>? in
+            defer { continuation = nil }
+            return continuation
+        }
+        taken?.resume(with: result)
+    }
+}
+
+extension Result where Failure == any Error {
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }

@@ -281,7 +281,20 @@ final class ServerProcess: @unchecked Sendable {
         return result.stdout.split(separator: "\n").map(String.init)
     }
 
+    /// Ports handed out in this test process: the kernel may give a port again once it was
+    /// closed, and two servers told the same port answered each other's tests (one failed to
+    /// bind and exited; the other, another test's, answered its health check).
+    private static let handedOut = Locked<Set<Int>>([])
+
     static func freePort() -> Int {
+        for _ in 0..<100 {
+            let port = kernelPort()
+            if handedOut.withLock({ $0.insert(port).inserted }) { return port }
+        }
+        return kernelPort()
+    }
+
+    private static func kernelPort() -> Int {
         // Close-on-exec: a child started meanwhile must not keep the port bound.
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         defer { close(fd) }

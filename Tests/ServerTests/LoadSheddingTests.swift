@@ -1,6 +1,8 @@
 import AccountSync
 import Foundation
 import OnboardingServer
+import PostgresNIO
+import ServerDatabase
 import Testing
 import TourCore
 
@@ -14,25 +16,39 @@ import TourCore
 /// still with a real lock on `pushes` from another session.
 @Suite("Deadlines and load shedding", .ownThread)
 struct LoadSheddingTests {
-    /// An operation that ignores cancellation does not hold the answer past the deadline: the
-    /// deadline's answer comes while the operation is still running (it ends 30 s later, by a
-    /// timer no cancellation shortens). Asserted by order, not by a stopwatch, so a loaded machine
-    /// cannot fail it; the task group it replaced answered only after the operation ended.
-    @Test func aDeadlineReturnsAtTheDeadline() async throws {
-        let ended = Locked(false)
-        await #expect(throws: DatabaseUnavailable.self) {
-            try await withDeadline(.milliseconds(300)) {
-                await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
-                    DispatchQueue.global().asyncAfter(deadline: .now() + 30) { continuation.resume() }
+    /// A read past its deadline is answered at the deadline while PostgreSQL still runs it (the
+    /// read is cancelled and left to end: it cannot have written anything). Asserted by order, not
+    /// by a stopwatch, so a loaded machine cannot fail it; a task group answered only after the
+    /// read ended. And a read cannot write: PostgreSQL refuses it on a read's connection (25006),
+    /// so the deadline that abandons work is never put on a write.
+    @Test func aReadIsAnsweredAtItsDeadlineAndCannotWrite() async throws {
+        try await TestPostgres.withMigratedClient { client, logger in
+            let reads = ReadOnlyDatabase(sharing: client, logger: logger)
+            await #expect(throws: DatabaseUnavailable.self) {
+                try await reads.read(within: .milliseconds(300)) { connection, logger in
+                    try await connection.query("SELECT pg_sleep(30)", logger: logger)
                 }
-                ended.withLock { $0 = true }
-                return 1
             }
+            var sleeping = 0
+            for try await count in try await client.query(
+                "SELECT count(*)::bigint FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)' AND state = 'active'",
+                logger: logger
+            ).decode(Int64.self) { sleeping = Int(count) }
+            #expect(sleeping == 1, "the answer waited for the read to end")
+            // A read that ends before its deadline answers (a long one: the suite's load can keep a
+            // task from starting for seconds).
+            #expect(try await reads.read(within: .seconds(120)) { _, _ in 7 } == 7)
+            do {
+                _ = try await reads.read { connection, logger in
+                    try await connection.query("CREATE TABLE written_by_a_read (x int)", logger: logger)
+                }
+                Issue.record("a read wrote")
+            } catch let error as PSQLError {
+                #expect(error.serverInfo?[.sqlState] == "25006", "\(String(reflecting: error))")
+            }
+            _ = try? await client.query(
+                "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)'", logger: logger)
         }
-        #expect(ended.withLock { $0 } == false, "the answer waited for the operation")
-        // An operation that ends before its deadline answers (a long one: the suite's load can keep
-        // a task from starting for seconds).
-        #expect(try await withDeadline(.seconds(120)) { 7 } == 7)
     }
 
     static func push(_ server: ServerProcess, account: String, token: String, seq: Int64 = 1) async throws -> HTTP.Answer {

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import OnboardingServer
 import PostgresNIO
+import ServerDatabase
 import Testing
 import TourCodec
 import TourCore

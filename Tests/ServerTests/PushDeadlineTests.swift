@@ -5,6 +5,7 @@ import Logging
 @testable import OnboardingServer
 import PostgresNIO
 import Synchronization
+import ServerDatabase
 import Testing
 import TourFixtures
 

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 @testable import OnboardingServer
 import PostgresNIO
+import ServerDatabase
 import Testing
 import TourCodec
 import TourFixtures
@@ -24,7 +25,7 @@ struct TrackingPlanHeldTests {
 
     @Test func theHeldPlanSplitsAsAReadOneAndReadsWhenItWould() async throws {
         try await TestPostgres.withMigratedClient { client, logger in
-            let plans = TrackingPlans(client: client, logger: logger)
+            let plans = TrackingPlans(reads: ReadOnlyDatabase(sharing: client, logger: logger))
             let planned = Self.request([TrackingPlanTests.entered("app_tour", "dashboard")])
             let mixed = Self.request([
                 TrackingPlanTests.entered("app_tour", "dashboard"), TrackingPlanTests.entered("app_tour", "no_such_step", 2),
@@ -35,7 +36,7 @@ struct TrackingPlanHeldTests {
             // given from the moment of the read, so a slow machine does not age the plan.
             #expect(plans.splitWithoutReading(planned) == nil)
             let firstRead = ContinuousClock.now
-            let none = try await plans.split(mixed)
+            let none = try await plans.split(mixed, within: .seconds(60))
             #expect(none.unplanned.isEmpty)
             #expect(Self.same(plans.splitWithoutReading(mixed, now: firstRead), none))
             // "No plan yet" is looked at again every second.
@@ -48,12 +49,12 @@ struct TrackingPlanHeldTests {
             // Held, the old answer stands within its second; a read finds the plan.
             #expect(Self.same(plans.splitWithoutReading(mixed, now: firstRead), none))
             let secondRead = ContinuousClock.now
-            _ = try await plans.plan(app: "growth", maximumAge: .zero)
-            let read = try await plans.split(mixed)
+            _ = try await plans.plan(app: "growth", maximumAge: .zero, within: .seconds(60))
+            let read = try await plans.split(mixed, within: .seconds(60))
             #expect(read.unplanned.map(\.step) == ["no_such_step", "x"])
             #expect(read.batch.items[0].facts.count == 1)
             #expect(Self.same(plans.splitWithoutReading(mixed, now: secondRead), read))
-            #expect(Self.same(plans.splitWithoutReading(planned, now: secondRead), try await plans.split(planned)))
+            #expect(Self.same(plans.splitWithoutReading(planned, now: secondRead), try await plans.split(planned, within: .seconds(60))))
             // Past a second a fact outside the plan makes it read again; facts inside it wait five.
             #expect(plans.splitWithoutReading(mixed, now: secondRead + .milliseconds(1_100)) == nil)
             #expect(Self.same(plans.splitWithoutReading(planned, now: secondRead + .milliseconds(1_100)), planned))

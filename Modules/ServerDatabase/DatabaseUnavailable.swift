@@ -13,6 +13,7 @@ public struct DatabaseUnavailable: Error, CustomStringConvertible, Sendable {
     /// What the request was doing.
     public struct Operation: Hashable, Sendable, CustomStringConvertible {
         public let description: String
+        public init(description: String) { self.description = description }
         public static let push = Operation(description: "push")
         public static let read = Operation(description: "read")
         public static let write = Operation(description: "write")
@@ -41,19 +42,7 @@ public struct DatabaseUnavailable: Error, CustomStringConvertible, Sendable {
         /// The server is stopping.
         public static let shuttingDown = Reason(description: "shutting_down")
 
-        init(description: String) { self.description = description }
-
-        init(_ reason: PushQueue.Reason) {
-            switch reason {
-            case .queueFull: self = Reason(description: "queue_full")
-            case .waitedForWriter: self = .waitedForWriter
-            case .noConnection: self = .noConnection
-            case .rolledBack: self = .rolledBack
-            case .connectionLost: self = .connectionLost
-            case .deadline: self = .deadline
-            case .shuttingDown: self = .shuttingDown
-            }
-        }
+        public init(description: String) { self.description = description }
     }
 
     public var operation: Operation
@@ -94,7 +83,7 @@ public struct DatabaseUnavailable: Error, CustomStringConvertible, Sendable {
     }
 
     /// `error` as a ``DatabaseUnavailable`` of `operation` (itself when it is one already).
-    static func from(_ error: any Error, operation: Operation) -> DatabaseUnavailable {
+    public static func from(_ error: any Error, operation: Operation) -> DatabaseUnavailable {
         if let error = error as? DatabaseUnavailable { return error }
         let lost: Bool
         if let error = error as? PSQLError {
@@ -111,7 +100,7 @@ public struct DatabaseUnavailable: Error, CustomStringConvertible, Sendable {
 
     /// An error on one line: PostgreSQL's SQLSTATE and message when it is PostgreSQL's, never the
     /// query (whose text spans lines) or its parameters.
-    static func describe(_ error: any Error) -> String {
+    public static func describe(_ error: any Error) -> String {
         if let error = error as? PSQLError {
             if let info = error.serverInfo {
                 let state = info[.sqlState] ?? "?"
@@ -126,7 +115,7 @@ public struct DatabaseUnavailable: Error, CustomStringConvertible, Sendable {
 
 extension String {
     /// The text on one line: newlines and other control characters escaped, at most 500 characters.
-    var oneLine: String {
+    public var oneLine: String {
         var escaped = ""
         for scalar in unicodeScalars.prefix(500) {
             switch scalar {
