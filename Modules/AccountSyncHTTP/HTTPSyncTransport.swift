@@ -47,7 +47,15 @@ public struct HTTPSyncTransport: SyncTransport {
         do { body = Data(try TourValue.members(["enrollmentKey": .string(enrollmentKey)]).jsonUTF8()) } catch {
             throw .rejected(status: 0, code: "invalid_request", message: "\(error)")
         }
-        return try await send("POST", "/\(SyncAPI.version)/apps/\(app)/installs", body: body)
+        // Sent again once with the same key when its answer did not come (a timeout, a 503 that
+        // may have committed): the server answers with the install it made, not a second one.
+        let key = UUID().uuidString.lowercased()
+        do {
+            return try await send("POST", "/\(SyncAPI.version)/apps/\(app)/installs", body: body, idempotencyKey: key)
+        } catch let error where error.isTransient {
+            try? await Task.sleep(for: .seconds(1))
+            return try await send("POST", "/\(SyncAPI.version)/apps/\(app)/installs", body: body, idempotencyKey: key)
+        }
     }
 
     public func push(app: String, account: String, _ batch: PushBatch) async throws(SyncError) -> PushAck {
@@ -108,10 +116,14 @@ public struct HTTPSyncTransport: SyncTransport {
         return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
     }
 
-    private func send<Answer: TourValueConvertible>(_ method: String, _ path: String, body: Data?, content: Bool = false)
-        async throws(SyncError) -> Answer
-    {
-        guard let answer: Answer = try await send(method, path, body: body, ifNoneMatch: nil, content: content).0 else {
+    private func send<Answer: TourValueConvertible>(
+        _ method: String, _ path: String, body: Data?, content: Bool = false, idempotencyKey: String? = nil
+    ) async throws(SyncError) -> Answer {
+        guard
+            let answer: Answer = try await send(
+                method, path, body: body, ifNoneMatch: nil, content: content, idempotencyKey: idempotencyKey
+            ).0
+        else {
             throw .serverFailed(status: 304, message: "a 304 to a request that was not conditional")
         }
         return answer
@@ -121,7 +133,8 @@ public struct HTTPSyncTransport: SyncTransport {
     /// header lines (names lowercased). With `content`, a refusal of what the body carries (400,
     /// 413, 422) is ``SyncError/refusedContent(status:seq:message:)``.
     private func send<Answer: TourValueConvertible>(
-        _ method: String, _ path: String, body: Data?, ifNoneMatch entityTag: String?, content: Bool = false
+        _ method: String, _ path: String, body: Data?, ifNoneMatch entityTag: String?, content: Bool = false,
+        idempotencyKey: String? = nil
     ) async throws(SyncError) -> (Answer?, [String]) {
         guard let url = URL(string: path, relativeTo: server) else {
             throw .rejected(status: 0, code: "invalid_request", message: "'\(path)' is not a path on \(server)")
@@ -129,7 +142,8 @@ public struct HTTPSyncTransport: SyncTransport {
         if let refusal = Self.refusal(toSendTokenTo: url) {
             throw .rejected(status: 0, code: "insecure_transport", message: refusal)
         }
-        let (status, data, redirect, headers) = try await exchange(method, url, body: body, ifNoneMatch: entityTag)
+        let (status, data, redirect, headers) = try await exchange(
+            method, url, body: body, ifNoneMatch: entityTag, idempotencyKey: idempotencyKey)
         if status == 304, entityTag != nil { return (nil, headers) }
         if (300..<400).contains(status) {
             throw .rejected(
@@ -156,13 +170,14 @@ public struct HTTPSyncTransport: SyncTransport {
 
     /// One request and its answer: the status, the body, where a 3xx points and the header lines.
     private func exchange(
-        _ method: String, _ url: URL, body: Data?, ifNoneMatch entityTag: String?
+        _ method: String, _ url: URL, body: Data?, ifNoneMatch entityTag: String?, idempotencyKey: String?
     ) async throws(SyncError) -> (Int, Data, String?, [String]) {
         #if canImport(Darwin)
             var request = URLRequest(url: url)
             request.httpMethod = method
             if let token { request.setValue("Bearer \(token.reveal())", forHTTPHeaderField: "Authorization") }
             if let entityTag { request.setValue(entityTag, forHTTPHeaderField: "If-None-Match") }
+            if let idempotencyKey { request.setValue(idempotencyKey, forHTTPHeaderField: "Idempotency-Key") }
             if let body {
                 request.httpBody = body
                 request.setValue("application/json", forHTTPHeaderField: "Content-Type")
@@ -180,6 +195,7 @@ public struct HTTPSyncTransport: SyncTransport {
             var headers = ["Accept: application/json"] + (token.map { ["Authorization: Bearer \($0.reveal())"] } ?? [])
             if body != nil { headers.append("Content-Type: application/json") }
             if let entityTag { headers.append("If-None-Match: \(entityTag)") }
+            if let idempotencyKey { headers.append("Idempotency-Key: \(idempotencyKey)") }
             let response = try await CurlHTTP.send(
                 method: method, url: url.absoluteString, headers: headers, body: body, timeout: timeout,
                 maximumResponseBytes: maximumResponseBytes)

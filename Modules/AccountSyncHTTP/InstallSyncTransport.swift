@@ -86,8 +86,17 @@ public struct InstallSyncTransport: SyncTransport {
                 return stored
             }
         }
-        let enrolled = try await HTTPSyncTransport(server: server, token: nil, timeout: timeout)
-            .enroll(app: app, enrollmentKey: enrollmentKey)
+        let enrolled: InstallCredential
+        do {
+            enrolled = try await HTTPSyncTransport(server: server, token: nil, timeout: timeout)
+                .enroll(app: app, enrollmentKey: enrollmentKey)
+        } catch .rejected(let status, "enrollment_refused", let message) {
+            // The server tells an anonymous caller only that the key is not accepted; the app knows
+            // its own key, and so what accepts it.
+            throw .rejected(
+                status: status, code: "enrollment_refused",
+                message: "\(message) (onboarding-server enrollment-keys add --app \(app) \(enrollmentKey) accepts it)")
+        }
         do { try store.save(enrolled) } catch { throw .localStorage("the install credential could not be kept: \(error)") }
         kept.withLock { $0 = enrolled }
         return enrolled

@@ -67,12 +67,14 @@ extension Routes {
                     throw APIError.invalid(
                         "the body is {\"document\": a catalog document (object or text), \"rollout\": 0 to 100, \"signatures\": [{\"key\", \"signature\"}]}: \(Self.describe(error))")
                 }
-                let outcome = try await (catalogs.publish(
+                return try await idempotent(request, body: body, caller: actor.caller) {
+                    let outcome = try await catalogs.publish(
                         app: app, text: publication.text, rollout: publication.rollout, signatures: publication.signatures,
-                        by: actor, at: Date().timeIntervalSince1970))
-                switch outcome {
-                case .stored(let entry): return Self.json(["publication": entry.tourValue] as TourValue, status: .created)
-                case .refused(let problems): throw Self.refusal(problems)
+                        by: actor, at: Date().timeIntervalSince1970)
+                    switch outcome {
+                    case .stored(let entry): return try Self.written(["publication": entry.tourValue] as TourValue, status: .created)
+                    case .refused(let problems): throw Self.refusal(problems)
+                    }
                 }
             }
         }
@@ -84,12 +86,14 @@ extension Routes {
                 guard let version = context.parameters.get("version").flatMap(Int.init), version >= 1 else {
                     throw APIError.invalid("the version is a whole number, 1 or more")
                 }
-                let withdrawn = try await (catalogs.withdraw(app: app, version: version, by: actor, at: Date().timeIntervalSince1970))
-                guard let withdrawn else {
-                    throw APIError(
-                        status: .notFound, code: "not_found", message: "\(app) has no live publication of version \(version)")
+                return try await idempotent(request, caller: actor.caller) {
+                    let withdrawn = try await catalogs.withdraw(app: app, version: version, by: actor, at: Date().timeIntervalSince1970)
+                    guard let withdrawn else {
+                        throw APIError(
+                            status: .notFound, code: "not_found", message: "\(app) has no live publication of version \(version)")
+                    }
+                    return try Self.written(["publication": withdrawn.tourValue] as TourValue)
                 }
-                return Self.json(["publication": withdrawn.tourValue] as TourValue)
             }
         }
     }

@@ -30,11 +30,13 @@ extension Routes {
                     throw APIError.invalid(
                         "the body is {\"publicKey\": the raw 32-byte Ed25519 public key, base64 (onboarding-server keys new prints it)}")
                 }
-                let outcome = try await (controlPlane.keys.register(key, by: actor, at: Date().timeIntervalSince1970))
-                switch outcome {
-                case .registered(let key): return Self.json(["key": .string(key.id)] as TourValue, status: .created)
-                case .unchanged(let key), .retired(let key): return Self.json(["key": .string(key.id)] as TourValue)
-                case .refused(let why): throw APIError(status: .conflict, code: "key_refused", message: why)
+                return try await idempotent(request, body: body, caller: actor.caller) {
+                    let outcome = try await controlPlane.keys.register(key, by: actor, at: Date().timeIntervalSince1970)
+                    switch outcome {
+                    case .registered(let key): return try Self.written(["key": .string(key.id)] as TourValue, status: .created)
+                    case .unchanged(let key), .retired(let key): return try Self.written(["key": .string(key.id)] as TourValue)
+                    case .refused(let why): throw APIError(status: .conflict, code: "key_refused", message: why)
+                    }
                 }
             }
         }
@@ -43,11 +45,14 @@ extension Routes {
                 let app = try Self.name(context, "app")
                 let id = try Self.name(context, "key")
                 let actor = try await controlPlane.actor(request, context, app: app, role: .owner, to: "retiring a publication key")
-                let outcome = try await (controlPlane.keys.retire(app: app, id: id, by: actor, at: Date().timeIntervalSince1970))
-                switch outcome {
-                case .retired(let key), .unchanged(let key), .registered(let key):
-                    return Self.json(["key": .string(key.id), "retiredAt": key.retiredAt.map(TourValue.double) ?? .null] as TourValue)
-                case .refused(let why): throw APIError(status: .notFound, code: "not_found", message: why)
+                return try await idempotent(request, caller: actor.caller) {
+                    let outcome = try await controlPlane.keys.retire(app: app, id: id, by: actor, at: Date().timeIntervalSince1970)
+                    switch outcome {
+                    case .retired(let key), .unchanged(let key), .registered(let key):
+                        return try Self.written(
+                            ["key": .string(key.id), "retiredAt": key.retiredAt.map(TourValue.double) ?? .null] as TourValue)
+                    case .refused(let why): throw APIError(status: .notFound, code: "not_found", message: why)
+                    }
                 }
             }
         }
@@ -130,12 +135,15 @@ extension Routes {
                         status: .forbidden, code: "forbidden",
                         message: "\(name) holds roles outside \(app); only an operator changes their identity (onboarding-server people add)")
                 }
-                let now = Date().timeIntervalSince1970
-                let (person, credential) = try await (controlPlane.people.grant(
-                        role, in: .app(app), to: name, identity: identity, days: PeopleStore.defaultDays, by: actor, now: now))
-                var answer = person.summary(now: Date(), shownTo: actor).objectValue ?? [:]
-                if let credential { answer["credential"] = .string(await controlPlane.tokens.sign(credential.claims)) }
-                return Self.json(.object(answer), status: credential == nil ? .ok : .created)
+                return try await idempotent(request, body: body, caller: actor.caller) {
+                    let now = Date().timeIntervalSince1970
+                    let (person, credential) = try await controlPlane.people.grant(
+                        role, in: .app(app), to: name, identity: identity, days: PeopleStore.defaultDays, by: actor, now: now)
+                    var answer = person.summary(now: Date(), shownTo: actor).objectValue ?? [:]
+                    // Shown once: kept for a retry only sealed (``Idempotency``).
+                    if let credential { answer["credential"] = .string(await controlPlane.tokens.sign(credential.claims)) }
+                    return try Self.written(.object(answer), status: credential == nil ? .ok : .created)
+                }
             }
         }
         router.delete("/v1/apps/:app/people/:person") { request, context in
@@ -143,11 +151,14 @@ extension Routes {
                 let app = try Self.name(context, "app")
                 let name = try Self.name(context, "person")
                 let actor = try await controlPlane.actor(request, context, app: app, role: .owner, to: "changing the app's people")
-                let removed = try await (controlPlane.people.remove(name, from: .app(app), by: actor, now: Date().timeIntervalSince1970))
-                guard let removed, removed.roles[.app(app)] != nil else {
-                    throw APIError(status: .notFound, code: "not_found", message: "\(name) holds no role in \(app)")
+                return try await idempotent(request, caller: actor.caller) {
+                    let removed = try await controlPlane.people.remove(
+                        name, from: .app(app), by: actor, now: Date().timeIntervalSince1970)
+                    guard let removed, removed.roles[.app(app)] != nil else {
+                        throw APIError(status: .notFound, code: "not_found", message: "\(name) holds no role in \(app)")
+                    }
+                    return try Self.written(["person": .string(name), "removedFrom": .string(app)] as TourValue)
                 }
-                return Self.json(["person": .string(name), "removedFrom": .string(app)] as TourValue)
             }
         }
         router.post("/v1/apps/:app/people/:person/end-sessions") { request, context in
@@ -155,8 +166,10 @@ extension Routes {
                 let app = try Self.name(context, "app")
                 let name = try Self.name(context, "person")
                 let actor = try await controlPlane.actor(request, context, app: app, role: .owner, to: "ending sessions")
-                let ended = try await Self.endSessions(of: name, app: app, by: actor, people: controlPlane.people)
-                return Self.json(["person": .string(name), "sessionsEnded": .int(ended)] as TourValue)
+                return try await idempotent(request, caller: actor.caller) {
+                    let ended = try await Self.endSessions(of: name, app: app, by: actor, people: controlPlane.people)
+                    return try Self.written(["person": .string(name), "sessionsEnded": .int(ended)] as TourValue)
+                }
             }
         }
     }

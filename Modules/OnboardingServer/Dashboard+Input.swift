@@ -28,6 +28,11 @@ extension Dashboard {
             self.status = status
             self.message = message
         }
+
+        init(_ status: HTTPResponse.Status, _ message: String, retryAfter: Int?) {
+            self.init(status, message)
+            self.retryAfter = retryAfter
+        }
     }
 
     /// A path id; with `access`, an app the person holds a role in (at least `role`).

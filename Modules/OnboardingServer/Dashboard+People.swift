@@ -32,17 +32,15 @@ extension Dashboard {
                 {
                     throw DashboardError(.forbidden, "\(name) holds roles outside \(app); only an operator changes their identity.")
                 }
-                let (_, credential) = try await (controlPlane.people.grant(
+                let message = try await formWrite(fields, caller: actor.caller) {
+                    let (_, credential) = try await controlPlane.people.grant(
                         role, in: .app(app), to: name, identity: identity, days: PeopleStore.defaultDays, by: actor,
-                        now: Date().timeIntervalSince1970))
-                let message: String
-                if let credential {
+                        now: Date().timeIntervalSince1970)
+                    guard let credential else { return "\(name) is now \(role.rawValue) of \(app)." }
+                    // Shown once: kept for the same form sent again only sealed (``Idempotency``).
                     let text = await controlPlane.tokens.sign(credential.claims)
-                    message =
-                        "\(name) is new: give them this credential, shown only now (it lasts \(PeopleStore.defaultDays) days): "
+                    return "\(name) is new: give them this credential, shown only now (it lasts \(PeopleStore.defaultDays) days): "
                         + text
-                } else {
-                    message = "\(name) is now \(role.rawValue) of \(app)."
                 }
                 return try await peoplePage(app, access: access, message: message)
             }
@@ -50,21 +48,28 @@ extension Dashboard {
         router.post("/dashboard/apps/:app/people/remove") { request, context in
             await changingPeople(request, context) { app, fields, actor, access in
                 let name = try person(fields)
-                let removed = try await (controlPlane.people.remove(name, from: .app(app), by: actor, now: Date().timeIntervalSince1970))
-                guard removed?.roles[.app(app)] != nil else { throw DashboardError(.notFound, "\(name) holds no role in \(app).") }
-                return try await peoplePage(app, access: access, message: "\(name) holds no role in \(app) any more.")
+                let message = try await formWrite(fields, caller: actor.caller) {
+                    let removed = try await controlPlane.people.remove(name, from: .app(app), by: actor, now: Date().timeIntervalSince1970)
+                    guard removed?.roles[.app(app)] != nil else { throw DashboardError(.notFound, "\(name) holds no role in \(app).") }
+                    return "\(name) holds no role in \(app) any more."
+                }
+                return try await peoplePage(app, access: access, message: message)
             }
         }
         router.post("/dashboard/apps/:app/people/end-sessions") { request, context in
             await changingPeople(request, context) { app, fields, actor, access in
                 let name = try person(fields)
-                let ended: Int
-                do {
-                    ended = try await Routes.endSessions(of: name, app: app, by: actor, people: controlPlane.people)
-                } catch let error as APIError {
-                    throw DashboardError(error.status, error.message)
+                let people = controlPlane.people
+                let message = try await formWrite(fields, caller: actor.caller) {
+                    let ended: Int
+                    do {
+                        ended = try await Routes.endSessions(of: name, app: app, by: actor, people: people)
+                    } catch let error as APIError {
+                        throw DashboardError(error.status, error.message)
+                    }
+                    return "\(ended) session\(ended == 1 ? "" : "s") of \(name) ended."
                 }
-                return try await peoplePage(app, access: access, message: "\(ended) session\(ended == 1 ? "" : "s") of \(name) ended.")
+                return try await peoplePage(app, access: access, message: message)
             }
         }
         router.get("/dashboard/audit") { request, context in
@@ -131,7 +136,7 @@ extension Dashboard {
                 .init(
                     action: path, method: "post",
                     fields: [
-                        token, .init(name: "person", label: "Person", type: "text"),
+                        token, Self.idempotencyFormField(), .init(name: "person", label: "Person", type: "text"),
                         .init(name: "role", label: "Role", type: "text", value: "viewer", options: Role.allCases.map(\.rawValue)),
                         .init(name: "identity", label: "Identity (the provider's email, optional)", type: "text", optional: true),
                     ], submit: "Give the role")))
@@ -141,7 +146,10 @@ extension Dashboard {
                 .form(
                     .init(
                         action: "\(path)/remove", method: "post",
-                        fields: [token, .init(name: "person", label: "Person", type: "text", value: names[0], options: names)],
+                        fields: [
+                            token, Self.idempotencyFormField(),
+                            .init(name: "person", label: "Person", type: "text", value: names[0], options: names),
+                        ],
                         submit: "Remove from \(app)")))
         }
         if !people.isEmpty {
@@ -149,7 +157,10 @@ extension Dashboard {
                 .form(
                     .init(
                         action: "\(path)/end-sessions", method: "post",
-                        fields: [token, .init(name: "person", label: "Person", type: "text", value: people[0].name, options: people.map(\.name))],
+                        fields: [
+                            token, Self.idempotencyFormField(),
+                            .init(name: "person", label: "Person", type: "text", value: people[0].name, options: people.map(\.name)),
+                        ],
                         submit: "End their sessions")))
         }
         sections.append(.links("More", [.init("Audit trail of \(app)", href: "/dashboard/audit?app=\(app)")]))

@@ -49,10 +49,14 @@ extension Dashboard {
                             ("revision", String(revision.revision)), ("rollout", String(rollout)), ("key", key), ("signature", signature),
                         ], submit: "Publish version \(version) at \(rollout)%")
                 }
-                let outcome = try await (catalogs.publish(
-                        app: app, text: revision.document, rollout: rollout, signatures: [CatalogSignature(key: key, signature: signature)],
-                        by: actor, at: Date().timeIntervalSince1970))
-                return try Self.done(outcome, app: app, draft: revision.draft)
+                let text = revision.document
+                let place = try await formWrite(fields, caller: actor.caller) {
+                    let outcome = try await catalogs.publish(
+                        app: app, text: text, rollout: rollout, signatures: [CatalogSignature(key: key, signature: signature)],
+                        by: actor, at: Date().timeIntervalSince1970)
+                    return try Self.done(outcome, app: app, draft: revision.draft)
+                }
+                return Self.redirect(place)
             }
         }
         // A stored publication at another rollout (no signature: the document is stored and signed).
@@ -73,9 +77,12 @@ extension Dashboard {
                         fields: [("version", String(entry.version)), ("rollout", String(rollout))],
                         submit: "Set version \(entry.version) to \(rollout)%")
                 }
-                let outcome = try await (catalogs.publish(
-                        app: app, text: entry.document, rollout: rollout, signatures: [], by: actor, at: Date().timeIntervalSince1970))
-                return try Self.done(outcome, app: app, draft: nil)
+                let place = try await formWrite(fields, caller: actor.caller) {
+                    let outcome = try await catalogs.publish(
+                        app: app, text: entry.document, rollout: rollout, signatures: [], by: actor, at: Date().timeIntervalSince1970)
+                    return try Self.done(outcome, app: app, draft: nil)
+                }
+                return Self.redirect(place)
             }
         }
         router.post("/dashboard/apps/:app/studio/rollback") { request, context in
@@ -91,10 +98,12 @@ extension Dashboard {
                         ],
                         fields: [("version", String(entry.version))], submit: "Roll back version \(entry.version)")
                 }
-                guard
-                    try await (catalogs.withdraw(app: app, version: entry.version, by: actor, at: Date().timeIntervalSince1970)) != nil
-                else { throw DashboardError(.notFound, "Version \(entry.version) of \(app) is not live.") }
-                return Self.redirect("/dashboard/apps/\(app)/studio?done=rolled-back-\(entry.version)")
+                let place = try await formWrite(fields, caller: actor.caller) {
+                    guard try await catalogs.withdraw(app: app, version: entry.version, by: actor, at: Date().timeIntervalSince1970) != nil
+                    else { throw DashboardError(.notFound, "Version \(entry.version) of \(app) is not live.") }
+                    return "/dashboard/apps/\(app)/studio?done=rolled-back-\(entry.version)"
+                }
+                return Self.redirect(place)
             }
         }
     }
@@ -144,7 +153,7 @@ extension Dashboard {
     ) async throws -> Response {
         let hidden: [InsightsPage.Form.Field] = [
             .init(name: "form_token", label: "", type: "hidden", value: access.session.formToken),
-            .init(name: "confirm", label: "", type: "hidden", value: "yes"),
+            .init(name: "confirm", label: "", type: "hidden", value: "yes"), Self.idempotencyFormField(),
         ] + fields.map { .init(name: $0.0, label: "", type: "hidden", value: $0.1) }
         return Self.html(
             InsightsPage(
@@ -155,11 +164,11 @@ extension Dashboard {
                 footer: Self.footer))
     }
 
-    /// A publish's outcome: to the studio, or the refusal whole.
-    static func done(_ outcome: CatalogStore.Outcome, app: String, draft: Int?) throws -> Response {
+    /// A publish's outcome: where the studio shows it, or the refusal whole.
+    static func done(_ outcome: CatalogStore.Outcome, app: String, draft: Int?) throws -> String {
         switch outcome {
         case .stored(let entry):
-            return redirect("/dashboard/apps/\(app)/studio?done=published-\(entry.version)-\(entry.rollout)")
+            return "/dashboard/apps/\(app)/studio?done=published-\(entry.version)-\(entry.rollout)"
         case .refused(let problems):
             throw DashboardError(
                 .unprocessableContent, "Nothing was published: " + problems.joined(separator: "; ") + (draft.map { " (draft \($0))" } ?? ""))

@@ -263,8 +263,10 @@ extension Routes {
                 await answer {
                     let (app, subject) = try Self.subjectPath(context, install: isInstall)
                     let actor = try await controlPlane.actor(request, context, app: app, role: .owner, to: "erasing a subject's data")
-                    let summary = try await (store.erase(app: app, subject: subject, by: actor, at: Date().timeIntervalSince1970))
-                    return Self.json(summary)
+                    return try await idempotent(request, caller: actor.caller) {
+                        let summary = try await store.erase(app: app, subject: subject, by: actor, at: Date().timeIntervalSince1970)
+                        return try Self.written(summary.tourValue)
+                    }
                 }
             }
             // Export: the subject itself (its own token or credential), or an owner of the app.

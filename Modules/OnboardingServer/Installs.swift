@@ -184,17 +184,23 @@ extension Routes {
                 guard Installs.isValidKey(key) else {
                     throw APIError.invalid("an enrollment key is \(Installs.keyRule)")
                 }
-                let install = try await (enrollmentStore.enroll(app: app, key: key, at: now))
-                guard let install else {
-                    throw APIError(
-                        status: .forbidden, code: "enrollment_refused",
-                        message: "\(app) does not accept this enrollment key now (onboarding-server enrollment-keys add --app \(app) \(key) accepts it)")
+                // An install sends its enrollment again with the same Idempotency-Key until it has an
+                // answer: it gets the install it was given, not a second one.
+                return try await idempotent(request, body: body, caller: "enrollment:\(app)") {
+                    let install = try await enrollmentStore.enroll(app: app, key: key, at: now)
+                    guard let install else {
+                        // The caller is anonymous: it learns only that the key is not accepted.
+                        throw APIError(
+                            status: .forbidden, code: "enrollment_refused", message: "\(app) does not accept this enrollment key")
+                    }
+                    let expires = Int64(now) + Int64(Installs.credentialDays) * 86_400
+                    let credential = await tokens.sign(
+                        TokenClaims(
+                            subject: Installs.subjectPrefix + install, scope: .install, app: app, issuedAt: now, expires: expires))
+                    ServerMetrics.installsEnrolled.increment()
+                    return try Self.written(
+                        Enrollment(install: install, credential: credential, expires: expires).tourValue, status: .created)
                 }
-                let expires = Int64(now) + Int64(Installs.credentialDays) * 86_400
-                let credential = await tokens.sign(
-                    TokenClaims(subject: Installs.subjectPrefix + install, scope: .install, app: app, issuedAt: now, expires: expires))
-                ServerMetrics.installsEnrolled.increment()
-                return Self.json(Enrollment(install: install, credential: credential, expires: expires), status: .created)
             }
         }
     }

@@ -100,6 +100,9 @@ public struct Actor: Equatable, Sendable {
         return Actor(name: "command line (\(user)@\(host))", source: "command line", person: nil)
     }
 
+    /// Who asked, for a kept answer's scope (``Routes/idempotent(_:body:caller:_:)``).
+    var caller: String { "person:\(name)" }
+
     /// Whether this actor holds at least `role` in `app` (nil: every app).
     public func may(_ role: Role, in app: String?) -> Bool {
         guard let person else { return true }

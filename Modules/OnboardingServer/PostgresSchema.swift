@@ -1,6 +1,7 @@
 import Logging
 import PostgresNIO
 import SchemaMigrations
+import ServerDatabase
 import ServerInsights
 
 /// The server's versioned schema, in the shape the device's shares (`SchemaHistory`;
@@ -169,6 +170,8 @@ public enum PostgresSchema {
         ("v18-catalog-drafts", CatalogDrafts.v18),
         // Pushes and facts partitioned by HASH (account), migrated in place (FactPartitions.v19).
         ("v19-partitioned-facts", FactPartitions.v19),
+        // Requests sent again get their first answer (ServerDatabase's Idempotency).
+        ("v20-idempotent-requests", Idempotency.migration),
     ]
 
     /// An arbitrary constant: the advisory lock that serialises migrations across processes.

@@ -112,20 +112,28 @@ struct Routes: Sendable {
                 let account = try Self.name(context, "account")
                 // The account itself, or an owner of the app (support: a lost phone).
                 var staff: Actor?
+                var claims: TokenClaims?
                 if let token = ControlPlane.bearer(request), (try? await tokens.verify(token, now: Date()))?.scope == .person {
                     staff = try await controlPlane.actor(request, context, app: app, role: .owner, to: "signing an account out")
                 } else {
-                    let claims = try await authorize(request, context, app: app)
-                    guard claims.subject == account else {
+                    claims = try await authorize(request, context, app: app)
+                    guard claims?.subject == account else {
                         throw APIError(
                             status: .forbidden, code: "forbidden", message: "this token is not for account '\(account)'")
                     }
-                    try await refuseIfSignedOut(claims, app: app, account: account)
                 }
+                var request = request
+                let body = try await Self.body(&request)
                 let now = Date().timeIntervalSince1970
                 let audit = staff.map { AuditLog.Entry(at: now, actor: $0, app: app, action: "account.signed-out", target: account) }
-                let cutoff = try await (store.signOutEverywhere(app: app, account: account, at: now, audit: audit))
-                return Self.json(SignOut(app: app, account: account, tokensIssuedBefore: cutoff))
+                let accountClaims = claims
+                return try await idempotent(request, body: body, caller: staff?.caller ?? "account:\(app)/\(account)") {
+                    // Checked only when it is not the same sign-out sent again: that one's token is
+                    // refused by the sign-out itself, and gets its first answer.
+                    if let accountClaims { try await refuseIfSignedOut(accountClaims, app: app, account: account) }
+                    let cutoff = try await store.signOutEverywhere(app: app, account: account, at: now, audit: audit)
+                    return try Self.written(SignOut(app: app, account: account, tokensIssuedBefore: cutoff).tourValue)
+                }
             }
         }
         addCatalogRoutes(to: router)

@@ -149,6 +149,7 @@ public enum OnboardingServer {
         var services: [any Service] = [client, pushClient, store.reads.client]
         if let replica { services.append(replica.client) }
         services.append(InsightsCatchUp(counting: store.insightsCounting, logger: logger))
+        services.append(IdempotencyExpiry(writes: store.writes, logger: logger))
         if let batcher = store.batcher { services.append(PushQueueService(batcher: batcher)) }
         if let days = configuration.retainFactsDays {
             services.append(FactRetentionJob(retention: FactRetention(client: client, logger: logger), days: days, logger: logger))

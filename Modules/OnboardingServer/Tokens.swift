@@ -376,3 +376,42 @@ struct ServerTokenPayload: JWTPayload {
         }
     }
 }
+
+extension TokenSigner {
+    /// A key for `purpose`, derived (HKDF-SHA256) from the ring's key `id` (the signing key when
+    /// nil): never the signing key itself, and a different key per purpose.
+    func derivedKey(_ purpose: String, keyID id: String? = nil) -> (id: String, key: SymmetricKey)? {
+        let chosen: TokenKey? = if let id { keys.first { $0.id == id } } else { keys.first }
+        guard let ring = chosen else { return nil }
+        let derived = HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: ring.key, info: Data("onboarding-server \(purpose)".utf8), outputByteCount: 32)
+        return (ring.id, derived)
+    }
+
+    /// A keyed hash (HMAC-SHA256 under a key derived from the signing key) of `value`, in hex:
+    /// the same value gives the same pseudonym, and nobody without the key ring can tell the value
+    /// from it by guessing.
+    func pseudonym(_ value: String, purpose: String) -> String {
+        guard let (_, key) = derivedKey("pseudonym \(purpose)") else { return "" }
+        return Data(HMAC<SHA256>.authenticationCode(for: Data(value.utf8), using: key)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// `bytes` sealed (AES-GCM) under a key derived from the signing key, prefixed with that key's
+    /// id so a ring that moved on still opens it.
+    func seal(_ bytes: [UInt8], purpose: String) throws -> [UInt8] {
+        guard let (id, key) = derivedKey("seal \(purpose)") else { throw ServerConfigurationError("the key ring is empty") }
+        let box = try AES.GCM.seal(bytes, using: key)
+        guard let combined = box.combined else { throw ServerConfigurationError("AES-GCM gave no combined box") }
+        return [UInt8(id.utf8.count)] + Array(id.utf8) + Array(combined)
+    }
+
+    /// What ``seal(_:purpose:)`` sealed; throws when no key of the ring opens it (or it was altered).
+    func open(_ sealed: [UInt8], purpose: String) throws -> [UInt8] {
+        guard let count = sealed.first.map(Int.init), sealed.count > 1 + count else { throw ServerConfigurationError("not a sealed answer") }
+        let id = String(decoding: sealed[1...count], as: UTF8.self)
+        guard let (_, key) = derivedKey("seal \(purpose)", keyID: id) else {
+            throw ServerConfigurationError("the key \(id) that sealed it is no longer in the ring")
+        }
+        return Array(try AES.GCM.open(AES.GCM.SealedBox(combined: sealed[(1 + count)...]), using: key))
+    }
+}

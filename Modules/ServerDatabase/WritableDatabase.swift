@@ -46,6 +46,23 @@ public struct WritableDatabase: Sendable {
         usage = PoolUsage("\(name)-writes")
     }
 
+    /// The transaction a task is writing in: a write asked for within another write's body (a
+    /// store's write inside a request's) joins it, so one request's changes and its
+    /// `Idempotency-Key` commit together.
+    final class Transaction: Sendable {
+        let connection: PostgresConnection
+        let logger: Logger
+        init(_ connection: PostgresConnection, _ logger: Logger) {
+            self.connection = connection
+            self.logger = logger
+        }
+    }
+
+    @TaskLocal static var current: Transaction?
+
+    /// Whether the current task is within a write's transaction.
+    public static var isWriting: Bool { current != nil }
+
     private enum Phase { case leasing, running, committing, done }
 
     /// One write's phase and connection, shared by its task and its timers.
@@ -74,6 +91,7 @@ public struct WritableDatabase: Sendable {
         _ operation: DatabaseUnavailable.Operation = .write,
         _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T
     ) async throws -> T {
+        if let ambient = Self.current { return try await body(ambient.connection, ambient.logger) }
         let client = client
         let logger = logger.inRequest
         let bounds = bounds
@@ -101,7 +119,9 @@ public struct WritableDatabase: Sendable {
                                     SELECT set_config('statement_timeout', \(String(bounds.statement.milliseconds)), true),
                                         set_config('lock_timeout', \(String(bounds.lock.milliseconds)), true)
                                     """, logger: logger)
-                                let result = try await body(leased, logger)
+                                let result = try await Self.$current.withValue(Transaction(leased, logger)) {
+                                    try await body(leased, logger)
+                                }
                                 // From here the transaction may commit whatever this process does.
                                 guard progress.move(from: .running, to: .committing) else { throw CancellationError() }
                                 schedule(after: bounds.commit) {

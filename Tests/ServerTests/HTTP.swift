@@ -13,6 +13,8 @@ enum HTTP {
         var cacheControl: String? = nil
         /// `/report` read from a replica that had not caught up: how many seconds behind.
         var staleSeconds: String? = nil
+        /// `Idempotent-Replayed`: the first answer to the same request, given again.
+        var replayed: String? = nil
         var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
         var errorCode: String? { (json["error"] as? [String: Any])?["code"] as? String }
     }
@@ -39,7 +41,8 @@ enum HTTP {
             status: Int(response.status.code), body: Data(bytes.readableBytesView),
             entityTag: response.headers.first(name: "ETag"), retryAfter: response.headers.first(name: "Retry-After"),
             requestID: response.headers.first(name: "X-Request-ID"), cacheControl: response.headers.first(name: "Cache-Control"),
-            staleSeconds: response.headers.first(name: "Onboarding-Stale-Seconds"))
+            staleSeconds: response.headers.first(name: "Onboarding-Stale-Seconds"),
+            replayed: response.headers.first(name: "Idempotent-Replayed"))
     }
 
     /// The same, from synchronous code (the health poll while a process starts): the status, or
