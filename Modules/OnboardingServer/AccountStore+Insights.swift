@@ -1,3 +1,5 @@
+import PostgresNIO
+import ServerDatabase
 import ServerInsights
 
 extension AccountStore {
@@ -12,5 +14,19 @@ extension AccountStore {
     /// `limit` for one still running (``InsightsCounting/catchUp(waitingUpTo:)``).
     public func catchUpInsights(waitingUpTo limit: Duration) async throws {
         try await insightsCounting.catchUp(waitingUpTo: limit)
+    }
+}
+
+extension AccountStore {
+    /// The newest transaction id now (the snapshot's `xmax`): once the insights are counted past
+    /// it, every push committed before this call is in them. A read: it assigns no id.
+    func newestTransaction() async throws -> UInt64 {
+        try await reads.read { connection, logger in
+            var newest: UInt64 = 0
+            for try await mark in try await connection.query(
+                "SELECT pg_snapshot_xmax(pg_current_snapshot())::text", logger: logger
+            ).decode(String.self) { newest = UInt64(mark) ?? 0 }
+            return newest
+        }
     }
 }

@@ -30,12 +30,12 @@ struct Dashboard: Sendable {
     /// How long a device keeps its list of publications (`serve --publication-max-age`): the studio
     /// says when devices get what it publishes.
     var publicationMaxAge: Int = 300
-    /// Where the figures are read when not on the primary (``ReplicaReads``).
-    var replica: ReplicaReads? = nil
+    /// How fresh the figures are (``InsightsFreshness``).
+    var freshness: InsightsFreshness? = nil
     let logger: Logger
 
-    /// How far behind the primary the replica a page reads from still was, when it was.
-    @TaskLocal static var replicaBehind: Double?
+    /// What a page says of its figures' freshness, when they are not fresh.
+    @TaskLocal static var freshnessNotice: String?
 
     static let cookie = "onboarding_session"
 
@@ -160,12 +160,9 @@ struct Dashboard: Sendable {
                 if Self.cookieValue(Self.cookie, request) != nil { response.setCookie(Self.clearing(Self.cookie, request)) }
                 return response
             }
-            // Every page reads the aggregates: count what was pushed until now first (on the
-            // primary), and from a replica, wait (bounded) until it has replayed that count.
-            try await (store.catchUpInsights(waitingUpTo: .seconds(5)))
-            var behind: Double?
-            if let replica { behind = try await (replica.caughtUp()) }
-            return try await Self.$replicaBehind.withValue(behind) { try await body(access) }
+            // A page reads the aggregates as they are and says how fresh they are: no page
+            // writes on the primary (the catch-up job counts) or waits for a count.
+            return try await Self.$freshnessNotice.withValue(freshness?.notice()) { try await body(access) }
         }
     }
 
@@ -247,9 +244,7 @@ struct Dashboard: Sendable {
 
     static func html(_ page: InsightsPage, status: HTTPResponse.Status = .ok) -> Response {
         var page = page
-        if let behind = replicaBehind {
-            page.notice = "These figures were read from a replica about \(Int(behind.rounded(.up))) s behind the primary (it had not caught up within \(ReplicaReads.maximumWait.components.seconds) s); reload for newer ones."
-        }
+        if let notice = freshnessNotice, page.notice == nil { page.notice = notice }
         return Response(
             status: status,
             headers: [

@@ -49,9 +49,13 @@ struct Routes: Sendable {
     /// Seconds a device may keep the publications list before it asks again.
     let publicationMaxAge: Int
     let logger: Logger
-    /// Where `/report` reads its figures: the store itself, or one over the replica (``ReplicaReads``)
-    /// with the wait for it.
-    var reports: (store: AccountStore, replica: ReplicaReads?)? = nil
+    /// Where `/report` reads its figures when not on the primary: a store over the replica.
+    var reports: AccountStore? = nil
+    /// How fresh the figures are, and the wait for them (``InsightsFreshness``).
+    var freshness: InsightsFreshness? = nil
+    /// How long `/report` waits for its pushes to be counted, and for a replica to replay them.
+    static let countWait: Duration = .seconds(5)
+    static let replicaWait: Duration = .seconds(2)
 
     func add(to router: Router<ServerRequestContext>) {
         router.get("/v1/health") { _, _ in Self.json(["status": "ok"] as TourValue) }
@@ -149,11 +153,19 @@ struct Routes: Sendable {
                 guard by == "flow" || by == "variant" else {
                     throw APIError.invalid("by takes flow (each flow's funnel) or variant (each experiment's variants); got '\(by.prefix(40))'")
                 }
-                try await (store.catchUpInsights(waitingUpTo: .seconds(5)))
-                // On a replica: first wait (bounded) until it replayed what the primary had now.
-                let reader = reports?.store ?? store
+                // Every push answered before this request is counted: the newest transaction id
+                // now (a read on the primary) is the target, and the wait is for the catch-up's
+                // notification that it counted past it (on a replica, then for the replica to
+                // replay that count): once, never by polling, with nothing written.
+                let target = try await store.newestTransaction()
+                _ = await freshness?.waitForCount(below: target, onReplica: false, within: Self.countWait)
+                let reader = reports ?? store
                 var behind: Double?
-                if let replica = reports?.replica { behind = try await (replica.caughtUp()) }
+                if reports != nil, let freshness,
+                    !(await freshness.waitForCount(below: target, onReplica: true, within: Self.replicaWait))
+                {
+                    behind = freshness.replicaBehind ?? 2
+                }
                 var response =
                     by == "flow"
                     ? Self.json(try await (reader.report(app: app)))

@@ -133,15 +133,18 @@ public enum OnboardingServer {
                     sourceBurst: Double(configuration.enrollmentsPerMinute), sourceRefill: 60 / Double(configuration.enrollmentsPerMinute),
                     personBurst: 1, personRefill: 1)),
             publicationMaxAge: configuration.publicationMaxAge, logger: logger)
-        let replicaReads = replica.map { ReplicaReads(primary: client, replica: $0.client, logger: logger) }
-        if let replica { routes.reports = (AccountStore(client: client, reads: replica, logger: logger), replicaReads) }
+        let freshness = InsightsFreshness(
+            listen: configuration.database.connectionConfiguration(role: "onboarding-server insights follower"), replica: replica,
+            logger: logger)
+        routes.freshness = freshness
+        if let replica { routes.reports = AccountStore(client: client, reads: replica, logger: logger) }
         routes.add(to: router)
         Dashboard(
             store: store, catalogs: catalogs, insights: Insights(reads: replica ?? store.reads, logger: logger),
             sessions: DashboardSessions(writes: store.writes, reads: store.reads, logger: logger), controlPlane: controlPlane,
             oidc: configuration.oidc.map { DashboardOIDC(configuration: $0, http: http, logger: logger) },
             publicOrigin: configuration.publicURL, publicationMaxAge: configuration.publicationMaxAge,
-            replica: replicaReads, logger: logger
+            freshness: freshness, logger: logger
         ).add(to: router)
         router.addRoutes(notFound)
         // Started in this order and stopped in the reverse, after the HTTP server: the push queue
@@ -149,6 +152,7 @@ public enum OnboardingServer {
         var services: [any Service] = [client, pushClient, store.reads.client]
         if let replica { services.append(replica.client) }
         services.append(InsightsCatchUp(counting: store.insightsCounting, logger: logger))
+        services.append(freshness)
         services.append(IdempotencyExpiry(writes: store.writes, logger: logger))
         if let batcher = store.batcher { services.append(PushQueueService(batcher: batcher)) }
         if let days = configuration.retainFactsDays {

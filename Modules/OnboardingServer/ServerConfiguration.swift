@@ -181,6 +181,22 @@ public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
         return copy
     }
 
+    /// One connection's configuration (a LISTEN, a probe), named `role` in `pg_stat_activity`.
+    public func connectionConfiguration(role: String) -> PostgresConnection.Configuration {
+        var configuration: PostgresConnection.Configuration
+        if let socketFolder {
+            configuration = .init(
+                unixSocketPath: "\(socketFolder)/.s.PGSQL.\(port)", username: user, password: password, database: database)
+        } else {
+            configuration = .init(
+                host: host, port: port, username: user, password: password, database: database,
+                tls: requiresTLS ? .require(try! .init(configuration: .makeClientConfiguration())) : .disable)
+        }
+        configuration.options.connectTimeout = .seconds(2)
+        configuration.options.additionalStartupParameters.append(("application_name", role))
+        return configuration
+    }
+
     /// A pool's configuration; `role` names its connections in `pg_stat_activity`
     /// (`application_name`), so an operator tells the push writers from the reads.
     public func clientConfiguration(maximumConnections: Int, role: String = "onboarding-server") -> PostgresClient.Configuration {

@@ -16,9 +16,19 @@ public struct InsightsCounting: Sendable {
 
     /// Counts every push committed since the last run into the insights aggregates; returns the
     /// watermark, below which every transaction is counted.
+    ///
+    /// Every run says how far it counted to whoever follows (`NOTIFY insights_counted`, delivered
+    /// at its commit): the watermark, the newest transaction id when the run began, and when it
+    /// began. A run whose watermark reaches that id counted every push committed before it began.
     @discardableResult
     public func catchUp() async throws -> UInt64 {
-        let rows = try await client.query("SELECT insight_catch_up()::text", logger: logger)
+        let rows = try await client.query(
+            """
+            SELECT run.watermark
+            FROM (SELECT insight_catch_up()::text AS watermark, pg_snapshot_xmax(pg_current_snapshot())::text AS xmax,
+                extract(epoch FROM statement_timestamp())::text AS began) AS run
+            CROSS JOIN LATERAL (SELECT pg_notify('insights_counted', run.watermark || ' ' || run.xmax || ' ' || run.began)) AS told
+            """, logger: logger)
         for try await mark in rows.decode(String.self) { return UInt64(mark) ?? 0 }
         return 0
     }

@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+import TourFixtures
+
+/// The figures' freshness, followed by one service per server: no page view writes on the primary
+/// or waits for a count, `/report` waits once for the count of every push answered before it, and
+/// a page whose figures are not fresh says so.
+@Suite("Fresh figures without polling", .ownThread)
+struct FreshnessTests {
+    /// The newest transaction id on the server's database (a read: it assigns none).
+    static func newestTransaction(_ server: ServerProcess) throws -> Int {
+        Int(try server.sql("SELECT pg_snapshot_xmax(pg_current_snapshot())::text").first ?? "") ?? -1
+    }
+
+    /// Thirty page views of every kind write nothing on the primary: the transaction ids used
+    /// meanwhile are the catch-up job's own (measured first, with no page asked for), not one or
+    /// more a page as when every page counted the pushes first; and every page answered without a
+    /// wait.
+    @Test func aPageViewWritesNothingOnThePrimary() async throws {
+        let server = try ServerProcess()
+        let phone = try Device("growth", account: "ann", server: server)
+        try phone.run("do", "completeOnboarding")
+        try phone.run("visit", "dashboard")
+        let viewer = try server.credential("vic", role: "viewer", app: "growth")
+        let report = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: viewer)
+        #expect(report.status == 200)
+        let cookie = try DashboardTests().signIn(server)
+        let pages = [
+            "dashboard", "dashboard/apps/growth", "dashboard/apps/growth/flows/app_tour", "dashboard/apps/growth/studio",
+            "dashboard/apps/growth/people", "dashboard/audit",
+        ]
+        // The job's own use of transaction ids, with nobody asking for a page.
+        let idleStart = try Self.newestTransaction(server)
+        let idleClock = ContinuousClock.now
+        try await Task.sleep(for: .seconds(2))
+        let idleRate = Double(try Self.newestTransaction(server) - idleStart) / (ContinuousClock.now - idleClock).seconds
+        let before = try Self.newestTransaction(server)
+        let started = ContinuousClock.now
+        var slowest = 0.0
+        for round in 0..<5 {
+            for page in pages {
+                let asked = ContinuousClock.now
+                let answer = try DashboardTests.curl(server.url.appendingPathComponent(page), cookie: cookie)
+                #expect(answer.status == 200, "\(page) (round \(round)): \(answer.status)")
+                slowest = max(slowest, (ContinuousClock.now - asked).seconds)
+            }
+        }
+        let elapsed = (ContinuousClock.now - started).seconds
+        let used = try Self.newestTransaction(server) - before
+        // What the job uses in as long, and a run or two more: a page that counted first (as every
+        // page did) used at least one id of its own, thirty here.
+        let jobAlone = Int((idleRate * elapsed * 1.5).rounded(.up)) + 4
+        #expect(used <= jobAlone, "\(used) transaction ids for 30 page views in \(elapsed) s: the job alone uses about \(jobAlone)")
+        #expect(slowest < 2, "a page took \(slowest) s")
+    }
+
+    /// `/report` answers with every push answered before it, though no page and no request counts:
+    /// it waits for the job's notification, once. Pushes from two devices, then at once the report.
+    @Test func aReportWaitsOnceForTheCountOfEveryPushBeforeIt() async throws {
+        let server = try ServerProcess()
+        let viewer = try server.credential("vic", role: "viewer", app: "growth")
+        for account in ["ann", "bea", "cid"] {
+            let phone = try Device("growth", account: account, server: server)
+            try phone.run("do", "completeOnboarding")
+            try phone.run("visit", "dashboard")
+            #expect(try phone.waiting() == 0)
+            let report = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: viewer)
+            let started = (report.json["flows"] as? [[String: Any]] ?? []).map { $0["started"] as? Int ?? 0 }.reduce(0, +)
+            #expect(report.json["accounts"] as? Int == ["ann", "bea", "cid"].firstIndex(of: account)! + 1, "\(report.json)")
+            #expect(started >= 1)
+        }
+    }
+}
