@@ -172,13 +172,19 @@ struct Dashboard: Sendable {
         do {
             return try await body()
         } catch let error as DashboardError {
+            RequestOutcome.record(code: "refused")
             var response = Self.html(Self.messagePage(error.title, error.message), status: error.status)
             if let wait = error.retryAfter { response.headers[.retryAfter] = String(wait) }
             return response
         } catch let error where DatabaseUnavailable.covers(error) {
-            return Self.html(Self.messagePage("Unavailable", "The database does not answer; try again."), status: .serviceUnavailable)
+            let unavailable = DatabaseUnavailable.from(error, operation: .read)
+            RequestOutcome.record(code: "unavailable", cause: unavailable.description)
+            var response = Self.html(
+                Self.messagePage("Unavailable", Routes.unavailable(unavailable).message.capitalizedFirst + "."), status: .serviceUnavailable)
+            response.headers[.retryAfter] = "1"
+            return response
         } catch {
-            logger.inRequest.error("dashboard page failed", metadata: ["error": "\(String(reflecting: error).prefix(2_000))"])
+            RequestOutcome.record(code: "internal", cause: String(reflecting: error))
             return Self.html(Self.messagePage("Failed", "The server failed; try again."), status: .internalServerError)
         }
     }
@@ -322,4 +328,9 @@ struct Dashboard: Sendable {
     static func json(_ value: TourValue, name: String) throws -> Response {
         download(try value.jsonText(), type: "application/json", name: name)
     }
+}
+
+extension String {
+    /// The text with its first letter in capitals.
+    var capitalizedFirst: String { prefix(1).uppercased() + dropFirst() }
 }

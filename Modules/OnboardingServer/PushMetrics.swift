@@ -1,5 +1,6 @@
 import Metrics
 import ServerDatabase
+import ServerDatabase
 
 /// The push queue's numbers (Docs/Server.md, "Metrics").
 enum PushMetrics {

@@ -44,37 +44,57 @@ extension Routes {
         }
     }
 
-    /// Runs a handler; an ``APIError`` becomes its JSON answer, anything else a 503 when the
-    /// database did not answer, or a 500 (logged without the request's body or headers).
+    /// Runs a handler; an ``APIError`` becomes its JSON answer, a ``DatabaseUnavailable`` a 503
+    /// with `Retry-After` saying why, anything else a 500. The code and cause go to the request's
+    /// log line (``RequestLog``), never the request's body or headers.
     func answer(_ body: () async throws -> Response) async -> Response {
         do {
             return try await body()
         } catch let error as APIError {
+            RequestOutcome.record(code: error.code)
             return Self.error(error)
         } catch let error where DatabaseUnavailable.covers(error) {
-            return Self.error(Self.unavailable)
+            let unavailable = DatabaseUnavailable.from(error, operation: .read)
+            RequestOutcome.record(code: "unavailable", cause: unavailable.description)
+            return Self.error(Self.unavailable(unavailable))
         } catch is Overloaded {
+            RequestOutcome.record(code: "overloaded", cause: "push queue_full")
             return Self.error(Self.overloaded)
         } catch {
-            logger.inRequest.error("request failed", metadata: ["error": "\(String(reflecting: error).prefix(2_000))"])
-            let unavailable = !(await store.isReady())
-            return Self.error(
-                unavailable
-                    ? Self.unavailable
-                    : APIError(status: .internalServerError, code: "internal", message: "the server failed; try again"))
+            RequestOutcome.record(code: "internal", cause: String(reflecting: error))
+            return Self.error(APIError(status: .internalServerError, code: "internal", message: "the server failed; try again"))
         }
     }
 
-    /// How long a device's push or pull may wait for PostgreSQL: under the devices' own 5 s
-    /// timeout, so they hear a 503 rather than nothing. Reports scan more and may take longer.
-    static let requestDeadline: Duration = .seconds(3)
-    static let reportDeadline: Duration = .seconds(30)
+    /// How long a device's pull may wait for PostgreSQL: under the devices' own 5 s timeout, so
+    /// they hear a 503 rather than nothing. Reports scan more and may take longer.
+    static let requestDeadline = ReadOnlyDatabase.requestDeadline
+    static let reportDeadline = ReadOnlyDatabase.reportDeadline
 
-    static let unavailable = APIError(
-        status: .serviceUnavailable, code: "unavailable", message: "the database does not answer; try again", retryAfter: 1)
     /// Pushes arrive faster than they are written: shed at once, nothing stored.
     static let overloaded = APIError(
         status: .serviceUnavailable, code: "overloaded", message: "the server is busy and stored nothing; try again", retryAfter: 1)
+
+    /// A 503 that says what happened and whether anything may have been stored.
+    static func unavailable(_ error: DatabaseUnavailable) -> APIError {
+        let what: String
+        switch error.reason {
+        case .waitedForWriter: what = "every writer was busy for the push's whole wait; nothing was stored"
+        case .waitedForConnection: what = "the database gave no connection in time; nothing was done"
+        case .noConnection: what = "the database cannot be reached; nothing was done"
+        case .rolledBack: what = "the database cancelled the request (a lock or a timeout held it); nothing was stored"
+        case .connectionLost: what = "the database connection was lost while it ran; it may have been stored, and sending it again is safe"
+        case .deadline:
+            what =
+                error.operation == .push
+                ? "the database did not answer in time; the push may have been stored, and sending it again is safe"
+                : "the database did not answer in time"
+        case .commitUnconfirmed: what = "the database did not confirm the commit in time; it may have been applied"
+        case .shuttingDown: what = "this server is stopping"
+        default: what = "the database does not answer"
+        }
+        return APIError(status: .serviceUnavailable, code: "unavailable", message: "\(what); try again", retryAfter: 1)
+    }
 
     /// An answer in its one wire form (TourCodec's JSON, as the devices write theirs).
     static func json(_ value: some TourValueRepresentable, status: HTTPResponse.Status = .ok) -> Response {

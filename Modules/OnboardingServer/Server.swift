@@ -21,6 +21,8 @@ public enum OnboardingServer {
     public static func run(_ configuration: ServerConfiguration, logger: Logger, waitForDatabase: Int = 30)
         async throws
     {
+        // Metrics made before the metrics system is bootstrapped would report nowhere: first.
+        ServerMetrics.touch()
         // Identity providers' keys and tokens, fetched over https.
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         var configuration = configuration
@@ -109,7 +111,7 @@ public enum OnboardingServer {
     ) async throws {
         let router = Router(context: ServerRequestContext.self)
         router.middlewares.add(RequestLog())
-        router.middlewares.add(MetricsMiddleware())
+        router.middlewares.add(RequestMetrics())
         let catalogs = CatalogStore(writes: store.writes, reads: store.reads, logger: logger)
         let controlPlane = ControlPlane(
             writes: store.writes, reads: store.reads, tokens: configuration.tokens,
@@ -146,18 +148,20 @@ public enum OnboardingServer {
             publicOrigin: configuration.publicURL, publicationMaxAge: configuration.publicationMaxAge,
             freshness: freshness, logger: logger
         ).add(to: router)
-        router.addRoutes(notFound)
         // Started in this order and stopped in the reverse, after the HTTP server: the push queue
         // ends before the pools it writes through.
         var services: [any Service] = [client, pushClient, store.reads.client]
         if let replica { services.append(replica.client) }
-        services.append(InsightsCatchUp(counting: store.insightsCounting, logger: logger))
+        // The background jobs start once the schema is migrated (``SchemaReady``).
+        let ready = SchemaReady()
+        services.append(InsightsCatchUp(counting: store.insightsCounting, ready: ready, logger: logger))
         services.append(freshness)
-        services.append(IdempotencyExpiry(writes: store.writes, logger: logger))
+        services.append(IdempotencyExpiry(writes: store.writes, ready: ready, logger: logger))
         if let batcher = store.batcher { services.append(PushQueueService(batcher: batcher)) }
         if let days = configuration.retainFactsDays {
             services.append(FactRetentionJob(retention: FactRetention(client: client, logger: logger), days: days, logger: logger))
         }
+        ServerMetrics.touch()
         if let port = configuration.metricsPort {
             let registry = ServerMetrics.registry
             services.append(ServerMetrics.application(registry: registry, host: configuration.metricsHost, port: port, logger: logger))
@@ -171,6 +175,7 @@ public enum OnboardingServer {
         let keyIDs = configuration.tokens.keys.map(\.id)
         app.beforeServerStarts {
             try await migrate(client, logger: logger, waitForDatabase: waitForDatabase)
+            ready.open()
             // A change of the key ring (a key added or dropped) is an act on every token: audited once.
             try await controlPlane.audit.recordKeyRing(keyIDs, at: Date().timeIntervalSince1970)
         }
@@ -202,19 +207,6 @@ public enum OnboardingServer {
     /// bounded well within it (reads by ``Routes/requestDeadline``, pushes by the batcher's wait and
     /// the writers' `statement_timeout`).
     static let gracefulShutdownLimit: Duration = .seconds(5)
-
-    static var notFound: RouteCollection<ServerRequestContext> {
-        let routes = RouteCollection(context: ServerRequestContext.self)
-        for method in [HTTPRequest.Method.get, .post, .put, .delete, .patch] {
-            routes.on("**", method: method) { request, _ in
-                Routes.error(
-                    APIError(
-                        status: .notFound, code: "not_found",
-                        message: "no route \(request.method) \(request.uri.path); the API is under /v1 and the dashboard under /dashboard (Docs/Server.md)"))
-            }
-        }
-        return routes
-    }
 
     static func migrate(_ client: PostgresClient, logger: Logger, waitForDatabase: Int) async throws {
         var attempt = 0

@@ -79,30 +79,10 @@ final class Once: Sendable {
     func first() -> Bool { done.withLock { done in defer { done = true }; return !done } }
 }
 
-/// Logs each request at info: its method, path and status, never its query (an identity
-/// provider's code, a filter naming a person), headers or body.
-struct RequestLog: RouterMiddleware {
-    typealias Context = ServerRequestContext
-
-    func handle(
-        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
-        let id = RequestID.accepting(request.headers[RequestID.header]) ?? RequestID.make()
-        var context = context
-        context.logger[metadataKey: "request_id"] = "\(id)"
-        var response = try await RequestID.$current.withValue(id) { try await next(request, context) }
-        response.headers[RequestID.header] = id
-        context.logger.info(
-            "request", metadata: ["method": "\(request.method)", "path": "\(request.uri.path)", "status": "\(response.status.code)"])
-        return response
-    }
-}
-
 /// Every answer's `X-Request-ID`: the request's own when it sends a sensible one (a balancer's, a
 /// client's retry), else a new one; every log line of the request names it (`request_id`).
 enum RequestID {
     static let header = HTTPField.Name("X-Request-ID")!
-    @TaskLocal static var current: String?
 
     /// 1 to 128 letters, digits, `-`, `_`, `.`, `:`; anything else is replaced, not echoed.
     static func accepting(_ value: String?) -> String? {
@@ -115,15 +95,5 @@ enum RequestID {
     static func make() -> String {
         var generator = SystemRandomNumberGenerator()
         return String(generator.next(), radix: 16) + String(generator.next() & 0xFFFF_FFFF, radix: 16)
-    }
-}
-
-extension Logger {
-    /// This logger with the request's id (``RequestID``), when it runs within a request.
-    var inRequest: Logger {
-        guard let id = RequestID.current else { return self }
-        var logger = self
-        logger[metadataKey: "request_id"] = "\(id)"
-        return logger
     }
 }

@@ -134,15 +134,18 @@ extension WritableDatabase {
 /// delete is the same whoever runs it).
 public struct IdempotencyExpiry: Service {
     let writes: WritableDatabase
+    let ready: SchemaReady?
     let logger: Logger
 
-    public init(writes: WritableDatabase, logger: Logger) {
+    public init(writes: WritableDatabase, ready: SchemaReady? = nil, logger: Logger) {
         self.writes = writes
+        self.ready = ready
         self.logger = logger
     }
 
     public func run() async throws {
         await cancelWhenGracefulShutdown {
+            await ready?.wait()
             while !Task.isCancelled {
                 do {
                     let gone = try await writes.expireIdempotencyKeys()

@@ -1,6 +1,7 @@
 import Logging
 import Metrics
 import PostgresNIO
+import ServerDatabase
 import ServiceLifecycle
 
 /// The insights aggregates' counting, on the server's PostgreSQL: pushes are counted after they
@@ -67,11 +68,14 @@ public struct InsightsCatchUp: Service {
 
     let counting: InsightsCounting
     let interval: Duration
+    let ready: SchemaReady?
     let logger: Logger
 
-    public init(counting: InsightsCounting, interval: Duration = Self.interval, logger: Logger) {
+    /// With `ready`, the first run waits for the schema's migrations.
+    public init(counting: InsightsCounting, interval: Duration = Self.interval, ready: SchemaReady? = nil, logger: Logger) {
         self.counting = counting
         self.interval = interval
+        self.ready = ready
         self.logger = logger
     }
 
@@ -80,6 +84,7 @@ public struct InsightsCatchUp: Service {
 
     public func run() async throws {
         await cancelWhenGracefulShutdown {
+            await ready?.wait()
             var failures = 0
             var lastWarning: ContinuousClock.Instant?
             while !Task.isCancelled {
@@ -95,14 +100,14 @@ public struct InsightsCatchUp: Service {
                 } catch {
                     failures += 1
                     InsightsMetrics.failures.increment()
-                    // The first seconds of a start (migrations still running) fail quietly; then a
-                    // warning every minute the job keeps failing, with its cause.
+                    // A warning after five failures in a row, then every minute the job keeps
+                    // failing, with its cause.
                     let now = ContinuousClock.now
                     if failures >= 5, lastWarning.map({ now - $0 >= Self.warningInterval }) ?? true {
                         lastWarning = now
                         logger.warning(
                             "insights catch-up failing",
-                            metadata: ["error": "\(String(reflecting: error).prefix(2_000))", "failures_in_a_row": "\(failures)"])
+                            metadata: ["cause": "\(DatabaseUnavailable.describe(error))", "failures_in_a_row": "\(failures)"])
                     }
                 }
                 try? await Task.sleep(for: interval)

@@ -13,8 +13,25 @@ import Testing
 /// ends it within 5 s whatever it was doing.
 @Suite("Pushes through PostgreSQL's faults", .ownThread)
 struct PushFaultTests {
-    /// The documented bound (4 s) and the slack of a loaded two-core machine for the HTTP exchange.
-    static let answerBound = 4.8
+    /// The client's bound: the documented 4 s and the slack of a loaded two-core machine (the whole
+    /// suite beside it) for the HTTP exchange. Where the bound is promised, the server, each push
+    /// is held to 4 s (its answer time histogram, ``answeredInTime(_:)``).
+    static let answerBound = 6.0
+
+    /// How many push requests the server answered within 4.25 s (their deadline is 4 s; the
+    /// histogram's nearest bucket), and how many it answered, by its own
+    /// `http_server_request_duration_seconds`, over every status.
+    static func answeredInTime(_ metricsPort: Int) async throws -> (inTime: Double, all: Double) {
+        let text = try await MetricsTests.scrape(metricsPort)
+        let route = #"route="/v1/apps/{app}/accounts/{account}/push""#
+        var (inTime, all) = (0.0, 0.0)
+        for line in text.split(separator: "\n") where line.contains(route) {
+            let value = Double(line.split(separator: " ").last ?? "") ?? 0
+            if line.hasPrefix("http_server_request_duration_seconds_bucket"), line.contains(#"le="4.25""#) { inTime += value }
+            if line.hasPrefix("http_server_request_duration_seconds_count") { all += value }
+        }
+        return (inTime, all)
+    }
 
     /// One writer, a queue of eight, `pushes` locked (a long migration) for six seconds while
     /// eight devices push and a Growth device syncs its journal: no push waits past its bound, the
@@ -22,7 +39,8 @@ struct PushFaultTests {
     /// once, the Growth device lands every row, and SIGTERM ends the server within 5 s while the
     /// lock is held again.
     @Test func aLockOnPushes() async throws {
-        let server = try ServerProcess(serveOptions: ["--push-writers", "1", "--push-queue", "8"])
+        let metrics = ServerProcess.freePort()
+        let server = try ServerProcess(serveOptions: ["--push-writers", "1", "--push-queue", "8", "--metrics-port", "\(metrics)"])
         let phone = try Device("growth", account: "growth-phone", server: server)
         try FaultTests.longOffline(phone, rows: 24)
         let load = try PushLoad(server, loops: 8)
@@ -39,6 +57,8 @@ struct PushFaultTests {
 
         let shed = load.answers.filter { $0.status == 503 }
         #expect(!shed.isEmpty, "no push met the lock: the test did not test it")
+        let (inTime, all) = try await Self.answeredInTime(metrics)
+        #expect(inTime == all && all >= Double(load.answers.count), "the server answered \(all - inTime) of \(all) pushes past 4.25 s")
         #expect(load.late(Self.answerBound).isEmpty, "answered late or never: \(load.late(Self.answerBound).prefix(5))")
         let accepted = try #require(load.firstAccepted(after: released), "no push accepted after the lock went")
         #expect((accepted - released).seconds < 1, "accepted again \((accepted - released).seconds) s after the lock went: \(load.trail(from: released))")
@@ -70,7 +90,8 @@ struct PushFaultTests {
     /// for five seconds) while each stored row takes a few milliseconds more: every push is
     /// answered by its bound, and nothing acknowledged is lost or doubled.
     @Test func cancelledStatements() async throws {
-        let server = try ServerProcess(serveOptions: ["--push-writers", "2"])
+        let metrics = ServerProcess.freePort()
+        let server = try ServerProcess(serveOptions: ["--push-writers", "2", "--metrics-port", "\(metrics)"])
         _ = try server.sql(
             """
             CREATE FUNCTION test_slow_push() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.02); RETURN NULL; END $$;
@@ -85,11 +106,17 @@ struct PushFaultTests {
             cancelled += try server.sql(Self.writers("pg_cancel_backend")).filter { $0 == "t" }.count
             try await Task.sleep(for: .milliseconds(150))
         }
+        // The fault ends: no more cancels, and rows are stored at PostgreSQL's own pace again.
+        // (The function replaced, not the trigger dropped: that would lock `pushes` under the pushes.)
+        _ = try server.sql(
+            "CREATE OR REPLACE FUNCTION test_slow_push() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$")
         let ended = ContinuousClock.now
         try await Task.sleep(for: .seconds(2))
         await load.stop()
         #expect(cancelled > 0, "no statement was cancelled")
         #expect(load.answers.contains { $0.status == 503 }, "no push met a cancel")
+        let (inTime, all) = try await Self.answeredInTime(metrics)
+        #expect(inTime == all && all >= Double(load.answers.count), "the server answered \(all - inTime) of \(all) pushes past 4.25 s")
         #expect(load.late(Self.answerBound).isEmpty, "\(load.late(Self.answerBound).prefix(5))")
         let accepted = try #require(load.firstAccepted(after: ended))
         #expect((accepted - ended).seconds < 1, "accepted again \((accepted - ended).seconds) s after: \(load.trail(from: ended))")
@@ -101,7 +128,8 @@ struct PushFaultTests {
     /// as a failover or an operator does): every push is answered by its bound, nothing acknowledged
     /// is lost or doubled, and the server takes pushes again within a second.
     @Test func terminatedWriters() async throws {
-        let server = try ServerProcess(serveOptions: ["--push-writers", "2"])
+        let metrics = ServerProcess.freePort()
+        let server = try ServerProcess(serveOptions: ["--push-writers", "2", "--metrics-port", "\(metrics)"])
         let load = try PushLoad(server, loops: 12)
         load.start()
         try await Task.sleep(for: .seconds(1))
@@ -115,6 +143,8 @@ struct PushFaultTests {
         try await Task.sleep(for: .seconds(2))
         await load.stop()
         #expect(terminated > 0, "no writer was terminated")
+        let (inTime, all) = try await Self.answeredInTime(metrics)
+        #expect(inTime == all && all >= Double(load.answers.count), "the server answered \(all - inTime) of \(all) pushes past 4.25 s")
         #expect(load.late(Self.answerBound).isEmpty, "\(load.late(Self.answerBound).prefix(5))")
         let accepted = try #require(load.firstAccepted(after: ended))
         #expect((accepted - ended).seconds < 1, "accepted again \((accepted - ended).seconds) s after: \(load.trail(from: ended))")
@@ -129,7 +159,8 @@ struct PushFaultTests {
     @Test func postgresRestarted() async throws {
         let cluster = try PrivateCluster()
         defer { cluster.destroy() }
-        let server = try ServerProcess(databaseURL: try cluster.freshDatabase())
+        let metrics = ServerProcess.freePort()
+        let server = try ServerProcess(databaseURL: try cluster.freshDatabase(), serveOptions: ["--metrics-port", "\(metrics)"])
         let load = try PushLoad(server, loops: 8)
         load.start()
         try await Task.sleep(for: .seconds(1))
@@ -140,6 +171,8 @@ struct PushFaultTests {
         try await Task.sleep(for: .seconds(4))
         await load.stop()
         #expect(load.answers.contains { $0.status == 503 }, "no push met the outage")
+        let (inTime, all) = try await Self.answeredInTime(metrics)
+        #expect(inTime == all && all >= Double(load.answers.count), "the server answered \(all - inTime) of \(all) pushes past 4.25 s")
         #expect(load.late(Self.answerBound).isEmpty, "\(load.late(Self.answerBound).prefix(5))")
         let accepted = try #require(load.firstAccepted(after: back), "no push accepted after PostgreSQL came back")
         #expect((accepted - back).seconds < 1, "accepted again \((accepted - back).seconds) s after PostgreSQL came back: \(load.trail(from: back))")
