@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import ServerDatabase
 import ServiceLifecycle
 
 /// A multi-host `DATABASE_URL` (`postgres://USER@PRIMARY:5432,STANDBY:5432/DB?target_session_attrs=read-write`),
@@ -31,8 +32,19 @@ public enum DatabaseFailover {
             for try await value in try await connection.query("SELECT pg_is_in_recovery()", logger: logger).decode(Bool.self) {
                 recovering = value
             }
-            return url.targetSessionAttributes != "read-write" || !recovering
+            let accepted = url.targetSessionAttributes != "read-write" || !recovering
+            if !accepted {
+                logger.info("a database host is not taken: it is a standby (in recovery) and the URL asks for read-write", metadata: ["host": "\(url.host):\(url.port)"])
+            }
+            return accepted
         } catch {
+            // Why a host is passed over: down (refused, unreachable) reads differently from a wrong
+            // password or a database that does not exist, which no failover mends.
+            let cause = DatabaseUnavailable.describe(error)
+            let misconfigured = ["28P01", "28000", "3D000"].contains((error as? PSQLError)?.serverInfo?[.sqlState] ?? "")
+            logger.log(
+                level: misconfigured ? .error : .info, "a database host is not taken",
+                metadata: ["host": "\(url.host):\(url.port)", "cause": "\(cause)"])
             return false
         }
     }
@@ -61,6 +73,11 @@ struct DatabaseWatch: Service {
                     continue
                 }
                 misses += 1
+                if misses == 1 {
+                    logger.warning(
+                        "the database in use does not answer as the URL asks; another host of the URL is looked for after a second miss",
+                        metadata: ["host": "\(url.host):\(url.port)"])
+                }
                 guard misses >= 2, let other = await DatabaseFailover.pick(url, logger: logger),
                     other != DatabaseURL.Endpoint(host: url.host, port: url.port)
                 else { continue }

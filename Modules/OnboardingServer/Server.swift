@@ -150,8 +150,9 @@ public enum OnboardingServer {
         ).add(to: router)
         // Started in this order and stopped in the reverse, after the HTTP server: the push queue
         // ends before the pools it writes through.
-        var services: [any Service] = [client, pushClient, store.reads.client]
-        if let replica { services.append(replica.client) }
+        let writesPool = PoolService(client)
+        var services: [any Service] = [writesPool, PoolService(pushClient), PoolService(store.reads.client)]
+        if let replica { services.append(PoolService(replica.client)) }
         // The background jobs start once the schema is migrated (``SchemaReady``).
         let ready = SchemaReady()
         services.append(InsightsCatchUp(counting: store.insightsCounting, ready: ready, logger: logger))
@@ -174,6 +175,7 @@ public enum OnboardingServer {
             services: services, logger: logger)
         let keyIDs = configuration.tokens.keys.map(\.id)
         app.beforeServerStarts {
+            await writesPool.waitUntilRunning()
             try await migrate(client, logger: logger, waitForDatabase: waitForDatabase)
             ready.open()
             // A change of the key ring (a key added or dropped) is an act on every token: audited once.

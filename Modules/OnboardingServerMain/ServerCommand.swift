@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import OnboardingServer
 import PostgresNIO
+import ServerDatabase
 import TourCore
 
 /// `onboarding-server`: the account server, its migrations, its tokens and its control plane.
@@ -162,12 +163,9 @@ struct Migrate: AsyncParsableCommand {
         let logger = makeLogger()
         let client = PostgresClient(
             configuration: try database.resolved().clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            let applied = try await PostgresSchema.migrate(client, logger: logger, through: through)
-            print(applied.isEmpty ? "the schema is up to date" : "applied: \(applied.joined(separator: ", "))")
-            group.cancelAll()
-        }
+        let through = through
+        let applied = try await client.running { try await PostgresSchema.migrate(client, logger: logger, through: through) }
+        print(applied.isEmpty ? "the schema is up to date" : "applied: \(applied.joined(separator: ", "))")
     }
 }
 

@@ -7,6 +7,7 @@ import Foundation
 import Logging
 import OnboardingServer
 import PostgresNIO
+import ServerDatabase
 
 /// Settings that hold secrets come from the environment or from a file the environment names
 /// (`NAME_FILE`), never from a command-line argument: arguments show to everyone who runs `ps`.
@@ -68,30 +69,13 @@ struct DatabaseOptions: ParsableArguments {
     /// Runs `body` with a pool on the database, migrated first.
     func withClient<T: Sendable>(_ body: @escaping @Sendable (PostgresClient, Logger) async throws -> T) async throws -> T {
         let logger = makeLogger()
-        // Errors only: a command's first query may lease a connection a moment before the pool's
-        // run() task has started, which the pool warns of although the lease then waits for it
-        // (every `register`, `publish` and `unpublish` printed that warning). A command reports its
-        // own failures.
-        var poolLogger = logger
-        poolLogger.logLevel = max(logger.logLevel, .error)
         // A URL of several hosts: the one that answers as it asks (the primary after a failover).
         var url = try resolved()
-        if url.hosts.count > 1, let picked = await DatabaseFailover.pick(url, logger: poolLogger) { url = url.using(picked) }
-        let client = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 2), backgroundLogger: poolLogger)
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask {
-                await client.run()
-                return nil
-            }
-            do {
-                try await PostgresSchema.migrate(client, logger: logger)
-                let result = try await body(client, logger)
-                group.cancelAll()
-                return result
-            } catch {
-                group.cancelAll()
-                throw error
-            }
+        if url.hosts.count > 1, let picked = await DatabaseFailover.pick(url, logger: logger) { url = url.using(picked) }
+        let client = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
+        return try await client.running {
+            try await PostgresSchema.migrate(client, logger: logger)
+            return try await body(client, logger)
         }
     }
 }
