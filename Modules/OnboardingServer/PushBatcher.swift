@@ -86,19 +86,24 @@ final class PushBatcher: Sendable {
 
     init(
         writer: PushWriter, writers: Int, maximumBatch: Int = 64, maximumQueued: Int? = nil,
-        maximumWait: Duration = .milliseconds(1500), statementLimit: Duration = .milliseconds(2500)
+        maximumWait: Duration = .milliseconds(1500), statementLimit: Duration = .milliseconds(2500),
+        targetQueueDelay: Duration? = PushBatcher.targetQueueDelay
     ) {
         self.writer = writer
         configuration = PushQueue.Configuration(
             writers: writers, maximumBatch: maximumBatch, maximumQueued: maximumQueued ?? Self.defaultQueue(writers: writers),
-            maximumWait: maximumWait, statementLimit: statementLimit)
+            maximumWait: maximumWait, statementLimit: statementLimit, targetQueueDelay: targetQueueDelay)
         state = Mutex(Shell(machine: PushQueue(configuration)))
     }
 
-    /// 2,048 per writer: about what the writers drain within the wait at their best, so a full
-    /// queue means a push would only wait out its deadline; a shorter queue sheds pushes the
-    /// writers would have taken in time (Docs/Performance.md, section 5).
+    /// 2,048 per writer: a bound on memory; what sheds under a steady overload is the queue's delay
+    /// (``targetQueueDelay``).
     static func defaultQueue(writers: Int) -> Int { max(1, writers) * 2_048 }
+
+    /// 20 ms: past a full batch waiting, a push is shed when the oldest waiting one has waited
+    /// longer, so under three times the load it can take an accepted push waits about that long
+    /// and the rest are told at once to come back (Docs/Performance.md, section 5).
+    static let targetQueueDelay: Duration = .milliseconds(20)
 
     // MARK: - Pushes
 

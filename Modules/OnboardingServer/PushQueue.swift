@@ -34,16 +34,26 @@ struct PushQueue: Hashable, Sendable {
         /// How long a push may wait for a writer (queued, or in a batch whose connection has not
         /// come yet) before it is answered, not stored.
         var maximumWait: Duration
-        /// How long a push's statement may run (the writers' `statement_timeout`): a push being
-        /// written is answered by `maximumWait + statementLimit` after it arrived.
+        /// How long a push may wait for a writer: a statement that runs longer is cancelled by
+        /// PostgreSQL, and a push being written is answered by `maximumWait + statementLimit` after
+        /// it arrived.
         var statementLimit: Duration
+        /// Past a full batch of pushes waiting, a push is shed at once while the oldest waiting one
+        /// has waited longer than this (the writers do not keep up): the queue holds what the
+        /// writers drain in about this long, so an accepted push waits about this long, not until
+        /// its deadline (nil: only ``maximumQueued`` sheds).
+        var targetQueueDelay: Duration?
 
-        init(writers: Int, maximumBatch: Int, maximumQueued: Int, maximumWait: Duration, statementLimit: Duration) {
+        init(
+            writers: Int, maximumBatch: Int, maximumQueued: Int, maximumWait: Duration, statementLimit: Duration,
+            targetQueueDelay: Duration? = nil
+        ) {
             self.writers = max(1, writers)
             self.maximumBatch = max(1, maximumBatch)
             self.maximumQueued = max(1, maximumQueued)
             self.maximumWait = maximumWait
             self.statementLimit = statementLimit
+            self.targetQueueDelay = targetQueueDelay
         }
 
         /// The latest a push that arrived at `arrived` is answered.
@@ -222,7 +232,7 @@ struct PushQueue: Hashable, Sendable {
             actions.append(.answer([id], .unavailable(.shuttingDown)))
             return (id, actions)
         }
-        guard queue.count < configuration.maximumQueued else {
+        guard queue.count < configuration.maximumQueued, !isFallingBehind(now: now) else {
             actions.append(.answer([id], .unavailable(.queueFull)))
             return (id, actions)
         }
@@ -351,6 +361,15 @@ struct PushQueue: Hashable, Sendable {
     }
 
     // MARK: - Transitions
+
+    /// Whether the writers do not keep up: more than a batch waits and the oldest has waited past
+    /// ``Configuration/targetQueueDelay`` (CoDel's signal, the queue's sojourn time, read at arrival).
+    private func isFallingBehind(now: Instant) -> Bool {
+        guard let target = configuration.targetQueueDelay, queue.count >= configuration.maximumBatch,
+            let oldest = queue.first
+        else { return false }
+        return now - oldest.arrived > target
+    }
 
     /// Answers every push past its deadline; abandons a batch left with nothing to answer.
     private mutating func expire(now: Instant) -> [Action] {

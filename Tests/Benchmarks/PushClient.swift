@@ -135,7 +135,8 @@ final class PushDevice: ChannelInboundHandler, @unchecked Sendable {
                 if status == .serviceUnavailable { outcome.shed += 1 }
             }
             self.sentAt = nil
-            if let pace { slot = slot + pace } else { slot = now }
+            // Back to back, a shed push's device waits its Retry-After (a second), as a device does.
+            if let pace { slot = slot + pace } else { slot = status == .serviceUnavailable ? now + .seconds(1) : now }
             wait()
         }
     }

@@ -70,7 +70,8 @@ struct PushQueueTests {
             let configuration = PushQueue.Configuration(
                 writers: Int.random(in: 1...3, using: &generator), maximumBatch: Int.random(in: 1...5, using: &generator),
                 maximumQueued: Int.random(in: 1...12, using: &generator), maximumWait: .milliseconds(1500),
-                statementLimit: .milliseconds(2500))
+                statementLimit: .milliseconds(2500),
+                targetQueueDelay: Bool.random(using: &generator) ? .milliseconds(Int.random(in: 5...400, using: &generator)) : nil)
             var world = PushQueueWorld(configuration)
             world.badPushes = Set((0..<60).filter { _ in Int.random(in: 0..<15, using: &generator) == 0 }.map(UInt64.init))
             var trail: [String] = []
