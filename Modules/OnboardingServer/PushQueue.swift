@@ -38,11 +38,15 @@ struct PushQueue: Hashable, Sendable {
         /// PostgreSQL, and a push being written is answered by `maximumWait + statementLimit` after
         /// it arrived.
         var statementLimit: Duration
-        /// Past a full batch of pushes waiting, a push is shed at once while the oldest waiting one
-        /// has waited longer than this (the writers do not keep up): the queue holds what the
-        /// writers drain in about this long, so an accepted push waits about this long, not until
-        /// its deadline (nil: only ``maximumQueued`` sheds).
+        /// Past a full batch of pushes waiting, a push is shed at once once the oldest waiting one
+        /// has waited longer than this for ``sheddingInterval`` (the writers do not keep up): the
+        /// queue then holds what the writers drain in about this long, so an accepted push waits
+        /// about this long, not until its deadline (nil: only ``maximumQueued`` sheds). CoDel's
+        /// rule (Nichols and Jacobson), with the queue's sojourn time read at each arrival.
         var targetQueueDelay: Duration?
+        /// How long the queue must stay behind its target before pushes are shed: a burst the
+        /// writers drain within it is taken whole.
+        var sheddingInterval: Duration = .milliseconds(100)
 
         init(
             writers: Int, maximumBatch: Int, maximumQueued: Int, maximumWait: Duration, statementLimit: Duration,
@@ -192,6 +196,8 @@ struct PushQueue: Hashable, Sendable {
     /// Accounts with a push in a batch.
     private var writing: Set<Account> = []
     private var lifecycle = Lifecycle.running
+    /// Since when the oldest waiting push has been older than the target delay, at every arrival.
+    private var behindSince: Instant?
     private var nextPush: UInt64 = 0
     private var nextBatch: UInt64 = 0
 
@@ -363,12 +369,18 @@ struct PushQueue: Hashable, Sendable {
     // MARK: - Transitions
 
     /// Whether the writers do not keep up: more than a batch waits and the oldest has waited past
-    /// ``Configuration/targetQueueDelay`` (CoDel's signal, the queue's sojourn time, read at arrival).
-    private func isFallingBehind(now: Instant) -> Bool {
+    /// ``Configuration/targetQueueDelay`` at every arrival for ``Configuration/sheddingInterval``
+    /// (CoDel's signal: the queue's sojourn time, read at arrival).
+    private mutating func isFallingBehind(now: Instant) -> Bool {
         guard let target = configuration.targetQueueDelay, queue.count >= configuration.maximumBatch,
-            let oldest = queue.first
-        else { return false }
-        return now - oldest.arrived > target
+            let oldest = queue.first, now - oldest.arrived > target
+        else {
+            behindSince = nil
+            return false
+        }
+        let since = behindSince ?? now
+        behindSince = since
+        return now - since >= configuration.sheddingInterval
     }
 
     /// Answers every push past its deadline; abandons a batch left with nothing to answer.

@@ -135,8 +135,7 @@ final class PushDevice: ChannelInboundHandler, @unchecked Sendable {
                 if status == .serviceUnavailable { outcome.shed += 1 }
             }
             self.sentAt = nil
-            // Back to back, a shed push's device waits its Retry-After (a second), as a device does.
-            if let pace { slot = slot + pace } else { slot = status == .serviceUnavailable ? now + .seconds(1) : now }
+            if let pace { slot = slot + pace } else { slot = now }
             wait()
         }
     }

@@ -186,4 +186,28 @@ struct PushQueueTests {
         #expect(world.stops == 1)
         #expect(world.pushes[PushQueue.PushID(value: 0)]?.answer == .unavailable(.deadline))
     }
+
+    /// Shedding by the queue's delay: a burst the writers drain within the interval is taken whole;
+    /// a steady overload (the oldest waiting push past the target at every arrival for the
+    /// interval) is shed at arrival, and no earlier.
+    @Test func aSteadyOverloadIsShedByItsDelayAndABurstIsTakenWhole() {
+        let configuration = PushQueue.Configuration(
+            writers: 1, maximumBatch: 4, maximumQueued: 1_000, maximumWait: .seconds(10), statementLimit: .seconds(10),
+            targetQueueDelay: .milliseconds(20))
+        var world = PushQueueWorld(configuration)
+        // A burst of twelve at once: taken whole, though the writer is busy.
+        for account in 0..<12 { #expect(world.apply(.arrive(account: account)) == nil) }
+        #expect(world.pushes.values.allSatisfy { $0.answer == nil })
+        #expect(world.apply(.leaseComes(PushQueue.BatchID(value: 0))) == nil)
+        // The writer's write hangs; a push every 10 ms keeps coming.
+        var firstShed: Duration?
+        for step in 0..<40 {
+            #expect(world.apply(.advance(by: .milliseconds(10))) == nil)
+            #expect(world.apply(.arrive(account: 100 + step)) == nil)
+            if firstShed == nil, world.pushes.values.contains(where: { $0.answer == .unavailable(.queueFull) }) { firstShed = world.now }
+        }
+        // Behind from 30 ms on (the oldest past 20 ms), shed from 100 ms after that.
+        #expect(firstShed.map { $0 >= .milliseconds(120) && $0 <= .milliseconds(150) } == true, "\(String(describing: firstShed))")
+        #expect(world.drain() == nil)
+    }
 }
