@@ -243,7 +243,12 @@ final class PushBatcher: Sendable {
     }
 
     /// One batch: lease a connection, write what the machine says on it until it says release.
-    private func run(_ batch: BatchID) async {
+    /// One writer: lease a connection for `first`, write what the machine says on it until it says
+    /// release; a batch the machine starts as this one ends is written next on the same connection
+    /// by this same task (the old writer loop's way: no new task to wait for a thread of a busy
+    /// pool, no lease to give back and take again).
+    private func run(_ first: BatchID) async {
+        var batch = first
         do {
             try await writer.client.withConnection { connection in
                 var effects = transition { shell, now in
@@ -258,6 +263,8 @@ final class PushBatcher: Sendable {
                     perform(effects)
                     let written = await write(pushes.map(\.1), on: connection)
                     retire = retire || written.retire
+                    let current = batch
+                    var next: BatchID?
                     effects = transition { shell, now in
                         for (index, (push, _)) in pushes.enumerated() where shell.waiters[push] != nil {
                             switch written.result {
@@ -265,12 +272,26 @@ final class PushBatcher: Sendable {
                             case .failure(let error): shell.errors[push] = error
                             }
                         }
-                        let actions = shell.machine.written(batch, written.outcome, now: now)
-                        if !actions.contains(where: { if case .write(batch, _) = $0 { true } else { false } }) {
-                            shell.connections[batch] = nil
+                        var actions = shell.machine.written(current, written.outcome, now: now)
+                        guard !actions.contains(where: { if case .write(current, _) = $0 { true } else { false } }) else {
+                            return actions
                         }
-                        return actions
+                        shell.connections[current] = nil
+                        // The batch ended: take a batch just started onto this connection.
+                        guard !retire, let adopted = actions.firstIndex(where: { if case .lease = $0 { true } else { false } }),
+                            case .lease(let taken) = actions[adopted]
+                        else { return actions }
+                        actions.remove(at: adopted)
+                        let leased = shell.machine.connectionLeased(taken, now: now)
+                        if leased.contains(where: { if case .write(taken, _) = $0 { true } else { false } }) {
+                            shell.connections[taken] = connection
+                            shell.tasks[taken] = shell.tasks.removeValue(forKey: current)
+                            shell.abandonedEarly.remove(current)
+                            next = taken
+                        }
+                        return actions + leased
                     }
+                    if let next { batch = next }
                 }
                 perform(effects)
                 // Closed before it goes back, so the pool does not hand it out again meanwhile.

@@ -135,7 +135,16 @@ final class PushDevice: ChannelInboundHandler, @unchecked Sendable {
                 if status == .serviceUnavailable { outcome.shed += 1 }
             }
             self.sentAt = nil
-            if let pace { slot = slot + pace } else { slot = now }
+            if let pace {
+                slot = slot + pace
+            } else if status == .serviceUnavailable {
+                // Back to back, a shed push's device waits its Retry-After (a second), drawn from
+                // half to one and a half as devices do, so a fleet shed together does not come back
+                // together.
+                slot = now + .nanoseconds(Int64(Double.random(in: 0.5...1.5) * 1e9))
+            } else {
+                slot = now
+            }
             wait()
         }
     }
