@@ -18,10 +18,11 @@ extension AccountStore {
     /// issued before it stores nothing, and the answer is nil.
     ///
     /// A store made with `batchingPushes` writes pushes that arrive together in one transaction
-    /// (``PushBatcher``); each is still answered only once it is committed.
-    public func push(app: String, account: String, _ batch: PushBatch, tokenIssuedAt: Double? = nil) async throws
-        -> PushAck?
-    {
+    /// (``PushBatcher``); each is still answered only once it is committed, by its deadline from
+    /// `arrived` (when its request came).
+    public func push(
+        app: String, account: String, _ batch: PushBatch, tokenIssuedAt: Double? = nil, arrived: ContinuousClock.Instant = .now
+    ) async throws -> PushAck? {
         // The app's tracking plan is a read, so on the server (a store batching pushes) it counts
         // against the push's own wait: a push is answered within its deadline from when it
         // arrived, however long the plan took (PostgreSQL down, a lock on `catalogs`). A store
@@ -32,7 +33,6 @@ extension AccountStore {
         guard let batcher else {
             return try await PushWriter(client: client, logger: logger).one(try await plans.split(unsplit, within: .seconds(600)))
         }
-        let arrived = ContinuousClock.now
         // Nearly always the plan is held and fresh: no read, so nothing to bound.
         if let request = plans.splitWithoutReading(unsplit) { return try await batcher.push(request, arrived: arrived) }
         let request = try await plans.split(unsplit, within: batcher.maximumWait)
@@ -276,3 +276,8 @@ struct FactRows {
     }
 }
 
+
+extension AccountStore {
+    /// Whether a push arriving now would be taken into the queue (false: it would be shed at once).
+    func admitsPush() -> Bool { batcher?.admits() ?? true }
+}

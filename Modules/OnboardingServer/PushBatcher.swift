@@ -131,6 +131,11 @@ final class PushBatcher: Sendable {
         }
     }
 
+    /// Whether a push arriving now would be taken into the queue (``PushQueue/admits(now:)``).
+    func admits() -> Bool {
+        state.withLock { shell in shell.machine.admits(now: ContinuousClock.now - origin) }
+    }
+
     /// Stops taking pushes: queued ones are answered 503 now, batches being written end by their
     /// deadline at the latest; returns once none holds a writer.
     func shutdown() async {

@@ -226,6 +226,16 @@ struct PushQueue: Hashable, Sendable {
         return earliest
     }
 
+    /// Whether a push arriving now would be taken (not shed at once): what the server checks
+    /// before it reads a push's body, so a shed push costs it little.
+    func admits(now: Instant) -> Bool {
+        guard lifecycle == .running, queue.count < configuration.maximumQueued else { return false }
+        guard let target = configuration.targetQueueDelay, queue.count >= configuration.maximumBatch, let oldest = queue.first,
+            now - oldest.arrived > target, let since = behindSince
+        else { return true }
+        return now - since < configuration.sheddingInterval
+    }
+
     // MARK: - Inputs
 
     /// A push arrived for `account`: its id, and what to do. `arrived` is when its request came

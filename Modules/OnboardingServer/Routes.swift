@@ -67,6 +67,11 @@ struct Routes: Sendable {
         }
         router.post("/v1/apps/:app/accounts/:account/push") { request, context in
             await answer {
+                // Its deadline runs from here; a push the queue would shed now is shed before its
+                // body is read, decoded and checked (what a shed push costs the server is what
+                // keeps the accepted ones fast under overload).
+                let arrived = ContinuousClock.now
+                guard store.admitsPush() else { throw Overloaded() }
                 let (app, account, claims) = try await accountClaims(context, request)
                 var request = request
                 let body = try await Self.body(&request)
@@ -77,7 +82,7 @@ struct Routes: Sendable {
                 try Self.validate(batch)
                 // No deadline around it: the store answers a push it could not take within its
                 // bound with a 503, and one it wrote with what its transaction did (PushBatcher).
-                let ack = try await store.push(app: app, account: account, batch, tokenIssuedAt: claims.issuedAt)
+                let ack = try await store.push(app: app, account: account, batch, tokenIssuedAt: claims.issuedAt, arrived: arrived)
                 guard let ack else { throw Self.revoked }
                 return Self.json(ack)
             }

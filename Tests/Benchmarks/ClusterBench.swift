@@ -188,7 +188,14 @@ struct ClusterBench {
         try await pushes.settle()
         var staleness: [Int] = []
         let pushing = Task { try await pushes.throughServer(devices, run: "rp\(UUID().uuidString.prefix(4).lowercased())", pace: 1) }
-        let timings = try await insights.pages(runs: 20)
+        let (timings, perView) = try await insights.pages(runs: 20)
+        report.add(
+            "cluster", "replica: the primary per page view: transaction ids used (writes)", perView.xids, "ids",
+            note: "beyond the pushes' and the catch-up job's own, measured beside them")
+        report.add(
+            "cluster", "replica: the primary per page view: transactions ended (reads too)", perView.transactions, "transactions",
+            note: "the session and the person's roles, read where a sign-out takes effect at once")
+        report.goal("write transactions on the primary per page view on the replica", perView.xids, atMost: 0.1, "ids")
         // /report while the pushes go on: the staleness it says (0 when read once the replica had replayed).
         let viewer = try await Self.viewerToken(primary: primary, signer: signer)
         let client = HTTPClient(eventLoopGroupProvider: .singleton)

@@ -97,7 +97,9 @@ struct InsightsLoad {
     }
 
     /// Every dashboard page (signed in) and the report API, `runs` times each.
-    func pages(runs: Int) async throws -> [Timing] {
+    /// Every page and the report `runs` times each; and page views' cost on the primary, per view:
+    /// transaction ids used (writes) and transactions ended (reads too).
+    func pages(runs: Int) async throws -> (timings: [Timing], primaryPerView: (xids: Double, transactions: Double)) {
         // Sign-in answers a redirect carrying the cookie: read it, do not follow it.
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
         defer { Task { try? await client.shutdown() } }
@@ -171,7 +173,51 @@ struct InsightsLoad {
             times.sort()
             timings.append(Timing(name: name, p50: percentile(times, 0.5), p95: percentile(times, 0.95)))
         }
-        return timings
+        // What page views cost the primary: its transaction ids used (writes) and transactions
+        // ended (any), beyond what the catch-up job uses in as long with no page asked for.
+        let pagePaths = targets.filter(\.2).map(\.1)
+        let idle = try await primaryUse { try await Task.sleep(for: .seconds(3)) }
+        let viewed = try await primaryUse {
+            for _ in 0..<3 {
+                for path in pagePaths {
+                    var request = HTTPClientRequest(url: server.absoluteString + path)
+                    request.headers.add(name: "Cookie", value: String(cookie))
+                    _ = try await client.execute(request, timeout: .seconds(60)).body.collect(upTo: 64 << 20)
+                }
+            }
+        }
+        let views = Double(pagePaths.count * 3)
+        let perView = (
+            xids: max(0, viewed.xids - idle.xids / idle.seconds * viewed.seconds) / views,
+            transactions: max(0, viewed.transactions - idle.transactions / idle.seconds * viewed.seconds) / views
+        )
+        return (timings, perView)
+    }
+
+    /// Transaction ids used and transactions ended on the primary's database while `body` runs
+    /// (the statistics are read two seconds after, when PostgreSQL has flushed them).
+    private func primaryUse(_ body: () async throws -> Void) async throws -> (xids: Double, transactions: Double, seconds: Double) {
+        func read() async throws -> (Double, Double) {
+            try await withClient { client, logger in
+                var result = (0.0, 0.0)
+                for try await (xmax, ended) in try await client.query(
+                    """
+                    SELECT pg_snapshot_xmax(pg_current_snapshot())::text::float8, (xact_commit + xact_rollback)::float8
+                    FROM pg_stat_database WHERE datname = current_database()
+                    """, logger: logger
+                ).decode((Double, Double).self) { result = (xmax, ended) }
+                return result
+            }
+        }
+        try await Task.sleep(for: .seconds(2))
+        let before = try await read()
+        let started = ContinuousClock.now
+        try await body()
+        let elapsed = seconds(ContinuousClock.now - started)
+        try await Task.sleep(for: .seconds(2))
+        let after = try await read()
+        // Each read above is one transaction of its own; the sleeps are outside `elapsed`.
+        return (after.0 - before.0, after.1 - before.1 - 1, elapsed)
     }
 
     /// Erases `count` of the seeded accounts, one transaction each (``AccountStore/erase``), spread

@@ -321,7 +321,12 @@ if sections.contains(7), let serverURL = option("--server-url"), let databaseURL
     let seeded = try await load.seed()
     report.add("insights", "seeded facts", Double(seeded.facts), "facts")
     report.add("insights", "seeding and counting", Double(seeded.facts) / seeded.seconds, "facts/s")
-    let timings = try await load.pages(runs: 20)
+    let (timings, perView) = try await load.pages(runs: 20)
+    report.add(
+        "insights", "the primary per page view: transaction ids used (writes)", perView.xids, "ids",
+        note: "beyond the catch-up job's own, measured idle first")
+    report.add("insights", "the primary per page view: transactions ended (reads too)", perView.transactions, "transactions")
+    report.goal("write transactions on the primary per page view", perView.xids, atMost: 0.1, "ids")
     for timing in timings {
         report.add("insights", "\(timing.name): p50", timing.p50, "ms")
         report.add("insights", "\(timing.name): p95", timing.p95, "ms")

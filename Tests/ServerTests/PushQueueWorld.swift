@@ -100,10 +100,14 @@ struct PushQueueWorld: Hashable {
         case .arrive(let account, let late):
             let bad = badPushes.contains(UInt64(pushes.count))
             let arrived = now - late
+            // What the server asks before it reads a push's body agrees with what the push meets.
+            let admitted = machine.admits(now: now)
             let (id, actions) = machine.pushArrived(for: PushQueue.Account(app: "a", account: "a\(account)"), arrived: arrived, now: now)
             guard pushes[id] == nil else { return "\(id) given twice" }
             pushes[id] = Push(account: account, arrived: arrived, reached: now, bad: bad)
-            return perform(actions, after: input)
+            if let broken = perform(actions, after: input) { return broken }
+            let shed = pushes[id]?.answer == .unavailable(.queueFull) || pushes[id]?.answer == .unavailable(.shuttingDown)
+            return admitted == shed ? "admits said \(admitted), and the push was \(shed ? "" : "not ")shed" : nil
         case .leaseComes(let batch):
             guard io[batch] == .leasing else { return nil }
             io[batch] = .leased
