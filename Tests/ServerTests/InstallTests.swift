@@ -172,7 +172,11 @@ struct InstallTests {
         let admin = try server.operatorCredential()
         try server.acceptEnrollments(of: "lockedin")
         let device = try Device(asInstall: "lockedin", server: server)
-        func pulls() -> Int { server.logText.components(separatedBy: "method=GET path=/v1/apps/lockedin/catalogs ").count - 1 }
+        func pulls() -> Int {
+            server.logText.split(separator: "\n").filter {
+                $0.contains("route=/v1/apps/{app}/catalogs ") && $0.contains("app=lockedin") && $0.contains("method=GET")
+            }.count
+        }
         #expect(try device.run("status").status == 0)
         let afterFirst = pulls()
         #expect(afterFirst >= 1)

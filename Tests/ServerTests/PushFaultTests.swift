@@ -13,10 +13,11 @@ import Testing
 /// ends it within 5 s whatever it was doing.
 @Suite("Pushes through PostgreSQL's faults", .ownThread)
 struct PushFaultTests {
-    /// The client's bound: the documented 4 s and the slack of a loaded two-core machine (the whole
-    /// suite beside it) for the HTTP exchange. Where the bound is promised, the server, each push
-    /// is held to 4 s (its answer time histogram, ``answeredInTime(_:)``).
-    static let answerBound = 6.0
+    /// The client's bound: every push answered, and not long after the documented 4 s; the slack is
+    /// that of a loaded two-core machine (the whole suite beside it, which can hold this process
+    /// for seconds). Where the bound is promised, the server, each push is held to 4 s by the
+    /// server's own answer time histogram (``answeredInTime(_:)``).
+    static let answerBound = 8.0
 
     /// How many push requests the server answered within 4.25 s (their deadline is 4 s; the
     /// histogram's nearest bucket), and how many it answered, by its own

@@ -17,17 +17,19 @@ struct PushQueueTests {
     /// queue of two, three accounts, steps of a second against a 2 s wait and a 2 s statement),
     /// each against every input that can happen in it. States are told apart by the whole machine
     /// and world, so each is explored once.
-    @Test func everyReachableStateAgainstEveryInput() {
+    @Test func everyReachableStateAgainstEveryInput() async {
         let started = ContinuousClock.now
         defer { print("push queue: explored in \(ContinuousClock.now - started)") }
-        let depth = Soak.isFull ? 9 : 7
+        let depth = Soak.isFull ? 9 : 6
         var seen: Set<PushQueueWorld> = []
         var frontier = [PushQueueWorld(Self.small)]
         var transitions = 0
         var broken: [String] = []
         for _ in 0..<depth where broken.isEmpty {
             var next: [PushQueueWorld] = []
-            for world in frontier {
+            for (index, world) in frontier.enumerated() {
+                // Other tests share the two threads of Swift's pool: give them a turn now and then.
+                if index % 500 == 0 { await Task.yield() }
                 for input in world.inputs(
                     accounts: world.pushes.count < 4 ? 3 : 0, steps: [.seconds(1)],
                     outcomes: [.committed, .rolledBack, .connectionLost, .refusedData, .failed])
@@ -50,7 +52,8 @@ struct PushQueueTests {
         #expect(transitions > 20_000, "\(transitions) transitions")
         // And from every state found, the rest of the story keeps the promises.
         var unfinished: [String] = []
-        for world in seen.shuffled().prefix(Soak.isFull ? 20_000 : 3_000) {
+        for (index, world) in seen.shuffled().prefix(Soak.isFull ? 20_000 : 3_000).enumerated() {
+            if index % 500 == 0 { await Task.yield() }
             var drained = world
             if let problem = drained.drain() { unfinished.append(problem) }
         }
@@ -61,12 +64,13 @@ struct PushQueueTests {
     /// come late or fail, writes that commit, roll back, lose their connection (having committed or
     /// not), hang past every deadline, refuse a push's data, pushes whose callers go away, and a
     /// shutdown somewhere; each run drained at the end.
-    @Test func randomRunsKeepEveryPromise() {
+    @Test func randomRunsKeepEveryPromise() async {
         var generator = SeededGenerator(seed: 60)
         let runs = Soak.isFull ? 20_000 : 4_000
         var broken: [String] = []
         var answers: [String: Int] = [:]
         for run in 0..<runs where broken.count < 3 {
+            if run % 100 == 0 { await Task.yield() }
             let configuration = PushQueue.Configuration(
                 writers: Int.random(in: 1...3, using: &generator), maximumBatch: Int.random(in: 1...5, using: &generator),
                 maximumQueued: Int.random(in: 1...12, using: &generator), maximumWait: .milliseconds(1500),
