@@ -86,7 +86,7 @@ struct PushQueue: Hashable, Sendable {
 
     /// Why a push was answered without being acknowledged (a 503 with `Retry-After`).
     enum Reason: Hashable, Sendable, CustomStringConvertible {
-        /// The queue was full when it arrived: shed at once.
+        /// The queue was full, or behind its target delay, when it arrived: shed at once.
         case queueFull
         /// No writer took it within `maximumWait`.
         case waitedForWriter

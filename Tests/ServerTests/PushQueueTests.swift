@@ -20,7 +20,7 @@ struct PushQueueTests {
     @Test func everyReachableStateAgainstEveryInput() async {
         let started = ContinuousClock.now
         defer { print("push queue: explored in \(ContinuousClock.now - started)") }
-        let depth = Soak.isFull ? 9 : 6
+        let depth = Soak.isFull ? 7 : 6
         var seen: Set<PushQueueWorld> = []
         var frontier = [PushQueueWorld(Self.small)]
         var transitions = 0
@@ -66,7 +66,7 @@ struct PushQueueTests {
     /// shutdown somewhere; each run drained at the end.
     @Test func randomRunsKeepEveryPromise() async {
         var generator = SeededGenerator(seed: 60)
-        let runs = Soak.isFull ? 20_000 : 4_000
+        let runs = Soak.isFull ? 10_000 : 4_000
         var broken: [String] = []
         var answers: [String: Int] = [:]
         for run in 0..<runs where broken.count < 3 {
