@@ -17,7 +17,11 @@ struct FreshnessTests {
     /// more a page as when every page counted the pushes first; and every page answered without a
     /// wait.
     @Test func aPageViewWritesNothingOnThePrimary() async throws {
-        let server = try ServerProcess()
+        // A PostgreSQL of its own: transaction ids are the cluster's, and the other tests' servers
+        // would use them meanwhile.
+        let cluster = try PrivateCluster()
+        defer { cluster.destroy() }
+        let server = try ServerProcess(databaseURL: try cluster.freshDatabase())
         let phone = try Device("growth", account: "ann", server: server)
         try phone.run("do", "completeOnboarding")
         try phone.run("visit", "dashboard")

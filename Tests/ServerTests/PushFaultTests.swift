@@ -11,7 +11,7 @@ import Testing
 /// statement, and a little for two processes sharing two cores), nothing acknowledged is lost or
 /// stored twice, the server takes pushes again within a second of the fault's end, and SIGTERM
 /// ends it within 5 s whatever it was doing.
-@Suite("Pushes through PostgreSQL's faults", .ownThread)
+@Suite("Pushes through PostgreSQL's faults", .ownThreadAlone)
 struct PushFaultTests {
     /// The client's bound: every push answered, and not long after the documented 4 s; the slack is
     /// that of a loaded two-core machine (the whole suite beside it, which can hold this process

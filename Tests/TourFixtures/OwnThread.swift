@@ -15,6 +15,9 @@ import Testing
 /// (a task executor preference is inherited by the calls and child tasks of the test).
 public struct OwnThread: SuiteTrait, TestTrait, TestScoping {
     public var isRecursive: Bool { true }
+    /// How many of the lanes a test takes: one, or all of them for a test that measures how fast
+    /// a server recovers and must not share the machine with other servers (`.ownThreadAlone`).
+    var lanes = 1
 
     /// Two a core: a server test spends most of its time waiting for a process.
     static let lanes = Lanes(width: 2 * ProcessInfo.processInfo.activeProcessorCount)
@@ -30,11 +33,12 @@ public struct OwnThread: SuiteTrait, TestTrait, TestScoping {
     ) async throws {
         // Once a test: whether the library scopes the function, its cases, or both.
         if Self.isOnOwnThread { return try await function() }
-        await Self.lanes.enter()
+        let lanes = lanes
+        await Self.lanes.enter(lanes: lanes)
         let executor = ThreadExecutor(name: test.name)
         defer {
             executor.finish()
-            Task { await Self.lanes.leave() }
+            Task { await Self.lanes.leave(lanes: lanes) }
         }
         try await withTaskExecutorPreference(executor) {
             try await Self.$isOnOwnThread.withValue(true) { try await function() }
@@ -45,30 +49,38 @@ public struct OwnThread: SuiteTrait, TestTrait, TestScoping {
 extension Trait where Self == OwnThread {
     /// Each test on a thread of its own (`OwnThread`).
     public static var ownThread: Self { OwnThread() }
+    /// Each test on a thread of its own, while no other test of these traits runs: the fault
+    /// tests, which time a server's recovery against a second, run beside the suite's other tests
+    /// without servers only.
+    public static var ownThreadAlone: Self { OwnThread(lanes: .max) }
 }
 
-/// A counting semaphore for tasks: `enter` suspends (holding no thread) while `width` are in.
+/// A counting semaphore for tasks: `enter` suspends (holding no thread) while the lanes asked for
+/// are not free. First come, first served: a test that asks for every lane is not passed over by
+/// the ones that come after it.
 actor Lanes {
     let width: Int
     private var inside = 0
-    private var waiting: [CheckedContinuation<Void, Never>] = []
+    private var waiting: [(lanes: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
     init(width: Int) { self.width = max(1, width) }
 
-    func enter() async {
-        if inside < width {
-            inside += 1
+    func enter(lanes: Int = 1) async {
+        let lanes = min(max(1, lanes), width)
+        if waiting.isEmpty, inside + lanes <= width {
+            inside += lanes
             return
         }
-        await withCheckedContinuation { waiting.append($0) }
+        await withCheckedContinuation { waiting.append((lanes, $0)) }
     }
 
-    /// Hands the lane to the longest waiting task, or frees it.
-    func leave() {
-        if waiting.isEmpty {
-            inside -= 1
-        } else {
-            waiting.removeFirst().resume()
+    /// Frees the lanes and lets in the longest waiting tasks that now fit, in order.
+    func leave(lanes: Int = 1) {
+        inside -= min(max(1, lanes), width)
+        while let first = waiting.first, inside + first.lanes <= width {
+            waiting.removeFirst()
+            inside += first.lanes
+            first.continuation.resume()
         }
     }
 }
