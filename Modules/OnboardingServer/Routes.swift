@@ -80,9 +80,11 @@ struct Routes: Sendable {
                     throw APIError.invalid("the body is not a push batch: \(Self.describe(error))")
                 }
                 try Self.validate(batch)
+                // Its experiment facts count for the credential that pushed them (PushSubjects).
+                let counted = try PushSubjects.counted(batch, pushedBy: account)
                 // No deadline around it: the store answers a push it could not take within its
                 // bound with a 503, and one it wrote with what its transaction did (PushBatcher).
-                let ack = try await store.push(app: app, account: account, batch, tokenIssuedAt: claims.issuedAt, arrived: arrived)
+                let ack = try await store.push(app: app, account: account, counted, tokenIssuedAt: claims.issuedAt, arrived: arrived)
                 guard let ack else { throw Self.revoked }
                 return Self.json(ack)
             }

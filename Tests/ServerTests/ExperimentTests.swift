@@ -102,6 +102,89 @@ struct ExperimentTests {
         #expect(String(decoding: wrong.body, as: UTF8.self).contains("by takes flow"))
     }
 
+    /// A credential counts for its own subject only. Twenty honest accounts push; then one account
+    /// token pushes the same journeys with facts naming other accounts (`account:ghost-N`): each
+    /// such push is refused `422 fact_subject`, naming the row, and nothing of it is stored or
+    /// counted. The same token's facts naming installs, and an install credential's facts naming
+    /// thirty made-up installs, are counted for the credential's own subject: one each, whatever
+    /// the facts say.
+    @Test func aCredentialCountsForItsOwnSubjectOnly() async throws {
+        let server = try ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
+        let document = CatalogDocument(ExperimentFixture.catalog(), declarations: ExperimentFixture.declarations)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("trial-\(UUID().uuidString).json")
+        try document.text().write(to: file, atomically: true, encoding: .utf8)
+        let registered = try PublishingTests().serverCommand(server, ["register", "--app", ExperimentFixture.app, file.path])
+        #expect(registered.status == 0, "\(registered.stderr)")
+        let signer = try TokenSigner(secret: ServerProcess.secret)
+        let expires = Int64(Date().timeIntervalSince1970) + 3_600
+        let admin = try server.operatorCredential()
+
+        /// The subject's journey as one push, each experiment fact naming `named(subject)`.
+        func push(_ subject: ExperimentFixture.Subject, as pusher: String, scope: TokenClaims.Scope, naming named: String)
+            async throws -> HTTP.Answer
+        {
+            let token = await signer.sign(TokenClaims(subject: pusher, scope: scope, app: ExperimentFixture.app, expires: expires))
+            let items = subject.rows.enumerated().map { index, facts in
+                PushItem(
+                    seq: Int64(index + 1), time: subject.times[index].timeIntervalSince1970, event: "event", catalogVersion: 1,
+                    facts: facts.map { fact in
+                        guard case .object(var body) = fact.tourValue, body["subject"] != nil else { return fact.tourValue }
+                        body["subject"] = .string(named)
+                        return .object(body)
+                    }, records: [:])
+            }
+            return try await HTTP.post(
+                server.url.appendingPathComponent("v1/apps/trial/accounts/\(pusher)/push"), token: token,
+                body: Data(try PushBatch(device: "device-\(pusher)-\(named.split(separator: ":").last ?? "")", items: items).tourValue.jsonUTF8()))
+        }
+        func assigned() async throws -> [String: Int] {
+            let answer = try await HTTP.get(
+                server.url.appendingPathComponent("v1/apps/trial/report").appending(queryItems: [.init(name: "by", value: "variant")]),
+                token: admin)
+            try #require(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
+            let variants = (answer.json["experiments"] as? [[String: Any]])?.first?["variants"] as? [[String: Any]] ?? []
+            return Dictionary(uniqueKeysWithValues: variants.map { ($0["variant"] as? String ?? "", $0["assigned"] as? Int ?? -1) })
+        }
+
+        let subjects = try ExperimentFixture.simulate(50)
+        for subject in subjects.prefix(20) {
+            let answer = try await push(subject, as: subject.account, scope: .account, naming: "account:\(subject.account)")
+            try #require(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
+        }
+        let honest = try await assigned()
+        #expect(honest.values.reduce(0, +) == 20, "\(honest)")
+
+        // Facts naming other accounts: refused, the row named, nothing stored.
+        for (index, subject) in subjects.dropFirst(20).prefix(10).enumerated() {
+            let answer = try await push(subject, as: "mallory", scope: .account, naming: "account:ghost-\(index)")
+            #expect(answer.status == 422)
+            #expect(answer.errorCode == "fact_subject")
+            let firstAssigned = subject.rows.firstIndex { $0.contains { if case .assigned = $0 { true } else { false } } }
+            #expect(answer.json["error"].flatMap { ($0 as? [String: Any])?["seq"] as? Int } == firstAssigned.map { $0 + 1 })
+        }
+        #expect(try await assigned() == honest)
+        #expect(try server.sql("SELECT count(*) FROM pushes WHERE account = 'mallory'") == ["0"])
+
+        // Facts naming installs, by an account's token and by an install's credential: counted for
+        // the credential, once each, however many installs they name.
+        for subject in subjects.dropFirst(30).prefix(10) {
+            let answer = try await push(subject, as: "mallory", scope: .account, naming: "install:made-up-\(subject.account)")
+            #expect(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
+        }
+        for subject in subjects.dropFirst(40).prefix(10) {
+            let answer = try await push(subject, as: "install.h1", scope: .install, naming: "install:made-up-\(subject.account)")
+            #expect(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
+        }
+        let after = try await assigned()
+        // Each credential is at most one subject in each variant its facts named.
+        let added = after.map { $0.value - (honest[$0.key] ?? 0) }
+        #expect(added.allSatisfy { $0 >= 0 && $0 <= 2 }, "\(honest) → \(after)")
+        #expect(added.reduce(0, +) >= 2 && added.reduce(0, +) <= 2 * after.count, "\(honest) → \(after)")
+        let named = try server.sql(
+            "SELECT DISTINCT body->>'subject' FROM facts WHERE body->>'subject' IS NOT NULL AND account IN ('mallory', 'install.h1') ORDER BY 1")
+        #expect(named == ["account:mallory", "install:h1"])
+    }
+
     /// Growth's tour with an experiment (the whole tour against a two-step tour), started by a
     /// publication: two accounts on two real devices each. Each account's devices are in one
     /// variant, the one its account's hash names; the short variant shows two steps; the device's
