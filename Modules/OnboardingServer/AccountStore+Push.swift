@@ -126,7 +126,7 @@ enum PushSQL {
     static func pushStatement(factsApart: String) -> String {
         """
         WITH revoked AS (
-            SELECT 1 FROM token_cutoffs WHERE app = $1 AND account = $2 AND not_before > $4::float8
+            SELECT 1 WHERE NOT push_fence($1, $2, $4::float8)
         ),
         fresh AS (
             INSERT INTO pushes (app, account, device, seq, time, event, catalog_version, app_version)

@@ -76,6 +76,8 @@ public struct AccountStore: Sendable {
         -> Double
     {
         return try await writes.write { connection, logger in
+            // Pushes of the account in flight commit first; later ones see the cut-off.
+            try await SubjectFence.close(app: app, subject: account, on: connection, logger: logger)
             let rows = try await connection.query(
                 """
                 INSERT INTO token_cutoffs (app, account, not_before) VALUES (\(app), \(account), \(time))

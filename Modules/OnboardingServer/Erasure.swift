@@ -50,6 +50,9 @@ extension AccountStore {
     /// Erases `subject` of `app` and corrects every aggregate, in one transaction with its audit row.
     public func erase(app: String, subject: String, by actor: Actor, at time: Double) async throws -> ErasureSummary {
         return try await writes.write { connection, logger in
+            // The subject's fence first: pushes of it in flight commit before anything is read for
+            // deletion, and none commits after (SubjectFence).
+            try await SubjectFence.close(app: app, subject: subject, on: connection, logger: logger)
             // The insights job's lock: no catch-up counts this subject's rows while they go.
             try await connection.query("SELECT 1 FROM insight_progress WHERE singleton FOR UPDATE", logger: logger)
             var removed: [String: Int] = [:]

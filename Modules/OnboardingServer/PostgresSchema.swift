@@ -172,6 +172,8 @@ public enum PostgresSchema {
         ("v19-partitioned-facts", FactPartitions.v19),
         // Requests sent again get their first answer (ServerDatabase's Idempotency).
         ("v20-idempotent-requests", Idempotency.migration),
+        // An erasure or a sign-out fences its subject's pushes (SubjectFence.v21).
+        ("v21-subject-fence", SubjectFence.v21),
     ]
 
     /// An arbitrary constant: the advisory lock that serialises migrations across processes.

@@ -148,8 +148,7 @@ extension PushSQL {
                 AS i(p, app, account, device, issued_at)
         ),
         revoked AS (
-            SELECT i.p FROM input i
-            JOIN token_cutoffs c ON c.app = i.app AND c.account = i.account AND c.not_before > i.issued_at
+            SELECT i.p FROM input i WHERE NOT push_fence(i.app, i.account, i.issued_at)
         ),
         live AS (SELECT * FROM input WHERE p NOT IN (SELECT p FROM revoked)),
         fresh AS (

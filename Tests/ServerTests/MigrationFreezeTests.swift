@@ -28,6 +28,8 @@ import Testing
         ("v17-journey-ends", 0x82504054cf75954e),
         ("v18-catalog-drafts", 0xb9d7c0212e8a907),
         ("v19-partitioned-facts", 0x415487db8f26f97d),
+        ("v20-idempotent-requests", 0xe6b505423e1d649e),
+        ("v21-subject-fence", 0x2447c75694407d3b),
     ]
 
     static func fingerprint(_ statements: [String]) -> UInt64 {
