@@ -61,10 +61,13 @@ public struct TrackingPlan: Sendable, Equatable {
 }
 
 /// Each app's plan, read from its catalogs and kept in this process: looked at again at most every
-/// five seconds (one cheap query: the count and newest time of the app's catalogs), or at once
-/// when a fact outside the cached plan comes and the plan is older than a second (a catalog just
-/// registered by another process). Plans only grow, so a stale one can only hold a new flow's
-/// facts apart for that second.
+/// five seconds (one cheap query: the count and newest time of the app's catalogs), and **always**
+/// before a fact outside the held plan is set apart: a device runs a new flow or experiment only
+/// after its catalog was published (committed), so a plan read after the push arrived, on the
+/// primary, declares whatever the push can carry; a fact is set apart only when the newest
+/// committed plan does not declare it. Plans only grow, so a held plan never sets apart what a read
+/// one would take. (A push with facts that no catalog declares pays the cheap query each time; the
+/// documents are read again only when a catalog was added.)
 final class TrackingPlans: Sendable {
     private struct Cached {
         var signature: String
@@ -114,23 +117,22 @@ final class TrackingPlans: Sendable {
     /// rules), else by the plan read now, within `deadline`.
     func split(_ request: PushRequest, within deadline: Duration) async throws -> PushRequest {
         if let split = splitWithoutReading(request) { return split }
-        let read = ContinuousClock.now
+        // Read now, after the push arrived: it declares whatever was committed before.
         let plan = try await plan(app: request.app, maximumAge: .zero, within: deadline)
-        // Fresh as of the read (another read finishing meanwhile may have held an older one).
-        return splitWithoutReading(request, now: read) ?? plan.map { Self.apply($0, to: request) } ?? request
+        return plan.map { Self.apply($0, to: request) } ?? request
     }
 
-    /// What ``split(_:)`` answers, when the plans it looks at are fresh enough; nil when it must
-    /// read. The rules: a plan is held five seconds; "no plan yet" is looked at again every second,
-    /// so the first catalog registered starts it soon; and a fact outside the plan makes it look
-    /// again once the plan is a second old (maybe a catalog was registered a moment ago). The
-    /// server's pushes nearly always find their plan held, and so skip the bound on the read (a
-    /// task, a timer and two hops of the push between threads), which only a read needs.
+    /// What ``split(_:)`` answers, when the plan held answers it; nil when it must read. The rules:
+    /// a plan is held five seconds for facts it declares; "no plan yet" (every fact taken) is
+    /// looked at again every second, so the first catalog registered starts it soon; and a fact
+    /// outside the held plan is never set apart by it: the plan is read first (a catalog may have
+    /// been published a moment ago, by this process or another). The server's pushes nearly always
+    /// find their plan held, and so skip the bound on the read (a task, a timer and two hops of the
+    /// push between threads), which only a read needs.
     func splitWithoutReading(_ request: PushRequest, now: ContinuousClock.Instant = .now) -> PushRequest? {
         guard let cached = cache.withLock({ $0[request.app] }), now - cached.checkedAt < .seconds(5) else { return nil }
-        let oneSecondOld = now - cached.checkedAt >= .seconds(1)
-        guard let plan = cached.plan else { return oneSecondOld ? nil : request }
-        if oneSecondOld, Self.hasUndeclaredFacts(request, plan) { return nil }
+        guard let plan = cached.plan else { return now - cached.checkedAt >= .seconds(1) ? nil : request }
+        if Self.hasUndeclaredFacts(request, plan) { return nil }
         return Self.apply(plan, to: request)
     }
 
