@@ -68,10 +68,11 @@ struct RunOptions: Equatable {
         }
     }
 
-    /// The locale the cards are shown in: `--locale` (refused when it is not a tag), else the POSIX
-    /// environment's (`LC_ALL`, `LC_MESSAGES`, `LANG`; `C`, `POSIX` and values that are not tags
-    /// ask for none). Nil: the catalog's source locale.
-    func requestedLocale() throws -> (locale: LocaleTag, explicit: Bool)? {
+    /// The locale the cards are shown in: `--locale` (refused when it is not a tag), else the one
+    /// an earlier command asked for on this device (`remembered`), else the POSIX environment's
+    /// (`LC_ALL`, `LC_MESSAGES`, `LANG`; `C`, `POSIX` and values that are not tags ask for none).
+    /// Nil: the catalog's source locale.
+    func requestedLocale(remembered: LocaleTag? = nil) throws -> (locale: LocaleTag, explicit: Bool)? {
         if let locale {
             guard let tag = LocaleTag(locale) else {
                 throw ValidationError(
@@ -79,6 +80,7 @@ struct RunOptions: Equatable {
             }
             return (tag, true)
         }
+        if let remembered { return (remembered, true) }
         let environment = LocaleTag.fromEnvironment(["LC_ALL", "LC_MESSAGES", "LANG"].map(Environment.value))
         return environment.map { ($0, false) }
     }

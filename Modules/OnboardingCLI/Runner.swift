@@ -103,7 +103,9 @@ final class Runner: @unchecked Sendable {
             Output.error("\(cli.executable): \(line)")
         }
         product = chosen.product
-        if let requested = try options.requestedLocale() {
+        // The device keeps the locale asked for, as a phone keeps its language.
+        if let requested = try options.requestedLocale(remembered: try store.rememberedLocale(app: cli.catalog.app)) {
+            if options.locale != nil { try store.setLocale(requested.locale, app: cli.catalog.app) }
             product.localize(to: requested.locale)
             let strings = product.catalog.strings
             if requested.explicit, product.catalog.locale == strings.source,

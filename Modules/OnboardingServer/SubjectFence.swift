@@ -19,7 +19,7 @@ enum SubjectFence {
     /// v21: the function every push statement calls once per subject it writes.
     static let v21 = [
         """
-        CREATE FUNCTION push_fence(p_app text, p_account text, p_issued_at float8) RETURNS boolean
+        CREATE OR REPLACE FUNCTION push_fence(p_app text, p_account text, p_issued_at float8) RETURNS boolean
         LANGUAGE plpgsql VOLATILE AS $$
         BEGIN
             PERFORM pg_advisory_xact_lock_shared(hashtextextended(p_app || '/' || p_account, \(seed)));

@@ -213,8 +213,8 @@ extension OnboardingDatabase {
     ) throws {
         try db.run(
             """
-            INSERT INTO journal (time, app, user, flow, step, event, outcome, event_json, context_json, effects_json, catalog_version, facts_json, states_json, catalog_fingerprint, app_version)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO journal (time, app, user, flow, step, event, outcome, event_json, context_json, effects_json, catalog_version, facts_json, states_json, catalog_fingerprint, app_version, analytics, start_context_json)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .real(entry.time.timeIntervalSince1970), .text(key.app), .text(key.user),
@@ -224,6 +224,7 @@ extension OnboardingDatabase {
                 .text(try JSONCoding.stored(entry.effects)), SQLValue(entry.catalogVersion),
                 .text(try JSONCoding.stored(entry.record.facts)), .text(RecordedStates.text(states)),
                 SQLValue(entry.catalogFingerprint), SQLValue(entry.appVersion),
+                entry.analyticsAllowed.map { .integer($0 ? 1 : 0) } ?? .null, SQLValue(entry.startContextJSON),
             ])
         if let records = entry.outbox {
             try db.run(

@@ -21,6 +21,10 @@ public struct OutboxRow: Equatable, Sendable {
     public var carried: [FlowID: AccountFlowRecord] = [:]
     /// The journal row's context as stored (its accessibility settings go with a start it pushes).
     public var contextJSON: String? = nil
+    /// Whether analytics was allowed when the row was written (nil: a row from before 0.30).
+    public var analyticsAllowed: Bool? = nil
+    /// The locale and device kind a start was recorded in (nil: before 0.30, or not a start).
+    public var startContextJSON: String? = nil
 }
 
 /// A journal row the account server refused for what it carries, kept aside (``OnboardingDatabase/setAside(_:row:status:reason:carry:at:)``).
@@ -160,7 +164,7 @@ extension OnboardingDatabase {
             try db.all(
                 """
                 SELECT o.journal_id, j.time, j.event, j.catalog_version, j.facts_json, o.records_json, j.app_version,
-                    o.carried_json, j.context_json
+                    o.carried_json, j.context_json, j.analytics, j.start_context_json
                 FROM outbox o JOIN journal j ON j.id = o.journal_id
                 WHERE o.app = ? AND o.user = ? ORDER BY o.journal_id LIMIT ?
                 """, [.text(key.app), .text(key.user), SQLValue(limit)]
@@ -169,7 +173,7 @@ extension OnboardingDatabase {
                     journalID: row.integer(0) ?? 0, time: Date(timeIntervalSince1970: row.double(1) ?? 0),
                     event: row.text(2) ?? "", catalogVersion: row.int(3) ?? 1, factsJSON: row.text(4) ?? "[]",
                     records: try Self.records(row.text(5)), appVersion: row.text(6), carried: try Self.records(row.text(7)),
-                    contextJSON: row.text(8))
+                    contextJSON: row.text(8), analyticsAllowed: row.int(9).map { $0 == 1 }, startContextJSON: row.text(10))
             }
         }
     }

@@ -307,6 +307,31 @@ enum Schema {
             );
             """
         ),
+        (
+            // Consent and context as they were when the event happened (Docs/Privacy.md): whether
+            // analytics was allowed (1) or not (0) when the row was written (NULL: written before
+            // 0.30, when consent was read at push time), and the locale and device kind of a row
+            // that starts a flow (a JSON object; the accessibility summary is in its context). The
+            // append-only rule covers them, and the app version, too.
+            "v14-journal-consent-and-start-context",
+            """
+            ALTER TABLE journal ADD COLUMN analytics INTEGER CHECK (analytics IN (0, 1));
+            ALTER TABLE journal ADD COLUMN start_context_json TEXT;
+            DROP TRIGGER journal_is_append_only_update;
+            CREATE TRIGGER journal_is_append_only_update BEFORE UPDATE ON journal
+            WHEN NOT (
+                OLD.facts_json IS NULL AND NEW.facts_json IS NOT NULL
+                AND OLD.catalog_version IS NULL AND NEW.catalog_version = 1
+                AND NEW.id = OLD.id AND NEW.time = OLD.time AND NEW.app = OLD.app
+                AND NEW.user = OLD.user AND NEW.flow IS OLD.flow AND NEW.step IS OLD.step
+                AND NEW.event = OLD.event AND NEW.outcome = OLD.outcome
+                AND NEW.event_json = OLD.event_json AND NEW.context_json = OLD.context_json
+                AND NEW.effects_json = OLD.effects_json AND NEW.states_json IS OLD.states_json
+                AND NEW.catalog_fingerprint IS OLD.catalog_fingerprint AND NEW.app_version IS OLD.app_version
+                AND NEW.analytics IS OLD.analytics AND NEW.start_context_json IS OLD.start_context_json)
+            BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
+            """
+        ),
     ]
 
     static let table = "grdb_migrations"

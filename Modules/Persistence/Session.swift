@@ -64,6 +64,12 @@ public struct JournalAppend: Sendable {
     public var outbox: [FlowID: AccountFlowRecord]?
     /// The app version the state knew after the event (from the last `appLaunched`).
     public var appVersion: String?
+    /// Whether analytics facts of this row may ever leave the device: the consent when it
+    /// happened (Docs/Privacy.md). Nil: not known (a tool writing rows outside a product's run).
+    public var analyticsAllowed: Bool? = nil
+    /// For a row that starts a flow: the locale and device kind it started in, as a JSON object
+    /// (pushed with the start, whenever the push happens).
+    public var startContextJSON: String? = nil
 
     public init(
         time: Date, record: JournalRecord, context: TourContext, effects: [TourEffect], catalogVersion: Int,

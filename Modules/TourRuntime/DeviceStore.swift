@@ -159,6 +159,20 @@ extension DeviceStore {
         try database.setDeviceValue(app: app, key: Self.analyticsKey, value: .string(allowed ? "on" : "off"))
     }
 
+    /// The device setting that keeps the locale a command asked for (`--locale`), as a phone keeps
+    /// its language: later commands show that locale until another is asked for.
+    public static let localeKey = "locale"
+
+    /// The locale asked for last on this device for `app`, when one was.
+    public func rememberedLocale(app: String) throws -> LocaleTag? {
+        try deviceValues(app: app)[Self.localeKey]?.stringValue.flatMap(LocaleTag.init)
+    }
+
+    /// Keeps `locale` as the device's locale for `app`.
+    public func setLocale(_ locale: LocaleTag, app: String) throws {
+        try database.setDeviceValue(app: app, key: Self.localeKey, value: .string(locale.rawValue))
+    }
+
     /// The install credential of `app`, kept in this file's secret store sealed under a key that is
     /// not in the file (`keyFile`, mode 0600, made on first use; on iOS the Keychain holds both).
     public func installCredentials(app: String, keyFile: String?) -> any InstallCredentialStore {

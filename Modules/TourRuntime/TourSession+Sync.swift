@@ -93,15 +93,17 @@ extension TourSession {
                 rows = try database.outbox(key, limit: limit)
                 guard !rows.isEmpty else { break }
                 // With analytics off (consent), no fact leaves the device: the rows carry what
-                // sync needs (their order, event and records) and nothing else.
-                let sendsFacts = try DeviceStore.analyticsAllowed(database.deviceValues(app: key.app))
+                // sync needs (their order, event and records) and nothing else. A row's facts go
+                // only when analytics was allowed when it was written and is still allowed now (a
+                // row from before 0.30, which did not record it: allowed now).
+                let allowedNow = try DeviceStore.analyticsAllowed(database.deviceValues(app: key.app))
                 let starting = StartContext(
                     locale: (product.catalog.locale ?? product.catalog.strings.source).rawValue, device: deviceKind)
                 batch = PushBatch(
                     device: account.device,
                     items: try rows.map { row in
                         var item = try Self.item(row, starting: starting)
-                        if !sendsFacts { item.facts = [] }
+                        if !(allowedNow && row.analyticsAllowed ?? true) { item.facts = [] }
                         return item
                     })
             } catch {
@@ -276,6 +278,11 @@ extension TourSession {
         if var starting, facts.contains(where: { $0.objectValue?["fact"]?.stringValue == "flowStarted" }) {
             let context = row.contextJSON.flatMap { try? TourValue(jsonText: $0) }?.objectValue ?? [:]
             starting.accessibility = AccessibilitySettings(context).summary
+            // The locale and device kind the start was recorded in; now's for a row from before 0.30.
+            if let recorded = row.startContextJSON.flatMap({ try? TourValue(jsonText: $0) })?.objectValue {
+                starting.locale = recorded["locale"]?.stringValue
+                starting.device = recorded["device"]?.stringValue
+            }
             for index in facts.indices where facts[index].objectValue?["fact"]?.stringValue == "flowStarted" {
                 guard case .object(var members) = facts[index] else { continue }
                 members["context"] = starting.tourValue

@@ -237,10 +237,19 @@ public actor TourSession {
             if case .accountRecordLearned = event, transition.record.facts.isEmpty, transition.effects.isEmpty {
                 return ((transition, session.domain), nil)
             }
-            let journal = JournalAppend(
+            var journal = JournalAppend(
                 time: now, record: transition.record, context: context, effects: transition.effects,
                 catalogVersion: product.catalog.version, catalogFingerprint: product.fingerprint, outbox: outbox,
                 appVersion: transition.state.appVersion)
+            // Consent and a start's context as they are now, kept with the row: a row written with
+            // analytics off never sends its facts, and a start is counted where it happened,
+            // whenever it is pushed (Docs/Privacy.md).
+            journal.analyticsAllowed = DeviceStore.analyticsAllowed(session.device)
+            if transition.record.facts.contains(where: { if case .flowStarted = $0 { true } else { false } }) {
+                journal.startContextJSON = try StartContext(
+                    locale: (product.catalog.locale ?? product.catalog.strings.source).rawValue, device: deviceKind
+                ).tourValue.jsonText()
+            }
             return ((transition, session.domain), journal)
         }
         // After the commit: a crash before this is caught up from the journal next time, and so is

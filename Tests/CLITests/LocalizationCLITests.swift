@@ -60,7 +60,6 @@ struct LocalizationCLITests {
         #expect(try shown(["LANG": "pt_BR.UTF-8"]).contains(title))
         #expect(try shown(["LANG": "pt_BR.UTF-8", "LC_ALL": "C.UTF-8"]).contains("Swipe to Select"), "LC_ALL=C asks for the source")
         #expect(try shown(["LANG": "en_US.UTF-8", "LC_MESSAGES": "pt_BR.UTF-8"]).contains(title))
-        #expect(try shown(["LANG": "pt_BR.UTF-8"], "--locale", "en").contains("Swipe to Select"))
         #expect(try shown(["LANG": "klingon"]).contains("Swipe to Select"), "a LANG that is not a tag asks for none")
         cli.environment["LANG"] = "pt_BR.UTF-8"
         let json = try cli.json("show")
@@ -71,6 +70,12 @@ struct LocalizationCLITests {
         #expect(try cli.json("show").card?["progressText"] as? String == "Step 1 of 3")
         cli.environment["LANG"] = "pt_BR.UTF-8"
         #expect((json.card?["labels"] as? [String: String])?["next"] == pt["tutorial.swipeToSelect.action.next.label"])
+        // The option wins, and the file keeps it as a phone keeps its language: later commands
+        // without it show it, whatever the environment says, until another is asked for.
+        #expect(try shown(["LANG": "pt_BR.UTF-8"], "--locale", "en").contains("Swipe to Select"))
+        #expect(try shown(["LANG": "pt_BR.UTF-8"]).contains("Swipe to Select"), "--locale en was not kept")
+        #expect(try shown(["LANG": "en_US.UTF-8"], "--locale", "pt-BR").contains(title))
+        #expect(try shown(["LANG": "en_US.UTF-8"]).contains(title), "--locale pt-BR was not kept")
     }
 
     @Test func aLocaleWithoutTextsFallsBackAndSaysSoOnceAndABadTagIsRefused() throws {

@@ -11,7 +11,7 @@ struct DatabaseTests {
         "v1-flows-journal-domain", "v2-catalog-versions-journal-facts", "v3-account-sync", "v4-journal-recorded-states",
         "v5-journal-catalog-fingerprint", "v6-domain-state-format", "v7-published-catalogs",
         "v8-catalog-pull-binary", "v9-experiments", "v10-journal-app-version", "v11-signed-publications",
-        "v12-outbox-set-aside", "v13-installs-secrets-freshness",
+        "v12-outbox-set-aside", "v13-installs-secrets-freshness", "v14-journal-consent-and-start-context",
     ]
 
     @Test(arguments: [true, false])

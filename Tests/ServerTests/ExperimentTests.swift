@@ -255,3 +255,56 @@ struct ExperimentTests {
         #expect(facts == ["4"], "each of the four devices pushed its assignment: \(facts)")
     }
 }
+
+extension ExperimentTests {
+    /// An assignment bug injected through real devices: Growth's tour experiment (50/50) published,
+    /// fifty accounts run the tour on a device each, and the devices the short variant was
+    /// assigned to never report (as a build that crashes in that variant before it syncs) but for
+    /// one in twenty. The server's report flags the sample ratio, says why, and names no verdict.
+    @Test func aSampleRatioMismatchFromDevicesIsFlaggedAndNamesNoVerdict() async throws {
+        let server = try ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
+        let admin = try server.operatorCredential()
+        let compiled = try PublishingTests.registerGrowthCompiled(on: server)
+        let version = try #require(try TourValue(jsonText: compiled).objectValue?["version"]?.intValue)
+        let published = try PublishingTests.edited(compiled) { document, flow in
+            document["version"] = .int(version + 1)
+            document["format"] = 2
+            flow["experiment"] = [
+                "id": "tourLength", "control": "full", "goal": "completion",
+                "variants": [["name": "full", "weight": 50], ["name": "short", "weight": 50, "steps": ["dashboard", "profile"]]],
+            ]
+        }
+        let answer = try await PublishingTests().publish(
+            server, admin, published, rollout: 100, key: try server.publicationKey(app: "growth"), app: "growth")
+        try #require(answer.status == 201, "\(String(decoding: answer.body, as: UTF8.self))")
+        let declared = Experiment("tourLength", variants: [.init("full", weight: 50), .init("short", weight: 50)])
+
+        var synced: [String: Int] = [:]
+        for index in 0..<50 {
+            let account = "srm\(index)"
+            let variant = try #require(declared.assign("account:\(account)")).name
+            let device = try Device("growth", account: account, server: server)
+            #expect(try device.run("status").status == 0)  // pulls the publication
+            #expect(try device.run("do", "completeOnboarding", offline: true).status == 0)
+            #expect(try device.run("visit", "dashboard", offline: true).status == 0)
+            guard variant == "full" || index % 20 == 0 else { continue }
+            #expect(try device.run("sync").status == 0)
+            synced[variant, default: 0] += 1
+        }
+        // The loss the test injected is one the check must see (p < 0.001 by the table).
+        try #require(
+            SampleRatio(experiment: declared, assigned: synced).map { $0.chiSquare > 10.828 } == true, "\(synced)")
+        let report = try await HTTP.get(
+            server.url.appendingPathComponent("v1/apps/growth/report").appending(queryItems: [.init(name: "by", value: "variant")]),
+            token: admin)
+        let experiment = try #require((report.json["experiments"] as? [[String: Any]])?.first, "\(report.json)")
+        let variants = experiment["variants"] as? [[String: Any]] ?? []
+        #expect(variants.map { $0["assigned"] as? Int ?? -1 } == [synced["full"] ?? 0, synced["short"] ?? 0])
+        let ratio = try #require(experiment["sampleRatio"] as? [String: Any])
+        #expect(ratio["mismatch"] as? Bool == true, "\(ratio)")
+        #expect((ratio["pValue"] as? Double ?? 1) < 0.001)
+        #expect(variants.allSatisfy { $0["verdict"] == nil }, "\(variants)")
+        #expect(experiment["winner"] == nil)
+        #expect((experiment["conclusion"] as? String ?? "").contains("does not match the weights"), "\(experiment)")
+    }
+}

@@ -29,7 +29,7 @@ import Testing
         ("v18-catalog-drafts", 0xb9d7c0212e8a907),
         ("v19-partitioned-facts", 0x415487db8f26f97d),
         ("v20-idempotent-requests", 0xe6b505423e1d649e),
-        ("v21-subject-fence", 0x2447c75694407d3b),
+        ("v21-subject-fence", 0xfdeed310011ad458),
     ]
 
     static func fingerprint(_ statements: [String]) -> UInt64 {

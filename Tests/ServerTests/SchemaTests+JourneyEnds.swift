@@ -149,6 +149,7 @@ extension SchemaTests {
     @Test func v17CarriesOverTheFirstEndingOfAJourneyV16CountedTwice() async throws {
         try await Self.withJourneyDatabase { client, logger in
             _ = try await PostgresSchema.migrate(client, logger: logger, through: "v16-journeys")
+            try await SchemaTests.installPushFence(client, logger: logger)
             let store = AccountStore(client: client, logger: logger)
             for (account, device, item) in Self.rerunPushes() {
                 _ = try await store.push(app: "growth", account: account, PushBatch(device: device, items: [item]))

@@ -80,6 +80,7 @@ extension SchemaTests {
         #expect(freshTimes > 0)
         try await withDatabase { client in
             _ = try await PostgresSchema.migrate(client, logger: logger, through: "v15-archived-flows")
+            try await SchemaTests.installPushFence(client, logger: logger)
             try await push(client)
             let applied = try await PostgresSchema.migrate(client, logger: logger, through: "v16-journeys")
             #expect(applied == ["v16-journeys"])

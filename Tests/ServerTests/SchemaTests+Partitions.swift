@@ -15,6 +15,7 @@ extension SchemaTests {
     @Test func pushesAndFactsArePartitionedInPlaceWithEveryRowAndFigureKept() async throws {
         try await Self.withJourneyDatabase { client, logger in
             _ = try await PostgresSchema.migrate(client, logger: logger, through: "v18-catalog-drafts")
+            try await SchemaTests.installPushFence(client, logger: logger)
             let store = AccountStore(client: client, logger: logger)
             let pushes = Self.journeyPushes()
             for (account, batch) in pushes { _ = try await store.push(app: "growth", account: account, batch) }

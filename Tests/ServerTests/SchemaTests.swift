@@ -10,6 +10,13 @@ import TourCore
 /// What the migrations leave behind, as a release upgrading a stored database meets it.
 @Suite("Schema", .ownThread)
 struct SchemaTests {
+    /// The pushes of today's code on an earlier release's schema: they call `push_fence` (v21),
+    /// which these tests add beside the earlier schema (v21 replaces it when it is applied).
+    static func installPushFence(_ client: PostgresClient, logger: Logger) async throws {
+        let fence = try #require(PostgresSchema.history.migrations.first { $0.id == "v21-subject-fence" })
+        for statement in fence.statements { try await client.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+    }
+
     /// Facts are read only by their key (the insights job joins them to the pushes it counts). The
     /// index on (app, flow, kind) that v1 made cost every push an entry per fact, and with stale
     /// statistics the planner used it for that join, reading all of an app's facts per push
@@ -33,6 +40,7 @@ struct SchemaTests {
             }
             // The previous release's schema, with pushes stored.
             _ = try await PostgresSchema.migrate(client, logger: logger, through: "v7-display-budget")
+            try await SchemaTests.installPushFence(client, logger: logger)
             #expect(try await factIndexes() == ["facts_by_app_flow_kind", "facts_pkey"])
             let store = AccountStore(client: client, logger: logger)
             for account in 0..<4 {

@@ -60,6 +60,9 @@ public struct ExperimentReport: Equatable, Sendable {
     public var goal: String?
     public var minimumSubjects: Int
     public var arms: [Arm]
+    /// The assignment counts against the declared weights (nil without a declared experiment or
+    /// subjects). A mismatch withholds every verdict (``SampleRatio``).
+    public var sampleRatio: SampleRatio?
 
     /// - Parameters:
     ///   - declared: the experiment as its catalog declares it (order of variants, control, goal);
@@ -80,7 +83,10 @@ public struct ExperimentReport: Equatable, Sendable {
         let controlProportion = declared.flatMap { counts[$0.control] }.map {
             Proportion(successes: $0.goalReached, trials: $0.assigned)
         }
-        let enough = names.allSatisfy { (counts[$0]?.assigned ?? 0) >= minimumSubjects }
+        let ratio = declared.flatMap { SampleRatio(experiment: $0, assigned: counts.mapValues(\.assigned)) }
+        sampleRatio = ratio
+        // A mismatch in the assignment makes every comparison suspect: no verdict until explained.
+        let enough = names.allSatisfy { (counts[$0]?.assigned ?? 0) >= minimumSubjects } && ratio?.isMismatch != true
         arms = names.map { name in
             let tally = counts[name] ?? Counts()
             let proportion = Proportion(successes: tally.goalReached, trials: tally.assigned)
@@ -106,10 +112,13 @@ public struct ExperimentReport: Equatable, Sendable {
         control != nil && arms.allSatisfy { $0.counts.assigned >= minimumSubjects }
     }
 
+    /// The assignment counts do not match the weights (p < 0.001): no verdict is given.
+    public var hasSampleRatioMismatch: Bool { sampleRatio?.isMismatch == true }
+
     /// The variant clearly better than the control with the highest rate; nil when none is, or
     /// while there are too few subjects.
     public var winner: String? {
-        guard hasEnoughSubjects else { return nil }
+        guard hasEnoughSubjects, !hasSampleRatioMismatch else { return nil }
         return arms.filter { $0.verdict == .better }.max { ($0.rate ?? 0) < ($1.rate ?? 0) }?.variant
     }
 
@@ -117,6 +126,12 @@ public struct ExperimentReport: Equatable, Sendable {
     public var conclusion: String {
         guard let control else {
             return "no catalog known here declares experiment \(experiment), so there is no control to compare with"
+        }
+        if let ratio = sampleRatio, ratio.isMismatch {
+            let observed = arms.map { "\($0.variant) \($0.counts.assigned)" }.joined(separator: ", ")
+            let expected = arms.compactMap { arm in ratio.expected[arm.variant].map { "\(arm.variant) \(Int($0.rounded()))" } }
+                .joined(separator: ", ")
+            return "the assignment does not match the weights (assigned \(observed); expected \(expected); chi-square p \(Self.pText(ratio.pValue)), flagged under 0.001): something assigns or counts subjects wrongly, so no verdict is given until it is explained"
         }
         guard hasEnoughSubjects else {
             let smallest = arms.map(\.counts.assigned).min() ?? 0
@@ -127,6 +142,14 @@ public struct ExperimentReport: Equatable, Sendable {
             return "\(control) beats every other variant"
         }
         return "no variant is clearly better than \(control)"
+    }
+
+    /// A p-value as people read it: "= 0.0003", or "< 0.0001".
+    static func pText(_ p: Double) -> String {
+        if p < 0.0001 { return "< 0.0001" }
+        let scaled = Int((p * 10_000).rounded())
+        let fraction = String(scaled % 10_000)
+        return "= \(scaled / 10_000).\(String(repeating: "0", count: 4 - fraction.count))\(fraction)"
     }
 }
 
@@ -140,6 +163,14 @@ extension ExperimentReport: TourValueEncodable {
             "goal": goal.map(TourValue.string), "minimumSubjects": .int(minimumSubjects),
             "enoughSubjects": .bool(hasEnoughSubjects), "winner": winner.map(TourValue.string),
             "conclusion": .string(conclusion),
+            "sampleRatio": sampleRatio.map { ratio in
+                .members([
+                    "chiSquare": ratio.chiSquare.isFinite ? .double(ratio.chiSquare) : nil,
+                    "degreesOfFreedom": .int(ratio.degreesOfFreedom), "pValue": .double(ratio.pValue),
+                    "mismatch": .bool(ratio.isMismatch),
+                    "expected": .object(ratio.expected.mapValues { .double($0) }),
+                ])
+            },
             "variants": .list(
                 arms.map { arm in
                     .members([
