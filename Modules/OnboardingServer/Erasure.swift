@@ -28,27 +28,28 @@ public enum Erasure {
         "CREATE INDEX budget_counts_by_account ON budget_counts (account)",
     ]
 
-    /// How the audit trail names an erased subject: a hash, not the id.
-    public static func auditName(app: String, subject: String) -> String {
-        "sha256:" + SHA256.hash(data: Data("\(app)\u{0}\(subject)".utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
-    }
 }
 
 /// What an erasure removed, by table (no data of the subject).
 public struct ErasureSummary: Equatable, Sendable, TourValueRepresentable {
     public var app: String
     public var subject: String
+    /// How the audit trail names the subject (``TokenSigner/subjectPseudonym(app:subject:)``).
+    public var pseudonym: String
     public var removed: [String: Int]
 
     public var tourValue: TourValue {
-        ["app": .string(app), "erased": .string(Erasure.auditName(app: app, subject: subject)),
+        ["app": .string(app), "erased": .string(pseudonym),
          "removed": .object(removed.mapValues { .int($0) })]
     }
 }
 
 extension AccountStore {
     /// Erases `subject` of `app` and corrects every aggregate, in one transaction with its audit row.
-    public func erase(app: String, subject: String, by actor: Actor, at time: Double) async throws -> ErasureSummary {
+    /// `pseudonym` is how the audit row names the subject (never the id).
+    public func erase(app: String, subject: String, pseudonym: String, by actor: Actor, at time: Double) async throws
+        -> ErasureSummary
+    {
         return try await writes.write { connection, logger in
             // The subject's fence first: pushes of it in flight commit before anything is read for
             // deletion, and none commits after (SubjectFence).
@@ -202,10 +203,10 @@ extension AccountStore {
                 """, logger: logger)
             try await AuditLog.append(
                 .init(
-                    at: time, actor: actor, app: app, action: "subject.erased", target: Erasure.auditName(app: app, subject: subject),
+                    at: time, actor: actor, app: app, action: "subject.erased", target: pseudonym,
                     details: ["rows": .int(removed.values.reduce(0, +))]),
                 on: connection, logger: logger)
-            return ErasureSummary(app: app, subject: subject, removed: removed.filter { $0.value > 0 })
+            return ErasureSummary(app: app, subject: subject, pseudonym: pseudonym, removed: removed.filter { $0.value > 0 })
         }
     }
 
@@ -267,7 +268,9 @@ extension Routes {
                     let (app, subject) = try Self.subjectPath(context, install: isInstall)
                     let actor = try await controlPlane.actor(request, context, app: app, role: .owner, to: "erasing a subject's data")
                     return try await idempotent(request, caller: actor.caller) {
-                        let summary = try await store.erase(app: app, subject: subject, by: actor, at: Date().timeIntervalSince1970)
+                        let summary = try await store.erase(
+                            app: app, subject: subject, pseudonym: tokens.subjectPseudonym(app: app, subject: subject), by: actor,
+                            at: Date().timeIntervalSince1970)
                         return try Self.written(summary.tourValue)
                     }
                 }

@@ -229,9 +229,13 @@ public struct PeopleStore: Sendable {
                     "INSERT INTO people (name, identity, created_at, created_by) VALUES (\(name), \(identity), \(now), \(actor.name))",
                     logger: logger)
                 credential = try await Self.insertCredential(for: name, days: days, now: now, on: connection, logger: logger)
+                // One act, one row: the person with the role they were added with.
                 try await AuditLog.append(
                     .init(at: now, actor: actor, app: auditApp, action: "person.added", target: name,
-                          details: .members(["identity": identity.map(TourValue.string), "credential": credential.map { .string($0.id) }])),
+                          details: .members([
+                              "identity": identity.map(TourValue.string), "credential": credential.map { .string($0.id) },
+                              "role": .string(role.rawValue), "scope": .string(scope.description),
+                          ])),
                     on: connection, logger: logger)
             } else if let identity, identity != existing?.identity {
                 try await connection.query("UPDATE people SET identity = \(identity) WHERE name = \(name)", logger: logger)
@@ -246,7 +250,8 @@ public struct PeopleStore: Sendable {
                 ON CONFLICT (person, app) DO UPDATE SET role = EXCLUDED.role
                 """, logger: logger)
             let before = existing?.roles[scope]
-            if before != role {
+            // A new person's role is in their person.added row.
+            if existing != nil, before != role {
                 try await AuditLog.append(
                     .init(at: now, actor: actor, app: auditApp, action: "role.granted", target: name,
                           details: .members(["role": .string(role.rawValue), "scope": .string(scope.description),
@@ -266,23 +271,29 @@ public struct PeopleStore: Sendable {
         return try await writes.write { connection, logger in
             guard let before = try await Self.person(name, on: connection, logger: logger) else { return nil }
             let auditApp: String? = if case .app(let app) = scope { app } else { nil }
+            var removedRole: (role: Role, scope: RoleScope)?
             if let scope {
                 guard let role = before.roles[scope] else { return before }
                 try await connection.query(
                     "DELETE FROM person_roles WHERE person = \(name) AND app = \(scope.stored)", logger: logger)
-                try await AuditLog.append(
-                    .init(at: now, actor: actor, app: auditApp, action: "role.removed", target: name,
-                          details: ["role": .string(role.rawValue), "scope": .string(scope.description)]),
-                    on: connection, logger: logger)
+                removedRole = (role, scope)
             }
             let left = try await connection.query("SELECT 1 FROM person_roles WHERE person = \(name)", logger: logger)
             var hasRoles = false
             for try await _ in left { hasRoles = true }
-            // Credentials, roles and sessions go with the person (ON DELETE CASCADE).
+            let roleDetails: TourValue = removedRole.map {
+                ["role": .string($0.role.rawValue), "scope": .string($0.scope.description)]
+            } ?? [:]
+            // One act, one row: a person whose last role goes is removed (credentials, roles and
+            // sessions with them, ON DELETE CASCADE), and that row names the role too.
             if scope == nil || !hasRoles {
                 try await connection.query("DELETE FROM people WHERE name = \(name)", logger: logger)
                 try await AuditLog.append(
-                    .init(at: now, actor: actor, app: auditApp, action: "person.removed", target: name),
+                    .init(at: now, actor: actor, app: auditApp, action: "person.removed", target: name, details: roleDetails),
+                    on: connection, logger: logger)
+            } else if removedRole != nil {
+                try await AuditLog.append(
+                    .init(at: now, actor: actor, app: auditApp, action: "role.removed", target: name, details: roleDetails),
                     on: connection, logger: logger)
             }
             return before

@@ -136,7 +136,8 @@ struct Routes: Sendable {
                 var request = request
                 let body = try await Self.body(&request)
                 let now = Date().timeIntervalSince1970
-                let audit = staff.map { AuditLog.Entry(at: now, actor: $0, app: app, action: "account.signed-out", target: account) }
+                let named = tokens.subjectPseudonym(app: app, subject: account)
+                let audit = staff.map { AuditLog.Entry(at: now, actor: $0, app: app, action: "account.signed-out", target: named) }
                 let accountClaims = claims
                 return try await idempotent(request, body: body, caller: staff?.caller ?? "account:\(app)/\(account)") {
                     // Checked only when it is not the same sign-out sent again: that one's token is

@@ -396,6 +396,16 @@ extension TokenSigner {
         return Data(HMAC<SHA256>.authenticationCode(for: Data(value.utf8), using: key)).map { String(format: "%02x", $0) }.joined()
     }
 
+    /// How the server names a subject wherever it must remember one it may not keep in clear (the
+    /// audit trail's rows about accounts and installs, an erasure's answer): `hmac:` and 128 bits
+    /// of a keyed hash (HMAC-SHA256 under a key derived from the signing key) of app and subject.
+    /// The same subject gives the same name while the signing key stays; without the key ring
+    /// nobody can tell the subject from it, even by guessing likely ids (an unsalted hash of an
+    /// e-mail-like id is reversed by hashing guesses).
+    public func subjectPseudonym(app: String, subject: String) -> String {
+        "hmac:" + pseudonym("\(app)\u{0}\(subject)", purpose: "subject").prefix(32)
+    }
+
     /// `bytes` sealed (AES-GCM) under a key derived from the signing key, prefixed with that key's
     /// id so a ring that moved on still opens it.
     func seal(_ bytes: [UInt8], purpose: String) throws -> [UInt8] {

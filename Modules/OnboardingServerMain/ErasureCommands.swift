@@ -35,15 +35,17 @@ struct SubjectOptions: ParsableArguments {
 struct EraseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "erase",
-        abstract: "Erase one account's or install's data in an app and take it out of every count (audited by a hash).")
+        abstract: "Erase one account's or install's data in an app and take it out of every count (audited by a keyed hash).")
     @OptionGroup var subject: SubjectOptions
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
         let (app, subject) = try subject.resolved()
+        // The audit row names the subject by a keyed hash: the server's key ring is needed.
+        let pseudonym = try secret().subjectPseudonym(app: app, subject: subject)
         let summary = try await database.withClient { client, logger in
             try await AccountStore(client: client, logger: logger).erase(
-                app: app, subject: subject, by: .commandLine(), at: Date().timeIntervalSince1970)
+                app: app, subject: subject, pseudonym: pseudonym, by: .commandLine(), at: Date().timeIntervalSince1970)
         }
         let rows = summary.removed.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         print("\(app)/\(subject) erased (\(rows.isEmpty ? "nothing was stored" : rows)); its tokens until now are refused")

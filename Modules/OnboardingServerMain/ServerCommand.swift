@@ -203,13 +203,15 @@ struct Token: AsyncParsableCommand {
         let now = Date().timeIntervalSince1970
         let claims = TokenClaims(
             subject: account, scope: .account, app: app, issuedAt: now, expires: Int64(now) + Int64(days) * 86_400)
-        let token = try await secret().sign(claims)
+        let signer = try secret()
+        let token = await signer.sign(claims)
+        let pseudonym = signer.subjectPseudonym(app: app, subject: account)
         if try Settings.secret("DATABASE_URL") != nil {
             let days = days
             try await DatabaseOptions().withClient { client, logger in
                 try await AuditLog(client: client, logger: logger).record(
                     .init(
-                        at: now, actor: .commandLine(), app: app, action: "token.minted", target: account,
+                        at: now, actor: .commandLine(), app: app, action: "token.minted", target: pseudonym,
                         details: ["days": .int(days)]))
             }
         }
@@ -234,11 +236,13 @@ struct SignOutCommand: AsyncParsableCommand {
             throw ValidationError("the app and the account must be \(SyncAPI.nameRule)")
         }
         let (app, account) = (app, account)
+        // The audit row names the account by a keyed hash: the server's key ring is needed.
+        let pseudonym = try secret().subjectPseudonym(app: app, subject: account)
         let cutoff = try await database.withClient { client, logger in
             let now = Date().timeIntervalSince1970
             return try await AccountStore(client: client, logger: logger).signOutEverywhere(
                 app: app, account: account, at: now,
-                audit: .init(at: now, actor: .commandLine(), app: app, action: "account.signed-out", target: account))
+                audit: .init(at: now, actor: .commandLine(), app: app, action: "account.signed-out", target: pseudonym))
         }
         print("\(app)/\(account): tokens issued before \(Date(timeIntervalSince1970: cutoff)) are refused")
     }

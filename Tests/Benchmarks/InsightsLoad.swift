@@ -232,7 +232,7 @@ struct InsightsLoad {
             for index in 0..<min(count, accounts) {
                 let started = ContinuousClock.now
                 _ = try await store.erase(
-                    app: app, subject: "a\(index * stride)", by: actor, at: Date().timeIntervalSince1970)
+                    app: app, subject: "a\(index * stride)", pseudonym: "hmac:bench", by: actor, at: Date().timeIntervalSince1970)
                 times.append(seconds(ContinuousClock.now - started) * 1000)
             }
             try await store.catchUpInsights(waitingUpTo: .seconds(60))

@@ -1,4 +1,5 @@
 import Foundation
+import OnboardingServer
 import Testing
 import TourCodec
 import TourFixtures
@@ -91,18 +92,27 @@ struct ControlPlaneTests {
 
         // One audit row per act, naming who did it; minting a token is one too.
         let rows = try server.sql("SELECT actor || ' ' || action || ' ' || coalesce(target, '') FROM audit_log ORDER BY id")
-        for expected in ["role.removed vic", "person.removed vic", "credential.rotated bob", "person.added dee", "role.granted dee"] {
+        for expected in ["person.removed vic", "credential.rotated bob", "person.added dee"] {
             #expect(rows.filter { $0.hasSuffix(expected) }.count == 1, "\(expected): \(rows)")
         }
+        // One act, one row: adding dee as an editor is one row (its role in its details), and
+        // removing vic's only role removes vic in one row.
+        #expect(!rows.contains { $0.hasSuffix("role.granted dee") || $0.hasSuffix("role.removed vic") }, "\(rows)")
+        #expect(try server.sql("SELECT details::jsonb->>'role' FROM audit_log WHERE action = 'person.added' AND target = 'dee'") == ["editor"])
+        #expect(try server.sql("SELECT details::jsonb->>'role' FROM audit_log WHERE action = 'person.removed' AND target = 'vic'") == ["viewer"])
         #expect(rows.contains("ann person.added dee"))
-        #expect(rows.contains { $0.hasSuffix("token.minted ann") }, "\(rows)")
+        // A minted token's row names the account by a keyed hash, never in clear.
+        let minted = try TokenSigner(secret: ServerProcess.secret).subjectPseudonym(app: "growth", subject: "ann")
+        #expect(minted.hasPrefix("hmac:") && minted.count == 37)
+        #expect(rows.contains { $0.hasSuffix("token.minted \(minted)") }, "\(rows)")
+        #expect(!rows.contains { $0.contains("token.minted") && $0.hasSuffix(" ann") }, "\(rows)")
         #expect(rows.contains { $0.hasPrefix("command line (") && $0.hasSuffix("person.added vic") })
         let audit = try await HTTP.get(
             server.url.appendingPathComponent("v1/audit").appending(queryItems: [.init(name: "app", value: "growth")]), token: ann)
         #expect(audit.status == 200)
-        #expect((audit.json["entries"] as? [[String: Any]] ?? []).contains { $0["action"] as? String == "role.removed" })
+        #expect((audit.json["entries"] as? [[String: Any]] ?? []).contains { $0["action"] as? String == "person.removed" })
         let printed = try server.command(["audit", "--app", "growth"])
-        #expect(printed.stdout.contains("ann from 127.0.0.1: role.removed vic (growth)"), "\(printed.stdout)")
+        #expect(printed.stdout.contains("ann from 127.0.0.1: person.removed vic (growth)"), "\(printed.stdout)")
     }
 
     /// The audit trail refuses UPDATE, DELETE and TRUNCATE from the server's role, and its hash

@@ -1,5 +1,7 @@
 import AccountSync
+import Crypto
 import Foundation
+import OnboardingServer
 import Testing
 import TourCodec
 import TourFixtures
@@ -113,10 +115,20 @@ struct ErasureTests {
         #expect(try server.sql("SELECT count(*) FROM insight_members WHERE kind = 'account' AND id IN (\(list))") == ["0"])
         let subjects = erasedIDs.map { "'account:\($0)'" }.joined(separator: ",")
         #expect(try server.sql("SELECT count(*) FROM insight_arm_firsts WHERE subject IN (\(subjects))") == ["0"])
-        // Audited by a hash, never by the id.
+        // Audited by a keyed hash, never by the id nor by a hash anyone can compute from a guess.
         #expect(try server.sql("SELECT count(*) FROM audit_log WHERE action = 'subject.erased'") == ["\(erasedIDs.count)"])
         let audit = try server.sql("SELECT target || ' ' || coalesce(details::text, '') FROM audit_log WHERE action = 'subject.erased'")
-        #expect(audit.allSatisfy { line in !erasedIDs.contains { line.contains($0) } && line.hasPrefix("sha256:") })
+        #expect(audit.allSatisfy { line in !erasedIDs.contains { line.contains($0) } && line.hasPrefix("hmac:") })
+        let signer = try TokenSigner(secret: ServerProcess.secret)
+        let names = try server.sql("SELECT target FROM audit_log WHERE action = 'subject.erased' ORDER BY id")
+        #expect(names == erasedIDs.map { signer.subjectPseudonym(app: "growth", subject: $0) })
+        let unsalted = erasedIDs.map { id in
+            SHA256.hash(data: Data("growth\u{0}\(id)".utf8)).map { String(format: "%02x", $0) }.joined()
+        }
+        #expect(!names.contains { name in unsalted.contains { $0.hasPrefix(String(name.dropFirst(5).prefix(16))) } })
+        // Another server's key ring names the same subject otherwise: the name is keyed.
+        let other = try TokenSigner(secret: String(repeating: "z", count: 40))
+        #expect(other.subjectPseudonym(app: "growth", subject: victim.id) != signer.subjectPseudonym(app: "growth", subject: victim.id))
         // Its tokens until the erasure cannot put the data back.
         let item = PushItem(seq: 99, time: 1_764_000_000, event: "next", catalogVersion: 1, facts: [], records: [:])
         let again = try await HTTP.post(

@@ -205,7 +205,8 @@ extension SchemaTests {
                 """
             #expect(try await Self.rows(client, logger, days) == ["2026-01-05 1", "2026-01-07 1"])
             _ = try await store.erase(
-                app: "growth", subject: "y", by: Actor(name: "test", source: "test", person: nil), at: Self.day0 + 864_000)
+                app: "growth", subject: "y", pseudonym: "hmac:test", by: Actor(name: "test", source: "test", person: nil),
+                at: Self.day0 + 864_000)
             #expect(try await Self.rows(client, logger, days) == ["2026-01-05 1", "2026-01-07 0"])
             #expect(try await Self.rows(client, logger, "SELECT subject FROM insight_arm_first_days") == ["z"])
         }
