@@ -54,10 +54,6 @@ extension SyncAPI {
     /// How far ahead of the server's clock a count's day may be: one day (a device just past
     /// midnight UTC before the server; every time zone's today is at most one UTC day ahead).
     public static let budgetDaysAhead = 1
-    /// How far ahead of a device's clock another device's `lastStart` may be and still hold it to
-    /// a cool-down: five minutes of clock drift. A later one is a clock that is wrong, and it
-    /// holds only its own device.
-    public static let budgetClockSkew: Double = 300
 
     /// Why an exchange is refused, before anything is written; nil when it is well formed. With
     /// `today` (the server's), a count for a day more than ``budgetDaysAhead`` after it is refused:
@@ -95,17 +91,13 @@ extension SyncAPI {
 
 extension AccountBudget {
     /// What a device at `now` takes from the server's answer: no count for a day more than
-    /// ``SyncAPI/budgetDaysAhead`` after its own, and no `lastStart` more than
-    /// ``SyncAPI/budgetClockSkew`` ahead of it (the count stays; the cool-down does not), so
-    /// another device's wrong clock cannot hold this one.
+    /// ``SyncAPI/budgetDaysAhead`` after its own. A `lastStart` ahead of this device's clock is
+    /// kept (another device's clock is ahead, or this one's behind): the device applies it once its
+    /// clock reaches it (``BudgetLedger``'s reader, `SharedBudgetFile.ledger`), so a wrong clock
+    /// elsewhere holds this device for one cool-down at most, and a start heard early is not lost.
     public func counts(believableAt now: Date) -> [BudgetDayCount] {
         let latest = BudgetDay(now).number + SyncAPI.budgetDaysAhead
-        return counts.compactMap { count in
-            guard count.day.number <= latest else { return nil }
-            var count = count
-            if let last = count.lastStart, last.timeIntervalSince(now) > SyncAPI.budgetClockSkew { count.lastStart = nil }
-            return count
-        }
+        return counts.filter { $0.day.number <= latest }
     }
 }
 

@@ -296,6 +296,17 @@ struct RunOptions: Equatable {
         }
     }
 
+    /// `ONBOARDING_BUDGET_EXCHANGE`: how many seconds old the display budget's last exchange with
+    /// the server may be before an event that may start a flow exchanges again (a long session;
+    /// default 300, from 0 to 86400).
+    func budgetExchangeInterval() throws -> TimeInterval {
+        guard let text = Environment.value("ONBOARDING_BUDGET_EXCHANGE"), !text.isEmpty else { return 300 }
+        guard let seconds = Double(text), (0...86_400).contains(seconds) else {
+            throw CLIFailure.usage("ONBOARDING_BUDGET_EXCHANGE takes seconds from 0 to 86400; got '\(text.quotable)'")
+        }
+        return seconds
+    }
+
     /// `ONBOARDING_CLOCK`: unset, empty or `wall` is the real clock; `virtual` a clock kept in the
     /// database that only `wait` moves. Anything else is refused.
     func resolvedTimeSource() throws -> TimeSource {

@@ -139,7 +139,8 @@ final class Runner: @unchecked Sendable {
             product: product, user: options.user, store: store,
             haptics: TerminalHaptics { log.append(line: $0) },
             permissions: permissions, time: time, deviceFacts: deviceFacts, sync: transport,
-            budget: try options.familyBudget(), deviceKind: try options.deviceKind(), observe: { effect in log.append(effect) })
+            budget: try options.familyBudget(), deviceKind: try options.deviceKind(),
+            budgetExchangeInterval: try options.budgetExchangeInterval(), observe: { effect in log.append(effect) })
     }
 
     /// The app's journal rows, oldest first, with facts derived for rows written before 0.6.0.

@@ -78,8 +78,10 @@ public final class SharedBudgetFile: Sendable {
     }
 
     /// What the budget counted for a person on `device` (any product, any user of the device) and,
-    /// signed in as `account`, on the account's other devices as the server reported them.
-    public func ledger(device: String, account: String?, since day: BudgetDay) throws -> BudgetLedger {
+    /// signed in as `account`, on the account's other devices as the server reported them. A remote
+    /// last start after `now` (another device's clock ahead of this one) is kept in the file and
+    /// applied once `now` reaches it.
+    public func ledger(device: String, account: String?, since day: BudgetDay, now: Date? = nil) throws -> BudgetLedger {
         try connection.withLock { db in
             var ledger = BudgetLedger()
             try db.query(
@@ -94,9 +96,12 @@ public final class SharedBudgetFile: Sendable {
                     "SELECT device, day, starts, last_at FROM budget_remote WHERE account = ? AND device != ? AND day >= ?",
                     [.text(account), .text(device), .integer(Int64(day.number))]
                 ) { row in
+                    let lastStart = row.double(3).map(Date.init(timeIntervalSince1970:)).flatMap { start in
+                        now.map { start <= $0 } ?? true ? start : nil
+                    }
                     let remote = BudgetLedger(
                         counts: [BudgetDay(number: row.int(1) ?? 0): [row.text(0) ?? "": row.int(2) ?? 0]],
-                        lastStart: row.double(3).map(Date.init(timeIntervalSince1970:)))
+                        lastStart: lastStart)
                     ledger = ledger.merged(with: remote)
                 }
             }

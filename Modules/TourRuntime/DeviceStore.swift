@@ -132,11 +132,13 @@ extension TourSession {
         product: Product, user: String, store: DeviceStore, haptics: any HapticPlayer = SilentHaptics(),
         permissions: any PermissionProvider = StubPermissionProvider(), time: TimeSource = .wall,
         deviceFacts: [String: TourValue] = [:], sync transport: (any SyncTransport)? = nil, budget: FamilyBudget? = nil,
-        deviceKind: String? = nil, observe: @escaping @Sendable (TourEffect) -> Void = { _ in }
+        deviceKind: String? = nil, budgetExchangeInterval: TimeInterval = 300,
+        observe: @escaping @Sendable (TourEffect) -> Void = { _ in }
     ) {
         self.init(
             product: product, user: user, database: store.database, haptics: haptics, permissions: permissions, time: time,
-            deviceFacts: deviceFacts, sync: transport, budget: budget, deviceKind: deviceKind, observe: observe)
+            deviceFacts: deviceFacts, sync: transport, budget: budget, deviceKind: deviceKind,
+            budgetExchangeInterval: budgetExchangeInterval, observe: observe)
     }
 }
 

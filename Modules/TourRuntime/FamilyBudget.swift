@@ -30,7 +30,7 @@ public struct FamilyBudget: Sendable {
     func input(account: String?, now: Date) throws -> BudgetInput {
         BudgetInput(
             budget: limits,
-            ledger: try file.ledger(device: device, account: account, since: BudgetDay(number: BudgetDay(now).number - 1)),
+            ledger: try file.ledger(device: device, account: account, since: BudgetDay(number: BudgetDay(now).number - 1), now: now),
             device: device)
     }
 }

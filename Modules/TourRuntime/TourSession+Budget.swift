@@ -37,6 +37,23 @@ extension TourSession {
             throw .localStorage("\(error)")
         }
         budgetToTell = false
+        lastBudgetExchange = now
+    }
+
+    /// In a long session (an app kept open for hours) the other devices' counts grow stale: before
+    /// an event that may start a flow (none is showing), the counts are exchanged again when the
+    /// last exchange is older than ``budgetExchangeInterval`` in the session's time (or the clock
+    /// went back). A failed exchange changes nothing: the event goes on with the counts held.
+    func exchangeBudgetIfStale(advancingClockBy seconds: Double) async {
+        guard transport != nil, budget != nil else { return }
+        guard let session = try? Self.prepared(database.session(key, scopes: product.scopes), product),
+            session.account != nil, session.tour.presentingFlow == nil
+        else { return }
+        var now = Self.time(time, session)
+        if case .virtual = time { now = now.addingTimeInterval(seconds) }
+        if let last = lastBudgetExchange, now >= last, now.timeIntervalSince(last) < budgetExchangeInterval { return }
+        // Why ignored: like a failed pull, the device goes on with the counts it holds.
+        try? await exchangeBudget()
     }
 
     /// The account as the budget file names it (the same in every product of the family).

@@ -56,6 +56,11 @@ public actor TourSession {
     private var budgetCaughtUp = false
     /// Whether this session counted a start the account server has not heard of yet.
     var budgetToTell = false
+    /// When (in the session's time) the display budget's counts were last exchanged.
+    var lastBudgetExchange: Date?
+    /// How old the last exchange of budget counts may be before an event that may start a flow
+    /// exchanges them again (a long session; Docs/DisplayBudget.md). Five minutes by default.
+    public let budgetExchangeInterval: TimeInterval
     /// Failures after a commit (the event stands): said once by whoever runs the session.
     private var warnings: [String] = []
 
@@ -71,8 +76,10 @@ public actor TourSession {
         haptics: any HapticPlayer = SilentHaptics(),
         permissions: any PermissionProvider = StubPermissionProvider(), time: TimeSource = .wall,
         deviceFacts: [String: TourValue] = [:], sync transport: (any SyncTransport)? = nil,
-        budget: FamilyBudget? = nil, deviceKind: String? = nil, observe: @escaping @Sendable (TourEffect) -> Void = { _ in }
+        budget: FamilyBudget? = nil, deviceKind: String? = nil, budgetExchangeInterval: TimeInterval = 300,
+        observe: @escaping @Sendable (TourEffect) -> Void = { _ in }
     ) {
+        self.budgetExchangeInterval = budgetExchangeInterval
         self.deviceKind = deviceKind
         self.budget = budget
         self.transport = transport
@@ -139,6 +146,7 @@ public actor TourSession {
         // Offline-first: the first event of a session that syncs learns what the account's other
         // devices did, when the server answers; the event is committed locally either way.
         await pullOnce()
+        await exchangeBudgetIfStale(advancingClockBy: seconds)
         try catchUpBudget()
         let (first, domain) = try commit(event, advancingClockBy: seconds, device: [:])
         var transitions = [first]
