@@ -14,18 +14,29 @@ import Testing
 /// ends it within 5 s whatever it was doing.
 @Suite("Pushes through PostgreSQL's faults", .ownThreadAlone)
 struct PushFaultTests {
-    /// The client's bound: every push answered, and not long after the documented 4 s; the slack is
-    /// that of a loaded two-core machine (the whole suite beside it, which can hold this process
-    /// for seconds). Where the bound is promised, the server, each push is held to 4 s by the
-    /// server's own answer time histogram (``answeredInTime(_:)``).
-    static let answerBound = 8.0
+    /// The client's bound: every push answered (none hangs). The documented 4 s is held where it
+    /// is promised, at the server, by its own answer time histogram (``answeredInTime(_:)``); the
+    /// client's clock also counts this test process, which the whole suite beside it (CI runs the
+    /// long randomised tests at full size) kept from reading answers for seconds.
+    static let answerBound = 30.0
 
     /// How soon pushes are accepted again after a fault that closed the writers' connections (a
     /// terminated backend, a restarted PostgreSQL): the pool opens new ones on PostgresNIO's
-    /// reconnect backoff, which grows with the failures and is not configurable; on a machine
-    /// loaded by the whole suite it took up to 3.1 s. Faults that keep the connections (a lock, a
+    /// reconnect backoff, which grows by a quarter with each failed attempt and is not
+    /// configurable; with connections terminated every 300 ms for five seconds, on a machine loaded
+    /// by the whole suite, it took up to 11 s. Faults that keep the connections (a lock, a
     /// cancelled statement) are held to the second.
-    static let reconnectBound = 5.0
+    static let reconnectBound = 20.0
+
+    /// Lets the devices push for two seconds more, and on until one push is accepted after `from`
+    /// (at most ``reconnectBound`` and a second).
+    static func untilAccepted(_ load: PushLoad, after from: ContinuousClock.Instant) async throws {
+        try await Task.sleep(for: .seconds(2))
+        while load.firstAccepted(after: from) == nil, ContinuousClock.now - from < .seconds(reconnectBound + 1) {
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        try await Task.sleep(for: .milliseconds(500))
+    }
 
     /// How many push requests the server answered within 4.25 s (their deadline is 4 s; the
     /// histogram's nearest bucket), and how many it answered, by its own
@@ -149,7 +160,7 @@ struct PushFaultTests {
             try await Task.sleep(for: .milliseconds(300))
         }
         let ended = ContinuousClock.now
-        try await Task.sleep(for: .seconds(Self.reconnectBound + 1))
+        try await Self.untilAccepted(load, after: ended)
         await load.stop()
         #expect(terminated > 0, "no writer was terminated")
         let (inTime, all) = try await Self.answeredInTime(metrics)
@@ -177,7 +188,7 @@ struct PushFaultTests {
         try await Task.sleep(for: .seconds(3))
         try cluster.start()
         let back = ContinuousClock.now
-        try await Task.sleep(for: .seconds(Self.reconnectBound + 1))
+        try await Self.untilAccepted(load, after: back)
         await load.stop()
         #expect(load.answers.contains { $0.status == 503 }, "no push met the outage")
         let (inTime, all) = try await Self.answeredInTime(metrics)
