@@ -12,17 +12,41 @@ import TourFixtures
 /// device of an account is in the same variant.
 @Suite("Experiments", .ownThread)
 struct ExperimentTests {
+    /// Registers the trial app's catalog (ExperimentFixture), as its binary would: the server knows
+    /// the experiment's control and goal from it.
+    static func registerTrial(on server: ServerProcess) throws {
+        let document = CatalogDocument(ExperimentFixture.catalog(), declarations: ExperimentFixture.declarations)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("trial-\(UUID().uuidString).json")
+        try document.text().write(to: file, atomically: true, encoding: .utf8)
+        let registered = try PublishingTests().serverCommand(server, ["register", "--app", ExperimentFixture.app, file.path])
+        #expect(registered.status == 0, "\(registered.stderr)")
+    }
+
+    /// Publishes Growth's compiled catalog, one version up, with the tour's experiment `tourLength`
+    /// (the whole tour against two steps, 50/50) at 100%.
+    static func publishGrowthTourLength(on server: ServerProcess, by admin: String) async throws {
+        let compiled = try PublishingTests.registerGrowthCompiled(on: server)
+        let version = try #require(try TourValue(jsonText: compiled).objectValue?["version"]?.intValue)
+        let published = try PublishingTests.edited(compiled) { document, flow in
+            document["version"] = .int(version + 1)
+            document["format"] = 2
+            flow["experiment"] = [
+                "id": "tourLength", "control": "full", "goal": "completion",
+                "variants": [["name": "full", "weight": 50], ["name": "short", "weight": 50, "steps": ["dashboard", "profile"]]],
+            ]
+        }
+        let answer = try await PublishingTests().publish(
+            server, admin, published, rollout: 100, key: try server.publicationKey(app: "growth"), app: "growth")
+        try #require(answer.status == 201, "\(String(decoding: answer.body, as: UTF8.self))")
+    }
+
     /// 2,000 subjects simulated through the engine push their facts as their accounts' devices;
     /// `?by=variant` counts what the test counted and computes the intervals as an independent
     /// computation does.
     @Test func theServersReportByVariantCountsEverySubjectAndItsIntervalsAreRight() async throws {
         let server = try ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
         // The server knows the experiment's control and goal from the catalog the binary registered.
-        let document = CatalogDocument(ExperimentFixture.catalog(), declarations: ExperimentFixture.declarations)
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("trial-\(UUID().uuidString).json")
-        try document.text().write(to: file, atomically: true, encoding: .utf8)
-        let registered = try PublishingTests().serverCommand(server, ["register", "--app", ExperimentFixture.app, file.path])
-        #expect(registered.status == 0, "\(registered.stderr)")
+        try Self.registerTrial(on: server)
 
         let subjects = try ExperimentFixture.simulate(2_000)
         let signer = try TokenSigner(secret: ServerProcess.secret)
@@ -110,11 +134,7 @@ struct ExperimentTests {
     /// the facts say.
     @Test func aCredentialCountsForItsOwnSubjectOnly() async throws {
         let server = try ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
-        let document = CatalogDocument(ExperimentFixture.catalog(), declarations: ExperimentFixture.declarations)
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("trial-\(UUID().uuidString).json")
-        try document.text().write(to: file, atomically: true, encoding: .utf8)
-        let registered = try PublishingTests().serverCommand(server, ["register", "--app", ExperimentFixture.app, file.path])
-        #expect(registered.status == 0, "\(registered.stderr)")
+        try Self.registerTrial(on: server)
         let signer = try TokenSigner(secret: ServerProcess.secret)
         let expires = Int64(Date().timeIntervalSince1970) + 3_600
         let admin = try server.operatorCredential()
@@ -264,19 +284,7 @@ extension ExperimentTests {
     @Test func aSampleRatioMismatchFromDevicesIsFlaggedAndNamesNoVerdict() async throws {
         let server = try ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
         let admin = try server.operatorCredential()
-        let compiled = try PublishingTests.registerGrowthCompiled(on: server)
-        let version = try #require(try TourValue(jsonText: compiled).objectValue?["version"]?.intValue)
-        let published = try PublishingTests.edited(compiled) { document, flow in
-            document["version"] = .int(version + 1)
-            document["format"] = 2
-            flow["experiment"] = [
-                "id": "tourLength", "control": "full", "goal": "completion",
-                "variants": [["name": "full", "weight": 50], ["name": "short", "weight": 50, "steps": ["dashboard", "profile"]]],
-            ]
-        }
-        let answer = try await PublishingTests().publish(
-            server, admin, published, rollout: 100, key: try server.publicationKey(app: "growth"), app: "growth")
-        try #require(answer.status == 201, "\(String(decoding: answer.body, as: UTF8.self))")
+        try await Self.publishGrowthTourLength(on: server, by: admin)
         let declared = Experiment("tourLength", variants: [.init("full", weight: 50), .init("short", weight: 50)])
 
         var synced: [String: Int] = [:]

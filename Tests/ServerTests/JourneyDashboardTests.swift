@@ -65,19 +65,7 @@ struct JourneyDashboardTests {
     @Test func aProductManagerReadsConversionsSkipsTimesSplitsTrendAndTheSubjectsBehindThem() async throws {
         let server = try ServerProcess()
         let admin = try server.operatorCredential()
-        let compiled = try PublishingTests.registerGrowthCompiled(on: server)
-        let version = try #require(try TourValue(jsonText: compiled).objectValue?["version"]?.intValue)
-        let published = try PublishingTests.edited(compiled) { document, flow in
-            document["version"] = .int(version + 1)
-            document["format"] = 2
-            flow["experiment"] = [
-                "id": "tourLength", "control": "full", "goal": "completion",
-                "variants": [["name": "full", "weight": 50], ["name": "short", "weight": 50, "steps": ["dashboard", "profile"]]],
-            ]
-        }
-        let answer = try await PublishingTests().publish(
-            server, admin, published, rollout: 100, key: try server.publicationKey(app: "growth"), app: "growth")
-        try #require(answer.status == 201, "\(String(decoding: answer.body, as: UTF8.self))")
+        try await ExperimentTests.publishGrowthTourLength(on: server, by: admin)
 
         // Mood Tracker's and Finite's compiled catalogs, as their releases register them (the step titles).
         for (app, folder) in [("moodtracker", "MoodTracker"), ("finite", "Finite")] {
