@@ -63,7 +63,7 @@ struct BadInputTests {
             try process.run()
             return errors
         }
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let message = String(decoding: errors.fileHandleForReading.readUntilEnd(), as: UTF8.self)
         process.waitUntilExit()
         let status = process.terminationStatus
         #expect(status != 0 && status < 128, "\(badCase): exit \(status)")

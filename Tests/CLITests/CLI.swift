@@ -57,10 +57,10 @@ struct CLI {
             try process.run()
             return (output, errors, input)
         }
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        if let stdin { input.fileHandleForWriting.send(stdin) }
+        try? input.fileHandleForWriting.close()
+        let out = output.fileHandleForReading.readUntilEnd()
+        let err = errors.fileHandleForReading.readUntilEnd()
         process.waitUntilExit()
         return Result(
             status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
@@ -128,14 +128,14 @@ final class EchoingProcess {
             return (input, output)
         }
         self.output = output
-        input.fileHandleForWriting.write(Data(script.utf8))
-        try input.fileHandleForWriting.close()
+        input.fileHandleForWriting.send(script)
+        try? input.fileHandleForWriting.close()
     }
 
     /// Reads until `count` lines have been echoed; false when the process ended first.
     func waitForEcho(_ count: Int) -> Bool {
         while echoed < count {
-            let chunk = output.fileHandleForReading.availableData
+            let chunk = output.fileHandleForReading.readChunk() ?? Data()
             if chunk.isEmpty { return false }
             pending += chunk
             while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {

@@ -99,7 +99,7 @@ extension CommandLineTests {
                 try bash.run()
                 return output
             }
-            let data = output.fileHandleForReading.readDataToEndOfFile()
+            let data = output.fileHandleForReading.readUntilEnd()
             bash.waitUntilExit()
             let offered = Set(String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init))
             for word in expected {

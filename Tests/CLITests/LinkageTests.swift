@@ -22,7 +22,7 @@ struct LinkageTests {
                 try ldd.run()
                 return output
             }
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let text = String(decoding: output.fileHandleForReading.readUntilEnd(), as: UTF8.self)
             ldd.waitUntilExit()
             let libraries = text.split(separator: "\n").compactMap { line in
                 line.split(whereSeparator: { $0 == " " || $0 == "\t" }).first.map(String.init)

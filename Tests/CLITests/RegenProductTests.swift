@@ -25,7 +25,7 @@ struct RegenProductTests {
         process.standardOutput = pipe
         process.standardError = pipe
         try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let output = String(decoding: pipe.fileHandleForReading.readUntilEnd(), as: UTF8.self)
         process.waitUntilExit()
         return (process.terminationStatus, output)
     }

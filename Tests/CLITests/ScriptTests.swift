@@ -239,11 +239,11 @@ struct ReliabilityTests {
         let processes = scripts.map { _ in cli.process(["play", "--user", "shared"]) }
         let (inputs, errors) = try Self.start(processes)
         for (input, script) in zip(inputs, scripts) {
-            input.fileHandleForWriting.write(Data(script.utf8))
-            try input.fileHandleForWriting.close()
+            input.fileHandleForWriting.send(script)
+            try? input.fileHandleForWriting.close()
         }
         let messages = errors.map {
-            String(decoding: $0.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            String(decoding: $0.fileHandleForReading.readUntilEnd(), as: UTF8.self)
         }
         for process in processes { process.waitUntilExit() }
         #expect(processes.map(\.terminationStatus) == [0, 0], "\(messages)")
@@ -265,11 +265,11 @@ struct ReliabilityTests {
         let processes = [first.process(["play"]), second.process(["play"])]
         let (inputs, errors) = try Self.start(processes)
         for input in inputs {
-            input.fileHandleForWriting.write(Data(script.utf8))
-            try input.fileHandleForWriting.close()
+            input.fileHandleForWriting.send(script)
+            try? input.fileHandleForWriting.close()
         }
         let messages = errors.map {
-            String(decoding: $0.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            String(decoding: $0.fileHandleForReading.readUntilEnd(), as: UTF8.self)
         }
         for process in processes { process.waitUntilExit() }
         #expect(processes.map(\.terminationStatus) == [0, 0], "\(messages)")
@@ -313,7 +313,7 @@ extension ReliabilityTests {
                 return errors
             }
             let messages = errors.map {
-                String(decoding: $0.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                String(decoding: $0.fileHandleForReading.readUntilEnd(), as: UTF8.self)
             }
             for process in processes { process.waitUntilExit() }
             #expect(processes.map(\.terminationStatus) == [0, 0, 0, 0], "\(messages)")
@@ -334,7 +334,7 @@ extension CLI {
             try process.run()
             return output
         }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let data = output.fileHandleForReading.readUntilEnd()
         process.waitUntilExit()
         return String(decoding: data, as: UTF8.self)
     }

@@ -120,7 +120,7 @@ struct TranscriptTests {
             try process.run()
             return pipe
         }
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        let output = pipe.fileHandleForReading.readUntilEnd()
         process.waitUntilExit()
         return String(decoding: output, as: UTF8.self)
     }
@@ -205,21 +205,21 @@ struct Scenario: Sendable, CustomStringConvertible {
             return (input, output)
         }
         let script = segment.lines.joined(separator: "\n") + "\n"
-        input.fileHandleForWriting.write(Data(script.utf8))
+        input.fileHandleForWriting.send(script)
         guard segment.killed else {
-            try input.fileHandleForWriting.close()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
+            try? input.fileHandleForWriting.close()
+            let data = output.fileHandleForReading.readUntilEnd()
             process.waitUntilExit()
             let status = process.terminationStatus
             return String(decoding: data, as: UTF8.self) + (status == 0 ? "" : "── exit \(status) ──\n")
         }
         // Wait until the process has read the sync line, which it does only after every line above
         // has finished (and committed), then kill it where it stands.
-        input.fileHandleForWriting.write(Data((Self.sync + "\n").utf8))
+        input.fileHandleForWriting.send(Self.sync + "\n")
         let marker = json ? #"{"line":"\#(Self.sync)"}"# + "\n" : "> \(Self.sync)\n"
         var data = Data()
         while !String(decoding: data, as: UTF8.self).contains(marker) {
-            let chunk = output.fileHandleForReading.availableData
+            let chunk = output.fileHandleForReading.readChunk() ?? Data()
             if chunk.isEmpty { break }  // it ended by itself (a refused line)
             data += chunk
         }

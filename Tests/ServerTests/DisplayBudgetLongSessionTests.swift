@@ -26,7 +26,7 @@ struct DisplayBudgetLongSessionTests {
         /// Sends `line` and returns what it printed: one JSON document (`play --json` prints one
         /// line per command).
         func send(_ line: String) throws -> String {
-            input.fileHandleForWriting.write(Data((line + "\n").utf8))
+            input.fileHandleForWriting.send(line + "\n")
             return try readLine()
         }
 
@@ -38,7 +38,7 @@ struct DisplayBudgetLongSessionTests {
                     buffer.removeSubrange(...newline)
                     return line
                 }
-                let chunk = output.fileHandleForReading.availableData
+                let chunk = output.fileHandleForReading.readChunk() ?? Data()
                 if chunk.isEmpty { throw HarnessFailure("the session ended: \(String(decoding: buffer, as: UTF8.self))") }
                 buffer.append(chunk)
             }

@@ -22,3 +22,42 @@ public enum ChildProcess {
         return try body()
     }
 }
+
+#if canImport(Glibc)
+    import Glibc
+    private let systemRead = Glibc.read
+#elseif canImport(Darwin)
+    import Darwin
+    private let systemRead = Darwin.read
+#endif
+
+/// Reading and writing a child's pipes without trapping.
+///
+/// Foundation's `write(_:)`, `readDataToEndOfFile()` and `availableData` end the whole test process
+/// on any error: a child that exited before reading its input (EPIPE), or a read interrupted by a
+/// signal on a loaded machine (EINTR), took every test down with it in one CI run. These retry an
+/// interrupted read and report a closed pipe as the end of the conversation, so the test that
+/// started the child sees what the child did and fails on its own expectations.
+extension FileHandle {
+    /// Writes `text`; a reader that has gone away is not an error here (its exit status says why).
+    public func send(_ text: String) {
+        try? write(contentsOf: Data(text.utf8))
+    }
+
+    /// Everything until end of file, retrying reads a signal interrupts.
+    public func readUntilEnd() -> Data {
+        var data = Data()
+        while let chunk = readChunk(), !chunk.isEmpty { data.append(chunk) }
+        return data
+    }
+
+    /// What one read returns: empty at end of file, nil on an error other than an interruption.
+    public func readChunk(upTo count: Int = 65_536) -> Data? {
+        var buffer = [UInt8](repeating: 0, count: count)
+        while true {
+            let read = buffer.withUnsafeMutableBytes { systemRead(fileDescriptor, $0.baseAddress, count) }
+            if read >= 0 { return Data(buffer[0..<read]) }
+            if errno != EINTR { return nil }
+        }
+    }
+}

@@ -115,9 +115,9 @@ struct TourSessionTests {
         let held = folder.appendingPathComponent("held").path
         let hold = folder.appendingPathComponent("hold").path
         _ = FileManager.default.createFile(atPath: hold, contents: nil)
-        input.fileHandleForWriting.write(
-            Data("BEGIN IMMEDIATE;\n.shell touch \(held)\n.shell while [ -e \(hold) ]; do sleep 0.05; done\nCOMMIT;\n".utf8))
-        try input.fileHandleForWriting.close()
+        input.fileHandleForWriting.send(
+            "BEGIN IMMEDIATE;\n.shell touch \(held)\n.shell while [ -e \(hold) ]; do sleep 0.05; done\nCOMMIT;\n")
+        try? input.fileHandleForWriting.close()
         while !FileManager.default.fileExists(atPath: held) { try await Task.sleep(for: .milliseconds(20)) }
         // The walkthrough's start comes due: committed, counted in the journal, not in the file.
         let due = try await session.advanceClock(by: 1.5)
@@ -140,7 +140,7 @@ struct TourSessionTests {
         count.standardOutput = output
         try count.run()
         count.waitUntilExit()
-        #expect(String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "1\n")
+        #expect(String(decoding: output.fileHandleForReading.readUntilEnd(), as: UTF8.self) == "1\n")
     }
 
     @Test func theVirtualClockHoldsAcrossSessionsAndFiresWhatIsDue() async throws {
