@@ -14,14 +14,16 @@ extension AccountStore {
     /// and planning would be a large part of PostgreSQL's work per push, and the statement count is
     /// what the ingest rate follows (Docs/Performance.md, section 5).
     ///
-    /// With `tokenIssuedAt`, the statement also checks the account's sign-out cut-off: a token
-    /// issued before it stores nothing, and the answer is nil.
+    /// With `tokenIssuedAt`, the statement also checks the account's sign-out cut-off, kept under
+    /// one of `subjectNames` (the account's pseudonyms, ``TokenSigner/subjectPseudonyms(app:subject:)``):
+    /// a token issued before it stores nothing, and the answer is nil.
     ///
     /// A store made with `batchingPushes` writes pushes that arrive together in one transaction
     /// (``PushBatcher``); each is still answered only once it is committed, by its deadline from
     /// `arrived` (when its request came).
     public func push(
-        app: String, account: String, _ batch: PushBatch, tokenIssuedAt: Double? = nil, arrived: ContinuousClock.Instant = .now
+        app: String, account: String, _ batch: PushBatch, tokenIssuedAt: Double? = nil, subjectNames: [String] = [],
+        arrived: ContinuousClock.Instant = .now
     ) async throws -> PushAck? {
         // The app's tracking plan is a read, so on the server (a store batching pushes) it counts
         // against the push's own wait: a push is answered within its deadline from when it
@@ -29,7 +31,8 @@ extension AccountStore {
         // writing each push alone (tools, the bench's floor, tests) has no bound on its write, so
         // none on its read either.
         let plans = plans
-        let unsplit = PushRequest(app: app, account: account, batch: batch, tokenIssuedAt: tokenIssuedAt)
+        let unsplit = PushRequest(
+            app: app, account: account, batch: batch, tokenIssuedAt: tokenIssuedAt, subjectNames: subjectNames)
         guard let batcher else {
             return try await PushWriter(client: client, logger: logger).one(try await plans.split(unsplit, within: .seconds(600)))
         }
@@ -77,14 +80,17 @@ struct PushStatement<Shape: PushShape>: PostgresPreparedStatement {
     let items: [PushItem]
     let records: [String: AccountFlowRecord]
     let tokenIssuedAt: Double?
+    /// The subject's pseudonyms its cut-offs are kept under (``TokenSigner/subjectPseudonyms(app:subject:)``).
+    var subjectNames: [String] = []
     var unplanned: [UnplannedFact] = []
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 29)
+        var bindings = PostgresBindings(capacity: 30)
         bindings.append(app)
         bindings.append(account)
         bindings.append(device)
         bindings.append(tokenIssuedAt)
+        bindings.append(subjectNames.joined(separator: ","))
         bindings.appendItemColumns(items)
         let facts = FactRows(items)
         bindings.appendFactColumns(facts)
@@ -115,7 +121,7 @@ enum PushSQL {
             unplanned AS (
                 INSERT INTO unplanned_facts AS held (app, account, device, flow, step, kind, first_at, last_at, facts)
                 SELECT $1, $2, $3, u.flow, u.step, u.kind, min(u.time), max(u.time), count(*)
-                FROM UNNEST($25::bigint[], $26::float8[], $27::text[], $28::text[], $29::text[]) AS u(seq, time, kind, flow, step)
+                FROM UNNEST($26::bigint[], $27::float8[], $28::text[], $29::text[], $30::text[]) AS u(seq, time, kind, flow, step)
                 WHERE u.seq IN (SELECT seq FROM fresh)
                 GROUP BY u.flow, u.step, u.kind
                 \(PushSQL.unplannedUpsert)
@@ -126,12 +132,12 @@ enum PushSQL {
     static func pushStatement(factsApart: String) -> String {
         """
         WITH revoked AS (
-            SELECT 1 WHERE NOT push_fence($1, $2, $4::float8)
+            SELECT 1 WHERE NOT push_fence($1, $2, $5::text, $4::float8)
         ),
         fresh AS (
             INSERT INTO pushes (app, account, device, seq, time, event, catalog_version, app_version)
             SELECT $1, $2, $3, seq, time, event, catalog_version, NULLIF(app_version, '')
-            FROM UNNEST($5::bigint[], $6::float8[], $7::text[], $8::bigint[], $9::text[])
+            FROM UNNEST($6::bigint[], $7::float8[], $8::text[], $9::bigint[], $10::text[])
                 AS batch(seq, time, event, catalog_version, app_version)
             WHERE NOT EXISTS (SELECT 1 FROM revoked)
             ON CONFLICT DO NOTHING
@@ -140,8 +146,8 @@ enum PushSQL {
         stored AS (
             INSERT INTO facts (app, account, device, seq, idx, kind, flow, step, step_index, ending, body)
             SELECT $1, $2, $3, f.seq, idx, kind, flow, NULLIF(step, ''), step_index, NULLIF(ending, ''), body::jsonb
-            FROM UNNEST($10::bigint[], $11::bigint[], $12::text[], $13::text[], $14::text[], $15::bigint[],
-                $16::text[], $17::text[])
+            FROM UNNEST($11::bigint[], $12::bigint[], $13::text[], $14::text[], $15::text[], $16::bigint[],
+                $17::text[], $18::text[])
                 AS f(seq, idx, kind, flow, step, step_index, ending, body)
             WHERE f.seq IN (SELECT seq FROM fresh)
             RETURNING 1
@@ -149,7 +155,7 @@ enum PushSQL {
         merged AS (
             INSERT INTO account_flows AS held (app, account, flow, order_key, epoch, standing, version, at_ms, device)
             SELECT $1, $2, flow, order_key, epoch, standing, NULLIF(version, ''), at_ms, device
-            FROM UNNEST($18::text[], $19::text[], $20::bigint[], $21::text[], $22::text[], $23::bigint[], $24::text[])
+            FROM UNNEST($19::text[], $20::text[], $21::bigint[], $22::text[], $23::text[], $24::bigint[], $25::text[])
                 AS r(flow, order_key, epoch, standing, version, at_ms, device)
             WHERE NOT EXISTS (SELECT 1 FROM revoked)
             \(PushSQL.mergeUpsert)

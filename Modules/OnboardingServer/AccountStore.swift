@@ -58,37 +58,69 @@ public struct AccountStore: Sendable {
 
     // MARK: - Token cut-offs
 
-    /// The time before which the account's tokens are refused, if it ever signed out everywhere.
-    public func tokenCutoff(app: String, account: String) async throws -> Double? {
+    /// The time before which the account's tokens are refused, if it ever signed out everywhere or
+    /// was erased. Cut-offs are kept under the subject's pseudonyms, never its id
+    /// (``TokenSigner/subjectPseudonyms(app:subject:)``: `names`, one per key of the ring).
+    public func tokenCutoff(app: String, names: [String]) async throws -> Double? {
         try await reads.read { connection, logger in
             let rows = try await connection.query(
-                "SELECT not_before FROM token_cutoffs WHERE app = \(app) AND account = \(account)", logger: logger)
-            for try await notBefore in rows.decode(Double.self) { return notBefore }
+                "SELECT max(not_before) FROM token_cutoffs WHERE app = \(app) AND account = ANY(\(names))", logger: logger)
+            for try await notBefore in rows.decode(Double?.self) { return notBefore }
             return nil
         }
     }
 
     /// Refuses every token of the account issued before `time` ("sign out everywhere"); a later
-    /// sign-out moves the cut-off forward, never back. When staff did it, `audit` is its row, in
-    /// the same transaction.
+    /// sign-out moves the cut-off forward, never back. The cut-off is kept under `name`, the
+    /// account's pseudonym under the signing key (``TokenSigner/subjectPseudonym(app:subject:keyID:)``).
+    /// When staff did it, `audit` is its row, in the same transaction.
     @discardableResult
-    public func signOutEverywhere(app: String, account: String, at time: Double, audit: AuditLog.Entry? = nil) async throws
-        -> Double
-    {
+    public func signOutEverywhere(
+        app: String, account: String, named name: String, at time: Double, audit: AuditLog.Entry? = nil
+    ) async throws -> Double {
         return try await writes.write { connection, logger in
             // Pushes of the account in flight commit first; later ones see the cut-off.
             try await SubjectFence.close(app: app, subject: account, on: connection, logger: logger)
-            let rows = try await connection.query(
-                """
-                INSERT INTO token_cutoffs (app, account, not_before) VALUES (\(app), \(account), \(time))
-                ON CONFLICT (app, account) DO UPDATE SET not_before = greatest(token_cutoffs.not_before, EXCLUDED.not_before)
-                RETURNING not_before
-                """, logger: logger)
-            var cutoff = time
-            for try await notBefore in rows.decode(Double.self) { cutoff = notBefore }
-            if let audit { try await AuditLog.append(audit, on: connection, logger: logger) }
-            return cutoff
+            return try await Self.setCutoff(app: app, named: name, at: time, on: connection, logger: logger, audit: audit)
         }
+    }
+
+    /// Moves every cut-off still kept under a subject's id (written before 0.31) to its pseudonym
+    /// under the signing key, in one transaction; answers how many moved. The server does it as it
+    /// starts, with its key ring: the migrations cannot, having no key.
+    @discardableResult
+    public func pseudonymizeCutoffs(with tokens: TokenSigner) async throws -> Int {
+        try await writes.write { connection, logger in
+            let rows = try await connection.query(
+                "SELECT app, account, not_before FROM token_cutoffs WHERE account NOT LIKE 'hmac:%'", logger: logger)
+            var clear: [(app: String, subject: String, notBefore: Double)] = []
+            for try await row in rows.decode((String, String, Double).self) { clear.append(row) }
+            for (app, subject, notBefore) in clear {
+                try await SubjectFence.close(app: app, subject: subject, on: connection, logger: logger)
+                let name = tokens.subjectPseudonym(app: app, subject: subject)
+                try await Self.setCutoff(app: app, named: name, at: notBefore, on: connection, logger: logger)
+                try await connection.query(
+                    "DELETE FROM token_cutoffs WHERE app = \(app) AND account = \(subject)", logger: logger)
+            }
+            return clear.count
+        }
+    }
+
+    /// Records a cut-off under `name` (never moving one back) and `audit`, on `connection`.
+    static func setCutoff(
+        app: String, named name: String, at time: Double, on connection: PostgresConnection, logger: Logger,
+        audit: AuditLog.Entry? = nil
+    ) async throws -> Double {
+        let rows = try await connection.query(
+            """
+            INSERT INTO token_cutoffs (app, account, not_before) VALUES (\(app), \(name), \(time))
+            ON CONFLICT (app, account) DO UPDATE SET not_before = greatest(token_cutoffs.not_before, EXCLUDED.not_before)
+            RETURNING not_before
+            """, logger: logger)
+        var cutoff = time
+        for try await notBefore in rows.decode(Double.self) { cutoff = notBefore }
+        if let audit { try await AuditLog.append(audit, on: connection, logger: logger) }
+        return cutoff
     }
 
     // MARK: - Pull

@@ -196,11 +196,7 @@ extension AccountStore {
                     "WITH gone AS (DELETE FROM installs WHERE app = \(app) AND install = \(install) RETURNING 1) SELECT count(*)::bigint FROM gone")
             }
             // Its tokens until now are refused: a device cannot put the data back with them.
-            try await connection.query(
-                """
-                INSERT INTO token_cutoffs (app, account, not_before) VALUES (\(app), \(subject), \(time))
-                ON CONFLICT (app, account) DO UPDATE SET not_before = greatest(token_cutoffs.not_before, EXCLUDED.not_before)
-                """, logger: logger)
+            try await Self.setCutoff(app: app, named: pseudonym, at: time, on: connection, logger: logger)
             try await AuditLog.append(
                 .init(
                     at: time, actor: actor, app: app, action: "subject.erased", target: pseudonym,

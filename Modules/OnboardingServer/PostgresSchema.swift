@@ -174,6 +174,8 @@ public enum PostgresSchema {
         ("v20-idempotent-requests", Idempotency.migration),
         // An erasure or a sign-out fences its subject's pushes (SubjectFence.v21).
         ("v21-subject-fence", SubjectFence.v21),
+        // Cut-offs under the subject's pseudonyms, not its id (SubjectFence.v22).
+        ("v22-pseudonymous-cutoffs", SubjectFence.v22),
     ]
 
     /// An arbitrary constant: the advisory lock that serialises migrations across processes.

@@ -13,6 +13,8 @@ struct PushRequest: Sendable {
     var account: String
     var batch: PushBatch
     var tokenIssuedAt: Double?
+    /// The account's pseudonyms its sign-out and erasure cut-offs are kept under.
+    var subjectNames: [String] = []
     /// Facts the app's tracking plan does not declare, taken out of the batch (``TrackingPlans``).
     var unplanned: [UnplannedFact] = []
 

@@ -70,7 +70,8 @@ struct PushWriter: Sendable {
         let items = request.batch.items
         let statement = PushStatement<Shape>(
             app: request.app, account: request.account, device: request.batch.device, items: items,
-            records: request.records, tokenIssuedAt: request.tokenIssuedAt, unplanned: request.unplanned)
+            records: request.records, tokenIssuedAt: request.tokenIssuedAt, subjectNames: request.subjectNames,
+            unplanned: request.unplanned)
         var applied = 0
         var revoked = false
         var merged: [String: AccountFlowRecord] = [:]
@@ -131,7 +132,7 @@ extension PushSQL {
             unplanned AS (
                 INSERT INTO unplanned_facts AS held (app, account, device, flow, step, kind, first_at, last_at, facts)
                 SELECT l.app, l.account, l.device, u.flow, u.step, u.kind, min(u.time), max(u.time), count(*)
-                FROM UNNEST($29::bigint[], $30::bigint[], $31::float8[], $32::text[], $33::text[], $34::text[])
+                FROM UNNEST($30::bigint[], $31::bigint[], $32::float8[], $33::text[], $34::text[], $35::text[])
                     AS u(p, seq, time, kind, flow, step)
                 JOIN live l ON l.p = u.p
                 WHERE (l.app, l.account, l.device, u.seq) IN (SELECT app, account, device, seq FROM fresh)
@@ -144,17 +145,17 @@ extension PushSQL {
     static func batchStatement(factsApart: String) -> String {
         """
         WITH input AS (
-            SELECT * FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::text[], $5::float8[])
-                AS i(p, app, account, device, issued_at)
+            SELECT * FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::text[], $5::float8[], $6::text[])
+                AS i(p, app, account, device, issued_at, names)
         ),
         revoked AS (
-            SELECT i.p FROM input i WHERE NOT push_fence(i.app, i.account, i.issued_at)
+            SELECT i.p FROM input i WHERE NOT push_fence(i.app, i.account, i.names, i.issued_at)
         ),
         live AS (SELECT * FROM input WHERE p NOT IN (SELECT p FROM revoked)),
         fresh AS (
             INSERT INTO pushes (app, account, device, seq, time, event, catalog_version, app_version)
             SELECT l.app, l.account, l.device, b.seq, b.time, b.event, b.catalog_version, NULLIF(b.app_version, '')
-            FROM UNNEST($6::bigint[], $7::bigint[], $8::float8[], $9::text[], $10::bigint[], $11::text[])
+            FROM UNNEST($7::bigint[], $8::bigint[], $9::float8[], $10::text[], $11::bigint[], $12::text[])
                 AS b(p, seq, time, event, catalog_version, app_version)
             JOIN live l ON l.p = b.p
             ORDER BY l.app, l.account, l.device, b.seq
@@ -165,8 +166,8 @@ extension PushSQL {
             INSERT INTO facts (app, account, device, seq, idx, kind, flow, step, step_index, ending, body)
             SELECT l.app, l.account, l.device, f.seq, f.idx, f.kind, f.flow, NULLIF(f.step, ''), f.step_index,
                 NULLIF(f.ending, ''), f.body::jsonb
-            FROM UNNEST($12::bigint[], $13::bigint[], $14::bigint[], $15::text[], $16::text[], $17::text[], $18::bigint[],
-                $19::text[], $20::text[])
+            FROM UNNEST($13::bigint[], $14::bigint[], $15::bigint[], $16::text[], $17::text[], $18::text[], $19::bigint[],
+                $20::text[], $21::text[])
                 AS f(p, seq, idx, kind, flow, step, step_index, ending, body)
             JOIN live l ON l.p = f.p
             WHERE (l.app, l.account, l.device, f.seq) IN (SELECT app, account, device, seq FROM fresh)
@@ -175,8 +176,8 @@ extension PushSQL {
         merged AS (
             INSERT INTO account_flows AS held (app, account, flow, order_key, epoch, standing, version, at_ms, device)
             SELECT l.app, l.account, r.flow, r.order_key, r.epoch, r.standing, NULLIF(r.version, ''), r.at_ms, r.device
-            FROM UNNEST($21::bigint[], $22::text[], $23::text[], $24::bigint[], $25::text[], $26::text[], $27::bigint[],
-                $28::text[])
+            FROM UNNEST($22::bigint[], $23::text[], $24::text[], $25::bigint[], $26::text[], $27::text[], $28::bigint[],
+                $29::text[])
                 AS r(p, flow, order_key, epoch, standing, version, at_ms, device)
             JOIN live l ON l.p = r.p
             ORDER BY l.app, l.account, r.flow
@@ -203,7 +204,7 @@ extension PushBatchStatement {
 
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 34)
+        var bindings = PostgresBindings(capacity: 35)
         let positions = requests.indices.map(Int64.init)
         bindings.append(positions)
         bindings.append(requests.map(\.app))
@@ -211,6 +212,7 @@ extension PushBatchStatement {
         bindings.append(requests.map(\.batch.device))
         // Without an issue time nothing is revoked: +infinity is after every cut-off.
         bindings.append(requests.map { $0.tokenIssuedAt ?? .infinity })
+        bindings.append(requests.map { $0.subjectNames.joined(separator: ",") })
 
         var itemPositions: [Int64] = []
         var items: [PushItem] = []

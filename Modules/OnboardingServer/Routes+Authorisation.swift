@@ -90,7 +90,7 @@ extension Routes {
         message: "the account signed out everywhere after this token was issued; sign in again")
 
     func refuseIfSignedOut(_ claims: TokenClaims, app: String, account: String) async throws {
-        let cutoff = try await (store.tokenCutoff(app: app, account: account))
+        let cutoff = try await store.tokenCutoff(app: app, names: tokens.subjectPseudonyms(app: app, subject: account))
         if let cutoff, claims.issuedAt < cutoff { throw Self.revoked }
     }
 

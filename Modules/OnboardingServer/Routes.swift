@@ -84,7 +84,9 @@ struct Routes: Sendable {
                 let counted = try PushSubjects.counted(batch, pushedBy: account)
                 // No deadline around it: the store answers a push it could not take within its
                 // bound with a 503, and one it wrote with what its transaction did (PushBatcher).
-                let ack = try await store.push(app: app, account: account, counted, tokenIssuedAt: claims.issuedAt, arrived: arrived)
+                let ack = try await store.push(
+                    app: app, account: account, counted, tokenIssuedAt: claims.issuedAt,
+                    subjectNames: tokens.subjectPseudonyms(app: app, subject: account), arrived: arrived)
                 guard let ack else { throw Self.revoked }
                 return Self.json(ack)
             }
@@ -143,7 +145,7 @@ struct Routes: Sendable {
                     // Checked only when it is not the same sign-out sent again: that one's token is
                     // refused by the sign-out itself, and gets its first answer.
                     if let accountClaims { try await refuseIfSignedOut(accountClaims, app: app, account: account) }
-                    let cutoff = try await store.signOutEverywhere(app: app, account: account, at: now, audit: audit)
+                    let cutoff = try await store.signOutEverywhere(app: app, account: account, named: named, at: now, audit: audit)
                     return try Self.written(SignOut(app: app, account: account, tokensIssuedBefore: cutoff).tourValue)
                 }
             }

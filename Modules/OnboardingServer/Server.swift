@@ -177,6 +177,8 @@ public enum OnboardingServer {
         app.beforeServerStarts {
             await writesPool.waitUntilRunning()
             try await migrate(client, logger: logger, waitForDatabase: waitForDatabase)
+            let moved = try await store.pseudonymizeCutoffs(with: configuration.tokens)
+            if moved > 0 { logger.info("token cut-offs kept under pseudonyms", metadata: ["moved": "\(moved)"]) }
             ready.open()
             // A change of the key ring (a key added or dropped) is an act on every token: audited once.
             try await controlPlane.audit.recordKeyRing(keyIDs, at: Date().timeIntervalSince1970)

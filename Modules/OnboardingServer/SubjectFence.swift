@@ -30,6 +30,23 @@ enum SubjectFence {
         """
     ]
 
+    /// v22: cut-offs are kept under the subject's pseudonyms (``TokenSigner/subjectPseudonyms(app:subject:)``),
+    /// never its id: the fence locks on the id (a lock keeps nothing) and reads the cut-off under
+    /// any of `p_names`, the pseudonyms under each key of the ring, separated by commas.
+    static let v22 = [
+        """
+        CREATE OR REPLACE FUNCTION push_fence(p_app text, p_account text, p_names text, p_issued_at float8) RETURNS boolean
+        LANGUAGE plpgsql VOLATILE AS $$
+        BEGIN
+            PERFORM pg_advisory_xact_lock_shared(hashtextextended(p_app || '/' || p_account, \(seed)));
+            RETURN NOT EXISTS (
+                SELECT 1 FROM token_cutoffs
+                WHERE app = p_app AND account = ANY(string_to_array(p_names, ',')) AND not_before > p_issued_at);
+        END
+        $$
+        """
+    ]
+
     /// Takes `subject`'s fence exclusive for the rest of the transaction: pushes of the subject in
     /// flight commit first, later ones wait and then see what this transaction commits.
     static func close(app: String, subject: String, on connection: PostgresConnection, logger: Logger) async throws {

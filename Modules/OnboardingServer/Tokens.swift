@@ -72,7 +72,8 @@ extension TokenClaims: TourValueCodable {
 /// One key of the server's key ring: an id that tokens name, and its secret.
 public struct TokenKey: Sendable {
     public var id: String
-    fileprivate var key: SymmetricKey
+    /// Internal for the keys derived from it (``TokenSigner/derivedKey(_:keyID:)``); never printed.
+    var key: SymmetricKey
 
     /// The shortest secret accepted, in bytes.
     public static let minimumSecretLength = 32
@@ -118,6 +119,8 @@ public struct TokenSigner: Sendable {
     let verified = VerifiedTokens()
     /// The ring as jwt-kit's key collection (made on first use: adding a key is asynchronous).
     private let collection: JWTRing
+    /// Each key's pseudonym key for subjects, derived once (a push names its subject's pseudonyms).
+    let subjectPseudonymKeys: [SymmetricKey]
     /// The `iss` of every token this server makes.
     public static let issuer = "onboarding-server"
 
@@ -135,6 +138,7 @@ public struct TokenSigner: Sendable {
         }
         self.keys = keys
         collection = JWTRing(keys)
+        subjectPseudonymKeys = keys.map { Self.derive(from: $0, for: "pseudonym subject") }
     }
 
     /// `ONBOARDING_SERVER_KEYS`: `ID=SECRET` entries separated by spaces or new lines, the signing
@@ -374,54 +378,5 @@ struct ServerTokenPayload: JWTPayload {
         guard algorithm.name == "HS256" else {
             throw JWTError.generic(identifier: "alg", reason: "only HS256 is accepted")
         }
-    }
-}
-
-extension TokenSigner {
-    /// A key for `purpose`, derived (HKDF-SHA256) from the ring's key `id` (the signing key when
-    /// nil): never the signing key itself, and a different key per purpose.
-    func derivedKey(_ purpose: String, keyID id: String? = nil) -> (id: String, key: SymmetricKey)? {
-        let chosen: TokenKey? = if let id { keys.first { $0.id == id } } else { keys.first }
-        guard let ring = chosen else { return nil }
-        let derived = HKDF<SHA256>.deriveKey(
-            inputKeyMaterial: ring.key, info: Data("onboarding-server \(purpose)".utf8), outputByteCount: 32)
-        return (ring.id, derived)
-    }
-
-    /// A keyed hash (HMAC-SHA256 under a key derived from the signing key) of `value`, in hex:
-    /// the same value gives the same pseudonym, and nobody without the key ring can tell the value
-    /// from it by guessing.
-    func pseudonym(_ value: String, purpose: String) -> String {
-        guard let (_, key) = derivedKey("pseudonym \(purpose)") else { return "" }
-        return Data(HMAC<SHA256>.authenticationCode(for: Data(value.utf8), using: key)).map { String(format: "%02x", $0) }.joined()
-    }
-
-    /// How the server names a subject wherever it must remember one it may not keep in clear (the
-    /// audit trail's rows about accounts and installs, an erasure's answer): `hmac:` and 128 bits
-    /// of a keyed hash (HMAC-SHA256 under a key derived from the signing key) of app and subject.
-    /// The same subject gives the same name while the signing key stays; without the key ring
-    /// nobody can tell the subject from it, even by guessing likely ids (an unsalted hash of an
-    /// e-mail-like id is reversed by hashing guesses).
-    public func subjectPseudonym(app: String, subject: String) -> String {
-        "hmac:" + pseudonym("\(app)\u{0}\(subject)", purpose: "subject").prefix(32)
-    }
-
-    /// `bytes` sealed (AES-GCM) under a key derived from the signing key, prefixed with that key's
-    /// id so a ring that moved on still opens it.
-    func seal(_ bytes: [UInt8], purpose: String) throws -> [UInt8] {
-        guard let (id, key) = derivedKey("seal \(purpose)") else { throw ServerConfigurationError("the key ring is empty") }
-        let box = try AES.GCM.seal(bytes, using: key)
-        guard let combined = box.combined else { throw ServerConfigurationError("AES-GCM gave no combined box") }
-        return [UInt8(id.utf8.count)] + Array(id.utf8) + Array(combined)
-    }
-
-    /// What ``seal(_:purpose:)`` sealed; throws when no key of the ring opens it (or it was altered).
-    func open(_ sealed: [UInt8], purpose: String) throws -> [UInt8] {
-        guard let count = sealed.first.map(Int.init), sealed.count > 1 + count else { throw ServerConfigurationError("not a sealed answer") }
-        let id = String(decoding: sealed[1...count], as: UTF8.self)
-        guard let (_, key) = derivedKey("seal \(purpose)", keyID: id) else {
-            throw ServerConfigurationError("the key \(id) that sealed it is no longer in the ring")
-        }
-        return Array(try AES.GCM.open(AES.GCM.SealedBox(combined: sealed[(1 + count)...]), using: key))
     }
 }

@@ -241,7 +241,7 @@ struct SignOutCommand: AsyncParsableCommand {
         let cutoff = try await database.withClient { client, logger in
             let now = Date().timeIntervalSince1970
             return try await AccountStore(client: client, logger: logger).signOutEverywhere(
-                app: app, account: account, at: now,
+                app: app, account: account, named: pseudonym, at: now,
                 audit: .init(at: now, actor: .commandLine(), app: app, action: "account.signed-out", target: pseudonym))
         }
         print("\(app)/\(account): tokens issued before \(Date(timeIntervalSince1970: cutoff)) are refused")

@@ -68,6 +68,9 @@ struct ErasureFenceTests {
             #expect(try server.sql("SELECT count(*) FROM \(table) WHERE \(column) IN (\(list))") == ["0"], "\(table)")
         }
         #expect(try server.sql("SELECT count(*) FROM insight_members WHERE kind = 'account' AND id IN (\(list))") == ["0"])
+        // What fenced them is kept under pseudonyms: no erased id is left in clear.
+        #expect(try server.sql("SELECT count(*) FROM token_cutoffs WHERE account IN (\(list))") == ["0"])
+        #expect(try server.sql("SELECT count(*) FROM token_cutoffs WHERE account LIKE 'hmac:%'") == ["\(tries)"])
         let subjects = victims.map { "'account:\($0.id)'" }.joined(separator: ",")
         #expect(try server.sql("SELECT count(*) FROM insight_arm_firsts WHERE subject IN (\(subjects))") == ["0"])
         try await ErasureTests.recountMatches(server, owner: owner)

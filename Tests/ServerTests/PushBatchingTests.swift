@@ -132,7 +132,7 @@ struct PushBatchingTests {
         try await withStore(writers: 1) { store in
             // Set-up, not the subject: a machine busy with the whole suite may keep the write's
             // connection past its 1.5 s lease; sent again, it is applied once.
-            try await Self.untilAvailable { try await store.signOutEverywhere(app: "growth", account: "gone", at: 2_000) }
+            try await Self.untilAvailable { try await store.signOutEverywhere(app: "growth", account: "gone", named: "hmac:gone", at: 2_000) }
             // Keep the one writer busy, so the next pushes queue and go together.
             var pushes: [(String, PushBatch, Double?)] = (0..<20).map { index in
                 ("ok\(index)", PushBatch(device: "d\(index)", items: [Self.item(1, flow: "tour", standing: .shown, device: "d\(index)")]), nil)
@@ -147,7 +147,9 @@ struct PushBatchingTests {
             let outcomes = await withTaskGroup(of: (String, Result<PushAck?, any Error>).self) { group in
                 for (account, batch, issued) in pushes {
                     group.addTask {
-                        do { return (account, .success(try await store.push(app: "growth", account: account, batch, tokenIssuedAt: issued))) } catch {
+                        do { return (account, .success(try await store.push(
+                            app: "growth", account: account, batch, tokenIssuedAt: issued,
+                            subjectNames: ["hmac:old-key", "hmac:\(account)"]))) } catch {
                             return (account, .failure(error))
                         }
                     }

@@ -10,11 +10,13 @@ import TourCore
 /// What the migrations leave behind, as a release upgrading a stored database meets it.
 @Suite("Schema", .ownThread)
 struct SchemaTests {
-    /// The pushes of today's code on an earlier release's schema: they call `push_fence` (v21),
-    /// which these tests add beside the earlier schema (v21 replaces it when it is applied).
+    /// The pushes of today's code on an earlier release's schema: they call `push_fence` (v21, v22),
+    /// which these tests add beside the earlier schema (each replaces it when it is applied).
     static func installPushFence(_ client: PostgresClient, logger: Logger) async throws {
-        let fence = try #require(PostgresSchema.history.migrations.first { $0.id == "v21-subject-fence" })
-        for statement in fence.statements { try await client.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+        for id in ["v21-subject-fence", "v22-pseudonymous-cutoffs"] {
+            let fence = try #require(PostgresSchema.history.migrations.first { $0.id == id })
+            for statement in fence.statements { try await client.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+        }
     }
 
     /// Facts are read only by their key (the insights job joins them to the pushes it counts). The
