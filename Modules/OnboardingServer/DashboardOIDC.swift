@@ -143,8 +143,7 @@ public struct DashboardOIDC: Sendable {
         }
         let claims: OIDCClaims
         do {
-            let collection = try await endpoints.keys.collection(for: JWKSource.keyID(of: idToken))
-            claims = try await collection.verify(idToken, as: OIDCClaims.self)
+            claims = try await endpoints.keys.verify(idToken, as: OIDCClaims.self)
         } catch let error as JWKSourceError where error.isUnavailable {
             throw .unavailable("\(error)")
         } catch {

@@ -29,8 +29,7 @@ public struct IdentityProvider: Sendable {
     public func verify(_ token: String, app: String, now: Date) async throws(Failure) -> TokenClaims {
         let payload: IdentityClaims
         do {
-            let collection = try await keys.collection(for: JWKSource.keyID(of: token))
-            payload = try await collection.verify(token, as: IdentityClaims.self)
+            payload = try await keys.verify(token, as: IdentityClaims.self)
         } catch let error as JWKSourceError where error.isUnavailable {
             throw .unavailable
         } catch {

@@ -23,7 +23,8 @@ public actor JWKSource {
     private let http: HTTPClient?
     private let logger: Logger
     private var keys: JWTKeyCollection?
-    private var kids: Set<String> = []
+    /// The algorithm of each key, by its id (nil: the key published without one).
+    private var algorithms: [String?: String] = [:]
     private var expires = Date.distantPast
     /// When a token naming an unknown key id last made the keys fetched.
     private var lastUnknownKidFetch = Date.distantPast
@@ -47,10 +48,14 @@ public actor JWKSource {
     ///
     /// Throws ``JWKSourceError/unavailable`` when the keys could not be fetched and those held (if
     /// any) cannot check this token: the provider, not the token, is at fault (a 503, not a 401).
-    public func collection(for kid: String?) async throws -> JWTKeyCollection {
+    private func keys(for kid: String?) async throws -> (JWTKeyCollection, algorithm: String?) {
+        (try await collection(for: kid), algorithms[kid])
+    }
+
+    private func collection(for kid: String?) async throws -> JWTKeyCollection {
         let now = Date()
         let due = keys == nil || now >= expires
-        let lacksKid = kid.map { !kids.contains($0) } ?? false
+        let lacksKid = kid.map { algorithms[$0] == nil } ?? false
         let unknownKid = !due && lacksKid && now.timeIntervalSince(lastUnknownKidFetch) >= Self.minimumRefetch
         if due || unknownKid {
             if unknownKid { lastUnknownKidFetch = now }
@@ -70,6 +75,20 @@ public actor JWKSource {
         return keys
     }
 
+    /// The payload of `token`, checked with the algorithm of the key that verifies it: a header
+    /// naming any other algorithm is refused before the signature is looked at (RFC 8725, 3.1), so
+    /// the token's own header never chooses how it is checked. (The check runs outside the actor:
+    /// tokens are checked in parallel.)
+    public nonisolated func verify<Payload: JWTPayload>(_ token: String, as payload: Payload.Type) async throws -> Payload {
+        let header = Self.header(of: token)
+        let (keys, expected) = try await keys(for: header.keyID)
+        guard let named = header.algorithm, let expected, named == expected else {
+            throw JWKSourceError(
+                "the token's header names \(header.algorithm ?? "no algorithm"), not its key's \(expected ?? "(no such key)")")
+        }
+        return try await keys.verify(token, as: Payload.self)
+    }
+
     /// Fetches (or reads) the keys now; concurrent callers share one fetch.
     public func refresh() async throws {
         if let inFlight { return try await inFlight.value }
@@ -81,9 +100,9 @@ public actor JWKSource {
 
     private func load() async throws {
         let (text, lifetime) = try await read()
-        let (collection, ids) = try await Self.collection(jwks: text)
+        let (collection, algorithms) = try await Self.collection(jwks: text)
         keys = collection
-        kids = ids
+        self.algorithms = algorithms
         expires = Date().addingTimeInterval(lifetime)
     }
 
@@ -122,8 +141,8 @@ public actor JWKSource {
     static let algorithms: Set<String> = ["RS256", "ES256"]
 
     /// A key collection of the RS256 and ES256 keys of a JWKS (others are left out and logged by
-    /// the caller's refusal when none is left), and their ids.
-    static func collection(jwks: String) async throws -> (JWTKeyCollection, Set<String>) {
+    /// the caller's refusal when none is left), and each key's algorithm by its id.
+    static func collection(jwks: String) async throws -> (JWTKeyCollection, [String?: String]) {
         do {
             let set = try JSONDecoder().decode(JWKS.self, from: Data(jwks.utf8))
             return try await collection(set)
@@ -134,20 +153,20 @@ public actor JWKSource {
         }
     }
 
-    private static func collection(_ set: JWKS) async throws -> (JWTKeyCollection, Set<String>) {
+    private static func collection(_ set: JWKS) async throws -> (JWTKeyCollection, [String?: String]) {
         let collection = JWTKeyCollection()
-        var ids: Set<String> = []
+        var algorithms: [String?: String] = [:]
         for key in set.keys {
-            guard let algorithm = key.algorithm?.rawValue ?? defaultAlgorithm(of: key), algorithms.contains(algorithm) else {
+            guard let algorithm = key.algorithm?.rawValue ?? defaultAlgorithm(of: key), Self.algorithms.contains(algorithm) else {
                 continue
             }
             do { try await collection.add(jwk: key) } catch { continue }
-            if let id = key.keyIdentifier?.string { ids.insert(id) }
+            algorithms[key.keyIdentifier?.string] = algorithm
         }
-        guard !ids.isEmpty || set.keys.contains(where: { $0.keyIdentifier == nil }) else {
+        guard !algorithms.isEmpty else {
             throw JWKSourceError("the JWKS holds no RS256 or ES256 key; only those are accepted")
         }
-        return (collection, ids)
+        return (collection, algorithms)
     }
 
     private static func defaultAlgorithm(of key: JWK) -> String? {
@@ -168,8 +187,6 @@ public actor JWKSource {
             object["alg"]?.stringValue.map { String($0.prefix(32)) }, object["kid"]?.stringValue.map { String($0.prefix(256)) }
         )
     }
-
-    static func keyID(of token: String) -> String? { header(of: token).keyID }
 }
 
 public struct JWKSourceError: Error, CustomStringConvertible {

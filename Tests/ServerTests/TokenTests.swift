@@ -267,7 +267,8 @@ struct TokenTests {
     /// open the account of their `sub` in the app of their audience; anything else is refused.
     @Test func anIdentityProvidersJWTsAreAccountTokens() async throws {
         let ecKey = ES256PrivateKey()
-        let rsaKey = try Insecure.RSA.PrivateKey(backing: _RSA.Signing.PrivateKey(keySize: .bits2048))
+        let rsaBacking = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let rsaKey = try Insecure.RSA.PrivateKey(backing: rsaBacking)
         let stranger = ES256PrivateKey()
         let signers = JWTKeyCollection()
         await signers.add(ecdsa: ecKey, kid: "ec-1")
@@ -314,6 +315,19 @@ struct TokenTests {
         let header = Data(#"{"alg":"none","kid":"ec-1","typ":"JWT"}"#.utf8).base64URL
         let body = try JSONEncoder().encode(Self.payload()).base64URL
         #expect(try await HTTP.get(Self.flows(server), token: "\(header).\(body).").status == 401)
+        // A genuine RS256 signature by the published key, under a header that names another
+        // algorithm: checked with the key's algorithm, so refused for naming another.
+        let now = Int(Date().timeIntervalSince1970)
+        let claims = try JSONSerialization.data(withJSONObject: [
+            "iss": Self.issuer, "sub": "ann", "aud": ["growth"], "iat": now, "exp": now + 600,
+        ]).base64URL
+        for algorithm in ["HS256", "ES256", "RS256"] {
+            let header = Data(#"{"alg":"\#(algorithm)","kid":"rsa-1","typ":"JWT"}"#.utf8).base64URL
+            let signed = try rsaBacking.signature(for: Data("\(header).\(claims)".utf8), padding: .insecurePKCS1v1_5)
+            let answer = try await HTTP.get(Self.flows(server), token: "\(header).\(claims).\(signed.rawRepresentation.base64URL)")
+            // RS256 is the key's own: the same signature under it is accepted (the check is the header's, not the bytes').
+            #expect(answer.status == (algorithm == "RS256" ? 200 : 401), "\(algorithm): \(answer.status)")
+        }
         // The server's own tokens keep working beside the provider's.
         #expect(try await HTTP.get(Self.flows(server), token: try server.token(account: "ann")).status == 200)
     }
