@@ -192,12 +192,21 @@ public enum PostgresSchema {
     public static func migrate(_ client: PostgresClient, logger: Logger, through last: String? = nil) async throws
         -> [String]
     {
-        _ = try await client.withTransaction(logger: logger) { connection in
-            try await connection.query(
-                """
-                CREATE TABLE IF NOT EXISTS schema_migrations (
-                    id TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())
-                """, logger: logger)
+        // Only a database that has never been migrated gets the table: a server running as a role
+        // that may not create tables (Docs/Security.md, "Separation of duties") starts on a
+        // database its owner migrated, reading what was applied and writing nothing.
+        var exists = false
+        for try await found in try await client.query(
+            "SELECT to_regclass('schema_migrations') IS NOT NULL", logger: logger
+        ).decode(Bool.self) { exists = found }
+        if !exists {
+            _ = try await client.withTransaction(logger: logger) { connection in
+                try await connection.query(
+                    """
+                    CREATE TABLE IF NOT EXISTS schema_migrations (
+                        id TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())
+                    """, logger: logger)
+            }
         }
         var recorded: [String] = []
         for try await id in try await client.query("SELECT id FROM schema_migrations", logger: logger).decode(String.self) {
