@@ -66,13 +66,27 @@ public struct CatalogHistory: Sendable {
         self.readProblems = problems
     }
 
+    /// A server's advice for a version it does not hold: register the binary's whole history.
+    static func unregistered(_ product: String, _ version: Int, missing: String, _ app: String) -> String {
+        "\(product)'s catalog is version \(version), but \(missing) registered on this server: register every version compiled into the binary, oldest first, in one step (`\(app) catalog --history --json > history.json`, then `onboarding-server register --app \(app) history.json`)"
+    }
+
     /// The recorded versions, oldest first.
     public var versions: [Int] { releases.keys.sorted() }
 
     /// Every problem of the history and of today's catalog against it (see the type).
     /// - Parameter allowingGapsBelow: versions below it may be missing (a list of live publications
     ///   leaves withdrawn versions out); one at or above it is still a gap.
-    public func problems(today: CatalogDocument, allowingGapsBelow: Int? = nil) -> [CatalogProblem] {
+    /// Where the history was given, for what a `missing_release` problem advises.
+    public enum Keeper: Sendable {
+        /// A product's build or `check` (its recorded releases, and a server's list with `--published`).
+        case build
+        /// A server, which holds every version registered or published.
+        case server
+    }
+
+    /// - Parameter keeper: where the history is kept, for the advice of a missing version.
+    public func problems(today: CatalogDocument, allowingGapsBelow: Int? = nil, keeper: Keeper = .build) -> [CatalogProblem] {
         var problems = readProblems
         let catalog = today.catalog
         let version = catalog.version
@@ -93,16 +107,26 @@ public struct CatalogHistory: Sendable {
             }
             let first = versions.first ?? newest
             for missing in first..<max(first, version) where releases[missing] == nil && missing >= (allowingGapsBelow ?? 0) {
-                add(
-                    .missingRelease, nil, nil, "version",
-                    "\(product)'s catalog is version \(version), but version \(missing) is in no history given: if it shipped in a binary, record it (scripts/record-catalog); if it was published, check against the server's list (--published FILE, the JSON of GET /v1/apps/APP/catalogs); else give this document version \(missing)"
-                )
+                switch keeper {
+                case .build:
+                    add(
+                        .missingRelease, nil, nil, "version",
+                        "\(product)'s catalog is version \(version), but version \(missing) is in no history given: if it shipped in a binary, record it (scripts/record-catalog); if it was published, check against the server's list (--published FILE, the JSON of GET /v1/apps/APP/catalogs); else give this document version \(missing)"
+                    )
+                case .server:
+                    add(.missingRelease, nil, nil, "version", Self.unregistered(product, version, missing: "version \(missing) is", catalog.app))
+                }
             }
         } else if version > 1 {
-            add(
-                .missingRelease, nil, nil, "version",
-                "\(product)'s catalog is version \(version), but no earlier version is in any history given: if one shipped in a binary, record it (scripts/record-catalog); if one was published, check against the server's list (--published FILE)"
-            )
+            switch keeper {
+            case .build:
+                add(
+                    .missingRelease, nil, nil, "version",
+                    "\(product)'s catalog is version \(version), but no earlier version is in any history given: if one shipped in a binary, record it (scripts/record-catalog); if one was published, check against the server's list (--published FILE)"
+                )
+            case .server:
+                add(.missingRelease, nil, nil, "version", Self.unregistered(product, version, missing: "no earlier version is", catalog.app))
+            }
         }
         // Today's catalog against the recorded document of its own version.
         if let recorded = releases[version], let text = try? today.text(), text != texts[version] {

@@ -11,6 +11,8 @@ import TourCore
 /// - its history is complete: every earlier compiled or published version's steps are placed by
 ///   its migrations, and its version rises.
 public struct PublicationCheck: Sendable {
+    /// The app the document was given for.
+    public let app: String
     /// The document as read, when it reads.
     public let document: CatalogDocument?
     /// Its canonical text (what is stored and fingerprinted), when it reads.
@@ -22,12 +24,15 @@ public struct PublicationCheck: Sendable {
     /// ``problems``.
     public let catalogProblems: [CatalogProblem]
 
+    /// - Parameter keeper: where `earlier` is kept (a server advises registering what it lacks).
     /// - Parameter allowingGaps: whether versions may be missing between the earlier ones and this
     ///   one. A device knows only the versions compiled into it and those it was sent (a withdrawn
     ///   one in between is not); the server, which keeps every version, allows none.
     public init(
-        text: String, app: String, earlier: [RecordedCatalog], vocabulary: CatalogDeclarations, allowingGaps: Bool = false
+        text: String, app: String, earlier: [RecordedCatalog], vocabulary: CatalogDeclarations, allowingGaps: Bool = false,
+        keeper: CatalogHistory.Keeper = .build
     ) {
+        self.app = app
         let document: CatalogDocument
         do {
             document = try CatalogDocument(text: text)
@@ -48,7 +53,7 @@ public struct PublicationCheck: Sendable {
             return
         }
         let structured = document.catalog.problems(declaring: vocabulary)
-            + CatalogHistory(earlier, app: app).problems(today: document)
+            + CatalogHistory(earlier, app: app).problems(today: document, keeper: keeper)
             .filter { !allowingGaps || $0.kind != .missingRelease }
         catalogProblems = structured
         self.problems = problems + structured.map(\.description)

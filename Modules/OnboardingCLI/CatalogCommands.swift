@@ -40,9 +40,23 @@ struct CatalogShow: AsyncParsableCommand {
     @Argument(
         help: "A recorded version, `current`, `in-use`, or a document file.", completion: .file(extensions: ["json"]))
     var source: String?
+    @Flag(
+        help: "With --json: every recorded version and this build's, oldest first, as one JSON array (what `onboarding-server register` takes).")
+    var history = false
 
     func run() async throws {
         let catalogs = CatalogSources(CLIEnvironment.current)
+        if history {
+            guard source == nil else { throw CLIFailure.usage("--history prints every version: give no SOURCE with it") }
+            guard parent.root.options.json else {
+                throw CLIFailure.usage("--history prints documents: add --json (`catalog history` lists the versions)")
+            }
+            var texts = catalogs.history.versions.compactMap { catalogs.history.texts[$0] }
+            if catalogs.history.releases[catalogs.product.catalog.version] == nil { texts.append(try catalogs.product.document.text()) }
+            let documents = texts.map { text in text.hasSuffix("\n") ? String(text.dropLast()) : text }
+            Output.exactDocument("[" + documents.joined(separator: ",") + "]")
+            return
+        }
         let (document, origin) = try source == "in-use" ? inUse(catalogs) : catalogs.document(source)
         if parent.root.options.json {
             Output.exactDocument(try document.text())

@@ -107,7 +107,7 @@ public struct CatalogStore: Sendable {
             let document = try? CatalogDocument(text: text)
             let check = PublicationCheck(
                 text: text, app: app, earlier: Self.recorded(existing, before: document?.catalog.version),
-                vocabulary: document?.vocabulary ?? CatalogDeclarations())
+                vocabulary: document?.vocabulary ?? CatalogDeclarations(), keeper: .server)
             return try await store(check, source: .compiled, rollout: 0, signatures: [], by: actor, at: time, existing, connection)
         }
     }
@@ -157,7 +157,8 @@ public struct CatalogStore: Sendable {
             let vocabulary = try? CatalogDocument(text: binary.document).vocabulary
         else { return nil }
         let version = (try? CatalogDocument(text: text))?.catalog.version
-        return PublicationCheck(text: text, app: app, earlier: recorded(existing, before: version), vocabulary: vocabulary)
+        return PublicationCheck(
+            text: text, app: app, earlier: recorded(existing, before: version), vocabulary: vocabulary, keeper: .server)
     }
 
     /// Withdraws a publication (a rollback): devices stop choosing it on their next pull, and a run
@@ -195,7 +196,10 @@ public struct CatalogStore: Sendable {
         _ check: PublicationCheck, source: Entry.Source, rollout: Int, signatures: [CatalogSignature], by actor: Actor,
         at time: Double, _ existing: [Entry], _ connection: PostgresConnection
     ) async throws -> Outcome {
-        guard let document = check.document, let text = check.canonicalText else { return .refused(check.problems) }
+        // Another app's document is refused for that, before its version is compared with this app's.
+        guard let document = check.document, let text = check.canonicalText, document.catalog.app == check.app else {
+            return .refused(check.problems)
+        }
         let version = document.catalog.version
         let fingerprint = SHA256Hasher.hex(text.utf8)
         let app = document.catalog.app

@@ -11,16 +11,16 @@ import TourCore
 
 /// The document in `path`, read whole: at most a catalog document's size (the API's limit, so the
 /// command line accepts nothing the API would refuse for its size).
-func documentText(_ path: String) throws -> String {
-    let limit = SyncAPI.maxDocumentBytes
+func documentText(_ path: String, documents: Int = 1) throws -> String {
+    let limit = SyncAPI.maxDocumentBytes * documents
     guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else {
-        throw ValidationError("cannot read a catalog document from '\(path)'")
+        throw Refusal("cannot read a catalog document from '\(path)'")
     }
     if let size = attributes[.size] as? Int, size > limit {
-        throw ValidationError("\(path) is \(size) bytes; a catalog document is at most \(limit) bytes")
+        throw Refusal("\(path) is \(size) bytes; a catalog document is at most \(limit) bytes")
     }
     guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
-        throw ValidationError("cannot read a catalog document from '\(path)' (it must be UTF-8 text)")
+        throw Refusal("cannot read a catalog document from '\(path)' (it must be UTF-8 text)")
     }
     return text
 }
@@ -59,7 +59,7 @@ struct CatalogTarget: ParsableArguments {
         guard let server else { return nil }
         let url = try Settings.fetchableURL(server, "--server")
         guard let credential = try Settings.secret("ONBOARDING_CREDENTIAL") else {
-            throw ValidationError("--server needs your credential in ONBOARDING_CREDENTIAL or ONBOARDING_CREDENTIAL_FILE")
+            throw Refusal("--server needs your credential in ONBOARDING_CREDENTIAL or ONBOARDING_CREDENTIAL_FILE")
         }
         return (url, credential)
     }
@@ -92,27 +92,73 @@ struct CatalogTarget: ParsableArguments {
     }
 }
 
-/// `register`: the catalog compiled into a binary of the app, what publications are checked against.
+/// `register`: the catalogs compiled into a binary of the app, what publications are checked against.
 struct Register: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "register",
-        abstract: "Register the catalog compiled into a binary of an app (the document `APP catalog --json` prints).",
-        discussion: "Publications are checked against the newest registered binary's vocabulary and every earlier version.")
+        abstract: "Register the catalogs compiled into a binary of an app (`APP catalog --history --json`, or one `APP catalog --json`).",
+        discussion: """
+            Each FILE is one catalog document or a history (a JSON array of documents, every version the \
+            binary compiled in). All of them are registered oldest first; a version registered already with \
+            the same document is left as it is. Publications are checked against the newest registered \
+            binary's vocabulary and every earlier version.
+            """)
 
     @Option(help: "The app.") var app: String
-    @Argument(help: "The catalog document.", completion: .file(extensions: ["json"])) var file: String
+    @Argument(help: "Catalog documents or histories.", completion: .file(extensions: ["json"])) var files: [String]
     @OptionGroup var database: DatabaseOptions
 
-    func run() async throws {
+    func validate() throws {
         guard SyncAPI.isValidName(app) else { throw ValidationError("the app must be \(SyncAPI.nameRule)") }
-        let text = try documentText(file)
-        let app = app
-        try report(
-            try await database.withClient { client, logger in
-                try await CatalogStore(client: client, logger: logger).register(
-                    app: app, text: text, by: .commandLine(), at: Date().timeIntervalSince1970)
-            }, "registered as compiled")
+        guard !files.isEmpty else { throw ValidationError("give the catalog file: `\(app) catalog --history --json > history.json`") }
     }
+
+    func run() async throws {
+        var documents: [(version: Int, text: String)] = []
+        for file in files { documents += try catalogDocuments(in: file) }
+        // Oldest first, as the binary's history was made; a document that does not read goes first,
+        // so its refusal is the first thing said.
+        documents.sort { $0.version < $1.version }
+        // The same document given twice (two files of one history) is registered once.
+        var seen: Set<String> = []
+        documents = documents.filter { seen.insert($0.text).inserted }
+        let (app, batch) = (app, documents)
+        let outcomes = try await database.withClient { client, logger in
+            let store = CatalogStore(client: client, logger: logger)
+            var outcomes: [CatalogStore.Outcome] = []
+            for document in batch {
+                let outcome = try await store.register(app: app, text: document.text, by: .commandLine(), at: Date().timeIntervalSince1970)
+                outcomes.append(outcome)
+                if case .refused = outcome { break }
+            }
+            return outcomes
+        }
+        for (index, outcome) in outcomes.enumerated() {
+            if case .refused = outcome, index > 0 {
+                note("onboarding-server: version \(documents[index].version) of \(files.joined(separator: " ")) is refused; the versions before it stay registered")
+            }
+            try report(outcome, "registered as compiled")
+        }
+    }
+}
+
+/// The catalog documents of `path`: one document, or a history (a JSON array of documents), each
+/// with its version (0 when it does not say: the register check then says why).
+func catalogDocuments(in path: String) throws -> [(version: Int, text: String)] {
+    let text = try documentText(path, documents: 100)
+    guard text.first(where: { !$0.isWhitespace }) == "[" else { return [(version(of: text), text)] }
+    guard let array = (try? TourValue(jsonText: text))?.listValue else {
+        throw Refusal("\(path) opens with '[' but is not a JSON array of catalog documents")
+    }
+    guard !array.isEmpty else { throw Refusal("\(path) holds no catalog document") }
+    return try array.map { value in
+        let document = String(decoding: try value.jsonUTF8(), as: UTF8.self)
+        return (version(of: document), document)
+    }
+}
+
+private func version(of text: String) -> Int {
+    (try? TourValue(jsonText: text))?.objectValue?["version"]?.intValue ?? 0
 }
 
 /// `publish`: a catalog document to a percentage of the app's subjects, without an app release.
@@ -144,7 +190,7 @@ struct Publish: AsyncParsableCommand {
         let text = canonical(try documentText(file))
         let keys = try SigningKeys.read(key)
         for key in keys where key.app != app {
-            throw ValidationError("the key \(key.id) signs for \(key.app), not \(app)")
+            throw Refusal("the key \(key.id) signs for \(key.app), not \(app)")
         }
         let signatures = try keys.map { try $0.sign(document: text) }
         let (app, rollout) = (app, rollout)

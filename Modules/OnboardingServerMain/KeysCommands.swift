@@ -26,15 +26,24 @@ struct KeysCommand: AsyncParsableCommand {
             abstract: "Make a signing key: its private half in a file of yours only, its public half as the app's trusted key file.")
 
         @Option(help: "The app it signs for.") var app: String
-        @Option(help: "The folder to write both files to.", completion: .directory) var out: String
+        @Option(help: "The folder to write both files to (made, readable by you only, if it does not exist).", completion: .directory)
+        var out: String
 
         func run() throws {
             let app = try KeysCommand.app(app)
             let key = PublicationSigningKey(newFor: app)
             let folder = URL(fileURLWithPath: out)
             var isFolder: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue else {
-                throw ValidationError("--out names no folder: \(out)")
+            if !FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder) {
+                // A new folder is its owner's only: it holds a private key.
+                do {
+                    try FileManager.default.createDirectory(
+                        at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                } catch {
+                    throw Refusal("cannot create the folder \(out): \(error.localizedDescription)")
+                }
+            } else if !isFolder.boolValue {
+                throw Refusal("--out names a file, not a folder: \(out)")
             }
             let privateFile = folder.appendingPathComponent("\(key.id).signing-key.json")
             let publicFile = folder.appendingPathComponent("\(key.id).json")
@@ -70,7 +79,7 @@ struct KeysCommand: AsyncParsableCommand {
             switch outcome {
             case .registered(let key): print("\(app) publication key \(key.id) registered")
             case .unchanged(let key), .retired(let key): print("\(app) publication key \(key.id) was registered already")
-            case .refused(let why): throw ValidationError(why)
+            case .refused(let why): throw Refusal(why)
             }
         }
     }
@@ -92,7 +101,7 @@ struct KeysCommand: AsyncParsableCommand {
             switch outcome {
             case .retired(let key): print("\(app) publication key \(key.id) retired")
             case .unchanged(let key), .registered(let key): print("\(app) publication key \(key.id) was retired already")
-            case .refused(let why): throw ValidationError(why)
+            case .refused(let why): throw Refusal(why)
             }
         }
     }
@@ -139,11 +148,11 @@ enum TrustedKeyFile {
         guard let data = FileManager.default.contents(atPath: path),
             let object = (try? TourValue(jsonText: String(decoding: data, as: UTF8.self)))?.objectValue,
             let publicKey = object["publicKey"]?.stringValue
-        else { throw ValidationError("\(path) is not a public key file of onboarding-server keys new") }
+        else { throw Refusal("\(path) is not a public key file of onboarding-server keys new") }
         guard object["app"]?.stringValue == app else {
-            throw ValidationError("\(path) is a key of \(object["app"]?.stringValue ?? "no app"), not \(app)")
+            throw Refusal("\(path) is a key of \(object["app"]?.stringValue ?? "no app"), not \(app)")
         }
-        do { return try PublicationKey(app: app, publicKey: publicKey) } catch { throw ValidationError("\(path): \(error)") }
+        do { return try PublicationKey(app: app, publicKey: publicKey) } catch { throw Refusal("\(path): \(error)") }
     }
 }
 
@@ -151,9 +160,9 @@ enum TrustedKeyFile {
 enum SigningKeys {
     static func read(_ paths: [String]) throws -> [PublicationSigningKey] {
         try paths.map { path in
-            guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("cannot read the key file \(path)") }
+            guard let data = FileManager.default.contents(atPath: path) else { throw Refusal("cannot read the key file \(path)") }
             do { return try PublicationSigningKey(fileText: String(decoding: data, as: UTF8.self)) } catch {
-                throw ValidationError("\(path): \(error)")
+                throw Refusal("\(path): \(error)")
             }
         }
     }

@@ -133,8 +133,8 @@ struct PeopleCommand: AsyncParsableCommand {
                 try await PeopleStore(client: client, logger: logger).remove(
                     name, from: scope, by: .commandLine(), now: Date().timeIntervalSince1970)
             }
-            guard let removed else { throw ValidationError("there is no person named \(name)") }
-            if let scope, removed.roles[scope] == nil { throw ValidationError("\(name) holds no role in \(scope)") }
+            guard let removed else { throw Refusal("there is no person named \(name)") }
+            if let scope, removed.roles[scope] == nil { throw Refusal("\(name) holds no role in \(scope)") }
             print(scope.map { "\(name) holds no role in \($0) any more" } ?? "\(name) is removed: every credential and session ended")
         }
     }
@@ -155,7 +155,7 @@ struct PeopleCommand: AsyncParsableCommand {
                 try await PeopleStore(client: client, logger: logger).rotate(
                     name, days: days, by: .commandLine(), now: Date().timeIntervalSince1970)
             }
-            guard let credential else { throw ValidationError("there is no person named \(name)") }
+            guard let credential else { throw Refusal("there is no person named \(name)") }
             note("\(name)'s earlier credentials are revoked")
             try await PeopleCommand.hand(credential, to: credentialFile)
         }

@@ -91,7 +91,7 @@ struct Serve: AsyncParsableCommand {
         if let retainFacts, !(1...36_500).contains(retainFacts) { throw ValidationError("--retain-facts must be from 1 to 36500 days") }
         let environment = Settings.environment
         let port = try port ?? environment["PORT"].map { text in
-            guard let port = Int(text) else { throw ValidationError("PORT must be a number from 1 to 65535") }
+            guard let port = Int(text) else { throw Refusal("PORT must be a number from 1 to 65535") }
             return port
         } ?? 8080
         guard (1...65535).contains(port) else { throw ValidationError("the port must be from 1 to 65535") }
@@ -119,11 +119,11 @@ struct Serve: AsyncParsableCommand {
         configuration.retainFactsDays = retainFacts
         if let replica = try Settings.secret("READ_DATABASE_URL") {
             do { configuration.readDatabase = try DatabaseURL(replica) } catch {
-                throw ValidationError("READ_DATABASE_URL: \(error.description)")
+                throw Refusal("READ_DATABASE_URL: \(error.description)")
             }
         }
         let metricsPort = try metricsPort ?? environment["ONBOARDING_METRICS_PORT"].flatMap { $0.isEmpty ? nil : $0 }.map { text in
-            guard let port = Int(text) else { throw ValidationError("ONBOARDING_METRICS_PORT must be a number from 1 to 65535") }
+            guard let port = Int(text) else { throw Refusal("ONBOARDING_METRICS_PORT must be a number from 1 to 65535") }
             return port
         }
         if let metricsPort {
@@ -136,7 +136,7 @@ struct Serve: AsyncParsableCommand {
         if let family = environment["ONBOARDING_BUDGET_FAMILY"], !family.isEmpty {
             let apps = family.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
             guard apps.allSatisfy(SyncAPI.isValidName) else {
-                throw ValidationError("ONBOARDING_BUDGET_FAMILY is a list of app ids (\(SyncAPI.nameRule)), separated by commas")
+                throw Refusal("ONBOARDING_BUDGET_FAMILY is a list of app ids (\(SyncAPI.nameRule)), separated by commas")
             }
             configuration.budgetFamily = Set(apps)
         }

@@ -24,13 +24,13 @@ enum Settings {
         case (let value?, nil): return value
         case (nil, let path?):
             guard let data = FileManager.default.contents(atPath: path), var text = String(data: data, encoding: .utf8) else {
-                throw ValidationError("\(name)_FILE names no readable file: \(path)")
+                throw Refusal("\(name)_FILE names no readable file: \(path)")
             }
             while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
-            guard !text.isEmpty else { throw ValidationError("\(name)_FILE names an empty file: \(path)") }
+            guard !text.isEmpty else { throw Refusal("\(name)_FILE names an empty file: \(path)") }
             return text
         case (_?, _?):
-            throw ValidationError("set \(name) or \(name)_FILE, not both")
+            throw Refusal("set \(name) or \(name)_FILE, not both")
         }
     }
 
@@ -60,10 +60,10 @@ struct DatabaseOptions: ParsableArguments {
 
     func resolved() throws -> DatabaseURL {
         guard let text = try Settings.secret("DATABASE_URL") else {
-            throw ValidationError(
+            throw Refusal(
                 "no database: set DATABASE_URL (or DATABASE_URL_FILE, a file holding it) to postgres://USER:PASSWORD@HOST:PORT/DATABASE")
         }
-        do { return try DatabaseURL(text) } catch { throw ValidationError(error.description) }
+        do { return try DatabaseURL(text) } catch { throw Refusal(error.description) }
     }
 
     /// Runs `body` with a pool on the database, migrated first.
@@ -90,7 +90,7 @@ func secret() throws -> TokenSigner {
                 "set ONBOARDING_SERVER_SECRET (at least \(TokenSigner.minimumSecretLength) bytes) or ONBOARDING_SERVER_SECRET_FILE, or ONBOARDING_SERVER_KEYS")
         }
         return try TokenSigner(secret: secret)
-    } catch let error as ValidationError { throw error } catch { throw ValidationError("\(error)") }
+    } catch let error as Refusal { throw error } catch { throw Refusal("\(error)") }
 }
 
 /// The identity provider of account tokens: `ONBOARDING_IDP_ISSUER` with `ONBOARDING_IDP_JWKS_URL`
@@ -102,7 +102,7 @@ func identityProvider() throws -> IdentityProviderSettings? {
     let issuer = environment["ONBOARDING_IDP_ISSUER"].flatMap { $0.isEmpty ? nil : $0 }
     guard url != nil || file != nil || issuer != nil else { return nil }
     guard let issuer, (url == nil) != (file == nil) else {
-        throw ValidationError(
+        throw Refusal(
             "an identity provider needs ONBOARDING_IDP_ISSUER and one of ONBOARDING_IDP_JWKS_URL (its keys' URL) or ONBOARDING_IDP_JWKS (a file)")
     }
     if let url { return IdentityProviderSettings(issuer: issuer, keys: .url(try Settings.fetchableURL(url, "ONBOARDING_IDP_JWKS_URL"))) }
@@ -118,10 +118,10 @@ func oidc(publicURL: String?) throws -> OIDCConfiguration? {
     guard let client = environment["ONBOARDING_OIDC_CLIENT_ID"].flatMap({ $0.isEmpty ? nil : $0 }),
         let secret = try Settings.secret("ONBOARDING_OIDC_CLIENT_SECRET")
     else {
-        throw ValidationError("ONBOARDING_OIDC_ISSUER needs ONBOARDING_OIDC_CLIENT_ID and ONBOARDING_OIDC_CLIENT_SECRET (or _FILE)")
+        throw Refusal("ONBOARDING_OIDC_ISSUER needs ONBOARDING_OIDC_CLIENT_ID and ONBOARDING_OIDC_CLIENT_SECRET (or _FILE)")
     }
     guard let publicURL else {
-        throw ValidationError(
+        throw Refusal(
             "ONBOARDING_OIDC_ISSUER needs ONBOARDING_PUBLIC_URL, the dashboard's address as browsers reach it (the provider sends people back there)")
     }
     return OIDCConfiguration(
@@ -146,7 +146,7 @@ func makeLogger() -> Logger { processLogger }
 func writeSecretFile(_ path: String, _ text: String) throws {
     let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
     guard descriptor >= 0 else {
-        throw ValidationError(
+        throw Refusal(
             errno == EEXIST ? "\(path) exists; a secret file is never overwritten (remove it first)" : "cannot create \(path) (errno \(errno))")
     }
     let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
