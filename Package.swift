@@ -245,6 +245,7 @@ let package = Package(
                 "onboarding-server", "OnboardingServer", "ServerInsights", "ServerDatabase", "AccountSyncHTTP", "CatalogDocuments",
                 "TourFixtures",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -7,7 +7,7 @@ import TourCodec
 
 /// The control plane's pages: an app's people (for its owners) and the audit trail.
 extension Dashboard {
-    func addPeople(to router: Router<ServerRequestContext>) {
+    func addPeople(to router: RouterGroup<ServerRequestContext>) {
         router.get("/dashboard/apps/:app/people") { request, context in
             await signedIn(request, context) { access in
                 let app = try Self.name(context, "app", access: access, role: .owner)
@@ -92,9 +92,10 @@ extension Dashboard {
         await changing(request, context, role: .owner, body)
     }
 
-    /// A form that changes something of an app: posted by a person holding `role` there, from a
-    /// page of this dashboard (same origin), with the session's anti-forgery token; `body` gets the
-    /// app, the form's fields, the actor for the audit trail and the access.
+    /// A form that changes something of an app: posted by a person holding `role` there (that it
+    /// came from a page of this dashboard, with the session's anti-forgery token, is the route
+    /// group's check: ``DashboardForgeryGuard``); `body` gets the app, the form's fields, the actor
+    /// for the audit trail and the access.
     func changing(
         _ request: Request, _ context: ServerRequestContext, role: Role,
         _ body: (String, [String: String], Actor, Access) async throws -> Response
@@ -103,9 +104,6 @@ extension Dashboard {
             let app = try Self.name(context, "app", access: access, role: role)
             var request = request
             let fields = try await Self.form(&request)
-            guard isSameOrigin(request), DashboardSessions.matches(fields["form_token"], "form", access.session.cookie) else {
-                throw DashboardError(.forbidden, "This change did not come from a page of this dashboard, so nothing was done.")
-            }
             let actor = Actor(name: access.person.name, source: controlPlane.clients.of(request, context), person: access.person)
             return try await body(app, fields, actor, access)
         }

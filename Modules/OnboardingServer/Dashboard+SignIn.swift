@@ -22,19 +22,25 @@ extension Dashboard {
         router.post("/dashboard/sign-in") { request, context in
             await page { try await signIn(request, context) }
         }
+        if oidc != nil {
+            router.get("/dashboard/sign-in/oidc") { request, context in
+                await page { try await startOIDC(request, context) }
+            }
+            router.get("/dashboard/sign-in/oidc/callback") { request, context in
+                await page { try await finishOIDC(request, context) }
+            }
+        }
+    }
+
+    /// Sign-out, in the dashboard's guarded group: a forged one is refused there, and changes
+    /// nothing (the cookie stays, the session goes on).
+    func addSignOut(to router: RouterGroup<ServerRequestContext>) {
         router.post("/dashboard/sign-out") { request, context in
             await page {
                 guard let access = try await access(request) else {
                     var response = Self.redirect("/dashboard/sign-in")
                     if Self.cookieValue(Self.cookie, request) != nil { response.setCookie(Self.clearing(Self.cookie, request)) }
                     return response
-                }
-                var request = request
-                let fields = try await Self.form(&request)
-                // A forged sign-out changes nothing: the cookie stays, the session goes on.
-                guard isSameOrigin(request), DashboardSessions.matches(fields["form_token"], "form", access.session.cookie) else {
-                    throw DashboardError(
-                        .forbidden, "This sign-out did not come from a page of this dashboard, so nothing was done: you are still signed in.")
                 }
                 let audit = AuditLog.Entry(
                     at: Date().timeIntervalSince1970,
@@ -44,14 +50,6 @@ extension Dashboard {
                 var response = Self.redirect("/dashboard/sign-in")
                 response.setCookie(Self.clearing(Self.cookie, request))
                 return response
-            }
-        }
-        if oidc != nil {
-            router.get("/dashboard/sign-in/oidc") { request, context in
-                await page { try await startOIDC(request, context) }
-            }
-            router.get("/dashboard/sign-in/oidc/callback") { request, context in
-                await page { try await finishOIDC(request, context) }
             }
         }
     }
@@ -230,9 +228,11 @@ extension Dashboard {
     /// sibling subdomain is `same-site`, which `SameSite` cookies do not stop) and in `Origin`
     /// (it must be this dashboard's). A client that sends neither (not a browser, so not a
     /// browser's victim) still needs the form's token.
-    func isSameOrigin(_ request: Request) -> Bool {
+    func isSameOrigin(_ request: Request) -> Bool { Self.isSameOrigin(request, publicOrigin: publicOrigin) }
+
+    static func isSameOrigin(_ request: Request, publicOrigin: String?) -> Bool {
         if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!], site != "same-origin" { return false }
-        if let origin = request.headers[.origin] { return origin == (publicOrigin ?? Self.ownOrigin(request)) }
+        if let origin = request.headers[.origin] { return origin == (publicOrigin ?? ownOrigin(request)) }
         return true
     }
 

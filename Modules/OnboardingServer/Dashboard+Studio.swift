@@ -12,7 +12,7 @@ import TourCore
 /// previewed as the engine shows each card, and diffed against the live version. Viewers read;
 /// editors start and save drafts.
 extension Dashboard {
-    func addStudio(to router: Router<ServerRequestContext>) {
+    func addStudio(to router: RouterGroup<ServerRequestContext>) {
         router.get("/dashboard/apps/:app/studio") { request, context in
             await signedIn(request, context) { access in
                 let app = try Self.name(context, "app", access: access)

@@ -11,7 +11,7 @@ import TourCore
 /// `onboarding-server publish` and `unpublish` do it (``CatalogStore``: the same checks, the same
 /// signature rule, one audit row). Publishers only.
 extension Dashboard {
-    func addStudioPublishing(to router: Router<ServerRequestContext>) {
+    func addStudioPublishing(to router: RouterGroup<ServerRequestContext>) {
         router.post("/dashboard/apps/:app/studio/drafts/:draft/publish") { request, context in
             await publishing(request, context) { app, fields, actor, access in
                 let revision = try await draft(app, context)

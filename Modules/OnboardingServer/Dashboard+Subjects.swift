@@ -9,7 +9,7 @@ import TourCodec
 /// a page at a time, and from a subject to its timeline of facts across devices and catalog
 /// versions. Only the app's ``subjectsRole`` and above see either; each is one bounded, indexed read.
 extension Dashboard {
-    func addSubjects(to router: Router<ServerRequestContext>) {
+    func addSubjects(to router: RouterGroup<ServerRequestContext>) {
         router.get("/dashboard/apps/:app/flows/:flow/subjects") { request, context in
             await signedIn(request, context) { access in
                 let app = try Self.name(context, "app", access: access, role: Self.subjectsRole)

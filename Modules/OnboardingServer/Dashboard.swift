@@ -49,8 +49,13 @@ struct Dashboard: Sendable {
         func visible(_ apps: [String]) -> [String] { apps.filter { person.role(in: $0) != nil } }
     }
 
-    func add(to router: Router<ServerRequestContext>) {
-        addSignIn(to: router)
+    /// The dashboard's routes: the sign-in form's on `server`, every other in one group whose
+    /// middleware refuses a change that did not come from a page of this dashboard
+    /// (``DashboardForgeryGuard``).
+    func add(to server: Router<ServerRequestContext>) {
+        addSignIn(to: server)
+        let router = server.group().add(middleware: DashboardForgeryGuard(publicOrigin: publicOrigin))
+        addSignOut(to: router)
         router.get("/dashboard") { request, context in
             await signedIn(request, context) { access in
                 let today = Date()

@@ -105,49 +105,21 @@ public enum OnboardingServer {
             waitForDatabase: waitForDatabase, watching: watching)
     }
 
+    /// The server's routes over `store`'s pools (and `replica`'s, for the dashboard's figures), as
+    /// ``run(_:logger:waitForDatabase:)`` serves them: for tests that send requests in process.
+    public static func router(
+        _ configuration: ServerConfiguration, client: PostgresClient, replica: ReadOnlyDatabase? = nil, store: AccountStore,
+        http: HTTPClient, logger: Logger
+    ) async throws -> Router<ServerRequestContext> {
+        try await routes(configuration, client: client, replica: replica, store: store, http: http, logger: logger).router
+    }
+
     private static func serve(
         _ configuration: ServerConfiguration, client: PostgresClient, pushClient: PostgresClient, replica: ReadOnlyDatabase?,
         store: AccountStore, http: HTTPClient, logger: Logger, waitForDatabase: Int, watching: Bool
     ) async throws {
-        let router = Router(context: ServerRequestContext.self)
-        router.middlewares.add(RequestLog())
-        router.middlewares.add(RequestMetrics())
-        let catalogs = CatalogStore(writes: store.writes, reads: store.reads, logger: logger)
-        let controlPlane = ControlPlane(
-            writes: store.writes, reads: store.reads, tokens: configuration.tokens,
-            clients: ClientAddress(trustedProxies: configuration.trustedProxies, logger: logger), logger: logger)
-        var identityProvider: IdentityProvider?
-        if let settings = configuration.identityProvider {
-            let keys = JWKSource(settings.keys, http: http, logger: logger)
-            identityProvider = try IdentityProvider(keys: keys, issuer: settings.issuer)
-            // Read now so a bad file stops the start; a provider that does not answer yet is tried again
-            // on the first token.
-            do { try await keys.refresh() } catch {
-                if case .file = settings.keys { throw ServerConfigurationError("ONBOARDING_IDP_JWKS: \(error)") }
-                logger.warning("the identity provider's keys were not fetched at start", metadata: ["error": "\(error)"])
-            }
-        }
-        var routes = Routes(
-            store: store, catalogs: catalogs, tokens: configuration.tokens, identityProvider: identityProvider,
-            controlPlane: controlPlane, enrollmentStore: EnrollmentStore(writes: store.writes, reads: store.reads, logger: logger),
-            enrollments: RateLimiter(
-                limits: .init(
-                    sourceBurst: Double(configuration.enrollmentsPerMinute), sourceRefill: 60 / Double(configuration.enrollmentsPerMinute),
-                    personBurst: 1, personRefill: 1)),
-            publicationMaxAge: configuration.publicationMaxAge, logger: logger)
-        let freshness = InsightsFreshness(
-            listen: configuration.database.connectionConfiguration(role: "onboarding-server insights follower"), replica: replica,
-            logger: logger)
-        routes.freshness = freshness
-        if let replica { routes.reports = AccountStore(client: client, reads: replica, logger: logger) }
-        routes.add(to: router)
-        Dashboard(
-            store: store, catalogs: catalogs, insights: Insights(reads: replica ?? store.reads, logger: logger),
-            sessions: DashboardSessions(writes: store.writes, reads: store.reads, logger: logger), controlPlane: controlPlane,
-            oidc: configuration.oidc.map { DashboardOIDC(configuration: $0, http: http, logger: logger) },
-            publicOrigin: configuration.publicURL, publicationMaxAge: configuration.publicationMaxAge,
-            freshness: freshness, logger: logger
-        ).add(to: router)
+        let (router, controlPlane, freshness) = try await routes(
+            configuration, client: client, replica: replica, store: store, http: http, logger: logger)
         // Started in this order and stopped in the reverse, after the HTTP server: the push queue
         // ends before the pools it writes through.
         let writesPool = PoolService(client)
@@ -205,6 +177,52 @@ public enum OnboardingServer {
         var groupConfiguration = ServiceGroupConfiguration(services: group, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         groupConfiguration.maximumGracefulShutdownDuration = gracefulShutdownLimit
         try await ServiceGroup(configuration: groupConfiguration).run()
+    }
+
+    private static func routes(
+        _ configuration: ServerConfiguration, client: PostgresClient, replica: ReadOnlyDatabase?, store: AccountStore,
+        http: HTTPClient, logger: Logger
+    ) async throws -> (router: Router<ServerRequestContext>, controlPlane: ControlPlane, freshness: InsightsFreshness) {
+        let router = Router(context: ServerRequestContext.self)
+        router.middlewares.add(RequestLog())
+        router.middlewares.add(RequestMetrics())
+        let catalogs = CatalogStore(writes: store.writes, reads: store.reads, logger: logger)
+        let controlPlane = ControlPlane(
+            writes: store.writes, reads: store.reads, tokens: configuration.tokens,
+            clients: ClientAddress(trustedProxies: configuration.trustedProxies, logger: logger), logger: logger)
+        var identityProvider: IdentityProvider?
+        if let settings = configuration.identityProvider {
+            let keys = JWKSource(settings.keys, http: http, logger: logger)
+            identityProvider = try IdentityProvider(keys: keys, issuer: settings.issuer)
+            // Read now so a bad file stops the start; a provider that does not answer yet is tried again
+            // on the first token.
+            do { try await keys.refresh() } catch {
+                if case .file = settings.keys { throw ServerConfigurationError("ONBOARDING_IDP_JWKS: \(error)") }
+                logger.warning("the identity provider's keys were not fetched at start", metadata: ["error": "\(error)"])
+            }
+        }
+        var routes = Routes(
+            store: store, catalogs: catalogs, tokens: configuration.tokens, identityProvider: identityProvider,
+            controlPlane: controlPlane, enrollmentStore: EnrollmentStore(writes: store.writes, reads: store.reads, logger: logger),
+            enrollments: RateLimiter(
+                limits: .init(
+                    sourceBurst: Double(configuration.enrollmentsPerMinute), sourceRefill: 60 / Double(configuration.enrollmentsPerMinute),
+                    personBurst: 1, personRefill: 1)),
+            publicationMaxAge: configuration.publicationMaxAge, logger: logger)
+        let freshness = InsightsFreshness(
+            listen: configuration.database.connectionConfiguration(role: "onboarding-server insights follower"), replica: replica,
+            logger: logger)
+        routes.freshness = freshness
+        if let replica { routes.reports = AccountStore(client: client, reads: replica, logger: logger) }
+        routes.add(to: router)
+        Dashboard(
+            store: store, catalogs: catalogs, insights: Insights(reads: replica ?? store.reads, logger: logger),
+            sessions: DashboardSessions(writes: store.writes, reads: store.reads, logger: logger), controlPlane: controlPlane,
+            oidc: configuration.oidc.map { DashboardOIDC(configuration: $0, http: http, logger: logger) },
+            publicOrigin: configuration.publicURL, publicationMaxAge: configuration.publicationMaxAge,
+            freshness: freshness, logger: logger
+        ).add(to: router)
+        return (router, controlPlane, freshness)
     }
 
     /// How long a shutdown waits for requests in flight: every request the server answers is

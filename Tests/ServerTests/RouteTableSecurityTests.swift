@@ -1,0 +1,151 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import PostgresNIO
+import ServerDatabase
+import Testing
+import TourCodec
+
+@testable import OnboardingServer
+
+/// Every state-changing route of the server's route table refuses a request that lacks what it
+/// needs, in process, without naming the routes: a route added tomorrow is walked too.
+///
+/// - Under `/dashboard` (but the sign-in form, which its own test holds: `CrossSiteTests`): a
+///   request with no session, another site's origin, or no anti-forgery token is refused with the
+///   dashboard's 403, and a session of a viewer is refused a change that needs a role.
+/// - Under `/v1` (but enrollment, which is open by design and holds its own key): a request with no
+///   credential is refused 401, and one with a viewer's is refused 401 or 403.
+///
+/// Nothing refused reaches the audit trail. The same requests with everything they need are not
+/// refused for forgery, so each refusal above is the check's, not a missing route's.
+@Suite("The route table's safety", .ownThread)
+struct RouteTableSecurityTests {
+    static let app = "growth"
+    static let evil = "https://evil.example"
+
+    /// A concrete path for a route's pattern: each parameter given a plausible value.
+    static func concrete(_ pattern: String) -> String {
+        let values = [
+            "app": app, "account": "ann", "install": String(repeating: "a", count: 32), "person": "vera", "key": "k1",
+            "version": "2", "flow": "tour", "draft": "1",
+        ]
+        return pattern.split(separator: "/", omittingEmptySubsequences: false).map { component -> String in
+            guard component.hasPrefix("{"), component.hasSuffix("}") else { return String(component) }
+            return values[String(component.dropFirst().dropLast())] ?? "x"
+        }.joined(separator: "/")
+    }
+
+    @Test func everyStateChangingRouteRefusesWhatItLacks() async throws {
+        let logger = {
+            var logger = Logger(label: "route-table")
+            logger.logLevel = .error
+            return logger
+        }()
+        let url = try DatabaseURL(try TestPostgres.freshDatabase())
+        let database = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 4), backgroundLogger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await database.run() }
+            defer { group.cancelAll() }
+            try await PostgresSchema.migrate(database, logger: logger)
+            let signer = try TokenSigner(secret: ServerProcess.secret)
+            let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, database: url, tokens: signer)
+            let store = AccountStore(client: database, logger: logger)
+            let router = try await OnboardingServer.router(
+                configuration, client: database, store: store, http: HTTPClient.shared, logger: logger)
+
+            // An owner and a viewer of the app, each with a credential.
+            let people = PeopleStore(client: database, logger: logger)
+            let now = Date().timeIntervalSince1970
+            let tester = Actor(name: "route-table test", source: "test", person: nil)
+            func credential(_ role: Role, _ name: String) async throws -> String {
+                let made = try await people.grant(role, in: .app(Self.app), to: name, identity: nil, days: 1, by: tester, now: now)
+                return await signer.sign(try #require(made.newCredential).claims)
+            }
+            let ownerCredential = try await credential(.owner, "olga")
+            let viewerCredential = try await credential(.viewer, "vera")
+            @Sendable func auditRows() async throws -> Int {
+                let rows = try await database.query("SELECT count(*)::bigint FROM audit_log", logger: logger)
+                for try await count in rows.decode(Int64.self) { return Int(count) }
+                return 0
+            }
+
+            let routes = router.routes.filter { $0.method != .get && $0.method != .head }.map { ($0.method, "\($0.path)") }
+            let dashboard = routes.filter { $0.1.hasPrefix("/dashboard") && $0.1 != "/dashboard/sign-in" }
+            let api = routes.filter { $0.1.hasPrefix("/v1") && $0.1 != "/v1/apps/{app}/installs" }
+            #expect(dashboard.count >= 10 && api.count >= 14, "\(routes)")
+            // Every state-changing route is one of the two families walked below.
+            let elsewhere = routes.filter { route in !route.1.hasPrefix("/dashboard") && !route.1.hasPrefix("/v1") }
+            #expect(elsewhere.isEmpty, "\(elsewhere)")
+
+            try await Application(router: router).test(.router) { client in
+                /// A session of the person with `credential`, signed in through the dashboard's own form.
+                func session(_ credential: String) async throws -> String {
+                    let form = try await client.execute(uri: "/dashboard/sign-in", method: .get)
+                    let cookie = try #require(Self.cookie("onboarding_sign_in", form.headers))
+                    let token = DashboardSessions.derive("sign-in", cookie)
+                    let signedIn = try await client.execute(
+                        uri: "/dashboard/sign-in", method: .post,
+                        headers: [.cookie: "onboarding_sign_in=\(cookie)", .contentType: "application/x-www-form-urlencoded"],
+                        body: ByteBuffer(string: "form_token=\(token)&credential=\(credential)"))
+                    return try #require(Self.cookie("onboarding_session", signedIn.headers), "sign-in: \(signedIn.status)")
+                }
+                let owner = try await session(ownerCredential)
+                let viewer = try await session(viewerCredential)
+                let before = try await auditRows()
+
+                func send(
+                    _ method: HTTPRequest.Method, _ path: String, session: String?, token: Bool = true, origin: String? = nil,
+                    bearer: String? = nil
+                ) async throws -> TestResponse {
+                    var headers: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
+                    if let session { headers[.cookie] = "onboarding_session=\(session)" }
+                    if let origin { headers[.origin] = origin }
+                    if let bearer { headers[.authorization] = "Bearer \(bearer)" }
+                    let form = token && session != nil ? "form_token=\(DashboardSessions.derive("form", session!))&" : ""
+                    return try await client.execute(
+                        uri: Self.concrete(path), method: method, headers: headers, body: ByteBuffer(string: form + "x=1"))
+                }
+                func isForgeryRefusal(_ response: TestResponse) -> Bool {
+                    response.status == .forbidden && String(buffer: response.body).contains("did not come from a page of this dashboard")
+                }
+
+                for (method, path) in dashboard {
+                    let route = "\(method) \(path)"
+                    #expect(isForgeryRefusal(try await send(method, path, session: nil)), "\(route): no session")
+                    #expect(isForgeryRefusal(try await send(method, path, session: owner, origin: Self.evil)), "\(route): another site")
+                    #expect(isForgeryRefusal(try await send(method, path, session: owner, token: false)), "\(route): no token")
+                    // Every change but signing out needs a role the viewer does not hold.
+                    if path != "/dashboard/sign-out" {
+                        let viewed = try await send(method, path, session: viewer)
+                        #expect(viewed.status == .forbidden && !isForgeryRefusal(viewed), "\(route): a viewer, \(viewed.status)")
+                        // With everything it needs, it is not refused for forgery (what it does with
+                        // the made-up values is the route's own business).
+                        #expect(!isForgeryRefusal(try await send(method, path, session: owner)), "\(route): the owner's own page")
+                    }
+                }
+                for (method, path) in api {
+                    let route = "\(method) \(path)"
+                    let bare = try await send(method, path, session: nil)
+                    #expect(bare.status == .unauthorized, "\(route): no credential, \(bare.status)")
+                    let viewed = try await send(method, path, session: nil, bearer: viewerCredential)
+                    #expect([.unauthorized, .forbidden].contains(viewed.status), "\(route): a viewer, \(viewed.status)")
+                }
+                #expect(try await auditRows() == before, "a refused request was audited as an act")
+            }
+        }
+    }
+
+    /// The value a `Set-Cookie` header of `headers` gives `name`.
+    static func cookie(_ name: String, _ headers: HTTPFields) -> String? {
+        headers[values: .setCookie].lazy.compactMap { header -> String? in
+            let pair = header.split(separator: ";").first ?? ""
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            return parts.count == 2 && parts[0] == name && !parts[1].isEmpty ? String(parts[1]) : nil
+        }.first
+    }
+}
