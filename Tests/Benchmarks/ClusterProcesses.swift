@@ -195,10 +195,13 @@ enum ClusterProcesses {
         init(upstreams: [Int]) throws {
             port = try ClusterProcesses.freePort()
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
-            let lines = upstreams.map { "server 127.0.0.1:\($0) max_fails=1 fail_timeout=5s;" }.joined(separator: " ")
+            // The template's `@UPSTREAM@` line once per server, as scripts/cluster renders it.
             let configuration = try String(contentsOfFile: "scripts/nginx.conf.template", encoding: .utf8)
                 .replacingOccurrences(of: "@DIR@", with: folder).replacingOccurrences(of: "@PORT@", with: String(port))
-                .replacingOccurrences(of: "@UPSTREAMS@", with: lines)
+                .split(separator: "\n", omittingEmptySubsequences: false).flatMap { line -> [String] in
+                    line.contains("@UPSTREAM@")
+                        ? upstreams.map { line.replacingOccurrences(of: "@UPSTREAM@", with: "127.0.0.1:\($0)") } : [String(line)]
+                }.joined(separator: "\n")
             try configuration.write(toFile: folder + "/nginx.conf", atomically: true, encoding: .utf8)
             let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
             guard let nginx else { throw BenchFailure("section 8 needs nginx (apt-get install nginx)") }

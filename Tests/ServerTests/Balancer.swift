@@ -14,6 +14,16 @@ final class Balancer {
         ["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
+    /// The template with its folder and port filled in, and its `@UPSTREAM@` line repeated once per
+    /// server (as scripts/cluster renders it).
+    static func render(_ template: String, folder: String, port: Int, upstreams: [Int]) -> String {
+        template.replacingOccurrences(of: "@DIR@", with: folder).replacingOccurrences(of: "@PORT@", with: String(port))
+            .split(separator: "\n", omittingEmptySubsequences: false).flatMap { line -> [String] in
+                line.contains("@UPSTREAM@")
+                    ? upstreams.map { line.replacingOccurrences(of: "@UPSTREAM@", with: "127.0.0.1:\($0)") } : [String(line)]
+            }.joined(separator: "\n")
+    }
+
     init(upstreams: [Int]) throws {
         guard let nginx = Self.nginx else { throw HarnessFailure("nginx is not installed (apt-get install nginx; .ci/run does)") }
         port = ServerProcess.freePort()
@@ -23,11 +33,7 @@ final class Balancer {
         try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: folder.path)
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let template = try String(contentsOf: root.appendingPathComponent("scripts/nginx.conf.template"), encoding: .utf8)
-        let config = template.replacingOccurrences(of: "@DIR@", with: folder.path)
-            .replacingOccurrences(of: "@PORT@", with: String(port))
-            .replacingOccurrences(
-                of: "@UPSTREAMS@",
-                with: upstreams.map { "server 127.0.0.1:\($0) max_fails=1 fail_timeout=5s;" }.joined(separator: "\n        "))
+        let config = Self.render(template, folder: folder.path, port: port, upstreams: upstreams)
         let file = folder.appendingPathComponent("nginx.conf")
         try config.write(to: file, atomically: true, encoding: .utf8)
         let process = Process()
