@@ -53,7 +53,8 @@ public struct AccountStore: Sendable {
 
     // MARK: - Readiness
 
-    /// Whether PostgreSQL answers now, on the pool requests write through.
+    /// Whether PostgreSQL answers now, on the pool requests write through (the tools' check; the
+    /// server's readiness is ``CommitProbe``'s: whether a write commits).
     public func isReady() async -> Bool { await writes.answers(within: .seconds(2)) }
 
     // MARK: - Token cut-offs
@@ -107,6 +108,7 @@ public struct AccountStore: Sendable {
     }
 
     /// Records a cut-off under `name` (never moving one back) and `audit`, on `connection`.
+    @discardableResult
     static func setCutoff(
         app: String, named name: String, at time: Double, on connection: PostgresConnection, logger: Logger,
         audit: AuditLog.Entry? = nil

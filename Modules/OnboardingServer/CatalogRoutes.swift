@@ -106,11 +106,14 @@ extension Routes {
                 + problems.joined(separator: "; "))
     }
 
-    /// The list's identity: its versions, fingerprints, rollouts and signatures, and the keys'
-    /// retirements.
+    /// The list's identity: its versions, fingerprints, rollouts and signatures (each with its
+    /// signing key), and the keys' retirements.
     static func entityTag(_ live: [CatalogStore.Entry], keys: [PublicationKeyStatus]) -> String {
         let identity =
-            live.map { "\($0.version):\($0.fingerprint):\($0.rollout):\($0.signatures.map(\.signature).joined(separator: "+"))" }
+            live.map { entry in
+                let signatures = entry.signatures.map { "\($0.key)=\($0.signature)" }.joined(separator: "+")
+                return "\(entry.version):\(entry.fingerprint):\(entry.rollout):\(signatures)"
+            }
             .joined(separator: ",") + "|" + keys.map { "\($0.id):\($0.retiredAt.map { String($0) } ?? "")" }.joined(separator: ",")
         return "\"" + SHA256Hasher.hex(identity.utf8) + "\""
     }

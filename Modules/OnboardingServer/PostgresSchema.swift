@@ -176,6 +176,8 @@ public enum PostgresSchema {
         ("v21-subject-fence", SubjectFence.v21),
         // Cut-offs under the subject's pseudonyms, not its id (SubjectFence.v22).
         ("v22-pseudonymous-cutoffs", SubjectFence.v22),
+        // Readiness writes a row to know that commits complete (CommitProbe.v23).
+        ("v23-readiness-probe", CommitProbe.v23),
     ]
 
     /// An arbitrary constant: the advisory lock that serialises migrations across processes.

@@ -53,6 +53,8 @@ struct Routes: Sendable {
     var reports: AccountStore? = nil
     /// How fresh the figures are, and the wait for them (``InsightsFreshness``).
     var freshness: InsightsFreshness? = nil
+    /// Readiness: whether a write commits (the server's); without it, whether PostgreSQL answers.
+    var readiness: CommitProbe? = nil
     /// How long `/report` waits for its pushes to be counted, and for a replica to replay them.
     static let countWait: Duration = .seconds(5)
     static let replicaWait: Duration = .seconds(2)
@@ -60,10 +62,14 @@ struct Routes: Sendable {
     func add(to router: Router<ServerRequestContext>) {
         router.get("/v1/health") { _, _ in Self.json(["status": "ok"] as TourValue) }
         router.get("/v1/ready") { _, _ in
-            await store.isReady()
+            let ready = if let readiness { await readiness.isReady(within: .seconds(2)) } else { await store.isReady() }
+            return ready
                 ? Self.json(["status": "ready"] as TourValue)
                 : Self.error(
-                    APIError(status: .serviceUnavailable, code: "unavailable", message: "the database does not answer"))
+                    APIError(
+                        status: .serviceUnavailable, code: "unavailable",
+                        message: "the database does not commit a write within 2 s (down, read-only, or waiting for a standby)",
+                        retryAfter: 1))
         }
         router.post("/v1/apps/:app/accounts/:account/push") { request, context in
             await answer {

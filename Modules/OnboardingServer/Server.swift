@@ -213,6 +213,8 @@ public enum OnboardingServer {
             listen: configuration.database.connectionConfiguration(role: "onboarding-server insights follower"), replica: replica,
             logger: logger)
         routes.freshness = freshness
+        routes.readiness = CommitProbe(
+            configuration: configuration.database.connectionConfiguration(role: "onboarding-server readiness"), logger: logger)
         if let replica { routes.reports = AccountStore(client: client, reads: replica, logger: logger) }
         routes.add(to: router)
         Dashboard(

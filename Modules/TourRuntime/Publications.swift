@@ -147,7 +147,13 @@ public enum Publications {
             let last = try store.database.catalogPull(app: app)
             let sameBinary = last?.binary == product.fingerprint
             if !force, sameBinary, let fresh = last?.freshUntil, now < fresh { return nil }
-            let tag = sameBinary ? last?.entityTag : nil
+            // The tag says "I hold this list": not when a kept copy was altered on this device
+            // (its hash is no longer its fingerprint), which must then be fetched again, not
+            // answered 304 for as long as the list is unchanged.
+            let intact = try store.database.publications(app: app).allSatisfy {
+                SHA256Hasher.hex($0.document.utf8) == $0.fingerprint
+            }
+            let tag = sameBinary && intact ? last?.entityTag : nil
             switch try await transport.catalogs(app: app, ifNoneMatch: tag) {
             case .unchanged(let maxAge):
                 try store.database.noteUnchangedPull(app: app, at: now, freshUntil: maxAge.map { now.addingTimeInterval(Double($0)) })

@@ -31,6 +31,7 @@ import Testing
         ("v20-idempotent-requests", 0xe6b505423e1d649e),
         ("v21-subject-fence", 0xfdeed310011ad458),
         ("v22-pseudonymous-cutoffs", 0xf72c1ecd08be5180),
+        ("v23-readiness-probe", 0x4a2d963cd6d886c5),
     ]
 
     static func fingerprint(_ statements: [String]) -> UInt64 {

@@ -210,3 +210,49 @@ struct PublicationsTests {
         #expect(try Publications.subject(DeviceStore.open(path: path), product: Self.product, user: "ann") == first)
     }
 }
+
+/// A list a test serves: unchanged (a 304) to the tag it gave, the list otherwise; it notes the
+/// tags it was asked with.
+private final class ListTransport: SyncTransport, @unchecked Sendable {
+    let list: PublishedCatalogs
+    static let tag = "\"" + String(repeating: "ab", count: 32) + "\""
+    private(set) var askedWith: [String?] = []
+
+    init(_ publications: [PublishedCatalog]) { list = PublishedCatalogs(app: "test", publications: publications, entityTag: Self.tag) }
+
+    func catalogs(app: String, ifNoneMatch entityTag: String?) async throws(SyncError) -> CatalogPull {
+        askedWith.append(entityTag)
+        return entityTag == Self.tag ? .unchanged(maxAge: 0) : .changed(list, entityTag: Self.tag, maxAge: 0)
+    }
+    func push(app: String, account: String, _ batch: PushBatch) async throws(SyncError) -> PushAck { throw .unreachable("no") }
+    func pull(app: String, account: String) async throws(SyncError) -> AccountRecords { throw .unreachable("no") }
+    func budget(app: String, account: String, _ exchange: BudgetExchange) async throws(SyncError) -> AccountBudget {
+        throw .unreachable("no")
+    }
+}
+
+extension PublicationsTests {
+    /// A kept copy altered in the device's file is refused on use; the next pull does not say "I
+    /// hold this list" (no If-None-Match), so it gets the document again instead of a 304, and the
+    /// publication runs again.
+    @Test func aKeptCopyAlteredOnTheDeviceIsFetchedAgainNotAnswered304() async throws {
+        let next = Self.product.catalog.version + 1
+        let genuine = try Self.publication(next, rollout: 100)
+        let transport = ListTransport([genuine])
+        let (store, path) = try Self.store(keeping: [])
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        func pull() async { _ = await Publications.update(store, product: Self.product, releases: [], trustedKeys: Self.trusted, transport: transport, now: Date()) }
+        await pull()
+        #expect(try Self.choose(store).choice.source == .published)
+        await pull()
+        #expect(transport.askedWith.last == ListTransport.tag, "an intact list is asked for with its tag")
+
+        // Altered in the file: refused on use, the compiled runs.
+        try Self.sqlite(path, "UPDATE published_catalog SET document = replace(document, '\"Done\"', '\"Done, honestly\"')")
+        #expect(try Self.choose(store).choice.source == .compiled)
+        await pull()
+        #expect(transport.askedWith.last == .some(nil), "an altered copy is asked for afresh")
+        #expect(try Self.choose(store).choice.source == .published)
+        #expect(try OnboardingDatabase.open(path: path).publications(app: "test").first?.document == genuine.document)
+    }
+}
