@@ -79,7 +79,8 @@ extension ArmFigures {
         CSVTable(
             header: [
                 "experiment", "variant", "control", "assigned", "exposed", "goal_reached", "goal_rate", "goal_rate_low",
-                "goal_rate_high", "difference", "difference_low", "difference_high", "verdict",
+                "goal_rate_high", "difference", "difference_low", "difference_high", "always_valid_low",
+                "always_valid_high", "always_valid_p", "verdict",
             ],
             rows: experiments.flatMap { experiment in
                 experiment.arms.map { arm in
@@ -88,6 +89,8 @@ extension ArmFigures {
                         .number(arm.assigned), .number(arm.exposed), .number(arm.goalReached), .decimal(arm.rate),
                         .decimal(arm.interval?.lowerBound), .decimal(arm.interval?.upperBound), .decimal(arm.difference),
                         .decimal(arm.differenceInterval?.lowerBound), .decimal(arm.differenceInterval?.upperBound),
+                        .decimal(arm.alwaysValidInterval?.lowerBound), .decimal(arm.alwaysValidInterval?.upperBound),
+                        .decimal(arm.alwaysValidPValue),
                         .text(arm.verdict ?? ""),
                     ]
                 }

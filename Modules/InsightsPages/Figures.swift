@@ -78,11 +78,17 @@ public struct ArmFigures: Equatable, Sendable {
         public var difference: Double?
         public var differenceInterval: ClosedRange<Double>?
         public var verdict: String?
+        /// The always-valid interval of the difference and its p-value (the verdict's).
+        public var alwaysValidInterval: ClosedRange<Double>?
+        public var alwaysValidPValue: Double?
 
         public init(
             variant: String, control: Bool, assigned: Int, exposed: Int, goalReached: Int, rate: Double?,
-            interval: ClosedRange<Double>?, difference: Double?, differenceInterval: ClosedRange<Double>?, verdict: String?
+            interval: ClosedRange<Double>?, difference: Double?, differenceInterval: ClosedRange<Double>?, verdict: String?,
+            alwaysValidInterval: ClosedRange<Double>? = nil, alwaysValidPValue: Double? = nil
         ) {
+            self.alwaysValidInterval = alwaysValidInterval
+            self.alwaysValidPValue = alwaysValidPValue
             self.variant = variant
             self.control = control
             self.assigned = assigned
@@ -120,7 +126,8 @@ extension ArmFigures {
                     variant: arm.variant, control: arm.variant == report.control, assigned: arm.counts.assigned,
                     exposed: arm.counts.exposed, goalReached: arm.counts.goalReached, rate: arm.rate,
                     interval: arm.interval, difference: arm.difference, differenceInterval: arm.differenceInterval,
-                    verdict: arm.verdict?.rawValue)
+                    verdict: arm.verdict?.rawValue, alwaysValidInterval: arm.alwaysValidInterval,
+                    alwaysValidPValue: arm.alwaysValidPValue)
             })
     }
 }

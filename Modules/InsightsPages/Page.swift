@@ -292,6 +292,30 @@ public struct InsightsPage: Sendable {
         html.raw("</tbody>\n</table>\n</div>\n</section>\n")
     }
 
+    /// What each interval of the difference promises, under the experiment's table.
+    static let intervalsNote =
+        "Differences are in percentage points (pts). The always-valid interval and p-value (mSPRT) hold however often this page is read, and the verdict uses them: with no true difference, it names one in at most 5% of experiments, read every day. The fixed-horizon interval (Newcombe) holds only when read once, at the sample size planned before the experiment started; read every day, it names a difference that is not there in about 29% of experiments (Docs/Publishing.md, \"Experiments you may peek at\")."
+
+    /// A difference in percentage points: "+9.3 pts", "−7.5 pts".
+    static func points(_ difference: Double) -> String {
+        let tenths = Int((difference * 1000).rounded())
+        let text = "\(abs(tenths) / 10).\(abs(tenths) % 10) pts"
+        return tenths > 0 ? "+" + text : tenths < 0 ? "−" + text : text
+    }
+
+    static func pointsInterval(_ range: ClosedRange<Double>?) -> String {
+        guard let range else { return "–" }
+        return "\(points(range.lowerBound)) to \(points(range.upperBound))"
+    }
+
+    /// A p-value as the page shows it: "0.0123", "< 0.0001".
+    static func pValue(_ p: Double) -> String {
+        if p < 0.0001 { return "< 0.0001" }
+        let scaled = Int((p * 10_000).rounded())
+        let fraction = String(scaled % 10_000)
+        return "\(scaled / 10_000).\(String(repeating: "0", count: 4 - fraction.count))\(fraction)"
+    }
+
     static func renderArms(_ arms: ArmFigures, id: String, into html: HTML) {
         let title = "Experiment \(arms.experiment)"
         html.raw("<section class=\"chart\" aria-labelledby=\"\(id)\">\n<h2 id=\"\(id)\">").text(title).raw("</h2>\n")
@@ -302,7 +326,7 @@ public struct InsightsPage: Sendable {
         html.raw("<table data-chart=\"arms\" id=\"\(id)-table\">\n<caption>").text(title).raw("</caption>\n<thead><tr>")
         for column in [
             "Variant", "Assigned", "Exposed", "Reached the goal", "Goal rate", "95% interval", "Difference to control",
-            "Its 95% interval", "Verdict",
+            "Always-valid 95% interval", "Always-valid p", "Fixed-horizon 95% interval", "Verdict",
         ] {
             html.raw("<th scope=\"col\">").text(column).raw("</th>")
         }
@@ -311,9 +335,14 @@ public struct InsightsPage: Sendable {
             html.raw("<tr><th scope=\"row\">").text(arm.variant + (arm.control ? " (control)" : "")).raw("</th>")
             html.raw("<td class=\"n\" data-field=\"assigned\">\(arm.assigned)</td><td class=\"n\" data-field=\"exposed\">\(arm.exposed)</td>")
             html.raw("<td class=\"n\" data-field=\"goalReached\">\(arm.goalReached)</td><td class=\"n\" data-field=\"rate\">").text(percent(arm.rate))
-            html.raw("</td><td class=\"n\">").text(interval(arm.interval)).raw("</td><td class=\"n\">").text(arm.difference.map { percent($0) } ?? "–")
-            html.raw("</td><td class=\"n\">").text(interval(arm.differenceInterval)).raw("</td><td>").text(arm.verdict ?? "–").raw("</td></tr>\n")
+            html.raw("</td><td class=\"n\">").text(interval(arm.interval)).raw("</td><td class=\"n\" data-field=\"difference\">")
+                .text(arm.difference.map { points($0) } ?? "–")
+            html.raw("</td><td class=\"n\" data-field=\"alwaysValidInterval\">").text(pointsInterval(arm.alwaysValidInterval))
+            html.raw("</td><td class=\"n\" data-field=\"alwaysValidP\">").text(arm.alwaysValidPValue.map(pValue) ?? "–")
+            html.raw("</td><td class=\"n\" data-field=\"fixedHorizonInterval\">").text(pointsInterval(arm.differenceInterval))
+            html.raw("</td><td data-field=\"verdict\">").text(arm.verdict ?? "–").raw("</td></tr>\n")
         }
-        html.raw("</tbody>\n</table>\n</div>\n</section>\n")
+        html.raw("</tbody>\n</table>\n</div>\n")
+        html.raw("<p class=\"note\">").text(Self.intervalsNote).raw("</p>\n</section>\n")
     }
 }

@@ -23,14 +23,17 @@ enum ExperimentReportView {
                 "\(report.flow) experiment \(report.experiment) · goal: \(report.goal ?? "unknown") · control: \(report.control ?? "unknown")")
             Output.line(
                 "  " + "variant".padded(to: 14) + "assigned".leftPadded(9) + "exposed".leftPadded(9) + "goal".leftPadded(7)
-                    + "  rate (95% interval)".padded(to: 26) + "  vs control (95% interval)")
+                    + "  rate (95% interval)".padded(to: 26) + "  vs control (always-valid 95% interval, p; fixed-horizon)")
             for arm in report.arms {
                 let rate = arm.rate.map { "\(percent($0)) (\(range(arm.interval)))" } ?? "-"
                 let versus: String
                 if arm.variant == report.control {
                     versus = "control"
                 } else if let difference = arm.difference {
-                    versus = "\(points(difference)) (\(pointsRange(arm.differenceInterval)))\(arm.verdict.map { " " + $0.rawValue } ?? "")"
+                    let p = arm.alwaysValidPValue.map { ", p \(ExperimentReport.pText($0))" } ?? ""
+                    versus =
+                        "\(points(difference)) (\(pointsRange(arm.alwaysValidInterval))\(p); \(pointsRange(arm.differenceInterval)))"
+                        + (arm.verdict.map { " " + $0.rawValue } ?? "")
                 } else {
                     versus = "-"
                 }
@@ -45,6 +48,9 @@ enum ExperimentReportView {
                         + arm.counts.steps.map { "\($0.step) \($0.reached)" }.joined(separator: ", "))
             }
             Output.line("  → \(report.conclusion)")
+            Output.line(
+                "  (the always-valid interval holds at every look and decides; the fixed-horizon one only when read once, at the planned sample size)"
+            )
         }
     }
 

@@ -2,8 +2,12 @@ import TourCodec
 
 /// One experiment's results: per variant, the subjects assigned, exposed, reaching each step and
 /// reaching the goal; the goal rate with its 95% Wilson interval; the difference to the control
-/// with Newcombe's interval. The device (`APP report --by variant`) and the server
-/// (`GET /v1/apps/{app}/report?by=variant`) count differently and build the same report.
+/// with two intervals, each for what it promises: Newcombe's fixed-horizon interval (valid when
+/// read once, at the sample size planned before the experiment) and the always-valid interval
+/// with its p-value (``AlwaysValid``: valid at every look). The verdict uses the always-valid one,
+/// so a team that reads the page every day is wrong no more often than 5% of the time. The device
+/// (`APP report --by variant`) and the server (`GET /v1/apps/{app}/report?by=variant`) count
+/// differently and build the same report.
 ///
 /// Below ``Experiment/minimumSubjects`` assigned subjects in any variant the report says so and
 /// names no winner: intervals that wide decide nothing.
@@ -32,7 +36,7 @@ public struct ExperimentReport: Equatable, Sendable {
     public enum Verdict: String, Sendable, Equatable {
         /// The control itself.
         case control
-        /// The difference's interval lies above zero.
+        /// The difference's always-valid interval lies above zero.
         case better
         /// It lies below zero.
         case worse
@@ -46,11 +50,15 @@ public struct ExperimentReport: Equatable, Sendable {
         public var counts: Counts
         public var rate: Double?
         public var interval: ClosedRange<Double>?
-        /// This variant's rate minus the control's, and its interval (nil for the control).
+        /// This variant's rate minus the control's, and its fixed-horizon interval (Newcombe's;
+        /// nil for the control).
         public var difference: Double?
         public var differenceInterval: ClosedRange<Double>?
         /// Nil while there are too few subjects, or without a known control.
         public var verdict: Verdict?
+        /// The difference's always-valid interval and p-value (``AlwaysValid``), which the verdict uses.
+        public var alwaysValidInterval: ClosedRange<Double>? = nil
+        public var alwaysValidPValue: Double? = nil
     }
 
     public var experiment: String
@@ -95,12 +103,16 @@ public struct ExperimentReport: Equatable, Sendable {
                 rate: proportion.rate, interval: proportion.wilson())
             if name == declared?.control {
                 arm.verdict = enough ? .control : nil
-            } else if let controlProportion, let difference = proportion.difference(to: controlProportion) {
+            } else if let controlProportion, let difference = proportion.difference(to: controlProportion),
+                let sequential = AlwaysValid.difference(proportion, to: controlProportion)
+            {
                 arm.difference = difference.estimate
                 arm.differenceInterval = difference.interval
+                arm.alwaysValidInterval = sequential.interval
+                arm.alwaysValidPValue = sequential.pValue
                 if enough {
                     arm.verdict =
-                        difference.interval.lowerBound > 0 ? .better : difference.interval.upperBound < 0 ? .worse : .unclear
+                        sequential.interval.lowerBound > 0 ? .better : sequential.interval.upperBound < 0 ? .worse : .unclear
                 }
             }
             return arm
@@ -137,7 +149,7 @@ public struct ExperimentReport: Equatable, Sendable {
             let smallest = arms.map(\.counts.assigned).min() ?? 0
             return "not enough subjects yet: each variant needs \(minimumSubjects) assigned (the smallest has \(smallest)); no winner is named"
         }
-        if let winner { return "\(winner) beats \(control) (its interval of the difference is above zero)" }
+        if let winner { return "\(winner) beats \(control) (its always-valid interval of the difference is above zero)" }
         if arms.contains(where: { $0.verdict == .worse }), !arms.contains(where: { $0.verdict == .unclear }) {
             return "\(control) beats every other variant"
         }
@@ -145,7 +157,7 @@ public struct ExperimentReport: Equatable, Sendable {
     }
 
     /// A p-value as people read it: "= 0.0003", or "< 0.0001".
-    static func pText(_ p: Double) -> String {
+    public static func pText(_ p: Double) -> String {
         if p < 0.0001 { return "< 0.0001" }
         let scaled = Int((p * 10_000).rounded())
         let fraction = String(scaled % 10_000)
@@ -182,6 +194,8 @@ extension ExperimentReport: TourValueEncodable {
                         "goalRate": arm.rate.map(TourValue.double), "goalRateInterval": interval(arm.interval),
                         "differenceToControl": arm.difference.map(TourValue.double),
                         "differenceInterval": interval(arm.differenceInterval),
+                        "alwaysValidInterval": interval(arm.alwaysValidInterval),
+                        "alwaysValidPValue": arm.alwaysValidPValue.map(TourValue.double),
                         "verdict": arm.verdict.map { .string($0.rawValue) },
                     ])
                 }),
