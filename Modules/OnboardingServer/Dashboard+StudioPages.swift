@@ -248,7 +248,10 @@ extension Dashboard {
                     problem = problems[index].detail
                     placed.insert(index)
                 } else if locale != source, value.isEmpty {
-                    problem = "Missing: no \(locale) text; users in \(locale) read the \(draft.catalog.strings.resolved(locale)) text."
+                    // A device falls back text by text along the locale's chain (pt-BR, pt, the source).
+                    let fallback = locale.chain(endingWith: source).dropFirst()
+                        .first { $0 == source || draft.translation(id, in: $0) != nil } ?? source
+                    problem = "Missing: no \(locale) text; users in \(locale) read the \(fallback) text."
                 } else if locale != source, let made = draft.catalog.strings.tables[locale]?[id]?.source, made != text {
                     problem = "Out of date: translated from an earlier \(source) text (\"\(made.prefix(60))\")."
                 }

@@ -109,6 +109,12 @@ extension StudioDraft {
                     $0.removedSteps[original] = users
                 }
             }
+            // Its texts' translations go with it: a later version's check refuses translations of
+            // texts the catalog no longer has.
+            let gone = "\(flowID).\(stepID)."
+            for locale in Array(catalog.strings.tables.keys) {
+                catalog.strings.tables[locale] = catalog.strings.tables[locale]?.filter { !$0.key.hasPrefix(gone) }
+            }
             note = "\(flowID).\(stepID) removed (its users: \(users == .goOnAtNext ? "on at the next step" : "the flow again"))"
         case .rename(let new):
             guard catalog.flows[flowIndex].step(new) == nil else { throw Refusal(message: "\(flowID) has a step \(new) already.") }

@@ -88,7 +88,9 @@ struct StudioDraft {
                 guard current != nil else { continue }
                 catalog.strings.tables[edit.locale]?[edit.id] = nil
             } else {
-                guard current?.text != edit.text || current?.source != sourceText else { continue }
+                // An untouched translation keeps the source text it was made from, so a changed
+                // source shows it out of date; only a translation written now is made from today's.
+                guard current?.text != edit.text else { continue }
                 catalog.strings.tables[edit.locale, default: [:]][edit.id] = .init(edit.text, source: sourceText)
             }
             changes.append("\(edit.id) in \(edit.locale)")
