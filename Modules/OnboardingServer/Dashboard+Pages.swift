@@ -88,12 +88,13 @@ extension Dashboard {
             })
     }
 
-    /// The links at the top of every page: all apps, each app, and on a funnel its flow; the page
-    /// itself marked current. Each keeps the page's date range.
+    /// The links at the top of every page: all apps, each app and its studio, and on a funnel its
+    /// flow; the page itself marked current. Each figures page keeps the page's date range.
     static func navigation(_ apps: [String], current: String?, flow: String? = nil, range: DayRange?) -> [InsightsPage.Link] {
         var links: [InsightsPage.Link] = [.init("All apps", href: "/dashboard" + query(range), current: current == nil)]
         for app in apps {
             links.append(.init(app, href: "/dashboard/apps/\(app)" + query(range), current: app == current && flow == nil))
+            links.append(.init("\(app) studio", href: "/dashboard/apps/\(app)/studio"))
             if app == current, let flow {
                 links.append(.init("\(app) · \(flow)", href: "/dashboard/apps/\(app)/flows/\(flow)" + query(range), current: true))
             }
