@@ -58,12 +58,16 @@ final class InsightsFreshness: Service, Sendable {
     private let replica: ReadOnlyDatabase?
     private let logger: Logger
 
-    /// `listen` connects to the primary; `replica`, when the figures are read there.
+    /// `listen` connects to the primary; `replica`, when the figures are read there (its reads fall
+    /// back to the primary while it does not answer: ``ReadOnlyDatabase/fallback``).
     init(listen: PostgresConnection.Configuration, replica: ReadOnlyDatabase?, logger: Logger) {
         self.listen = listen
         self.replica = replica
         self.logger = logger
     }
+
+    /// Whether pages read the replica now (one is configured, and it answers).
+    var readsReplica: Bool { replica.map { !$0.isFallingBack } ?? false }
 
     // MARK: - What pages read
 
@@ -71,7 +75,7 @@ final class InsightsFreshness: Service, Sendable {
     /// the replica's when there is one), seconds since 1970; nil until it is known.
     var countedUntil: Double? {
         state.withLock { state in
-            let watermark = replica == nil ? state.primary : state.replica
+            let watermark = readsReplica ? state.replica : state.primary
             guard let watermark else { return nil }
             return state.complete.last { $0.watermark <= watermark }?.startedAt
         }
@@ -82,6 +86,10 @@ final class InsightsFreshness: Service, Sendable {
         guard let until = countedUntil else { return nil }
         let age = max(0, now.timeIntervalSince1970 - until)
         let time = Date(timeIntervalSince1970: until).formatted(.iso8601.time(includingFractionalSeconds: false))
+        if replica != nil, !readsReplica {
+            return "The replica does not answer: these figures are read from the primary"
+                + (age < 5 ? "." : ", and count every push committed until \(time) UTC, \(Int(age.rounded())) s ago.")
+        }
         let source = replica == nil ? "" : " (read from a replica)"
         return age < 5
             ? nil
@@ -112,7 +120,7 @@ final class InsightsFreshness: Service, Sendable {
 
     /// Seconds between now and what the replica counted, when it is known.
     var replicaBehind: Double? {
-        guard replica != nil, let until = countedUntil else { return nil }
+        guard readsReplica, let until = countedUntil else { return nil }
         return max(0, Date().timeIntervalSince1970 - until)
     }
 
@@ -168,7 +176,10 @@ final class InsightsFreshness: Service, Sendable {
     /// Reads the replica's count once a second, and every 50 ms while a report waits for it (one
     /// query for all of them).
     private func followReplica() async {
-        guard let replica else { return }
+        guard var replica else { return }
+        // The replica itself, never its fallback: this read is what says whether it answers.
+        let health = replica.fallback?.health
+        replica.fallback = nil
         while !Task.isCancelled {
             do {
                 let watermark = try await replica.read(within: .seconds(2)) { connection, logger in
@@ -178,6 +189,7 @@ final class InsightsFreshness: Service, Sendable {
                     ).decode(String.self) { mark = UInt64(value) ?? 0 }
                     return mark
                 }
+                health?.noteAnswer()
                 let ready = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
                     state.replica = watermark
                     return Self.resume(&state)

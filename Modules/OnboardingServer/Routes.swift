@@ -177,7 +177,7 @@ struct Routes: Sendable {
                 _ = await freshness?.waitForCount(below: target, onReplica: false, within: Self.countWait)
                 let reader = reports ?? store
                 var behind: Double?
-                if reports != nil, let freshness,
+                if reports != nil, let freshness, freshness.readsReplica,
                     !(await freshness.waitForCount(below: target, onReplica: true, within: Self.replicaWait))
                 {
                     behind = freshness.replicaBehind ?? 2

@@ -89,11 +89,15 @@ public enum OnboardingServer {
                 maximumConnections: readConnections, role: "onboarding-server reads"),
             name: "primary", backgroundLogger: poolLogger, logger: logger)
         // The dashboard's figures, from a replica when one is configured.
+        // A replica that does not answer is passed over for the primary until it answers again
+        // (its follower, InsightsFreshness, notes each answer).
         let replica = configuration.readDatabase.map {
-            ReadOnlyDatabase(
+            var replica = ReadOnlyDatabase(
                 configuration: $0.clientConfiguration(
                     maximumConnections: max(2, configuration.maximumConnections / 2), role: "onboarding-server replica reads"),
                 name: "replica", backgroundLogger: poolLogger, logger: logger)
+            replica.fallback = .init(reads, while: ReplicaHealth())
+            return replica
         }
         var store = AccountStore(
             client: client, reads: reads, logger: logger, batchingPushes: pushWriters, pushClient: pushClient,

@@ -27,6 +27,21 @@ public struct ReadOnlyDatabase: Sendable {
     /// Whether the pool's connections are read-only by themselves.
     private let readOnlyPool: Bool
     let usage: PoolUsage
+    /// Where reads go while this database does not answer (a replica's: the primary's reads).
+    public var fallback: Fallback?
+
+    /// Another database to read from while `health` says this one does not answer.
+    public final class Fallback: Sendable {
+        public let database: ReadOnlyDatabase
+        public let health: ReplicaHealth
+        public init(_ database: ReadOnlyDatabase, while health: ReplicaHealth) {
+            self.database = database
+            self.health = health
+        }
+    }
+
+    /// Whether reads go to the fallback now.
+    public var isFallingBack: Bool { fallback.map { !$0.health.isAnswering() } ?? false }
 
     /// A pool of its own on `configuration`, every transaction read-only. Run ``client`` as a
     /// service.
@@ -55,6 +70,7 @@ public struct ReadOnlyDatabase: Sendable {
     public func read<T: Sendable>(
         within deadline: Duration = Self.requestDeadline, _ read: @escaping @Sendable (PostgresConnection, Logger) async throws -> T
     ) async throws -> T {
+        if let fallback, !fallback.health.isAnswering() { return try await fallback.database.read(within: deadline, read) }
         let client = client
         let logger = logger.inRequest
         let readOnlyPool = readOnlyPool

@@ -138,6 +138,37 @@ struct ReplicaTests {
         #expect(!resumed.notice)
     }
 
+    /// A replica that dies is passed over for the primary within seconds: pages and `/report`
+    /// answer from the primary, at once, and the page says so (they waited for the dead replica's
+    /// connections and answered 503 after 30 s).
+    @Test func aDeadReplicaIsPassedOverForThePrimaryAndThePageSaysSo() async throws {
+        let cluster = try Cluster()
+        let server = try ServerProcess(databaseURL: cluster.primary, environment: ["READ_DATABASE_URL": cluster.standby])
+        for index in 0..<2 {
+            let device = JourneyDashboardTests.virtual(try Device("moodtracker", account: "d\(index)", server: server), kind: "phone")
+            for line in [["launch"], ["wait", "0.5"], ["sync"]] { #expect(try device.run(line).status == 0) }
+        }
+        let cookie = try DashboardTests().signIn(server)
+        let viewer = try server.credential("vic", role: "viewer", app: "moodtracker")
+        #expect(try await Self.reportedStarts(server, token: viewer).started == 2)
+
+        // The standby dies as a machine does.
+        let pid = try String(contentsOf: cluster.folder.appendingPathComponent("standby/postmaster.pid"), encoding: .utf8)
+            .split(separator: "\n").first.map(String.init) ?? ""
+        _ = try Shell.run("/bin/sh", ["-c", "kill -9 \(pid); pkill -9 -P \(pid); true"])
+        // Within the replica's silence (3 s) and a read's bound, every page answers from the primary.
+        try await Task.sleep(for: .seconds(4))
+        let started = Date()
+        let page = try DashboardTests.curl(server.url.appendingPathComponent("dashboard"), cookie: cookie)
+        #expect(page.status == 200, "\(page.status)")
+        #expect(page.body.contains("The replica does not answer"), "\(page.body.prefix(600))")
+        let figures = try Self.starts(server, cookie: cookie)
+        #expect(figures.started == 2)
+        let report = try await Self.reportedStarts(server, token: viewer)
+        #expect(report.started == 2)
+        #expect(Date().timeIntervalSince(started) < 10, "a page or /report waited for the dead replica")
+    }
+
     @Test func theReplicasURLIsRefusedOnTheCommandLineAndSaysWhereItGoes() throws {
         let server = try ServerProcess()
         // No password in the test's own URL: the refusal is of the flag, whatever it holds.
