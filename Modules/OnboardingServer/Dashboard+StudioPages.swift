@@ -125,9 +125,17 @@ extension Dashboard {
         sections.append(
             .text(
                 "Version \(catalog.version), started from version \(revision.basedOn); revision \(revision.revision), saved by \(revision.author) at \(Self.utc(revision.savedAt)) UTC."))
-        // The check publishing runs, whole.
+        // The check publishing runs, whole; first, whether the draft's version is still free (another
+        // draft of the same version may have been published since this one started).
         let problems = check?.catalogProblems ?? []
-        if let check, check.isAccepted {
+        let fingerprint = SHA256Hasher.hex((try? document.text())?.utf8 ?? "".utf8)
+        let taken = entries.first { $0.version == catalog.version && $0.fingerprint != fingerprint }
+        let newest = entries.map(\.version).max() ?? catalog.version
+        if let taken {
+            sections.append(
+                .text(
+                    "Version \(catalog.version) is taken: \(taken.source == .published ? "another document was published" : "a binary compiled another document") as version \(catalog.version) at \(Self.utc(taken.recordedAt)) UTC, after this draft started, so this draft cannot be published. Start a new draft from version \(newest) (it becomes version \(newest + 1)) and make this draft's changes there."))
+        } else if let check, check.isAccepted {
             sections.append(.text("Check: the draft passes every check publishing runs (coherence, the registered binary's vocabulary, every compiled and published version)."))
         } else if check == nil {
             sections.append(.text("Check: no compiled catalog of \(app) is registered, so there is no vocabulary to check against."))
@@ -137,7 +145,7 @@ extension Dashboard {
                 : (check?.problems ?? []).map { [InsightsPage.Cell("refused"), .init(""), .init($0)] }
             sections.append(.table(.init(caption: "Check: \(rows.count) problem\(rows.count == 1 ? "" : "s"); the draft cannot be published until each is fixed", columns: ["Problem", "Where", "What to do"], rows: rows)))
         }
-        if let check, check.isAccepted, access.may(.publisher, in: app) {
+        if taken == nil, let check, check.isAccepted, access.may(.publisher, in: app) {
             let keys = try await (controlPlane.keys.all(app: app))
             sections.append(
                 .publish(

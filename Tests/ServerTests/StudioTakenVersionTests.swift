@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+import TourCodec
+import TourFixtures
+
+/// Two drafts of one version: once another document is published under it, the other draft's page
+/// says its version is taken and offers no publish form (it said it passed every check, and the
+/// publish was refused only at the final confirmation).
+@Suite("The studio: a draft whose version is taken", .ownThread)
+struct StudioTakenVersionTests {
+    @Test func aDraftWhoseVersionWasPublishedSinceSaysSoAndOffersNoPublish() throws {
+        let server = try ServerProcess()
+        try JourneyDashboardTests.registerReleases("moodtracker", folder: "MoodTracker", on: server)
+        let cookie = try DashboardTests().signIn(server)
+        let studio = server.url.appendingPathComponent("dashboard/apps/moodtracker/studio")
+        let token = try #require(DashboardTests.formToken(try DashboardTests.curl(studio, cookie: cookie).body))
+        let started = try DashboardTests.curl(
+            server.url.appendingPathComponent("dashboard/apps/moodtracker/studio/drafts"), cookie: cookie, form: "form_token=\(token)&from=2")
+        let draft = try #require(started.location, "\(started.status) \(started.body.prefix(300))")
+        let page = { try DashboardTests.curl(URL(string: server.url.absoluteString + draft)!, cookie: cookie).body }
+        #expect(try page().contains("passes every check publishing runs"))
+        #expect(try page().contains("/publish\""), "a publisher sees the publish form")
+
+        // Another document is published as version 3 (another draft, or the command line).
+        let compiled = try Shell.run(BuiltExecutables.folder.appendingPathComponent("moodtracker").path, ["catalog", "--json"]).stdout
+        let other = try PublishingTests.edited(compiled) { document, flow in
+            document["version"] = .int(3)
+            var steps = flow["steps"]?.listValue ?? []
+            var first = steps[0].objectValue ?? [:]
+            var content = first["content"]?.objectValue ?? [:]
+            content["title"] = "Swipe, then rest"
+            first["content"] = .object(content)
+            steps[0] = .object(first)
+            flow["steps"] = .list(steps)
+        }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("v3-\(UUID().uuidString).json")
+        try other.write(to: file, atomically: true, encoding: .utf8)
+        let published = try server.command([
+            "publish", "--app", "moodtracker", "--key", try server.publicationKey(app: "moodtracker"), "--rollout", "20", file.path,
+        ])
+        try #require(published.status == 0, "\(published.stderr)")
+
+        let now = try page()
+        #expect(now.contains("Version 3 is taken"), "\(now.prefix(2000))")
+        #expect(!now.contains("passes every check publishing runs"))
+        #expect(!now.contains("/publish\""), "no publish form for a version that is taken")
+    }
+}
