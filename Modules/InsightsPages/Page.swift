@@ -58,15 +58,21 @@ public struct InsightsPage: Sendable {
             public var value: String
             /// A choice among these (a `select`), when not empty.
             public var options: [String]
+            /// What each option says to people, by its value (the value itself when it has none).
+            public var optionLabels: [String: String]
             /// Whether a POST form may leave it empty.
             public var optional: Bool
 
-            public init(name: String, label: String, type: String, value: String = "", options: [String] = [], optional: Bool = false) {
+            public init(
+                name: String, label: String, type: String, value: String = "", options: [String] = [],
+                optionLabels: [String: String] = [:], optional: Bool = false
+            ) {
                 self.name = name
                 self.label = label
                 self.type = type
                 self.value = value
                 self.options = options
+                self.optionLabels = optionLabels
                 self.optional = optional
             }
         }
@@ -228,7 +234,8 @@ public struct InsightsPage: Sendable {
                 if !field.options.isEmpty {
                     html.raw("<select id=\"").text(fieldID).raw("\" name=\"").text(field.name).raw("\">")
                     for option in field.options {
-                        html.raw("<option").raw(option == field.value ? " selected" : "").raw(">").text(option).raw("</option>")
+                        html.raw("<option value=\"").text(option).raw("\"").raw(option == field.value ? " selected" : "").raw(">")
+                            .text(field.optionLabels[option] ?? option).raw("</option>")
                     }
                     html.raw("</select> ")
                     continue

@@ -64,15 +64,7 @@ actor CommitProbe {
 
     /// The task's answer, or false once `limit` has passed (the task goes on).
     private static func first(_ task: Task<Bool, Never>, within limit: Duration) async -> Bool {
-        let answer = FirstAnswer()
-        return await withCheckedContinuation { continuation in
-            answer.wait(continuation)
-            Task { answer.give(await task.value) }
-            Task {
-                try? await Task.sleep(for: limit)
-                answer.give(false)
-            }
-        }
+        await Bounded.answer(within: limit, otherwise: false) { await task.value }
     }
 
     func close() async {
@@ -81,11 +73,30 @@ actor CommitProbe {
     }
 }
 
+/// An answer by a deadline from work that may never end (a PostgreSQL handshake no timeout covers).
+enum Bounded {
+    /// `work`'s answer, or `otherwise` once `limit` has passed; the work is left to end by itself
+    /// (a task group would wait for it).
+    static func answer<T: Sendable>(
+        within limit: Duration, otherwise: T, _ work: @escaping @Sendable () async -> T
+    ) async -> T {
+        let answer = FirstAnswer<T>()
+        return await withCheckedContinuation { continuation in
+            answer.wait(continuation)
+            Task { answer.give(await work()) }
+            Task {
+                try? await Task.sleep(for: limit)
+                answer.give(otherwise)
+            }
+        }
+    }
+}
+
 /// The first of several answers to one continuation.
-private final class FirstAnswer: Sendable {
-    private let continuation = Mutex<CheckedContinuation<Bool, Never>?>(nil)
+private final class FirstAnswer<T: Sendable>: Sendable {
+    private let continuation = Mutex<CheckedContinuation<T, Never>?>(nil)
 
-    func wait(_ waiting: CheckedContinuation<Bool, Never>) { continuation.withLock { $0 = waiting } }
+    func wait(_ waiting: CheckedContinuation<T, Never>) { continuation.withLock { $0 = waiting } }
 
-    func give(_ value: Bool) { continuation.withLock { $0.take() }?.resume(returning: value) }
+    func give(_ value: T) { continuation.withLock { $0.take() }?.resume(returning: value) }
 }

@@ -288,11 +288,22 @@ extension Dashboard {
     }
 
     /// A step's order, removal (with where its users go) and id, each its own small form.
+    /// What each skip policy does, in words, for the studio's choice.
+    static let skipPolicyLabels: [String: String] = [
+        "recordSkipped": "it is kept as skipped and never shown again",
+        "countsAsCompleted": "it counts as completed",
+        "recordsNothing": "nothing is kept: it shows again at the next launch",
+    ]
+
     static func stepForms(
         flow definition: FlowDefinition, step stepDefinition: StepDefinition, templates: [String], revision: CatalogDrafts.Revision,
         base: String, token: String
     ) -> [InsightsPage.Section] {
         let (flow, step) = (definition.id, stepDefinition.id)
+        // The step its users go on at when it is removed: the one after it.
+        let next = definition.steps.firstIndex { $0.id == step }.flatMap {
+            definition.steps.indices.contains($0 + 1) ? definition.steps[$0 + 1].id : nil
+        }
         let timer = stepDefinition.autoAdvanceAfter.map { $0.rounded() == $0 ? String(Int($0)) : String($0) } ?? ""
         let common: [InsightsPage.Form.Field] = [
             .init(name: "form_token", label: "", type: "hidden", value: token),
@@ -307,7 +318,15 @@ extension Dashboard {
             .form(
                 .init(
                     action: action, method: "post",
-                    fields: common + [op("remove"), .init(name: "users", label: "Its users then", type: "text", value: "goOnAtNext", options: ["goOnAtNext", "restart"])],
+                    fields: common + [
+                        op("remove"),
+                        .init(
+                            name: "users", label: "Its users then", type: "text", value: "goOnAtNext", options: ["goOnAtNext", "restart"],
+                            optionLabels: [
+                                "goOnAtNext": next.map { "go on at the next step, \($0)" } ?? "finish the flow (it is the last step)",
+                                "restart": "start \(definition.name) again",
+                            ]),
+                    ],
                     submit: "Remove \(step)")),
             .form(
                 .init(action: action, method: "post", fields: common + [op("rename"), .init(name: "to", label: "New id", type: "text")], submit: "Rename \(step)")),
@@ -319,7 +338,12 @@ extension Dashboard {
             .form(
                 .init(
                     action: action, method: "post",
-                    fields: common + [op("skip"), .init(name: "policy", label: "Skip policy of \(flow)", type: "text", value: definition.skip.rawValue, options: SkipPolicy.allCases.map(\.rawValue))],
+                    fields: common + [
+                        op("skip"),
+                        .init(
+                            name: "policy", label: "When a user skips \(flow)", type: "text", value: definition.skip.rawValue,
+                            options: SkipPolicy.allCases.map(\.rawValue), optionLabels: Self.skipPolicyLabels),
+                    ],
                     submit: "Set \(flow)'s skip policy")),
         ] + (templates.isEmpty ? [] : [
             .form(

@@ -18,9 +18,15 @@ public enum DatabaseFailover {
         return nil
     }
 
-    /// Whether the host `url` uses answers within two seconds, and is not in recovery when the URL
-    /// asks for `read-write`.
+    /// Whether the host `url` uses answers within three seconds, and is not in recovery when the
+    /// URL asks for `read-write`. The whole check is bounded, not only the TCP connect: a host that
+    /// takes the connection and then answers nothing (a handshake or a query no timeout covers)
+    /// held the watch, and the server never followed the failover.
     public static func accepts(_ url: DatabaseURL, logger: Logger) async -> Bool {
+        await Bounded.answer(within: .seconds(3), otherwise: false) { await check(url, logger: logger) }
+    }
+
+    private static func check(_ url: DatabaseURL, logger: Logger) async -> Bool {
         var configuration = PostgresConnection.Configuration(
             host: url.host, port: url.port, username: url.user, password: url.password, database: url.database,
             tls: url.requiresTLS ? .require(try! .init(configuration: .makeClientConfiguration())) : .disable)

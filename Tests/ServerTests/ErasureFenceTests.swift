@@ -57,8 +57,9 @@ struct ErasureFenceTests {
             }
             if answered.value.load(ordering: .relaxed) > 8 { erasedWhilePushing += 1 }
         }
-        // Every loop ended on a 401 (it throws otherwise), each erasure while pushes were under way.
-        #expect(erasedWhilePushing == tries, "only \(erasedWhilePushing) erasures raced pushes")
+        // Every loop ended on a 401 (it throws otherwise), nearly every erasure while pushes were
+        // under way (on a loaded machine an erasure may be served before a ninth push is answered).
+        #expect(erasedWhilePushing >= tries * 9 / 10, "only \(erasedWhilePushing) erasures raced pushes")
 
         let list = victims.map { "'\($0.id)'" }.joined(separator: ",")
         for (table, column) in [
