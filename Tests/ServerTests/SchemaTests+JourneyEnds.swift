@@ -204,9 +204,11 @@ extension SchemaTests {
                 SELECT day::text || ' ' || subjects FROM insight_arm_days WHERE app = 'growth' ORDER BY day
                 """
             #expect(try await Self.rows(client, logger, days) == ["2026-01-05 1", "2026-01-07 1"])
-            _ = try await store.erase(
-                app: "growth", subject: "y", pseudonym: "hmac:test", by: Actor(name: "test", source: "test", person: nil),
-                at: Self.day0 + 864_000)
+            _ = try await TestPostgres.untilCommitted {
+                try await store.erase(
+                    app: "growth", subject: "y", pseudonym: "hmac:test", by: Actor(name: "test", source: "test", person: nil),
+                    at: Self.day0 + 864_000)
+            }
             #expect(try await Self.rows(client, logger, days) == ["2026-01-05 1", "2026-01-07 0"])
             #expect(try await Self.rows(client, logger, "SELECT subject FROM insight_arm_first_days") == ["z"])
         }
