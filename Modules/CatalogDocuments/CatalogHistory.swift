@@ -97,6 +97,18 @@ public struct CatalogHistory: Sendable {
             problems.append(CatalogProblem(kind: kind, flow: flow, step: step, path: path, detail: detail))
         }
         let versions = self.versions
+        /// Why version `missing` (nil: every earlier one) is missing, with the advice for where the
+        /// history is kept.
+        func missingRelease(_ missing: Int?) -> String {
+            switch (keeper, missing) {
+            case (.build, let missing?):
+                "\(product)'s catalog is version \(version), but version \(missing) is in no history given: if it shipped in a binary, record it (scripts/record-catalog); if it was published, check against the server's list (--published FILE, the JSON of GET /v1/apps/APP/catalogs); else give this document version \(missing)"
+            case (.build, nil):
+                "\(product)'s catalog is version \(version), but no earlier version is in any history given: if one shipped in a binary, record it (scripts/record-catalog); if one was published, check against the server's list (--published FILE)"
+            case (.server, let missing):
+                Self.unregistered(product, version, missing: missing.map { "version \($0) is" } ?? "no earlier version is", catalog.app)
+            }
+        }
         // The versions in order: none missing between the first recorded and today's.
         if let newest = versions.last {
             if version < newest {
@@ -107,26 +119,10 @@ public struct CatalogHistory: Sendable {
             }
             let first = versions.first ?? newest
             for missing in first..<max(first, version) where releases[missing] == nil && missing >= (allowingGapsBelow ?? 0) {
-                switch keeper {
-                case .build:
-                    add(
-                        .missingRelease, nil, nil, "version",
-                        "\(product)'s catalog is version \(version), but version \(missing) is in no history given: if it shipped in a binary, record it (scripts/record-catalog); if it was published, check against the server's list (--published FILE, the JSON of GET /v1/apps/APP/catalogs); else give this document version \(missing)"
-                    )
-                case .server:
-                    add(.missingRelease, nil, nil, "version", Self.unregistered(product, version, missing: "version \(missing) is", catalog.app))
-                }
+                add(.missingRelease, nil, nil, "version", missingRelease(missing))
             }
         } else if version > 1 {
-            switch keeper {
-            case .build:
-                add(
-                    .missingRelease, nil, nil, "version",
-                    "\(product)'s catalog is version \(version), but no earlier version is in any history given: if one shipped in a binary, record it (scripts/record-catalog); if one was published, check against the server's list (--published FILE)"
-                )
-            case .server:
-                add(.missingRelease, nil, nil, "version", Self.unregistered(product, version, missing: "no earlier version is", catalog.app))
-            }
+            add(.missingRelease, nil, nil, "version", missingRelease(nil))
         }
         // Today's catalog against the recorded document of its own version.
         if let recorded = releases[version], let text = try? today.text(), text != texts[version] {

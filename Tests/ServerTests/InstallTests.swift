@@ -126,16 +126,7 @@ struct InstallTests {
         // A wording change published for every Finite install, without an app release.
         let compiled = try PublishingTests.registerCompiled(of: "finite", on: server)
         let version = try #require(try TourValue(jsonText: compiled).objectValue?["version"]?.intValue) + 1
-        let reworded = try PublishingTests.edited(compiled) { document, flow in
-            document["version"] = .int(version)
-            var steps = flow["steps"]?.listValue ?? []
-            var first = steps[0].objectValue ?? [:]
-            var content = first["content"]?.objectValue ?? [:]
-            content["title"] = "Your Life, Week by Week"
-            first["content"] = .object(content)
-            steps[0] = .object(first)
-            flow["steps"] = .list(steps)
-        }
+        let reworded = try PublishingTests.reworded(compiled, title: "Your Life, Week by Week", version: version)
         let published = try await PublishingTests().publish(
             server, admin, reworded, rollout: 100, key: try server.publicationKey(app: "finite"), app: "finite")
         try #require(published.status == 201, "\(String(decoding: published.body, as: UTF8.self))")

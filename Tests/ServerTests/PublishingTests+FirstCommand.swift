@@ -28,16 +28,7 @@ extension PublishingTests {
         let admin = try server.operatorCredential()
         let compiled = try PublishingTests.registerGrowthCompiled(on: server)
         let version = try #require(try TourValue(jsonText: compiled).objectValue?["version"]?.intValue) + 1
-        let reworded = try PublishingTests.edited(compiled) { document, flow in
-            document["version"] = .int(version)
-            var steps = flow["steps"]?.listValue ?? []
-            var first = steps[0].objectValue ?? [:]
-            var content = first["content"]?.objectValue ?? [:]
-            content["title"] = "Welcome aboard"
-            first["content"] = .object(content)
-            steps[0] = .object(first)
-            flow["steps"] = .list(steps)
-        }
+        let reworded = try PublishingTests.reworded(compiled, title: "Welcome aboard", version: version)
         let answer = try await PublishingTests().publish(
             server, admin, reworded, rollout: 50, key: try server.publicationKey(app: "growth"), app: "growth")
         try #require(answer.status == 201, "\(String(decoding: answer.body, as: UTF8.self))")

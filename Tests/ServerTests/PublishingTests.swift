@@ -31,10 +31,10 @@ struct PublishingTests {
         return try TourValue.object(document).jsonText()
     }
 
-    /// Version 2: the first step's title reworded.
-    static func reworded(_ text: String, title: String = "Pick what distracts you") throws -> String {
+    /// `version` (2 by default): the first step's title reworded.
+    static func reworded(_ text: String, title: String = "Pick what distracts you", version: Int = 2) throws -> String {
         try edited(text) { document, flow in
-            document["version"] = 2
+            document["version"] = .int(version)
             var steps = flow["steps"]?.listValue ?? []
             var first = steps[0].objectValue ?? [:]
             var content = first["content"]?.objectValue ?? [:]

@@ -23,16 +23,7 @@ struct StudioTakenVersionTests {
 
         // Another document is published as version 3 (another draft, or the command line).
         let compiled = try Shell.run(BuiltExecutables.folder.appendingPathComponent("moodtracker").path, ["catalog", "--json"]).stdout
-        let other = try PublishingTests.edited(compiled) { document, flow in
-            document["version"] = .int(3)
-            var steps = flow["steps"]?.listValue ?? []
-            var first = steps[0].objectValue ?? [:]
-            var content = first["content"]?.objectValue ?? [:]
-            content["title"] = "Swipe, then rest"
-            first["content"] = .object(content)
-            steps[0] = .object(first)
-            flow["steps"] = .list(steps)
-        }
+        let other = try PublishingTests.reworded(compiled, title: "Swipe, then rest", version: 3)
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("v3-\(UUID().uuidString).json")
         try other.write(to: file, atomically: true, encoding: .utf8)
         let published = try server.command([
