@@ -1,6 +1,6 @@
 import Logging
 import PostgresNIO
-import Synchronization
+import ServerDatabase
 
 /// Readiness (`/v1/ready`): whether a write commits now. A transaction that writes one row of its
 /// own table (`readiness_probe`, v23) and commits, on a connection of the probe's own: a
@@ -75,28 +75,11 @@ actor CommitProbe {
 
 /// An answer by a deadline from work that may never end (a PostgreSQL handshake no timeout covers).
 enum Bounded {
-    /// `work`'s answer, or `otherwise` once `limit` has passed; the work is left to end by itself
-    /// (a task group would wait for it).
+    /// `work`'s answer, or `otherwise` once `limit` has passed (``Deadline``: the work is cancelled
+    /// and left to end by itself).
     static func answer<T: Sendable>(
         within limit: Duration, otherwise: T, _ work: @escaping @Sendable () async -> T
     ) async -> T {
-        let answer = FirstAnswer<T>()
-        return await withCheckedContinuation { continuation in
-            answer.wait(continuation)
-            Task { answer.give(await work()) }
-            Task {
-                try? await Task.sleep(for: limit)
-                answer.give(otherwise)
-            }
-        }
+        (try? await Deadline.answer(within: limit, { await work() }, late: { CancellationError() })) ?? otherwise
     }
-}
-
-/// The first of several answers to one continuation.
-private final class FirstAnswer<T: Sendable>: Sendable {
-    private let continuation = Mutex<CheckedContinuation<T, Never>?>(nil)
-
-    func wait(_ waiting: CheckedContinuation<T, Never>) { continuation.withLock { $0 = waiting } }
-
-    func give(_ value: T) { continuation.withLock { $0.take() }?.resume(returning: value) }
 }

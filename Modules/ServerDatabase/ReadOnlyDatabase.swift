@@ -115,13 +115,14 @@ final class Flag: Sendable {
 }
 
 /// The first of an operation's result and its deadline, given once: the operation runs in a task
-/// of its own, cancelled at the deadline and left to end.
-enum Deadline {
+/// of its own, cancelled at the deadline and left to end. (Public for the server's checks that
+/// must answer by a deadline whatever PostgreSQL does: readiness, the failover watch.)
+public enum Deadline {
     /// Not a task group: a group waits for every child after `cancelAll`, and an operation that
     /// does not stop when cancelled (a query PostgreSQL is still running) held the answer for as
     /// long as it ran. A dispatch timer, not a sleeping task: the deadline holds while every
     /// thread of Swift's pool is busy.
-    static func answer<T: Sendable>(
+    public static func answer<T: Sendable>(
         within limit: Duration, _ operation: @escaping @Sendable () async throws -> T,
         late: @escaping @Sendable () -> any Error
     ) async throws -> T {
