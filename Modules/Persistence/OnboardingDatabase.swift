@@ -196,8 +196,9 @@ public final class OnboardingDatabase: Sendable {
         if let connection = state.connection { return connection }
         guard FileStatus(path) != .missing else { return nil }
         if FileStatus.isReadOnly(path) { throw StorageError.readOnly(path: path, what: "the file") }
-        let connection = try Self.connect(path: path, busyTimeout: busyTimeout)
+        let (connection, madeSchema) = try Self.connect(path: path, busyTimeout: busyTimeout)
         state.connection = connection
+        state.created = madeSchema
         return connection
     }
 
@@ -210,10 +211,11 @@ public final class OnboardingDatabase: Sendable {
                 throw StorageError.missingFolder(path: path, folder: folder)
             }
         }
-        let existed = FileStatus(path) != .missing
-        let connection = try Self.connect(path: path, busyTimeout: busyTimeout)
+        // Two processes may both find the file missing (or find the empty file the other's open
+        // just left): the one whose connection applied the first migration made the database.
+        let (connection, madeSchema) = try Self.connect(path: path, busyTimeout: busyTimeout)
         state.connection = connection
-        state.created = !existed
+        state.created = madeSchema
         return connection
     }
 
@@ -233,7 +235,8 @@ public final class OnboardingDatabase: Sendable {
 
     /// Opens the file read-write, refuses it if a newer build migrated it (before anything could
     /// change it), switches it to WAL and brings its schema up to date.
-    private static func connect(path: String, busyTimeout: Double) throws -> SQLiteConnection {
+    /// `madeSchema`: whether this connection applied the file's first migration.
+    private static func connect(path: String, busyTimeout: Double) throws -> (connection: SQLiteConnection, madeSchema: Bool) {
         do {
             // With a -wal beside the file, a read-write connection that closed would checkpoint it
             // into the file: a file that may be refused is first read through a read-only one.
@@ -243,8 +246,8 @@ public final class OnboardingDatabase: Sendable {
             if !unknown.isEmpty { throw StorageError.newerSchema(path: path, unknown: unknown) }
             try connection.execute("PRAGMA foreign_keys = ON")
             try useWAL(connection, patience: busyTimeout)
-            try Schema.migrate(connection)
-            return connection
+            let madeSchema = try Schema.migrate(connection)
+            return (connection, madeSchema)
         } catch let error as StorageError {
             throw error
         } catch {

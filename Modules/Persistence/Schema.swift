@@ -355,15 +355,22 @@ enum Schema {
     /// Applies the migrations the database lacks, each in its own immediate transaction (SQLite's
     /// write lock) with its id. Two processes creating one new file race to migrate it: each looks
     /// again inside its transaction, so the second sees what the first applied and does nothing.
-    static func migrate(_ connection: SQLiteConnection) throws {
+    ///
+    /// Returns whether this connection applied the first migration: of two processes that found
+    /// the file missing at the same moment, only that one made the database.
+    @discardableResult
+    static func migrate(_ connection: SQLiteConnection) throws -> Bool {
+        var appliedFirst = false
         for migration in history.pending(applied: try appliedMigrations(connection)) {
-            try connection.transaction(.immediate) {
+            let applied = try connection.transaction(.immediate) {
                 try connection.execute("CREATE TABLE IF NOT EXISTS \(table) (identifier TEXT NOT NULL PRIMARY KEY)")
-                guard !(try appliedMigrations(connection).contains(migration.id)) else { return ((), commit: true) }
+                guard !(try appliedMigrations(connection).contains(migration.id)) else { return (false, commit: true) }
                 for statement in migration.statements { try connection.execute(statement) }
                 try connection.run("INSERT INTO \(table) (identifier) VALUES (?)", [.text(migration.id)])
-                return ((), commit: true)
+                return (true, commit: true)
             }
+            if applied && migration.id == history.migrations.first?.id { appliedFirst = true }
         }
+        return appliedFirst
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Persistence
 import Testing
 import TourFixtures
@@ -90,6 +91,45 @@ struct DatabaseTests {
         #expect(
             try OnboardingDatabase.open(path: folder.path("made/new.sqlite")).session(key, scopes: [:])
                 .domain["x"] == 1)
+    }
+
+    /// Several processes (here connections on threads) that find the file missing at the same
+    /// moment all open it, and exactly one says it created the database: the one that applied
+    /// the first migration, not every one that looked for the file before connecting.
+    @Test func ofSeveralOpeningOneMissingFileAtOnceExactlyOneCreatedIt() throws {
+        for round in 0..<20 {
+            let folder = try TemporaryFolder()
+            let path = folder.path("race-\(round).sqlite")
+            let databases = try (0..<4).map { _ in try OnboardingDatabase.open(path: path) }
+            let start = DispatchSemaphore(value: 0)
+            let group = DispatchGroup()
+            let failures = Mutex<[String]>([])
+            for database in databases {
+                DispatchQueue.global().async(group: group) {
+                    start.wait()
+                    do { try database.createIfMissing() } catch { failures.withLock { $0.append("\(error)") } }
+                }
+            }
+            for _ in databases { start.signal() }
+            group.wait()
+            #expect(failures.withLock { $0 }.isEmpty)
+            let creators = databases.filter(\.createdFile).count
+            #expect(creators == 1, "round \(round): \(creators) connections said they created the file")
+        }
+    }
+
+    /// The moment inside that race made still: another process's open has left an empty file and
+    /// not migrated it yet. Whoever migrates it created the database; a later opener did not.
+    @Test func anEmptyFileLeftByAnotherOpenerIsCreatedByWhoeverMigratesIt() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("empty.sqlite")
+        #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+        let first = try OnboardingDatabase.open(path: path)
+        try first.createIfMissing()
+        #expect(first.createdFile)
+        let second = try OnboardingDatabase.open(path: path)
+        try second.createIfMissing()
+        #expect(!second.createdFile)
     }
 
     /// An install-scoped key a release before 0.4 kept per user is still read, and its next write
