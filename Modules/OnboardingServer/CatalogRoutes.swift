@@ -54,7 +54,7 @@ extension Routes {
                 let actor = try await controlPlane.actor(request, context, app: app, role: .publisher, to: "publishing")
                 var request = request
                 let body = try await Self.body(&request)
-                let publication: (text: String, rollout: Int, signatures: [CatalogSignature])
+                let publication: (text: String, rollout: Int, signatures: [CatalogSignature], guarded: GuardedRollout.Plan?)
                 do {
                     let reader = try TourValueReader(TourValue(jsonUTF8: body.readableBytesView), as: "publication")
                     guard let document = reader.value("document") else {
@@ -63,14 +63,18 @@ extension Routes {
                     publication.text = try document.stringValue ?? document.jsonText()
                     publication.rollout = try reader.int("rollout")
                     publication.signatures = reader.value("signatures") == nil ? [] : try reader.list("signatures")
+                    publication.guarded = try reader.value("guarded").map(Self.guardedPlan)
+                } catch let error as APIError {
+                    throw error
                 } catch {
                     throw APIError.invalid(
-                        "the body is {\"document\": a catalog document (object or text), \"rollout\": 0 to 100, \"signatures\": [{\"key\", \"signature\"}]}: \(Self.describe(error))")
+                        "the body is {\"document\": a catalog document (object or text), \"rollout\": 0 to 100, \"signatures\": [{\"key\", \"signature\"}], "
+                            + "optionally \"guarded\": \(Self.guardedShape)}: \(Self.describe(error))")
                 }
                 return try await idempotent(request, body: body, caller: actor.caller) {
                     let outcome = try await catalogs.publish(
                         app: app, text: publication.text, rollout: publication.rollout, signatures: publication.signatures,
-                        by: actor, at: Date().timeIntervalSince1970)
+                        guarded: publication.guarded, by: actor, at: Date().timeIntervalSince1970)
                     switch outcome {
                     case .stored(let entry): return try Self.written(["publication": entry.tourValue] as TourValue, status: .created)
                     case .refused(let problems): throw Self.refusal(problems)
@@ -96,6 +100,67 @@ extension Routes {
                 }
             }
         }
+        // The guarded rollouts, each with the guard's looks (the guardrail's interval over time).
+        router.get("/v1/apps/:app/rollouts") { request, context in
+            await answer {
+                let app = try Self.name(context, "app")
+                _ = try await controlPlane.actor(request, context, app: app, role: .viewer, to: "reading guarded rollouts")
+                let rollouts = guardedRollouts
+                var list: [TourValue] = []
+                for record in try await rollouts.all(app: app) {
+                    var object = record.tourValue.objectValue ?? [:]
+                    object["looks"] = .list(try await rollouts.looks(app: app, version: record.version).map(\.tourValue))
+                    list.append(.object(object))
+                }
+                return Self.json(["app": .string(app), "rollouts": .list(list)] as TourValue)
+            }
+        }
+        // A person's command to a guarded rollout: pause, resume or end.
+        router.post("/v1/apps/:app/rollouts/:version/:command") { request, context in
+            await answer {
+                let app = try Self.name(context, "app")
+                let actor = try await controlPlane.actor(request, context, app: app, role: .publisher, to: "steering a guarded rollout")
+                guard let version = context.parameters.get("version").flatMap(Int.init), version >= 1 else {
+                    throw APIError.invalid("the version is a whole number, 1 or more")
+                }
+                guard let command = context.parameters.get("command").flatMap(GuardedRollout.Command.init(rawValue:)) else {
+                    throw APIError(status: .notFound, code: "not_found", message: "a guarded rollout's commands are pause, resume and end")
+                }
+                return try await idempotent(request, caller: actor.caller) {
+                    switch try await guardedRollouts.command(command, app: app, version: version, by: actor, at: Date().timeIntervalSince1970) {
+                    case .applied(let record): return try Self.written(["rollout": record.tourValue] as TourValue)
+                    case .missing:
+                        throw APIError(status: .notFound, code: "not_found", message: "\(app) has no guarded rollout of version \(version)")
+                    case .refused(let message): throw APIError(status: .conflict, code: "rollout_state", message: message)
+                    }
+                }
+            }
+        }
+    }
+
+    var guardedRollouts: GuardedRollouts { GuardedRollouts(writes: catalogs.writes, reads: catalogs.reads, logger: logger) }
+
+    static let guardedShape =
+        "{\"stages\": [5, 25, 50, 100], \"guard\": \"completion:-2pp\" or \"step:STEP:-1pp\", \"flow\": FLOW (default: the first), "
+        + "\"stageMinimumSeconds\": 0 to 7776000, \"stageMinimumSubjects\": 0 or more}"
+
+    /// A publication's guarded-rollout plan from its JSON (``guardedShape``).
+    static func guardedPlan(_ value: TourValue) throws -> GuardedRollout.Plan {
+        let reader = try TourValueReader(value, as: "guarded rollout")
+        let stages = try reader.values("stages").map { value in
+            guard let stage = value.intValue else { throw APIError.invalid("the stages are whole percentages, as [5, 25, 50, 100]") }
+            return stage
+        }
+        let flow = try reader.optionalString("flow") ?? ""
+        let text = try reader.string("guard")
+        guard let guardrail = GuardedRollout.Guardrail(text, flow: flow) else {
+            throw APIError.invalid("the guard is \(GuardedRollout.Guardrail.grammar); got '\(text.prefix(100))'")
+        }
+        let plan = GuardedRollout.Plan(
+            stages: stages, minimumSeconds: try reader.optionalDouble("stageMinimumSeconds") ?? 86_400,
+            minimumSubjects: try reader.optionalInt("stageMinimumSubjects") ?? 500, guardrail: guardrail)
+        if let problem = plan.problems.first { throw APIError.invalid(problem) }
+        return plan
     }
 
     /// A refused document: every problem, in one message.

@@ -131,8 +131,14 @@ public struct CatalogStore: Sendable {
     /// The document must carry a signature by one of the app's registered, unretired publication
     /// keys (``PublicationKeyStore``), unless it is stored already (a rollout change); signatures
     /// given with a stored document are added to its own (a key rotation's second signature).
+    ///
+    /// With `guarded`, the publication starts at the plan's first stage and the rollout guard
+    /// raises it (``GuardedRollouts``); a plan whose guardrail names no flow guards the
+    /// document's first. A version under a running or paused guard is not raised or lowered by
+    /// hand: a person pauses or ends the guard first, or withdraws the publication.
     public func publish(
-        app: String, text: String, rollout: Int, signatures: [CatalogSignature], by actor: Actor, at time: Double
+        app: String, text: String, rollout: Int, signatures: [CatalogSignature], guarded: GuardedRollout.Plan? = nil,
+        by actor: Actor, at time: Double
     ) async throws -> Outcome {
         guard (0...100).contains(rollout) else { return .refused(["the rollout is a percentage, 0 to 100 (got \(rollout))"]) }
         if let tooLarge = Self.sizeProblem(text) { return .refused([tooLarge]) }
@@ -143,9 +149,71 @@ public struct CatalogStore: Sendable {
                         + "register one with `onboarding-server register --app \(app) FILE` (the document `\(app) catalog --json` prints)"
                 ])
             }
-            return try await store(
-                check, source: .published, rollout: rollout, signatures: signatures, by: actor, at: time, existing, connection)
+            let version = check.document?.catalog.version
+            let guards = try await GuardedRollouts.all(app: app, on: connection, logger: logger)
+            if let held = guards.first(where: { $0.version == version && [.running, .paused].contains($0.value.status) }) {
+                return .refused([
+                    "version \(held.version) of \(app) is under a guarded rollout (\(held.value.status.rawValue), at \(held.value.percent)%), "
+                        + "which sets its rollout: end the guard first (`onboarding-server rollout end --app \(app) --version \(held.version)`)"
+                ])
+            }
+            guard let guarded else {
+                return try await store(
+                    check, source: .published, rollout: rollout, signatures: signatures, by: actor, at: time, existing, connection)
+            }
+            let planned = Self.guardedPlan(guarded, check: check, existing: existing)
+            guard planned.problems.isEmpty else { return .refused(planned.problems) }
+            let outcome = try await store(
+                check, source: .published, rollout: planned.plan.stages[0], signatures: signatures, by: actor, at: time, existing,
+                connection)
+            guard case .stored(let entry) = outcome else { return outcome }
+            try await GuardedRollouts.insert(
+                GuardedRollouts.Record(
+                    app: app, version: entry.version, baseline: planned.baseline, startedAt: time, updatedAt: time,
+                    value: GuardedRollout(plan: planned.plan, at: time)), on: connection, logger: logger)
+            try await AuditLog.append(
+                .init(
+                    at: time, actor: actor, app: app, action: "rollout.guarded", target: "version \(entry.version)",
+                    details: [
+                        "stages": .list(planned.plan.stages.map { .int($0) }), "guard": .string(planned.plan.guardrail.text),
+                        "flow": .string(planned.plan.guardrail.flow), "baseline": .int(planned.baseline),
+                        "stageMinimumSeconds": .double(planned.plan.minimumSeconds),
+                        "stageMinimumSubjects": .int(planned.plan.minimumSubjects),
+                    ]), on: connection, logger: logger)
+            return outcome
         }
+    }
+
+    /// The plan for the checked document (its first flow guarded when none is named) and the
+    /// version it replaces (the newest live one below it), and every problem with them.
+    static func guardedPlan(
+        _ asked: GuardedRollout.Plan, check: PublicationCheck, existing: [Entry]
+    ) -> (plan: GuardedRollout.Plan, baseline: Int, problems: [String]) {
+        guard let catalog = check.document?.catalog else { return (asked, 0, check.problems) }
+        var plan = asked
+        if plan.guardrail.flow.isEmpty, let first = catalog.flows.first { plan.guardrail.flow = first.id.rawValue }
+        var problems = plan.problems
+        if existing.contains(where: { $0.version == catalog.version }) {
+            problems.append("version \(catalog.version) of \(catalog.app) is stored already: a guarded rollout starts with a new version")
+        }
+        if let flow = catalog.flows.first(where: { $0.id.rawValue == plan.guardrail.flow }) {
+            if case .step(let step) = plan.guardrail.metric, !flow.steps.contains(where: { $0.id.rawValue == step }) {
+                problems.append(
+                    "the guardrail's step \(step) is not a step of \(flow.id.rawValue) (its steps: "
+                        + "\(flow.steps.map(\.id.rawValue).joined(separator: ", ")))")
+            }
+        } else {
+            problems.append(
+                "the guardrail's flow \(plan.guardrail.flow) is not in the document (its flows: "
+                    + "\(catalog.flows.map(\.id.rawValue).joined(separator: ", ")))")
+        }
+        let baseline = existing.filter {
+            $0.version < catalog.version && ($0.source == .compiled || ($0.withdrawnAt == nil && $0.rollout > 0))
+        }.map(\.version).max()
+        if baseline == nil {
+            problems.append("no earlier version of \(catalog.app) is live, so there is nothing to guard against: publish it without stages")
+        }
+        return (plan, baseline ?? 0, problems)
     }
 
     /// The check publishing runs on `text`, against the app's stored documents `existing` (the
@@ -171,8 +239,18 @@ public struct CatalogStore: Sendable {
             try await connection.query(
                 "UPDATE catalogs SET withdrawn_at = \(time) WHERE app = \(app) AND version = \(Int64(version))",
                 logger: logger)
+            // A rollback by hand ends the version's guard: the publication is in people's hands.
+            let guarded = try await GuardedRollouts.record(app: app, version: version, on: connection, logger: logger)
+            let endsGuard = guarded.map { [.running, .paused].contains($0.value.status) } ?? false
+            if endsGuard, var record = guarded {
+                record.value.status = .ended
+                record.updatedAt = time
+                try await GuardedRollouts.update(record, on: connection, logger: logger)
+            }
             try await AuditLog.append(
-                .init(at: time, actor: actor, app: app, action: "catalog.withdrawn", target: "version \(version)"),
+                .init(
+                    at: time, actor: actor, app: app, action: "catalog.withdrawn", target: "version \(version)",
+                    details: endsGuard ? ["guard": "ended"] : [:]),
                 on: connection, logger: logger)
             let now = try await Self.all(app: app, on: connection, logger: logger)
             return .stored(now.first { $0.version == version }!)

@@ -178,6 +178,8 @@ public enum PostgresSchema {
         ("v22-pseudonymous-cutoffs", SubjectFence.v22),
         // Readiness writes a row to know that commits complete (CommitProbe.v23).
         ("v23-readiness-probe", CommitProbe.v23),
+        // Guarded rollouts: a publication's stages, guardrail and the guard's looks (GuardedRollouts.v24).
+        ("v24-guarded-rollouts", GuardedRollouts.v24),
     ]
 
     /// An arbitrary constant: the advisory lock that serialises migrations across processes.

@@ -135,6 +135,10 @@ public enum OnboardingServer {
         services.append(freshness)
         services.append(IdempotencyExpiry(writes: store.writes, ready: ready, logger: logger))
         if let batcher = store.batcher { services.append(PushQueueService(batcher: batcher)) }
+        services.append(RolloutGuard(
+            configuration: configuration.database.connectionConfiguration(
+                role: "onboarding-server rollout guard (pid \(ProcessInfo.processInfo.processIdentifier))"),
+            interval: configuration.rolloutGuardInterval, ready: ready, logger: logger))
         if let days = configuration.retainFactsDays {
             services.append(FactRetentionJob(retention: FactRetention(client: client, logger: logger), days: days, logger: logger))
         }

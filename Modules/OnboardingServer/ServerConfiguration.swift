@@ -48,6 +48,9 @@ public struct ServerConfiguration: Sendable {
     public var publicationMaxAge = 300
     /// Facts of pushes received more than this many days ago are dropped (nil: kept).
     public var retainFactsDays: Int?
+    /// How often the rollout guard looks at the guarded rollouts (and a server not leading it
+    /// tries to take it over).
+    public var rolloutGuardInterval: Duration = .seconds(30)
 
     public init(
         host: String, port: Int, database: DatabaseURL, tokens: TokenSigner,

@@ -175,14 +175,52 @@ struct Publish: AsyncParsableCommand {
             """)
 
     @Option(help: "The app.") var app: String
-    @Option(help: "The percentage of subjects (accounts or installs) it reaches, 0 to 100.") var rollout: Int = 100
+    @Option(help: "The percentage of subjects (accounts or installs) it reaches, 0 to 100.") var rollout: Int?
     @Option(help: "A signing key file (`keys new`); repeat to sign with several (a key rotation).", completion: .file(extensions: ["json"]))
     var key: [String] = []
+    @Option(help: "A guarded rollout's stages, rising percentages (5,25,50,100): the rollout guard raises it stage by stage.")
+    var stages: String?
+    @Option(name: .customLong("guard"), help: "With --stages: what must not drop, completion:-2pp or step:STEP:-1pp (the drop tolerated, in points).")
+    var guardrail: String?
+    @Option(help: "With --stages: the flow whose starters the guard compares (default: the document's first).")
+    var guardFlow: String?
+    @Option(help: "With --stages: the least time a stage lasts: 90s, 30m, 12h, 1d (default: 1d).")
+    var stageTime = "1d"
+    @Option(help: "With --stages: the least number of subjects who start the flow on it during a stage (default: 500).")
+    var stageSubjects = 500
     @Argument(help: "The catalog document.", completion: .file(extensions: ["json"])) var file: String
     @OptionGroup var target: CatalogTarget
 
     func validate() throws {
-        guard (0...100).contains(rollout) else { throw ValidationError("--rollout is a percentage, 0 to 100") }
+        if let rollout, !(0...100).contains(rollout) { throw ValidationError("--rollout is a percentage, 0 to 100") }
+        if stages != nil, rollout != nil {
+            throw ValidationError("--rollout and --stages do not go together: a guarded rollout starts at its first stage")
+        }
+        if stages != nil, guardrail == nil { throw ValidationError("--stages needs --guard: \(GuardedRollout.Guardrail.grammar)") }
+        if stages == nil, guardrail != nil || guardFlow != nil {
+            throw ValidationError("--guard and --guard-flow go with --stages (5,25,50,100)")
+        }
+    }
+
+    /// The guarded rollout asked for, or nil; a refusal says what is allowed.
+    func plan() throws -> GuardedRollout.Plan? {
+        guard let stages, let guardrail else { return nil }
+        let percentages = stages.split(separator: ",", omittingEmptySubsequences: false).map {
+            Int($0.trimmingCharacters(in: .whitespaces))
+        }
+        guard !percentages.contains(nil) else {
+            throw Refusal("--stages is rising percentages separated by commas, as 5,25,50,100 (got '\(stages.prefix(100))')")
+        }
+        guard let parsed = GuardedRollout.Guardrail(guardrail, flow: guardFlow ?? "") else {
+            throw Refusal("--guard is \(GuardedRollout.Guardrail.grammar) (got '\(guardrail.prefix(100))')")
+        }
+        guard let seconds = GuardedRollout.seconds(stageTime) else {
+            throw Refusal("--stage-time is a duration as 90s, 30m, 12h or 1d (got '\(stageTime.prefix(100))')")
+        }
+        let plan = GuardedRollout.Plan(
+            stages: percentages.compactMap { $0 }, minimumSeconds: seconds, minimumSubjects: stageSubjects, guardrail: parsed)
+        if !plan.problems.isEmpty { throw Refusal(plan.problems.joined(separator: "; ")) }
+        return plan
     }
 
     func run() async throws {
@@ -193,23 +231,42 @@ struct Publish: AsyncParsableCommand {
             throw Refusal("the key \(key.id) signs for \(key.app), not \(app)")
         }
         let signatures = try keys.map { try $0.sign(document: text) }
-        let (app, rollout) = (app, rollout)
+        let plan = try plan()
+        let (app, rollout) = (app, plan?.stages.first ?? rollout ?? 100)
         if let api = try target.api() {
-            let answer = try await target.send(
-                .POST, "/v1/apps/\(app)/catalogs",
-                body: ["document": .string(text), "rollout": .int(rollout), "signatures": signatures.tourValue], to: api)
+            let body: TourValue = .members([
+                "document": .string(text), "rollout": .int(rollout), "signatures": signatures.tourValue,
+                "guarded": plan.map(Self.guardedBody),
+            ])
+            let answer = try await target.send(.POST, "/v1/apps/\(app)/catalogs", body: body, to: api)
             let publication = answer.objectValue?["publication"]?.objectValue
             print(
                 "\(app) catalog version \(publication?["version"]?.intValue ?? 0) published (fingerprint "
                     + "\(CatalogDocument.short(publication?["fingerprint"]?.stringValue ?? "")), rollout \(rollout)%)")
+            if let plan { print(Self.guardedLine(plan)) }
             return
         }
         try report(
             try await target.database.withClient { client, logger in
                 try await CatalogStore(client: client, logger: logger).publish(
-                    app: app, text: text, rollout: rollout, signatures: signatures, by: .commandLine(),
+                    app: app, text: text, rollout: rollout, signatures: signatures, guarded: plan, by: .commandLine(),
                     at: Date().timeIntervalSince1970)
             }, "published")
+        if let plan { print(Self.guardedLine(plan)) }
+    }
+
+    static func guardedBody(_ plan: GuardedRollout.Plan) -> TourValue {
+        .members([
+            "stages": .list(plan.stages.map { .int($0) }), "guard": .string(plan.guardrail.text),
+            "flow": plan.guardrail.flow.isEmpty ? nil : .string(plan.guardrail.flow),
+            "stageMinimumSeconds": .double(plan.minimumSeconds), "stageMinimumSubjects": .int(plan.minimumSubjects),
+        ])
+    }
+
+    static func guardedLine(_ plan: GuardedRollout.Plan) -> String {
+        "guarded: stages \(plan.stages.map { "\($0)%" }.joined(separator: ", ")), each at least \(GuardedRollout.duration(plan.minimumSeconds)) "
+            + "and \(plan.minimumSubjects) subjects; rolled back by itself if \(plan.guardrail.text) is broken "
+            + "(`onboarding-server rollout show --app APP` follows it)"
     }
 }
 

@@ -26,7 +26,7 @@ struct ServerCommand: AsyncParsableCommand {
         version: OnboardingServerVersion.text,
         subcommands: [
             Serve.self, Migrate.self, Token.self, SignOutCommand.self, PeopleCommand.self, KeysCommand.self, AuditCommand.self,
-            Register.self, Publish.self, Unpublish.self, EnrollmentKeysCommand.self, EraseCommand.self, ExportCommand.self, RetainFactsCommand.self, FlowsCommand.self,
+            Register.self, Publish.self, Unpublish.self, RolloutCommand.self, EnrollmentKeysCommand.self, EraseCommand.self, ExportCommand.self, RetainFactsCommand.self, FlowsCommand.self,
         ], defaultSubcommand: Serve.self)
 }
 
@@ -72,6 +72,8 @@ struct Serve: AsyncParsableCommand {
     var publicationMaxAge = 300
     @Option(help: "Drop the facts of pushes received more than DAYS days ago, every minute, keeping the counts (1 to 36500; default: keep).")
     var retainFacts: Int?
+    @Option(help: "Seconds between the rollout guard's looks at guarded rollouts (0.1 to 3600; default: 30).")
+    var rolloutGuardInterval = 30.0
     @OptionGroup var database: DatabaseOptions
     @Option(name: .customLong("read-database-url"), help: .hidden)
     var refusedReadDatabaseURL: String?
@@ -89,6 +91,9 @@ struct Serve: AsyncParsableCommand {
         }
         guard (0...86_400).contains(publicationMaxAge) else { throw ValidationError("--publication-max-age must be from 0 to 86400") }
         if let retainFacts, !(1...36_500).contains(retainFacts) { throw ValidationError("--retain-facts must be from 1 to 36500 days") }
+        guard (0.1...3_600).contains(rolloutGuardInterval) else {
+            throw ValidationError("--rollout-guard-interval must be from 0.1 to 3600 seconds")
+        }
         let environment = Settings.environment
         let port = try port ?? environment["PORT"].map { text in
             guard let port = Int(text) else { throw Refusal("PORT must be a number from 1 to 65535") }
@@ -117,6 +122,7 @@ struct Serve: AsyncParsableCommand {
         configuration.enrollmentsPerMinute = enrollmentsPerMinute
         configuration.publicationMaxAge = publicationMaxAge
         configuration.retainFactsDays = retainFacts
+        configuration.rolloutGuardInterval = .milliseconds(Int64((rolloutGuardInterval * 1000).rounded()))
         if let replica = try Settings.secret("READ_DATABASE_URL") {
             do { configuration.readDatabase = try DatabaseURL(replica) } catch {
                 throw Refusal("READ_DATABASE_URL: \(error.description)")

@@ -176,6 +176,9 @@ final class ServerProcess: @unchecked Sendable {
         try start()
     }
 
+    /// The server's process id while it runs.
+    var pid: Int32? { process?.isRunning == true ? process?.processIdentifier : nil }
+
     var exitStatus: Int32? {
         guard let process, !process.isRunning else { return nil }
         return process.terminationStatus

@@ -32,6 +32,7 @@ import Testing
         ("v21-subject-fence", 0xfdeed310011ad458),
         ("v22-pseudonymous-cutoffs", 0xf72c1ecd08be5180),
         ("v23-readiness-probe", 0x4a2d963cd6d886c5),
+        ("v24-guarded-rollouts", 0x9974fc2e0b7e4eb8),
     ]
 
     static func fingerprint(_ statements: [String]) -> UInt64 {

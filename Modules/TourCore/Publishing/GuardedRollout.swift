@@ -63,7 +63,7 @@ public struct GuardedRollout: Equatable, Sendable {
         }
 
         public var metric: Metric
-        /// The flow whose starters are compared.
+        /// The flow whose starters are compared (empty until the publication names its first).
         public var flow: String
         /// The drop tolerated, in rate points (0.02: two percentage points).
         public var tolerance: Double
@@ -114,13 +114,13 @@ public struct GuardedRollout: Equatable, Sendable {
         }
 
         var problems: [String] {
+            // An empty flow is the document's first, which only the document knows.
             var problems: [String] = []
-            if flow.isEmpty { problems.append("the guardrail needs the flow whose starters it compares") }
             if !tolerance.isFinite || !(0...0.5).contains(tolerance) { problems.append("the guardrail is \(Self.grammar)") }
             return problems
         }
 
-        static func points(_ rate: Double) -> String {
+        public static func points(_ rate: Double) -> String {
             let points = (rate * 1000).rounded() / 10
             return (points == points.rounded() ? String(Int(points)) : String(points)) + " pts"
         }

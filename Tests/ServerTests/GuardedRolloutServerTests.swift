@@ -1,0 +1,294 @@
+import AccountSync
+import CatalogDocuments
+import Foundation
+import OnboardingServer
+import Testing
+import TourCodec
+import TourCore
+import TourFixtures
+
+/// Guarded rollouts through real servers and PostgreSQL: a publication made by the real
+/// `publish --stages … --guard …`, subjects who run the flow through the engine and push as their
+/// devices do, and the rollout guard of the server (every 0.2 s here) raising the rollout or
+/// rolling it back by itself. Each new subject takes the published version exactly when the live
+/// rollout's bucket includes it, as a device does.
+@Suite("Guarded rollouts through a real server", .ownThread)
+struct GuardedRolloutServerTests {
+    static let app = ExperimentFixture.app
+    static let guardOptions = ["--rollout-guard-interval", "0.2"]
+
+    /// The trial app's version 1 (no experiment) registered as compiled, and a publication key.
+    static func prepare(_ server: ServerProcess) throws -> String {
+        let v1 = CatalogDocument(ExperimentFixture.catalog(version: 1, experiment: nil), declarations: ExperimentFixture.declarations)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("trial-\(UUID().uuidString).json")
+        try v1.text().write(to: file, atomically: true, encoding: .utf8)
+        let registered = try server.command(["register", "--app", app, file.path])
+        guard registered.status == 0 else { throw HarnessFailure("register: \(registered.stderr)") }
+        return try server.publicationKey(app: app)
+    }
+
+    /// Version 2 published by the real command with `options` (`--stages`, `--guard`, ...).
+    static func publishV2(_ server: ServerProcess, key: String, _ options: [String]) throws -> Shell.Result {
+        let v2 = CatalogDocument(ExperimentFixture.catalog(version: 2, experiment: nil), declarations: ExperimentFixture.declarations)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("trial-v2-\(UUID().uuidString).json")
+        try v2.text().write(to: file, atomically: true, encoding: .utf8)
+        return try server.command(["publish", "--app", app, "--key", key] + options + [file.path])
+    }
+
+    /// New subjects, each running the tour on the version its device would take and pushing its
+    /// facts as its account's device.
+    struct Population {
+        let server: ServerProcess
+        let signer: TokenSigner
+        var random: SplitMix64
+        var next = 0
+        var pushed = (candidates: 0, baselines: 0)
+        let engines = [1: TourEngine(catalog: ExperimentFixture.catalog(version: 1, experiment: nil)),
+            2: TourEngine(catalog: ExperimentFixture.catalog(version: 2, experiment: nil))]
+
+        init(_ server: ServerProcess, seed: UInt64) throws {
+            self.server = server
+            signer = try TokenSigner(secret: ServerProcess.secret)
+            random = SplitMix64(seed: seed)
+        }
+
+        /// Version 2's live rollout (0 once withdrawn).
+        func rollout() throws -> Int {
+            let row = try server.sql(
+                "SELECT CASE WHEN withdrawn_at IS NULL THEN rollout ELSE 0 END FROM catalogs WHERE app = 'trial' AND version = 2")
+            return Int(row.first ?? "") ?? 0
+        }
+
+        /// Subjects arrive until `candidates` took version 2 (its rollout's bucket includes them)
+        /// and `baselines` version 1 (as many as there can be); each completes the tour with its version's chance and skips
+        /// it at the first card otherwise. Only the first `baselines` outside the rollout push:
+        /// the comparison needs rates, not the whole population.
+        mutating func arrive(candidates: Int, baselines: Int, completion: [Int: Double]) async throws {
+            let percent = try rollout()
+            // Nobody can take version 2 once it is withdrawn, nor version 1 once 2 is at 100%.
+            var wanted = (candidates: percent > 0 ? candidates : 0, baselines: percent < 100 ? baselines : 0)
+            let expires = Int64(Date().timeIntervalSince1970) + 3_600
+            while wanted.candidates > 0 || wanted.baselines > 0 {
+                next += 1
+                let account = "guarded\(next)"
+                let subject = "account:\(account)"
+                let version = Rollout.includes(subject: subject, salt: Rollout.catalogSalt(app: "trial", version: 2), percent: percent) ? 2 : 1
+                if version == 2 ? wanted.candidates == 0 : wanted.baselines == 0 { continue }
+                let completes = Double.random(in: 0..<1, using: &random) < completion[version]!
+                var state = TourState()
+                var items: [PushItem] = []
+                var now = Date()
+                func send(_ event: TourEvent) throws {
+                    now = now.addingTimeInterval(0.001)
+                    let transition = try engines[version]!.reduce(
+                        state, event, at: now, subjects: ExperimentSubjects(install: "install:\(account)", account: subject))
+                    state = transition.state
+                    items.append(PushItem(
+                        seq: Int64(items.count + 1), time: now.timeIntervalSince1970, event: "event", catalogVersion: version,
+                        facts: transition.record.facts.map(\.tourValue), records: [:]))
+                }
+                try send(.appLaunched(version: "1.0"))
+                while state.presentingFlow != nil { try send(.actionPerformed(completes ? "next" : "skip", parameters: [:])) }
+                let token = await signer.sign(TokenClaims(subject: account, scope: .account, app: "trial", expires: expires))
+                let answer = try await HTTP.post(
+                    server.url.appendingPathComponent("v1/apps/trial/accounts/\(account)/push"), token: token,
+                    body: Data(try PushBatch(device: "device-\(account)", items: items).tourValue.jsonUTF8()))
+                guard answer.status == 200 else { throw HarnessFailure("push \(account): \(String(decoding: answer.body, as: UTF8.self))") }
+                if version == 2 {
+                    wanted.candidates -= 1
+                    pushed.candidates += 1
+                } else {
+                    wanted.baselines -= 1
+                    pushed.baselines += 1
+                }
+            }
+        }
+
+        /// Waits until the guard looked at every subject pushed so far (or acted on fewer).
+        func untilLooked(seconds: Double = 30) throws -> (status: String, rollout: Int) {
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline {
+                let row = try server.sql(
+                    """
+                    SELECT g.status, coalesce((SELECT candidate_trials FROM guarded_rollout_looks l
+                        WHERE l.app = g.app AND l.version = g.version ORDER BY at DESC LIMIT 1), -1)
+                    FROM guarded_rollouts g WHERE g.app = 'trial' AND g.version = 2
+                    """
+                ).first?.split(separator: "|").map(String.init) ?? []
+                if row.count == 2, row[0] != "running" || Int(row[1]) == pushed.candidates {
+                    return (row[0], try rollout())
+                }
+                usleep(100_000)
+            }
+            throw HarnessFailure("the rollout guard did not look at \(pushed.candidates) candidates within \(seconds) s")
+        }
+    }
+
+    /// A change that lowers completion by ten points (95% to 85%) is rolled back by the guard
+    /// before it passes 25%, with one audit row naming the guard and its evidence; devices are no
+    /// longer offered it, and the guard does nothing more.
+    @Test func aChangeThatLowersCompletionIsRolledBackBeforeItPassesAQuarter() async throws {
+        let server = try ServerProcess(serveOptions: Self.guardOptions)
+        let key = try Self.prepare(server)
+        let published = try Self.publishV2(
+            server, key: key, ["--stages", "5,25,50,100", "--guard", "completion:-2pp", "--stage-time", "0s", "--stage-subjects", "500"])
+        #expect(published.status == 0, "\(published.stderr)")
+        #expect(published.stdout.contains("rollout 5%"), "\(published.stdout)")
+        #expect(published.stdout.contains("guarded: stages 5%, 25%, 50%, 100%"), "\(published.stdout)")
+
+        var population = try Population(server, seed: 10)
+        var highest = 5
+        var status = "running"
+        for _ in 0..<20 where status == "running" {
+            try await population.arrive(candidates: 100, baselines: 100, completion: [1: 0.95, 2: 0.85])
+            let looked = try population.untilLooked()
+            status = looked.status
+            highest = max(highest, looked.rollout)
+        }
+        #expect(status == "rolled-back", "after \(population.pushed) subjects")
+        #expect(highest <= 25, "the rollout reached \(highest)%")
+        #expect(try population.rollout() == 0)
+        let rows = try server.sql(
+            "SELECT actor, source, details FROM audit_log WHERE app = 'trial' AND action = 'rollout.rolled-back'")
+        #expect(rows.count == 1, "\(rows)")
+        let fields = rows.first?.split(separator: "|", maxSplits: 2).map(String.init) ?? []
+        #expect(fields.first == "rollout guard")
+        #expect(fields.dropFirst().first?.contains("pid") == true)
+        let details = try TourValue(jsonText: fields.last ?? "{}").objectValue ?? [:]
+        let upper = details["interval"]?.listValue?.last.flatMap { if case .double(let value) = $0 { value } else { nil } }
+        #expect((upper ?? 0) < -0.02, "\(details)")
+        #expect(details["candidate"]?.objectValue?["version"]?.intValue == 2)
+        // Devices are offered version 2 no more: every device falls back on its next pull (a
+        // device mid-flow on it goes by the flow's policy, as after a rollback by hand).
+        let token = await population.signer.sign(
+            TokenClaims(subject: "late", scope: .account, app: "trial", expires: Int64(Date().timeIntervalSince1970) + 600))
+        let list = try await HTTP.get(server.url.appendingPathComponent("v1/apps/trial/catalogs"), token: token)
+        #expect((list.json["publications"] as? [Any])?.isEmpty == true, "\(list.json)")
+        // The guard is done: more subjects change nothing, and the command line says so.
+        try await population.arrive(candidates: 0, baselines: 50, completion: [1: 0.95, 2: 0.85])
+        usleep(600_000)
+        #expect(try server.sql("SELECT count(*) FROM audit_log WHERE action LIKE 'rollout.%'") == ["2"])
+        let shown = try server.command(["rollout", "show", "--app", "trial"])
+        #expect(shown.status == 0, "\(shown.stderr)")
+        #expect(shown.stdout.contains("version 2 against 1: rolled-back"), "\(shown.stdout)")
+        #expect(shown.stdout.contains("rolled back: the guardrail shows a drop beyond 2 pts"), "\(shown.stdout)")
+        let resumed = try server.command(["rollout", "resume", "--app", "trial", "--version", "2"])
+        #expect(resumed.status == 1 && resumed.stderr.contains("the guarded rollout is rolled-back"), "\(resumed.stderr)")
+    }
+
+    /// A neutral change goes through every stage to 100%; paused, it stays where it is however
+    /// many subjects come; resumed, it goes on. A rollout under a guard is not raised by hand.
+    @Test func aNeutralChangeReachesEveryStageAndAPausedOneStaysWhereItIs() async throws {
+        let server = try ServerProcess(serveOptions: Self.guardOptions)
+        let key = try Self.prepare(server)
+        let published = try Self.publishV2(
+            server, key: key, ["--stages", "10,50,100", "--guard", "completion:-5pp", "--stage-time", "1s", "--stage-subjects", "100"])
+        #expect(published.status == 0, "\(published.stderr)")
+        var population = try Population(server, seed: 11)
+        try await population.arrive(candidates: 100, baselines: 100, completion: [1: 0.9, 2: 0.9])
+        var looked = try population.untilLooked()
+        // The stage's minimum time is met by now (a second), its subjects too: raised.
+        for _ in 0..<30 where looked.rollout == 10 {
+            usleep(200_000)
+            looked = (looked.status, try population.rollout())
+        }
+        #expect(looked.rollout == 50)
+
+        // Raising by hand is refused while the guard holds it.
+        let byHand = try server.command(["publish", "--app", "trial", "--rollout", "100", "--key", key, Self.v2File()])
+        #expect(byHand.status == 1)
+        #expect(byHand.stderr.contains("is under a guarded rollout (running, at 50%)"), "\(byHand.stderr)")
+
+        let paused = try server.command(["rollout", "pause", "--app", "trial", "--version", "2"])
+        #expect(paused.status == 0, "\(paused.stderr)")
+        #expect(paused.stdout.contains("the guarded rollout is paused, at 50%"))
+        try await population.arrive(candidates: 150, baselines: 150, completion: [1: 0.9, 2: 0.9])
+        usleep(2_000_000)
+        #expect(try population.rollout() == 50, "a paused rollout stays where it is")
+
+        // Resumed through the API by a publisher: the stage's clock starts again, then it goes on.
+        let publisher = try server.credential("pia", role: "publisher", app: "trial")
+        let viewer = try server.credential("vic", role: "viewer", app: "trial")
+        let resume = server.url.appendingPathComponent("v1/apps/trial/rollouts/2/resume")
+        #expect(try await HTTP.post(resume, token: viewer, body: Data()).status == 403)
+        let resumed = try await HTTP.post(resume, token: publisher, body: Data())
+        #expect(resumed.status == 200, "\(String(decoding: resumed.body, as: UTF8.self))")
+        for _ in 0..<50 where try population.rollout() == 50 { usleep(200_000) }
+        #expect(try population.rollout() == 100)
+        try await population.arrive(candidates: 100, baselines: 100, completion: [1: 0.9, 2: 0.9])
+        var final = try population.untilLooked()
+        for _ in 0..<30 where final.status == "running" {
+            usleep(200_000)
+            final = try population.untilLooked()
+        }
+        #expect(final.status == "complete" && final.rollout == 100)
+        let actions = try server.sql("SELECT action || ' ' || actor FROM audit_log WHERE action LIKE 'rollout.%' ORDER BY id")
+        let atTheDatabase = Actor.commandLine().name
+        #expect(
+            actions == [
+                "rollout.guarded \(atTheDatabase)", "rollout.raised rollout guard", "rollout.paused \(atTheDatabase)", "rollout.resumed pia",
+                "rollout.raised rollout guard", "rollout.completed rollout guard",
+            ], "\(actions)")
+        // The guardrail's interval over time, as the API gives it.
+        let list = try await HTTP.get(server.url.appendingPathComponent("v1/apps/trial/rollouts"), token: viewer)
+        let rollout = try #require((list.json["rollouts"] as? [[String: Any]])?.first)
+        #expect(rollout["status"] as? String == "complete")
+        #expect(((rollout["looks"] as? [Any])?.count ?? 0) >= 3)
+    }
+
+    /// With two servers on one database only one runs the guard; killed, the other takes over.
+    @Test func withTwoServersOnlyOneGuardsAndKillingItHandsTheWorkToTheOther() async throws {
+        let first = try ServerProcess(serveOptions: Self.guardOptions)
+        let second = try ServerProcess(databaseURL: first.databaseURL, serveOptions: Self.guardOptions)
+        let key = try Self.prepare(first)
+        #expect(try Self.publishV2(
+            first, key: key, ["--stages", "10,50,100", "--guard", "completion:-5pp", "--stage-time", "0s", "--stage-subjects", "60"]
+        ).status == 0)
+
+        /// The guard's connections holding the lock, by application name (which names the server's pid).
+        func leaders() throws -> [String] {
+            try first.sql(
+                """
+                SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+                WHERE l.locktype = 'advisory' AND l.granted AND l.objid = \(0x0B0A_6A7D) AND l.classid = 0
+                    AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                """)
+        }
+        var holding: [String] = []
+        for _ in 0..<50 {
+            holding = try leaders()
+            if !holding.isEmpty { break }
+            usleep(100_000)
+        }
+        #expect(holding.count == 1, "\(holding)")
+        let servers = [first, second]
+        let leader = try #require(servers.first { server in holding.first?.contains("pid \(server.pid ?? -1))") == true })
+        let other = try #require(servers.first { $0 !== leader })
+
+        var population = try Population(other, seed: 12)
+        try await population.arrive(candidates: 60, baselines: 60, completion: [1: 0.9, 2: 0.9])
+        for _ in 0..<50 where try population.rollout() == 10 { usleep(100_000) }
+        #expect(try population.rollout() == 50)
+        #expect(try first.sql("SELECT source FROM audit_log WHERE action = 'rollout.raised'") == ["server \(ProcessInfo.processInfo.hostName) (pid \(leader.pid ?? -1))"])
+
+        leader.stop(signal: SIGKILL)
+        for _ in 0..<50 {
+            holding = try leaders()
+            if holding.first?.contains("pid \(other.pid ?? -1))") == true { break }
+            usleep(100_000)
+        }
+        #expect(holding == ["onboarding-server rollout guard (pid \(other.pid ?? -1))"], "\(holding)")
+        try await population.arrive(candidates: 60, baselines: 60, completion: [1: 0.9, 2: 0.9])
+        for _ in 0..<50 where try population.rollout() == 50 { usleep(100_000) }
+        #expect(try population.rollout() == 100)
+        let sources = try first.sql("SELECT source FROM audit_log WHERE action = 'rollout.raised' ORDER BY id")
+        #expect(sources.last == "server \(ProcessInfo.processInfo.hostName) (pid \(other.pid ?? -1))", "\(sources)")
+    }
+
+    static func v2File() throws -> String {
+        let v2 = CatalogDocument(ExperimentFixture.catalog(version: 2, experiment: nil), declarations: ExperimentFixture.declarations)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("trial-v2-\(UUID().uuidString).json")
+        try v2.text().write(to: file, atomically: true, encoding: .utf8)
+        return file.path
+    }
+}
