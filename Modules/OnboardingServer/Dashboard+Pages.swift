@@ -103,7 +103,8 @@ extension Dashboard {
     }
 
     static func appPage(
-        _ app: Insights.AppSummary, catalogs: [CatalogStore.Entry], unplanned: [AppReport.Unplanned] = [],
+        _ app: Insights.AppSummary, catalogs: [CatalogStore.Entry], guarded: [GuardedRolloutView] = [],
+        unplanned: [AppReport.Unplanned] = [],
         archived: Set<String> = [], apps: [String],
         range: DayRange?, format: Format, table: String, access: Access
     ) throws -> Response {
@@ -147,6 +148,12 @@ extension Dashboard {
             var value = appValue(app, range: range).objectValue ?? [:]
             value["range"] = rangeValue(range)
             value["catalogs"] = .list(catalogs.map(catalogValue))
+            value["guardedRollouts"] = .list(
+                guarded.map { view in
+                    var object = view.record.tourValue.objectValue ?? [:]
+                    object["looks"] = .list(view.looks.map(\.tourValue))
+                    return .object(object)
+                })
             value["unplanned"] = unplanned.tourValue
             return try json(.object(value), name: "\(app.app).json")
         case .html:
@@ -182,6 +189,7 @@ extension Dashboard {
                         columns: ["Version", "Source", "Reaches", "Recorded (UTC)", "By", "Fingerprint", "Signed by"],
                         rows: published)),
             ]
+            sections += guardedRolloutSections(guarded, app: app.app, access: access, now: Date().timeIntervalSince1970)
             if !unplanned.isEmpty {
                 sections.append(
                     .table(

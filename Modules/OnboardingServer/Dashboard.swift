@@ -92,8 +92,9 @@ struct Dashboard: Sendable {
                 let entries = try await (catalogs.all(app: app))
                 let unplanned = try await (store.unplanned(app: app))
                 let archived = try await (FlowArchive(client: store.client, logger: logger).archived(apps: [app]))
+                let guarded = try await guardedRolloutViews(app: app)
                 return try Self.appPage(
-                    summary, catalogs: entries, unplanned: unplanned,
+                    summary, catalogs: entries, guarded: guarded, unplanned: unplanned,
                     archived: Set(archived.map { String($0.dropFirst(app.count + 1)) }), apps: apps, range: range, format: format,
                     table: table, access: access)
             }
@@ -123,6 +124,7 @@ struct Dashboard: Sendable {
         addPeople(to: router)
         addStudio(to: router)
         addStudioPublishing(to: router)
+        addGuardedRollouts(to: router)
         // Any other path under /dashboard: a page of its own saying which pages there are (after
         // the session check, so it tells no one without a session what exists). The router reads
         // "/dashboard/" as "/dashboard".

@@ -199,16 +199,36 @@ struct GuardedRolloutServerTests {
         #expect(byHand.status == 1)
         #expect(byHand.stderr.contains("is under a guarded rollout (running, at 50%)"), "\(byHand.stderr)")
 
-        let paused = try server.command(["rollout", "pause", "--app", "trial", "--version", "2"])
-        #expect(paused.status == 0, "\(paused.stderr)")
-        #expect(paused.stdout.contains("the guarded rollout is paused, at 50%"))
+        // The app's page shows the rollout, the guardrail at each look and, to a publisher, the
+        // commands; the pause is a form of the dashboard's, refused from another site.
+        let publisher = try server.credential("pia", role: "publisher", app: "trial")
+        let viewer = try server.credential("vic", role: "viewer", app: "trial")
+        let session = try DashboardTests().signIn(server, credential: publisher)
+        let page = try DashboardTests.curl(server.url.appendingPathComponent("dashboard/apps/trial"), cookie: session)
+        #expect(page.status == 200)
+        for expected in [
+            "Guarded rollouts: raised stage by stage", "2 of 3: 10% → 50% → 100%", "completion of tour may drop by at most 5 pts",
+            "Version 2: the guardrail at each look", "raised to 50%", "Pause the guard of version 2",
+        ] {
+            #expect(page.body.contains(expected), "\(expected)")
+        }
+        let viewerPage = try DashboardTests.curl(
+            server.url.appendingPathComponent("dashboard/apps/trial"), cookie: try DashboardTests().signIn(server, credential: viewer))
+        #expect(viewerPage.body.contains("Guarded rollouts") && !viewerPage.body.contains("Pause the guard"))
+        let token = try #require(DashboardTests.formToken(page.body))
+        let pause = server.url.appendingPathComponent("dashboard/apps/trial/rollouts/2/pause")
+        let crossSite = try DashboardTests.curl(
+            pause, cookie: session, form: "form_token=\(token)", headers: ["Origin: https://evil.example", "Sec-Fetch-Site: cross-site"])
+        #expect(crossSite.status == 403)
+        #expect(try server.sql("SELECT status FROM guarded_rollouts") == ["running"])
+        let paused = try DashboardTests.curl(pause, cookie: session, form: "form_token=\(token)", headers: ["Origin: \(server.url.absoluteString)"])
+        #expect(paused.status == 303, "\(paused.body)")
+        #expect(try server.sql("SELECT status FROM guarded_rollouts") == ["paused"])
         try await population.arrive(candidates: 150, baselines: 150, completion: [1: 0.9, 2: 0.9])
         usleep(2_000_000)
         #expect(try population.rollout() == 50, "a paused rollout stays where it is")
 
         // Resumed through the API by a publisher: the stage's clock starts again, then it goes on.
-        let publisher = try server.credential("pia", role: "publisher", app: "trial")
-        let viewer = try server.credential("vic", role: "viewer", app: "trial")
         let resume = server.url.appendingPathComponent("v1/apps/trial/rollouts/2/resume")
         #expect(try await HTTP.post(resume, token: viewer, body: Data()).status == 403)
         let resumed = try await HTTP.post(resume, token: publisher, body: Data())
@@ -226,7 +246,7 @@ struct GuardedRolloutServerTests {
         let atTheDatabase = Actor.commandLine().name
         #expect(
             actions == [
-                "rollout.guarded \(atTheDatabase)", "rollout.raised rollout guard", "rollout.paused \(atTheDatabase)", "rollout.resumed pia",
+                "rollout.guarded \(atTheDatabase)", "rollout.raised rollout guard", "rollout.paused pia", "rollout.resumed pia",
                 "rollout.raised rollout guard", "rollout.completed rollout guard",
             ], "\(actions)")
         // The guardrail's interval over time, as the API gives it.
