@@ -30,6 +30,8 @@ extension Dashboard {
                 }
                 let document = try Self.readable(revision)
                 let version = document.catalog.version
+                let guarded = try Self.guardedPlan(fields)
+                let rolloutText = guarded.map { "\($0.stages[0])% (the first of its stages)" } ?? "\(rollout)%"
                 if fields["confirm"] != "yes" {
                     let entries = try await (catalogs.all(app: app))
                     let check = CatalogStore.check(revision.document, app: app, existing: entries)
@@ -40,20 +42,20 @@ extension Dashboard {
                     }
                     return try await confirmation(
                         app, access: access, action: "/dashboard/apps/\(app)/studio/drafts/\(revision.draft)/publish",
-                        title: "Publish version \(version) of \(app) at \(rollout)%?",
+                        title: "Publish version \(version) of \(app) at \(rolloutText)?",
                         what: [
-                            "Version \(version) (draft \(revision.draft), revision \(revision.revision)) goes to \(rollout)% of \(app)'s subjects, chosen by the same hash on every device; the rest keep what they run.",
+                            "Version \(version) (draft \(revision.draft), revision \(revision.revision)) goes to \(rolloutText) of \(app)'s subjects, chosen by the same hash on every device; the rest keep what they run.",
                             "Devices get it on their next launch (or sooner on a sync), once their list of publications is older than the server's \(publicationMaxAge) s.",
-                        ] + Self.forecastLines(live: Self.live(entries), document: document),
+                        ] + (guarded.map { [Self.guardedLine($0)] } ?? []) + Self.forecastLines(live: Self.live(entries), document: document),
                         fields: [
                             ("revision", String(revision.revision)), ("rollout", String(rollout)), ("key", key), ("signature", signature),
-                        ], submit: "Publish version \(version) at \(rollout)%")
+                        ] + Self.guardedFields(fields), submit: "Publish version \(version) at \(rolloutText)")
                 }
                 let text = revision.document
                 let place = try await formWrite(fields, caller: actor.caller) {
                     let outcome = try await catalogs.publish(
                         app: app, text: text, rollout: rollout, signatures: [CatalogSignature(key: key, signature: signature)],
-                        by: actor, at: Date().timeIntervalSince1970)
+                        guarded: guarded, by: actor, at: Date().timeIntervalSince1970)
                     return try Self.done(outcome, app: app, draft: revision.draft)
                 }
                 return Self.redirect(place)
@@ -114,6 +116,30 @@ extension Dashboard {
         _ body: (String, [String: String], Actor, Access) async throws -> Response
     ) async -> Response {
         await changing(request, context, role: .publisher, body)
+    }
+
+    /// The guarded rollout the publish form asks for (its stages filled in), or nil.
+    static func guardedPlan(_ fields: [String: String]) throws -> GuardedRollout.Plan? {
+        guard let stages = fields["stages"], !stages.allSatisfy(\.isWhitespace) else { return nil }
+        switch GuardedRollout.Plan.read(
+            stages: stages, guardrail: fields["guard"] ?? "", stageTime: fields["stage_time"] ?? "1d",
+            stageSubjects: fields["stage_subjects"] ?? "500")
+        {
+        case .success(let plan): return plan
+        case .failure(let refusal):
+            throw DashboardError(.badRequest, "Nothing was published: " + refusal.message + ".")
+        }
+    }
+
+    /// The publish form's guarded-rollout fields, carried to the confirmation.
+    static func guardedFields(_ fields: [String: String]) -> [(String, String)] {
+        ["stages", "guard", "stage_time", "stage_subjects"].compactMap { name in fields[name].map { (name, $0) } }
+    }
+
+    static func guardedLine(_ plan: GuardedRollout.Plan) -> String {
+        "A guarded rollout: the rollout guard raises it through \(plan.stages.map { "\($0)%" }.joined(separator: ", ")), each stage "
+            + "lasting at least \(GuardedRollout.duration(plan.minimumSeconds)) and \(plan.minimumSubjects) subjects who start the flow on it, "
+            + "and withdraws it by itself when its guardrail shows a larger drop (\(plan.guardrail.summary); the flow: the document's first)."
     }
 
     static func rollout(_ fields: [String: String]) throws -> Int {

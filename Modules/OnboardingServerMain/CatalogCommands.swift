@@ -205,22 +205,12 @@ struct Publish: AsyncParsableCommand {
     /// The guarded rollout asked for, or nil; a refusal says what is allowed.
     func plan() throws -> GuardedRollout.Plan? {
         guard let stages, let guardrail else { return nil }
-        let percentages = stages.split(separator: ",", omittingEmptySubsequences: false).map {
-            Int($0.trimmingCharacters(in: .whitespaces))
+        switch GuardedRollout.Plan.read(
+            stages: stages, guardrail: guardrail, flow: guardFlow ?? "", stageTime: stageTime, stageSubjects: String(stageSubjects))
+        {
+        case .success(let plan): return plan
+        case .failure(let refusal): throw Refusal(refusal.message)
         }
-        guard !percentages.contains(nil) else {
-            throw Refusal("--stages is rising percentages separated by commas, as 5,25,50,100 (got '\(stages.prefix(100))')")
-        }
-        guard let parsed = GuardedRollout.Guardrail(guardrail, flow: guardFlow ?? "") else {
-            throw Refusal("--guard is \(GuardedRollout.Guardrail.grammar) (got '\(guardrail.prefix(100))')")
-        }
-        guard let seconds = GuardedRollout.seconds(stageTime) else {
-            throw Refusal("--stage-time is a duration as 90s, 30m, 12h or 1d (got '\(stageTime.prefix(100))')")
-        }
-        let plan = GuardedRollout.Plan(
-            stages: percentages.compactMap { $0 }, minimumSeconds: seconds, minimumSubjects: stageSubjects, guardrail: parsed)
-        if !plan.problems.isEmpty { throw Refusal(plan.problems.joined(separator: "; ")) }
-        return plan
     }
 
     func run() async throws {

@@ -305,6 +305,48 @@ struct GuardedRolloutServerTests {
         #expect(sources.last == "server \(ProcessInfo.processInfo.hostName) (pid \(other.pid ?? -1))", "\(sources)")
     }
 
+    /// The studio publishes a draft as a guarded rollout: the stages and guardrail on its publish
+    /// form, said on the confirmation page, stored with the publication; a plan that is not one is
+    /// refused and publishes nothing.
+    @Test func theStudioPublishesADraftAsAGuardedRollout() async throws {
+        let server = try ServerProcess(serveOptions: Self.guardOptions)
+        let keyFile = try Self.prepare(server)
+        let session = try DashboardTests().signIn(server, credential: try server.credential("pia", role: "publisher", app: "trial"))
+        let origin = "Origin: \(server.url.absoluteString)"
+        let studio = try DashboardTests.curl(server.url.appendingPathComponent("dashboard/apps/trial/studio"), cookie: session)
+        let token = try #require(DashboardTests.formToken(studio.body))
+        let started = try DashboardTests.curl(
+            server.url.appendingPathComponent("dashboard/apps/trial/studio/drafts"), cookie: session, form: "form_token=\(token)&from=1",
+            headers: [origin])
+        #expect(started.status == 303, "\(started.body)")
+        let draftPage = try DashboardTests.curl(server.url.appendingPathComponent("dashboard/apps/trial/studio/drafts/1"), cookie: session)
+        #expect(draftPage.body.contains("Guarded rollout (optional)"), "\(draftPage.body.prefix(300))")
+        let document = try #require(try server.sql("SELECT document FROM catalog_drafts WHERE app = 'trial' AND draft = 1").first)
+        let key = try PublicationSigningKey(fileText: String(contentsOfFile: keyFile, encoding: .utf8))
+        let signature = try key.sign(document: document)
+        let encoded = signature.signature.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        let publish = server.url.appendingPathComponent("dashboard/apps/trial/studio/drafts/1/publish")
+        let form = "form_token=\(token)&revision=1&rollout=100&key=\(signature.key)&signature=\(encoded)&guard=completion%3A-5pp"
+            + "&stage_time=1h&stage_subjects=100"
+
+        let falling = try DashboardTests.curl(publish, cookie: session, form: form + "&stages=50%2C10", headers: [origin])
+        #expect(falling.status == 400)
+        #expect(falling.body.contains("rising percentages from 1 to 100"), "\(falling.body)")
+        let confirmation = try DashboardTests.curl(publish, cookie: session, form: form + "&stages=10%2C50%2C100", headers: [origin])
+        #expect(confirmation.status == 200)
+        #expect(confirmation.body.contains("Publish version 2 of trial at 10% (the first of its stages)?"), "\(confirmation.body)")
+        #expect(confirmation.body.contains("A guarded rollout: the rollout guard raises it through 10%, 50%, 100%"))
+        #expect(try server.sql("SELECT count(*) FROM catalogs WHERE app = 'trial' AND version = 2") == ["0"])
+
+        let confirmed = try DashboardTests.curl(publish, cookie: session, form: form + "&stages=10%2C50%2C100&confirm=yes", headers: [origin])
+        #expect(confirmed.status == 303, "\(confirmed.body)")
+        #expect(try server.sql("SELECT rollout FROM catalogs WHERE app = 'trial' AND version = 2") == ["10"])
+        #expect(
+            try server.sql("SELECT stages, guard_metric, guard_flow, minimum_seconds, status FROM guarded_rollouts")
+                == ["{10,50,100}|completion:-5pp|tour|3600|running"])
+        #expect(try server.sql("SELECT actor FROM audit_log WHERE action = 'rollout.guarded'") == ["pia"])
+    }
+
     static func v2File() throws -> String {
         let v2 = CatalogDocument(ExperimentFixture.catalog(version: 2, experiment: nil), declarations: ExperimentFixture.declarations)
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("trial-v2-\(UUID().uuidString).json")

@@ -33,6 +33,37 @@ public struct GuardedRollout: Equatable, Sendable {
             self.guardrail = guardrail
         }
 
+        /// A plan as people type it (`--stages 5,25,50,100 --guard completion:-2pp --stage-time 1d
+        /// --stage-subjects 500`, or the studio's fields), or every problem with it, each saying
+        /// what is allowed. An empty `flow` is the document's first.
+        public static func read(
+            stages: String, guardrail: String, flow: String = "", stageTime: String = "1d", stageSubjects: String = "500"
+        ) -> Result<Plan, Refusal> {
+            func trimmed(_ text: some StringProtocol) -> String {
+                String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+            }
+            var problems: [String] = []
+            let percentages = stages.split(separator: ",", omittingEmptySubsequences: false).map { Int(trimmed($0)) }
+            if percentages.contains(nil) {
+                problems.append("the stages are rising percentages separated by commas, as 5,25,50,100 (got '\(stages.prefix(100))')")
+            }
+            let parsed = Guardrail(trimmed(guardrail), flow: flow)
+            if parsed == nil { problems.append("the guard is \(Guardrail.grammar) (got '\(guardrail.prefix(100))')") }
+            let seconds = GuardedRollout.seconds(trimmed(stageTime))
+            if seconds == nil { problems.append("a stage's time is a duration as 90s, 30m, 12h or 1d (got '\(stageTime.prefix(100))')") }
+            let subjects = Int(trimmed(stageSubjects))
+            if subjects == nil { problems.append("a stage's subjects are a whole number (got '\(stageSubjects.prefix(100))')") }
+            guard problems.isEmpty, let parsed, let seconds, let subjects else { return .failure(Refusal(problems: problems)) }
+            let plan = Plan(stages: percentages.compactMap { $0 }, minimumSeconds: seconds, minimumSubjects: subjects, guardrail: parsed)
+            return plan.problems.isEmpty ? .success(plan) : .failure(Refusal(problems: plan.problems))
+        }
+
+        /// Why a plan as typed is refused.
+        public struct Refusal: Error, Equatable, Sendable {
+            public var problems: [String]
+            public var message: String { problems.joined(separator: "; ") }
+        }
+
         /// Every problem with the plan, each saying what is allowed; empty when it is sound.
         public var problems: [String] {
             var problems: [String] = []
@@ -107,8 +138,8 @@ public struct GuardedRollout: Equatable, Sendable {
         public var summary: String {
             let what: String
             switch metric {
-            case .completion: what = "completion of \(flow)"
-            case .step(let step): what = "reaching \(step) in \(flow)"
+            case .completion: what = flow.isEmpty ? "completion of the flow" : "completion of \(flow)"
+            case .step(let step): what = flow.isEmpty ? "reaching \(step)" : "reaching \(step) in \(flow)"
             }
             return "\(what) may drop by at most \(Self.points(tolerance))"
         }
