@@ -230,6 +230,11 @@ extension Dashboard {
         ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: seconds))
     }
 
+    /// To the millisecond: a subject's facts often come several a second.
+    static func isoTimeMillis(_ seconds: Double) -> String {
+        Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(Date(timeIntervalSince1970: seconds))
+    }
+
     // MARK: - JSON exports
 
     static func appValue(_ app: Insights.AppSummary, range: DayRange?) -> TourValue {

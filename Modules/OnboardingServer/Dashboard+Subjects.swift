@@ -41,10 +41,16 @@ extension Dashboard {
                     .table(
                         .init(
                             caption: "Subjects \(after.isEmpty ? "" : "after \(after) ")(at most \(Self.subjectsPerPage) a page)",
-                            columns: ["Subject (pseudonymous id)"],
-                            rows: subjects.map { [.init($0, href: "/dashboard/apps/\(app)/subjects/\($0)")] })),
+                            columns: ["Subject (pseudonymous id)", "Journey started (UTC)", "Last activity (UTC)"],
+                            rows: subjects.map { row in
+                                [
+                                    .init(row.subject, href: "/dashboard/apps/\(app)/subjects/\(row.subject)"),
+                                    .init(Self.isoTimeMillis(row.startedAt)), .init(Self.isoTimeMillis(row.lastActivityAt)),
+                                ]
+                            })),
+                    .text("Times are the devices' own clocks, to the millisecond. A journey whose last activity is recent may still be in progress."),
                 ]
-                if more, let last = subjects.last {
+                if more, let last = subjects.last?.subject {
                     var next = "?step=\(Self.percentEncoded(step))&standing=\(standing.rawValue)&after=\(Self.percentEncoded(last))"
                     if let range { next += "&from=\(range.first)&to=\(range.last)" }
                     sections.append(.links("More", [.init("Next \(Self.subjectsPerPage)", href: "/dashboard/apps/\(app)/flows/\(flow)/subjects" + next)]))
@@ -79,7 +85,7 @@ extension Dashboard {
                             columns: ["Time (UTC)", "Device", "Row", "Catalog", "App version", "Fact", "Flow", "Step", "Detail"],
                             rows: facts.prefix(Self.timelineLimit).map { fact in
                                 [
-                                    .init(Self.isoTime(fact.time)), .init(fact.device), .number(Int(fact.seq)), .number(Int(fact.catalogVersion)),
+                                    .init(Self.isoTimeMillis(fact.time)), .init(fact.device), .number(Int(fact.seq)), .number(Int(fact.catalogVersion)),
                                     .init(fact.appVersion.isEmpty ? "–" : fact.appVersion), .init(fact.fact), .init(fact.flow),
                                     .init(fact.step.isEmpty ? "–" : fact.step), .init(fact.detail.isEmpty ? "–" : fact.detail),
                                 ]

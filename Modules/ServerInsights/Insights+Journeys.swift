@@ -177,15 +177,18 @@ extension Insights {
 
     /// The subjects whose journeys started in `range` and stand `standing` at `step` ('' for the
     /// start), after `after` in their order, at most `limit`: one indexed range read.
+    /// Each with when its journey started and when any device of it last pushed a row of the app
+    /// (by the devices' clocks), so an abandoned journey is told from one in progress.
     public func journeySubjects(
         app: String, flow: String, step: String, standing: Standing, range: DayRange?, after: String, limit: Int
-    ) async throws -> [String] {
+    ) async throws -> [JourneySubject] {
         let (first, last) = Self.rangeBinds(range)
         let query: PostgresQuery =
             switch standing {
             case .abandoned:
                 """
-                SELECT subject FROM insight_journeys
+                SELECT subject, started_at, (SELECT max(p.time) FROM pushes p WHERE p.app = j.app AND p.account = j.subject)
+                FROM insight_journeys j
                 WHERE app = \(app) AND flow = \(flow) AND furthest_step = \(step) AND NOT completed AND skipped_step IS NULL
                     AND subject > \(after)
                     AND (\(first)::date IS NULL OR start_day >= \(first)::date) AND (\(last)::date IS NULL OR start_day <= \(last)::date)
@@ -193,17 +196,31 @@ extension Insights {
                 """
             case .skipped:
                 """
-                SELECT subject FROM insight_journeys
+                SELECT subject, started_at, (SELECT max(p.time) FROM pushes p WHERE p.app = j.app AND p.account = j.subject)
+                FROM insight_journeys j
                 WHERE app = \(app) AND flow = \(flow) AND skipped_step = \(step) AND subject > \(after)
                     AND (\(first)::date IS NULL OR start_day >= \(first)::date) AND (\(last)::date IS NULL OR start_day <= \(last)::date)
                 ORDER BY subject LIMIT \(limit)
                 """
             }
         return try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
-            var subjects: [String] = []
-            for try await subject in try await connection.query(query, logger: logger).decode(String.self) { subjects.append(subject) }
+            var subjects: [JourneySubject] = []
+            for try await (subject, started, lastActivity) in try await connection.query(query, logger: logger).decode(
+                (String, Double, Double?).self)
+            {
+                subjects.append(JourneySubject(subject: subject, startedAt: started, lastActivityAt: lastActivity ?? started))
+            }
             return subjects
         }
+    }
+
+    /// A subject of the drill-down.
+    public struct JourneySubject: Equatable, Sendable {
+        public var subject: String
+        /// When its first run of the flow started.
+        public var startedAt: Double
+        /// When a device of it last pushed a row of the app.
+        public var lastActivityAt: Double
     }
 
     /// One fact of a subject's timeline, as its device pushed it.

@@ -236,6 +236,14 @@ struct JourneyDashboardTests {
                 let page = try DashboardTests.curl(URL(string: server.url.absoluteString + link)!, cookie: adminSession)
                 let listed = want.filter { page.body.contains("/dashboard/apps/moodtracker/subjects/\($0)\"") }
                 #expect(listed == want, "\(field) at \(stage.label): \(link)")
+                // Each with its journey's start, to the millisecond, then its last activity.
+                for journey in moodJourneys where want.contains(journey.account) {
+                    let start = Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(Date(timeIntervalSince1970: journey.start ?? 0))
+                    let row = "\(journey.account)</a></td><td>\(start)</td><td>"
+                    #expect(page.body.contains(row), "\(journey.account) at \(stage.label): no row \(row)")
+                    let last = page.body.components(separatedBy: row).dropFirst().first?.prefix(24) ?? ""
+                    #expect(String(last) >= start && last.hasSuffix("Z"), "\(journey.account): last activity \(last) before \(start)")
+                }
             }
         }
         let someone = try #require(moodJourneys.first { $0.skippedAt != nil })
@@ -243,6 +251,10 @@ struct JourneyDashboardTests {
         let timelineRows = try browser.evaluate(
             "[...document.querySelectorAll('table')].find(t => t.caption.textContent.startsWith('Timeline')).querySelectorAll('tbody tr').length") as? Int
         #expect(timelineRows == someone.facts)
+        // Times to the millisecond: several facts of one subject often fall in one second.
+        let firstTime = try browser.evaluate(
+            "[...document.querySelectorAll('table')].find(t => t.caption.textContent.startsWith('Timeline')).querySelector('tbody td').textContent") as? String
+        #expect(firstTime?.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$"#, options: .regularExpression) != nil, "\(firstTime ?? "")")
         #expect(try browser.evaluate("document.body.innerText.includes('skipped')") as? Bool == true)
         try DashboardTests().saveScreenshot(browser, "dashboard-subject")
         #expect(try AccessibilityAudit.problems(browser) == [], "a subject's page")
