@@ -37,17 +37,23 @@ extension Dashboard {
                     })),
         ]
         if let done = done.flatMap(Self.doneMessage) { sections.insert(.text(done), at: 0) }
-        // A publisher raises or rolls back each live publication (each asks once, on its own page).
+        let guarded = try await guardedRolloutViews(app: app)
+        sections += Self.guardedRolloutSections(guarded, app: app, access: access, now: Date().timeIntervalSince1970)
+        // A publisher raises or rolls back each live publication (each asks once, on its own page);
+        // one under a running or paused guard is rolled back by hand only (the guard sets its rollout).
         if access.may(.publisher, in: app) {
             let token = InsightsPage.Form.Field(name: "form_token", label: "", type: "hidden", value: access.session.formToken)
+            let heldByGuard = Set(guarded.filter { [.running, .paused].contains($0.record.value.status) }.map(\.record.version))
             for entry in entries.filter({ $0.source == .published && $0.withdrawnAt == nil }).sorted(by: { $0.version > $1.version }) {
                 let version = InsightsPage.Form.Field(name: "version", label: "", type: "hidden", value: String(entry.version))
-                sections.append(
-                    .form(
-                        .init(
-                            action: "\(path)/rollout", method: "post",
-                            fields: [token, version, .init(name: "rollout", label: "Version \(entry.version) at (%)", type: "number", value: String(entry.rollout == 100 ? 100 : min(100, max(entry.rollout * 2, entry.rollout + 10))))],
-                            submit: "Change its rollout")))
+                if !heldByGuard.contains(entry.version) {
+                    sections.append(
+                        .form(
+                            .init(
+                                action: "\(path)/rollout", method: "post",
+                                fields: [token, version, .init(name: "rollout", label: "Version \(entry.version) at (%)", type: "number", value: String(entry.rollout == 100 ? 100 : min(100, max(entry.rollout * 2, entry.rollout + 10))))],
+                                submit: "Change its rollout")))
+                }
                 sections.append(
                     .form(.init(action: "\(path)/rollback", method: "post", fields: [token, version], submit: "Roll back version \(entry.version)")))
             }

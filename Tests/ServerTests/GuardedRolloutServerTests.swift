@@ -345,6 +345,10 @@ struct GuardedRolloutServerTests {
             try server.sql("SELECT stages, guard_metric, guard_flow, minimum_seconds, status FROM guarded_rollouts")
                 == ["{10,50,100}|completion:-5pp|tour|3600|running"])
         #expect(try server.sql("SELECT actor FROM audit_log WHERE action = 'rollout.guarded'") == ["pia"])
+        // The studio shows the guard, offers its commands and no rollout form for the guarded version.
+        let after = try DashboardTests.curl(server.url.appendingPathComponent("dashboard/apps/trial/studio"), cookie: session)
+        #expect(after.body.contains("1 of 3: 10% → 50% → 100%") && after.body.contains("Pause the guard of version 2"))
+        #expect(!after.body.contains("Version 2 at (%)") && after.body.contains("Roll back version 2"))
     }
 
     static func v2File() throws -> String {
