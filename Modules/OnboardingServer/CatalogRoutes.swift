@@ -87,9 +87,7 @@ extension Routes {
             await answer {
                 let app = try Self.name(context, "app")
                 let actor = try await controlPlane.actor(request, context, app: app, role: .publisher, to: "withdrawing")
-                guard let version = context.parameters.get("version").flatMap(Int.init), version >= 1 else {
-                    throw APIError.invalid("the version is a whole number, 1 or more")
-                }
+                let version = try Self.version(context)
                 return try await idempotent(request, caller: actor.caller) {
                     let withdrawn = try await catalogs.withdraw(app: app, version: version, by: actor, at: Date().timeIntervalSince1970)
                     guard let withdrawn else {
@@ -120,9 +118,7 @@ extension Routes {
             await answer {
                 let app = try Self.name(context, "app")
                 let actor = try await controlPlane.actor(request, context, app: app, role: .publisher, to: "steering a guarded rollout")
-                guard let version = context.parameters.get("version").flatMap(Int.init), version >= 1 else {
-                    throw APIError.invalid("the version is a whole number, 1 or more")
-                }
+                let version = try Self.version(context)
                 guard let command = context.parameters.get("command").flatMap(GuardedRollout.Command.init(rawValue:)) else {
                     throw APIError(status: .notFound, code: "not_found", message: "a guarded rollout's commands are pause, resume and end")
                 }
@@ -136,6 +132,14 @@ extension Routes {
                 }
             }
         }
+    }
+
+    /// The path's catalog version: a whole number, 1 or more.
+    static func version(_ context: ServerRequestContext) throws -> Int {
+        guard let version = context.parameters.get("version").flatMap(Int.init), version >= 1 else {
+            throw APIError.invalid("the version is a whole number, 1 or more")
+        }
+        return version
     }
 
     var guardedRollouts: GuardedRollouts { GuardedRollouts(writes: catalogs.writes, reads: catalogs.reads, logger: logger) }
