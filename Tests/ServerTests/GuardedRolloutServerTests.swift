@@ -35,66 +35,86 @@ struct GuardedRolloutServerTests {
         return try server.command(["publish", "--app", app, "--key", key] + options + [file.path])
     }
 
-    /// New subjects, each running the tour on the version its device would take and pushing its
+    /// New subjects, each running a flow on the version its device would take and pushing its
     /// facts as its account's device.
     struct Population {
         let server: ServerProcess
         let signer: TokenSigner
+        let app: String
+        /// The guarded publication's version and the version it replaces, each with its engine.
+        let candidate: Int
+        let engines: [Int: TourEngine]
         var random: SplitMix64
         var next = 0
         var pushed = (candidates: 0, baselines: 0)
-        let engines = [1: TourEngine(catalog: ExperimentFixture.catalog(version: 1, experiment: nil)),
-            2: TourEngine(catalog: ExperimentFixture.catalog(version: 2, experiment: nil))]
 
-        init(_ server: ServerProcess, seed: UInt64) throws {
+        init(_ server: ServerProcess, seed: UInt64, app: String = "trial", candidate: Int = 2, engines: [Int: TourEngine]? = nil) throws {
             self.server = server
             signer = try TokenSigner(secret: ServerProcess.secret)
             random = SplitMix64(seed: seed)
+            self.app = app
+            self.candidate = candidate
+            self.engines = engines ?? [
+                1: TourEngine(catalog: ExperimentFixture.catalog(version: 1, experiment: nil)),
+                2: TourEngine(catalog: ExperimentFixture.catalog(version: 2, experiment: nil)),
+            ]
         }
 
-        /// Version 2's live rollout (0 once withdrawn).
+        /// The guarded version's live rollout (0 once withdrawn).
         func rollout() throws -> Int {
             let row = try server.sql(
-                "SELECT CASE WHEN withdrawn_at IS NULL THEN rollout ELSE 0 END FROM catalogs WHERE app = 'trial' AND version = 2")
+                "SELECT CASE WHEN withdrawn_at IS NULL THEN rollout ELSE 0 END FROM catalogs WHERE app = '\(app)' AND version = \(candidate)")
             return Int(row.first ?? "") ?? 0
         }
 
-        /// Subjects arrive until `candidates` took version 2 (its rollout's bucket includes them)
-        /// and `baselines` version 1 (as many as there can be); each completes the tour with its version's chance and skips
-        /// it at the first card otherwise. Only the first `baselines` outside the rollout push:
+        /// Subjects arrive until `candidates` took the guarded version (its rollout's bucket
+        /// includes them) and `baselines` the other (as many as there can be); each completes the
+        /// flow with its version's chance and skips it otherwise, as its device's engine runs it
+        /// (a delayed start is waited for). Only the first `baselines` outside the rollout push:
         /// the comparison needs rates, not the whole population.
         mutating func arrive(candidates: Int, baselines: Int, completion: [Int: Double]) async throws {
             let percent = try rollout()
-            // Nobody can take version 2 once it is withdrawn, nor version 1 once 2 is at 100%.
+            // Nobody can take the guarded version once it is withdrawn, nor the other once it is at 100%.
             var wanted = (candidates: percent > 0 ? candidates : 0, baselines: percent < 100 ? baselines : 0)
             let expires = Int64(Date().timeIntervalSince1970) + 3_600
+            let baseline = engines.keys.first { $0 != candidate }!
             while wanted.candidates > 0 || wanted.baselines > 0 {
                 next += 1
                 let account = "guarded\(next)"
                 let subject = "account:\(account)"
-                let version = Rollout.includes(subject: subject, salt: Rollout.catalogSalt(app: "trial", version: 2), percent: percent) ? 2 : 1
-                if version == 2 ? wanted.candidates == 0 : wanted.baselines == 0 { continue }
+                let inRollout = Rollout.includes(subject: subject, salt: Rollout.catalogSalt(app: app, version: candidate), percent: percent)
+                let version = inRollout ? candidate : baseline
+                if inRollout ? wanted.candidates == 0 : wanted.baselines == 0 { continue }
                 let completes = Double.random(in: 0..<1, using: &random) < completion[version]!
                 var state = TourState()
                 var items: [PushItem] = []
                 var now = Date()
                 func send(_ event: TourEvent) throws {
-                    now = now.addingTimeInterval(0.001)
                     let transition = try engines[version]!.reduce(
                         state, event, at: now, subjects: ExperimentSubjects(install: "install:\(account)", account: subject))
                     state = transition.state
                     items.append(PushItem(
                         seq: Int64(items.count + 1), time: now.timeIntervalSince1970, event: "event", catalogVersion: version,
                         facts: transition.record.facts.map(\.tourValue), records: [:]))
+                    now = now.addingTimeInterval(0.001)
                 }
                 try send(.appLaunched(version: "1.0"))
-                while state.presentingFlow != nil { try send(.actionPerformed(completes ? "next" : "skip", parameters: [:])) }
-                let token = await signer.sign(TokenClaims(subject: account, scope: .account, app: "trial", expires: expires))
+                for _ in 0..<50 {
+                    if state.presentingFlow != nil {
+                        try send(.actionPerformed(completes ? "next" : "skip", parameters: [:]))
+                    } else if let due = state.flows.values.compactMap({ $0.pendingStart ?? $0.deadline }).min() {
+                        now = max(now, due)
+                        try send(.clockAdvanced)
+                    } else {
+                        break
+                    }
+                }
+                let token = await signer.sign(TokenClaims(subject: account, scope: .account, app: app, expires: expires))
                 let answer = try await HTTP.post(
-                    server.url.appendingPathComponent("v1/apps/trial/accounts/\(account)/push"), token: token,
+                    server.url.appendingPathComponent("v1/apps/\(app)/accounts/\(account)/push"), token: token,
                     body: Data(try PushBatch(device: "device-\(account)", items: items).tourValue.jsonUTF8()))
                 guard answer.status == 200 else { throw HarnessFailure("push \(account): \(String(decoding: answer.body, as: UTF8.self))") }
-                if version == 2 {
+                if inRollout {
                     wanted.candidates -= 1
                     pushed.candidates += 1
                 } else {
@@ -104,18 +124,19 @@ struct GuardedRolloutServerTests {
             }
         }
 
-        /// Waits until the guard looked at every subject pushed so far (or acted on fewer).
-        func untilLooked(seconds: Double = 30) throws -> (status: String, rollout: Int) {
+        /// Waits until the guard looked at every subject pushed so far (or acted on fewer), give
+        /// or take `besides` subjects the test's own devices pushed.
+        func untilLooked(seconds: Double = 30, besides: Int = 0) throws -> (status: String, rollout: Int) {
             let deadline = Date().addingTimeInterval(seconds)
             while Date() < deadline {
                 let row = try server.sql(
                     """
                     SELECT g.status, coalesce((SELECT candidate_trials FROM guarded_rollout_looks l
                         WHERE l.app = g.app AND l.version = g.version ORDER BY at DESC LIMIT 1), -1)
-                    FROM guarded_rollouts g WHERE g.app = 'trial' AND g.version = 2
+                    FROM guarded_rollouts g WHERE g.app = '\(app)' AND g.version = \(candidate)
                     """
                 ).first?.split(separator: "|").map(String.init) ?? []
-                if row.count == 2, row[0] != "running" || Int(row[1]) == pushed.candidates {
+                if row.count == 2, row[0] != "running" || (Int(row[1]) ?? -1) >= pushed.candidates && (Int(row[1]) ?? -1) <= pushed.candidates + besides {
                     return (row[0], try rollout())
                 }
                 usleep(100_000)
@@ -174,6 +195,59 @@ struct GuardedRolloutServerTests {
         #expect(shown.stdout.contains("rolled back: the guardrail shows a drop beyond 2 pts"), "\(shown.stdout)")
         let resumed = try server.command(["rollout", "resume", "--app", "trial", "--version", "2"])
         #expect(resumed.status == 1 && resumed.stderr.contains("the guarded rollout is rolled-back"), "\(resumed.stderr)")
+    }
+
+    /// The same through real Mood Tracker devices: a device mid-flow on the guarded version when
+    /// the guard rolls it back is not stranded (it goes on at the same step of the version below),
+    /// and a new device runs the compiled catalog. The other subjects run the product's own
+    /// catalogs through the engine and push as their devices do.
+    @Test func realDevicesFallBackWhenTheGuardRollsBackAndOneMidFlowIsNotStranded() async throws {
+        let server = try ServerProcess(serveOptions: Self.guardOptions)
+        try JourneyDashboardTests.registerReleases("moodtracker", folder: "MoodTracker", on: server)
+        let key = try server.publicationKey(app: "moodtracker")
+        let compiled = try #require(try server.sql("SELECT document FROM catalogs WHERE app = 'moodtracker' AND version = 2").first)
+        let v3 = try PublishingTests.reworded(compiled, title: "Swipe to choose", version: 3)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("moodtracker-v3-\(UUID().uuidString).json")
+        try v3.write(to: file, atomically: true, encoding: .utf8)
+        let published = try server.command([
+            "publish", "--app", "moodtracker", "--key", key, "--stages", "5,25,50,100", "--guard", "completion:-2pp",
+            "--stage-time", "0s", "--stage-subjects", "500", file.path,
+        ])
+        #expect(published.status == 0, "\(published.stderr)")
+
+        // A device the 5% draws, mid-flow on version 3's second step.
+        var midFlow: Device?
+        for index in 0..<120 where midFlow == nil {
+            let device = JourneyDashboardTests.virtual(try Device("moodtracker", account: "m-\(index)", server: server), kind: "phone")
+            #expect(try device.run("launch").status == 0)
+            if try StudioTests.status(device).source == "published" { midFlow = device }
+        }
+        let device = try #require(midFlow, "no install of 120 drawn by 5%: odds about 1 in 470")
+        for line in ["wait 0.5", "do next", "sync"] { #expect(try device.run(line.split(separator: " ").map(String.init)).status == 0) }
+        #expect(try StudioTests.status(device).step == "viewHistory")
+
+        var population = try Population(
+            server, seed: 13, app: "moodtracker", candidate: 3,
+            engines: [2: TourEngine(catalog: try CatalogDocument(text: compiled).catalog), 3: TourEngine(catalog: try CatalogDocument(text: v3).catalog)])
+        var (status, highest) = ("running", 5)
+        for _ in 0..<20 where status == "running" {
+            try await population.arrive(candidates: 100, baselines: 100, completion: [2: 0.95, 3: 0.85])
+            let looked = try population.untilLooked(besides: 1)
+            (status, highest) = (looked.status, max(highest, looked.rollout))
+        }
+        #expect(status == "rolled-back" && highest <= 25, "\(status) at \(highest)% after \(population.pushed)")
+
+        // The device mid-flow, told by its next sync (a relaunch would end Mood Tracker's tutorial
+        // by the product's own rule), goes on where it was on the compiled catalog; a new device
+        // runs that catalog too.
+        #expect(try device.run("sync").status == 0)
+        let after = try StudioTests.status(device)
+        #expect(after.source == "compiled" && after.step == "viewHistory", "\(after)")
+        #expect(try device.run("do", "next").status == 0)
+        #expect(try StudioTests.status(device).step == "allSet")
+        let newcomer = JourneyDashboardTests.virtual(try Device("moodtracker", account: "m-new", server: server), kind: "phone")
+        #expect(try newcomer.run("launch").status == 0)
+        #expect(try StudioTests.status(newcomer).source == "compiled")
     }
 
     /// A neutral change goes through every stage to 100%; paused, it stays where it is however
