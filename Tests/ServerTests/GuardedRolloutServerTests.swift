@@ -379,6 +379,48 @@ struct GuardedRolloutServerTests {
         #expect(sources.last == "server \(ProcessInfo.processInfo.hostName) (pid \(other.pid ?? -1))", "\(sources)")
     }
 
+    /// A failover: the primary dies and the standby is promoted; both servers follow it, one of
+    /// them takes the guard's lock on the new primary, and the rollout goes on from where it was.
+    @Test func theGuardSurvivesAFailoverAndGoesOnFromWhereItWas() async throws {
+        let cluster = try ReplicaTests.Cluster(synchronous: true)
+        let first = try ServerProcess(databaseURL: cluster.bothHosts, serveOptions: Self.guardOptions)
+        let second = try ServerProcess(databaseURL: cluster.bothHosts, serveOptions: Self.guardOptions)
+        let key = try Self.prepare(first)
+        #expect(try Self.publishV2(
+            first, key: key, ["--stages", "10,50,100", "--guard", "completion:-5pp", "--stage-time", "0s", "--stage-subjects", "60"]
+        ).status == 0)
+        var population = try Population(first, seed: 14)
+        try await population.arrive(candidates: 60, baselines: 60, completion: [1: 0.9, 2: 0.9])
+        for _ in 0..<50 where try population.rollout() == 10 { usleep(100_000) }
+        #expect(try population.rollout() == 50)
+
+        try cluster.killPrimary()
+        _ = try cluster.script("promote")
+        let until = Date().addingTimeInterval(30)
+        while Date() < until, ![first, second].allSatisfy({ $0.logText.contains("the database moved") }) { usleep(100_000) }
+        for server in [first, second] { try server.waitUntilHealthy() }
+        #expect(try first.sql("SELECT pg_is_in_recovery()") == ["f"])
+
+        // Exactly one server holds the guard on the new primary, and the rollout goes on.
+        var holding: [String] = []
+        for _ in 0..<100 {
+            holding = try first.sql(
+                """
+                SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+                WHERE l.locktype = 'advisory' AND l.granted AND l.objid = \(0x0B0A_6A7D) AND l.classid = 0
+                    AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                """)
+            if !holding.isEmpty { break }
+            usleep(100_000)
+        }
+        #expect(holding.count == 1, "\(holding)")
+        try await population.arrive(candidates: 60, baselines: 60, completion: [1: 0.9, 2: 0.9])
+        for _ in 0..<100 where try population.rollout() == 50 { usleep(100_000) }
+        #expect(try population.rollout() == 100)
+        #expect(try first.sql("SELECT count(*) FROM audit_log WHERE action = 'rollout.raised'") == ["2"])
+        for server in [first, second] { #expect(server.exitStatus == nil, "\(server.logText.suffix(2_000))") }
+    }
+
     /// The studio publishes a draft as a guarded rollout: the stages and guardrail on its publish
     /// form, said on the confirmation page, stored with the publication; a plan that is not one is
     /// refused and publishes nothing.
