@@ -28,11 +28,40 @@ struct KeysCommand: AsyncParsableCommand {
         @Option(help: "The app it signs for.") var app: String
         @Option(help: "The folder to write both files to (made, readable by you only, if it does not exist).", completion: .directory)
         var out: String
+        @Option(
+            help: ArgumentHelp(
+                "Also put the public half where the product's build compiles it in: PRODUCT/Onboarding/publication-keys/ (PRODUCT: Apps/<Folder>).",
+                valueName: "PRODUCT"),
+            completion: .directory)
+        var product: String?
+
+        /// The product's trusted-keys folder (made if missing), after checking that `product` is a
+        /// product's folder and that the private half will not land inside it (its build compiles
+        /// that folder in, and its files go to git).
+        func productKeysFolder(_ product: String, privateFolder: URL) throws -> URL {
+            let root = URL(fileURLWithPath: product).standardizedFileURL
+            var isFolder: ObjCBool = false
+            let onboarding = root.appendingPathComponent("Onboarding")
+            guard FileManager.default.fileExists(atPath: onboarding.path, isDirectory: &isFolder), isFolder.boolValue else {
+                throw Refusal("--product is a product's folder (Apps/<Folder>, with an Onboarding folder); \(product) has no Onboarding folder")
+            }
+            let privatePath = privateFolder.standardizedFileURL.path
+            if privatePath == root.path || privatePath.hasPrefix(root.path + "/") {
+                throw Refusal(
+                    "--out is inside \(product), whose files are compiled in and committed: keep the private half outside the repository (--out ~/keys)")
+            }
+            let keys = onboarding.appendingPathComponent("publication-keys")
+            do { try FileManager.default.createDirectory(at: keys, withIntermediateDirectories: true) } catch {
+                throw Refusal("cannot create \(keys.path): \(error.localizedDescription)")
+            }
+            return keys
+        }
 
         func run() throws {
             let app = try KeysCommand.app(app)
             let key = PublicationSigningKey(newFor: app)
             let folder = URL(fileURLWithPath: out)
+            let productKeys = try product.map { try productKeysFolder($0, privateFolder: folder) }
             var isFolder: ObjCBool = false
             if !FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder) {
                 // A new folder is its owner's only: it holds a private key.
@@ -50,6 +79,24 @@ struct KeysCommand: AsyncParsableCommand {
             try writeSecretFile(privateFile.path, key.fileText)
             try TrustedKeyFile.text(key.publicKey).write(to: publicFile, atomically: true, encoding: .utf8)
             print(key.id)
+            if let productKeys {
+                let compiledIn = productKeys.appendingPathComponent("\(key.id).json")
+                try TrustedKeyFile.text(key.publicKey).write(to: compiledIn, atomically: true, encoding: .utf8)
+                note(
+                    """
+                    signing key \(key.id) for \(app):
+                      private: \(privateFile.path) (mode 0600). Keep it with the publisher: a password manager or
+                               a secrets store; never in git, never on the server. Whoever holds it can publish to
+                               every device of \(app).
+                      public:  \(compiledIn.path) (compiled into \(app) at its next build: commit it;
+                               its devices run what this key signs once that build ships)
+                    next:
+                      1. build and ship: swift build (devices of builds without it refuse what it signs)
+                      2. register it with the server: onboarding-server keys register --app \(app) \(compiledIn.path)
+                      3. publish signed: onboarding-server publish --app \(app) --key \(privateFile.path) DOCUMENT
+                    """)
+                return
+            }
             note(
                 """
                 signing key \(key.id) for \(app):

@@ -57,6 +57,41 @@ struct FirstDayTests {
         #expect(wrong.status == 1 && wrong.stderr.contains("not finite's"), "\(wrong.stderr)")
     }
 
+    /// A team's own key in one command: the private half in a folder of the publisher's, the
+    /// public half where the product's build compiles it in; never the private half inside the
+    /// product, and never a folder that is not a product's.
+    @Test func aTeamMakesItsOwnPublicationKeyIntoItsProductFolder() throws {
+        let server = try ServerProcess()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("team-key-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let product = folder.appendingPathComponent("Apps/Pets")
+        try FileManager.default.createDirectory(at: product.appendingPathComponent("Onboarding"), withIntermediateDirectories: true)
+        let keys = folder.appendingPathComponent("home/keys")
+        let made = try server.command(["keys", "new", "--app", "pets", "--out", keys.path, "--product", product.path])
+        #expect(made.status == 0, "\(made.stderr)")
+        let id = made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let compiledIn = product.appendingPathComponent("Onboarding/publication-keys/\(id).json")
+        let kept = try String(contentsOf: keys.appendingPathComponent("\(id).json"), encoding: .utf8)
+        #expect(try String(contentsOf: compiledIn, encoding: .utf8) == kept)
+        #expect(kept.contains("\"app\":\"pets\"") && !kept.contains("privateKey"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: compiledIn.deletingLastPathComponent().path) == ["\(id).json"])
+        #expect(FileManager.default.fileExists(atPath: keys.appendingPathComponent("\(id).signing-key.json").path))
+        #expect(made.stderr.contains("never in git, never on the server"), "\(made.stderr)")
+        #expect(made.stderr.contains("keys register --app pets \(compiledIn.path)"), "\(made.stderr)")
+        // The server takes the public half from where the build reads it.
+        let registered = try server.command(["keys", "register", "--app", "pets", compiledIn.path])
+        #expect(registered.status == 0 && registered.stdout.contains("pets publication key \(id) registered"), "\(registered.stderr)")
+
+        for (arguments, says) in [
+            (["--out", product.appendingPathComponent("Onboarding/publication-keys").path, "--product", product.path], "--out is inside"),
+            (["--out", keys.path, "--product", folder.path], "has no Onboarding folder"),
+        ] {
+            let refused = try server.command(["keys", "new", "--app", "pets"] + arguments)
+            #expect(refused.status == 1 && refused.stderr.contains(says), "\(arguments): \(refused.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: compiledIn.deletingLastPathComponent().path) == ["\(id).json"])
+    }
+
     /// Refusals that are not typing mistakes: one line, exit 1, no usage text.
     @Test func refusalsOfTheCommandLineAreOneLineAndExitOne() throws {
         let server = try ServerProcess()
