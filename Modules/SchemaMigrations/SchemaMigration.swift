@@ -65,3 +65,26 @@ public struct SchemaHistory: Sendable {
         return applied.filter { !known.contains($0) }
     }
 }
+
+extension SchemaHistory {
+    /// What a freeze test reports against `landed` (each landed migration's id and fingerprint,
+    /// in order): a landed migration removed, renamed, moved or changed, and a migration not listed
+    /// yet, with the line to add. Empty when every landed migration is as it landed.
+    public func freezeProblems(landed: [(id: String, fingerprint: UInt64)]) -> [String] {
+        var problems: [String] = []
+        if migrations.count < landed.count { problems.append("a landed migration was removed") }
+        for (landed, migration) in zip(landed, migrations) {
+            if migration.id != landed.id { problems.append("migration \(landed.id) was renamed or moved") }
+            if migration.fingerprint != landed.fingerprint {
+                problems.append("migration \(landed.id) changed after it landed: write a new migration instead")
+            }
+        }
+        // A new migration is listed in the change that adds it: from then on it is held as it landed.
+        for migration in migrations.dropFirst(landed.count) {
+            problems.append(
+                "migration \(migration.id) is not in `landed`: add (\"\(migration.id)\", "
+                    + "0x\(String(migration.fingerprint, radix: 16))) in the change that adds it")
+        }
+        return problems
+    }
+}

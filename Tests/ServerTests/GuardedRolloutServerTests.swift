@@ -339,15 +339,7 @@ struct GuardedRolloutServerTests {
             first, key: key, ["--stages", "10,50,100", "--guard", "completion:-5pp", "--stage-time", "0s", "--stage-subjects", "60"]
         ).status == 0)
 
-        /// The guard's connections holding the lock, by application name (which names the server's pid).
-        func leaders() throws -> [String] {
-            try first.sql(
-                """
-                SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-                WHERE l.locktype = 'advisory' AND l.granted AND l.objid = \(0x0B0A_6A7D) AND l.classid = 0
-                    AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                """)
-        }
+        func leaders() throws -> [String] { try Self.guardHolders(first) }
         var holding: [String] = []
         for _ in 0..<50 {
             holding = try leaders()
@@ -404,12 +396,7 @@ struct GuardedRolloutServerTests {
         // Exactly one server holds the guard on the new primary, and the rollout goes on.
         var holding: [String] = []
         for _ in 0..<100 {
-            holding = try first.sql(
-                """
-                SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-                WHERE l.locktype = 'advisory' AND l.granted AND l.objid = \(0x0B0A_6A7D) AND l.classid = 0
-                    AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                """)
+            holding = try Self.guardHolders(first)
             if !holding.isEmpty { break }
             usleep(100_000)
         }
@@ -465,6 +452,17 @@ struct GuardedRolloutServerTests {
         let after = try DashboardTests.curl(server.url.appendingPathComponent("dashboard/apps/trial/studio"), cookie: session)
         #expect(after.body.contains("1 of 3: 10% → 50% → 100%") && after.body.contains("Pause the guard of version 2"))
         #expect(!after.body.contains("Version 2 at (%)") && after.body.contains("Roll back version 2"))
+    }
+
+    /// The connections holding the rollout guard's lock in `server`'s database, by application
+    /// name (which names the server's pid).
+    static func guardHolders(_ server: ServerProcess) throws -> [String] {
+        try server.sql(
+            """
+            SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+            WHERE l.locktype = 'advisory' AND l.granted AND l.objid = \(0x0B0A_6A7D) AND l.classid = 0
+                AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+            """)
     }
 
     static func v2File() throws -> String {
