@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 /// The harness and the bench run psql and other programs with database URLs: a password in one
@@ -18,4 +19,20 @@ import Testing
         #expect(arguments == [url, "-qc", "SELECT 1"])
         #expect(environment["PGPASSWORD"] == nil)
     }
+}
+
+/// A PostgreSQL URL's password moved off the command line (where `ps` shows it to everyone) into
+/// `PGPASSWORD`, which libpq's programs (psql, pg_basebackup) read: the arguments without it, and
+/// the environment with it. URLs without a password are left as they are.
+func passwordsMovedToEnvironment(_ arguments: [String], _ environment: [String: String]) -> ([String], [String: String]) {
+    var environment = environment
+    let arguments = arguments.map { argument -> String in
+        guard argument.hasPrefix("postgres://") || argument.hasPrefix("postgresql://"),
+            var components = URLComponents(string: argument), let password = components.password
+        else { return argument }
+        environment["PGPASSWORD"] = password
+        components.password = nil
+        return components.string ?? argument
+    }
+    return (arguments, environment)
 }

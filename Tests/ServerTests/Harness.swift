@@ -385,19 +385,3 @@ struct Device {
         ((try status(offline: true)["sync"] as? [String: Any])?["waiting"] as? Int) ?? -1
     }
 }
-
-/// A PostgreSQL URL's password moved off the command line (where `ps` shows it to everyone) into
-/// `PGPASSWORD`, which libpq's programs (psql, pg_basebackup) read: the arguments without it, and
-/// the environment with it. URLs without a password are left as they are.
-func passwordsMovedToEnvironment(_ arguments: [String], _ environment: [String: String]) -> ([String], [String: String]) {
-    var environment = environment
-    let arguments = arguments.map { argument -> String in
-        guard argument.hasPrefix("postgres://") || argument.hasPrefix("postgresql://"),
-            var components = URLComponents(string: argument), let password = components.password
-        else { return argument }
-        environment["PGPASSWORD"] = password
-        components.password = nil
-        return components.string ?? argument
-    }
-    return (arguments, environment)
-}
