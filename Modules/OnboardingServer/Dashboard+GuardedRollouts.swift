@@ -13,12 +13,17 @@ extension Dashboard {
         var looks: [GuardedRollouts.Look]
     }
 
-    var guardedRollouts: GuardedRollouts { GuardedRollouts(writes: catalogs.writes, reads: catalogs.reads, logger: logger) }
+    var guardedRollouts: GuardedRollouts {
+        GuardedRollouts(writes: catalogs.writes, reads: catalogs.reads, logger: logger)
+    }
 
     func guardedRolloutViews(app: String) async throws -> [GuardedRolloutView] {
         var views: [GuardedRolloutView] = []
         for record in try await guardedRollouts.all(app: app) {
-            views.append(.init(record: record, looks: try await guardedRollouts.looks(app: app, version: record.version, limit: 100)))
+            views.append(
+                .init(
+                    record: record,
+                    looks: try await guardedRollouts.looks(app: app, version: record.version, limit: 100)))
         }
         return views
     }
@@ -27,13 +32,23 @@ extension Dashboard {
         router.post("/dashboard/apps/:app/rollouts/:version/:command") { request, context in
             await publishing(request, context) { app, fields, actor, _ in
                 guard let version = context.parameters.get("version").flatMap(Int.init),
-                    let command = context.parameters.get("command").flatMap(GuardedRollout.Command.init(rawValue:))
-                else { throw DashboardError(.notFound, "A guarded rollout's commands are pause, resume and end, on a version.") }
+                    let command = context.parameters.get("command").flatMap(
+                        GuardedRollout.Command.init(rawValue:))
+                else {
+                    throw DashboardError(
+                        .notFound, "A guarded rollout's commands are pause, resume and end, on a version.")
+                }
                 let place = try await formWrite(fields, caller: actor.caller) {
-                    switch try await guardedRollouts.command(command, app: app, version: version, by: actor, at: Date().timeIntervalSince1970) {
+                    switch try await guardedRollouts.command(
+                        command, app: app, version: version, by: actor, at: Date().timeIntervalSince1970)
+                    {
                     case .applied: return "/dashboard/apps/\(app)"
-                    case .missing: throw DashboardError(.notFound, "\(app) has no guarded rollout of version \(version).")
-                    case .refused(let message): throw DashboardError(.conflict, message.prefix(1).uppercased() + message.dropFirst() + ".")
+                    case .missing:
+                        throw DashboardError(
+                            .notFound, "\(app) has no guarded rollout of version \(version).")
+                    case .refused(let message):
+                        throw DashboardError(
+                            .conflict, message.prefix(1).uppercased() + message.dropFirst() + ".")
                     }
                 }
                 return Self.redirect(place)
@@ -50,10 +65,15 @@ extension Dashboard {
         case .complete: return "Nothing: it passed every stage."
         case .rolledBack: return "Nothing: it rolled the publication back."
         case .running:
-            guard let last = view.looks.last else { return "Looks at the first subjects who start \(value.plan.guardrail.flow) on it." }
+            guard let last = view.looks.last else {
+                return "Looks at the first subjects who start \(value.plan.guardrail.flow) on it."
+            }
             switch value.decide(last.evidence, now: now).1 {
-            case .wait(let reason): return "Waits for \(reason), then raises it to the next stage unless the guardrail shows a drop."
-            case .raise(let percent): return "Raises it to \(percent)% at its next look unless the guardrail shows a drop."
+            case .wait(let reason):
+                return
+                    "Waits for \(reason), then raises it to the next stage unless the guardrail shows a drop."
+            case .raise(let percent):
+                return "Raises it to \(percent)% at its next look unless the guardrail shows a drop."
             case .complete: return "Completes at its next look."
             case .rollBack: return "Rolls it back at its next look."
             case .none: return "Nothing."
@@ -69,15 +89,24 @@ extension Dashboard {
         var sections: [InsightsPage.Section] = [
             .table(
                 .init(
-                    caption: "Guarded rollouts: raised stage by stage by the rollout guard, rolled back by it on a drop",
-                    columns: ["Version", "Against", "Status", "Rollout", "Stage", "Guardrail", "Each stage at least", "Next"],
+                    caption:
+                        "Guarded rollouts: raised stage by stage by the rollout guard, rolled back by it on a drop",
+                    columns: [
+                        "Version", "Against", "Status", "Rollout", "Stage", "Guardrail",
+                        "Each stage at least", "Next",
+                    ],
                     rows: views.map { view in
                         let (record, value) = (view.record, view.record.value)
                         return [
-                            .number(record.version), .number(record.baseline), .init(value.status.rawValue), .init("\(value.percent)%"),
-                            .init("\(value.stage + 1) of \(value.plan.stages.count): \(value.plan.stages.map { "\($0)%" }.joined(separator: " → "))"),
+                            .number(record.version), .number(record.baseline), .init(value.status.rawValue),
+                            .init("\(value.percent)%"),
+                            .init(
+                                "\(value.stage + 1) of \(value.plan.stages.count): \(value.plan.stages.map { "\($0)%" }.joined(separator: " → "))"
+                            ),
                             .init(value.plan.guardrail.summary),
-                            .init("\(GuardedRollout.duration(value.plan.minimumSeconds)) and \(value.plan.minimumSubjects) subjects"),
+                            .init(
+                                "\(GuardedRollout.duration(value.plan.minimumSeconds)) and \(value.plan.minimumSubjects) subjects"
+                            ),
                             .init(nextStep(view, now: now)),
                         ]
                     })),
@@ -87,7 +116,8 @@ extension Dashboard {
                     + "when the whole interval lies below the tolerated drop, and raises a stage when its time and subjects are met "
                     + "and no such drop is shown."),
         ]
-        let token = InsightsPage.Form.Field(name: "form_token", label: "", type: "hidden", value: access.session.formToken)
+        let token = InsightsPage.Form.Field(
+            name: "form_token", label: "", type: "hidden", value: access.session.formToken)
         for view in views {
             let (record, value) = (view.record, view.record.value)
             if !view.looks.isEmpty {
@@ -97,13 +127,18 @@ extension Dashboard {
                             caption: "Version \(record.version): the guardrail at each look",
                             columns: [
                                 "Time (UTC)", "Rollout", "Version \(record.version): reached / started",
-                                "Version \(record.baseline): reached / started", "Difference (always-valid 95%)", "The guard",
+                                "Version \(record.baseline): reached / started",
+                                "Difference (always-valid 95%)", "The guard",
                             ],
                             rows: view.looks.reversed().map { look in
                                 [
                                     .init(isoTime(look.at)), .init("\(look.percent)%"),
-                                    .init("\(look.evidence.candidate.successes) / \(look.evidence.candidate.trials)"),
-                                    .init("\(look.evidence.baseline.successes) / \(look.evidence.baseline.trials)"),
+                                    .init(
+                                        "\(look.evidence.candidate.successes) / \(look.evidence.candidate.trials)"
+                                    ),
+                                    .init(
+                                        "\(look.evidence.baseline.successes) / \(look.evidence.baseline.trials)"
+                                    ),
                                     .init(
                                         look.interval.map {
                                             "\(GuardedRollout.Guardrail.points($0.lowerBound)) to \(GuardedRollout.Guardrail.points($0.upperBound))"
@@ -113,16 +148,26 @@ extension Dashboard {
                             })))
             }
             guard access.may(.publisher, in: app) else { continue }
-            let commands: [(GuardedRollout.Command, String)] = switch value.status {
-            case .running: [(.pause, "Pause the guard of version \(record.version)"), (.end, "End the guard of version \(record.version)")]
-            case .paused: [(.resume, "Resume the guard of version \(record.version)"), (.end, "End the guard of version \(record.version)")]
-            default: []
-            }
+            let commands: [(GuardedRollout.Command, String)] =
+                switch value.status {
+                case .running:
+                    [
+                        (.pause, "Pause the guard of version \(record.version)"),
+                        (.end, "End the guard of version \(record.version)"),
+                    ]
+                case .paused:
+                    [
+                        (.resume, "Resume the guard of version \(record.version)"),
+                        (.end, "End the guard of version \(record.version)"),
+                    ]
+                default: []
+                }
             for (command, label) in commands {
                 sections.append(
                     .form(
                         .init(
-                            action: "/dashboard/apps/\(app)/rollouts/\(record.version)/\(command.rawValue)", method: "POST",
+                            action: "/dashboard/apps/\(app)/rollouts/\(record.version)/\(command.rawValue)",
+                            method: "POST",
                             fields: [token, idempotencyFormField()], submit: label)))
             }
         }

@@ -27,7 +27,8 @@ public struct GuardedRollouts: Sendable {
     /// Reads and writes through one pool (tools, tests).
     public init(client: PostgresClient, logger: Logger) {
         self.init(
-            writes: WritableDatabase(client: client, logger: logger), reads: ReadOnlyDatabase(sharing: client, logger: logger),
+            writes: WritableDatabase(client: client, logger: logger),
+            reads: ReadOnlyDatabase(sharing: client, logger: logger),
             logger: logger)
     }
 
@@ -100,7 +101,9 @@ public struct GuardedRollouts: Sendable {
 
     /// The app's guarded rollouts, newest version first.
     public func all(app: String) async throws -> [Record] {
-        try await reads.read { connection, logger in try await Self.all(app: app, on: connection, logger: logger) }
+        try await reads.read { connection, logger in
+            try await Self.all(app: app, on: connection, logger: logger)
+        }
     }
 
     /// The looks at one rollout, oldest first (at most the last `limit`).
@@ -118,18 +121,21 @@ public struct GuardedRollouts: Sendable {
             for try await (at, percent, ct, cs, bt, bs, lower, upper, decision) in rows.decode(
                 (Double, Int32, Int64, Int64, Int64, Int64, Double?, Double?, String).self)
             {
-                looks.append(Look(
-                    at: at, percent: Int(percent),
-                    evidence: .init(
-                        candidate: Proportion(successes: Int(cs), trials: Int(ct)),
-                        baseline: Proportion(successes: Int(bs), trials: Int(bt))),
-                    interval: lower.flatMap { lower in upper.map { lower...$0 } }, decision: decision))
+                looks.append(
+                    Look(
+                        at: at, percent: Int(percent),
+                        evidence: .init(
+                            candidate: Proportion(successes: Int(cs), trials: Int(ct)),
+                            baseline: Proportion(successes: Int(bs), trials: Int(bt))),
+                        interval: lower.flatMap { lower in upper.map { lower...$0 } }, decision: decision))
             }
             return looks
         }
     }
 
-    static func all(app: String?, on connection: PostgresConnection, logger: Logger, running: Bool = false) async throws -> [Record] {
+    static func all(app: String?, on connection: PostgresConnection, logger: Logger, running: Bool = false)
+        async throws -> [Record]
+    {
         let rows = try await connection.query(
             """
             SELECT app, version, baseline_version, stages, minimum_seconds, minimum_subjects, guard_flow, guard_metric,
@@ -139,23 +145,36 @@ public struct GuardedRollouts: Sendable {
             ORDER BY app, version DESC
             """, logger: logger)
         var records: [Record] = []
-        for try await (app, version, baseline, stages, seconds, subjects, flow, metric, started, status, stage, since, atStart, updated)
+        for try await (
+            app, version, baseline, stages, seconds, subjects, flow, metric, started, status, stage, since,
+            atStart, updated
+        )
             in rows.decode(
-                (String, Int64, Int64, [Int32], Double, Int64, String, String, Double, String, Int32, Double, Int64, Double).self)
+                (
+                    String, Int64, Int64, [Int32], Double, Int64, String, String, Double, String, Int32,
+                    Double, Int64, Double
+                ).self)
         {
-            guard let guardrail = GuardedRollout.Guardrail(metric, flow: flow), let status = GuardedRollout.Status(rawValue: status)
+            guard let guardrail = GuardedRollout.Guardrail(metric, flow: flow),
+                let status = GuardedRollout.Status(rawValue: status)
             else { continue }
             let plan = GuardedRollout.Plan(
-                stages: stages.map(Int.init), minimumSeconds: seconds, minimumSubjects: Int(subjects), guardrail: guardrail)
-            records.append(Record(
-                app: app, version: Int(version), baseline: Int(baseline), startedAt: started, updatedAt: updated,
-                value: GuardedRollout(
-                    plan: plan, status: status, stage: Int(stage), stageSince: since, subjectsAtStageStart: Int(atStart))))
+                stages: stages.map(Int.init), minimumSeconds: seconds, minimumSubjects: Int(subjects),
+                guardrail: guardrail)
+            records.append(
+                Record(
+                    app: app, version: Int(version), baseline: Int(baseline), startedAt: started,
+                    updatedAt: updated,
+                    value: GuardedRollout(
+                        plan: plan, status: status, stage: Int(stage), stageSince: since,
+                        subjectsAtStageStart: Int(atStart))))
         }
         return records
     }
 
-    static func record(app: String, version: Int, on connection: PostgresConnection, logger: Logger) async throws -> Record? {
+    static func record(app: String, version: Int, on connection: PostgresConnection, logger: Logger)
+        async throws -> Record?
+    {
         try await all(app: app, on: connection, logger: logger).first { $0.version == version }
     }
 
@@ -187,7 +206,9 @@ public struct GuardedRollouts: Sendable {
             """, logger: logger)
     }
 
-    static func insert(_ look: Look, app: String, version: Int, on connection: PostgresConnection, logger: Logger) async throws {
+    static func insert(
+        _ look: Look, app: String, version: Int, on connection: PostgresConnection, logger: Logger
+    ) async throws {
         try await connection.query(
             """
             INSERT INTO guarded_rollout_looks (app, version, at, stage_percent, candidate_trials, candidate_successes,
@@ -201,7 +222,8 @@ public struct GuardedRollouts: Sendable {
     }
 
     /// The last look's counts, to record a look only when something changed.
-    static func lastLook(app: String, version: Int, on connection: PostgresConnection, logger: Logger) async throws
+    static func lastLook(app: String, version: Int, on connection: PostgresConnection, logger: Logger)
+        async throws
         -> (evidence: GuardedRollout.Evidence, decision: String)?
     {
         let rows = try await connection.query(
@@ -213,7 +235,8 @@ public struct GuardedRollouts: Sendable {
             return (
                 .init(
                     candidate: Proportion(successes: Int(cs), trials: Int(ct)),
-                    baseline: Proportion(successes: Int(bs), trials: Int(bt))), decision)
+                    baseline: Proportion(successes: Int(bs), trials: Int(bt))), decision
+            )
         }
         return nil
     }
@@ -234,8 +257,11 @@ public struct GuardedRollouts: Sendable {
         _ command: GuardedRollout.Command, app: String, version: Int, by actor: Actor, at time: Double
     ) async throws -> CommandOutcome {
         try await writes.write { connection, logger in
-            try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\("catalogs/" + app)))", logger: logger)
-            guard var record = try await Self.record(app: app, version: version, on: connection, logger: logger) else {
+            try await connection.query(
+                "SELECT pg_advisory_xact_lock(hashtext(\("catalogs/" + app)))", logger: logger)
+            guard
+                var record = try await Self.record(app: app, version: version, on: connection, logger: logger)
+            else {
                 return .missing
             }
             switch record.value.applying(command, now: time) {
@@ -245,12 +271,15 @@ public struct GuardedRollouts: Sendable {
                 record.value = next
                 record.updatedAt = time
                 try await Self.update(record, on: connection, logger: logger)
-                let action = ["pause": "rollout.paused", "resume": "rollout.resumed", "end": "rollout.ended"][command.rawValue]!
+                let action = [
+                    "pause": "rollout.paused", "resume": "rollout.resumed", "end": "rollout.ended",
+                ][command.rawValue]!
                 try await AuditLog.append(
                     .init(
                         at: time, actor: actor, app: app, action: action, target: "version \(version)",
                         details: [
-                            "rollout": .int(next.percent), "stage": .int(next.stage + 1), "was": .string(before.rawValue),
+                            "rollout": .int(next.percent), "stage": .int(next.stage + 1),
+                            "was": .string(before.rawValue),
                         ]), on: connection, logger: logger)
                 return .applied(record)
             }
@@ -262,11 +291,15 @@ extension GuardedRollouts.Record: TourValueRepresentable {
     public var tourValue: TourValue {
         let plan = value.plan
         return .members([
-            "app": .string(app), "version": .int(version), "baseline": .int(baseline), "status": .string(value.status.rawValue),
-            "rollout": .int(value.percent), "stage": .int(value.stage + 1), "stages": .list(plan.stages.map { .int($0) }),
+            "app": .string(app), "version": .int(version), "baseline": .int(baseline),
+            "status": .string(value.status.rawValue),
+            "rollout": .int(value.percent), "stage": .int(value.stage + 1),
+            "stages": .list(plan.stages.map { .int($0) }),
             "guard": .string(plan.guardrail.text), "flow": .string(plan.guardrail.flow),
-            "stageMinimumSeconds": .double(plan.minimumSeconds), "stageMinimumSubjects": .int(plan.minimumSubjects),
-            "startedAt": .double(startedAt), "stageSince": .double(value.stageSince), "updatedAt": .double(updatedAt),
+            "stageMinimumSeconds": .double(plan.minimumSeconds),
+            "stageMinimumSubjects": .int(plan.minimumSubjects),
+            "startedAt": .double(startedAt), "stageSince": .double(value.stageSince),
+            "updatedAt": .double(updatedAt),
         ])
     }
 }
@@ -275,8 +308,12 @@ extension GuardedRollouts.Look: TourValueRepresentable {
     public var tourValue: TourValue {
         .members([
             "at": .double(at), "rollout": .int(percent),
-            "candidate": ["subjects": .int(evidence.candidate.trials), "reached": .int(evidence.candidate.successes)],
-            "baseline": ["subjects": .int(evidence.baseline.trials), "reached": .int(evidence.baseline.successes)],
+            "candidate": [
+                "subjects": .int(evidence.candidate.trials), "reached": .int(evidence.candidate.successes),
+            ],
+            "baseline": [
+                "subjects": .int(evidence.baseline.trials), "reached": .int(evidence.baseline.successes),
+            ],
             "interval": interval.map { .list([.double($0.lowerBound), .double($0.upperBound)]) },
             "decision": .string(decision),
         ])

@@ -3,8 +3,8 @@ import Logging
 import PostgresNIO
 import ServerDatabase
 import ServerInsights
-import TourCodec
 import ServiceLifecycle
+import TourCodec
 import TourCore
 
 /// The service that moves guarded rollouts (``GuardedRollouts``): every `interval` it reads each
@@ -31,7 +31,9 @@ struct RolloutGuard: Service {
     let logger: Logger
     /// Who acts, in the audit trail: the service, and the server it runs on.
     let actor = Actor(
-        name: "rollout guard", source: "server \(ProcessInfo.processInfo.hostName) (pid \(ProcessInfo.processInfo.processIdentifier))",
+        name: "rollout guard",
+        source:
+            "server \(ProcessInfo.processInfo.hostName) (pid \(ProcessInfo.processInfo.processIdentifier))",
         person: nil)
 
     func run() async throws {
@@ -50,10 +52,12 @@ struct RolloutGuard: Service {
 
     /// Takes the lock if it is free and, while this server holds it, looks every interval.
     private func lead() async throws {
-        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        let connection = try await PostgresConnection.connect(
+            configuration: configuration, id: 1, logger: logger)
         do {
             try await connection.query("SET statement_timeout = '10s'", logger: logger)
-            let rows = try await connection.query("SELECT pg_try_advisory_lock(\(Self.lockID))", logger: logger)
+            let rows = try await connection.query(
+                "SELECT pg_try_advisory_lock(\(Self.lockID))", logger: logger)
             var leads = false
             for try await locked in rows.decode(Bool.self) { leads = locked }
             if leads {
@@ -64,7 +68,9 @@ struct RolloutGuard: Service {
                             try await look(on: connection)
                             return true
                         } catch {
-                            logger.warning("a look of the rollout guard failed", metadata: ["error": "\(String(reflecting: error).prefix(300))"])
+                            logger.warning(
+                                "a look of the rollout guard failed",
+                                metadata: ["error": "\(String(reflecting: error).prefix(300))"])
                             return false
                         }
                     }
@@ -87,7 +93,8 @@ struct RolloutGuard: Service {
         }
         for record in try await GuardedRollouts.all(app: nil, on: connection, logger: logger, running: true) {
             let evidence = try await Insights.guardrailEvidence(
-                app: record.app, guardrail: record.value.plan.guardrail, candidate: record.version, baseline: record.baseline,
+                app: record.app, guardrail: record.value.plan.guardrail, candidate: record.version,
+                baseline: record.baseline,
                 since: record.startedAt, on: connection, logger: logger)
             try await act(on: record, evidence, at: Date().timeIntervalSince1970, connection)
         }
@@ -96,13 +103,17 @@ struct RolloutGuard: Service {
     /// Decides on `evidence` and does what was decided, in one transaction that holds the app's
     /// catalogs (a person's publish, withdraw or command waits for it, or it for them).
     private func act(
-        on seen: GuardedRollouts.Record, _ evidence: GuardedRollout.Evidence, at now: Double, _ connection: PostgresConnection
+        on seen: GuardedRollouts.Record, _ evidence: GuardedRollout.Evidence, at now: Double,
+        _ connection: PostgresConnection
     ) async throws {
         try await connection.query("BEGIN", logger: logger)
         do {
-            try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\("catalogs/" + seen.app)))", logger: logger)
+            try await connection.query(
+                "SELECT pg_advisory_xact_lock(hashtext(\("catalogs/" + seen.app)))", logger: logger)
             // Read again under the lock: a person may have paused, ended or withdrawn it meanwhile.
-            guard var record = try await GuardedRollouts.record(app: seen.app, version: seen.version, on: connection, logger: logger),
+            guard
+                var record = try await GuardedRollouts.record(
+                    app: seen.app, version: seen.version, on: connection, logger: logger),
                 record.value.status == .running
             else {
                 try await connection.query("ROLLBACK", logger: logger)
@@ -112,11 +123,20 @@ struct RolloutGuard: Service {
             let (next, decision) = before.decide(evidence, now: now)
             let difference = evidence.difference
             let details: TourValue = .members([
-                "rollout": .int(next.percent), "previousRollout": .int(before.percent), "stage": .int(next.stage + 1),
+                "rollout": .int(next.percent), "previousRollout": .int(before.percent),
+                "stage": .int(next.stage + 1),
                 "guard": .string(before.plan.guardrail.text),
-                "candidate": ["version": .int(record.version), "subjects": .int(evidence.candidate.trials), "reached": .int(evidence.candidate.successes)],
-                "baseline": ["version": .int(record.baseline), "subjects": .int(evidence.baseline.trials), "reached": .int(evidence.baseline.successes)],
-                "interval": difference.map { .list([.double($0.interval.lowerBound), .double($0.interval.upperBound)]) },
+                "candidate": [
+                    "version": .int(record.version), "subjects": .int(evidence.candidate.trials),
+                    "reached": .int(evidence.candidate.successes),
+                ],
+                "baseline": [
+                    "version": .int(record.baseline), "subjects": .int(evidence.baseline.trials),
+                    "reached": .int(evidence.baseline.successes),
+                ],
+                "interval": difference.map {
+                    .list([.double($0.interval.lowerBound), .double($0.interval.upperBound)])
+                },
             ])
             let words: String
             switch decision {
@@ -136,7 +156,8 @@ struct RolloutGuard: Service {
                     "UPDATE catalogs SET withdrawn_at = \(now) WHERE app = \(record.app) AND version = \(Int64(record.version))",
                     logger: logger)
                 try await audit("rollout.rolled-back", record, details, now, connection)
-                words = "rolled back: the guardrail shows a drop beyond \(GuardedRollout.Guardrail.points(before.plan.guardrail.tolerance))"
+                words =
+                    "rolled back: the guardrail shows a drop beyond \(GuardedRollout.Guardrail.points(before.plan.guardrail.tolerance))"
             case .wait(let reason): words = "waits for \(reason)"
             case .none: words = "does nothing"
             }
@@ -146,16 +167,20 @@ struct RolloutGuard: Service {
                 try await GuardedRollouts.update(record, on: connection, logger: logger)
             }
             // A look is kept when it saw something new or did something: the interval over time.
-            let last = try await GuardedRollouts.lastLook(app: record.app, version: record.version, on: connection, logger: logger)
+            let last = try await GuardedRollouts.lastLook(
+                app: record.app, version: record.version, on: connection, logger: logger)
             if next != before || last?.evidence != evidence {
                 try await GuardedRollouts.insert(
-                    GuardedRollouts.Look(at: now, percent: next.percent, evidence: evidence, interval: difference?.interval, decision: words),
+                    GuardedRollouts.Look(
+                        at: now, percent: next.percent, evidence: evidence, interval: difference?.interval,
+                        decision: words),
                     app: record.app, version: record.version, on: connection, logger: logger)
             }
             try await connection.query("COMMIT", logger: logger)
             if next != before {
                 logger.notice(
-                    "guarded rollout \(words)", metadata: ["app": "\(record.app)", "version": "\(record.version)"])
+                    "guarded rollout \(words)",
+                    metadata: ["app": "\(record.app)", "version": "\(record.version)"])
             }
         } catch {
             _ = try? await connection.query("ROLLBACK", logger: logger)
@@ -164,10 +189,13 @@ struct RolloutGuard: Service {
     }
 
     private func audit(
-        _ action: String, _ record: GuardedRollouts.Record, _ details: TourValue, _ now: Double, _ connection: PostgresConnection
+        _ action: String, _ record: GuardedRollouts.Record, _ details: TourValue, _ now: Double,
+        _ connection: PostgresConnection
     ) async throws {
         try await AuditLog.append(
-            .init(at: now, actor: actor, app: record.app, action: action, target: "version \(record.version)", details: details),
+            .init(
+                at: now, actor: actor, app: record.app, action: action, target: "version \(record.version)",
+                details: details),
             on: connection, logger: logger)
     }
 }

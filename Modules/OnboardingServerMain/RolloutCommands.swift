@@ -16,14 +16,18 @@ struct RolloutCommand: AsyncParsableCommand {
     /// `rollout show --app A`: each guarded rollout, its stage and the guard's looks.
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Show an app's guarded rollouts: stage, status, the guardrail's interval at each look and what comes next.")
+            abstract:
+                "Show an app's guarded rollouts: stage, status, the guardrail's interval at each look and what comes next."
+        )
 
         @Option(help: "The app.") var app: String
         @Flag(help: "Print JSON.") var json = false
         @OptionGroup var target: CatalogTarget
 
         func run() async throws {
-            guard SyncAPI.isValidName(app) else { throw ValidationError("the app must be \(SyncAPI.nameRule)") }
+            guard SyncAPI.isValidName(app) else {
+                throw ValidationError("the app must be \(SyncAPI.nameRule)")
+            }
             let app = app
             let rollouts: TourValue
             if let api = try target.api() {
@@ -34,7 +38,8 @@ struct RolloutCommand: AsyncParsableCommand {
                     var list: [TourValue] = []
                     for record in try await store.all(app: app) {
                         var object = record.tourValue.objectValue ?? [:]
-                        object["looks"] = .list(try await store.looks(app: app, version: record.version).map(\.tourValue))
+                        object["looks"] = .list(
+                            try await store.looks(app: app, version: record.version).map(\.tourValue))
                         list.append(.object(object))
                     }
                     return ["app": .string(app), "rollouts": .list(list)] as TourValue
@@ -45,7 +50,9 @@ struct RolloutCommand: AsyncParsableCommand {
                 return
             }
             let list = rollouts.objectValue?["rollouts"]?.listValue ?? []
-            if list.isEmpty { print("\(app) has no guarded rollout (publish --stages 5,25,50,100 --guard completion:-2pp)") }
+            if list.isEmpty {
+                print("\(app) has no guarded rollout (publish --stages 5,25,50,100 --guard completion:-2pp)")
+            }
             for rollout in list { print(Self.text(rollout)) }
         }
 
@@ -92,12 +99,18 @@ struct RolloutCommand: AsyncParsableCommand {
         @OptionGroup var target: CatalogTarget
 
         func run(_ command: GuardedRollout.Command) async throws {
-            guard SyncAPI.isValidName(app) else { throw ValidationError("the app must be \(SyncAPI.nameRule)") }
+            guard SyncAPI.isValidName(app) else {
+                throw ValidationError("the app must be \(SyncAPI.nameRule)")
+            }
             let (app, version) = (app, version)
             if let api = try target.api() {
-                let answer = try await target.send(.POST, "/v1/apps/\(app)/rollouts/\(version)/\(command.rawValue)", body: nil, to: api)
+                let answer = try await target.send(
+                    .POST, "/v1/apps/\(app)/rollouts/\(version)/\(command.rawValue)", body: nil, to: api)
                 let rollout = answer.objectValue?["rollout"]?.objectValue ?? [:]
-                print(Self.done(app, version, rollout["status"]?.stringValue ?? "?", rollout["rollout"]?.intValue ?? 0))
+                print(
+                    Self.done(
+                        app, version, rollout["status"]?.stringValue ?? "?", rollout["rollout"]?.intValue ?? 0
+                    ))
                 return
             }
             let outcome = try await target.database.withClient { client, logger in
@@ -105,7 +118,8 @@ struct RolloutCommand: AsyncParsableCommand {
                     command, app: app, version: version, by: .commandLine(), at: Date().timeIntervalSince1970)
             }
             switch outcome {
-            case .applied(let record): print(Self.done(app, version, record.value.status.rawValue, record.value.percent))
+            case .applied(let record):
+                print(Self.done(app, version, record.value.status.rawValue, record.value.percent))
             case .missing: throw Refusal("\(app) has no guarded rollout of version \(version)")
             case .refused(let message): throw Refusal(message)
             }
@@ -124,14 +138,18 @@ struct RolloutCommand: AsyncParsableCommand {
 
         struct Resume: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
-                abstract: "Let the rollout guard act on a paused guarded rollout again (the stage's clock starts again).")
+                abstract:
+                    "Let the rollout guard act on a paused guarded rollout again (the stage's clock starts again)."
+            )
             @OptionGroup var steer: Steer
             func run() async throws { try await steer.run(.resume) }
         }
 
         struct End: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
-                abstract: "End a guarded rollout: it stays at its percentage, raised or withdrawn by hand from now on.")
+                abstract:
+                    "End a guarded rollout: it stays at its percentage, raised or withdrawn by hand from now on."
+            )
             @OptionGroup var steer: Steer
             func run() async throws { try await steer.run(.end) }
         }

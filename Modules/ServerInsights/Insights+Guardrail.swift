@@ -31,7 +31,11 @@ extension Insights {
             candidate: Proportion(successes: 0, trials: 0), baseline: Proportion(successes: 0, trials: 0))
         for try await (version, trials, successes) in rows.decode((Int64, Int64, Int64).self) {
             let proportion = Proportion(successes: Int(successes), trials: Int(trials))
-            if version == Int64(candidate) { evidence.candidate = proportion } else { evidence.baseline = proportion }
+            if version == Int64(candidate) {
+                evidence.candidate = proportion
+            } else {
+                evidence.baseline = proportion
+            }
         }
         return evidence
     }

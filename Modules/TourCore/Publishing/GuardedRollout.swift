@@ -37,24 +37,40 @@ public struct GuardedRollout: Equatable, Sendable {
         /// --stage-subjects 500`, or the studio's fields), or every problem with it, each saying
         /// what is allowed. An empty `flow` is the document's first.
         public static func read(
-            stages: String, guardrail: String, flow: String = "", stageTime: String = "1d", stageSubjects: String = "500"
+            stages: String, guardrail: String, flow: String = "", stageTime: String = "1d",
+            stageSubjects: String = "500"
         ) -> Result<Plan, Refusal> {
             func trimmed(_ text: some StringProtocol) -> String {
                 String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
             }
             var problems: [String] = []
-            let percentages = stages.split(separator: ",", omittingEmptySubsequences: false).map { Int(trimmed($0)) }
+            let percentages = stages.split(separator: ",", omittingEmptySubsequences: false).map {
+                Int(trimmed($0))
+            }
             if percentages.contains(nil) {
-                problems.append("the stages are rising percentages separated by commas, as 5,25,50,100 (got '\(stages.prefix(100))')")
+                problems.append(
+                    "the stages are rising percentages separated by commas, as 5,25,50,100 (got '\(stages.prefix(100))')"
+                )
             }
             let parsed = Guardrail(trimmed(guardrail), flow: flow)
-            if parsed == nil { problems.append("the guard is \(Guardrail.grammar) (got '\(guardrail.prefix(100))')") }
+            if parsed == nil {
+                problems.append("the guard is \(Guardrail.grammar) (got '\(guardrail.prefix(100))')")
+            }
             let seconds = GuardedRollout.seconds(trimmed(stageTime))
-            if seconds == nil { problems.append("a stage's time is a duration as 90s, 30m, 12h or 1d (got '\(stageTime.prefix(100))')") }
+            if seconds == nil {
+                problems.append(
+                    "a stage's time is a duration as 90s, 30m, 12h or 1d (got '\(stageTime.prefix(100))')")
+            }
             let subjects = Int(trimmed(stageSubjects))
-            if subjects == nil { problems.append("a stage's subjects are a whole number (got '\(stageSubjects.prefix(100))')") }
-            guard problems.isEmpty, let parsed, let seconds, let subjects else { return .failure(Refusal(problems: problems)) }
-            let plan = Plan(stages: percentages.compactMap { $0 }, minimumSeconds: seconds, minimumSubjects: subjects, guardrail: parsed)
+            if subjects == nil {
+                problems.append("a stage's subjects are a whole number (got '\(stageSubjects.prefix(100))')")
+            }
+            guard problems.isEmpty, let parsed, let seconds, let subjects else {
+                return .failure(Refusal(problems: problems))
+            }
+            let plan = Plan(
+                stages: percentages.compactMap { $0 }, minimumSeconds: seconds, minimumSubjects: subjects,
+                guardrail: parsed)
             return plan.problems.isEmpty ? .success(plan) : .failure(Refusal(problems: plan.problems))
         }
 
@@ -68,10 +84,14 @@ public struct GuardedRollout: Equatable, Sendable {
         public var problems: [String] {
             var problems: [String] = []
             if stages.isEmpty || stages.count > 10 {
-                problems.append("the stages are 1 to 10 rising percentages, as 5,25,50,100 (got \(stages.count))")
-            } else if stages.contains(where: { !(1...100).contains($0) }) || zip(stages, stages.dropFirst()).contains(where: { $0 >= $1 }) {
                 problems.append(
-                    "the stages are rising percentages from 1 to 100, as 5,25,50,100 (got \(stages.map(String.init).joined(separator: ",")))")
+                    "the stages are 1 to 10 rising percentages, as 5,25,50,100 (got \(stages.count))")
+            } else if stages.contains(where: { !(1...100).contains($0) })
+                || zip(stages, stages.dropFirst()).contains(where: { $0 >= $1 })
+            {
+                problems.append(
+                    "the stages are rising percentages from 1 to 100, as 5,25,50,100 (got \(stages.map(String.init).joined(separator: ",")))"
+                )
             }
             if !minimumSeconds.isFinite || minimumSeconds < 0 || minimumSeconds > 90 * 86_400 {
                 problems.append("a stage's minimum time is 0 to 90 days")
@@ -106,12 +126,14 @@ public struct GuardedRollout: Equatable, Sendable {
         }
 
         /// The accepted spellings: `completion:-2pp`, `step:NAME:-1.5pp` (the sign may be left out).
-        public static let grammar = "completion:-Npp or step:STEP:-Npp (N, the drop tolerated, 0 to 50 percentage points)"
+        public static let grammar =
+            "completion:-Npp or step:STEP:-Npp (N, the drop tolerated, 0 to 50 percentage points)"
 
         /// Reads `completion:-2pp` or `step:paywall:-1pp` for `flow`; nil when it is not one.
         public init?(_ text: String, flow: String) {
             var parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-            guard parts.count == 2 || parts.count == 3, var drop = parts.popLast(), drop.hasSuffix("pp") else { return nil }
+            guard parts.count == 2 || parts.count == 3, var drop = parts.popLast(), drop.hasSuffix("pp")
+            else { return nil }
             drop.removeLast(2)
             if drop.hasPrefix("-") { drop.removeFirst() }
             guard let points = Double(drop), points.isFinite, (0...50).contains(points) else { return nil }
@@ -147,7 +169,9 @@ public struct GuardedRollout: Equatable, Sendable {
         var problems: [String] {
             // An empty flow is the document's first, which only the document knows.
             var problems: [String] = []
-            if !tolerance.isFinite || !(0...0.5).contains(tolerance) { problems.append("the guardrail is \(Self.grammar)") }
+            if !tolerance.isFinite || !(0...0.5).contains(tolerance) {
+                problems.append("the guardrail is \(Self.grammar)")
+            }
             return problems
         }
 
@@ -245,7 +269,9 @@ public struct GuardedRollout: Equatable, Sendable {
         guard remainingSeconds <= 0, remainingSubjects <= 0 else {
             var waits: [String] = []
             if remainingSubjects > 0 {
-                waits.append("\(remainingSubjects) more subject\(remainingSubjects == 1 ? "" : "s") starting \(plan.guardrail.flow) on it")
+                waits.append(
+                    "\(remainingSubjects) more subject\(remainingSubjects == 1 ? "" : "s") starting \(plan.guardrail.flow) on it"
+                )
             }
             if remainingSeconds > 0 { waits.append("\(Self.duration(remainingSeconds)) more at this stage") }
             return (self, .wait(waits.joined(separator: " and ")))
@@ -276,9 +302,11 @@ public struct GuardedRollout: Equatable, Sendable {
             next.stageSince = now
         case (.end, .running), (.end, .paused): next.status = .ended
         default:
-            return .failure(CommandRefusal(
-                message: "the guarded rollout is \(status.rawValue); "
-                    + "\(command.rawValue) applies to \(command == .resume ? "a paused one" : command == .pause ? "a running one" : "a running or paused one")"))
+            return .failure(
+                CommandRefusal(
+                    message: "the guarded rollout is \(status.rawValue); "
+                        + "\(command.rawValue) applies to \(command == .resume ? "a paused one" : command == .pause ? "a running one" : "a running or paused one")"
+                ))
         }
         return .success(next)
     }
