@@ -331,7 +331,8 @@ final class PushBatcher: Sendable {
             return Written(outcome: .committed, result: .success(acks), retire: false)
         } catch {
             return Written(
-                outcome: PushWriter.outcome(of: error), result: .failure(error), retire: PushWriter.mayHaveFailedPreparing(error))
+                outcome: PushWriter.outcome(of: error), result: .failure(error),
+                retire: PushWriter.mayHaveFailedPreparing(error) || error is CommitUnconfirmed)
         }
     }
 }

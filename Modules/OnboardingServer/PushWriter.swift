@@ -28,6 +28,7 @@ struct PushWriter: Sendable {
     /// connection lost while it ran (it may have committed), a push's own data refused (classes 22
     /// and 23), or anything else.
     static func outcome(of error: any Error) -> PushQueue.WriteOutcome {
+        if error is CommitUnconfirmed { return .connectionLost }
         guard let error = error as? PSQLError else { return error is CancellationError ? .connectionLost : .failed }
         switch error.code {
         case .serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown, .poolClosed:
@@ -46,7 +47,7 @@ struct PushWriter: Sendable {
     func one(_ request: PushRequest) async throws -> PushAck? {
         try await client.withConnection { connection in
             do { return try await one(request, on: connection) } catch {
-                if Self.mayHaveFailedPreparing(error) { Self.retire(connection) }
+                if Self.mayHaveFailedPreparing(error) || error is CommitUnconfirmed { Self.retire(connection) }
                 throw error
             }
         }
@@ -56,6 +57,33 @@ struct PushWriter: Sendable {
     /// (``mayHaveFailedPreparing(_:)``); the pool opens another in its place.
     static func retire(_ connection: PostgresConnection) {
         _ = connection.close() as EventLoopFuture<Void>
+    }
+
+    /// A push statement runs in its own implicit transaction, which PostgreSQL commits only when it
+    /// handles the statement's Sync, after it has sent every row and the statement's completion. A
+    /// commit that fails there (the backend terminated, a deferred constraint refusing) reaches
+    /// PostgresNIO after the rows have ended, and only closes the connection: the rows alone do not
+    /// say the push is stored. PostgresNIO sends a connection's next query only once PostgreSQL has
+    /// said it is ready again, which it says after the commit; so one more query answered means
+    /// committed. PostgreSQL refusing the query itself (an operator's cancel landing on it) says
+    /// the same: it ran, so the commit before it happened. Any other failure means "may have
+    /// committed" (``CommitUnconfirmed``).
+    static func confirmCommitted(on connection: PostgresConnection, logger: Logger) async throws {
+        do {
+            for try await _ in try await connection.query("SELECT 1", logger: logger) {}
+        } catch let error as PSQLError where Self.ranOnAnOpenConnection(error) {
+            return
+        } catch {
+            throw CommitUnconfirmed(cause: error)
+        }
+    }
+
+    /// Whether PostgreSQL itself answered a query with this error on a connection that stays open
+    /// (not a connection closed, a backend terminated or shutting down: SQLSTATE classes 08 and 57P).
+    static func ranOnAnOpenConnection(_ error: PSQLError) -> Bool {
+        guard error.code == .server else { return false }
+        let state = error.serverInfo?[.sqlState] ?? ""
+        return !(state.isEmpty || state.hasPrefix("08") || state.hasPrefix("57P"))
     }
 
     func one(_ request: PushRequest, on connection: PostgresConnection) async throws -> PushAck? {
@@ -82,6 +110,7 @@ struct PushWriter: Sendable {
             revoked = revoked || row.revoked
             if let (flow, record) = row.record { merged[flow] = record }
         }
+        try await Self.confirmCommitted(on: connection, logger: logger)
         if revoked { return nil }
         return PushAck(applied: applied, duplicates: items.count - applied, records: merged)
     }
@@ -104,6 +133,7 @@ struct PushWriter: Sendable {
             revoked[row.push] = revoked[row.push] || row.revoked
             if let (flow, record) = row.record { merged[row.push][flow] = record }
         }
+        try await Self.confirmCommitted(on: connection, logger: logger)
         return requests.indices.map { index in
             revoked[index]
                 ? nil
@@ -268,4 +298,12 @@ extension PushBatchStatement {
             push: Int(push), applied: Int(count), revoked: revoked,
             record: PushSQL.record(flow: flow, epoch: epoch, standing: standing, version: version, at: at, device: device))
     }
+}
+
+/// A push statement answered, and the query after it failed: its commit may or may not have
+/// happened (``PushWriter/confirmCommitted(on:logger:)``), so the push is answered as one whose
+/// connection was lost.
+struct CommitUnconfirmed: Error, CustomStringConvertible {
+    var cause: any Error
+    var description: String { "the commit of a push was not confirmed: \(String(reflecting: cause))" }
 }
