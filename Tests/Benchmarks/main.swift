@@ -73,12 +73,14 @@ if let suiteWall, let engineEventsPerSecond {
 if sections.contains(2) {
 report.section("2. Durable: each accepted event committed to a WAL file (\(durableUsers) users per product)")
 var totals = (ours: 0.0, raw: 0.0, defaults: 0.0, file: 0.0, events: 0)
+var allPairRatios: [Double] = []
 for journey in Journey.all {
     let product = journey.perUser
     let app = product.catalog.app
     let paired = try await DurablePair.measure(
         journey, users: durableUsers, folder: folder, start: start, withFloor: !oursOnly, withOurs: !floorOnly)
     let (ours, committed, rawTime) = (paired.ours, paired.committed, paired.raw)
+    allPairRatios += paired.pairRatios
     if oursOnly {
         report.add("durable", "\(journey.name): ours (TourSession)", Double(committed) / ours, "events/s")
         continue
@@ -118,9 +120,10 @@ for journey in Journey.all {
     report.add("durable", "\(journey.name): UserDefaults + synchronize", baselineEvents / defaultsTime, "events/s")
     report.add("durable", "\(journey.name): JSON file rewritten", baselineEvents / fileTime, "events/s")
     report.add(
-        "durable", "\(journey.name): ours / raw (time per event)",
+        "durable", "\(journey.name): ours / raw (time per event, the sums)",
         (ours / Double(committed)) / (rawTime / events), "×")
-    report.goal("durable event, \(journey.name): ours / raw SQLite", (ours / Double(committed)) / (rawTime / events), atMost: 1.2, "×")
+    report.add("durable", "\(journey.name): ours / raw (median of the users' pairs)", median(paired.pairRatios), "×")
+    report.goal("durable event, \(journey.name): ours / raw SQLite", median(paired.pairRatios), atMost: 1.2, "×")
     totals.ours += ours / Double(committed) * events
     totals.raw += rawTime
     totals.defaults += defaultsTime / baselineEvents * events
@@ -129,8 +132,9 @@ for journey in Journey.all {
 }
 if !oursOnly && !floorOnly {
 report.add(
-    "durable", "all five: ours / raw (time per event)", totals.ours / totals.raw, "×")
-report.goal("durable event, all five: ours / raw SQLite", totals.ours / totals.raw, atMost: 1.2, "×")
+    "durable", "all five: ours / raw (time per event, the sums)", totals.ours / totals.raw, "×")
+report.add("durable", "all five: ours / raw (median of the users' pairs)", median(allPairRatios), "×")
+report.goal("durable event, all five: ours / raw SQLite", median(allPairRatios), atMost: 1.2, "×")
 report.add("durable", "all five: UserDefaults / ours (time per event)", totals.defaults / totals.ours, "×")
 report.add("durable", "all five: JSON file / ours (time per event)", totals.file / totals.ours, "×")
 }
