@@ -332,7 +332,7 @@ final class PushBatcher: Sendable {
         } catch {
             return Written(
                 outcome: PushWriter.outcome(of: error), result: .failure(error),
-                retire: PushWriter.mayHaveFailedPreparing(error) || error is CommitUnconfirmed)
+                retire: PushWriter.retiresConnection(error))
         }
     }
 }

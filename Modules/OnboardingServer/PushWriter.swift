@@ -47,10 +47,16 @@ struct PushWriter: Sendable {
     func one(_ request: PushRequest) async throws -> PushAck? {
         try await client.withConnection { connection in
             do { return try await one(request, on: connection) } catch {
-                if Self.mayHaveFailedPreparing(error) || error is CommitUnconfirmed { Self.retire(connection) }
+                if Self.retiresConnection(error) { Self.retire(connection) }
                 throw error
             }
         }
+    }
+
+    /// Whether a write that failed with `error` leaves its connection unfit for the next one: its
+    /// statement may have failed while being prepared, or its commit was not confirmed.
+    static func retiresConnection(_ error: any Error) -> Bool {
+        mayHaveFailedPreparing(error) || error is CommitUnconfirmed
     }
 
     /// Closes a connection whose statement may have failed while being prepared
@@ -81,9 +87,7 @@ struct PushWriter: Sendable {
     /// Whether PostgreSQL itself answered a query with this error on a connection that stays open
     /// (not a connection closed, a backend terminated or shutting down: SQLSTATE classes 08 and 57P).
     static func ranOnAnOpenConnection(_ error: PSQLError) -> Bool {
-        guard error.code == .server else { return false }
-        let state = error.serverInfo?[.sqlState] ?? ""
-        return !(state.isEmpty || state.hasPrefix("08") || state.hasPrefix("57P"))
+        error.code == .server && outcome(of: error) != .connectionLost
     }
 
     func one(_ request: PushRequest, on connection: PostgresConnection) async throws -> PushAck? {

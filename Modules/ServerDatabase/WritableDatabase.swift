@@ -132,10 +132,9 @@ public struct WritableDatabase: Sendable {
                                         progress.close()
                                     }
                                 }
-                                // The future-returning query: it reports the command tag. PostgreSQL answers
-                                // `COMMIT` in a transaction that has already failed (a statement's error
-                                // caught inside a body) with the tag `ROLLBACK` and no error at all.
-                                let tag = try await leased.query("COMMIT", logger: logger).get().metadata.command
+                                // The future-returning query, for its command tag (``CommitRolledBack``).
+                                let tag = try await leased.query("COMMIT", logger: logger).get()
+                                    .metadata.command
                                 guard tag == "COMMIT" else { throw CommitRolledBack(tag: tag) }
                                 progress.phase.withLock { $0 = .done }
                                 return result
@@ -178,11 +177,14 @@ public struct WritableDatabase: Sendable {
     }
 }
 
-/// `COMMIT` answered with another tag than `COMMIT`: the transaction was rolled back, nothing of
-/// it is stored.
+/// `COMMIT` answered with another tag than `COMMIT`: PostgreSQL answers `COMMIT` in a transaction
+/// that has already failed (a statement's error caught inside a body) with the tag `ROLLBACK` and
+/// no error at all. The transaction was rolled back; nothing of it is stored.
 struct CommitRolledBack: Error, CustomStringConvertible {
     var tag: String
-    var description: String { "COMMIT was answered \(tag): a statement of the transaction had failed, and nothing of it is stored" }
+    var description: String {
+        "COMMIT was answered \(tag): a statement of the transaction had failed, and nothing of it is stored"
+    }
 }
 
 /// A write's transaction ran past its bound before `COMMIT`: its connection was closed.

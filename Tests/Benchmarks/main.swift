@@ -72,7 +72,8 @@ if let suiteWall, let engineEventsPerSecond {
 
 if sections.contains(2) {
     try await DurableSection.run(
-        report: report, users: durableUsers, folder: folder, start: start, oursOnly: oursOnly, floorOnly: floorOnly)
+        report: report, users: durableUsers, folder: folder, start: start,
+        oursOnly: oursOnly, floorOnly: floorOnly)
 }
 
 // MARK: 3. Scale

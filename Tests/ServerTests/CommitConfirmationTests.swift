@@ -44,9 +44,8 @@ struct CommitConfirmationTests {
     }
 
     static func fault(_ server: ServerProcess, _ fault: String, only account: String? = nil) throws {
-        _ = try server.sql(
-            "UPDATE test_commit_fault SET fault = '\(fault)', account = \(account.map { "'\($0)'" } ?? "NULL")"
-        )
+        let chosen = account.map { "'\($0)'" } ?? "NULL"
+        _ = try server.sql("UPDATE test_commit_fault SET fault = '\(fault)', account = \(chosen)")
     }
 
     static func stored(_ server: ServerProcess, _ account: String) throws -> Int {
