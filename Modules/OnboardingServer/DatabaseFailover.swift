@@ -5,12 +5,12 @@ import ServerDatabase
 import ServiceLifecycle
 
 /// A multi-host `DATABASE_URL` (`postgres://USER@PRIMARY:5432,STANDBY:5432/DB?target_session_attrs=read-write`),
-/// followed as libpq follows one (issue 47): the server uses the first host that answers as the
-/// URL asks (with `read-write`, one not in recovery: the primary), and when that one stops
-/// answering so (it died, or it is a standby now) and another does (a promoted standby), the
-/// server's services stop and start again on it (``Server/run(_:logger:waitForDatabase:)``).
-/// PostgreSQL's own replication and `pg_ctl promote` make the standby; nothing here decides a
-/// failover, it only follows one.
+/// followed as libpq follows one: the server uses the first host that answers as the URL asks
+/// (with `read-write`, one that takes writes: the primary), and when that one stops answering so
+/// (it died, or it is a standby now) and another does (a promoted standby), the server's services
+/// stop and start again on it (``Server/run(_:logger:waitForDatabase:)``). A failover manager
+/// (pg_auto_failover, or a person with `pg_ctl promote`) makes the standby a primary; nothing here
+/// decides a failover, it only follows one.
 public enum DatabaseFailover {
     /// The first host of `url` that answers as it asks; nil when none does.
     public static func pick(_ url: DatabaseURL, logger: Logger) async -> DatabaseURL.Endpoint? {
@@ -18,8 +18,8 @@ public enum DatabaseFailover {
         return nil
     }
 
-    /// Whether the host `url` uses answers within three seconds, and is not in recovery when the
-    /// URL asks for `read-write`. The whole check is bounded, not only the TCP connect: a host that
+    /// Whether the host `url` uses answers within three seconds, and takes writes when the URL
+    /// asks for `read-write`. The whole check is bounded, not only the TCP connect: a host that
     /// takes the connection and then answers nothing (a handshake or a query no timeout covers)
     /// held the watch, and the server never followed the failover.
     public static func accepts(_ url: DatabaseURL, logger: Logger) async -> Bool {
@@ -34,13 +34,20 @@ public enum DatabaseFailover {
         do {
             let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
             defer { Task { try? await connection.close() } }
-            var recovering = true
-            for try await value in try await connection.query("SELECT pg_is_in_recovery()", logger: logger).decode(Bool.self) {
-                recovering = value
+            // As libpq reads `read-write`: a session that may write. A promoted standby is out of
+            // recovery before it takes writes (pg_auto_failover keeps it read-only until the old
+            // primary is demoted or its timeout passes), so recovery alone is not the test.
+            var (recovering, readOnly) = (true, true)
+            let rows = try await connection.query(
+                "SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on'", logger: logger)
+            for try await (inRecovery, sessionReadOnly) in rows.decode((Bool, Bool).self) {
+                (recovering, readOnly) = (inRecovery, sessionReadOnly)
             }
-            let accepted = url.targetSessionAttributes != "read-write" || !recovering
+            let accepted = url.targetSessionAttributes != "read-write" || !(recovering || readOnly)
             if !accepted {
-                logger.info("a database host is not taken: it is a standby (in recovery) and the URL asks for read-write", metadata: ["host": "\(url.host):\(url.port)"])
+                logger.info(
+                    "a database host is not taken: the URL asks for read-write and it is \(recovering ? "a standby (in recovery)" : "read-only")",
+                    metadata: ["host": "\(url.host):\(url.port)"])
             }
             return accepted
         } catch {
@@ -67,6 +74,8 @@ struct DatabaseMoved: Error, CustomStringConvertible {
 struct DatabaseWatch: Service {
     let url: DatabaseURL
     let logger: Logger
+    /// Told where the database moved before the stop begins (``ServiceWatchdog``).
+    var watchdog: ServiceWatchdog? = nil
 
     func run() async throws {
         try await cancelWhenGracefulShutdown {
@@ -87,6 +96,7 @@ struct DatabaseWatch: Service {
                 guard misses >= 2, let other = await DatabaseFailover.pick(url, logger: logger),
                     other != DatabaseURL.Endpoint(host: url.host, port: url.port)
                 else { continue }
+                watchdog?.moving(to: other)
                 throw DatabaseMoved(to: other)
             }
         }

@@ -29,6 +29,8 @@ public enum OnboardingServer {
         // A multi-host DATABASE_URL is followed (``DatabaseFailover``): the services start on the
         // host that answers as it asks, and start again on another when it stops answering so.
         let following = configuration.database.hosts.count > 1
+        // Every stop bounded, whatever a service does (``ServiceWatchdog``).
+        let watchdog = ServiceWatchdog(limit: stopLimit)
         do {
             while true {
                 if following {
@@ -41,12 +43,31 @@ public enum OnboardingServer {
                     }
                     if let picked { configuration.database = configuration.database.using(picked) }
                 }
-                do {
-                    try await runServices(configuration, http: http, logger: logger, waitForDatabase: waitForDatabase, watching: following)
-                    break
-                } catch let moved as DatabaseMoved {
-                    logger.warning("the database moved: starting again on it", metadata: ["to": "\(moved.to)"])
+                let running = configuration
+                let services = Task {
+                    try await runServices(
+                        running, http: http, logger: logger, waitForDatabase: waitForDatabase, watchdog: watchdog, watching: following)
                 }
+                switch await watchdog.outcome(of: services) {
+                case .finished(.success):
+                    break
+                case .finished(.failure(let moved as DatabaseMoved)):
+                    logger.warning("the database moved: starting again on it", metadata: ["to": "\(moved.to)"])
+                    continue
+                case .finished(.failure(let error)):
+                    throw error
+                case .stuck(.moved(let endpoint), let stuck):
+                    logger.error(
+                        "the services did not stop within \(stopLimit) of the database's move: left to end by themselves; the database moved: starting again on it",
+                        metadata: ["to": "\(endpoint)", "still_running": "\(stuck.joined(separator: ", "))"])
+                    continue
+                case .stuck(.shutdown, let stuck):
+                    logger.critical(
+                        "the services did not stop within \(stopLimit) of the shutdown: the process ends without them",
+                        metadata: ["still_running": "\(stuck.joined(separator: ", "))"])
+                    throw ServicesDidNotStop(running: stuck)
+                }
+                break
             }
         } catch {
             try? await http.shutdown()
@@ -58,7 +79,8 @@ public enum OnboardingServer {
     /// The pools and the HTTP server on one database host, until shutdown (or until the watch finds
     /// that the database moved, when `watching`).
     private static func runServices(
-        _ configuration: ServerConfiguration, http: HTTPClient, logger: Logger, waitForDatabase: Int, watching: Bool
+        _ configuration: ServerConfiguration, http: HTTPClient, logger: Logger, waitForDatabase: Int, watchdog: ServiceWatchdog,
+        watching: Bool
     ) async throws {
         // The pool logs every failed connection attempt at info; while PostgreSQL is down that is
         // a line per attempt, so only its warnings and errors are kept.
@@ -106,7 +128,7 @@ public enum OnboardingServer {
         store.budgetFamily = configuration.budgetFamily
         try await serve(
             configuration, client: client, pushClient: pushClient, replica: replica, store: store, http: http, logger: logger,
-            waitForDatabase: waitForDatabase, watching: watching)
+            waitForDatabase: waitForDatabase, watchdog: watchdog, watching: watching)
     }
 
     /// The server's routes over `store`'s pools (and `replica`'s, for the dashboard's figures), as
@@ -120,39 +142,51 @@ public enum OnboardingServer {
 
     private static func serve(
         _ configuration: ServerConfiguration, client: PostgresClient, pushClient: PostgresClient, replica: ReadOnlyDatabase?,
-        store: AccountStore, http: HTTPClient, logger: Logger, waitForDatabase: Int, watching: Bool
+        store: AccountStore, http: HTTPClient, logger: Logger, waitForDatabase: Int, watchdog: ServiceWatchdog, watching: Bool
     ) async throws {
         let (router, controlPlane, freshness) = try await routes(
             configuration, client: client, replica: replica, store: store, http: http, logger: logger)
         // Started in this order and stopped in the reverse, after the HTTP server: the push queue
         // ends before the pools it writes through.
         let writesPool = PoolService(client)
-        var services: [any Service] = [writesPool, PoolService(pushClient), PoolService(store.reads.client)]
-        if let replica { services.append(PoolService(replica.client)) }
+        var services: [(String, any Service)] = [
+            ("the writes' pool", writesPool), ("the push writers' pool", PoolService(pushClient)),
+            ("the reads' pool", PoolService(store.reads.client)),
+        ]
+        if let replica { services.append(("the replica's pool", PoolService(replica.client))) }
         // The background jobs start once the schema is migrated (``SchemaReady``).
         let ready = SchemaReady()
-        services.append(InsightsCatchUp(counting: store.insightsCounting, ready: ready, logger: logger))
-        services.append(freshness)
-        services.append(IdempotencyExpiry(writes: store.writes, ready: ready, logger: logger))
-        if let batcher = store.batcher { services.append(PushQueueService(batcher: batcher)) }
-        services.append(RolloutGuard(
-            configuration: configuration.database.connectionConfiguration(
-                role: "onboarding-server rollout guard (pid \(ProcessInfo.processInfo.processIdentifier))"),
-            interval: configuration.rolloutGuardInterval, ready: ready, logger: logger))
+        services.append(("the insights catch-up", InsightsCatchUp(counting: store.insightsCounting, ready: ready, logger: logger)))
+        services.append(("the insights follower", freshness))
+        services.append(("the idempotency expiry", IdempotencyExpiry(writes: store.writes, ready: ready, logger: logger)))
+        if let batcher = store.batcher { services.append(("the push queue", PushQueueService(batcher: batcher))) }
+        services.append((
+            "the rollout guard",
+            RolloutGuard(
+                configuration: configuration.database.connectionConfiguration(
+                    role: "onboarding-server rollout guard (pid \(ProcessInfo.processInfo.processIdentifier))"),
+                interval: configuration.rolloutGuardInterval, ready: ready, logger: logger)
+        ))
         if let days = configuration.retainFactsDays {
-            services.append(FactRetentionJob(retention: FactRetention(client: client, logger: logger), days: days, logger: logger))
+            services.append((
+                "the fact retention",
+                FactRetentionJob(retention: FactRetention(client: client, logger: logger), days: days, logger: logger)
+            ))
         }
         ServerMetrics.touch()
         if let port = configuration.metricsPort {
             let registry = ServerMetrics.registry
-            services.append(ServerMetrics.application(registry: registry, host: configuration.metricsHost, port: port, logger: logger))
+            services.append((
+                "the metrics listener",
+                ServerMetrics.application(registry: registry, host: configuration.metricsHost, port: port, logger: logger)
+            ))
             logger.info("metrics", metadata: ["listen": "\(configuration.metricsHost):\(port)", "path": "/metrics"])
         }
         var app = Application(
             router: router,
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "onboarding-server"),
-            services: services, logger: logger)
+            services: services.map { watchdog.tracked($0.0, $0.1) }, logger: logger)
         let keyIDs = configuration.tokens.keys.map(\.id)
         app.beforeServerStarts {
             await writesPool.waitUntilRunning()
@@ -171,12 +205,17 @@ public enum OnboardingServer {
         // does, can drop a connection NIO accepted but nobody served yet, and NIO traps on that
         // ("Deinited NIOAsyncWriter without calling finish()", apple/swift-nio#2637): the whole
         // server died at a failover.
-        var group: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: app)]
+        var group: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: watchdog.tracked("the HTTP server", app))
+        ]
         if watching {
             group.append(.init(
-                service: DatabaseWatch(url: configuration.database, logger: logger),
+                service: watchdog.tracked(
+                    "the database watch", DatabaseWatch(url: configuration.database, logger: logger, watchdog: watchdog)),
                 failureTerminationBehavior: .gracefullyShutdownGroup))
         }
+        // Last, so the first told of a stop: the watchdog's bound starts then.
+        group.append(.init(service: watchdog.sentinel))
         // A shutdown (SIGTERM, or the database moved) lets requests in flight finish for up to
         // ``gracefulShutdownLimit``, then cancels what is left: the listener is closed by then, so
         // nothing accepted is left unserved, and a connection still open (behind nginx, one held a
@@ -239,6 +278,10 @@ public enum OnboardingServer {
     /// bounded well within it (reads by ``Routes/requestDeadline``, pushes by the batcher's wait and
     /// the writers' `statement_timeout`).
     static let gracefulShutdownLimit: Duration = .seconds(5)
+
+    /// How long a stop may take in all before the watchdog gives up on the services still running:
+    /// the graceful limit, then a second for the cancelled ones to end.
+    static let stopLimit: Duration = gracefulShutdownLimit + .seconds(1)
 
     static func migrate(_ client: PostgresClient, logger: Logger, waitForDatabase: Int) async throws {
         var attempt = 0

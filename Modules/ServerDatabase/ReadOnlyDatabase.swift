@@ -143,7 +143,8 @@ public enum Deadline {
         }
     }
 
-    final class Answer<T: Sendable>: Sendable {
+    /// One answer, the first given, to one waiter (given before or after it waits).
+    public final class Answer<T: Sendable>: Sendable {
         private struct State {
             var continuation: CheckedContinuation<T, any Error>?
             var result: Result<T, any Error>?
@@ -153,7 +154,9 @@ public enum Deadline {
 
         private let state = Mutex(State())
 
-        func wait(_ continuation: CheckedContinuation<T, any Error>) {
+        public init() {}
+
+        public func wait(_ continuation: CheckedContinuation<T, any Error>) {
             let ready = state.withLock { state -> Result<T, any Error>? in
                 if let result = state.result { return result }
                 state.continuation = continuation
@@ -163,7 +166,7 @@ public enum Deadline {
         }
 
         /// `cleanup` runs once the answer is given (at once if it already was).
-        func onGiven(_ cleanup: @escaping @Sendable () -> Void) {
+        public func onGiven(_ cleanup: @escaping @Sendable () -> Void) {
             let now = state.withLock { state -> Bool in
                 if state.given { return true }
                 state.cleanup = cleanup
@@ -174,7 +177,7 @@ public enum Deadline {
 
         /// Whether this was the answer (the first given).
         @discardableResult
-        func give(_ result: Result<T, any Error>) -> Bool {
+        public func give(_ result: Result<T, any Error>) -> Bool {
             let (given, continuation, cleanup) = state.withLock {
                 state -> (Bool, CheckedContinuation<T, any Error>?, (@Sendable () -> Void)?) in
                 guard !state.given else { return (false, nil, nil) }

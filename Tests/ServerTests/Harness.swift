@@ -198,6 +198,15 @@ final class ServerProcess: @unchecked Sendable {
 
     var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
 
+    /// Every thread's stack of the running server (gdb, as scripts/report-hang reads a hung test
+    /// run), for a failure that says where a server that stopped answering waits.
+    func threadStacks() -> String {
+        guard let pid, FileManager.default.isExecutableFile(atPath: "/usr/bin/gdb") else { return "(no gdb, or not running)" }
+        let result = try? Shell.run("/usr/bin/gdb", ["-p", "\(pid)", "-batch", "-ex", "thread apply all bt 30"], seconds: 120)
+        return (result?.stdout ?? "").split(separator: "\n").filter { $0.hasPrefix("Thread") || $0.hasPrefix("#") }
+            .joined(separator: "\n")
+    }
+
     /// A token for `account` in `app`, minted by the real `token` command.
     func token(account: String, app: String = "growth", days: Int = 1) throws -> String {
         let result = try command(["token", "--account", account, "--app", app, "--days", "\(days)"])

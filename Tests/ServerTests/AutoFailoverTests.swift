@@ -1,0 +1,162 @@
+import Foundation
+import Testing
+import TourFixtures
+
+/// Failover with nobody at the keyboard: pg_auto_failover's monitor, a primary and a synchronous
+/// secondary (scripts/auto-failover), two servers behind nginx on the URL `pg_autoctl show uri`
+/// prints, and devices (the real CLI) pushing through nginx all along. The primary's node dies
+/// as a machine does (keeper, postmaster and backends, SIGKILL), again and again: the monitor
+/// promotes the secondary, both servers follow every time, and the dead node comes back as the new
+/// primary's secondary (fenced by the monitor, never a second primary). No push a device holds
+/// acknowledged is lost or stored twice.
+@Suite("Failover without a person", .serialized)
+struct AutoFailoverTests {
+    /// A pg_auto_failover formation of its own (scripts/auto-failover).
+    final class Formation: @unchecked Sendable {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "auto-failover-\(UUID().uuidString)")
+        private(set) var url = ""
+
+        static var isInstalled: Bool {
+            ["/usr/bin/pg_autoctl", "/usr/local/bin/pg_autoctl"].contains {
+                FileManager.default.isExecutableFile(atPath: $0)
+            }
+        }
+
+        @discardableResult
+        func script(_ command: String, _ arguments: String...) throws -> String {
+            var environment = ProcessInfo.processInfo.environment
+            environment["ONBOARDING_PG_DIR"] = folder.path
+            let result = try Shell.run(
+                ReplicaTests.root.appendingPathComponent("scripts/auto-failover").path, [command] + arguments,
+                environment: environment, seconds: 180)
+            guard result.status == 0 else {
+                throw HarnessFailure("auto-failover \(command): \(result.stderr)")
+            }
+            return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+
+        init() throws {
+            url = try script("start").components(separatedBy: "\n").last ?? ""
+        }
+
+        /// The node that is primary now (1 or 2).
+        func primary() throws -> String { try script("primary") }
+
+        deinit { _ = try? script("destroy") }
+    }
+
+    @Test func theMonitorPromotesEveryServerFollowsEveryTimeAndNoAcknowledgedPushIsLost() async throws {
+        try #require(
+            Formation.isInstalled,
+            "pg_auto_failover is not installed: apt-get install postgresql-15-auto-failover pg-auto-failover-cli (.ci/run does)"
+        )
+        let formation = try Formation()
+        // Info: each server says why it passes a host over, which is what a failure here needs.
+        let servers = try (0..<2).map { _ in
+            try ServerProcess(
+                databaseURL: formation.url, environment: ["LOG_LEVEL": "info"],
+                serveOptions: ["--trusted-proxy", "127.0.0.1"])
+        }
+        let balancer = try Balancer(upstreams: servers.map(\.port))
+        let devices = try (0..<4).map { index in
+            var device = JourneyDashboardTests.virtual(
+                try Device("moodtracker", account: "a\(index)", server: servers[0]), kind: "phone")
+            device.environment["ONBOARDING_SERVER"] = balancer.url.absoluteString
+            return device
+        }
+        for device in devices {
+            for line in [["launch"], ["wait", "0.5"], ["sync"]] { #expect(try device.run(line).status == 0) }
+        }
+        // Three failovers here, ten in CI's full run (ONBOARDING_SOAK=full); `scripts/bench
+        // --sections 8` runs more. Each one is the same test: the count only makes a rare miss likelier.
+        let failovers = Soak.isFull ? 10 : 3
+        let pushing = Locked(true)
+        let accepted = Locked<[Date]>([])
+        let deviceFailures = Locked<[String]>([])
+        let loops = devices.map { device in
+            Task.detached {
+                while pushing.withLock({ $0 }) {
+                    let event = try device.run("do", "swipeLeft")
+                    if event.status != 0 {
+                        deviceFailures.withLock { $0.append("\(device.account): \(event.stderr)") }
+                    }
+                    if try device.run("sync").status == 0 { accepted.withLock { $0.append(Date()) } }
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+            }
+        }
+        var recoveries: [Double] = []
+        for failover in 1...failovers {
+            // Pushes accepted before each kill: the servers are on the primary.
+            let before = Date()
+            while accepted.withLock({ $0.filter { $0 > before }.count }) < 4 {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            let dead = try formation.primary()
+            try formation.script("kill", dead)
+            let killed = Date()
+            // Nobody promotes: the monitor does. Each server moves once per failover.
+            let deadline = Date().addingTimeInterval(45)
+            while Date() < deadline, !servers.allSatisfy({ Self.moves($0) >= failover }) {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            for (index, server) in servers.enumerated() where Self.moves(server) < failover {
+                Issue.record(
+                    """
+                    failover \(failover): server \(index + 1) did not follow within 45 s (moved \(Self.moves(server)) times); \
+                    its log: \(server.logText.suffix(4_000))
+                    its threads: \(server.threadStacks().prefix(12_000))
+                    """)
+            }
+            while Date() < deadline, accepted.withLock({ !$0.contains { $0 > killed } }) {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            let first = try #require(
+                accepted.withLock { $0.first { $0 > killed } },
+                "failover \(failover): no push accepted within 45 s")
+            recoveries.append(first.timeIntervalSince(killed))
+            #expect(try formation.primary() != dead, "failover \(failover)")
+            // The dead machine comes back: the monitor has it follow the new primary.
+            try formation.script("rejoin", dead)
+            try formation.script("wait-ready")
+        }
+        pushing.withLock { $0 = false }
+        for loop in loops { try await loop.value }
+        #expect(deviceFailures.withLock { $0 }.isEmpty, "\(deviceFailures.withLock { $0 })")
+        print(
+            "auto-failover: first accepted push after each kill: \(recoveries.map { String(format: "%.1f s", $0) })"
+        )
+        // Every device converges, and every row it holds is stored exactly once.
+        for device in devices {
+            for _ in 0..<40 where try device.waiting() != 0 {
+                _ = try device.run("sync")
+                try await Task.sleep(for: .milliseconds(250))
+            }
+            #expect(try device.waiting() == 0, "\(device.account)")
+            let journal = try device.run("journal", "--json", offline: true).stdout
+            let rows = try #require(try JSONSerialization.jsonObject(with: Data(journal.utf8)) as? [Any])
+                .count
+            let id = try #require(
+                (try device.status(offline: true)["sync"] as? [String: Any])?["device"] as? String)
+            #expect(
+                try servers[0].sql(
+                    "SELECT count(*) || ' ' || count(DISTINCT seq) FROM pushes WHERE device = '\(id)'") == [
+                        "\(rows) \(rows)"
+                    ],
+                "\(device.account)")
+        }
+        // Neither server died, and each moved exactly once per failover.
+        for (index, server) in servers.enumerated() {
+            #expect(server.exitStatus == nil, "server \(index + 1): \(server.logText.suffix(3_000))")
+            #expect(Self.moves(server) == failovers, "server \(index + 1): \(server.logText.suffix(3_000))")
+        }
+        // Each server answers readiness on the last primary.
+        for server in servers { #expect(HTTP.status(server.url.appendingPathComponent("v1/ready")) == 200) }
+    }
+
+    /// How many times `server` said it started again on a new primary.
+    static func moves(_ server: ServerProcess) -> Int {
+        server.logText.components(separatedBy: "the database moved: starting again on it").count - 1
+    }
+}
