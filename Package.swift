@@ -252,6 +252,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"), "AccountSync",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/ServerTests", swiftSettings: swiftSettings, plugins: ["ProductRegistryPlugin"]),
 

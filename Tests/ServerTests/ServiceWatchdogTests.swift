@@ -1,0 +1,141 @@
+import Foundation
+import Logging
+import ServerDatabase
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+@testable import OnboardingServer
+
+/// The watchdog bounds a stop whatever a service does: a service that ignores its graceful
+/// shutdown and its cancellation is named and left, by the bound after the stop began; services
+/// that stop are waited for; no stop, no bound (a server runs for months).
+@Suite("The services' watchdog")
+struct ServiceWatchdogTests {
+    /// Ends at its graceful shutdown, as the server's services do.
+    struct Polite: Service {
+        func run() async throws { try? await gracefulShutdown() }
+    }
+
+    /// Ignores its graceful shutdown and its cancellation until `release` is set: a service with an
+    /// await nothing ends (the failover that left a server with its listener closed).
+    struct Stuck: Service {
+        let release: Flag
+        func run() async throws { await release.wait() }
+    }
+
+    /// Set once; `wait()` returns then, and not on cancellation.
+    final class Flag: Sendable {
+        private let state = Mutex<(set: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+        func set() {
+            let waiters = state.withLock { state in
+                state.set = true
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+        var isSet: Bool { state.withLock { $0.set } }
+        func wait() async {
+            await withCheckedContinuation { continuation in
+                let now = state.withLock { state in
+                    if !state.set { state.waiters.append(continuation) }
+                    return state.set
+                }
+                if now { continuation.resume() }
+            }
+        }
+    }
+
+    /// A group as the server builds one: tracked services, then the sentinel.
+    static func group(_ watchdog: ServiceWatchdog, _ services: [(String, any Service)]) -> ServiceGroup {
+        var configuration = ServiceGroupConfiguration(
+            services: services.map { .init(service: watchdog.tracked($0.0, $0.1)) } + [
+                .init(service: watchdog.sentinel)
+            ],
+            logger: Logger(label: "watchdog-test"))
+        configuration.maximumGracefulShutdownDuration = .milliseconds(200)
+        return ServiceGroup(configuration: configuration)
+    }
+
+    /// The watchdog's outcome, or nil when it gives none within 5 s (so a broken watchdog fails
+    /// here instead of hanging the run).
+    static func outcome(_ watchdog: ServiceWatchdog, _ services: Task<Void, any Error>) async -> ServiceWatchdog.Outcome? {
+        await Bounded.answer(within: .seconds(5), otherwise: nil) { await watchdog.outcome(of: services) }
+    }
+
+    @Test func aServiceThatDoesNotStopIsNamedAndLeftByTheBound() async throws {
+        let watchdog = ServiceWatchdog(limit: .milliseconds(500))
+        let release = Flag()
+        defer { release.set() }
+        let group = Self.group(watchdog, [("polite", Polite()), ("stuck", Stuck(release: release))])
+        let services = Task { try await group.run() }
+        let stopping = Task {
+            try await Task.sleep(for: .milliseconds(100))
+            await group.triggerGracefulShutdown()
+            return ContinuousClock.now
+        }
+        let outcome = try #require(await Self.outcome(watchdog, services))
+        let stopped = ContinuousClock.now - (try await stopping.value)
+        guard case .stuck(.shutdown, let running) = outcome else {
+            Issue.record("expected the stuck service named, got \(outcome)")
+            return
+        }
+        #expect(running == ["stuck"])
+        #expect(stopped >= .milliseconds(450) && stopped < .seconds(3), "\(stopped)")
+    }
+
+    @Test func aMoveThatDoesNotStopSaysWhereTheDatabaseWent() async throws {
+        let watchdog = ServiceWatchdog(limit: .milliseconds(300))
+        let release = Flag()
+        defer { release.set() }
+        let group = Self.group(watchdog, [("stuck", Stuck(release: release))])
+        let services = Task { try await group.run() }
+        let endpoint = DatabaseURL.Endpoint(host: "standby", port: 5433)
+        Task {
+            try await Task.sleep(for: .milliseconds(100))
+            watchdog.moving(to: endpoint)
+            await group.triggerGracefulShutdown()
+        }
+        let outcome = try #require(await Self.outcome(watchdog, services))
+        guard case .stuck(.moved(let to), let running) = outcome else {
+            Issue.record("expected a stuck move, got \(outcome)")
+            return
+        }
+        #expect(to == endpoint)
+        #expect(running == ["stuck"])
+    }
+
+    @Test func servicesThatStopAreWaitedForAndTheNextRunStartsAfresh() async throws {
+        let watchdog = ServiceWatchdog(limit: .milliseconds(300))
+        for _ in 0..<2 {
+            let group = Self.group(watchdog, [("a", Polite()), ("b", Polite())])
+            let services = Task { try await group.run() }
+            Task {
+                try await Task.sleep(for: .milliseconds(50))
+                await group.triggerGracefulShutdown()
+            }
+            let outcome = try #require(await Self.outcome(watchdog, services))
+            guard case .finished(.success) = outcome else {
+                Issue.record("expected a clean stop, got \(outcome)")
+                return
+            }
+        }
+    }
+
+    @Test func withoutAStopThereIsNoBound() async throws {
+        let watchdog = ServiceWatchdog(limit: .milliseconds(100))
+        let release = Flag()
+        // Runs past the bound with no stop begun, then ends by itself: finished, not stuck.
+        let services = Task {
+            try await Task.sleep(for: .milliseconds(600))
+            release.set()
+        }
+        let outcome = try #require(await Self.outcome(watchdog, services))
+        guard case .finished(.success) = outcome else {
+            Issue.record("expected the run's own end, got \(outcome)")
+            return
+        }
+        #expect(release.isSet)
+    }
+}
