@@ -43,10 +43,15 @@ public enum DatabaseFailover {
             for try await (inRecovery, sessionReadOnly) in rows.decode((Bool, Bool).self) {
                 (recovering, readOnly) = (inRecovery, sessionReadOnly)
             }
-            let accepted = url.targetSessionAttributes != "read-write" || !(recovering || readOnly)
+            let accepted =
+                switch url.targetSessionAttributes {
+                case "read-write": !(recovering || readOnly)
+                case "standby": recovering
+                default: true
+                }
             if !accepted {
                 logger.info(
-                    "a database host is not taken: the URL asks for read-write and it is \(recovering ? "a standby (in recovery)" : "read-only")",
+                    "a database host is not taken: the URL asks for \(url.targetSessionAttributes) and it is \(recovering ? "a standby (in recovery)" : readOnly ? "read-only" : "a primary")",
                     metadata: ["host": "\(url.host):\(url.port)"])
             }
             return accepted

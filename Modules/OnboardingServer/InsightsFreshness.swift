@@ -56,13 +56,17 @@ final class InsightsFreshness: Service, Sendable {
     private let state = Mutex(State())
     private let listen: PostgresConnection.Configuration
     private let replica: ReadOnlyDatabase?
+    /// The replica's URL asks for a standby (`target_session_attrs=standby`): a host out of
+    /// recovery is not counted as answering.
+    private let replicaStandbyOnly: Bool
     private let logger: Logger
 
     /// `listen` connects to the primary; `replica`, when the figures are read there (its reads fall
     /// back to the primary while it does not answer: ``ReadOnlyDatabase/fallback``).
-    init(listen: PostgresConnection.Configuration, replica: ReadOnlyDatabase?, logger: Logger) {
+    init(listen: PostgresConnection.Configuration, replica: ReadOnlyDatabase?, replicaStandbyOnly: Bool = false, logger: Logger) {
         self.listen = listen
         self.replica = replica
+        self.replicaStandbyOnly = replicaStandbyOnly
         self.logger = logger
     }
 
@@ -173,30 +177,40 @@ final class InsightsFreshness: Service, Sendable {
         for continuation in ready { continuation.resume(returning: true) }
     }
 
-    /// Reads the replica's count once a second, and every 50 ms while a report waits for it (one
-    /// query for all of them).
+    /// Reads each replica host's count once a second, and every 50 ms while a report waits for
+    /// the replica (one query a host for all of them). A host that answers as its URL asks (with
+    /// `target_session_attrs=standby`, in recovery: a primary after a failover is not a replica)
+    /// is noted as answering; the count pages read is that of the first such host, the one reads go
+    /// to (``ReadOnlyDatabase/read(within:_:)``).
     private func followReplica() async {
-        guard var replica else { return }
-        // The replica itself, never its fallback: this read is what says whether it answers.
-        let health = replica.fallback?.health
-        replica.fallback = nil
+        // Each host itself, never its fallback: this read is what says whether it answers.
+        guard let hosts = replica?.chain.dropLast(), !hosts.isEmpty else { return }
+        let standbyOnly = replicaStandbyOnly
         while !Task.isCancelled {
-            do {
-                let watermark = try await replica.read(within: .seconds(2)) { connection, logger in
-                    var mark: UInt64 = 0
-                    for try await value in try await connection.query(
-                        "SELECT counted_below::text FROM insight_progress WHERE singleton", logger: logger
-                    ).decode(String.self) { mark = UInt64(value) ?? 0 }
-                    return mark
+            var watermark: UInt64?
+            for (host, health) in hosts {
+                do {
+                    let (mark, recovering) = try await host.read(within: .seconds(2)) { connection, logger in
+                        var answer: (UInt64, Bool) = (0, false)
+                        for try await (value, recovering) in try await connection.query(
+                            "SELECT counted_below::text, pg_is_in_recovery() FROM insight_progress WHERE singleton", logger: logger
+                        ).decode((String, Bool).self) { answer = (UInt64(value) ?? 0, recovering) }
+                        return answer
+                    }
+                    guard recovering || !standbyOnly else { continue }
+                    health?.noteAnswer()
+                    if watermark == nil, health?.isAnswering() ?? true { watermark = mark }
+                } catch {
+                    logger.debug(
+                        "a replica's count was not read", metadata: ["replica": "\(host.name)", "cause": "\(DatabaseUnavailable.describe(error))"])
                 }
-                health?.noteAnswer()
+            }
+            if let watermark {
                 let ready = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
                     state.replica = watermark
                     return Self.resume(&state)
                 }
                 for continuation in ready { continuation.resume(returning: true) }
-            } catch {
-                logger.debug("the replica's count was not read", metadata: ["cause": "\(DatabaseUnavailable.describe(error))"])
             }
             let waiting = state.withLock { $0.waiters.values.contains { $0.onReplica } }
             try? await Task.sleep(for: waiting ? .milliseconds(50) : .seconds(1))

@@ -110,16 +110,22 @@ public enum OnboardingServer {
             configuration: configuration.database.clientConfiguration(
                 maximumConnections: readConnections, role: "onboarding-server reads"),
             name: "primary", backgroundLogger: poolLogger, logger: logger)
-        // The dashboard's figures, from a replica when one is configured.
-        // A replica that does not answer is passed over for the primary until it answers again
-        // (its follower, InsightsFreshness, notes each answer).
-        let replica = configuration.readDatabase.map {
-            var replica = ReadOnlyDatabase(
-                configuration: $0.clientConfiguration(
-                    maximumConnections: max(2, configuration.maximumConnections / 2), role: "onboarding-server replica reads"),
-                name: "replica", backgroundLogger: poolLogger, logger: logger)
-            replica.fallback = .init(reads, while: ReplicaHealth())
-            return replica
+        // The dashboard's figures, from a replica when one is configured: a pool for each host of
+        // its URL, tried in order. A host that does not answer as the URL asks (dead, or with
+        // `target_session_attrs=standby` a primary now) is passed over for the next, and the last
+        // for the primary, until it answers again (the follower, InsightsFreshness, notes each
+        // answer). So after a failover the reads find the node that became the standby.
+        let replica = configuration.readDatabase.map { url in
+            var next = reads
+            for endpoint in url.hosts.reversed() {
+                var host = ReadOnlyDatabase(
+                    configuration: url.using(endpoint).clientConfiguration(
+                        maximumConnections: max(2, configuration.maximumConnections / 2), role: "onboarding-server replica reads"),
+                    name: url.hosts.count == 1 ? "replica" : "replica \(endpoint)", backgroundLogger: poolLogger, logger: logger)
+                host.fallback = .init(next, while: ReplicaHealth())
+                next = host
+            }
+            return next
         }
         var store = AccountStore(
             client: client, reads: reads, logger: logger, batchingPushes: pushWriters, pushClient: pushClient,
@@ -153,7 +159,7 @@ public enum OnboardingServer {
             ("the writes' pool", writesPool), ("the push writers' pool", PoolService(pushClient)),
             ("the reads' pool", PoolService(store.reads.client)),
         ]
-        if let replica { services.append(("the replica's pool", PoolService(replica.client))) }
+        for (host, _) in replica?.chain.dropLast() ?? [] { services.append(("the \(host.name) pool", PoolService(host.client))) }
         // The background jobs start once the schema is migrated (``SchemaReady``).
         let ready = SchemaReady()
         services.append(("the insights catch-up", InsightsCatchUp(counting: store.insightsCounting, ready: ready, logger: logger)))
@@ -258,7 +264,7 @@ public enum OnboardingServer {
             publicationMaxAge: configuration.publicationMaxAge, logger: logger)
         let freshness = InsightsFreshness(
             listen: configuration.database.connectionConfiguration(role: "onboarding-server insights follower"), replica: replica,
-            logger: logger)
+            replicaStandbyOnly: configuration.readDatabase?.targetSessionAttributes == "standby", logger: logger)
         routes.freshness = freshness
         routes.readiness = CommitProbe(
             configuration: configuration.database.connectionConfiguration(role: "onboarding-server readiness"), logger: logger)

@@ -93,7 +93,8 @@ public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
     /// order; ``host`` and ``port`` are the one in use (the first until ``DatabaseFailover`` picks).
     public var hosts: [Endpoint]
     /// `target_session_attrs`, as libpq reads it: `read-write` takes only a primary (a standby
-    /// answers read-only), `any` the first that answers.
+    /// answers read-only), `standby` only a standby (a replica's URL, `READ_DATABASE_URL`), `any`
+    /// the first that answers.
     public var targetSessionAttributes: String
 
     public struct Endpoint: Sendable, Equatable, CustomStringConvertible {
@@ -155,9 +156,9 @@ public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
         }
         hosts = endpoints.isEmpty ? [Endpoint(host: host, port: port)] : endpoints
         switch query["target_session_attrs"] ?? "any" {
-        case "any", "read-write": targetSessionAttributes = query["target_session_attrs"] ?? "any"
+        case "any", "read-write", "standby": targetSessionAttributes = query["target_session_attrs"] ?? "any"
         case let other:
-            throw ServerConfigurationError("target_session_attrs '\(other)' is not one of any, read-write")
+            throw ServerConfigurationError("target_session_attrs '\(other)' is not one of any, read-write, standby")
         }
     }
 

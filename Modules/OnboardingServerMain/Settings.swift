@@ -63,7 +63,14 @@ struct DatabaseOptions: ParsableArguments {
             throw Refusal(
                 "no database: set DATABASE_URL (or DATABASE_URL_FILE, a file holding it) to postgres://USER:PASSWORD@HOST:PORT/DATABASE")
         }
-        do { return try DatabaseURL(text) } catch { throw Refusal(error.description) }
+        let url: DatabaseURL
+        do { url = try DatabaseURL(text) } catch { throw Refusal(error.description) }
+        // A standby takes no writes: that is READ_DATABASE_URL's setting, never the primary's.
+        guard url.targetSessionAttributes != "standby" else {
+            throw Refusal(
+                "DATABASE_URL: target_session_attrs=standby takes no writes; the primary's URL takes any or read-write (standby is for READ_DATABASE_URL)")
+        }
+        return url
     }
 
     /// Runs `body` with a pool on the database, migrated first.

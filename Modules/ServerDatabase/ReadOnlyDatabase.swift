@@ -40,8 +40,20 @@ public struct ReadOnlyDatabase: Sendable {
         }
     }
 
-    /// Whether reads go to the fallback now.
-    public var isFallingBack: Bool { fallback.map { !$0.health.isAnswering() } ?? false }
+    /// Whether reads go past every replica of the chain to the last fallback (the primary) now.
+    public var isFallingBack: Bool {
+        guard let fallback, !fallback.health.isAnswering() else { return false }
+        return fallback.database.fallback == nil || fallback.database.isFallingBack
+    }
+
+    /// This database and each fallback after it, in the order reads try them, each without its
+    /// fallback, with the health that sends reads past it (nil for the last).
+    public var chain: [(database: ReadOnlyDatabase, health: ReplicaHealth?)] {
+        var alone = self
+        alone.fallback = nil
+        guard let fallback else { return [(alone, nil)] }
+        return [(alone, fallback.health)] + fallback.database.chain
+    }
 
     /// A pool of its own on `configuration`, every transaction read-only. Run ``client`` as a
     /// service.

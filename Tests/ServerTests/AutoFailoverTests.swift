@@ -40,6 +40,11 @@ struct AutoFailoverTests {
             url = try script("start").components(separatedBy: "\n").last ?? ""
         }
 
+        /// The URL of whichever node is the standby (libpq's `target_session_attrs=standby`).
+        var standbyURL: String {
+            url.replacingOccurrences(of: "target_session_attrs=read-write", with: "target_session_attrs=standby")
+        }
+
         /// The node that is primary now (1 or 2).
         func primary() throws -> String { try script("primary") }
 
@@ -53,9 +58,13 @@ struct AutoFailoverTests {
         )
         let formation = try Formation()
         // Info: each server says why it passes a host over, which is what a failure here needs.
-        let servers = try (0..<2).map { _ in
+        // The second reads its pages from whichever node is the standby (both nodes, as
+        // `target_session_attrs=standby`): after each failover, the one that came back.
+        let servers = try (0..<2).map { index in
             try ServerProcess(
-                databaseURL: formation.url, environment: ["LOG_LEVEL": "info"],
+                databaseURL: formation.url,
+                environment: ["LOG_LEVEL": "info"].merging(
+                    index == 1 ? ["READ_DATABASE_URL": formation.standbyURL] : [:]) { $1 },
                 serveOptions: ["--trusted-proxy", "127.0.0.1"])
         }
         let balancer = try Balancer(upstreams: servers.map(\.port))
@@ -68,6 +77,8 @@ struct AutoFailoverTests {
         for device in devices {
             for line in [["launch"], ["wait", "0.5"], ["sync"]] { #expect(try device.run(line).status == 0) }
         }
+        let cookie = try DashboardTests().signIn(servers[1])
+        try await Self.expectPagesFromTheStandby(servers[1], formation: formation, cookie: cookie, failover: 0)
         // Three failovers here, ten in CI's full run (ONBOARDING_SOAK=full); `scripts/bench
         // --sections 8` runs more. Each one is the same test: the count only makes a rare miss likelier.
         let failovers = Soak.isFull ? 10 : 3
@@ -123,6 +134,8 @@ struct AutoFailoverTests {
             // The dead machine comes back: the monitor has it follow the new primary.
             try formation.script("rejoin", dead)
             try formation.script("wait-ready")
+            // The second server's pages read from the node that came back, now the standby.
+            try await Self.expectPagesFromTheStandby(servers[1], formation: formation, cookie: cookie, failover: failover)
         }
         pushing.withLock { $0 = false }
         for loop in loops { try await loop.value }
@@ -156,6 +169,36 @@ struct AutoFailoverTests {
         }
         // Each server answers readiness on the last primary.
         for server in servers { #expect(HTTP.status(server.url.appendingPathComponent("v1/ready")) == 200) }
+    }
+
+    /// Within 15 s, `server`'s dashboard no longer says the replica does not answer, the standby
+    /// node's `pg_stat_activity` shows the server's replica connections, and the page's starts are
+    /// the four devices'.
+    static func expectPagesFromTheStandby(
+        _ server: ServerProcess, formation: Formation, cookie: String, failover: Int
+    ) async throws {
+        let deadline = Date().addingTimeInterval(15)
+        var (started, passedOver, connections) = (0, true, [String]())
+        while Date() < deadline {
+            started = try ReplicaTests.starts(server, cookie: cookie).started
+            passedOver = try DashboardTests.curl(server.url.appendingPathComponent("dashboard"), cookie: cookie)
+                .body.contains("The replica does not answer")
+            connections = try Shell.run(
+                TestPostgres.psql,
+                [
+                    formation.standbyURL, "-qtAc",
+                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'onboarding-server replica reads'",
+                ]
+            ).stdout.split(separator: "\n").map(String.init)
+            if !passedOver, started == 4, connections != ["0"] { return }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        Issue.record(
+            """
+            after failover \(failover): the pages do not read from the standby within 15 s: \
+            starts \(started), "the replica does not answer" \(passedOver), its connections there \(connections); \
+            the server's log: \(server.logText.suffix(3_000))
+            """)
     }
 
     /// How many times `server` said it started again on a new primary.

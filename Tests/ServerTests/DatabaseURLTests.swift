@@ -19,13 +19,15 @@ import Testing
         let one = try DatabaseURL("postgres://app@db:5433/x")
         #expect(one.hosts.map(\.description) == ["db:5433"])
         #expect(one.targetSessionAttributes == "any")
+        // A replica's URL may ask for a standby (READ_DATABASE_URL; DATABASE_URL refuses it).
+        #expect(try DatabaseURL("postgres://app@a:1,b:2/x?target_session_attrs=standby").targetSessionAttributes == "standby")
     }
 
     @Test(arguments: [
         ("postgres://app@a:1,,b:2/x", "lists them as HOST:PORT,HOST:PORT"),
         ("postgres://app@a:1,b:notaport/x", "lists them as HOST:PORT,HOST:PORT"),
         ("postgres://app@a:1,b:70000/x", "lists them as HOST:PORT,HOST:PORT"),
-        ("postgres://app@a:1,b:2/x?target_session_attrs=standby", "target_session_attrs 'standby' is not one of any, read-write"),
+        ("postgres://app@a:1,b:2/x?target_session_attrs=prefer-standby", "target_session_attrs 'prefer-standby' is not one of any, read-write, standby"),
     ])
     func aBadURLIsRefusedSayingWhatIsAllowed(text: String, words: String) {
         #expect {

@@ -177,4 +177,15 @@ struct ReplicaTests {
         #expect(refused.stderr.contains("READ_DATABASE_URL_FILE"), "\(refused.stderr)")
         #expect(!refused.stderr.contains("127.0.0.1:1"), "\(refused.stderr)")
     }
+
+    /// `target_session_attrs=standby` is a replica's setting: the primary's URL that asks for it
+    /// would take no writes, so it is refused before anything starts.
+    @Test func aPrimaryURLAskingForAStandbyIsRefused() throws {
+        let server = try ServerProcess()
+        let refused = try server.command(
+            ["migrate"],
+            extraEnvironment: ["DATABASE_URL": "postgres://onboarding@127.0.0.1:1,127.0.0.1:2/onboarding?target_session_attrs=standby"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("standby is for READ_DATABASE_URL"), "\(refused.stderr)")
+    }
 }
