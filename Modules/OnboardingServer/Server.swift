@@ -122,7 +122,7 @@ public enum OnboardingServer {
                     configuration: url.using(endpoint).clientConfiguration(
                         maximumConnections: max(2, configuration.maximumConnections / 2), role: "onboarding-server replica reads"),
                     name: url.hosts.count == 1 ? "replica" : "replica \(endpoint)", backgroundLogger: poolLogger, logger: logger)
-                host.fallback = .init(next, while: ReplicaHealth())
+                host.fallback = .init(next, while: ReplicaHealth(answeringAtFirst: url.targetSessionAttributes != "standby"))
                 next = host
             }
             return next

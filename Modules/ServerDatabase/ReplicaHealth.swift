@@ -10,7 +10,12 @@ public final class ReplicaHealth: Sendable {
 
     private let state: Mutex<(started: ContinuousClock.Instant, lastAnswer: ContinuousClock.Instant?)>
 
-    public init(now: ContinuousClock.Instant = .now) { state = Mutex((now, nil)) }
+    /// `answeringAtFirst`: whether reads go to the replica before its first answer (for
+    /// ``silence``). Not for a host that must first show it is a standby: until then it may be a
+    /// primary.
+    public init(now: ContinuousClock.Instant = .now, answeringAtFirst: Bool = true) {
+        state = Mutex((answeringAtFirst ? now : now - Self.silence, nil))
+    }
 
     /// The replica answered now.
     public func noteAnswer(at now: ContinuousClock.Instant = .now) { state.withLock { $0.lastAnswer = now } }

@@ -42,7 +42,8 @@ struct AutoFailoverTests {
 
         /// The URL of whichever node is the standby (libpq's `target_session_attrs=standby`).
         var standbyURL: String {
-            url.replacingOccurrences(of: "target_session_attrs=read-write", with: "target_session_attrs=standby")
+            url.replacingOccurrences(
+                of: "target_session_attrs=read-write", with: "target_session_attrs=standby")
         }
 
         /// The node that is primary now (1 or 2).
@@ -64,7 +65,8 @@ struct AutoFailoverTests {
             try ServerProcess(
                 databaseURL: formation.url,
                 environment: ["LOG_LEVEL": "info"].merging(
-                    index == 1 ? ["READ_DATABASE_URL": formation.standbyURL] : [:]) { $1 },
+                    index == 1 ? ["READ_DATABASE_URL": formation.standbyURL] : [:]
+                ) { $1 },
                 serveOptions: ["--trusted-proxy", "127.0.0.1"])
         }
         let balancer = try Balancer(upstreams: servers.map(\.port))
@@ -78,7 +80,10 @@ struct AutoFailoverTests {
             for line in [["launch"], ["wait", "0.5"], ["sync"]] { #expect(try device.run(line).status == 0) }
         }
         let cookie = try DashboardTests().signIn(servers[1])
-        try await Self.expectPagesFromTheStandby(servers[1], formation: formation, cookie: cookie, failover: 0)
+        var started = try await Self.expectPagesFromTheStandby(
+            reader: servers[1], writer: servers[0], formation: formation, cookie: cookie,
+            started: devices.count,
+            failover: 0)
         // Three failovers here, ten in CI's full run (ONBOARDING_SOAK=full); `scripts/bench
         // --sections 8` runs more. Each one is the same test: the count only makes a rare miss likelier.
         let failovers = Soak.isFull ? 10 : 3
@@ -135,7 +140,10 @@ struct AutoFailoverTests {
             try formation.script("rejoin", dead)
             try formation.script("wait-ready")
             // The second server's pages read from the node that came back, now the standby.
-            try await Self.expectPagesFromTheStandby(servers[1], formation: formation, cookie: cookie, failover: failover)
+            started = try await Self.expectPagesFromTheStandby(
+                reader: servers[1], writer: servers[0], formation: formation, cookie: cookie,
+                started: started,
+                failover: failover)
         }
         pushing.withLock { $0 = false }
         for loop in loops { try await loop.value }
@@ -171,34 +179,67 @@ struct AutoFailoverTests {
         for server in servers { #expect(HTTP.status(server.url.appendingPathComponent("v1/ready")) == 200) }
     }
 
-    /// Within 15 s, `server`'s dashboard no longer says the replica does not answer, the standby
-    /// node's `pg_stat_activity` shows the server's replica connections, and the page's starts are
-    /// the four devices'.
+    /// The pages of `reader` (the server with `READ_DATABASE_URL`) read the standby: within 15 s
+    /// they no longer say the replica does not answer and count the `started` starts so far; then,
+    /// with the standby's replay paused, one more start counted on the primary (`writer`'s pages)
+    /// is not on `reader`'s until the replay resumes. Returns the starts then counted.
     static func expectPagesFromTheStandby(
-        _ server: ServerProcess, formation: Formation, cookie: String, failover: Int
-    ) async throws {
-        let deadline = Date().addingTimeInterval(15)
-        var (started, passedOver, connections) = (0, true, [String]())
-        while Date() < deadline {
-            started = try ReplicaTests.starts(server, cookie: cookie).started
-            passedOver = try DashboardTests.curl(server.url.appendingPathComponent("dashboard"), cookie: cookie)
-                .body.contains("The replica does not answer")
-            connections = try Shell.run(
-                TestPostgres.psql,
-                [
-                    formation.standbyURL, "-qtAc",
-                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'onboarding-server replica reads'",
-                ]
-            ).stdout.split(separator: "\n").map(String.init)
-            if !passedOver, started == 4, connections != ["0"] { return }
-            try await Task.sleep(for: .milliseconds(250))
+        reader: ServerProcess, writer: ServerProcess, formation: Formation, cookie: String, started: Int,
+        failover: Int
+    ) async throws -> Int {
+        func standby(_ query: String) throws {
+            let result = try Shell.run(TestPostgres.psql, [formation.standbyURL, "-qtAc", query])
+            guard result.status == 0 else { throw HarnessFailure("psql on the standby: \(result.stderr)") }
         }
-        Issue.record(
-            """
-            after failover \(failover): the pages do not read from the standby within 15 s: \
-            starts \(started), "the replica does not answer" \(passedOver), its connections there \(connections); \
-            the server's log: \(server.logText.suffix(3_000))
-            """)
+        func starts(_ server: ServerProcess) throws -> (started: Int, passedOver: Bool) {
+            (
+                try ReplicaTests.starts(server, cookie: cookie).started,
+                try DashboardTests.curl(server.url.appendingPathComponent("dashboard"), cookie: cookie).body
+                    .contains("The replica does not answer")
+            )
+        }
+        func until(_ seconds: Double, _ done: () throws -> Bool) async throws -> Bool {
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline {
+                if try done() { return true }
+                try await Task.sleep(for: .milliseconds(250))
+            }
+            return try done()
+        }
+        var last = (started: 0, passedOver: true)
+        guard
+            try await until(
+                15,
+                {
+                    last = try starts(reader); return !last.passedOver && last.started == started
+                })
+        else {
+            Issue.record(
+                """
+                after failover \(failover): the pages do not read a standby within 15 s of the rejoin: \
+                \(last.started) starts of \(started), "the replica does not answer" \(last.passedOver); \
+                the server's log: \(reader.logText.suffix(3_000))
+                """)
+            return started
+        }
+        try standby("SELECT pg_wal_replay_pause()")
+        defer { try? standby("SELECT pg_wal_replay_resume()") }
+        let device = JourneyDashboardTests.virtual(
+            try Device("moodtracker", account: "reader-\(failover)", server: writer), kind: "phone")
+        for line in [["launch"], ["wait", "0.5"], ["sync"]] { #expect(try device.run(line).status == 0) }
+        #expect(
+            try await until(10) { try starts(writer).started == started + 1 },
+            "after failover \(failover): the primary's pages do not count the new start")
+        last = try starts(reader)
+        #expect(
+            last.started == started && !last.passedOver,
+            "after failover \(failover): with the standby's replay paused, the pages say \(last) (the primary's count is \(started + 1)): they do not read the standby"
+        )
+        try standby("SELECT pg_wal_replay_resume()")
+        #expect(
+            try await until(10) { try starts(reader).started == started + 1 },
+            "after failover \(failover): the standby's replay resumed, the pages do not count the new start")
+        return started + 1
     }
 
     /// How many times `server` said it started again on a new primary.
