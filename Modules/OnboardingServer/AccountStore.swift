@@ -37,10 +37,10 @@ public struct AccountStore: Sendable {
     public init(
         client: PostgresClient, reads: ReadOnlyDatabase? = nil, logger: Logger, batchingPushes writers: Int? = nil,
         pushClient: PostgresClient? = nil, pushQueue: Int? = nil, pushWait: Duration = .milliseconds(1500),
-        pushStatementLimit: Duration = .milliseconds(2500)
+        pushStatementLimit: Duration = .milliseconds(2500), writeBounds: WritableDatabase.Bounds = .init()
     ) {
         self.client = client
-        writes = WritableDatabase(client: client, logger: logger)
+        writes = WritableDatabase(client: client, logger: logger, bounds: writeBounds)
         self.reads = reads ?? ReadOnlyDatabase(sharing: client, logger: logger)
         self.logger = logger
         plans = TrackingPlans(reads: self.reads)

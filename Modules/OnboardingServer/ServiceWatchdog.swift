@@ -36,8 +36,14 @@ final class ServiceWatchdog: Sendable {
 
     private let state = Mutex(State())
     let limit: Duration
+    /// Where the watch on the services' end runs (nil: Swift's pool; tests give a thread of their
+    /// own, so a suite that keeps the pool busy does not delay it past the bound).
+    private let executor: (any TaskExecutor)?
 
-    init(limit: Duration) { self.limit = limit }
+    init(limit: Duration, executor: (any TaskExecutor)? = nil) {
+        self.limit = limit
+        self.executor = executor
+    }
 
     /// `service`, counted as running under `name` while its `run()` has not returned.
     func tracked(_ name: String, _ service: any Service) -> any Service {
@@ -86,7 +92,7 @@ final class ServiceWatchdog: Sendable {
         }
         // A stop that began before this call (a SIGTERM as the services started) is bounded too.
         if begun { stopBegan() }
-        Task {
+        Task(executorPreference: executor) {
             let result: Result<Void, any Error>
             do { result = .success(try await services.value) } catch { result = .failure(error) }
             answer.give(.success(.finished(result)))

@@ -173,6 +173,83 @@ struct ClusterBench {
         report.goal("acknowledged pushes lost in \(runs) failovers, \(name)", Double(lost), atMost: 0, "pushes")
     }
 
+    /// `runs` failovers with nobody acting (issue 63): pg_auto_failover's formation, two servers
+    /// behind nginx on the URL it prints, devices pushing all along. Each time, once the formation
+    /// has a primary and a secondary, the primary's node dies as a machine does; the monitor
+    /// promotes the secondary, and the dead node rejoins as the new primary's secondary.
+    func autoFailovers(runs: Int, devices: Int) async throws {
+        ClusterProcesses.progress("automatic failover: pg_auto_failover's monitor and two nodes")
+        let formation = try await ClusterProcesses.blocking { try ClusterProcesses.Formation() }
+        defer { formation.destroy() }
+        let secret = secret
+        let servers = try await ClusterProcesses.blocking {
+            try (0..<2).map { _ in try ClusterProcesses.Server(database: formation.url, secret: secret) }
+        }
+        var finished = false
+        defer {
+            for server in servers {
+                if !finished { ClusterProcesses.progress("the server on \(server.port) said last:\n\(server.logTail())") }
+                server.stop()
+            }
+        }
+        let balancer = try await ClusterProcesses.blocking { try ClusterProcesses.Balancer(upstreams: servers.map(\.port)) }
+        defer { balancer.stop() }
+        let kills = Locked<[Double]>([])
+        let stopped = Locked(false)
+        let load = FailoverLoad(
+            server: balancer.url, signer: signer, devices: devices, pace: 0.1, duration: Double(runs) * 120, stopped: stopped)
+        let run = "af\(UUID().uuidString.prefix(4).lowercased())"
+        let outcome = try await load.run(app: "failover", run: run) {
+            defer { stopped.withLock { $0 = true } }
+            for index in 0..<runs {
+                try await Task.sleep(for: .seconds(4))
+                let dead = try await ClusterProcesses.blocking { try formation.script("primary") }
+                try await ClusterProcesses.blocking { try formation.script("kill", dead) }
+                kills.withLock { $0.append(FailoverLoad.now()) }
+                ClusterProcesses.progress("automatic failover \(index + 1) of \(runs): node \(dead) killed")
+                // Nobody promotes: wait for the monitor to have, then bring the machine back.
+                for _ in 0..<600 {
+                    let primary = try? await ClusterProcesses.blocking { try formation.script("primary") }
+                    if let primary, !primary.isEmpty, primary != dead { break }
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                try await ClusterProcesses.blocking { try formation.script("rejoin", dead) }
+                try await ClusterProcesses.blocking { try formation.script("wait-ready") }
+            }
+            try await Task.sleep(for: .seconds(4))
+        }
+        ClusterProcesses.progress("automatic failover: devices done; counting on the last primary")
+        let stored = Set(
+            try await ClusterProcesses.blocking { try formation.sql("SELECT device || ' ' || seq FROM pushes WHERE app = 'failover'") }
+                .split(separator: "\n").map(String.init))
+        let acknowledged = outcome.acknowledged.flatMap { device, seqs in seqs.map { "\(device) \($0)" } }
+        let lost = acknowledged.filter { !stored.contains($0) }.count
+        let duplicates = try await ClusterProcesses.blocking {
+            try formation.sql("SELECT count(*) - count(DISTINCT (device, seq)) FROM pushes WHERE app = 'failover'")
+        }
+        if duplicates != "0" { throw BenchFailure("a push stored twice (\(duplicates))") }
+        var recoveries: [Double] = []
+        for killed in kills.withLock({ $0 }) {
+            guard let first = outcome.acceptedAt.filter({ $0 > killed }).min() else {
+                throw BenchFailure("no push accepted after a kill")
+            }
+            recoveries.append(first - killed)
+        }
+        recoveries.sort()
+        let name = "automatic (pg_auto_failover), two servers behind nginx"
+        report.add(
+            "cluster", "failover, \(name): first accepted push after the kill, median of \(recoveries.count)",
+            percentile(recoveries, 0.5), "s",
+            note: "\(acknowledged.count) acknowledged, \(stored.count) stored; each: "
+                + recoveries.map { String(format: "%.1f", $0) }.joined(separator: ", "))
+        report.add("cluster", "failover, \(name): slowest of \(recoveries.count)", recoveries.last ?? 0, "s")
+        report.goal("acknowledged pushes lost in \(runs) automatic failovers", Double(lost), atMost: 0, "pushes")
+        report.goal(
+            "pushes answered past \(FailoverLoad.answerBound) s (or not at all) in \(runs) automatic failovers", Double(outcome.late),
+            atMost: 0, "pushes")
+        finished = true
+    }
+
     /// The dashboard on the replica at `accounts` seeded accounts while devices push at a user's
     /// pace on the primary: each page's p50 and p95, and how often `/report` said it was stale.
     func replicaPages(accounts: Int, devices: Int) async throws {

@@ -143,6 +143,28 @@ enum ClusterProcesses {
         }
     }
 
+    /// pg_auto_failover's monitor, a primary and a synchronous secondary (`scripts/auto-failover`,
+    /// in a folder of its own): the monitor promotes when the primary's node dies.
+    final class Formation: @unchecked Sendable {
+        let folder = NSTemporaryDirectory() + "bench-formation-\(UUID().uuidString)"
+        /// The servers' `DATABASE_URL`, both nodes, `target_session_attrs=read-write`.
+        private(set) var url = ""
+
+        init() throws {
+            url = try script("start").components(separatedBy: "\n").last ?? ""
+        }
+
+        @discardableResult
+        func script(_ arguments: String...) throws -> String {
+            try ClusterProcesses.run("scripts/auto-failover", arguments, environment: ["ONBOARDING_PG_DIR": folder])
+        }
+
+        /// On the primary of now.
+        func sql(_ query: String) throws -> String { try ClusterProcesses.run(ClusterProcesses.psql, [url, "-qtAc", query]) }
+
+        func destroy() { _ = try? script("destroy") }
+    }
+
     /// A release `onboarding-server` on a free port (secrets in its environment only).
     final class Server: @unchecked Sendable {
         let process = Process()

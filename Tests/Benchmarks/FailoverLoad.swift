@@ -17,6 +17,12 @@ struct FailoverLoad {
     /// Seconds between one device's pushes.
     let pace: Double
     let duration: Double
+    /// Set to end the run before `duration` (a run of several failovers ends when they are done).
+    var stopped: Locked<Bool>? = nil
+    /// An attempt answered (or left without an answer) later than this after it was sent is past
+    /// its deadline: the server answers a push within 4 s of its arrival (Reliability.md), and
+    /// nginx and the client are given half a second more.
+    static let answerBound = 4.5
 
     struct Outcome: Sendable {
         /// Per device: the seqs it had acknowledged (200).
@@ -24,6 +30,8 @@ struct FailoverLoad {
         /// Monotonic seconds of each acknowledgement, and of each refused or failed attempt.
         var acceptedAt: [Double] = []
         var refusedAt: [Double] = []
+        /// Attempts answered past ``answerBound``, or not at all within the client's 5 s.
+        var late = 0
     }
 
     static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
@@ -55,7 +63,7 @@ struct FailoverLoad {
                     var item = device.item()
                     // A random phase, then one slot every `pace`.
                     var slot = Self.now() + Double.random(in: 0..<pace)
-                    while slot < end {
+                    while slot < end, !(stopped?.withLock { $0 } ?? false) {
                         let wait = slot - Self.now()
                         if wait > 0 { try await Task.sleep(for: .milliseconds(Int(wait * 1000))) }
                         var request = HTTPClientRequest(url: url)
@@ -68,6 +76,7 @@ struct FailoverLoad {
                         // closed while it started again on the new primary once held an answer's
                         // body forever (AsyncHTTPClient's timeout ends at the head).
                         let attempt = request
+                        let sent = Self.now()
                         do {
                             accepted = try await answered(within: .seconds(5)) {
                                 let response = try await client.execute(attempt, timeout: .seconds(5))
@@ -75,6 +84,7 @@ struct FailoverLoad {
                                 return response.status == .ok
                             }
                         } catch {}
+                        if Self.now() - sent > Self.answerBound { outcome.late += 1 }
                         if accepted {
                             outcome.acknowledged[device.device, default: []].append(item.seq)
                             outcome.acceptedAt.append(Self.now())
@@ -101,6 +111,7 @@ struct FailoverLoad {
                 all.acknowledged.merge(outcome.acknowledged) { $0 + $1 }
                 all.acceptedAt += outcome.acceptedAt
                 all.refusedAt += outcome.refusedAt
+                all.late += outcome.late
             }
             return all
         }

@@ -304,11 +304,14 @@ if sections.contains(8), let secret = ProcessInfo.processInfo.environment["ONBOA
     let accounts = option("--replica-accounts").flatMap(Int.init) ?? (smoke ? 2_000 : 1_000_000)
     let cluster = ClusterBench(secret: secret, signer: try TokenSigner(secret: secret), report: report, duration: smoke ? 2 : 10)
     report.section("8. Past one machine: a primary and a streaming standby, servers, nginx; \(failovers) failovers each way; the dashboard on the replica")
-    let parts = Set(option("--cluster-parts").map { $0.split(separator: ",").map(String.init) } ?? ["replication", "failover", "replica"])
+    let parts = Set(option("--cluster-parts").map { $0.split(separator: ",").map(String.init) } ?? ["replication", "failover", "auto-failover", "replica"])
     if parts.contains("replication") { try await cluster.replicationAndServers(levels: levels) }
     if parts.contains("failover") {
         try await cluster.failovers(runs: failovers, devices: smoke ? 5 : 20, balanced: false)
         try await cluster.failovers(runs: failovers, devices: smoke ? 5 : 20, balanced: true)
+    }
+    if parts.contains("auto-failover") {
+        try await cluster.autoFailovers(runs: option("--auto-failovers").flatMap(Int.init) ?? (smoke ? 1 : 10), devices: smoke ? 5 : 20)
     }
     if parts.contains("replica") { try await cluster.replicaPages(accounts: accounts, devices: smoke ? 10 : 200) }
 } else if sections.contains(8) {

@@ -146,7 +146,9 @@ struct PrivateCluster {
         folder = URL(fileURLWithPath: "/tmp/onboarding-test-pg-\(UUID().uuidString.prefix(8))")
         var environment = ProcessInfo.processInfo.environment
         environment["ONBOARDING_PG_DIR"] = folder.path
-        let result = try Shell.run(script, ["start"], environment: environment)
+        // initdb and a first start: on a machine busy with the whole suite (other clusters
+        // fsyncing, Chromium, servers) this has taken close to two minutes.
+        let result = try Shell.run(script, ["start"], environment: environment, seconds: 300)
         guard result.status == 0, let line = result.stdout.split(separator: "\n").last else {
             throw HarnessFailure("a private PostgreSQL did not start: \(result.stderr)")
         }
@@ -156,7 +158,7 @@ struct PrivateCluster {
     private func run(_ command: String) throws {
         var environment = ProcessInfo.processInfo.environment
         environment["ONBOARDING_PG_DIR"] = folder.path
-        let result = try Shell.run(script, [command], environment: environment)
+        let result = try Shell.run(script, [command], environment: environment, seconds: 300)
         guard result.status == 0 else { throw HarnessFailure("dev-postgres \(command): \(result.stderr)") }
     }
 

@@ -187,7 +187,7 @@ struct PushBatchingTests {
             defer { group.cancelAll() }
             try await PostgresSchema.migrate(client, logger: logger)
             let batching = AccountStore(client: client, logger: logger, batchingPushes: 1, pushWait: .milliseconds(500))
-            let alone = AccountStore(client: client, logger: logger)
+            let alone = AccountStore.patient(client: client, logger: logger)
             let batch = PushBatch(device: "d", items: [Self.item(1, flow: "tour", standing: .completed, device: "d")])
             let holder = try DashboardTests.holdLock(on: url, table: "catalogs", seconds: 3)
             defer { holder.terminate() }

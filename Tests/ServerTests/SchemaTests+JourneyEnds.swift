@@ -81,7 +81,7 @@ extension SchemaTests {
     @Test(arguments: [false, true]) func aJourneyIsItsFirstRunHoweverItsPushesAreCounted(oneAtATime: Bool) async throws {
         try await Self.withJourneyDatabase { client, logger in
             _ = try await PostgresSchema.migrate(client, logger: logger)
-            let store = AccountStore(client: client, logger: logger)
+            let store = AccountStore.patient(client: client, logger: logger)
             for (account, device, item) in Self.rerunPushes() {
                 _ = try await store.push(app: "growth", account: account, PushBatch(device: device, items: [item]))
                 if oneAtATime { try await store.catchUpInsights(waitingUpTo: .seconds(30)) }
@@ -121,7 +121,7 @@ extension SchemaTests {
     @Test func aLateReachMovesTheSkipWithIt() async throws {
         try await Self.withJourneyDatabase { client, logger in
             _ = try await PostgresSchema.migrate(client, logger: logger)
-            let store = AccountStore(client: client, logger: logger)
+            let store = AccountStore.patient(client: client, logger: logger)
             func push(_ device: String, _ items: [PushItem]) async throws {
                 _ = try await store.push(app: "growth", account: "m", PushBatch(device: device, items: items))
                 try await store.catchUpInsights(waitingUpTo: .seconds(30))
@@ -150,7 +150,7 @@ extension SchemaTests {
         try await Self.withJourneyDatabase { client, logger in
             _ = try await PostgresSchema.migrate(client, logger: logger, through: "v16-journeys")
             try await SchemaTests.installPushFence(client, logger: logger)
-            let store = AccountStore(client: client, logger: logger)
+            let store = AccountStore.patient(client: client, logger: logger)
             for (account, device, item) in Self.rerunPushes() {
                 _ = try await store.push(app: "growth", account: account, PushBatch(device: device, items: [item]))
                 try await store.catchUpInsights(waitingUpTo: .seconds(30))
@@ -187,7 +187,7 @@ extension SchemaTests {
     @Test func erasureTakesAFirstAssignmentOffTheDayItWasCountedOn() async throws {
         try await Self.withJourneyDatabase { client, logger in
             _ = try await PostgresSchema.migrate(client, logger: logger)
-            let store = AccountStore(client: client, logger: logger)
+            let store = AccountStore.patient(client: client, logger: logger)
             func assigned(_ subject: String) -> TourValue {
                 .object(["fact": "assigned", "flow": "tour", "experiment": "copy", "variant": "short", "subject": .string(subject)])
             }

@@ -51,7 +51,7 @@ extension SchemaTests {
             }
         }
         func push(_ client: PostgresClient) async throws {
-            let store = AccountStore(client: client, logger: logger)
+            let store = AccountStore.patient(client: client, logger: logger)
             for (account, batch) in Self.journeyPushes() { _ = try await store.push(app: "growth", account: account, batch) }
             try await store.catchUpInsights(waitingUpTo: .seconds(30))
         }
@@ -88,7 +88,7 @@ extension SchemaTests {
             #expect(carried.stages == fresh.stages)
             #expect(carried.splits == fresh.splits)
             // Counting goes on from there: one more account's journey is counted by the new job.
-            let store = AccountStore(client: client, logger: logger)
+            let store = AccountStore.patient(client: client, logger: logger)
             let extra = Self.journeyPushes()[2]
             _ = try await store.push(app: "growth", account: "late", extra.batch)
             try await store.catchUpInsights(waitingUpTo: .seconds(30))

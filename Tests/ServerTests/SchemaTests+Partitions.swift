@@ -16,7 +16,7 @@ extension SchemaTests {
         try await Self.withJourneyDatabase { client, logger in
             _ = try await PostgresSchema.migrate(client, logger: logger, through: "v18-catalog-drafts")
             try await SchemaTests.installPushFence(client, logger: logger)
-            let store = AccountStore(client: client, logger: logger)
+            let store = AccountStore.patient(client: client, logger: logger)
             let pushes = Self.journeyPushes()
             for (account, batch) in pushes { _ = try await store.push(app: "growth", account: account, batch) }
             for (account, device, item) in Self.rerunPushes() {

@@ -44,7 +44,7 @@ struct SchemaTests {
             _ = try await PostgresSchema.migrate(client, logger: logger, through: "v7-display-budget")
             try await SchemaTests.installPushFence(client, logger: logger)
             #expect(try await factIndexes() == ["facts_by_app_flow_kind", "facts_pkey"])
-            let store = AccountStore(client: client, logger: logger)
+            let store = AccountStore.patient(client: client, logger: logger)
             for account in 0..<4 {
                 for seq in 1...3 {
                     let device = "d\(account)"

@@ -47,6 +47,19 @@ struct ServiceWatchdogTests {
         }
     }
 
+    /// A thread of the tests' own for the services, their stops and the watchdog's watch: in the
+    /// whole suite other tests hold Swift's pool for a minute and more, and a polite service that
+    /// cannot run does not stop within any bound.
+    final class OwnThread: TaskExecutor {
+        private let queue = DispatchQueue(label: "service-watchdog-tests")
+        func enqueue(_ job: consuming ExecutorJob) {
+            let job = UnownedJob(job)
+            queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+        }
+        func asUnownedTaskExecutor() -> UnownedTaskExecutor { UnownedTaskExecutor(ordinary: self) }
+    }
+    static let thread = OwnThread()
+
     /// A group as the server builds one: tracked services, then the sentinel.
     static func group(_ watchdog: ServiceWatchdog, _ services: [(String, any Service)]) -> ServiceGroup {
         var configuration = ServiceGroupConfiguration(
@@ -59,19 +72,20 @@ struct ServiceWatchdogTests {
     }
 
     /// The watchdog's outcome, or nil when it gives none within 2 minutes (so a broken watchdog
-    /// fails here instead of hanging the run). Generous: in the whole suite, other tests' waits
-    /// hold Swift's pool for a minute and more, and these services run on it.
-    static func outcome(_ watchdog: ServiceWatchdog, _ services: Task<Void, any Error>) async -> ServiceWatchdog.Outcome? {
+    /// fails here instead of hanging the run). Generous: this wait itself runs on Swift's pool.
+    static func outcome(_ watchdog: ServiceWatchdog, _ services: Task<Void, any Error>) async
+        -> ServiceWatchdog.Outcome?
+    {
         await Bounded.answer(within: .seconds(120), otherwise: nil) { await watchdog.outcome(of: services) }
     }
 
     @Test func aServiceThatDoesNotStopIsNamedAndLeftByTheBound() async throws {
-        let watchdog = ServiceWatchdog(limit: .milliseconds(500))
+        let watchdog = ServiceWatchdog(limit: .milliseconds(500), executor: Self.thread)
         let release = Flag()
         defer { release.set() }
         let group = Self.group(watchdog, [("polite", Polite()), ("stuck", Stuck(release: release))])
-        let services = Task { try await group.run() }
-        let stopping = Task {
+        let services = Task(executorPreference: Self.thread) { try await group.run() }
+        let stopping = Task(executorPreference: Self.thread) {
             try await Task.sleep(for: .milliseconds(100))
             await group.triggerGracefulShutdown()
             return ContinuousClock.now
@@ -83,18 +97,18 @@ struct ServiceWatchdogTests {
             return
         }
         #expect(running == ["stuck"])
-        // Not before its bound (its upper end is the pool's, in a busy suite).
+        // Not before its bound (measured once this test runs again, on Swift's busy pool: no upper end).
         #expect(stopped >= .milliseconds(450), "\(stopped)")
     }
 
     @Test func aMoveThatDoesNotStopSaysWhereTheDatabaseWent() async throws {
-        let watchdog = ServiceWatchdog(limit: .milliseconds(300))
+        let watchdog = ServiceWatchdog(limit: .milliseconds(300), executor: Self.thread)
         let release = Flag()
         defer { release.set() }
         let group = Self.group(watchdog, [("stuck", Stuck(release: release))])
-        let services = Task { try await group.run() }
+        let services = Task(executorPreference: Self.thread) { try await group.run() }
         let endpoint = DatabaseURL.Endpoint(host: "standby", port: 5433)
-        Task {
+        Task(executorPreference: Self.thread) {
             try await Task.sleep(for: .milliseconds(100))
             watchdog.moving(to: endpoint)
             await group.triggerGracefulShutdown()
@@ -109,11 +123,11 @@ struct ServiceWatchdogTests {
     }
 
     @Test func servicesThatStopAreWaitedForAndTheNextRunStartsAfresh() async throws {
-        let watchdog = ServiceWatchdog(limit: .milliseconds(300))
+        let watchdog = ServiceWatchdog(limit: .milliseconds(300), executor: Self.thread)
         for _ in 0..<2 {
             let group = Self.group(watchdog, [("a", Polite()), ("b", Polite())])
-            let services = Task { try await group.run() }
-            Task {
+            let services = Task(executorPreference: Self.thread) { try await group.run() }
+            Task(executorPreference: Self.thread) {
                 try await Task.sleep(for: .milliseconds(50))
                 await group.triggerGracefulShutdown()
             }
@@ -126,10 +140,10 @@ struct ServiceWatchdogTests {
     }
 
     @Test func withoutAStopThereIsNoBound() async throws {
-        let watchdog = ServiceWatchdog(limit: .milliseconds(100))
+        let watchdog = ServiceWatchdog(limit: .milliseconds(100), executor: Self.thread)
         let release = Flag()
         // Runs past the bound with no stop begun, then ends by itself: finished, not stuck.
-        let services = Task {
+        let services = Task(executorPreference: Self.thread) {
             try await Task.sleep(for: .milliseconds(600))
             release.set()
         }

@@ -37,3 +37,14 @@ extension TestPostgres {
         fatalError("unreachable")
     }
 }
+
+extension AccountStore {
+    /// A store on the test's own database whose writes wait up to a minute for a connection: the
+    /// production bound (1.5 s) is for a server shedding load, and a machine busy with the whole
+    /// suite can pass it for a test that is not about it.
+    static func patient(client: PostgresClient, logger: Logger) -> AccountStore {
+        var bounds = WritableDatabase.Bounds()
+        bounds.connectionWait = .seconds(60)
+        return AccountStore(client: client, logger: logger, writeBounds: bounds)
+    }
+}
