@@ -1,6 +1,7 @@
 import Logging
 import PostgresNIO
 import ServerDatabase
+import ServiceLifecycle
 
 /// Readiness (`/v1/ready`): whether a write commits now. A transaction that writes one row of its
 /// own table (`readiness_probe`, v23) and commits, on a connection of the probe's own: a
@@ -14,12 +15,16 @@ import ServerDatabase
 /// without opening another backend, so a balancer asking every second cannot pile up backends
 /// waiting for the standby. When the wait ends (the standby back, the setting cleared), the same
 /// probe answers and readiness follows.
-actor CommitProbe {
+///
+/// A service of the run: at its graceful shutdown it closes its connection and probes no more
+/// (a connection left open when the probe is freed is PostgresNIO's assertion failure).
+actor CommitProbe: Service {
     private let configuration: PostgresConnection.Configuration
     private let logger: Logger
     private var connection: PostgresConnection?
     private var pending: Task<Bool, Never>?
     private var nextID = 1
+    private var closed = false
 
     init(configuration: PostgresConnection.Configuration, logger: Logger) {
         self.configuration = configuration
@@ -44,9 +49,16 @@ actor CommitProbe {
     private func probe() async -> Bool {
         defer { pending = nil }
         do {
+            guard !closed else { return false }
             if connection?.isClosed ?? true {
-                connection = try await PostgresConnection.connect(configuration: configuration, id: nextID, logger: logger)
+                let opened = try await PostgresConnection.connect(configuration: configuration, id: nextID, logger: logger)
                 nextID += 1
+                // Closed while it connected: the run is stopping.
+                guard !closed else {
+                    try? await opened.close()
+                    return false
+                }
+                connection = opened
             }
             guard let connection else { return false }
             try await connection.query("BEGIN", logger: logger)
@@ -68,8 +80,14 @@ actor CommitProbe {
     }
 
     func close() async {
+        closed = true
         try? await connection?.close()
         connection = nil
+    }
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await close()
     }
 }
 

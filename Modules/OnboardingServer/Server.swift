@@ -150,7 +150,7 @@ public enum OnboardingServer {
         _ configuration: ServerConfiguration, client: PostgresClient, pushClient: PostgresClient, replica: ReadOnlyDatabase?,
         store: AccountStore, http: HTTPClient, logger: Logger, waitForDatabase: Int, watchdog: ServiceWatchdog, watching: Bool
     ) async throws {
-        let (router, controlPlane, freshness) = try await routes(
+        let (router, controlPlane, freshness, readiness) = try await routes(
             configuration, client: client, replica: replica, store: store, http: http, logger: logger)
         // Started in this order and stopped in the reverse, after the HTTP server: the push queue
         // ends before the pools it writes through.
@@ -160,6 +160,8 @@ public enum OnboardingServer {
             ("the reads' pool", PoolService(store.reads.client)),
         ]
         for (host, _) in replica?.chain.dropLast() ?? [] { services.append(("the \(host.name) pool", PoolService(host.client))) }
+        // Stopped after the HTTP server, so no request starts a probe once it closed.
+        services.append(("the readiness probe", readiness))
         // The background jobs start once the schema is migrated (``SchemaReady``).
         let ready = SchemaReady()
         services.append(("the insights catch-up", InsightsCatchUp(counting: store.insightsCounting, ready: ready, logger: logger)))
@@ -235,7 +237,9 @@ public enum OnboardingServer {
     private static func routes(
         _ configuration: ServerConfiguration, client: PostgresClient, replica: ReadOnlyDatabase?, store: AccountStore,
         http: HTTPClient, logger: Logger
-    ) async throws -> (router: Router<ServerRequestContext>, controlPlane: ControlPlane, freshness: InsightsFreshness) {
+    ) async throws -> (
+        router: Router<ServerRequestContext>, controlPlane: ControlPlane, freshness: InsightsFreshness, readiness: CommitProbe
+    ) {
         let router = Router(context: ServerRequestContext.self)
         router.middlewares.add(RequestLog())
         router.middlewares.add(RequestMetrics())
@@ -266,8 +270,9 @@ public enum OnboardingServer {
             listen: configuration.database.connectionConfiguration(role: "onboarding-server insights follower"), replica: replica,
             replicaStandbyOnly: configuration.readDatabase?.targetSessionAttributes == "standby", logger: logger)
         routes.freshness = freshness
-        routes.readiness = CommitProbe(
+        let readiness = CommitProbe(
             configuration: configuration.database.connectionConfiguration(role: "onboarding-server readiness"), logger: logger)
+        routes.readiness = readiness
         if let replica { routes.reports = AccountStore(client: client, reads: replica, logger: logger) }
         routes.add(to: router)
         Dashboard(
@@ -277,7 +282,7 @@ public enum OnboardingServer {
             publicOrigin: configuration.publicURL, publicationMaxAge: configuration.publicationMaxAge,
             freshness: freshness, logger: logger
         ).add(to: router)
-        return (router, controlPlane, freshness)
+        return (router, controlPlane, freshness, readiness)
     }
 
     /// How long a shutdown waits for requests in flight: every request the server answers is

@@ -52,6 +52,20 @@ final class Balancer {
         throw HarnessFailure("nginx did not answer within 20 s: \(errorLog)")
     }
 
+    /// Its upstream made `upstreams` and nginx told to reload (`nginx -s reload`), as the runbook
+    /// "adding a server" says: new requests go to the new list, those in flight end where they are.
+    func reload(upstreams: [Int]) throws {
+        guard let nginx = Self.nginx else { throw HarnessFailure("nginx is not installed") }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let template = try String(contentsOf: root.appendingPathComponent("scripts/nginx.conf.template"), encoding: .utf8)
+        let file = folder.appendingPathComponent("nginx.conf")
+        try Self.render(template, folder: folder.path, port: port, upstreams: upstreams).write(
+            to: file, atomically: true, encoding: .utf8)
+        let result = try Shell.run(
+            nginx, ["-c", file.path, "-p", folder.path, "-e", folder.appendingPathComponent("error.log").path, "-s", "reload"])
+        guard result.status == 0 else { throw HarnessFailure("nginx -s reload: \(result.stderr) \(errorLog)") }
+    }
+
     var errorLog: String { (try? String(contentsOf: folder.appendingPathComponent("error.log"), encoding: .utf8)) ?? "" }
 
     deinit {
