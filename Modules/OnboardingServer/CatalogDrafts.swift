@@ -123,6 +123,50 @@ public struct CatalogDrafts: Sendable {
         }
     }
 
+    /// One revision of a draft, with its document, or nil.
+    public func revision(app: String, draft: Int, revision: Int) async throws -> Revision? {
+        try await reads.read { connection, logger in
+            try await Self.revisions(
+                connection.query(
+                    """
+                    SELECT app, draft, revision, version, document, based_on, author, saved_at, note FROM catalog_drafts
+                    WHERE app = \(app) AND draft = \(Int64(draft)) AND revision = \(Int64(revision))
+                    """, logger: logger)
+            ).first
+        }
+    }
+
+    /// What a deletion came to.
+    public enum Deleted: Equatable, Sendable {
+        case deleted(revisions: Int)
+        /// Someone saved since `after`: nothing was deleted.
+        case stale(newest: Int)
+        case noSuchDraft
+    }
+
+    /// Deletes a draft with every revision, if `after` is still its newest revision (the page the
+    /// person confirmed on showed all of it); audited. Its number is not given to another draft.
+    public func delete(app: String, draft: Int, after: Int, by actor: Actor, at time: Double) async throws -> Deleted {
+        try await writes.write { connection, logger in
+            // The same lock as a save: a save and a deletion of one draft one after the other.
+            try await connection.query(
+                "SELECT pg_advisory_xact_lock(hashtext('catalog_drafts/' || \(app) || '/' || \(String(draft))))", logger: logger)
+            var newest: Int?
+            for try await revision in try await connection.query(
+                "SELECT max(revision) FROM catalog_drafts WHERE app = \(app) AND draft = \(Int64(draft))", logger: logger
+            ).decode(Int64?.self) { newest = revision.map(Int.init) }
+            guard let newest else { return .noSuchDraft }
+            guard newest == after else { return .stale(newest: newest) }
+            try await connection.query(
+                "DELETE FROM catalog_drafts WHERE app = \(app) AND draft = \(Int64(draft))", logger: logger)
+            try await AuditLog.append(
+                .init(at: time, actor: actor, app: app, action: "catalog.draft-deleted", target: "draft \(draft)",
+                      details: ["revisions": .int(newest)]),
+                on: connection, logger: logger)
+            return .deleted(revisions: newest)
+        }
+    }
+
     /// Starts a draft from `document` (a stored version's canonical text, its version already
     /// raised): revision 1, audited.
     public func create(
@@ -132,8 +176,16 @@ public struct CatalogDrafts: Sendable {
             // One draft number at a time per app (the audit lock would serialise them anyway).
             try await connection.query("SELECT pg_advisory_xact_lock(hashtext('catalog_drafts' || \(app)))", logger: logger)
             var (draft, drafts) = (1, 0)
+            // A deleted draft's number is never given again: the audit trail names drafts by it.
             for try await (newest, count) in try await connection.query(
-                "SELECT coalesce(max(draft), 0) + 1, count(DISTINCT draft) FROM catalog_drafts WHERE app = \(app)", logger: logger
+                """
+                SELECT greatest(
+                    coalesce(max(draft), 0),
+                    (SELECT coalesce(max(substr(target, 7)::bigint), 0) FROM audit_log
+                     WHERE app = \(app) AND action = 'catalog.draft-deleted')) + 1,
+                    count(DISTINCT draft)
+                FROM catalog_drafts WHERE app = \(app)
+                """, logger: logger
             ).decode((Int64, Int64).self) { (draft, drafts) = (Int(newest), Int(count)) }
             guard drafts < Self.maximumDrafts else { return nil }
             let note = "started from version \(basedOn)"

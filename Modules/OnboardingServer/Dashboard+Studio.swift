@@ -104,6 +104,7 @@ extension Dashboard {
                 return try Self.afterSave(saved, current: current, after: after, place: shown)
             }
         }
+        addDraftLifecycle(to: router)
         router.get("/dashboard/apps/:app/studio/drafts/:draft/preview") { request, context in
             await signedIn(request, context) { access in
                 let app = try Self.name(context, "app", access: access)

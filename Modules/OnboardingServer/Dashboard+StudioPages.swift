@@ -96,6 +96,7 @@ extension Dashboard {
         if parts.count == 3, parts[0] == "published", let version = Int(parts[1]), let rollout = Int(parts[2]) {
             return "Version \(version) is published at \(rollout)%."
         }
+        if parts.count == 2, parts[0] == "deleted", let draft = Int(parts[1]) { return "Draft \(draft) is deleted." }
         if parts.count == 3, parts[0] == "rolled", parts[1] == "back", let version = Int(parts[2]) {
             return "Version \(version) is rolled back."
         }
@@ -224,11 +225,8 @@ extension Dashboard {
         if let live = Self.live(entries), let forecast = try await forecast(app: app, flow: chosenFlow.id, live: live, draft: catalog) {
             sections.append(.table(forecast))
         }
-        sections.append(
-            .table(
-                .init(
-                    caption: "Revisions of draft \(revision.draft)", columns: ["Revision", "Saved by", "At (UTC)", "Change"],
-                    rows: history.map { [.number($0.revision), .init($0.author), .init(Self.utc($0.savedAt)), .init($0.note)] })))
+        sections += Self.revisionSections(
+            history, of: revision, base: base, token: access.may(.editor, in: app) ? access.session.formToken : nil)
         let studio = "/dashboard/apps/\(app)/studio"
         let page = InsightsPage(
             title: "Draft \(revision.draft) of \(app)", subtitle: "Version \(catalog.version) · \(catalog.flows.count) flows",

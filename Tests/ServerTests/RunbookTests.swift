@@ -71,6 +71,122 @@ struct RunbookTests {
         for device in devices { #expect(try device.waiting() == 0, "\(device.account)") }
     }
 
+    /// Server.md's runbook "the primary died, without a manager", step by step, while devices push
+    /// through nginx to two servers on both hosts: 1. the primary is down (killed as a machine dies,
+    /// and it answers nothing); 2. the standby is promoted; 3. both servers find it by themselves,
+    /// nothing restarted; 4. the old primary's machine is rebuilt from the new primary as its
+    /// synchronous standby, and commits go on (they wait for it); 5. every device's waiting count
+    /// falls to 0, each row stored once, the rebuilt standby holding them too. A server added then
+    /// with the same URL takes the new primary, never the rebuilt standby.
+    @Test func thePrimaryDiedWithoutAManagerAndTheRunbookBringsEverythingBack() async throws {
+        let cluster = try ReplicaTests.Cluster(synchronous: true)
+        let options = ["--trusted-proxy", "127.0.0.1"]
+        let servers = try (0..<2).map { _ in
+            try ServerProcess(databaseURL: cluster.bothHosts, serveOptions: options)
+        }
+        let balancer = try Balancer(upstreams: servers.map(\.port))
+        let devices = try (0..<3).map { index in
+            var device = JourneyDashboardTests.virtual(
+                try Device("moodtracker", account: "m\(index)", server: servers[0]), kind: "phone")
+            device.environment["ONBOARDING_SERVER"] = balancer.url.absoluteString
+            return device
+        }
+        for device in devices { #expect(try device.run("launch").status == 0) }
+        let pushing = Locked(true)
+        let failures = Locked<[String]>([])
+        let accepted = Locked<[Date]>([])
+        let loops = devices.map { device in
+            Task.detached {
+                while pushing.withLock({ $0 }) {
+                    // The event is the device's own, whatever the server does; a sync may be
+                    // refused while the primary is gone (the device keeps the rows).
+                    let event = try device.run("do", "swipeLeft")
+                    if event.status != 0 {
+                        failures.withLock { $0.append("\(device.account): \(event.stderr)") }
+                    }
+                    if try device.run("sync").status == 0 { accepted.withLock { $0.append(Date()) } }
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+            }
+        }
+        func acceptedSince(_ instant: Date) -> Int { accepted.withLock { $0.filter { $0 > instant }.count } }
+        func waitForPushes(since instant: Date, what: String) async throws {
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline, acceptedSince(instant) < 3 {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(acceptedSince(instant) >= 3, "\(what): no pushes accepted within 30 s")
+        }
+        try await waitForPushes(since: .distantPast, what: "before the failover")
+        // 1. Make sure it is down.
+        try cluster.killPrimary()
+        #expect(
+            try Shell.run(TestPostgres.psql, [cluster.primary, "-qtAc", "SELECT 1"]).status != 0,
+            "the old primary answers")
+        // 2. Promote the standby.
+        _ = try cluster.script("promote")
+        let promoted = Date()
+        // 3. The servers find it by themselves; nothing to restart.
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline,
+            !servers.allSatisfy({ $0.logText.contains("the database moved: starting again on it") })
+        {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        for server in servers {
+            #expect(
+                server.logText.contains("the database moved: starting again on it"),
+                "\(server.logText.suffix(2_000))")
+        }
+        try await waitForPushes(since: promoted, what: "after the promotion")
+        // 4. A new standby from the new primary, synchronous: commits wait for it, and go on.
+        let rebuilt = try cluster.script("rebuild", "--synchronous").components(separatedBy: "\n").last ?? ""
+        #expect(
+            try cluster.sqlOnStandby(
+                "SELECT sync_state FROM pg_stat_replication WHERE application_name = 'rebuilt'") == ["sync"])
+        let synchronous = Date()
+        try await waitForPushes(since: synchronous, what: "with the rebuilt standby synchronous")
+        // A server added now, on the same URL, takes the new primary and is ready.
+        let added = try ServerProcess(databaseURL: cluster.bothHosts, serveOptions: options)
+        #expect(try await HTTP.get(added.url.appendingPathComponent("v1/ready")).status == 200)
+        pushing.withLock { $0 = false }
+        for loop in loops { try await loop.value }
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
+        // 5. The devices' waiting counts fall to 0; each row is stored once, on both machines.
+        for device in devices {
+            for _ in 0..<40 where try device.waiting() != 0 {
+                _ = try device.run("sync")
+                try await Task.sleep(for: .milliseconds(250))
+            }
+            #expect(try device.waiting() == 0, "\(device.account)")
+            let rows = try #require(
+                try JSONSerialization.jsonObject(
+                    with: Data(device.run("journal", "--json", offline: true).stdout.utf8)) as? [Any]
+            ).count
+            let id = try #require(
+                (try device.status(offline: true)["sync"] as? [String: Any])?["device"] as? String)
+            let count = "SELECT count(*) || ' ' || count(DISTINCT seq) FROM pushes WHERE device = '\(id)'"
+            #expect(
+                try cluster.sqlOnStandby(count) == ["\(rows) \(rows)"], "\(device.account) on the new primary"
+            )
+            // Synchronous: what the primary acknowledged is on the rebuilt standby (replayed soon after).
+            var replayed: [String] = []
+            for _ in 0..<40 {
+                let result = try Shell.run(TestPostgres.psql, [rebuilt, "-qtAc", count])
+                replayed = result.stdout.split(separator: "\n").map(String.init)
+                if replayed == ["\(rows) \(rows)"] { break }
+                try await Task.sleep(for: .milliseconds(250))
+            }
+            #expect(replayed == ["\(rows) \(rows)"], "\(device.account) on the rebuilt standby")
+        }
+        #expect(
+            try Shell.run(TestPostgres.psql, [rebuilt, "-qtAc", "SELECT pg_is_in_recovery()"]).stdout
+                .hasPrefix("t"))
+        for server in servers + [added] {
+            #expect(server.exitStatus == nil, "\(server.logText.suffix(2_000))")
+        }
+    }
+
     /// How many pushes `server` answered (its request lines at info).
     static func pushes(_ server: ServerProcess) -> Int {
         server.logText.split(separator: "\n").filter { $0.contains("request") && $0.contains("/push") }.count
