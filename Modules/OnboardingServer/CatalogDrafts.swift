@@ -67,6 +67,21 @@ public struct CatalogDrafts: Sendable {
         """,
     ]
 
+    /// v25: a draft's name, one per draft (not per revision): a rename is no revision.
+    static let v25 = [
+        """
+        CREATE TABLE catalog_draft_names (
+            app TEXT NOT NULL,
+            draft BIGINT NOT NULL,
+            name TEXT NOT NULL,
+            PRIMARY KEY (app, draft)
+        )
+        """,
+    ]
+
+    /// The longest name a draft takes.
+    public static let maximumNameLength = 80
+
     static let columns = "app, draft, revision, version, document, based_on, author, saved_at, note"
 
     /// At most this many drafts an app keeps (a bound on what editors can store; each revision
@@ -123,6 +138,45 @@ public struct CatalogDrafts: Sendable {
         }
     }
 
+    /// The names of `app`'s drafts that have one.
+    public func names(app: String) async throws -> [Int: String] {
+        try await reads.read { connection, logger in
+            var names: [Int: String] = [:]
+            for try await (draft, name) in try await connection.query(
+                "SELECT draft, name FROM catalog_draft_names WHERE app = \(app)", logger: logger
+            ).decode((Int64, String).self) { names[Int(draft)] = name }
+            return names
+        }
+    }
+
+    /// Names a draft (an empty name takes the name away); audited. False when there is no such draft.
+    public func rename(app: String, draft: Int, to name: String, by actor: Actor, at time: Double) async throws -> Bool {
+        try await writes.write { connection, logger in
+            try await connection.query(
+                "SELECT pg_advisory_xact_lock(hashtext('catalog_drafts/' || \(app) || '/' || \(String(draft))))", logger: logger)
+            var exists = false
+            for try await _ in try await connection.query(
+                "SELECT 1 FROM catalog_drafts WHERE app = \(app) AND draft = \(Int64(draft)) LIMIT 1", logger: logger
+            ).decode(Int32.self) { exists = true }
+            guard exists else { return false }
+            if name.isEmpty {
+                try await connection.query(
+                    "DELETE FROM catalog_draft_names WHERE app = \(app) AND draft = \(Int64(draft))", logger: logger)
+            } else {
+                try await connection.query(
+                    """
+                    INSERT INTO catalog_draft_names (app, draft, name) VALUES (\(app), \(Int64(draft)), \(name))
+                    ON CONFLICT (app, draft) DO UPDATE SET name = EXCLUDED.name
+                    """, logger: logger)
+            }
+            try await AuditLog.append(
+                .init(at: time, actor: actor, app: app, action: "catalog.draft-renamed", target: "draft \(draft)",
+                      details: ["name": .string(name)]),
+                on: connection, logger: logger)
+            return true
+        }
+    }
+
     /// One revision of a draft, with its document, or nil.
     public func revision(app: String, draft: Int, revision: Int) async throws -> Revision? {
         try await reads.read { connection, logger in
@@ -159,6 +213,8 @@ public struct CatalogDrafts: Sendable {
             guard newest == after else { return .stale(newest: newest) }
             try await connection.query(
                 "DELETE FROM catalog_drafts WHERE app = \(app) AND draft = \(Int64(draft))", logger: logger)
+            try await connection.query(
+                "DELETE FROM catalog_draft_names WHERE app = \(app) AND draft = \(Int64(draft))", logger: logger)
             try await AuditLog.append(
                 .init(at: time, actor: actor, app: app, action: "catalog.draft-deleted", target: "draft \(draft)",
                       details: ["revisions": .int(newest)]),

@@ -11,6 +11,7 @@ extension Dashboard {
     func studioPage(_ app: String, access: Access, done: String? = nil) async throws -> Response {
         let entries = try await (catalogs.all(app: app))
         let drafts = try await (CatalogDrafts(client: store.client, logger: logger).list(app: app))
+        let names = try await (CatalogDrafts(client: store.client, logger: logger).names(app: app))
         let path = "/dashboard/apps/\(app)/studio"
         var sections: [InsightsPage.Section] = [
             .table(
@@ -30,7 +31,7 @@ extension Dashboard {
                     caption: "Drafts of \(app)", columns: ["Draft", "Version", "Started from", "Revision", "Last saved by", "At (UTC)", "Last change"],
                     rows: drafts.map { draft in
                         [
-                            .init("Draft \(draft.draft)", href: "\(path)/drafts/\(draft.draft)"), .number(draft.version),
+                            .init(Self.draftTitle(draft.draft, names[draft.draft]), href: "\(path)/drafts/\(draft.draft)"), .number(draft.version),
                             .number(draft.basedOn), .number(draft.revision), .init(draft.author), .init(Self.utc(draft.savedAt)),
                             .init(draft.note),
                         ]
@@ -225,11 +226,12 @@ extension Dashboard {
         if let live = Self.live(entries), let forecast = try await forecast(app: app, flow: chosenFlow.id, live: live, draft: catalog) {
             sections.append(.table(forecast))
         }
+        let name = try await (CatalogDrafts(client: store.client, logger: logger).names(app: app))[revision.draft]
         sections += Self.revisionSections(
-            history, of: revision, base: base, token: access.may(.editor, in: app) ? access.session.formToken : nil)
+            history, of: revision, name: name, base: base, token: access.may(.editor, in: app) ? access.session.formToken : nil)
         let studio = "/dashboard/apps/\(app)/studio"
         let page = InsightsPage(
-            title: "Draft \(revision.draft) of \(app)", subtitle: "Version \(catalog.version) · \(catalog.flows.count) flows",
+            title: "\(Self.draftTitle(revision.draft, name)) of \(app)", subtitle: "Version \(catalog.version) · \(catalog.flows.count) flows",
             navigation: [
                 .init("All apps", href: "/dashboard"), .init(app, href: "/dashboard/apps/\(app)"), .init("Studio", href: studio),
                 .init("Draft \(revision.draft)", href: base, current: true),

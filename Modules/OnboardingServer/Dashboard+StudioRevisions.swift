@@ -43,6 +43,18 @@ extension Dashboard {
                 return try Self.afterSave(saved, current: current, after: after, place: (nil, nil))
             }
         }
+        // A name for the draft (none: its number alone); no revision, one audit row.
+        router.post("/dashboard/apps/:app/studio/drafts/:draft/name") { request, context in
+            await changingDrafts(request, context) { app, fields, actor, _ in
+                let current = try await draft(app, context)
+                let name = try Self.draftName(fields["name"] ?? "")
+                guard
+                    try await CatalogDrafts(client: store.client, logger: logger).rename(
+                        app: app, draft: current.draft, to: name, by: actor, at: Date().timeIntervalSince1970)
+                else { throw DashboardError(.notFound, "\(app) has no draft \(current.draft).") }
+                return Self.redirect("/dashboard/apps/\(app)/studio/drafts/\(current.draft)")
+            }
+        }
         router.post("/dashboard/apps/:app/studio/drafts/:draft/delete") { request, context in
             await savingDraft(request, context) { app, _, actor, _, current, after in
                 let deleted = try await CatalogDrafts(client: store.client, logger: logger).delete(
@@ -60,6 +72,26 @@ extension Dashboard {
                 }
             }
         }
+    }
+
+    /// A draft's name as typed: trimmed, one line of at most ``CatalogDrafts/maximumNameLength``
+    /// characters, no control characters (it shows in lists and the audit trail).
+    static func draftName(_ typed: String) throws -> String {
+        let name = typed.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard name.count <= CatalogDrafts.maximumNameLength,
+            !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else {
+            throw DashboardError(
+                .badRequest,
+                "A draft's name is one line of at most \(CatalogDrafts.maximumNameLength) characters (leave it empty for none); nothing was changed.")
+        }
+        return name
+    }
+
+    /// "Draft 3" or "Draft 3 (Shorter welcome)".
+    static func draftTitle(_ draft: Int, _ name: String?) -> String {
+        guard let name, !name.isEmpty else { return "Draft \(draft)" }
+        return "Draft \(draft) (\(name))"
     }
 
     /// A past revision: who saved it and why, what restoring it would change in the newest, and
@@ -123,7 +155,7 @@ extension Dashboard {
     /// The draft page's revisions, each opening its own page, and for an editor the form that
     /// deletes the draft (made from the newest revision: a save since refuses it).
     static func revisionSections(
-        _ history: [CatalogDrafts.Revision], of revision: CatalogDrafts.Revision, base: String, token: String?
+        _ history: [CatalogDrafts.Revision], of revision: CatalogDrafts.Revision, name: String?, base: String, token: String?
     ) -> [InsightsPage.Section] {
         var sections: [InsightsPage.Section] = [
             .table(
@@ -140,6 +172,15 @@ extension Dashboard {
                     }))
         ]
         if let token {
+            sections.append(
+                .form(
+                    .init(
+                        action: "\(base)/name", method: "post",
+                        fields: [
+                            .init(name: "form_token", label: "", type: "hidden", value: token),
+                            .init(name: "name", label: "Name of draft \(revision.draft)", type: "text", value: name ?? ""),
+                        ],
+                        submit: "Name the draft")))
             sections.append(
                 .form(
                     .init(

@@ -180,6 +180,8 @@ public enum PostgresSchema {
         ("v23-readiness-probe", CommitProbe.v23),
         // Guarded rollouts: a publication's stages, guardrail and the guard's looks (GuardedRollouts.v24).
         ("v24-guarded-rollouts", GuardedRollouts.v24),
+        // A draft's name, one per draft (CatalogDrafts.v25).
+        ("v25-draft-names", CatalogDrafts.v25),
     ]
 
     /// An arbitrary constant: the advisory lock that serialises migrations across processes.

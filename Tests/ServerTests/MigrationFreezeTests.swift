@@ -34,6 +34,7 @@ import Testing
         ("v22-pseudonymous-cutoffs", 0xf72c1ecd08be5180),
         ("v23-readiness-probe", 0x4a2d963cd6d886c5),
         ("v24-guarded-rollouts", 0xa23d527ac637aa91),
+        ("v25-draft-names", 0x1a8e7c232cb560),
     ]
 
     @Test func everyLandedServerMigrationIsAsItLanded() {

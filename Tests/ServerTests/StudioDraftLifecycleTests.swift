@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TourFixtures
 
-/// A draft's life in the studio beyond its saves: each revision opens on its own page (what
+/// A draft's life in the studio beyond its saves: a name, each revision opening on its own page (what
 /// restoring it would change), an editor restores one as a new revision (nothing before it lost),
 /// and deletes a draft with every revision; a viewer may open but neither restore nor delete; a
 /// deletion from a page a save has since made stale deletes nothing; a deleted draft's number is
@@ -99,6 +99,21 @@ struct StudioDraftLifecycleTests {
         #expect(wrong.status == 400)
         #expect(wrong.body.contains("1 to 3"), "\(wrong.body.prefix(500))")
 
+        // A name for the draft: in the studio's list and the page's title; no revision made.
+        #expect(try post("/drafts/1/name", "form_token=\(token)&name=%20Shorter%20welcome%20").status == 303)
+        #expect(try get("").body.contains("Draft 1 (Shorter welcome)"))
+        #expect(try get("/drafts/1").body.contains("<title>Draft 1 (Shorter welcome) of moodtracker"))
+        #expect(try server.sql("SELECT count(*) FROM catalog_drafts WHERE draft = 1") == ["4"])
+        // Two lines, or too long: refused, saying what a name may be; a viewer may not name.
+        let twoLines = try post("/drafts/1/name", "form_token=\(token)&name=a%0Ab")
+        #expect(twoLines.status == 400)
+        #expect(twoLines.body.contains("one line of at most 80 characters"), "\(twoLines.body.prefix(500))")
+        #expect(
+            try post("/drafts/1/name", "form_token=\(token)&name=\(String(repeating: "x", count: 81))").status
+                == 400)
+        #expect(try post("/drafts/1/name", "form_token=\(viewerToken)&name=Mine", viewer).status == 403)
+        #expect(try server.sql("SELECT name FROM catalog_draft_names WHERE draft = 1") == ["Shorter welcome"])
+
         // Deleting from a page a save has made stale deletes nothing.
         let stale = try post("/drafts/1/delete", "form_token=\(token)&revision=3")
         #expect(stale.status == 409)
@@ -112,6 +127,7 @@ struct StudioDraftLifecycleTests {
             deleted.location?.hasSuffix("/studio?done=deleted-1") == true, "\(deleted.location ?? "none")")
         #expect(try get("?done=deleted-1").body.contains("Draft 1 is deleted."))
         #expect(try server.sql("SELECT count(*) FROM catalog_drafts WHERE app = 'moodtracker'") == ["0"])
+        #expect(try server.sql("SELECT count(*) FROM catalog_draft_names WHERE app = 'moodtracker'") == ["0"])
         #expect(try server.sql("SELECT count(*) FROM catalogs WHERE app = 'moodtracker'") == catalogs)
         #expect(try get("/drafts/1").status == 404)
         // The next draft is number 2: the audit trail's "draft 1" names one draft only.
@@ -123,7 +139,8 @@ struct StudioDraftLifecycleTests {
                 "SELECT action || ' ' || target FROM audit_log WHERE app = 'moodtracker' AND action LIKE 'catalog.draft-%' ORDER BY id"
             ) == [
                 "catalog.draft-started draft 1", "catalog.draft-saved draft 1", "catalog.draft-saved draft 1",
-                "catalog.draft-saved draft 1", "catalog.draft-deleted draft 1",
+                "catalog.draft-saved draft 1", "catalog.draft-renamed draft 1",
+                "catalog.draft-deleted draft 1",
                 "catalog.draft-started draft 2",
             ])
     }
