@@ -223,7 +223,7 @@ extension Dashboard {
                 flow: chosenFlow, step: chosenStep, templates: try await stepTemplates(app).map(\.id.rawValue), revision: revision, base: base,
                 token: access.session.formToken)
         }
-        if let live = Self.live(entries), let forecast = try await forecast(app: app, flow: chosenFlow.id, live: live, draft: catalog) {
+        if let forecast = try await forecast(app: app, flow: chosenFlow.id, live: Self.liveVersions(entries), draft: catalog) {
             sections.append(.table(forecast))
         }
         let name = try await (CatalogDrafts(client: store.client, logger: logger).names(app: app))[revision.draft]
@@ -361,30 +361,6 @@ extension Dashboard {
                     ],
                     submit: "Add the step")),
         ])
-    }
-
-    /// The forecast for users mid-flow: the journeys the server counts waiting at each step of what
-    /// devices run now, and where the draft's migrations put them.
-    func forecast(app: String, flow: FlowID, live: CatalogStore.Entry, draft: TourCatalog) async throws -> InsightsPage.Table? {
-        guard let old = try? CatalogDocument(text: live.document).catalog, let oldFlow = old.flow(flow) else { return nil }
-        let stages = try await (insights.journeyStages(app: app, flow: flow.rawValue, range: nil))
-        let waiting = Dictionary(stages.filter { $0.measure == "step" }.map { ($0.step, $0.waiting) }, uniquingKeysWith: +)
-        func fate(_ step: StepID) -> String {
-            switch draft.place(step, of: flow, since: live.version) {
-            case .step(let id): return id == step ? "stay on \(id)" : "move to \(id)"
-            case .removed(.restart): return "start the flow again"
-            case .removed(.goOnAtNext):
-                let later = oldFlow.steps.drop { $0.id != step }.dropFirst()
-                let next = later.lazy.compactMap { draft.currentStepID($0.id, of: flow, since: live.version) }.first
-                return next.map { "go on at \($0)" } ?? "finish the flow"
-            case .flowRemoved: return "leave the flow (removed)"
-            case .unknown: return "by the flow's policy for an unplaced step (\(draft.flow(flow)?.unplacedStep.rawValue ?? "restart"))"
-            }
-        }
-        return .init(
-            caption: "Users mid-flow on version \(live.version), by step (journeys the server counts waiting there), and where this draft puts them",
-            columns: ["Step (version \(live.version))", "Waiting there", "Under this draft they"],
-            rows: oldFlow.steps.map { [.init($0.id.rawValue), .number(waiting[$0.id.rawValue] ?? 0), .init(fate($0.id))] })
     }
 
     /// `1767225600` → `2026-01-01 00:00`.

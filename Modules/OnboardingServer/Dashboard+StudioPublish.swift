@@ -46,7 +46,7 @@ extension Dashboard {
                         what: [
                             "Version \(version) (draft \(revision.draft), revision \(revision.revision)) goes to \(rolloutText) of \(app)'s subjects, chosen by the same hash on every device; the rest keep what they run.",
                             "Devices get it on their next launch (or sooner on a sync), once their list of publications is older than the server's \(publicationMaxAge) s.",
-                        ] + (guarded.map { [Self.guardedLine($0)] } ?? []) + Self.forecastLines(live: Self.live(entries), document: document),
+                        ] + (guarded.map { [Self.guardedLine($0)] } ?? []) + Self.forecastLines(live: Self.liveVersions(entries), document: document),
                         fields: [
                             ("revision", String(revision.revision)), ("rollout", String(rollout)), ("key", key), ("signature", signature),
                         ] + Self.guardedFields(fields), submit: "Publish version \(version) at \(rolloutText)")
@@ -165,13 +165,6 @@ extension Dashboard {
             ?? entries.filter { $0.source == .compiled }.max { $0.version < $1.version }
     }
 
-    /// What a document does to users on the steps it changes, against the live one, in words.
-    static func forecastLines(live: CatalogStore.Entry?, document: CatalogDocument) -> [String] {
-        guard let live, let old = try? CatalogDocument(text: live.document) else { return [] }
-        let moves = CatalogDiff(from: old, to: document).changes.filter { $0.placement != nil }
-        guard !moves.isEmpty else { return ["Users mid-flow on version \(live.version) stay on their step: no step they can be on is removed or renamed."] }
-        return moves.map { "\($0.flow?.rawValue ?? "") step \($0.step?.rawValue ?? ""): \($0.detail); users on it: \($0.placement?.rawValue ?? "")." }
-    }
 
     /// The page that says what an act will do and asks once.
     func confirmation(
