@@ -244,6 +244,13 @@ struct ClusterBench {
                 + recoveries.map { String(format: "%.1f", $0) }.joined(separator: ", "))
         report.add("cluster", "failover, \(name): slowest of \(recoveries.count)", recoveries.last ?? 0, "s")
         report.goal("acknowledged pushes lost in \(runs) automatic failovers", Double(lost), atMost: 0, "pushes")
+        // Every server followed every failover: one move each time (its log says so).
+        let moves = servers.map(\.moves)
+        report.add("cluster", "automatic failover: moves each server said it made", Double(moves.min() ?? 0), "moves",
+            note: "each server: \(moves.map(String.init).joined(separator: ", ")) of \(runs) failovers")
+        report.goal(
+            "failovers a server did not follow, of \(runs) (two servers)", Double(moves.map { max(0, runs - $0) }.reduce(0, +)),
+            atMost: 0, "failovers")
         report.goal(
             "pushes answered past \(FailoverLoad.answerBound) s (or not at all) in \(runs) automatic failovers", Double(outcome.late),
             atMost: 0, "pushes")

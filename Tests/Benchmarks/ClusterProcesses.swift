@@ -195,6 +195,12 @@ enum ClusterProcesses {
 
         var cpuSeconds: Double { ClusterProcesses.cpuSeconds(process.processIdentifier) }
 
+        /// How many times it said it started again on a new primary.
+        var moves: Int {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
+                .components(separatedBy: "the database moved: starting again on it").count - 1
+        }
+
         /// The last lines of its log.
         func logTail(_ lines: Int = 30) -> String {
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""

@@ -152,24 +152,7 @@ struct AutoFailoverTests {
             "auto-failover: first accepted push after each kill: \(recoveries.map { String(format: "%.1f s", $0) })"
         )
         // Every device converges, and every row it holds is stored exactly once.
-        for device in devices {
-            for _ in 0..<40 where try device.waiting() != 0 {
-                _ = try device.run("sync")
-                try await Task.sleep(for: .milliseconds(250))
-            }
-            #expect(try device.waiting() == 0, "\(device.account)")
-            let journal = try device.run("journal", "--json", offline: true).stdout
-            let rows = try #require(try JSONSerialization.jsonObject(with: Data(journal.utf8)) as? [Any])
-                .count
-            let id = try #require(
-                (try device.status(offline: true)["sync"] as? [String: Any])?["device"] as? String)
-            #expect(
-                try servers[0].sql(
-                    "SELECT count(*) || ' ' || count(DISTINCT seq) FROM pushes WHERE device = '\(id)'") == [
-                        "\(rows) \(rows)"
-                    ],
-                "\(device.account)")
-        }
+        for device in devices { try await device.expectEveryRowStoredOnce(servers[0].sql) }
         // Neither server died, and each moved exactly once per failover.
         for (index, server) in servers.enumerated() {
             #expect(server.exitStatus == nil, "server \(index + 1): \(server.logText.suffix(3_000))")

@@ -76,19 +76,7 @@ struct FailoverTests {
         }
         let killed = try #require(killedAt.withLock { $0 })
         // Every device converges on the new primary.
-        for device in devices {
-            for _ in 0..<40 where try device.waiting() != 0 {
-                _ = try device.run("sync")
-                try await Task.sleep(for: .milliseconds(250))
-            }
-            #expect(try device.waiting() == 0, "\(device.account)")
-            let journal = try device.run("journal", "--json", offline: true).stdout
-            let rows = try #require(try JSONSerialization.jsonObject(with: Data(journal.utf8)) as? [Any]).count
-            let id = try #require((try device.status(offline: true)["sync"] as? [String: Any])?["device"] as? String)
-            #expect(
-                try server.sql("SELECT count(*) || ' ' || count(DISTINCT seq) FROM pushes WHERE device = '\(id)'") == ["\(rows) \(rows)"],
-                "\(device.account)")
-        }
+        for device in devices { try await device.expectEveryRowStoredOnce(server.sql) }
         #expect(try server.sql("SELECT pg_is_in_recovery()") == ["f"])
         // Neither server died on the way.
         for process in [server, other] { #expect(process.exitStatus == nil, "\(process.logText.suffix(3_000))") }

@@ -154,21 +154,8 @@ struct RunbookTests {
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
         // 5. The devices' waiting counts fall to 0; each row is stored once, on both machines.
         for device in devices {
-            for _ in 0..<40 where try device.waiting() != 0 {
-                _ = try device.run("sync")
-                try await Task.sleep(for: .milliseconds(250))
-            }
-            #expect(try device.waiting() == 0, "\(device.account)")
-            let rows = try #require(
-                try JSONSerialization.jsonObject(
-                    with: Data(device.run("journal", "--json", offline: true).stdout.utf8)) as? [Any]
-            ).count
-            let id = try #require(
-                (try device.status(offline: true)["sync"] as? [String: Any])?["device"] as? String)
-            let count = "SELECT count(*) || ' ' || count(DISTINCT seq) FROM pushes WHERE device = '\(id)'"
-            #expect(
-                try cluster.sqlOnStandby(count) == ["\(rows) \(rows)"], "\(device.account) on the new primary"
-            )
+            let (rows, id) = try await device.expectEveryRowStoredOnce(cluster.sqlOnStandby, "on the new primary")
+            let count = Device.storedOnce(id)
             // Synchronous: what the primary acknowledged is on the rebuilt standby (replayed soon after).
             var replayed: [String] = []
             for _ in 0..<40 {
