@@ -138,6 +138,12 @@ public struct CatalogDrafts: Sendable {
         }
     }
 
+    /// Holds one draft's lock to the transaction's end: its saves, renames and deletion one at a time.
+    static func lockDraft(app: String, draft: Int, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            "SELECT pg_advisory_xact_lock(hashtext('catalog_drafts/' || \(app) || '/' || \(String(draft))))", logger: logger)
+    }
+
     /// The names of `app`'s drafts that have one.
     public func names(app: String) async throws -> [Int: String] {
         try await reads.read { connection, logger in
@@ -152,8 +158,7 @@ public struct CatalogDrafts: Sendable {
     /// Names a draft (an empty name takes the name away); audited. False when there is no such draft.
     public func rename(app: String, draft: Int, to name: String, by actor: Actor, at time: Double) async throws -> Bool {
         try await writes.write { connection, logger in
-            try await connection.query(
-                "SELECT pg_advisory_xact_lock(hashtext('catalog_drafts/' || \(app) || '/' || \(String(draft))))", logger: logger)
+            try await Self.lockDraft(app: app, draft: draft, on: connection, logger: logger)
             var exists = false
             for try await _ in try await connection.query(
                 "SELECT 1 FROM catalog_drafts WHERE app = \(app) AND draft = \(Int64(draft)) LIMIT 1", logger: logger
@@ -203,8 +208,7 @@ public struct CatalogDrafts: Sendable {
     public func delete(app: String, draft: Int, after: Int, by actor: Actor, at time: Double) async throws -> Deleted {
         try await writes.write { connection, logger in
             // The same lock as a save: a save and a deletion of one draft one after the other.
-            try await connection.query(
-                "SELECT pg_advisory_xact_lock(hashtext('catalog_drafts/' || \(app) || '/' || \(String(draft))))", logger: logger)
+            try await Self.lockDraft(app: app, draft: draft, on: connection, logger: logger)
             var newest: Int?
             for try await revision in try await connection.query(
                 "SELECT max(revision) FROM catalog_drafts WHERE app = \(app) AND draft = \(Int64(draft))", logger: logger
@@ -279,8 +283,7 @@ public struct CatalogDrafts: Sendable {
             // Saves of one draft one at a time: a second waits here, then finds the first's revision
             // and is refused as stale (a row lock on the newest revision would not: the waiter would
             // read the same row again and collide on its key).
-            try await connection.query(
-                "SELECT pg_advisory_xact_lock(hashtext('catalog_drafts/' || \(app) || '/' || \(String(draft))))", logger: logger)
+            try await Self.lockDraft(app: app, draft: draft, on: connection, logger: logger)
             var newest: (revision: Int, version: Int, basedOn: Int)?
             for try await (revision, version, basedOn) in try await connection.query(
                 """

@@ -159,11 +159,9 @@ extension Dashboard {
         return entry
     }
 
-    /// What devices run now: the newest live publication, else the newest compiled version.
-    static func live(_ entries: [CatalogStore.Entry]) -> CatalogStore.Entry? {
-        entries.filter { $0.source == .published && $0.withdrawnAt == nil && $0.rollout > 0 }.max { $0.version < $1.version }
-            ?? entries.filter { $0.source == .compiled }.max { $0.version < $1.version }
-    }
+    /// What devices run now, the newest of ``liveVersions(_:)``: the newest live publication, else
+    /// the newest compiled version.
+    static func live(_ entries: [CatalogStore.Entry]) -> CatalogStore.Entry? { liveVersions(entries).first }
 
 
     /// The page that says what an act will do and asks once.
