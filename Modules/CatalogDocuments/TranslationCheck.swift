@@ -64,7 +64,8 @@ extension TourCatalog {
         locale.fallbacks.dropFirst().first ?? locale
     }
 
-    private static func badTranslation(
+    /// The problems of one translation that would show wrongly (also what an import refuses).
+    static func badTranslation(
         _ translation: String, of source: String, id: String, locale: LocaleTag, path: String
     ) -> [CatalogProblem] {
         var problems: [CatalogProblem] = []
