@@ -25,6 +25,9 @@ struct CLIFailure: Error {
         /// A product effect did not fit what the product's handler declares (its payload, or the
         /// domain state it writes): the event was refused and nothing was written.
         case effect
+        /// A translation file was refused (`catalog strings --import`): one of its translations
+        /// would show wrongly, or it is not a translation of this catalog; nothing was written.
+        case translations
     }
 
     /// `usage`, `database`, `interrupted`, or a refusal's code (`unknown_action`, ...).
@@ -51,6 +54,10 @@ struct CLIFailure: Error {
         CLIFailure(
             code: Code.usage.rawValue, message: message, allowed: allowed, suggestion: suggestion,
             exitCode: usageStatus)
+    }
+
+    static func translations(_ message: String) -> CLIFailure {
+        CLIFailure(code: Code.translations.rawValue, message: message, exitCode: refusedStatus)
     }
 
     static func refusal(_ refusal: TourRefusal, hint: String?) -> CLIFailure {
