@@ -240,6 +240,11 @@ public struct InsightsPage: Sendable {
                     html.raw("</select> ")
                     continue
                 }
+                if field.type == "textarea" {
+                    html.raw("<textarea id=\"").text(fieldID).raw("\" name=\"").text(field.name).raw("\" rows=\"8\"")
+                        .raw(form.method == "post" && !field.optional ? " required>" : ">").text(field.value).raw("</textarea> ")
+                    continue
+                }
                 // A day is typed as every table writes it (YYYY-MM-DD), not in the browser's own format.
                 let type = field.type == "day" ? "text\" inputmode=\"numeric\" pattern=\"[0-9]{4}-[0-9]{2}-[0-9]{2}\" placeholder=\"YYYY-MM-DD" : field.type
                 html.raw("<input id=\"").text(fieldID)

@@ -1,4 +1,5 @@
 import AccountSync
+import CatalogDocuments
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -91,8 +92,13 @@ extension Dashboard {
     /// percent-encoding is refused whole, with one message: a form of the dashboard is flat.
     static func form(_ request: inout Request) async throws -> [String: String] {
         let body: ByteBuffer
-        do { body = try await request.collectBody(upTo: 16 * 1024) } catch {
-            throw DashboardError(.contentTooLarge, "The form was too large: a form of the dashboard is at most 16 KiB.")
+        let limit = formLimit(request.uri.path)
+        do { body = try await request.collectBody(upTo: limit) } catch {
+            throw DashboardError(
+                .contentTooLarge,
+                limit == smallFormBytes
+                    ? "The form was too large: a form of the dashboard is at most 16 KiB."
+                    : "The form was too large: a translation file is at most \(TranslationFile.maximumBytes >> 10) KiB.")
         }
         do {
             return try URLEncodedFormDecoder().decode([String: String].self, from: String(buffer: body))
@@ -101,5 +107,17 @@ extension Dashboard {
                 .badRequest,
                 "The form could not be read: it takes each field once, as name=value, percent-encoded.")
         }
+    }
+
+    static let smallFormBytes = 16 * 1024
+
+    /// The most a form may send: 16 KiB, but for the one that carries a translation file
+    /// (`…/studio/drafts/N/strings`), percent-encoded (up to three bytes a byte).
+    static func formLimit(_ path: String) -> Int {
+        let parts = path.split(separator: "/")
+        let isTranslationImport =
+            parts.count == 7 && parts[0] == "dashboard" && parts[1] == "apps" && parts[3] == "studio" && parts[4] == "drafts"
+            && parts[6] == "strings"
+        return isTranslationImport ? 3 * TranslationFile.maximumBytes + smallFormBytes : smallFormBytes
     }
 }

@@ -105,6 +105,7 @@ extension Dashboard {
             }
         }
         addDraftLifecycle(to: router)
+        addTranslations(to: router)
         router.get("/dashboard/apps/:app/studio/drafts/:draft/preview") { request, context in
             await signedIn(request, context) { access in
                 let app = try Self.name(context, "app", access: access)

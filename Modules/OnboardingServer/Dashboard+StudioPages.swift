@@ -180,6 +180,8 @@ extension Dashboard {
                             .init(missingIDs.prefix(3).joined(separator: ", ")),
                         ]
                     })))
+        sections += Self.translationSections(
+            catalog, revision: revision, base: base, token: access.may(.editor, in: app) ? access.session.formToken : nil)
         // The diff against what devices run now: the newest live publication, else the newest compiled version.
         let live = Self.live(entries)
         if let live, let liveDocument = try? CatalogDocument(text: live.document) {

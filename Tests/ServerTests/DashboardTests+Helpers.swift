@@ -89,6 +89,8 @@ extension DashboardTests {
         var setCookieHeader: String? = nil
         /// Every cookie set, by name (an empty value: cleared).
         var cookies: [String: String] = [:]
+        /// Every header but the cookies, by its name in lower case.
+        var headers: [String: String] = [:]
     }
 
     /// One request by curl, which follows no redirect, with an optional session cookie, form and
@@ -106,7 +108,18 @@ extension DashboardTests {
         var config = ["silent", "include", "url = " + quoted(url.absoluteString)]
         let sent = (cookie.map { ["onboarding_session=\($0)"] } ?? []) + cookies.map { "\($0.key)=\($0.value)" }
         if !sent.isEmpty { config.append("header = " + quoted("Cookie: " + sent.joined(separator: "; "))) }
-        if let form { config.append("data-raw = " + quoted(form)) }
+        // curl reads a config line of at most about a megabyte: a larger form goes by a file only
+        // its owner reads.
+        var formFile: URL?
+        defer { formFile.map { try? FileManager.default.removeItem(at: $0) } }
+        if let form, form.utf8.count > 100_000 {
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("form-\(UUID().uuidString)")
+            FileManager.default.createFile(atPath: file.path, contents: Data(form.utf8), attributes: [.posixPermissions: 0o600])
+            formFile = file
+            config.append("data-binary = " + quoted("@" + file.path))
+        } else if let form {
+            config.append("data-raw = " + quoted(form))
+        }
         for header in headers { config.append("header = " + quoted(header)) }
         let result = try Shell.run("/usr/bin/curl", ["--config", "-"], stdin: config.joined(separator: "\n") + "\n")
         let text = result.stdout
@@ -132,6 +145,13 @@ extension DashboardTests {
         return CurlAnswer(
             status: status, location: header("Location"), setCookie: setCookie, body: parts.dropFirst().joined(separator: "\r\n\r\n"),
             setCookieHeader: setCookieLines.first { $0.hasPrefix("onboarding_session=") || $0.hasPrefix("__Host-onboarding_session=") },
-            cookies: cookies)
+            cookies: cookies,
+            headers: Dictionary(
+                lines.dropFirst().compactMap { line in
+                    line.firstIndex(of: ":").map {
+                        (line[..<$0].lowercased(), line[line.index(after: $0)...].trimmingCharacters(in: .whitespaces))
+                    }
+                }
+            ) { first, _ in first })
     }
 }
