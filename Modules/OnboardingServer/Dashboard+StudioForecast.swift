@@ -23,22 +23,163 @@ extension Dashboard {
         return versions
     }
 
-    /// What a document does to users on the steps it changes, against each version devices run
-    /// now, in words.
-    static func forecastLines(live: [CatalogStore.Entry], document: CatalogDocument) -> [String] {
-        live.flatMap { live -> [String] in
-            guard let old = try? CatalogDocument(text: live.document) else { return [] }
-            let moves = CatalogDiff(from: old, to: document).changes.filter { $0.placement != nil }
-            guard !moves.isEmpty else {
-                return [
-                    "Users mid-flow on version \(live.version) stay on their step: no step they can be on is removed or renamed."
-                ]
-            }
-            return moves.map {
-                "From version \(live.version): \($0.flow?.rawValue ?? "") step \($0.step?.rawValue ?? ""): \($0.detail); users on it: \($0.placement?.rawValue ?? "")."
+    /// Where one version's users mid-flow on one step go under another catalog.
+    struct StepFate: Equatable {
+        var step: StepID
+        /// Journeys the server counts waiting at the step (all versions together: the counts are
+        /// by step).
+        var waiting: Int
+        /// Per version, in the order given: what happens to its users there ("stay on allSet",
+        /// "go on at allSet", ...), or nil when that version has no such step.
+        var fates: [String?]
+    }
+
+    /// For `flow`, every step any of `versions` has (the first's order, then the others'), its
+    /// waiting journeys, and where `target`'s migrations put each version's users on it.
+    func fates(
+        app: String, flow: FlowID, versions: [(CatalogStore.Entry, FlowDefinition)], target: TourCatalog
+    ) async throws
+        -> [StepFate]
+    {
+        let stages = try await (insights.journeyStages(app: app, flow: flow.rawValue, range: nil))
+        let waiting = Dictionary(
+            stages.filter { $0.measure == "step" }.map { ($0.step, $0.waiting) }, uniquingKeysWith: +)
+        var steps: [StepID] = []
+        for (_, oldFlow) in versions {
+            for step in oldFlow.steps.map(\.id) where !steps.contains(step) { steps.append(step) }
+        }
+        return steps.map { step in
+            StepFate(
+                step: step, waiting: waiting[step.rawValue] ?? 0,
+                fates: versions.map { entry, oldFlow in
+                    Self.fate(step, of: flow, from: entry.version, in: oldFlow, under: target)
+                })
+        }
+    }
+
+    /// Where a run on `step` of `oldFlow` (written under `version`) goes in `target`, in words, as
+    /// the engine moves it (``TourCore`` `migrateRuns`: a downgrade keeps a step the target has).
+    static func fate(
+        _ step: StepID, of flow: FlowID, from version: Int, in oldFlow: FlowDefinition,
+        under target: TourCatalog
+    )
+        -> String?
+    {
+        guard oldFlow.step(step) != nil else { return nil }
+        if version > target.version {
+            if target.flow(flow)?.step(step) != nil { return "stay on \(step)" }
+        }
+        func next() -> String {
+            let later = oldFlow.steps.drop { $0.id != step }.dropFirst()
+            let next = later.lazy.compactMap { target.currentStepID($0.id, of: flow, since: version) }.first
+            return next.map { "go on at \($0)" } ?? "finish the flow"
+        }
+        switch target.place(step, of: flow, since: version) {
+        case .step(let id): return id == step ? "stay on \(id)" : "move to \(id)"
+        case .removed(.restart): return "start the flow again"
+        case .removed(.goOnAtNext): return next()
+        case .flowRemoved: return "leave the flow (removed)"
+        case .unknown:
+            switch target.flow(flow)?.unplacedStep ?? .restart {
+            case .restart: return "start the flow again (the flow's policy for a step it does not have)"
+            case .goOnAtNext: return next() + " (the flow's policy for a step it does not have)"
             }
         }
     }
+
+    /// What publishing `document` does to users mid-flow, against every version devices run now:
+    /// per flow that moves anyone, a line per moved step with its users and the step they go on
+    /// at, and the table of every step (the confirmation page shows both).
+    func publishForecast(app: String, live: [CatalogStore.Entry], document: CatalogDocument) async throws
+        -> (lines: [String], tables: [InsightsPage.Table])
+    {
+        var lines: [String] = []
+        var tables: [InsightsPage.Table] = []
+        for flow in document.catalog.flows {
+            let versions = Self.flows(flow.id, of: live)
+            let fates = try await fates(app: app, flow: flow.id, versions: versions, target: document.catalog)
+            var moved = false
+            for fate in fates {
+                for ((entry, _), where_) in zip(versions, fate.fates) {
+                    guard let where_, where_ != "stay on \(fate.step)" else { continue }
+                    moved = true
+                    lines.append(
+                        "\(flow.id) step \(fate.step) (\(Self.users(fate.waiting)) waiting there): from version \(entry.version) they \(where_)."
+                    )
+                }
+            }
+            if moved, let table = Self.forecastTable(flow: flow.id, versions: versions, fates: fates) {
+                tables.append(table)
+            }
+        }
+        if lines.isEmpty {
+            lines = ["Users mid-flow stay on their step: no step they can be on is removed or renamed."]
+        }
+        return (lines, tables)
+    }
+
+    /// What withdrawing (or lowering) `entry` does to the users who go back to `below`: a run on a
+    /// step only `entry` has goes by its flow's policy; a run `entry`'s migrations moved, on a
+    /// device that has not acted since, was only displayed moved (views move runs, the next event
+    /// stores the move), so it goes back to where it was.
+    func rollbackForecast(app: String, entry: CatalogStore.Entry, below: CatalogStore.Entry?) async throws
+        -> [String]
+    {
+        guard let below, let new = try? CatalogDocument(text: entry.document).catalog,
+            let old = try? CatalogDocument(text: below.document).catalog
+        else { return [] }
+        let to =
+            below.source == .published
+            ? "published version \(below.version)" : "version \(below.version) (in binaries)"
+        var lines: [String] = []
+        var displayed: [String] = []
+        for flow in new.flows {
+            // Users who took `entry` on a step only it has.
+            for fate in try await fates(
+                app: app, flow: flow.id, versions: Self.flows(flow.id, of: [entry]), target: old)
+            {
+                guard let where_ = fate.fates.first ?? nil, where_ != "stay on \(fate.step)" else { continue }
+                lines.append(
+                    "\(flow.id) step \(fate.step) is only in version \(entry.version) (\(Self.users(fate.waiting)) waiting there): on \(to) they \(where_)."
+                )
+            }
+            // Moves `entry` made that a device may only have displayed.
+            for fate in try await fates(
+                app: app, flow: flow.id, versions: Self.flows(flow.id, of: [below]), target: new)
+            {
+                guard let where_ = fate.fates.first ?? nil, where_ != "stay on \(fate.step)" else { continue }
+                displayed.append(
+                    "\(flow.id) \(fate.step), where version \(entry.version) has them \(where_) (\(Self.users(fate.waiting)) waiting)"
+                )
+            }
+        }
+        if !displayed.isEmpty {
+            lines.append(
+                "A device that took version \(entry.version) has its runs on these steps moved as it shows them, but the move is stored only with the user's next act: one that has not acted since goes back to the step it was on in \(to): \(displayed.joined(separator: "; ")). One that acted keeps its step where \(to) has it."
+            )
+        }
+        return lines.isEmpty
+            ? [
+                "No user mid-flow moves: \(to) has every step version \(entry.version) has, and version \(entry.version) moved no one."
+            ] : lines
+    }
+
+    /// The version devices outside `entry` run: the newest live one below it, else the newest compiled.
+    static func versionBelow(_ entry: CatalogStore.Entry, in entries: [CatalogStore.Entry]) -> CatalogStore
+        .Entry?
+    {
+        liveVersions(entries.filter { $0.version < entry.version }).first
+    }
+
+    static func flows(_ flow: FlowID, of entries: [CatalogStore.Entry]) -> [(
+        CatalogStore.Entry, FlowDefinition
+    )] {
+        entries.compactMap { entry in
+            (try? CatalogDocument(text: entry.document).catalog).flatMap { $0.flow(flow) }.map { (entry, $0) }
+        }
+    }
+
+    static func users(_ count: Int) -> String { count == 1 ? "1 user" : "\(count) users" }
 
     /// The forecast for users mid-flow: the journeys the server counts waiting at each step of
     /// every version devices run now (during a partial rollout, the users outside it too), and
@@ -46,45 +187,28 @@ extension Dashboard {
     func forecast(app: String, flow: FlowID, live: [CatalogStore.Entry], draft: TourCatalog) async throws
         -> InsightsPage.Table?
     {
-        let versions = live.compactMap { entry in
-            (try? CatalogDocument(text: entry.document).catalog).flatMap { $0.flow(flow) }.map { (entry, $0) }
-        }
+        let versions = Self.flows(flow, of: live)
         guard !versions.isEmpty else { return nil }
-        let stages = try await (insights.journeyStages(app: app, flow: flow.rawValue, range: nil))
-        let waiting = Dictionary(
-            stages.filter { $0.measure == "step" }.map { ($0.step, $0.waiting) }, uniquingKeysWith: +)
-        func fate(_ step: StepID, from entry: CatalogStore.Entry, in oldFlow: FlowDefinition) -> String {
-            guard oldFlow.step(step) != nil else { return "–" }
-            switch draft.place(step, of: flow, since: entry.version) {
-            case .step(let id): return id == step ? "stay on \(id)" : "move to \(id)"
-            case .removed(.restart): return "start the flow again"
-            case .removed(.goOnAtNext):
-                let later = oldFlow.steps.drop { $0.id != step }.dropFirst()
-                let next = later.lazy.compactMap {
-                    draft.currentStepID($0.id, of: flow, since: entry.version)
-                }.first
-                return next.map { "go on at \($0)" } ?? "finish the flow"
-            case .flowRemoved: return "leave the flow (removed)"
-            case .unknown:
-                return
-                    "by the flow's policy for an unplaced step (\(draft.flow(flow)?.unplacedStep.rawValue ?? "restart"))"
-            }
-        }
-        // Every step any live version has, in the newest version's order, then the others'.
-        var steps: [StepID] = []
-        for (_, oldFlow) in versions {
-            for step in oldFlow.steps.map(\.id) where !steps.contains(step) { steps.append(step) }
-        }
+        return Self.forecastTable(
+            flow: flow, versions: versions,
+            fates: try await fates(app: app, flow: flow, versions: versions, target: draft))
+    }
+
+    static func forecastTable(
+        flow: FlowID, versions: [(CatalogStore.Entry, FlowDefinition)], fates: [StepFate]
+    )
+        -> InsightsPage.Table?
+    {
+        guard !versions.isEmpty else { return nil }
         let names = versions.map { entry, _ in
             "From version \(entry.version) (\(entry.source == .published ? "at \(entry.rollout)%" : "in binaries")) they"
         }
         return .init(
             caption:
-                "Users mid-flow on the versions devices run now (\(versions.map { String($0.0.version) }.joined(separator: ", "))), by step (journeys the server counts waiting there), and where this draft puts them",
+                "Users mid-flow in \(flow) on the versions devices run now (\(versions.map { String($0.0.version) }.joined(separator: ", "))), by step (journeys the server counts waiting there), and where this draft puts them",
             columns: ["Step", "Waiting there"] + names,
-            rows: steps.map { step in
-                [.init(step.rawValue), .number(waiting[step.rawValue] ?? 0)]
-                    + versions.map { entry, oldFlow in .init(fate(step, from: entry, in: oldFlow)) }
+            rows: fates.map { fate in
+                [.init(fate.step.rawValue), .number(fate.waiting)] + fate.fates.map { .init($0 ?? "–") }
             })
     }
 }

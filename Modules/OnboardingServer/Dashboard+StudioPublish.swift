@@ -40,13 +40,15 @@ extension Dashboard {
                             .unprocessableContent,
                             "Draft \(revision.draft) cannot be published: " + (check?.problems ?? ["no compiled catalog of \(app) is registered"]).joined(separator: "; "))
                     }
+                    let forecast = try await publishForecast(app: app, live: Self.liveVersions(entries), document: document)
                     return try await confirmation(
                         app, access: access, action: "/dashboard/apps/\(app)/studio/drafts/\(revision.draft)/publish",
                         title: "Publish version \(version) of \(app) at \(rolloutText)?",
                         what: [
                             "Version \(version) (draft \(revision.draft), revision \(revision.revision)) goes to \(rolloutText) of \(app)'s subjects, chosen by the same hash on every device; the rest keep what they run.",
                             "Devices get it on their next launch (or sooner on a sync), once their list of publications is older than the server's \(publicationMaxAge) s.",
-                        ] + (guarded.map { [Self.guardedLine($0)] } ?? []) + Self.forecastLines(live: Self.liveVersions(entries), document: document),
+                        ] + (guarded.map { [Self.guardedLine($0)] } ?? []) + forecast.lines,
+                        tables: forecast.tables,
                         fields: [
                             ("revision", String(revision.revision)), ("rollout", String(rollout)), ("key", key), ("signature", signature),
                         ] + Self.guardedFields(fields), submit: "Publish version \(version) at \(rolloutText)")
@@ -67,6 +69,12 @@ extension Dashboard {
                 let (entry, rollout) = (try await publication(app, fields), try Self.rollout(fields))
                 if fields["confirm"] != "yes" {
                     let move = rollout > entry.rollout ? "raised" : "lowered"
+                    // Lowered, the subjects outside the new percentage go back to the version below.
+                    let back =
+                        rollout < entry.rollout
+                        ? try await rollbackForecast(
+                            app: app, entry: entry, below: Self.versionBelow(entry, in: try await catalogs.all(app: app)))
+                        : []
                     return try await confirmation(
                         app, access: access, action: "/dashboard/apps/\(app)/studio/rollout",
                         title: "Change version \(entry.version) of \(app) from \(entry.rollout)% to \(rollout)%?",
@@ -75,7 +83,7 @@ extension Dashboard {
                                 ? "\(rollout - entry.rollout)% more of \(app)'s subjects get version \(entry.version) on their next launch; those who have it keep it."
                                 : "Subjects outside the first \(rollout)% go back to the version below it on their next launch; a run on a step only version \(entry.version) has goes by its flow's policy.",
                             "The rollout is \(move) exactly as `onboarding-server publish --rollout \(rollout)` of the same document does it.",
-                        ],
+                        ] + back,
                         fields: [("version", String(entry.version)), ("rollout", String(rollout))],
                         submit: "Set version \(entry.version) to \(rollout)%")
                 }
@@ -91,13 +99,15 @@ extension Dashboard {
             await publishing(request, context) { app, fields, actor, access in
                 let entry = try await publication(app, fields)
                 if fields["confirm"] != "yes" {
+                    let back = try await rollbackForecast(
+                        app: app, entry: entry, below: Self.versionBelow(entry, in: try await catalogs.all(app: app)))
                     return try await confirmation(
                         app, access: access, action: "/dashboard/apps/\(app)/studio/rollback",
                         title: "Roll back version \(entry.version) of \(app)?",
                         what: [
                             "Version \(entry.version) is withdrawn: devices stop choosing it on their next launch and run the newest version below it they can check (a publication, or their compiled catalog).",
-                            "A run on a step only version \(entry.version) has goes by its flow's policy for an unplaced step; it is done exactly as `onboarding-server unpublish` does it.",
-                        ],
+                            "It is done exactly as `onboarding-server unpublish` does it.",
+                        ] + back,
                         fields: [("version", String(entry.version))], submit: "Roll back version \(entry.version)")
                 }
                 let place = try await formWrite(fields, caller: actor.caller) {
@@ -166,7 +176,8 @@ extension Dashboard {
 
     /// The page that says what an act will do and asks once.
     func confirmation(
-        _ app: String, access: Access, action: String, title: String, what: [String], fields: [(String, String)], submit: String
+        _ app: String, access: Access, action: String, title: String, what: [String], tables: [InsightsPage.Table] = [],
+        fields: [(String, String)], submit: String
     ) async throws -> Response {
         let hidden: [InsightsPage.Form.Field] = [
             .init(name: "form_token", label: "", type: "hidden", value: access.session.formToken),
@@ -177,7 +188,7 @@ extension Dashboard {
                 title: title, subtitle: "Nothing is done until you confirm.",
                 navigation: [.init("All apps", href: "/dashboard"), .init(app, href: "/dashboard/apps/\(app)"), .init("Studio", href: "/dashboard/apps/\(app)/studio")],
                 signOut: access.session.formToken,
-                sections: what.map(InsightsPage.Section.text) + [.form(.init(action: action, method: "post", fields: hidden, submit: submit))],
+                sections: what.map(InsightsPage.Section.text) + tables.map(InsightsPage.Section.table) + [.form(.init(action: action, method: "post", fields: hidden, submit: submit))],
                 footer: Self.footer))
     }
 

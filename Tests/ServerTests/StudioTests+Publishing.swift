@@ -35,6 +35,11 @@ extension StudioTests {
         }
         #expect(try midFlow.run("sync").status == 0)
         #expect(try Self.status(midFlow).step == "viewHistory")
+        // Another on the same step that will only look (sync and status: no act) while version 3 runs.
+        let looking = JourneyDashboardTests.virtual(try Device("moodtracker", account: "m-look", server: server), kind: "phone")
+        for line in ["launch", "wait 0.5", "do next", "sync"] {
+            #expect(try looking.run(line.split(separator: " ").map(String.init)).status == 0)
+        }
         try await DashboardTests.waitUntilCounted(server)
 
         let browser = try Browser()
@@ -52,7 +57,7 @@ extension StudioTests {
             try browser.evaluate(
                 "[...document.querySelectorAll('table')].find(t => t.caption.textContent.startsWith('Users mid-flow')).tBodies[0].textContent")
                 as? String)
-        #expect(forecast.contains("viewHistory1go on at allSet"), "\(forecast)")
+        #expect(forecast.contains("viewHistory2go on at allSet"), "\(forecast)")
 
         // Publish at 20%: signed in the browser with the key file (read there, never sent).
         let keyText = try String(contentsOfFile: keyFile, encoding: .utf8)
@@ -60,7 +65,18 @@ extension StudioTests {
         let signature = try #require(try browser.evaluate("document.querySelector('[name=signature]').value") as? String)
         #expect(signature.count == 88, "\(signature)")
         _ = try browser.evaluate("document.querySelector('[name=rollout]').value = '20'")
-        try Self.submitAndConfirm(browser, "/publish", confirming: "goes to 20% of moodtracker's subjects")
+        // The confirmation names the users affected per step and the step they go on at.
+        try browser.leave { _ = try browser.evaluate("document.querySelector('form[action$=\"/publish\"]').submit()") }
+        let confirming = try #require(try browser.evaluate("document.body.textContent") as? String)
+        #expect(confirming.contains("goes to 20% of moodtracker's subjects"))
+        #expect(
+            confirming.contains("tutorial step viewHistory (2 users waiting there): from version 2 they go on at allSet."),
+            "\(confirming)")
+        #expect(
+            try browser.evaluate(
+                "[...document.querySelectorAll('table')].some(t => t.caption.textContent.startsWith('Users mid-flow in tutorial'))")
+                as? Bool == true)
+        try browser.leave { _ = try browser.evaluate("document.querySelector('main form').submit()") }
         #expect(try browser.evaluate("document.body.textContent.includes('Version 3 is published at 20%.')") as? Bool == true, "\(browser.location)")
 
         // New devices draw it by the rollout on their first launch (Mood Tracker's tutorial is the
@@ -82,17 +98,28 @@ extension StudioTests {
         _ = try browser.evaluate("document.querySelector('form[action$=\"/studio/rollout\"] input[name=rollout]').value = '100'")
         try Self.submitAndConfirm(browser, "/studio/rollout", confirming: "from 20% to 100%")
         #expect(try browser.evaluate("document.body.textContent.includes('Version 3 is published at 100%.')") as? Bool == true)
+        #expect(try looking.run("sync").status == 0)
+        #expect(try Self.status(looking).source == "published")
+        #expect(try Self.status(looking).step == "allSet", "shown moved, as version 3 places it")
         let relaunch = try midFlow.run("launch")
         #expect(relaunch.status == 0)
         #expect(try Self.status(midFlow).source == "published")
         // The run moved as the forecast said (then the tutorial's own policy discards a run a relaunch interrupts).
         #expect(try midFlow.run("journal").stdout.contains("tutorial run moved from catalog v2 viewHistory to v3 allSet"))
 
-        // Roll back: devices go back to the compiled catalog.
-        try Self.submitAndConfirm(browser, "/studio/rollback", confirming: "Version 3 is withdrawn")
+        // Roll back: devices go back to the compiled catalog; the page warns that a move only shown
+        // (no act since) goes back with them.
+        try Self.submitAndConfirm(
+            browser, "/studio/rollback",
+            confirming:
+                "goes back to the step it was on in version 2 (in binaries): tutorial viewHistory, where version 3 has them go on at allSet")
         #expect(try browser.evaluate("document.body.textContent.includes('Version 3 is rolled back.')") as? Bool == true)
         #expect(try midFlow.run("launch").status == 0)
         #expect(try Self.status(midFlow).source == "compiled")
+        // The one that only looked goes back to the step it was on, as the confirmation said.
+        #expect(try looking.run("sync").status == 0)
+        #expect(try Self.status(looking).source == "compiled")
+        #expect(try Self.status(looking).step == "viewHistory")
 
         // Every act, by its person, on the audit trail.
         #expect(
