@@ -57,7 +57,8 @@ final class HTML {
         a:focus-visible,button:focus-visible,input:focus-visible,main:focus-visible{outline:3px solid var(--focus);outline-offset:2px}
         form.filter{display:flex;gap:.5rem;align-items:center;flex-wrap:wrap;margin:1rem 0}input{font:inherit;padding:.2rem .4rem}
         button{font:inherit;padding:.25rem .8rem;cursor:pointer}.sign-out{margin-left:auto}
-        .field{margin:.5rem 0;max-width:48rem}.field label{display:block;font-weight:600}textarea{font:inherit;width:100%;padding:.3rem .4rem}
+        .field{margin:.5rem 0;max-width:48rem}fieldset.text{border:1px solid var(--line);margin:.75rem 0;padding:.25rem .75rem}
+        .locales{display:grid;grid-template-columns:repeat(auto-fit,minmax(16rem,1fr));gap:0 1rem}.field label{display:block;font-weight:600}textarea{font:inherit;width:100%;padding:.3rem .4rem}
         .problem{color:#b3261e;margin:.2rem 0}@media (prefers-color-scheme:dark){.problem{color:#ff938a}}
         textarea[aria-invalid]{border:2px solid #b3261e}textarea:focus-visible,select:focus-visible{outline:3px solid var(--focus);outline-offset:2px}
         .device{width:24rem;max-width:100%;border:10px solid var(--fg);border-radius:2rem;padding:1.5rem 1.25rem;margin:.5rem 0}

@@ -11,13 +11,19 @@ extension InsightsPage {
             public var language: String
             /// What is wrong with it (a missing translation, a check's problem), shown beside it.
             public var problem: String?
+            /// The text it is one locale of ("title", "action next"): consecutive fields of one
+            /// group are shown side by side under it, one column a locale.
+            public var group: String
 
-            public init(name: String, label: String, value: String, language: String, problem: String? = nil) {
+            public init(
+                name: String, label: String, value: String, language: String, problem: String? = nil, group: String = ""
+            ) {
                 self.name = name
                 self.label = label
                 self.value = value
                 self.language = language
                 self.problem = problem
+                self.group = group
             }
         }
 
@@ -112,8 +118,14 @@ extension InsightsPage {
         for field in editor.hidden {
             html.raw("<input type=\"hidden\" name=\"").text(field.name).raw("\" value=\"").text(field.value).raw("\">")
         }
+        var openGroup: String?
         for (index, field) in editor.fields.enumerated() {
             let fieldID = "\(id)-f\(index)"
+            if field.group != openGroup {
+                if openGroup != nil { html.raw("</div></fieldset>\n") }
+                openGroup = field.group
+                html.raw("<fieldset class=\"text\"><legend>").text(field.group).raw("</legend><div class=\"locales\">\n")
+            }
             html.raw("<div class=\"field\"><label for=\"\(fieldID)\">").text(field.label).raw("</label>")
             html.raw("<textarea id=\"\(fieldID)\" name=\"").text(field.name).raw("\" lang=\"").text(field.language)
                 .raw("\" rows=\"2\"").raw(field.problem == nil ? "" : " aria-describedby=\"\(fieldID)-p\" aria-invalid=\"true\"")
@@ -123,6 +135,7 @@ extension InsightsPage {
             }
             html.raw("</div>\n")
         }
+        if openGroup != nil { html.raw("</div></fieldset>\n") }
         html.raw("<button type=\"submit\">").text(editor.submit).raw("</button></form>\n</section>\n")
     }
 

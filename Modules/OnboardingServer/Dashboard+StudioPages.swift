@@ -273,8 +273,8 @@ extension Dashboard {
                 }
                 fields.append(
                     .init(
-                        name: name, label: "\(part) (\(locale)\(locale == source ? ", source" : ""))",
-                        value: value, language: locale.rawValue, problem: problem))
+                        name: name, label: "\(locale)\(locale == source ? " (source)" : "")",
+                        value: value, language: locale.rawValue, problem: problem, group: part))
             }
         }
         let names = Set(fields.map(\.name))

@@ -96,6 +96,16 @@ struct StudioTranslationTests {
                 as? Bool == true)
         #expect(try server.sql("SELECT max(revision) FROM catalog_drafts WHERE draft = 1") == ["3"])
 
+        // The editor shows each text with its locales side by side: one group a text, one field a locale.
+        try browser.open(URL(string: draft + "?flow=tutorial&step=swipeToSelect")!)
+        let groups = try #require(
+            try browser.evaluate(
+                "[...document.querySelectorAll('#editor fieldset.text')].map(f => f.querySelector('legend').textContent + ':' + [...f.querySelectorAll('textarea')].map(t => t.lang).join(','))"
+            ) as? [String])
+        #expect(groups.count >= 4, "\(groups)")
+        #expect(groups.allSatisfy { $0.hasSuffix(":en,fr,pt-BR") }, "\(groups)")
+        #expect(groups.contains("title:en,fr,pt-BR"), "\(groups)")
+
         // Previewed in French, as the engine shows the card.
         try browser.open(URL(string: draft + "/preview?flow=tutorial&step=swipeToSelect&locale=fr")!)
         #expect(
