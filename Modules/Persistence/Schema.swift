@@ -340,8 +340,8 @@ enum Schema {
     /// order).
     static let history = SchemaHistory(migrations.map { SchemaMigration($0.id, [$0.sql]) })
 
-    /// The ids applied to the database, in the order they were applied.
-    static func appliedMigrations(_ connection: SQLiteConnection) throws -> [String] {
+    /// The ids applied to the database (recorded in `table`), in the order they were applied.
+    static func appliedMigrations(_ connection: SQLiteConnection, table: String = table) throws -> [String] {
         // A new file, or one that is not ours yet: nothing applied.
         guard try connection.tableExists(table) else { return [] }
         return try connection.all("SELECT identifier FROM \(table) ORDER BY rowid") { $0.text(0) ?? "" }
@@ -358,13 +358,16 @@ enum Schema {
     ///
     /// Returns whether this connection applied the first migration: of two processes that found
     /// the file missing at the same moment, only that one made the database.
+    ///
+    /// The one runner of the device's SQLite files: the product's database (`history`, `table`)
+    /// and the shared display budget file (``SharedBudgetFile``) each pass their own.
     @discardableResult
-    static func migrate(_ connection: SQLiteConnection) throws -> Bool {
+    static func migrate(_ connection: SQLiteConnection, history: SchemaHistory = history, table: String = table) throws -> Bool {
         var appliedFirst = false
-        for migration in history.pending(applied: try appliedMigrations(connection)) {
+        for migration in history.pending(applied: try appliedMigrations(connection, table: table)) {
             let applied = try connection.transaction(.immediate) {
                 try connection.execute("CREATE TABLE IF NOT EXISTS \(table) (identifier TEXT NOT NULL PRIMARY KEY)")
-                guard !(try appliedMigrations(connection).contains(migration.id)) else { return (false, commit: true) }
+                guard !(try appliedMigrations(connection, table: table).contains(migration.id)) else { return (false, commit: true) }
                 for statement in migration.statements { try connection.execute(statement) }
                 try connection.run("INSERT INTO \(table) (identifier) VALUES (?)", [.text(migration.id)])
                 return (true, commit: true)

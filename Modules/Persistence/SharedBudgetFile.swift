@@ -1,9 +1,11 @@
+import SchemaMigrations
+import TourCore
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourCore
 
 /// The family's display budget on one device: a SQLite file every product on the device opens
 /// (the app-group container on iOS, a path on Linux), holding each counted start and what the
@@ -17,27 +19,33 @@ public final class SharedBudgetFile: Sendable {
     public let path: String
     private let connection: Locked<SQLiteConnection>
 
-    /// The versioned schema, in order; applied ones are never edited.
-    static let migrations: [(version: Int32, sql: String)] = [
-        (
-            1,
-            """
-            CREATE TABLE budget_start (
-                device TEXT NOT NULL, account TEXT, app TEXT NOT NULL, flow TEXT NOT NULL,
-                at REAL NOT NULL, day INTEGER NOT NULL,
-                PRIMARY KEY (device, app, flow, at)
-            );
-            CREATE INDEX budget_start_by_day ON budget_start (day);
-            CREATE TABLE budget_remote (
-                account TEXT NOT NULL, device TEXT NOT NULL, day INTEGER NOT NULL,
-                starts INTEGER NOT NULL, last_at REAL,
-                PRIMARY KEY (account, device, day)
-            );
-            CREATE TABLE budget_source (source TEXT PRIMARY KEY, journal_id INTEGER NOT NULL);
-            CREATE TABLE budget_device (id TEXT NOT NULL);
-            """
-        )
-    ]
+    /// The versioned schema, in order, run by the device's one runner (``Schema/migrate(_:history:table:)``);
+    /// applied ones are never edited (`DeviceMigrationFreezeTests`).
+    static let history = SchemaHistory([
+        SchemaMigration(
+            "v1-budget",
+            [
+                """
+                CREATE TABLE budget_start (
+                    device TEXT NOT NULL, account TEXT, app TEXT NOT NULL, flow TEXT NOT NULL,
+                    at REAL NOT NULL, day INTEGER NOT NULL,
+                    PRIMARY KEY (device, app, flow, at)
+                );
+                CREATE INDEX budget_start_by_day ON budget_start (day);
+                CREATE TABLE budget_remote (
+                    account TEXT NOT NULL, device TEXT NOT NULL, day INTEGER NOT NULL,
+                    starts INTEGER NOT NULL, last_at REAL,
+                    PRIMARY KEY (account, device, day)
+                );
+                CREATE TABLE budget_source (source TEXT PRIMARY KEY, journal_id INTEGER NOT NULL);
+                CREATE TABLE budget_device (id TEXT NOT NULL);
+                """,
+                // Releases before 0.35 read the schema's number here: a file this release makes
+                // opens in theirs too.
+                "PRAGMA user_version = 1",
+            ])
+    ])
+    static let table = "budget_migrations"
 
     /// Opens (creating and migrating) the file at `path`; its folder must exist.
     public init(path: String, busyTimeout: Double = 10) throws {
@@ -45,17 +53,14 @@ public final class SharedBudgetFile: Sendable {
         do {
             let connection = try SQLiteConnection(path: path, busyTimeout: busyTimeout)
             try connection.execute("PRAGMA journal_mode = WAL")
-            try connection.transaction(.immediate) {
-                let version = try connection.first("PRAGMA user_version", []) { Int32($0.int(0) ?? 0) } ?? 0
-                for migration in Self.migrations where migration.version > version {
-                    try connection.execute(migration.sql)
-                    try connection.execute("PRAGMA user_version = \(migration.version)")
-                }
-                return ((), commit: true)
-            }
-            let version = try connection.first("PRAGMA user_version", []) { Int32($0.int(0) ?? 0) } ?? 0
-            guard version <= Self.migrations.last!.version else {
-                throw StorageError("the display budget file \(path) was written by a newer release (schema \(version))")
+            try Self.adoptUserVersion(connection)
+            try Schema.migrate(connection, history: Self.history, table: Self.table)
+            let unknown = Self.history.unknown(
+                applied: try Schema.appliedMigrations(connection, table: Self.table))
+            guard unknown.isEmpty else {
+                throw StorageError(
+                    "the display budget file \(path) was written by a newer release (migration \(unknown.joined(separator: ", ")))"
+                )
             }
             self.connection = Locked(connection)
         } catch let error as StorageError {
@@ -65,11 +70,30 @@ public final class SharedBudgetFile: Sendable {
         }
     }
 
+    /// Releases before 0.35 numbered the budget file's schema in `PRAGMA user_version` (1: the
+    /// tables of `v1-budget`): such a file is recorded as having `v1-budget`, once, in the
+    /// migration that adopts it, so the runner does not create its tables again.
+    static func adoptUserVersion(_ connection: SQLiteConnection) throws {
+        try connection.transaction(.immediate) {
+            let version = try connection.first("PRAGMA user_version", []) { Int32($0.int(0) ?? 0) } ?? 0
+            guard version >= 1, !(try connection.tableExists(table)) else { return ((), commit: true) }
+            guard version == 1 else {
+                throw StorageError(
+                    "the display budget file was written by a newer release (schema \(version))")
+            }
+            try connection.execute("CREATE TABLE \(table) (identifier TEXT NOT NULL PRIMARY KEY)")
+            try connection.run("INSERT INTO \(table) (identifier) VALUES (?)", [.text("v1-budget")])
+            return ((), commit: true)
+        }
+    }
+
     /// The device's id for the budget, the same for every product on it (made on first use).
     public func deviceID() throws -> String {
         try connection.withLock { db in
             try db.transaction(.immediate) {
-                if let id = try db.first("SELECT id FROM budget_device", [], { $0.text(0) }) ?? nil { return (id, commit: true) }
+                if let id = try db.first("SELECT id FROM budget_device", [], { $0.text(0) }) ?? nil {
+                    return (id, commit: true)
+                }
                 let id = UUID().uuidString.lowercased()
                 try db.run("INSERT INTO budget_device (id) VALUES (?)", [.text(id)])
                 return (id, commit: true)
@@ -81,7 +105,9 @@ public final class SharedBudgetFile: Sendable {
     /// signed in as `account`, on the account's other devices as the server reported them. A remote
     /// last start after `now` (another device's clock ahead of this one) is kept in the file and
     /// applied once `now` reaches it.
-    public func ledger(device: String, account: String?, since day: BudgetDay, now: Date? = nil) throws -> BudgetLedger {
+    public func ledger(device: String, account: String?, since day: BudgetDay, now: Date? = nil) throws
+        -> BudgetLedger
+    {
         try connection.withLock { db in
             var ledger = BudgetLedger()
             try db.query(
@@ -89,7 +115,9 @@ public final class SharedBudgetFile: Sendable {
                 [.text(device), .integer(Int64(day.number))]
             ) { row in
                 ledger.counts[BudgetDay(number: row.int(0) ?? 0), default: [:]][device] = row.int(1) ?? 0
-                if let at = row.double(2) { ledger.lastStart = max(ledger.lastStart ?? .distantPast, Date(timeIntervalSince1970: at)) }
+                if let at = row.double(2) {
+                    ledger.lastStart = max(ledger.lastStart ?? .distantPast, Date(timeIntervalSince1970: at))
+                }
             }
             if let account {
                 try db.query(
@@ -118,8 +146,10 @@ public final class SharedBudgetFile: Sendable {
                     try db.run(
                         "INSERT OR IGNORE INTO budget_start (device, account, app, flow, at, day) VALUES (?, ?, ?, ?, ?, ?)",
                         [
-                            .text(start.device), SQLValue(start.account), .text(start.app), .text(start.flow.rawValue),
-                            .real(start.at.timeIntervalSince1970), .integer(Int64(BudgetDay(start.at).number)),
+                            .text(start.device), SQLValue(start.account), .text(start.app),
+                            .text(start.flow.rawValue),
+                            .real(start.at.timeIntervalSince1970),
+                            .integer(Int64(BudgetDay(start.at).number)),
                         ])
                 }
                 return ((), commit: true)
@@ -129,7 +159,8 @@ public final class SharedBudgetFile: Sendable {
 
     /// This device's count of each day since `day` for `account`, with the day's last start: what
     /// it tells the account server.
-    public func dailyCounts(device: String, account: String, since day: BudgetDay) throws -> [BudgetDayCount] {
+    public func dailyCounts(device: String, account: String, since day: BudgetDay) throws -> [BudgetDayCount]
+    {
         try connection.withLock { db in
             var counts: [BudgetDayCount] = []
             try db.query(
@@ -162,7 +193,8 @@ public final class SharedBudgetFile: Sendable {
                                            ELSE max(last_at, excluded.last_at) END
                         """,
                         [
-                            .text(account), .text(count.device), .integer(Int64(count.day.number)), .integer(Int64(count.starts)),
+                            .text(account), .text(count.device), .integer(Int64(count.day.number)),
+                            .integer(Int64(count.starts)),
                             SQLValue(count.lastStart?.timeIntervalSince1970),
                         ])
                 }
@@ -173,17 +205,22 @@ public final class SharedBudgetFile: Sendable {
 
     /// Copies the counted starts of `app`'s journal rows written after the last ones copied from
     /// `database` (a crash between an event's commit and ``record(_:)`` left them behind).
-    public func catchUp(from database: OnboardingDatabase, app: String, device: String, accountOf: (String) -> String?)
+    public func catchUp(
+        from database: OnboardingDatabase, app: String, device: String, accountOf: (String) -> String?
+    )
         throws
     {
         let source = "\(database.path)|\(app)"
         let after = try connection.withLock { db in
-            try db.first("SELECT journal_id FROM budget_source WHERE source = ?", [.text(source)]) { $0.integer(0) ?? 0 } ?? 0
+            try db.first("SELECT journal_id FROM budget_source WHERE source = ?", [.text(source)]) {
+                $0.integer(0) ?? 0
+            } ?? 0
         }
         let (rows, through) = try database.budgetStarts(app: app, afterID: after)
         try record(
             rows.map { row in
-                CountedStart(device: device, account: accountOf(row.user), app: app, flow: row.flow, at: row.time)
+                CountedStart(
+                    device: device, account: accountOf(row.user), app: app, flow: row.flow, at: row.time)
             })
         guard let last = through, last > after else { return }
         try connection.withLock { db in

@@ -24,7 +24,13 @@ import Testing
         ("v14-journal-consent-and-start-context", 0xff7dd6c9648d56e1),
     ]
 
+    /// The display budget file's (``SharedBudgetFile``), on the same runner.
+    static let landedBudget: [(id: String, fingerprint: UInt64)] = [("v1-budget", 0xc7012c5b9d28f3bc)]
+
     @Test func everyLandedDeviceMigrationIsAsItLanded() {
         for problem in Schema.history.freezeProblems(landed: Self.landed) { Issue.record(Comment(rawValue: problem)) }
+        for problem in SharedBudgetFile.history.freezeProblems(landed: Self.landedBudget) {
+            Issue.record(Comment(rawValue: problem))
+        }
     }
 }
