@@ -1,11 +1,12 @@
+import Crypto
+import TourCodec
+import TourCore
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import Crypto
-import TourCodec
-import TourCore
 
 /// A public key that may sign an app's catalog publications (Docs/Security.md): Ed25519, its id
 /// derived from the key itself, and when it was retired, if it was.
@@ -18,7 +19,9 @@ public struct PublicationKey: Equatable, Sendable {
     public var retiredAt: Double?
 
     public init(app: String, publicKey: String, retiredAt: Double? = nil) throws(PublicationKeyError) {
-        guard let raw = Data(base64Encoded: publicKey), (try? Curve25519.Signing.PublicKey(rawRepresentation: raw)) != nil else {
+        guard let raw = Data(base64Encoded: publicKey),
+            (try? Curve25519.Signing.PublicKey(rawRepresentation: raw)) != nil
+        else {
             throw PublicationKeyError("a publication key is a raw 32-byte Ed25519 public key in base64")
         }
         self.app = app
@@ -30,10 +33,7 @@ public struct PublicationKey: Equatable, Sendable {
     /// `APP-` and the first 16 hex digits of the key's SHA-256: the same key always has the same
     /// id, and a file cannot name a key it does not hold.
     static func id(app: String, raw: Data) -> String {
-        app + "-" + SHA256.hash(data: raw).prefix(8).map { byte in
-            let digits = Array("0123456789abcdef".utf8)
-            return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 15)]], as: UTF8.self)
-        }.joined()
+        app + "-" + ByteText.hex(SHA256.hash(data: raw).prefix(8))
     }
 
     /// Whether the key is retired at `time`.
@@ -88,7 +88,8 @@ public struct PublicationSigningKey: Sendable {
             let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: raw)
         else {
             throw PublicationKeyError(
-                "not a signing key file of onboarding-server keys new ({\"format\": \"\(Self.format)\", \"app\", \"id\", \"privateKey\"})")
+                "not a signing key file of onboarding-server keys new ({\"format\": \"\(Self.format)\", \"app\", \"id\", \"privateKey\"})"
+            )
         }
         self.app = app
         self.key = key
@@ -115,7 +116,8 @@ public enum PublicationSigning {
     /// that is not retired at `now`, by its own date or by `retirements` (key id to the time it was
     /// retired, as the device learned it).
     public static func verdict(
-        document: String, signatures: [CatalogSignature], trusted: [PublicationKey], retirements: [String: Double] = [:],
+        document: String, signatures: [CatalogSignature], trusted: [PublicationKey],
+        retirements: [String: Double] = [:],
         now: Double
     ) -> Verdict {
         guard !signatures.isEmpty else { return .refused("it carries no signature") }
@@ -136,7 +138,8 @@ public enum PublicationSigning {
                 let bytes = Data(base64Encoded: signature.signature),
                 publicKey.isValidSignature(bytes, for: message)
             else {
-                reasons.append("the signature of key \(key.id) does not match the document (altered after signing?)")
+                reasons.append(
+                    "the signature of key \(key.id) does not match the document (altered after signing?)")
                 continue
             }
             return .signed(by: key.id)
@@ -164,7 +167,9 @@ public struct PublicationKeyStatus: Equatable, Sendable {
 }
 
 extension PublicationKeyStatus: TourValueCodable {
-    public var tourValue: TourValue { .members(["id": .string(id), "retiredAt": retiredAt.map(TourValue.double)]) }
+    public var tourValue: TourValue {
+        .members(["id": .string(id), "retiredAt": retiredAt.map(TourValue.double)])
+    }
 
     public init(tourValue: TourValue) throws {
         let wire = try TourValueReader(tourValue, as: "publication key")

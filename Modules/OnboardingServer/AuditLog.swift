@@ -23,7 +23,8 @@ public struct AuditLog: Sendable {
     /// Reads and writes through one pool (tools, tests).
     public init(client: PostgresClient, logger: Logger) {
         self.init(
-            writes: WritableDatabase(client: client, logger: logger), reads: ReadOnlyDatabase(sharing: client, logger: logger),
+            writes: WritableDatabase(client: client, logger: logger),
+            reads: ReadOnlyDatabase(sharing: client, logger: logger),
             logger: logger)
     }
 
@@ -57,7 +58,8 @@ public struct AuditLog: Sendable {
         }
 
         init(
-            id: Int64, at: Double, actor: String, source: String, app: String?, action: String, target: String?,
+            id: Int64, at: Double, actor: String, source: String, app: String?, action: String,
+            target: String?,
             details: String
         ) {
             self.id = id
@@ -73,14 +75,15 @@ public struct AuditLog: Sendable {
         /// What the hash covers: every column but the id, in a fixed order.
         var hashedText: String {
             let fields: [TourValue] = [
-                .double(at), .string(actor), .string(source), app.map(TourValue.string) ?? .null, .string(action),
+                .double(at), .string(actor), .string(source), app.map(TourValue.string) ?? .null,
+                .string(action),
                 target.map(TourValue.string) ?? .null, .string(details),
             ]
             return (try? TourValue.list(fields).jsonText()) ?? ""
         }
 
         static func hash(previous: String, _ entry: Entry) -> String {
-            SHA256.hash(data: Data((previous + "\n" + entry.hashedText).utf8)).map { String(format: "%02x", $0) }.joined()
+            ByteText.hex(SHA256.hash(data: Data((previous + "\n" + entry.hashedText).utf8)))
         }
     }
 
@@ -91,13 +94,16 @@ public struct AuditLog: Sendable {
 
     /// Appends `entry` in its own transaction.
     public func record(_ entry: Entry) async throws {
-        try await writes.write { connection, logger in try await Self.append(entry, on: connection, logger: logger) }
+        try await writes.write { connection, logger in
+            try await Self.append(entry, on: connection, logger: logger)
+        }
     }
 
     /// Appends `entry` in the caller's transaction: the act and its row commit together, or neither.
     static func append(_ entry: Entry, on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query("SELECT pg_advisory_xact_lock(\(lockID))", logger: logger)
-        let rows = try await connection.query("SELECT hash FROM audit_log ORDER BY id DESC LIMIT 1", logger: logger)
+        let rows = try await connection.query(
+            "SELECT hash FROM audit_log ORDER BY id DESC LIMIT 1", logger: logger)
         var previous = genesis
         for try await hash in rows.decode(String.self) { previous = hash }
         let hash = Entry.hash(previous: previous, entry)
@@ -115,17 +121,22 @@ public struct AuditLog: Sendable {
         try await writes.write { connection, logger in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.lockID))", logger: logger)
             let rows = try await connection.query(
-                "SELECT details FROM audit_log WHERE action = 'token-keys.changed' ORDER BY id DESC LIMIT 1", logger: logger)
+                "SELECT details FROM audit_log WHERE action = 'token-keys.changed' ORDER BY id DESC LIMIT 1",
+                logger: logger)
             var last: [String]?
             for try await details in rows.decode(String.self) {
-                last = (try? TourValue(jsonText: details))?.objectValue?["keys"]?.listValue?.compactMap(\.stringValue)
+                last = (try? TourValue(jsonText: details))?.objectValue?["keys"]?.listValue?.compactMap(
+                    \.stringValue)
             }
             guard last != ids else { return }
             let host = ProcessInfo.processInfo.hostName
             try await Self.append(
                 .init(
-                    at: time, actor: Actor(name: "onboarding-server (\(host))", source: "start-up", person: nil), app: nil,
-                    action: "token-keys.changed", details: ["keys": .list(ids.map(TourValue.string)), "signing": .string(ids[0])]),
+                    at: time,
+                    actor: Actor(name: "onboarding-server (\(host))", source: "start-up", person: nil),
+                    app: nil,
+                    action: "token-keys.changed",
+                    details: ["keys": .list(ids.map(TourValue.string)), "signing": .string(ids[0])]),
                 on: connection, logger: logger)
         }
     }
@@ -140,7 +151,10 @@ public struct AuditLog: Sendable {
         public var before: Int64?
         public var limit = 100
 
-        public init(apps: [String]? = nil, includingEveryApp: Bool = true, actor: String? = nil, before: Int64? = nil, limit: Int = 100) {
+        public init(
+            apps: [String]? = nil, includingEveryApp: Bool = true, actor: String? = nil, before: Int64? = nil,
+            limit: Int = 100
+        ) {
             self.apps = apps
             self.includingEveryApp = includingEveryApp
             self.actor = actor
@@ -166,7 +180,9 @@ public struct AuditLog: Sendable {
                 (Int64, Double, String, String, String?, String, String?, String).self)
             {
                 entries.append(
-                    Entry(id: id, at: at, actor: actor, source: source, app: app, action: action, target: target, details: details))
+                    Entry(
+                        id: id, at: at, actor: actor, source: source, app: app, action: action,
+                        target: target, details: details))
             }
             return entries
         }
@@ -175,7 +191,8 @@ public struct AuditLog: Sendable {
     /// The stored hash of row `id`, if the row exists.
     public func hash(of id: Int64) async throws -> String? {
         try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
-            let rows = try await connection.query("SELECT hash FROM audit_log WHERE id = \(id)", logger: logger)
+            let rows = try await connection.query(
+                "SELECT hash FROM audit_log WHERE id = \(id)", logger: logger)
             for try await hash in rows.decode(String.self) { return hash }
             return nil
         }
@@ -186,7 +203,8 @@ public struct AuditLog: Sendable {
     /// only a row changed without rewriting those after it).
     public func head() async throws -> (id: Int64, hash: String)? {
         try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
-            let rows = try await connection.query("SELECT id, hash FROM audit_log ORDER BY id DESC LIMIT 1", logger: logger)
+            let rows = try await connection.query(
+                "SELECT id, hash FROM audit_log ORDER BY id DESC LIMIT 1", logger: logger)
             for try await (id, hash) in rows.decode((Int64, String).self) { return (id, hash) }
             return nil
         }
@@ -205,8 +223,12 @@ public struct AuditLog: Sendable {
                 (Int64, Double, String, String, String?, String, String?, String, String, String).self)
             {
                 count += 1
-                let entry = Entry(id: id, at: at, actor: actor, source: source, app: app, action: action, target: target, details: details)
-                guard stored == previous, Entry.hash(previous: previous, entry) == hash else { return (count, id) }
+                let entry = Entry(
+                    id: id, at: at, actor: actor, source: source, app: app, action: action, target: target,
+                    details: details)
+                guard stored == previous, Entry.hash(previous: previous, entry) == hash else {
+                    return (count, id)
+                }
                 previous = hash
             }
             return (count, nil)
@@ -217,9 +239,12 @@ public struct AuditLog: Sendable {
 extension AuditLog.Entry: TourValueRepresentable {
     public var tourValue: TourValue {
         .members([
-            "id": .int(Int(id)), "at": .double(at), "time": .string(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: at))),
-            "actor": .string(actor), "source": .string(source), "app": app.map(TourValue.string), "action": .string(action),
-            "target": target.map(TourValue.string), "details": (try? TourValue(jsonText: details)) ?? .string(details),
+            "id": .int(Int(id)), "at": .double(at),
+            "time": .string(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: at))),
+            "actor": .string(actor), "source": .string(source), "app": app.map(TourValue.string),
+            "action": .string(action),
+            "target": target.map(TourValue.string),
+            "details": (try? TourValue(jsonText: details)) ?? .string(details),
         ])
     }
 }

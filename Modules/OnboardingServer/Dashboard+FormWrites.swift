@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import InsightsPages
 import ServerDatabase
+import TourCodec
 
 /// The dashboard's changes that PostgreSQL may not confirm in time (publishing, rolling back,
 /// people's roles and sessions): each form carries a key of its own (the hidden `idempotency`
@@ -25,22 +26,29 @@ extension Dashboard {
     ) async throws -> String {
         var idempotency: Idempotency?
         if let key = fields[Self.idempotencyField] {
-            guard Idempotency.isValidKey(key) else { throw DashboardError(.badRequest, "This form is damaged; reload the page.") }
+            guard Idempotency.isValidKey(key) else {
+                throw DashboardError(.badRequest, "This form is damaged; reload the page.")
+            }
             var hash = SHA256()
-            for (name, value) in fields.sorted(by: { $0.key < $1.key }) where name != "form_token" && name != Self.idempotencyField {
+            for (name, value) in fields.sorted(by: { $0.key < $1.key })
+            where name != "form_token" && name != Self.idempotencyField {
                 hash.update(data: Data("\(name)=\(value)\n".utf8))
             }
             let tokens = controlPlane.tokens
             idempotency = Idempotency(
                 scope: tokens.pseudonym(caller, purpose: "idempotency"), key: key,
-                fingerprint: hash.finalize().map { String(format: "%02x", $0) }.joined(),
+                fingerprint: ByteText.hex(hash.finalize()),
                 seal: { try tokens.seal($0, purpose: "idempotent answer") },
                 open: { try tokens.open($0, purpose: "idempotent answer") })
         }
         do {
-            return try await store.writes.write(.write, idempotency: idempotency) { _, _ in FormAnswer(text: try await write()) }.text
+            return try await store.writes.write(.write, idempotency: idempotency) { _, _ in
+                FormAnswer(text: try await write())
+            }.text
         } catch is IdempotencyKeyReused {
-            throw DashboardError(.unprocessableContent, "This form was already sent with other values; reload the page and send it again.")
+            throw DashboardError(
+                .unprocessableContent,
+                "This form was already sent with other values; reload the page and send it again.")
         } catch let error as DatabaseUnavailable where error.reason == .commitUnconfirmed {
             throw DashboardError(
                 .serviceUnavailable,

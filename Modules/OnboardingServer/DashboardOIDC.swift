@@ -20,7 +20,9 @@ public struct OIDCConfiguration: Sendable {
     /// URI is this and `/dashboard/sign-in/oidc/callback`.
     public var publicURL: String
 
-    public init(issuer: String, clientID: String, clientSecret: String, claim: String = "email", publicURL: String) {
+    public init(
+        issuer: String, clientID: String, clientSecret: String, claim: String = "email", publicURL: String
+    ) {
         self.issuer = issuer
         self.clientID = clientID
         self.clientSecret = clientSecret
@@ -65,19 +67,26 @@ public struct DashboardOIDC: Sendable {
 
         func endpoints() async throws -> (authorization: String, token: String, keys: JWKSource) {
             if let document, Date() < expires { return document }
-            let url = issuer.hasSuffix("/") ? issuer + ".well-known/openid-configuration" : issuer + "/.well-known/openid-configuration"
+            let url =
+                issuer.hasSuffix("/")
+                ? issuer + ".well-known/openid-configuration" : issuer + "/.well-known/openid-configuration"
             let response = try await http.execute(HTTPClientRequest(url: url), timeout: JWKSource.timeout)
-            guard response.status == .ok else { throw JWKSourceError("\(url) answered \(response.status.code)") }
+            guard response.status == .ok else {
+                throw JWKSourceError("\(url) answered \(response.status.code)")
+            }
             let body = try await response.body.collect(upTo: JWKSource.maximumBytes)
             guard let object = (try? TourValue(jsonUTF8: body.readableBytesView))?.objectValue,
-                object["issuer"]?.stringValue == issuer, let authorization = object["authorization_endpoint"]?.stringValue,
+                object["issuer"]?.stringValue == issuer,
+                let authorization = object["authorization_endpoint"]?.stringValue,
                 let token = object["token_endpoint"]?.stringValue, let jwks = object["jwks_uri"]?.stringValue,
                 let jwksURL = URL(string: jwks)
             else {
                 throw JWKSourceError("\(url) is not the discovery document of \(issuer)")
             }
             // The same JWKS source as long as its URL stays, so its keys stay cached.
-            let keys = document?.keys.origin == .url(jwksURL) ? document!.keys : JWKSource(.url(jwksURL), http: http, logger: logger)
+            let keys =
+                document?.keys.origin == .url(jwksURL)
+                ? document!.keys : JWKSource(.url(jwksURL), http: http, logger: logger)
             document = (authorization, token, keys)
             expires = Date().addingTimeInterval(3600)
             return document!
@@ -98,7 +107,7 @@ public struct DashboardOIDC: Sendable {
     func start(sealingWith tokens: TokenSigner, now: Date) async throws -> Start {
         let endpoints = try await discovery.endpoints()
         let state = Self.random(), nonce = Self.random(), verifier = Self.random()
-        let challenge = TokenSigner.base64URL(Data(SHA256.hash(data: Data(verifier.utf8))))
+        let challenge = ByteText.base64URL(Data(SHA256.hash(data: Data(verifier.utf8))))
         let sealed = tokens.seal(
             (try? TourValue.members([
                 "state": .string(state), "nonce": .string(nonce), "verifier": .string(verifier),
@@ -108,11 +117,13 @@ public struct DashboardOIDC: Sendable {
         let given = components?.queryItems ?? []
         components?.queryItems =
             given + [
-                .init(name: "response_type", value: "code"), .init(name: "client_id", value: configuration.clientID),
+                .init(name: "response_type", value: "code"),
+                .init(name: "client_id", value: configuration.clientID),
                 .init(name: "redirect_uri", value: configuration.redirectURI),
                 .init(name: "scope", value: "openid \(configuration.claim == "email" ? "email" : "profile")"),
                 .init(name: "state", value: state), .init(name: "nonce", value: nonce),
-                .init(name: "code_challenge", value: challenge), .init(name: "code_challenge_method", value: "S256"),
+                .init(name: "code_challenge", value: challenge),
+                .init(name: "code_challenge_method", value: "S256"),
             ]
         guard let location = components?.url?.absoluteString else {
             throw JWKSourceError("the provider's authorization endpoint is not a URL")
@@ -125,12 +136,18 @@ public struct DashboardOIDC: Sendable {
     func finish(
         code: String, state: String, cookie: String?, tokens: TokenSigner, now: Date
     ) async throws(OIDCFailure) -> String {
-        guard let cookie, let text = tokens.unseal(cookie), let flow = (try? TourValue(jsonText: text))?.objectValue,
+        guard let cookie, let text = tokens.unseal(cookie),
+            let flow = (try? TourValue(jsonText: text))?.objectValue,
             let expected = flow["state"]?.stringValue, let nonce = flow["nonce"]?.stringValue,
-            let verifier = flow["verifier"]?.stringValue, let expires = flow["expires"]?.intValue.map(Double.init)
+            let verifier = flow["verifier"]?.stringValue,
+            let expires = flow["expires"]?.intValue.map(Double.init)
         else { throw .refused("the sign-in did not start in this browser (no sign-in cookie); start again") }
-        guard now.timeIntervalSince1970 < expires else { throw .refused("the sign-in took over 10 minutes; start again") }
-        guard Self.equal(state, expected) else { throw .refused("the provider's answer is for another sign-in; start again") }
+        guard now.timeIntervalSince1970 < expires else {
+            throw .refused("the sign-in took over 10 minutes; start again")
+        }
+        guard Self.equal(state, expected) else {
+            throw .refused("the provider's answer is for another sign-in; start again")
+        }
         let idToken: String
         let endpoints: (authorization: String, token: String, keys: JWKSource)
         do {
@@ -149,11 +166,14 @@ public struct DashboardOIDC: Sendable {
         } catch {
             throw .refused("the identity provider's token does not check against its keys")
         }
-        guard claims.iss.value == configuration.issuer, claims.aud.value.contains(configuration.clientID) else {
+        guard claims.iss.value == configuration.issuer, claims.aud.value.contains(configuration.clientID)
+        else {
             throw .refused("the identity token is for another issuer or client")
         }
         guard now < claims.exp.value else { throw .refused("the identity token has expired") }
-        guard let given = claims.nonce, Self.equal(given, nonce) else { throw .refused("the identity token is for another sign-in") }
+        guard let given = claims.nonce, Self.equal(given, nonce) else {
+            throw .refused("the identity token is for another sign-in")
+        }
         guard let identity = claims.strings[configuration.claim], !identity.isEmpty else {
             throw .refused("the identity token has no \(configuration.claim) claim")
         }
@@ -168,7 +188,9 @@ public struct DashboardOIDC: Sendable {
     private func exchange(code: String, verifier: String, at endpoint: String) async throws -> String {
         var request = HTTPClientRequest(url: endpoint)
         request.method = .POST
-        let credentials = Data("\(Self.formEncoded(configuration.clientID)):\(Self.formEncoded(configuration.clientSecret))".utf8)
+        let credentials = Data(
+            "\(Self.formEncoded(configuration.clientID)):\(Self.formEncoded(configuration.clientSecret))".utf8
+        )
         request.headers.add(name: "Authorization", value: "Basic \(credentials.base64EncodedString())")
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
         request.headers.add(name: "Accept", value: "application/json")
@@ -179,7 +201,8 @@ public struct DashboardOIDC: Sendable {
         request.body = .bytes(ByteBuffer(string: form))
         let response = try await http.execute(request, timeout: JWKSource.timeout)
         let body = try await response.body.collect(upTo: JWKSource.maximumBytes)
-        guard response.status == .ok, let object = (try? TourValue(jsonUTF8: body.readableBytesView))?.objectValue,
+        guard response.status == .ok,
+            let object = (try? TourValue(jsonUTF8: body.readableBytesView))?.objectValue,
             let idToken = object["id_token"]?.stringValue
         else {
             throw OIDCFailure.refused("the identity provider refused the code (\(response.status.code))")
@@ -187,7 +210,9 @@ public struct DashboardOIDC: Sendable {
         return idToken
     }
 
-    static func random() -> String { TokenSigner.base64URL(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }) }
+    static func random() -> String {
+        ByteText.base64URL(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) })
+    }
 
     static func equal(_ a: String, _ b: String) -> Bool {
         let (x, y) = (Array(a.utf8), Array(b.utf8))
@@ -235,9 +260,13 @@ struct OIDCClaims: JWTPayload {
         // A boolean, or the string "true" some providers send.
         emailVerified =
             (try? container.decode(Bool.self, forKey: Key(stringValue: "email_verified")))
-            ?? (try? container.decode(String.self, forKey: Key(stringValue: "email_verified"))).map { $0 == "true" }
+            ?? (try? container.decode(String.self, forKey: Key(stringValue: "email_verified"))).map {
+                $0 == "true"
+            }
         for key in container.allKeys {
-            if let value = try? container.decode(String.self, forKey: key) { strings[key.stringValue] = value }
+            if let value = try? container.decode(String.self, forKey: key) {
+                strings[key.stringValue] = value
+            }
         }
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import ServerDatabase
+import TourCodec
 
 /// The dashboard's sign-in sessions (migrations `v5-dashboard-sessions`, `v9-control-plane`). The
 /// cookie carries 256 random bits; the table keeps only their SHA-256, so neither the database nor
@@ -35,9 +36,13 @@ struct DashboardSessions: Sendable {
     /// Opens a session for `person`; returns the cookie's value.
     /// Opens a session for `person`, with its audit row in the same transaction; returns it (with
     /// the cookie's value).
-    func open(person: String, credential: String?, expires: Double, now: Double, audit: AuditLog.Entry) async throws -> Session {
-        let value = TokenSigner.base64URL(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) })
-        let session = Session(person: person, credential: credential, expiresAt: min(now + Self.lifetime, expires), cookie: value)
+    func open(person: String, credential: String?, expires: Double, now: Double, audit: AuditLog.Entry)
+        async throws -> Session
+    {
+        let value = ByteText.base64URL(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) })
+        let session = Session(
+            person: person, credential: credential, expiresAt: min(now + Self.lifetime, expires),
+            cookie: value)
         try await writes.write { connection, logger in
             try await connection.query(
                 """
@@ -45,7 +50,8 @@ struct DashboardSessions: Sendable {
                 VALUES (\(Self.hash(value)), \(now), \(session.expiresAt), \(person), \(credential))
                 """, logger: logger)
             // Expired sessions are removed as new ones open: the table stays the size of the live ones.
-            try await connection.query("DELETE FROM dashboard_sessions WHERE expires_at <= \(now)", logger: logger)
+            try await connection.query(
+                "DELETE FROM dashboard_sessions WHERE expires_at <= \(now)", logger: logger)
             try await AuditLog.append(audit, on: connection, logger: logger)
         }
         return session
@@ -77,7 +83,8 @@ struct DashboardSessions: Sendable {
     func close(_ value: String, audit: AuditLog.Entry) async throws {
         guard Self.isWellFormed(value) else { return }
         try await writes.write { connection, logger in
-            try await connection.query("DELETE FROM dashboard_sessions WHERE id_hash = \(Self.hash(value))", logger: logger)
+            try await connection.query(
+                "DELETE FROM dashboard_sessions WHERE id_hash = \(Self.hash(value))", logger: logger)
             try await AuditLog.append(audit, on: connection, logger: logger)
         }
     }
@@ -86,19 +93,20 @@ struct DashboardSessions: Sendable {
     static func isWellFormed(_ value: String) -> Bool {
         value.utf8.count == 43
             && value.utf8.allSatisfy { byte in
-                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A)
+                    || (byte >= 0x61 && byte <= 0x7A)
                     || byte == 0x2D || byte == 0x5F
             }
     }
 
     static func hash(_ value: String) -> String {
-        SHA256.hash(data: Data(value.utf8)).map { String(format: "%02x", $0) }.joined()
+        ByteText.hex(SHA256.hash(data: Data(value.utf8)))
     }
 
     /// A value derived from a cookie's secret for one purpose (`form`: a session's anti-forgery
     /// token; `sign-in`: the sign-in form's), base64url.
     static func derive(_ purpose: String, _ secret: String) -> String {
-        TokenSigner.base64URL(Data(SHA256.hash(data: Data("onboarding dashboard \(purpose)\n\(secret)".utf8))))
+        ByteText.base64URL(Data(SHA256.hash(data: Data("onboarding dashboard \(purpose)\n\(secret)".utf8))))
     }
 
     /// Whether `given` is the token `derive(purpose, secret)` gives, compared in constant time.

@@ -4,8 +4,8 @@ import JWTKit
 import Logging
 import NIOCore
 import NIOHTTP1
-import TourCodec
 import ServerDatabase
+import TourCodec
 
 /// An identity provider's signing keys (a JWKS), as jwt-kit's key collection: fetched from the
 /// provider's URL and kept for the lifetime its answer gives (`Cache-Control: max-age`, held between
@@ -66,7 +66,8 @@ public actor JWKSource {
                     "the identity provider's keys were not fetched",
                     metadata: ["jwks": "\(origin)", "error": "\(error)"])
                 guard let keys, now < expires.addingTimeInterval(86_400), !lacksKid else {
-                    throw JWKSourceError.unavailable("the identity provider's keys could not be fetched: \(error)")
+                    throw JWKSourceError.unavailable(
+                        "the identity provider's keys could not be fetched: \(error)")
                 }
                 return keys
             }
@@ -79,12 +80,15 @@ public actor JWKSource {
     /// naming any other algorithm is refused before the signature is looked at (RFC 8725, 3.1), so
     /// the token's own header never chooses how it is checked. (The check runs outside the actor:
     /// tokens are checked in parallel.)
-    public nonisolated func verify<Payload: JWTPayload>(_ token: String, as payload: Payload.Type) async throws -> Payload {
+    public nonisolated func verify<Payload: JWTPayload>(_ token: String, as payload: Payload.Type)
+        async throws -> Payload
+    {
         let header = Self.header(of: token)
         let (keys, expected) = try await keys(for: header.keyID)
         guard let named = header.algorithm, let expected, named == expected else {
             throw JWKSourceError(
-                "the token's header names \(header.algorithm ?? "no algorithm"), not its key's \(expected ?? "(no such key)")")
+                "the token's header names \(header.algorithm ?? "no algorithm"), not its key's \(expected ?? "(no such key)")"
+            )
         }
         return try await keys.verify(token, as: Payload.self)
     }
@@ -123,7 +127,10 @@ public actor JWKSource {
                 throw JWKSourceError("\(url) answered \(response.status.code)")
             }
             let body = try await response.body.collect(upTo: Self.maximumBytes)
-            return (String(buffer: body), Self.lifetime(cacheControl: response.headers.first(name: "Cache-Control")))
+            return (
+                String(buffer: body),
+                Self.lifetime(cacheControl: response.headers.first(name: "Cache-Control"))
+            )
         }
     }
 
@@ -131,7 +138,9 @@ public actor JWKSource {
     /// an hour without one.
     static func lifetime(cacheControl: String?) -> TimeInterval {
         let maxAge = cacheControl?.split(separator: ",").lazy.compactMap { directive -> TimeInterval? in
-            let parts = directive.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            let parts = directive.split(separator: "=", maxSplits: 1).map {
+                $0.trimmingCharacters(in: .whitespaces).lowercased()
+            }
             return parts.count == 2 && parts[0] == "max-age" ? TimeInterval(parts[1]) : nil
         }.first
         return min(max(maxAge ?? 3600, lifetimeBounds.lowerBound), lifetimeBounds.upperBound)
@@ -157,7 +166,9 @@ public actor JWKSource {
         let collection = JWTKeyCollection()
         var algorithms: [String?: String] = [:]
         for key in set.keys {
-            guard let algorithm = key.algorithm?.rawValue ?? defaultAlgorithm(of: key), Self.algorithms.contains(algorithm) else {
+            guard let algorithm = key.algorithm?.rawValue ?? defaultAlgorithm(of: key),
+                Self.algorithms.contains(algorithm)
+            else {
                 continue
             }
             do { try await collection.add(jwk: key) } catch { continue }
@@ -181,10 +192,12 @@ public actor JWKSource {
     /// they only choose which keys, and whose, to check it with).
     static func header(of token: String) -> (algorithm: String?, keyID: String?) {
         guard let header = token.split(separator: ".", maxSplits: 1).first, header.utf8.count <= 4096,
-            let data = TokenSigner.data(base64URL: header), let object = (try? TourValue(jsonUTF8: data))?.objectValue
+            let data = ByteText.data(base64URL: header),
+            let object = (try? TourValue(jsonUTF8: data))?.objectValue
         else { return (nil, nil) }
         return (
-            object["alg"]?.stringValue.map { String($0.prefix(32)) }, object["kid"]?.stringValue.map { String($0.prefix(256)) }
+            object["alg"]?.stringValue.map { String($0.prefix(32)) },
+            object["kid"]?.stringValue.map { String($0.prefix(256)) }
         )
     }
 }

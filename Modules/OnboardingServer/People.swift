@@ -126,7 +126,8 @@ public struct PeopleStore: Sendable {
     /// Reads and writes through one pool (tools, tests).
     public init(client: PostgresClient, logger: Logger) {
         self.init(
-            writes: WritableDatabase(client: client, logger: logger), reads: ReadOnlyDatabase(sharing: client, logger: logger),
+            writes: WritableDatabase(client: client, logger: logger),
+            reads: ReadOnlyDatabase(sharing: client, logger: logger),
             logger: logger)
     }
 
@@ -140,13 +141,16 @@ public struct PeopleStore: Sendable {
     // MARK: - Reading
 
     public func person(_ name: String) async throws -> Person? {
-        try await reads.read { connection, logger in try await Self.person(name, on: connection, logger: logger) }
+        try await reads.read { connection, logger in
+            try await Self.person(name, on: connection, logger: logger)
+        }
     }
 
     /// The person whose identity is `identity` (the identity provider's claim), if any.
     public func person(identity: String) async throws -> Person? {
         try await reads.read { connection, logger in
-            let rows = try await connection.query("SELECT name FROM people WHERE identity = \(identity)", logger: logger)
+            let rows = try await connection.query(
+                "SELECT name FROM people WHERE identity = \(identity)", logger: logger)
             var found: String?
             for try await name in rows.decode(String.self) { found = name }
             guard let found else { return nil }
@@ -154,21 +158,28 @@ public struct PeopleStore: Sendable {
         }
     }
 
-    static func person(_ name: String, on connection: PostgresConnection, logger: Logger) async throws -> Person? {
-        let rows = try await connection.query("SELECT identity FROM people WHERE name = \(name)", logger: logger)
+    static func person(_ name: String, on connection: PostgresConnection, logger: Logger) async throws
+        -> Person?
+    {
+        let rows = try await connection.query(
+            "SELECT identity FROM people WHERE name = \(name)", logger: logger)
         var found: String?? = nil
         for try await identity in rows.decode(String?.self) { found = .some(identity) }
         guard let identity = found else { return nil }
         var person = Person(name: name, identity: identity, roles: [:], credentials: [])
-        let roles = try await connection.query("SELECT app, role FROM person_roles WHERE person = \(name)", logger: logger)
+        let roles = try await connection.query(
+            "SELECT app, role FROM person_roles WHERE person = \(name)", logger: logger)
         for try await (app, role) in roles.decode((String, String).self) {
             if let role = Role(rawValue: role) { person.roles[RoleScope(stored: app)] = role }
         }
         let credentials = try await connection.query(
             "SELECT id, created_at, expires_at, revoked_at FROM person_credentials WHERE person = \(name) ORDER BY created_at",
             logger: logger)
-        for try await (id, created, expires, revoked) in credentials.decode((String, Double, Double, Double?).self) {
-            person.credentials.append(.init(id: id, createdAt: created, expiresAt: expires, revokedAt: revoked))
+        for try await (id, created, expires, revoked) in credentials.decode(
+            (String, Double, Double, Double?).self)
+        {
+            person.credentials.append(
+                .init(id: id, createdAt: created, expiresAt: expires, revokedAt: revoked))
         }
         return person
     }
@@ -179,7 +190,8 @@ public struct PeopleStore: Sendable {
             let rows: PostgresRowSequence
             if let app {
                 rows = try await connection.query(
-                    "SELECT DISTINCT person FROM person_roles WHERE app = \(app) OR app = '*' ORDER BY person", logger: logger)
+                    "SELECT DISTINCT person FROM person_roles WHERE app = \(app) OR app = '*' ORDER BY person",
+                    logger: logger)
             } else {
                 rows = try await connection.query("SELECT name FROM people ORDER BY name", logger: logger)
             }
@@ -187,7 +199,9 @@ public struct PeopleStore: Sendable {
             for try await name in rows.decode(String.self) { names.append(name) }
             var people: [Person] = []
             for name in names {
-                if let person = try await Self.person(name, on: connection, logger: logger) { people.append(person) }
+                if let person = try await Self.person(name, on: connection, logger: logger) {
+                    people.append(person)
+                }
             }
             return people
         }
@@ -212,13 +226,14 @@ public struct PeopleStore: Sendable {
 
     /// A new credential's id: 128 random bits, base64url.
     static func newCredentialID() -> String {
-        TokenSigner.base64URL(SymmetricKey(size: .bits128).withUnsafeBytes { Data($0) })
+        ByteText.base64URL(SymmetricKey(size: .bits128).withUnsafeBytes { Data($0) })
     }
 
     /// Gives `name` `role` in `scope`, creating the person when new. Returns the person and, when
     /// the person was created, the id of their first credential (valid `days` days).
     public func grant(
-        _ role: Role, in scope: RoleScope, to name: String, identity: String?, days: Int, by actor: Actor, now: Double
+        _ role: Role, in scope: RoleScope, to name: String, identity: String?, days: Int, by actor: Actor,
+        now: Double
     ) async throws -> (person: Person, newCredential: PersonCredential?) {
         return try await writes.write { connection, logger in
             let existing = try await Self.person(name, on: connection, logger: logger)
@@ -228,20 +243,25 @@ public struct PeopleStore: Sendable {
                 try await connection.query(
                     "INSERT INTO people (name, identity, created_at, created_by) VALUES (\(name), \(identity), \(now), \(actor.name))",
                     logger: logger)
-                credential = try await Self.insertCredential(for: name, days: days, now: now, on: connection, logger: logger)
+                credential = try await Self.insertCredential(
+                    for: name, days: days, now: now, on: connection, logger: logger)
                 // One act, one row: the person with the role they were added with.
                 try await AuditLog.append(
-                    .init(at: now, actor: actor, app: auditApp, action: "person.added", target: name,
-                          details: .members([
-                              "identity": identity.map(TourValue.string), "credential": credential.map { .string($0.id) },
-                              "role": .string(role.rawValue), "scope": .string(scope.description),
-                          ])),
+                    .init(
+                        at: now, actor: actor, app: auditApp, action: "person.added", target: name,
+                        details: .members([
+                            "identity": identity.map(TourValue.string),
+                            "credential": credential.map { .string($0.id) },
+                            "role": .string(role.rawValue), "scope": .string(scope.description),
+                        ])),
                     on: connection, logger: logger)
             } else if let identity, identity != existing?.identity {
-                try await connection.query("UPDATE people SET identity = \(identity) WHERE name = \(name)", logger: logger)
+                try await connection.query(
+                    "UPDATE people SET identity = \(identity) WHERE name = \(name)", logger: logger)
                 try await AuditLog.append(
-                    .init(at: now, actor: actor, app: auditApp, action: "person.identity-changed", target: name,
-                          details: ["identity": .string(identity)]),
+                    .init(
+                        at: now, actor: actor, app: auditApp, action: "person.identity-changed", target: name,
+                        details: ["identity": .string(identity)]),
                     on: connection, logger: logger)
             }
             try await connection.query(
@@ -253,9 +273,12 @@ public struct PeopleStore: Sendable {
             // A new person's role is in their person.added row.
             if existing != nil, before != role {
                 try await AuditLog.append(
-                    .init(at: now, actor: actor, app: auditApp, action: "role.granted", target: name,
-                          details: .members(["role": .string(role.rawValue), "scope": .string(scope.description),
-                                             "previous": before.map { .string($0.rawValue) }])),
+                    .init(
+                        at: now, actor: actor, app: auditApp, action: "role.granted", target: name,
+                        details: .members([
+                            "role": .string(role.rawValue), "scope": .string(scope.description),
+                            "previous": before.map { .string($0.rawValue) },
+                        ])),
                     on: connection, logger: logger)
             }
             guard let person = try await Self.person(name, on: connection, logger: logger) else {
@@ -267,7 +290,9 @@ public struct PeopleStore: Sendable {
 
     /// Takes `name`'s role in `scope` away (nil: the person, every credential and session). A
     /// person left with no role is removed too. Returns the person as they were, or nil if unknown.
-    public func remove(_ name: String, from scope: RoleScope?, by actor: Actor, now: Double) async throws -> Person? {
+    public func remove(_ name: String, from scope: RoleScope?, by actor: Actor, now: Double) async throws
+        -> Person?
+    {
         return try await writes.write { connection, logger in
             guard let before = try await Self.person(name, on: connection, logger: logger) else { return nil }
             let auditApp: String? = if case .app(let app) = scope { app } else { nil }
@@ -275,25 +300,32 @@ public struct PeopleStore: Sendable {
             if let scope {
                 guard let role = before.roles[scope] else { return before }
                 try await connection.query(
-                    "DELETE FROM person_roles WHERE person = \(name) AND app = \(scope.stored)", logger: logger)
+                    "DELETE FROM person_roles WHERE person = \(name) AND app = \(scope.stored)",
+                    logger: logger)
                 removedRole = (role, scope)
             }
-            let left = try await connection.query("SELECT 1 FROM person_roles WHERE person = \(name)", logger: logger)
+            let left = try await connection.query(
+                "SELECT 1 FROM person_roles WHERE person = \(name)", logger: logger)
             var hasRoles = false
             for try await _ in left { hasRoles = true }
-            let roleDetails: TourValue = removedRole.map {
-                ["role": .string($0.role.rawValue), "scope": .string($0.scope.description)]
-            } ?? [:]
+            let roleDetails: TourValue =
+                removedRole.map {
+                    ["role": .string($0.role.rawValue), "scope": .string($0.scope.description)]
+                } ?? [:]
             // One act, one row: a person whose last role goes is removed (credentials, roles and
             // sessions with them, ON DELETE CASCADE), and that row names the role too.
             if scope == nil || !hasRoles {
                 try await connection.query("DELETE FROM people WHERE name = \(name)", logger: logger)
                 try await AuditLog.append(
-                    .init(at: now, actor: actor, app: auditApp, action: "person.removed", target: name, details: roleDetails),
+                    .init(
+                        at: now, actor: actor, app: auditApp, action: "person.removed", target: name,
+                        details: roleDetails),
                     on: connection, logger: logger)
             } else if removedRole != nil {
                 try await AuditLog.append(
-                    .init(at: now, actor: actor, app: auditApp, action: "role.removed", target: name, details: roleDetails),
+                    .init(
+                        at: now, actor: actor, app: auditApp, action: "role.removed", target: name,
+                        details: roleDetails),
                     on: connection, logger: logger)
             }
             return before
@@ -301,18 +333,23 @@ public struct PeopleStore: Sendable {
     }
 
     /// Revokes every live credential of `name` and issues a new one. Nil when there is no such person.
-    public func rotate(_ name: String, days: Int, by actor: Actor, now: Double) async throws -> PersonCredential? {
+    public func rotate(_ name: String, days: Int, by actor: Actor, now: Double) async throws
+        -> PersonCredential?
+    {
         return try await writes.write { connection, logger in
             guard try await Self.person(name, on: connection, logger: logger) != nil else { return nil }
             try await connection.query(
                 "UPDATE person_credentials SET revoked_at = \(now) WHERE person = \(name) AND revoked_at IS NULL",
                 logger: logger)
             // Sessions opened with a revoked credential end with it.
-            try await connection.query("DELETE FROM dashboard_sessions WHERE person = \(name)", logger: logger)
-            let credential = try await Self.insertCredential(for: name, days: days, now: now, on: connection, logger: logger)
+            try await connection.query(
+                "DELETE FROM dashboard_sessions WHERE person = \(name)", logger: logger)
+            let credential = try await Self.insertCredential(
+                for: name, days: days, now: now, on: connection, logger: logger)
             try await AuditLog.append(
-                .init(at: now, actor: actor, app: nil, action: "credential.rotated", target: name,
-                      details: ["credential": .string(credential.id)]),
+                .init(
+                    at: now, actor: actor, app: nil, action: "credential.rotated", target: name,
+                    details: ["credential": .string(credential.id)]),
                 on: connection, logger: logger)
             return credential
         }
@@ -327,7 +364,9 @@ public struct PeopleStore: Sendable {
             var ended = 0
             for try await count in rows.decode(Int64.self) { ended = Int(count) }
             try await AuditLog.append(
-                .init(at: now, actor: actor, app: app, action: "sessions.ended", target: name, details: ["sessions": .int(ended)]),
+                .init(
+                    at: now, actor: actor, app: app, action: "sessions.ended", target: name,
+                    details: ["sessions": .int(ended)]),
                 on: connection, logger: logger)
             return ended
         }
@@ -356,7 +395,8 @@ public struct PersonCredential: Equatable, Sendable {
     public var expires: Int64
 
     public var claims: TokenClaims {
-        TokenClaims(subject: person, scope: .person, app: nil, issuedAt: issuedAt, expires: expires, credential: id)
+        TokenClaims(
+            subject: person, scope: .person, app: nil, issuedAt: issuedAt, expires: expires, credential: id)
     }
 }
 

@@ -31,7 +31,8 @@ struct WrittenAnswer: StoredAnswer {
 
     var storedBytes: [UInt8] {
         (try? TourValue.members([
-            "status": .int(status.code), "contentType": .string(contentType), "location": location.map(TourValue.string),
+            "status": .int(status.code), "contentType": .string(contentType),
+            "location": location.map(TourValue.string),
             "body": .string(Data(body).base64EncodedString()),
         ]).jsonUTF8()) ?? []
     }
@@ -67,9 +68,12 @@ extension Routes {
     ) async throws -> Response {
         let idempotency = try Self.idempotency(request, body: body, caller: caller, tokens: tokens)
         do {
-            return try await store.writes.write(.write, idempotency: idempotency) { _, _ in try await write() }.response
+            return try await store.writes.write(.write, idempotency: idempotency) { _, _ in try await write()
+            }.response
         } catch is IdempotencyKeyReused {
-            throw APIError(status: .unprocessableContent, code: "idempotency_key_reused", message: IdempotencyKeyReused().description)
+            throw APIError(
+                status: .unprocessableContent, code: "idempotency_key_reused",
+                message: IdempotencyKeyReused().description)
         } catch let error as DatabaseUnavailable where error.reason == .commitUnconfirmed {
             throw APIError(
                 status: .serviceUnavailable, code: "commit_unconfirmed",
@@ -82,7 +86,9 @@ extension Routes {
 
     /// The request's idempotency, when it carries a key: its caller's pseudonym, the key, and a
     /// hash of its method, path and body.
-    static func idempotency(_ request: Request, body: ByteBuffer?, caller: String, tokens: TokenSigner) throws -> Idempotency? {
+    static func idempotency(_ request: Request, body: ByteBuffer?, caller: String, tokens: TokenSigner) throws
+        -> Idempotency?
+    {
         guard let key = request.headers[idempotencyKeyHeader] else { return nil }
         guard Idempotency.isValidKey(key) else {
             throw APIError.invalid("an Idempotency-Key is \(Idempotency.keyRule)")
@@ -92,7 +98,7 @@ extension Routes {
         if let body { hash.update(data: Data(body.readableBytesView)) }
         return Idempotency(
             scope: tokens.pseudonym(caller, purpose: "idempotency"), key: key,
-            fingerprint: hash.finalize().map { String(format: "%02x", $0) }.joined(),
+            fingerprint: ByteText.hex(hash.finalize()),
             seal: { try tokens.seal($0, purpose: "idempotent answer") },
             open: { try tokens.open($0, purpose: "idempotent answer") })
     }

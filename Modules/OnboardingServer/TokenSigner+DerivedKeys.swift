@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import TourCodec
 
 /// Keys derived from the ring for other purposes than signing tokens: pseudonyms of subjects the
 /// server must remember without keeping them in clear, and sealed answers.
@@ -13,7 +14,8 @@ extension TokenSigner {
     }
 
     static func derive(from ring: TokenKey, for purpose: String) -> SymmetricKey {
-        HKDF<SHA256>.deriveKey(inputKeyMaterial: ring.key, info: Data("onboarding-server \(purpose)".utf8), outputByteCount: 32)
+        HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: ring.key, info: Data("onboarding-server \(purpose)".utf8), outputByteCount: 32)
     }
 
     /// A keyed hash (HMAC-SHA256 under a key derived from the signing key) of `value`, in hex:
@@ -21,7 +23,7 @@ extension TokenSigner {
     /// from it by guessing.
     func pseudonym(_ value: String, purpose: String, keyID: String? = nil) -> String {
         guard let (_, key) = derivedKey("pseudonym \(purpose)", keyID: keyID) else { return "" }
-        return Data(HMAC<SHA256>.authenticationCode(for: Data(value.utf8), using: key)).map { String(format: "%02x", $0) }.joined()
+        return ByteText.hex(HMAC<SHA256>.authenticationCode(for: Data(value.utf8), using: key))
     }
 
     /// How the server names a subject wherever it must remember one it may not keep in clear (the
@@ -45,21 +47,27 @@ extension TokenSigner {
 
     private static func subjectPseudonym(app: String, subject: String, key: SymmetricKey) -> String {
         let code = HMAC<SHA256>.authenticationCode(for: Data("\(app)\u{0}\(subject)".utf8), using: key)
-        return "hmac:" + Data(code).prefix(16).map { String(format: "%02x", $0) }.joined()
+        return "hmac:" + ByteText.hex(Data(code).prefix(16))
     }
 
     /// `bytes` sealed (AES-GCM) under a key derived from the signing key, prefixed with that key's
     /// id so a ring that moved on still opens it.
     func seal(_ bytes: [UInt8], purpose: String) throws -> [UInt8] {
-        guard let (id, key) = derivedKey("seal \(purpose)") else { throw ServerConfigurationError("the key ring is empty") }
+        guard let (id, key) = derivedKey("seal \(purpose)") else {
+            throw ServerConfigurationError("the key ring is empty")
+        }
         let box = try AES.GCM.seal(bytes, using: key)
-        guard let combined = box.combined else { throw ServerConfigurationError("AES-GCM gave no combined box") }
+        guard let combined = box.combined else {
+            throw ServerConfigurationError("AES-GCM gave no combined box")
+        }
         return [UInt8(id.utf8.count)] + Array(id.utf8) + Array(combined)
     }
 
     /// What ``seal(_:purpose:)`` sealed; throws when no key of the ring opens it (or it was altered).
     func open(_ sealed: [UInt8], purpose: String) throws -> [UInt8] {
-        guard let count = sealed.first.map(Int.init), sealed.count > 1 + count else { throw ServerConfigurationError("not a sealed answer") }
+        guard let count = sealed.first.map(Int.init), sealed.count > 1 + count else {
+            throw ServerConfigurationError("not a sealed answer")
+        }
         let id = String(decoding: sealed[1...count], as: UTF8.self)
         guard let (_, key) = derivedKey("seal \(purpose)", keyID: id) else {
             throw ServerConfigurationError("the key \(id) that sealed it is no longer in the ring")

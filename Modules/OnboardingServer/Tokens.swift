@@ -62,7 +62,8 @@ extension TokenClaims: TourValueCodable {
     public init(tourValue: TourValue) throws {
         let payload = try TourValueReader(tourValue, as: "token claims")
         self.init(
-            subject: try payload.string("sub"), scope: try payload.raw("scope"), app: try payload.optionalString("app"),
+            subject: try payload.string("sub"), scope: try payload.raw("scope"),
+            app: try payload.optionalString("app"),
             issuedAt: try payload.double("iat"), expires: Int64(try payload.int("exp")),
             credential: try payload.optionalString("cid"))
         keyID = try payload.optionalString("kid")
@@ -80,13 +81,17 @@ public struct TokenKey: Sendable {
 
     public init(id: String, secret: String) throws(ServerConfigurationError) {
         guard !id.isEmpty, id.utf8.count <= 64,
-            id.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.".unicodeScalars.contains($0) })
+            id.unicodeScalars.allSatisfy({
+                $0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.".unicodeScalars.contains($0)
+            })
         else {
-            throw ServerConfigurationError("a key id must be 1 to 64 letters, digits, '-', '_' or '.' (got '\(id)')")
+            throw ServerConfigurationError(
+                "a key id must be 1 to 64 letters, digits, '-', '_' or '.' (got '\(id)')")
         }
         guard secret.utf8.count >= Self.minimumSecretLength else {
             throw ServerConfigurationError(
-                "the secret of key '\(id)' must be at least \(Self.minimumSecretLength) bytes (got \(secret.utf8.count))")
+                "the secret of key '\(id)' must be at least \(Self.minimumSecretLength) bytes (got \(secret.utf8.count))"
+            )
         }
         self.id = id
         key = SymmetricKey(data: Data(secret.utf8))
@@ -131,7 +136,9 @@ public struct TokenSigner: Sendable {
 
     /// Several keys; the first signs.
     public init(keys: [TokenKey]) throws(ServerConfigurationError) {
-        guard !keys.isEmpty else { throw ServerConfigurationError("the key ring is empty: give at least one key") }
+        guard !keys.isEmpty else {
+            throw ServerConfigurationError("the key ring is empty: give at least one key")
+        }
         var seen: Set<String> = []
         for key in keys where !seen.insert(key.id).inserted {
             throw ServerConfigurationError("the key id '\(key.id)' is given twice")
@@ -172,19 +179,25 @@ public struct TokenSigner: Sendable {
     /// `text` with a MAC of the signing key: for a value this server hands out and must get back
     /// unchanged (the state of a sign-in through the identity provider, in a cookie).
     func seal(_ text: String) -> String {
-        let payload = Self.base64URL(Data(text.utf8))
+        let payload = ByteText.base64URL(Data(text.utf8))
         let mac = HMAC<SHA256>.authenticationCode(for: Data("seal.\(payload)".utf8), using: keys[0].key)
-        return "\(payload).\(Self.base64URL(Data(mac)))"
+        return "\(payload).\(ByteText.base64URL(Data(mac)))"
     }
 
     /// The text ``seal(_:)`` sealed, if a key of the ring made its MAC.
     func unseal(_ sealed: String) -> String? {
         let parts = sealed.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 2, let payload = Self.data(base64URL: parts[0]), let mac = Self.data(base64URL: parts[1]) else {
+        guard parts.count == 2, let payload = ByteText.data(base64URL: parts[0]),
+            let mac = ByteText.data(base64URL: parts[1])
+        else {
             return nil
         }
         let signed = Data("seal.\(parts[0])".utf8)
-        guard keys.contains(where: { HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: signed, using: $0.key) }) else {
+        guard
+            keys.contains(where: {
+                HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: signed, using: $0.key)
+            })
+        else {
             return nil
         }
         return String(data: payload, encoding: .utf8)
@@ -254,8 +267,8 @@ public struct TokenSigner: Sendable {
     /// An `obt2` token (0.10 to 0.21): accepted until it expires.
     private func checkOBT2(_ token: String, now: Date) throws(Failure) -> TokenClaims {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0] == Self.prefix, let signature = Self.data(base64URL: parts[2]),
-            let payload = Self.data(base64URL: parts[1])
+        guard parts.count == 3, parts[0] == Self.prefix, let signature = ByteText.data(base64URL: parts[2]),
+            let payload = ByteText.data(base64URL: parts[1])
         else { throw .malformed }
         // The claims name their key; they are trusted only once that key's signature checks.
         guard let claims = try? TokenClaims(jsonUTF8: payload) else { throw .malformed }
@@ -265,35 +278,6 @@ public struct TokenSigner: Sendable {
             throw .badSignature
         }
         return try Self.checked(claims, now: now)
-    }
-
-    // base64url by bytes, without Foundation's string replacing: every request verifies a token
-    // (the old form's, and the key ids of JWT headers).
-
-    static func base64URL(_ data: Data) -> String {
-        var bytes = Array(data.base64EncodedData())
-        while bytes.last == UInt8(ascii: "=") { bytes.removeLast() }
-        for index in bytes.indices {
-            switch bytes[index] {
-            case UInt8(ascii: "+"): bytes[index] = UInt8(ascii: "-")
-            case UInt8(ascii: "/"): bytes[index] = UInt8(ascii: "_")
-            default: break
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    static func data(base64URL text: Substring) -> Data? {
-        var bytes = Data(capacity: text.utf8.count + 3)
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "-"): bytes.append(UInt8(ascii: "+"))
-            case UInt8(ascii: "_"): bytes.append(UInt8(ascii: "/"))
-            default: bytes.append(byte)
-            }
-        }
-        bytes.append(contentsOf: repeatElement(UInt8(ascii: "="), count: (4 - bytes.count % 4) % 4))
-        return Data(base64Encoded: bytes)
     }
 }
 
@@ -331,7 +315,8 @@ final class JWTRing: Sendable {
         if let collection = collection.withLock({ $0 }) { return collection }
         let collection = JWTKeyCollection()
         for key in keys {
-            await collection.add(hmac: HMACKey(key: key.key), digestAlgorithm: .sha256, kid: JWKIdentifier(string: key.id))
+            await collection.add(
+                hmac: HMACKey(key: key.key), digestAlgorithm: .sha256, kid: JWKIdentifier(string: key.id))
         }
         return self.collection.withLock { made in
             if let earlier = made { return earlier }
@@ -366,10 +351,12 @@ struct ServerTokenPayload: JWTPayload {
     /// The claims, when the payload is one this server makes: its issuer, one audience at most,
     /// a scope it knows.
     var claims: TokenClaims? {
-        guard iss.value == TokenSigner.issuer, let scope = TokenClaims.Scope(rawValue: scope), (aud?.value.count ?? 1) == 1
+        guard iss.value == TokenSigner.issuer, let scope = TokenClaims.Scope(rawValue: scope),
+            (aud?.value.count ?? 1) == 1
         else { return nil }
         return TokenClaims(
-            subject: sub.value, scope: scope, app: aud?.value.first, issuedAt: iat.value.timeIntervalSince1970,
+            subject: sub.value, scope: scope, app: aud?.value.first,
+            issuedAt: iat.value.timeIntervalSince1970,
             expires: Int64(exp.value.timeIntervalSince1970.rounded()), credential: cid)
     }
 

@@ -1,3 +1,5 @@
+import TourCodec
+
 /// SHA-256 (FIPS 180-4) over bytes, for the catalog document's fingerprint.
 ///
 /// Why not swift-crypto: TourCore is the engine the iOS apps embed and has no dependencies, and the
@@ -19,10 +21,7 @@ public struct SHA256Hasher: Sendable {
     public static func hex<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
         var hash = SHA256Hasher()
         hash.update(bytes)
-        return hash.finalize().map { byte in
-            let digits = Array("0123456789abcdef".utf8)
-            return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]], as: UTF8.self)
-        }.joined()
+        return ByteText.hex(hash.finalize())
     }
 
     public mutating func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
