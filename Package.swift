@@ -16,7 +16,8 @@ let apps: [(folder: String, executable: String)] = {
     return folders.sorted().filter { folder in
         var isFolder: ObjCBool = false
         let onboarding = root.appendingPathComponent(folder).appendingPathComponent("Onboarding").path
-        return FileManager.default.fileExists(atPath: onboarding, isDirectory: &isFolder) && isFolder.boolValue
+        return FileManager.default.fileExists(atPath: onboarding, isDirectory: &isFolder)
+            && isFolder.boolValue
     }.map { ($0, $0.lowercased()) }
 }()
 let appModules = apps.map { Target.Dependency.target(name: "\($0.folder)Onboarding") }
@@ -25,7 +26,8 @@ let appExecutables = apps.map { Target.Dependency.target(name: $0.executable) }
 let appTargets: [Target] = apps.flatMap { app -> [Target] in
     // The catalog's release history (`releases/*.json`), its translation tables (`strings/`) and
     // its trusted publication keys (`publication-keys/`) are compiled in by CatalogReleasesPlugin.
-    let folder = URL(fileURLWithPath: Context.packageDirectory).appendingPathComponent("Apps/\(app.folder)/Onboarding")
+    let folder = URL(fileURLWithPath: Context.packageDirectory).appendingPathComponent(
+        "Apps/\(app.folder)/Onboarding")
     let compiledIn = ["releases", "strings", "publication-keys"].filter {
         FileManager.default.fileExists(atPath: folder.appendingPathComponent($0).path)
     }
@@ -34,7 +36,8 @@ let appTargets: [Target] = apps.flatMap { app -> [Target] in
             // What a product's flows may import: the engine's types, the runtime's product API and
             // the catalog documents (a product's translation tables are read as documents);
             // storage only through the runtime (no `@_exported` in Modules/ makes that hold).
-            name: "\(app.folder)Onboarding", dependencies: ["TourCodec", "TourCore", "CatalogDocuments", "TourRuntime"],
+            name: "\(app.folder)Onboarding",
+            dependencies: ["TourCodec", "TourCore", "CatalogDocuments", "TourRuntime"],
             path: "Apps/\(app.folder)/Onboarding",
             exclude: compiledIn,
             swiftSettings: swiftSettings, plugins: ["CatalogReleasesPlugin"]),
@@ -87,10 +90,13 @@ let package = Package(
         .target(name: "TourCodec", path: "Modules/TourCodec", swiftSettings: swiftSettings),
         // The versioned-schema shape the device's SQLite and the server's PostgreSQL share.
         .target(name: "SchemaMigrations", path: "Modules/SchemaMigrations", swiftSettings: swiftSettings),
-        .target(name: "TourCore", dependencies: ["TourCodec"], path: "Modules/TourCore", swiftSettings: swiftSettings),
+        .target(
+            name: "TourCore", dependencies: ["TourCodec"], path: "Modules/TourCore",
+            swiftSettings: swiftSettings),
         // The catalog as a document: canonical form, fingerprint, checks, diff, release history.
         .target(
-            name: "CatalogDocuments", dependencies: ["TourCodec", "TourCore"], path: "Modules/CatalogDocuments",
+            name: "CatalogDocuments", dependencies: ["TourCodec", "TourCore"],
+            path: "Modules/CatalogDocuments",
             swiftSettings: swiftSettings),
         .target(
             name: "Haptics", dependencies: ["TourCore"], path: "Modules/Haptics", swiftSettings: swiftSettings
@@ -100,17 +106,23 @@ let package = Package(
             swiftSettings: swiftSettings),
         // The system's SQLite (libsqlite3-dev on Debian, the SDK's on Apple platforms).
         .systemLibrary(
-            name: "CSQLite", path: "Modules/CSQLite", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
+            name: "CSQLite", path: "Modules/CSQLite",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         .target(
             name: "Persistence", dependencies: ["TourCodec", "TourCore", "SchemaMigrations", "CSQLite"],
             path: "Modules/Persistence", swiftSettings: swiftSettings),
         .target(
-            name: "TourRuntime", dependencies: ["TourCodec", "TourCore", "CatalogDocuments", "Persistence", "Haptics", "Permissions", "AccountSync"],
+            name: "TourRuntime",
+            dependencies: [
+                "TourCodec", "TourCore", "CatalogDocuments", "Persistence", "Haptics", "Permissions",
+                "AccountSync",
+            ],
             path: "Modules/TourRuntime", swiftSettings: swiftSettings),
         .target(
             name: "OnboardingCLI",
             dependencies: [
-                "TourCodec", "TourRuntime", "CatalogDocuments", "AccountSync", "AccountSyncHTTP", "InsightsPages",
+                "TourCodec", "TourRuntime", "CatalogDocuments", "AccountSync", "AccountSyncHTTP",
+                "InsightsPages",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Modules/OnboardingCLI", swiftSettings: swiftSettings),
@@ -127,7 +139,8 @@ let package = Package(
             path: "Modules/AccountSync",
             swiftSettings: swiftSettings),
         .target(
-            name: "AccountSyncHTTP", dependencies: ["TourCodec", "TourCore", "AccountSync", "CCurlShim"], path: "Modules/AccountSyncHTTP",
+            name: "AccountSyncHTTP", dependencies: ["TourCodec", "TourCore", "AccountSync", "CCurlShim"],
+            path: "Modules/AccountSyncHTTP",
             swiftSettings: swiftSettings),
         // Calls libcurl's variadic setopt/getinfo through their variadic C type (Swift cannot).
         .target(name: "CCurlShim", path: "Modules/CCurlShim"),
@@ -159,7 +172,8 @@ let package = Package(
         .target(
             name: "OnboardingServer",
             dependencies: [
-                "TourCodec", "AccountSync", "InsightsPages", "SchemaMigrations", "CatalogDocuments", "ServerInsights",
+                "TourCodec", "AccountSync", "InsightsPages", "SchemaMigrations", "CatalogDocuments",
+                "ServerInsights",
                 "ServerDatabase",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -176,12 +190,14 @@ let package = Package(
         .executableTarget(
             name: "onboarding-server",
             dependencies: [
-                "OnboardingServer", "ServerInsights", "ServerDatabase", "AccountSync", "InsightsPages", "TourCore", "TourCodec",
+                "OnboardingServer", "ServerInsights", "ServerDatabase", "AccountSync", "InsightsPages",
+                "TourCore", "TourCodec",
                 "CatalogDocuments",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Modules/OnboardingServerMain", swiftSettings: swiftSettings),
 
@@ -189,7 +205,8 @@ let package = Package(
         .executableTarget(
             name: "onboarding-bench",
             dependencies: appModules + [
-                "TourRuntime", "CatalogDocuments", "OnboardingServer", "ServerInsights", "ServerDatabase", "CSQLite", "Persistence",
+                "TourRuntime", "CatalogDocuments", "OnboardingServer", "ServerInsights", "ServerDatabase",
+                "CSQLite", "Persistence",
                 "AccountSync",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -202,26 +219,33 @@ let package = Package(
 
         // MARK: Tests
         .target(
-            name: "TourFixtures", dependencies: ["TourCodec", "TourCore", "CatalogDocuments"], path: "Tests/TourFixtures",
+            name: "TourFixtures", dependencies: ["TourCodec", "TourCore", "CatalogDocuments"],
+            path: "Tests/TourFixtures",
             swiftSettings: swiftSettings),
         .testTarget(
             name: "TourCoreTests",
             dependencies: [
-                "TourCodec", "TourCore", "CatalogDocuments", "TourFixtures", .product(name: "Crypto", package: "swift-crypto"),
+                "TourCodec", "TourCore", "CatalogDocuments", "TourFixtures",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Tests/TourCoreTests",
             exclude: ["StoredForms"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "PersistenceTests", dependencies: ["Persistence", "SchemaMigrations", "TourRuntime", "TourFixtures", "CSQLite"],
+            name: "PersistenceTests",
+            dependencies: ["Persistence", "SchemaMigrations", "TourRuntime", "TourFixtures", "CSQLite"],
             path: "Tests/PersistenceTests", swiftSettings: swiftSettings),
         .testTarget(
-            name: "TourRuntimeTests", dependencies: ["TourRuntime", "CatalogDocuments", "AccountSync", "TourFixtures", "CSQLite"],
+            name: "TourRuntimeTests",
+            dependencies: [
+                "TourCodec", "TourRuntime", "CatalogDocuments", "AccountSync", "TourFixtures", "CSQLite",
+            ],
             path: "Tests/TourRuntimeTests",
             swiftSettings: swiftSettings),
         // Each product's journeys through its flows, in process.
         .testTarget(
-            name: "ProductTests", dependencies: appModules + ["CatalogDocuments"], path: "Tests/ProductTests", swiftSettings: swiftSettings,
+            name: "ProductTests", dependencies: appModules + ["CatalogDocuments"], path: "Tests/ProductTests",
+            swiftSettings: swiftSettings,
             plugins: ["ProductRegistryPlugin"]),
         // The cross-app regression suite: every path through every product's flows on real SQLite
         // files, and golden transcripts of each product's CLI.
@@ -242,7 +266,8 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: appExecutables + appModules + [
-                "onboarding-server", "OnboardingServer", "ServerInsights", "SchemaMigrations", "ServerDatabase", "AccountSyncHTTP", "CatalogDocuments",
+                "onboarding-server", "OnboardingServer", "ServerInsights", "SchemaMigrations",
+                "ServerDatabase", "AccountSyncHTTP", "CatalogDocuments",
                 "TourFixtures",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -262,13 +287,15 @@ let package = Package(
         .plugin(
             name: "ProductRegistryPlugin", capability: .buildTool(), dependencies: ["product-registry"],
             path: "Tests/ProductRegistryPlugin"),
-        .executableTarget(name: "product-registry", path: "Tests/ProductRegistry", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "product-registry", path: "Tests/ProductRegistry", swiftSettings: swiftSettings),
 
         // MARK: Each product's catalog release history, compiled into its module
         .plugin(
             name: "CatalogReleasesPlugin", capability: .buildTool(), dependencies: ["catalog-releases"],
             path: "Modules/CatalogReleasesPlugin"),
-        .executableTarget(name: "catalog-releases", path: "Modules/CatalogReleasesTool", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "catalog-releases", path: "Modules/CatalogReleasesTool", swiftSettings: swiftSettings),
     ] + appTargets,
     swiftLanguageModes: [.v6]
 )

@@ -149,7 +149,7 @@ public enum PublicationSigning {
 
     /// `YYYY-MM-DDTHH:MM:SSZ` of a time, for messages.
     static func day(_ time: Double) -> String {
-        Date.ISO8601FormatStyle().format(Date(timeIntervalSince1970: time))
+        ISOTime.wholeSeconds(time)
     }
 }
 

@@ -1,12 +1,14 @@
 import ArgumentParser
+import InsightsPages
+import TourCodec
+import TourCore
+import TourRuntime
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import InsightsPages
-import TourRuntime
-import TourCore
 
 /// `report`: the funnel of every flow across users, from the journal.
 struct Report: ScriptableCommand {
@@ -19,18 +21,22 @@ struct Report: ScriptableCommand {
     @Option(help: "Count only runs started on or after this day, YYYY-MM-DD (UTC).") var since: String?
     @Option(
         help:
-            "flow (the funnel of each flow, the default), variant (each experiment's variants against its control) or accessibility (each flow's funnel per the accessibility settings its runs started with).")
+            "flow (the funnel of each flow, the default), variant (each experiment's variants against its control) or accessibility (each flow's funnel per the accessibility settings its runs started with)."
+    )
     var by: String = "flow"
     @Option(
         name: .customLong("html"),
-        help: "Write the report as one self-contained HTML page to FILE: charts, each with the table of its numbers; no script, nothing loaded from a network.")
+        help:
+            "Write the report as one self-contained HTML page to FILE: charts, each with the table of its numbers; no script, nothing loaded from a network."
+    )
     var htmlFile: String?
 
     func validate() throws {
         _ = try sinceDate()
         if let htmlFile {
             func isFolder(_ path: String) -> Bool {
-                (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType == .typeDirectory
+                (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType
+                    == .typeDirectory
             }
             let parent = URL(fileURLWithPath: htmlFile).deletingLastPathComponent().path
             guard !htmlFile.isEmpty, !htmlFile.hasSuffix("/") else {
@@ -47,11 +53,14 @@ struct Report: ScriptableCommand {
             throw ValidationError("--by takes flow, variant or accessibility; got '\(by.quotable)'")
         }
         if by == "accessibility", htmlFile != nil {
-            throw ValidationError("--html draws the funnel (--by flow) or the experiments (--by variant); --by accessibility is text or --json")
+            throw ValidationError(
+                "--html draws the funnel (--by flow) or the experiments (--by variant); --by accessibility is text or --json"
+            )
         }
         if by == "variant", since != nil {
             throw ValidationError(
-                "--since applies to the funnel; --by variant counts every subject an experiment assigned, so it takes no --since")
+                "--since applies to the funnel; --by variant counts every subject an experiment assigned, so it takes no --since"
+            )
         }
     }
 
@@ -75,7 +84,8 @@ struct Report: ScriptableCommand {
         }
         if by == "variant" {
             try ExperimentReportView.show(
-                ExperimentTally.reports(app: app, catalog: runner.product.catalog, rows: rows), rows: rows.count,
+                ExperimentTally.reports(app: app, catalog: runner.product.catalog, rows: rows),
+                rows: rows.count,
                 runner: runner)
             return
         }
@@ -108,7 +118,8 @@ struct Report: ScriptableCommand {
     /// settings changed midway counts under those it started with).
     func showByAccessibility(_ rows: [JournalEntry], runner: Runner) throws {
         let groups = FlowFunnel.compute(
-            app: runner.product.catalog.app, engine: runner.product.engine, rows: rows, since: try sinceDate(),
+            app: runner.product.catalog.app, engine: runner.product.engine, rows: rows,
+            since: try sinceDate(),
             groupedBy: { $0.accessibility.summary })
         if runner.json {
             struct Group: Encodable {
@@ -155,7 +166,8 @@ struct Report: ScriptableCommand {
                 // Numbered as the card counts them: a terminal step left out of the count is "done".
                 let counted = flow.map { $0.countsTerminalStep ? $0.steps.count : $0.steps.count - 1 } ?? 0
                 // A step the catalog no longer has (runs of an older catalog reached it) is "removed".
-                let number = step.removed == true ? "removed" : index < counted ? "\(index + 1)/\(counted)" : "done"
+                let number =
+                    step.removed == true ? "removed" : index < counted ? "\(index + 1)/\(counted)" : "done"
                 Output.line(
                     "  " + "\(number) \(step.step.rawValue)".padded(to: 22)
                         + String(step.reached).leftPadded(7) + String(step.inProgress).leftPadded(13)
@@ -190,17 +202,25 @@ struct Report: ScriptableCommand {
         if by == "variant" {
             let reports = ExperimentTally.reports(app: app, catalog: product.catalog, rows: rows)
             sections = reports.map { .arms(ArmFigures($0)) }
-            if reports.isEmpty { sections = [.text("No experiments: no flow of this catalog declares one and the journal assigns none.")] }
+            if reports.isEmpty {
+                sections = [
+                    .text(
+                        "No experiments: no flow of this catalog declares one and the journal assigns none.")
+                ]
+            }
         } else {
             if let since { subtitle += " · runs started since \(since)" }
-            let funnels = try FlowFunnel.compute(app: app, engine: product.engine, rows: rows, since: try sinceDate())
+            let funnels = try FlowFunnel.compute(
+                app: app, engine: product.engine, rows: rows, since: try sinceDate())
             sections.append(
                 .table(
                     .init(
-                        caption: "Runs of each flow", columns: ["Flow", "Started", "Completed", "Skipped", "In progress"],
+                        caption: "Runs of each flow",
+                        columns: ["Flow", "Started", "Completed", "Skipped", "In progress"],
                         rows: funnels.map { funnel in
                             [
-                                .init("\(funnel.flow.rawValue) (\(funnel.name))"), .number(funnel.started), .number(funnel.completed),
+                                .init("\(funnel.flow.rawValue) (\(funnel.name))"), .number(funnel.started),
+                                .number(funnel.completed),
                                 .number(funnel.skipped), .number(funnel.inProgress),
                             ]
                         })))
@@ -209,19 +229,25 @@ struct Report: ScriptableCommand {
                     .funnel(
                         FunnelFigures(
                             title: "\(funnel.flow.rawValue) (\(funnel.name))", started: funnel.started,
-                            steps: funnel.steps.map { ($0.step.rawValue + ($0.removed == true ? " (removed)" : ""), $0.reached) },
+                            steps: funnel.steps.map {
+                                ($0.step.rawValue + ($0.removed == true ? " (removed)" : ""), $0.reached)
+                            },
                             completed: funnel.completed)))
             }
         }
         let page = InsightsPage(
             title: "\(runner.cli.displayName) onboarding report", subtitle: subtitle, sections: sections,
-            footer: "\(runner.cli.executable) \(OnboardingVersion.current) · written \(ISOTime.string(secondsSince1970: Date().timeIntervalSince1970))")
+            footer:
+                "\(runner.cli.executable) \(OnboardingVersion.current) · written \(ISOTime.string(secondsSince1970: Date().timeIntervalSince1970))"
+        )
         do {
             try Data(page.render().utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
             throw CLIFailure.usage(
-                "--html could not write '\(path.quotable)' (\(Self.writeFailure(error))); give a FILE in a folder you can write to")
+                "--html could not write '\(path.quotable)' (\(Self.writeFailure(error))); give a FILE in a folder you can write to"
+            )
         }
-        Output.line("wrote \(path) (\(by == "variant" ? "experiments" : "funnels") of \(rows.count) journal rows)")
+        Output.line(
+            "wrote \(path) (\(by == "variant" ? "experiments" : "funnels") of \(rows.count) journal rows)")
     }
 }

@@ -240,7 +240,7 @@ extension AuditLog.Entry: TourValueRepresentable {
     public var tourValue: TourValue {
         .members([
             "id": .int(Int(id)), "at": .double(at),
-            "time": .string(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: at))),
+            "time": .string(ISOTime.wholeSeconds(at)),
             "actor": .string(actor), "source": .string(source), "app": app.map(TourValue.string),
             "action": .string(action),
             "target": target.map(TourValue.string),

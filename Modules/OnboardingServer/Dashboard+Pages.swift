@@ -11,7 +11,8 @@ extension Dashboard {
     // MARK: - Pages
 
     static func overview(
-        _ apps: [Insights.AppSummary], trendRange: DayRange, range: DayRange?, format: Format, table: String, access: Access
+        _ apps: [Insights.AppSummary], trendRange: DayRange, range: DayRange?, format: Format, table: String,
+        access: Access
     ) throws -> Response {
         let flowRows = apps.flatMap { app in app.flows.map { (app, $0) } }
         // Every app's trend covers the same days (one window for the page), so they add up by day.
@@ -20,7 +21,9 @@ extension Dashboard {
                 day: day, started: apps.map { $0.trend.days[index].started }.reduce(0, +),
                 completed: apps.map { $0.trend.days[index].completed }.reduce(0, +))
         }
-        let trend = TrendFigures(title: trendTitle("Every app's flows started and completed per day", trendRange, range), days: days)
+        let trend = TrendFigures(
+            title: trendTitle("Every app's flows started and completed per day", trendRange, range),
+            days: days)
         switch format {
         case .csv:
             let csv: CSVTable
@@ -28,14 +31,20 @@ extension Dashboard {
             case "apps":
                 csv = CSVTable(
                     header: ["app", "accounts", "devices", "flows"],
-                    rows: apps.map { [.text($0.app), .number($0.accounts), .number($0.devices), .number($0.flows.count)] })
+                    rows: apps.map {
+                        [.text($0.app), .number($0.accounts), .number($0.devices), .number($0.flows.count)]
+                    })
             case "trend": csv = trend.csv
             default:
                 csv = CSVTable(
-                    header: ["app", "accounts", "devices", "flow", "started", "start_rate", "completed", "completion_rate", "skipped"],
+                    header: [
+                        "app", "accounts", "devices", "flow", "started", "start_rate", "completed",
+                        "completion_rate", "skipped",
+                    ],
                     rows: flowRows.map { app, flow in
                         [
-                            .text(app.app), .number(app.accounts), .number(app.devices), .text(flow.flow), .number(flow.started),
+                            .text(app.app), .number(app.accounts), .number(app.devices), .text(flow.flow),
+                            .number(flow.started),
                             .decimal(startRate(flow, app, range: range)), .number(flow.completed),
                             .decimal(rate(flow.completed, flow.started)), .number(flow.skipped),
                         ]
@@ -53,10 +62,12 @@ extension Dashboard {
             sections.append(
                 .table(
                     .init(
-                        caption: "Apps", columns: ["App", "Accounts (all time)", "Devices (all time)", "Flows"],
+                        caption: "Apps",
+                        columns: ["App", "Accounts (all time)", "Devices (all time)", "Flows"],
                         rows: apps.map { app in
                             [
-                                .init(app.app, href: "/dashboard/apps/\(app.app)" + query(range)), .number(app.accounts),
+                                .init(app.app, href: "/dashboard/apps/\(app.app)" + query(range)),
+                                .number(app.accounts),
                                 .number(app.devices), .number(app.flows.count),
                             ]
                         })))
@@ -66,23 +77,31 @@ extension Dashboard {
             sections.append(exports("/dashboard", range, tables: overviewTables))
             return html(
                 InsightsPage(
-                    title: "All apps", subtitle: rangeText(range), navigation: navigation(apps.map(\.app), current: nil, range: range),
+                    title: "All apps", subtitle: rangeText(range),
+                    navigation: navigation(apps.map(\.app), current: nil, range: range),
                     signOut: access.session.formToken, sections: sections, footer: footer))
         }
     }
 
     /// Without a range, the trend's title says which 30 days it covers (up to the last with activity).
     static func trendTitle(_ title: String, _ trendRange: DayRange, _ range: DayRange?) -> String {
-        range == nil ? "\(title), \(trendRange.first) to \(trendRange.last) (the 30 days to the last with activity)" : title
+        range == nil
+            ? "\(title), \(trendRange.first) to \(trendRange.last) (the 30 days to the last with activity)"
+            : title
     }
 
-    static func flowsTable(_ rows: [(Insights.AppSummary, Insights.FlowSummary)], range: DayRange?) -> InsightsPage.Table {
+    static func flowsTable(_ rows: [(Insights.AppSummary, Insights.FlowSummary)], range: DayRange?)
+        -> InsightsPage.Table
+    {
         .init(
-            caption: "Flows", columns: ["App", "Flow", "Started", "Start rate", "Completed", "Completion rate", "Skipped"],
+            caption: "Flows",
+            columns: ["App", "Flow", "Started", "Start rate", "Completed", "Completion rate", "Skipped"],
             rows: rows.map { app, flow in
                 [
-                    .init(app.app), .init(flow.flow, href: "/dashboard/apps/\(app.app)/flows/\(flow.flow)" + query(range)),
-                    .number(flow.started), .percent(startRate(flow, app, range: range)), .number(flow.completed),
+                    .init(app.app),
+                    .init(flow.flow, href: "/dashboard/apps/\(app.app)/flows/\(flow.flow)" + query(range)),
+                    .number(flow.started), .percent(startRate(flow, app, range: range)),
+                    .number(flow.completed),
                     .percent(rate(flow.completed, flow.started)), .number(flow.skipped),
                 ]
             })
@@ -90,13 +109,23 @@ extension Dashboard {
 
     /// The links at the top of every page: all apps, each app and its studio, and on a funnel its
     /// flow; the page itself marked current. Each figures page keeps the page's date range.
-    static func navigation(_ apps: [String], current: String?, flow: String? = nil, range: DayRange?) -> [InsightsPage.Link] {
-        var links: [InsightsPage.Link] = [.init("All apps", href: "/dashboard" + query(range), current: current == nil)]
+    static func navigation(_ apps: [String], current: String?, flow: String? = nil, range: DayRange?)
+        -> [InsightsPage.Link]
+    {
+        var links: [InsightsPage.Link] = [
+            .init("All apps", href: "/dashboard" + query(range), current: current == nil)
+        ]
         for app in apps {
-            links.append(.init(app, href: "/dashboard/apps/\(app)" + query(range), current: app == current && flow == nil))
+            links.append(
+                .init(
+                    app, href: "/dashboard/apps/\(app)" + query(range), current: app == current && flow == nil
+                ))
             links.append(.init("\(app) studio", href: "/dashboard/apps/\(app)/studio"))
             if app == current, let flow {
-                links.append(.init("\(app) · \(flow)", href: "/dashboard/apps/\(app)/flows/\(flow)" + query(range), current: true))
+                links.append(
+                    .init(
+                        "\(app) · \(flow)", href: "/dashboard/apps/\(app)/flows/\(flow)" + query(range),
+                        current: true))
             }
         }
         return links
@@ -116,20 +145,28 @@ extension Dashboard {
             case "trend": csv = app.trend.csv
             case "unplanned":
                 csv = CSVTable(
-                    header: ["flow", "step", "kind", "subjects", "devices", "facts", "first_seen", "last_seen"],
+                    header: [
+                        "flow", "step", "kind", "subjects", "devices", "facts", "first_seen", "last_seen",
+                    ],
                     rows: unplanned.map { row in
                         [
-                            .text(row.flow), .text(row.step), .text(row.kind), .number(row.subjects), .number(row.devices),
+                            .text(row.flow), .text(row.step), .text(row.kind), .number(row.subjects),
+                            .number(row.devices),
                             .number(row.facts), .text(isoTime(row.firstAt)), .text(isoTime(row.lastAt)),
                         ]
                     })
             case "catalogs":
                 csv = CSVTable(
-                    header: ["version", "source", "reaches", "rollout", "recorded_at", "recorded_by", "withdrawn_at", "fingerprint"],
+                    header: [
+                        "version", "source", "reaches", "rollout", "recorded_at", "recorded_by",
+                        "withdrawn_at", "fingerprint",
+                    ],
                     rows: catalogs.reversed().map { entry in
                         [
-                            .number(entry.version), .text(entry.source.rawValue), .text(reaches(entry)), .number(entry.rollout),
-                            .text(isoTime(entry.recordedAt)), .text(entry.recordedBy), .text(entry.withdrawnAt.map(isoTime) ?? ""),
+                            .number(entry.version), .text(entry.source.rawValue), .text(reaches(entry)),
+                            .number(entry.rollout),
+                            .text(isoTime(entry.recordedAt)), .text(entry.recordedBy),
+                            .text(entry.withdrawnAt.map(isoTime) ?? ""),
                             .text(entry.fingerprint),
                         ]
                     })
@@ -138,8 +175,10 @@ extension Dashboard {
                     header: ["flow", "started", "start_rate", "completed", "completion_rate", "skipped"],
                     rows: app.flows.map { flow in
                         [
-                            .text(flow.flow), .number(flow.started), .decimal(startRate(flow, app, range: range)),
-                            .number(flow.completed), .decimal(rate(flow.completed, flow.started)), .number(flow.skipped),
+                            .text(flow.flow), .number(flow.started),
+                            .decimal(startRate(flow, app, range: range)),
+                            .number(flow.completed), .decimal(rate(flow.completed, flow.started)),
+                            .number(flow.skipped),
                         ]
                     })
             }
@@ -159,7 +198,8 @@ extension Dashboard {
         case .html:
             let published = catalogs.reversed().map { entry -> [InsightsPage.Cell] in
                 [
-                    .number(entry.version), .init(entry.source.rawValue), .init(reaches(entry)), .init(isoTime(entry.recordedAt)),
+                    .number(entry.version), .init(entry.source.rawValue), .init(reaches(entry)),
+                    .init(isoTime(entry.recordedAt)),
                     .init(entry.recordedBy), .init(String(entry.fingerprint.prefix(12))),
                     .init(entry.signatures.map(\.key).joined(separator: ", ")),
                 ]
@@ -175,7 +215,9 @@ extension Dashboard {
             if range != nil { sections.append(.text(startRateNote)) }
             if !archived.isEmpty {
                 sections.append(
-                    .text("Archived (off the overview, counted here): \(archived.sorted().joined(separator: ", ")). An editor restores one with DELETE /v1/apps/\(app.app)/flows/FLOW/archive."))
+                    .text(
+                        "Archived (off the overview, counted here): \(archived.sorted().joined(separator: ", ")). An editor restores one with DELETE /v1/apps/\(app.app)/flows/FLOW/archive."
+                    ))
             }
             var trend = app.trend
             if let first = trend.days.first?.day, let last = trend.days.last?.day {
@@ -186,20 +228,30 @@ extension Dashboard {
                 .table(
                     .init(
                         caption: "Catalogs: what is published and at what rollout",
-                        columns: ["Version", "Source", "Reaches", "Recorded (UTC)", "By", "Fingerprint", "Signed by"],
+                        columns: [
+                            "Version", "Source", "Reaches", "Recorded (UTC)", "By", "Fingerprint",
+                            "Signed by",
+                        ],
                         rows: published)),
             ]
-            sections += guardedRolloutSections(guarded, app: app.app, access: access, now: Date().timeIntervalSince1970)
+            sections += guardedRolloutSections(
+                guarded, app: app.app, access: access, now: Date().timeIntervalSince1970)
             if !unplanned.isEmpty {
                 sections.append(
                     .table(
                         .init(
-                            caption: "Facts no catalog declares: never counted above (a typo in a build, or a probe)",
-                            columns: ["Flow", "Step or experiment", "Fact", "Subjects", "Devices", "Facts", "First seen (UTC)", "Last seen (UTC)"],
+                            caption:
+                                "Facts no catalog declares: never counted above (a typo in a build, or a probe)",
+                            columns: [
+                                "Flow", "Step or experiment", "Fact", "Subjects", "Devices", "Facts",
+                                "First seen (UTC)", "Last seen (UTC)",
+                            ],
                             rows: unplanned.map { row in
                                 [
-                                    .init(row.flow), .init(row.step), .init(row.kind), .number(row.subjects), .number(row.devices),
-                                    .number(row.facts), .init(isoTime(row.firstAt)), .init(isoTime(row.lastAt)),
+                                    .init(row.flow), .init(row.step), .init(row.kind), .number(row.subjects),
+                                    .number(row.devices),
+                                    .number(row.facts), .init(isoTime(row.firstAt)),
+                                    .init(isoTime(row.lastAt)),
                                 ]
                             })))
             }
@@ -215,7 +267,8 @@ extension Dashboard {
             }
             return html(
                 InsightsPage(
-                    title: app.app, subtitle: rangeText(range), navigation: navigation(apps, current: app.app, range: range),
+                    title: app.app, subtitle: rangeText(range),
+                    navigation: navigation(apps, current: app.app, range: range),
                     signOut: access.session.formToken, sections: sections, footer: footer))
         }
     }
@@ -223,16 +276,17 @@ extension Dashboard {
     /// Whom a catalog reaches: a published one its rollout's share of devices until withdrawn; a
     /// recorded release is in the app's binary.
     static func reaches(_ entry: CatalogStore.Entry) -> String {
-        entry.source == .published ? (entry.withdrawnAt == nil ? "\(entry.rollout)%" : "withdrawn") : "in the binary"
+        entry.source == .published
+            ? (entry.withdrawnAt == nil ? "\(entry.rollout)%" : "withdrawn") : "in the binary"
     }
 
     static func isoTime(_ seconds: Double) -> String {
-        ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: seconds))
+        ISOTime.wholeSeconds(seconds)
     }
 
     /// To the millisecond: a subject's facts often come several a second.
     static func isoTimeMillis(_ seconds: Double) -> String {
-        Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(Date(timeIntervalSince1970: seconds))
+        ISOTime.milliseconds(seconds)
     }
 
     // MARK: - JSON exports
@@ -244,8 +298,10 @@ extension Dashboard {
                 app.flows.map { flow in
                     .members([
                         "flow": .string(flow.flow), "started": .int(flow.started),
-                        "startRate": startRate(flow, app, range: range).map(TourValue.double), "completed": .int(flow.completed),
-                        "completionRate": rate(flow.completed, flow.started).map(TourValue.double), "skipped": .int(flow.skipped),
+                        "startRate": startRate(flow, app, range: range).map(TourValue.double),
+                        "completed": .int(flow.completed),
+                        "completionRate": rate(flow.completed, flow.started).map(TourValue.double),
+                        "skipped": .int(flow.skipped),
                     ])
                 }), "trend": trendValue(app.trend),
         ]
@@ -256,7 +312,10 @@ extension Dashboard {
     }
 
     static func trendValue(_ trend: TrendFigures) -> TourValue {
-        .list(trend.days.map { ["day": .string($0.day), "started": .int($0.started), "completed": .int($0.completed)] })
+        .list(
+            trend.days.map {
+                ["day": .string($0.day), "started": .int($0.started), "completed": .int($0.completed)]
+            })
     }
 
     static func funnelValue(_ funnel: FunnelFigures) -> TourValue {
@@ -265,7 +324,8 @@ extension Dashboard {
             "stages": .list(
                 funnel.stages.map { stage in
                     .members([
-                        "stage": .string(stage.label), "reached": .int(stage.reached), "dropped": .int(stage.dropped),
+                        "stage": .string(stage.label), "reached": .int(stage.reached),
+                        "dropped": .int(stage.dropped),
                         "dropOff": stage.dropOff.map(TourValue.double),
                     ])
                 }),
@@ -274,7 +334,8 @@ extension Dashboard {
 
     static func catalogValue(_ entry: CatalogStore.Entry) -> TourValue {
         .members([
-            "version": .int(entry.version), "source": .string(entry.source.rawValue), "rollout": .int(entry.rollout),
+            "version": .int(entry.version), "source": .string(entry.source.rawValue),
+            "rollout": .int(entry.rollout),
             "fingerprint": .string(entry.fingerprint), "recordedAt": .double(entry.recordedAt),
             "recordedBy": .string(entry.recordedBy), "withdrawnAt": entry.withdrawnAt.map(TourValue.double),
         ])

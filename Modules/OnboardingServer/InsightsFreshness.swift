@@ -5,6 +5,7 @@ import PostgresNIO
 import ServerDatabase
 import ServiceLifecycle
 import Synchronization
+import TourCodec
 
 /// How fresh the insights figures are, followed by one service per server instead of asked by
 /// every page: the catch-up job (any server's) says after each run how far it counted
@@ -27,7 +28,8 @@ final class InsightsFreshness: Service, Sendable {
 
         init?(payload: String) {
             let parts = payload.split(separator: " ")
-            guard parts.count == 3, let watermark = UInt64(parts[0]), let xmax = UInt64(parts[1]), let at = Double(parts[2])
+            guard parts.count == 3, let watermark = UInt64(parts[0]), let xmax = UInt64(parts[1]),
+                let at = Double(parts[2])
             else { return nil }
             (self.watermark, startXmax, startedAt) = (watermark, xmax, at)
         }
@@ -63,7 +65,10 @@ final class InsightsFreshness: Service, Sendable {
 
     /// `listen` connects to the primary; `replica`, when the figures are read there (its reads fall
     /// back to the primary while it does not answer: ``ReadOnlyDatabase/fallback``).
-    init(listen: PostgresConnection.Configuration, replica: ReadOnlyDatabase?, replicaStandbyOnly: Bool = false, logger: Logger) {
+    init(
+        listen: PostgresConnection.Configuration, replica: ReadOnlyDatabase?,
+        replicaStandbyOnly: Bool = false, logger: Logger
+    ) {
         self.listen = listen
         self.replica = replica
         self.replicaStandbyOnly = replicaStandbyOnly
@@ -89,10 +94,12 @@ final class InsightsFreshness: Service, Sendable {
     func notice(now: Date = Date()) -> String? {
         guard let until = countedUntil else { return nil }
         let age = max(0, now.timeIntervalSince1970 - until)
-        let time = Date(timeIntervalSince1970: until).formatted(.iso8601.time(includingFractionalSeconds: false))
+        let time = String(ISOTime.wholeSeconds(until).dropFirst(11).dropLast())
         if replica != nil, !readsReplica {
             return "The replica does not answer: these figures are read from the primary"
-                + (age < 5 ? "." : ", and count every push committed until \(time) UTC, \(Int(age.rounded())) s ago.")
+                + (age < 5
+                    ? "."
+                    : ", and count every push committed until \(time) UTC, \(Int(age.rounded())) s ago.")
         }
         let source = replica == nil ? "" : " (read from a replica)"
         return age < 5
@@ -115,7 +122,9 @@ final class InsightsFreshness: Service, Sendable {
                 return id
             }
             guard let id else { return continuation.resume(returning: true) }
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: limit.nanoseconds))) { [self] in
+            DispatchQueue.global().asyncAfter(
+                deadline: .now() + .nanoseconds(Int(clamping: limit.nanoseconds))
+            ) { [self] in
                 let late = state.withLock { $0.waiters.removeValue(forKey: id) }
                 late?.continuation.resume(returning: false)
             }
@@ -144,10 +153,15 @@ final class InsightsFreshness: Service, Sendable {
         var failures = 0
         while !Task.isCancelled {
             do {
-                let connection = try await PostgresConnection.connect(configuration: listen, id: 0, logger: logger)
+                let connection = try await PostgresConnection.connect(
+                    configuration: listen, id: 0, logger: logger)
                 defer { Task { try? await connection.close() } }
                 try await connection.listen(on: Self.channel) { notifications in
-                    if failures > 0 { logger.info("following the insights' count again", metadata: ["after_failures": "\(failures)"]) }
+                    if failures > 0 {
+                        logger.info(
+                            "following the insights' count again", metadata: ["after_failures": "\(failures)"]
+                        )
+                    }
                     failures = 0
                     for try await notification in notifications {
                         if let run = Run(payload: notification.payload) { heard(run) }
@@ -158,7 +172,10 @@ final class InsightsFreshness: Service, Sendable {
                 if failures == 1 || failures % 60 == 0 {
                     logger.warning(
                         "the insights' count is not followed: LISTEN failed; pages say so until it works again",
-                        metadata: ["cause": "\(DatabaseUnavailable.describe(error))", "failures_in_a_row": "\(failures)"])
+                        metadata: [
+                            "cause": "\(DatabaseUnavailable.describe(error))",
+                            "failures_in_a_row": "\(failures)",
+                        ])
                 }
             }
             try? await Task.sleep(for: .seconds(1))
@@ -193,7 +210,8 @@ final class InsightsFreshness: Service, Sendable {
                     let (mark, recovering) = try await host.read(within: .seconds(2)) { connection, logger in
                         var answer: (UInt64, Bool) = (0, false)
                         for try await (value, recovering) in try await connection.query(
-                            "SELECT counted_below::text, pg_is_in_recovery() FROM insight_progress WHERE singleton", logger: logger
+                            "SELECT counted_below::text, pg_is_in_recovery() FROM insight_progress WHERE singleton",
+                            logger: logger
                         ).decode((String, Bool).self) { answer = (UInt64(value) ?? 0, recovering) }
                         return answer
                     }
@@ -202,7 +220,10 @@ final class InsightsFreshness: Service, Sendable {
                     if watermark == nil, health?.isAnswering() ?? true { watermark = mark }
                 } catch {
                     logger.debug(
-                        "a replica's count was not read", metadata: ["replica": "\(host.name)", "cause": "\(DatabaseUnavailable.describe(error))"])
+                        "a replica's count was not read",
+                        metadata: [
+                            "replica": "\(host.name)", "cause": "\(DatabaseUnavailable.describe(error))",
+                        ])
                 }
             }
             if let watermark {

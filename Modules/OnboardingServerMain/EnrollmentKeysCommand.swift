@@ -2,6 +2,7 @@ import AccountSync
 import ArgumentParser
 import Foundation
 import OnboardingServer
+import TourCodec
 
 /// `enrollment-keys`: the keys with which installs of an app without sign-in enroll (Docs/Server.md,
 /// "Installs"). A key is public (compiled into the app; it says which app an install belongs to,
@@ -16,13 +17,17 @@ struct EnrollmentKeysCommand: AsyncParsableCommand {
 
     static func checked(app: String, key: String?) throws -> (String, String?) {
         guard SyncAPI.isValidName(app) else { throw ValidationError("the app must be \(SyncAPI.nameRule)") }
-        if let key, !Installs.isValidKey(key) { throw ValidationError("an enrollment key is \(Installs.keyRule)") }
+        if let key, !Installs.isValidKey(key) {
+            throw ValidationError("an enrollment key is \(Installs.keyRule)")
+        }
         return (app, key)
     }
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Accept a key for an app's enrollments (the one its build compiles in: its Registration.swift, Docs/Server.md lists them).")
+            abstract:
+                "Accept a key for an app's enrollments (the one its build compiles in: its Registration.swift, Docs/Server.md lists them)."
+        )
         @Option(help: "The app.") var app: String
         @Argument(help: "The key.") var key: String
         @OptionGroup var database: DatabaseOptions
@@ -39,7 +44,9 @@ struct EnrollmentKeysCommand: AsyncParsableCommand {
 
     struct Retire: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Stop accepting a key for new enrollments (installs enrolled with it keep their credentials).")
+            abstract:
+                "Stop accepting a key for new enrollments (installs enrolled with it keep their credentials)."
+        )
         @Option(help: "The app.") var app: String
         @Argument(help: "The key.") var key: String
         @OptionGroup var database: DatabaseOptions
@@ -50,7 +57,10 @@ struct EnrollmentKeysCommand: AsyncParsableCommand {
                 try await EnrollmentStore(client: client, logger: logger).retire(
                     app: app, key: key!, by: .commandLine(), at: Date().timeIntervalSince1970)
             }
-            print(retired ? "\(app) no longer enrolls installs with \(key!)" : "\(key!) is not a live enrollment key of \(app); nothing changed")
+            print(
+                retired
+                    ? "\(app) no longer enrolls installs with \(key!)"
+                    : "\(key!) is not a live enrollment key of \(app); nothing changed")
         }
     }
 
@@ -65,10 +75,9 @@ struct EnrollmentKeysCommand: AsyncParsableCommand {
                 try await EnrollmentStore(client: client, logger: logger).keys(app: app)
             }
             if keys.isEmpty { print("\(app) has no enrollment key: its installs cannot enroll") }
-            let format = ISO8601DateFormatter()
             for key in keys {
-                let added = format.string(from: Date(timeIntervalSince1970: key.addedAt))
-                let retired = key.retiredAt.map { " · retired \(format.string(from: Date(timeIntervalSince1970: $0)))" } ?? ""
+                let added = ISOTime.wholeSeconds(key.addedAt)
+                let retired = key.retiredAt.map { " · retired \(ISOTime.wholeSeconds($0))" } ?? ""
                 print("\(key.key) · added \(added)\(retired)")
             }
         }

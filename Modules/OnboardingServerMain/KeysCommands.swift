@@ -13,7 +13,8 @@ import TourCore
 struct KeysCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keys",
-        abstract: "Publication signing keys: make one, register or retire its public half, list them, sign a document.",
+        abstract:
+            "Publication signing keys: make one, register or retire its public half, list them, sign a document.",
         subcommands: [New.self, Register.self, Retire.self, List.self, Sign.self])
 
     static func app(_ app: String) throws -> String {
@@ -23,10 +24,14 @@ struct KeysCommand: AsyncParsableCommand {
 
     struct New: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Make a signing key: its private half in a file of yours only, its public half as the app's trusted key file.")
+            abstract:
+                "Make a signing key: its private half in a file of yours only, its public half as the app's trusted key file."
+        )
 
         @Option(help: "The app it signs for.") var app: String
-        @Option(help: "The folder to write both files to (made, readable by you only, if it does not exist).", completion: .directory)
+        @Option(
+            help: "The folder to write both files to (made, readable by you only, if it does not exist).",
+            completion: .directory)
         var out: String
         @Option(
             help: ArgumentHelp(
@@ -42,16 +47,22 @@ struct KeysCommand: AsyncParsableCommand {
             let root = URL(fileURLWithPath: product).standardizedFileURL
             var isFolder: ObjCBool = false
             let onboarding = root.appendingPathComponent("Onboarding")
-            guard FileManager.default.fileExists(atPath: onboarding.path, isDirectory: &isFolder), isFolder.boolValue else {
-                throw Refusal("--product is a product's folder (Apps/<Folder>, with an Onboarding folder); \(product) has no Onboarding folder")
+            guard FileManager.default.fileExists(atPath: onboarding.path, isDirectory: &isFolder),
+                isFolder.boolValue
+            else {
+                throw Refusal(
+                    "--product is a product's folder (Apps/<Folder>, with an Onboarding folder); \(product) has no Onboarding folder"
+                )
             }
             let privatePath = privateFolder.standardizedFileURL.path
             if privatePath == root.path || privatePath.hasPrefix(root.path + "/") {
                 throw Refusal(
-                    "--out is inside \(product), whose files are compiled in and committed: keep the private half outside the repository (--out ~/keys)")
+                    "--out is inside \(product), whose files are compiled in and committed: keep the private half outside the repository (--out ~/keys)"
+                )
             }
             let keys = onboarding.appendingPathComponent("publication-keys")
-            do { try FileManager.default.createDirectory(at: keys, withIntermediateDirectories: true) } catch {
+            do { try FileManager.default.createDirectory(at: keys, withIntermediateDirectories: true) } catch
+            {
                 throw Refusal("cannot create \(keys.path): \(error.localizedDescription)")
             }
             return keys
@@ -81,7 +92,8 @@ struct KeysCommand: AsyncParsableCommand {
             print(key.id)
             if let productKeys {
                 let compiledIn = productKeys.appendingPathComponent("\(key.id).json")
-                try TrustedKeyFile.text(key.publicKey).write(to: compiledIn, atomically: true, encoding: .utf8)
+                try TrustedKeyFile.text(key.publicKey).write(
+                    to: compiledIn, atomically: true, encoding: .utf8)
                 note(
                     """
                     signing key \(key.id) for \(app):
@@ -112,20 +124,25 @@ struct KeysCommand: AsyncParsableCommand {
 
     struct Register: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Register a key's public half (its trusted key file): the server then accepts what it signs for the app.")
+            abstract:
+                "Register a key's public half (its trusted key file): the server then accepts what it signs for the app."
+        )
         @Option(help: "The app.") var app: String
-        @Argument(help: "The public key file `keys new` wrote.", completion: .file(extensions: ["json"])) var file: String
+        @Argument(help: "The public key file `keys new` wrote.", completion: .file(extensions: ["json"]))
+        var file: String
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
             let app = try KeysCommand.app(app)
             let key = try TrustedKeyFile.read(file, app: app)
             let outcome = try await database.withClient { client, logger in
-                try await PublicationKeyStore(client: client, logger: logger).register(key, by: .commandLine(), at: Date().timeIntervalSince1970)
+                try await PublicationKeyStore(client: client, logger: logger).register(
+                    key, by: .commandLine(), at: Date().timeIntervalSince1970)
             }
             switch outcome {
             case .registered(let key): print("\(app) publication key \(key.id) registered")
-            case .unchanged(let key), .retired(let key): print("\(app) publication key \(key.id) was registered already")
+            case .unchanged(let key), .retired(let key):
+                print("\(app) publication key \(key.id) was registered already")
             case .refused(let why): throw Refusal(why)
             }
         }
@@ -133,7 +150,9 @@ struct KeysCommand: AsyncParsableCommand {
 
     struct Retire: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Retire a key for good: the server refuses what it signs from now, and devices that hear of it do too.")
+            abstract:
+                "Retire a key for good: the server refuses what it signs from now, and devices that hear of it do too."
+        )
         @Option(help: "The app.") var app: String
         @Option(help: "The key's id (keys list).") var key: String
         @OptionGroup var database: DatabaseOptions
@@ -147,32 +166,41 @@ struct KeysCommand: AsyncParsableCommand {
             }
             switch outcome {
             case .retired(let key): print("\(app) publication key \(key.id) retired")
-            case .unchanged(let key), .registered(let key): print("\(app) publication key \(key.id) was retired already")
+            case .unchanged(let key), .registered(let key):
+                print("\(app) publication key \(key.id) was retired already")
             case .refused(let why): throw Refusal(why)
             }
         }
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List an app's registered publication keys.")
+        static let configuration = CommandConfiguration(
+            abstract: "List an app's registered publication keys.")
         @Option(help: "The app.") var app: String
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
             let app = try KeysCommand.app(app)
-            let keys = try await database.withClient { client, logger in try await PublicationKeyStore(client: client, logger: logger).all(app: app) }
+            let keys = try await database.withClient { client, logger in
+                try await PublicationKeyStore(client: client, logger: logger).all(app: app)
+            }
             if keys.isEmpty { print("\(app) has no publication key registered") }
             for stored in keys {
-                let retired = stored.key.retiredAt.map { " · retired \(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: $0)))" } ?? ""
-                print("\(stored.key.id) \(stored.key.publicKey) · registered by \(stored.registeredBy)\(retired)")
+                let retired = stored.key.retiredAt.map { " · retired \(ISOTime.wholeSeconds($0))" } ?? ""
+                print(
+                    "\(stored.key.id) \(stored.key.publicKey) · registered by \(stored.registeredBy)\(retired)"
+                )
             }
         }
     }
 
     struct Sign: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Sign a catalog document's canonical form and print the signature ({\"key\", \"signature\"}), for the API.")
-        @Option(help: "The signing key file (`keys new`).", completion: .file(extensions: ["json"])) var key: String
+            abstract:
+                "Sign a catalog document's canonical form and print the signature ({\"key\", \"signature\"}), for the API."
+        )
+        @Option(help: "The signing key file (`keys new`).", completion: .file(extensions: ["json"])) var key:
+            String
         @Argument(help: "The catalog document.", completion: .file(extensions: ["json"])) var file: String
 
         func run() throws {
@@ -187,7 +215,9 @@ struct KeysCommand: AsyncParsableCommand {
 /// app and id, and when it was retired (an ISO 8601 time, or absent).
 enum TrustedKeyFile {
     static func text(_ key: PublicationKey) -> String {
-        let value: TourValue = ["app": .string(key.app), "id": .string(key.id), "publicKey": .string(key.publicKey)]
+        let value: TourValue = [
+            "app": .string(key.app), "id": .string(key.id), "publicKey": .string(key.publicKey),
+        ]
         return ((try? value.jsonText()) ?? "") + "\n"
     }
 
@@ -199,7 +229,9 @@ enum TrustedKeyFile {
         guard object["app"]?.stringValue == app else {
             throw Refusal("\(path) is a key of \(object["app"]?.stringValue ?? "no app"), not \(app)")
         }
-        do { return try PublicationKey(app: app, publicKey: publicKey) } catch { throw Refusal("\(path): \(error)") }
+        do { return try PublicationKey(app: app, publicKey: publicKey) } catch {
+            throw Refusal("\(path): \(error)")
+        }
     }
 }
 
@@ -207,7 +239,9 @@ enum TrustedKeyFile {
 enum SigningKeys {
     static func read(_ paths: [String]) throws -> [PublicationSigningKey] {
         try paths.map { path in
-            guard let data = FileManager.default.contents(atPath: path) else { throw Refusal("cannot read the key file \(path)") }
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw Refusal("cannot read the key file \(path)")
+            }
             do { return try PublicationSigningKey(fileText: String(decoding: data, as: UTF8.self)) } catch {
                 throw Refusal("\(path): \(error)")
             }

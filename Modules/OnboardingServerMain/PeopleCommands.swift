@@ -25,7 +25,9 @@ struct PeopleCommand: AsyncParsableCommand {
         func resolved(required: Bool) throws -> RoleScope? {
             switch (app, everyApp) {
             case (let app?, false):
-                guard SyncAPI.isValidName(app) else { throw ValidationError("the app must be \(SyncAPI.nameRule)") }
+                guard SyncAPI.isValidName(app) else {
+                    throw ValidationError("the app must be \(SyncAPI.nameRule)")
+                }
                 return .app(app)
             case (nil, true): return .everyApp
             case (nil, false):
@@ -67,50 +69,76 @@ struct PeopleCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
-            guard PeopleStore.isValidName(name) else { throw ValidationError("the name must be \(SyncAPI.nameRule)") }
-            guard let role = Role(rawValue: role) else { throw ValidationError("--role is one of \(Role.names)") }
-            if let identity, identity.isEmpty || identity.count > 320 { throw ValidationError("--identity is 1 to 320 characters") }
+            guard PeopleStore.isValidName(name) else {
+                throw ValidationError("the name must be \(SyncAPI.nameRule)")
+            }
+            guard let role = Role(rawValue: role) else {
+                throw ValidationError("--role is one of \(Role.names)")
+            }
+            if let identity, identity.isEmpty || identity.count > 320 {
+                throw ValidationError("--identity is 1 to 320 characters")
+            }
             try PeopleCommand.validDays(days)
             let scope = try scope.resolved(required: true)!
             let _ = try secret()
             let (name, identity, days) = (name, identity, days)
             let (person, credential) = try await database.withClient { client, logger in
                 try await PeopleStore(client: client, logger: logger).grant(
-                    role, in: scope, to: name, identity: identity, days: days, by: .commandLine(), now: Date().timeIntervalSince1970)
+                    role, in: scope, to: name, identity: identity, days: days, by: .commandLine(),
+                    now: Date().timeIntervalSince1970)
             }
             note("\(person.name) is \(role.rawValue) of \(scope)")
             if let credential {
                 try await PeopleCommand.hand(credential, to: credentialFile)
             } else {
-                note("\(person.name) already had a credential; `onboarding-server people rotate --name \(person.name)` issues a new one")
+                note(
+                    "\(person.name) already had a credential; `onboarding-server people rotate --name \(person.name)` issues a new one"
+                )
             }
         }
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List people, their roles and credentials (never a credential's text).")
+        static let configuration = CommandConfiguration(
+            abstract: "List people, their roles and credentials (never a credential's text).")
         @Option(help: "Only people with a role in this app (and operators).") var app: String?
         @Flag(help: "As JSON.") var json = false
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
-            if let app, !SyncAPI.isValidName(app) { throw ValidationError("the app must be \(SyncAPI.nameRule)") }
+            if let app, !SyncAPI.isValidName(app) {
+                throw ValidationError("the app must be \(SyncAPI.nameRule)")
+            }
             let app = app
-            let people = try await database.withClient { client, logger in try await PeopleStore(client: client, logger: logger).list(app: app) }
+            let people = try await database.withClient { client, logger in
+                try await PeopleStore(client: client, logger: logger).list(app: app)
+            }
             let now = Date().timeIntervalSince1970
             if json {
-                print(try TourValue.list(people.map { person in
-                    .members([
-                        "name": .string(person.name), "identity": person.identity.map(TourValue.string),
-                        "roles": .object(Dictionary(uniqueKeysWithValues: person.roles.map { ("\($0.key)", TourValue.string($0.value.rawValue)) })),
-                        "liveCredentials": .int(person.credentials.filter { $0.revokedAt == nil && $0.expiresAt > now }.count),
-                    ])
-                }).jsonText())
+                print(
+                    try TourValue.list(
+                        people.map { person in
+                            .members([
+                                "name": .string(person.name),
+                                "identity": person.identity.map(TourValue.string),
+                                "roles": .object(
+                                    Dictionary(
+                                        uniqueKeysWithValues: person.roles.map {
+                                            ("\($0.key)", TourValue.string($0.value.rawValue))
+                                        })),
+                                "liveCredentials": .int(
+                                    person.credentials.filter { $0.revokedAt == nil && $0.expiresAt > now }
+                                        .count),
+                            ])
+                        }
+                    ).jsonText())
                 return
             }
             if people.isEmpty { print("no people\(app.map { " in \($0)" } ?? "")") }
             for person in people {
-                let roles = person.roles.sorted { "\($0.key)" < "\($1.key)" }.map { "\($0.value.rawValue) of \($0.key)" }
+                let roles = person.roles.sorted { "\($0.key)" < "\($1.key)" }.map {
+                    "\($0.value.rawValue) of \($0.key)"
+                }
                 let live = person.credentials.filter { $0.revokedAt == nil && $0.expiresAt > now }
                 print(
                     "\(person.name): \(roles.joined(separator: ", "))\(person.identity.map { "; signs in as \($0)" } ?? ""); "
@@ -121,7 +149,9 @@ struct PeopleCommand: AsyncParsableCommand {
 
     struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Take a person's role away (with --app or --every-app), or the person altogether: credentials and sessions end at once.")
+            abstract:
+                "Take a person's role away (with --app or --every-app), or the person altogether: credentials and sessions end at once."
+        )
         @Option(help: "The person's name.") var name: String
         @OptionGroup var scope: Scope
         @OptionGroup var database: DatabaseOptions
@@ -135,7 +165,9 @@ struct PeopleCommand: AsyncParsableCommand {
             }
             guard let removed else { throw Refusal("there is no person named \(name)") }
             if let scope, removed.roles[scope] == nil { throw Refusal("\(name) holds no role in \(scope)") }
-            print(scope.map { "\(name) holds no role in \($0) any more" } ?? "\(name) is removed: every credential and session ended")
+            print(
+                scope.map { "\(name) holds no role in \($0) any more" }
+                    ?? "\(name) is removed: every credential and session ended")
         }
     }
 
@@ -144,7 +176,8 @@ struct PeopleCommand: AsyncParsableCommand {
             abstract: "Revoke every credential of a person and issue a new one (their sessions end).")
         @Option(help: "The person's name.") var name: String
         @Option(help: "How long the new credential lasts, in days.") var days = PeopleStore.defaultDays
-        @Option(help: "Write the credential to this file (mode 0600) instead of standard output.") var credentialFile: String?
+        @Option(help: "Write the credential to this file (mode 0600) instead of standard output.")
+        var credentialFile: String?
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
@@ -163,7 +196,8 @@ struct PeopleCommand: AsyncParsableCommand {
 
     struct EndSessions: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "end-sessions", abstract: "End every dashboard session of a person (they sign in again).")
+            commandName: "end-sessions",
+            abstract: "End every dashboard session of a person (they sign in again).")
         @Option(help: "The person's name.") var name: String
         @OptionGroup var database: DatabaseOptions
 
@@ -181,7 +215,8 @@ struct PeopleCommand: AsyncParsableCommand {
 /// `audit`: the control plane's audit trail, newest first, and its hash chain checked.
 struct AuditCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "audit", abstract: "Print the audit trail (newest first), or check that no row was changed (--verify).")
+        commandName: "audit",
+        abstract: "Print the audit trail (newest first), or check that no row was changed (--verify).")
 
     @Option(help: "Only acts on this app (and acts on every app).") var app: String?
     @Option(help: "Only acts of this person.") var person: String?
@@ -191,12 +226,15 @@ struct AuditCommand: AsyncParsableCommand {
     @Option(
         help: ArgumentHelp(
             "With --verify: a file of anchors (ROW HASH lines) kept where the database's owner cannot write.",
-            discussion: "Each anchor must still match its row (no row rewritten or cut); the current head is added."))
+            discussion:
+                "Each anchor must still match its row (no row rewritten or cut); the current head is added."))
     var anchors: String?
     @OptionGroup var database: DatabaseOptions
 
     func validate() throws {
-        guard ["text", "json", "csv"].contains(format) else { throw ValidationError("--format is text, json or csv") }
+        guard ["text", "json", "csv"].contains(format) else {
+            throw ValidationError("--format is text, json or csv")
+        }
         guard (1...10_000).contains(limit) else { throw ValidationError("--limit is 1 to 10000") }
         if let app, !SyncAPI.isValidName(app) { throw ValidationError("the app must be \(SyncAPI.nameRule)") }
     }
@@ -204,14 +242,16 @@ struct AuditCommand: AsyncParsableCommand {
     func run() async throws {
         if verify {
             let anchorsFile = anchors
-            let kept: [(Int64, String)] = try anchorsFile.map { path in
-                guard FileManager.default.fileExists(atPath: path) else { return [] }
-                return try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").compactMap { line in
-                    let parts = line.split(separator: " ")
-                    guard parts.count == 2, let id = Int64(parts[0]) else { return nil }
-                    return (id, String(parts[1]))
-                }
-            } ?? []
+            let kept: [(Int64, String)] =
+                try anchorsFile.map { path in
+                    guard FileManager.default.fileExists(atPath: path) else { return [] }
+                    return try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").compactMap
+                    { line in
+                        let parts = line.split(separator: " ")
+                        guard parts.count == 2, let id = Int64(parts[0]) else { return nil }
+                        return (id, String(parts[1]))
+                    }
+                } ?? []
             let (rows, broken, mismatched, head) = try await database.withClient { client, logger in
                 let audit = AuditLog(client: client, logger: logger)
                 let (rows, broken) = try await audit.verify()
@@ -220,15 +260,20 @@ struct AuditCommand: AsyncParsableCommand {
                 return (rows, broken, mismatched, try await audit.head())
             }
             if let broken {
-                note("onboarding-server: the audit trail is broken at row \(broken): it, or the row before it, was changed, removed or inserted")
+                note(
+                    "onboarding-server: the audit trail is broken at row \(broken): it, or the row before it, was changed, removed or inserted"
+                )
                 throw ExitCode(1)
             }
             if let first = mismatched.first {
                 note(
-                    "onboarding-server: the audit trail was rewritten or cut: row \(first) no longer has the hash its anchor kept (\(mismatched.count) anchor\(mismatched.count == 1 ? "" : "s") differ)")
+                    "onboarding-server: the audit trail was rewritten or cut: row \(first) no longer has the hash its anchor kept (\(mismatched.count) anchor\(mismatched.count == 1 ? "" : "s") differ)"
+                )
                 throw ExitCode(1)
             }
-            print("the audit trail's \(rows) rows are intact\(kept.isEmpty ? "" : ", and match \(kept.count) anchor\(kept.count == 1 ? "" : "s")")")
+            print(
+                "the audit trail's \(rows) rows are intact\(kept.isEmpty ? "" : ", and match \(kept.count) anchor\(kept.count == 1 ? "" : "s")")"
+            )
             if let head {
                 print("head: row \(head.id) \(head.hash)")
                 if let anchorsFile, kept.last?.0 != head.id {
@@ -244,7 +289,9 @@ struct AuditCommand: AsyncParsableCommand {
             return
         }
         let filter = AuditLog.Filter(apps: app.map { [$0] }, actor: person, limit: limit)
-        let entries = try await database.withClient { client, logger in try await AuditLog(client: client, logger: logger).list(filter) }
+        let entries = try await database.withClient { client, logger in
+            try await AuditLog(client: client, logger: logger).list(filter)
+        }
         switch format {
         case "json": print(try TourValue.list(entries.map(\.tourValue)).jsonText())
         case "csv":
@@ -252,18 +299,20 @@ struct AuditCommand: AsyncParsableCommand {
                 header: ["id", "time", "actor", "source", "app", "action", "target", "details"],
                 rows: entries.map { entry in
                     [
-                        .number(Int(entry.id)), .text(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: entry.at))),
-                        .text(entry.actor), .text(entry.source), .text(entry.app ?? ""), .text(entry.action), .text(entry.target ?? ""),
+                        .number(Int(entry.id)), .text(ISOTime.wholeSeconds(entry.at)),
+                        .text(entry.actor), .text(entry.source), .text(entry.app ?? ""), .text(entry.action),
+                        .text(entry.target ?? ""),
                         .text(entry.details),
                     ]
                 })
             print(table.text, terminator: "")
         default:
             for entry in entries {
-                let time = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: entry.at))
+                let time = ISOTime.wholeSeconds(entry.at)
                 print(
                     "#\(entry.id) \(time) \(entry.actor) from \(entry.source): \(entry.action)"
-                        + "\(entry.target.map { " \($0)" } ?? "") (\(entry.app ?? "every app")) \(entry.details)")
+                        + "\(entry.target.map { " \($0)" } ?? "") (\(entry.app ?? "every app")) \(entry.details)"
+                )
             }
         }
     }

@@ -78,9 +78,9 @@ struct RolloutCommand: AsyncParsableCommand {
                 let candidate = look["candidate"]?.objectValue ?? [:]
                 let baseline = look["baseline"]?.objectValue ?? [:]
                 let interval = look["interval"]?.listValue?.compactMap(Self.number) ?? []
-                let at = Date(timeIntervalSince1970: look["at"].flatMap(Self.number) ?? 0)
+                let at = ISOTime.wholeSeconds(look["at"].flatMap(Self.number) ?? 0)
                 lines.append(
-                    "  \(at.formatted(.iso8601)) at \(look["rollout"]?.intValue ?? 0)%: "
+                    "  \(at) at \(look["rollout"]?.intValue ?? 0)%: "
                         + "\(candidate["reached"]?.intValue ?? 0)/\(candidate["subjects"]?.intValue ?? 0) against "
                         + "\(baseline["reached"]?.intValue ?? 0)/\(baseline["subjects"]?.intValue ?? 0), difference "
                         + (interval.count == 2

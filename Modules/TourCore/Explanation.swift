@@ -1,9 +1,10 @@
+import TourCodec
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourCodec
 
 /// A condition with its value now, and the values of its parts: the "why" of a trigger or an
 /// included step.
@@ -58,7 +59,8 @@ extension Condition {
         case .lastTourOlder(let version, let tourFlows):
             let last = state.lastTourVersion(tourFlows) ?? "no version"
             return ConditionExplanation(
-                text: "last tour older than \(version) (last tour finished in \(last))", holds: holds, parts: [])
+                text: "last tour older than \(version) (last tour finished in \(last))", holds: holds,
+                parts: [])
         case .not(let condition):
             return ConditionExplanation(
                 text: "not", holds: holds, parts: [condition.explain(context: context, state: state)])
@@ -107,14 +109,16 @@ extension TourEngine {
         explainTriggers(state, context: context).map { explanation in
             guard let limits = budget.budget, let now, ["eligible", "dueSoon"].contains(explanation.verdict),
                 let flow = catalog.flow(explanation.flow),
-                case .held(let until, let reason) = limits.verdict(for: flow.budget, ledger: budget.ledger, now: now)
+                case .held(let until, let reason) = limits.verdict(
+                    for: flow.budget, ledger: budget.ledger, now: now)
             else { return explanation }
             var held = explanation
             held.verdict = "heldByBudget"
             held.budgetFreeAt = until?.timeIntervalSince1970
             held.reason =
                 "held back by the display budget (\(flow.budget.rawValue) priority): \(reason); "
-                + (until.map { "free again at \($0.formatted(.iso8601))" } ?? "not while the budget allows none")
+                + (until.map { "free again at \(ISOTime.wholeSeconds($0.timeIntervalSince1970))" }
+                    ?? "not while the budget allows none")
             return held
         }
     }

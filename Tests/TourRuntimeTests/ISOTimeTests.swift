@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TourRuntime
+import TourCodec
 
 /// `ISOTime` writes what Foundation's `ISO8601DateFormatter` writes, for whole and fractional
 /// times across eras, leap days and the epoch.
@@ -14,22 +14,47 @@ import TourRuntime
 
     func foundation(_ seconds: Double) -> String {
         let date = Date(timeIntervalSince1970: seconds)
-        return seconds == seconds.rounded(.down) ? formatter.string(from: date) : fractional.string(from: date)
+        return seconds == seconds.rounded(.down)
+            ? formatter.string(from: date) : fractional.string(from: date)
     }
 
     @Test(arguments: [
-        0, 1, -1, 59.5, 0.2379, 59.9996, 7.0004, -0.25, 86_399.999, 951_782_400, 951_868_799.25, 1_767_603_600, 1_795_437_642.9523697, 4_102_444_800,
+        0, 1, -1, 59.5, 0.2379, 59.9996, 7.0004, -0.25, 86_399.999, 951_782_400, 951_868_799.25,
+        1_767_603_600, 1_795_437_642.9523697, 4_102_444_800,
         -2_208_988_800, 253_402_300_799,
     ])
     func knownTimes(_ seconds: Double) {
         #expect(ISOTime.string(secondsSince1970: seconds) == foundation(seconds))
     }
 
+    /// The two forms the server and its command line show, as Foundation's formatters write them:
+    /// to the second (`ISO8601DateFormatter`, which they replace) and to the millisecond, rounded
+    /// (its fractional form; `ISO8601FormatStyle`, which the timeline used, truncated the double,
+    /// so 0.045 s read .044).
+    @Test func wholeSecondsAndMillisecondsAreWhatFoundationsFormattersWrote() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let seconds = Double.random(in: 0...4_102_444_800, using: &generator)
+            #expect(
+                ISOTime.wholeSeconds(seconds) == formatter.string(from: Date(timeIntervalSince1970: seconds)),
+                "\(seconds)")
+            let whole = (seconds * 1_000).rounded(.down) / 1_000
+            #expect(
+                ISOTime.milliseconds(whole) == fractional.string(from: Date(timeIntervalSince1970: whole)),
+                "\(whole)")
+        }
+        #expect(ISOTime.milliseconds(0) == "1970-01-01T00:00:00.000Z")
+        #expect(ISOTime.wholeSeconds(59.999) == "1970-01-01T00:00:59Z")
+        #expect(ISOTime.wholeSeconds(59.9996) == "1970-01-01T00:01:00Z")
+    }
+
     @Test func randomTimes() {
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<2_000 {
             let whole = Double(Int.random(in: -2_000_000_000...4_000_000_000, using: &generator))
-            let seconds = Bool.random(using: &generator) ? whole : whole + Double(Int.random(in: 1...999, using: &generator)) / 1_000
+            let seconds =
+                Bool.random(using: &generator)
+                ? whole : whole + Double(Int.random(in: 1...999, using: &generator)) / 1_000
             #expect(ISOTime.string(secondsSince1970: seconds) == foundation(seconds), "\(seconds)")
         }
     }
@@ -47,10 +72,13 @@ import TourRuntime
             let text = String(format: "%04d-%02d-%02d", parts.year!, parts.month!, parts.day!)
             #expect(ISOTime.day(secondsSince1970: seconds) == text, "\(seconds)")
             #expect(ISOTime.year(secondsSince1970: seconds) == parts.year, "\(seconds)")
-            let start = calendar.date(from: DateComponents(year: parts.year, month: parts.month, day: parts.day))!
+            let start = calendar.date(
+                from: DateComponents(year: parts.year, month: parts.month, day: parts.day))!
             #expect(ISOTime.secondsSince1970(day: text) == start.timeIntervalSince1970, "\(text)")
         }
-        for impossible in ["2026-02-29", "2026-13-01", "2026-00-10", "2026-04-31", "2026-1-01", "26-01-01", "2026-01-01T"] {
+        for impossible in [
+            "2026-02-29", "2026-13-01", "2026-00-10", "2026-04-31", "2026-1-01", "26-01-01", "2026-01-01T",
+        ] {
             #expect(ISOTime.secondsSince1970(day: impossible) == nil, "\(impossible)")
         }
         #expect(ISOTime.secondsSince1970(day: "2024-02-29") != nil)
@@ -78,9 +106,12 @@ import TourRuntime
         var generator = SystemRandomNumberGenerator()
         var samples: [Double] = [
             0, -0.0, -0.5, 0.5, 86_399.999, 86_400, -86_400, -86_400.5, 253_402_300_799.9, 253_402_300_800,
-            -62_167_219_200, -62_167_219_200.5, ISOTime.limit, -ISOTime.limit, ISOTime.limit + 1, .infinity, .nan,
+            -62_167_219_200, -62_167_219_200.5, ISOTime.limit, -ISOTime.limit, ISOTime.limit + 1, .infinity,
+            .nan,
         ]
-        for _ in 0..<5_000 { samples.append(Double.random(in: -ISOTime.limit...ISOTime.limit, using: &generator)) }
+        for _ in 0..<5_000 {
+            samples.append(Double.random(in: -ISOTime.limit...ISOTime.limit, using: &generator))
+        }
         for _ in 0..<5_000 { samples.append(Double.random(in: -3e9...3e9, using: &generator)) }
         for seconds in samples {
             let text = ISOTime.string(secondsSince1970: seconds.rounded(.down))

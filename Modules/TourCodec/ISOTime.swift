@@ -1,5 +1,3 @@
-import TourCodec
-
 /// Times as ISO 8601 in UTC, computed directly: `2026-01-05T09:00:00Z`, or with milliseconds
 /// (`...:00.250Z`) when the time has a fraction. The same text as Foundation's
 /// `ISO8601DateFormatter` (`TourRuntimeTests.ISOTimeTests` compares them), without loading its
@@ -33,9 +31,27 @@ public enum ISOTime {
         let (year, month, day) = CivilDate.date(daysSince1970: days)
         let yearText = (0...9_999).contains(year) ? pad(year, 4) : (year < 0 ? "-" : "+") + pad(abs(year), 6)
         var text = yearText + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
-        text += pad(secondOfDay / 3_600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
+        text +=
+            pad(secondOfDay / 3_600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
         if seconds != wholeSeconds { text += "." + pad(milliseconds, 3) }
         return text + "Z"
+    }
+
+    /// An instant to the second, the fraction dropped (`2026-01-05T09:00:00Z`): what the audit
+    /// trail, the command lines' lists and the dashboard's times show.
+    public static func wholeSeconds(_ seconds: Double) -> String {
+        // As Foundation's formatter: the time to the millisecond, then its fraction left out.
+        let text = string(secondsSince1970: seconds)
+        guard let dot = text.lastIndex(of: ".") else { return text }
+        return text[..<dot] + "Z"
+    }
+
+    /// An instant to the millisecond, always with three digits (`2026-01-05T09:00:00.000Z`): a
+    /// subject's timeline, whose facts often come several a second.
+    public static func milliseconds(_ seconds: Double) -> String {
+        let text = string(secondsSince1970: seconds)
+        guard text.hasSuffix("Z"), !text.contains(".") else { return text }
+        return text.dropLast() + ".000Z"
     }
 
     /// The UTC day of an instant, written `YYYY-MM-DD`.
@@ -78,10 +94,14 @@ public enum ISOTime {
     public static func secondsSince1970(instant text: String) -> Double? {
         if text.utf8.count == 10 { return secondsSince1970(day: text) }
         let bytes = Array(text.utf8)
-        guard bytes.count == 20, bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
-            bytes[19] == UInt8(ascii: "Z"), let day = secondsSince1970(day: String(decoding: bytes[0..<10], as: UTF8.self)),
-            let hours = Int(String(decoding: bytes[11..<13], as: UTF8.self)), let minutes = Int(String(decoding: bytes[14..<16], as: UTF8.self)),
-            let seconds = Int(String(decoding: bytes[17..<19], as: UTF8.self)), (0..<24).contains(hours), (0..<60).contains(minutes),
+        guard bytes.count == 20, bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"),
+            bytes[16] == UInt8(ascii: ":"),
+            bytes[19] == UInt8(ascii: "Z"),
+            let day = secondsSince1970(day: String(decoding: bytes[0..<10], as: UTF8.self)),
+            let hours = Int(String(decoding: bytes[11..<13], as: UTF8.self)),
+            let minutes = Int(String(decoding: bytes[14..<16], as: UTF8.self)),
+            let seconds = Int(String(decoding: bytes[17..<19], as: UTF8.self)), (0..<24).contains(hours),
+            (0..<60).contains(minutes),
             (0..<60).contains(seconds)
         else { return nil }
         return day + Double(hours * 3600 + minutes * 60 + seconds)
