@@ -88,6 +88,8 @@ struct AutoFailoverTests {
         // --sections 8` runs more. Each one is the same test: the count only makes a rare miss likelier.
         let failovers = Soak.isFull ? 10 : 3
         let pushing = Locked(true)
+        // A failed expectation that throws still ends the loops (they would push until the run ends).
+        defer { pushing.withLock { $0 = false } }
         // Each accepted sync: when it began and when it was answered.
         let accepted = Locked<[(began: Date, answered: Date)]>([])
         let deviceFailures = Locked<[String]>([])

@@ -123,7 +123,9 @@ struct ServiceWatchdogTests {
     }
 
     @Test func servicesThatStopAreWaitedForAndTheNextRunStartsAfresh() async throws {
-        let watchdog = ServiceWatchdog(limit: .milliseconds(300), executor: Self.thread)
+        // Services that stop at once, given a limit no loaded machine reaches (300 ms was reached
+        // once under the full suite): what is tested is that they are waited for, not how fast.
+        let watchdog = ServiceWatchdog(limit: .seconds(10), executor: Self.thread)
         for _ in 0..<2 {
             let group = Self.group(watchdog, [("a", Polite()), ("b", Polite())])
             let services = Task(executorPreference: Self.thread) { try await group.run() }
