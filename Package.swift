@@ -244,7 +244,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         // Each product's journeys through its flows, in process.
         .testTarget(
-            name: "ProductTests", dependencies: appModules + ["CatalogDocuments"], path: "Tests/ProductTests",
+            name: "ProductTests", dependencies: appModules + ["CatalogDocuments", "TourFixtures"], path: "Tests/ProductTests",
             swiftSettings: swiftSettings,
             plugins: ["ProductRegistryPlugin"]),
         // The cross-app regression suite: every path through every product's flows on real SQLite

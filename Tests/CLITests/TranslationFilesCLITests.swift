@@ -20,7 +20,8 @@ struct TranslationFilesCLITests {
         #expect(exported.stdout.components(separatedBy: "<unit id=").count - 1 == ids.count)
 
         let translated: String = cli.folder.path + "/fr.xliff"
-        try Self.fill(exported.stdout).write(toFile: translated, atomically: true, encoding: .utf8)
+        try TranslationTool.fill(exported.stdout, prefix: "FR ").write(
+            toFile: translated, atomically: true, encoding: .utf8)
         let out: String = cli.folder.path + "/strings"
         let imported = try cli.run("catalog", "strings", "--import", translated, "--out", out)
         #expect(imported.status == 0, "\(imported.stderr)")
@@ -77,9 +78,11 @@ struct TranslationFilesCLITests {
     @Test func aWrongTranslationRefusesTheFileInOneLineAndWritesNothing() throws {
         let cli = try CLI("moodtracker")
         let file: String = cli.folder.path + "/fr.xliff"
-        let filled = Self.fill(try cli.run("catalog", "strings", "fr", "--format", "xliff").stdout)
-            .replacingOccurrences(
-                of: "<target>FR Step {step} of {total}</target>", with: "<target>Étape {étape}</target>")
+        let filled = TranslationTool.fill(
+            try cli.run("catalog", "strings", "fr", "--format", "xliff").stdout, prefix: "FR "
+        )
+        .replacingOccurrences(
+            of: "<target>FR Step {step} of {total}</target>", with: "<target>Étape {étape}</target>")
         try filled.write(toFile: file, atomically: true, encoding: .utf8)
         let out: String = cli.folder.path + "/strings"
         let refused = try cli.run("catalog", "strings", "--import", file, "--out", out)
@@ -99,14 +102,5 @@ struct TranslationFilesCLITests {
             try cli.run("catalog", "strings", "en", "--format", "xliff").stderr.contains(
                 "the catalog's own language"))
         #expect(try cli.run("catalog", "strings", "fr", "--format", "po").status == 2)
-    }
-
-    /// A translation tool's work: every empty target filled ("FR " and the source), every
-    /// segment marked translated.
-    static func fill(_ xliff: String) -> String {
-        xliff.replacing(#/(<source>((?s:.*?))</source>)(\n +</segment>)/#) { match in
-            "\(match.output.1)\n        <target>FR \(match.output.2)</target>\(match.output.3)"
-        }
-        .replacingOccurrences(of: #"<segment state="initial">"#, with: #"<segment state="translated">"#)
     }
 }

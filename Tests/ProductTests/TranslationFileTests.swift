@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TourCodec
 import TourCore
+import TourFixtures
 import TourRuntime
 
 /// Translations out and back in through the formats translators' tools read (XLIFF 2.0, Xcode's
@@ -36,7 +37,7 @@ struct TranslationFileTests {
         #expect(!untouched.changesAnything)
         #expect(untouched.reports.first?.untranslated.count == catalog.sourceTexts.count)
 
-        let filled = try Self.fillXLIFF(exported)
+        let filled = TranslationTool.fill(exported, prefix: "[de] ")
         let imported = try TranslationImport(try TranslationFile(text: filled), into: catalog)
         let report = try #require(imported.reports.first)
         #expect(report.added.count == catalog.sourceTexts.count, "\(report.summary)")
@@ -87,7 +88,8 @@ struct TranslationFileTests {
             try TranslationFile(text: try TourValue.object(root).jsonText()), into: catalog)
         let viaXLIFF = try TranslationImport(
             try TranslationFile(
-                text: try Self.fillXLIFF(try catalog.translationFile(.xliff, locales: [Self.german]))),
+                text: try TranslationTool.fill(
+                    try catalog.translationFile(.xliff, locales: [Self.german]), prefix: "[de] ")),
             into: catalog)
         #expect(imported.strings == viaXLIFF.strings)
         #expect(imported.reports.first?.added.count == catalog.sourceTexts.count)
@@ -151,7 +153,7 @@ struct TranslationFileTests {
         let replaced = catalog.setText(id, to: awkward)
         #expect(replaced)
         let exported = try catalog.translationFile(.xliff, locales: [Self.german])
-        let filled = try Self.fillXLIFF(exported)
+        let filled = TranslationTool.fill(exported, prefix: "[de] ")
         let imported = try TranslationImport(try TranslationFile(text: filled), into: catalog)
         #expect(imported.strings.tables[Self.german]?[id] == .init(Self.translated(awkward), source: awkward))
     }
@@ -160,7 +162,8 @@ struct TranslationFileTests {
 
     @Test func aTranslationThatWouldShowWronglyRefusesTheWholeFileAndSaysWhichAndWhy() throws {
         let catalog = try #require(Self.catalogs.first { $0.app == "moodtracker" })
-        var filled = try Self.fillXLIFF(try catalog.translationFile(.xliff, locales: [Self.german]))
+        var filled = TranslationTool.fill(
+            try catalog.translationFile(.xliff, locales: [Self.german]), prefix: "[de] ")
         filled = filled.replacingOccurrences(
             of: "<target>[de] Step {step} of {total}</target>", with: "<target>Schritt {step}</target>")
         filled = filled.replacingOccurrences(
@@ -233,14 +236,5 @@ struct TranslationFileTests {
         let imported = try TranslationImport(try TranslationFile(text: extra), into: catalog)
         #expect(imported.reports.first?.notInCatalog == ["gone.step.title"])
         #expect(imported.strings.tables[Self.german]?["gone.step.title"] == nil)
-    }
-
-    /// Fills every empty target of an exported XLIFF file as a translation tool does: a `<target>`
-    /// after each `<source>` without one, and every segment marked translated.
-    static func fillXLIFF(_ text: String) throws -> String {
-        text.replacing(#/(<source>((?s:.*?))</source>)(\n +</segment>)/#) { match in
-            "\(match.output.1)\n        <target>[de] \(match.output.2)</target>\(match.output.3)"
-        }
-        .replacingOccurrences(of: #"<segment state="initial">"#, with: #"<segment state="translated">"#)
     }
 }

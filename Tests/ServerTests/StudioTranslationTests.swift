@@ -52,7 +52,7 @@ struct StudioTranslationTests {
                 )
             }
         }
-        try paste(Self.fill(xliff.text))
+        try paste(TranslationTool.fill(xliff.text, prefix: "FR "))
         #expect(
             try browser.evaluate("document.body.textContent.includes('Saved as revision 2.')") as? Bool
                 == true, "\(browser.location)")
@@ -87,7 +87,7 @@ struct StudioTranslationTests {
 
         // A wrong translation saves nothing and says which.
         try paste(
-            Self.fill(xliff.text).replacingOccurrences(
+            TranslationTool.fill(xliff.text, prefix: "FR ").replacingOccurrences(
                 of: "<target>FR Step {step} of {total}</target>", with: "<target>Étape</target>"))
         #expect(
             try browser.evaluate(
@@ -164,14 +164,5 @@ struct StudioTranslationTests {
         let huge = try post("/strings", fileBytes: 4 << 20)
         #expect([0, 413].contains(huge.status), "\(huge.status) \(huge.body.prefix(300))")
         #expect(try server.sql("SELECT max(revision) FROM catalog_drafts WHERE draft = 1") == ["3"])
-    }
-
-    /// A translation tool's work: every empty target filled ("FR " and the source), every
-    /// segment marked translated.
-    static func fill(_ xliff: String) -> String {
-        xliff.replacing(#/(<source>((?s:.*?))</source>)(\n +</segment>)/#) { match in
-            "\(match.output.1)\n        <target>FR \(match.output.2)</target>\(match.output.3)"
-        }
-        .replacingOccurrences(of: #"<segment state="initial">"#, with: #"<segment state="translated">"#)
     }
 }
