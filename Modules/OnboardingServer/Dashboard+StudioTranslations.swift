@@ -38,7 +38,7 @@ extension Dashboard {
                 return Self.download(
                     text, type: format.mediaType,
                     name:
-                        "\(app)-\(catalog.version)-\(target).\(format == .table ? target + ".json" : format.fileExtension)"
+                        "\(app)-\(catalog.version)-\(target).\(format.fileExtension)"
                 )
             }
         }

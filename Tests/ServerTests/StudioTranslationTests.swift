@@ -61,6 +61,7 @@ struct StudioTranslationTests {
                 == ["imported translations: fr: 17 added, 0 changed, 0 unchanged"])
 
         // A String Catalog of every locale: one Portuguese text changed by the translator.
+        #expect(try download("format=table&locale=pt-BR").name == "attachment; filename=\"moodtracker-3-pt-BR.json\"")
         let catalog = try download("format=xcstrings")
         #expect(catalog.name == "attachment; filename=\"moodtracker-3-all.xcstrings\"")
         var root = try #require(
