@@ -88,7 +88,7 @@ struct TranslationFileTests {
             try TranslationFile(text: try TourValue.object(root).jsonText()), into: catalog)
         let viaXLIFF = try TranslationImport(
             try TranslationFile(
-                text: try TranslationTool.fill(
+                text: TranslationTool.fill(
                     try catalog.translationFile(.xliff, locales: [Self.german]), prefix: "[de] ")),
             into: catalog)
         #expect(imported.strings == viaXLIFF.strings)
