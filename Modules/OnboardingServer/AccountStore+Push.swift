@@ -83,16 +83,18 @@ struct PushStatement<Shape: PushShape>: PostgresPreparedStatement {
     /// The subject's pseudonyms its cut-offs are kept under (``TokenSigner/subjectPseudonyms(app:subject:)``).
     var subjectNames: [String] = []
     var unplanned: [UnplannedFact] = []
+    /// Each row's facts' positions in the row as pushed, when some were set apart.
+    var keptFactIndexes: [Int64: [Int64]] = [:]
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 30)
+        var bindings = PostgresBindings(capacity: 38)
         bindings.append(app)
         bindings.append(account)
         bindings.append(device)
         bindings.append(tokenIssuedAt)
         bindings.append(subjectNames.joined(separator: ","))
         bindings.appendItemColumns(items)
-        let facts = FactRows(items)
+        let facts = FactRows(items, kept: keptFactIndexes)
         bindings.appendFactColumns(facts)
         let flows = records.keys.sorted()
         let values = flows.map { records[$0]! }
@@ -125,6 +127,17 @@ enum PushSQL {
                 WHERE u.seq IN (SELECT seq FROM fresh)
                 GROUP BY u.flow, u.step, u.kind
                 \(PushSQL.unplannedUpsert)
+                RETURNING 1
+            ),
+            held AS (
+                INSERT INTO held_facts (app, account, device, seq, idx, kind, flow, step, step_index, ending, body, generation)
+                SELECT $1, $2, $3, h.seq, h.idx, h.kind, h.flow, NULLIF(h.step, ''), h.step_index, NULLIF(h.ending, ''),
+                    h.body::jsonb, h.generation
+                FROM UNNEST($26::bigint[], $31::bigint[], $32::text[], $33::text[], $34::text[], $35::bigint[], $36::text[],
+                    $37::text[], $38::bigint[])
+                    AS h(seq, idx, kind, flow, step, step_index, ending, body, generation)
+                WHERE h.seq IN (SELECT seq FROM fresh)
+                ON CONFLICT DO NOTHING
                 RETURNING 1
             )
             """)
@@ -221,13 +234,22 @@ extension PostgresBindings {
         append(facts.bodies)
     }
 
-    /// Facts set apart as the push statements' columns: seq, time, kind, flow, step.
+    /// Facts set apart as the push statements' columns: seq, time, kind, flow, step (as listed);
+    /// then as held: index, kind, flow, step, step index, ending, body, plan generation.
     mutating func appendUnplannedColumns(_ facts: [UnplannedFact]) {
         append(facts.map(\.seq))
         append(facts.map(\.time))
         append(facts.map(\.kind))
         append(facts.map(\.flow))
         append(facts.map(\.step))
+        append(facts.map(\.held.index))
+        append(facts.map(\.held.kind))
+        append(facts.map(\.held.flow))
+        append(facts.map(\.held.step))
+        append(facts.map(\.held.stepIndex))
+        append(facts.map(\.held.ending))
+        append(facts.map(\.held.body))
+        append(facts.map(\.held.generation))
     }
 
     /// Records as the push statements' columns after their flow ids: order key, epoch, standing,
@@ -264,12 +286,16 @@ struct FactRows {
         bodies += other.bodies
     }
 
-    init(_ items: [PushItem]) {
+    /// The facts of `items`, each at its position in its row; `kept` gives the positions of a
+    /// row some of whose facts were set apart (``TrackingPlans``), so that a fact admitted later
+    /// takes its own place among them.
+    init(_ items: [PushItem], kept: [Int64: [Int64]] = [:]) {
         for item in items {
+            let positions = kept[item.seq]
             for (index, fact) in item.facts.enumerated() {
                 let object = fact.objectValue ?? [:]
                 seqs.append(item.seq)
-                indexes.append(Int64(index))
+                indexes.append(positions.flatMap { $0.indices.contains(index) ? $0[index] : nil } ?? Int64(index))
                 kinds.append(object["fact"]?.stringValue ?? "")
                 flows.append(object["flow"]?.stringValue ?? "")
                 steps.append(object["step"]?.stringValue ?? "")

@@ -263,10 +263,30 @@ public struct CatalogStore: Sendable {
     private func write(
         app: String, _ body: @escaping @Sendable (PostgresConnection, [Entry]) async throws -> Outcome
     ) async throws -> Outcome {
-        try await writes.write { connection, logger in
+        let outcome = try await writes.write { connection, logger in
             try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\("catalogs/" + app)))", logger: logger)
             let existing = try await Self.all(app: app, on: connection, logger: logger)
             return try await body(connection, existing)
+        }
+        if case .stored = outcome { admitHeldFacts(app: app) }
+        return outcome
+    }
+
+    /// Admits the app's held facts a stored catalog now declares (``HeldFacts``), on its own
+    /// transaction, without holding up the answer. A store inside a request's transaction has not
+    /// committed yet: the admission waits on the plan's row, which the catalog's insert holds until
+    /// then. Whatever it does not do (its wait timed out, the server stopped) the servers'
+    /// ``HeldFactsAdmission`` does within seconds.
+    private func admitHeldFacts(app: String) {
+        let writes = writes
+        let logger = logger
+        Task {
+            do {
+                let admitted = try await HeldFacts.admit(app: app, writes: writes)
+                if admitted > 0 { logger.info("held facts admitted", metadata: ["app": "\(app)", "facts": "\(admitted)"]) }
+            } catch {
+                logger.debug("held facts left to the admission service", metadata: ["cause": "\(DatabaseUnavailable.describe(error))"])
+            }
         }
     }
 

@@ -182,6 +182,9 @@ extension AccountStore {
             try await run(
                 "facts", "WITH gone AS (DELETE FROM facts WHERE app = \(app) AND account = \(subject) RETURNING 1) SELECT count(*)::bigint FROM gone")
             try await run(
+                "held_facts",
+                "WITH gone AS (DELETE FROM held_facts WHERE app = \(app) AND account = \(subject) RETURNING 1) SELECT count(*)::bigint FROM gone")
+            try await run(
                 "pushes", "WITH gone AS (DELETE FROM pushes WHERE app = \(app) AND account = \(subject) RETURNING 1) SELECT count(*)::bigint FROM gone")
             try await run(
                 "unplanned_facts",
@@ -221,8 +224,12 @@ extension AccountStore {
                 """
                 SELECT json_build_object('device', p.device, 'seq', p.seq, 'time', p.time, 'event', p.event,
                     'catalogVersion', p.catalog_version, 'appVersion', p.app_version,
-                    'facts', coalesce((SELECT json_agg(f.body ORDER BY f.idx) FROM facts f
-                        WHERE f.app = p.app AND f.account = p.account AND f.device = p.device AND f.seq = p.seq), '[]'::json))::text
+                    'facts', coalesce((SELECT json_agg(f.body ORDER BY f.idx) FROM (
+                        SELECT idx, body FROM facts f
+                        WHERE f.app = p.app AND f.account = p.account AND f.device = p.device AND f.seq = p.seq
+                        UNION ALL
+                        SELECT idx, body FROM held_facts h
+                        WHERE h.app = p.app AND h.account = p.account AND h.device = p.device AND h.seq = p.seq) f), '[]'::json))::text
                 FROM pushes p WHERE p.app = \(app) AND p.account = \(subject) ORDER BY p.device, p.seq
                 """)
             let records = try await rows(

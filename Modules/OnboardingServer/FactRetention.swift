@@ -71,10 +71,17 @@ public struct FactRetention: Sendable {
                         AND f.app = p.app AND f.account = p.account AND f.device = p.device AND f.seq = p.seq
                     RETURNING 1
                 ),
+                dropped_held AS (
+                    DELETE FROM held_facts f USING pushes p, w, bound b
+                    WHERE p.xact >= w.below AND p.xact < b.hi
+                        AND f.app = p.app AND f.account = p.account AND f.device = p.device AND f.seq = p.seq
+                    RETURNING 1
+                ),
                 moved AS (
                     UPDATE fact_retention SET below = b.hi FROM bound b WHERE singleton AND b.hi > fact_retention.below RETURNING 1
                 )
-                SELECT (SELECT count(*) FROM dropped)::bigint, (SELECT count(*) FROM moved)::bigint
+                SELECT (SELECT count(*) FROM dropped)::bigint + (SELECT count(*) FROM dropped_held)::bigint,
+                    (SELECT count(*) FROM moved)::bigint
                 """, logger: logger)
             for try await (dropped, moved) in rows.decode((Int64, Int64).self) { return (Int(dropped), moved > 0) }
             return (0, false)

@@ -182,6 +182,8 @@ public enum PostgresSchema {
         ("v24-guarded-rollouts", GuardedRollouts.v24),
         // A draft's name, one per draft (CatalogDrafts.v25).
         ("v25-draft-names", CatalogDrafts.v25),
+        // Facts set apart are held whole, and admitted when a plan declares them (HeldFacts.v26).
+        ("v26-held-facts", HeldFacts.v26),
     ]
 
     /// An arbitrary constant: the advisory lock that serialises migrations across processes.

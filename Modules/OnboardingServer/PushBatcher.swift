@@ -17,6 +17,8 @@ struct PushRequest: Sendable {
     var subjectNames: [String] = []
     /// Facts the app's tracking plan does not declare, taken out of the batch (``TrackingPlans``).
     var unplanned: [UnplannedFact] = []
+    /// For each row some of whose facts were set apart, the positions of the facts it kept.
+    var keptFactIndexes: [Int64: [Int64]] = [:]
 
     /// The records of the batch folded per flow (the join is associative), one per flow.
     var records: [String: AccountFlowRecord] {

@@ -103,7 +103,7 @@ struct PushWriter: Sendable {
         let statement = PushStatement<Shape>(
             app: request.app, account: request.account, device: request.batch.device, items: items,
             records: request.records, tokenIssuedAt: request.tokenIssuedAt, subjectNames: request.subjectNames,
-            unplanned: request.unplanned)
+            unplanned: request.unplanned, keptFactIndexes: request.keptFactIndexes)
         var applied = 0
         var revoked = false
         var merged: [String: AccountFlowRecord] = [:]
@@ -173,6 +173,18 @@ extension PushSQL {
                 GROUP BY l.app, l.account, l.device, u.flow, u.step, u.kind
                 \(PushSQL.unplannedUpsert)
                 RETURNING 1
+            ),
+            held AS (
+                INSERT INTO held_facts (app, account, device, seq, idx, kind, flow, step, step_index, ending, body, generation)
+                SELECT l.app, l.account, l.device, h.seq, h.idx, h.kind, h.flow, NULLIF(h.step, ''), h.step_index,
+                    NULLIF(h.ending, ''), h.body::jsonb, h.generation
+                FROM UNNEST($30::bigint[], $31::bigint[], $36::bigint[], $37::text[], $38::text[], $39::text[], $40::bigint[],
+                    $41::text[], $42::text[], $43::bigint[])
+                    AS h(p, seq, idx, kind, flow, step, step_index, ending, body, generation)
+                JOIN live l ON l.p = h.p
+                WHERE (l.app, l.account, l.device, h.seq) IN (SELECT app, account, device, seq FROM fresh)
+                ON CONFLICT DO NOTHING
+                RETURNING 1
             )
             """)
 
@@ -238,7 +250,7 @@ extension PushBatchStatement {
 
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 35)
+        var bindings = PostgresBindings(capacity: 43)
         let positions = requests.indices.map(Int64.init)
         bindings.append(positions)
         bindings.append(requests.map(\.app))
@@ -260,7 +272,7 @@ extension PushBatchStatement {
         var factPositions: [Int64] = []
         var facts = FactRows([])
         for (position, request) in zip(positions, requests) {
-            let rows = FactRows(request.batch.items)
+            let rows = FactRows(request.batch.items, kept: request.keptFactIndexes)
             factPositions += Array(repeating: position, count: rows.seqs.count)
             facts.append(rows)
         }

@@ -167,6 +167,10 @@ public enum OnboardingServer {
         services.append(("the insights catch-up", InsightsCatchUp(counting: store.insightsCounting, ready: ready, logger: logger)))
         services.append(("the insights follower", freshness))
         services.append(("the idempotency expiry", IdempotencyExpiry(writes: store.writes, ready: ready, logger: logger)))
+        services.append((
+            "the held facts' admission",
+            HeldFactsAdmission(writes: store.writes, ready: ready, interval: .seconds(5), logger: logger)
+        ))
         if let batcher = store.batcher { services.append(("the push queue", PushQueueService(batcher: batcher))) }
         services.append((
             "the rollout guard",

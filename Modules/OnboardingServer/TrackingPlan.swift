@@ -17,6 +17,9 @@ public struct TrackingPlan: Sendable, Equatable {
     /// "FLOW\u{1F}STEP" and "FLOW\u{1F}EXPERIMENT".
     var steps: Set<String> = []
     var experiments: Set<String> = []
+    /// The app's plan generation these documents were read at (``HeldFacts``; 0 before v26): facts
+    /// this plan sets apart are stamped with it, so those of an older plan are examined again.
+    var generation: Int64 = 0
 
     init(documents: [String]) {
         for text in documents {
@@ -32,11 +35,16 @@ public struct TrackingPlan: Sendable, Equatable {
     /// Whether a fact (as a device pushes it) names only what the plan declares.
     func declares(_ fact: TourValue) -> Bool {
         let object = fact.objectValue ?? [:]
-        guard let flow = object["flow"]?.stringValue, flows.contains(flow) else { return false }
-        if let step = object["step"]?.stringValue, !steps.contains(flow + "\u{1F}" + step) { return false }
-        if let experiment = object["experiment"]?.stringValue, !experiments.contains(flow + "\u{1F}" + experiment) {
-            return false
-        }
+        return declares(
+            flow: object["flow"]?.stringValue, step: object["step"]?.stringValue,
+            experiment: object["experiment"]?.stringValue)
+    }
+
+    /// Whether the plan declares a flow, and the step and experiment when they are named.
+    func declares(flow: String?, step: String?, experiment: String?) -> Bool {
+        guard let flow, flows.contains(flow) else { return false }
+        if let step, !steps.contains(flow + "\u{1F}" + step) { return false }
+        if let experiment, !experiments.contains(flow + "\u{1F}" + experiment) { return false }
         return true
     }
 
@@ -87,27 +95,46 @@ final class TrackingPlans: Sendable {
         let cached = cache.withLock { $0[app] }
         if let cached, now - cached.checkedAt < maximumAge { return cached.plan }
         let held = cached?.signature
-        let (signature, documents) = try await reads.read(within: deadline) { connection, logger -> (String, [String]?) in
+        let (signature, generation, documents) = try await reads.read(within: deadline) {
+            connection, logger -> (String, Int64, [String]?) in
             var signature = ""
-            for try await (count, newest) in try await connection.query(
-                "SELECT count(*)::bigint, coalesce(max(recorded_at), 0)::float8 FROM catalogs WHERE app = \(app)", logger: logger
-            ).decode((Int64, Double).self) {
+            var generations = false
+            for try await (count, newest, exists) in try await connection.query(
+                """
+                SELECT count(*)::bigint, coalesce(max(recorded_at), 0)::float8,
+                    to_regclass('tracking_plan_generations') IS NOT NULL
+                FROM catalogs WHERE app = \(app)
+                """, logger: logger
+            ).decode((Int64, Double, Bool).self) {
                 signature = "\(count)/\(newest)"
+                generations = exists
             }
-            if signature == held { return (signature, nil) }
+            if signature == held { return (signature, 0, nil) }
+            // The generation is read before the documents: they are at least as new, so a fact is
+            // never stamped with a generation newer than the plan that set it apart. (A database
+            // not yet migrated to v26 has none.)
+            var generation: Int64 = 0
+            if generations {
+                for try await current in try await connection.query(
+                    "SELECT generation FROM tracking_plan_generations WHERE app = \(app)", logger: logger
+                ).decode(Int64.self) {
+                    generation = current
+                }
+            }
             var documents: [String] = []
             for try await document in try await connection.query("SELECT document FROM catalogs WHERE app = \(app)", logger: logger)
                 .decode(String.self)
             {
                 documents.append(document)
             }
-            return (signature, documents)
+            return (signature, generation, documents)
         }
         guard let documents else {
             cache.withLock { $0[app]?.checkedAt = now }
             return cached?.plan
         }
-        let plan = documents.isEmpty ? nil : TrackingPlan(documents: documents)
+        var plan = documents.isEmpty ? nil : TrackingPlan(documents: documents)
+        plan?.generation = generation
         cache.withLock { $0[app] = Cached(signature: signature, plan: plan, checkedAt: now) }
         return plan
     }
@@ -146,25 +173,56 @@ final class TrackingPlans: Sendable {
         for index in request.batch.items.indices {
             let item = request.batch.items[index]
             guard item.facts.contains(where: { !plan.declares($0) }) else { continue }
-            for fact in item.facts where !plan.declares(fact) {
+            for (index, fact) in item.facts.enumerated() where !plan.declares(fact) {
                 let object = fact.objectValue ?? [:]
                 request.unplanned.append(
                     UnplannedFact(
                         seq: item.seq, time: item.time, kind: String((object["fact"]?.stringValue ?? "").prefix(64)),
                         flow: String((object["flow"]?.stringValue ?? "").prefix(128)),
-                        step: String((object["step"]?.stringValue ?? object["experiment"]?.stringValue ?? "").prefix(128))))
+                        step: String((object["step"]?.stringValue ?? object["experiment"]?.stringValue ?? "").prefix(128)),
+                        held: HeldFact(index: Int64(index), fact: fact, generation: plan.generation)))
             }
+            request.keptFactIndexes[item.seq] = item.facts.indices.filter { plan.declares(item.facts[$0]) }.map(Int64.init)
             request.batch.items[index].facts = item.facts.filter(plan.declares)
         }
         return request
     }
 }
 
-/// A fact set apart: enough to list it (what, where, when), not its body.
+/// A fact set apart: enough to list it (what, where, when), and the fact itself, held until a
+/// plan declares it (``HeldFacts``).
 struct UnplannedFact: Sendable, Equatable {
     var seq: Int64
     var time: Double
     var kind: String
     var flow: String
+    /// Its step, else its experiment, as the team's list names it.
     var step: String
+    var held: HeldFact
+}
+
+/// A fact as `held_facts` keeps it: its columns as `facts` would have them, and the plan
+/// generation that set it apart.
+struct HeldFact: Sendable, Equatable {
+    var index: Int64
+    var kind: String
+    var flow: String
+    var step: String
+    var stepIndex: Int64
+    var ending: String
+    var body: String
+    var generation: Int64
+
+    init(index: Int64, fact: TourValue, generation: Int64) {
+        let object = fact.objectValue ?? [:]
+        self.index = index
+        kind = object["fact"]?.stringValue ?? ""
+        flow = object["flow"]?.stringValue ?? ""
+        step = object["step"]?.stringValue ?? ""
+        stepIndex = Int64(object["index"]?.intValue ?? 0)
+        ending = object["ending"]?.stringValue ?? ""
+        // A fact read from JSON has only finite numbers, so it always has a text.
+        body = (try? fact.jsonText()) ?? "{}"
+        self.generation = generation
+    }
 }

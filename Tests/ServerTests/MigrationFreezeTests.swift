@@ -35,6 +35,7 @@ import Testing
         ("v23-readiness-probe", 0x4a2d963cd6d886c5),
         ("v24-guarded-rollouts", 0xa23d527ac637aa91),
         ("v25-draft-names", 0x1a8e7c232cb560),
+        ("v26-held-facts", 0x161f93b17094e0fe),
     ]
 
     @Test func everyLandedServerMigrationIsAsItLanded() {
