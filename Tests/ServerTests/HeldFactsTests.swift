@@ -1,6 +1,7 @@
 import AccountSync
 import CatalogDocuments
 import Foundation
+import OnboardingServer
 import Testing
 import TourCodec
 import TourFixtures
@@ -165,6 +166,81 @@ struct HeldFactsTests {
             body: nil)
         #expect(erased.status == 200, "\(String(decoding: erased.body, as: UTF8.self))")
         #expect(try Self.count(server, "SELECT count(*) FROM held_facts") == 0)
+    }
+
+    /// A build that runs an experiment its team registers only afterwards: its subjects' facts are
+    /// held, and once `register` stores the catalog that declares the experiment, the report by
+    /// variant counts every subject, exposure, goal and step the engine's simulation made.
+    @Test func anExperimentRegisteredAfterItsFactsCountsThemAll() async throws {
+        let server = try ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
+        func register(_ catalog: TourCatalog) throws {
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "trial-\(UUID().uuidString).json")
+            try CatalogDocument(catalog, declarations: ExperimentFixture.declarations).text().write(
+                to: file, atomically: true, encoding: .utf8)
+            let registered = try PublishingTests().serverCommand(
+                server, ["register", "--app", ExperimentFixture.app, file.path])
+            try #require(registered.status == 0, "\(registered.stderr)")
+        }
+        try register(ExperimentFixture.catalog(version: 1, experiment: nil))
+        let subjects = try ExperimentFixture.simulate(200, seed: 61)
+        let signer = try TokenSigner(secret: ServerProcess.secret)
+        for subject in subjects {
+            let token = await signer.sign(
+                TokenClaims(
+                    subject: subject.account, scope: .account, app: ExperimentFixture.app,
+                    expires: Int64(Date().timeIntervalSince1970) + 3_600))
+            let items = subject.rows.enumerated().map { index, facts in
+                PushItem(
+                    seq: Int64(index + 1), time: subject.times[index].timeIntervalSince1970, event: "event",
+                    catalogVersion: 1,
+                    facts: facts.map(\.tourValue), records: [:])
+            }
+            let answer = try await HTTP.post(
+                server.url.appendingPathComponent("v1/apps/trial/accounts/\(subject.account)/push"),
+                token: token,
+                body: Data(
+                    try PushBatch(device: "device-\(subject.account)", items: items).tourValue.jsonUTF8()))
+            try #require(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
+        }
+        let admin = try server.operatorCredential()
+        func variants() async throws -> [[String: Any]] {
+            try await DashboardTests.waitUntilCounted(server)
+            let answer = try await HTTP.get(
+                server.url.appendingPathComponent("v1/apps/trial/report").appending(queryItems: [
+                    .init(name: "by", value: "variant")
+                ]),
+                token: admin)
+            try #require(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
+            return ((answer.json["experiments"] as? [[String: Any]])?.first?["variants"] as? [[String: Any]])
+                ?? []
+        }
+        #expect(try await variants().allSatisfy { ($0["assigned"] as? Int ?? 0) == 0 })
+
+        try register(ExperimentFixture.catalog(version: 2))
+        try await Self.waitUntilAdmitted(server)
+        let counted = try await variants()
+        #expect(counted.compactMap { $0["variant"] as? String } == ["full", "short", "holdout"])
+        for entry in counted {
+            let name = try #require(entry["variant"] as? String)
+            let members = subjects.filter { $0.variant == name }
+            var steps: [String: Int] = [:]
+            for member in members {
+                let entered = Set(
+                    member.rows.joined().compactMap { fact -> String? in
+                        if case .stepEntered(_, let step, _) = fact { return step.rawValue }
+                        return nil
+                    })
+                for step in entered { steps[step, default: 0] += 1 }
+            }
+            #expect(entry["assigned"] as? Int == members.count, "\(name)")
+            #expect(entry["exposed"] as? Int == (name == "holdout" ? 0 : members.count), "\(name)")
+            #expect(entry["goalReached"] as? Int == members.filter(\.activated).count, "\(name)")
+            let reached = (entry["steps"] as? [[String: Any]] ?? []).reduce(into: [String: Int]()) {
+                $0[$1["step"] as? String ?? ""] = $1["reached"] as? Int
+            }
+            #expect(reached == steps, "\(name)")
+        }
     }
 
     /// Waits until no held fact is older than its app's plan (the admission service's round).
