@@ -82,6 +82,9 @@ let package = Package(
         // report through, and its Prometheus text exposition. The server only.
         .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
+        // HTTP's field names and statuses as Hummingbird's requests carry them: the server names
+        // them itself (already built for Hummingbird).
+        .package(url: "https://github.com/apple/swift-http-types.git", "1.8.0"..<"2.0.0"),
     ],
     targets: [
         // MARK: Shared modules
@@ -121,8 +124,8 @@ let package = Package(
         .target(
             name: "OnboardingCLI",
             dependencies: [
-                "TourCodec", "TourRuntime", "CatalogDocuments", "AccountSync", "AccountSyncHTTP",
-                "InsightsPages",
+                "TourCodec", "TourCore", "TourRuntime", "CatalogDocuments", "AccountSync", "AccountSyncHTTP",
+                "InsightsPages", "Haptics", "Permissions",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Modules/OnboardingCLI", swiftSettings: swiftSettings),
@@ -172,10 +175,14 @@ let package = Package(
         .target(
             name: "OnboardingServer",
             dependencies: [
-                "TourCodec", "AccountSync", "InsightsPages", "SchemaMigrations", "CatalogDocuments",
+                "TourCodec", "TourCore", "AccountSync", "InsightsPages", "SchemaMigrations",
+                "CatalogDocuments",
                 "ServerInsights",
                 "ServerDatabase",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -184,6 +191,7 @@ let package = Package(
                 // An identity provider's keys (JWKS) and tokens: fetched over https.
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             path: "Modules/OnboardingServer", swiftSettings: swiftSettings),
@@ -198,6 +206,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Modules/OnboardingServerMain", swiftSettings: swiftSettings),
 
@@ -206,9 +215,11 @@ let package = Package(
             name: "onboarding-bench",
             dependencies: appModules + [
                 "TourRuntime", "CatalogDocuments", "OnboardingServer", "ServerInsights", "ServerDatabase",
-                "CSQLite", "Persistence",
+                "CSQLite", "Persistence", "TourCodec", "TourCore",
                 "AccountSync",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -233,31 +244,50 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "PersistenceTests",
-            dependencies: ["Persistence", "SchemaMigrations", "TourRuntime", "TourFixtures", "CSQLite"],
+            dependencies: [
+                "Persistence", "SchemaMigrations", "TourRuntime", "TourFixtures", "CSQLite", "TourCodec",
+                "TourCore",
+                "Permissions",
+            ],
             path: "Tests/PersistenceTests", swiftSettings: swiftSettings),
         .testTarget(
             name: "TourRuntimeTests",
             dependencies: [
-                "TourCodec", "TourRuntime", "CatalogDocuments", "AccountSync", "TourFixtures", "CSQLite",
+                "TourCodec", "TourCore", "TourRuntime", "CatalogDocuments", "AccountSync", "TourFixtures",
+                "CSQLite",
+                "Persistence", "Haptics", "Permissions",
             ],
             path: "Tests/TourRuntimeTests",
             swiftSettings: swiftSettings),
         // Each product's journeys through its flows, in process.
         .testTarget(
-            name: "ProductTests", dependencies: appModules + ["CatalogDocuments", "TourFixtures"], path: "Tests/ProductTests",
+            name: "ProductTests",
+            dependencies: appModules + [
+                "CatalogDocuments", "TourFixtures", "TourCodec", "TourCore", "TourRuntime", "Persistence",
+                "Haptics",
+                "Permissions",
+            ],
+            path: "Tests/ProductTests",
             swiftSettings: swiftSettings,
             plugins: ["ProductRegistryPlugin"]),
         // The cross-app regression suite: every path through every product's flows on real SQLite
         // files, and golden transcripts of each product's CLI.
         .testTarget(
             name: "CrossAppRegressionTests",
-            dependencies: appExecutables + appModules + ["CatalogDocuments", "TourFixtures"],
+            dependencies: appExecutables + appModules + [
+                "CatalogDocuments", "TourFixtures", "TourCodec", "TourCore", "TourRuntime", "Persistence",
+                "Permissions",
+            ],
             path: "Tests/CrossAppRegressionTests",
             swiftSettings: swiftSettings, plugins: ["ProductRegistryPlugin"]),
         // Runs the built executables as real processes.
         .testTarget(
             name: "CLITests",
-            dependencies: appExecutables + appModules + ["CatalogDocuments", "Persistence", "TourFixtures"],
+            dependencies: appExecutables + appModules + [
+                "CatalogDocuments", "Persistence", "TourFixtures", "TourCodec", "TourCore", "TourRuntime",
+                "OnboardingCLI",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             path: "Tests/CLITests", exclude: ["BadInput", "Releases"], swiftSettings: swiftSettings,
             plugins: ["ProductRegistryPlugin"]),
 
@@ -267,8 +297,11 @@ let package = Package(
             name: "ServerTests",
             dependencies: appExecutables + appModules + [
                 "onboarding-server", "OnboardingServer", "ServerInsights", "SchemaMigrations",
-                "ServerDatabase", "AccountSyncHTTP", "CatalogDocuments",
-                "TourFixtures",
+                "ServerDatabase", "AccountSyncHTTP", "CatalogDocuments", "InsightsPages", "TourCodec",
+                "TourCore",
+                "TourRuntime", "TourFixtures",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
