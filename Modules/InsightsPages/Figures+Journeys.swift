@@ -1,6 +1,6 @@
 import TourCore
 
-/// A flow's first runs as journeys (issue 45): for each stage, how many reached it, that as a
+/// A flow's first runs as journeys: for each stage, how many reached it, that as a
 /// share of those who started and of the stage before, how many skipped there (an explicit skip
 /// or dismissal) and how many are still there with no further step (abandoned), and the median and
 /// 75th percentile time from their start to reaching it.

@@ -1,7 +1,7 @@
 /// The page being written: markup from this module's constants (``raw(_:)``) and values, always
 /// escaped (``text(_:)``). Written by hand rather than with a template library: swift-mustache
 /// imports Foundation, which would link Foundation and ICU into every product's CLI (`report
-/// --html`), the start-up cost issue 15 removed; the pages are a few fixed shapes.
+/// --html`), which must start fast (Performance.md, section 4); the pages are a few fixed shapes.
 final class HTML {
     private(set) var output = ""
 

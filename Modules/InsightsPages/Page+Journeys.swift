@@ -1,6 +1,6 @@
 import TourCore
 
-/// The journey sections (issue 45): the funnel with conversions, skips, abandonment and times; one
+/// The journey sections: the funnel with conversions, skips, abandonment and times; one
 /// split on one scale; an experiment's sample size. As everywhere on a page, every value goes
 /// through ``HTML/text(_:)`` and every chart has a text title and its numbers in a table beside it.
 extension InsightsPage {

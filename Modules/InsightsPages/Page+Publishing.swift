@@ -1,4 +1,4 @@
-/// The studio's publishing form (issue 46): the exact document to sign, the rollout, and the
+/// The studio's publishing form: the exact document to sign, the rollout, and the
 /// signature, pasted (made with `onboarding-server keys sign`) or made in the browser from the
 /// publisher's key file, which never leaves it (``signingScript``; the form works without it).
 extension InsightsPage {

@@ -1,4 +1,4 @@
-/// The studio's sections (issue 46): a form of texts with each problem beside its field, and a card
+/// The studio's sections: a form of texts with each problem beside its field, and a card
 /// as a device shows it.
 extension InsightsPage {
     /// A POST form of texts (one per text and locale), each with what is wrong with it beside it.

@@ -4,7 +4,7 @@ import PostgresNIO
 import ServerDatabase
 import TourCodec
 
-/// The studio's drafts (issue 46): a catalog document being edited in the dashboard before it is
+/// The studio's drafts: a catalog document being edited in the dashboard before it is
 /// published. Every save is a new revision (never an update), with its author and time, so a
 /// draft's history is its rows; each save is one audit row, in the same transaction.
 ///

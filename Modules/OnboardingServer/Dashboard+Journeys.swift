@@ -8,7 +8,7 @@ import Synchronization
 import TourCodec
 import TourCore
 
-/// A flow's page as a product manager reads it (issue 45): the journeys' funnel (conversions,
+/// A flow's page as a product manager reads it: the journeys' funnel (conversions,
 /// skipped and abandoned, times, step titles), one split compared on one scale, the completion
 /// rate per week of start, each experiment's sample size; and the drill-down from a stage's
 /// skipped or abandoned count to the subjects behind it and each subject's timeline, for the roles

@@ -7,7 +7,7 @@ import InsightsPages
 import TourCodec
 import TourCore
 
-/// The studio (issue 46): an app's catalogs and drafts, a draft's flows and steps with every text
+/// The studio: an app's catalogs and drafts, a draft's flows and steps with every text
 /// per locale, edited in forms (each save a new revision, audited), checked as publishing checks,
 /// previewed as the engine shows each card, and diffed against the live version. Viewers read;
 /// editors start and save drafts.

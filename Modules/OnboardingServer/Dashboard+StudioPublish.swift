@@ -6,7 +6,7 @@ import InsightsPages
 import TourCodec
 import TourCore
 
-/// The studio's publishing (issue 46): a draft published at a rollout, a publication raised or
+/// The studio's publishing: a draft published at a rollout, a publication raised or
 /// rolled back, each shown first with what it will do and asked once, then done exactly as
 /// `onboarding-server publish` and `unpublish` do it (``CatalogStore``: the same checks, the same
 /// signature rule, one audit row). Publishers only.

@@ -5,7 +5,7 @@ import InsightsPages
 import ServerInsights
 import TourCodec
 
-/// The drill-down (issue 45): from a stage's skipped or abandoned count to the subjects behind it,
+/// The drill-down: from a stage's skipped or abandoned count to the subjects behind it,
 /// a page at a time, and from a subject to its timeline of facts across devices and catalog
 /// versions. Only the app's ``subjectsRole`` and above see either; each is one bounded, indexed read.
 extension Dashboard {

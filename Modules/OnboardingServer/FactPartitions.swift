@@ -1,4 +1,4 @@
-/// Migration `v19-partitioned-facts` (issue 47): `pushes` and `facts` partitioned by
+/// Migration `v19-partitioned-facts`: `pushes` and `facts` partitioned by
 /// `HASH (account)`, eight partitions each, migrated in place with every row, key and index as it
 /// was. The keys are unchanged (PostgreSQL requires the partition key in every unique key, and
 /// `account` is in both), so a retried push still lands on its duplicate in its own partition;

@@ -215,8 +215,8 @@ public enum OnboardingServer {
         // the application is shut down gracefully (the listener closed first, every accepted
         // connection answered and closed). Cancelling it instead, as an inner service's error
         // does, can drop a connection NIO accepted but nobody served yet, and NIO traps on that
-        // ("Deinited NIOAsyncWriter without calling finish()", apple/swift-nio#2637): the whole
-        // server died at a failover.
+        // ("Deinited NIOAsyncWriter without calling finish()", apple/swift-nio#2637), ending the
+        // process.
         var group: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: watchdog.tracked("the HTTP server", app))
         ]

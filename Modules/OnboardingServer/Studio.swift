@@ -3,7 +3,7 @@ import Foundation
 import TourCodec
 import TourCore
 
-/// The studio's work on a draft document (issue 46), apart from storage and pages: its texts per
+/// The studio's work on a draft document, apart from storage and pages: its texts per
 /// locale, the edits a form makes to them, and the card the engine shows for a step.
 struct StudioDraft {
     let document: CatalogDocument

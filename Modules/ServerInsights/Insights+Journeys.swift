@@ -5,7 +5,7 @@ import PostgresNIO
 import ServerDatabase
 import TourCore
 
-/// The journey reads (issue 45; `InsightsSchema.v16`): a flow's first runs by the day they
+/// The journey reads (`InsightsSchema.v16`): a flow's first runs by the day they
 /// started, each a few grouped sums over `insight_cohorts` or `insight_stage_times`, or one bounded
 /// lookup through an index (the drill-down and a subject's timeline).
 extension Insights {

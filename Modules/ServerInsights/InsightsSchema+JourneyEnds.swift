@@ -1,4 +1,4 @@
-/// Migration `v17-journey-ends` (issue 45's review): a journey is the subject's *first run* and
+/// Migration `v17-journey-ends`: a journey is the subject's *first run* and
 /// nothing after it. v16 kept moving a journey with every later run: a subject that skipped at
 /// step a, started again and finished was counted skipped at a *and* completed (or only completed,
 /// when both runs arrived in one catch-up), and a replay could start a journey.

@@ -1,4 +1,4 @@
-/// Migration `v16-journeys` (issue 45): what a funnel a product manager reads needs beyond first
+/// Migration `v16-journeys`: what a funnel a product manager reads needs beyond first
 /// reaches by day: each subject's first run as a *journey* (the cohort it started in: day, catalog
 /// and app version, experiment variant, locale, accessibility settings, device kind), how far it
 /// got, whether it was skipped or is still waiting there, and how long each stage took from its
