@@ -7,17 +7,17 @@ import TourCore
 
 /// `/v1/apps/{app}/catalogs`: publishing (admin) and the devices' conditional pull.
 extension Routes {
-    func addCatalogRoutes(to router: Router<ServerRequestContext>) {
+    func addCatalogRoutes(to router: RouterGroup<AuthenticatedRequestContext>) {
         // The live publications, newest first, each with its document: a device picks the newest
         // whose rollout includes it. An unchanged list costs a 304 (If-None-Match).
         router.get("/v1/apps/:app/catalogs") { request, context in
             await answer {
                 let app = try Self.name(context, "app")
                 // Devices (an account token), or people of the app.
-                if let token = ControlPlane.bearer(request), (try? await tokens.verify(token, now: Date()))?.scope == .person {
-                    _ = try await controlPlane.actor(request, context, app: app, role: .viewer, to: "reading publications")
+                if case .person = context.caller {
+                    _ = try staff(request, context, app: app, role: .viewer, to: "reading publications")
                 } else {
-                    let claims = try await authorize(request, context, app: app)
+                    let claims = try deviceClaims(context, app: app)
                     try await refuseIfSignedOut(claims, app: app, account: claims.subject)
                 }
                 let (live, keys) = (try await catalogs.live(app: app), try await controlPlane.keys.all(app: app))
@@ -51,7 +51,7 @@ extension Routes {
         router.post("/v1/apps/:app/catalogs") { request, context in
             await answer {
                 let app = try Self.name(context, "app")
-                let actor = try await controlPlane.actor(request, context, app: app, role: .publisher, to: "publishing")
+                let actor = try staff(request, context, app: app, role: .publisher, to: "publishing")
                 var request = request
                 let body = try await Self.body(&request)
                 let publication: (text: String, rollout: Int, signatures: [CatalogSignature], guarded: GuardedRollout.Plan?)
@@ -86,7 +86,7 @@ extension Routes {
         router.delete("/v1/apps/:app/catalogs/:version") { request, context in
             await answer {
                 let app = try Self.name(context, "app")
-                let actor = try await controlPlane.actor(request, context, app: app, role: .publisher, to: "withdrawing")
+                let actor = try staff(request, context, app: app, role: .publisher, to: "withdrawing")
                 let version = try Self.version(context)
                 return try await idempotent(request, caller: actor.caller) {
                     let withdrawn = try await catalogs.withdraw(app: app, version: version, by: actor, at: Date().timeIntervalSince1970)
@@ -102,7 +102,7 @@ extension Routes {
         router.get("/v1/apps/:app/rollouts") { request, context in
             await answer {
                 let app = try Self.name(context, "app")
-                _ = try await controlPlane.actor(request, context, app: app, role: .viewer, to: "reading guarded rollouts")
+                _ = try staff(request, context, app: app, role: .viewer, to: "reading guarded rollouts")
                 let rollouts = guardedRollouts
                 var list: [TourValue] = []
                 for record in try await rollouts.all(app: app) {
@@ -117,7 +117,7 @@ extension Routes {
         router.post("/v1/apps/:app/rollouts/:version/:command") { request, context in
             await answer {
                 let app = try Self.name(context, "app")
-                let actor = try await controlPlane.actor(request, context, app: app, role: .publisher, to: "steering a guarded rollout")
+                let actor = try staff(request, context, app: app, role: .publisher, to: "steering a guarded rollout")
                 let version = try Self.version(context)
                 guard let command = context.parameters.get("command").flatMap(GuardedRollout.Command.init(rawValue:)) else {
                     throw APIError(status: .notFound, code: "not_found", message: "a guarded rollout's commands are pause, resume and end")
@@ -135,7 +135,7 @@ extension Routes {
     }
 
     /// The path's catalog version: a whole number, 1 or more.
-    static func version(_ context: ServerRequestContext) throws -> Int {
+    static func version(_ context: some RequestContext) throws -> Int {
         guard let version = context.parameters.get("version").flatMap(Int.init), version >= 1 else {
             throw APIError.invalid("the version is a whole number, 1 or more")
         }

@@ -109,17 +109,9 @@ public struct ControlPlane: Sendable {
         status: .unauthorized, code: "token_outdated",
         message: "shared admin tokens are no longer accepted: each person has their own credential (onboarding-server people add --name NAME --role ROLE --app APP)")
 
-    /// The actor behind a request that needs `role` in `app` (nil: every app, an operator's act).
-    func actor(
-        _ request: Request, _ context: ServerRequestContext, app: String?, role: Role, to what: String
-    ) async throws -> Actor {
-        let source = clients.of(request, context)
-        guard let text = Self.bearer(request) else {
-            throw APIError(
-                status: .unauthorized, code: "unauthorized",
-                message: "\(what) needs a person's credential as 'Authorization: Bearer CREDENTIAL' (onboarding-server people add mints one)")
-        }
-        let person = try await person(credential: text, source: source, now: Date())
+    /// The actor `person` is for a request from `source` that needs `role` in `app` (nil: every
+    /// app, an operator's act); refused when they do not hold it.
+    static func actor(_ person: Person, source: String, app: String?, role: Role, to what: String) throws -> Actor {
         let actor = Actor(name: person.name, source: source, person: person)
         guard actor.may(role, in: app) else {
             let held = person.role(in: app).map { "\($0.rawValue) of \(app ?? "every app")" } ?? "not a member of \(app ?? "every app")"

@@ -7,11 +7,11 @@ import TourCodec
 /// `/v1/apps/{app}/keys`, `/v1/apps/{app}/people` and `/v1/audit`: an app's publication keys and
 /// people, for its owners, and the audit trail (Docs/Server.md, Docs/Security.md).
 extension Routes {
-    func addControlPlaneRoutes(to router: Router<ServerRequestContext>) {
+    func addControlPlaneRoutes(to router: RouterGroup<AuthenticatedRequestContext>) {
         router.get("/v1/apps/:app/keys") { request, context in
             await answer {
                 let app = try Self.name(context, "app")
-                _ = try await controlPlane.actor(request, context, app: app, role: .viewer, to: "reading publication keys")
+                _ = try staff(request, context, app: app, role: .viewer, to: "reading publication keys")
                 let keys = try await (controlPlane.keys.all(app: app))
                 return Self.json(["app": .string(app), "keys": .list(keys.map(\.tourValue))] as TourValue)
             }
@@ -19,7 +19,7 @@ extension Routes {
         router.post("/v1/apps/:app/keys") { request, context in
             await answer {
                 let app = try Self.name(context, "app")
-                let actor = try await controlPlane.actor(request, context, app: app, role: .owner, to: "registering a publication key")
+                let actor = try staff(request, context, app: app, role: .owner, to: "registering a publication key")
                 var request = request
                 let body = try await Self.body(&request)
                 let key: PublicationKey
@@ -44,7 +44,7 @@ extension Routes {
             await answer {
                 let app = try Self.name(context, "app")
                 let id = try Self.name(context, "key")
-                let actor = try await controlPlane.actor(request, context, app: app, role: .owner, to: "retiring a publication key")
+                let actor = try staff(request, context, app: app, role: .owner, to: "retiring a publication key")
                 return try await idempotent(request, caller: actor.caller) {
                     let outcome = try await controlPlane.keys.retire(app: app, id: id, by: actor, at: Date().timeIntervalSince1970)
                     switch outcome {
@@ -64,8 +64,7 @@ extension Routes {
                     guard SyncAPI.isValidName(value) else { throw APIError.invalid("app must be \(SyncAPI.nameRule)") }
                     return value
                 }
-                let actor = try await controlPlane.actor(
-                    request, context, app: app, role: .owner, to: app == nil ? "the whole audit trail" : "the audit trail of \(app!)")
+                let actor = try staff(request, context, app: app, role: .owner, to: app == nil ? "the whole audit trail" : "the audit trail of \(app!)")
                 let filter = try Self.auditFilter(request, app: app)
                 _ = actor
                 let entries = try await (controlPlane.audit.list(filter))
@@ -94,11 +93,11 @@ extension Routes {
         return filter
     }
 
-    private func addPeopleRoutes(to router: Router<ServerRequestContext>) {
+    private func addPeopleRoutes(to router: RouterGroup<AuthenticatedRequestContext>) {
         router.get("/v1/apps/:app/people") { request, context in
             await answer {
                 let app = try Self.name(context, "app")
-                let actor = try await controlPlane.actor(request, context, app: app, role: .owner, to: "reading the app's people")
+                let actor = try staff(request, context, app: app, role: .owner, to: "reading the app's people")
                 let people = try await (controlPlane.people.list(app: app))
                 return Self.json(
                     ["app": .string(app), "people": .list(people.map { $0.summary(now: Date(), shownTo: actor) })] as TourValue)
@@ -109,7 +108,7 @@ extension Routes {
             await answer {
                 let app = try Self.name(context, "app")
                 let name = try Self.name(context, "person")
-                let actor = try await controlPlane.actor(request, context, app: app, role: .owner, to: "changing the app's people")
+                let actor = try staff(request, context, app: app, role: .owner, to: "changing the app's people")
                 var request = request
                 let body = try await Self.body(&request)
                 let role: Role
@@ -150,7 +149,7 @@ extension Routes {
             await answer {
                 let app = try Self.name(context, "app")
                 let name = try Self.name(context, "person")
-                let actor = try await controlPlane.actor(request, context, app: app, role: .owner, to: "changing the app's people")
+                let actor = try staff(request, context, app: app, role: .owner, to: "changing the app's people")
                 return try await idempotent(request, caller: actor.caller) {
                     let removed = try await controlPlane.people.remove(
                         name, from: .app(app), by: actor, now: Date().timeIntervalSince1970)
@@ -165,7 +164,7 @@ extension Routes {
             await answer {
                 let app = try Self.name(context, "app")
                 let name = try Self.name(context, "person")
-                let actor = try await controlPlane.actor(request, context, app: app, role: .owner, to: "ending sessions")
+                let actor = try staff(request, context, app: app, role: .owner, to: "ending sessions")
                 return try await idempotent(request, caller: actor.caller) {
                     let ended = try await Self.endSessions(of: name, app: app, by: actor, people: controlPlane.people)
                     return try Self.written(["person": .string(name), "sessionsEnded": .int(ended)] as TourValue)

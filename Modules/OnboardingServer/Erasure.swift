@@ -263,13 +263,13 @@ extension AccountStore {
 }
 
 extension Routes {
-    func addErasureRoutes(to router: Router<ServerRequestContext>) {
+    func addErasureRoutes(to router: RouterGroup<AuthenticatedRequestContext>) {
         for (prefix, isInstall) in [("accounts", false), ("installs", true)] {
             // Erase: an owner of the app (support acting on a person's request).
             router.delete("/v1/apps/:app/\(prefix)/:\(isInstall ? "install" : "account")") { request, context in
                 await answer {
                     let (app, subject) = try Self.subjectPath(context, install: isInstall)
-                    let actor = try await controlPlane.actor(request, context, app: app, role: .owner, to: "erasing a subject's data")
+                    let actor = try staff(request, context, app: app, role: .owner, to: "erasing a subject's data")
                     return try await idempotent(request, caller: actor.caller) {
                         let summary = try await store.erase(
                             app: app, subject: subject, pseudonym: tokens.subjectPseudonym(app: app, subject: subject), by: actor,
@@ -282,10 +282,10 @@ extension Routes {
             router.get("/v1/apps/:app/\(prefix)/:\(isInstall ? "install" : "account")/export") { request, context in
                 await answer {
                     let (app, subject) = try Self.subjectPath(context, install: isInstall)
-                    if let token = ControlPlane.bearer(request), (try? await tokens.verify(token, now: Date()))?.scope == .person {
-                        _ = try await controlPlane.actor(request, context, app: app, role: .owner, to: "exporting a subject's data")
+                    if case .person = context.caller {
+                        _ = try staff(request, context, app: app, role: .owner, to: "exporting a subject's data")
                     } else {
-                        let claims = try await authorize(request, context, app: app)
+                        let claims = try deviceClaims(context, app: app)
                         guard claims.scope == (isInstall ? .install : .account), claims.subject == subject else {
                             throw APIError(status: .forbidden, code: "forbidden", message: "this token is not for '\(subject)'")
                         }
@@ -298,7 +298,7 @@ extension Routes {
     }
 
     /// The app and the subject a path names: an account id, or an install id (`install.<id>`).
-    static func subjectPath(_ context: ServerRequestContext, install: Bool) throws -> (String, String) {
+    static func subjectPath(_ context: some RequestContext, install: Bool) throws -> (String, String) {
         let app = try name(context, "app")
         let id = try name(context, install ? "install" : "account")
         if install {

@@ -73,14 +73,13 @@ public struct FlowArchive: Sendable {
 }
 
 extension Routes {
-    func addFlowArchiveRoutes(to router: Router<ServerRequestContext>) {
+    func addFlowArchiveRoutes(to router: RouterGroup<AuthenticatedRequestContext>) {
         for (method, archived) in [(HTTPRequest.Method.post, true), (.delete, false)] {
             router.on("/v1/apps/:app/flows/:flow/archive", method: method) { request, context in
                 await answer {
                     let app = try Self.name(context, "app")
                     let flow = try Self.name(context, "flow")
-                    let actor = try await controlPlane.actor(
-                        request, context, app: app, role: .editor, to: archived ? "archiving a flow" : "restoring a flow")
+                    let actor = try staff(request, context, app: app, role: .editor, to: archived ? "archiving a flow" : "restoring a flow")
                     let changed = try await (FlowArchive(client: store.client, logger: logger).set(
                             app: app, flow: flow, archived: archived, by: actor, at: Date().timeIntervalSince1970))
                     return Self.json(["app": .string(app), "flow": .string(flow), "archived": .bool(archived), "changed": .bool(changed)] as TourValue)

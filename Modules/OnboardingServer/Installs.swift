@@ -156,7 +156,8 @@ struct Enrollment: TourValueRepresentable {
 }
 
 extension Routes {
-    func addInstallRoutes(to router: Router<ServerRequestContext>) {
+    /// Public by design: a device without a credential comes here for one, with the app's key.
+    func addEnrollmentRoute(to router: Router<ServerRequestContext>) {
         // Enroll an install: the app's enrollment key in, an install credential out. Every attempt,
         // answered or refused, costs one of the source's enrollments (a flood of installs from one
         // address is slowed to the configured rate; a refused key is not worth guessing at).

@@ -2,19 +2,57 @@ import AccountSync
 import Foundation
 import Hummingbird
 
+/// Checks every `/v1` request that needs a caller before its route's handler runs, and puts the
+/// caller in its context (``AuthenticatedRequestContext``): a request without a credential, or with
+/// one that does not check, never reaches a handler. What the caller may do there (a role, its own
+/// subject) is the handler's ``Routes/staff(_:_:app:role:to:)`` or ``Routes/deviceClaims(_:app:)``.
+struct APIAuthentication: RouterMiddleware {
+    typealias Context = ServerRequestContext
+    let routes: Routes
+
+    func handle(
+        _ request: Request, context: ServerRequestContext,
+        next: (Request, ServerRequestContext) async throws -> Response
+    ) async throws -> Response {
+        var context = context
+        do {
+            context.caller = try await routes.authenticate(request, context)
+        } catch {
+            return await routes.answer { throw error }
+        }
+        return try await next(request, context)
+    }
+}
+
 /// Who may call a route: the bearer token (the server's own or an identity provider's), its app and
 /// account, and the account's sign-out cut-off.
 extension Routes {
-    /// The claims of the request's account token, for `app`: one of the server's own tokens (signed
-    /// by a key of its ring, naming `app`), or a JWT of the configured identity provider whose
-    /// audience is `app`. A source past its limit of failed tokens is refused first, unchecked.
-    func authorize(_ request: Request, _ context: ServerRequestContext, app: String) async throws -> TokenClaims {
+    /// The caller a request's credential proves: a person's credential (the only kind a route
+    /// without an app in its path takes), or a device's token for the path's app.
+    func authenticate(_ request: Request, _ context: ServerRequestContext) async throws -> Caller {
         guard let token = ControlPlane.bearer(request) else {
             throw APIError(
                 status: .unauthorized, code: "unauthorized",
-                message: "send a token as 'Authorization: Bearer TOKEN' (onboarding-server token --app APP --account ACCOUNT mints one)")
+                message: "send a credential as 'Authorization: Bearer CREDENTIAL': a device's token (onboarding-server "
+                    + "token --app APP --account ACCOUNT mints one) or a person's (onboarding-server people add)")
         }
+        let app = try context.parameters.get("app").map { _ in try Self.name(context, "app") }
         let now = Date()
+        // Which check applies is read from the token (each check is complete on its own).
+        var isPersons = false
+        if tokens.isOwnToken(token) { isPersons = (try? await tokens.verify(token, now: now))?.scope == .person }
+        if let app, !isPersons {
+            return .subject(try await verify(token, request, context, app: app, now: now))
+        }
+        return .person(try await controlPlane.person(credential: token, source: controlPlane.clients.of(request, context), now: now))
+    }
+
+    /// The claims of a device's token for `app`: one of the server's own tokens (signed by a key
+    /// of its ring, naming `app`), or a JWT of the configured identity provider whose audience is
+    /// `app`. A source past its limit of failed tokens is refused first, unchecked.
+    private func verify(
+        _ token: String, _ request: Request, _ context: ServerRequestContext, app: String, now: Date
+    ) async throws -> TokenClaims {
         do {
             return try await verify(token, app: app, now: now)
         } catch let error as APIError where error.status == .unauthorized && !["token_expired", "token_outdated"].contains(error.code) {
@@ -63,20 +101,47 @@ extension Routes {
         return claims
     }
 
+    /// The claims of the caller's token for `app`; a person is refused (the route is a device's).
+    func deviceClaims(_ context: AuthenticatedRequestContext, app: String) throws -> TokenClaims {
+        switch context.caller {
+        case .subject(let claims):
+            if let tokenApp = claims.app, tokenApp != app {
+                throw APIError(status: .forbidden, code: "forbidden", message: "this token is for the app '\(tokenApp)', not '\(app)'")
+            }
+            return claims
+        case .person:
+            throw APIError(
+                status: .forbidden, code: "forbidden",
+                message: "a person's credential does not open an account's data here; send the account's own token")
+        }
+    }
+
+    /// The actor behind a request that needs `role` in `app` (nil: every app, an operator's act).
+    func staff(
+        _ request: Request, _ context: AuthenticatedRequestContext, app: String?, role: Role, to what: String
+    ) throws -> Actor {
+        guard case .person(let person) = context.caller else {
+            throw APIError(
+                status: .forbidden, code: "forbidden",
+                message: "an account token opens only its account; \(what) needs a person's credential (onboarding-server people add)")
+        }
+        return try ControlPlane.actor(person, source: controlPlane.clients.of(request, context), app: app, role: role, to: what)
+    }
+
     /// The app and account of the path, when the token is that account's, for that app, and was
     /// issued after the account last signed out everywhere.
-    func accountPath(_ context: ServerRequestContext, _ request: Request) async throws -> (String, String) {
-        let (app, account, claims) = try await accountClaims(context, request)
+    func accountPath(_ context: AuthenticatedRequestContext) async throws -> (String, String) {
+        let (app, account, claims) = try accountClaims(context)
         try await refuseIfSignedOut(claims, app: app, account: account)
         return (app, account)
     }
 
     /// The app, account and claims of an account request, before the sign-out check (a push makes
     /// that check in its own statement, saving a round trip).
-    func accountClaims(_ context: ServerRequestContext, _ request: Request) async throws -> (String, String, TokenClaims) {
+    func accountClaims(_ context: AuthenticatedRequestContext) throws -> (String, String, TokenClaims) {
         let app = try Self.name(context, "app")
         let account = try Self.name(context, "account")
-        let claims = try await authorize(request, context, app: app)
+        let claims = try deviceClaims(context, app: app)
         // An install's subject opens with its install credential only; an account's with an account token only.
         guard claims.scope == (Installs.isInstall(account) ? .install : .account), claims.subject == account else {
             throw APIError(
@@ -94,7 +159,7 @@ extension Routes {
         if let cutoff, claims.issuedAt < cutoff { throw Self.revoked }
     }
 
-    static func name(_ context: ServerRequestContext, _ parameter: String) throws -> String {
+    static func name(_ context: some RequestContext, _ parameter: String) throws -> String {
         let value = context.parameters.get(parameter) ?? ""
         guard SyncAPI.isValidName(value) else {
             throw APIError.invalid("the \(parameter) id must be \(SyncAPI.nameRule)")

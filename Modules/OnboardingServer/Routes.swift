@@ -60,6 +60,21 @@ struct Routes: Sendable {
     static let replicaWait: Duration = .seconds(2)
 
     func add(to router: Router<ServerRequestContext>) {
+        addPublicRoutes(to: router)
+        // Every other route needs a caller: the middleware proves one, and the group's context
+        // carries it, so no handler of the group runs without it.
+        let authenticated = router.group().add(middleware: APIAuthentication(routes: self))
+            .group(context: AuthenticatedRequestContext.self)
+        addDeviceRoutes(to: authenticated)
+        addCatalogRoutes(to: authenticated)
+        addErasureRoutes(to: authenticated)
+        addFlowArchiveRoutes(to: authenticated)
+        addControlPlaneRoutes(to: authenticated)
+        addReportRoute(to: authenticated)
+    }
+
+    /// The routes anyone may call: health, readiness and enrollment (which takes the app's key).
+    private func addPublicRoutes(to router: Router<ServerRequestContext>) {
         router.get("/v1/health") { _, _ in Self.json(["status": "ok"] as TourValue) }
         router.get("/v1/ready") { _, _ in
             let ready = if let readiness { await readiness.isReady(within: .seconds(2)) } else { await store.isReady() }
@@ -71,6 +86,11 @@ struct Routes: Sendable {
                         message: "the database does not commit a write within 2 s (down, read-only, or waiting for a standby)",
                         retryAfter: 1))
         }
+        addEnrollmentRoute(to: router)
+    }
+
+    /// A device's own routes: its pushes, records, display budget and sign-out everywhere.
+    private func addDeviceRoutes(to router: RouterGroup<AuthenticatedRequestContext>) {
         router.post("/v1/apps/:app/accounts/:account/push") { request, context in
             await answer {
                 // Its deadline runs from here; a push the queue would shed now is shed before its
@@ -78,7 +98,7 @@ struct Routes: Sendable {
                 // keeps the accepted ones fast under overload).
                 let arrived = ContinuousClock.now
                 guard store.admitsPush() else { throw Overloaded() }
-                let (app, account, claims) = try await accountClaims(context, request)
+                let (app, account, claims) = try accountClaims(context)
                 var request = request
                 let body = try await Self.body(&request)
                 let batch: PushBatch
@@ -99,13 +119,13 @@ struct Routes: Sendable {
         }
         router.get("/v1/apps/:app/accounts/:account/flows") { request, context in
             await answer {
-                let (app, account) = try await accountPath(context, request)
+                let (app, account) = try await accountPath(context)
                 return Self.json(try await (store.records(app: app, account: account)))
             }
         }
         router.post("/v1/apps/:app/accounts/:account/budget") { request, context in
             await answer {
-                let (app, account) = try await accountPath(context, request)
+                let (app, account) = try await accountPath(context)
                 var request = request
                 let body = try await Self.body(&request)
                 let exchange: BudgetExchange
@@ -130,12 +150,12 @@ struct Routes: Sendable {
                 let app = try Self.name(context, "app")
                 let account = try Self.name(context, "account")
                 // The account itself, or an owner of the app (support: a lost phone).
-                var staff: Actor?
+                var owner: Actor?
                 var claims: TokenClaims?
-                if let token = ControlPlane.bearer(request), (try? await tokens.verify(token, now: Date()))?.scope == .person {
-                    staff = try await controlPlane.actor(request, context, app: app, role: .owner, to: "signing an account out")
+                if case .person = context.caller {
+                    owner = try staff(request, context, app: app, role: .owner, to: "signing an account out")
                 } else {
-                    claims = try await authorize(request, context, app: app)
+                    claims = try deviceClaims(context, app: app)
                     guard claims?.subject == account else {
                         throw APIError(
                             status: .forbidden, code: "forbidden", message: "this token is not for account '\(account)'")
@@ -145,9 +165,9 @@ struct Routes: Sendable {
                 let body = try await Self.body(&request)
                 let now = Date().timeIntervalSince1970
                 let named = tokens.subjectPseudonym(app: app, subject: account)
-                let audit = staff.map { AuditLog.Entry(at: now, actor: $0, app: app, action: "account.signed-out", target: named) }
+                let audit = owner.map { AuditLog.Entry(at: now, actor: $0, app: app, action: "account.signed-out", target: named) }
                 let accountClaims = claims
-                return try await idempotent(request, body: body, caller: staff?.caller ?? "account:\(app)/\(account)") {
+                return try await idempotent(request, body: body, caller: owner?.caller ?? "account:\(app)/\(account)") {
                     // Checked only when it is not the same sign-out sent again: that one's token is
                     // refused by the sign-out itself, and gets its first answer.
                     if let accountClaims { try await refuseIfSignedOut(accountClaims, app: app, account: account) }
@@ -156,15 +176,14 @@ struct Routes: Sendable {
                 }
             }
         }
-        addCatalogRoutes(to: router)
-        addInstallRoutes(to: router)
-        addErasureRoutes(to: router)
-        addFlowArchiveRoutes(to: router)
-        addControlPlaneRoutes(to: router)
+    }
+
+    /// An app's report (people of the app).
+    private func addReportRoute(to router: RouterGroup<AuthenticatedRequestContext>) {
         router.get("/v1/apps/:app/report") { request, context in
             await answer {
                 let app = try Self.name(context, "app")
-                _ = try await controlPlane.actor(request, context, app: app, role: .viewer, to: "reports")
+                _ = try staff(request, context, app: app, role: .viewer, to: "reports")
                 let by = request.uri.queryParameters.get("by") ?? "flow"
                 guard by == "flow" || by == "variant" else {
                     throw APIError.invalid("by takes flow (each flow's funnel) or variant (each experiment's variants); got '\(by.prefix(40))'")

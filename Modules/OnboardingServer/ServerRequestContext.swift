@@ -11,10 +11,42 @@ import ServerDatabase
 public struct ServerRequestContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
     public let remoteAddress: SocketAddress?
+    /// Who is calling, once ``APIAuthentication`` checked the request's credential.
+    var caller: Caller?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
+    }
+}
+
+/// The caller of a `/v1` route, as its credential proved it.
+enum Caller: Sendable {
+    /// A person of the control plane (their credential's row is live).
+    case person(Person)
+    /// A device: an account's or an install's token (the server's own or an identity provider's),
+    /// for the path's app.
+    case subject(TokenClaims)
+}
+
+/// The context of every `/v1` route that needs a caller: made from the server's context only once
+/// ``APIAuthentication`` put a caller in it, so a handler of such a route cannot run without one
+/// (the pattern of hummingbird-auth's authenticated contexts). A route that is public (health,
+/// readiness, enrollment) is added outside this group, by name.
+struct AuthenticatedRequestContext: ChildRequestContext, RemoteAddressRequestContext {
+    typealias ParentContext = ServerRequestContext
+    var coreContext: CoreRequestContextStorage
+    let remoteAddress: SocketAddress?
+    let caller: Caller
+
+    init(context: ServerRequestContext) throws {
+        // Reached only when a route of the group was added without the middleware in front.
+        guard let caller = context.caller else {
+            throw HTTPError(.internalServerError, message: "this route was added without its authentication")
+        }
+        coreContext = context.coreContext
+        remoteAddress = context.remoteAddress
+        self.caller = caller
     }
 }
 
@@ -37,7 +69,7 @@ public struct ClientAddress: Sendable {
 
     /// The client's address, for rate limits and the audit trail. An IPv6 address stands for its
     /// /64 (one host's usual share), so rotating addresses within it gains nothing.
-    public func of(_ request: Request, _ context: ServerRequestContext) -> String {
+    public func of(_ request: Request, _ context: some RemoteAddressRequestContext) -> String {
         let peer = context.remoteAddress?.ipAddress ?? "unknown"
         // Every line of the header, in order: a balancer may add its own line after the client's.
         let lines = request.headers[values: HTTPField.Name("X-Forwarded-For")!]

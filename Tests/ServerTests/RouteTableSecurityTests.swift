@@ -19,7 +19,9 @@ import TourCodec
 ///   request with no session, another site's origin, or no anti-forgery token is refused with the
 ///   dashboard's 403, and a session of a viewer is refused a change that needs a role.
 /// - Under `/v1` (but enrollment, which is open by design and holds its own key): a request with no
-///   credential is refused 401, and one with a viewer's is refused 401 or 403.
+///   credential is refused 401, and one with a viewer's is refused 401 or 403. Every `/v1` route,
+///   reads included, but health, readiness and enrollment refuses a request without a credential
+///   or with a forged one (``APIAuthentication``, the group's middleware).
 ///
 /// Nothing refused reaches the audit trail. The same requests with everything they need are not
 /// refused for forgery, so each refusal above is the check's, not a missing route's.
@@ -62,6 +64,10 @@ struct RouteTableSecurityTests {
             // connection wait as long as a machine busy with the whole suite needs.)
             var patient = WritableDatabase.Bounds()
             patient.connectionWait = .seconds(60)
+            patient.transaction = .seconds(60)
+            patient.statement = .seconds(60)
+            patient.lock = .seconds(60)
+            patient.commit = .seconds(60)
             let people = PeopleStore(
                 writes: WritableDatabase(client: database, logger: logger, bounds: patient),
                 reads: ReadOnlyDatabase(sharing: database, logger: logger), logger: logger)
@@ -79,6 +85,12 @@ struct RouteTableSecurityTests {
                 return 0
             }
 
+            // Every `/v1` route, reads included, but the three anyone may call.
+            let open: Set<String> = ["GET /v1/health", "GET /v1/ready", "POST /v1/apps/{app}/installs"]
+            let everyAPIRoute = router.routes.map { ($0.method, "\($0.path)") }.filter {
+                $0.1.hasPrefix("/v1") && !open.contains("\($0.0) \($0.1)")
+            }
+            #expect(everyAPIRoute.count >= 24, "\(everyAPIRoute)")
             let routes = router.routes.filter { $0.method != .get && $0.method != .head }.map { ($0.method, "\($0.path)") }
             let dashboard = routes.filter { $0.1.hasPrefix("/dashboard") && $0.1 != "/dashboard/sign-in" }
             let api = routes.filter { $0.1.hasPrefix("/v1") && $0.1 != "/v1/apps/{app}/installs" }
@@ -148,6 +160,16 @@ struct RouteTableSecurityTests {
                         // the made-up values is the route's own business).
                         #expect(!isForgeryRefusal(try await send(method, path, session: owner)), "\(route): the owner's own page")
                     }
+                }
+                // No route under /v1 runs for a caller without a credential, or with a forged one.
+                for (method, path) in everyAPIRoute {
+                    let route = "\(method) \(path)"
+                    let bare = try await send(method, path, session: nil)
+                    #expect(bare.status == .unauthorized, "\(route): no credential, \(bare.status)")
+                    #expect(String(buffer: bare.body).contains("\"code\":\"unauthorized\""), "\(route): \(String(buffer: bare.body))")
+                    let forged = try await send(method, path, session: nil, bearer: "eyJhbGciOiJIUzI1NiJ9.e30.forged")
+                    // (Past a few, the source's failed credentials are rate limited: 429.)
+                    #expect([.unauthorized, .tooManyRequests].contains(forged.status), "\(route): a forged credential, \(forged.status)")
                 }
                 for (method, path) in api {
                     let route = "\(method) \(path)"
