@@ -38,10 +38,11 @@ extension Routes {
         }
         let app = try context.parameters.get("app").map { _ in try Self.name(context, "app") }
         let now = Date()
-        // Which check applies is read from the token (each check is complete on its own).
-        var isPersons = false
-        if tokens.isOwnToken(token) { isPersons = (try? await tokens.verify(token, now: now))?.scope == .person }
-        if let app, !isPersons {
+        // Which check applies is read from the token: one of the server's own that checks is
+        // taken as it is (a person's goes on to its row); any other is checked in full below.
+        let own: TokenClaims? = tokens.isOwnToken(token) ? try? await tokens.verify(token, now: now) : nil
+        if let app, own?.scope != .person {
+            if let own { return .subject(try Self.forApp(own, app)) }
             return .subject(try await verify(token, request, context, app: app, now: now))
         }
         return .person(try await controlPlane.person(credential: token, source: controlPlane.clients.of(request, context), now: now))
@@ -95,6 +96,11 @@ extension Routes {
                 throw APIError(status: .unauthorized, code: "unauthorized", message: "the token is not valid")
             }
         }
+        return try Self.forApp(claims, app)
+    }
+
+    /// `claims`, when they are not another app's.
+    static func forApp(_ claims: TokenClaims, _ app: String) throws -> TokenClaims {
         if let tokenApp = claims.app, tokenApp != app {
             throw APIError(status: .forbidden, code: "forbidden", message: "this token is for the app '\(tokenApp)', not '\(app)'")
         }
@@ -105,10 +111,7 @@ extension Routes {
     func deviceClaims(_ context: AuthenticatedRequestContext, app: String) throws -> TokenClaims {
         switch context.caller {
         case .subject(let claims):
-            if let tokenApp = claims.app, tokenApp != app {
-                throw APIError(status: .forbidden, code: "forbidden", message: "this token is for the app '\(tokenApp)', not '\(app)'")
-            }
-            return claims
+            return try Self.forApp(claims, app)
         case .person:
             throw APIError(
                 status: .forbidden, code: "forbidden",

@@ -1,53 +1,63 @@
-import CatalogDocuments
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import TourCodec
 import TourCore
 
-/// The studio's work on a draft document, apart from storage and pages: its texts per
+/// The studio's work on a draft document (the dashboard's editor), apart from storage and pages: its texts per
 /// locale, the edits a form makes to them, and the card the engine shows for a step.
-struct StudioDraft {
-    let document: CatalogDocument
+public struct StudioDraft: Sendable {
+    public let document: CatalogDocument
 
-    var catalog: TourCatalog { document.catalog }
+    public init(document: CatalogDocument) { self.document = document }
+
+    public var catalog: TourCatalog { document.catalog }
 
     /// The source locale first, then each translated one.
-    var locales: [LocaleTag] { catalog.strings.locales }
+    public var locales: [LocaleTag] { catalog.strings.locales }
 
     /// The texts of one step (title, body, hint, details, action labels and refusals, gate
     /// messages), by id, in the catalog's order.
-    func texts(flow: FlowID, step: StepID) -> [(id: String, text: String)] {
+    public func texts(flow: FlowID, step: StepID) -> [(id: String, text: String)] {
         let prefix = "\(flow.rawValue).\(step.rawValue)."
         return catalog.sourceTexts.filter { $0.id.hasPrefix(prefix) }
     }
 
     /// What a text id is, for a label: `tutorial.welcome.title` → `title`.
-    static func part(of id: String, flow: FlowID, step: StepID) -> String {
+    public static func part(of id: String, flow: FlowID, step: StepID) -> String {
         String(id.dropFirst(flow.rawValue.count + step.rawValue.count + 2))
     }
 
     /// `locale`'s translation of `id`, when its table has one that is not empty.
-    func translation(_ id: String, in locale: LocaleTag) -> String? {
+    public func translation(_ id: String, in locale: LocaleTag) -> String? {
         catalog.strings.tables[locale]?[id].flatMap { $0.text.isEmpty ? nil : $0.text }
     }
 
     /// A form field's name for text `id` in `locale`.
-    static func field(_ id: String, _ locale: LocaleTag) -> String { "text|\(locale)|\(id)" }
+    public static func field(_ id: String, _ locale: LocaleTag) -> String { "text|\(locale)|\(id)" }
 
     /// The longest text the studio takes (a card's body is a few sentences).
-    static let maximumText = 2_000
+    public static let maximumText = 2_000
 
     /// Why an edit was refused: one message for the page, nothing saved.
-    struct Refusal: Error {
-        var message: String
+    public struct Refusal: Error {
+        public var message: String
         /// The form field it concerns, when one: the page shows the message beside it.
-        var field: String? = nil
+        public var field: String? = nil
+
+        public init(message: String, field: String? = nil) {
+            self.message = message
+            self.field = field
+        }
     }
 
     /// The document with the form's texts in it (`text|LOCALE|ID` fields: the source locale's set
     /// the catalog's own text, the others its translations, made from the source text as it now
     /// is; an emptied translation is removed, so it is listed missing), and what changed, in
     /// words. Fields it does not know are refused whole.
-    func applying(_ fields: [String: String]) throws(Refusal) -> (document: CatalogDocument, changes: [String]) {
+    public func applying(_ fields: [String: String]) throws(Refusal) -> (document: CatalogDocument, changes: [String]) {
         var catalog = self.catalog
         let source = catalog.strings.source
         let known = Set(catalog.sourceTexts.map(\.id))
@@ -60,7 +70,8 @@ struct StudioDraft {
             guard locale == source || catalog.strings.tables[locale] != nil else {
                 throw Refusal(message: "\(locale) is not a locale of this draft; its locales are \(locales.map(\.rawValue).joined(separator: ", ")).")
             }
-            let text = value.replacingOccurrences(of: "\r\n", with: "\n")
+            // A browser sends a form's line breaks as CR LF ("\r\n" is one Character).
+            let text = String(value.map { $0 == "\r\n" ? "\n" : $0 })
             guard text.count <= Self.maximumText else {
                 throw Refusal(message: "A text is at most \(Self.maximumText) characters; this one has \(text.count).", field: name)
             }
@@ -69,7 +80,7 @@ struct StudioDraft {
         var changes: [String] = []
         // The source texts first: a translation saved with them is made from the new text.
         for edit in edits where edit.locale == source && catalog.text(edit.id) != edit.text {
-            guard !edit.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            guard !edit.text.allSatisfy(\.isWhitespace) else {
                 throw Refusal(
                     message: "The source language's text cannot be empty: write it, or remove the step.",
                     field: Self.field(edit.id, source))
@@ -99,7 +110,7 @@ struct StudioDraft {
     }
 
     /// The draft with its version set (a new draft takes the version after every stored one).
-    func versioned(_ version: Int) -> CatalogDocument {
+    public func versioned(_ version: Int) -> CatalogDocument {
         var catalog = self.catalog
         catalog.version = version
         return CatalogDocument(catalog, declarations: document.vocabulary)
@@ -109,14 +120,14 @@ struct StudioDraft {
 /// A card of a draft as a device shows it: the engine's own card for the step, in a locale and
 /// with accessibility settings, and a walk onward by the card's actions (each replayed through the
 /// engine from the step the walk started on; nothing of the engine is re-implemented here).
-struct StudioPreview {
-    var card: Card?
+public struct StudioPreview {
+    public var card: Card?
     /// Why the last action of the walk was refused (the engine's words), if it was.
-    var refusal: String?
+    public var refusal: String?
     /// How the walk ended when no card shows.
-    var ended: String?
+    public var ended: String?
 
-    init(draft: StudioDraft, flow: FlowID, step: StepID, walk: [String], locale: LocaleTag, settings: AccessibilitySettings) {
+    public init(draft: StudioDraft, flow: FlowID, step: StepID, walk: [String], locale: LocaleTag, settings: AccessibilitySettings) {
         let catalog = draft.catalog.localized(to: locale)
         let engine = TourEngine(catalog: catalog)
         let context = settings.context
@@ -146,7 +157,7 @@ struct StudioPreview {
 
     /// What VoiceOver reads, in order: the progress, the title (a heading), the body, the details,
     /// the hint, then each action as a button.
-    var spoken: [String] {
+    public var spoken: [String] {
         guard let card else { return [] }
         var lines: [String] = []
         if let progress = card.progressText { lines.append(progress) }

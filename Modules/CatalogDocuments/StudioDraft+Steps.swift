@@ -1,4 +1,3 @@
-import CatalogDocuments
 import TourCodec
 import TourCore
 
@@ -6,7 +5,7 @@ import TourCore
 /// each writing the migration a release needs (from the version before the draft's), as
 /// `CatalogHistory` asks of a compiled release.
 extension StudioDraft {
-    enum StepChange: Equatable {
+    public enum StepChange: Equatable {
         case moveUp, moveDown
         case remove(FlowChanges.RemovedStep)
         case rename(StepID)
@@ -20,14 +19,14 @@ extension StudioDraft {
     }
 
     /// The longest timer the studio sets (an hour: a card that waits longer is not a timer).
-    static let maximumTimer = 3_600.0
+    public static let maximumTimer = 3_600.0
 
     /// The change a form asks for (`op` = up, down, remove with `users` = goOnAtNext or restart,
     /// rename with `to`), or a refusal saying what is taken.
-    static func stepChange(_ fields: [String: String], templates: [StepDefinition] = []) throws(Refusal) -> StepChange {
+    public static func stepChange(_ fields: [String: String], templates: [StepDefinition] = []) throws(Refusal) -> StepChange {
         switch fields["op"] {
         case "timer":
-            let text = (fields["seconds"] ?? "").trimmingCharacters(in: .whitespaces)
+            let text = String((fields["seconds"] ?? "").drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
             if text.isEmpty { return .timer(nil) }
             guard let seconds = Double(text), seconds.isFinite, seconds > 0, seconds <= maximumTimer else {
                 throw Refusal(message: "A step's timer is a number of seconds above 0 and at most \(Int(maximumTimer)), or empty for none.")
@@ -64,7 +63,7 @@ extension StudioDraft {
     /// The draft with `change` made to `step` of `flow`, and the change in words.
     /// - Parameter base: the version before the draft's (what its migration starts from): a step
     ///   that is not in it was added in this draft and needs no migration.
-    func changing(
+    public func changing(
         _ flowID: FlowID, _ stepID: StepID, _ change: StepChange, base: TourCatalog?
     ) throws(Refusal) -> (document: CatalogDocument, note: String) {
         var catalog = self.catalog

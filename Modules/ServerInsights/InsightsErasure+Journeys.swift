@@ -1,9 +1,8 @@
 import PostgresNIO
-import ServerInsights
 
 /// Erasure's share of the journey aggregates (`InsightsSchema.v16`), run before the subject's
 /// first-reach rows and facts go, since both say what was counted.
-extension Erasure {
+extension InsightsErasure {
     /// Takes the subject's journeys and everything counted from them out: its start, each first
     /// reach counted in its cohort (`insight_firsts.cohort`), its standing (waiting where it is, or
     /// skipped where it skipped), and its stage times. Answers the journeys removed.
