@@ -1,5 +1,6 @@
 import AccountSync
 import CatalogDocuments
+import CatalogStudio
 import Foundation
 import HTTPTypes
 import Hummingbird

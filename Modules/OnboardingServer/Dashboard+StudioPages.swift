@@ -1,4 +1,5 @@
 import CatalogDocuments
+import CatalogStudio
 import Foundation
 import Hummingbird
 import InsightsPages

@@ -1,4 +1,5 @@
 import CatalogDocuments
+import CatalogStudio
 import TourFixtures
 import Foundation
 import Testing

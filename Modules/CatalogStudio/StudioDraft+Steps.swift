@@ -1,3 +1,4 @@
+import CatalogDocuments
 import TourCodec
 import TourCore
 

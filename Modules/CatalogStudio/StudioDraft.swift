@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import CatalogDocuments
 import TourCodec
 import TourCore
 
