@@ -17,7 +17,11 @@ struct PushBatchingTests {
     func withStore(writers: Int?, _ body: @escaping @Sendable (AccountStore) async throws -> Void) async throws {
         try await TestPostgres.withMigratedClient(maximumConnections: 8) { client, logger in
             // A queue for every push the tests send at once: shedding is LoadSheddingTests' subject.
-            try await body(AccountStore(client: client, logger: logger, batchingPushes: writers, pushQueue: 10_000, pushWait: .seconds(120)))
+            // Patient writes: the suite's load, not the subject, can pass the production bounds.
+            try await body(
+                AccountStore(
+                    client: client, logger: logger, batchingPushes: writers, pushQueue: 10_000, pushWait: .seconds(120),
+                    writeBounds: .patient))
         }
     }
 
@@ -123,7 +127,10 @@ struct PushBatchingTests {
                 store, "SELECT count(*) FROM account_flows WHERE app = 'growth' AND standing = 'completed'")
             #expect(standings[0][0] == 60)
             for account in ["a0", "a59"] {
-                #expect(try await store.records(app: "growth", account: account).flows["tour"]?.standing == .completed)
+                // A read past its 3 s deadline on a machine busy with the suite is read again.
+                var records: AccountRecords?
+                try await Self.untilAvailable { records = try await store.records(app: "growth", account: account) }
+                #expect(records?.flows["tour"]?.standing == .completed)
             }
         }
     }

@@ -158,21 +158,21 @@ struct ReplicaTests {
         _ = try Shell.run("/bin/sh", ["-c", "kill -9 \(pid); pkill -9 -P \(pid); true"])
         // Within the replica's silence (3 s) and a read's bound, every page answers from the primary.
         try await Task.sleep(for: .seconds(4))
-        // Each answer well within the 30 s a dead replica's connection wait cost (timed one by one:
-        // a loaded machine stretches the whole, not one request to that).
+        // Each answer well within the 30 s a dead replica's connection wait cost (timed one by one,
+        // with 20 s: a machine busy with the whole suite took 12.9 s for one page once).
         var started = Date()
         let page = try DashboardTests.curl(server.url.appendingPathComponent("dashboard"), cookie: cookie)
         #expect(page.status == 200, "\(page.status)")
         #expect(page.body.contains("The replica does not answer"), "\(page.body.prefix(600))")
-        #expect(Date().timeIntervalSince(started) < 10, "the page waited for the dead replica")
+        #expect(Date().timeIntervalSince(started) < 20, "the page waited for the dead replica")
         started = Date()
         let figures = try Self.starts(server, cookie: cookie)
         #expect(figures.started == 2)
-        #expect(Date().timeIntervalSince(started) < 10, "the page's figures waited for the dead replica")
+        #expect(Date().timeIntervalSince(started) < 20, "the page's figures waited for the dead replica")
         started = Date()
         let report = try await Self.reportedStarts(server, token: viewer)
         #expect(report.started == 2)
-        #expect(Date().timeIntervalSince(started) < 10, "/report waited for the dead replica")
+        #expect(Date().timeIntervalSince(started) < 20, "/report waited for the dead replica")
     }
 
     @Test func theReplicasURLIsRefusedOnTheCommandLineAndSaysWhereItGoes() throws {

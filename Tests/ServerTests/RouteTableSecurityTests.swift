@@ -60,16 +60,10 @@ struct RouteTableSecurityTests {
             let router = try await OnboardingServer.router(
                 configuration, client: database, store: store, http: HTTPClient.shared, logger: logger)
 
-            // An owner and a viewer of the app, each with a credential. (Set-up, not the subject: a
-            // connection wait as long as a machine busy with the whole suite needs.)
-            var patient = WritableDatabase.Bounds()
-            patient.connectionWait = .seconds(60)
-            patient.transaction = .seconds(60)
-            patient.statement = .seconds(60)
-            patient.lock = .seconds(60)
-            patient.commit = .seconds(60)
+            // An owner and a viewer of the app, each with a credential. (Set-up, not the subject:
+            // patient bounds.)
             let people = PeopleStore(
-                writes: WritableDatabase(client: database, logger: logger, bounds: patient),
+                writes: WritableDatabase(client: database, logger: logger, bounds: .patient),
                 reads: ReadOnlyDatabase(sharing: database, logger: logger), logger: logger)
             let now = Date().timeIntervalSince1970
             let tester = Actor(name: "route-table test", source: "test", person: nil)
