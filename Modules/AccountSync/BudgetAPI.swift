@@ -1,10 +1,11 @@
+import TourCodec
+import TourCore
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourCodec
-import TourCore
 
 /// `POST /v1/apps/{app}/accounts/{account}/budget`: the display budget across an account's devices
 /// (Docs/DisplayBudget.md). A device says what it counted for the account on each day since
@@ -59,10 +60,13 @@ extension SyncAPI {
     /// `today` (the server's), a count for a day more than ``budgetDaysAhead`` after it is refused:
     /// a device whose clock runs weeks ahead would hold every device of the account for weeks.
     public static func problem(with exchange: BudgetExchange, today: BudgetDay? = nil) -> String? {
-        let latest = today.map { BudgetDay(number: min($0.number + budgetDaysAhead, latestBudgetDay.number)) } ?? latestBudgetDay
+        let latest =
+            today.map { BudgetDay(number: min($0.number + budgetDaysAhead, latestBudgetDay.number)) }
+            ?? latestBudgetDay
         guard isValidName(exchange.device) else { return "the device id must be \(nameRule)" }
         guard (0...latest.number).contains(exchange.since.number) else {
-            return "since is a day number (UTC days since 1970) from 0 to \(latest.number)\(today == nil ? "" : " (the server's today and one day more)")"
+            return
+                "since is a day number (UTC days since 1970) from 0 to \(latest.number)\(today == nil ? "" : " (the server's today and one day more)")"
         }
         guard exchange.counts.count <= maxBudgetDays else {
             return "an exchange tells of at most \(maxBudgetDays) days (got \(exchange.counts.count))"
@@ -70,9 +74,12 @@ extension SyncAPI {
         var days: Set<BudgetDay> = []
         for count in exchange.counts {
             let at = "the count of day \(count.day.number)"
-            guard count.device == exchange.device else { return "\(at) names another device; a device tells its own" }
+            guard count.device == exchange.device else {
+                return "\(at) names another device; a device tells its own"
+            }
             guard count.day >= exchange.since, count.day <= latest else {
-                return "\(at): each day is from since (\(exchange.since.number)) to \(latest.number)\(today == nil ? "" : " (the server's today and one day more: is this device's clock right?)")"
+                return
+                    "\(at): each day is from since (\(exchange.since.number)) to \(latest.number)\(today == nil ? "" : " (the server's today and one day more: is this device's clock right?)")"
             }
             guard days.insert(count.day).inserted else { return "\(at) appears twice; each day at most once" }
             guard (0...maxBudgetStartsPerDay).contains(count.starts) else {
@@ -112,7 +119,8 @@ extension BudgetDayCount: TourValueCodable {
     public init(tourValue: TourValue) throws {
         let wire = try TourValueReader(tourValue, as: "budget count")
         self.init(
-            device: try wire.string("device"), day: BudgetDay(number: try wire.int("day")), starts: try wire.int("starts"),
+            device: try wire.string("device"), day: BudgetDay(number: try wire.int("day")),
+            starts: try wire.int("starts"),
             lastStart: try wire.optionalDouble("lastStart").map(Date.init(timeIntervalSince1970:)))
     }
 }
@@ -125,7 +133,8 @@ extension BudgetExchange: TourValueCodable {
     public init(tourValue: TourValue) throws {
         let wire = try TourValueReader(tourValue, as: "budget exchange")
         self.init(
-            device: try wire.string("device"), since: BudgetDay(number: try wire.int("since")), counts: try wire.list("counts"))
+            device: try wire.string("device"), since: BudgetDay(number: try wire.int("since")),
+            counts: try wire.list("counts"))
     }
 }
 

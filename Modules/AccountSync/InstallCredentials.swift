@@ -1,11 +1,12 @@
+import Crypto
+import TourCodec
+import TourCore
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import Crypto
-import TourCodec
-import TourCore
 
 /// What the account server answers an install's enrollment (`POST /v1/apps/{app}/installs`,
 /// Docs/Server.md, "Installs"): the subject the install's data is kept under (`install.<id>`) and
@@ -30,19 +31,26 @@ extension InstallCredential: TourValueConvertible {
         credential = Secret(try reader.string("credential"))
         expires = Int64(try reader.int("expires"))
         guard subject.hasPrefix("install."), SyncAPI.isValidName(subject) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "the subject is not an install's: \(subject.prefix(80))"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: [], debugDescription: "the subject is not an install's: \(subject.prefix(80))"
+                ))
         }
     }
 
     /// For output: the credential itself is redacted (``storedText`` is the form that holds it).
     public var tourValue: TourValue {
-        ["subject": .string(subject), "credential": .string(Secret.redactedText), "expires": .int(Int(expires))]
+        [
+            "subject": .string(subject), "credential": .string(Secret.redactedText),
+            "expires": .int(Int(expires)),
+        ]
     }
 
     /// The stored form, with the credential in clear: sealed before it is stored (``SealedSecrets``).
     public var storedText: String {
         (try? TourValue.members([
-            "subject": .string(subject), "credential": .string(credential.reveal()), "expires": .int(Int(expires)),
+            "subject": .string(subject), "credential": .string(credential.reveal()),
+            "expires": .int(Int(expires)),
         ]).jsonText()) ?? ""
     }
 }
@@ -63,7 +71,9 @@ public struct SealedSecrets: Sendable {
     private let key: SymmetricKey
 
     public init(keyBytes: [UInt8]) throws(SyncError) {
-        guard keyBytes.count == 32 else { throw .localStorage("a sealing key is 32 bytes, not \(keyBytes.count)") }
+        guard keyBytes.count == 32 else {
+            throw .localStorage("a sealing key is 32 bytes, not \(keyBytes.count)")
+        }
         key = SymmetricKey(data: keyBytes)
     }
 

@@ -20,13 +20,18 @@ public struct PublicationKey: Equatable, Sendable {
 
     public init(app: String, publicKey: String, retiredAt: Double? = nil) throws(PublicationKeyError) {
         guard let raw = Data(base64Encoded: publicKey),
-            (try? Curve25519.Signing.PublicKey(rawRepresentation: raw)) != nil
+            let key = try? Curve25519.Signing.PublicKey(rawRepresentation: raw)
         else {
             throw PublicationKeyError("a publication key is a raw 32-byte Ed25519 public key in base64")
         }
+        self.init(app: app, key: key, retiredAt: retiredAt)
+    }
+
+    /// The public half of a key in hand: valid by its type.
+    init(app: String, key: Curve25519.Signing.PublicKey, retiredAt: Double? = nil) {
         self.app = app
-        self.publicKey = publicKey
-        self.id = Self.id(app: app, raw: raw)
+        publicKey = key.rawRepresentation.base64EncodedString()
+        id = Self.id(app: app, raw: key.rawRepresentation)
         self.retiredAt = retiredAt
     }
 
@@ -58,8 +63,7 @@ public struct PublicationSigningKey: Sendable {
     }
 
     public var publicKey: PublicationKey {
-        // A key this type made is always a valid public key.
-        try! PublicationKey(app: app, publicKey: key.publicKey.rawRepresentation.base64EncodedString())
+        PublicationKey(app: app, key: key.publicKey)
     }
 
     public var id: String { publicKey.id }

@@ -23,14 +23,18 @@ extension SyncAPI {
 
     /// The first thing in `batch` the server refuses; nil when it accepts it all.
     public static func problem(with batch: PushBatch) -> PushProblem? {
-        guard isValidName(batch.device) else { return PushProblem(seq: nil, message: "the device id must be \(nameRule)") }
+        guard isValidName(batch.device) else {
+            return PushProblem(seq: nil, message: "the device id must be \(nameRule)")
+        }
         guard (1...maxItemsPerPush).contains(batch.items.count) else {
-            return PushProblem(seq: nil, message: "a push carries 1 to \(maxItemsPerPush) items (got \(batch.items.count))")
+            return PushProblem(
+                seq: nil, message: "a push carries 1 to \(maxItemsPerPush) items (got \(batch.items.count))")
         }
         var seen: Set<Int64> = []
         for item in batch.items {
             guard item.seq > 0, seen.insert(item.seq).inserted else {
-                return PushProblem(seq: nil, message: "item seq \(item.seq): seq must be positive and appear once in a push")
+                return PushProblem(
+                    seq: nil, message: "item seq \(item.seq): seq must be positive and appear once in a push")
             }
             if let problem = problem(with: item, device: batch.device) {
                 return PushProblem(seq: item.seq, message: "item seq \(item.seq): \(problem)")
@@ -51,7 +55,8 @@ extension SyncAPI {
             return "event must be 1 to \(maxEventLength) characters"
         }
         // PostgreSQL's text holds no NUL character.
-        guard !holdsNUL(.string(item.event)), !holdsNUL(.string(item.appVersion ?? "")), !item.facts.contains(where: holdsNUL)
+        guard !holdsNUL(.string(item.event)), !holdsNUL(.string(item.appVersion ?? "")),
+            !item.facts.contains(where: holdsNUL)
         else { return "text must not contain the NUL character (U+0000)" }
         guard item.catalogVersion >= 1 else { return "catalogVersion must be 1 or more" }
         for fact in item.facts {
@@ -61,7 +66,9 @@ extension SyncAPI {
             if knownFacts.contains(kind), (try? TourFact(tourValue: fact)) == nil {
                 return "the \(kind) fact of \(flow) is not well formed"
             }
-            if kind == "flowStarted", let context = object["context"], let problem = StartContext.problem(context) {
+            if kind == "flowStarted", let context = object["context"],
+                let problem = StartContext.problem(context)
+            {
                 return "the flowStarted fact of \(flow): \(problem)"
             }
         }
@@ -72,10 +79,14 @@ extension SyncAPI {
     }
 
     /// What the server refuses in one account record a device pushes.
-    public static func problem(withRecord record: AccountFlowRecord, of flow: String, device: String) -> String? {
+    public static func problem(withRecord record: AccountFlowRecord, of flow: String, device: String)
+        -> String?
+    {
         guard isValidName(flow) else { return "flow ids must be \(nameRule)" }
         if let problem = record.problem { return "the record of \(flow): \(problem)" }
-        guard record.device == device else { return "the record of \(flow) names another device; a device pushes its own" }
+        guard record.device == device else {
+            return "the record of \(flow) names another device; a device pushes its own"
+        }
         return nil
     }
 

@@ -1,10 +1,11 @@
+import TourCodec
+import TourCore
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourCodec
-import TourCore
 
 /// The wire format between a device and the account server (`/v1`), shared by both sides so they
 /// cannot drift. Every type encodes with explicit keys; new keys are optional.
@@ -119,7 +120,9 @@ public struct ErrorBody: Equatable, Sendable {
 
     public var error: Detail
 
-    public init(code: String, message: String, seq: Int64? = nil) { error = Detail(code: code, message: message, seq: seq) }
+    public init(code: String, message: String, seq: Int64? = nil) {
+        error = Detail(code: code, message: message, seq: seq)
+    }
 }
 
 // MARK: - The wire forms, one each, read and written through TourCodec on both sides
@@ -127,7 +130,8 @@ public struct ErrorBody: Equatable, Sendable {
 extension PushItem: TourValueCodable {
     public var tourValue: TourValue {
         .members([
-            "seq": .int(Int(seq)), "time": .double(time), "event": .string(event), "catalogVersion": .int(catalogVersion),
+            "seq": .int(Int(seq)), "time": .double(time), "event": .string(event),
+            "catalogVersion": .int(catalogVersion),
             "facts": .list(facts), "records": .object(records.mapValues(\.tourValue)),
             "appVersion": appVersion.map(TourValue.string),
         ])
@@ -137,7 +141,8 @@ extension PushItem: TourValueCodable {
         let wire = try TourValueReader(tourValue, as: "push item")
         self.init(
             seq: Int64(try wire.int("seq")), time: try wire.double("time"), event: try wire.string("event"),
-            catalogVersion: try wire.int("catalogVersion"), facts: try wire.values("facts"), records: try wire.map("records"),
+            catalogVersion: try wire.int("catalogVersion"), facts: try wire.values("facts"),
+            records: try wire.map("records"),
             appVersion: try wire.optionalString("appVersion"))
     }
 }
@@ -153,12 +158,17 @@ extension PushBatch: TourValueCodable {
 
 extension PushAck: TourValueCodable {
     public var tourValue: TourValue {
-        ["applied": .int(applied), "duplicates": .int(duplicates), "records": .object(records.mapValues(\.tourValue))]
+        [
+            "applied": .int(applied), "duplicates": .int(duplicates),
+            "records": .object(records.mapValues(\.tourValue)),
+        ]
     }
 
     public init(tourValue: TourValue) throws {
         let wire = try TourValueReader(tourValue, as: "push answer")
-        self.init(applied: try wire.int("applied"), duplicates: try wire.int("duplicates"), records: try wire.map("records"))
+        self.init(
+            applied: try wire.int("applied"), duplicates: try wire.int("duplicates"),
+            records: try wire.map("records"))
     }
 }
 
@@ -169,17 +179,24 @@ extension AccountRecords: TourValueCodable {
 
     public init(tourValue: TourValue) throws {
         let wire = try TourValueReader(tourValue, as: "account records")
-        self.init(app: try wire.string("app"), account: try wire.string("account"), flows: try wire.map("flows"))
+        self.init(
+            app: try wire.string("app"), account: try wire.string("account"), flows: try wire.map("flows"))
     }
 }
 
 extension ErrorBody: TourValueCodable {
     public var tourValue: TourValue {
-        ["error": .members(["code": .string(error.code), "message": .string(error.message), "seq": error.seq.map { .int(Int($0)) }])]
+        [
+            "error": .members([
+                "code": .string(error.code), "message": .string(error.message),
+                "seq": error.seq.map { .int(Int($0)) },
+            ])
+        ]
     }
 
     public init(tourValue: TourValue) throws {
-        let wire = try TourValueReader(.object(try TourValueReader(tourValue, as: "error answer").object("error")), as: "error")
+        let wire = try TourValueReader(
+            .object(try TourValueReader(tourValue, as: "error answer").object("error")), as: "error")
         self.init(
             code: try wire.string("code"), message: try wire.string("message"),
             seq: wire.value("seq") == nil ? nil : Int64(try wire.int("seq")))
@@ -212,10 +229,13 @@ public enum SyncError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unreachable(let reason): "the account server is unreachable (\(reason))"
-        case .rejected(let status, let code, let message): "the account server refused the request (\(status) \(code)): \(message)"
-        case .refusedContent(let status, _, let message): "the account server refused a pushed row (\(status)): \(message)"
+        case .rejected(let status, let code, let message):
+            "the account server refused the request (\(status) \(code)): \(message)"
+        case .refusedContent(let status, _, let message):
+            "the account server refused a pushed row (\(status)): \(message)"
         case .serverFailed(let status, let message): "the account server failed (\(status)): \(message)"
-        case .localStorage(let reason): "this device's database failed while syncing (\(reason)); the rows wait in the outbox"
+        case .localStorage(let reason):
+            "this device's database failed while syncing (\(reason)); the rows wait in the outbox"
         }
     }
 }
@@ -230,7 +250,10 @@ public struct PublishedCatalogs: Equatable, Sendable {
     /// refuses more because of these; it trusts its compiled keys, not these).
     public var keys: [PublicationKeyStatus]
 
-    public init(app: String, publications: [PublishedCatalog], entityTag: String? = nil, keys: [PublicationKeyStatus] = []) {
+    public init(
+        app: String, publications: [PublishedCatalog], entityTag: String? = nil,
+        keys: [PublicationKeyStatus] = []
+    ) {
         self.app = app
         self.publications = publications
         self.entityTag = entityTag
@@ -241,7 +264,8 @@ public struct PublishedCatalogs: Equatable, Sendable {
 extension PublishedCatalogs: TourValueCodable {
     public var tourValue: TourValue {
         .members([
-            "app": .string(app), "publications": publications.tourValue, "entityTag": entityTag.map(TourValue.string),
+            "app": .string(app), "publications": publications.tourValue,
+            "entityTag": entityTag.map(TourValue.string),
             "keys": keys.isEmpty ? nil : keys.tourValue,
         ])
     }
@@ -270,7 +294,8 @@ public enum CatalogPull: Equatable, Sendable {
             let parts = directive.split(separator: "=", maxSplits: 1).map {
                 String($0.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
             }
-            if parts.count == 2, parts[0].lowercased() == "max-age", let seconds = Int(parts[1]), seconds >= 0 {
+            if parts.count == 2, parts[0].lowercased() == "max-age", let seconds = Int(parts[1]), seconds >= 0
+            {
                 return min(seconds, 366 * 86_400)
             }
             if parts.first?.lowercased() == "no-cache" || parts.first?.lowercased() == "no-store" { return 0 }
@@ -287,7 +312,8 @@ public protocol SyncTransport: Sendable {
     /// The app's live catalog publications, unless they are the ones `entityTag` names.
     func catalogs(app: String, ifNoneMatch entityTag: String?) async throws(SyncError) -> CatalogPull
     /// Tells the account's display budget what this device counted and hears what every device did.
-    func budget(app: String, account: String, _ exchange: BudgetExchange) async throws(SyncError) -> AccountBudget
+    func budget(app: String, account: String, _ exchange: BudgetExchange) async throws(SyncError)
+        -> AccountBudget
     /// Whether the device syncs as its install (an app without sign-in, `InstallSyncTransport`)
     /// rather than as a signed-in account: its rollouts and experiments then draw by the install.
     var syncsAsInstall: Bool { get }
@@ -302,7 +328,9 @@ extension SyncTransport {
     }
 
     /// A transport without the budget service: each device holds to the budget alone.
-    public func budget(app: String, account: String, _ exchange: BudgetExchange) async throws(SyncError) -> AccountBudget {
+    public func budget(app: String, account: String, _ exchange: BudgetExchange) async throws(SyncError)
+        -> AccountBudget
+    {
         throw .unreachable("this transport carries no display budget")
     }
 }

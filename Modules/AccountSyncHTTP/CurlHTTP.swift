@@ -62,7 +62,9 @@
             let started = pthread_create(
                 &thread, nil,
                 { context in
-                    Unmanaged<Work>.fromOpaque(context!).takeRetainedValue().body()
+                    // pthread_create hands back the pointer given to it below, never nil.
+                    guard let context else { return nil }
+                    Unmanaged<Work>.fromOpaque(context).takeRetainedValue().body()
                     return nil
                 }, context)
             if started == 0 {
@@ -90,7 +92,8 @@
 
             private static func load() -> Result<Library, SyncError> {
                 let names: [String] = ["libcurl.so.4", "libcurl.so", "libcurl-gnutls.so.4"]
-                guard let handle = names.lazy.compactMap({ name in dlopen(name, RTLD_NOW | RTLD_LOCAL) }).first
+                guard
+                    let handle = names.lazy.compactMap({ name in dlopen(name, RTLD_NOW | RTLD_LOCAL) }).first
                 else {
                     return .failure(.unreachable("syncing needs libcurl (Debian: apt-get install libcurl4)"))
                 }
@@ -98,8 +101,10 @@
                     dlsym(handle, name).map { unsafeBitCast($0, to: type) }
                 }
                 guard let easyInit = symbol("curl_easy_init", as: (@convention(c) () -> Handle?).self),
-                    let easyCleanup = symbol("curl_easy_cleanup", as: (@convention(c) (Handle?) -> Void).self),
-                    let easyPerform = symbol("curl_easy_perform", as: (@convention(c) (Handle?) -> Int32).self),
+                    let easyCleanup = symbol(
+                        "curl_easy_cleanup", as: (@convention(c) (Handle?) -> Void).self),
+                    let easyPerform = symbol(
+                        "curl_easy_perform", as: (@convention(c) (Handle?) -> Int32).self),
                     let easyStrerror = symbol(
                         "curl_easy_strerror", as: (@convention(c) (Int32) -> UnsafePointer<CChar>?).self),
                     let setopt = dlsym(handle, "curl_easy_setopt"),
@@ -107,7 +112,8 @@
                     let slistAppend = symbol(
                         "curl_slist_append",
                         as: (@convention(c) (OpaquePointer?, UnsafePointer<CChar>) -> OpaquePointer?).self),
-                    let slistFreeAll = symbol("curl_slist_free_all", as: (@convention(c) (OpaquePointer?) -> Void).self)
+                    let slistFreeAll = symbol(
+                        "curl_slist_free_all", as: (@convention(c) (OpaquePointer?) -> Void).self)
                 else {
                     return .failure(.unreachable("the libcurl found lacks the easy interface"))
                 }
@@ -167,7 +173,9 @@
                 method: String, url: String, headers: [String], body: Data?, timeout: Double,
                 maximumResponseBytes: Int
             ) -> Result<Response, SyncError> {
-                guard let easy = easyInit() else { return .failure(.unreachable("libcurl could not start a request")) }
+                guard let easy = easyInit() else {
+                    return .failure(.unreachable("libcurl could not start a request"))
+                }
                 defer { easyCleanup(easy) }
                 var list: OpaquePointer?
                 for header in headers { list = header.withCString { slistAppend(list, $0) } }
@@ -223,7 +231,9 @@
                             _ = set(easy, Option.headerData, Unmanaged.passUnretained(headerSink).toOpaque())
                             if body != nil {
                                 _ = set(easy, Option.postFieldSize, payload.count)
-                                _ = set(easy, Option.postFields, payloadBytes.baseAddress ?? UnsafeRawPointer(urlText))
+                                _ = set(
+                                    easy, Option.postFields,
+                                    payloadBytes.baseAddress ?? UnsafeRawPointer(urlText))
                             }
                             return withExtendedLifetime((sink, headerSink)) { easyPerform(easy) }
                         }
@@ -237,18 +247,23 @@
                     return .failure(.unreachable("\(code): \(reason)"))
                 }
                 var status = 0
-                _ = onboarding_curl_getinfo_long(getinfo, UnsafeMutableRawPointer(easy), Option.responseCode, &status)
+                _ = onboarding_curl_getinfo_long(
+                    getinfo, UnsafeMutableRawPointer(easy), Option.responseCode, &status)
                 var location: UnsafePointer<CChar>?
-                _ = onboarding_curl_getinfo_string(getinfo, UnsafeMutableRawPointer(easy), Option.redirectURL, &location)
+                _ = onboarding_curl_getinfo_string(
+                    getinfo, UnsafeMutableRawPointer(easy), Option.redirectURL, &location)
                 // By `isNewline`: "\r\n" is one Character, equal to neither "\r" nor "\n".
-                let headers = String(decoding: headerSink.bytes, as: UTF8.self).split(whereSeparator: \.isNewline)
-                    .map { line -> String in
-                        guard let colon = line.firstIndex(of: ":") else { return String(line) }
-                        return line[..<colon].lowercased() + line[colon...]
-                    }
+                let headers = String(decoding: headerSink.bytes, as: UTF8.self).split(
+                    whereSeparator: \.isNewline
+                )
+                .map { line -> String in
+                    guard let colon = line.firstIndex(of: ":") else { return String(line) }
+                    return line[..<colon].lowercased() + line[colon...]
+                }
                 return .success(
                     Response(
-                        status: status, body: Data(sink.bytes), redirect: location.map { String(cString: $0) }, headers: headers))
+                        status: status, body: Data(sink.bytes),
+                        redirect: location.map { String(cString: $0) }, headers: headers))
             }
         }
     }

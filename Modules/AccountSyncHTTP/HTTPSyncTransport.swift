@@ -27,7 +27,8 @@ public struct HTTPSyncTransport: SyncTransport {
     /// - Parameters:
     ///   - timeout: seconds to wait for an answer before the server counts as unreachable.
     ///   - maximumResponseBytes: the longest answer read; a longer one is refused.
-    public init(server: URL, token: Secret?, timeout: TimeInterval = 5, maximumResponseBytes: Int = 32 << 20) {
+    public init(server: URL, token: Secret?, timeout: TimeInterval = 5, maximumResponseBytes: Int = 32 << 20)
+    {
         self.server = server
         self.token = token
         self.timeout = timeout
@@ -44,31 +45,39 @@ public struct HTTPSyncTransport: SyncTransport {
     /// Enrolls this install of `app` with the app's (public) enrollment key: its subject and credential.
     public func enroll(app: String, enrollmentKey: String) async throws(SyncError) -> InstallCredential {
         let body: Data
-        do { body = Data(try TourValue.members(["enrollmentKey": .string(enrollmentKey)]).jsonUTF8()) } catch {
+        do { body = Data(try TourValue.members(["enrollmentKey": .string(enrollmentKey)]).jsonUTF8()) } catch
+        {
             throw .rejected(status: 0, code: "invalid_request", message: "\(error)")
         }
         // Sent again once with the same key when its answer did not come (a timeout, a 503 that
         // may have committed): the server answers with the install it made, not a second one.
         let key = UUID().uuidString.lowercased()
         do {
-            return try await send("POST", "/\(SyncAPI.version)/apps/\(app)/installs", body: body, idempotencyKey: key)
+            return try await send(
+                "POST", "/\(SyncAPI.version)/apps/\(app)/installs", body: body, idempotencyKey: key)
         } catch let error where error.isTransient {
             try? await Task.sleep(for: .seconds(1))
-            return try await send("POST", "/\(SyncAPI.version)/apps/\(app)/installs", body: body, idempotencyKey: key)
+            return try await send(
+                "POST", "/\(SyncAPI.version)/apps/\(app)/installs", body: body, idempotencyKey: key)
         }
     }
 
     public func push(app: String, account: String, _ batch: PushBatch) async throws(SyncError) -> PushAck {
         let body: Data
-        do { body = Data(try batch.tourValue.jsonUTF8()) } catch { throw .rejected(status: 0, code: "invalid_request", message: "\(error)") }
-        return try await send("POST", SyncAPI.accountPath(app: app, account: account) + "/push", body: body, content: true)
+        do { body = Data(try batch.tourValue.jsonUTF8()) } catch {
+            throw .rejected(status: 0, code: "invalid_request", message: "\(error)")
+        }
+        return try await send(
+            "POST", SyncAPI.accountPath(app: app, account: account) + "/push", body: body, content: true)
     }
 
     public func pull(app: String, account: String) async throws(SyncError) -> AccountRecords {
         try await send("GET", SyncAPI.accountPath(app: app, account: account) + "/flows", body: nil)
     }
 
-    public func budget(app: String, account: String, _ exchange: BudgetExchange) async throws(SyncError) -> AccountBudget {
+    public func budget(app: String, account: String, _ exchange: BudgetExchange) async throws(SyncError)
+        -> AccountBudget
+    {
         let body: Data
         do { body = Data(try exchange.tourValue.jsonUTF8()) } catch {
             throw .rejected(status: 0, code: "invalid_request", message: "\(error)")
@@ -80,7 +89,9 @@ public struct HTTPSyncTransport: SyncTransport {
         let (list, headers): (PublishedCatalogs?, [String]) = try await send(
             "GET", "/\(SyncAPI.version)/apps/\(app)/catalogs", body: nil, ifNoneMatch: entityTag)
         let maxAge = CatalogPull.maxAge(
-            cacheControl: headers.last { $0.hasPrefix("cache-control:") }.map { String($0.dropFirst("cache-control:".count)) })
+            cacheControl: headers.last { $0.hasPrefix("cache-control:") }.map {
+                String($0.dropFirst("cache-control:".count))
+            })
         guard let list else { return .unchanged(maxAge: maxAge) }
         return .changed(list, entityTag: list.entityTag, maxAge: maxAge)
     }
@@ -96,15 +107,19 @@ public struct HTTPSyncTransport: SyncTransport {
         case "http" where isLoopback(host): return nil
         case "http":
             let secure = "https://" + server.absoluteString.dropFirst("http://".count)
-            return "refusing to send the account token over plain http to \(host): use \(secure) (plain http is allowed only to this machine: 127.0.0.1, ::1 or localhost)"
+            return
+                "refusing to send the account token over plain http to \(host): use \(secure) (plain http is allowed only to this machine: 127.0.0.1, ::1 or localhost)"
         default:
-            return "\(server) is not an http or https URL; the account server is reached over https (or http on this machine)"
+            return
+                "\(server) is not an http or https URL; the account server is reached over https (or http on this machine)"
         }
     }
 
     /// An answer cut off at the cap: refused, whichever client read it.
     static func answerTooLarge(_ limit: Int) -> SyncError {
-        .serverFailed(status: 0, message: "the answer is larger than \(limit) bytes, the most a device reads; it was not used")
+        .serverFailed(
+            status: 0,
+            message: "the answer is larger than \(limit) bytes, the most a device reads; it was not used")
     }
 
     /// 127.0.0.0/8, ::1 and localhost.
@@ -137,7 +152,8 @@ public struct HTTPSyncTransport: SyncTransport {
         idempotencyKey: String? = nil
     ) async throws(SyncError) -> (Answer?, [String]) {
         guard let url = URL(string: path, relativeTo: server) else {
-            throw .rejected(status: 0, code: "invalid_request", message: "'\(path)' is not a path on \(server)")
+            throw .rejected(
+                status: 0, code: "invalid_request", message: "'\(path)' is not a path on \(server)")
         }
         if let refusal = Self.refusal(toSendTokenTo: url) {
             throw .rejected(status: 0, code: "insecure_transport", message: refusal)
@@ -148,16 +164,20 @@ public struct HTTPSyncTransport: SyncTransport {
         if (300..<400).contains(status) {
             throw .rejected(
                 status: status, code: "redirected",
-                message: "the server answered with a redirect to \(redirect ?? "another address"), which is not followed (the token goes only where --server says); point --server at the new address")
+                message:
+                    "the server answered with a redirect to \(redirect ?? "another address"), which is not followed (the token goes only where --server says); point --server at the new address"
+            )
         }
         guard (200..<300).contains(status) else {
             let detail = (try? ErrorBody(jsonUTF8: data))?.error
             if content, [400, 413, 422].contains(status) {
-                throw .refusedContent(status: status, seq: detail?.seq, message: detail?.message ?? "no details")
+                throw .refusedContent(
+                    status: status, seq: detail?.seq, message: detail?.message ?? "no details")
             }
             if (400..<500).contains(status) {
                 throw .rejected(
-                    status: status, code: detail?.code ?? "http_\(status)", message: detail?.message ?? "no details")
+                    status: status, code: detail?.code ?? "http_\(status)",
+                    message: detail?.message ?? "no details")
             }
             throw .serverFailed(status: status, message: detail?.message ?? "no details")
         }
@@ -184,15 +204,23 @@ public struct HTTPSyncTransport: SyncTransport {
             }
             do {
                 let (data, response) = try await session.data(for: request, delegate: NoRedirects.shared)
-                guard data.count <= maximumResponseBytes else { throw Self.answerTooLarge(maximumResponseBytes) }
+                guard data.count <= maximumResponseBytes else {
+                    throw Self.answerTooLarge(maximumResponseBytes)
+                }
                 let http = response as? HTTPURLResponse
-                let cacheControl = http?.value(forHTTPHeaderField: "Cache-Control").map { ["cache-control: \($0)"] } ?? []
-                return (http?.statusCode ?? 0, data, http?.value(forHTTPHeaderField: "Location"), cacheControl)
+                let cacheControl =
+                    http?.value(forHTTPHeaderField: "Cache-Control").map { ["cache-control: \($0)"] } ?? []
+                return (
+                    http?.statusCode ?? 0, data, http?.value(forHTTPHeaderField: "Location"), cacheControl
+                )
             } catch {
-                throw .unreachable((error as? URLError).map { "\($0.code.rawValue): \($0.localizedDescription)" } ?? "\(error)")
+                throw .unreachable(
+                    (error as? URLError).map { "\($0.code.rawValue): \($0.localizedDescription)" }
+                        ?? "\(error)")
             }
         #else
-            var headers = ["Accept: application/json"] + (token.map { ["Authorization: Bearer \($0.reveal())"] } ?? [])
+            var headers =
+                ["Accept: application/json"] + (token.map { ["Authorization: Bearer \($0.reveal())"] } ?? [])
             if body != nil { headers.append("Content-Type: application/json") }
             if let entityTag { headers.append("If-None-Match: \(entityTag)") }
             if let idempotencyKey { headers.append("Idempotency-Key: \(idempotencyKey)") }
@@ -208,7 +236,8 @@ public struct HTTPSyncTransport: SyncTransport {
         private final class NoRedirects: NSObject, URLSessionTaskDelegate, Sendable {
             static let shared = NoRedirects()
             func urlSession(
-                _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                _ session: URLSession, task: URLSessionTask,
+                willPerformHTTPRedirection response: HTTPURLResponse,
                 newRequest request: URLRequest
             ) async -> URLRequest? { nil }
         }

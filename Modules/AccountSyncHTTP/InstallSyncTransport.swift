@@ -23,7 +23,9 @@ public struct InstallSyncTransport: SyncTransport {
     private let timeout: TimeInterval
     private let kept = Locked<InstallCredential?>(nil)
 
-    public init(server: URL, enrollmentKey: String, store: any InstallCredentialStore, timeout: TimeInterval = 5) {
+    public init(
+        server: URL, enrollmentKey: String, store: any InstallCredentialStore, timeout: TimeInterval = 5
+    ) {
         self.server = server
         self.enrollmentKey = enrollmentKey
         self.store = store
@@ -50,7 +52,9 @@ public struct InstallSyncTransport: SyncTransport {
         }
     }
 
-    public func budget(app: String, account: String, _ exchange: BudgetExchange) async throws(SyncError) -> AccountBudget {
+    public func budget(app: String, account: String, _ exchange: BudgetExchange) async throws(SyncError)
+        -> AccountBudget
+    {
         try await withCredential(app: app) { transport, subject async throws(SyncError) in
             try await transport.budget(app: app, account: subject, exchange)
         }
@@ -63,7 +67,9 @@ public struct InstallSyncTransport: SyncTransport {
     ) async throws(SyncError) -> T {
         let credential = try await credential(app: app, renew: false)
         do {
-            return try await body(HTTPSyncTransport(server: server, token: credential.credential, timeout: timeout), credential.subject)
+            return try await body(
+                HTTPSyncTransport(server: server, token: credential.credential, timeout: timeout),
+                credential.subject)
         } catch .rejected(let status, let code, let message) where status == 401 {
             // Expired, signed by a dropped key, or revoked (the install's data was erased): a new
             // enrollment, a new subject.
@@ -71,7 +77,8 @@ public struct InstallSyncTransport: SyncTransport {
                 throw .rejected(status: status, code: code, message: message)
             }
             let fresh = try await self.credential(app: app, renew: true)
-            return try await body(HTTPSyncTransport(server: server, token: fresh.credential, timeout: timeout), fresh.subject)
+            return try await body(
+                HTTPSyncTransport(server: server, token: fresh.credential, timeout: timeout), fresh.subject)
         }
     }
 
@@ -80,7 +87,9 @@ public struct InstallSyncTransport: SyncTransport {
         if !renew {
             if let held = kept.withLock({ $0 }), held.expires > now + 60 { return held }
             let stored: InstallCredential?
-            do { stored = try store.load() } catch { throw .localStorage("the install credential could not be read: \(error)") }
+            do { stored = try store.load() } catch {
+                throw .localStorage("the install credential could not be read: \(error)")
+            }
             if let stored, stored.expires > now + 60 {
                 kept.withLock { $0 = stored }
                 return stored
@@ -95,9 +104,13 @@ public struct InstallSyncTransport: SyncTransport {
             // its own key, and so what accepts it.
             throw .rejected(
                 status: status, code: "enrollment_refused",
-                message: "\(message) (onboarding-server enrollment-keys add --app \(app) \(enrollmentKey) accepts it)")
+                message:
+                    "\(message) (onboarding-server enrollment-keys add --app \(app) \(enrollmentKey) accepts it)"
+            )
         }
-        do { try store.save(enrolled) } catch { throw .localStorage("the install credential could not be kept: \(error)") }
+        do { try store.save(enrolled) } catch {
+            throw .localStorage("the install credential could not be kept: \(error)")
+        }
         kept.withLock { $0 = enrolled }
         return enrolled
     }

@@ -7,10 +7,14 @@ extension CoherenceCheck {
     mutating func checkExperiment(_ experiment: Experiment, of flow: FlowDefinition) {
         let place = Place(flow: flow.id, path: "flows[\(flow.id)].experiment")
         if !Experiment.isValidName(experiment.id) {
-            add(.experiment, place.at("id"), "experiment id '\(experiment.id)' must be \(Experiment.nameRule)")
+            add(
+                .experiment, place.at("id"), "experiment id '\(experiment.id)' must be \(Experiment.nameRule)"
+            )
         }
         if experiment.variants.count < 2 {
-            add(.experiment, place.at("variants"), "an experiment compares at least two variants (it has \(experiment.variants.count))")
+            add(
+                .experiment, place.at("variants"),
+                "an experiment compares at least two variants (it has \(experiment.variants.count))")
         }
         for name in duplicates(experiment.variants.map(\.name)) {
             add(.duplicateID, place.at("variants"), "variant \(name) is declared twice")
@@ -18,48 +22,61 @@ extension CoherenceCheck {
         if experiment.variant(experiment.control) == nil {
             add(
                 .experiment, place.at("control"),
-                "the control '\(experiment.control)' is not one of its variants (\(experiment.variants.map(\.name).joined(separator: ", ")))")
+                "the control '\(experiment.control)' is not one of its variants (\(experiment.variants.map(\.name).joined(separator: ", ")))"
+            )
         }
         for variant in experiment.variants {
             let here = place.at("variants", variant.name)
             if !Experiment.isValidName(variant.name) {
-                add(.experiment, here.at("name"), "variant name '\(variant.name)' must be \(Experiment.nameRule)")
+                add(
+                    .experiment, here.at("name"),
+                    "variant name '\(variant.name)' must be \(Experiment.nameRule)")
             }
             if !(0...Rollout.buckets).contains(variant.weight) {
-                add(.experiment, here.at("weight"), "a weight is 0 to \(Rollout.buckets) (it is \(variant.weight))")
+                add(
+                    .experiment, here.at("weight"),
+                    "a weight is 0 to \(Rollout.buckets) (it is \(variant.weight))")
             }
             guard case .steps(let steps) = variant.shows else { continue }
             if steps.isEmpty {
-                add(.experiment, here.at("steps"), "variant \(variant.name) shows no step; a variant that shows nothing is a holdout")
+                add(
+                    .experiment, here.at("steps"),
+                    "variant \(variant.name) shows no step; a variant that shows nothing is a holdout")
             }
             for step in steps where flow.step(step) == nil {
                 add(
                     .experiment, here.at("steps"),
-                    "variant \(variant.name) shows step '\(step)', which the flow does not have\(suggest(step.rawValue, in: flow.steps.map(\.id.rawValue)))")
+                    "variant \(variant.name) shows step '\(step)', which the flow does not have\(suggest(step.rawValue, in: flow.steps.map(\.id.rawValue)))"
+                )
             }
             for step in duplicates(steps.map(\.rawValue)) {
                 add(.duplicateID, here.at("steps"), "variant \(variant.name) lists step \(step) twice")
             }
         }
         if experiment.variants.reduce(0, { $0 + max(0, $1.weight) }) == 0 {
-            add(.experiment, place.at("variants"), "no variant has a positive weight, so nobody could be assigned")
+            add(
+                .experiment, place.at("variants"),
+                "no variant has a positive weight, so nobody could be assigned")
         }
         switch experiment.goal {
         case .completion:
             if experiment.variants.contains(where: \.isHoldout) {
                 add(
                     .experiment, place.at("goal"),
-                    "a holdout never completes the flow, so its goal must be a product effect ({\"effect\": NAME}), not completion")
+                    "a holdout never completes the flow, so its goal must be a product effect ({\"effect\": NAME}), not completion"
+                )
             }
         case .effect(let name):
             if declared.effect(name) == nil {
                 add(
                     .undeclaredEffect, place.at("goal"),
-                    "the goal is product effect '\(name)', which the handler does not declare\(suggest(name, in: declared.effectNames))")
+                    "the goal is product effect '\(name)', which the handler does not declare\(suggest(name, in: declared.effectNames))"
+                )
             } else if !catalog.sendsEffect(named: name) {
                 add(
                     .experiment, place.at("goal"),
-                    "the goal is product effect '\(name)', which no flow, step or action of the catalog sends, so it is never reached")
+                    "the goal is product effect '\(name)', which no flow, step or action of the catalog sends, so it is never reached"
+                )
             }
         }
     }

@@ -52,7 +52,8 @@ struct CoherenceCheck {
         for flow in catalog.flows where !WireName.isValid(flow.id.rawValue) {
             add(
                 .badID, Place(flow: flow.id, path: "flows[\(flow.id.rawValue.prefix(80))]"),
-                "flow id '\(flow.id.rawValue.prefix(80))' must be \(WireName.rule): the account server refuses facts naming any other")
+                "flow id '\(flow.id.rawValue.prefix(80))' must be \(WireName.rule): the account server refuses facts naming any other"
+            )
         }
         checkFieldKinds(catalog.freeFields, Place(path: "freeFields"))
         let freeFields = Dictionary(catalog.freeFields.map { ($0.name, $0) }) { first, _ in first }
@@ -74,7 +75,8 @@ struct CoherenceCheck {
             if let other = experimentIDs[experiment.id] {
                 add(
                     .duplicateID, Place(flow: flow.id, path: "flows[\(flow.id)].experiment.id"),
-                    "experiment id \(experiment.id) is also flow \(other)'s (an id is the assignment's salt, so each is unique)")
+                    "experiment id \(experiment.id) is also flow \(other)'s (an id is the assignment's salt, so each is unique)"
+                )
             }
             experimentIDs[experiment.id] = flow.id
             checkExperiment(experiment, of: flow)
@@ -92,7 +94,8 @@ struct CoherenceCheck {
         if !AccessibilityRules.timeScales.contains(flow.accessibility.voiceOverTimeScale) {
             add(
                 .unwritable, place.at("accessibility").at("voiceOverTimeScale"),
-                "the VoiceOver time scale is \(flow.accessibility.voiceOverTimeScale); it must be from 1 to 100")
+                "the VoiceOver time scale is \(flow.accessibility.voiceOverTimeScale); it must be from 1 to 100"
+            )
         }
         for id in duplicates(flow.steps.map(\.id.rawValue)) {
             add(.duplicateID, place.at("steps"), "step id \(id) is used twice")
@@ -106,14 +109,17 @@ struct CoherenceCheck {
             if trigger.when != .always, !ContextReach.canHold(trigger.when, declarations: declared) {
                 add(
                     .neverShown, place.at("triggers[\(index)].when"),
-                    "trigger \(trigger.moment.summary) never fires: no value of what its condition reads makes \(trigger.when.summary) true")
+                    "trigger \(trigger.moment.summary) never fires: no value of what its condition reads makes \(trigger.when.summary) true"
+                )
             }
         }
         for step in flow.steps where step.includedWhen != .always {
             guard !ContextReach.canHold(step.includedWhen, declarations: declared) else { continue }
             add(
-                .neverShown, Place(flow: flow.id, step: step.id, path: "flows[\(flow.id)].steps[\(step.id)].includedWhen"),
-                "step \(step.id) of \(flow.id) is never shown: no value of what its condition reads makes \(step.includedWhen.summary) true")
+                .neverShown,
+                Place(flow: flow.id, step: step.id, path: "flows[\(flow.id)].steps[\(step.id)].includedWhen"),
+                "step \(step.id) of \(flow.id) is never shown: no value of what its condition reads makes \(step.includedWhen.summary) true"
+            )
         }
         for (member, templates) in [
             ("onComplete", flow.onComplete), ("onSkip", flow.onSkip), ("onReset", flow.onReset),
@@ -252,7 +258,8 @@ struct CoherenceCheck {
                 if let maximum, maximum < minimum {
                     add(
                         .emptyRange, place.item(field.name).at("kind"),
-                        "field '\(field.name)' takes a whole number from \(minimum) to \(maximum): no number is both")
+                        "field '\(field.name)' takes a whole number from \(minimum) to \(maximum): no number is both"
+                    )
                 }
             case .date(let latestKey): key = latestKey
             default: key = nil

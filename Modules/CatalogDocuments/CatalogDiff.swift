@@ -341,8 +341,11 @@ private struct Builder {
         let b = after.documentValue
         // Every other member of the flow's document is a policy (skip, replay, accessibility,
         // budget, ...): one a later release adds is diffed without a change here.
-        let comparedApart: Set<String> = ["id", "steps", "fields", "triggers", "onComplete", "onSkip", "onReset"]
-        let policies = Set((a.objectValue ?? [:]).keys).union((b.objectValue ?? [:]).keys).subtracting(comparedApart)
+        let comparedApart: Set<String> = [
+            "id", "steps", "fields", "triggers", "onComplete", "onSkip", "onReset",
+        ]
+        let policies = Set((a.objectValue ?? [:]).keys).union((b.objectValue ?? [:]).keys).subtracting(
+            comparedApart)
         for key in policies.sorted() {
             let x = a.member(key)
             let y = b.member(key)

@@ -46,11 +46,14 @@ extension Experiment {
             try DocumentReader.none(tagged, at: goalPath)
             goal = .completion
         case "effect":
-            goal = .effect(try DocumentReader.string(try DocumentReader.data(tagged, at: goalPath), at: goalPath + ".effect"))
+            goal = .effect(
+                try DocumentReader.string(
+                    try DocumentReader.data(tagged, at: goalPath), at: goalPath + ".effect"))
         default:
             throw DocumentReader.unknown(tagged.tag, among: ["completion", "effect"], at: goalPath)
         }
-        let variants = try reader.list("variants").enumerated().map { index, item throws(CatalogDocumentError) in
+        let variants = try reader.list("variants").enumerated().map {
+            index, item throws(CatalogDocumentError) in
             var variant = try DocumentReader(item, at: "\(path).variants[\(index)]")
             let name = try variant.string("name")
             let weight = try variant.int("weight")
@@ -61,7 +64,9 @@ extension Experiment {
                 throw CatalogDocumentError(
                     path: "\(path).variants[\(index)]", "a holdout shows nothing, so it lists no steps")
             }
-            return Variant(name, weight: weight, shows: holdout ? .nothing : steps.map { .steps($0.map(StepID.init(rawValue:))) } ?? .allSteps)
+            return Variant(
+                name, weight: weight,
+                shows: holdout ? .nothing : steps.map { .steps($0.map(StepID.init(rawValue:))) } ?? .allSteps)
         }
         try reader.finish()
         self.init(id, variants: variants, control: control, goal: goal)

@@ -35,7 +35,8 @@ extension TourCatalog {
         if let strings {
             guard !strings.isStandard else {
                 throw CatalogDocumentError(
-                    path: "strings", "English texts without tables are written without 'strings'; leave the member out")
+                    path: "strings",
+                    "English texts without tables are written without 'strings'; leave the member out")
             }
             self.strings = strings
         }
@@ -118,7 +119,9 @@ extension FlowDefinition {
 extension AccessibilityRules {
     init(document value: TourValue, at path: String) throws(CatalogDocumentError) {
         var reader = try DocumentReader(value, at: path)
-        let timedSteps = try reader.optionalRaw("voiceOverTimedSteps", TimedSteps.self) ?? Self.standard.voiceOverTimedSteps
+        let timedSteps =
+            try reader.optionalRaw("voiceOverTimedSteps", TimedSteps.self)
+            ?? Self.standard.voiceOverTimedSteps
         let scale = try reader.optionalDouble("voiceOverTimeScale") ?? Self.standard.voiceOverTimeScale
         guard Self.timeScales.contains(scale) else {
             throw CatalogDocumentError(

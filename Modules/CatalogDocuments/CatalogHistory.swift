@@ -86,7 +86,9 @@ public struct CatalogHistory: Sendable {
     }
 
     /// - Parameter keeper: where the history is kept, for the advice of a missing version.
-    public func problems(today: CatalogDocument, allowingGapsBelow: Int? = nil, keeper: Keeper = .build) -> [CatalogProblem] {
+    public func problems(today: CatalogDocument, allowingGapsBelow: Int? = nil, keeper: Keeper = .build)
+        -> [CatalogProblem]
+    {
         var problems = readProblems
         let catalog = today.catalog
         let version = catalog.version
@@ -106,7 +108,9 @@ public struct CatalogHistory: Sendable {
             case (.build, nil):
                 "\(product)'s catalog is version \(version), but no earlier version is in any history given: if one shipped in a binary, record it (scripts/record-catalog); if one was published, check against the server's list (--published FILE)"
             case (.server, let missing):
-                Self.unregistered(product, version, missing: missing.map { "version \($0) is" } ?? "no earlier version is", catalog.app)
+                Self.unregistered(
+                    product, version, missing: missing.map { "version \($0) is" } ?? "no earlier version is",
+                    catalog.app)
             }
         }
         // The versions in order: none missing between the first recorded and today's.
@@ -118,7 +122,8 @@ public struct CatalogHistory: Sendable {
                 )
             }
             let first = versions.first ?? newest
-            for missing in first..<max(first, version) where releases[missing] == nil && missing >= (allowingGapsBelow ?? 0) {
+            for missing in first..<max(first, version)
+            where releases[missing] == nil && missing >= (allowingGapsBelow ?? 0) {
                 add(.missingRelease, nil, nil, "version", missingRelease(missing))
             }
         } else if version > 1 {

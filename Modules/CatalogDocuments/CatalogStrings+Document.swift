@@ -10,9 +10,10 @@ extension CatalogStrings {
         writer.set("source", source.rawValue)
         writer.set(
             "tables",
-            object: Dictionary(uniqueKeysWithValues: tables.map { locale, table in
-                (locale.rawValue, Self.documentValue(of: table))
-            }))
+            object: Dictionary(
+                uniqueKeysWithValues: tables.map { locale, table in
+                    (locale.rawValue, Self.documentValue(of: table))
+                }))
         return writer.value
     }
 
@@ -28,7 +29,8 @@ extension CatalogStrings {
             let at = "\(reader.path("tables")).\(name)"
             let locale = try Self.locale(name, at: at)
             guard locale.rawValue == name else {
-                throw CatalogDocumentError(path: at, "a table's locale is written \(locale.rawValue), not \(name)")
+                throw CatalogDocumentError(
+                    path: at, "a table's locale is written \(locale.rawValue), not \(name)")
             }
             tables[locale] = try Self.table(document: table, at: at)
         }
@@ -38,7 +40,8 @@ extension CatalogStrings {
 
     static func table(document value: TourValue, at path: String) throws(CatalogDocumentError) -> Table {
         guard case .object(let entries) = value else {
-            throw CatalogDocumentError(path: path, "expected an object of texts by id, found \(DocumentReader.describe(value))")
+            throw CatalogDocumentError(
+                path: path, "expected an object of texts by id, found \(DocumentReader.describe(value))")
         }
         var table: Table = [:]
         for (id, entry) in entries {
@@ -83,12 +86,12 @@ public struct StringTableFile: Sendable, Equatable {
 
     /// The file's canonical text (members sorted, one entry per line, for readable diffs).
     public func text() throws(JSONTextError) -> String {
-        let entries = try table.keys.sorted().map { id throws(JSONTextError) in
-            let entry = table[id]!
+        let entries = try table.sorted(by: { $0.key < $1.key }).map { id, entry throws(JSONTextError) in
             let value: TourValue = ["source": .string(entry.source), "text": .string(entry.text)]
             return "    \(try TourValue.string(id).jsonText()): \(try value.jsonText())"
         }
-        return "{\n  \"locale\": \"\(locale.rawValue)\",\n  \"strings\": {\n\(entries.joined(separator: ",\n"))\n  }\n}\n"
+        return
+            "{\n  \"locale\": \"\(locale.rawValue)\",\n  \"strings\": {\n\(entries.joined(separator: ",\n"))\n  }\n}\n"
     }
 }
 
@@ -103,7 +106,8 @@ extension CatalogStrings {
             do {
                 let table = try StringTableFile(text: file.text)
                 guard file.file == "\(table.locale.rawValue).json" else {
-                    unreadable[file.file] = "holds the \(table.locale) table; name it \(table.locale.rawValue).json"
+                    unreadable[file.file] =
+                        "holds the \(table.locale) table; name it \(table.locale.rawValue).json"
                     continue
                 }
                 tables[table.locale] = table.table

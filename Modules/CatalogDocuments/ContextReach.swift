@@ -15,7 +15,9 @@ public enum ContextReach {
 
     /// The device facts `catalog`'s conditions read (steps' inclusion and targets, triggers, action
     /// preconditions), each with its deciding values, by name.
-    public static func deviceVariables(of catalog: TourCatalog, declarations: CatalogDeclarations) -> [Variable] {
+    public static func deviceVariables(of catalog: TourCatalog, declarations: CatalogDeclarations)
+        -> [Variable]
+    {
         var conditions: [Condition] = []
         for flow in catalog.flows {
             conditions += flow.triggers.map(\.when)
@@ -72,7 +74,8 @@ public enum ContextReach {
             case .flag:
                 values.append(.bool(!(declared.defaultValue.boolValue ?? false)))
             case .number:
-                for number in (thresholds[key] ?? []).sorted() where declared.range?.contains(number) ?? true {
+                for number in (thresholds[key] ?? []).sorted() where declared.range?.contains(number) ?? true
+                {
                     values.append(.int(number))
                 }
                 if let range = declared.range { values += [.int(range.lowerBound), .int(range.upperBound)] }
@@ -87,7 +90,9 @@ public enum ContextReach {
     }
 
     /// The parts of `condition` that are not device facts, each a free yes or no.
-    static func collectOpaque(_ condition: Condition, declarations: CatalogDeclarations, into atoms: inout [String]) {
+    static func collectOpaque(
+        _ condition: Condition, declarations: CatalogDeclarations, into atoms: inout [String]
+    ) {
         switch condition {
         case .always, .never: break
         case .flag(let key) where declarations.contextKey(key)?.source == .device: break
@@ -106,7 +111,8 @@ public enum ContextReach {
         case .always: true
         case .never: false
         case .flag(let key) where device[key] != nil: device[key]?.boolValue == true
-        case .atLeast(let key, let minimum) where device[key] != nil: (device[key]?.intValue ?? .min) >= minimum
+        case .atLeast(let key, let minimum) where device[key] != nil:
+            (device[key]?.intValue ?? .min) >= minimum
         case .not(let inner): !holds(inner, device: device, free: free)
         case .all(let parts): parts.allSatisfy { holds($0, device: device, free: free) }
         case .any(let parts): parts.contains { holds($0, device: device, free: free) }

@@ -29,7 +29,8 @@ public struct PublicationCheck: Sendable {
     ///   one. A device knows only the versions compiled into it and those it was sent (a withdrawn
     ///   one in between is not); the server, which keeps every version, allows none.
     public init(
-        text: String, app: String, earlier: [RecordedCatalog], vocabulary: CatalogDeclarations, allowingGaps: Bool = false,
+        text: String, app: String, earlier: [RecordedCatalog], vocabulary: CatalogDeclarations,
+        allowingGaps: Bool = false,
         keeper: CatalogHistory.Keeper = .build
     ) {
         self.app = app
@@ -52,7 +53,8 @@ public struct PublicationCheck: Sendable {
             catalogProblems = []
             return
         }
-        let structured = document.catalog.problems(declaring: vocabulary)
+        let structured =
+            document.catalog.problems(declaring: vocabulary)
             + CatalogHistory(earlier, app: app).problems(today: document, keeper: keeper)
             .filter { !allowingGaps || $0.kind != .missingRelease }
         catalogProblems = structured

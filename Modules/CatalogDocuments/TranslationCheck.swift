@@ -15,12 +15,14 @@ extension TourCatalog {
         let sources = sourceTexts
         let known = Set(sources.map(\.id))
         var problems: [CatalogProblem] = []
-        for problem in sources.compactMap({ Self.badPlurals(in: $0.text, id: $0.id, locale: strings.source) }) {
+        for problem in sources.compactMap({ Self.badPlurals(in: $0.text, id: $0.id, locale: strings.source) })
+        {
             problems.append(problem)
         }
         for (file, reason) in strings.unreadable.sorted(by: { $0.key < $1.key }) {
             problems.append(
-                CatalogProblem(kind: .badTranslation, flow: nil, step: nil, path: "strings/\(file)", detail: reason))
+                CatalogProblem(
+                    kind: .badTranslation, flow: nil, step: nil, path: "strings/\(file)", detail: reason))
         }
         for locale in strings.tables.keys.sorted() {
             let table = strings.tables[locale] ?? [:]
@@ -29,7 +31,9 @@ extension TourCatalog {
                 problems.append(
                     CatalogProblem(
                         kind: .extraTranslation, flow: nil, step: nil, path: path,
-                        detail: "\(locale) is the catalog's source locale: its texts are the catalog's own, not a table"))
+                        detail:
+                            "\(locale) is the catalog's source locale: its texts are the catalog's own, not a table"
+                    ))
                 continue
             }
             for (id, text) in sources {
@@ -37,19 +41,25 @@ extension TourCatalog {
                     problems.append(
                         CatalogProblem(
                             kind: .missingTranslation, flow: nil, step: nil, path: "\(path).\(id)",
-                            detail: "no \(locale) text for \(id) (\"\(Self.quoted(text))\"); shown in \(strings.resolved(Self.parent(of: locale)))"))
+                            detail:
+                                "no \(locale) text for \(id) (\"\(Self.quoted(text))\"); shown in \(strings.resolved(Self.parent(of: locale)))"
+                        ))
                     continue
                 }
                 if translation.source != text {
                     problems.append(
                         CatalogProblem(
                             kind: .staleTranslation, flow: nil, step: nil, path: "\(path).\(id)",
-                            detail: "the \(locale) text of \(id) translates \"\(Self.quoted(translation.source))\"; the source is now \"\(Self.quoted(text))\""))
+                            detail:
+                                "the \(locale) text of \(id) translates \"\(Self.quoted(translation.source))\"; the source is now \"\(Self.quoted(text))\""
+                        ))
                 }
-                problems += Self.badTranslation(translation.text, of: text, id: id, locale: locale, path: "\(path).\(id)")
+                problems += Self.badTranslation(
+                    translation.text, of: text, id: id, locale: locale, path: "\(path).\(id)")
             }
             for id in table.keys.sorted() where !known.contains(id) {
-                let near = NameSuggestion.nearest(to: id, in: Array(known)).map { " (did you mean \($0)?)" } ?? ""
+                let near =
+                    NameSuggestion.nearest(to: id, in: Array(known)).map { " (did you mean \($0)?)" } ?? ""
                 problems.append(
                     CatalogProblem(
                         kind: .extraTranslation, flow: nil, step: nil, path: "\(path).\(id)",
@@ -76,24 +86,31 @@ extension TourCatalog {
             let unknown = found.subtracting(expected).sorted().map { "{\($0)}" }
             let parts =
                 (missing.isEmpty ? [] : ["leaves out \(missing.joined(separator: ", "))"])
-                + (unknown.isEmpty ? [] : ["has \(unknown.joined(separator: ", ")), which the source does not"])
+                + (unknown.isEmpty
+                    ? [] : ["has \(unknown.joined(separator: ", ")), which the source does not"])
             problems.append(
                 CatalogProblem(
                     kind: .badTranslation, flow: nil, step: nil, path: path,
                     detail: "the \(locale) text of \(id) \(parts.joined(separator: " and "))"))
         }
-        if let plural = badPlurals(in: translation, id: id, locale: locale, path: path) { problems.append(plural) }
+        if let plural = badPlurals(in: translation, id: id, locale: locale, path: path) {
+            problems.append(plural)
+        }
         return problems
     }
 
-    private static func badPlurals(in text: String, id: String, locale: LocaleTag, path: String? = nil) -> CatalogProblem? {
+    private static func badPlurals(in text: String, id: String, locale: LocaleTag, path: String? = nil)
+        -> CatalogProblem?
+    {
         let rules = PluralRules(locale)
         let wrong = Template.pluralFormCounts(in: text).filter { $0.forms != rules.categories.count }
         guard let first = wrong.first else { return nil }
         let categories = rules.categories.map(\.rawValue).joined(separator: "|")
         return CatalogProblem(
             kind: .badTranslation, flow: nil, step: nil, path: path ?? "",
-            detail: "{#\(first.name)|…} in the \(locale) text of \(id) gives \(first.forms) form\(first.forms == 1 ? "" : "s"); \(locale) counts with \(rules.categories.count) (\(categories))")
+            detail:
+                "{#\(first.name)|…} in the \(locale) text of \(id) gives \(first.forms) form\(first.forms == 1 ? "" : "s"); \(locale) counts with \(rules.categories.count) (\(categories))"
+        )
     }
 
     private static func quoted(_ text: String) -> String { text.count > 60 ? text.prefix(60) + "…" : text }

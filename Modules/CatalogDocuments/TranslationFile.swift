@@ -191,10 +191,10 @@ enum PrettyJSON {
         switch value {
         case .object(let members) where !members.isEmpty:
             var parts: [String] = []
-            for key in members.keys.sorted() {
+            for (key, member) in members.sorted(by: { $0.key < $1.key }) {
                 parts.append(
-                    inner + (try TourValue.string(key).jsonText()) + " : "
-                        + (try text(members[key]!, indent: inner)))
+                    inner + (try TourValue.string(key).jsonText()) + " : " + (try text(member, indent: inner))
+                )
             }
             return "{\n" + parts.joined(separator: ",\n") + "\n" + indent + "}"
         case .list(let items) where !items.isEmpty:
@@ -343,8 +343,8 @@ extension TranslationFile {
         }
         var locales: [LocaleTag: [String: Entry]] = [:]
         var problems: [String] = []
-        for key in texts.keys.sorted() {
-            guard case .object(let entry) = texts[key]! else {
+        for (key, entryValue) in texts.sorted(by: { $0.key < $1.key }) {
+            guard case .object(let entry) = entryValue else {
                 problems.append("strings.\(key) is not an object")
                 continue
             }
@@ -357,13 +357,14 @@ extension TranslationFile {
             {
                 sourceValue = value
             }
-            for name in localizations.keys.sorted() where name != source.rawValue {
+            for (name, localizationValue) in localizations.sorted(by: { $0.key < $1.key })
+            where name != source.rawValue {
                 let at = "strings.\(key).localizations.\(name)"
                 guard let locale = LocaleTag(name), locale.rawValue == name else {
                     problems.append("\(at): '\(name)' is not a language tag such as pt or pt-BR")
                     continue
                 }
-                guard case .object(let localization) = localizations[name]! else {
+                guard case .object(let localization) = localizationValue else {
                     problems.append("\(at) is not an object")
                     continue
                 }

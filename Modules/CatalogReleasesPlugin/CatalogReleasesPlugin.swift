@@ -21,7 +21,8 @@ struct CatalogReleasesPlugin: BuildToolPlugin {
         let output = context.pluginWorkDirectoryURL.appendingPathComponent("CatalogReleases.swift")
         return [
             .buildCommand(
-                displayName: "Compiling \(files.count) recorded catalog releases and string tables into \(target.name)",
+                displayName:
+                    "Compiling \(files.count) recorded catalog releases and string tables into \(target.name)",
                 executable: try context.tool(named: "catalog-releases").url,
                 arguments: [output.path] + files.map(\.path), inputFiles: files, outputFiles: [output])
         ]

@@ -34,7 +34,8 @@ do {
         // A file that is not UTF-8 is kept as its bytes read as UTF-8 would be: the check then
         // finds it is not a canonical document.
         let text = String(decoding: data, as: UTF8.self)
-        let entry = "        RecordedCatalog(file: \(literal(url.lastPathComponent)), text: \(literal(text))),\n"
+        let entry =
+            "        RecordedCatalog(file: \(literal(url.lastPathComponent)), text: \(literal(text))),\n"
         // Files of the strings/ folder are translation tables, of publication-keys/ trusted keys;
         // the others recorded releases.
         if url.deletingLastPathComponent().lastPathComponent == "strings" {

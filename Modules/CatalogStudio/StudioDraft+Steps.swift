@@ -24,32 +24,50 @@ extension StudioDraft {
 
     /// The change a form asks for (`op` = up, down, remove with `users` = goOnAtNext or restart,
     /// rename with `to`), or a refusal saying what is taken.
-    public static func stepChange(_ fields: [String: String], templates: [StepDefinition] = []) throws(Refusal) -> StepChange {
+    public static func stepChange(_ fields: [String: String], templates: [StepDefinition] = [])
+        throws(Refusal) -> StepChange
+    {
         switch fields["op"] {
         case "timer":
-            let text = String((fields["seconds"] ?? "").drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+            let text = String(
+                (fields["seconds"] ?? "").drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace)
+                    .reversed())
             if text.isEmpty { return .timer(nil) }
             guard let seconds = Double(text), seconds.isFinite, seconds > 0, seconds <= maximumTimer else {
-                throw Refusal(message: "A step's timer is a number of seconds above 0 and at most \(Int(maximumTimer)), or empty for none.")
+                throw Refusal(
+                    message:
+                        "A step's timer is a number of seconds above 0 and at most \(Int(maximumTimer)), or empty for none."
+                )
             }
             return .timer(seconds)
         case "skip":
             guard let policy = fields["policy"].flatMap(SkipPolicy.init(rawValue:)) else {
-                throw Refusal(message: "A skip policy is one of \(SkipPolicy.allCases.map(\.rawValue).joined(separator: ", ")).")
+                throw Refusal(
+                    message:
+                        "A skip policy is one of \(SkipPolicy.allCases.map(\.rawValue).joined(separator: ", "))."
+                )
             }
             return .skip(policy)
         case "add":
-            guard let like = fields["like"], let template = templates.first(where: { $0.id.rawValue == like }) else {
+            guard let like = fields["like"], let template = templates.first(where: { $0.id.rawValue == like })
+            else {
                 throw Refusal(
-                    message: "A new step is like one of the steps the app's binaries declare: \(templates.map(\.id.rawValue).joined(separator: ", ")).")
+                    message:
+                        "A new step is like one of the steps the app's binaries declare: \(templates.map(\.id.rawValue).joined(separator: ", "))."
+                )
             }
-            guard let id = fields["id"], WireName.isValid(id) else { throw Refusal(message: "A new step's id is \(WireName.rule).") }
+            guard let id = fields["id"], WireName.isValid(id) else {
+                throw Refusal(message: "A new step's id is \(WireName.rule).")
+            }
             return .add(template: template, id: StepID(id))
         case "up": return .moveUp
         case "down": return .moveDown
         case "remove":
             guard let users = fields["users"].flatMap(FlowChanges.RemovedStep.init(rawValue:)) else {
-                throw Refusal(message: "Say where the users on the step go: goOnAtNext (on at the next step) or restart (the flow again).")
+                throw Refusal(
+                    message:
+                        "Say where the users on the step go: goOnAtNext (on at the next step) or restart (the flow again)."
+                )
             }
             return .remove(users)
         case "rename":
@@ -80,28 +98,36 @@ extension StudioDraft {
             var migration = catalog.migrations.first { $0.from == from } ?? CatalogMigration(from: from)
             var changes = migration.flows[flowID] ?? FlowChanges()
             edit(&changes)
-            migration.flows[flowID] = changes.renamedSteps.isEmpty && changes.removedSteps.isEmpty && changes.renamedActions.isEmpty
+            migration.flows[flowID] =
+                changes.renamedSteps.isEmpty && changes.removedSteps.isEmpty && changes.renamedActions.isEmpty
                 ? nil : changes
             catalog.migrations.removeAll { $0.from == from }
-            if !migration.flows.isEmpty || !migration.removedFlows.isEmpty { catalog.migrations.append(migration) }
+            if !migration.flows.isEmpty || !migration.removedFlows.isEmpty {
+                catalog.migrations.append(migration)
+            }
             catalog.migrations.sort { $0.from < $1.from }
         }
         // The step's id in the version before the draft's: through a rename made in this draft; nil
         // when this draft added it (its users exist only once the draft is published).
         let renamedHere = catalog.migrations.first { $0.from == from }?.flows[flowID]?.renamedSteps ?? [:]
-        let original: StepID? = renamedHere.first { $0.value == stepID }?.key
+        let original: StepID? =
+            renamedHere.first { $0.value == stepID }?.key
             ?? (base.map { $0.flow(flowID)?.step(stepID) != nil } ?? true ? stepID : nil)
         let note: String
         switch change {
         case .moveUp, .moveDown:
             let other = change == .moveUp ? index - 1 : index + 1
             guard catalog.flows[flowIndex].steps.indices.contains(other) else {
-                throw Refusal(message: "\(stepID) is already the \(change == .moveUp ? "first" : "last") step of \(flowID).")
+                throw Refusal(
+                    message:
+                        "\(stepID) is already the \(change == .moveUp ? "first" : "last") step of \(flowID).")
             }
             catalog.flows[flowIndex].steps.swapAt(index, other)
             note = "\(flowID).\(stepID) moved \(change == .moveUp ? "up" : "down")"
         case .remove(let users):
-            guard count > 1 else { throw Refusal(message: "\(stepID) is the only step of \(flowID); a flow keeps at least one.") }
+            guard count > 1 else {
+                throw Refusal(message: "\(stepID) is the only step of \(flowID); a flow keeps at least one.")
+            }
             catalog.flows[flowIndex].steps.remove(at: index)
             if let original {
                 migrate {
@@ -113,11 +139,16 @@ extension StudioDraft {
             // texts the catalog no longer has.
             let gone = "\(flowID).\(stepID)."
             for locale in Array(catalog.strings.tables.keys) {
-                catalog.strings.tables[locale] = catalog.strings.tables[locale]?.filter { !$0.key.hasPrefix(gone) }
+                catalog.strings.tables[locale] = catalog.strings.tables[locale]?.filter {
+                    !$0.key.hasPrefix(gone)
+                }
             }
-            note = "\(flowID).\(stepID) removed (its users: \(users == .goOnAtNext ? "on at the next step" : "the flow again"))"
+            note =
+                "\(flowID).\(stepID) removed (its users: \(users == .goOnAtNext ? "on at the next step" : "the flow again"))"
         case .rename(let new):
-            guard catalog.flows[flowIndex].step(new) == nil else { throw Refusal(message: "\(flowID) has a step \(new) already.") }
+            guard catalog.flows[flowIndex].step(new) == nil else {
+                throw Refusal(message: "\(flowID) has a step \(new) already.")
+            }
             catalog.flows[flowIndex].steps[index].id = new
             if let original { migrate { $0.renamedSteps[original] = new == original ? nil : new } }
             // Its texts' translations follow it (their ids are made of the step's).
@@ -132,12 +163,18 @@ extension StudioDraft {
             note = "\(flowID).\(stepID) renamed \(new)"
         case .timer(let seconds):
             catalog.flows[flowIndex].steps[index].autoAdvanceAfter = seconds
-            note = "\(flowID).\(stepID) " + (seconds.map { "moves on by itself after \($0.rounded() == $0 ? String(Int($0)) : String($0)) s" } ?? "waits for the user")
+            note =
+                "\(flowID).\(stepID) "
+                + (seconds.map {
+                    "moves on by itself after \($0.rounded() == $0 ? String(Int($0)) : String($0)) s"
+                } ?? "waits for the user")
         case .skip(let policy):
             catalog.flows[flowIndex].skip = policy
             note = "\(flowID) skip policy \(policy.rawValue)"
         case .add(let template, let new):
-            guard catalog.flows[flowIndex].step(new) == nil else { throw Refusal(message: "\(flowID) has a step \(new) already.") }
+            guard catalog.flows[flowIndex].step(new) == nil else {
+                throw Refusal(message: "\(flowID) has a step \(new) already.")
+            }
             var step = template
             step.id = new
             catalog.flows[flowIndex].steps.insert(step, at: index + 1)

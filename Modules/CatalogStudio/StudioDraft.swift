@@ -1,11 +1,12 @@
+import CatalogDocuments
+import TourCodec
+import TourCore
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import CatalogDocuments
-import TourCodec
-import TourCore
 
 /// The studio's work on a draft document (the dashboard's editor), apart from storage and pages: its texts per
 /// locale, the edits a form makes to them, and the card the engine shows for a step.
@@ -58,23 +59,34 @@ public struct StudioDraft: Sendable {
     /// the catalog's own text, the others its translations, made from the source text as it now
     /// is; an emptied translation is removed, so it is listed missing), and what changed, in
     /// words. Fields it does not know are refused whole.
-    public func applying(_ fields: [String: String]) throws(Refusal) -> (document: CatalogDocument, changes: [String]) {
+    public func applying(_ fields: [String: String]) throws(Refusal) -> (
+        document: CatalogDocument, changes: [String]
+    ) {
         var catalog = self.catalog
         let source = catalog.strings.source
         let known = Set(catalog.sourceTexts.map(\.id))
         var edits: [(locale: LocaleTag, id: String, text: String)] = []
         for (name, value) in fields where name.hasPrefix("text|") {
             let parts = name.split(separator: "|", maxSplits: 2, omittingEmptySubsequences: false)
-            guard parts.count == 3, let locale = LocaleTag(String(parts[1])), known.contains(String(parts[2])) else {
-                throw Refusal(message: "The form names a text this draft does not have (\(name.prefix(80))); reload the draft and edit it again.")
+            guard parts.count == 3, let locale = LocaleTag(String(parts[1])), known.contains(String(parts[2]))
+            else {
+                throw Refusal(
+                    message:
+                        "The form names a text this draft does not have (\(name.prefix(80))); reload the draft and edit it again."
+                )
             }
             guard locale == source || catalog.strings.tables[locale] != nil else {
-                throw Refusal(message: "\(locale) is not a locale of this draft; its locales are \(locales.map(\.rawValue).joined(separator: ", ")).")
+                throw Refusal(
+                    message:
+                        "\(locale) is not a locale of this draft; its locales are \(locales.map(\.rawValue).joined(separator: ", "))."
+                )
             }
             // A browser sends a form's line breaks as CR LF ("\r\n" is one Character).
             let text = String(value.map { $0 == "\r\n" ? "\n" : $0 })
             guard text.count <= Self.maximumText else {
-                throw Refusal(message: "A text is at most \(Self.maximumText) characters; this one has \(text.count).", field: name)
+                throw Refusal(
+                    message: "A text is at most \(Self.maximumText) characters; this one has \(text.count).",
+                    field: name)
             }
             edits.append((locale, String(parts[2]), text))
         }
@@ -88,7 +100,8 @@ public struct StudioDraft: Sendable {
             }
             guard catalog.setText(edit.id, to: edit.text) else {
                 throw Refusal(
-                    message: "\(edit.id) is the engine's own text: it is translated per locale, not changed in \(source).",
+                    message:
+                        "\(edit.id) is the engine's own text: it is translated per locale, not changed in \(source).",
                     field: Self.field(edit.id, source))
             }
             changes.append("\(edit.id) in \(source)")
@@ -103,7 +116,8 @@ public struct StudioDraft: Sendable {
                 // An untouched translation keeps the source text it was made from, so a changed
                 // source shows it out of date; only a translation written now is made from today's.
                 guard current?.text != edit.text else { continue }
-                catalog.strings.tables[edit.locale, default: [:]][edit.id] = .init(edit.text, source: sourceText)
+                catalog.strings.tables[edit.locale, default: [:]][edit.id] = .init(
+                    edit.text, source: sourceText)
             }
             changes.append("\(edit.id) in \(edit.locale)")
         }
@@ -128,11 +142,16 @@ public struct StudioPreview {
     /// How the walk ended when no card shows.
     public var ended: String?
 
-    public init(draft: StudioDraft, flow: FlowID, step: StepID, walk: [String], locale: LocaleTag, settings: AccessibilitySettings) {
+    public init(
+        draft: StudioDraft, flow: FlowID, step: StepID, walk: [String], locale: LocaleTag,
+        settings: AccessibilitySettings
+    ) {
         let catalog = draft.catalog.localized(to: locale)
         let engine = TourEngine(catalog: catalog)
         let context = settings.context
-        guard let definition = catalog.flow(flow), let start = definition.steps.firstIndex(where: { $0.id == step }) else {
+        guard let definition = catalog.flow(flow),
+            let start = definition.steps.firstIndex(where: { $0.id == step })
+        else {
             card = nil
             ended = "The draft has no step \(step) in \(flow)."
             return
@@ -140,11 +159,15 @@ public struct StudioPreview {
         let now = Date(timeIntervalSince1970: 1_767_225_600)
         var state = TourState(flows: [
             flow: .active(
-                FlowRun(plan: definition.steps.map(\.id), position: start, activation: 1, catalogVersion: catalog.version))
+                FlowRun(
+                    plan: definition.steps.map(\.id), position: start, activation: 1,
+                    catalogVersion: catalog.version))
         ])
         for action in walk {
             do {
-                state = try engine.reduce(state, .actionPerformed(action, parameters: [:]), at: now, context: context).state
+                state = try engine.reduce(
+                    state, .actionPerformed(action, parameters: [:]), at: now, context: context
+                ).state
             } catch {
                 refusal = error.description
                 break

@@ -1,9 +1,10 @@
+import TourCore
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourCore
 
 /// Plays haptic feedback. On iOS the implementation wraps `UIImpactFeedbackGenerator` and friends;
 /// here there is a recorder for tests and a terminal printer for the CLIs.

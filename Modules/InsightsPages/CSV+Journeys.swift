@@ -5,13 +5,16 @@ extension JourneyFigures {
     public var csv: CSVTable {
         CSVTable(
             header: [
-                "stage", "step_title", "reached", "from_first", "from_previous", "skipped", "abandoned", "median_ms", "p75_ms",
+                "stage", "step_title", "reached", "from_first", "from_previous", "skipped", "abandoned",
+                "median_ms", "p75_ms",
             ],
             rows: stages.map { stage in
                 [
-                    .text(stage.label), .text(stage.title ?? ""), .number(stage.reached), .decimal(stage.fromFirst),
+                    .text(stage.label), .text(stage.title ?? ""), .number(stage.reached),
+                    .decimal(stage.fromFirst),
                     .decimal(stage.fromPrevious), .number(stage.skipped), .number(stage.abandoned),
-                    stage.medianMillis.map(CSVTable.Field.number) ?? .text(""), stage.p75Millis.map(CSVTable.Field.number) ?? .text(""),
+                    stage.medianMillis.map(CSVTable.Field.number) ?? .text(""),
+                    stage.p75Millis.map(CSVTable.Field.number) ?? .text(""),
                 ]
             })
     }
@@ -27,7 +30,8 @@ extension SplitFigures {
                     let proportion = group.conversion(index)
                     let wilson = proportion.wilson()
                     return [
-                        .text(split), .text(group.value), .text(stage), .number(proportion.trials), .number(proportion.successes),
+                        .text(split), .text(group.value), .text(stage), .number(proportion.trials),
+                        .number(proportion.successes),
                         .decimal(proportion.rate), .decimal(wilson?.lowerBound), .decimal(wilson?.upperBound),
                     ]
                 }
@@ -43,7 +47,8 @@ extension CohortTrendFigures {
             rows: periods.map { period in
                 let wilson = period.rate.wilson()
                 return [
-                    .text(period.start), .number(period.started), .number(period.completed), .decimal(period.rate.rate),
+                    .text(period.start), .number(period.started), .number(period.completed),
+                    .decimal(period.rate.rate),
                     .decimal(wilson?.lowerBound), .decimal(wilson?.upperBound),
                 ]
             })

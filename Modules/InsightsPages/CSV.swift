@@ -39,17 +39,23 @@ public struct CSVTable: Equatable, Sendable {
         let millionths = Int((value * 1_000_000).rounded())
         let whole = abs(millionths) / 1_000_000
         let fraction = String(abs(millionths) % 1_000_000)
-        return (millionths < 0 ? "-" : "") + "\(whole)." + String(repeating: "0", count: 6 - fraction.count) + fraction
+        return (millionths < 0 ? "-" : "") + "\(whole)." + String(repeating: "0", count: 6 - fraction.count)
+            + fraction
     }
 
     static func inert(_ text: String) -> String {
-        guard let first = text.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) else { return text }
+        guard let first = text.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) else {
+            return text
+        }
         return "'" + text
     }
 
     static func quoted(_ text: String) -> String {
-        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
-        return "\"" + text.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else {
+            return text
+        }
+        return "\"" + text.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"")
+            + "\""
     }
 }
 
@@ -59,7 +65,12 @@ extension FunnelFigures {
         CSVTable(
             header: ["split", "stage", "reached", "dropped", "drop_off"],
             rows: funnels.flatMap { funnel in
-                funnel.stages.map { [.text(funnel.title), .text($0.label), .number($0.reached), .number($0.dropped), .decimal($0.dropOff)] }
+                funnel.stages.map {
+                    [
+                        .text(funnel.title), .text($0.label), .number($0.reached), .number($0.dropped),
+                        .decimal($0.dropOff),
+                    ]
+                }
             })
     }
 }
@@ -78,7 +89,8 @@ extension ArmFigures {
     public static func csv(_ experiments: [ArmFigures]) -> CSVTable {
         CSVTable(
             header: [
-                "experiment", "variant", "control", "assigned", "exposed", "goal_reached", "goal_rate", "goal_rate_low",
+                "experiment", "variant", "control", "assigned", "exposed", "goal_reached", "goal_rate",
+                "goal_rate_low",
                 "goal_rate_high", "difference", "difference_low", "difference_high", "always_valid_low",
                 "always_valid_high", "always_valid_p", "verdict",
             ],
@@ -86,10 +98,14 @@ extension ArmFigures {
                 experiment.arms.map { arm in
                     [
                         .text(experiment.experiment), .text(arm.variant), .text(arm.control ? "yes" : "no"),
-                        .number(arm.assigned), .number(arm.exposed), .number(arm.goalReached), .decimal(arm.rate),
-                        .decimal(arm.interval?.lowerBound), .decimal(arm.interval?.upperBound), .decimal(arm.difference),
-                        .decimal(arm.differenceInterval?.lowerBound), .decimal(arm.differenceInterval?.upperBound),
-                        .decimal(arm.alwaysValidInterval?.lowerBound), .decimal(arm.alwaysValidInterval?.upperBound),
+                        .number(arm.assigned), .number(arm.exposed), .number(arm.goalReached),
+                        .decimal(arm.rate),
+                        .decimal(arm.interval?.lowerBound), .decimal(arm.interval?.upperBound),
+                        .decimal(arm.difference),
+                        .decimal(arm.differenceInterval?.lowerBound),
+                        .decimal(arm.differenceInterval?.upperBound),
+                        .decimal(arm.alwaysValidInterval?.lowerBound),
+                        .decimal(arm.alwaysValidInterval?.upperBound),
                         .decimal(arm.alwaysValidPValue),
                         .text(arm.verdict ?? ""),
                     ]

@@ -26,7 +26,8 @@ public struct JourneyFigures: Equatable, Sendable {
         public var abandonedHref: String?
 
         public init(
-            label: String, step: String? = nil, title: String? = nil, reached: Int, fromFirst: Double?, fromPrevious: Double?,
+            label: String, step: String? = nil, title: String? = nil, reached: Int, fromFirst: Double?,
+            fromPrevious: Double?,
             skipped: Int, abandoned: Int, medianMillis: Int? = nil, p75Millis: Int? = nil
         ) {
             self.label = label
@@ -160,7 +161,8 @@ public enum StageTimes {
         guard let ms = milliseconds else { return "–" }
         func oneDecimal(_ value: Double) -> String {
             let tenths = Int((value * 10).rounded())
-            return tenths % 10 == 0 || tenths >= 100 ? "\(Int((value).rounded()))" : "\(tenths / 10).\(tenths % 10)"
+            return tenths % 10 == 0 || tenths >= 100
+                ? "\(Int((value).rounded()))" : "\(tenths / 10).\(tenths % 10)"
         }
         let seconds = Double(ms) / 1000
         if ms < 1000 { return "\(ms) ms" }

@@ -25,7 +25,10 @@ public struct FunnelFigures: Equatable, Sendable {
     /// can, counts as reached and drops nothing).
     public init(title: String, started: Int, steps: [(step: String, reached: Int)], completed: Int) {
         self.title = title
-        let counts = [("started", started)] + steps.map { ("step \($0.step)", $0.reached) } + [("completed", completed)]
+        let counts =
+            [("started", started)] + steps.map { ("step \($0.step)", $0.reached) } + [
+                ("completed", completed)
+            ]
         stages = counts.enumerated().map { index, stage in
             let next = index + 1 < counts.count ? counts[index + 1].1 : stage.1
             let dropped = max(0, stage.1 - next)
@@ -84,7 +87,8 @@ public struct ArmFigures: Equatable, Sendable {
 
         public init(
             variant: String, control: Bool, assigned: Int, exposed: Int, goalReached: Int, rate: Double?,
-            interval: ClosedRange<Double>?, difference: Double?, differenceInterval: ClosedRange<Double>?, verdict: String?,
+            interval: ClosedRange<Double>?, difference: Double?, differenceInterval: ClosedRange<Double>?,
+            verdict: String?,
             alwaysValidInterval: ClosedRange<Double>? = nil, alwaysValidPValue: Double? = nil
         ) {
             self.alwaysValidInterval = alwaysValidInterval
@@ -123,9 +127,11 @@ extension ArmFigures {
             conclusion: report.conclusion,
             arms: report.arms.map { arm in
                 Arm(
-                    variant: arm.variant, control: arm.variant == report.control, assigned: arm.counts.assigned,
+                    variant: arm.variant, control: arm.variant == report.control,
+                    assigned: arm.counts.assigned,
                     exposed: arm.counts.exposed, goalReached: arm.counts.goalReached, rate: arm.rate,
-                    interval: arm.interval, difference: arm.difference, differenceInterval: arm.differenceInterval,
+                    interval: arm.interval, difference: arm.difference,
+                    differenceInterval: arm.differenceInterval,
                     verdict: arm.verdict?.rawValue, alwaysValidInterval: arm.alwaysValidInterval,
                     alwaysValidPValue: arm.alwaysValidPValue)
             })

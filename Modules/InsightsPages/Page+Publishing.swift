@@ -15,7 +15,8 @@ extension InsightsPage {
         public var submit: String
 
         public init(
-            heading: String, action: String, document: String, hidden: [Form.Field], rollout: Int, key: String, signature: String,
+            heading: String, action: String, document: String, hidden: [Form.Field], rollout: Int,
+            key: String, signature: String,
             submit: String
         ) {
             self.heading = heading
@@ -30,30 +31,60 @@ extension InsightsPage {
     }
 
     static func renderPublish(_ form: PublishForm, id: String, into html: HTML) {
-        html.raw("<section class=\"publish\" aria-labelledby=\"\(id)\">\n<h2 id=\"\(id)\">").text(form.heading).raw("</h2>\n")
+        html.raw("<section class=\"publish\" aria-labelledby=\"\(id)\">\n<h2 id=\"\(id)\">").text(
+            form.heading
+        ).raw("</h2>\n")
         html.raw("<form method=\"post\" data-signing action=\"").text(form.action).raw("\">\n")
         for field in form.hidden {
-            html.raw("<input type=\"hidden\" name=\"").text(field.name).raw("\" value=\"").text(field.value).raw("\">")
+            html.raw("<input type=\"hidden\" name=\"").text(field.name).raw("\" value=\"").text(field.value)
+                .raw("\">")
         }
-        html.raw("<div class=\"field\"><label for=\"\(id)-doc\">The document a signature covers (as it is stored)</label>")
-        html.raw("<textarea id=\"\(id)-doc\" readonly rows=\"3\">").text(form.document).raw("</textarea></div>\n")
+        html.raw(
+            "<div class=\"field\"><label for=\"\(id)-doc\">The document a signature covers (as it is stored)</label>"
+        )
+        html.raw("<textarea id=\"\(id)-doc\" readonly rows=\"3\">").text(form.document).raw(
+            "</textarea></div>\n")
         html.raw("<div class=\"field\"><label for=\"\(id)-rollout\">Rollout (% of subjects, 0-100)</label>")
-        html.raw("<input id=\"\(id)-rollout\" name=\"rollout\" type=\"number\" min=\"0\" max=\"100\" required value=\"\(form.rollout)\"></div>\n")
-        html.raw("<fieldset><legend>Guarded rollout (optional): the rollout guard raises it stage by stage and rolls it back on a drop</legend>")
-        html.raw("<div class=\"field\"><label for=\"\(id)-stages\">Stages, rising percentages (5,25,50,100; empty: the rollout above, set by hand)</label>")
-        html.raw("<input id=\"\(id)-stages\" name=\"stages\" type=\"text\" inputmode=\"numeric\" value=\"\"></div>\n")
-        html.raw("<div class=\"field\"><label for=\"\(id)-guard\">Guardrail: completion:-2pp, or step:STEP:-1pp (the drop tolerated, in points)</label>")
+        html.raw(
+            "<input id=\"\(id)-rollout\" name=\"rollout\" type=\"number\" min=\"0\" max=\"100\" required value=\"\(form.rollout)\"></div>\n"
+        )
+        html.raw(
+            "<fieldset><legend>Guarded rollout (optional): the rollout guard raises it stage by stage and rolls it back on a drop</legend>"
+        )
+        html.raw(
+            "<div class=\"field\"><label for=\"\(id)-stages\">Stages, rising percentages (5,25,50,100; empty: the rollout above, set by hand)</label>"
+        )
+        html.raw(
+            "<input id=\"\(id)-stages\" name=\"stages\" type=\"text\" inputmode=\"numeric\" value=\"\"></div>\n"
+        )
+        html.raw(
+            "<div class=\"field\"><label for=\"\(id)-guard\">Guardrail: completion:-2pp, or step:STEP:-1pp (the drop tolerated, in points)</label>"
+        )
         html.raw("<input id=\"\(id)-guard\" name=\"guard\" type=\"text\" value=\"completion:-2pp\"></div>\n")
-        html.raw("<div class=\"field\"><label for=\"\(id)-stage-time\">Each stage at least (90s, 30m, 12h, 1d)</label>")
+        html.raw(
+            "<div class=\"field\"><label for=\"\(id)-stage-time\">Each stage at least (90s, 30m, 12h, 1d)</label>"
+        )
         html.raw("<input id=\"\(id)-stage-time\" name=\"stage_time\" type=\"text\" value=\"1d\"></div>\n")
-        html.raw("<div class=\"field\"><label for=\"\(id)-stage-subjects\">And at least this many subjects starting the flow on it per stage</label>")
-        html.raw("<input id=\"\(id)-stage-subjects\" name=\"stage_subjects\" type=\"number\" min=\"0\" value=\"500\"></div></fieldset>\n")
-        html.raw("<div class=\"signer field\" hidden><label for=\"\(id)-keyfile\">Sign here with your key file (it stays in this browser)</label>")
-        html.raw("<input id=\"\(id)-keyfile\" type=\"file\" accept=\".json,application/json\"><p class=\"note signer-status\" role=\"status\"></p></div>\n")
+        html.raw(
+            "<div class=\"field\"><label for=\"\(id)-stage-subjects\">And at least this many subjects starting the flow on it per stage</label>"
+        )
+        html.raw(
+            "<input id=\"\(id)-stage-subjects\" name=\"stage_subjects\" type=\"number\" min=\"0\" value=\"500\"></div></fieldset>\n"
+        )
+        html.raw(
+            "<div class=\"signer field\" hidden><label for=\"\(id)-keyfile\">Sign here with your key file (it stays in this browser)</label>"
+        )
+        html.raw(
+            "<input id=\"\(id)-keyfile\" type=\"file\" accept=\".json,application/json\"><p class=\"note signer-status\" role=\"status\"></p></div>\n"
+        )
         html.raw("<div class=\"field\"><label for=\"\(id)-key\">Signing key id</label>")
-        html.raw("<input id=\"\(id)-key\" name=\"key\" type=\"text\" required value=\"").text(form.key).raw("\"></div>\n")
-        html.raw("<div class=\"field\"><label for=\"\(id)-sig\">Signature (base64; or `onboarding-server keys sign` of the document)</label>")
-        html.raw("<textarea id=\"\(id)-sig\" name=\"signature\" rows=\"2\" required>").text(form.signature).raw("</textarea></div>\n")
+        html.raw("<input id=\"\(id)-key\" name=\"key\" type=\"text\" required value=\"").text(form.key).raw(
+            "\"></div>\n")
+        html.raw(
+            "<div class=\"field\"><label for=\"\(id)-sig\">Signature (base64; or `onboarding-server keys sign` of the document)</label>"
+        )
+        html.raw("<textarea id=\"\(id)-sig\" name=\"signature\" rows=\"2\" required>").text(form.signature)
+            .raw("</textarea></div>\n")
         html.raw("<button type=\"submit\">").text(form.submit).raw("</button></form>\n</section>\n")
     }
 

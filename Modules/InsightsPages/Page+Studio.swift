@@ -16,7 +16,8 @@ extension InsightsPage {
             public var group: String
 
             public init(
-                name: String, label: String, value: String, language: String, problem: String? = nil, group: String = ""
+                name: String, label: String, value: String, language: String, problem: String? = nil,
+                group: String = ""
             ) {
                 self.name = name
                 self.label = label
@@ -38,7 +39,8 @@ extension InsightsPage {
         public var submit: String
 
         public init(
-            heading: String, action: String, hidden: [(name: String, value: String)], fields: [Field], problems: [String],
+            heading: String, action: String, hidden: [(name: String, value: String)], fields: [Field],
+            problems: [String],
             links: [Link], submit: String
         ) {
             self.heading = heading
@@ -51,7 +53,8 @@ extension InsightsPage {
         }
 
         public static func == (lhs: TextEditor, rhs: TextEditor) -> Bool {
-            lhs.heading == rhs.heading && lhs.action == rhs.action && lhs.hidden.map(\.name) == rhs.hidden.map(\.name)
+            lhs.heading == rhs.heading && lhs.action == rhs.action
+                && lhs.hidden.map(\.name) == rhs.hidden.map(\.name)
                 && lhs.hidden.map(\.value) == rhs.hidden.map(\.value) && lhs.fields == rhs.fields
                 && lhs.problems == rhs.problems && lhs.links == rhs.links && lhs.submit == rhs.submit
         }
@@ -76,7 +79,8 @@ extension InsightsPage {
         public var notes: [String]
 
         public init(
-            heading: String, language: String, textSize: String, progress: String?, title: String, body: String,
+            heading: String, language: String, textSize: String, progress: String?, title: String,
+            body: String,
             details: [String], hint: String?, actions: [Link], spoken: [String], notes: [String]
         ) {
             self.heading = heading
@@ -95,28 +99,37 @@ extension InsightsPage {
 
     /// iOS's text sizes (Dynamic Type) and the scale of the body text at each (large = 1).
     public static let textSizes: [(name: String, scale: Double)] = [
-        ("xSmall", 0.82), ("small", 0.88), ("medium", 0.94), ("large", 1), ("xLarge", 1.12), ("xxLarge", 1.24),
-        ("xxxLarge", 1.35), ("accessibilityMedium", 1.64), ("accessibilityLarge", 1.94), ("accessibilityExtraLarge", 2.35),
+        ("xSmall", 0.82), ("small", 0.88), ("medium", 0.94), ("large", 1), ("xLarge", 1.12),
+        ("xxLarge", 1.24),
+        ("xxxLarge", 1.35), ("accessibilityMedium", 1.64), ("accessibilityLarge", 1.94),
+        ("accessibilityExtraLarge", 2.35),
         ("accessibilityExtraExtraLarge", 2.76), ("accessibilityExtraExtraExtraLarge", 3.12),
     ]
 
     /// The style sheet's rule per text size (no inline style: the page's policy allows only its
     /// own style sheet).
     static var textSizeRules: String {
-        textSizes.map { ".device[data-text-size=\($0.name)]{font-size:\(Int(($0.scale * 100).rounded()))%}" }.joined()
+        textSizes.map { ".device[data-text-size=\($0.name)]{font-size:\(Int(($0.scale * 100).rounded()))%}" }
+            .joined()
     }
 
     static func renderEditor(_ editor: TextEditor, id: String, into html: HTML) {
-        html.raw("<section class=\"editor\" id=\"editor\" aria-labelledby=\"\(id)\">\n<h2 id=\"\(id)\">").text(editor.heading).raw("</h2>\n")
+        html.raw("<section class=\"editor\" id=\"editor\" aria-labelledby=\"\(id)\">\n<h2 id=\"\(id)\">")
+            .text(editor.heading).raw("</h2>\n")
         if !editor.links.isEmpty {
             html.raw("<p class=\"links\">")
-            for link in editor.links { html.raw("<a href=\"").text(link.href).raw("\">").text(link.label).raw("</a> ") }
+            for link in editor.links {
+                html.raw("<a href=\"").text(link.href).raw("\">").text(link.label).raw("</a> ")
+            }
             html.raw("</p>\n")
         }
-        for problem in editor.problems { html.raw("<p class=\"problem\" role=\"alert\">").text(problem).raw("</p>\n") }
+        for problem in editor.problems {
+            html.raw("<p class=\"problem\" role=\"alert\">").text(problem).raw("</p>\n")
+        }
         html.raw("<form method=\"post\" action=\"").text(editor.action).raw("\">\n")
         for field in editor.hidden {
-            html.raw("<input type=\"hidden\" name=\"").text(field.name).raw("\" value=\"").text(field.value).raw("\">")
+            html.raw("<input type=\"hidden\" name=\"").text(field.name).raw("\" value=\"").text(field.value)
+                .raw("\">")
         }
         var openGroup: String?
         for (index, field) in editor.fields.enumerated() {
@@ -124,12 +137,17 @@ extension InsightsPage {
             if field.group != openGroup {
                 if openGroup != nil { html.raw("</div></fieldset>\n") }
                 openGroup = field.group
-                html.raw("<fieldset class=\"text\"><legend>").text(field.group).raw("</legend><div class=\"locales\">\n")
+                html.raw("<fieldset class=\"text\"><legend>").text(field.group).raw(
+                    "</legend><div class=\"locales\">\n")
             }
             html.raw("<div class=\"field\"><label for=\"\(fieldID)\">").text(field.label).raw("</label>")
-            html.raw("<textarea id=\"\(fieldID)\" name=\"").text(field.name).raw("\" lang=\"").text(field.language)
-                .raw("\" rows=\"2\"").raw(field.problem == nil ? "" : " aria-describedby=\"\(fieldID)-p\" aria-invalid=\"true\"")
-                .raw(">").text(field.value).raw("</textarea>")
+            html.raw("<textarea id=\"\(fieldID)\" name=\"").text(field.name).raw("\" lang=\"").text(
+                field.language
+            )
+            .raw("\" rows=\"2\"").raw(
+                field.problem == nil ? "" : " aria-describedby=\"\(fieldID)-p\" aria-invalid=\"true\""
+            )
+            .raw(">").text(field.value).raw("</textarea>")
             if let problem = field.problem {
                 html.raw("<p class=\"problem\" id=\"\(fieldID)-p\">").text(problem).raw("</p>")
             }
@@ -140,10 +158,15 @@ extension InsightsPage {
     }
 
     static func renderCard(_ card: CardPreview, id: String, into html: HTML) {
-        html.raw("<section class=\"preview\" aria-labelledby=\"\(id)\">\n<h2 id=\"\(id)\">").text(card.heading).raw("</h2>\n")
-        html.raw("<div class=\"device\" role=\"group\" aria-label=\"The card as a device shows it\" lang=\"").text(card.language)
+        html.raw("<section class=\"preview\" aria-labelledby=\"\(id)\">\n<h2 id=\"\(id)\">").text(
+            card.heading
+        ).raw("</h2>\n")
+        html.raw("<div class=\"device\" role=\"group\" aria-label=\"The card as a device shows it\" lang=\"")
+            .text(card.language)
             .raw("\" data-text-size=\"").text(card.textSize).raw("\">\n")
-        if let progress = card.progress { html.raw("<p class=\"progress\" data-field=\"progress\">").text(progress).raw("</p>\n") }
+        if let progress = card.progress {
+            html.raw("<p class=\"progress\" data-field=\"progress\">").text(progress).raw("</p>\n")
+        }
         html.raw("<p class=\"card-title\" data-field=\"title\">").text(card.title).raw("</p>\n")
         if !card.body.isEmpty { html.raw("<p data-field=\"body\">").text(card.body).raw("</p>\n") }
         if !card.details.isEmpty {
@@ -151,9 +174,12 @@ extension InsightsPage {
             for detail in card.details { html.raw("<li>").text(detail).raw("</li>") }
             html.raw("</ul>\n")
         }
-        if let hint = card.hint { html.raw("<p class=\"hint\" data-field=\"hint\">").text(hint).raw("</p>\n") }
+        if let hint = card.hint {
+            html.raw("<p class=\"hint\" data-field=\"hint\">").text(hint).raw("</p>\n")
+        }
         for action in card.actions {
-            html.raw("<a class=\"action\" href=\"").text(action.href).raw("\">").text(action.label).raw("</a>\n")
+            html.raw("<a class=\"action\" href=\"").text(action.href).raw("\">").text(action.label).raw(
+                "</a>\n")
         }
         html.raw("</div>\n")
         if !card.spoken.isEmpty {

@@ -1,5 +1,3 @@
-
-
 /// One insights page: a title, navigation, and sections (charts each with their table, plain
 /// tables, links, forms), rendered to one self-contained HTML document. Every value is written
 /// through ``HTML/text(_:)``, which escapes it, so an app, flow or step id with markup in it is
@@ -33,7 +31,9 @@ public struct InsightsPage: Sendable {
         }
 
         public static func number(_ value: Int) -> Cell { Cell(String(value), numeric: true) }
-        public static func percent(_ value: Double?) -> Cell { Cell(InsightsPage.percent(value), numeric: true) }
+        public static func percent(_ value: Double?) -> Cell {
+            Cell(InsightsPage.percent(value), numeric: true)
+        }
     }
 
     public struct Table: Sendable, Equatable {
@@ -127,7 +127,8 @@ public struct InsightsPage: Sendable {
     public var notice: String?
 
     public init(
-        title: String, subtitle: String? = nil, navigation: [Link] = [], signOut: String? = nil, sections: [Section],
+        title: String, subtitle: String? = nil, navigation: [Link] = [], signOut: String? = nil,
+        sections: [Section],
         footer: String
     ) {
         self.title = title
@@ -147,19 +148,26 @@ public struct InsightsPage: Sendable {
         html.raw("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
         html.raw("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
         html.raw("<meta name=\"referrer\" content=\"same-origin\">\n")
-        html.raw("<title>").text(title).raw(" · Onboarding insights</title>\n<style>").raw(HTML.css).raw("</style>\n</head>\n<body>\n")
-        html.raw("<a class=\"skip\" href=\"#main\">Skip to the content</a>\n<header>\n<span class=\"brand\">Onboarding insights</span>\n")
+        html.raw("<title>").text(title).raw(" · Onboarding insights</title>\n<style>").raw(HTML.css).raw(
+            "</style>\n</head>\n<body>\n")
+        html.raw(
+            "<a class=\"skip\" href=\"#main\">Skip to the content</a>\n<header>\n<span class=\"brand\">Onboarding insights</span>\n"
+        )
         if !navigation.isEmpty {
             html.raw("<nav aria-label=\"Dashboard\">")
             for link in navigation {
-                html.raw("<a href=\"").text(link.href).raw("\"").raw(link.current ? " aria-current=\"page\"" : "").raw(">")
+                html.raw("<a href=\"").text(link.href).raw("\"").raw(
+                    link.current ? " aria-current=\"page\"" : ""
+                ).raw(">")
                     .text(link.label).raw("</a> ")
             }
             html.raw("</nav>\n")
         }
         if let signOut {
-            html.raw("<form method=\"post\" action=\"/dashboard/sign-out\" class=\"sign-out\"><input type=\"hidden\" name=\"form_token\" value=\"")
-                .text(signOut).raw("\"><button type=\"submit\">Sign out</button></form>\n")
+            html.raw(
+                "<form method=\"post\" action=\"/dashboard/sign-out\" class=\"sign-out\"><input type=\"hidden\" name=\"form_token\" value=\""
+            )
+            .text(signOut).raw("\"><button type=\"submit\">Sign out</button></form>\n")
         }
         html.raw("</header>\n<main id=\"main\" tabindex=\"-1\">\n<h1>").text(title).raw("</h1>\n")
         if let subtitle { html.raw("<p class=\"subtitle\">").text(subtitle).raw("</p>\n") }
@@ -199,10 +207,13 @@ public struct InsightsPage: Sendable {
         case .arms(let arms): renderArms(arms, id: id, into: html)
         case .journey(let journey): renderJourney(journey, id: id, into: html)
         case .split(let split, let choices): renderSplit(split, choices: choices, id: id, into: html)
-        case .cohortTrend(let trend, let choices): renderCohortTrend(trend, choices: choices, id: id, into: html)
+        case .cohortTrend(let trend, let choices):
+            renderCohortTrend(trend, choices: choices, id: id, into: html)
         case .sampleSize(let figures, let form): renderSampleSize(figures, form: form, id: id, into: html)
         case .table(let table):
-            html.raw("<section aria-labelledby=\"\(id)\">\n<table id=\"\(id)-table\">\n<caption id=\"\(id)\">").text(table.caption)
+            html.raw(
+                "<section aria-labelledby=\"\(id)\">\n<table id=\"\(id)-table\">\n<caption id=\"\(id)\">"
+            ).text(table.caption)
                 .raw("</caption>\n<thead><tr>")
             for column in table.columns { html.raw("<th scope=\"col\">").text(column).raw("</th>") }
             html.raw("</tr></thead>\n<tbody>")
@@ -210,7 +221,9 @@ public struct InsightsPage: Sendable {
                 html.raw("<tr>")
                 for cell in row {
                     html.raw(cell.numeric ? "<td class=\"n\">" : "<td>")
-                    if let href = cell.href { html.raw("<a href=\"").text(href).raw("\">").text(cell.text).raw("</a>") } else {
+                    if let href = cell.href {
+                        html.raw("<a href=\"").text(href).raw("\">").text(cell.text).raw("</a>")
+                    } else {
                         html.text(cell.text)
                     }
                     html.raw("</td>")
@@ -220,13 +233,19 @@ public struct InsightsPage: Sendable {
             html.raw("</tbody>\n</table>\n</section>\n")
         case .links(let heading, let links):
             html.raw("<section class=\"links\"><h2>").text(heading).raw("</h2><ul>")
-            for link in links { html.raw("<li><a href=\"").text(link.href).raw("\">").text(link.label).raw("</a></li>") }
+            for link in links {
+                html.raw("<li><a href=\"").text(link.href).raw("\">").text(link.label).raw("</a></li>")
+            }
             html.raw("</ul></section>\n")
         case .form(let form):
-            html.raw("<form class=\"filter\" method=\"").text(form.method).raw("\" action=\"").text(form.action).raw("\">")
+            html.raw("<form class=\"filter\" method=\"").text(form.method).raw("\" action=\"").text(
+                form.action
+            ).raw("\">")
             for field in form.fields {
                 if field.type == "hidden" {
-                    html.raw("<input type=\"hidden\" name=\"").text(field.name).raw("\" value=\"").text(field.value).raw("\">")
+                    html.raw("<input type=\"hidden\" name=\"").text(field.name).raw("\" value=\"").text(
+                        field.value
+                    ).raw("\">")
                     continue
                 }
                 let fieldID = "\(id)-\(field.name)"
@@ -234,21 +253,31 @@ public struct InsightsPage: Sendable {
                 if !field.options.isEmpty {
                     html.raw("<select id=\"").text(fieldID).raw("\" name=\"").text(field.name).raw("\">")
                     for option in field.options {
-                        html.raw("<option value=\"").text(option).raw("\"").raw(option == field.value ? " selected" : "").raw(">")
+                        html.raw("<option value=\"").text(option).raw("\"").raw(
+                            option == field.value ? " selected" : ""
+                        ).raw(">")
                             .text(field.optionLabels[option] ?? option).raw("</option>")
                     }
                     html.raw("</select> ")
                     continue
                 }
                 if field.type == "textarea" {
-                    html.raw("<textarea id=\"").text(fieldID).raw("\" name=\"").text(field.name).raw("\" rows=\"8\"")
-                        .raw(form.method == "post" && !field.optional ? " required>" : ">").text(field.value).raw("</textarea> ")
+                    html.raw("<textarea id=\"").text(fieldID).raw("\" name=\"").text(field.name).raw(
+                        "\" rows=\"8\""
+                    )
+                    .raw(form.method == "post" && !field.optional ? " required>" : ">").text(field.value).raw(
+                        "</textarea> ")
                     continue
                 }
                 // A day is typed as every table writes it (YYYY-MM-DD), not in the browser's own format.
-                let type = field.type == "day" ? "text\" inputmode=\"numeric\" pattern=\"[0-9]{4}-[0-9]{2}-[0-9]{2}\" placeholder=\"YYYY-MM-DD" : field.type
+                let type =
+                    field.type == "day"
+                    ? "text\" inputmode=\"numeric\" pattern=\"[0-9]{4}-[0-9]{2}-[0-9]{2}\" placeholder=\"YYYY-MM-DD"
+                    : field.type
                 html.raw("<input id=\"").text(fieldID)
-                    .raw("\" name=\"").text(field.name).raw("\" type=\"").raw(type).raw("\" value=\"").text(field.value)
+                    .raw("\" name=\"").text(field.name).raw("\" type=\"").raw(type).raw("\" value=\"").text(
+                        field.value
+                    )
                     .raw(form.method == "post" && !field.optional ? "\" required> " : "\"> ")
             }
             html.raw("<button type=\"submit\">").text(form.submit).raw("</button></form>\n")
@@ -261,45 +290,60 @@ public struct InsightsPage: Sendable {
 
     /// A horizontal bar chart: one row per label, bar widths relative to the largest value.
     static func bars(
-        _ rows: [(label: String, value: Double, shown: String, interval: ClosedRange<Double>?)], scale: Double, title: String,
+        _ rows: [(label: String, value: Double, shown: String, interval: ClosedRange<Double>?)],
+        scale: Double, title: String,
         id: String, into html: HTML
     ) {
         let span = chartWidth - labelWidth - 95
         let height = rows.count * 28 + 8
-        html.raw("<svg role=\"img\" aria-labelledby=\"\(id)-svg\" viewBox=\"0 0 640 \(height)\" width=\"640\" height=\"\(height)\">\n")
+        html.raw(
+            "<svg role=\"img\" aria-labelledby=\"\(id)-svg\" viewBox=\"0 0 640 \(height)\" width=\"640\" height=\"\(height)\">\n"
+        )
         html.raw("<title id=\"\(id)-svg\">").text(title).raw("</title>\n")
         for (index, row) in rows.enumerated() {
             let y = index * 28 + 4
             let width = Int((max(0, row.value) / scale * span).rounded())
             let x = Int(labelWidth)
             html.raw("<text x=\"0\" y=\"\(y + 15)\" class=\"label\">").text(row.label).raw("</text>")
-            html.raw("<rect x=\"\(x)\" y=\"\(y)\" width=\"\(width)\" height=\"20\" class=\"bar\"><title>").text(row.label)
+            html.raw("<rect x=\"\(x)\" y=\"\(y)\" width=\"\(width)\" height=\"20\" class=\"bar\"><title>")
+                .text(row.label)
                 .raw(": ").text(row.shown).raw("</title></rect>")
             // The value is written past the bar and past its interval's line, never over either.
             var end = x + width
             if let interval = row.interval {
                 let low = x + Int((interval.lowerBound / scale * span).rounded())
                 let high = x + Int((interval.upperBound / scale * span).rounded())
-                html.raw("<line x1=\"\(low)\" y1=\"\(y + 10)\" x2=\"\(high)\" y2=\"\(y + 10)\" class=\"interval\"/>")
+                html.raw(
+                    "<line x1=\"\(low)\" y1=\"\(y + 10)\" x2=\"\(high)\" y2=\"\(y + 10)\" class=\"interval\"/>"
+                )
                 end = max(end, high)
             }
-            html.raw("<text x=\"\(end + 6)\" y=\"\(y + 15)\" class=\"value\">").text(row.shown).raw("</text>\n")
+            html.raw("<text x=\"\(end + 6)\" y=\"\(y + 15)\" class=\"value\">").text(row.shown).raw(
+                "</text>\n")
         }
         html.raw("</svg>\n")
     }
 
     static func renderFunnel(_ funnel: FunnelFigures, id: String, into html: HTML) {
-        html.raw("<section class=\"chart\" aria-labelledby=\"\(id)\">\n<h2 id=\"\(id)\">").text(funnel.title).raw("</h2>\n<div class=\"pair\">\n")
+        html.raw("<section class=\"chart\" aria-labelledby=\"\(id)\">\n<h2 id=\"\(id)\">").text(funnel.title)
+            .raw("</h2>\n<div class=\"pair\">\n")
         bars(
             funnel.stages.map { ($0.label, Double($0.reached), String($0.reached), nil) },
             scale: Double(max(1, funnel.stages.map(\.reached).max() ?? 1)),
-            title: "\(funnel.title): how many reached each stage (the table beside it has the numbers)", id: id, into: html)
-        html.raw("<table data-chart=\"funnel\" id=\"\(id)-table\">\n<caption>").text(funnel.title).raw("</caption>\n")
-        html.raw("<thead><tr><th scope=\"col\">Stage</th><th scope=\"col\">Reached</th><th scope=\"col\">Dropped</th><th scope=\"col\">Drop-off</th></tr></thead>\n<tbody>")
+            title: "\(funnel.title): how many reached each stage (the table beside it has the numbers)",
+            id: id, into: html)
+        html.raw("<table data-chart=\"funnel\" id=\"\(id)-table\">\n<caption>").text(funnel.title).raw(
+            "</caption>\n")
+        html.raw(
+            "<thead><tr><th scope=\"col\">Stage</th><th scope=\"col\">Reached</th><th scope=\"col\">Dropped</th><th scope=\"col\">Drop-off</th></tr></thead>\n<tbody>"
+        )
         for stage in funnel.stages {
-            html.raw("<tr><th scope=\"row\">").text(stage.label).raw("</th><td class=\"n\" data-field=\"reached\">\(stage.reached)</td>")
-            html.raw("<td class=\"n\" data-field=\"dropped\">\(stage.dropped)</td><td class=\"n\" data-field=\"dropOff\">")
-                .text(percent(stage.dropOff)).raw("</td></tr>\n")
+            html.raw("<tr><th scope=\"row\">").text(stage.label).raw(
+                "</th><td class=\"n\" data-field=\"reached\">\(stage.reached)</td>")
+            html.raw(
+                "<td class=\"n\" data-field=\"dropped\">\(stage.dropped)</td><td class=\"n\" data-field=\"dropOff\">"
+            )
+            .text(percent(stage.dropOff)).raw("</td></tr>\n")
         }
         html.raw("</tbody>\n</table>\n</div>\n</section>\n")
     }
@@ -330,28 +374,44 @@ public struct InsightsPage: Sendable {
 
     static func renderArms(_ arms: ArmFigures, id: String, into html: HTML) {
         let title = "Experiment \(arms.experiment)"
-        html.raw("<section class=\"chart\" aria-labelledby=\"\(id)\">\n<h2 id=\"\(id)\">").text(title).raw("</h2>\n")
+        html.raw("<section class=\"chart\" aria-labelledby=\"\(id)\">\n<h2 id=\"\(id)\">").text(title).raw(
+            "</h2>\n")
         html.raw("<p>").text("Goal: \(arms.goal). \(arms.conclusion)").raw("</p>\n<div class=\"pair\">\n")
         bars(
-            arms.arms.map { ($0.variant + ($0.control ? " (control)" : ""), $0.rate ?? 0, percent($0.rate), $0.interval) },
-            scale: 1, title: "\(title): the goal rate of each variant with its 95% interval", id: id, into: html)
-        html.raw("<table data-chart=\"arms\" id=\"\(id)-table\">\n<caption>").text(title).raw("</caption>\n<thead><tr>")
+            arms.arms.map {
+                ($0.variant + ($0.control ? " (control)" : ""), $0.rate ?? 0, percent($0.rate), $0.interval)
+            },
+            scale: 1, title: "\(title): the goal rate of each variant with its 95% interval", id: id,
+            into: html)
+        html.raw("<table data-chart=\"arms\" id=\"\(id)-table\">\n<caption>").text(title).raw(
+            "</caption>\n<thead><tr>")
         for column in [
-            "Variant", "Assigned", "Exposed", "Reached the goal", "Goal rate", "95% interval", "Difference to control",
+            "Variant", "Assigned", "Exposed", "Reached the goal", "Goal rate", "95% interval",
+            "Difference to control",
             "Always-valid 95% interval", "Always-valid p", "Fixed-horizon 95% interval", "Verdict",
         ] {
             html.raw("<th scope=\"col\">").text(column).raw("</th>")
         }
         html.raw("</tr></thead>\n<tbody>")
         for arm in arms.arms {
-            html.raw("<tr><th scope=\"row\">").text(arm.variant + (arm.control ? " (control)" : "")).raw("</th>")
-            html.raw("<td class=\"n\" data-field=\"assigned\">\(arm.assigned)</td><td class=\"n\" data-field=\"exposed\">\(arm.exposed)</td>")
-            html.raw("<td class=\"n\" data-field=\"goalReached\">\(arm.goalReached)</td><td class=\"n\" data-field=\"rate\">").text(percent(arm.rate))
-            html.raw("</td><td class=\"n\">").text(interval(arm.interval)).raw("</td><td class=\"n\" data-field=\"difference\">")
-                .text(arm.difference.map { points($0) } ?? "–")
-            html.raw("</td><td class=\"n\" data-field=\"alwaysValidInterval\">").text(pointsInterval(arm.alwaysValidInterval))
-            html.raw("</td><td class=\"n\" data-field=\"alwaysValidP\">").text(arm.alwaysValidPValue.map(pValue) ?? "–")
-            html.raw("</td><td class=\"n\" data-field=\"fixedHorizonInterval\">").text(pointsInterval(arm.differenceInterval))
+            html.raw("<tr><th scope=\"row\">").text(arm.variant + (arm.control ? " (control)" : "")).raw(
+                "</th>")
+            html.raw(
+                "<td class=\"n\" data-field=\"assigned\">\(arm.assigned)</td><td class=\"n\" data-field=\"exposed\">\(arm.exposed)</td>"
+            )
+            html.raw(
+                "<td class=\"n\" data-field=\"goalReached\">\(arm.goalReached)</td><td class=\"n\" data-field=\"rate\">"
+            ).text(percent(arm.rate))
+            html.raw("</td><td class=\"n\">").text(interval(arm.interval)).raw(
+                "</td><td class=\"n\" data-field=\"difference\">"
+            )
+            .text(arm.difference.map { points($0) } ?? "–")
+            html.raw("</td><td class=\"n\" data-field=\"alwaysValidInterval\">").text(
+                pointsInterval(arm.alwaysValidInterval))
+            html.raw("</td><td class=\"n\" data-field=\"alwaysValidP\">").text(
+                arm.alwaysValidPValue.map(pValue) ?? "–")
+            html.raw("</td><td class=\"n\" data-field=\"fixedHorizonInterval\">").text(
+                pointsInterval(arm.differenceInterval))
             html.raw("</td><td data-field=\"verdict\">").text(arm.verdict ?? "–").raw("</td></tr>\n")
         }
         html.raw("</tbody>\n</table>\n</div>\n")

@@ -1,4 +1,9 @@
+import AccountSync
 import ArgumentParser
+import TourCodec
+import TourCore
+import TourRuntime
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -10,10 +15,6 @@ import ArgumentParser
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import AccountSync
-import TourCodec
-import TourRuntime
-import TourCore
 
 /// What a product's executable hands the shared CLI.
 public struct CLIProduct: Sendable {
@@ -43,7 +44,8 @@ public struct CLIProduct: Sendable {
     private let texts = HelpTexts()
 
     public init(
-        executable: String, displayName: String, releases: [RecordedCatalog] = [], publicationKeys: [RecordedCatalog] = [],
+        executable: String, displayName: String, releases: [RecordedCatalog] = [],
+        publicationKeys: [RecordedCatalog] = [],
         enrollmentKey: String? = nil, make: @escaping @Sendable (RunEnvironment) -> Product
     ) {
         self.executable = executable
@@ -71,10 +73,12 @@ public struct CLIProduct: Sendable {
     static func testKeys(app: String) -> [PublicationKey] {
         #if DEBUG
             guard let path = ProcessInfo.processInfo.environment["ONBOARDING_TRUSTED_KEYS_FILE"],
-                let data = FileManager.default.contents(atPath: path), let value = try? TourValue(jsonUTF8: data)
+                let data = FileManager.default.contents(atPath: path),
+                let value = try? TourValue(jsonUTF8: data)
             else { return [] }
             let texts = (value.listValue ?? [value]).compactMap { try? $0.jsonText() }
-            return TrustedPublicationKeys.parse(texts.map { RecordedCatalog(file: path, text: $0) }, app: app).keys
+            return TrustedPublicationKeys.parse(texts.map { RecordedCatalog(file: path, text: $0) }, app: app)
+                .keys
         #else
             return []
         #endif
@@ -202,7 +206,8 @@ public enum OnboardingCLI {
         let executable = CLIEnvironment.current.executable
         let document =
             given.contains("--version") && text.hasPrefix(executable + " ")
-            ? try? Render.json(Version(version: .init(executable: executable, version: OnboardingVersion.current)))
+            ? try? Render.json(
+                Version(version: .init(executable: executable, version: OnboardingVersion.current)))
             : try? Render.json(Help(help: .init(text: text)))
         return document ?? "{}"
     }

@@ -1,8 +1,8 @@
 import ArgumentParser
 import CatalogDocuments
 import TourCodec
-import TourRuntime
 import TourCore
+import TourRuntime
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -23,7 +23,9 @@ struct CatalogCommand: AsyncParsableCommand {
             `current` (this build's catalog, the default), `in-use` (the catalog this device runs: a \
             published one meant for it, else this build's; see Docs/Publishing.md) or the path of a document file.
             """,
-        subcommands: [CatalogShow.self, CatalogDiffCommand.self, CatalogHistoryCommand.self, CatalogStringsCommand.self],
+        subcommands: [
+            CatalogShow.self, CatalogDiffCommand.self, CatalogHistoryCommand.self, CatalogStringsCommand.self,
+        ],
         defaultSubcommand: CatalogShow.self)
 
     @ParentCommand var root: RootCommand
@@ -38,21 +40,29 @@ struct CatalogShow: AsyncParsableCommand {
     )
     @ParentCommand var parent: CatalogCommand
     @Argument(
-        help: "A recorded version, `current`, `in-use`, or a document file.", completion: .file(extensions: ["json"]))
+        help: "A recorded version, `current`, `in-use`, or a document file.",
+        completion: .file(extensions: ["json"]))
     var source: String?
     @Flag(
-        help: "With --json: every recorded version and this build's, oldest first, as one JSON array (what `onboarding-server register` takes).")
+        help:
+            "With --json: every recorded version and this build's, oldest first, as one JSON array (what `onboarding-server register` takes)."
+    )
     var history = false
 
     func run() async throws {
         let catalogs = CatalogSources(CLIEnvironment.current)
         if history {
-            guard source == nil else { throw CLIFailure.usage("--history prints every version: give no SOURCE with it") }
+            guard source == nil else {
+                throw CLIFailure.usage("--history prints every version: give no SOURCE with it")
+            }
             guard parent.root.options.json else {
-                throw CLIFailure.usage("--history prints documents: add --json (`catalog history` lists the versions)")
+                throw CLIFailure.usage(
+                    "--history prints documents: add --json (`catalog history` lists the versions)")
             }
             var texts = catalogs.history.versions.compactMap { catalogs.history.texts[$0] }
-            if catalogs.history.releases[catalogs.product.catalog.version] == nil { texts.append(try catalogs.product.document.text()) }
+            if catalogs.history.releases[catalogs.product.catalog.version] == nil {
+                texts.append(try catalogs.product.document.text())
+            }
             let documents = texts.map { text in text.hasSuffix("\n") ? String(text.dropLast()) : text }
             Output.exactDocument("[" + documents.joined(separator: ",") + "]")
             return
@@ -73,7 +83,8 @@ extension CatalogShow {
         let options = parent.root.options.run
         let store: DeviceStore
         do {
-            store = try DeviceStore.open(path: try options.resolvedDatabasePath(), createsFolder: options.usesDefaultDatabase)
+            store = try DeviceStore.open(
+                path: try options.resolvedDatabasePath(), createsFolder: options.usesDefaultDatabase)
         } catch let error as StoreError {
             throw CLIFailure.storage(error)
         }
@@ -83,14 +94,16 @@ extension CatalogShow {
         // What a command with these options would run: one that syncs draws as the account.
         let syncsNow = options.syncsAsAccount()
         let chosen = try Publications.choose(
-            store, product: product, releases: catalogs.cli.releases, trustedKeys: catalogs.cli.trustedKeys, now: now
+            store, product: product, releases: catalogs.cli.releases, trustedKeys: catalogs.cli.trustedKeys,
+            now: now
         ) {
             try Publications.subject(store, product: product, user: user, syncsNow: syncsNow)
         }
         for line in Publications.noteRefusals(store, app: product.catalog.app, chosen.choice, now: now) {
             Output.error("\(catalogs.cli.executable): \(line)")
         }
-        var origin = "\(chosen.choice.source.rawValue) version \(chosen.choice.version), in use: \(chosen.choice.reason)"
+        var origin =
+            "\(chosen.choice.source.rawValue) version \(chosen.choice.version), in use: \(chosen.choice.reason)"
         for refused in chosen.choice.refused {
             origin += "; published version \(refused.version) refused: \(refused.reason)"
         }
@@ -238,7 +251,8 @@ struct CatalogSources {
     static func read(_ path: String) throws -> CatalogDocument {
         switch DeviceStore.kind(of: path) {
         case _ where path.isEmpty:
-            throw CLIFailure.usage("an empty name is neither a recorded version, `current`, nor a document file")
+            throw CLIFailure.usage(
+                "an empty name is neither a recorded version, `current`, nor a document file")
         case .missing:
             throw CLIFailure.usage(
                 "there is no file '\(path.quotable)', and it is neither a recorded version nor `current`")

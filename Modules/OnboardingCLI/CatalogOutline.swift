@@ -1,7 +1,7 @@
 import CatalogDocuments
 import TourCodec
-import TourRuntime
 import TourCore
+import TourRuntime
 
 /// The catalog and its diffs as people read them in a terminal (`catalog`, `catalog diff`).
 enum CatalogOutline {
@@ -132,7 +132,9 @@ enum CatalogOutline {
                 lines.append(change.flow.map { "\($0)" } ?? "catalog")
             }
             // A change inside a step names it unless its detail already does (wording, actions).
-            let step = change.step.map(\.rawValue).flatMap { change.detail.contains($0) ? nil : " (step \($0))" } ?? ""
+            let step =
+                change.step.map(\.rawValue).flatMap { change.detail.contains($0) ? nil : " (step \($0))" }
+                ?? ""
             var line = "  \(label(change.kind))\(step): \(change.detail)"
             if let placement = change.placement {
                 line +=
@@ -163,7 +165,8 @@ enum CatalogOutline {
         case .list: kind = "list"
         case .choice(let options): kind = "one of \(options.joined(separator: "/"))"
         case .integer(let minimum, let maximum, let maximumKey):
-            kind = "whole number ≥ \(minimum)\(maximum.map { " ≤ \($0)" } ?? "")\(maximumKey.map { " ≤ \($0)" } ?? "")"
+            kind =
+                "whole number ≥ \(minimum)\(maximum.map { " ≤ \($0)" } ?? "")\(maximumKey.map { " ≤ \($0)" } ?? "")"
         case .date(let latestKey): kind = "date\(latestKey.map { " ≤ \($0)" } ?? "")"
         }
         var text = "\(field.name) (\(kind)"

@@ -69,9 +69,9 @@ struct CatalogStringsCommand: AsyncParsableCommand {
             switch format {
             case nil: list(catalog)
             case .xcstrings: Output.write(try file(catalog, .xcstrings, catalog.strings.locales))
-            case .table, .xliff:
+            case let format?:  // a table or XLIFF
                 throw CLIFailure.usage(
-                    "--format \(format!.rawValue) translates into one locale: name it (`catalog strings pt-BR --format \(format!.rawValue)`)"
+                    "--format \(format.rawValue) translates into one locale: name it (`catalog strings pt-BR --format \(format.rawValue)`)"
                 )
             }
             return

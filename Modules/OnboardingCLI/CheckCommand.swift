@@ -1,8 +1,8 @@
 import ArgumentParser
 import CatalogDocuments
 import TourCodec
-import TourRuntime
 import TourCore
+import TourRuntime
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -109,8 +109,10 @@ struct Check: AsyncParsableCommand {
                 ? "no version recorded"
                 : "recorded \(versions.count == 1 ? "version" : "versions") \(versions.map(String.init).joined(separator: ", "))"
             if let published {
-                recorded += published.versions.isEmpty
-                    ? " (none published)" : " (published: \(published.versions.map(String.init).joined(separator: ", ")))"
+                recorded +=
+                    published.versions.isEmpty
+                    ? " (none published)"
+                    : " (published: \(published.versions.map(String.init).joined(separator: ", ")))"
             }
             let version =
                 "catalog version \(catalog.version), fingerprint \(CatalogDocument.short(fingerprint)); \(recorded)"

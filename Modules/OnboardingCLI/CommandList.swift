@@ -18,7 +18,8 @@ enum CommandList {
         /// command that runs only alone.
         let sessionHelp: (usage: String, summary: String)?
 
-        init(_ command: any AsyncParsableCommand.Type, session usage: String? = nil, _ summary: String? = nil) {
+        init(_ command: any AsyncParsableCommand.Type, session usage: String? = nil, _ summary: String? = nil)
+        {
             self.command = command
             sessionHelp = usage.map { ($0, summary ?? "") }
         }

@@ -1,4 +1,8 @@
 import ArgumentParser
+import TourCodec
+import TourCore
+import TourRuntime
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -10,9 +14,6 @@ import ArgumentParser
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import TourCodec
-import TourRuntime
-import TourCore
 
 /// A command that can run alone or as a line of `play` and the interactive session.
 protocol ScriptableCommand: AsyncParsableCommand {
@@ -63,15 +64,19 @@ struct Launch: ScriptableCommand {
     func validate() throws {
         if let appVersion, !AppVersion.isValid(appVersion) {
             throw ValidationError(
-                "--app-version must be \(AppVersion.rule); got '\(appVersion.quotable)' (\(appVersion.count) characters)")
+                "--app-version must be \(AppVersion.rule); got '\(appVersion.quotable)' (\(appVersion.count) characters)"
+            )
         }
     }
 
-    func execute(_ runner: Runner) async throws { try await QuickCommand.launch(appVersion: appVersion).execute(runner) }
+    func execute(_ runner: Runner) async throws {
+        try await QuickCommand.launch(appVersion: appVersion).execute(runner)
+    }
 }
 
 struct Show: ScriptableCommand {
-    static let configuration = CommandConfiguration(commandName: "show", abstract: "Print the card showing now.")
+    static let configuration = CommandConfiguration(
+        commandName: "show", abstract: "Print the card showing now.")
     @OptionGroup var options: CommonOptions
 
     func execute(_ runner: Runner) async throws { try await QuickCommand.show.execute(runner) }
@@ -86,7 +91,8 @@ struct Do: ScriptableCommand {
     }
     @OptionGroup var options: CommonOptions
     @Argument(
-        help: "The action, such as \(ProductHelp.examples(CLIEnvironment.product?.catalog.actionNames ?? [])).",
+        help:
+            "The action, such as \(ProductHelp.examples(CLIEnvironment.product?.catalog.actionNames ?? [])).",
         completion: .list(CLIEnvironment.product?.catalog.actionNames ?? []))
     var action: String
     @Argument(help: "The action's parameters, KEY=VALUE.") var parameters: [String] = []
@@ -116,7 +122,9 @@ struct Do: ScriptableCommand {
     /// standard input (``SecretArguments``).
     func run() async throws {
         let parameters = try SecretArguments.resolved(action: action, try Self.parse(parameters))
-        try await Runner.run(options.run) { try await QuickCommand.action(action, parameters: parameters).execute($0) }
+        try await Runner.run(options.run) {
+            try await QuickCommand.action(action, parameters: parameters).execute($0)
+        }
     }
 }
 
@@ -143,7 +151,8 @@ enum SecretArguments {
         for (name, value) in parameters where secrets.contains(name.lowercased()) && !value.isEmpty {
             guard value == "-" else {
                 throw CLIFailure.usage(
-                    "\(name) is a secret: typed on the command line it stays in the shell's history and the process list. Set \(variable(name)) (or \(variable(name))_FILE, a file holding it) and leave it out, or give it the value - and the secret on standard input, or send the line in a session or with play")
+                    "\(name) is a secret: typed on the command line it stays in the shell's history and the process list. Set \(variable(name)) (or \(variable(name))_FILE, a file holding it) and leave it out, or give it the value - and the secret on standard input, or send the line in a session or with play"
+                )
             }
             if let value = try fromEnvironment(name) {
                 resolved[name] = value
@@ -168,7 +177,9 @@ enum SecretArguments {
         guard let contents = FileManager.default.contents(atPath: path) else {
             throw CLIFailure.usage("\(variable(name))_FILE names '\(path.quotable)', which cannot be read")
         }
-        let line = String(decoding: contents, as: UTF8.self).split(maxSplits: 1, whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        let line =
+            String(decoding: contents, as: UTF8.self).split(maxSplits: 1, whereSeparator: \.isNewline).first
+            .map(String.init) ?? ""
         guard !line.isEmpty else { throw CLIFailure.usage("\(variable(name))_FILE names an empty file") }
         return line
     }
@@ -196,7 +207,8 @@ struct Signal: ScriptableCommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             commandName: "signal",
-            abstract: "The app reports a moment that can start \(CLIEnvironment.current.catalog.flowNoun.withArticle).",
+            abstract:
+                "The app reports a moment that can start \(CLIEnvironment.current.catalog.flowNoun.withArticle).",
             discussion: ProductHelp.listing(
                 "Signals", CLIEnvironment.current.catalog.signals,
                 none: "\(CLIEnvironment.current.displayName) reports no signals."))
@@ -240,7 +252,8 @@ struct Replay: ScriptableCommand {
     )
     @OptionGroup var options: CommonOptions
     @Argument(
-        help: "The flow (default: the first replayable\(ProductHelp.suffix(ProductHelp.flowNames(replayable: true)))).",
+        help:
+            "The flow (default: the first replayable\(ProductHelp.suffix(ProductHelp.flowNames(replayable: true)))).",
         completion: .list(ProductHelp.flowNames(replayable: true)))
     var flow: String?
 
@@ -265,10 +278,12 @@ struct Wait: ScriptableCommand {
             throw ValidationError(
                 values.isEmpty
                     ? "wait needs SECONDS, a number between 0 and one year (31536000)"
-                    : "SECONDS is one number between 0 and one year (31536000); got '\(values.joined(separator: " ").quotable)'")
+                    : "SECONDS is one number between 0 and one year (31536000); got '\(values.joined(separator: " ").quotable)'"
+            )
         }
         guard seconds >= 0, seconds <= 86_400 * 365 else {
-            throw ValidationError("SECONDS must be between 0 and one year (31536000); got \(values[0].quotable)")
+            throw ValidationError(
+                "SECONDS must be between 0 and one year (31536000); got \(values[0].quotable)")
         }
         return seconds
     }
@@ -301,14 +316,17 @@ extension Runner {
                 [
                     "id": .int(Int(row.id)), "time": .double(row.time.timeIntervalSince1970),
                     "timeISO": .string(Render.iso(row.time.timeIntervalSince1970)),
-                    "flow": row.flow.map(TourValue.string) ?? .null, "step": row.step.map(TourValue.string) ?? .null,
+                    "flow": row.flow.map(TourValue.string) ?? .null,
+                    "step": row.step.map(TourValue.string) ?? .null,
                     "event": .string(row.event), "outcome": .string(row.outcome),
                     "effects": row.effects.tourValue, "facts": row.facts?.tourValue ?? .null,
                     "catalogVersion": .int(row.catalogVersion),
                     "catalogFingerprint": row.catalogFingerprint.map(TourValue.string) ?? .null,
                     // Rows before fingerprints (0.9) ran under the compiled catalog: nothing was published then.
                     "catalogSource": .string(
-                        row.catalogFingerprint.map { compiledFingerprints.contains($0) ? "compiled" : "published" } ?? "compiled"),
+                        row.catalogFingerprint.map {
+                            compiledFingerprints.contains($0) ? "compiled" : "published"
+                        } ?? "compiled"),
                 ]
             }
             Output.document(try TourValue.list(objects).jsonText())
@@ -344,6 +362,10 @@ struct Sync: ScriptableCommand {
     var retrySetAside = false
 
     func execute(_ runner: Runner) async throws {
-        if retrySetAside { try await runner.sync(retrySetAside: true) } else { try await QuickCommand.sync.execute(runner) }
+        if retrySetAside {
+            try await runner.sync(retrySetAside: true)
+        } else {
+            try await QuickCommand.sync.execute(runner)
+        }
     }
 }

@@ -1,10 +1,11 @@
 import ArgumentParser
+import Permissions
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import Permissions
 
 /// Options every command takes.
 struct CommonOptions: ParsableArguments {
@@ -39,7 +40,10 @@ struct CommonOptions: ParsableArguments {
         completion: .list(Self.pairs(statuses: PermissionStatus.allCases.map(\.rawValue), gates: true)))
     var answers: [String] = []
 
-    @Flag(help: "The device has no network: connection attempts fail, and what the account server would get waits in the outbox.")
+    @Flag(
+        help:
+            "The device has no network: connection attempts fail, and what the account server would get waits in the outbox."
+    )
     var offline = false
 
     @Option(help: ArgumentHelp("\(Self.serverHelp)", valueName: "url"))
@@ -80,5 +84,7 @@ struct CommonOptions: ParsableArguments {
     static var contextPairs: [String] { RunOptions.contextPairs }
     static var permissionHelp: String { RunOptions.permissionHelp }
     static var answerHelp: String { RunOptions.answerHelp }
-    static func pairs(statuses: [String], gates: Bool) -> [String] { RunOptions.pairs(statuses: statuses, gates: gates) }
+    static func pairs(statuses: [String], gates: Bool) -> [String] {
+        RunOptions.pairs(statuses: statuses, gates: gates)
+    }
 }

@@ -20,10 +20,13 @@ enum ExperimentReportView {
         for report in reports {
             Output.line("")
             Output.line(
-                "\(report.flow) experiment \(report.experiment) · goal: \(report.goal ?? "unknown") · control: \(report.control ?? "unknown")")
+                "\(report.flow) experiment \(report.experiment) · goal: \(report.goal ?? "unknown") · control: \(report.control ?? "unknown")"
+            )
             Output.line(
-                "  " + "variant".padded(to: 14) + "assigned".leftPadded(9) + "exposed".leftPadded(9) + "goal".leftPadded(7)
-                    + "  rate (95% interval)".padded(to: 26) + "  vs control (always-valid 95% interval, p; fixed-horizon)")
+                "  " + "variant".padded(to: 14) + "assigned".leftPadded(9) + "exposed".leftPadded(9)
+                    + "goal".leftPadded(7)
+                    + "  rate (95% interval)".padded(to: 26)
+                    + "  vs control (always-valid 95% interval, p; fixed-horizon)")
             for arm in report.arms {
                 let rate = arm.rate.map { "\(percent($0)) (\(range(arm.interval)))" } ?? "-"
                 let versus: String
@@ -40,7 +43,8 @@ enum ExperimentReportView {
                 Output.line(
                     "  " + (arm.variant + (arm.holdout ? " (holdout)" : "")).padded(to: 14)
                         + String(arm.counts.assigned).leftPadded(9) + String(arm.counts.exposed).leftPadded(9)
-                        + String(arm.counts.goalReached).leftPadded(7) + "  " + rate.padded(to: 24) + "  " + versus)
+                        + String(arm.counts.goalReached).leftPadded(7) + "  " + rate.padded(to: 24) + "  "
+                        + versus)
             }
             for arm in report.arms where !arm.counts.steps.isEmpty {
                 Output.line(

@@ -1,11 +1,12 @@
 import ArgumentParser
+import TourCore
+import TourRuntime
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourRuntime
-import TourCore
 
 /// `explain`: why each flow will or will not show for this user now.
 struct Explain: ScriptableCommand {
@@ -25,7 +26,9 @@ struct Explain: ScriptableCommand {
         let product = runner.product
         let session = try runner.store.stored(key, of: product)
         let now = try await runner.session.snapshot().now
-        let context = product.context(domain: session.domain, now: Date(timeIntervalSince1970: now), device: TourSession.deviceFacts(remembered: session.device, reported: runner.deviceFacts))
+        let context = product.context(
+            domain: session.domain, now: Date(timeIntervalSince1970: now),
+            device: TourSession.deviceFacts(remembered: session.device, reported: runner.deviceFacts))
         var explanations = product.engine.explain(
             session.tour, context: context, budget: try await runner.session.budgetInput(),
             at: Date(timeIntervalSince1970: now))
@@ -41,7 +44,9 @@ struct Explain: ScriptableCommand {
             return rows.last { row in
                 guard scope == .install || row.user == key.user else { return false }
                 return row.facts?.contains { fact in
-                    if case .flowEnded(explanation.flow, _, let recorded, _) = fact { return recorded == explanation.status }
+                    if case .flowEnded(explanation.flow, _, let recorded, _) = fact {
+                        return recorded == explanation.status
+                    }
                     return false
                 } ?? false
             }?.time.timeIntervalSince1970

@@ -1,12 +1,13 @@
+import AccountSync
 import ArgumentParser
+import TourCore
+import TourRuntime
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourRuntime
-import TourCore
-import AccountSync
 
 /// Every way a command can fail, as one value: the machine-readable `code`, the one line a person
 /// reads, what is accepted instead, and the exit status. Text output prints `message` on standard
@@ -48,7 +49,9 @@ struct CLIFailure: Error {
     static let syncStatus: Int32 = 4
 
     /// Every code a JSON error can carry, for the README and the tests.
-    static var allCodes: [String] { TourRefusal.Code.allCases.map(\.rawValue) + Code.allCases.map(\.rawValue) }
+    static var allCodes: [String] {
+        TourRefusal.Code.allCases.map(\.rawValue) + Code.allCases.map(\.rawValue)
+    }
 
     static func usage(_ message: String, allowed: [String] = [], suggestion: String? = nil) -> CLIFailure {
         CLIFailure(
@@ -77,7 +80,8 @@ struct CLIFailure: Error {
 
     static func effect(_ error: EffectError) -> CLIFailure {
         CLIFailure(
-            code: Code.effect.rawValue, message: "refused: \(error); nothing was written", exitCode: refusedStatus)
+            code: Code.effect.rawValue, message: "refused: \(error); nothing was written",
+            exitCode: refusedStatus)
     }
 
     static func storage(_ error: StoreError) -> CLIFailure {
@@ -116,7 +120,8 @@ struct CLIFailure: Error {
         }
         let body = Body(
             error: Details(
-                code: code, message: message, allowed: allowed, suggestion: suggestion, hint: hint, line: line,
+                code: code, message: message, allowed: allowed, suggestion: suggestion, hint: hint,
+                line: line,
                 exitCode: exitCode))
         return (try? Render.json(body)) ?? #"{"error":{"code":"\#(code)"}}"#
     }

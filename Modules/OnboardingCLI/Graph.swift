@@ -1,11 +1,12 @@
 import ArgumentParser
+import TourCore
+import TourRuntime
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourRuntime
-import TourCore
 
 /// `graph`: the flows as diagrams, generated from their definitions.
 struct Graph: AsyncParsableCommand {
@@ -13,12 +14,15 @@ struct Graph: AsyncParsableCommand {
         commandName: "graph",
         abstract:
             "Each flow (or --flow F) as a diagram generated from its definition: Mermaid or Graphviz DOT.",
-        discussion: "With --json: {\"format\": ..., \"flows\": [{\"flow\": ..., \"diagram\": TEXT}]}, one diagram per flow.")
+        discussion:
+            "With --json: {\"format\": ..., \"flows\": [{\"flow\": ..., \"diagram\": TEXT}]}, one diagram per flow."
+    )
     @Option(
         help: "One flow\(ProductHelp.suffix(ProductHelp.flowNames(replayable: false))).",
         completion: .list(ProductHelp.flowNames(replayable: false)))
     var flow: String?
-    @Option(help: "mermaid or dot.", completion: .list(FlowDiagram.Format.allNames)) var format: String = "mermaid"
+    @Option(help: "mermaid or dot.", completion: .list(FlowDiagram.Format.allNames)) var format: String =
+        "mermaid"
     /// `--json` is the root's option (every command's); a flag of its own here would be shadowed.
     @ParentCommand var root: RootCommand
     var json: Bool { root.options.json }
@@ -49,7 +53,9 @@ struct Graph: AsyncParsableCommand {
             }
             let body = Body(
                 app: catalog.app, format: format.rawValue,
-                flows: flows.map { Diagram(flow: $0.id.rawValue, name: $0.name, diagram: FlowDiagram($0).render(format)) })
+                flows: flows.map {
+                    Diagram(flow: $0.id.rawValue, name: $0.name, diagram: FlowDiagram($0).render(format))
+                })
             Output.document(try Render.json(body))
             return
         }

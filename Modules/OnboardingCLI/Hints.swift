@@ -1,10 +1,11 @@
+import TourCore
+import TourRuntime
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourRuntime
-import TourCore
 
 /// What moves things on when nothing is showing, as the commands that do it: `launch` on a
 /// database where the app never launched, the visit or signal whose trigger holds now, the wait
@@ -12,7 +13,8 @@ import TourCore
 /// of each flow, so it is right for every product without naming any.
 enum NextMoves {
     static func hint(
-        explanations: [FlowExplanation], catalog: TourCatalog, launched: Bool, launchMatters: Bool, now: Double
+        explanations: [FlowExplanation], catalog: TourCatalog, launched: Bool, launchMatters: Bool,
+        now: Double
     ) -> String {
         let noun = catalog.flowNoun
         func named(_ explanation: FlowExplanation) -> String {
@@ -38,7 +40,8 @@ enum NextMoves {
         let waiting = explanations.filter { $0.status == .notStarted && $0.verdict == "notShown" }
         if let first = waiting.first, let trigger = first.triggers.first {
             let condition = Explain.failing(trigger.condition)
-            return "Next: `\(trigger.moment)` starts \(named(first)) when this holds: \(condition). `explain` says more."
+            return
+                "Next: `\(trigger.moment)` starts \(named(first)) when this holds: \(condition). `explain` says more."
         }
         if let replayable = explanations.first(where: { explanation in
             catalog.replayableFlows.contains(explanation.flow)
@@ -59,7 +62,9 @@ extension Runner {
         let catalog = product.catalog
         let session = try store.stored(self.session.key, of: product)
         let snapshot = try await self.session.snapshot()
-        let context = product.context(domain: session.domain, now: Date(timeIntervalSince1970: snapshot.now), device: TourSession.deviceFacts(remembered: session.device, reported: deviceFacts))
+        let context = product.context(
+            domain: session.domain, now: Date(timeIntervalSince1970: snapshot.now),
+            device: TourSession.deviceFacts(remembered: session.device, reported: deviceFacts))
         return NextMoves.hint(
             explanations: product.engine.explain(session.tour, context: context), catalog: catalog,
             launched: session.tour.appVersion != nil,

@@ -1,9 +1,10 @@
+import TourRuntime
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourRuntime
 
 #if canImport(Glibc)
     import Glibc
@@ -25,7 +26,8 @@ enum ProductHelp {
                 + "refused (`play` stops at the first refused line instead).",
             "",
             "\(cli.displayName)'s \(flows.count == 1 ? noun : noun + "s"): \(flows.joined(separator: ", ")).",
-            listing("Features (`visit`)", catalog.features, none: "\(cli.displayName) has no features to visit."),
+            listing(
+                "Features (`visit`)", catalog.features, none: "\(cli.displayName) has no features to visit."),
             listing("Signals (`signal`)", catalog.signals, none: "\(cli.displayName) reports no signals."),
             listing(
                 "Permissions (`--permission`, `--answer`)", catalog.permissions.map(\.rawValue),
@@ -34,7 +36,8 @@ enum ProductHelp {
         if !catalog.requestGates.isEmpty {
             lines.append(
                 "Service answers (`--answer`): "
-                    + catalog.requestGates.map { "\($0)=granted|denied|unavailable" }.joined(separator: ", ") + ".")
+                    + catalog.requestGates.map { "\($0)=granted|denied|unavailable" }.joined(separator: ", ")
+                    + ".")
         }
         lines += [
             "",
@@ -90,7 +93,8 @@ enum RealTimeWait {
                 if showsCountdown { Output.write("\r\u{1B}[K") }
                 throw CLIFailure(
                     code: CLIFailure.Code.interrupted.rawValue,
-                    message: "interrupted: the wait stopped; nothing was written", exitCode: CLIFailure.interruptedStatus)
+                    message: "interrupted: the wait stopped; nothing was written",
+                    exitCode: CLIFailure.interruptedStatus)
             }
             if showsCountdown {
                 Output.write("\r\u{1B}[K  waiting \(Int(left.rounded(.up))) s (Ctrl-C stops)")

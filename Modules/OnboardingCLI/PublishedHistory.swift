@@ -27,10 +27,12 @@ extension CatalogSources {
     /// for this product's app.
     func published(_ path: String) throws -> PublishedHistory {
         let app = product.catalog.app
-        let allowed = "the JSON the server answers to GET /v1/apps/\(app)/catalogs (an object with `app` and `publications`)"
+        let allowed =
+            "the JSON the server answers to GET /v1/apps/\(app)/catalogs (an object with `app` and `publications`)"
         switch DeviceStore.kind(of: path) {
         case _ where path.isEmpty: throw CLIFailure.usage("--published needs a file: \(allowed)")
-        case .missing: throw CLIFailure.usage("there is no file '\(path.quotable)'; --published takes \(allowed)")
+        case .missing:
+            throw CLIFailure.usage("there is no file '\(path.quotable)'; --published takes \(allowed)")
         case .folder: throw CLIFailure.usage("'\(path.quotable)' is a folder; --published takes \(allowed)")
         case .file: break
         }
@@ -45,7 +47,8 @@ extension CatalogSources {
             let wire = try TourValueReader(try TourValue(jsonUTF8: data), as: "published catalogs")
             let listed = try wire.string("app")
             guard listed == app else {
-                throw CLIFailure.usage("'\(path.quotable)' lists \(listed)'s publications, not \(app)'s; give \(allowed)")
+                throw CLIFailure.usage(
+                    "'\(path.quotable)' lists \(listed)'s publications, not \(app)'s; give \(allowed)")
             }
             publications = try wire.list("publications")
         } catch let failure as CLIFailure {

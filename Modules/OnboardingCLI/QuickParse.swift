@@ -1,5 +1,5 @@
-import TourRuntime
 import TourCore
+import TourRuntime
 
 /// A command line of the common grammar as `QuickParse` reads it: what it does, with the values its
 /// words gave. Running one is what the argument parser's command of the same name does (`Launch`,
@@ -39,7 +39,8 @@ enum QuickCommand: Equatable {
             try await Play.run(file: file, echo: echo, options: options)
         } else if case .action(let name, let parameters) = self {
             // From the command line: a secret's value comes from standard input (``SecretArguments``).
-            let action = QuickCommand.action(name, parameters: try SecretArguments.resolved(action: name, parameters))
+            let action = QuickCommand.action(
+                name, parameters: try SecretArguments.resolved(action: name, parameters))
             try await Runner.run(options) { try await action.execute($0) }
         } else {
             try await Runner.run(options) { try await execute($0) }
@@ -95,7 +96,8 @@ enum QuickCommand: Equatable {
 /// `QuickParseTests` checks that both readings agree.
 enum QuickParse {
     static func command(_ arguments: [String]) -> (command: QuickCommand, options: RunOptions)? {
-        guard let name = arguments.first, let (options, extras, positional) = words(Array(arguments.dropFirst())),
+        guard let name = arguments.first,
+            let (options, extras, positional) = words(Array(arguments.dropFirst())),
             (try? options.validate()) != nil
         else { return nil }
         // A word of a name the argument parser itself answers (`help`) is left to it.

@@ -1,12 +1,13 @@
+import CatalogDocuments
+import TourCodec
+import TourCore
+import TourRuntime
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import CatalogDocuments
-import TourCodec
-import TourRuntime
-import TourCore
 
 /// Text and JSON renderings of a snapshot.
 enum Render {
@@ -19,7 +20,8 @@ enum Render {
     /// ISO 8601 beside the number, the next-move hint when nothing shows, and the database file:
     /// built as one ``TourValue`` and written once.
     static func json(
-        _ snapshot: TourSnapshot, effects: [TourEffect], hint: String?, database: String?, sync: AccountSyncStatus? = nil,
+        _ snapshot: TourSnapshot, effects: [TourEffect], hint: String?, database: String?,
+        sync: AccountSyncStatus? = nil,
         catalog: CatalogChoice? = nil
     ) throws -> String {
         guard case .object(var document) = snapshot.tourValue else { return try snapshot.jsonText() }
@@ -31,7 +33,8 @@ enum Render {
         if let sync {
             func time(_ date: Date?) -> TourValue? { date.map { .string(iso($0.timeIntervalSince1970)) } }
             document["sync"] = .members([
-                "device": .string(sync.device), "waiting": .int(sync.waiting), "failures": .int(sync.failures),
+                "device": .string(sync.device), "waiting": .int(sync.waiting),
+                "failures": .int(sync.failures),
                 "oldestWaiting": time(sync.oldestWaiting), "retryAt": time(sync.retryAt),
                 "lastError": sync.lastError.map(TourValue.string), "lastPush": time(sync.lastPush),
                 "lastPull": time(sync.lastPull), "setAside": .int(sync.setAside),
@@ -47,7 +50,8 @@ enum Render {
         if let fingerprint = choice.fingerprint { line += " (\(CatalogDocument.short(fingerprint)))" }
         line += ": " + choice.reason
         for refused in choice.refused {
-            line += "\n  published version \(refused.version) refused: \(refused.reason); runs \(choice.summary) instead"
+            line +=
+                "\n  published version \(refused.version) refused: \(refused.reason); runs \(choice.summary) instead"
         }
         return line
     }
@@ -98,12 +102,14 @@ enum Render {
         if let error = sync.lastError, sync.failures > 0 {
             lines.append(
                 "  \(sync.failures) failed attempt\(sync.failures == 1 ? "" : "s"): \(error)"
-                    + (sync.retryAt.map { "; next try after \(iso($0.timeIntervalSince1970.rounded()))" } ?? ""))
+                    + (sync.retryAt.map { "; next try after \(iso($0.timeIntervalSince1970.rounded()))" }
+                        ?? ""))
         }
         if sync.setAside > 0 {
             lines.append(
                 "  \(sync.setAside) journal row\(sync.setAside == 1 ? "" : "s") set aside, refused by the server"
-                    + (sync.lastSetAsideReason.map { " (latest: \($0))" } ?? "") + "; sync --retry-set-aside sends them again")
+                    + (sync.lastSetAsideReason.map { " (latest: \($0))" } ?? "")
+                    + "; sync --retry-set-aside sends them again")
         }
         lines.append("  device \(sync.device)")
         return lines.joined(separator: "\n")

@@ -1,15 +1,16 @@
+import AccountSync
+import AccountSyncHTTP
 import ArgumentParser
+import Permissions
+import TourCodec
+import TourCore
+import TourRuntime
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import AccountSyncHTTP
-import TourCodec
-import TourRuntime
-import TourCore
-import Permissions
-import AccountSync
 
 #if canImport(Glibc)
     import Glibc
@@ -76,7 +77,8 @@ struct RunOptions: Equatable {
         if let locale {
             guard let tag = LocaleTag(locale) else {
                 throw ValidationError(
-                    "--locale takes a language tag such as en, pt or pt-BR; got '\(locale.quotable)'. \(Self.localeHelp)")
+                    "--locale takes a language tag such as en, pt or pt-BR; got '\(locale.quotable)'. \(Self.localeHelp)"
+                )
             }
             return (tag, true)
         }
@@ -98,14 +100,17 @@ struct RunOptions: Equatable {
     func deviceFacts() throws -> [String: TourValue] {
         var pairs: [(key: String, value: String)] = []
         for pair in context {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(
+                String.init)
             guard parts.count == 2, !parts[0].isEmpty else {
-                throw ValidationError("--context takes KEY=VALUE; got '\(pair.quotable)'. \(Self.contextHelp)")
+                throw ValidationError(
+                    "--context takes KEY=VALUE; got '\(pair.quotable)'. \(Self.contextHelp)")
             }
             pairs.append((parts[0], parts[1]))
         }
         do {
-            return try CLIEnvironment.current.declarations.deviceFacts(pairs, product: CLIEnvironment.current.displayName)
+            return try CLIEnvironment.current.declarations.deviceFacts(
+                pairs, product: CLIEnvironment.current.displayName)
         } catch {
             throw ValidationError("--context: \(error.description)")
         }
@@ -125,7 +130,8 @@ struct RunOptions: Equatable {
                 accountFlows.isEmpty
                 ? "\(product.displayName) has no flow whose record is the account's"
                 : "the account's records of \(accountFlows.joined(separator: ", ")) follow the user across devices"
-            return "The account server (default: $ONBOARDING_SERVER; the account's token comes from $ONBOARDING_TOKEN): the journal is pushed for the server's reports, the display budget is shared with the account's other devices, and \(records)."
+            return
+                "The account server (default: $ONBOARDING_SERVER; the account's token comes from $ONBOARDING_TOKEN): the journal is pushed for the server's reports, the display budget is shared with the account's other devices, and \(records)."
         }
     }
 
@@ -133,7 +139,10 @@ struct RunOptions: Equatable {
         CLIEnvironment.current.text("contextHelp") {
             let keys = CLIEnvironment.current.declarations.deviceKeys
             guard !keys.isEmpty else { return "\(CLIEnvironment.current.displayName) reads no device facts." }
-            return "KEY: " + keys.map { "\($0.name) (\($0.example), default \($0.kind.text($0.defaultValue)): \($0.summary))" }
+            return "KEY: "
+                + keys.map {
+                    "\($0.name) (\($0.example), default \($0.kind.text($0.defaultValue)): \($0.summary))"
+                }
                 .joined(separator: "; ") + "."
         }
     }
@@ -192,7 +201,9 @@ struct RunOptions: Equatable {
     static let requestStatuses: [GateStatus] = [.granted, .denied, .unavailable]
 
     /// `--answer`, split into the permissions' answers and the request gates' answers.
-    func answerMaps() throws -> (permissions: [PermissionName: PermissionStatus], requests: [String: GateStatus]) {
+    func answerMaps() throws -> (
+        permissions: [PermissionName: PermissionStatus], requests: [String: GateStatus]
+    ) {
         let gates = Set(Self.catalog.requestGates)
         let permissionPairs = answers.filter { !gates.contains(Self.name(of: $0)) }
         var requests: [String: GateStatus] = [:]
@@ -205,7 +216,10 @@ struct RunOptions: Equatable {
             }
             requests[Self.name(of: pair)] = status
         }
-        return (try permissionMap(permissionPairs, option: "--answer", requestGates: Self.catalog.requestGates), requests)
+        return (
+            try permissionMap(permissionPairs, option: "--answer", requestGates: Self.catalog.requestGates),
+            requests
+        )
     }
 
     private static func name(of pair: String) -> String {
@@ -216,18 +230,22 @@ struct RunOptions: Equatable {
     /// as the install, with the product's enrollment key (Docs/Server.md, "Installs"; the install's
     /// credential is kept in `store`'s secret store, sealed under a key file beside the database).
     func syncTransport(store: DeviceStore?, databasePath: String?) throws -> (any SyncTransport)? {
-        guard let text = server ?? Environment.value("ONBOARDING_SERVER").flatMap({ $0.isEmpty ? nil : $0 }) else {
+        guard let text = server ?? Environment.value("ONBOARDING_SERVER").flatMap({ $0.isEmpty ? nil : $0 })
+        else {
             return nil
         }
-        guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
-            throw CLIFailure.usage("--server takes an http or https URL such as http://127.0.0.1:8080; got '\(text.quotable)'")
+        guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil
+        else {
+            throw CLIFailure.usage(
+                "--server takes an http or https URL such as http://127.0.0.1:8080; got '\(text.quotable)'")
         }
         if let refusal = HTTPSyncTransport.refusal(toSendTokenTo: url) { throw CLIFailure.usage(refusal) }
         let token = Environment.value("ONBOARDING_TOKEN").flatMap { $0.isEmpty ? nil : $0 }
         let product = CLIEnvironment.current
         guard token != nil || product.enrollmentKey != nil else {
             throw CLIFailure.usage(
-                "syncing with \(text) needs the account's token in ONBOARDING_TOKEN (onboarding-server token --app \(product.catalog.app) --account \(user) mints one)")
+                "syncing with \(text) needs the account's token in ONBOARDING_TOKEN (onboarding-server token --app \(product.catalog.app) --account \(user) mints one)"
+            )
         }
         if try isOffline() { return NoNetwork(asInstall: token == nil) }
         if let token { return HTTPSyncTransport(server: url, token: Secret(token)) }
@@ -302,7 +320,8 @@ struct RunOptions: Equatable {
     func budgetExchangeInterval() throws -> TimeInterval {
         guard let text = Environment.value("ONBOARDING_BUDGET_EXCHANGE"), !text.isEmpty else { return 300 }
         guard let seconds = Double(text), (0...86_400).contains(seconds) else {
-            throw CLIFailure.usage("ONBOARDING_BUDGET_EXCHANGE takes seconds from 0 to 86400; got '\(text.quotable)'")
+            throw CLIFailure.usage(
+                "ONBOARDING_BUDGET_EXCHANGE takes seconds from 0 to 86400; got '\(text.quotable)'")
         }
         return seconds
     }
@@ -324,7 +343,8 @@ struct RunOptions: Equatable {
         guard let kind = Environment.value("ONBOARDING_DEVICE_KIND"), !kind.isEmpty else { return nil }
         guard StartContext.isDeviceKind(kind) else {
             throw CLIFailure.usage(
-                "ONBOARDING_DEVICE_KIND is a lowercase word of 1 to \(StartContext.maximumLength) letters (phone, tablet, mac); got '\(kind.quotable)'")
+                "ONBOARDING_DEVICE_KIND is a lowercase word of 1 to \(StartContext.maximumLength) letters (phone, tablet, mac); got '\(kind.quotable)'"
+            )
         }
         return kind
     }

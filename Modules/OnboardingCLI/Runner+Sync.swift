@@ -1,10 +1,11 @@
+import AccountSync
+import TourRuntime
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import AccountSync
-import TourRuntime
 
 /// `sync`, the one command that talks to the account server on purpose.
 extension Runner {
@@ -12,7 +13,8 @@ extension Runner {
     func sync(retrySetAside: Bool = false) async throws {
         guard syncs else {
             throw CLIFailure.usage(
-                "sync needs an account server: --server URL or ONBOARDING_SERVER (with the account's token in ONBOARDING_TOKEN, or as the install when the app enrolls installs)")
+                "sync needs an account server: --server URL or ONBOARDING_SERVER (with the account's token in ONBOARDING_TOKEN, or as the install when the app enrolls installs)"
+            )
         }
         if retrySetAside {
             let moved = try await session.retrySetAside()
@@ -22,7 +24,8 @@ extension Runner {
         // The publications list too, whatever its age: what a later command runs.
         if let transport,
             let note = await Publications.update(
-                store, product: compiled, releases: cli.releases, trustedKeys: cli.trustedKeys, transport: transport, now: Date()),
+                store, product: compiled, releases: cli.releases, trustedKeys: cli.trustedKeys,
+                transport: transport, now: Date()),
             !note.hasPrefix("published catalogs not pulled")
         {
             Output.error("\(cli.executable): \(note)")
@@ -31,7 +34,8 @@ extension Runner {
         // Each row set aside now is said once, with the server's reason, on standard error.
         for row in pushed.setAside {
             Output.error(
-                "\(cli.executable): journal row \(row.journalID) (\(row.event)) set aside: the server refused it (\(row.status)): \(row.reason); the rows after it went on (sync --retry-set-aside sends it again)")
+                "\(cli.executable): journal row \(row.journalID) (\(row.event)) set aside: the server refused it (\(row.status)): \(row.reason); the rows after it went on (sync --retry-set-aside sends it again)"
+            )
         }
         if !json {
             var line = "pushed \(pushed.applied) journal row\(pushed.applied == 1 ? "" : "s")"

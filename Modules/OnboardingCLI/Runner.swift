@@ -1,4 +1,11 @@
+import AccountSync
 import ArgumentParser
+import Haptics
+import Permissions
+import TourCodec
+import TourCore
+import TourRuntime
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -10,12 +17,6 @@ import ArgumentParser
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import TourCodec
-import AccountSync
-import TourRuntime
-import TourCore
-import Permissions
-import Haptics
 
 /// One CLI run: the product, its session on the database, and how output is printed.
 final class Runner: @unchecked Sendable {
@@ -68,7 +69,8 @@ final class Runner: @unchecked Sendable {
         }
         let answers = try options.answerMaps()
         let environment = RunEnvironment(
-            databasePath: path, offline: try options.isOffline(), user: options.user, requestAnswers: answers.requests)
+            databasePath: path, offline: try options.isOffline(), user: options.user,
+            requestAnswers: answers.requests)
         var product = cli.make(environment)
         // Consent first: a command that turns analytics off sends no fact, this one included.
         if let analytics = options.analytics {
@@ -84,7 +86,8 @@ final class Runner: @unchecked Sendable {
         // named once (journalled in catalog_refusal).
         if let transport,
             let note = await Publications.update(
-                store, product: product, releases: cli.releases, trustedKeys: cli.trustedKeys, transport: transport, now: Date(),
+                store, product: product, releases: cli.releases, trustedKeys: cli.trustedKeys,
+                transport: transport, now: Date(),
                 force: false),
             !note.hasPrefix("published catalogs not pulled")
         {
@@ -97,14 +100,17 @@ final class Runner: @unchecked Sendable {
             device, product: product, releases: cli.releases, trustedKeys: cli.trustedKeys, now: now
         ) {
             try Publications.subject(
-                device, product: compiledProduct, user: user, syncsNow: transport.map { !$0.syncsAsInstall } ?? false)
+                device, product: compiledProduct, user: user,
+                syncsNow: transport.map { !$0.syncsAsInstall } ?? false)
         }
         for line in Publications.noteRefusals(device, app: product.catalog.app, chosen.choice, now: now) {
             Output.error("\(cli.executable): \(line)")
         }
         product = chosen.product
         // The device keeps the locale asked for, as a phone keeps its language.
-        if let requested = try options.requestedLocale(remembered: try store.rememberedLocale(app: cli.catalog.app)) {
+        if let requested = try options.requestedLocale(
+            remembered: try store.rememberedLocale(app: cli.catalog.app))
+        {
             if options.locale != nil { try store.setLocale(requested.locale, app: cli.catalog.app) }
             product.localize(to: requested.locale)
             let strings = product.catalog.strings
@@ -140,7 +146,8 @@ final class Runner: @unchecked Sendable {
             haptics: TerminalHaptics { log.append(line: $0) },
             permissions: permissions, time: time, deviceFacts: deviceFacts, sync: transport,
             budget: try options.familyBudget(), deviceKind: try options.deviceKind(),
-            budgetExchangeInterval: try options.budgetExchangeInterval(), observe: { effect in log.append(effect) })
+            budgetExchangeInterval: try options.budgetExchangeInterval(),
+            observe: { effect in log.append(effect) })
     }
 
     /// The app's journal rows, oldest first, with facts derived for rows written before 0.6.0.
@@ -154,10 +161,11 @@ final class Runner: @unchecked Sendable {
     static func run(_ options: RunOptions, _ body: (Runner) async throws -> Void) async throws {
         var runner: Runner?
         do {
-            runner = try await Runner(options: options)
+            let made = try await Runner(options: options)
+            runner = made
             // With an account server, every command starts from what the account's devices did.
-            await runner!.session.pullOnce()
-            try await body(runner!)
+            await made.session.pullOnce()
+            try await body(made)
             runner?.noteCreatedFile()
         } catch let exit as ExitCode {
             runner?.noteCreatedFile()
@@ -221,7 +229,9 @@ final class Runner: @unchecked Sendable {
     /// `unlessUnchanged` in a session, a card identical to the one last printed, with nothing done,
     /// is one line saying so.
     func report(_ view: View, unlessUnchanged: Bool = false) async throws {
-        for warning in await session.drainWarnings() { Output.error("\(cli.executable): warning: \(warning)") }
+        for warning in await session.drainWarnings() {
+            Output.error("\(cli.executable): warning: \(warning)")
+        }
         let snapshot = try await session.snapshot()
         let performed = effects.drain()
         let hint = snapshot.card == nil ? try await nextMoveHint() : nil
@@ -247,7 +257,11 @@ final class Runner: @unchecked Sendable {
         case .status:
             Output.line(Render.status(snapshot, product: product.catalog, database: displayPath))
             if catalogChoice.knowsPublications { Output.line(Render.catalog(catalogChoice)) }
-            if let sync { Output.line(Render.sync(sync)) } else if syncs { Output.line("sync: not started yet") }
+            if let sync {
+                Output.line(Render.sync(sync))
+            } else if syncs {
+                Output.line("sync: not started yet")
+            }
         }
     }
 }
@@ -315,7 +329,8 @@ enum Output {
     static func echo(_ text: String, json: Bool) {
         guard !text.allSatisfy(\.isWhitespace) else { return }
         if json {
-            standardOutput(redactor.redactInput((try? Render.json(["line": text])) ?? "{}", json: true) + "\n")
+            standardOutput(
+                redactor.redactInput((try? Render.json(["line": text])) ?? "{}", json: true) + "\n")
         } else {
             standardOutput(redactor.redactInput("> " + text) + "\n")
         }
@@ -352,9 +367,10 @@ enum Output {
     private static func writeAll(_ text: String, to descriptor: Int32) {
         var text = text
         text.withUTF8 { bytes in
+            guard let start = bytes.baseAddress else { return }
             var offset = 0
             while offset < bytes.count {
-                let written = systemWrite(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                let written = systemWrite(descriptor, start + offset, bytes.count - offset)
                 if written > 0 {
                     offset += written
                 } else if written < 0, errno == EINTR {

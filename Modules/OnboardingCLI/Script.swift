@@ -1,11 +1,12 @@
 import ArgumentParser
+import TourCore
+import TourRuntime
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourRuntime
-import TourCore
 
 #if canImport(Glibc)
     import Glibc
@@ -103,7 +104,8 @@ enum ScriptLine {
             let running = session.given.isEmpty ? "its defaults" : session.given.joined(separator: " ")
             throw CLIFailure.usage(
                 "options go on the command line that starts the session, not on a line: got \(given.joined(separator: " ")); "
-                    + "this session runs with \(running). Write the line without them, or start another run with the options.")
+                    + "this session runs with \(running). Write the line without them, or start another run with the options."
+            )
         }
         return parsed
     }
@@ -115,7 +117,8 @@ enum ScriptLine {
         if first == "help" || first == "?" { return .help }
         if CommandList.standaloneNames.contains(first) {
             throw CLIFailure.usage(
-                "\(first) cannot run inside a script or session (it runs only alone); lines start with: \(commandNames.sorted().joined(separator: ", "))")
+                "\(first) cannot run inside a script or session (it runs only alone); lines start with: \(commandNames.sorted().joined(separator: ", "))"
+            )
         }
         if !commandNames.contains(first) { words.insert("do", at: 0) }
         if let quick = QuickParse.command(words) { return .quick(quick.command, options: quick.options) }
@@ -166,7 +169,8 @@ extension Runner {
         var failure = await failure(for: error)
         if failure.code == TourRefusal.Code.unknownAction.rawValue, failure.suggestion == nil,
             let first = (try? ScriptLine.tokenize(scriptLine))?.first,
-            let command = NameSuggestion.nearest(to: first, in: ScriptLine.commandNames.sorted() + ["help", "quit"])
+            let command = NameSuggestion.nearest(
+                to: first, in: ScriptLine.commandNames.sorted() + ["help", "quit"])
         {
             failure.suggestion = command
             failure.message += " (Did you mean the command '\(command)'?)"
@@ -179,7 +183,9 @@ extension Runner {
 enum SessionHelp {
     /// The scriptable commands' lines from ``CommandList``, then the session's own words.
     static let commands: [(String, String)] =
-        CommandList.entries.filter(\.isScriptable).compactMap { $0.sessionHelp.map { ($0.usage, $0.summary) } }
+        CommandList.entries.filter(\.isScriptable).compactMap {
+            $0.sessionHelp.map { ($0.usage, $0.summary) }
+        }
         + [("help, ?", "this list"), ("quit", "end the session")]
 
     static func print(_ runner: Runner) async throws {
@@ -201,7 +207,8 @@ enum SessionHelp {
         }
         Output.line(
             actions.isEmpty
-                ? "Actions now: none.\(hint.map { " " + $0 } ?? "")" : "Actions now: \(actions.joined(separator: ", ")).")
+                ? "Actions now: none.\(hint.map { " " + $0 } ?? "")"
+                : "Actions now: \(actions.joined(separator: ", ")).")
         Output.line("Commands:")
         for (command, what) in commands {
             Output.line("  " + command.padded(to: 24) + what)
@@ -316,13 +323,15 @@ enum ActionHelp {
             for step in flow.steps {
                 let actions =
                     step.actions.filter { !$0.isWayOut }.map { describe($0, fields: flow.fields) }
-                    + step.passThrough + step.actions.filter(\.isWayOut).map { describe($0, fields: flow.fields) }
+                    + step.passThrough
+                    + step.actions.filter(\.isWayOut).map { describe($0, fields: flow.fields) }
                 lines += pack("  \(step.id): ", actions.isEmpty ? ["(closes by itself)"] : actions)
             }
         }
         if !catalog.freeActions.isEmpty {
             lines += pack(
-                "Outside \(catalog.flowNoun.withArticle): ", catalog.freeActions.map { describe($0, fields: catalog.freeFields) })
+                "Outside \(catalog.flowNoun.withArticle): ",
+                catalog.freeActions.map { describe($0, fields: catalog.freeFields) })
         }
         return lines.joined(separator: "\n")
     }
@@ -348,7 +357,9 @@ enum ActionHelp {
     }
 
     static func describe(_ action: StepAction, fields: [FieldSpec]) -> String {
-        let name = action.aliases.isEmpty ? action.name : "\(action.name) (or \(action.aliases.joined(separator: ", ")))"
+        let name =
+            action.aliases.isEmpty
+            ? action.name : "\(action.name) (or \(action.aliases.joined(separator: ", ")))"
         guard !action.fills.isEmpty else { return name }
         let parameters = action.fills.map { name -> String in
             let required = action.requiredParameters.contains(name)

@@ -25,10 +25,14 @@ extension AccountStore {
 
     /// With `today` (the server's), counts the device tells of days after `today` + 1 were refused
     /// before (``SyncAPI/problem(with:today:)``), and none stored by an older server is answered.
-    public func exchangeBudget(account: String, _ exchange: BudgetExchange, today: BudgetDay? = nil) async throws
+    public func exchangeBudget(account: String, _ exchange: BudgetExchange, today: BudgetDay? = nil)
+        async throws
         -> AccountBudget
     {
-        let latest = Int32(min(today.map { $0.number + SyncAPI.budgetDaysAhead } ?? SyncAPI.latestBudgetDay.number, Int(Int32.max)))
+        let latest = Int32(
+            min(
+                today.map { $0.number + SyncAPI.budgetDaysAhead } ?? SyncAPI.latestBudgetDay.number,
+                Int(Int32.max)))
         let counts = try await writes.write { connection, logger in
             for count in exchange.counts {
                 let day = Int32(count.day.number)

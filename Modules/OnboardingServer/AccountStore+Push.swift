@@ -22,7 +22,8 @@ extension AccountStore {
     /// (``PushBatcher``); each is still answered only once it is committed, by its deadline from
     /// `arrived` (when its request came).
     public func push(
-        app: String, account: String, _ batch: PushBatch, tokenIssuedAt: Double? = nil, subjectNames: [String] = [],
+        app: String, account: String, _ batch: PushBatch, tokenIssuedAt: Double? = nil,
+        subjectNames: [String] = [],
         arrived: ContinuousClock.Instant = .now
     ) async throws -> PushAck? {
         // The app's tracking plan is a read, so on the server (a store batching pushes) it counts
@@ -32,12 +33,16 @@ extension AccountStore {
         // none on its read either.
         let plans = plans
         let unsplit = PushRequest(
-            app: app, account: account, batch: batch, tokenIssuedAt: tokenIssuedAt, subjectNames: subjectNames)
+            app: app, account: account, batch: batch, tokenIssuedAt: tokenIssuedAt, subjectNames: subjectNames
+        )
         guard let batcher else {
-            return try await PushWriter(client: client, logger: logger).one(try await plans.split(unsplit, within: .seconds(600)))
+            return try await PushWriter(client: client, logger: logger).one(
+                try await plans.split(unsplit, within: .seconds(600)))
         }
         // Nearly always the plan is held and fresh: no read, so nothing to bound.
-        if let request = plans.splitWithoutReading(unsplit) { return try await batcher.push(request, arrived: arrived) }
+        if let request = plans.splitWithoutReading(unsplit) {
+            return try await batcher.push(request, arrived: arrived)
+        }
         let request = try await plans.split(unsplit, within: batcher.maximumWait)
         return try await batcher.push(request, arrived: arrived)
     }
@@ -96,8 +101,9 @@ struct PushStatement<Shape: PushShape>: PostgresPreparedStatement {
         bindings.appendItemColumns(items)
         let facts = FactRows(items, kept: keptFactIndexes)
         bindings.appendFactColumns(facts)
-        let flows = records.keys.sorted()
-        let values = flows.map { records[$0]! }
+        let sorted = records.sorted { $0.key < $1.key }
+        let flows = sorted.map(\.key)
+        let values = sorted.map(\.value)
         bindings.append(flows)
         bindings.appendRecordColumns(values)
         if Shape.keepsFactsApart { bindings.appendUnplannedColumns(unplanned) }
@@ -109,7 +115,8 @@ struct PushStatement<Shape: PushShape>: PostgresPreparedStatement {
             (Int64, Bool, String?, Int64?, String?, String?, Int64?, String?).self)
         return Row(
             applied: Int(count), revoked: revoked,
-            record: PushSQL.record(flow: flow, epoch: epoch, standing: standing, version: version, at: at, device: device))
+            record: PushSQL.record(
+                flow: flow, epoch: epoch, standing: standing, version: version, at: at, device: device))
     }
 }
 
@@ -180,7 +187,6 @@ enum PushSQL {
         """
     }
 
-
     /// The join as an upsert's conflict clause, shared with ``PushBatchStatement``: every column
     /// is the excluded row's when its order key is greater, else the held row's.
     static let mergeUpsert = """
@@ -205,9 +211,13 @@ enum PushSQL {
     static func record(
         flow: String?, epoch: Int64?, standing: String?, version: String?, at: Int64?, device: String?
     ) -> (String, AccountFlowRecord)? {
-        guard let flow, let epoch, let standing = standing.flatMap(AccountFlowRecord.Standing.init), let at, let device
+        guard let flow, let epoch, let standing = standing.flatMap(AccountFlowRecord.Standing.init), let at,
+            let device
         else { return nil }
-        return (flow, AccountFlowRecord(epoch: Int(epoch), standing: standing, version: version, at: at, device: device))
+        return (
+            flow,
+            AccountFlowRecord(epoch: Int(epoch), standing: standing, version: version, at: at, device: device)
+        )
     }
 }
 
@@ -295,7 +305,8 @@ struct FactRows {
             for (index, fact) in item.facts.enumerated() {
                 let object = fact.objectValue ?? [:]
                 seqs.append(item.seq)
-                indexes.append(positions.flatMap { $0.indices.contains(index) ? $0[index] : nil } ?? Int64(index))
+                indexes.append(
+                    positions.flatMap { $0.indices.contains(index) ? $0[index] : nil } ?? Int64(index))
                 kinds.append(object["fact"]?.stringValue ?? "")
                 flows.append(object["flow"]?.stringValue ?? "")
                 steps.append(object["step"]?.stringValue ?? "")
@@ -307,7 +318,6 @@ struct FactRows {
         }
     }
 }
-
 
 extension AccountStore {
     /// Whether a push arriving now would be taken into the queue (false: it would be shed at once).

@@ -1,10 +1,10 @@
 import AccountSync
 import Foundation
-import ServerInsights
-import TourCodec
 import Logging
 import PostgresNIO
 import ServerDatabase
+import ServerInsights
+import TourCodec
 import TourCore
 
 /// The server's PostgreSQL: pushed journal rows and their facts, and each account's merged record
@@ -35,7 +35,8 @@ public struct AccountStore: Sendable {
     /// `reads`, when given, is where its reads run (the server's read-only pool, or a replica's);
     /// else each read is a `READ ONLY` transaction on `client`.
     public init(
-        client: PostgresClient, reads: ReadOnlyDatabase? = nil, logger: Logger, batchingPushes writers: Int? = nil,
+        client: PostgresClient, reads: ReadOnlyDatabase? = nil, logger: Logger,
+        batchingPushes writers: Int? = nil,
         pushClient: PostgresClient? = nil, pushQueue: Int? = nil, pushWait: Duration = .milliseconds(1500),
         pushStatementLimit: Duration = .milliseconds(2500), writeBounds: WritableDatabase.Bounds = .init()
     ) {
@@ -46,7 +47,8 @@ public struct AccountStore: Sendable {
         plans = TrackingPlans(reads: self.reads)
         batcher = writers.map {
             PushBatcher(
-                writer: PushWriter(client: pushClient ?? client, logger: logger), writers: $0, maximumQueued: pushQueue,
+                writer: PushWriter(client: pushClient ?? client, logger: logger), writers: $0,
+                maximumQueued: pushQueue,
                 maximumWait: pushWait, statementLimit: pushStatementLimit)
         }
     }
@@ -65,7 +67,8 @@ public struct AccountStore: Sendable {
     public func tokenCutoff(app: String, names: [String]) async throws -> Double? {
         try await reads.read { connection, logger in
             let rows = try await connection.query(
-                "SELECT max(not_before) FROM token_cutoffs WHERE app = \(app) AND account = ANY(\(names))", logger: logger)
+                "SELECT max(not_before) FROM token_cutoffs WHERE app = \(app) AND account = ANY(\(names))",
+                logger: logger)
             for try await notBefore in rows.decode(Double?.self) { return notBefore }
             return nil
         }
@@ -82,7 +85,8 @@ public struct AccountStore: Sendable {
         return try await writes.write { connection, logger in
             // Pushes of the account in flight commit first; later ones see the cut-off.
             try await SubjectFence.close(app: app, subject: account, on: connection, logger: logger)
-            return try await Self.setCutoff(app: app, named: name, at: time, on: connection, logger: logger, audit: audit)
+            return try await Self.setCutoff(
+                app: app, named: name, at: time, on: connection, logger: logger, audit: audit)
         }
     }
 
@@ -93,7 +97,8 @@ public struct AccountStore: Sendable {
     public func pseudonymizeCutoffs(with tokens: TokenSigner) async throws -> Int {
         try await writes.write { connection, logger in
             let rows = try await connection.query(
-                "SELECT app, account, not_before FROM token_cutoffs WHERE account NOT LIKE 'hmac:%'", logger: logger)
+                "SELECT app, account, not_before FROM token_cutoffs WHERE account NOT LIKE 'hmac:%'",
+                logger: logger)
             var clear: [(app: String, subject: String, notBefore: Double)] = []
             for try await row in rows.decode((String, String, Double).self) { clear.append(row) }
             for (app, subject, notBefore) in clear {
@@ -191,14 +196,16 @@ public struct AccountStore: Sendable {
                     AppReport.Step(step: step, index: Int(index), accounts: Int(accounts)))
             }
             let totals = try await connection.query(
-                "SELECT kind, sum(subjects)::bigint FROM insight_totals WHERE app = \(app) GROUP BY kind", logger: logger)
+                "SELECT kind, sum(subjects)::bigint FROM insight_totals WHERE app = \(app) GROUP BY kind",
+                logger: logger)
             var accounts = 0
             var devices = 0
             for try await (kind, count) in totals.decode((String, Int64).self) {
                 if kind == "account" { accounts = Int(count) } else { devices = Int(count) }
             }
             var report = AppReport(
-                app: app, accounts: accounts, devices: devices, flows: flows.values.sorted { $0.flow < $1.flow })
+                app: app, accounts: accounts, devices: devices,
+                flows: flows.values.sorted { $0.flow < $1.flow })
             do {
                 report.unplanned = try await Self.unplanned(app: app, on: connection, logger: logger)
             } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42P01" {
@@ -210,11 +217,15 @@ public struct AccountStore: Sendable {
 
     /// Facts no catalog of `app` declares (the dashboard's app page lists them).
     public func unplanned(app: String) async throws -> [AppReport.Unplanned] {
-        try await reads.read(within: ReadOnlyDatabase.reportDeadline) { try await Self.unplanned(app: app, on: $0, logger: $1) }
+        try await reads.read(within: ReadOnlyDatabase.reportDeadline) {
+            try await Self.unplanned(app: app, on: $0, logger: $1)
+        }
     }
 
     /// Facts no catalog of `app` declares, by flow, step and kind (most recent first, at most 200).
-    static func unplanned(app: String, on connection: PostgresConnection, logger: Logger) async throws -> [AppReport.Unplanned] {
+    static func unplanned(app: String, on connection: PostgresConnection, logger: Logger) async throws
+        -> [AppReport.Unplanned]
+    {
         var rows: [AppReport.Unplanned] = []
         let query = try await connection.query(
             """
@@ -227,7 +238,8 @@ public struct AccountStore: Sendable {
         {
             rows.append(
                 AppReport.Unplanned(
-                    flow: flow, step: step, kind: kind, subjects: Int(subjects), devices: Int(devices), facts: Int(facts),
+                    flow: flow, step: step, kind: kind, subjects: Int(subjects), devices: Int(devices),
+                    facts: Int(facts),
                     firstAt: first, lastAt: last))
         }
         return rows
@@ -281,7 +293,8 @@ public struct AccountStore: Sendable {
                 devices = Int(d)
             }
             return AppReport(
-                app: app, accounts: accounts, devices: devices, flows: flows.values.sorted { $0.flow < $1.flow })
+                app: app, accounts: accounts, devices: devices,
+                flows: flows.values.sorted { $0.flow < $1.flow })
         }
     }
 }

@@ -24,7 +24,8 @@ public struct CatalogDrafts: Sendable {
     /// Reads and writes through one pool (tools, tests).
     public init(client: PostgresClient, logger: Logger) {
         self.init(
-            writes: WritableDatabase(client: client, logger: logger), reads: ReadOnlyDatabase(sharing: client, logger: logger),
+            writes: WritableDatabase(client: client, logger: logger),
+            reads: ReadOnlyDatabase(sharing: client, logger: logger),
             logger: logger)
     }
 
@@ -64,7 +65,7 @@ public struct CatalogDrafts: Sendable {
             note TEXT NOT NULL,
             PRIMARY KEY (app, draft, revision)
         )
-        """,
+        """
     ]
 
     /// v25: a draft's name, one per draft (not per revision): a rename is no revision.
@@ -76,7 +77,7 @@ public struct CatalogDrafts: Sendable {
             name TEXT NOT NULL,
             PRIMARY KEY (app, draft)
         )
-        """,
+        """
     ]
 
     /// The longest name a draft takes.
@@ -90,12 +91,14 @@ public struct CatalogDrafts: Sendable {
 
     static func revisions(_ rows: PostgresRowSequence) async throws -> [Revision] {
         var revisions: [Revision] = []
-        for try await (app, draft, revision, version, document, basedOn, author, savedAt, note) in rows.decode(
-            (String, Int64, Int64, Int64, String, Int64, String, Double, String).self)
+        for try await (app, draft, revision, version, document, basedOn, author, savedAt, note)
+            in rows.decode(
+                (String, Int64, Int64, Int64, String, Int64, String, Double, String).self)
         {
             revisions.append(
                 Revision(
-                    app: app, draft: Int(draft), revision: Int(revision), document: document, version: Int(version),
+                    app: app, draft: Int(draft), revision: Int(revision), document: document,
+                    version: Int(version),
                     basedOn: Int(basedOn), author: author, savedAt: savedAt, note: note))
         }
         return revisions
@@ -139,9 +142,12 @@ public struct CatalogDrafts: Sendable {
     }
 
     /// Holds one draft's lock to the transaction's end: its saves, renames and deletion one at a time.
-    static func lockDraft(app: String, draft: Int, on connection: PostgresConnection, logger: Logger) async throws {
+    static func lockDraft(app: String, draft: Int, on connection: PostgresConnection, logger: Logger)
+        async throws
+    {
         try await connection.query(
-            "SELECT pg_advisory_xact_lock(hashtext('catalog_drafts/' || \(app) || '/' || \(String(draft))))", logger: logger)
+            "SELECT pg_advisory_xact_lock(hashtext('catalog_drafts/' || \(app) || '/' || \(String(draft))))",
+            logger: logger)
     }
 
     /// The names of `app`'s drafts that have one.
@@ -156,17 +162,21 @@ public struct CatalogDrafts: Sendable {
     }
 
     /// Names a draft (an empty name takes the name away); audited. False when there is no such draft.
-    public func rename(app: String, draft: Int, to name: String, by actor: Actor, at time: Double) async throws -> Bool {
+    public func rename(app: String, draft: Int, to name: String, by actor: Actor, at time: Double)
+        async throws -> Bool
+    {
         try await writes.write { connection, logger in
             try await Self.lockDraft(app: app, draft: draft, on: connection, logger: logger)
             var exists = false
             for try await _ in try await connection.query(
-                "SELECT 1 FROM catalog_drafts WHERE app = \(app) AND draft = \(Int64(draft)) LIMIT 1", logger: logger
+                "SELECT 1 FROM catalog_drafts WHERE app = \(app) AND draft = \(Int64(draft)) LIMIT 1",
+                logger: logger
             ).decode(Int32.self) { exists = true }
             guard exists else { return false }
             if name.isEmpty {
                 try await connection.query(
-                    "DELETE FROM catalog_draft_names WHERE app = \(app) AND draft = \(Int64(draft))", logger: logger)
+                    "DELETE FROM catalog_draft_names WHERE app = \(app) AND draft = \(Int64(draft))",
+                    logger: logger)
             } else {
                 try await connection.query(
                     """
@@ -175,8 +185,10 @@ public struct CatalogDrafts: Sendable {
                     """, logger: logger)
             }
             try await AuditLog.append(
-                .init(at: time, actor: actor, app: app, action: "catalog.draft-renamed", target: "draft \(draft)",
-                      details: ["name": .string(name)]),
+                .init(
+                    at: time, actor: actor, app: app, action: "catalog.draft-renamed",
+                    target: "draft \(draft)",
+                    details: ["name": .string(name)]),
                 on: connection, logger: logger)
             return true
         }
@@ -205,23 +217,29 @@ public struct CatalogDrafts: Sendable {
 
     /// Deletes a draft with every revision, if `after` is still its newest revision (the page the
     /// person confirmed on showed all of it); audited. Its number is not given to another draft.
-    public func delete(app: String, draft: Int, after: Int, by actor: Actor, at time: Double) async throws -> Deleted {
+    public func delete(app: String, draft: Int, after: Int, by actor: Actor, at time: Double) async throws
+        -> Deleted
+    {
         try await writes.write { connection, logger in
             // The same lock as a save: a save and a deletion of one draft one after the other.
             try await Self.lockDraft(app: app, draft: draft, on: connection, logger: logger)
             var newest: Int?
             for try await revision in try await connection.query(
-                "SELECT max(revision) FROM catalog_drafts WHERE app = \(app) AND draft = \(Int64(draft))", logger: logger
+                "SELECT max(revision) FROM catalog_drafts WHERE app = \(app) AND draft = \(Int64(draft))",
+                logger: logger
             ).decode(Int64?.self) { newest = revision.map(Int.init) }
             guard let newest else { return .noSuchDraft }
             guard newest == after else { return .stale(newest: newest) }
             try await connection.query(
                 "DELETE FROM catalog_drafts WHERE app = \(app) AND draft = \(Int64(draft))", logger: logger)
             try await connection.query(
-                "DELETE FROM catalog_draft_names WHERE app = \(app) AND draft = \(Int64(draft))", logger: logger)
+                "DELETE FROM catalog_draft_names WHERE app = \(app) AND draft = \(Int64(draft))",
+                logger: logger)
             try await AuditLog.append(
-                .init(at: time, actor: actor, app: app, action: "catalog.draft-deleted", target: "draft \(draft)",
-                      details: ["revisions": .int(newest)]),
+                .init(
+                    at: time, actor: actor, app: app, action: "catalog.draft-deleted",
+                    target: "draft \(draft)",
+                    details: ["revisions": .int(newest)]),
                 on: connection, logger: logger)
             return .deleted(revisions: newest)
         }
@@ -234,7 +252,8 @@ public struct CatalogDrafts: Sendable {
     ) async throws -> Revision? {
         return try await writes.write { connection, logger in
             // One draft number at a time per app (the audit lock would serialise them anyway).
-            try await connection.query("SELECT pg_advisory_xact_lock(hashtext('catalog_drafts' || \(app)))", logger: logger)
+            try await connection.query(
+                "SELECT pg_advisory_xact_lock(hashtext('catalog_drafts' || \(app)))", logger: logger)
             var (draft, drafts) = (1, 0)
             // A deleted draft's number is never given again: the audit trail names drafts by it.
             for try await (newest, count) in try await connection.query(
@@ -255,11 +274,14 @@ public struct CatalogDrafts: Sendable {
                 VALUES (\(app), \(Int64(draft)), 1, \(Int64(version)), \(document), \(Int64(basedOn)), \(actor.name), \(time), \(note))
                 """, logger: logger)
             try await AuditLog.append(
-                .init(at: time, actor: actor, app: app, action: "catalog.draft-started", target: "draft \(draft)",
-                      details: ["basedOn": .int(basedOn)]),
+                .init(
+                    at: time, actor: actor, app: app, action: "catalog.draft-started",
+                    target: "draft \(draft)",
+                    details: ["basedOn": .int(basedOn)]),
                 on: connection, logger: logger)
             return Revision(
-                app: app, draft: draft, revision: 1, document: document, version: version, basedOn: basedOn, author: actor.name,
+                app: app, draft: draft, revision: 1, document: document, version: version, basedOn: basedOn,
+                author: actor.name,
                 savedAt: time, note: note)
         }
     }
@@ -303,8 +325,9 @@ public struct CatalogDrafts: Sendable {
                     \(Int64(newest.basedOn)), \(actor.name), \(time), \(note))
                 """, logger: logger)
             try await AuditLog.append(
-                .init(at: time, actor: actor, app: app, action: "catalog.draft-saved", target: "draft \(draft)",
-                      details: ["revision": .int(revision), "change": .string(note)]),
+                .init(
+                    at: time, actor: actor, app: app, action: "catalog.draft-saved", target: "draft \(draft)",
+                    details: ["revision": .int(revision), "change": .string(note)]),
                 on: connection, logger: logger)
             return .saved(
                 Revision(

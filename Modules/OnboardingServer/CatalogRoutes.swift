@@ -20,13 +20,19 @@ extension Routes {
                     let claims = try deviceClaims(context, app: app)
                     try await refuseIfSignedOut(claims, app: app, account: claims.subject)
                 }
-                let (live, keys) = (try await catalogs.live(app: app), try await controlPlane.keys.all(app: app))
+                let (live, keys) = (
+                    try await catalogs.live(app: app), try await controlPlane.keys.all(app: app)
+                )
                 let statuses = keys.map { PublicationKeyStatus(id: $0.key.id, retiredAt: $0.key.retiredAt) }
                 let tag = Self.entityTag(live, keys: statuses)
-                if let given = request.headers[.ifNoneMatch], given.split(separator: ",").contains(where: {
-                    $0.trimmingCharacters(in: .whitespaces) == tag
-                }) {
-                    return Response(status: .notModified, headers: [.eTag: tag, .cacheControl: "private, max-age=\(publicationMaxAge)"])
+                if let given = request.headers[.ifNoneMatch],
+                    given.split(separator: ",").contains(where: {
+                        $0.trimmingCharacters(in: .whitespaces) == tag
+                    })
+                {
+                    return Response(
+                        status: .notModified,
+                        headers: [.eTag: tag, .cacheControl: "private, max-age=\(publicationMaxAge)"])
                 }
                 let body: TourValue = [
                     "app": .string(app), "entityTag": .string(tag),
@@ -54,15 +60,22 @@ extension Routes {
                 let actor = try staff(request, context, app: app, role: .publisher, to: "publishing")
                 var request = request
                 let body = try await Self.body(&request)
-                let publication: (text: String, rollout: Int, signatures: [CatalogSignature], guarded: GuardedRollout.Plan?)
+                let publication:
+                    (
+                        text: String, rollout: Int, signatures: [CatalogSignature],
+                        guarded: GuardedRollout.Plan?
+                    )
                 do {
-                    let reader = try TourValueReader(TourValue(jsonUTF8: body.readableBytesView), as: "publication")
+                    let reader = try TourValueReader(
+                        TourValue(jsonUTF8: body.readableBytesView), as: "publication")
                     guard let document = reader.value("document") else {
-                        throw DecodingError.keyNotFound(MemberKey("document"), .init(codingPath: [], debugDescription: "no document"))
+                        throw DecodingError.keyNotFound(
+                            MemberKey("document"), .init(codingPath: [], debugDescription: "no document"))
                     }
                     publication.text = try document.stringValue ?? document.jsonText()
                     publication.rollout = try reader.int("rollout")
-                    publication.signatures = reader.value("signatures") == nil ? [] : try reader.list("signatures")
+                    publication.signatures =
+                        reader.value("signatures") == nil ? [] : try reader.list("signatures")
                     publication.guarded = try reader.value("guarded").map(Self.guardedPlan)
                 } catch let error as APIError {
                     throw error
@@ -73,10 +86,13 @@ extension Routes {
                 }
                 return try await idempotent(request, body: body, caller: actor.caller) {
                     let outcome = try await catalogs.publish(
-                        app: app, text: publication.text, rollout: publication.rollout, signatures: publication.signatures,
+                        app: app, text: publication.text, rollout: publication.rollout,
+                        signatures: publication.signatures,
                         guarded: publication.guarded, by: actor, at: Date().timeIntervalSince1970)
                     switch outcome {
-                    case .stored(let entry): return try Self.written(["publication": entry.tourValue] as TourValue, status: .created)
+                    case .stored(let entry):
+                        return try Self.written(
+                            ["publication": entry.tourValue] as TourValue, status: .created)
                     case .refused(let problems): throw Self.refusal(problems)
                     }
                 }
@@ -89,10 +105,12 @@ extension Routes {
                 let actor = try staff(request, context, app: app, role: .publisher, to: "withdrawing")
                 let version = try Self.version(context)
                 return try await idempotent(request, caller: actor.caller) {
-                    let withdrawn = try await catalogs.withdraw(app: app, version: version, by: actor, at: Date().timeIntervalSince1970)
+                    let withdrawn = try await catalogs.withdraw(
+                        app: app, version: version, by: actor, at: Date().timeIntervalSince1970)
                     guard let withdrawn else {
                         throw APIError(
-                            status: .notFound, code: "not_found", message: "\(app) has no live publication of version \(version)")
+                            status: .notFound, code: "not_found",
+                            message: "\(app) has no live publication of version \(version)")
                     }
                     return try Self.written(["publication": withdrawn.tourValue] as TourValue)
                 }
@@ -107,7 +125,8 @@ extension Routes {
                 var list: [TourValue] = []
                 for record in try await rollouts.all(app: app) {
                     var object = record.tourValue.objectValue ?? [:]
-                    object["looks"] = .list(try await rollouts.looks(app: app, version: record.version).map(\.tourValue))
+                    object["looks"] = .list(
+                        try await rollouts.looks(app: app, version: record.version).map(\.tourValue))
                     list.append(.object(object))
                 }
                 return Self.json(["app": .string(app), "rollouts": .list(list)] as TourValue)
@@ -117,17 +136,29 @@ extension Routes {
         router.post("/v1/apps/:app/rollouts/:version/:command") { request, context in
             await answer {
                 let app = try Self.name(context, "app")
-                let actor = try staff(request, context, app: app, role: .publisher, to: "steering a guarded rollout")
+                let actor = try staff(
+                    request, context, app: app, role: .publisher, to: "steering a guarded rollout")
                 let version = try Self.version(context)
-                guard let command = context.parameters.get("command").flatMap(GuardedRollout.Command.init(rawValue:)) else {
-                    throw APIError(status: .notFound, code: "not_found", message: "a guarded rollout's commands are pause, resume and end")
+                guard
+                    let command = context.parameters.get("command").flatMap(
+                        GuardedRollout.Command.init(rawValue:))
+                else {
+                    throw APIError(
+                        status: .notFound, code: "not_found",
+                        message: "a guarded rollout's commands are pause, resume and end")
                 }
                 return try await idempotent(request, caller: actor.caller) {
-                    switch try await guardedRollouts.command(command, app: app, version: version, by: actor, at: Date().timeIntervalSince1970) {
-                    case .applied(let record): return try Self.written(["rollout": record.tourValue] as TourValue)
+                    switch try await guardedRollouts.command(
+                        command, app: app, version: version, by: actor, at: Date().timeIntervalSince1970)
+                    {
+                    case .applied(let record):
+                        return try Self.written(["rollout": record.tourValue] as TourValue)
                     case .missing:
-                        throw APIError(status: .notFound, code: "not_found", message: "\(app) has no guarded rollout of version \(version)")
-                    case .refused(let message): throw APIError(status: .conflict, code: "rollout_state", message: message)
+                        throw APIError(
+                            status: .notFound, code: "not_found",
+                            message: "\(app) has no guarded rollout of version \(version)")
+                    case .refused(let message):
+                        throw APIError(status: .conflict, code: "rollout_state", message: message)
                     }
                 }
             }
@@ -142,7 +173,9 @@ extension Routes {
         return version
     }
 
-    var guardedRollouts: GuardedRollouts { GuardedRollouts(writes: catalogs.writes, reads: catalogs.reads, logger: logger) }
+    var guardedRollouts: GuardedRollouts {
+        GuardedRollouts(writes: catalogs.writes, reads: catalogs.reads, logger: logger)
+    }
 
     static let guardedShape =
         "{\"stages\": [5, 25, 50, 100], \"guard\": \"completion:-2pp\" or \"step:STEP:-1pp\", \"flow\": FLOW (default: the first), "
@@ -152,13 +185,16 @@ extension Routes {
     static func guardedPlan(_ value: TourValue) throws -> GuardedRollout.Plan {
         let reader = try TourValueReader(value, as: "guarded rollout")
         let stages = try reader.values("stages").map { value in
-            guard let stage = value.intValue else { throw APIError.invalid("the stages are whole percentages, as [5, 25, 50, 100]") }
+            guard let stage = value.intValue else {
+                throw APIError.invalid("the stages are whole percentages, as [5, 25, 50, 100]")
+            }
             return stage
         }
         let flow = try reader.optionalString("flow") ?? ""
         let text = try reader.string("guard")
         guard let guardrail = GuardedRollout.Guardrail(text, flow: flow) else {
-            throw APIError.invalid("the guard is \(GuardedRollout.Guardrail.grammar); got '\(text.prefix(100))'")
+            throw APIError.invalid(
+                "the guard is \(GuardedRollout.Guardrail.grammar); got '\(text.prefix(100))'")
         }
         let plan = GuardedRollout.Plan(
             stages: stages, minimumSeconds: try reader.optionalDouble("stageMinimumSeconds") ?? 86_400,
@@ -171,7 +207,8 @@ extension Routes {
     static func refusal(_ problems: [String]) -> APIError {
         APIError(
             status: .unprocessableContent, code: "catalog_refused",
-            message: "the document is refused, nothing changed (\(problems.count) problem\(problems.count == 1 ? "" : "s")): "
+            message:
+                "the document is refused, nothing changed (\(problems.count) problem\(problems.count == 1 ? "" : "s")): "
                 + problems.joined(separator: "; "))
     }
 
@@ -183,7 +220,8 @@ extension Routes {
                 let signatures = entry.signatures.map { "\($0.key)=\($0.signature)" }.joined(separator: "+")
                 return "\(entry.version):\(entry.fingerprint):\(entry.rollout):\(signatures)"
             }
-            .joined(separator: ",") + "|" + keys.map { "\($0.id):\($0.retiredAt.map { String($0) } ?? "")" }.joined(separator: ",")
+            .joined(separator: ",") + "|"
+            + keys.map { "\($0.id):\($0.retiredAt.map { String($0) } ?? "")" }.joined(separator: ",")
         return "\"" + SHA256Hasher.hex(identity.utf8) + "\""
     }
 }

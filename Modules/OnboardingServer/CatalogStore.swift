@@ -25,7 +25,8 @@ public struct CatalogStore: Sendable {
     /// Reads and writes through one pool (tools, tests).
     public init(client: PostgresClient, logger: Logger) {
         self.init(
-            writes: WritableDatabase(client: client, logger: logger), reads: ReadOnlyDatabase(sharing: client, logger: logger),
+            writes: WritableDatabase(client: client, logger: logger),
+            reads: ReadOnlyDatabase(sharing: client, logger: logger),
             logger: logger)
     }
 
@@ -62,15 +63,19 @@ public struct CatalogStore: Sendable {
 
     /// Every document of the app, oldest version first.
     public func all(app: String) async throws -> [Entry] {
-        try await reads.read { connection, logger in try await Self.all(app: app, on: connection, logger: logger) }
+        try await reads.read { connection, logger in
+            try await Self.all(app: app, on: connection, logger: logger)
+        }
     }
 
     /// The live publications devices choose from: not withdrawn, reaching someone, newest first,
     /// at most ``maximumLive`` (a bound on what a device's pull costs).
     public func live(app: String) async throws -> [Entry] {
         Array(
-            try await all(app: app).filter { $0.source == .published && $0.withdrawnAt == nil && $0.rollout > 0 }
-                .sorted { $0.version > $1.version }.prefix(Self.maximumLive))
+            try await all(app: app).filter {
+                $0.source == .published && $0.withdrawnAt == nil && $0.rollout > 0
+            }
+            .sorted { $0.version > $1.version }.prefix(Self.maximumLive))
     }
 
     /// The newest live publications served (devices keep as many).
@@ -83,15 +88,18 @@ public struct CatalogStore: Sendable {
             FROM catalogs WHERE app = \(app) ORDER BY version
             """, logger: logger)
         var entries: [Entry] = []
-        for try await (version, source, fingerprint, rollout, at, by, withdrawn, document, signatures) in rows.decode(
-            (Int64, String, String, Int32, Double, String, Double?, String, String).self)
+        for try await (version, source, fingerprint, rollout, at, by, withdrawn, document, signatures)
+            in rows.decode(
+                (Int64, String, String, Int32, Double, String, Double?, String, String).self)
         {
             entries.append(
                 Entry(
                     app: app, version: Int(version), source: Entry.Source(rawValue: source) ?? .published,
-                    fingerprint: fingerprint, rollout: Int(rollout), recordedAt: at, recordedBy: by, withdrawnAt: withdrawn,
+                    fingerprint: fingerprint, rollout: Int(rollout), recordedAt: at, recordedBy: by,
+                    withdrawnAt: withdrawn,
                     document: document,
-                    signatures: (try? TourValue(jsonText: signatures).listValue?.map(CatalogSignature.init(tourValue:))) ?? []))
+                    signatures: (try? TourValue(jsonText: signatures).listValue?.map(
+                        CatalogSignature.init(tourValue:))) ?? []))
         }
         return entries
     }
@@ -100,7 +108,8 @@ public struct CatalogStore: Sendable {
 
     /// Registers the catalog compiled into a binary of the app (`APP catalog --json`): what later
     /// publications are checked against. Registering the same document again changes nothing.
-    public func register(app: String, text: String, by actor: Actor, at time: Double) async throws -> Outcome {
+    public func register(app: String, text: String, by actor: Actor, at time: Double) async throws -> Outcome
+    {
         if let tooLarge = Self.sizeProblem(text) { return .refused([tooLarge]) }
         return try await write(app: app) { connection, existing in
             // A compiled catalog is held to its own vocabulary: it is what a binary declares.
@@ -108,7 +117,9 @@ public struct CatalogStore: Sendable {
             let check = PublicationCheck(
                 text: text, app: app, earlier: Self.recorded(existing, before: document?.catalog.version),
                 vocabulary: document?.vocabulary ?? CatalogDeclarations(), keeper: .server)
-            return try await store(check, source: .compiled, rollout: 0, signatures: [], by: actor, at: time, existing, connection)
+            return try await store(
+                check, source: .compiled, rollout: 0, signatures: [], by: actor, at: time, existing,
+                connection)
         }
     }
 
@@ -137,10 +148,13 @@ public struct CatalogStore: Sendable {
     /// document's first. A version under a running or paused guard is not raised or lowered by
     /// hand: a person pauses or ends the guard first, or withdraws the publication.
     public func publish(
-        app: String, text: String, rollout: Int, signatures: [CatalogSignature], guarded: GuardedRollout.Plan? = nil,
+        app: String, text: String, rollout: Int, signatures: [CatalogSignature],
+        guarded: GuardedRollout.Plan? = nil,
         by actor: Actor, at time: Double
     ) async throws -> Outcome {
-        guard (0...100).contains(rollout) else { return .refused(["the rollout is a percentage, 0 to 100 (got \(rollout))"]) }
+        guard (0...100).contains(rollout) else {
+            return .refused(["the rollout is a percentage, 0 to 100 (got \(rollout))"])
+        }
         if let tooLarge = Self.sizeProblem(text) { return .refused([tooLarge]) }
         return try await write(app: app) { connection, existing in
             guard let check = Self.check(text, app: app, existing: existing) else {
@@ -151,7 +165,9 @@ public struct CatalogStore: Sendable {
             }
             let version = check.document?.catalog.version
             let guards = try await GuardedRollouts.all(app: app, on: connection, logger: logger)
-            if let held = guards.first(where: { $0.version == version && [.running, .paused].contains($0.value.status) }) {
+            if let held = guards.first(where: {
+                $0.version == version && [.running, .paused].contains($0.value.status)
+            }) {
                 return .refused([
                     "version \(held.version) of \(app) is under a guarded rollout (\(held.value.status.rawValue), at \(held.value.percent)%), "
                         + "which sets its rollout: end the guard first (`onboarding-server rollout end --app \(app) --version \(held.version)`)"
@@ -159,23 +175,28 @@ public struct CatalogStore: Sendable {
             }
             guard let guarded else {
                 return try await store(
-                    check, source: .published, rollout: rollout, signatures: signatures, by: actor, at: time, existing, connection)
+                    check, source: .published, rollout: rollout, signatures: signatures, by: actor, at: time,
+                    existing, connection)
             }
             let planned = Self.guardedPlan(guarded, check: check, existing: existing)
             guard planned.problems.isEmpty else { return .refused(planned.problems) }
             let outcome = try await store(
-                check, source: .published, rollout: planned.plan.stages[0], signatures: signatures, by: actor, at: time, existing,
+                check, source: .published, rollout: planned.plan.stages[0], signatures: signatures, by: actor,
+                at: time, existing,
                 connection)
             guard case .stored(let entry) = outcome else { return outcome }
             try await GuardedRollouts.insert(
                 GuardedRollouts.Record(
-                    app: app, version: entry.version, baseline: planned.baseline, startedAt: time, updatedAt: time,
+                    app: app, version: entry.version, baseline: planned.baseline, startedAt: time,
+                    updatedAt: time,
                     value: GuardedRollout(plan: planned.plan, at: time)), on: connection, logger: logger)
             try await AuditLog.append(
                 .init(
-                    at: time, actor: actor, app: app, action: "rollout.guarded", target: "version \(entry.version)",
+                    at: time, actor: actor, app: app, action: "rollout.guarded",
+                    target: "version \(entry.version)",
                     details: [
-                        "stages": .list(planned.plan.stages.map { .int($0) }), "guard": .string(planned.plan.guardrail.text),
+                        "stages": .list(planned.plan.stages.map { .int($0) }),
+                        "guard": .string(planned.plan.guardrail.text),
                         "flow": .string(planned.plan.guardrail.flow), "baseline": .int(planned.baseline),
                         "stageMinimumSeconds": .double(planned.plan.minimumSeconds),
                         "stageMinimumSubjects": .int(planned.plan.minimumSubjects),
@@ -191,13 +212,19 @@ public struct CatalogStore: Sendable {
     ) -> (plan: GuardedRollout.Plan, baseline: Int, problems: [String]) {
         guard let catalog = check.document?.catalog else { return (asked, 0, check.problems) }
         var plan = asked
-        if plan.guardrail.flow.isEmpty, let first = catalog.flows.first { plan.guardrail.flow = first.id.rawValue }
+        if plan.guardrail.flow.isEmpty, let first = catalog.flows.first {
+            plan.guardrail.flow = first.id.rawValue
+        }
         var problems = plan.problems
         if existing.contains(where: { $0.version == catalog.version }) {
-            problems.append("version \(catalog.version) of \(catalog.app) is stored already: a guarded rollout starts with a new version")
+            problems.append(
+                "version \(catalog.version) of \(catalog.app) is stored already: a guarded rollout starts with a new version"
+            )
         }
         if let flow = catalog.flows.first(where: { $0.id.rawValue == plan.guardrail.flow }) {
-            if case .step(let step) = plan.guardrail.metric, !flow.steps.contains(where: { $0.id.rawValue == step }) {
+            if case .step(let step) = plan.guardrail.metric,
+                !flow.steps.contains(where: { $0.id.rawValue == step })
+            {
                 problems.append(
                     "the guardrail's step \(step) is not a step of \(flow.id.rawValue) (its steps: "
                         + "\(flow.steps.map(\.id.rawValue).joined(separator: ", ")))")
@@ -208,10 +235,13 @@ public struct CatalogStore: Sendable {
                     + "\(catalog.flows.map(\.id.rawValue).joined(separator: ", ")))")
         }
         let baseline = existing.filter {
-            $0.version < catalog.version && ($0.source == .compiled || ($0.withdrawnAt == nil && $0.rollout > 0))
+            $0.version < catalog.version
+                && ($0.source == .compiled || ($0.withdrawnAt == nil && $0.rollout > 0))
         }.map(\.version).max()
         if baseline == nil {
-            problems.append("no earlier version of \(catalog.app) is live, so there is nothing to guard against: publish it without stages")
+            problems.append(
+                "no earlier version of \(catalog.app) is live, so there is nothing to guard against: publish it without stages"
+            )
         }
         return (plan, baseline ?? 0, problems)
     }
@@ -226,21 +256,27 @@ public struct CatalogStore: Sendable {
         else { return nil }
         let version = (try? CatalogDocument(text: text))?.catalog.version
         return PublicationCheck(
-            text: text, app: app, earlier: recorded(existing, before: version), vocabulary: vocabulary, keeper: .server)
+            text: text, app: app, earlier: recorded(existing, before: version), vocabulary: vocabulary,
+            keeper: .server)
     }
 
     /// Withdraws a publication (a rollback): devices stop choosing it on their next pull, and a run
     /// on a step it added goes by its flow's declared policy. Nil when no such publication is live.
     public func withdraw(app: String, version: Int, by actor: Actor, at time: Double) async throws -> Entry? {
         let outcome = try await write(app: app) { connection, existing in
-            guard existing.contains(where: { $0.version == version && $0.source == .published && $0.withdrawnAt == nil }) else {
+            guard
+                existing.contains(where: {
+                    $0.version == version && $0.source == .published && $0.withdrawnAt == nil
+                })
+            else {
                 return .refused([])
             }
             try await connection.query(
                 "UPDATE catalogs SET withdrawn_at = \(time) WHERE app = \(app) AND version = \(Int64(version))",
                 logger: logger)
             // A rollback by hand ends the version's guard: the publication is in people's hands.
-            let guarded = try await GuardedRollouts.record(app: app, version: version, on: connection, logger: logger)
+            let guarded = try await GuardedRollouts.record(
+                app: app, version: version, on: connection, logger: logger)
             let endsGuard = guarded.map { [.running, .paused].contains($0.value.status) } ?? false
             if endsGuard, var record = guarded {
                 record.value.status = .ended
@@ -249,11 +285,11 @@ public struct CatalogStore: Sendable {
             }
             try await AuditLog.append(
                 .init(
-                    at: time, actor: actor, app: app, action: "catalog.withdrawn", target: "version \(version)",
+                    at: time, actor: actor, app: app, action: "catalog.withdrawn",
+                    target: "version \(version)",
                     details: endsGuard ? ["guard": "ended"] : [:]),
                 on: connection, logger: logger)
-            let now = try await Self.all(app: app, on: connection, logger: logger)
-            return .stored(now.first { $0.version == version }!)
+            return .stored(try await Self.entry(app: app, version: version, on: connection, logger: logger))
         }
         if case .stored(let entry) = outcome { return entry }
         return nil
@@ -264,7 +300,8 @@ public struct CatalogStore: Sendable {
         app: String, _ body: @escaping @Sendable (PostgresConnection, [Entry]) async throws -> Outcome
     ) async throws -> Outcome {
         let outcome = try await writes.write { connection, logger in
-            try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\("catalogs/" + app)))", logger: logger)
+            try await connection.query(
+                "SELECT pg_advisory_xact_lock(hashtext(\("catalogs/" + app)))", logger: logger)
             let existing = try await Self.all(app: app, on: connection, logger: logger)
             return try await body(connection, existing)
         }
@@ -283,19 +320,25 @@ public struct CatalogStore: Sendable {
         Task {
             do {
                 let admitted = try await HeldFacts.admit(app: app, writes: writes)
-                if admitted > 0 { logger.info("held facts admitted", metadata: ["app": "\(app)", "facts": "\(admitted)"]) }
+                if admitted > 0 {
+                    logger.info("held facts admitted", metadata: ["app": "\(app)", "facts": "\(admitted)"])
+                }
             } catch {
-                logger.debug("held facts left to the admission service", metadata: ["cause": "\(DatabaseUnavailable.describe(error))"])
+                logger.debug(
+                    "held facts left to the admission service",
+                    metadata: ["cause": "\(DatabaseUnavailable.describe(error))"])
             }
         }
     }
 
     private func store(
-        _ check: PublicationCheck, source: Entry.Source, rollout: Int, signatures: [CatalogSignature], by actor: Actor,
+        _ check: PublicationCheck, source: Entry.Source, rollout: Int, signatures: [CatalogSignature],
+        by actor: Actor,
         at time: Double, _ existing: [Entry], _ connection: PostgresConnection
     ) async throws -> Outcome {
         // Another app's document is refused for that, before its version is compared with this app's.
-        guard let document = check.document, let text = check.canonicalText, document.catalog.app == check.app else {
+        guard let document = check.document, let text = check.canonicalText, document.catalog.app == check.app
+        else {
             return .refused(check.problems)
         }
         let version = document.catalog.version
@@ -317,7 +360,9 @@ public struct CatalogStore: Sendable {
             // registered since may not have its vocabulary, and a key may have been retired.
             var problems = check.problems
             let kept = same.signatures + signatures.filter { !same.signatures.contains($0) }
-            if let unsigned = try await signatureProblem(text, kept, app: app, time: time, connection) { problems.append(unsigned) }
+            if let unsigned = try await signatureProblem(text, kept, app: app, time: time, connection) {
+                problems.append(unsigned)
+            }
             guard problems.isEmpty else { return .refused(problems) }
             try await connection.query(
                 """
@@ -327,11 +372,17 @@ public struct CatalogStore: Sendable {
                 """, logger: logger)
             audit = .init(
                 at: time, actor: actor, app: app,
-                action: same.withdrawnAt == nil ? "catalog.rollout-changed" : "catalog.republished", target: "version \(version)",
-                details: ["fingerprint": .string(fingerprint), "rollout": .int(rollout), "previousRollout": .int(same.rollout)])
+                action: same.withdrawnAt == nil ? "catalog.rollout-changed" : "catalog.republished",
+                target: "version \(version)",
+                details: [
+                    "fingerprint": .string(fingerprint), "rollout": .int(rollout),
+                    "previousRollout": .int(same.rollout),
+                ])
         } else {
             var problems = check.problems
-            if source == .published, let unsigned = try await signatureProblem(text, signatures, app: app, time: time, connection) {
+            if source == .published,
+                let unsigned = try await signatureProblem(text, signatures, app: app, time: time, connection)
+            {
                 problems.append(unsigned)
             }
             guard problems.isEmpty else { return .refused(problems) }
@@ -342,27 +393,43 @@ public struct CatalogStore: Sendable {
                         \(actor.name), \(try signatures.tourValue.jsonText()))
                 """, logger: logger)
             audit = .init(
-                at: time, actor: actor, app: app, action: source == .compiled ? "catalog.registered" : "catalog.published",
+                at: time, actor: actor, app: app,
+                action: source == .compiled ? "catalog.registered" : "catalog.published",
                 target: "version \(version)",
                 details: .members([
-                    "fingerprint": .string(fingerprint), "rollout": source == .published ? .int(rollout) : nil,
+                    "fingerprint": .string(fingerprint),
+                    "rollout": source == .published ? .int(rollout) : nil,
                     "signedBy": source == .published ? .list(signatures.map { .string($0.key) }) : nil,
                 ]))
         }
         try await AuditLog.append(audit, on: connection, logger: logger)
-        let stored = try await Self.all(app: app, on: connection, logger: logger)
-        return .stored(stored.first { $0.version == version }!)
+        return .stored(try await Self.entry(app: app, version: version, on: connection, logger: logger))
+    }
+
+    /// The entry of `version`, which this transaction has just written: missing, it is the
+    /// server's mistake (a 500), not a trap.
+    private static func entry(
+        app: String, version: Int, on connection: PostgresConnection, logger: Logger
+    ) async throws -> Entry {
+        let stored = try await all(app: app, on: connection, logger: logger)
+        guard let entry = stored.first(where: { $0.version == version }) else {
+            throw CatalogStoreInvariant(
+                "version \(version) of \(app) is not in the transaction that wrote it")
+        }
+        return entry
     }
 
     /// Why `signatures` do not let `text` be published, or nil: one of them must be good and by a
     /// registered key of the app that is not retired. The server checks what it can (a device
     /// checks again against the keys compiled into it, which the server cannot change).
     private func signatureProblem(
-        _ text: String, _ signatures: [CatalogSignature], app: String, time: Double, _ connection: PostgresConnection
+        _ text: String, _ signatures: [CatalogSignature], app: String, time: Double,
+        _ connection: PostgresConnection
     ) async throws -> String? {
         let keys = try await PublicationKeyStore.all(app: app, on: connection, logger: logger).map(\.key)
         guard !keys.isEmpty else {
-            return "\(app) has no publication key registered: make one with `onboarding-server keys new --app \(app)`, "
+            return
+                "\(app) has no publication key registered: make one with `onboarding-server keys new --app \(app)`, "
                 + "register its public half (`onboarding-server keys register`) and compile it into the app (Docs/Security.md)"
         }
         switch PublicationSigning.verdict(document: text, signatures: signatures, trusted: keys, now: time) {
@@ -376,7 +443,9 @@ public struct CatalogStore: Sendable {
     /// The stored documents as a history (`VERSION.json` and their text), those below `version`
     /// when one is given.
     static func recorded(_ entries: [Entry], before version: Int?) -> [RecordedCatalog] {
-        entries.filter { version == nil || $0.version < version! }.map { RecordedCatalog(file: "\($0.version).json", text: $0.document) }
+        entries.filter { entry in version.map { entry.version < $0 } ?? true }.map {
+            RecordedCatalog(file: "\($0.version).json", text: $0.document)
+        }
     }
 }
 
@@ -386,8 +455,15 @@ extension CatalogStore.Entry: TourValueRepresentable {
         .members([
             "app": .string(app), "version": .int(version), "source": .string(source.rawValue),
             "fingerprint": .string(fingerprint), "rollout": .int(rollout), "salt": .string(salt),
-            "recordedAt": .double(recordedAt), "recordedBy": .string(recordedBy), "withdrawnAt": withdrawnAt.map(TourValue.double),
+            "recordedAt": .double(recordedAt), "recordedBy": .string(recordedBy),
+            "withdrawnAt": withdrawnAt.map(TourValue.double),
             "signedBy": source == .published ? .list(signatures.map { .string($0.key) }) : nil,
         ])
     }
+}
+
+/// A catalog the store wrote is not where it wrote it: the server's mistake.
+struct CatalogStoreInvariant: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

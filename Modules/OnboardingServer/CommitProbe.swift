@@ -51,7 +51,8 @@ actor CommitProbe: Service {
         do {
             guard !closed else { return false }
             if connection?.isClosed ?? true {
-                let opened = try await PostgresConnection.connect(configuration: configuration, id: nextID, logger: logger)
+                let opened = try await PostgresConnection.connect(
+                    configuration: configuration, id: nextID, logger: logger)
                 nextID += 1
                 // Closed while it connected: the run is stopping.
                 guard !closed else {
@@ -98,6 +99,7 @@ enum Bounded {
     static func answer<T: Sendable>(
         within limit: Duration, otherwise: T, _ work: @escaping @Sendable () async -> T
     ) async -> T {
-        (try? await Deadline.answer(within: limit, { await work() }, late: { CancellationError() })) ?? otherwise
+        (try? await Deadline.answer(within: limit, { await work() }, late: { CancellationError() }))
+            ?? otherwise
     }
 }

@@ -17,7 +17,8 @@ public struct ControlPlane: Sendable {
     let logger: Logger
 
     public init(
-        writes: WritableDatabase, reads: ReadOnlyDatabase, tokens: TokenSigner, limiter: RateLimiter = RateLimiter(),
+        writes: WritableDatabase, reads: ReadOnlyDatabase, tokens: TokenSigner,
+        limiter: RateLimiter = RateLimiter(),
         clients: ClientAddress = ClientAddress(), logger: Logger
     ) {
         people = PeopleStore(writes: writes, reads: reads, logger: logger)
@@ -40,14 +41,17 @@ public struct ControlPlane: Sendable {
         let wait = Int(seconds.rounded(.up))
         return APIError(
             status: .tooManyRequests, code: "rate_limited",
-            message: "too many failed sign-ins or tokens from \(who); try again in \(wait) s", retryAfter: wait)
+            message: "too many failed sign-ins or tokens from \(who); try again in \(wait) s",
+            retryAfter: wait)
     }
 
     /// The answer to a token whose signature did not check (a forgery, a guess, a dropped key's):
     /// counted against the source, and past its limit a 429 instead (a source's valid tokens are
     /// checked first and never refused for it, so nobody behind a shared address is locked out).
     func refusal(_ error: APIError, source: String, now: Double) -> APIError {
-        if let wait = limiter.retryAfter(source: source, now: now) { return Self.limited(wait, "this address") }
+        if let wait = limiter.retryAfter(source: source, now: now) {
+            return Self.limited(wait, "this address")
+        }
         limiter.failed(source: source, now: now)
         return error
     }
@@ -65,25 +69,35 @@ public struct ControlPlane: Sendable {
         } catch {
             switch error {
             case .expired:
-                throw APIError(status: .unauthorized, code: "token_expired", message: "the credential has expired; ask an owner for a new one (onboarding-server people rotate)")
+                throw APIError(
+                    status: .unauthorized, code: "token_expired",
+                    message:
+                        "the credential has expired; ask an owner for a new one (onboarding-server people rotate)"
+                )
             case .adminRetired:
                 throw Self.adminRetired
             case .unknownKey:
                 throw refusal(
                     APIError(
                         status: .unauthorized, code: "unauthorized",
-                        message: "the credential was signed by a key this server no longer accepts; ask for a new one"),
+                        message:
+                            "the credential was signed by a key this server no longer accepts; ask for a new one"
+                    ),
                     source: source, now: seconds)
             default:
                 throw refusal(
-                    APIError(status: .unauthorized, code: "unauthorized", message: "the credential is not valid"), source: source,
+                    APIError(
+                        status: .unauthorized, code: "unauthorized", message: "the credential is not valid"),
+                    source: source,
                     now: seconds)
             }
         }
         guard claims.scope == .person, let id = claims.credential else {
             throw APIError(
                 status: .forbidden, code: "forbidden",
-                message: "an account token opens only its account; this needs a person's credential (onboarding-server people add)")
+                message:
+                    "an account token opens only its account; this needs a person's credential (onboarding-server people add)"
+            )
         }
         // A read under the request deadline: a database that does not answer is a 503, not a
         // request held (and a shutdown waiting on it) for as long as it does not.
@@ -91,8 +105,13 @@ public struct ControlPlane: Sendable {
         let subject = claims.subject
         let found = try await (people.person(credential: id, of: subject, now: seconds))
         guard let person = found else {
-            if let wait = limiter.retryAfter(person: claims.subject, now: seconds) ?? limiter.retryAfter(source: source, now: seconds) {
-                throw Self.limited(wait, limiter.retryAfter(person: claims.subject, now: seconds) != nil ? claims.subject : "this address")
+            if let wait = limiter.retryAfter(person: claims.subject, now: seconds)
+                ?? limiter.retryAfter(source: source, now: seconds)
+            {
+                throw Self.limited(
+                    wait,
+                    limiter.retryAfter(person: claims.subject, now: seconds) != nil
+                        ? claims.subject : "this address")
             }
             limiter.failed(source: source, person: claims.subject, now: seconds)
             if let wait = limiter.retryAfter(person: claims.subject, now: seconds) {
@@ -107,17 +126,25 @@ public struct ControlPlane: Sendable {
 
     static let adminRetired = APIError(
         status: .unauthorized, code: "token_outdated",
-        message: "shared admin tokens are no longer accepted: each person has their own credential (onboarding-server people add --name NAME --role ROLE --app APP)")
+        message:
+            "shared admin tokens are no longer accepted: each person has their own credential (onboarding-server people add --name NAME --role ROLE --app APP)"
+    )
 
     /// The actor `person` is for a request from `source` that needs `role` in `app` (nil: every
     /// app, an operator's act); refused when they do not hold it.
-    static func actor(_ person: Person, source: String, app: String?, role: Role, to what: String) throws -> Actor {
+    static func actor(_ person: Person, source: String, app: String?, role: Role, to what: String) throws
+        -> Actor
+    {
         let actor = Actor(name: person.name, source: source, person: person)
         guard actor.may(role, in: app) else {
-            let held = person.role(in: app).map { "\($0.rawValue) of \(app ?? "every app")" } ?? "not a member of \(app ?? "every app")"
+            let held =
+                person.role(in: app).map { "\($0.rawValue) of \(app ?? "every app")" }
+                ?? "not a member of \(app ?? "every app")"
             throw APIError(
                 status: .forbidden, code: "forbidden",
-                message: "\(person.name) is \(held); \(what) needs the \(role.rawValue) role\(app == nil ? " across every app" : "")")
+                message:
+                    "\(person.name) is \(held); \(what) needs the \(role.rawValue) role\(app == nil ? " across every app" : "")"
+            )
         }
         return actor
     }

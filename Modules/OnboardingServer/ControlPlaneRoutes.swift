@@ -19,7 +19,8 @@ extension Routes {
         router.post("/v1/apps/:app/keys") { request, context in
             await answer {
                 let app = try Self.name(context, "app")
-                let actor = try staff(request, context, app: app, role: .owner, to: "registering a publication key")
+                let actor = try staff(
+                    request, context, app: app, role: .owner, to: "registering a publication key")
                 var request = request
                 let body = try await Self.body(&request)
                 let key: PublicationKey
@@ -28,14 +29,19 @@ extension Routes {
                     key = try PublicationKey(app: app, publicKey: try reader.string("publicKey"))
                 } catch {
                     throw APIError.invalid(
-                        "the body is {\"publicKey\": the raw 32-byte Ed25519 public key, base64 (onboarding-server keys new prints it)}")
+                        "the body is {\"publicKey\": the raw 32-byte Ed25519 public key, base64 (onboarding-server keys new prints it)}"
+                    )
                 }
                 return try await idempotent(request, body: body, caller: actor.caller) {
-                    let outcome = try await controlPlane.keys.register(key, by: actor, at: Date().timeIntervalSince1970)
+                    let outcome = try await controlPlane.keys.register(
+                        key, by: actor, at: Date().timeIntervalSince1970)
                     switch outcome {
-                    case .registered(let key): return try Self.written(["key": .string(key.id)] as TourValue, status: .created)
-                    case .unchanged(let key), .retired(let key): return try Self.written(["key": .string(key.id)] as TourValue)
-                    case .refused(let why): throw APIError(status: .conflict, code: "key_refused", message: why)
+                    case .registered(let key):
+                        return try Self.written(["key": .string(key.id)] as TourValue, status: .created)
+                    case .unchanged(let key), .retired(let key):
+                        return try Self.written(["key": .string(key.id)] as TourValue)
+                    case .refused(let why):
+                        throw APIError(status: .conflict, code: "key_refused", message: why)
                     }
                 }
             }
@@ -44,13 +50,18 @@ extension Routes {
             await answer {
                 let app = try Self.name(context, "app")
                 let id = try Self.name(context, "key")
-                let actor = try staff(request, context, app: app, role: .owner, to: "retiring a publication key")
+                let actor = try staff(
+                    request, context, app: app, role: .owner, to: "retiring a publication key")
                 return try await idempotent(request, caller: actor.caller) {
-                    let outcome = try await controlPlane.keys.retire(app: app, id: id, by: actor, at: Date().timeIntervalSince1970)
+                    let outcome = try await controlPlane.keys.retire(
+                        app: app, id: id, by: actor, at: Date().timeIntervalSince1970)
                     switch outcome {
                     case .retired(let key), .unchanged(let key), .registered(let key):
                         return try Self.written(
-                            ["key": .string(key.id), "retiredAt": key.retiredAt.map(TourValue.double) ?? .null] as TourValue)
+                            [
+                                "key": .string(key.id),
+                                "retiredAt": key.retiredAt.map(TourValue.double) ?? .null,
+                            ] as TourValue)
                     case .refused(let why): throw APIError(status: .notFound, code: "not_found", message: why)
                     }
                 }
@@ -61,10 +72,14 @@ extension Routes {
             await answer {
                 let query = request.uri.queryParameters
                 let app = try query.get("app").map { value in
-                    guard SyncAPI.isValidName(value) else { throw APIError.invalid("app must be \(SyncAPI.nameRule)") }
+                    guard SyncAPI.isValidName(value) else {
+                        throw APIError.invalid("app must be \(SyncAPI.nameRule)")
+                    }
                     return value
                 }
-                let actor = try staff(request, context, app: app, role: .owner, to: app == nil ? "the whole audit trail" : "the audit trail of \(app!)")
+                let actor = try staff(
+                    request, context, app: app, role: .owner,
+                    to: app.map { "the audit trail of \($0)" } ?? "the whole audit trail")
                 let filter = try Self.auditFilter(request, app: app)
                 _ = actor
                 let entries = try await (controlPlane.audit.list(filter))
@@ -79,15 +94,21 @@ extension Routes {
         let query = request.uri.queryParameters
         var filter = AuditLog.Filter(apps: app.map { [$0] }, includingEveryApp: app == nil)
         if let person = query.get("person"), !person.isEmpty {
-            guard person.count <= 200 else { throw APIError.invalid("person is a name of at most 200 characters") }
+            guard person.count <= 200 else {
+                throw APIError.invalid("person is a name of at most 200 characters")
+            }
             filter.actor = person
         }
         if let before = query.get("before") {
-            guard let id = Int64(before), id > 0 else { throw APIError.invalid("before is a row id, 1 or more") }
+            guard let id = Int64(before), id > 0 else {
+                throw APIError.invalid("before is a row id, 1 or more")
+            }
             filter.before = id
         }
         if let limit = query.get("limit") {
-            guard let count = Int(limit), (1...1000).contains(count) else { throw APIError.invalid("limit is 1 to 1000") }
+            guard let count = Int(limit), (1...1000).contains(count) else {
+                throw APIError.invalid("limit is 1 to 1000")
+            }
             filter.limit = count
         }
         return filter
@@ -97,10 +118,14 @@ extension Routes {
         router.get("/v1/apps/:app/people") { request, context in
             await answer {
                 let app = try Self.name(context, "app")
-                let actor = try staff(request, context, app: app, role: .owner, to: "reading the app's people")
+                let actor = try staff(
+                    request, context, app: app, role: .owner, to: "reading the app's people")
                 let people = try await (controlPlane.people.list(app: app))
                 return Self.json(
-                    ["app": .string(app), "people": .list(people.map { $0.summary(now: Date(), shownTo: actor) })] as TourValue)
+                    [
+                        "app": .string(app),
+                        "people": .list(people.map { $0.summary(now: Date(), shownTo: actor) }),
+                    ] as TourValue)
             }
         }
         // Grant a role in the app (creating the person, whose first credential is answered once).
@@ -108,20 +133,24 @@ extension Routes {
             await answer {
                 let app = try Self.name(context, "app")
                 let name = try Self.name(context, "person")
-                let actor = try staff(request, context, app: app, role: .owner, to: "changing the app's people")
+                let actor = try staff(
+                    request, context, app: app, role: .owner, to: "changing the app's people")
                 var request = request
                 let body = try await Self.body(&request)
                 let role: Role
                 let identity: String?
                 do {
                     let reader = try TourValueReader(TourValue(jsonUTF8: body.readableBytesView), as: "role")
-                    guard let given = Role(rawValue: try reader.string("role")) else { throw APIError.invalid("") }
+                    guard let given = Role(rawValue: try reader.string("role")) else {
+                        throw APIError.invalid("")
+                    }
                     role = given
                     identity = try reader.optionalString("identity")
                     if let identity, identity.isEmpty || identity.count > 320 { throw APIError.invalid("") }
                 } catch {
                     throw APIError.invalid(
-                        "the body is {\"role\": one of \(Role.names), \"identity\": the identity provider's claim, optional}")
+                        "the body is {\"role\": one of \(Role.names), \"identity\": the identity provider's claim, optional}"
+                    )
                 }
                 // Who signs in as a person is theirs and their operators' to say: an owner sets the
                 // identity only of someone who holds roles in this app alone.
@@ -132,15 +161,20 @@ extension Routes {
                 {
                     throw APIError(
                         status: .forbidden, code: "forbidden",
-                        message: "\(name) holds roles outside \(app); only an operator changes their identity (onboarding-server people add)")
+                        message:
+                            "\(name) holds roles outside \(app); only an operator changes their identity (onboarding-server people add)"
+                    )
                 }
                 return try await idempotent(request, body: body, caller: actor.caller) {
                     let now = Date().timeIntervalSince1970
                     let (person, credential) = try await controlPlane.people.grant(
-                        role, in: .app(app), to: name, identity: identity, days: PeopleStore.defaultDays, by: actor, now: now)
+                        role, in: .app(app), to: name, identity: identity, days: PeopleStore.defaultDays,
+                        by: actor, now: now)
                     var answer = person.summary(now: Date(), shownTo: actor).objectValue ?? [:]
                     // Shown once: kept for a retry only sealed (``Idempotency``).
-                    if let credential { answer["credential"] = .string(await controlPlane.tokens.sign(credential.claims)) }
+                    if let credential {
+                        answer["credential"] = .string(await controlPlane.tokens.sign(credential.claims))
+                    }
                     return try Self.written(.object(answer), status: credential == nil ? .ok : .created)
                 }
             }
@@ -149,14 +183,17 @@ extension Routes {
             await answer {
                 let app = try Self.name(context, "app")
                 let name = try Self.name(context, "person")
-                let actor = try staff(request, context, app: app, role: .owner, to: "changing the app's people")
+                let actor = try staff(
+                    request, context, app: app, role: .owner, to: "changing the app's people")
                 return try await idempotent(request, caller: actor.caller) {
                     let removed = try await controlPlane.people.remove(
                         name, from: .app(app), by: actor, now: Date().timeIntervalSince1970)
                     guard let removed, removed.roles[.app(app)] != nil else {
-                        throw APIError(status: .notFound, code: "not_found", message: "\(name) holds no role in \(app)")
+                        throw APIError(
+                            status: .notFound, code: "not_found", message: "\(name) holds no role in \(app)")
                     }
-                    return try Self.written(["person": .string(name), "removedFrom": .string(app)] as TourValue)
+                    return try Self.written(
+                        ["person": .string(name), "removedFrom": .string(app)] as TourValue)
                 }
             }
         }
@@ -166,8 +203,10 @@ extension Routes {
                 let name = try Self.name(context, "person")
                 let actor = try staff(request, context, app: app, role: .owner, to: "ending sessions")
                 return try await idempotent(request, caller: actor.caller) {
-                    let ended = try await Self.endSessions(of: name, app: app, by: actor, people: controlPlane.people)
-                    return try Self.written(["person": .string(name), "sessionsEnded": .int(ended)] as TourValue)
+                    let ended = try await Self.endSessions(
+                        of: name, app: app, by: actor, people: controlPlane.people)
+                    return try Self.written(
+                        ["person": .string(name), "sessionsEnded": .int(ended)] as TourValue)
                 }
             }
         }
@@ -175,7 +214,9 @@ extension Routes {
 
     /// Ends `name`'s sessions for an owner of `app`. Sessions are a person's, across apps, so an
     /// owner ends only those of people whose every role is in apps they own; an operator, anyone's.
-    static func endSessions(of name: String, app: String, by actor: Actor, people: PeopleStore) async throws -> Int {
+    static func endSessions(of name: String, app: String, by actor: Actor, people: PeopleStore) async throws
+        -> Int
+    {
         guard let person = try await (people.person(name)), person.role(in: app) != nil else {
             throw APIError(status: .notFound, code: "not_found", message: "\(name) holds no role in \(app)")
         }
@@ -183,9 +224,12 @@ extension Routes {
         guard beyond.isEmpty else {
             throw APIError(
                 status: .forbidden, code: "forbidden",
-                message: "\(name) also holds roles in \(beyond.map(\.description).sorted().joined(separator: ", ")); only an owner of those, or an operator, ends their sessions")
+                message:
+                    "\(name) also holds roles in \(beyond.map(\.description).sorted().joined(separator: ", ")); only an owner of those, or an operator, ends their sessions"
+            )
         }
-        return try await (people.endSessions(of: name, app: app, by: actor, now: Date().timeIntervalSince1970))
+        return try await
+            (people.endSessions(of: name, app: app, by: actor, now: Date().timeIntervalSince1970))
     }
 }
 
@@ -193,18 +237,22 @@ extension Person {
     /// What lists show of a person: never a credential's text (the server does not have it); of an
     /// operator, to someone who is not one, only their name and role.
     func summary(now: Date, shownTo viewer: Actor) -> TourValue {
-        if isOperator, viewer.person?.isOperator != true {
-            return .members(["name": .string(name), "roles": .object(["*": .string(roles[.everyApp]!.rawValue)])])
+        if let everyApp = roles[.everyApp], viewer.person?.isOperator != true {
+            return .members(["name": .string(name), "roles": .object(["*": .string(everyApp.rawValue)])])
         }
         return .members([
             "name": .string(name), "identity": identity.map(TourValue.string),
-            "roles": .object(Dictionary(uniqueKeysWithValues: roles.map { ($0.key.stored, TourValue.string($0.value.rawValue)) })),
+            "roles": .object(
+                Dictionary(
+                    uniqueKeysWithValues: roles.map { ($0.key.stored, TourValue.string($0.value.rawValue)) })),
             "credentials": .list(
                 credentials.map { credential in
                     .members([
                         "id": .string(credential.id), "createdAt": .double(credential.createdAt),
-                        "expiresAt": .double(credential.expiresAt), "revokedAt": credential.revokedAt.map(TourValue.double),
-                        "live": .bool(credential.revokedAt == nil && credential.expiresAt > now.timeIntervalSince1970),
+                        "expiresAt": .double(credential.expiresAt),
+                        "revokedAt": credential.revokedAt.map(TourValue.double),
+                        "live": .bool(
+                            credential.revokedAt == nil && credential.expiresAt > now.timeIntervalSince1970),
                     ])
                 }),
         ])

@@ -45,9 +45,13 @@ extension Dashboard {
             throw DashboardError(.badRequest, "The \(parameter) id must be \(SyncAPI.nameRule).")
         }
         if let access, !access.may(role, in: value) {
-            let held = access.person.role(in: value).map { "a \($0.rawValue) of \(value)" } ?? "not a member of \(value)"
+            let held =
+                access.person.role(in: value).map { "a \($0.rawValue) of \(value)" }
+                ?? "not a member of \(value)"
             throw DashboardError(
-                .forbidden, "\(access.person.name) is \(held); this page needs the \(role.rawValue) role there. An owner of \(value) can give it.")
+                .forbidden,
+                "\(access.person.name) is \(held); this page needs the \(role.rawValue) role there. An owner of \(value) can give it."
+            )
         }
         return value
     }
@@ -82,7 +86,8 @@ extension Dashboard {
         guard format == .csv, tables.contains(given) else {
             throw DashboardError(
                 .badRequest,
-                "table is for CSV exports (format=csv) and takes \(tables.joined(separator: ", ")) on this page.")
+                "table is for CSV exports (format=csv) and takes \(tables.joined(separator: ", ")) on this page."
+            )
         }
         return given
     }
@@ -98,7 +103,8 @@ extension Dashboard {
                 .contentTooLarge,
                 limit == smallFormBytes
                     ? "The form was too large: a form of the dashboard is at most 16 KiB."
-                    : "The form was too large: a translation file is at most \(TranslationFile.maximumBytes >> 10) KiB.")
+                    : "The form was too large: a translation file is at most \(TranslationFile.maximumBytes >> 10) KiB."
+            )
         }
         do {
             return try URLEncodedFormDecoder().decode([String: String].self, from: String(buffer: body))
@@ -116,7 +122,8 @@ extension Dashboard {
     static func formLimit(_ path: String) -> Int {
         let parts = path.split(separator: "/")
         let isTranslationImport =
-            parts.count == 7 && parts[0] == "dashboard" && parts[1] == "apps" && parts[3] == "studio" && parts[4] == "drafts"
+            parts.count == 7 && parts[0] == "dashboard" && parts[1] == "apps" && parts[3] == "studio"
+            && parts[4] == "drafts"
             && parts[6] == "strings"
         return isTranslationImport ? 3 * TranslationFile.maximumBytes + smallFormBytes : smallFormBytes
     }

@@ -32,7 +32,8 @@ extension Dashboard {
             if let given = query.get("split"), !given.isEmpty {
                 guard let split = Insights.Split(rawValue: given) else {
                     throw DashboardError(
-                        .badRequest, "split takes \(Insights.Split.allCases.map(\.rawValue).joined(separator: ", ")).")
+                        .badRequest,
+                        "split takes \(Insights.Split.allCases.map(\.rawValue).joined(separator: ", ")).")
                 }
                 self.split = split
             }
@@ -43,7 +44,9 @@ extension Dashboard {
             }
             if let given = query.get("effect"), !given.isEmpty {
                 guard let points = Double(given), points.isFinite, (0.1...50).contains(points) else {
-                    throw DashboardError(.badRequest, "effect is the smallest difference to detect, in percentage points from 0.1 to 50.")
+                    throw DashboardError(
+                        .badRequest,
+                        "effect is the smallest difference to detect, in percentage points from 0.1 to 50.")
                 }
                 effect = points / 100
             }
@@ -62,18 +65,19 @@ extension Dashboard {
 
     /// The flow page, in any format.
     func flowPage(
-        app: String, flow: String, apps: [String], range: DayRange?, format: Format, table: String, access: Access,
+        app: String, flow: String, apps: [String], range: DayRange?, format: Format, table: String,
+        access: Access,
         experiments: [ExperimentReport], view: FlowView
     ) async throws -> Response {
         let path = "/dashboard/apps/\(app)/flows/\(flow)"
         let (stages, splitRows, periods, versionsByStep, entries, funnels) = (
-                try await insights.journeyStages(app: app, flow: flow, range: range),
-                try await insights.splitStages(app: app, flow: flow, split: view.split, range: range),
-                try await insights.cohortTrend(app: app, flow: flow, range: range, weekly: view.weekly),
-                try await insights.catalogVersionsByStep(app: app, flow: flow),
-                try await catalogs.all(app: app),
-                try await insights.funnels(app: app, flow: flow, range: range)
-            )
+            try await insights.journeyStages(app: app, flow: flow, range: range),
+            try await insights.splitStages(app: app, flow: flow, split: view.split, range: range),
+            try await insights.cohortTrend(app: app, flow: flow, range: range, weekly: view.weekly),
+            try await insights.catalogVersionsByStep(app: app, flow: flow),
+            try await catalogs.all(app: app),
+            try await insights.funnels(app: app, flow: flow, range: range)
+        )
         let titles = StepTitles.shared.titles(flow: flow, entries: entries, versionsByStep: versionsByStep)
         let seesSubjects = access.may(Self.subjectsRole, in: app)
         func drill(_ stage: Insights.JourneyStage, _ standing: Insights.Standing) -> String? {
@@ -88,9 +92,11 @@ extension Dashboard {
                 stages.map { stage in
                     var figures = JourneyFigures.Stage(
                         label: stage.label, step: stage.measure == "step" ? stage.step : nil,
-                        title: stage.measure == "step" ? titles[stage.step] : nil, reached: stage.reached, fromFirst: nil,
+                        title: stage.measure == "step" ? titles[stage.step] : nil, reached: stage.reached,
+                        fromFirst: nil,
                         fromPrevious: nil, skipped: stage.skipped, abandoned: stage.waiting,
-                        medianMillis: StageTimes.percentile(stage.times, 0.5), p75Millis: StageTimes.percentile(stage.times, 0.75))
+                        medianMillis: StageTimes.percentile(stage.times, 0.5),
+                        p75Millis: StageTimes.percentile(stage.times, 0.75))
                     figures.skippedHref = drill(stage, .skipped)
                     figures.abandonedHref = drill(stage, .abandoned)
                     return figures
@@ -99,10 +105,13 @@ extension Dashboard {
         let split = SplitFigures(
             split: view.split.title, stages: labels,
             groups: splitRows.map { row in
-                .init(label: view.split.label(row.value), value: row.value, reached: labels.map { row.reached[$0] ?? 0 })
+                .init(
+                    label: view.split.label(row.value), value: row.value,
+                    reached: labels.map { row.reached[$0] ?? 0 })
             })
         let trend = CohortTrendFigures(
-            title: "Completion rate of \(flow) by \(view.weekly ? "week" : "day") of start", period: view.weekly ? "week" : "day",
+            title: "Completion rate of \(flow) by \(view.weekly ? "week" : "day") of start",
+            period: view.weekly ? "week" : "day",
             periods: periods)
         let samples = try await sampleSizes(app: app, experiments: experiments, effect: view.effect)
         let arms = experiments.map(ArmFigures.init)
@@ -113,22 +122,37 @@ extension Dashboard {
                 case "split": split.csv
                 case "trend": trend.csv
                 case "variants": ArmFigures.csv(arms)
-                case "funnels": FunnelFigures.csv([funnels.all] + funnels.byCatalogVersion + funnels.byAppVersion)
+                case "funnels":
+                    FunnelFigures.csv([funnels.all] + funnels.byCatalogVersion + funnels.byAppVersion)
                 default: journey.csv
                 }
-            return Self.download(csv.text, type: "text/csv; charset=utf-8", name: "\(app)-\(flow)-\(table).csv")
+            return Self.download(
+                csv.text, type: "text/csv; charset=utf-8", name: "\(app)-\(flow)-\(table).csv")
         case .json:
             return try Self.json(
                 .members([
                     "app": .string(app), "flow": .string(flow), "range": Self.rangeValue(range),
-                    "journey": Self.journeyValue(journey), "split": .members(["by": .string(view.split.rawValue)]),
+                    "journey": Self.journeyValue(journey),
+                    "split": .members(["by": .string(view.split.rawValue)]),
                     "splitGroups": .list(
                         split.groups.map { group in
-                            ["value": .string(group.value), "reached": .object(Dictionary(uniqueKeysWithValues: zip(labels, group.reached.map { TourValue.int($0) })))]
+                            [
+                                "value": .string(group.value),
+                                "reached": .object(
+                                    Dictionary(
+                                        uniqueKeysWithValues: zip(
+                                            labels, group.reached.map { TourValue.int($0) }))),
+                            ]
                         }),
                     "trend": .list(
-                        trend.periods.map { ["start": .string($0.start), "started": .int($0.started), "completed": .int($0.completed)] }),
-                    "all": Self.funnelValue(funnels.all), "byCatalogVersion": .list(funnels.byCatalogVersion.map(Self.funnelValue)),
+                        trend.periods.map {
+                            [
+                                "start": .string($0.start), "started": .int($0.started),
+                                "completed": .int($0.completed),
+                            ]
+                        }),
+                    "all": Self.funnelValue(funnels.all),
+                    "byCatalogVersion": .list(funnels.byCatalogVersion.map(Self.funnelValue)),
                     "byAppVersion": .list(funnels.byAppVersion.map(Self.funnelValue)),
                     "experiments": .list(experiments.map(\.tourValue)),
                     "sampleSizes": .list(samples.map(Self.sampleValue)),
@@ -152,27 +176,39 @@ extension Dashboard {
                 sections.append(.arms(arm))
                 sections.append(.sampleSize(sample, form: Self.effectForm(path, range: range, view: view)))
             }
-            if !arms.isEmpty { sections.append(.text("Variants count every subject assigned, whatever the date range.")) }
+            if !arms.isEmpty {
+                sections.append(.text("Variants count every subject assigned, whatever the date range."))
+            }
             if !seesSubjects {
-                sections.append(.text("Who is behind a count is shown to the app's \(Self.subjectsRole.rawValue)s and above; a viewer sees counts."))
+                sections.append(
+                    .text(
+                        "Who is behind a count is shown to the app's \(Self.subjectsRole.rawValue)s and above; a viewer sees counts."
+                    ))
             }
             sections.append(Self.exports(path, range, tables: Self.funnelTables))
             return Self.html(
                 InsightsPage(
-                    title: "\(app) · \(flow)", subtitle: range.map { "Journeys started from \($0.first) to \($0.last) (UTC)" } ?? "All time",
-                    navigation: Self.navigation(apps, current: app, flow: flow, range: range), signOut: access.session.formToken,
+                    title: "\(app) · \(flow)",
+                    subtitle: range.map { "Journeys started from \($0.first) to \($0.last) (UTC)" }
+                        ?? "All time",
+                    navigation: Self.navigation(apps, current: app, flow: flow, range: range),
+                    signOut: access.session.formToken,
                     sections: sections, footer: Self.footer))
         }
     }
 
     /// Each experiment's sample size for `effect`, from its control's goal rate, with the day each
     /// variant reaches it at the last 7 days' pace.
-    func sampleSizes(app: String, experiments: [ExperimentReport], effect: Double) async throws -> [SampleSizeFigures] {
+    func sampleSizes(app: String, experiments: [ExperimentReport], effect: Double) async throws
+        -> [SampleSizeFigures]
+    {
         let today = DayRange.dayNumber(Date())
         var figures: [SampleSizeFigures] = []
         for experiment in experiments {
-            let week = try await (insights.assignments(
-                    app: app, experiment: experiment.experiment, first: DayRange.text(today - 6), last: DayRange.text(today)))
+            let week = try await
+                (insights.assignments(
+                    app: app, experiment: experiment.experiment, first: DayRange.text(today - 6),
+                    last: DayRange.text(today)))
             let baseline = experiment.arms.first { $0.variant == experiment.control }?.rate
             let needed = baseline.flatMap { SampleSize.perVariant(baseline: $0, effect: effect) }
             figures.append(
@@ -182,10 +218,13 @@ extension Dashboard {
                         let lastWeek = week[arm.variant] ?? 0
                         var expected: String?
                         if let needed, arm.counts.assigned < needed, lastWeek > 0 {
-                            let days = Int((Double(needed - arm.counts.assigned) * 7 / Double(lastWeek)).rounded(.up))
+                            let days = Int(
+                                (Double(needed - arm.counts.assigned) * 7 / Double(lastWeek)).rounded(.up))
                             expected = DayRange.text(today + days)
                         }
-                        return .init(variant: arm.variant, assigned: arm.counts.assigned, lastWeek: lastWeek, expected: expected)
+                        return .init(
+                            variant: arm.variant, assigned: arm.counts.assigned, lastWeek: lastWeek,
+                            expected: expected)
                     }))
         }
         return figures
@@ -194,30 +233,38 @@ extension Dashboard {
     static func effectForm(_ path: String, range: DayRange?, view: FlowView) -> InsightsPage.Form {
         var fields: [InsightsPage.Form.Field] = []
         if let range {
-            fields += [.init(name: "from", label: "", type: "hidden", value: range.first), .init(name: "to", label: "", type: "hidden", value: range.last)]
+            fields += [
+                .init(name: "from", label: "", type: "hidden", value: range.first),
+                .init(name: "to", label: "", type: "hidden", value: range.last),
+            ]
         }
         fields += [
             .init(name: "split", label: "", type: "hidden", value: view.split.rawValue),
             .init(name: "every", label: "", type: "hidden", value: view.weekly ? "week" : "day"),
             .init(
                 name: "effect", label: "Smallest difference to detect (percentage points)", type: "number",
-                value: CSVTable.decimal(view.effect * 100).replacingOccurrences(of: #"\.?0+$"#, with: "", options: .regularExpression)),
+                value: CSVTable.decimal(view.effect * 100).replacingOccurrences(
+                    of: #"\.?0+$"#, with: "", options: .regularExpression)),
         ]
         return .init(action: path, method: "get", fields: fields, submit: "Estimate")
     }
 
     static func percentEncoded(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? ""
+        text.addingPercentEncoding(
+            withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? ""
     }
 
     static func journeyValue(_ journey: JourneyFigures) -> TourValue {
         .list(
             journey.stages.map { stage in
                 .members([
-                    "stage": .string(stage.label), "title": stage.title.map(TourValue.string), "reached": .int(stage.reached),
-                    "fromFirst": stage.fromFirst.map(TourValue.double), "fromPrevious": stage.fromPrevious.map(TourValue.double),
+                    "stage": .string(stage.label), "title": stage.title.map(TourValue.string),
+                    "reached": .int(stage.reached),
+                    "fromFirst": stage.fromFirst.map(TourValue.double),
+                    "fromPrevious": stage.fromPrevious.map(TourValue.double),
                     "skipped": .int(stage.skipped), "abandoned": .int(stage.abandoned),
-                    "medianMs": stage.medianMillis.map(TourValue.int), "p75Ms": stage.p75Millis.map(TourValue.int),
+                    "medianMs": stage.medianMillis.map(TourValue.int),
+                    "p75Ms": stage.p75Millis.map(TourValue.int),
                 ])
             })
     }
@@ -229,7 +276,8 @@ extension Dashboard {
             "variants": .list(
                 sample.arms.map {
                     .members([
-                        "variant": .string($0.variant), "assigned": .int($0.assigned), "lastSevenDays": .int($0.lastWeek),
+                        "variant": .string($0.variant), "assigned": .int($0.assigned),
+                        "lastSevenDays": .int($0.lastWeek),
                         "expected": $0.expected.map(TourValue.string),
                     ])
                 }),
@@ -245,7 +293,9 @@ final class StepTitles: Sendable {
 
     /// Each step's title in the catalog's source language, from the newest catalog version that
     /// counted it (`versionsByStep`), else the newest that has it.
-    func titles(flow: String, entries: [CatalogStore.Entry], versionsByStep: [String: [Int]]) -> [String: String] {
+    func titles(flow: String, entries: [CatalogStore.Entry], versionsByStep: [String: [Int]]) -> [String:
+        String]
+    {
         let newestFirst = entries.sorted { $0.version > $1.version }
         var byVersion: [Int: [String: String]] = [:]
         for entry in newestFirst where byVersion[entry.version] == nil {
@@ -253,7 +303,8 @@ final class StepTitles: Sendable {
         }
         var titles: [String: String] = [:]
         for (version, steps) in byVersion.sorted(by: { $0.key > $1.key }) {
-            for (step, title) in steps where titles[step] == nil && (versionsByStep[step]?.contains(version) ?? false) {
+            for (step, title) in steps
+            where titles[step] == nil && (versionsByStep[step]?.contains(version) ?? false) {
                 titles[step] = title
             }
         }
@@ -269,7 +320,8 @@ final class StepTitles: Sendable {
         if let catalog = try? CatalogDocument(text: entry.document).catalog {
             for flow in catalog.flows {
                 flows[flow.id.rawValue] = Dictionary(
-                    flow.steps.map { ($0.id.rawValue, $0.content.title) }, uniquingKeysWith: { first, _ in first })
+                    flow.steps.map { ($0.id.rawValue, $0.content.title) },
+                    uniquingKeysWith: { first, _ in first })
             }
         }
         parsed.withLock { cache in

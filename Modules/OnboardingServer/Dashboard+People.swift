@@ -24,22 +24,28 @@ extension Dashboard {
                     throw DashboardError(.badRequest, "The role is one of \(Role.names).")
                 }
                 let identity = fields["identity"].flatMap { $0.isEmpty ? nil : $0 }
-                if let identity, identity.count > 320 { throw DashboardError(.badRequest, "An identity is at most 320 characters.") }
+                if let identity, identity.count > 320 {
+                    throw DashboardError(.badRequest, "An identity is at most 320 characters.")
+                }
                 let people = controlPlane.people
                 if let identity, let existing = try await (people.person(name)),
                     existing.identity != identity,
                     existing.roles.keys.contains(where: { $0 != .app(app) })
                 {
-                    throw DashboardError(.forbidden, "\(name) holds roles outside \(app); only an operator changes their identity.")
+                    throw DashboardError(
+                        .forbidden,
+                        "\(name) holds roles outside \(app); only an operator changes their identity.")
                 }
                 let message = try await formWrite(fields, caller: actor.caller) {
                     let (_, credential) = try await controlPlane.people.grant(
-                        role, in: .app(app), to: name, identity: identity, days: PeopleStore.defaultDays, by: actor,
+                        role, in: .app(app), to: name, identity: identity, days: PeopleStore.defaultDays,
+                        by: actor,
                         now: Date().timeIntervalSince1970)
                     guard let credential else { return "\(name) is now \(role.rawValue) of \(app)." }
                     // Shown once: kept for the same form sent again only sealed (``Idempotency``).
                     let text = await controlPlane.tokens.sign(credential.claims)
-                    return "\(name) is new: give them this credential, shown only now (it lasts \(PeopleStore.defaultDays) days): "
+                    return
+                        "\(name) is new: give them this credential, shown only now (it lasts \(PeopleStore.defaultDays) days): "
                         + text
                 }
                 return try await peoplePage(app, access: access, message: message)
@@ -49,8 +55,11 @@ extension Dashboard {
             await changingPeople(request, context) { app, fields, actor, access in
                 let name = try person(fields)
                 let message = try await formWrite(fields, caller: actor.caller) {
-                    let removed = try await controlPlane.people.remove(name, from: .app(app), by: actor, now: Date().timeIntervalSince1970)
-                    guard removed?.roles[.app(app)] != nil else { throw DashboardError(.notFound, "\(name) holds no role in \(app).") }
+                    let removed = try await controlPlane.people.remove(
+                        name, from: .app(app), by: actor, now: Date().timeIntervalSince1970)
+                    guard removed?.roles[.app(app)] != nil else {
+                        throw DashboardError(.notFound, "\(name) holds no role in \(app).")
+                    }
                     return "\(name) holds no role in \(app) any more."
                 }
                 return try await peoplePage(app, access: access, message: message)
@@ -104,7 +113,9 @@ extension Dashboard {
             let app = try Self.name(context, "app", access: access, role: role)
             var request = request
             let fields = try await Self.form(&request)
-            let actor = Actor(name: access.person.name, source: controlPlane.clients.of(request, context), person: access.person)
+            let actor = Actor(
+                name: access.person.name, source: controlPlane.clients.of(request, context),
+                person: access.person)
             return try await body(app, fields, actor, access)
         }
     }
@@ -114,18 +125,25 @@ extension Dashboard {
         let now = Date().timeIntervalSince1970
         // An operator's identity and credentials are shown to operators only.
         let hidden = { (person: Person) in person.isOperator && !access.person.isOperator }
-        let token = InsightsPage.Form.Field(name: "form_token", label: "", type: "hidden", value: access.session.formToken)
+        let token = InsightsPage.Form.Field(
+            name: "form_token", label: "", type: "hidden", value: access.session.formToken)
         var sections: [InsightsPage.Section] = []
         if let message { sections.append(.text(message)) }
         sections.append(
             .table(
                 .init(
-                    caption: "People of \(app)", columns: ["Person", "Role here", "Every app", "Identity", "Live credentials"],
+                    caption: "People of \(app)",
+                    columns: ["Person", "Role here", "Every app", "Identity", "Live credentials"],
                     rows: people.map { person in
                         [
                             .init(person.name), .init(person.roles[.app(app)]?.rawValue ?? "–"),
-                            .init(person.roles[.everyApp]?.rawValue ?? "–"), .init(hidden(person) ? "–" : person.identity ?? "–"),
-                            hidden(person) ? .init("–") : .number(person.credentials.filter { $0.revokedAt == nil && $0.expiresAt > now }.count),
+                            .init(person.roles[.everyApp]?.rawValue ?? "–"),
+                            .init(hidden(person) ? "–" : person.identity ?? "–"),
+                            hidden(person)
+                                ? .init("–")
+                                : .number(
+                                    person.credentials.filter { $0.revokedAt == nil && $0.expiresAt > now }
+                                        .count),
                         ]
                     })))
         let path = "/dashboard/apps/\(app)/people"
@@ -134,9 +152,14 @@ extension Dashboard {
                 .init(
                     action: path, method: "post",
                     fields: [
-                        token, Self.idempotencyFormField(), .init(name: "person", label: "Person", type: "text"),
-                        .init(name: "role", label: "Role", type: "text", value: "viewer", options: Role.allCases.map(\.rawValue)),
-                        .init(name: "identity", label: "Identity (the provider's email, optional)", type: "text", optional: true),
+                        token, Self.idempotencyFormField(),
+                        .init(name: "person", label: "Person", type: "text"),
+                        .init(
+                            name: "role", label: "Role", type: "text", value: "viewer",
+                            options: Role.allCases.map(\.rawValue)),
+                        .init(
+                            name: "identity", label: "Identity (the provider's email, optional)",
+                            type: "text", optional: true),
                     ], submit: "Give the role")))
         let names = people.filter { $0.roles[.app(app)] != nil }.map(\.name)
         if !names.isEmpty {
@@ -146,7 +169,9 @@ extension Dashboard {
                         action: "\(path)/remove", method: "post",
                         fields: [
                             token, Self.idempotencyFormField(),
-                            .init(name: "person", label: "Person", type: "text", value: names[0], options: names),
+                            .init(
+                                name: "person", label: "Person", type: "text", value: names[0], options: names
+                            ),
                         ],
                         submit: "Remove from \(app)")))
         }
@@ -157,15 +182,22 @@ extension Dashboard {
                         action: "\(path)/end-sessions", method: "post",
                         fields: [
                             token, Self.idempotencyFormField(),
-                            .init(name: "person", label: "Person", type: "text", value: people[0].name, options: people.map(\.name)),
+                            .init(
+                                name: "person", label: "Person", type: "text", value: people[0].name,
+                                options: people.map(\.name)),
                         ],
                         submit: "End their sessions")))
         }
         sections.append(.links("More", [.init("Audit trail of \(app)", href: "/dashboard/audit?app=\(app)")]))
         return Self.html(
             InsightsPage(
-                title: "People of \(app)", subtitle: "Roles: viewer (pages and reports), editor (checks), publisher (publish, rollout, rollback), owner (people, keys, audit)",
-                navigation: [.init("All apps", href: "/dashboard"), .init(app, href: "/dashboard/apps/\(app)"), .init("People", href: path, current: true)],
+                title: "People of \(app)",
+                subtitle:
+                    "Roles: viewer (pages and reports), editor (checks), publisher (publish, rollout, rollback), owner (people, keys, audit)",
+                navigation: [
+                    .init("All apps", href: "/dashboard"), .init(app, href: "/dashboard/apps/\(app)"),
+                    .init("People", href: path, current: true),
+                ],
                 signOut: access.session.formToken, sections: sections, footer: Self.footer))
     }
 
@@ -173,7 +205,9 @@ extension Dashboard {
         let query = request.uri.queryParameters
         let app = query.get("app").flatMap { $0.isEmpty ? nil : $0 }
         if let app {
-            guard SyncAPI.isValidName(app) else { throw DashboardError(.badRequest, "The app id must be \(SyncAPI.nameRule).") }
+            guard SyncAPI.isValidName(app) else {
+                throw DashboardError(.badRequest, "The app id must be \(SyncAPI.nameRule).")
+            }
             guard access.may(.owner, in: app) else {
                 throw DashboardError(.forbidden, "The audit trail of \(app) is for its owners.")
             }
@@ -182,7 +216,9 @@ extension Dashboard {
         let owned = access.person.roles.filter { $0.value == .owner }.compactMap { scope, _ -> String? in
             if case .app(let app) = scope { app } else { nil }
         }
-        guard app != nil || access.person.isOperator && access.person.role(in: nil) == .owner || !owned.isEmpty else {
+        guard
+            app != nil || access.person.isOperator && access.person.role(in: nil) == .owner || !owned.isEmpty
+        else {
             throw DashboardError(.forbidden, "The audit trail is for owners of an app and for operators.")
         }
         var filter: AuditLog.Filter
@@ -204,17 +240,23 @@ extension Dashboard {
                 header: ["id", "time", "actor", "source", "app", "action", "target", "details"],
                 rows: entries.map { entry in
                     [
-                        .number(Int(entry.id)), .text(Self.isoTime(entry.at)), .text(entry.actor), .text(entry.source),
-                        .text(entry.app ?? ""), .text(entry.action), .text(entry.target ?? ""), .text(entry.details),
+                        .number(Int(entry.id)), .text(Self.isoTime(entry.at)), .text(entry.actor),
+                        .text(entry.source),
+                        .text(entry.app ?? ""), .text(entry.action), .text(entry.target ?? ""),
+                        .text(entry.details),
                     ]
                 })
-            return Self.download(csv.text, type: "text/csv; charset=utf-8", name: "audit\(app.map { "-\($0)" } ?? "").csv")
+            return Self.download(
+                csv.text, type: "text/csv; charset=utf-8", name: "audit\(app.map { "-\($0)" } ?? "").csv")
         case .json:
-            return try Self.json(.list(entries.map(\.tourValue)), name: "audit\(app.map { "-\($0)" } ?? "").json")
+            return try Self.json(
+                .list(entries.map(\.tourValue)), name: "audit\(app.map { "-\($0)" } ?? "").json")
         case .html:
             var base: [String] = []
             if let app { base.append("app=\(app)") }
-            if let person = filter.actor, let encoded = person.addingPercentEncoding(withAllowedCharacters: .alphanumerics) {
+            if let person = filter.actor,
+                let encoded = person.addingPercentEncoding(withAllowedCharacters: .alphanumerics)
+            {
                 base.append("person=\(encoded)")
             }
             var sections: [InsightsPage.Section] = [
@@ -227,25 +269,37 @@ extension Dashboard {
                         ], submit: "Show")),
                 .table(
                     .init(
-                        caption: "Audit trail, newest first", columns: ["#", "Time (UTC)", "Who", "From", "App", "What", "On", "Details"],
+                        caption: "Audit trail, newest first",
+                        columns: ["#", "Time (UTC)", "Who", "From", "App", "What", "On", "Details"],
                         rows: entries.map { entry in
                             [
-                                .number(Int(entry.id)), .init(Self.isoTime(entry.at)), .init(entry.actor), .init(entry.source),
-                                .init(entry.app ?? "every app"), .init(entry.action), .init(entry.target ?? ""), .init(entry.details),
+                                .number(Int(entry.id)), .init(Self.isoTime(entry.at)), .init(entry.actor),
+                                .init(entry.source),
+                                .init(entry.app ?? "every app"), .init(entry.action),
+                                .init(entry.target ?? ""), .init(entry.details),
                             ]
                         })),
             ]
             var links: [InsightsPage.Link] = []
             if entries.count == filter.limit, let last = entries.last {
-                links.append(.init("Older rows", href: "/dashboard/audit?" + (base + ["before=\(last.id)"]).joined(separator: "&")))
+                links.append(
+                    .init(
+                        "Older rows",
+                        href: "/dashboard/audit?" + (base + ["before=\(last.id)"]).joined(separator: "&")))
             }
             let suffix = base.isEmpty ? "" : "&" + base.joined(separator: "&")
-            links += [.init("CSV", href: "/dashboard/audit?format=csv" + suffix), .init("JSON", href: "/dashboard/audit?format=json" + suffix)]
+            links += [
+                .init("CSV", href: "/dashboard/audit?format=csv" + suffix),
+                .init("JSON", href: "/dashboard/audit?format=json" + suffix),
+            ]
             sections.append(.links("More", links))
             return Self.html(
                 InsightsPage(
                     title: "Audit trail", subtitle: app.map { "Acts on \($0)" } ?? "Every act you may see",
-                    navigation: [.init("All apps", href: "/dashboard"), .init("Audit", href: "/dashboard/audit", current: true)],
+                    navigation: [
+                        .init("All apps", href: "/dashboard"),
+                        .init("Audit", href: "/dashboard/audit", current: true),
+                    ],
                     signOut: access.session.formToken, sections: sections, footer: Self.footer))
         }
     }

@@ -39,12 +39,16 @@ extension Dashboard {
             await page {
                 guard let access = try await access(request) else {
                     var response = Self.redirect("/dashboard/sign-in")
-                    if Self.cookieValue(Self.cookie, request) != nil { response.setCookie(Self.clearing(Self.cookie, request)) }
+                    if Self.cookieValue(Self.cookie, request) != nil {
+                        response.setCookie(Self.clearing(Self.cookie, request))
+                    }
                     return response
                 }
                 let audit = AuditLog.Entry(
                     at: Date().timeIntervalSince1970,
-                    actor: Actor(name: access.person.name, source: controlPlane.clients.of(request, context), person: access.person),
+                    actor: Actor(
+                        name: access.person.name, source: controlPlane.clients.of(request, context),
+                        person: access.person),
                     app: nil, action: "sign-out")
                 try await (sessions.close(access.session.cookie, audit: audit))
                 var response = Self.redirect("/dashboard/sign-in")
@@ -63,10 +67,15 @@ extension Dashboard {
         // Login CSRF: a page elsewhere posting its own credential into this browser is refused. The
         // refusal counts against the source, so it cannot flood the audit trail either.
         guard isSameOrigin(request) else {
-            if let wait = controlPlane.limiter.retryAfter(source: source, now: now.timeIntervalSince1970) { throw limitedPage(wait) }
+            if let wait = controlPlane.limiter.retryAfter(source: source, now: now.timeIntervalSince1970) {
+                throw limitedPage(wait)
+            }
             controlPlane.limiter.failed(source: source, now: now.timeIntervalSince1970)
-            try await audit(.unverified("unknown", source), "sign-in.refused", why: "the form was posted from another site")
-            throw DashboardError(.forbidden, "This sign-in did not come from this dashboard's own page, so it was refused.")
+            try await audit(
+                .unverified("unknown", source), "sign-in.refused",
+                why: "the form was posted from another site")
+            throw DashboardError(
+                .forbidden, "This sign-in did not come from this dashboard's own page, so it was refused.")
         }
         let fields = try await Self.form(&request)
         // Every cookie of that name: one tossed in from a sibling subdomain (for the whole site)
@@ -76,7 +85,8 @@ extension Dashboard {
                 DashboardSessions.matches(fields["form_token"], "sign-in", $0)
             })
         else {
-            return signInPage(request, message: "The sign-in form had expired; here is a new one.", status: .forbidden)
+            return signInPage(
+                request, message: "The sign-in form had expired; here is a new one.", status: .forbidden)
         }
         let credential = (fields["credential"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         let person: Person
@@ -89,37 +99,49 @@ extension Dashboard {
             let claimed = (try? await controlPlane.tokens.verify(credential, now: now))?.subject ?? "unknown"
             try await audit(.unverified(claimed, source), "sign-in.failed", why: error.message)
             if controlPlane.limiter.retryAfter(source: source, now: now.timeIntervalSince1970) != nil {
-                try await audit(.unverified(claimed, source), "sign-in.rate-limited", why: "too many failures from this address")
+                try await audit(
+                    .unverified(claimed, source), "sign-in.rate-limited",
+                    why: "too many failures from this address")
             }
             let message =
                 error.code == "token_outdated"
                 ? "Shared admin tokens are no longer accepted: sign in with your own credential (an owner or operator makes one with onboarding-server people add)."
                 : "That is not a live credential of a person of this server: \(error.message)."
-            return signInPage(request, message: message, status: error.status == .forbidden ? .forbidden : .unauthorized)
+            return signInPage(
+                request, message: message, status: error.status == .forbidden ? .forbidden : .unauthorized)
         }
         let claims = try? await controlPlane.tokens.verify(credential, now: now)
         return try await openSession(
-            for: person, credential: claims?.credential, expires: Double(claims?.expires ?? 0), request, source: source,
+            for: person, credential: claims?.credential, expires: Double(claims?.expires ?? 0), request,
+            source: source,
             method: "credential")
     }
 
     /// Opens a session for `person` (who must hold a role somewhere), audited in the same
     /// transaction, and sends them in.
     private func openSession(
-        for person: Person, credential: String?, expires: Double, _ request: Request, source: String, method: String
+        for person: Person, credential: String?, expires: Double, _ request: Request, source: String,
+        method: String
     ) async throws -> Response {
         let now = Date().timeIntervalSince1970
         guard !person.roles.isEmpty else {
             throw DashboardError(.forbidden, "\(person.name) holds no role in any app; an owner gives one.")
         }
         let audit = AuditLog.Entry(
-            at: now, actor: Actor(name: person.name, source: source, person: person), app: nil, action: "sign-in",
+            at: now, actor: Actor(name: person.name, source: source, person: person), app: nil,
+            action: "sign-in",
             details: ["method": .string(method)])
-        let session = try await (sessions.open(person: person.name, credential: credential, expires: expires, now: now, audit: audit))
-        logger.inRequest.info("dashboard sign-in", metadata: ["person": "\(person.name)", "method": "\(method)"])
+        let session = try await
+            (sessions.open(
+                person: person.name, credential: credential, expires: expires, now: now, audit: audit))
+        logger.inRequest.info(
+            "dashboard sign-in", metadata: ["person": "\(person.name)", "method": "\(method)"])
         var response = Self.redirect("/dashboard")
-        response.setCookie(Self.makeCookie(Self.cookie, value: session.cookie, maxAge: Int(session.expiresAt - now), request))
-        response.headers.append(HTTPField(name: .setCookie, value: Self.clearing(Self.signInCookie, request).description))
+        response.setCookie(
+            Self.makeCookie(Self.cookie, value: session.cookie, maxAge: Int(session.expiresAt - now), request)
+        )
+        response.headers.append(
+            HTTPField(name: .setCookie, value: Self.clearing(Self.signInCookie, request).description))
         return response
     }
 
@@ -134,7 +156,8 @@ extension Dashboard {
     private func limitedPage(_ wait: Double) -> DashboardError {
         var error = DashboardError(
             .tooManyRequests,
-            "Too many failed sign-ins from this address. Try again in \(Int(wait.rounded(.up))) seconds; every failure waits longer.")
+            "Too many failed sign-ins from this address. Try again in \(Int(wait.rounded(.up))) seconds; every failure waits longer."
+        )
         error.retryAfter = Int(wait.rounded(.up))
         return error
     }
@@ -149,16 +172,22 @@ extension Dashboard {
                 .init(
                     action: "/dashboard/sign-in", method: "post",
                     fields: [
-                        .init(name: "form_token", label: "", type: "hidden", value: DashboardSessions.derive("sign-in", secret)),
+                        .init(
+                            name: "form_token", label: "", type: "hidden",
+                            value: DashboardSessions.derive("sign-in", secret)),
                         .init(name: "credential", label: "Your credential", type: "password"),
                     ], submit: "Sign in")))
         // A link, not a form: the page's `form-action 'self'` would stop a form's redirect to the provider.
         if oidc != nil {
-            sections.append(.links("Or", [.init("Sign in with the identity provider", href: "/dashboard/sign-in/oidc")]))
+            sections.append(
+                .links("Or", [.init("Sign in with the identity provider", href: "/dashboard/sign-in/oidc")]))
         }
         sections.append(
-            .text("Your credential is exchanged for a session cookie of at most 8 hours; it is not kept. An owner of an app, or an operator, gives you one."))
-        var response = Self.html(InsightsPage(title: "Sign in", sections: sections, footer: Self.footer), status: status)
+            .text(
+                "Your credential is exchanged for a session cookie of at most 8 hours; it is not kept. An owner of an app, or an operator, gives you one."
+            ))
+        var response = Self.html(
+            InsightsPage(title: "Sign in", sections: sections, footer: Self.footer), status: status)
         response.setCookie(Self.makeCookie(Self.signInCookie, value: secret, maxAge: 3600, request))
         return response
     }
@@ -166,58 +195,80 @@ extension Dashboard {
     // MARK: - Through the identity provider
 
     private func startOIDC(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
-        guard let oidc else { throw DashboardError(.notFound, "No identity provider is configured for the dashboard.") }
+        guard let oidc else {
+            throw DashboardError(.notFound, "No identity provider is configured for the dashboard.")
+        }
         let start: DashboardOIDC.Start
         do { start = try await oidc.start(sealingWith: controlPlane.tokens, now: Date()) } catch {
-            logger.inRequest.warning("the identity provider's discovery failed", metadata: ["error": "\(error)"])
-            throw DashboardError(.serviceUnavailable, "The identity provider does not answer; try again, or sign in with your credential.")
+            logger.inRequest.warning(
+                "the identity provider's discovery failed", metadata: ["error": "\(error)"])
+            throw DashboardError(
+                .serviceUnavailable,
+                "The identity provider does not answer; try again, or sign in with your credential.")
         }
         var response = Self.redirect(start.location)
         // Lax: the provider's redirect back is a top-level navigation from its site.
         response.setCookie(
             Self.makeCookie(
-                DashboardOIDC.cookie, value: start.cookie, maxAge: Int(DashboardOIDC.flowLifetime), path: "/dashboard/sign-in",
+                DashboardOIDC.cookie, value: start.cookie, maxAge: Int(DashboardOIDC.flowLifetime),
+                path: "/dashboard/sign-in",
                 sameSite: .lax, request))
         return response
     }
 
     private func finishOIDC(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
-        guard let oidc else { throw DashboardError(.notFound, "No identity provider is configured for the dashboard.") }
+        guard let oidc else {
+            throw DashboardError(.notFound, "No identity provider is configured for the dashboard.")
+        }
         let source = controlPlane.clients.of(request, context)
         let now = Date()
-        if let wait = controlPlane.limiter.retryAfter(source: source, now: now.timeIntervalSince1970) { throw limitedPage(wait) }
+        if let wait = controlPlane.limiter.retryAfter(source: source, now: now.timeIntervalSince1970) {
+            throw limitedPage(wait)
+        }
         let query = request.uri.queryParameters
         if let error = query.get("error") {
-            throw DashboardError(.unauthorized, "The identity provider did not sign you in (\(error.prefix(100))).")
+            throw DashboardError(
+                .unauthorized, "The identity provider did not sign you in (\(error.prefix(100))).")
         }
-        guard let code = query.get("code"), let state = query.get("state"), code.count <= 4096, state.count <= 256 else {
+        guard let code = query.get("code"), let state = query.get("state"), code.count <= 4096,
+            state.count <= 256
+        else {
             throw DashboardError(.badRequest, "The identity provider's answer has no code and state.")
         }
         let identity: String
         do {
             identity = try await oidc.finish(
-                code: code, state: state, cookie: Self.cookieValue(DashboardOIDC.cookie, request), tokens: controlPlane.tokens, now: now)
+                code: code, state: state, cookie: Self.cookieValue(DashboardOIDC.cookie, request),
+                tokens: controlPlane.tokens, now: now)
         } catch .unavailable(let why) {
-            logger.inRequest.warning("sign-in through the identity provider failed", metadata: ["error": "\(why)"])
+            logger.inRequest.warning(
+                "sign-in through the identity provider failed", metadata: ["error": "\(why)"])
             throw DashboardError(.serviceUnavailable, "The identity provider does not answer; try again.")
         } catch .refused(let why) {
             controlPlane.limiter.failed(source: source, now: now.timeIntervalSince1970)
-            try await audit(.unverified("unknown", source), "sign-in.failed", why: why, method: "identity provider")
+            try await audit(
+                .unverified("unknown", source), "sign-in.failed", why: why, method: "identity provider")
             throw DashboardError(.unauthorized, "Not signed in: \(why).")
         }
         let people = controlPlane.people
         guard let person = try await (people.person(identity: identity)) else {
             controlPlane.limiter.failed(source: source, now: now.timeIntervalSince1970)
             try await audit(
-                .unverified(identity, source), "sign-in.failed", why: "no person has this identity", method: "identity provider")
+                .unverified(identity, source), "sign-in.failed", why: "no person has this identity",
+                method: "identity provider")
             throw DashboardError(
-                .forbidden, "\(identity) is not a person of this server. An owner or operator adds you (onboarding-server people add --identity).")
+                .forbidden,
+                "\(identity) is not a person of this server. An owner or operator adds you (onboarding-server people add --identity)."
+            )
         }
         var response = try await openSession(
-            for: person, credential: nil, expires: now.timeIntervalSince1970 + DashboardSessions.lifetime, request, source: source,
+            for: person, credential: nil, expires: now.timeIntervalSince1970 + DashboardSessions.lifetime,
+            request, source: source,
             method: "identity provider")
         response.headers.append(
-            HTTPField(name: .setCookie, value: Self.clearing(DashboardOIDC.cookie, request, path: "/dashboard/sign-in").description))
+            HTTPField(
+                name: .setCookie,
+                value: Self.clearing(DashboardOIDC.cookie, request, path: "/dashboard/sign-in").description))
         return response
     }
 
@@ -231,7 +282,9 @@ extension Dashboard {
     func isSameOrigin(_ request: Request) -> Bool { Self.isSameOrigin(request, publicOrigin: publicOrigin) }
 
     static func isSameOrigin(_ request: Request, publicOrigin: String?) -> Bool {
-        if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!], site != "same-origin" { return false }
+        if let site = request.headers[.secFetchSite], site != "same-origin" {
+            return false
+        }
         if let origin = request.headers[.origin] { return origin == (publicOrigin ?? ownOrigin(request)) }
         return true
     }
@@ -246,7 +299,9 @@ extension Dashboard {
     static func cookieValues(_ name: String, _ request: Request) -> [String] {
         request.headers[values: .cookie].flatMap { header in
             header.split(separator: ";").compactMap { pair -> String? in
-                let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                let parts = pair.split(separator: "=", maxSplits: 1).map {
+                    $0.trimmingCharacters(in: .whitespaces)
+                }
                 return parts.count == 2 && parts[0] == name ? parts[1] : nil
             }
         }

@@ -17,7 +17,8 @@ extension Dashboard {
         router.get("/dashboard/apps/:app/studio") { request, context in
             await signedIn(request, context) { access in
                 let app = try Self.name(context, "app", access: access)
-                return try await studioPage(app, access: access, done: request.uri.queryParameters.get("done"))
+                return try await studioPage(
+                    app, access: access, done: request.uri.queryParameters.get("done"))
             }
         }
         // Start a draft from the newest stored version (its migrations then say how every earlier
@@ -25,23 +26,32 @@ extension Dashboard {
         router.post("/dashboard/apps/:app/studio/drafts") { request, context in
             await changingDrafts(request, context) { app, fields, actor, _ in
                 let entries = try await (catalogs.all(app: app))
-                guard let newest = entries.max(by: { $0.version < $1.version }), let document = try? CatalogDocument(text: newest.document) else {
+                guard let newest = entries.max(by: { $0.version < $1.version }),
+                    let document = try? CatalogDocument(text: newest.document)
+                else {
                     throw DashboardError(
-                        .badRequest, "\(app) has no stored catalog yet: register the app's compiled one (`onboarding-server register --app \(app) FILE`).")
+                        .badRequest,
+                        "\(app) has no stored catalog yet: register the app's compiled one (`onboarding-server register --app \(app) FILE`)."
+                    )
                 }
                 guard fields["from"].flatMap(Int.init) == newest.version else {
                     throw DashboardError(
                         .badRequest,
-                        "A draft starts from \(app)'s newest stored version, \(newest.version) (a change to an older one would not place the users of the versions after it).")
+                        "A draft starts from \(app)'s newest stored version, \(newest.version) (a change to an older one would not place the users of the versions after it)."
+                    )
                 }
                 let version = newest.version + 1
                 let text = try StudioDraft(document: document).versioned(version).text()
                 guard
-                    let draft = try await (CatalogDrafts(client: store.client, logger: logger).create(
-                            app: app, document: text, version: version, basedOn: newest.version, by: actor, at: Date().timeIntervalSince1970))
+                    let draft = try await
+                        (CatalogDrafts(client: store.client, logger: logger).create(
+                            app: app, document: text, version: version, basedOn: newest.version, by: actor,
+                            at: Date().timeIntervalSince1970))
                 else {
                     throw DashboardError(
-                        .badRequest, "\(app) has \(CatalogDrafts.maximumDrafts) drafts, the most an app keeps: publish or finish one first.")
+                        .badRequest,
+                        "\(app) has \(CatalogDrafts.maximumDrafts) drafts, the most an app keeps: publish or finish one first."
+                    )
                 }
                 return Self.redirect("/dashboard/apps/\(app)/studio/drafts/\(draft.draft)")
             }
@@ -67,11 +77,16 @@ extension Dashboard {
                     // The same page, with what was typed kept and the refusal beside its field.
                     return try await draftPage(
                         current, access: access, flow: place.flow, step: place.step, saved: nil,
-                        refused: .init(values: fields, field: refusal.field, message: refusal.message + " Nothing was saved."))
+                        refused: .init(
+                            values: fields, field: refusal.field,
+                            message: refusal.message + " Nothing was saved."))
                 }
-                guard !edited.changes.isEmpty else { return Self.redirect(Self.draftPath(current, place) + "#editor") }
+                guard !edited.changes.isEmpty else {
+                    return Self.redirect(Self.draftPath(current, place) + "#editor")
+                }
                 let note = edited.changes.joined(separator: ", ")
-                let saved = try await (CatalogDrafts(client: store.client, logger: logger).save(
+                let saved = try await
+                    (CatalogDrafts(client: store.client, logger: logger).save(
                         app: app, draft: current.draft, after: after, document: try edited.document.text(),
                         note: String(note.prefix(500)), by: actor, at: Date().timeIntervalSince1970))
                 return try Self.afterSave(saved, current: current, after: after, place: place)
@@ -81,7 +96,9 @@ extension Dashboard {
         router.post("/dashboard/apps/:app/studio/drafts/:draft/steps") { request, context in
             await savingDraft(request, context) { app, fields, actor, _, current, after in
                 let place = Self.place(fields)
-                guard let flow = place.flow, let step = place.step else { throw DashboardError(.badRequest, "Choose a flow and a step.") }
+                guard let flow = place.flow, let step = place.step else {
+                    throw DashboardError(.badRequest, "Choose a flow and a step.")
+                }
                 let changed: (document: CatalogDocument, note: String)
                 let change: StudioDraft.StepChange
                 // A new step takes the shape of one the app's binaries declare (the newest registered compiled catalog's).
@@ -90,13 +107,18 @@ extension Dashboard {
                     change = try StudioDraft.stepChange(fields, templates: templates)
                     // The version before the draft's, which its migration starts from.
                     let base = try await (catalogs.all(app: app))
-                        .last { $0.version == current.version - 1 }.flatMap { try? CatalogDocument(text: $0.document).catalog }
-                    changed = try StudioDraft(document: try Self.readable(current)).changing(FlowID(flow), StepID(step), change, base: base)
+                        .last { $0.version == current.version - 1 }.flatMap {
+                            try? CatalogDocument(text: $0.document).catalog
+                        }
+                    changed = try StudioDraft(document: try Self.readable(current)).changing(
+                        FlowID(flow), StepID(step), change, base: base)
                 } catch let refusal as StudioDraft.Refusal {
                     throw DashboardError(.badRequest, refusal.message + " Nothing was saved.")
                 }
-                let saved = try await (CatalogDrafts(client: store.client, logger: logger).save(
-                        app: app, draft: current.draft, after: after, document: try changed.document.text(), note: changed.note,
+                let saved = try await
+                    (CatalogDrafts(client: store.client, logger: logger).save(
+                        app: app, draft: current.draft, after: after, document: try changed.document.text(),
+                        note: changed.note,
                         by: actor, at: Date().timeIntervalSince1970))
                 var shown = place
                 if case .rename(let new) = change { shown.step = new.rawValue }
@@ -120,7 +142,9 @@ extension Dashboard {
     /// binaries declare (a studio's new step is shaped like one of them).
     func stepTemplates(_ app: String) async throws -> [StepDefinition] {
         let entries = try await (catalogs.all(app: app))
-        guard let compiled = entries.last(where: { $0.source == .compiled }), let document = try? CatalogDocument(text: compiled.document) else {
+        guard let compiled = entries.last(where: { $0.source == .compiled }),
+            let document = try? CatalogDocument(text: compiled.document)
+        else {
             return []
         }
         return document.catalog.flows.flatMap(\.steps)
@@ -132,7 +156,8 @@ extension Dashboard {
             throw DashboardError(.badRequest, "A draft is named by its number (1, 2, ...).")
         }
         guard
-            let revision = try await (CatalogDrafts(client: store.client, logger: logger).latest(app: app, draft: number))
+            let revision = try await
+                (CatalogDrafts(client: store.client, logger: logger).latest(app: app, draft: number))
         else { throw DashboardError(.notFound, "\(app) has no draft \(number).") }
         return revision
     }
@@ -149,12 +174,14 @@ extension Dashboard {
     /// it is now and the revision the form was made from.
     func savingDraft(
         _ request: Request, _ context: ServerRequestContext,
-        _ body: (String, [String: String], Actor, Access, CatalogDrafts.Revision, Int) async throws -> Response
+        _ body: (String, [String: String], Actor, Access, CatalogDrafts.Revision, Int) async throws ->
+            Response
     ) async -> Response {
         await changingDrafts(request, context) { app, fields, actor, access in
             let current = try await draft(app, context)
             guard let after = fields["revision"].flatMap(Int.init) else {
-                throw DashboardError(.badRequest, "The form lacks the revision it was made from; reload the draft.")
+                throw DashboardError(
+                    .badRequest, "The form lacks the revision it was made from; reload the draft.")
             }
             return try await body(app, fields, actor, access, current, after)
         }
@@ -162,7 +189,8 @@ extension Dashboard {
 
     /// Where a save leads: the draft's page (at the step), or why nothing was saved.
     static func afterSave(
-        _ saved: CatalogDrafts.Saved, current: CatalogDrafts.Revision, after: Int, place: (flow: String?, step: String?)
+        _ saved: CatalogDrafts.Saved, current: CatalogDrafts.Revision, after: Int,
+        place: (flow: String?, step: String?)
     ) throws -> Response {
         switch saved {
         case .saved(let revision):
@@ -170,11 +198,14 @@ extension Dashboard {
         case .stale(let newest):
             throw DashboardError(
                 .conflict,
-                "Revision \(newest) of this draft was saved after the one this form was made from (\(after)), so nothing was saved: reload the draft, then make your change again.")
+                "Revision \(newest) of this draft was saved after the one this form was made from (\(after)), so nothing was saved: reload the draft, then make your change again."
+            )
         case .noSuchDraft: throw DashboardError(.notFound, "\(current.app) has no draft \(current.draft).")
         case .full:
             throw DashboardError(
-                .badRequest, "This draft has \(CatalogDrafts.maximumRevisions) revisions, the most a draft keeps: start a new draft from it.")
+                .badRequest,
+                "This draft has \(CatalogDrafts.maximumRevisions) revisions, the most a draft keeps: start a new draft from it."
+            )
         case .tooLarge(let why):
             throw DashboardError(.contentTooLarge, "Nothing was saved: \(why).")
         }
@@ -182,14 +213,20 @@ extension Dashboard {
 
     /// The flow and step a form or query names (ids only).
     static func place(_ fields: [String: String]) -> (flow: String?, step: String?) {
-        (fields["flow"].flatMap { SyncAPI.isValidName($0) ? $0 : nil }, fields["step"].flatMap { SyncAPI.isValidName($0) ? $0 : nil })
+        (
+            fields["flow"].flatMap { SyncAPI.isValidName($0) ? $0 : nil },
+            fields["step"].flatMap { SyncAPI.isValidName($0) ? $0 : nil }
+        )
     }
 
-    static func draftPath(_ revision: CatalogDrafts.Revision, _ place: (flow: String?, step: String?), saved: Int? = nil) -> String {
+    static func draftPath(
+        _ revision: CatalogDrafts.Revision, _ place: (flow: String?, step: String?), saved: Int? = nil
+    ) -> String {
         var query: [String] = []
         if let flow = place.flow { query.append("flow=\(flow)") }
         if let step = place.step { query.append("step=\(step)") }
         if let saved { query.append("saved=\(saved)") }
-        return "/dashboard/apps/\(revision.app)/studio/drafts/\(revision.draft)" + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
+        return "/dashboard/apps/\(revision.app)/studio/drafts/\(revision.draft)"
+            + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
     }
 }

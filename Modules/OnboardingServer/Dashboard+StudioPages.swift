@@ -20,44 +20,72 @@ extension Dashboard {
                     caption: "Catalog versions of \(app)",
                     columns: ["Version", "Source", "Rollout", "State", "Recorded by", "At (UTC)"],
                     rows: entries.sorted { $0.version > $1.version }.map { entry in
-                        let state = entry.withdrawnAt != nil ? "withdrawn" : entry.source == .compiled ? "in binaries" : entry.rollout > 0 ? "live" : "at 0%"
+                        let state =
+                            entry.withdrawnAt != nil
+                            ? "withdrawn"
+                            : entry.source == .compiled ? "in binaries" : entry.rollout > 0 ? "live" : "at 0%"
                         return [
                             .number(entry.version), .init(entry.source.rawValue),
-                            .init(entry.source == .published ? "\(entry.rollout)%" : "–", numeric: true), .init(state),
+                            .init(entry.source == .published ? "\(entry.rollout)%" : "–", numeric: true),
+                            .init(state),
                             .init(entry.recordedBy), .init(Self.utc(entry.recordedAt)),
                         ]
                     })),
             .table(
                 .init(
-                    caption: "Drafts of \(app)", columns: ["Draft", "Version", "Started from", "Revision", "Last saved by", "At (UTC)", "Last change"],
+                    caption: "Drafts of \(app)",
+                    columns: [
+                        "Draft", "Version", "Started from", "Revision", "Last saved by", "At (UTC)",
+                        "Last change",
+                    ],
                     rows: drafts.map { draft in
                         [
-                            .init(Self.draftTitle(draft.draft, names[draft.draft]), href: "\(path)/drafts/\(draft.draft)"), .number(draft.version),
-                            .number(draft.basedOn), .number(draft.revision), .init(draft.author), .init(Self.utc(draft.savedAt)),
+                            .init(
+                                Self.draftTitle(draft.draft, names[draft.draft]),
+                                href: "\(path)/drafts/\(draft.draft)"), .number(draft.version),
+                            .number(draft.basedOn), .number(draft.revision), .init(draft.author),
+                            .init(Self.utc(draft.savedAt)),
                             .init(draft.note),
                         ]
                     })),
         ]
         if let done = done.flatMap(Self.doneMessage) { sections.insert(.text(done), at: 0) }
         let guarded = try await guardedRolloutViews(app: app)
-        sections += Self.guardedRolloutSections(guarded, app: app, access: access, now: Date().timeIntervalSince1970)
+        sections += Self.guardedRolloutSections(
+            guarded, app: app, access: access, now: Date().timeIntervalSince1970)
         // A publisher raises or rolls back each live publication (each asks once, on its own page);
         // one under a running or paused guard is rolled back by hand only (the guard sets its rollout).
         if access.may(.publisher, in: app) {
-            let token = InsightsPage.Form.Field(name: "form_token", label: "", type: "hidden", value: access.session.formToken)
-            let heldByGuard = Set(guarded.filter { [.running, .paused].contains($0.record.value.status) }.map(\.record.version))
-            for entry in entries.filter({ $0.source == .published && $0.withdrawnAt == nil }).sorted(by: { $0.version > $1.version }) {
-                let version = InsightsPage.Form.Field(name: "version", label: "", type: "hidden", value: String(entry.version))
+            let token = InsightsPage.Form.Field(
+                name: "form_token", label: "", type: "hidden", value: access.session.formToken)
+            let heldByGuard = Set(
+                guarded.filter { [.running, .paused].contains($0.record.value.status) }.map(\.record.version))
+            for entry in entries.filter({ $0.source == .published && $0.withdrawnAt == nil }).sorted(by: {
+                $0.version > $1.version
+            }) {
+                let version = InsightsPage.Form.Field(
+                    name: "version", label: "", type: "hidden", value: String(entry.version))
                 if !heldByGuard.contains(entry.version) {
                     sections.append(
                         .form(
                             .init(
                                 action: "\(path)/rollout", method: "post",
-                                fields: [token, version, .init(name: "rollout", label: "Version \(entry.version) at (%)", type: "number", value: String(entry.rollout == 100 ? 100 : min(100, max(entry.rollout * 2, entry.rollout + 10))))],
+                                fields: [
+                                    token, version,
+                                    .init(
+                                        name: "rollout", label: "Version \(entry.version) at (%)",
+                                        type: "number",
+                                        value: String(
+                                            entry.rollout == 100
+                                                ? 100 : min(100, max(entry.rollout * 2, entry.rollout + 10)))),
+                                ],
                                 submit: "Change its rollout")))
                 }
                 sections.append(
-                    .form(.init(action: "\(path)/rollback", method: "post", fields: [token, version], submit: "Roll back version \(entry.version)")))
+                    .form(
+                        .init(
+                            action: "\(path)/rollback", method: "post", fields: [token, version],
+                            submit: "Roll back version \(entry.version)")))
             }
         }
         if access.may(.editor, in: app), let newest = entries.map(\.version).max() {
@@ -66,17 +94,26 @@ extension Dashboard {
                     .init(
                         action: "\(path)/drafts", method: "post",
                         fields: [
-                            .init(name: "form_token", label: "", type: "hidden", value: access.session.formToken),
+                            .init(
+                                name: "form_token", label: "", type: "hidden", value: access.session.formToken
+                            ),
                             .init(name: "from", label: "", type: "hidden", value: String(newest)),
                         ], submit: "Start a draft from version \(newest) (the newest)")))
         } else if entries.isEmpty {
             sections.append(
-                .text("No catalog of \(app) is stored yet: register the compiled one (`onboarding-server register --app \(app) FILE`) to start drafts from it."))
+                .text(
+                    "No catalog of \(app) is stored yet: register the compiled one (`onboarding-server register --app \(app) FILE`) to start drafts from it."
+                ))
         }
         return Self.html(
             InsightsPage(
-                title: "Studio: \(app)", subtitle: "Edit, translate, preview and check a flow; each save is a draft revision. Editors edit; publishing stays with publishers.",
-                navigation: [.init("All apps", href: "/dashboard"), .init(app, href: "/dashboard/apps/\(app)"), .init("Studio", href: path, current: true)],
+                title: "Studio: \(app)",
+                subtitle:
+                    "Edit, translate, preview and check a flow; each save is a draft revision. Editors edit; publishing stays with publishers.",
+                navigation: [
+                    .init("All apps", href: "/dashboard"), .init(app, href: "/dashboard/apps/\(app)"),
+                    .init("Studio", href: path, current: true),
+                ],
                 signOut: access.session.formToken, sections: sections, footer: Self.footer))
     }
 
@@ -88,17 +125,21 @@ extension Dashboard {
         } catch {
             throw DashboardError(
                 .unprocessableContent,
-                "Draft \(revision.draft) (revision \(revision.revision)) is not a catalog document this server reads (\(error)): it cannot be edited, previewed or published here; start a new draft from a stored version.")
+                "Draft \(revision.draft) (revision \(revision.revision)) is not a catalog document this server reads (\(error)): it cannot be edited, previewed or published here; start a new draft from a stored version."
+            )
         }
     }
 
     /// The studio's note after an act (`?done=published-3-20`, `rolled-back-3`).
     static func doneMessage(_ done: String) -> String? {
         let parts = done.split(separator: "-").map(String.init)
-        if parts.count == 3, parts[0] == "published", let version = Int(parts[1]), let rollout = Int(parts[2]) {
+        if parts.count == 3, parts[0] == "published", let version = Int(parts[1]), let rollout = Int(parts[2])
+        {
             return "Version \(version) is published at \(rollout)%."
         }
-        if parts.count == 2, parts[0] == "deleted", let draft = Int(parts[1]) { return "Draft \(draft) is deleted." }
+        if parts.count == 2, parts[0] == "deleted", let draft = Int(parts[1]) {
+            return "Draft \(draft) is deleted."
+        }
         if parts.count == 3, parts[0] == "rolled", parts[1] == "back", let version = Int(parts[2]) {
             return "Version \(version) is rolled back."
         }
@@ -115,7 +156,8 @@ extension Dashboard {
     }
 
     func draftPage(
-        _ revision: CatalogDrafts.Revision, access: Access, flow: String?, step: String?, saved: Int?, refused: RefusedSave?
+        _ revision: CatalogDrafts.Revision, access: Access, flow: String?, step: String?, saved: Int?,
+        refused: RefusedSave?
     ) async throws -> Response {
         let app = revision.app
         let document = try Self.readable(revision)
@@ -123,9 +165,12 @@ extension Dashboard {
         let catalog = document.catalog
         let entries = try await (catalogs.all(app: app))
         let check = CatalogStore.check(revision.document, app: app, existing: entries)
-        let history = try await (CatalogDrafts(client: store.client, logger: logger).history(app: app, draft: revision.draft))
+        let history = try await
+            (CatalogDrafts(client: store.client, logger: logger).history(app: app, draft: revision.draft))
         let base = "/dashboard/apps/\(app)/studio/drafts/\(revision.draft)"
-        guard let chosenFlow = flow.flatMap({ FlowID($0) }).flatMap({ catalog.flow($0) }) ?? catalog.flows.first else {
+        guard
+            let chosenFlow = flow.flatMap({ FlowID($0) }).flatMap({ catalog.flow($0) }) ?? catalog.flows.first
+        else {
             throw DashboardError(.notFound, "This draft has no flows.")
         }
         let chosenStep = step.flatMap { StepID($0) }.flatMap { chosenFlow.step($0) } ?? chosenFlow.steps.first
@@ -133,7 +178,8 @@ extension Dashboard {
         if let saved { sections.append(.text("Saved as revision \(saved).")) }
         sections.append(
             .text(
-                "Version \(catalog.version), started from version \(revision.basedOn); revision \(revision.revision), saved by \(revision.author) at \(Self.utc(revision.savedAt)) UTC."))
+                "Version \(catalog.version), started from version \(revision.basedOn); revision \(revision.revision), saved by \(revision.author) at \(Self.utc(revision.savedAt)) UTC."
+            ))
         // The check publishing runs, whole; first, whether the draft's version is still free (another
         // draft of the same version may have been published since this one started).
         let problems = check?.catalogProblems ?? []
@@ -143,46 +189,79 @@ extension Dashboard {
         if let taken {
             sections.append(
                 .text(
-                    "Version \(catalog.version) is taken: \(taken.source == .published ? "another document was published" : "a binary compiled another document") as version \(catalog.version) at \(Self.utc(taken.recordedAt)) UTC, after this draft started, so this draft cannot be published. Start a new draft from version \(newest) (it becomes version \(newest + 1)) and make this draft's changes there."))
+                    "Version \(catalog.version) is taken: \(taken.source == .published ? "another document was published" : "a binary compiled another document") as version \(catalog.version) at \(Self.utc(taken.recordedAt)) UTC, after this draft started, so this draft cannot be published. Start a new draft from version \(newest) (it becomes version \(newest + 1)) and make this draft's changes there."
+                ))
         } else if let check, check.isAccepted {
-            sections.append(.text("Check: the draft passes every check publishing runs (coherence, the registered binary's vocabulary, every compiled and published version)."))
+            sections.append(
+                .text(
+                    "Check: the draft passes every check publishing runs (coherence, the registered binary's vocabulary, every compiled and published version)."
+                ))
         } else if check == nil {
-            sections.append(.text("Check: no compiled catalog of \(app) is registered, so there is no vocabulary to check against."))
+            sections.append(
+                .text(
+                    "Check: no compiled catalog of \(app) is registered, so there is no vocabulary to check against."
+                ))
         } else {
-            let rows = check?.catalogProblems.isEmpty == false
-                ? problems.map { [InsightsPage.Cell($0.kind.rawValue), .init([$0.flow?.rawValue, $0.step?.rawValue].compactMap { $0 }.joined(separator: " step ")), .init($0.detail)] }
+            let rows =
+                check?.catalogProblems.isEmpty == false
+                ? problems.map {
+                    [
+                        InsightsPage.Cell($0.kind.rawValue),
+                        .init(
+                            [$0.flow?.rawValue, $0.step?.rawValue].compactMap { $0 }.joined(
+                                separator: " step ")), .init($0.detail),
+                    ]
+                }
                 : (check?.problems ?? []).map { [InsightsPage.Cell("refused"), .init(""), .init($0)] }
-            sections.append(.table(.init(caption: "Check: \(rows.count) problem\(rows.count == 1 ? "" : "s"); the draft cannot be published until each is fixed", columns: ["Problem", "Where", "What to do"], rows: rows)))
+            sections.append(
+                .table(
+                    .init(
+                        caption:
+                            "Check: \(rows.count) problem\(rows.count == 1 ? "" : "s"); the draft cannot be published until each is fixed",
+                        columns: ["Problem", "Where", "What to do"], rows: rows)))
         }
         if taken == nil, let check, check.isAccepted, access.may(.publisher, in: app) {
             let keys = try await (controlPlane.keys.all(app: app))
             sections.append(
                 .publish(
                     .init(
-                        heading: "Publish version \(catalog.version)", action: "\(base)/publish", document: revision.document,
+                        heading: "Publish version \(catalog.version)", action: "\(base)/publish",
+                        document: revision.document,
                         hidden: [
-                            .init(name: "form_token", label: "", type: "hidden", value: access.session.formToken),
-                            .init(name: "revision", label: "", type: "hidden", value: String(revision.revision)),
+                            .init(
+                                name: "form_token", label: "", type: "hidden", value: access.session.formToken
+                            ),
+                            .init(
+                                name: "revision", label: "", type: "hidden", value: String(revision.revision)),
                         ],
-                        rollout: 20, key: keys.last?.key.id ?? "", signature: "", submit: "Review the publication")))
+                        rollout: 20, key: keys.last?.key.id ?? "", signature: "",
+                        submit: "Review the publication")))
         }
         // Missing translations, per locale.
-        let missing = catalog.translationProblems.filter { $0.kind == .missingTranslation || $0.kind == .staleTranslation }
-        let byLocale = Dictionary(grouping: missing) { String($0.path.dropFirst("strings.tables.".count).prefix { $0 != "." }) }
+        let missing = catalog.translationProblems.filter {
+            $0.kind == .missingTranslation || $0.kind == .staleTranslation
+        }
+        let byLocale = Dictionary(grouping: missing) {
+            String($0.path.dropFirst("strings.tables.".count).prefix { $0 != "." })
+        }
         sections.append(
             .table(
                 .init(
                     caption: "Translations", columns: ["Locale", "Missing", "Out of date", "First missing"],
                     rows: draft.locales.dropFirst().map { locale in
                         let problems = byLocale[locale.rawValue] ?? []
-                        let missingIDs = problems.filter { $0.kind == .missingTranslation }.map { String($0.path.dropFirst("strings.tables.\(locale).".count)) }
+                        let missingIDs = problems.filter { $0.kind == .missingTranslation }.map {
+                            String($0.path.dropFirst("strings.tables.\(locale).".count))
+                        }
                         return [
-                            .init(locale.rawValue), .number(missingIDs.count), .number(problems.count - missingIDs.count),
+                            .init(locale.rawValue), .number(missingIDs.count),
+                            .number(problems.count - missingIDs.count),
                             .init(missingIDs.prefix(3).joined(separator: ", ")),
                         ]
                     })))
         sections += Self.translationSections(
-            catalog, revision: revision, base: base, token: access.may(.editor, in: app) ? access.session.formToken : nil)
+            catalog, revision: revision, base: base,
+            token: access.may(.editor, in: app) ? access.session.formToken : nil)
         // The diff against what devices run now: the newest live publication, else the newest compiled version.
         let live = Self.live(entries)
         if let live, let liveDocument = try? CatalogDocument(text: live.document) {
@@ -190,27 +269,41 @@ extension Dashboard {
             sections.append(
                 .table(
                     .init(
-                        caption: "Against version \(live.version) (\(live.source == .published ? "live at \(live.rollout)%" : "in binaries")): \(diff.changes.count) change\(diff.changes.count == 1 ? "" : "s")",
+                        caption:
+                            "Against version \(live.version) (\(live.source == .published ? "live at \(live.rollout)%" : "in binaries")): \(diff.changes.count) change\(diff.changes.count == 1 ? "" : "s")",
                         columns: ["Change", "Where", "What", "Users on it"],
                         rows: diff.changes.map { change in
                             [
-                                .init(change.kind.rawValue), .init([change.flow?.rawValue, change.step?.rawValue].compactMap { $0 }.joined(separator: " step ")),
+                                .init(change.kind.rawValue),
+                                .init(
+                                    [change.flow?.rawValue, change.step?.rawValue].compactMap { $0 }.joined(
+                                        separator: " step ")),
                                 .init(change.detail), .init(change.placement?.rawValue ?? "–"),
                             ]
                         })))
         }
-        sections.append(.links("Flows", catalog.flows.map { .init("\($0.name) (\($0.id))", href: "\(base)?flow=\($0.id)") }))
+        sections.append(
+            .links(
+                "Flows", catalog.flows.map { .init("\($0.name) (\($0.id))", href: "\(base)?flow=\($0.id)") }))
         // The chosen flow's steps in order, in words.
         sections.append(
             .table(
                 .init(
                     caption: "Steps of \(chosenFlow.name) (\(chosenFlow.id)), in order",
-                    columns: ["Step", "Id", "Title", "Actions", "Shown when", "Moves on by itself", "Preview"],
+                    columns: [
+                        "Step", "Id", "Title", "Actions", "Shown when", "Moves on by itself", "Preview",
+                    ],
                     rows: chosenFlow.steps.enumerated().map { index, step in
                         [
-                            .number(index + 1), .init(step.id.rawValue, href: "\(base)?flow=\(chosenFlow.id)&step=\(step.id)#editor"), .init(step.content.title),
-                            .init(step.actions.map { "\($0.label ?? $0.name) (\($0.name))" }.joined(separator: ", ")),
-                            .init(step.includedWhen.summary), .init(step.autoAdvanceAfter.map { "after \(Int($0)) s" } ?? "no"),
+                            .number(index + 1),
+                            .init(
+                                step.id.rawValue, href: "\(base)?flow=\(chosenFlow.id)&step=\(step.id)#editor"
+                            ), .init(step.content.title),
+                            .init(
+                                step.actions.map { "\($0.label ?? $0.name) (\($0.name))" }.joined(
+                                    separator: ", ")),
+                            .init(step.includedWhen.summary),
+                            .init(step.autoAdvanceAfter.map { "after \(Int($0)) s" } ?? "no"),
                             .init("Preview", href: "\(base)/preview?flow=\(chosenFlow.id)&step=\(step.id)"),
                         ]
                     })))
@@ -218,25 +311,34 @@ extension Dashboard {
             sections.append(
                 .editor(
                     Self.editor(
-                        draft, revision: revision, flow: chosenFlow, step: chosenStep, problems: problems, base: base,
-                        token: access.may(.editor, in: app) ? access.session.formToken : nil, refused: refused)))
+                        draft, revision: revision, flow: chosenFlow, step: chosenStep, problems: problems,
+                        base: base,
+                        token: access.may(.editor, in: app) ? access.session.formToken : nil, refused: refused
+                    )))
         }
         if let chosenStep, access.may(.editor, in: app) {
             sections += Self.stepForms(
-                flow: chosenFlow, step: chosenStep, templates: try await stepTemplates(app).map(\.id.rawValue), revision: revision, base: base,
+                flow: chosenFlow, step: chosenStep,
+                templates: try await stepTemplates(app).map(\.id.rawValue), revision: revision, base: base,
                 token: access.session.formToken)
         }
-        if let forecast = try await forecast(app: app, flow: chosenFlow.id, live: Self.liveVersions(entries), draft: catalog) {
+        if let forecast = try await forecast(
+            app: app, flow: chosenFlow.id, live: Self.liveVersions(entries), draft: catalog)
+        {
             sections.append(.table(forecast))
         }
-        let name = try await (CatalogDrafts(client: store.client, logger: logger).names(app: app))[revision.draft]
+        let name = try await (CatalogDrafts(client: store.client, logger: logger).names(app: app))[
+            revision.draft]
         sections += Self.revisionSections(
-            history, of: revision, name: name, base: base, token: access.may(.editor, in: app) ? access.session.formToken : nil)
+            history, of: revision, name: name, base: base,
+            token: access.may(.editor, in: app) ? access.session.formToken : nil)
         let studio = "/dashboard/apps/\(app)/studio"
         let page = InsightsPage(
-            title: "\(Self.draftTitle(revision.draft, name)) of \(app)", subtitle: "Version \(catalog.version) · \(catalog.flows.count) flows",
+            title: "\(Self.draftTitle(revision.draft, name)) of \(app)",
+            subtitle: "Version \(catalog.version) · \(catalog.flows.count) flows",
             navigation: [
-                .init("All apps", href: "/dashboard"), .init(app, href: "/dashboard/apps/\(app)"), .init("Studio", href: studio),
+                .init("All apps", href: "/dashboard"), .init(app, href: "/dashboard/apps/\(app)"),
+                .init("Studio", href: studio),
                 .init("Draft \(revision.draft)", href: base, current: true),
             ],
             signOut: access.session.formToken, sections: sections, footer: Self.footer)
@@ -261,16 +363,22 @@ extension Dashboard {
                 var problem: String?
                 if let refused, refused.field == name {
                     problem = refused.message
-                } else if let index = problems.firstIndex(where: { $0.path.hasSuffix(id) && $0.path.contains(locale.rawValue) }) {
+                } else if let index = problems.firstIndex(where: {
+                    $0.path.hasSuffix(id) && $0.path.contains(locale.rawValue)
+                }) {
                     problem = problems[index].detail
                     placed.insert(index)
                 } else if locale != source, value.isEmpty {
                     // A device falls back text by text along the locale's chain (pt-BR, pt, the source).
-                    let fallback = locale.chain(endingWith: source).dropFirst()
+                    let fallback =
+                        locale.chain(endingWith: source).dropFirst()
                         .first { $0 == source || draft.translation(id, in: $0) != nil } ?? source
                     problem = "Missing: no \(locale) text; users in \(locale) read the \(fallback) text."
-                } else if locale != source, let made = draft.catalog.strings.tables[locale]?[id]?.source, made != text {
-                    problem = "Out of date: translated from an earlier \(source) text (\"\(made.prefix(60))\")."
+                } else if locale != source, let made = draft.catalog.strings.tables[locale]?[id]?.source,
+                    made != text
+                {
+                    problem =
+                        "Out of date: translated from an earlier \(source) text (\"\(made.prefix(60))\")."
                 }
                 fields.append(
                     .init(
@@ -279,17 +387,23 @@ extension Dashboard {
             }
         }
         let names = Set(fields.map(\.name))
-        let unplacedRefusal = refused.flatMap { refusal in refusal.field.map(names.contains) == true ? nil : refusal.message }
-        let stepProblems = (unplacedRefusal.map { [$0] } ?? [])
+        let unplacedRefusal = refused.flatMap { refusal in
+            refusal.field.map(names.contains) == true ? nil : refusal.message
+        }
+        let stepProblems =
+            (unplacedRefusal.map { [$0] } ?? [])
             + problems.enumerated()
-            .filter { !placed.contains($0.offset) && $0.element.flow == flow.id && $0.element.step == step.id }
+            .filter {
+                !placed.contains($0.offset) && $0.element.flow == flow.id && $0.element.step == step.id
+            }
             .map { "\($0.element.kind.rawValue): \($0.element.detail)" }
         let preview = "\(base)/preview?flow=\(flow.id)&step=\(step.id)"
         return InsightsPage.TextEditor(
             heading: "Step \(step.id): its texts in \(draft.locales.map(\.rawValue).joined(separator: ", "))",
             action: "\(base)/texts",
             hidden: (token.map { [("form_token", $0)] } ?? []) + [
-                ("revision", String(revision.revision)), ("flow", flow.id.rawValue), ("step", step.id.rawValue),
+                ("revision", String(revision.revision)), ("flow", flow.id.rawValue),
+                ("step", step.id.rawValue),
             ],
             fields: fields, problems: stepProblems,
             links: draft.locales.map { .init("Preview in \($0)", href: "\(preview)&locale=\($0)") },
@@ -305,7 +419,8 @@ extension Dashboard {
     ]
 
     static func stepForms(
-        flow definition: FlowDefinition, step stepDefinition: StepDefinition, templates: [String], revision: CatalogDrafts.Revision,
+        flow definition: FlowDefinition, step stepDefinition: StepDefinition, templates: [String],
+        revision: CatalogDrafts.Revision,
         base: String, token: String
     ) -> [InsightsPage.Section] {
         let (flow, step) = (definition.id, stepDefinition.id)
@@ -313,36 +428,54 @@ extension Dashboard {
         let next = definition.steps.firstIndex { $0.id == step }.flatMap {
             definition.steps.indices.contains($0 + 1) ? definition.steps[$0 + 1].id : nil
         }
-        let timer = stepDefinition.autoAdvanceAfter.map { $0.rounded() == $0 ? String(Int($0)) : String($0) } ?? ""
+        let timer =
+            stepDefinition.autoAdvanceAfter.map { $0.rounded() == $0 ? String(Int($0)) : String($0) } ?? ""
         let common: [InsightsPage.Form.Field] = [
             .init(name: "form_token", label: "", type: "hidden", value: token),
             .init(name: "revision", label: "", type: "hidden", value: String(revision.revision)),
-            .init(name: "flow", label: "", type: "hidden", value: flow.rawValue), .init(name: "step", label: "", type: "hidden", value: step.rawValue),
+            .init(name: "flow", label: "", type: "hidden", value: flow.rawValue),
+            .init(name: "step", label: "", type: "hidden", value: step.rawValue),
         ]
-        func op(_ name: String) -> InsightsPage.Form.Field { .init(name: "op", label: "", type: "hidden", value: name) }
+        func op(_ name: String) -> InsightsPage.Form.Field {
+            .init(name: "op", label: "", type: "hidden", value: name)
+        }
         let action = "\(base)/steps"
         return [
-            .form(.init(action: action, method: "post", fields: common + [op("up")], submit: "Move \(step) up")),
-            .form(.init(action: action, method: "post", fields: common + [op("down")], submit: "Move \(step) down")),
+            .form(
+                .init(action: action, method: "post", fields: common + [op("up")], submit: "Move \(step) up")),
+            .form(
+                .init(
+                    action: action, method: "post", fields: common + [op("down")], submit: "Move \(step) down"
+                )),
             .form(
                 .init(
                     action: action, method: "post",
                     fields: common + [
                         op("remove"),
                         .init(
-                            name: "users", label: "Its users then", type: "text", value: "goOnAtNext", options: ["goOnAtNext", "restart"],
+                            name: "users", label: "Its users then", type: "text", value: "goOnAtNext",
+                            options: ["goOnAtNext", "restart"],
                             optionLabels: [
-                                "goOnAtNext": next.map { "go on at the next step, \($0)" } ?? "finish the flow (it is the last step)",
+                                "goOnAtNext": next.map { "go on at the next step, \($0)" }
+                                    ?? "finish the flow (it is the last step)",
                                 "restart": "start \(definition.name) again",
                             ]),
                     ],
                     submit: "Remove \(step)")),
             .form(
-                .init(action: action, method: "post", fields: common + [op("rename"), .init(name: "to", label: "New id", type: "text")], submit: "Rename \(step)")),
+                .init(
+                    action: action, method: "post",
+                    fields: common + [op("rename"), .init(name: "to", label: "New id", type: "text")],
+                    submit: "Rename \(step)")),
             .form(
                 .init(
                     action: action, method: "post",
-                    fields: common + [op("timer"), .init(name: "seconds", label: "Moves on by itself after (s, empty: waits for the user)", type: "text", value: timer, optional: true)],
+                    fields: common + [
+                        op("timer"),
+                        .init(
+                            name: "seconds", label: "Moves on by itself after (s, empty: waits for the user)",
+                            type: "text", value: timer, optional: true),
+                    ],
                     submit: "Set \(step)'s timer")),
             .form(
                 .init(
@@ -350,29 +483,29 @@ extension Dashboard {
                     fields: common + [
                         op("skip"),
                         .init(
-                            name: "policy", label: "When a user skips \(flow)", type: "text", value: definition.skip.rawValue,
+                            name: "policy", label: "When a user skips \(flow)", type: "text",
+                            value: definition.skip.rawValue,
                             options: SkipPolicy.allCases.map(\.rawValue), optionLabels: Self.skipPolicyLabels),
                     ],
                     submit: "Set \(flow)'s skip policy")),
-        ] + (templates.isEmpty ? [] : [
-            .form(
-                .init(
-                    action: action, method: "post",
-                    fields: common + [
-                        op("add"), .init(name: "like", label: "Add a step after \(step), like", type: "text", value: templates[0], options: templates),
-                        .init(name: "id", label: "Its id", type: "text"),
-                    ],
-                    submit: "Add the step")),
-        ])
+        ]
+            + (templates.isEmpty
+                ? []
+                : [
+                    .form(
+                        .init(
+                            action: action, method: "post",
+                            fields: common + [
+                                op("add"),
+                                .init(
+                                    name: "like", label: "Add a step after \(step), like", type: "text",
+                                    value: templates[0], options: templates),
+                                .init(name: "id", label: "Its id", type: "text"),
+                            ],
+                            submit: "Add the step"))
+                ])
     }
 
     /// `1767225600` → `2026-01-01 00:00`.
-    static func utc(_ seconds: Double) -> String {
-        let date = Date(timeIntervalSince1970: seconds)
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: date)
-        func two(_ value: Int?) -> String { value.map { $0 < 10 ? "0\($0)" : "\($0)" } ?? "00" }
-        return "\(parts.year ?? 0)-\(two(parts.month))-\(two(parts.day)) \(two(parts.hour)):\(two(parts.minute))"
-    }
+    static func utc(_ seconds: Double) -> String { ISOTime.minutes(seconds) }
 }

@@ -18,31 +18,39 @@ extension Dashboard {
                 guard fields["revision"].flatMap(Int.init) == revision.revision else {
                     throw DashboardError(
                         .conflict,
-                        "Revision \(revision.revision) of this draft was saved after the page you published from, so nothing was published: reload the draft, check it, and publish again.")
+                        "Revision \(revision.revision) of this draft was saved after the page you published from, so nothing was published: reload the draft, check it, and publish again."
+                    )
                 }
                 let rollout = try Self.rollout(fields)
-                guard let key = fields["key"], SyncAPI.isValidName(key), let signature = fields["signature"]?.trimmingCharacters(in: .whitespacesAndNewlines),
+                guard let key = fields["key"], SyncAPI.isValidName(key),
+                    let signature = fields["signature"]?.trimmingCharacters(in: .whitespacesAndNewlines),
                     !signature.isEmpty, signature.count <= 200
                 else {
                     throw DashboardError(
                         .badRequest,
-                        "A publication needs a signature by one of \(app)'s publication keys: the key's id and the base64 signature (pick your key file on the page, or paste what `onboarding-server keys sign` prints).")
+                        "A publication needs a signature by one of \(app)'s publication keys: the key's id and the base64 signature (pick your key file on the page, or paste what `onboarding-server keys sign` prints)."
+                    )
                 }
                 let document = try Self.readable(revision)
                 let version = document.catalog.version
                 let guarded = try Self.guardedPlan(fields)
-                let rolloutText = guarded.map { "\($0.stages[0])% (the first of its stages)" } ?? "\(rollout)%"
+                let rolloutText =
+                    guarded.map { "\($0.stages[0])% (the first of its stages)" } ?? "\(rollout)%"
                 if fields["confirm"] != "yes" {
                     let entries = try await (catalogs.all(app: app))
                     let check = CatalogStore.check(revision.document, app: app, existing: entries)
                     guard let check, check.isAccepted else {
                         throw DashboardError(
                             .unprocessableContent,
-                            "Draft \(revision.draft) cannot be published: " + (check?.problems ?? ["no compiled catalog of \(app) is registered"]).joined(separator: "; "))
+                            "Draft \(revision.draft) cannot be published: "
+                                + (check?.problems ?? ["no compiled catalog of \(app) is registered"]).joined(
+                                    separator: "; "))
                     }
-                    let forecast = try await publishForecast(app: app, live: Self.liveVersions(entries), document: document)
+                    let forecast = try await publishForecast(
+                        app: app, live: Self.liveVersions(entries), document: document)
                     return try await confirmation(
-                        app, access: access, action: "/dashboard/apps/\(app)/studio/drafts/\(revision.draft)/publish",
+                        app, access: access,
+                        action: "/dashboard/apps/\(app)/studio/drafts/\(revision.draft)/publish",
                         title: "Publish version \(version) of \(app) at \(rolloutText)?",
                         what: [
                             "Version \(version) (draft \(revision.draft), revision \(revision.revision)) goes to \(rolloutText) of \(app)'s subjects, chosen by the same hash on every device; the rest keep what they run.",
@@ -50,13 +58,16 @@ extension Dashboard {
                         ] + (guarded.map { [Self.guardedLine($0)] } ?? []) + forecast.lines,
                         tables: forecast.tables,
                         fields: [
-                            ("revision", String(revision.revision)), ("rollout", String(rollout)), ("key", key), ("signature", signature),
-                        ] + Self.guardedFields(fields), submit: "Publish version \(version) at \(rolloutText)")
+                            ("revision", String(revision.revision)), ("rollout", String(rollout)),
+                            ("key", key), ("signature", signature),
+                        ] + Self.guardedFields(fields), submit: "Publish version \(version) at \(rolloutText)"
+                    )
                 }
                 let text = revision.document
                 let place = try await formWrite(fields, caller: actor.caller) {
                     let outcome = try await catalogs.publish(
-                        app: app, text: text, rollout: rollout, signatures: [CatalogSignature(key: key, signature: signature)],
+                        app: app, text: text, rollout: rollout,
+                        signatures: [CatalogSignature(key: key, signature: signature)],
                         guarded: guarded, by: actor, at: Date().timeIntervalSince1970)
                     return try Self.done(outcome, app: app, draft: revision.draft)
                 }
@@ -73,11 +84,13 @@ extension Dashboard {
                     let back =
                         rollout < entry.rollout
                         ? try await rollbackForecast(
-                            app: app, entry: entry, below: Self.versionBelow(entry, in: try await catalogs.all(app: app)))
+                            app: app, entry: entry,
+                            below: Self.versionBelow(entry, in: try await catalogs.all(app: app)))
                         : []
                     return try await confirmation(
                         app, access: access, action: "/dashboard/apps/\(app)/studio/rollout",
-                        title: "Change version \(entry.version) of \(app) from \(entry.rollout)% to \(rollout)%?",
+                        title:
+                            "Change version \(entry.version) of \(app) from \(entry.rollout)% to \(rollout)%?",
                         what: [
                             rollout > entry.rollout
                                 ? "\(rollout - entry.rollout)% more of \(app)'s subjects get version \(entry.version) on their next launch; those who have it keep it."
@@ -89,7 +102,8 @@ extension Dashboard {
                 }
                 let place = try await formWrite(fields, caller: actor.caller) {
                     let outcome = try await catalogs.publish(
-                        app: app, text: entry.document, rollout: rollout, signatures: [], by: actor, at: Date().timeIntervalSince1970)
+                        app: app, text: entry.document, rollout: rollout, signatures: [], by: actor,
+                        at: Date().timeIntervalSince1970)
                     return try Self.done(outcome, app: app, draft: nil)
                 }
                 return Self.redirect(place)
@@ -100,7 +114,8 @@ extension Dashboard {
                 let entry = try await publication(app, fields)
                 if fields["confirm"] != "yes" {
                     let back = try await rollbackForecast(
-                        app: app, entry: entry, below: Self.versionBelow(entry, in: try await catalogs.all(app: app)))
+                        app: app, entry: entry,
+                        below: Self.versionBelow(entry, in: try await catalogs.all(app: app)))
                     return try await confirmation(
                         app, access: access, action: "/dashboard/apps/\(app)/studio/rollback",
                         title: "Roll back version \(entry.version) of \(app)?",
@@ -108,11 +123,17 @@ extension Dashboard {
                             "Version \(entry.version) is withdrawn: devices stop choosing it on their next launch and run the newest version below it they can check (a publication, or their compiled catalog).",
                             "It is done exactly as `onboarding-server unpublish` does it.",
                         ] + back,
-                        fields: [("version", String(entry.version))], submit: "Roll back version \(entry.version)")
+                        fields: [("version", String(entry.version))],
+                        submit: "Roll back version \(entry.version)")
                 }
                 let place = try await formWrite(fields, caller: actor.caller) {
-                    guard try await catalogs.withdraw(app: app, version: entry.version, by: actor, at: Date().timeIntervalSince1970) != nil
-                    else { throw DashboardError(.notFound, "Version \(entry.version) of \(app) is not live.") }
+                    guard
+                        try await catalogs.withdraw(
+                            app: app, version: entry.version, by: actor, at: Date().timeIntervalSince1970)
+                            != nil
+                    else {
+                        throw DashboardError(.notFound, "Version \(entry.version) of \(app) is not live.")
+                    }
                     return "/dashboard/apps/\(app)/studio?done=rolled-back-\(entry.version)"
                 }
                 return Self.redirect(place)
@@ -143,7 +164,9 @@ extension Dashboard {
 
     /// The publish form's guarded-rollout fields, carried to the confirmation.
     static func guardedFields(_ fields: [String: String]) -> [(String, String)] {
-        ["stages", "guard", "stage_time", "stage_subjects"].compactMap { name in fields[name].map { (name, $0) } }
+        ["stages", "guard", "stage_time", "stage_subjects"].compactMap { name in
+            fields[name].map { (name, $0) }
+        }
     }
 
     static func guardedLine(_ plan: GuardedRollout.Plan) -> String {
@@ -161,9 +184,15 @@ extension Dashboard {
 
     /// The live publication a form names.
     func publication(_ app: String, _ fields: [String: String]) async throws -> CatalogStore.Entry {
-        guard let version = fields["version"].flatMap(Int.init) else { throw DashboardError(.badRequest, "Choose a published version.") }
+        guard let version = fields["version"].flatMap(Int.init) else {
+            throw DashboardError(.badRequest, "Choose a published version.")
+        }
         let entries = try await (catalogs.all(app: app))
-        guard let entry = entries.last(where: { $0.version == version && $0.source == .published && $0.withdrawnAt == nil }) else {
+        guard
+            let entry = entries.last(where: {
+                $0.version == version && $0.source == .published && $0.withdrawnAt == nil
+            })
+        else {
             throw DashboardError(.notFound, "\(app) has no live publication of version \(version).")
         }
         return entry
@@ -173,22 +202,28 @@ extension Dashboard {
     /// the newest compiled version.
     static func live(_ entries: [CatalogStore.Entry]) -> CatalogStore.Entry? { liveVersions(entries).first }
 
-
     /// The page that says what an act will do and asks once.
     func confirmation(
-        _ app: String, access: Access, action: String, title: String, what: [String], tables: [InsightsPage.Table] = [],
+        _ app: String, access: Access, action: String, title: String, what: [String],
+        tables: [InsightsPage.Table] = [],
         fields: [(String, String)], submit: String
     ) async throws -> Response {
-        let hidden: [InsightsPage.Form.Field] = [
-            .init(name: "form_token", label: "", type: "hidden", value: access.session.formToken),
-            .init(name: "confirm", label: "", type: "hidden", value: "yes"), Self.idempotencyFormField(),
-        ] + fields.map { .init(name: $0.0, label: "", type: "hidden", value: $0.1) }
+        let hidden: [InsightsPage.Form.Field] =
+            [
+                .init(name: "form_token", label: "", type: "hidden", value: access.session.formToken),
+                .init(name: "confirm", label: "", type: "hidden", value: "yes"), Self.idempotencyFormField(),
+            ] + fields.map { .init(name: $0.0, label: "", type: "hidden", value: $0.1) }
         return Self.html(
             InsightsPage(
                 title: title, subtitle: "Nothing is done until you confirm.",
-                navigation: [.init("All apps", href: "/dashboard"), .init(app, href: "/dashboard/apps/\(app)"), .init("Studio", href: "/dashboard/apps/\(app)/studio")],
+                navigation: [
+                    .init("All apps", href: "/dashboard"), .init(app, href: "/dashboard/apps/\(app)"),
+                    .init("Studio", href: "/dashboard/apps/\(app)/studio"),
+                ],
                 signOut: access.session.formToken,
-                sections: what.map(InsightsPage.Section.text) + tables.map(InsightsPage.Section.table) + [.form(.init(action: action, method: "post", fields: hidden, submit: submit))],
+                sections: what.map(InsightsPage.Section.text) + tables.map(InsightsPage.Section.table) + [
+                    .form(.init(action: action, method: "post", fields: hidden, submit: submit))
+                ],
                 footer: Self.footer))
     }
 
@@ -199,7 +234,9 @@ extension Dashboard {
             return "/dashboard/apps/\(app)/studio?done=published-\(entry.version)-\(entry.rollout)"
         case .refused(let problems):
             throw DashboardError(
-                .unprocessableContent, "Nothing was published: " + problems.joined(separator: "; ") + (draft.map { " (draft \($0))" } ?? ""))
+                .unprocessableContent,
+                "Nothing was published: " + problems.joined(separator: "; ")
+                    + (draft.map { " (draft \($0))" } ?? ""))
         }
     }
 }

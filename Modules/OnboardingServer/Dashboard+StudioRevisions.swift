@@ -83,7 +83,8 @@ extension Dashboard {
         else {
             throw DashboardError(
                 .badRequest,
-                "A draft's name is one line of at most \(CatalogDrafts.maximumNameLength) characters (leave it empty for none); nothing was changed.")
+                "A draft's name is one line of at most \(CatalogDrafts.maximumNameLength) characters (leave it empty for none); nothing was changed."
+            )
         }
         return name
     }
@@ -155,7 +156,8 @@ extension Dashboard {
     /// The draft page's revisions, each opening its own page, and for an editor the form that
     /// deletes the draft (made from the newest revision: a save since refuses it).
     static func revisionSections(
-        _ history: [CatalogDrafts.Revision], of revision: CatalogDrafts.Revision, name: String?, base: String, token: String?
+        _ history: [CatalogDrafts.Revision], of revision: CatalogDrafts.Revision, name: String?, base: String,
+        token: String?
     ) -> [InsightsPage.Section] {
         var sections: [InsightsPage.Section] = [
             .table(
@@ -178,7 +180,9 @@ extension Dashboard {
                         action: "\(base)/name", method: "post",
                         fields: [
                             .init(name: "form_token", label: "", type: "hidden", value: token),
-                            .init(name: "name", label: "Name of draft \(revision.draft)", type: "text", value: name ?? ""),
+                            .init(
+                                name: "name", label: "Name of draft \(revision.draft)", type: "text",
+                                value: name ?? ""),
                         ],
                         submit: "Name the draft")))
             sections.append(

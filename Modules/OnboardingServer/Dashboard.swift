@@ -6,10 +6,10 @@ import Hummingbird
 import InsightsPages
 import Logging
 import NIOCore
+import ServerDatabase
 import ServerInsights
 import TourCodec
 import TourCore
-import ServerDatabase
 
 /// `/dashboard`: the insights pages for the people of the control plane (Docs/Server.md, "The
 /// dashboard"). Server-rendered HTML with SVG charts and the tables of their numbers, readable
@@ -65,18 +65,24 @@ struct Dashboard: Sendable {
                 let table = try Self.table(request, format: format, of: Self.overviewTables)
                 // Archived flows leave the overview (its flows and its trend); their app's page and
                 // their own keep them.
-                let archived = try await (FlowArchive(client: store.client, logger: logger).archived(apps: apps))
+                let archived = try await
+                    (FlowArchive(client: store.client, logger: logger).archived(apps: apps))
                 // One trend window for every app, so the overview can add their days up.
-                let trendRange = try await (insights.trendRange(apps: apps, range: range, today: today, excluding: archived))
+                let trendRange = try await
+                    (insights.trendRange(apps: apps, range: range, today: today, excluding: archived))
                 var summaries: [Insights.AppSummary] = []
                 for app in apps {
                     let prefix = app + "/"
-                    let excluded = Set(archived.filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) })
+                    let excluded = Set(
+                        archived.filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) })
                     summaries.append(
-                        try await (insights.summary(app: app, range: range, trendRange: trendRange, excluding: excluded)))
+                        try await
+                            (insights.summary(
+                                app: app, range: range, trendRange: trendRange, excluding: excluded)))
                 }
                 return try Self.overview(
-                    summaries, trendRange: trendRange, range: range, format: format, table: table, access: access)
+                    summaries, trendRange: trendRange, range: range, format: format, table: table,
+                    access: access)
             }
         }
         router.get("/dashboard/apps/:app") { request, context in
@@ -91,11 +97,13 @@ struct Dashboard: Sendable {
                 let summary = try await (insights.summary(app: app, range: range, trendRange: trendRange))
                 let entries = try await (catalogs.all(app: app))
                 let unplanned = try await (store.unplanned(app: app))
-                let archived = try await (FlowArchive(client: store.client, logger: logger).archived(apps: [app]))
+                let archived = try await
+                    (FlowArchive(client: store.client, logger: logger).archived(apps: [app]))
                 let guarded = try await guardedRolloutViews(app: app)
                 return try Self.appPage(
                     summary, catalogs: entries, guarded: guarded, unplanned: unplanned,
-                    archived: Set(archived.map { String($0.dropFirst(app.count + 1)) }), apps: apps, range: range, format: format,
+                    archived: Set(archived.map { String($0.dropFirst(app.count + 1)) }), apps: apps,
+                    range: range, format: format,
                     table: table, access: access)
             }
         }
@@ -107,16 +115,19 @@ struct Dashboard: Sendable {
                 let format = try Self.format(request)
                 let table = try Self.table(request, format: format, of: Self.funnelTables)
                 let apps = try await knownApps(app, access: access)
-                let experiments = try await (store.experimentReports(app: app, catalogs: catalogs)).experiments.filter { $0.flow == flow }
+                let experiments = try await (store.experimentReports(app: app, catalogs: catalogs))
+                    .experiments.filter { $0.flow == flow }
                 // Known once any account reached it, whatever the range asked for (an empty range of a
                 // known flow is a funnel of zeros; an unknown flow is not found in any range).
-                guard try await (insights.hasFlow(app: app, flow: flow))
-                    || !experiments.isEmpty
+                guard
+                    try await (insights.hasFlow(app: app, flow: flow))
+                        || !experiments.isEmpty
                 else {
                     throw DashboardError(.notFound, "No account of \(app) has reached the flow \(flow).")
                 }
                 return try await flowPage(
-                    app: app, flow: flow, apps: apps, range: range, format: format, table: table, access: access,
+                    app: app, flow: flow, apps: apps, range: range, format: format, table: table,
+                    access: access,
                     experiments: experiments, view: try FlowView(request))
             }
         }
@@ -132,7 +143,8 @@ struct Dashboard: Sendable {
             await signedIn(request, context) { _ in
                 throw DashboardError(
                     .notFound,
-                    "There is no such dashboard page. The pages are /dashboard, /dashboard/apps/APP, /dashboard/apps/APP/flows/FLOW, /dashboard/apps/APP/flows/FLOW/subjects, /dashboard/apps/APP/subjects/SUBJECT, /dashboard/apps/APP/people, /dashboard/apps/APP/studio (and its drafts) and /dashboard/audit.")
+                    "There is no such dashboard page. The pages are /dashboard, /dashboard/apps/APP, /dashboard/apps/APP/flows/FLOW, /dashboard/apps/APP/flows/FLOW/subjects, /dashboard/apps/APP/subjects/SUBJECT, /dashboard/apps/APP/people, /dashboard/apps/APP/studio (and its drafts) and /dashboard/audit."
+                )
             }
         }
     }
@@ -140,7 +152,9 @@ struct Dashboard: Sendable {
     /// Every app the session may see, after checking that `app` is one of the server's.
     func knownApps(_ app: String, access: Access) async throws -> [String] {
         let apps = try await (insights.apps())
-        guard apps.contains(app) else { throw DashboardError(.notFound, "This server has no app named \(app).") }
+        guard apps.contains(app) else {
+            throw DashboardError(.notFound, "This server has no app named \(app).")
+        }
         return access.visible(apps)
     }
 
@@ -164,7 +178,9 @@ struct Dashboard: Sendable {
         await page {
             guard let access = try await access(request) else {
                 var response = Self.redirect("/dashboard/sign-in")
-                if Self.cookieValue(Self.cookie, request) != nil { response.setCookie(Self.clearing(Self.cookie, request)) }
+                if Self.cookieValue(Self.cookie, request) != nil {
+                    response.setCookie(Self.clearing(Self.cookie, request))
+                }
                 return response
             }
             // A page reads the aggregates as they are and says how fresh they are: no page
@@ -187,12 +203,15 @@ struct Dashboard: Sendable {
             let unavailable = DatabaseUnavailable.from(error, operation: .read)
             RequestOutcome.record(code: "unavailable", cause: unavailable.description)
             var response = Self.html(
-                Self.messagePage("Unavailable", Routes.unavailable(unavailable).message.capitalizedFirst + "."), status: .serviceUnavailable)
+                Self.messagePage(
+                    "Unavailable", Routes.unavailable(unavailable).message.capitalizedFirst + "."),
+                status: .serviceUnavailable)
             response.headers[.retryAfter] = "1"
             return response
         } catch {
             RequestOutcome.record(code: "internal", cause: String(reflecting: error))
-            return Self.html(Self.messagePage("Failed", "The server failed; try again."), status: .internalServerError)
+            return Self.html(
+                Self.messagePage("Failed", "The server failed; try again."), status: .internalServerError)
         }
     }
 
@@ -202,15 +221,17 @@ struct Dashboard: Sendable {
     /// A chain of proxies appends to the header (`https, http`): the first value is the client's
     /// side. The standard `Forwarded: proto=https` (RFC 7239) is read the same way.
     static func isSecure(_ request: Request) -> Bool {
-        if let forwarded = request.headers[HTTPField.Name("X-Forwarded-Proto")!] {
+        if let forwarded = request.headers[.xForwardedProto] {
             let first = forwarded.split(separator: ",").first ?? ""
             return first.trimmingCharacters(in: .whitespaces).lowercased() == "https"
         }
-        if let forwarded = request.headers[HTTPField.Name("Forwarded")!] {
+        if let forwarded = request.headers[.forwarded] {
             let first = forwarded.split(separator: ",").first ?? ""
             return first.split(separator: ";").contains { pair in
                 let parts = pair.split(separator: "=", maxSplits: 1).map {
-                    $0.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\"")).lowercased()
+                    $0.trimmingCharacters(in: .whitespaces).trimmingCharacters(
+                        in: CharacterSet(charactersIn: "\"")
+                    ).lowercased()
                 }
                 return parts.count == 2 && parts[0] == "proto" && parts[1] == "https"
             }
@@ -223,15 +244,19 @@ struct Dashboard: Sendable {
     /// The dashboard's cookies. Over TLS each is a `__Host-` cookie (`Secure`, `Path=/`, no
     /// `Domain`), which no sibling subdomain can set or shadow; over plain HTTP (development, this
     /// machine) the plain name under `path`.
-    static func cookieName(_ base: String, _ request: Request) -> String { isSecure(request) ? "__Host-" + base : base }
+    static func cookieName(_ base: String, _ request: Request) -> String {
+        isSecure(request) ? "__Host-" + base : base
+    }
 
     static func makeCookie(
-        _ base: String, value: String, maxAge: Int, path: String = "/dashboard", sameSite: Cookie.SameSite = .strict,
+        _ base: String, value: String, maxAge: Int, path: String = "/dashboard",
+        sameSite: Cookie.SameSite = .strict,
         _ request: Request
     ) -> Cookie {
         let secure = isSecure(request)
         return Cookie(
-            name: cookieName(base, request), value: value, maxAge: maxAge, path: secure ? "/" : path, secure: secure,
+            name: cookieName(base, request), value: value, maxAge: maxAge, path: secure ? "/" : path,
+            secure: secure,
             httpOnly: true, sameSite: sameSite)
     }
 
@@ -243,7 +268,9 @@ struct Dashboard: Sendable {
             path: secure ? "/" : path, secure: secure, httpOnly: true, sameSite: .strict)
     }
 
-    static func cookieValue(_ base: String, _ request: Request) -> String? { request.cookies[cookieName(base, request)]?.value }
+    static func cookieValue(_ base: String, _ request: Request) -> String? {
+        request.cookies[cookieName(base, request)]?.value
+    }
 
     // MARK: - Answers
 
@@ -252,7 +279,8 @@ struct Dashboard: Sendable {
     static let contentSecurityPolicy: String = {
         let hash = Data(SHA256.hash(data: Data(InsightsPage.styleSheet.utf8))).base64EncodedString()
         let script = Data(SHA256.hash(data: Data(InsightsPage.signingScript.utf8))).base64EncodedString()
-        return "default-src 'none'; style-src 'sha256-\(hash)'; script-src 'sha256-\(script)'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+        return
+            "default-src 'none'; style-src 'sha256-\(hash)'; script-src 'sha256-\(script)'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     }()
 
     static func html(_ page: InsightsPage, status: HTTPResponse.Status = .ok) -> Response {
@@ -262,8 +290,9 @@ struct Dashboard: Sendable {
             status: status,
             headers: [
                 .contentType: "text/html; charset=utf-8", .cacheControl: "no-store",
-                .contentSecurityPolicy: contentSecurityPolicy, HTTPField.Name("X-Content-Type-Options")!: "nosniff",
-                HTTPField.Name("Referrer-Policy")!: "same-origin",
+                .contentSecurityPolicy: contentSecurityPolicy,
+                .xContentTypeOptions: "nosniff",
+                .referrerPolicy: "same-origin",
             ],
             body: .init(byteBuffer: ByteBuffer(string: page.render())))
     }
@@ -272,8 +301,9 @@ struct Dashboard: Sendable {
         Response(
             status: .ok,
             headers: [
-                .contentType: type, .cacheControl: "no-store", .contentDisposition: "attachment; filename=\"\(name)\"",
-                HTTPField.Name("X-Content-Type-Options")!: "nosniff",
+                .contentType: type, .cacheControl: "no-store",
+                .contentDisposition: "attachment; filename=\"\(name)\"",
+                .xContentTypeOptions: "nosniff",
             ],
             body: .init(byteBuffer: ByteBuffer(string: text)))
     }
@@ -282,11 +312,13 @@ struct Dashboard: Sendable {
         Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
     }
 
-    static let footer = "onboarding-server \(OnboardingVersion.current) · days are UTC; each page says what it counts"
+    static let footer =
+        "onboarding-server \(OnboardingVersion.current) · days are UTC; each page says what it counts"
 
     static func messagePage(_ title: String, _ message: String) -> InsightsPage {
         InsightsPage(
-            title: title, navigation: [.init("All apps", href: "/dashboard")], sections: [.text(message)], footer: footer)
+            title: title, navigation: [.init("All apps", href: "/dashboard")], sections: [.text(message)],
+            footer: footer)
     }
 
     /// The range form, with the query it keeps in links (`from`/`to` of the current range).
@@ -325,7 +357,9 @@ struct Dashboard: Sendable {
     /// A flow's start rate: its starts over the app's accounts. Accounts are counted all time, so the
     /// rate is given for all time only; within a range it would divide a range's starts by every
     /// account ever seen.
-    static func startRate(_ flow: Insights.FlowSummary, _ app: Insights.AppSummary, range: DayRange?) -> Double? {
+    static func startRate(_ flow: Insights.FlowSummary, _ app: Insights.AppSummary, range: DayRange?)
+        -> Double?
+    {
         range == nil ? rate(flow.started, app.accounts) : nil
     }
 

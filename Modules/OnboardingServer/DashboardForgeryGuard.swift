@@ -1,6 +1,6 @@
 import Foundation
-import Hummingbird
 import HTTPTypes
+import Hummingbird
 
 /// Every request that may change something in the dashboard (any method but GET and HEAD) comes
 /// from a page of this dashboard, or nothing is done: it is the middleware of the dashboard's route

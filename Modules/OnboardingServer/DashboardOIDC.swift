@@ -84,12 +84,16 @@ public struct DashboardOIDC: Sendable {
                 throw JWKSourceError("\(url) is not the discovery document of \(issuer)")
             }
             // The same JWKS source as long as its URL stays, so its keys stay cached.
-            let keys =
-                document?.keys.origin == .url(jwksURL)
-                ? document!.keys : JWKSource(.url(jwksURL), http: http, logger: logger)
-            document = (authorization, token, keys)
+            let keys: JWKSource
+            if let cached = document?.keys, cached.origin == .url(jwksURL) {
+                keys = cached
+            } else {
+                keys = JWKSource(.url(jwksURL), http: http, logger: logger)
+            }
+            let read = (authorization: authorization, token: token, keys: keys)
+            document = read
             expires = Date().addingTimeInterval(3600)
-            return document!
+            return read
         }
     }
 

@@ -27,12 +27,10 @@ public enum DatabaseFailover {
     }
 
     private static func check(_ url: DatabaseURL, logger: Logger) async -> Bool {
-        var configuration = PostgresConnection.Configuration(
-            host: url.host, port: url.port, username: url.user, password: url.password, database: url.database,
-            tls: url.requiresTLS ? .require(try! .init(configuration: .makeClientConfiguration())) : .disable)
-        configuration.options.connectTimeout = .seconds(2)
         do {
-            let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            let connection = try await PostgresConnection.connect(
+                configuration: try url.connectionConfiguration(role: "onboarding-failover-check"), id: 0,
+                logger: logger)
             defer { Task { try? await connection.close() } }
             // As libpq reads `read-write`: a session that may write. A promoted standby is out of
             // recovery before it takes writes (pg_auto_failover keeps it read-only until the old
@@ -59,7 +57,8 @@ public enum DatabaseFailover {
             // Why a host is passed over: down (refused, unreachable) reads differently from a wrong
             // password or a database that does not exist, which no failover mends.
             let cause = DatabaseUnavailable.describe(error)
-            let misconfigured = ["28P01", "28000", "3D000"].contains((error as? PSQLError)?.serverInfo?[.sqlState] ?? "")
+            let misconfigured = ["28P01", "28000", "3D000"].contains(
+                (error as? PSQLError)?.serverInfo?[.sqlState] ?? "")
             logger.log(
                 level: misconfigured ? .error : .info, "a database host is not taken",
                 metadata: ["host": "\(url.host):\(url.port)", "cause": "\(cause)"])

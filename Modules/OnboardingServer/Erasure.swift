@@ -40,15 +40,18 @@ public struct ErasureSummary: Equatable, Sendable, TourValueRepresentable {
     public var removed: [String: Int]
 
     public var tourValue: TourValue {
-        ["app": .string(app), "erased": .string(pseudonym),
-         "removed": .object(removed.mapValues { .int($0) })]
+        [
+            "app": .string(app), "erased": .string(pseudonym),
+            "removed": .object(removed.mapValues { .int($0) }),
+        ]
     }
 }
 
 extension AccountStore {
     /// Erases `subject` of `app` and corrects every aggregate, in one transaction with its audit row.
     /// `pseudonym` is how the audit row names the subject (never the id).
-    public func erase(app: String, subject: String, pseudonym: String, by actor: Actor, at time: Double) async throws
+    public func erase(app: String, subject: String, pseudonym: String, by actor: Actor, at time: Double)
+        async throws
         -> ErasureSummary
     {
         return try await writes.write { connection, logger in
@@ -57,30 +60,41 @@ extension AccountStore {
             try await SubjectFence.close(app: app, subject: subject, on: connection, logger: logger)
             // Its share of every aggregate first (under the insights job's lock, which the
             // transaction holds to its end), while its rows still say what was counted.
-            var removed = try await InsightsErasure.takeBack(app: app, subject: subject, on: connection, logger: logger)
+            var removed = try await InsightsErasure.takeBack(
+                app: app, subject: subject, on: connection, logger: logger)
             func run(_ name: String, _ query: PostgresQuery) async throws {
                 var count = 0
-                for try await n in try await connection.query(query, logger: logger).decode(Int64.self) { count += Int(n) }
+                for try await n in try await connection.query(query, logger: logger).decode(Int64.self) {
+                    count += Int(n)
+                }
                 removed[name, default: 0] += count
             }
             try await run(
-                "facts", "WITH gone AS (DELETE FROM facts WHERE app = \(app) AND account = \(subject) RETURNING 1) SELECT count(*)::bigint FROM gone")
+                "facts",
+                "WITH gone AS (DELETE FROM facts WHERE app = \(app) AND account = \(subject) RETURNING 1) SELECT count(*)::bigint FROM gone"
+            )
             try await run(
                 "held_facts",
-                "WITH gone AS (DELETE FROM held_facts WHERE app = \(app) AND account = \(subject) RETURNING 1) SELECT count(*)::bigint FROM gone")
+                "WITH gone AS (DELETE FROM held_facts WHERE app = \(app) AND account = \(subject) RETURNING 1) SELECT count(*)::bigint FROM gone"
+            )
             try await run(
-                "pushes", "WITH gone AS (DELETE FROM pushes WHERE app = \(app) AND account = \(subject) RETURNING 1) SELECT count(*)::bigint FROM gone")
+                "pushes",
+                "WITH gone AS (DELETE FROM pushes WHERE app = \(app) AND account = \(subject) RETURNING 1) SELECT count(*)::bigint FROM gone"
+            )
             try await run(
                 "unplanned_facts",
-                "WITH gone AS (DELETE FROM unplanned_facts WHERE app = \(app) AND account = \(subject) RETURNING 1) SELECT count(*)::bigint FROM gone")
+                "WITH gone AS (DELETE FROM unplanned_facts WHERE app = \(app) AND account = \(subject) RETURNING 1) SELECT count(*)::bigint FROM gone"
+            )
             try await run(
                 "budget_counts",
-                "WITH gone AS (DELETE FROM budget_counts WHERE account = \(subject) RETURNING 1) SELECT count(*)::bigint FROM gone")
+                "WITH gone AS (DELETE FROM budget_counts WHERE account = \(subject) RETURNING 1) SELECT count(*)::bigint FROM gone"
+            )
             if Installs.isInstall(subject) {
                 let install = String(subject.dropFirst(Installs.subjectPrefix.count))
                 try await run(
                     "installs",
-                    "WITH gone AS (DELETE FROM installs WHERE app = \(app) AND install = \(install) RETURNING 1) SELECT count(*)::bigint FROM gone")
+                    "WITH gone AS (DELETE FROM installs WHERE app = \(app) AND install = \(install) RETURNING 1) SELECT count(*)::bigint FROM gone"
+                )
             }
             // Its tokens until now are refused: a device cannot put the data back with them.
             try await Self.setCutoff(app: app, named: pseudonym, at: time, on: connection, logger: logger)
@@ -89,7 +103,8 @@ extension AccountStore {
                     at: time, actor: actor, app: app, action: "subject.erased", target: pseudonym,
                     details: ["rows": .int(removed.values.reduce(0, +))]),
                 on: connection, logger: logger)
-            return ErasureSummary(app: app, subject: subject, pseudonym: pseudonym, removed: removed.filter { $0.value > 0 })
+            return ErasureSummary(
+                app: app, subject: subject, pseudonym: pseudonym, removed: removed.filter { $0.value > 0 })
         }
     }
 
@@ -139,8 +154,10 @@ extension AccountStore {
                 FROM insight_assignments WHERE app = \(app) AND account = \(subject) ORDER BY device, flow, experiment
                 """)
             return [
-                "app": .string(app), "subject": .string(subject), "pushes": .list(pushes), "records": .list(records),
-                "unplannedFacts": .list(unplanned), "budget": .list(budget), "experimentAssignments": .list(assignments),
+                "app": .string(app), "subject": .string(subject), "pushes": .list(pushes),
+                "records": .list(records),
+                "unplannedFacts": .list(unplanned), "budget": .list(budget),
+                "experimentAssignments": .list(assignments),
             ]
         }
     }
@@ -150,28 +167,36 @@ extension Routes {
     func addErasureRoutes(to router: RouterGroup<AuthenticatedRequestContext>) {
         for (prefix, isInstall) in [("accounts", false), ("installs", true)] {
             // Erase: an owner of the app (support acting on a person's request).
-            router.delete("/v1/apps/:app/\(prefix)/:\(isInstall ? "install" : "account")") { request, context in
+            router.delete("/v1/apps/:app/\(prefix)/:\(isInstall ? "install" : "account")") {
+                request, context in
                 await answer {
                     let (app, subject) = try Self.subjectPath(context, install: isInstall)
-                    let actor = try staff(request, context, app: app, role: .owner, to: "erasing a subject's data")
+                    let actor = try staff(
+                        request, context, app: app, role: .owner, to: "erasing a subject's data")
                     return try await idempotent(request, caller: actor.caller) {
                         let summary = try await store.erase(
-                            app: app, subject: subject, pseudonym: tokens.subjectPseudonym(app: app, subject: subject), by: actor,
+                            app: app, subject: subject,
+                            pseudonym: tokens.subjectPseudonym(app: app, subject: subject), by: actor,
                             at: Date().timeIntervalSince1970)
                         return try Self.written(summary.tourValue)
                     }
                 }
             }
             // Export: the subject itself (its own token or credential), or an owner of the app.
-            router.get("/v1/apps/:app/\(prefix)/:\(isInstall ? "install" : "account")/export") { request, context in
+            router.get("/v1/apps/:app/\(prefix)/:\(isInstall ? "install" : "account")/export") {
+                request, context in
                 await answer {
                     let (app, subject) = try Self.subjectPath(context, install: isInstall)
                     if case .person = context.caller {
-                        _ = try staff(request, context, app: app, role: .owner, to: "exporting a subject's data")
+                        _ = try staff(
+                            request, context, app: app, role: .owner, to: "exporting a subject's data")
                     } else {
                         let claims = try deviceClaims(context, app: app)
-                        guard claims.scope == (isInstall ? .install : .account), claims.subject == subject else {
-                            throw APIError(status: .forbidden, code: "forbidden", message: "this token is not for '\(subject)'")
+                        guard claims.scope == (isInstall ? .install : .account), claims.subject == subject
+                        else {
+                            throw APIError(
+                                status: .forbidden, code: "forbidden",
+                                message: "this token is not for '\(subject)'")
                         }
                         try await refuseIfSignedOut(claims, app: app, account: subject)
                     }
@@ -188,12 +213,16 @@ extension Routes {
         if install {
             let bare = Installs.isInstall(id) ? String(id.dropFirst(Installs.subjectPrefix.count)) : id
             guard bare.count == 32, bare.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else {
-                throw APIError.invalid("an install id is the 32 lowercase hex digits enrollment answered (with or without 'install.')")
+                throw APIError.invalid(
+                    "an install id is the 32 lowercase hex digits enrollment answered (with or without 'install.')"
+                )
             }
             return (app, Installs.subjectPrefix + bare)
         }
         guard !Installs.isInstall(id) else {
-            throw APIError.invalid("'\(id.prefix(64))' is an install: use /v1/apps/\(app)/installs/\(id.dropFirst(Installs.subjectPrefix.count))")
+            throw APIError.invalid(
+                "'\(id.prefix(64))' is an install: use /v1/apps/\(app)/installs/\(id.dropFirst(Installs.subjectPrefix.count))"
+            )
         }
         return (app, id)
     }

@@ -11,7 +11,8 @@ import TourCore
 /// from the newest catalog document this server holds that declares it.
 extension AccountStore {
     public func experimentReports(app: String, catalogs: CatalogStore) async throws -> ExperimentReports {
-        let (counts, flows, order) = try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
+        let (counts, flows, order) = try await reads.read(within: ReadOnlyDatabase.reportDeadline) {
+            connection, logger in
             var counts: [String: [String: ExperimentReport.Counts]] = [:]
             var flows: [String: String] = [:]
             var order: [String] = []
@@ -57,7 +58,9 @@ extension AccountStore {
                     byVariant = byVariant.mapValues { tally in
                         var tally = tally
                         tally.steps.sort { a, b in
-                            (current.firstIndex(of: a.step) ?? Int.max, a.step) < (current.firstIndex(of: b.step) ?? Int.max, b.step)
+                            (current.firstIndex(of: a.step) ?? Int.max, a.step) < (
+                                current.firstIndex(of: b.step) ?? Int.max, b.step
+                            )
                         }
                         return tally
                     }

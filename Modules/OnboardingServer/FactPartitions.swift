@@ -5,7 +5,7 @@
 /// every query keeps its text, and the ones that name an account read one partition.
 ///
 /// Why: both tables grow with every event, and vacuum, backups and retention then work a
-/// partition at a time instead of one table of everything (Docs/Server.md, "Past one machine").
+/// partition at a time instead of one table of everything (Docs/Operating.md, "Past one machine").
 /// Retention (`FactRetention`) deletes in bounded batches through each partition's `xact` index.
 enum FactPartitions {
     static let count = 8
@@ -58,7 +58,7 @@ enum FactPartitions {
                 PRIMARY KEY (app, account, device, seq, idx),
                 FOREIGN KEY (app, account, device, seq) REFERENCES pushes
             ) PARTITION BY HASH (account)
-            """,
+            """
         ] + partitions(of: "facts") + [
             // Every row, as it was (the transaction ids the insights job and retention count by included).
             """

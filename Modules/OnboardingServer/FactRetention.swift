@@ -83,7 +83,9 @@ public struct FactRetention: Sendable {
                 SELECT (SELECT count(*) FROM dropped)::bigint + (SELECT count(*) FROM dropped_held)::bigint,
                     (SELECT count(*) FROM moved)::bigint
                 """, logger: logger)
-            for try await (dropped, moved) in rows.decode((Int64, Int64).self) { return (Int(dropped), moved > 0) }
+            for try await (dropped, moved) in rows.decode((Int64, Int64).self) {
+                return (Int(dropped), moved > 0)
+            }
             return (0, false)
         }
     }
@@ -101,9 +103,15 @@ struct FactRetentionJob: Service {
             while !Task.isCancelled {
                 do {
                     let dropped = try await retention.run(days: days)
-                    if dropped > 0 { logger.info("facts past retention dropped", metadata: ["facts": "\(dropped)", "days": "\(days)"]) }
+                    if dropped > 0 {
+                        logger.info(
+                            "facts past retention dropped",
+                            metadata: ["facts": "\(dropped)", "days": "\(days)"])
+                    }
                 } catch {
-                    logger.warning("fact retention failed; trying again in a minute", metadata: ["error": "\(String(reflecting: error).prefix(500))"])
+                    logger.warning(
+                        "fact retention failed; trying again in a minute",
+                        metadata: ["error": "\(String(reflecting: error).prefix(500))"])
                 }
                 try? await Task.sleep(for: .seconds(60))
             }

@@ -22,7 +22,8 @@ public struct FlowArchive: Sendable {
     /// Reads and writes through one pool (tools, tests).
     public init(client: PostgresClient, logger: Logger) {
         self.init(
-            writes: WritableDatabase(client: client, logger: logger), reads: ReadOnlyDatabase(sharing: client, logger: logger),
+            writes: WritableDatabase(client: client, logger: logger),
+            reads: ReadOnlyDatabase(sharing: client, logger: logger),
             logger: logger)
     }
 
@@ -36,25 +37,31 @@ public struct FlowArchive: Sendable {
             archived_by TEXT NOT NULL,
             PRIMARY KEY (app, flow)
         )
-        """,
+        """
     ]
 
     /// Archives (`archived`) or restores a flow; whether anything changed.
-    public func set(app: String, flow: String, archived: Bool, by actor: Actor, at time: Double) async throws -> Bool {
+    public func set(app: String, flow: String, archived: Bool, by actor: Actor, at time: Double) async throws
+        -> Bool
+    {
         return try await writes.write { connection, logger in
-            let rows = archived
+            let rows =
+                archived
                 ? try await connection.query(
                     """
                     INSERT INTO archived_flows (app, flow, archived_at, archived_by) VALUES (\(app), \(flow), \(time), \(actor.name))
                     ON CONFLICT DO NOTHING RETURNING 1
                     """, logger: logger)
                 : try await connection.query(
-                    "DELETE FROM archived_flows WHERE app = \(app) AND flow = \(flow) RETURNING 1", logger: logger)
+                    "DELETE FROM archived_flows WHERE app = \(app) AND flow = \(flow) RETURNING 1",
+                    logger: logger)
             var changed = false
             for try await _ in rows { changed = true }
             if changed {
                 try await AuditLog.append(
-                    .init(at: time, actor: actor, app: app, action: archived ? "flow.archived" : "flow.restored", target: flow),
+                    .init(
+                        at: time, actor: actor, app: app,
+                        action: archived ? "flow.archived" : "flow.restored", target: flow),
                     on: connection, logger: logger)
             }
             return changed
@@ -65,7 +72,8 @@ public struct FlowArchive: Sendable {
     public func archived(apps: [String]) async throws -> Set<String> {
         try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
             var names: Set<String> = []
-            let rows = try await connection.query("SELECT app, flow FROM archived_flows WHERE app = ANY(\(apps))", logger: logger)
+            let rows = try await connection.query(
+                "SELECT app, flow FROM archived_flows WHERE app = ANY(\(apps))", logger: logger)
             for try await (app, flow) in rows.decode((String, String).self) { names.insert(app + "/" + flow) }
             return names
         }
@@ -79,10 +87,18 @@ extension Routes {
                 await answer {
                     let app = try Self.name(context, "app")
                     let flow = try Self.name(context, "flow")
-                    let actor = try staff(request, context, app: app, role: .editor, to: archived ? "archiving a flow" : "restoring a flow")
-                    let changed = try await (FlowArchive(client: store.client, logger: logger).set(
-                            app: app, flow: flow, archived: archived, by: actor, at: Date().timeIntervalSince1970))
-                    return Self.json(["app": .string(app), "flow": .string(flow), "archived": .bool(archived), "changed": .bool(changed)] as TourValue)
+                    let actor = try staff(
+                        request, context, app: app, role: .editor,
+                        to: archived ? "archiving a flow" : "restoring a flow")
+                    let changed = try await
+                        (FlowArchive(client: store.client, logger: logger).set(
+                            app: app, flow: flow, archived: archived, by: actor,
+                            at: Date().timeIntervalSince1970))
+                    return Self.json(
+                        [
+                            "app": .string(app), "flow": .string(flow), "archived": .bool(archived),
+                            "changed": .bool(changed),
+                        ] as TourValue)
                 }
             }
         }

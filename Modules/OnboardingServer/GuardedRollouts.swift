@@ -271,9 +271,12 @@ public struct GuardedRollouts: Sendable {
                 record.value = next
                 record.updatedAt = time
                 try await Self.update(record, on: connection, logger: logger)
-                let action = [
-                    "pause": "rollout.paused", "resume": "rollout.resumed", "end": "rollout.ended",
-                ][command.rawValue]!
+                let action =
+                    switch command {
+                    case .pause: "rollout.paused"
+                    case .resume: "rollout.resumed"
+                    case .end: "rollout.ended"
+                    }
                 try await AuditLog.append(
                     .init(
                         at: time, actor: actor, app: app, action: action, target: "version \(version)",

@@ -13,7 +13,9 @@ public struct IdentityProvider: Sendable {
     public let keys: JWKSource
 
     public init(keys: JWKSource, issuer: String) throws(ServerConfigurationError) {
-        guard !issuer.isEmpty else { throw ServerConfigurationError("the identity provider's issuer is empty") }
+        guard !issuer.isEmpty else {
+            throw ServerConfigurationError("the identity provider's issuer is empty")
+        }
         self.issuer = issuer
         self.keys = keys
     }
@@ -40,7 +42,8 @@ public struct IdentityProvider: Sendable {
         guard now < payload.exp.value else { throw .expired }
         return TokenClaims(
             subject: payload.sub.value, scope: .account, app: app,
-            issuedAt: payload.iat?.value.timeIntervalSince1970 ?? 0, expires: Int64(payload.exp.value.timeIntervalSince1970))
+            issuedAt: payload.iat?.value.timeIntervalSince1970 ?? 0,
+            expires: Int64(payload.exp.value.timeIntervalSince1970))
     }
 }
 

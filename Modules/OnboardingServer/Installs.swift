@@ -73,7 +73,8 @@ public struct EnrollmentStore: Sendable {
     /// Reads and writes through one pool (tools, tests).
     public init(client: PostgresClient, logger: Logger) {
         self.init(
-            writes: WritableDatabase(client: client, logger: logger), reads: ReadOnlyDatabase(sharing: client, logger: logger),
+            writes: WritableDatabase(client: client, logger: logger),
+            reads: ReadOnlyDatabase(sharing: client, logger: logger),
             logger: logger)
     }
 
@@ -86,7 +87,8 @@ public struct EnrollmentStore: Sendable {
                 ON CONFLICT (app, key) DO UPDATE SET retired_at = NULL
                 """, logger: logger)
             try await AuditLog.append(
-                .init(at: time, actor: actor, app: app, action: "enrollment-key.added", target: key), on: connection, logger: logger)
+                .init(at: time, actor: actor, app: app, action: "enrollment-key.added", target: key),
+                on: connection, logger: logger)
         }
     }
 
@@ -103,7 +105,8 @@ public struct EnrollmentStore: Sendable {
             for try await _ in rows { retired = true }
             if retired {
                 try await AuditLog.append(
-                    .init(at: time, actor: actor, app: app, action: "enrollment-key.retired", target: key), on: connection,
+                    .init(at: time, actor: actor, app: app, action: "enrollment-key.retired", target: key),
+                    on: connection,
                     logger: logger)
             }
             return retired
@@ -114,7 +117,8 @@ public struct EnrollmentStore: Sendable {
         try await reads.read { connection, logger in
             var keys: [Key] = []
             let rows = try await connection.query(
-                "SELECT key, added_at, retired_at FROM enrollment_keys WHERE app = \(app) ORDER BY added_at, key", logger: logger)
+                "SELECT key, added_at, retired_at FROM enrollment_keys WHERE app = \(app) ORDER BY added_at, key",
+                logger: logger)
             for try await (key, added, retired) in rows.decode((String, Double, Double?).self) {
                 keys.append(Key(app: app, key: key, addedAt: added, retiredAt: retired))
             }
@@ -170,17 +174,20 @@ extension Routes {
                     let seconds = Int(wait.rounded(.up))
                     throw APIError(
                         status: .tooManyRequests, code: "rate_limited",
-                        message: "too many enrollments from this address; try again in \(seconds) s", retryAfter: seconds)
+                        message: "too many enrollments from this address; try again in \(seconds) s",
+                        retryAfter: seconds)
                 }
                 enrollments.failed(source: source, now: now)
                 var request = request
                 let body = try await Self.body(&request)
                 let key: String
                 do {
-                    let reader = try TourValueReader(TourValue(jsonUTF8: body.readableBytesView), as: "enrollment")
+                    let reader = try TourValueReader(
+                        TourValue(jsonUTF8: body.readableBytesView), as: "enrollment")
                     key = try reader.string("enrollmentKey")
                 } catch {
-                    throw APIError.invalid("the body is {\"enrollmentKey\": the app's enrollment key}: \(Self.describe(error))")
+                    throw APIError.invalid(
+                        "the body is {\"enrollmentKey\": the app's enrollment key}: \(Self.describe(error))")
                 }
                 guard Installs.isValidKey(key) else {
                     throw APIError.invalid("an enrollment key is \(Installs.keyRule)")
@@ -192,15 +199,18 @@ extension Routes {
                     guard let install else {
                         // The caller is anonymous: it learns only that the key is not accepted.
                         throw APIError(
-                            status: .forbidden, code: "enrollment_refused", message: "\(app) does not accept this enrollment key")
+                            status: .forbidden, code: "enrollment_refused",
+                            message: "\(app) does not accept this enrollment key")
                     }
                     let expires = Int64(now) + Int64(Installs.credentialDays) * 86_400
                     let credential = await tokens.sign(
                         TokenClaims(
-                            subject: Installs.subjectPrefix + install, scope: .install, app: app, issuedAt: now, expires: expires))
+                            subject: Installs.subjectPrefix + install, scope: .install, app: app,
+                            issuedAt: now, expires: expires))
                     ServerMetrics.installsEnrolled.increment()
                     return try Self.written(
-                        Enrollment(install: install, credential: credential, expires: expires).tourValue, status: .created)
+                        Enrollment(install: install, credential: credential, expires: expires).tourValue,
+                        status: .created)
                 }
             }
         }

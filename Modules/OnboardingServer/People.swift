@@ -17,8 +17,16 @@ public enum Role: String, CaseIterable, Comparable, Sendable {
     /// The app's people (roles, ending sessions), its signing keys and its audit trail.
     case owner
 
-    public static func < (lhs: Role, rhs: Role) -> Bool {
-        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    public static func < (lhs: Role, rhs: Role) -> Bool { lhs.rank < rhs.rank }
+
+    /// Its place in the order above, each role granting what those before it grant.
+    private var rank: Int {
+        switch self {
+        case .viewer: 0
+        case .editor: 1
+        case .publisher: 2
+        case .owner: 3
+        }
     }
 
     public static let names = allCases.map(\.rawValue).joined(separator: ", ")

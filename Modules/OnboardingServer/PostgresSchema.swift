@@ -197,7 +197,8 @@ public enum PostgresSchema {
     /// given.
     /// - Returns: the ids applied now.
     @discardableResult
-    public static func migrate(_ client: PostgresClient, logger: Logger, through last: String? = nil) async throws
+    public static func migrate(_ client: PostgresClient, logger: Logger, through last: String? = nil)
+        async throws
         -> [String]
     {
         // Only a database that has never been migrated gets the table: a server running as a role
@@ -217,7 +218,9 @@ public enum PostgresSchema {
             }
         }
         var recorded: [String] = []
-        for try await id in try await client.query("SELECT id FROM schema_migrations", logger: logger).decode(String.self) {
+        for try await id in try await client.query("SELECT id FROM schema_migrations", logger: logger).decode(
+            String.self)
+        {
             recorded.append(id)
         }
         var applied: [String] = []

@@ -22,7 +22,8 @@ public struct PublicationKeyStore: Sendable {
     /// Reads and writes through one pool (tools, tests).
     public init(client: PostgresClient, logger: Logger) {
         self.init(
-            writes: WritableDatabase(client: client, logger: logger), reads: ReadOnlyDatabase(sharing: client, logger: logger),
+            writes: WritableDatabase(client: client, logger: logger),
+            reads: ReadOnlyDatabase(sharing: client, logger: logger),
             logger: logger)
     }
 
@@ -34,7 +35,9 @@ public struct PublicationKeyStore: Sendable {
 
     /// The app's keys, oldest first.
     public func all(app: String) async throws -> [Stored] {
-        try await reads.read { connection, logger in try await Self.all(app: app, on: connection, logger: logger) }
+        try await reads.read { connection, logger in
+            try await Self.all(app: app, on: connection, logger: logger)
+        }
     }
 
     static func all(app: String, on connection: PostgresConnection, logger: Logger) async throws -> [Stored] {
@@ -46,7 +49,9 @@ public struct PublicationKeyStore: Sendable {
         var keys: [Stored] = []
         for try await (publicKey, at, by, retired) in rows.decode((String, Double, String, Double?).self) {
             // A row that is not a key (written by hand) is left out: it can only refuse.
-            guard let key = try? PublicationKey(app: app, publicKey: publicKey, retiredAt: retired) else { continue }
+            guard let key = try? PublicationKey(app: app, publicKey: publicKey, retiredAt: retired) else {
+                continue
+            }
             keys.append(Stored(key: key, registeredAt: at, registeredBy: by))
         }
         return keys
@@ -67,7 +72,9 @@ public struct PublicationKeyStore: Sendable {
             if let same = existing.first(where: { $0.key.id == key.id }) {
                 return same.key.retiredAt == nil
                     ? .unchanged(same.key)
-                    : .refused("key \(key.id) was retired; a retired key is never used again: make a new one (onboarding-server keys new)")
+                    : .refused(
+                        "key \(key.id) was retired; a retired key is never used again: make a new one (onboarding-server keys new)"
+                    )
             }
             try await connection.query(
                 """
@@ -75,8 +82,9 @@ public struct PublicationKeyStore: Sendable {
                 VALUES (\(key.app), \(key.id), \(key.publicKey), \(time), \(actor.name))
                 """, logger: logger)
             try await AuditLog.append(
-                .init(at: time, actor: actor, app: key.app, action: "key.registered", target: key.id,
-                      details: ["publicKey": .string(key.publicKey)]),
+                .init(
+                    at: time, actor: actor, app: key.app, action: "key.registered", target: key.id,
+                    details: ["publicKey": .string(key.publicKey)]),
                 on: connection, logger: logger)
             return .registered(key)
         }
@@ -88,13 +96,16 @@ public struct PublicationKeyStore: Sendable {
         return try await writes.write { connection, logger in
             let existing = try await Self.all(app: app, on: connection, logger: logger)
             guard var key = existing.first(where: { $0.key.id == id })?.key else {
-                return .refused("\(app) has no publication key \(id) (onboarding-server keys list --app \(app))")
+                return .refused(
+                    "\(app) has no publication key \(id) (onboarding-server keys list --app \(app))")
             }
             if key.retiredAt != nil { return .unchanged(key) }
             try await connection.query(
-                "UPDATE publication_keys SET retired_at = \(time) WHERE app = \(app) AND key_id = \(id)", logger: logger)
+                "UPDATE publication_keys SET retired_at = \(time) WHERE app = \(app) AND key_id = \(id)",
+                logger: logger)
             try await AuditLog.append(
-                .init(at: time, actor: actor, app: app, action: "key.retired", target: id), on: connection, logger: logger)
+                .init(at: time, actor: actor, app: app, action: "key.retired", target: id), on: connection,
+                logger: logger)
             key.retiredAt = time
             return .retired(key)
         }

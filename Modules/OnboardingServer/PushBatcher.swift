@@ -1,11 +1,11 @@
 import AccountSync
-import TourCore
 import Dispatch
 import Logging
 import PostgresNIO
+import ServerDatabase
 import ServiceLifecycle
 import Synchronization
-import ServerDatabase
+import TourCore
 
 /// One device's push as the store receives it.
 struct PushRequest: Sendable {
@@ -24,7 +24,9 @@ struct PushRequest: Sendable {
     var records: [String: AccountFlowRecord] {
         var records: [String: AccountFlowRecord] = [:]
         for item in batch.items {
-            for (flow, record) in item.records { records[flow] = records[flow].map { $0.merged(with: record) } ?? record }
+            for (flow, record) in item.records {
+                records[flow] = records[flow].map { $0.merged(with: record) } ?? record
+            }
         }
         return records
     }
@@ -95,7 +97,8 @@ final class PushBatcher: Sendable {
     ) {
         self.writer = writer
         configuration = PushQueue.Configuration(
-            writers: writers, maximumBatch: maximumBatch, maximumQueued: maximumQueued ?? Self.defaultQueue(writers: writers),
+            writers: writers, maximumBatch: maximumBatch,
+            maximumQueued: maximumQueued ?? Self.defaultQueue(writers: writers),
             maximumWait: maximumWait, statementLimit: statementLimit, targetQueueDelay: targetQueueDelay)
         state = Mutex(Shell(machine: PushQueue(configuration)))
     }
@@ -123,7 +126,8 @@ final class PushBatcher: Sendable {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let effects = transition { shell, now in
-                    let (id, actions) = shell.machine.pushArrived(for: account, arrived: arrived - origin, now: now)
+                    let (id, actions) = shell.machine.pushArrived(
+                        for: account, arrived: arrived - origin, now: now)
                     shell.waiters[id] = Waiter(continuation: continuation, request: request, arrived: arrived)
                     if arrival.arrived(id) { return actions + shell.machine.cancelled(id, now: now) }
                     return actions
@@ -175,7 +179,9 @@ final class PushBatcher: Sendable {
             case .lease(let batch):
                 effects.leases.append(batch)
             case .write(let batch, let pushes):
-                effects.writes[batch] = pushes.compactMap { push in shell.waiters[push].map { (push, $0.request) } }
+                effects.writes[batch] = pushes.compactMap { push in
+                    shell.waiters[push].map { (push, $0.request) }
+                }
             case .answer(let pushes, let answer):
                 for push in pushes {
                     guard let waiter = shell.waiters.removeValue(forKey: push) else { continue }
@@ -205,13 +211,18 @@ final class PushBatcher: Sendable {
         return effects
     }
 
-    private static func result(_ answer: PushQueue.Answer, ack: PushAck??, error: (any Error)?) -> Result<PushAck?, any Error> {
+    private static func result(_ answer: PushQueue.Answer, ack: PushAck??, error: (any Error)?) -> Result<
+        PushAck?, any Error
+    > {
         switch answer {
         case .committed: .success(ack ?? nil)
         case .unavailable(.queueFull): .failure(Overloaded())
         case .unavailable(let reason):
-            .failure(DatabaseUnavailable(.push, reason: .init(reason), mayHaveCommitted: reason.mayHaveCommitted, cause: error))
-        case .refused, .failed: .failure(error ?? DatabaseUnavailable(.push, reason: .connectionLost, mayHaveCommitted: true))
+            .failure(
+                DatabaseUnavailable(
+                    .push, reason: .init(reason), mayHaveCommitted: reason.mayHaveCommitted, cause: error))
+        case .refused, .failed:
+            .failure(error ?? DatabaseUnavailable(.push, reason: .connectionLost, mayHaveCommitted: true))
         case .cancelled: .failure(CancellationError())
         }
     }
@@ -242,7 +253,9 @@ final class PushBatcher: Sendable {
     /// hold while every thread of Swift's pool is busy (a sleeping task waits for a free one).
     private func schedule(at deadline: PushQueue.Instant) {
         let delay = deadline - (ContinuousClock.now - origin)
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: max(0, delay.nanoseconds)))) {
+        DispatchQueue.global().asyncAfter(
+            deadline: .now() + .nanoseconds(Int(clamping: max(0, delay.nanoseconds)))
+        ) {
             [self] in
             let effects = transition { shell, now in
                 if shell.timer == deadline { shell.timer = nil }
@@ -283,12 +296,19 @@ final class PushBatcher: Sendable {
                             }
                         }
                         var actions = shell.machine.written(current, written.outcome, now: now)
-                        guard !actions.contains(where: { if case .write(current, _) = $0 { true } else { false } }) else {
+                        guard
+                            !actions.contains(where: {
+                                if case .write(current, _) = $0 { true } else { false }
+                            })
+                        else {
                             return actions
                         }
                         shell.connections[current] = nil
                         // The batch ended: take a batch just started onto this connection.
-                        guard !retire, let adopted = actions.firstIndex(where: { if case .lease = $0 { true } else { false } }),
+                        guard !retire,
+                            let adopted = actions.firstIndex(where: {
+                                if case .lease = $0 { true } else { false }
+                            }),
                             case .lease(let taken) = actions[adopted]
                         else { return actions }
                         actions.remove(at: adopted)
@@ -329,7 +349,8 @@ final class PushBatcher: Sendable {
         do {
             let acks =
                 requests.count == 1
-                ? [try await writer.one(requests[0], on: connection)] : try await writer.many(requests, on: connection)
+                ? [try await writer.one(requests[0], on: connection)]
+                : try await writer.many(requests, on: connection)
             return Written(outcome: .committed, result: .success(acks), retire: false)
         } catch {
             return Written(
@@ -362,10 +383,6 @@ private final class Arrival: Sendable {
 
 /// The store refuses a push at once: its queue is full (`503` with `Retry-After`).
 public struct Overloaded: Error {}
-
-extension Duration {
-    var nanoseconds: Int64 { components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000 }
-}
 
 /// The push queue's part in the server's lifecycle: at graceful shutdown (after the HTTP server
 /// stopped taking requests, before the pools close) queued pushes are answered and batches being

@@ -1,8 +1,7 @@
 import Metrics
 import ServerDatabase
-import ServerDatabase
 
-/// The push queue's numbers (Docs/Server.md, "Metrics").
+/// The push queue's numbers (Docs/Operating.md, "Metrics").
 enum PushMetrics {
     /// Pushes answered, by outcome: `committed`, or the reason they were not
     /// (``PushQueue/Reason``), `refused`, `failed`, `cancelled`.
@@ -23,9 +22,12 @@ enum PushMetrics {
     static let cancelled = Counter(label: "onboarding_pushes_total", dimensions: [("outcome", "cancelled")])
     /// Pushes answered 503, by reason.
     static let shed: [PushQueue.Reason: Counter] = Dictionary(
-        uniqueKeysWithValues: [PushQueue.Reason.queueFull, .waitedForWriter, .noConnection, .rolledBack, .connectionLost, .deadline,
-            .shuttingDown]
-            .map { ($0, Counter(label: "onboarding_pushes_shed_total", dimensions: [("reason", "\($0)")])) })
+        uniqueKeysWithValues: [
+            PushQueue.Reason.queueFull, .waitedForWriter, .noConnection, .rolledBack, .connectionLost,
+            .deadline,
+            .shuttingDown,
+        ]
+        .map { ($0, Counter(label: "onboarding_pushes_shed_total", dimensions: [("reason", "\($0)")])) })
     /// Batches given up at their deadline (their connection closed).
     static let abandoned = Counter(label: "onboarding_push_batches_abandoned_total")
     /// Pushes per transaction the writers run.
@@ -38,7 +40,9 @@ enum PushMetrics {
 
     /// Makes every series exist at 0 from the start (a dashboard finds it before the first event).
     static func touch() {
-        for counter in [committed, refused, failed, cancelled, abandoned] + Array(shed.values) { counter.increment(by: 0) }
+        for counter in [committed, refused, failed, cancelled, abandoned] + Array(shed.values) {
+            counter.increment(by: 0)
+        }
         queued.record(0)
         writersBusy.record(0)
     }

@@ -28,7 +28,8 @@ extension PushQueue {
         var sheddingInterval: Duration = .milliseconds(100)
 
         init(
-            writers: Int, maximumBatch: Int, maximumQueued: Int, maximumWait: Duration, statementLimit: Duration,
+            writers: Int, maximumBatch: Int, maximumQueued: Int, maximumWait: Duration,
+            statementLimit: Duration,
             targetQueueDelay: Duration? = nil
         ) {
             self.writers = max(1, writers)

@@ -79,7 +79,10 @@ struct PushQueue: Hashable, Sendable {
                 switch batch.phase {
                 case .leasing: due = push.arrived + configuration.maximumWait
                 case .writing(let current, _):
-                    due = current.contains(push.id) ? configuration.deadline(arrived: push.arrived) : push.arrived + configuration.maximumWait
+                    due =
+                        current.contains(push.id)
+                        ? configuration.deadline(arrived: push.arrived)
+                        : push.arrived + configuration.maximumWait
                 }
                 earliest = min(earliest ?? due, due)
             }
@@ -91,7 +94,8 @@ struct PushQueue: Hashable, Sendable {
     /// before it reads a push's body, so a shed push costs it little.
     func admits(now: Instant) -> Bool {
         guard lifecycle == .running, queue.count < configuration.maximumQueued else { return false }
-        guard let target = configuration.targetQueueDelay, queue.count >= configuration.maximumBatch, let oldest = queue.first,
+        guard let target = configuration.targetQueueDelay, queue.count >= configuration.maximumBatch,
+            let oldest = queue.first,
             now - oldest.arrived > target, let since = behindSince
         else { return true }
         return now - since < configuration.sheddingInterval
@@ -101,7 +105,9 @@ struct PushQueue: Hashable, Sendable {
 
     /// A push arrived for `account`: its id, and what to do. `arrived` is when its request came
     /// (its deadline runs from there; the shell may have read the app's plan since), at most `now`.
-    mutating func pushArrived(for account: Account, arrived: Instant? = nil, now: Instant) -> (PushID, [Action]) {
+    mutating func pushArrived(for account: Account, arrived: Instant? = nil, now: Instant) -> (
+        PushID, [Action]
+    ) {
         var actions = expire(now: now)
         let id = PushID(value: nextPush)
         nextPush += 1
@@ -129,7 +135,9 @@ struct PushQueue: Hashable, Sendable {
     /// the batch was abandoned meanwhile).
     mutating func connectionLeased(_ batch: BatchID, now: Instant) -> [Action] {
         var actions = expire(now: now)
-        guard var leased = batches[batch], leased.phase == .leasing else { return actions + [.release(batch)] }
+        guard var leased = batches[batch], leased.phase == .leasing else {
+            return actions + [.release(batch)]
+        }
         let pushes = leased.pushes.keys.sorted()
         leased.phase = .writing(current: pushes, rest: [])
         batches[batch] = leased
@@ -149,7 +157,9 @@ struct PushQueue: Hashable, Sendable {
 
     /// The batch's write of its current pushes ended with `outcome`.
     mutating func written(_ batch: BatchID, _ outcome: WriteOutcome, now: Instant) -> [Action] {
-        guard var written = batches[batch], case .writing(let current, var rest) = written.phase else { return [] }
+        guard var written = batches[batch], case .writing(let current, var rest) = written.phase else {
+            return []
+        }
         var actions: [Action] = []
         let unanswered = current.filter { written.pushes[$0] != nil }
         func answer(_ pushes: [PushID], _ answer: Answer) {
@@ -181,7 +191,9 @@ struct PushQueue: Hashable, Sendable {
         // The rest are written one at a time, each only while its wait lasts (so each is answered
         // by its deadline however many are left).
         rest = rest.filter { written.pushes[$0] != nil }
-        let late = rest.filter { push in written.pushes[push].map { $0.arrived + configuration.maximumWait <= now } ?? false }
+        let late = rest.filter { push in
+            written.pushes[push].map { $0.arrived + configuration.maximumWait <= now } ?? false
+        }
         answer(late, .unavailable(.waitedForWriter))
         rest = rest.filter { written.pushes[$0] != nil }
         if let next = rest.first {
@@ -282,7 +294,9 @@ struct PushQueue: Hashable, Sendable {
                 let late = current.filter { push in
                     batch.pushes[push].map { configuration.deadline(arrived: $0.arrived) <= now } ?? false
                 }
-                let lateRest = rest.filter { push in batch.pushes[push].map { $0.arrived + wait <= now } ?? false }
+                let lateRest = rest.filter { push in
+                    batch.pushes[push].map { $0.arrived + wait <= now } ?? false
+                }
                 guard !late.isEmpty || !lateRest.isEmpty else { continue }
                 for push in late + lateRest { batch.pushes[push] = nil }
                 batch.phase = .writing(current: current, rest: rest.filter { batch.pushes[$0] != nil })

@@ -29,7 +29,8 @@ enum PushSubjects {
             var facts = batch.items[index].facts
             var changed = false
             for (position, fact) in facts.enumerated() {
-                guard var body = fact.objectValue, case .string(let kind)? = body["fact"], experimentFacts.contains(kind)
+                guard var body = fact.objectValue, case .string(let kind)? = body["fact"],
+                    experimentFacts.contains(kind)
                 else { continue }
                 guard case .string(let named)? = body["subject"] else {
                     throw refusal(seq: batch.items[index].seq, kind: kind, named: nil, own: own)
@@ -51,7 +52,8 @@ enum PushSubjects {
         let what = named.map { "names the subject '\(String($0.prefix(80)).oneLine)'" } ?? "names no subject"
         return APIError(
             status: .unprocessableContent, code: "fact_subject",
-            message: "item seq \(seq): its \(kind) fact \(what); a push counts for its own credential's subject (\(own)) only",
+            message:
+                "item seq \(seq): its \(kind) fact \(what); a push counts for its own credential's subject (\(own)) only",
             seq: seq)
     }
 }

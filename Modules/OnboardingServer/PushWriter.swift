@@ -29,14 +29,19 @@ struct PushWriter: Sendable {
     /// and 23), or anything else.
     static func outcome(of error: any Error) -> PushQueue.WriteOutcome {
         if error is CommitUnconfirmed { return .connectionLost }
-        guard let error = error as? PSQLError else { return error is CancellationError ? .connectionLost : .failed }
+        guard let error = error as? PSQLError else {
+            return error is CancellationError ? .connectionLost : .failed
+        }
         switch error.code {
-        case .serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown, .poolClosed:
+        case .serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown,
+            .poolClosed:
             return .connectionLost
         case .server:
             let state = error.serverInfo?[.sqlState] ?? ""
             if state.hasPrefix("08") || state.hasPrefix("57P") { return .connectionLost }
-            if ["57014", "55P03", "40001", "40P01", "25006"].contains(state) || state.hasPrefix("53") { return .rolledBack }
+            if ["57014", "55P03", "40001", "40P01", "25006"].contains(state) || state.hasPrefix("53") {
+                return .rolledBack
+            }
             if state.hasPrefix("22") || state.hasPrefix("23") { return .refusedData }
             return .failed
         default:
@@ -96,13 +101,16 @@ struct PushWriter: Sendable {
             : try await one(request, as: SomeFactsApart.self, on: connection)
     }
 
-    private func one<Shape: PushShape>(_ request: PushRequest, as shape: Shape.Type, on connection: PostgresConnection)
+    private func one<Shape: PushShape>(
+        _ request: PushRequest, as shape: Shape.Type, on connection: PostgresConnection
+    )
         async throws -> PushAck?
     {
         let items = request.batch.items
         let statement = PushStatement<Shape>(
             app: request.app, account: request.account, device: request.batch.device, items: items,
-            records: request.records, tokenIssuedAt: request.tokenIssuedAt, subjectNames: request.subjectNames,
+            records: request.records, tokenIssuedAt: request.tokenIssuedAt,
+            subjectNames: request.subjectNames,
             unplanned: request.unplanned, keptFactIndexes: request.keptFactIndexes)
         var applied = 0
         var revoked = false
@@ -126,13 +134,17 @@ struct PushWriter: Sendable {
             : try await many(requests, as: SomeFactsApart.self, on: connection)
     }
 
-    private func many<Shape: PushShape>(_ requests: [PushRequest], as shape: Shape.Type, on connection: PostgresConnection)
+    private func many<Shape: PushShape>(
+        _ requests: [PushRequest], as shape: Shape.Type, on connection: PostgresConnection
+    )
         async throws -> [PushAck?]
     {
         var applied = Array(repeating: 0, count: requests.count)
         var revoked = Array(repeating: false, count: requests.count)
         var merged = Array(repeating: [String: AccountFlowRecord](), count: requests.count)
-        for try await row in try await connection.execute(PushBatchStatement<Shape>(requests: requests), logger: logger) {
+        for try await row in try await connection.execute(
+            PushBatchStatement<Shape>(requests: requests), logger: logger)
+        {
             applied[row.push] = row.applied
             revoked[row.push] = revoked[row.push] || row.revoked
             if let (flow, record) = row.record { merged[row.push][flow] = record }
@@ -248,7 +260,6 @@ extension PushBatchStatement {
         var record: (String, AccountFlowRecord)?
     }
 
-
     func makeBindings() throws -> PostgresBindings {
         var bindings = PostgresBindings(capacity: 43)
         let positions = requests.indices.map(Int64.init)
@@ -284,10 +295,10 @@ extension PushBatchStatement {
         var records: [AccountFlowRecord] = []
         for (position, request) in zip(positions, requests) {
             let folded = request.records
-            for flow in folded.keys.sorted() {
+            for (flow, record) in folded.sorted(by: { $0.key < $1.key }) {
                 recordPositions.append(position)
                 flows.append(flow)
-                records.append(folded[flow]!)
+                records.append(record)
             }
         }
         bindings.append(recordPositions)
@@ -312,7 +323,8 @@ extension PushBatchStatement {
             (Int64, Int64, Bool, String?, Int64?, String?, String?, Int64?, String?).self)
         return Row(
             push: Int(push), applied: Int(count), revoked: revoked,
-            record: PushSQL.record(flow: flow, epoch: epoch, standing: standing, version: version, at: at, device: device))
+            record: PushSQL.record(
+                flow: flow, epoch: epoch, standing: standing, version: version, at: at, device: device))
     }
 }
 

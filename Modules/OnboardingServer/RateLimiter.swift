@@ -22,7 +22,8 @@ public final class RateLimiter: Sendable {
         public var personRefill: Double
 
         /// 20 failures, then one per 3 s, per source; 10 failures, then one per 30 s, per person.
-        public static let standard = Limits(sourceBurst: 20, sourceRefill: 3, personBurst: 10, personRefill: 30)
+        public static let standard = Limits(
+            sourceBurst: 20, sourceRefill: 3, personBurst: 10, personRefill: 30)
     }
 
     public let limits: Limits
@@ -51,8 +52,11 @@ public final class RateLimiter: Sendable {
     /// failure used the source's last try (it is limited from now on).
     @discardableResult
     public func failed(source: String, person: String? = nil, now: Double) -> Bool {
-        let limited = Self.spend(in: sources, source, burst: limits.sourceBurst, refill: limits.sourceRefill, now: now)
-        if let person { Self.spend(in: people, person, burst: limits.personBurst, refill: limits.personRefill, now: now) }
+        let limited = Self.spend(
+            in: sources, source, burst: limits.sourceBurst, refill: limits.sourceRefill, now: now)
+        if let person {
+            Self.spend(in: people, person, burst: limits.personBurst, refill: limits.personRefill, now: now)
+        }
         return limited
     }
 
@@ -62,7 +66,10 @@ public final class RateLimiter: Sendable {
         return Bucket(tokens: tokens, updated: now)
     }
 
-    private static func wait(in buckets: borrowing Mutex<[String: Bucket]>, _ key: String, burst: Double, refill: Double, now: Double) -> Double? {
+    private static func wait(
+        in buckets: borrowing Mutex<[String: Bucket]>, _ key: String, burst: Double, refill: Double,
+        now: Double
+    ) -> Double? {
         buckets.withLock { buckets in
             let bucket = refilled(buckets[key], burst: burst, refill: refill, now: now)
             return bucket.tokens >= 1 ? nil : (1 - bucket.tokens) * refill
@@ -70,13 +77,18 @@ public final class RateLimiter: Sendable {
     }
 
     @discardableResult
-    private static func spend(in buckets: borrowing Mutex<[String: Bucket]>, _ key: String, burst: Double, refill: Double, now: Double) -> Bool {
+    private static func spend(
+        in buckets: borrowing Mutex<[String: Bucket]>, _ key: String, burst: Double, refill: Double,
+        now: Double
+    ) -> Bool {
         buckets.withLock { buckets in
             // At capacity, the buckets that refilled (nobody limited) go; if that frees too little,
             // all go (a flood of addresses forgets the limits rather than the server's memory), so
             // a full scan happens at most once per capacity / 2 new addresses.
             if buckets.count >= capacity {
-                buckets = buckets.filter { refilled($0.value, burst: burst, refill: refill, now: now).tokens < burst }
+                buckets = buckets.filter {
+                    refilled($0.value, burst: burst, refill: refill, now: now).tokens < burst
+                }
                 if buckets.count >= capacity / 2 { buckets.removeAll(keepingCapacity: true) }
             }
             var bucket = refilled(buckets[key], burst: burst, refill: refill, now: now)

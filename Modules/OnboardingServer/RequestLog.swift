@@ -32,7 +32,7 @@ struct RequestLog: RouterMiddleware {
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        let id = RequestID.accepting(request.headers[RequestID.header]) ?? RequestID.make()
+        let id = RequestID.accepting(request.headers[.xRequestID]) ?? RequestID.make()
         var context = context
         context.logger[metadataKey: "request_id"] = "\(id)"
         let outcome = RequestOutcome()
@@ -45,7 +45,7 @@ struct RequestLog: RouterMiddleware {
         } catch {
             response = Self.answer(error, to: request, outcome: outcome)
         }
-        response.headers[RequestID.header] = id
+        response.headers[.xRequestID] = id
         let route = context.endpointPath ?? "NotFound"
         var metadata: Logger.Metadata = [
             "method": "\(request.method)", "route": "\(route == "NotFound" ? "(no route)" : route)",
@@ -56,7 +56,10 @@ struct RequestLog: RouterMiddleware {
         if let code = outcome.code { metadata["code"] = "\(code)" }
         if let cause = outcome.cause { metadata["cause"] = "\(cause.oneLine)" }
         switch response.status.code {
-        case 500...: context.logger.log(level: response.status == .serviceUnavailable ? .warning : .error, "request", metadata: metadata)
+        case 500...:
+            context.logger.log(
+                level: response.status == .serviceUnavailable ? .warning : .error, "request",
+                metadata: metadata)
         default: context.logger.info("request", metadata: metadata)
         }
         return response
@@ -68,11 +71,12 @@ struct RequestLog: RouterMiddleware {
         let code = status == .notFound ? "not_found" : status.code >= 500 ? "internal" : "invalid_request"
         let message =
             status == .notFound
-            ? "no route \(request.method) \(request.uri.path.prefix(200)); the API is under /v1 and the dashboard under /dashboard (Docs/Server.md)"
+            ? "no route \(request.method) \(request.uri.path.prefix(200)); the API is under /v1 and the dashboard under /dashboard (Docs/API.md)"
             : status.code >= 500 ? "the server failed; try again" : "the request is not one this server takes"
         outcome.set(code: code, cause: status.code >= 500 ? DatabaseUnavailable.describe(error) : nil)
         if request.uri.path.hasPrefix("/dashboard") {
-            return Dashboard.html(Dashboard.messagePage(status == .notFound ? "Not found" : "Refused", message), status: status)
+            return Dashboard.html(
+                Dashboard.messagePage(status == .notFound ? "Not found" : "Refused", message), status: status)
         }
         return Routes.error(APIError(status: status, code: code, message: message))
     }

@@ -33,8 +33,10 @@ extension Routes {
         guard let token = ControlPlane.bearer(request) else {
             throw APIError(
                 status: .unauthorized, code: "unauthorized",
-                message: "send a credential as 'Authorization: Bearer CREDENTIAL': a device's token (onboarding-server "
-                    + "token --app APP --account ACCOUNT mints one) or a person's (onboarding-server people add)")
+                message:
+                    "send a credential as 'Authorization: Bearer CREDENTIAL': a device's token (onboarding-server "
+                    + "token --app APP --account ACCOUNT mints one) or a person's (onboarding-server people add)"
+            )
         }
         let app = try context.parameters.get("app").map { _ in try Self.name(context, "app") }
         let now = Date()
@@ -45,7 +47,9 @@ extension Routes {
             if let own { return .subject(try Self.forApp(own, app)) }
             return .subject(try await verify(token, request, context, app: app, now: now))
         }
-        return .person(try await controlPlane.person(credential: token, source: controlPlane.clients.of(request, context), now: now))
+        return .person(
+            try await controlPlane.person(
+                credential: token, source: controlPlane.clients.of(request, context), now: now))
     }
 
     /// The claims of a device's token for `app`: one of the server's own tokens (signed by a key
@@ -56,10 +60,13 @@ extension Routes {
     ) async throws -> TokenClaims {
         do {
             return try await verify(token, app: app, now: now)
-        } catch let error as APIError where error.status == .unauthorized && !["token_expired", "token_outdated"].contains(error.code) {
+        } catch let error as APIError
+            where error.status == .unauthorized && !["token_expired", "token_outdated"].contains(error.code)
+        {
             // A token that did not check: counted against its source (429 past the limit). A genuine
             // old one (expired, revoked by a sign-out) is not a guess and is not counted.
-            throw controlPlane.refusal(error, source: controlPlane.clients.of(request, context), now: now.timeIntervalSince1970)
+            throw controlPlane.refusal(
+                error, source: controlPlane.clients.of(request, context), now: now.timeIntervalSince1970)
         }
     }
 
@@ -69,23 +76,33 @@ extension Routes {
             do {
                 claims = try await identityProvider.verify(token, app: app, now: now)
             } catch .expired {
-                throw APIError(status: .unauthorized, code: "token_expired", message: "the token has expired; sign in again")
+                throw APIError(
+                    status: .unauthorized, code: "token_expired",
+                    message: "the token has expired; sign in again")
             } catch .invalid(let why) {
-                throw APIError(status: .unauthorized, code: "unauthorized", message: "the identity token is not accepted: \(why)")
+                throw APIError(
+                    status: .unauthorized, code: "unauthorized",
+                    message: "the identity token is not accepted: \(why)")
             } catch .unavailable {
                 throw APIError(
                     status: .serviceUnavailable, code: "unavailable",
-                    message: "the identity provider's keys could not be fetched to check the token; try again", retryAfter: 5)
+                    message:
+                        "the identity provider's keys could not be fetched to check the token; try again",
+                    retryAfter: 5)
             }
         } else {
             do {
                 claims = try await tokens.verify(token, now: now)
             } catch .expired {
-                throw APIError(status: .unauthorized, code: "token_expired", message: "the token has expired; get a new one")
+                throw APIError(
+                    status: .unauthorized, code: "token_expired",
+                    message: "the token has expired; get a new one")
             } catch .outdated {
                 throw APIError(
                     status: .unauthorized, code: "token_outdated",
-                    message: "this token's format (obt1) names no app and is no longer accepted; mint a new one with onboarding-server token --app APP --account ACCOUNT")
+                    message:
+                        "this token's format (obt1) names no app and is no longer accepted; mint a new one with onboarding-server token --app APP --account ACCOUNT"
+                )
             } catch .adminRetired {
                 throw ControlPlane.adminRetired
             } catch .unknownKey {
@@ -102,7 +119,9 @@ extension Routes {
     /// `claims`, when they are not another app's.
     static func forApp(_ claims: TokenClaims, _ app: String) throws -> TokenClaims {
         if let tokenApp = claims.app, tokenApp != app {
-            throw APIError(status: .forbidden, code: "forbidden", message: "this token is for the app '\(tokenApp)', not '\(app)'")
+            throw APIError(
+                status: .forbidden, code: "forbidden",
+                message: "this token is for the app '\(tokenApp)', not '\(app)'")
         }
         return claims
     }
@@ -115,7 +134,9 @@ extension Routes {
         case .person:
             throw APIError(
                 status: .forbidden, code: "forbidden",
-                message: "a person's credential does not open an account's data here; send the account's own token")
+                message:
+                    "a person's credential does not open an account's data here; send the account's own token"
+            )
         }
     }
 
@@ -126,9 +147,12 @@ extension Routes {
         guard case .person(let person) = context.caller else {
             throw APIError(
                 status: .forbidden, code: "forbidden",
-                message: "an account token opens only its account; \(what) needs a person's credential (onboarding-server people add)")
+                message:
+                    "an account token opens only its account; \(what) needs a person's credential (onboarding-server people add)"
+            )
         }
-        return try ControlPlane.actor(person, source: controlPlane.clients.of(request, context), app: app, role: role, to: what)
+        return try ControlPlane.actor(
+            person, source: controlPlane.clients.of(request, context), app: app, role: role, to: what)
     }
 
     /// The app and account of the path, when the token is that account's, for that app, and was
@@ -146,7 +170,8 @@ extension Routes {
         let account = try Self.name(context, "account")
         let claims = try deviceClaims(context, app: app)
         // An install's subject opens with its install credential only; an account's with an account token only.
-        guard claims.scope == (Installs.isInstall(account) ? .install : .account), claims.subject == account else {
+        guard claims.scope == (Installs.isInstall(account) ? .install : .account), claims.subject == account
+        else {
             throw APIError(
                 status: .forbidden, code: "forbidden", message: "this token is not for account '\(account)'")
         }
@@ -158,7 +183,8 @@ extension Routes {
         message: "the account signed out everywhere after this token was issued; sign in again")
 
     func refuseIfSignedOut(_ claims: TokenClaims, app: String, account: String) async throws {
-        let cutoff = try await store.tokenCutoff(app: app, names: tokens.subjectPseudonyms(app: app, subject: account))
+        let cutoff = try await store.tokenCutoff(
+            app: app, names: tokens.subjectPseudonyms(app: app, subject: account))
         if let cutoff, claims.issuedAt < cutoff { throw Self.revoked }
     }
 

@@ -1,8 +1,8 @@
 import AccountSync
 import Foundation
-import TourCodec
 import Hummingbird
 import ServerDatabase
+import TourCodec
 
 /// A push's validation (the rules devices check themselves) and the request bodies and answers of
 /// the API.
@@ -11,13 +11,16 @@ extension Routes {
     /// (``SyncAPI/problem(with:)-(PushBatch)``): a refused batch changes nothing, and the refusal
     /// names the row (`seq`) a device sets aside.
     static func validate(_ batch: PushBatch) throws {
-        if let problem = SyncAPI.problem(with: batch) { throw APIError.invalid(problem.message, seq: problem.seq) }
+        if let problem = SyncAPI.problem(with: batch) {
+            throw APIError.invalid(problem.message, seq: problem.seq)
+        }
         if let rule = testOnlyRefusal {
             let unnamed = rule.hasPrefix("unnamed:")
             let event = unnamed ? String(rule.dropFirst("unnamed:".count)) : rule
             if let item = batch.items.first(where: { $0.event == event }) {
                 throw APIError.invalid(
-                    "item seq \(item.seq): events named \(event) are refused (a test-only rule)", seq: unnamed ? nil : item.seq)
+                    "item seq \(item.seq): events named \(event) are refused (a test-only rule)",
+                    seq: unnamed ? nil : item.seq)
             }
         }
     }
@@ -28,7 +31,9 @@ extension Routes {
     /// builds have no such rule.
     static let testOnlyRefusal: String? = {
         #if DEBUG
-            ProcessInfo.processInfo.environment["ONBOARDING_TEST_REFUSE_EVENT"].flatMap { $0.isEmpty ? nil : $0 }
+            ProcessInfo.processInfo.environment["ONBOARDING_TEST_REFUSE_EVENT"].flatMap {
+                $0.isEmpty ? nil : $0
+            }
         #else
             nil
         #endif
@@ -62,7 +67,9 @@ extension Routes {
             return Self.error(Self.overloaded)
         } catch {
             RequestOutcome.record(code: "internal", cause: String(reflecting: error))
-            return Self.error(APIError(status: .internalServerError, code: "internal", message: "the server failed; try again"))
+            return Self.error(
+                APIError(
+                    status: .internalServerError, code: "internal", message: "the server failed; try again"))
         }
     }
 
@@ -73,7 +80,8 @@ extension Routes {
 
     /// Pushes arrive faster than they are written: shed at once, nothing stored.
     static let overloaded = APIError(
-        status: .serviceUnavailable, code: "overloaded", message: "the server is busy and stored nothing; try again", retryAfter: 1)
+        status: .serviceUnavailable, code: "overloaded",
+        message: "the server is busy and stored nothing; try again", retryAfter: 1)
 
     /// A 503 that says what happened and whether anything may have been stored.
     static func unavailable(_ error: DatabaseUnavailable) -> APIError {
@@ -82,18 +90,23 @@ extension Routes {
         case .waitedForWriter: what = "every writer was busy for the push's whole wait; nothing was stored"
         case .waitedForConnection: what = "the database gave no connection in time; nothing was done"
         case .noConnection: what = "the database cannot be reached; nothing was done"
-        case .rolledBack: what = "the database cancelled the request (a lock or a timeout held it); nothing was stored"
-        case .connectionLost: what = "the database connection was lost while it ran; it may have been stored, and sending it again is safe"
+        case .rolledBack:
+            what = "the database cancelled the request (a lock or a timeout held it); nothing was stored"
+        case .connectionLost:
+            what =
+                "the database connection was lost while it ran; it may have been stored, and sending it again is safe"
         case .deadline:
             what =
                 error.operation == .push
                 ? "the database did not answer in time; the push may have been stored, and sending it again is safe"
                 : "the database did not answer in time"
-        case .commitUnconfirmed: what = "the database did not confirm the commit in time; it may have been applied"
+        case .commitUnconfirmed:
+            what = "the database did not confirm the commit in time; it may have been applied"
         case .shuttingDown: what = "this server is stopping"
         default: what = "the database does not answer"
         }
-        return APIError(status: .serviceUnavailable, code: "unavailable", message: "\(what); try again", retryAfter: 1)
+        return APIError(
+            status: .serviceUnavailable, code: "unavailable", message: "\(what); try again", retryAfter: 1)
     }
 
     /// An answer in its one wire form (TourCodec's JSON, as the devices write theirs).
@@ -105,14 +118,18 @@ extension Routes {
         // Every answer is made of finite numbers (counts, seconds); a non-finite one would be a bug
         // here, answered as a failure rather than as JSON that is not JSON.
         guard let bytes = try? value.jsonUTF8() else {
-            return error(APIError(status: .internalServerError, code: "internal", message: "the server failed; try again"))
+            return error(
+                APIError(
+                    status: .internalServerError, code: "internal", message: "the server failed; try again"))
         }
         return Response(
-            status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+            status: status, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     static func error(_ error: APIError) -> Response {
-        var response = json(ErrorBody(code: error.code, message: error.message, seq: error.seq), status: error.status)
+        var response = json(
+            ErrorBody(code: error.code, message: error.message, seq: error.seq), status: error.status)
         if let wait = error.retryAfter { response.headers[.retryAfter] = String(wait) }
         return response
     }

@@ -25,7 +25,7 @@ struct WrittenAnswer: StoredAnswer {
     var response: Response {
         var headers: HTTPFields = [.contentType: contentType]
         if let location { headers[.location] = location }
-        if replayed { headers[Routes.idempotentReplayed] = "true" }
+        if replayed { headers[.idempotentReplayed] = "true" }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
@@ -48,10 +48,6 @@ struct WrittenAnswer: StoredAnswer {
 }
 
 extension Routes {
-    static let idempotencyKeyHeader = HTTPField.Name("Idempotency-Key")!
-    /// Says an answer is the first answer to the same request, given again.
-    static let idempotentReplayed = HTTPField.Name("Idempotent-Replayed")!
-
     /// A JSON answer to keep (``WrittenAnswer``).
     static func written(_ value: TourValue, status: HTTPResponse.Status = .ok) throws -> WrittenAnswer {
         WrittenAnswer(status: status, contentType: "application/json", body: try value.jsonUTF8())
@@ -89,7 +85,7 @@ extension Routes {
     static func idempotency(_ request: Request, body: ByteBuffer?, caller: String, tokens: TokenSigner) throws
         -> Idempotency?
     {
-        guard let key = request.headers[idempotencyKeyHeader] else { return nil }
+        guard let key = request.headers[.idempotencyKey] else { return nil }
         guard Idempotency.isValidKey(key) else {
             throw APIError.invalid("an Idempotency-Key is \(Idempotency.keyRule)")
         }

@@ -1,9 +1,9 @@
 import AccountSync
 import Foundation
-import TourCodec
 import HTTPTypes
 import Hummingbird
 import Logging
+import TourCodec
 import TourCore
 
 /// The answer to a sign-out everywhere: tokens of the account issued before this time are refused.
@@ -35,9 +35,6 @@ struct APIError: Error {
 /// The `/v1` routes. Every answer is JSON; every refusal is `{"error": {"code", "message"}}` with a
 /// 4xx status and changes nothing.
 struct Routes: Sendable {
-    /// `/report`'s header when its figures come from a replica that had not caught up in time.
-    static let staleSeconds = HTTPField.Name("Onboarding-Stale-Seconds")!
-
     let store: AccountStore
     let catalogs: CatalogStore
     let tokens: TokenSigner
@@ -77,13 +74,17 @@ struct Routes: Sendable {
     private func addPublicRoutes(to router: Router<ServerRequestContext>) {
         router.get("/v1/health") { _, _ in Self.json(["status": "ok"] as TourValue) }
         router.get("/v1/ready") { _, _ in
-            let ready = if let readiness { await readiness.isReady(within: .seconds(2)) } else { await store.isReady() }
+            let ready =
+                if let readiness { await readiness.isReady(within: .seconds(2)) } else {
+                    await store.isReady()
+                }
             return ready
                 ? Self.json(["status": "ready"] as TourValue)
                 : Self.error(
                     APIError(
                         status: .serviceUnavailable, code: "unavailable",
-                        message: "the database does not commit a write within 2 s (down, read-only, or waiting for a standby)",
+                        message:
+                            "the database does not commit a write within 2 s (down, read-only, or waiting for a standby)",
                         retryAfter: 1))
         }
         addEnrollmentRoute(to: router)
@@ -133,12 +134,16 @@ struct Routes: Sendable {
                     throw APIError.invalid("the body is not a budget exchange: \(Self.describe(error))")
                 }
                 let today = BudgetDay(Date())
-                if let problem = SyncAPI.problem(with: exchange, today: today) { throw APIError.invalid(problem) }
+                if let problem = SyncAPI.problem(with: exchange, today: today) {
+                    throw APIError.invalid(problem)
+                }
                 // The budget is the family's: an app outside it (any token names some app) writes none of it.
                 guard try await (store.sharesBudget(app: app)) else {
                     throw APIError(
                         status: .forbidden, code: "not_in_family",
-                        message: "\(app) does not share the family's display budget on this server (ONBOARDING_BUDGET_FAMILY, or the apps registered with onboarding-server register)")
+                        message:
+                            "\(app) does not share the family's display budget on this server (ONBOARDING_BUDGET_FAMILY, or the apps registered with onboarding-server register)"
+                    )
                 }
                 return Self.json(
                     try await store.exchangeBudget(account: account, exchange, today: today))
@@ -158,21 +163,30 @@ struct Routes: Sendable {
                     claims = try deviceClaims(context, app: app)
                     guard claims?.subject == account else {
                         throw APIError(
-                            status: .forbidden, code: "forbidden", message: "this token is not for account '\(account)'")
+                            status: .forbidden, code: "forbidden",
+                            message: "this token is not for account '\(account)'")
                     }
                 }
                 var request = request
                 let body = try await Self.body(&request)
                 let now = Date().timeIntervalSince1970
                 let named = tokens.subjectPseudonym(app: app, subject: account)
-                let audit = owner.map { AuditLog.Entry(at: now, actor: $0, app: app, action: "account.signed-out", target: named) }
+                let audit = owner.map {
+                    AuditLog.Entry(at: now, actor: $0, app: app, action: "account.signed-out", target: named)
+                }
                 let accountClaims = claims
-                return try await idempotent(request, body: body, caller: owner?.caller ?? "account:\(app)/\(account)") {
+                return try await idempotent(
+                    request, body: body, caller: owner?.caller ?? "account:\(app)/\(account)"
+                ) {
                     // Checked only when it is not the same sign-out sent again: that one's token is
                     // refused by the sign-out itself, and gets its first answer.
-                    if let accountClaims { try await refuseIfSignedOut(accountClaims, app: app, account: account) }
-                    let cutoff = try await store.signOutEverywhere(app: app, account: account, named: named, at: now, audit: audit)
-                    return try Self.written(SignOut(app: app, account: account, tokensIssuedBefore: cutoff).tourValue)
+                    if let accountClaims {
+                        try await refuseIfSignedOut(accountClaims, app: app, account: account)
+                    }
+                    let cutoff = try await store.signOutEverywhere(
+                        app: app, account: account, named: named, at: now, audit: audit)
+                    return try Self.written(
+                        SignOut(app: app, account: account, tokensIssuedBefore: cutoff).tourValue)
                 }
             }
         }
@@ -186,7 +200,9 @@ struct Routes: Sendable {
                 _ = try staff(request, context, app: app, role: .viewer, to: "reports")
                 let by = request.uri.queryParameters.get("by") ?? "flow"
                 guard by == "flow" || by == "variant" else {
-                    throw APIError.invalid("by takes flow (each flow's funnel) or variant (each experiment's variants); got '\(by.prefix(40))'")
+                    throw APIError.invalid(
+                        "by takes flow (each flow's funnel) or variant (each experiment's variants); got '\(by.prefix(40))'"
+                    )
                 }
                 // Every push answered before this request is counted: the newest transaction id
                 // now (a read on the primary) is the target, and the wait is for the catch-up's
@@ -207,7 +223,7 @@ struct Routes: Sendable {
                     : Self.json(
                         try await reader.experimentReports(app: app, catalogs: catalogs))
                 // Read from a replica still behind: by how many seconds (the dashboard's notice, as a header).
-                if let behind { response.headers[Self.staleSeconds] = String(Int(behind.rounded(.up))) }
+                if let behind { response.headers[.onboardingStaleSeconds] = String(Int(behind.rounded(.up))) }
                 return response
             }
         }

@@ -1,13 +1,13 @@
 import AccountSync
 import AsyncHTTPClient
+import Foundation
 import Hummingbird
 import Logging
 import PostgresNIO
 import Prometheus
-import ServerInsights
 import ServerDatabase
+import ServerInsights
 import ServiceLifecycle
-import Foundation
 
 /// The account server: Hummingbird over PostgreSQL. One process per core behind a load balancer;
 /// PostgreSQL holds everything (see Docs/Server.md).
@@ -38,7 +38,11 @@ public enum OnboardingServer {
                     for attempt in 0..<max(1, waitForDatabase * 2) {
                         picked = await DatabaseFailover.pick(configuration.database, logger: logger)
                         if picked != nil { break }
-                        if attempt == 0 { logger.warning("waiting for a database host that answers as the URL asks", metadata: ["database": "\(configuration.database)"]) }
+                        if attempt == 0 {
+                            logger.warning(
+                                "waiting for a database host that answers as the URL asks",
+                                metadata: ["database": "\(configuration.database)"])
+                        }
                         try await Task.sleep(for: .milliseconds(500))
                     }
                     if let picked { configuration.database = configuration.database.using(picked) }
@@ -46,13 +50,15 @@ public enum OnboardingServer {
                 let running = configuration
                 let services = Task {
                     try await runServices(
-                        running, http: http, logger: logger, waitForDatabase: waitForDatabase, watchdog: watchdog, watching: following)
+                        running, http: http, logger: logger, waitForDatabase: waitForDatabase,
+                        watchdog: watchdog, watching: following)
                 }
                 switch await watchdog.outcome(of: services) {
                 case .finished(.success):
                     break
                 case .finished(.failure(let moved as DatabaseMoved)):
-                    logger.warning("the database moved: starting again on it", metadata: ["to": "\(moved.to)"])
+                    logger.warning(
+                        "the database moved: starting again on it", metadata: ["to": "\(moved.to)"])
                     continue
                 case .finished(.failure(let error)):
                     throw error
@@ -79,7 +85,8 @@ public enum OnboardingServer {
     /// The pools and the HTTP server on one database host, until shutdown (or until the watch finds
     /// that the database moved, when `watching`).
     private static func runServices(
-        _ configuration: ServerConfiguration, http: HTTPClient, logger: Logger, waitForDatabase: Int, watchdog: ServiceWatchdog,
+        _ configuration: ServerConfiguration, http: HTTPClient, logger: Logger, waitForDatabase: Int,
+        watchdog: ServiceWatchdog,
         watching: Bool
     ) async throws {
         // The pool logs every failed connection attempt at info; while PostgreSQL is down that is
@@ -120,9 +127,12 @@ public enum OnboardingServer {
             for endpoint in url.hosts.reversed() {
                 var host = ReadOnlyDatabase(
                     configuration: url.using(endpoint).clientConfiguration(
-                        maximumConnections: max(2, configuration.maximumConnections / 2), role: "onboarding-server replica reads"),
-                    name: url.hosts.count == 1 ? "replica" : "replica \(endpoint)", backgroundLogger: poolLogger, logger: logger)
-                host.fallback = .init(next, while: ReplicaHealth(answeringAtFirst: url.targetSessionAttributes != "standby"))
+                        maximumConnections: max(2, configuration.maximumConnections / 2),
+                        role: "onboarding-server replica reads"),
+                    name: url.hosts.count == 1 ? "replica" : "replica \(endpoint)",
+                    backgroundLogger: poolLogger, logger: logger)
+                host.fallback = .init(
+                    next, while: ReplicaHealth(answeringAtFirst: url.targetSessionAttributes != "standby"))
                 next = host
             }
             return next
@@ -133,22 +143,28 @@ public enum OnboardingServer {
             pushStatementLimit: .milliseconds(configuration.pushStatementTimeoutMilliseconds))
         store.budgetFamily = configuration.budgetFamily
         try await serve(
-            configuration, client: client, pushClient: pushClient, replica: replica, store: store, http: http, logger: logger,
+            configuration, client: client, pushClient: pushClient, replica: replica, store: store, http: http,
+            logger: logger,
             waitForDatabase: waitForDatabase, watchdog: watchdog, watching: watching)
     }
 
     /// The server's routes over `store`'s pools (and `replica`'s, for the dashboard's figures), as
     /// ``run(_:logger:waitForDatabase:)`` serves them: for tests that send requests in process.
     public static func router(
-        _ configuration: ServerConfiguration, client: PostgresClient, replica: ReadOnlyDatabase? = nil, store: AccountStore,
+        _ configuration: ServerConfiguration, client: PostgresClient, replica: ReadOnlyDatabase? = nil,
+        store: AccountStore,
         http: HTTPClient, logger: Logger
     ) async throws -> Router<ServerRequestContext> {
-        try await routes(configuration, client: client, replica: replica, store: store, http: http, logger: logger).router
+        try await routes(
+            configuration, client: client, replica: replica, store: store, http: http, logger: logger
+        ).router
     }
 
     private static func serve(
-        _ configuration: ServerConfiguration, client: PostgresClient, pushClient: PostgresClient, replica: ReadOnlyDatabase?,
-        store: AccountStore, http: HTTPClient, logger: Logger, waitForDatabase: Int, watchdog: ServiceWatchdog, watching: Bool
+        _ configuration: ServerConfiguration, client: PostgresClient, pushClient: PostgresClient,
+        replica: ReadOnlyDatabase?,
+        store: AccountStore, http: HTTPClient, logger: Logger, waitForDatabase: Int,
+        watchdog: ServiceWatchdog, watching: Bool
     ) async throws {
         let (router, controlPlane, freshness, readiness) = try await routes(
             configuration, client: client, replica: replica, store: store, http: http, logger: logger)
@@ -159,58 +175,83 @@ public enum OnboardingServer {
             ("the writes' pool", writesPool), ("the push writers' pool", PoolService(pushClient)),
             ("the reads' pool", PoolService(store.reads.client)),
         ]
-        for (host, _) in replica?.chain.dropLast() ?? [] { services.append(("the \(host.name) pool", PoolService(host.client))) }
+        for (host, _) in replica?.chain.dropLast() ?? [] {
+            services.append(("the \(host.name) pool", PoolService(host.client)))
+        }
         // Stopped after the HTTP server, so no request starts a probe once it closed.
         services.append(("the readiness probe", readiness))
         // The background jobs start once the schema is migrated (``SchemaReady``).
         let ready = SchemaReady()
-        services.append(("the insights catch-up", InsightsCatchUp(counting: store.insightsCounting, ready: ready, logger: logger)))
-        services.append(("the insights follower", freshness))
-        services.append(("the idempotency expiry", IdempotencyExpiry(writes: store.writes, ready: ready, logger: logger)))
-        services.append((
-            "the held facts' admission",
-            HeldFactsAdmission(writes: store.writes, ready: ready, interval: .seconds(5), logger: logger)
-        ))
-        if let batcher = store.batcher { services.append(("the push queue", PushQueueService(batcher: batcher))) }
-        services.append((
-            "the rollout guard",
-            RolloutGuard(
-                configuration: configuration.database.connectionConfiguration(
-                    role: "onboarding-server rollout guard (pid \(ProcessInfo.processInfo.processIdentifier))"),
-                interval: configuration.rolloutGuardInterval, ready: ready, logger: logger)
-        ))
-        if let days = configuration.retainFactsDays {
-            services.append((
-                "the fact retention",
-                FactRetentionJob(retention: FactRetention(client: client, logger: logger), days: days, logger: logger)
+        services.append(
+            (
+                "the insights catch-up",
+                InsightsCatchUp(counting: store.insightsCounting, ready: ready, logger: logger)
             ))
+        services.append(("the insights follower", freshness))
+        services.append(
+            ("the idempotency expiry", IdempotencyExpiry(writes: store.writes, ready: ready, logger: logger)))
+        services.append(
+            (
+                "the held facts' admission",
+                HeldFactsAdmission(writes: store.writes, ready: ready, interval: .seconds(5), logger: logger)
+            ))
+        if let batcher = store.batcher {
+            services.append(("the push queue", PushQueueService(batcher: batcher)))
+        }
+        services.append(
+            (
+                "the rollout guard",
+                RolloutGuard(
+                    configuration: try configuration.database.connectionConfiguration(
+                        role:
+                            "onboarding-server rollout guard (pid \(ProcessInfo.processInfo.processIdentifier))"
+                    ),
+                    interval: configuration.rolloutGuardInterval, ready: ready, logger: logger)
+            ))
+        if let days = configuration.retainFactsDays {
+            services.append(
+                (
+                    "the fact retention",
+                    FactRetentionJob(
+                        retention: FactRetention(client: client, logger: logger), days: days, logger: logger)
+                ))
         }
         ServerMetrics.touch()
         if let port = configuration.metricsPort {
             let registry = ServerMetrics.registry
-            services.append((
-                "the metrics listener",
-                ServerMetrics.application(registry: registry, host: configuration.metricsHost, port: port, logger: logger)
-            ))
-            logger.info("metrics", metadata: ["listen": "\(configuration.metricsHost):\(port)", "path": "/metrics"])
+            services.append(
+                (
+                    "the metrics listener",
+                    ServerMetrics.application(
+                        registry: registry, host: configuration.metricsHost, port: port, logger: logger)
+                ))
+            logger.info(
+                "metrics", metadata: ["listen": "\(configuration.metricsHost):\(port)", "path": "/metrics"])
         }
         var app = Application(
             router: router,
             configuration: .init(
-                address: .hostname(configuration.host, port: configuration.port), serverName: "onboarding-server"),
+                address: .hostname(configuration.host, port: configuration.port),
+                serverName: "onboarding-server"),
             services: services.map { watchdog.tracked($0.0, $0.1) }, logger: logger)
         let keyIDs = configuration.tokens.keys.map(\.id)
         app.beforeServerStarts {
             await writesPool.waitUntilRunning()
             try await migrate(client, logger: logger, waitForDatabase: waitForDatabase)
             let moved = try await store.pseudonymizeCutoffs(with: configuration.tokens)
-            if moved > 0 { logger.info("token cut-offs kept under pseudonyms", metadata: ["moved": "\(moved)"]) }
+            if moved > 0 {
+                logger.info("token cut-offs kept under pseudonyms", metadata: ["moved": "\(moved)"])
+            }
             ready.open()
             // A change of the key ring (a key added or dropped) is an act on every token: audited once.
             try await controlPlane.audit.recordKeyRing(keyIDs, at: Date().timeIntervalSince1970)
         }
         logger.info(
-            "starting", metadata: ["listen": "\(configuration.host):\(configuration.port)", "database": "\(configuration.database)"])
+            "starting",
+            metadata: [
+                "listen": "\(configuration.host):\(configuration.port)",
+                "database": "\(configuration.database)",
+            ])
         // The watch runs beside the application, not inside it: when it finds the database moved,
         // the application is shut down gracefully (the listener closed first, every accepted
         // connection answered and closed). Cancelling it instead, as an inner service's error
@@ -221,10 +262,12 @@ public enum OnboardingServer {
             .init(service: watchdog.tracked("the HTTP server", app))
         ]
         if watching {
-            group.append(.init(
-                service: watchdog.tracked(
-                    "the database watch", DatabaseWatch(url: configuration.database, logger: logger, watchdog: watchdog)),
-                failureTerminationBehavior: .gracefullyShutdownGroup))
+            group.append(
+                .init(
+                    service: watchdog.tracked(
+                        "the database watch",
+                        DatabaseWatch(url: configuration.database, logger: logger, watchdog: watchdog)),
+                    failureTerminationBehavior: .gracefullyShutdownGroup))
         }
         // Last, so the first told of a stop: the watchdog's bound starts then.
         group.append(.init(service: watchdog.sentinel))
@@ -233,16 +276,19 @@ public enum OnboardingServer {
         // nothing accepted is left unserved, and a connection still open (behind nginx, one held a
         // server's move for 15 s and more with no request on it logged) cannot hold the server
         // from starting again on the new primary.
-        var groupConfiguration = ServiceGroupConfiguration(services: group, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: group, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         groupConfiguration.maximumGracefulShutdownDuration = gracefulShutdownLimit
         try await ServiceGroup(configuration: groupConfiguration).run()
     }
 
     private static func routes(
-        _ configuration: ServerConfiguration, client: PostgresClient, replica: ReadOnlyDatabase?, store: AccountStore,
+        _ configuration: ServerConfiguration, client: PostgresClient, replica: ReadOnlyDatabase?,
+        store: AccountStore,
         http: HTTPClient, logger: Logger
     ) async throws -> (
-        router: Router<ServerRequestContext>, controlPlane: ControlPlane, freshness: InsightsFreshness, readiness: CommitProbe
+        router: Router<ServerRequestContext>, controlPlane: ControlPlane, freshness: InsightsFreshness,
+        readiness: CommitProbe
     ) {
         let router = Router(context: ServerRequestContext.self)
         router.middlewares.add(RequestLog())
@@ -250,7 +296,8 @@ public enum OnboardingServer {
         let catalogs = CatalogStore(writes: store.writes, reads: store.reads, logger: logger)
         let controlPlane = ControlPlane(
             writes: store.writes, reads: store.reads, tokens: configuration.tokens,
-            clients: ClientAddress(trustedProxies: configuration.trustedProxies, logger: logger), logger: logger)
+            clients: ClientAddress(trustedProxies: configuration.trustedProxies, logger: logger),
+            logger: logger)
         var identityProvider: IdentityProvider?
         if let settings = configuration.identityProvider {
             let keys = JWKSource(settings.keys, http: http, logger: logger)
@@ -258,30 +305,41 @@ public enum OnboardingServer {
             // Read now so a bad file stops the start; a provider that does not answer yet is tried again
             // on the first token.
             do { try await keys.refresh() } catch {
-                if case .file = settings.keys { throw ServerConfigurationError("ONBOARDING_IDP_JWKS: \(error)") }
-                logger.warning("the identity provider's keys were not fetched at start", metadata: ["error": "\(error)"])
+                if case .file = settings.keys {
+                    throw ServerConfigurationError("ONBOARDING_IDP_JWKS: \(error)")
+                }
+                logger.warning(
+                    "the identity provider's keys were not fetched at start", metadata: ["error": "\(error)"])
             }
         }
         var routes = Routes(
-            store: store, catalogs: catalogs, tokens: configuration.tokens, identityProvider: identityProvider,
-            controlPlane: controlPlane, enrollmentStore: EnrollmentStore(writes: store.writes, reads: store.reads, logger: logger),
+            store: store, catalogs: catalogs, tokens: configuration.tokens,
+            identityProvider: identityProvider,
+            controlPlane: controlPlane,
+            enrollmentStore: EnrollmentStore(writes: store.writes, reads: store.reads, logger: logger),
             enrollments: RateLimiter(
                 limits: .init(
-                    sourceBurst: Double(configuration.enrollmentsPerMinute), sourceRefill: 60 / Double(configuration.enrollmentsPerMinute),
+                    sourceBurst: Double(configuration.enrollmentsPerMinute),
+                    sourceRefill: 60 / Double(configuration.enrollmentsPerMinute),
                     personBurst: 1, personRefill: 1)),
             publicationMaxAge: configuration.publicationMaxAge, logger: logger)
         let freshness = InsightsFreshness(
-            listen: configuration.database.connectionConfiguration(role: "onboarding-server insights follower"), replica: replica,
-            replicaStandbyOnly: configuration.readDatabase?.targetSessionAttributes == "standby", logger: logger)
+            listen: try configuration.database.connectionConfiguration(
+                role: "onboarding-server insights follower"), replica: replica,
+            replicaStandbyOnly: configuration.readDatabase?.targetSessionAttributes == "standby",
+            logger: logger)
         routes.freshness = freshness
         let readiness = CommitProbe(
-            configuration: configuration.database.connectionConfiguration(role: "onboarding-server readiness"), logger: logger)
+            configuration: try configuration.database.connectionConfiguration(
+                role: "onboarding-server readiness"), logger: logger)
         routes.readiness = readiness
         if let replica { routes.reports = AccountStore(client: client, reads: replica, logger: logger) }
         routes.add(to: router)
         Dashboard(
-            store: store, catalogs: catalogs, insights: Insights(reads: replica ?? store.reads, logger: logger),
-            sessions: DashboardSessions(writes: store.writes, reads: store.reads, logger: logger), controlPlane: controlPlane,
+            store: store, catalogs: catalogs,
+            insights: Insights(reads: replica ?? store.reads, logger: logger),
+            sessions: DashboardSessions(writes: store.writes, reads: store.reads, logger: logger),
+            controlPlane: controlPlane,
             oidc: configuration.oidc.map { DashboardOIDC(configuration: $0, http: http, logger: logger) },
             publicOrigin: configuration.publicURL, publicationMaxAge: configuration.publicationMaxAge,
             freshness: freshness, logger: logger
@@ -307,7 +365,9 @@ public enum OnboardingServer {
             } catch {
                 attempt += 1
                 if attempt > waitForDatabase * 2 { throw error }
-                if attempt == 1 { logger.warning("waiting for the database", metadata: ["error": "\(error)"]) }
+                if attempt == 1 {
+                    logger.warning("waiting for the database", metadata: ["error": "\(error)"])
+                }
                 try await Task.sleep(for: .milliseconds(500))
             }
         }

@@ -54,7 +54,8 @@ public struct ServerConfiguration: Sendable {
 
     public init(
         host: String, port: Int, database: DatabaseURL, tokens: TokenSigner,
-        identityProvider: IdentityProviderSettings? = nil, maximumConnections: Int = 16, pushWriters: Int? = nil
+        identityProvider: IdentityProviderSettings? = nil, maximumConnections: Int = 16,
+        pushWriters: Int? = nil
     ) {
         self.host = host
         self.port = port
@@ -113,16 +114,19 @@ public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
             let rest = text[schemeEnd.upperBound...]
             let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
             let authority = rest[..<authorityEnd]
-            let hostsStart = authority.lastIndex(of: "@").map { authority.index(after: $0) } ?? authority.startIndex
+            let hostsStart =
+                authority.lastIndex(of: "@").map { authority.index(after: $0) } ?? authority.startIndex
             let hostList = authority[hostsStart...]
             if hostList.contains(",") {
                 for item in hostList.split(separator: ",", omittingEmptySubsequences: false) {
                     let parts = item.split(separator: ":", omittingEmptySubsequences: false)
-                    guard !item.isEmpty, parts.count <= 2, let host = parts.first.map(String.init), !host.isEmpty,
+                    guard !item.isEmpty, parts.count <= 2, let host = parts.first.map(String.init),
+                        !host.isEmpty,
                         let port = parts.count == 2 ? Int(parts[1]) : 5432, (1...65535).contains(port)
                     else {
                         throw ServerConfigurationError(
-                            "a database URL with several hosts lists them as HOST:PORT,HOST:PORT (postgres://USER@HOST1:PORT1,HOST2:PORT2/DATABASE)")
+                            "a database URL with several hosts lists them as HOST:PORT,HOST:PORT (postgres://USER@HOST1:PORT1,HOST2:PORT2/DATABASE)"
+                        )
                     }
                     endpoints.append(Endpoint(host: host, port: port))
                 }
@@ -135,7 +139,8 @@ public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
             throw ServerConfigurationError("the database URL must look like \(example)")
         }
         let query = Dictionary(
-            (components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { _, last in last })
+            (components.queryItems ?? []).map { ($0.name, $0.value ?? "") },
+            uniquingKeysWith: { _, last in last })
         host = components.host.flatMap { $0.isEmpty ? nil : $0 } ?? "127.0.0.1"
         port = components.port ?? 5432
         socketFolder = query["host"].flatMap { $0.hasPrefix("/") ? $0 : nil }
@@ -145,7 +150,9 @@ public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
         self.user = user.removingPercentEncoding ?? user
         password = components.password.map { $0.removingPercentEncoding ?? $0 }
         let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
-        guard !path.isEmpty else { throw ServerConfigurationError("the database URL names no database: \(example)") }
+        guard !path.isEmpty else {
+            throw ServerConfigurationError("the database URL names no database: \(example)")
+        }
         database = path
         switch query["sslmode"] ?? "disable" {
         case "disable", "allow", "prefer": requiresTLS = false
@@ -158,7 +165,8 @@ public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
         switch query["target_session_attrs"] ?? "any" {
         case "any", "read-write", "standby": targetSessionAttributes = query["target_session_attrs"] ?? "any"
         case let other:
-            throw ServerConfigurationError("target_session_attrs '\(other)' is not one of any, read-write, standby")
+            throw ServerConfigurationError(
+                "target_session_attrs '\(other)' is not one of any, read-write, standby")
         }
     }
 
@@ -174,7 +182,10 @@ public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         let credentials = password == nil ? user : "\(user):‹redacted›"
         let place = socketFolder.map { "?host=\($0)" } ?? ""
-        let hostList = hosts.count > 1 ? hosts.map { $0 == Endpoint(host: host, port: port) ? "[\($0)]" : "\($0)" }.joined(separator: ",") : "\(host):\(port)"
+        let hostList =
+            hosts.count > 1
+            ? hosts.map { $0 == Endpoint(host: host, port: port) ? "[\($0)]" : "\($0)" }.joined(
+                separator: ",") : "\(host):\(port)"
         return "postgres://\(credentials)@\(socketFolder == nil ? hostList : "")/\(database)\(place)"
     }
 
@@ -186,15 +197,16 @@ public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// One connection's configuration (a LISTEN, a probe), named `role` in `pg_stat_activity`.
-    public func connectionConfiguration(role: String) -> PostgresConnection.Configuration {
+    public func connectionConfiguration(role: String) throws -> PostgresConnection.Configuration {
         var configuration: PostgresConnection.Configuration
         if let socketFolder {
             configuration = .init(
-                unixSocketPath: "\(socketFolder)/.s.PGSQL.\(port)", username: user, password: password, database: database)
+                unixSocketPath: "\(socketFolder)/.s.PGSQL.\(port)", username: user, password: password,
+                database: database)
         } else {
             configuration = .init(
                 host: host, port: port, username: user, password: password, database: database,
-                tls: requiresTLS ? .require(try! .init(configuration: .makeClientConfiguration())) : .disable)
+                tls: requiresTLS ? .require(try .init(configuration: .makeClientConfiguration())) : .disable)
         }
         configuration.options.connectTimeout = .seconds(2)
         configuration.options.additionalStartupParameters.append(("application_name", role))
@@ -203,7 +215,9 @@ public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
 
     /// A pool's configuration; `role` names its connections in `pg_stat_activity`
     /// (`application_name`), so an operator tells the push writers from the reads.
-    public func clientConfiguration(maximumConnections: Int, role: String = "onboarding-server") -> PostgresClient.Configuration {
+    public func clientConfiguration(maximumConnections: Int, role: String = "onboarding-server")
+        -> PostgresClient.Configuration
+    {
         var configuration: PostgresClient.Configuration
         if let socketFolder {
             configuration = .init(

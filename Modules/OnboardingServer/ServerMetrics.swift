@@ -8,7 +8,7 @@ import ServerDatabase
 import Synchronization
 
 /// The server's numbers, in Prometheus' text format at `GET /metrics` on a listener of its own
-/// (`--metrics-port`, on 127.0.0.1 unless `--metrics-host` says otherwise; Docs/Server.md,
+/// (`--metrics-port`, on 127.0.0.1 unless `--metrics-host` says otherwise; Docs/Operating.md,
 /// "Metrics"). A port of its own rather than a route beside the API: scrapers live on the private
 /// network, the balancer forwards only the API's port, and no credential able to do anything else
 /// has to sit in a scraper's configuration.
@@ -27,22 +27,29 @@ enum ServerMetrics {
 
     /// Every metric's `# HELP`. A metric missing here has none, which MetricsTests refuses.
     static let help: [String: String] = [
-        "http_server_request_duration_seconds": "Time from a request's arrival to its answer, by route pattern, method and status.",
+        "http_server_request_duration_seconds":
+            "Time from a request's arrival to its answer, by route pattern, method and status.",
         "http_server_active_requests": "Requests being answered now, by method.",
-        "onboarding_pushes_total": "Pushes answered, by outcome: committed, refused (its data), failed, cancelled (the caller went away).",
+        "onboarding_pushes_total":
+            "Pushes answered, by outcome: committed, refused (its data), failed, cancelled (the caller went away).",
         "onboarding_pushes_shed_total":
             "Pushes answered 503 without an acknowledgement, by reason: queue_full, waited_for_writer, no_connection, rolled_back, connection_lost, deadline, shutting_down.",
-        "onboarding_push_batches_abandoned_total": "Batches of pushes given up at their deadline, their connection closed.",
+        "onboarding_push_batches_abandoned_total":
+            "Batches of pushes given up at their deadline, their connection closed.",
         "onboarding_push_batch_size": "Pushes per transaction the writers run.",
         "onboarding_push_answer_seconds": "Time from a push's arrival to its answer (its deadline is 4 s).",
         "onboarding_push_queue_length": "Pushes waiting for a writer now.",
         "onboarding_push_writers_busy": "Batches of pushes holding a writer now.",
-        "onboarding_database_connections": "Connections of each pool in use, and requests waiting for one, now.",
-        "onboarding_insights_lag_transactions": "Transaction ids between the insights' watermark and the newest one.",
+        "onboarding_database_connections":
+            "Connections of each pool in use, and requests waiting for one, now.",
+        "onboarding_insights_lag_transactions":
+            "Transaction ids between the insights' watermark and the newest one.",
         "onboarding_insights_catch_up_seconds": "Time each run of the insights catch-up took.",
-        "onboarding_insights_catch_up_failures_total": "Runs of the insights catch-up that failed (not counted while migrations run).",
+        "onboarding_insights_catch_up_failures_total":
+            "Runs of the insights catch-up that failed (not counted while migrations run).",
         "onboarding_sign_in_failures_total": "Dashboard sign-ins refused.",
-        "onboarding_publications_served_total": "Lists of live publications answered to devices (200s, not 304s).",
+        "onboarding_publications_served_total":
+            "Lists of live publications answered to devices (200s, not 304s).",
         "onboarding_installs_enrolled_total": "Installs enrolled.",
     ]
 
@@ -77,7 +84,9 @@ enum ServerMetrics {
                 body: .init(byteBuffer: ByteBuffer(bytes: buffer)))
         }
         return Application(
-            router: router, configuration: .init(address: .hostname(host, port: port), serverName: "onboarding-server-metrics"),
+            router: router,
+            configuration: .init(
+                address: .hostname(host, port: port), serverName: "onboarding-server-metrics"),
             logger: logger)
     }
 }
@@ -90,8 +99,10 @@ struct DocumentedMetrics: MetricsFactory {
 
     /// Durations, a millisecond to ten seconds; 4 and 4.25 s around a push's deadline.
     static let durationBuckets: [Duration] = [
-        .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
-        .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(1500), .milliseconds(2500),
+        .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+        .milliseconds(50),
+        .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(1500),
+        .milliseconds(2500),
         .seconds(4), .milliseconds(4250), .seconds(5), .seconds(10),
     ]
     static let valueBuckets: [Double] = [1, 2, 4, 8, 16, 32, 64]
@@ -105,13 +116,16 @@ struct DocumentedMetrics: MetricsFactory {
         registry.makeCounter(descriptor: descriptor(label), labels: dimensions)
     }
 
-    func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
+    func makeFloatingPointCounter(label: String, dimensions: [(String, String)])
+        -> any FloatingPointCounterHandler
+    {
         registry.makeCounter(descriptor: descriptor(label), labels: dimensions)
     }
 
     func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
         aggregate
-            ? registry.makeValueHistogram(descriptor: descriptor(label), labels: dimensions, buckets: Self.valueBuckets)
+            ? registry.makeValueHistogram(
+                descriptor: descriptor(label), labels: dimensions, buckets: Self.valueBuckets)
             : registry.makeGauge(descriptor: descriptor(label), labels: dimensions)
     }
 
@@ -120,7 +134,8 @@ struct DocumentedMetrics: MetricsFactory {
     }
 
     func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
-        registry.makeDurationHistogram(descriptor: descriptor(label), labels: dimensions, buckets: Self.durationBuckets)
+        registry.makeDurationHistogram(
+            descriptor: descriptor(label), labels: dimensions, buckets: Self.durationBuckets)
     }
 
     func destroyCounter(_ handler: any CounterHandler) {
@@ -131,13 +146,17 @@ struct DocumentedMetrics: MetricsFactory {
     }
     func destroyRecorder(_ handler: any RecorderHandler) {
         if let gauge = handler as? Prometheus.Gauge { registry.unregisterGauge(gauge) }
-        if let histogram = handler as? Prometheus.Histogram<Double> { registry.unregisterValueHistogram(histogram) }
+        if let histogram = handler as? Prometheus.Histogram<Double> {
+            registry.unregisterValueHistogram(histogram)
+        }
     }
     func destroyMeter(_ handler: any MeterHandler) {
         if let gauge = handler as? Prometheus.Gauge { registry.unregisterGauge(gauge) }
     }
     func destroyTimer(_ handler: any TimerHandler) {
-        if let histogram = handler as? Prometheus.Histogram<Duration> { registry.unregisterDurationHistogram(histogram) }
+        if let histogram = handler as? Prometheus.Histogram<Duration> {
+            registry.unregisterDurationHistogram(histogram)
+        }
     }
 }
 
@@ -157,7 +176,8 @@ struct RequestMetrics: RouterMiddleware {
                 if let timer = timers[key] { return timer }
                 let timer = Metrics.Timer(
                     label: "http_server_request_duration_seconds",
-                    dimensions: [("route", route), ("method", method), ("status", String(status))], preferredDisplayUnit: .seconds)
+                    dimensions: [("route", route), ("method", method), ("status", String(status))],
+                    preferredDisplayUnit: .seconds)
                 timers[key] = timer
                 return timer
             }

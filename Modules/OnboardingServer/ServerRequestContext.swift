@@ -1,10 +1,10 @@
 import Foundation
 import HTTPTypes
-import Logging
-import Synchronization
 import Hummingbird
+import Logging
 import NIOCore
 import ServerDatabase
+import Synchronization
 
 /// The context of every request: Hummingbird's, with the address of the connection's peer (the
 /// client, or the balancer in front of it; ``ClientAddress`` tells which).
@@ -72,7 +72,7 @@ public struct ClientAddress: Sendable {
     public func of(_ request: Request, _ context: some RemoteAddressRequestContext) -> String {
         let peer = context.remoteAddress?.ipAddress ?? "unknown"
         // Every line of the header, in order: a balancer may add its own line after the client's.
-        let lines = request.headers[values: HTTPField.Name("X-Forwarded-For")!]
+        let lines = request.headers[values: .xForwardedFor]
         guard !lines.isEmpty else { return Self.subject(peer) }
         guard trustedProxies.contains(peer) else {
             if warned.first() {
@@ -83,8 +83,11 @@ public struct ClientAddress: Sendable {
             return Self.subject(peer)
         }
         // Each proxy appends the address it heard from: read from the right, past our proxies.
-        let hops = lines.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        for hop in hops.reversed() where !trustedProxies.contains(hop) { return Self.subject(String(hop.prefix(64))) }
+        let hops = lines.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+        for hop in hops.reversed() where !trustedProxies.contains(hop) {
+            return Self.subject(String(hop.prefix(64)))
+        }
         return Self.subject(peer)
     }
 
@@ -101,25 +104,32 @@ public struct ClientAddress: Sendable {
         if halves.count == 2 { groups += Array(repeating: "0", count: max(0, 8 - head.count - tail.count)) }
         groups += tail
         guard groups.count == 8 else { return address }
-        return groups.prefix(4).map { String(Int($0, radix: 16) ?? 0, radix: 16) }.joined(separator: ":") + "::/64"
+        return groups.prefix(4).map { String(Int($0, radix: 16) ?? 0, radix: 16) }.joined(separator: ":")
+            + "::/64"
     }
 }
 
 /// True the first time it is asked, false ever after.
 final class Once: Sendable {
     private let done = Mutex(false)
-    func first() -> Bool { done.withLock { done in defer { done = true }; return !done } }
+    func first() -> Bool {
+        done.withLock { done in
+            defer { done = true }; return !done
+        }
+    }
 }
 
 /// Every answer's `X-Request-ID`: the request's own when it sends a sensible one (a balancer's, a
 /// client's retry), else a new one; every log line of the request names it (`request_id`).
 enum RequestID {
-    static let header = HTTPField.Name("X-Request-ID")!
-
     /// 1 to 128 letters, digits, `-`, `_`, `.`, `:`; anything else is replaced, not echoed.
     static func accepting(_ value: String?) -> String? {
         guard let value, (1...128).contains(value.utf8.count),
-            value.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.:".unicodeScalars.contains($0)) })
+            value.unicodeScalars.allSatisfy({
+                $0.isASCII
+                    && ($0.properties.isAlphabetic || ("0"..."9").contains($0)
+                        || "-_.:".unicodeScalars.contains($0))
+            })
         else { return nil }
         return value
     }

@@ -49,8 +49,11 @@ enum SubjectFence {
 
     /// Takes `subject`'s fence exclusive for the rest of the transaction: pushes of the subject in
     /// flight commit first, later ones wait and then see what this transaction commits.
-    static func close(app: String, subject: String, on connection: PostgresConnection, logger: Logger) async throws {
+    static func close(app: String, subject: String, on connection: PostgresConnection, logger: Logger)
+        async throws
+    {
         try await connection.query(
-            "SELECT pg_advisory_xact_lock(hashtextextended(\(app) || '/' || \(subject), \(seed)))", logger: logger)
+            "SELECT pg_advisory_xact_lock(hashtextextended(\(app) || '/' || \(subject), \(seed)))",
+            logger: logger)
     }
 }

@@ -27,7 +27,9 @@ public struct TrackingPlan: Sendable, Equatable {
             for flow in catalog.flows {
                 flows.insert(flow.id.rawValue)
                 for step in flow.steps { steps.insert(flow.id.rawValue + "\u{1F}" + step.id.rawValue) }
-                if let experiment = flow.experiment { experiments.insert(flow.id.rawValue + "\u{1F}" + experiment.id) }
+                if let experiment = flow.experiment {
+                    experiments.insert(flow.id.rawValue + "\u{1F}" + experiment.id)
+                }
             }
         }
     }
@@ -64,7 +66,7 @@ public struct TrackingPlan: Sendable, Equatable {
             facts BIGINT NOT NULL,
             PRIMARY KEY (app, flow, step, kind, account, device)
         )
-        """,
+        """
     ]
 }
 
@@ -122,9 +124,10 @@ final class TrackingPlans: Sendable {
                 }
             }
             var documents: [String] = []
-            for try await document in try await connection.query("SELECT document FROM catalogs WHERE app = \(app)", logger: logger)
-                .decode(String.self)
-            {
+            for try await document in try await connection.query(
+                "SELECT document FROM catalogs WHERE app = \(app)", logger: logger
+            )
+            .decode(String.self) {
                 documents.append(document)
             }
             return (signature, generation, documents)
@@ -157,7 +160,9 @@ final class TrackingPlans: Sendable {
     /// find their plan held, and so skip the bound on the read (a task, a timer and two hops of the
     /// push between threads), which only a read needs.
     func splitWithoutReading(_ request: PushRequest, now: ContinuousClock.Instant = .now) -> PushRequest? {
-        guard let cached = cache.withLock({ $0[request.app] }), now - cached.checkedAt < .seconds(5) else { return nil }
+        guard let cached = cache.withLock({ $0[request.app] }), now - cached.checkedAt < .seconds(5) else {
+            return nil
+        }
         guard let plan = cached.plan else { return now - cached.checkedAt >= .seconds(1) ? nil : request }
         if Self.hasUndeclaredFacts(request, plan) { return nil }
         return Self.apply(plan, to: request)
@@ -177,12 +182,16 @@ final class TrackingPlans: Sendable {
                 let object = fact.objectValue ?? [:]
                 request.unplanned.append(
                     UnplannedFact(
-                        seq: item.seq, time: item.time, kind: String((object["fact"]?.stringValue ?? "").prefix(64)),
+                        seq: item.seq, time: item.time,
+                        kind: String((object["fact"]?.stringValue ?? "").prefix(64)),
                         flow: String((object["flow"]?.stringValue ?? "").prefix(128)),
-                        step: String((object["step"]?.stringValue ?? object["experiment"]?.stringValue ?? "").prefix(128)),
+                        step: String(
+                            (object["step"]?.stringValue ?? object["experiment"]?.stringValue ?? "").prefix(
+                                128)),
                         held: HeldFact(index: Int64(index), fact: fact, generation: plan.generation)))
             }
-            request.keptFactIndexes[item.seq] = item.facts.indices.filter { plan.declares(item.facts[$0]) }.map(Int64.init)
+            request.keptFactIndexes[item.seq] = item.facts.indices.filter { plan.declares(item.facts[$0]) }
+                .map(Int64.init)
             request.batch.items[index].facts = item.facts.filter(plan.declares)
         }
         return request

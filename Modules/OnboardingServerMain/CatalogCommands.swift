@@ -19,7 +19,9 @@ func documentText(_ path: String, documents: Int = 1) throws -> String {
     if let size = attributes[.size] as? Int, size > limit {
         throw Refusal("\(path) is \(size) bytes; a catalog document is at most \(limit) bytes")
     }
-    guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+    guard let data = FileManager.default.contents(atPath: path),
+        let text = String(data: data, encoding: .utf8)
+    else {
         throw Refusal("cannot read a catalog document from '\(path)' (it must be UTF-8 text)")
     }
     return text
@@ -38,7 +40,9 @@ func report(_ outcome: CatalogStore.Outcome, _ verb: String) throws {
 }
 
 func refused(_ problems: [String]) -> Never {
-    note("onboarding-server: the document is refused, nothing changed (\(problems.count) problem\(problems.count == 1 ? "" : "s")):")
+    note(
+        "onboarding-server: the document is refused, nothing changed (\(problems.count) problem\(problems.count == 1 ? "" : "s")):"
+    )
     for problem in problems { note("  - \(problem)") }
     Foundation.exit(1)
 }
@@ -59,13 +63,16 @@ struct CatalogTarget: ParsableArguments {
         guard let server else { return nil }
         let url = try Settings.fetchableURL(server, "--server")
         guard let credential = try Settings.secret("ONBOARDING_CREDENTIAL") else {
-            throw Refusal("--server needs your credential in ONBOARDING_CREDENTIAL or ONBOARDING_CREDENTIAL_FILE")
+            throw Refusal(
+                "--server needs your credential in ONBOARDING_CREDENTIAL or ONBOARDING_CREDENTIAL_FILE")
         }
         return (url, credential)
     }
 
     /// Sends `body` to `path` on the server; the answer's JSON, or exit 1 with the server's message.
-    func send(_ method: HTTPMethod, _ path: String, body: TourValue?, to api: (URL, String)) async throws -> TourValue {
+    func send(_ method: HTTPMethod, _ path: String, body: TourValue?, to api: (URL, String)) async throws
+        -> TourValue
+    {
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
             var request = HTTPClientRequest(url: api.0.absoluteString + path)
@@ -80,8 +87,12 @@ struct CatalogTarget: ParsableArguments {
             try await http.shutdown()
             let value = (try? TourValue(jsonUTF8: bytes.readableBytesView)) ?? .null
             guard (200..<300).contains(response.status.code) else {
-                let message = value.objectValue?["error"]?.objectValue?["message"]?.stringValue ?? "status \(response.status.code)"
-                note("onboarding-server: \(api.0.host ?? "the server") refused (\(response.status.code)): \(message)")
+                let message =
+                    value.objectValue?["error"]?.objectValue?["message"]?.stringValue
+                    ?? "status \(response.status.code)"
+                note(
+                    "onboarding-server: \(api.0.host ?? "the server") refused (\(response.status.code)): \(message)"
+                )
                 Foundation.exit(1)
             }
             return value
@@ -96,7 +107,8 @@ struct CatalogTarget: ParsableArguments {
 struct Register: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "register",
-        abstract: "Register the catalogs compiled into a binary of an app (`APP catalog --history --json`, or one `APP catalog --json`).",
+        abstract:
+            "Register the catalogs compiled into a binary of an app (`APP catalog --history --json`, or one `APP catalog --json`).",
         discussion: """
             Each FILE is one catalog document or a history (a JSON array of documents, every version the \
             binary compiled in). All of them are registered oldest first; a version registered already with \
@@ -105,12 +117,15 @@ struct Register: AsyncParsableCommand {
             """)
 
     @Option(help: "The app.") var app: String
-    @Argument(help: "Catalog documents or histories.", completion: .file(extensions: ["json"])) var files: [String]
+    @Argument(help: "Catalog documents or histories.", completion: .file(extensions: ["json"])) var files:
+        [String]
     @OptionGroup var database: DatabaseOptions
 
     func validate() throws {
         guard SyncAPI.isValidName(app) else { throw ValidationError("the app must be \(SyncAPI.nameRule)") }
-        guard !files.isEmpty else { throw ValidationError("give the catalog file: `\(app) catalog --history --json > history.json`") }
+        guard !files.isEmpty else {
+            throw ValidationError("give the catalog file: `\(app) catalog --history --json > history.json`")
+        }
     }
 
     func run() async throws {
@@ -127,7 +142,8 @@ struct Register: AsyncParsableCommand {
             let store = CatalogStore(client: client, logger: logger)
             var outcomes: [CatalogStore.Outcome] = []
             for document in batch {
-                let outcome = try await store.register(app: app, text: document.text, by: .commandLine(), at: Date().timeIntervalSince1970)
+                let outcome = try await store.register(
+                    app: app, text: document.text, by: .commandLine(), at: Date().timeIntervalSince1970)
                 outcomes.append(outcome)
                 if case .refused = outcome { break }
             }
@@ -135,7 +151,9 @@ struct Register: AsyncParsableCommand {
         }
         for (index, outcome) in outcomes.enumerated() {
             if case .refused = outcome, index > 0 {
-                note("onboarding-server: version \(documents[index].version) of \(files.joined(separator: " ")) is refused; the versions before it stay registered")
+                note(
+                    "onboarding-server: version \(documents[index].version) of \(files.joined(separator: " ")) is refused; the versions before it stay registered"
+                )
             }
             try report(outcome, "registered as compiled")
         }
@@ -165,7 +183,8 @@ private func version(of text: String) -> Int {
 struct Publish: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "publish",
-        abstract: "Sign and publish a catalog document to a percentage of an app's subjects (or change its rollout).",
+        abstract:
+            "Sign and publish a catalog document to a percentage of an app's subjects (or change its rollout).",
         discussion: """
             The document is signed here with each --key (the app's publication keys: devices run only what \
             a key compiled into them signed), then checked as a build checks its catalog: coherent, using \
@@ -176,27 +195,45 @@ struct Publish: AsyncParsableCommand {
 
     @Option(help: "The app.") var app: String
     @Option(help: "The percentage of subjects (accounts or installs) it reaches, 0 to 100.") var rollout: Int?
-    @Option(help: "A signing key file (`keys new`); repeat to sign with several (a key rotation).", completion: .file(extensions: ["json"]))
+    @Option(
+        help: "A signing key file (`keys new`); repeat to sign with several (a key rotation).",
+        completion: .file(extensions: ["json"]))
     var key: [String] = []
-    @Option(help: "A guarded rollout's stages, rising percentages (5,25,50,100): the rollout guard raises it stage by stage.")
+    @Option(
+        help:
+            "A guarded rollout's stages, rising percentages (5,25,50,100): the rollout guard raises it stage by stage."
+    )
     var stages: String?
-    @Option(name: .customLong("guard"), help: "With --stages: what must not drop, completion:-2pp or step:STEP:-1pp (the drop tolerated, in points).")
+    @Option(
+        name: .customLong("guard"),
+        help:
+            "With --stages: what must not drop, completion:-2pp or step:STEP:-1pp (the drop tolerated, in points)."
+    )
     var guardrail: String?
-    @Option(help: "With --stages: the flow whose starters the guard compares (default: the document's first).")
+    @Option(
+        help: "With --stages: the flow whose starters the guard compares (default: the document's first).")
     var guardFlow: String?
     @Option(help: "With --stages: the least time a stage lasts: 90s, 30m, 12h, 1d (default: 1d).")
     var stageTime = "1d"
-    @Option(help: "With --stages: the least number of subjects who start the flow on it during a stage (default: 500).")
+    @Option(
+        help:
+            "With --stages: the least number of subjects who start the flow on it during a stage (default: 500)."
+    )
     var stageSubjects = 500
     @Argument(help: "The catalog document.", completion: .file(extensions: ["json"])) var file: String
     @OptionGroup var target: CatalogTarget
 
     func validate() throws {
-        if let rollout, !(0...100).contains(rollout) { throw ValidationError("--rollout is a percentage, 0 to 100") }
-        if stages != nil, rollout != nil {
-            throw ValidationError("--rollout and --stages do not go together: a guarded rollout starts at its first stage")
+        if let rollout, !(0...100).contains(rollout) {
+            throw ValidationError("--rollout is a percentage, 0 to 100")
         }
-        if stages != nil, guardrail == nil { throw ValidationError("--stages needs --guard: \(GuardedRollout.Guardrail.grammar)") }
+        if stages != nil, rollout != nil {
+            throw ValidationError(
+                "--rollout and --stages do not go together: a guarded rollout starts at its first stage")
+        }
+        if stages != nil, guardrail == nil {
+            throw ValidationError("--stages needs --guard: \(GuardedRollout.Guardrail.grammar)")
+        }
         if stages == nil, guardrail != nil || guardFlow != nil {
             throw ValidationError("--guard and --guard-flow go with --stages (5,25,50,100)")
         }
@@ -206,7 +243,8 @@ struct Publish: AsyncParsableCommand {
     func plan() throws -> GuardedRollout.Plan? {
         guard let stages, let guardrail else { return nil }
         switch GuardedRollout.Plan.read(
-            stages: stages, guardrail: guardrail, flow: guardFlow ?? "", stageTime: stageTime, stageSubjects: String(stageSubjects))
+            stages: stages, guardrail: guardrail, flow: guardFlow ?? "", stageTime: stageTime,
+            stageSubjects: String(stageSubjects))
         {
         case .success(let plan): return plan
         case .failure(let refusal): throw Refusal(refusal.message)
@@ -232,14 +270,16 @@ struct Publish: AsyncParsableCommand {
             let publication = answer.objectValue?["publication"]?.objectValue
             print(
                 "\(app) catalog version \(publication?["version"]?.intValue ?? 0) published (fingerprint "
-                    + "\(CatalogDocument.short(publication?["fingerprint"]?.stringValue ?? "")), rollout \(rollout)%)")
+                    + "\(CatalogDocument.short(publication?["fingerprint"]?.stringValue ?? "")), rollout \(rollout)%)"
+            )
             if let plan { print(Self.guardedLine(plan)) }
             return
         }
         try report(
             try await target.database.withClient { client, logger in
                 try await CatalogStore(client: client, logger: logger).publish(
-                    app: app, text: text, rollout: rollout, signatures: signatures, guarded: plan, by: .commandLine(),
+                    app: app, text: text, rollout: rollout, signatures: signatures, guarded: plan,
+                    by: .commandLine(),
                     at: Date().timeIntervalSince1970)
             }, "published")
         if let plan { print(Self.guardedLine(plan)) }
@@ -249,7 +289,8 @@ struct Publish: AsyncParsableCommand {
         .members([
             "stages": .list(plan.stages.map { .int($0) }), "guard": .string(plan.guardrail.text),
             "flow": plan.guardrail.flow.isEmpty ? nil : .string(plan.guardrail.flow),
-            "stageMinimumSeconds": .double(plan.minimumSeconds), "stageMinimumSubjects": .int(plan.minimumSubjects),
+            "stageMinimumSeconds": .double(plan.minimumSeconds),
+            "stageMinimumSubjects": .int(plan.minimumSubjects),
         ])
     }
 
@@ -264,7 +305,8 @@ struct Publish: AsyncParsableCommand {
 struct Unpublish: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "unpublish",
-        abstract: "Withdraw a published catalog version: devices return to the newest other one meant for them.")
+        abstract:
+            "Withdraw a published catalog version: devices return to the newest other one meant for them.")
 
     @Option(help: "The app.") var app: String
     @Option(help: "The published version to withdraw.") var version: Int

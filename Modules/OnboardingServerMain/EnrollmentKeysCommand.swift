@@ -23,6 +23,12 @@ struct EnrollmentKeysCommand: AsyncParsableCommand {
         return (app, key)
     }
 
+    /// The app and a key that must be given, checked.
+    static func checked(app: String, key: String) throws -> (String, String) {
+        _ = try checked(app: app, key: Optional(key))
+        return (app, key)
+    }
+
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract:
@@ -36,9 +42,9 @@ struct EnrollmentKeysCommand: AsyncParsableCommand {
             let (app, key) = try EnrollmentKeysCommand.checked(app: app, key: key)
             try await database.withClient { client, logger in
                 try await EnrollmentStore(client: client, logger: logger).add(
-                    app: app, key: key!, by: .commandLine(), at: Date().timeIntervalSince1970)
+                    app: app, key: key, by: .commandLine(), at: Date().timeIntervalSince1970)
             }
-            print("\(app) enrolls installs with \(key!)")
+            print("\(app) enrolls installs with \(key)")
         }
     }
 
@@ -55,12 +61,12 @@ struct EnrollmentKeysCommand: AsyncParsableCommand {
             let (app, key) = try EnrollmentKeysCommand.checked(app: app, key: key)
             let retired = try await database.withClient { client, logger in
                 try await EnrollmentStore(client: client, logger: logger).retire(
-                    app: app, key: key!, by: .commandLine(), at: Date().timeIntervalSince1970)
+                    app: app, key: key, by: .commandLine(), at: Date().timeIntervalSince1970)
             }
             print(
                 retired
-                    ? "\(app) no longer enrolls installs with \(key!)"
-                    : "\(key!) is not a live enrollment key of \(app); nothing changed")
+                    ? "\(app) no longer enrolls installs with \(key)"
+                    : "\(key) is not a live enrollment key of \(app); nothing changed")
         }
     }
 

@@ -8,7 +8,8 @@ import TourCodec
 struct SubjectOptions: ParsableArguments {
     @Option(help: "The app.") var app: String
     @Option(help: "The account (one of --account and --install).") var account: String?
-    @Option(help: "The install id enrollment answered (32 hex digits, with or without 'install.').") var install: String?
+    @Option(help: "The install id enrollment answered (32 hex digits, with or without 'install.').")
+    var install: String?
 
     /// The app and the subject id as the server stores it.
     func resolved() throws -> (String, String) {
@@ -16,11 +17,14 @@ struct SubjectOptions: ParsableArguments {
         switch (account, install) {
         case (let account?, nil):
             guard SyncAPI.isValidName(account), !Installs.isInstall(account) else {
-                throw ValidationError("the account must be \(SyncAPI.nameRule), not an install's id (use --install)")
+                throw ValidationError(
+                    "the account must be \(SyncAPI.nameRule), not an install's id (use --install)")
             }
             return (app, account)
         case (nil, let install?):
-            let bare = Installs.isInstall(install) ? String(install.dropFirst(Installs.subjectPrefix.count)) : install
+            let bare =
+                Installs.isInstall(install)
+                ? String(install.dropFirst(Installs.subjectPrefix.count)) : install
             guard bare.count == 32, bare.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else {
                 throw ValidationError("--install takes the 32 lowercase hex digits enrollment answered")
             }
@@ -35,7 +39,9 @@ struct SubjectOptions: ParsableArguments {
 struct EraseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "erase",
-        abstract: "Erase one account's or install's data in an app and take it out of every count (audited by a keyed hash).")
+        abstract:
+            "Erase one account's or install's data in an app and take it out of every count (audited by a keyed hash)."
+    )
     @OptionGroup var subject: SubjectOptions
     @OptionGroup var database: DatabaseOptions
 
@@ -45,10 +51,14 @@ struct EraseCommand: AsyncParsableCommand {
         let pseudonym = try secret().subjectPseudonym(app: app, subject: subject)
         let summary = try await database.withClient { client, logger in
             try await AccountStore(client: client, logger: logger).erase(
-                app: app, subject: subject, pseudonym: pseudonym, by: .commandLine(), at: Date().timeIntervalSince1970)
+                app: app, subject: subject, pseudonym: pseudonym, by: .commandLine(),
+                at: Date().timeIntervalSince1970)
         }
-        let rows = summary.removed.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-        print("\(app)/\(subject) erased (\(rows.isEmpty ? "nothing was stored" : rows)); its tokens until now are refused")
+        let rows = summary.removed.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(
+            separator: ", ")
+        print(
+            "\(app)/\(subject) erased (\(rows.isEmpty ? "nothing was stored" : rows)); its tokens until now are refused"
+        )
     }
 }
 
@@ -73,7 +83,9 @@ struct ExportCommand: AsyncParsableCommand {
 struct RetainFactsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "retain-facts",
-        abstract: "Drop the facts of pushes received more than DAYS days ago (counted ones only; every count stays).")
+        abstract:
+            "Drop the facts of pushes received more than DAYS days ago (counted ones only; every count stays)."
+    )
     @Option(help: "Days of facts to keep (1 to 36500).") var days: Int
     @OptionGroup var database: DatabaseOptions
 
@@ -83,30 +95,39 @@ struct RetainFactsCommand: AsyncParsableCommand {
         let dropped = try await database.withClient { client, logger in
             try await FactRetention(client: client, logger: logger).run(days: days)
         }
-        print("dropped \(dropped) fact\(dropped == 1 ? "" : "s") of pushes received more than \(days) day\(days == 1 ? "" : "s") ago")
+        print(
+            "dropped \(dropped) fact\(dropped == 1 ? "" : "s") of pushes received more than \(days) day\(days == 1 ? "" : "s") ago"
+        )
     }
 }
 
 /// `flows archive|restore`: a flow off the dashboard's overview, or back on it (audited).
 struct FlowsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "flows", abstract: "Archive a flow (off the dashboard's overview, its numbers kept) or restore it.",
+        commandName: "flows",
+        abstract: "Archive a flow (off the dashboard's overview, its numbers kept) or restore it.",
         subcommands: [Archive.self, Restore.self])
 
     struct Archive: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Take a flow off the overview; its app's page and its own page keep its numbers.")
+        static let configuration = CommandConfiguration(
+            abstract: "Take a flow off the overview; its app's page and its own page keep its numbers.")
         @Option(help: "The app.") var app: String
         @Option(help: "The flow.") var flow: String
         @OptionGroup var database: DatabaseOptions
-        func run() async throws { try await FlowsCommand.set(app: app, flow: flow, archived: true, database: database) }
+        func run() async throws {
+            try await FlowsCommand.set(app: app, flow: flow, archived: true, database: database)
+        }
     }
 
     struct Restore: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Put an archived flow back on the overview.")
+        static let configuration = CommandConfiguration(
+            abstract: "Put an archived flow back on the overview.")
         @Option(help: "The app.") var app: String
         @Option(help: "The flow.") var flow: String
         @OptionGroup var database: DatabaseOptions
-        func run() async throws { try await FlowsCommand.set(app: app, flow: flow, archived: false, database: database) }
+        func run() async throws {
+            try await FlowsCommand.set(app: app, flow: flow, archived: false, database: database)
+        }
     }
 
     static func set(app: String, flow: String, archived: Bool, database: DatabaseOptions) async throws {
@@ -115,9 +136,12 @@ struct FlowsCommand: AsyncParsableCommand {
         }
         let changed = try await database.withClient { client, logger in
             try await FlowArchive(client: client, logger: logger).set(
-                app: app, flow: flow, archived: archived, by: .commandLine(), at: Date().timeIntervalSince1970)
+                app: app, flow: flow, archived: archived, by: .commandLine(), at: Date().timeIntervalSince1970
+            )
         }
         let state = archived ? "archived" : "on the overview"
-        print(changed ? "\(app)/\(flow) is \(state) now" : "\(app)/\(flow) was \(state) already; nothing changed")
+        print(
+            changed
+                ? "\(app)/\(flow) is \(state) now" : "\(app)/\(flow) was \(state) already; nothing changed")
     }
 }

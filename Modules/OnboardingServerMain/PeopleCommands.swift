@@ -22,6 +22,14 @@ struct PeopleCommand: AsyncParsableCommand {
         @Option(help: "The app.") var app: String?
         @Flag(help: "Every app (an operator).") var everyApp = false
 
+        /// The scope, which must be given.
+        func required() throws -> RoleScope {
+            guard let scope = try resolved(required: true) else {
+                throw ValidationError("give --app APP or --every-app")
+            }
+            return scope
+        }
+
         func resolved(required: Bool) throws -> RoleScope? {
             switch (app, everyApp) {
             case (let app?, false):
@@ -79,7 +87,7 @@ struct PeopleCommand: AsyncParsableCommand {
                 throw ValidationError("--identity is 1 to 320 characters")
             }
             try PeopleCommand.validDays(days)
-            let scope = try scope.resolved(required: true)!
+            let scope = try scope.required()
             let _ = try secret()
             let (name, identity, days) = (name, identity, days)
             let (person, credential) = try await database.withClient { client, logger in

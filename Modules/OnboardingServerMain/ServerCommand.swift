@@ -12,7 +12,8 @@ import TourCore
 struct ServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "onboarding-server",
-        abstract: "The account server: onboarding state that follows a user across devices, and its control plane.",
+        abstract:
+            "The account server: onboarding state that follows a user across devices, and its control plane.",
         discussion: """
             Environment (secrets only from here, or from a file named by NAME_FILE; never a flag): \
             DATABASE_URL (postgres://USER:PASSWORD@HOST:PORT/DATABASE), READ_DATABASE_URL (a streaming replica \
@@ -21,12 +22,14 @@ struct ServerCommand: AsyncParsableCommand {
             rotation with overlap), ONBOARDING_IDP_ISSUER with ONBOARDING_IDP_JWKS_URL (an identity \
             provider's JWTs as account tokens), ONBOARDING_OIDC_* and ONBOARDING_PUBLIC_URL (people sign in \
             to the dashboard through a provider), ONBOARDING_TRUSTED_PROXIES, HOST, PORT, LOG_LEVEL. \
-            Docs/Server.md and Docs/Security.md.
+            Docs/Operating.md and Docs/Security.md.
             """,
         version: OnboardingServerVersion.text,
         subcommands: [
-            Serve.self, Migrate.self, Token.self, SignOutCommand.self, PeopleCommand.self, KeysCommand.self, AuditCommand.self,
-            Register.self, Publish.self, Unpublish.self, RolloutCommand.self, EnrollmentKeysCommand.self, EraseCommand.self, ExportCommand.self, RetainFactsCommand.self, FlowsCommand.self,
+            Serve.self, Migrate.self, Token.self, SignOutCommand.self, PeopleCommand.self, KeysCommand.self,
+            AuditCommand.self,
+            Register.self, Publish.self, Unpublish.self, RolloutCommand.self, EnrollmentKeysCommand.self,
+            EraseCommand.self, ExportCommand.self, RetainFactsCommand.self, FlowsCommand.self,
         ], defaultSubcommand: Serve.self)
 }
 
@@ -35,7 +38,8 @@ enum OnboardingServerVersion {
 }
 
 struct Serve: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Serve the /v1 API and the dashboard (the default).")
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the /v1 API and the dashboard (the default).")
 
     @Option(help: "The address to listen on (default: $HOST or 127.0.0.1).")
     var host: String?
@@ -46,7 +50,9 @@ struct Serve: AsyncParsableCommand {
     @Option(
         help: ArgumentHelp(
             "Pushes written at once, each a batch of the pushes waiting (default: \(ServerConfiguration.defaultPushWriters(connections: 16)) of 16 connections).",
-            discussion: "Fewer writers batch more under load (fewer transactions, more waiting per push); from 1 to --connections."))
+            discussion:
+                "Fewer writers batch more under load (fewer transactions, more waiting per push); from 1 to --connections."
+        ))
     var pushWriters: Int?
     @Option(
         help: ArgumentHelp(
@@ -56,21 +62,37 @@ struct Serve: AsyncParsableCommand {
     @Option(
         help: ArgumentHelp(
             "Serve Prometheus metrics at /metrics on this port (default: $ONBOARDING_METRICS_PORT; none when unset).",
-            discussion: "A listener of its own, for scrapers on the private network; the balancer should not forward it."))
+            discussion:
+                "A listener of its own, for scrapers on the private network; the balancer should not forward it."
+        ))
     var metricsPort: Int?
     @Option(help: "The address the metrics listener binds (default: 127.0.0.1).")
     var metricsHost = "127.0.0.1"
     @Option(
         name: .customLong("trusted-proxy"),
-        help: "The address of a balancer in front, whose X-Forwarded-For names the client (repeatable; default: $ONBOARDING_TRUSTED_PROXIES).")
+        help:
+            "The address of a balancer in front, whose X-Forwarded-For names the client (repeatable; default: $ONBOARDING_TRUSTED_PROXIES)."
+    )
     var trustedProxies: [String] = []
-    @Option(help: "The dashboard's address as browsers reach it, https://HOST[:PORT] (default: $ONBOARDING_PUBLIC_URL).")
+    @Option(
+        help:
+            "The dashboard's address as browsers reach it, https://HOST[:PORT] (default: $ONBOARDING_PUBLIC_URL)."
+    )
     var publicURL: String?
-    @Option(help: "Installs one address may enroll per minute (a burst of this many, then one every 60/N s; 1 to 1000000).")
+    @Option(
+        help:
+            "Installs one address may enroll per minute (a burst of this many, then one every 60/N s; 1 to 1000000)."
+    )
     var enrollmentsPerMinute = 60
-    @Option(help: "Seconds a device keeps the publications list before it asks again at launch (Cache-Control max-age; 0 to 86400).")
+    @Option(
+        help:
+            "Seconds a device keeps the publications list before it asks again at launch (Cache-Control max-age; 0 to 86400)."
+    )
     var publicationMaxAge = 300
-    @Option(help: "Drop the facts of pushes received more than DAYS days ago, every minute, keeping the counts (1 to 36500; default: keep).")
+    @Option(
+        help:
+            "Drop the facts of pushes received more than DAYS days ago, every minute, keeping the counts (1 to 36500; default: keep)."
+    )
     var retainFacts: Int?
     @Option(help: "Seconds between the rollout guard's looks at guarded rollouts (0.1 to 3600; default: 30).")
     var rolloutGuardInterval = 30.0
@@ -81,7 +103,8 @@ struct Serve: AsyncParsableCommand {
     func validate() throws {
         if refusedReadDatabaseURL != nil {
             throw ValidationError(
-                "--read-database-url is not accepted: a URL with a password on the command line shows to everyone who runs ps. Set READ_DATABASE_URL, or READ_DATABASE_URL_FILE to a file that holds it")
+                "--read-database-url is not accepted: a URL with a password on the command line shows to everyone who runs ps. Set READ_DATABASE_URL, or READ_DATABASE_URL_FILE to a file that holds it"
+            )
         }
     }
 
@@ -89,31 +112,49 @@ struct Serve: AsyncParsableCommand {
         guard (1...1_000_000).contains(enrollmentsPerMinute) else {
             throw ValidationError("--enrollments-per-minute must be from 1 to 1000000")
         }
-        guard (0...86_400).contains(publicationMaxAge) else { throw ValidationError("--publication-max-age must be from 0 to 86400") }
-        if let retainFacts, !(1...36_500).contains(retainFacts) { throw ValidationError("--retain-facts must be from 1 to 36500 days") }
+        guard (0...86_400).contains(publicationMaxAge) else {
+            throw ValidationError("--publication-max-age must be from 0 to 86400")
+        }
+        if let retainFacts, !(1...36_500).contains(retainFacts) {
+            throw ValidationError("--retain-facts must be from 1 to 36500 days")
+        }
         guard (0.1...3_600).contains(rolloutGuardInterval) else {
             throw ValidationError("--rollout-guard-interval must be from 0.1 to 3600 seconds")
         }
         let environment = Settings.environment
-        let port = try port ?? environment["PORT"].map { text in
-            guard let port = Int(text) else { throw Refusal("PORT must be a number from 1 to 65535") }
-            return port
-        } ?? 8080
+        let port =
+            try port ?? environment["PORT"].map { text in
+                guard let port = Int(text) else { throw Refusal("PORT must be a number from 1 to 65535") }
+                return port
+            } ?? 8080
         guard (1...65535).contains(port) else { throw ValidationError("the port must be from 1 to 65535") }
-        guard (1...1000).contains(connections) else { throw ValidationError("--connections must be from 1 to 1000") }
+        guard (1...1000).contains(connections) else {
+            throw ValidationError("--connections must be from 1 to 1000")
+        }
         if let pushWriters, !(1...connections).contains(pushWriters) {
             throw ValidationError("--push-writers must be from 1 to --connections (\(connections))")
         }
-        if let pushQueue, !(1...100_000).contains(pushQueue) { throw ValidationError("--push-queue must be from 1 to 100000") }
-        let proxies = trustedProxies.isEmpty
-            ? (environment["ONBOARDING_TRUSTED_PROXIES"] ?? "").split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
-            : trustedProxies
-        let publicURL = try (publicURL ?? environment["ONBOARDING_PUBLIC_URL"].flatMap { $0.isEmpty ? nil : $0 }).map { text in
-            guard let url = URL(string: text), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil,
-                url.path.isEmpty || url.path == "/", url.query == nil
-            else { throw ValidationError("the public URL is scheme://HOST[:PORT] (no path), got '\(text.prefix(200))'") }
-            return "\(scheme)://\(url.host!)\(url.port.map { ":\($0)" } ?? "")"
+        if let pushQueue, !(1...100_000).contains(pushQueue) {
+            throw ValidationError("--push-queue must be from 1 to 100000")
         }
+        let proxies =
+            trustedProxies.isEmpty
+            ? (environment["ONBOARDING_TRUSTED_PROXIES"] ?? "").split(whereSeparator: {
+                $0 == " " || $0 == ","
+            }).map(String.init)
+            : trustedProxies
+        let publicURL = try
+            (publicURL ?? environment["ONBOARDING_PUBLIC_URL"].flatMap { $0.isEmpty ? nil : $0 }).map {
+                text in
+                guard let url = URL(string: text), let scheme = url.scheme,
+                    ["http", "https"].contains(scheme), let host = url.host,
+                    url.path.isEmpty || url.path == "/", url.query == nil
+                else {
+                    throw ValidationError(
+                        "the public URL is scheme://HOST[:PORT] (no path), got '\(text.prefix(200))'")
+                }
+                return "\(scheme)://\(host)\(url.port.map { ":\($0)" } ?? "")"
+            }
         var configuration = ServerConfiguration(
             host: host ?? environment["HOST"] ?? "127.0.0.1", port: port, database: try database.resolved(),
             tokens: try secret(), identityProvider: try identityProvider(), maximumConnections: connections,
@@ -128,13 +169,18 @@ struct Serve: AsyncParsableCommand {
                 throw Refusal("READ_DATABASE_URL: \(error.description)")
             }
         }
-        let metricsPort = try metricsPort ?? environment["ONBOARDING_METRICS_PORT"].flatMap { $0.isEmpty ? nil : $0 }.map { text in
-            guard let port = Int(text) else { throw Refusal("ONBOARDING_METRICS_PORT must be a number from 1 to 65535") }
-            return port
-        }
+        let metricsPort =
+            try metricsPort
+            ?? environment["ONBOARDING_METRICS_PORT"].flatMap { $0.isEmpty ? nil : $0 }.map { text in
+                guard let port = Int(text) else {
+                    throw Refusal("ONBOARDING_METRICS_PORT must be a number from 1 to 65535")
+                }
+                return port
+            }
         if let metricsPort {
             guard (1...65535).contains(metricsPort), metricsPort != port else {
-                throw ValidationError("the metrics port must be from 1 to 65535 and not the API's port (\(port))")
+                throw ValidationError(
+                    "the metrics port must be from 1 to 65535 and not the API's port (\(port))")
             }
         }
         configuration.metricsPort = metricsPort
@@ -142,7 +188,9 @@ struct Serve: AsyncParsableCommand {
         if let family = environment["ONBOARDING_BUDGET_FAMILY"], !family.isEmpty {
             let apps = family.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
             guard apps.allSatisfy(SyncAPI.isValidName) else {
-                throw Refusal("ONBOARDING_BUDGET_FAMILY is a list of app ids (\(SyncAPI.nameRule)), separated by commas")
+                throw Refusal(
+                    "ONBOARDING_BUDGET_FAMILY is a list of app ids (\(SyncAPI.nameRule)), separated by commas"
+                )
             }
             configuration.budgetFamily = Set(apps)
         }
@@ -161,16 +209,20 @@ struct Migrate: AsyncParsableCommand {
     func validate() throws {
         if let through, !PostgresSchema.migrations.contains(where: { $0.id == through }) {
             throw ValidationError(
-                "--through takes a migration id: \(PostgresSchema.migrations.map(\.id).joined(separator: ", "))")
+                "--through takes a migration id: \(PostgresSchema.migrations.map(\.id).joined(separator: ", "))"
+            )
         }
     }
 
     func run() async throws {
         let logger = makeLogger()
         let client = PostgresClient(
-            configuration: try database.resolved().clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
+            configuration: try database.resolved().clientConfiguration(maximumConnections: 2),
+            backgroundLogger: logger)
         let through = through
-        let applied = try await client.running { try await PostgresSchema.migrate(client, logger: logger, through: through) }
+        let applied = try await client.running {
+            try await PostgresSchema.migrate(client, logger: logger, through: through)
+        }
         print(applied.isEmpty ? "the schema is up to date" : "applied: \(applied.joined(separator: ", "))")
     }
 }
@@ -195,20 +247,27 @@ struct Token: AsyncParsableCommand {
     func run() async throws {
         if admin {
             throw ValidationError(
-                "shared admin tokens are retired: each person has a credential of their own (onboarding-server people add --name NAME --role ROLE --app APP)")
+                "shared admin tokens are retired: each person has a credential of their own (onboarding-server people add --name NAME --role ROLE --app APP)"
+            )
         }
         guard let account, let app else {
-            throw ValidationError("an account token is for one account in one app: give --app APP --account ACCOUNT")
+            throw ValidationError(
+                "an account token is for one account in one app: give --app APP --account ACCOUNT")
         }
-        guard SyncAPI.isValidName(account) else { throw ValidationError("the account must be \(SyncAPI.nameRule)") }
+        guard SyncAPI.isValidName(account) else {
+            throw ValidationError("the account must be \(SyncAPI.nameRule)")
+        }
         guard !Installs.isInstall(account) else {
-            throw ValidationError("account names starting with '\(Installs.subjectPrefix)' are installs' (they enroll themselves); choose another name")
+            throw ValidationError(
+                "account names starting with '\(Installs.subjectPrefix)' are installs' (they enroll themselves); choose another name"
+            )
         }
         guard SyncAPI.isValidName(app) else { throw ValidationError("the app must be \(SyncAPI.nameRule)") }
         guard (1...3650).contains(days) else { throw ValidationError("--days must be from 1 to 3650") }
         let now = Date().timeIntervalSince1970
         let claims = TokenClaims(
-            subject: account, scope: .account, app: app, issuedAt: now, expires: Int64(now) + Int64(days) * 86_400)
+            subject: account, scope: .account, app: app, issuedAt: now,
+            expires: Int64(now) + Int64(days) * 86_400)
         let signer = try secret()
         let token = await signer.sign(claims)
         let pseudonym = signer.subjectPseudonym(app: app, subject: account)
@@ -248,7 +307,9 @@ struct SignOutCommand: AsyncParsableCommand {
             let now = Date().timeIntervalSince1970
             return try await AccountStore(client: client, logger: logger).signOutEverywhere(
                 app: app, account: account, named: pseudonym, at: now,
-                audit: .init(at: now, actor: .commandLine(), app: app, action: "account.signed-out", target: pseudonym))
+                audit: .init(
+                    at: now, actor: .commandLine(), app: app, action: "account.signed-out", target: pseudonym)
+            )
         }
         print("\(app)/\(account): tokens issued before \(Date(timeIntervalSince1970: cutoff)) are refused")
     }

@@ -1,13 +1,14 @@
 import AccountSync
 import ArgumentParser
 import Foundation
-#if canImport(Glibc)
-    import Glibc
-#endif
 import Logging
 import OnboardingServer
 import PostgresNIO
 import ServerDatabase
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Settings that hold secrets come from the environment or from a file the environment names
 /// (`NAME_FILE`), never from a command-line argument: arguments show to everyone who runs `ps`.
@@ -23,7 +24,9 @@ enum Settings {
         case (nil, nil): return nil
         case (let value?, nil): return value
         case (nil, let path?):
-            guard let data = FileManager.default.contents(atPath: path), var text = String(data: data, encoding: .utf8) else {
+            guard let data = FileManager.default.contents(atPath: path),
+                var text = String(data: data, encoding: .utf8)
+            else {
                 throw Refusal("\(name)_FILE names no readable file: \(path)")
             }
             while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
@@ -37,9 +40,11 @@ enum Settings {
     /// A URL the server fetches from: https, or http to this machine (development and tests).
     static func fetchableURL(_ text: String, _ name: String) throws -> URL {
         guard let url = URL(string: text), let host = url.host, !host.isEmpty,
-            url.scheme == "https" || (url.scheme == "http" && ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host))
+            url.scheme == "https"
+                || (url.scheme == "http" && ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host))
         else {
-            throw ValidationError("\(name) must be an https URL (http only to this machine), got '\(text.prefix(200))'")
+            throw ValidationError(
+                "\(name) must be an https URL (http only to this machine), got '\(text.prefix(200))'")
         }
         return url
     }
@@ -54,32 +59,40 @@ struct DatabaseOptions: ParsableArguments {
     func validate() throws {
         if refusedDatabaseURL != nil {
             throw ValidationError(
-                "--database-url is no longer accepted: a URL with a password on the command line shows to everyone who runs ps. Set DATABASE_URL, or DATABASE_URL_FILE to a file that holds it")
+                "--database-url is no longer accepted: a URL with a password on the command line shows to everyone who runs ps. Set DATABASE_URL, or DATABASE_URL_FILE to a file that holds it"
+            )
         }
     }
 
     func resolved() throws -> DatabaseURL {
         guard let text = try Settings.secret("DATABASE_URL") else {
             throw Refusal(
-                "no database: set DATABASE_URL (or DATABASE_URL_FILE, a file holding it) to postgres://USER:PASSWORD@HOST:PORT/DATABASE")
+                "no database: set DATABASE_URL (or DATABASE_URL_FILE, a file holding it) to postgres://USER:PASSWORD@HOST:PORT/DATABASE"
+            )
         }
         let url: DatabaseURL
         do { url = try DatabaseURL(text) } catch { throw Refusal(error.description) }
         // A standby takes no writes: that is READ_DATABASE_URL's setting, never the primary's.
         guard url.targetSessionAttributes != "standby" else {
             throw Refusal(
-                "DATABASE_URL: target_session_attrs=standby takes no writes; the primary's URL takes any or read-write (standby is for READ_DATABASE_URL)")
+                "DATABASE_URL: target_session_attrs=standby takes no writes; the primary's URL takes any or read-write (standby is for READ_DATABASE_URL)"
+            )
         }
         return url
     }
 
     /// Runs `body` with a pool on the database, migrated first.
-    func withClient<T: Sendable>(_ body: @escaping @Sendable (PostgresClient, Logger) async throws -> T) async throws -> T {
+    func withClient<T: Sendable>(_ body: @escaping @Sendable (PostgresClient, Logger) async throws -> T)
+        async throws -> T
+    {
         let logger = makeLogger()
         // A URL of several hosts: the one that answers as it asks (the primary after a failover).
         var url = try resolved()
-        if url.hosts.count > 1, let picked = await DatabaseFailover.pick(url, logger: logger) { url = url.using(picked) }
-        let client = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
+        if url.hosts.count > 1, let picked = await DatabaseFailover.pick(url, logger: logger) {
+            url = url.using(picked)
+        }
+        let client = PostgresClient(
+            configuration: url.clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
         return try await client.running {
             try await PostgresSchema.migrate(client, logger: logger)
             return try await body(client, logger)
@@ -94,7 +107,8 @@ func secret() throws -> TokenSigner {
         if let ring = try Settings.secret("ONBOARDING_SERVER_KEYS") { return try TokenSigner(keyRing: ring) }
         guard let secret = try Settings.secret("ONBOARDING_SERVER_SECRET") else {
             throw ServerConfigurationError(
-                "set ONBOARDING_SERVER_SECRET (at least \(TokenSigner.minimumSecretLength) bytes) or ONBOARDING_SERVER_SECRET_FILE, or ONBOARDING_SERVER_KEYS")
+                "set ONBOARDING_SERVER_SECRET (at least \(TokenSigner.minimumSecretLength) bytes) or ONBOARDING_SERVER_SECRET_FILE, or ONBOARDING_SERVER_KEYS"
+            )
         }
         return try TokenSigner(secret: secret)
     } catch let error as Refusal { throw error } catch { throw Refusal("\(error)") }
@@ -107,32 +121,42 @@ func identityProvider() throws -> IdentityProviderSettings? {
     let url = environment["ONBOARDING_IDP_JWKS_URL"].flatMap { $0.isEmpty ? nil : $0 }
     let file = environment["ONBOARDING_IDP_JWKS"].flatMap { $0.isEmpty ? nil : $0 }
     let issuer = environment["ONBOARDING_IDP_ISSUER"].flatMap { $0.isEmpty ? nil : $0 }
-    guard url != nil || file != nil || issuer != nil else { return nil }
-    guard let issuer, (url == nil) != (file == nil) else {
+    switch (issuer, url, file) {
+    case (nil, nil, nil): return nil
+    case (let issuer?, let url?, nil):
+        return IdentityProviderSettings(
+            issuer: issuer, keys: .url(try Settings.fetchableURL(url, "ONBOARDING_IDP_JWKS_URL")))
+    case (let issuer?, nil, let file?): return IdentityProviderSettings(issuer: issuer, keys: .file(file))
+    default:
         throw Refusal(
-            "an identity provider needs ONBOARDING_IDP_ISSUER and one of ONBOARDING_IDP_JWKS_URL (its keys' URL) or ONBOARDING_IDP_JWKS (a file)")
+            "an identity provider needs ONBOARDING_IDP_ISSUER and one of ONBOARDING_IDP_JWKS_URL (its keys' URL) or ONBOARDING_IDP_JWKS (a file)"
+        )
     }
-    if let url { return IdentityProviderSettings(issuer: issuer, keys: .url(try Settings.fetchableURL(url, "ONBOARDING_IDP_JWKS_URL"))) }
-    return IdentityProviderSettings(issuer: issuer, keys: .file(file!))
 }
 
 /// Sign-in to the dashboard through OpenID Connect: `ONBOARDING_OIDC_ISSUER`, `_CLIENT_ID`,
 /// `_CLIENT_SECRET` (or `_FILE`), `_CLAIM` (default `email`) and `ONBOARDING_PUBLIC_URL`.
 func oidc(publicURL: String?) throws -> OIDCConfiguration? {
     let environment = Settings.environment
-    guard let issuer = environment["ONBOARDING_OIDC_ISSUER"].flatMap({ $0.isEmpty ? nil : $0 }) else { return nil }
+    guard let issuer = environment["ONBOARDING_OIDC_ISSUER"].flatMap({ $0.isEmpty ? nil : $0 }) else {
+        return nil
+    }
     _ = try Settings.fetchableURL(issuer, "ONBOARDING_OIDC_ISSUER")
     guard let client = environment["ONBOARDING_OIDC_CLIENT_ID"].flatMap({ $0.isEmpty ? nil : $0 }),
         let secret = try Settings.secret("ONBOARDING_OIDC_CLIENT_SECRET")
     else {
-        throw Refusal("ONBOARDING_OIDC_ISSUER needs ONBOARDING_OIDC_CLIENT_ID and ONBOARDING_OIDC_CLIENT_SECRET (or _FILE)")
+        throw Refusal(
+            "ONBOARDING_OIDC_ISSUER needs ONBOARDING_OIDC_CLIENT_ID and ONBOARDING_OIDC_CLIENT_SECRET (or _FILE)"
+        )
     }
     guard let publicURL else {
         throw Refusal(
-            "ONBOARDING_OIDC_ISSUER needs ONBOARDING_PUBLIC_URL, the dashboard's address as browsers reach it (the provider sends people back there)")
+            "ONBOARDING_OIDC_ISSUER needs ONBOARDING_PUBLIC_URL, the dashboard's address as browsers reach it (the provider sends people back there)"
+        )
     }
     return OIDCConfiguration(
-        issuer: issuer, clientID: client, clientSecret: secret, claim: environment["ONBOARDING_OIDC_CLAIM"] ?? "email",
+        issuer: issuer, clientID: client, clientSecret: secret,
+        claim: environment["ONBOARDING_OIDC_CLAIM"] ?? "email",
         publicURL: publicURL)
 }
 
@@ -154,7 +178,9 @@ func writeSecretFile(_ path: String, _ text: String) throws {
     let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
     guard descriptor >= 0 else {
         throw Refusal(
-            errno == EEXIST ? "\(path) exists; a secret file is never overwritten (remove it first)" : "cannot create \(path) (errno \(errno))")
+            errno == EEXIST
+                ? "\(path) exists; a secret file is never overwritten (remove it first)"
+                : "cannot create \(path) (errno \(errno))")
     }
     let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
     try handle.write(contentsOf: Data(text.utf8))

@@ -1,9 +1,10 @@
+import TourCore
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourCore
 
 /// A system permission's status, as FamilyControls and HealthKit report it.
 public enum PermissionStatus: String, Codable, Sendable, CaseIterable {

@@ -10,8 +10,12 @@ enum JSONCoding {
     static func text(_ value: TourValue) throws -> String { try value.jsonText() }
     /// The forms every event writes, straight to text (``JSONTextWritable``: the same text).
     static func stored<T: JSONTextWritable>(_ value: T) throws -> String { try value.writtenJSONText() }
-    static func text(_ values: [String: TourValue]) throws -> String { try TourValue.object(values).jsonText() }
-    static func text<T: TourValueConvertible>(_ values: [T]) throws -> String { try values.tourValue.jsonText() }
+    static func text(_ values: [String: TourValue]) throws -> String {
+        try TourValue.object(values).jsonText()
+    }
+    static func text<T: TourValueConvertible>(_ values: [T]) throws -> String {
+        try values.tourValue.jsonText()
+    }
     static func text<T: TourValueConvertible>(_ values: [String: T]) throws -> String {
         try TourValue.object(values.mapValues({ $0.tourValue })).jsonText()
     }

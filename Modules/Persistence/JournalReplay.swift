@@ -1,10 +1,11 @@
+import TourCodec
+import TourCore
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourCodec
-import TourCore
 
 /// Every flow's state of one app from its journal alone.
 ///
@@ -28,7 +29,9 @@ public enum JournalReplay {
         let legacy = try database.lastRowWithoutRecordedStates(app: app)
         var subjects: [String: [FlowID: FlowState]] = [:]
         if let legacy {
-            subjects = try fold(app: app, engine: engine, rows: database.journal(app: app, through: legacy)) { _ in }
+            subjects = try fold(app: app, engine: engine, rows: database.journal(app: app, through: legacy)) {
+                _ in
+            }
         }
         // Then the last recorded form of each flow wins: read newest first, each (subject, flow)
         // takes the first form it meets, and every later (older) one is only checked, not kept.
@@ -54,22 +57,26 @@ public enum JournalReplay {
             }
             try TourValue.forEachMemberBytes(ofObject: bytes) { key, json in
                 let flow = flows.index(of: key) { id in
-                    scopes[id] ?? {
-                        scopes[id] = .install
-                        return .install
-                    }()
+                    scopes[id]
+                        ?? {
+                            scopes[id] = .install
+                            return .install
+                        }()
                 }
                 let subject = flows.scopes[flow] == .install ? installSlot : userSlot
                 if forms[subject].count <= flow {
                     forms[subject] += [String?](repeating: nil, count: flow + 1 - forms[subject].count)
                 }
-                if forms[subject][flow] == nil { forms[subject][flow] = String(decoding: json, as: UTF8.self) }
+                if forms[subject][flow] == nil {
+                    forms[subject][flow] = String(decoding: json, as: UTF8.self)
+                }
             }
         }
         for (subject, slot) in slots {
             for (flow, json) in forms[slot].enumerated() {
                 guard let json else { continue }
-                subjects[subject, default: [:]][flows.ids[flow]] = json == "null" ? nil : try FlowState(jsonText: json)
+                subjects[subject, default: [:]][flows.ids[flow]] =
+                    json == "null" ? nil : try FlowState(jsonText: json)
             }
         }
         return nonInitial(subjects)
@@ -118,7 +125,8 @@ public enum JournalReplay {
 
     /// Replays `rows`, the rows that follow what `start` replayed, on top of it: a journal that
     /// grows one event at a time is checked without replaying it from its first row each time.
-    public static func replay(app: String, engine: TourEngine, rows: [JournalRow], after start: Replayed) throws
+    public static func replay(app: String, engine: TourEngine, rows: [JournalRow], after start: Replayed)
+        throws
         -> Replayed
     {
         try fold(app: app, engine: engine, rows: rows, from: start) { _ in }
@@ -134,7 +142,8 @@ public enum JournalReplay {
     }
 
     static func fold(
-        app: String, engine: TourEngine, rows: [JournalRow], from start: Replayed, _ visit: (Step) throws -> Void
+        app: String, engine: TourEngine, rows: [JournalRow], from start: Replayed,
+        _ visit: (Step) throws -> Void
     ) throws -> Replayed {
         var scopes = Dictionary(uniqueKeysWithValues: engine.catalog.flows.map { ($0.id, $0.scope) })
         var subjects = start.subjects
@@ -147,7 +156,8 @@ public enum JournalReplay {
                 state.flows[flow] = subjects[key.subject(for: scope)]?[flow]
             }
             for subject in Set([SessionKey.installSubject, key.user]) {
-                for (id, mark) in marks[subject] ?? [:] where key.subject(for: scopes[mark.flow] ?? .install) == subject {
+                for (id, mark) in marks[subject] ?? [:]
+                where key.subject(for: scopes[mark.flow] ?? .install) == subject {
                     state.experiments[id] = mark
                 }
             }
@@ -177,7 +187,8 @@ public enum JournalReplay {
                 if case .appLaunched(let version?) = event { next.appVersion = version }
             } else {
                 throw StorageError(
-                    "journal row \(row.id) was written under catalog version \(row.catalogVersion ?? 1) and has no facts")
+                    "journal row \(row.id) was written under catalog version \(row.catalogVersion ?? 1) and has no facts"
+                )
             }
             appVersion = next.appVersion
             for (id, mark) in next.experiments {
@@ -220,7 +231,8 @@ public enum JournalReplay {
                 run.catalogVersion = toVersion
                 state[run: flow] = run
             case .assigned(let flow, let arm):
-                state.experiments[arm.experiment] = ExperimentMark(flow: flow, variant: arm.variant, subject: arm.subject)
+                state.experiments[arm.experiment] = ExperimentMark(
+                    flow: flow, variant: arm.variant, subject: arm.subject)
             case .exposed(_, let arm):
                 state.experiments[arm.experiment]?.exposed = true
             case .goalReached(_, let arm):
@@ -242,7 +254,8 @@ public enum JournalFacts {
     ///
     /// - Returns: how many rows were filled in.
     @discardableResult
-    public static func derive(app: String, engine: TourEngine, in database: OnboardingDatabase) throws -> Int {
+    public static func derive(app: String, engine: TourEngine, in database: OnboardingDatabase) throws -> Int
+    {
         guard engine.catalog.version == 1, try database.hasRowsWithoutFacts(app: app) else { return 0 }
         let rows = try database.journal(app: app).filter { $0.factsJSON == nil }
         var facts: [Int64: String] = [:]
@@ -284,7 +297,8 @@ struct RecordedFlows {
     static let bytesCompared = 16
 
     mutating func index(of key: UnsafeBufferPointer<UInt8>, scope: (FlowID) -> FlowScope) -> Int {
-        for spelling in spellings where spelling.bytes.count == key.count && spelling.bytes.elementsEqual(key) {
+        for spelling in spellings where spelling.bytes.count == key.count && spelling.bytes.elementsEqual(key)
+        {
             return spelling.flow
         }
         let id = FlowID(String(decoding: key, as: UTF8.self))

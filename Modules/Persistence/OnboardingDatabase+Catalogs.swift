@@ -1,10 +1,11 @@
+import TourCodec
+import TourCore
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourCodec
-import TourCore
 
 /// The last pull of the app's publications: its entity tag, when, and what was refused.
 public struct CatalogPullRecord: Equatable, Sendable {
@@ -28,9 +29,11 @@ extension OnboardingDatabase {
                 [.text(app)]
             ) { row in
                 PublishedCatalog(
-                    version: row.int(0) ?? 0, fingerprint: row.text(1) ?? "", rollout: row.int(2) ?? 0, salt: row.text(3) ?? "",
+                    version: row.int(0) ?? 0, fingerprint: row.text(1) ?? "", rollout: row.int(2) ?? 0,
+                    salt: row.text(3) ?? "",
                     document: row.text(4) ?? "",
-                    signatures: (try? TourValue(jsonText: row.text(5) ?? "[]").listValue?.map(CatalogSignature.init(tourValue:))) ?? [])
+                    signatures: (try? TourValue(jsonText: row.text(5) ?? "[]").listValue?.map(
+                        CatalogSignature.init(tourValue:))) ?? [])
             }
         }
     }
@@ -39,7 +42,9 @@ extension OnboardingDatabase {
     public func publicationKeyRetirements(app: String) throws -> [String: Double] {
         try read { db in
             guard try db.tableExists("publication_key_retirement") else { return [:] }
-            let rows = try db.all("SELECT key_id, retired_at FROM publication_key_retirement WHERE app = ?", [.text(app)]) {
+            let rows = try db.all(
+                "SELECT key_id, retired_at FROM publication_key_retirement WHERE app = ?", [.text(app)]
+            ) {
                 ($0.text(0) ?? "", $0.double(1) ?? 0)
             }
             return Dictionary(rows, uniquingKeysWith: min)
@@ -70,15 +75,17 @@ extension OnboardingDatabase {
         return try write { db in
             var new: [CatalogRefusal] = []
             for refusal in refusals {
-                let last = try db.first(
-                    "SELECT reason FROM catalog_refusal WHERE app = ? AND version = ? AND fingerprint = ? ORDER BY id DESC LIMIT 1",
-                    [.text(app), .integer(Int64(refusal.version)), .text(refusal.fingerprint)]
-                ) { $0.text(0) } ?? nil
+                let last =
+                    try db.first(
+                        "SELECT reason FROM catalog_refusal WHERE app = ? AND version = ? AND fingerprint = ? ORDER BY id DESC LIMIT 1",
+                        [.text(app), .integer(Int64(refusal.version)), .text(refusal.fingerprint)]
+                    ) { $0.text(0) } ?? nil
                 guard last != refusal.reason else { continue }
                 try db.run(
                     "INSERT INTO catalog_refusal (time, app, version, fingerprint, reason, runs_instead) VALUES (?, ?, ?, ?, ?, ?)",
                     [
-                        .real(refusal.time.timeIntervalSince1970), .text(app), .integer(Int64(refusal.version)), .text(refusal.fingerprint),
+                        .real(refusal.time.timeIntervalSince1970), .text(app),
+                        .integer(Int64(refusal.version)), .text(refusal.fingerprint),
                         .text(refusal.reason), .text(refusal.runsInstead),
                     ])
                 new.append(refusal)
@@ -92,10 +99,12 @@ extension OnboardingDatabase {
         try read { db in
             guard try db.tableExists("catalog_refusal") else { return [] }
             return try db.all(
-                "SELECT version, fingerprint, reason, runs_instead, time FROM catalog_refusal WHERE app = ? ORDER BY id", [.text(app)]
+                "SELECT version, fingerprint, reason, runs_instead, time FROM catalog_refusal WHERE app = ? ORDER BY id",
+                [.text(app)]
             ) { row in
                 CatalogRefusal(
-                    version: row.int(0) ?? 0, fingerprint: row.text(1) ?? "", reason: row.text(2) ?? "", runsInstead: row.text(3) ?? "",
+                    version: row.int(0) ?? 0, fingerprint: row.text(1) ?? "", reason: row.text(2) ?? "",
+                    runsInstead: row.text(3) ?? "",
                     time: Date(timeIntervalSince1970: row.double(4) ?? 0))
             }
         }
@@ -106,10 +115,12 @@ extension OnboardingDatabase {
         try read { db in
             guard try db.tableExists("catalog_pull") else { return nil }
             return try db.first(
-                "SELECT entity_tag, pulled_at, refused, binary, fresh_until FROM catalog_pull WHERE app = ?", [.text(app)]
+                "SELECT entity_tag, pulled_at, refused, binary, fresh_until FROM catalog_pull WHERE app = ?",
+                [.text(app)]
             ) { row in
                 CatalogPullRecord(
-                    entityTag: row.text(0), binary: row.text(3), pulledAt: Date(timeIntervalSince1970: row.double(1) ?? 0),
+                    entityTag: row.text(0), binary: row.text(3),
+                    pulledAt: Date(timeIntervalSince1970: row.double(1) ?? 0),
                     freshUntil: row.double(4).map(Date.init(timeIntervalSince1970:)), refused: row.text(2))
             } ?? nil
         }
@@ -118,7 +129,8 @@ extension OnboardingDatabase {
     /// Replaces the app's publications with `kept` (what the pull brought and verified) in one
     /// transaction, with the pull's entity tag; `refused` says what was not kept.
     public func storePull(
-        app: String, kept: [PublishedCatalog], entityTag: String?, binary: String?, refused: String?, at time: Date,
+        app: String, kept: [PublishedCatalog], entityTag: String?, binary: String?, refused: String?,
+        at time: Date,
         freshUntil: Date? = nil, retirements: [String: Double] = [:]
     ) throws {
         try write { db in
@@ -131,7 +143,8 @@ extension OnboardingDatabase {
                     """,
                     [
                         .text(app), .integer(Int64(publication.version)), .text(publication.fingerprint),
-                        .integer(Int64(publication.rollout)), .text(publication.salt), .text(publication.document),
+                        .integer(Int64(publication.rollout)), .text(publication.salt),
+                        .text(publication.document),
                         .text((try? publication.signatures.tourValue.jsonText()) ?? "[]"),
                     ])
             }
@@ -143,7 +156,8 @@ extension OnboardingDatabase {
                     ON CONFLICT (app, key_id) DO UPDATE SET retired_at = min(retired_at, excluded.retired_at)
                     """, [.text(app), .text(key), .real(retired)])
             }
-            try Self.notePull(db, app: app, entityTag: entityTag, refused: refused, at: time, freshUntil: freshUntil)
+            try Self.notePull(
+                db, app: app, entityTag: entityTag, refused: refused, at: time, freshUntil: freshUntil)
             try db.run("UPDATE catalog_pull SET binary = ? WHERE app = ?", [SQLValue(binary), .text(app)])
         }
     }
@@ -154,7 +168,9 @@ extension OnboardingDatabase {
             guard try db.tableExists("sync_account") else { return false }
             // A user syncing as the install (an app without sign-in) draws by the install.
             return try db.first(
-                "SELECT 1 FROM sync_account WHERE app = ? AND user = ? AND by_install = 0", [.text(app), .text(user)]) { _ in true }
+                "SELECT 1 FROM sync_account WHERE app = ? AND user = ? AND by_install = 0",
+                [.text(app), .text(user)]
+            ) { _ in true }
                 ?? false
         }
     }
@@ -162,14 +178,20 @@ extension OnboardingDatabase {
     /// Notes an unchanged pull (a 304): the publications stay.
     public func noteUnchangedPull(app: String, at time: Date, freshUntil: Date? = nil) throws {
         try write { db in
-            let tag = try db.first("SELECT entity_tag FROM catalog_pull WHERE app = ?", [.text(app)]) { $0.text(0) } ?? nil
-            let refused = try db.first("SELECT refused FROM catalog_pull WHERE app = ?", [.text(app)]) { $0.text(0) } ?? nil
-            try Self.notePull(db, app: app, entityTag: tag, refused: refused, at: time, freshUntil: freshUntil)
+            let tag =
+                try db.first("SELECT entity_tag FROM catalog_pull WHERE app = ?", [.text(app)]) { $0.text(0) }
+                ?? nil
+            let refused =
+                try db.first("SELECT refused FROM catalog_pull WHERE app = ?", [.text(app)]) { $0.text(0) }
+                ?? nil
+            try Self.notePull(
+                db, app: app, entityTag: tag, refused: refused, at: time, freshUntil: freshUntil)
         }
     }
 
     private static func notePull(
-        _ db: SQLiteConnection, app: String, entityTag: String?, refused: String?, at time: Date, freshUntil: Date?
+        _ db: SQLiteConnection, app: String, entityTag: String?, refused: String?, at time: Date,
+        freshUntil: Date?
     ) throws {
         try db.run(
             """
@@ -188,7 +210,9 @@ extension OnboardingDatabase {
     /// A sealed secret of `app`, as text (sealed by the caller with a key kept outside this file).
     public func sealedSecret(app: String, name: String) throws -> String? {
         try read { db in
-            try db.first("SELECT sealed FROM secret_store WHERE app = ? AND name = ?", [.text(app), .text(name)]) { $0.text(0) } ?? nil
+            try db.first(
+                "SELECT sealed FROM secret_store WHERE app = ? AND name = ?", [.text(app), .text(name)]
+            ) { $0.text(0) } ?? nil
         }
     }
 
@@ -203,13 +227,17 @@ extension OnboardingDatabase {
     }
 
     public func removeSealedSecret(app: String, name: String) throws {
-        try write { db in try db.run("DELETE FROM secret_store WHERE app = ? AND name = ?", [.text(app), .text(name)]) }
+        try write { db in
+            try db.run("DELETE FROM secret_store WHERE app = ? AND name = ?", [.text(app), .text(name)])
+        }
     }
 
     /// This file's install id (the subject of install-scoped rollouts): random, made on first use
     /// (which writes the file).
     public func installID() throws -> String {
-        if let id = try read({ db in try db.first("SELECT id FROM sync_device", []) { $0.text(0) } ?? nil }) { return id }
+        if let id = try read({ db in try db.first("SELECT id FROM sync_device", []) { $0.text(0) } ?? nil }) {
+            return id
+        }
         return try write { db in try Self.deviceID(db) }
     }
 }

@@ -1,9 +1,10 @@
+import TourCore
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourCore
 
 /// Committing: one event's rows (flow state, journal, side effects) in one immediate transaction.
 extension OnboardingDatabase {
@@ -34,10 +35,12 @@ extension OnboardingDatabase {
             // changing nothing), it created nothing; accepted, the file is created and the outcome
             // of that one run is written to it: `body` runs once, its effects are not repeated.
             var none: SessionCache?
-            let trial = try Self.commit(on: emptyDatabase(&state), key, scopes: scopes, cache: &none, keep: false, run)
+            let trial = try Self.commit(
+                on: emptyDatabase(&state), key, scopes: scopes, cache: &none, keep: false, run)
             guard trial.wrote else { return }
             _ = try Self.commit(
-                on: created(&state), key, scopes: scopes, cache: &state.cache, keep: true, replaying: trial.outcome, run)
+                on: created(&state), key, scopes: scopes, cache: &state.cache, keep: true,
+                replaying: trial.outcome, run)
         }
         guard let value else { preconditionFailure("a commit returned without running its body") }
         return value
@@ -58,14 +61,17 @@ extension OnboardingDatabase {
     /// from. Only when another process created the file and wrote this session in between does the
     /// body run again, on what is there now (as any transaction retried after a conflict would).
     private static func commit(
-        on connection: SQLiteConnection, _ key: SessionKey, scopes: Scopes, cache: inout SessionCache?, keep: Bool,
+        on connection: SQLiteConnection, _ key: SessionKey, scopes: Scopes, cache: inout SessionCache?,
+        keep: Bool,
         replaying: Outcome? = nil,
         _ body: (inout Session) throws -> JournalAppend?
     ) throws -> (wrote: Bool, outcome: Outcome) {
         var remembered: SessionCache?
         let result: (wrote: Bool, outcome: Outcome) = try connection.transaction(.immediate) {
             let stamp = try SessionCache.Stamp(connection)
-            let before = try cache?.session(for: key, scopes: scopes, at: stamp) ?? Self.load(connection, key, scopes: scopes)
+            let before =
+                try cache?.session(for: key, scopes: scopes, at: stamp)
+                ?? Self.load(connection, key, scopes: scopes)
             var session = before
             let journal: JournalAppend?
             if let replaying, replaying.before == before {

@@ -1,9 +1,10 @@
+import TourCore
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourCore
 
 /// The journal: its rows, and the one change a row ever takes (facts filled in, once, for rows
 /// written before facts existed).
@@ -46,11 +47,13 @@ extension OnboardingDatabase {
     /// Calls `visit` with the user and the recorded states of each of the app's rows after `id`,
     /// newest first, without making a row value of each (a rebuild reads a million).
     func forEachRecordedStatesNewestFirst(
-        app: String, after id: Int64, _ visit: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) throws -> Void
+        app: String, after id: Int64,
+        _ visit: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) throws -> Void
     ) throws {
         try read { db in
             try db.query(
-                "SELECT user, states_json FROM journal WHERE app = ? AND id > ? ORDER BY id DESC", [.text(app), .integer(id)]
+                "SELECT user, states_json FROM journal WHERE app = ? AND id > ? ORDER BY id DESC",
+                [.text(app), .integer(id)]
             ) { row in
                 // Both as bytes, valid until the row moves on: the fold makes a String of a user only
                 // when the user changes.
@@ -66,7 +69,9 @@ extension OnboardingDatabase {
     public func hasRowsWithoutFacts(app: String) throws -> Bool {
         guard exists else { return false }
         return try read { db in
-            try db.first("SELECT 1 FROM journal WHERE app = ? AND facts_json IS NULL LIMIT 1", [.text(app)]) { _ in true }
+            try db.first("SELECT 1 FROM journal WHERE app = ? AND facts_json IS NULL LIMIT 1", [.text(app)]) {
+                _ in true
+            }
                 ?? false
         }
     }
@@ -92,7 +97,8 @@ extension JournalRow {
 
     init(row: SQLiteRow) {
         self.init(
-            id: row.integer(0) ?? 0, time: Date(timeIntervalSince1970: row.double(1) ?? 0), app: row.text(2) ?? "",
+            id: row.integer(0) ?? 0, time: Date(timeIntervalSince1970: row.double(1) ?? 0),
+            app: row.text(2) ?? "",
             user: row.text(3) ?? "", flow: row.text(4), step: row.text(5), event: row.text(6) ?? "",
             outcome: row.text(7) ?? "", eventJSON: row.text(8) ?? "", contextJSON: row.text(9) ?? "",
             effectsJSON: row.text(10) ?? "", catalogVersion: row.int(11), factsJSON: row.text(12),
@@ -115,10 +121,15 @@ extension OnboardingDatabase {
                 let facts = (try JSONCoding.value(from: row.text(3) ?? "[]")).listValue ?? []
                 for case .budgetSpent(let flow)? in facts.map({ try? TourFact(tourValue: $0) }) {
                     starts.append(
-                        (row.integer(0) ?? 0, Date(timeIntervalSince1970: row.double(1) ?? 0), row.text(2) ?? "", flow))
+                        (
+                            row.integer(0) ?? 0, Date(timeIntervalSince1970: row.double(1) ?? 0),
+                            row.text(2) ?? "", flow
+                        ))
                 }
             }
-            let through = try db.first("SELECT max(id) FROM journal WHERE app = ?", [.text(app)]) { $0.integer(0) } ?? nil
+            let through =
+                try db.first("SELECT max(id) FROM journal WHERE app = ?", [.text(app)]) { $0.integer(0) }
+                ?? nil
             return (starts, through)
         }
     }

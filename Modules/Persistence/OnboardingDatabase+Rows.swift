@@ -1,10 +1,11 @@
+import TourCodec
+import TourCore
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourCodec
-import TourCore
 
 /// How a session maps to rows: loading a user's view of the app (install- and user-scoped rows),
 /// saving only what changed, and appending the journal row, all inside the caller's transaction.
@@ -58,7 +59,8 @@ extension OnboardingDatabase {
                 flow: flow, variant: row.text(3) ?? "", subject: row.text(4) ?? "", exposed: row.int(5) == 1,
                 goalReached: row.int(6) == 1)
         }
-        try db.query("SELECT app_version, virtual_now FROM install_state WHERE app = ?", [.text(key.app)]) { row in
+        try db.query("SELECT app_version, virtual_now FROM install_state WHERE app = ?", [.text(key.app)]) {
+            row in
             session.tour.appVersion = row.text(0)
             session.virtualNow = row.double(1).map(Date.init(timeIntervalSince1970:))
         }
@@ -100,7 +102,9 @@ extension OnboardingDatabase {
         // A flow in its initial state is stored as no row at all.
         func stored(_ state: FlowState?) -> FlowState? { state == FlowState() ? nil : state }
         var flows: [FlowID] = []
-        for (flow, state) in after.tour.flows where stored(before.tour.flows[flow]) != stored(state) { flows.append(flow) }
+        for (flow, state) in after.tour.flows where stored(before.tour.flows[flow]) != stored(state) {
+            flows.append(flow)
+        }
         for (flow, state) in before.tour.flows where after.tour.flows[flow] == nil && stored(state) != nil {
             flows.append(flow)
         }
@@ -150,7 +154,10 @@ extension OnboardingDatabase {
                 INSERT INTO install_state (app, app_version, virtual_now) VALUES (?, ?, ?)
                 ON CONFLICT (app) DO UPDATE SET app_version = excluded.app_version, virtual_now = excluded.virtual_now
                 """,
-                [.text(key.app), SQLValue(after.tour.appVersion), SQLValue(after.virtualNow?.timeIntervalSince1970)])
+                [
+                    .text(key.app), SQLValue(after.tour.appVersion),
+                    SQLValue(after.virtualNow?.timeIntervalSince1970),
+                ])
         }
         if let format = after.domainFormat, format != before.domainFormat {
             try db.run(
@@ -189,7 +196,8 @@ extension OnboardingDatabase {
                     ON CONFLICT (app, key) DO UPDATE SET value_json = excluded.value_json
                     """, [.text(key.app), .text(name), .text(try JSONCoding.text(value))])
             } else {
-                try db.run("DELETE FROM device_state WHERE app = ? AND key = ?", [.text(key.app), .text(name)])
+                try db.run(
+                    "DELETE FROM device_state WHERE app = ? AND key = ?", [.text(key.app), .text(name)])
             }
         }
         if let account = after.account, account != before.account {
@@ -208,7 +216,8 @@ extension OnboardingDatabase {
 
     /// Appends the event's journal row, with the stored form of each flow the event changed.
     static func append(
-        _ db: SQLiteConnection, _ key: SessionKey, _ entry: JournalAppend, states: [(flow: FlowID, stored: String?)],
+        _ db: SQLiteConnection, _ key: SessionKey, _ entry: JournalAppend,
+        states: [(flow: FlowID, stored: String?)],
         contextText: String? = nil
     ) throws {
         try db.run(
@@ -220,16 +229,21 @@ extension OnboardingDatabase {
                 .real(entry.time.timeIntervalSince1970), .text(key.app), .text(key.user),
                 SQLValue(entry.record.flow?.rawValue), SQLValue(entry.record.step?.rawValue),
                 .text(entry.record.event.name), .text(entry.record.outcome),
-                .text(try JSONCoding.stored(entry.record.event)), .text(try contextText ?? JSONCoding.text(entry.context)),
+                .text(try JSONCoding.stored(entry.record.event)),
+                .text(try contextText ?? JSONCoding.text(entry.context)),
                 .text(try JSONCoding.stored(entry.effects)), SQLValue(entry.catalogVersion),
                 .text(try JSONCoding.stored(entry.record.facts)), .text(RecordedStates.text(states)),
                 SQLValue(entry.catalogFingerprint), SQLValue(entry.appVersion),
-                entry.analyticsAllowed.map { .integer($0 ? 1 : 0) } ?? .null, SQLValue(entry.startContextJSON),
+                entry.analyticsAllowed.map { .integer($0 ? 1 : 0) } ?? .null,
+                SQLValue(entry.startContextJSON),
             ])
         if let records = entry.outbox {
             try db.run(
                 "INSERT INTO outbox (journal_id, app, user, records_json) VALUES (?, ?, ?, ?)",
-                [.integer(db.lastInsertedRowID), .text(key.app), .text(key.user), .text(try JSONCoding.text(records.byName))])
+                [
+                    .integer(db.lastInsertedRowID), .text(key.app), .text(key.user),
+                    .text(try JSONCoding.text(records.byName)),
+                ])
         }
     }
 }

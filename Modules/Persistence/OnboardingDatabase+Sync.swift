@@ -1,10 +1,11 @@
+import TourCodec
+import TourCore
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourCodec
-import TourCore
 
 /// One outbox row with its journal row: what a push sends.
 public struct OutboxRow: Equatable, Sendable {
@@ -68,11 +69,13 @@ extension OnboardingDatabase {
     static func loadAccount(_ db: SQLiteConnection, _ key: SessionKey) throws -> AccountKnowledge? {
         let account: [SQLValue] = [.text(key.app), .text(key.user)]
         guard
-            try db.first("SELECT 1 FROM sync_account WHERE app = ? AND user = ?", account, { _ in true }) != nil,
+            try db.first("SELECT 1 FROM sync_account WHERE app = ? AND user = ?", account, { _ in true })
+                != nil,
             let device = try db.first("SELECT id FROM sync_device", [], { $0.text(0) }) ?? nil
         else { return nil }
         var knowledge = AccountKnowledge(device: device)
-        try db.query("SELECT flow, record_json FROM account_flow WHERE app = ? AND user = ?", account) { row in
+        try db.query("SELECT flow, record_json FROM account_flow WHERE app = ? AND user = ?", account) {
+            row in
             knowledge.records[FlowID(row.text(0) ?? "")] = try JSONCoding.value(
                 AccountFlowRecord.self, from: row.text(1) ?? "")
         }
@@ -101,13 +104,17 @@ extension OnboardingDatabase {
     ///
     /// - Returns: the device id, and how many rows were queued now (0 when already enrolled).
     @discardableResult
-    public func enroll(_ key: SessionKey, records: [FlowID: AccountFlowRecord], now: Date, byInstall: Bool = false) throws -> (
+    public func enroll(
+        _ key: SessionKey, records: [FlowID: AccountFlowRecord], now: Date, byInstall: Bool = false
+    ) throws -> (
         device: String, queued: Int
     ) {
         let account: [SQLValue] = [.text(key.app), .text(key.user)]
         return try write { db in
             let device = try Self.deviceID(db)
-            if let marked = try db.first("SELECT by_install FROM sync_account WHERE app = ? AND user = ?", account, { $0.int(0) }) {
+            if let marked = try db.first(
+                "SELECT by_install FROM sync_account WHERE app = ? AND user = ?", account, { $0.int(0) })
+            {
                 switch (marked == 1, byInstall) {
                 case (true, false):
                     // Signed in after syncing as the install: the account starts afresh and hears
@@ -139,7 +146,8 @@ extension OnboardingDatabase {
                 """, account)
             let queued = db.changes
             if let newest = try db.first(
-                "SELECT max(journal_id) FROM outbox WHERE app = ? AND user = ?", account, { $0.integer(0) }) ?? nil
+                "SELECT max(journal_id) FROM outbox WHERE app = ? AND user = ?", account, { $0.integer(0) })
+                ?? nil
             {
                 try db.run(
                     "UPDATE outbox SET records_json = ? WHERE journal_id = ?",
@@ -172,8 +180,10 @@ extension OnboardingDatabase {
                 OutboxRow(
                     journalID: row.integer(0) ?? 0, time: Date(timeIntervalSince1970: row.double(1) ?? 0),
                     event: row.text(2) ?? "", catalogVersion: row.int(3) ?? 1, factsJSON: row.text(4) ?? "[]",
-                    records: try Self.records(row.text(5)), appVersion: row.text(6), carried: try Self.records(row.text(7)),
-                    contextJSON: row.text(8), analyticsAllowed: row.int(9).map { $0 == 1 }, startContextJSON: row.text(10))
+                    records: try Self.records(row.text(5)), appVersion: row.text(6),
+                    carried: try Self.records(row.text(7)),
+                    contextJSON: row.text(8), analyticsAllowed: row.int(9).map { $0 == 1 },
+                    startContextJSON: row.text(10))
             }
         }
     }
@@ -189,7 +199,8 @@ extension OnboardingDatabase {
     /// the rows after it go on. `carry` (records of the row the server would take) rides with the
     /// next row waiting, now or when one is written.
     public func setAside(
-        _ key: SessionKey, row: OutboxRow, status: Int, reason: String, carry: [FlowID: AccountFlowRecord], at now: Date
+        _ key: SessionKey, row: OutboxRow, status: Int, reason: String, carry: [FlowID: AccountFlowRecord],
+        at now: Date
     ) throws {
         try write { db in
             try db.run(
@@ -200,10 +211,14 @@ extension OnboardingDatabase {
                 WHERE journal_id = ? AND app = ? AND user = ?
                 """,
                 [
-                    .text(try JSONCoding.text(carry.byName)), SQLValue(status), .text(String(reason.prefix(2_000))),
-                    .real(now.timeIntervalSince1970), .integer(row.journalID), .text(key.app), .text(key.user),
+                    .text(try JSONCoding.text(carry.byName)), SQLValue(status),
+                    .text(String(reason.prefix(2_000))),
+                    .real(now.timeIntervalSince1970), .integer(row.journalID), .text(key.app),
+                    .text(key.user),
                 ])
-            guard db.changes == 1 else { throw StorageError("journal row \(row.journalID) is not in the outbox") }
+            guard db.changes == 1 else {
+                throw StorageError("journal row \(row.journalID) is not in the outbox")
+            }
             try db.run("DELETE FROM outbox WHERE journal_id = ?", [.integer(row.journalID)])
             try Self.carryWaitingRecords(db, key)
         }
@@ -222,15 +237,20 @@ extension OnboardingDatabase {
         ) { row in (row.integer(0) ?? 0, try records(row.text(1))) }
         guard !waiting.isEmpty,
             let next = try db.first(
-                "SELECT journal_id, carried_json FROM outbox WHERE app = ? AND user = ? ORDER BY journal_id LIMIT 1", account,
+                "SELECT journal_id, carried_json FROM outbox WHERE app = ? AND user = ? ORDER BY journal_id LIMIT 1",
+                account,
                 { ($0.integer(0) ?? 0, $0.text(1)) })
         else { return }
         let (oldest, carriedJSON) = next
         var carried = try records(carriedJSON)
         for (_, records) in waiting {
-            for (flow, record) in records { carried[flow] = carried[flow].map { $0.merged(with: record) } ?? record }
+            for (flow, record) in records {
+                carried[flow] = carried[flow].map { $0.merged(with: record) } ?? record
+            }
         }
-        try db.run("UPDATE outbox SET carried_json = ? WHERE journal_id = ?", [.text(try JSONCoding.text(carried.byName)), .integer(oldest)])
+        try db.run(
+            "UPDATE outbox SET carried_json = ? WHERE journal_id = ?",
+            [.text(try JSONCoding.text(carried.byName)), .integer(oldest)])
         for (id, _) in waiting {
             try db.run("UPDATE outbox_set_aside SET carry_json = '{}' WHERE journal_id = ?", [.integer(id)])
         }
@@ -247,8 +267,10 @@ extension OnboardingDatabase {
                 """, [.text(key.app), .text(key.user)]
             ) { row in
                 SetAsideRow(
-                    journalID: row.integer(0) ?? 0, event: row.text(1) ?? "", time: Date(timeIntervalSince1970: row.double(2) ?? 0),
-                    status: row.int(3) ?? 0, reason: row.text(4) ?? "", setAsideAt: Date(timeIntervalSince1970: row.double(5) ?? 0))
+                    journalID: row.integer(0) ?? 0, event: row.text(1) ?? "",
+                    time: Date(timeIntervalSince1970: row.double(2) ?? 0),
+                    status: row.int(3) ?? 0, reason: row.text(4) ?? "",
+                    setAsideAt: Date(timeIntervalSince1970: row.double(5) ?? 0))
             }
         }
     }
@@ -320,7 +342,9 @@ extension OnboardingDatabase {
             // Most users do not sync: the statement the session's load uses tells, before the query
             // that joins the outbox and the journal is compiled.
             let account: [SQLValue] = [.text(key.app), .text(key.user)]
-            guard try db.first("SELECT 1 FROM sync_account WHERE app = ? AND user = ?", account, { _ in true }) != nil
+            guard
+                try db.first("SELECT 1 FROM sync_account WHERE app = ? AND user = ?", account, { _ in true })
+                    != nil
             else { return nil }
             return try db.first(
                 """
@@ -334,7 +358,9 @@ extension OnboardingDatabase {
                 FROM sync_account s, sync_device d WHERE s.app = ? AND s.user = ?
                 """, [.text(key.app), .text(key.user)]
             ) { row in
-                func date(_ column: Int32) -> Date? { row.double(column).map(Date.init(timeIntervalSince1970:)) }
+                func date(_ column: Int32) -> Date? {
+                    row.double(column).map(Date.init(timeIntervalSince1970:))
+                }
                 return SyncStatus(
                     device: row.text(5) ?? "", waiting: row.int(6) ?? 0, oldestWaiting: date(7),
                     failures: row.int(0) ?? 0, retryAt: date(1), lastError: row.text(2), lastPush: date(3),

@@ -1,10 +1,11 @@
 import CSQLite
+import TourCore
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourCore
 
 /// The one owner of the SQLite database: opens it, migrates it, and exposes intention-named reads
 /// and the single transactional write every accepted event goes through.
@@ -76,7 +77,8 @@ public final class OnboardingDatabase: Sendable {
             throw StorageError.readOnly(path: path, what: "the folder \(folder)")
         }
         let database = OnboardingDatabase(
-            path: path, connection: nil, busyTimeout: busyTimeout, createsFolder: createsFolder, executor: executor)
+            path: path, connection: nil, busyTimeout: busyTimeout, createsFolder: createsFolder,
+            executor: executor)
         if FileStatus(path) != .missing {
             try database.state.withLock { state in _ = try database.existing(&state) }
         }
@@ -86,7 +88,8 @@ public final class OnboardingDatabase: Sendable {
     /// A private in-memory database; `executor` as for ``open(path:busyTimeout:createsFolder:executor:)``.
     public static func inMemory(executor: DatabaseExecutor? = nil) throws -> OnboardingDatabase {
         OnboardingDatabase(
-            path: ":memory:", connection: try emptyDatabase(), busyTimeout: 0, createsFolder: false, executor: executor)
+            path: ":memory:", connection: try emptyDatabase(), busyTimeout: 0, createsFolder: false,
+            executor: executor)
     }
 
     /// A private in-memory database holding what `image` holds (from ``image()`` of a database this
@@ -107,7 +110,8 @@ public final class OnboardingDatabase: Sendable {
     public static func snapshot(of path: String, busyTimeout: Double = 10) throws -> OnboardingDatabase {
         switch FileStatus(path) {
         case .file: break
-        case .missing: throw StorageError("there is no file at \(path); give the path of an existing .sqlite file")
+        case .missing:
+            throw StorageError("there is no file at \(path); give the path of an existing .sqlite file")
         case .folder: throw StorageError.isFolder(path: path)
         }
         let copy: SQLiteConnection
@@ -134,7 +138,9 @@ public final class OnboardingDatabase: Sendable {
     /// `SQLiteConnection.load(image:)`), which makes this much cheaper than a new database (the
     /// cross-app suite loads an image for every move it explores).
     public func load(image: [UInt8]) throws {
-        guard path == ":memory:" else { throw StorageError("only an in-memory database takes an image; \(path) is a file") }
+        guard path == ":memory:" else {
+            throw StorageError("only an in-memory database takes an image; \(path) is a file")
+        }
         try state.withLock { state in
             guard let connection = state.connection else { return }
             state.cache = nil
@@ -236,11 +242,15 @@ public final class OnboardingDatabase: Sendable {
     /// Opens the file read-write, refuses it if a newer build migrated it (before anything could
     /// change it), switches it to WAL and brings its schema up to date.
     /// `madeSchema`: whether this connection applied the file's first migration.
-    private static func connect(path: String, busyTimeout: Double) throws -> (connection: SQLiteConnection, madeSchema: Bool) {
+    private static func connect(path: String, busyTimeout: Double) throws -> (
+        connection: SQLiteConnection, madeSchema: Bool
+    ) {
         do {
             // With a -wal beside the file, a read-write connection that closed would checkpoint it
             // into the file: a file that may be refused is first read through a read-only one.
-            if FileStatus(path + "-wal") != .missing { try refuseNewerSchema(at: path, busyTimeout: busyTimeout) }
+            if FileStatus(path + "-wal") != .missing {
+                try refuseNewerSchema(at: path, busyTimeout: busyTimeout)
+            }
             let connection = try SQLiteConnection(path: path, busyTimeout: busyTimeout)
             let unknown = try Schema.unknownMigrations(connection)
             if !unknown.isEmpty { throw StorageError.newerSchema(path: path, unknown: unknown) }
@@ -267,7 +277,8 @@ public final class OnboardingDatabase: Sendable {
                 }
                 return
             } catch let error as SQLiteError
-                where (error.primaryCode == SQLITE_BUSY || error.primaryCode == SQLITE_LOCKED) && Date() < deadline
+                where (error.primaryCode == SQLITE_BUSY || error.primaryCode == SQLITE_LOCKED)
+                && Date() < deadline
             {
                 FileStatus.sleep(seconds: 0.01)
             }
@@ -283,7 +294,8 @@ public final class OnboardingDatabase: Sendable {
             let immutable = "file:\(FileStatus.percentEncodedPath(path))?immutable=1"
             do {
                 unknown = try Schema.unknownMigrations(
-                    try SQLiteConnection(path: immutable, readOnly: true, uri: true, busyTimeout: busyTimeout))
+                    try SQLiteConnection(path: immutable, readOnly: true, uri: true, busyTimeout: busyTimeout)
+                )
             } catch {
                 // An immutable read takes no lock: another process that checkpointed into the file
                 // while it was read makes it look torn. The file is in use then, so a locking read
@@ -315,7 +327,9 @@ public final class OnboardingDatabase: Sendable {
     public func storedFlows(app: String) throws -> [String: [FlowID: FlowState]] {
         try read { connection in
             var result: [String: [FlowID: FlowState]] = [:]
-            try connection.query("SELECT subject, flow, state_json FROM flow_state WHERE app = ?", [.text(app)]) {
+            try connection.query(
+                "SELECT subject, flow, state_json FROM flow_state WHERE app = ?", [.text(app)]
+            ) {
                 row in
                 let state = try JSONCoding.value(FlowState.self, from: row.text(2) ?? "")
                 result[row.text(0) ?? "", default: [:]][FlowID(row.text(1) ?? "")] = state

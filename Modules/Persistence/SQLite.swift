@@ -62,14 +62,16 @@ final class SQLiteConnection {
         var opened: OpaquePointer?
         let code = sqlite3_open_v2(path, &opened, flags, nil)
         guard code == SQLITE_OK, let opened else {
-            let message = opened.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+            let message =
+                opened.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
             sqlite3_close_v2(opened)
             throw SQLiteError(code: code, message: message)
         }
         handle = opened
         sqlite3_extended_result_codes(handle, 1)
         if busyTimeout > 0 {
-            sqlite3_busy_timeout(handle, busyTimeout < Double(Int32.max) / 1_000 ? Int32(busyTimeout * 1_000) : Int32.max)
+            sqlite3_busy_timeout(
+                handle, busyTimeout < Double(Int32.max) / 1_000 ? Int32(busyTimeout * 1_000) : Int32.max)
         }
     }
 
@@ -178,7 +180,9 @@ final class SQLiteConnection {
 
     /// Whether a table (or view) of this name exists, asked of SQLite's own schema.
     func tableExists(_ name: String) throws -> Bool {
-        try first("SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?", [.text(name)]) { _ in true }
+        try first("SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?", [.text(name)]) {
+            _ in true
+        }
             ?? false
     }
 
@@ -207,11 +211,13 @@ final class SQLiteConnection {
                 code = text.withUTF8 { bytes in
                     guard let start = bytes.baseAddress else {
                         // Empty text is text, not NULL: SQLite binds NULL for a null pointer.
-                        return sqlite3_bind_text64(statement, position, "", 0, Self.transient, UInt8(SQLITE_UTF8))
+                        return sqlite3_bind_text64(
+                            statement, position, "", 0, Self.transient, UInt8(SQLITE_UTF8))
                     }
                     return UnsafeRawPointer(start).withMemoryRebound(to: CChar.self, capacity: bytes.count) {
                         sqlite3_bind_text64(
-                            statement, position, $0, sqlite3_uint64(bytes.count), Self.transient, UInt8(SQLITE_UTF8))
+                            statement, position, $0, sqlite3_uint64(bytes.count), Self.transient,
+                            UInt8(SQLITE_UTF8))
                     }
                 }
             }
@@ -219,7 +225,8 @@ final class SQLiteConnection {
         }
     }
 
-    private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+    private static let transient = unsafeBitCast(
+        OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 
     private func error(_ code: Int32) -> SQLiteError {
         SQLiteError(code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)))
@@ -247,9 +254,13 @@ final class SQLiteConnection {
     /// database in memory has no WAL.
     func load(image: [UInt8]) throws {
         let bytes = image
-        guard let buffer = sqlite3_malloc64(sqlite3_uint64(max(bytes.count, 1)))?.assumingMemoryBound(to: UInt8.self)
+        guard
+            let buffer = sqlite3_malloc64(sqlite3_uint64(max(bytes.count, 1)))?.assumingMemoryBound(
+                to: UInt8.self)
         else { throw SQLiteError(code: SQLITE_NOMEM, message: "no memory for a database image") }
-        bytes.withUnsafeBufferPointer { if let base = $0.baseAddress { buffer.update(from: base, count: bytes.count) } }
+        bytes.withUnsafeBufferPointer {
+            if let base = $0.baseAddress { buffer.update(from: base, count: bytes.count) }
+        }
         if bytes.count >= 20, bytes[18] == 2 || bytes[19] == 2 {
             buffer[18] = 1
             buffer[19] = 1
@@ -269,7 +280,9 @@ final class SQLiteConnection {
     /// backup API: a consistent snapshot of a live database (what its last commit left, WAL
     /// included), read under a read lock, without copying its files.
     func copy(from source: SQLiteConnection) throws {
-        guard let backup = sqlite3_backup_init(handle, "main", source.handle, "main") else { throw error(sqlite3_errcode(handle)) }
+        guard let backup = sqlite3_backup_init(handle, "main", source.handle, "main") else {
+            throw error(sqlite3_errcode(handle))
+        }
         let code = sqlite3_backup_step(backup, -1)
         let finished = sqlite3_backup_finish(backup)
         guard code == SQLITE_DONE else {
@@ -361,10 +374,13 @@ struct SQLiteRow {
     /// The column's UTF-8 bytes, valid only until the row moves on (no String made).
     func withBytes<T>(_ column: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T? {
         guard let bytes = sqlite3_column_text(statement, column) else { return nil }
-        return try body(UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(statement, column))))
+        return try body(
+            UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(statement, column))))
     }
 
     func integer(_ column: Int32) -> Int64? { isNull(column) ? nil : sqlite3_column_int64(statement, column) }
     func int(_ column: Int32) -> Int? { integer(column).map(Int.init) }
-    func double(_ column: Int32) -> Double? { isNull(column) ? nil : sqlite3_column_double(statement, column) }
+    func double(_ column: Int32) -> Double? {
+        isNull(column) ? nil : sqlite3_column_double(statement, column)
+    }
 }

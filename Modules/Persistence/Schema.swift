@@ -11,53 +11,53 @@ enum Schema {
         (
             "v1-flows-journal-domain",
             """
-                    CREATE TABLE flow_state (
-                        app TEXT NOT NULL,
-                        subject TEXT NOT NULL,
-                        flow TEXT NOT NULL,
-                        status TEXT NOT NULL,
-                        step TEXT,
-                        state_json TEXT NOT NULL,
-                        updated_at REAL NOT NULL,
-                        PRIMARY KEY (app, subject, flow)
-                    );
-                    CREATE TABLE install_state (
-                        app TEXT PRIMARY KEY NOT NULL,
-                        app_version TEXT,
-                        virtual_now REAL
-                    );
-                    CREATE TABLE domain_state (
-                        app TEXT NOT NULL,
-                        subject TEXT NOT NULL,
-                        key TEXT NOT NULL,
-                        value_json TEXT NOT NULL,
-                        PRIMARY KEY (app, subject, key)
-                    );
-                    CREATE TABLE device_state (
-                        app TEXT NOT NULL,
-                        key TEXT NOT NULL,
-                        value_json TEXT NOT NULL,
-                        PRIMARY KEY (app, key)
-                    );
-                    CREATE TABLE journal (
-                        id INTEGER PRIMARY KEY AUTOINCREMENT,
-                        time REAL NOT NULL,
-                        app TEXT NOT NULL,
-                        user TEXT NOT NULL,
-                        flow TEXT,
-                        step TEXT,
-                        event TEXT NOT NULL,
-                        outcome TEXT NOT NULL,
-                        event_json TEXT NOT NULL,
-                        context_json TEXT NOT NULL,
-                        effects_json TEXT NOT NULL
-                    );
-                    CREATE INDEX journal_by_app_user ON journal (app, user, id);
-                    CREATE TRIGGER journal_is_append_only_update BEFORE UPDATE ON journal
-                    BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
-                    CREATE TRIGGER journal_is_append_only_delete BEFORE DELETE ON journal
-                    BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
-                    """
+            CREATE TABLE flow_state (
+                app TEXT NOT NULL,
+                subject TEXT NOT NULL,
+                flow TEXT NOT NULL,
+                status TEXT NOT NULL,
+                step TEXT,
+                state_json TEXT NOT NULL,
+                updated_at REAL NOT NULL,
+                PRIMARY KEY (app, subject, flow)
+            );
+            CREATE TABLE install_state (
+                app TEXT PRIMARY KEY NOT NULL,
+                app_version TEXT,
+                virtual_now REAL
+            );
+            CREATE TABLE domain_state (
+                app TEXT NOT NULL,
+                subject TEXT NOT NULL,
+                key TEXT NOT NULL,
+                value_json TEXT NOT NULL,
+                PRIMARY KEY (app, subject, key)
+            );
+            CREATE TABLE device_state (
+                app TEXT NOT NULL,
+                key TEXT NOT NULL,
+                value_json TEXT NOT NULL,
+                PRIMARY KEY (app, key)
+            );
+            CREATE TABLE journal (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                time REAL NOT NULL,
+                app TEXT NOT NULL,
+                user TEXT NOT NULL,
+                flow TEXT,
+                step TEXT,
+                event TEXT NOT NULL,
+                outcome TEXT NOT NULL,
+                event_json TEXT NOT NULL,
+                context_json TEXT NOT NULL,
+                effects_json TEXT NOT NULL
+            );
+            CREATE INDEX journal_by_app_user ON journal (app, user, id);
+            CREATE TRIGGER journal_is_append_only_update BEFORE UPDATE ON journal
+            BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
+            CREATE TRIGGER journal_is_append_only_delete BEFORE DELETE ON journal
+            BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
+            """
         ),
         // 0.6.0: versioned catalogs and a journal of facts. Stored runs carry the catalog version
         // they were written under (every earlier run is version 1); journal rows carry their
@@ -67,23 +67,23 @@ enum Schema {
         (
             "v2-catalog-versions-journal-facts",
             """
-                    ALTER TABLE flow_state ADD COLUMN catalog_version INTEGER;
-                    UPDATE flow_state SET catalog_version = 1 WHERE status = 'active';
-                    ALTER TABLE journal ADD COLUMN catalog_version INTEGER;
-                    ALTER TABLE journal ADD COLUMN facts_json TEXT;
-                    CREATE INDEX journal_without_facts ON journal (app, user, id) WHERE facts_json IS NULL;
-                    DROP TRIGGER journal_is_append_only_update;
-                    CREATE TRIGGER journal_is_append_only_update BEFORE UPDATE ON journal
-                    WHEN NOT (
-                        OLD.facts_json IS NULL AND NEW.facts_json IS NOT NULL
-                        AND OLD.catalog_version IS NULL AND NEW.catalog_version = 1
-                        AND NEW.id = OLD.id AND NEW.time = OLD.time AND NEW.app = OLD.app
-                        AND NEW.user = OLD.user AND NEW.flow IS OLD.flow AND NEW.step IS OLD.step
-                        AND NEW.event = OLD.event AND NEW.outcome = OLD.outcome
-                        AND NEW.event_json = OLD.event_json AND NEW.context_json = OLD.context_json
-                        AND NEW.effects_json = OLD.effects_json)
-                    BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
-                    """
+            ALTER TABLE flow_state ADD COLUMN catalog_version INTEGER;
+            UPDATE flow_state SET catalog_version = 1 WHERE status = 'active';
+            ALTER TABLE journal ADD COLUMN catalog_version INTEGER;
+            ALTER TABLE journal ADD COLUMN facts_json TEXT;
+            CREATE INDEX journal_without_facts ON journal (app, user, id) WHERE facts_json IS NULL;
+            DROP TRIGGER journal_is_append_only_update;
+            CREATE TRIGGER journal_is_append_only_update BEFORE UPDATE ON journal
+            WHEN NOT (
+                OLD.facts_json IS NULL AND NEW.facts_json IS NOT NULL
+                AND OLD.catalog_version IS NULL AND NEW.catalog_version = 1
+                AND NEW.id = OLD.id AND NEW.time = OLD.time AND NEW.app = OLD.app
+                AND NEW.user = OLD.user AND NEW.flow IS OLD.flow AND NEW.step IS OLD.step
+                AND NEW.event = OLD.event AND NEW.outcome = OLD.outcome
+                AND NEW.event_json = OLD.event_json AND NEW.context_json = OLD.context_json
+                AND NEW.effects_json = OLD.effects_json)
+            BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
+            """
         ),
         // 0.7.0: account sync. The device's random id; the accounts syncing from this file; what
         // each account's devices together know of each user-scoped flow; and the outbox: journal
@@ -91,36 +91,36 @@ enum Schema {
         (
             "v3-account-sync",
             """
-                    CREATE TABLE sync_device (
-                        singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
-                        id TEXT NOT NULL
-                    );
-                    CREATE TABLE sync_account (
-                        app TEXT NOT NULL,
-                        user TEXT NOT NULL,
-                        enrolled_at REAL NOT NULL,
-                        failures INTEGER NOT NULL DEFAULT 0,
-                        retry_at REAL,
-                        last_error TEXT,
-                        last_push_at REAL,
-                        last_pull_at REAL,
-                        PRIMARY KEY (app, user)
-                    );
-                    CREATE TABLE account_flow (
-                        app TEXT NOT NULL,
-                        user TEXT NOT NULL,
-                        flow TEXT NOT NULL,
-                        record_json TEXT NOT NULL,
-                        PRIMARY KEY (app, user, flow)
-                    );
-                    CREATE TABLE outbox (
-                        journal_id INTEGER PRIMARY KEY REFERENCES journal (id),
-                        app TEXT NOT NULL,
-                        user TEXT NOT NULL,
-                        records_json TEXT NOT NULL
-                    );
-                    CREATE INDEX outbox_by_account ON outbox (app, user, journal_id);
-                    """
+            CREATE TABLE sync_device (
+                singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+                id TEXT NOT NULL
+            );
+            CREATE TABLE sync_account (
+                app TEXT NOT NULL,
+                user TEXT NOT NULL,
+                enrolled_at REAL NOT NULL,
+                failures INTEGER NOT NULL DEFAULT 0,
+                retry_at REAL,
+                last_error TEXT,
+                last_push_at REAL,
+                last_pull_at REAL,
+                PRIMARY KEY (app, user)
+            );
+            CREATE TABLE account_flow (
+                app TEXT NOT NULL,
+                user TEXT NOT NULL,
+                flow TEXT NOT NULL,
+                record_json TEXT NOT NULL,
+                PRIMARY KEY (app, user, flow)
+            );
+            CREATE TABLE outbox (
+                journal_id INTEGER PRIMARY KEY REFERENCES journal (id),
+                app TEXT NOT NULL,
+                user TEXT NOT NULL,
+                records_json TEXT NOT NULL
+            );
+            CREATE INDEX outbox_by_account ON outbox (app, user, journal_id);
+            """
         ),
         // 0.8.0: each journal row records the stored form of every flow its event changed (null for a
         // flow whose row was deleted), so a rebuild folds rows without replaying them through the
@@ -129,20 +129,20 @@ enum Schema {
         (
             "v4-journal-recorded-states",
             """
-                    ALTER TABLE journal ADD COLUMN states_json TEXT;
-                    CREATE INDEX journal_without_states ON journal (app, id) WHERE states_json IS NULL;
-                    DROP TRIGGER journal_is_append_only_update;
-                    CREATE TRIGGER journal_is_append_only_update BEFORE UPDATE ON journal
-                    WHEN NOT (
-                        OLD.facts_json IS NULL AND NEW.facts_json IS NOT NULL
-                        AND OLD.catalog_version IS NULL AND NEW.catalog_version = 1
-                        AND NEW.id = OLD.id AND NEW.time = OLD.time AND NEW.app = OLD.app
-                        AND NEW.user = OLD.user AND NEW.flow IS OLD.flow AND NEW.step IS OLD.step
-                        AND NEW.event = OLD.event AND NEW.outcome = OLD.outcome
-                        AND NEW.event_json = OLD.event_json AND NEW.context_json = OLD.context_json
-                        AND NEW.effects_json = OLD.effects_json AND NEW.states_json IS OLD.states_json)
-                    BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
-                    """
+            ALTER TABLE journal ADD COLUMN states_json TEXT;
+            CREATE INDEX journal_without_states ON journal (app, id) WHERE states_json IS NULL;
+            DROP TRIGGER journal_is_append_only_update;
+            CREATE TRIGGER journal_is_append_only_update BEFORE UPDATE ON journal
+            WHEN NOT (
+                OLD.facts_json IS NULL AND NEW.facts_json IS NOT NULL
+                AND OLD.catalog_version IS NULL AND NEW.catalog_version = 1
+                AND NEW.id = OLD.id AND NEW.time = OLD.time AND NEW.app = OLD.app
+                AND NEW.user = OLD.user AND NEW.flow IS OLD.flow AND NEW.step IS OLD.step
+                AND NEW.event = OLD.event AND NEW.outcome = OLD.outcome
+                AND NEW.event_json = OLD.event_json AND NEW.context_json = OLD.context_json
+                AND NEW.effects_json = OLD.effects_json AND NEW.states_json IS OLD.states_json)
+            BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
+            """
         ),
         // 0.9.0: each journal row records the fingerprint of the catalog document that reduced its
         // event (rows from before have none: NULL). A row is replayed only through the catalog it
@@ -151,20 +151,20 @@ enum Schema {
         (
             "v5-journal-catalog-fingerprint",
             """
-                    ALTER TABLE journal ADD COLUMN catalog_fingerprint TEXT;
-                    DROP TRIGGER journal_is_append_only_update;
-                    CREATE TRIGGER journal_is_append_only_update BEFORE UPDATE ON journal
-                    WHEN NOT (
-                        OLD.facts_json IS NULL AND NEW.facts_json IS NOT NULL
-                        AND OLD.catalog_version IS NULL AND NEW.catalog_version = 1
-                        AND NEW.id = OLD.id AND NEW.time = OLD.time AND NEW.app = OLD.app
-                        AND NEW.user = OLD.user AND NEW.flow IS OLD.flow AND NEW.step IS OLD.step
-                        AND NEW.event = OLD.event AND NEW.outcome = OLD.outcome
-                        AND NEW.event_json = OLD.event_json AND NEW.context_json = OLD.context_json
-                        AND NEW.effects_json = OLD.effects_json AND NEW.states_json IS OLD.states_json
-                        AND NEW.catalog_fingerprint IS OLD.catalog_fingerprint)
-                    BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
-                    """
+            ALTER TABLE journal ADD COLUMN catalog_fingerprint TEXT;
+            DROP TRIGGER journal_is_append_only_update;
+            CREATE TRIGGER journal_is_append_only_update BEFORE UPDATE ON journal
+            WHEN NOT (
+                OLD.facts_json IS NULL AND NEW.facts_json IS NOT NULL
+                AND OLD.catalog_version IS NULL AND NEW.catalog_version = 1
+                AND NEW.id = OLD.id AND NEW.time = OLD.time AND NEW.app = OLD.app
+                AND NEW.user = OLD.user AND NEW.flow IS OLD.flow AND NEW.step IS OLD.step
+                AND NEW.event = OLD.event AND NEW.outcome = OLD.outcome
+                AND NEW.event_json = OLD.event_json AND NEW.context_json = OLD.context_json
+                AND NEW.effects_json = OLD.effects_json AND NEW.states_json IS OLD.states_json
+                AND NEW.catalog_fingerprint IS OLD.catalog_fingerprint)
+            BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
+            """
         ),
         (
             // The format each app's domain state was written in (DomainStateVocabulary).
@@ -362,12 +362,17 @@ enum Schema {
     /// The one runner of the device's SQLite files: the product's database (`history`, `table`)
     /// and the shared display budget file (``SharedBudgetFile``) each pass their own.
     @discardableResult
-    static func migrate(_ connection: SQLiteConnection, history: SchemaHistory = history, table: String = table) throws -> Bool {
+    static func migrate(
+        _ connection: SQLiteConnection, history: SchemaHistory = history, table: String = table
+    ) throws -> Bool {
         var appliedFirst = false
         for migration in history.pending(applied: try appliedMigrations(connection, table: table)) {
             let applied = try connection.transaction(.immediate) {
-                try connection.execute("CREATE TABLE IF NOT EXISTS \(table) (identifier TEXT NOT NULL PRIMARY KEY)")
-                guard !(try appliedMigrations(connection, table: table).contains(migration.id)) else { return (false, commit: true) }
+                try connection.execute(
+                    "CREATE TABLE IF NOT EXISTS \(table) (identifier TEXT NOT NULL PRIMARY KEY)")
+                guard !(try appliedMigrations(connection, table: table).contains(migration.id)) else {
+                    return (false, commit: true)
+                }
                 for statement in migration.statements { try connection.execute(statement) }
                 try connection.run("INSERT INTO \(table) (identifier) VALUES (?)", [.text(migration.id)])
                 return (true, commit: true)

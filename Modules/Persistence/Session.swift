@@ -1,10 +1,11 @@
+import TourCodec
+import TourCore
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourCodec
-import TourCore
 
 /// Who a session belongs to: one product, one user.
 public struct SessionKey: Hashable, Sendable {
@@ -73,7 +74,8 @@ public struct JournalAppend: Sendable {
 
     public init(
         time: Date, record: JournalRecord, context: TourContext, effects: [TourEffect], catalogVersion: Int,
-        catalogFingerprint: String? = nil, outbox: [FlowID: AccountFlowRecord]? = nil, appVersion: String? = nil
+        catalogFingerprint: String? = nil, outbox: [FlowID: AccountFlowRecord]? = nil,
+        appVersion: String? = nil
     ) {
         self.appVersion = appVersion
         self.catalogFingerprint = catalogFingerprint
@@ -128,7 +130,8 @@ public struct JournalRow: Equatable, Sendable {
             do {
                 return try TourFact(tourValue: value)
             } catch {
-                guard let kind = value.objectValue?["fact"]?.stringValue, !TourFact.kinds.contains(kind) else {
+                guard let kind = value.objectValue?["fact"]?.stringValue, !TourFact.kinds.contains(kind)
+                else {
                     throw StorageError("journal row \(id) holds a fact that does not read: \(error)")
                 }
                 return nil

@@ -27,7 +27,8 @@ public struct StorageError: Error, Equatable, CustomStringConvertible {
         )
     }
 
-    static let emptyPath = StorageError("the database path is empty; give a file name, such as --db onboarding.sqlite")
+    static let emptyPath = StorageError(
+        "the database path is empty; give a file name, such as --db onboarding.sqlite")
 
     static func isFolder(path: String) -> StorageError {
         StorageError(

@@ -76,7 +76,8 @@ extension SchemaHistory {
         for (landed, migration) in zip(landed, migrations) {
             if migration.id != landed.id { problems.append("migration \(landed.id) was renamed or moved") }
             if migration.fingerprint != landed.fingerprint {
-                problems.append("migration \(landed.id) changed after it landed: write a new migration instead")
+                problems.append(
+                    "migration \(landed.id) changed after it landed: write a new migration instead")
             }
         }
         // A new migration is listed in the change that adds it: from then on it is held as it landed.

@@ -52,7 +52,9 @@ public struct DatabaseUnavailable: Error, CustomStringConvertible, Sendable {
     /// The underlying error, described on one line (never a query's parameters).
     public var cause: String?
 
-    public init(_ operation: Operation, reason: Reason, mayHaveCommitted: Bool = false, cause: (any Error)? = nil) {
+    public init(
+        _ operation: Operation, reason: Reason, mayHaveCommitted: Bool = false, cause: (any Error)? = nil
+    ) {
         self.operation = operation
         self.reason = reason
         self.mayHaveCommitted = mayHaveCommitted
@@ -60,7 +62,8 @@ public struct DatabaseUnavailable: Error, CustomStringConvertible, Sendable {
     }
 
     public var description: String {
-        "\(operation) unavailable: \(reason)" + (mayHaveCommitted ? " (may have committed)" : "") + (cause.map { ": \($0)" } ?? "")
+        "\(operation) unavailable: \(reason)" + (mayHaveCommitted ? " (may have committed)" : "")
+            + (cause.map { ": \($0)" } ?? "")
     }
 
     /// Whether `error` says the connection went or PostgreSQL is not taking work now, not that it
@@ -72,11 +75,13 @@ public struct DatabaseUnavailable: Error, CustomStringConvertible, Sendable {
         if error is DatabaseUnavailable { return true }
         guard let error = error as? PSQLError else { return false }
         switch error.code {
-        case .serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown, .poolClosed:
+        case .serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown,
+            .poolClosed:
             return true
         case .server:
             let state = error.serverInfo?[.sqlState] ?? ""
-            return state.hasPrefix("08") || state.hasPrefix("57P") || ["57014", "55P03", "25006", "40001", "40P01"].contains(state)
+            return state.hasPrefix("08") || state.hasPrefix("57P")
+                || ["57014", "55P03", "25006", "40001", "40P01"].contains(state)
         default:
             return false
         }
@@ -88,8 +93,12 @@ public struct DatabaseUnavailable: Error, CustomStringConvertible, Sendable {
         let lost: Bool
         if let error = error as? PSQLError {
             switch error.code {
-            case .serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown: lost = true
-            case .server: lost = (error.serverInfo?[.sqlState] ?? "").hasPrefix("08") || (error.serverInfo?[.sqlState] ?? "").hasPrefix("57P")
+            case .serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown:
+                lost = true
+            case .server:
+                lost =
+                    (error.serverInfo?[.sqlState] ?? "").hasPrefix("08")
+                    || (error.serverInfo?[.sqlState] ?? "").hasPrefix("57P")
             default: lost = false
             }
         } else {

@@ -20,7 +20,8 @@ public struct Idempotency: Sendable {
     public var open: @Sendable ([UInt8]) throws -> [UInt8]
 
     public init(
-        scope: String, key: String, fingerprint: String, seal: @escaping @Sendable ([UInt8]) throws -> [UInt8],
+        scope: String, key: String, fingerprint: String,
+        seal: @escaping @Sendable ([UInt8]) throws -> [UInt8],
         open: @escaping @Sendable ([UInt8]) throws -> [UInt8]
     ) {
         self.scope = scope
@@ -39,7 +40,9 @@ public struct Idempotency: Sendable {
     public static func isValidKey(_ key: String) -> Bool {
         (1...128).contains(key.utf8.count)
             && key.unicodeScalars.allSatisfy {
-                $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.:".unicodeScalars.contains($0))
+                $0.isASCII
+                    && ($0.properties.isAlphabetic || ("0"..."9").contains($0)
+                        || "-_.:".unicodeScalars.contains($0))
             }
     }
 
@@ -151,7 +154,9 @@ public struct IdempotencyExpiry: Service {
                     let gone = try await writes.expireIdempotencyKeys()
                     if gone > 0 { logger.debug("kept answers expired", metadata: ["count": "\(gone)"]) }
                 } catch {
-                    logger.warning("kept answers could not be expired", metadata: ["cause": "\(DatabaseUnavailable.describe(error))"])
+                    logger.warning(
+                        "kept answers could not be expired",
+                        metadata: ["cause": "\(DatabaseUnavailable.describe(error))"])
                 }
                 try? await Task.sleep(for: .seconds(3600))
             }

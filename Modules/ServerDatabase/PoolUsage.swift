@@ -12,14 +12,18 @@ public final class PoolUsage: Sendable {
     private let waiting: Gauge
 
     public init(_ pool: String) {
-        inUse = Gauge(label: "onboarding_database_connections", dimensions: [("pool", pool), ("state", "in_use")])
-        waiting = Gauge(label: "onboarding_database_connections", dimensions: [("pool", pool), ("state", "waiting")])
+        inUse = Gauge(
+            label: "onboarding_database_connections", dimensions: [("pool", pool), ("state", "in_use")])
+        waiting = Gauge(
+            label: "onboarding_database_connections", dimensions: [("pool", pool), ("state", "waiting")])
         inUse.record(0)
         waiting.record(0)
     }
 
     /// Leases a connection of `client` for `body`, counted.
-    public func lease<T>(_ client: PostgresClient, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+    public func lease<T>(_ client: PostgresClient, _ body: (PostgresConnection) async throws -> T)
+        async throws -> T
+    {
         update { $0.waiting += 1 }
         var holding = false
         defer { update { counts in if holding { counts.inUse -= 1 } else { counts.waiting -= 1 } } }

@@ -57,7 +57,9 @@ public struct ReadOnlyDatabase: Sendable {
 
     /// A pool of its own on `configuration`, every transaction read-only. Run ``client`` as a
     /// service.
-    public init(configuration: PostgresClient.Configuration, name: String, backgroundLogger: Logger, logger: Logger) {
+    public init(
+        configuration: PostgresClient.Configuration, name: String, backgroundLogger: Logger, logger: Logger
+    ) {
         var configuration = configuration
         configuration.options.additionalStartupParameters.append(("default_transaction_read_only", "on"))
         client = PostgresClient(configuration: configuration, backgroundLogger: backgroundLogger)
@@ -80,9 +82,12 @@ public struct ReadOnlyDatabase: Sendable {
     /// ``DatabaseUnavailable`` (`deadline`, or `waited_for_connection` when no connection came)
     /// and the read is cancelled. A connection closed under it is `connection_lost`.
     public func read<T: Sendable>(
-        within deadline: Duration = Self.requestDeadline, _ read: @escaping @Sendable (PostgresConnection, Logger) async throws -> T
+        within deadline: Duration = Self.requestDeadline,
+        _ read: @escaping @Sendable (PostgresConnection, Logger) async throws -> T
     ) async throws -> T {
-        if let fallback, !fallback.health.isAnswering() { return try await fallback.database.read(within: deadline, read) }
+        if let fallback, !fallback.health.isAnswering() {
+            return try await fallback.database.read(within: deadline, read)
+        }
         let client = client
         let logger = logger.inRequest
         let readOnlyPool = readOnlyPool
@@ -103,7 +108,10 @@ public struct ReadOnlyDatabase: Sendable {
                         throw error
                     }
                 }
-            } catch let error where DatabaseUnavailable.covers(error) && !(error is DatabaseUnavailable) && !Self.triedToWrite(error) {
+            } catch let error
+                where DatabaseUnavailable.covers(error) && !(error is DatabaseUnavailable)
+                && !Self.triedToWrite(error)
+            {
                 throw DatabaseUnavailable.from(error, operation: .read)
             }
         } late: {
@@ -146,7 +154,9 @@ public enum Deadline {
                     do { answer.give(.success(try await operation())) } catch { answer.give(.failure(error)) }
                 }
                 answer.onGiven { work.cancel() }
-                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: limit.nanoseconds))) {
+                DispatchQueue.global().asyncAfter(
+                    deadline: .now() + .nanoseconds(Int(clamping: limit.nanoseconds))
+                ) {
                     answer.give(.failure(late()))
                 }
             }
@@ -210,5 +220,7 @@ public enum Deadline {
 
 extension Duration {
     /// The duration in whole nanoseconds.
-    public var nanoseconds: Int64 { components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000 }
+    public var nanoseconds: Int64 {
+        components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
+    }
 }

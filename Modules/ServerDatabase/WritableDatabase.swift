@@ -104,11 +104,17 @@ public struct WritableDatabase: Sendable {
                 let work = Task {
                     do {
                         let result = try await usage.lease(client) { leased in
-                            guard progress.move(from: .leasing, to: .running) else { throw CancellationError() }
+                            guard progress.move(from: .leasing, to: .running) else {
+                                throw CancellationError()
+                            }
                             progress.connection.withLock { $0 = leased }
                             schedule(after: bounds.transaction) {
                                 guard progress.phase.withLock({ $0 == .running }) else { return }
-                                if answer.give(.failure(DatabaseUnavailable(operation, reason: .rolledBack, cause: TransactionTooLong()))) {
+                                if answer.give(
+                                    .failure(
+                                        DatabaseUnavailable(
+                                            operation, reason: .rolledBack, cause: TransactionTooLong())))
+                                {
                                     progress.close()
                                 }
                             }
@@ -123,11 +129,16 @@ public struct WritableDatabase: Sendable {
                                     try await body(leased, logger)
                                 }
                                 // From here the transaction may commit whatever this process does.
-                                guard progress.move(from: .running, to: .committing) else { throw CancellationError() }
+                                guard progress.move(from: .running, to: .committing) else {
+                                    throw CancellationError()
+                                }
                                 schedule(after: bounds.commit) {
                                     guard progress.phase.withLock({ $0 == .committing }) else { return }
                                     if answer.give(
-                                        .failure(DatabaseUnavailable(operation, reason: .commitUnconfirmed, mayHaveCommitted: true)))
+                                        .failure(
+                                            DatabaseUnavailable(
+                                                operation, reason: .commitUnconfirmed, mayHaveCommitted: true)
+                                        ))
                                     {
                                         progress.close()
                                     }
@@ -166,12 +177,17 @@ public struct WritableDatabase: Sendable {
     /// An error of the transaction as the request's answer: PostgreSQL refusing the request (a
     /// constraint, a bad value) stays what it is; a passing cause is ``DatabaseUnavailable``,
     /// `commit_unconfirmed` when the connection went after `COMMIT` was sent.
-    static func classify(_ error: any Error, operation: DatabaseUnavailable.Operation, afterCommit: Bool) -> any Error {
-        if error is CancellationError { return DatabaseUnavailable(operation, reason: .rolledBack, cause: error) }
+    static func classify(_ error: any Error, operation: DatabaseUnavailable.Operation, afterCommit: Bool)
+        -> any Error
+    {
+        if error is CancellationError {
+            return DatabaseUnavailable(operation, reason: .rolledBack, cause: error)
+        }
         guard DatabaseUnavailable.covers(error) else { return error }
         if afterCommit {
             // A commit whose answer did not come: it may have happened.
-            return DatabaseUnavailable(operation, reason: .commitUnconfirmed, mayHaveCommitted: true, cause: error)
+            return DatabaseUnavailable(
+                operation, reason: .commitUnconfirmed, mayHaveCommitted: true, cause: error)
         }
         return DatabaseUnavailable.from(error, operation: operation)
     }
@@ -189,11 +205,14 @@ struct CommitRolledBack: Error, CustomStringConvertible {
 
 /// A write's transaction ran past its bound before `COMMIT`: its connection was closed.
 struct TransactionTooLong: Error, CustomStringConvertible {
-    var description: String { "the transaction ran past its bound before COMMIT; its connection was closed (rolled back)" }
+    var description: String {
+        "the transaction ran past its bound before COMMIT; its connection was closed (rolled back)"
+    }
 }
 
 private func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) {
-    DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: delay.nanoseconds)), execute: work)
+    DispatchQueue.global().asyncAfter(
+        deadline: .now() + .nanoseconds(Int(clamping: delay.nanoseconds)), execute: work)
 }
 
 extension Duration {

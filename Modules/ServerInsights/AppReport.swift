@@ -44,9 +44,14 @@ public struct AppReport: Equatable, Sendable {
         public var firstAt: Double
         public var lastAt: Double
 
-        package init(flow: String, step: String, kind: String, subjects: Int, devices: Int, facts: Int, firstAt: Double, lastAt: Double) {
+        package init(
+            flow: String, step: String, kind: String, subjects: Int, devices: Int, facts: Int,
+            firstAt: Double, lastAt: Double
+        ) {
             (self.flow, self.step, self.kind) = (flow, step, kind)
-            (self.subjects, self.devices, self.facts, self.firstAt, self.lastAt) = (subjects, devices, facts, firstAt, lastAt)
+            (self.subjects, self.devices, self.facts, self.firstAt, self.lastAt) = (
+                subjects, devices, facts, firstAt, lastAt
+            )
         }
     }
 
@@ -69,7 +74,8 @@ extension AppReport: TourValueCodable {
         // `unplanned` only when there are such facts: the report of an app without any has the
         // form it always had (WireFormTests).
         .members([
-            "app": .string(app), "accounts": .int(accounts), "devices": .int(devices), "flows": flows.tourValue,
+            "app": .string(app), "accounts": .int(accounts), "devices": .int(devices),
+            "flows": flows.tourValue,
             "unplanned": unplanned.isEmpty ? nil : unplanned.tourValue,
         ])
     }
@@ -88,7 +94,8 @@ extension AppReport.Unplanned: TourValueCodable {
     public var tourValue: TourValue {
         [
             "flow": .string(flow), "step": .string(step), "kind": .string(kind), "subjects": .int(subjects),
-            "devices": .int(devices), "facts": .int(facts), "firstAt": .double(firstAt), "lastAt": .double(lastAt),
+            "devices": .int(devices), "facts": .int(facts), "firstAt": .double(firstAt),
+            "lastAt": .double(lastAt),
         ]
     }
 
@@ -96,7 +103,8 @@ extension AppReport.Unplanned: TourValueCodable {
         let wire = try TourValueReader(tourValue, as: "unplanned facts")
         self.init(
             flow: try wire.string("flow"), step: try wire.string("step"), kind: try wire.string("kind"),
-            subjects: try wire.int("subjects"), devices: try wire.int("devices"), facts: try wire.int("facts"),
+            subjects: try wire.int("subjects"), devices: try wire.int("devices"),
+            facts: try wire.int("facts"),
             firstAt: try wire.double("firstAt"), lastAt: try wire.double("lastAt"))
     }
 }
@@ -104,7 +112,8 @@ extension AppReport.Unplanned: TourValueCodable {
 extension AppReport.Flow: TourValueCodable {
     public var tourValue: TourValue {
         [
-            "flow": .string(flow), "accounts": .object(accounts.mapValues(TourValue.int)), "started": .int(started),
+            "flow": .string(flow), "accounts": .object(accounts.mapValues(TourValue.int)),
+            "started": .int(started),
             "completedHere": .int(completedHere), "skippedHere": .int(skippedHere), "devices": .int(devices),
             "steps": steps.tourValue,
         ]
@@ -114,7 +123,9 @@ extension AppReport.Flow: TourValueCodable {
         let wire = try TourValueReader(tourValue, as: "report flow")
         self.init(flow: try wire.string("flow"))
         accounts = try wire.object("accounts").mapValues { count in
-            guard let count = count.intValue else { throw TourValueReader.mismatch("a count", count, path: [MemberKey("accounts")]) }
+            guard let count = count.intValue else {
+                throw TourValueReader.mismatch("a count", count, path: [MemberKey("accounts")])
+            }
             return count
         }
         started = try wire.int("started")
@@ -126,10 +137,13 @@ extension AppReport.Flow: TourValueCodable {
 }
 
 extension AppReport.Step: TourValueCodable {
-    public var tourValue: TourValue { ["step": .string(step), "index": .int(index), "accounts": .int(accounts)] }
+    public var tourValue: TourValue {
+        ["step": .string(step), "index": .int(index), "accounts": .int(accounts)]
+    }
 
     public init(tourValue: TourValue) throws {
         let wire = try TourValueReader(tourValue, as: "report step")
-        self.init(step: try wire.string("step"), index: try wire.int("index"), accounts: try wire.int("accounts"))
+        self.init(
+            step: try wire.string("step"), index: try wire.int("index"), accounts: try wire.int("accounts"))
     }
 }

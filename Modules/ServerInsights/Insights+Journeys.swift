@@ -61,7 +61,8 @@ extension Insights {
 
         public static func == (a: Self, b: Self) -> Bool {
             a.measure == b.measure && a.step == b.step && a.index == b.index && a.reached == b.reached
-                && a.skipped == b.skipped && a.waiting == b.waiting && a.times.elementsEqual(b.times, by: { $0 == $1 })
+                && a.skipped == b.skipped && a.waiting == b.waiting
+                && a.times.elementsEqual(b.times, by: { $0 == $1 })
         }
     }
 
@@ -73,13 +74,24 @@ extension Insights {
     public func journeyStages(app: String, flow: String, range: DayRange?) async throws -> [JourneyStage] {
         let (first, last) = Self.rangeBinds(range)
         return try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
-            var started = JourneyStage(measure: "started", step: "", index: 0, reached: 0, skipped: 0, waiting: 0, times: [])
-            var completed = JourneyStage(measure: "completed", step: "", index: Int64.max, reached: 0, skipped: 0, waiting: 0, times: [])
+            var started = JourneyStage(
+                measure: "started", step: "", index: 0, reached: 0, skipped: 0, waiting: 0, times: [])
+            var completed = JourneyStage(
+                measure: "completed", step: "", index: Int64.max, reached: 0, skipped: 0, waiting: 0,
+                times: [])
             var steps: [String: JourneyStage] = [:]
             /// The stage a row is about: completed, the start (no step), or its step.
             func update(_ measure: String, _ step: String, _ body: (inout JourneyStage) -> Void) {
-                if measure == "completed" { body(&completed) } else if step.isEmpty { body(&started) } else {
-                    var stage = steps[step] ?? JourneyStage(measure: "step", step: step, index: Int64.max, reached: 0, skipped: 0, waiting: 0, times: [])
+                if measure == "completed" {
+                    body(&completed)
+                } else if step.isEmpty {
+                    body(&started)
+                } else {
+                    var stage =
+                        steps[step]
+                        ?? JourneyStage(
+                            measure: "step", step: step, index: Int64.max, reached: 0, skipped: 0, waiting: 0,
+                            times: [])
                     body(&stage)
                     steps[step] = stage
                 }
@@ -91,7 +103,8 @@ extension Insights {
                     AND (\(first)::date IS NULL OR start_day >= \(first)::date) AND (\(last)::date IS NULL OR start_day <= \(last)::date)
                 GROUP BY measure, step
                 """, logger: logger)
-            for try await (measure, step, index, count) in counts.decode((String, String, Int64, Int64).self) {
+            for try await (measure, step, index, count) in counts.decode((String, String, Int64, Int64).self)
+            {
                 let count = Int(count)
                 // `waiting` and `skipped` rows name the stage by its step ('' for the start).
                 switch measure {
@@ -113,7 +126,9 @@ extension Insights {
                     AND (\(first)::date IS NULL OR start_day >= \(first)::date) AND (\(last)::date IS NULL OR start_day <= \(last)::date)
                 GROUP BY milestone, step, millis
                 """, logger: logger)
-            for try await (milestone, step, millis, count) in times.decode((String, String, Int64, Int64).self) {
+            for try await (milestone, step, millis, count) in times.decode(
+                (String, String, Int64, Int64).self)
+            {
                 update(milestone, step) { $0.times.append((Int(millis), Int(count))) }
             }
             let ordered = steps.values.sorted { ($0.index, $0.step) < ($1.index, $1.step) }
@@ -123,7 +138,9 @@ extension Insights {
 
     /// Per value of `split`, how many of the journeys started in `range` reached each stage, by
     /// stage label (`started`, `step ID`, `completed`); values in reading order.
-    public func splitStages(app: String, flow: String, split: Split, range: DayRange?) async throws -> [(value: String, reached: [String: Int])] {
+    public func splitStages(app: String, flow: String, split: Split, range: DayRange?) async throws -> [(
+        value: String, reached: [String: Int]
+    )] {
         try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
             let (first, last) = Self.rangeBinds(range)
             let rows = try await connection.query(
@@ -135,15 +152,18 @@ extension Insights {
                 """, logger: logger)
             var byValue: [String: [String: Int]] = [:]
             for try await (value, measure, step, count) in rows.decode((String, String, String, Int64).self) {
-                byValue[value, default: [:]][measure == "step" ? "step \(step)" : measure, default: 0] += Int(count)
+                byValue[value, default: [:]][measure == "step" ? "step \(step)" : measure, default: 0] += Int(
+                    count)
             }
-            return split.ordered(Array(byValue.keys)).map { ($0, byValue[$0]!) }
+            return split.ordered(Array(byValue.keys)).map { ($0, byValue[$0] ?? [:]) }
         }
     }
 
     /// For each week (Monday, UTC) or day of start in `range`, journeys started and completed, every
     /// period from the first with a start to the last included.
-    public func cohortTrend(app: String, flow: String, range: DayRange?, weekly: Bool) async throws -> [CohortTrendFigures.Period] {
+    public func cohortTrend(app: String, flow: String, range: DayRange?, weekly: Bool) async throws
+        -> [CohortTrendFigures.Period]
+    {
         try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
             let (first, last) = Self.rangeBinds(range)
             let unit = weekly ? "week" : "day"
@@ -160,12 +180,14 @@ extension Insights {
                 if measure == "started" { entry.0 += Int(count) } else { entry.1 += Int(count) }
                 periods[start] = entry
             }
-            guard let earliest = periods.keys.compactMap(DayRange.parse).min(), let latest = periods.keys.compactMap(DayRange.parse).max()
+            guard let earliest = periods.keys.compactMap(DayRange.parse).min(),
+                let latest = periods.keys.compactMap(DayRange.parse).max()
             else { return [] }
             let stride = weekly ? 7 : 1
             return Swift.stride(from: earliest, through: latest, by: stride).map { number in
                 let day = DayRange.text(number)
-                return CohortTrendFigures.Period(start: day, started: periods[day]?.0 ?? 0, completed: periods[day]?.1 ?? 0)
+                return CohortTrendFigures.Period(
+                    start: day, started: periods[day]?.0 ?? 0, completed: periods[day]?.1 ?? 0)
             }
         }
     }
@@ -180,7 +202,8 @@ extension Insights {
     /// Each with when its journey started and when any device of it last pushed a row of the app
     /// (by the devices' clocks), so an abandoned journey is told from one in progress.
     public func journeySubjects(
-        app: String, flow: String, step: String, standing: Standing, range: DayRange?, after: String, limit: Int
+        app: String, flow: String, step: String, standing: Standing, range: DayRange?, after: String,
+        limit: Int
     ) async throws -> [JourneySubject] {
         let (first, last) = Self.rangeBinds(range)
         let query: PostgresQuery =
@@ -205,10 +228,14 @@ extension Insights {
             }
         return try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
             var subjects: [JourneySubject] = []
-            for try await (subject, started, lastActivity) in try await connection.query(query, logger: logger).decode(
+            for try await (subject, started, lastActivity) in try await connection.query(
+                query, logger: logger
+            ).decode(
                 (String, Double, Double?).self)
             {
-                subjects.append(JourneySubject(subject: subject, startedAt: started, lastActivityAt: lastActivity ?? started))
+                subjects.append(
+                    JourneySubject(
+                        subject: subject, startedAt: started, lastActivityAt: lastActivity ?? started))
             }
             return subjects
         }
@@ -254,7 +281,8 @@ extension Insights {
             {
                 entries.append(
                     TimelineEntry(
-                        time: time, device: device, seq: seq, catalogVersion: catalog, appVersion: version, fact: fact, flow: flow,
+                        time: time, device: device, seq: seq, catalogVersion: catalog, appVersion: version,
+                        fact: fact, flow: flow,
                         step: step, detail: detail))
             }
             return entries
@@ -262,7 +290,9 @@ extension Insights {
     }
 
     /// A subject's journeys in `app`: flow, start day, standing and furthest step.
-    public func journeys(app: String, subject: String) async throws -> [(flow: String, started: String, standing: String, furthest: String)] {
+    public func journeys(app: String, subject: String) async throws -> [(
+        flow: String, started: String, standing: String, furthest: String
+    )] {
         try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
             let rows = try await connection.query(
                 """
@@ -277,7 +307,9 @@ extension Insights {
     }
 
     /// First assignments to each variant of `experiment` from `first` to `last` (days, both included).
-    public func assignments(app: String, experiment: String, first: String, last: String) async throws -> [String: Int] {
+    public func assignments(app: String, experiment: String, first: String, last: String) async throws
+        -> [String: Int]
+    {
         try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
             let rows = try await connection.query(
                 """
@@ -286,7 +318,9 @@ extension Insights {
                 GROUP BY variant
                 """, logger: logger)
             var counts: [String: Int] = [:]
-            for try await (variant, count) in rows.decode((String, Int64).self) { counts[variant] = Int(count) }
+            for try await (variant, count) in rows.decode((String, Int64).self) {
+                counts[variant] = Int(count)
+            }
             return counts
         }
     }

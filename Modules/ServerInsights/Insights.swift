@@ -29,7 +29,8 @@ public struct DayRange: Equatable, Sendable {
         let from = from.flatMap { $0.isEmpty ? nil : $0 }
         let to = to.flatMap { $0.isEmpty ? nil : $0 }
         guard from != nil || to != nil else { return nil }
-        let end = try to.map { day throws(DayRange.Refusal) in try Self.day(day, "to") } ?? Self.dayNumber(today)
+        let end =
+            try to.map { day throws(DayRange.Refusal) in try Self.day(day, "to") } ?? Self.dayNumber(today)
         let start = try from.map { day throws(DayRange.Refusal) in try Self.day(day, "from") } ?? (end - 29)
         guard start <= end else { throw Refusal("the range's start (from) must not be after its end (to)") }
         guard end - start + 1 <= Self.maximumDays else {
@@ -58,8 +59,8 @@ public struct DayRange: Equatable, Sendable {
     }
 
     // Days as numbers since 1970-01-01 (UTC), so ranges need no calendar.
-    static let earliest = parse("2000-01-01")!
-    static let latest = parse("2100-12-31")!
+    static let earliest = CivilDate.daysSince1970(year: 2000, month: 1, day: 1)
+    static let latest = CivilDate.daysSince1970(year: 2100, month: 12, day: 31)
 
     static func day(_ text: String, _ name: String) throws(DayRange.Refusal) -> Int {
         guard let day = parse(text), (earliest...latest).contains(day) else {
@@ -68,7 +69,9 @@ public struct DayRange: Equatable, Sendable {
         return day
     }
 
-    public static func dayNumber(_ date: Date) -> Int { Int((date.timeIntervalSince1970 / 86_400).rounded(.down)) }
+    public static func dayNumber(_ date: Date) -> Int {
+        Int((date.timeIntervalSince1970 / 86_400).rounded(.down))
+    }
 
     static func parse(_ text: String) -> Int? { CivilDate.daysSince1970(text) }
 
@@ -124,7 +127,9 @@ public struct Insights: Sendable {
     /// day any of `apps` has a start or completion counted (today when none has, or when that day is
     /// later than today), so a page without a range shows the newest activity, not 30 empty days.
     /// `excluding` names flows as `app/flow` that do not count (the overview's archived flows).
-    public func trendRange(apps: [String], range: DayRange?, today: Date, excluding: Set<String> = []) async throws -> DayRange {
+    public func trendRange(apps: [String], range: DayRange?, today: Date, excluding: Set<String> = [])
+        async throws -> DayRange
+    {
         try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
             if let range { return range }
             let excluded = excluding.sorted()
@@ -144,7 +149,8 @@ public struct Insights: Sendable {
     public func hasFlow(app: String, flow: String) async throws -> Bool {
         try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
             let rows = try await connection.query(
-                "SELECT EXISTS (SELECT 1 FROM insight_counts WHERE app = \(app) AND flow = \(flow))", logger: logger)
+                "SELECT EXISTS (SELECT 1 FROM insight_counts WHERE app = \(app) AND flow = \(flow))",
+                logger: logger)
             var found = false
             for try await exists in rows.decode(Bool.self) { found = exists }
             return found
@@ -163,7 +169,8 @@ public struct Insights: Sendable {
             var accounts = 0
             var devices = 0
             let totals = try await connection.query(
-                "SELECT kind, sum(subjects)::bigint FROM insight_totals WHERE app = \(app) GROUP BY kind", logger: logger)
+                "SELECT kind, sum(subjects)::bigint FROM insight_totals WHERE app = \(app) GROUP BY kind",
+                logger: logger)
             for try await (kind, count) in totals.decode((String, Int64).self) {
                 if kind == "account" { accounts = Int(count) } else { devices = Int(count) }
             }
@@ -205,7 +212,8 @@ public struct Insights: Sendable {
                     TrendFigures.Day(day: day, started: byDay[day]?.0 ?? 0, completed: byDay[day]?.1 ?? 0)
                 })
             return AppSummary(
-                app: app, accounts: accounts, devices: devices, flows: flows.values.sorted { $0.flow < $1.flow },
+                app: app, accounts: accounts, devices: devices,
+                flows: flows.values.sorted { $0.flow < $1.flow },
                 trend: trend)
         }
     }
@@ -227,7 +235,7 @@ public struct Insights: Sendable {
                 var started = 0
                 var completed = 0
                 var steps: [String: (index: Int64, reached: Int)] = [:]
-    
+
                 mutating func add(_ milestone: String, _ step: String, _ index: Int64, _ count: Int) {
                     switch milestone {
                     case "started": started += count
@@ -238,11 +246,12 @@ public struct Insights: Sendable {
                     default: break
                     }
                 }
-    
+
                 func figures(_ title: String) -> FunnelFigures {
                     let ordered = steps.sorted { ($0.value.index, $0.key) < ($1.value.index, $1.key) }
                     return FunnelFigures(
-                        title: title, started: started, steps: ordered.map { ($0.key, $0.value.reached) }, completed: completed)
+                        title: title, started: started, steps: ordered.map { ($0.key, $0.value.reached) },
+                        completed: completed)
                 }
             }
             var all = Tally()
@@ -264,9 +273,11 @@ public struct Insights: Sendable {
             }
             return FlowFunnels(
                 app: app, flow: flow, all: all.figures("All accounts"),
-                byCatalogVersion: byCatalog.keys.sorted().map { byCatalog[$0]!.figures("Catalog version \($0)") },
-                byAppVersion: byApp.keys.sorted { Self.versionOrder($0, $1) }.map {
-                    byApp[$0]!.figures($0.isEmpty ? "App version not reported" : "App version \($0)")
+                byCatalogVersion: byCatalog.sorted { $0.key < $1.key }.map { version, tally in
+                    tally.figures("Catalog version \(version)")
+                },
+                byAppVersion: byApp.sorted { Self.versionOrder($0.key, $1.key) }.map { version, tally in
+                    tally.figures(version.isEmpty ? "App version not reported" : "App version \(version)")
                 })
         }
     }

@@ -36,8 +36,11 @@ public struct InsightsCounting: Sendable {
 
     /// Transaction ids between `watermark` and the newest one (the insights' lag).
     public func lag(below watermark: UInt64) async throws -> Int {
-        let rows = try await client.query("SELECT pg_snapshot_xmax(pg_current_snapshot())::text", logger: logger)
-        for try await mark in rows.decode(String.self) { return max(0, Int(UInt64(mark) ?? watermark) - Int(watermark)) }
+        let rows = try await client.query(
+            "SELECT pg_snapshot_xmax(pg_current_snapshot())::text", logger: logger)
+        for try await mark in rows.decode(String.self) {
+            return max(0, Int(UInt64(mark) ?? watermark) - Int(watermark))
+        }
         return 0
     }
 
@@ -46,7 +49,8 @@ public struct InsightsCounting: Sendable {
     /// then (a push in flight) holds the watermark back for its few milliseconds; this waits for
     /// it, up to `limit`, and then answers with what is counted.
     public func catchUp(waitingUpTo limit: Duration) async throws {
-        let rows = try await client.query("SELECT pg_snapshot_xmax(pg_current_snapshot())::text", logger: logger)
+        let rows = try await client.query(
+            "SELECT pg_snapshot_xmax(pg_current_snapshot())::text", logger: logger)
         var target: UInt64 = 0
         for try await mark in rows.decode(String.self) { target = UInt64(mark) ?? 0 }
         let deadline = ContinuousClock.now + limit
@@ -72,7 +76,10 @@ public struct InsightsCatchUp: Service {
     let logger: Logger
 
     /// With `ready`, the first run waits for the schema's migrations.
-    public init(counting: InsightsCounting, interval: Duration = Self.interval, ready: SchemaReady? = nil, logger: Logger) {
+    public init(
+        counting: InsightsCounting, interval: Duration = Self.interval, ready: SchemaReady? = nil,
+        logger: Logger
+    ) {
         self.counting = counting
         self.interval = interval
         self.ready = ready
@@ -92,9 +99,12 @@ public struct InsightsCatchUp: Service {
                 do {
                     let watermark = try await counting.catchUp()
                     let took = ContinuousClock.now - started
-                    InsightsMetrics.run.recordNanoseconds(took.components.seconds * 1_000_000_000 + took.components.attoseconds / 1_000_000_000)
+                    InsightsMetrics.run.recordNanoseconds(
+                        took.components.seconds * 1_000_000_000 + took.components.attoseconds / 1_000_000_000)
                     if let lag = try? await counting.lag(below: watermark) { InsightsMetrics.lag.record(lag) }
-                    if failures >= 5 { logger.info("insights catch-up working again", metadata: ["failures": "\(failures)"]) }
+                    if failures >= 5 {
+                        logger.info("insights catch-up working again", metadata: ["failures": "\(failures)"])
+                    }
                     failures = 0
                     lastWarning = nil
                 } catch {
@@ -107,7 +117,10 @@ public struct InsightsCatchUp: Service {
                         lastWarning = now
                         logger.warning(
                             "insights catch-up failing",
-                            metadata: ["cause": "\(DatabaseUnavailable.describe(error))", "failures_in_a_row": "\(failures)"])
+                            metadata: [
+                                "cause": "\(DatabaseUnavailable.describe(error))",
+                                "failures_in_a_row": "\(failures)",
+                            ])
                     }
                 }
                 try? await Task.sleep(for: interval)

@@ -29,7 +29,8 @@ extension InsightsSchema {
     /// and `waiting` in its cohort.
     static func countJourneyStarts(_ source: String) -> String {
         let v16 = countJourneys(source)
-        let starts = v16.replacingOccurrences(of: "WHERE f.kind = 'flowStarted'\n", with: "WHERE \(journeyStart)\n")
+        let starts = v16.replacingOccurrences(
+            of: "WHERE f.kind = 'flowStarted'\n", with: "WHERE \(journeyStart)\n")
         precondition(starts != v16, "countJourneys no longer reads its starts as countJourneyStarts expects")
         return starts
     }
@@ -229,7 +230,8 @@ extension InsightsSchema {
         UPDATE insight_journeys j SET skipped_step = NULL, skipped_index = NULL
         FROM v17_both b WHERE b.first_ending = 'completed' AND j.app = b.app AND j.flow = b.flow AND j.subject = b.subject
         """,
-        addToCohorts("""
+        addToCohorts(
+            """
             (SELECT b.app, b.flow, 'skipped' AS measure, b.skipped_step AS step, b.skipped_index AS step_index, -1 AS delta,
                 \(cohortColumns.replacingOccurrences(of: "j.", with: "b."))
             FROM v17_both b WHERE b.first_ending = 'completed')

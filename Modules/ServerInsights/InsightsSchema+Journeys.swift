@@ -45,7 +45,8 @@ extension InsightsSchema {
     }
 
     /// A journey's cohort columns, from a row `j` of `insight_journeys`.
-    package static let cohortColumns = "j.start_day, j.catalog_version, j.app_version, j.variant, j.locale, j.accessibility, j.device_kind"
+    package static let cohortColumns =
+        "j.start_day, j.catalog_version, j.app_version, j.variant, j.locale, j.accessibility, j.device_kind"
 
     /// The UTC day of a time in seconds since 1970, clamped as the counters clamp it.
     package static func day(_ seconds: String) -> String {
@@ -302,7 +303,8 @@ extension InsightsSchema {
         "ALTER TABLE insight_firsts ADD COLUMN cohort BOOLEAN NOT NULL DEFAULT false, ADD COLUMN millis BIGINT",
         // Carried over: journeys from the stored starts, their furthest step and standing from the
         // first reaches, and the counters from both.
-        countJourneys("""
+        countJourneys(
+            """
             (SELECT f.*, p.time, p.catalog_version, p.app_version FROM pushes p JOIN facts f
                 ON f.app = p.app AND f.account = p.account AND f.device = p.device AND f.seq = p.seq)
             """),
@@ -326,7 +328,8 @@ extension InsightsSchema {
         UPDATE insight_firsts fi SET cohort = true FROM insight_journeys j
         WHERE fi.milestone IN ('step', 'completed') AND j.app = fi.app AND j.flow = fi.flow AND j.subject = fi.subject
         """,
-        addToCohorts("""
+        addToCohorts(
+            """
             (SELECT fi.app, fi.flow, fi.milestone AS measure, fi.step, fi.step_index, 1 AS delta, \(cohortColumns)
             FROM insight_firsts fi JOIN insight_journeys j ON j.app = fi.app AND j.flow = fi.flow AND j.subject = fi.subject
             WHERE fi.cohort

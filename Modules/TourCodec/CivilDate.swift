@@ -40,7 +40,9 @@ public enum CivilDate {
     /// does not); nil for anything else.
     public static func parse(_ text: String) -> (year: Int, month: Int, day: Int)? {
         let bytes = Array(text.utf8)
-        guard bytes.count == 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-") else { return nil }
+        guard bytes.count == 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-") else {
+            return nil
+        }
         func number(_ range: Range<Int>) -> Int? {
             var value = 0
             for byte in bytes[range] {
@@ -68,7 +70,8 @@ public enum CivilDate {
 
     static func pad(_ value: Int, _ width: Int) -> String {
         let digits = String(abs(value))
-        let padded = digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+        let padded =
+            digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
         return value < 0 ? "-" + padded : padded
     }
 }

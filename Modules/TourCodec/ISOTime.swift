@@ -46,6 +46,15 @@ public enum ISOTime {
         return text[..<dot] + "Z"
     }
 
+    /// An instant to the minute, as people read it beside a "UTC" (`2026-01-05 09:00`): the studio's
+    /// revisions and drafts.
+    public static func minutes(_ seconds: Double) -> String {
+        let text = wholeSeconds(seconds)
+        guard text.count >= 20, let t = text.firstIndex(of: "T") else { return text }
+        let time = text[text.index(after: t)...]
+        return text[..<t] + " " + time.prefix(5)
+    }
+
     /// An instant to the millisecond, always with three digits (`2026-01-05T09:00:00.000Z`): a
     /// subject's timeline, whose facts often come several a second.
     public static func milliseconds(_ seconds: Double) -> String {

@@ -12,7 +12,9 @@ extension JSONTextReader {
 
     /// Calls `visit` with each member's key and its value's bytes (checked, nothing made of them),
     /// in order; the bytes are valid only during the call.
-    mutating func forEachRawMember(_ visit: (String, UnsafeBufferPointer<UInt8>) -> Void) throws(JSONTextError) {
+    mutating func forEachRawMember(_ visit: (String, UnsafeBufferPointer<UInt8>) -> Void)
+        throws(JSONTextError)
+    {
         try forEachRawMemberBytes { key, json in visit(String(decoding: key, as: UTF8.self), json) }
     }
 
@@ -142,7 +144,9 @@ extension JSONTextReader {
         if let first = peek(), first >= UInt8(ascii: "0"), first <= UInt8(ascii: "9") {
             index += 1
             if first != UInt8(ascii: "0") { skipDigits() }
-            let continues = peek().map { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }
+            let continues = peek().map {
+                $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E")
+            }
             if continues != true, index - firstDigit <= 18 { return }
         }
         index = start

@@ -100,7 +100,8 @@ struct JSONTextReader {
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+                let text = String(
+                    decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
                 index += 1
                 return text
             }
@@ -134,7 +135,9 @@ struct JSONTextReader {
                         else { throw failure("a lone surrogate in a \\u escape") }
                         index += 2
                         let low = try hexQuad()
-                        guard (0xDC00..<0xE000).contains(low) else { throw failure("a lone surrogate in a \\u escape") }
+                        guard (0xDC00..<0xE000).contains(low) else {
+                            throw failure("a lone surrogate in a \\u escape")
+                        }
                         scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
                     }
                     guard let unicode = Unicode.Scalar(scalar) else { throw failure("an invalid \\u escape") }
@@ -261,7 +264,8 @@ struct JSONTextReader {
         }
     }
 
-    private mutating func literal(_ word: StaticString, _ value: TourValue) throws(JSONTextError) -> TourValue {
+    private mutating func literal(_ word: StaticString, _ value: TourValue) throws(JSONTextError) -> TourValue
+    {
         let count = word.utf8CodeUnitCount
         guard index + count <= bytes.count else { throw failure("unexpected end of the JSON text") }
         for offset in 0..<count where bytes[index + offset] != word.utf8Start[offset] {

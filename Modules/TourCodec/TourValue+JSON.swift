@@ -37,7 +37,9 @@ extension TourValue {
     /// Reads one JSON document from bytes that came over a wire: refused unless they are UTF-8
     /// (a stored or typed text is a `String`, valid by construction).
     public init(jsonUTF8 bytes: some Collection<UInt8>) throws(JSONTextError) {
-        guard var text = String(validating: bytes, as: UTF8.self) else { throw JSONTextError("the text is not UTF-8") }
+        guard var text = String(validating: bytes, as: UTF8.self) else {
+            throw JSONTextError("the text is not UTF-8")
+        }
         let parsed: Result<TourValue, JSONTextError> = text.withUTF8 { bytes in
             var reader = JSONTextReader(bytes: bytes)
             return Result { () throws(JSONTextError) in try reader.document() }
@@ -75,7 +77,8 @@ extension TourValue {
     /// ``forEachMember(ofObject:_:)`` with each key as its UTF-8 bytes (escapes decoded), valid
     /// only during the call: no String is made of a key the caller has met before.
     public static func forEachMemberBytes(
-        ofObject bytes: UnsafeBufferPointer<UInt8>, _ visit: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void
+        ofObject bytes: UnsafeBufferPointer<UInt8>,
+        _ visit: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void
     ) throws(JSONTextError) {
         var reader = JSONTextReader(bytes: bytes)
         try reader.forEachRawMemberBytes(visit)
@@ -186,7 +189,8 @@ public struct JSONTextWriter {
         var previous: String?
         for member in members where member.value != nil {
             if let previous, !Self.precedes(previous, member.key) {
-                try writeObject(members.compactMap { member in member.value.map { (key: member.key, value: $0) } })
+                try writeObject(
+                    members.compactMap { member in member.value.map { (key: member.key, value: $0) } })
                 return
             }
             previous = member.key
@@ -248,7 +252,8 @@ public struct JSONTextWriter {
         bytes.append(UInt8(ascii: "\""))
         // Most text needs no escape: copied whole.
         let copied = text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
-            for byte in utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+            for byte in utf8
+            where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
                 || (byte == UInt8(ascii: "/") && escapingSlashes)
             {
                 return false

@@ -58,7 +58,9 @@ final class EncodingNode {
         if let plain = plain(value) { return .value(plain) }
         let encoder = NodeEncoder(node: EncodingNode(), codingPath: codingPath)
         try value.encode(to: encoder)
-        if encoder.node.object == nil, encoder.node.list == nil { return .value(encoder.node.value ?? .object([:])) }
+        if encoder.node.object == nil, encoder.node.list == nil {
+            return .value(encoder.node.value ?? .object([:]))
+        }
         return .node(encoder.node)
     }
 
@@ -69,12 +71,12 @@ final class EncodingNode {
     /// The types whose form is fixed here rather than by their own `encode(to:)`: found by comparing
     /// metadata, not by casting.
     static func plain<T: Encodable>(_ value: T) -> TourValue? {
-        if T.self == TourValue.self { return (value as! TourValue) }
-        if T.self == String.self { return .string(value as! String) }
-        if T.self == Int.self { return .int(value as! Int) }
-        if T.self == Double.self { return .double(value as! Double) }
-        if T.self == Bool.self { return .bool(value as! Bool) }
-        if T.self == Date.self { return .double((value as! Date).timeIntervalSince1970) }
+        if T.self == TourValue.self, let value = value as? TourValue { return value }
+        if T.self == String.self, let text = value as? String { return .string(text) }
+        if T.self == Int.self, let number = value as? Int { return .int(number) }
+        if T.self == Double.self, let number = value as? Double { return .double(number) }
+        if T.self == Bool.self, let flag = value as? Bool { return .bool(flag) }
+        if T.self == Date.self, let date = value as? Date { return .double(date.timeIntervalSince1970) }
         return nil
     }
 }
@@ -103,7 +105,8 @@ private struct KeyedNodeContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
     let node: EncodingNode
     var codingPath: [any CodingKey]
 
-    private func set(_ child: EncodingNode.Child, _ key: Key) { node.object![key.stringValue] = child }
+    /// (The container made `node.object`; it is never nil here.)
+    private func set(_ child: EncodingNode.Child, _ key: Key) { node.object?[key.stringValue] = child }
 
     mutating func encodeNil(forKey key: Key) throws { set(.value(.null), key) }
     mutating func encode(_ value: Bool, forKey key: Key) throws { set(.value(.bool(value)), key) }
@@ -139,8 +142,11 @@ private struct KeyedNodeContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
         return NodeEncoder(node: child, codingPath: codingPath + [key]).unkeyedContainer()
     }
 
+    /// Under `super`, as Foundation's encoders put it, whether or not `Key` has such a case.
     mutating func superEncoder() -> any Encoder {
-        superEncoder(forKey: Key(stringValue: "super")!)
+        let child = EncodingNode()
+        node.object?["super"] = .node(child)
+        return NodeEncoder(node: child, codingPath: codingPath + [MemberKey("super")])
     }
 
     mutating func superEncoder(forKey key: Key) -> any Encoder {
@@ -153,9 +159,10 @@ private struct KeyedNodeContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
 private struct UnkeyedNodeContainer: UnkeyedEncodingContainer {
     let node: EncodingNode
     var codingPath: [any CodingKey]
-    var count: Int { node.list!.count }
+    /// (The container made `node.list`; it is never nil here.)
+    var count: Int { node.list?.count ?? 0 }
 
-    private func append(_ child: EncodingNode.Child) { node.list!.append(child) }
+    private func append(_ child: EncodingNode.Child) { node.list?.append(child) }
 
     mutating func encodeNil() throws { append(.value(.null)) }
     mutating func encode(_ value: Bool) throws { append(.value(.bool(value))) }
@@ -225,7 +232,8 @@ private struct SingleNodeContainer: SingleValueEncodingContainer {
 
 private func integer<T: BinaryInteger>(_ value: T) throws -> TourValue {
     guard let int = Int(exactly: value) else {
-        throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription: "\(value) does not fit in Int"))
+        throw EncodingError.invalidValue(
+            value, .init(codingPath: [], debugDescription: "\(value) does not fit in Int"))
     }
     return .int(int)
 }

@@ -26,7 +26,9 @@ extension TourValueConvertible {
     public init(jsonText text: String) throws { try self.init(tourValue: TourValue(jsonText: text)) }
 
     /// Reads the value from a wire body (UTF-8 JSON).
-    public init(jsonUTF8 bytes: some Collection<UInt8>) throws { try self.init(tourValue: TourValue(jsonUTF8: bytes)) }
+    public init(jsonUTF8 bytes: some Collection<UInt8>) throws {
+        try self.init(tourValue: TourValue(jsonUTF8: bytes))
+    }
 }
 
 /// A ``TourValueRepresentable`` type that encoders (``TourValueEncoder``, Foundation's) write through
@@ -50,7 +52,9 @@ extension Array where Element: TourValueConvertible {
     public var tourValue: TourValue { .list(map { $0.tourValue }) }
 
     public init(tourValue: TourValue) throws {
-        guard case .list(let items) = tourValue else { throw TourValueReader.mismatch("a list", tourValue, path: []) }
+        guard case .list(let items) = tourValue else {
+            throw TourValueReader.mismatch("a list", tourValue, path: [])
+        }
         self = try items.map(Element.init(tourValue:))
     }
 }
@@ -84,7 +88,8 @@ public struct TourValueReader {
         }
         guard value != .null else {
             throw DecodingError.valueNotFound(
-                TourValue.self, .init(codingPath: [MemberKey(key)], debugDescription: "\(type): '\(key)' is null"))
+                TourValue.self,
+                .init(codingPath: [MemberKey(key)], debugDescription: "\(type): '\(key)' is null"))
         }
         return value
     }
@@ -132,7 +137,8 @@ public struct TourValueReader {
             throw DecodingError.dataCorrupted(
                 .init(
                     codingPath: [MemberKey(key)],
-                    debugDescription: "\(type): '\(key)' is \(number), not \(range.lowerBound) to \(range.upperBound)"))
+                    debugDescription:
+                        "\(type): '\(key)' is \(number), not \(range.lowerBound) to \(range.upperBound)"))
         }
         return number
     }
@@ -156,11 +162,14 @@ public struct TourValueReader {
     }
 
     /// A string member made into a `RawRepresentable` (an enum, an identifier).
-    public func raw<T: RawRepresentable>(_ key: String, _ type: T.Type = T.self) throws -> T where T.RawValue == String {
+    public func raw<T: RawRepresentable>(_ key: String, _ type: T.Type = T.self) throws -> T
+    where T.RawValue == String {
         let text = try string(key)
         guard let value = T(rawValue: text) else {
             throw DecodingError.dataCorrupted(
-                .init(codingPath: [MemberKey(key)], debugDescription: "\(self.type): '\(key)' cannot be '\(text)'"))
+                .init(
+                    codingPath: [MemberKey(key)],
+                    debugDescription: "\(self.type): '\(key)' cannot be '\(text)'"))
         }
         return value
     }
@@ -245,7 +254,8 @@ public struct TourValueReader {
     }
 
     public static func mismatch(_ what: String, _ value: TourValue, path: [any CodingKey]) -> DecodingError {
-        .typeMismatch(TourValue.self, .init(codingPath: path, debugDescription: "expected \(what), found \(value)"))
+        .typeMismatch(
+            TourValue.self, .init(codingPath: path, debugDescription: "expected \(what), found \(value)"))
     }
 }
 

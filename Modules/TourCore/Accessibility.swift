@@ -19,7 +19,10 @@ public struct AccessibilitySettings: Equatable, Sendable {
     /// The text size category, as iOS names it (`large` is the default).
     public var textSize: String
 
-    public init(voiceOver: Bool = false, reducedMotion: Bool = false, hapticsEnabled: Bool = true, textSize: String = "large") {
+    public init(
+        voiceOver: Bool = false, reducedMotion: Bool = false, hapticsEnabled: Bool = true,
+        textSize: String = "large"
+    ) {
         self.voiceOver = voiceOver
         self.reducedMotion = reducedMotion
         self.hapticsEnabled = hapticsEnabled
@@ -46,7 +49,8 @@ public struct AccessibilitySettings: Equatable, Sendable {
     /// The text size categories iOS has, smallest first.
     public static let textSizes = [
         "extraSmall", "small", "medium", "large", "extraLarge", "extraExtraLarge", "extraExtraExtraLarge",
-        "accessibilityMedium", "accessibilityLarge", "accessibilityExtraLarge", "accessibilityExtraExtraLarge",
+        "accessibilityMedium", "accessibilityLarge", "accessibilityExtraLarge",
+        "accessibilityExtraExtraLarge",
         "accessibilityExtraExtraExtraLarge",
     ]
 
@@ -84,7 +88,8 @@ extension ContextKey {
             AccessibilitySettings.hapticsEnabledKey, .flag, default: .bool(true),
             "the system plays haptics: when false, no haptic effect is emitted"),
         .device(
-            AccessibilitySettings.textSizeKey, .text, default: .string("large"), allowed: AccessibilitySettings.textSizes,
+            AccessibilitySettings.textSizeKey, .text, default: .string("large"),
+            allowed: AccessibilitySettings.textSizes,
             "the text size category"),
     ]
 }

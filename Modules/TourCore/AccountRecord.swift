@@ -1,9 +1,10 @@
+import TourCodec
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourCodec
 
 /// What one account's devices together know about one user-scoped flow: the record the account
 /// server keeps and every device converges to.
@@ -72,7 +73,9 @@ public struct AccountFlowRecord: Equatable, Hashable, Sendable, Comparable {
     /// The join: the greater of the two in the record order.
     public func merged(with other: AccountFlowRecord) -> AccountFlowRecord { max(self, other) }
 
-    public static func < (lhs: AccountFlowRecord, rhs: AccountFlowRecord) -> Bool { lhs.orderKey < rhs.orderKey }
+    public static func < (lhs: AccountFlowRecord, rhs: AccountFlowRecord) -> Bool {
+        lhs.orderKey < rhs.orderKey
+    }
 
     /// Whether two records say the same thing about the flow (they may differ in when and where).
     public func sameStanding(as other: AccountFlowRecord) -> Bool {
@@ -90,7 +93,8 @@ public struct AccountFlowRecord: Equatable, Hashable, Sendable, Comparable {
         }
         let versionKey =
             version.map { version in
-                version.split(separator: ".").map { pad(Int64($0.prefix(18)) ?? 0, 18) }.joined(separator: ".")
+                version.split(separator: ".").map { pad(Int64($0.prefix(18)) ?? 0, 18) }.joined(
+                    separator: ".")
             } ?? ""
         return [
             pad(Int64(epoch), 10), String(standing.rank), versionKey.isEmpty ? "" : "v" + versionKey,
@@ -109,10 +113,14 @@ public struct AccountFlowRecord: Equatable, Hashable, Sendable, Comparable {
     /// record and a dotted number.
     public var problem: String? {
         if epoch < 0 || epoch > Self.maximumEpoch { return "epoch must be 0 to \(Self.maximumEpoch)" }
-        if at < 0 || at > Self.maximumAt { return "at must be 0 to \(Self.maximumAt) (milliseconds since 1970)" }
+        if at < 0 || at > Self.maximumAt {
+            return "at must be 0 to \(Self.maximumAt) (milliseconds since 1970)"
+        }
         if let version {
             if standing.ending == nil { return "only a finished record (skipped, completed) has a version" }
-            if !AppVersion.isValid(version) { return "version '\(version.quotable)' is not \(AppVersion.rule)" }
+            if !AppVersion.isValid(version) {
+                return "version '\(version.quotable)' is not \(AppVersion.rule)"
+            }
         }
         if device.count > 128 { return "device must be at most 128 characters" }
         return nil
@@ -124,7 +132,8 @@ public struct AccountFlowRecord: Equatable, Hashable, Sendable, Comparable {
 extension AccountFlowRecord: TourValueCodable {
     public var tourValue: TourValue {
         .members([
-            "epoch": .int(epoch), "standing": .string(standing.rawValue), "version": version.map(TourValue.string),
+            "epoch": .int(epoch), "standing": .string(standing.rawValue),
+            "version": version.map(TourValue.string),
             "at": .int(Int(at)), "device": .string(device),
         ])
     }
@@ -133,7 +142,8 @@ extension AccountFlowRecord: TourValueCodable {
         let stored = try TourValueReader(tourValue, as: "account record")
         self.init(
             epoch: try stored.int("epoch"), standing: try stored.raw("standing", Standing.self),
-            version: try stored.optionalString("version"), at: Int64(try stored.int("at")), device: try stored.string("device"))
+            version: try stored.optionalString("version"), at: Int64(try stored.int("at")),
+            device: try stored.string("device"))
     }
 }
 

@@ -81,11 +81,15 @@ extension Card: TourValueEncodable {
             first, _ in first
         }
         return [
-            "flow": .string(flow.rawValue), "step": .string(step.rawValue), "title": .string(title), "body": .string(body),
-            "hint": .optional(hint), "details": .strings(details), "notices": .strings(notices), "anchor": .optional(anchor),
-            "highlightPadding": highlightPadding.map(TourValue.double) ?? .null, "popover": .optional(popover?.rawValue),
+            "flow": .string(flow.rawValue), "step": .string(step.rawValue), "title": .string(title),
+            "body": .string(body),
+            "hint": .optional(hint), "details": .strings(details), "notices": .strings(notices),
+            "anchor": .optional(anchor),
+            "highlightPadding": highlightPadding.map(TourValue.double) ?? .null,
+            "popover": .optional(popover?.rawValue),
             "progress": progress?.tourValue ?? .null, "progressText": .optional(progressText),
-            "actions": .strings(actions.map({ $0.name })), "labels": .object(labels.mapValues(TourValue.string)),
+            "actions": .strings(actions.map({ $0.name })),
+            "labels": .object(labels.mapValues(TourValue.string)),
             "autoAdvanceAt": autoAdvanceAt.map(TourValue.double) ?? .null, "isReplay": .bool(isReplay),
         ]
     }
@@ -102,7 +106,8 @@ extension FlowSummary: TourValueEncodable {
             "step": .optional(step?.rawValue), "stepIndex": stepIndex.map(TourValue.int) ?? .null,
             "stepCount": stepCount.map(TourValue.int) ?? .null, "progress": progress?.tourValue ?? .null,
             "canSkip": .bool(canSkip), "canGoBack": .bool(canGoBack), "actions": .strings(actions),
-            "startsAt": startsAt.map(TourValue.double) ?? .null, "finishedInVersion": .optional(finishedInVersion),
+            "startsAt": startsAt.map(TourValue.double) ?? .null,
+            "finishedInVersion": .optional(finishedInVersion),
         ]
     }
 }

@@ -1,9 +1,10 @@
+import TourCodec
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourCodec
 
 /// A value the user enters during a flow: a form input, a choice, a week number, a password.
 ///

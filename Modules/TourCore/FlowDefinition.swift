@@ -40,7 +40,8 @@ public struct FlowDefinition: Sendable, Equatable {
         skip: SkipPolicy = .recordSkipped, interruption: InterruptionPolicy = .resume,
         replay: ReplayPolicy = .notReplayable, scope: FlowScope = .install, countsTerminalStep: Bool = true,
         haptics: HapticMap = .none, analytics: AnalyticsNames = .none, onComplete: [EffectTemplate] = [],
-        onSkip: [EffectTemplate] = [], onReset: [EffectTemplate] = [], unplacedStep: FlowChanges.RemovedStep = .restart,
+        onSkip: [EffectTemplate] = [], onReset: [EffectTemplate] = [],
+        unplacedStep: FlowChanges.RemovedStep = .restart,
         experiment: Experiment? = nil, accessibility: AccessibilityRules = .standard,
         budget: BudgetPriority = .normal
     ) {
@@ -99,7 +100,8 @@ public struct TourCatalog: Sendable, Equatable {
     }
 
     public init(
-        app: String, name: String? = nil, flowNoun: String = "tour", version: Int = 1, flows: [FlowDefinition],
+        app: String, name: String? = nil, flowNoun: String = "tour", version: Int = 1,
+        flows: [FlowDefinition],
         freeActions: [StepAction] = [], freeFields: [FieldSpec] = [], stateScopes: StateScopes? = nil,
         migrations: [CatalogMigration] = []
     ) {
@@ -193,7 +195,8 @@ public struct TourCatalog: Sendable, Equatable {
     /// Whether a field of this name is secret in some flow or among the free fields (the question
     /// of ``secretFieldNames``, asked per event without building the set).
     func isSecretField(_ name: String) -> Bool {
-        for index in flows.indices where flows[index].fields.contains(where: { $0.name == name && $0.kind == .secret }) {
+        for index in flows.indices
+        where flows[index].fields.contains(where: { $0.name == name && $0.kind == .secret }) {
             return true
         }
         return freeFields.contains { $0.name == name && $0.kind == .secret }

@@ -39,7 +39,9 @@ public struct FlowDiagram: Sendable {
             var label = "\(step.id)\n\(step.content.title)"
             if step.includedWhen != .always { label += "\nonly when \(step.includedWhen.summary)" }
             if !step.gates.isEmpty {
-                label += "\nasks " + step.gates.map { "\($0.id)\($0.required ? "" : " (optional)")" }.joined(separator: ", ")
+                label +=
+                    "\nasks "
+                    + step.gates.map { "\($0.id)\($0.required ? "" : " (optional)")" }.joined(separator: ", ")
             }
             nodes.append(Node(id: step.id.rawValue, label: label, terminal: false))
         }
@@ -65,7 +67,9 @@ public struct FlowDiagram: Sendable {
             // gate's answer never holds the step back).
             let required = step.gates.filter(\.required).map(\.id)
             var advancing = step.actions.filter { $0.outcome == .advance }.map { action in
-                let waits = action.preconditions.contains { if case .requiredGatesGranted = $0 { true } else { false } }
+                let waits = action.preconditions.contains {
+                    if case .requiredGatesGranted = $0 { true } else { false }
+                }
                 return waits && !required.isEmpty
                     ? "\(action.name) once \(required.joined(separator: " and ")) granted" : action.name
             }
@@ -86,7 +90,8 @@ public struct FlowDiagram: Sendable {
                 let before = index > 0 ? flow.steps[index - 1].id.rawValue : start
                 edges.append(
                     Edge(
-                        from: before, to: next, label: "\(step.id) left out \(Self.unless(step.includedWhen))",
+                        from: before, to: next,
+                        label: "\(step.id) left out \(Self.unless(step.includedWhen))",
                         dashed: true))
             }
             if step.canGoBack, index > 0 {

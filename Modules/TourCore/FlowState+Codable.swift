@@ -1,9 +1,10 @@
+import TourCodec
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourCodec
 
 /// The stored form of a flow's state: explicit keys and a format number, written by hand (as a
 /// ``TourValue``, see ``TourValueConvertible``) so that renaming a Swift property never changes
@@ -27,7 +28,9 @@ extension FlowState: TourValueCodable {
     public static let storedFormat = 2
 
     public var tourValue: TourValue {
-        var object: [String: TourValue] = ["format": .int(Self.storedFormat), "status": .string(status.rawValue)]
+        var object: [String: TourValue] = [
+            "format": .int(Self.storedFormat), "status": .string(status.rawValue),
+        ]
         switch self {
         case .notStarted(let start):
             if let start { object["pendingStart"] = .double(start.timeIntervalSince1970) }
@@ -46,7 +49,8 @@ extension FlowState: TourValueCodable {
             throw DecodingError.dataCorrupted(
                 .init(
                     codingPath: [MemberKey("format")],
-                    debugDescription: "flow state format \(format) is newer than this build reads (\(Self.storedFormat))"))
+                    debugDescription:
+                        "flow state format \(format) is newer than this build reads (\(Self.storedFormat))"))
         }
         let status = try stored.raw("status", FlowStatus.self)
         if format == 1 {
@@ -55,7 +59,9 @@ extension FlowState: TourValueCodable {
         }
         switch status {
         case .notStarted:
-            self = .notStarted(pendingStart: try stored.optionalDouble("pendingStart").map(Date.init(timeIntervalSince1970:)))
+            self = .notStarted(
+                pendingStart: try stored.optionalDouble("pendingStart").map(Date.init(timeIntervalSince1970:))
+            )
         case .active:
             self = .active(try stored.decode("run", FlowRun.self))
         case .completed, .skipped:
@@ -68,7 +74,9 @@ extension FlowState: TourValueCodable {
         let version = try stored.optionalString("finishedInVersion")
         switch status {
         case .notStarted:
-            return .notStarted(pendingStart: try stored.optionalDouble("pendingStart").map(Date.init(timeIntervalSince1970:)))
+            return .notStarted(
+                pendingStart: try stored.optionalDouble("pendingStart").map(Date.init(timeIntervalSince1970:))
+            )
         case .completed, .skipped:
             return .record(status: status, version: version)
         case .active:
@@ -104,7 +112,8 @@ extension FlowRun: TourValueCodable {
 
     public var tourValue: TourValue {
         var object: [String: TourValue] = [
-            "plan": .strings(plan.map({ $0.rawValue })), "position": .int(position), "fields": .object(fields),
+            "plan": .strings(plan.map({ $0.rawValue })), "position": .int(position),
+            "fields": .object(fields),
             "gates": .object(gates.mapValues { .string($0.rawValue) }), "performed": .strings(performed),
             "activation": .int(activation), "catalogVersion": .int(catalogVersion),
         ]
@@ -112,7 +121,9 @@ extension FlowRun: TourValueCodable {
         if let catalogFingerprint { object["catalogFingerprint"] = .string(catalogFingerprint) }
         if let replayOf {
             var before: [String: TourValue] = ["status": .string(replayOf.status.rawValue)]
-            if case .finished(let record) = replayOf, let version = record.version { before["version"] = .string(version) }
+            if case .finished(let record) = replayOf, let version = record.version {
+                before["version"] = .string(version)
+            }
             object["replayOf"] = .object(before)
         }
         return .object(object)
@@ -124,7 +135,9 @@ extension FlowRun: TourValueCodable {
         if stored.contains("replayOf") {
             let before = try TourValueReader(stored.object["replayOf"] ?? .null, as: "replayed record")
             let status = try before.raw("status", FlowStatus.self)
-            if case .finished(let record) = FlowState.record(status: status, version: try before.optionalString("version")) {
+            if case .finished(let record) = FlowState.record(
+                status: status, version: try before.optionalString("version"))
+            {
                 replayOf = .finished(record)
             } else {
                 replayOf = .notStarted
@@ -148,7 +161,8 @@ extension FlowRun: TourValueCodable {
         try object.mapValues { value in
             guard case .string(let text) = value, let status = GateStatus(rawValue: text) else {
                 throw DecodingError.dataCorrupted(
-                    .init(codingPath: [MemberKey("gates")], debugDescription: "run: a gate cannot be \(value)"))
+                    .init(
+                        codingPath: [MemberKey("gates")], debugDescription: "run: a gate cannot be \(value)"))
             }
             return status
         }

@@ -22,7 +22,8 @@ public enum WireName {
     public static func isValid(_ text: String) -> Bool {
         !text.isEmpty && text.utf8.count <= maximumLength
             && text.unicodeScalars.allSatisfy { scalar in
-                (scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar))) || "._-@".unicodeScalars.contains(scalar)
+                (scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)))
+                    || "._-@".unicodeScalars.contains(scalar)
             }
     }
 }

@@ -16,7 +16,8 @@ extension Reduction {
             let names = accountFlows.map({ $0.id.rawValue })
             throw refusal(
                 "account record for \(id)", "not a flow kept per account", code: .unknownFlow, allowed: names,
-                listing: .init(label: "Flows kept per account", whenEmpty: "\(catalog.name) keeps no flow per account"),
+                listing: .init(
+                    label: "Flows kept per account", whenEmpty: "\(catalog.name) keeps no flow per account"),
                 suggestion: NameSuggestion.nearest(to: id.rawValue, in: names))
         }
         if let problem = record.problem {
@@ -48,7 +49,8 @@ extension Reduction {
             case .active(let run):
                 effects.append(.dismissed(id))
                 notes.append(
-                    "\(id) \(ending.rawValue) on another device; ended here at \(run.currentStep?.rawValue ?? "-")")
+                    "\(id) \(ending.rawValue) on another device; ended here at \(run.currentStep?.rawValue ?? "-")"
+                )
             case .notStarted, .finished:
                 notes.append("\(id) \(ending.rawValue) on another device")
             }
@@ -60,7 +62,8 @@ extension Reduction {
             }
             state[flow: id] = .finished(learned)
             facts.append(
-                .flowEnded(flow: id, ending: .finishedElsewhere, recorded: ending.status, version: record.version))
+                .flowEnded(
+                    flow: id, ending: .finishedElsewhere, recorded: ending.status, version: record.version))
         }
     }
 }

@@ -1,9 +1,10 @@
+import TourCodec
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourCodec
 
 /// User actions on the card showing, the product's free actions, and answers to gates.
 extension Reduction {
@@ -28,11 +29,15 @@ extension Reduction {
             step.passThrough.contains(free.name)
         {
             try performFree(free, parameters)
-        } else if let elsewhere = catalog.flows.lazy.flatMap({ $0.steps }).flatMap({ $0.actions }).first(where: { $0.name == name }),
+        } else if let elsewhere = catalog.flows.lazy.flatMap({ $0.steps }).flatMap({ $0.actions }).first(
+            where: { $0.name == name }),
             elsewhere.outcome == .back || elsewhere.outcome.endsFlow
         {
             // A way out other steps offer: say which kind is not allowed here.
-            throw refusal(name, elsewhere.outcome == .back ? "going back is not allowed on this step" : "skipping is not allowed on this step")
+            throw refusal(
+                name,
+                elsewhere.outcome == .back
+                    ? "going back is not allowed on this step" : "skipping is not allowed on this step")
         } else {
             throw unknownOrNotNow(name, "this step does not accept '\(name.quotable)'", code: .notAllowedNow)
         }
@@ -44,7 +49,8 @@ extension Reduction {
         if catalog.hasActionName(name) { return refusal(name, reason, code: code) }
         let known = catalog.actionNames
         let now = allowedActions().map({ $0.name })
-        let suggestion = NameSuggestion.nearest(to: name, in: now) ?? NameSuggestion.nearest(to: name, in: known)
+        let suggestion =
+            NameSuggestion.nearest(to: name, in: now) ?? NameSuggestion.nearest(to: name, in: known)
         return refusal(name, "unknown action", code: .unknownAction, suggestion: suggestion)
     }
 
@@ -53,7 +59,9 @@ extension Reduction {
         // A name from an earlier catalog version (an action renamed since) still works.
         var name = given
         let showingStep = showing?.step
-        if let step = showingStep, step.action(named: name) == nil, let renamed = catalog.currentActionName(name) {
+        if let step = showingStep, step.action(named: name) == nil,
+            let renamed = catalog.currentActionName(name)
+        {
             name = renamed
         }
         guard let step = showingStep else {
@@ -125,7 +133,8 @@ extension Reduction {
     private mutating func playFeedback(of action: StepAction, flow: FlowDefinition, step: StepID) {
         if let haptic = action.haptic { effects.append(.haptic(haptic)) }
         if action.celebrates {
-            effects.append(.celebration(flow: flow.id, step: step, reducedMotion: accessibility.reducedMotion))
+            effects.append(
+                .celebration(flow: flow.id, step: step, reducedMotion: accessibility.reducedMotion))
             if let haptic = flow.haptics.actionCompleted { effects.append(.haptic(haptic)) }
         }
     }
@@ -139,9 +148,11 @@ extension Reduction {
             ? "it takes no parameters" : "its parameters: \(action.fills.joined(separator: ", "))"
         for key in parameters.keys.sorted() where !action.fills.contains(key) {
             // `passwordX=...`: a key that begins with a secret field's name may hold its value.
-            let shown = SecretRedactor(secretFields: fields.filter { $0.kind == .secret }.map(\.name)).redactWord(key)
+            let shown = SecretRedactor(secretFields: fields.filter { $0.kind == .secret }.map(\.name))
+                .redactWord(key)
             throw refusal(
-                action.name, "'\(shown.quotable)' is not a parameter of \(action.name); \(usage)", code: .invalidParameter,
+                action.name, "'\(shown.quotable)' is not a parameter of \(action.name); \(usage)",
+                code: .invalidParameter,
                 suggestion: NameSuggestion.nearest(to: key, in: action.fills).map { "\($0)=" })
         }
         for key in action.requiredParameters where (parameters[key] ?? "").isEmpty {
@@ -190,7 +201,9 @@ extension Reduction {
     }
 
     mutating func answer(_ gateID: String, _ status: GateStatus) throws(TourRefusal) {
-        guard status != .pending else { throw refusal("answer \(gateID)", "an answer cannot be 'pending'", code: .notWaiting) }
+        guard status != .pending else {
+            throw refusal("answer \(gateID)", "an answer cannot be 'pending'", code: .notWaiting)
+        }
         let waiting = catalog.flows.filter { flow in
             guard let step = state[flow: flow.id].currentStep.flatMap(flow.step) else { return false }
             return step.gate(gateID) != nil

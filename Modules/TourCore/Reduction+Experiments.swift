@@ -11,9 +11,11 @@ extension Reduction {
         guard let subject = subjects.subject(for: flow.scope), let variant = experiment.assign(subject) else {
             return experiment.variant(experiment.control)
         }
-        state.experiments[experiment.id] = ExperimentMark(flow: flow.id, variant: variant.name, subject: subject)
+        state.experiments[experiment.id] = ExperimentMark(
+            flow: flow.id, variant: variant.name, subject: subject)
         facts.append(
-            .assigned(flow: flow.id, .init(experiment: experiment.id, variant: variant.name, subject: subject)))
+            .assigned(
+                flow: flow.id, .init(experiment: experiment.id, variant: variant.name, subject: subject)))
         notes.append("\(flow.id) experiment \(experiment.id): \(subject) assigned \(variant.name)")
         return variant
     }
@@ -21,7 +23,9 @@ extension Reduction {
     /// The variant the subject's runs of `flow` show now (its kept assignment), for a run being
     /// moved to another catalog. Nil without an experiment or an assignment.
     func assignedVariant(of flow: FlowDefinition) -> Experiment.Variant? {
-        guard let experiment = flow.experiment, let mark = state.experiments[experiment.id] else { return nil }
+        guard let experiment = flow.experiment, let mark = state.experiments[experiment.id] else {
+            return nil
+        }
         // A variant a later catalog dropped: its subjects see the control.
         return experiment.variant(mark.variant) ?? experiment.variant(experiment.control)
     }
@@ -33,7 +37,8 @@ extension Reduction {
         if case .steps(let steps)? = variant?.shows { shown = Set(steps) }
         return flow.steps.filter { step in
             step.id == keeping
-                || (shown?.contains(step.id) ?? true) && step.includedWhen.holds(context: context, state: state)
+                || (shown?.contains(step.id) ?? true)
+                    && step.includedWhen.holds(context: context, state: state)
         }.map(\.id)
     }
 
@@ -46,17 +51,22 @@ extension Reduction {
         let status: FlowStatus = flow.skip == .countsAsCompleted ? .completed : .skipped
         state[flow: flow.id] = .record(status: status, version: state.appVersion)
         facts.append(.flowEnded(flow: flow.id, ending: .heldOut, recorded: status, version: state.appVersion))
-        notes.append("\(flow.id) held out (experiment \(flow.experiment?.id ?? "-")), recorded \(status.rawValue)")
+        notes.append(
+            "\(flow.id) held out (experiment \(flow.experiment?.id ?? "-")), recorded \(status.rawValue)")
     }
 
     /// The run of `flow` shows a card: its subject is exposed, once.
     mutating func noteExposure(_ flow: FlowDefinition) {
-        guard let experiment = flow.experiment, var mark = state.experiments[experiment.id], mark.flow == flow.id,
+        guard let experiment = flow.experiment, var mark = state.experiments[experiment.id],
+            mark.flow == flow.id,
             !mark.exposed
         else { return }
         mark.exposed = true
         state.experiments[experiment.id] = mark
-        facts.append(.exposed(flow: flow.id, .init(experiment: experiment.id, variant: mark.variant, subject: mark.subject)))
+        facts.append(
+            .exposed(
+                flow: flow.id, .init(experiment: experiment.id, variant: mark.variant, subject: mark.subject))
+        )
     }
 
     /// The goal of `flow`'s experiment was reached: journalled once, for an assigned subject.
@@ -66,7 +76,9 @@ extension Reduction {
         mark.goalReached = true
         state.experiments[experiment.id] = mark
         facts.append(
-            .goalReached(flow: flow.id, .init(experiment: experiment.id, variant: mark.variant, subject: mark.subject)))
+            .goalReached(
+                flow: flow.id, .init(experiment: experiment.id, variant: mark.variant, subject: mark.subject))
+        )
         notes.append("\(flow.id) experiment \(experiment.id): goal reached (\(experiment.goal.summary))")
     }
 

@@ -123,7 +123,8 @@ extension Reduction {
             return
         }
         // An experiment's variant keeps showing its steps (a replay shows the whole flow).
-        let plan = self.plan(of: flow, variant: old.replayOf == nil ? assignedVariant(of: flow) : nil, keeping: target)
+        let plan = self.plan(
+            of: flow, variant: old.replayOf == nil ? assignedVariant(of: flow) : nil, keeping: target)
         let sameStep = catalog.place(fromStep ?? target, of: flow.id, since: from) == .step(target)
         let renames = catalog.migrations(after: from).compactMap { $0.flows[flow.id]?.renamedActions }
         func currentName(_ name: String) -> String { renames.reduce(name) { $1[$0] ?? $0 } }

@@ -1,9 +1,10 @@
+import TourCodec
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourCodec
 
 /// Starting, moving through and ending a flow's run, and firing timers.
 extension Reduction {
@@ -90,11 +91,14 @@ extension Reduction {
         let run = FlowRun(
             plan: plan,
             fields: Dictionary(
-                uniqueKeysWithValues: flow.fields.compactMap { field in field.initial.map { (field.name, $0) } }),
-            activation: (state.flows.values.map({ $0.activation }).max() ?? 0) + 1, catalogVersion: catalog.version,
+                uniqueKeysWithValues: flow.fields.compactMap { field in field.initial.map { (field.name, $0) }
+                }),
+            activation: (state.flows.values.map({ $0.activation }).max() ?? 0) + 1,
+            catalogVersion: catalog.version,
             catalogFingerprint: stamp.value, replayOf: replayOf)
         state[flow: flow.id] = .active(run)
-        facts.append(.flowStarted(flow: flow.id, plan: plan, catalogVersion: catalog.version, replay: replayOf != nil))
+        facts.append(
+            .flowStarted(flow: flow.id, plan: plan, catalogVersion: catalog.version, replay: replayOf != nil))
         notes.append(
             "\(flow.id) started\(replayOf == nil ? "" : " as replay") at \(plan.first?.rawValue ?? "-")")
         effects.append(.presented(flow.id))
@@ -111,7 +115,9 @@ extension Reduction {
             return
         }
         run.performed = []
-        run.deadline = flow.accessibility.autoAdvance(step, for: accessibility).map { now.addingTimeInterval($0) }
+        run.deadline = flow.accessibility.autoAdvance(step, for: accessibility).map {
+            now.addingTimeInterval($0)
+        }
         state[run: flow.id] = run
         facts.append(.stepEntered(flow: flow.id, step: stepID, index: run.position + 1))
         if run.replayOf == nil { noteExposure(flow) }
@@ -129,7 +135,9 @@ extension Reduction {
             guard record.status == .notStarted, record.pendingStart == nil, catalog.has(flow: covered)
             else { continue }
             state[flow: covered] = .record(status: .completed, version: state.appVersion)
-            facts.append(.flowEnded(flow: covered, ending: .completed, recorded: .completed, version: state.appVersion))
+            facts.append(
+                .flowEnded(flow: covered, ending: .completed, recorded: .completed, version: state.appVersion)
+            )
             notes.append("\(covered) seen in \(flow.id) \(step.id)")
         }
     }
@@ -191,7 +199,8 @@ extension Reduction {
         } else {
             let status: FlowStatus
             switch (ending ?? .skipped, flow.skip) {
-            case (.completed, _), (.skipped, .countsAsCompleted), (.dismissed, .countsAsCompleted): status = .completed
+            case (.completed, _), (.skipped, .countsAsCompleted), (.dismissed, .countsAsCompleted):
+                status = .completed
             case (.skipped, .recordSkipped), (.dismissed, .recordSkipped): status = .skipped
             case (.skipped, .recordsNothing), (.dismissed, .recordsNothing): status = .notStarted
             }
@@ -208,7 +217,8 @@ extension Reduction {
             case nil: .dropped
             }
         facts.append(
-            .flowEnded(flow: flow.id, ending: factEnding, recorded: next.status, version: next.finishedInVersion))
+            .flowEnded(
+                flow: flow.id, ending: factEnding, recorded: next.status, version: next.finishedInVersion))
         effects.append(.dismissed(flow.id))
     }
 

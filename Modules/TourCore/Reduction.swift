@@ -87,7 +87,6 @@ struct Reduction {
 
     // MARK: - Triggers
 
-
     private mutating func evaluateTriggers(_ moment: Trigger.Moment) {
         for flow in catalog.flows {
             guard let trigger = flow.triggers.first(where: { $0.moment == moment }) else { continue }
@@ -151,7 +150,8 @@ struct Reduction {
             label: "Replayable", whenEmpty: "\(catalog.name) has no \(catalog.flowNoun) to replay")
         let attempted = id.map { "replay \($0)" } ?? "replay"
         if replayable.isEmpty {
-            throw refusal(attempted, "nothing can be replayed", code: .notReplayable, allowed: [], listing: listing)
+            throw refusal(
+                attempted, "nothing can be replayed", code: .notReplayable, allowed: [], listing: listing)
         }
         guard let flow = id.map({ id in catalog.flow(id) }) ?? replayable.first else {
             throw refusal(
@@ -160,7 +160,8 @@ struct Reduction {
         }
         guard flow.replay != .notReplayable else {
             throw refusal(
-                attempted, "\(flow.id) cannot be replayed", code: .notReplayable, allowed: names, listing: listing)
+                attempted, "\(flow.id) cannot be replayed", code: .notReplayable, allowed: names,
+                listing: listing)
         }
         guard state[flow: flow.id].status != .active else {
             throw refusal(
@@ -207,7 +208,8 @@ struct Reduction {
 
     /// A refusal at the state now. Without `allowed`, it lists the actions the card accepts.
     func refusal(
-        _ attempted: String, _ reason: String, code: TourRefusal.Code = .notAllowedNow, allowed: [String]? = nil,
+        _ attempted: String, _ reason: String, code: TourRefusal.Code = .notAllowedNow,
+        allowed: [String]? = nil,
         listing: TourRefusal.Listing = .actionsNow, suggestion: String? = nil
     ) -> TourRefusal {
         let flow = state.presentingFlow
@@ -217,4 +219,3 @@ struct Reduction {
             suggestion: suggestion, noun: catalog.flowNoun)
     }
 }
-

@@ -54,11 +54,15 @@ public struct SecretRedactor: Sendable, Equatable {
         var index = 0
         while index < scalars.count {
             let lengths = keyLengths(at: index, in: scalars)
-            let separated = lengths.lazy.compactMap { valueRange(after: index + $0, in: scalars, json: json) }.first
+            let separated = lengths.lazy.compactMap { valueRange(after: index + $0, in: scalars, json: json) }
+                .first
             let quote = input ? openingQuote(before: index, in: scalars, json: json) : nil
             let glued =
-                input && separated == nil && (index == 0 || quote != nil || !Self.isWordScalar(scalars[index - 1]))
-                ? lengths.lazy.compactMap { gluedRange(after: index + $0, in: scalars, json: json, quote: quote) }.first
+                input && separated == nil
+                    && (index == 0 || quote != nil || !Self.isWordScalar(scalars[index - 1]))
+                ? lengths.lazy.compactMap {
+                    gluedRange(after: index + $0, in: scalars, json: json, quote: quote)
+                }.first
                 : nil
             if let value = separated ?? glued {
                 output.append(contentsOf: scalars[index..<value.lowerBound])
@@ -129,7 +133,9 @@ public struct SecretRedactor: Sendable, Equatable {
     }
 
     /// The quote a key stands right after (`'password hunter2'` quoted back), if any.
-    private func openingQuote(before index: Int, in scalars: [Unicode.Scalar], json: Bool) -> [Unicode.Scalar]? {
+    private func openingQuote(before index: Int, in scalars: [Unicode.Scalar], json: Bool) -> [Unicode
+        .Scalar]?
+    {
         guard index > 0 else { return nil }
         switch scalars[index - 1] {
         case "'": return ["'"]
@@ -152,7 +158,9 @@ public struct SecretRedactor: Sendable, Equatable {
             let unit = self.unit(at: index, in: scalars, json: json)
             if let quote, unit == quote { break }
             if quote == nil && Self.isSpace(unit) { break }
-            if !(unit.count == 1 && Self.prosePunctuation.contains(unit[0])) && unit != ["\\", "\""] { prose = false }
+            if !(unit.count == 1 && Self.prosePunctuation.contains(unit[0])) && unit != ["\\", "\""] {
+                prose = false
+            }
             index += unit.count
         }
         return index > start && !prose ? start..<index : nil
@@ -171,7 +179,8 @@ public struct SecretRedactor: Sendable, Equatable {
     }
 
     private static func isSpace(_ unit: [Unicode.Scalar]) -> Bool {
-        unit.count == 1 ? unit[0].properties.isWhitespace : unit[0] == "\\" && "tnr".unicodeScalars.contains(unit[1])
+        unit.count == 1
+            ? unit[0].properties.isWhitespace : unit[0] == "\\" && "tnr".unicodeScalars.contains(unit[1])
     }
 
     private func skipSpaces(from start: Int, in scalars: [Unicode.Scalar], json: Bool) -> Int {

@@ -20,10 +20,12 @@ extension TourEffect: TourValueCodable, JSONTextWritable {
         case .celebration(let flow, let step, let reducedMotion):
             // `reducedMotion` only when true: the form celebrations always had stays as it was.
             [
-                "flow": .string(flow.rawValue), "reducedMotion": reducedMotion ? true : nil, "step": .string(step.rawValue),
+                "flow": .string(flow.rawValue), "reducedMotion": reducedMotion ? true : nil,
+                "step": .string(step.rawValue),
                 "type": "celebration",
             ]
-        case .analytics(let event): ["name": .string(event.name), "properties": .object(event.properties), "type": "analytics"]
+        case .analytics(let event):
+            ["name": .string(event.name), "properties": .object(event.properties), "type": "analytics"]
         case .checkPermission(let gate, let permission):
             ["gate": .string(gate), "permission": .string(permission.rawValue), "type": "checkPermission"]
         case .requestPermission(let gate, let permission):
@@ -31,9 +33,11 @@ extension TourEffect: TourValueCodable, JSONTextWritable {
         case .request(let gate, let name, let payload, let secrets):
             [
                 "gate": .string(gate), "name": .string(name), "payload": .object(payload),
-                "secrets": .object(secrets.mapValues { _ in .string(Secret.redactedText) }), "type": "request",
+                "secrets": .object(secrets.mapValues { _ in .string(Secret.redactedText) }),
+                "type": "request",
             ]
-        case .product(let effect): ["name": .string(effect.name), "payload": .object(effect.payload), "type": "product"]
+        case .product(let effect):
+            ["name": .string(effect.name), "payload": .object(effect.payload), "type": "product"]
         case .presented(let flow): ["flow": .string(flow.rawValue), "type": "presented"]
         case .dismissed(let flow): ["flow": .string(flow.rawValue), "type": "dismissed"]
         }
@@ -48,23 +52,29 @@ extension TourEffect: TourValueCodable, JSONTextWritable {
                 flow: try stored.raw("flow", FlowID.self), step: try stored.raw("step", StepID.self),
                 reducedMotion: try stored.optionalBool("reducedMotion") ?? false)
         case "analytics":
-            self = .analytics(AnalyticsEvent(name: try stored.string("name"), properties: try stored.object("properties")))
+            self = .analytics(
+                AnalyticsEvent(name: try stored.string("name"), properties: try stored.object("properties")))
         case "checkPermission":
-            self = .checkPermission(gate: try stored.string("gate"), try stored.raw("permission", PermissionName.self))
+            self = .checkPermission(
+                gate: try stored.string("gate"), try stored.raw("permission", PermissionName.self))
         case "requestPermission":
-            self = .requestPermission(gate: try stored.string("gate"), try stored.raw("permission", PermissionName.self))
+            self = .requestPermission(
+                gate: try stored.string("gate"), try stored.raw("permission", PermissionName.self))
         case "request":
             // A stored secret is only ever its redacted text.
             self = .request(
-                gate: try stored.string("gate"), name: try stored.string("name"), payload: try stored.object("payload"),
+                gate: try stored.string("gate"), name: try stored.string("name"),
+                payload: try stored.object("payload"),
                 secrets: try stored.object("secrets").mapValues { value in
                     guard case .string = value else {
-                        throw TourValueReader.mismatch("effect: a secret as text", value, path: [MemberKey("secrets")])
+                        throw TourValueReader.mismatch(
+                            "effect: a secret as text", value, path: [MemberKey("secrets")])
                     }
                     return Secret(Secret.redactedText)
                 })
         case "product":
-            self = .product(ProductEffect(name: try stored.string("name"), payload: try stored.object("payload")))
+            self = .product(
+                ProductEffect(name: try stored.string("name"), payload: try stored.object("payload")))
         case "presented": self = .presented(try stored.raw("flow", FlowID.self))
         case "dismissed": self = .dismissed(try stored.raw("flow", FlowID.self))
         case let other:

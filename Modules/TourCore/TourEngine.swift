@@ -1,9 +1,10 @@
+import TourCodec
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourCodec
 
 /// The pure engine: `(state, event, now, context) -> (state, effects)` for one product's catalog.
 ///
@@ -53,7 +54,9 @@ public struct TourEngine: Sendable {
         let place = before ?? after
         let record = JournalRecord(
             flow: place?.0, step: place?.1, event: redacted(event),
-            outcome: reduction.notes.count == 1 ? reduction.notes[0] : reduction.notes.isEmpty ? "no change" : reduction.notes.joined(separator: "; "),
+            outcome: reduction.notes.count == 1
+                ? reduction.notes[0]
+                : reduction.notes.isEmpty ? "no change" : reduction.notes.joined(separator: "; "),
             facts: reduction.facts)
         return Transition(state: reduction.state, effects: reduction.effects, record: record)
     }
@@ -62,7 +65,8 @@ public struct TourEngine: Sendable {
     /// declared migrations (as the next event will move and journal them). Views read this.
     public func current(_ state: TourState, context: TourContext = [:]) -> TourState {
         guard needsMigration(state) else { return state }
-        var reduction = Reduction(catalog: catalog, stamp: stamp, state: state, now: .distantPast, context: context)
+        var reduction = Reduction(
+            catalog: catalog, stamp: stamp, state: state, now: .distantPast, context: context)
         reduction.migrateRuns()
         return reduction.state
     }
@@ -83,7 +87,8 @@ public struct TourEngine: Sendable {
     /// ``TourFact/runMigrated`` facts the next event will journal. Nothing is changed; `check
     /// --against` forecasts a release with it.
     public func pendingMigrations(in state: TourState, context: TourContext = [:]) -> [TourFact] {
-        var reduction = Reduction(catalog: catalog, stamp: stamp, state: state, now: .distantPast, context: context)
+        var reduction = Reduction(
+            catalog: catalog, stamp: stamp, state: state, now: .distantPast, context: context)
         reduction.migrateRuns()
         return reduction.facts.filter { if case .runMigrated = $0 { true } else { false } }
     }
@@ -105,7 +110,9 @@ public struct TourEngine: Sendable {
             flow: flowID, step: stepID, title: content.title,
             body: Template.fill(content.body, fields: run.fields, plurals: plurals),
             hint: content.hint,
-            details: content.details.compactMap { Template.fillDetail($0, fields: run.fields, plurals: plurals) },
+            details: content.details.compactMap {
+                Template.fillDetail($0, fields: run.fields, plurals: plurals)
+            },
             notices: step.gates.compactMap { gate in
                 run.gates[gate.id].flatMap(gate.notice(for:)).map {
                     Template.fill($0, fields: run.fields, plurals: plurals)
@@ -122,7 +129,9 @@ public struct TourEngine: Sendable {
     /// "Step 2 of 5" in the catalog's locale.
     func progressText(_ progress: StepProgress, plurals: PluralRules) -> String {
         progress.finale
-            ? Template.fill(catalog.engineText(EngineText.progressFinale), fields: ["total": .int(progress.total)], plurals: plurals)
+            ? Template.fill(
+                catalog.engineText(EngineText.progressFinale), fields: ["total": .int(progress.total)],
+                plurals: plurals)
             : Template.fill(
                 catalog.engineText(EngineText.progressStep),
                 fields: ["step": .int(progress.step), "total": .int(progress.total)], plurals: plurals)
@@ -136,7 +145,8 @@ public struct TourEngine: Sendable {
         return catalog.flows.map { flow in
             let run = state[flow: flow.id]
             let step = run.currentStep.flatMap(flow.step)
-            let actions = flow.id == presenting ? allowedActions(in: state, context: context).map({ $0.name }) : []
+            let actions =
+                flow.id == presenting ? allowedActions(in: state, context: context).map({ $0.name }) : []
             return FlowSummary(
                 id: flow.id, name: flow.name, status: run.status, step: run.currentStep,
                 progress: progress(of: flow, run: run),
@@ -148,8 +158,11 @@ public struct TourEngine: Sendable {
 
     /// The actions the showing card accepts now (or the free actions when none shows).
     public func allowedActions(in state: TourState, context: TourContext = [:]) -> [CardAction] {
-        Reduction(catalog: catalog, stamp: stamp, state: current(state, context: context), now: .distantPast, context: context)
-            .allowedActions()
+        Reduction(
+            catalog: catalog, stamp: stamp, state: current(state, context: context), now: .distantPast,
+            context: context
+        )
+        .allowedActions()
     }
 
     /// The earliest deadline or pending start in the state: when the next timer fires.
@@ -160,7 +173,9 @@ public struct TourEngine: Sendable {
     /// The event with every secret parameter replaced by "‹redacted›", as it may be journaled.
     public func redacted(_ event: TourEvent) -> TourEvent {
         // Most actions carry no parameters: nothing to look up then.
-        guard case .actionPerformed(let name, let parameters) = event, !parameters.isEmpty else { return event }
+        guard case .actionPerformed(let name, let parameters) = event, !parameters.isEmpty else {
+            return event
+        }
         var clean = parameters
         for key in parameters.keys where catalog.isSecretField(key) { clean[key] = Secret.redactedText }
         return .actionPerformed(name, parameters: clean)
@@ -226,7 +241,9 @@ package enum Template {
 
     /// A detail line, or nil when it counts a field that is empty ("4 apps selected" shows only
     /// after a selection).
-    static func fillDetail(_ text: String, fields: [String: TourValue], plurals: PluralRules = .english) -> String? {
+    static func fillDetail(_ text: String, fields: [String: TourValue], plurals: PluralRules = .english)
+        -> String?
+    {
         for token in tokens(in: text) where token.hasPrefix("#") {
             if count(of: fields[name(of: token)]) == 0 { return nil }
         }
@@ -265,9 +282,12 @@ package enum Template {
         return value.count
     }
 
-    private static func expand(_ token: Substring, fields: [String: TourValue], plurals: PluralRules) -> String {
+    private static func expand(_ token: Substring, fields: [String: TourValue], plurals: PluralRules)
+        -> String
+    {
         if token.hasPrefix("#") {
-            let parts = token.dropFirst().split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+            let parts = token.dropFirst().split(separator: "|", omittingEmptySubsequences: false).map(
+                String.init)
             let count = count(of: fields[parts[0]])
             let forms = Array(parts.dropFirst())
             guard !forms.isEmpty else { return String(count) }

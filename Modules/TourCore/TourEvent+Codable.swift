@@ -19,11 +19,15 @@ extension TourEvent: TourValueCodable, JSONTextWritable {
         case .signal(let name): ["name": .string(name), "type": "signal"]
         case .featureVisited(let place): ["place": .string(place), "type": "featureVisited"]
         case .actionPerformed(let action, let parameters):
-            ["action": .string(action), "parameters": .object(parameters.mapValues(TourValue.string)), "type": "actionPerformed"]
+            [
+                "action": .string(action), "parameters": .object(parameters.mapValues(TourValue.string)),
+                "type": "actionPerformed",
+            ]
         case .gateAnswered(let gate, let status):
             ["gate": .string(gate), "status": .string(status.rawValue), "type": "gateAnswered"]
         case .clockAdvanced: ["type": "clockAdvanced"]
-        case .domainEvent(let name, let payload): ["name": .string(name), "payload": .object(payload), "type": "domainEvent"]
+        case .domainEvent(let name, let payload):
+            ["name": .string(name), "payload": .object(payload), "type": "domainEvent"]
         case .replayRequested(let flow): ["flow": .optional(flow?.rawValue), "type": "replayRequested"]
         case .resetRequested(let flow): ["flow": .optional(flow?.rawValue), "type": "resetRequested"]
         case .accountRecordLearned(let flow, let record):
@@ -42,17 +46,21 @@ extension TourEvent: TourValueCodable, JSONTextWritable {
                 try stored.string("action"),
                 parameters: try stored.object("parameters").mapValues { value in
                     guard case .string(let text) = value else {
-                        throw TourValueReader.mismatch("event: a parameter as text", value, path: [MemberKey("parameters")])
+                        throw TourValueReader.mismatch(
+                            "event: a parameter as text", value, path: [MemberKey("parameters")])
                     }
                     return text
                 })
-        case "gateAnswered": self = .gateAnswered(try stored.string("gate"), try stored.raw("status", GateStatus.self))
+        case "gateAnswered":
+            self = .gateAnswered(try stored.string("gate"), try stored.raw("status", GateStatus.self))
         case "clockAdvanced": self = .clockAdvanced
-        case "domainEvent": self = .domainEvent(try stored.string("name"), payload: try stored.object("payload"))
+        case "domainEvent":
+            self = .domainEvent(try stored.string("name"), payload: try stored.object("payload"))
         case "replayRequested": self = .replayRequested(try stored.optionalRaw("flow", FlowID.self))
         case "resetRequested": self = .resetRequested(try stored.optionalRaw("flow", FlowID.self))
         case "accountRecordLearned":
-            self = .accountRecordLearned(try stored.raw("flow", FlowID.self), try stored.decode("record", AccountFlowRecord.self))
+            self = .accountRecordLearned(
+                try stored.raw("flow", FlowID.self), try stored.decode("record", AccountFlowRecord.self))
         case let other:
             throw DecodingError.dataCorrupted(
                 .init(codingPath: [MemberKey("type")], debugDescription: "unknown event type \(other)"))

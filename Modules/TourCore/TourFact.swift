@@ -1,9 +1,10 @@
+import TourCodec
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourCodec
 
 /// What an accepted event did, as structured facts the journal keeps beside its effects. Reports,
 /// `explain`, the funnel and the regression oracle read these; none of them parses the `outcome`
@@ -85,7 +86,8 @@ public enum TourFact: Equatable, Sendable {
     public var flow: FlowID {
         switch self {
         case .flowStarted(let flow, _, _, _), .stepEntered(let flow, _, _), .stepCompleted(let flow, _),
-            .gateAnswered(let flow, _, _, _), .flowEnded(let flow, _, _, _), .flowReset(let flow), .runMigrated(let flow, _, _, _, _, _, _, _),
+            .gateAnswered(let flow, _, _, _), .flowEnded(let flow, _, _, _), .flowReset(let flow),
+            .runMigrated(let flow, _, _, _, _, _, _, _),
             .assigned(let flow, _), .exposed(let flow, _), .goalReached(let flow, _), .budgetSpent(let flow),
             .budgetHeld(let flow, _, _):
             flow
@@ -161,16 +163,20 @@ extension TourFact: TourValueCodable, JSONTextWritable {
             ]
         case .flowReset, .budgetSpent:
             [("fact", fact), ("flow", flow)]
-        case .runMigrated(_, let fromVersion, let toVersion, let fromStep, let toStep, let plan, let outcome, let undeclared):
+        case .runMigrated(
+            _, let fromVersion, let toVersion, let fromStep, let toStep, let plan, let outcome, let undeclared
+        ):
             [
                 ("fact", fact), ("flow", flow), ("fromStep", fromStep.map { .string($0.rawValue) }),
                 ("fromVersion", .int(fromVersion)), ("outcome", .string(outcome.rawValue)),
-                ("plan", .strings(plan.map({ $0.rawValue }))), ("toStep", toStep.map { .string($0.rawValue) }),
+                ("plan", .strings(plan.map({ $0.rawValue }))),
+                ("toStep", toStep.map { .string($0.rawValue) }),
                 ("toVersion", .int(toVersion)), ("undeclared", undeclared ? .bool(true) : nil),
             ]
         case .assigned(_, let arm), .exposed(_, let arm), .goalReached(_, let arm):
             [
-                ("experiment", .string(arm.experiment)), ("fact", fact), ("flow", flow), ("subject", .string(arm.subject)),
+                ("experiment", .string(arm.experiment)), ("fact", fact), ("flow", flow),
+                ("subject", .string(arm.subject)),
                 ("variant", .string(arm.variant)),
             ]
         case .budgetHeld(_, let until, let reason):
@@ -183,7 +189,8 @@ extension TourFact: TourValueCodable, JSONTextWritable {
 
     /// The `fact` names this build reads; a stored fact of another kind was written by a newer one.
     public static let kinds: Set<String> = [
-        "flowStarted", "stepEntered", "stepCompleted", "gateAnswered", "flowEnded", "flowReset", "runMigrated",
+        "flowStarted", "stepEntered", "stepCompleted", "gateAnswered", "flowEnded", "flowReset",
+        "runMigrated",
         "assigned", "exposed", "goalReached", "budgetSpent", "budgetHeld",
     ]
 
@@ -194,10 +201,13 @@ extension TourFact: TourValueCodable, JSONTextWritable {
         switch try stored.string("fact") {
         case "flowStarted":
             self = .flowStarted(
-                flow: flow, plan: try steps("plan"), catalogVersion: try stored.optionalInt("catalogVersion") ?? 1,
+                flow: flow, plan: try steps("plan"),
+                catalogVersion: try stored.optionalInt("catalogVersion") ?? 1,
                 replay: try stored.optionalBool("replay") ?? false)
         case "stepEntered":
-            self = .stepEntered(flow: flow, step: try stored.raw("step", StepID.self), index: try stored.int("index", in: 0...FlowRun.maximumCount))
+            self = .stepEntered(
+                flow: flow, step: try stored.raw("step", StepID.self),
+                index: try stored.int("index", in: 0...FlowRun.maximumCount))
         case "stepCompleted":
             self = .stepCompleted(flow: flow, step: try stored.raw("step", StepID.self))
         case "gateAnswered":
@@ -206,14 +216,17 @@ extension TourFact: TourValueCodable, JSONTextWritable {
                 answer: try stored.raw("answer", GateStatus.self))
         case "flowEnded":
             self = .flowEnded(
-                flow: flow, ending: try stored.raw("ending", Ending.self), recorded: try stored.raw("recorded", FlowStatus.self),
+                flow: flow, ending: try stored.raw("ending", Ending.self),
+                recorded: try stored.raw("recorded", FlowStatus.self),
                 version: try stored.optionalString("version"))
         case "flowReset":
             self = .flowReset(flow: flow)
         case "runMigrated":
             self = .runMigrated(
-                flow: flow, fromVersion: try stored.int("fromVersion"), toVersion: try stored.int("toVersion"),
-                fromStep: try stored.optionalRaw("fromStep", StepID.self), toStep: try stored.optionalRaw("toStep", StepID.self),
+                flow: flow, fromVersion: try stored.int("fromVersion"),
+                toVersion: try stored.int("toVersion"),
+                fromStep: try stored.optionalRaw("fromStep", StepID.self),
+                toStep: try stored.optionalRaw("toStep", StepID.self),
                 plan: stored.value("plan") == nil ? [] : try steps("plan"),
                 outcome: try stored.raw("outcome", MigrationOutcome.self),
                 undeclared: try stored.optionalBool("undeclared") ?? false)
@@ -234,7 +247,9 @@ extension TourFact: TourValueCodable, JSONTextWritable {
                 reason: try stored.string("reason"))
         case let other:
             throw DecodingError.dataCorrupted(
-                .init(codingPath: [MemberKey("fact")], debugDescription: "unknown fact '\(other)' (written by a newer release?)"))
+                .init(
+                    codingPath: [MemberKey("fact")],
+                    debugDescription: "unknown fact '\(other)' (written by a newer release?)"))
         }
     }
 }

@@ -73,9 +73,12 @@ public struct TourRefusal: Error, Equatable, Sendable, CustomStringConvertible {
 
     /// The reason as a sentence, with the suggestion and what is allowed.
     public var explanation: String {
-        var sentence = reason.hasSuffix(".") || reason.hasSuffix("!") || reason.hasSuffix("?") ? reason : reason + "."
+        var sentence =
+            reason.hasSuffix(".") || reason.hasSuffix("!") || reason.hasSuffix("?") ? reason : reason + "."
         if let suggestion { sentence += " Did you mean '\(suggestion)'?" }
-        let list = allowed.isEmpty ? listing.whenEmpty + "." : "\(listing.label): \(allowed.joined(separator: ", "))."
+        let list =
+            allowed.isEmpty
+            ? listing.whenEmpty + "." : "\(listing.label): \(allowed.joined(separator: ", "))."
         return "\(sentence) \(list)"
     }
 
@@ -103,7 +106,9 @@ public enum NameSuggestion {
         guard !typed.isEmpty, !candidates.contains(name) else { return nil }
         if let exact = candidates.first(where: { $0.lowercased() == typed }) { return exact }
         for synonym in synonyms[typed] ?? [] {
-            if let match = candidates.first(where: { $0.lowercased() == synonym.lowercased() }) { return match }
+            if let match = candidates.first(where: { $0.lowercased() == synonym.lowercased() }) {
+                return match
+            }
         }
         // A clipped name: "mer" for mermaid, "dash" for dashboard.
         let prefixed = candidates.filter { $0.lowercased().hasPrefix(typed) }

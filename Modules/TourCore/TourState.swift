@@ -1,9 +1,10 @@
+import TourCodec
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourCodec
 
 /// Where a flow stands for one user, as the spec's JSON names it.
 public enum FlowStatus: String, Codable, Sendable, CaseIterable {
@@ -18,7 +19,10 @@ public struct TourState: Equatable, Sendable {
     /// Each experiment this user's subjects were assigned to, by experiment id.
     public var experiments: [String: ExperimentMark]
 
-    public init(flows: [FlowID: FlowState] = [:], appVersion: String? = nil, experiments: [String: ExperimentMark] = [:]) {
+    public init(
+        flows: [FlowID: FlowState] = [:], appVersion: String? = nil,
+        experiments: [String: ExperimentMark] = [:]
+    ) {
         self.flows = flows
         self.appVersion = appVersion
         self.experiments = experiments
@@ -163,7 +167,8 @@ public struct FlowRun: Equatable, Sendable {
     public var replayOf: FlowRecord.Before?
 
     public init(
-        plan: [StepID], position: Int = 0, fields: [String: TourValue] = [:], gates: [String: GateStatus] = [:],
+        plan: [StepID], position: Int = 0, fields: [String: TourValue] = [:],
+        gates: [String: GateStatus] = [:],
         performed: [String] = [], deadline: Date? = nil, activation: Int, catalogVersion: Int,
         catalogFingerprint: String? = nil, replayOf: FlowRecord.Before? = nil
     ) {
@@ -199,7 +204,8 @@ extension TourState: TourValueEncodable {
     public var tourValue: TourValue {
         .members([
             "appVersion": appVersion.map(TourValue.string),
-            "flows": .object(Dictionary(uniqueKeysWithValues: flows.map { ($0.key.rawValue, $0.value.tourValue) })),
+            "flows": .object(
+                Dictionary(uniqueKeysWithValues: flows.map { ($0.key.rawValue, $0.value.tourValue) })),
         ])
     }
 }

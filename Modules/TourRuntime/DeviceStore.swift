@@ -1,14 +1,15 @@
-#if canImport(FoundationEssentials)
-    import FoundationEssentials
-#else
-    import Foundation
-#endif
 import AccountSync
 import Haptics
 import Permissions
 import Persistence
 import TourCodec
 import TourCore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The device's onboarding database as the layers above the runtime see it (the CLI, an app's
 /// settings or debug screen): opened once, a user's stored state, the journal decoded (never its
@@ -38,7 +39,9 @@ public final class DeviceStore: Sendable {
     }
 
     /// What the device remembers for the app (permission statuses, device facts), by key.
-    public func deviceValues(app: String) throws -> [String: TourValue] { try database.deviceValues(app: app) }
+    public func deviceValues(app: String) throws -> [String: TourValue] {
+        try database.deviceValues(app: app)
+    }
 
     /// The user's stored flow state and product domain state, refused by name when a newer release wrote its domain state in a
     /// format `product` does not read.
@@ -58,7 +61,8 @@ public final class DeviceStore: Sendable {
     /// The stored flows of `app` in the database file at `path`, read from an in-memory copy taken
     /// with SQLite's backup API: the file is never migrated or written, even while an app has it
     /// open. Nothing is created when there is no file.
-    public static func storedFlows(inCopyOf path: String, app: String) throws -> [String: [FlowID: FlowState]] {
+    public static func storedFlows(inCopyOf path: String, app: String) throws -> [String: [FlowID: FlowState]]
+    {
         try OnboardingDatabase.snapshot(of: path).storedFlows(app: app)
     }
 
@@ -131,12 +135,14 @@ extension TourSession {
     public init(
         product: Product, user: String, store: DeviceStore, haptics: any HapticPlayer = SilentHaptics(),
         permissions: any PermissionProvider = StubPermissionProvider(), time: TimeSource = .wall,
-        deviceFacts: [String: TourValue] = [:], sync transport: (any SyncTransport)? = nil, budget: FamilyBudget? = nil,
+        deviceFacts: [String: TourValue] = [:], sync transport: (any SyncTransport)? = nil,
+        budget: FamilyBudget? = nil,
         deviceKind: String? = nil, budgetExchangeInterval: TimeInterval = 300,
         observe: @escaping @Sendable (TourEffect) -> Void = { _ in }
     ) {
         self.init(
-            product: product, user: user, database: store.database, haptics: haptics, permissions: permissions, time: time,
+            product: product, user: user, database: store.database, haptics: haptics,
+            permissions: permissions, time: time,
             deviceFacts: deviceFacts, sync: transport, budget: budget, deviceKind: deviceKind,
             budgetExchangeInterval: budgetExchangeInterval, observe: observe)
     }
@@ -154,7 +160,9 @@ extension DeviceStore {
         values[analyticsKey]?.stringValue != "off"
     }
 
-    public func analyticsAllowed(app: String) throws -> Bool { Self.analyticsAllowed(try deviceValues(app: app)) }
+    public func analyticsAllowed(app: String) throws -> Bool {
+        Self.analyticsAllowed(try deviceValues(app: app))
+    }
 
     /// Sets the device's analytics consent for `app`, kept in the file.
     public func setAnalytics(_ allowed: Bool, app: String) throws {
@@ -201,7 +209,9 @@ struct SealedCredentialStore: InstallCredentialStore {
     }
 
     func save(_ credential: InstallCredential) throws {
-        guard let sealer = try sealer(creating: true) else { throw StorageError("no sealing key for the install credential") }
+        guard let sealer = try sealer(creating: true) else {
+            throw StorageError("no sealing key for the install credential")
+        }
         try database.storeSealedSecret(
             app: app, name: Self.name, sealed: try sealer.seal(Secret(credential.storedText)), at: Date())
     }

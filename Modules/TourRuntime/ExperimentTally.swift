@@ -8,7 +8,8 @@ import TourCore
 public enum ExperimentTally {
     /// One report per experiment of `catalog` and per experiment the journal assigned that the
     /// catalog no longer has (without a control), in that order.
-    public static func reports(app: String, catalog: TourCatalog, rows: [JournalEntry]) -> [ExperimentReport] {
+    public static func reports(app: String, catalog: TourCatalog, rows: [JournalEntry]) -> [ExperimentReport]
+    {
         struct Tally {
             var assigned: Set<String> = []
             var exposed: Set<String> = []
@@ -30,19 +31,24 @@ public enum ExperimentTally {
                     arms[key] = arm
                     flows[arm.experiment] = flow.rawValue
                     if !order.contains(arm.experiment) { order.append(arm.experiment) }
-                    tallies[arm.experiment, default: [:]][arm.variant, default: Tally()].assigned.insert(arm.subject)
+                    tallies[arm.experiment, default: [:]][arm.variant, default: Tally()].assigned.insert(
+                        arm.subject)
                 case .exposed(_, let arm):
-                    tallies[arm.experiment, default: [:]][arm.variant, default: Tally()].exposed.insert(arm.subject)
+                    tallies[arm.experiment, default: [:]][arm.variant, default: Tally()].exposed.insert(
+                        arm.subject)
                 case .goalReached(_, let arm):
-                    tallies[arm.experiment, default: [:]][arm.variant, default: Tally()].goal.insert(arm.subject)
+                    tallies[arm.experiment, default: [:]][arm.variant, default: Tally()].goal.insert(
+                        arm.subject)
                 case .flowStarted(_, _, _, let replay):
                     if replay { replaying.insert(key) } else { replaying.remove(key) }
                 case .flowEnded:
                     replaying.remove(key)
                 case .stepEntered(_, let step, _):
                     guard !replaying.contains(key), let arm = arms[key] else { continue }
-                    tallies[arm.experiment, default: [:]][arm.variant, default: Tally()].steps[step.rawValue, default: []]
-                        .insert(arm.subject)
+                    tallies[arm.experiment, default: [:]][arm.variant, default: Tally()].steps[
+                        step.rawValue, default: []
+                    ]
+                    .insert(arm.subject)
                 default:
                     continue
                 }
@@ -54,13 +60,17 @@ public enum ExperimentTally {
             let counts = (tallies[id] ?? [:]).mapValues { tally in
                 // Steps in the flow's order, then steps it no longer has.
                 let current = flow?.steps.map(\.id.rawValue) ?? []
-                let names = current.filter { tally.steps[$0] != nil } + tally.steps.keys.sorted().filter { !current.contains($0) }
+                let names =
+                    current.filter { tally.steps[$0] != nil }
+                    + tally.steps.keys.sorted().filter { !current.contains($0) }
                 return ExperimentReport.Counts(
-                    assigned: tally.assigned.count, exposed: tally.exposed.count, goalReached: tally.goal.count,
+                    assigned: tally.assigned.count, exposed: tally.exposed.count,
+                    goalReached: tally.goal.count,
                     steps: names.map { ($0, tally.steps[$0]?.count ?? 0) })
             }
             return ExperimentReport(
-                experiment: id, flow: flow?.id.rawValue ?? flows[id] ?? "", declared: declared?.experiment, counts: counts)
+                experiment: id, flow: flow?.id.rawValue ?? flows[id] ?? "", declared: declared?.experiment,
+                counts: counts)
         }
     }
 }

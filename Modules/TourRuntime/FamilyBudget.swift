@@ -1,10 +1,11 @@
+import Persistence
+import TourCore
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import Persistence
-import TourCore
 
 /// The family's display budget as a session uses it: the limits declared once for every product
 /// (``DisplayBudget/family``), and the file the products of one device share it through.
@@ -30,7 +31,9 @@ public struct FamilyBudget: Sendable {
     func input(account: String?, now: Date) throws -> BudgetInput {
         BudgetInput(
             budget: limits,
-            ledger: try file.ledger(device: device, account: account, since: BudgetDay(number: BudgetDay(now).number - 1), now: now),
+            ledger: try file.ledger(
+                device: device, account: account, since: BudgetDay(number: BudgetDay(now).number - 1),
+                now: now),
             device: device)
     }
 }
@@ -44,24 +47,31 @@ extension DisplayBudget {
     /// `ONBOARDING_BUDGET` gives it; nil for `off`.
     ///
     /// - Throws: a message saying what is allowed.
-    public static func parse(_ text: String, over base: DisplayBudget = .family) throws(BudgetSettingError) -> DisplayBudget? {
+    public static func parse(_ text: String, over base: DisplayBudget = .family) throws(BudgetSettingError)
+        -> DisplayBudget?
+    {
         if text == "off" { return nil }
         var budget = base
         for part in text.split(separator: ",", omittingEmptySubsequences: false) {
-            let pair = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            let pair = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(
+                String.init)
             switch (pair.first, pair.count == 2 ? pair[1] : nil) {
             case ("perDay", let value?):
                 guard let number = Int(value), flowsPerDayRange.contains(number) else {
-                    throw BudgetSettingError("perDay is a whole number from \(flowsPerDayRange.lowerBound) to \(flowsPerDayRange.upperBound); got '\(value)'")
+                    throw BudgetSettingError(
+                        "perDay is a whole number from \(flowsPerDayRange.lowerBound) to \(flowsPerDayRange.upperBound); got '\(value)'"
+                    )
                 }
                 budget.flowsPerDay = number
             case ("coolDown", let value?):
                 guard let seconds = Double(value), coolDownRange.contains(seconds) else {
-                    throw BudgetSettingError("coolDown is seconds from 0 to \(Int(coolDownRange.upperBound)); got '\(value)'")
+                    throw BudgetSettingError(
+                        "coolDown is seconds from 0 to \(Int(coolDownRange.upperBound)); got '\(value)'")
                 }
                 budget.coolDown = seconds
             default:
-                throw BudgetSettingError("takes perDay=N,coolDown=SECONDS (either may be left out) or off; got '\(part)'")
+                throw BudgetSettingError(
+                    "takes perDay=N,coolDown=SECONDS (either may be left out) or off; got '\(part)'")
             }
         }
         return budget

@@ -1,5 +1,6 @@
-import TourCore
 import Persistence
+import TourCore
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -42,10 +43,12 @@ public struct FlowFunnel: Codable, Equatable, Sendable {
     /// rows. Steps of runs under an earlier catalog version count as the steps they became; steps
     /// since removed are listed after the current ones. Runs started before `since` are left out.
     /// Rows without facts (written before 0.6.0 and not derived) are counted in ``rowsWithoutFacts``.
-    public static func compute(app: String, engine: TourEngine, rows: [JournalEntry], since: Date? = nil) throws
+    public static func compute(app: String, engine: TourEngine, rows: [JournalEntry], since: Date? = nil)
+        throws
         -> [FlowFunnel]
     {
-        let (runs, withoutFacts, held) = collectRuns(app: app, catalog: engine.catalog, rows: rows, group: { _ in "" })
+        let (runs, withoutFacts, held) = collectRuns(
+            app: app, catalog: engine.catalog, rows: rows, group: { _ in "" })
         return funnels(engine.catalog, runs: runs, held: held, since: since, withoutFacts: withoutFacts)
     }
 
@@ -55,14 +58,16 @@ public struct FlowFunnel: Codable, Equatable, Sendable {
         app: String, engine: TourEngine, rows: [JournalEntry], since: Date? = nil,
         groupedBy group: (JournalEntry) -> String
     ) -> [(group: String, funnels: [FlowFunnel])] {
-        let (runs, withoutFacts, held) = collectRuns(app: app, catalog: engine.catalog, rows: rows, group: group)
+        let (runs, withoutFacts, held) = collectRuns(
+            app: app, catalog: engine.catalog, rows: rows, group: group)
         let groups = Set(runs.values.flatMap { $0.map(\.group) }).sorted()
         return groups.map { name in
             (
                 name,
                 funnels(
                     engine.catalog, runs: runs.mapValues { $0.filter { $0.group == name } },
-                    held: held.mapValues { $0.filter { $0.group == name } }, since: since, withoutFacts: withoutFacts)
+                    held: held.mapValues { $0.filter { $0.group == name } }, since: since,
+                    withoutFacts: withoutFacts)
             )
         }
     }
@@ -123,7 +128,8 @@ public struct FlowFunnel: Codable, Equatable, Sendable {
                     open[key] = nil
                 case .budgetHeld(let flow, _, _):
                     held[flow, default: []].append((group(row), row.time))
-                case .stepCompleted, .gateAnswered, .flowReset, .runMigrated, .assigned, .exposed, .goalReached,
+                case .stepCompleted, .gateAnswered, .flowReset, .runMigrated, .assigned, .exposed,
+                    .goalReached,
                     .budgetSpent:
                     continue
                 }
@@ -134,7 +140,8 @@ public struct FlowFunnel: Codable, Equatable, Sendable {
     }
 
     static func funnels(
-        _ catalog: TourCatalog, runs: [FlowID: [Run]], held: [FlowID: [(group: String, at: Date)]], since: Date?,
+        _ catalog: TourCatalog, runs: [FlowID: [Run]], held: [FlowID: [(group: String, at: Date)]],
+        since: Date?,
         withoutFacts: Int
     ) -> [FlowFunnel] {
         catalog.flows.map { flow in
@@ -146,7 +153,11 @@ public struct FlowFunnel: Codable, Equatable, Sendable {
             let skipped = counted.filter { $0.ended?.status == .skipped }.count
             let current = flow.steps.map({ $0.id })
             var retired: [StepID] = []
-            for run in counted { for entry in run.steps where !current.contains(entry.step) && !retired.contains(entry.step) { retired.append(entry.step) } }
+            for run in counted {
+                for entry in run.steps where !current.contains(entry.step) && !retired.contains(entry.step) {
+                    retired.append(entry.step)
+                }
+            }
             let steps = (current + retired).map { step -> StepFigures in
                 var durations: [Double] = []
                 var reached = 0
@@ -172,17 +183,20 @@ public struct FlowFunnel: Codable, Equatable, Sendable {
                         ? durations[durations.count / 2]
                         : (durations[durations.count / 2 - 1] + durations[durations.count / 2]) / 2
                 return StepFigures(
-                    step: step, reached: reached, droppedOff: dropped, inProgress: open, medianSeconds: median,
+                    step: step, reached: reached, droppedOff: dropped, inProgress: open,
+                    medianSeconds: median,
                     removed: current.contains(step) ? nil : true)
             }
             let started = counted.count
-            let deferred = (held[flow.id] ?? []).filter { entry in since.map { entry.at >= $0 } ?? true }.count
+            let deferred = (held[flow.id] ?? []).filter { entry in since.map { entry.at >= $0 } ?? true }
+                .count
             return FlowFunnel(
                 flow: flow.id, name: flow.name, started: started, completed: completed, skipped: skipped,
                 inProgress: counted.filter { $0.ended == nil }.count,
                 completionRate: started == 0 ? nil : Double(completed) / Double(started),
                 skipRate: started == 0 ? nil : Double(skipped) / Double(started), steps: steps,
-                rowsWithoutFacts: withoutFacts == 0 ? nil : withoutFacts, deferredByBudget: deferred == 0 ? nil : deferred)
+                rowsWithoutFacts: withoutFacts == 0 ? nil : withoutFacts,
+                deferredByBudget: deferred == 0 ? nil : deferred)
         }
     }
 }

@@ -1,3 +1,5 @@
+import AccountSync
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -5,7 +7,6 @@
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import AccountSync
 
 /// The file beside a database that holds the key sealing its secrets (``SealedSecrets``): 32 bytes,
 /// readable by its owner only (created with mode 0600, never widened), so a copy of the database

@@ -1,11 +1,12 @@
+import CatalogDocuments
+import TourCodec
+import TourCore
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import CatalogDocuments
-import TourCodec
-import TourCore
 
 /// The code half of a product: the context its flows read, how its side effects change its domain
 /// state, and the requests it performs. Everything else about a product is data in its catalog.
@@ -19,11 +20,15 @@ public protocol ProductHandler: Sendable {
     /// Writes a side effect's data into the domain state. Runs inside the event's transaction.
     func apply(_ effect: Effect, to domain: inout [String: TourValue], now: Date)
     /// Performs a request gate (a connection attempt) and answers it. Runs after the commit.
-    nonisolated(nonsending) func perform(request name: String, payload: [String: TourValue], secrets: [String: Secret]) async
+    nonisolated(nonsending) func perform(
+        request name: String, payload: [String: TourValue], secrets: [String: Secret]
+    ) async
         -> GateStatus
     /// Events the product sends by itself after a committed transition, such as Growth reporting
     /// that a pending profile write reached the profile store. Runs after the commit.
-    nonisolated(nonsending) func followUps(after transition: Transition, domain: [String: TourValue], user: String) async
+    nonisolated(nonsending) func followUps(
+        after transition: Transition, domain: [String: TourValue], user: String
+    ) async
         -> [TourEvent]
     /// What this code provides to the catalog besides its effects: the context keys
     /// ``context(domain:now:)`` computes and the requests ``perform(request:payload:secrets:)``
@@ -44,7 +49,9 @@ extension ProductHandler {
     public var declarations: CatalogDeclarations { CatalogDeclarations() }
     public func context(domain: [String: TourValue], now: Date) -> TourContext { domain }
     /// No conversion: a format bump that only added keys reads the older state as it is.
-    public func upgradeDomainState(_ domain: [String: TourValue], from format: Int) -> [String: TourValue] { domain }
+    public func upgradeDomainState(_ domain: [String: TourValue], from format: Int) -> [String: TourValue] {
+        domain
+    }
 
     /// Everything the handler provides to the catalog: ``declarations`` with the effect kinds of
     /// ``Effect`` and the accessibility settings every product reads (``ContextKey/accessibility``,
@@ -67,12 +74,16 @@ extension ProductHandler {
     {
         apply(try Effect(EffectPayload(effect, kinds: Effect.kinds)), to: &domain, now: now)
     }
-    public nonisolated(nonsending) func perform(request name: String, payload: [String: TourValue], secrets: [String: Secret]) async
+    public nonisolated(nonsending) func perform(
+        request name: String, payload: [String: TourValue], secrets: [String: Secret]
+    ) async
         -> GateStatus
     {
         .unavailable
     }
-    public nonisolated(nonsending) func followUps(after transition: Transition, domain: [String: TourValue], user: String) async
+    public nonisolated(nonsending) func followUps(
+        after transition: Transition, domain: [String: TourValue], user: String
+    ) async
         -> [TourEvent]
     {
         []

@@ -1,5 +1,6 @@
 import CatalogDocuments
 import TourCore
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -30,7 +31,8 @@ public struct ProductRegistration: Sendable {
     public var enrollmentKey: String?
 
     public init(
-        executable: String, displayName: String, releases: [RecordedCatalog], publicationKeys: [RecordedCatalog] = [],
+        executable: String, displayName: String, releases: [RecordedCatalog],
+        publicationKeys: [RecordedCatalog] = [],
         enrollmentKey: String? = nil, make: @escaping @Sendable (RunEnvironment) -> Product
     ) {
         self.executable = executable
@@ -62,7 +64,8 @@ public struct RunEnvironment: Sendable {
     public var requestAnswers: [String: GateStatus]
 
     public init(
-        databasePath: String, offline: Bool = false, user: String = "default", requestAnswers: [String: GateStatus] = [:]
+        databasePath: String, offline: Bool = false, user: String = "default",
+        requestAnswers: [String: GateStatus] = [:]
     ) {
         self.databasePath = databasePath
         self.offline = offline

@@ -1,13 +1,14 @@
-#if canImport(FoundationEssentials)
-    import FoundationEssentials
-#else
-    import Foundation
-#endif
 import AccountSync
 import CatalogDocuments
 import Persistence
 import TourCodec
 import TourCore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Which catalog a device runs, and why (`status`, `catalog`).
 public struct CatalogChoice: Equatable, Sendable {
@@ -39,11 +40,18 @@ public struct CatalogChoice: Equatable, Sendable {
 extension CatalogChoice: TourValueRepresentable {
     public var tourValue: TourValue {
         .members([
-            "source": .string(source.rawValue), "version": .int(version), "fingerprint": fingerprint.map(TourValue.string),
+            "source": .string(source.rawValue), "version": .int(version),
+            "fingerprint": fingerprint.map(TourValue.string),
             "rollout": rollout.map(TourValue.int), "reason": .string(reason),
             "refused": refused.isEmpty
                 ? nil
-                : .list(refused.map { ["version": .int($0.version), "fingerprint": .string($0.fingerprint), "reason": .string($0.reason)] }),
+                : .list(
+                    refused.map {
+                        [
+                            "version": .int($0.version), "fingerprint": .string($0.fingerprint),
+                            "reason": .string($0.reason),
+                        ]
+                    }),
         ])
     }
 }
@@ -86,12 +94,16 @@ public enum Publications {
         releases: [RecordedCatalog], others: [PublishedCatalog], trust: PublicationTrust
     ) -> [String] {
         guard text.utf8.count <= SyncAPI.maxDocumentBytes else {
-            return ["the document is \(text.utf8.count) bytes; a catalog document is at most \(SyncAPI.maxDocumentBytes)"]
+            return [
+                "the document is \(text.utf8.count) bytes; a catalog document is at most \(SyncAPI.maxDocumentBytes)"
+            ]
         }
         // Before anything of the document is read: only what a trusted key signed is looked at.
         if let unsigned = trust.problem(text, signatures) { return [unsigned] }
         guard SHA256Hasher.hex(text.utf8) == fingerprint else {
-            return ["the document's SHA-256 is not the fingerprint the server gave (\(CatalogDocument.short(fingerprint)))"]
+            return [
+                "the document's SHA-256 is not the fingerprint the server gave (\(CatalogDocument.short(fingerprint)))"
+            ]
         }
         // The binary's own catalog wins over a publication that is not newer: a new app release
         // is not overridden by a publication made for an older one.
@@ -106,11 +118,14 @@ public enum Publications {
             earlier.append(RecordedCatalog(file: "\(other.version).json", text: other.document))
         }
         let check = PublicationCheck(
-            text: text, app: product.catalog.app, earlier: earlier.filter { (Int($0.file.dropLast(5)) ?? 0) < version },
+            text: text, app: product.catalog.app,
+            earlier: earlier.filter { (Int($0.file.dropLast(5)) ?? 0) < version },
             vocabulary: product.handler.vocabulary, allowingGaps: true)
         guard check.isAccepted else { return check.problems }
         guard check.document?.catalog.version == version else {
-            return ["the document is version \(check.document?.catalog.version ?? 0), not the \(version) the server named"]
+            return [
+                "the document is version \(check.document?.catalog.version ?? 0), not the \(version) the server named"
+            ]
         }
         return []
     }
@@ -156,15 +171,21 @@ public enum Publications {
             let tag = sameBinary && intact ? last?.entityTag : nil
             switch try await transport.catalogs(app: app, ifNoneMatch: tag) {
             case .unchanged(let maxAge):
-                try store.database.noteUnchangedPull(app: app, at: now, freshUntil: maxAge.map { now.addingTimeInterval(Double($0)) })
+                try store.database.noteUnchangedPull(
+                    app: app, at: now, freshUntil: maxAge.map { now.addingTimeInterval(Double($0)) })
                 return nil
             case .changed(let list, let entityTag, let maxAge):
                 var kept: [PublishedCatalog] = []
                 var refused: [String] = []
                 // Retirements the server names are kept with those heard before (only ever more).
                 var retirements = try store.database.publicationKeyRetirements(app: app)
-                for key in list.keys { if let retired = key.retiredAt { retirements[key.id] = min(retired, retirements[key.id] ?? retired) } }
-                let trust = PublicationTrust(keys: trustedKeys, retirements: retirements, now: now.timeIntervalSince1970)
+                for key in list.keys {
+                    if let retired = key.retiredAt {
+                        retirements[key.id] = min(retired, retirements[key.id] ?? retired)
+                    }
+                }
+                let trust = PublicationTrust(
+                    keys: trustedKeys, retirements: retirements, now: now.timeIntervalSince1970)
                 // The salt is the device's own (not the server's word): which subjects a rollout
                 // reaches is fixed by the app and version alone. Oldest first, so each document's
                 // history holds only the ones that verified before it.
@@ -177,19 +198,23 @@ public enum Publications {
                 var seen: Set<Int> = []
                 for publication in offered where seen.insert(publication.version).inserted {
                     let problems = Self.problems(
-                        version: publication.version, fingerprint: publication.fingerprint, text: publication.document,
-                        signatures: publication.signatures, product: product, releases: releases, others: kept, trust: trust)
+                        version: publication.version, fingerprint: publication.fingerprint,
+                        text: publication.document,
+                        signatures: publication.signatures, product: product, releases: releases,
+                        others: kept, trust: trust)
                     if problems.isEmpty {
                         kept.append(publication)
                     } else {
                         refused.append(
-                            "version \(publication.version) \(publication.fingerprint.prefix(64)): \(problems.joined(separator: "; "))")
+                            "version \(publication.version) \(publication.fingerprint.prefix(64)): \(problems.joined(separator: "; "))"
+                        )
                     }
                 }
                 // The tag is kept with the refusals: the same list is not fetched and refused again
                 // (the refusal is named once); a new binary asks afresh (`binary`).
                 try store.database.storePull(
-                    app: app, kept: kept, entityTag: entityTag.flatMap(Self.validTag), binary: product.fingerprint,
+                    app: app, kept: kept, entityTag: entityTag.flatMap(Self.validTag),
+                    binary: product.fingerprint,
                     refused: refused.isEmpty ? nil : refused.joined(separator: "\n"), at: now,
                     freshUntil: maxAge.map { now.addingTimeInterval(Double($0)) },
                     retirements: retirements.filter { $0.value <= now.timeIntervalSince1970 + 366 * 86_400 })
@@ -211,7 +236,9 @@ public enum Publications {
     /// the same file gives the same answer on every run. A user who runs offline first and signs
     /// in later draws by the install until that command, and by the account from it on (the
     /// published version can change then, once, as the account's other devices already run it).
-    public static func subject(_ store: DeviceStore, product: Product, user: String, syncsNow: Bool = false) throws -> String {
+    public static func subject(_ store: DeviceStore, product: Product, user: String, syncsNow: Bool = false)
+        throws -> String
+    {
         if product.catalog.flows.contains(where: { $0.scope == .user }),
             try syncsNow || store.database.syncsAccount(app: product.catalog.app, user: user)
         {
@@ -236,7 +263,8 @@ public enum Publications {
         let pulled = try store.database.catalogPull(app: app)
         let knows = pulled != nil || !kept.isEmpty
         // What the last pull refused, one line each: "version N FINGERPRINT: why".
-        let pullRefusals = (pulled?.refused ?? "").split(separator: "\n").compactMap { line -> CatalogChoice.Refusal? in
+        let pullRefusals = (pulled?.refused ?? "").split(separator: "\n").compactMap {
+            line -> CatalogChoice.Refusal? in
             guard line.hasPrefix("version "), let colon = line.firstIndex(of: ":") else { return nil }
             let head = line[line.index(line.startIndex, offsetBy: 8)..<colon].split(separator: " ")
             guard let version = head.first.flatMap({ Int($0) }) else { return nil }
@@ -247,7 +275,8 @@ public enum Publications {
         // The compiled catalog's fingerprint is worked out only where it is shown: a command on a
         // device that knows no publication does not write the catalog's document to hash it.
         var compiled = CatalogChoice(
-            source: .compiled, version: product.catalog.version, fingerprint: knows ? product.fingerprint : nil,
+            source: .compiled, version: product.catalog.version,
+            fingerprint: knows ? product.fingerprint : nil,
             rollout: nil,
             reason: kept.isEmpty
                 ? (pulled == nil ? "no publication pulled" : "no live publication of \(app)")
@@ -258,29 +287,37 @@ public enum Publications {
         let subject = try subject()
         // The keys only now: a device that keeps no publication never parses one.
         let trust = PublicationTrust(
-            keys: trustedKeys(), retirements: try store.database.publicationKeyRetirements(app: app), now: now.timeIntervalSince1970)
+            keys: trustedKeys(), retirements: try store.database.publicationKeyRetirements(app: app),
+            now: now.timeIntervalSince1970)
         // Kept documents were checked against this binary when they were pulled; a binary that did
         // not pull them (an app update since) checks them in full. Every one's signature and hash
         // are checked before it runs.
         let checkedByThisBinary = pulled?.binary != nil && pulled?.binary == product.fingerprint
         var refused = pullRefusals
-        for publication in kept where Rollout.includes(subject: subject, salt: publication.salt, percent: publication.rollout) {
+        for publication in kept
+        where Rollout.includes(subject: subject, salt: publication.salt, percent: publication.rollout) {
             let problems: [String]
             if checkedByThisBinary {
                 problems = [
-                    publication.document.utf8.count > SyncAPI.maxDocumentBytes ? "the document is larger than a catalog may be" : nil,
+                    publication.document.utf8.count > SyncAPI.maxDocumentBytes
+                        ? "the document is larger than a catalog may be" : nil,
                     trust.problem(publication.document, publication.signatures),
                     SHA256Hasher.hex(publication.document.utf8) == publication.fingerprint
-                        ? nil : "the kept document's SHA-256 is not its fingerprint (it was altered on this device)",
+                        ? nil
+                        : "the kept document's SHA-256 is not its fingerprint (it was altered on this device)",
                 ].compactMap { $0 }.prefix(1).map { $0 }
             } else {
                 problems = Self.problems(
-                    version: publication.version, fingerprint: publication.fingerprint, text: publication.document,
-                    signatures: publication.signatures, product: product, releases: releases, others: kept, trust: trust)
+                    version: publication.version, fingerprint: publication.fingerprint,
+                    text: publication.document,
+                    signatures: publication.signatures, product: product, releases: releases, others: kept,
+                    trust: trust)
             }
             guard problems.isEmpty, let document = try? CatalogDocument(text: publication.document) else {
-                let reason = problems.isEmpty ? "the kept document does not read" : problems.joined(separator: "; ")
-                refused.append(.init(version: publication.version, fingerprint: publication.fingerprint, reason: reason))
+                let reason =
+                    problems.isEmpty ? "the kept document does not read" : problems.joined(separator: "; ")
+                refused.append(
+                    .init(version: publication.version, fingerprint: publication.fingerprint, reason: reason))
                 continue
             }
             var chosen = product
@@ -290,7 +327,8 @@ public enum Publications {
                 CatalogChoice(
                     source: .published, version: publication.version, fingerprint: publication.fingerprint,
                     rollout: publication.rollout,
-                    reason: "published version \(publication.version) at \(publication.rollout)%, which includes this subject",
+                    reason:
+                        "published version \(publication.version) at \(publication.rollout)%, which includes this subject",
                     knowsPublications: true, refused: refused.filter { $0.version > publication.version })
             )
         }
@@ -300,13 +338,18 @@ public enum Publications {
 
     /// Journals the refusals of `choice` (each with what runs instead) and returns the lines to
     /// print once: only refusals not journalled before with the same reason.
-    public static func noteRefusals(_ store: DeviceStore, app: String, _ choice: CatalogChoice, now: Date) -> [String] {
+    public static func noteRefusals(_ store: DeviceStore, app: String, _ choice: CatalogChoice, now: Date)
+        -> [String]
+    {
         let refusals = choice.refused.map { refusal in
             OnboardingDatabase.CatalogRefusal(
-                version: refusal.version, fingerprint: refusal.fingerprint, reason: refusal.reason, runsInstead: choice.summary,
+                version: refusal.version, fingerprint: refusal.fingerprint, reason: refusal.reason,
+                runsInstead: choice.summary,
                 time: now)
         }
         guard let new = try? store.database.noteCatalogRefusals(app: app, refusals) else { return [] }
-        return new.map { "published catalog version \($0.version) refused: \($0.reason); runs \($0.runsInstead) instead" }
+        return new.map {
+            "published catalog version \($0.version) refused: \($0.reason); runs \($0.runsInstead) instead"
+        }
     }
 }

@@ -1,4 +1,5 @@
 import TourCore
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else

@@ -1,6 +1,7 @@
 import AccountSync
 import Persistence
 import TourCore
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -26,7 +27,8 @@ extension TourSession {
             let since = BudgetDay(number: BudgetDay(now).number - 1)
             exchange = BudgetExchange(
                 device: budget.device, since: since,
-                counts: try budget.file.dailyCounts(device: budget.device, account: budgetAccount, since: since))
+                counts: try budget.file.dailyCounts(
+                    device: budget.device, account: budgetAccount, since: since))
         } catch {
             throw .localStorage("\(error)")
         }
@@ -51,7 +53,9 @@ extension TourSession {
         else { return }
         var now = Self.time(time, session)
         if case .virtual = time { now = now.addingTimeInterval(seconds) }
-        if let last = lastBudgetExchange, now >= last, now.timeIntervalSince(last) < budgetExchangeInterval { return }
+        if let last = lastBudgetExchange, now >= last, now.timeIntervalSince(last) < budgetExchangeInterval {
+            return
+        }
         // Why ignored: like a failed pull, the device goes on with the counts it holds.
         try? await exchangeBudget()
     }

@@ -1,7 +1,8 @@
+import AccountSync
+import Persistence
 import TourCodec
 import TourCore
-import Persistence
-import AccountSync
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -98,7 +99,8 @@ extension TourSession {
                 // row from before 0.30, which did not record it: allowed now).
                 let allowedNow = try DeviceStore.analyticsAllowed(database.deviceValues(app: key.app))
                 let starting = StartContext(
-                    locale: (product.catalog.locale ?? product.catalog.strings.source).rawValue, device: deviceKind)
+                    locale: (product.catalog.locale ?? product.catalog.strings.source).rawValue,
+                    device: deviceKind)
                 batch = PushBatch(
                     device: account.device,
                     items: try rows.map { row in
@@ -124,10 +126,12 @@ extension TourSession {
                     let row = rows[named ?? 0]
                     do {
                         try database.setAside(
-                            key, row: row, status: status, reason: message, carry: Self.carriable(row, device: batch.device),
+                            key, row: row, status: status, reason: message,
+                            carry: Self.carriable(row, device: batch.device),
                             at: Date())
                     } catch { return local(error) }
-                    summary.setAside += (try? database.setAsideRows(key).filter { $0.journalID == row.journalID }) ?? []
+                    summary.setAside +=
+                        (try? database.setAsideRows(key).filter { $0.journalID == row.journalID }) ?? []
                     break
                 } catch {
                     guard error.isTransient, attempt < attempts else {
@@ -215,7 +219,8 @@ extension TourSession {
                 let known = try database.session(key, scopes: product.scopes).account?[flow.id],
                 known.merged(with: record) != known
             else { continue }
-            transitions.append(try commit(.accountRecordLearned(flow.id, record), advancingClockBy: 0, device: [:]).0)
+            transitions.append(
+                try commit(.accountRecordLearned(flow.id, record), advancingClockBy: 0, device: [:]).0)
         }
         return transitions
     }
@@ -251,13 +256,16 @@ extension TourSession {
     func noteFailure(_ error: SyncError) {
         let failures = (try? database.syncStatus(key)?.failures) ?? 0
         try? database.noteSyncFailure(
-            key, error: error.description, retryAt: Date().addingTimeInterval(Self.backoff(after: failures, error)))
+            key, error: error.description,
+            retryAt: Date().addingTimeInterval(Self.backoff(after: failures, error)))
     }
 
     /// Seconds before the next automatic try: 1 s, 2 s, 4 s, ... up to 5 minutes, each drawn at
     /// random from its upper half so a fleet that failed together does not come back together; a
     /// refusal waits the longest (the token must change).
-    static func backoff(after failures: Int, _ error: SyncError, random: Double = Double.random(in: 0.5...1)) -> Double {
+    static func backoff(after failures: Int, _ error: SyncError, random: Double = Double.random(in: 0.5...1))
+        -> Double
+    {
         let cap = error.isTransient ? min(300, Double(1 << min(failures, 9))) : 300
         return cap * random
     }
@@ -265,7 +273,9 @@ extension TourSession {
     /// The records of `row` itself (not those it carried) that the server takes: they ride with the
     /// next row when `row` is set aside.
     static func carriable(_ row: OutboxRow, device: String) -> [FlowID: AccountFlowRecord] {
-        row.records.filter { SyncAPI.problem(withRecord: $0.value, of: $0.key.rawValue, device: device) == nil }
+        row.records.filter {
+            SyncAPI.problem(withRecord: $0.value, of: $0.key.rawValue, device: device) == nil
+        }
     }
 
     /// The wire form of an outbox row. A row whose facts do not read is not pushed without them:
@@ -290,11 +300,14 @@ extension TourSession {
             }
         }
         var records = row.carried
-        for (flow, record) in row.records { records[flow] = records[flow].map { $0.merged(with: record) } ?? record }
+        for (flow, record) in row.records {
+            records[flow] = records[flow].map { $0.merged(with: record) } ?? record
+        }
         return PushItem(
             seq: row.journalID, time: row.time.timeIntervalSince1970, event: row.event,
             catalogVersion: row.catalogVersion, facts: facts,
-            records: [String: AccountFlowRecord](uniqueKeysWithValues: records.map { ($0.key.rawValue, $0.value) }),
+            records: [String: AccountFlowRecord](
+                uniqueKeysWithValues: records.map { ($0.key.rawValue, $0.value) }),
             appVersion: row.appVersion)
     }
 

@@ -1,14 +1,15 @@
+import AccountSync
+import Haptics
+import Permissions
+import Persistence
+import TourCodec
+import TourCore
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import Haptics
-import Permissions
-import Persistence
-import AccountSync
-import TourCodec
-import TourCore
 
 /// Where "now" comes from.
 public enum TimeSource: Sendable, Equatable {
@@ -23,7 +24,9 @@ public enum TimeSource: Sendable, Equatable {
 public actor TourSession {
     /// The session runs on its database's executor, off Swift's cooperative pool: its commits wait
     /// on SQLite (``DatabaseExecutor``).
-    public nonisolated var unownedExecutor: UnownedSerialExecutor { database.executor.asUnownedSerialExecutor() }
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        database.executor.asUnownedSerialExecutor()
+    }
 
     /// The executor the session's work runs on. A caller that sends many events in a row can run
     /// on it too (`withTaskExecutorPreference(session.executor)`, as the durable benchmark does):
@@ -118,7 +121,8 @@ public actor TourSession {
         let session = try Self.prepared(database.session(key, scopes: product.scopes), product)
         let now = Self.time(time, session)
         let context = product.context(
-            domain: session.domain, now: now, device: Self.deviceFacts(remembered: session.device, reported: deviceFacts))
+            domain: session.domain, now: now,
+            device: Self.deviceFacts(remembered: session.device, reported: deviceFacts))
         let engine = product.engine
         return TourSnapshot(
             app: key.app, user: key.user, flows: engine.summaries(of: session.tour, context: context),
@@ -207,7 +211,8 @@ public actor TourSession {
                 session.virtualNow = now
             }
             let context = product.context(
-                domain: session.domain, now: now, device: Self.deviceFacts(remembered: session.device, reported: deviceFacts))
+                domain: session.domain, now: now,
+                device: Self.deviceFacts(remembered: session.device, reported: deviceFacts))
             // What the device reports is the install's until it reports otherwise: a fact given at
             // launch still holds when a delayed start comes due in a later command.
             for (name, value) in deviceFacts where product.rememberedDeviceFacts.contains(name) {
@@ -221,7 +226,8 @@ public actor TourSession {
             session.tour = transition.state
             spent = transition.record.facts.compactMap { fact in
                 guard case .budgetSpent(let flow) = fact, let budget else { return nil }
-                return CountedStart(device: budget.device, account: account, app: product.catalog.app, flow: flow, at: now)
+                return CountedStart(
+                    device: budget.device, account: account, app: product.catalog.app, flow: flow, at: now)
             }
             for case .product(let effect) in transition.effects {
                 try handler.apply(checking: effect, to: &session.domain, now: now)
@@ -238,24 +244,29 @@ public actor TourSession {
             session.device.merge(device) { _, new in new }
             let outbox = session.account.map { account in
                 Self.accountChanges(
-                    event, transition, catalog: product.catalog, account: &session.account, device: account.device,
+                    event, transition, catalog: product.catalog, account: &session.account,
+                    device: account.device,
                     now: now)
             }
             // Learning a record that changes nothing here writes no journal row.
-            if case .accountRecordLearned = event, transition.record.facts.isEmpty, transition.effects.isEmpty {
+            if case .accountRecordLearned = event, transition.record.facts.isEmpty, transition.effects.isEmpty
+            {
                 return ((transition, session.domain), nil)
             }
             var journal = JournalAppend(
                 time: now, record: transition.record, context: context, effects: transition.effects,
-                catalogVersion: product.catalog.version, catalogFingerprint: product.fingerprint, outbox: outbox,
+                catalogVersion: product.catalog.version, catalogFingerprint: product.fingerprint,
+                outbox: outbox,
                 appVersion: transition.state.appVersion)
             // Consent and a start's context as they are now, kept with the row: a row written with
             // analytics off never sends its facts, and a start is counted where it happened,
             // whenever it is pushed (Docs/Privacy.md).
             journal.analyticsAllowed = DeviceStore.analyticsAllowed(session.device)
-            if transition.record.facts.contains(where: { if case .flowStarted = $0 { true } else { false } }) {
+            if transition.record.facts.contains(where: { if case .flowStarted = $0 { true } else { false } })
+            {
                 journal.startContextJSON = try StartContext(
-                    locale: (product.catalog.locale ?? product.catalog.strings.source).rawValue, device: deviceKind
+                    locale: (product.catalog.locale ?? product.catalog.strings.source).rawValue,
+                    device: deviceKind
                 ).tourValue.jsonText()
             }
             return ((transition, session.domain), journal)
@@ -268,7 +279,8 @@ public actor TourSession {
         } catch {
             budgetCaughtUp = false
             warnings.append(
-                "the display budget file \(budget?.path ?? "") did not take the start this event counted (\(error)); it is in the journal, and the next event copies it")
+                "the display budget file \(budget?.path ?? "") did not take the start this event counted (\(error)); it is in the journal, and the next event copies it"
+            )
         }
         if !spent.isEmpty { budgetToTell = true }
         return committed
@@ -281,7 +293,8 @@ public actor TourSession {
         let database = database
         try budget.file.catchUp(from: database, app: key.app, device: budget.device) { user in
             let key = SessionKey(app: self.key.app, user: user)
-            return (try? database.session(key, scopes: self.product.scopes))?.account == nil ? nil : Self.accountSubject(user)
+            return (try? database.session(key, scopes: self.product.scopes))?.account == nil
+                ? nil : Self.accountSubject(user)
         }
         budgetCaughtUp = true
     }
@@ -303,14 +316,16 @@ public actor TourSession {
 
     /// The device facts in force for this session now (``deviceFacts(remembered:reported:)``).
     public func deviceFactsInForce() throws -> [String: TourValue] {
-        Self.deviceFacts(remembered: try database.session(key, scopes: product.scopes).device, reported: deviceFacts)
+        Self.deviceFacts(
+            remembered: try database.session(key, scopes: product.scopes).device, reported: deviceFacts)
     }
 
     /// What the display budget holds back at the state's time, for `explain`.
     public func budgetInput() throws -> BudgetInput {
         guard let budget else { return .unlimited }
         let session = try Self.prepared(database.session(key, scopes: product.scopes), product)
-        return try budget.input(account: session.account == nil ? nil : budgetAccount, now: Self.time(time, session))
+        return try budget.input(
+            account: session.account == nil ? nil : budgetAccount, now: Self.time(time, session))
     }
 
     /// The stored session as this release reads it: domain state a newer release wrote in a format

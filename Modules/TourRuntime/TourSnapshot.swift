@@ -1,5 +1,6 @@
 import TourCodec
 import TourCore
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else

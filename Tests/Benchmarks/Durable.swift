@@ -71,7 +71,7 @@ extension Journey {
 /// over the floor's), not the ratio of the sums: a single stall of the disk's flush (tens of
 /// milliseconds, seen on this host several times a minute) lands on one side of one pair, and in
 /// the sums it moved one product's ratio from 1.03× to 1.72× between runs a minute apart. A slower
-/// event path slows every pair, so the median shows it as the sums do (Docs/Performance.md, "The
+/// event path slows every pair, so the median shows it as the sums do (Docs/PerformanceHistory.md, "The
 /// guard").
 ///
 /// Not isolated to the main actor (top-level code is): the events are sent from a task that runs on

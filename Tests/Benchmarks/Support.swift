@@ -23,7 +23,7 @@ struct Goal: Codable {
 /// What `--guard` (CI, through scripts/bench-guard) holds the device's ratios to: each goal's
 /// bound where the reference run met it, else the figure that run measured (so the next slide is
 /// caught while the goal is still being worked towards), and the noise allowed above it: the
-/// spread of five guard runs on the quiet reference machine (Docs/Performance.md, "The guard").
+/// spread of five guard runs on the quiet reference machine (Docs/PerformanceHistory.md, "The guard").
 /// Only ratios of two figures measured in the same run are guarded, never absolute times.
 enum Guard {
     struct Line {

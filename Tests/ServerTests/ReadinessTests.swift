@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TourCodec
 
-/// Readiness tells the truth (Docs/Server.md, "Readiness"): `/v1/ready` answers 503 while a commit
+/// Readiness tells the truth (Docs/API.md, `GET /v1/ready`): `/v1/ready` answers 503 while a commit
 /// cannot complete, here because `synchronous_standby_names` names a standby that is not there (as
 /// after a promotion, when the new primary inherited the setting), which no timeout of
 /// PostgreSQL's ends. Pushes meanwhile are answered 503 by their deadline, and once the setting

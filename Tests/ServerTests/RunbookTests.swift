@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TourFixtures
 
-/// Server.md's runbook "adding a server", followed command by command while devices (the real
+/// Operating.md's runbook "adding a server", followed command by command while devices (the real
 /// CLI) push through nginx: the new server is started with the same `DATABASE_URL`, secret and
 /// options (`--trusted-proxy` naming the balancer); once its `/v1/ready` answers, its line goes
 /// into nginx's upstream and nginx reloads, and it takes pushes. Removing it: its line out, a
@@ -75,7 +75,7 @@ struct RunbookTests {
         for device in devices { #expect(try device.waiting() == 0, "\(device.account)") }
     }
 
-    /// Server.md's runbook "the primary died, without a manager", step by step, while devices push
+    /// Operating.md's runbook "the primary died, without a manager", step by step, while devices push
     /// through nginx to two servers on both hosts: 1. the primary is down (killed as a machine dies,
     /// and it answers nothing); 2. the standby is promoted; 3. both servers find it by themselves,
     /// nothing restarted; 4. the old primary's machine is rebuilt from the new primary as its

@@ -27,6 +27,25 @@ import TourCodec
         #expect(ISOTime.string(secondsSince1970: seconds) == foundation(seconds))
     }
 
+    /// The studio's minutes are the calendar's: year, month, day, hour and minute in UTC, as the
+    /// `Calendar` the studio used wrote them.
+    @Test func minutesAreTheUTCCalendarsToTheMinute() throws {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = try #require(TimeZone(identifier: "UTC"))
+        var generator = SystemRandomNumberGenerator()
+        for seconds in [0, 1_767_225_600, 951_868_799] + (0..<2_000).map({ _ in
+            Double(Int.random(in: 0...4_102_444_800, using: &generator))
+        }) {
+            let parts = calendar.dateComponents(
+                [.year, .month, .day, .hour, .minute], from: Date(timeIntervalSince1970: seconds))
+            let expected = [parts.year, parts.month, parts.day, parts.hour, parts.minute].map { $0 ?? -1 }
+            let text = ISOTime.minutes(seconds)
+            let fields = text.split(whereSeparator: { "- :".contains($0) }).map { Int($0) ?? -2 }
+            #expect(fields == expected && text.count == 16, "\(seconds): \(text)")
+        }
+        #expect(ISOTime.minutes(1_767_225_600) == "2026-01-01 00:00")
+    }
+
     /// The two forms the server and its command line show, as Foundation's formatters write them:
     /// to the second (`ISO8601DateFormatter`, which they replace) and to the millisecond, rounded
     /// (its fractional form; `ISO8601FormatStyle`, which the timeline used, truncated the double,

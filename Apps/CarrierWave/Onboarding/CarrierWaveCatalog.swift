@@ -15,7 +15,8 @@ public enum CarrierWaveCatalog {
     /// a what's-new sheet yields the day's last start to a flow that matters more. Version 1's flows
     /// are otherwise the same.
     public static let catalog = TourCatalog(
-        app: app, name: "Carrier Wave", flowNoun: "tour", version: 2, flows: [introFlow] + miniTours + updatePrompts)
+        app: app, name: "Carrier Wave", flowNoun: "tour", version: 2,
+        flows: [introFlow] + miniTours + updatePrompts)
 
     static let tourFlows: [FlowID] = [intro] + majorVersions.map(promptID)
 
@@ -100,7 +101,9 @@ public enum CarrierWaveCatalog {
     /// A mini-tour: shown on its feature's first visit once the intro has run ("during normal use").
     /// A visit while another sheet shows is ignored (``Trigger/WhileAnotherFlowShows/ignore``), so
     /// the next real visit shows it, on its own feature.
-    static func miniTour(_ id: FlowID, _ name: String, moments: [Trigger.Moment], _ screens: [(String, String)])
+    static func miniTour(
+        _ id: FlowID, _ name: String, moments: [Trigger.Moment], _ screens: [(String, String)]
+    )
         -> FlowDefinition
     {
         FlowDefinition(

@@ -1,11 +1,12 @@
+import TourCodec
+import TourCore
+import TourRuntime
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourCodec
-import TourRuntime
-import TourCore
 
 /// Stores a service password. On iOS: the Keychain. Nothing else ever sees the clear text.
 public protocol CredentialStore: Sendable {
@@ -77,14 +78,16 @@ public enum CarrierWaveEffect: HandlerEffect, Equatable {
 
     public static let kinds = [
         EffectKind(
-            "serviceConnected", "a service accepted the credentials: its account name is kept (never the password)",
+            "serviceConnected",
+            "a service accepted the credentials: its account name is kept (never the password)",
             payload: ["service": .text, "username": .text])
     ]
 
     public init(_ payload: EffectPayload) throws(EffectError) {
         switch payload.kind {
         case "serviceConnected":
-            self = .serviceConnected(service: try payload.text("service"), username: payload.optionalText("username"))
+            self = .serviceConnected(
+                service: try payload.text("service"), username: payload.optionalText("username"))
         case let other:
             throw EffectError("Carrier Wave has no effect '\(other)'")
         }
@@ -106,7 +109,12 @@ public struct CarrierWaveHandler: ProductHandler {
 
     public var domainState: DomainStateVocabulary {
         DomainStateVocabulary(
-            format: 1, [.init("accounts", .object, "each connected service's account name, by service (the password is in the keychain)")])
+            format: 1,
+            [
+                .init(
+                    "accounts", .object,
+                    "each connected service's account name, by service (the password is in the keychain)")
+            ])
     }
 
     let credentials: any CredentialStore
@@ -123,7 +131,9 @@ public struct CarrierWaveHandler: ProductHandler {
         return context
     }
 
-    public nonisolated(nonsending) func perform(request name: String, payload: [String: TourValue], secrets: [String: Secret]) async
+    public nonisolated(nonsending) func perform(
+        request name: String, payload: [String: TourValue], secrets: [String: Secret]
+    ) async
         -> GateStatus
     {
         guard name == "connect", let password = secrets["password"] else { return .unavailable }

@@ -1,9 +1,10 @@
+import TourRuntime
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourRuntime
 
 /// Carrier Wave as the executable, the benchmarks and the cross-app suite find it (see `ProductRegistration`).
 public let registration = ProductRegistration(
@@ -13,5 +14,6 @@ public let registration = ProductRegistration(
     enrollmentKey: "carrierwave-enroll-13cdb59b8c9ee154"
 ) { environment in
     CarrierWaveCatalog.product(
-        connector: StubServiceConnector(offline: environment.offline, answer: environment.requestAnswers["connection"]))
+        connector: StubServiceConnector(
+            offline: environment.offline, answer: environment.requestAnswers["connection"]))
 }

@@ -1,11 +1,12 @@
+import TourCodec
+import TourCore
+import TourRuntime
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourCodec
-import TourRuntime
-import TourCore
 
 /// Finite's side effects, as its catalog sends them.
 public enum FiniteEffect: HandlerEffect, Equatable {
@@ -21,14 +22,18 @@ public enum FiniteEffect: HandlerEffect, Equatable {
         EffectKind(
             "storePhase", "stores a life chapter; startYear may be null",
             payload: ["name": .text, "startYear": .number]),
-        EffectKind("markWeek", "stores a reflected week; the note may be null", payload: ["week": .number, "note": .text]),
+        EffectKind(
+            "markWeek", "stores a reflected week; the note may be null",
+            payload: ["week": .number, "note": .text]),
     ]
 
     public init(_ payload: EffectPayload) throws(EffectError) {
         switch payload.kind {
         case "setBirthDate": self = .setBirthDate(day: try payload.text("date"))
-        case "storePhase": self = .storePhase(name: try payload.text("name"), startYear: payload.optionalInt("startYear"))
-        case "markWeek": self = .markWeek(week: payload.optionalInt("week"), note: payload.optionalText("note"))
+        case "storePhase":
+            self = .storePhase(name: try payload.text("name"), startYear: payload.optionalInt("startYear"))
+        case "markWeek":
+            self = .markWeek(week: payload.optionalInt("week"), note: payload.optionalText("note"))
         case let other: throw EffectError("Finite has no effect '\(other)'")
         }
     }
@@ -39,10 +44,15 @@ public struct FiniteHandler: ProductHandler {
     public var declarations: CatalogDeclarations {
         CatalogDeclarations(
             context: [
-                .computed("weeksLived", .number, default: 0, "whole weeks from the birth date to today (0 without one)"),
-                .computed("markableWeeks", .number, default: 4, "the weeks a long-press may name: weeks lived, or the first few"),
+                .computed(
+                    "weeksLived", .number, default: 0,
+                    "whole weeks from the birth date to today (0 without one)"),
+                .computed(
+                    "markableWeeks", .number, default: 4,
+                    "the weeks a long-press may name: weeks lived, or the first few"),
                 .computed("hasPhases", .flag, default: false, "at least one life chapter is stored"),
-                .computed("currentYear", .number, default: 2026, "the year now, the latest start year of a chapter"),
+                .computed(
+                    "currentYear", .number, default: 2026, "the year now, the latest start year of a chapter"),
                 .computed("today", .text, default: "1970-01-01", "the date now, the latest birth date"),
             ])
     }

@@ -1,11 +1,12 @@
+import TourCodec
+import TourCore
+import TourRuntime
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourCodec
-import TourRuntime
-import TourCore
 
 /// Growth's side effects, as its catalog sends them.
 public enum GrowthEffect: HandlerEffect, Equatable {
@@ -15,7 +16,8 @@ public enum GrowthEffect: HandlerEffect, Equatable {
     case recordTour(status: String)
 
     public static let kinds = [
-        EffectKind("onboardingCompleted", "the app's onboarding finished: the tour may show on the Dashboard"),
+        EffectKind(
+            "onboardingCompleted", "the app's onboarding finished: the tour may show on the Dashboard"),
         EffectKind("recordTour", "the tour's status as the app shows it", payload: ["status": .text]),
     ]
 
@@ -38,7 +40,8 @@ public struct GrowthHandler: ProductHandler {
     public var declarations: CatalogDeclarations {
         CatalogDeclarations(
             context: [
-                .computed("onboardingComplete", .flag, default: false, "the user finished Growth's onboarding")
+                .computed(
+                    "onboardingComplete", .flag, default: false, "the user finished Growth's onboarding")
             ])
     }
 
@@ -47,7 +50,9 @@ public struct GrowthHandler: ProductHandler {
             format: 1,
             [
                 .init("onboardingComplete", .flag, "Growth's onboarding was finished"),
-                .init("tourStatus", .text, "how the app tour ended, as the profile store keeps it (completed, skipped)"),
+                .init(
+                    "tourStatus", .text,
+                    "how the app tour ended, as the profile store keeps it (completed, skipped)"),
             ])
     }
 

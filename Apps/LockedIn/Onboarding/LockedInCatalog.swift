@@ -12,7 +12,8 @@ public enum LockedInCatalog {
     public static let healthDeniedMessage =
         "Without Apple Health access, workouts won't be tracked. You can continue and allow it later in Settings."
 
-    public static let catalog = TourCatalog(app: app, name: "LockedIn", flowNoun: "onboarding", flows: [onboardingFlow])
+    public static let catalog = TourCatalog(
+        app: app, name: "LockedIn", flowNoun: "onboarding", flows: [onboardingFlow])
 
     static let onboardingFlow = FlowDefinition(
         onboarding, name: "Onboarding",

@@ -1,11 +1,12 @@
+import TourCodec
+import TourCore
+import TourRuntime
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourCodec
-import TourRuntime
-import TourCore
 
 /// LockedIn's side effects, as its catalog sends them.
 public enum LockedInEffect: HandlerEffect, Equatable {

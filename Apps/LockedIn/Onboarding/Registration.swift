@@ -1,9 +1,10 @@
+import TourRuntime
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourRuntime
 
 /// LockedIn as the executable, the benchmarks and the cross-app suite find it (see `ProductRegistration`).
 public let registration = ProductRegistration(

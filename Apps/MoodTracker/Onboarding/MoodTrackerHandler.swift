@@ -1,11 +1,12 @@
+import TourCodec
+import TourCore
+import TourRuntime
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
-import TourCodec
-import TourRuntime
-import TourCore
 
 /// Mood Tracker's side effects, as its catalog sends them.
 public enum MoodTrackerEffect: HandlerEffect, Equatable {
@@ -38,7 +39,8 @@ public struct MoodTrackerHandler: ProductHandler {
         DomainStateVocabulary(
             format: 1,
             [
-                .init("moodEntries", .list, "each mood logged: {mood, at (seconds since 1970)}, oldest first"),
+                .init(
+                    "moodEntries", .list, "each mood logged: {mood, at (seconds since 1970)}, oldest first"),
                 .init("hasSeenTutorial", .flag, "the first-run tutorial was seen (a debug reset clears it)"),
             ])
     }

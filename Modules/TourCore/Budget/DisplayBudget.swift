@@ -37,7 +37,8 @@ public struct DisplayBudget: Sendable, Equatable {
         let cap = priority == .low ? flowsPerDay - 1 : flowsPerDay
         if cap == 0 {
             return .held(
-                until: nil, reason: "a low-priority flow leaves the day's only start (1 a day) to a higher priority")
+                until: nil,
+                reason: "a low-priority flow leaves the day's only start (1 a day) to a higher priority")
         }
         if started >= cap {
             let spare = cap < flowsPerDay ? " (the last is kept for a higher priority)" : ""
@@ -100,8 +101,12 @@ public struct BudgetDay: Sendable, Hashable, Comparable, CustomStringConvertible
 
     /// "2 h", "90 min", "45 s".
     static func duration(_ seconds: Double) -> String {
-        if seconds >= 3600, seconds.truncatingRemainder(dividingBy: 3600) == 0 { return "\(Int(seconds / 3600)) h" }
-        if seconds >= 60, seconds.truncatingRemainder(dividingBy: 60) == 0 { return "\(Int(seconds / 60)) min" }
+        if seconds >= 3600, seconds.truncatingRemainder(dividingBy: 3600) == 0 {
+            return "\(Int(seconds / 3600)) h"
+        }
+        if seconds >= 60, seconds.truncatingRemainder(dividingBy: 60) == 0 {
+            return "\(Int(seconds / 60)) min"
+        }
         return "\(Int(seconds)) s"
     }
 }
@@ -161,7 +166,9 @@ extension BudgetLedger {
     public init(_ counts: [BudgetDayCount]) {
         self.init()
         for count in counts {
-            self = merged(with: BudgetLedger(counts: [count.day: [count.device: count.starts]], lastStart: count.lastStart))
+            self = merged(
+                with: BudgetLedger(
+                    counts: [count.day: [count.device: count.starts]], lastStart: count.lastStart))
         }
     }
 }

@@ -40,7 +40,9 @@ public struct DomainStateVocabulary: Sendable, Equatable {
 
     /// What in `domain` the declaration does not allow: each undeclared key, each value of
     /// another kind (null fits every kind); empty when all is declared.
-    public func problems(in domain: [String: TourValue]) -> [String] { problems(in: domain, keys: domain.keys) }
+    public func problems(in domain: [String: TourValue]) -> [String] {
+        problems(in: domain, keys: domain.keys)
+    }
 
     /// The problems of the keys a write changed from `before` to `after` (a key removed is fine).
     public func problems(writing after: [String: TourValue], over before: [String: TourValue]) -> [String] {
@@ -53,11 +55,14 @@ public struct DomainStateVocabulary: Sendable, Equatable {
             guard let key = key(name) else {
                 let declared = keys.map(\.name).sorted()
                 problems.append(
-                    "domain state key '\(name.quotable)' is not declared (declared: \(declared.isEmpty ? "none" : declared.joined(separator: ", ")))")
+                    "domain state key '\(name.quotable)' is not declared (declared: \(declared.isEmpty ? "none" : declared.joined(separator: ", ")))"
+                )
                 continue
             }
             if let value = domain[name], let given = ValueKind(of: value), !key.kind.accepts(given) {
-                problems.append("domain state key '\(name.quotable)' holds \(given.phrase), declared as \(key.kind.phrase)")
+                problems.append(
+                    "domain state key '\(name.quotable)' holds \(given.phrase), declared as \(key.kind.phrase)"
+                )
             }
         }
         return problems
@@ -66,7 +71,8 @@ public struct DomainStateVocabulary: Sendable, Equatable {
     /// The refusal for state stored in `stored`, a format newer than this release reads.
     public func newerFormatProblem(stored: Int, app: String) -> String? {
         guard stored > format else { return nil }
-        return "the domain state of \(app) was written in format \(stored) by a newer release; this release reads format \(format) "
+        return
+            "the domain state of \(app) was written in format \(stored) by a newer release; this release reads format \(format) "
             + "and older. It was left unchanged: upgrade, or use another database."
     }
 }

@@ -343,7 +343,8 @@ public struct CatalogDeclarations: Sendable, Equatable {
             if let allowed = declared.allowed, let text = value.stringValue, !allowed.contains(text) {
                 let near = NameSuggestion.nearest(to: text, in: allowed)
                 throw DeclarationError(
-                    "'\(key)' takes \(declared.example), not '\(text.quotable)'\(near.map { " (did you mean '\($0)'?)" } ?? "")")
+                    "'\(key)' takes \(declared.example), not '\(text.quotable)'\(near.map { " (did you mean '\($0)'?)" } ?? "")"
+                )
             }
             facts[key] = value
         }

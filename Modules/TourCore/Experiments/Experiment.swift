@@ -79,7 +79,8 @@ public struct Experiment: Sendable, Equatable {
     public static func isValidName(_ name: String) -> Bool {
         (1...64).contains(name.utf8.count)
             && name.utf8.allSatisfy { byte in
-                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A)
+                    || (byte >= 0x61 && byte <= 0x7A)
                     || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
             }
     }
@@ -122,7 +123,9 @@ public struct ExperimentMark: Sendable, Equatable {
     public var exposed: Bool
     public var goalReached: Bool
 
-    public init(flow: FlowID, variant: String, subject: String, exposed: Bool = false, goalReached: Bool = false) {
+    public init(
+        flow: FlowID, variant: String, subject: String, exposed: Bool = false, goalReached: Bool = false
+    ) {
         self.flow = flow
         self.variant = variant
         self.subject = subject

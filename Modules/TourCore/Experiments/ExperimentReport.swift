@@ -20,7 +20,10 @@ public struct ExperimentReport: Equatable, Sendable {
         /// Subjects that entered each step, in the flow's order.
         public var steps: [(step: String, reached: Int)]
 
-        public init(assigned: Int = 0, exposed: Int = 0, goalReached: Int = 0, steps: [(step: String, reached: Int)] = []) {
+        public init(
+            assigned: Int = 0, exposed: Int = 0, goalReached: Int = 0,
+            steps: [(step: String, reached: Int)] = []
+        ) {
             self.assigned = assigned
             self.exposed = exposed
             self.goalReached = goalReached
@@ -29,7 +32,8 @@ public struct ExperimentReport: Equatable, Sendable {
 
         public static func == (a: Counts, b: Counts) -> Bool {
             a.assigned == b.assigned && a.exposed == b.exposed && a.goalReached == b.goalReached
-                && a.steps.map(\.step) == b.steps.map(\.step) && a.steps.map(\.reached) == b.steps.map(\.reached)
+                && a.steps.map(\.step) == b.steps.map(\.step)
+                && a.steps.map(\.reached) == b.steps.map(\.reached)
         }
     }
 
@@ -85,16 +89,19 @@ public struct ExperimentReport: Equatable, Sendable {
         self.minimumSubjects = minimumSubjects
         control = declared?.control
         goal = declared?.goal.summary
-        let names = (declared?.variants.map(\.name) ?? []) + counts.keys.sorted().filter { name in
-            !(declared?.variants.contains { $0.name == name } ?? false)
-        }
+        let names =
+            (declared?.variants.map(\.name) ?? [])
+            + counts.keys.sorted().filter { name in
+                !(declared?.variants.contains { $0.name == name } ?? false)
+            }
         let controlProportion = declared.flatMap { counts[$0.control] }.map {
             Proportion(successes: $0.goalReached, trials: $0.assigned)
         }
         let ratio = declared.flatMap { SampleRatio(experiment: $0, assigned: counts.mapValues(\.assigned)) }
         sampleRatio = ratio
         // A mismatch in the assignment makes every comparison suspect: no verdict until explained.
-        let enough = names.allSatisfy { (counts[$0]?.assigned ?? 0) >= minimumSubjects } && ratio?.isMismatch != true
+        let enough =
+            names.allSatisfy { (counts[$0]?.assigned ?? 0) >= minimumSubjects } && ratio?.isMismatch != true
         arms = names.map { name in
             let tally = counts[name] ?? Counts()
             let proportion = Proportion(successes: tally.goalReached, trials: tally.assigned)
@@ -112,7 +119,8 @@ public struct ExperimentReport: Equatable, Sendable {
                 arm.alwaysValidPValue = sequential.pValue
                 if enough {
                     arm.verdict =
-                        sequential.interval.lowerBound > 0 ? .better : sequential.interval.upperBound < 0 ? .worse : .unclear
+                        sequential.interval.lowerBound > 0
+                        ? .better : sequential.interval.upperBound < 0 ? .worse : .unclear
                 }
             }
             return arm
@@ -137,19 +145,26 @@ public struct ExperimentReport: Equatable, Sendable {
     /// One sentence on what the report lets a team conclude.
     public var conclusion: String {
         guard let control else {
-            return "no catalog known here declares experiment \(experiment), so there is no control to compare with"
+            return
+                "no catalog known here declares experiment \(experiment), so there is no control to compare with"
         }
         if let ratio = sampleRatio, ratio.isMismatch {
             let observed = arms.map { "\($0.variant) \($0.counts.assigned)" }.joined(separator: ", ")
-            let expected = arms.compactMap { arm in ratio.expected[arm.variant].map { "\(arm.variant) \(Int($0.rounded()))" } }
-                .joined(separator: ", ")
-            return "the assignment does not match the weights (assigned \(observed); expected \(expected); chi-square p \(Self.pText(ratio.pValue)), flagged under 0.001): something assigns or counts subjects wrongly, so no verdict is given until it is explained"
+            let expected = arms.compactMap { arm in
+                ratio.expected[arm.variant].map { "\(arm.variant) \(Int($0.rounded()))" }
+            }
+            .joined(separator: ", ")
+            return
+                "the assignment does not match the weights (assigned \(observed); expected \(expected); chi-square p \(Self.pText(ratio.pValue)), flagged under 0.001): something assigns or counts subjects wrongly, so no verdict is given until it is explained"
         }
         guard hasEnoughSubjects else {
             let smallest = arms.map(\.counts.assigned).min() ?? 0
-            return "not enough subjects yet: each variant needs \(minimumSubjects) assigned (the smallest has \(smallest)); no winner is named"
+            return
+                "not enough subjects yet: each variant needs \(minimumSubjects) assigned (the smallest has \(smallest)); no winner is named"
         }
-        if let winner { return "\(winner) beats \(control) (its always-valid interval of the difference is above zero)" }
+        if let winner {
+            return "\(winner) beats \(control) (its always-valid interval of the difference is above zero)"
+        }
         if arms.contains(where: { $0.verdict == .worse }), !arms.contains(where: { $0.verdict == .unclear }) {
             return "\(control) beats every other variant"
         }
@@ -171,7 +186,8 @@ extension ExperimentReport: TourValueEncodable {
             range.map { .list([.double($0.lowerBound), .double($0.upperBound)]) }
         }
         return .members([
-            "experiment": .string(experiment), "flow": .string(flow), "control": control.map(TourValue.string),
+            "experiment": .string(experiment), "flow": .string(flow),
+            "control": control.map(TourValue.string),
             "goal": goal.map(TourValue.string), "minimumSubjects": .int(minimumSubjects),
             "enoughSubjects": .bool(hasEnoughSubjects), "winner": winner.map(TourValue.string),
             "conclusion": .string(conclusion),
@@ -190,8 +206,11 @@ extension ExperimentReport: TourValueEncodable {
                         "assigned": .int(arm.counts.assigned), "exposed": .int(arm.counts.exposed),
                         "goalReached": .int(arm.counts.goalReached),
                         "steps": .list(
-                            arm.counts.steps.map { .object(["step": .string($0.step), "reached": .int($0.reached)]) }),
-                        "goalRate": arm.rate.map(TourValue.double), "goalRateInterval": interval(arm.interval),
+                            arm.counts.steps.map {
+                                .object(["step": .string($0.step), "reached": .int($0.reached)])
+                            }),
+                        "goalRate": arm.rate.map(TourValue.double),
+                        "goalRateInterval": interval(arm.interval),
                         "differenceToControl": arm.difference.map(TourValue.double),
                         "differenceInterval": interval(arm.differenceInterval),
                         "alwaysValidInterval": interval(arm.alwaysValidInterval),

@@ -38,12 +38,19 @@ public struct Proportion: Equatable, Sendable {
     public func difference(to control: Proportion, z: Double = Proportion.z95) -> (
         estimate: Double, interval: ClosedRange<Double>
     )? {
-        guard let p1 = rate, let p2 = control.rate, let w1 = wilson(z: z), let w2 = control.wilson(z: z) else {
+        guard let p1 = rate, let p2 = control.rate, let w1 = wilson(z: z), let w2 = control.wilson(z: z)
+        else {
             return nil
         }
         let d = p1 - p2
-        let lower = d - ((p1 - w1.lowerBound) * (p1 - w1.lowerBound) + (w2.upperBound - p2) * (w2.upperBound - p2)).squareRoot()
-        let upper = d + ((w1.upperBound - p1) * (w1.upperBound - p1) + (p2 - w2.lowerBound) * (p2 - w2.lowerBound)).squareRoot()
+        let lower =
+            d
+            - ((p1 - w1.lowerBound) * (p1 - w1.lowerBound) + (w2.upperBound - p2) * (w2.upperBound - p2))
+            .squareRoot()
+        let upper =
+            d
+            + ((w1.upperBound - p1) * (w1.upperBound - p1) + (p2 - w2.lowerBound) * (p2 - w2.lowerBound))
+            .squareRoot()
         return (d, lower...upper)
     }
 }

@@ -54,7 +54,9 @@ public struct SampleRatio: Equatable, Sendable {
         self.expected = expected
         self.chiSquare = chiSquare
         degreesOfFreedom = weights.count - 1
-        pValue = chiSquare.isInfinite ? 0 : Self.upperTail(chiSquare: chiSquare, degreesOfFreedom: degreesOfFreedom)
+        pValue =
+            chiSquare.isInfinite
+            ? 0 : Self.upperTail(chiSquare: chiSquare, degreesOfFreedom: degreesOfFreedom)
     }
 
     /// P(X ≥ x) for X chi-square with `k` degrees of freedom: Q(k/2, x/2), the regularized upper
@@ -99,7 +101,8 @@ public struct SampleRatio: Equatable, Sendable {
     /// ln Γ(x) for x > 0 (Lanczos, g = 7, nine coefficients: about 15 significant digits).
     static func logGamma(_ x: Double) -> Double {
         let coefficients = [
-            0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
+            0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
+            -176.61502916214059,
             12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
         ]
         if x < 0.5 {

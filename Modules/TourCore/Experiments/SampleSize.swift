@@ -15,12 +15,18 @@ public enum SampleSize {
 
     /// Subjects each variant needs, or nil when no sample can tell the rates apart (an effect of
     /// 0, or a rate outside 0...1).
-    public static func perVariant(baseline: Double, effect: Double, zAlpha: Double = zAlpha, zPower: Double = zPower) -> Int? {
+    public static func perVariant(
+        baseline: Double, effect: Double, zAlpha: Double = zAlpha, zPower: Double = zPower
+    ) -> Int? {
         let p1 = baseline
         let p2 = baseline + effect
-        guard effect != 0, (0...1).contains(p1), (0...1).contains(p2), p1.isFinite, p2.isFinite else { return nil }
+        guard effect != 0, (0...1).contains(p1), (0...1).contains(p2), p1.isFinite, p2.isFinite else {
+            return nil
+        }
         let mean = (p1 + p2) / 2
-        let spread = zAlpha * (2 * mean * (1 - mean)).squareRoot() + zPower * (p1 * (1 - p1) + p2 * (1 - p2)).squareRoot()
+        let spread =
+            zAlpha * (2 * mean * (1 - mean)).squareRoot() + zPower
+            * (p1 * (1 - p1) + p2 * (1 - p2)).squareRoot()
         let n = spread * spread / (effect * effect)
         guard n.isFinite, n < Double(Int.max / 2) else { return nil }
         // A hair under an integer from floating point (685.9999999) is that integer.

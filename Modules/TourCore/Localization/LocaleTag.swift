@@ -67,7 +67,10 @@ public struct LocaleTag: Hashable, Sendable, Comparable, CustomStringConvertible
     public static func < (lhs: LocaleTag, rhs: LocaleTag) -> Bool { lhs.rawValue < rhs.rawValue }
 
     /// The tag every catalog is written in unless it says otherwise.
-    public static let english = LocaleTag("en")!
+    public static let english = LocaleTag(canonical: "en")
+
+    /// A tag already in its one form (a literal above).
+    private init(canonical: String) { rawValue = canonical }
 
     private static func isLetter(_ character: Character) -> Bool { character.isASCII && character.isLetter }
 }

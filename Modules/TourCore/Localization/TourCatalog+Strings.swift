@@ -96,7 +96,9 @@ extension StepDefinition {
             content.hint = hint
         }
         for index in content.details.indices { body("\(prefix).detail\(index + 1)", &content.details[index]) }
-        for index in actions.indices { actions[index].forEachText(prefix: "\(prefix).action.\(actions[index].name)", body) }
+        for index in actions.indices {
+            actions[index].forEachText(prefix: "\(prefix).action.\(actions[index].name)", body)
+        }
         for index in gates.indices {
             let gate = "\(prefix).gate.\(gates[index].id)"
             body("\(gate).granted", &gates[index].grantedMessage)

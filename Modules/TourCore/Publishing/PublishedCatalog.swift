@@ -18,7 +18,8 @@ public struct PublishedCatalog: Equatable, Sendable {
     public var signatures: [CatalogSignature]
 
     public init(
-        version: Int, fingerprint: String, rollout: Int, salt: String, document: String, signatures: [CatalogSignature] = []
+        version: Int, fingerprint: String, rollout: Int, salt: String, document: String,
+        signatures: [CatalogSignature] = []
     ) {
         self.version = version
         self.fingerprint = fingerprint
@@ -32,7 +33,8 @@ public struct PublishedCatalog: Equatable, Sendable {
 extension PublishedCatalog: TourValueCodable {
     public var tourValue: TourValue {
         [
-            "version": .int(version), "fingerprint": .string(fingerprint), "rollout": .int(rollout), "salt": .string(salt),
+            "version": .int(version), "fingerprint": .string(fingerprint), "rollout": .int(rollout),
+            "salt": .string(salt),
             "document": .string(document), "signatures": signatures.tourValue,
         ]
     }
@@ -40,7 +42,8 @@ extension PublishedCatalog: TourValueCodable {
     public init(tourValue: TourValue) throws {
         let wire = try TourValueReader(tourValue, as: "publication")
         self.init(
-            version: try wire.int("version"), fingerprint: try wire.string("fingerprint"), rollout: try wire.int("rollout"),
+            version: try wire.int("version"), fingerprint: try wire.string("fingerprint"),
+            rollout: try wire.int("rollout"),
             salt: try wire.string("salt"), document: try wire.string("document"),
             signatures: wire.value("signatures") == nil ? [] : try wire.list("signatures"))
     }
