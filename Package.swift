@@ -178,13 +178,30 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
             ],
             path: "Modules/ServerInsights", swiftSettings: swiftSettings),
+        // The account server's credentials: token signing and its key ring, an identity
+        // provider's JWTs and keys (Docs/Server.md, "Tokens and secrets").
+        .target(
+            name: "ServerTokens",
+            dependencies: [
+                "TourCodec", "ServerDatabase",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Modules/ServerTokens", swiftSettings: swiftSettings),
+        // The push queue's lifecycle as a value (no I/O, no clock, no threads): PushBatcher in
+        // OnboardingServer is the thin shell that performs its actions.
+        .target(name: "ServerPushQueue", path: "Modules/ServerPushQueue", swiftSettings: swiftSettings),
         .target(
             name: "OnboardingServer",
             dependencies: [
                 "TourCodec", "TourCore", "AccountSync", "InsightsPages", "SchemaMigrations",
                 "CatalogDocuments", "CatalogStudio",
                 "ServerInsights",
-                "ServerDatabase",
+                "ServerDatabase", "ServerTokens", "ServerPushQueue",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -204,7 +221,7 @@ let package = Package(
         .executableTarget(
             name: "onboarding-server",
             dependencies: [
-                "OnboardingServer", "ServerInsights", "ServerDatabase", "AccountSync", "InsightsPages",
+                "OnboardingServer", "ServerTokens", "ServerInsights", "ServerDatabase", "AccountSync", "InsightsPages",
                 "TourCore", "TourCodec",
                 "CatalogDocuments",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -220,7 +237,7 @@ let package = Package(
         .executableTarget(
             name: "onboarding-bench",
             dependencies: appModules + [
-                "TourRuntime", "CatalogDocuments", "OnboardingServer", "ServerInsights", "ServerDatabase",
+                "TourRuntime", "CatalogDocuments", "OnboardingServer", "ServerTokens", "ServerInsights", "ServerDatabase",
                 "CSQLite", "Persistence", "TourCodec", "TourCore",
                 "AccountSync",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -302,7 +319,7 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: appExecutables + appModules + [
-                "onboarding-server", "OnboardingServer", "ServerInsights", "SchemaMigrations",
+                "onboarding-server", "OnboardingServer", "ServerTokens", "ServerPushQueue", "ServerInsights", "SchemaMigrations",
                 "ServerDatabase", "AccountSyncHTTP", "CatalogDocuments", "CatalogStudio", "InsightsPages", "TourCodec",
                 "TourCore",
                 "TourRuntime", "TourFixtures",

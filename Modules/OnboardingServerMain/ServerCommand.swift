@@ -5,6 +5,7 @@ import Logging
 import OnboardingServer
 import PostgresNIO
 import ServerDatabase
+import ServerTokens
 import TourCore
 
 /// `onboarding-server`: the account server, its migrations, its tokens and its control plane.

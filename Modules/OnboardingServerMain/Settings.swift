@@ -5,6 +5,7 @@ import Logging
 import OnboardingServer
 import PostgresNIO
 import ServerDatabase
+import ServerTokens
 
 #if canImport(Glibc)
     import Glibc

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import NIOCore
 import OnboardingServer
+import ServerTokens
 
 /// Section 8 (issue 47): past one machine on PostgreSQL's own replication. Every figure is measured
 /// on processes of its own (``ClusterProcesses``): a primary with a streaming standby, release

@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import OnboardingServer
+import ServerTokens
 import TourCodec
 
 /// Section 8's failover load: devices pushing at a steady pace while the primary dies. Unlike the

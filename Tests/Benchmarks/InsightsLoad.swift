@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import OnboardingServer
 import PostgresNIO
+import ServerTokens
 
 /// Section 7: the reports and dashboard pages at scale. Seeds an app with `accounts` accounts and
 /// about ten facts each straight into PostgreSQL (in chunks, through the same triggers a push

@@ -5,6 +5,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import OnboardingServer
+import ServerTokens
 import TourCodec
 
 /// Pushes that arrive on a schedule whatever the answers: an open loop, as a thousand phones at a

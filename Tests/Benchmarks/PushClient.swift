@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import OnboardingServer
+import ServerTokens
 import TourCodec
 
 /// The load generator's HTTP client: one keep-alive connection per simulated device, driven

@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import OnboardingServer
 import PostgresNIO
+import ServerTokens
 import TourCodec
 import TourRuntime
 import TourCore

@@ -1,5 +1,6 @@
 import Foundation
 import OnboardingServer
+import ServerTokens
 import TourRuntime
 
 // The onboarding benchmarks: engine only, durable commits against raw SQLite and the seeds'

@@ -99,7 +99,7 @@ struct LayeringTests {
             let other = Self.imports(of: file).filter { !system.contains($0) }
             #expect(other.isEmpty, "\(file) imports \(other)")
         }
-        for side in ["Modules/Persistence/Schema.swift", "Modules/OnboardingServer/PostgresSchema.swift"] {
+        for side in ["Modules/Persistence/Schema.swift", "Modules/OnboardingServer/App/PostgresSchema.swift"] {
             #expect(Self.imports(of: GrammarTests.packageRoot + "/" + side).contains("SchemaMigrations"), "\(side)")
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import OnboardingServer
+import ServerTokens
 import Testing
 import TourCodec
 import TourFixtures

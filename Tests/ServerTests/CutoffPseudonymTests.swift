@@ -1,6 +1,7 @@
 import AccountSync
 import Foundation
 import OnboardingServer
+import ServerTokens
 import Testing
 import TourCodec
 

@@ -1,4 +1,5 @@
 import OnboardingServer
+import ServerTokens
 import Testing
 
 /// `DATABASE_URL` as libpq reads it, several hosts included (issue 47's failover).

@@ -2,6 +2,7 @@ import AccountSync
 import CatalogDocuments
 import Foundation
 import OnboardingServer
+import ServerTokens
 import Testing
 import TourCodec
 import TourFixtures

@@ -1,4 +1,5 @@
 @testable import OnboardingServer
+@testable import ServerPushQueue
 import Testing
 import TourFixtures
 

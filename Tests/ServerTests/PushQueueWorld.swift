@@ -1,4 +1,5 @@
 @testable import OnboardingServer
+@testable import ServerPushQueue
 
 /// A world around ``PushQueue``: it performs the machine's actions the way ``PushBatcher`` does,
 /// with PostgreSQL and the clock as inputs a test chooses (a lease comes or fails, a write

@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import PostgresNIO
 import ServerDatabase
+import ServerTokens
 import Testing
 import TourCodec
 

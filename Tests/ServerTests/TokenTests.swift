@@ -1,3 +1,4 @@
+import ServerTokens
 import _CryptoExtras
 import Crypto
 import Foundation

@@ -2,6 +2,7 @@ import AccountSync
 import Foundation
 import OnboardingServer
 import ServerInsights
+import ServerTokens
 import Testing
 import TourCodec
 import TourCore

@@ -1,5 +1,3 @@
-import ServerDatabase
-
 /// The push queue's lifecycle as a value: pushes waiting for a writer, batches being leased a
 /// connection and written, their deadlines, and shutdown. Each mutating function takes what
 /// happened (a push arrived, a batch's connection came, a write ended, time passed, the server is
@@ -23,7 +21,7 @@ import ServerDatabase
 ///   account's pushes are written in order).
 /// - After ``shutdown(now:)`` nothing new is taken, and ``Action/stopped`` comes once every batch
 ///   has ended or been abandoned, by the last deadline at the latest.
-struct PushQueue: Hashable, Sendable {
+package struct PushQueue: Hashable, Sendable {
     private struct Waiting: Hashable, Sendable {
         var id: PushID
         var account: Account
@@ -49,7 +47,7 @@ struct PushQueue: Hashable, Sendable {
         case running, shuttingDown, stopped
     }
 
-    let configuration: Configuration
+    package let configuration: Configuration
     /// Pushes waiting for a writer, oldest first.
     private var queue: [Waiting] = []
     /// Batches holding a writer.
@@ -62,16 +60,16 @@ struct PushQueue: Hashable, Sendable {
     private var nextPush: UInt64 = 0
     private var nextBatch: UInt64 = 0
 
-    init(_ configuration: Configuration) { self.configuration = configuration }
+    package init(_ configuration: Configuration) { self.configuration = configuration }
 
     // MARK: - What the shell reads
 
-    var queued: Int { queue.count }
-    var writersBusy: Int { batches.count }
-    var isStopped: Bool { lifecycle == .stopped }
+    package var queued: Int { queue.count }
+    package var writersBusy: Int { batches.count }
+    package var isStopped: Bool { lifecycle == .stopped }
 
     /// When ``tick(now:)`` must next be called for every deadline to hold; nil while nothing waits.
-    var nextDeadline: Instant? {
+    package var nextDeadline: Instant? {
         var earliest = queue.first.map { $0.arrived + configuration.maximumWait }
         for batch in batches.values {
             for push in batch.pushes.values {
@@ -92,7 +90,7 @@ struct PushQueue: Hashable, Sendable {
 
     /// Whether a push arriving now would be taken (not shed at once): what the server checks
     /// before it reads a push's body, so a shed push costs it little.
-    func admits(now: Instant) -> Bool {
+    package func admits(now: Instant) -> Bool {
         guard lifecycle == .running, queue.count < configuration.maximumQueued else { return false }
         guard let target = configuration.targetQueueDelay, queue.count >= configuration.maximumBatch,
             let oldest = queue.first,
@@ -105,7 +103,7 @@ struct PushQueue: Hashable, Sendable {
 
     /// A push arrived for `account`: its id, and what to do. `arrived` is when its request came
     /// (its deadline runs from there; the shell may have read the app's plan since), at most `now`.
-    mutating func pushArrived(for account: Account, arrived: Instant? = nil, now: Instant) -> (
+    package mutating func pushArrived(for account: Account, arrived: Instant? = nil, now: Instant) -> (
         PushID, [Action]
     ) {
         var actions = expire(now: now)
@@ -133,7 +131,7 @@ struct PushQueue: Hashable, Sendable {
 
     /// The batch's connection came: write what is left of it (or give the connection back when
     /// the batch was abandoned meanwhile).
-    mutating func connectionLeased(_ batch: BatchID, now: Instant) -> [Action] {
+    package mutating func connectionLeased(_ batch: BatchID, now: Instant) -> [Action] {
         var actions = expire(now: now)
         guard var leased = batches[batch], leased.phase == .leasing else {
             return actions + [.release(batch)]
@@ -146,7 +144,7 @@ struct PushQueue: Hashable, Sendable {
     }
 
     /// The pool gave the batch no connection: nothing was sent.
-    mutating func leaseFailed(_ batch: BatchID, now: Instant) -> [Action] {
+    package mutating func leaseFailed(_ batch: BatchID, now: Instant) -> [Action] {
         var actions = expire(now: now)
         guard let failed = batches[batch] else { return actions }
         let pushes = failed.pushes.keys.sorted()
@@ -156,7 +154,7 @@ struct PushQueue: Hashable, Sendable {
     }
 
     /// The batch's write of its current pushes ended with `outcome`.
-    mutating func written(_ batch: BatchID, _ outcome: WriteOutcome, now: Instant) -> [Action] {
+    package mutating func written(_ batch: BatchID, _ outcome: WriteOutcome, now: Instant) -> [Action] {
         guard var written = batches[batch], case .writing(let current, var rest) = written.phase else {
             return []
         }
@@ -208,13 +206,13 @@ struct PushQueue: Hashable, Sendable {
     }
 
     /// Time passed: answers every push past its deadline.
-    mutating func tick(now: Instant) -> [Action] {
+    package mutating func tick(now: Instant) -> [Action] {
         expire(now: now) + stopIfDone()
     }
 
     /// The caller of `push` went away. A push no writer took is answered and dropped; one being
     /// written is still answered by its transaction (the answer goes nowhere).
-    mutating func cancelled(_ push: PushID, now: Instant) -> [Action] {
+    package mutating func cancelled(_ push: PushID, now: Instant) -> [Action] {
         var actions = expire(now: now)
         if let index = queue.firstIndex(where: { $0.id == push }) {
             queue.remove(at: index)
@@ -233,7 +231,7 @@ struct PushQueue: Hashable, Sendable {
 
     /// The server is stopping: queued pushes and batches still waiting for a connection are
     /// answered now, batches being written may finish until their deadline.
-    mutating func shutdown(now: Instant) -> [Action] {
+    package mutating func shutdown(now: Instant) -> [Action] {
         var actions = expire(now: now)
         guard lifecycle == .running else { return actions }
         lifecycle = .shuttingDown

@@ -1,11 +1,6 @@
 import Foundation
 import PostgresNIO
-
-/// A configuration the server cannot start with; the message says what is allowed.
-public struct ServerConfigurationError: Error, CustomStringConvertible, Equatable {
-    public var description: String
-    public init(_ description: String) { self.description = description }
-}
+import ServerTokens
 
 /// Where the server listens, which database it uses and the secret its tokens are signed with.
 public struct ServerConfiguration: Sendable {

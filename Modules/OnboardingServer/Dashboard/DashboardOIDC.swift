@@ -4,6 +4,7 @@ import Foundation
 import JWTKit
 import Logging
 import NIOCore
+import ServerTokens
 import TourCodec
 
 /// How people sign in to the dashboard through an OpenID Connect provider (Docs/Security.md).

@@ -7,6 +7,8 @@ import PostgresNIO
 import Prometheus
 import ServerDatabase
 import ServerInsights
+import ServerPushQueue
+import ServerTokens
 import ServiceLifecycle
 
 /// The account server: Hummingbird over PostgreSQL. One process per core behind a load balancer;

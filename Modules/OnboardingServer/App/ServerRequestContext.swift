@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import ServerDatabase
+import ServerTokens
 import Synchronization
 
 /// The context of every request: Hummingbird's, with the address of the connection's peer (the

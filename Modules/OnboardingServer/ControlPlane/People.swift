@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import ServerDatabase
+import ServerTokens
 import TourCodec
 
 /// What a person may do in an app. Each role includes the ones before it.

@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import PostgresNIO
 import ServerDatabase
+import ServerTokens
 
 /// Who may act on the control plane and what each act leaves behind (Docs/Security.md): people's
 /// credentials checked against their live row and roles on every request, failures rate limited,

@@ -1,6 +1,7 @@
 import AccountSync
 import Logging
 import PostgresNIO
+import ServerTokens
 import TourCodec
 import TourCore
 

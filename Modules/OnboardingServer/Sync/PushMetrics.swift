@@ -1,5 +1,6 @@
 import Metrics
 import ServerDatabase
+import ServerPushQueue
 
 /// The push queue's numbers (Docs/Operating.md, "Metrics").
 enum PushMetrics {

@@ -1,6 +1,7 @@
 import AccountSync
 import Foundation
 import Hummingbird
+import ServerTokens
 
 /// Checks every `/v1` request that needs a caller before its route's handler runs, and puts the
 /// caller in its context (``AuthenticatedRequestContext``): a request without a credential, or with

@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import PostgresNIO
 import ServerDatabase
+import ServerTokens
 import TourCodec
 
 /// Installs as subjects (Docs/Server.md, "Installs"): an app without sign-in enrolls each install

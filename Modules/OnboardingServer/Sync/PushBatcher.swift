@@ -3,6 +3,7 @@ import Dispatch
 import Logging
 import PostgresNIO
 import ServerDatabase
+import ServerPushQueue
 import ServiceLifecycle
 import Synchronization
 import TourCore
@@ -393,5 +394,20 @@ struct PushQueueService: Service {
     func run() async throws {
         try? await gracefulShutdown()
         await batcher.shutdown()
+    }
+}
+
+/// The queue's reasons as the server's answers name them.
+extension DatabaseUnavailable.Reason {
+    init(_ reason: PushQueue.Reason) {
+        switch reason {
+        case .queueFull: self = DatabaseUnavailable.Reason(description: "queue_full")
+        case .waitedForWriter: self = .waitedForWriter
+        case .noConnection: self = .noConnection
+        case .rolledBack: self = .rolledBack
+        case .connectionLost: self = .connectionLost
+        case .deadline: self = .deadline
+        case .shuttingDown: self = .shuttingDown
+        }
     }
 }

@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import ServerTokens
 
 /// Once an erasure or a sign-out everywhere commits, no push under its subject commits with a token
 /// issued before it.

@@ -6,6 +6,7 @@ import Logging
 import PostgresNIO
 import ServerDatabase
 import ServerInsights
+import ServerTokens
 import TourCodec
 
 /// Erasure and export of one subject's data (Docs/Privacy.md): an account, or an install

@@ -4,6 +4,7 @@ import Logging
 import PostgresNIO
 import ServerDatabase
 import ServerInsights
+import ServerTokens
 import TourCodec
 import TourCore
 

@@ -1,33 +1,31 @@
-import ServerDatabase
-
 // The push queue's vocabulary: its configuration, the ids it hands out, what it answers and
 // what it asks the shell to do. The machine itself is in PushQueue.swift.
 extension PushQueue {
-    struct Configuration: Hashable, Sendable {
+    package struct Configuration: Hashable, Sendable {
         /// Batches written at once.
-        var writers: Int
+        package var writers: Int
         /// Pushes in one batch (one per account).
-        var maximumBatch: Int
+        package var maximumBatch: Int
         /// Pushes that may wait for a writer; past it a push is shed at once.
-        var maximumQueued: Int
+        package var maximumQueued: Int
         /// How long a push may wait for a writer (queued, or in a batch whose connection has not
         /// come yet) before it is answered, not stored.
-        var maximumWait: Duration
+        package var maximumWait: Duration
         /// How long a push may wait for a writer: a statement that runs longer is cancelled by
         /// PostgreSQL, and a push being written is answered by `maximumWait + statementLimit` after
         /// it arrived.
-        var statementLimit: Duration
+        package var statementLimit: Duration
         /// Past a full batch of pushes waiting, a push is shed at once once the oldest waiting one
         /// has waited longer than this for ``sheddingInterval`` (the writers do not keep up): the
         /// queue then holds what the writers drain in about this long, so an accepted push waits
         /// about this long, not until its deadline (nil: only ``maximumQueued`` sheds). CoDel's
         /// rule (Nichols and Jacobson), with the queue's sojourn time read at each arrival.
-        var targetQueueDelay: Duration?
+        package var targetQueueDelay: Duration?
         /// How long the queue must stay behind its target before pushes are shed: a burst the
         /// writers drain within it is taken whole.
-        var sheddingInterval: Duration = .milliseconds(100)
+        package var sheddingInterval: Duration = .milliseconds(100)
 
-        init(
+        package init(
             writers: Int, maximumBatch: Int, maximumQueued: Int, maximumWait: Duration,
             statementLimit: Duration,
             targetQueueDelay: Duration? = nil
@@ -41,31 +39,35 @@ extension PushQueue {
         }
 
         /// The latest a push that arrived at `arrived` is answered.
-        func deadline(arrived: Duration) -> Duration { arrived + maximumWait + statementLimit }
+        package func deadline(arrived: Duration) -> Duration { arrived + maximumWait + statementLimit }
     }
 
     /// Time since the shell's origin (the machine never reads a clock).
-    typealias Instant = Duration
+    package typealias Instant = Duration
 
-    struct PushID: Hashable, Comparable, Sendable, CustomStringConvertible {
-        let value: UInt64
-        static func < (a: Self, b: Self) -> Bool { a.value < b.value }
-        var description: String { "push \(value)" }
+    package struct PushID: Hashable, Comparable, Sendable, CustomStringConvertible {
+        package let value: UInt64
+        package static func < (a: Self, b: Self) -> Bool { a.value < b.value }
+        package var description: String { "push \(value)" }
     }
 
-    struct BatchID: Hashable, Sendable, CustomStringConvertible {
-        let value: UInt64
-        var description: String { "batch \(value)" }
+    package struct BatchID: Hashable, Sendable, CustomStringConvertible {
+        package let value: UInt64
+        package var description: String { "batch \(value)" }
     }
 
     /// Whose rows a push writes: pushes of one account are written one batch at a time.
-    struct Account: Hashable, Sendable {
-        var app: String
-        var account: String
+    package struct Account: Hashable, Sendable {
+        package var app: String
+        package var account: String
+        package init(app: String, account: String) {
+            self.app = app
+            self.account = account
+        }
     }
 
     /// Why a push was answered without being acknowledged (a 503 with `Retry-After`).
-    enum Reason: Hashable, Sendable, CustomStringConvertible {
+    package enum Reason: Hashable, Sendable, CustomStringConvertible {
         /// The queue was full, or behind its target delay, when it arrived: shed at once.
         case queueFull
         /// No writer took it within `maximumWait`.
@@ -84,9 +86,9 @@ extension PushQueue {
         case shuttingDown
 
         /// Whether the push may have been stored all the same (so a retry finds it as duplicates).
-        var mayHaveCommitted: Bool { self == .connectionLost || self == .deadline }
+        package var mayHaveCommitted: Bool { self == .connectionLost || self == .deadline }
 
-        var description: String {
+        package var description: String {
             switch self {
             case .queueFull: "queue_full"
             case .waitedForWriter: "waited_for_writer"
@@ -99,7 +101,7 @@ extension PushQueue {
         }
     }
 
-    enum Answer: Hashable, Sendable {
+    package enum Answer: Hashable, Sendable {
         /// Its transaction committed (200 with the acknowledgement).
         case committed
         /// Not acknowledged, for `Reason` (503 with `Retry-After`).
@@ -114,7 +116,7 @@ extension PushQueue {
     }
 
     /// How a write of one or more pushes (one transaction) ended.
-    enum WriteOutcome: Hashable, Sendable {
+    package enum WriteOutcome: Hashable, Sendable {
         case committed
         /// PostgreSQL rolled it back for a passing cause (``Reason/rolledBack``).
         case rolledBack
@@ -126,7 +128,7 @@ extension PushQueue {
         case failed
     }
 
-    enum Action: Hashable, Sendable {
+    package enum Action: Hashable, Sendable {
         /// Lease a connection of the writers' pool for the batch, then report
         /// ``connectionLeased(_:now:)`` or ``leaseFailed(_:now:)``.
         case lease(BatchID)
@@ -141,19 +143,5 @@ extension PushQueue {
         case abandon(BatchID)
         /// Shutdown is complete: nothing is queued and no batch holds a writer.
         case stopped
-    }
-}
-
-extension DatabaseUnavailable.Reason {
-    init(_ reason: PushQueue.Reason) {
-        switch reason {
-        case .queueFull: self = DatabaseUnavailable.Reason(description: "queue_full")
-        case .waitedForWriter: self = .waitedForWriter
-        case .noConnection: self = .noConnection
-        case .rolledBack: self = .rolledBack
-        case .connectionLost: self = .connectionLost
-        case .deadline: self = .deadline
-        case .shuttingDown: self = .shuttingDown
-        }
     }
 }

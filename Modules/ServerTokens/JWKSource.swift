@@ -19,7 +19,7 @@ public actor JWKSource {
         case file(String)
     }
 
-    public let origin: Origin
+    public nonisolated let origin: Origin
     private let http: HTTPClient?
     private let logger: Logger
     private var keys: JWTKeyCollection?
@@ -33,9 +33,9 @@ public actor JWKSource {
     /// Seconds between two fetches caused by an unknown key id: a stream of tokens naming made-up
     /// ids fetches at most this often (a fetch for the keys' lifetime does not count).
     static let minimumRefetch: TimeInterval = 10
-    static let timeout: TimeAmount = .seconds(5)
+    package static let timeout: TimeAmount = .seconds(5)
     static let lifetimeBounds: ClosedRange<TimeInterval> = 300...86_400
-    static let maximumBytes = 1 << 20
+    package static let maximumBytes = 1 << 20
 
     public init(_ origin: Origin, http: HTTPClient? = nil, logger: Logger) {
         self.origin = origin
@@ -147,7 +147,7 @@ public actor JWKSource {
     }
 
     /// The algorithms accepted: asymmetric only (an HMAC or `none` token is never an identity).
-    static let algorithms: Set<String> = ["RS256", "ES256"]
+    package static let algorithms: Set<String> = ["RS256", "ES256"]
 
     /// A key collection of the RS256 and ES256 keys of a JWKS (others are left out and logged by
     /// the caller's refusal when none is left), and each key's algorithm by its id.
@@ -206,7 +206,7 @@ public struct JWKSourceError: Error, CustomStringConvertible {
     public var description: String
     /// Whether the provider did not answer (try again), rather than answered something unusable.
     public var isUnavailable = false
-    init(_ description: String) { self.description = description }
+    package init(_ description: String) { self.description = description }
 
     static func unavailable(_ description: String) -> JWKSourceError {
         var error = JWKSourceError(description)

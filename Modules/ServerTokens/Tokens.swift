@@ -178,14 +178,14 @@ public struct TokenSigner: Sendable {
 
     /// `text` with a MAC of the signing key: for a value this server hands out and must get back
     /// unchanged (the state of a sign-in through the identity provider, in a cookie).
-    func seal(_ text: String) -> String {
+    package func seal(_ text: String) -> String {
         let payload = ByteText.base64URL(Data(text.utf8))
         let mac = HMAC<SHA256>.authenticationCode(for: Data("seal.\(payload)".utf8), using: keys[0].key)
         return "\(payload).\(ByteText.base64URL(Data(mac)))"
     }
 
     /// The text ``seal(_:)`` sealed, if a key of the ring made its MAC.
-    func unseal(_ sealed: String) -> String? {
+    package func unseal(_ sealed: String) -> String? {
         let parts = sealed.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2, let payload = ByteText.data(base64URL: parts[0]),
             let mac = ByteText.data(base64URL: parts[1])

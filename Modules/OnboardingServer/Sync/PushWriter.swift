@@ -1,6 +1,7 @@
 import AccountSync
 import Logging
 import PostgresNIO
+import ServerPushQueue
 import TourCodec
 import TourCore
 

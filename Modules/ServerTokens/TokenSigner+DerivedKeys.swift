@@ -21,7 +21,7 @@ extension TokenSigner {
     /// A keyed hash (HMAC-SHA256 under a key derived from the signing key) of `value`, in hex:
     /// the same value gives the same pseudonym, and nobody without the key ring can tell the value
     /// from it by guessing.
-    func pseudonym(_ value: String, purpose: String, keyID: String? = nil) -> String {
+    package func pseudonym(_ value: String, purpose: String, keyID: String? = nil) -> String {
         guard let (_, key) = derivedKey("pseudonym \(purpose)", keyID: keyID) else { return "" }
         return ByteText.hex(HMAC<SHA256>.authenticationCode(for: Data(value.utf8), using: key))
     }
@@ -52,7 +52,7 @@ extension TokenSigner {
 
     /// `bytes` sealed (AES-GCM) under a key derived from the signing key, prefixed with that key's
     /// id so a ring that moved on still opens it.
-    func seal(_ bytes: [UInt8], purpose: String) throws -> [UInt8] {
+    package func seal(_ bytes: [UInt8], purpose: String) throws -> [UInt8] {
         guard let (id, key) = derivedKey("seal \(purpose)") else {
             throw ServerConfigurationError("the key ring is empty")
         }
@@ -64,7 +64,7 @@ extension TokenSigner {
     }
 
     /// What ``seal(_:purpose:)`` sealed; throws when no key of the ring opens it (or it was altered).
-    func open(_ sealed: [UInt8], purpose: String) throws -> [UInt8] {
+    package func open(_ sealed: [UInt8], purpose: String) throws -> [UInt8] {
         guard let count = sealed.first.map(Int.init), sealed.count > 1 + count else {
             throw ServerConfigurationError("not a sealed answer")
         }

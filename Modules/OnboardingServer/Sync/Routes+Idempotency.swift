@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import ServerDatabase
+import ServerTokens
 import TourCodec
 
 /// An answer of a write, kept whole (status, type, location, body) so that the same request sent
