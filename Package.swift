@@ -199,29 +199,42 @@ let package = Package(
             name: "OnboardingServer",
             dependencies: [
                 "TourCodec", "TourCore", "AccountSync", "InsightsPages", "SchemaMigrations",
-                "CatalogDocuments", "CatalogStudio",
-                "ServerInsights",
-                "ServerDatabase", "ServerTokens", "ServerPushQueue",
+                "CatalogDocuments", "ServerInsights", "ServerDatabase", "ServerTokens", "ServerPushQueue",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                // An identity provider's keys (JWKS) and tokens: fetched over https.
+                // The outgoing HTTP client the server makes for its features (OIDC, JWKS).
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             path: "Modules/OnboardingServer", swiftSettings: swiftSettings),
+        // The dashboard and its studio (/dashboard): a feature the executable adds to the server.
+        .target(
+            name: "ServerDashboard",
+            dependencies: [
+                "OnboardingServer", "TourCodec", "TourCore", "AccountSync", "InsightsPages", "CatalogDocuments",
+                "CatalogStudio", "ServerInsights", "ServerDatabase", "ServerTokens",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            path: "Modules/ServerDashboard", swiftSettings: swiftSettings),
         .executableTarget(
             name: "onboarding-server",
             dependencies: [
-                "OnboardingServer", "ServerTokens", "ServerInsights", "ServerDatabase", "AccountSync", "InsightsPages",
+                "OnboardingServer", "ServerDashboard", "ServerTokens", "ServerInsights", "ServerDatabase", "AccountSync",
+                "InsightsPages",
                 "TourCore", "TourCodec",
                 "CatalogDocuments",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -319,7 +332,8 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: appExecutables + appModules + [
-                "onboarding-server", "OnboardingServer", "ServerTokens", "ServerPushQueue", "ServerInsights", "SchemaMigrations",
+                "onboarding-server", "OnboardingServer", "ServerDashboard", "ServerTokens", "ServerPushQueue", "ServerInsights",
+                "SchemaMigrations",
                 "ServerDatabase", "AccountSyncHTTP", "CatalogDocuments", "CatalogStudio", "InsightsPages", "TourCodec",
                 "TourCore",
                 "TourRuntime", "TourFixtures",

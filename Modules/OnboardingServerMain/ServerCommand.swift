@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import OnboardingServer
 import PostgresNIO
+import ServerDashboard
 import ServerDatabase
 import ServerTokens
 import TourCore
@@ -198,7 +199,7 @@ struct Serve: AsyncParsableCommand {
         configuration.trustedProxies = Set(proxies)
         configuration.publicURL = publicURL
         configuration.oidc = try oidc(publicURL: publicURL)
-        try await OnboardingServer.run(configuration, logger: makeLogger())
+        try await OnboardingServer.run(configuration, features: [DashboardFeature()], logger: makeLogger())
     }
 }
 

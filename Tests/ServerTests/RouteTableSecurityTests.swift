@@ -6,6 +6,7 @@ import HummingbirdTesting
 import Logging
 import NIOCore
 import PostgresNIO
+@testable import ServerDashboard
 import ServerDatabase
 import ServerTokens
 import Testing
@@ -59,7 +60,7 @@ struct RouteTableSecurityTests {
             let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, database: url, tokens: signer)
             let store = AccountStore(client: database, logger: logger)
             let router = try await OnboardingServer.router(
-                configuration, client: database, store: store, http: HTTPClient.shared, logger: logger)
+                configuration, features: [DashboardFeature()], client: database, store: store, http: HTTPClient.shared, logger: logger)
 
             // An owner and a viewer of the app, each with a credential. (Set-up, not the subject:
             // patient bounds.)

@@ -1,5 +1,6 @@
 import CatalogDocuments
 import CatalogStudio
+@testable import ServerDashboard
 import TourFixtures
 import Foundation
 import Testing

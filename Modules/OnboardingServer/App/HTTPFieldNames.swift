@@ -9,10 +9,10 @@ extension HTTPField.Name {
     /// Says an answer is the first answer to the same request, given again.
     static let idempotentReplayed = named("Idempotent-Replayed")
     static let xForwardedFor = named("X-Forwarded-For")
-    static let xForwardedProto = named("X-Forwarded-Proto")
-    static let forwarded = named("Forwarded")
+    package static let xForwardedProto = named("X-Forwarded-Proto")
+    package static let forwarded = named("Forwarded")
     static let referrerPolicy = named("Referrer-Policy")
-    static let secFetchSite = named("Sec-Fetch-Site")
+    package static let secFetchSite = named("Sec-Fetch-Site")
 
     /// A name written above as a literal: a token by construction (RFC 9110), so this cannot stop.
     private static func named(_ literal: StaticString) -> Self {

@@ -14,7 +14,7 @@ import TourCodec
 /// figures are; no page view writes on the primary or waits. `/report`, which promises every push
 /// answered before it was asked for, waits once: for the notification that its target is counted
 /// (and, on a replica, for the replica to replay it), never by polling per request.
-final class InsightsFreshness: Service, Sendable {
+package final class InsightsFreshness: Service, Sendable {
     /// One run of the catch-up job as its notification tells it.
     struct Run: Sendable, Equatable {
         /// Every transaction below it is counted.
@@ -91,7 +91,7 @@ final class InsightsFreshness: Service, Sendable {
     }
 
     /// A sentence for a page: how fresh its figures are, or nil while it is not known.
-    func notice(now: Date = Date()) -> String? {
+    package func notice(now: Date = Date()) -> String? {
         guard let until = countedUntil else { return nil }
         let age = max(0, now.timeIntervalSince1970 - until)
         let time = String(ISOTime.wholeSeconds(until).dropFirst(11).dropLast())
@@ -139,7 +139,7 @@ final class InsightsFreshness: Service, Sendable {
 
     // MARK: - Following
 
-    func run() async throws {
+    package func run() async throws {
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await self.listenForRuns() }

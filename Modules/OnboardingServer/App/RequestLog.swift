@@ -8,12 +8,12 @@ import TourCodec
 
 /// What a request's handler says of its outcome for the log line: the refusal's code and, for a
 /// failure, its cause (``RequestLog``).
-final class RequestOutcome: Sendable {
+package final class RequestOutcome: Sendable {
     private let state = Mutex<(code: String?, cause: String?)>((nil, nil))
     @TaskLocal static var current: RequestOutcome?
 
     /// Records `code` and `cause` of the request this task serves.
-    static func record(code: String, cause: String? = nil) { current?.set(code: code, cause: cause) }
+    package static func record(code: String, cause: String? = nil) { current?.set(code: code, cause: cause) }
 
     func set(code: String, cause: String?) { state.withLock { $0 = (code, cause ?? $0.cause) } }
 
@@ -75,8 +75,8 @@ struct RequestLog: RouterMiddleware {
             : status.code >= 500 ? "the server failed; try again" : "the request is not one this server takes"
         outcome.set(code: code, cause: status.code >= 500 ? DatabaseUnavailable.describe(error) : nil)
         if request.uri.path.hasPrefix("/dashboard") {
-            return Dashboard.html(
-                Dashboard.messagePage(status == .notFound ? "Not found" : "Refused", message), status: status)
+            return HTMLPage.response(
+                HTMLPage.message(status == .notFound ? "Not found" : "Refused", message), status: status)
         }
         return Routes.error(APIError(status: status, code: code, message: message))
     }

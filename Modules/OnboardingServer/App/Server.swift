@@ -20,9 +20,13 @@ public enum OnboardingServer {
     /// The schema is migrated first; while PostgreSQL does not answer, start-up waits for it (up to
     /// `waitForDatabase` seconds), and once running the connection pool reconnects by itself after
     /// PostgreSQL restarts.
-    public static func run(_ configuration: ServerConfiguration, logger: Logger, waitForDatabase: Int = 30)
-        async throws
-    {
+    ///
+    /// `features` add their routes beside the API's (the dashboard, `ServerDashboard`): the
+    /// executable composes them, so this module knows none by name.
+    public static func run(
+        _ configuration: ServerConfiguration, features: [any ServerFeature] = [], logger: Logger,
+        waitForDatabase: Int = 30
+    ) async throws {
         // Metrics made before the metrics system is bootstrapped would report nowhere: first.
         ServerMetrics.touch()
         // Identity providers' keys and tokens, fetched over https.
@@ -52,7 +56,8 @@ public enum OnboardingServer {
                 let running = configuration
                 let services = Task {
                     try await runServices(
-                        running, http: http, logger: logger, waitForDatabase: waitForDatabase,
+                        running, features: features, http: http, logger: logger,
+                        waitForDatabase: waitForDatabase,
                         watchdog: watchdog, watching: following)
                 }
                 switch await watchdog.outcome(of: services) {
@@ -87,7 +92,8 @@ public enum OnboardingServer {
     /// The pools and the HTTP server on one database host, until shutdown (or until the watch finds
     /// that the database moved, when `watching`).
     private static func runServices(
-        _ configuration: ServerConfiguration, http: HTTPClient, logger: Logger, waitForDatabase: Int,
+        _ configuration: ServerConfiguration, features: [any ServerFeature], http: HTTPClient, logger: Logger,
+        waitForDatabase: Int,
         watchdog: ServiceWatchdog,
         watching: Bool
     ) async throws {
@@ -145,7 +151,8 @@ public enum OnboardingServer {
             pushStatementLimit: .milliseconds(configuration.pushStatementTimeoutMilliseconds))
         store.budgetFamily = configuration.budgetFamily
         try await serve(
-            configuration, client: client, pushClient: pushClient, replica: replica, store: store, http: http,
+            configuration, features: features, client: client, pushClient: pushClient, replica: replica,
+            store: store, http: http,
             logger: logger,
             waitForDatabase: waitForDatabase, watchdog: watchdog, watching: watching)
     }
@@ -153,23 +160,25 @@ public enum OnboardingServer {
     /// The server's routes over `store`'s pools (and `replica`'s, for the dashboard's figures), as
     /// ``run(_:logger:waitForDatabase:)`` serves them: for tests that send requests in process.
     public static func router(
-        _ configuration: ServerConfiguration, client: PostgresClient, replica: ReadOnlyDatabase? = nil,
-        store: AccountStore,
-        http: HTTPClient, logger: Logger
+        _ configuration: ServerConfiguration, features: [any ServerFeature] = [], client: PostgresClient,
+        replica: ReadOnlyDatabase? = nil, store: AccountStore, http: HTTPClient, logger: Logger
     ) async throws -> Router<ServerRequestContext> {
         try await routes(
-            configuration, client: client, replica: replica, store: store, http: http, logger: logger
+            configuration, features: features, client: client, replica: replica, store: store, http: http,
+            logger: logger
         ).router
     }
 
     private static func serve(
-        _ configuration: ServerConfiguration, client: PostgresClient, pushClient: PostgresClient,
+        _ configuration: ServerConfiguration, features: [any ServerFeature], client: PostgresClient,
+        pushClient: PostgresClient,
         replica: ReadOnlyDatabase?,
         store: AccountStore, http: HTTPClient, logger: Logger, waitForDatabase: Int,
         watchdog: ServiceWatchdog, watching: Bool
     ) async throws {
         let (router, controlPlane, freshness, readiness) = try await routes(
-            configuration, client: client, replica: replica, store: store, http: http, logger: logger)
+            configuration, features: features, client: client, replica: replica, store: store, http: http,
+            logger: logger)
         // Started in this order and stopped in the reverse, after the HTTP server: the push queue
         // ends before the pools it writes through.
         let writesPool = PoolService(client)
@@ -285,7 +294,8 @@ public enum OnboardingServer {
     }
 
     private static func routes(
-        _ configuration: ServerConfiguration, client: PostgresClient, replica: ReadOnlyDatabase?,
+        _ configuration: ServerConfiguration, features: [any ServerFeature], client: PostgresClient,
+        replica: ReadOnlyDatabase?,
         store: AccountStore,
         http: HTTPClient, logger: Logger
     ) async throws -> (
@@ -337,15 +347,10 @@ public enum OnboardingServer {
         routes.readiness = readiness
         if let replica { routes.reports = AccountStore(client: client, reads: replica, logger: logger) }
         routes.add(to: router)
-        Dashboard(
-            store: store, catalogs: catalogs,
-            insights: Insights(reads: replica ?? store.reads, logger: logger),
-            sessions: DashboardSessions(writes: store.writes, reads: store.reads, logger: logger),
-            controlPlane: controlPlane,
-            oidc: configuration.oidc.map { DashboardOIDC(configuration: $0, http: http, logger: logger) },
-            publicOrigin: configuration.publicURL, publicationMaxAge: configuration.publicationMaxAge,
-            freshness: freshness, logger: logger
-        ).add(to: router)
+        let parts = ServerParts(
+            configuration: configuration, store: store, catalogs: catalogs, controlPlane: controlPlane,
+            insightsReads: replica ?? store.reads, freshness: freshness, http: http, logger: logger)
+        for feature in features { try feature.add(to: router, with: parts) }
         return (router, controlPlane, freshness, readiness)
     }
 

@@ -17,9 +17,9 @@ import Synchronization
 /// is named as Prometheus names things: its base unit in the name (`_seconds`), `_total` for a
 /// counter, a `# HELP` line from ``help``, and present from the start (at 0) rather than after its
 /// first event, so a dashboard built from the docs finds it.
-enum ServerMetrics {
+package enum ServerMetrics {
     /// Dashboard sign-ins refused (a wrong credential, an unknown identity, a forged form).
-    static let signInFailures = Counter(label: "onboarding_sign_in_failures_total")
+    package static let signInFailures = Counter(label: "onboarding_sign_in_failures_total")
     /// Lists of live publications answered to devices (200s, not 304s).
     static let publicationsServed = Counter(label: "onboarding_publications_served_total")
     /// Installs enrolled (`POST /v1/apps/{app}/installs` answered 201).

@@ -12,8 +12,8 @@ import TourCore
 /// and the ones published, each with its rollout. Publishing runs the checks a build runs
 /// (``PublicationCheck``) and changes nothing when any fails.
 public struct CatalogStore: Sendable {
-    let writes: WritableDatabase
-    let reads: ReadOnlyDatabase
+    package let writes: WritableDatabase
+    package let reads: ReadOnlyDatabase
     let logger: Logger
 
     public init(writes: WritableDatabase, reads: ReadOnlyDatabase, logger: Logger) {

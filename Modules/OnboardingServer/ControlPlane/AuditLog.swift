@@ -100,7 +100,8 @@ public struct AuditLog: Sendable {
     }
 
     /// Appends `entry` in the caller's transaction: the act and its row commit together, or neither.
-    static func append(_ entry: Entry, on connection: PostgresConnection, logger: Logger) async throws {
+    package static func append(_ entry: Entry, on connection: PostgresConnection, logger: Logger) async throws
+    {
         try await connection.query("SELECT pg_advisory_xact_lock(\(lockID))", logger: logger)
         let rows = try await connection.query(
             "SELECT hash FROM audit_log ORDER BY id DESC LIMIT 1", logger: logger)

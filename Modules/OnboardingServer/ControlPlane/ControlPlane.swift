@@ -62,7 +62,7 @@ public struct ControlPlane: Sendable {
     /// credential's row (live, theirs) and the person's existence. A genuine token that is merely
     /// old (expired, or a retired admin token) is not counted; a forged one counts against
     /// `source`, a revoked one against `source` and the person it names.
-    func person(credential text: String, source: String, now: Date) async throws -> Person {
+    package func person(credential text: String, source: String, now: Date) async throws -> Person {
         let seconds = now.timeIntervalSince1970
         let claims: TokenClaims
         do {

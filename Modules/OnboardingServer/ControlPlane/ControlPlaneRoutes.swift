@@ -90,7 +90,7 @@ extension Routes {
 
     /// The audit filter of a request: `app` (given), `person`, `before` (an id: the next page),
     /// `limit` (1 to 1,000).
-    static func auditFilter(_ request: Request, app: String?) throws -> AuditLog.Filter {
+    package static func auditFilter(_ request: Request, app: String?) throws -> AuditLog.Filter {
         let query = request.uri.queryParameters
         var filter = AuditLog.Filter(apps: app.map { [$0] }, includingEveryApp: app == nil)
         if let person = query.get("person"), !person.isEmpty {
@@ -214,7 +214,8 @@ extension Routes {
 
     /// Ends `name`'s sessions for an owner of `app`. Sessions are a person's, across apps, so an
     /// owner ends only those of people whose every role is in apps they own; an operator, anyone's.
-    static func endSessions(of name: String, app: String, by actor: Actor, people: PeopleStore) async throws
+    package static func endSessions(of name: String, app: String, by actor: Actor, people: PeopleStore)
+        async throws
         -> Int
     {
         guard let person = try await (people.person(name)), person.role(in: app) != nil else {

@@ -110,7 +110,7 @@ public struct Actor: Equatable, Sendable {
     }
 
     /// Who asked, for a kept answer's scope (``Routes/idempotent(_:body:caller:_:)``).
-    var caller: String { "person:\(name)" }
+    package var caller: String { "person:\(name)" }
 
     /// Whether this actor holds at least `role` in `app` (nil: every app).
     public func may(_ role: Role, in app: String?) -> Bool {

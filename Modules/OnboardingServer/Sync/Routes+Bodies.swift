@@ -84,7 +84,7 @@ extension Routes {
         message: "the server is busy and stored nothing; try again", retryAfter: 1)
 
     /// A 503 that says what happened and whether anything may have been stored.
-    static func unavailable(_ error: DatabaseUnavailable) -> APIError {
+    package static func unavailable(_ error: DatabaseUnavailable) -> APIError {
         let what: String
         switch error.reason {
         case .waitedForWriter: what = "every writer was busy for the push's whole wait; nothing was stored"

@@ -19,12 +19,12 @@ struct SignOut: TourValueRepresentable {
 }
 
 /// A refused request: its status, a stable code and one message that says what is allowed.
-struct APIError: Error {
-    var status: HTTPResponse.Status
-    var code: String
-    var message: String
+package struct APIError: Error {
+    package var status: HTTPResponse.Status
+    package var code: String
+    package var message: String
     /// Seconds to wait, sent as `Retry-After` (a 429 or a 503).
-    var retryAfter: Int? = nil
+    package var retryAfter: Int? = nil
     /// The pushed row refused, when one is (a device sets it aside and pushes the rest).
     var seq: Int64? = nil
 
@@ -35,7 +35,7 @@ struct APIError: Error {
 
 /// The `/v1` routes. Every answer is JSON; every refusal is `{"error": {"code", "message"}}` with a
 /// 4xx status and changes nothing.
-struct Routes: Sendable {
+package struct Routes: Sendable {
     let store: AccountStore
     let catalogs: CatalogStore
     let tokens: TokenSigner

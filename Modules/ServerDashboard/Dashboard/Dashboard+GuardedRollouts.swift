@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import InsightsPages
+import OnboardingServer
 import TourCodec
 import TourCore
 

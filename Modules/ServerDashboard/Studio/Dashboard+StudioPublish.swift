@@ -3,6 +3,7 @@ import CatalogDocuments
 import Foundation
 import Hummingbird
 import InsightsPages
+import OnboardingServer
 import TourCodec
 import TourCore
 

@@ -1,6 +1,7 @@
 import CatalogDocuments
 import Foundation
 import InsightsPages
+import OnboardingServer
 import TourCodec
 import TourCore
 

@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import OnboardingServer
 import ServerInsights
 
 /// What the dashboard reads from a request: ids, the date range, the format and the table, a form

@@ -4,6 +4,7 @@ import CatalogStudio
 import Foundation
 import Hummingbird
 import InsightsPages
+import OnboardingServer
 import TourCore
 
 /// The studio's preview: a draft's card as the engine shows it on a device, in a locale and with

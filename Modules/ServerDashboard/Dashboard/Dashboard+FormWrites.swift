@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import InsightsPages
+import OnboardingServer
 import ServerDatabase
 import TourCodec
 

@@ -5,6 +5,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import InsightsPages
+import OnboardingServer
 import TourCodec
 import TourCore
 

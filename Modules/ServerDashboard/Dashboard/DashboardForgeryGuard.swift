@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import OnboardingServer
 
 /// Every request that may change something in the dashboard (any method but GET and HEAD) comes
 /// from a page of this dashboard, or nothing is done: it is the middleware of the dashboard's route

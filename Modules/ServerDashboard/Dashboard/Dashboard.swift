@@ -6,6 +6,7 @@ import Hummingbird
 import InsightsPages
 import Logging
 import NIOCore
+import OnboardingServer
 import ServerDatabase
 import ServerInsights
 import TourCodec
@@ -274,27 +275,12 @@ struct Dashboard: Sendable {
 
     // MARK: - Answers
 
-    /// `default-src 'none'`: the page loads nothing; its one style sheet is allowed by its hash, and
-    /// so is the one script any page has (the studio's signing in the browser, on its publish form).
-    static let contentSecurityPolicy: String = {
-        let hash = Data(SHA256.hash(data: Data(InsightsPage.styleSheet.utf8))).base64EncodedString()
-        let script = Data(SHA256.hash(data: Data(InsightsPage.signingScript.utf8))).base64EncodedString()
-        return
-            "default-src 'none'; style-src 'sha256-\(hash)'; script-src 'sha256-\(script)'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-    }()
+    static var contentSecurityPolicy: String { HTMLPage.contentSecurityPolicy }
 
     static func html(_ page: InsightsPage, status: HTTPResponse.Status = .ok) -> Response {
         var page = page
         if let notice = freshnessNotice, page.notice == nil { page.notice = notice }
-        return Response(
-            status: status,
-            headers: [
-                .contentType: "text/html; charset=utf-8", .cacheControl: "no-store",
-                .contentSecurityPolicy: contentSecurityPolicy,
-                .xContentTypeOptions: "nosniff",
-                .referrerPolicy: "same-origin",
-            ],
-            body: .init(byteBuffer: ByteBuffer(string: page.render())))
+        return HTMLPage.response(page, status: status)
     }
 
     static func download(_ text: String, type: String, name: String) -> Response {
@@ -312,13 +298,10 @@ struct Dashboard: Sendable {
         Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
     }
 
-    static let footer =
-        "onboarding-server \(OnboardingVersion.current) · days are UTC; each page says what it counts"
+    static var footer: String { HTMLPage.footer }
 
     static func messagePage(_ title: String, _ message: String) -> InsightsPage {
-        InsightsPage(
-            title: title, navigation: [.init("All apps", href: "/dashboard")], sections: [.text(message)],
-            footer: footer)
+        HTMLPage.message(title, message)
     }
 
     /// The range form, with the query it keeps in links (`from`/`to` of the current range).

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Logging
+import OnboardingServer
 import PostgresNIO
 import ServerDatabase
 import TourCodec

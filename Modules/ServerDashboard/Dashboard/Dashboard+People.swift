@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import InsightsPages
+import OnboardingServer
 import TourCodec
 
 /// The control plane's pages: an app's people (for its owners) and the audit trail.

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import InsightsPages
 import NIOCore
+import OnboardingServer
 import ServerDatabase
 
 /// Signing in and out of the dashboard (Docs/Security.md): with a person's credential, or through

@@ -2,6 +2,7 @@ import CatalogDocuments
 import Foundation
 import Hummingbird
 import InsightsPages
+import OnboardingServer
 
 /// A draft's life beyond its saves: a past revision opened (what restoring it would change) and
 /// restored as a new revision, and a draft deleted with every revision. Viewers open; editors

@@ -2,6 +2,7 @@ import CatalogDocuments
 import Foundation
 import Hummingbird
 import InsightsPages
+import OnboardingServer
 import TourCore
 
 /// A draft's texts out to translators and back: downloaded as XLIFF 2.0, an Xcode String

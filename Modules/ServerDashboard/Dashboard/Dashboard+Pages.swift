@@ -2,6 +2,7 @@ import AccountSync
 import Foundation
 import Hummingbird
 import InsightsPages
+import OnboardingServer
 import ServerInsights
 import TourCodec
 import TourCore
