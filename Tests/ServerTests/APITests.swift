@@ -5,7 +5,9 @@ import ServerTokens
 import Testing
 import TourCore
 
-/// The `/v1` API against the real server: privacy, validation, idempotency, convergence.
+/// The `/v1` API: privacy, validation, idempotency, convergence. A test of what a route answers
+/// runs the routes in process (``InProcessServer``); one that needs the process (its shutdown,
+/// its background jobs, its command line) starts it.
 @Suite("Account server API", .ownThread)
 struct APITests {
     static func push(_ server: ServerProcess, account: String, token: String, _ batch: PushBatch) async throws
@@ -16,6 +18,15 @@ struct APITests {
         return try await HTTP.post(
             server.url.appendingPathComponent("v1/apps/growth/accounts/\(account)/push"), token: token,
             body: try encoder.encode(batch))
+    }
+
+    static func push(_ server: InProcessServer, account: String, token: String, _ batch: PushBatch) async throws
+        -> HTTP.Answer
+    {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return try await server.send(
+            .post, "/v1/apps/growth/accounts/\(account)/push", token: token, body: try encoder.encode(batch))
     }
 
     static func item(_ seq: Int64, _ standing: AccountFlowRecord.Standing, device: String, epoch: Int = 0)
@@ -57,25 +68,33 @@ struct APITests {
         #expect(admin.json["accounts"] as? Int == 1)
     }
 
+    /// In process (``InProcessServer``): the answer is the subject, not the process.
     @Test func anExpiredTokenIsRefusedAndSaysSo() async throws {
-        let server = try ServerProcess()
-        let signer = try TokenSigner(secret: ServerProcess.secret)
-        let expired = await signer.sign(TokenClaims(subject: "ann", scope: .account, app: "growth", expires: 1_000))
-        let answer = try await HTTP.get(
-            server.url.appendingPathComponent("v1/apps/growth/accounts/ann/flows"), token: expired)
-        #expect(answer.status == 401)
-        #expect(answer.errorCode == "token_expired")
-        let otherSecret = try TokenSigner(secret: String(repeating: "x", count: 40))
-        let forged = await otherSecret.sign(TokenClaims(subject: "ann", scope: .account, app: "growth", expires: 9_999_999_999))
-        #expect(
-            try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/accounts/ann/flows"), token: forged)
-                .errorCode == "unauthorized")
+        try await InProcessServer.with { server in
+            let path = "/v1/apps/growth/accounts/ann/flows"
+            let expired = await server.signer.sign(
+                TokenClaims(subject: "ann", scope: .account, app: "growth", expires: 1_000))
+            let answer = try await server.send(.get, path, token: expired)
+            #expect(answer.status == 401)
+            #expect(answer.errorCode == "token_expired")
+            let otherSecret = try TokenSigner(secret: String(repeating: "x", count: 40))
+            let forged = await otherSecret.sign(
+                TokenClaims(subject: "ann", scope: .account, app: "growth", expires: 9_999_999_999))
+            #expect(try await server.send(.get, path, token: forged).errorCode == "unauthorized")
+            // The same account's good token is taken: the refusals above are the tokens'.
+            #expect(try await server.send(.get, path, token: await server.token(account: "ann")).status == 200)
+        }
     }
 
+    /// In process (``InProcessServer``): every refusal's status, JSON and message, and nothing
+    /// stored.
     @Test func badInputGetsA4xxJSONErrorAndChangesNothing() async throws {
-        let server = try ServerProcess()
-        let ann = try server.token(account: "ann")
-        let path = server.url.appendingPathComponent("v1/apps/growth/accounts/ann/push")
+        try await InProcessServer.with { server in try await Self.refusesBadInput(server) }
+    }
+
+    static func refusesBadInput(_ server: InProcessServer) async throws {
+        let ann = await server.token(account: "ann")
+        let path = "/v1/apps/growth/accounts/ann/push"
         let cases: [(String, Data, Int)] = [
             ("not JSON", Data("{".utf8), 400),
             ("no items", Data(#"{"device":"d1","items":[]}"#.utf8), 400),
@@ -131,41 +150,51 @@ struct APITests {
             ("too large", Data(repeating: UInt8(ascii: " "), count: SyncAPI.maxBodyBytes + 10), 413),
         ]
         for (name, body, status) in cases {
-            let answer = try await HTTP.post(path, token: ann, body: body)
+            let answer = try await server.send(.post, path, token: ann, body: body)
             #expect(answer.status == status, "\(name): \(answer.status)")
             #expect(answer.errorCode != nil, "\(name): no JSON error")
             #expect((answer.json["error"] as? [String: Any])?["message"] as? String != nil)
         }
         let tooMany = PushBatch(
             device: "d1", items: (1...Int64(SyncAPI.maxItemsPerPush + 1)).map { Self.item($0, .shown, device: "d1") })
-        #expect(try await Self.push(server, account: "ann", token: ann, tooMany).status == 400)
+        #expect(try await server.send(.post, path, token: ann, body: JSONEncoder().encode(tooMany)).status == 400)
         #expect(try server.sql("SELECT count(*) FROM pushes") == ["0"])
         #expect(try server.sql("SELECT count(*) FROM account_flows") == ["0"])
-        let badName = try await HTTP.get(
-            server.url.appendingPathComponent("v1/apps/gr%20owth/accounts/ann/flows"), token: ann)
+        let badName = try await server.send(.get, "/v1/apps/gr%20owth/accounts/ann/flows", token: ann)
         #expect(badName.status == 400)
-        #expect(try await HTTP.get(server.url.appendingPathComponent("v2/anything")).status == 404)
+        #expect(try await server.send(.get, "/v2/anything").status == 404)
+        // A good push on the same route is stored: the refusals above are the bodies'.
+        let good = try JSONEncoder().encode(PushBatch(device: "d1", items: [Self.item(1, .completed, device: "d1")]))
+        #expect(try await server.send(.post, path, token: ann, body: good).status == 200)
+        #expect(try server.sql("SELECT count(*) FROM pushes") == ["1"])
     }
 
+    /// In process (``InProcessServer``).
     @Test func aRetriedBatchChangesNothing() async throws {
-        let server = try ServerProcess()
-        let ann = try server.token(account: "ann")
-        let batch = PushBatch(
-            device: "d1", items: [Self.item(1, .shown, device: "d1"), Self.item(2, .completed, device: "d1")])
-        let first = try await Self.push(server, account: "ann", token: ann, batch)
-        #expect(first.json["applied"] as? Int == 2)
-        let facts = try server.sql("SELECT count(*) FROM facts")
-        let again = try await Self.push(server, account: "ann", token: ann, batch)
-        #expect(again.json["applied"] as? Int == 0)
-        #expect(again.json["duplicates"] as? Int == 2)
-        #expect(try server.sql("SELECT count(*) FROM facts") == facts)
-        #expect(try server.sql("SELECT count(*) FROM pushes") == ["2"])
+        try await InProcessServer.with { server in
+            let ann = await server.token(account: "ann")
+            let batch = PushBatch(
+                device: "d1", items: [Self.item(1, .shown, device: "d1"), Self.item(2, .completed, device: "d1")])
+            let first = try await Self.push(server, account: "ann", token: ann, batch)
+            #expect(first.json["applied"] as? Int == 2)
+            let facts = try server.sql("SELECT count(*) FROM facts")
+            #expect(facts == ["2"])
+            let again = try await Self.push(server, account: "ann", token: ann, batch)
+            #expect(again.json["applied"] as? Int == 0)
+            #expect(again.json["duplicates"] as? Int == 2)
+            #expect(try server.sql("SELECT count(*) FROM facts") == facts)
+            #expect(try server.sql("SELECT count(*) FROM pushes") == ["2"])
+        }
     }
 
     /// The SQL merge is the same join: random pushes of many devices, sent in random orders with
     /// duplicates to separate accounts, leave every account with the record the Swift fold gives.
+    /// In process (``InProcessServer``).
     @Test func everyOrderOfPushesConvergesOnTheServer() async throws {
-        let server = try ServerProcess()
+        try await InProcessServer.with { server in try await Self.convergesInEveryOrder(server) }
+    }
+
+    static func convergesInEveryOrder(_ server: InProcessServer) async throws {
         var random = SystemRandomNumberGenerator()
         let devices = ["d1", "d2", "d3", "d4"]
         var pushes: [PushItem] = []
@@ -180,7 +209,7 @@ struct APITests {
         let expected = pushes.flatMap(\.records.values).reduce(AccountFlowRecord.nothing) { $0.merged(with: $1) }
         for order in 0..<6 {
             let account = "order\(order)"
-            let token = try server.token(account: account)
+            let token = await server.token(account: account)
             var delivered = pushes.shuffled(using: &random)
             delivered += delivered.prefix(5)
             var held = AccountFlowRecord.nothing
@@ -194,8 +223,7 @@ struct APITests {
                 let ack = try JSONDecoder().decode(PushAck.self, from: answer.body)
                 #expect(ack.records["app_tour"] == held, "order \(order)")
             }
-            let records = try await HTTP.get(
-                server.url.appendingPathComponent("v1/apps/growth/accounts/\(account)/flows"), token: token)
+            let records = try await server.send(.get, "/v1/apps/growth/accounts/\(account)/flows", token: token)
             let decoded = try JSONDecoder().decode(AccountRecords.self, from: records.body)
             #expect(decoded.flows["app_tour"] == expected, "order \(order)")
         }

@@ -1,0 +1,77 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import OnboardingServer
+import PostgresNIO
+import ServerDashboard
+import ServerDatabase
+import ServerTokens
+
+/// The server's routes in this test's process, through Hummingbird's router test client, on a
+/// fresh migrated database: for tests of what a route answers, with no server process, port or
+/// connection to pay for. Requests go through the router, middleware and stores `serve` composes
+/// (the API and the dashboard feature); the background services (the insights job, the rollout
+/// guard, the held facts' admission) do not run, so a test that needs them starts a process.
+struct InProcessServer: Sendable {
+    let client: any TestClientProtocol
+    let signer: TokenSigner
+    let databaseURL: String
+
+    /// `body` with the routes of a server on a fresh database.
+    static func with(_ body: @escaping @Sendable (InProcessServer) async throws -> Void) async throws {
+        var logger = Logger(label: "in-process-server")
+        logger.logLevel = .error
+        let urlText = try TestPostgres.freshDatabase()
+        let url = try DatabaseURL(urlText)
+        let database = PostgresClient(
+            configuration: url.clientConfiguration(maximumConnections: 4), backgroundLogger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await database.run() }
+            defer { group.cancelAll() }
+            try await PostgresSchema.migrate(database, logger: logger)
+            let signer = try TokenSigner(secret: ServerProcess.secret)
+            let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, database: url, tokens: signer)
+            // Patient bounds: what these tests check is the answer, not a bound the suite's load
+            // can pass.
+            let store = AccountStore(client: database, logger: logger, writeBounds: .patient)
+            let router = try await OnboardingServer.router(
+                configuration, features: [DashboardFeature()], client: database, store: store, http: HTTPClient.shared,
+                logger: logger)
+            try await Application(router: router).test(.router) { client in
+                try await body(InProcessServer(client: client, signer: signer, databaseURL: urlText))
+            }
+        }
+    }
+
+    /// An account token of `app`, as the `token` command signs it (valid for a day).
+    func token(account: String, app: String = "growth") async -> String {
+        await signer.sign(
+            TokenClaims(
+                subject: account, scope: .account, app: app, expires: Int64(Date().timeIntervalSince1970) + 86_400))
+    }
+
+    /// The answer to `method path` with `token` as its bearer credential and `body`.
+    func send(_ method: HTTPRequest.Method, _ path: String, token: String? = nil, body: Data? = nil) async throws
+        -> HTTP.Answer
+    {
+        var headers: HTTPFields = [:]
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        if body != nil { headers[.contentType] = "application/json" }
+        let response = try await client.execute(
+            uri: path, method: method, headers: headers, body: body.map { ByteBuffer(bytes: $0) })
+        return HTTP.Answer(
+            status: Int(response.status.code), body: Data(response.body.readableBytesView),
+            retryAfter: response.headers[.retryAfter])
+    }
+
+    /// Runs SQL on the server's database through psql; rows as lines.
+    func sql(_ query: String) throws -> [String] {
+        let result = try Shell.run(TestPostgres.psql, [databaseURL, "-qtAc", query])
+        guard result.status == 0 else { throw HarnessFailure("psql: \(result.stderr)") }
+        return result.stdout.split(separator: "\n").map(String.init)
+    }
+}
