@@ -69,6 +69,28 @@ struct LayeringTests {
 
     /// The catalog toolchain builds on the engine, never the reverse (the engine test above holds
     /// that TourCore imports only the codec).
+    /// The server is composed from the top: its core names no feature (the dashboard is added by
+    /// the executable), the credentials and the push queue's machine know no server, and the
+    /// queue's machine imports nothing at all (it does no I/O).
+    @Test func theServersCoreNamesNoFeatureAndItsPartsKnowNoServer() {
+        let rules: [(folder: String, forbidden: Set<String>)] = [
+            ("Modules/OnboardingServer", ["ServerDashboard"]),
+            ("Modules/ServerTokens", ["OnboardingServer", "ServerDashboard", "Hummingbird"]),
+            ("Modules/ServerDatabase", ["OnboardingServer", "ServerDashboard", "ServerTokens", "Hummingbird"]),
+        ]
+        for (folder, forbidden) in rules {
+            let files = Self.swiftFiles(under: folder)
+            #expect(!files.isEmpty, "\(folder)")
+            for file in files {
+                let found = Self.imports(of: file).filter { forbidden.contains($0) }
+                #expect(found.isEmpty, "\(file) imports \(found)")
+            }
+        }
+        let queue = Self.swiftFiles(under: "Modules/ServerPushQueue")
+        #expect(!queue.isEmpty)
+        for file in queue { #expect(Self.imports(of: file).isEmpty, "\(file) imports \(Self.imports(of: file))") }
+    }
+
     @Test func theCatalogModuleImportsOnlyTheEngineAndTheCodec() {
         let system: Set<String> = ["Foundation", "FoundationEssentials", "Glibc", "Musl", "Darwin"]
         let files = Self.swiftFiles(under: "Modules/CatalogDocuments")

@@ -222,6 +222,6 @@ extension Routes {
             }
             .joined(separator: ",") + "|"
             + keys.map { "\($0.id):\($0.retiredAt.map { String($0) } ?? "")" }.joined(separator: ",")
-        return "\"" + SHA256Hasher.hex(identity.utf8) + "\""
+        return "\"" + CatalogStore.fingerprint(identity) + "\""
     }
 }

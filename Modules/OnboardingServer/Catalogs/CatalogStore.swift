@@ -1,5 +1,6 @@
 import AccountSync
 import CatalogDocuments
+import Crypto
 import Foundation
 import Logging
 import PostgresNIO
@@ -342,7 +343,7 @@ public struct CatalogStore: Sendable {
             return .refused(check.problems)
         }
         let version = document.catalog.version
-        let fingerprint = SHA256Hasher.hex(text.utf8)
+        let fingerprint = Self.fingerprint(text)
         let app = document.catalog.app
         let audit: AuditLog.Entry
         if let same = existing.first(where: { $0.version == version }) {
@@ -459,6 +460,15 @@ extension CatalogStore.Entry: TourValueRepresentable {
             "withdrawnAt": withdrawnAt.map(TourValue.double),
             "signedBy": source == .published ? .list(signatures.map { .string($0.key) }) : nil,
         ])
+    }
+}
+
+extension CatalogStore {
+    /// A document's fingerprint: the SHA-256 of its canonical text in lowercase hex, through
+    /// swift-crypto. The same digits the devices compute with TourCore's own hasher (the engine
+    /// depends on nothing); the publishing tests compare the two.
+    package static func fingerprint(_ text: String) -> String {
+        ByteText.hex(SHA256.hash(data: Data(text.utf8)))
     }
 }
 

@@ -184,7 +184,7 @@ extension Dashboard {
         // The check publishing runs, whole; first, whether the draft's version is still free (another
         // draft of the same version may have been published since this one started).
         let problems = check?.catalogProblems ?? []
-        let fingerprint = SHA256Hasher.hex((try? document.text())?.utf8 ?? "".utf8)
+        let fingerprint = CatalogStore.fingerprint((try? document.text()) ?? "")
         let taken = entries.first { $0.version == catalog.version && $0.fingerprint != fingerprint }
         let newest = entries.map(\.version).max() ?? catalog.version
         if let taken {

@@ -2,11 +2,12 @@ import TourCodec
 
 /// SHA-256 (FIPS 180-4) over bytes, for the catalog document's fingerprint.
 ///
-/// Why not swift-crypto: TourCore is the engine the iOS apps embed and has no dependencies, and the
-/// products' CLIs link only what their start-up needs (Docs/Performance.md); swift-crypto would bring
-/// BoringSSL into every one of them for one hash of a few kilobytes. The fingerprint identifies a
-/// document; it is not a secret or a signature. `SHA256Tests` checks this against FIPS 180-4's
-/// examples and against swift-crypto over random inputs of every length up to a few blocks.
+/// Why not swift-crypto here: TourCore is the engine the iOS apps embed, and it depends on nothing
+/// (the rollout's buckets and a catalog's fingerprint are computed inside it). Everything outside
+/// the engine hashes with swift-crypto (the server's `CatalogStore.fingerprint`, the publication
+/// signatures). The fingerprint identifies a document; it is not a secret or a signature.
+/// `SHA256Tests` checks this against FIPS 180-4's examples and against swift-crypto over random
+/// inputs of every length up to a few blocks.
 public struct SHA256Hasher: Sendable {
     private var state: [UInt32] = [
         0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab,
