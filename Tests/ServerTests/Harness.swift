@@ -287,11 +287,7 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// Runs SQL on the server's database through psql; rows as lines.
-    func sql(_ query: String) throws -> [String] {
-        let result = try Shell.run(TestPostgres.psql, [databaseURL, "-qtAc", query])
-        guard result.status == 0 else { throw HarnessFailure("psql: \(result.stderr)") }
-        return result.stdout.split(separator: "\n").map(String.init)
-    }
+    func sql(_ query: String) throws -> [String] { try TestPostgres.sql(query, on: databaseURL) }
 
     /// Ports handed out in this test process: the kernel may give a port again once it was
     /// closed, and two servers told the same port answered each other's tests (one failed to

@@ -38,6 +38,15 @@ extension TestPostgres {
     }
 }
 
+extension TestPostgres {
+    /// Runs SQL on the database at `url` through psql; rows as lines.
+    static func sql(_ query: String, on url: String) throws -> [String] {
+        let result = try Shell.run(psql, [url, "-qtAc", query])
+        guard result.status == 0 else { throw HarnessFailure("psql: \(result.stderr)") }
+        return result.stdout.split(separator: "\n").map(String.init)
+    }
+}
+
 extension AccountStore {
     /// A store on the test's own database whose writes wait up to a minute for a connection: the
     /// production bound (1.5 s) is for a server shedding load, and a machine busy with the whole

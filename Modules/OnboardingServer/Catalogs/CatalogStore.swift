@@ -206,61 +206,6 @@ public struct CatalogStore: Sendable {
         }
     }
 
-    /// The plan for the checked document (its first flow guarded when none is named) and the
-    /// version it replaces (the newest live one below it), and every problem with them.
-    static func guardedPlan(
-        _ asked: GuardedRollout.Plan, check: PublicationCheck, existing: [Entry]
-    ) -> (plan: GuardedRollout.Plan, baseline: Int, problems: [String]) {
-        guard let catalog = check.document?.catalog else { return (asked, 0, check.problems) }
-        var plan = asked
-        if plan.guardrail.flow.isEmpty, let first = catalog.flows.first {
-            plan.guardrail.flow = first.id.rawValue
-        }
-        var problems = plan.problems
-        if existing.contains(where: { $0.version == catalog.version }) {
-            problems.append(
-                "version \(catalog.version) of \(catalog.app) is stored already: a guarded rollout starts with a new version"
-            )
-        }
-        if let flow = catalog.flows.first(where: { $0.id.rawValue == plan.guardrail.flow }) {
-            if case .step(let step) = plan.guardrail.metric,
-                !flow.steps.contains(where: { $0.id.rawValue == step })
-            {
-                problems.append(
-                    "the guardrail's step \(step) is not a step of \(flow.id.rawValue) (its steps: "
-                        + "\(flow.steps.map(\.id.rawValue).joined(separator: ", ")))")
-            }
-        } else {
-            problems.append(
-                "the guardrail's flow \(plan.guardrail.flow) is not in the document (its flows: "
-                    + "\(catalog.flows.map(\.id.rawValue).joined(separator: ", ")))")
-        }
-        let baseline = existing.filter {
-            $0.version < catalog.version
-                && ($0.source == .compiled || ($0.withdrawnAt == nil && $0.rollout > 0))
-        }.map(\.version).max()
-        if baseline == nil {
-            problems.append(
-                "no earlier version of \(catalog.app) is live, so there is nothing to guard against: publish it without stages"
-            )
-        }
-        return (plan, baseline ?? 0, problems)
-    }
-
-    /// The check publishing runs on `text`, against the app's stored documents `existing` (the
-    /// newest compiled one's vocabulary, and every version below the document's as history); nil
-    /// when no compiled catalog is registered (there is no vocabulary to check against). The
-    /// studio runs it on every draft page without storing anything.
-    public static func check(_ text: String, app: String, existing: [Entry]) -> PublicationCheck? {
-        guard let binary = existing.last(where: { $0.source == .compiled }),
-            let vocabulary = try? CatalogDocument(text: binary.document).vocabulary
-        else { return nil }
-        let version = (try? CatalogDocument(text: text))?.catalog.version
-        return PublicationCheck(
-            text: text, app: app, earlier: recorded(existing, before: version), vocabulary: vocabulary,
-            keeper: .server)
-    }
-
     /// Withdraws a publication (a rollback): devices stop choosing it on their next pull, and a run
     /// on a step it added goes by its flow's declared policy. Nil when no such publication is live.
     public func withdraw(app: String, version: Int, by actor: Actor, at time: Double) async throws -> Entry? {
@@ -448,32 +393,4 @@ public struct CatalogStore: Sendable {
             RecordedCatalog(file: "\($0.version).json", text: $0.document)
         }
     }
-}
-
-extension CatalogStore.Entry: TourValueRepresentable {
-    /// Without the document: what lists and answers show.
-    public var tourValue: TourValue {
-        .members([
-            "app": .string(app), "version": .int(version), "source": .string(source.rawValue),
-            "fingerprint": .string(fingerprint), "rollout": .int(rollout), "salt": .string(salt),
-            "recordedAt": .double(recordedAt), "recordedBy": .string(recordedBy),
-            "withdrawnAt": withdrawnAt.map(TourValue.double),
-            "signedBy": source == .published ? .list(signatures.map { .string($0.key) }) : nil,
-        ])
-    }
-}
-
-extension CatalogStore {
-    /// A document's fingerprint: the SHA-256 of its canonical text in lowercase hex, through
-    /// swift-crypto. The same digits the devices compute with TourCore's own hasher (the engine
-    /// depends on nothing); the publishing tests compare the two.
-    package static func fingerprint(_ text: String) -> String {
-        ByteText.hex(SHA256.hash(data: Data(text.utf8)))
-    }
-}
-
-/// A catalog the store wrote is not where it wrote it: the server's mistake.
-struct CatalogStoreInvariant: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

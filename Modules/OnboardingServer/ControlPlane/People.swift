@@ -20,15 +20,8 @@ public enum Role: String, CaseIterable, Comparable, Sendable {
 
     public static func < (lhs: Role, rhs: Role) -> Bool { lhs.rank < rhs.rank }
 
-    /// Its place in the order above, each role granting what those before it grant.
-    private var rank: Int {
-        switch self {
-        case .viewer: 0
-        case .editor: 1
-        case .publisher: 2
-        case .owner: 3
-        }
-    }
+    /// Its place in the order the cases are declared, each role granting what those before it grant.
+    private var rank: Int { Self.allCases.firstIndex(of: self) ?? Self.allCases.count }
 
     public static let names = allCases.map(\.rawValue).joined(separator: ", ")
 }
