@@ -1,5 +1,6 @@
 import AccountSync
 import ArgumentParser
+import Dispatch
 import TourCodec
 import TourCore
 import TourRuntime
@@ -130,11 +131,28 @@ enum CLIEnvironment {
 
 /// The entry point every product's `main.swift` calls.
 public enum OnboardingCLI {
-    public static func main(_ product: CLIProduct, arguments: [String]? = nil) async {
-        let status = await CLIEnvironment.$product.withValue(product) {
-            await run(arguments)
+    /// Runs one command line of `product` and exits with its status.
+    ///
+    /// Synchronous on purpose: an `async` main drains its queue through `dispatch_main`, which ends
+    /// the main thread with `pthread_exit`, and glibc loads libgcc_s and unwinds the thread's stack
+    /// to do that, on every command (a quarter of a MiB of a start's peak memory). The command
+    /// runs as a task on Swift's pool instead, while the main thread waits for it to exit the
+    /// process; nothing in a command runs on the main actor.
+    ///
+    /// The waiting main thread takes the signals sent to the process (Ctrl-C during a wait,
+    /// ``Interrupt``): every other thread is libdispatch's, which blocks them, and a mask inherited
+    /// from the parent (a Swift program spawns its children from threads that block them) would
+    /// leave them pending for good.
+    public static func main(_ product: CLIProduct, arguments: [String]? = nil) -> Never {
+        var none = sigset_t()
+        pthread_sigmask(SIG_SETMASK, &none, nil)
+        Task.detached {
+            let status = await CLIEnvironment.$product.withValue(product) {
+                await run(arguments)
+            }
+            exit(status)
         }
-        exit(status)
+        while true { DispatchSemaphore(value: 0).wait() }
     }
 
     /// Parses and runs one command line; returns the exit status. Every message, the argument

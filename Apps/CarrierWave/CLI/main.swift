@@ -1,4 +1,4 @@
 import CarrierWaveOnboarding
 import OnboardingCLI
 
-await OnboardingCLI.main(CLIProduct(CarrierWaveOnboarding.registration))
+OnboardingCLI.main(CLIProduct(CarrierWaveOnboarding.registration))

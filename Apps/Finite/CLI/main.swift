@@ -1,4 +1,4 @@
 import FiniteOnboarding
 import OnboardingCLI
 
-await OnboardingCLI.main(CLIProduct(FiniteOnboarding.registration))
+OnboardingCLI.main(CLIProduct(FiniteOnboarding.registration))

@@ -1,4 +1,4 @@
 import GrowthOnboarding
 import OnboardingCLI
 
-await OnboardingCLI.main(CLIProduct(GrowthOnboarding.registration))
+OnboardingCLI.main(CLIProduct(GrowthOnboarding.registration))

@@ -1,4 +1,4 @@
 import LockedInOnboarding
 import OnboardingCLI
 
-await OnboardingCLI.main(CLIProduct(LockedInOnboarding.registration))
+OnboardingCLI.main(CLIProduct(LockedInOnboarding.registration))

@@ -1,4 +1,4 @@
 import MoodTrackerOnboarding
 import OnboardingCLI
 
-await OnboardingCLI.main(CLIProduct(MoodTrackerOnboarding.registration))
+OnboardingCLI.main(CLIProduct(MoodTrackerOnboarding.registration))
