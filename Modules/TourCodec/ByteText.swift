@@ -34,17 +34,48 @@ public enum ByteText {
         return String(decoding: text, as: UTF8.self)
     }
 
-    /// The bytes of base64url text (padding optional), or nil when it is not base64url.
+    /// The bytes of base64url text, or nil when it is not base64url. One spelling per value, as a
+    /// token's text is its identity (checked signatures are remembered by it): only the URL
+    /// alphabet (no `+` or `/`), padding only at the end and only as much as base64 has, and the
+    /// unused low bits of the last character zero (RFC 4648 §3.5), so no second text decodes to the
+    /// same bytes. Padding stays optional.
     public static func data(base64URL text: some StringProtocol) -> Data? {
-        var bytes = Data(capacity: text.utf8.count + 3)
-        for byte in text.utf8 {
-            switch byte {
+        var characters = Array(text.utf8)
+        var padding = 0
+        while characters.last == UInt8(ascii: "=") {
+            characters.removeLast()
+            padding += 1
+        }
+        guard padding == 0 || (padding <= 2 && (characters.count + padding) % 4 == 0) else { return nil }
+        var bytes = Data(capacity: characters.count + 3)
+        var last: UInt8 = 0
+        for character in characters {
+            guard let value = sextet(character) else { return nil }
+            last = value
+            switch character {
             case UInt8(ascii: "-"): bytes.append(UInt8(ascii: "+"))
             case UInt8(ascii: "_"): bytes.append(UInt8(ascii: "/"))
-            default: bytes.append(byte)
+            default: bytes.append(character)
             }
+        }
+        switch characters.count % 4 {
+        case 1: return nil
+        case 2 where last & 0x0F != 0, 3 where last & 0x03 != 0: return nil
+        default: break
         }
         bytes.append(contentsOf: repeatElement(UInt8(ascii: "="), count: (4 - bytes.count % 4) % 4))
         return Data(base64Encoded: bytes)
+    }
+
+    /// The six bits a base64url character stands for.
+    private static func sextet(_ character: UInt8) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): character - UInt8(ascii: "A")
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): character - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0") + 52
+        case UInt8(ascii: "-"): 62
+        case UInt8(ascii: "_"): 63
+        default: nil
+        }
     }
 }

@@ -23,6 +23,35 @@ import TourCodec
         #expect(ByteText.data(base64URL: "@@@@") == nil)
     }
 
+    /// A value has one spelling: base64's own characters, misplaced or extra padding, a lone
+    /// character and unused bits set in the last character are each refused, so no second text
+    /// of a token decodes to its bytes.
+    @Test func onlyTheOneSpellingOfAValueIsRead() {
+        #expect(ByteText.data(base64URL: "-_8") == Data([0xFB, 0xFF]))
+        let refused = [
+            "+/8",  // base64's characters 62 and 63
+            "Zh",  // "f" with the unused low bits of its last character set ("Zg" is the spelling)
+            "Zm9", "Zm+", "Zm8=x", "Zm=8",  // unused bits; '+'; padding in the middle
+            "Zg=", "Zm9v=", "Zg===",  // padding that does not make a multiple of four
+            "Z", "Zm9vY",  // one character left over (six bits are no byte)
+            "Zm 9v", "Zm9v\n",  // whitespace
+        ]
+        for text in refused {
+            #expect(ByteText.data(base64URL: text) == nil, "\(text)")
+        }
+        // Each of the 64 possible last characters after "Zm": only those with the low two bits
+        // clear are a spelling of two bytes.
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        for (value, character) in alphabet.enumerated() {
+            #expect(ByteText.data(base64URL: "Zm9" + String(character)) != nil, "Zm9\(character)")
+            let two = ByteText.data(base64URL: "Zm" + String(character))
+            #expect((two != nil) == (value & 0x03 == 0), "Zm\(character)")
+            let three = ByteText.data(base64URL: "Zm9" + String(character) + "Yg")
+            #expect(three != nil)
+            if let two { #expect(ByteText.base64URL(two) == "Zm" + String(character)) }
+        }
+    }
+
     @Test func randomBytesComeBackAndMatchFoundationsBase64() {
         var generator = SystemRandomNumberGenerator()
         for length in 0..<70 {
