@@ -33,11 +33,19 @@ struct LoadSheddingTests {
                     try await connection.query("SELECT pg_sleep(30)", logger: logger)
                 }
             }
+            // The answer came before the read ended: its 30 s statement is still to be seen running
+            // after it (on a machine busy with the whole suite it may reach PostgreSQL only after
+            // the answer, so it is looked for over a while; an answer that waited for the read
+            // would find it ended and never see it).
             var sleeping = 0
-            for try await count in try await client.query(
-                "SELECT count(*)::bigint FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)' AND state = 'active'",
-                logger: logger
-            ).decode(Int64.self) { sleeping = Int(count) }
+            let lookedUntil = ContinuousClock.now + .seconds(20)
+            while sleeping == 0, ContinuousClock.now < lookedUntil {
+                for try await count in try await client.query(
+                    "SELECT count(*)::bigint FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)' AND state = 'active'",
+                    logger: logger
+                ).decode(Int64.self) { sleeping = Int(count) }
+                if sleeping == 0 { try await Task.sleep(for: .milliseconds(100)) }
+            }
             #expect(sleeping == 1, "the answer waited for the read to end")
             // A read that ends before its deadline answers (a long one: the suite's load can keep a
             // task from starting for seconds).
