@@ -322,7 +322,8 @@ struct CoherenceCheck {
         }
     }
 
-    /// The kind each source gives (nil when any), checking that the fields, parameters and context keys it names exist.
+    /// The kind each source gives (nil when any), checking that the fields, parameters and context keys it
+    /// names exist.
     mutating func sourceKinds(
         _ values: [String: ValueSource], fields: [String: FieldSpec], parameters: [String: FieldSpec?],
         _ place: Place,

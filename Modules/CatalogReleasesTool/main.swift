@@ -1,7 +1,8 @@
 import Foundation
 
 /// `catalog-releases OUTPUT FILE...`: writes the Swift file that holds each recorded catalog document
-/// and each translation table (files in a `strings` folder) as it is on disk, byte for byte (run by `CatalogReleasesPlugin` for each product module; never
+/// and each translation table (files in a `strings` folder) as it is on disk, byte for byte (run by
+/// `CatalogReleasesPlugin` for each product module; never
 /// edited by hand).
 let arguments = CommandLine.arguments.dropFirst()
 guard let output = arguments.first else {

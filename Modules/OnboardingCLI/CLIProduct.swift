@@ -189,7 +189,8 @@ public enum OnboardingCLI {
                 return 0
             }
             var failure = Runner.failure(for: error, hint: nil)
-            // `APP stauts`: the root command reads any word as a stray argument; say which command it was near.
+            // `APP stauts`: the root command reads any word as a stray argument; say which command it was
+            // near.
             if let first = given.first, !first.hasPrefix("-"), !CommandList.names.contains(first) {
                 let commands = CommandList.scriptableNames.sorted() + CommandList.standaloneNames
                 let suggestion = NameSuggestion.nearest(to: first, in: commands)

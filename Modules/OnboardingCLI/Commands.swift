@@ -322,7 +322,8 @@ extension Runner {
                     "effects": row.effects.tourValue, "facts": row.facts?.tourValue ?? .null,
                     "catalogVersion": .int(row.catalogVersion),
                     "catalogFingerprint": row.catalogFingerprint.map(TourValue.string) ?? .null,
-                    // Rows before fingerprints (0.9) ran under the compiled catalog: nothing was published then.
+                    // Rows before fingerprints (0.9) ran under the compiled catalog: nothing was published
+                    // then.
                     "catalogSource": .string(
                         row.catalogFingerprint.map {
                             compiledFingerprints.contains($0) ? "compiled" : "published"

@@ -28,7 +28,8 @@ public struct OutboxRow: Equatable, Sendable {
     public var startContextJSON: String? = nil
 }
 
-/// A journal row the account server refused for what it carries, kept aside (``OnboardingDatabase/setAside(_:row:status:reason:carry:at:)``).
+/// A journal row the account server refused for what it carries, kept aside
+/// (``OnboardingDatabase/setAside(_:row:status:reason:carry:at:)``).
 public struct SetAsideRow: Equatable, Sendable {
     public var journalID: Int64
     public var event: String

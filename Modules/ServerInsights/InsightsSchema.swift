@@ -30,7 +30,8 @@ package enum InsightsSchema {
     /// Counts the facts of `source` (a subquery: the facts of the pushes being counted).
     static func countFacts(_ source: String) -> [String] {
         [
-            // Experiment assignments first: a step in the same push counts for the variant assigned before it.
+            // Experiment assignments first: a step in the same push counts for the variant assigned before
+            // it.
             """
             INSERT INTO insight_assignments (app, account, device, flow, experiment, variant, subject, seq, idx)
             SELECT DISTINCT ON (f.app, f.account, f.device, f.flow, f.body->>'experiment')

@@ -9,7 +9,8 @@ public struct TokenClaims: Equatable, Sendable {
     public enum Scope: String, Sendable {
         /// Read and write one account's records, in one app.
         case account
-        /// The one shared admin token of releases before 0.19: refused since (``TokenSigner/Failure/adminRetired``).
+        /// The one shared admin token of releases before 0.19: refused since
+        /// (``TokenSigner/Failure/adminRetired``).
         case admin
         /// A named person's credential: what it may do is the person's roles, read from the
         /// database on every request (Docs/Security.md), so removing a role or revoking the

@@ -127,7 +127,8 @@ public struct AccountFlowRecord: Equatable, Hashable, Sendable, Comparable {
     }
 }
 
-/// The stored and wire form: `{"epoch": 0, "standing": "completed", "version": "2.5", "at": ..., "device": ...}`,
+/// The stored and wire form: `{"epoch": 0, "standing": "completed", "version": "2.5", "at": ..., "device":
+/// ...}`,
 /// the same on devices and on the server (both read and write it through TourCodec).
 extension AccountFlowRecord: TourValueCodable {
     public var tourValue: TourValue {

@@ -96,7 +96,8 @@ extension ProductHandler where Effect == NoEffects {
 }
 
 extension Product {
-    /// Every problem of the catalog against what the handler declares (see ``TourCatalog/problems(declaring:)``).
+    /// Every problem of the catalog against what the handler declares (see
+    /// ``TourCatalog/problems(declaring:)``).
     public var problems: [CatalogProblem] { catalog.problems(declaring: handler.vocabulary) }
 
     /// The context an event is reduced with: what the handler computes from the domain state, and

@@ -6,7 +6,8 @@ import TourRuntime
     import Foundation
 #endif
 
-/// Carrier Wave as the executable, the benchmarks and the cross-app suite find it (see `ProductRegistration`).
+/// Carrier Wave as the executable, the benchmarks and the cross-app suite find it (see
+/// `ProductRegistration`).
 public let registration = ProductRegistration(
     executable: "carrierwave", displayName: "Carrier Wave", releases: CatalogReleases.recorded,
     publicationKeys: CatalogReleases.publicationKeys,

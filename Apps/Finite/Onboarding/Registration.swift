@@ -6,7 +6,8 @@ import TourRuntime
     import Foundation
 #endif
 
-/// Finite as the executable, the benchmarks and the cross-app suite find it (see `ProductRegistration`).
+/// Finite as the executable, the benchmarks and the cross-app suite find it (see
+/// `ProductRegistration`).
 public let registration = ProductRegistration(
     executable: "finite", displayName: "Finite", releases: CatalogReleases.recorded,
     publicationKeys: CatalogReleases.publicationKeys,

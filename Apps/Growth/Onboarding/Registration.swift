@@ -1,6 +1,7 @@
 import TourRuntime
 
-/// Growth as the executable, the benchmarks and the cross-app suite find it (see `ProductRegistration`).
+/// Growth as the executable, the benchmarks and the cross-app suite find it (see
+/// `ProductRegistration`).
 /// The tour's record is the account's (a user-scoped flow): with `--server` it follows the account
 /// to every device through the account server.
 public let registration = ProductRegistration(

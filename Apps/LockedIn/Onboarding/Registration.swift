@@ -6,7 +6,8 @@ import TourRuntime
     import Foundation
 #endif
 
-/// LockedIn as the executable, the benchmarks and the cross-app suite find it (see `ProductRegistration`).
+/// LockedIn as the executable, the benchmarks and the cross-app suite find it (see
+/// `ProductRegistration`).
 public let registration = ProductRegistration(
     executable: "lockedin", displayName: "LockedIn", releases: CatalogReleases.recorded,
     publicationKeys: CatalogReleases.publicationKeys,

@@ -6,7 +6,8 @@ import TourRuntime
     import Foundation
 #endif
 
-/// Mood Tracker as the executable, the benchmarks and the cross-app suite find it (see `ProductRegistration`).
+/// Mood Tracker as the executable, the benchmarks and the cross-app suite find it (see
+/// `ProductRegistration`).
 public let registration = ProductRegistration(
     executable: "moodtracker", displayName: "Mood Tracker", releases: CatalogReleases.recorded,
     publicationKeys: CatalogReleases.publicationKeys,

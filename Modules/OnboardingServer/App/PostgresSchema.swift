@@ -164,7 +164,8 @@ public enum PostgresSchema {
         ("v15-archived-flows", FlowArchive.v15),
         // Journeys: cohorts, splits, stage times, standings, assignment days (InsightsSchema.v16).
         ("v16-journeys", InsightsSchema.v16),
-        // A journey is its first run only: its end, replays left out; assignment days kept (InsightsSchema.v17).
+        // A journey is its first run only: its end, replays left out; assignment days kept
+        // (InsightsSchema.v17).
         ("v17-journey-ends", InsightsSchema.v17),
         // The studio's drafts, a revision per save (CatalogDrafts.v18).
         ("v18-catalog-drafts", CatalogDrafts.v18),

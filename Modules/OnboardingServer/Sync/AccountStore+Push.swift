@@ -86,7 +86,8 @@ struct PushStatement<Shape: PushShape>: PostgresPreparedStatement {
     let items: [PushItem]
     let records: [String: AccountFlowRecord]
     let tokenIssuedAt: Double?
-    /// The subject's pseudonyms its cut-offs are kept under (``TokenSigner/subjectPseudonyms(app:subject:)``).
+    /// The subject's pseudonyms its cut-offs are kept under
+    /// (``TokenSigner/subjectPseudonyms(app:subject:)``).
     var subjectNames: [String] = []
     var unplanned: [UnplannedFact] = []
     /// Each row's facts' positions in the row as pushed, when some were set apart.

@@ -170,7 +170,8 @@ extension Routes {
         let app = try Self.name(context, "app")
         let account = try Self.name(context, "account")
         let claims = try deviceClaims(context, app: app)
-        // An install's subject opens with its install credential only; an account's with an account token only.
+        // An install's subject opens with its install credential only; an account's with an account token
+        // only.
         guard claims.scope == (Installs.isInstall(account) ? .install : .account), claims.subject == account
         else {
             throw APIError(

@@ -223,7 +223,8 @@ package struct Routes: Sendable {
                     ? Self.json(try await (reader.report(app: app)))
                     : Self.json(
                         try await reader.experimentReports(app: app, catalogs: catalogs))
-                // Read from a replica still behind: by how many seconds (the dashboard's notice, as a header).
+                // Read from a replica still behind: by how many seconds (the dashboard's notice, as a
+                // header).
                 if let behind { response.headers[.onboardingStaleSeconds] = String(Int(behind.rounded(.up))) }
                 return response
             }

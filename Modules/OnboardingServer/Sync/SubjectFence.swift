@@ -31,7 +31,8 @@ enum SubjectFence {
         """
     ]
 
-    /// v22: cut-offs are kept under the subject's pseudonyms (``TokenSigner/subjectPseudonyms(app:subject:)``),
+    /// v22: cut-offs are kept under the subject's pseudonyms
+    /// (``TokenSigner/subjectPseudonyms(app:subject:)``),
     /// never its id: the fence locks on the id (a lock keeps nothing) and reads the cut-off under
     /// any of `p_names`, the pseudonyms under each key of the ring, separated by commas.
     static let v22 = [

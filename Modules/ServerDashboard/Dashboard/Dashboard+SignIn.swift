@@ -96,7 +96,8 @@ extension Dashboard {
         } catch let error as APIError {
             // Refused unchecked (past the limit): not audited one by one.
             if error.status == .tooManyRequests { throw limitedPage(Double(error.retryAfter ?? 1)) }
-            // The name the credential claims, when its signature is good (a revoked one): never the credential.
+            // The name the credential claims, when its signature is good (a revoked one): never the
+            // credential.
             let claimed = (try? await controlPlane.tokens.verify(credential, now: now))?.subject ?? "unknown"
             try await audit(.unverified(claimed, source), "sign-in.failed", why: error.message)
             if controlPlane.limiter.retryAfter(source: source, now: now.timeIntervalSince1970) != nil {

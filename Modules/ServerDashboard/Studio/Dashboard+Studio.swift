@@ -102,7 +102,8 @@ extension Dashboard {
                 }
                 let changed: (document: CatalogDocument, note: String)
                 let change: StudioDraft.StepChange
-                // A new step takes the shape of one the app's binaries declare (the newest registered compiled catalog's).
+                // A new step takes the shape of one the app's binaries declare (the newest registered
+                // compiled catalog's).
                 let templates = fields["op"] == "add" ? try await stepTemplates(app) : []
                 do {
                     change = try StudioDraft.stepChange(fields, templates: templates)

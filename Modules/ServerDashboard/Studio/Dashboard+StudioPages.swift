@@ -263,7 +263,8 @@ extension Dashboard {
         sections += Self.translationSections(
             catalog, revision: revision, base: base,
             token: access.may(.editor, in: app) ? access.session.formToken : nil)
-        // The diff against what devices run now: the newest live publication, else the newest compiled version.
+        // The diff against what devices run now: the newest live publication, else the newest compiled
+        // version.
         let live = Self.live(entries)
         if let live, let liveDocument = try? CatalogDocument(text: live.document) {
             let diff = CatalogDiff(from: liveDocument, to: document)
