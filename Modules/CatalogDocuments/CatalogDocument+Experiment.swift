@@ -4,9 +4,9 @@ import TourCore
 /// A flow's experiment in its catalog document (format 2):
 ///
 ///     "experiment": {"id": "shortTour", "control": "full", "goal": "completion",
-/// "variants": [{"name": "full", "weight": 45}, {"name": "short", "weight": 45, "steps": ["welcome",
-/// "done"]},
-///                    {"name": "holdout", "weight": 10, "holdout": true}]}
+///                    "variants": [{"name": "full", "weight": 45},
+///                                 {"name": "short", "weight": 45, "steps": ["welcome", "done"]},
+///                                 {"name": "holdout", "weight": 10, "holdout": true}]}
 ///
 /// `goal` is `"completion"` or `{"effect": "storePhase"}`.
 extension Experiment {

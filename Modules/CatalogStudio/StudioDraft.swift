@@ -8,9 +8,8 @@ import TourCore
     import Foundation
 #endif
 
-/// The studio's work on a draft document (the dashboard's editor), apart from storage and pages: its texts
-/// per
-/// locale, the edits a form makes to them, and the card the engine shows for a step.
+/// The studio's work on a draft document (the dashboard's editor), apart from storage and pages:
+/// its texts per locale, the edits a form makes to them, and the card the engine shows for a step.
 public struct StudioDraft: Sendable {
     public let document: CatalogDocument
 

@@ -47,24 +47,23 @@ public enum ByteText {
             padding += 1
         }
         guard padding == 0 || (padding <= 2 && (characters.count + padding) % 4 == 0) else { return nil }
-        var bytes = Data(capacity: characters.count + 3)
-        var last: UInt8 = 0
+        // Six bits a character, a byte out whenever eight are in hand.
+        var bytes = Data(capacity: characters.count * 3 / 4)
+        var held: UInt32 = 0
+        var bits: UInt32 = 0
         for character in characters {
             guard let value = sextet(character) else { return nil }
-            last = value
-            switch character {
-            case UInt8(ascii: "-"): bytes.append(UInt8(ascii: "+"))
-            case UInt8(ascii: "_"): bytes.append(UInt8(ascii: "/"))
-            default: bytes.append(character)
+            held = (held << 6 | UInt32(value)) & 0xFFFF
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                bytes.append(UInt8(truncatingIfNeeded: held >> bits))
             }
         }
-        switch characters.count % 4 {
-        case 1: return nil
-        case 2 where last & 0x0F != 0, 3 where last & 0x03 != 0: return nil
-        default: break
-        }
-        bytes.append(contentsOf: repeatElement(UInt8(ascii: "="), count: (4 - bytes.count % 4) % 4))
-        return Data(base64Encoded: bytes)
+        // Left over: none, or the unused 2 or 4 bits of the last character, which must be zero; 6
+        // (a lone last character) are no byte.
+        guard bits < 6, held & ((1 << bits) - 1) == 0 else { return nil }
+        return bytes
     }
 
     /// The six bits a base64url character stands for.

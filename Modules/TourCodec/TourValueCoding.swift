@@ -10,11 +10,11 @@
 /// (``TourValueConvertible``), so there is no decoder here.
 ///
 /// A type's `Encodable` conformance is either synthesized (output-only documents) or derived from
-/// its one hand-written form (``TourValueEncodable``); this is only a faster way through it. It makes no
-/// dynamic cast on the way: `JSONEncoder` asks every
-/// value whether it is a `Date`, `Data`, `URL`, `Decimal` or a string-keyed dictionary, and each first
-/// such question of a type scans every protocol conformance of the binary, which a one-shot command
-/// pays at start-up. Dates are seconds since 1970, as the stores have always written them.
+/// its one hand-written form (``TourValueEncodable``); this is only a faster way through it. It
+/// makes no dynamic cast on the way: `JSONEncoder` asks every value whether it is a `Date`, `Data`,
+/// `URL`, `Decimal` or a string-keyed dictionary, and each first such question of a type scans
+/// every protocol conformance of the binary, which a one-shot command pays at start-up. Dates are
+/// seconds since 1970, as the stores have always written them.
 public struct TourValueEncoder: Sendable {
     public init() {}
 

@@ -127,9 +127,8 @@ public struct AccountFlowRecord: Equatable, Hashable, Sendable, Comparable {
     }
 }
 
-/// The stored and wire form: `{"epoch": 0, "standing": "completed", "version": "2.5", "at": ..., "device":
-/// ...}`,
-/// the same on devices and on the server (both read and write it through TourCodec).
+/// The stored and wire form, the same on devices and on the server (both read and write it through
+/// TourCodec): `{"epoch": 0, "standing": "completed", "version": "2.5", "at": ..., "device": ...}`.
 extension AccountFlowRecord: TourValueCodable {
     public var tourValue: TourValue {
         .members([

@@ -7,9 +7,9 @@
 #endif
 
 /// A value behind a mutex, for state several tasks reach at the edge (the database connection, the
-/// stub providers, the CLI's effect log); the engine itself keeps no state to lock. A POSIX mutex rather than
-/// Foundation's `NSLock`, which lives in swift-corelibs-foundation
-/// on Linux and would bring it (and ICU) into every CLI binary; rather than the standard library's
+/// stub providers, the CLI's effect log); the engine itself keeps no state to lock. A POSIX mutex
+/// rather than Foundation's `NSLock`, which lives in swift-corelibs-foundation on Linux and would
+/// bring it (and ICU) into every CLI binary; rather than the standard library's
 /// `Mutex`, which needs iOS 18.
 public final class Locked<State>: @unchecked Sendable {
     private var state: State

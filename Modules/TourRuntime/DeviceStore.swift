@@ -43,9 +43,8 @@ public final class DeviceStore: Sendable {
         try database.deviceValues(app: app)
     }
 
-    /// The user's stored flow state and product domain state, refused by name when a newer release wrote its
-    /// domain state in a
-    /// format `product` does not read.
+    /// The user's stored flow state and product domain state, refused by name when a newer release
+    /// wrote its domain state in a format `product` does not read.
     public func stored(_ key: SessionKey, of product: Product) throws -> StoredSession {
         try TourSession.prepared(database.session(key, scopes: product.scopes), product)
     }

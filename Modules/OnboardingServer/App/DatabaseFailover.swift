@@ -5,11 +5,11 @@ import ServerDatabase
 import ServiceLifecycle
 
 /// A multi-host `DATABASE_URL`
-/// (`postgres://USER@PRIMARY:5432,STANDBY:5432/DB?target_session_attrs=read-write`),
-/// followed as libpq follows one: the server uses the first host that answers as the URL asks
-/// (with `read-write`, one that takes writes: the primary), and when that one stops answering so
-/// (it died, or it is a standby now) and another does (a promoted standby), the server's services
-/// stop and start again on it (``Server/run(_:logger:waitForDatabase:)``). A failover manager
+/// (`postgres://USER@PRIMARY:5432,STANDBY:5432/DB?target_session_attrs=read-write`), followed as
+/// libpq follows one: the server uses the first host that answers as the URL asks (with
+/// `read-write`, one that takes writes: the primary), and when that one stops answering so (it
+/// died, or it is a standby now) and another does (a promoted standby), the server's services stop
+/// and start again on it (``Server/run(_:logger:waitForDatabase:)``). A failover manager
 /// (pg_auto_failover, or a person with `pg_ctl promote`) makes the standby a primary; nothing here
 /// decides a failover, it only follows one.
 public enum DatabaseFailover {

@@ -7,9 +7,8 @@ import TourCodec
 import TourCore
 
 /// `GET /v1/apps/{app}/report?by=variant`: every experiment the app's devices assigned, counted
-/// from the aggregates of the pushed facts (distinct subjects per variant), with each experiment's control
-/// and goal
-/// from the newest catalog document this server holds that declares it.
+/// from the aggregates of the pushed facts (distinct subjects per variant), with each experiment's
+/// control and goal from the newest catalog document this server holds that declares it.
 extension AccountStore {
     public func experimentReports(app: String, catalogs: CatalogStore) async throws -> ExperimentReports {
         let (counts, flows, order) = try await reads.read(within: ReadOnlyDatabase.reportDeadline) {

@@ -32,9 +32,9 @@ enum SubjectFence {
     ]
 
     /// v22: cut-offs are kept under the subject's pseudonyms
-    /// (``TokenSigner/subjectPseudonyms(app:subject:)``),
-    /// never its id: the fence locks on the id (a lock keeps nothing) and reads the cut-off under
-    /// any of `p_names`, the pseudonyms under each key of the ring, separated by commas.
+    /// (``TokenSigner/subjectPseudonyms(app:subject:)``), never its id: the fence locks on the id
+    /// (a lock keeps nothing) and reads the cut-off under any of `p_names`, the pseudonyms under
+    /// each key of the ring, separated by commas.
     static let v22 = [
         """
         CREATE OR REPLACE FUNCTION push_fence(p_app text, p_account text, p_names text, p_issued_at float8) RETURNS boolean

@@ -5,10 +5,9 @@ import TourCodec
 /// (``TourCatalog/sourceTexts``: `tutorial.swipeToSelect.title`, `onboarding.chooseApps.action.next.label`).
 ///
 /// Each translation keeps the source text it was made from, so a source text changed since is found
-/// stale (`TourCatalog.translationProblems` (CatalogDocuments)) rather than silently shown out of date. The
-/// tables
-/// are part of the catalog document (member `strings`, format 3), so a published document can add
-/// a locale without an app release.
+/// stale (`TourCatalog.translationProblems` (CatalogDocuments)) rather than silently shown out of
+/// date. The tables are part of the catalog document (member `strings`, format 3), so a published
+/// document can add a locale without an app release.
 public struct CatalogStrings: Sendable, Equatable {
     public struct Translation: Sendable, Equatable {
         public var text: String
