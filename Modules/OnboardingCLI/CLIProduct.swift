@@ -135,7 +135,7 @@ public enum OnboardingCLI {
     ///
     /// Synchronous on purpose: an `async` main drains its queue through `dispatch_main`, which ends
     /// the main thread with `pthread_exit`, and glibc loads libgcc_s and unwinds the thread's stack
-    /// to do that, on every command (a quarter of a MiB of a start's peak memory). The command
+    /// to do that, on every command (about 0.4 MiB of a start's peak memory). The command
     /// runs as a task on Swift's pool instead, while the main thread waits for it to exit the
     /// process; nothing in a command runs on the main actor.
     ///
