@@ -19,11 +19,15 @@ import TourCodec
 ///
 /// - Under `/dashboard` (but the sign-in form, which its own test holds: `CrossSiteTests`): a
 ///   request with no session, another site's origin, or no anti-forgery token is refused with the
-///   dashboard's 403, and a session of a viewer is refused a change that needs a role.
+///   dashboard's 403, and a session of a viewer is refused a change that needs a role. Every page
+///   of an app, reads included, is refused to a person without a role in that app, and every page
+///   but sign-in's sends a request without a session to sign in.
 /// - Under `/v1` (but enrollment, which is open by design and holds its own key): a request with no
 ///   credential is refused 401, and one with a viewer's is refused 401 or 403. Every `/v1` route,
 ///   reads included, but health, readiness and enrollment refuses a request without a credential
-///   or with a forged one (``APIAuthentication``, the group's middleware).
+///   or with a forged one (``APIAuthentication``, the group's middleware), and every route of an
+///   app refuses a person without a role in it with a 403 (``RequiredRole``, each route's group's,
+///   or a device's own route, which takes no person).
 ///
 /// Nothing refused reaches the audit trail. The same requests with everything they need are not
 /// refused for forgery, so each refusal above is the check's, not a missing route's.
@@ -75,6 +79,11 @@ struct RouteTableSecurityTests {
             }
             let ownerCredential = try await credential(.owner, "olga")
             let viewerCredential = try await credential(.viewer, "vera")
+            // An owner of another app, and nothing of this one.
+            let strangerCredential = try await {
+                let made = try await people.grant(.owner, in: .app("lockedin"), to: "stan", identity: nil, days: 1, by: tester, now: now)
+                return await signer.sign(try #require(made.newCredential).claims)
+            }()
             @Sendable func auditRows() async throws -> Int {
                 let rows = try await database.query("SELECT count(*)::bigint FROM audit_log", logger: logger)
                 for try await count in rows.decode(Int64.self) { return Int(count) }
@@ -91,6 +100,12 @@ struct RouteTableSecurityTests {
             let dashboard = routes.filter { $0.1.hasPrefix("/dashboard") && $0.1 != "/dashboard/sign-in" }
             let api = routes.filter { $0.1.hasPrefix("/v1") && $0.1 != "/v1/apps/{app}/installs" }
             #expect(dashboard.count >= 10 && api.count >= 14, "\(routes)")
+            // Every dashboard page, reads included, but the sign-in form's.
+            let everyDashboardRoute = router.routes.map { ($0.method, "\($0.path)") }.filter {
+                $0.1.hasPrefix("/dashboard") && !$0.1.hasPrefix("/dashboard/sign-in")
+            }
+            let appPages = everyDashboardRoute.filter { $0.1.contains("{app}") }.count
+            #expect(appPages >= 20, "\(everyDashboardRoute)")
             // Every state-changing route is one of the two families walked below.
             let elsewhere = routes.filter { route in !route.1.hasPrefix("/dashboard") && !route.1.hasPrefix("/v1") }
             #expect(elsewhere.isEmpty, "\(elsewhere)")
@@ -117,6 +132,7 @@ struct RouteTableSecurityTests {
                 }
                 let owner = try await session(ownerCredential)
                 let viewer = try await session(viewerCredential)
+                let stranger = try await session(strangerCredential)
                 let before = try await auditRows()
 
                 func send(
@@ -156,6 +172,29 @@ struct RouteTableSecurityTests {
                         // the made-up values is the route's own business).
                         #expect(!isForgeryRefusal(try await send(method, path, session: owner)), "\(route): the owner's own page")
                     }
+                }
+                // Every page needs a session; every page of an app needs a role in it.
+                for (method, path) in everyDashboardRoute {
+                    let route = "\(method) \(path)"
+                    if method == .get || method == .head {
+                        let bare = try await send(method, path, session: nil)
+                        #expect(
+                            bare.status == .seeOther && bare.headers[.location] == "/dashboard/sign-in",
+                            "\(route): no session, \(bare.status)")
+                    }
+                    guard path.contains("{app}") else { continue }
+                    let strange = try await send(method, path, session: stranger)
+                    #expect(
+                        strange.status == .forbidden && !isForgeryRefusal(strange)
+                            && String(buffer: strange.body).contains("not a member of \(Self.app)"),
+                        "\(route): a person without a role in the app, \(strange.status)")
+                }
+                // No route of an app under /v1 runs for a person without a role in it.
+                for (method, path) in everyAPIRoute where path.contains("{app}") {
+                    let strange = try await send(method, path, session: nil, bearer: strangerCredential)
+                    #expect(
+                        strange.status == .forbidden && String(buffer: strange.body).contains("\"code\":\"forbidden\""),
+                        "\(method) \(path): a person without a role in the app, \(strange.status)")
                 }
                 // No route under /v1 runs for a caller without a credential, or with a forged one.
                 for (method, path) in everyAPIRoute {

@@ -14,6 +14,9 @@ public struct ServerRequestContext: RequestContext, RemoteAddressRequestContext 
     public let remoteAddress: SocketAddress?
     /// Who is calling, once ``APIAuthentication`` checked the request's credential.
     var caller: Caller?
+    /// Who is signed in to the dashboard, once the dashboard's session middleware opened the
+    /// request's session cookie.
+    public var dashboardAccess: DashboardAccess?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
@@ -39,6 +42,9 @@ struct AuthenticatedRequestContext: ChildRequestContext, RemoteAddressRequestCon
     var coreContext: CoreRequestContextStorage
     let remoteAddress: SocketAddress?
     let caller: Caller
+    /// The person of the caller, as the actor of the audit trail, once the route group's
+    /// ``RequiredRole`` found that they hold its role in the route's app.
+    var staff: Actor?
 
     init(context: ServerRequestContext) throws {
         // Reached only when a route of the group was added without the middleware in front.
@@ -48,6 +54,16 @@ struct AuthenticatedRequestContext: ChildRequestContext, RemoteAddressRequestCon
         coreContext = context.coreContext
         remoteAddress = context.remoteAddress
         self.caller = caller
+    }
+
+    /// The person calling, who holds the route's role in its app: a handler of a route that a
+    /// person calls reads them here, so a route added without its ``RequiredRole`` fails rather
+    /// than acts for someone who may not.
+    func actor() throws -> Actor {
+        guard let staff else {
+            throw HTTPError(.internalServerError, message: "this route was added without its role")
+        }
+        return staff
     }
 }
 

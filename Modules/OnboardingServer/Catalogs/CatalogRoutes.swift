@@ -10,12 +10,14 @@ extension Routes {
     func addCatalogRoutes(to router: RouterGroup<AuthenticatedRequestContext>) {
         // The live publications, newest first, each with its document: a device picks the newest
         // whose rollout includes it. An unchanged list costs a 304 (If-None-Match).
-        router.get("/v1/apps/:app/catalogs") { request, context in
+        // Devices (an account token), or people of the app.
+        requiring(.viewer, to: "reading publications", devicesToo: true, in: router).get(
+            "/v1/apps/:app/catalogs"
+        ) { request, context in
             await answer {
                 let app = try Self.name(context, "app")
-                // Devices (an account token), or people of the app.
                 if case .person = context.caller {
-                    _ = try staff(request, context, app: app, role: .viewer, to: "reading publications")
+                    _ = try context.actor()
                 } else {
                     let claims = try deviceClaims(context, app: app)
                     try await refuseIfSignedOut(claims, app: app, account: claims.subject)
@@ -54,10 +56,11 @@ extension Routes {
             }
         }
         // Publish (or change the rollout of a published document): admin only.
-        router.post("/v1/apps/:app/catalogs") { request, context in
+        requiring(.publisher, to: "publishing", in: router).post("/v1/apps/:app/catalogs") {
+            request, context in
             await answer {
                 let app = try Self.name(context, "app")
-                let actor = try staff(request, context, app: app, role: .publisher, to: "publishing")
+                let actor = try context.actor()
                 var request = request
                 let body = try await Self.body(&request)
                 let publication:
@@ -99,10 +102,11 @@ extension Routes {
             }
         }
         // Withdraw a publication (roll back): admin only.
-        router.delete("/v1/apps/:app/catalogs/:version") { request, context in
+        requiring(.publisher, to: "withdrawing", in: router).delete("/v1/apps/:app/catalogs/:version") {
+            request, context in
             await answer {
                 let app = try Self.name(context, "app")
-                let actor = try staff(request, context, app: app, role: .publisher, to: "withdrawing")
+                let actor = try context.actor()
                 let version = try Self.version(context)
                 return try await idempotent(request, caller: actor.caller) {
                     let withdrawn = try await catalogs.withdraw(
@@ -117,10 +121,11 @@ extension Routes {
             }
         }
         // The guarded rollouts, each with the guard's looks (the guardrail's interval over time).
-        router.get("/v1/apps/:app/rollouts") { request, context in
+        requiring(.viewer, to: "reading guarded rollouts", in: router).get("/v1/apps/:app/rollouts") {
+            _, context in
             await answer {
                 let app = try Self.name(context, "app")
-                _ = try staff(request, context, app: app, role: .viewer, to: "reading guarded rollouts")
+                _ = try context.actor()
                 let rollouts = guardedRollouts
                 var list: [TourValue] = []
                 for record in try await rollouts.all(app: app) {
@@ -133,11 +138,12 @@ extension Routes {
             }
         }
         // A person's command to a guarded rollout: pause, resume or end.
-        router.post("/v1/apps/:app/rollouts/:version/:command") { request, context in
+        requiring(.publisher, to: "steering a guarded rollout", in: router).post(
+            "/v1/apps/:app/rollouts/:version/:command"
+        ) { request, context in
             await answer {
                 let app = try Self.name(context, "app")
-                let actor = try staff(
-                    request, context, app: app, role: .publisher, to: "steering a guarded rollout")
+                let actor = try context.actor()
                 let version = try Self.version(context)
                 guard
                     let command = context.parameters.get("command").flatMap(

@@ -8,19 +8,20 @@ import TourCodec
 /// people, for its owners, and the audit trail (Docs/Server.md, Docs/Security.md).
 extension Routes {
     func addControlPlaneRoutes(to router: RouterGroup<AuthenticatedRequestContext>) {
-        router.get("/v1/apps/:app/keys") { request, context in
+        requiring(.viewer, to: "reading publication keys", in: router).get("/v1/apps/:app/keys") {
+            _, context in
             await answer {
                 let app = try Self.name(context, "app")
-                _ = try staff(request, context, app: app, role: .viewer, to: "reading publication keys")
+                _ = try context.actor()
                 let keys = try await (controlPlane.keys.all(app: app))
                 return Self.json(["app": .string(app), "keys": .list(keys.map(\.tourValue))] as TourValue)
             }
         }
-        router.post("/v1/apps/:app/keys") { request, context in
+        requiring(.owner, to: "registering a publication key", in: router).post("/v1/apps/:app/keys") {
+            request, context in
             await answer {
                 let app = try Self.name(context, "app")
-                let actor = try staff(
-                    request, context, app: app, role: .owner, to: "registering a publication key")
+                let actor = try context.actor()
                 var request = request
                 let body = try await Self.body(&request)
                 let key: PublicationKey
@@ -46,12 +47,12 @@ extension Routes {
                 }
             }
         }
-        router.delete("/v1/apps/:app/keys/:key") { request, context in
+        requiring(.owner, to: "retiring a publication key", in: router).delete("/v1/apps/:app/keys/:key") {
+            request, context in
             await answer {
                 let app = try Self.name(context, "app")
                 let id = try Self.name(context, "key")
-                let actor = try staff(
-                    request, context, app: app, role: .owner, to: "retiring a publication key")
+                let actor = try context.actor()
                 return try await idempotent(request, caller: actor.caller) {
                     let outcome = try await controlPlane.keys.retire(
                         app: app, id: id, by: actor, at: Date().timeIntervalSince1970)
@@ -68,20 +69,18 @@ extension Routes {
             }
         }
         addPeopleRoutes(to: router)
-        router.get("/v1/audit") { request, context in
+        // An owner of the `app` asked for; without one, an operator.
+        let auditors = router.group().add(
+            middleware: RequiredRole(
+                routes: self, role: .owner,
+                what: { app in app.map { "the audit trail of \($0)" } ?? "the whole audit trail" },
+                devicesToo: false))
+        auditors.get("/v1/audit") { request, context in
             await answer {
-                let query = request.uri.queryParameters
-                let app = try query.get("app").map { value in
-                    guard SyncAPI.isValidName(value) else {
-                        throw APIError.invalid("app must be \(SyncAPI.nameRule)")
-                    }
-                    return value
-                }
-                let actor = try staff(
-                    request, context, app: app, role: .owner,
-                    to: app.map { "the audit trail of \($0)" } ?? "the whole audit trail")
+                _ = try context.actor()
+                // (Read, as the role was checked for it, by ``RequiredRole``.)
+                let app = request.uri.queryParameters.get("app").map { String($0) }
                 let filter = try Self.auditFilter(request, app: app)
-                _ = actor
                 let entries = try await (controlPlane.audit.list(filter))
                 return Self.json(["entries": .list(entries.map(\.tourValue))] as TourValue)
             }
@@ -115,11 +114,11 @@ extension Routes {
     }
 
     private func addPeopleRoutes(to router: RouterGroup<AuthenticatedRequestContext>) {
-        router.get("/v1/apps/:app/people") { request, context in
+        requiring(.owner, to: "reading the app's people", in: router).get("/v1/apps/:app/people") {
+            _, context in
             await answer {
                 let app = try Self.name(context, "app")
-                let actor = try staff(
-                    request, context, app: app, role: .owner, to: "reading the app's people")
+                let actor = try context.actor()
                 let people = try await (controlPlane.people.list(app: app))
                 return Self.json(
                     [
@@ -129,12 +128,12 @@ extension Routes {
             }
         }
         // Grant a role in the app (creating the person, whose first credential is answered once).
-        router.put("/v1/apps/:app/people/:person") { request, context in
+        let owners = requiring(.owner, to: "changing the app's people", in: router)
+        owners.put("/v1/apps/:app/people/:person") { request, context in
             await answer {
                 let app = try Self.name(context, "app")
                 let name = try Self.name(context, "person")
-                let actor = try staff(
-                    request, context, app: app, role: .owner, to: "changing the app's people")
+                let actor = try context.actor()
                 var request = request
                 let body = try await Self.body(&request)
                 let role: Role
@@ -179,12 +178,11 @@ extension Routes {
                 }
             }
         }
-        router.delete("/v1/apps/:app/people/:person") { request, context in
+        owners.delete("/v1/apps/:app/people/:person") { request, context in
             await answer {
                 let app = try Self.name(context, "app")
                 let name = try Self.name(context, "person")
-                let actor = try staff(
-                    request, context, app: app, role: .owner, to: "changing the app's people")
+                let actor = try context.actor()
                 return try await idempotent(request, caller: actor.caller) {
                     let removed = try await controlPlane.people.remove(
                         name, from: .app(app), by: actor, now: Date().timeIntervalSince1970)
@@ -197,11 +195,13 @@ extension Routes {
                 }
             }
         }
-        router.post("/v1/apps/:app/people/:person/end-sessions") { request, context in
+        requiring(.owner, to: "ending sessions", in: router).post("/v1/apps/:app/people/:person/end-sessions")
+        {
+            request, context in
             await answer {
                 let app = try Self.name(context, "app")
                 let name = try Self.name(context, "person")
-                let actor = try staff(request, context, app: app, role: .owner, to: "ending sessions")
+                let actor = try context.actor()
                 return try await idempotent(request, caller: actor.caller) {
                     let ended = try await Self.endSessions(
                         of: name, app: app, by: actor, people: controlPlane.people)

@@ -168,12 +168,12 @@ extension Routes {
     func addErasureRoutes(to router: RouterGroup<AuthenticatedRequestContext>) {
         for (prefix, isInstall) in [("accounts", false), ("installs", true)] {
             // Erase: an owner of the app (support acting on a person's request).
-            router.delete("/v1/apps/:app/\(prefix)/:\(isInstall ? "install" : "account")") {
-                request, context in
+            requiring(.owner, to: "erasing a subject's data", in: router).delete(
+                "/v1/apps/:app/\(prefix)/:\(isInstall ? "install" : "account")"
+            ) { request, context in
                 await answer {
                     let (app, subject) = try Self.subjectPath(context, install: isInstall)
-                    let actor = try staff(
-                        request, context, app: app, role: .owner, to: "erasing a subject's data")
+                    let actor = try context.actor()
                     return try await idempotent(request, caller: actor.caller) {
                         let summary = try await store.erase(
                             app: app, subject: subject,
@@ -184,13 +184,13 @@ extension Routes {
                 }
             }
             // Export: the subject itself (its own token or credential), or an owner of the app.
-            router.get("/v1/apps/:app/\(prefix)/:\(isInstall ? "install" : "account")/export") {
-                request, context in
+            requiring(.owner, to: "exporting a subject's data", devicesToo: true, in: router).get(
+                "/v1/apps/:app/\(prefix)/:\(isInstall ? "install" : "account")/export"
+            ) { _, context in
                 await answer {
                     let (app, subject) = try Self.subjectPath(context, install: isInstall)
                     if case .person = context.caller {
-                        _ = try staff(
-                            request, context, app: app, role: .owner, to: "exporting a subject's data")
+                        _ = try context.actor()
                     } else {
                         let claims = try deviceClaims(context, app: app)
                         guard claims.scope == (isInstall ? .install : .account), claims.subject == subject

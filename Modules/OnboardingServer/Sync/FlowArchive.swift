@@ -83,13 +83,13 @@ public struct FlowArchive: Sendable {
 extension Routes {
     func addFlowArchiveRoutes(to router: RouterGroup<AuthenticatedRequestContext>) {
         for (method, archived) in [(HTTPRequest.Method.post, true), (.delete, false)] {
-            router.on("/v1/apps/:app/flows/:flow/archive", method: method) { request, context in
+            let editors = requiring(
+                .editor, to: archived ? "archiving a flow" : "restoring a flow", in: router)
+            editors.on("/v1/apps/:app/flows/:flow/archive", method: method) { _, context in
                 await answer {
                     let app = try Self.name(context, "app")
                     let flow = try Self.name(context, "flow")
-                    let actor = try staff(
-                        request, context, app: app, role: .editor,
-                        to: archived ? "archiving a flow" : "restoring a flow")
+                    let actor = try context.actor()
                     let changed = try await
                         (FlowArchive(client: store.client, logger: logger).set(
                             app: app, flow: flow, archived: archived, by: actor,

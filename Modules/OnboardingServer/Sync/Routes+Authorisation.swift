@@ -5,8 +5,8 @@ import ServerTokens
 
 /// Checks every `/v1` request that needs a caller before its route's handler runs, and puts the
 /// caller in its context (``AuthenticatedRequestContext``): a request without a credential, or with
-/// one that does not check, never reaches a handler. What the caller may do there (a role, its own
-/// subject) is the handler's ``Routes/staff(_:_:app:role:to:)`` or ``Routes/deviceClaims(_:app:)``.
+/// one that does not check, never reaches a handler. The role a person needs is the route group's
+/// ``RequiredRole``; a device's own subject is the handler's ``Routes/deviceClaims(_:app:)``.
 struct APIAuthentication: RouterMiddleware {
     typealias Context = ServerRequestContext
     let routes: Routes
@@ -18,6 +18,46 @@ struct APIAuthentication: RouterMiddleware {
         var context = context
         do {
             context.caller = try await routes.authenticate(request, context)
+        } catch {
+            return await routes.answer { throw error }
+        }
+        return try await next(request, context)
+    }
+}
+
+/// Refuses a `/v1` request whose caller is not a person holding `role` in the route's app, and puts
+/// the person, as the actor of the audit trail, in the context (``AuthenticatedRequestContext/actor()``).
+/// The route's app is the path's; without one, the `app` query's (the audit trail's); without
+/// either, every app (an operator's role). It is the middleware of a group of one route
+/// (``Routes/requiring(_:to:devicesToo:in:)``), so its refusal names what the route does.
+struct RequiredRole: RouterMiddleware {
+    typealias Context = AuthenticatedRequestContext
+    let routes: Routes
+    let role: Role
+    /// What the route does, for the refusal ("publishing needs ..."), given the route's app.
+    let what: @Sendable (String?) -> String
+    /// Whether a device's token goes on to the handler, which checks that it is the path's own
+    /// subject: the routes a device and an app's people share (publications, export, sign-out).
+    let devicesToo: Bool
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        guard case .person = context.caller else {
+            if devicesToo { return try await next(request, context) }
+            return await routes.answer { throw Routes.personNeeded(to: what(nil)) }
+        }
+        var context = context
+        do {
+            let app =
+                try context.parameters.get("app").map { _ in try Routes.name(context, "app") }
+                ?? request.uri.queryParameters.get("app").map { value in
+                    guard SyncAPI.isValidName(value) else {
+                        throw APIError.invalid("app must be \(SyncAPI.nameRule)")
+                    }
+                    return String(value)
+                }
+            context.staff = try routes.staff(request, context, app: app, role: role, to: what(app))
         } catch {
             return await routes.answer { throw error }
         }
@@ -127,6 +167,15 @@ extension Routes {
         return claims
     }
 
+    /// The refusal of a device's token on a route that a person calls.
+    static func personNeeded(to what: String) -> APIError {
+        APIError(
+            status: .forbidden, code: "forbidden",
+            message:
+                "an account token opens only its account; \(what) needs a person's credential (onboarding-server people add)"
+        )
+    }
+
     /// The claims of the caller's token for `app`; a person is refused (the route is a device's).
     func deviceClaims(_ context: AuthenticatedRequestContext, app: String) throws -> TokenClaims {
         switch context.caller {
@@ -141,17 +190,21 @@ extension Routes {
         }
     }
 
+    /// A group of `router` whose route needs a person holding `role` in its app (``RequiredRole``);
+    /// with `devicesToo`, a device's token goes on to the handler too.
+    func requiring(
+        _ role: Role, to what: String, devicesToo: Bool = false,
+        in router: RouterGroup<AuthenticatedRequestContext>
+    ) -> RouterGroup<AuthenticatedRequestContext> {
+        router.group().add(
+            middleware: RequiredRole(routes: self, role: role, what: { _ in what }, devicesToo: devicesToo))
+    }
+
     /// The actor behind a request that needs `role` in `app` (nil: every app, an operator's act).
     func staff(
         _ request: Request, _ context: AuthenticatedRequestContext, app: String?, role: Role, to what: String
     ) throws -> Actor {
-        guard case .person(let person) = context.caller else {
-            throw APIError(
-                status: .forbidden, code: "forbidden",
-                message:
-                    "an account token opens only its account; \(what) needs a person's credential (onboarding-server people add)"
-            )
-        }
+        guard case .person(let person) = context.caller else { throw Self.personNeeded(to: what) }
         return try ControlPlane.actor(
             person, source: controlPlane.clients.of(request, context), app: app, role: role, to: what)
     }

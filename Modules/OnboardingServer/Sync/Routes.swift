@@ -151,15 +151,17 @@ package struct Routes: Sendable {
             }
         }
         // Sign out everywhere: the account's tokens issued until now are refused from now on.
-        router.post("/v1/apps/:app/accounts/:account/sign-out") { request, context in
+        // The account itself, or an owner of the app (support: a lost phone).
+        requiring(.owner, to: "signing an account out", devicesToo: true, in: router).post(
+            "/v1/apps/:app/accounts/:account/sign-out"
+        ) { request, context in
             await answer {
                 let app = try Self.name(context, "app")
                 let account = try Self.name(context, "account")
-                // The account itself, or an owner of the app (support: a lost phone).
                 var owner: Actor?
                 var claims: TokenClaims?
                 if case .person = context.caller {
-                    owner = try staff(request, context, app: app, role: .owner, to: "signing an account out")
+                    owner = try context.actor()
                 } else {
                     claims = try deviceClaims(context, app: app)
                     guard claims?.subject == account else {
@@ -195,10 +197,10 @@ package struct Routes: Sendable {
 
     /// An app's report (people of the app).
     private func addReportRoute(to router: RouterGroup<AuthenticatedRequestContext>) {
-        router.get("/v1/apps/:app/report") { request, context in
+        requiring(.viewer, to: "reports", in: router).get("/v1/apps/:app/report") { request, context in
             await answer {
                 let app = try Self.name(context, "app")
-                _ = try staff(request, context, app: app, role: .viewer, to: "reports")
+                _ = try context.actor()
                 let by = request.uri.queryParameters.get("by") ?? "flow"
                 guard by == "flow" || by == "variant" else {
                     throw APIError.invalid(

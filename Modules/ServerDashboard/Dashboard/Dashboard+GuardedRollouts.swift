@@ -29,9 +29,10 @@ extension Dashboard {
         return views
     }
 
-    func addGuardedRollouts(to router: RouterGroup<ServerRequestContext>) {
-        router.post("/dashboard/apps/:app/rollouts/:version/:command") { request, context in
-            await publishing(request, context) { app, fields, actor, _ in
+    func addGuardedRollouts(to router: RouterGroup<DashboardRequestContext>) {
+        let publishers = router.requiring(.publisher)
+        publishers.post("/dashboard/apps/:app/rollouts/:version/:command") { request, context in
+            try await changing(request, context) { app, fields, actor, _ in
                 guard let version = context.parameters.get("version").flatMap(Int.init),
                     let command = context.parameters.get("command").flatMap(
                         GuardedRollout.Command.init(rawValue:))

@@ -39,7 +39,7 @@ extension Dashboard {
 
     /// A path id; with `access`, an app the person holds a role in (at least `role`).
     static func name(
-        _ context: ServerRequestContext, _ parameter: String, access: Access?, role: Role = .viewer
+        _ context: some RequestContext, _ parameter: String, access: Access?, role: Role = .viewer
     ) throws -> String {
         let value = context.parameters.get(parameter) ?? ""
         guard SyncAPI.isValidName(value) else {

@@ -8,16 +8,16 @@ import TourCodec
 
 /// The control plane's pages: an app's people (for its owners) and the audit trail.
 extension Dashboard {
-    func addPeople(to router: RouterGroup<ServerRequestContext>) {
-        router.get("/dashboard/apps/:app/people") { request, context in
-            await signedIn(request, context) { access in
-                let app = try Self.name(context, "app", access: access, role: .owner)
-                return try await peoplePage(app, access: access, message: nil)
-            }
+    func addPeople(to router: RouterGroup<DashboardRequestContext>) {
+        let owners = router.requiring(.owner)
+        owners.get("/dashboard/apps/:app/people") { request, context in
+            let access = context.access
+            let app = try context.app()
+            return try await peoplePage(app, access: access, message: nil)
         }
         // Give a role (creating the person: their credential is shown once).
-        router.post("/dashboard/apps/:app/people") { request, context in
-            await changingPeople(request, context) { app, fields, actor, access in
+        owners.post("/dashboard/apps/:app/people") { request, context in
+            try await changing(request, context) { app, fields, actor, access in
                 guard let name = fields["person"], PeopleStore.isValidName(name) else {
                     throw DashboardError(.badRequest, "A person's name is \(SyncAPI.nameRule).")
                 }
@@ -52,8 +52,8 @@ extension Dashboard {
                 return try await peoplePage(app, access: access, message: message)
             }
         }
-        router.post("/dashboard/apps/:app/people/remove") { request, context in
-            await changingPeople(request, context) { app, fields, actor, access in
+        owners.post("/dashboard/apps/:app/people/remove") { request, context in
+            try await changing(request, context) { app, fields, actor, access in
                 let name = try person(fields)
                 let message = try await formWrite(fields, caller: actor.caller) {
                     let removed = try await controlPlane.people.remove(
@@ -66,8 +66,8 @@ extension Dashboard {
                 return try await peoplePage(app, access: access, message: message)
             }
         }
-        router.post("/dashboard/apps/:app/people/end-sessions") { request, context in
-            await changingPeople(request, context) { app, fields, actor, access in
+        owners.post("/dashboard/apps/:app/people/end-sessions") { request, context in
+            try await changing(request, context) { app, fields, actor, access in
                 let name = try person(fields)
                 let people = controlPlane.people
                 let message = try await formWrite(fields, caller: actor.caller) {
@@ -83,7 +83,8 @@ extension Dashboard {
             }
         }
         router.get("/dashboard/audit") { request, context in
-            await signedIn(request, context) { access in try await auditPage(request, access: access) }
+            let access = context.access
+            return try await auditPage(request, access: access)
         }
     }
 
@@ -94,31 +95,22 @@ extension Dashboard {
         return name
     }
 
-    /// A form that changes an app's people: its owner's.
-    private func changingPeople(
-        _ request: Request, _ context: ServerRequestContext,
-        _ body: (String, [String: String], Actor, Access) async throws -> Response
-    ) async -> Response {
-        await changing(request, context, role: .owner, body)
-    }
-
-    /// A form that changes something of an app: posted by a person holding `role` there (that it
-    /// came from a page of this dashboard, with the session's anti-forgery token, is the route
-    /// group's check: ``DashboardForgeryGuard``); `body` gets the app, the form's fields, the actor
-    /// for the audit trail and the access.
+    /// A form that changes something of the path's app (that its person holds the role it needs
+    /// there, and that it came from a page of this dashboard with the session's anti-forgery token,
+    /// are the route groups' checks: ``DashboardRoleGuard``, ``DashboardForgeryGuard``); `body`
+    /// gets the app, the form's fields, the actor for the audit trail and the access.
     func changing(
-        _ request: Request, _ context: ServerRequestContext, role: Role,
+        _ request: Request, _ context: DashboardRequestContext,
         _ body: (String, [String: String], Actor, Access) async throws -> Response
-    ) async -> Response {
-        await signedIn(request, context) { access in
-            let app = try Self.name(context, "app", access: access, role: role)
-            var request = request
-            let fields = try await Self.form(&request)
-            let actor = Actor(
-                name: access.person.name, source: controlPlane.clients.of(request, context),
-                person: access.person)
-            return try await body(app, fields, actor, access)
-        }
+    ) async throws -> Response {
+        let access = context.access
+        let app = try context.app()
+        var request = request
+        let fields = try await Self.form(&request)
+        let actor = Actor(
+            name: access.person.name, source: controlPlane.clients.of(request, context), person: access.person
+        )
+        return try await body(app, fields, actor, access)
     }
 
     private func peoplePage(_ app: String, access: Access, message: String?) async throws -> Response {

@@ -34,28 +34,21 @@ extension Dashboard {
     }
 
     /// Sign-out, in the dashboard's guarded group: a forged one is refused there, and changes
-    /// nothing (the cookie stays, the session goes on).
-    func addSignOut(to router: RouterGroup<ServerRequestContext>) {
+    /// nothing (the cookie stays, the session goes on); without a session, the group's answer is a
+    /// redirect to sign in.
+    func addSignOut(to router: RouterGroup<DashboardRequestContext>) {
         router.post("/dashboard/sign-out") { request, context in
-            await page {
-                guard let access = try await access(request) else {
-                    var response = Self.redirect("/dashboard/sign-in")
-                    if Self.cookieValue(Self.cookie, request) != nil {
-                        response.setCookie(Self.clearing(Self.cookie, request))
-                    }
-                    return response
-                }
-                let audit = AuditLog.Entry(
-                    at: Date().timeIntervalSince1970,
-                    actor: Actor(
-                        name: access.person.name, source: controlPlane.clients.of(request, context),
-                        person: access.person),
-                    app: nil, action: "sign-out")
-                try await (sessions.close(access.session.cookie, audit: audit))
-                var response = Self.redirect("/dashboard/sign-in")
-                response.setCookie(Self.clearing(Self.cookie, request))
-                return response
-            }
+            let access = context.access
+            let audit = AuditLog.Entry(
+                at: Date().timeIntervalSince1970,
+                actor: Actor(
+                    name: access.person.name, source: controlPlane.clients.of(request, context),
+                    person: access.person),
+                app: nil, action: "sign-out")
+            try await (sessions.close(access.session.cookie, audit: audit))
+            var response = Self.redirect("/dashboard/sign-in")
+            response.setCookie(Self.clearing(Self.cookie, request))
+            return response
         }
     }
 

@@ -41,96 +41,90 @@ struct Dashboard: Sendable {
     static let cookie = "onboarding_session"
 
     /// A signed-in request: its session and the person as they are now (their roles read afresh).
-    struct Access: Sendable {
-        var session: DashboardSessions.Session
-        var person: Person
+    typealias Access = DashboardAccess
 
-        func may(_ role: Role, in app: String) -> Bool { person.role(in: app).map { $0 >= role } ?? false }
-        /// Of `apps`, those the person holds any role in.
-        func visible(_ apps: [String]) -> [String] { apps.filter { person.role(in: $0) != nil } }
-    }
-
-    /// The dashboard's routes: the sign-in form's on `server`, every other in one group whose
-    /// middleware refuses a change that did not come from a page of this dashboard
-    /// (``DashboardForgeryGuard``).
+    /// The dashboard's routes: the sign-in form's on `server`; every other in one group whose
+    /// middleware renders refusals as pages and refuses a change that did not come from a page of
+    /// this dashboard; every page but sign-out's behind a session; an app's pages behind the role
+    /// they need there (DashboardMiddleware.swift says the order).
     func add(to server: Router<ServerRequestContext>) {
         addSignIn(to: server)
-        let router = server.group().add(middleware: DashboardForgeryGuard(publicOrigin: publicOrigin))
+        let router = server.group()
+            .add(middleware: DashboardPages(dashboard: self))
+            .add(middleware: DashboardForgeryGuard(publicOrigin: publicOrigin))
+            .add(middleware: DashboardSessionGuard(dashboard: self))
+            .group(context: DashboardRequestContext.self)
+        let viewers = router.requiring(.viewer)
         addSignOut(to: router)
         router.get("/dashboard") { request, context in
-            await signedIn(request, context) { access in
-                let today = Date()
-                let range = try Self.range(request, today: today)
-                let apps = access.visible(try await insights.apps())
-                let format = try Self.format(request)
-                let table = try Self.table(request, format: format, of: Self.overviewTables)
-                // Archived flows leave the overview (its flows and its trend); their app's page and
-                // their own keep them.
-                let archived = try await
-                    (FlowArchive(client: store.client, logger: logger).archived(apps: apps))
-                // One trend window for every app, so the overview can add their days up.
-                let trendRange = try await
-                    (insights.trendRange(apps: apps, range: range, today: today, excluding: archived))
-                var summaries: [Insights.AppSummary] = []
-                for app in apps {
-                    let prefix = app + "/"
-                    let excluded = Set(
-                        archived.filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) })
-                    summaries.append(
-                        try await
-                            (insights.summary(
-                                app: app, range: range, trendRange: trendRange, excluding: excluded)))
-                }
-                return try Self.overview(
-                    summaries, trendRange: trendRange, range: range, format: format, table: table,
-                    access: access)
+            let access = context.access
+            let today = Date()
+            let range = try Self.range(request, today: today)
+            let apps = access.visible(try await insights.apps())
+            let format = try Self.format(request)
+            let table = try Self.table(request, format: format, of: Self.overviewTables)
+            // Archived flows leave the overview (its flows and its trend); their app's page and
+            // their own keep them.
+            let archived = try await (FlowArchive(client: store.client, logger: logger).archived(apps: apps))
+            // One trend window for every app, so the overview can add their days up.
+            let trendRange = try await
+                (insights.trendRange(apps: apps, range: range, today: today, excluding: archived))
+            var summaries: [Insights.AppSummary] = []
+            for app in apps {
+                let prefix = app + "/"
+                let excluded = Set(
+                    archived.filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) })
+                summaries.append(
+                    try await
+                        (insights.summary(
+                            app: app, range: range, trendRange: trendRange, excluding: excluded)))
             }
+            return try Self.overview(
+                summaries, trendRange: trendRange, range: range, format: format, table: table,
+                access: access)
         }
-        router.get("/dashboard/apps/:app") { request, context in
-            await signedIn(request, context) { access in
-                let app = try Self.name(context, "app", access: access)
-                let today = Date()
-                let range = try Self.range(request, today: today)
-                let format = try Self.format(request)
-                let table = try Self.table(request, format: format, of: Self.appTables)
-                let apps = try await knownApps(app, access: access)
-                let trendRange = try await (insights.trendRange(apps: [app], range: range, today: today))
-                let summary = try await (insights.summary(app: app, range: range, trendRange: trendRange))
-                let entries = try await (catalogs.all(app: app))
-                let unplanned = try await (store.unplanned(app: app))
-                let archived = try await
-                    (FlowArchive(client: store.client, logger: logger).archived(apps: [app]))
-                let guarded = try await guardedRolloutViews(app: app)
-                return try Self.appPage(
-                    summary, catalogs: entries, guarded: guarded, unplanned: unplanned,
-                    archived: Set(archived.map { String($0.dropFirst(app.count + 1)) }), apps: apps,
-                    range: range, format: format,
-                    table: table, access: access)
-            }
+        viewers.get("/dashboard/apps/:app") { request, context in
+            let access = context.access
+            let app = try context.app()
+            let today = Date()
+            let range = try Self.range(request, today: today)
+            let format = try Self.format(request)
+            let table = try Self.table(request, format: format, of: Self.appTables)
+            let apps = try await knownApps(app, access: access)
+            let trendRange = try await (insights.trendRange(apps: [app], range: range, today: today))
+            let summary = try await (insights.summary(app: app, range: range, trendRange: trendRange))
+            let entries = try await (catalogs.all(app: app))
+            let unplanned = try await (store.unplanned(app: app))
+            let archived = try await (FlowArchive(client: store.client, logger: logger).archived(apps: [app]))
+            let guarded = try await guardedRolloutViews(app: app)
+            return try Self.appPage(
+                summary, catalogs: entries, guarded: guarded, unplanned: unplanned,
+                archived: Set(archived.map { String($0.dropFirst(app.count + 1)) }), apps: apps,
+                range: range, format: format,
+                table: table, access: access)
         }
-        router.get("/dashboard/apps/:app/flows/:flow") { request, context in
-            await signedIn(request, context) { access in
-                let app = try Self.name(context, "app", access: access)
-                let flow = try Self.name(context, "flow", access: nil)
-                let range = try Self.range(request, today: Date())
-                let format = try Self.format(request)
-                let table = try Self.table(request, format: format, of: Self.funnelTables)
-                let apps = try await knownApps(app, access: access)
-                let experiments = try await (store.experimentReports(app: app, catalogs: catalogs))
-                    .experiments.filter { $0.flow == flow }
-                // Known once any account reached it, whatever the range asked for (an empty range of a
-                // known flow is a funnel of zeros; an unknown flow is not found in any range).
-                guard
-                    try await (insights.hasFlow(app: app, flow: flow))
-                        || !experiments.isEmpty
-                else {
-                    throw DashboardError(.notFound, "No account of \(app) has reached the flow \(flow).")
-                }
-                return try await flowPage(
-                    app: app, flow: flow, apps: apps, range: range, format: format, table: table,
-                    access: access,
-                    experiments: experiments, view: try FlowView(request))
+        viewers.get("/dashboard/apps/:app/flows/:flow") { request, context in
+            let access = context.access
+            let app = try context.app()
+            let flow = try Self.name(context, "flow", access: nil)
+            let range = try Self.range(request, today: Date())
+            let format = try Self.format(request)
+            let table = try Self.table(request, format: format, of: Self.funnelTables)
+            let apps = try await knownApps(app, access: access)
+            let experiments = try await (store.experimentReports(app: app, catalogs: catalogs))
+                .experiments.filter { $0.flow == flow }
+            // Known once any account reached it, whatever the range asked for (an empty range of a
+            // known flow is a funnel of zeros; an unknown flow is not found in any range).
+            guard
+                try await (insights.hasFlow(app: app, flow: flow))
+                    || !experiments.isEmpty
+            else {
+                throw DashboardError(.notFound, "No account of \(app) has reached the flow \(flow).")
             }
+            return try await flowPage(
+                app: app, flow: flow, apps: apps, range: range, format: format, table: table,
+                access: access,
+                experiments: experiments, view: try FlowView(request))
         }
         addSubjects(to: router)
         addPeople(to: router)
@@ -140,13 +134,11 @@ struct Dashboard: Sendable {
         // Any other path under /dashboard: a page of its own saying which pages there are (after
         // the session check, so it tells no one without a session what exists). The router reads
         // "/dashboard/" as "/dashboard".
-        router.get("/dashboard/**") { request, context in
-            await signedIn(request, context) { _ in
-                throw DashboardError(
-                    .notFound,
-                    "There is no such dashboard page. The pages are /dashboard, /dashboard/apps/APP, /dashboard/apps/APP/flows/FLOW, /dashboard/apps/APP/flows/FLOW/subjects, /dashboard/apps/APP/subjects/SUBJECT, /dashboard/apps/APP/people, /dashboard/apps/APP/studio (and its drafts) and /dashboard/audit."
-                )
-            }
+        router.get("/dashboard/**") { _, _ -> Response in
+            throw DashboardError(
+                .notFound,
+                "There is no such dashboard page. The pages are /dashboard, /dashboard/apps/APP, /dashboard/apps/APP/flows/FLOW, /dashboard/apps/APP/flows/FLOW/subjects, /dashboard/apps/APP/subjects/SUBJECT, /dashboard/apps/APP/people, /dashboard/apps/APP/studio (and its drafts) and /dashboard/audit."
+            )
         }
     }
 
@@ -169,25 +161,6 @@ struct Dashboard: Sendable {
             let person = try await controlPlane.people.person(session.person)
         else { return nil }
         return Access(session: session, person: person)
-    }
-
-    /// Runs a page that needs a session; without one, the answer is a redirect to sign in (and a
-    /// cookie that opened nothing is cleared).
-    func signedIn(
-        _ request: Request, _ context: ServerRequestContext, _ body: (Access) async throws -> Response
-    ) async -> Response {
-        await page {
-            guard let access = try await access(request) else {
-                var response = Self.redirect("/dashboard/sign-in")
-                if Self.cookieValue(Self.cookie, request) != nil {
-                    response.setCookie(Self.clearing(Self.cookie, request))
-                }
-                return response
-            }
-            // A page reads the aggregates as they are and says how fresh they are: no page
-            // writes on the primary (the catch-up job counts) or waits for a count.
-            return try await Self.$freshnessNotice.withValue(freshness?.notice()) { try await body(access) }
-        }
     }
 
     /// Runs a page; a refusal becomes an HTML page with its status, a database that does not

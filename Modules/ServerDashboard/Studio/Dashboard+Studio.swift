@@ -14,18 +14,18 @@ import TourCore
 /// previewed as the engine shows each card, and diffed against the live version. Viewers read;
 /// editors start and save drafts.
 extension Dashboard {
-    func addStudio(to router: RouterGroup<ServerRequestContext>) {
-        router.get("/dashboard/apps/:app/studio") { request, context in
-            await signedIn(request, context) { access in
-                let app = try Self.name(context, "app", access: access)
-                return try await studioPage(
-                    app, access: access, done: request.uri.queryParameters.get("done"))
-            }
+    func addStudio(to router: RouterGroup<DashboardRequestContext>) {
+        let (viewers, editors) = (router.requiring(.viewer), router.requiring(.editor))
+        viewers.get("/dashboard/apps/:app/studio") { request, context in
+            let access = context.access
+            let app = try context.app()
+            return try await studioPage(
+                app, access: access, done: request.uri.queryParameters.get("done"))
         }
         // Start a draft from the newest stored version (its migrations then say how every earlier
         // version's users reach the draft, as a compiled release's do).
-        router.post("/dashboard/apps/:app/studio/drafts") { request, context in
-            await changingDrafts(request, context) { app, fields, actor, _ in
+        editors.post("/dashboard/apps/:app/studio/drafts") { request, context in
+            try await changing(request, context) { app, fields, actor, _ in
                 let entries = try await (catalogs.all(app: app))
                 guard let newest = entries.max(by: { $0.version < $1.version }),
                     let document = try? CatalogDocument(text: newest.document)
@@ -57,19 +57,18 @@ extension Dashboard {
                 return Self.redirect("/dashboard/apps/\(app)/studio/drafts/\(draft.draft)")
             }
         }
-        router.get("/dashboard/apps/:app/studio/drafts/:draft") { request, context in
-            await signedIn(request, context) { access in
-                let app = try Self.name(context, "app", access: access)
-                let revision = try await draft(app, context)
-                let query = request.uri.queryParameters
-                return try await draftPage(
-                    revision, access: access, flow: query.get("flow"), step: query.get("step"),
-                    saved: query.get("saved").flatMap(Int.init), refused: nil)
-            }
+        viewers.get("/dashboard/apps/:app/studio/drafts/:draft") { request, context in
+            let access = context.access
+            let app = try context.app()
+            let revision = try await draft(app, context)
+            let query = request.uri.queryParameters
+            return try await draftPage(
+                revision, access: access, flow: query.get("flow"), step: query.get("step"),
+                saved: query.get("saved").flatMap(Int.init), refused: nil)
         }
         // Save texts: a new revision, if the form was made from the newest one.
-        router.post("/dashboard/apps/:app/studio/drafts/:draft/texts") { request, context in
-            await savingDraft(request, context) { app, fields, actor, access, current, after in
+        editors.post("/dashboard/apps/:app/studio/drafts/:draft/texts") { request, context in
+            try await savingDraft(request, context) { app, fields, actor, access, current, after in
                 let place = Self.place(fields)
                 let edited: (document: CatalogDocument, changes: [String])
                 do {
@@ -94,8 +93,8 @@ extension Dashboard {
             }
         }
         // Reorder, remove (asking where its users go) or rename a step: a new revision with its migration.
-        router.post("/dashboard/apps/:app/studio/drafts/:draft/steps") { request, context in
-            await savingDraft(request, context) { app, fields, actor, _, current, after in
+        editors.post("/dashboard/apps/:app/studio/drafts/:draft/steps") { request, context in
+            try await savingDraft(request, context) { app, fields, actor, _, current, after in
                 let place = Self.place(fields)
                 guard let flow = place.flow, let step = place.step else {
                     throw DashboardError(.badRequest, "Choose a flow and a step.")
@@ -131,12 +130,11 @@ extension Dashboard {
         }
         addDraftLifecycle(to: router)
         addTranslations(to: router)
-        router.get("/dashboard/apps/:app/studio/drafts/:draft/preview") { request, context in
-            await signedIn(request, context) { access in
-                let app = try Self.name(context, "app", access: access)
-                let revision = try await draft(app, context)
-                return try previewPage(revision, request: request, access: access)
-            }
+        viewers.get("/dashboard/apps/:app/studio/drafts/:draft/preview") { request, context in
+            let access = context.access
+            let app = try context.app()
+            let revision = try await draft(app, context)
+            return try previewPage(revision, request: request, access: access)
         }
     }
 
@@ -153,7 +151,7 @@ extension Dashboard {
     }
 
     /// The draft a path names, at its newest revision.
-    func draft(_ app: String, _ context: ServerRequestContext) async throws -> CatalogDrafts.Revision {
+    func draft(_ app: String, _ context: some RequestContext) async throws -> CatalogDrafts.Revision {
         guard let number = context.parameters.get("draft").flatMap(Int.init), number > 0 else {
             throw DashboardError(.badRequest, "A draft is named by its number (1, 2, ...).")
         }
@@ -164,22 +162,14 @@ extension Dashboard {
         return revision
     }
 
-    /// A form that changes drafts: an editor's.
-    func changingDrafts(
-        _ request: Request, _ context: ServerRequestContext,
-        _ body: (String, [String: String], Actor, Access) async throws -> Response
-    ) async -> Response {
-        await changing(request, context, role: .editor, body)
-    }
-
-    /// A form that saves a new revision of the draft in the path: an editor's, with the draft as
-    /// it is now and the revision the form was made from.
+    /// A form that saves a new revision of the draft in the path (an editor's: the route group's
+    /// role), with the draft as it is now and the revision the form was made from.
     func savingDraft(
-        _ request: Request, _ context: ServerRequestContext,
+        _ request: Request, _ context: DashboardRequestContext,
         _ body: (String, [String: String], Actor, Access, CatalogDrafts.Revision, Int) async throws ->
             Response
-    ) async -> Response {
-        await changingDrafts(request, context) { app, fields, actor, access in
+    ) async throws -> Response {
+        try await changing(request, context) { app, fields, actor, access in
             let current = try await draft(app, context)
             guard let after = fields["revision"].flatMap(Int.init) else {
                 throw DashboardError(

@@ -12,9 +12,10 @@ import TourCore
 /// `onboarding-server publish` and `unpublish` do it (``CatalogStore``: the same checks, the same
 /// signature rule, one audit row). Publishers only.
 extension Dashboard {
-    func addStudioPublishing(to router: RouterGroup<ServerRequestContext>) {
-        router.post("/dashboard/apps/:app/studio/drafts/:draft/publish") { request, context in
-            await publishing(request, context) { app, fields, actor, access in
+    func addStudioPublishing(to router: RouterGroup<DashboardRequestContext>) {
+        let publishers = router.requiring(.publisher)
+        publishers.post("/dashboard/apps/:app/studio/drafts/:draft/publish") { request, context in
+            try await changing(request, context) { app, fields, actor, access in
                 let revision = try await draft(app, context)
                 guard fields["revision"].flatMap(Int.init) == revision.revision else {
                     throw DashboardError(
@@ -76,8 +77,8 @@ extension Dashboard {
             }
         }
         // A stored publication at another rollout (no signature: the document is stored and signed).
-        router.post("/dashboard/apps/:app/studio/rollout") { request, context in
-            await publishing(request, context) { app, fields, actor, access in
+        publishers.post("/dashboard/apps/:app/studio/rollout") { request, context in
+            try await changing(request, context) { app, fields, actor, access in
                 let (entry, rollout) = (try await publication(app, fields), try Self.rollout(fields))
                 if fields["confirm"] != "yes" {
                     let move = rollout > entry.rollout ? "raised" : "lowered"
@@ -110,8 +111,8 @@ extension Dashboard {
                 return Self.redirect(place)
             }
         }
-        router.post("/dashboard/apps/:app/studio/rollback") { request, context in
-            await publishing(request, context) { app, fields, actor, access in
+        publishers.post("/dashboard/apps/:app/studio/rollback") { request, context in
+            try await changing(request, context) { app, fields, actor, access in
                 let entry = try await publication(app, fields)
                 if fields["confirm"] != "yes" {
                     let back = try await rollbackForecast(
@@ -140,14 +141,6 @@ extension Dashboard {
                 return Self.redirect(place)
             }
         }
-    }
-
-    /// A publisher's form.
-    func publishing(
-        _ request: Request, _ context: ServerRequestContext,
-        _ body: (String, [String: String], Actor, Access) async throws -> Response
-    ) async -> Response {
-        await changing(request, context, role: .publisher, body)
     }
 
     /// The guarded rollout the publish form asks for (its stages filled in), or nil.

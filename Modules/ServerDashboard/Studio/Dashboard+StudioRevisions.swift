@@ -8,26 +8,26 @@ import OnboardingServer
 /// restored as a new revision, and a draft deleted with every revision. Viewers open; editors
 /// restore and delete, each act one audit row (`catalog.draft-saved`, `catalog.draft-deleted`).
 extension Dashboard {
-    func addDraftLifecycle(to router: RouterGroup<ServerRequestContext>) {
-        router.get("/dashboard/apps/:app/studio/drafts/:draft/revisions/:revision") { request, context in
-            await signedIn(request, context) { access in
-                let app = try Self.name(context, "app", access: access)
-                let newest = try await draft(app, context)
-                let drafts = CatalogDrafts(client: store.client, logger: logger)
-                guard let number = context.parameters.get("revision").flatMap(Int.init), number > 0,
-                    let opened = try await drafts.revision(app: app, draft: newest.draft, revision: number)
-                else {
-                    throw DashboardError(
-                        .notFound,
-                        "Draft \(newest.draft) of \(app) has revisions 1 to \(newest.revision); open one of those."
-                    )
-                }
-                return try revisionPage(opened, newest: newest, access: access)
+    func addDraftLifecycle(to router: RouterGroup<DashboardRequestContext>) {
+        let (viewers, editors) = (router.requiring(.viewer), router.requiring(.editor))
+        viewers.get("/dashboard/apps/:app/studio/drafts/:draft/revisions/:revision") { request, context in
+            let access = context.access
+            let app = try context.app()
+            let newest = try await draft(app, context)
+            let drafts = CatalogDrafts(client: store.client, logger: logger)
+            guard let number = context.parameters.get("revision").flatMap(Int.init), number > 0,
+                let opened = try await drafts.revision(app: app, draft: newest.draft, revision: number)
+            else {
+                throw DashboardError(
+                    .notFound,
+                    "Draft \(newest.draft) of \(app) has revisions 1 to \(newest.revision); open one of those."
+                )
             }
+            return try revisionPage(opened, newest: newest, access: access)
         }
         // Restore: the revision's document saved again as the newest (nothing before it is lost).
-        router.post("/dashboard/apps/:app/studio/drafts/:draft/restore") { request, context in
-            await savingDraft(request, context) { app, fields, actor, _, current, after in
+        editors.post("/dashboard/apps/:app/studio/drafts/:draft/restore") { request, context in
+            try await savingDraft(request, context) { app, fields, actor, _, current, after in
                 let drafts = CatalogDrafts(client: store.client, logger: logger)
                 guard let number = fields["restore"].flatMap(Int.init), number > 0, number < current.revision,
                     let old = try await drafts.revision(app: app, draft: current.draft, revision: number)
@@ -45,8 +45,8 @@ extension Dashboard {
             }
         }
         // A name for the draft (none: its number alone); no revision, one audit row.
-        router.post("/dashboard/apps/:app/studio/drafts/:draft/name") { request, context in
-            await changingDrafts(request, context) { app, fields, actor, _ in
+        editors.post("/dashboard/apps/:app/studio/drafts/:draft/name") { request, context in
+            try await changing(request, context) { app, fields, actor, _ in
                 let current = try await draft(app, context)
                 let name = try Self.draftName(fields["name"] ?? "")
                 guard
@@ -56,8 +56,8 @@ extension Dashboard {
                 return Self.redirect("/dashboard/apps/\(app)/studio/drafts/\(current.draft)")
             }
         }
-        router.post("/dashboard/apps/:app/studio/drafts/:draft/delete") { request, context in
-            await savingDraft(request, context) { app, _, actor, _, current, after in
+        editors.post("/dashboard/apps/:app/studio/drafts/:draft/delete") { request, context in
+            try await savingDraft(request, context) { app, _, actor, _, current, after in
                 let deleted = try await CatalogDrafts(client: store.client, logger: logger).delete(
                     app: app, draft: current.draft, after: after, by: actor, at: Date().timeIntervalSince1970)
                 switch deleted {

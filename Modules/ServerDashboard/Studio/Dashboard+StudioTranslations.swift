@@ -10,41 +10,40 @@ import TourCore
 /// revision (editors), checked as the command line checks it (``TranslationImport``). The
 /// revision's note, and so the audit row, says what the import changed.
 extension Dashboard {
-    func addTranslations(to router: RouterGroup<ServerRequestContext>) {
-        router.get("/dashboard/apps/:app/studio/drafts/:draft/strings") { request, context in
-            await signedIn(request, context) { access in
-                let app = try Self.name(context, "app", access: access)
-                let revision = try await draft(app, context)
-                let catalog = try Self.readable(revision).catalog
-                let query = request.uri.queryParameters
-                guard let format = query.get("format").flatMap(TranslationFile.Format.init(rawValue:)) else {
-                    throw DashboardError(.badRequest, "Choose a format: xliff, xcstrings or table.")
-                }
-                var locales = catalog.strings.locales
-                if let given = query.get("locale"), !given.isEmpty {
-                    guard let locale = LocaleTag(given), locale.rawValue == given else {
-                        throw DashboardError(.badRequest, "A locale is a language tag such as pt or pt-BR.")
-                    }
-                    locales = [catalog.strings.source, locale]
-                }
-                let text: String
-                do {
-                    text = try catalog.translationFile(format, locales: locales)
-                } catch let error as TranslationFileError {
-                    throw DashboardError(
-                        .badRequest,
-                        error.description.prefix(1).uppercased() + error.description.dropFirst() + ".")
-                }
-                let target = locales.count == 2 ? locales[1].rawValue : "all"
-                return Self.download(
-                    text, type: format.mediaType,
-                    name:
-                        "\(app)-\(catalog.version)-\(target).\(format.fileExtension)"
-                )
+    func addTranslations(to router: RouterGroup<DashboardRequestContext>) {
+        let (viewers, editors) = (router.requiring(.viewer), router.requiring(.editor))
+        viewers.get("/dashboard/apps/:app/studio/drafts/:draft/strings") { request, context in
+            let app = try context.app()
+            let revision = try await draft(app, context)
+            let catalog = try Self.readable(revision).catalog
+            let query = request.uri.queryParameters
+            guard let format = query.get("format").flatMap(TranslationFile.Format.init(rawValue:)) else {
+                throw DashboardError(.badRequest, "Choose a format: xliff, xcstrings or table.")
             }
+            var locales = catalog.strings.locales
+            if let given = query.get("locale"), !given.isEmpty {
+                guard let locale = LocaleTag(given), locale.rawValue == given else {
+                    throw DashboardError(.badRequest, "A locale is a language tag such as pt or pt-BR.")
+                }
+                locales = [catalog.strings.source, locale]
+            }
+            let text: String
+            do {
+                text = try catalog.translationFile(format, locales: locales)
+            } catch let error as TranslationFileError {
+                throw DashboardError(
+                    .badRequest,
+                    error.description.prefix(1).uppercased() + error.description.dropFirst() + ".")
+            }
+            let target = locales.count == 2 ? locales[1].rawValue : "all"
+            return Self.download(
+                text, type: format.mediaType,
+                name:
+                    "\(app)-\(catalog.version)-\(target).\(format.fileExtension)"
+            )
         }
-        router.post("/dashboard/apps/:app/studio/drafts/:draft/strings") { request, context in
-            await savingDraft(request, context) { app, fields, actor, _, current, after in
+        editors.post("/dashboard/apps/:app/studio/drafts/:draft/strings") { request, context in
+            try await savingDraft(request, context) { app, fields, actor, _, current, after in
                 var document = try Self.readable(current)
                 let imported: TranslationImport
                 do {
