@@ -83,6 +83,9 @@ public actor JWKSource {
     public nonisolated func verify<Payload: JWTPayload>(_ token: String, as payload: Payload.Type)
         async throws -> Payload
     {
+        guard Self.isCanonical(token) else {
+            throw JWKSourceError("the token is not a compact JWS in base64url's one spelling")
+        }
         let header = Self.header(of: token)
         let (keys, expected) = try await keys(for: header.keyID)
         guard let named = header.algorithm, let expected, named == expected else {
@@ -186,6 +189,18 @@ public actor JWKSource {
         case .ecdsa: key.curve?.rawValue == "P-256" ? "ES256" : nil
         default: nil
         }
+    }
+
+    /// Whether `token` is a compact JWS written the one way RFC 7515 writes it: three parts, each
+    /// base64url without padding and with the unused low bits of its last character zero
+    /// (``ByteText/data(base64URL:)``), and a signature. A JWS library decodes leniently, so
+    /// without this a genuine token with its last character's unused bits changed would check
+    /// too: a second text for one token, which a memory of checked tokens keyed by text, or a
+    /// list of refused ones, would take for another.
+    public static func isCanonical(_ token: String) -> Bool {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 3 && !parts[2].isEmpty
+            && parts.allSatisfy { !$0.contains("=") && ByteText.data(base64URL: $0) != nil }
     }
 
     /// The `alg` and `kid` a compact JWS's header names, unchecked (read before any key is trusted:

@@ -236,7 +236,7 @@ public struct TokenSigner: Sendable {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         if parts.first.map(String.init) == Self.outdatedPrefix { throw .outdated }
         if parts.first.map(String.init) == Self.prefix { return try checkOBT2(token, now: now) }
-        guard parts.count == 3, token.utf8.count <= 8192 else { throw .malformed }
+        guard parts.count == 3, token.utf8.count <= 8192, JWKSource.isCanonical(token) else { throw .malformed }
         // The header names the key; the token is trusted only once that key's signature checks.
         let header = JWKSource.header(of: token)
         guard header.algorithm == "HS256", let keyID = header.keyID else { throw .malformed }

@@ -160,9 +160,9 @@ struct TokenTests {
         #expect(expired.status == 401 && expired.errorCode == "token_expired", "\(expired.status) \(expired.errorCode ?? "")")
     }
 
-    /// A JWT changed in any of its three parts is refused: every character of the header and the
-    /// claims, and of the signature but its last (whose low bits base64url does not carry); and
-    /// the classic attacks: `alg` none, `alg` RS256 or HS512 over the same key, a `kid` the ring
+    /// A JWT changed in any of its three parts is refused: every character of the header, the
+    /// claims and the signature, its last too (a second spelling of the same bytes, in the low bits
+    /// base64url does not carry, included); and the classic attacks: `alg` none, `alg` RS256 or HS512 over the same key, a `kid` the ring
     /// does not have, a token signed by another key.
     @Test func aJWTTamperedInAnyPartIsRefused() async throws {
         let signer = try TokenSigner(secret: ServerProcess.secret)
@@ -171,12 +171,22 @@ struct TokenTests {
             TokenClaims(subject: "ann", scope: .account, app: "growth", issuedAt: now.timeIntervalSince1970, expires: Int64(now.timeIntervalSince1970) + 60))
         #expect(try await signer.verify(token, now: now).subject == "ann")
         let characters = Array(token)
-        let lastOfSignature = characters.count - 1
-        for index in characters.indices where characters[index] != "." && index != lastOfSignature {
+        for index in characters.indices where characters[index] != "." {
             var tampered = characters
             tampered[index] = characters[index] == "A" ? "B" : "A"
             let text = String(tampered)
             await #expect(throws: TokenSigner.Failure.self, "character \(index)") { try await TokenSigner(secret: ServerProcess.secret).verify(text, now: now) }
+        }
+        // The signature's 32 bytes leave the low 2 bits of its last character unused: each of the
+        // three other characters that differ only there decodes to the same signature, and is
+        // refused, by a signer that has not seen the token and by one that remembers it.
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        let last = try #require(alphabet.firstIndex(of: characters[characters.count - 1]))
+        #expect(last & 3 == 0, "a canonical signature's last character has its unused bits zero")
+        for unused in 1...3 {
+            let variant = String(characters.dropLast()) + String(alphabet[last | unused])
+            await #expect(throws: TokenSigner.Failure.self, "variant \(unused)") { try await TokenSigner(secret: ServerProcess.secret).verify(variant, now: now) }
+            await #expect(throws: TokenSigner.Failure.self, "variant \(unused), remembered") { try await signer.verify(variant, now: now) }
         }
         let parts = token.split(separator: ".").map(String.init)
         let key = SymmetricKey(data: Data(ServerProcess.secret.utf8))
@@ -298,6 +308,14 @@ struct TokenTests {
             let token = try await signers.sign(Self.payload(), kid: JWKIdentifier(string: kid))
             let answer = try await HTTP.get(Self.flows(server), token: token)
             #expect(answer.status == 200, "\(kid): \(answer.json)")
+            // The same token with its signature's last character changed only in the bits
+            // base64url does not carry (the same signature's bytes, spelled another way): refused.
+            let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+            let lastCharacter = try #require(token.last)
+            let last = try #require(alphabet.firstIndex(of: lastCharacter))
+            let variant = String(token.dropLast()) + String(alphabet[last ^ 1])
+            let refused = try await HTTP.get(Self.flows(server), token: variant)
+            #expect(refused.status == 401 && refused.errorCode == "unauthorized", "\(kid) respelled: \(refused.json)")
         }
         // Another app's audience, another issuer, expired, another account, a key not published.
         let refusals: [(IdentityPayload, String, URL, Int, String)] = [
