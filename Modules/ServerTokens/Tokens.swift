@@ -219,6 +219,16 @@ public struct TokenSigner: Sendable {
             || token.hasPrefix(Self.outdatedPrefix + ".") || JWKSource.header(of: token).algorithm == "HS256"
     }
 
+    /// The scope a token of this server's says it has, unchecked: for choosing the words of a
+    /// refusal only (which credential to ask for anew), never for a decision.
+    public static func statedScope(of token: String) -> TokenClaims.Scope? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[1].utf8.count <= 8192, let data = ByteText.data(base64URL: parts[1]),
+            let scope = (try? TourValue(jsonUTF8: data))?.objectValue?["scope"]?.stringValue
+        else { return nil }
+        return TokenClaims.Scope(rawValue: String(scope))
+    }
+
     /// The token's claims if a key of the ring signed it and it has not expired at `now`.
     public func verify(_ token: String, now: Date) async throws(Failure) -> TokenClaims {
         if let claims = verified.claims(of: token) {
@@ -236,7 +246,9 @@ public struct TokenSigner: Sendable {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         if parts.first.map(String.init) == Self.outdatedPrefix { throw .outdated }
         if parts.first.map(String.init) == Self.prefix { return try checkOBT2(token, now: now) }
-        guard parts.count == 3, token.utf8.count <= 8192, JWKSource.isCanonical(token) else { throw .malformed }
+        guard parts.count == 3, token.utf8.count <= 8192, JWKSource.isCanonical(token) else {
+            throw .malformed
+        }
         // The header names the key; the token is trusted only once that key's signature checks.
         let header = JWKSource.header(of: token)
         guard header.algorithm == "HS256", let keyID = header.keyID else { throw .malformed }

@@ -83,6 +83,17 @@ struct APITests {
             #expect(try await server.send(.get, path, token: forged).errorCode == "unauthorized")
             // The same account's good token is taken: the refusals above are the tokens'.
             #expect(try await server.send(.get, path, token: await server.token(account: "ann")).status == 200)
+            // A person's credential that has expired is told so in a person's words, on an app's
+            // route as on one of every app: what its holder needs is a new one from an owner.
+            let lapsed = await server.signer.sign(
+                TokenClaims(subject: "vera", scope: .person, app: nil, expires: 1_000, credential: "c1"))
+            for route in ["/v1/apps/growth/report", "/v1/apps/growth/keys", "/v1/audit"] {
+                let answer = try await server.send(.get, route, token: lapsed)
+                let message = (answer.json["error"] as? [String: Any])?["message"] as? String ?? ""
+                #expect(
+                    answer.status == 401 && answer.errorCode == "token_expired" && message.contains("ask an owner"),
+                    "\(route): \(answer.status) \(message)")
+            }
         }
     }
 

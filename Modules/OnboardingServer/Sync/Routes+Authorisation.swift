@@ -83,8 +83,13 @@ extension Routes {
         let now = Date()
         // Which check applies is read from the token: one of the server's own that checks is
         // taken as it is (a person's goes on to its row); any other is checked in full below.
-        let own: TokenClaims? = tokens.isOwnToken(token) ? try? await tokens.verify(token, now: now) : nil
-        if let app, own?.scope != .person {
+        let isOwn = tokens.isOwnToken(token)
+        let own: TokenClaims? = isOwn ? try? await tokens.verify(token, now: now) : nil
+        // A person's credential that did not check (expired, say) is refused in a person's words
+        // below: what its holder needs is a new credential from an owner, not a device's token.
+        let person =
+            own?.scope == .person || (own == nil && isOwn && TokenSigner.statedScope(of: token) == .person)
+        if let app, !person {
             if let own { return .subject(try Self.forApp(own, app)) }
             return .subject(try await verify(token, request, context, app: app, now: now))
         }
