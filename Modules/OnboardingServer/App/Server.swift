@@ -204,7 +204,9 @@ public enum OnboardingServer {
         services.append(
             (
                 "the held facts' admission",
-                HeldFactsAdmission(writes: store.writes, ready: ready, interval: .seconds(5), logger: logger)
+                HeldFactsAdmission(
+                    writes: store.writes, reads: store.reads, ready: ready, interval: .seconds(5),
+                    logger: logger)
             ))
         if let batcher = store.batcher {
             services.append(("the push queue", PushQueueService(batcher: batcher)))

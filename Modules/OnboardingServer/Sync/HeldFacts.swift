@@ -186,9 +186,11 @@ enum HeldFacts {
         }
     }
 
-    /// The apps with held facts of an older plan generation than their app's.
-    static func appsToExamine(writes: WritableDatabase) async throws -> [String] {
-        try await writes.write { connection, logger in
+    /// The apps with held facts of an older plan generation than their app's: a read on the
+    /// primary (`reads` shares its pool), which takes no writer's lease; each app found is then
+    /// admitted in a write of its own.
+    static func appsToExamine(reads: ReadOnlyDatabase) async throws -> [String] {
+        try await reads.read { connection, logger in
             var apps: [String] = []
             for try await app in try await connection.query(
                 """
@@ -209,6 +211,8 @@ enum HeldFacts {
 /// takes its app's plan row, and facts admitted are gone for the next.
 struct HeldFactsAdmission: Service {
     let writes: WritableDatabase
+    /// Reads on the primary: what a replica shows may lag the catalog that was just stored.
+    let reads: ReadOnlyDatabase
     let ready: SchemaReady?
     let interval: Duration
     let logger: Logger
@@ -218,7 +222,7 @@ struct HeldFactsAdmission: Service {
             await ready?.wait()
             while !Task.isCancelled {
                 do {
-                    for app in try await HeldFacts.appsToExamine(writes: writes) {
+                    for app in try await HeldFacts.appsToExamine(reads: reads) {
                         let admitted = try await HeldFacts.admit(app: app, writes: writes)
                         if admitted > 0 {
                             logger.info(
