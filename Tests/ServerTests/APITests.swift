@@ -68,6 +68,18 @@ struct APITests {
         #expect(admin.json["accounts"] as? Int == 1)
     }
 
+    /// In process (``InProcessServer``): readiness is a commit on the probe's own connection, and
+    /// the probe runs as a service beside the routes, so its connection is closed when they stop
+    /// (a probe freed with its connection open is PostgresNIO's assertion failure).
+    @Test func readinessInProcessCommitsAndClosesItsConnection() async throws {
+        try await InProcessServer.with { server in
+            let ready = try await server.send(.get, "/v1/ready")
+            #expect(ready.status == 200 && ready.json["status"] as? String == "ready", "\(ready.status) \(ready.json)")
+            let probed = try server.sql("SELECT count(*) FROM readiness_probe").first
+            #expect(probed == "1", "the probe's row: \(probed ?? "none")")
+        }
+    }
+
     /// In process (``InProcessServer``): the answer is the subject, not the process.
     @Test func anExpiredTokenIsRefusedAndSaysSo() async throws {
         try await InProcessServer.with { server in

@@ -38,10 +38,10 @@ struct InProcessServer: Sendable {
             // Patient bounds: what these tests check is the answer, not a bound the suite's load
             // can pass.
             let store = AccountStore(client: database, logger: logger, writeBounds: .patient)
-            let router = try await OnboardingServer.router(
+            let (router, services) = try await OnboardingServer.router(
                 configuration, features: [DashboardFeature()], client: database, store: store, http: HTTPClient.shared,
                 logger: logger)
-            try await Application(router: router).test(.router) { client in
+            try await Application(router: router, services: services).test(.router) { client in
                 try await body(InProcessServer(client: client, signer: signer, databaseURL: urlText))
             }
         }

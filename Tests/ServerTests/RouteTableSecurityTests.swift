@@ -63,7 +63,7 @@ struct RouteTableSecurityTests {
             let signer = try TokenSigner(secret: ServerProcess.secret)
             let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, database: url, tokens: signer)
             let store = AccountStore(client: database, logger: logger)
-            let router = try await OnboardingServer.router(
+            let (router, services) = try await OnboardingServer.router(
                 configuration, features: [DashboardFeature()], client: database, store: store, http: HTTPClient.shared, logger: logger)
 
             // An owner and a viewer of the app, each with a credential. (Set-up, not the subject:
@@ -110,7 +110,7 @@ struct RouteTableSecurityTests {
             let elsewhere = routes.filter { route in !route.1.hasPrefix("/dashboard") && !route.1.hasPrefix("/v1") }
             #expect(elsewhere.isEmpty, "\(elsewhere)")
 
-            try await Application(router: router).test(.router) { client in
+            try await Application(router: router, services: services).test(.router) { client in
                 /// A session of the person with `credential`, signed in through the dashboard's own form.
                 func session(_ credential: String) async throws -> String {
                     var answered: HTTPResponse.Status = .serviceUnavailable

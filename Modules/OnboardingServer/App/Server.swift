@@ -158,15 +158,18 @@ public enum OnboardingServer {
     }
 
     /// The server's routes over `store`'s pools (and `replica`'s, for the dashboard's figures), as
-    /// ``run(_:logger:waitForDatabase:)`` serves them: for tests that send requests in process.
+    /// ``run(_:logger:waitForDatabase:)`` serves them, with the services the routes need running
+    /// beside them (the readiness probe, whose connection is closed at the services' shutdown):
+    /// for tests that send requests in process, as `Application(router:services:)`, whose test
+    /// client runs the services and stops them after.
     public static func router(
         _ configuration: ServerConfiguration, features: [any ServerFeature] = [], client: PostgresClient,
         replica: ReadOnlyDatabase? = nil, store: AccountStore, http: HTTPClient, logger: Logger
-    ) async throws -> Router<ServerRequestContext> {
-        try await routes(
+    ) async throws -> (router: Router<ServerRequestContext>, services: [any Service]) {
+        let built = try await routes(
             configuration, features: features, client: client, replica: replica, store: store, http: http,
-            logger: logger
-        ).router
+            logger: logger)
+        return (built.router, [built.readiness])
     }
 
     private static func serve(
