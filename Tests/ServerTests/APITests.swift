@@ -71,13 +71,26 @@ struct APITests {
     /// In process (``InProcessServer``): readiness is a commit on the probe's own connection, and
     /// the probe runs as a service beside the routes, so its connection is closed when they stop
     /// (a probe freed with its connection open is PostgresNIO's assertion failure).
+    ///
+    /// The services run in a group that handles no signal: the test process's SIGINT and SIGTERM
+    /// are as they were after it (a group that ignored them ignored them for every process the
+    /// suite starts after, and the tests that stop one with them waited in vain).
     @Test func readinessInProcessCommitsAndClosesItsConnection() async throws {
+        func dispositions() -> [UInt] {
+            [SIGINT, SIGTERM].map { signal in
+                var old = sigaction()
+                sigaction(signal, nil, &old)
+                return unsafeBitCast(old.__sigaction_handler.sa_handler, to: UInt.self)
+            }
+        }
+        let before = dispositions()
         try await InProcessServer.with { server in
             let ready = try await server.send(.get, "/v1/ready")
             #expect(ready.status == 200 && ready.json["status"] as? String == "ready", "\(ready.status) \(ready.json)")
             let probed = try server.sql("SELECT count(*) FROM readiness_probe").first
             #expect(probed == "1", "the probe's row: \(probed ?? "none")")
         }
+        #expect(dispositions() == before, "SIGINT's and SIGTERM's handlers changed by the in-process server")
     }
 
     /// In process (``InProcessServer``): the answer is the subject, not the process.

@@ -10,6 +10,7 @@ import PostgresNIO
 import ServerDashboard
 import ServerDatabase
 import ServerTokens
+import ServiceLifecycle
 
 /// The server's routes in this test's process, through Hummingbird's router test client, on a
 /// fresh migrated database: for tests of what a route answers, with no server process, port or
@@ -41,9 +42,51 @@ struct InProcessServer: Sendable {
             let (router, services) = try await OnboardingServer.router(
                 configuration, features: [DashboardFeature()], client: database, store: store, http: HTTPClient.shared,
                 logger: logger)
-            try await Application(router: router, services: services).test(.router) { client in
+            try await Self.test(router, services: services, logger: logger) { client in
                 try await body(InProcessServer(client: client, signer: signer, databaseURL: urlText))
             }
+        }
+    }
+
+    /// `body` with Hummingbird's router test client for `router`, while `services` run beside it
+    /// and are stopped after (the readiness probe closes its connection).
+    ///
+    /// In a service group of their own that handles no signal: the test client would run them in
+    /// one that sets SIGINT and SIGTERM to be ignored, for the rest of the test process and every
+    /// process it starts after (an ignored signal stays ignored across `exec`), and the tests that
+    /// stop a server or a CLI with those signals would wait for nothing.
+    static func test<Value: Sendable>(
+        _ router: Router<ServerRequestContext>, services: [any Service], logger: Logger,
+        _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Value
+    ) async throws -> Value {
+        let (started, start) = AsyncStream.makeStream(of: Void.self)
+        let group = ServiceGroup(
+            configuration: .init(
+                services: services + [Started(continuation: start)], gracefulShutdownSignals: [], logger: logger))
+        return try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            // Stopped only once running: a group stopped before it ran would run nothing, and close
+            // nothing.
+            await started.first { _ in true }
+            do {
+                let value = try await Application(router: router).test(.router) { client in try await body(client) }
+                await group.triggerGracefulShutdown()
+                try await tasks.waitForAll()
+                return value
+            } catch {
+                await group.triggerGracefulShutdown()
+                throw error
+            }
+        }
+    }
+
+    /// Says that its group runs, then waits for the group's stop.
+    private struct Started: Service {
+        let continuation: AsyncStream<Void>.Continuation
+        func run() async throws {
+            continuation.yield()
+            continuation.finish()
+            try? await gracefulShutdown()
         }
     }
 

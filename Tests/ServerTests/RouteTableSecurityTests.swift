@@ -110,7 +110,7 @@ struct RouteTableSecurityTests {
             let elsewhere = routes.filter { route in !route.1.hasPrefix("/dashboard") && !route.1.hasPrefix("/v1") }
             #expect(elsewhere.isEmpty, "\(elsewhere)")
 
-            try await Application(router: router, services: services).test(.router) { client in
+            try await InProcessServer.test(router, services: services, logger: logger) { client in
                 /// A session of the person with `credential`, signed in through the dashboard's own form.
                 func session(_ credential: String) async throws -> String {
                     var answered: HTTPResponse.Status = .serviceUnavailable
