@@ -21,6 +21,7 @@ extension StudioTests {
         try browser.leave { _ = try browser.evaluate("document.querySelector('form[action$=\"\(action)\"]').submit()") }
         #expect(try browser.evaluate("document.body.textContent.includes(\(String(reflecting: words)))") as? Bool == true, "\(browser.location)")
         try browser.leave { _ = try browser.evaluate("document.querySelector('main form').submit()") }
+        try browser.reloadWhileUnavailable(at: "/studio?done=")
     }
 
     @Test func aProductManagersDayFromADraftToARollback() async throws {
@@ -77,6 +78,7 @@ extension StudioTests {
                 "[...document.querySelectorAll('table')].some(t => t.caption.textContent.startsWith('Users mid-flow in tutorial'))")
                 as? Bool == true)
         try browser.leave { _ = try browser.evaluate("document.querySelector('main form').submit()") }
+        try browser.reloadWhileUnavailable(at: "/studio?done=")
         let published = try browser.evaluate("document.body.textContent") as? String ?? ""
         #expect(published.contains("Version 3 is published at 20%."), "\(browser.location): \(published.prefix(600))")
 
