@@ -85,7 +85,7 @@ struct APITests {
         }
         let before = dispositions()
         try await InProcessServer.with { server in
-            let ready = try await server.send(.get, "/v1/ready")
+            let ready = try await server.sendUntilAnswered(.get, "/v1/ready")
             #expect(ready.status == 200 && ready.json["status"] as? String == "ready", "\(ready.status) \(ready.json)")
             let probed = try server.sql("SELECT count(*) FROM readiness_probe").first
             #expect(probed == "1", "the probe's row: \(probed ?? "none")")
@@ -107,7 +107,7 @@ struct APITests {
                 TokenClaims(subject: "ann", scope: .account, app: "growth", expires: 9_999_999_999))
             #expect(try await server.send(.get, path, token: forged).errorCode == "unauthorized")
             // The same account's good token is taken: the refusals above are the tokens'.
-            #expect(try await server.send(.get, path, token: await server.token(account: "ann")).status == 200)
+            #expect(try await server.sendUntilAnswered(.get, path, token: await server.token(account: "ann")).status == 200)
             // A person's credential that has expired is told so in a person's words, on an app's
             // route as on one of every app: what its holder needs is a new one from an owner.
             let lapsed = await server.signer.sign(
