@@ -195,11 +195,12 @@ let package = Package(
         // The push queue's lifecycle as a value (no I/O, no clock, no threads): PushBatcher in
         // OnboardingServer is the thin shell that performs its actions.
         .target(name: "ServerPushQueue", path: "Modules/ServerPushQueue", swiftSettings: swiftSettings),
+        // What every feature of the server shares: the API's answers and refusals, idempotent writes,
+        // the request log and metrics, the readiness probe, the client's address, the insights' freshness.
         .target(
-            name: "OnboardingServer",
+            name: "ServerKit",
             dependencies: [
-                "TourCodec", "TourCore", "AccountSync", "InsightsPages", "SchemaMigrations",
-                "CatalogDocuments", "ServerInsights", "ServerDatabase", "ServerTokens", "ServerPushQueue",
+                "AccountSync", "InsightsPages", "ServerDatabase", "ServerTokens", "TourCodec", "TourCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -207,10 +208,66 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                // The outgoing HTTP client the server makes for its features (OIDC, JWKS).
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            path: "Modules/ServerKit", swiftSettings: swiftSettings),
+        // People, roles, sessions, credentials, publication keys and the audit trail; the request
+        // contexts and the middleware that authenticates a caller and requires a role (SyncAPI, Publishing
+        // and the dashboard put their routes behind it).
+        .target(
+            name: "ServerControlPlane",
+            dependencies: [
+                "AccountSync", "ServerDatabase", "ServerKit", "ServerTokens", "TourCodec",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Modules/ServerControlPlane", swiftSettings: swiftSettings),
+        // Catalogs: the store, drafts, rollouts and their guard, the tracking plan and its held facts,
+        // and the `/v1/apps/{app}/catalogs` routes.
+        .target(
+            name: "ServerPublishing",
+            dependencies: [
+                "AccountSync", "CatalogDocuments", "ServerControlPlane", "ServerDatabase", "ServerInsights", "ServerKit", "TourCodec", "TourCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Modules/ServerPublishing", swiftSettings: swiftSettings),
+        // The devices' API: push (the queue's shell), pull, installs, device tokens, the budget
+        // exchange, sign-out, export, erasure and the flow archive; an app's report.
+        .target(
+            name: "ServerSyncAPI",
+            dependencies: [
+                "AccountSync", "CatalogDocuments", "ServerControlPlane", "ServerDatabase", "ServerInsights", "ServerKit", "ServerPublishing", "ServerPushQueue", "ServerTokens", "TourCodec", "TourCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Modules/ServerSyncAPI", swiftSettings: swiftSettings),
+        // The server assembled from its feature modules: configuration, the pools, the services and
+        // their watchdog, the schema's migrations, failover, and the router every feature adds to.
+        .target(
+            name: "OnboardingServer",
+            dependencies: [
+                "AccountSync", "SchemaMigrations", "ServerControlPlane", "ServerDatabase", "ServerInsights", "ServerKit", "ServerPublishing", "ServerPushQueue", "ServerSyncAPI", "ServerTokens",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             path: "Modules/OnboardingServer", swiftSettings: swiftSettings),
@@ -218,7 +275,8 @@ let package = Package(
         .target(
             name: "ServerDashboard",
             dependencies: [
-                "OnboardingServer", "TourCodec", "TourCore", "AccountSync", "InsightsPages", "CatalogDocuments",
+                "OnboardingServer", "ServerKit", "ServerControlPlane", "ServerPublishing", "ServerSyncAPI",
+                "TourCodec", "TourCore", "AccountSync", "InsightsPages", "CatalogDocuments",
                 "CatalogStudio", "ServerInsights", "ServerDatabase", "ServerTokens",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -233,7 +291,8 @@ let package = Package(
         .executableTarget(
             name: "onboarding-server",
             dependencies: [
-                "OnboardingServer", "ServerDashboard", "ServerTokens", "ServerInsights", "ServerDatabase", "AccountSync",
+                "OnboardingServer", "ServerKit", "ServerControlPlane", "ServerPublishing", "ServerSyncAPI",
+                "ServerDashboard", "ServerTokens", "ServerInsights", "ServerDatabase", "AccountSync",
                 "InsightsPages",
                 "TourCore", "TourCodec",
                 "CatalogDocuments",
@@ -250,7 +309,8 @@ let package = Package(
         .executableTarget(
             name: "onboarding-bench",
             dependencies: appModules + [
-                "TourRuntime", "CatalogDocuments", "OnboardingServer", "ServerTokens", "ServerInsights", "ServerDatabase",
+                "TourRuntime", "CatalogDocuments", "OnboardingServer", "ServerKit", "ServerControlPlane", "ServerPublishing",
+                "ServerSyncAPI", "ServerTokens", "ServerInsights", "ServerDatabase",
                 "CSQLite", "Persistence", "TourCodec", "TourCore",
                 "AccountSync",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -332,7 +392,8 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: appExecutables + appModules + [
-                "onboarding-server", "OnboardingServer", "ServerDashboard", "ServerTokens", "ServerPushQueue", "ServerInsights",
+                "onboarding-server", "OnboardingServer", "ServerKit", "ServerControlPlane", "ServerPublishing", "ServerSyncAPI",
+                "ServerDashboard", "ServerTokens", "ServerPushQueue", "ServerInsights",
                 "SchemaMigrations",
                 "ServerDatabase", "AccountSyncHTTP", "CatalogDocuments", "CatalogStudio", "InsightsPages", "TourCodec",
                 "TourCore",

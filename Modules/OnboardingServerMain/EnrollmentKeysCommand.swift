@@ -2,6 +2,10 @@ import AccountSync
 import ArgumentParser
 import Foundation
 import OnboardingServer
+import ServerControlPlane
+import ServerKit
+import ServerPublishing
+import ServerSyncAPI
 import TourCodec
 
 /// `enrollment-keys`: the keys with which installs of an app without sign-in enroll (Docs/Server.md,

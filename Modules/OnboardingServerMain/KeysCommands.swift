@@ -3,6 +3,10 @@ import ArgumentParser
 import CatalogDocuments
 import Foundation
 import OnboardingServer
+import ServerControlPlane
+import ServerKit
+import ServerPublishing
+import ServerSyncAPI
 import TourCodec
 import TourCore
 

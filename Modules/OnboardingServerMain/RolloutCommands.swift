@@ -2,6 +2,10 @@ import AccountSync
 import ArgumentParser
 import Foundation
 import OnboardingServer
+import ServerControlPlane
+import ServerKit
+import ServerPublishing
+import ServerSyncAPI
 import TourCodec
 import TourCore
 

@@ -4,8 +4,12 @@ import Foundation
 import Logging
 import OnboardingServer
 import PostgresNIO
+import ServerControlPlane
 import ServerDashboard
 import ServerDatabase
+import ServerKit
+import ServerPublishing
+import ServerSyncAPI
 import ServerTokens
 import TourCore
 

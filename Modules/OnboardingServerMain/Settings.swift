@@ -4,7 +4,11 @@ import Foundation
 import Logging
 import OnboardingServer
 import PostgresNIO
+import ServerControlPlane
 import ServerDatabase
+import ServerKit
+import ServerPublishing
+import ServerSyncAPI
 import ServerTokens
 
 #if canImport(Glibc)

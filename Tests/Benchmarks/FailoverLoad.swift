@@ -3,6 +3,10 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import OnboardingServer
+import ServerControlPlane
+import ServerKit
+import ServerPublishing
+import ServerSyncAPI
 import ServerTokens
 import TourCodec
 

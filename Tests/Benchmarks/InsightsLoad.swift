@@ -4,6 +4,10 @@ import Logging
 import NIOCore
 import OnboardingServer
 import PostgresNIO
+import ServerControlPlane
+import ServerKit
+import ServerPublishing
+import ServerSyncAPI
 import ServerTokens
 
 /// Section 7: the reports and dashboard pages at scale. Seeds an app with `accounts` accounts and

@@ -4,6 +4,10 @@ import Foundation
 import Logging
 import NIOCore
 import OnboardingServer
+import ServerControlPlane
+import ServerKit
+import ServerPublishing
+import ServerSyncAPI
 import TourCodec
 
 /// Installs without sign-in (issue 44): `count` installs enroll through the server (sixteen at a

@@ -1,13 +1,17 @@
+import AccountSync
 import Foundation
 import Logging
 import NIOCore
 import OnboardingServer
 import PostgresNIO
+import ServerControlPlane
+import ServerKit
+import ServerPublishing
+import ServerSyncAPI
 import ServerTokens
 import TourCodec
-import TourRuntime
 import TourCore
-import AccountSync
+import TourRuntime
 
 /// The account server's load generator: many devices across many accounts, each pushing its
 /// product's flow (the five journeys' real facts and account records, one event per request, as

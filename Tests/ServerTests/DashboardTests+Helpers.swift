@@ -1,5 +1,9 @@
 import Foundation
 import OnboardingServer
+import ServerControlPlane
+import ServerKit
+import ServerPublishing
+import ServerSyncAPI
 import Testing
 import TourFixtures
 

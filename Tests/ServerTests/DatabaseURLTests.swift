@@ -1,4 +1,8 @@
 import OnboardingServer
+import ServerControlPlane
+import ServerKit
+import ServerPublishing
+import ServerSyncAPI
 import ServerTokens
 import Testing
 

@@ -7,8 +7,12 @@ import Logging
 import NIOCore
 import OnboardingServer
 import PostgresNIO
+import ServerControlPlane
 import ServerDashboard
 import ServerDatabase
+import ServerKit
+import ServerPublishing
+import ServerSyncAPI
 import ServerTokens
 import ServiceLifecycle
 

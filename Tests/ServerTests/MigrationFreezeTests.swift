@@ -1,5 +1,9 @@
 import OnboardingServer
 import SchemaMigrations
+import ServerControlPlane
+import ServerKit
+import ServerPublishing
+import ServerSyncAPI
 import Testing
 
 /// Landed migrations are never edited (Docs/Architecture.md): a database that applied one keeps what

@@ -4,8 +4,12 @@ import Foundation
 import Logging
 @testable import OnboardingServer
 import PostgresNIO
-import Synchronization
+@testable import ServerControlPlane
 import ServerDatabase
+@testable import ServerKit
+@testable import ServerPublishing
+@testable import ServerSyncAPI
+import Synchronization
 import Testing
 import TourFixtures
 

@@ -1,5 +1,9 @@
 @testable import OnboardingServer
+@testable import ServerControlPlane
+@testable import ServerKit
+@testable import ServerPublishing
 @testable import ServerPushQueue
+@testable import ServerSyncAPI
 import Testing
 import TourFixtures
 

@@ -1,5 +1,9 @@
 @testable import OnboardingServer
+@testable import ServerControlPlane
+@testable import ServerKit
+@testable import ServerPublishing
 @testable import ServerPushQueue
+@testable import ServerSyncAPI
 
 /// A world around ``PushQueue``: it performs the machine's actions the way ``PushBatcher`` does,
 /// with PostgreSQL and the clock as inputs a test chooses (a lease comes or fails, a write

@@ -5,14 +5,18 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+@testable import OnboardingServer
 import PostgresNIO
+@testable import ServerControlPlane
 @testable import ServerDashboard
 import ServerDatabase
+@testable import ServerKit
+@testable import ServerPublishing
+@testable import ServerSyncAPI
 import ServerTokens
 import Testing
 import TourCodec
 
-@testable import OnboardingServer
 
 /// Every state-changing route of the server's route table refuses a request that lacks what it
 /// needs, in process, without naming the routes: a route added tomorrow is walked too.

@@ -3,6 +3,10 @@ import Foundation
 import Logging
 import OnboardingServer
 import PostgresNIO
+import ServerControlPlane
+import ServerKit
+import ServerPublishing
+import ServerSyncAPI
 import Testing
 import TourCodec
 import TourCore

@@ -1,11 +1,15 @@
 import Foundation
 import Logging
+@testable import OnboardingServer
+@testable import ServerControlPlane
 import ServerDatabase
+@testable import ServerKit
+@testable import ServerPublishing
+@testable import ServerSyncAPI
 import ServiceLifecycle
 import Synchronization
 import Testing
 
-@testable import OnboardingServer
 
 /// The watchdog bounds a stop whatever a service does: a service that ignores its graceful
 /// shutdown and its cancellation is named and left, by the bound after the stop began; services

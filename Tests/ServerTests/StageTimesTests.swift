@@ -4,6 +4,10 @@ import InsightsPages
 import Logging
 import OnboardingServer
 import PostgresNIO
+import ServerControlPlane
+import ServerKit
+import ServerPublishing
+import ServerSyncAPI
 import Testing
 import TourCodec
 

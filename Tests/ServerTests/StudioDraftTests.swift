@@ -1,12 +1,16 @@
 import CatalogDocuments
 import CatalogStudio
-@testable import ServerDashboard
-import TourFixtures
 import Foundation
+@testable import OnboardingServer
+@testable import ServerControlPlane
+@testable import ServerDashboard
+@testable import ServerKit
+@testable import ServerPublishing
+@testable import ServerSyncAPI
 import Testing
 import TourCore
+import TourFixtures
 
-@testable import OnboardingServer
 
 /// The studio's edits of a draft (`StudioDraft`), in process, on Mood Tracker's compiled document
 /// (English with a pt-BR table).

@@ -1,7 +1,11 @@
 import Logging
 import OnboardingServer
 import PostgresNIO
+import ServerControlPlane
 import ServerDatabase
+import ServerKit
+import ServerPublishing
+import ServerSyncAPI
 
 extension TestPostgres {
     /// `body` with a client of a fresh database migrated to the newest schema (and the client's

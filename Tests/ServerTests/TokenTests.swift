@@ -1,11 +1,15 @@
-import ServerTokens
-import _CryptoExtras
 import Crypto
 import Foundation
 import JWTKit
 import OnboardingServer
+import ServerControlPlane
+import ServerKit
+import ServerPublishing
+import ServerSyncAPI
+import ServerTokens
 import Testing
 import TourFixtures
+import _CryptoExtras
 
 /// Tokens against the real server: each names its app, its key and when it was issued; keys
 /// rotate with overlap; an account signs out everywhere; an identity provider's JWTs are accepted.

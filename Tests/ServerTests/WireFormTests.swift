@@ -1,7 +1,11 @@
 import AccountSync
 import Foundation
 import OnboardingServer
+import ServerControlPlane
 import ServerInsights
+import ServerKit
+import ServerPublishing
+import ServerSyncAPI
 import ServerTokens
 import Testing
 import TourCodec

@@ -4,7 +4,11 @@ import HTTPTypes
 import Hummingbird
 import InsightsPages
 import OnboardingServer
+import ServerControlPlane
 import ServerDatabase
+import ServerKit
+import ServerPublishing
+import ServerSyncAPI
 import TourCodec
 
 /// The dashboard's changes that PostgreSQL may not confirm in time (publishing, rolling back,

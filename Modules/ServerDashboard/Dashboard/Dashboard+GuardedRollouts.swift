@@ -2,6 +2,10 @@ import Foundation
 import Hummingbird
 import InsightsPages
 import OnboardingServer
+import ServerControlPlane
+import ServerKit
+import ServerPublishing
+import ServerSyncAPI
 import TourCodec
 import TourCore
 

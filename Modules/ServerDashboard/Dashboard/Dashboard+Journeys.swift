@@ -4,7 +4,11 @@ import Foundation
 import Hummingbird
 import InsightsPages
 import OnboardingServer
+import ServerControlPlane
 import ServerInsights
+import ServerKit
+import ServerPublishing
+import ServerSyncAPI
 import Synchronization
 import TourCodec
 import TourCore

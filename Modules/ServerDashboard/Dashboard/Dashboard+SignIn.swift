@@ -4,7 +4,11 @@ import Hummingbird
 import InsightsPages
 import NIOCore
 import OnboardingServer
+import ServerControlPlane
 import ServerDatabase
+import ServerKit
+import ServerPublishing
+import ServerSyncAPI
 
 /// Signing in and out of the dashboard (Docs/Security.md): with a person's credential, or through
 /// the identity provider. Every form carries an anti-forgery token, and every request that changes

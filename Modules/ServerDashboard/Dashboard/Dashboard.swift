@@ -7,8 +7,12 @@ import InsightsPages
 import Logging
 import NIOCore
 import OnboardingServer
+import ServerControlPlane
 import ServerDatabase
 import ServerInsights
+import ServerKit
+import ServerPublishing
+import ServerSyncAPI
 import TourCodec
 import TourCore
 

@@ -3,6 +3,10 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import OnboardingServer
+import ServerControlPlane
+import ServerKit
+import ServerPublishing
+import ServerSyncAPI
 
 // The dashboard's route groups, outermost first (``Dashboard/add(to:)``):
 //

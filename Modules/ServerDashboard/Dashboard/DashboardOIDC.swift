@@ -5,6 +5,10 @@ import JWTKit
 import Logging
 import NIOCore
 import OnboardingServer
+import ServerControlPlane
+import ServerKit
+import ServerPublishing
+import ServerSyncAPI
 import ServerTokens
 import TourCodec
 

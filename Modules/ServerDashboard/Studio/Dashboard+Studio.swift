@@ -6,6 +6,10 @@ import HTTPTypes
 import Hummingbird
 import InsightsPages
 import OnboardingServer
+import ServerControlPlane
+import ServerKit
+import ServerPublishing
+import ServerSyncAPI
 import TourCodec
 import TourCore
 

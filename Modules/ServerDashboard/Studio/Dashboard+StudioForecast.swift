@@ -2,6 +2,10 @@ import CatalogDocuments
 import Foundation
 import InsightsPages
 import OnboardingServer
+import ServerControlPlane
+import ServerKit
+import ServerPublishing
+import ServerSyncAPI
 import TourCodec
 import TourCore
 

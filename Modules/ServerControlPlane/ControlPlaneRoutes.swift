@@ -1,0 +1,271 @@
+import AccountSync
+import Foundation
+import Hummingbird
+import NIOCore
+import ServerDatabase
+import ServerKit
+import TourCodec
+
+/// `/v1/apps/{app}/keys`, `/v1/apps/{app}/people` and `/v1/audit`: an app's publication keys and
+/// people, for its owners, and the audit trail (Docs/Server.md, Docs/Security.md).
+package struct ControlPlaneRoutes: AuthorisedRoutes {
+    package let controlPlane: ControlPlane
+    package var writes: WritableDatabase { controlPlane.people.writes }
+
+    package init(controlPlane: ControlPlane) {
+        self.controlPlane = controlPlane
+    }
+
+    /// The routes, on the group whose ``APIAuthentication`` proves a caller.
+    package func add(to router: RouterGroup<AuthenticatedRequestContext>) {
+        requiring(.viewer, to: "reading publication keys", in: router).get("/v1/apps/:app/keys") {
+            _, context in
+            await answer {
+                let app = try Self.name(context, "app")
+                _ = try context.actor()
+                let keys = try await (controlPlane.keys.all(app: app))
+                return Self.json(["app": .string(app), "keys": .list(keys.map(\.tourValue))] as TourValue)
+            }
+        }
+        requiring(.owner, to: "registering a publication key", in: router).post("/v1/apps/:app/keys") {
+            request, context in
+            await answer {
+                let app = try Self.name(context, "app")
+                let actor = try context.actor()
+                var request = request
+                let body = try await Self.body(&request)
+                let key: PublicationKey
+                do {
+                    let reader = try TourValueReader(TourValue(jsonUTF8: body.readableBytesView), as: "key")
+                    key = try PublicationKey(app: app, publicKey: try reader.string("publicKey"))
+                } catch {
+                    throw APIError.invalid(
+                        "the body is {\"publicKey\": the raw 32-byte Ed25519 public key, base64 (onboarding-server keys new prints it)}"
+                    )
+                }
+                return try await idempotent(request, body: body, caller: actor.caller) {
+                    let outcome = try await controlPlane.keys.register(
+                        key, by: actor, at: Date().timeIntervalSince1970)
+                    switch outcome {
+                    case .registered(let key):
+                        return try Self.written(["key": .string(key.id)] as TourValue, status: .created)
+                    case .unchanged(let key), .retired(let key):
+                        return try Self.written(["key": .string(key.id)] as TourValue)
+                    case .refused(let why):
+                        throw APIError(status: .conflict, code: "key_refused", message: why)
+                    }
+                }
+            }
+        }
+        requiring(.owner, to: "retiring a publication key", in: router).delete("/v1/apps/:app/keys/:key") {
+            request, context in
+            await answer {
+                let app = try Self.name(context, "app")
+                let id = try Self.name(context, "key")
+                let actor = try context.actor()
+                return try await idempotent(request, caller: actor.caller) {
+                    let outcome = try await controlPlane.keys.retire(
+                        app: app, id: id, by: actor, at: Date().timeIntervalSince1970)
+                    switch outcome {
+                    case .retired(let key), .unchanged(let key), .registered(let key):
+                        return try Self.written(
+                            [
+                                "key": .string(key.id),
+                                "retiredAt": key.retiredAt.map(TourValue.double) ?? .null,
+                            ] as TourValue)
+                    case .refused(let why): throw APIError(status: .notFound, code: "not_found", message: why)
+                    }
+                }
+            }
+        }
+        addPeopleRoutes(to: router)
+        // An owner of the `app` asked for; without one, an operator.
+        let auditors = router.group().add(
+            middleware: RequiredRole(
+                controlPlane: controlPlane, role: .owner,
+                what: { app in app.map { "the audit trail of \($0)" } ?? "the whole audit trail" },
+                devicesToo: false))
+        auditors.get("/v1/audit") { request, context in
+            await answer {
+                _ = try context.actor()
+                // (Read, as the role was checked for it, by ``RequiredRole``.)
+                let app = request.uri.queryParameters.get("app").map { String($0) }
+                let filter = try Self.auditFilter(request, app: app)
+                let entries = try await (controlPlane.audit.list(filter))
+                return Self.json(["entries": .list(entries.map(\.tourValue))] as TourValue)
+            }
+        }
+    }
+
+    /// The audit filter of a request: `app` (given), `person`, `before` (an id: the next page),
+    /// `limit` (1 to 1,000).
+    package static func auditFilter(_ request: Request, app: String?) throws -> AuditLog.Filter {
+        let query = request.uri.queryParameters
+        var filter = AuditLog.Filter(apps: app.map { [$0] }, includingEveryApp: app == nil)
+        if let person = query.get("person"), !person.isEmpty {
+            guard person.count <= 200 else {
+                throw APIError.invalid("person is a name of at most 200 characters")
+            }
+            filter.actor = person
+        }
+        if let before = query.get("before") {
+            guard let id = Int64(before), id > 0 else {
+                throw APIError.invalid("before is a row id, 1 or more")
+            }
+            filter.before = id
+        }
+        if let limit = query.get("limit") {
+            guard let count = Int(limit), (1...1000).contains(count) else {
+                throw APIError.invalid("limit is 1 to 1000")
+            }
+            filter.limit = count
+        }
+        return filter
+    }
+
+    private func addPeopleRoutes(to router: RouterGroup<AuthenticatedRequestContext>) {
+        requiring(.owner, to: "reading the app's people", in: router).get("/v1/apps/:app/people") {
+            _, context in
+            await answer {
+                let app = try Self.name(context, "app")
+                let actor = try context.actor()
+                let people = try await (controlPlane.people.list(app: app))
+                return Self.json(
+                    [
+                        "app": .string(app),
+                        "people": .list(people.map { $0.summary(now: Date(), shownTo: actor) }),
+                    ] as TourValue)
+            }
+        }
+        // Grant a role in the app (creating the person, whose first credential is answered once).
+        let owners = requiring(.owner, to: "changing the app's people", in: router)
+        owners.put("/v1/apps/:app/people/:person") { request, context in
+            await answer {
+                let app = try Self.name(context, "app")
+                let name = try Self.name(context, "person")
+                let actor = try context.actor()
+                var request = request
+                let body = try await Self.body(&request)
+                let role: Role
+                let identity: String?
+                do {
+                    let reader = try TourValueReader(TourValue(jsonUTF8: body.readableBytesView), as: "role")
+                    guard let given = Role(rawValue: try reader.string("role")) else {
+                        throw APIError.invalid("")
+                    }
+                    role = given
+                    identity = try reader.optionalString("identity")
+                    if let identity, identity.isEmpty || identity.count > 320 { throw APIError.invalid("") }
+                } catch {
+                    throw APIError.invalid(
+                        "the body is {\"role\": one of \(Role.names), \"identity\": the identity provider's claim, optional}"
+                    )
+                }
+                // Who signs in as a person is theirs and their operators' to say: an owner sets the
+                // identity only of someone who holds roles in this app alone.
+                let people = controlPlane.people
+                if let identity, let existing = try await (people.person(name)),
+                    existing.identity != identity,
+                    existing.roles.keys.contains(where: { $0 != .app(app) })
+                {
+                    throw APIError(
+                        status: .forbidden, code: "forbidden",
+                        message:
+                            "\(name) holds roles outside \(app); only an operator changes their identity (onboarding-server people add)"
+                    )
+                }
+                return try await idempotent(request, body: body, caller: actor.caller) {
+                    let now = Date().timeIntervalSince1970
+                    let (person, credential) = try await controlPlane.people.grant(
+                        role, in: .app(app), to: name, identity: identity, days: PeopleStore.defaultDays,
+                        by: actor, now: now)
+                    var answer = person.summary(now: Date(), shownTo: actor).objectValue ?? [:]
+                    // Shown once: kept for a retry only sealed (``Idempotency``).
+                    if let credential {
+                        answer["credential"] = .string(await controlPlane.tokens.sign(credential.claims))
+                    }
+                    return try Self.written(.object(answer), status: credential == nil ? .ok : .created)
+                }
+            }
+        }
+        owners.delete("/v1/apps/:app/people/:person") { request, context in
+            await answer {
+                let app = try Self.name(context, "app")
+                let name = try Self.name(context, "person")
+                let actor = try context.actor()
+                return try await idempotent(request, caller: actor.caller) {
+                    let removed = try await controlPlane.people.remove(
+                        name, from: .app(app), by: actor, now: Date().timeIntervalSince1970)
+                    guard let removed, removed.roles[.app(app)] != nil else {
+                        throw APIError(
+                            status: .notFound, code: "not_found", message: "\(name) holds no role in \(app)")
+                    }
+                    return try Self.written(
+                        ["person": .string(name), "removedFrom": .string(app)] as TourValue)
+                }
+            }
+        }
+        requiring(.owner, to: "ending sessions", in: router).post("/v1/apps/:app/people/:person/end-sessions")
+        {
+            request, context in
+            await answer {
+                let app = try Self.name(context, "app")
+                let name = try Self.name(context, "person")
+                let actor = try context.actor()
+                return try await idempotent(request, caller: actor.caller) {
+                    let ended = try await Self.endSessions(
+                        of: name, app: app, by: actor, people: controlPlane.people)
+                    return try Self.written(
+                        ["person": .string(name), "sessionsEnded": .int(ended)] as TourValue)
+                }
+            }
+        }
+    }
+
+    /// Ends `name`'s sessions for an owner of `app`. Sessions are a person's, across apps, so an
+    /// owner ends only those of people whose every role is in apps they own; an operator, anyone's.
+    package static func endSessions(of name: String, app: String, by actor: Actor, people: PeopleStore)
+        async throws
+        -> Int
+    {
+        guard let person = try await (people.person(name)), person.role(in: app) != nil else {
+            throw APIError(status: .notFound, code: "not_found", message: "\(name) holds no role in \(app)")
+        }
+        let beyond = person.roles.keys.filter { !actor.may(.owner, in: $0.app) }
+        guard beyond.isEmpty else {
+            throw APIError(
+                status: .forbidden, code: "forbidden",
+                message:
+                    "\(name) also holds roles in \(beyond.map(\.description).sorted().joined(separator: ", ")); only an owner of those, or an operator, ends their sessions"
+            )
+        }
+        return try await
+            (people.endSessions(of: name, app: app, by: actor, now: Date().timeIntervalSince1970))
+    }
+}
+
+extension Person {
+    /// What lists show of a person: never a credential's text (the server does not have it); of an
+    /// operator, to someone who is not one, only their name and role.
+    func summary(now: Date, shownTo viewer: Actor) -> TourValue {
+        if let everyApp = roles[.everyApp], viewer.person?.isOperator != true {
+            return .members(["name": .string(name), "roles": .object(["*": .string(everyApp.rawValue)])])
+        }
+        return .members([
+            "name": .string(name), "identity": identity.map(TourValue.string),
+            "roles": .object(
+                Dictionary(
+                    uniqueKeysWithValues: roles.map { ($0.key.stored, TourValue.string($0.value.rawValue)) })),
+            "credentials": .list(
+                credentials.map { credential in
+                    .members([
+                        "id": .string(credential.id), "createdAt": .double(credential.createdAt),
+                        "expiresAt": .double(credential.expiresAt),
+                        "revokedAt": credential.revokedAt.map(TourValue.double),
+                        "live": .bool(
+                            credential.revokedAt == nil && credential.expiresAt > now.timeIntervalSince1970),
+                    ])
+                }),
+        ])
+    }
+}

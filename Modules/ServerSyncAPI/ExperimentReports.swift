@@ -1,0 +1,86 @@
+import CatalogDocuments
+import Foundation
+import Logging
+import PostgresNIO
+import ServerControlPlane
+import ServerDatabase
+import ServerKit
+import ServerPublishing
+import TourCodec
+import TourCore
+
+/// `GET /v1/apps/{app}/report?by=variant`: every experiment the app's devices assigned, counted
+/// from the aggregates of the pushed facts (distinct subjects per variant), with each experiment's
+/// control and goal from the newest catalog document this server holds that declares it.
+extension AccountStore {
+    public func experimentReports(app: String, catalogs: CatalogStore) async throws -> ExperimentReports {
+        let (counts, flows, order) = try await reads.read(within: ReadOnlyDatabase.reportDeadline) {
+            connection, logger in
+            var counts: [String: [String: ExperimentReport.Counts]] = [:]
+            var flows: [String: String] = [:]
+            var order: [String] = []
+            // The aggregates the pushes keep (`InsightsSchema`): each subject counted once per
+            // variant and milestone; steps are those entered after the assignment, on its device.
+            let arms = try await connection.query(
+                """
+                SELECT experiment, min(flow), variant, milestone, step, min(step_index), sum(subjects)::bigint
+                FROM insight_arm_counts WHERE app = \(app)
+                GROUP BY experiment, variant, milestone, step ORDER BY 1, 3, 6, 5
+                """, logger: logger)
+            for try await (experiment, flow, variant, milestone, step, _, subjects) in arms.decode(
+                (String, String, String, String, String, Int64, Int64).self)
+            {
+                if !order.contains(experiment) { order.append(experiment) }
+                flows[experiment] = flows[experiment] ?? flow
+                var tally = counts[experiment, default: [:]][variant, default: ExperimentReport.Counts()]
+                switch milestone {
+                case "assigned": tally.assigned = Int(subjects)
+                case "exposed": tally.exposed = Int(subjects)
+                case "goalReached": tally.goalReached = Int(subjects)
+                default: tally.steps.append((step, Int(subjects)))
+                }
+                counts[experiment, default: [:]][variant] = tally
+            }
+            return (counts, flows, order)
+        }
+        // Each experiment as the newest document declaring it says (published or compiled).
+        var declared: [String: (flow: FlowDefinition, experiment: Experiment)] = [:]
+        for entry in try await catalogs.all(app: app).reversed() where entry.withdrawnAt == nil {
+            guard let document = try? CatalogDocument(text: entry.document) else { continue }
+            for (flow, experiment) in document.catalog.experiments where declared[experiment.id] == nil {
+                declared[experiment.id] = (flow, experiment)
+            }
+        }
+        return ExperimentReports(
+            app: app,
+            experiments: order.map { id in
+                var byVariant = counts[id] ?? [:]
+                if let flow = declared[id]?.flow {
+                    // Steps in the flow's order, then steps it no longer has.
+                    let current = flow.steps.map(\.id.rawValue)
+                    byVariant = byVariant.mapValues { tally in
+                        var tally = tally
+                        tally.steps.sort { a, b in
+                            (current.firstIndex(of: a.step) ?? Int.max, a.step) < (
+                                current.firstIndex(of: b.step) ?? Int.max, b.step
+                            )
+                        }
+                        return tally
+                    }
+                }
+                return ExperimentReport(
+                    experiment: id, flow: declared[id]?.flow.id.rawValue ?? flows[id] ?? "",
+                    declared: declared[id]?.experiment, counts: byVariant)
+            })
+    }
+}
+
+/// The body of `GET /v1/apps/{app}/report?by=variant`.
+public struct ExperimentReports: Equatable, Sendable, TourValueEncodable {
+    public var app: String
+    public var experiments: [ExperimentReport]
+
+    public var tourValue: TourValue {
+        ["app": .string(app), "experiments": .list(experiments.map(\.tourValue))]
+    }
+}
