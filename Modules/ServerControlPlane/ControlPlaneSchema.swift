@@ -3,8 +3,8 @@ import ServerKit
 /// credentials (revocable one by one), dashboard sessions that name their person, the audit trail
 /// (append-only: a trigger refuses UPDATE, DELETE and TRUNCATE, whoever asks), the public keys that
 /// may sign an app's publications, and the signatures stored with each publication.
-enum ControlPlaneSchema {
-    static let v9: [String] = [
+package enum ControlPlaneSchema {
+    package static let v9: [String] = [
         """
         CREATE TABLE people (
             name TEXT PRIMARY KEY,

@@ -22,6 +22,13 @@ public final class RateLimiter: Sendable {
         public var personBurst: Double
         public var personRefill: Double
 
+        public init(sourceBurst: Double, sourceRefill: Double, personBurst: Double, personRefill: Double) {
+            self.sourceBurst = sourceBurst
+            self.sourceRefill = sourceRefill
+            self.personBurst = personBurst
+            self.personRefill = personRefill
+        }
+
         /// 20 failures, then one per 3 s, per source; 10 failures, then one per 30 s, per person.
         public static let standard = Limits(
             sourceBurst: 20, sourceRefill: 3, personBurst: 10, personRefill: 30)

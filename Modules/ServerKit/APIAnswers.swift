@@ -30,6 +30,34 @@ package struct APIError: Error {
     }
 }
 
+extension APIError {
+    /// A 503 that says what happened and whether anything may have been stored.
+    package static func unavailable(_ error: DatabaseUnavailable) -> APIError {
+        let what: String
+        switch error.reason {
+        case .waitedForWriter: what = "every writer was busy for the push's whole wait; nothing was stored"
+        case .waitedForConnection: what = "the database gave no connection in time; nothing was done"
+        case .noConnection: what = "the database cannot be reached; nothing was done"
+        case .rolledBack:
+            what = "the database cancelled the request (a lock or a timeout held it); nothing was stored"
+        case .connectionLost:
+            what =
+                "the database connection was lost while it ran; it may have been stored, and sending it again is safe"
+        case .deadline:
+            what =
+                error.operation == .push
+                ? "the database did not answer in time; the push may have been stored, and sending it again is safe"
+                : "the database did not answer in time"
+        case .commitUnconfirmed:
+            what = "the database did not confirm the commit in time; it may have been applied"
+        case .shuttingDown: what = "this server is stopping"
+        default: what = "the database does not answer"
+        }
+        return APIError(
+            status: .serviceUnavailable, code: "unavailable", message: "\(what); try again", retryAfter: 1)
+    }
+}
+
 /// A push the queue sheds: it arrived when the queue was full (``APIAnswering/overloaded``).
 public struct Overloaded: Error {
     public init() {}
@@ -62,7 +90,7 @@ extension APIAnswering {
         } catch let error where DatabaseUnavailable.covers(error) {
             let unavailable = DatabaseUnavailable.from(error, operation: .read)
             RequestOutcome.record(code: "unavailable", cause: unavailable.description)
-            return Self.error(Self.unavailable(unavailable))
+            return Self.error(APIError.unavailable(unavailable))
         } catch is Overloaded {
             RequestOutcome.record(code: "overloaded", cause: "push queue_full")
             return Self.error(Self.overloaded)
@@ -84,32 +112,6 @@ extension APIAnswering {
         APIError(
             status: .serviceUnavailable, code: "overloaded",
             message: "the server is busy and stored nothing; try again", retryAfter: 1)
-    }
-
-    /// A 503 that says what happened and whether anything may have been stored.
-    package static func unavailable(_ error: DatabaseUnavailable) -> APIError {
-        let what: String
-        switch error.reason {
-        case .waitedForWriter: what = "every writer was busy for the push's whole wait; nothing was stored"
-        case .waitedForConnection: what = "the database gave no connection in time; nothing was done"
-        case .noConnection: what = "the database cannot be reached; nothing was done"
-        case .rolledBack:
-            what = "the database cancelled the request (a lock or a timeout held it); nothing was stored"
-        case .connectionLost:
-            what =
-                "the database connection was lost while it ran; it may have been stored, and sending it again is safe"
-        case .deadline:
-            what =
-                error.operation == .push
-                ? "the database did not answer in time; the push may have been stored, and sending it again is safe"
-                : "the database did not answer in time"
-        case .commitUnconfirmed:
-            what = "the database did not confirm the commit in time; it may have been applied"
-        case .shuttingDown: what = "this server is stopping"
-        default: what = "the database does not answer"
-        }
-        return APIError(
-            status: .serviceUnavailable, code: "unavailable", message: "\(what); try again", retryAfter: 1)
     }
 
     /// An answer in its one wire form (TourCodec's JSON, as the devices write theirs).

@@ -26,7 +26,7 @@ package actor CommitProbe: Service {
     private var nextID = 1
     private var closed = false
 
-    init(configuration: PostgresConnection.Configuration, logger: Logger) {
+    package init(configuration: PostgresConnection.Configuration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
     }
@@ -44,7 +44,7 @@ package actor CommitProbe: Service {
     }
 
     /// v23: the probe's one row.
-    static let v23 = ["CREATE TABLE readiness_probe (id int PRIMARY KEY, at timestamptz NOT NULL)"]
+    package static let v23 = ["CREATE TABLE readiness_probe (id int PRIMARY KEY, at timestamptz NOT NULL)"]
 
     private func probe() async -> Bool {
         defer { pending = nil }

@@ -65,7 +65,7 @@ package final class InsightsFreshness: Service, Sendable {
 
     /// `listen` connects to the primary; `replica`, when the figures are read there (its reads fall
     /// back to the primary while it does not answer: ``ReadOnlyDatabase/fallback``).
-    init(
+    package init(
         listen: PostgresConnection.Configuration, replica: ReadOnlyDatabase?,
         replicaStandbyOnly: Bool = false, logger: Logger
     ) {

@@ -55,7 +55,7 @@ package enum ServerMetrics {
 
     /// The process's one registry, bootstrapped into swift-metrics on first use (the services may
     /// start again on another database host; the metrics system is bootstrapped once a process).
-    static let registry: PrometheusCollectorRegistry = {
+    package static let registry: PrometheusCollectorRegistry = {
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(DocumentedMetrics(registry: registry, help: help))
         return registry
@@ -63,7 +63,7 @@ package enum ServerMetrics {
 
     /// Makes every counter and gauge of the server's own exist from the start, at 0 (the push
     /// queue's are ``PushMetrics``').
-    static func touch() {
+    package static func touch() {
         _ = registry
         for counter in [signInFailures, publicationsServed, installsEnrolled] { counter.increment(by: 0) }
         Counter(label: "onboarding_insights_catch_up_failures_total").increment(by: 0)
@@ -71,7 +71,7 @@ package enum ServerMetrics {
     }
 
     /// The listener of `/metrics` (a Hummingbird application, run as a service beside the API).
-    static func application(registry: PrometheusCollectorRegistry, host: String, port: Int, logger: Logger)
+    package static func application(registry: PrometheusCollectorRegistry, host: String, port: Int, logger: Logger)
         -> some ApplicationProtocol
     {
         let router = Router()

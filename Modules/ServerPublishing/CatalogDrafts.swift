@@ -53,7 +53,7 @@ public struct CatalogDrafts: Sendable {
     public static let maximumRevisions = 500
 
     /// v18.
-    static let v18 = [
+    package static let v18 = [
         """
         CREATE TABLE catalog_drafts (
             app TEXT NOT NULL,
@@ -71,7 +71,7 @@ public struct CatalogDrafts: Sendable {
     ]
 
     /// v25: a draft's name, one per draft (not per revision): a rename is no revision.
-    static let v25 = [
+    package static let v25 = [
         """
         CREATE TABLE catalog_draft_names (
             app TEXT NOT NULL,

@@ -37,7 +37,7 @@ public struct GuardedRollouts: Sendable {
     /// v24: the guarded rollouts and their looks (no subject is named in either), and an index of
     /// the journeys by flow, version and start: a look reads the journeys of two versions since the
     /// rollout began, not every journey of the flow.
-    static let v24 = [
+    package static let v24 = [
         "CREATE INDEX insight_journeys_by_version ON insight_journeys (app, flow, catalog_version, started_at)",
         """
         CREATE TABLE guarded_rollouts (

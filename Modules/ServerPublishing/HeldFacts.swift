@@ -29,9 +29,9 @@ import TourCodec
 /// lets a step entered after a newly declared experiment's assignment count for its variant.
 /// Admission takes the insights watermark's lock, as erasure does, so an erasure never misses a
 /// fact admitted while it ran.
-enum HeldFacts {
+package enum HeldFacts {
     /// v26: held facts, the plan's generations and the trigger that moves them.
-    static let v26 = [
+    package static let v26 = [
         """
         CREATE TABLE held_facts (
             app TEXT NOT NULL,
@@ -211,7 +211,7 @@ enum HeldFacts {
 /// Every few seconds, the held facts a plan now declares are admitted (``HeldFacts``): the net
 /// under the admission a catalog's store runs at once. Several servers may run it: each admission
 /// takes its app's plan row, and facts admitted are gone for the next.
-struct HeldFactsAdmission: Service {
+package struct HeldFactsAdmission: Service {
     let writes: WritableDatabase
     /// Reads on the primary: what a replica shows may lag the catalog that was just stored.
     let reads: ReadOnlyDatabase
@@ -219,7 +219,15 @@ struct HeldFactsAdmission: Service {
     let interval: Duration
     let logger: Logger
 
-    func run() async throws {
+    package init(writes: WritableDatabase, reads: ReadOnlyDatabase, ready: SchemaReady?, interval: Duration, logger: Logger) {
+        self.writes = writes
+        self.reads = reads
+        self.ready = ready
+        self.interval = interval
+        self.logger = logger
+    }
+
+    package func run() async throws {
         await cancelWhenGracefulShutdown {
             await ready?.wait()
             while !Task.isCancelled {

@@ -20,7 +20,7 @@ import TourCore
 /// loses its connection (a failover), PostgreSQL frees the lock and the next to try takes it. It
 /// reads the evidence and acts on that connection only: the primary (a host in recovery is left
 /// at once), never a replica's copy that may be behind.
-struct RolloutGuard: Service {
+package struct RolloutGuard: Service {
     /// An arbitrary constant: the lock the leading server holds.
     static let lockID: Int64 = 0x0B0A_6A7D
     /// A look (every rollout's evidence read and acted on) abandoned past this, and the connection
@@ -31,6 +31,13 @@ struct RolloutGuard: Service {
     let interval: Duration
     let ready: SchemaReady
     let logger: Logger
+
+    package init(configuration: PostgresConnection.Configuration, interval: Duration, ready: SchemaReady, logger: Logger) {
+        self.configuration = configuration
+        self.interval = interval
+        self.ready = ready
+        self.logger = logger
+    }
     /// Who acts, in the audit trail: the service, and the server it runs on.
     let actor = Actor(
         name: "rollout guard",
@@ -38,7 +45,7 @@ struct RolloutGuard: Service {
             "server \(ProcessInfo.processInfo.hostName) (pid \(ProcessInfo.processInfo.processIdentifier))",
         person: nil)
 
-    func run() async throws {
+    package func run() async throws {
         await cancelWhenGracefulShutdown {
             await ready.wait()
             while !Task.isCancelled {

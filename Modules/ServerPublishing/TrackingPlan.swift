@@ -54,7 +54,7 @@ public struct TrackingPlan: Sendable, Equatable {
 
     /// v12: facts no catalog of the app declares, one row per (app, flow, step, kind, subject,
     /// device) with when it was first and last seen and how many came.
-    static let v12 = [
+    package static let v12 = [
         """
         CREATE TABLE unplanned_facts (
             app TEXT NOT NULL,

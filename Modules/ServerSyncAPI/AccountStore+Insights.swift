@@ -7,7 +7,7 @@ import ServerPublishing
 
 extension AccountStore {
     /// The insights aggregates' counting on this store's PostgreSQL.
-    var insightsCounting: InsightsCounting { InsightsCounting(client: client, logger: logger) }
+    package var insightsCounting: InsightsCounting { InsightsCounting(client: client, logger: logger) }
 
     /// Counts every push committed since the last run (``InsightsCounting/catchUp()``).
     @discardableResult

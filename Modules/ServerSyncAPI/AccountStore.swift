@@ -22,7 +22,7 @@ public struct AccountStore: Sendable {
     public let reads: ReadOnlyDatabase
     let logger: Logger
     /// Group commit of pushes, when the store was made with `batchingPushes`.
-    let batcher: PushBatcher?
+    package let batcher: PushBatcher?
     /// The apps that share the display budget (``sharesBudget(app:)``); nil: the registered apps.
     public var budgetFamily: Set<String>?
     /// Each app's tracking plan, from its catalogs: facts outside it are kept apart.

@@ -24,7 +24,7 @@ import TourCodec
 /// with them). The audit row names the subject only by a hash.
 public enum Erasure {
     /// v13: the indexes erasure reads by (each a lookup by subject, whatever the number of subjects).
-    static let v13 = [
+    package static let v13 = [
         "CREATE INDEX insight_firsts_by_subject ON insight_firsts (app, subject)",
         "CREATE INDEX insight_arm_firsts_by_subject ON insight_arm_firsts (app, subject)",
         "CREATE INDEX unplanned_facts_by_account ON unplanned_facts (app, account)",

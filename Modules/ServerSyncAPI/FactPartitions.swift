@@ -10,7 +10,7 @@ import ServerPublishing
 /// Why: both tables grow with every event, and vacuum, backups and retention then work a
 /// partition at a time instead of one table of everything (Docs/Operating.md, "Past one machine").
 /// Retention (`FactRetention`) deletes in bounded batches through each partition's `xact` index.
-enum FactPartitions {
+package enum FactPartitions {
     static let count = 8
 
     static func partitions(of table: String) -> [String] {
@@ -19,7 +19,7 @@ enum FactPartitions {
         }
     }
 
-    static let v19: [String] =
+    package static let v19: [String] =
         [
             // The old tables step aside (their names and their indexes' names), rows and all.
             "ALTER TABLE facts DROP CONSTRAINT facts_app_account_device_seq_fkey",

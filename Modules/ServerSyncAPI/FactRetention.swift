@@ -26,7 +26,7 @@ public struct FactRetention: Sendable {
     }
 
     /// v14: the watermark.
-    static let v14 = [
+    package static let v14 = [
         """
         CREATE TABLE fact_retention (
             singleton BOOLEAN PRIMARY KEY DEFAULT true CHECK (singleton),
@@ -96,12 +96,18 @@ public struct FactRetention: Sendable {
 
 /// `serve --retain-facts DAYS`: the retention every minute while the server runs (several
 /// processes queue on the watermark's row). Stops at graceful shutdown.
-struct FactRetentionJob: Service {
+package struct FactRetentionJob: Service {
     let retention: FactRetention
     let days: Int
     let logger: Logger
 
-    func run() async throws {
+    package init(retention: FactRetention, days: Int, logger: Logger) {
+        self.retention = retention
+        self.days = days
+        self.logger = logger
+    }
+
+    package func run() async throws {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 do {

@@ -31,7 +31,7 @@ public struct FlowArchive: Sendable {
     }
 
     /// v15.
-    static let v15 = [
+    package static let v15 = [
         """
         CREATE TABLE archived_flows (
             app TEXT NOT NULL,

@@ -34,7 +34,7 @@ public enum Installs {
 
     /// v11: the apps' enrollment keys (several live at once, so a key rotates with overlap) and the
     /// installs enrolled.
-    static let v11 = [
+    package static let v11 = [
         """
         CREATE TABLE enrollment_keys (
             app TEXT NOT NULL,

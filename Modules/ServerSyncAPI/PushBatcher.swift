@@ -24,7 +24,7 @@ import TourCore
 /// leases connections, runs statements, resumes the callers and runs the one timer. So the
 /// machine's promises are this class's: every push answered once, by its deadline, 200 only when
 /// committed, no writer kept by a write that does not end.
-final class PushBatcher: Sendable {
+package final class PushBatcher: Sendable {
     private typealias PushID = PushQueue.PushID
     private typealias BatchID = PushQueue.BatchID
 
@@ -363,10 +363,14 @@ private final class Arrival: Sendable {
 /// The push queue's part in the server's lifecycle: at graceful shutdown (after the HTTP server
 /// stopped taking requests, before the pools close) queued pushes are answered and batches being
 /// written end by their deadline; the service returns once none holds a writer.
-struct PushQueueService: Service {
+package struct PushQueueService: Service {
     let batcher: PushBatcher
 
-    func run() async throws {
+    package init(batcher: PushBatcher) {
+        self.batcher = batcher
+    }
+
+    package func run() async throws {
         try? await gracefulShutdown()
         await batcher.shutdown()
     }

@@ -6,7 +6,7 @@ import ServerPublishing
 import ServerPushQueue
 
 /// The push queue's numbers (Docs/Operating.md, "Metrics").
-enum PushMetrics {
+package enum PushMetrics {
     /// Pushes answered, by outcome: `committed`, or the reason they were not
     /// (``PushQueue/Reason``), `refused`, `failed`, `cancelled`.
     static func answered(_ answer: PushQueue.Answer, waited: Duration) {
@@ -43,7 +43,7 @@ enum PushMetrics {
     static let writersBusy = Recorder(label: "onboarding_push_writers_busy", aggregate: false)
 
     /// Makes every series exist at 0 from the start (a dashboard finds it before the first event).
-    static func touch() {
+    package static func touch() {
         for counter in [committed, refused, failed, cancelled, abandoned] + Array(shed.values) {
             counter.increment(by: 0)
         }

@@ -16,12 +16,12 @@ import ServerTokens
 /// granted); an erasure or a sign-out takes it exclusive before it changes anything. A push that
 /// got the lock first commits before the erasure reads what to delete; one that came after sees
 /// the cut-off and stores nothing (401).
-enum SubjectFence {
+package enum SubjectFence {
     /// A seed of the lock's key, so the subjects' keys stay apart from other advisory locks'.
     static let seed: Int64 = 0x5EB_1EC7
 
     /// v21: the function every push statement calls once per subject it writes.
-    static let v21 = [
+    package static let v21 = [
         """
         CREATE OR REPLACE FUNCTION push_fence(p_app text, p_account text, p_issued_at float8) RETURNS boolean
         LANGUAGE plpgsql VOLATILE AS $$
@@ -38,7 +38,7 @@ enum SubjectFence {
     /// (``TokenSigner/subjectPseudonyms(app:subject:)``), never its id: the fence locks on the id
     /// (a lock keeps nothing) and reads the cut-off under any of `p_names`, the pseudonyms under
     /// each key of the ring, separated by commas.
-    static let v22 = [
+    package static let v22 = [
         """
         CREATE OR REPLACE FUNCTION push_fence(p_app text, p_account text, p_names text, p_issued_at float8) RETURNS boolean
         LANGUAGE plpgsql VOLATILE AS $$

@@ -77,7 +77,7 @@ extension Dashboard {
                 let message = try await formWrite(fields, caller: actor.caller) {
                     let ended: Int
                     do {
-                        ended = try await Routes.endSessions(of: name, app: app, by: actor, people: people)
+                        ended = try await ControlPlaneRoutes.endSessions(of: name, app: app, by: actor, people: people)
                     } catch let error as APIError {
                         throw DashboardError(error.status, error.message)
                     }
@@ -220,7 +220,7 @@ extension Dashboard {
         }
         var filter: AuditLog.Filter
         do {
-            filter = try Routes.auditFilter(request, app: app)
+            filter = try ControlPlaneRoutes.auditFilter(request, app: app)
         } catch let error as APIError {
             throw DashboardError(.badRequest, error.message)
         }

@@ -182,7 +182,7 @@ struct Dashboard: Sendable {
             RequestOutcome.record(code: "unavailable", cause: unavailable.description)
             var response = Self.html(
                 Self.messagePage(
-                    "Unavailable", Routes.unavailable(unavailable).message.capitalizedFirst + "."),
+                    "Unavailable", APIError.unavailable(unavailable).message.capitalizedFirst + "."),
                 status: .serviceUnavailable)
             response.headers[.retryAfter] = "1"
             return response
