@@ -360,11 +360,14 @@ public enum OnboardingServer {
         if let replica { sync.reports = AccountStore(client: client, reads: replica, logger: logger) }
         sync.addPublicRoutes(to: router)
         let authenticated = router.group()
-            .add(middleware: APIAuthentication(controlPlane: controlPlane, identityProvider: identityProvider))
+            .add(
+                middleware: APIAuthentication(controlPlane: controlPlane, identityProvider: identityProvider)
+            )
             .group(context: AuthenticatedRequestContext.self)
         sync.add(to: authenticated)
         CatalogRoutes(
-            catalogs: catalogs, controlPlane: controlPlane, publicationMaxAge: configuration.publicationMaxAge,
+            catalogs: catalogs, controlPlane: controlPlane,
+            publicationMaxAge: configuration.publicationMaxAge,
             logger: logger
         ).add(to: authenticated)
         ControlPlaneRoutes(controlPlane: controlPlane).add(to: authenticated)

@@ -213,7 +213,6 @@ extension AuthorisedRoutes {
         try Self.staff(request, context, app: app, role: role, to: what, controlPlane: controlPlane)
     }
 
-
     /// A token issued before its account signed out everywhere (or was erased).
     package static var revoked: APIError {
         APIError(

@@ -41,7 +41,9 @@ public struct PublicationKeyStore: Sendable {
         }
     }
 
-    package static func all(app: String, on connection: PostgresConnection, logger: Logger) async throws -> [Stored] {
+    package static func all(app: String, on connection: PostgresConnection, logger: Logger) async throws
+        -> [Stored]
+    {
         let rows = try await connection.query(
             """
             SELECT public_key, registered_at, registered_by, retired_at FROM publication_keys

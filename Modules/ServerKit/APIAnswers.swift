@@ -115,7 +115,9 @@ extension APIAnswering {
     }
 
     /// An answer in its one wire form (TourCodec's JSON, as the devices write theirs).
-    package static func json(_ value: some TourValueRepresentable, status: HTTPResponse.Status = .ok) -> Response {
+    package static func json(_ value: some TourValueRepresentable, status: HTTPResponse.Status = .ok)
+        -> Response
+    {
         json(value.tourValue, status: status)
     }
 

@@ -57,7 +57,8 @@ package protocol IdempotentWrites: APIAnswering {
 
 extension IdempotentWrites {
     /// A JSON answer to keep (``WrittenAnswer``).
-    package static func written(_ value: TourValue, status: HTTPResponse.Status = .ok) throws -> WrittenAnswer {
+    package static func written(_ value: TourValue, status: HTTPResponse.Status = .ok) throws -> WrittenAnswer
+    {
         WrittenAnswer(status: status, contentType: "application/json", body: try value.jsonUTF8())
     }
 
@@ -90,7 +91,9 @@ extension IdempotentWrites {
 
     /// The request's idempotency, when it carries a key: its caller's pseudonym, the key, and a
     /// hash of its method, path and body.
-    package static func idempotency(_ request: Request, body: ByteBuffer?, caller: String, tokens: TokenSigner) throws
+    package static func idempotency(
+        _ request: Request, body: ByteBuffer?, caller: String, tokens: TokenSigner
+    ) throws
         -> Idempotency?
     {
         guard let key = request.headers[.idempotencyKey] else { return nil }

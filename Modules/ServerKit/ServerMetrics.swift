@@ -71,7 +71,9 @@ package enum ServerMetrics {
     }
 
     /// The listener of `/metrics` (a Hummingbird application, run as a service beside the API).
-    package static func application(registry: PrometheusCollectorRegistry, host: String, port: Int, logger: Logger)
+    package static func application(
+        registry: PrometheusCollectorRegistry, host: String, port: Int, logger: Logger
+    )
         -> some ApplicationProtocol
     {
         let router = Router()

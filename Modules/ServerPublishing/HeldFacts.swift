@@ -219,7 +219,10 @@ package struct HeldFactsAdmission: Service {
     let interval: Duration
     let logger: Logger
 
-    package init(writes: WritableDatabase, reads: ReadOnlyDatabase, ready: SchemaReady?, interval: Duration, logger: Logger) {
+    package init(
+        writes: WritableDatabase, reads: ReadOnlyDatabase, ready: SchemaReady?, interval: Duration,
+        logger: Logger
+    ) {
         self.writes = writes
         self.reads = reads
         self.ready = ready

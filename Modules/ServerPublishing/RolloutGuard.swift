@@ -32,7 +32,10 @@ package struct RolloutGuard: Service {
     let ready: SchemaReady
     let logger: Logger
 
-    package init(configuration: PostgresConnection.Configuration, interval: Duration, ready: SchemaReady, logger: Logger) {
+    package init(
+        configuration: PostgresConnection.Configuration, interval: Duration, ready: SchemaReady,
+        logger: Logger
+    ) {
         self.configuration = configuration
         self.interval = interval
         self.ready = ready

@@ -46,7 +46,8 @@ package struct SyncRoutes: AuthorisedRoutes {
     package var writes: WritableDatabase { store.writes }
 
     package init(
-        store: AccountStore, catalogs: CatalogStore, controlPlane: ControlPlane, enrollmentStore: EnrollmentStore,
+        store: AccountStore, catalogs: CatalogStore, controlPlane: ControlPlane,
+        enrollmentStore: EnrollmentStore,
         enrollments: RateLimiter, logger: Logger
     ) {
         self.store = store

@@ -10,7 +10,6 @@ import ServerPublishing
 import TourCodec
 import TourCore
 
-
 /// Each app's plan, read from its catalogs and kept in this process: looked at again at most every
 /// five seconds (one cheap query: the count and newest time of the app's catalogs), and **always**
 /// before a fact outside the held plan is set apart: a device runs a new flow or experiment only

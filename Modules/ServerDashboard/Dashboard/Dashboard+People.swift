@@ -77,7 +77,8 @@ extension Dashboard {
                 let message = try await formWrite(fields, caller: actor.caller) {
                     let ended: Int
                     do {
-                        ended = try await ControlPlaneRoutes.endSessions(of: name, app: app, by: actor, people: people)
+                        ended = try await ControlPlaneRoutes.endSessions(
+                            of: name, app: app, by: actor, people: people)
                     } catch let error as APIError {
                         throw DashboardError(error.status, error.message)
                     }
