@@ -1,10 +1,8 @@
 import Foundation
 import Logging
 import PostgresNIO
-import ServerControlPlane
 import ServerDatabase
 import ServerKit
-import ServerPublishing
 import ServerSyncAPI
 import ServiceLifecycle
 

@@ -1,8 +1,4 @@
 import Foundation
-import ServerControlPlane
-import ServerKit
-import ServerPublishing
-import ServerSyncAPI
 
 /// How people sign in to the dashboard through an OpenID Connect provider (Docs/Security.md).
 public struct OIDCConfiguration: Sendable {

@@ -1,8 +1,6 @@
 import Foundation
 import PostgresNIO
-import ServerControlPlane
 import ServerKit
-import ServerPublishing
 import ServerSyncAPI
 import ServerTokens
 

@@ -1,10 +1,7 @@
 import Dispatch
 import Logging
-import ServerControlPlane
 import ServerDatabase
 import ServerKit
-import ServerPublishing
-import ServerSyncAPI
 import ServiceLifecycle
 import Synchronization
 

@@ -6,10 +6,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import OnboardingServer
-import ServerControlPlane
-import ServerKit
 import ServerPublishing
-import ServerSyncAPI
 import TourCodec
 import TourCore
 

@@ -2,9 +2,6 @@ import AccountSync
 import ArgumentParser
 import Foundation
 import OnboardingServer
-import ServerControlPlane
-import ServerKit
-import ServerPublishing
 import ServerSyncAPI
 import TourCodec
 

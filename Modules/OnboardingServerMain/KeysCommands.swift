@@ -4,9 +4,6 @@ import CatalogDocuments
 import Foundation
 import OnboardingServer
 import ServerControlPlane
-import ServerKit
-import ServerPublishing
-import ServerSyncAPI
 import TourCodec
 import TourCore
 

@@ -4,9 +4,6 @@ import Foundation
 import InsightsPages
 import OnboardingServer
 import ServerControlPlane
-import ServerKit
-import ServerPublishing
-import ServerSyncAPI
 import TourCodec
 
 /// `people`: the control plane's people, for an operator at the database (Docs/Security.md).

@@ -1,8 +1,3 @@
-import ServerControlPlane
-import ServerKit
-import ServerPublishing
-import ServerSyncAPI
-
 /// A command refused for what is true of the world (a file, a key, the environment, the
 /// database), not for how it was typed: one line on standard error and exit status 1, without the
 /// usage text swift-argument-parser prints after a `ValidationError` (status 64), which would say

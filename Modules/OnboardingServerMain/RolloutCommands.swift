@@ -2,10 +2,7 @@ import AccountSync
 import ArgumentParser
 import Foundation
 import OnboardingServer
-import ServerControlPlane
-import ServerKit
 import ServerPublishing
-import ServerSyncAPI
 import TourCodec
 import TourCore
 

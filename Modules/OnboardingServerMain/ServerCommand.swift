@@ -7,8 +7,6 @@ import PostgresNIO
 import ServerControlPlane
 import ServerDashboard
 import ServerDatabase
-import ServerKit
-import ServerPublishing
 import ServerSyncAPI
 import ServerTokens
 import TourCore

@@ -4,11 +4,7 @@ import Foundation
 import Logging
 import OnboardingServer
 import PostgresNIO
-import ServerControlPlane
 import ServerDatabase
-import ServerKit
-import ServerPublishing
-import ServerSyncAPI
 import ServerTokens
 
 #if canImport(Glibc)

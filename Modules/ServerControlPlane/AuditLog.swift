@@ -3,7 +3,6 @@ import Foundation
 import Logging
 import PostgresNIO
 import ServerDatabase
-import ServerKit
 import TourCodec
 
 /// The control plane's audit trail (Docs/Security.md): one row per act, who, when, from where,

@@ -1,5 +1,3 @@
-import ServerKit
-
 /// Migration `v9-control-plane` (Docs/Security.md): named people with roles per app, their
 /// credentials (revocable one by one), dashboard sessions that name their person, the audit trail
 /// (append-only: a trigger refuses UPDATE, DELETE and TRUNCATE, whoever asks), the public keys that

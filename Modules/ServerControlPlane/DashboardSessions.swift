@@ -3,7 +3,6 @@ import Foundation
 import Logging
 import PostgresNIO
 import ServerDatabase
-import ServerKit
 import TourCodec
 
 /// The dashboard's sign-in sessions (migrations `v5-dashboard-sessions`, `v9-control-plane`). The

@@ -1,7 +1,6 @@
 import Logging
 import PostgresNIO
 import ServerDatabase
-import ServerKit
 
 /// Reading people: one by name or by their identity provider's subject, everyone of an app, and
 /// the person a live credential opens.

@@ -4,7 +4,6 @@ import Foundation
 import Logging
 import PostgresNIO
 import ServerDatabase
-import ServerKit
 import ServerTokens
 import TourCodec
 

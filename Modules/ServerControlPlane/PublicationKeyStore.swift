@@ -3,7 +3,6 @@ import Foundation
 import Logging
 import PostgresNIO
 import ServerDatabase
-import ServerKit
 import TourCodec
 
 /// The public keys whose signatures the server accepts on an app's publications (Docs/Security.md).

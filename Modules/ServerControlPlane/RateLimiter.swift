@@ -1,5 +1,4 @@
 import Foundation
-import ServerKit
 import Synchronization
 
 /// Limits failed sign-ins and failed tokens (Docs/Security.md, "Rate limits"): token buckets kept

@@ -2,9 +2,6 @@ import Hummingbird
 import OnboardingServer
 import ServerControlPlane
 import ServerInsights
-import ServerKit
-import ServerPublishing
-import ServerSyncAPI
 
 /// The dashboard and its studio as a feature of the server (``ServerFeature``): `/dashboard` and
 /// everything under it, on the server's stores, its control plane and the insights' reads.

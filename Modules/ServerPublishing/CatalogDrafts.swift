@@ -3,7 +3,6 @@ import Logging
 import PostgresNIO
 import ServerControlPlane
 import ServerDatabase
-import ServerKit
 import TourCodec
 
 /// The studio's drafts: a catalog document being edited in the dashboard before it is

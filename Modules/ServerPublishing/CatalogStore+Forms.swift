@@ -4,9 +4,7 @@ import Crypto
 import Foundation
 import Logging
 import PostgresNIO
-import ServerControlPlane
 import ServerDatabase
-import ServerKit
 import TourCodec
 import TourCore
 

@@ -6,7 +6,6 @@ import Logging
 import PostgresNIO
 import ServerControlPlane
 import ServerDatabase
-import ServerKit
 import TourCodec
 import TourCore
 

@@ -3,7 +3,6 @@ import Logging
 import PostgresNIO
 import ServerControlPlane
 import ServerDatabase
-import ServerKit
 import TourCodec
 import TourCore
 

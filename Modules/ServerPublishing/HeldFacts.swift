@@ -1,6 +1,5 @@
 import Logging
 import PostgresNIO
-import ServerControlPlane
 import ServerDatabase
 import ServerKit
 import ServiceLifecycle

@@ -3,9 +3,7 @@ import CatalogDocuments
 import Foundation
 import Logging
 import PostgresNIO
-import ServerControlPlane
 import ServerDatabase
-import ServerKit
 import TourCodec
 import TourCore
 

@@ -2,10 +2,7 @@ import AccountSync
 import Foundation
 import Logging
 import PostgresNIO
-import ServerControlPlane
 import ServerDatabase
-import ServerKit
-import ServerPublishing
 import TourCore
 
 /// The display budget across an account's devices (Docs/DisplayBudget.md): each device's

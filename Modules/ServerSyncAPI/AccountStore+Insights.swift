@@ -1,9 +1,7 @@
 import PostgresNIO
-import ServerControlPlane
 import ServerDatabase
 import ServerInsights
 import ServerKit
-import ServerPublishing
 
 extension AccountStore {
     /// The insights aggregates' counting on this store's PostgreSQL.

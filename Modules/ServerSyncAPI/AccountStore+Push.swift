@@ -1,8 +1,6 @@
 import AccountSync
 import Logging
 import PostgresNIO
-import ServerControlPlane
-import ServerKit
 import ServerPublishing
 import ServerTokens
 import TourCodec

@@ -6,7 +6,6 @@ import ServerControlPlane
 import ServerDatabase
 import ServerInsights
 import ServerKit
-import ServerPublishing
 import ServerTokens
 import TourCodec
 import TourCore

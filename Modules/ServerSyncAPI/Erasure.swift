@@ -8,7 +8,6 @@ import ServerControlPlane
 import ServerDatabase
 import ServerInsights
 import ServerKit
-import ServerPublishing
 import ServerTokens
 import TourCodec
 

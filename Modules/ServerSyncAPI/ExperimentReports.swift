@@ -2,9 +2,7 @@ import CatalogDocuments
 import Foundation
 import Logging
 import PostgresNIO
-import ServerControlPlane
 import ServerDatabase
-import ServerKit
 import ServerPublishing
 import TourCodec
 import TourCore

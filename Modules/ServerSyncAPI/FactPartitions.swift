@@ -1,7 +1,3 @@
-import ServerControlPlane
-import ServerKit
-import ServerPublishing
-
 /// Migration `v19-partitioned-facts`: `pushes` and `facts` partitioned by
 /// `HASH (account)`, eight partitions each, migrated in place with every row, key and index as it
 /// was. The keys are unchanged (PostgreSQL requires the partition key in every unique key, and

@@ -1,8 +1,5 @@
 import Logging
 import PostgresNIO
-import ServerControlPlane
-import ServerKit
-import ServerPublishing
 import ServiceLifecycle
 
 /// Retention of facts (Docs/Privacy.md, "Retention"): facts of pushes the server received more than

@@ -5,8 +5,6 @@ import Logging
 import PostgresNIO
 import ServerControlPlane
 import ServerDatabase
-import ServerKit
-import ServerPublishing
 import TourCodec
 
 /// Flows an editor archived (a test flow, one retired long ago): off the dashboard's overview,

@@ -6,7 +6,6 @@ import PostgresNIO
 import ServerControlPlane
 import ServerDatabase
 import ServerKit
-import ServerPublishing
 import ServerTokens
 import TourCodec
 

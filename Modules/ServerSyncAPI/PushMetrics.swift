@@ -1,8 +1,6 @@
 import Metrics
-import ServerControlPlane
 import ServerDatabase
 import ServerKit
-import ServerPublishing
 import ServerPushQueue
 
 /// The push queue's numbers (Docs/Operating.md, "Metrics").

@@ -2,9 +2,7 @@ import AccountSync
 import Dispatch
 import Logging
 import PostgresNIO
-import ServerControlPlane
 import ServerDatabase
-import ServerKit
 import ServerPublishing
 import ServerPushQueue
 import ServiceLifecycle

@@ -1,8 +1,6 @@
 import AccountSync
-import ServerControlPlane
 import ServerDatabase
 import ServerKit
-import ServerPublishing
 import TourCodec
 
 /// Whom a push's experiment facts count for: the credential that pushed them, never what the facts

@@ -1,8 +1,5 @@
 import Logging
 import PostgresNIO
-import ServerControlPlane
-import ServerKit
-import ServerPublishing
 import ServerTokens
 
 /// Once an erasure or a sign-out everywhere commits, no push under its subject commits with a token

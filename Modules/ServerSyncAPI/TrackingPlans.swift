@@ -3,7 +3,6 @@ import CatalogDocuments
 import Foundation
 import Logging
 import PostgresNIO
-import ServerControlPlane
 import ServerDatabase
 import ServerKit
 import ServerPublishing

@@ -5,9 +5,6 @@ import Logging
 import NIOCore
 import OnboardingServer
 import ServerControlPlane
-import ServerKit
-import ServerPublishing
-import ServerSyncAPI
 import ServerTokens
 
 /// Section 8 (issue 47): past one machine on PostgreSQL's own replication. Every figure is measured

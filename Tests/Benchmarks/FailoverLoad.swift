@@ -3,10 +3,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import OnboardingServer
-import ServerControlPlane
 import ServerKit
-import ServerPublishing
-import ServerSyncAPI
 import ServerTokens
 import TourCodec
 

@@ -5,8 +5,6 @@ import NIOCore
 import OnboardingServer
 import PostgresNIO
 import ServerControlPlane
-import ServerKit
-import ServerPublishing
 import ServerSyncAPI
 import ServerTokens
 

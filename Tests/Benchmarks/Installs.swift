@@ -4,9 +4,6 @@ import Foundation
 import Logging
 import NIOCore
 import OnboardingServer
-import ServerControlPlane
-import ServerKit
-import ServerPublishing
 import ServerSyncAPI
 import TourCodec
 

@@ -5,10 +5,6 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import OnboardingServer
-import ServerControlPlane
-import ServerKit
-import ServerPublishing
-import ServerSyncAPI
 import ServerTokens
 import TourCodec
 

@@ -4,9 +4,6 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import OnboardingServer
-import ServerControlPlane
-import ServerKit
-import ServerPublishing
 import ServerSyncAPI
 import ServerTokens
 import TourCodec

@@ -4,9 +4,6 @@ import Logging
 import NIOCore
 import OnboardingServer
 import PostgresNIO
-import ServerControlPlane
-import ServerKit
-import ServerPublishing
 import ServerSyncAPI
 import ServerTokens
 import TourCodec

@@ -3,11 +3,7 @@ import Foundation
 import Logging
 @testable import OnboardingServer
 import PostgresNIO
-@testable import ServerControlPlane
 import ServerDatabase
-@testable import ServerKit
-@testable import ServerPublishing
-@testable import ServerSyncAPI
 import Testing
 import TourCodec
 import TourFixtures

@@ -1,10 +1,6 @@
 import AccountSync
 import Foundation
 import OnboardingServer
-import ServerControlPlane
-import ServerKit
-import ServerPublishing
-import ServerSyncAPI
 import ServerTokens
 import Testing
 import TourCodec

@@ -1,9 +1,5 @@
 import Foundation
 import OnboardingServer
-import ServerControlPlane
-import ServerKit
-import ServerPublishing
-import ServerSyncAPI
 import Testing
 import TourFixtures
 

@@ -1,8 +1,4 @@
 import OnboardingServer
-import ServerControlPlane
-import ServerKit
-import ServerPublishing
-import ServerSyncAPI
 import ServerTokens
 import Testing
 

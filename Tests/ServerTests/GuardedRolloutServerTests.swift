@@ -3,9 +3,6 @@ import CatalogDocuments
 import Foundation
 import OnboardingServer
 import ServerControlPlane
-import ServerKit
-import ServerPublishing
-import ServerSyncAPI
 import ServerTokens
 import Testing
 import TourCodec

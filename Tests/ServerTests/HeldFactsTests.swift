@@ -2,10 +2,7 @@ import AccountSync
 import CatalogDocuments
 import Foundation
 import OnboardingServer
-import ServerControlPlane
-import ServerKit
 import ServerPublishing
-import ServerSyncAPI
 import ServerTokens
 import Testing
 import TourCodec

@@ -10,8 +10,6 @@ import PostgresNIO
 import ServerControlPlane
 import ServerDashboard
 import ServerDatabase
-import ServerKit
-import ServerPublishing
 import ServerSyncAPI
 import ServerTokens
 import ServiceLifecycle

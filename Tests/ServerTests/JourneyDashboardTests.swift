@@ -1,10 +1,6 @@
 import Foundation
 import InsightsPages
 import OnboardingServer
-import ServerControlPlane
-import ServerKit
-import ServerPublishing
-import ServerSyncAPI
 import Testing
 import TourCodec
 import TourCore

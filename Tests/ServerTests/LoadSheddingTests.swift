@@ -2,10 +2,8 @@ import AccountSync
 import Foundation
 import OnboardingServer
 import PostgresNIO
-import ServerControlPlane
 import ServerDatabase
 import ServerKit
-import ServerPublishing
 import ServerSyncAPI
 import Testing
 import TourCore

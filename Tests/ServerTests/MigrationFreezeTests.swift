@@ -1,9 +1,5 @@
 import OnboardingServer
 import SchemaMigrations
-import ServerControlPlane
-import ServerKit
-import ServerPublishing
-import ServerSyncAPI
 import Testing
 
 /// Landed migrations are never edited (Docs/Architecture.md): a database that applied one keeps what

@@ -2,10 +2,6 @@ import AccountSync
 import CatalogDocuments
 import Foundation
 import OnboardingServer
-import ServerControlPlane
-import ServerKit
-import ServerPublishing
-import ServerSyncAPI
 import Testing
 import TourCodec
 import TourCore

@@ -3,10 +3,8 @@ import Foundation
 import Logging
 import OnboardingServer
 import PostgresNIO
-import ServerControlPlane
 import ServerDatabase
 import ServerKit
-import ServerPublishing
 import ServerSyncAPI
 import Testing
 import TourCodec

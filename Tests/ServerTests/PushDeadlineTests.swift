@@ -4,10 +4,8 @@ import Foundation
 import Logging
 @testable import OnboardingServer
 import PostgresNIO
-@testable import ServerControlPlane
 import ServerDatabase
 @testable import ServerKit
-@testable import ServerPublishing
 @testable import ServerSyncAPI
 import Synchronization
 import Testing

@@ -1,9 +1,6 @@
 @testable import OnboardingServer
-@testable import ServerControlPlane
 @testable import ServerKit
-@testable import ServerPublishing
 @testable import ServerPushQueue
-@testable import ServerSyncAPI
 import Testing
 import TourFixtures
 

@@ -1,7 +1,5 @@
 @testable import OnboardingServer
-@testable import ServerControlPlane
 @testable import ServerKit
-@testable import ServerPublishing
 @testable import ServerPushQueue
 @testable import ServerSyncAPI
 

@@ -10,8 +10,6 @@ import PostgresNIO
 @testable import ServerControlPlane
 @testable import ServerDashboard
 import ServerDatabase
-@testable import ServerKit
-@testable import ServerPublishing
 @testable import ServerSyncAPI
 import ServerTokens
 import Testing

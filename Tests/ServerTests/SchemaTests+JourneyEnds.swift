@@ -5,8 +5,6 @@ import OnboardingServer
 import PostgresNIO
 import ServerControlPlane
 import ServerInsights
-import ServerKit
-import ServerPublishing
 import ServerSyncAPI
 import Testing
 import TourCodec

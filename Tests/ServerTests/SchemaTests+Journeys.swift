@@ -3,10 +3,7 @@ import Foundation
 import Logging
 import OnboardingServer
 import PostgresNIO
-import ServerControlPlane
 import ServerInsights
-import ServerKit
-import ServerPublishing
 import ServerSyncAPI
 import Testing
 import TourCodec

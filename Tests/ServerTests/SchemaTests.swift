@@ -3,9 +3,6 @@ import Foundation
 import Logging
 import OnboardingServer
 import PostgresNIO
-import ServerControlPlane
-import ServerKit
-import ServerPublishing
 import ServerSyncAPI
 import Testing
 import TourCodec

@@ -1,11 +1,8 @@
 import Foundation
 import Logging
 @testable import OnboardingServer
-@testable import ServerControlPlane
 import ServerDatabase
 @testable import ServerKit
-@testable import ServerPublishing
-@testable import ServerSyncAPI
 import ServiceLifecycle
 import Synchronization
 import Testing

@@ -4,10 +4,6 @@ import InsightsPages
 import Logging
 import OnboardingServer
 import PostgresNIO
-import ServerControlPlane
-import ServerKit
-import ServerPublishing
-import ServerSyncAPI
 import Testing
 import TourCodec
 

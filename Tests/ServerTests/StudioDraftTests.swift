@@ -2,11 +2,7 @@ import CatalogDocuments
 import CatalogStudio
 import Foundation
 @testable import OnboardingServer
-@testable import ServerControlPlane
 @testable import ServerDashboard
-@testable import ServerKit
-@testable import ServerPublishing
-@testable import ServerSyncAPI
 import Testing
 import TourCore
 import TourFixtures

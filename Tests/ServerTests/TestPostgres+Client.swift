@@ -1,10 +1,7 @@
 import Logging
 import OnboardingServer
 import PostgresNIO
-import ServerControlPlane
 import ServerDatabase
-import ServerKit
-import ServerPublishing
 import ServerSyncAPI
 
 extension TestPostgres {

@@ -2,10 +2,6 @@ import Crypto
 import Foundation
 import JWTKit
 import OnboardingServer
-import ServerControlPlane
-import ServerKit
-import ServerPublishing
-import ServerSyncAPI
 import ServerTokens
 import Testing
 import TourFixtures

@@ -5,7 +5,6 @@ import Logging
 import PostgresNIO
 @testable import ServerControlPlane
 import ServerDatabase
-@testable import ServerKit
 @testable import ServerPublishing
 @testable import ServerSyncAPI
 import Testing

@@ -1,11 +1,7 @@
 import AccountSync
 import Foundation
 import OnboardingServer
-import ServerControlPlane
 import ServerInsights
-import ServerKit
-import ServerPublishing
-import ServerSyncAPI
 import ServerTokens
 import Testing
 import TourCodec

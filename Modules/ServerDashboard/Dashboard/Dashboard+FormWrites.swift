@@ -4,10 +4,7 @@ import HTTPTypes
 import Hummingbird
 import InsightsPages
 import OnboardingServer
-import ServerControlPlane
 import ServerDatabase
-import ServerKit
-import ServerPublishing
 import ServerSyncAPI
 import TourCodec
 

@@ -7,9 +7,6 @@ import NIOCore
 import OnboardingServer
 import ServerControlPlane
 import ServerInsights
-import ServerKit
-import ServerPublishing
-import ServerSyncAPI
 
 /// What the dashboard reads from a request: ids, the date range, the format and the table, a form
 /// field; each refused with a page saying what is allowed.

@@ -6,9 +6,7 @@ import InsightsPages
 import OnboardingServer
 import ServerControlPlane
 import ServerInsights
-import ServerKit
 import ServerPublishing
-import ServerSyncAPI
 import Synchronization
 import TourCodec
 import TourCore

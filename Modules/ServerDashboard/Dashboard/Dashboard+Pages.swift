@@ -3,11 +3,8 @@ import Foundation
 import Hummingbird
 import InsightsPages
 import OnboardingServer
-import ServerControlPlane
 import ServerInsights
-import ServerKit
 import ServerPublishing
-import ServerSyncAPI
 import TourCodec
 import TourCore
 

@@ -6,8 +6,6 @@ import InsightsPages
 import OnboardingServer
 import ServerControlPlane
 import ServerKit
-import ServerPublishing
-import ServerSyncAPI
 import TourCodec
 
 /// The control plane's pages: an app's people (for its owners) and the audit trail.

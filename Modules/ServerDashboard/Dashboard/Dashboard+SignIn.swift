@@ -7,8 +7,6 @@ import OnboardingServer
 import ServerControlPlane
 import ServerDatabase
 import ServerKit
-import ServerPublishing
-import ServerSyncAPI
 
 /// Signing in and out of the dashboard (Docs/Security.md): with a person's credential, or through
 /// the identity provider. Every form carries an anti-forgery token, and every request that changes

@@ -3,11 +3,7 @@ import Foundation
 import Hummingbird
 import InsightsPages
 import OnboardingServer
-import ServerControlPlane
 import ServerInsights
-import ServerKit
-import ServerPublishing
-import ServerSyncAPI
 import TourCodec
 
 /// The drill-down: from a stage's skipped or abandoned count to the subjects behind it,

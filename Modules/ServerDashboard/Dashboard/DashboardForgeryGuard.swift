@@ -4,8 +4,6 @@ import Hummingbird
 import OnboardingServer
 import ServerControlPlane
 import ServerKit
-import ServerPublishing
-import ServerSyncAPI
 
 /// Every request that may change something in the dashboard (any method but GET and HEAD) comes
 /// from a page of this dashboard, or nothing is done: it is the middleware of the dashboard's route

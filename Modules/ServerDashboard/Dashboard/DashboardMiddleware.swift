@@ -4,9 +4,6 @@ import Hummingbird
 import NIOCore
 import OnboardingServer
 import ServerControlPlane
-import ServerKit
-import ServerPublishing
-import ServerSyncAPI
 
 // The dashboard's route groups, outermost first (``Dashboard/add(to:)``):
 //

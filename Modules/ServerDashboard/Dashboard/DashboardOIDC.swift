@@ -5,10 +5,6 @@ import JWTKit
 import Logging
 import NIOCore
 import OnboardingServer
-import ServerControlPlane
-import ServerKit
-import ServerPublishing
-import ServerSyncAPI
 import ServerTokens
 import TourCodec
 

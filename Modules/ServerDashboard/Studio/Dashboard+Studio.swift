@@ -7,9 +7,7 @@ import Hummingbird
 import InsightsPages
 import OnboardingServer
 import ServerControlPlane
-import ServerKit
 import ServerPublishing
-import ServerSyncAPI
 import TourCodec
 import TourCore
 

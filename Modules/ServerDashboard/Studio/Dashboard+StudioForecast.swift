@@ -2,10 +2,7 @@ import CatalogDocuments
 import Foundation
 import InsightsPages
 import OnboardingServer
-import ServerControlPlane
-import ServerKit
 import ServerPublishing
-import ServerSyncAPI
 import TourCodec
 import TourCore
 

@@ -5,10 +5,7 @@ import Foundation
 import Hummingbird
 import InsightsPages
 import OnboardingServer
-import ServerControlPlane
-import ServerKit
 import ServerPublishing
-import ServerSyncAPI
 import TourCore
 
 /// The studio's preview: a draft's card as the engine shows it on a device, in a locale and with

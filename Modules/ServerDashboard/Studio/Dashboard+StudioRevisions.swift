@@ -3,10 +3,7 @@ import Foundation
 import Hummingbird
 import InsightsPages
 import OnboardingServer
-import ServerControlPlane
-import ServerKit
 import ServerPublishing
-import ServerSyncAPI
 
 /// A draft's life beyond its saves: a past revision opened (what restoring it would change) and
 /// restored as a new revision, and a draft deleted with every revision. Viewers open; editors

@@ -3,10 +3,7 @@ import Foundation
 import Hummingbird
 import InsightsPages
 import OnboardingServer
-import ServerControlPlane
-import ServerKit
 import ServerPublishing
-import ServerSyncAPI
 import TourCore
 
 /// A draft's texts out to translators and back: downloaded as XLIFF 2.0, an Xcode String
