@@ -200,7 +200,8 @@ let package = Package(
         .target(
             name: "ServerKit",
             dependencies: [
-                "AccountSync", "InsightsPages", "ServerDatabase", "ServerTokens", "TourCodec", "TourCore",
+                "AccountSync", "InsightsPages", "ServerDatabase", "ServerInsights", "ServerTokens", "TourCodec",
+                "TourCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),

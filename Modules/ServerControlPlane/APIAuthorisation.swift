@@ -7,7 +7,7 @@ import ServerTokens
 /// Checks every `/v1` request that needs a caller before its route's handler runs, and puts the
 /// caller in its context (``AuthenticatedRequestContext``): a request without a credential, or with
 /// one that does not check, never reaches a handler. The role a person needs is the route group's
-/// ``RequiredRole``; a device's own subject is the handler's ``Routes/deviceClaims(_:app:)``.
+/// ``RequiredRole``; a device's own subject is the handler's ``AuthorisedRoutes/deviceClaims(_:app:)``.
 package struct APIAuthentication: RouterMiddleware, APIAnswering {
     package typealias Context = ServerRequestContext
     let controlPlane: ControlPlane

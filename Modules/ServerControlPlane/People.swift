@@ -102,7 +102,7 @@ public struct Actor: Equatable, Sendable {
         return Actor(name: "command line (\(user)@\(host))", source: "command line", person: nil)
     }
 
-    /// Who asked, for a kept answer's scope (``Routes/idempotent(_:body:caller:_:)``).
+    /// Who asked, for a kept answer's scope (``IdempotentWrites/idempotent(_:body:caller:_:)``).
     package var caller: String { "person:\(name)" }
 
     /// Whether this actor holds at least `role` in `app` (nil: every app).

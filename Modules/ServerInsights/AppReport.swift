@@ -1,3 +1,5 @@
+import Logging
+import PostgresNIO
 import TourCodec
 
 /// `GET /v1/apps/{app}/report`.
@@ -145,5 +147,57 @@ extension AppReport.Step: TourValueCodable {
         let wire = try TourValueReader(tourValue, as: "report step")
         self.init(
             step: try wire.string("step"), index: try wire.int("index"), accounts: try wire.int("accounts"))
+    }
+}
+
+extension AppReport {
+    /// The funnel of every flow of `app` across all accounts and devices, read from the aggregates
+    /// the catch-up keeps (``InsightsSchema``): a few hundred rows whatever the number of facts.
+    /// Without the facts kept apart (`unplanned`: the tracking plan's, not an aggregate).
+    package static func read(app: String, on connection: PostgresConnection, logger: Logger) async throws
+        -> AppReport
+    {
+        var flows: [String: AppReport.Flow] = [:]
+        let standings = try await connection.query(
+            """
+            SELECT flow, standing, sum(accounts)::bigint FROM insight_standings WHERE app = \(app)
+            GROUP BY flow, standing HAVING sum(accounts) > 0
+            """, logger: logger)
+        for try await (flow, standing, count) in standings.decode((String, String, Int64).self) {
+            flows[flow, default: AppReport.Flow(flow: flow)].accounts[standing] = Int(count)
+        }
+        let milestones = try await connection.query(
+            """
+            SELECT flow, milestone, sum(subjects)::bigint FROM insight_counts
+            WHERE app = \(app) AND milestone IN ('started', 'completed', 'skipped', 'device') GROUP BY flow, milestone
+            """, logger: logger)
+        for try await (flow, milestone, count) in milestones.decode((String, String, Int64).self) {
+            switch milestone {
+            case "started": flows[flow, default: AppReport.Flow(flow: flow)].started = Int(count)
+            case "completed": flows[flow, default: AppReport.Flow(flow: flow)].completedHere = Int(count)
+            case "skipped": flows[flow, default: AppReport.Flow(flow: flow)].skippedHere = Int(count)
+            default: flows[flow, default: AppReport.Flow(flow: flow)].devices = Int(count)
+            }
+        }
+        let steps = try await connection.query(
+            """
+            SELECT flow, step, min(step_index), sum(subjects)::bigint FROM insight_counts
+            WHERE app = \(app) AND milestone = 'step' GROUP BY flow, step ORDER BY flow, 3, step
+            """, logger: logger)
+        for try await (flow, step, index, accounts) in steps.decode((String, String, Int64, Int64).self) {
+            flows[flow, default: AppReport.Flow(flow: flow)].steps.append(
+                AppReport.Step(step: step, index: Int(index), accounts: Int(accounts)))
+        }
+        let totals = try await connection.query(
+            "SELECT kind, sum(subjects)::bigint FROM insight_totals WHERE app = \(app) GROUP BY kind",
+            logger: logger)
+        var accounts = 0
+        var devices = 0
+        for try await (kind, count) in totals.decode((String, Int64).self) {
+            if kind == "account" { accounts = Int(count) } else { devices = Int(count) }
+        }
+        return AppReport(
+            app: app, accounts: accounts, devices: devices,
+            flows: flows.values.sorted { $0.flow < $1.flow })
     }
 }

@@ -17,8 +17,7 @@ package enum InsightsErasure {
         async throws -> [String: Int]
     {
         // The insights job's lock: no catch-up counts this subject's rows while they go.
-        try await connection.query(
-            "SELECT 1 FROM insight_progress WHERE singleton FOR UPDATE", logger: logger)
+        try await InsightsProgress.lock(on: connection, logger: logger)
         var removed: [String: Int] = [:]
         func run(_ name: String, _ query: PostgresQuery) async throws {
             var count = 0

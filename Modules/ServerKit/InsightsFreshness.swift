@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import ServerDatabase
+import ServerInsights
 import ServiceLifecycle
 import Synchronization
 import TourCodec
@@ -208,12 +209,7 @@ package final class InsightsFreshness: Service, Sendable {
             for (host, health) in hosts {
                 do {
                     let (mark, recovering) = try await host.read(within: .seconds(2)) { connection, logger in
-                        var answer: (UInt64, Bool) = (0, false)
-                        for try await (value, recovering) in try await connection.query(
-                            "SELECT counted_below::text, pg_is_in_recovery() FROM insight_progress WHERE singleton",
-                            logger: logger
-                        ).decode((String, Bool).self) { answer = (UInt64(value) ?? 0, recovering) }
-                        return answer
+                        try await InsightsProgress.countedBelow(on: connection, logger: logger)
                     }
                     guard recovering || !standbyOnly else { continue }
                     health?.noteAnswer()

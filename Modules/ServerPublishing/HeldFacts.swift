@@ -1,6 +1,7 @@
 import Logging
 import PostgresNIO
 import ServerDatabase
+import ServerInsights
 import ServerKit
 import ServiceLifecycle
 import TourCodec
@@ -92,8 +93,7 @@ package enum HeldFacts {
     private static func admitBatch(app: String, writes: WritableDatabase) async throws -> (Int, Bool) {
         try await writes.write { connection, logger in
             // The watermark's lock first, as erasure and the catch-up take it, then the plan's.
-            try await connection.query(
-                "SELECT 1 FROM insight_progress WHERE singleton FOR UPDATE", logger: logger)
+            try await InsightsProgress.lock(on: connection, logger: logger)
             var generation: Int64?
             for try await current in try await connection.query(
                 "SELECT generation FROM tracking_plan_generations WHERE app = \(app) FOR UPDATE",

@@ -154,48 +154,7 @@ public struct AccountStore: Sendable {
     /// the pushes keep (`InsightsSchema`): a few hundred rows whatever the number of facts.
     public func report(app: String) async throws -> AppReport {
         try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
-            var flows: [String: AppReport.Flow] = [:]
-            let standings = try await connection.query(
-                """
-                SELECT flow, standing, sum(accounts)::bigint FROM insight_standings WHERE app = \(app)
-                GROUP BY flow, standing HAVING sum(accounts) > 0
-                """, logger: logger)
-            for try await (flow, standing, count) in standings.decode((String, String, Int64).self) {
-                flows[flow, default: AppReport.Flow(flow: flow)].accounts[standing] = Int(count)
-            }
-            let milestones = try await connection.query(
-                """
-                SELECT flow, milestone, sum(subjects)::bigint FROM insight_counts
-                WHERE app = \(app) AND milestone IN ('started', 'completed', 'skipped', 'device') GROUP BY flow, milestone
-                """, logger: logger)
-            for try await (flow, milestone, count) in milestones.decode((String, String, Int64).self) {
-                switch milestone {
-                case "started": flows[flow, default: AppReport.Flow(flow: flow)].started = Int(count)
-                case "completed": flows[flow, default: AppReport.Flow(flow: flow)].completedHere = Int(count)
-                case "skipped": flows[flow, default: AppReport.Flow(flow: flow)].skippedHere = Int(count)
-                default: flows[flow, default: AppReport.Flow(flow: flow)].devices = Int(count)
-                }
-            }
-            let steps = try await connection.query(
-                """
-                SELECT flow, step, min(step_index), sum(subjects)::bigint FROM insight_counts
-                WHERE app = \(app) AND milestone = 'step' GROUP BY flow, step ORDER BY flow, 3, step
-                """, logger: logger)
-            for try await (flow, step, index, accounts) in steps.decode((String, String, Int64, Int64).self) {
-                flows[flow, default: AppReport.Flow(flow: flow)].steps.append(
-                    AppReport.Step(step: step, index: Int(index), accounts: Int(accounts)))
-            }
-            let totals = try await connection.query(
-                "SELECT kind, sum(subjects)::bigint FROM insight_totals WHERE app = \(app) GROUP BY kind",
-                logger: logger)
-            var accounts = 0
-            var devices = 0
-            for try await (kind, count) in totals.decode((String, Int64).self) {
-                if kind == "account" { accounts = Int(count) } else { devices = Int(count) }
-            }
-            var report = AppReport(
-                app: app, accounts: accounts, devices: devices,
-                flows: flows.values.sorted { $0.flow < $1.flow })
+            var report = try await AppReport.read(app: app, on: connection, logger: logger)
             do {
                 report.unplanned = try await Self.unplanned(app: app, on: connection, logger: logger)
             } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42P01" {

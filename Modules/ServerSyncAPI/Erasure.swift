@@ -151,11 +151,9 @@ extension AccountStore {
                 SELECT json_build_object('device', device, 'day', day, 'starts', starts, 'lastStart', last_start)::text
                 FROM budget_counts WHERE account = \(subject) ORDER BY day, device
                 """)
-            let assignments = try await rows(
-                """
-                SELECT json_build_object('device', device, 'flow', flow, 'experiment', experiment, 'variant', variant)::text
-                FROM insight_assignments WHERE app = \(app) AND account = \(subject) ORDER BY device, flow, experiment
-                """)
+            let assignments = try await InsightsProgress.exportedAssignments(
+                app: app, subject: subject, on: connection, logger: logger
+            ).map { try TourValue(jsonText: $0) }
             return [
                 "app": .string(app), "subject": .string(subject), "pushes": .list(pushes),
                 "records": .list(records),

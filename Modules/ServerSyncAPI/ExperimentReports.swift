@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import ServerDatabase
+import ServerInsights
 import ServerPublishing
 import TourCodec
 import TourCore
@@ -17,27 +18,20 @@ extension AccountStore {
             var counts: [String: [String: ExperimentReport.Counts]] = [:]
             var flows: [String: String] = [:]
             var order: [String] = []
-            // The aggregates the pushes keep (`InsightsSchema`): each subject counted once per
+            // The aggregates the catch-up keeps (`InsightsSchema`): each subject counted once per
             // variant and milestone; steps are those entered after the assignment, on its device.
-            let arms = try await connection.query(
-                """
-                SELECT experiment, min(flow), variant, milestone, step, min(step_index), sum(subjects)::bigint
-                FROM insight_arm_counts WHERE app = \(app)
-                GROUP BY experiment, variant, milestone, step ORDER BY 1, 3, 6, 5
-                """, logger: logger)
-            for try await (experiment, flow, variant, milestone, step, _, subjects) in arms.decode(
-                (String, String, String, String, String, Int64, Int64).self)
-            {
+            for arm in try await InsightsProgress.armCounts(app: app, on: connection, logger: logger) {
+                let experiment = arm.experiment
                 if !order.contains(experiment) { order.append(experiment) }
-                flows[experiment] = flows[experiment] ?? flow
-                var tally = counts[experiment, default: [:]][variant, default: ExperimentReport.Counts()]
-                switch milestone {
-                case "assigned": tally.assigned = Int(subjects)
-                case "exposed": tally.exposed = Int(subjects)
-                case "goalReached": tally.goalReached = Int(subjects)
-                default: tally.steps.append((step, Int(subjects)))
+                flows[experiment] = flows[experiment] ?? arm.flow
+                var tally = counts[experiment, default: [:]][arm.variant, default: ExperimentReport.Counts()]
+                switch arm.milestone {
+                case "assigned": tally.assigned = arm.subjects
+                case "exposed": tally.exposed = arm.subjects
+                case "goalReached": tally.goalReached = arm.subjects
+                default: tally.steps.append((arm.step, arm.subjects))
                 }
-                counts[experiment, default: [:]][variant] = tally
+                counts[experiment, default: [:]][arm.variant] = tally
             }
             return (counts, flows, order)
         }

@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import ServerInsights
 import ServiceLifecycle
 
 /// Retention of facts (Docs/Privacy.md, "Retention"): facts of pushes the server received more than
@@ -49,10 +50,14 @@ public struct FactRetention: Sendable {
         let logger = logger
         let seconds = Double(days) * 86_400
         return try await client.withTransaction(logger: logger) { connection in
+            // The catch-up's watermark, read in this transaction: it only moves up, so the value
+            // read before the statement is never past what it counted when the statement runs.
+            let counted = String(
+                try await InsightsProgress.countedBelow(on: connection, logger: logger).watermark)
             let rows = try await connection.query(
                 """
                 WITH w AS (SELECT below FROM fact_retention WHERE singleton FOR UPDATE),
-                counted AS (SELECT counted_below AS c FROM insight_progress),
+                counted AS (SELECT \(counted)::xid8 AS c),
                 bound AS (
                     SELECT least(
                         (SELECT c FROM counted),
