@@ -63,7 +63,7 @@ let package = Package(
     ] + apps.map { .executable(name: $0.executable, targets: [$0.executable]) },
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
-        // The account server (Modules/OnboardingServer) and its load generator only: nothing the
+        // The account server (Modules/Server*, Modules/OnboardingServer) and its load generator only: nothing the
         // iOS apps embed depends on these.
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
@@ -193,7 +193,7 @@ let package = Package(
             ],
             path: "Modules/ServerTokens", swiftSettings: swiftSettings),
         // The push queue's lifecycle as a value (no I/O, no clock, no threads): PushBatcher in
-        // OnboardingServer is the thin shell that performs its actions.
+        // ServerSyncAPI is the thin shell that performs its actions.
         .target(name: "ServerPushQueue", path: "Modules/ServerPushQueue", swiftSettings: swiftSettings),
         // What every feature of the server shares: the API's answers and refusals, idempotent writes,
         // the request log and metrics, the readiness probe, the client's address, the insights' freshness.
