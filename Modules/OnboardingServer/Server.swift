@@ -94,6 +94,22 @@ public enum OnboardingServer {
         try await http.shutdown()
     }
 
+    /// The server on one database host as one Hummingbird application: the router every feature
+    /// adds its routes to, and the services the routes need (the pools, the push queue, the
+    /// background jobs, the readiness probe, the metrics listener), started in order and stopped
+    /// in reverse after the HTTP server. The schema is migrated before it listens (waiting up to
+    /// `waitForDatabase` seconds for PostgreSQL). ``run(_:features:logger:waitForDatabase:)`` runs
+    /// it under its watchdog and builds it again on another host after a failover; run alone
+    /// (`runService()`, or as a service of a group), it serves one host until shutdown.
+    public static func buildApplication(
+        _ configuration: ServerConfiguration, features: [any ServerFeature] = [], http: HTTPClient = .shared,
+        logger: Logger, waitForDatabase: Int = 30
+    ) async throws -> some ApplicationProtocol {
+        try await application(
+            configuration, features: features, http: http, logger: logger, waitForDatabase: waitForDatabase,
+            watchdog: nil)
+    }
+
     /// The pools and the HTTP server on one database host, until shutdown (or until the watch finds
     /// that the database moved, when `watching`).
     private static func runServices(
@@ -102,6 +118,51 @@ public enum OnboardingServer {
         watchdog: ServiceWatchdog,
         watching: Bool
     ) async throws {
+        let app = try await application(
+            configuration, features: features, http: http, logger: logger, waitForDatabase: waitForDatabase,
+            watchdog: watchdog)
+        logger.info(
+            "starting",
+            metadata: [
+                "listen": "\(configuration.host):\(configuration.port)",
+                "database": "\(configuration.database)",
+            ])
+        // The watch runs beside the application, not inside it: when it finds the database moved,
+        // the application is shut down gracefully (the listener closed first, every accepted
+        // connection answered and closed). Cancelling it instead, as an inner service's error
+        // does, can drop a connection NIO accepted but nobody served yet, and NIO traps on that
+        // ("Deinited NIOAsyncWriter without calling finish()", apple/swift-nio#2637), ending the
+        // process.
+        var group: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: watchdog.tracked("the HTTP server", app))
+        ]
+        if watching {
+            group.append(
+                .init(
+                    service: watchdog.tracked(
+                        "the database watch",
+                        DatabaseWatch(url: configuration.database, logger: logger, watchdog: watchdog)),
+                    failureTerminationBehavior: .gracefullyShutdownGroup))
+        }
+        // Last, so the first told of a stop: the watchdog's bound starts then.
+        group.append(.init(service: watchdog.sentinel))
+        // A shutdown (SIGTERM, or the database moved) lets requests in flight finish for up to
+        // ``gracefulShutdownLimit``, then cancels what is left: the listener is closed by then, so
+        // nothing accepted is left unserved, and a connection still open (behind nginx, one held a
+        // server's move for 15 s and more with no request on it logged) cannot hold the server
+        // from starting again on the new primary.
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: group, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        groupConfiguration.maximumGracefulShutdownDuration = gracefulShutdownLimit
+        try await ServiceGroup(configuration: groupConfiguration).run()
+    }
+
+    /// ``buildApplication(_:features:http:logger:waitForDatabase:)``, each service tracked by
+    /// `watchdog` when there is one.
+    private static func application(
+        _ configuration: ServerConfiguration, features: [any ServerFeature], http: HTTPClient, logger: Logger,
+        waitForDatabase: Int, watchdog: ServiceWatchdog?
+    ) async throws -> Application<RouterResponder<ServerRequestContext>> {
         // The pool logs every failed connection attempt at info; while PostgreSQL is down that is
         // a line per attempt, so only its warnings and errors are kept.
         var poolLogger = logger
@@ -155,11 +216,9 @@ public enum OnboardingServer {
             pushQueue: configuration.pushQueue,
             pushStatementLimit: .milliseconds(configuration.pushStatementTimeoutMilliseconds))
         store.budgetFamily = configuration.budgetFamily
-        try await serve(
+        return try await application(
             configuration, features: features, client: client, pushClient: pushClient, replica: replica,
-            store: store, http: http,
-            logger: logger,
-            waitForDatabase: waitForDatabase, watchdog: watchdog, watching: watching)
+            store: store, http: http, logger: logger, waitForDatabase: waitForDatabase, watchdog: watchdog)
     }
 
     /// The server's routes over `store`'s pools (and `replica`'s, for the dashboard's figures), as
@@ -177,13 +236,13 @@ public enum OnboardingServer {
         return (built.router, [built.readiness])
     }
 
-    private static func serve(
+    private static func application(
         _ configuration: ServerConfiguration, features: [any ServerFeature], client: PostgresClient,
         pushClient: PostgresClient,
         replica: ReadOnlyDatabase?,
         store: AccountStore, http: HTTPClient, logger: Logger, waitForDatabase: Int,
-        watchdog: ServiceWatchdog, watching: Bool
-    ) async throws {
+        watchdog: ServiceWatchdog?
+    ) async throws -> Application<RouterResponder<ServerRequestContext>> {
         let (router, controlPlane, freshness, readiness) = try await routes(
             configuration, features: features, client: client, replica: replica, store: store, http: http,
             logger: logger)
@@ -255,7 +314,8 @@ public enum OnboardingServer {
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port),
                 serverName: "onboarding-server"),
-            services: services.map { watchdog.tracked($0.0, $0.1) }, logger: logger)
+            services: services.map { named, service in watchdog?.tracked(named, service) ?? service },
+            logger: logger)
         let keyIDs = configuration.tokens.keys.map(\.id)
         app.beforeServerStarts {
             await writesPool.waitUntilRunning()
@@ -268,40 +328,7 @@ public enum OnboardingServer {
             // A change of the key ring (a key added or dropped) is an act on every token: audited once.
             try await controlPlane.audit.recordKeyRing(keyIDs, at: Date().timeIntervalSince1970)
         }
-        logger.info(
-            "starting",
-            metadata: [
-                "listen": "\(configuration.host):\(configuration.port)",
-                "database": "\(configuration.database)",
-            ])
-        // The watch runs beside the application, not inside it: when it finds the database moved,
-        // the application is shut down gracefully (the listener closed first, every accepted
-        // connection answered and closed). Cancelling it instead, as an inner service's error
-        // does, can drop a connection NIO accepted but nobody served yet, and NIO traps on that
-        // ("Deinited NIOAsyncWriter without calling finish()", apple/swift-nio#2637), ending the
-        // process.
-        var group: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: watchdog.tracked("the HTTP server", app))
-        ]
-        if watching {
-            group.append(
-                .init(
-                    service: watchdog.tracked(
-                        "the database watch",
-                        DatabaseWatch(url: configuration.database, logger: logger, watchdog: watchdog)),
-                    failureTerminationBehavior: .gracefullyShutdownGroup))
-        }
-        // Last, so the first told of a stop: the watchdog's bound starts then.
-        group.append(.init(service: watchdog.sentinel))
-        // A shutdown (SIGTERM, or the database moved) lets requests in flight finish for up to
-        // ``gracefulShutdownLimit``, then cancels what is left: the listener is closed by then, so
-        // nothing accepted is left unserved, and a connection still open (behind nginx, one held a
-        // server's move for 15 s and more with no request on it logged) cannot hold the server
-        // from starting again on the new primary.
-        var groupConfiguration = ServiceGroupConfiguration(
-            services: group, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        groupConfiguration.maximumGracefulShutdownDuration = gracefulShutdownLimit
-        try await ServiceGroup(configuration: groupConfiguration).run()
+        return app
     }
 
     private static func routes(

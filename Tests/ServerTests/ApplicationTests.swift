@@ -1,0 +1,84 @@
+import AccountSync
+import Foundation
+import Hummingbird
+import Logging
+import OnboardingServer
+import ServerDashboard
+import ServerTokens
+import ServiceLifecycle
+import Testing
+
+/// The whole server as one Hummingbird application (`OnboardingServer.buildApplication`), run in
+/// this test's process: its pools, services and routes over a fresh database, on a real port.
+@Suite("The server as one application", .ownThread)
+struct ApplicationTests {
+    /// Built, it migrates the schema before it listens, answers ready (a commit), takes a push,
+    /// and stops at a graceful shutdown, every service with it.
+    @Test func theAssembledApplicationMigratesServesAndStops() async throws {
+        var logger = Logger(label: "application-test")
+        logger.logLevel = .error
+        let urlText = try TestPostgres.freshDatabase()
+        let signer = try TokenSigner(secret: ServerProcess.secret)
+        let port = ServerProcess.freePort()
+        let configuration = ServerConfiguration(
+            host: "127.0.0.1", port: port, database: try DatabaseURL(urlText), tokens: signer)
+        let app = try await OnboardingServer.buildApplication(
+            configuration, features: [DashboardFeature()], logger: logger)
+        // In a group that handles no signal (`runService()` would set SIGINT and SIGTERM for the
+        // rest of the test process; see InProcessServer).
+        let group = ServiceGroup(
+            configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            let base = URL(string: "http://127.0.0.1:\(port)")!
+            var ready: HTTP.Answer?
+            for _ in 0..<240 {
+                ready = try? await HTTP.get(base.appendingPathComponent("v1/ready"))
+                if ready?.status == 200 { break }
+                try await Task.sleep(for: .milliseconds(250))
+            }
+            #expect(ready?.status == 200, "not ready: \(ready.map { "\($0.status)" } ?? "no answer")")
+            #expect(
+                try TestPostgres.sql("SELECT count(*) FROM readiness_probe", on: urlText) == ["1"],
+                "migrated and probed")
+
+            let token = await signer.sign(
+                TokenClaims(
+                    subject: "ann", scope: .account, app: "growth",
+                    expires: Int64(Date().timeIntervalSince1970) + 86_400))
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            let batch = PushBatch(device: "d1", items: [APITests.item(1, .completed, device: "d1")])
+            let pushed = try await HTTP.post(
+                base.appendingPathComponent("v1/apps/growth/accounts/ann/push"), token: token,
+                body: try encoder.encode(batch))
+            #expect(pushed.status == 200, "\(pushed.status) \(String(decoding: pushed.body, as: UTF8.self))")
+            #expect(
+                try TestPostgres.sql("SELECT standing FROM account_flows WHERE account = 'ann'", on: urlText)
+                    == ["completed"])
+            // The routes of every feature are in its router: a dashboard page without a session is
+            // sent to sign in (the redirect followed), a person's route without a credential is
+            // refused.
+            let page = try await HTTP.get(base.appendingPathComponent("dashboard/apps/growth"))
+            #expect(
+                page.status == 200 && String(decoding: page.body, as: UTF8.self).contains("Sign in"),
+                "\(page.status)")
+            #expect(try await HTTP.get(base.appendingPathComponent("v1/apps/growth/people")).status == 401)
+
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+        // Stopped: the port is closed, and no connection of its pools is left open on the database.
+        #expect((try? await HTTP.get(URL(string: "http://127.0.0.1:\(port)/v1/health")!)) == nil)
+        // (A pool closes its connections as it stops; PostgreSQL may list one a moment longer.)
+        var left: [String] = []
+        for _ in 0..<50 {
+            left = try TestPostgres.sql(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+                on: urlText)
+            if left == ["0"] { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(left == ["0"], "connections left open: \(left)")
+    }
+}
