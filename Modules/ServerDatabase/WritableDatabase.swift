@@ -49,19 +49,29 @@ public struct WritableDatabase: Sendable {
     /// The transaction a task is writing in: a write asked for within another write's body (a
     /// store's write inside a request's) joins it, so one request's changes and its
     /// `Idempotency-Key` commit together.
+    ///
+    /// Only while that body runs: a task started inside it inherits it (task-locals are copied
+    /// into `Task {}`) and may run after it ended, when its connection is back in the pool and
+    /// another request's (one found in a read-only transaction of a dashboard page, which then
+    /// failed). A write that finds the transaction ended runs in a transaction of its own.
     final class Transaction: Sendable {
         let connection: PostgresConnection
         let logger: Logger
+        private let open = Mutex(true)
         init(_ connection: PostgresConnection, _ logger: Logger) {
             self.connection = connection
             self.logger = logger
         }
+
+        /// Whether the body of the write that began it is still running.
+        var isOpen: Bool { open.withLock { $0 } }
+        func end() { open.withLock { $0 = false } }
     }
 
     @TaskLocal static var current: Transaction?
 
     /// Whether the current task is within a write's transaction.
-    public static var isWriting: Bool { current != nil }
+    public static var isWriting: Bool { current?.isOpen ?? false }
 
     private enum Phase { case leasing, running, committing, done }
 
@@ -91,7 +101,9 @@ public struct WritableDatabase: Sendable {
         _ operation: DatabaseUnavailable.Operation = .write,
         _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T
     ) async throws -> T {
-        if let ambient = Self.current { return try await body(ambient.connection, ambient.logger) }
+        if let ambient = Self.current, ambient.isOpen {
+            return try await body(ambient.connection, ambient.logger)
+        }
         let client = client
         let logger = logger.inRequest
         let bounds = bounds
@@ -125,8 +137,10 @@ public struct WritableDatabase: Sendable {
                                     SELECT set_config('statement_timeout', \(String(bounds.statement.milliseconds)), true),
                                         set_config('lock_timeout', \(String(bounds.lock.milliseconds)), true)
                                     """, logger: logger)
-                                let result = try await Self.$current.withValue(Transaction(leased, logger)) {
-                                    try await body(leased, logger)
+                                let transaction = Transaction(leased, logger)
+                                let result = try await Self.$current.withValue(transaction) {
+                                    defer { transaction.end() }
+                                    return try await body(leased, logger)
                                 }
                                 // From here the transaction may commit whatever this process does.
                                 guard progress.move(from: .running, to: .committing) else {

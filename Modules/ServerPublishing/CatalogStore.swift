@@ -264,7 +264,9 @@ public struct CatalogStore: Sendable {
     private func admitHeldFacts(app: String) {
         let writes = writes
         let logger = logger
-        Task {
+        // Detached: a task made with `Task {}` would inherit the request's transaction (a
+        // task-local) and write in it, not in a transaction of its own that waits for it.
+        Task.detached {
             do {
                 let admitted = try await HeldFacts.admit(app: app, writes: writes)
                 if admitted > 0 {

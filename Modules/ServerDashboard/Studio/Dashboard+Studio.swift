@@ -47,7 +47,7 @@ extension Dashboard {
                 let text = try StudioDraft(document: document).versioned(version).text()
                 guard
                     let draft = try await
-                        (CatalogDrafts(client: store.client, logger: logger).create(
+                        (CatalogDrafts(writes: store.writes, reads: store.reads, logger: logger).create(
                             app: app, document: text, version: version, basedOn: newest.version, by: actor,
                             at: Date().timeIntervalSince1970))
                 else {
@@ -88,7 +88,7 @@ extension Dashboard {
                 }
                 let note = edited.changes.joined(separator: ", ")
                 let saved = try await
-                    (CatalogDrafts(client: store.client, logger: logger).save(
+                    (CatalogDrafts(writes: store.writes, reads: store.reads, logger: logger).save(
                         app: app, draft: current.draft, after: after, document: try edited.document.text(),
                         note: String(note.prefix(500)), by: actor, at: Date().timeIntervalSince1970))
                 return try Self.afterSave(saved, current: current, after: after, place: place)
@@ -119,7 +119,7 @@ extension Dashboard {
                     throw DashboardError(.badRequest, refusal.message + " Nothing was saved.")
                 }
                 let saved = try await
-                    (CatalogDrafts(client: store.client, logger: logger).save(
+                    (CatalogDrafts(writes: store.writes, reads: store.reads, logger: logger).save(
                         app: app, draft: current.draft, after: after, document: try changed.document.text(),
                         note: changed.note,
                         by: actor, at: Date().timeIntervalSince1970))
@@ -159,7 +159,8 @@ extension Dashboard {
         }
         guard
             let revision = try await
-                (CatalogDrafts(client: store.client, logger: logger).latest(app: app, draft: number))
+                (CatalogDrafts(writes: store.writes, reads: store.reads, logger: logger).latest(
+                    app: app, draft: number))
         else { throw DashboardError(.notFound, "\(app) has no draft \(number).") }
         return revision
     }

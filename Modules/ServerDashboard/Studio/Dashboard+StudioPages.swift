@@ -13,8 +13,10 @@ extension Dashboard {
     /// An app's live publications and drafts, and (for editors) the form that starts a draft.
     func studioPage(_ app: String, access: Access, done: String? = nil) async throws -> Response {
         let entries = try await (catalogs.all(app: app))
-        let drafts = try await (CatalogDrafts(client: store.client, logger: logger).list(app: app))
-        let names = try await (CatalogDrafts(client: store.client, logger: logger).names(app: app))
+        let drafts = try await
+            (CatalogDrafts(writes: store.writes, reads: store.reads, logger: logger).list(app: app))
+        let names = try await
+            (CatalogDrafts(writes: store.writes, reads: store.reads, logger: logger).names(app: app))
         let path = "/dashboard/apps/\(app)/studio"
         var sections: [InsightsPage.Section] = [
             .table(
@@ -168,7 +170,8 @@ extension Dashboard {
         let entries = try await (catalogs.all(app: app))
         let check = CatalogStore.check(revision.document, app: app, existing: entries)
         let history = try await
-            (CatalogDrafts(client: store.client, logger: logger).history(app: app, draft: revision.draft))
+            (CatalogDrafts(writes: store.writes, reads: store.reads, logger: logger).history(
+                app: app, draft: revision.draft))
         let base = "/dashboard/apps/\(app)/studio/drafts/\(revision.draft)"
         guard
             let chosenFlow = flow.flatMap({ FlowID($0) }).flatMap({ catalog.flow($0) }) ?? catalog.flows.first
@@ -330,8 +333,9 @@ extension Dashboard {
         {
             sections.append(.table(forecast))
         }
-        let name = try await (CatalogDrafts(client: store.client, logger: logger).names(app: app))[
-            revision.draft]
+        let name = try await
+            (CatalogDrafts(writes: store.writes, reads: store.reads, logger: logger).names(app: app))[
+                revision.draft]
         sections += Self.revisionSections(
             history, of: revision, name: name, base: base,
             token: access.may(.editor, in: app) ? access.session.formToken : nil)
