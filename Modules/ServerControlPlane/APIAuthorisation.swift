@@ -206,13 +206,6 @@ extension AuthorisedRoutes {
                 controlPlane: controlPlane, role: role, what: { _ in what }, devicesToo: devicesToo))
     }
 
-    /// The actor behind a request that needs `role` in `app` (nil: every app, an operator's act).
-    package func staff(
-        _ request: Request, _ context: AuthenticatedRequestContext, app: String?, role: Role, to what: String
-    ) throws -> Actor {
-        try Self.staff(request, context, app: app, role: role, to: what, controlPlane: controlPlane)
-    }
-
     /// A token issued before its account signed out everywhere (or was erased).
     package static var revoked: APIError {
         APIError(
