@@ -26,8 +26,12 @@ struct ApplicationTests {
             configuration, features: [DashboardFeature()], logger: logger)
         // In a group that handles no signal (`runService()` would set SIGINT and SIGTERM for the
         // rest of the test process; see InProcessServer).
-        let group = ServiceGroup(
-            configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+        // Its graceful shutdown bounded as the server bounds it, then escalated to cancellation: a
+        // connection left open (the tests' client keeps connections alive) cannot hold it.
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: [app], gracefulShutdownSignals: [], logger: logger)
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(5)
+        let group = ServiceGroup(configuration: groupConfiguration)
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             let base = URL(string: "http://127.0.0.1:\(port)")!

@@ -66,7 +66,12 @@ struct InProcessServer: Sendable {
             configuration: .init(
                 services: services + [Started(continuation: start)], gracefulShutdownSignals: [], logger: logger))
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
+            // The stream ends with the group too: a group that fails before its services start
+            // would otherwise leave the wait below waiting for ever.
+            tasks.addTask {
+                defer { start.finish() }
+                try await group.run()
+            }
             // Stopped only once running: a group stopped before it ran would run nothing, and close
             // nothing.
             await started.first { _ in true }
