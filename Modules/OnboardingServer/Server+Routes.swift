@@ -47,15 +47,17 @@ extension OnboardingServer {
         // The features' routes. Every route that needs a caller is in the group whose middleware
         // proves one (``APIAuthentication``), and its context carries it, so no handler of the
         // group runs without it; a route a person calls is in a group that requires their role.
+        // Each controller is given the repositories its routes use, and no other store.
         var sync = SyncRoutes(
-            store: store, catalogs: catalogs, controlPlane: controlPlane,
+            accounts: store, figures: store, history: catalogs, controlPlane: controlPlane,
             enrollmentStore: EnrollmentStore(writes: store.writes, reads: store.reads, logger: logger),
+            flowArchive: FlowArchive(writes: store.writes, reads: store.reads, logger: logger),
             enrollments: RateLimiter(
                 limits: .init(
                     sourceBurst: Double(configuration.enrollmentsPerMinute),
                     sourceRefill: 60 / Double(configuration.enrollmentsPerMinute),
                     personBurst: 1, personRefill: 1)),
-            logger: logger)
+            writes: store.writes, logger: logger)
         let freshness = InsightsFreshness(
             listen: try configuration.database.connectionConfiguration(
                 role: "onboarding-server insights follower"), replica: replica,
@@ -75,7 +77,9 @@ extension OnboardingServer {
             .group(context: AuthenticatedRequestContext.self)
         sync.add(to: authenticated)
         CatalogRoutes(
-            catalogs: catalogs, controlPlane: controlPlane,
+            catalogs: catalogs,
+            rollouts: GuardedRollouts(writes: store.writes, reads: store.reads, logger: logger),
+            controlPlane: controlPlane, writes: store.writes,
             publicationMaxAge: configuration.publicationMaxAge,
             logger: logger
         ).add(to: authenticated)

@@ -11,17 +11,24 @@ import TourCore
 
 /// `/v1/apps/{app}/catalogs`: publishing (its people) and the devices' conditional pull.
 package struct CatalogRoutes: AuthorisedRoutes {
-    let catalogs: CatalogStore
+    let catalogs: any CatalogRepository
+    let guardedRollouts: any GuardedRolloutRepository
     package let controlPlane: ControlPlane
     /// Seconds a device may keep the publications list before it asks again.
     let publicationMaxAge: Int
     let logger: Logger
 
-    package var writes: WritableDatabase { catalogs.writes }
+    /// Where a write's answer is kept under its `Idempotency-Key`, in the write's transaction.
+    package let writes: WritableDatabase
 
-    package init(catalogs: CatalogStore, controlPlane: ControlPlane, publicationMaxAge: Int, logger: Logger) {
+    package init(
+        catalogs: any CatalogRepository, rollouts: any GuardedRolloutRepository, controlPlane: ControlPlane,
+        writes: WritableDatabase, publicationMaxAge: Int, logger: Logger
+    ) {
         self.catalogs = catalogs
+        self.guardedRollouts = rollouts
         self.controlPlane = controlPlane
+        self.writes = writes
         self.publicationMaxAge = publicationMaxAge
         self.logger = logger
     }
@@ -151,7 +158,8 @@ package struct CatalogRoutes: AuthorisedRoutes {
                 for record in try await rollouts.all(app: app) {
                     var object = record.tourValue.objectValue ?? [:]
                     object["looks"] = .list(
-                        try await rollouts.looks(app: app, version: record.version).map(\.tourValue))
+                        try await rollouts.looks(app: app, version: record.version, limit: 200).map(
+                            \.tourValue))
                     list.append(.object(object))
                 }
                 return Self.json(["app": .string(app), "rollouts": .list(list)] as TourValue)
@@ -197,10 +205,6 @@ package struct CatalogRoutes: AuthorisedRoutes {
             throw APIError.invalid("the version is a whole number, 1 or more")
         }
         return version
-    }
-
-    var guardedRollouts: GuardedRollouts {
-        GuardedRollouts(writes: catalogs.writes, reads: catalogs.reads, logger: logger)
     }
 
     static let guardedShape =

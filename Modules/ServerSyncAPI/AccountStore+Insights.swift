@@ -21,7 +21,7 @@ extension AccountStore {
 extension AccountStore {
     /// The newest transaction id now (the snapshot's `xmax`): once the insights are counted past
     /// it, every push committed before this call is in them. A read: it assigns no id.
-    func newestTransaction() async throws -> UInt64 {
+    package func newestTransaction() async throws -> UInt64 {
         try await reads.read { connection, logger in
             var newest: UInt64 = 0
             for try await mark in try await connection.query(

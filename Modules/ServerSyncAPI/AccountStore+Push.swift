@@ -324,5 +324,5 @@ struct FactRows {
 
 extension AccountStore {
     /// Whether a push arriving now would be taken into the queue (false: it would be shed at once).
-    func admitsPush() -> Bool { batcher?.admits() ?? true }
+    package func admitsPush() -> Bool { batcher?.admits() ?? true }
 }

@@ -12,7 +12,9 @@ import TourCore
 /// from the aggregates of the pushed facts (distinct subjects per variant), with each experiment's
 /// control and goal from the newest catalog document this server holds that declares it.
 extension AccountStore {
-    public func experimentReports(app: String, catalogs: CatalogStore) async throws -> ExperimentReports {
+    package func experimentReports(app: String, history: any PublicationHistory) async throws
+        -> ExperimentReports
+    {
         let (counts, flows, order) = try await reads.read(within: ReadOnlyDatabase.reportDeadline) {
             connection, logger in
             var counts: [String: [String: ExperimentReport.Counts]] = [:]
@@ -37,7 +39,7 @@ extension AccountStore {
         }
         // Each experiment as the newest document declaring it says (published or compiled).
         var declared: [String: (flow: FlowDefinition, experiment: Experiment)] = [:]
-        for entry in try await catalogs.all(app: app).reversed() where entry.withdrawnAt == nil {
+        for entry in try await history.all(app: app).reversed() where entry.withdrawnAt == nil {
             guard let document = try? CatalogDocument(text: entry.document) else { continue }
             for (flow, experiment) in document.catalog.experiments where declared[experiment.id] == nil {
                 declared[experiment.id] = (flow, experiment)

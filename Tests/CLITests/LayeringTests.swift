@@ -103,6 +103,31 @@ struct LayeringTests {
         for file in queue { #expect(Self.imports(of: file).isEmpty, "\(file) imports \(Self.imports(of: file))") }
     }
 
+    /// The API's controllers (`SyncRoutes`, `CatalogRoutes`) are given repositories, protocols that
+    /// say what their routes may ask of storage (each module's Repositories.swift), never a store:
+    /// they make none, hold none, and run no statement of their own.
+    @Test func theControllersHoldRepositoriesNotStores() throws {
+        let controllers = Self.swiftFiles(under: "Modules/ServerSyncAPI").filter {
+            URL(fileURLWithPath: $0).lastPathComponent.hasPrefix("SyncRoutes")
+        } + Self.swiftFiles(under: "Modules/ServerPublishing").filter { $0.hasSuffix("/CatalogRoutes.swift") }
+        #expect(controllers.count >= 5, "\(controllers)")
+        let stores = "(AccountStore|CatalogStore|EnrollmentStore|FlowArchive|GuardedRollouts|ControlPlaneStore)"
+        let forbidden = [
+            try Regex("\\b\(stores)\\s*\\("),  // a store made
+            try Regex(":\\s*\(stores)\\b(?!\\.)"),  // a property, argument or variable of a store's type
+            try Regex("PostgresClient|PostgresConnection|\\.query\\("),  // a statement of its own
+        ]
+        for file in controllers {
+            let code = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n")
+                .filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }
+            for line in code {
+                for pattern in forbidden where line.contains(pattern) {
+                    Issue.record("\(URL(fileURLWithPath: file).lastPathComponent): \(line.trimmingCharacters(in: .whitespaces))")
+                }
+            }
+        }
+    }
+
     @Test func theCatalogModuleImportsOnlyTheEngineAndTheCodec() {
         let system: Set<String> = ["Foundation", "FoundationEssentials", "Glibc", "Musl", "Darwin"]
         let files = Self.swiftFiles(under: "Modules/CatalogDocuments")

@@ -115,7 +115,7 @@ struct Dashboard: Sendable {
             let format = try Self.format(request)
             let table = try Self.table(request, format: format, of: Self.funnelTables)
             let apps = try await knownApps(app, access: access)
-            let experiments = try await (store.experimentReports(app: app, catalogs: catalogs))
+            let experiments = try await (store.experimentReports(app: app, history: catalogs))
                 .experiments.filter { $0.flow == flow }
             // Known once any account reached it, whatever the range asked for (an empty range of a
             // known flow is a funnel of zeros; an unknown flow is not found in any range).

@@ -26,15 +26,20 @@ struct SignOut: TourValueRepresentable {
 /// export and erasure, the flow archive) and an app's report. Every answer is JSON; every refusal
 /// is `{"error": {"code", "message"}}` with a 4xx status and changes nothing.
 package struct SyncRoutes: AuthorisedRoutes {
-    let store: AccountStore
-    let catalogs: CatalogStore
+    /// The devices' accounts (push, pull, budget, sign-out, export, erasure).
+    let accounts: any AccountRepository
+    /// `/report`'s figures on the primary, and where it waits for what was pushed to be counted.
+    let figures: any ReportRepository
+    /// The publications an experiment's report reads its arms from.
+    let history: any PublicationHistory
     package let controlPlane: ControlPlane
-    let enrollmentStore: EnrollmentStore
+    let enrollmentStore: any EnrollmentRepository
+    let flowArchive: any FlowArchiveRepository
     /// Enrollments per source: every attempt spends one.
     let enrollments: RateLimiter
     let logger: Logger
     /// Where `/report` reads its figures when not on the primary: a store over the replica.
-    package var reports: AccountStore? = nil
+    package var reports: (any ReportRepository)? = nil
     /// How fresh the figures are, and the wait for them (``InsightsFreshness``).
     package var freshness: InsightsFreshness? = nil
     /// Readiness: whether a write commits (the server's); without it, whether PostgreSQL answers.
@@ -43,18 +48,23 @@ package struct SyncRoutes: AuthorisedRoutes {
     static let countWait: Duration = .seconds(5)
     static let replicaWait: Duration = .seconds(2)
 
-    package var writes: WritableDatabase { store.writes }
+    /// Where a write's answer is kept under its `Idempotency-Key`, in the write's transaction.
+    package let writes: WritableDatabase
 
     package init(
-        store: AccountStore, catalogs: CatalogStore, controlPlane: ControlPlane,
-        enrollmentStore: EnrollmentStore,
-        enrollments: RateLimiter, logger: Logger
+        accounts: any AccountRepository, figures: any ReportRepository, history: any PublicationHistory,
+        controlPlane: ControlPlane, enrollmentStore: any EnrollmentRepository,
+        flowArchive: any FlowArchiveRepository, enrollments: RateLimiter, writes: WritableDatabase,
+        logger: Logger
     ) {
-        self.store = store
-        self.catalogs = catalogs
+        self.accounts = accounts
+        self.figures = figures
+        self.history = history
         self.controlPlane = controlPlane
         self.enrollmentStore = enrollmentStore
+        self.flowArchive = flowArchive
         self.enrollments = enrollments
+        self.writes = writes
         self.logger = logger
     }
 
@@ -72,7 +82,7 @@ package struct SyncRoutes: AuthorisedRoutes {
         router.get("/v1/ready") { _, _ in
             let ready =
                 if let readiness { await readiness.isReady(within: .seconds(2)) } else {
-                    await store.isReady()
+                    await accounts.isReady()
                 }
             return ready
                 ? Self.json(["status": "ready"] as TourValue)
@@ -94,7 +104,7 @@ package struct SyncRoutes: AuthorisedRoutes {
                 // body is read, decoded and checked (what a shed push costs the server is what
                 // keeps the accepted ones fast under overload).
                 let arrived = ContinuousClock.now
-                guard store.admitsPush() else { throw Overloaded() }
+                guard accounts.admitsPush() else { throw Overloaded() }
                 let (app, account, claims) = try accountClaims(context)
                 var request = request
                 let body = try await Self.body(&request)
@@ -107,7 +117,7 @@ package struct SyncRoutes: AuthorisedRoutes {
                 let counted = try PushSubjects.counted(batch, pushedBy: account)
                 // No deadline around it: the store answers a push it could not take within its
                 // bound with a 503, and one it wrote with what its transaction did (PushBatcher).
-                let ack = try await store.push(
+                let ack = try await accounts.push(
                     app: app, account: account, counted, tokenIssuedAt: claims.issuedAt,
                     subjectNames: tokens.subjectPseudonyms(app: app, subject: account), arrived: arrived)
                 guard let ack else { throw Self.revoked }
@@ -117,7 +127,7 @@ package struct SyncRoutes: AuthorisedRoutes {
         router.get("/v1/apps/:app/accounts/:account/flows") { request, context in
             await answer {
                 let (app, account) = try await accountPath(context)
-                return Self.json(try await (store.records(app: app, account: account)))
+                return Self.json(try await (accounts.records(app: app, account: account)))
             }
         }
         router.post("/v1/apps/:app/accounts/:account/budget") { request, context in
@@ -134,7 +144,7 @@ package struct SyncRoutes: AuthorisedRoutes {
                     throw APIError.invalid(problem)
                 }
                 // The budget is the family's: an app outside it (any token names some app) writes none of it.
-                guard try await (store.sharesBudget(app: app)) else {
+                guard try await (accounts.sharesBudget(app: app)) else {
                     throw APIError(
                         status: .forbidden, code: "not_in_family",
                         message:
@@ -142,7 +152,7 @@ package struct SyncRoutes: AuthorisedRoutes {
                     )
                 }
                 return Self.json(
-                    try await store.exchangeBudget(account: account, exchange, today: today))
+                    try await accounts.exchangeBudget(account: account, exchange, today: today))
             }
         }
         // Sign out everywhere: the account's tokens issued until now are refused from now on.
@@ -181,7 +191,7 @@ package struct SyncRoutes: AuthorisedRoutes {
                     if let accountClaims {
                         try await refuseIfSignedOut(accountClaims, app: app, account: account)
                     }
-                    let cutoff = try await store.signOutEverywhere(
+                    let cutoff = try await accounts.signOutEverywhere(
                         app: app, account: account, named: named, at: now, audit: audit)
                     return try Self.written(
                         SignOut(app: app, account: account, tokensIssuedBefore: cutoff).tourValue)
@@ -206,9 +216,9 @@ package struct SyncRoutes: AuthorisedRoutes {
                 // now (a read on the primary) is the target, and the wait is for the catch-up's
                 // notification that it counted past it (on a replica, then for the replica to
                 // replay that count): once, never by polling, with nothing written.
-                let target = try await store.newestTransaction()
+                let target = try await figures.newestTransaction()
                 _ = await freshness?.waitForCount(below: target, onReplica: false, within: Self.countWait)
-                let reader = reports ?? store
+                let reader = reports ?? figures
                 var behind: Double?
                 if reports != nil, let freshness, freshness.readsReplica,
                     !(await freshness.waitForCount(below: target, onReplica: true, within: Self.replicaWait))
@@ -219,7 +229,7 @@ package struct SyncRoutes: AuthorisedRoutes {
                     by == "flow"
                     ? Self.json(try await (reader.report(app: app)))
                     : Self.json(
-                        try await reader.experimentReports(app: app, catalogs: catalogs))
+                        try await reader.experimentReports(app: app, history: history))
                 // Read from a replica still behind: by how many seconds (the dashboard's notice, as a
                 // header).
                 if let behind { response.headers[.onboardingStaleSeconds] = String(Int(behind.rounded(.up))) }

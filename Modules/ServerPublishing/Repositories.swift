@@ -1,0 +1,39 @@
+import ServerControlPlane
+import TourCore
+
+// What the publishing routes (`CatalogRoutes`) and the figures that follow publications ask of
+// storage, and nothing more: the routes are given these, so what a publishing request may do to
+// the database is read here. `CatalogStore` and `GuardedRollouts` keep them on PostgreSQL.
+
+/// An app's publications: the devices' pull, publishing and withdrawing.
+package protocol CatalogRepository: PublicationHistory {
+    /// The publications devices may take: published, not withdrawn, rolled out to someone.
+    func live(app: String) async throws -> [CatalogStore.Entry]
+    /// Checks and records `text` as the app's next version (``CatalogStore/Outcome``).
+    func publish(
+        app: String, text: String, rollout: Int, signatures: [CatalogSignature],
+        guarded: GuardedRollout.Plan?,
+        by actor: Actor, at time: Double
+    ) async throws -> CatalogStore.Outcome
+    /// The withdrawn entry, or nil when `version` is not a live publication.
+    func withdraw(app: String, version: Int, by actor: Actor, at time: Double) async throws -> CatalogStore
+        .Entry?
+}
+
+/// Every version an app recorded, oldest first: what an experiment's report reads its arms from.
+package protocol PublicationHistory: Sendable {
+    func all(app: String) async throws -> [CatalogStore.Entry]
+}
+
+/// Guarded rollouts: their records, the guard's looks, and a person's commands.
+package protocol GuardedRolloutRepository: Sendable {
+    func all(app: String) async throws -> [GuardedRollouts.Record]
+    func looks(app: String, version: Int, limit: Int) async throws -> [GuardedRollouts.Look]
+    func command(
+        _ command: GuardedRollout.Command, app: String, version: Int, by actor: Actor, at time: Double
+    )
+        async throws -> GuardedRollouts.CommandOutcome
+}
+
+extension CatalogStore: CatalogRepository {}
+extension GuardedRollouts: GuardedRolloutRepository {}
