@@ -83,7 +83,10 @@ extension OnboardingServer {
             publicationMaxAge: configuration.publicationMaxAge,
             logger: logger
         ).add(to: authenticated)
-        ControlPlaneRoutes(controlPlane: controlPlane).add(to: authenticated)
+        ControlPlaneRoutes(
+            controlPlane: controlPlane, people: controlPlane.people, keys: controlPlane.keys,
+            audit: controlPlane.audit, writes: store.writes
+        ).add(to: authenticated)
         let parts = ServerParts(
             configuration: configuration, store: store, catalogs: catalogs, controlPlane: controlPlane,
             insightsReads: replica ?? store.reads, freshness: freshness, http: http, logger: logger)

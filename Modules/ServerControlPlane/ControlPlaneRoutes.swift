@@ -9,11 +9,23 @@ import TourCodec
 /// `/v1/apps/{app}/keys`, `/v1/apps/{app}/people` and `/v1/audit`: an app's publication keys and
 /// people, for its owners, and the audit trail (Docs/Server.md, Docs/Security.md).
 package struct ControlPlaneRoutes: AuthorisedRoutes {
+    /// Who calls (authentication, roles) and the server's signer: not how the routes reach storage.
     package let controlPlane: ControlPlane
-    package var writes: WritableDatabase { controlPlane.people.writes }
+    let people: any PeopleRepository
+    let keys: any PublicationKeyRepository
+    let audit: any AuditRepository
+    /// Where a write's answer is kept under its `Idempotency-Key`, in the write's transaction.
+    package let writes: WritableDatabase
 
-    package init(controlPlane: ControlPlane) {
+    package init(
+        controlPlane: ControlPlane, people: any PeopleRepository, keys: any PublicationKeyRepository,
+        audit: any AuditRepository, writes: WritableDatabase
+    ) {
         self.controlPlane = controlPlane
+        self.people = people
+        self.keys = keys
+        self.audit = audit
+        self.writes = writes
     }
 
     /// The routes, on the group whose ``APIAuthentication`` proves a caller.
@@ -23,8 +35,8 @@ package struct ControlPlaneRoutes: AuthorisedRoutes {
             await answer {
                 let app = try Self.name(context, "app")
                 _ = try context.actor()
-                let keys = try await (controlPlane.keys.all(app: app))
-                return Self.json(["app": .string(app), "keys": .list(keys.map(\.tourValue))] as TourValue)
+                let stored = try await keys.all(app: app)
+                return Self.json(["app": .string(app), "keys": .list(stored.map(\.tourValue))] as TourValue)
             }
         }
         requiring(.owner, to: "registering a publication key", in: router).post("/v1/apps/:app/keys") {
@@ -44,7 +56,7 @@ package struct ControlPlaneRoutes: AuthorisedRoutes {
                     )
                 }
                 return try await idempotent(request, body: body, caller: actor.caller) {
-                    let outcome = try await controlPlane.keys.register(
+                    let outcome = try await keys.register(
                         key, by: actor, at: Date().timeIntervalSince1970)
                     switch outcome {
                     case .registered(let key):
@@ -64,7 +76,7 @@ package struct ControlPlaneRoutes: AuthorisedRoutes {
                 let id = try Self.name(context, "key")
                 let actor = try context.actor()
                 return try await idempotent(request, caller: actor.caller) {
-                    let outcome = try await controlPlane.keys.retire(
+                    let outcome = try await keys.retire(
                         app: app, id: id, by: actor, at: Date().timeIntervalSince1970)
                     switch outcome {
                     case .retired(let key), .unchanged(let key), .registered(let key):
@@ -91,7 +103,7 @@ package struct ControlPlaneRoutes: AuthorisedRoutes {
                 // (Read, as the role was checked for it, by ``RequiredRole``.)
                 let app = request.uri.queryParameters.get("app").map { String($0) }
                 let filter = try Self.auditFilter(request, app: app)
-                let entries = try await (controlPlane.audit.list(filter))
+                let entries = try await audit.list(filter)
                 return Self.json(["entries": .list(entries.map(\.tourValue))] as TourValue)
             }
         }
@@ -129,11 +141,11 @@ package struct ControlPlaneRoutes: AuthorisedRoutes {
             await answer {
                 let app = try Self.name(context, "app")
                 let actor = try context.actor()
-                let people = try await (controlPlane.people.list(app: app))
+                let listed = try await people.list(app: app)
                 return Self.json(
                     [
                         "app": .string(app),
-                        "people": .list(people.map { $0.summary(now: Date(), shownTo: actor) }),
+                        "people": .list(listed.map { $0.summary(now: Date(), shownTo: actor) }),
                     ] as TourValue)
             }
         }
@@ -163,7 +175,6 @@ package struct ControlPlaneRoutes: AuthorisedRoutes {
                 }
                 // Who signs in as a person is theirs and their operators' to say: an owner sets the
                 // identity only of someone who holds roles in this app alone.
-                let people = controlPlane.people
                 if let identity, let existing = try await (people.person(name)),
                     existing.identity != identity,
                     existing.roles.keys.contains(where: { $0 != .app(app) })
@@ -176,7 +187,7 @@ package struct ControlPlaneRoutes: AuthorisedRoutes {
                 }
                 return try await idempotent(request, body: body, caller: actor.caller) {
                     let now = Date().timeIntervalSince1970
-                    let (person, credential) = try await controlPlane.people.grant(
+                    let (person, credential) = try await people.grant(
                         role, in: .app(app), to: name, identity: identity, days: PeopleStore.defaultDays,
                         by: actor, now: now)
                     var answer = person.summary(now: Date(), shownTo: actor).objectValue ?? [:]
@@ -194,7 +205,7 @@ package struct ControlPlaneRoutes: AuthorisedRoutes {
                 let name = try Self.name(context, "person")
                 let actor = try context.actor()
                 return try await idempotent(request, caller: actor.caller) {
-                    let removed = try await controlPlane.people.remove(
+                    let removed = try await people.remove(
                         name, from: .app(app), by: actor, now: Date().timeIntervalSince1970)
                     guard let removed, removed.roles[.app(app)] != nil else {
                         throw APIError(
@@ -214,7 +225,7 @@ package struct ControlPlaneRoutes: AuthorisedRoutes {
                 let actor = try context.actor()
                 return try await idempotent(request, caller: actor.caller) {
                     let ended = try await Self.endSessions(
-                        of: name, app: app, by: actor, people: controlPlane.people)
+                        of: name, app: app, by: actor, people: people)
                     return try Self.written(
                         ["person": .string(name), "sessionsEnded": .int(ended)] as TourValue)
                 }
@@ -224,7 +235,9 @@ package struct ControlPlaneRoutes: AuthorisedRoutes {
 
     /// Ends `name`'s sessions for an owner of `app`. Sessions are a person's, across apps, so an
     /// owner ends only those of people whose every role is in apps they own; an operator, anyone's.
-    package static func endSessions(of name: String, app: String, by actor: Actor, people: PeopleStore)
+    package static func endSessions(
+        of name: String, app: String, by actor: Actor, people: any PeopleRepository
+    )
         async throws
         -> Int
     {
