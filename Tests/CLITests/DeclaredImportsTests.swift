@@ -1,13 +1,14 @@
 import Foundation
 import Testing
 import TourCodec
+import TourFixtures
 
 /// Every module a target imports is one Package.swift says it depends on: a module imported only
 /// because another target's dependencies happen to build it breaks the day that target changes, and
 /// hides what each module really needs. The manifest is read as SwiftPM reads it
 /// (`swift package dump-package`, with a scratch folder of its own so the running build's lock is
 /// not waited for).
-@Suite("Declared imports")
+@Suite("Declared imports", .offThePool)
 struct DeclaredImportsTests {
     /// Modules of the toolchain and the system, which no manifest declares.
     static let system: Set<String> = [

@@ -20,7 +20,7 @@ import TourFixtures
 /// - `#! kill` — the process is killed with SIGKILL here, after the lines above have finished;
 ///   the lines below run in a new process on the same database (the user relaunched the app);
 /// - `#! restart` — the process ends normally here, and the lines below run in a new one.
-@Suite("Golden transcripts")
+@Suite("Golden transcripts", .ownThread)
 struct TranscriptTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()

@@ -9,7 +9,7 @@ import TourFixtures
 /// promotes the secondary, both servers follow every time, and the dead node comes back as the new
 /// primary's secondary (fenced by the monitor, never a second primary). No push a device holds
 /// acknowledged is lost or stored twice.
-@Suite("Failover without a person", .serialized)
+@Suite("Failover without a person", .serialized, .ownThread)
 struct AutoFailoverTests {
     /// A pg_auto_failover formation of its own (scripts/auto-failover).
     final class Formation: @unchecked Sendable {

@@ -6,7 +6,7 @@ import TourFixtures
 /// products' real CLIs) push through the balancer at a steady pace while one server is killed
 /// with SIGKILL: every push a device holds acknowledged is stored exactly once, the devices'
 /// next pushes land on the other server, and each device's journal is on the server whole.
-@Suite("Several servers behind a balancer", .serialized)
+@Suite("Several servers behind a balancer", .serialized, .ownThread)
 struct BalancerTests {
     @Test func aServerKilledMidLoadLosesNoAcknowledgedPushAndTheOtherTakesTheDevices() async throws {
         guard Balancer.nginx != nil else {

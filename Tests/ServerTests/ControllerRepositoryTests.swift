@@ -136,7 +136,7 @@ struct ControllerRepositoryTests {
             // The subject's pseudonyms come from the server's keys, not from the request.
             #expect(!pushed.subjectNames.isEmpty && !pushed.subjectNames.contains("ann"))
 
-            let flows = try await server.send(.get, "/v1/apps/growth/accounts/ann/flows", token: token)
+            let flows = try await server.sendUntilAnswered(.get, "/v1/apps/growth/accounts/ann/flows", token: token)
             #expect(flows.status == 200)
             #expect(try AccountRecords(jsonUTF8: flows.body).flows == ["tour": record])
             #expect(accounts.asked.withLock { $0 } == ["admitsPush", "push", "records growth/ann"])
@@ -156,8 +156,8 @@ struct ControllerRepositoryTests {
 
             // Another account's token, and none: refused by the middleware, the repository not asked.
             let other = await server.token(account: "bob")
-            #expect(try await server.send(.get, "/v1/apps/growth/accounts/ann/flows", token: other).status == 403)
-            #expect(try await server.send(.get, "/v1/apps/growth/accounts/ann/flows").status == 401)
+            #expect(try await server.sendUntilAnswered(.get, "/v1/apps/growth/accounts/ann/flows", token: other).status == 403)
+            #expect(try await server.sendUntilAnswered(.get, "/v1/apps/growth/accounts/ann/flows").status == 401)
             #expect(accounts.asked.withLock { $0 } == ["admitsPush"])
         }
         #expect(accounts.pushes.withLock { $0.isEmpty })

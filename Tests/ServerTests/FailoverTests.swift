@@ -10,7 +10,7 @@ import TourFixtures
 /// at a steady pace; the primary dies with SIGKILL; the standby is promoted (`pg_ctl promote`);
 /// the servers find it by themselves. Every push a device holds acknowledged is on the new primary exactly once, every device
 /// converges, and the insights count them all.
-@Suite("A standby that takes over", .serialized)
+@Suite("A standby that takes over", .serialized, .ownThread)
 struct FailoverTests {
     @Test func thePrimaryDiesTheStandbyIsPromotedAndNoAcknowledgedPushIsLost() async throws {
         let cluster = try ReplicaTests.Cluster(synchronous: true)

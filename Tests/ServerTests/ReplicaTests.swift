@@ -6,7 +6,7 @@ import TourFixtures
 /// the catch-up job stay on the primary. A page reads what the replica has at once and, when that
 /// is more than a few seconds old, says how old; `/report` waits (bounded) for the replica to
 /// replay what the primary had counted when it was asked, and says how stale it is otherwise.
-@Suite("The dashboard on a replica", .serialized)
+@Suite("The dashboard on a replica", .serialized, .ownThread)
 struct ReplicaTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 

@@ -7,7 +7,7 @@ import TourFixtures
 /// options (`--trusted-proxy` naming the balancer); once its `/v1/ready` answers, its line goes
 /// into nginx's upstream and nginx reloads, and it takes pushes. Removing it: its line out, a
 /// reload, then SIGTERM: it ends by itself, and no device's sync fails at any step.
-@Suite("The runbooks", .serialized)
+@Suite("The runbooks", .serialized, .ownThread)
 struct RunbookTests {
     @Test func aServerAddedAndRemovedAsTheRunbookSaysFailsNoPush() async throws {
         let options = ["--trusted-proxy", "127.0.0.1"]

@@ -2,13 +2,14 @@ import Foundation
 import Testing
 import TourCodec
 import TourCore
+import TourFixtures
 
 /// The studio (issue 46) in a real headless Chromium against the real server and PostgreSQL: an
 /// editor starts a draft of Mood Tracker's catalog, changes a title in English and Brazilian
 /// Portuguese, sees a missing translation flagged and fixes it, previews the card in pt-BR at the
 /// largest text size with VoiceOver, walks on, sees the check pass and the diff; each save is a
 /// revision and an audit row; a forged or stale save changes nothing.
-@Suite("The studio", .serialized)
+@Suite("The studio", .serialized, .ownThread)
 struct StudioTests {
     static func field(_ locale: String, _ id: String) -> String { "textarea[name=\"text|\(locale)|\(id)\"]" }
 

@@ -15,11 +15,13 @@ import Testing
 /// (a task executor preference is inherited by the calls and child tasks of the test).
 public struct OwnThread: SuiteTrait, TestTrait, TestScoping {
     public var isRecursive: Bool { true }
-    /// How many of the lanes a test takes: one, or all of them for a test that measures how fast
-    /// a server recovers and must not share the machine with other servers (`.ownThreadAlone`).
+    /// How many of the lanes a test takes: one, all of them for a test that measures how fast
+    /// a server recovers and must not share the machine with other servers (`.ownThreadAlone`), or
+    /// none for a test that waits on a process but starts no server (`.offThePool`).
     var lanes = 1
 
-    /// Two a core: a server test spends most of its time waiting for a process.
+    /// Two a core: a server test spends most of its time waiting for a process. (Three a core
+    /// was slower here, 567 s against 544 s for a full run, the machine busy for minutes.)
     static let lanes = Lanes(width: 2 * ProcessInfo.processInfo.activeProcessorCount)
 
     @TaskLocal static var isOnOwnThread = false
@@ -34,15 +36,54 @@ public struct OwnThread: SuiteTrait, TestTrait, TestScoping {
         // Once a test: whether the library scopes the function, its cases, or both.
         if Self.isOnOwnThread { return try await function() }
         let lanes = lanes
-        await Self.lanes.enter(lanes: lanes)
+        if lanes > 0 { await Self.lanes.enter(lanes: lanes) }
         let executor = ThreadExecutor(name: test.name)
+        let entered = ContinuousClock.now
+        LaneTimes.entered(test)
         defer {
             executor.finish()
-            Task { await Self.lanes.leave(lanes: lanes) }
+            if lanes > 0 { Task { await Self.lanes.leave(lanes: lanes) } }
+            LaneTimes.record(test, seconds: entered.duration(to: .now), lanes: lanes)
         }
         try await withTaskExecutorPreference(executor) {
             try await Self.$isOnOwnThread.withValue(true) { try await function() }
         }
+    }
+}
+
+/// Where each test's time in its lane goes, when `ONBOARDING_TEST_TIMES` names a file: a line when a
+/// test enters its lane (`entered`, `-`, its id) and one when it ends (milliseconds, lanes, its
+/// id), tab-separated, appended. `scripts/report-hang` names the tests that entered and have not
+/// ended. (The run's own durations count the wait for a lane too, so they cannot say which tests
+/// the suite's wall time is spent on.)
+enum LaneTimes {
+    private static let lock = NSLock()
+    private static let file = ProcessInfo.processInfo.environment["ONBOARDING_TEST_TIMES"]
+
+    static func entered(_ test: Test) {
+        append("entered\t-\t\(name(of: test))\n")
+    }
+
+    static func record(_ test: Test, seconds: Duration, lanes: Int) {
+        let milliseconds = Int((seconds / .milliseconds(1)).rounded())
+        append("\(milliseconds)\t\(lanes == .max ? "all" : String(lanes))\t\(name(of: test))\n")
+    }
+
+    private static func name(of test: Test) -> String {
+        test.id.description.replacingOccurrences(of: "\t", with: " ")
+    }
+
+    private static func append(_ line: String) {
+        guard let file else { return }
+        lock.lock()
+        defer { lock.unlock() }
+        if !FileManager.default.fileExists(atPath: file) {
+            _ = FileManager.default.createFile(atPath: file, contents: nil)
+        }
+        guard let handle = FileHandle(forWritingAtPath: file) else { return }
+        defer { try? handle.close() }
+        _ = try? handle.seekToEnd()
+        try? handle.write(contentsOf: Data(line.utf8))
     }
 }
 
@@ -53,6 +94,11 @@ extension Trait where Self == OwnThread {
     /// tests, which time a server's recovery against a second, run beside the suite's other tests
     /// without servers only.
     public static var ownThreadAlone: Self { OwnThread(lanes: .max) }
+    /// Each test on a thread of its own, beside the lanes: for a test that waits on a process but
+    /// starts no server (a server test takes a lane, so that `.ownThreadAlone` runs alone). Without
+    /// a thread of its own, each wait held one of the pool's two threads for as long as it lasted,
+    /// and every in-process test behind it stood still.
+    public static var offThePool: Self { OwnThread(lanes: 0) }
 }
 
 /// A counting semaphore for tasks: `enter` suspends (holding no thread) while the lanes asked for

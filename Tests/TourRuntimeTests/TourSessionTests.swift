@@ -93,7 +93,7 @@ struct TourSessionTests {
     /// The budget file fails after an event committed (another process holds it past the busy
     /// timeout): the event stands, its flow starts, the caller sees success and one warning, and the
     /// next session copies the start from the journal.
-    @Test func aFailureAfterTheCommitFailsNothing() async throws {
+    @Test(.offThePool) func aFailureAfterTheCommitFailsNothing() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("after-commit-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
