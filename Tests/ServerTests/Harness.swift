@@ -136,7 +136,10 @@ final class ServerProcess: @unchecked Sendable {
         try start()
     }
 
-    deinit { stop(signal: SIGKILL) }
+    deinit {
+        stop(signal: SIGKILL)
+        try? FileManager.default.removeItem(at: log)
+    }
 
     func start() throws {
         let process = Process()
