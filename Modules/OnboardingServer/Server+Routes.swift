@@ -26,6 +26,8 @@ extension OnboardingServer {
         router.middlewares.add(RequestLog<ServerRequestContext>())
         router.middlewares.add(RequestMetrics<ServerRequestContext>())
         let catalogs = CatalogStore(writes: store.writes, reads: store.reads, logger: logger)
+        let rollouts = GuardedRollouts(writes: store.writes, reads: store.reads, logger: logger)
+        let archive = FlowArchive(writes: store.writes, reads: store.reads, logger: logger)
         let controlPlane = ControlPlane(
             writes: store.writes, reads: store.reads, tokens: configuration.tokens,
             clients: ClientAddress(trustedProxies: configuration.trustedProxies, logger: logger),
@@ -51,7 +53,7 @@ extension OnboardingServer {
         var sync = SyncRoutes(
             accounts: store, figures: store, history: catalogs, controlPlane: controlPlane,
             enrollmentStore: EnrollmentStore(writes: store.writes, reads: store.reads, logger: logger),
-            flowArchive: FlowArchive(writes: store.writes, reads: store.reads, logger: logger),
+            flowArchive: archive,
             enrollments: RateLimiter(
                 limits: .init(
                     sourceBurst: Double(configuration.enrollmentsPerMinute),
@@ -78,7 +80,7 @@ extension OnboardingServer {
         sync.add(to: authenticated)
         CatalogRoutes(
             catalogs: catalogs,
-            rollouts: GuardedRollouts(writes: store.writes, reads: store.reads, logger: logger),
+            rollouts: rollouts,
             controlPlane: controlPlane, writes: store.writes,
             publicationMaxAge: configuration.publicationMaxAge,
             logger: logger
@@ -88,8 +90,13 @@ extension OnboardingServer {
             audit: controlPlane.audit, writes: store.writes
         ).add(to: authenticated)
         let parts = ServerParts(
-            configuration: configuration, store: store, catalogs: catalogs, controlPlane: controlPlane,
-            insightsReads: replica ?? store.reads, freshness: freshness, http: http, logger: logger)
+            configuration: configuration, controlPlane: controlPlane, reports: store, catalogs: catalogs,
+            drafts: CatalogDrafts(writes: store.writes, reads: store.reads, logger: logger),
+            rollouts: rollouts, archive: archive, people: controlPlane.people, keys: controlPlane.keys,
+            audit: controlPlane.audit,
+            sessions: DashboardSessions(writes: store.writes, reads: store.reads, logger: logger),
+            writes: store.writes, insightsReads: replica ?? store.reads, freshness: freshness, http: http,
+            logger: logger)
         for feature in features { try feature.add(to: router, with: parts) }
         return (router, controlPlane, freshness, readiness)
     }

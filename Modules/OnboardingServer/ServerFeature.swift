@@ -15,13 +15,27 @@ public protocol ServerFeature: Sendable {
     func add(to router: Router<ServerRequestContext>, with parts: ServerParts) throws
 }
 
-/// What the server made that a feature's routes work with: its configuration, its stores and
-/// pools, the insights' freshness and the outgoing HTTP client.
+/// What the server made that a feature's routes work with: its configuration, the repositories
+/// (what a feature may ask of storage, each module's `Repositories.swift`), the insights' pool and
+/// freshness and the outgoing HTTP client. No store: a feature reaches the database only through
+/// these, as the API's controllers do.
 public struct ServerParts: Sendable {
     package let configuration: ServerConfiguration
-    package let store: AccountStore
-    package let catalogs: CatalogStore
+    /// Who calls (authentication, roles, the sign-in limiter) and the server's signer: not how a
+    /// feature reaches storage.
     package let controlPlane: ControlPlane
+    /// An app's figures on the primary: experiments' arms, facts set apart as unplanned.
+    package let reports: any ReportRepository
+    package let catalogs: any CatalogRepository
+    package let drafts: any DraftRepository
+    package let rollouts: any GuardedRolloutRepository
+    package let archive: any FlowArchiveRepository
+    package let people: any PeopleRepository
+    package let keys: any PublicationKeyRepository
+    package let audit: any AuditRepository
+    package let sessions: any SessionRepository
+    /// Where a form's answer is kept under its idempotency key, in the write's transaction.
+    package let writes: WritableDatabase
     /// Where the insights' figures are read (a replica's pool when there is one).
     package let insightsReads: ReadOnlyDatabase
     package let freshness: InsightsFreshness

@@ -1,14 +1,16 @@
 import AccountSync
 
-// What the control plane's routes (`ControlPlaneRoutes`) ask of storage, and nothing more: the
-// routes are given these, so what a request about people, keys or the audit trail may do to the
-// database is read here. `PeopleStore`, `PublicationKeyStore` and `AuditLog` keep them on
-// PostgreSQL. (The control plane itself, which the routes hold to authenticate and authorise, is
-// not how they reach storage.)
+// What the control plane's routes (`ControlPlaneRoutes`) and the dashboard ask of storage, and
+// nothing more: they are given these, so what a request about people, keys, sessions or the audit
+// trail may do to the database is read here. `PeopleStore`, `PublicationKeyStore`, `AuditLog` and
+// `DashboardSessions` keep them on PostgreSQL. (The control plane itself, which the routes hold to
+// authenticate and authorise, is not how they reach storage.)
 
 /// People and their roles, credentials and dashboard sessions.
 package protocol PeopleRepository: Sendable {
     func person(_ name: String) async throws -> Person?
+    /// The person who signs in with the identity provider's `identity`.
+    func person(identity: String) async throws -> Person?
     /// The people with a role in `app` (nil: everyone).
     func list(app: String?) async throws -> [Person]
     /// Gives `name` `role` in `scope`; the person, and their first credential when new.
@@ -31,11 +33,21 @@ package protocol PublicationKeyRepository: Sendable {
         -> PublicationKeyStore.Outcome
 }
 
-/// The audit trail, read.
+/// The audit trail: read, and an entry of the caller's own (a refused sign-in) appended.
 package protocol AuditRepository: Sendable {
     func list(_ filter: AuditLog.Filter) async throws -> [AuditLog.Entry]
+    func record(_ entry: AuditLog.Entry) async throws
+}
+
+/// The dashboard's sessions: opened at a sign-in, found by their cookie, closed at a sign-out.
+package protocol SessionRepository: Sendable {
+    func open(person: String, credential: String?, expires: Double, now: Double, audit: AuditLog.Entry)
+        async throws -> DashboardSessions.Session
+    func find(_ value: String, now: Double) async throws -> DashboardSessions.Session?
+    func close(_ value: String, audit: AuditLog.Entry) async throws
 }
 
 extension PeopleStore: PeopleRepository {}
 extension PublicationKeyStore: PublicationKeyRepository {}
 extension AuditLog: AuditRepository {}
+extension DashboardSessions: SessionRepository {}

@@ -4,16 +4,16 @@ import ServerControlPlane
 import ServerInsights
 
 /// The dashboard and its studio as a feature of the server (``ServerFeature``): `/dashboard` and
-/// everything under it, on the server's stores, its control plane and the insights' reads.
+/// everything under it, on the server's repositories, its control plane and the insights' reads.
 public struct DashboardFeature: ServerFeature {
     public init() {}
 
     public func add(to router: Router<ServerRequestContext>, with parts: ServerParts) throws {
-        let store = parts.store
         Dashboard(
-            store: store, catalogs: parts.catalogs,
+            reports: parts.reports, catalogs: parts.catalogs, drafts: parts.drafts, rollouts: parts.rollouts,
+            archive: parts.archive, people: parts.people, keys: parts.keys, auditTrail: parts.audit,
+            sessions: parts.sessions, writes: parts.writes,
             insights: Insights(reads: parts.insightsReads, logger: parts.logger),
-            sessions: DashboardSessions(writes: store.writes, reads: store.reads, logger: parts.logger),
             controlPlane: parts.controlPlane,
             oidc: parts.configuration.oidc.map {
                 DashboardOIDC(configuration: $0, http: parts.http, logger: parts.logger)

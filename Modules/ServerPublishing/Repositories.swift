@@ -1,9 +1,10 @@
 import ServerControlPlane
 import TourCore
 
-// What the publishing routes (`CatalogRoutes`) and the figures that follow publications ask of
-// storage, and nothing more: the routes are given these, so what a publishing request may do to
-// the database is read here. `CatalogStore` and `GuardedRollouts` keep them on PostgreSQL.
+// What the publishing routes (`CatalogRoutes`), the studio's pages and the figures that follow
+// publications ask of storage, and nothing more: the routes are given these, so what a publishing
+// request may do to the database is read here. `CatalogStore`, `CatalogDrafts` and
+// `GuardedRollouts` keep them on PostgreSQL.
 
 /// An app's publications: the devices' pull, publishing and withdrawing.
 package protocol CatalogRepository: PublicationHistory {
@@ -35,5 +36,28 @@ package protocol GuardedRolloutRepository: Sendable {
         async throws -> GuardedRollouts.CommandOutcome
 }
 
+/// The studio's drafts of an app's catalog: each save a revision, read back, renamed or deleted.
+package protocol DraftRepository: Sendable {
+    /// Each draft's newest revision (their documents left out), newest draft first.
+    func list(app: String) async throws -> [CatalogDrafts.Revision]
+    func latest(app: String, draft: Int) async throws -> CatalogDrafts.Revision?
+    /// A draft's revisions (their documents left out), newest first.
+    func history(app: String, draft: Int) async throws -> [CatalogDrafts.Revision]
+    func revision(app: String, draft: Int, revision: Int) async throws -> CatalogDrafts.Revision?
+    func names(app: String) async throws -> [Int: String]
+    /// Whether the draft exists (and so was renamed).
+    func rename(app: String, draft: Int, to name: String, by actor: Actor, at time: Double) async throws
+        -> Bool
+    func create(app: String, document: String, version: Int, basedOn: Int, by actor: Actor, at time: Double)
+        async throws -> CatalogDrafts.Revision?
+    /// A new revision, when `after` is the draft's newest (``CatalogDrafts/Saved``).
+    func save(
+        app: String, draft: Int, after: Int, document: String, note: String, by actor: Actor, at time: Double
+    ) async throws -> CatalogDrafts.Saved
+    func delete(app: String, draft: Int, after: Int, by actor: Actor, at time: Double) async throws
+        -> CatalogDrafts.Deleted
+}
+
 extension CatalogStore: CatalogRepository {}
+extension CatalogDrafts: DraftRepository {}
 extension GuardedRollouts: GuardedRolloutRepository {}

@@ -44,6 +44,8 @@ package protocol ReportRepository: Sendable {
     func report(app: String) async throws -> AppReport
     /// Each experiment's arms, by the publications in `history`.
     func experimentReports(app: String, history: any PublicationHistory) async throws -> ExperimentReports
+    /// Facts the app's tracking plan does not declare, set apart and not counted.
+    func unplanned(app: String) async throws -> [AppReport.Unplanned]
 }
 
 /// Installs taking an app's enrollment key.
@@ -56,6 +58,8 @@ package protocol EnrollmentRepository: Sendable {
 package protocol FlowArchiveRepository: Sendable {
     /// Whether anything changed (archiving an archived flow changes nothing, and is not audited).
     func set(app: String, flow: String, archived: Bool, by actor: Actor, at time: Double) async throws -> Bool
+    /// The archived flows of `apps`, each as `app/flow`.
+    func archived(apps: [String]) async throws -> Set<String>
 }
 
 extension AccountStore: AccountRepository, ReportRepository {}

@@ -78,6 +78,7 @@ struct ControllerRepositoryTests {
         func experimentReports(app: String, history: any PublicationHistory) async throws -> ExperimentReports {
             throw NotAsked()
         }
+        func unplanned(app: String) async throws -> [AppReport.Unplanned] { throw NotAsked() }
     }
 
     struct NoEnrollments: EnrollmentRepository {
@@ -87,6 +88,7 @@ struct ControllerRepositoryTests {
         func set(app: String, flow: String, archived: Bool, by actor: Actor, at time: Double) async throws -> Bool {
             throw NotAsked()
         }
+        func archived(apps: [String]) async throws -> Set<String> { throw NotAsked() }
     }
     struct NoHistory: PublicationHistory {
         func all(app: String) async throws -> [CatalogStore.Entry] { throw NotAsked() }

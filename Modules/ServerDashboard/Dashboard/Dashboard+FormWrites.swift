@@ -44,7 +44,7 @@ extension Dashboard {
                 open: { try tokens.open($0, purpose: "idempotent answer") })
         }
         do {
-            return try await store.writes.write(.write, idempotency: idempotency) { _, _ in
+            return try await writes.write(.write, idempotency: idempotency) { _, _ in
                 FormAnswer(text: try await write())
             }.text
         } catch is IdempotencyKeyReused {

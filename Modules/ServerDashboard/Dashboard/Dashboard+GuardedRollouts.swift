@@ -15,17 +15,13 @@ extension Dashboard {
         var looks: [GuardedRollouts.Look]
     }
 
-    var guardedRollouts: GuardedRollouts {
-        GuardedRollouts(writes: catalogs.writes, reads: catalogs.reads, logger: logger)
-    }
-
     func guardedRolloutViews(app: String) async throws -> [GuardedRolloutView] {
         var views: [GuardedRolloutView] = []
-        for record in try await guardedRollouts.all(app: app) {
+        for record in try await rollouts.all(app: app) {
             views.append(
                 .init(
                     record: record,
-                    looks: try await guardedRollouts.looks(app: app, version: record.version, limit: 100)))
+                    looks: try await rollouts.looks(app: app, version: record.version, limit: 100)))
         }
         return views
     }
@@ -42,7 +38,7 @@ extension Dashboard {
                         .notFound, "A guarded rollout's commands are pause, resume and end, on a version.")
                 }
                 let place = try await formWrite(fields, caller: actor.caller) {
-                    switch try await guardedRollouts.command(
+                    switch try await rollouts.command(
                         command, app: app, version: version, by: actor, at: Date().timeIntervalSince1970)
                     {
                     case .applied: return "/dashboard/apps/\(app)"

@@ -30,7 +30,6 @@ extension Dashboard {
                 if let identity, identity.count > 320 {
                     throw DashboardError(.badRequest, "An identity is at most 320 characters.")
                 }
-                let people = controlPlane.people
                 if let identity, let existing = try await (people.person(name)),
                     existing.identity != identity,
                     existing.roles.keys.contains(where: { $0 != .app(app) })
@@ -40,7 +39,7 @@ extension Dashboard {
                         "\(name) holds roles outside \(app); only an operator changes their identity.")
                 }
                 let message = try await formWrite(fields, caller: actor.caller) {
-                    let (_, credential) = try await controlPlane.people.grant(
+                    let (_, credential) = try await people.grant(
                         role, in: .app(app), to: name, identity: identity, days: PeopleStore.defaultDays,
                         by: actor,
                         now: Date().timeIntervalSince1970)
@@ -58,7 +57,7 @@ extension Dashboard {
             try await changing(request, context) { app, fields, actor, access in
                 let name = try person(fields)
                 let message = try await formWrite(fields, caller: actor.caller) {
-                    let removed = try await controlPlane.people.remove(
+                    let removed = try await people.remove(
                         name, from: .app(app), by: actor, now: Date().timeIntervalSince1970)
                     guard removed?.roles[.app(app)] != nil else {
                         throw DashboardError(.notFound, "\(name) holds no role in \(app).")
@@ -71,7 +70,6 @@ extension Dashboard {
         owners.post("/dashboard/apps/:app/people/end-sessions") { request, context in
             try await changing(request, context) { app, fields, actor, access in
                 let name = try person(fields)
-                let people = controlPlane.people
                 let message = try await formWrite(fields, caller: actor.caller) {
                     let ended: Int
                     do {
@@ -117,7 +115,7 @@ extension Dashboard {
     }
 
     private func peoplePage(_ app: String, access: Access, message: String?) async throws -> Response {
-        let people = try await (controlPlane.people.list(app: app))
+        let listed = try await people.list(app: app)
         let now = Date().timeIntervalSince1970
         // An operator's identity and credentials are shown to operators only.
         let hidden = { (person: Person) in person.isOperator && !access.person.isOperator }
@@ -130,7 +128,7 @@ extension Dashboard {
                 .init(
                     caption: "People of \(app)",
                     columns: ["Person", "Role here", "Every app", "Identity", "Live credentials"],
-                    rows: people.map { person in
+                    rows: listed.map { person in
                         [
                             .init(person.name), .init(person.roles[.app(app)]?.rawValue ?? "–"),
                             .init(person.roles[.everyApp]?.rawValue ?? "–"),
@@ -157,7 +155,7 @@ extension Dashboard {
                             name: "identity", label: "Identity (the provider's email, optional)",
                             type: "text", optional: true),
                     ], submit: "Give the role")))
-        let names = people.filter { $0.roles[.app(app)] != nil }.map(\.name)
+        let names = listed.filter { $0.roles[.app(app)] != nil }.map(\.name)
         if !names.isEmpty {
             sections.append(
                 .form(
@@ -171,7 +169,7 @@ extension Dashboard {
                         ],
                         submit: "Remove from \(app)")))
         }
-        if !people.isEmpty {
+        if !listed.isEmpty {
             sections.append(
                 .form(
                     .init(
@@ -179,8 +177,8 @@ extension Dashboard {
                         fields: [
                             token, Self.idempotencyFormField(),
                             .init(
-                                name: "person", label: "Person", type: "text", value: people[0].name,
-                                options: people.map(\.name)),
+                                name: "person", label: "Person", type: "text", value: listed[0].name,
+                                options: listed.map(\.name)),
                         ],
                         submit: "End their sessions")))
         }
@@ -228,7 +226,7 @@ extension Dashboard {
             filter.includingEveryApp = false
         }
         let chosen = filter
-        let entries = try await (controlPlane.audit.list(chosen))
+        let entries = try await auditTrail.list(chosen)
         let format = try Self.format(request)
         switch format {
         case .csv:

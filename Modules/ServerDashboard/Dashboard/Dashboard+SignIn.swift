@@ -144,7 +144,7 @@ extension Dashboard {
 
     private func audit(_ actor: Actor, _ action: String, why: String?, method: String? = nil) async throws {
         if action != "sign-in" { ServerMetrics.signInFailures.increment() }
-        try await controlPlane.audit.record(
+        try await auditTrail.record(
             .init(
                 at: Date().timeIntervalSince1970, actor: actor, app: nil, action: action,
                 details: .members(["reason": why.map { .string($0) }, "method": method.map { .string($0) }])))
@@ -247,7 +247,6 @@ extension Dashboard {
                 .unverified("unknown", source), "sign-in.failed", why: why, method: "identity provider")
             throw DashboardError(.unauthorized, "Not signed in: \(why).")
         }
-        let people = controlPlane.people
         guard let person = try await (people.person(identity: identity)) else {
             controlPlane.limiter.failed(source: source, now: now.timeIntervalSince1970)
             try await audit(

@@ -21,11 +21,25 @@ import TourCore
 /// without JavaScript, every asset inside the binary. Signing in (with a person's credential,
 /// posted in a form, never in a URL, or through the identity provider) opens a session cookie;
 /// every other page needs that session and shows the apps its person holds a role in.
+///
+/// Given repositories, never a store (``ServerParts``): what a page or a form may ask of the
+/// database is what their protocols say.
 struct Dashboard: Sendable {
-    let store: AccountStore
-    let catalogs: CatalogStore
+    /// An app's figures on the primary: experiments' arms, facts set apart as unplanned.
+    let reports: any ReportRepository
+    let catalogs: any CatalogRepository
+    let drafts: any DraftRepository
+    let rollouts: any GuardedRolloutRepository
+    let archive: any FlowArchiveRepository
+    let people: any PeopleRepository
+    let keys: any PublicationKeyRepository
+    let auditTrail: any AuditRepository
+    let sessions: any SessionRepository
+    /// Where a form's answer is kept under its idempotency key, in the write's transaction.
+    let writes: WritableDatabase
     let insights: Insights
-    let sessions: DashboardSessions
+    /// Who calls (their session's person, the sign-in limiter) and the server's signer: not how a
+    /// page reaches storage.
     let controlPlane: ControlPlane
     /// Sign-in through the identity provider, when one is configured for people.
     let oidc: DashboardOIDC?
@@ -69,7 +83,7 @@ struct Dashboard: Sendable {
             let table = try Self.table(request, format: format, of: Self.overviewTables)
             // Archived flows leave the overview (its flows and its trend); their app's page and
             // their own keep them.
-            let archived = try await (FlowArchive(client: store.client, logger: logger).archived(apps: apps))
+            let archived = try await archive.archived(apps: apps)
             // One trend window for every app, so the overview can add their days up.
             let trendRange = try await
                 (insights.trendRange(apps: apps, range: range, today: today, excluding: archived))
@@ -98,8 +112,8 @@ struct Dashboard: Sendable {
             let trendRange = try await (insights.trendRange(apps: [app], range: range, today: today))
             let summary = try await (insights.summary(app: app, range: range, trendRange: trendRange))
             let entries = try await (catalogs.all(app: app))
-            let unplanned = try await (store.unplanned(app: app))
-            let archived = try await (FlowArchive(client: store.client, logger: logger).archived(apps: [app]))
+            let unplanned = try await (reports.unplanned(app: app))
+            let archived = try await archive.archived(apps: [app])
             let guarded = try await guardedRolloutViews(app: app)
             return try Self.appPage(
                 summary, catalogs: entries, guarded: guarded, unplanned: unplanned,
@@ -115,7 +129,7 @@ struct Dashboard: Sendable {
             let format = try Self.format(request)
             let table = try Self.table(request, format: format, of: Self.funnelTables)
             let apps = try await knownApps(app, access: access)
-            let experiments = try await (store.experimentReports(app: app, history: catalogs))
+            let experiments = try await (reports.experimentReports(app: app, history: catalogs))
                 .experiments.filter { $0.flow == flow }
             // Known once any account reached it, whatever the range asked for (an empty range of a
             // known flow is a funnel of zeros; an unknown flow is not found in any range).
@@ -162,7 +176,7 @@ struct Dashboard: Sendable {
         guard let value = Self.cookieValue(Self.cookie, request) else { return nil }
         let now = Date().timeIntervalSince1970
         guard let session = try await sessions.find(value, now: now),
-            let person = try await controlPlane.people.person(session.person)
+            let person = try await people.person(session.person)
         else { return nil }
         return Access(session: session, person: person)
     }

@@ -46,10 +46,9 @@ extension Dashboard {
                 let version = newest.version + 1
                 let text = try StudioDraft(document: document).versioned(version).text()
                 guard
-                    let draft = try await
-                        (CatalogDrafts(writes: store.writes, reads: store.reads, logger: logger).create(
-                            app: app, document: text, version: version, basedOn: newest.version, by: actor,
-                            at: Date().timeIntervalSince1970))
+                    let draft = try await drafts.create(
+                        app: app, document: text, version: version, basedOn: newest.version, by: actor,
+                        at: Date().timeIntervalSince1970)
                 else {
                     throw DashboardError(
                         .badRequest,
@@ -87,10 +86,9 @@ extension Dashboard {
                     return Self.redirect(Self.draftPath(current, place) + "#editor")
                 }
                 let note = edited.changes.joined(separator: ", ")
-                let saved = try await
-                    (CatalogDrafts(writes: store.writes, reads: store.reads, logger: logger).save(
-                        app: app, draft: current.draft, after: after, document: try edited.document.text(),
-                        note: String(note.prefix(500)), by: actor, at: Date().timeIntervalSince1970))
+                let saved = try await drafts.save(
+                    app: app, draft: current.draft, after: after, document: try edited.document.text(),
+                    note: String(note.prefix(500)), by: actor, at: Date().timeIntervalSince1970)
                 return try Self.afterSave(saved, current: current, after: after, place: place)
             }
         }
@@ -118,11 +116,10 @@ extension Dashboard {
                 } catch let refusal as StudioDraft.Refusal {
                     throw DashboardError(.badRequest, refusal.message + " Nothing was saved.")
                 }
-                let saved = try await
-                    (CatalogDrafts(writes: store.writes, reads: store.reads, logger: logger).save(
-                        app: app, draft: current.draft, after: after, document: try changed.document.text(),
-                        note: changed.note,
-                        by: actor, at: Date().timeIntervalSince1970))
+                let saved = try await drafts.save(
+                    app: app, draft: current.draft, after: after, document: try changed.document.text(),
+                    note: changed.note,
+                    by: actor, at: Date().timeIntervalSince1970)
                 var shown = place
                 if case .rename(let new) = change { shown.step = new.rawValue }
                 if case .remove = change { shown.step = nil }
@@ -158,9 +155,7 @@ extension Dashboard {
             throw DashboardError(.badRequest, "A draft is named by its number (1, 2, ...).")
         }
         guard
-            let revision = try await
-                (CatalogDrafts(writes: store.writes, reads: store.reads, logger: logger).latest(
-                    app: app, draft: number))
+            let revision = try await drafts.latest(app: app, draft: number)
         else { throw DashboardError(.notFound, "\(app) has no draft \(number).") }
         return revision
     }

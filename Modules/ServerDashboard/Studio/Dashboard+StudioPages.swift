@@ -13,10 +13,8 @@ extension Dashboard {
     /// An app's live publications and drafts, and (for editors) the form that starts a draft.
     func studioPage(_ app: String, access: Access, done: String? = nil) async throws -> Response {
         let entries = try await (catalogs.all(app: app))
-        let drafts = try await
-            (CatalogDrafts(writes: store.writes, reads: store.reads, logger: logger).list(app: app))
-        let names = try await
-            (CatalogDrafts(writes: store.writes, reads: store.reads, logger: logger).names(app: app))
+        let listed = try await drafts.list(app: app)
+        let names = try await drafts.names(app: app)
         let path = "/dashboard/apps/\(app)/studio"
         var sections: [InsightsPage.Section] = [
             .table(
@@ -42,7 +40,7 @@ extension Dashboard {
                         "Draft", "Version", "Started from", "Revision", "Last saved by", "At (UTC)",
                         "Last change",
                     ],
-                    rows: drafts.map { draft in
+                    rows: listed.map { draft in
                         [
                             .init(
                                 Self.draftTitle(draft.draft, names[draft.draft]),
@@ -169,9 +167,7 @@ extension Dashboard {
         let catalog = document.catalog
         let entries = try await (catalogs.all(app: app))
         let check = CatalogStore.check(revision.document, app: app, existing: entries)
-        let history = try await
-            (CatalogDrafts(writes: store.writes, reads: store.reads, logger: logger).history(
-                app: app, draft: revision.draft))
+        let history = try await drafts.history(app: app, draft: revision.draft)
         let base = "/dashboard/apps/\(app)/studio/drafts/\(revision.draft)"
         guard
             let chosenFlow = flow.flatMap({ FlowID($0) }).flatMap({ catalog.flow($0) }) ?? catalog.flows.first
@@ -226,7 +222,7 @@ extension Dashboard {
                         columns: ["Problem", "Where", "What to do"], rows: rows)))
         }
         if taken == nil, let check, check.isAccepted, access.may(.publisher, in: app) {
-            let keys = try await (controlPlane.keys.all(app: app))
+            let keys = try await self.keys.all(app: app)
             sections.append(
                 .publish(
                     .init(
@@ -333,9 +329,7 @@ extension Dashboard {
         {
             sections.append(.table(forecast))
         }
-        let name = try await
-            (CatalogDrafts(writes: store.writes, reads: store.reads, logger: logger).names(app: app))[
-                revision.draft]
+        let name = try await drafts.names(app: app)[revision.draft]
         sections += Self.revisionSections(
             history, of: revision, name: name, base: base,
             token: access.may(.editor, in: app) ? access.session.formToken : nil)

@@ -105,8 +105,8 @@ extension Dashboard {
                 }
                 let place = try await formWrite(fields, caller: actor.caller) {
                     let outcome = try await catalogs.publish(
-                        app: app, text: entry.document, rollout: rollout, signatures: [], by: actor,
-                        at: Date().timeIntervalSince1970)
+                        app: app, text: entry.document, rollout: rollout, signatures: [], guarded: nil,
+                        by: actor, at: Date().timeIntervalSince1970)
                     return try Self.done(outcome, app: app, draft: nil)
                 }
                 return Self.redirect(place)

@@ -15,7 +15,6 @@ extension Dashboard {
             let access = context.access
             let app = try context.app()
             let newest = try await draft(app, context)
-            let drafts = CatalogDrafts(writes: store.writes, reads: store.reads, logger: logger)
             guard let number = context.parameters.get("revision").flatMap(Int.init), number > 0,
                 let opened = try await drafts.revision(app: app, draft: newest.draft, revision: number)
             else {
@@ -29,7 +28,6 @@ extension Dashboard {
         // Restore: the revision's document saved again as the newest (nothing before it is lost).
         editors.post("/dashboard/apps/:app/studio/drafts/:draft/restore") { request, context in
             try await savingDraft(request, context) { app, fields, actor, _, current, after in
-                let drafts = CatalogDrafts(writes: store.writes, reads: store.reads, logger: logger)
                 guard let number = fields["restore"].flatMap(Int.init), number > 0, number < current.revision,
                     let old = try await drafts.revision(app: app, draft: current.draft, revision: number)
                 else {
@@ -51,7 +49,7 @@ extension Dashboard {
                 let current = try await draft(app, context)
                 let name = try Self.draftName(fields["name"] ?? "")
                 guard
-                    try await CatalogDrafts(writes: store.writes, reads: store.reads, logger: logger).rename(
+                    try await drafts.rename(
                         app: app, draft: current.draft, to: name, by: actor, at: Date().timeIntervalSince1970)
                 else { throw DashboardError(.notFound, "\(app) has no draft \(current.draft).") }
                 return Self.redirect("/dashboard/apps/\(app)/studio/drafts/\(current.draft)")
@@ -59,9 +57,7 @@ extension Dashboard {
         }
         editors.post("/dashboard/apps/:app/studio/drafts/:draft/delete") { request, context in
             try await savingDraft(request, context) { app, _, actor, _, current, after in
-                let deleted = try await CatalogDrafts(
-                    writes: store.writes, reads: store.reads, logger: logger
-                ).delete(
+                let deleted = try await drafts.delete(
                     app: app, draft: current.draft, after: after, by: actor, at: Date().timeIntervalSince1970)
                 switch deleted {
                 case .deleted:

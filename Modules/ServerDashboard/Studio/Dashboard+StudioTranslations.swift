@@ -64,10 +64,9 @@ extension Dashboard {
                 }
                 document.catalog.strings = imported.strings
                 let note = "imported translations: " + imported.reports.map(\.summary).joined(separator: "; ")
-                let saved = try await
-                    (CatalogDrafts(writes: store.writes, reads: store.reads, logger: logger).save(
-                        app: app, draft: current.draft, after: after, document: try document.text(),
-                        note: String(note.prefix(500)), by: actor, at: Date().timeIntervalSince1970))
+                let saved = try await drafts.save(
+                    app: app, draft: current.draft, after: after, document: try document.text(),
+                    note: String(note.prefix(500)), by: actor, at: Date().timeIntervalSince1970)
                 return try Self.afterSave(saved, current: current, after: after, place: (nil, nil))
             }
         }
