@@ -1,5 +1,6 @@
 import Testing
 import TourCore
+import TourFixtures
 
 /// The experiment page's statistics proved by simulation, with the report's own code
 /// (``ExperimentReport``, which the device, the server and the dashboard all build): experiments
@@ -11,7 +12,7 @@ import TourCore
 ///   fixed-horizon design read once at the planned sample size.
 ///
 /// The figures are printed for the record (Docs/Publishing.md, "Experiments you may peek at").
-@Suite("Sequential testing, by simulation")
+@Suite("Sequential testing, by simulation", .inTheBackground)
 struct SequentialTestingTests {
     /// A small, seeded generator: the same figures on every run and machine.
     struct SplitMix64: RandomNumberGenerator {
