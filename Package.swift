@@ -94,7 +94,8 @@ let package = Package(
         // The versioned-schema shape the device's SQLite and the server's PostgreSQL share.
         .target(name: "SchemaMigrations", path: "Modules/SchemaMigrations", swiftSettings: swiftSettings),
         .target(
-            name: "TourCore", dependencies: ["TourCodec"], path: "Modules/TourCore",
+            name: "TourCore", dependencies: ["TourCodec", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Modules/TourCore",
             swiftSettings: swiftSettings),
         // The catalog as a document: canonical form, fingerprint, checks, diff, release history.
         .target(
