@@ -5,7 +5,7 @@ import TourFixtures
 import TourRuntime
 import Permissions
 
-@Suite("Journal rebuild", .inTheBackground)
+@Suite("Journal rebuild")
 struct RebuildTests {
     /// Drives two users through long random sequences, then rebuilds from the journal alone.
     @Test(arguments: [1, 2, 3, 42] as [UInt64])
@@ -121,7 +121,7 @@ struct RebuildTests {
     }
 }
 
-@Suite("Two writers", .offThePool)
+@Suite("Two writers")
 struct ConcurrencyTests {
     @Test func twoConnectionsWritingOneFileBothSucceed() async throws {
         let folder = try TemporaryFolder()
@@ -151,7 +151,7 @@ struct ConcurrencyTests {
     }
 }
 
-@Suite("Refused input", .inTheBackground)
+@Suite("Refused input")
 struct RefusedInputTests {
     @Test func aRefusedEventLeavesTheDatabaseByteForByteUnchanged() async throws {
         let folder = try TemporaryFolder()

@@ -19,7 +19,7 @@ struct PushQueueTests {
     /// queue of two, three accounts, steps of a second against a 2 s wait and a 2 s statement),
     /// each against every input that can happen in it. States are told apart by the whole machine
     /// and world, so each is explored once.
-    @Test(.inTheBackground) func everyReachableStateAgainstEveryInput() async {
+    @Test func everyReachableStateAgainstEveryInput() async {
         let started = ContinuousClock.now
         defer { print("push queue: explored in \(ContinuousClock.now - started)") }
         let depth = Soak.isFull ? 7 : 6
@@ -66,7 +66,7 @@ struct PushQueueTests {
     /// come late or fail, writes that commit, roll back, lose their connection (having committed or
     /// not), hang past every deadline, refuse a push's data, pushes whose callers go away, and a
     /// shutdown somewhere; each run drained at the end.
-    @Test(.inTheBackground) func randomRunsKeepEveryPromise() async {
+    @Test func randomRunsKeepEveryPromise() async {
         var generator = SeededGenerator(seed: 60)
         let runs = Soak.isFull ? 10_000 : 4_000
         var broken: [String] = []

@@ -46,7 +46,12 @@ struct TrackingPlanHeldTests {
             #expect(plans.splitWithoutReading(planned, now: firstRead + .milliseconds(1_100)) == nil)
 
             let compiled = try Shell.run(BuiltExecutables.folder.appendingPathComponent("growth").path, ["catalog", "--json"]).stdout
-            let outcome = try await CatalogStore(client: client, logger: logger).register(
+            // Patient bounds: what this test checks is the plan held, not a write's bound, which the
+            // suite's load can pass.
+            let catalogs = CatalogStore(
+                writes: WritableDatabase(client: client, logger: logger, bounds: .patient),
+                reads: ReadOnlyDatabase(sharing: client, logger: logger), logger: logger)
+            let outcome = try await catalogs.register(
                 app: "growth", text: compiled, by: Actor(name: "test", source: "test", person: nil), at: 1_764_000_000)
             guard case .stored = outcome else { Issue.record("the catalog was not registered: \(outcome)"); return }
             // Held, the old answer stands within its second; a read finds the plan.

@@ -43,7 +43,7 @@ struct AccountRecordTests {
 
     /// Many devices each push a run of records (what their events reached); the server receives
     /// them interleaved, reordered and duplicated. Every order ends at the same record.
-    @Test(.inTheBackground) func everyInterleavingOfManyDevicesPushesConverges() {
+    @Test func everyInterleavingOfManyDevicesPushesConverges() {
         var random = SplitMix64(seed: 16)
         for _ in 0..<300 {
             let devices = (0..<Int.random(in: 2...6, using: &random)).map { "device-\($0)" }

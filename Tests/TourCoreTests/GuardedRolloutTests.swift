@@ -1,6 +1,5 @@
 import Testing
 import TourCore
-import TourFixtures
 
 /// ``GuardedRollout``'s one transition over every state and command, random sequences of looks and
 /// commands, and, by simulation, what its guardrail promises: a change that lowers completion by
@@ -222,7 +221,7 @@ struct GuardedRolloutTests {
         #expect(Double(beforeAQuarter.count) >= 0.95 * Double(runs.count))
     }
 
-    @Test(.inTheBackground) func aNeutralChangeReachesEveryStageAndIsAlmostNeverRolledBack() {
+    @Test func aNeutralChangeReachesEveryStageAndIsAlmostNeverRolledBack() {
         let runs = Self.simulate(count: 300, perDay: 4_800, baseline: 0.70, candidate: 0.70, seed: 8)
         let complete = runs.filter { $0.status == .complete }
         let rolledBack = runs.filter { $0.status == .rolledBack }

@@ -1,6 +1,5 @@
 import Testing
 import TourCore
-import TourFixtures
 
 /// The experiment page's statistics proved by simulation, with the report's own code
 /// (``ExperimentReport``, which the device, the server and the dashboard all build): experiments
@@ -12,7 +11,7 @@ import TourFixtures
 ///   fixed-horizon design read once at the planned sample size.
 ///
 /// The figures are printed for the record (Docs/Publishing.md, "Experiments you may peek at").
-@Suite("Sequential testing, by simulation", .inTheBackground)
+@Suite("Sequential testing, by simulation")
 struct SequentialTestingTests {
     /// A small, seeded generator: the same figures on every run and machine.
     struct SplitMix64: RandomNumberGenerator {

@@ -19,8 +19,6 @@ public struct OwnThread: SuiteTrait, TestTrait, TestScoping {
     /// a server recovers and must not share the machine with other servers (`.ownThreadAlone`), or
     /// none for a test that waits on a process but starts no server (`.offThePool`).
     var lanes = 1
-    /// Whether its thread runs below the rest of the machine (`.inTheBackground`).
-    var background = false
 
     /// Two a core: a server test spends most of its time waiting for a process. (Three a core
     /// was slower here, 567 s against 544 s for a full run, the machine busy for minutes.)
@@ -38,19 +36,16 @@ public struct OwnThread: SuiteTrait, TestTrait, TestScoping {
         // Once a test: whether the library scopes the function, its cases, or both.
         if Self.isOnOwnThread { return try await function() }
         let lanes = lanes
-        let executor = ThreadExecutor(name: test.name, background: background)
-        defer { executor.finish() }
-        // The lane is waited for, and given back, on the test's own thread: neither needs the
-        // cooperative pool, which long computations of other suites can hold for tens of seconds
-        // (a lane given back by a task on the pool waited for them, and the lanes stood idle).
+        if lanes > 0 { await Self.lanes.enter(lanes: lanes) }
+        let executor = ThreadExecutor(name: test.name)
+        let entered = ContinuousClock.now
+        LaneTimes.entered(test)
+        defer {
+            executor.finish()
+            if lanes > 0 { Task { await Self.lanes.leave(lanes: lanes) } }
+            LaneTimes.record(test, seconds: entered.duration(to: .now), lanes: lanes)
+        }
         try await withTaskExecutorPreference(executor) {
-            if lanes > 0 { await Self.lanes.enter(lanes: lanes) }
-            let entered = ContinuousClock.now
-            LaneTimes.entered(test)
-            defer {
-                if lanes > 0 { Self.lanes.leave(lanes: lanes) }
-                LaneTimes.record(test, seconds: entered.duration(to: .now), lanes: lanes)
-            }
             try await Self.$isOnOwnThread.withValue(true) { try await function() }
         }
     }
@@ -100,26 +95,17 @@ extension Trait where Self == OwnThread {
     /// without servers only.
     public static var ownThreadAlone: Self { OwnThread(lanes: .max) }
     /// Each test on a thread of its own, beside the lanes: for a test that waits on a process but
-    /// starts no server (a server test takes a lane, so that `.ownThreadAlone` runs alone). On
-    /// the pool, each wait held one of its two threads for as long as it lasted, and every
-    /// in-process test behind it stood still.
+    /// starts no server (a server test takes a lane, so that `.ownThreadAlone` runs alone). Without
+    /// a thread of its own, each wait held one of the pool's two threads for as long as it lasted,
+    /// and every in-process test behind it stood still.
     public static var offThePool: Self { OwnThread(lanes: 0) }
-    /// Each test on a thread of its own beside the lanes, at the machine's lowest priority: for a
-    /// test that computes for seconds without suspending (a property test, a long simulation). On
-    /// the pool such tests held its two threads for tens of seconds at the start of a run, and
-    /// every lane's test, which the pool starts, waited for them; beside it at the same priority
-    /// they took the cores from the servers the lanes wait on. In the background they take what
-    /// the lanes leave.
-    public static var inTheBackground: Self { OwnThread(lanes: 0, background: true) }
 }
 
 /// A counting semaphore for tasks: `enter` suspends (holding no thread) while the lanes asked for
 /// are not free. First come, first served: a test that asks for every lane is not passed over by
-/// the ones that come after it. A lock, not an actor: entering resumes the test where it waits
-/// (its own thread) and leaving is synchronous, so neither waits for a thread of the pool.
-final class Lanes: @unchecked Sendable {
+/// the ones that come after it.
+actor Lanes {
     let width: Int
-    private let lock = NSLock()
     private var inside = 0
     private var waiting: [(lanes: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
@@ -127,32 +113,21 @@ final class Lanes: @unchecked Sendable {
 
     func enter(lanes: Int = 1) async {
         let lanes = min(max(1, lanes), width)
-        await withCheckedContinuation { continuation in
-            let admitted = lock.withLock {
-                guard waiting.isEmpty, inside + lanes <= width else {
-                    waiting.append((lanes, continuation))
-                    return false
-                }
-                inside += lanes
-                return true
-            }
-            if admitted { continuation.resume() }
+        if waiting.isEmpty, inside + lanes <= width {
+            inside += lanes
+            return
         }
+        await withCheckedContinuation { waiting.append((lanes, $0)) }
     }
 
     /// Frees the lanes and lets in the longest waiting tasks that now fit, in order.
     func leave(lanes: Int = 1) {
-        let admitted = lock.withLock {
-            inside -= min(max(1, lanes), width)
-            var admitted: [CheckedContinuation<Void, Never>] = []
-            while let first = waiting.first, inside + first.lanes <= width {
-                waiting.removeFirst()
-                inside += first.lanes
-                admitted.append(first.continuation)
-            }
-            return admitted
+        inside -= min(max(1, lanes), width)
+        while let first = waiting.first, inside + first.lanes <= width {
+            waiting.removeFirst()
+            inside += first.lanes
+            first.continuation.resume()
         }
-        for continuation in admitted { continuation.resume() }
     }
 }
 
@@ -168,15 +143,11 @@ final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
     }
 
     private let name: String
-    private let background: Bool
     private let lock = NSLock()
     private var idle: [Worker] = []
     private var finished = false
 
-    init(name: String, background: Bool = false) {
-        self.name = name
-        self.background = background
-    }
+    init(name: String) { self.name = name }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
@@ -189,22 +160,10 @@ final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
             lock.unlock()
             let worker = Worker()
             worker.job = job
-            let thread = Thread { [self] in
-                if background { Self.lowerThisThreadsPriority() }
-                run(worker)
-            }
+            let thread = Thread { [self] in run(worker) }
             thread.name = "test: \(name)"
             thread.start()
         }
-    }
-
-    /// The calling thread at the lowest priority (nice 19). Linux keeps a nice value per thread and
-    /// applies `PRIO_PROCESS` with id 0 to the calling thread alone, so the rest of the process
-    /// keeps its own.
-    private static func lowerThisThreadsPriority() {
-        #if os(Linux)
-            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
-        #endif
     }
 
     /// No thread waits for work after this.
