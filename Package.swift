@@ -85,6 +85,9 @@ let package = Package(
         // HTTP's field names and statuses as Hummingbird's requests carry them: the server names
         // them itself (already built for Hummingbird).
         .package(url: "https://github.com/apple/swift-http-types.git", "1.8.0"..<"2.0.0"),
+        // HTTP parts in a connection's pipeline as Hummingbird's server passes them (the client
+        // connection cap's rotation, ClientConnections.swift); already built for Hummingbird.
+        .package(url: "https://github.com/apple/swift-nio-extras", exact: "1.35.2"),
     ],
     targets: [
         // MARK: Shared modules
@@ -266,6 +269,9 @@ let package = Package(
             dependencies: [
                 "AccountSync", "SchemaMigrations", "ServerControlPlane", "ServerDatabase", "ServerInsights", "ServerKit", "ServerPublishing", "ServerPushQueue", "ServerSyncAPI", "ServerTokens",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -410,6 +416,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"), "AccountSync",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/ServerTests", swiftSettings: swiftSettings, plugins: ["ProductRegistryPlugin"]),

@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import PostgresNIO
 import Prometheus
 import ServerControlPlane
@@ -309,8 +310,15 @@ public enum OnboardingServer {
             logger.info(
                 "metrics", metadata: ["listen": "\(configuration.metricsHost):\(port)", "path": "/metrics"])
         }
+        let inFlight = configuration.maximumRequestsInFlight.map {
+            RequestsInFlight(limit: $0, logger: logger)
+        }
         var app = Application(
             router: router,
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: inFlight.map { [RequestAdmission(requests: $0)] } ?? [],
+                    idleTimeout: .nanoseconds(configuration.clientIdleTimeout.nanoseconds))),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port),
                 serverName: "onboarding-server"),

@@ -37,6 +37,12 @@ public struct ServerConfiguration: Sendable {
     /// Where `/metrics` listens (ServerMetrics), when it does: a port of its own, loopback by default.
     public var metricsPort: Int?
     public var metricsHost = "127.0.0.1"
+    /// Requests answered at once (nil: no limit); past it a request is answered 503 in its
+    /// connection's pipeline, before it costs anything more (``RequestsInFlight``).
+    public var maximumRequestsInFlight: Int? = ServerConfiguration.defaultRequestsInFlight
+    public static let defaultRequestsInFlight = 64
+    /// A client connection with no request for this long is closed.
+    public var clientIdleTimeout: Duration = .seconds(60)
 
     /// Enrollments a source may make per minute (a burst of this many, then one every 60/N s).
     public var enrollmentsPerMinute = 60

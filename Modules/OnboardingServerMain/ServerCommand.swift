@@ -100,6 +100,18 @@ struct Serve: AsyncParsableCommand {
     var retainFacts: Int?
     @Option(help: "Seconds between the rollout guard's looks at guarded rollouts (0.1 to 3600; default: 30).")
     var rolloutGuardInterval = 30.0
+    @Option(
+        help: ArgumentHelp(
+            "Requests answered at once (1 to 100000; default: \(ServerConfiguration.defaultRequestsInFlight)).",
+            discussion:
+                "Past it a request is answered 503 with Retry-After before it is routed, checked or logged, so an overload costs the server little and the requests it takes stay fast. Health and readiness checks are always answered."
+        ))
+    var maxRequestsInFlight = ServerConfiguration.defaultRequestsInFlight
+    @Option(
+        help:
+            "Seconds a client connection may stay with no request before it is closed (1 to 3600; default: 60)."
+    )
+    var clientIdleTimeout = 60.0
     @OptionGroup var database: DatabaseOptions
     @Option(name: .customLong("read-database-url"), help: .hidden)
     var refusedReadDatabaseURL: String?
@@ -124,6 +136,12 @@ struct Serve: AsyncParsableCommand {
         }
         guard (0.1...3_600).contains(rolloutGuardInterval) else {
             throw ValidationError("--rollout-guard-interval must be from 0.1 to 3600 seconds")
+        }
+        guard (1...100_000).contains(maxRequestsInFlight) else {
+            throw ValidationError("--max-requests-in-flight must be from 1 to 100000")
+        }
+        guard (1...3_600).contains(clientIdleTimeout) else {
+            throw ValidationError("--client-idle-timeout must be from 1 to 3600 seconds")
         }
         let environment = Settings.environment
         let port =
@@ -168,6 +186,8 @@ struct Serve: AsyncParsableCommand {
         configuration.publicationMaxAge = publicationMaxAge
         configuration.retainFactsDays = retainFacts
         configuration.rolloutGuardInterval = .milliseconds(Int64((rolloutGuardInterval * 1000).rounded()))
+        configuration.maximumRequestsInFlight = maxRequestsInFlight
+        configuration.clientIdleTimeout = .milliseconds(Int64((clientIdleTimeout * 1000).rounded()))
         if let replica = try Settings.secret("READ_DATABASE_URL") {
             do { configuration.readDatabase = try DatabaseURL(replica) } catch {
                 throw Refusal("READ_DATABASE_URL: \(error.description)")

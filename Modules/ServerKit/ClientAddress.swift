@@ -75,9 +75,9 @@ final class Once: Sendable {
 
 /// Every answer's `X-Request-ID`: the request's own when it sends a sensible one (a balancer's, a
 /// client's retry), else a new one; every log line of the request names it (`request_id`).
-enum RequestID {
+package enum RequestID {
     /// 1 to 128 letters, digits, `-`, `_`, `.`, `:`; anything else is replaced, not echoed.
-    static func accepting(_ value: String?) -> String? {
+    package static func accepting(_ value: String?) -> String? {
         guard let value, (1...128).contains(value.utf8.count),
             value.unicodeScalars.allSatisfy({
                 $0.isASCII
@@ -88,7 +88,7 @@ enum RequestID {
         return value
     }
 
-    static func make() -> String {
+    package static func make() -> String {
         var generator = SystemRandomNumberGenerator()
         return String(generator.next(), radix: 16) + String(generator.next() & 0xFFFF_FFFF, radix: 16)
     }

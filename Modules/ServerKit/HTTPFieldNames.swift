@@ -4,7 +4,7 @@ import HTTPTypes
 extension HTTPField.Name {
     /// `/report`'s header when its figures come from a replica that had not caught up in time.
     package static let onboardingStaleSeconds = named("Onboarding-Stale-Seconds")
-    static let xRequestID = named("X-Request-ID")
+    package static let xRequestID = named("X-Request-ID")
     static let idempotencyKey = named("Idempotency-Key")
     /// Says an answer is the first answer to the same request, given again.
     static let idempotentReplayed = named("Idempotent-Replayed")

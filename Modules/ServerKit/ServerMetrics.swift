@@ -24,6 +24,8 @@ package enum ServerMetrics {
     package static let publicationsServed = Counter(label: "onboarding_publications_served_total")
     /// Installs enrolled (`POST /v1/apps/{app}/installs` answered 201).
     package static let installsEnrolled = Counter(label: "onboarding_installs_enrolled_total")
+    /// Requests answered 503 before they were routed: the server was answering its limit of them.
+    package static let requestsRefused = Counter(label: "onboarding_requests_refused_total")
 
     /// Every metric's `# HELP`. A metric missing here has none, which MetricsTests refuses.
     static let help: [String: String] = [
@@ -51,6 +53,8 @@ package enum ServerMetrics {
         "onboarding_publications_served_total":
             "Lists of live publications answered to devices (200s, not 304s).",
         "onboarding_installs_enrolled_total": "Installs enrolled.",
+        "onboarding_requests_refused_total":
+            "Requests answered 503 before they were routed: the server was answering its limit of requests at once (serve --max-requests-in-flight).",
     ]
 
     /// The process's one registry, bootstrapped into swift-metrics on first use (the services may
@@ -65,7 +69,9 @@ package enum ServerMetrics {
     /// queue's are ``PushMetrics``').
     package static func touch() {
         _ = registry
-        for counter in [signInFailures, publicationsServed, installsEnrolled] { counter.increment(by: 0) }
+        for counter in [signInFailures, publicationsServed, installsEnrolled, requestsRefused] {
+            counter.increment(by: 0)
+        }
         Counter(label: "onboarding_insights_catch_up_failures_total").increment(by: 0)
         Gauge(label: "onboarding_insights_lag_transactions").record(0)
     }

@@ -149,7 +149,12 @@ if sections.contains(5), let serverURL = option("--server-url"), let databaseURL
     let secret = ProcessInfo.processInfo.environment["ONBOARDING_SERVER_SECRET"]
 {
     let connections = option("--server-connections").flatMap(Int.init) ?? 16
-    let levels = option("--devices").map { $0.split(separator: ",").compactMap { Int($0) } } ?? (smoke ? [10] : [50, 200, 1_000])
+    // `--overload-rate N`: only the open-loop phase, offering N pushes a second from 1,000 devices
+    // (to study overload without the phases before it).
+    let overloadRate = option("--overload-rate").flatMap(Double.init)
+    let levels =
+        overloadRate != nil
+        ? [] : option("--devices").map { $0.split(separator: ",").compactMap { Int($0) } } ?? (smoke ? [10] : [50, 200, 1_000])
     let load = ServerLoad(
         server: URL(string: serverURL)!, database: try DatabaseURL(databaseURL), signer: try TokenSigner(secret: secret),
         duration: smoke ? 1 : 10)
@@ -158,7 +163,7 @@ if sections.contains(5), let serverURL = option("--server-url"), let databaseURL
             + "(saturation) and one a second (a user's pace), beside the floor (the same rows straight into "
             + "PostgreSQL, one transaction each, back to back); each after the insights job has counted the last one's pushes")
     let run = UUID().uuidString.prefix(8).lowercased()
-    var capacity: (devices: Int, eventsPerSecond: Double)?
+    var capacity: (devices: Int, eventsPerSecond: Double)? = overloadRate.map { (1_000, $0 / 3) }
     for devices in levels {
         try await load.settle()
         let served = try await load.throughServer(devices, run: "\(run)s\(devices)")
@@ -199,7 +204,8 @@ if sections.contains(5), let serverURL = option("--server-url"), let databaseURL
         }
     }
     // Installs without sign-in: enrolled through the server, then pushing at a user's pace.
-    let installCount = smoke ? 10 : 1_000
+    let installCount = overloadRate != nil ? 0 : smoke ? 10 : 1_000
+    if installCount > 0 {
     try await load.settle()
     let enrolled = try await load.enroll(installCount)
     report.add("server", "\(installCount) installs enrolling, 16 at a time: enrolled", enrolled.perSecond, "installs/s",
@@ -212,6 +218,7 @@ if sections.contains(5), let serverURL = option("--server-url"), let databaseURL
         note: asInstalls.failures == 0 ? nil : "\(asInstalls.failures) refused")
     report.add("server", "\(enrolled.subjects.count) installs, one event a second each: push p99", asInstalls.p99, "ms")
     report.goal("installs refused at enrollment (\(installCount))", Double(enrolled.failures), atMost: 0, "installs")
+    }
     // Three times the most the server took back to back, offered on a schedule whatever the answers
     // (an open loop, as a thousand phones at a user's pace): it sheds the excess with 503 at once,
     // keeps the accepted fast, and stores exactly what it acknowledged.
@@ -239,6 +246,7 @@ if sections.contains(5), let serverURL = option("--server-url"), let databaseURL
         report.goal("pushes answered past their deadline at 3× load", Double(over.latencies.filter { $0 > 4.25 }.count), atMost: 0, "pushes")
     }
     // A migration's lock on `pushes` for five seconds while 200 devices push once a second each.
+    if overloadRate == nil {
     try await load.settle()
     let fault = try await load.lockFault(smoke ? 20 : 200, run: "\(run)l", at: 2, hold: smoke ? 2 : 5)
     report.add(
@@ -246,6 +254,7 @@ if sections.contains(5), let serverURL = option("--server-url"), let databaseURL
         note: "\(fault.shed) answered 503 meanwhile")
     report.goal("seconds from the lock's release to the first accepted push", fault.recovery ?? .infinity, atMost: 1, "s")
     report.goal("pushes answered past their deadline through the lock", Double(fault.late), atMost: 0, "pushes")
+    }
 } else {
     report.section("5. Account server: skipped (give --server-url, and DATABASE_URL and ONBOARDING_SERVER_SECRET in the environment; scripts/bench does)")
 }

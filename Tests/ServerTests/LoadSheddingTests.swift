@@ -253,4 +253,49 @@ struct LoadSheddingTests {
         }
         #expect(try server.sql("SELECT count(*) FROM pushes") == ["\(accounts.count)"])
     }
+
+    /// A server answering its limit of requests at once (one, here, held by pushes behind a lock)
+    /// answers the next request 503 `overloaded` with `Retry-After` at once, before routing it: a
+    /// push so refused is never stored, and health checks are answered meanwhile. Once the lock
+    /// goes, requests are taken again.
+    @Test func pastItsLimitOfRequestsTheServerRefusesAtOnceAndStoresNothing() async throws {
+        let server = try ServerProcess(serveOptions: ["--push-writers", "1", "--max-requests-in-flight", "1"])
+        let signer = try TokenSignerForTests()
+        let holderToken = await signer.token(account: "holder", app: "growth")
+        let refusedToken = await signer.token(account: "refused", app: "growth")
+        let holder = try DashboardTests.holdLock(on: server.databaseURL, table: "pushes", seconds: 8)
+        defer { DashboardTests.endHeldTransactions(on: server.databaseURL, holder) }
+        // One push after another behind the lock, each in the server for a second and a half or
+        // more: the one place is taken nearly all the time.
+        let holding = Task {
+            let until = ContinuousClock.now + .seconds(7)
+            while ContinuousClock.now < until {
+                _ = try await Self.push(server, account: "holder", token: holderToken)
+            }
+        }
+        var refusal: HTTP.Answer?
+        var health: [Int?] = []
+        var acknowledged = 0
+        let giveUp = ContinuousClock.now + .seconds(7)
+        while refusal == nil, ContinuousClock.now < giveUp {
+            let answer = try await Self.push(server, account: "refused", token: refusedToken)
+            if answer.status == 503, answer.errorCode == "overloaded" { refusal = answer }
+            if answer.status == 200 { acknowledged += 1 }
+            health.append(HTTP.status(server.url.appendingPathComponent("v1/health")))
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try await holding.value
+        let answer = try #require(refusal, "no request was refused while the only place was taken")
+        #expect(answer.retryAfter == "1")
+        #expect(answer.requestID?.isEmpty == false)
+        // Never refused (an answer slower than the check's 2 s on a loaded machine reads as nil).
+        #expect(health.allSatisfy { $0 != 503 } && health.contains(200), "\(health)")
+        if !Shell.waitForExit(holder, seconds: 30) { holder.terminate() }
+        try await Task.sleep(for: .milliseconds(500))
+        // Of the refused account's pushes, only the acknowledged are stored (one may have found a
+        // gap between the holder's pushes); sent again now, it is taken.
+        #expect(try server.sql("SELECT count(*) FROM pushes WHERE account = 'refused'") == ["\(acknowledged)"])
+        let after = try await Self.pushUntilAccepted(server, account: "refused", token: refusedToken)
+        #expect(after.status == 200)
+    }
 }

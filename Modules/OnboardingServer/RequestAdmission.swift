@@ -1,0 +1,147 @@
+import Foundation
+import HTTPTypes
+import Logging
+import NIOCore
+import NIOHTTPTypes
+import ServerKit
+import Synchronization
+
+/// The requests the server answers at once, under its limit (`serve --max-requests-in-flight`).
+///
+/// Under overload, what a request cost before the push queue could shed it (its hop to a task,
+/// the router, the middleware, its credential's check, its log line) took the cores the writers
+/// needed: the server committed a fraction of what it could, and requests waited for seconds
+/// before anything read them. Past the limit a request is answered in its connection's pipeline
+/// (``RequestAdmission``), before any of that: a 503 with `Retry-After`, the connection kept.
+/// So the requests the server works on at once are bounded, and each is answered within what
+/// that many take, whatever arrives.
+final class RequestsInFlight: Sendable {
+    let limit: Int
+    private let count = Atomic<Int>(0)
+    private let refusedSinceLog = Atomic<Int>(0)
+    private let lastLog = Atomic<Int64>(0)
+    private let logger: Logger
+
+    init(limit: Int, logger: Logger) {
+        self.limit = max(1, limit)
+        self.logger = logger
+    }
+
+    var current: Int { count.load(ordering: .relaxed) }
+
+    /// Takes a place for a request, if one is free.
+    func enter() -> Bool {
+        var current = count.load(ordering: .relaxed)
+        while current < limit {
+            let (exchanged, original) = count.compareExchange(
+                expected: current, desired: current + 1, ordering: .relaxed)
+            if exchanged { return true }
+            current = original
+        }
+        return false
+    }
+
+    /// Takes a place whatever the limit (a request pipelined behind one being answered).
+    func enterAnyway() { count.add(1, ordering: .relaxed) }
+
+    func leave(_ requests: Int = 1) { count.subtract(requests, ordering: .relaxed) }
+
+    /// Counts a refusal, and logs one line at most every ``logInterval`` with how many there were
+    /// (a line per refused request would add a write to every request the server cannot take).
+    func refused(at now: Date = Date()) {
+        ServerMetrics.requestsRefused.increment()
+        let refused = refusedSinceLog.add(1, ordering: .relaxed).newValue
+        let second = Int64(now.timeIntervalSince1970)
+        let last = lastLog.load(ordering: .relaxed)
+        guard second - last >= Self.logInterval,
+            lastLog.compareExchange(expected: last, desired: second, ordering: .relaxed).exchanged
+        else { return }
+        refusedSinceLog.subtract(refused, ordering: .relaxed)
+        logger.warning(
+            "requests refused: the server is answering its limit of requests at once",
+            metadata: [
+                "refused": "\(refused)", "limit": "\(limit)", "code": "overloaded",
+                "since_seconds": "\(last == 0 ? 0 : second - last)",
+            ])
+    }
+
+    static let logInterval: Int64 = 10
+}
+
+/// In each connection's pipeline, after the HTTP codec: a request that finds the server at its
+/// limit is answered 503 here, its body read and dropped, and the connection kept for the next.
+/// A request pipelined behind one still being answered is passed on whatever the limit, so
+/// answers never leave out of order. Health and readiness checks are never refused: a balancer
+/// must not take a busy server for a dead one.
+final class RequestAdmission: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    private let requests: RequestsInFlight
+    /// Requests of this connection passed on and not yet answered.
+    private var passedOn = 0
+    /// Whether the parts being read belong to a refused request.
+    private var refusing = false
+    /// Whether the refused request asked to close the connection after its answer.
+    private var closeAfterRefusal = false
+
+    init(requests: RequestsInFlight) { self.requests = requests }
+
+    static let exempt: Set<String> = ["/v1/health", "/v1/ready"]
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let part = unwrapInboundIn(data)
+        switch part {
+        case .head(let head):
+            let path = head.path.map { $0.split(separator: "?", maxSplits: 1).first.map(String.init) ?? $0 }
+            if passedOn > 0 || Self.exempt.contains(path ?? "") {
+                requests.enterAnyway()
+            } else if !requests.enter() {
+                refusing = true
+                requests.refused()
+                return refuse(head, context: context)
+            }
+            passedOn += 1
+            context.fireChannelRead(data)
+        case .body, .end:
+            guard refusing else { return context.fireChannelRead(data) }
+            guard case .end = part else { return }
+            refusing = false
+            if closeAfterRefusal { context.close(promise: nil) }
+        }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data), passedOn > 0 {
+            passedOn -= 1
+            requests.leave()
+        }
+        context.write(data, promise: promise)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if passedOn > 0 { requests.leave(passedOn) }
+        passedOn = 0
+        context.fireChannelInactive()
+    }
+
+    private func refuse(_ request: HTTPRequest, context: ChannelHandlerContext) {
+        var head = HTTPResponse(status: .serviceUnavailable)
+        let body = ByteBuffer(string: Self.refusalBody)
+        head.headerFields[.retryAfter] = "1"
+        head.headerFields[.contentType] = "application/json"
+        head.headerFields[.contentLength] = String(body.readableBytes)
+        head.headerFields[.xRequestID] =
+            RequestID.accepting(request.headerFields[.xRequestID]) ?? RequestID.make()
+        closeAfterRefusal = request.headerFields[.connection] == "close"
+        if closeAfterRefusal { head.headerFields[.connection] = "close" }
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(body)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+
+    static let refusalBody =
+        #"{"error":{"code":"overloaded","message":"the server is busy and stored nothing; try again"}}"#
+}
