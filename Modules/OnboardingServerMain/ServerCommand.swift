@@ -102,11 +102,11 @@ struct Serve: AsyncParsableCommand {
     var rolloutGuardInterval = 30.0
     @Option(
         help: ArgumentHelp(
-            "Requests answered at once (1 to 100000; default: \(ServerConfiguration.defaultRequestsInFlight)).",
+            "Requests answered at once (1 to 100000; default: a full batch, 64, per push writer).",
             discussion:
                 "Past it a request is answered 503 with Retry-After before it is routed, checked or logged, so an overload costs the server little and the requests it takes stay fast. Health and readiness checks are always answered."
         ))
-    var maxRequestsInFlight = ServerConfiguration.defaultRequestsInFlight
+    var maxRequestsInFlight: Int?
     @Option(
         help:
             "Seconds a client connection may stay with no request before it is closed (1 to 3600; default: 60)."
@@ -137,7 +137,7 @@ struct Serve: AsyncParsableCommand {
         guard (0.1...3_600).contains(rolloutGuardInterval) else {
             throw ValidationError("--rollout-guard-interval must be from 0.1 to 3600 seconds")
         }
-        guard (1...100_000).contains(maxRequestsInFlight) else {
+        if let maxRequestsInFlight, !(1...100_000).contains(maxRequestsInFlight) {
             throw ValidationError("--max-requests-in-flight must be from 1 to 100000")
         }
         guard (1...3_600).contains(clientIdleTimeout) else {
@@ -186,7 +186,7 @@ struct Serve: AsyncParsableCommand {
         configuration.publicationMaxAge = publicationMaxAge
         configuration.retainFactsDays = retainFacts
         configuration.rolloutGuardInterval = .milliseconds(Int64((rolloutGuardInterval * 1000).rounded()))
-        configuration.maximumRequestsInFlight = maxRequestsInFlight
+        if let maxRequestsInFlight { configuration.maximumRequestsInFlight = maxRequestsInFlight }
         configuration.clientIdleTimeout = .milliseconds(Int64((clientIdleTimeout * 1000).rounded()))
         if let replica = try Settings.secret("READ_DATABASE_URL") {
             do { configuration.readDatabase = try DatabaseURL(replica) } catch {
