@@ -29,22 +29,11 @@ final class RequestsInFlight: Sendable {
 
     var current: Int { count.load(ordering: .relaxed) }
 
-    /// Takes a place for a request, if one is free.
-    func enter() -> Bool {
-        var current = count.load(ordering: .relaxed)
-        while current < limit {
-            let (exchanged, original) = count.compareExchange(
-                expected: current, desired: current + 1, ordering: .relaxed)
-            if exchanged { return true }
-            current = original
-        }
-        return false
-    }
+    /// Takes a place. Whether one is free is read when the request's head arrives, and the place
+    /// taken once it is wholly read, so the count may pass the limit by the requests read meanwhile.
+    func take() { count.add(1, ordering: .relaxed) }
 
-    /// Takes a place whatever the limit (a request pipelined behind one being answered).
-    func enterAnyway() { count.add(1, ordering: .relaxed) }
-
-    func leave(_ requests: Int = 1) { count.subtract(requests, ordering: .relaxed) }
+    func giveBack() { count.subtract(1, ordering: .relaxed) }
 
     /// Counts a refusal, and logs one line at most every ``logInterval`` with how many there were
     /// (a line per refused request would add a write to every request the server cannot take).
@@ -70,9 +59,14 @@ final class RequestsInFlight: Sendable {
 
 /// In each connection's pipeline, after the HTTP codec: a request that finds the server at its
 /// limit is answered 503 here, its body read and dropped, and the connection kept for the next.
-/// A request pipelined behind one still being answered is passed on whatever the limit, so
-/// answers never leave out of order. Health and readiness checks are never refused: a balancer
-/// must not take a busy server for a dead one.
+///
+/// A connection holds at most one place, from the moment a request of it is wholly read until
+/// every request of it passed on is answered: Hummingbird answers a connection's requests one at a
+/// time, so requests pipelined behind one being answered cost nothing more and are passed on
+/// whatever the limit (a 503 written for them here would leave before the answer to the request
+/// sent first). A request whose body is still arriving holds no place, so connections that send a
+/// head and trickle a body cannot take the places from everyone else. Health and readiness checks
+/// are never refused: a balancer must not take a busy server for a dead one.
 final class RequestAdmission: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -81,7 +75,9 @@ final class RequestAdmission: ChannelDuplexHandler, RemovableChannelHandler {
 
     private let requests: RequestsInFlight
     /// Requests of this connection passed on and not yet answered.
-    private var passedOn = 0
+    private var unanswered = 0
+    /// Whether this connection holds a place.
+    private var holdsPlace = false
     /// Whether the parts being read belong to a refused request.
     private var refusing = false
     /// Whether the refused request asked to close the connection after its answer.
@@ -96,34 +92,46 @@ final class RequestAdmission: ChannelDuplexHandler, RemovableChannelHandler {
         switch part {
         case .head(let head):
             let path = head.path.map { $0.split(separator: "?", maxSplits: 1).first.map(String.init) ?? $0 }
-            if passedOn > 0 || Self.exempt.contains(path ?? "") {
-                requests.enterAnyway()
-            } else if !requests.enter() {
+            if unanswered == 0, !Self.exempt.contains(path ?? ""), requests.current >= requests.limit {
                 refusing = true
                 requests.refused()
                 return refuse(head, context: context)
             }
-            passedOn += 1
+            unanswered += 1
             context.fireChannelRead(data)
-        case .body, .end:
-            guard refusing else { return context.fireChannelRead(data) }
-            guard case .end = part else { return }
-            refusing = false
-            if closeAfterRefusal { context.close(promise: nil) }
+        case .body:
+            guard !refusing else { return }
+            context.fireChannelRead(data)
+        case .end:
+            guard !refusing else {
+                refusing = false
+                if closeAfterRefusal { context.close(promise: nil) }
+                return
+            }
+            // Wholly read and not yet answered: the connection now costs the server a place.
+            if unanswered > 0, !holdsPlace {
+                holdsPlace = true
+                requests.take()
+            }
+            context.fireChannelRead(data)
         }
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data), passedOn > 0 {
-            passedOn -= 1
-            requests.leave()
+        if case .end = unwrapOutboundIn(data), unanswered > 0 {
+            unanswered -= 1
+            if unanswered == 0, holdsPlace {
+                holdsPlace = false
+                requests.giveBack()
+            }
         }
         context.write(data, promise: promise)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if passedOn > 0 { requests.leave(passedOn) }
-        passedOn = 0
+        if holdsPlace { requests.giveBack() }
+        holdsPlace = false
+        unanswered = 0
         context.fireChannelInactive()
     }
 
