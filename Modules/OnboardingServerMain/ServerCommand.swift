@@ -111,7 +111,7 @@ struct Serve: AsyncParsableCommand {
         help:
             "Seconds a client connection may stay with no request before it is closed (1 to 3600; default: 60)."
     )
-    var clientIdleTimeout = 60.0
+    var clientIdleTimeout: Double?
     @OptionGroup var database: DatabaseOptions
     @Option(name: .customLong("read-database-url"), help: .hidden)
     var refusedReadDatabaseURL: String?
@@ -140,7 +140,7 @@ struct Serve: AsyncParsableCommand {
         if let maxRequestsInFlight, !(1...100_000).contains(maxRequestsInFlight) {
             throw ValidationError("--max-requests-in-flight must be from 1 to 100000")
         }
-        guard (1...3_600).contains(clientIdleTimeout) else {
+        if let clientIdleTimeout, !(1...3_600).contains(clientIdleTimeout) {
             throw ValidationError("--client-idle-timeout must be from 1 to 3600 seconds")
         }
         let environment = Settings.environment
@@ -187,7 +187,9 @@ struct Serve: AsyncParsableCommand {
         configuration.retainFactsDays = retainFacts
         configuration.rolloutGuardInterval = .milliseconds(Int64((rolloutGuardInterval * 1000).rounded()))
         if let maxRequestsInFlight { configuration.maximumRequestsInFlight = maxRequestsInFlight }
-        configuration.clientIdleTimeout = .milliseconds(Int64((clientIdleTimeout * 1000).rounded()))
+        if let clientIdleTimeout {
+            configuration.clientIdleTimeout = .milliseconds(Int64((clientIdleTimeout * 1000).rounded()))
+        }
         if let replica = try Settings.secret("READ_DATABASE_URL") {
             do { configuration.readDatabase = try DatabaseURL(replica) } catch {
                 throw Refusal("READ_DATABASE_URL: \(error.description)")

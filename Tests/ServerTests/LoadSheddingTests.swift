@@ -298,4 +298,43 @@ struct LoadSheddingTests {
         let after = try await Self.pushUntilAccepted(server, account: "refused", token: refusedToken)
         #expect(after.status == 200)
     }
+
+    /// A client connection with no request for `--client-idle-timeout` is closed by the server
+    /// (before 0.39.0 an idle connection was kept for ever); one still sending requests is not.
+    @Test func anIdleClientConnectionIsClosedAfterItsTimeout() async throws {
+        let server = try ServerProcess(serveOptions: ["--client-idle-timeout", "1"])
+        let port = try #require(server.url.port)
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(socket >= 0)
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        try #require(connected == 0)
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        // One request answered, then nothing: the server closes the connection (a read of 0 bytes)
+        // about a second after the answer, well within the 30 s this read waits.
+        let request = Array("GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        _ = request.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var answer = ""
+        let started = ContinuousClock.now
+        while true {
+            let read = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+            if read <= 0 {
+                #expect(read == 0, "the read ended with an error (errno \(errno)), not the server's close")
+                break
+            }
+            answer += String(decoding: buffer[0..<read], as: UTF8.self)
+        }
+        #expect(answer.hasPrefix("HTTP/1.1 200"), "\(answer.prefix(200))")
+        #expect(ContinuousClock.now - started < .seconds(25))
+    }
 }
