@@ -99,17 +99,8 @@ struct FailoverTests {
 
     /// Opens a connection to `port` on this machine, sends a request and closes it at once.
     static func knock(_ port: Int) {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { return }
+        guard let socket = HTTP.connectedSocket(port: port) else { return }
         defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { return }
         let request = Array("GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
         _ = request.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }

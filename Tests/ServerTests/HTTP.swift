@@ -2,6 +2,10 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Plain HTTP for the tests that send what no client would (bad JSON, wrong tokens).
 enum HTTP {
     struct Answer {
@@ -64,4 +68,28 @@ enum HTTP {
         configuration: .init(
             redirectConfiguration: .follow(max: 5, allowCycles: false),
             timeout: .init(connect: .seconds(5), read: .seconds(10))))
+}
+
+extension HTTP {
+    /// A TCP connection to `port` on this machine, as a socket the caller closes; nil when it
+    /// cannot be made. For the tests that speak to a server below HTTP (a connection that sends
+    /// nothing, or goes at once).
+    static func connectedSocket(port: Int) -> Int32? {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { return nil }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            close(socket)
+            return nil
+        }
+        return socket
+    }
 }

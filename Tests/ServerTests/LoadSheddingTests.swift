@@ -304,19 +304,8 @@ struct LoadSheddingTests {
     @Test func anIdleClientConnectionIsClosedAfterItsTimeout() async throws {
         let server = try ServerProcess(serveOptions: ["--client-idle-timeout", "1"])
         let port = try #require(server.url.port)
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(socket >= 0)
+        let socket = try #require(HTTP.connectedSocket(port: port))
         defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        try #require(connected == 0)
         var timeout = timeval(tv_sec: 30, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         // One request answered, then nothing: the server closes the connection (a read of 0 bytes)
