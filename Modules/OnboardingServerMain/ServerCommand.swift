@@ -104,12 +104,15 @@ struct Serve: AsyncParsableCommand {
         help: ArgumentHelp(
             "Requests answered at once (1 to 100000; default: a full batch, 64, per push writer).",
             discussion:
-                "Past it a request is answered 503 with Retry-After before it is routed, checked or logged, so an overload costs the server little and the requests it takes stay fast. Health and readiness checks are always answered."
+                "Past it a request is answered 503 with Retry-After before it is routed, checked or logged, "
+                + "so an overload costs the server little and the requests it takes stay fast. "
+                + "Health and readiness checks are always answered."
         ))
     var maxRequestsInFlight: Int?
     @Option(
-        help:
-            "Seconds a client connection may stay with no request before it is closed (1 to 3600; default: 60)."
+        help: ArgumentHelp(
+            "Seconds a client connection may stay with no request before it is closed "
+                + "(1 to 3600; default: 60).")
     )
     var clientIdleTimeout: Double?
     @OptionGroup var database: DatabaseOptions

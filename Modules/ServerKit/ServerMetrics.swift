@@ -54,7 +54,8 @@ package enum ServerMetrics {
             "Lists of live publications answered to devices (200s, not 304s).",
         "onboarding_installs_enrolled_total": "Installs enrolled.",
         "onboarding_requests_refused_total":
-            "Requests answered 503 before they were routed: the server was answering its limit of requests at once (serve --max-requests-in-flight).",
+            "Requests answered 503 before they were routed: the server was answering its limit of "
+            + "requests at once (serve --max-requests-in-flight).",
     ]
 
     /// The process's one registry, bootstrapped into swift-metrics on first use (the services may
