@@ -97,7 +97,7 @@ let package = Package(
         // The versioned-schema shape the device's SQLite and the server's PostgreSQL share.
         .target(name: "SchemaMigrations", path: "Modules/SchemaMigrations", swiftSettings: swiftSettings),
         .target(
-            name: "TourCore", dependencies: ["TourCodec", .product(name: "Crypto", package: "swift-crypto")],
+            name: "TourCore", dependencies: ["TourCodec", .crypto],
             path: "Modules/TourCore",
             swiftSettings: swiftSettings),
         // The catalog as a document: canonical form, fingerprint, checks, diff, release history.
@@ -136,7 +136,7 @@ let package = Package(
             dependencies: [
                 "TourCodec", "TourCore", "TourRuntime", "CatalogDocuments", "AccountSync", "AccountSyncHTTP",
                 "InsightsPages", "Haptics", "Permissions",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .argumentParser,
             ],
             path: "Modules/OnboardingCLI", swiftSettings: swiftSettings),
         // The insights pages (figures, SVG charts with their tables, CSV), drawn the same by the
@@ -148,7 +148,7 @@ let package = Package(
         // MARK: Account sync: the merge rule and wire format (pure), the device's HTTP client
         .target(
             name: "AccountSync",
-            dependencies: ["TourCodec", "TourCore", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["TourCodec", "TourCore", .crypto],
             path: "Modules/AccountSync",
             swiftSettings: swiftSettings),
         .target(
@@ -164,10 +164,7 @@ let package = Package(
         .target(
             name: "ServerDatabase",
             dependencies: [
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
+                .postgresNIO, .serviceLifecycle, .logging, .metrics,
             ],
             path: "Modules/ServerDatabase", swiftSettings: swiftSettings),
         // The insights aggregates on the server's PostgreSQL: their schema, their counting (the
@@ -176,10 +173,7 @@ let package = Package(
             name: "ServerInsights",
             dependencies: [
                 "TourCodec", "TourCore", "InsightsPages", "ServerDatabase",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
+                .postgresNIO, .serviceLifecycle, .logging, .metrics,
             ],
             path: "Modules/ServerInsights", swiftSettings: swiftSettings),
         // The account server's credentials: token signing and its key ring, an identity
@@ -188,12 +182,7 @@ let package = Package(
             name: "ServerTokens",
             dependencies: [
                 "TourCodec", "ServerDatabase",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .crypto, .jwtKit, .asyncHTTPClient, .logging, .nioCore, .nioHTTP1,
             ],
             path: "Modules/ServerTokens", swiftSettings: swiftSettings),
         // The push queue's lifecycle as a value (no I/O, no clock, no threads): PushBatcher in
@@ -206,16 +195,8 @@ let package = Package(
             dependencies: [
                 "AccountSync", "InsightsPages", "ServerDatabase", "ServerInsights", "ServerTokens", "TourCodec",
                 "TourCore",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
+                .hummingbird, .httpTypes, .nioCore, .postgresNIO, .serviceLifecycle, .logging, .crypto,
+                .metrics, .coreMetrics, .prometheus,
             ],
             path: "Modules/ServerKit", swiftSettings: swiftSettings),
         // People, roles, sessions, credentials, publication keys and the audit trail; the request
@@ -225,12 +206,7 @@ let package = Package(
             name: "ServerControlPlane",
             dependencies: [
                 "AccountSync", "ServerDatabase", "ServerKit", "ServerTokens", "TourCodec",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                .hummingbird, .httpTypes, .nioCore, .postgresNIO, .logging, .crypto,
             ],
             path: "Modules/ServerControlPlane", swiftSettings: swiftSettings),
         // Catalogs: the store, drafts, rollouts and their guard, the tracking plan and its held facts,
@@ -239,12 +215,7 @@ let package = Package(
             name: "ServerPublishing",
             dependencies: [
                 "AccountSync", "CatalogDocuments", "ServerControlPlane", "ServerDatabase", "ServerInsights", "ServerKit", "TourCodec", "TourCore",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                .hummingbird, .nioCore, .postgresNIO, .serviceLifecycle, .logging, .crypto,
             ],
             path: "Modules/ServerPublishing", swiftSettings: swiftSettings),
         // The devices' API: push (the queue's shell), pull, installs, device tokens, the budget
@@ -253,13 +224,7 @@ let package = Package(
             name: "ServerSyncAPI",
             dependencies: [
                 "AccountSync", "CatalogDocuments", "ServerControlPlane", "ServerDatabase", "ServerInsights", "ServerKit", "ServerPublishing", "ServerPushQueue", "ServerTokens", "TourCodec", "TourCore",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                .hummingbird, .httpTypes, .postgresNIO, .serviceLifecycle, .logging, .metrics, .crypto,
             ],
             path: "Modules/ServerSyncAPI", swiftSettings: swiftSettings),
         // The server assembled from its feature modules: configuration, the pools, the services and
@@ -268,15 +233,8 @@ let package = Package(
             name: "OnboardingServer",
             dependencies: [
                 "AccountSync", "SchemaMigrations", "ServerControlPlane", "ServerDatabase", "ServerInsights", "ServerKit", "ServerPublishing", "ServerPushQueue", "ServerSyncAPI", "ServerTokens",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
+                .hummingbird, .httpTypes, .nioCore, .nioHTTPTypes, .postgresNIO, .serviceLifecycle, .logging,
+                .asyncHTTPClient, .prometheus,
             ],
             path: "Modules/OnboardingServer", swiftSettings: swiftSettings),
         // The dashboard and its studio (/dashboard): a feature the executable adds to the server.
@@ -286,14 +244,8 @@ let package = Package(
                 "OnboardingServer", "ServerKit", "ServerControlPlane", "ServerPublishing", "ServerSyncAPI",
                 "TourCodec", "TourCore", "AccountSync", "InsightsPages", "CatalogDocuments",
                 "CatalogStudio", "ServerInsights", "ServerDatabase", "ServerTokens",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .hummingbird, .httpTypes, .nioCore, .postgresNIO, .logging, .crypto, .jwtKit,
+                .asyncHTTPClient,
             ],
             path: "Modules/ServerDashboard", swiftSettings: swiftSettings),
         .executableTarget(
@@ -304,12 +256,7 @@ let package = Package(
                 "InsightsPages",
                 "TourCore", "TourCodec",
                 "CatalogDocuments",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
+                .argumentParser, .postgresNIO, .asyncHTTPClient, .nioCore, .nioHTTP1, .logging,
             ],
             path: "Modules/OnboardingServerMain", swiftSettings: swiftSettings),
 
@@ -321,13 +268,8 @@ let package = Package(
                 "ServerSyncAPI", "ServerTokens", "ServerInsights", "ServerDatabase",
                 "CSQLite", "Persistence", "TourCodec", "TourCore",
                 "AccountSync",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .asyncHTTPClient, .logging, .nioConcurrencyHelpers, .postgresNIO, .nioCore, .nioPosix,
+                .nioHTTP1,
             ],
             path: "Tests/Benchmarks",
             swiftSettings: swiftSettings),
@@ -341,7 +283,7 @@ let package = Package(
             name: "TourCoreTests",
             dependencies: [
                 "TourCodec", "TourCore", "CatalogDocuments", "TourFixtures",
-                .product(name: "Crypto", package: "swift-crypto"),
+                .crypto,
             ],
             path: "Tests/TourCoreTests",
             exclude: ["StoredForms"],
@@ -390,7 +332,7 @@ let package = Package(
             dependencies: appExecutables + appModules + [
                 "CatalogDocuments", "Persistence", "TourFixtures", "TourCodec", "TourCore", "TourRuntime",
                 "OnboardingCLI",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .argumentParser,
             ],
             path: "Tests/CLITests", exclude: ["BadInput", "Releases"], swiftSettings: swiftSettings,
             plugins: ["ProductRegistryPlugin"]),
@@ -406,19 +348,9 @@ let package = Package(
                 "ServerDatabase", "AccountSyncHTTP", "CatalogDocuments", "CatalogStudio", "InsightsPages", "TourCodec",
                 "TourCore",
                 "TourRuntime", "TourFixtures",
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-                .product(name: "Crypto", package: "swift-crypto"), "AccountSync",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .httpTypes, .logging, .hummingbird, .hummingbirdTesting, .postgresNIO, .jwtKit, .cryptoExtras,
+                .crypto, "AccountSync",
+                .asyncHTTPClient, .nioCore, .nioEmbedded, .nioHTTPTypes, .serviceLifecycle,
             ],
             path: "Tests/ServerTests", swiftSettings: swiftSettings, plugins: ["ProductRegistryPlugin"]),
 
@@ -440,3 +372,27 @@ let package = Package(
     ] + appTargets,
     swiftLanguageModes: [.v6]
 )
+
+/// The libraries the targets depend on, each named once.
+extension Target.Dependency {
+    static let argumentParser: Self = .product(name: "ArgumentParser", package: "swift-argument-parser")
+    static let asyncHTTPClient: Self = .product(name: "AsyncHTTPClient", package: "async-http-client")
+    static let coreMetrics: Self = .product(name: "CoreMetrics", package: "swift-metrics")
+    static let crypto: Self = .product(name: "Crypto", package: "swift-crypto")
+    static let httpTypes: Self = .product(name: "HTTPTypes", package: "swift-http-types")
+    static let hummingbird: Self = .product(name: "Hummingbird", package: "hummingbird")
+    static let hummingbirdTesting: Self = .product(name: "HummingbirdTesting", package: "hummingbird")
+    static let jwtKit: Self = .product(name: "JWTKit", package: "jwt-kit")
+    static let logging: Self = .product(name: "Logging", package: "swift-log")
+    static let metrics: Self = .product(name: "Metrics", package: "swift-metrics")
+    static let nioConcurrencyHelpers: Self = .product(name: "NIOConcurrencyHelpers", package: "swift-nio")
+    static let nioCore: Self = .product(name: "NIOCore", package: "swift-nio")
+    static let nioEmbedded: Self = .product(name: "NIOEmbedded", package: "swift-nio")
+    static let nioHTTP1: Self = .product(name: "NIOHTTP1", package: "swift-nio")
+    static let nioHTTPTypes: Self = .product(name: "NIOHTTPTypes", package: "swift-nio-extras")
+    static let nioPosix: Self = .product(name: "NIOPosix", package: "swift-nio")
+    static let postgresNIO: Self = .product(name: "PostgresNIO", package: "postgres-nio")
+    static let prometheus: Self = .product(name: "Prometheus", package: "swift-prometheus")
+    static let serviceLifecycle: Self = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+    static let cryptoExtras: Self = .product(name: "_CryptoExtras", package: "swift-crypto")
+}
