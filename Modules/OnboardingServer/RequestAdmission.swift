@@ -85,14 +85,18 @@ final class RequestAdmission: ChannelDuplexHandler, RemovableChannelHandler {
 
     init(requests: RequestsInFlight) { self.requests = requests }
 
-    static let exempt: Set<String> = ["/v1/health", "/v1/ready"]
+    /// Health and readiness checks, with or without a query (read only at the limit).
+    static func isExempt(_ path: String?) -> Bool {
+        guard let path else { return false }
+        let route = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        return route == "/v1/health" || route == "/v1/ready"
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let part = unwrapInboundIn(data)
         switch part {
         case .head(let head):
-            let path = head.path.map { $0.split(separator: "?", maxSplits: 1).first.map(String.init) ?? $0 }
-            if unanswered == 0, !Self.exempt.contains(path ?? ""), requests.current >= requests.limit {
+            if unanswered == 0, requests.current >= requests.limit, !Self.isExempt(head.path) {
                 refusing = true
                 requests.refused()
                 return refuse(head, context: context)

@@ -310,14 +310,12 @@ public enum OnboardingServer {
             logger.info(
                 "metrics", metadata: ["listen": "\(configuration.metricsHost):\(port)", "path": "/metrics"])
         }
-        let inFlight = configuration.maximumRequestsInFlight.map {
-            RequestsInFlight(limit: $0, logger: logger)
-        }
+        let inFlight = RequestsInFlight(limit: configuration.requestsInFlightLimit, logger: logger)
         var app = Application(
             router: router,
             server: .http1(
                 configuration: .init(
-                    additionalChannelHandlers: inFlight.map { [RequestAdmission(requests: $0)] } ?? [],
+                    additionalChannelHandlers: [RequestAdmission(requests: inFlight)],
                     idleTimeout: .nanoseconds(configuration.clientIdleTimeout.nanoseconds))),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port),

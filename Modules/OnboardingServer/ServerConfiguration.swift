@@ -37,9 +37,14 @@ public struct ServerConfiguration: Sendable {
     /// Where `/metrics` listens (ServerMetrics), when it does: a port of its own, loopback by default.
     public var metricsPort: Int?
     public var metricsHost = "127.0.0.1"
-    /// Requests answered at once (nil: no limit); past it a request is answered 503 in its
+    /// Requests answered at once, when set (`serve --max-requests-in-flight`); else
+    /// ``defaultRequestsInFlight(pushWriters:)``. Past it a request is answered 503 in its
     /// connection's pipeline, before it costs anything more (``RequestsInFlight``).
     public var maximumRequestsInFlight: Int?
+    /// The limit the server applies: the one set, or the default for its push writers.
+    public var requestsInFlightLimit: Int {
+        maximumRequestsInFlight ?? Self.defaultRequestsInFlight(pushWriters: pushWriters)
+    }
     /// A client connection with no request for this long is closed.
     public var clientIdleTimeout: Duration = .seconds(60)
 
@@ -66,7 +71,6 @@ public struct ServerConfiguration: Sendable {
         self.identityProvider = identityProvider
         self.maximumConnections = maximumConnections
         self.pushWriters = pushWriters ?? Self.defaultPushWriters(connections: maximumConnections)
-        self.maximumRequestsInFlight = Self.defaultRequestsInFlight(pushWriters: self.pushWriters)
     }
 
     /// A full batch (64 pushes) for each writer. Fewer starve the writers' batches under a steady

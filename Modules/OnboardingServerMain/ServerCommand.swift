@@ -189,7 +189,7 @@ struct Serve: AsyncParsableCommand {
         configuration.publicationMaxAge = publicationMaxAge
         configuration.retainFactsDays = retainFacts
         configuration.rolloutGuardInterval = .milliseconds(Int64((rolloutGuardInterval * 1000).rounded()))
-        if let maxRequestsInFlight { configuration.maximumRequestsInFlight = maxRequestsInFlight }
+        configuration.maximumRequestsInFlight = maxRequestsInFlight
         if let clientIdleTimeout {
             configuration.clientIdleTimeout = .milliseconds(Int64((clientIdleTimeout * 1000).rounded()))
         }
