@@ -206,18 +206,18 @@ if sections.contains(5), let serverURL = option("--server-url"), let databaseURL
     // Installs without sign-in: enrolled through the server, then pushing at a user's pace.
     let installCount = overloadRate != nil ? 0 : smoke ? 10 : 1_000
     if installCount > 0 {
-    try await load.settle()
-    let enrolled = try await load.enroll(installCount)
-    report.add("server", "\(installCount) installs enrolling, 16 at a time: enrolled", enrolled.perSecond, "installs/s",
-        note: enrolled.failures == 0 ? nil : "\(enrolled.failures) refused (serve --enrollments-per-minute)")
-    report.add("server", "\(installCount) installs enrolling: p50", enrolled.p50, "ms")
-    report.add("server", "\(installCount) installs enrolling: p99", enrolled.p99, "ms")
-    try await load.settle()
-    let asInstalls = try await load.pushAsInstalls(enrolled.subjects, run: "\(run)i", pace: 1)
-    report.add("server", "\(enrolled.subjects.count) installs, one event a second each: accepted", asInstalls.eventsPerSecond, "events/s",
-        note: asInstalls.failures == 0 ? nil : "\(asInstalls.failures) refused")
-    report.add("server", "\(enrolled.subjects.count) installs, one event a second each: push p99", asInstalls.p99, "ms")
-    report.goal("installs refused at enrollment (\(installCount))", Double(enrolled.failures), atMost: 0, "installs")
+        try await load.settle()
+        let enrolled = try await load.enroll(installCount)
+        report.add("server", "\(installCount) installs enrolling, 16 at a time: enrolled", enrolled.perSecond, "installs/s",
+            note: enrolled.failures == 0 ? nil : "\(enrolled.failures) refused (serve --enrollments-per-minute)")
+        report.add("server", "\(installCount) installs enrolling: p50", enrolled.p50, "ms")
+        report.add("server", "\(installCount) installs enrolling: p99", enrolled.p99, "ms")
+        try await load.settle()
+        let asInstalls = try await load.pushAsInstalls(enrolled.subjects, run: "\(run)i", pace: 1)
+        report.add("server", "\(enrolled.subjects.count) installs, one event a second each: accepted", asInstalls.eventsPerSecond, "events/s",
+            note: asInstalls.failures == 0 ? nil : "\(asInstalls.failures) refused")
+        report.add("server", "\(enrolled.subjects.count) installs, one event a second each: push p99", asInstalls.p99, "ms")
+        report.goal("installs refused at enrollment (\(installCount))", Double(enrolled.failures), atMost: 0, "installs")
     }
     // Three times the most the server took back to back, offered on a schedule whatever the answers
     // (an open loop, as a thousand phones at a user's pace): it sheds the excess with 503 at once,
@@ -247,13 +247,13 @@ if sections.contains(5), let serverURL = option("--server-url"), let databaseURL
     }
     // A migration's lock on `pushes` for five seconds while 200 devices push once a second each.
     if overloadRate == nil {
-    try await load.settle()
-    let fault = try await load.lockFault(smoke ? 20 : 200, run: "\(run)l", at: 2, hold: smoke ? 2 : 5)
-    report.add(
-        "server", "lock on pushes (\(smoke ? 2 : 5) s): first push accepted after the lock went", (fault.recovery ?? .infinity) * 1000, "ms",
-        note: "\(fault.shed) answered 503 meanwhile")
-    report.goal("seconds from the lock's release to the first accepted push", fault.recovery ?? .infinity, atMost: 1, "s")
-    report.goal("pushes answered past their deadline through the lock", Double(fault.late), atMost: 0, "pushes")
+        try await load.settle()
+        let fault = try await load.lockFault(smoke ? 20 : 200, run: "\(run)l", at: 2, hold: smoke ? 2 : 5)
+        report.add(
+            "server", "lock on pushes (\(smoke ? 2 : 5) s): first push accepted after the lock went", (fault.recovery ?? .infinity) * 1000, "ms",
+            note: "\(fault.shed) answered 503 meanwhile")
+        report.goal("seconds from the lock's release to the first accepted push", fault.recovery ?? .infinity, atMost: 1, "s")
+        report.goal("pushes answered past their deadline through the lock", Double(fault.late), atMost: 0, "pushes")
     }
 } else {
     report.section("5. Account server: skipped (give --server-url, and DATABASE_URL and ONBOARDING_SERVER_SECRET in the environment; scripts/bench does)")
