@@ -49,13 +49,11 @@ extension DashboardTests {
     /// browser does: the sign-in page first (its form secret cookie and anti-forgery token), then
     /// the form; returns the session cookie's value.
     /// A 503 ("try again": the database did not answer within the deadline on a busy machine) is
-    /// tried again, up to ten times: signing in is the set-up here, not the subject.
+    /// tried again (``Patience``): signing in is the set-up here, not the subject.
     func signIn(_ server: ServerProcess, credential: String? = nil, headers: [String] = []) throws -> String {
         let credential = try credential ?? server.operatorCredential()
-        var answer = try Self.postSignIn(server, credential: credential, headers: headers)
-        for _ in 0..<10 where answer.status == 503 {
-            usleep(500_000)
-            answer = try Self.postSignIn(server, credential: credential, headers: headers)
+        let answer = try Patience.untilAnswered({ try Self.postSignIn(server, credential: credential, headers: headers) }) {
+            $0.status == 503
         }
         guard answer.status == 303, let cookie = answer.setCookie else {
             throw HarnessFailure("sign-in failed: \(answer.status) \(answer.body)")

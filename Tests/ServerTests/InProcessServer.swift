@@ -106,18 +106,13 @@ struct InProcessServer: Sendable {
 
     /// The answer to `method path` with `token` as its bearer credential and `body`.
     /// `send`, sent again while the answer is a 503 ("try again": on a machine busy with the whole
-    /// suite, Swift's pool, which runs these routes too, can pass a read's deadline), up to twenty
-    /// times: for a request whose answer when it is answered is the subject, not its time.
+    /// suite, Swift's pool, which runs these routes too, can pass a read's deadline; ``Patience``):
+    /// for a request whose answer when it is answered is the subject, not its time.
     /// (A 503 stored nothing, so a push sent again is what a device does.)
     func sendUntilAnswered(
         _ method: HTTPRequest.Method, _ path: String, token: String? = nil, body: Data? = nil
     ) async throws -> HTTP.Answer {
-        var answer = try await send(method, path, token: token, body: body)
-        for _ in 0..<20 where answer.status == 503 {
-            try await Task.sleep(for: .milliseconds(500))
-            answer = try await send(method, path, token: token, body: body)
-        }
-        return answer
+        try await Patience.untilAnswered({ try await send(method, path, token: token, body: body) }) { $0.status == 503 }
     }
 
     func send(_ method: HTTPRequest.Method, _ path: String, token: String? = nil, body: Data? = nil) async throws

@@ -115,25 +115,20 @@ struct RouteTableSecurityTests {
             try await InProcessServer.test(router, services: services, logger: logger) { client in
                 /// A session of the person with `credential`, signed in through the dashboard's own form.
                 func session(_ credential: String) async throws -> String {
-                    var answered: HTTPResponse.Status = .serviceUnavailable
-                    // A 503 is the database slow to answer on a loaded machine (CI runs every suite
-                    // at once): tried again for two minutes, not a number of times.
-                    let patience = ContinuousClock.now + .seconds(120)
-                    while ContinuousClock.now < patience {
+                    // Only a database slow to answer (503) is tried again (``Patience``).
+                    let signedIn = try await Patience.untilAnswered({
                         let form = try await client.execute(uri: "/dashboard/sign-in", method: .get)
                         let cookie = try #require(Self.cookie("onboarding_sign_in", form.headers))
                         let token = DashboardSessions.derive("sign-in", cookie)
-                        let signedIn = try await client.execute(
+                        return try await client.execute(
                             uri: "/dashboard/sign-in", method: .post,
                             headers: [.cookie: "onboarding_sign_in=\(cookie)", .contentType: "application/x-www-form-urlencoded"],
                             body: ByteBuffer(string: "form_token=\(token)&credential=\(credential)"))
-                        if let session = Self.cookie("onboarding_session", signedIn.headers) { return session }
-                        answered = signedIn.status
-                        // Only a database slow to answer is tried again.
-                        guard signedIn.status == .serviceUnavailable else { break }
-                        try await Task.sleep(for: .milliseconds(500))
+                    }) { $0.status == .serviceUnavailable }
+                    guard let session = Self.cookie("onboarding_session", signedIn.headers) else {
+                        throw HarnessFailure("sign-in: \(signedIn.status)")
                     }
-                    throw HarnessFailure("sign-in: \(answered)")
+                    return session
                 }
                 let owner = try await session(ownerCredential)
                 let viewer = try await session(viewerCredential)
@@ -150,16 +145,11 @@ struct RouteTableSecurityTests {
                     if let bearer { headers[.authorization] = "Bearer \(bearer)" }
                     let form = token && session != nil ? "form_token=\(DashboardSessions.derive("form", session!))&" : ""
                     // A 503 decides nothing ("try again": the database was slow to answer on a
-                    // loaded machine); anything else is the route's answer.
-                    let patience = ContinuousClock.now + .seconds(120)
-                    while ContinuousClock.now < patience {
-                        let answer = try await client.execute(
+                    // loaded machine; ``Patience``); anything else is the route's answer.
+                    return try await Patience.untilAnswered({
+                        try await client.execute(
                             uri: Self.concrete(path), method: method, headers: headers, body: ByteBuffer(string: form + "x=1"))
-                        if answer.status != .serviceUnavailable { return answer }
-                        try await Task.sleep(for: .milliseconds(500))
-                    }
-                    return try await client.execute(
-                        uri: Self.concrete(path), method: method, headers: headers, body: ByteBuffer(string: form + "x=1"))
+                    }) { $0.status == .serviceUnavailable }
                 }
                 func isForgeryRefusal(_ response: TestResponse) -> Bool {
                     response.status == .forbidden && String(buffer: response.body).contains("did not come from a page of this dashboard")
