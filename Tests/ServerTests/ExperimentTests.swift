@@ -52,7 +52,9 @@ struct ExperimentTests {
         let subjects = try ExperimentFixture.simulate(2_000)
         let signer = try TokenSigner(secret: ServerProcess.secret)
         let expires = Int64(Date().timeIntervalSince1970) + 3_600
-        for subject in subjects {
+        // Each account's device pushes once, eight accounts at a time.
+        let url = server.url
+        let answers = try await concurrently(subjects) { subject in
             let token = await signer.sign(
                 TokenClaims(subject: subject.account, scope: .account, app: ExperimentFixture.app, expires: expires))
             let items = subject.rows.enumerated().map { index, facts in
@@ -61,9 +63,12 @@ struct ExperimentTests {
                     catalogVersion: 1, facts: facts.map(\.tourValue), records: [:])
             }
             let answer = try await HTTP.post(
-                server.url.appendingPathComponent("v1/apps/trial/accounts/\(subject.account)/push"), token: token,
+                url.appendingPathComponent("v1/apps/trial/accounts/\(subject.account)/push"), token: token,
                 body: Data(try PushBatch(device: "device-\(subject.account)", items: items).tourValue.jsonUTF8()))
-            try #require(answer.status == 200, "push \(subject.account): \(String(decoding: answer.body, as: UTF8.self))")
+            return (subject.account, answer.status, String(decoding: answer.body, as: UTF8.self))
+        }
+        for (account, status, body) in answers {
+            try #require(status == 200, "push \(account): \(body)")
         }
 
         let admin = try server.operatorCredential()
@@ -288,18 +293,19 @@ extension ExperimentTests {
         try await Self.publishGrowthTourLength(on: server, by: admin)
         let declared = Experiment("tourLength", variants: [.init("full", weight: 50), .init("short", weight: 50)])
 
-        var synced: [String: Int] = [:]
-        for index in 0..<50 {
+        // Fifty accounts, a device each, eight at a time: the variant of each that synced.
+        let syncedVariants = try await concurrently(Array(0..<50)) { index -> String? in
             let account = "srm\(index)"
             let variant = try #require(declared.assign("account:\(account)")).name
             let device = try Device("growth", account: account, server: server)
             #expect(try device.run("status").status == 0)  // pulls the publication
             #expect(try device.run("do", "completeOnboarding", offline: true).status == 0)
             #expect(try device.run("visit", "dashboard", offline: true).status == 0)
-            guard variant == "full" || index % 20 == 0 else { continue }
+            guard variant == "full" || index % 20 == 0 else { return nil }
             #expect(try device.run("sync").status == 0)
-            synced[variant, default: 0] += 1
+            return variant
         }
+        let synced = syncedVariants.compactMap { $0 }.reduce(into: [String: Int]()) { $0[$1, default: 0] += 1 }
         // The loss the test injected is one the check must see (p < 0.001 by the table).
         try #require(
             SampleRatio(experiment: declared, assigned: synced).map { $0.chiSquare > 10.828 } == true, "\(synced)")

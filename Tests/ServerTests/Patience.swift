@@ -35,3 +35,27 @@ enum Patience {
         return answer
     }
 }
+
+/// `work` for each of `items`, at most `width` at once, its results in the items' order: for a
+/// test's independent devices or pushes, which one at a time left the machine idle while each
+/// waited on its process or its answer.
+func concurrently<Item: Sendable, Result: Sendable>(
+    _ items: [Item], width: Int = 8, _ work: @escaping @Sendable (Item) async throws -> Result
+) async throws -> [Result] {
+    try await withThrowingTaskGroup(of: (Int, Result).self) { group in
+        var results = [Result?](repeating: nil, count: items.count)
+        var next = 0
+        func startNext() {
+            guard next < items.count else { return }
+            let (index, item) = (next, items[next])
+            next += 1
+            group.addTask { (index, try await work(item)) }
+        }
+        for _ in 0..<max(1, width) { startNext() }
+        while let (index, result) = try await group.next() {
+            results[index] = result
+            startNext()
+        }
+        return results.map { $0! }
+    }
+}
