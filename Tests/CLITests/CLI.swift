@@ -14,7 +14,7 @@ struct CLI {
 
     init(_ executable: String, clock: String = "virtual") throws {
         self.executable = executable
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+        folder = Scratch.folder.appendingPathComponent(
             "cli-\(executable)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var environment = BuiltExecutables.environment

@@ -22,9 +22,12 @@ struct DeclaredImportsTests {
     static func manifestTargets() throws -> [(name: String, path: String, dependencies: Set<String>)] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent(
+        let scratch = Scratch.folder.appendingPathComponent(
             "dump-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: scratch) }
+        // SwiftPM's own temporary folders and lock in the scratch folder, removed with it.
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        process.environment = ProcessInfo.processInfo.environment.merging(["TMPDIR": scratch.path]) { $1 }
         process.arguments = [
             "swift", "package", "--package-path", GrammarTests.packageRoot, "--scratch-path", scratch.path,
             "dump-package",

@@ -171,7 +171,7 @@ struct ScriptTests {
     /// The secret from the environment, for an action that takes it and does not name it: the
     /// variable itself, or a file it names (its first line); a file that cannot be read is refused.
     @Test func aSecretComesFromTheEnvironmentOrAFile() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("qrz-\(UUID().uuidString)")
+        let file = Scratch.folder.appendingPathComponent("qrz-\(UUID().uuidString)")
         let password = "pw-\(UUID().uuidString)"
         try Data((password + "\r\nignored\n").utf8).write(to: file)
         for (variable, value) in [("ONBOARDING_SECRET_PASSWORD", password), ("ONBOARDING_SECRET_PASSWORD_FILE", file.path)] {

@@ -1,4 +1,5 @@
 import Foundation
+import TourFixtures
 import TourRuntime
 import TourCore
 import Persistence
@@ -43,7 +44,7 @@ final class Explorer: @unchecked Sendable {
         let shm = URL(fileURLWithPath: "/dev/shm")
         let base =
             FileManager.default.isWritableFile(atPath: shm.path)
-            ? shm : FileManager.default.temporaryDirectory
+            ? shm : Scratch.folder
         root = base.appendingPathComponent("explore-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         report = ExplorationReport(product: subject.description, depth: subject.maxDepth)

@@ -100,7 +100,7 @@ struct TranscriptTests {
     }
 
     private func diff(_ expected: String, _ actual: String, name: String) throws -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+        let directory = Scratch.folder.appendingPathComponent(
             "diff-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -170,7 +170,7 @@ struct Scenario: Sendable, CustomStringConvertible {
 
     /// Plays the scenario on a fresh database with the virtual clock; returns everything printed.
     func play(json: Bool) throws -> String {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+        let folder = Scratch.folder.appendingPathComponent(
             "transcript-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -10,8 +10,8 @@ final class TemporaryFolder {
     let url: URL
 
     init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "onboarding-tests-\(UUID().uuidString)")
+        url = Scratch.folder.appendingPathComponent(
+            "persistence-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 

@@ -1,5 +1,6 @@
 import FiniteOnboarding
 import Foundation
+import TourFixtures
 import LockedInOnboarding
 import Testing
 import TourRuntime
@@ -78,7 +79,7 @@ struct CatalogReleaseTests {
     }
 
     final class Folder: @unchecked Sendable {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("release-\(UUID().uuidString)")
+        let url = Scratch.folder.appendingPathComponent("release-\(UUID().uuidString)")
         init() { try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
         deinit { try? FileManager.default.removeItem(at: url) }
         var database: String { url.appendingPathComponent("onboarding.sqlite").path }

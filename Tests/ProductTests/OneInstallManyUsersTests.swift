@@ -1,6 +1,7 @@
 import CarrierWaveOnboarding
 import FiniteOnboarding
 import Foundation
+import TourFixtures
 import GrowthOnboarding
 import LockedInOnboarding
 import MoodTrackerOnboarding
@@ -15,7 +16,7 @@ import Persistence
 struct OneInstallManyUsersTests {
     /// Two users of one database file.
     func users(_ product: Product) throws -> (alice: Journey, bob: Journey) {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("install-\(UUID().uuidString).sqlite")
+        let path = Scratch.folder.appendingPathComponent("install-\(UUID().uuidString).sqlite")
         let database = try OnboardingDatabase.open(path: path.path)
         return (
             try Journey(product, user: "alice", database: database),

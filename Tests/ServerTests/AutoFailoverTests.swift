@@ -13,7 +13,7 @@ import TourFixtures
 struct AutoFailoverTests {
     /// A pg_auto_failover formation of its own (scripts/auto-failover).
     final class Formation: @unchecked Sendable {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+        let folder = Scratch.folder.appendingPathComponent(
             "auto-failover-\(UUID().uuidString)")
         private(set) var url = ""
 

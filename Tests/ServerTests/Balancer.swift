@@ -27,7 +27,7 @@ final class Balancer {
     init(upstreams: [Int]) throws {
         guard let nginx = Self.nginx else { throw HarnessFailure("nginx is not installed (apt-get install nginx; .ci/run does)") }
         port = ServerProcess.freePort()
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("nginx-\(UUID().uuidString)")
+        folder = Scratch.folder.appendingPathComponent("nginx-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         // nginx's workers drop to nobody when the master is root: its folder is theirs to write.
         try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: folder.path)

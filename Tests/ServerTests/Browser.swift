@@ -28,7 +28,7 @@ final class Browser: @unchecked Sendable {
         guard let executable = Self.executable else {
             throw HarnessFailure("the dashboard tests need Debian's chromium: apt-get install chromium (.ci/run does)")
         }
-        let profile = FileManager.default.temporaryDirectory.appendingPathComponent("chromium-\(UUID().uuidString)")
+        let profile = Scratch.folder.appendingPathComponent("chromium-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: profile, withIntermediateDirectories: true)
         self.profile = profile
         (pid, toBrowser, fromBrowser) = try ChildProcess.spawning {
@@ -81,8 +81,14 @@ final class Browser: @unchecked Sendable {
         ] + extra + ["about:blank"]
         var argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
+        // Its own temporary files (org.chromium.Chromium.*) in the test run's scratch folder, not
+        // in the machine's (the profile itself will not do: Chromium refuses to start).
+        let environment = ProcessInfo.processInfo.environment.filter { $0.key != "TMPDIR" }.map { "\($0.key)=\($0.value)" }
+            + ["TMPDIR=\(Scratch.folder.path)"]
+        var envp = environment.map { strdup($0) } + [nil]
+        defer { envp.forEach { free($0) } }
         var child: pid_t = 0
-        let result = posix_spawn(&child, executable, &actions, nil, &argv, environ)
+        let result = posix_spawn(&child, executable, &actions, nil, &argv, &envp)
         guard result == 0 else { throw HarnessFailure("chromium did not start: \(result)") }
         spawned = true
         return (child, commands[1], answers[0])

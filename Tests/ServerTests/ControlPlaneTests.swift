@@ -151,7 +151,7 @@ struct ControlPlaneTests {
         let server = try ServerProcess()
         _ = try server.credential("ann", role: "owner", app: "growth")
         _ = try server.command(["people", "end-sessions", "--name", "ann"])
-        let anchors = FileManager.default.temporaryDirectory.appendingPathComponent("anchors-\(UUID().uuidString)").path
+        let anchors = Scratch.folder.appendingPathComponent("anchors-\(UUID().uuidString)").path
         let first = try server.command(["audit", "--verify", "--anchors", anchors])
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout.contains("head: row"))
@@ -293,7 +293,7 @@ struct ControlPlaneTests {
     /// With a token minted later, the same file syncs as the account.
     @Test func theHintForAnUnacceptedEnrollmentKeyNamesACommandThatWorks() throws {
         let server = try ServerProcess()
-        let database = FileManager.default.temporaryDirectory.appendingPathComponent("hint-\(UUID().uuidString).sqlite")
+        let database = Scratch.folder.appendingPathComponent("hint-\(UUID().uuidString).sqlite")
         var environment = ProcessInfo.processInfo.environment
         environment["ONBOARDING_SERVER"] = server.url.absoluteString
         environment["ONBOARDING_TOKEN"] = nil

@@ -21,7 +21,7 @@ struct CrossSiteTests {
         private let process: Process
 
         init() throws {
-            folder = FileManager.default.temporaryDirectory.appendingPathComponent("evil-\(UUID().uuidString)")
+            folder = Scratch.folder.appendingPathComponent("evil-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             port = ServerProcess.freePort()
             process = Process()

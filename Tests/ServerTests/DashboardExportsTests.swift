@@ -197,7 +197,7 @@ struct DashboardExportsTests {
     static func publishGrowth(on server: ServerProcess, rollout: Int) async throws -> Int {
         let compiled = try Shell.run(BuiltExecutables.folder.appendingPathComponent("growth").path, ["catalog", "--json"])
             .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("growth-\(UUID().uuidString).json")
+        let file = Scratch.folder.appendingPathComponent("growth-\(UUID().uuidString).json")
         try compiled.write(to: file, atomically: true, encoding: .utf8)
         let registered = try PublishingTests().serverCommand(server, ["register", "--app", "growth", file.path])
         try #require(registered.status == 0, "\(registered.stderr)")

@@ -118,7 +118,7 @@ extension DashboardTests {
         var formFile: URL?
         defer { formFile.map { try? FileManager.default.removeItem(at: $0) } }
         if let form, form.utf8.count > 100_000 {
-            let file = FileManager.default.temporaryDirectory.appendingPathComponent("form-\(UUID().uuidString)")
+            let file = Scratch.folder.appendingPathComponent("form-\(UUID().uuidString)")
             _ = FileManager.default.createFile(atPath: file.path, contents: Data(form.utf8), attributes: [.posixPermissions: 0o600])
             formFile = file
             config.append("data-binary = " + quoted("@" + file.path))

@@ -16,7 +16,7 @@ struct DisplayBudgetAcrossDevicesTests {
         private let tokens: [String: String]
 
         init(_ products: [String], account: String, server: ServerProcess, budget: String) throws {
-            folder = FileManager.default.temporaryDirectory.appendingPathComponent("family-\(UUID().uuidString)")
+            folder = Scratch.folder.appendingPathComponent("family-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             self.account = account
             self.server = server
@@ -209,7 +209,7 @@ struct DisplayBudgetAcrossDevicesTests {
         }
         #expect(try await exchange("finite").errorCode == "not_in_family")
         let compiled = try Shell.run(BuiltExecutables.folder.appendingPathComponent("finite").path, ["catalog", "--json"]).stdout
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("finite-\(UUID().uuidString).json")
+        let file = Scratch.folder.appendingPathComponent("finite-\(UUID().uuidString).json")
         try compiled.write(to: file, atomically: true, encoding: .utf8)
         let registered = try server.command(["register", "--app", "finite", file.path])
         #expect(registered.status == 0, "\(registered.stderr)")

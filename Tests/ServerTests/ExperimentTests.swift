@@ -17,7 +17,7 @@ struct ExperimentTests {
     /// the experiment's control and goal from it.
     static func registerTrial(on server: ServerProcess) throws {
         let document = CatalogDocument(ExperimentFixture.catalog(), declarations: ExperimentFixture.declarations)
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("trial-\(UUID().uuidString).json")
+        let file = Scratch.folder.appendingPathComponent("trial-\(UUID().uuidString).json")
         try document.text().write(to: file, atomically: true, encoding: .utf8)
         let registered = try PublishingTests().serverCommand(server, ["register", "--app", ExperimentFixture.app, file.path])
         #expect(registered.status == 0, "\(registered.stderr)")

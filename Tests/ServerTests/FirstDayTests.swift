@@ -15,7 +15,7 @@ struct FirstDayTests {
     }
 
     static func file(_ text: String, _ name: String) throws -> String {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString).json")
+        let file = Scratch.folder.appendingPathComponent("\(name)-\(UUID().uuidString).json")
         try text.write(to: file, atomically: true, encoding: .utf8)
         return file.path
     }
@@ -62,7 +62,7 @@ struct FirstDayTests {
     /// product, and never a folder that is not a product's.
     @Test func aTeamMakesItsOwnPublicationKeyIntoItsProductFolder() throws {
         let server = try ServerProcess()
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("team-key-\(UUID().uuidString)")
+        let folder = Scratch.folder.appendingPathComponent("team-key-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let product = folder.appendingPathComponent("Apps/Pets")
         try FileManager.default.createDirectory(at: product.appendingPathComponent("Onboarding"), withIntermediateDirectories: true)
@@ -95,7 +95,7 @@ struct FirstDayTests {
     /// Refusals that are not typing mistakes: one line, exit 1, no usage text.
     @Test func refusalsOfTheCommandLineAreOneLineAndExitOne() throws {
         let server = try ServerProcess()
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("first-day-\(UUID().uuidString)")
+        let folder = Scratch.folder.appendingPathComponent("first-day-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         // `keys new` makes its folder, its owner's only.
         let keys = folder.appendingPathComponent("keys/growth")

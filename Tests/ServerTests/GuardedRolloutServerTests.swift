@@ -22,7 +22,7 @@ struct GuardedRolloutServerTests {
     /// The trial app's version 1 (no experiment) registered as compiled, and a publication key.
     static func prepare(_ server: ServerProcess) throws -> String {
         let v1 = CatalogDocument(ExperimentFixture.catalog(version: 1, experiment: nil), declarations: ExperimentFixture.declarations)
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("trial-\(UUID().uuidString).json")
+        let file = Scratch.folder.appendingPathComponent("trial-\(UUID().uuidString).json")
         try v1.text().write(to: file, atomically: true, encoding: .utf8)
         let registered = try server.command(["register", "--app", app, file.path])
         guard registered.status == 0 else { throw HarnessFailure("register: \(registered.stderr)") }
@@ -32,7 +32,7 @@ struct GuardedRolloutServerTests {
     /// Version 2 published by the real command with `options` (`--stages`, `--guard`, ...).
     static func publishV2(_ server: ServerProcess, key: String, _ options: [String]) throws -> Shell.Result {
         let v2 = CatalogDocument(ExperimentFixture.catalog(version: 2, experiment: nil), declarations: ExperimentFixture.declarations)
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("trial-v2-\(UUID().uuidString).json")
+        let file = Scratch.folder.appendingPathComponent("trial-v2-\(UUID().uuidString).json")
         try v2.text().write(to: file, atomically: true, encoding: .utf8)
         return try server.command(["publish", "--app", app, "--key", key] + options + [file.path])
     }
@@ -99,7 +99,7 @@ struct GuardedRolloutServerTests {
         let key = try server.publicationKey(app: "moodtracker")
         let compiled = try #require(try server.sql("SELECT document FROM catalogs WHERE app = 'moodtracker' AND version = 2").first)
         let v3 = try PublishingTests.reworded(compiled, title: "Swipe to choose", version: 3)
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("moodtracker-v3-\(UUID().uuidString).json")
+        let file = Scratch.folder.appendingPathComponent("moodtracker-v3-\(UUID().uuidString).json")
         try v3.write(to: file, atomically: true, encoding: .utf8)
         let published = try server.command([
             "publish", "--app", "moodtracker", "--key", key, "--stages", "5,25,50,100", "--guard", "completion:-2pp",
@@ -368,7 +368,7 @@ struct GuardedRolloutServerTests {
 
     static func v2File() throws -> String {
         let v2 = CatalogDocument(ExperimentFixture.catalog(version: 2, experiment: nil), declarations: ExperimentFixture.declarations)
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("trial-v2-\(UUID().uuidString).json")
+        let file = Scratch.folder.appendingPathComponent("trial-v2-\(UUID().uuidString).json")
         try v2.text().write(to: file, atomically: true, encoding: .utf8)
         return file.path
     }

@@ -62,7 +62,7 @@ enum Shell {
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil,
         seconds: Double = 120
     ) throws -> Result {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("shell-\(UUID().uuidString)")
+        let folder = Scratch.folder.appendingPathComponent("shell-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let outputFile = folder.appendingPathComponent("stdout")
@@ -132,7 +132,7 @@ final class ServerProcess: @unchecked Sendable {
         self.serveOptions = serveOptions
         self.databaseURL = try databaseURL ?? TestPostgres.freshDatabase()
         self.port = port ?? Self.freePort()
-        log = FileManager.default.temporaryDirectory.appendingPathComponent("server-\(UUID().uuidString).log")
+        log = Scratch.folder.appendingPathComponent("server-\(UUID().uuidString).log")
         try start()
     }
 
@@ -254,13 +254,13 @@ final class ServerProcess: @unchecked Sendable {
 
     /// The file of publication keys the devices of this server trust (ONBOARDING_TRUSTED_KEYS_FILE,
     /// read by debug builds only): the public halves of the keys ``publicationKey(app:)`` made.
-    lazy var trustedKeysFile: URL = FileManager.default.temporaryDirectory.appendingPathComponent("trusted-\(UUID().uuidString).json")
+    lazy var trustedKeysFile: URL = Scratch.folder.appendingPathComponent("trusted-\(UUID().uuidString).json")
     private var trustedKeys: [String] = []
 
     /// A publication key for `app`, made by the real `keys new`, registered with `keys register`
     /// and trusted by this server's devices: the path of its private half.
     func publicationKey(app: String, trustedByDevices: Bool = true, registered: Bool = true) throws -> String {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("keys-\(UUID().uuidString)")
+        let folder = Scratch.folder.appendingPathComponent("keys-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let made = try command(["keys", "new", "--app", app, "--out", folder.path])
         guard made.status == 0 else { throw HarnessFailure("keys new: \(made.stderr)") }
@@ -341,7 +341,7 @@ struct Device {
         self.account = account
         self.server = server
         token = try server.token(account: account, app: executable)
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("device-\(UUID().uuidString)")
+        let folder = Scratch.folder.appendingPathComponent("device-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         database = folder.appendingPathComponent("\(executable).sqlite")
     }
@@ -352,7 +352,7 @@ struct Device {
         account = "default"
         self.server = server
         token = nil
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("install-\(UUID().uuidString)")
+        let folder = Scratch.folder.appendingPathComponent("install-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         database = folder.appendingPathComponent("\(executable).sqlite")
     }

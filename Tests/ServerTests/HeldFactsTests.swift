@@ -176,7 +176,7 @@ struct HeldFactsTests {
     @Test func anExperimentRegisteredAfterItsFactsCountsThemAll() async throws {
         let server = try ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
         func register(_ catalog: TourCatalog) throws {
-            let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            let file = Scratch.folder.appendingPathComponent(
                 "trial-\(UUID().uuidString).json")
             try CatalogDocument(catalog, declarations: ExperimentFixture.declarations).text().write(
                 to: file, atomically: true, encoding: .utf8)

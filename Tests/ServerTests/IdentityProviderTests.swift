@@ -156,7 +156,7 @@ struct IdentityProviderTests {
     @Test func theProviderRotatesItsKeyMidRunAndSignInKeepsWorking() async throws {
         let provider = FakeIdentityProvider()
         try await TransportTests.withServer(port: provider.port, provider.routes) { _ in
-            let secretFile = FileManager.default.temporaryDirectory.appendingPathComponent("client-\(UUID().uuidString)")
+            let secretFile = Scratch.folder.appendingPathComponent("client-\(UUID().uuidString)")
             try provider.clientSecret.write(to: secretFile, atomically: true, encoding: .utf8)
             let port = ServerProcess.freePort()
             let server = try ServerProcess(

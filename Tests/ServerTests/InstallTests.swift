@@ -145,7 +145,7 @@ struct InstallTests {
         #expect(try server.sql("SELECT DISTINCT account FROM facts WHERE app = 'finite'") == [subject])
 
         // A copy of the database without its key file cannot use the credential: it enrolls anew.
-        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("copy-\(UUID().uuidString).sqlite")
+        let copy = Scratch.folder.appendingPathComponent("copy-\(UUID().uuidString).sqlite")
         try FileManager.default.copyItem(at: device.database, to: copy)
         var environment = ProcessInfo.processInfo.environment
         environment["ONBOARDING_SERVER"] = server.url.absoluteString

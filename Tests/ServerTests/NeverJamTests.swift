@@ -1,4 +1,5 @@
 import Foundation
+import TourFixtures
 import Testing
 
 /// Sync that never jams (issue 41): what the server refuses is refused at the device first, and a
@@ -23,7 +24,7 @@ struct NeverJamTests {
         let renamed = document.replacingOccurrences(of: "\"id\" : \"app_tour\"", with: "\"id\" : \"app tour\"")
             .replacingOccurrences(of: "\"id\":\"app_tour\"", with: "\"id\":\"app tour\"")
         #expect(renamed != document, "the test renamed the flow")
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("bad-id-\(UUID().uuidString).json")
+        let file = Scratch.folder.appendingPathComponent("bad-id-\(UUID().uuidString).json")
         try Data(renamed.utf8).write(to: file)
         let check = try phone.run("check", "--catalog", file.path, offline: true)
         #expect(check.status != 0)

@@ -10,7 +10,7 @@ extension PublishingTests {
     static func registerCompiled(of executable: String, on server: ServerProcess) throws -> String {
         let compiled = try Shell.run(BuiltExecutables.folder.appendingPathComponent(executable).path, ["catalog", "--json"])
             .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("\(executable)-\(UUID().uuidString).json")
+        let file = Scratch.folder.appendingPathComponent("\(executable)-\(UUID().uuidString).json")
         try compiled.write(to: file, atomically: true, encoding: .utf8)
         let registered = try server.command(["register", "--app", executable, file.path])
         guard registered.status == 0 else { throw HarnessFailure("register: \(registered.stderr)") }

@@ -48,7 +48,7 @@ struct PublishingTests {
     /// Registers LockedIn's compiled catalog with the real command; its text.
     static func registerCompiled(on server: ServerProcess) throws -> String {
         let compiled = try compiledDocument()
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("lockedin-\(UUID().uuidString).json")
+        let file = Scratch.folder.appendingPathComponent("lockedin-\(UUID().uuidString).json")
         try compiled.write(to: file, atomically: true, encoding: .utf8)
         let registered = try server.command(["register", "--app", "lockedin", file.path])
         guard registered.status == 0 else { throw HarnessFailure("register: \(registered.stderr)") }
@@ -89,7 +89,7 @@ struct PublishingTests {
         #expect(early.status == 422, "\(String(decoding: early.body, as: UTF8.self))")
         #expect(String(decoding: early.body, as: UTF8.self).contains("onboarding-server register --app lockedin"))
 
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("lockedin-\(UUID().uuidString).json")
+        let file = Scratch.folder.appendingPathComponent("lockedin-\(UUID().uuidString).json")
         try compiled.write(to: file, atomically: true, encoding: .utf8)
         let registered = try serverCommand(server, ["register", "--app", "lockedin", file.path])
         #expect(registered.status == 0, "\(registered.stderr)")
@@ -175,7 +175,7 @@ struct PublishingTests {
         #expect((after.json["publications"] as? [[String: Any]])?.first?["rollout"] as? Int == 50)
 
         // The command line publishes too, and lists every problem of a refused document.
-        let refusedFile = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID().uuidString).json")
+        let refusedFile = Scratch.folder.appendingPathComponent("bad-\(UUID().uuidString).json")
         try unknownEffect.write(to: refusedFile, atomically: true, encoding: .utf8)
         let refusedByCommand = try serverCommand(
             server, ["publish", "--app", "lockedin", "--rollout", "10", "--key", key, refusedFile.path])
@@ -183,7 +183,7 @@ struct PublishingTests {
         #expect(refusedByCommand.stderr.contains("the document is refused, nothing changed"))
         #expect(refusedByCommand.stderr.contains("launchRockets"))
         // The command line has the API's size limit: a 5 MiB document is refused before it is read.
-        let huge = FileManager.default.temporaryDirectory.appendingPathComponent("huge-\(UUID().uuidString).json")
+        let huge = Scratch.folder.appendingPathComponent("huge-\(UUID().uuidString).json")
         try (String(v2.dropLast()) + ", \"padding\": \"" + String(repeating: "x", count: 5 << 20) + "\"}").write(
             to: huge, atomically: true, encoding: .utf8)
         let tooLarge = try serverCommand(server, ["publish", "--app", "lockedin", "--key", key, huge.path])

@@ -12,7 +12,7 @@ struct ReplicaTests {
 
     /// A primary of its own and a streaming standby of it (scripts/dev-postgres start, standby).
     final class Cluster: @unchecked Sendable {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("replica-\(UUID().uuidString)")
+        let folder = Scratch.folder.appendingPathComponent("replica-\(UUID().uuidString)")
         var primary = ""
         var standby = ""
 

@@ -60,7 +60,7 @@ struct SignedPublicationTests {
         let mallory = try server.credential("mallory", role: "owner", app: "lockedin")
         // 1. Their own key, registered through the API with the owner's credential, signs version 3:
         //    the server accepts it (the key is registered), the device does not (not compiled in).
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mallory-\(UUID().uuidString)")
+        let folder = Scratch.folder.appendingPathComponent("mallory-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let theirs = PublicationSigningKey(newFor: "lockedin")
         let registered = try await HTTP.post(
@@ -176,7 +176,7 @@ struct SignedPublicationTests {
     }
 
     static func file(_ text: String) throws -> String {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("document-\(UUID().uuidString).json")
+        let file = Scratch.folder.appendingPathComponent("document-\(UUID().uuidString).json")
         try text.write(to: file, atomically: true, encoding: .utf8)
         return file.path
     }

@@ -31,7 +31,7 @@ struct StudioTakenVersionTests {
             BuiltExecutables.folder.appendingPathComponent("moodtracker").path, ["catalog", "--json"]
         ).stdout
         let other = try PublishingTests.reworded(compiled, title: "Swipe, then rest", version: 3)
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+        let file = Scratch.folder.appendingPathComponent(
             "v3-\(UUID().uuidString).json")
         try other.write(to: file, atomically: true, encoding: .utf8)
         let published = try server.command([

@@ -297,7 +297,7 @@ struct TokenTests {
                 ],
             ]
         ]
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("jwks-\(UUID().uuidString).json")
+        let file = Scratch.folder.appendingPathComponent("jwks-\(UUID().uuidString).json")
         try JSONSerialization.data(withJSONObject: jwks).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let server = try ServerProcess(environment: [

@@ -19,7 +19,7 @@ struct TrackingPlanRaceTests {
 
     @Test func factsOfACatalogCommittedAMomentAgoAreNeverSetApart() async throws {
         let server = try ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
-        let first = FileManager.default.temporaryDirectory.appendingPathComponent("trial-\(UUID().uuidString).json")
+        let first = Scratch.folder.appendingPathComponent("trial-\(UUID().uuidString).json")
         try Self.document(flow: "tour", version: 1).write(to: first, atomically: true, encoding: .utf8)
         let registered = try PublishingTests().serverCommand(server, ["register", "--app", ExperimentFixture.app, first.path])
         try #require(registered.status == 0, "\(registered.stderr)")

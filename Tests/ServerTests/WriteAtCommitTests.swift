@@ -120,7 +120,7 @@ struct WriteAtCommitTests {
                 effect: "SELECT count(*) FROM catalogs WHERE app = 'lockedin' AND version = 2 AND withdrawn_at IS NOT NULL",
                 done: "1", carries: ["publication"]))
 
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("keys-\(UUID().uuidString)")
+        let folder = Scratch.folder.appendingPathComponent("keys-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let made = try server.command(["keys", "new", "--app", "lockedin", "--out", folder.path])
         let id = made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -259,7 +259,7 @@ struct WriteAtCommitTests {
     }
 
     static func newPublicKey(_ server: ServerProcess) throws -> String {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("keys-\(UUID().uuidString)")
+        let folder = Scratch.folder.appendingPathComponent("keys-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let id = try server.command(["keys", "new", "--app", "lockedin", "--out", folder.path]).stdout
             .trimmingCharacters(in: .whitespacesAndNewlines)

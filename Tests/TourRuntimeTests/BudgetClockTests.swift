@@ -1,5 +1,6 @@
 import AccountSync
 import Foundation
+import TourFixtures
 import Persistence
 import Testing
 import TourCore
@@ -10,7 +11,7 @@ import TourCore
 @Suite("Display budget and clocks")
 struct BudgetClockTests {
     @Test func aRemoteStartAheadOfThisClockIsKeptAndAppliedWhenTheClockReachesIt() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("budget-\(UUID().uuidString).sqlite").path
+        let file = Scratch.folder.appendingPathComponent("budget-\(UUID().uuidString).sqlite").path
         let budget = try SharedBudgetFile(path: file)
         let here = try budget.deviceID()
         let now = Date(timeIntervalSince1970: 1_764_000_000)

@@ -84,7 +84,7 @@ struct DomainStateTests {
     }
 
     @Test func stateANewerReleaseWroteIsRefusedByNameAndLeftUnchanged() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("domain-\(UUID().uuidString).sqlite").path
+        let path = Scratch.folder.appendingPathComponent("domain-\(UUID().uuidString).sqlite").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         do {
             let database = try OnboardingDatabase.open(path: path)

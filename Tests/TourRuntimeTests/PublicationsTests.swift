@@ -44,7 +44,7 @@ struct PublicationsTests {
     }
 
     static func store(keeping publications: [PublishedCatalog], binary: String? = nil) throws -> (DeviceStore, String) {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("publications-\(UUID().uuidString).sqlite").path
+        let path = Scratch.folder.appendingPathComponent("publications-\(UUID().uuidString).sqlite").path
         let database = try OnboardingDatabase.open(path: path)
         try database.storePull(app: "test", kept: publications, entityTag: nil, binary: binary, refused: nil, at: Date())
         return (try DeviceStore.open(path: path), path)

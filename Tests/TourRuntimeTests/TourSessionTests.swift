@@ -55,7 +55,7 @@ struct TourSessionTests {
     /// Swift's cooperative pool (where a commit waiting out SQLite's busy timeout would stall the
     /// process's tasks): what it does while performing an event's effects runs there.
     @Test func aSessionRunsOnItsDatabasesQueueNotTheSharedPool() async throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("runtime-queue-\(UUID().uuidString).sqlite").path
+        let file = Scratch.folder.appendingPathComponent("runtime-queue-\(UUID().uuidString).sqlite").path
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) } }
         let database = try OnboardingDatabase.open(path: file)
         let places = Locked<[Bool]>([])
@@ -72,7 +72,7 @@ struct TourSessionTests {
     /// the database's queue too (so each `send` wakes no thread), and the events commit as from
     /// anywhere else.
     @Test func aCallerOnTheSessionsExecutorSendsFromTheDatabasesQueue() async throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("runtime-burst-\(UUID().uuidString).sqlite").path
+        let file = Scratch.folder.appendingPathComponent("runtime-burst-\(UUID().uuidString).sqlite").path
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) } }
         let database = try OnboardingDatabase.open(path: file)
         let session = TourSession(product: product(), user: "ann", database: database, time: .virtual(start: Fixtures.t0))
@@ -94,7 +94,7 @@ struct TourSessionTests {
     /// timeout): the event stands, its flow starts, the caller sees success and one warning, and the
     /// next session copies the start from the journal.
     @Test(.offThePool) func aFailureAfterTheCommitFailsNothing() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("after-commit-\(UUID().uuidString)")
+        let folder = Scratch.folder.appendingPathComponent("after-commit-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("family.sqlite").path
@@ -144,7 +144,7 @@ struct TourSessionTests {
     }
 
     @Test func theVirtualClockHoldsAcrossSessionsAndFiresWhatIsDue() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+        let folder = Scratch.folder.appendingPathComponent(
             "runtime-\(UUID().uuidString).sqlite"
         ).path
         defer {
