@@ -140,9 +140,10 @@ final class RequestAdmission: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func refuse(_ request: HTTPRequest, context: ChannelHandlerContext) {
-        var head = HTTPResponse(status: .serviceUnavailable)
-        let body = ByteBuffer(string: Self.refusalBody)
-        head.headerFields[.retryAfter] = "1"
+        let refusal = APIError.overloaded
+        var head = HTTPResponse(status: refusal.status)
+        let body = ByteBuffer(bytes: Self.refusalBody)
+        head.headerFields[.retryAfter] = refusal.retryAfter.map { String($0) }
         head.headerFields[.contentType] = "application/json"
         head.headerFields[.contentLength] = String(body.readableBytes)
         head.headerFields[.xRequestID] =
@@ -154,6 +155,6 @@ final class RequestAdmission: ChannelDuplexHandler, RemovableChannelHandler {
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
 
-    static let refusalBody =
-        #"{"error":{"code":"overloaded","message":"the server is busy and stored nothing; try again"}}"#
+    /// The push queue's answer when it sheds (``APIError/overloaded``), encoded once.
+    static let refusalBody = APIError.overloaded.body
 }

@@ -188,10 +188,10 @@ struct Serve: AsyncParsableCommand {
         configuration.enrollmentsPerMinute = enrollmentsPerMinute
         configuration.publicationMaxAge = publicationMaxAge
         configuration.retainFactsDays = retainFacts
-        configuration.rolloutGuardInterval = .milliseconds(Int64((rolloutGuardInterval * 1000).rounded()))
+        configuration.rolloutGuardInterval = .seconds(rolloutGuardInterval)
         configuration.maximumRequestsInFlight = maxRequestsInFlight
         if let clientIdleTimeout {
-            configuration.clientIdleTimeout = .milliseconds(Int64((clientIdleTimeout * 1000).rounded()))
+            configuration.clientIdleTimeout = .seconds(clientIdleTimeout)
         }
         if let replica = try Settings.secret("READ_DATABASE_URL") {
             do { configuration.readDatabase = try DatabaseURL(replica) } catch {

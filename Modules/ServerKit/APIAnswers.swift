@@ -31,6 +31,19 @@ package struct APIError: Error {
 }
 
 extension APIError {
+    /// More arrives than the server answers (the push queue full, or its limit of requests in
+    /// flight reached, ``RequestAdmission``): shed at once, nothing stored.
+    package static let overloaded = APIError(
+        status: .serviceUnavailable, code: "overloaded",
+        message: "the server is busy and stored nothing; try again",
+        retryAfter: 1)
+
+    /// The answer's body, `{"error": {"code", "message"}}` in its one wire form (TourCodec's JSON).
+    package var body: [UInt8] {
+        // Only strings and an integer: nothing here can fail to encode.
+        (try? ErrorBody(code: code, message: message, seq: seq).tourValue.jsonUTF8()) ?? []
+    }
+
     /// A 503 that says what happened and whether anything may have been stored.
     package static func unavailable(_ error: DatabaseUnavailable) -> APIError {
         let what: String
@@ -93,7 +106,7 @@ extension APIAnswering {
             return Self.error(APIError.unavailable(unavailable))
         } catch is Overloaded {
             RequestOutcome.record(code: "overloaded", cause: "push queue_full")
-            return Self.error(Self.overloaded)
+            return Self.error(.overloaded)
         } catch {
             RequestOutcome.record(code: "internal", cause: String(reflecting: error))
             return Self.error(
@@ -106,13 +119,6 @@ extension APIAnswering {
     /// they hear a 503 rather than nothing. Reports scan more and may take longer.
     package static var requestDeadline: Duration { ReadOnlyDatabase.requestDeadline }
     package static var reportDeadline: Duration { ReadOnlyDatabase.reportDeadline }
-
-    /// Pushes arrive faster than they are written: shed at once, nothing stored.
-    package static var overloaded: APIError {
-        APIError(
-            status: .serviceUnavailable, code: "overloaded",
-            message: "the server is busy and stored nothing; try again", retryAfter: 1)
-    }
 
     /// An answer in its one wire form (TourCodec's JSON, as the devices write theirs).
     package static func json(_ value: some TourValueRepresentable, status: HTTPResponse.Status = .ok)
@@ -135,8 +141,9 @@ extension APIAnswering {
     }
 
     package static func error(_ error: APIError) -> Response {
-        var response = json(
-            ErrorBody(code: error.code, message: error.message, seq: error.seq), status: error.status)
+        var response = Response(
+            status: error.status, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: error.body)))
         if let wait = error.retryAfter { response.headers[.retryAfter] = String(wait) }
         return response
     }
