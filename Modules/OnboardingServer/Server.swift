@@ -346,7 +346,11 @@ public enum OnboardingServer {
     /// the graceful limit, then a second for the cancelled ones to end.
     static let stopLimit: Duration = gracefulShutdownLimit + .seconds(1)
 
+    /// Migrates the schema once PostgreSQL answers, waiting at most `waitForDatabase` seconds for
+    /// it to (``PostgresClient/waitUntilAnswering(within:logger:)``). The migrations themselves are
+    /// not bounded (one may rewrite a large table).
     static func migrate(_ client: PostgresClient, logger: Logger, waitForDatabase: Int) async throws {
+        try await client.waitUntilAnswering(within: .seconds(waitForDatabase), logger: logger)
         var attempt = 0
         while true {
             do {
@@ -356,7 +360,9 @@ public enum OnboardingServer {
                 attempt += 1
                 if attempt > waitForDatabase * 2 { throw error }
                 if attempt == 1 {
-                    logger.warning("waiting for the database", metadata: ["error": "\(error)"])
+                    logger.warning(
+                        "the migrations failed; trying again",
+                        metadata: ["cause": "\(DatabaseUnavailable.describe(error))"])
                 }
                 try await Task.sleep(for: .milliseconds(500))
             }

@@ -247,10 +247,11 @@ struct Migrate: AsyncParsableCommand {
         let logger = makeLogger()
         let client = PostgresClient(
             configuration: try database.resolved().clientConfiguration(maximumConnections: 2),
-            backgroundLogger: logger)
+            backgroundLogger: DatabaseOptions.poolLogger(logger))
         let through = through
         let applied = try await client.running {
-            try await PostgresSchema.migrate(client, logger: logger, through: through)
+            try await client.waitUntilAnswering(within: DatabaseOptions.commandDatabaseWait, logger: logger)
+            return try await PostgresSchema.migrate(client, logger: logger, through: through)
         }
         print(applied.isEmpty ? "the schema is up to date" : "applied: \(applied.joined(separator: ", "))")
     }

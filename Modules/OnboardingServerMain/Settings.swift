@@ -82,6 +82,17 @@ struct DatabaseOptions: ParsableArguments {
         return url
     }
 
+    /// How long a command waits for PostgreSQL to answer before it gives up and says so.
+    static let commandDatabaseWait: Duration = .seconds(15)
+
+    /// A pool's own logger for a command: its warnings and errors only (it logs every failed
+    /// connection attempt at info, a line per attempt while PostgreSQL does not answer).
+    static func poolLogger(_ logger: Logger) -> Logger {
+        var quiet = logger
+        quiet.logLevel = max(logger.logLevel, .warning)
+        return quiet
+    }
+
     /// Runs `body` with a pool on the database, migrated first.
     func withClient<T: Sendable>(_ body: @escaping @Sendable (PostgresClient, Logger) async throws -> T)
         async throws -> T
@@ -93,8 +104,10 @@ struct DatabaseOptions: ParsableArguments {
             url = url.using(picked)
         }
         let client = PostgresClient(
-            configuration: url.clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
+            configuration: url.clientConfiguration(maximumConnections: 2),
+            backgroundLogger: Self.poolLogger(logger))
         return try await client.running {
+            try await client.waitUntilAnswering(within: Self.commandDatabaseWait, logger: logger)
             try await PostgresSchema.migrate(client, logger: logger)
             return try await body(client, logger)
         }

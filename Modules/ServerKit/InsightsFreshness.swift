@@ -138,6 +138,14 @@ package final class InsightsFreshness: Service, Sendable {
         return max(0, Date().timeIntervalSince1970 - until)
     }
 
+    /// Seconds between now and what the primary counted (every push committed before then is in
+    /// its figures), when it is known.
+    package var primaryBehind: Double? {
+        state.withLock { state -> Double? in
+            state.complete.last { $0.watermark <= state.primary }?.startedAt
+        }.map { max(0, Date().timeIntervalSince1970 - $0) }
+    }
+
     // MARK: - Following
 
     package func run() async throws {

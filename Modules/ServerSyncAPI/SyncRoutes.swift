@@ -216,11 +216,21 @@ package struct SyncRoutes: AuthorisedRoutes {
                 // now (a read on the primary) is the target, and the wait is for the catch-up's
                 // notification that it counted past it (on a replica, then for the replica to
                 // replay that count): once, never by polling, with nothing written.
+                // Not counted by then (the count is behind, or a long transaction holds it back):
+                // the figures as they are, with how stale they are in a header, never passed off as
+                // complete.
                 let target = try await figures.newestTransaction()
-                _ = await freshness?.waitForCount(below: target, onReplica: false, within: Self.countWait)
                 let reader = reports ?? figures
                 var behind: Double?
-                if reports != nil, let freshness, freshness.readsReplica,
+                if let freshness,
+                    !(await freshness.waitForCount(below: target, onReplica: false, within: Self.countWait))
+                {
+                    // (A replica read is at least as far behind as the primary's count.)
+                    let replica = reports == nil ? nil : freshness.replicaBehind
+                    behind =
+                        [freshness.primaryBehind, replica].compactMap { $0 }.max()
+                        ?? Double(Self.countWait.components.seconds)
+                } else if reports != nil, let freshness, freshness.readsReplica,
                     !(await freshness.waitForCount(below: target, onReplica: true, within: Self.replicaWait))
                 {
                     behind = freshness.replicaBehind ?? 2
@@ -230,9 +240,11 @@ package struct SyncRoutes: AuthorisedRoutes {
                     ? Self.json(try await (reader.report(app: app)))
                     : Self.json(
                         try await reader.experimentReports(app: app, history: history))
-                // Read from a replica still behind: by how many seconds (the dashboard's notice, as a
-                // header).
-                if let behind { response.headers[.onboardingStaleSeconds] = String(Int(behind.rounded(.up))) }
+                // Counted short of the request, or read from a replica still behind: by how many
+                // seconds (the dashboard's notice, as a header), at least one.
+                if let behind {
+                    response.headers[.onboardingStaleSeconds] = String(max(1, Int(behind.rounded(.up))))
+                }
                 return response
             }
         }

@@ -4,8 +4,10 @@ import Hummingbird
 import Logging
 import OnboardingServer
 import ServerDashboard
+import ServerDatabase
 import ServerTokens
 import ServiceLifecycle
+import Synchronization
 import Testing
 
 /// The whole server as one Hummingbird application (`OnboardingServer.buildApplication`), run in
@@ -32,11 +34,15 @@ struct ApplicationTests {
             services: [app], gracefulShutdownSignals: [], logger: logger)
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(5)
         let group = ServiceGroup(configuration: groupConfiguration)
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
+        // Unstructured, so a run that never ends fails this test by a bound instead of holding its
+        // lane until CI's limit (a task group would wait for it for ever).
+        let running = Task { try await group.run() }
+        do {
             let base = URL(string: "http://127.0.0.1:\(port)")!
+            // Ready within two minutes (by time: the whole suite at once slows a migration).
+            let readyBy = ContinuousClock.now + .seconds(120)
             var ready: HTTP.Answer?
-            for _ in 0..<240 {
+            while ContinuousClock.now < readyBy {
                 ready = try? await HTTP.get(base.appendingPathComponent("v1/ready"))
                 if ready?.status == 200 { break }
                 try await Task.sleep(for: .milliseconds(250))
@@ -68,10 +74,17 @@ struct ApplicationTests {
                 page.status == 200 && String(decoding: page.body, as: UTF8.self).contains("Sign in"),
                 "\(page.status)")
             #expect(try await HTTP.get(base.appendingPathComponent("v1/apps/growth/people")).status == 401)
-
+        } catch {
+            // Stopped whatever failed, so nothing of it serves on into the other tests.
             await group.triggerGracefulShutdown()
-            try await tasks.waitForAll()
+            _ = await Self.end(of: running, within: .seconds(60))
+            throw error
         }
+        await group.triggerGracefulShutdown()
+        let ended = try #require(
+            await Self.end(of: running, within: .seconds(60)),
+            "the application did not stop within 60 s of its graceful shutdown")
+        try ended.get()
         // Stopped: the port is closed, and no connection of its pools is left open on the database.
         #expect((try? await HTTP.get(URL(string: "http://127.0.0.1:\(port)/v1/health")!)) == nil)
         // (A pool closes its connections as it stops; PostgreSQL may list one a moment longer.)
@@ -84,5 +97,49 @@ struct ApplicationTests {
             try await Task.sleep(for: .milliseconds(100))
         }
         #expect(left == ["0"], "connections left open: \(left)")
+    }
+
+    /// Built over a database that never answers, its migration fails: the run ends with that
+    /// error, every service with it (the background jobs waiting for the schema included), rather
+    /// than waiting for ever for a schema nobody will open.
+    @Test func anApplicationWhoseMigrationFailsStopsWithItsError() async throws {
+        var logger = Logger(label: "application-test")
+        logger.logLevel = .critical
+        let nobody = ServerProcess.freePort()
+        let configuration = ServerConfiguration(
+            host: "127.0.0.1", port: ServerProcess.freePort(),
+            database: try DatabaseURL("postgres://onboarding@127.0.0.1:\(nobody)/nothing"),
+            tokens: try TokenSigner(secret: ServerProcess.secret))
+        let app = try await OnboardingServer.buildApplication(
+            configuration, features: [DashboardFeature()], logger: logger, waitForDatabase: 1)
+        let group = ServiceGroup(
+            configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+        let running = Task { try await group.run() }
+        let ended = try #require(
+            await Self.end(of: running, within: .seconds(60)),
+            "the application whose migration failed did not stop within 60 s")
+        #expect(throws: (any Error).self) { try ended.get() }
+    }
+
+    /// A wait for the schema ends when its task is cancelled, and every wait ends when it opens.
+    @Test func aWaitForTheSchemaEndsAtItsCancellationOrItsOpening() async throws {
+        let ready = SchemaReady()
+        let cancelled = Task { await ready.wait() }
+        let opened = Task { await ready.wait() }
+        cancelled.cancel()
+        #expect(await Self.end(of: cancelled, within: .seconds(30)) != nil, "a cancelled wait ended")
+        #expect(!ready.isOpen)
+        ready.open()
+        #expect(await Self.end(of: opened, within: .seconds(30)) != nil, "the open schema ended the wait")
+        // Once open, at once.
+        await ready.wait()
+        #expect(ready.isOpen)
+    }
+
+    /// `task`'s result, or nil when it has not ended within `limit` (then it is left running).
+    static func end<Success: Sendable, Failure: Error>(
+        of task: Task<Success, Failure>, within limit: Duration
+    ) async -> Result<Success, Failure>? {
+        try? await Deadline.answer(within: limit, { await task.result }, late: { CancellationError() })
     }
 }

@@ -34,7 +34,7 @@ struct DashboardExportsTests {
         func get(_ path: String) throws -> DashboardTests.CurlAnswer {
             try DashboardTests.curl(URL(string: server.url.absoluteString + path)!, cookie: session)
         }
-        let report = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
+        let report = try await HTTP.counted(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
         let started = population.accounts.filter { $0.reached > 0 }
 
         // The overview's tables: apps (as the API counts them), flows, and the trend.
@@ -67,7 +67,7 @@ struct DashboardExportsTests {
 
         // The funnel's variants as CSV: each variant's subjects, as the API's ?by=variant gives them.
         let variants = rows(try get("/dashboard/apps/growth/flows/welcome?format=csv&table=variants"))
-        let api = try await HTTP.get(URL(string: server.url.absoluteString + "/v1/apps/growth/report?by=variant")!, token: admin).json
+        let api = try await HTTP.counted(URL(string: server.url.absoluteString + "/v1/apps/growth/report?by=variant")!, token: admin).json
         let apiArms = ((api["experiments"] as? [[String: Any]])?.first?["variants"] as? [[String: Any]] ?? []).map {
             ["tourLength", $0["variant"] as? String ?? "", "\($0["assigned"] as? Int ?? -1)", "\($0["goalReached"] as? Int ?? -1)"]
         }

@@ -21,7 +21,7 @@ struct DashboardTests {
         try await Self.waitUntilCounted(server)
         let published = try await DashboardExportsTests.publishGrowth(on: server, rollout: 25)
         let admin = try server.operatorCredential()
-        let report = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
+        let report = try await HTTP.counted(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
         let flows = report["flows"] as? [[String: Any]] ?? []
         let welcome = try #require(flows.first { $0["flow"] as? String == "welcome" })
 
@@ -128,7 +128,7 @@ struct DashboardTests {
         #expect((all?["stages"] as? [[String: Any]])?.map { $0["reached"] as? Int ?? -1 } == stages.map(\.1))
         #expect(try browser.evaluate("fetch(location.pathname).then(() => 'loaded', () => 'blocked')") as? String == "blocked")
         // The experiment by variant: subjects assigned and reaching the goal, as the API and the test count them.
-        let variants = try await HTTP.get(URL(string: server.url.absoluteString + "/v1/apps/growth/report?by=variant")!, token: admin).json
+        let variants = try await HTTP.counted(URL(string: server.url.absoluteString + "/v1/apps/growth/report?by=variant")!, token: admin).json
         let arms = try #require(
             try browser.evaluate(
                 "[...document.querySelectorAll('table[data-chart=arms] tbody tr')].map(r => [r.querySelector('th').textContent, r.querySelector('[data-field=assigned]').textContent, r.querySelector('[data-field=goalReached]').textContent])")
@@ -266,7 +266,7 @@ struct DashboardTests {
         let population = Population(app: "growth", count: 120, seed: 7)
         try await population.push(to: server)
         let admin = try server.operatorCredential()
-        let report = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
+        let report = try await HTTP.counted(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
         #expect(report["accounts"] as? Int == population.accounts.count)
         #expect(report["devices"] as? Int == population.accounts.map(\.devices.count).reduce(0, +))
         let welcome = try #require((report["flows"] as? [[String: Any]])?.first { $0["flow"] as? String == "welcome" })
@@ -290,8 +290,9 @@ struct DashboardTests {
     }
 
     /// A long transaction elsewhere on the same PostgreSQL (another database: a dump, another
-    /// service, another test) does not hold the report back; one in the server's own database does,
-    /// and the pushes behind it are counted once it ends.
+    /// service, another test) does not hold the report back; one in the server's own database does:
+    /// the report answers what is counted with `Onboarding-Stale-Seconds`, and the pushes behind it
+    /// are counted once it ends.
     @Test func aLongTransactionInAnotherDatabaseDoesNotHoldTheReportBack() async throws {
         let server = try ServerProcess()
         let elsewhere = try TestPostgres.freshDatabase()
@@ -309,12 +310,21 @@ struct DashboardTests {
 
         // The server's own database: a transaction running there holds the watermark, and what was
         // pushed behind it is counted when it ends, exactly once.
-        let local = try Self.holdTransaction(on: server.databaseURL, seconds: 3)
+        let local = try Self.holdTransaction(on: server.databaseURL, seconds: 60)
         var more = Population(app: "growth", count: 20, seed: 4)
         more.accounts = Array(more.accounts.dropFirst(12))
         try await more.push(to: server)
-        if !Shell.waitForExit(local, seconds: 30) { local.terminate() }
-        let after = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
+        // Meanwhile the report cannot count them: after its wait it answers what is counted and
+        // says so, never passing the figures off as complete.
+        let short = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin)
+        #expect(short.status == 200)
+        #expect(short.json["accounts"] as? Int == 12)
+        #expect((short.staleSeconds.flatMap(Int.init) ?? 0) >= 1, "\(short.staleSeconds ?? "no Onboarding-Stale-Seconds")")
+        // Its session ended (the holder alone: the server's own connections stay).
+        local.terminate()
+        _ = try server.sql(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE '%pg_sleep%' AND pid <> pg_backend_pid()")
+        let after = try await HTTP.counted(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
         #expect(after["accounts"] as? Int == 20)
         #expect(try server.sql("SELECT count(*) FROM insight_members WHERE app = 'growth' AND kind = 'account'") == ["20"])
     }
@@ -350,14 +360,14 @@ struct DashboardTests {
         // The new release migrates (v4 counts what is stored) and reports it; a push adds to it once.
         let server = try ServerProcess(databaseURL: database)
         let admin = try server.operatorCredential()
-        let report = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
+        let report = try await HTTP.counted(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
         let welcome = try #require((report["flows"] as? [[String: Any]])?.first { $0["flow"] as? String == "welcome" })
         #expect(report["accounts"] as? Int == population.accounts.count)
         #expect(welcome["started"] as? Int == population.expectedStages[0].1)
         #expect((welcome["steps"] as? [[String: Any]])?.map { $0["accounts"] as? Int ?? -1 }
             == population.expectedStages.dropFirst().dropLast().map(\.1))
         try await population.push(to: server)
-        let again = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
+        let again = try await HTTP.counted(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
         #expect(again["accounts"] as? Int == population.accounts.count)
         let welcomeAgain = try #require((again["flows"] as? [[String: Any]])?.first { $0["flow"] as? String == "welcome" })
         #expect(welcomeAgain["started"] as? Int == population.expectedStages[0].1)

@@ -16,7 +16,7 @@ struct ErasureTests {
     /// Every figure the report shows, recounted from the raw rows that remain, beside the report's.
     static func recountMatches(_ server: ServerProcess, owner: String) async throws {
         try await DashboardTests.waitUntilCounted(server)
-        let report = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: owner).json
+        let report = try await HTTP.counted(server.url.appendingPathComponent("v1/apps/growth/report"), token: owner).json
         func one(_ sql: String) throws -> Int { Int(try server.sql(sql).first ?? "") ?? -1 }
         #expect(report["accounts"] as? Int == (try one("SELECT count(DISTINCT account) FROM pushes WHERE app = 'growth'")))
         #expect(report["devices"] as? Int == (try one("SELECT count(DISTINCT device) FROM pushes WHERE app = 'growth'")))
@@ -190,7 +190,7 @@ struct ErasureTests {
             #expect(answer.status == 200)
         }
         try await DashboardTests.waitUntilCounted(server)
-        let before = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: owner).body
+        let before = try await HTTP.counted(server.url.appendingPathComponent("v1/apps/growth/report"), token: owner).body
         let pushes = try server.sql("SELECT count(*) FROM pushes")
         #expect(try server.sql("SELECT count(*) FROM facts WHERE device = 'today'") == ["5"])
         #expect(try server.sql("SELECT count(*) > 5 FROM facts") == ["t"])
@@ -203,7 +203,7 @@ struct ErasureTests {
         #expect(ran.stdout.hasPrefix("dropped "))
         #expect(try server.sql("SELECT device FROM facts") == Array(repeating: "today", count: 5), "only today's facts stay")
         #expect(try server.sql("SELECT count(*) FROM pushes") == pushes)
-        let after = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: owner).body
+        let after = try await HTTP.counted(server.url.appendingPathComponent("v1/apps/growth/report"), token: owner).body
         #expect(after == before, "every number stays")
         // Run again: nothing more to drop, the watermark holds.
         #expect(try server.command(["retain-facts", "--days", "7"]).stdout.hasPrefix("dropped 0 facts"))

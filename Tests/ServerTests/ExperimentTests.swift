@@ -72,7 +72,7 @@ struct ExperimentTests {
         }
 
         let admin = try server.operatorCredential()
-        let answer = try await HTTP.get(
+        let answer = try await HTTP.counted(
             server.url.appendingPathComponent("v1/apps/trial/report").appending(queryItems: [.init(name: "by", value: "variant")]),
             token: admin)
         try #require(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
@@ -164,7 +164,7 @@ struct ExperimentTests {
                 body: Data(try PushBatch(device: "device-\(pusher)-\(named.split(separator: ":").last ?? "")", items: items).tourValue.jsonUTF8()))
         }
         func assigned() async throws -> [String: Int] {
-            let answer = try await HTTP.get(
+            let answer = try await HTTP.counted(
                 server.url.appendingPathComponent("v1/apps/trial/report").appending(queryItems: [.init(name: "by", value: "variant")]),
                 token: admin)
             try #require(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
@@ -270,7 +270,7 @@ struct ExperimentTests {
             }
         }
         // The server counts each account once, however many of its devices were assigned.
-        let report = try await HTTP.get(
+        let report = try await HTTP.counted(
             server.url.appendingPathComponent("v1/apps/growth/report").appending(queryItems: [.init(name: "by", value: "variant")]),
             token: admin)
         let variants = ((report.json["experiments"] as? [[String: Any]])?.first?["variants"] as? [[String: Any]]) ?? []
@@ -309,7 +309,7 @@ extension ExperimentTests {
         // The loss the test injected is one the check must see (p < 0.001 by the table).
         try #require(
             SampleRatio(experiment: declared, assigned: synced).map { $0.chiSquare > 10.828 } == true, "\(synced)")
-        let report = try await HTTP.get(
+        let report = try await HTTP.counted(
             server.url.appendingPathComponent("v1/apps/growth/report").appending(queryItems: [.init(name: "by", value: "variant")]),
             token: admin)
         let experiment = try #require((report.json["experiments"] as? [[String: Any]])?.first, "\(report.json)")

@@ -68,7 +68,7 @@ struct FreshnessTests {
             try phone.run("do", "completeOnboarding")
             try phone.run("visit", "dashboard")
             #expect(try phone.waiting() == 0)
-            let report = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: viewer)
+            let report = try await HTTP.counted(server.url.appendingPathComponent("v1/apps/growth/report"), token: viewer)
             let started = (report.json["flows"] as? [[String: Any]] ?? []).map { $0["started"] as? Int ?? 0 }.reduce(0, +)
             #expect(report.json["accounts"] as? Int == ["ann", "bea", "cid"].firstIndex(of: account)! + 1, "\(report.json)")
             #expect(started >= 1)

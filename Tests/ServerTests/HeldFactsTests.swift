@@ -93,7 +93,7 @@ struct HeldFactsTests {
         #expect(
             try Self.count(server, "SELECT count(*) FROM facts WHERE kind = 'flowStarted' AND idx = 1") > 0)
         try await DashboardTests.waitUntilCounted(server)
-        let before = try await HTTP.get(
+        let before = try await HTTP.counted(
             server.url.appendingPathComponent("v1/apps/growth/report"), token: owner
         ).json
         #expect(
@@ -120,7 +120,7 @@ struct HeldFactsTests {
         let armSteps = try server.sql(Self.armStepsRecounted)
         #expect(!armSteps.isEmpty)
         #expect(try server.sql(Self.armStepsCounted) == armSteps)
-        let report = try await HTTP.get(
+        let report = try await HTTP.counted(
             server.url.appendingPathComponent("v1/apps/growth/report"), token: owner
         ).json
         #expect((report["unplanned"] as? [[String: Any]] ?? []).isEmpty)
@@ -208,7 +208,7 @@ struct HeldFactsTests {
         let admin = try server.operatorCredential()
         func variants() async throws -> [[String: Any]] {
             try await DashboardTests.waitUntilCounted(server)
-            let answer = try await HTTP.get(
+            let answer = try await HTTP.counted(
                 server.url.appendingPathComponent("v1/apps/trial/report").appending(queryItems: [
                     .init(name: "by", value: "variant")
                 ]),

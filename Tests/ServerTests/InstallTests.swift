@@ -138,7 +138,7 @@ struct InstallTests {
 
         // Counted: the report has the install's walkthrough, and its facts are the install's.
         #expect(try device.run("sync").status == 0)
-        let report = try await HTTP.get(server.url.appendingPathComponent("v1/apps/finite/report"), token: admin).json
+        let report = try await HTTP.counted(server.url.appendingPathComponent("v1/apps/finite/report"), token: admin).json
         let walkthrough = try #require((report["flows"] as? [[String: Any]])?.first { $0["flow"] as? String == "walkthrough" })
         #expect(walkthrough["started"] as? Int == 1)
         #expect(report["accounts"] as? Int == 1)
@@ -267,7 +267,7 @@ extension InstallTests {
         }
         try await DashboardTests.waitUntilCounted(server)
         for registration in registeredProducts {
-            let report = try await HTTP.get(
+            let report = try await HTTP.counted(
                 server.url.appendingPathComponent("v1/apps/\(registration.executable)/report"), token: owner).json
             #expect(report["accounts"] as? Int == 1, "\(registration.executable)")
             let started = (report["flows"] as? [[String: Any]] ?? []).compactMap { $0["started"] as? Int }.reduce(0, +)

@@ -59,3 +59,15 @@ func concurrently<Item: Sendable, Result: Sendable>(
         return results.map { $0! }
     }
 }
+
+extension HTTP {
+    /// An app's `/report` once its figures count every push answered before it: asked again while
+    /// the server says they are short (`Onboarding-Stale-Seconds`: the count had not reached the
+    /// request within the report's wait, as on a machine busy with the whole suite) or answers 503,
+    /// for as long as the patience lasts. For tests that compare the report's numbers with what
+    /// they pushed; the tests of staleness itself read `/report` directly.
+    static func counted(_ url: URL, token: String) async throws -> Answer {
+        try await Patience.untilAnswered(
+            { try await HTTP.get(url, token: token) }, busy: { $0.status == 503 || $0.staleSeconds != nil })
+    }
+}

@@ -56,7 +56,7 @@ struct TrackingPlanTests {
 
         // Listed in the report, by what they name, with how many subjects sent them.
         try await DashboardTests.waitUntilCounted(server)
-        let report = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
+        let report = try await HTTP.counted(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
         let unplanned = try #require(report["unplanned"] as? [[String: Any]])
         let probe = try #require(unplanned.first { $0["flow"] as? String == "xss_probe" })
         #expect(probe["subjects"] as? Int == 2)
