@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// How long a test's set-up tries again while the server answers 503 ("try again": a read or a
 /// write missed its deadline on a machine busy with the whole suite, CI running every suite at
@@ -66,8 +67,28 @@ extension HTTP {
     /// request within the report's wait, as on a machine busy with the whole suite) or answers 503,
     /// for as long as the patience lasts. For tests that compare the report's numbers with what
     /// they pushed; the tests of staleness itself read `/report` directly.
-    static func counted(_ url: URL, token: String) async throws -> Answer {
-        try await Patience.untilAnswered(
-            { try await HTTP.get(url, token: token) }, busy: { $0.status == 503 || $0.staleSeconds != nil })
+    static func counted(
+        _ url: URL, token: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> Answer {
+        var tries = 0
+        var first: Answer?
+        let answer = try await Patience.untilAnswered(
+            {
+                tries += 1
+                let answer = try await HTTP.get(url, token: token)
+                if first == nil { first = answer }
+                return answer
+            }, busy: { $0.status == 503 || $0.staleSeconds != nil })
+        if tries > 1, let first {
+            // Said in the run's output: how far behind the count was (the insights job's lag).
+            print(
+                "\(url.path): asked \(tries) times; the first answer was \(first.status)"
+                    + (first.staleSeconds.map { ", counted until \($0) s before" } ?? ""))
+        }
+        #expect(
+            answer.staleSeconds == nil,
+            "the report still counted pushes only until \(answer.staleSeconds ?? "") s ago after \(Patience.limit)",
+            sourceLocation: sourceLocation)
+        return answer
     }
 }
