@@ -264,7 +264,9 @@ public enum OnboardingServer {
         services.append(
             (
                 "the insights catch-up",
-                InsightsCatchUp(counting: store.insightsCounting, ready: ready, logger: logger)
+                InsightsCatchUp(
+                    counting: store.insightsCounting, interval: configuration.insightsInterval, ready: ready,
+                    logger: logger)
             ))
         services.append(("the insights follower", freshness))
         services.append(

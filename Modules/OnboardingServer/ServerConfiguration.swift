@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import ServerInsights
 import ServerKit
 import ServerSyncAPI
 import ServerTokens
@@ -58,6 +59,8 @@ public struct ServerConfiguration: Sendable {
     /// How often the rollout guard looks at the guarded rollouts (and a server not leading it
     /// tries to take it over).
     public var rolloutGuardInterval: Duration = .seconds(30)
+    /// How often the insights job counts (``InsightsCatchUp/interval`` by default).
+    public var insightsInterval: Duration = InsightsCatchUp.interval
 
     public init(
         host: String, port: Int, database: DatabaseURL, tokens: TokenSigner,

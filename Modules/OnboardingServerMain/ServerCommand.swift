@@ -102,6 +102,13 @@ struct Serve: AsyncParsableCommand {
     var rolloutGuardInterval = 30.0
     @Option(
         help: ArgumentHelp(
+            "Seconds between the insights job's runs (0.05 to 10; default: 0.25).",
+            discussion:
+                "Each run counts the pushes committed since the last and commits; a longer interval means fewer, "
+                + "larger runs beside the pushes, and figures (and /report's wait) that much older."))
+    var insightsInterval = 0.25
+    @Option(
+        help: ArgumentHelp(
             "Requests answered at once (1 to 100000; default: a full batch, 64, per push writer).",
             discussion:
                 "Past it a request is answered 503 with Retry-After before it is routed, checked or logged, "
@@ -139,6 +146,9 @@ struct Serve: AsyncParsableCommand {
         }
         guard (0.1...3_600).contains(rolloutGuardInterval) else {
             throw ValidationError("--rollout-guard-interval must be from 0.1 to 3600 seconds")
+        }
+        guard (0.05...10).contains(insightsInterval) else {
+            throw ValidationError("--insights-interval must be from 0.05 to 10 seconds")
         }
         if let maxRequestsInFlight, !(1...100_000).contains(maxRequestsInFlight) {
             throw ValidationError("--max-requests-in-flight must be from 1 to 100000")
@@ -189,6 +199,7 @@ struct Serve: AsyncParsableCommand {
         configuration.publicationMaxAge = publicationMaxAge
         configuration.retainFactsDays = retainFacts
         configuration.rolloutGuardInterval = .seconds(rolloutGuardInterval)
+        configuration.insightsInterval = .seconds(insightsInterval)
         configuration.maximumRequestsInFlight = maxRequestsInFlight
         if let clientIdleTimeout {
             configuration.clientIdleTimeout = .seconds(clientIdleTimeout)

@@ -1,6 +1,7 @@
 import AccountSync
 import Foundation
 import Testing
+import TourFixtures
 
 /// What an operator sees (issue 41): `/metrics` in Prometheus' text format on a port of its own,
 /// counters that move with real pushes, and an `X-Request-ID` on every answer that every log line
@@ -65,6 +66,33 @@ struct MetricsTests {
             #expect(Self.sample(fresh, name, labels) == 0, "\(name) \(labels) is not at 0 from the start")
         }
         #expect(Self.sample(fresh, "onboarding_insights_catch_up_seconds_count") ?? 0 >= 1, "no catch-up ran")
+    }
+
+    /// `serve --insights-interval` paces the insights job: over four seconds, runs every 2 s make
+    /// about two runs where the default quarter second makes about sixteen; an interval out of its
+    /// range is refused, saying the range.
+    @Test func theInsightsIntervalPacesTheJobsRuns() async throws {
+        func runs(over window: Duration, options: [String]) async throws -> Double {
+            let metricsPort = ServerProcess.freePort()
+            let server = try ServerProcess(serveOptions: ["--metrics-port", "\(metricsPort)"] + options)
+            _ = server
+            try await Task.sleep(for: .seconds(1))
+            let before = Self.sample(try await Self.scrape(metricsPort), "onboarding_insights_catch_up_seconds_count") ?? 0
+            try await Task.sleep(for: window)
+            let after = Self.sample(try await Self.scrape(metricsPort), "onboarding_insights_catch_up_seconds_count") ?? 0
+            return after - before
+        }
+        let slow = try await runs(over: .seconds(4), options: ["--insights-interval", "2"])
+        let usual = try await runs(over: .seconds(4), options: [])
+        #expect((1...3).contains(slow), "\(slow) runs in 4 s at one every 2 s")
+        // (At least four: a machine busy with the whole suite slows each run.)
+        #expect(usual >= 4 && usual > slow, "\(usual) runs in 4 s at one every quarter second")
+
+        let refused = try Shell.run(
+            BuiltExecutables.folder.appendingPathComponent("onboarding-server").path,
+            ["serve", "--insights-interval", "0.01"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("--insights-interval must be from 0.05 to 10 seconds"), "\(refused.stderr)")
     }
 
     @Test func theCountersMoveWithRealPushesAndEveryAnswerCarriesARequestID() async throws {
