@@ -102,11 +102,11 @@ struct Serve: AsyncParsableCommand {
     var rolloutGuardInterval = 30.0
     @Option(
         help: ArgumentHelp(
-            "Seconds between the insights job's runs (0.05 to 10; default: 0.25).",
+            "Seconds between the insights job's runs (0.05 to 10; default: 1).",
             discussion:
                 "Each run counts the pushes committed since the last and commits; a longer interval means fewer, "
                 + "larger runs beside the pushes, and figures (and /report's wait) that much older."))
-    var insightsInterval = 0.25
+    var insightsInterval = 1.0
     @Option(
         help: ArgumentHelp(
             "Requests answered at once (1 to 100000; default: a full batch, 64, per push writer).",

@@ -64,11 +64,13 @@ public struct InsightsCounting: Sendable {
 /// they stay current without a push paying for them. Several processes may run it at once: they
 /// queue on the watermark and each push is counted once. Stops at graceful shutdown.
 public struct InsightsCatchUp: Service {
-    /// A quarter of a second: counting is a burst of PostgreSQL work in proportion to the pushes
-    /// since the last run, and four small bursts a second delay the pushes beside them less than
-    /// one large one (the push p99 of Docs/Performance.md, section 5). A run with nothing
-    /// to count is one index probe.
-    public static let interval: Duration = .milliseconds(250)
+    /// A second. Each run is a write transaction (the watermark's row, its `NOTIFY`) that waits
+    /// for its WAL flush beside the pushes' commits, and plans its counting statements afresh, so
+    /// part of its cost is per run, not per push counted: at one run a second the pushes beside
+    /// it had about half the p99 they had at four (Docs/PerformanceHistory.md, 0.39.1: 9 against
+    /// 17 ms at 1,000 devices at one event a second each). The figures, and `/report`'s wait, are
+    /// that much older: a second at most, plus the run.
+    public static let interval: Duration = .seconds(1)
 
     let counting: InsightsCounting
     let interval: Duration
