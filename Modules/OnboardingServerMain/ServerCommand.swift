@@ -102,10 +102,11 @@ struct Serve: AsyncParsableCommand {
     var rolloutGuardInterval = 30.0
     @Option(
         help: ArgumentHelp(
-            "Seconds between the insights job's runs (0.05 to 10; default: 1).",
+            "Seconds between the insights job's runs (0.05 to 10).",
             discussion:
-                "Each run counts the pushes committed since the last and commits; a longer interval means fewer, "
-                + "larger runs beside the pushes, and figures (and /report's wait) that much older."))
+                "Each run counts the pushes committed since the last and commits; "
+                + "a longer interval means fewer, larger runs beside the pushes, "
+                + "and figures (and /report's wait) that much older."))
     var insightsInterval = 1.0
     @Option(
         help: ArgumentHelp(
