@@ -189,6 +189,8 @@ public enum PostgresSchema {
         ("v25-draft-names", CatalogDrafts.v25),
         // Facts set apart are held whole, and admitted when a plan declares them (HeldFacts.v26).
         ("v26-held-facts", HeldFacts.v26),
+        // The catch-up looks up each counted push's facts by its key, without JIT (InsightsSchema.v27).
+        ("v27-count-by-push", InsightsSchema.v27),
     ]
 
     /// An arbitrary constant: the advisory lock that serialises migrations across processes.

@@ -201,6 +201,43 @@ extension InsightsSchema {
             ON f.app = p.app AND f.account = p.account AND f.device = p.device AND f.seq = p.seq)
         """
 
+    /// `insight_catch_up()` as v17 defined it, counting the facts of `facts` (a subquery of the
+    /// facts of the pushes in [lo, hi), with their push's time and versions) under the function's
+    /// `settings`: v27 defines it again, reading the facts another way.
+    static func catchUpFunction(facts: String, settings: String) -> String {
+        """
+        CREATE OR REPLACE FUNCTION insight_catch_up() RETURNS xid8 LANGUAGE plpgsql
+        \(settings) AS $body$
+        DECLARE
+            lo xid8;
+            hi xid8;
+            elsewhere xid[];
+            snap pg_snapshot;
+        BEGIN
+            SELECT counted_below INTO lo FROM insight_progress WHERE singleton FOR UPDATE;
+            SELECT coalesce(array_agg(backend_xid), '{}') INTO elsewhere FROM pg_stat_activity
+                WHERE backend_xid IS NOT NULL AND datname IS DISTINCT FROM current_database();
+            snap := pg_current_snapshot();
+            SELECT coalesce(min(x), pg_snapshot_xmax(snap)) INTO hi
+                FROM pg_snapshot_xip(snap) AS x WHERE NOT (xid(x) = ANY (elsewhere));
+            IF hi <= lo THEN RETURN lo; END IF;
+            IF EXISTS (SELECT 1 FROM pushes WHERE xact >= lo AND xact < hi) THEN
+                \(countMembers(pushesInRange));
+                \(countFacts(facts)[0]);
+                \(countJourneyStarts(facts));
+                \(countJourneyEnds(facts));
+                \(countJourneyReaches(facts));
+                \(countFirstAssignments(facts));
+                \(countFacts(facts)[2]);
+                \(countJourneySkips(facts));
+            END IF;
+            UPDATE insight_progress SET counted_below = hi, counted_at = now() WHERE singleton;
+            RETURN hi;
+        END
+        $body$
+        """
+    }
+
     package static let v17: [String] = [
         "ALTER TABLE insight_journeys ADD COLUMN ended_at DOUBLE PRECISION",
         """
@@ -280,36 +317,6 @@ extension InsightsSchema {
         INSERT INTO insight_arm_days (app, experiment, variant, day, subjects)
         SELECT app, experiment, variant, day, count(*) FROM insight_arm_first_days GROUP BY 1, 2, 3, 4
         """,
-        """
-        CREATE OR REPLACE FUNCTION insight_catch_up() RETURNS xid8 LANGUAGE plpgsql
-        SET plan_cache_mode = force_custom_plan AS $body$
-        DECLARE
-            lo xid8;
-            hi xid8;
-            elsewhere xid[];
-            snap pg_snapshot;
-        BEGIN
-            SELECT counted_below INTO lo FROM insight_progress WHERE singleton FOR UPDATE;
-            SELECT coalesce(array_agg(backend_xid), '{}') INTO elsewhere FROM pg_stat_activity
-                WHERE backend_xid IS NOT NULL AND datname IS DISTINCT FROM current_database();
-            snap := pg_current_snapshot();
-            SELECT coalesce(min(x), pg_snapshot_xmax(snap)) INTO hi
-                FROM pg_snapshot_xip(snap) AS x WHERE NOT (xid(x) = ANY (elsewhere));
-            IF hi <= lo THEN RETURN lo; END IF;
-            IF EXISTS (SELECT 1 FROM pushes WHERE xact >= lo AND xact < hi) THEN
-                \(countMembers(pushesInRange));
-                \(countFacts(factsInRange)[0]);
-                \(countJourneyStarts(factsInRange));
-                \(countJourneyEnds(factsInRange));
-                \(countJourneyReaches(factsInRange));
-                \(countFirstAssignments(factsInRange));
-                \(countFacts(factsInRange)[2]);
-                \(countJourneySkips(factsInRange));
-            END IF;
-            UPDATE insight_progress SET counted_below = hi, counted_at = now() WHERE singleton;
-            RETURN hi;
-        END
-        $body$
-        """,
+        catchUpFunction(facts: factsInRange, settings: "SET plan_cache_mode = force_custom_plan"),
     ]
 }
