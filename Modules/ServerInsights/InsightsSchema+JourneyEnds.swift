@@ -201,10 +201,13 @@ extension InsightsSchema {
             ON f.app = p.app AND f.account = p.account AND f.device = p.device AND f.seq = p.seq)
         """
 
-    /// `insight_catch_up()` as v17 defined it, counting the facts of `facts` (a subquery of the
-    /// facts of the pushes in [lo, hi), with their push's time and versions) under the function's
-    /// `settings`: v27 defines it again, reading the facts another way.
-    static func catchUpFunction(facts: String, settings: String) -> String {
+    /// `insight_catch_up()` as v17 defined it, counting the facts of `facts` (the facts of the
+    /// pushes in [lo, hi), with their push's time and versions) under the function's `settings`;
+    /// v27 defines it again, with `reading` run before the counting statements and `leaving` after
+    /// them (each ends with its semicolon).
+    static func catchUpFunction(facts: String, settings: String, reading: String = "", leaving: String = "")
+        -> String
+    {
         """
         CREATE OR REPLACE FUNCTION insight_catch_up() RETURNS xid8 LANGUAGE plpgsql
         \(settings) AS $body$
@@ -221,7 +224,7 @@ extension InsightsSchema {
             SELECT coalesce(min(x), pg_snapshot_xmax(snap)) INTO hi
                 FROM pg_snapshot_xip(snap) AS x WHERE NOT (xid(x) = ANY (elsewhere));
             IF hi <= lo THEN RETURN lo; END IF;
-            IF EXISTS (SELECT 1 FROM pushes WHERE xact >= lo AND xact < hi) THEN
+            IF EXISTS (SELECT 1 FROM pushes WHERE xact >= lo AND xact < hi) THEN\(reading.isEmpty ? "" : "\n" + reading)
                 \(countMembers(pushesInRange));
                 \(countFacts(facts)[0]);
                 \(countJourneyStarts(facts));
@@ -229,7 +232,7 @@ extension InsightsSchema {
                 \(countJourneyReaches(facts));
                 \(countFirstAssignments(facts));
                 \(countFacts(facts)[2]);
-                \(countJourneySkips(facts));
+                \(countJourneySkips(facts));\(leaving.isEmpty ? "" : "\n        " + leaving)
             END IF;
             UPDATE insight_progress SET counted_below = hi, counted_at = now() WHERE singleton;
             RETURN hi;

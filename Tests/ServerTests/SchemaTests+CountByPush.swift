@@ -74,6 +74,7 @@ extension SchemaTests {
             #expect(after.byIndex > before.byIndex, "the catch-up's reads of facts never showed in pg_stat_user_tables")
             #expect(after.sequential == before.sequential, "a catch-up read a partition of facts from end to end")
             #expect(try await Self.stages(client, logger).first == "started 12 0 0")
+            #expect(try await Self.rows(client, logger, "SELECT count(*)::text FROM insight_run_facts") == ["0"])
         }
     }
 
@@ -89,15 +90,15 @@ extension SchemaTests {
         return (numbers.first ?? 0, numbers.last ?? 0)
     }
 
-    /// Every insights table's rows, but the watermark's and the standings' (whose shards are the
-    /// writing connection's), one line per table: its name and a digest of its sorted rows, and
+    /// Every insights table's rows, but the watermark's, the standings' (whose shards are the
+    /// writing connection's) and the catch-up's scratch table (empty between runs), one line per table: its name and a digest of its sorted rows, and
     /// its row count.
     static func insightTables(_ client: PostgresClient, _ logger: Logger) async throws -> [String] {
         let names = try await Self.rows(
             client, logger,
             """
             SELECT tablename::text FROM pg_tables WHERE tablename LIKE 'insight\\_%'
-                AND tablename NOT IN ('insight_progress', 'insight_standings') ORDER BY 1
+                AND tablename NOT IN ('insight_progress', 'insight_standings', 'insight_run_facts') ORDER BY 1
             """)
         var lines: [String] = []
         for name in names {
