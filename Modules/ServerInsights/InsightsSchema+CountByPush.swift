@@ -26,19 +26,10 @@ extension InsightsSchema {
     static let runFacts = "insight_run_facts"
 
     package static let v27: [String] = [
+        // A fact's columns, then its push's time and versions (what `factsInRange` answered).
         """
         CREATE UNLOGGED TABLE insight_run_facts (
-            app TEXT NOT NULL,
-            account TEXT NOT NULL,
-            device TEXT NOT NULL,
-            seq BIGINT NOT NULL,
-            idx BIGINT NOT NULL,
-            kind TEXT NOT NULL,
-            flow TEXT NOT NULL,
-            step TEXT,
-            step_index BIGINT NOT NULL,
-            ending TEXT,
-            body JSONB NOT NULL,
+            LIKE facts,
             time DOUBLE PRECISION NOT NULL,
             catalog_version BIGINT NOT NULL,
             app_version TEXT
