@@ -23,10 +23,9 @@
 /// catch-up runs on the primary only, holding the watermark's lock, so one run uses it at a time,
 /// and each run leaves it empty.
 extension InsightsSchema {
-    static let runFacts = "insight_run_facts"
-
     package static let v27: [String] = [
-        // A fact's columns, then its push's time and versions (what `factsInRange` answered).
+        // A fact's columns, then its push's time and versions, in `factsInRange`'s order (the
+        // run's insert fills them by position).
         """
         CREATE UNLOGGED TABLE insight_run_facts (
             LIKE facts,
@@ -36,18 +35,17 @@ extension InsightsSchema {
         )
         """,
         catchUpFunction(
-            facts: runFacts, settings: "SET plan_cache_mode = force_custom_plan SET jit = off",
-            reading: """
-                INSERT INTO insight_run_facts (app, account, device, seq, idx, kind, flow, step, step_index, ending,
-                    body, time, catalog_version, app_version)
-                SELECT f.app, f.account, f.device, f.seq, f.idx, f.kind, f.flow, f.step, f.step_index, f.ending,
-                    f.body, p.time, p.catalog_version, p.app_version
+            settings: "SET plan_cache_mode = force_custom_plan SET jit = off",
+            counting: [
+                """
+                INSERT INTO insight_run_facts
+                SELECT f.*, p.time, p.catalog_version, p.app_version
                 FROM pushes p CROSS JOIN LATERAL (
                     SELECT * FROM facts f
                     WHERE f.app = p.app AND f.account = p.account AND f.device = p.device AND f.seq = p.seq
                     OFFSET 0) f
                 WHERE p.xact >= lo AND p.xact < hi;
-                """,
-            leaving: "DELETE FROM insight_run_facts;"),
+                """
+            ] + countingJourneyEnds("insight_run_facts") + ["DELETE FROM insight_run_facts;"]),
     ]
 }

@@ -201,44 +201,15 @@ extension InsightsSchema {
             ON f.app = p.app AND f.account = p.account AND f.device = p.device AND f.seq = p.seq)
         """
 
-    /// `insight_catch_up()` as v17 defined it, counting the facts of `facts` (the facts of the
-    /// pushes in [lo, hi), with their push's time and versions) under the function's `settings`;
-    /// v27 defines it again, with `reading` run before the counting statements and `leaving` after
-    /// them (each ends with its semicolon).
-    static func catchUpFunction(facts: String, settings: String, reading: String = "", leaving: String = "")
-        -> String
-    {
-        """
-        CREATE OR REPLACE FUNCTION insight_catch_up() RETURNS xid8 LANGUAGE plpgsql
-        \(settings) AS $body$
-        DECLARE
-            lo xid8;
-            hi xid8;
-            elsewhere xid[];
-            snap pg_snapshot;
-        BEGIN
-            SELECT counted_below INTO lo FROM insight_progress WHERE singleton FOR UPDATE;
-            SELECT coalesce(array_agg(backend_xid), '{}') INTO elsewhere FROM pg_stat_activity
-                WHERE backend_xid IS NOT NULL AND datname IS DISTINCT FROM current_database();
-            snap := pg_current_snapshot();
-            SELECT coalesce(min(x), pg_snapshot_xmax(snap)) INTO hi
-                FROM pg_snapshot_xip(snap) AS x WHERE NOT (xid(x) = ANY (elsewhere));
-            IF hi <= lo THEN RETURN lo; END IF;
-            IF EXISTS (SELECT 1 FROM pushes WHERE xact >= lo AND xact < hi) THEN\(reading.isEmpty ? "" : "\n" + reading)
-                \(countMembers(pushesInRange));
-                \(countFacts(facts)[0]);
-                \(countJourneyStarts(facts));
-                \(countJourneyEnds(facts));
-                \(countJourneyReaches(facts));
-                \(countFirstAssignments(facts));
-                \(countFacts(facts)[2]);
-                \(countJourneySkips(facts));\(leaving.isEmpty ? "" : "\n        " + leaving)
-            END IF;
-            UPDATE insight_progress SET counted_below = hi, counted_at = now() WHERE singleton;
-            RETURN hi;
-        END
-        $body$
-        """
+    /// What v17's `insight_catch_up()` counts, reading the facts of the pushes in [lo, hi) from
+    /// `facts` (with their push's time and versions): v27 reads them from elsewhere.
+    static func countingJourneyEnds(_ facts: String) -> [String] {
+        [
+            "\(countMembers(pushesInRange));", "\(countFacts(facts)[0]);", "\(countJourneyStarts(facts));",
+            "\(countJourneyEnds(facts));", "\(countJourneyReaches(facts));",
+            "\(countFirstAssignments(facts));",
+            "\(countFacts(facts)[2]);", "\(countJourneySkips(facts));",
+        ]
     }
 
     package static let v17: [String] = [
@@ -320,6 +291,6 @@ extension InsightsSchema {
         INSERT INTO insight_arm_days (app, experiment, variant, day, subjects)
         SELECT app, experiment, variant, day, count(*) FROM insight_arm_first_days GROUP BY 1, 2, 3, 4
         """,
-        catchUpFunction(facts: factsInRange, settings: "SET plan_cache_mode = force_custom_plan"),
+        catchUpFunction(counting: countingJourneyEnds(factsInRange)),
     ]
 }

@@ -351,35 +351,12 @@ extension InsightsSchema {
         ) a
         GROUP BY 1, 2, 3, 4
         """,
-        """
-        CREATE OR REPLACE FUNCTION insight_catch_up() RETURNS xid8 LANGUAGE plpgsql
-        SET plan_cache_mode = force_custom_plan AS $body$
-        DECLARE
-            lo xid8;
-            hi xid8;
-            elsewhere xid[];
-            snap pg_snapshot;
-        BEGIN
-            SELECT counted_below INTO lo FROM insight_progress WHERE singleton FOR UPDATE;
-            SELECT coalesce(array_agg(backend_xid), '{}') INTO elsewhere FROM pg_stat_activity
-                WHERE backend_xid IS NOT NULL AND datname IS DISTINCT FROM current_database();
-            snap := pg_current_snapshot();
-            SELECT coalesce(min(x), pg_snapshot_xmax(snap)) INTO hi
-                FROM pg_snapshot_xip(snap) AS x WHERE NOT (xid(x) = ANY (elsewhere));
-            IF hi <= lo THEN RETURN lo; END IF;
-            IF EXISTS (SELECT 1 FROM pushes WHERE xact >= lo AND xact < hi) THEN
-                \(countMembers(pushesInRange));
-                \(countFacts(factsInRange)[0]);
-                \(countJourneys(factsInRange));
-                \(countFirstReaches(factsInRange));
-                \(countAssignmentDays(factsInRange));
-                \(countFacts(factsInRange)[2]);
-                \(countSkips(factsInRange));
-            END IF;
-            UPDATE insight_progress SET counted_below = hi, counted_at = now() WHERE singleton;
-            RETURN hi;
-        END
-        $body$
-        """,
+        catchUpFunction(
+            counting: [
+                "\(countMembers(pushesInRange));", "\(countFacts(factsInRange)[0]);",
+                "\(countJourneys(factsInRange));",
+                "\(countFirstReaches(factsInRange));", "\(countAssignmentDays(factsInRange));",
+                "\(countFacts(factsInRange)[2]);", "\(countSkips(factsInRange));",
+            ]),
     ]
 }

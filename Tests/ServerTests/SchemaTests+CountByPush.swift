@@ -11,7 +11,9 @@ import TourCodec
 extension SchemaTests {
     /// The same pushes (journeys, skips, reruns, experiment arms) counted by v26's catch-up and by
     /// v27's leave every insights table the same, whether counted one catch-up per push or all in one.
-    @Test(arguments: [false, true]) func theCatchUpByPushCountsWhatItCountedBefore(oneAtATime: Bool) async throws {
+    @Test(arguments: [false, true]) func theCatchUpByPushCountsWhatItCountedBefore(oneAtATime: Bool)
+        async throws
+    {
         var tables: [[String]] = []
         for through in ["v26-held-facts", nil] {
             try await Self.withJourneyDatabase { client, logger in
@@ -22,7 +24,8 @@ extension SchemaTests {
                     if oneAtATime { try await store.catchUpInsights(waitingUpTo: .seconds(30)) }
                 }
                 for (account, device, item) in Self.rerunPushes() {
-                    _ = try await store.push(app: "growth", account: account, PushBatch(device: device, items: [item]))
+                    _ = try await store.push(
+                        app: "growth", account: account, PushBatch(device: device, items: [item]))
                     if oneAtATime { try await store.catchUpInsights(waitingUpTo: .seconds(30)) }
                 }
                 try await store.catchUpInsights(waitingUpTo: .seconds(30))
@@ -50,13 +53,18 @@ extension SchemaTests {
             try await client.query(
                 """
                 INSERT INTO facts (app, account, device, seq, idx, kind, flow, step, body)
-                SELECT 'bulk', 'b' || i, 'd' || i, 1, 0, 'stepEntered', 'tour', 'a', '{}' FROM generate_series(1, 20000) i
+                SELECT 'bulk', 'b' || i, 'd' || i, 1, 0, 'stepEntered', 'tour', 'a', '{}'
+                FROM generate_series(1, 20000) i
                 """, logger: logger)
             let store = AccountStore.patient(client: client, logger: logger)
             try await store.catchUpInsights(waitingUpTo: .seconds(30))
-            for (account, batch) in Self.armedJourneyPushes() { _ = try await store.push(app: "growth", account: account, batch) }
+            for (account, batch) in Self.armedJourneyPushes() {
+                _ = try await store.push(app: "growth", account: account, batch)
+            }
             #expect(
-                try await Self.rows(client, logger, "SELECT array_to_string(proconfig, ',') FROM pg_proc WHERE proname = 'insight_catch_up'")
+                try await Self.rows(
+                    client, logger,
+                    "SELECT array_to_string(proconfig, ',') FROM pg_proc WHERE proname = 'insight_catch_up'")
                     == ["plan_cache_mode=force_custom_plan,jit=off"])
 
             let before = try await Self.factScans(client, logger)
@@ -71,15 +79,21 @@ extension SchemaTests {
                 try await Task.sleep(for: .milliseconds(50))
                 after = try await Self.factScans(client, logger)
             }
-            #expect(after.byIndex > before.byIndex, "the catch-up's reads of facts never showed in pg_stat_user_tables")
-            #expect(after.sequential == before.sequential, "a catch-up read a partition of facts from end to end")
+            #expect(
+                after.byIndex > before.byIndex,
+                "the catch-up's reads of facts never showed in pg_stat_user_tables")
+            #expect(
+                after.sequential == before.sequential, "a catch-up read a partition of facts from end to end")
             #expect(try await Self.stages(client, logger).first == "started 12 0 0")
-            #expect(try await Self.rows(client, logger, "SELECT count(*)::text FROM insight_run_facts") == ["0"])
+            #expect(
+                try await Self.rows(client, logger, "SELECT count(*)::text FROM insight_run_facts") == ["0"])
         }
     }
 
     /// Sequential and index scans of every partition of `facts` so far.
-    static func factScans(_ client: PostgresClient, _ logger: Logger) async throws -> (sequential: Int, byIndex: Int) {
+    static func factScans(_ client: PostgresClient, _ logger: Logger) async throws -> (
+        sequential: Int, byIndex: Int
+    ) {
         let row = try await Self.rows(
             client, logger,
             """
@@ -91,8 +105,8 @@ extension SchemaTests {
     }
 
     /// Every insights table's rows, but the watermark's, the standings' (whose shards are the
-    /// writing connection's) and the catch-up's scratch table (empty between runs), one line per table: its name and a digest of its sorted rows, and
-    /// its row count.
+    /// writing connection's) and the catch-up's scratch table (empty between runs), one line per
+    /// table: its name, a digest of its sorted rows, and its row count.
     static func insightTables(_ client: PostgresClient, _ logger: Logger) async throws -> [String] {
         let names = try await Self.rows(
             client, logger,
@@ -104,7 +118,10 @@ extension SchemaTests {
         for name in names {
             let digest = try await Self.rows(
                 client, logger,
-                "SELECT coalesce(md5(string_agg(t::text, ',' ORDER BY t::text)), '') || ' ' || count(*) FROM \(name) t")
+                """
+                SELECT coalesce(md5(string_agg(t::text, ',' ORDER BY t::text)), '') || ' ' || count(*)
+                FROM \(name) t
+                """)
             lines.append("\(name) \(digest.first ?? "")")
         }
         return lines
@@ -117,7 +134,8 @@ extension SchemaTests {
             var batch = push.batch
             let arm: [String: TourValue] = [
                 "fact": "assigned", "flow": "tour", "experiment": "length",
-                "variant": .string(index % 2 == 0 ? "short" : "long"), "subject": .string("account:\(push.account)"),
+                "variant": .string(index % 2 == 0 ? "short" : "long"),
+                "subject": .string("account:\(push.account)"),
             ]
             batch.items[0].facts.insert(.object(arm), at: 0)
             if index % 3 == 2, let last = batch.items.indices.last {
