@@ -27,18 +27,6 @@ struct PushBatchingTests {
         }
     }
 
-    /// Runs `write` again while it is answered ``DatabaseUnavailable`` (at most five times).
-    static func untilAvailable(_ write: () async throws -> Void) async throws {
-        // By time, not by tries (``Patience``): five tries 200 ms apart were not enough on CI.
-        let giveUp = ContinuousClock.now + Patience.limit
-        while true {
-            do { return try await write() } catch let error as DatabaseUnavailable where ContinuousClock.now < giveUp {
-                _ = error
-                try await Task.sleep(for: Patience.pause)
-            }
-        }
-    }
-
     static func item(_ seq: Int64, flow: String, standing: AccountFlowRecord.Standing, device: String, event: String = "next")
         -> PushItem
     {
@@ -145,7 +133,9 @@ struct PushBatchingTests {
             for account in ["a0", "a59"] {
                 // A read past its 3 s deadline on a machine busy with the suite is read again.
                 var records: AccountRecords?
-                try await Self.untilAvailable { records = try await store.records(app: "growth", account: account) }
+                try await TestPostgres.untilCommitted {
+                    records = try await store.records(app: "growth", account: account)
+                }
                 #expect(records?.flows["tour"]?.standing == .completed)
             }
         }
@@ -155,7 +145,9 @@ struct PushBatchingTests {
         try await withStore(writers: 1) { store in
             // Set-up, not the subject: a machine busy with the whole suite may keep the write's
             // connection past its 1.5 s lease; sent again, it is applied once.
-            try await Self.untilAvailable { try await store.signOutEverywhere(app: "growth", account: "gone", named: "hmac:gone", at: 2_000) }
+            try await TestPostgres.untilCommitted {
+                try await store.signOutEverywhere(app: "growth", account: "gone", named: "hmac:gone", at: 2_000)
+            }
             // Keep the one writer busy, so the next pushes queue and go together.
             var pushes: [(String, PushBatch, Double?)] = (0..<20).map { index in
                 ("ok\(index)", PushBatch(device: "d\(index)", items: [Self.item(1, flow: "tour", standing: .shown, device: "d\(index)")]), nil)

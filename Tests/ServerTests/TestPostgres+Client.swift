@@ -28,14 +28,18 @@ extension TestPostgres {
     /// `write`, sent again while the database answers that nothing was committed (a connection not
     /// given in time, a transaction rolled back at its bound): what a caller does with such an
     /// answer. For writes a test needs done on a machine busy with the whole suite, where the
-    /// production bounds (1.5 s for a connection, 5 s for a transaction) can pass.
+    /// production bounds (1.5 s for a connection, 5 s for a transaction) can pass; by time, as
+    /// ``Patience`` waits.
+    @discardableResult
     static func untilCommitted<T>(_ write: () async throws -> T) async throws -> T {
-        for attempt in 1... {
-            do { return try await write() } catch let error as DatabaseUnavailable where !error.mayHaveCommitted && attempt < 10 {
-                try await Task.sleep(for: .milliseconds(300))
+        let giveUp = ContinuousClock.now + Patience.limit
+        while true {
+            do { return try await write() } catch let error as DatabaseUnavailable
+                where !error.mayHaveCommitted && ContinuousClock.now < giveUp
+            {
+                try await Task.sleep(for: Patience.pause)
             }
         }
-        fatalError("unreachable")
     }
 }
 
