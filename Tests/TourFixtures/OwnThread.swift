@@ -53,20 +53,28 @@ public struct OwnThread: SuiteTrait, TestTrait, TestScoping {
 
 /// Where each test's time in its lane goes, when `ONBOARDING_TEST_TIMES` names a file: a line when a
 /// test enters its lane (`entered`, `-`, its id) and one when it ends (milliseconds, lanes, its
-/// id), tab-separated, appended. `scripts/report-hang` names the tests that entered and have not
-/// ended. (The run's own durations count the wait for a lane too, so they cannot say which tests
-/// the suite's wall time is spent on.)
+/// id), tab-separated, appended, each with the seconds since the first of them (a fourth field:
+/// what was in the lanes while the machine sat idle). `scripts/report-hang` names the tests that
+/// entered and have not ended. (The run's own durations count the wait for a lane too, so they
+/// cannot say which tests the suite's wall time is spent on.)
 enum LaneTimes {
     private static let lock = NSLock()
     private static let file = ProcessInfo.processInfo.environment["ONBOARDING_TEST_TIMES"]
 
     static func entered(_ test: Test) {
-        append("entered\t-\t\(name(of: test))\n")
+        append("entered\t-\t\(name(of: test))\t\(since())\n")
     }
 
     static func record(_ test: Test, seconds: Duration, lanes: Int) {
         let milliseconds = Int((seconds / .milliseconds(1)).rounded())
-        append("\(milliseconds)\t\(lanes == .max ? "all" : String(lanes))\t\(name(of: test))\n")
+        append("\(milliseconds)\t\(lanes == .max ? "all" : String(lanes))\t\(name(of: test))\t\(since())\n")
+    }
+
+    private static let start = ContinuousClock.now
+
+    /// Seconds since the first line, to the millisecond.
+    private static func since() -> String {
+        String(format: "%.3f", start.duration(to: .now) / .milliseconds(1) / 1000)
     }
 
     private static func name(of test: Test) -> String {
