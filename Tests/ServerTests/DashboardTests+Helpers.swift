@@ -160,3 +160,18 @@ extension DashboardTests {
             ) { first, _ in first })
     }
 }
+
+extension ServerProcess {
+    /// The server's own time for the request sent with `X-Request-ID: id`, in milliseconds: its
+    /// request log's `ms` (the server started with `LOG_LEVEL=info`). A bound on how long the server
+    /// took, which what a loaded machine adds to starting curl does not break.
+    func loggedMilliseconds(requestID id: String) async throws -> Double {
+        let line = try await Patience.untilAnswered({ () async -> String in
+            self.logText.split(separator: "\n").first { $0.contains(id) }.map(String.init) ?? ""
+        }) { $0.isEmpty }
+        guard let field = line.split(separator: " ").first(where: { $0.hasPrefix("ms=") }),
+            let milliseconds = Double(field.dropFirst(3))
+        else { throw HarnessFailure("no time logged for the request \(id): \(line)") }
+        return milliseconds
+    }
+}

@@ -21,7 +21,7 @@ struct FreshnessTests {
         // would use them meanwhile.
         let cluster = try PrivateCluster()
         defer { cluster.destroy() }
-        let server = try ServerProcess(databaseURL: try cluster.freshDatabase())
+        let server = try ServerProcess(databaseURL: try cluster.freshDatabase(), environment: ["LOG_LEVEL": "info"])
         let phone = try Device("growth", account: "ann", server: server)
         try phone.run("do", "completeOnboarding")
         try phone.run("visit", "dashboard")
@@ -36,17 +36,18 @@ struct FreshnessTests {
         // The job's own use of transaction ids, with nobody asking for a page.
         let idleStart = try Self.newestTransaction(server)
         let idleClock = ContinuousClock.now
-        try await Task.sleep(for: .seconds(2))
+        try await Task.sleep(for: .seconds(6))
         let idleRate = Double(try Self.newestTransaction(server) - idleStart) / (ContinuousClock.now - idleClock).seconds
         let before = try Self.newestTransaction(server)
         let started = ContinuousClock.now
-        var slowest = 0.0
+        var asked: [String: String] = [:]
         for round in 0..<5 {
             for page in pages {
-                let asked = ContinuousClock.now
-                let answer = try DashboardTests.curl(server.url.appendingPathComponent(page), cookie: cookie)
+                let id = "page-\(round)-\(UUID().uuidString)"
+                asked[id] = page
+                let answer = try DashboardTests.curl(
+                    server.url.appendingPathComponent(page), cookie: cookie, headers: ["X-Request-ID: \(id)"])
                 #expect(answer.status == 200, "\(page) (round \(round)): \(answer.status)")
-                slowest = max(slowest, (ContinuousClock.now - asked).seconds)
             }
         }
         let elapsed = (ContinuousClock.now - started).seconds
@@ -55,7 +56,14 @@ struct FreshnessTests {
         // page did) used at least one id of its own, thirty here.
         let jobAlone = Int((idleRate * elapsed * 1.5).rounded(.up)) + 4
         #expect(used <= jobAlone, "\(used) transaction ids for 30 page views in \(elapsed) s: the job alone uses about \(jobAlone)")
-        #expect(slowest < 2, "a page took \(slowest) s")
+        // Without a wait by the server's own clock (a page that waited for a count waited up to 5 s;
+        // what a loaded machine adds to starting curl is not in it).
+        var slowest = (milliseconds: 0.0, page: "")
+        for (id, page) in asked {
+            let milliseconds = try await server.loggedMilliseconds(requestID: id)
+            if milliseconds > slowest.milliseconds { slowest = (milliseconds, page) }
+        }
+        #expect(slowest.milliseconds < 2_000, "\(slowest.page) took \(slowest.milliseconds) ms")
     }
 
     /// `/report` answers with every push answered before it, though no page and no request counts:
