@@ -66,7 +66,7 @@ struct APITests {
         #expect(try await HTTP.get(path, token: try server.operatorCredential()).status == 403)
         let report = server.url.appendingPathComponent("v1/apps/growth/report")
         #expect(try await HTTP.get(report, token: ann).status == 403)
-        let admin = try await HTTP.get(report, token: try server.operatorCredential())
+        let admin = try await HTTP.counted(report, token: try server.operatorCredential())
         #expect(admin.status == 200)
         #expect(admin.json["accounts"] as? Int == 1)
     }

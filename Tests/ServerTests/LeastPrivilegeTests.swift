@@ -42,7 +42,7 @@ struct LeastPrivilegeTests {
         #expect(signOut.status == 200, "\(String(decoding: signOut.body, as: UTF8.self))")
         #expect(try server.sql("SELECT count(*) FROM audit_log WHERE action = 'account.signed-out'") == ["1"])
         // The background jobs run as the role too: the insights' count (a report waits for it).
-        let report = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: owned)
+        let report = try await HTTP.counted(server.url.appendingPathComponent("v1/apps/growth/report"), token: owned)
         #expect(report.status == 200, "\(String(decoding: report.body, as: UTF8.self))")
         #expect(try server.sql("SELECT count(*) FROM insight_firsts") != ["0"], "the insights' job counted nothing")
 
