@@ -183,6 +183,8 @@ struct AutoFailoverTests {
                     .contains("The replica does not answer")
             )
         }
+        // Bounds of a minute: the insights job's count and the replica's return lag for tens of
+        // seconds on a machine busy with the whole suite; a quiet one meets each within seconds.
         func until(_ seconds: Double, _ done: () throws -> Bool) async throws -> Bool {
             let deadline = Date().addingTimeInterval(seconds)
             while Date() < deadline {
@@ -194,14 +196,14 @@ struct AutoFailoverTests {
         var last = (started: 0, passedOver: true)
         guard
             try await until(
-                15,
+                60,
                 {
                     last = try starts(reader); return !last.passedOver && last.started == started
                 })
         else {
             Issue.record(
                 """
-                after failover \(failover): the pages do not read a standby within 15 s of the rejoin: \
+                after failover \(failover): the pages do not read a standby within 60 s of the rejoin: \
                 \(last.started) starts of \(started), "the replica does not answer" \(last.passedOver); \
                 the server's log: \(reader.logText.suffix(3_000))
                 """)
@@ -213,7 +215,7 @@ struct AutoFailoverTests {
             try Device("moodtracker", account: "reader-\(failover)", server: writer), kind: "phone")
         for line in [["launch"], ["wait", "0.5"], ["sync"]] { #expect(try device.run(line).status == 0) }
         #expect(
-            try await until(10) { try starts(writer).started == started + 1 },
+            try await until(60) { try starts(writer).started == started + 1 },
             "after failover \(failover): the primary's pages do not count the new start")
         last = try starts(reader)
         #expect(
@@ -222,7 +224,7 @@ struct AutoFailoverTests {
         )
         try standby("SELECT pg_wal_replay_resume()")
         #expect(
-            try await until(10) { try starts(reader).started == started + 1 },
+            try await until(60) { try starts(reader).started == started + 1 },
             "after failover \(failover): the standby's replay resumed, the pages do not count the new start")
         return started + 1
     }
