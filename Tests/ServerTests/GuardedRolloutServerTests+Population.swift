@@ -97,9 +97,22 @@ extension GuardedRolloutServerTests {
             }
         }
 
+        /// Waits until the rollout is no longer at `stage` percent, by time (the guard reads what the
+        /// insights job counted, which a machine busy with the whole suite delays for tens of
+        /// seconds), and returns where it is.
+        func untilRollout(leaves stage: Int, seconds: Double = 60) throws -> Int {
+            let deadline = Date().addingTimeInterval(seconds)
+            var now = try rollout()
+            while now == stage, Date() < deadline {
+                usleep(100_000)
+                now = try rollout()
+            }
+            return now
+        }
+
         /// Waits until the guard looked at every subject pushed so far (or acted on fewer), give
         /// or take `besides` subjects the test's own devices pushed.
-        func untilLooked(seconds: Double = 30, besides: Int = 0) throws -> (status: String, rollout: Int) {
+        func untilLooked(seconds: Double = 60, besides: Int = 0) throws -> (status: String, rollout: Int) {
             let deadline = Date().addingTimeInterval(seconds)
             while Date() < deadline {
                 let row = try server.sql(

@@ -152,13 +152,9 @@ struct GuardedRolloutServerTests {
         #expect(published.status == 0, "\(published.stderr)")
         var population = try Population(server, seed: 11)
         try await population.arrive(candidates: 100, baselines: 100, completion: [1: 0.9, 2: 0.9])
-        var looked = try population.untilLooked()
+        _ = try population.untilLooked()
         // The stage's minimum time is met by now (a second), its subjects too: raised.
-        for _ in 0..<30 where looked.rollout == 10 {
-            usleep(200_000)
-            looked = (looked.status, try population.rollout())
-        }
-        #expect(looked.rollout == 50)
+        #expect(try population.untilRollout(leaves: 10) == 50)
 
         // Raising by hand is refused while the guard holds it.
         let byHand = try server.command(["publish", "--app", "trial", "--rollout", "100", "--key", key, Self.v2File()])
@@ -199,11 +195,11 @@ struct GuardedRolloutServerTests {
         #expect(try await HTTP.post(resume, token: viewer, body: Data()).status == 403)
         let resumed = try await HTTP.post(resume, token: publisher, body: Data())
         #expect(resumed.status == 200, "\(String(decoding: resumed.body, as: UTF8.self))")
-        for _ in 0..<50 where try population.rollout() == 50 { usleep(200_000) }
-        #expect(try population.rollout() == 100)
+        #expect(try population.untilRollout(leaves: 50) == 100)
         try await population.arrive(candidates: 100, baselines: 100, completion: [1: 0.9, 2: 0.9])
         var final = try population.untilLooked()
-        for _ in 0..<30 where final.status == "running" {
+        let finalDeadline = Date().addingTimeInterval(60)
+        while final.status == "running", Date() < finalDeadline {
             usleep(200_000)
             final = try population.untilLooked()
         }
@@ -233,7 +229,8 @@ struct GuardedRolloutServerTests {
 
         func leaders() throws -> [String] { try Self.guardHolders(first) }
         var holding: [String] = []
-        for _ in 0..<50 {
+        let held = Date().addingTimeInterval(60)
+        while Date() < held {
             holding = try leaders()
             if !holding.isEmpty { break }
             usleep(100_000)
@@ -245,20 +242,19 @@ struct GuardedRolloutServerTests {
 
         var population = try Population(other, seed: 12)
         try await population.arrive(candidates: 60, baselines: 60, completion: [1: 0.9, 2: 0.9])
-        for _ in 0..<50 where try population.rollout() == 10 { usleep(100_000) }
-        #expect(try population.rollout() == 50)
+        #expect(try population.untilRollout(leaves: 10) == 50)
         #expect(try first.sql("SELECT source FROM audit_log WHERE action = 'rollout.raised'") == ["server \(ProcessInfo.processInfo.hostName) (pid \(leader.pid ?? -1))"])
 
         leader.stop(signal: SIGKILL)
-        for _ in 0..<50 {
+        let handedOver = Date().addingTimeInterval(60)
+        while Date() < handedOver {
             holding = try leaders()
             if holding.first?.contains("pid \(other.pid ?? -1))") == true { break }
             usleep(100_000)
         }
         #expect(holding == ["onboarding-server rollout guard (pid \(other.pid ?? -1))"], "\(holding)")
         try await population.arrive(candidates: 60, baselines: 60, completion: [1: 0.9, 2: 0.9])
-        for _ in 0..<50 where try population.rollout() == 50 { usleep(100_000) }
-        #expect(try population.rollout() == 100)
+        #expect(try population.untilRollout(leaves: 50) == 100)
         let sources = try first.sql("SELECT source FROM audit_log WHERE action = 'rollout.raised' ORDER BY id")
         #expect(sources.last == "server \(ProcessInfo.processInfo.hostName) (pid \(other.pid ?? -1))", "\(sources)")
     }
@@ -275,8 +271,7 @@ struct GuardedRolloutServerTests {
         ).status == 0)
         var population = try Population(first, seed: 14)
         try await population.arrive(candidates: 60, baselines: 60, completion: [1: 0.9, 2: 0.9])
-        for _ in 0..<50 where try population.rollout() == 10 { usleep(100_000) }
-        #expect(try population.rollout() == 50)
+        #expect(try population.untilRollout(leaves: 10) == 50)
 
         try cluster.killPrimary()
         _ = try cluster.script("promote")
@@ -294,15 +289,15 @@ struct GuardedRolloutServerTests {
 
         // Exactly one server holds the guard on the new primary, and the rollout goes on.
         var holding: [String] = []
-        for _ in 0..<100 {
+        let heldAgain = Date().addingTimeInterval(60)
+        while Date() < heldAgain {
             holding = try Self.guardHolders(first)
             if !holding.isEmpty { break }
             usleep(100_000)
         }
         #expect(holding.count == 1, "\(holding)")
         try await population.arrive(candidates: 60, baselines: 60, completion: [1: 0.9, 2: 0.9])
-        for _ in 0..<100 where try population.rollout() == 50 { usleep(100_000) }
-        #expect(try population.rollout() == 100)
+        #expect(try population.untilRollout(leaves: 50) == 100)
         #expect(try first.sql("SELECT count(*) FROM audit_log WHERE action = 'rollout.raised'") == ["2"])
         for server in [first, second] { #expect(server.exitStatus == nil, "\(server.logText.suffix(2_000))") }
         let followed = [first, second].filter { HTTP.status($0.url.appendingPathComponent("v1/health")) == 200 }.count
