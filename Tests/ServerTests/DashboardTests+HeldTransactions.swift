@@ -8,6 +8,16 @@ import TourFixtures
 /// PostgreSQL held still from another session, for the tests of what the server does meanwhile
 /// (the dashboard's catch-up, load shedding): a psql process holding a transaction or a lock.
 extension DashboardTests {
+    /// Ends the holder's transaction only (its backend, the one sleeping), leaving every other
+    /// session of the database alone: for a test whose own connections wait behind the lock.
+    static func releaseHold(on url: String, _ holder: Process) {
+        let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
+        _ = try? Shell.run(TestPostgres.psql, [url, "-qtAc",
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(database)' "
+                + "AND pid <> pg_backend_pid() AND query LIKE '%pg_sleep%'"])
+        _ = Shell.waitForExit(holder, seconds: 30)
+    }
+
     /// Ends the holding session's backend (PostgreSQL does not notice a gone client mid-sleep).
     static func endHeldTransactions(on url: String, _ holder: Process) {
         holder.terminate()

@@ -204,15 +204,21 @@ struct PushBatchingTests {
             let batching = AccountStore(client: client, logger: logger, batchingPushes: 1, pushWait: .milliseconds(500))
             let alone = AccountStore.patient(client: client, logger: logger)
             let batch = PushBatch(device: "d", items: [Self.item(1, flow: "tour", standing: .completed, device: "d")])
-            let holder = try DashboardTests.holdLock(on: url, table: "catalogs", seconds: 5)
-            defer { holder.terminate() }
+            // Held until the test ends it (a lock of a few seconds could end before a loaded
+            // machine sent the pushes).
+            let holder = try DashboardTests.holdLock(on: url, table: "catalogs", seconds: 120)
+            defer { DashboardTests.releaseHold(on: url, holder) }
             await #expect(throws: DatabaseUnavailable.self) { try await batching.push(app: "growth", account: "bea", batch) }
             #expect(holder.isRunning, "the batching store answered at its bound, while the lock was held")
-            let ack = try await alone.push(app: "growth", account: "ann", batch)
-            // Answered once the lock went: the holder's transaction has ended, so its psql exits
-            // at once. (A time since the lock was taken would count the machine's load too: the
-            // holder is seen holding it only after its first poll.)
-            #expect(Shell.waitForExit(holder, seconds: 2), "the store writing alone waited for the lock to go")
+            // The store writing alone waits for the lock to go: seen waiting on it, then answered
+            // once the test ends the holder's transaction.
+            let waiting = Task { try await alone.push(app: "growth", account: "ann", batch) }
+            let seen = try await Patience.untilAnswered({ () async throws -> Int in
+                Int(try await Self.query(alone, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")[0][0])
+            }) { $0 == 0 }
+            #expect(seen > 0, "the store writing alone did not wait for the lock")
+            DashboardTests.releaseHold(on: url, holder)
+            let ack = try await waiting.value
             #expect(ack?.records["tour"]?.standing == .completed)
             #expect(try await Self.query(alone, "SELECT count(*) FILTER (WHERE account = 'ann'), count(*) FILTER (WHERE account = 'bea') FROM pushes")[0] == [1, 0])
         }

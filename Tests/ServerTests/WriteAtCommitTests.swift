@@ -52,21 +52,18 @@ struct WriteAtCommitTests {
         _ = try server.sql("UPDATE test_hold SET seconds = \(seconds)")
     }
 
-    /// Each write held 3 s at its commit (the server waits 2 s for a commit's confirmation).
+    /// Each write held 5 s at its commit (the server waits 2 s for a commit's confirmation; the
+    /// margin is for a loaded machine's late timer).
     static func heldAtCommit(_ server: ServerProcess, _ write: Write) async throws {
         let key = UUID().uuidString
-        try hold(server, 3)
+        try hold(server, 5)
         let first = try await write.send(key, false)
         try hold(server, 0)
         #expect(first.status == 503, "\(write.name): held at commit, answered \(first.status) \(String(decoding: first.body, as: UTF8.self))")
         #expect(first.errorCode == "commit_unconfirmed", "\(write.name): \(first.errorCode ?? "no code")")
         #expect(first.retryAfter != nil)
         // The commit lands once the hold ends: the 503 said "may have", and it did.
-        var landed = false
-        for _ in 0..<100 where !landed {
-            landed = try server.sql(write.effect) == [write.done]
-            if !landed { try await Task.sleep(for: .milliseconds(100)) }
-        }
+        let landed = try await Patience.untilAnswered({ () async throws -> Bool in try server.sql(write.effect) == [write.done] }) { !$0 }
         let effect = try server.sql(write.effect)
         #expect(landed, "\(write.name): the held commit did not land: \(effect)")
         // Sent again with its key: the first answer, nothing changed twice.
@@ -153,17 +150,15 @@ struct WriteAtCommitTests {
                 carries: ["retiredAt"]))
 
         // Without a key the 503 says it may have happened, and how to make sending it again safe.
-        try Self.hold(server, 3)
+        try Self.hold(server, 5)
         let unkeyed = try await HTTP.send(
             "POST", keys, token: owner, body: Data(try TourValue.members(["publicKey": .string(try Self.newPublicKey(server))]).jsonUTF8()))
         try Self.hold(server, 0)
         #expect(unkeyed.errorCode == "commit_unconfirmed", "\(unkeyed.status) \(unkeyed.errorCode ?? "")")
         #expect(String(decoding: unkeyed.body, as: UTF8.self).contains("Idempotency-Key"))
-        var landed = false
-        for _ in 0..<100 where !landed {
-            landed = try server.sql("SELECT count(*) FROM publication_keys WHERE app = 'lockedin'") == ["3"]
-            if !landed { try await Task.sleep(for: .milliseconds(100)) }
-        }
+        let landed = try await Patience.untilAnswered({ () async throws -> Bool in
+            try server.sql("SELECT count(*) FROM publication_keys WHERE app = 'lockedin'") == ["3"]
+        }) { !$0 }
         #expect(landed, "the unconfirmed commit did not land")
 
         // A commit PostgreSQL refuses: an error answer, and nothing of it stored.
