@@ -201,10 +201,11 @@ final class Browser: @unchecked Sendable {
 
     /// Reloads the page while it is the server's "Unavailable" page (a 503: on a machine busy with
     /// the whole suite a page's reads can pass the request's deadline, and its user would reload),
-    /// at most `times` times, and only at an address containing `address` (a page a GET shows, so
-    /// a reload sends no form again).
-    func reloadWhileUnavailable(at address: String, times: Int = 10) throws {
-        for _ in 0..<times where title.hasPrefix("Unavailable") && location.contains(address) {
+    /// for as long as Patience waits, and only at an address containing `address` (a page a GET
+    /// shows, so a reload sends no form again).
+    func reloadWhileUnavailable(at address: String) throws {
+        let giveUp = ContinuousClock.now + Patience.limit
+        while title.hasPrefix("Unavailable"), location.contains(address), ContinuousClock.now < giveUp {
             usleep(500_000)
             try leave { _ = try evaluate("location.reload()") }
         }

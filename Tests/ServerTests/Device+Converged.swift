@@ -2,15 +2,16 @@ import Foundation
 import Testing
 
 extension Device {
-    /// After a fault: syncs until nothing waits (at most 10 s), then expects every row of its
-    /// journal stored exactly once where `sql` queries (the new primary, a standby). Returns the
-    /// journal's row count and the device's id, for further checks.
+    /// After a fault: syncs until nothing waits (by time, as Patience waits), then expects every
+    /// row of its journal stored exactly once where `sql` queries (the new primary, a standby).
+    /// Returns the journal's row count and the device's id, for further checks.
     @discardableResult
     func expectEveryRowStoredOnce(
         _ sql: (String) throws -> [String], _ where: String = "",
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> (rows: Int, id: String) {
-        for _ in 0..<40 where try waiting() != 0 {
+        let giveUp = ContinuousClock.now + Patience.limit
+        while try waiting() != 0, ContinuousClock.now < giveUp {
             _ = try run("sync")
             try await Task.sleep(for: .milliseconds(250))
         }

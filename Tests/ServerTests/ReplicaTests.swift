@@ -123,11 +123,9 @@ struct ReplicaTests {
         let pageTime = try await Self.serverMilliseconds(
             server, URL(string: server.url.absoluteString + "/dashboard?format=json")!, cookie: cookie)
         #expect(pageTime < 1_000, "a page waited for the replica: \(pageTime) ms")
-        var stale = behind
-        for _ in 0..<40 where !stale.notice {
-            try await Task.sleep(for: .milliseconds(250))
-            stale = try Self.starts(server, cookie: cookie)
-        }
+        let stale = try await Patience.untilAnswered({ () async throws -> (started: Int, notice: Bool) in
+            try Self.starts(server, cookie: cookie)
+        }) { !$0.notice }
         #expect(stale.notice, "a page read from a replica minutes behind did not say so")
         #expect(stale.started == 3)
         #expect(try server.sql("SELECT sum(subjects)::int FROM insight_cohorts WHERE split = 'all' AND measure = 'started'") == ["4"])
@@ -143,11 +141,9 @@ struct ReplicaTests {
         let resumedReport = try await Self.reportedStarts(server, token: viewer, counted: true)
         #expect(resumedReport.started == 4)
         #expect(resumedReport.stale == nil)
-        var resumed = try Self.starts(server, cookie: cookie)
-        for _ in 0..<20 where resumed.notice {
-            try await Task.sleep(for: .milliseconds(250))
-            resumed = try Self.starts(server, cookie: cookie)
-        }
+        let resumed = try await Patience.untilAnswered({ () async throws -> (started: Int, notice: Bool) in
+            try Self.starts(server, cookie: cookie)
+        }) { $0.notice || $0.started != 4 }
         #expect(resumed.started == 4)
         #expect(!resumed.notice)
     }
