@@ -39,7 +39,9 @@ enum HTTP {
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
-        let response = try await client.execute(request, timeout: .seconds(10))
+        // Thirty seconds: a `/report` may wait 5 s for its count and 2 s for a replica, and a
+        // machine busy with the whole suite adds to both; a hung exchange still fails.
+        let response = try await client.execute(request, timeout: .seconds(30))
         let bytes = try await response.body.collect(upTo: 64 << 20)
         return Answer(
             status: Int(response.status.code), body: Data(bytes.readableBytesView),
@@ -67,7 +69,7 @@ enum HTTP {
         eventLoopGroup: HTTPClient.defaultEventLoopGroup,
         configuration: .init(
             redirectConfiguration: .follow(max: 5, allowCycles: false),
-            timeout: .init(connect: .seconds(5), read: .seconds(10))))
+            timeout: .init(connect: .seconds(10), read: .seconds(30))))
 }
 
 extension HTTP {
