@@ -44,12 +44,10 @@ struct RunbookTests {
         let added = try ServerProcess(
             databaseURL: first.databaseURL, environment: ["LOG_LEVEL": "info"], serveOptions: options)
         // 2. When its /v1/ready answers,
-        var ready = false
-        for _ in 0..<100 where !ready {
-            ready = try await HTTP.get(added.url.appendingPathComponent("v1/ready")).status == 200
-            if !ready { try await Task.sleep(for: .milliseconds(100)) }
+        let ready = try await Patience.untilAnswered({ try await HTTP.get(added.url.appendingPathComponent("v1/ready")) }) {
+            $0.status != 200
         }
-        #expect(ready, "the added server's /v1/ready: \(added.logText.suffix(2_000))")
+        #expect(ready.status == 200, "the added server's /v1/ready: \(added.logText.suffix(2_000))")
         // 3. add its line to nginx's upstream and reload: it takes pushes.
         try balancer.reload(upstreams: [first.port, second.port, added.port])
         // A few pushes, waited for generously: under the full suite's load the loops crawl (one
@@ -59,8 +57,16 @@ struct RunbookTests {
         #expect(Self.pushes(added) >= 1, "the added server took no push in 60 s")
         // Removing it: its line out, reload, then SIGTERM (it finishes the requests it has).
         try balancer.reload(upstreams: [first.port, second.port])
-        try await Task.sleep(for: .seconds(1))
-        let taken = Self.pushes(added)
+        // nginx's old workers finish what they have after a reload, and a push then in flight ends
+        // later: what the server took is read once it has taken nothing for three seconds.
+        var taken = Self.pushes(added)
+        var unchangedSince = ContinuousClock.now
+        let settled = ContinuousClock.now + Patience.limit
+        while ContinuousClock.now - unchangedSince < .seconds(3), ContinuousClock.now < settled {
+            try await Task.sleep(for: .milliseconds(250))
+            let now = Self.pushes(added)
+            if now != taken { (taken, unchangedSince) = (now, ContinuousClock.now) }
+        }
         let stopping = Date()
         added.stop()
         #expect(added.exitStatus == 0, "\(added.logText.suffix(2_000))")
@@ -155,7 +161,10 @@ struct RunbookTests {
         try await waitForPushes(since: synchronous, what: "with the rebuilt standby synchronous")
         // A server added now, on the same URL, takes the new primary and is ready.
         let added = try ServerProcess(databaseURL: cluster.bothHosts, serveOptions: options)
-        #expect(try await HTTP.get(added.url.appendingPathComponent("v1/ready")).status == 200)
+        let addedReady = try await Patience.untilAnswered({ try await HTTP.get(added.url.appendingPathComponent("v1/ready")) }) {
+            $0.status != 200
+        }
+        #expect(addedReady.status == 200)
         pushing.withLock { $0 = false }
         for loop in loops { try await loop.value }
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
