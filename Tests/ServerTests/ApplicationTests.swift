@@ -88,14 +88,11 @@ struct ApplicationTests {
         // Stopped: the port is closed, and no connection of its pools is left open on the database.
         #expect((try? await HTTP.get(URL(string: "http://127.0.0.1:\(port)/v1/health")!)) == nil)
         // (A pool closes its connections as it stops; PostgreSQL may list one a moment longer.)
-        var left: [String] = []
-        for _ in 0..<50 {
-            left = try TestPostgres.sql(
+        let left = try await Patience.untilAnswered({ () async throws -> [String] in
+            try TestPostgres.sql(
                 "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
                 on: urlText)
-            if left == ["0"] { break }
-            try await Task.sleep(for: .milliseconds(100))
-        }
+        }) { $0 != ["0"] }
         #expect(left == ["0"], "connections left open: \(left)")
     }
 

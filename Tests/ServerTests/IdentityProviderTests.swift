@@ -143,14 +143,9 @@ final class FakeIdentityProvider: Sendable {
 @Suite("An identity provider that rotates its keys", .serialized, .ownThread)
 struct IdentityProviderTests {
     /// A GET as a device makes it: a 503 (the provider's keys could not be fetched just now, as on a
-    /// machine this loaded) is tried again, a few times.
+    /// machine this loaded) is tried again, for as long as Patience waits.
     static func get(_ url: URL, token: String) async throws -> HTTP.Answer {
-        var answer = try await HTTP.get(url, token: token)
-        for _ in 0..<5 where answer.status == 503 {
-            try await Task.sleep(for: .seconds(1))
-            answer = try await HTTP.get(url, token: token)
-        }
-        return answer
+        try await Patience.untilAnswered({ try await HTTP.get(url, token: token) }) { $0.status == 503 }
     }
 
     @Test func theProviderRotatesItsKeyMidRunAndSignInKeepsWorking() async throws {

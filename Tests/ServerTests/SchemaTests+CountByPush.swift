@@ -74,7 +74,7 @@ extension SchemaTests {
                 try await connection.query("SELECT pg_stat_force_next_flush()", logger: logger)
             }
             var after = before
-            let deadline = ContinuousClock.now + .seconds(10)
+            let deadline = ContinuousClock.now + Patience.limit
             while after.byIndex == before.byIndex, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(50))
                 after = try await Self.factScans(client, logger)
