@@ -10,11 +10,11 @@ extension Device {
         _ sql: (String) throws -> [String], _ where: String = "",
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> (rows: Int, id: String) {
-        let giveUp = ContinuousClock.now + Patience.limit
-        while try waiting() != 0, ContinuousClock.now < giveUp {
-            _ = try run("sync")
-            try await Task.sleep(for: .milliseconds(250))
-        }
+        _ = try await Patience.untilAnswered({ () async throws -> Int in
+            let waiting = try waiting()
+            if waiting != 0 { _ = try run("sync") }
+            return waiting
+        }) { $0 != 0 }
         #expect(try waiting() == 0, "\(account): rows still waiting", sourceLocation: sourceLocation)
         let journal = try run("journal", "--json", offline: true).stdout
         let rows = try #require(

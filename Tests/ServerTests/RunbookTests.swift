@@ -124,11 +124,8 @@ struct RunbookTests {
         func acceptedSince(_ instant: Date) -> Int { accepted.withLock { $0.filter { $0 > instant }.count } }
         // By time, as Patience waits: a machine busy with the whole suite once took 30 s for one.
         func waitForPushes(since instant: Date, what: String) async throws {
-            let deadline = ContinuousClock.now + Patience.limit
-            while ContinuousClock.now < deadline, acceptedSince(instant) < 3 {
-                try await Task.sleep(for: .milliseconds(100))
-            }
-            #expect(acceptedSince(instant) >= 3, "\(what): fewer than three pushes accepted within \(Patience.limit)")
+            let accepted = try await Patience.untilAnswered({ () async -> Int in acceptedSince(instant) }) { $0 < 3 }
+            #expect(accepted >= 3, "\(what): fewer than three pushes accepted within \(Patience.limit)")
         }
         try await waitForPushes(since: .distantPast, what: "before the failover")
         // 1. Make sure it is down.
