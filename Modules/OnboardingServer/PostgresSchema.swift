@@ -191,6 +191,8 @@ public enum PostgresSchema {
         ("v26-held-facts", HeldFacts.v26),
         // The catch-up looks up each counted push's facts by its key, without JIT (InsightsSchema.v27).
         ("v27-count-by-push", InsightsSchema.v27),
+        // Each partition of facts references its own partition of pushes (FactPartitions.v28).
+        ("v28-facts-reference-their-partition", FactPartitions.v28),
     ]
 
     /// An arbitrary constant: the advisory lock that serialises migrations across processes.

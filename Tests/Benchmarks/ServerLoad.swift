@@ -118,9 +118,17 @@ struct ServerLoad {
     /// measurement, and while it does a WAL flush (every commit waits for one) took 100 to 350 ms
     /// instead of 1 (an fsync probe beside `scripts/bench --sections 5`; on an idle disk the
     /// slowest of 10,000 was 5 ms). A server at a steady pace writes back only its own pace.
+    ///
+    /// It also brings PostgreSQL's statistics up to date (`ANALYZE`), as autovacuum keeps them on a
+    /// database in service. The bench fills a database created moments before, faster than
+    /// autovacuum looks at it (once a minute): until it does, a table analysed while empty is
+    /// planned as the few pages it had when first read, and a connection's cached plan for a
+    /// foreign-key check scans the whole partition for every fact (Docs/Performance.md, "What is
+    /// not met"): a measurement of that minute measures the young database, not the server.
     func settle() async throws {
         try await withStore(connections: 1) { store in try await store.catchUpInsights(waitingUpTo: .seconds(300)) }
         try await withClient(connections: 1) { client in
+            _ = try await client.query("ANALYZE").collect()
             _ = try await client.query("CHECKPOINT").collect()
         }
         sync()

@@ -37,6 +37,7 @@ import Testing
         ("v25-draft-names", 0x1a8e7c232cb560),
         ("v26-held-facts", 0x161f93b17094e0fe),
         ("v27-count-by-push", 0x18af1ea78a3ab72d),
+        ("v28-facts-reference-their-partition", 0x6c984cdc38221c22),
     ]
 
     @Test func everyLandedServerMigrationIsAsItLanded() {
