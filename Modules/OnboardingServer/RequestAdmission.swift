@@ -6,7 +6,8 @@ import NIOHTTPTypes
 import ServerKit
 import Synchronization
 
-/// The requests the server answers at once, under its limit (`serve --max-requests-in-flight`).
+/// The requests the server answers at once, under its limit (`serve --max-requests-in-flight`,
+/// lowered under an overload: ``AdmissionLimit``).
 ///
 /// Under overload, what a request cost before the push queue could shed it (its hop to a task,
 /// the router, the middleware, its credential's check, its log line) took the cores the writers
@@ -16,16 +17,31 @@ import Synchronization
 /// So the requests the server works on at once are bounded, and each is answered within what
 /// that many take, whatever arrives.
 final class RequestsInFlight: Sendable {
-    let limit: Int
+    /// The limit while the server keeps up (`--max-requests-in-flight`).
+    var limit: Int { admission.withLock { $0.burst } }
     private let count = Atomic<Int>(0)
+    private let admission: Mutex<AdmissionLimit>
     private let refusedSinceLog = Atomic<Int>(0)
     private let lastLog = Atomic<Int64>(0)
     private let logger: Logger
 
-    init(limit: Int, logger: Logger) {
-        self.limit = max(1, limit)
+    /// `limit` while the server keeps up, `steady` (at most `limit`) under an overload; nil: `limit`
+    /// always.
+    init(limit: Int, steady: Int? = nil, logger: Logger) {
+        admission = Mutex(AdmissionLimit(steady: steady ?? limit, burst: limit))
         self.logger = logger
     }
+
+    /// Whether a request arriving now finds a place, by the limit that applies now.
+    func admits(now: NIODeadline = .now()) -> Bool {
+        let current = count.load(ordering: .relaxed)
+        let nanoseconds = Int64(truncatingIfNeeded: now.uptimeNanoseconds)
+        let limit = admission.withLock { $0.look(count: current, now: nanoseconds) }
+        return current < limit
+    }
+
+    /// The limit that applied at the last look.
+    var currentLimit: Int { admission.withLock { $0.limit } }
 
     var current: Int { count.load(ordering: .relaxed) }
 
@@ -49,7 +65,7 @@ final class RequestsInFlight: Sendable {
         logger.warning(
             "requests refused: the server is answering its limit of requests at once",
             metadata: [
-                "refused": "\(refused)", "limit": "\(limit)", "code": "overloaded",
+                "refused": "\(refused)", "limit": "\(currentLimit)", "code": "overloaded",
                 "since_seconds": "\(last == 0 ? 0 : second - last)",
             ])
     }
@@ -96,7 +112,7 @@ final class RequestAdmission: ChannelDuplexHandler, RemovableChannelHandler {
         let part = unwrapInboundIn(data)
         switch part {
         case .head(let head):
-            if unanswered == 0, requests.current >= requests.limit, !Self.isExempt(head.path) {
+            if unanswered == 0, !requests.admits(), !Self.isExempt(head.path) {
                 refusing = true
                 requests.refused()
                 return refuse(head, context: context)

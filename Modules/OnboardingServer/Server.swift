@@ -312,7 +312,9 @@ public enum OnboardingServer {
             logger.info(
                 "metrics", metadata: ["listen": "\(configuration.metricsHost):\(port)", "path": "/metrics"])
         }
-        let inFlight = RequestsInFlight(limit: configuration.requestsInFlightLimit, logger: logger)
+        let inFlight = RequestsInFlight(
+            limit: configuration.requestsInFlightLimit, steady: configuration.steadyRequestsInFlightLimit,
+            logger: logger)
         var app = Application(
             router: router,
             server: .http1(

@@ -38,9 +38,10 @@ public struct ServerConfiguration: Sendable {
     /// Where `/metrics` listens (ServerMetrics), when it does: a port of its own, loopback by default.
     public var metricsPort: Int?
     public var metricsHost = "127.0.0.1"
-    /// Requests answered at once, when set (`serve --max-requests-in-flight`); else
-    /// ``defaultRequestsInFlight(pushWriters:)``. Past it a request is answered 503 in its
-    /// connection's pipeline, before it costs anything more (``RequestsInFlight``).
+    /// Requests answered at once while the server keeps up, when set (`serve
+    /// --max-requests-in-flight`); else ``defaultRequestsInFlight(pushWriters:)``. Under an
+    /// overload the limit is ``steadyRequestsInFlightLimit``. Past it a request is answered 503 in
+    /// its connection's pipeline, before it costs anything more (``RequestsInFlight``).
     public var maximumRequestsInFlight: Int?
     /// The limit the server applies: the one set, or the default for its push writers.
     public var requestsInFlightLimit: Int {
@@ -76,11 +77,20 @@ public struct ServerConfiguration: Sendable {
         self.pushWriters = pushWriters ?? Self.defaultPushWriters(connections: maximumConnections)
     }
 
-    /// A full batch (64 pushes) for each writer. Fewer starve the writers' batches under a steady
-    /// load (at 64 with two writers, 1,000 devices back to back got 565 pushes a second through
-    /// against 2,391 at 128); more let an overload of three times capacity take the cores the
-    /// writers need again (at 256 the server committed 525 a second of it; Performance.md).
-    public static func defaultRequestsInFlight(pushWriters: Int) -> Int { max(64, pushWriters * 64) }
+    /// Thirty-two requests for each push writer, at least 64, while the server keeps up: room for
+    /// a steady load's bursts (a pause of the server's, a fleet's pushes arriving together), and
+    /// little enough that the first tenth of a second of an overload, before the limit falls to
+    /// ``steadyRequestsInFlightLimit``, is answered within tens of milliseconds (at 64 a writer,
+    /// that tenth of a second took the accepted p99 at three times capacity past 50 ms).
+    public static func defaultRequestsInFlight(pushWriters: Int) -> Int { max(64, pushWriters * 32) }
+
+    /// The limit under an overload (``AdmissionLimit``): twelve requests for each push writer, at
+    /// least 24, at most ``requestsInFlightLimit``. The accepted latency under an overload is what
+    /// the requests held take (Performance.md: at three times capacity on two cores, 24 held gave
+    /// an accepted p99 of 28 ms, 32 gave 33-58 ms and 128 gave 78-135 ms).
+    public var steadyRequestsInFlightLimit: Int {
+        min(requestsInFlightLimit, max(24, pushWriters * 12))
+    }
 
     public static func defaultPushWriters(connections: Int) -> Int { max(1, connections / 8) }
 }
