@@ -9,6 +9,7 @@ import ServerTokens
 import ServiceLifecycle
 import Synchronization
 import Testing
+import TourFixtures
 
 /// The whole server as one Hummingbird application (`OnboardingServer.buildApplication`), run in
 /// this test's process: its pools, services and routes over a fresh database, on a real port.
@@ -35,8 +36,13 @@ struct ApplicationTests {
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(5)
         let group = ServiceGroup(configuration: groupConfiguration)
         // Unstructured, so a run that never ends fails this test by a bound instead of holding its
-        // lane until CI's limit (a task group would wait for it for ever).
-        let running = Task { try await group.run() }
+        // lane until CI's limit (a task group would wait for it for ever). On a thread of its own:
+        // an unstructured task does not inherit the test's executor, and on Swift's pool (two
+        // threads here) the suite's CPU-bound tests kept this server from listening for two
+        // minutes in a CI run.
+        let executor = ThreadExecutor(name: "application")
+        defer { executor.finish() }
+        let running = Task(executorPreference: executor) { try await group.run() }
         do {
             let base = URL(string: "http://127.0.0.1:\(port)")!
             // Ready within two minutes (by time: the whole suite at once slows a migration).
@@ -111,7 +117,9 @@ struct ApplicationTests {
             configuration, features: [DashboardFeature()], logger: logger, waitForDatabase: 1)
         let group = ServiceGroup(
             configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
-        let running = Task { try await group.run() }
+        let executor = ThreadExecutor(name: "application")
+        defer { executor.finish() }
+        let running = Task(executorPreference: executor) { try await group.run() }
         let ended = try #require(
             await Self.end(of: running, within: .seconds(60)),
             "the application whose migration failed did not stop within 60 s")

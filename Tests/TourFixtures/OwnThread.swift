@@ -144,7 +144,7 @@ actor Lanes {
 /// process) so holds only its own thread, and the test's other tasks (a server it runs in process, a
 /// child task another waits for) go on beside it. Threads idle for two seconds end, and all do
 /// after `finish`; a job enqueued later (a task the test left behind) starts a thread again.
-final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
+public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
     private final class Worker: @unchecked Sendable {
         let wake = DispatchSemaphore(value: 0)
         var job: UnownedJob?
@@ -155,9 +155,9 @@ final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
     private var idle: [Worker] = []
     private var finished = false
 
-    init(name: String) { self.name = name }
+    public init(name: String) { self.name = name }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         lock.lock()
         if let worker = idle.popLast() {
@@ -175,7 +175,7 @@ final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
     }
 
     /// No thread waits for work after this.
-    func finish() {
+    public func finish() {
         lock.lock()
         finished = true
         let sleepers = idle
