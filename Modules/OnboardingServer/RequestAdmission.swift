@@ -18,7 +18,7 @@ import Synchronization
 /// that many take, whatever arrives.
 final class RequestsInFlight: Sendable {
     /// The limit while the server keeps up (`--max-requests-in-flight`).
-    var limit: Int { admission.withLock { $0.burst } }
+    let limit: Int
     private let count = Atomic<Int>(0)
     private let admission: Mutex<AdmissionLimit>
     private let refusedSinceLog = Atomic<Int>(0)
@@ -28,13 +28,15 @@ final class RequestsInFlight: Sendable {
     /// `limit` while the server keeps up, `steady` (at most `limit`) under an overload; nil: `limit`
     /// always.
     init(limit: Int, steady: Int? = nil, logger: Logger) {
-        admission = Mutex(AdmissionLimit(steady: steady ?? limit, burst: limit))
+        let admission = AdmissionLimit(steady: steady ?? limit, burst: limit)
+        self.limit = admission.burst
+        self.admission = Mutex(admission)
         self.logger = logger
     }
 
     /// Whether a request arriving now finds a place, by the limit that applies now.
     func admits(now: NIODeadline = .now()) -> Bool {
-        let current = count.load(ordering: .relaxed)
+        let current = self.current
         let nanoseconds = Int64(truncatingIfNeeded: now.uptimeNanoseconds)
         let limit = admission.withLock { $0.look(count: current, now: nanoseconds) }
         return current < limit

@@ -113,8 +113,10 @@ struct Serve: AsyncParsableCommand {
             "Requests answered at once (1 to 100000; default: 32 per push writer, at least 64).",
             discussion:
                 "Under an overload it falls to 12 per push writer (at least 24, at most this): once that "
-                + "many or more have been answered at once for 100 ms on end, until fewer have for 100 ms. "
-                + "Past it a request is answered 503 with Retry-After before it is routed, checked or logged, "
+                + "many or more have been answered at once for 100 ms on end, "
+                + "until fewer have for 100 ms. "
+                + "Past it a request is answered 503 with Retry-After "
+                + "before it is routed, checked or logged, "
                 + "so an overload costs the server little and the requests it takes stay fast. "
                 + "Health and readiness checks are always answered."
         ))

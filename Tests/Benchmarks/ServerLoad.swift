@@ -123,7 +123,7 @@ struct ServerLoad {
     /// database in service. The bench fills a database created moments before, faster than
     /// autovacuum looks at it (once a minute): until it does, a table analysed while empty is
     /// planned as the few pages it had when first read, and a connection's cached plan for a
-    /// foreign-key check scans the whole partition for every fact (Docs/Performance.md, "What is
+    /// foreign-key check scans the whole partition for every fact (Docs/Performance.md, "What was
     /// not met"): a measurement of that minute measures the young database, not the server.
     func settle() async throws {
         try await withStore(connections: 1) { store in try await store.catchUpInsights(waitingUpTo: .seconds(300)) }
