@@ -22,6 +22,43 @@ struct HarnessTests {
         #expect(Self.links(of: browser.pid).contains { $0.hasPrefix("pipe:") }, "its own DevTools pipes are there")
     }
 
+    /// `scripts/dev-postgres` and `scripts/auto-failover` start daemons that outlive them, so they
+    /// close every descriptor they inherit but bash's copy of the script. Bash keeps that at 255,
+    /// unless the parent already had 255 open: a busy test process had, with `Process`'s exit socket
+    /// there, and PostgreSQL kept it, so a cluster's start was never seen to end. A parent with its
+    /// descriptors 3 to 253 taken hands `dev-postgres start` a socket at 254 and 255; once the script
+    /// has exited, the socket must be at its end although the PostgreSQL it started runs on.
+    /// (`auto-failover` closes its descriptors with the same lines.)
+    @Test func aScriptThatStartsPostgreSQLKeepsNoDescriptorOfItsParentEvenAt255() throws {
+        let folder = Scratch.folder.appendingPathComponent("descriptors-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let parent = """
+            import os, socket, subprocess, sys
+            held = []
+            while True:
+                fd = os.open("/dev/null", os.O_RDONLY)
+                if fd >= 254:
+                    os.close(fd)
+                    break
+                held.append(fd)
+            mine, theirs = socket.socketpair()
+            assert theirs.fileno() == 255, theirs.fileno()
+            child = subprocess.run(sys.argv[1:], pass_fds=[theirs.fileno()], capture_output=True)
+            theirs.close()
+            mine.settimeout(5)
+            try:
+                print("end" if mine.recv(1) == b"" else "data", child.returncode)
+            except socket.timeout:
+                print("held", child.returncode)
+            """
+        let scriptPath = ReplicaTests.root.appendingPathComponent("scripts/dev-postgres").path
+        var environment = ProcessInfo.processInfo.environment
+        environment["ONBOARDING_PG_DIR"] = folder.path
+        defer { _ = try? Shell.run(scriptPath, ["destroy"], environment: environment) }
+        let result = try Shell.run("/usr/bin/python3", ["-c", parent, scriptPath, "start"], environment: environment)
+        #expect(result.stdout.hasPrefix("end "), "dev-postgres start: \(result.stdout) \(result.stderr)")
+    }
+
     private static func link(of descriptor: Int32, in pid: pid_t) -> String? {
         try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(descriptor)")
     }
