@@ -66,7 +66,10 @@ extension SyncAPI {
         guard isValidName(exchange.device) else { return "the device id must be \(nameRule)" }
         guard (0...latest.number).contains(exchange.since.number) else {
             return
-                "since is a day number (UTC days since 1970) from 0 to \(latest.number)\(today == nil ? "" : " (the server's today and one day more)")"
+                """
+                since is a day number (UTC days since 1970) from 0 to \(latest.number)\
+                \(today == nil ? "" : " (the server's today and one day more)")
+                """
         }
         guard exchange.counts.count <= maxBudgetDays else {
             return "an exchange tells of at most \(maxBudgetDays) days (got \(exchange.counts.count))"
@@ -78,8 +81,13 @@ extension SyncAPI {
                 return "\(at) names another device; a device tells its own"
             }
             guard count.day >= exchange.since, count.day <= latest else {
-                return
-                    "\(at): each day is from since (\(exchange.since.number)) to \(latest.number)\(today == nil ? "" : " (the server's today and one day more: is this device's clock right?)")"
+                let clock =
+                    today == nil
+                    ? ""
+                    : """
+                     (the server's today and one day more: is this device's clock right?)
+                    """
+                return "\(at): each day is from since (\(exchange.since.number)) to \(latest.number)\(clock)"
             }
             guard days.insert(count.day).inserted else { return "\(at) appears twice; each day at most once" }
             guard (0...maxBudgetStartsPerDay).contains(count.starts) else {

@@ -92,7 +92,10 @@ public struct PublicationSigningKey: Sendable {
             let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: raw)
         else {
             throw PublicationKeyError(
-                "not a signing key file of onboarding-server keys new ({\"format\": \"\(Self.format)\", \"app\", \"id\", \"privateKey\"})"
+                """
+                not a signing key file of onboarding-server keys new ({\"format\": \"\(Self.format)\", \
+                \"app\", \"id\", \"privateKey\"})
+                """
             )
         }
         self.app = app

@@ -32,7 +32,10 @@ public struct StartContext: Equatable, Sendable {
     /// Why a pushed `context` is refused, in words that say what is allowed; nil when it is fine.
     public static func problem(_ value: TourValue) -> String? {
         let allowed =
-            "a flowStarted fact's context is an object of locale, accessibility and device, each text of 1 to \(maximumLength) characters"
+            """
+            a flowStarted fact's context is an object of locale, accessibility and device, \
+            each text of 1 to \(maximumLength) characters
+            """
         guard let object = value.objectValue else { return allowed }
         for (key, member) in object {
             guard members.contains(key), let text = member.stringValue,

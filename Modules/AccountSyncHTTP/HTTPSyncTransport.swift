@@ -108,10 +108,16 @@ public struct HTTPSyncTransport: SyncTransport {
         case "http":
             let secure = "https://" + server.absoluteString.dropFirst("http://".count)
             return
-                "refusing to send the account token over plain http to \(host): use \(secure) (plain http is allowed only to this machine: 127.0.0.1, ::1 or localhost)"
+                """
+                refusing to send the account token over plain http to \(host): use \(secure) (plain http is \
+                allowed only to this machine: 127.0.0.1, ::1 or localhost)
+                """
         default:
             return
-                "\(server) is not an http or https URL; the account server is reached over https (or http on this machine)"
+                """
+                \(server) is not an http or https URL; the account server is reached over https (or http on \
+                this machine)
+                """
         }
     }
 
@@ -165,7 +171,11 @@ public struct HTTPSyncTransport: SyncTransport {
             throw .rejected(
                 status: status, code: "redirected",
                 message:
-                    "the server answered with a redirect to \(redirect ?? "another address"), which is not followed (the token goes only where --server says); point --server at the new address"
+                    """
+                    the server answered with a redirect to \(redirect ?? "another address"), \
+                    which is not followed (the token goes only where --server says); \
+                    point --server at the new address
+                    """
             )
         }
         guard (200..<300).contains(status) else {

@@ -105,7 +105,10 @@ public struct InstallSyncTransport: SyncTransport {
             throw .rejected(
                 status: status, code: "enrollment_refused",
                 message:
-                    "\(message) (onboarding-server enrollment-keys add --app \(app) \(enrollmentKey) accepts it)"
+                    """
+                    \(message) (onboarding-server enrollment-keys add --app \(app) \(enrollmentKey) accepts \
+                    it)
+                    """
             )
         }
         do { try store.save(enrolled) } catch {

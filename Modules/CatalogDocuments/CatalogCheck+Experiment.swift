@@ -22,7 +22,10 @@ extension CoherenceCheck {
         if experiment.variant(experiment.control) == nil {
             add(
                 .experiment, place.at("control"),
-                "the control '\(experiment.control)' is not one of its variants (\(experiment.variants.map(\.name).joined(separator: ", ")))"
+                """
+                the control '\(experiment.control)' is not one of its variants (\
+                \(experiment.variants.map(\.name).joined(separator: ", ")))
+                """
             )
         }
         for variant in experiment.variants {
@@ -46,7 +49,10 @@ extension CoherenceCheck {
             for step in steps where flow.step(step) == nil {
                 add(
                     .experiment, here.at("steps"),
-                    "variant \(variant.name) shows step '\(step)', which the flow does not have\(suggest(step.rawValue, in: flow.steps.map(\.id.rawValue)))"
+                    """
+                    variant \(variant.name) shows step '\(step)', which the flow does not have\
+                    \(suggest(step.rawValue, in: flow.steps.map(\.id.rawValue)))
+                    """
                 )
             }
             for step in duplicates(steps.map(\.rawValue)) {
@@ -63,19 +69,28 @@ extension CoherenceCheck {
             if experiment.variants.contains(where: \.isHoldout) {
                 add(
                     .experiment, place.at("goal"),
-                    "a holdout never completes the flow, so its goal must be a product effect ({\"effect\": NAME}), not completion"
+                    """
+                    a holdout never completes the flow, so its goal must be a product effect ({\"effect\": \
+                    NAME}), not completion
+                    """
                 )
             }
         case .effect(let name):
             if declared.effect(name) == nil {
                 add(
                     .undeclaredEffect, place.at("goal"),
-                    "the goal is product effect '\(name)', which the handler does not declare\(suggest(name, in: declared.effectNames))"
+                    """
+                    the goal is product effect '\(name)', which the handler does not declare\
+                    \(suggest(name, in: declared.effectNames))
+                    """
                 )
             } else if !catalog.sendsEffect(named: name) {
                 add(
                     .experiment, place.at("goal"),
-                    "the goal is product effect '\(name)', which no flow, step or action of the catalog sends, so it is never reached"
+                    """
+                    the goal is product effect '\(name)', which no flow, step or action of the catalog \
+                    sends, so it is never reached
+                    """
                 )
             }
         }

@@ -52,7 +52,10 @@ struct CoherenceCheck {
         for flow in catalog.flows where !WireName.isValid(flow.id.rawValue) {
             add(
                 .badID, Place(flow: flow.id, path: "flows[\(flow.id.rawValue.prefix(80))]"),
-                "flow id '\(flow.id.rawValue.prefix(80))' must be \(WireName.rule): the account server refuses facts naming any other"
+                """
+                flow id '\(flow.id.rawValue.prefix(80))' must be \(WireName.rule): the account server \
+                refuses facts naming any other
+                """
             )
         }
         checkFieldKinds(catalog.freeFields, Place(path: "freeFields"))
@@ -75,7 +78,10 @@ struct CoherenceCheck {
             if let other = experimentIDs[experiment.id] {
                 add(
                     .duplicateID, Place(flow: flow.id, path: "flows[\(flow.id)].experiment.id"),
-                    "experiment id \(experiment.id) is also flow \(other)'s (an id is the assignment's salt, so each is unique)"
+                    """
+                    experiment id \(experiment.id) is also flow \(other)'s (an id is the assignment's salt, \
+                    so each is unique)
+                    """
                 )
             }
             experimentIDs[experiment.id] = flow.id
@@ -94,7 +100,10 @@ struct CoherenceCheck {
         if !AccessibilityRules.timeScales.contains(flow.accessibility.voiceOverTimeScale) {
             add(
                 .unwritable, place.at("accessibility").at("voiceOverTimeScale"),
-                "the VoiceOver time scale is \(flow.accessibility.voiceOverTimeScale); it must be from 1 to 100"
+                """
+                the VoiceOver time scale is \(flow.accessibility.voiceOverTimeScale); \
+                it must be from 1 to 100
+                """
             )
         }
         for id in duplicates(flow.steps.map(\.id.rawValue)) {
@@ -109,7 +118,10 @@ struct CoherenceCheck {
             if trigger.when != .always, !ContextReach.canHold(trigger.when, declarations: declared) {
                 add(
                     .neverShown, place.at("triggers[\(index)].when"),
-                    "trigger \(trigger.moment.summary) never fires: no value of what its condition reads makes \(trigger.when.summary) true"
+                    """
+                    trigger \(trigger.moment.summary) never fires: no value of what its condition reads \
+                    makes \(trigger.when.summary) true
+                    """
                 )
             }
         }
@@ -118,7 +130,10 @@ struct CoherenceCheck {
             add(
                 .neverShown,
                 Place(flow: flow.id, step: step.id, path: "flows[\(flow.id)].steps[\(step.id)].includedWhen"),
-                "step \(step.id) of \(flow.id) is never shown: no value of what its condition reads makes \(step.includedWhen.summary) true"
+                """
+                step \(step.id) of \(flow.id) is never shown: no value of what its condition reads makes \
+                \(step.includedWhen.summary) true
+                """
             )
         }
         for (member, templates) in [
@@ -150,7 +165,10 @@ struct CoherenceCheck {
             for name in step.passThrough where !freeNames.contains(name) {
                 add(
                     .unknownPassThrough, here.at("passThrough"),
-                    "it lets '\(name)' through, which is not a free action\(suggest(name, in: Array(freeNames)))"
+                    """
+                    it lets '\(name)' through, which is not a free action\
+                    \(suggest(name, in: Array(freeNames)))
+                    """
                 )
             }
             for name in duplicates(step.actions.flatMap { [$0.name] + $0.aliases }) {
@@ -163,7 +181,10 @@ struct CoherenceCheck {
                 for name in action.fills where fields[name] == nil {
                     add(
                         .unknownField, at.at("fills"),
-                        "\(action.name) fills '\(name)', which is not declared\(suggest(name, in: Array(fields.keys)))"
+                        """
+                        \(action.name) fills '\(name)', which is not declared\
+                        \(suggest(name, in: Array(fields.keys)))
+                        """
                     )
                 }
                 for name in action.requiredParameters where !action.fills.contains(name) {
@@ -176,7 +197,10 @@ struct CoherenceCheck {
                     if !gateIDs.contains(gate) {
                         add(
                             .unknownGate, at.at("outcome"),
-                            "\(action.name) requests gate '\(gate)', which the step does not have\(suggest(gate, in: Array(gateIDs)))"
+                            """
+                            \(action.name) requests gate '\(gate)', which the step does not have\
+                            \(suggest(gate, in: Array(gateIDs)))
+                            """
                         )
                     }
                 }
@@ -186,12 +210,18 @@ struct CoherenceCheck {
                     case .gate(let id, _, _) where !gateIDs.contains(id):
                         add(
                             .unknownGate, pre,
-                            "\(action.name) waits for gate '\(id)', which the step does not have\(suggest(id, in: Array(gateIDs)))"
+                            """
+                            \(action.name) waits for gate '\(id)', which the step does not have\
+                            \(suggest(id, in: Array(gateIDs)))
+                            """
                         )
                     case .performed(let name, _) where !step.actions.contains(where: { $0.name == name }):
                         add(
                             .unknownAction, pre,
-                            "\(action.name) needs '\(name)' first, which the step does not have\(suggest(name, in: step.actions.map(\.name)))"
+                            """
+                            \(action.name) needs '\(name)' first, which the step does not have\
+                            \(suggest(name, in: step.actions.map(\.name)))
+                            """
                         )
                     case .condition(let condition, _):
                         checkCondition(condition, pre.at("condition"), "\(action.name)'s precondition")
@@ -207,7 +237,10 @@ struct CoherenceCheck {
                 if case .request(let name) = gate.kind, !declared.requests.contains(name) {
                     add(
                         .undeclaredRequest, at.at("request"),
-                        "gate \(gate.id) asks the handler for '\(name)', which it does not declare\(suggest(name, in: Array(declared.requests)))"
+                        """
+                        gate \(gate.id) asks the handler for '\(name)', which it does not declare\
+                        \(suggest(name, in: Array(declared.requests)))
+                        """
                     )
                 }
                 if gate.required, !requested.contains(gate.id) {
@@ -241,7 +274,10 @@ struct CoherenceCheck {
         for key in condition.contextKeys where !declared.contextKeys.contains(key) {
             add(
                 .undeclaredContextKey, place,
-                "\(what) reads '\(key)', which the handler does not declare\(suggest(key, in: Array(declared.contextKeys)))"
+                """
+                \(what) reads '\(key)', which the handler does not declare\
+                \(suggest(key, in: Array(declared.contextKeys)))
+                """
             )
         }
         for id in condition.flowReferences where !flowIDs.contains(id) {
@@ -258,7 +294,10 @@ struct CoherenceCheck {
                 if let maximum, maximum < minimum {
                     add(
                         .emptyRange, place.item(field.name).at("kind"),
-                        "field '\(field.name)' takes a whole number from \(minimum) to \(maximum): no number is both"
+                        """
+                        field '\(field.name)' takes a whole number from \(minimum) to \(maximum): \
+                        no number is both
+                        """
                     )
                 }
             case .date(let latestKey): key = latestKey
@@ -289,7 +328,11 @@ struct CoherenceCheck {
                 guard let kind = declared.effect(name) else {
                     add(
                         .undeclaredEffect, here.at("name"),
-                        "\(what) sends product effect '\(name)', which the handler does not declare\(suggest(name, in: declared.effectNames)); it declares \(listing(declared.effectNames))"
+                        """
+                        \(what) sends product effect '\(name)', which the handler does not declare\
+                        \(suggest(name, in: declared.effectNames)); it declares \
+                        \(listing(declared.effectNames))
+                        """
                     )
                     continue
                 }
@@ -297,14 +340,21 @@ struct CoherenceCheck {
                     guard let spec = kind.payload[key] else {
                         add(
                             .unknownPayloadKey, here.at("payload").at(key),
-                            "\(what): effect '\(name)' takes no payload key '\(key)'\(suggest(key, in: Array(kind.payload.keys))); it takes \(listing(kind.payload.keys.sorted()))"
+                            """
+                            \(what): effect '\(name)' takes no payload key '\(key)'\
+                            \(suggest(key, in: Array(kind.payload.keys))); it takes \
+                            \(listing(kind.payload.keys.sorted()))
+                            """
                         )
                         continue
                     }
                     if let given = sources[key] ?? nil, !spec.kind.accepts(given) {
                         add(
                             .payloadKind, here.at("payload").at(key),
-                            "\(what): effect '\(name)' takes \(spec.kind.phrase) as '\(key)', and this gives \(given.phrase)"
+                            """
+                            \(what): effect '\(name)' takes \(spec.kind.phrase) as '\(key)', \
+                            and this gives \(given.phrase)
+                            """
                         )
                     }
                 }
@@ -340,7 +390,10 @@ struct CoherenceCheck {
                 } else {
                     add(
                         .unknownField, place.at(key),
-                        "\(what) reads field '\(name)', which is not declared\(suggest(name, in: Array(fields.keys)))"
+                        """
+                        \(what) reads field '\(name)', which is not declared\
+                        \(suggest(name, in: Array(fields.keys)))
+                        """
                     )
                 }
             case .parameter(let name):
@@ -351,7 +404,11 @@ struct CoherenceCheck {
                         .unknownField, place.at(key),
                         parameters.isEmpty
                             ? "\(what) reads parameter '\(name)', but nothing here takes parameters"
-                            : "\(what) reads parameter '\(name)', which it does not take\(suggest(name, in: Array(parameters.keys))); it takes \(listing(parameters.keys.sorted()))"
+                            : """
+                            \(what) reads parameter '\(name)', which it does not take\
+                            \(suggest(name, in: Array(parameters.keys))); it takes \
+                            \(listing(parameters.keys.sorted()))
+                            """
                     )
                 }
             case .context(let name):
@@ -360,7 +417,10 @@ struct CoherenceCheck {
                 } else {
                     add(
                         .undeclaredContextKey, place.at(key),
-                        "\(what) reads '\(name)', which the handler does not declare\(suggest(name, in: Array(declared.contextKeys)))"
+                        """
+                        \(what) reads '\(name)', which the handler does not declare\
+                        \(suggest(name, in: Array(declared.contextKeys)))
+                        """
                     )
                 }
             }

@@ -107,7 +107,10 @@ private struct Builder {
         if old.catalog.stateScopes != catalog.stateScopes {
             add(
                 .catalogChanged,
-                "stateScopes: \(json(old.catalog.stateScopes.documentValue)) → \(json(catalog.stateScopes.documentValue))"
+                """
+                stateScopes: \(json(old.catalog.stateScopes.documentValue)) → \
+                \(json(catalog.stateScopes.documentValue))
+                """
             )
         }
         let oldIDs = old.catalog.flows.map(\.id)
@@ -129,7 +132,11 @@ private struct Builder {
         if oldIDs.filter(newIDs.contains) != kept {
             add(
                 .policyChanged,
-                "flow priority order: \(oldIDs.filter(newIDs.contains).map(\.rawValue).joined(separator: ", ")) → \(kept.map(\.rawValue).joined(separator: ", "))"
+                """
+                flow priority order: \
+                \(oldIDs.filter(newIDs.contains).map(\.rawValue).joined(separator: ", ")) → \
+                \(kept.map(\.rawValue).joined(separator: ", "))
+                """
             )
         }
         for id in kept {
@@ -141,7 +148,10 @@ private struct Builder {
         if old.catalog.freeFields != catalog.freeFields {
             add(
                 .freeActionsChanged,
-                "free fields: \(json(.list(old.catalog.freeFields.map(\.documentValue)))) → \(json(.list(catalog.freeFields.map(\.documentValue))))"
+                """
+                free fields: \(json(.list(old.catalog.freeFields.map(\.documentValue)))) → \
+                \(json(.list(catalog.freeFields.map(\.documentValue))))
+                """
             )
         }
         for migration in catalog.migrations where !old.catalog.migrations.contains(migration) {
@@ -152,7 +162,10 @@ private struct Builder {
         for migration in old.catalog.migrations where !catalog.migrations.contains(migration) {
             add(
                 .migrationsChanged,
-                "migration from version \(migration.from) no longer declared (was \(json(migration.documentValue)))"
+                """
+                migration from version \(migration.from) no longer declared (was \
+                \(json(migration.documentValue)))
+                """
             )
         }
         if old.vocabulary.documentValue != new.vocabulary.documentValue {
@@ -186,7 +199,10 @@ private struct Builder {
                 let twin = added.first(where: { Self.readsAlike(step, $0) })
             {
                 detail +=
-                    "; it reads like the added step \(twin.id): a rename is declared as renamedSteps: [\"\(id)\": \"\(twin.id)\"]"
+                    """
+                    ; it reads like the added step \(twin.id): a rename is declared as renamedSteps: \
+                    [\"\(id)\": \"\(twin.id)\"]
+                    """
             }
             add(.stepRemoved, flow, id, detail, placement: placement)
         }
@@ -206,7 +222,10 @@ private struct Builder {
             let moved = zip(oldOrder, newOrder).first { $0 != $1 }?.1
             add(
                 .stepsReordered, flow, moved,
-                "steps reordered: \(oldOrder.map(\.rawValue).joined(separator: ", ")) → \(newOrder.map(\.rawValue).joined(separator: ", "))"
+                """
+                steps reordered: \(oldOrder.map(\.rawValue).joined(separator: ", ")) → \
+                \(newOrder.map(\.rawValue).joined(separator: ", "))
+                """
             )
         }
         let renames = actionRenames(flow)
@@ -253,7 +272,10 @@ private struct Builder {
         if before.gates != after.gates {
             add(
                 .stepChanged, flow, step,
-                "gates: \(json(.list(before.gates.map(\.documentValue)))) → \(json(.list(after.gates.map(\.documentValue))))"
+                """
+                gates: \(json(.list(before.gates.map(\.documentValue)))) → \
+                \(json(.list(after.gates.map(\.documentValue))))
+                """
             )
         }
         for (name, x, y) in [
@@ -296,7 +318,10 @@ private struct Builder {
             if renamed.effects != now.effects {
                 add(
                     .effectsChanged, flow, step,
-                    "\(name)'s effects: \(json(.list(action.effects.map(\.documentValue)))) → \(json(.list(now.effects.map(\.documentValue))))"
+                    """
+                    \(name)'s effects: \(json(.list(action.effects.map(\.documentValue)))) → \
+                    \(json(.list(now.effects.map(\.documentValue))))
+                    """
                 )
                 renamed.effects = now.effects
             }
@@ -327,14 +352,20 @@ private struct Builder {
                         ? "field \(name) added"
                         : y == nil
                             ? "field \(name) removed"
-                            : "field \(name): \(json(x?.documentValue ?? .null)) → \(json(y?.documentValue ?? .null))"
+                            : """
+                            field \(name): \(json(x?.documentValue ?? .null)) → \
+                            \(json(y?.documentValue ?? .null))
+                            """
                 )
             }
         }
         if before.triggers != after.triggers {
             add(
                 .triggersChanged, flow, nil,
-                "\(json(.list(before.triggers.map(\.documentValue)))) → \(json(.list(after.triggers.map(\.documentValue))))"
+                """
+                \(json(.list(before.triggers.map(\.documentValue)))) → \
+                \(json(.list(after.triggers.map(\.documentValue))))
+                """
             )
         }
         let a = before.documentValue

@@ -99,9 +99,15 @@ public struct CatalogDocument: Sendable, Equatable {
                 case 3:
                     "a document with translations is format 3 (a build before translations must refuse it)"
                 case 2:
-                    "a document whose flows run experiments is format 2 (a build before experiments must refuse it)"
+                    """
+                    a document whose flows run experiments is format 2 (a build before experiments must \
+                    refuse it)
+                    """
                 default:
-                    "format \(format) is for documents with experiments (2) or translations (3); this one has neither, so it is format 1"
+                    """
+                    format \(format) is for documents with experiments (2) or translations (3); \
+                    this one has neither, so it is format 1
+                    """
                 }
             throw CatalogDocumentError(path: "format", reason)
         }

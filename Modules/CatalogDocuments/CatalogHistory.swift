@@ -33,7 +33,10 @@ public struct CatalogHistory: Sendable {
             guard file.file.hasSuffix(".json"), let version = Int(file.file.dropLast(5)), version >= 1 else {
                 refuse(
                     file.file,
-                    "a release file is named VERSION.json (written by scripts/record-catalog), not \(file.file)"
+                    """
+                    a release file is named VERSION.json (written by scripts/record-catalog), \
+                    not \(file.file)
+                    """
                 )
                 continue
             }
@@ -47,14 +50,21 @@ public struct CatalogHistory: Sendable {
             guard document.catalog.version == version, document.catalog.app == app else {
                 refuse(
                     file.file,
-                    "holds \(document.catalog.app)'s catalog version \(document.catalog.version), not \(app)'s version \(version)"
+                    """
+                    holds \(document.catalog.app)'s catalog version \(document.catalog.version), \
+                    not \(app)'s version \(version)
+                    """
                 )
                 continue
             }
             guard (try? document.text()) == file.text else {
                 refuse(
                     file.file,
-                    "is not the canonical document of version \(version) (edited by hand?): a recorded release is written by scripts/record-catalog and never changes; restore it from git"
+                    """
+                    is not the canonical document of version \(version) (edited by hand?): \
+                    a recorded release is written by scripts/record-catalog and never changes; \
+                    restore it from git
+                    """
                 )
                 continue
             }
@@ -68,7 +78,11 @@ public struct CatalogHistory: Sendable {
 
     /// A server's advice for a version it does not hold: register the binary's whole history.
     static func unregistered(_ product: String, _ version: Int, missing: String, _ app: String) -> String {
-        "\(product)'s catalog is version \(version), but \(missing) registered on this server: register every version compiled into the binary, oldest first, in one step (`\(app) catalog --history --json > history.json`, then `onboarding-server register --app \(app) history.json`)"
+        """
+        \(product)'s catalog is version \(version), but \(missing) registered on this server: \
+        register every version compiled into the binary, oldest first, in one step (`\(app) catalog \
+        --history --json > history.json`, then `onboarding-server register --app \(app) history.json`)
+        """
     }
 
     /// The recorded versions, oldest first.
@@ -104,9 +118,18 @@ public struct CatalogHistory: Sendable {
         func missingRelease(_ missing: Int?) -> String {
             switch (keeper, missing) {
             case (.build, let missing?):
-                "\(product)'s catalog is version \(version), but version \(missing) is in no history given: if it shipped in a binary, record it (scripts/record-catalog); if it was published, check against the server's list (--published FILE, the JSON of GET /v1/apps/APP/catalogs); else give this document version \(missing)"
+                """
+                \(product)'s catalog is version \(version), but version \(missing) is in no history given: \
+                if it shipped in a binary, record it (scripts/record-catalog); if it was published, \
+                check against the server's list (--published FILE, the JSON of GET /v1/apps/APP/catalogs); \
+                else give this document version \(missing)
+                """
             case (.build, nil):
-                "\(product)'s catalog is version \(version), but no earlier version is in any history given: if one shipped in a binary, record it (scripts/record-catalog); if one was published, check against the server's list (--published FILE)"
+                """
+                \(product)'s catalog is version \(version), but no earlier version is in any history given: \
+                if one shipped in a binary, record it (scripts/record-catalog); if one was published, \
+                check against the server's list (--published FILE)
+                """
             case (.server, let missing):
                 Self.unregistered(
                     product, version, missing: missing.map { "version \($0) is" } ?? "no earlier version is",
@@ -118,7 +141,10 @@ public struct CatalogHistory: Sendable {
             if version < newest {
                 add(
                     .versionBehindHistory, nil, nil, "version",
-                    "\(product)'s catalog is version \(version), older than its recorded release \(newest): a catalog's version only rises"
+                    """
+                    \(product)'s catalog is version \(version), older than its recorded release \(newest): \
+                    a catalog's version only rises
+                    """
                 )
             }
             let first = versions.first ?? newest
@@ -140,12 +166,23 @@ public struct CatalogHistory: Sendable {
                 } else if change.kind == .stepRemoved || change.kind == .flowRemoved {
                     advice +=
                         change.kind == .flowRemoved
-                        ? " and declare CatalogMigration(from: \(version), removedFlows: [\"\(change.flow?.rawValue ?? "")\"])"
-                        : " and declare CatalogMigration(from: \(version), [\"\(change.flow?.rawValue ?? "")\": FlowChanges(renamedSteps: [\"\(change.step?.rawValue ?? "")\": NEW] or removedSteps: [\"\(change.step?.rawValue ?? "")\": .goOnAtNext or .restart])])"
+                        ? """
+                         and declare CatalogMigration(from: \(version), removedFlows: \
+                        [\"\(change.flow?.rawValue ?? "")\"])
+                        """
+                        : """
+                         and declare CatalogMigration(from: \(version), [\"\(change.flow?.rawValue ?? "")\
+                        \": FlowChanges(renamedSteps: [\"\(change.step?.rawValue ?? "")\": \
+                        NEW] or removedSteps: [\"\(change.step?.rawValue ?? "")\": \
+                        .goOnAtNext or .restart])])
+                        """
                 }
                 add(
                     .changedWithoutVersion, change.flow, change.step, Self.path(change.flow, change.step),
-                    "\(product)'s catalog differs from its recorded release \(version) and is still version \(version): \(change.detail); \(advice)"
+                    """
+                    \(product)'s catalog differs from its recorded release \(version) and is still version \
+                    \(version): \(change.detail); \(advice)
+                    """
                 )
             }
         }
@@ -163,7 +200,11 @@ public struct CatalogHistory: Sendable {
                     let last = lastVersion(having: flow.id, from: old, before: version)
                     add(
                         .unplacedFlow, flow.id, nil, "flows[\(flow.id)]",
-                        "\(product)'s flow \(flow.id) (in release \(old)) is not in version \(version) and no migration removes it: declare CatalogMigration(from: \(last), removedFlows: [\"\(flow.id)\"])"
+                        """
+                        \(product)'s flow \(flow.id) (in release \(old)) is not in version \(version) and no \
+                        migration removes it: declare CatalogMigration(from: \(last), removedFlows: \
+                        [\"\(flow.id)\"])
+                        """
                     )
                     continue
                 }
@@ -172,7 +213,14 @@ public struct CatalogHistory: Sendable {
                     guard reported.insert("\(flow.id) \(name) \(last)").inserted else { continue }
                     add(
                         .unplacedStep, flow.id, name, "flows[\(flow.id)].steps[\(name)]",
-                        "\(product)'s step \(name) of flow \(flow.id) (in release \(last)\(last == old ? "" : ", \(step.id) in release \(old)")) is neither in version \(version) nor placed by a declared migration, so users on it would lose their place (moved undeclared, by the flow's unplacedStep policy): declare CatalogMigration(from: \(last), [\"\(flow.id)\": FlowChanges(renamedSteps: [\"\(name)\": NEW] or removedSteps: [\"\(name)\": .goOnAtNext or .restart])])"
+                        """
+                        \(product)'s step \(name) of flow \(flow.id) (in release \(last)\
+                        \(last == old ? "" : ", \(step.id) in release \(old)")) is neither in version \
+                        \(version) nor placed by a declared migration, so users on it would lose their place \
+                        (moved undeclared, by the flow's unplacedStep policy): declare \
+                        CatalogMigration(from: \(last), [\"\(flow.id)\": FlowChanges(renamedSteps: \
+                        [\"\(name)\": NEW] or removedSteps: [\"\(name)\": .goOnAtNext or .restart])])
+                        """
                     )
                 }
             }
@@ -251,7 +299,10 @@ public struct CatalogHistory: Sendable {
                 guard let old = before.flow(id) else {
                     add(
                         id, nil,
-                        "changes flow \(id), which \(fromName) does not have\(suggest(id.rawValue, before.flows.map(\.id.rawValue)))"
+                        """
+                        changes flow \(id), which \(fromName) does not have\
+                        \(suggest(id.rawValue, before.flows.map(\.id.rawValue)))
+                        """
                     )
                     continue
                 }
@@ -261,13 +312,19 @@ public struct CatalogHistory: Sendable {
                     if old.step(from) == nil {
                         add(
                             id, from,
-                            "renames step \(from), which \(fromName) of flow \(id) does not have\(suggest(from.rawValue, oldSteps))"
+                            """
+                            renames step \(from), which \(fromName) of flow \(id) does not have\
+                            \(suggest(from.rawValue, oldSteps))
+                            """
                         )
                     }
                     if let new, new.step(to) == nil {
                         add(
                             id, to,
-                            "renames \(from) to step \(to), which \(toName) of flow \(id) does not have\(suggest(to.rawValue, new.steps.map(\.id.rawValue)))"
+                            """
+                            renames \(from) to step \(to), which \(toName) of flow \(id) does not have\
+                            \(suggest(to.rawValue, new.steps.map(\.id.rawValue)))
+                            """
                         )
                     }
                 }
@@ -275,7 +332,10 @@ public struct CatalogHistory: Sendable {
                     if old.step(step) == nil {
                         add(
                             id, step,
-                            "removes step \(step), which \(fromName) of flow \(id) does not have\(suggest(step.rawValue, oldSteps))"
+                            """
+                            removes step \(step), which \(fromName) of flow \(id) does not have\
+                            \(suggest(step.rawValue, oldSteps))
+                            """
                         )
                     }
                     if let new, new.step(step) != nil {
@@ -288,13 +348,19 @@ public struct CatalogHistory: Sendable {
                     if !oldActions.contains(from) {
                         add(
                             id, nil,
-                            "renames action \(from), which \(fromName) of flow \(id) does not have\(suggest(from, oldActions.sorted()))"
+                            """
+                            renames action \(from), which \(fromName) of flow \(id) does not have\
+                            \(suggest(from, oldActions.sorted()))
+                            """
                         )
                     }
                     if new != nil, !newActions.contains(to) {
                         add(
                             id, nil,
-                            "renames \(from) to action \(to), which \(toName) of flow \(id) does not have\(suggest(to, newActions.sorted()))"
+                            """
+                            renames \(from) to action \(to), which \(toName) of flow \(id) does not have\
+                            \(suggest(to, newActions.sorted()))
+                            """
                         )
                     }
                 }

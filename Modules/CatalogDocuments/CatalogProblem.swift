@@ -78,6 +78,9 @@ public struct CatalogProblem: Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         let place = [flow?.rawValue, step?.rawValue].compactMap { $0 }.joined(separator: " step ")
         return
-            "\(kind.rawValue)\(place.isEmpty ? "" : " (\(place))"): \(detail)\(path.isEmpty ? "" : " [at \(path)]")"
+            """
+            \(kind.rawValue)\(place.isEmpty ? "" : " (\(place))"): \(detail)\
+            \(path.isEmpty ? "" : " [at \(path)]")
+            """
     }
 }

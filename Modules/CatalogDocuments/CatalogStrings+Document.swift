@@ -91,7 +91,10 @@ public struct StringTableFile: Sendable, Equatable {
             return "    \(try TourValue.string(id).jsonText()): \(try value.jsonText())"
         }
         return
-            "{\n  \"locale\": \"\(locale.rawValue)\",\n  \"strings\": {\n\(entries.joined(separator: ",\n"))\n  }\n}\n"
+            """
+            {\n  \"locale\": \"\(locale.rawValue)\",\n  \"strings\": {\n\(entries.joined(separator: ",\n"))\
+            \n  }\n}\n
+            """
     }
 }
 

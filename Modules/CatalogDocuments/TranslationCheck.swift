@@ -32,7 +32,10 @@ extension TourCatalog {
                     CatalogProblem(
                         kind: .extraTranslation, flow: nil, step: nil, path: path,
                         detail:
-                            "\(locale) is the catalog's source locale: its texts are the catalog's own, not a table"
+                            """
+                            \(locale) is the catalog's source locale: its texts are the catalog's own, \
+                            not a table
+                            """
                     ))
                 continue
             }
@@ -42,7 +45,10 @@ extension TourCatalog {
                         CatalogProblem(
                             kind: .missingTranslation, flow: nil, step: nil, path: "\(path).\(id)",
                             detail:
-                                "no \(locale) text for \(id) (\"\(Self.quoted(text))\"); shown in \(strings.resolved(Self.parent(of: locale)))"
+                                """
+                                no \(locale) text for \(id) (\"\(Self.quoted(text))\"); \
+                                shown in \(strings.resolved(Self.parent(of: locale)))
+                                """
                         ))
                     continue
                 }
@@ -51,7 +57,10 @@ extension TourCatalog {
                         CatalogProblem(
                             kind: .staleTranslation, flow: nil, step: nil, path: "\(path).\(id)",
                             detail:
-                                "the \(locale) text of \(id) translates \"\(Self.quoted(translation.source))\"; the source is now \"\(Self.quoted(text))\""
+                                """
+                                the \(locale) text of \(id) translates \"\(Self.quoted(translation.source))\
+                                \"; the source is now \"\(Self.quoted(text))\"
+                                """
                         ))
                 }
                 problems += Self.badTranslation(
@@ -109,7 +118,11 @@ extension TourCatalog {
         return CatalogProblem(
             kind: .badTranslation, flow: nil, step: nil, path: path ?? "",
             detail:
-                "{#\(first.name)|…} in the \(locale) text of \(id) gives \(first.forms) form\(first.forms == 1 ? "" : "s"); \(locale) counts with \(rules.categories.count) (\(categories))"
+                """
+                {#\(first.name)|…} in the \(locale) text of \(id) gives \(first.forms) form\
+                \(first.forms == 1 ? "" : "s"); \(locale) counts with \(rules.categories.count) (\
+                \(categories))
+                """
         )
     }
 

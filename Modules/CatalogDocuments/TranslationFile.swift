@@ -92,7 +92,10 @@ extension TourCatalog {
         case .table, .xliff:
             guard targets.count == 1, let locale = targets.first else {
                 throw TranslationFileError(
-                    "\(format == .xliff ? "an XLIFF file" : "a table file") translates into one locale; name one other than \(strings.source), the catalog's own"
+                    """
+                    \(format == .xliff ? "an XLIFF file" : "a table file") translates into one locale; \
+                    name one other than \(strings.source), the catalog's own
+                    """
                 )
             }
             return format == .xliff ? xliff(locale) : try table(locale)
@@ -120,8 +123,14 @@ extension TourCatalog {
         let existing = strings.tables[locale] ?? [:]
         var lines = [
             #"<?xml version="1.0" encoding="UTF-8"?>"#,
-            #"<xliff xmlns="urn:oasis:names:tc:xliff:document:2.0" version="2.0" srcLang="\#(strings.source)" trgLang="\#(locale)">"#,
-            #"  <file id="\#(XMLText.escaped(app, attribute: true))" original="\#(XMLText.escaped("\(app) catalog \(version)", attribute: true))">"#,
+            #"""
+            <xliff xmlns="urn:oasis:names:tc:xliff:document:2.0" version="2.0" srcLang="\#(strings.source)" \#
+            trgLang="\#(locale)">
+            """#,
+            #"""
+              <file id="\#(XMLText.escaped(app, attribute: true))" original="\#
+            \#(XMLText.escaped("\(app) catalog \(version)", attribute: true))">
+            """#,
         ]
         for (id, source) in sourceTexts {
             let translation = existing[id].flatMap { $0.text.isEmpty ? nil : $0 }
@@ -129,7 +138,10 @@ extension TourCatalog {
             lines.append(#"    <unit id="\#(XMLText.escaped(id, attribute: true))">"#)
             if let translation, stale {
                 lines.append(
-                    #"      <notes><note category="translated-from">\#(XMLText.escaped(translation.source))</note></notes>"#
+                    #"""
+                          <notes><note category="translated-from">\#(XMLText.escaped(translation.source))\#
+                    </note></notes>
+                    """#
                 )
             }
             lines.append(
@@ -218,7 +230,10 @@ extension TranslationFile {
     public init(text: String) throws(TranslationFileError) {
         guard text.utf8.count <= Self.maximumBytes else {
             throw TranslationFileError(
-                "the file is \(text.utf8.count) bytes; a translation file is at most \(Self.maximumBytes) bytes"
+                """
+                the file is \(text.utf8.count) bytes; a translation file is at most \(Self.maximumBytes) \
+                bytes
+                """
             )
         }
         switch text.first(where: { !$0.isWhitespace && $0 != "\u{FEFF}" }) {
@@ -254,7 +269,10 @@ extension TranslationFile {
     }
 
     static let unknownFormat = TranslationFileError(
-        "not a translation file: give an XLIFF 2.0 file, a String Catalog (.xcstrings) or a table file ({\"locale\": …, \"strings\": …})"
+        """
+        not a translation file: give an XLIFF 2.0 file, a String Catalog (.xcstrings) or a table file \
+        ({\"locale\": …, \"strings\": …})
+        """
     )
 
     private static func locale(_ text: String?, _ what: String) throws(TranslationFileError) -> LocaleTag {
@@ -275,7 +293,10 @@ extension TranslationFile {
         }
         guard let version = root.attributes["version"], version.hasPrefix("2.") else {
             throw TranslationFileError(
-                "XLIFF \(root.attributes["version"] ?? "without a version") is not read: export XLIFF 2.0 from your tool"
+                """
+                XLIFF \(root.attributes["version"] ?? "without a version") is not read: \
+                export XLIFF 2.0 from your tool
+                """
             )
         }
         let source = try locale(root.attributes["srcLang"], "the file's srcLang")
@@ -305,7 +326,10 @@ extension TranslationFile {
                         for part in [segment.element("source"), segment.element("target")].compactMap({ $0 })
                         where part.hasChildElements {
                             problems.append(
-                                "line \(part.line): the <\(part.name)> of unit \(id) has inline markup; write the text with its placeholders as {name}"
+                                """
+                                line \(part.line): the <\(part.name)> of unit \(id) has inline markup; \
+                                write the text with its placeholders as {name}
+                                """
                             )
                         }
                         sourceText += segment.element("source")?.text ?? ""
@@ -370,7 +394,10 @@ extension TranslationFile {
                 }
                 if localization["variations"] != nil || localization["substitutions"] != nil {
                     problems.append(
-                        "\(at) has variations; write plural forms in the value as the catalog does ({#count|one|other})"
+                        """
+                        \(at) has variations; write plural forms in the value as the catalog does \
+                        ({#count|one|other})
+                        """
                     )
                     continue
                 }

@@ -29,7 +29,10 @@ public struct TranslationImport: Sendable, Equatable {
             if !untranslated.isEmpty { parts.append("\(untranslated.count) still to translate") }
             if !madeFromAnotherSource.isEmpty {
                 parts.append(
-                    "\(madeFromAnotherSource.count) translated from an earlier source text (out of date: \(Self.list(madeFromAnotherSource)))"
+                    """
+                    \(madeFromAnotherSource.count) translated from an earlier source text (out of date: \
+                    \(Self.list(madeFromAnotherSource)))
+                    """
                 )
             }
             if !notInCatalog.isEmpty {
@@ -61,13 +64,19 @@ public struct TranslationImport: Sendable, Equatable {
         let source = catalog.strings.source
         if let given = file.sourceLocale, given != source {
             throw TranslationFileError(
-                "the file translates from \(given), but \(catalog.app)'s texts are in \(source): export the file from this catalog"
+                """
+                the file translates from \(given), but \(catalog.app)'s texts are in \(source): \
+                export the file from this catalog
+                """
             )
         }
         let targets = file.locales.keys.filter { $0 != source }.sorted()
         if file.locales[source] != nil, file.format != .xcstrings {
             throw TranslationFileError(
-                "\(source) is \(catalog.app)'s own language: its texts are edited in the catalog, not translated"
+                """
+                \(source) is \(catalog.app)'s own language: its texts are edited in the catalog, \
+                not translated
+                """
             )
         }
         guard !targets.isEmpty else {

@@ -22,7 +22,9 @@ struct CatalogReleasesPlugin: BuildToolPlugin {
         return [
             .buildCommand(
                 displayName:
-                    "Compiling \(files.count) recorded catalog releases and string tables into \(target.name)",
+                    """
+                    Compiling \(files.count) recorded catalog releases and string tables into \(target.name)
+                    """,
                 executable: try context.tool(named: "catalog-releases").url,
                 arguments: [output.path] + files.map(\.path), inputFiles: files, outputFiles: [output])
         ]

@@ -36,7 +36,10 @@ extension StudioDraft {
             guard let seconds = Double(text), seconds.isFinite, seconds > 0, seconds <= maximumTimer else {
                 throw Refusal(
                     message:
-                        "A step's timer is a number of seconds above 0 and at most \(Int(maximumTimer)), or empty for none."
+                        """
+                        A step's timer is a number of seconds above 0 and at most \(Int(maximumTimer)), \
+                        or empty for none.
+                        """
                 )
             }
             return .timer(seconds)
@@ -44,7 +47,10 @@ extension StudioDraft {
             guard let policy = fields["policy"].flatMap(SkipPolicy.init(rawValue:)) else {
                 throw Refusal(
                     message:
-                        "A skip policy is one of \(SkipPolicy.allCases.map(\.rawValue).joined(separator: ", "))."
+                        """
+                        A skip policy is one of \
+                        \(SkipPolicy.allCases.map(\.rawValue).joined(separator: ", ")).
+                        """
                 )
             }
             return .skip(policy)
@@ -53,7 +59,10 @@ extension StudioDraft {
             else {
                 throw Refusal(
                     message:
-                        "A new step is like one of the steps the app's binaries declare: \(templates.map(\.id.rawValue).joined(separator: ", "))."
+                        """
+                        A new step is like one of the steps the app's binaries declare: \
+                        \(templates.map(\.id.rawValue).joined(separator: ", ")).
+                        """
                 )
             }
             guard let id = fields["id"], WireName.isValid(id) else {
@@ -66,7 +75,10 @@ extension StudioDraft {
             guard let users = fields["users"].flatMap(FlowChanges.RemovedStep.init(rawValue:)) else {
                 throw Refusal(
                     message:
-                        "Say where the users on the step go: goOnAtNext (on at the next step) or restart (the flow again)."
+                        """
+                        Say where the users on the step go: goOnAtNext (on at the next step) or restart (the \
+                        flow again).
+                        """
                 )
             }
             return .remove(users)
@@ -144,7 +156,10 @@ extension StudioDraft {
                 }
             }
             note =
-                "\(flowID).\(stepID) removed (its users: \(users == .goOnAtNext ? "on at the next step" : "the flow again"))"
+                """
+                \(flowID).\(stepID) removed (its users: \
+                \(users == .goOnAtNext ? "on at the next step" : "the flow again"))
+                """
         case .rename(let new):
             guard catalog.flows[flowIndex].step(new) == nil else {
                 throw Refusal(message: "\(flowID) has a step \(new) already.")

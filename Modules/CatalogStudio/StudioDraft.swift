@@ -72,13 +72,19 @@ public struct StudioDraft: Sendable {
             else {
                 throw Refusal(
                     message:
-                        "The form names a text this draft does not have (\(name.prefix(80))); reload the draft and edit it again."
+                        """
+                        The form names a text this draft does not have (\(name.prefix(80))); \
+                        reload the draft and edit it again.
+                        """
                 )
             }
             guard locale == source || catalog.strings.tables[locale] != nil else {
                 throw Refusal(
                     message:
-                        "\(locale) is not a locale of this draft; its locales are \(locales.map(\.rawValue).joined(separator: ", "))."
+                        """
+                        \(locale) is not a locale of this draft; its locales are \
+                        \(locales.map(\.rawValue).joined(separator: ", ")).
+                        """
                 )
             }
             // A browser sends a form's line breaks as CR LF ("\r\n" is one Character).
@@ -101,7 +107,10 @@ public struct StudioDraft: Sendable {
             guard catalog.setText(edit.id, to: edit.text) else {
                 throw Refusal(
                     message:
-                        "\(edit.id) is the engine's own text: it is translated per locale, not changed in \(source).",
+                        """
+                        \(edit.id) is the engine's own text: it is translated per locale, \
+                        not changed in \(source).
+                        """,
                     field: Self.field(edit.id, source))
             }
             changes.append("\(edit.id) in \(source)")

@@ -11,13 +11,19 @@ extension InsightsPage {
         html.raw("<table data-chart=\"funnel\" id=\"\(id)-table\">\n<caption>").text(funnel.title).raw(
             "</caption>\n")
         html.raw(
-            "<thead><tr><th scope=\"col\">Stage</th><th scope=\"col\">Reached</th><th scope=\"col\">Dropped</th><th scope=\"col\">Drop-off</th></tr></thead>\n<tbody>"
+            """
+            <thead><tr><th scope=\"col\">Stage</th><th scope=\"col\">Reached</th><th \
+            scope=\"col\">Dropped</th><th scope=\"col\">Drop-off</th></tr></thead>\n<tbody>
+            """
         )
         for stage in funnel.stages {
             html.raw("<tr><th scope=\"row\">").text(stage.label).raw(
                 "</th><td class=\"n\" data-field=\"reached\">\(stage.reached)</td>")
             html.raw(
-                "<td class=\"n\" data-field=\"dropped\">\(stage.dropped)</td><td class=\"n\" data-field=\"dropOff\">"
+                """
+                <td class=\"n\" data-field=\"dropped\">\(stage.dropped)</td><td class=\"n\" \
+                data-field=\"dropOff\">
+                """
             )
             .text(percent(stage.dropOff)).raw("</td></tr>\n")
         }
@@ -26,7 +32,14 @@ extension InsightsPage {
 
     /// What each interval of the difference promises, under the experiment's table.
     static let intervalsNote =
-        "Differences are in percentage points (pts). The always-valid interval and p-value (mSPRT) hold however often this page is read, and the verdict uses them: with no true difference, it names one in at most 5% of experiments, read every day. The fixed-horizon interval (Newcombe) holds only when read once, at the sample size planned before the experiment started; read every day, it names a difference that is not there in about 29% of experiments (Docs/Publishing.md, \"Experiments you may peek at\")."
+        """
+        Differences are in percentage points (pts). The always-valid interval and p-value (mSPRT) hold \
+        however often this page is read, and the verdict uses them: with no true difference, \
+        it names one in at most 5% of experiments, read every day. The fixed-horizon interval (Newcombe) \
+        holds only when read once, at the sample size planned before the experiment started; read every day, \
+        it names a difference that is not there in about 29% of experiments (Docs/Publishing.md, \
+        \"Experiments you may peek at\").
+        """
 
     /// A difference in percentage points: "+9.3 pts", "−7.5 pts".
     static func points(_ difference: Double) -> String {
@@ -73,10 +86,16 @@ extension InsightsPage {
             html.raw("<tr><th scope=\"row\">").text(arm.variant + (arm.control ? " (control)" : "")).raw(
                 "</th>")
             html.raw(
-                "<td class=\"n\" data-field=\"assigned\">\(arm.assigned)</td><td class=\"n\" data-field=\"exposed\">\(arm.exposed)</td>"
+                """
+                <td class=\"n\" data-field=\"assigned\">\(arm.assigned)</td><td class=\"n\" \
+                data-field=\"exposed\">\(arm.exposed)</td>
+                """
             )
             html.raw(
-                "<td class=\"n\" data-field=\"goalReached\">\(arm.goalReached)</td><td class=\"n\" data-field=\"rate\">"
+                """
+                <td class=\"n\" data-field=\"goalReached\">\(arm.goalReached)</td><td class=\"n\" \
+                data-field=\"rate\">
+                """
             ).text(percent(arm.rate))
             html.raw("</td><td class=\"n\">").text(interval(arm.interval)).raw(
                 "</td><td class=\"n\" data-field=\"difference\">"

@@ -27,7 +27,10 @@ extension InsightsPage {
             },
             scale: Double(max(1, journey.stages.map(\.reached).max() ?? 1)),
             title:
-                "\(journey.title): how many reached each stage and that share of those who started (the table beside it has every number)",
+                """
+                \(journey.title): how many reached each stage and that share of those who started (the table \
+                beside it has every number)
+                """,
             id: id, into: html)
         html.raw("<table data-chart=\"funnel\" id=\"\(id)-table\">\n<caption>").text(journey.title).raw(
             "</caption>\n<thead><tr>")
@@ -62,7 +65,10 @@ extension InsightsPage {
                 html.raw("</td>")
             }
             html.raw(
-                "<td class=\"n\" data-field=\"median\" data-ms=\"\(stage.medianMillis.map(String.init) ?? "")\">"
+                """
+                <td class=\"n\" data-field=\"median\" data-ms=\"\(stage.medianMillis.map(String.init) ?? "")\
+                \">
+                """
             )
             .text(StageTimes.text(milliseconds: stage.medianMillis)).raw("</td>")
             html.raw(
@@ -72,8 +78,15 @@ extension InsightsPage {
         }
         html.raw("</tbody>\n</table>\n</div>\n")
         html.raw("<p class=\"note\">").text(
-            "Each subject's first run, counted by the day it started. From start: of those who started; from previous: of those who reached the stage before. "
-                + "Skipped: ended there with Skip or a dismissal. Abandoned: still there, with no further step. Times: from the start to the first reach of the stage, to two significant figures."
+            """
+            Each subject's first run, counted by the day it started. From start: of those who started; \
+            from previous: of those who reached the stage before. 
+            """
+                + """
+                Skipped: ended there with Skip or a dismissal. Abandoned: still there, \
+                with no further step. Times: from the start to the first reach of the stage, \
+                to two significant figures.
+                """
         ).raw("</p>\n</section>\n")
     }
 
@@ -93,7 +106,10 @@ extension InsightsPage {
         html.raw("<ul class=\"legend\" aria-label=\"Legend\">")
         for (index, group) in split.groups.enumerated() {
             html.raw(
-                "<li><svg width=\"14\" height=\"14\" aria-hidden=\"true\"><rect width=\"14\" height=\"14\" class=\"g\(index % groupCount)\"/></svg> "
+                """
+                <li><svg width=\"14\" height=\"14\" aria-hidden=\"true\"><rect width=\"14\" height=\"14\" \
+                class=\"g\(index % groupCount)\"/></svg> 
+                """
             )
             .text("\(group.label) (\(count(group.reached.first ?? 0)) started)").raw("</li>")
         }
@@ -108,10 +124,16 @@ extension InsightsPage {
         let left = Int(labelWidth)
         let span = chartWidth - labelWidth - 70
         html.raw(
-            "<svg role=\"img\" aria-labelledby=\"\(id)-svg\" viewBox=\"0 0 640 \(height)\" width=\"640\" height=\"\(height)\">\n"
+            """
+            <svg role=\"img\" aria-labelledby=\"\(id)-svg\" viewBox=\"0 0 640 \(height)\" width=\"640\" \
+            height=\"\(height)\">\n
+            """
         )
         html.raw("<title id=\"\(id)-svg\">").text(
-            "\(title): for each stage, the share of each \(split.split)'s starts that reached it, with its 95% interval, on one scale from 0% to 100% (the table beside it has every number)"
+            """
+            \(title): for each stage, the share of each \(split.split)'s starts that reached it, \
+            with its 95% interval, on one scale from 0% to 100% (the table beside it has every number)
+            """
         ).raw("</title>\n")
         let axisY = top + split.stages.count * blockHeight + 4
         for tick in stride(from: 0, through: 100, by: 25) {
@@ -132,7 +154,10 @@ extension InsightsPage {
                 let proportion = group.conversion(stageIndex)
                 let width = Int(((proportion.rate ?? 0) * span).rounded())
                 html.raw(
-                    "<rect x=\"\(left)\" y=\"\(y)\" width=\"\(width)\" height=\"\(rowHeight - 3)\" class=\"g\(groupIndex % groupCount)\"><title>"
+                    """
+                    <rect x=\"\(left)\" y=\"\(y)\" width=\"\(width)\" height=\"\(rowHeight - 3)\" class=\"g\
+                    \(groupIndex % groupCount)\"><title>
+                    """
                 )
                 .text(
                     "\(stage), \(group.label): \(percent(proportion.rate)) (\(interval(proportion.wilson())))"
@@ -141,7 +166,10 @@ extension InsightsPage {
                     let low = left + Int((wilson.lowerBound * span).rounded())
                     let high = left + Int((wilson.upperBound * span).rounded())
                     html.raw(
-                        "<line x1=\"\(low)\" y1=\"\(y + 6)\" x2=\"\(high)\" y2=\"\(y + 6)\" class=\"interval\"/>"
+                        """
+                        <line x1=\"\(low)\" y1=\"\(y + 6)\" x2=\"\(high)\" y2=\"\(y + 6)\" \
+                        class=\"interval\"/>
+                        """
                     )
                 }
             }
@@ -156,17 +184,26 @@ extension InsightsPage {
             for group in split.groups {
                 let proportion = group.conversion(stageIndex)
                 html.raw(
-                    "<td class=\"n\" data-reached=\"\(proportion.successes)\" data-started=\"\(proportion.trials)\">"
+                    """
+                    <td class=\"n\" data-reached=\"\(proportion.successes)\" data-started=\"\
+                    \(proportion.trials)\">
+                    """
                 )
                 .text(
-                    "\(count(proportion.successes)) of \(count(proportion.trials)): \(percent(proportion.rate)) (\(interval(proportion.wilson())))"
+                    """
+                    \(count(proportion.successes)) of \(count(proportion.trials)): \
+                    \(percent(proportion.rate)) (\(interval(proportion.wilson())))
+                    """
                 )
                 .raw("</td>")
             }
             html.raw("</tr>\n")
         }
         html.raw("</tbody>\n</table>\n</div>\n<p class=\"note\">").text(
-            "Each cell: of the journeys that started with that \(split.split), how many reached the stage, and the share with its 95% (Wilson) interval."
+            """
+            Each cell: of the journeys that started with that \(split.split), how many reached the stage, \
+            and the share with its 95% (Wilson) interval.
+            """
         ).raw("</p>\n</section>\n")
     }
 
@@ -190,11 +227,17 @@ extension InsightsPage {
         let effect = percentagePoints(figures.effect)
         if let needed = figures.needed, let baseline = figures.baseline {
             html.raw("<p>").text(
-                "To tell a difference of \(effect) from the control's goal rate of \(percent(baseline)) (power 80%, two-sided 5%), each variant needs \(count(needed)) subjects."
+                """
+                To tell a difference of \(effect) from the control's goal rate of \(percent(baseline)) \
+                (power 80%, two-sided 5%), each variant needs \(count(needed)) subjects.
+                """
             ).raw("</p>\n")
         } else {
             html.raw("<p>").text(
-                "No estimate yet: the control needs subjects and a goal rate that leaves room for a difference of \(effect)."
+                """
+                No estimate yet: the control needs subjects and a goal rate that leaves room for a \
+                difference of \(effect).
+                """
             ).raw("</p>\n")
         }
         html.raw("<table data-chart=\"sample\" id=\"\(id)-table\">\n<caption>").text(title).raw(
@@ -224,7 +267,11 @@ extension InsightsPage {
             ).text(expected).raw("</td></tr>\n")
         }
         html.raw("</tbody>\n</table>\n<p class=\"note\">").text(
-            "n = (1.96·√(2·p̄(1−p̄)) + 0.8416·√(p₁(1−p₁) + p₂(1−p₂)))² / (p₂ − p₁)², p₁ the control's rate, p₂ = p₁ + the difference, p̄ their mean (Fleiss, no continuity correction); the date assumes the last 7 days' pace."
+            """
+            n = (1.96·√(2·p̄(1−p̄)) + 0.8416·√(p₁(1−p₁) + p₂(1−p₂)))² / (p₂ − p₁)², p₁ the control's rate, \
+            p₂ = p₁ + the difference, p̄ their mean (Fleiss, no continuity correction); \
+            the date assumes the last 7 days' pace.
+            """
         ).raw("</p>\n</section>\n")
     }
 

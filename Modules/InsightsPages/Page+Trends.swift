@@ -23,7 +23,10 @@ extension InsightsPage {
         for tick in yTicks {
             let y = Int((10 + 130 * (1 - tick.value / yMax)).rounded())
             html.raw(
-                "<line x1=\"60\" y1=\"\(y)\" x2=\"630\" y2=\"\(y)\" class=\"axis\"/><text x=\"54\" y=\"\(y + 4)\" class=\"value end\">"
+                """
+                <line x1=\"60\" y1=\"\(y)\" x2=\"630\" y2=\"\(y)\" class=\"axis\"/><text x=\"54\" y=\"\
+                \(y + 4)\" class=\"value end\">
+                """
             )
             .text(tick.label).raw("</text>")
         }
@@ -32,7 +35,10 @@ extension InsightsPage {
             // The last label ends at its tick, so it stays inside the chart.
             let anchor = points > 1 && label.index == points - 1 ? "end" : "middle"
             html.raw(
-                "<line x1=\"\(x)\" y1=\"140\" x2=\"\(x)\" y2=\"144\" class=\"axis\"/><text x=\"\(x)\" y=\"158\" class=\"value \(anchor)\">"
+                """
+                <line x1=\"\(x)\" y1=\"140\" x2=\"\(x)\" y2=\"144\" class=\"axis\"/><text x=\"\(x)\" \
+                y=\"158\" class=\"value \(anchor)\">
+                """
             )
             .text(label.label).raw("</text>")
         }
@@ -54,10 +60,17 @@ extension InsightsPage {
             html.raw("<p>No days in this range.</p>\n")
         } else {
             html.raw(
-                "<ul class=\"legend\" aria-label=\"Legend\"><li><svg width=\"28\" height=\"10\" aria-hidden=\"true\"><line x1=\"0\" y1=\"5\" x2=\"28\" y2=\"5\" class=\"started\"/></svg> Started (solid)</li>"
+                """
+                <ul class=\"legend\" aria-label=\"Legend\"><li><svg width=\"28\" height=\"10\" \
+                aria-hidden=\"true\"><line x1=\"0\" y1=\"5\" x2=\"28\" y2=\"5\" class=\"started\"/></svg> \
+                Started (solid)</li>
+                """
             )
             html.raw(
-                "<li><svg width=\"28\" height=\"10\" aria-hidden=\"true\"><line x1=\"0\" y1=\"5\" x2=\"28\" y2=\"5\" class=\"completed\"/></svg> Completed (dashed)</li></ul>\n"
+                """
+                <li><svg width=\"28\" height=\"10\" aria-hidden=\"true\"><line x1=\"0\" y1=\"5\" x2=\"28\" \
+                y2=\"5\" class=\"completed\"/></svg> Completed (dashed)</li></ul>\n
+                """
             )
         }
         html.raw("<div class=\"pair\">\n")
@@ -75,10 +88,16 @@ extension InsightsPage {
                 .joined(separator: " ")
             }
             html.raw(
-                "<svg role=\"img\" aria-labelledby=\"\(id)-svg\" viewBox=\"0 0 640 184\" width=\"640\" height=\"184\">\n"
+                """
+                <svg role=\"img\" aria-labelledby=\"\(id)-svg\" viewBox=\"0 0 640 184\" width=\"640\" \
+                height=\"184\">\n
+                """
             )
             html.raw("<title id=\"\(id)-svg\">").text(
-                "\(trend.title) from \(first) to \(last): started (solid line) and completed (dashed line) per day, at most \(most) (the table beside it has every day)"
+                """
+                \(trend.title) from \(first) to \(last): started (solid line) and completed (dashed line) \
+                per day, at most \(most) (the table beside it has every day)
+                """
             ).raw("</title>\n")
             frame(
                 yTicks: ticks.map { (Double($0), String($0)) }, yMax: Double(most),
@@ -86,13 +105,19 @@ extension InsightsPage {
                 points: trend.days.count,
                 yTitle: "Subjects", xTitle: "Day (UTC), \(first.prefix(4))", into: html)
             html.raw(
-                "<polyline points=\"\(points(\.started))\" class=\"started\"/><polyline points=\"\(points(\.completed))\" class=\"completed\"/>\n</svg>\n"
+                """
+                <polyline points=\"\(points(\.started))\" class=\"started\"/><polyline points=\"\
+                \(points(\.completed))\" class=\"completed\"/>\n</svg>\n
+                """
             )
         }
         html.raw("<table data-chart=\"trend\" id=\"\(id)-table\">\n<caption>").text(trend.title).raw(
             "</caption>\n")
         html.raw(
-            "<thead><tr><th scope=\"col\">Day (UTC)</th><th scope=\"col\">Started</th><th scope=\"col\">Completed</th></tr></thead>\n<tbody>"
+            """
+            <thead><tr><th scope=\"col\">Day (UTC)</th><th scope=\"col\">Started</th><th \
+            scope=\"col\">Completed</th></tr></thead>\n<tbody>
+            """
         )
         for day in trend.days {
             html.raw("<tr><th scope=\"row\">").text(day.day).raw(
@@ -112,15 +137,29 @@ extension InsightsPage {
             return
         }
         html.raw(
-            "<ul class=\"legend\" aria-label=\"Legend\"><li><svg width=\"28\" height=\"10\" aria-hidden=\"true\"><line x1=\"0\" y1=\"5\" x2=\"28\" y2=\"5\" class=\"started\"/></svg> Completion rate</li>"
+            """
+            <ul class=\"legend\" aria-label=\"Legend\"><li><svg width=\"28\" height=\"10\" \
+            aria-hidden=\"true\"><line x1=\"0\" y1=\"5\" x2=\"28\" y2=\"5\" class=\"started\"/></svg> \
+            Completion rate</li>
+            """
         )
         html.raw(
-            "<li><svg width=\"28\" height=\"10\" aria-hidden=\"true\"><rect width=\"28\" height=\"10\" class=\"band\"/></svg> Its 95% interval</li></ul>\n<div class=\"pair\">\n"
+            """
+            <li><svg width=\"28\" height=\"10\" aria-hidden=\"true\"><rect width=\"28\" height=\"10\" \
+            class=\"band\"/></svg> Its 95% interval</li></ul>\n<div class=\"pair\">\n
+            """
         )
         html.raw(
-            "<svg role=\"img\" aria-labelledby=\"\(id)-svg\" viewBox=\"0 0 640 184\" width=\"640\" height=\"184\">\n<title id=\"\(id)-svg\">"
+            """
+            <svg role=\"img\" aria-labelledby=\"\(id)-svg\" viewBox=\"0 0 640 184\" width=\"640\" \
+            height=\"184\">\n<title id=\"\(id)-svg\">
+            """
         ).text(
-            "\(trend.title): the share of the journeys started each \(trend.period) that completed, with its 95% interval, from \(firstStart) to \(lastStart) (the table beside it has every \(trend.period))"
+            """
+            \(trend.title): the share of the journeys started each \(trend.period) that completed, \
+            with its 95% interval, from \(firstStart) to \(lastStart) (the table beside it has every \
+            \(trend.period))
+            """
         ).raw("</title>\n")
         frame(
             yTicks: [0, 0.25, 0.5, 0.75, 1].map { ($0, percent($0)) }, yMax: 1,
@@ -145,7 +184,10 @@ extension InsightsPage {
             ).raw("\" class=\"started\"/>")
             for (index, period) in measured {
                 html.raw(
-                    "<circle cx=\"\(x(index, of: periods.count))\" cy=\"\(y(period.rate.rate ?? 0, max: 1))\" r=\"3\" class=\"point\"><title>"
+                    """
+                    <circle cx=\"\(x(index, of: periods.count))\" cy=\"\(y(period.rate.rate ?? 0, max: 1))\" \
+                    r=\"3\" class=\"point\"><title>
+                    """
                 )
                 .text("\(period.start): \(percent(period.rate.rate)) of \(period.started)").raw(
                     "</title></circle>")
@@ -164,7 +206,10 @@ extension InsightsPage {
             html.raw("<tr><th scope=\"row\">").text(period.start).raw(
                 "</th><td class=\"n\" data-field=\"started\">\(period.started)</td>")
             html.raw(
-                "<td class=\"n\" data-field=\"completed\">\(period.completed)</td><td class=\"n\" data-field=\"rate\">"
+                """
+                <td class=\"n\" data-field=\"completed\">\(period.completed)</td><td class=\"n\" \
+                data-field=\"rate\">
+                """
             ).text(percent(period.rate.rate))
                 .raw("</td><td class=\"n\">").text(interval(period.rate.wilson())).raw("</td></tr>\n")
         }

@@ -151,7 +151,10 @@ public struct InsightsPage: Sendable {
         html.raw("<title>").text(title).raw(" · Onboarding insights</title>\n<style>").raw(HTML.css).raw(
             "</style>\n</head>\n<body>\n")
         html.raw(
-            "<a class=\"skip\" href=\"#main\">Skip to the content</a>\n<header>\n<span class=\"brand\">Onboarding insights</span>\n"
+            """
+            <a class=\"skip\" href=\"#main\">Skip to the content</a>\n<header>\n<span \
+            class=\"brand\">Onboarding insights</span>\n
+            """
         )
         if !navigation.isEmpty {
             html.raw("<nav aria-label=\"Dashboard\">")
@@ -165,7 +168,10 @@ public struct InsightsPage: Sendable {
         }
         if let signOut {
             html.raw(
-                "<form method=\"post\" action=\"/dashboard/sign-out\" class=\"sign-out\"><input type=\"hidden\" name=\"form_token\" value=\""
+                """
+                <form method=\"post\" action=\"/dashboard/sign-out\" class=\"sign-out\"><input \
+                type=\"hidden\" name=\"form_token\" value=\"
+                """
             )
             .text(signOut).raw("\"><button type=\"submit\">Sign out</button></form>\n")
         }
@@ -272,7 +278,10 @@ public struct InsightsPage: Sendable {
                 // A day is typed as every table writes it (YYYY-MM-DD), not in the browser's own format.
                 let type =
                     field.type == "day"
-                    ? "text\" inputmode=\"numeric\" pattern=\"[0-9]{4}-[0-9]{2}-[0-9]{2}\" placeholder=\"YYYY-MM-DD"
+                    ? """
+                    text\" inputmode=\"numeric\" pattern=\"[0-9]{4}-[0-9]{2}-[0-9]{2}\" \
+                    placeholder=\"YYYY-MM-DD
+                    """
                     : field.type
                 html.raw("<input id=\"").text(fieldID)
                     .raw("\" name=\"").text(field.name).raw("\" type=\"").raw(type).raw("\" value=\"").text(
@@ -297,7 +306,10 @@ public struct InsightsPage: Sendable {
         let span = chartWidth - labelWidth - 95
         let height = rows.count * 28 + 8
         html.raw(
-            "<svg role=\"img\" aria-labelledby=\"\(id)-svg\" viewBox=\"0 0 640 \(height)\" width=\"640\" height=\"\(height)\">\n"
+            """
+            <svg role=\"img\" aria-labelledby=\"\(id)-svg\" viewBox=\"0 0 640 \(height)\" width=\"640\" \
+            height=\"\(height)\">\n
+            """
         )
         html.raw("<title id=\"\(id)-svg\">").text(title).raw("</title>\n")
         for (index, row) in rows.enumerated() {
@@ -314,7 +326,9 @@ public struct InsightsPage: Sendable {
                 let low = x + Int((interval.lowerBound / scale * span).rounded())
                 let high = x + Int((interval.upperBound / scale * span).rounded())
                 html.raw(
-                    "<line x1=\"\(low)\" y1=\"\(y + 10)\" x2=\"\(high)\" y2=\"\(y + 10)\" class=\"interval\"/>"
+                    """
+                    <line x1=\"\(low)\" y1=\"\(y + 10)\" x2=\"\(high)\" y2=\"\(y + 10)\" class=\"interval\"/>
+                    """
                 )
                 end = max(end, high)
             }

@@ -195,7 +195,10 @@ public enum OnboardingCLI {
                 let commands = CommandList.scriptableNames.sorted() + CommandList.standaloneNames
                 let suggestion = NameSuggestion.nearest(to: first, in: commands)
                 failure = .usage(
-                    "unknown command '\(first.quotable)'.\(suggestion.map { " Did you mean '\($0)'?" } ?? "") Commands: \(commands.joined(separator: ", ")).",
+                    """
+                    unknown command '\(first.quotable)'.\(suggestion.map { " Did you mean '\($0)'?" } ?? "") \
+                    Commands: \(commands.joined(separator: ", ")).
+                    """,
                     allowed: commands, suggestion: suggestion)
             }
             Output.fail(failure, json: wantsJSON(given))

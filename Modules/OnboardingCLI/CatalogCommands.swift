@@ -18,10 +18,13 @@ struct CatalogCommand: AsyncParsableCommand {
         abstract: "The catalog as one canonical document, its release history, and diffs between versions.",
         discussion: """
             A catalog is one canonical JSON document (sorted members, no incidental order) whose SHA-256 \
-            is its fingerprint. Each version the product shipped is recorded in Apps/<Product>/Onboarding/releases/ \
-            by scripts/record-catalog and compiled into this build. SOURCE is a recorded version (1, 2, ...), \
+            is its fingerprint. Each version the product shipped is recorded in \
+            Apps/<Product>/Onboarding/releases/ \
+            by scripts/record-catalog and compiled into this build. SOURCE is a recorded version (1, 2, \
+            ...), \
             `current` (this build's catalog, the default), `in-use` (the catalog this device runs: a \
-            published one meant for it, else this build's; see Docs/Publishing.md) or the path of a document file.
+            published one meant for it, else this build's; see Docs/Publishing.md) or the path of a document \
+            file.
             """,
         subcommands: [
             CatalogShow.self, CatalogDiffCommand.self, CatalogHistoryCommand.self, CatalogStringsCommand.self,
@@ -36,7 +39,10 @@ struct CatalogShow: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show",
         abstract:
-            "The catalog (default: this build's) as an outline; with --json, its canonical document, byte for byte."
+            """
+            The catalog (default: this build's) as an outline; with --json, its canonical document, \
+            byte for byte.
+            """
     )
     @ParentCommand var parent: CatalogCommand
     @Argument(
@@ -45,7 +51,10 @@ struct CatalogShow: AsyncParsableCommand {
     var source: String?
     @Flag(
         help:
-            "With --json: every recorded version and this build's, oldest first, as one JSON array (what `onboarding-server register` takes)."
+            """
+            With --json: every recorded version and this build's, oldest first, as one JSON array (what \
+            `onboarding-server register` takes).
+            """
     )
     var history = false
 
@@ -103,7 +112,10 @@ extension CatalogShow {
             Output.error("\(catalogs.cli.executable): \(line)")
         }
         var origin =
-            "\(chosen.choice.source.rawValue) version \(chosen.choice.version), in use: \(chosen.choice.reason)"
+            """
+            \(chosen.choice.source.rawValue) version \(chosen.choice.version), in use: \
+            \(chosen.choice.reason)
+            """
         for refused in chosen.choice.refused {
             origin += "; published version \(refused.version) refused: \(refused.reason)"
         }
@@ -116,7 +128,11 @@ struct CatalogDiffCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "diff",
         abstract:
-            "What changed from OLD to NEW (default: this build's catalog): steps added, removed, renamed, reordered, wording, actions, effects, and whether a migration places the users of each removed or renamed step.",
+            """
+            What changed from OLD to NEW (default: this build's catalog): steps added, removed, renamed, \
+            reordered, wording, actions, effects, and whether a migration places the users of each removed \
+            or renamed step.
+            """,
         discussion:
             "Exit status 1 when a step or flow of OLD that is gone in NEW is placed by no declared migration."
     )
@@ -161,7 +177,10 @@ struct CatalogHistoryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "history",
         abstract:
-            "The catalog versions this product recorded when it shipped, with their fingerprints, and where this build stands."
+            """
+            The catalog versions this product recorded when it shipped, with their fingerprints, \
+            and where this build stands.
+            """
     )
     @ParentCommand var parent: CatalogCommand
 
@@ -204,11 +223,17 @@ struct CatalogHistoryCommand: AsyncParsableCommand {
         for (version, document, fingerprint) in releases {
             let steps = document.catalog.flows.map(\.steps.count).reduce(0, +)
             lines.append(
-                "  version \(version)  \(CatalogDocument.short(fingerprint))  \(Check.count(document.catalog.flows.count, "flow")), \(Check.count(steps, "step"))"
+                """
+                  version \(version)  \(CatalogDocument.short(fingerprint))  \
+                \(Check.count(document.catalog.flows.count, "flow")), \(Check.count(steps, "step"))
+                """
             )
         }
         lines.append(
-            "this build: version \(current.catalog.version)  \(CatalogDocument.short(fingerprint))  \(standing)"
+            """
+            this build: version \(current.catalog.version)  \(CatalogDocument.short(fingerprint))  \
+            \(standing)
+            """
         )
         Output.line(lines.joined(separator: "\n"))
     }
@@ -233,7 +258,11 @@ struct CatalogSources {
             guard let document = history.releases[version] else {
                 let recorded = history.versions.map(String.init)
                 throw CLIFailure.usage(
-                    "\(cli.displayName) has no recorded catalog version \(version); recorded: \(recorded.isEmpty ? "none" : recorded.joined(separator: ", ")) (or `current`, or a document file)",
+                    """
+                    \(cli.displayName) has no recorded catalog version \(version); recorded: \
+                    \(recorded.isEmpty ? "none" : recorded.joined(separator: ", ")) (or `current`, \
+                    or a document file)
+                    """,
                     allowed: recorded + ["current"])
             }
             return (document, "release \(version)")
@@ -241,7 +270,10 @@ struct CatalogSources {
         let document = try Self.read(source)
         guard document.catalog.app == product.catalog.app else {
             throw CLIFailure.usage(
-                "\(source) is \(document.catalog.app)'s catalog, not \(product.catalog.app)'s; give one of \(cli.displayName)'s documents, a recorded version or `current`"
+                """
+                \(source) is \(document.catalog.app)'s catalog, not \(product.catalog.app)'s; \
+                give one of \(cli.displayName)'s documents, a recorded version or `current`
+                """
             )
         }
         return (document, source)

@@ -10,18 +10,28 @@ enum CatalogOutline {
         let fingerprint = try document.fingerprint()
         let recorded = releases.contains(catalog.version) ? "recorded" : "not recorded"
         var lines = [
-            "\(catalog.name) (\(catalog.app)) · catalog version \(catalog.version) (\(recorded)) · fingerprint \(CatalogDocument.short(fingerprint)) · \(origin)"
+            """
+            \(catalog.name) (\(catalog.app)) · catalog version \(catalog.version) (\(recorded)) · \
+            fingerprint \(CatalogDocument.short(fingerprint)) · \(origin)
+            """
         ]
         for flow in catalog.flows {
             lines.append("")
             lines.append(
-                "\(flow.id) \"\(flow.name)\" · \(flow.scope.rawValue) · skip: \(flow.skip.rawValue) · interrupted: \(flow.interruption.rawValue) · replay: \(flow.replay.rawValue) · unplaced step: \(flow.unplacedStep.rawValue)"
+                """
+                \(flow.id) \"\(flow.name)\" · \(flow.scope.rawValue) · skip: \(flow.skip.rawValue) · \
+                interrupted: \(flow.interruption.rawValue) · replay: \(flow.replay.rawValue) · unplaced \
+                step: \(flow.unplacedStep.rawValue)
+                """
             )
             for trigger in flow.triggers {
                 let delay = trigger.delay > 0 ? " after \(Render.format(trigger.delay)) s" : ""
                 let when = trigger.when == .always ? "" : " when \(trigger.when.summary)"
                 lines.append(
-                    "  trigger: \(trigger.moment.summary)\(delay)\(when) (while another shows: \(trigger.whileAnotherFlowShows.rawValue))"
+                    """
+                      trigger: \(trigger.moment.summary)\(delay)\(when) (while another shows: \
+                    \(trigger.whileAnotherFlowShows.rawValue))
+                    """
                 )
             }
             if !flow.fields.isEmpty {
@@ -42,7 +52,11 @@ enum CatalogOutline {
                     case .request(let name): kind = "request \(name)"
                     }
                     lines.append(
-                        "       gate \(gate.id): \(kind)\(gate.required ? ", required" : "")\(gate.advancesWhenGranted ? ", advances when granted" : "")\(effects(gate.onGranted, " → "))"
+                        """
+                               gate \(gate.id): \(kind)\(gate.required ? ", required" : "")\
+                        \(gate.advancesWhenGranted ? ", advances when granted" : "")\
+                        \(effects(gate.onGranted, " → "))
+                        """
                     )
                 }
                 if step.includedWhen != .always {
@@ -91,7 +105,10 @@ enum CatalogOutline {
                 }
                 for flow in migration.removedFlows.sorted() { parts.append("flow \(flow) removed") }
                 lines.append(
-                    "  from version \(migration.from): \(parts.isEmpty ? "nothing declared" : parts.joined(separator: "; "))"
+                    """
+                      from version \(migration.from): \
+                    \(parts.isEmpty ? "nothing declared" : parts.joined(separator: "; "))
+                    """
                 )
             }
         }
@@ -101,7 +118,10 @@ enum CatalogOutline {
                 + (vocabulary.effects.isEmpty
                     ? "none"
                     : vocabulary.effects.map { effect in
-                        "\(effect.name)(\(effect.payload.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value.kind.rawValue)\($0.value.required ? "" : "?")" }.joined(separator: ", ")))"
+                        let fields = effect.payload.sorted { $0.key < $1.key }.map { field in
+                            "\(field.key): \(field.value.kind.rawValue)\(field.value.required ? "" : "?")"
+                        }
+                        return "\(effect.name)(\(fields.joined(separator: ", ")))"
                     }.joined(separator: ", "))
                 + "; context "
                 + (vocabulary.context.isEmpty
@@ -117,7 +137,11 @@ enum CatalogOutline {
         _ afterOrigin: String
     ) throws -> String {
         var lines = [
-            "\(after.catalog.name) catalog: version \(before.catalog.version) (\(beforeOrigin), \(CatalogDocument.short(try before.fingerprint()))) → version \(after.catalog.version) (\(afterOrigin), \(CatalogDocument.short(try after.fingerprint())))"
+            """
+            \(after.catalog.name) catalog: version \(before.catalog.version) (\(beforeOrigin), \
+            \(CatalogDocument.short(try before.fingerprint()))) → version \(after.catalog.version) (\
+            \(afterOrigin), \(CatalogDocument.short(try after.fingerprint())))
+            """
         ]
         if diff.isEmpty {
             lines.append("  no changes")
@@ -137,9 +161,14 @@ enum CatalogOutline {
                 ?? ""
             var line = "  \(label(change.kind))\(step): \(change.detail)"
             if let placement = change.placement {
+                let unplaced = after.catalog.flow(change.flow ?? "")?.unplacedStep
+                let wouldThey = unplaced == .goOnAtNext ? "go on at the next step" : "start again"
                 line +=
                     placement == .notPlaced
-                    ? " — users on it: NOT placed by any declared migration (they would \(after.catalog.flow(change.flow ?? "")?.unplacedStep == .goOnAtNext ? "go on at the next step" : "start again") undeclared; declare a CatalogMigration)"
+                    ? """
+                     — users on it: NOT placed by any declared migration (they would \(wouldThey) \
+                    undeclared; declare a CatalogMigration)
+                    """
                     : " — users on it: \(placement.rawValue)"
             }
             lines.append(line)
@@ -148,7 +177,10 @@ enum CatalogOutline {
         lines.append(
             unplaced == 0
                 ? "every removed or renamed step is placed by a declared migration"
-                : "\(unplaced) removed step\(unplaced == 1 ? "" : "s") or flow\(unplaced == 1 ? "" : "s") placed by no declared migration"
+                : """
+                \(unplaced) removed step\(unplaced == 1 ? "" : "s") or flow\(unplaced == 1 ? "" : "s") \
+                placed by no declared migration
+                """
         )
         return lines.joined(separator: "\n")
     }
@@ -166,7 +198,10 @@ enum CatalogOutline {
         case .choice(let options): kind = "one of \(options.joined(separator: "/"))"
         case .integer(let minimum, let maximum, let maximumKey):
             kind =
-                "whole number ≥ \(minimum)\(maximum.map { " ≤ \($0)" } ?? "")\(maximumKey.map { " ≤ \($0)" } ?? "")"
+                """
+                whole number ≥ \(minimum)\(maximum.map { " ≤ \($0)" } ?? "")\
+                \(maximumKey.map { " ≤ \($0)" } ?? "")
+                """
         case .date(let latestKey): kind = "date\(latestKey.map { " ≤ \($0)" } ?? "")"
         }
         var text = "\(field.name) (\(kind)"
@@ -202,7 +237,10 @@ enum CatalogOutline {
         text += " → \(outcome)"
         if !action.preconditions.isEmpty {
             text +=
-                ", needs \(action.preconditions.count) precondition\(action.preconditions.count == 1 ? "" : "s")"
+                """
+                , needs \(action.preconditions.count) precondition\
+                \(action.preconditions.count == 1 ? "" : "s")
+                """
         }
         if action.celebrates { text += ", celebrates" }
         if let haptic = action.haptic { text += ", haptic \(haptic)" }

@@ -16,9 +16,13 @@ struct CatalogStringsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strings",
         abstract:
-            "The catalog's texts by id; with a locale, its texts to translate (table file, XLIFF or String Catalog); --import takes a translated file back.",
+            """
+            The catalog's texts by id; with a locale, its texts to translate (table file, \
+            XLIFF or String Catalog); --import takes a translated file back.
+            """,
         discussion: """
-            Without LOCALE: one line per text, ID and the source text (with --json, an object of texts by id). \
+            Without LOCALE: one line per text, ID and the source text (with --json, \
+            an object of texts by id). \
             With LOCALE: the table file Apps/<Product>/Onboarding/strings/LOCALE.json as it should be now \
             (every translation kept, every missing text with an empty text to fill in), or with \
             --format xliff an XLIFF 2.0 file, with --format xcstrings an Xcode String Catalog (without \
@@ -35,7 +39,10 @@ struct CatalogStringsCommand: AsyncParsableCommand {
     var locale: String?
     @Option(
         help:
-            "The file to write: table (the strings/LOCALE.json file), xliff (XLIFF 2.0) or xcstrings (String Catalog)."
+            """
+            The file to write: table (the strings/LOCALE.json file), xliff (XLIFF 2.0) or xcstrings (String \
+            Catalog).
+            """
     )
     var format: TranslationFile.Format?
     @Option(
@@ -71,7 +78,10 @@ struct CatalogStringsCommand: AsyncParsableCommand {
             case .xcstrings: Output.write(try file(catalog, .xcstrings, catalog.strings.locales))
             case let format?:  // a table or XLIFF
                 throw CLIFailure.usage(
-                    "--format \(format.rawValue) translates into one locale: name it (`catalog strings pt-BR --format \(format.rawValue)`)"
+                    """
+                    --format \(format.rawValue) translates into one locale: name it (`catalog strings pt-BR \
+                    --format \(format.rawValue)`)
+                    """
                 )
             }
             return
@@ -82,7 +92,10 @@ struct CatalogStringsCommand: AsyncParsableCommand {
         }
         guard tag != catalog.strings.source else {
             throw CLIFailure.usage(
-                "\(tag) is the catalog's own language; name a locale to translate into (its texts: `catalog strings`)"
+                """
+                \(tag) is the catalog's own language; name a locale to translate into (its texts: \
+                `catalog strings`)
+                """
             )
         }
         Output.write(try file(catalog, format ?? .table, [catalog.strings.source, tag]))
@@ -122,7 +135,10 @@ struct CatalogStringsCommand: AsyncParsableCommand {
             imported = try TranslationImport(try TranslationFile(text: text), into: catalog)
         } catch {
             throw CLIFailure.translations(
-                "refused \(path == "-" ? "standard input" : path): \(error.problems.joined(separator: "; ")); nothing was written"
+                """
+                refused \(path == "-" ? "standard input" : path): \(error.problems.joined(separator: "; ")); \
+                nothing was written
+                """
             )
         }
         let locales = imported.reports.map(\.locale)
@@ -134,7 +150,10 @@ struct CatalogStringsCommand: AsyncParsableCommand {
         guard let out else {
             guard tables.count == 1, let table = tables.first else {
                 throw CLIFailure.usage(
-                    "the file translates into \(locales.map(\.rawValue).joined(separator: ", ")): give --out DIR to write each table file"
+                    """
+                    the file translates into \(locales.map(\.rawValue).joined(separator: ", ")): \
+                    give --out DIR to write each table file
+                    """
                 )
             }
             for report in imported.reports { Output.error(report.summary) }

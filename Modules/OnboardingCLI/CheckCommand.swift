@@ -17,7 +17,11 @@ struct Check: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check",
         abstract:
-            "Check the catalog: references that name nothing (gates, fields, flows, actions, context keys, effects, payload keys, requests), unreachable steps, dead ends, and its release history (a change without a new version, a step of any shipped version nothing places).",
+            """
+            Check the catalog: references that name nothing (gates, fields, flows, actions, context keys, \
+            effects, payload keys, requests), unreachable steps, dead ends, and its release history (a \
+            change without a new version, a step of any shipped version nothing places).
+            """,
         discussion: """
             With --catalog FILE, check that document as if it were this build's catalog (against this \
             binary's vocabulary and history). With --published FILE (the server's list, as `GET \
@@ -44,7 +48,10 @@ struct Check: AsyncParsableCommand {
     @Option(
         name: .customLong("published"),
         help: ArgumentHelp(
-            "The server's published catalogs (the JSON of GET /v1/apps/APP/catalogs): their versions are history too.",
+            """
+            The server's published catalogs (the JSON of GET /v1/apps/APP/catalogs): \
+            their versions are history too.
+            """,
             valueName: "file"),
         completion: .file(extensions: ["json"]))
     var publishedFile: String?
@@ -107,7 +114,10 @@ struct Check: AsyncParsableCommand {
             var recorded =
                 versions.isEmpty
                 ? "no version recorded"
-                : "recorded \(versions.count == 1 ? "version" : "versions") \(versions.map(String.init).joined(separator: ", "))"
+                : """
+                recorded \(versions.count == 1 ? "version" : "versions") \
+                \(versions.map(String.init).joined(separator: ", "))
+                """
             if let published {
                 recorded +=
                     published.versions.isEmpty
@@ -115,13 +125,19 @@ struct Check: AsyncParsableCommand {
                     : " (published: \(published.versions.map(String.init).joined(separator: ", ")))"
             }
             let version =
-                "catalog version \(catalog.version), fingerprint \(CatalogDocument.short(fingerprint)); \(recorded)"
+                """
+                catalog version \(catalog.version), fingerprint \(CatalogDocument.short(fingerprint)); \
+                \(recorded)
+                """
             let name =
                 catalogFile.map { "\(cli.displayName)'s catalog document \($0)" }
                 ?? "\(cli.displayName)'s catalog"
             if problems.isEmpty {
                 Output.line(
-                    "\(name): no problems (\(Self.count(catalog.flows.count, "flow")), \(Self.count(steps, "step")); \(version))."
+                    """
+                    \(name): no problems (\(Self.count(catalog.flows.count, "flow")), \
+                    \(Self.count(steps, "step")); \(version)).
+                    """
                 )
             } else {
                 Output.line(
@@ -153,7 +169,10 @@ struct Check: AsyncParsableCommand {
                         kind: .vocabularyMismatch, flow: nil, step: nil,
                         path: "vocabulary.effects.\(effect.name)",
                         detail:
-                            "the document sends effect '\(effect.name)', which \(name)'s handler does not declare"
+                            """
+                            the document sends effect '\(effect.name)', which \(name)'s handler does not \
+                            declare
+                            """
                     ))
                 continue
             }
@@ -163,7 +182,10 @@ struct Check: AsyncParsableCommand {
                         kind: .vocabularyMismatch, flow: nil, step: nil,
                         path: "vocabulary.effects.\(effect.name).payload",
                         detail:
-                            "the document's effect '\(effect.name)' takes another payload than \(name)'s handler declares"
+                            """
+                            the document's effect '\(effect.name)' takes another payload than \(name)'s \
+                            handler declares
+                            """
                     ))
             }
         }
@@ -175,8 +197,14 @@ struct Check: AsyncParsableCommand {
                         kind: .vocabularyMismatch, flow: nil, step: nil,
                         path: "vocabulary.context.\(key.name)",
                         detail: declared == nil
-                            ? "the document reads context key '\(key.name)', which \(name)'s handler does not declare"
-                            : "the document reads '\(key.name)' as \(key.kind.rawValue) from \(key.source.rawValue); \(name)'s handler declares it otherwise"
+                            ? """
+                            the document reads context key '\(key.name)', which \(name)'s handler does \
+                            not declare
+                            """
+                            : """
+                            the document reads '\(key.name)' as \(key.kind.rawValue) from \
+                            \(key.source.rawValue); \(name)'s handler declares it otherwise
+                            """
                     ))
             }
         }

@@ -35,7 +35,10 @@ struct RootCommand: AsyncParsableCommand {
         return CommandConfiguration(
             commandName: cli.executable,
             abstract:
-                "\(cli.displayName)'s first run, headless: its \(cli.catalog.flowNoun), step by step, in a terminal.",
+                """
+                \(cli.displayName)'s first run, headless: its \(cli.catalog.flowNoun), step by step, \
+                in a terminal.
+                """,
             discussion: cli.text("root") { ProductHelp.root(cli) },
             version: "\(cli.executable) \(OnboardingVersion.current)",
             subcommands: CommandList.types)
@@ -64,7 +67,10 @@ struct Launch: ScriptableCommand {
     func validate() throws {
         if let appVersion, !AppVersion.isValid(appVersion) {
             throw ValidationError(
-                "--app-version must be \(AppVersion.rule); got '\(appVersion.quotable)' (\(appVersion.count) characters)"
+                """
+                --app-version must be \(AppVersion.rule); got '\(appVersion.quotable)' (\(appVersion.count) \
+                characters)
+                """
             )
         }
     }
@@ -151,7 +157,12 @@ enum SecretArguments {
         for (name, value) in parameters where secrets.contains(name.lowercased()) && !value.isEmpty {
             guard value == "-" else {
                 throw CLIFailure.usage(
-                    "\(name) is a secret: typed on the command line it stays in the shell's history and the process list. Set \(variable(name)) (or \(variable(name))_FILE, a file holding it) and leave it out, or give it the value - and the secret on standard input, or send the line in a session or with play"
+                    """
+                    \(name) is a secret: typed on the command line it stays in the shell's history and the \
+                    process list. Set \(variable(name)) (or \(variable(name))_FILE, \
+                    a file holding it) and leave it out, or give it the value - and the secret on standard \
+                    input, or send the line in a session or with play
+                    """
                 )
             }
             if let value = try fromEnvironment(name) {
@@ -208,7 +219,10 @@ struct Signal: ScriptableCommand {
         CommandConfiguration(
             commandName: "signal",
             abstract:
-                "The app reports a moment that can start \(CLIEnvironment.current.catalog.flowNoun.withArticle).",
+                """
+                The app reports a moment that can start \
+                \(CLIEnvironment.current.catalog.flowNoun.withArticle).
+                """,
             discussion: ProductHelp.listing(
                 "Signals", CLIEnvironment.current.catalog.signals,
                 none: "\(CLIEnvironment.current.displayName) reports no signals."))
@@ -253,7 +267,10 @@ struct Replay: ScriptableCommand {
     @OptionGroup var options: CommonOptions
     @Argument(
         help:
-            "The flow (default: the first replayable\(ProductHelp.suffix(ProductHelp.flowNames(replayable: true)))).",
+            """
+            The flow (default: the first replayable\
+            \(ProductHelp.suffix(ProductHelp.flowNames(replayable: true)))).
+            """,
         completion: .list(ProductHelp.flowNames(replayable: true)))
     var flow: String?
 
@@ -264,7 +281,9 @@ struct Wait: ScriptableCommand {
     static let configuration = CommandConfiguration(
         commandName: "wait",
         abstract:
-            "Let time pass and fire what is due (ONBOARDING_CLOCK=virtual moves a clock kept in the database)."
+            """
+            Let time pass and fire what is due (ONBOARDING_CLOCK=virtual moves a clock kept in the database).
+            """
     )
     @OptionGroup var options: CommonOptions
     /// Read as text, so `wait -1` is a refused number and not an unknown option.
@@ -278,7 +297,10 @@ struct Wait: ScriptableCommand {
             throw ValidationError(
                 values.isEmpty
                     ? "wait needs SECONDS, a number between 0 and one year (31536000)"
-                    : "SECONDS is one number between 0 and one year (31536000); got '\(values.joined(separator: " ").quotable)'"
+                    : """
+                    SECONDS is one number between 0 and one year (31536000); got '\
+                    \(values.joined(separator: " ").quotable)'
+                    """
             )
         }
         guard seconds >= 0, seconds <= 86_400 * 365 else {
@@ -340,7 +362,10 @@ extension Runner {
             }
             let sent = analytics.isEmpty ? "" : " [analytics: \(analytics.joined(separator: ", "))]"
             Output.line(
-                "#\(row.id) \(Render.iso(row.time.timeIntervalSince1970)) \(place.isEmpty ? "-" : place) \(row.event): \(row.outcome)\(sent)"
+                """
+                #\(row.id) \(Render.iso(row.time.timeIntervalSince1970)) \(place.isEmpty ? "-" : place) \
+                \(row.event): \(row.outcome)\(sent)
+                """
             )
         }
     }

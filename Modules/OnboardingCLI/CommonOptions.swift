@@ -11,7 +11,10 @@ import Permissions
 struct CommonOptions: ParsableArguments {
     @Option(
         help:
-            "The SQLite database file (default: $ONBOARDING_DB, else a per-product file in the XDG data directory).",
+            """
+            The SQLite database file (default: $ONBOARDING_DB, else a per-product file in the XDG data \
+            directory).
+            """,
         completion: .file())
     var db: String?
 
@@ -20,7 +23,10 @@ struct CommonOptions: ParsableArguments {
 
     @Flag(
         help:
-            "Print one JSON document instead of text (errors too: {\"error\": {...}}); play and sessions print JSON Lines."
+            """
+            Print one JSON document instead of text (errors too: {\"error\": {...}}); \
+            play and sessions print JSON Lines.
+            """
     )
     var json = false
 
@@ -35,14 +41,20 @@ struct CommonOptions: ParsableArguments {
     @Option(
         name: .customLong("answer"),
         help: ArgumentHelp(
-            "What the user (or a service) answers when asked, NAME=STATUS. Repeatable. Default: granted. \(Self.answerHelp)",
+            """
+            What the user (or a service) answers when asked, NAME=STATUS. Repeatable. Default: granted. \
+            \(Self.answerHelp)
+            """,
             valueName: "name=status"),
         completion: .list(Self.pairs(statuses: PermissionStatus.allCases.map(\.rawValue), gates: true)))
     var answers: [String] = []
 
     @Flag(
         help:
-            "The device has no network: connection attempts fail, and what the account server would get waits in the outbox."
+            """
+            The device has no network: connection attempts fail, and what the account server would get waits \
+            in the outbox.
+            """
     )
     var offline = false
 
@@ -59,13 +71,21 @@ struct CommonOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "The language of the cards, as a tag such as pt-BR (default: $LC_ALL, $LC_MESSAGES or $LANG). A locale without texts falls back: pt-BR, then pt, then the catalog's source locale. \(Self.localeHelp)",
+            """
+            The language of the cards, as a tag such as pt-BR (default: $LC_ALL, $LC_MESSAGES or $LANG). \
+            A locale without texts falls back: pt-BR, then pt, then the catalog's source locale. \
+            \(Self.localeHelp)
+            """,
             valueName: "tag"))
     var locale: String?
 
     @Option(
         help: ArgumentHelp(
-            "Whether analytics facts may leave the device, on or off (kept in the file from this command on; default on). Off: syncing sends only what the account's records and budget need (Docs/Privacy.md).",
+            """
+            Whether analytics facts may leave the device, on or off (kept in the file from this command on; \
+            default on). Off: syncing sends only what the account's records and budget need \
+            (Docs/Privacy.md).
+            """,
             valueName: "on|off"))
     var analytics: String?
 

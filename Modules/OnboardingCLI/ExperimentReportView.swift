@@ -20,7 +20,10 @@ enum ExperimentReportView {
         for report in reports {
             Output.line("")
             Output.line(
-                "\(report.flow) experiment \(report.experiment) · goal: \(report.goal ?? "unknown") · control: \(report.control ?? "unknown")"
+                """
+                \(report.flow) experiment \(report.experiment) · goal: \(report.goal ?? "unknown") · \
+                control: \(report.control ?? "unknown")
+                """
             )
             Output.line(
                 "  " + "variant".padded(to: 14) + "assigned".leftPadded(9) + "exposed".leftPadded(9)
@@ -35,7 +38,10 @@ enum ExperimentReportView {
                 } else if let difference = arm.difference {
                     let p = arm.alwaysValidPValue.map { ", p \(ExperimentReport.pText($0))" } ?? ""
                     versus =
-                        "\(points(difference)) (\(pointsRange(arm.alwaysValidInterval))\(p); \(pointsRange(arm.differenceInterval)))"
+                        """
+                        \(points(difference)) (\(pointsRange(arm.alwaysValidInterval))\(p); \
+                        \(pointsRange(arm.differenceInterval)))
+                        """
                         + (arm.verdict.map { " " + $0.rawValue } ?? "")
                 } else {
                     versus = "-"
@@ -53,7 +59,10 @@ enum ExperimentReportView {
             }
             Output.line("  → \(report.conclusion)")
             Output.line(
-                "  (the always-valid interval holds at every look and decides; the fixed-horizon one only when read once, at the planned sample size)"
+                """
+                  (the always-valid interval holds at every look and decides; the fixed-horizon one only \
+                when read once, at the planned sample size)
+                """
             )
         }
     }

@@ -13,7 +13,10 @@ struct Explain: ScriptableCommand {
     static let configuration = CommandConfiguration(
         commandName: "explain",
         abstract:
-            "Why each flow (or FLOW) will or will not show for this user now: each trigger and condition with its value."
+            """
+            Why each flow (or FLOW) will or will not show for this user now: each trigger and condition with \
+            its value.
+            """
     )
     @OptionGroup var options: CommonOptions
     @Argument(

@@ -15,7 +15,10 @@ struct Graph: AsyncParsableCommand {
         abstract:
             "Each flow (or --flow F) as a diagram generated from its definition: Mermaid or Graphviz DOT.",
         discussion:
-            "With --json: {\"format\": ..., \"flows\": [{\"flow\": ..., \"diagram\": TEXT}]}, one diagram per flow."
+            """
+            With --json: {\"format\": ..., \"flows\": [{\"flow\": ..., \"diagram\": TEXT}]}, \
+            one diagram per flow.
+            """
     )
     @Option(
         help: "One flow\(ProductHelp.suffix(ProductHelp.flowNames(replayable: false))).",
@@ -31,7 +34,10 @@ struct Graph: AsyncParsableCommand {
         let catalog = CLIEnvironment.current.catalog
         guard let format = FlowDiagram.Format(rawValue: format) else {
             throw CLIFailure.usage(
-                "--format is \(FlowDiagram.Format.allNames.joined(separator: " or ")); got '\(format.quotable)'",
+                """
+                --format is \(FlowDiagram.Format.allNames.joined(separator: " or ")); \
+                got '\(format.quotable)'
+                """,
                 allowed: FlowDiagram.Format.allNames,
                 suggestion: NameSuggestion.nearest(to: format, in: FlowDiagram.Format.allNames))
         }
@@ -70,7 +76,10 @@ func unknownFlow(_ name: String, in catalog: TourCatalog) -> CLIFailure {
     return CLIFailure(
         code: TourRefusal.Code.unknownFlow.rawValue,
         message:
-            "unknown \(catalog.flowNoun) '\(name.quotable)'.\(suggestion.map { " Did you mean '\($0)'?" } ?? "") Flows: \(names.joined(separator: ", ")).",
+            """
+            unknown \(catalog.flowNoun) '\(name.quotable)'.\
+            \(suggestion.map { " Did you mean '\($0)'?" } ?? "") Flows: \(names.joined(separator: ", ")).
+            """,
         allowed: names, suggestion: suggestion, exitCode: CLIFailure.refusedStatus)
 }
 

@@ -41,7 +41,10 @@ enum NextMoves {
         if let first = waiting.first, let trigger = first.triggers.first {
             let condition = Explain.failing(trigger.condition)
             return
-                "Next: `\(trigger.moment)` starts \(named(first)) when this holds: \(condition). `explain` says more."
+                """
+                Next: `\(trigger.moment)` starts \(named(first)) when this holds: \(condition). \
+                `explain` says more.
+                """
         }
         if let replayable = explanations.first(where: { explanation in
             catalog.replayableFlows.contains(explanation.flow)

@@ -20,9 +20,18 @@ enum ProductHelp {
         let noun = catalog.flowNoun
         let flows = catalog.flows.map { "\($0.id) (\($0.name))" }
         var lines = [
-            "With no subcommand: an interactive session. The app launches, the card showing is printed, and each line "
-                + "you type is an action (`next`, ...) or a command (`show`, `wait 1.5`, `status`, `help`, `quit`). "
-                + "When standard input is not a terminal it reads one command per line and exits 1 if any line was "
+            """
+            With no subcommand: an interactive session. The app launches, the card showing is printed, \
+            and each line 
+            """
+                + """
+                you type is an action (`next`, ...) or a command (`show`, `wait 1.5`, `status`, `help`, \
+                `quit`). 
+                """
+                    + """
+                    When standard input is not a terminal it reads one command per line and exits 1 if any \
+                    line was 
+                    """
                 + "refused (`play` stops at the first refused line instead).",
             "",
             "\(cli.displayName)'s \(flows.count == 1 ? noun : noun + "s"): \(flows.joined(separator: ", ")).",
@@ -41,10 +50,19 @@ enum ProductHelp {
         }
         lines += [
             "",
-            "Environment: ONBOARDING_DB (the database file), ONBOARDING_CLOCK=wall|virtual (virtual: a clock kept "
+            """
+            Environment: ONBOARDING_DB (the database file), ONBOARDING_CLOCK=wall|virtual (virtual: \
+            a clock kept 
+            """
                 + "in the database that only `wait` moves).",
-            "Exit status: 0 done; 1 refused; 2 usage (the command line or environment); 3 database; 130 interrupted.",
-            "With --json every command prints one JSON document, errors as {\"error\": {\"code\", \"message\", "
+            """
+            Exit status: 0 done; 1 refused; 2 usage (the command line or environment); 3 database; \
+            130 interrupted.
+            """,
+            """
+            With --json every command prints one JSON document, errors as {\"error\": {\"code\", \
+            \"message\", 
+            """
                 + "\"allowed\", ...}}; play and sessions print JSON Lines.",
             "Completions: \(cli.executable) --generate-completion-script bash|zsh|fish.",
         ]

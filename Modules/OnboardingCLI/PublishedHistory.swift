@@ -28,7 +28,10 @@ extension CatalogSources {
     func published(_ path: String) throws -> PublishedHistory {
         let app = product.catalog.app
         let allowed =
-            "the JSON the server answers to GET /v1/apps/\(app)/catalogs (an object with `app` and `publications`)"
+            """
+            the JSON the server answers to GET /v1/apps/\(app)/catalogs (an object with `app` and \
+            `publications`)
+            """
         switch DeviceStore.kind(of: path) {
         case _ where path.isEmpty: throw CLIFailure.usage("--published needs a file: \(allowed)")
         case .missing:

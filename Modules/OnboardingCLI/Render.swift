@@ -51,7 +51,10 @@ enum Render {
         line += ": " + choice.reason
         for refused in choice.refused {
             line +=
-                "\n  published version \(refused.version) refused: \(refused.reason); runs \(choice.summary) instead"
+                """
+                \n  published version \(refused.version) refused: \(refused.reason); \
+                runs \(choice.summary) instead
+                """
         }
         return line
     }
@@ -107,7 +110,10 @@ enum Render {
         }
         if sync.setAside > 0 {
             lines.append(
-                "  \(sync.setAside) journal row\(sync.setAside == 1 ? "" : "s") set aside, refused by the server"
+                """
+                  \(sync.setAside) journal row\(sync.setAside == 1 ? "" : "s") set aside, \
+                refused by the server
+                """
                     + (sync.lastSetAsideReason.map { " (latest: \($0))" } ?? "")
                     + "; sync --retry-set-aside sends them again")
         }
@@ -117,7 +123,10 @@ enum Render {
 
     static func status(_ snapshot: TourSnapshot, product: TourCatalog, database: String) -> String {
         var lines = [
-            "\(product.name) · user \(snapshot.user) · app version \(snapshot.appVersion ?? "-") · \(iso(snapshot.now))",
+            """
+            \(product.name) · user \(snapshot.user) · app version \(snapshot.appVersion ?? "-") · \
+            \(iso(snapshot.now))
+            """,
             "database: \(database)",
         ]
         let width = snapshot.flows.map(\.id.rawValue.count).max() ?? 0

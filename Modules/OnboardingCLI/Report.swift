@@ -15,19 +15,29 @@ struct Report: ScriptableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
         abstract:
-            "Per flow, across users, from the journal: started, completed, skipped, drop-off and median time per step."
+            """
+            Per flow, across users, from the journal: started, completed, skipped, drop-off and median time \
+            per step.
+            """
     )
     @OptionGroup var options: CommonOptions
     @Option(help: "Count only runs started on or after this day, YYYY-MM-DD (UTC).") var since: String?
     @Option(
         help:
-            "flow (the funnel of each flow, the default), variant (each experiment's variants against its control) or accessibility (each flow's funnel per the accessibility settings its runs started with)."
+            """
+            flow (the funnel of each flow, the default), variant (each experiment's variants against its \
+            control) or accessibility (each flow's funnel per the accessibility settings its runs started \
+            with).
+            """
     )
     var by: String = "flow"
     @Option(
         name: .customLong("html"),
         help:
-            "Write the report as one self-contained HTML page to FILE: charts, each with the table of its numbers; no script, nothing loaded from a network."
+            """
+            Write the report as one self-contained HTML page to FILE: charts, each with the table of its \
+            numbers; no script, nothing loaded from a network.
+            """
     )
     var htmlFile: String?
 
@@ -54,12 +64,18 @@ struct Report: ScriptableCommand {
         }
         if by == "accessibility", htmlFile != nil {
             throw ValidationError(
-                "--html draws the funnel (--by flow) or the experiments (--by variant); --by accessibility is text or --json"
+                """
+                --html draws the funnel (--by flow) or the experiments (--by variant); \
+                --by accessibility is text or --json
+                """
             )
         }
         if by == "variant", since != nil {
             throw ValidationError(
-                "--since applies to the funnel; --by variant counts every subject an experiment assigned, so it takes no --since"
+                """
+                --since applies to the funnel; --by variant counts every subject an experiment assigned, \
+                so it takes no --since
+                """
             )
         }
     }
@@ -109,7 +125,10 @@ struct Report: ScriptableCommand {
             return
         }
         Output.line(
-            "\(runner.cli.displayName) · funnel from \(rows.count) journal rows of \(users) users\(since.map { " · runs since \($0)" } ?? "")"
+            """
+            \(runner.cli.displayName) · funnel from \(rows.count) journal rows of \(users) users\
+            \(since.map { " · runs since \($0)" } ?? "")
+            """
         )
         show(funnels, runner: runner)
     }
@@ -139,7 +158,10 @@ struct Report: ScriptableCommand {
             return
         }
         Output.line(
-            "\(runner.cli.displayName) · funnel by accessibility settings from \(rows.count) journal rows\(since.map { " · runs since \($0)" } ?? "")"
+            """
+            \(runner.cli.displayName) · funnel by accessibility settings from \(rows.count) journal rows\
+            \(since.map { " · runs since \($0)" } ?? "")
+            """
         )
         if groups.isEmpty { Output.line("No run has started yet.") }
         for group in groups {
@@ -152,8 +174,14 @@ struct Report: ScriptableCommand {
     func show(_ funnels: [FlowFunnel], runner: Runner) {
         for funnel in funnels {
             Output.line(
-                "\(funnel.flow) (\(funnel.name)): started \(funnel.started), completed \(funnel.completed)\(Self.percent(funnel.completionRate)), "
-                    + "skipped \(funnel.skipped)\(Self.percent(funnel.skipRate)), in progress \(funnel.inProgress)"
+                """
+                \(funnel.flow) (\(funnel.name)): started \(funnel.started), completed \(funnel.completed)\
+                \(Self.percent(funnel.completionRate)), 
+                """
+                    + """
+                    skipped \(funnel.skipped)\(Self.percent(funnel.skipRate)), in progress \
+                    \(funnel.inProgress)
+                    """
                     + (funnel.deferredByBudget.map { ", deferred by the display budget \($0)" } ?? "")
             )
             guard funnel.started > 0 else { continue }
@@ -238,13 +266,19 @@ struct Report: ScriptableCommand {
         let page = InsightsPage(
             title: "\(runner.cli.displayName) onboarding report", subtitle: subtitle, sections: sections,
             footer:
-                "\(runner.cli.executable) \(OnboardingVersion.current) · written \(ISOTime.string(secondsSince1970: Date().timeIntervalSince1970))"
+                """
+                \(runner.cli.executable) \(OnboardingVersion.current) · written \
+                \(ISOTime.string(secondsSince1970: Date().timeIntervalSince1970))
+                """
         )
         do {
             try Data(page.render().utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
             throw CLIFailure.usage(
-                "--html could not write '\(path.quotable)' (\(Self.writeFailure(error))); give a FILE in a folder you can write to"
+                """
+                --html could not write '\(path.quotable)' (\(Self.writeFailure(error))); \
+                give a FILE in a folder you can write to
+                """
             )
         }
         Output.line(

@@ -77,7 +77,10 @@ struct RunOptions: Equatable {
         if let locale {
             guard let tag = LocaleTag(locale) else {
                 throw ValidationError(
-                    "--locale takes a language tag such as en, pt or pt-BR; got '\(locale.quotable)'. \(Self.localeHelp)"
+                    """
+                    --locale takes a language tag such as en, pt or pt-BR; got '\(locale.quotable)'. \
+                    \(Self.localeHelp)
+                    """
                 )
             }
             return (tag, true)
@@ -129,9 +132,16 @@ struct RunOptions: Equatable {
             let records =
                 accountFlows.isEmpty
                 ? "\(product.displayName) has no flow whose record is the account's"
-                : "the account's records of \(accountFlows.joined(separator: ", ")) follow the user across devices"
+                : """
+                the account's records of \(accountFlows.joined(separator: ", ")) follow the user across \
+                devices
+                """
             return
-                "The account server (default: $ONBOARDING_SERVER; the account's token comes from $ONBOARDING_TOKEN): the journal is pushed for the server's reports, the display budget is shared with the account's other devices, and \(records)."
+                """
+                The account server (default: $ONBOARDING_SERVER; the account's token comes from \
+                $ONBOARDING_TOKEN): the journal is pushed for the server's reports, \
+                the display budget is shared with the account's other devices, and \(records).
+                """
         }
     }
 
@@ -176,7 +186,10 @@ struct RunOptions: Equatable {
         let names = catalog.permissions.map(\.rawValue)
         return names.isEmpty
             ? "\(CLIEnvironment.current.displayName) asks for no permissions."
-            : "NAME: \(names.joined(separator: ", ")); STATUS: \(PermissionStatus.allCases.map(\.rawValue).joined(separator: ", "))."
+            : """
+            NAME: \(names.joined(separator: ", ")); STATUS: \
+            \(PermissionStatus.allCases.map(\.rawValue).joined(separator: ", ")).
+            """
     }
 
     static var answerHelp: String {
@@ -211,7 +224,10 @@ struct RunOptions: Equatable {
             let value = String(pair.dropFirst(Self.name(of: pair).count + 1))
             guard let status = GateStatus(rawValue: value), Self.requestStatuses.contains(status) else {
                 throw ValidationError(
-                    "--answer \(Self.name(of: pair)) takes one of \(Self.requestStatuses.map(\.rawValue).joined(separator: ", ")); got '\(value.quotable)'"
+                    """
+                    --answer \(Self.name(of: pair)) takes one of \
+                    \(Self.requestStatuses.map(\.rawValue).joined(separator: ", ")); got '\(value.quotable)'
+                    """
                 )
             }
             requests[Self.name(of: pair)] = status
@@ -244,7 +260,10 @@ struct RunOptions: Equatable {
         let product = CLIEnvironment.current
         guard token != nil || product.enrollmentKey != nil else {
             throw CLIFailure.usage(
-                "syncing with \(text) needs the account's token in ONBOARDING_TOKEN (onboarding-server token --app \(product.catalog.app) --account \(user) mints one)"
+                """
+                syncing with \(text) needs the account's token in ONBOARDING_TOKEN (onboarding-server token \
+                --app \(product.catalog.app) --account \(user) mints one)
+                """
             )
         }
         if try isOffline() { return NoNetwork(asInstall: token == nil) }
@@ -343,7 +362,10 @@ struct RunOptions: Equatable {
         guard let kind = Environment.value("ONBOARDING_DEVICE_KIND"), !kind.isEmpty else { return nil }
         guard StartContext.isDeviceKind(kind) else {
             throw CLIFailure.usage(
-                "ONBOARDING_DEVICE_KIND is a lowercase word of 1 to \(StartContext.maximumLength) letters (phone, tablet, mac); got '\(kind.quotable)'"
+                """
+                ONBOARDING_DEVICE_KIND is a lowercase word of 1 to \(StartContext.maximumLength) letters \
+                (phone, tablet, mac); got '\(kind.quotable)'
+                """
             )
         }
         return kind
@@ -363,12 +385,19 @@ struct RunOptions: Equatable {
             guard let name = parts.first, known.contains(PermissionName(rawValue: name)) else {
                 throw ValidationError(
                     names.isEmpty
-                        ? "\(option): \(CLIEnvironment.current.displayName) asks for no permissions; got '\(pair.quotable)'"
+                        ? """
+                        \(option): \(CLIEnvironment.current.displayName) asks for no permissions; \
+                        got '\(pair.quotable)'
+                        """
                         : "\(option) NAME is one of \(names.joined(separator: ", ")); got '\(pair.quotable)'")
             }
             guard parts.count == 2, let status = PermissionStatus(rawValue: parts[1]) else {
                 throw ValidationError(
-                    "\(option) takes NAME=STATUS with STATUS one of \(PermissionStatus.allCases.map(\.rawValue).joined(separator: ", ")); got '\(pair.quotable)'"
+                    """
+                    \(option) takes NAME=STATUS with STATUS one of \
+                    \(PermissionStatus.allCases.map(\.rawValue).joined(separator: ", ")); \
+                    got '\(pair.quotable)'
+                    """
                 )
             }
             map[PermissionName(rawValue: name)] = status

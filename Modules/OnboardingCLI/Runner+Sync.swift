@@ -13,7 +13,10 @@ extension Runner {
     func sync(retrySetAside: Bool = false) async throws {
         guard syncs else {
             throw CLIFailure.usage(
-                "sync needs an account server: --server URL or ONBOARDING_SERVER (with the account's token in ONBOARDING_TOKEN, or as the install when the app enrolls installs)"
+                """
+                sync needs an account server: --server URL or ONBOARDING_SERVER (with the account's token in \
+                ONBOARDING_TOKEN, or as the install when the app enrolls installs)
+                """
             )
         }
         if retrySetAside {
@@ -34,7 +37,11 @@ extension Runner {
         // Each row set aside now is said once, with the server's reason, on standard error.
         for row in pushed.setAside {
             Output.error(
-                "\(cli.executable): journal row \(row.journalID) (\(row.event)) set aside: the server refused it (\(row.status)): \(row.reason); the rows after it went on (sync --retry-set-aside sends it again)"
+                """
+                \(cli.executable): journal row \(row.journalID) (\(row.event)) set aside: \
+                the server refused it (\(row.status)): \(row.reason); the rows after it went on (sync \
+                --retry-set-aside sends it again)
+                """
             )
         }
         if !json {

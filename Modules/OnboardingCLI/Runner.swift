@@ -118,7 +118,10 @@ final class Runner: @unchecked Sendable {
                 requested.locale.language != strings.source.language
             {
                 Output.error(
-                    "\(cli.executable): no \(requested.locale) texts; showing \(strings.source) (texts: \(strings.locales.map(\.rawValue).joined(separator: ", ")))"
+                    """
+                    \(cli.executable): no \(requested.locale) texts; showing \(strings.source) (texts: \
+                    \(strings.locales.map(\.rawValue).joined(separator: ", ")))
+                    """
                 )
             }
         }

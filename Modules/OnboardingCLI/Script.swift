@@ -19,9 +19,15 @@ struct Play: AsyncParsableCommand {
         commandName: "play",
         abstract: "Run a script of commands (without the app name), one per line, # for comments.",
         discussion:
-            "Reads standard input when no FILE is given. Stops at the first refused line, names its number and exits 1 "
-            + "(a piped interactive session goes on and exits 1 at the end instead). With --json: JSON Lines, one "
-            + "document per command, the refused line's as {\"error\": {...}}."
+            """
+            Reads standard input when no FILE is given. Stops at the first refused line, \
+            names its number and exits 1 
+            """
+                + """
+                (a piped interactive session goes on and exits 1 at the end instead). With --json: \
+                JSON Lines, one 
+                """
+                + "document per command, the refused line's as {\"error\": {...}}."
     )
     @OptionGroup var options: CommonOptions
     @Argument(help: "The script file.", completion: .file()) var file: String?
@@ -103,8 +109,14 @@ enum ScriptLine {
         guard given.isEmpty else {
             let running = session.given.isEmpty ? "its defaults" : session.given.joined(separator: " ")
             throw CLIFailure.usage(
-                "options go on the command line that starts the session, not on a line: got \(given.joined(separator: " ")); "
-                    + "this session runs with \(running). Write the line without them, or start another run with the options."
+                """
+                options go on the command line that starts the session, not on a line: \
+                got \(given.joined(separator: " ")); 
+                """
+                    + """
+                    this session runs with \(running). Write the line without them, \
+                    or start another run with the options.
+                    """
             )
         }
         return parsed
@@ -117,7 +129,10 @@ enum ScriptLine {
         if first == "help" || first == "?" { return .help }
         if CommandList.standaloneNames.contains(first) {
             throw CLIFailure.usage(
-                "\(first) cannot run inside a script or session (it runs only alone); lines start with: \(commandNames.sorted().joined(separator: ", "))"
+                """
+                \(first) cannot run inside a script or session (it runs only alone); lines start with: \
+                \(commandNames.sorted().joined(separator: ", "))
+                """
             )
         }
         if !commandNames.contains(first) { words.insert("do", at: 0) }
@@ -125,7 +140,10 @@ enum ScriptLine {
         let parsed = try RootCommand.parseAsRoot(words)
         guard let command = parsed as? any ScriptableCommand else {
             throw CLIFailure.usage(
-                "'\(first.quotable)' is not a command here; commands: \(commandNames.sorted().joined(separator: ", "))"
+                """
+                '\(first.quotable)' is not a command here; commands: \
+                \(commandNames.sorted().joined(separator: ", "))
+                """
             )
         }
         return .command(command)
@@ -224,7 +242,9 @@ struct Interactive {
         let terminal = isatty(STDIN_FILENO) == 1
         let reader: LineReader? = terminal ? LineReader(prompt: "> ") : nil
         let welcome =
-            "\(runner.cli.displayName) \(runner.product.catalog.flowNoun) · user \(runner.session.key.user) · "
+            """
+            \(runner.cli.displayName) \(runner.product.catalog.flowNoun) · user \(runner.session.key.user) · 
+            """
             + "database \(runner.displayPath) · type help or quit"
         // On a terminal the welcome is part of the conversation; a pipe keeps standard output for
         // the answers (JSON Lines under --json), so it goes to standard error there.

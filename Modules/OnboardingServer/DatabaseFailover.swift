@@ -52,7 +52,10 @@ public enum DatabaseFailover {
                 }
             if !accepted {
                 logger.info(
-                    "a database host is not taken: the URL asks for \(url.targetSessionAttributes) and it is \(recovering ? "a standby (in recovery)" : readOnly ? "read-only" : "a primary")",
+                    """
+                    a database host is not taken: the URL asks for \(url.targetSessionAttributes) and it is \
+                    \(recovering ? "a standby (in recovery)" : readOnly ? "read-only" : "a primary")
+                    """,
                     metadata: ["host": "\(url.host):\(url.port)"])
             }
             return accepted
@@ -97,7 +100,10 @@ struct DatabaseWatch: Service {
                 misses += 1
                 if misses == 1 {
                     logger.warning(
-                        "the database in use does not answer as the URL asks; another host of the URL is looked for after a second miss",
+                        """
+                        the database in use does not answer as the URL asks; another host of the URL is \
+                        looked for after a second miss
+                        """,
                         metadata: ["host": "\(url.host):\(url.port)"])
                 }
                 guard misses >= 2, let other = await DatabaseFailover.pick(url, logger: logger),

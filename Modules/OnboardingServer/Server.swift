@@ -77,12 +77,18 @@ public enum OnboardingServer {
                     throw error
                 case .stuck(.moved(let endpoint), let stuck):
                     logger.error(
-                        "the services did not stop within \(stopLimit) of the database's move: left to end by themselves; the database moved: starting again on it",
+                        """
+                        the services did not stop within \(stopLimit) of the database's move: \
+                        left to end by themselves; the database moved: starting again on it
+                        """,
                         metadata: ["to": "\(endpoint)", "still_running": "\(stuck.joined(separator: ", "))"])
                     continue
                 case .stuck(.shutdown, let stuck):
                     logger.critical(
-                        "the services did not stop within \(stopLimit) of the shutdown: the process ends without them",
+                        """
+                        the services did not stop within \(stopLimit) of the shutdown: \
+                        the process ends without them
+                        """,
                         metadata: ["still_running": "\(stuck.joined(separator: ", "))"])
                     throw ServicesDidNotStop(running: stuck)
                 }
@@ -287,7 +293,10 @@ public enum OnboardingServer {
                 RolloutGuard(
                     configuration: try configuration.database.connectionConfiguration(
                         role:
-                            "onboarding-server rollout guard (pid \(ProcessInfo.processInfo.processIdentifier))"
+                            """
+                            onboarding-server rollout guard (pid \(ProcessInfo.processInfo.processIdentifier)\
+                            )
+                            """
                     ),
                     interval: configuration.rolloutGuardInterval, ready: ready, logger: logger)
             ))

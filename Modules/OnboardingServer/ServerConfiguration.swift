@@ -151,7 +151,10 @@ public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
                         let port = parts.count == 2 ? Int(parts[1]) : 5432, (1...65535).contains(port)
                     else {
                         throw ServerConfigurationError(
-                            "a database URL with several hosts lists them as HOST:PORT,HOST:PORT (postgres://USER@HOST1:PORT1,HOST2:PORT2/DATABASE)"
+                            """
+                            a database URL with several hosts lists them as HOST:PORT,HOST:PORT \
+                            (postgres://USER@HOST1:PORT1,HOST2:PORT2/DATABASE)
+                            """
                         )
                     }
                     endpoints.append(Endpoint(host: host, port: port))

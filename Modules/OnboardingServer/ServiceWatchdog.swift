@@ -139,6 +139,9 @@ private struct StopSentinel: Service, CustomStringConvertible {
 public struct ServicesDidNotStop: Error, CustomStringConvertible {
     public var running: [String]
     public var description: String {
-        "the server's services did not stop within \(OnboardingServer.stopLimit) of the shutdown (still running: \(running.joined(separator: ", ")))"
+        """
+        the server's services did not stop within \(OnboardingServer.stopLimit) of the shutdown (still \
+        running: \(running.joined(separator: ", ")))
+        """
     }
 }

@@ -33,7 +33,10 @@ func report(_ outcome: CatalogStore.Outcome, _ verb: String) throws {
     switch outcome {
     case .stored(let entry):
         print(
-            "\(entry.app) catalog version \(entry.version) \(verb) (fingerprint \(CatalogDocument.short(entry.fingerprint))"
+            """
+            \(entry.app) catalog version \(entry.version) \(verb) (fingerprint \
+            \(CatalogDocument.short(entry.fingerprint))
+            """
                 + (entry.source == .published ? ", rollout \(entry.rollout)%)" : ")"))
     case .refused(let problems):
         refused(problems)
@@ -42,7 +45,10 @@ func report(_ outcome: CatalogStore.Outcome, _ verb: String) throws {
 
 func refused(_ problems: [String]) -> Never {
     note(
-        "onboarding-server: the document is refused, nothing changed (\(problems.count) problem\(problems.count == 1 ? "" : "s")):"
+        """
+        onboarding-server: the document is refused, nothing changed (\(problems.count) problem\
+        \(problems.count == 1 ? "" : "s")):
+        """
     )
     for problem in problems { note("  - \(problem)") }
     Foundation.exit(1)
@@ -54,7 +60,10 @@ func refused(_ problems: [String]) -> Never {
 struct CatalogTarget: ParsableArguments {
     @Option(
         help: ArgumentHelp(
-            "Act through this server's API (https://HOST) as a person: their credential in $ONBOARDING_CREDENTIAL or $ONBOARDING_CREDENTIAL_FILE.",
+            """
+            Act through this server's API (https://HOST) as a person: their credential in \
+            $ONBOARDING_CREDENTIAL or $ONBOARDING_CREDENTIAL_FILE.
+            """,
             discussion: "Without it, the database of DATABASE_URL is written directly, as an operator."))
     var server: String?
     @OptionGroup var database: DatabaseOptions
@@ -92,7 +101,10 @@ struct CatalogTarget: ParsableArguments {
                     value.objectValue?["error"]?.objectValue?["message"]?.stringValue
                     ?? "status \(response.status.code)"
                 note(
-                    "onboarding-server: \(api.0.host ?? "the server") refused (\(response.status.code)): \(message)"
+                    """
+                    onboarding-server: \(api.0.host ?? "the server") refused (\(response.status.code)): \
+                    \(message)
+                    """
                 )
                 Foundation.exit(1)
             }
@@ -109,7 +121,10 @@ struct Register: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "register",
         abstract:
-            "Register the catalogs compiled into a binary of an app (`APP catalog --history --json`, or one `APP catalog --json`).",
+            """
+            Register the catalogs compiled into a binary of an app (`APP catalog --history --json`, \
+            or one `APP catalog --json`).
+            """,
         discussion: """
             Each FILE is one catalog document or a history (a JSON array of documents, every version the \
             binary compiled in). All of them are registered oldest first; a version registered already with \
@@ -153,7 +168,10 @@ struct Register: AsyncParsableCommand {
         for (index, outcome) in outcomes.enumerated() {
             if case .refused = outcome, index > 0 {
                 note(
-                    "onboarding-server: version \(documents[index].version) of \(files.joined(separator: " ")) is refused; the versions before it stay registered"
+                    """
+                    onboarding-server: version \(documents[index].version) of \(files.joined(separator: " "))\
+                     is refused; the versions before it stay registered
+                    """
                 )
             }
             try report(outcome, "registered as compiled")
@@ -185,7 +203,9 @@ struct Publish: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "publish",
         abstract:
-            "Sign and publish a catalog document to a percentage of an app's subjects (or change its rollout).",
+            """
+            Sign and publish a catalog document to a percentage of an app's subjects (or change its rollout).
+            """,
         discussion: """
             The document is signed here with each --key (the app's publication keys: devices run only what \
             a key compiled into them signed), then checked as a build checks its catalog: coherent, using \
@@ -202,13 +222,19 @@ struct Publish: AsyncParsableCommand {
     var key: [String] = []
     @Option(
         help:
-            "A guarded rollout's stages, rising percentages (5,25,50,100): the rollout guard raises it stage by stage."
+            """
+            A guarded rollout's stages, rising percentages (5,25,50,100): the rollout guard raises it stage \
+            by stage.
+            """
     )
     var stages: String?
     @Option(
         name: .customLong("guard"),
         help:
-            "With --stages: what must not drop, completion:-2pp or step:STEP:-1pp (the drop tolerated, in points)."
+            """
+            With --stages: what must not drop, completion:-2pp or step:STEP:-1pp (the drop tolerated, \
+            in points).
+            """
     )
     var guardrail: String?
     @Option(
@@ -218,7 +244,10 @@ struct Publish: AsyncParsableCommand {
     var stageTime = "1d"
     @Option(
         help:
-            "With --stages: the least number of subjects who start the flow on it during a stage (default: 500)."
+            """
+            With --stages: the least number of subjects who start the flow on it during a stage (default: \
+            500).
+            """
     )
     var stageSubjects = 500
     @Argument(help: "The catalog document.", completion: .file(extensions: ["json"])) var file: String
@@ -271,7 +300,10 @@ struct Publish: AsyncParsableCommand {
             let publication = answer.objectValue?["publication"]?.objectValue
             print(
                 "\(app) catalog version \(publication?["version"]?.intValue ?? 0) published (fingerprint "
-                    + "\(CatalogDocument.short(publication?["fingerprint"]?.stringValue ?? "")), rollout \(rollout)%)"
+                    + """
+                    \(CatalogDocument.short(publication?["fingerprint"]?.stringValue ?? "")), \
+                    rollout \(rollout)%)
+                    """
             )
             if let plan { print(Self.guardedLine(plan)) }
             return
@@ -296,8 +328,14 @@ struct Publish: AsyncParsableCommand {
     }
 
     static func guardedLine(_ plan: GuardedRollout.Plan) -> String {
-        "guarded: stages \(plan.stages.map { "\($0)%" }.joined(separator: ", ")), each at least \(GuardedRollout.duration(plan.minimumSeconds)) "
-            + "and \(plan.minimumSubjects) subjects; rolled back by itself if \(plan.guardrail.text) is broken "
+        """
+        guarded: stages \(plan.stages.map { "\($0)%" }.joined(separator: ", ")), each at least \
+        \(GuardedRollout.duration(plan.minimumSeconds)) 
+        """
+            + """
+            and \(plan.minimumSubjects) subjects; rolled back by itself if \(plan.guardrail.text) is \
+            broken 
+            """
             + "(`onboarding-server rollout show --app APP` follows it)"
     }
 }

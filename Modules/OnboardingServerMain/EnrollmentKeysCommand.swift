@@ -33,7 +33,10 @@ struct EnrollmentKeysCommand: AsyncParsableCommand {
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract:
-                "Accept a key for an app's enrollments (the one its build compiles in: its Registration.swift, Docs/Server.md lists them)."
+                """
+                Accept a key for an app's enrollments (the one its build compiles in: \
+                its Registration.swift, Docs/Server.md lists them).
+                """
         )
         @Option(help: "The app.") var app: String
         @Argument(help: "The key.") var key: String

@@ -41,7 +41,10 @@ struct EraseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "erase",
         abstract:
-            "Erase one account's or install's data in an app and take it out of every count (audited by a keyed hash)."
+            """
+            Erase one account's or install's data in an app and take it out of every count (audited by a \
+            keyed hash).
+            """
     )
     @OptionGroup var subject: SubjectOptions
     @OptionGroup var database: DatabaseOptions
@@ -58,7 +61,10 @@ struct EraseCommand: AsyncParsableCommand {
         let rows = summary.removed.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(
             separator: ", ")
         print(
-            "\(app)/\(subject) erased (\(rows.isEmpty ? "nothing was stored" : rows)); its tokens until now are refused"
+            """
+            \(app)/\(subject) erased (\(rows.isEmpty ? "nothing was stored" : rows)); \
+            its tokens until now are refused
+            """
         )
     }
 }
@@ -85,7 +91,9 @@ struct RetainFactsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "retain-facts",
         abstract:
-            "Drop the facts of pushes received more than DAYS days ago (counted ones only; every count stays)."
+            """
+            Drop the facts of pushes received more than DAYS days ago (counted ones only; every count stays).
+            """
     )
     @Option(help: "Days of facts to keep (1 to 36500).") var days: Int
     @OptionGroup var database: DatabaseOptions
@@ -97,7 +105,10 @@ struct RetainFactsCommand: AsyncParsableCommand {
             try await FactRetention(client: client, logger: logger).run(days: days)
         }
         print(
-            "dropped \(dropped) fact\(dropped == 1 ? "" : "s") of pushes received more than \(days) day\(days == 1 ? "" : "s") ago"
+            """
+            dropped \(dropped) fact\(dropped == 1 ? "" : "s") of pushes received more than \(days) day\
+            \(days == 1 ? "" : "s") ago
+            """
         )
     }
 }

@@ -15,7 +15,10 @@ struct KeysCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keys",
         abstract:
-            "Publication signing keys: make one, register or retire its public half, list them, sign a document.",
+            """
+            Publication signing keys: make one, register or retire its public half, list them, \
+            sign a document.
+            """,
         subcommands: [New.self, Register.self, Retire.self, List.self, Sign.self])
 
     static func app(_ app: String) throws -> String {
@@ -26,7 +29,10 @@ struct KeysCommand: AsyncParsableCommand {
     struct New: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract:
-                "Make a signing key: its private half in a file of yours only, its public half as the app's trusted key file."
+                """
+                Make a signing key: its private half in a file of yours only, its public half as the app's \
+                trusted key file.
+                """
         )
 
         @Option(help: "The app it signs for.") var app: String
@@ -36,7 +42,10 @@ struct KeysCommand: AsyncParsableCommand {
         var out: String
         @Option(
             help: ArgumentHelp(
-                "Also put the public half where the product's build compiles it in: PRODUCT/Onboarding/publication-keys/ (PRODUCT: Apps/<Folder>).",
+                """
+                Also put the public half where the product's build compiles it in: \
+                PRODUCT/Onboarding/publication-keys/ (PRODUCT: Apps/<Folder>).
+                """,
                 valueName: "PRODUCT"),
             completion: .directory)
         var product: String?
@@ -52,13 +61,19 @@ struct KeysCommand: AsyncParsableCommand {
                 isFolder.boolValue
             else {
                 throw Refusal(
-                    "--product is a product's folder (Apps/<Folder>, with an Onboarding folder); \(product) has no Onboarding folder"
+                    """
+                    --product is a product's folder (Apps/<Folder>, with an Onboarding folder); \
+                    \(product) has no Onboarding folder
+                    """
                 )
             }
             let privatePath = privateFolder.standardizedFileURL.path
             if privatePath == root.path || privatePath.hasPrefix(root.path + "/") {
                 throw Refusal(
-                    "--out is inside \(product), whose files are compiled in and committed: keep the private half outside the repository (--out ~/keys)"
+                    """
+                    --out is inside \(product), whose files are compiled in and committed: \
+                    keep the private half outside the repository (--out ~/keys)
+                    """
                 )
             }
             let keys = onboarding.appendingPathComponent("publication-keys")
@@ -98,26 +113,33 @@ struct KeysCommand: AsyncParsableCommand {
                 note(
                     """
                     signing key \(key.id) for \(app):
-                      private: \(privateFile.path) (mode 0600). Keep it with the publisher: a password manager or
-                               a secrets store; never in git, never on the server. Whoever holds it can publish to
+                      private: \(privateFile.path) (mode 0600). Keep it with the publisher: \
+                    a password manager or
+                               a secrets store; never in git, never on the server. Whoever holds it can \
+                    publish to
                                every device of \(app).
                       public:  \(compiledIn.path) (compiled into \(app) at its next build: commit it;
                                its devices run what this key signs once that build ships)
                     next:
                       1. build and ship: swift build (devices of builds without it refuse what it signs)
-                      2. register it with the server: onboarding-server keys register --app \(app) \(compiledIn.path)
-                      3. publish signed: onboarding-server publish --app \(app) --key \(privateFile.path) DOCUMENT
+                      2. register it with the server: onboarding-server keys register --app \(app) \
+                    \(compiledIn.path)
+                      3. publish signed: onboarding-server publish --app \(app) --key \(privateFile.path) \
+                    DOCUMENT
                     """)
                 return
             }
             note(
                 """
                 signing key \(key.id) for \(app):
-                  private: \(privateFile.path) (mode 0600; keep it with the publisher, never on the server, never in git)
+                  private: \(privateFile.path) (mode 0600; keep it with the publisher, never on the server, \
+                never in git)
                   public:  \(publicFile.path)
                 next:
-                  1. compile it into the app: copy the public file to Apps/<Folder>/Onboarding/publication-keys/
-                  2. register it with the server: onboarding-server keys register --app \(app) \(publicFile.path)
+                  1. compile it into the app: copy the public file to \
+                Apps/<Folder>/Onboarding/publication-keys/
+                  2. register it with the server: onboarding-server keys register --app \(app) \
+                \(publicFile.path)
                   3. publish signed: onboarding-server publish --app \(app) --key \(privateFile.path) DOCUMENT
                 """)
         }
@@ -126,7 +148,10 @@ struct KeysCommand: AsyncParsableCommand {
     struct Register: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract:
-                "Register a key's public half (its trusted key file): the server then accepts what it signs for the app."
+                """
+                Register a key's public half (its trusted key file): the server then accepts what it signs \
+                for the app.
+                """
         )
         @Option(help: "The app.") var app: String
         @Argument(help: "The public key file `keys new` wrote.", completion: .file(extensions: ["json"]))
@@ -152,7 +177,10 @@ struct KeysCommand: AsyncParsableCommand {
     struct Retire: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract:
-                "Retire a key for good: the server refuses what it signs from now, and devices that hear of it do too."
+                """
+                Retire a key for good: the server refuses what it signs from now, and devices that hear of \
+                it do too.
+                """
         )
         @Option(help: "The app.") var app: String
         @Option(help: "The key's id (keys list).") var key: String
@@ -189,7 +217,9 @@ struct KeysCommand: AsyncParsableCommand {
             for stored in keys {
                 let retired = stored.key.retiredAt.map { " · retired \(ISOTime.wholeSeconds($0))" } ?? ""
                 print(
-                    "\(stored.key.id) \(stored.key.publicKey) · registered by \(stored.registeredBy)\(retired)"
+                    """
+                    \(stored.key.id) \(stored.key.publicKey) · registered by \(stored.registeredBy)\(retired)
+                    """
                 )
             }
         }
@@ -198,7 +228,10 @@ struct KeysCommand: AsyncParsableCommand {
     struct Sign: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract:
-                "Sign a catalog document's canonical form and print the signature ({\"key\", \"signature\"}), for the API."
+                """
+                Sign a catalog document's canonical form and print the signature ({\"key\", \"signature\"}), \
+                for the API.
+                """
         )
         @Option(help: "The signing key file (`keys new`).", completion: .file(extensions: ["json"])) var key:
             String

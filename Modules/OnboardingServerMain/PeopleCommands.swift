@@ -101,7 +101,10 @@ struct PeopleCommand: AsyncParsableCommand {
                 try await PeopleCommand.hand(credential, to: credentialFile)
             } else {
                 note(
-                    "\(person.name) already had a credential; `onboarding-server people rotate --name \(person.name)` issues a new one"
+                    """
+                    \(person.name) already had a credential; `onboarding-server people rotate --name \
+                    \(person.name)` issues a new one
+                    """
                 )
             }
         }
@@ -150,7 +153,10 @@ struct PeopleCommand: AsyncParsableCommand {
                 }
                 let live = person.credentials.filter { $0.revokedAt == nil && $0.expiresAt > now }
                 print(
-                    "\(person.name): \(roles.joined(separator: ", "))\(person.identity.map { "; signs in as \($0)" } ?? ""); "
+                    """
+                    \(person.name): \(roles.joined(separator: ", "))\
+                    \(person.identity.map { "; signs in as \($0)" } ?? ""); 
+                    """
                         + "\(live.count) live credential\(live.count == 1 ? "" : "s")")
             }
         }
@@ -159,7 +165,10 @@ struct PeopleCommand: AsyncParsableCommand {
     struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract:
-                "Take a person's role away (with --app or --every-app), or the person altogether: credentials and sessions end at once."
+                """
+                Take a person's role away (with --app or --every-app), or the person altogether: \
+                credentials and sessions end at once.
+                """
         )
         @Option(help: "The person's name.") var name: String
         @OptionGroup var scope: Scope
@@ -270,18 +279,28 @@ struct AuditCommand: AsyncParsableCommand {
             }
             if let broken {
                 note(
-                    "onboarding-server: the audit trail is broken at row \(broken): it, or the row before it, was changed, removed or inserted"
+                    """
+                    onboarding-server: the audit trail is broken at row \(broken): it, or the row before it, \
+                    was changed, removed or inserted
+                    """
                 )
                 throw ExitCode(1)
             }
             if let first = mismatched.first {
                 note(
-                    "onboarding-server: the audit trail was rewritten or cut: row \(first) no longer has the hash its anchor kept (\(mismatched.count) anchor\(mismatched.count == 1 ? "" : "s") differ)"
+                    """
+                    onboarding-server: the audit trail was rewritten or cut: row \(first) no longer has the \
+                    hash its anchor kept (\(mismatched.count) anchor\(mismatched.count == 1 ? "" : "s") \
+                    differ)
+                    """
                 )
                 throw ExitCode(1)
             }
             print(
-                "the audit trail's \(rows) rows are intact\(kept.isEmpty ? "" : ", and match \(kept.count) anchor\(kept.count == 1 ? "" : "s")")"
+                """
+                the audit trail's \(rows) rows are intact\
+                \(kept.isEmpty ? "" : ", and match \(kept.count) anchor\(kept.count == 1 ? "" : "s")")
+                """
             )
             if let head {
                 print("head: row \(head.id) \(head.hash)")
@@ -320,7 +339,10 @@ struct AuditCommand: AsyncParsableCommand {
                 let time = ISOTime.wholeSeconds(entry.at)
                 print(
                     "#\(entry.id) \(time) \(entry.actor) from \(entry.source): \(entry.action)"
-                        + "\(entry.target.map { " \($0)" } ?? "") (\(entry.app ?? "every app")) \(entry.details)"
+                        + """
+                        \(entry.target.map { " \($0)" } ?? "") (\(entry.app ?? "every app")) \
+                        \(entry.details)
+                        """
                 )
             }
         }

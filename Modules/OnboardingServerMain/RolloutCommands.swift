@@ -18,7 +18,10 @@ struct RolloutCommand: AsyncParsableCommand {
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract:
-                "Show an app's guarded rollouts: stage, status, the guardrail's interval at each look and what comes next."
+                """
+                Show an app's guarded rollouts: stage, status, the guardrail's interval at each look and \
+                what comes next.
+                """
         )
 
         @Option(help: "The app.") var app: String
@@ -71,7 +74,10 @@ struct RolloutCommand: AsyncParsableCommand {
             var lines = [
                 "version \(object["version"]?.intValue ?? 0) against \(object["baseline"]?.intValue ?? 0): "
                     + "\(object["status"]?.stringValue ?? "?") at \(object["rollout"]?.intValue ?? 0)% "
-                    + "(stage \(object["stage"]?.intValue ?? 0) of \(stages.count): \(stages.map { "\($0)%" }.joined(separator: ", "))), "
+                        + """
+                        (stage \(object["stage"]?.intValue ?? 0) of \(stages.count): \
+                        \(stages.map { "\($0)%" }.joined(separator: ", "))), 
+                        """
                     + "guard \(object["guard"]?.stringValue ?? "?") on \(object["flow"]?.stringValue ?? "?")"
             ]
             for look in object["looks"]?.listValue ?? [] {
@@ -82,10 +88,19 @@ struct RolloutCommand: AsyncParsableCommand {
                 let at = ISOTime.wholeSeconds(look["at"].flatMap(Self.number) ?? 0)
                 lines.append(
                     "  \(at) at \(look["rollout"]?.intValue ?? 0)%: "
-                        + "\(candidate["reached"]?.intValue ?? 0)/\(candidate["subjects"]?.intValue ?? 0) against "
-                        + "\(baseline["reached"]?.intValue ?? 0)/\(baseline["subjects"]?.intValue ?? 0), difference "
+                        + """
+                        \(candidate["reached"]?.intValue ?? 0)/\(candidate["subjects"]?.intValue ?? 0) \
+                        against 
+                        """
+                            + """
+                            \(baseline["reached"]?.intValue ?? 0)/\(baseline["subjects"]?.intValue ?? 0), \
+                            difference 
+                            """
                         + (interval.count == 2
-                            ? "\(GuardedRollout.Guardrail.points(interval[0])) to \(GuardedRollout.Guardrail.points(interval[1]))"
+                            ? """
+                            \(GuardedRollout.Guardrail.points(interval[0])) to \
+                            \(GuardedRollout.Guardrail.points(interval[1]))
+                            """
                             : "not known yet")
                         + "; \(look["decision"]?.stringValue ?? "")")
             }
@@ -140,7 +155,10 @@ struct RolloutCommand: AsyncParsableCommand {
         struct Resume: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 abstract:
-                    "Let the rollout guard act on a paused guarded rollout again (the stage's clock starts again)."
+                    """
+                    Let the rollout guard act on a paused guarded rollout again (the stage's clock starts \
+                    again).
+                    """
             )
             @OptionGroup var steer: Steer
             func run() async throws { try await steer.run(.resume) }
@@ -149,7 +167,10 @@ struct RolloutCommand: AsyncParsableCommand {
         struct End: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 abstract:
-                    "End a guarded rollout: it stays at its percentage, raised or withdrawn by hand from now on."
+                    """
+                    End a guarded rollout: it stays at its percentage, raised or withdrawn by hand from now \
+                    on.
+                    """
             )
             @OptionGroup var steer: Steer
             func run() async throws { try await steer.run(.end) }

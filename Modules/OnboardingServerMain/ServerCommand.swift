@@ -20,7 +20,8 @@ struct ServerCommand: AsyncParsableCommand {
             "The account server: onboarding state that follows a user across devices, and its control plane.",
         discussion: """
             Environment (secrets only from here, or from a file named by NAME_FILE; never a flag): \
-            DATABASE_URL (postgres://USER:PASSWORD@HOST:PORT/DATABASE), READ_DATABASE_URL (a streaming replica \
+            DATABASE_URL (postgres://USER:PASSWORD@HOST:PORT/DATABASE), READ_DATABASE_URL (a streaming \
+            replica \
             the dashboard's pages and /report read their figures from), ONBOARDING_SERVER_SECRET (at least \
             32 bytes; signs tokens) or ONBOARDING_SERVER_KEYS ("ID=SECRET ID=SECRET", the first signs: \
             rotation with overlap), ONBOARDING_IDP_ISSUER with ONBOARDING_IDP_JWKS_URL (an identity \
@@ -53,21 +54,36 @@ struct Serve: AsyncParsableCommand {
     var connections = 16
     @Option(
         help: ArgumentHelp(
-            "Pushes written at once, each a batch of the pushes waiting (default: \(ServerConfiguration.defaultPushWriters(connections: 16)) of 16 connections).",
+            """
+            Pushes written at once, each a batch of the pushes waiting (default: \
+            \(ServerConfiguration.defaultPushWriters(connections: 16)) of 16 connections).
+            """,
             discussion:
-                "Fewer writers batch more under load (fewer transactions, more waiting per push); from 1 to --connections."
+                """
+                Fewer writers batch more under load (fewer transactions, more waiting per push); \
+                from 1 to --connections.
+                """
         ))
     var pushWriters: Int?
     @Option(
         help: ArgumentHelp(
-            "Pushes that may wait for a writer; past it pushes are shed with 503 and Retry-After (default: 2048 per writer).",
+            """
+            Pushes that may wait for a writer; past it pushes are shed with 503 and Retry-After (default: \
+            2048 per writer).
+            """,
             discussion: "From 1 to 100000. A push also waits at most 1.5 s for a writer."))
     var pushQueue: Int?
     @Option(
         help: ArgumentHelp(
-            "Serve Prometheus metrics at /metrics on this port (default: $ONBOARDING_METRICS_PORT; none when unset).",
+            """
+            Serve Prometheus metrics at /metrics on this port (default: $ONBOARDING_METRICS_PORT; \
+            none when unset).
+            """,
             discussion:
-                "A listener of its own, for scrapers on the private network; the balancer should not forward it."
+                """
+                A listener of its own, for scrapers on the private network; the balancer should not forward \
+                it.
+                """
         ))
     var metricsPort: Int?
     @Option(help: "The address the metrics listener binds (default: 127.0.0.1).")
@@ -75,27 +91,42 @@ struct Serve: AsyncParsableCommand {
     @Option(
         name: .customLong("trusted-proxy"),
         help:
-            "The address of a balancer in front, whose X-Forwarded-For names the client (repeatable; default: $ONBOARDING_TRUSTED_PROXIES)."
+            """
+            The address of a balancer in front, whose X-Forwarded-For names the client (repeatable; default: \
+            $ONBOARDING_TRUSTED_PROXIES).
+            """
     )
     var trustedProxies: [String] = []
     @Option(
         help:
-            "The dashboard's address as browsers reach it, https://HOST[:PORT] (default: $ONBOARDING_PUBLIC_URL)."
+            """
+            The dashboard's address as browsers reach it, https://HOST[:PORT] (default: \
+            $ONBOARDING_PUBLIC_URL).
+            """
     )
     var publicURL: String?
     @Option(
         help:
-            "Installs one address may enroll per minute (a burst of this many, then one every 60/N s; 1 to 1000000)."
+            """
+            Installs one address may enroll per minute (a burst of this many, then one every 60/N s; \
+            1 to 1000000).
+            """
     )
     var enrollmentsPerMinute = 60
     @Option(
         help:
-            "Seconds a device keeps the publications list before it asks again at launch (Cache-Control max-age; 0 to 86400)."
+            """
+            Seconds a device keeps the publications list before it asks again at launch (Cache-Control \
+            max-age; 0 to 86400).
+            """
     )
     var publicationMaxAge = 300
     @Option(
         help:
-            "Drop the facts of pushes received more than DAYS days ago, every minute, keeping the counts (1 to 36500; default: keep)."
+            """
+            Drop the facts of pushes received more than DAYS days ago, every minute, \
+            keeping the counts (1 to 36500; default: keep).
+            """
     )
     var retainFacts: Int?
     @Option(help: "Seconds between the rollout guard's looks at guarded rollouts (0.1 to 3600; default: 30).")
@@ -134,7 +165,11 @@ struct Serve: AsyncParsableCommand {
     func validate() throws {
         if refusedReadDatabaseURL != nil {
             throw ValidationError(
-                "--read-database-url is not accepted: a URL with a password on the command line shows to everyone who runs ps. Set READ_DATABASE_URL, or READ_DATABASE_URL_FILE to a file that holds it"
+                """
+                --read-database-url is not accepted: a URL with a password on the command line shows to \
+                everyone who runs ps. Set READ_DATABASE_URL, or READ_DATABASE_URL_FILE to a file that holds \
+                it
+                """
             )
         }
     }
@@ -254,7 +289,10 @@ struct Migrate: AsyncParsableCommand {
     func validate() throws {
         if let through, !PostgresSchema.migrations.contains(where: { $0.id == through }) {
             throw ValidationError(
-                "--through takes a migration id: \(PostgresSchema.migrations.map(\.id).joined(separator: ", "))"
+                """
+                --through takes a migration id: \
+                \(PostgresSchema.migrations.map(\.id).joined(separator: ", "))
+                """
             )
         }
     }
@@ -293,7 +331,10 @@ struct Token: AsyncParsableCommand {
     func run() async throws {
         if admin {
             throw ValidationError(
-                "shared admin tokens are retired: each person has a credential of their own (onboarding-server people add --name NAME --role ROLE --app APP)"
+                """
+                shared admin tokens are retired: each person has a credential of their own \
+                (onboarding-server people add --name NAME --role ROLE --app APP)
+                """
             )
         }
         guard let account, let app else {
@@ -305,7 +346,10 @@ struct Token: AsyncParsableCommand {
         }
         guard !Installs.isInstall(account) else {
             throw ValidationError(
-                "account names starting with '\(Installs.subjectPrefix)' are installs' (they enroll themselves); choose another name"
+                """
+                account names starting with '\(Installs.subjectPrefix)' are installs' (they enroll \
+                themselves); choose another name
+                """
             )
         }
         guard SyncAPI.isValidName(app) else { throw ValidationError("the app must be \(SyncAPI.nameRule)") }

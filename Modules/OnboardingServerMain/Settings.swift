@@ -60,7 +60,10 @@ struct DatabaseOptions: ParsableArguments {
     func validate() throws {
         if refusedDatabaseURL != nil {
             throw ValidationError(
-                "--database-url is no longer accepted: a URL with a password on the command line shows to everyone who runs ps. Set DATABASE_URL, or DATABASE_URL_FILE to a file that holds it"
+                """
+                --database-url is no longer accepted: a URL with a password on the command line shows to \
+                everyone who runs ps. Set DATABASE_URL, or DATABASE_URL_FILE to a file that holds it
+                """
             )
         }
     }
@@ -68,7 +71,10 @@ struct DatabaseOptions: ParsableArguments {
     func resolved() throws -> DatabaseURL {
         guard let text = try Settings.secret("DATABASE_URL") else {
             throw Refusal(
-                "no database: set DATABASE_URL (or DATABASE_URL_FILE, a file holding it) to postgres://USER:PASSWORD@HOST:PORT/DATABASE"
+                """
+                no database: set DATABASE_URL (or DATABASE_URL_FILE, a file holding it) to \
+                postgres://USER:PASSWORD@HOST:PORT/DATABASE
+                """
             )
         }
         let url: DatabaseURL
@@ -76,7 +82,10 @@ struct DatabaseOptions: ParsableArguments {
         // A standby takes no writes: that is READ_DATABASE_URL's setting, never the primary's.
         guard url.targetSessionAttributes != "standby" else {
             throw Refusal(
-                "DATABASE_URL: target_session_attrs=standby takes no writes; the primary's URL takes any or read-write (standby is for READ_DATABASE_URL)"
+                """
+                DATABASE_URL: target_session_attrs=standby takes no writes; the primary's URL takes any or \
+                read-write (standby is for READ_DATABASE_URL)
+                """
             )
         }
         return url
@@ -121,7 +130,10 @@ func secret() throws -> TokenSigner {
         if let ring = try Settings.secret("ONBOARDING_SERVER_KEYS") { return try TokenSigner(keyRing: ring) }
         guard let secret = try Settings.secret("ONBOARDING_SERVER_SECRET") else {
             throw ServerConfigurationError(
-                "set ONBOARDING_SERVER_SECRET (at least \(TokenSigner.minimumSecretLength) bytes) or ONBOARDING_SERVER_SECRET_FILE, or ONBOARDING_SERVER_KEYS"
+                """
+                set ONBOARDING_SERVER_SECRET (at least \(TokenSigner.minimumSecretLength) bytes) or \
+                ONBOARDING_SERVER_SECRET_FILE, or ONBOARDING_SERVER_KEYS
+                """
             )
         }
         return try TokenSigner(secret: secret)
@@ -143,7 +155,10 @@ func identityProvider() throws -> IdentityProviderSettings? {
     case (let issuer?, nil, let file?): return IdentityProviderSettings(issuer: issuer, keys: .file(file))
     default:
         throw Refusal(
-            "an identity provider needs ONBOARDING_IDP_ISSUER and one of ONBOARDING_IDP_JWKS_URL (its keys' URL) or ONBOARDING_IDP_JWKS (a file)"
+            """
+            an identity provider needs ONBOARDING_IDP_ISSUER and one of ONBOARDING_IDP_JWKS_URL (its keys' \
+            URL) or ONBOARDING_IDP_JWKS (a file)
+            """
         )
     }
 }
@@ -160,12 +175,18 @@ func oidc(publicURL: String?) throws -> OIDCConfiguration? {
         let secret = try Settings.secret("ONBOARDING_OIDC_CLIENT_SECRET")
     else {
         throw Refusal(
-            "ONBOARDING_OIDC_ISSUER needs ONBOARDING_OIDC_CLIENT_ID and ONBOARDING_OIDC_CLIENT_SECRET (or _FILE)"
+            """
+            ONBOARDING_OIDC_ISSUER needs ONBOARDING_OIDC_CLIENT_ID and ONBOARDING_OIDC_CLIENT_SECRET (or \
+            _FILE)
+            """
         )
     }
     guard let publicURL else {
         throw Refusal(
-            "ONBOARDING_OIDC_ISSUER needs ONBOARDING_PUBLIC_URL, the dashboard's address as browsers reach it (the provider sends people back there)"
+            """
+            ONBOARDING_OIDC_ISSUER needs ONBOARDING_PUBLIC_URL, the dashboard's address as browsers reach it \
+            (the provider sends people back there)
+            """
         )
     }
     return OIDCConfiguration(

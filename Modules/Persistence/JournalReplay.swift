@@ -187,7 +187,10 @@ public enum JournalReplay {
                 if case .appLaunched(let version?) = event { next.appVersion = version }
             } else {
                 throw StorageError(
-                    "journal row \(row.id) was written under catalog version \(row.catalogVersion ?? 1) and has no facts"
+                    """
+                    journal row \(row.id) was written under catalog version \(row.catalogVersion ?? 1) and \
+                    has no facts
+                    """
                 )
             }
             appVersion = next.appVersion

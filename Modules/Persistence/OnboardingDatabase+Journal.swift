@@ -83,7 +83,10 @@ extension OnboardingDatabase {
         try write { db in
             for (id, json) in facts.sorted(by: { $0.key < $1.key }) {
                 try db.run(
-                    "UPDATE journal SET facts_json = ?, catalog_version = 1 WHERE id = ? AND facts_json IS NULL",
+                    """
+                    UPDATE journal SET facts_json = ?, catalog_version = 1 WHERE id = ? \
+                    AND facts_json IS NULL
+                    """,
                     [.text(json), .integer(id)])
             }
         }
@@ -93,7 +96,10 @@ extension OnboardingDatabase {
 extension JournalRow {
     /// The columns ``init(row:)`` reads, in its order.
     static let columns =
-        "id, time, app, user, flow, step, event, outcome, event_json, context_json, effects_json, catalog_version, facts_json, catalog_fingerprint"
+        """
+        id, time, app, user, flow, step, event, outcome, event_json, context_json, effects_json, \
+        catalog_version, facts_json, catalog_fingerprint
+        """
 
     init(row: SQLiteRow) {
         self.init(
@@ -115,7 +121,10 @@ extension OnboardingDatabase {
         try read { db in
             var starts: [(id: Int64, time: Date, user: String, flow: FlowID)] = []
             try db.query(
-                "SELECT id, time, user, facts_json FROM journal WHERE app = ? AND id > ? AND facts_json LIKE '%\"budgetSpent\"%' ORDER BY id",
+                """
+                SELECT id, time, user, facts_json FROM journal WHERE app = ? AND id > ? \
+                AND facts_json LIKE '%\"budgetSpent\"%' ORDER BY id
+                """,
                 [.text(app), .integer(id)]
             ) { row in
                 let facts = (try JSONCoding.value(from: row.text(3) ?? "[]")).listValue ?? []

@@ -59,7 +59,10 @@ public final class SharedBudgetFile: Sendable {
                 applied: try Schema.appliedMigrations(connection, table: Self.table))
             guard unknown.isEmpty else {
                 throw StorageError(
-                    "the display budget file \(path) was written by a newer release (migration \(unknown.joined(separator: ", ")))"
+                    """
+                    the display budget file \(path) was written by a newer release (migration \
+                    \(unknown.joined(separator: ", ")))
+                    """
                 )
             }
             self.connection = Locked(connection)
@@ -121,7 +124,10 @@ public final class SharedBudgetFile: Sendable {
             }
             if let account {
                 try db.query(
-                    "SELECT device, day, starts, last_at FROM budget_remote WHERE account = ? AND device != ? AND day >= ?",
+                    """
+                    SELECT device, day, starts, last_at FROM budget_remote WHERE account = ? AND device != ? \
+                    AND day >= ?
+                    """,
                     [.text(account), .text(device), .integer(Int64(day.number))]
                 ) { row in
                     let lastStart = row.double(3).map(Date.init(timeIntervalSince1970:)).flatMap { start in
@@ -144,7 +150,10 @@ public final class SharedBudgetFile: Sendable {
             try db.transaction(.immediate) {
                 for start in starts {
                     try db.run(
-                        "INSERT OR IGNORE INTO budget_start (device, account, app, flow, at, day) VALUES (?, ?, ?, ?, ?, ?)",
+                        """
+                        INSERT OR IGNORE INTO budget_start (device, account, app, flow, at, day) VALUES (?, \
+                        ?, ?, ?, ?, ?)
+                        """,
                         [
                             .text(start.device), SQLValue(start.account), .text(start.app),
                             .text(start.flow.rawValue),
@@ -164,7 +173,10 @@ public final class SharedBudgetFile: Sendable {
         try connection.withLock { db in
             var counts: [BudgetDayCount] = []
             try db.query(
-                "SELECT day, count(*), max(at) FROM budget_start WHERE device = ? AND account = ? AND day >= ? GROUP BY day ORDER BY day",
+                """
+                SELECT day, count(*), max(at) FROM budget_start WHERE device = ? AND account = ? \
+                AND day >= ? GROUP BY day ORDER BY day
+                """,
                 [.text(device), .text(account), .integer(Int64(day.number))]
             ) { row in
                 counts.append(
@@ -185,7 +197,8 @@ public final class SharedBudgetFile: Sendable {
                 for count in counts {
                     try db.run(
                         """
-                        INSERT INTO budget_remote (account, device, day, starts, last_at) VALUES (?, ?, ?, ?, ?)
+                        INSERT INTO budget_remote (account, device, day, starts, last_at) VALUES (?, ?, ?, \
+                        ?, ?)
                         ON CONFLICT (account, device, day) DO UPDATE SET
                             starts = max(starts, excluded.starts),
                             last_at = CASE WHEN last_at IS NULL THEN excluded.last_at
@@ -225,7 +238,10 @@ public final class SharedBudgetFile: Sendable {
         guard let last = through, last > after else { return }
         try connection.withLock { db in
             try db.run(
-                "INSERT INTO budget_source (source, journal_id) VALUES (?, ?) ON CONFLICT (source) DO UPDATE SET journal_id = max(journal_id, excluded.journal_id)",
+                """
+                INSERT INTO budget_source (source, journal_id) VALUES (?, ?) ON CONFLICT (source) DO UPDATE \
+                SET journal_id = max(journal_id, excluded.journal_id)
+                """,
                 [.text(source), .integer(last)])
         }
     }

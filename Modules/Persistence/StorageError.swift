@@ -13,7 +13,10 @@ public struct StorageError: Error, Equatable, CustomStringConvertible {
     static func newerSchema(path: String, unknown: [String]) -> StorageError {
         StorageError(
             "the database at \(path) was written by a newer version of this package (unknown migrations: "
-                + "\(unknown.joined(separator: ", "))); it was left unchanged. Upgrade the CLI or use another --db."
+                + """
+                \(unknown.joined(separator: ", "))); it was left unchanged. Upgrade the CLI or use \
+                another --db.
+                """
         )
     }
 
@@ -23,7 +26,10 @@ public struct StorageError: Error, Equatable, CustomStringConvertible {
 
     static func missingFolder(path: String, folder: String) -> StorageError {
         StorageError(
-            "cannot open the database at \(path): the folder \(folder) does not exist. Create it or use another --db."
+            """
+            cannot open the database at \(path): the folder \(folder) does not exist. \
+            Create it or use another --db.
+            """
         )
     }
 
@@ -32,13 +38,19 @@ public struct StorageError: Error, Equatable, CustomStringConvertible {
 
     static func isFolder(path: String) -> StorageError {
         StorageError(
-            "cannot use \(path) as the database: it is a folder. Name a file in it, such as \(path.hasSuffix("/") ? path : path + "/")onboarding.sqlite."
+            """
+            cannot use \(path) as the database: it is a folder. Name a file in it, such as \
+            \(path.hasSuffix("/") ? path : path + "/")onboarding.sqlite.
+            """
         )
     }
 
     static func readOnly(path: String, what: String) -> StorageError {
         StorageError(
-            "cannot write the database at \(path): \(what) is read-only; it was left unchanged. Make it writable or use another --db."
+            """
+            cannot write the database at \(path): \(what) is read-only; it was left unchanged. \
+            Make it writable or use another --db.
+            """
         )
     }
 }

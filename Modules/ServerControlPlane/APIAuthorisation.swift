@@ -84,8 +84,14 @@ extension APIAuthentication {
             throw APIError(
                 status: .unauthorized, code: "unauthorized",
                 message:
-                    "send a credential as 'Authorization: Bearer CREDENTIAL': a device's token (onboarding-server "
-                    + "token --app APP --account ACCOUNT mints one) or a person's (onboarding-server people add)"
+                    """
+                    send a credential as 'Authorization: Bearer CREDENTIAL': a device's token \
+                    (onboarding-server 
+                    """
+                        + """
+                        token --app APP --account ACCOUNT mints one) or a person's (onboarding-server people \
+                        add)
+                        """
             )
         }
         let app = try context.parameters.get("app").map { _ in try Self.name(context, "app") }
@@ -156,7 +162,10 @@ extension APIAuthentication {
                 throw APIError(
                     status: .unauthorized, code: "token_outdated",
                     message:
-                        "this token's format (obt1) names no app and is no longer accepted; mint a new one with onboarding-server token --app APP --account ACCOUNT"
+                        """
+                        this token's format (obt1) names no app and is no longer accepted; \
+                        mint a new one with onboarding-server token --app APP --account ACCOUNT
+                        """
                 )
             } catch .adminRetired {
                 throw ControlPlane.adminRetired
@@ -239,7 +248,10 @@ extension APIAnswering {
         APIError(
             status: .forbidden, code: "forbidden",
             message:
-                "an account token opens only its account; \(what) needs a person's credential (onboarding-server people add)"
+                """
+                an account token opens only its account; \(what) needs a person's credential \
+                (onboarding-server people add)
+                """
         )
     }
 

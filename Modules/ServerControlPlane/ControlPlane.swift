@@ -87,7 +87,10 @@ public struct ControlPlane: Sendable {
                 throw APIError(
                     status: .unauthorized, code: "token_expired",
                     message:
-                        "the credential has expired; ask an owner for a new one (onboarding-server people rotate)"
+                        """
+                        the credential has expired; ask an owner for a new one (onboarding-server people \
+                        rotate)
+                        """
                 )
             case .adminRetired:
                 throw Self.adminRetired
@@ -96,7 +99,10 @@ public struct ControlPlane: Sendable {
                     APIError(
                         status: .unauthorized, code: "unauthorized",
                         message:
-                            "the credential was signed by a key this server no longer accepts; ask for a new one"
+                            """
+                            the credential was signed by a key this server no longer accepts; \
+                            ask for a new one
+                            """
                     ),
                     source: source, now: seconds)
             default:
@@ -111,7 +117,10 @@ public struct ControlPlane: Sendable {
             throw APIError(
                 status: .forbidden, code: "forbidden",
                 message:
-                    "an account token opens only its account; this needs a person's credential (onboarding-server people add)"
+                    """
+                    an account token opens only its account; this needs a person's credential \
+                    (onboarding-server people add)
+                    """
             )
         }
         // A read under the request deadline: a database that does not answer is a 503, not a
@@ -142,7 +151,10 @@ public struct ControlPlane: Sendable {
     static let adminRetired = APIError(
         status: .unauthorized, code: "token_outdated",
         message:
-            "shared admin tokens are no longer accepted: each person has their own credential (onboarding-server people add --name NAME --role ROLE --app APP)"
+            """
+            shared admin tokens are no longer accepted: each person has their own credential \
+            (onboarding-server people add --name NAME --role ROLE --app APP)
+            """
     )
 
     /// The actor `person` is for a request from `source` that needs `role` in `app` (nil: every
@@ -158,7 +170,10 @@ public struct ControlPlane: Sendable {
             throw APIError(
                 status: .forbidden, code: "forbidden",
                 message:
-                    "\(person.name) is \(held); \(what) needs the \(role.rawValue) role\(app == nil ? " across every app" : "")"
+                    """
+                    \(person.name) is \(held); \(what) needs the \(role.rawValue) role\
+                    \(app == nil ? " across every app" : "")
+                    """
             )
         }
         return actor

@@ -52,7 +52,10 @@ package struct ControlPlaneRoutes: AuthorisedRoutes {
                     key = try PublicationKey(app: app, publicKey: try reader.string("publicKey"))
                 } catch {
                     throw APIError.invalid(
-                        "the body is {\"publicKey\": the raw 32-byte Ed25519 public key, base64 (onboarding-server keys new prints it)}"
+                        """
+                        the body is {\"publicKey\": the raw 32-byte Ed25519 public key, \
+                        base64 (onboarding-server keys new prints it)}
+                        """
                     )
                 }
                 return try await idempotent(request, body: body, caller: actor.caller) {
@@ -170,7 +173,10 @@ package struct ControlPlaneRoutes: AuthorisedRoutes {
                     if let identity, identity.isEmpty || identity.count > 320 { throw APIError.invalid("") }
                 } catch {
                     throw APIError.invalid(
-                        "the body is {\"role\": one of \(Role.names), \"identity\": the identity provider's claim, optional}"
+                        """
+                        the body is {\"role\": one of \(Role.names), \"identity\": the identity provider's \
+                        claim, optional}
+                        """
                     )
                 }
                 // Who signs in as a person is theirs and their operators' to say: an owner sets the
@@ -182,7 +188,10 @@ package struct ControlPlaneRoutes: AuthorisedRoutes {
                     throw APIError(
                         status: .forbidden, code: "forbidden",
                         message:
-                            "\(name) holds roles outside \(app); only an operator changes their identity (onboarding-server people add)"
+                            """
+                            \(name) holds roles outside \(app); only an operator changes their identity \
+                            (onboarding-server people add)
+                            """
                     )
                 }
                 return try await idempotent(request, body: body, caller: actor.caller) {
@@ -249,7 +258,10 @@ package struct ControlPlaneRoutes: AuthorisedRoutes {
             throw APIError(
                 status: .forbidden, code: "forbidden",
                 message:
-                    "\(name) also holds roles in \(beyond.map(\.description).sorted().joined(separator: ", ")); only an owner of those, or an operator, ends their sessions"
+                    """
+                    \(name) also holds roles in \(beyond.map(\.description).sorted().joined(separator: ", "))\
+                    ; only an owner of those, or an operator, ends their sessions
+                    """
             )
         }
         return try await
@@ -264,11 +276,10 @@ extension Person {
         if let everyApp = roles[.everyApp], viewer.person?.isOperator != true {
             return .members(["name": .string(name), "roles": .object(["*": .string(everyApp.rawValue)])])
         }
+        let roleNames = roles.map { ($0.key.stored, TourValue.string($0.value.rawValue)) }
         return .members([
             "name": .string(name), "identity": identity.map(TourValue.string),
-            "roles": .object(
-                Dictionary(
-                    uniqueKeysWithValues: roles.map { ($0.key.stored, TourValue.string($0.value.rawValue)) })),
+            "roles": .object(Dictionary(uniqueKeysWithValues: roleNames)),
             "credentials": .list(
                 credentials.map { credential in
                     .members([

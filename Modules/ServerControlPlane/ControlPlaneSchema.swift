@@ -58,7 +58,8 @@ package enum ControlPlaneSchema {
         """
         CREATE FUNCTION audit_log_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
-            RAISE EXCEPTION 'the audit log is append-only: % is refused', TG_OP USING ERRCODE = 'insufficient_privilege';
+            RAISE EXCEPTION 'the audit log is append-only: % is refused', TG_OP USING ERRCODE = \
+        'insufficient_privilege';
         END
         $$
         """,

@@ -39,7 +39,10 @@ extension PeopleStore {
             if let role = Role(rawValue: role) { person.roles[RoleScope(stored: app)] = role }
         }
         let credentials = try await connection.query(
-            "SELECT id, created_at, expires_at, revoked_at FROM person_credentials WHERE person = \(name) ORDER BY created_at",
+            """
+            SELECT id, created_at, expires_at, revoked_at FROM person_credentials WHERE person = \(name) \
+            ORDER BY created_at
+            """,
             logger: logger)
         for try await (id, created, expires, revoked) in credentials.decode(
             (String, Double, Double, Double?).self)
@@ -56,7 +59,9 @@ extension PeopleStore {
             let rows: PostgresRowSequence
             if let app {
                 rows = try await connection.query(
-                    "SELECT DISTINCT person FROM person_roles WHERE app = \(app) OR app = '*' ORDER BY person",
+                    """
+                    SELECT DISTINCT person FROM person_roles WHERE app = \(app) OR app = '*' ORDER BY person
+                    """,
                     logger: logger)
             } else {
                 rows = try await connection.query("SELECT name FROM people ORDER BY name", logger: logger)

@@ -75,7 +75,10 @@ public struct PublicationKeyStore: Sendable {
                 return same.key.retiredAt == nil
                     ? .unchanged(same.key)
                     : .refused(
-                        "key \(key.id) was retired; a retired key is never used again: make a new one (onboarding-server keys new)"
+                        """
+                        key \(key.id) was retired; a retired key is never used again: \
+                        make a new one (onboarding-server keys new)
+                        """
                     )
             }
             try await connection.query(

@@ -41,7 +41,8 @@ extension InsightsSchema {
         UPDATE insight_journeys j SET ended_at = e.time
         FROM (
             SELECT o.app, o.flow, o.subject, min(f.time) AS time
-            FROM \(source) f JOIN insight_journeys o ON o.app = f.app AND o.flow = f.flow AND o.subject = f.account
+            FROM \(source) f JOIN insight_journeys o ON o.app = f.app AND o.flow = f.flow \
+        AND o.subject = f.account
             WHERE f.kind = 'flowEnded' AND o.ended_at IS NULL AND f.time >= o.started_at
             GROUP BY 1, 2, 3
         ) e
@@ -57,10 +58,12 @@ extension InsightsSchema {
         WITH marks AS (
             SELECT f.app, f.seq, f.idx, f.flow, f.step_index, f.time, f.catalog_version, f.app_version,
                 \(milestone) AS milestone,
-                CASE WHEN f.kind = 'stepEntered' THEN coalesce(f.step, '') ELSE '' END AS step, f.account AS subject
+                CASE WHEN f.kind = 'stepEntered' THEN coalesce(f.step, '') ELSE '' END AS step, \
+        f.account AS subject
             FROM \(source) f
             UNION ALL
-            SELECT f.app, f.seq, f.idx, f.flow, 0, f.time, f.catalog_version, f.app_version, 'device', '', f.device
+            SELECT f.app, f.seq, f.idx, f.flow, 0, f.time, f.catalog_version, f.app_version, 'device', '', \
+        f.device
             FROM \(source) f
         ),
         earliest AS (
@@ -76,16 +79,21 @@ extension InsightsSchema {
                 j.subject IS NOT NULL AND (j.ended_at IS NULL OR e.time <= j.ended_at)
                     AND (e.milestone <> 'completed' OR j.skipped_step IS NULL) AS cohort
             FROM earliest e LEFT JOIN insight_journeys j
-                ON e.milestone IN ('step', 'completed') AND j.app = e.app AND j.flow = e.flow AND j.subject = e.subject
+                ON e.milestone IN ('step', 'completed') AND j.app = e.app AND j.flow = e.flow \
+        AND j.subject = e.subject
         ),
         firsts AS (
-            INSERT INTO insight_firsts (app, flow, milestone, step, subject, step_index, day, catalog_version, app_version,
+            INSERT INTO insight_firsts (app, flow, milestone, step, subject, step_index, day, \
+        catalog_version, app_version,
                 cohort, millis)
-            SELECT p.app, p.flow, p.milestone, p.step, p.subject, p.step_index, p.day, p.catalog_version, p.app_version,
-                p.cohort, CASE WHEN p.cohort AND p.time >= p.started_at THEN \(bucketSQL("p.time - p.started_at")) END
+            SELECT p.app, p.flow, p.milestone, p.step, p.subject, p.step_index, p.day, p.catalog_version, \
+        p.app_version,
+                p.cohort, CASE WHEN p.cohort AND p.time >= p.started_at THEN \
+        \(bucketSQL("p.time - p.started_at")) END
             FROM placed p
             ON CONFLICT DO NOTHING
-            RETURNING app, flow, milestone, step, subject, step_index, day, catalog_version, app_version, cohort, millis
+            RETURNING app, flow, milestone, step, subject, step_index, day, catalog_version, app_version, \
+        cohort, millis
         ),
         reach AS (SELECT * FROM firsts WHERE cohort),
         progress AS (
@@ -96,14 +104,17 @@ extension InsightsSchema {
         ),
         moved AS (
             UPDATE insight_journeys j SET
-                furthest_index = CASE WHEN p.step_index > o.furthest_index THEN p.step_index ELSE o.furthest_index END,
-                furthest_step = CASE WHEN p.step_index > o.furthest_index THEN p.step ELSE o.furthest_step END,
+                furthest_index = CASE WHEN p.step_index > o.furthest_index THEN p.step_index \
+        ELSE o.furthest_index END,
+                furthest_step = CASE WHEN p.step_index > o.furthest_index THEN p.step ELSE o.furthest_step \
+        END,
                 completed = o.completed OR p.completed,
                 skipped_step = CASE WHEN o.skipped_step IS NOT NULL AND p.step_index > o.furthest_index
                     THEN p.step ELSE o.skipped_step END,
                 skipped_index = CASE WHEN o.skipped_step IS NOT NULL AND p.step_index > o.furthest_index
                     THEN p.step_index ELSE o.skipped_index END
-            FROM progress p JOIN insight_journeys o ON o.app = p.app AND o.flow = p.flow AND o.subject = p.subject
+            FROM progress p JOIN insight_journeys o ON o.app = p.app AND o.flow = p.flow \
+        AND o.subject = p.subject
             WHERE j.app = p.app AND j.flow = p.flow AND j.subject = p.subject
             RETURNING j.app, j.flow, j.subject, o.furthest_step AS old_step, o.furthest_index AS old_index,
                 j.furthest_step AS new_step, j.furthest_index AS new_index,
@@ -129,21 +140,24 @@ extension InsightsSchema {
         cohorts AS (
             \(addToCohorts("""
                 (SELECT d.app, d.flow, d.measure, d.step, d.step_index, d.delta, \(cohortColumns)
-                FROM deltas d JOIN insight_journeys j ON j.app = d.app AND j.flow = d.flow AND j.subject = d.subject)
+                FROM deltas d JOIN insight_journeys j ON j.app = d.app AND j.flow = d.flow \
+                AND j.subject = d.subject)
                 """))
             RETURNING 1
         ),
         times AS (
             INSERT INTO insight_stage_times (app, flow, milestone, step, start_day, millis, subjects)
             SELECT r.app, r.flow, r.milestone, r.step, j.start_day, r.millis, count(*)
-            FROM reach r JOIN insight_journeys j ON j.app = r.app AND j.flow = r.flow AND j.subject = r.subject
+            FROM reach r JOIN insight_journeys j ON j.app = r.app AND j.flow = r.flow \
+        AND j.subject = r.subject
             WHERE r.millis IS NOT NULL
             GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6
             ON CONFLICT (app, flow, milestone, step, start_day, millis)
             DO UPDATE SET subjects = insight_stage_times.subjects + EXCLUDED.subjects
             RETURNING 1
         )
-        INSERT INTO insight_counts (app, flow, milestone, step, step_index, day, catalog_version, app_version, shard, subjects)
+        INSERT INTO insight_counts (app, flow, milestone, step, step_index, day, catalog_version, \
+        app_version, shard, subjects)
         SELECT app, flow, milestone, step, step_index, day, catalog_version, app_version,
             (hashtext(subject) & 3)::smallint, count(*)
         FROM firsts
@@ -159,17 +173,22 @@ extension InsightsSchema {
         """
         WITH skips AS (
             SELECT DISTINCT f.app, f.flow, f.account AS subject
-            FROM \(source) f JOIN insight_journeys o ON o.app = f.app AND o.flow = f.flow AND o.subject = f.account
+            FROM \(source) f JOIN insight_journeys o ON o.app = f.app AND o.flow = f.flow \
+        AND o.subject = f.account
             WHERE f.kind = 'flowEnded' AND f.ending IN ('skipped', 'dismissed')
                 AND f.time >= o.started_at AND f.time <= o.ended_at
         ),
         ended AS (
             UPDATE insight_journeys j SET skipped_step = j.furthest_step, skipped_index = j.furthest_index
             FROM skips s
-            WHERE j.app = s.app AND j.flow = s.flow AND j.subject = s.subject AND NOT j.completed AND j.skipped_step IS NULL
+            WHERE j.app = s.app AND j.flow = s.flow AND j.subject = s.subject AND NOT j.completed \
+        AND j.skipped_step IS NULL
             RETURNING j.app, j.flow, j.furthest_step AS step, j.furthest_index AS step_index, \(cohortColumns)
         )
-        \(addToCohorts("(SELECT e.*, m.measure, m.delta FROM ended e CROSS JOIN (VALUES ('waiting', -1), ('skipped', 1)) AS m(measure, delta))"))
+        \(addToCohorts("""
+            (SELECT e.*, m.measure, m.delta FROM ended e CROSS JOIN (VALUES ('waiting', -1), ('skipped', 1)) \
+            AS m(measure, delta))
+            """))
         """
     }
 
@@ -184,14 +203,16 @@ extension InsightsSchema {
             FROM \(source) f
             WHERE f.kind = 'assigned' AND f.body->>'experiment' IS NOT NULL AND f.body->>'variant' IS NOT NULL
                 AND f.body->>'subject' IS NOT NULL
-            ORDER BY f.app, f.body->>'experiment', f.body->>'variant', f.body->>'subject', f.time, f.seq, f.idx
+            ORDER BY f.app, f.body->>'experiment', f.body->>'variant', f.body->>'subject', f.time, f.seq, \
+        f.idx
             ON CONFLICT DO NOTHING
             RETURNING app, experiment, variant, day
         )
         INSERT INTO insight_arm_days (app, experiment, variant, day, subjects)
         SELECT app, experiment, variant, day, count(*) FROM firsts
         GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
-        ON CONFLICT (app, experiment, variant, day) DO UPDATE SET subjects = insight_arm_days.subjects + EXCLUDED.subjects
+        ON CONFLICT (app, experiment, variant, day) DO UPDATE SET subjects = insight_arm_days.subjects + \
+        EXCLUDED.subjects
         """
     }
 
@@ -239,11 +260,13 @@ extension InsightsSchema {
         """,
         """
         UPDATE insight_journeys j SET skipped_step = NULL, skipped_index = NULL
-        FROM v17_both b WHERE b.first_ending = 'completed' AND j.app = b.app AND j.flow = b.flow AND j.subject = b.subject
+        FROM v17_both b WHERE b.first_ending = 'completed' AND j.app = b.app AND j.flow = b.flow \
+        AND j.subject = b.subject
         """,
         addToCohorts(
             """
-            (SELECT b.app, b.flow, 'skipped' AS measure, b.skipped_step AS step, b.skipped_index AS step_index, -1 AS delta,
+            (SELECT b.app, b.flow, 'skipped' AS measure, b.skipped_step AS step, b.skipped_index AS \
+            step_index, -1 AS delta,
                 \(cohortColumns.replacingOccurrences(of: "j.", with: "b."))
             FROM v17_both b WHERE b.first_ending = 'completed')
             """),
@@ -264,12 +287,16 @@ extension InsightsSchema {
         ),
         times AS (
             UPDATE insight_stage_times t SET subjects = t.subjects - g.n
-            FROM (SELECT app, flow, start_day, millis, count(*) AS n FROM gone WHERE millis IS NOT NULL GROUP BY 1, 2, 3, 4) g
+            FROM (SELECT app, flow, start_day, millis, count(*) AS n FROM gone WHERE millis IS NOT NULL \
+        GROUP BY 1, 2, 3, 4) g
             WHERE t.app = g.app AND t.flow = g.flow AND t.milestone = 'completed' AND t.step = ''
                 AND t.start_day = g.start_day AND t.millis = g.millis
             RETURNING 1
         )
-        \(addToCohorts("(SELECT g.app, g.flow, 'completed' AS measure, '' AS step, 0::bigint AS step_index, -1 AS delta, \(cohortColumns.replacingOccurrences(of: "j.", with: "g.")) FROM gone g)"))
+        \(addToCohorts("""
+            (SELECT g.app, g.flow, 'completed' AS measure, '' AS step, 0::bigint AS step_index, -1 AS delta, \
+            \(cohortColumns.replacingOccurrences(of: "j.", with: "g.")) FROM gone g)
+            """))
         """,
         // The first assignments with the day each was counted on (the earliest stored fact's), and
         // the days recounted from them.

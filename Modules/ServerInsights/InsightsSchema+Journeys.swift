@@ -27,8 +27,10 @@
 extension InsightsSchema {
     /// The splits a journey is counted under, as a `VALUES` list over a row `j` with its cohort.
     static let splits = """
-        (VALUES ('all', ''), ('catalog', j.catalog_version::text), ('app', j.app_version), ('variant', j.variant),
-            ('locale', j.locale), ('accessibility', j.accessibility), ('device', j.device_kind)) AS s(split, value)
+        (VALUES ('all', ''), ('catalog', j.catalog_version::text), ('app', j.app_version), ('variant', \
+        j.variant),
+            ('locale', j.locale), ('accessibility', j.accessibility), ('device', j.device_kind)) AS s(split, \
+        value)
         """
 
     /// Adds `source`'s rows (app, flow, measure, step, step_index, delta, and the journey's cohort
@@ -56,14 +58,18 @@ extension InsightsSchema {
     /// A member of a start's `context` object as text, '' when it is absent or not a string (the
     /// server refuses a malformed context; rows stored otherwise are read defensively).
     static func contextText(_ key: String) -> String {
-        "left(CASE WHEN jsonb_typeof(s.context->'\(key)') = 'string' THEN s.context->>'\(key)' ELSE '' END, 64)"
+        """
+        left(CASE WHEN jsonb_typeof(s.context->'\(key)') = 'string' THEN s.context->>'\(key)' ELSE '' END, \
+        64)
+        """
     }
 
     /// Journeys: each subject's first start of a flow in `source`, and its `started` and `waiting`.
     static func countJourneys(_ source: String) -> String {
         """
         WITH starts AS (
-            SELECT DISTINCT ON (f.app, f.flow, f.account) f.app, f.flow, f.account AS subject, f.device, f.time,
+            SELECT DISTINCT ON (f.app, f.flow, f.account) f.app, f.flow, f.account AS subject, f.device, \
+        f.time,
                 f.catalog_version, coalesce(f.app_version, '') AS app_version,
                 CASE WHEN jsonb_typeof(f.body->'context') = 'object' THEN f.body->'context' END AS context
             FROM \(source) f
@@ -71,7 +77,8 @@ extension InsightsSchema {
             ORDER BY f.app, f.flow, f.account, f.time, f.seq, f.idx
         ),
         fresh AS (
-            INSERT INTO insight_journeys (app, flow, subject, started_at, start_day, catalog_version, app_version, variant,
+            INSERT INTO insight_journeys (app, flow, subject, started_at, start_day, catalog_version, \
+        app_version, variant,
                 locale, accessibility, device_kind)
             SELECT s.app, s.flow, s.subject, s.time, \(day("s.time")), s.catalog_version, s.app_version,
                 coalesce((
@@ -97,10 +104,12 @@ extension InsightsSchema {
         WITH marks AS (
             SELECT f.app, f.seq, f.idx, f.flow, f.step_index, f.time, f.catalog_version, f.app_version,
                 \(milestone) AS milestone,
-                CASE WHEN f.kind = 'stepEntered' THEN coalesce(f.step, '') ELSE '' END AS step, f.account AS subject
+                CASE WHEN f.kind = 'stepEntered' THEN coalesce(f.step, '') ELSE '' END AS step, \
+        f.account AS subject
             FROM \(source) f
             UNION ALL
-            SELECT f.app, f.seq, f.idx, f.flow, 0, f.time, f.catalog_version, f.app_version, 'device', '', f.device
+            SELECT f.app, f.seq, f.idx, f.flow, 0, f.time, f.catalog_version, f.app_version, 'device', '', \
+        f.device
             FROM \(source) f
         ),
         earliest AS (
@@ -112,15 +121,19 @@ extension InsightsSchema {
             ORDER BY m.app, m.flow, m.milestone, m.step, m.subject, m.time, m.seq, m.idx
         ),
         firsts AS (
-            INSERT INTO insight_firsts (app, flow, milestone, step, subject, step_index, day, catalog_version, app_version,
+            INSERT INTO insight_firsts (app, flow, milestone, step, subject, step_index, day, \
+        catalog_version, app_version,
                 cohort, millis)
-            SELECT e.app, e.flow, e.milestone, e.step, e.subject, e.step_index, e.day, e.catalog_version, e.app_version,
+            SELECT e.app, e.flow, e.milestone, e.step, e.subject, e.step_index, e.day, e.catalog_version, \
+        e.app_version,
                 j.subject IS NOT NULL,
                 CASE WHEN e.time >= j.started_at THEN \(bucketSQL("e.time - j.started_at")) END
             FROM earliest e LEFT JOIN insight_journeys j
-                ON e.milestone IN ('step', 'completed') AND j.app = e.app AND j.flow = e.flow AND j.subject = e.subject
+                ON e.milestone IN ('step', 'completed') AND j.app = e.app AND j.flow = e.flow \
+        AND j.subject = e.subject
             ON CONFLICT DO NOTHING
-            RETURNING app, flow, milestone, step, subject, step_index, day, catalog_version, app_version, cohort, millis
+            RETURNING app, flow, milestone, step, subject, step_index, day, catalog_version, app_version, \
+        cohort, millis
         ),
         reach AS (SELECT * FROM firsts WHERE cohort),
         progress AS (
@@ -131,10 +144,13 @@ extension InsightsSchema {
         ),
         moved AS (
             UPDATE insight_journeys j SET
-                furthest_index = CASE WHEN p.step_index > o.furthest_index THEN p.step_index ELSE o.furthest_index END,
-                furthest_step = CASE WHEN p.step_index > o.furthest_index THEN p.step ELSE o.furthest_step END,
+                furthest_index = CASE WHEN p.step_index > o.furthest_index THEN p.step_index \
+        ELSE o.furthest_index END,
+                furthest_step = CASE WHEN p.step_index > o.furthest_index THEN p.step ELSE o.furthest_step \
+        END,
                 completed = o.completed OR p.completed
-            FROM progress p JOIN insight_journeys o ON o.app = p.app AND o.flow = p.flow AND o.subject = p.subject
+            FROM progress p JOIN insight_journeys o ON o.app = p.app AND o.flow = p.flow \
+        AND o.subject = p.subject
             WHERE j.app = p.app AND j.flow = p.flow AND j.subject = p.subject
             RETURNING j.app, j.flow, j.subject, o.furthest_step AS old_step, o.furthest_index AS old_index,
                 j.furthest_step AS new_step, j.furthest_index AS new_index,
@@ -152,21 +168,24 @@ extension InsightsSchema {
         cohorts AS (
             \(addToCohorts("""
                 (SELECT d.app, d.flow, d.measure, d.step, d.step_index, d.delta, \(cohortColumns)
-                FROM deltas d JOIN insight_journeys j ON j.app = d.app AND j.flow = d.flow AND j.subject = d.subject)
+                FROM deltas d JOIN insight_journeys j ON j.app = d.app AND j.flow = d.flow \
+                AND j.subject = d.subject)
                 """))
             RETURNING 1
         ),
         times AS (
             INSERT INTO insight_stage_times (app, flow, milestone, step, start_day, millis, subjects)
             SELECT r.app, r.flow, r.milestone, r.step, j.start_day, r.millis, count(*)
-            FROM reach r JOIN insight_journeys j ON j.app = r.app AND j.flow = r.flow AND j.subject = r.subject
+            FROM reach r JOIN insight_journeys j ON j.app = r.app AND j.flow = r.flow \
+        AND j.subject = r.subject
             WHERE r.millis IS NOT NULL
             GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6
             ON CONFLICT (app, flow, milestone, step, start_day, millis)
             DO UPDATE SET subjects = insight_stage_times.subjects + EXCLUDED.subjects
             RETURNING 1
         )
-        INSERT INTO insight_counts (app, flow, milestone, step, step_index, day, catalog_version, app_version, shard, subjects)
+        INSERT INTO insight_counts (app, flow, milestone, step, step_index, day, catalog_version, \
+        app_version, shard, subjects)
         SELECT app, flow, milestone, step, step_index, day, catalog_version, app_version,
             (hashtext(subject) & 3)::smallint, count(*)
         FROM firsts
@@ -186,10 +205,14 @@ extension InsightsSchema {
         ended AS (
             UPDATE insight_journeys j SET skipped_step = j.furthest_step, skipped_index = j.furthest_index
             FROM skips s
-            WHERE j.app = s.app AND j.flow = s.flow AND j.subject = s.subject AND NOT j.completed AND j.skipped_step IS NULL
+            WHERE j.app = s.app AND j.flow = s.flow AND j.subject = s.subject AND NOT j.completed \
+        AND j.skipped_step IS NULL
             RETURNING j.app, j.flow, j.furthest_step AS step, j.furthest_index AS step_index, \(cohortColumns)
         )
-        \(addToCohorts("(SELECT e.*, m.measure, m.delta FROM ended e CROSS JOIN (VALUES ('waiting', -1), ('skipped', 1)) AS m(measure, delta))"))
+        \(addToCohorts("""
+            (SELECT e.*, m.measure, m.delta FROM ended e CROSS JOIN (VALUES ('waiting', -1), ('skipped', 1)) \
+            AS m(measure, delta))
+            """))
         """
     }
 
@@ -201,19 +224,23 @@ extension InsightsSchema {
         SELECT a.app, a.experiment, a.variant, a.day, count(*)
         FROM (
             SELECT DISTINCT ON (f.app, f.body->>'experiment', f.body->>'variant', f.body->>'subject')
-                f.app, f.body->>'experiment' AS experiment, f.body->>'variant' AS variant, f.body->>'subject' AS subject,
+                f.app, f.body->>'experiment' AS experiment, f.body->>'variant' AS variant, \
+        f.body->>'subject' AS subject,
                 \(day("f.time")) AS day
             FROM \(source) f
             WHERE f.kind = 'assigned' AND f.body->>'experiment' IS NOT NULL AND f.body->>'variant' IS NOT NULL
                 AND f.body->>'subject' IS NOT NULL
-            ORDER BY f.app, f.body->>'experiment', f.body->>'variant', f.body->>'subject', f.time, f.seq, f.idx
+            ORDER BY f.app, f.body->>'experiment', f.body->>'variant', f.body->>'subject', f.time, f.seq, \
+        f.idx
         ) a
         WHERE NOT EXISTS (
             SELECT 1 FROM insight_arm_firsts x
-            WHERE x.app = a.app AND x.experiment = a.experiment AND x.variant = a.variant AND x.milestone = 'assigned'
+            WHERE x.app = a.app AND x.experiment = a.experiment AND x.variant = a.variant \
+        AND x.milestone = 'assigned'
                 AND x.step = '' AND x.subject = a.subject)
         GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
-        ON CONFLICT (app, experiment, variant, day) DO UPDATE SET subjects = insight_arm_days.subjects + EXCLUDED.subjects
+        ON CONFLICT (app, experiment, variant, day) DO UPDATE SET subjects = insight_arm_days.subjects + \
+        EXCLUDED.subjects
         """
     }
 
@@ -300,7 +327,9 @@ extension InsightsSchema {
             PRIMARY KEY (app, experiment, variant, day)
         )
         """,
-        "ALTER TABLE insight_firsts ADD COLUMN cohort BOOLEAN NOT NULL DEFAULT false, ADD COLUMN millis BIGINT",
+        """
+        ALTER TABLE insight_firsts ADD COLUMN cohort BOOLEAN NOT NULL DEFAULT false, ADD COLUMN millis BIGINT
+        """,
         // Carried over: journeys from the stored starts, their furthest step and standing from the
         // first reaches, and the counters from both.
         countJourneys(
@@ -310,13 +339,15 @@ extension InsightsSchema {
             """),
         "DELETE FROM insight_cohorts WHERE measure = 'waiting'",
         """
-        UPDATE insight_journeys j SET furthest_index = p.step_index, furthest_step = p.step, completed = p.completed,
+        UPDATE insight_journeys j SET furthest_index = p.step_index, furthest_step = p.step, \
+        completed = p.completed,
             skipped_step = CASE WHEN p.skipped AND NOT p.completed THEN p.step END,
             skipped_index = CASE WHEN p.skipped AND NOT p.completed THEN p.step_index END
         FROM (
             SELECT fi.app, fi.flow, fi.subject,
                 coalesce(max(fi.step_index) FILTER (WHERE fi.milestone = 'step'), 0) AS step_index,
-                coalesce((array_agg(fi.step ORDER BY fi.step_index DESC, fi.step) FILTER (WHERE fi.milestone = 'step'))[1], '') AS step,
+                coalesce((array_agg(fi.step ORDER BY fi.step_index DESC, fi.step) FILTER (WHERE fi.milestone \
+        = 'step'))[1], '') AS step,
                 bool_or(fi.milestone = 'completed') AS completed, bool_or(fi.milestone = 'skipped') AS skipped
             FROM insight_firsts fi JOIN insight_journeys j0
                 ON j0.app = fi.app AND j0.flow = fi.flow AND j0.subject = fi.subject
@@ -326,15 +357,19 @@ extension InsightsSchema {
         """,
         """
         UPDATE insight_firsts fi SET cohort = true FROM insight_journeys j
-        WHERE fi.milestone IN ('step', 'completed') AND j.app = fi.app AND j.flow = fi.flow AND j.subject = fi.subject
+        WHERE fi.milestone IN ('step', 'completed') AND j.app = fi.app AND j.flow = fi.flow \
+        AND j.subject = fi.subject
         """,
         addToCohorts(
             """
-            (SELECT fi.app, fi.flow, fi.milestone AS measure, fi.step, fi.step_index, 1 AS delta, \(cohortColumns)
-            FROM insight_firsts fi JOIN insight_journeys j ON j.app = fi.app AND j.flow = fi.flow AND j.subject = fi.subject
+            (SELECT fi.app, fi.flow, fi.milestone AS measure, fi.step, fi.step_index, 1 AS delta, \
+            \(cohortColumns)
+            FROM insight_firsts fi JOIN insight_journeys j ON j.app = fi.app AND j.flow = fi.flow \
+            AND j.subject = fi.subject
             WHERE fi.cohort
             UNION ALL
-            SELECT j.app, j.flow, CASE WHEN j.skipped_step IS NULL THEN 'waiting' ELSE 'skipped' END, j.furthest_step,
+            SELECT j.app, j.flow, CASE WHEN j.skipped_step IS NULL THEN 'waiting' ELSE 'skipped' END, \
+            j.furthest_step,
                 j.furthest_index, 1, \(cohortColumns)
             FROM insight_journeys j WHERE NOT j.completed)
             """),
@@ -343,11 +378,14 @@ extension InsightsSchema {
         SELECT a.app, a.experiment, a.variant, a.day, count(*)
         FROM (
             SELECT DISTINCT ON (f.app, f.body->>'experiment', f.body->>'variant', f.body->>'subject')
-                f.app, f.body->>'experiment' AS experiment, f.body->>'variant' AS variant, \(day("p.time")) AS day
-            FROM facts f JOIN pushes p ON p.app = f.app AND p.account = f.account AND p.device = f.device AND p.seq = f.seq
+                f.app, f.body->>'experiment' AS experiment, f.body->>'variant' AS variant, \
+        \(day("p.time")) AS day
+            FROM facts f JOIN pushes p ON p.app = f.app AND p.account = f.account AND p.device = f.device \
+        AND p.seq = f.seq
             WHERE f.kind = 'assigned' AND f.body->>'experiment' IS NOT NULL AND f.body->>'variant' IS NOT NULL
                 AND f.body->>'subject' IS NOT NULL
-            ORDER BY f.app, f.body->>'experiment', f.body->>'variant', f.body->>'subject', p.time, f.seq, f.idx
+            ORDER BY f.app, f.body->>'experiment', f.body->>'variant', f.body->>'subject', p.time, f.seq, \
+        f.idx
         ) a
         GROUP BY 1, 2, 3, 4
         """,

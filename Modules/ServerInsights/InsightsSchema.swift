@@ -33,9 +33,11 @@ package enum InsightsSchema {
             // Experiment assignments first: a step in the same push counts for the variant assigned before
             // it.
             """
-            INSERT INTO insight_assignments (app, account, device, flow, experiment, variant, subject, seq, idx)
+            INSERT INTO insight_assignments (app, account, device, flow, experiment, variant, subject, seq, \
+            idx)
             SELECT DISTINCT ON (f.app, f.account, f.device, f.flow, f.body->>'experiment')
-                f.app, f.account, f.device, f.flow, f.body->>'experiment', f.body->>'variant', f.body->>'subject', f.seq, f.idx
+                f.app, f.account, f.device, f.flow, f.body->>'experiment', f.body->>'variant', \
+            f.body->>'subject', f.seq, f.idx
             FROM \(source) f
             WHERE f.kind = 'assigned' AND f.body->>'experiment' IS NOT NULL AND f.body->>'variant' IS NOT NULL
                 AND f.body->>'subject' IS NOT NULL
@@ -47,10 +49,12 @@ package enum InsightsSchema {
             WITH marks AS (
                 SELECT f.app, f.seq, f.idx, f.flow, f.step_index, f.time, f.catalog_version, f.app_version,
                     \(milestone) AS milestone,
-                    CASE WHEN f.kind = 'stepEntered' THEN coalesce(f.step, '') ELSE '' END AS step, f.account AS subject
+                    CASE WHEN f.kind = 'stepEntered' THEN coalesce(f.step, '') ELSE '' END AS step, \
+            f.account AS subject
                 FROM \(source) f
                 UNION ALL
-                SELECT f.app, f.seq, f.idx, f.flow, 0, f.time, f.catalog_version, f.app_version, 'device', '', f.device
+                SELECT f.app, f.seq, f.idx, f.flow, 0, f.time, f.catalog_version, f.app_version, 'device', \
+            '', f.device
                 FROM \(source) f
             ),
             earliest AS (
@@ -64,12 +68,15 @@ package enum InsightsSchema {
             ),
             -- The first reach keeps what it is counted under, so counting it needs no join back.
             firsts AS (
-                INSERT INTO insight_firsts (app, flow, milestone, step, subject, step_index, day, catalog_version, app_version)
-                SELECT app, flow, milestone, step, subject, step_index, day, catalog_version, app_version FROM earliest
+                INSERT INTO insight_firsts (app, flow, milestone, step, subject, step_index, day, \
+            catalog_version, app_version)
+                SELECT app, flow, milestone, step, subject, step_index, day, catalog_version, app_version \
+            FROM earliest
                 ON CONFLICT DO NOTHING
                 RETURNING app, flow, milestone, step, subject, step_index, day, catalog_version, app_version
             )
-            INSERT INTO insight_counts (app, flow, milestone, step, step_index, day, catalog_version, app_version, shard, subjects)
+            INSERT INTO insight_counts (app, flow, milestone, step, step_index, day, catalog_version, \
+            app_version, shard, subjects)
             SELECT app, flow, milestone, step, step_index, day, catalog_version, app_version,
                 (hashtext(subject) & 3)::smallint, count(*)
             FROM firsts
@@ -87,7 +94,8 @@ package enum InsightsSchema {
                 WHERE f.kind IN ('assigned', 'exposed', 'goalReached') AND f.body->>'experiment' IS NOT NULL
                     AND f.body->>'variant' IS NOT NULL AND f.body->>'subject' IS NOT NULL
                 UNION ALL
-                SELECT f.app, f.flow, a.experiment, a.variant, 'step', coalesce(f.step, ''), f.step_index, a.subject
+                SELECT f.app, f.flow, a.experiment, a.variant, 'step', coalesce(f.step, ''), f.step_index, \
+            a.subject
                 FROM \(source) f JOIN insight_assignments a
                     ON a.app = f.app AND a.account = f.account AND a.device = f.device AND a.flow = f.flow
                     AND (a.seq, a.idx) < (f.seq, f.idx)
@@ -98,13 +106,16 @@ package enum InsightsSchema {
                 FROM marks ORDER BY app, experiment, variant, milestone, step, subject, step_index
             ),
             firsts AS (
-                INSERT INTO insight_arm_firsts (app, experiment, variant, milestone, step, subject, step_index, flow)
+                INSERT INTO insight_arm_firsts (app, experiment, variant, milestone, step, subject, \
+            step_index, flow)
                 SELECT app, experiment, variant, milestone, step, subject, step_index, flow FROM earliest
                 ON CONFLICT DO NOTHING
                 RETURNING app, experiment, variant, milestone, step, subject, step_index, flow
             )
-            INSERT INTO insight_arm_counts (app, experiment, variant, milestone, step, step_index, flow, shard, subjects)
-            SELECT app, experiment, variant, milestone, step, step_index, flow, (hashtext(subject) & 3)::smallint, count(*)
+            INSERT INTO insight_arm_counts (app, experiment, variant, milestone, step, step_index, flow, \
+            shard, subjects)
+            SELECT app, experiment, variant, milestone, step, step_index, flow, (hashtext(subject) & \
+            3)::smallint, count(*)
             FROM firsts
             GROUP BY 1, 2, 3, 4, 5, 6, 7, 8 ORDER BY 1, 2, 3, 4, 5, 6, 7, 8
             ON CONFLICT (app, experiment, variant, milestone, step, step_index, flow, shard)
@@ -242,7 +253,8 @@ package enum InsightsSchema {
         RETURNS void LANGUAGE sql AS $body$
             INSERT INTO insight_standings (app, flow, standing, shard, accounts)
             VALUES (p_app, p_flow, p_standing, (pg_backend_pid() & 31)::smallint, p_delta)
-            ON CONFLICT (app, flow, standing, shard) DO UPDATE SET accounts = insight_standings.accounts + p_delta
+            ON CONFLICT (app, flow, standing, shard) DO UPDATE SET accounts = insight_standings.accounts + \
+        p_delta
         $body$
         """,
         """
@@ -380,7 +392,8 @@ package enum InsightsSchema {
         // The accounts' records already stored, then the triggers that follow them from now on.
         """
         INSERT INTO insight_standings (app, flow, standing, shard, accounts)
-        SELECT app, flow, standing, (hashtext(account) & 3)::smallint, count(*) FROM account_flows GROUP BY 1, 2, 3, 4
+        SELECT app, flow, standing, (hashtext(account) & 3)::smallint, count(*) FROM account_flows \
+        GROUP BY 1, 2, 3, 4
         """,
         """
         CREATE TRIGGER insight_standings AFTER INSERT OR UPDATE OF standing ON account_flows

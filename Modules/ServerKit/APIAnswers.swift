@@ -55,11 +55,17 @@ extension APIError {
             what = "the database cancelled the request (a lock or a timeout held it); nothing was stored"
         case .connectionLost:
             what =
-                "the database connection was lost while it ran; it may have been stored, and sending it again is safe"
+                """
+                the database connection was lost while it ran; it may have been stored, \
+                and sending it again is safe
+                """
         case .deadline:
             what =
                 error.operation == .push
-                ? "the database did not answer in time; the push may have been stored, and sending it again is safe"
+                ? """
+                the database did not answer in time; the push may have been stored, \
+                and sending it again is safe
+                """
                 : "the database did not answer in time"
         case .commitUnconfirmed:
             what = "the database did not confirm the commit in time; it may have been applied"

@@ -31,7 +31,10 @@ public struct ClientAddress: Sendable {
         guard trustedProxies.contains(peer) else {
             if warned.first() {
                 logger?.warning(
-                    "a request came with X-Forwarded-For from a peer that is not a trusted proxy; if a balancer is in front, name it (--trusted-proxy or ONBOARDING_TRUSTED_PROXIES)",
+                    """
+                    a request came with X-Forwarded-For from a peer that is not a trusted proxy; \
+                    if a balancer is in front, name it (--trusted-proxy or ONBOARDING_TRUSTED_PROXIES)
+                    """,
                     metadata: ["peer": "\(peer)"])
             }
             return Self.subject(peer)

@@ -14,7 +14,10 @@ package enum HTMLPage {
         let hash = Data(SHA256.hash(data: Data(InsightsPage.styleSheet.utf8))).base64EncodedString()
         let script = Data(SHA256.hash(data: Data(InsightsPage.signingScript.utf8))).base64EncodedString()
         return
-            "default-src 'none'; style-src 'sha256-\(hash)'; script-src 'sha256-\(script)'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+            """
+            default-src 'none'; style-src 'sha256-\(hash)'; script-src 'sha256-\(script)'; \
+            form-action 'self'; frame-ancestors 'none'; base-uri 'none'
+            """
     }()
 
     package static func response(_ page: InsightsPage, status: HTTPResponse.Status = .ok) -> Response {

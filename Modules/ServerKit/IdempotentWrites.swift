@@ -83,8 +83,14 @@ extension IdempotentWrites {
             throw APIError(
                 status: .serviceUnavailable, code: "commit_unconfirmed",
                 message: idempotency == nil
-                    ? "PostgreSQL did not confirm the change in time: it may have been applied; check before sending it again (an Idempotency-Key makes sending it again safe)"
-                    : "PostgreSQL did not confirm the change in time: it may have been applied; send the same request with the same Idempotency-Key to get its answer",
+                    ? """
+                    PostgreSQL did not confirm the change in time: it may have been applied; \
+                    check before sending it again (an Idempotency-Key makes sending it again safe)
+                    """
+                    : """
+                    PostgreSQL did not confirm the change in time: it may have been applied; \
+                    send the same request with the same Idempotency-Key to get its answer
+                    """,
                 retryAfter: 1)
         }
     }

@@ -105,7 +105,10 @@ package final class InsightsFreshness: Service, Sendable {
         let source = replica == nil ? "" : " (read from a replica)"
         return age < 5
             ? nil
-            : "These figures count every push committed until \(time) UTC, \(Int(age.rounded())) s ago\(source); reload for newer ones."
+            : """
+            These figures count every push committed until \(time) UTC, \(Int(age.rounded())) s ago\
+            \(source); reload for newer ones.
+            """
     }
 
     // MARK: - What `/report` waits for
@@ -180,7 +183,9 @@ package final class InsightsFreshness: Service, Sendable {
                 failures += 1
                 if failures == 1 || failures % 60 == 0 {
                     logger.warning(
-                        "the insights' count is not followed: LISTEN failed; pages say so until it works again",
+                        """
+                        the insights' count is not followed: LISTEN failed; pages say so until it works again
+                        """,
                         metadata: [
                             "cause": "\(DatabaseUnavailable.describe(error))",
                             "failures_in_a_row": "\(failures)",

@@ -71,7 +71,10 @@ package struct RequestLog<Context: RequestContext>: RouterMiddleware, APIAnsweri
         let code = status == .notFound ? "not_found" : status.code >= 500 ? "internal" : "invalid_request"
         let message =
             status == .notFound
-            ? "no route \(request.method) \(request.uri.path.prefix(200)); the API is under /v1 and the dashboard under /dashboard (Docs/API.md)"
+            ? """
+            no route \(request.method) \(request.uri.path.prefix(200)); the API is under /v1 and the \
+            dashboard under /dashboard (Docs/API.md)
+            """
             : status.code >= 500 ? "the server failed; try again" : "the request is not one this server takes"
         outcome.set(code: code, cause: status.code >= 500 ? DatabaseUnavailable.describe(error) : nil)
         if request.uri.path.hasPrefix("/dashboard") {

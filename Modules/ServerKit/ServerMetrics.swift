@@ -33,9 +33,15 @@ package enum ServerMetrics {
             "Time from a request's arrival to its answer, by route pattern, method and status.",
         "http_server_active_requests": "Requests being answered now, by method.",
         "onboarding_pushes_total":
-            "Pushes answered, by outcome: committed, refused (its data), failed, cancelled (the caller went away).",
+            """
+        Pushes answered, by outcome: committed, refused (its data), failed, cancelled (the caller went \
+        away).
+        """,
         "onboarding_pushes_shed_total":
-            "Pushes answered 503 without an acknowledgement, by reason: queue_full, waited_for_writer, no_connection, rolled_back, connection_lost, deadline, shutting_down.",
+            """
+        Pushes answered 503 without an acknowledgement, by reason: queue_full, waited_for_writer, \
+        no_connection, rolled_back, connection_lost, deadline, shutting_down.
+        """,
         "onboarding_push_batches_abandoned_total":
             "Batches of pushes given up at their deadline, their connection closed.",
         "onboarding_push_batch_size": "Pushes per transaction the writers run.",

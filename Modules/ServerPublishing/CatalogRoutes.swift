@@ -111,7 +111,10 @@ package struct CatalogRoutes: AuthorisedRoutes {
                     throw error
                 } catch {
                     throw APIError.invalid(
-                        "the body is {\"document\": a catalog document (object or text), \"rollout\": 0 to 100, \"signatures\": [{\"key\", \"signature\"}], "
+                        """
+                        the body is {\"document\": a catalog document (object or text), \"rollout\": \
+                        0 to 100, \"signatures\": [{\"key\", \"signature\"}], 
+                        """
                             + "optionally \"guarded\": \(Self.guardedShape)}: \(Self.describe(error))")
                 }
                 return try await idempotent(request, body: body, caller: actor.caller) {
@@ -208,7 +211,10 @@ package struct CatalogRoutes: AuthorisedRoutes {
     }
 
     static let guardedShape =
-        "{\"stages\": [5, 25, 50, 100], \"guard\": \"completion:-2pp\" or \"step:STEP:-1pp\", \"flow\": FLOW (default: the first), "
+        """
+        {\"stages\": [5, 25, 50, 100], \"guard\": \"completion:-2pp\" or \"step:STEP:-1pp\", \"flow\": \
+        FLOW (default: the first), 
+        """
         + "\"stageMinimumSeconds\": 0 to 7776000, \"stageMinimumSubjects\": 0 or more}"
 
     /// A publication's guarded-rollout plan from its JSON (``guardedShape``).
@@ -238,8 +244,11 @@ package struct CatalogRoutes: AuthorisedRoutes {
         APIError(
             status: .unprocessableContent, code: "catalog_refused",
             message:
-                "the document is refused, nothing changed (\(problems.count) problem\(problems.count == 1 ? "" : "s")): "
-                + problems.joined(separator: "; "))
+                """
+                the document is refused, nothing changed (\(problems.count) problem\
+                \(problems.count == 1 ? "" : "s")): 
+                """
+                    + problems.joined(separator: "; "))
     }
 
     /// The list's identity: its versions, fingerprints, rollouts and signatures (each with its

@@ -23,7 +23,10 @@ extension CatalogStore {
         var problems = plan.problems
         if existing.contains(where: { $0.version == catalog.version }) {
             problems.append(
-                "version \(catalog.version) of \(catalog.app) is stored already: a guarded rollout starts with a new version"
+                """
+                version \(catalog.version) of \(catalog.app) is stored already: a guarded rollout starts \
+                with a new version
+                """
             )
         }
         if let flow = catalog.flows.first(where: { $0.id.rawValue == plan.guardrail.flow }) {
@@ -45,7 +48,10 @@ extension CatalogStore {
         }.map(\.version).max()
         if baseline == nil {
             problems.append(
-                "no earlier version of \(catalog.app) is live, so there is nothing to guard against: publish it without stages"
+                """
+                no earlier version of \(catalog.app) is live, so there is nothing to guard against: \
+                publish it without stages
+                """
             )
         }
         return (plan, baseline ?? 0, problems)

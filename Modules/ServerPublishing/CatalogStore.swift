@@ -86,7 +86,8 @@ public struct CatalogStore: Sendable {
     static func all(app: String, on connection: PostgresConnection, logger: Logger) async throws -> [Entry] {
         let rows = try await connection.query(
             """
-            SELECT version, source, fingerprint, rollout, recorded_at, recorded_by, withdrawn_at, document, signatures
+            SELECT version, source, fingerprint, rollout, recorded_at, recorded_by, withdrawn_at, document, \
+            signatures
             FROM catalogs WHERE app = \(app) ORDER BY version
             """, logger: logger)
         var entries: [Entry] = []
@@ -161,8 +162,14 @@ public struct CatalogStore: Sendable {
         return try await write(app: app) { connection, existing in
             guard let check = Self.check(text, app: app, existing: existing) else {
                 return .refused([
-                    "no catalog compiled into a binary of \(app) is registered, so there is no vocabulary to check against: "
-                        + "register one with `onboarding-server register --app \(app) FILE` (the document `\(app) catalog --json` prints)"
+                    """
+                    no catalog compiled into a binary of \(app) is registered, so there is no vocabulary to \
+                    check against: 
+                    """
+                        + """
+                        register one with `onboarding-server register --app \(app) FILE` (the document `\
+                        \(app) catalog --json` prints)
+                        """
                 ])
             }
             let version = check.document?.catalog.version
@@ -171,8 +178,14 @@ public struct CatalogStore: Sendable {
                 $0.version == version && [.running, .paused].contains($0.value.status)
             }) {
                 return .refused([
-                    "version \(held.version) of \(app) is under a guarded rollout (\(held.value.status.rawValue), at \(held.value.percent)%), "
-                        + "which sets its rollout: end the guard first (`onboarding-server rollout end --app \(app) --version \(held.version)`)"
+                    """
+                    version \(held.version) of \(app) is under a guarded rollout (\
+                    \(held.value.status.rawValue), at \(held.value.percent)%), 
+                    """
+                        + """
+                        which sets its rollout: end the guard first (`onboarding-server rollout end \
+                        --app \(app) --version \(held.version)`)
+                        """
                 ])
             }
             guard let guarded else {
@@ -219,7 +232,9 @@ public struct CatalogStore: Sendable {
                 return .refused([])
             }
             try await connection.query(
-                "UPDATE catalogs SET withdrawn_at = \(time) WHERE app = \(app) AND version = \(Int64(version))",
+                """
+                UPDATE catalogs SET withdrawn_at = \(time) WHERE app = \(app) AND version = \(Int64(version))
+                """,
                 logger: logger)
             // A rollback by hand ends the version's guard: the publication is in people's hands.
             let guarded = try await GuardedRollouts.record(
@@ -300,8 +315,14 @@ public struct CatalogStore: Sendable {
             if source == .compiled, same.fingerprint == fingerprint { return .stored(same) }
             guard same.fingerprint == fingerprint, same.source == source else {
                 return .refused([
-                    "version \(version) of \(app) is already \(same.source == .compiled ? "compiled into a binary" : "published") "
-                        + "as another document (fingerprint \(CatalogDocument.short(same.fingerprint))): a change is a new version"
+                    """
+                    version \(version) of \(app) is already \
+                    \(same.source == .compiled ? "compiled into a binary" : "published") 
+                    """
+                        + """
+                        as another document (fingerprint \(CatalogDocument.short(same.fingerprint))): \
+                        a change is a new version
+                        """
                 ])
             }
             if source == .compiled { return .stored(same) }
@@ -337,8 +358,10 @@ public struct CatalogStore: Sendable {
             guard problems.isEmpty else { return .refused(problems) }
             try await connection.query(
                 """
-                INSERT INTO catalogs (app, version, source, fingerprint, document, rollout, recorded_at, recorded_by, signatures)
-                VALUES (\(app), \(Int64(version)), \(source.rawValue), \(fingerprint), \(text), \(Int32(rollout)), \(time),
+                INSERT INTO catalogs (app, version, source, fingerprint, document, rollout, recorded_at, \
+                recorded_by, signatures)
+                VALUES (\(app), \(Int64(version)), \(source.rawValue), \(fingerprint), \(text), \
+                \(Int32(rollout)), \(time),
                         \(actor.name), \(try signatures.tourValue.jsonText()))
                 """, logger: logger)
             audit = .init(
@@ -378,14 +401,23 @@ public struct CatalogStore: Sendable {
         let keys = try await PublicationKeyStore.all(app: app, on: connection, logger: logger).map(\.key)
         guard !keys.isEmpty else {
             return
-                "\(app) has no publication key registered: make one with `onboarding-server keys new --app \(app)`, "
-                + "register its public half (`onboarding-server keys register`) and compile it into the app (Docs/Security.md)"
+                """
+                \(app) has no publication key registered: make one with `onboarding-server keys new --app \
+                \(app)`, 
+                """
+                    + """
+                    register its public half (`onboarding-server keys register`) and compile it into the app \
+                    (Docs/Security.md)
+                    """
         }
         switch PublicationSigning.verdict(document: text, signatures: signatures, trusted: keys, now: time) {
         case .signed: return nil
         case .refused(let why):
             return "the document is not signed by a registered publication key of \(app) (\(why)): "
-                + "sign it where the key is kept (`onboarding-server publish --key FILE`, or `onboarding-server keys sign`)"
+                + """
+                sign it where the key is kept (`onboarding-server publish --key FILE`, \
+                or `onboarding-server keys sign`)
+                """
         }
     }
 

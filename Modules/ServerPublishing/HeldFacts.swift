@@ -57,7 +57,10 @@ package enum HeldFacts {
             generation BIGINT NOT NULL
         )
         """,
-        "INSERT INTO tracking_plan_generations (app, generation) SELECT app, count(*) FROM catalogs GROUP BY app",
+        """
+        INSERT INTO tracking_plan_generations (app, generation) SELECT app, count(*) FROM catalogs \
+        GROUP BY app
+        """,
         """
         CREATE FUNCTION tracking_plan_grown() RETURNS trigger LANGUAGE plpgsql AS $body$
         BEGIN
@@ -131,7 +134,8 @@ package enum HeldFacts {
                 for try await count in try await connection.query(
                     """
                     WITH declared AS (
-                        SELECT * FROM UNNEST(\(flows)::text[], \(steps)::text[], \(experiments)::text[]) AS d(flow, step, experiment)
+                        SELECT * FROM UNNEST(\(flows)::text[], \(steps)::text[], \(experiments)::text[]) AS \
+                    d(flow, step, experiment)
                     ),
                     chosen AS (
                         SELECT h.app, h.account, h.device, h.seq, h.idx FROM held_facts h JOIN declared d
@@ -143,34 +147,41 @@ package enum HeldFacts {
                     ),
                     admitted AS (
                         DELETE FROM held_facts h USING chosen c
-                        WHERE h.app = c.app AND h.account = c.account AND h.device = c.device AND h.seq = c.seq AND h.idx = c.idx
+                        WHERE h.app = c.app AND h.account = c.account AND h.device = c.device \
+                    AND h.seq = c.seq AND h.idx = c.idx
                         RETURNING h.*
                     ),
                     stored AS (
-                        INSERT INTO facts (app, account, device, seq, idx, kind, flow, step, step_index, ending, body)
-                        SELECT app, account, device, seq, idx, kind, flow, step, step_index, ending, body FROM admitted
+                        INSERT INTO facts (app, account, device, seq, idx, kind, flow, step, step_index, \
+                    ending, body)
+                        SELECT app, account, device, seq, idx, kind, flow, step, step_index, ending, body \
+                    FROM admitted
                         ON CONFLICT DO NOTHING
                         RETURNING 1
                     ),
                     firsts AS (SELECT app, account, device, min(seq) AS seq FROM admitted GROUP BY 1, 2, 3),
                     recounted AS (
                         UPDATE pushes p SET xact = pg_current_xact_id() FROM firsts a
-                        WHERE p.app = a.app AND p.account = a.account AND p.device = a.device AND p.seq >= a.seq
+                        WHERE p.app = a.app AND p.account = a.account AND p.device = a.device \
+                    AND p.seq >= a.seq
                         RETURNING 1
                     ),
                     listed AS (
                         SELECT app, account, device, left(flow, 128) AS flow,
-                            left(coalesce(step, body->>'experiment', ''), 128) AS step, left(kind, 64) AS kind, count(*) AS n
+                            left(coalesce(step, body->>'experiment', ''), 128) AS step, left(kind, \
+                    64) AS kind, count(*) AS n
                         FROM admitted GROUP BY 1, 2, 3, 4, 5, 6
                     ),
                     unlisted AS (
                         UPDATE unplanned_facts u SET facts = u.facts - l.n FROM listed l
-                        WHERE u.app = l.app AND u.account = l.account AND u.device = l.device AND u.flow = l.flow
+                        WHERE u.app = l.app AND u.account = l.account AND u.device = l.device \
+                    AND u.flow = l.flow
                             AND u.step = l.step AND u.kind = l.kind
                         RETURNING 1
                     )
                     SELECT (SELECT count(*) FROM admitted)::bigint + 0 * (SELECT count(*) FROM stored)::bigint
-                        + 0 * (SELECT count(*) FROM recounted)::bigint + 0 * (SELECT count(*) FROM unlisted)::bigint
+                        + 0 * (SELECT count(*) FROM recounted)::bigint + 0 * (SELECT count(*) \
+                    FROM unlisted)::bigint
                     """, logger: logger
                 ).decode(Int64.self) {
                     admitted = Int(count)
@@ -181,7 +192,10 @@ package enum HeldFacts {
             if admitted >= Self.batch { return (admitted, true) }
             // Whatever is left is outside the newest plan: examined again only when it grows.
             try await connection.query(
-                "UPDATE held_facts SET generation = \(generation) WHERE app = \(app) AND generation < \(generation)",
+                """
+                UPDATE held_facts SET generation = \(generation) WHERE app = \(app) \
+                AND generation < \(generation)
+                """,
                 logger: logger)
             return (admitted, false)
         }

@@ -12,7 +12,10 @@ package enum FactPartitions {
 
     static func partitions(of table: String) -> [String] {
         (0..<count).map {
-            "CREATE TABLE \(table)_p\($0) PARTITION OF \(table) FOR VALUES WITH (MODULUS \(count), REMAINDER \($0))"
+            """
+            CREATE TABLE \(table)_p\($0) PARTITION OF \(table) FOR VALUES WITH (MODULUS \(count), \
+            REMAINDER \($0))
+            """
         }
     }
 
@@ -62,8 +65,10 @@ package enum FactPartitions {
         ] + partitions(of: "facts") + [
             // Every row, as it was (the transaction ids the insights job and retention count by included).
             """
-            INSERT INTO pushes (app, account, device, seq, time, event, catalog_version, received_at, app_version, xact)
-            SELECT app, account, device, seq, time, event, catalog_version, received_at, app_version, xact FROM pushes_v18
+            INSERT INTO pushes (app, account, device, seq, time, event, catalog_version, received_at, \
+            app_version, xact)
+            SELECT app, account, device, seq, time, event, catalog_version, received_at, app_version, xact \
+            FROM pushes_v18
             """,
             """
             INSERT INTO facts (app, account, device, seq, idx, kind, flow, step, step_index, ending, body)

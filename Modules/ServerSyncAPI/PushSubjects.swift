@@ -54,7 +54,10 @@ enum PushSubjects {
         return APIError(
             status: .unprocessableContent, code: "fact_subject",
             message:
-                "item seq \(seq): its \(kind) fact \(what); a push counts for its own credential's subject (\(own)) only",
+                """
+                item seq \(seq): its \(kind) fact \(what); a push counts for its own credential's subject (\
+                \(own)) only
+                """,
             seq: seq)
     }
 }

@@ -25,7 +25,8 @@ package enum SubjectFence {
         BEGIN
             PERFORM pg_advisory_xact_lock_shared(hashtextextended(p_app || '/' || p_account, \(seed)));
             RETURN NOT EXISTS (
-                SELECT 1 FROM token_cutoffs WHERE app = p_app AND account = p_account AND not_before > p_issued_at);
+                SELECT 1 FROM token_cutoffs WHERE app = p_app AND account = p_account \
+        AND not_before > p_issued_at);
         END
         $$
         """
@@ -37,13 +38,15 @@ package enum SubjectFence {
     /// each key of the ring, separated by commas.
     package static let v22 = [
         """
-        CREATE OR REPLACE FUNCTION push_fence(p_app text, p_account text, p_names text, p_issued_at float8) RETURNS boolean
+        CREATE OR REPLACE FUNCTION push_fence(p_app text, p_account text, p_names text, \
+        p_issued_at float8) RETURNS boolean
         LANGUAGE plpgsql VOLATILE AS $$
         BEGIN
             PERFORM pg_advisory_xact_lock_shared(hashtextextended(p_app || '/' || p_account, \(seed)));
             RETURN NOT EXISTS (
                 SELECT 1 FROM token_cutoffs
-                WHERE app = p_app AND account = ANY(string_to_array(p_names, ',')) AND not_before > p_issued_at);
+                WHERE app = p_app AND account = ANY(string_to_array(p_names, ',')) AND not_before > \
+        p_issued_at);
         END
         $$
         """

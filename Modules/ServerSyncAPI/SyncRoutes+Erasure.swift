@@ -62,14 +62,20 @@ extension SyncRoutes {
             let bare = Installs.isInstall(id) ? String(id.dropFirst(Installs.subjectPrefix.count)) : id
             guard bare.count == 32, bare.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else {
                 throw APIError.invalid(
-                    "an install id is the 32 lowercase hex digits enrollment answered (with or without 'install.')"
+                    """
+                    an install id is the 32 lowercase hex digits enrollment answered (with or without \
+                    'install.')
+                    """
                 )
             }
             return (app, Installs.subjectPrefix + bare)
         }
         guard !Installs.isInstall(id) else {
             throw APIError.invalid(
-                "'\(id.prefix(64))' is an install: use /v1/apps/\(app)/installs/\(id.dropFirst(Installs.subjectPrefix.count))"
+                """
+                '\(id.prefix(64))' is an install: use /v1/apps/\(app)/installs/\
+                \(id.dropFirst(Installs.subjectPrefix.count))
+                """
             )
         }
         return (app, id)

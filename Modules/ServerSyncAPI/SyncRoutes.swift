@@ -90,7 +90,10 @@ package struct SyncRoutes: AuthorisedRoutes {
                     APIError(
                         status: .serviceUnavailable, code: "unavailable",
                         message:
-                            "the database does not commit a write within 2 s (down, read-only, or waiting for a standby)",
+                            """
+                            the database does not commit a write within 2 s (down, read-only, \
+                            or waiting for a standby)
+                            """,
                         retryAfter: 1))
         }
         addEnrollmentRoute(to: router)
@@ -148,7 +151,11 @@ package struct SyncRoutes: AuthorisedRoutes {
                     throw APIError(
                         status: .forbidden, code: "not_in_family",
                         message:
-                            "\(app) does not share the family's display budget on this server (ONBOARDING_BUDGET_FAMILY, or the apps registered with onboarding-server register)"
+                            """
+                            \(app) does not share the family's display budget on this server \
+                            (ONBOARDING_BUDGET_FAMILY, or the apps registered with onboarding-server \
+                            register)
+                            """
                     )
                 }
                 return Self.json(
@@ -209,7 +216,10 @@ package struct SyncRoutes: AuthorisedRoutes {
                 let by = request.uri.queryParameters.get("by") ?? "flow"
                 guard by == "flow" || by == "variant" else {
                     throw APIError.invalid(
-                        "by takes flow (each flow's funnel) or variant (each experiment's variants); got '\(by.prefix(40))'"
+                        """
+                        by takes flow (each flow's funnel) or variant (each experiment's variants); \
+                        got '\(by.prefix(40))'
+                        """
                     )
                 }
                 // Every push answered before this request is counted: the newest transaction id

@@ -90,7 +90,10 @@ public actor JWKSource {
         let (keys, expected) = try await keys(for: header.keyID)
         guard let named = header.algorithm, let expected, named == expected else {
             throw JWKSourceError(
-                "the token's header names \(header.algorithm ?? "no algorithm"), not its key's \(expected ?? "(no such key)")"
+                """
+                the token's header names \(header.algorithm ?? "no algorithm"), not its key's \
+                \(expected ?? "(no such key)")
+                """
             )
         }
         return try await keys.verify(token, as: Payload.self)

@@ -91,7 +91,10 @@ public struct TokenKey: Sendable {
         }
         guard secret.utf8.count >= Self.minimumSecretLength else {
             throw ServerConfigurationError(
-                "the secret of key '\(id)' must be at least \(Self.minimumSecretLength) bytes (got \(secret.utf8.count))"
+                """
+                the secret of key '\(id)' must be at least \(Self.minimumSecretLength) bytes (got \
+                \(secret.utf8.count))
+                """
             )
         }
         self.id = id

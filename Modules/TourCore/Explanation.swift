@@ -54,7 +54,10 @@ extension Condition {
         case .upgradedInto(let version, let tourFlows):
             let last = state.lastTourVersion(tourFlows)
             let facts =
-                "last tour finished in \(last ?? "no version: a fresh install"), app version \(state.appVersion ?? "unknown")"
+                """
+                last tour finished in \(last ?? "no version: a fresh install"), app version \
+                \(state.appVersion ?? "unknown")
+                """
             return ConditionExplanation(text: "upgraded into \(version) (\(facts))", holds: holds, parts: [])
         case .lastTourOlder(let version, let tourFlows):
             let last = state.lastTourVersion(tourFlows) ?? "no version"
@@ -140,7 +143,10 @@ extension TourEngine {
                 reason =
                     showing
                     ? "showing now at step \(run.currentStep?.rawValue ?? "?")"
-                    : "started, under \(state.presentingFlow?.rawValue ?? "another flow"), at step \(run.currentStep?.rawValue ?? "?")"
+                    : """
+                    started, under \(state.presentingFlow?.rawValue ?? "another flow"), \
+                    at step \(run.currentStep?.rawValue ?? "?")
+                    """
             case .completed, .skipped:
                 verdict = "notShown"
                 let version = run.finishedInVersion.map { " in version \($0)" } ?? ""

@@ -49,7 +49,10 @@ extension Reduction {
             case .active(let run):
                 effects.append(.dismissed(id))
                 notes.append(
-                    "\(id) \(ending.rawValue) on another device; ended here at \(run.currentStep?.rawValue ?? "-")"
+                    """
+                    \(id) \(ending.rawValue) on another device; ended here at \
+                    \(run.currentStep?.rawValue ?? "-")
+                    """
                 )
             case .notStarted, .finished:
                 notes.append("\(id) \(ending.rawValue) on another device")

@@ -40,7 +40,10 @@ extension Reduction {
             $0.removedFlows.contains(flow)
         }
         notes.append(
-            "\(flow) run from catalog v\(run.catalogVersion) ended: the flow is not in this catalog\(declared ? "" : " (not declared)")"
+            """
+            \(flow) run from catalog v\(run.catalogVersion) ended: the flow is not in this catalog\
+            \(declared ? "" : " (not declared)")
+            """
         )
         facts.append(
             .runMigrated(
@@ -150,7 +153,10 @@ extension Reduction {
         }
         state[flow: flow.id] = .active(run)
         notes.append(
-            "\(flow.id) run moved from catalog v\(from) \(at) to v\(catalog.version) \(target)\(undeclared ? " (\(why))" : "")"
+            """
+            \(flow.id) run moved from catalog v\(from) \(at) to v\(catalog.version) \(target)\
+            \(undeclared ? " (\(why))" : "")
+            """
         )
         facts.append(
             .runMigrated(

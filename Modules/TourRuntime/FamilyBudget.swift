@@ -59,7 +59,10 @@ extension DisplayBudget {
             case ("perDay", let value?):
                 guard let number = Int(value), flowsPerDayRange.contains(number) else {
                     throw BudgetSettingError(
-                        "perDay is a whole number from \(flowsPerDayRange.lowerBound) to \(flowsPerDayRange.upperBound); got '\(value)'"
+                        """
+                        perDay is a whole number from \(flowsPerDayRange.lowerBound) to \
+                        \(flowsPerDayRange.upperBound); got '\(value)'
+                        """
                     )
                 }
                 budget.flowsPerDay = number

@@ -95,21 +95,30 @@ public enum Publications {
     ) -> [String] {
         guard text.utf8.count <= SyncAPI.maxDocumentBytes else {
             return [
-                "the document is \(text.utf8.count) bytes; a catalog document is at most \(SyncAPI.maxDocumentBytes)"
+                """
+                the document is \(text.utf8.count) bytes; a catalog document is at most \
+                \(SyncAPI.maxDocumentBytes)
+                """
             ]
         }
         // Before anything of the document is read: only what a trusted key signed is looked at.
         if let unsigned = trust.problem(text, signatures) { return [unsigned] }
         guard SHA256Hasher.hex(text.utf8) == fingerprint else {
             return [
-                "the document's SHA-256 is not the fingerprint the server gave (\(CatalogDocument.short(fingerprint)))"
+                """
+                the document's SHA-256 is not the fingerprint the server gave (\
+                \(CatalogDocument.short(fingerprint)))
+                """
             ]
         }
         // The binary's own catalog wins over a publication that is not newer: a new app release
         // is not overridden by a publication made for an older one.
         guard version > product.catalog.version else {
             return [
-                "version \(version) is not newer than the catalog compiled into this binary (version \(product.catalog.version))"
+                """
+                version \(version) is not newer than the catalog compiled into this binary (version \
+                \(product.catalog.version))
+                """
             ]
         }
         var earlier = releases
@@ -124,7 +133,10 @@ public enum Publications {
         guard check.isAccepted else { return check.problems }
         guard check.document?.catalog.version == version else {
             return [
-                "the document is version \(check.document?.catalog.version ?? 0), not the \(version) the server named"
+                """
+                the document is version \(check.document?.catalog.version ?? 0), not the \(version) the \
+                server named
+                """
             ]
         }
         return []
@@ -206,7 +218,10 @@ public enum Publications {
                         kept.append(publication)
                     } else {
                         refused.append(
-                            "version \(publication.version) \(publication.fingerprint.prefix(64)): \(problems.joined(separator: "; "))"
+                            """
+                            version \(publication.version) \(publication.fingerprint.prefix(64)): \
+                            \(problems.joined(separator: "; "))
+                            """
                         )
                     }
                 }
@@ -304,7 +319,10 @@ public enum Publications {
                     trust.problem(publication.document, publication.signatures),
                     SHA256Hasher.hex(publication.document.utf8) == publication.fingerprint
                         ? nil
-                        : "the kept document's SHA-256 is not its fingerprint (it was altered on this device)",
+                        : """
+                        the kept document's SHA-256 is not its fingerprint (it was altered on this \
+                        device)
+                        """,
                 ].compactMap { $0 }.prefix(1).map { $0 }
             } else {
                 problems = Self.problems(
@@ -328,7 +346,10 @@ public enum Publications {
                     source: .published, version: publication.version, fingerprint: publication.fingerprint,
                     rollout: publication.rollout,
                     reason:
-                        "published version \(publication.version) at \(publication.rollout)%, which includes this subject",
+                        """
+                        published version \(publication.version) at \(publication.rollout)%, \
+                        which includes this subject
+                        """,
                     knowsPublications: true, refused: refused.filter { $0.version > publication.version })
             )
         }

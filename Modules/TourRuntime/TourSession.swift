@@ -279,7 +279,10 @@ public actor TourSession {
         } catch {
             budgetCaughtUp = false
             warnings.append(
-                "the display budget file \(budget?.path ?? "") did not take the start this event counted (\(error)); it is in the journal, and the next event copies it"
+                """
+                the display budget file \(budget?.path ?? "") did not take the start this event counted (\
+                \(error)); it is in the journal, and the next event copies it
+                """
             )
         }
         if !spent.isEmpty { budgetToTell = true }

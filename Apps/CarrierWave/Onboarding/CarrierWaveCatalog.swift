@@ -37,11 +37,18 @@ public enum CarrierWaveCatalog {
         steps: [
             screen(
                 "welcome", "Welcome to Carrier Wave",
-                "Your amateur radio log aggregator. Download QSOs from logging apps and services, then upload them everywhere else - automatically. Carrier Wave doesn't create logs; it syncs them."
+                """
+                Your amateur radio log aggregator. Download QSOs from logging apps and services, \
+                then upload them everywhere else - automatically. Carrier Wave doesn't create logs; \
+                it syncs them.
+                """
             ),
             screen(
                 "howSyncWorks", "One Log, Many Destinations",
-                "Import QSOs from any source. Carrier Wave deduplicates them (same callsign + band + mode within 5 minutes = one contact) and tracks what's been uploaded where."
+                """
+                Import QSOs from any source. Carrier Wave deduplicates them (same callsign + band + mode \
+                within 5 minutes = one contact) and tracks what's been uploaded where.
+                """
             ),
             StepDefinition(
                 "connectQRZ",
@@ -87,7 +94,10 @@ public enum CarrierWaveCatalog {
                 ]),
             screen(
                 "feedback", "We'd Love Your Feedback",
-                "Found a bug or have a feature idea? Tap Settings → Report a Bug to send us details. Join our Discord to connect with other users.",
+                """
+                Found a bug or have a feature idea? Tap Settings → Report a Bug to send us details. \
+                Join our Discord to connect with other users.
+                """,
                 last: true),
         ],
         fields: [
@@ -123,11 +133,17 @@ public enum CarrierWaveCatalog {
             [
                 (
                     "Your POTA Activations",
-                    "QSOs with a park reference are grouped here by park and date. Each group is an activation you can upload to POTA."
+                    """
+                    QSOs with a park reference are grouped here by park and date. Each group is an \
+                    activation you can upload to POTA.
+                    """
                 ),
                 (
                     "Uploading to POTA",
-                    "Tap an activation to review its QSOs, then upload. You need 10+ QSOs for activation credit, but you can upload smaller logs to credit your hunters."
+                    """
+                    Tap an activation to review its QSOs, then upload. You need 10+ QSOs for activation \
+                    credit, but you can upload smaller logs to credit your hunters.
+                    """
                 ),
             ]),
         miniTour(
@@ -137,11 +153,17 @@ public enum CarrierWaveCatalog {
                 ("POTA Accounts Explained", "POTA has two account systems that can be confusing."),
                 (
                     "Service Login (AWS Cognito)",
-                    "If you registered years ago, you may have an AWS Cognito login. This is separate from your pota.app account."
+                    """
+                    If you registered years ago, you may have an AWS Cognito login. \
+                    This is separate from your pota.app account.
+                    """
                 ),
                 (
                     "Creating a pota.app Account",
-                    "Go to pota.app, create an account with email/password, then link your existing service login in your profile settings. Carrier Wave uses your pota.app credentials."
+                    """
+                    Go to pota.app, create an account with email/password, then link your existing service \
+                    login in your profile settings. Carrier Wave uses your pota.app credentials.
+                    """
                 ),
             ]),
         miniTour(
@@ -149,7 +171,10 @@ public enum CarrierWaveCatalog {
             [
                 (
                     "Challenges Coming Soon",
-                    "We're building something exciting here - track your progress toward awards, compete on leaderboards, and join community events. Stay tuned!"
+                    """
+                    We're building something exciting here - track your progress toward awards, \
+                    compete on leaderboards, and join community events. Stay tuned!
+                    """
                 )
             ]),
         miniTour(
@@ -161,18 +186,27 @@ public enum CarrierWaveCatalog {
     static let statsScreens = [
         (
             "Explore Your Stats",
-            "Tap any statistic to see the breakdown. Expand individual items to view the QSOs that count toward that total."
+            """
+            Tap any statistic to see the breakdown. Expand individual items to view the QSOs that count \
+            toward that total.
+            """
         )
     ]
 
     static let lofiScreens = [
         (
             "Ham2K LoFi",
-            "LoFi syncs your logs from the Ham2K Portable Logger (PoLo) app. It's download-only - Carrier Wave imports your PoLo operations."
+            """
+            LoFi syncs your logs from the Ham2K Portable Logger (PoLo) app. It's download-only - Carrier \
+            Wave imports your PoLo operations.
+            """
         ),
         (
             "Device Linking",
-            "Enter the email address associated with your PoLo account. You'll receive a verification code to link this device."
+            """
+            Enter the email address associated with your PoLo account. You'll receive a verification code to \
+            link this device.
+            """
         ),
     ]
 

@@ -52,7 +52,10 @@ public struct FiniteHandler: ProductHandler {
                     "the weeks a long-press may name: weeks lived, or the first few"),
                 .computed("hasPhases", .flag, default: false, "at least one life chapter is stored"),
                 .computed(
-                    "currentYear", .number, default: 2026, "the year now, the latest start year of a chapter"),
+                    "currentYear", .number, default: 2026,
+                    """
+                    the year now, the latest start year of a chapter
+                    """),
                 .computed("today", .text, default: "1970-01-01", "the date now, the latest birth date"),
             ])
     }

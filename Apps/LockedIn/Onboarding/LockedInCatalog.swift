@@ -10,7 +10,10 @@ public enum LockedInCatalog {
     public static let screenTimeDeniedMessage =
         "Screen Time access is required to block apps. Allow it in Settings > Screen Time to continue."
     public static let healthDeniedMessage =
-        "Without Apple Health access, workouts won't be tracked. You can continue and allow it later in Settings."
+        """
+        Without Apple Health access, workouts won't be tracked. You can continue and allow it later in \
+        Settings.
+        """
 
     public static let catalog = TourCatalog(
         app: app, name: "LockedIn", flowNoun: "onboarding", flows: [onboardingFlow])

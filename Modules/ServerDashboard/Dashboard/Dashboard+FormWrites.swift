@@ -54,7 +54,11 @@ extension Dashboard {
         } catch let error as DatabaseUnavailable where error.reason == .commitUnconfirmed {
             throw DashboardError(
                 .serviceUnavailable,
-                "The database did not confirm the change in time: it may have been made. Send the same form again (reload this page and confirm): it gives the first answer and changes nothing twice.",
+                """
+                The database did not confirm the change in time: it may have been made. \
+                Send the same form again (reload this page and confirm): it gives the first answer and \
+                changes nothing twice.
+                """,
                 retryAfter: 1)
         }
     }

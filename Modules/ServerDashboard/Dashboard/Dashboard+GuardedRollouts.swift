@@ -89,7 +89,10 @@ extension Dashboard {
             .table(
                 .init(
                     caption:
-                        "Guarded rollouts: raised stage by stage by the rollout guard, rolled back by it on a drop",
+                        """
+                        Guarded rollouts: raised stage by stage by the rollout guard, \
+                        rolled back by it on a drop
+                        """,
                     columns: [
                         "Version", "Against", "Status", "Rollout", "Stage", "Guardrail",
                         "Each stage at least", "Next",
@@ -100,19 +103,34 @@ extension Dashboard {
                             .number(record.version), .number(record.baseline), .init(value.status.rawValue),
                             .init("\(value.percent)%"),
                             .init(
-                                "\(value.stage + 1) of \(value.plan.stages.count): \(value.plan.stages.map { "\($0)%" }.joined(separator: " → "))"
+                                """
+                                \(value.stage + 1) of \(value.plan.stages.count): \
+                                \(value.plan.stages.map { "\($0)%" }.joined(separator: " → "))
+                                """
                             ),
                             .init(value.plan.guardrail.summary),
                             .init(
-                                "\(GuardedRollout.duration(value.plan.minimumSeconds)) and \(value.plan.minimumSubjects) subjects"
+                                """
+                                \(GuardedRollout.duration(value.plan.minimumSeconds)) and \
+                                \(value.plan.minimumSubjects) subjects
+                                """
                             ),
                             .init(nextStep(view, now: now)),
                         ]
                     })),
             .text(
-                "The difference is version N's rate minus the version it replaces, among subjects who started the flow since the "
-                    + "rollout began; its interval is always valid (it holds however often the guard looks). The guard rolls back "
-                    + "when the whole interval lies below the tolerated drop, and raises a stage when its time and subjects are met "
+                """
+                The difference is version N's rate minus the version it replaces, among subjects who started \
+                the flow since the 
+                """
+                    + """
+                    rollout began; its interval is always valid (it holds however often the guard \
+                    looks). The guard rolls back 
+                    """
+                        + """
+                        when the whole interval lies below the tolerated drop, and raises a stage when its \
+                        time and subjects are met 
+                        """
                     + "and no such drop is shown."),
         ]
         let token = InsightsPage.Form.Field(
@@ -133,14 +151,23 @@ extension Dashboard {
                                 [
                                     .init(isoTime(look.at)), .init("\(look.percent)%"),
                                     .init(
-                                        "\(look.evidence.candidate.successes) / \(look.evidence.candidate.trials)"
+                                        """
+                                        \(look.evidence.candidate.successes) / \
+                                        \(look.evidence.candidate.trials)
+                                        """
                                     ),
                                     .init(
-                                        "\(look.evidence.baseline.successes) / \(look.evidence.baseline.trials)"
+                                        """
+                                        \(look.evidence.baseline.successes) / \
+                                        \(look.evidence.baseline.trials)
+                                        """
                                     ),
                                     .init(
                                         look.interval.map {
-                                            "\(GuardedRollout.Guardrail.points($0.lowerBound)) to \(GuardedRollout.Guardrail.points($0.upperBound))"
+                                            """
+                                            \(GuardedRollout.Guardrail.points($0.lowerBound)) to \
+                                            \(GuardedRollout.Guardrail.points($0.upperBound))
+                                            """
                                         } ?? "not known yet"),
                                     .init(look.decision),
                                 ]

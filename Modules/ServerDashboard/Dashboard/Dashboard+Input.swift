@@ -52,7 +52,10 @@ extension Dashboard {
                 ?? "not a member of \(value)"
             throw DashboardError(
                 .forbidden,
-                "\(access.person.name) is \(held); this page needs the \(role.rawValue) role there. An owner of \(value) can give it."
+                """
+                \(access.person.name) is \(held); this page needs the \(role.rawValue) role there. \
+                An owner of \(value) can give it.
+                """
             )
         }
         return value
@@ -88,7 +91,10 @@ extension Dashboard {
         guard format == .csv, tables.contains(given) else {
             throw DashboardError(
                 .badRequest,
-                "table is for CSV exports (format=csv) and takes \(tables.joined(separator: ", ")) on this page."
+                """
+                table is for CSV exports (format=csv) and takes \(tables.joined(separator: ", ")) on this \
+                page.
+                """
             )
         }
         return given
@@ -105,7 +111,10 @@ extension Dashboard {
                 .contentTooLarge,
                 limit == smallFormBytes
                     ? "The form was too large: a form of the dashboard is at most 16 KiB."
-                    : "The form was too large: a translation file is at most \(TranslationFile.maximumBytes >> 10) KiB."
+                    : """
+                    The form was too large: a translation file is at most \
+                    \(TranslationFile.maximumBytes >> 10) KiB.
+                    """
             )
         }
         do {

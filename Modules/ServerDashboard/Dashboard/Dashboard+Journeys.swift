@@ -185,7 +185,10 @@ extension Dashboard {
             if !seesSubjects {
                 sections.append(
                     .text(
-                        "Who is behind a count is shown to the app's \(Self.subjectsRole.rawValue)s and above; a viewer sees counts."
+                        """
+                        Who is behind a count is shown to the app's \(Self.subjectsRole.rawValue)s and \
+                        above; a viewer sees counts.
+                        """
                     ))
             }
             sections.append(Self.exports(path, range, tables: Self.funnelTables))

@@ -218,7 +218,11 @@ extension Dashboard {
             if !archived.isEmpty {
                 sections.append(
                     .text(
-                        "Archived (off the overview, counted here): \(archived.sorted().joined(separator: ", ")). An editor restores one with DELETE /v1/apps/\(app.app)/flows/FLOW/archive."
+                        """
+                        Archived (off the overview, counted here): \
+                        \(archived.sorted().joined(separator: ", ")). An editor restores one with \
+                        DELETE /v1/apps/\(app.app)/flows/FLOW/archive.
+                        """
                     ))
             }
             var trend = app.trend
@@ -243,7 +247,10 @@ extension Dashboard {
                     .table(
                         .init(
                             caption:
-                                "Facts no catalog declares: never counted above (a typo in a build, or a probe)",
+                                """
+                                Facts no catalog declares: never counted above (a typo in a build, \
+                                or a probe)
+                                """,
                             columns: [
                                 "Flow", "Step or experiment", "Fact", "Subjects", "Devices", "Facts",
                                 "First seen (UTC)", "Last seen (UTC)",

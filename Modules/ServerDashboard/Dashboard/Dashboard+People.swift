@@ -47,8 +47,11 @@ extension Dashboard {
                     // Shown once: kept for the same form sent again only sealed (``Idempotency``).
                     let text = await controlPlane.tokens.sign(credential.claims)
                     return
-                        "\(name) is new: give them this credential, shown only now (it lasts \(PeopleStore.defaultDays) days): "
-                        + text
+                        """
+                        \(name) is new: give them this credential, shown only now (it lasts \
+                        \(PeopleStore.defaultDays) days): 
+                        """
+                            + text
                 }
                 return try await peoplePage(app, access: access, message: message)
             }
@@ -187,7 +190,10 @@ extension Dashboard {
             InsightsPage(
                 title: "People of \(app)",
                 subtitle:
-                    "Roles: viewer (pages and reports), editor (checks), publisher (publish, rollout, rollback), owner (people, keys, audit)",
+                    """
+                    Roles: viewer (pages and reports), editor (checks), publisher (publish, rollout, \
+                    rollback), owner (people, keys, audit)
+                    """,
                 navigation: [
                     .init("All apps", href: "/dashboard"), .init(app, href: "/dashboard/apps/\(app)"),
                     .init("People", href: path, current: true),

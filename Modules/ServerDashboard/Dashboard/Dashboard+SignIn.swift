@@ -102,7 +102,10 @@ extension Dashboard {
             }
             let message =
                 error.code == "token_outdated"
-                ? "Shared admin tokens are no longer accepted: sign in with your own credential (an owner or operator makes one with onboarding-server people add)."
+                ? """
+                Shared admin tokens are no longer accepted: sign in with your own credential (an owner \
+                or operator makes one with onboarding-server people add).
+                """
                 : "That is not a live credential of a person of this server: \(error.message)."
             return signInPage(
                 request, message: message, status: error.status == .forbidden ? .forbidden : .unauthorized)
@@ -153,7 +156,10 @@ extension Dashboard {
     private func limitedPage(_ wait: Double) -> DashboardError {
         var error = DashboardError(
             .tooManyRequests,
-            "Too many failed sign-ins from this address. Try again in \(Int(wait.rounded(.up))) seconds; every failure waits longer."
+            """
+            Too many failed sign-ins from this address. Try again in \(Int(wait.rounded(.up))) seconds; \
+            every failure waits longer.
+            """
         )
         error.retryAfter = Int(wait.rounded(.up))
         return error
@@ -181,7 +187,10 @@ extension Dashboard {
         }
         sections.append(
             .text(
-                "Your credential is exchanged for a session cookie of at most 8 hours; it is not kept. An owner of an app, or an operator, gives you one."
+                """
+                Your credential is exchanged for a session cookie of at most 8 hours; it is not kept. \
+                An owner of an app, or an operator, gives you one.
+                """
             ))
         var response = Self.html(
             InsightsPage(title: "Sign in", sections: sections, footer: Self.footer), status: status)
@@ -254,7 +263,10 @@ extension Dashboard {
                 method: "identity provider")
             throw DashboardError(
                 .forbidden,
-                "\(identity) is not a person of this server. An owner or operator adds you (onboarding-server people add --identity)."
+                """
+                \(identity) is not a person of this server. An owner or operator adds you (onboarding-server \
+                people add --identity).
+                """
             )
         }
         var response = try await openSession(

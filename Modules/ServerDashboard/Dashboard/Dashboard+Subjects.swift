@@ -48,7 +48,10 @@ extension Dashboard {
                 .table(
                     .init(
                         caption:
-                            "Subjects \(after.isEmpty ? "" : "after \(after) ")(at most \(Self.subjectsPerPage) a page)",
+                            """
+                            Subjects \(after.isEmpty ? "" : "after \(after) ")(at most \
+                            \(Self.subjectsPerPage) a page)
+                            """,
                         columns: [
                             "Subject (pseudonymous id)", "Journey started (UTC)", "Last activity (UTC)",
                         ],
@@ -61,12 +64,18 @@ extension Dashboard {
                             ]
                         })),
                 .text(
-                    "Times are the devices' own clocks, to the millisecond. A journey whose last activity is recent may still be in progress."
+                    """
+                    Times are the devices' own clocks, to the millisecond. A journey whose last activity is \
+                    recent may still be in progress.
+                    """
                 ),
             ]
             if more, let last = subjects.last?.subject {
                 var next =
-                    "?step=\(Self.percentEncoded(step))&standing=\(standing.rawValue)&after=\(Self.percentEncoded(last))"
+                    """
+                    ?step=\(Self.percentEncoded(step))&standing=\(standing.rawValue)&after=\
+                    \(Self.percentEncoded(last))
+                    """
                 if let range { next += "&from=\(range.first)&to=\(range.last)" }
                 sections.append(
                     .links(
@@ -131,7 +140,10 @@ extension Dashboard {
             if facts.count > Self.timelineLimit {
                 sections.append(
                     .text(
-                        "The first \(Self.timelineLimit) facts are shown; the subject's export (GET /v1/apps/\(app)/accounts/\(subject)/export) has them all."
+                        """
+                        The first \(Self.timelineLimit) facts are shown; the subject's export (GET /v1/apps/\
+                        \(app)/accounts/\(subject)/export) has them all.
+                        """
                     ))
             }
             return Self.html(

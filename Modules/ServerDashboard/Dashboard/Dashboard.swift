@@ -155,7 +155,12 @@ struct Dashboard: Sendable {
         router.get("/dashboard/**") { _, _ -> Response in
             throw DashboardError(
                 .notFound,
-                "There is no such dashboard page. The pages are /dashboard, /dashboard/apps/APP, /dashboard/apps/APP/flows/FLOW, /dashboard/apps/APP/flows/FLOW/subjects, /dashboard/apps/APP/subjects/SUBJECT, /dashboard/apps/APP/people, /dashboard/apps/APP/studio (and its drafts) and /dashboard/audit."
+                """
+                There is no such dashboard page. The pages are /dashboard, /dashboard/apps/APP, \
+                /dashboard/apps/APP/flows/FLOW, /dashboard/apps/APP/flows/FLOW/subjects, \
+                /dashboard/apps/APP/subjects/SUBJECT, /dashboard/apps/APP/people, /dashboard/apps/APP/studio \
+                (and its drafts) and /dashboard/audit.
+                """
             )
         }
     }
@@ -338,7 +343,10 @@ struct Dashboard: Sendable {
     }
 
     static let startRateNote =
-        "Start rates are starts over all the app's accounts, which are counted all time: within a date range they are left out."
+        """
+        Start rates are starts over all the app's accounts, which are counted all time: \
+        within a date range they are left out.
+        """
 
     static func json(_ value: TourValue, name: String) throws -> Response {
         download(try value.jsonText(), type: "application/json", name: name)

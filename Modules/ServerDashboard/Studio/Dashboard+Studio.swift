@@ -34,13 +34,19 @@ extension Dashboard {
                 else {
                     throw DashboardError(
                         .badRequest,
-                        "\(app) has no stored catalog yet: register the app's compiled one (`onboarding-server register --app \(app) FILE`)."
+                        """
+                        \(app) has no stored catalog yet: register the app's compiled one \
+                        (`onboarding-server register --app \(app) FILE`).
+                        """
                     )
                 }
                 guard fields["from"].flatMap(Int.init) == newest.version else {
                     throw DashboardError(
                         .badRequest,
-                        "A draft starts from \(app)'s newest stored version, \(newest.version) (a change to an older one would not place the users of the versions after it)."
+                        """
+                        A draft starts from \(app)'s newest stored version, \(newest.version) (a change to \
+                        an older one would not place the users of the versions after it).
+                        """
                     )
                 }
                 let version = newest.version + 1
@@ -52,7 +58,10 @@ extension Dashboard {
                 else {
                     throw DashboardError(
                         .badRequest,
-                        "\(app) has \(CatalogDrafts.maximumDrafts) drafts, the most an app keeps: publish or finish one first."
+                        """
+                        \(app) has \(CatalogDrafts.maximumDrafts) drafts, the most an app keeps: \
+                        publish or finish one first.
+                        """
                     )
                 }
                 return Self.redirect("/dashboard/apps/\(app)/studio/drafts/\(draft.draft)")
@@ -188,13 +197,19 @@ extension Dashboard {
         case .stale(let newest):
             throw DashboardError(
                 .conflict,
-                "Revision \(newest) of this draft was saved after the one this form was made from (\(after)), so nothing was saved: reload the draft, then make your change again."
+                """
+                Revision \(newest) of this draft was saved after the one this form was made from (\(after)), \
+                so nothing was saved: reload the draft, then make your change again.
+                """
             )
         case .noSuchDraft: throw DashboardError(.notFound, "\(current.app) has no draft \(current.draft).")
         case .full:
             throw DashboardError(
                 .badRequest,
-                "This draft has \(CatalogDrafts.maximumRevisions) revisions, the most a draft keeps: start a new draft from it."
+                """
+                This draft has \(CatalogDrafts.maximumRevisions) revisions, the most a draft keeps: \
+                start a new draft from it.
+                """
             )
         case .tooLarge(let why):
             throw DashboardError(.contentTooLarge, "Nothing was saved: \(why).")

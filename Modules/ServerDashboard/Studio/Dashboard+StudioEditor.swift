@@ -107,7 +107,11 @@ extension Dashboard {
         let action = "\(base)/steps"
         return [
             .form(
-                .init(action: action, method: "post", fields: common + [op("up")], submit: "Move \(step) up")),
+                .init(
+                    action: action, method: "post", fields: common + [op("up")],
+                    submit: """
+                        Move \(step) up
+                        """)),
             .form(
                 .init(
                     action: action, method: "post", fields: common + [op("down")], submit: "Move \(step) down"
@@ -150,7 +154,8 @@ extension Dashboard {
                         .init(
                             name: "policy", label: "When a user skips \(flow)", type: "text",
                             value: definition.skip.rawValue,
-                            options: SkipPolicy.allCases.map(\.rawValue), optionLabels: Self.skipPolicyLabels),
+                            options: SkipPolicy.allCases.map(\.rawValue),
+                            optionLabels: Self.skipPolicyLabels),
                     ],
                     submit: "Set \(flow)'s skip policy")),
         ]

@@ -106,7 +106,10 @@ extension Dashboard {
                     guard let where_, where_ != "stay on \(fate.step)" else { continue }
                     moved = true
                     lines.append(
-                        "\(flow.id) step \(fate.step) (\(Self.users(fate.waiting)) waiting there): from version \(entry.version) they \(where_)."
+                        """
+                        \(flow.id) step \(fate.step) (\(Self.users(fate.waiting)) waiting there): \
+                        from version \(entry.version) they \(where_).
+                        """
                     )
                 }
             }
@@ -142,7 +145,10 @@ extension Dashboard {
             {
                 guard let where_ = fate.fates.first ?? nil, where_ != "stay on \(fate.step)" else { continue }
                 lines.append(
-                    "\(flow.id) step \(fate.step) is only in version \(entry.version) (\(Self.users(fate.waiting)) waiting there): on \(to) they \(where_)."
+                    """
+                    \(flow.id) step \(fate.step) is only in version \(entry.version) (\
+                    \(Self.users(fate.waiting)) waiting there): on \(to) they \(where_).
+                    """
                 )
             }
             // Moves `entry` made that a device may only have displayed.
@@ -151,18 +157,29 @@ extension Dashboard {
             {
                 guard let where_ = fate.fates.first ?? nil, where_ != "stay on \(fate.step)" else { continue }
                 displayed.append(
-                    "\(flow.id) \(fate.step), where version \(entry.version) has them \(where_) (\(Self.users(fate.waiting)) waiting)"
+                    """
+                    \(flow.id) \(fate.step), where version \(entry.version) has them \(where_) (\
+                    \(Self.users(fate.waiting)) waiting)
+                    """
                 )
             }
         }
         if !displayed.isEmpty {
             lines.append(
-                "A device that took version \(entry.version) has its runs on these steps moved as it shows them, but the move is stored only with the user's next act: one that has not acted since goes back to the step it was on in \(to): \(displayed.joined(separator: "; ")). One that acted keeps its step where \(to) has it."
+                """
+                A device that took version \(entry.version) has its runs on these steps moved as it shows \
+                them, but the move is stored only with the user's next act: one that has not acted since \
+                goes back to the step it was on in \(to): \(displayed.joined(separator: "; ")). \
+                One that acted keeps its step where \(to) has it.
+                """
             )
         }
         return lines.isEmpty
             ? [
-                "No user mid-flow moves: \(to) has every step version \(entry.version) has, and version \(entry.version) moved no one."
+                """
+                No user mid-flow moves: \(to) has every step version \(entry.version) has, \
+                and version \(entry.version) moved no one.
+                """
             ] : lines
     }
 
@@ -203,11 +220,18 @@ extension Dashboard {
     {
         guard !versions.isEmpty else { return nil }
         let names = versions.map { entry, _ in
-            "From version \(entry.version) (\(entry.source == .published ? "at \(entry.rollout)%" : "in binaries")) they"
+            """
+            From version \(entry.version) (\
+            \(entry.source == .published ? "at \(entry.rollout)%" : "in binaries")) they
+            """
         }
         return .init(
             caption:
-                "Users mid-flow in \(flow) on the versions devices run now (\(versions.map { String($0.0.version) }.joined(separator: ", "))), by step (journeys the server counts waiting there), and where this draft puts them",
+                """
+                Users mid-flow in \(flow) on the versions devices run now (\
+                \(versions.map { String($0.0.version) }.joined(separator: ", "))), by step (journeys the \
+                server counts waiting there), and where this draft puts them
+                """,
             columns: ["Step", "Waiting there"] + names,
             rows: fates.map { fate in
                 [.init(fate.step.rawValue), .number(fate.waiting)] + fate.fates.map { .init($0 ?? "–") }

@@ -67,6 +67,9 @@ extension Dashboard {
             }) {
                 let version = InsightsPage.Form.Field(
                     name: "version", label: "", type: "hidden", value: String(entry.version))
+                // The rollout the form offers next: double, at least 10 points more, at most 100.
+                let nextRollout =
+                    entry.rollout == 100 ? 100 : min(100, max(entry.rollout * 2, entry.rollout + 10))
                 if !heldByGuard.contains(entry.version) {
                     sections.append(
                         .form(
@@ -77,9 +80,7 @@ extension Dashboard {
                                     .init(
                                         name: "rollout", label: "Version \(entry.version) at (%)",
                                         type: "number",
-                                        value: String(
-                                            entry.rollout == 100
-                                                ? 100 : min(100, max(entry.rollout * 2, entry.rollout + 10)))),
+                                        value: String(nextRollout)),
                                 ],
                                 submit: "Change its rollout")))
                 }
@@ -104,14 +105,20 @@ extension Dashboard {
         } else if entries.isEmpty {
             sections.append(
                 .text(
-                    "No catalog of \(app) is stored yet: register the compiled one (`onboarding-server register --app \(app) FILE`) to start drafts from it."
+                    """
+                    No catalog of \(app) is stored yet: register the compiled one (`onboarding-server \
+                    register --app \(app) FILE`) to start drafts from it.
+                    """
                 ))
         }
         return Self.html(
             InsightsPage(
                 title: "Studio: \(app)",
                 subtitle:
-                    "Edit, translate, preview and check a flow; each save is a draft revision. Editors edit; publishing stays with publishers.",
+                    """
+                    Edit, translate, preview and check a flow; each save is a draft revision. Editors edit; \
+                    publishing stays with publishers.
+                    """,
                 navigation: [
                     .init("All apps", href: "/dashboard"), .init(app, href: "/dashboard/apps/\(app)"),
                     .init("Studio", href: path, current: true),
@@ -127,7 +134,11 @@ extension Dashboard {
         } catch {
             throw DashboardError(
                 .unprocessableContent,
-                "Draft \(revision.draft) (revision \(revision.revision)) is not a catalog document this server reads (\(error)): it cannot be edited, previewed or published here; start a new draft from a stored version."
+                """
+                Draft \(revision.draft) (revision \(revision.revision)) is not a catalog document this \
+                server reads (\(error)): it cannot be edited, previewed or published here; \
+                start a new draft from a stored version.
+                """
             )
         }
     }
@@ -179,7 +190,11 @@ extension Dashboard {
         if let saved { sections.append(.text("Saved as revision \(saved).")) }
         sections.append(
             .text(
-                "Version \(catalog.version), started from version \(revision.basedOn); revision \(revision.revision), saved by \(revision.author) at \(Self.utc(revision.savedAt)) UTC."
+                """
+                Version \(catalog.version), started from version \(revision.basedOn); \
+                revision \(revision.revision), saved by \(revision.author) at \(Self.utc(revision.savedAt)) \
+                UTC.
+                """
             ))
         // The check publishing runs, whole; first, whether the draft's version is still free (another
         // draft of the same version may have been published since this one started).
@@ -188,19 +203,36 @@ extension Dashboard {
         let taken = entries.first { $0.version == catalog.version && $0.fingerprint != fingerprint }
         let newest = entries.map(\.version).max() ?? catalog.version
         if let taken {
+            let how =
+                taken.source == .published
+                ? "another document was published"
+                : """
+                a binary compiled another document
+                """
             sections.append(
                 .text(
-                    "Version \(catalog.version) is taken: \(taken.source == .published ? "another document was published" : "a binary compiled another document") as version \(catalog.version) at \(Self.utc(taken.recordedAt)) UTC, after this draft started, so this draft cannot be published. Start a new draft from version \(newest) (it becomes version \(newest + 1)) and make this draft's changes there."
+                    """
+                    Version \(catalog.version) is taken: \(how) as version \(catalog.version) at \
+                    \(Self.utc(taken.recordedAt)) UTC, \
+                    after this draft started, so this draft cannot be published. Start a new draft from \
+                    version \(newest) (it becomes version \(newest + 1)) and make this draft's changes there.
+                    """
                 ))
         } else if let check, check.isAccepted {
             sections.append(
                 .text(
-                    "Check: the draft passes every check publishing runs (coherence, the registered binary's vocabulary, every compiled and published version)."
+                    """
+                    Check: the draft passes every check publishing runs (coherence, \
+                    the registered binary's vocabulary, every compiled and published version).
+                    """
                 ))
         } else if check == nil {
             sections.append(
                 .text(
-                    "Check: no compiled catalog of \(app) is registered, so there is no vocabulary to check against."
+                    """
+                    Check: no compiled catalog of \(app) is registered, so there is no vocabulary to check \
+                    against.
+                    """
                 ))
         } else {
             let rows =
@@ -218,7 +250,10 @@ extension Dashboard {
                 .table(
                     .init(
                         caption:
-                            "Check: \(rows.count) problem\(rows.count == 1 ? "" : "s"); the draft cannot be published until each is fixed",
+                            """
+                            Check: \(rows.count) problem\(rows.count == 1 ? "" : "s"); \
+                            the draft cannot be published until each is fixed
+                            """,
                         columns: ["Problem", "Where", "What to do"], rows: rows)))
         }
         if taken == nil, let check, check.isAccepted, access.may(.publisher, in: app) {
@@ -233,7 +268,9 @@ extension Dashboard {
                                 name: "form_token", label: "", type: "hidden", value: access.session.formToken
                             ),
                             .init(
-                                name: "revision", label: "", type: "hidden", value: String(revision.revision)),
+                                name: """
+                                    revision
+                                    """, label: "", type: "hidden", value: String(revision.revision)),
                         ],
                         rollout: 20, key: keys.last?.key.id ?? "", signature: "",
                         submit: "Review the publication")))
@@ -272,7 +309,11 @@ extension Dashboard {
                 .table(
                     .init(
                         caption:
-                            "Against version \(live.version) (\(live.source == .published ? "live at \(live.rollout)%" : "in binaries")): \(diff.changes.count) change\(diff.changes.count == 1 ? "" : "s")",
+                            """
+                            Against version \(live.version) (\
+                            \(live.source == .published ? "live at \(live.rollout)%" : "in binaries")): \
+                            \(diff.changes.count) change\(diff.changes.count == 1 ? "" : "s")
+                            """,
                         columns: ["Change", "Where", "What", "Users on it"],
                         rows: diff.changes.map { change in
                             [

@@ -65,7 +65,11 @@ extension Dashboard {
         if let refusal = preview.refusal { notes.append("The last action was refused: \(refusal)") }
         if let ended = preview.ended { notes.append(ended) }
         notes.append(
-            "Shown as the engine shows it in \(locale), text size \(textSize), VoiceOver \(voiceOver ? "on" : "off"), reduced motion \(reducedMotion ? "on" : "off"); steps are shown whatever their conditions, and the product's own data (its fields) is empty."
+            """
+            Shown as the engine shows it in \(locale), text size \(textSize), VoiceOver \
+            \(voiceOver ? "on" : "off"), reduced motion \(reducedMotion ? "on" : "off"); \
+            steps are shown whatever their conditions, and the product's own data (its fields) is empty.
+            """
         )
         var sections: [InsightsPage.Section] = [
             .form(

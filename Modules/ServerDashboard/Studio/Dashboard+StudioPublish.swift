@@ -21,7 +21,10 @@ extension Dashboard {
                 guard fields["revision"].flatMap(Int.init) == revision.revision else {
                     throw DashboardError(
                         .conflict,
-                        "Revision \(revision.revision) of this draft was saved after the page you published from, so nothing was published: reload the draft, check it, and publish again."
+                        """
+                        Revision \(revision.revision) of this draft was saved after the page you published \
+                        from, so nothing was published: reload the draft, check it, and publish again.
+                        """
                     )
                 }
                 let rollout = try Self.rollout(fields)
@@ -31,7 +34,11 @@ extension Dashboard {
                 else {
                     throw DashboardError(
                         .badRequest,
-                        "A publication needs a signature by one of \(app)'s publication keys: the key's id and the base64 signature (pick your key file on the page, or paste what `onboarding-server keys sign` prints)."
+                        """
+                        A publication needs a signature by one of \(app)'s publication keys: \
+                        the key's id and the base64 signature (pick your key file on the page, \
+                        or paste what `onboarding-server keys sign` prints).
+                        """
                     )
                 }
                 let document = try Self.readable(revision)
@@ -56,8 +63,16 @@ extension Dashboard {
                         action: "/dashboard/apps/\(app)/studio/drafts/\(revision.draft)/publish",
                         title: "Publish version \(version) of \(app) at \(rolloutText)?",
                         what: [
-                            "Version \(version) (draft \(revision.draft), revision \(revision.revision)) goes to \(rolloutText) of \(app)'s subjects, chosen by the same hash on every device; the rest keep what they run.",
-                            "Devices get it on their next launch (or sooner on a sync), once their list of publications is older than the server's \(publicationMaxAge) s.",
+                            """
+                            Version \(version) (draft \(revision.draft), revision \(revision.revision)) goes \
+                            to \(rolloutText) of \(app)'s subjects, chosen by the same hash on every device; \
+                            the rest keep what they run.
+                            """,
+                            """
+                            Devices get it on their next launch (or sooner on a sync), \
+                            once their list of publications is older than the server's \(publicationMaxAge) \
+                            s.
+                            """,
                         ] + (guarded.map { [Self.guardedLine($0)] } ?? []) + forecast.lines,
                         tables: forecast.tables,
                         fields: [
@@ -93,12 +108,24 @@ extension Dashboard {
                     return try await confirmation(
                         app, access: access, action: "/dashboard/apps/\(app)/studio/rollout",
                         title:
-                            "Change version \(entry.version) of \(app) from \(entry.rollout)% to \(rollout)%?",
+                            """
+                            Change version \(entry.version) of \(app) from \(entry.rollout)% to \(rollout)%?
+                            """,
                         what: [
                             rollout > entry.rollout
-                                ? "\(rollout - entry.rollout)% more of \(app)'s subjects get version \(entry.version) on their next launch; those who have it keep it."
-                                : "Subjects outside the first \(rollout)% go back to the version below it on their next launch; a run on a step only version \(entry.version) has goes by its flow's policy.",
-                            "The rollout is \(move) exactly as `onboarding-server publish --rollout \(rollout)` of the same document does it.",
+                                ? """
+                                \(rollout - entry.rollout)% more of \(app)'s subjects get version \
+                                \(entry.version) on their next launch; those who have it keep it.
+                                """
+                                : """
+                                Subjects outside the first \(rollout)% go back to the version below it \
+                                on their next launch; a run on a step only version \(entry.version) has \
+                                goes by its flow's policy.
+                                """,
+                            """
+                            The rollout is \(move) exactly as `onboarding-server publish --rollout \(rollout)\
+                            ` of the same document does it.
+                            """,
                         ] + back,
                         fields: [("version", String(entry.version)), ("rollout", String(rollout))],
                         submit: "Set version \(entry.version) to \(rollout)%")
@@ -123,7 +150,11 @@ extension Dashboard {
                         app, access: access, action: "/dashboard/apps/\(app)/studio/rollback",
                         title: "Roll back version \(entry.version) of \(app)?",
                         what: [
-                            "Version \(entry.version) is withdrawn: devices stop choosing it on their next launch and run the newest version below it they can check (a publication, or their compiled catalog).",
+                            """
+                            Version \(entry.version) is withdrawn: devices stop choosing it on their next \
+                            launch and run the newest version below it they can check (a publication, \
+                            or their compiled catalog).
+                            """,
                             "It is done exactly as `onboarding-server unpublish` does it.",
                         ] + back,
                         fields: [("version", String(entry.version))],
@@ -165,9 +196,18 @@ extension Dashboard {
     }
 
     static func guardedLine(_ plan: GuardedRollout.Plan) -> String {
-        "A guarded rollout: the rollout guard raises it through \(plan.stages.map { "\($0)%" }.joined(separator: ", ")), each stage "
-            + "lasting at least \(GuardedRollout.duration(plan.minimumSeconds)) and \(plan.minimumSubjects) subjects who start the flow on it, "
-            + "and withdraws it by itself when its guardrail shows a larger drop (\(plan.guardrail.summary); the flow: the document's first)."
+        """
+        A guarded rollout: the rollout guard raises it through \
+        \(plan.stages.map { "\($0)%" }.joined(separator: ", ")), each stage 
+        """
+            + """
+            lasting at least \(GuardedRollout.duration(plan.minimumSeconds)) and \(plan.minimumSubjects) \
+            subjects who start the flow on it, 
+            """
+                + """
+                and withdraws it by itself when its guardrail shows a larger drop (\(plan.guardrail.summary)\
+                ; the flow: the document's first).
+                """
     }
 
     static func rollout(_ fields: [String: String]) throws -> Int {

@@ -20,7 +20,9 @@ extension Dashboard {
             else {
                 throw DashboardError(
                     .notFound,
-                    "Draft \(newest.draft) of \(app) has revisions 1 to \(newest.revision); open one of those."
+                    """
+                    Draft \(newest.draft) of \(app) has revisions 1 to \(newest.revision); open one of those.
+                    """
                 )
             }
             return try revisionPage(opened, newest: newest, access: access)
@@ -33,7 +35,10 @@ extension Dashboard {
                 else {
                     throw DashboardError(
                         .badRequest,
-                        "Choose a revision before the newest to restore (1 to \(current.revision - 1)); nothing was saved."
+                        """
+                        Choose a revision before the newest to restore (1 to \(current.revision - 1)); \
+                        nothing was saved.
+                        """
                     )
                 }
                 let saved = try await drafts.save(
@@ -65,7 +70,10 @@ extension Dashboard {
                 case .stale(let newest):
                     throw DashboardError(
                         .conflict,
-                        "Revision \(newest) of this draft was saved after the page you deleted it from showed revision \(after), so nothing was deleted: reload the draft and look again."
+                        """
+                        Revision \(newest) of this draft was saved after the page you deleted it from showed \
+                        revision \(after), so nothing was deleted: reload the draft and look again.
+                        """
                     )
                 case .noSuchDraft:
                     throw DashboardError(.notFound, "\(app) has no draft \(current.draft).")
@@ -83,7 +91,10 @@ extension Dashboard {
         else {
             throw DashboardError(
                 .badRequest,
-                "A draft's name is one line of at most \(CatalogDrafts.maximumNameLength) characters (leave it empty for none); nothing was changed."
+                """
+                A draft's name is one line of at most \(CatalogDrafts.maximumNameLength) characters (leave \
+                it empty for none); nothing was changed.
+                """
             )
         }
         return name
@@ -105,13 +116,19 @@ extension Dashboard {
         let diff = CatalogDiff(from: try Self.readable(newest), to: try Self.readable(opened))
         var sections: [InsightsPage.Section] = [
             .text(
-                "Revision \(opened.revision) of draft \(opened.draft), saved by \(opened.author) at \(Self.utc(opened.savedAt)) UTC: \(opened.note). The draft is at revision \(newest.revision)."
+                """
+                Revision \(opened.revision) of draft \(opened.draft), saved by \(opened.author) at \
+                \(Self.utc(opened.savedAt)) UTC: \(opened.note). The draft is at revision \(newest.revision).
+                """
             ),
             .table(
                 .init(
                     caption: opened.revision == newest.revision
                         ? "This is the newest revision."
-                        : "Restoring it changes the newest revision so: \(diff.changes.count) change\(diff.changes.count == 1 ? "" : "s")",
+                        : """
+                        Restoring it changes the newest revision so: \(diff.changes.count) change\
+                        \(diff.changes.count == 1 ? "" : "s")
+                        """,
                     columns: ["Change", "Where", "What"],
                     rows: diff.changes.map { change in
                         [
@@ -192,10 +209,15 @@ extension Dashboard {
                         fields: [
                             .init(name: "form_token", label: "", type: "hidden", value: token),
                             .init(
-                                name: "revision", label: "", type: "hidden", value: String(revision.revision)),
+                                name: """
+                                    revision
+                                    """, label: "", type: "hidden", value: String(revision.revision)),
                         ],
                         submit:
-                            "Delete draft \(revision.draft) with its \(revision.revision) revision\(revision.revision == 1 ? "" : "s") (published versions stay)"
+                            """
+                            Delete draft \(revision.draft) with its \(revision.revision) revision\
+                            \(revision.revision == 1 ? "" : "s") (published versions stay)
+                            """
                     )))
         }
         return sections

@@ -53,13 +53,19 @@ extension Dashboard {
                 } catch let error as TranslationFileError {
                     throw DashboardError(
                         .unprocessableContent,
-                        "The translations were not taken, nothing was saved: \(error.problems.joined(separator: "; "))."
+                        """
+                        The translations were not taken, nothing was saved: \
+                        \(error.problems.joined(separator: "; ")).
+                        """
                     )
                 }
                 guard imported.changesAnything else {
                     throw DashboardError(
                         .unprocessableContent,
-                        "The file changes nothing in this draft (\(imported.reports.map(\.summary).joined(separator: "; "))): nothing was saved."
+                        """
+                        The file changes nothing in this draft (\
+                        \(imported.reports.map(\.summary).joined(separator: "; "))): nothing was saved.
+                        """
                     )
                 }
                 document.catalog.strings = imported.strings

@@ -55,13 +55,18 @@ public struct DomainStateVocabulary: Sendable, Equatable {
             guard let key = key(name) else {
                 let declared = keys.map(\.name).sorted()
                 problems.append(
-                    "domain state key '\(name.quotable)' is not declared (declared: \(declared.isEmpty ? "none" : declared.joined(separator: ", ")))"
+                    """
+                    domain state key '\(name.quotable)' is not declared (declared: \
+                    \(declared.isEmpty ? "none" : declared.joined(separator: ", ")))
+                    """
                 )
                 continue
             }
             if let value = domain[name], let given = ValueKind(of: value), !key.kind.accepts(given) {
                 problems.append(
-                    "domain state key '\(name.quotable)' holds \(given.phrase), declared as \(key.kind.phrase)"
+                    """
+                    domain state key '\(name.quotable)' holds \(given.phrase), declared as \(key.kind.phrase)
+                    """
                 )
             }
         }
@@ -72,7 +77,10 @@ public struct DomainStateVocabulary: Sendable, Equatable {
     public func newerFormatProblem(stored: Int, app: String) -> String? {
         guard stored > format else { return nil }
         return
-            "the domain state of \(app) was written in format \(stored) by a newer release; this release reads format \(format) "
-            + "and older. It was left unchanged: upgrade, or use another database."
+            """
+            the domain state of \(app) was written in format \(stored) by a newer release; \
+            this release reads format \(format) 
+            """
+                + "and older. It was left unchanged: upgrade, or use another database."
     }
 }

@@ -327,7 +327,10 @@ public struct CatalogDeclarations: Sendable, Equatable {
             guard let declared = context.first(where: { $0.name == key }) else {
                 let near = NameSuggestion.nearest(to: key, in: device.map(\.name))
                 throw DeclarationError(
-                    "unknown context key '\(key.quotable)'\(near.map { " (did you mean '\($0)'?)" } ?? ""); \(listing)"
+                    """
+                    unknown context key '\(key.quotable)'\(near.map { " (did you mean '\($0)'?)" } ?? ""); \
+                    \(listing)
+                    """
                 )
             }
             guard declared.source == .device else {
@@ -343,7 +346,10 @@ public struct CatalogDeclarations: Sendable, Equatable {
             if let allowed = declared.allowed, let text = value.stringValue, !allowed.contains(text) {
                 let near = NameSuggestion.nearest(to: text, in: allowed)
                 throw DeclarationError(
-                    "'\(key)' takes \(declared.example), not '\(text.quotable)'\(near.map { " (did you mean '\($0)'?)" } ?? "")"
+                    """
+                    '\(key)' takes \(declared.example), not '\(text.quotable)'\
+                    \(near.map { " (did you mean '\($0)'?)" } ?? "")
+                    """
                 )
             }
             facts[key] = value

@@ -146,7 +146,10 @@ public struct ExperimentReport: Equatable, Sendable {
     public var conclusion: String {
         guard let control else {
             return
-                "no catalog known here declares experiment \(experiment), so there is no control to compare with"
+                """
+                no catalog known here declares experiment \(experiment), so there is no control to compare \
+                with
+                """
         }
         if let ratio = sampleRatio, ratio.isMismatch {
             let observed = arms.map { "\($0.variant) \($0.counts.assigned)" }.joined(separator: ", ")
@@ -155,12 +158,19 @@ public struct ExperimentReport: Equatable, Sendable {
             }
             .joined(separator: ", ")
             return
-                "the assignment does not match the weights (assigned \(observed); expected \(expected); chi-square p \(Self.pText(ratio.pValue)), flagged under 0.001): something assigns or counts subjects wrongly, so no verdict is given until it is explained"
+                """
+                the assignment does not match the weights (assigned \(observed); expected \(expected); \
+                chi-square p \(Self.pText(ratio.pValue)), flagged under 0.001): something assigns or counts \
+                subjects wrongly, so no verdict is given until it is explained
+                """
         }
         guard hasEnoughSubjects else {
             let smallest = arms.map(\.counts.assigned).min() ?? 0
             return
-                "not enough subjects yet: each variant needs \(minimumSubjects) assigned (the smallest has \(smallest)); no winner is named"
+                """
+                not enough subjects yet: each variant needs \(minimumSubjects) assigned (the smallest has \
+                \(smallest)); no winner is named
+                """
         }
         if let winner {
             return "\(winner) beats \(control) (its always-valid interval of the difference is above zero)"

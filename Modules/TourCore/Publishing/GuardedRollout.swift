@@ -49,7 +49,10 @@ public struct GuardedRollout: Equatable, Sendable {
             }
             if percentages.contains(nil) {
                 problems.append(
-                    "the stages are rising percentages separated by commas, as 5,25,50,100 (got '\(stages.prefix(100))')"
+                    """
+                    the stages are rising percentages separated by commas, as 5,25,50,100 (got '\
+                    \(stages.prefix(100))')
+                    """
                 )
             }
             let parsed = Guardrail(trimmed(guardrail), flow: flow)
@@ -90,7 +93,10 @@ public struct GuardedRollout: Equatable, Sendable {
                 || zip(stages, stages.dropFirst()).contains(where: { $0 >= $1 })
             {
                 problems.append(
-                    "the stages are rising percentages from 1 to 100, as 5,25,50,100 (got \(stages.map(String.init).joined(separator: ",")))"
+                    """
+                    the stages are rising percentages from 1 to 100, as 5,25,50,100 (got \
+                    \(stages.map(String.init).joined(separator: ",")))
+                    """
                 )
             }
             if !minimumSeconds.isFinite || minimumSeconds < 0 || minimumSeconds > 90 * 86_400 {
@@ -270,7 +276,10 @@ public struct GuardedRollout: Equatable, Sendable {
             var waits: [String] = []
             if remainingSubjects > 0 {
                 waits.append(
-                    "\(remainingSubjects) more subject\(remainingSubjects == 1 ? "" : "s") starting \(plan.guardrail.flow) on it"
+                    """
+                    \(remainingSubjects) more subject\(remainingSubjects == 1 ? "" : "s") starting \
+                    \(plan.guardrail.flow) on it
+                    """
                 )
             }
             if remainingSeconds > 0 { waits.append("\(Self.duration(remainingSeconds)) more at this stage") }
@@ -302,11 +311,19 @@ public struct GuardedRollout: Equatable, Sendable {
             next.stageSince = now
         case (.end, .running), (.end, .paused): next.status = .ended
         default:
+            let applies =
+                command == .resume
+                ? "a paused one"
+                : command == .pause
+                    ? "a running one"
+                    : """
+                    a running or paused one
+                    """
             return .failure(
                 CommandRefusal(
-                    message: "the guarded rollout is \(status.rawValue); "
-                        + "\(command.rawValue) applies to \(command == .resume ? "a paused one" : command == .pause ? "a running one" : "a running or paused one")"
-                ))
+                    message: """
+                        the guarded rollout is \(status.rawValue); \(command.rawValue) applies to \(applies)
+                        """))
         }
         return .success(next)
     }
