@@ -32,10 +32,13 @@ struct DeclaredImportsTests {
             "swift", "package", "--package-path", GrammarTests.packageRoot, "--scratch-path", scratch.path,
             "dump-package",
         ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let output = try ChildProcess.spawning {
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return output
+        }
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         try #require(process.terminationStatus == 0, "swift package dump-package failed")

@@ -21,10 +21,13 @@ struct RegenProductTests {
             """,
             GrammarTests.packageRoot + "/scripts/regen-product", command,
         ]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
+        let pipe = try ChildProcess.spawning {
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = pipe
+            try process.run()
+            return pipe
+        }
         let output = String(decoding: pipe.fileHandleForReading.readUntilEnd(), as: UTF8.self)
         process.waitUntilExit()
         return (process.terminationStatus, output)

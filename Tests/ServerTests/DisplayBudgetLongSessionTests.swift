@@ -9,18 +9,25 @@ struct DisplayBudgetLongSessionTests {
     /// A `play` session kept open, fed one line at a time: an app left running.
     final class OpenSession {
         let process = Process()
-        let input = Pipe()
-        let output = Pipe()
+        let input: Pipe
+        let output: Pipe
         private var buffer = Data()
 
         init(_ executable: String, arguments: [String], environment: [String: String]) throws {
+            let process = process
             process.executableURL = BuiltExecutables.folder.appendingPathComponent(executable)
             process.arguments = arguments
             process.environment = environment
-            process.standardInput = input
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            // Its pipes made and the child started while no other test starts one, so no other
+            // child inherits them (ChildProcess.spawning).
+            (input, output) = try ChildProcess.spawning {
+                let (input, output) = (Pipe(), Pipe())
+                process.standardInput = input
+                process.standardOutput = output
+                process.standardError = FileHandle.nullDevice
+                try process.run()
+                return (input, output)
+            }
         }
 
         /// Sends `line` and returns what it printed: one JSON document (`play --json` prints one

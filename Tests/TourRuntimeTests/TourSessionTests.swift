@@ -106,10 +106,13 @@ struct TourSessionTests {
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
         holder.arguments = [file]
-        let input = Pipe()
-        holder.standardInput = input
-        holder.standardOutput = FileHandle.nullDevice
-        try holder.run()
+        let input = try ChildProcess.spawning {
+            let input = Pipe()
+            holder.standardInput = input
+            holder.standardOutput = FileHandle.nullDevice
+            try holder.run()
+            return input
+        }
         // It says when it holds the lock (a file appears), and holds it until the test removes
         // another file: no stopwatch, so a loaded machine cannot let the lock go too early.
         let held = folder.appendingPathComponent("held").path
@@ -136,9 +139,12 @@ struct TourSessionTests {
         let count = Process()
         count.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
         count.arguments = [file, "SELECT count(*) FROM budget_start WHERE flow = 'walk';"]
-        let output = Pipe()
-        count.standardOutput = output
-        try count.run()
+        let output = try ChildProcess.spawning {
+            let output = Pipe()
+            count.standardOutput = output
+            try count.run()
+            return output
+        }
         count.waitUntilExit()
         #expect(String(decoding: output.fileHandleForReading.readUntilEnd(), as: UTF8.self) == "1\n")
     }
