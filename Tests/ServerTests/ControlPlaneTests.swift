@@ -239,9 +239,11 @@ struct ControlPlaneTests {
         #expect(try DashboardTests.curl(server.url.appendingPathComponent("dashboard"), cookie: session).status == 200)
         let result = try await attack
         #expect(result.status == 0, "\(result.stderr)")
-        let figures = result.stdout.split(separator: " ")
+        // "401s 429s Retry-After seconds\n": split at any whitespace, or the last figure keeps the
+        // line's end, reads as no number, and the bound below forgets how long the attack took.
+        let figures = result.stdout.split(whereSeparator: \.isWhitespace)
         let checked = Int(figures[0]) ?? -1, limited = Int(figures[1]) ?? -1
-        let took = Double(figures.count > 3 ? figures[3] : "") ?? 0
+        let took = try #require(Double(figures.count > 3 ? figures[3] : ""), "\(result.stdout)")
         // 20 failures, then one more per 3 s of the attack: a few dozen checked at most (more on a
         // slow machine, whose attack lasts longer), the rest refused unchecked.
         #expect((20...(20 + Int(took / 3) + 1)).contains(checked), "\(result.stdout)")
