@@ -26,8 +26,8 @@ extension OnboardingDatabase {
             guard try db.tableExists("published_catalog") else { return [] }
             return try db.all(
                 """
-                SELECT version, fingerprint, rollout, salt, document, signatures_json FROM published_catalog \
-                WHERE app = ? ORDER BY version DESC
+                SELECT version, fingerprint, rollout, salt, document, signatures_json FROM published_catalog
+                    WHERE app = ? ORDER BY version DESC
                 """,
                 [.text(app)]
             ) { row in
@@ -81,16 +81,16 @@ extension OnboardingDatabase {
                 let last =
                     try db.first(
                         """
-                        SELECT reason FROM catalog_refusal WHERE app = ? AND version = ? AND fingerprint = ? \
-                        ORDER BY id DESC LIMIT 1
+                        SELECT reason FROM catalog_refusal WHERE app = ? AND version = ? AND fingerprint = ?
+                            ORDER BY id DESC LIMIT 1
                         """,
                         [.text(app), .integer(Int64(refusal.version)), .text(refusal.fingerprint)]
                     ) { $0.text(0) } ?? nil
                 guard last != refusal.reason else { continue }
                 try db.run(
                     """
-                    INSERT INTO catalog_refusal (time, app, version, fingerprint, reason, runs_instead) \
-                    VALUES (?, ?, ?, ?, ?, ?)
+                    INSERT INTO catalog_refusal (time, app, version, fingerprint, reason, runs_instead)
+                        VALUES (?, ?, ?, ?, ?, ?)
                     """,
                     [
                         .real(refusal.time.timeIntervalSince1970), .text(app),
@@ -109,8 +109,8 @@ extension OnboardingDatabase {
             guard try db.tableExists("catalog_refusal") else { return [] }
             return try db.all(
                 """
-                SELECT version, fingerprint, reason, runs_instead, time FROM catalog_refusal WHERE app = ? \
-                ORDER BY id
+                SELECT version, fingerprint, reason, runs_instead, time FROM catalog_refusal WHERE app = ?
+                    ORDER BY id
                 """,
                 [.text(app)]
             ) { row in
@@ -150,8 +150,8 @@ extension OnboardingDatabase {
             for publication in kept {
                 try db.run(
                     """
-                    INSERT INTO published_catalog (app, version, fingerprint, rollout, salt, document, \
-                    signatures_json)
+                    INSERT INTO published_catalog (app, version, fingerprint, rollout, salt, document,
+                        signatures_json)
                     VALUES (?, ?, ?, ?, ?, ?, ?)
                     """,
                     [

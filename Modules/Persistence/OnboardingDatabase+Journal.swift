@@ -84,8 +84,8 @@ extension OnboardingDatabase {
             for (id, json) in facts.sorted(by: { $0.key < $1.key }) {
                 try db.run(
                     """
-                    UPDATE journal SET facts_json = ?, catalog_version = 1 WHERE id = ? \
-                    AND facts_json IS NULL
+                    UPDATE journal SET facts_json = ?, catalog_version = 1 WHERE id = ?
+                        AND facts_json IS NULL
                     """,
                     [.text(json), .integer(id)])
             }
@@ -122,8 +122,8 @@ extension OnboardingDatabase {
             var starts: [(id: Int64, time: Date, user: String, flow: FlowID)] = []
             try db.query(
                 """
-                SELECT id, time, user, facts_json FROM journal WHERE app = ? AND id > ? \
-                AND facts_json LIKE '%\"budgetSpent\"%' ORDER BY id
+                SELECT id, time, user, facts_json FROM journal WHERE app = ? AND id > ?
+                    AND facts_json LIKE '%\"budgetSpent\"%' ORDER BY id
                 """,
                 [.text(app), .integer(id)]
             ) { row in

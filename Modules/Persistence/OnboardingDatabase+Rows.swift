@@ -121,8 +121,8 @@ extension OnboardingDatabase {
             changed.append((flow, text))
             try db.run(
                 """
-                INSERT INTO flow_state (app, subject, flow, status, step, state_json, updated_at, \
-                catalog_version)
+                INSERT INTO flow_state (app, subject, flow, status, step, state_json, updated_at,
+                    catalog_version)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (app, subject, flow) DO UPDATE SET
                     status = excluded.status, step = excluded.step, state_json = excluded.state_json,
@@ -137,8 +137,8 @@ extension OnboardingDatabase {
         for (experiment, mark) in after.tour.experiments where before.tour.experiments[experiment] != mark {
             try db.run(
                 """
-                INSERT INTO experiment_state (app, subject, experiment, flow, variant, assignee, exposed, \
-                goal_reached)
+                INSERT INTO experiment_state (app, subject, experiment, flow, variant, assignee, exposed,
+                    goal_reached)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (app, subject, experiment) DO UPDATE SET
                     flow = excluded.flow, variant = excluded.variant, assignee = excluded.assignee,
@@ -154,8 +154,8 @@ extension OnboardingDatabase {
             try db.run(
                 """
                 INSERT INTO install_state (app, app_version, virtual_now) VALUES (?, ?, ?)
-                ON CONFLICT (app) DO UPDATE SET app_version = excluded.app_version, \
-                virtual_now = excluded.virtual_now
+                ON CONFLICT (app) DO UPDATE SET app_version = excluded.app_version,
+                    virtual_now = excluded.virtual_now
                 """,
                 [
                     .text(key.app), SQLValue(after.tour.appVersion),
@@ -225,9 +225,9 @@ extension OnboardingDatabase {
     ) throws {
         try db.run(
             """
-            INSERT INTO journal (time, app, user, flow, step, event, outcome, event_json, context_json, \
-            effects_json, catalog_version, facts_json, states_json, catalog_fingerprint, app_version, \
-            analytics, start_context_json)
+            INSERT INTO journal (time, app, user, flow, step, event, outcome, event_json, context_json,
+                effects_json, catalog_version, facts_json, states_json, catalog_fingerprint, app_version,
+                analytics, start_context_json)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [

@@ -172,8 +172,8 @@ extension OnboardingDatabase {
         try read { db in
             try db.all(
                 """
-                SELECT o.journal_id, j.time, j.event, j.catalog_version, j.facts_json, o.records_json, \
-                j.app_version,
+                SELECT o.journal_id, j.time, j.event, j.catalog_version, j.facts_json, o.records_json,
+                    j.app_version,
                     o.carried_json, j.context_json, j.analytics, j.start_context_json
                 FROM outbox o JOIN journal j ON j.id = o.journal_id
                 WHERE o.app = ? AND o.user = ? ORDER BY o.journal_id LIMIT ?
@@ -208,8 +208,8 @@ extension OnboardingDatabase {
             try db.run(
                 """
                 INSERT INTO outbox_set_aside
-                    (journal_id, app, user, records_json, carried_json, carry_json, status, reason, \
-                set_aside_at)
+                    (journal_id, app, user, records_json, carried_json, carry_json, status, reason,
+                        set_aside_at)
                 SELECT journal_id, app, user, records_json, carried_json, ?, ?, ?, ? FROM outbox
                 WHERE journal_id = ? AND app = ? AND user = ?
                 """,
@@ -236,16 +236,16 @@ extension OnboardingDatabase {
         let account: [SQLValue] = [.text(key.app), .text(key.user)]
         let waiting = try db.all(
             """
-            SELECT journal_id, carry_json FROM outbox_set_aside WHERE app = ? AND user = ? \
-            AND carry_json <> '{}'
+            SELECT journal_id, carry_json FROM outbox_set_aside WHERE app = ? AND user = ?
+                AND carry_json <> '{}'
             """,
             account
         ) { row in (row.integer(0) ?? 0, try records(row.text(1))) }
         guard !waiting.isEmpty,
             let next = try db.first(
                 """
-                SELECT journal_id, carried_json FROM outbox WHERE app = ? AND user = ? ORDER BY journal_id \
-                LIMIT 1
+                SELECT journal_id, carried_json FROM outbox WHERE app = ? AND user = ? ORDER BY journal_id
+                    LIMIT 1
                 """,
                 account,
                 { ($0.integer(0) ?? 0, $0.text(1)) })
@@ -293,8 +293,8 @@ extension OnboardingDatabase {
             try db.run(
                 """
                 INSERT INTO outbox (journal_id, app, user, records_json, carried_json)
-                SELECT journal_id, app, user, records_json, carried_json FROM outbox_set_aside WHERE app = ? \
-                AND user = ?
+                SELECT journal_id, app, user, records_json, carried_json FROM outbox_set_aside WHERE app = ?
+                    AND user = ?
                 """, account)
             let moved = db.changes
             try db.run("DELETE FROM outbox_set_aside WHERE app = ? AND user = ?", account)
@@ -362,10 +362,10 @@ extension OnboardingDatabase {
                     (SELECT count(*) FROM outbox o WHERE o.app = s.app AND o.user = s.user) AS waiting,
                     (SELECT min(j.time) FROM outbox o JOIN journal j ON j.id = o.journal_id
                         WHERE o.app = s.app AND o.user = s.user) AS oldest,
-                    (SELECT count(*) FROM outbox_set_aside a WHERE a.app = s.app AND a.user = s.user) AS \
-                set_aside,
-                    (SELECT a.status || ' ' || a.reason FROM outbox_set_aside a WHERE a.app = s.app \
-                AND a.user = s.user
+                    (SELECT count(*) FROM outbox_set_aside a WHERE a.app = s.app AND a.user = s.user) AS
+                        set_aside,
+                    (SELECT a.status || ' ' || a.reason FROM outbox_set_aside a WHERE a.app = s.app
+                        AND a.user = s.user
                         ORDER BY a.set_aside_at DESC, a.journal_id DESC LIMIT 1) AS set_aside_reason
                 FROM sync_account s, sync_device d WHERE s.app = ? AND s.user = ?
                 """, [.text(key.app), .text(key.user)]

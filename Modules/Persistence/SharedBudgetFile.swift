@@ -125,8 +125,8 @@ public final class SharedBudgetFile: Sendable {
             if let account {
                 try db.query(
                     """
-                    SELECT device, day, starts, last_at FROM budget_remote WHERE account = ? AND device != ? \
-                    AND day >= ?
+                    SELECT device, day, starts, last_at FROM budget_remote WHERE account = ? AND device != ?
+                        AND day >= ?
                     """,
                     [.text(account), .text(device), .integer(Int64(day.number))]
                 ) { row in
@@ -174,8 +174,8 @@ public final class SharedBudgetFile: Sendable {
             var counts: [BudgetDayCount] = []
             try db.query(
                 """
-                SELECT day, count(*), max(at) FROM budget_start WHERE device = ? AND account = ? \
-                AND day >= ? GROUP BY day ORDER BY day
+                SELECT day, count(*), max(at) FROM budget_start WHERE device = ? AND account = ?
+                    AND day >= ? GROUP BY day ORDER BY day
                 """,
                 [.text(device), .text(account), .integer(Int64(day.number))]
             ) { row in
@@ -197,8 +197,8 @@ public final class SharedBudgetFile: Sendable {
                 for count in counts {
                     try db.run(
                         """
-                        INSERT INTO budget_remote (account, device, day, starts, last_at) VALUES (?, ?, ?, \
-                        ?, ?)
+                        INSERT INTO budget_remote (account, device, day, starts, last_at) VALUES (?, ?, ?,
+                            ?, ?)
                         ON CONFLICT (account, device, day) DO UPDATE SET
                             starts = max(starts, excluded.starts),
                             last_at = CASE WHEN last_at IS NULL THEN excluded.last_at
@@ -239,8 +239,8 @@ public final class SharedBudgetFile: Sendable {
         try connection.withLock { db in
             try db.run(
                 """
-                INSERT INTO budget_source (source, journal_id) VALUES (?, ?) ON CONFLICT (source) DO UPDATE \
-                SET journal_id = max(journal_id, excluded.journal_id)
+                INSERT INTO budget_source (source, journal_id) VALUES (?, ?) ON CONFLICT (source) DO UPDATE
+                    SET journal_id = max(journal_id, excluded.journal_id)
                 """,
                 [.text(source), .integer(last)])
         }

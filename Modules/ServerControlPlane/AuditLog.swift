@@ -111,8 +111,8 @@ public struct AuditLog: Sendable {
         try await connection.query(
             """
             INSERT INTO audit_log (at, actor, source, app, action, target, details, previous_hash, hash)
-            VALUES (\(entry.at), \(entry.actor), \(entry.source), \(entry.app), \(entry.action), \
-            \(entry.target),
+            VALUES (\(entry.at), \(entry.actor), \(entry.source), \(entry.app), \(entry.action),
+                \(entry.target),
                     \(entry.details), \(previous), \(hash))
             """, logger: logger)
     }
@@ -172,8 +172,8 @@ public struct AuditLog: Sendable {
             let rows = try await connection.query(
                 """
                 SELECT id, at, actor, source, app, action, target, details FROM audit_log
-                WHERE (\(apps == nil) OR app = ANY(\(apps ?? [])) OR (\(filter.includingEveryApp) \
-                AND app IS NULL))
+                WHERE (\(apps == nil) OR app = ANY(\(apps ?? [])) OR (\(filter.includingEveryApp)
+                    AND app IS NULL))
                   AND (\(filter.actor == nil) OR actor = \(filter.actor ?? ""))
                   AND id < \(filter.before ?? Int64.max)
                 ORDER BY id DESC LIMIT \(Int64(max(1, min(filter.limit, 10_000))))
@@ -219,8 +219,8 @@ public struct AuditLog: Sendable {
         try await reads.read(within: .seconds(600)) { connection, logger in
             let rows = try await connection.query(
                 """
-                SELECT id, at, actor, source, app, action, target, details, previous_hash, hash \
-                FROM audit_log ORDER BY id
+                SELECT id, at, actor, source, app, action, target, details, previous_hash, hash
+                    FROM audit_log ORDER BY id
                 """,
                 logger: logger)
             var previous = Self.genesis

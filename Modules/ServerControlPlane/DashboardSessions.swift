@@ -74,8 +74,8 @@ public struct DashboardSessions: Sendable {
                 WHERE s.id_hash = \(Self.hash(value)) AND s.expires_at > \(now)
                   AND (s.credential IS NULL OR EXISTS (
                     SELECT 1 FROM person_credentials c
-                    WHERE c.id = s.credential AND c.person = s.person AND c.revoked_at IS NULL \
-                AND c.expires_at > \(now)))
+                    WHERE c.id = s.credential AND c.person = s.person AND c.revoked_at IS NULL
+                        AND c.expires_at > \(now)))
                 """,
                 logger: logger)
             for try await (person, credential, expires) in rows.decode((String, String?, Double).self) {

@@ -40,8 +40,8 @@ extension PeopleStore {
         }
         let credentials = try await connection.query(
             """
-            SELECT id, created_at, expires_at, revoked_at FROM person_credentials WHERE person = \(name) \
-            ORDER BY created_at
+            SELECT id, created_at, expires_at, revoked_at FROM person_credentials WHERE person = \(name)
+                ORDER BY created_at
             """,
             logger: logger)
         for try await (id, created, expires, revoked) in credentials.decode(

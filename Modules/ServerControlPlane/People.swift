@@ -160,8 +160,8 @@ public struct PeopleStore: Sendable {
             if existing == nil {
                 try await connection.query(
                     """
-                    INSERT INTO people (name, identity, created_at, created_by) VALUES (\(name), \
-                    \(identity), \(now), \(actor.name))
+                    INSERT INTO people (name, identity, created_at, created_by) VALUES (\(name),
+                        \(identity), \(now), \(actor.name))
                     """,
                     logger: logger)
                 credential = try await Self.insertCredential(
@@ -187,8 +187,8 @@ public struct PeopleStore: Sendable {
             }
             try await connection.query(
                 """
-                INSERT INTO person_roles (person, app, role) VALUES (\(name), \(scope.stored), \
-                \(role.rawValue))
+                INSERT INTO person_roles (person, app, role) VALUES (\(name), \(scope.stored),
+                    \(role.rawValue))
                 ON CONFLICT (person, app) DO UPDATE SET role = EXCLUDED.role
                 """, logger: logger)
             let before = existing?.roles[scope]
@@ -262,8 +262,8 @@ public struct PeopleStore: Sendable {
             guard try await Self.person(name, on: connection, logger: logger) != nil else { return nil }
             try await connection.query(
                 """
-                UPDATE person_credentials SET revoked_at = \(now) WHERE person = \(name) \
-                AND revoked_at IS NULL
+                UPDATE person_credentials SET revoked_at = \(now) WHERE person = \(name)
+                    AND revoked_at IS NULL
                 """,
                 logger: logger)
             // Sessions opened with a revoked credential end with it.
@@ -285,8 +285,8 @@ public struct PeopleStore: Sendable {
         return try await writes.write { connection, logger in
             let rows = try await connection.query(
                 """
-                WITH ended AS (DELETE FROM dashboard_sessions WHERE person = \(name) RETURNING 1) \
-                SELECT count(*) FROM ended
+                WITH ended AS (DELETE FROM dashboard_sessions WHERE person = \(name) RETURNING 1)
+                    SELECT count(*) FROM ended
                 """,
                 logger: logger)
             var ended = 0

@@ -134,8 +134,8 @@ public struct WritableDatabase: Sendable {
                             do {
                                 try await leased.query(
                                     """
-                                    SELECT set_config('statement_timeout', \
-                                    \(String(bounds.statement.milliseconds)), true),
+                                    SELECT set_config('statement_timeout',
+                                        \(String(bounds.statement.milliseconds)), true),
                                         set_config('lock_timeout', \(String(bounds.lock.milliseconds)), true)
                                     """, logger: logger)
                                 let transaction = Transaction(leased, logger)

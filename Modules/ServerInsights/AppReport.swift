@@ -169,8 +169,8 @@ extension AppReport {
         let milestones = try await connection.query(
             """
             SELECT flow, milestone, sum(subjects)::bigint FROM insight_counts
-            WHERE app = \(app) AND milestone IN ('started', 'completed', 'skipped', 'device') GROUP BY flow, \
-            milestone
+            WHERE app = \(app) AND milestone IN ('started', 'completed', 'skipped', 'device') GROUP BY flow,
+                milestone
             """, logger: logger)
         for try await (flow, milestone, count) in milestones.decode((String, String, Int64).self) {
             switch milestone {

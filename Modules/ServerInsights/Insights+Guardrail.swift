@@ -20,8 +20,8 @@ extension Insights {
             SELECT j.catalog_version, count(*)::bigint,
                 count(*) FILTER (WHERE CASE WHEN \(step)::text IS NULL THEN j.completed ELSE EXISTS (
                     SELECT 1 FROM insight_firsts f
-                    WHERE f.app = j.app AND f.flow = j.flow AND f.milestone = 'step' \
-            AND f.step = \(step)::text
+                    WHERE f.app = j.app AND f.flow = j.flow AND f.milestone = 'step'
+                        AND f.step = \(step)::text
                         AND f.subject = j.subject) END)::bigint
             FROM insight_journeys j
             WHERE j.app = \(app) AND j.flow = \(guardrail.flow) AND j.started_at >= \(since)

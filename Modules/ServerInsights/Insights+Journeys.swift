@@ -100,8 +100,8 @@ extension Insights {
                 """
                 SELECT measure, step, min(step_index), sum(subjects)::bigint FROM insight_cohorts
                 WHERE app = \(app) AND flow = \(flow) AND split = 'all' AND value = ''
-                    AND (\(first)::date IS NULL OR start_day >= \(first)::date) AND (\(last)::date IS NULL \
-                OR start_day <= \(last)::date)
+                    AND (\(first)::date IS NULL OR start_day >= \(first)::date) AND (\(last)::date IS NULL
+                        OR start_day <= \(last)::date)
                 GROUP BY measure, step
                 """, logger: logger)
             for try await (measure, step, index, count) in counts.decode((String, String, Int64, Int64).self)
@@ -124,8 +124,8 @@ extension Insights {
                 """
                 SELECT milestone, step, millis, sum(subjects)::bigint FROM insight_stage_times
                 WHERE app = \(app) AND flow = \(flow)
-                    AND (\(first)::date IS NULL OR start_day >= \(first)::date) AND (\(last)::date IS NULL \
-                OR start_day <= \(last)::date)
+                    AND (\(first)::date IS NULL OR start_day >= \(first)::date) AND (\(last)::date IS NULL
+                        OR start_day <= \(last)::date)
                 GROUP BY milestone, step, millis
                 """, logger: logger)
             for try await (milestone, step, millis, count) in times.decode(
@@ -148,10 +148,10 @@ extension Insights {
             let rows = try await connection.query(
                 """
                 SELECT value, measure, step, sum(subjects)::bigint FROM insight_cohorts
-                WHERE app = \(app) AND flow = \(flow) AND split = \(split.rawValue) \
-                AND measure IN ('started', 'step', 'completed')
-                    AND (\(first)::date IS NULL OR start_day >= \(first)::date) AND (\(last)::date IS NULL \
-                OR start_day <= \(last)::date)
+                WHERE app = \(app) AND flow = \(flow) AND split = \(split.rawValue)
+                    AND measure IN ('started', 'step', 'completed')
+                    AND (\(first)::date IS NULL OR start_day >= \(first)::date) AND (\(last)::date IS NULL
+                        OR start_day <= \(last)::date)
                 GROUP BY value, measure, step
                 """, logger: logger)
             var byValue: [String: [String: Int]] = [:]
@@ -173,12 +173,12 @@ extension Insights {
             let unit = weekly ? "week" : "day"
             let rows = try await connection.query(
                 """
-                SELECT to_char(date_trunc(\(unit), start_day)::date, 'YYYY-MM-DD'), measure, \
-                sum(subjects)::bigint FROM insight_cohorts
-                WHERE app = \(app) AND flow = \(flow) AND split = 'all' AND value = '' \
-                AND measure IN ('started', 'completed')
-                    AND (\(first)::date IS NULL OR start_day >= \(first)::date) AND (\(last)::date IS NULL \
-                OR start_day <= \(last)::date)
+                SELECT to_char(date_trunc(\(unit), start_day)::date, 'YYYY-MM-DD'), measure,
+                    sum(subjects)::bigint FROM insight_cohorts
+                WHERE app = \(app) AND flow = \(flow) AND split = 'all' AND value = ''
+                    AND measure IN ('started', 'completed')
+                    AND (\(first)::date IS NULL OR start_day >= \(first)::date) AND (\(last)::date IS NULL
+                        OR start_day <= \(last)::date)
                 GROUP BY 1, 2
                 """, logger: logger)
             var periods: [String: (Int, Int)] = [:]
@@ -217,24 +217,24 @@ extension Insights {
             switch standing {
             case .abandoned:
                 """
-                SELECT subject, started_at, (SELECT max(p.time) FROM pushes p WHERE p.app = j.app \
-                AND p.account = j.subject)
+                SELECT subject, started_at, (SELECT max(p.time) FROM pushes p WHERE p.app = j.app
+                    AND p.account = j.subject)
                 FROM insight_journeys j
-                WHERE app = \(app) AND flow = \(flow) AND furthest_step = \(step) AND NOT completed \
-                AND skipped_step IS NULL
+                WHERE app = \(app) AND flow = \(flow) AND furthest_step = \(step) AND NOT completed
+                    AND skipped_step IS NULL
                     AND subject > \(after)
-                    AND (\(first)::date IS NULL OR start_day >= \(first)::date) AND (\(last)::date IS NULL \
-                OR start_day <= \(last)::date)
+                    AND (\(first)::date IS NULL OR start_day >= \(first)::date) AND (\(last)::date IS NULL
+                        OR start_day <= \(last)::date)
                 ORDER BY subject LIMIT \(limit)
                 """
             case .skipped:
                 """
-                SELECT subject, started_at, (SELECT max(p.time) FROM pushes p WHERE p.app = j.app \
-                AND p.account = j.subject)
+                SELECT subject, started_at, (SELECT max(p.time) FROM pushes p WHERE p.app = j.app
+                    AND p.account = j.subject)
                 FROM insight_journeys j
                 WHERE app = \(app) AND flow = \(flow) AND skipped_step = \(step) AND subject > \(after)
-                    AND (\(first)::date IS NULL OR start_day >= \(first)::date) AND (\(last)::date IS NULL \
-                OR start_day <= \(last)::date)
+                    AND (\(first)::date IS NULL OR start_day >= \(first)::date) AND (\(last)::date IS NULL
+                        OR start_day <= \(last)::date)
                 ORDER BY subject LIMIT \(limit)
                 """
             }
@@ -281,11 +281,11 @@ extension Insights {
         try await reads.read(within: ReadOnlyDatabase.reportDeadline) { connection, logger in
             let rows = try await connection.query(
                 """
-                SELECT p.time, p.device, p.seq, p.catalog_version, coalesce(p.app_version, ''), f.kind, \
-                f.flow, coalesce(f.step, ''),
+                SELECT p.time, p.device, p.seq, p.catalog_version, coalesce(p.app_version, ''), f.kind,
+                    f.flow, coalesce(f.step, ''),
                     coalesce(f.ending, f.body->>'variant', f.body->>'outcome', '')
-                FROM facts f JOIN pushes p ON p.app = f.app AND p.account = f.account \
-                AND p.device = f.device AND p.seq = f.seq
+                FROM facts f JOIN pushes p ON p.app = f.app AND p.account = f.account
+                    AND p.device = f.device AND p.seq = f.seq
                 WHERE f.app = \(app) AND f.account = \(subject)
                 ORDER BY p.time, p.device, p.seq, f.idx LIMIT \(limit)
                 """, logger: logger)
@@ -311,8 +311,8 @@ extension Insights {
             let rows = try await connection.query(
                 """
                 SELECT flow, to_char(start_day, 'YYYY-MM-DD'),
-                    CASE WHEN completed THEN 'completed' WHEN skipped_step IS NOT NULL THEN 'skipped' \
-                ELSE 'waiting' END, furthest_step
+                    CASE WHEN completed THEN 'completed' WHEN skipped_step IS NOT NULL THEN 'skipped'
+                        ELSE 'waiting' END, furthest_step
                 FROM insight_journeys WHERE app = \(app) AND subject = \(subject) ORDER BY flow
                 """, logger: logger)
             var journeys: [(String, String, String, String)] = []
@@ -329,8 +329,8 @@ extension Insights {
             let rows = try await connection.query(
                 """
                 SELECT variant, sum(subjects)::bigint FROM insight_arm_days
-                WHERE app = \(app) AND experiment = \(experiment) AND day >= \(first)::date \
-                AND day <= \(last)::date
+                WHERE app = \(app) AND experiment = \(experiment) AND day >= \(first)::date
+                    AND day <= \(last)::date
                 GROUP BY variant
                 """, logger: logger)
             var counts: [String: Int] = [:]

@@ -179,8 +179,8 @@ public struct Insights: Sendable {
                 """
                 SELECT flow, milestone, sum(subjects)::bigint FROM insight_counts
                 WHERE app = \(app) AND milestone IN ('started', 'completed', 'skipped')
-                    AND (\(first)::date IS NULL OR day >= \(first)::date) AND (\(last)::date IS NULL \
-                OR day <= \(last)::date)
+                    AND (\(first)::date IS NULL OR day >= \(first)::date) AND (\(last)::date IS NULL
+                        OR day <= \(last)::date)
                     AND NOT (flow = ANY(\(excluded)))
                 GROUP BY flow, milestone
                 """, logger: logger)
@@ -260,11 +260,11 @@ public struct Insights: Sendable {
             var byApp: [String: Tally] = [:]
             let rows = try await connection.query(
                 """
-                SELECT milestone, step, catalog_version, app_version, min(step_index), sum(subjects)::bigint \
-                FROM insight_counts
+                SELECT milestone, step, catalog_version, app_version, min(step_index), sum(subjects)::bigint
+                    FROM insight_counts
                 WHERE app = \(app) AND flow = \(flow) AND milestone IN ('started', 'step', 'completed')
-                    AND (\(first)::date IS NULL OR day >= \(first)::date) AND (\(last)::date IS NULL \
-                OR day <= \(last)::date)
+                    AND (\(first)::date IS NULL OR day >= \(first)::date) AND (\(last)::date IS NULL
+                        OR day <= \(last)::date)
                 GROUP BY milestone, step, catalog_version, app_version
                 """, logger: logger)
             for try await (milestone, step, catalog, appVersion, index, count) in rows.decode(

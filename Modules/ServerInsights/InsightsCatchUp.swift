@@ -26,11 +26,11 @@ public struct InsightsCounting: Sendable {
         let rows = try await client.query(
             """
             SELECT run.watermark
-            FROM (SELECT insight_catch_up()::text AS watermark, \
-            pg_snapshot_xmax(pg_current_snapshot())::text AS xmax,
+            FROM (SELECT insight_catch_up()::text AS watermark,
+                pg_snapshot_xmax(pg_current_snapshot())::text AS xmax,
                 extract(epoch FROM statement_timestamp())::text AS began) AS run
-            CROSS JOIN LATERAL (SELECT pg_notify('insights_counted', run.watermark || ' ' || run.xmax || ' ' \
-            || run.began)) AS told
+            CROSS JOIN LATERAL (SELECT pg_notify('insights_counted', run.watermark || ' ' || run.xmax || ' '
+                || run.began)) AS told
             """, logger: logger)
         for try await mark in rows.decode(String.self) { return UInt64(mark) ?? 0 }
         return 0

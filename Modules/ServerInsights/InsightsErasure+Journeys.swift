@@ -15,20 +15,20 @@ extension InsightsErasure {
                     WHERE fi.app = $1 AND fi.subject = $2 AND fi.cohort
                 ),
                 deltas AS (
-                    SELECT j.app, j.flow, 'started' AS measure, '' AS step, 0::bigint AS step_index, \
-                -1 AS delta, \(InsightsSchema.cohortColumns)
+                    SELECT j.app, j.flow, 'started' AS measure, '' AS step, 0::bigint AS step_index,
+                        -1 AS delta, \(InsightsSchema.cohortColumns)
                     FROM j
                     UNION ALL
-                    SELECT j.app, j.flow, r.milestone, r.step, r.step_index, -1, \
-                \(InsightsSchema.cohortColumns)
+                    SELECT j.app, j.flow, r.milestone, r.step, r.step_index, -1,
+                        \(InsightsSchema.cohortColumns)
                     FROM reach r JOIN j ON j.flow = r.flow
                     UNION ALL
-                    SELECT j.app, j.flow, 'skipped', j.skipped_step, j.skipped_index, -1, \
-                \(InsightsSchema.cohortColumns)
+                    SELECT j.app, j.flow, 'skipped', j.skipped_step, j.skipped_index, -1,
+                        \(InsightsSchema.cohortColumns)
                     FROM j WHERE j.skipped_step IS NOT NULL
                     UNION ALL
-                    SELECT j.app, j.flow, 'waiting', j.furthest_step, j.furthest_index, -1, \
-                \(InsightsSchema.cohortColumns)
+                    SELECT j.app, j.flow, 'waiting', j.furthest_step, j.furthest_index, -1,
+                        \(InsightsSchema.cohortColumns)
                     FROM j WHERE NOT j.completed AND j.skipped_step IS NULL
                 ),
                 cohorts AS (
@@ -59,15 +59,15 @@ extension InsightsErasure {
                 WITH gone AS (
                     DELETE FROM insight_arm_first_days d
                     WHERE d.app = $1 AND d.subject IN (
-                        SELECT DISTINCT a.subject FROM insight_assignments a WHERE a.app = $1 \
-                AND a.account = $2)
+                        SELECT DISTINCT a.subject FROM insight_assignments a WHERE a.app = $1
+                            AND a.account = $2)
                     RETURNING d.experiment, d.variant, d.day
                 ),
                 fixed AS (
                     UPDATE insight_arm_days a SET subjects = a.subjects - g.n
                     FROM (SELECT experiment, variant, day, count(*) AS n FROM gone GROUP BY 1, 2, 3) g
-                    WHERE a.app = $1 AND a.experiment = g.experiment AND a.variant = g.variant \
-                AND a.day = g.day
+                    WHERE a.app = $1 AND a.experiment = g.experiment AND a.variant = g.variant
+                        AND a.day = g.day
                     RETURNING 1
                 )
                 SELECT count(*)::bigint FROM gone

@@ -45,15 +45,15 @@ package enum InsightsErasure {
                             (hashtext(subject) & 3)::smallint AS shard
                     ),
                     grouped AS (
-                        SELECT flow, milestone, step, step_index, day, catalog_version, app_version, shard, \
-                    count(*) AS n
+                        SELECT flow, milestone, step, step_index, day, catalog_version, app_version, shard,
+                            count(*) AS n
                         FROM gone GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
                     ),
                     fixed AS (
                         UPDATE insight_counts c SET subjects = c.subjects - g.n FROM grouped g
                         WHERE c.app = $1 AND c.flow = g.flow AND c.milestone = g.milestone AND c.step = g.step
-                            AND c.step_index = g.step_index AND c.day = g.day AND c.catalog_version = \
-                    g.catalog_version
+                            AND c.step_index = g.step_index AND c.day = g.day AND c.catalog_version =
+                                g.catalog_version
                             AND c.app_version = g.app_version AND c.shard = g.shard
                         RETURNING 1
                     )
@@ -76,14 +76,14 @@ package enum InsightsErasure {
                 "insight_firsts",
                 firsts(
                     """
-                    DELETE FROM insight_firsts fi WHERE fi.app = $1 AND fi.subject = ANY($3::text[]) \
-                    AND fi.milestone = 'device'
+                    DELETE FROM insight_firsts fi WHERE fi.app = $1 AND fi.subject = ANY($3::text[])
+                        AND fi.milestone = 'device'
                         AND NOT EXISTS (
                             SELECT 1 FROM pushes p JOIN facts o
-                                ON o.app = p.app AND o.account = p.account AND o.device = p.device \
-                    AND o.seq = p.seq
-                            WHERE p.app = $1 AND p.device = fi.subject AND p.account <> $2 \
-                    AND o.flow = fi.flow)
+                                ON o.app = p.app AND o.account = p.account AND o.device = p.device
+                                    AND o.seq = p.seq
+                            WHERE p.app = $1 AND p.device = fi.subject AND p.account <> $2
+                                AND o.flow = fi.flow)
                     """))
         }
         // The experiment subjects the account's devices reported, their first reaches and counts.
@@ -94,10 +94,10 @@ package enum InsightsErasure {
                 SELECT DISTINCT subject FROM insight_assignments WHERE app = \(app) AND account = \(subject)
             ),
             gone AS (
-                DELETE FROM insight_arm_firsts WHERE app = \(app) AND subject IN (SELECT subject \
-            FROM subjects)
-                RETURNING experiment, variant, milestone, step, step_index, flow, (hashtext(subject) & \
-            3)::smallint AS shard
+                DELETE FROM insight_arm_firsts WHERE app = \(app) AND subject IN (SELECT subject
+                    FROM subjects)
+                RETURNING experiment, variant, milestone, step, step_index, flow, (hashtext(subject) &
+                    3)::smallint AS shard
             ),
             grouped AS (
                 SELECT experiment, variant, milestone, step, step_index, flow, shard, count(*) AS n FROM gone
@@ -105,10 +105,10 @@ package enum InsightsErasure {
             ),
             fixed AS (
                 UPDATE insight_arm_counts c SET subjects = c.subjects - g.n FROM grouped g
-                WHERE c.app = \(app) AND c.experiment = g.experiment AND c.variant = g.variant \
-            AND c.milestone = g.milestone
-                    AND c.step = g.step AND c.step_index = g.step_index AND c.flow = g.flow \
-            AND c.shard = g.shard
+                WHERE c.app = \(app) AND c.experiment = g.experiment AND c.variant = g.variant
+                    AND c.milestone = g.milestone
+                    AND c.step = g.step AND c.step_index = g.step_index AND c.flow = g.flow
+                        AND c.shard = g.shard
                 RETURNING 1
             )
             SELECT count(*)::bigint FROM gone
@@ -116,8 +116,8 @@ package enum InsightsErasure {
         try await run(
             "insight_assignments",
             """
-            WITH gone AS (DELETE FROM insight_assignments WHERE app = \(app) AND account = \(subject) \
-            RETURNING 1) SELECT count(*)::bigint FROM gone
+            WITH gone AS (DELETE FROM insight_assignments WHERE app = \(app) AND account = \(subject)
+                RETURNING 1) SELECT count(*)::bigint FROM gone
             """
         )
         // Memberships: the account, and each of its devices no other subject's pushes came from.
@@ -126,15 +126,15 @@ package enum InsightsErasure {
             """
             WITH devices AS (
                 SELECT DISTINCT device FROM pushes p WHERE p.app = \(app) AND p.account = \(subject)
-                    AND NOT EXISTS (SELECT 1 FROM pushes o WHERE o.app = \(app) AND o.device = p.device \
-            AND o.account <> \(subject))
+                    AND NOT EXISTS (SELECT 1 FROM pushes o WHERE o.app = \(app) AND o.device = p.device
+                        AND o.account <> \(subject))
             ),
             -- A row-value IN, not an OR of the two kinds: each member is a key lookup (an OR
             -- read every member of the app: 376 ms at p95 for a million accounts).
             gone AS (
                 DELETE FROM insight_members m WHERE m.app = \(app)
-                    AND (m.kind, m.id) IN (SELECT 'account', \(subject) UNION ALL SELECT 'device', device \
-            FROM devices)
+                    AND (m.kind, m.id) IN (SELECT 'account', \(subject) UNION ALL SELECT 'device', device
+                        FROM devices)
                 RETURNING kind, (hashtext(id) & 3)::smallint AS shard
             ),
             grouped AS (SELECT kind, shard, count(*) AS n FROM gone GROUP BY 1, 2),

@@ -68,10 +68,10 @@ package enum InsightsProgress {
         var rows: [String] = []
         for try await text in try await connection.query(
             """
-            SELECT json_build_object('device', device, 'flow', flow, 'experiment', experiment, 'variant', \
-            variant)::text
-            FROM insight_assignments WHERE app = \(app) AND account = \(subject) ORDER BY device, flow, \
-            experiment
+            SELECT json_build_object('device', device, 'flow', flow, 'experiment', experiment, 'variant',
+                variant)::text
+            FROM insight_assignments WHERE app = \(app) AND account = \(subject) ORDER BY device, flow,
+                experiment
             """, logger: logger
         ).decode(String.self) { rows.append(text) }
         return rows

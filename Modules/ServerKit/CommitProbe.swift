@@ -65,8 +65,8 @@ package actor CommitProbe: Service {
             try await connection.query("BEGIN", logger: logger)
             try await connection.query(
                 """
-                INSERT INTO readiness_probe (id, at) VALUES (1, now()) ON CONFLICT (id) DO UPDATE \
-                SET at = EXCLUDED.at
+                INSERT INTO readiness_probe (id, at) VALUES (1, now()) ON CONFLICT (id) DO UPDATE
+                    SET at = EXCLUDED.at
                 """,
                 logger: logger)
             try await connection.query("COMMIT", logger: logger)

@@ -111,8 +111,8 @@ public struct CatalogDrafts: Sendable {
             try await Self.revisions(
                 connection.query(
                     """
-                    SELECT DISTINCT ON (draft) app, draft, revision, version, '', based_on, author, \
-                    saved_at, note
+                    SELECT DISTINCT ON (draft) app, draft, revision, version, '', based_on, author,
+                        saved_at, note
                     FROM catalog_drafts WHERE app = \(app) ORDER BY draft DESC, revision DESC
                     """, logger: logger))
         }
@@ -124,8 +124,8 @@ public struct CatalogDrafts: Sendable {
             try await Self.revisions(
                 connection.query(
                     """
-                    SELECT app, draft, revision, version, document, based_on, author, saved_at, note \
-                    FROM catalog_drafts
+                    SELECT app, draft, revision, version, document, based_on, author, saved_at, note
+                        FROM catalog_drafts
                     WHERE app = \(app) AND draft = \(Int64(draft)) ORDER BY revision DESC LIMIT 1
                     """, logger: logger)
             ).first
@@ -138,8 +138,8 @@ public struct CatalogDrafts: Sendable {
             try await Self.revisions(
                 connection.query(
                     """
-                    SELECT app, draft, revision, version, '', based_on, author, saved_at, note \
-                    FROM catalog_drafts
+                    SELECT app, draft, revision, version, '', based_on, author, saved_at, note
+                        FROM catalog_drafts
                     WHERE app = \(app) AND draft = \(Int64(draft)) ORDER BY revision DESC
                     """, logger: logger))
         }
@@ -184,8 +184,8 @@ public struct CatalogDrafts: Sendable {
             } else {
                 try await connection.query(
                     """
-                    INSERT INTO catalog_draft_names (app, draft, name) VALUES (\(app), \(Int64(draft)), \
-                    \(name))
+                    INSERT INTO catalog_draft_names (app, draft, name) VALUES (\(app), \(Int64(draft)),
+                        \(name))
                     ON CONFLICT (app, draft) DO UPDATE SET name = EXCLUDED.name
                     """, logger: logger)
             }
@@ -205,8 +205,8 @@ public struct CatalogDrafts: Sendable {
             try await Self.revisions(
                 connection.query(
                     """
-                    SELECT app, draft, revision, version, document, based_on, author, saved_at, note \
-                    FROM catalog_drafts
+                    SELECT app, draft, revision, version, document, based_on, author, saved_at, note
+                        FROM catalog_drafts
                     WHERE app = \(app) AND draft = \(Int64(draft)) AND revision = \(Int64(revision))
                     """, logger: logger)
             ).first
@@ -277,8 +277,8 @@ public struct CatalogDrafts: Sendable {
             try await connection.query(
                 """
                 INSERT INTO catalog_drafts (\(unescaped: Self.columns))
-                VALUES (\(app), \(Int64(draft)), 1, \(Int64(version)), \(document), \(Int64(basedOn)), \
-                \(actor.name), \(time), \(note))
+                VALUES (\(app), \(Int64(draft)), 1, \(Int64(version)), \(document), \(Int64(basedOn)),
+                    \(actor.name), \(time), \(note))
                 """, logger: logger)
             try await AuditLog.append(
                 .init(
@@ -316,8 +316,8 @@ public struct CatalogDrafts: Sendable {
             var newest: (revision: Int, version: Int, basedOn: Int)?
             for try await (revision, version, basedOn) in try await connection.query(
                 """
-                SELECT revision, version, based_on FROM catalog_drafts WHERE app = \(app) \
-                AND draft = \(Int64(draft))
+                SELECT revision, version, based_on FROM catalog_drafts WHERE app = \(app)
+                    AND draft = \(Int64(draft))
                 ORDER BY revision DESC LIMIT 1
                 """, logger: logger
             ).decode((Int64, Int64, Int64).self) { newest = (Int(revision), Int(version), Int(basedOn)) }

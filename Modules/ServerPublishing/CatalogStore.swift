@@ -86,8 +86,8 @@ public struct CatalogStore: Sendable {
     static func all(app: String, on connection: PostgresConnection, logger: Logger) async throws -> [Entry] {
         let rows = try await connection.query(
             """
-            SELECT version, source, fingerprint, rollout, recorded_at, recorded_by, withdrawn_at, document, \
-            signatures
+            SELECT version, source, fingerprint, rollout, recorded_at, recorded_by, withdrawn_at, document,
+                signatures
             FROM catalogs WHERE app = \(app) ORDER BY version
             """, logger: logger)
         var entries: [Entry] = []
@@ -358,10 +358,10 @@ public struct CatalogStore: Sendable {
             guard problems.isEmpty else { return .refused(problems) }
             try await connection.query(
                 """
-                INSERT INTO catalogs (app, version, source, fingerprint, document, rollout, recorded_at, \
-                recorded_by, signatures)
-                VALUES (\(app), \(Int64(version)), \(source.rawValue), \(fingerprint), \(text), \
-                \(Int32(rollout)), \(time),
+                INSERT INTO catalogs (app, version, source, fingerprint, document, rollout, recorded_at,
+                    recorded_by, signatures)
+                VALUES (\(app), \(Int64(version)), \(source.rawValue), \(fingerprint), \(text),
+                    \(Int32(rollout)), \(time),
                         \(actor.name), \(try signatures.tourValue.jsonText()))
                 """, logger: logger)
             audit = .init(

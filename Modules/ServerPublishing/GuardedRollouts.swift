@@ -114,8 +114,8 @@ public struct GuardedRollouts: Sendable {
         try await reads.read { connection, logger in
             let rows = try await connection.query(
                 """
-                SELECT at, stage_percent, candidate_trials, candidate_successes, baseline_trials, \
-                baseline_successes,
+                SELECT at, stage_percent, candidate_trials, candidate_successes, baseline_trials,
+                    baseline_successes,
                     lower_bound, upper_bound, decision
                 FROM (SELECT * FROM guarded_rollout_looks WHERE app = \(app) AND version = \(Int64(version))
                       ORDER BY at DESC LIMIT \(Int64(limit))) l
@@ -142,8 +142,8 @@ public struct GuardedRollouts: Sendable {
     {
         let rows = try await connection.query(
             """
-            SELECT app, version, baseline_version, stages, minimum_seconds, minimum_subjects, guard_flow, \
-            guard_metric,
+            SELECT app, version, baseline_version, stages, minimum_seconds, minimum_subjects, guard_flow,
+                guard_metric,
                 started_at, status, stage, stage_since, subjects_at_stage_start, updated_at
             FROM guarded_rollouts
             WHERE (\(app)::text IS NULL OR app = \(app)) AND (NOT \(running) OR status = 'running')
@@ -190,16 +190,16 @@ public struct GuardedRollouts: Sendable {
         let value = record.value
         try await connection.query(
             """
-            INSERT INTO guarded_rollouts (app, version, baseline_version, stages, minimum_seconds, \
-            minimum_subjects,
-                guard_flow, guard_metric, started_at, status, stage, stage_since, subjects_at_stage_start, \
-            updated_at)
-            VALUES (\(record.app), \(Int64(record.version)), \(Int64(record.baseline)), \
-            \(value.plan.stages.map(Int32.init)),
-                \(value.plan.minimumSeconds), \(Int64(value.plan.minimumSubjects)), \
-            \(value.plan.guardrail.flow),
-                \(value.plan.guardrail.text), \(record.startedAt), \(value.status.rawValue), \
-            \(Int32(value.stage)),
+            INSERT INTO guarded_rollouts (app, version, baseline_version, stages, minimum_seconds,
+                minimum_subjects,
+                guard_flow, guard_metric, started_at, status, stage, stage_since, subjects_at_stage_start,
+                    updated_at)
+            VALUES (\(record.app), \(Int64(record.version)), \(Int64(record.baseline)),
+                \(value.plan.stages.map(Int32.init)),
+                \(value.plan.minimumSeconds), \(Int64(value.plan.minimumSubjects)),
+                    \(value.plan.guardrail.flow),
+                \(value.plan.guardrail.text), \(record.startedAt), \(value.status.rawValue),
+                    \(Int32(value.stage)),
                 \(value.stageSince), \(Int64(value.subjectsAtStageStart)), \(record.updatedAt))
             """, logger: logger)
     }
@@ -210,8 +210,8 @@ public struct GuardedRollouts: Sendable {
         try await connection.query(
             """
             UPDATE guarded_rollouts SET status = \(value.status.rawValue), stage = \(Int32(value.stage)),
-                stage_since = \(value.stageSince), subjects_at_stage_start = \
-            \(Int64(value.subjectsAtStageStart)),
+                stage_since = \(value.stageSince), subjects_at_stage_start =
+                    \(Int64(value.subjectsAtStageStart)),
                 updated_at = \(record.updatedAt)
             WHERE app = \(record.app) AND version = \(Int64(record.version))
             """, logger: logger)
@@ -222,14 +222,14 @@ public struct GuardedRollouts: Sendable {
     ) async throws {
         try await connection.query(
             """
-            INSERT INTO guarded_rollout_looks (app, version, at, stage_percent, candidate_trials, \
-            candidate_successes,
+            INSERT INTO guarded_rollout_looks (app, version, at, stage_percent, candidate_trials,
+                candidate_successes,
                 baseline_trials, baseline_successes, lower_bound, upper_bound, decision)
-            VALUES (\(app), \(Int64(version)), \(look.at), \(Int32(look.percent)), \
-            \(Int64(look.evidence.candidate.trials)),
+            VALUES (\(app), \(Int64(version)), \(look.at), \(Int32(look.percent)),
+                \(Int64(look.evidence.candidate.trials)),
                 \(Int64(look.evidence.candidate.successes)), \(Int64(look.evidence.baseline.trials)),
-                \(Int64(look.evidence.baseline.successes)), \(look.interval?.lowerBound), \
-            \(look.interval?.upperBound),
+                \(Int64(look.evidence.baseline.successes)), \(look.interval?.lowerBound),
+                    \(look.interval?.upperBound),
                 \(look.decision))
             ON CONFLICT DO NOTHING
             """, logger: logger)
@@ -243,8 +243,8 @@ public struct GuardedRollouts: Sendable {
         let rows = try await connection.query(
             """
             SELECT candidate_trials, candidate_successes, baseline_trials, baseline_successes, decision
-            FROM guarded_rollout_looks WHERE app = \(app) AND version = \(Int64(version)) ORDER BY at DESC \
-            LIMIT 1
+            FROM guarded_rollout_looks WHERE app = \(app) AND version = \(Int64(version)) ORDER BY at DESC
+                LIMIT 1
             """, logger: logger)
         for try await (ct, cs, bt, bs, decision) in rows.decode((Int64, Int64, Int64, Int64, String).self) {
             return (

@@ -155,8 +155,8 @@ package struct RolloutGuard: Service {
             case .raise(let percent):
                 try await connection.query(
                     """
-                    UPDATE catalogs SET rollout = \(Int32(percent)), recorded_at = \(now), \
-                    recorded_by = \(actor.name)
+                    UPDATE catalogs SET rollout = \(Int32(percent)), recorded_at = \(now),
+                        recorded_by = \(actor.name)
                     WHERE app = \(record.app) AND version = \(Int64(record.version))
                     """, logger: logger)
                 try await audit("rollout.raised", record, details, now, connection)
@@ -167,8 +167,8 @@ package struct RolloutGuard: Service {
             case .rollBack:
                 try await connection.query(
                     """
-                    UPDATE catalogs SET withdrawn_at = \(now) WHERE app = \(record.app) \
-                    AND version = \(Int64(record.version))
+                    UPDATE catalogs SET withdrawn_at = \(now) WHERE app = \(record.app)
+                        AND version = \(Int64(record.version))
                     """,
                     logger: logger)
                 try await audit("rollout.rolled-back", record, details, now, connection)

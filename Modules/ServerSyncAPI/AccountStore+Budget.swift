@@ -51,8 +51,8 @@ extension AccountStore {
             let rows = try await connection.query(
                 """
                 SELECT device, day, starts, last_start FROM budget_counts
-                WHERE account = \(account) AND day >= \(since) AND day <= \(latest) ORDER BY day, device \
-                LIMIT 10000
+                WHERE account = \(account) AND day >= \(since) AND day <= \(latest) ORDER BY day, device
+                    LIMIT 10000
                 """, logger: logger)
             var counts: [BudgetDayCount] = []
             for try await (device, day, starts, last) in rows.decode((String, Int32, Int32, Double?).self) {

@@ -131,24 +131,24 @@ enum PushSQL {
         factsApart: """
             ,
             unplanned AS (
-                INSERT INTO unplanned_facts AS held (app, account, device, flow, step, kind, first_at, \
-            last_at, facts)
+                INSERT INTO unplanned_facts AS held (app, account, device, flow, step, kind, first_at,
+                    last_at, facts)
                 SELECT $1, $2, $3, u.flow, u.step, u.kind, min(u.time), max(u.time), count(*)
-                FROM UNNEST($26::bigint[], $27::float8[], $28::text[], $29::text[], $30::text[]) AS u(seq, \
-            time, kind, flow, step)
+                FROM UNNEST($26::bigint[], $27::float8[], $28::text[], $29::text[], $30::text[]) AS u(seq,
+                    time, kind, flow, step)
                 WHERE u.seq IN (SELECT seq FROM fresh)
                 GROUP BY u.flow, u.step, u.kind
                 \(PushSQL.unplannedUpsert)
                 RETURNING 1
             ),
             held AS (
-                INSERT INTO held_facts (app, account, device, seq, idx, kind, flow, step, step_index, \
-            ending, body, generation)
-                SELECT $1, $2, $3, h.seq, h.idx, h.kind, h.flow, NULLIF(h.step, ''), h.step_index, \
-            NULLIF(h.ending, ''),
+                INSERT INTO held_facts (app, account, device, seq, idx, kind, flow, step, step_index,
+                    ending, body, generation)
+                SELECT $1, $2, $3, h.seq, h.idx, h.kind, h.flow, NULLIF(h.step, ''), h.step_index,
+                    NULLIF(h.ending, ''),
                     h.body::jsonb, h.generation
-                FROM UNNEST($26::bigint[], $31::bigint[], $32::text[], $33::text[], $34::text[], \
-            $35::bigint[], $36::text[],
+                FROM UNNEST($26::bigint[], $31::bigint[], $32::text[], $33::text[], $34::text[],
+                    $35::bigint[], $36::text[],
                     $37::text[], $38::bigint[])
                     AS h(seq, idx, kind, flow, step, step_index, ending, body, generation)
                 WHERE h.seq IN (SELECT seq FROM fresh)
@@ -173,8 +173,8 @@ enum PushSQL {
         ),
         stored AS (
             INSERT INTO facts (app, account, device, seq, idx, kind, flow, step, step_index, ending, body)
-            SELECT $1, $2, $3, f.seq, idx, kind, flow, NULLIF(step, ''), step_index, NULLIF(ending, ''), \
-        body::jsonb
+            SELECT $1, $2, $3, f.seq, idx, kind, flow, NULLIF(step, ''), step_index, NULLIF(ending, ''),
+                body::jsonb
             FROM UNNEST($11::bigint[], $12::bigint[], $13::text[], $14::text[], $15::text[], $16::bigint[],
                 $17::text[], $18::text[])
                 AS f(seq, idx, kind, flow, step, step_index, ending, body)
@@ -182,11 +182,11 @@ enum PushSQL {
             RETURNING 1
         ),
         merged AS (
-            INSERT INTO account_flows AS held (app, account, flow, order_key, epoch, standing, version, \
-        at_ms, device)
+            INSERT INTO account_flows AS held (app, account, flow, order_key, epoch, standing, version,
+                at_ms, device)
             SELECT $1, $2, flow, order_key, epoch, standing, NULLIF(version, ''), at_ms, device
-            FROM UNNEST($19::text[], $20::text[], $21::bigint[], $22::text[], $23::text[], $24::bigint[], \
-        $25::text[])
+            FROM UNNEST($19::text[], $20::text[], $21::bigint[], $22::text[], $23::text[], $24::bigint[],
+                $25::text[])
                 AS r(flow, order_key, epoch, standing, version, at_ms, device)
             WHERE NOT EXISTS (SELECT 1 FROM revoked)
             \(PushSQL.mergeUpsert)
@@ -202,24 +202,24 @@ enum PushSQL {
     /// is the excluded row's when its order key is greater, else the held row's.
     static let mergeUpsert = """
         ON CONFLICT (app, account, flow) DO UPDATE SET
-                order_key = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.order_key \
-        ELSE held.order_key END,
+                order_key = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.order_key
+                    ELSE held.order_key END,
                 epoch = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.epoch ELSE held.epoch END,
-                standing = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.standing \
-        ELSE held.standing END,
-                version = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.version \
-        ELSE held.version END,
+                standing = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.standing
+                    ELSE held.standing END,
+                version = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.version
+                    ELSE held.version END,
                 at_ms = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.at_ms ELSE held.at_ms END,
-                device = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.device ELSE held.device \
-        END,
+                device = CASE WHEN EXCLUDED.order_key > held.order_key THEN EXCLUDED.device ELSE held.device
+                    END,
                 updated_at = CASE WHEN EXCLUDED.order_key > held.order_key THEN now() ELSE held.updated_at END
         """
 
     /// Facts set apart, counted into their row, shared with ``PushBatchStatement``.
     static let unplannedUpsert = """
         ON CONFLICT (app, flow, step, kind, account, device) DO UPDATE SET
-                first_at = least(held.first_at, EXCLUDED.first_at), last_at = greatest(held.last_at, \
-        EXCLUDED.last_at),
+                first_at = least(held.first_at, EXCLUDED.first_at), last_at = greatest(held.last_at,
+                    EXCLUDED.last_at),
                 facts = held.facts + EXCLUDED.facts
         """
 

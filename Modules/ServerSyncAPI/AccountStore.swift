@@ -111,8 +111,8 @@ public struct AccountStore: Sendable {
         let rows = try await connection.query(
             """
             INSERT INTO token_cutoffs (app, account, not_before) VALUES (\(app), \(name), \(time))
-            ON CONFLICT (app, account) DO UPDATE SET not_before = greatest(token_cutoffs.not_before, \
-            EXCLUDED.not_before)
+            ON CONFLICT (app, account) DO UPDATE SET not_before = greatest(token_cutoffs.not_before,
+                EXCLUDED.not_before)
             RETURNING not_before
             """, logger: logger)
         var cutoff = time
@@ -179,11 +179,11 @@ public struct AccountStore: Sendable {
         var rows: [AppReport.Unplanned] = []
         let query = try await connection.query(
             """
-            SELECT flow, step, kind, count(DISTINCT account)::bigint, count(DISTINCT device)::bigint, \
-            sum(facts)::bigint,
+            SELECT flow, step, kind, count(DISTINCT account)::bigint, count(DISTINCT device)::bigint,
+                sum(facts)::bigint,
                 min(first_at)::float8, max(last_at)::float8
-            FROM unplanned_facts WHERE app = \(app) GROUP BY flow, step, kind ORDER BY 8 DESC, flow, step, \
-            kind LIMIT 200
+            FROM unplanned_facts WHERE app = \(app) GROUP BY flow, step, kind ORDER BY 8 DESC, flow, step,
+                kind LIMIT 200
             """, logger: logger)
         for try await (flow, step, kind, subjects, devices, facts, first, last) in query.decode(
             (String, String, String, Int64, Int64, Int64, Double, Double).self)
@@ -216,8 +216,8 @@ public struct AccountStore: Sendable {
                 SELECT flow,
                     count(DISTINCT account) FILTER (WHERE kind = 'flowStarted'),
                     count(DISTINCT account) FILTER (WHERE kind = 'flowEnded' AND ending = 'completed'),
-                    count(DISTINCT account) FILTER (WHERE kind = 'flowEnded' AND ending IN ('skipped', \
-                'dismissed')),
+                    count(DISTINCT account) FILTER (WHERE kind = 'flowEnded' AND ending IN ('skipped',
+                        'dismissed')),
                     count(DISTINCT device)
                 FROM facts WHERE app = \(app) GROUP BY flow
                 """, logger: logger)

@@ -75,36 +75,36 @@ extension AccountStore {
             try await run(
                 "facts",
                 """
-                WITH gone AS (DELETE FROM facts WHERE app = \(app) AND account = \(subject) RETURNING 1) \
-                SELECT count(*)::bigint FROM gone
+                WITH gone AS (DELETE FROM facts WHERE app = \(app) AND account = \(subject) RETURNING 1)
+                    SELECT count(*)::bigint FROM gone
                 """
             )
             try await run(
                 "held_facts",
                 """
-                WITH gone AS (DELETE FROM held_facts WHERE app = \(app) AND account = \(subject) \
-                RETURNING 1) SELECT count(*)::bigint FROM gone
+                WITH gone AS (DELETE FROM held_facts WHERE app = \(app) AND account = \(subject)
+                    RETURNING 1) SELECT count(*)::bigint FROM gone
                 """
             )
             try await run(
                 "pushes",
                 """
-                WITH gone AS (DELETE FROM pushes WHERE app = \(app) AND account = \(subject) RETURNING 1) \
-                SELECT count(*)::bigint FROM gone
+                WITH gone AS (DELETE FROM pushes WHERE app = \(app) AND account = \(subject) RETURNING 1)
+                    SELECT count(*)::bigint FROM gone
                 """
             )
             try await run(
                 "unplanned_facts",
                 """
-                WITH gone AS (DELETE FROM unplanned_facts WHERE app = \(app) AND account = \(subject) \
-                RETURNING 1) SELECT count(*)::bigint FROM gone
+                WITH gone AS (DELETE FROM unplanned_facts WHERE app = \(app) AND account = \(subject)
+                    RETURNING 1) SELECT count(*)::bigint FROM gone
                 """
             )
             try await run(
                 "budget_counts",
                 """
-                WITH gone AS (DELETE FROM budget_counts WHERE account = \(subject) RETURNING 1) \
-                SELECT count(*)::bigint FROM gone
+                WITH gone AS (DELETE FROM budget_counts WHERE account = \(subject) RETURNING 1)
+                    SELECT count(*)::bigint FROM gone
                 """
             )
             if Installs.isInstall(subject) {
@@ -112,8 +112,8 @@ extension AccountStore {
                 try await run(
                     "installs",
                     """
-                    WITH gone AS (DELETE FROM installs WHERE app = \(app) AND install = \(install) \
-                    RETURNING 1) SELECT count(*)::bigint FROM gone
+                    WITH gone AS (DELETE FROM installs WHERE app = \(app) AND install = \(install)
+                        RETURNING 1) SELECT count(*)::bigint FROM gone
                     """
                 )
             }
@@ -146,33 +146,33 @@ extension AccountStore {
                     'catalogVersion', p.catalog_version, 'appVersion', p.app_version,
                     'facts', coalesce((SELECT json_agg(f.body ORDER BY f.idx) FROM (
                         SELECT idx, body FROM facts f
-                        WHERE f.app = p.app AND f.account = p.account AND f.device = p.device \
-                AND f.seq = p.seq
+                        WHERE f.app = p.app AND f.account = p.account AND f.device = p.device
+                            AND f.seq = p.seq
                         UNION ALL
                         SELECT idx, body FROM held_facts h
-                        WHERE h.app = p.app AND h.account = p.account AND h.device = p.device \
-                AND h.seq = p.seq) f), '[]'::json))::text
+                        WHERE h.app = p.app AND h.account = p.account AND h.device = p.device
+                            AND h.seq = p.seq) f), '[]'::json))::text
                 FROM pushes p WHERE p.app = \(app) AND p.account = \(subject) ORDER BY p.device, p.seq
                 """)
             let records = try await rows(
                 """
-                SELECT json_build_object('flow', flow, 'epoch', epoch, 'standing', standing, 'version', \
-                version,
+                SELECT json_build_object('flow', flow, 'epoch', epoch, 'standing', standing, 'version',
+                    version,
                     'atMilliseconds', at_ms, 'device', device)::text
                 FROM account_flows WHERE app = \(app) AND account = \(subject) ORDER BY flow
                 """)
             let unplanned = try await rows(
                 """
-                SELECT json_build_object('flow', flow, 'step', step, 'kind', kind, 'device', device, \
-                'facts', facts,
+                SELECT json_build_object('flow', flow, 'step', step, 'kind', kind, 'device', device,
+                    'facts', facts,
                     'firstAt', first_at, 'lastAt', last_at)::text
-                FROM unplanned_facts WHERE app = \(app) AND account = \(subject) ORDER BY flow, step, kind, \
-                device
+                FROM unplanned_facts WHERE app = \(app) AND account = \(subject) ORDER BY flow, step, kind,
+                    device
                 """)
             let budget = try await rows(
                 """
-                SELECT json_build_object('device', device, 'day', day, 'starts', starts, 'lastStart', \
-                last_start)::text
+                SELECT json_build_object('device', device, 'day', day, 'starts', starts, 'lastStart',
+                    last_start)::text
                 FROM budget_counts WHERE account = \(subject) ORDER BY day, device
                 """)
             let assignments = try await InsightsProgress.exportedAssignments(

@@ -63,12 +63,12 @@ public struct FactRetention: Sendable {
                         (SELECT c FROM counted),
                         coalesce(
                             (SELECT p.xact FROM pushes p, w WHERE p.xact >= w.below
-                                AND p.received_at >= now() - make_interval(secs => \(seconds)) \
-                ORDER BY p.xact LIMIT 1),
+                                AND p.received_at >= now() - make_interval(secs => \(seconds))
+                                    ORDER BY p.xact LIMIT 1),
                             (SELECT c FROM counted)),
                         coalesce(
-                            (SELECT p.xact FROM pushes p, w WHERE p.xact > w.below ORDER BY p.xact OFFSET \
-                \(Self.batch) LIMIT 1),
+                            (SELECT p.xact FROM pushes p, w WHERE p.xact > w.below ORDER BY p.xact OFFSET
+                                \(Self.batch) LIMIT 1),
                             (SELECT c FROM counted))
                     ) AS hi
                 ),
@@ -85,8 +85,8 @@ public struct FactRetention: Sendable {
                     RETURNING 1
                 ),
                 moved AS (
-                    UPDATE fact_retention SET below = b.hi FROM bound b WHERE singleton \
-                AND b.hi > fact_retention.below RETURNING 1
+                    UPDATE fact_retention SET below = b.hi FROM bound b WHERE singleton
+                        AND b.hi > fact_retention.below RETURNING 1
                 )
                 SELECT (SELECT count(*) FROM dropped)::bigint + (SELECT count(*) FROM dropped_held)::bigint,
                     (SELECT count(*) FROM moved)::bigint

@@ -50,8 +50,8 @@ public struct FlowArchive: Sendable {
                 archived
                 ? try await connection.query(
                     """
-                    INSERT INTO archived_flows (app, flow, archived_at, archived_by) VALUES (\(app), \
-                    \(flow), \(time), \(actor.name))
+                    INSERT INTO archived_flows (app, flow, archived_at, archived_by) VALUES (\(app),
+                        \(flow), \(time), \(actor.name))
                     ON CONFLICT DO NOTHING RETURNING 1
                     """, logger: logger)
                 : try await connection.query(

@@ -121,8 +121,8 @@ public struct EnrollmentStore: Sendable {
             var keys: [Key] = []
             let rows = try await connection.query(
                 """
-                SELECT key, added_at, retired_at FROM enrollment_keys WHERE app = \(app) ORDER BY added_at, \
-                key
+                SELECT key, added_at, retired_at FROM enrollment_keys WHERE app = \(app) ORDER BY added_at,
+                    key
                 """,
                 logger: logger)
             for try await (key, added, retired) in rows.decode((String, Double, Double?).self) {
@@ -140,8 +140,8 @@ public struct EnrollmentStore: Sendable {
                 """
                 INSERT INTO installs (app, install, enrolled_at)
                 SELECT \(app), \(install), \(time)
-                WHERE EXISTS (SELECT 1 FROM enrollment_keys WHERE app = \(app) AND key = \(key) \
-                AND retired_at IS NULL)
+                WHERE EXISTS (SELECT 1 FROM enrollment_keys WHERE app = \(app) AND key = \(key)
+                    AND retired_at IS NULL)
                 RETURNING install
                 """, logger: logger)
             var enrolled: String?

@@ -178,11 +178,11 @@ extension PushSQL {
         factsApart: """
             ,
             unplanned AS (
-                INSERT INTO unplanned_facts AS held (app, account, device, flow, step, kind, first_at, \
-            last_at, facts)
+                INSERT INTO unplanned_facts AS held (app, account, device, flow, step, kind, first_at,
+                    last_at, facts)
                 SELECT l.app, l.account, l.device, u.flow, u.step, u.kind, min(u.time), max(u.time), count(*)
-                FROM UNNEST($30::bigint[], $31::bigint[], $32::float8[], $33::text[], $34::text[], \
-            $35::text[])
+                FROM UNNEST($30::bigint[], $31::bigint[], $32::float8[], $33::text[], $34::text[],
+                    $35::text[])
                     AS u(p, seq, time, kind, flow, step)
                 JOIN live l ON l.p = u.p
                 WHERE (l.app, l.account, l.device, u.seq) IN (SELECT app, account, device, seq FROM fresh)
@@ -191,13 +191,13 @@ extension PushSQL {
                 RETURNING 1
             ),
             held AS (
-                INSERT INTO held_facts (app, account, device, seq, idx, kind, flow, step, step_index, \
-            ending, body, generation)
-                SELECT l.app, l.account, l.device, h.seq, h.idx, h.kind, h.flow, NULLIF(h.step, ''), \
-            h.step_index,
+                INSERT INTO held_facts (app, account, device, seq, idx, kind, flow, step, step_index,
+                    ending, body, generation)
+                SELECT l.app, l.account, l.device, h.seq, h.idx, h.kind, h.flow, NULLIF(h.step, ''),
+                    h.step_index,
                     NULLIF(h.ending, ''), h.body::jsonb, h.generation
-                FROM UNNEST($30::bigint[], $31::bigint[], $36::bigint[], $37::text[], $38::text[], \
-            $39::text[], $40::bigint[],
+                FROM UNNEST($30::bigint[], $31::bigint[], $36::bigint[], $37::text[], $38::text[],
+                    $39::text[], $40::bigint[],
                     $41::text[], $42::text[], $43::bigint[])
                     AS h(p, seq, idx, kind, flow, step, step_index, ending, body, generation)
                 JOIN live l ON l.p = h.p
@@ -219,8 +219,8 @@ extension PushSQL {
         live AS (SELECT * FROM input WHERE p NOT IN (SELECT p FROM revoked)),
         fresh AS (
             INSERT INTO pushes (app, account, device, seq, time, event, catalog_version, app_version)
-            SELECT l.app, l.account, l.device, b.seq, b.time, b.event, b.catalog_version, \
-        NULLIF(b.app_version, '')
+            SELECT l.app, l.account, l.device, b.seq, b.time, b.event, b.catalog_version,
+                NULLIF(b.app_version, '')
             FROM UNNEST($7::bigint[], $8::bigint[], $9::float8[], $10::text[], $11::bigint[], $12::text[])
                 AS b(p, seq, time, event, catalog_version, app_version)
             JOIN live l ON l.p = b.p
@@ -232,8 +232,8 @@ extension PushSQL {
             INSERT INTO facts (app, account, device, seq, idx, kind, flow, step, step_index, ending, body)
             SELECT l.app, l.account, l.device, f.seq, f.idx, f.kind, f.flow, NULLIF(f.step, ''), f.step_index,
                 NULLIF(f.ending, ''), f.body::jsonb
-            FROM UNNEST($13::bigint[], $14::bigint[], $15::bigint[], $16::text[], $17::text[], $18::text[], \
-        $19::bigint[],
+            FROM UNNEST($13::bigint[], $14::bigint[], $15::bigint[], $16::text[], $17::text[], $18::text[],
+                $19::bigint[],
                 $20::text[], $21::text[])
                 AS f(p, seq, idx, kind, flow, step, step_index, ending, body)
             JOIN live l ON l.p = f.p
@@ -241,12 +241,12 @@ extension PushSQL {
             RETURNING 1
         ),
         merged AS (
-            INSERT INTO account_flows AS held (app, account, flow, order_key, epoch, standing, version, \
-        at_ms, device)
-            SELECT l.app, l.account, r.flow, r.order_key, r.epoch, r.standing, NULLIF(r.version, ''), \
-        r.at_ms, r.device
-            FROM UNNEST($22::bigint[], $23::text[], $24::text[], $25::bigint[], $26::text[], $27::text[], \
-        $28::bigint[],
+            INSERT INTO account_flows AS held (app, account, flow, order_key, epoch, standing, version,
+                at_ms, device)
+            SELECT l.app, l.account, r.flow, r.order_key, r.epoch, r.standing, NULLIF(r.version, ''),
+                r.at_ms, r.device
+            FROM UNNEST($22::bigint[], $23::text[], $24::text[], $25::bigint[], $26::text[], $27::text[],
+                $28::bigint[],
                 $29::text[])
                 AS r(p, flow, order_key, epoch, standing, version, at_ms, device)
             JOIN live l ON l.p = r.p

@@ -94,7 +94,7 @@ struct AutoFailoverTests {
         let accepted = Locked<[(began: Date, answered: Date)]>([])
         let deviceFailures = Locked<[String]>([])
         let loops = devices.map { device in
-            Task.detached {
+            Task.blocking {
                 while pushing.withLock({ $0 }) {
                     let event = try device.run("do", "swipeLeft")
                     if event.status != 0 {

@@ -232,7 +232,7 @@ struct ControlPlaneTests {
                     retry = answer.getheader("Retry-After")
             print(statuses.get(401, 0), statuses.get(429, 0), retry, round(time.time() - start, 2))
             """
-        async let attack = Task.detached { try Shell.run("/usr/bin/python3", ["-c", script], seconds: 300) }.value
+        async let attack = Task.blocking { try Shell.run("/usr/bin/python3", ["-c", script], seconds: 300) }.value
         // Meanwhile a real person signs in, from 127.0.0.1.
         try await Task.sleep(for: .milliseconds(300))
         let session = try DashboardTests().signIn(server, credential: ann)

@@ -54,7 +54,7 @@ struct FaultTests {
             """)
         // Both devices push at once; the server dies in the middle.
         let pushing = devices.map { device in
-            Task.detached { try device.run("sync") }
+            Task.blocking { try device.run("sync") }
         }
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline, (try server.sql("SELECT count(*) FROM pushes").first.flatMap { Int($0) } ?? 0) == 0 {
@@ -120,13 +120,13 @@ struct FaultTests {
             try device.run("visit", "dashboard", offline: true)
             for _ in 0..<4 { try device.run("do", "next", offline: true) }
         }
-        async let completing = Task.detached { try phone.run("do", "next", offline: true) }.value
-        async let skipping = Task.detached { try tablet.run("do", "skip", offline: true) }.value
+        async let completing = Task.blocking { try phone.run("do", "next", offline: true) }.value
+        async let skipping = Task.blocking { try tablet.run("do", "skip", offline: true) }.value
         let (completed, skipped) = try await (completing, skipping)
         #expect(completed.status == 0, "\(completed.stderr)")
         #expect(skipped.status == 0, "\(skipped.stderr)")
-        async let phonePush = Task.detached { try phone.run("sync") }.value
-        async let tabletPush = Task.detached { try tablet.run("sync") }.value
+        async let phonePush = Task.blocking { try phone.run("sync") }.value
+        async let tabletPush = Task.blocking { try tablet.run("sync") }.value
         _ = try await (phonePush, tabletPush)
         for device in [phone, tablet] { #expect(try Self.syncUntilDone(device) > 0) }
         #expect(try phone.flowStatus("app_tour") == "completed")

@@ -68,7 +68,7 @@ struct PushFaultTests {
         try await Task.sleep(for: .seconds(1))
         let holder = try DashboardTests.holdLock(on: server.databaseURL, table: "pushes", seconds: 6)
         defer { DashboardTests.endHeldTransactions(on: server.databaseURL, holder) }
-        let syncing = Task.detached { try phone.run("sync") }
+        let syncing = Task.blocking { try phone.run("sync") }
         _ = Shell.waitForExit(holder, seconds: 30)
         let released = ContinuousClock.now
         _ = try await syncing.value

@@ -28,7 +28,7 @@ struct RunbookTests {
         defer { pushing.withLock { $0 = false } }
         let failures = Locked<[String]>([])
         let loops = devices.map { device in
-            Task.detached {
+            Task.blocking {
                 while pushing.withLock({ $0 }) {
                     for line in [["do", "swipeLeft"], ["sync"]] {
                         let result = try device.run(line)
@@ -108,7 +108,7 @@ struct RunbookTests {
         let failures = Locked<[String]>([])
         let accepted = Locked<[Date]>([])
         let loops = devices.map { device in
-            Task.detached {
+            Task.blocking {
                 while pushing.withLock({ $0 }) {
                     // The event is the device's own, whatever the server does; a sync may be
                     // refused while the primary is gone (the device keeps the rows).

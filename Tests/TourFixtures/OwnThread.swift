@@ -139,6 +139,23 @@ actor Lanes {
     }
 }
 
+extension Task where Failure == any Error {
+    /// A task for work that blocks its thread (a process run to its end, a synchronous wait), run
+    /// on a thread of its own. `Task.detached` would run it on Swift's pool, two threads here, and
+    /// hold one for as long as it blocks, while the in-process tests and servers wait for a thread.
+    /// (An unstructured task does not inherit a test's `.ownThread` executor either.)
+    @discardableResult
+    public static func blocking(
+        _ name: String = "blocking", _ body: @escaping @Sendable () async throws -> Success
+    ) -> Task<Success, any Error> {
+        let executor = ThreadExecutor(name: name)
+        return Task(executorPreference: executor) {
+            defer { executor.finish() }
+            return try await body()
+        }
+    }
+}
+
 /// A task executor that runs each job on a thread of its own, never behind another job: a job
 /// goes to an idle thread of this executor, or to a new one. A test's job that blocks (a wait for a
 /// process) so holds only its own thread, and the test's other tasks (a server it runs in process, a
