@@ -222,7 +222,8 @@ struct XMLSubsetReader {
             case "apos": result += "'"
             default:
                 guard reference.hasPrefix("#"), let scalar = Self.scalar(reference.dropFirst()) else {
-                    throw fail("&\(reference); is not read: only &lt; &gt; &amp; &quot; &apos; and &#…; are")
+                    throw fail(
+                        "&\(reference); is not read: only &lt; &gt; &amp; &quot; &apos; and &#…; are")
                 }
                 result.unicodeScalars.append(scalar)
             }

@@ -268,7 +268,9 @@ extension InsightsPage {
         }
         html.raw("</tbody>\n</table>\n<p class=\"note\">").text(
             """
-            n = (1.96·√(2·p̄(1−p̄)) + 0.8416·√(p₁(1−p₁) + p₂(1−p₂)))² / (p₂ − p₁)², p₁ the control's rate, \
+            n = (1.96·√(2·p̄(1−p̄)) + 0.8416·√(p₁(1−p₁) + p₂(1−p₂)))² \
+            / (p₂ − p₁)², \
+            p₁ the control's rate, \
             p₂ = p₁ + the difference, p̄ their mean (Fleiss, no continuity correction); \
             the date assumes the last 7 days' pace.
             """

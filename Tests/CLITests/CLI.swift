@@ -119,14 +119,7 @@ final class EchoingProcess {
     init(_ cli: CLI, arguments: [String], script: String) throws {
         let process = cli.process(["play", "--echo"] + arguments)
         self.process = process
-        let (input, output) = try ChildProcess.spawning {
-            let (input, output) = (Pipe(), Pipe())
-            process.standardInput = input
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            return (input, output)
-        }
+        let (input, output) = try ChildProcess.runWithPipes(process)
         self.output = output
         input.fileHandleForWriting.send(script)
         try? input.fileHandleForWriting.close()

@@ -18,16 +18,7 @@ struct DisplayBudgetLongSessionTests {
             process.executableURL = BuiltExecutables.folder.appendingPathComponent(executable)
             process.arguments = arguments
             process.environment = environment
-            // Its pipes made and the child started while no other test starts one, so no other
-            // child inherits them (ChildProcess.spawning).
-            (input, output) = try ChildProcess.spawning {
-                let (input, output) = (Pipe(), Pipe())
-                process.standardInput = input
-                process.standardOutput = output
-                process.standardError = FileHandle.nullDevice
-                try process.run()
-                return (input, output)
-            }
+            (input, output) = try ChildProcess.runWithPipes(process)
         }
 
         /// Sends `line` and returns what it printed: one JSON document (`play --json` prints one

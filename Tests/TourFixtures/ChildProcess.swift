@@ -21,6 +21,19 @@ public enum ChildProcess {
         defer { lock.unlock() }
         return try body()
     }
+
+    /// Starts `process` with a pipe for its input and one for its output (its errors dropped), the
+    /// pipes made under the same lock: a session a test talks to line by line.
+    public static func runWithPipes(_ process: Process) throws -> (input: Pipe, output: Pipe) {
+        try spawning {
+            let (input, output) = (Pipe(), Pipe())
+            process.standardInput = input
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return (input, output)
+        }
+    }
 }
 
 #if canImport(Glibc)

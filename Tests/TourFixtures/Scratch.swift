@@ -32,10 +32,13 @@ public enum Scratch {
     static func removeFoldersOfEndedRuns(in base: URL) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: base.path)) ?? []
         for name in names where name.hasPrefix(prefix) {
-            guard let process = pid_t(name.dropFirst(prefix.count)), process != getpid() else { continue }
-            if kill(process, 0) != 0, errno == ESRCH {
-                try? FileManager.default.removeItem(at: base.appendingPathComponent(name))
-            }
+            guard let process = pid_t(name.dropFirst(prefix.count)), hasEnded(process) else { continue }
+            try? FileManager.default.removeItem(at: base.appendingPathComponent(name))
         }
+    }
+
+    /// Whether `process` is another test process that no longer runs (what a run left can go).
+    public static func hasEnded(_ process: pid_t) -> Bool {
+        process != getpid() && kill(process, 0) != 0 && errno == ESRCH
     }
 }

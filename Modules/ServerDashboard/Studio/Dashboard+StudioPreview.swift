@@ -96,7 +96,8 @@ extension Dashboard {
             sections.append(
                 .card(
                     .init(
-                        heading: "\(card.flow) · \(card.step)", language: locale.rawValue, textSize: textSize,
+                        heading: "\(card.flow) · \(card.step)", language: locale.rawValue,
+                        textSize: textSize,
                         progress: card.progressText,
                         title: card.title, body: card.body, details: card.details, hint: card.hint,
                         actions: card.actions.map {

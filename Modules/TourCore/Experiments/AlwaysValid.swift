@@ -14,9 +14,9 @@
 /// The method is the mixture sequential probability ratio test (mSPRT) of Johari, Koomen, Pekelis
 /// and Walsh ("Peeking at A/B Tests", KDD 2017; "Always Valid Inference", Operations Research 2022),
 /// as Optimizely's Stats Engine runs it, on the normal approximation of the difference of two
-/// rates. With the difference D = p₁ − p₂, its estimated variance V = p₁(1−p₁)/n₁ + p₂(1−p₂)/n₂ and a
-/// normal mixture of standard deviation τ over the true difference θ, the likelihood ratio against
-/// θ is
+/// rates. With the difference D = p₁ − p₂, its estimated variance
+/// V = p₁(1−p₁)/n₁ + p₂(1−p₂)/n₂ and a normal mixture of standard deviation τ over the
+/// true difference θ, the likelihood ratio against θ is
 ///
 ///     Λ(θ) = √(V / (V + τ²)) · exp( τ² (D − θ)² / (2 V (V + τ²)) )
 ///

@@ -3,7 +3,9 @@
 /// proportions, without continuity correction (Fleiss, *Statistical Methods for Rates and
 /// Proportions*, 3rd ed., eq. 4.14 without its correction):
 ///
-///     n = ( z(1-α/2)·√(2·p̄·(1-p̄)) + z(1-β)·√(p₁(1-p₁) + p₂(1-p₂)) )² / (p₂ - p₁)²,   p̄ = (p₁ + p₂) / 2
+///     n = ( z(1-α/2)·√(2·p̄·(1-p̄)) + z(1-β)·√(p₁(1-p₁) + p₂(1-p₂)) )²
+///         / (p₂ - p₁)²,
+///     p̄ = (p₁ + p₂) / 2
 ///
 /// rounded up, with α = 5% two-sided and power 1-β = 80% by default. p₁ is the control's rate and
 /// p₂ = p₁ + the smallest effect the team wants to detect. 10% → 15% needs 686 a variant.
