@@ -66,6 +66,9 @@ let package = Package(
         // The account server (Modules/Server*, Modules/OnboardingServer) and its load generator only: nothing the
         // iOS apps embed depends on these.
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        // The request context's typed identity and the authenticator middleware (ServerControlPlane,
+        // ServerDashboard): its HummingbirdAuth product needs only Hummingbird and swift-extras-base64.
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth", exact: "2.5.0"),
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
@@ -206,7 +209,7 @@ let package = Package(
             name: "ServerControlPlane",
             dependencies: [
                 "AccountSync", "ServerDatabase", "ServerKit", "ServerTokens", "TourCodec",
-                .hummingbird, .httpTypes, .nioCore, .postgresNIO, .logging, .crypto,
+                .hummingbird, .hummingbirdAuth, .httpTypes, .nioCore, .postgresNIO, .logging, .crypto,
             ],
             path: "Modules/ServerControlPlane", swiftSettings: swiftSettings),
         // Catalogs: the store, drafts, rollouts and their guard, the tracking plan and its held facts,
@@ -244,8 +247,8 @@ let package = Package(
                 "OnboardingServer", "ServerKit", "ServerControlPlane", "ServerPublishing", "ServerSyncAPI",
                 "TourCodec", "TourCore", "AccountSync", "InsightsPages", "CatalogDocuments",
                 "CatalogStudio", "ServerInsights", "ServerDatabase", "ServerTokens",
-                .hummingbird, .httpTypes, .nioCore, .postgresNIO, .logging, .crypto, .jwtKit,
-                .asyncHTTPClient,
+                .hummingbird, .hummingbirdAuth, .httpTypes, .nioCore, .postgresNIO, .logging, .crypto,
+                .jwtKit, .asyncHTTPClient,
             ],
             path: "Modules/ServerDashboard", swiftSettings: swiftSettings),
         .executableTarget(
@@ -381,6 +384,7 @@ extension Target.Dependency {
     static let crypto: Self = .product(name: "Crypto", package: "swift-crypto")
     static let httpTypes: Self = .product(name: "HTTPTypes", package: "swift-http-types")
     static let hummingbird: Self = .product(name: "Hummingbird", package: "hummingbird")
+    static let hummingbirdAuth: Self = .product(name: "HummingbirdAuth", package: "hummingbird-auth")
     static let hummingbirdTesting: Self = .product(name: "HummingbirdTesting", package: "hummingbird")
     static let jwtKit: Self = .product(name: "JWTKit", package: "jwt-kit")
     static let logging: Self = .product(name: "Logging", package: "swift-log")

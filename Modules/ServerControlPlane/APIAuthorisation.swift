@@ -1,15 +1,18 @@
 import AccountSync
 import Foundation
 import Hummingbird
+import HummingbirdAuth
 import ServerKit
 import ServerTokens
 
 /// Checks every `/v1` request that needs a caller before its route's handler runs, and puts the
-/// caller in its context (``AuthenticatedRequestContext``): a request without a credential, or with
-/// one that does not check, never reaches a handler. The role a person needs is the route group's
-/// ``RequiredRole``; a device's own subject is the handler's ``AuthorisedRoutes/deviceClaims(_:app:)``.
-package struct APIAuthentication: RouterMiddleware, APIAnswering {
+/// caller in its context's identity (hummingbird-auth's authenticator; the group's routes take
+/// ``AuthenticatedRequestContext``): a request without a credential, or with one that does not
+/// check, never reaches a handler. The role a person needs is the route group's ``RequiredRole``;
+/// a device's own subject is the handler's ``AuthorisedRoutes/deviceClaims(_:app:)``.
+package struct APIAuthentication: AuthenticatorMiddleware, APIAnswering {
     package typealias Context = ServerRequestContext
+    package typealias Identity = ServerIdentity
     let controlPlane: ControlPlane
     /// The identity provider whose JWTs open an app's accounts, when one is configured.
     let identityProvider: IdentityProvider?
@@ -20,13 +23,21 @@ package struct APIAuthentication: RouterMiddleware, APIAnswering {
         self.identityProvider = identityProvider
     }
 
+    /// The caller the request's credential proves; a request without one, or whose credential does
+    /// not check, is refused (every route behind this middleware needs a caller).
+    package func authenticate(request: Request, context: ServerRequestContext) async throws -> ServerIdentity? {
+        .api(try await authenticate(request, context))
+    }
+
+    /// hummingbird-auth's, with the refusal answered as the API answers (a JSON error with its code)
+    /// rather than thrown to Hummingbird's plain one.
     package func handle(
         _ request: Request, context: ServerRequestContext,
         next: (Request, ServerRequestContext) async throws -> Response
     ) async throws -> Response {
         var context = context
         do {
-            context.caller = try await authenticate(request, context)
+            context.identity = try await authenticate(request: request, context: context)
         } catch {
             return await answer { throw error }
         }

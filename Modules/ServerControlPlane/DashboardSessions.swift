@@ -127,7 +127,7 @@ public struct DashboardSessions: Sendable {
 
 /// A signed-in dashboard request: its session and its person as they are now (their roles read
 /// afresh on every request, so a role removed applies at once). The dashboard's session middleware
-/// puts it in the request's context (``ServerRequestContext/dashboardAccess``).
+/// puts it in the request's context (``ServerIdentity/dashboard(_:)``).
 public struct DashboardAccess: Sendable {
     public var session: DashboardSessions.Session
     public var person: Person

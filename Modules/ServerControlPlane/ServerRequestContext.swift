@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdAuth
 import Logging
 import NIOCore
 import ServerDatabase
@@ -9,15 +10,14 @@ import ServerTokens
 import Synchronization
 
 /// The context of every request: Hummingbird's, with the address of the connection's peer (the
-/// client, or the balancer in front of it; ``ClientAddress`` tells which).
-public struct ServerRequestContext: RequestContext, RemoteAddressRequestContext {
+/// client, or the balancer in front of it; ``ClientAddress`` tells which), and hummingbird-auth's
+/// identity once an authenticator proved one.
+public struct ServerRequestContext: AuthRequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
     public let remoteAddress: SocketAddress?
-    /// Who is calling, once ``APIAuthentication`` checked the request's credential.
-    package var caller: Caller?
-    /// Who is signed in to the dashboard, once the dashboard's session middleware opened the
-    /// request's session cookie.
-    public var dashboardAccess: DashboardAccess?
+    /// Who is calling, once an authenticator checked the request's credential: ``APIAuthentication``
+    /// for a `/v1` route, the dashboard's session authenticator for a page.
+    public var identity: ServerIdentity?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
@@ -25,8 +25,30 @@ public struct ServerRequestContext: RequestContext, RemoteAddressRequestContext 
     }
 }
 
+/// What a request's credential proved, by the authenticator of its route group. The API and the
+/// dashboard take different credentials (a bearer token, a session cookie), so a request carries
+/// at most one of them.
+public enum ServerIdentity: Sendable {
+    /// The caller of a `/v1` route, by its bearer credential (``APIAuthentication``).
+    case api(Caller)
+    /// A person signed in to the dashboard, by their session cookie.
+    case dashboard(DashboardAccess)
+
+    /// The `/v1` caller, when the identity is one.
+    public var caller: Caller? {
+        guard case .api(let caller) = self else { return nil }
+        return caller
+    }
+
+    /// The dashboard's signed-in person, when the identity is one.
+    public var dashboardAccess: DashboardAccess? {
+        guard case .dashboard(let access) = self else { return nil }
+        return access
+    }
+}
+
 /// The caller of a `/v1` route, as its credential proved it.
-package enum Caller: Sendable {
+public enum Caller: Sendable {
     /// A person of the control plane (their credential's row is live).
     case person(Person)
     /// A device: an account's or an install's token (the server's own or an identity provider's),
@@ -35,9 +57,9 @@ package enum Caller: Sendable {
 }
 
 /// The context of every `/v1` route that needs a caller: made from the server's context only once
-/// ``APIAuthentication`` put a caller in it, so a handler of such a route cannot run without one
-/// (the pattern of hummingbird-auth's authenticated contexts). A route that is public (health,
-/// readiness, enrollment) is added outside this group, by name.
+/// ``APIAuthentication`` put a caller in its identity, so a handler of such a route cannot run
+/// without one. A route that is public (health, readiness, enrollment) is added outside this
+/// group, by name.
 package struct AuthenticatedRequestContext: ChildRequestContext, RemoteAddressRequestContext {
     package typealias ParentContext = ServerRequestContext
     package var coreContext: CoreRequestContextStorage
@@ -49,7 +71,7 @@ package struct AuthenticatedRequestContext: ChildRequestContext, RemoteAddressRe
 
     package init(context: ServerRequestContext) throws {
         // Reached only when a route of the group was added without the middleware in front.
-        guard let caller = context.caller else {
+        guard let caller = context.identity?.caller else {
             throw HTTPError(.internalServerError, message: "this route was added without its authentication")
         }
         coreContext = context.coreContext

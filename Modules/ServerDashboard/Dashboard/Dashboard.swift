@@ -70,7 +70,7 @@ struct Dashboard: Sendable {
         let router = server.group()
             .add(middleware: DashboardPages(dashboard: self))
             .add(middleware: DashboardForgeryGuard(publicOrigin: publicOrigin))
-            .add(middleware: DashboardSessionGuard(dashboard: self))
+            .add(middleware: DashboardSessionAuthenticator(dashboard: self))
             .group(context: DashboardRequestContext.self)
         let viewers = router.requiring(.viewer)
         addSignOut(to: router)

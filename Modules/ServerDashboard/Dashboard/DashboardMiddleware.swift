@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdAuth
 import NIOCore
 import OnboardingServer
 import ServerControlPlane
@@ -9,8 +10,8 @@ import ServerControlPlane
 //
 // 1. ``DashboardPages``: whatever a page throws becomes an HTML page with its status.
 // 2. ``DashboardForgeryGuard``: a change comes from a page of this dashboard, or nothing is done.
-// 3. ``DashboardSessionGuard``: the request's session is opened and its person put in the context
-//    (``DashboardRequestContext``), or the answer is a redirect to sign in.
+// 3. ``DashboardSessionAuthenticator``: the request's session is opened and its person put in the
+//    context's identity (``DashboardRequestContext``), or the answer is a redirect to sign in.
 // 4. ``DashboardRoleGuard``: the person holds the group's role in the path's app.
 //
 // Each is a group's middleware, so a route added to a group is covered without its handler doing
@@ -30,17 +31,23 @@ struct DashboardPages: RouterMiddleware {
     }
 }
 
-/// Opens the request's session: without a live one, the answer is a redirect to sign in (and a
-/// cookie that opened nothing is cleared); with one, its person, with their roles as they are now,
-/// goes in the context for the group's pages.
-struct DashboardSessionGuard: RouterMiddleware {
+/// Opens the request's session (hummingbird-auth's authenticator): with a live one, its person,
+/// with their roles as they are now, goes in the context's identity for the group's pages. Every
+/// page behind it needs a session, so where hummingbird-auth's passes a request without one on,
+/// this one answers with a redirect to sign in (and clears a cookie that opened nothing).
+struct DashboardSessionAuthenticator: AuthenticatorMiddleware {
     typealias Context = ServerRequestContext
+    typealias Identity = ServerIdentity
     let dashboard: Dashboard
+
+    func authenticate(request: Request, context: Context) async throws -> ServerIdentity? {
+        try await dashboard.access(request).map { .dashboard($0) }
+    }
 
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        guard let access = try await dashboard.access(request) else {
+        guard let identity = try await authenticate(request: request, context: context) else {
             var response = Dashboard.redirect("/dashboard/sign-in")
             if Dashboard.cookieValue(Dashboard.cookie, request) != nil {
                 response.setCookie(Dashboard.clearing(Dashboard.cookie, request))
@@ -48,7 +55,7 @@ struct DashboardSessionGuard: RouterMiddleware {
             return response
         }
         var context = context
-        context.dashboardAccess = access
+        context.identity = identity
         // A page reads the aggregates as they are and says how fresh they are: no page writes on
         // the primary (the catch-up job counts) or waits for a count.
         return try await Dashboard.$freshnessNotice.withValue(dashboard.freshness?.notice()) {
@@ -57,9 +64,8 @@ struct DashboardSessionGuard: RouterMiddleware {
     }
 }
 
-/// The context of every page behind a session: made only once ``DashboardSessionGuard`` put the
-/// person in the request's context, so a page of the group cannot run without one (the pattern of
-/// hummingbird-auth's authenticated contexts).
+/// The context of every page behind a session: made only once ``DashboardSessionAuthenticator`` put
+/// the person in the request's identity, so a page of the group cannot run without one.
 struct DashboardRequestContext: ChildRequestContext, RemoteAddressRequestContext {
     typealias ParentContext = ServerRequestContext
     var coreContext: CoreRequestContextStorage
@@ -71,7 +77,7 @@ struct DashboardRequestContext: ChildRequestContext, RemoteAddressRequestContext
 
     init(context: ServerRequestContext) throws {
         // Reached only when a route of the group was added without the middleware in front.
-        guard let access = context.dashboardAccess else {
+        guard let access = context.identity?.dashboardAccess else {
             throw HTTPError(.internalServerError, message: "this page was added without its session check")
         }
         coreContext = context.coreContext
