@@ -25,7 +25,8 @@ struct ClusterBench {
         defer { pair.destroy() }
         let server = try ClusterProcesses.Server(database: pair.primary, secret: secret)
         defer { server.stop() }
-        let load = ServerLoad(server: server.url, database: try DatabaseURL(pair.primary), signer: signer, duration: duration)
+        let load = ServerLoad(
+            server: server.url, database: try DatabaseURL(pair.primary), signer: signer, duration: duration)
         let run = UUID().uuidString.prefix(6).lowercased()
         var paced: [Bool: [Int: ServerLoad.Figures]] = [:]
         var saturated: [Bool: ServerLoad.Figures] = [:]
@@ -44,28 +45,41 @@ struct ClusterBench {
                     devices, run: "\(run)\(synchronous ? "s" : "a")p\(devices)", pace: 1)
                 if devices == smallest {
                     try await load.settle()
-                    saturated[synchronous] = try await load.throughServer(devices, run: "\(run)\(synchronous ? "s" : "a")b\(devices)")
+                    saturated[synchronous] = try await load.throughServer(
+                        devices, run: "\(run)\(synchronous ? "s" : "a")b\(devices)")
                 }
             }
         }
         for devices in levels {
             guard let off = paced[false]?[devices], let on = paced[true]?[devices] else { continue }
             for (name, figures) in [("asynchronous", off), ("synchronous", on)] {
-                report.add("cluster", "\(devices) devices, one event a second, \(name): accepted", figures.eventsPerSecond, "events/s",
+                report.add(
+                    "cluster", "\(devices) devices, one event a second, \(name): accepted",
+                    figures.eventsPerSecond, "events/s",
                     note: "\(figures.accepted) of \(figures.offered) offered")
-                report.add("cluster", "\(devices) devices, one event a second, \(name): push p99", figures.p99, "ms")
+                report.add(
+                    "cluster", "\(devices) devices, one event a second, \(name): push p99", figures.p99, "ms")
             }
-            report.add("cluster", "\(devices) devices, one event a second: push p99 synchronous / asynchronous", on.p99 / off.p99, "×")
+            report.add(
+                "cluster", "\(devices) devices, one event a second: push p99 synchronous / asynchronous",
+                on.p99 / off.p99, "×")
             report.goal(
-                "events not accepted at \(devices) devices, one a second, synchronous replication", Double(on.offered - on.accepted),
+                "events not accepted at \(devices) devices, one a second, synchronous replication",
+                Double(on.offered - on.accepted),
                 atMost: 0, "events")
         }
         if let off = saturated[false], let on = saturated[true] {
-            report.add("cluster", "\(smallest) devices back to back, asynchronous: accepted", off.eventsPerSecond, "events/s")
-            report.add("cluster", "\(smallest) devices back to back, synchronous: accepted", on.eventsPerSecond, "events/s")
+            report.add(
+                "cluster", "\(smallest) devices back to back, asynchronous: accepted", off.eventsPerSecond,
+                "events/s")
+            report.add(
+                "cluster", "\(smallest) devices back to back, synchronous: accepted", on.eventsPerSecond,
+                "events/s")
             report.add("cluster", "\(smallest) devices back to back, asynchronous: push p99", off.p99, "ms")
             report.add("cluster", "\(smallest) devices back to back, synchronous: push p99", on.p99, "ms")
-            report.add("cluster", "back to back: synchronous / asynchronous (events per second)", on.eventsPerSecond / off.eventsPerSecond, "×")
+            report.add(
+                "cluster", "back to back: synchronous / asynchronous (events per second)",
+                on.eventsPerSecond / off.eventsPerSecond, "×")
         }
 
         // Two servers behind nginx against one behind the same nginx (synchronous, as deployed).
@@ -74,9 +88,12 @@ struct ClusterBench {
         defer { second.stop() }
         var served: [Int: (ServerLoad.Figures, cpu: [String: Double])] = [:]
         for count in [1, 2] {
-            let balancer = try ClusterProcesses.Balancer(upstreams: Array([server.port, second.port].prefix(count)))
+            let balancer = try ClusterProcesses.Balancer(
+                upstreams: Array([server.port, second.port].prefix(count)))
             defer { balancer.stop() }
-            let through = ServerLoad(server: balancer.url, database: try DatabaseURL(pair.primary), signer: signer, duration: duration)
+            let through = ServerLoad(
+                server: balancer.url, database: try DatabaseURL(pair.primary), signer: signer,
+                duration: duration)
             try await through.settle()
             func cpu() -> [String: Double] {
                 [
@@ -92,20 +109,38 @@ struct ClusterBench {
         for count in [1, 2] {
             guard let (figures, cpu) = served[count] else { continue }
             let events = Double(max(figures.accepted, 1))
-            report.add("cluster", "\(count) server\(count == 1 ? "" : "s") behind nginx, \(smallest) devices back to back: accepted",
+            report.add(
+                "cluster",
+                """
+                \(count) server\(count == 1 ? "" : "s") behind nginx, \(smallest) devices back to back: \
+                accepted
+                """,
                 figures.eventsPerSecond, "events/s")
-            report.add("cluster", "\(count) server\(count == 1 ? "" : "s") behind nginx: push p99", figures.p99, "ms")
+            report.add(
+                "cluster", "\(count) server\(count == 1 ? "" : "s") behind nginx: push p99", figures.p99, "ms"
+            )
             for part in ["servers", "primary", "standby", "nginx"] {
-                report.add("cluster", "\(count) behind nginx: CPU per accepted event, \(part)", (cpu[part] ?? 0) / events * 1e6, "µs")
+                report.add(
+                    "cluster", "\(count) behind nginx: CPU per accepted event, \(part)",
+                    (cpu[part] ?? 0) / events * 1e6, "µs")
             }
         }
         if let one = served[1], let two = served[2] {
-            report.add("cluster", "two servers / one behind nginx (events per second)", two.0.eventsPerSecond / one.0.eventsPerSecond, "×",
-                note: "on \(ProcessInfo.processInfo.activeProcessorCount) cores shared by every process and the load generator")
+            report.add(
+                "cluster", "two servers / one behind nginx (events per second)",
+                two.0.eventsPerSecond / one.0.eventsPerSecond, "×",
+                note:
+                    """
+                    on \(ProcessInfo.processInfo.activeProcessorCount) cores shared by every process and \
+                    the load generator
+                    """
+            )
             // The projection: what one core of each part takes, from its CPU per event (one server).
             let events = Double(max(one.0.accepted, 1))
             for part in ["servers", "primary"] where (one.cpu[part] ?? 0) > 0 {
-                report.add("cluster", "projected: events/s one core of \(part == "servers" ? "server" : "the primary") takes",
+                report.add(
+                    "cluster",
+                    "projected: events/s one core of \(part == "servers" ? "server" : "the primary") takes",
                     events / one.cpu[part]!, "events/s")
             }
         }
@@ -119,25 +154,36 @@ struct ClusterBench {
         let name = balanced ? "two servers behind nginx" : "one server"
         for index in 0..<runs {
             let secret = secret
-            ClusterProcesses.progress("failover \(index + 1) of \(runs), \(name): a primary and a synchronous standby")
+            ClusterProcesses.progress(
+                "failover \(index + 1) of \(runs), \(name): a primary and a synchronous standby")
             let pair = try await ClusterProcesses.blocking { try ClusterProcesses.Pair(synchronous: true) }
             defer { pair.destroy() }
             let servers = try await ClusterProcesses.blocking {
-                try (0..<(balanced ? 2 : 1)).map { _ in try ClusterProcesses.Server(database: pair.bothHosts, secret: secret) }
+                try (0..<(balanced ? 2 : 1)).map { _ in
+                    try ClusterProcesses.Server(database: pair.bothHosts, secret: secret)
+                }
             }
             var finished = false
             defer {
                 for server in servers {
                     // A run that failed says what its servers said last.
-                    if !finished { ClusterProcesses.progress("the server on \(server.port) said last:\n\(server.logTail())") }
+                    if !finished {
+                        ClusterProcesses.progress(
+                            "the server on \(server.port) said last:\n\(server.logTail())")
+                    }
                     server.stop()
                 }
             }
-            let balancer = balanced ? try await ClusterProcesses.blocking { try ClusterProcesses.Balancer(upstreams: servers.map(\.port)) } : nil
+            let balancer =
+                balanced
+                ? try await ClusterProcesses.blocking {
+                    try ClusterProcesses.Balancer(upstreams: servers.map(\.port))
+                } : nil
             defer { balancer?.stop() }
             let killedAt = Locked<Double?>(nil)
             let load = FailoverLoad(
-                server: balancer?.url ?? servers[0].url, signer: signer, devices: devices, pace: 0.1, duration: max(duration * 2, 16))
+                server: balancer?.url ?? servers[0].url, signer: signer, devices: devices, pace: 0.1,
+                duration: max(duration * 2, 16))
             let run = "f\(index)\(balanced ? "n" : "d")\(UUID().uuidString.prefix(4).lowercased())"
             ClusterProcesses.progress("failover \(index + 1): devices pushing; the primary dies in 4 s")
             let outcome = try await load.run(app: "failover", run: run) {
@@ -148,31 +194,49 @@ struct ClusterBench {
                 ClusterProcesses.progress("failover \(index + 1): killed and promoted")
             }
             ClusterProcesses.progress("failover \(index + 1): devices done; counting on the new primary")
-            guard let killed = killedAt.withLock({ $0 }) else { throw BenchFailure("the primary was not killed") }
+            guard let killed = killedAt.withLock({ $0 }) else {
+                throw BenchFailure("the primary was not killed")
+            }
             // What the new primary holds, against what the devices hold acknowledged.
             let stored = Set(
-                try await ClusterProcesses.blocking { try pair.sql("SELECT device || ' ' || seq FROM pushes WHERE app = 'failover'", onStandby: true) }
-                    .split(separator: "\n").map(String.init))
+                try await ClusterProcesses.blocking {
+                    try pair.sql(
+                        "SELECT device || ' ' || seq FROM pushes WHERE app = 'failover'", onStandby: true)
+                }
+                .split(separator: "\n").map(String.init))
             let acknowledged = outcome.acknowledged.flatMap { device, seqs in seqs.map { "\(device) \($0)" } }
             lost += acknowledged.filter { !stored.contains($0) }.count
             let duplicates = try await ClusterProcesses.blocking {
-                try pair.sql("SELECT count(*) - count(DISTINCT (device, seq)) FROM pushes WHERE app = 'failover'", onStandby: true)
+                try pair.sql(
+                    "SELECT count(*) - count(DISTINCT (device, seq)) FROM pushes WHERE app = 'failover'",
+                    onStandby: true)
             }
-            if duplicates != "0" { throw BenchFailure("a push stored twice on the new primary (\(duplicates))") }
+            if duplicates != "0" {
+                throw BenchFailure("a push stored twice on the new primary (\(duplicates))")
+            }
             guard let first = outcome.acceptedAt.filter({ $0 > killed }).min() else {
                 throw BenchFailure("no push accepted after the primary died (run \(index + 1))")
             }
             recoveries.append(first - killed)
-            report.add("cluster", "failover \(index + 1)\(balanced ? ", two servers behind nginx" : ", one server"): first accepted push after the kill",
+            report.add(
+                "cluster",
+                """
+                failover \(index + 1)\(balanced ? ", two servers behind nginx" : ", one server"): first \
+                accepted push after the kill
+                """,
                 first - killed, "s",
-                note: "\(outcome.refusedAt.filter { $0 > killed }.count) attempts refused meanwhile (kept and retried), "
-                    + "\(acknowledged.count) acknowledged, \(stored.count) stored")
+                note:
+                    "\(outcome.refusedAt.filter { $0 > killed }.count) attempts refused meanwhile "
+                    + "(kept and retried), \(acknowledged.count) acknowledged, \(stored.count) stored")
             finished = true
         }
         recoveries.sort()
-        report.add("cluster", "failover, \(name): first accepted push after the kill, median of \(runs)", percentile(recoveries, 0.5), "s")
+        report.add(
+            "cluster", "failover, \(name): first accepted push after the kill, median of \(runs)",
+            percentile(recoveries, 0.5), "s")
         report.add("cluster", "failover, \(name): slowest of \(runs)", recoveries.last ?? 0, "s")
-        report.goal("acknowledged pushes lost in \(runs) failovers, \(name)", Double(lost), atMost: 0, "pushes")
+        report.goal(
+            "acknowledged pushes lost in \(runs) failovers, \(name)", Double(lost), atMost: 0, "pushes")
     }
 
     /// `runs` failovers with nobody acting (issue 63): pg_auto_failover's formation, two servers
@@ -190,16 +254,21 @@ struct ClusterBench {
         var finished = false
         defer {
             for server in servers {
-                if !finished { ClusterProcesses.progress("the server on \(server.port) said last:\n\(server.logTail())") }
+                if !finished {
+                    ClusterProcesses.progress("the server on \(server.port) said last:\n\(server.logTail())")
+                }
                 server.stop()
             }
         }
-        let balancer = try await ClusterProcesses.blocking { try ClusterProcesses.Balancer(upstreams: servers.map(\.port)) }
+        let balancer = try await ClusterProcesses.blocking {
+            try ClusterProcesses.Balancer(upstreams: servers.map(\.port))
+        }
         defer { balancer.stop() }
         let kills = Locked<[Double]>([])
         let stopped = Locked(false)
         let load = FailoverLoad(
-            server: balancer.url, signer: signer, devices: devices, pace: 0.1, duration: Double(runs) * 120, stopped: stopped)
+            server: balancer.url, signer: signer, devices: devices, pace: 0.1, duration: Double(runs) * 120,
+            stopped: stopped)
         let run = "af\(UUID().uuidString.prefix(4).lowercased())"
         let outcome = try await load.run(app: "failover", run: run) {
             defer { stopped.withLock { $0 = true } }
@@ -222,12 +291,15 @@ struct ClusterBench {
         }
         ClusterProcesses.progress("automatic failover: devices done; counting on the last primary")
         let stored = Set(
-            try await ClusterProcesses.blocking { try formation.sql("SELECT device || ' ' || seq FROM pushes WHERE app = 'failover'") }
-                .split(separator: "\n").map(String.init))
+            try await ClusterProcesses.blocking {
+                try formation.sql("SELECT device || ' ' || seq FROM pushes WHERE app = 'failover'")
+            }
+            .split(separator: "\n").map(String.init))
         let acknowledged = outcome.acknowledged.flatMap { device, seqs in seqs.map { "\(device) \($0)" } }
         let lost = acknowledged.filter { !stored.contains($0) }.count
         let duplicates = try await ClusterProcesses.blocking {
-            try formation.sql("SELECT count(*) - count(DISTINCT (device, seq)) FROM pushes WHERE app = 'failover'")
+            try formation.sql(
+                "SELECT count(*) - count(DISTINCT (device, seq)) FROM pushes WHERE app = 'failover'")
         }
         if duplicates != "0" { throw BenchFailure("a push stored twice (\(duplicates))") }
         var recoveries: [Double] = []
@@ -245,16 +317,24 @@ struct ClusterBench {
             note: "\(acknowledged.count) acknowledged, \(stored.count) stored; each: "
                 + recoveries.map { String(format: "%.1f", $0) }.joined(separator: ", "))
         report.add("cluster", "failover, \(name): slowest of \(recoveries.count)", recoveries.last ?? 0, "s")
-        report.goal("acknowledged pushes lost in \(runs) automatic failovers", Double(lost), atMost: 0, "pushes")
+        report.goal(
+            "acknowledged pushes lost in \(runs) automatic failovers", Double(lost), atMost: 0, "pushes")
         // Every server followed every failover: one move each time (its log says so).
         let moves = servers.map(\.moves)
-        report.add("cluster", "automatic failover: moves each server said it made", Double(moves.min() ?? 0), "moves",
+        report.add(
+            "cluster", "automatic failover: moves each server said it made", Double(moves.min() ?? 0),
+            "moves",
             note: "each server: \(moves.map(String.init).joined(separator: ", ")) of \(runs) failovers")
         report.goal(
-            "failovers a server did not follow, of \(runs) (two servers)", Double(moves.map { max(0, runs - $0) }.reduce(0, +)),
+            "failovers a server did not follow, of \(runs) (two servers)",
+            Double(moves.map { max(0, runs - $0) }.reduce(0, +)),
             atMost: 0, "failovers")
         report.goal(
-            "pushes answered past \(FailoverLoad.answerBound) s (or not at all) in \(runs) automatic failovers", Double(outcome.late),
+            """
+            pushes answered past \(FailoverLoad.answerBound) s (or not at all) in \(runs) automatic \
+            failovers
+            """,
+            Double(outcome.late),
             atMost: 0, "pushes")
         finished = true
     }
@@ -265,30 +345,42 @@ struct ClusterBench {
         let pair = try ClusterProcesses.Pair(synchronous: true)
         defer { pair.destroy() }
         let primary = try DatabaseURL(pair.primary)
-        let server = try ClusterProcesses.Server(database: pair.primary, secret: secret, readDatabase: pair.standby)
+        let server = try ClusterProcesses.Server(
+            database: pair.primary, secret: secret, readDatabase: pair.standby)
         defer { server.stop() }
         let insights = InsightsLoad(server: server.url, database: primary, signer: signer, accounts: accounts)
         let seeded = try await insights.seed()
-        report.add("cluster", "replica: \(accounts) accounts seeded on the primary (synchronous standby)", Double(seeded.facts) / seeded.seconds, "facts/s")
-        let pushes = ServerLoad(server: server.url, database: primary, signer: signer, duration: max(duration * 6, 5))
+        report.add(
+            "cluster", "replica: \(accounts) accounts seeded on the primary (synchronous standby)",
+            Double(seeded.facts) / seeded.seconds, "facts/s")
+        let pushes = ServerLoad(
+            server: server.url, database: primary, signer: signer, duration: max(duration * 6, 5))
         try await pushes.settle()
         var staleness: [Int] = []
-        let pushing = Task { try await pushes.throughServer(devices, run: "rp\(UUID().uuidString.prefix(4).lowercased())", pace: 1) }
+        let pushing = Task {
+            try await pushes.throughServer(
+                devices, run: "rp\(UUID().uuidString.prefix(4).lowercased())", pace: 1)
+        }
         let (timings, perView) = try await insights.pages(runs: 20)
         report.add(
-            "cluster", "replica: the primary per page view: transaction ids used (writes)", perView.xids, "ids",
+            "cluster", "replica: the primary per page view: transaction ids used (writes)", perView.xids,
+            "ids",
             note: "beyond the pushes' and the catch-up job's own, measured beside them")
         report.add(
-            "cluster", "replica: the primary per page view: transactions ended (reads too)", perView.transactions, "transactions",
+            "cluster", "replica: the primary per page view: transactions ended (reads too)",
+            perView.transactions, "transactions",
             note: "the session and the person's roles, read where a sign-out takes effect at once")
-        report.goal("write transactions on the primary per page view on the replica", perView.xids, atMost: 0.1, "ids")
+        report.goal(
+            "write transactions on the primary per page view on the replica", perView.xids, atMost: 0.1, "ids"
+        )
         // /report while the pushes go on: the staleness it says (0 when read once the replica had replayed).
         let viewer = try await Self.viewerToken(primary: primary, signer: signer)
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         defer { Task { try? await client.shutdown() } }
         var times: [Double] = []
         for _ in 0..<40 {
-            var request = HTTPClientRequest(url: server.url.absoluteString + "/v1/apps/\(insights.app)/report")
+            var request = HTTPClientRequest(
+                url: server.url.absoluteString + "/v1/apps/\(insights.app)/report")
             request.headers.add(name: "Authorization", value: "Bearer \(viewer)")
             let started = ContinuousClock.now
             let response = try await client.execute(request, timeout: .seconds(30))
@@ -302,27 +394,36 @@ struct ClusterBench {
         }
         times.sort()
         if let slowest = timings.max(by: { $0.p95 < $1.p95 }) {
-            report.add("cluster", "replica: slowest page p95 at \(accounts) accounts (\(slowest.name))", slowest.p95, "ms")
+            report.add(
+                "cluster", "replica: slowest page p95 at \(accounts) accounts (\(slowest.name))", slowest.p95,
+                "ms")
         }
-        report.add("cluster", "replica: /report p95 while \(devices) devices push", percentile(times, 0.95), "ms")
+        report.add(
+            "cluster", "replica: /report p95 while \(devices) devices push", percentile(times, 0.95), "ms")
         let stale = staleness
-        report.add("cluster", "replica: /report answers that said they were stale", Double(stale.filter { $0 > 0 }.count), "answers",
+        report.add(
+            "cluster", "replica: /report answers that said they were stale",
+            Double(stale.filter { $0 > 0 }.count), "answers",
             note: "of \(stale.count); the most it said: \(stale.max() ?? 0) s")
-        report.add("cluster", "replica: pushes meanwhile on the primary, push p99", load.p99, "ms",
+        report.add(
+            "cluster", "replica: pushes meanwhile on the primary, push p99", load.p99, "ms",
             note: "\(load.accepted) of \(load.offered) accepted")
     }
 
     /// A viewer of every app, made in the primary as `people add` does: its token.
     static func viewerToken(primary: DatabaseURL, signer: TokenSigner) async throws -> String {
-        let credential = try await ServerLoad(server: URL(string: "http://unused")!, database: primary, signer: signer, duration: 0)
-            .withClient(connections: 1) { client in
-                var logger = Logger(label: "cluster-bench")
-                logger.logLevel = .error
-                return try await PeopleStore(client: client, logger: logger).grant(
-                    .viewer, in: .everyApp, to: "cluster-viewer-\(UUID().uuidString.prefix(6).lowercased())", identity: nil, days: 1,
-                    by: .commandLine(), now: Date().timeIntervalSince1970
-                ).newCredential!
-            }
+        let credential = try await ServerLoad(
+            server: URL(string: "http://unused")!, database: primary, signer: signer, duration: 0
+        )
+        .withClient(connections: 1) { client in
+            var logger = Logger(label: "cluster-bench")
+            logger.logLevel = .error
+            return try await PeopleStore(client: client, logger: logger).grant(
+                .viewer, in: .everyApp, to: "cluster-viewer-\(UUID().uuidString.prefix(6).lowercased())",
+                identity: nil, days: 1,
+                by: .commandLine(), now: Date().timeIntervalSince1970
+            ).newCredential!
+        }
         return await signer.sign(credential.claims)
     }
 }

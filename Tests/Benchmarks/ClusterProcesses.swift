@@ -10,7 +10,9 @@ enum ClusterProcesses {
     /// makes; CI's smoke run gives its debug build).
     static let serverBinary: String = {
         let arguments = CommandLine.arguments
-        return arguments.firstIndex(of: "--server-binary").flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+        return arguments.firstIndex(of: "--server-binary").flatMap {
+            arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil
+        }
             ?? ".build/release/onboarding-server"
     }()
 
@@ -25,17 +27,21 @@ enum ClusterProcesses {
 
     /// A line on standard error with the time: where a long section is.
     static func progress(_ line: String) {
-        FileHandle.standardError.write(Data("[\(ISO8601DateFormatter().string(from: Date()))] section 8: \(line)\n".utf8))
+        FileHandle.standardError.write(
+            Data("[\(ISO8601DateFormatter().string(from: Date()))] section 8: \(line)\n".utf8))
     }
 
     /// Runs a program to its end: its standard output, trimmed; a failure throws with its errors.
     @discardableResult
-    static func run(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws -> String {
+    static func run(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws
+        -> String
+    {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         (process.arguments, process.environment) = passwordsMovedToEnvironment(
             arguments, ProcessInfo.processInfo.environment.merging(environment) { _, given in given })
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("bench-run-\(UUID().uuidString)")
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "bench-run-\(UUID().uuidString)")
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: output) }
         let handle = try FileHandle(forWritingTo: output)
@@ -53,7 +59,8 @@ enum ClusterProcesses {
 
     static func freePort() throws -> Int {
         let text = try run(
-            "/usr/bin/python3", ["-c", "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"])
+            "/usr/bin/python3",
+            ["-c", "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"])
         guard let port = Int(text) else { throw BenchFailure("no free port: \(text)") }
         return port
     }
@@ -64,12 +71,15 @@ enum ClusterProcesses {
             let fields = stat.split(separator: ")").last?.split(separator: " ")
         else { return 0 }
         // After the name: state is field 3, utime 14, stime 15, cutime 16, cstime 17 (1-based).
-        let ticks = [11, 12, 13, 14].compactMap { fields.indices.contains($0) ? Double(fields[$0]) : nil }.reduce(0, +)
+        let ticks = [11, 12, 13, 14].compactMap { fields.indices.contains($0) ? Double(fields[$0]) : nil }
+            .reduce(0, +)
         return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     static func children(_ pid: Int32) -> [Int32] {
-        ((try? run("/usr/bin/pgrep", ["-P", String(pid)])) ?? "").split(separator: "\n").compactMap { Int32($0) }
+        ((try? run("/usr/bin/pgrep", ["-P", String(pid)])) ?? "").split(separator: "\n").compactMap {
+            Int32($0)
+        }
     }
 
     /// A primary and a streaming standby of it, in a folder of their own.
@@ -80,20 +90,31 @@ enum ClusterProcesses {
 
         init(synchronous: Bool) throws {
             folder = NSTemporaryDirectory() + "bench-pair-\(UUID().uuidString)"
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
+            try FileManager.default.createDirectory(
+                atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
             primary = try script("start").components(separatedBy: "\n").last ?? ""
-            standby = try (synchronous ? script("standby", "--synchronous") : script("standby")).components(separatedBy: "\n").last ?? ""
+            standby =
+                try (synchronous ? script("standby", "--synchronous") : script("standby")).components(
+                    separatedBy: "\n"
+                ).last ?? ""
         }
 
         @discardableResult
         func script(_ arguments: String...) throws -> String {
-            try ClusterProcesses.run("scripts/dev-postgres", arguments, environment: ["ONBOARDING_PG_DIR": folder])
+            try ClusterProcesses.run(
+                "scripts/dev-postgres", arguments, environment: ["ONBOARDING_PG_DIR": folder])
         }
 
         /// Both hosts in one URL, the primary first, as the servers follow them.
         var bothHosts: String {
-            let port = { (url: String) in url.components(separatedBy: ":").last?.components(separatedBy: "/").first ?? "" }
-            return "postgres://onboarding@127.0.0.1:\(port(primary)),127.0.0.1:\(port(standby))/onboarding?target_session_attrs=read-write"
+            let port = { (url: String) in
+                url.components(separatedBy: ":").last?.components(separatedBy: "/").first ?? ""
+            }
+            return
+                """
+                postgres://onboarding@127.0.0.1:\(port(primary)),127.0.0.1:\(port(standby))/onboarding?ta\
+                rget_session_attrs=read-write
+                """
         }
 
         @discardableResult
@@ -106,7 +127,8 @@ enum ClusterProcesses {
             try sql("ALTER SYSTEM SET synchronous_standby_names = '\(on ? "standby" : "")'")
             try sql("SELECT pg_reload_conf()")
             for _ in 0..<200 {
-                let state = try sql("SELECT sync_state FROM pg_stat_replication WHERE application_name = 'standby'")
+                let state = try sql(
+                    "SELECT sync_state FROM pg_stat_replication WHERE application_name = 'standby'")
                 if state == (on ? "sync" : "async") { return }
                 usleep(50_000)
             }
@@ -115,13 +137,16 @@ enum ClusterProcesses {
 
         func postmaster(standby: Bool = false) -> Int32? {
             let file = folder + (standby ? "/standby/postmaster.pid" : "/data/postmaster.pid")
-            return (try? String(contentsOfFile: file, encoding: .utf8))?.split(separator: "\n").first.flatMap { Int32($0) }
+            return (try? String(contentsOfFile: file, encoding: .utf8))?.split(separator: "\n").first.flatMap
+            { Int32($0) }
         }
 
-        /// CPU seconds of the primary's (or the standby's) postmaster, the backends it reaped and those alive.
+        /// CPU seconds of the primary's (or the standby's) postmaster, the backends it reaped and those
+        /// alive.
         func cpuSeconds(standby: Bool = false) -> Double {
             guard let pid = postmaster(standby: standby) else { return 0 }
-            return ClusterProcesses.cpuSeconds(pid) + ClusterProcesses.children(pid).map(ClusterProcesses.cpuSeconds).reduce(0, +)
+            return ClusterProcesses.cpuSeconds(pid)
+                + ClusterProcesses.children(pid).map(ClusterProcesses.cpuSeconds).reduce(0, +)
         }
 
         /// The primary dies as a machine does: its postmaster and every backend, with SIGKILL.
@@ -130,7 +155,8 @@ enum ClusterProcesses {
             try ClusterProcesses.run("/bin/sh", ["-c", "kill -9 \(pid); pkill -9 -P \(pid); true"])
             for _ in 0..<100 {
                 let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
-                let alive = stat.map { $0.split(separator: ")").last?.split(separator: " ").first != "Z" } ?? false
+                let alive =
+                    stat.map { $0.split(separator: ")").last?.split(separator: " ").first != "Z" } ?? false
                 if !alive, ClusterProcesses.children(pid).isEmpty { return }
                 usleep(20_000)
             }
@@ -156,11 +182,14 @@ enum ClusterProcesses {
 
         @discardableResult
         func script(_ arguments: String...) throws -> String {
-            try ClusterProcesses.run("scripts/auto-failover", arguments, environment: ["ONBOARDING_PG_DIR": folder])
+            try ClusterProcesses.run(
+                "scripts/auto-failover", arguments, environment: ["ONBOARDING_PG_DIR": folder])
         }
 
         /// On the primary of now.
-        func sql(_ query: String) throws -> String { try ClusterProcesses.run(ClusterProcesses.psql, [url, "-qtAc", query]) }
+        func sql(_ query: String) throws -> String {
+            try ClusterProcesses.run(ClusterProcesses.psql, [url, "-qtAc", query])
+        }
 
         func destroy() { _ = try? script("destroy") }
     }
@@ -204,7 +233,8 @@ enum ClusterProcesses {
         /// The last lines of its log.
         func logTail(_ lines: Int = 30) -> String {
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            return text.split(separator: "\n").suffix(lines).map { String($0.prefix(400)) }.joined(separator: "\n")
+            return text.split(separator: "\n").suffix(lines).map { String($0.prefix(400)) }.joined(
+                separator: "\n")
         }
 
         func stop() {
@@ -222,16 +252,23 @@ enum ClusterProcesses {
 
         init(upstreams: [Int]) throws {
             port = try ClusterProcesses.freePort()
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
+            try FileManager.default.createDirectory(
+                atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
             // The template's `@UPSTREAM@` line once per server, as scripts/cluster renders it.
             let configuration = try String(contentsOfFile: "scripts/nginx.conf.template", encoding: .utf8)
-                .replacingOccurrences(of: "@DIR@", with: folder).replacingOccurrences(of: "@PORT@", with: String(port))
+                .replacingOccurrences(of: "@DIR@", with: folder).replacingOccurrences(
+                    of: "@PORT@", with: String(port)
+                )
                 .split(separator: "\n", omittingEmptySubsequences: false).flatMap { line -> [String] in
                     line.contains("@UPSTREAM@")
-                        ? upstreams.map { line.replacingOccurrences(of: "@UPSTREAM@", with: "127.0.0.1:\($0)") } : [String(line)]
+                        ? upstreams.map {
+                            line.replacingOccurrences(of: "@UPSTREAM@", with: "127.0.0.1:\($0)")
+                        } : [String(line)]
                 }.joined(separator: "\n")
             try configuration.write(toFile: folder + "/nginx.conf", atomically: true, encoding: .utf8)
-            let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
+            let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].first {
+                FileManager.default.isExecutableFile(atPath: $0)
+            }
             guard let nginx else { throw BenchFailure("section 8 needs nginx (apt-get install nginx)") }
             process.executableURL = URL(fileURLWithPath: nginx)
             process.arguments = ["-c", folder + "/nginx.conf", "-p", folder, "-e", folder + "/error.log"]
@@ -244,7 +281,8 @@ enum ClusterProcesses {
         /// nginx's master and its worker.
         var cpuSeconds: Double {
             let pid = process.processIdentifier
-            return ClusterProcesses.cpuSeconds(pid) + ClusterProcesses.children(pid).map(ClusterProcesses.cpuSeconds).reduce(0, +)
+            return ClusterProcesses.cpuSeconds(pid)
+                + ClusterProcesses.children(pid).map(ClusterProcesses.cpuSeconds).reduce(0, +)
         }
 
         func stop() {
@@ -259,7 +297,9 @@ enum ClusterProcesses {
         let pid = process.processIdentifier
         guard pid > 0 else { return }
         func gone() -> Bool {
-            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else {
+                return true
+            }
             return stat.split(separator: ")").last?.split(separator: " ").first == "Z"
         }
         kill(pid, SIGTERM)
@@ -269,7 +309,11 @@ enum ClusterProcesses {
 
     static func waitUntilHealthy(_ url: URL, what: String) throws {
         for _ in 0..<600 {
-            if (try? run("/usr/bin/curl", ["-sf", "-o", "/dev/null", url.absoluteString + "/v1/health"])) != nil { return }
+            if (try? run("/usr/bin/curl", ["-sf", "-o", "/dev/null", url.absoluteString + "/v1/health"]))
+                != nil
+            {
+                return
+            }
             usleep(100_000)
         }
         throw BenchFailure("\(what) did not start")
@@ -279,7 +323,9 @@ enum ClusterProcesses {
 /// A PostgreSQL URL's password moved off the command line (where `ps` shows it to everyone) into
 /// `PGPASSWORD`, which libpq's programs (psql, pg_basebackup) read: the arguments without it, and
 /// the environment with it. URLs without a password are left as they are.
-func passwordsMovedToEnvironment(_ arguments: [String], _ environment: [String: String]) -> ([String], [String: String]) {
+func passwordsMovedToEnvironment(_ arguments: [String], _ environment: [String: String]) -> (
+    [String], [String: String]
+) {
     var environment = environment
     let arguments = arguments.map { argument -> String in
         guard argument.hasPrefix("postgres://") || argument.hasPrefix("postgresql://"),

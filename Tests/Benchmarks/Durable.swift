@@ -1,9 +1,9 @@
-import Foundation
 import CSQLite
-import TourCodec
-import TourRuntime
-import TourCore
+import Foundation
 import Persistence
+import TourCodec
+import TourCore
+import TourRuntime
 
 /// What one accepted event writes, computed by the engine beforehand: the floor's input.
 struct EventWrites {
@@ -17,7 +17,8 @@ struct EventWrites {
     var journal:
         (
             time: Double, flow: String?, step: String?, event: String, outcome: String, eventJSON: String,
-            contextJSON: String, effectsJSON: String, catalogVersion: Int, factsJSON: String, statesJSON: String,
+            contextJSON: String, effectsJSON: String, catalogVersion: Int, factsJSON: String,
+            statesJSON: String,
             catalogFingerprint: String?, appVersion: String?
         )
 }
@@ -85,8 +86,10 @@ enum DurablePair {
     ) {
         let product = journey.perUser
         let app = product.catalog.app
-        let database = try OnboardingDatabase.open(path: folder.appendingPathComponent("ours-\(app).sqlite").path)
-        let raw = withFloor ? try RawSQLite(path: folder.appendingPathComponent("raw-\(app).sqlite").path) : nil
+        let database = try OnboardingDatabase.open(
+            path: folder.appendingPathComponent("ours-\(app).sqlite").path)
+        let raw =
+            withFloor ? try RawSQLite(path: folder.appendingPathComponent("raw-\(app).sqlite").path) : nil
         let writes = try journey.writes(from: start)
         var committed = 0
         var ours = 0.0
@@ -243,10 +246,12 @@ final class RawSQLite {
         for flow in writes.flows {
             try run(
                 """
-                INSERT INTO flow_state (app, subject, flow, status, step, state_json, updated_at, catalog_version)
+                INSERT INTO flow_state (app, subject, flow, status, step, state_json, updated_at, \
+                catalog_version)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (app, subject, flow) DO UPDATE SET status = excluded.status, step = excluded.step,
-                state_json = excluded.state_json, updated_at = excluded.updated_at, catalog_version = excluded.catalog_version
+                state_json = excluded.state_json, updated_at = excluded.updated_at, catalog_version = \
+                excluded.catalog_version
                 """, [app, user, flow.flow, flow.status, flow.step, flow.json, now, flow.catalogVersion])
         }
         // The install's row (app version, virtual clock), when either moved.
@@ -258,25 +263,31 @@ final class RawSQLite {
             try run(
                 """
                 INSERT INTO install_state (app, app_version, virtual_now) VALUES (?, ?, ?)
-                ON CONFLICT (app) DO UPDATE SET app_version = excluded.app_version, virtual_now = excluded.virtual_now
+                ON CONFLICT (app) DO UPDATE SET app_version = excluded.app_version, virtual_now = \
+                excluded.virtual_now
                 """, [app, version, clock])
             installVersion[app] = version
         }
         for value in writes.domain {
             try run(
-                "INSERT INTO domain_state (app, subject, key, value_json) VALUES (?, ?, ?, ?) ON CONFLICT (app, subject, key) DO UPDATE SET value_json = excluded.value_json",
+                """
+                INSERT INTO domain_state (app, subject, key, value_json) VALUES (?, ?, ?, ?) ON CONFLICT \
+                (app, subject, key) DO UPDATE SET value_json = excluded.value_json
+                """,
                 [app, user, value.key, value.json])
         }
         let j = writes.journal
         try run(
             """
-            INSERT INTO journal (time, app, user, flow, step, event, outcome, event_json, context_json, effects_json,
+            INSERT INTO journal (time, app, user, flow, step, event, outcome, event_json, context_json, \
+            effects_json,
             catalog_version, facts_json, states_json, catalog_fingerprint, app_version)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 j.time, app, user, j.flow, j.step, j.event, j.outcome, j.eventJSON, j.contextJSON,
-                j.effectsJSON, j.catalogVersion, j.factsJSON, j.statesJSON, j.catalogFingerprint, j.appVersion,
+                j.effectsJSON, j.catalogVersion, j.factsJSON, j.statesJSON, j.catalogFingerprint,
+                j.appVersion,
             ])
         try run("COMMIT", [])
     }

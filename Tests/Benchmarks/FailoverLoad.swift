@@ -39,7 +39,9 @@ struct FailoverLoad {
     static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
     /// Runs the devices for `duration`; `during` is started beside them (the kill and the promotion).
-    func run(app: String, run: String, during: @escaping @Sendable () async throws -> Void) async throws -> Outcome {
+    func run(app: String, run: String, during: @escaping @Sendable () async throws -> Void) async throws
+        -> Outcome
+    {
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         defer { Task { try? await client.shutdown() } }
         let runs = try ServerLoad.devices(devices, run: run, app: app)
@@ -50,15 +52,18 @@ struct FailoverLoad {
         let watchdog = Task {
             try await Task.sleep(for: .seconds(duration + 10))
             while true {
-                ClusterProcesses.progress("\(going.withLock { $0 }) of \(devices) devices still pushing, past the end")
+                ClusterProcesses.progress(
+                    "\(going.withLock { $0 }) of \(devices) devices still pushing, past the end")
                 try await Task.sleep(for: .seconds(10))
             }
         }
         defer { watchdog.cancel() }
         return try await withThrowingTaskGroup(of: Outcome.self) { group in
             for device in runs {
-                let token = await signer.sign(TokenClaims(subject: device.account, scope: .account, app: app, expires: expires))
-                let url = server.absoluteString + SyncAPI.accountPath(app: app, account: device.account) + "/push"
+                let token = await signer.sign(
+                    TokenClaims(subject: device.account, scope: .account, app: app, expires: expires))
+                let url =
+                    server.absoluteString + SyncAPI.accountPath(app: app, account: device.account) + "/push"
                 group.addTask {
                     var device = device
                     var outcome = Outcome()
@@ -72,7 +77,10 @@ struct FailoverLoad {
                         request.method = .POST
                         request.headers.add(name: "Authorization", value: "Bearer \(token)")
                         request.headers.add(name: "Content-Type", value: "application/json")
-                        request.body = .bytes(ByteBuffer(bytes: try PushBatch(device: device.device, items: [item]).tourValue.jsonUTF8()))
+                        request.body = .bytes(
+                            ByteBuffer(
+                                bytes: try PushBatch(device: device.device, items: [item]).tourValue
+                                    .jsonUTF8()))
                         var accepted = false
                         // The whole attempt under a deadline of our own: a connection the server
                         // closed while it started again on the new primary once held an answer's
@@ -134,7 +142,9 @@ final class Locked<Value: Sendable>: @unchecked Sendable {
 
 /// The first of `operation`'s answer and `limit`: the operation runs in a task of its own, cancelled
 /// at the limit and left to end (a load generator's HTTP exchange, never a database write).
-func answered<T: Sendable>(within limit: Duration, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+func answered<T: Sendable>(within limit: Duration, _ operation: @escaping @Sendable () async throws -> T)
+    async throws -> T
+{
     let box = FirstAnswer<T>()
     return try await withCheckedThrowingContinuation { continuation in
         box.set(continuation)

@@ -47,9 +47,12 @@ extension ServerLoad {
                         let response = try await client.execute(request, timeout: .seconds(10))
                         let bytes = try await response.body.collect(upTo: 1 << 16)
                         let took = ContinuousClock.now - sent
-                        let seconds = Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18
-                        let subject = response.status == .created
-                            ? (try? TourValue(jsonUTF8: Array(bytes.readableBytesView)))?.objectValue?["subject"]?.stringValue : nil
+                        let seconds =
+                            Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18
+                        let subject =
+                            response.status == .created
+                            ? (try? TourValue(jsonUTF8: Array(bytes.readableBytesView)))?.objectValue?[
+                                "subject"]?.stringValue : nil
                         done.append((subject, seconds))
                     }
                     return done
@@ -64,7 +67,8 @@ extension ServerLoad {
         let latencies = results.map(\.1).sorted()
         let subjects = results.compactMap(\.0)
         return Enrollments(
-            subjects: subjects, perSecond: Double(subjects.count) / total, p50: percentile(latencies, 0.5) * 1000,
+            subjects: subjects, perSecond: Double(subjects.count) / total,
+            p50: percentile(latencies, 0.5) * 1000,
             p99: percentile(latencies, 0.99) * 1000, failures: results.count - subjects.count)
     }
 

@@ -5,8 +5,8 @@ import GrowthOnboarding
 import LockedInOnboarding
 import MoodTrackerOnboarding
 import TourCodec
-import TourRuntime
 import TourCore
+import TourRuntime
 
 /// One product's whole flow as the events the app sends, each with the seconds that pass before it.
 struct Journey {

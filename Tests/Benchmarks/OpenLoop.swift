@@ -106,7 +106,9 @@ final class OpenLoopLoad: @unchecked Sendable {
         next += 1
         let run = runs[index]
         let body = try PushBatch(device: run.device, items: [runs[index].item()]).tourValue.jsonUTF8()
-        var head = HTTPRequestHead(version: .http1_1, method: .POST, uri: SyncAPI.accountPath(app: run.app, account: run.account) + "/push")
+        var head = HTTPRequestHead(
+            version: .http1_1, method: .POST,
+            uri: SyncAPI.accountPath(app: run.app, account: run.account) + "/push")
         head.headers.add(name: "Host", value: "\(host):\(port)")
         head.headers.add(name: "Authorization", value: "Bearer \(tokens[index])")
         head.headers.add(name: "Content-Type", value: "application/json")
@@ -196,7 +198,9 @@ final class OpenLoopLoad: @unchecked Sendable {
         func send(_ request: (HTTPRequestHead, ByteBuffer), slot: NIODeadline) {
             guard let loop else { return owner?.answered(nil, status: nil, latency: 0, lag: 0) ?? () }
             loop.execute {
-                guard let context = self.context else { return self.owner?.answered(nil, status: nil, latency: 0, lag: 0) ?? () }
+                guard let context = self.context else {
+                    return self.owner?.answered(nil, status: nil, latency: 0, lag: 0) ?? ()
+                }
                 self.slot = slot
                 self.sentAt = NIODeadline.now()
                 self.status = nil
@@ -233,19 +237,27 @@ final class OpenLoopLoad: @unchecked Sendable {
 extension ServerLoad {
     /// `count` devices offering `eventsPerSecond` together whatever the answers (``OpenLoopLoad``);
     /// then the rows the server stored for them, which must be exactly the pushes it acknowledged.
-    func openLoop(_ count: Int, run: String, eventsPerSecond: Double) async throws -> (OpenLoopLoad.Outcome, stored: Int) {
-        guard let host = server.host, let port = server.port else { throw ServerLoadError("no host and port in \(server)") }
+    func openLoop(_ count: Int, run: String, eventsPerSecond: Double) async throws -> (
+        OpenLoopLoad.Outcome, stored: Int
+    ) {
+        guard let host = server.host, let port = server.port else {
+            throw ServerLoadError("no host and port in \(server)")
+        }
         let runs = try Self.devices(count, run: run, app: "load")
         let expires = Int64(Date().timeIntervalSince1970) + 3600
         var tokens: [String] = []
         for run in runs {
-            tokens.append(await signer.sign(TokenClaims(subject: run.account, scope: .account, app: run.app, expires: expires)))
+            tokens.append(
+                await signer.sign(
+                    TokenClaims(subject: run.account, scope: .account, app: run.app, expires: expires)))
         }
         let load = OpenLoopLoad(runs: runs, tokens: tokens, host: host, port: port)
-        let outcome = try await load.run(rate: eventsPerSecond, duration: duration, warm: min(2_000, count * 2))
+        let outcome = try await load.run(
+            rate: eventsPerSecond, duration: duration, warm: min(2_000, count * 2))
         let stored = try await withClient(connections: 1) { client in
             var stored = 0
-            let rows = try await client.query("SELECT count(*)::bigint FROM pushes WHERE app = 'load' AND account LIKE \(run + "-%")")
+            let rows = try await client.query(
+                "SELECT count(*)::bigint FROM pushes WHERE app = 'load' AND account LIKE \(run + "-%")")
             for try await count in rows.decode(Int64.self) { stored = Int(count) }
             return stored
         }
@@ -258,13 +270,19 @@ extension ServerLoad {
     /// `at` for `hold` seconds (a migration's lock): how long after the lock went the first push
     /// was accepted, and how many were answered past their deadline (4 s, and a quarter second
     /// for the load generator).
-    func lockFault(_ count: Int, run: String, at: Double, hold: Double) async throws -> (recovery: Double?, late: Int, shed: Int) {
-        guard let host = server.host, let port = server.port else { throw ServerLoadError("no host and port in \(server)") }
+    func lockFault(_ count: Int, run: String, at: Double, hold: Double) async throws -> (
+        recovery: Double?, late: Int, shed: Int
+    ) {
+        guard let host = server.host, let port = server.port else {
+            throw ServerLoadError("no host and port in \(server)")
+        }
         let runs = try Self.devices(count, run: run, app: "load")
         let expires = Int64(Date().timeIntervalSince1970) + 3600
         var tokens: [String] = []
         for run in runs {
-            tokens.append(await signer.sign(TokenClaims(subject: run.account, scope: .account, app: run.app, expires: expires)))
+            tokens.append(
+                await signer.sign(
+                    TokenClaims(subject: run.account, scope: .account, app: run.app, expires: expires)))
         }
         let load = OpenLoopLoad(runs: runs, tokens: tokens, host: host, port: port)
         let started = ContinuousClock.now
@@ -273,11 +291,13 @@ extension ServerLoad {
             try self.holdLock(seconds: hold)
             return seconds(ContinuousClock.now - started)
         }
-        let outcome = try await load.run(rate: Double(count), duration: at + hold + 6, warm: min(2_000, count * 2))
+        let outcome = try await load.run(
+            rate: Double(count), duration: at + hold + 6, warm: min(2_000, count * 2))
         let released = try await holder.value
         // The run's clock began a little after `started`: its answers are measured from its start.
         let offset = seconds(ContinuousClock.now - started) - (at + hold + 6)
-        let recovery = outcome.answers.filter { $0.accepted && $0.at + max(0, offset) >= released }.map(\.at).min()
+        let recovery = outcome.answers.filter { $0.accepted && $0.at + max(0, offset) >= released }.map(\.at)
+            .min()
             .map { $0 + max(0, offset) - released }
         return (recovery, outcome.latencies.filter { $0 > 4.25 }.count, outcome.shed)
     }
@@ -290,7 +310,8 @@ extension ServerLoad {
         if let password = database.password { environment["PGPASSWORD"] = password }
         process.environment = environment
         process.arguments = [
-            "-h", database.host, "-p", "\(database.port)", "-U", database.user, "-d", database.database, "-qtAc",
+            "-h", database.host, "-p", "\(database.port)", "-U", database.user, "-d", database.database,
+            "-qtAc",
             "BEGIN; LOCK TABLE pushes IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(\(seconds)); COMMIT;",
         ]
         process.standardOutput = FileHandle.nullDevice

@@ -63,7 +63,9 @@ final class PushDevice: ChannelInboundHandler, @unchecked Sendable {
     private var finished = false
     private let done: EventLoopPromise<Outcome>
 
-    init(run: ServerLoad.DeviceRun, prepare count: Int, encode: @escaping Encoder, on loop: any EventLoop) throws {
+    init(run: ServerLoad.DeviceRun, prepare count: Int, encode: @escaping Encoder, on loop: any EventLoop)
+        throws
+    {
         var run = run
         self.prepared = try (0..<count).map { _ in try encode(&run) }.reversed()
         self.run = run
@@ -177,7 +179,9 @@ extension ServerLoad {
     /// `runs` pushing through the server for `duration` on ``PushDevice`` connections; see
     /// `throughServer`.
     func push(_ runs: [DeviceRun], pace: Double?) async throws -> Figures {
-        guard let host = server.host, let port = server.port else { throw ServerLoadError("no host and port in \(server)") }
+        guard let host = server.host, let port = server.port else {
+            throw ServerLoadError("no host and port in \(server)")
+        }
         let group = MultiThreadedEventLoopGroup.singleton
         let signer = signer
         let expires = Int64(Date().timeIntervalSince1970) + 3600
@@ -190,7 +194,9 @@ extension ServerLoad {
         defer { for (_, channel) in devices { channel.close(promise: nil) } }
         for run in runs {
             let token = await signer.sign(
-                TokenClaims(subject: run.account, scope: Installs.isInstall(run.account) ? .install : .account, app: run.app, expires: expires))
+                TokenClaims(
+                    subject: run.account, scope: Installs.isInstall(run.account) ? .install : .account,
+                    app: run.app, expires: expires))
             let path = SyncAPI.accountPath(app: run.app, account: run.account) + "/push"
             let encode: PushDevice.Encoder = { run in
                 let body = try PushBatch(device: run.device, items: [run.item()]).tourValue.jsonUTF8()
@@ -241,7 +247,10 @@ extension ServerLoad {
             p50: percentile(latencies, 0.50) * 1000, p99: percentile(latencies, 0.99) * 1000,
             failures: outcomes.map(\.failures).reduce(0, +), offered: outcomes.map(\.offered).reduce(0, +),
             accepted: accepted, lagP99: lags.isEmpty ? 0 : percentile(lags, 0.99) * 1000,
-            acceptedP99: { let sorted = outcomes.flatMap(\.acceptedLatencies).sorted(); return sorted.isEmpty ? 0 : percentile(sorted, 0.99) * 1000 }(),
+            acceptedP99: {
+                let sorted = outcomes.flatMap(\.acceptedLatencies).sorted();
+                return sorted.isEmpty ? 0 : percentile(sorted, 0.99) * 1000
+            }(),
             shed: outcomes.map(\.shed).reduce(0, +))
     }
 }

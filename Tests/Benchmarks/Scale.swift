@@ -1,6 +1,6 @@
 import Foundation
-import TourRuntime
 import Persistence
+import TourRuntime
 
 /// Files with many users, built from what each product's flow really writes: user u is on product
 /// u % 5, k events into its flow (k cycles through every prefix, from fresh to finished), with
@@ -53,7 +53,10 @@ enum Scale {
             let name = "u\(user)"
             for flow in template.flows {
                 try raw.run(
-                    "INSERT INTO flow_state (app, subject, flow, status, step, state_json, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    """
+                    INSERT INTO flow_state (app, subject, flow, status, step, state_json, updated_at) \
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
                     [app, name, flow.flow, flow.status, flow.step, flow.json, now])
             }
             for value in template.domain {
@@ -74,7 +77,11 @@ enum Scale {
     static func insertJournal(_ raw: RawSQLite, app: String, user: String, _ write: EventWrites) throws {
         let j = write.journal
         try raw.run(
-            "INSERT INTO journal (time, app, user, flow, step, event, outcome, event_json, context_json, effects_json, catalog_version, facts_json, states_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            """
+            INSERT INTO journal (time, app, user, flow, step, event, outcome, event_json, context_json, \
+            effects_json, catalog_version, facts_json, states_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, \
+            ?, ?, ?, ?)
+            """,
             [
                 j.time, app, user, j.flow, j.step, j.event, j.outcome, j.eventJSON, j.contextJSON,
                 j.effectsJSON, Double(j.catalogVersion), j.factsJSON, j.statesJSON,
@@ -96,7 +103,8 @@ enum Scale {
             let began = clock.now
             let session = try database.session(
                 SessionKey(app: product.catalog.app, user: "u\(user)"), scopes: product.scopes)
-            let context = product.context(domain: session.domain, now: session.virtualNow ?? Date(), device: [:])
+            let context = product.context(
+                domain: session.domain, now: session.virtualNow ?? Date(), device: [:])
             let card = engines[index].card(in: session.tour, context: context)
             let summaries = engines[index].summaries(of: session.tour, context: context)
             latencies.append(seconds(clock.now - began))
@@ -132,7 +140,8 @@ enum Scale {
     /// states of every LockedIn row, in order), each byte of the states touched, nothing parsed.
     static func scanRecordedStates(path: String) throws -> Int {
         let raw = try RawSQLite(path: path)
-        return try raw.scan("SELECT user, states_json FROM journal WHERE app = ? AND id > ? ORDER BY id", ["lockedin", 0.0])
+        return try raw.scan(
+            "SELECT user, states_json FROM journal WHERE app = ? AND id > ? ORDER BY id", ["lockedin", 0.0])
     }
 
     static func rebuild(path: String) throws -> Int {
@@ -171,7 +180,8 @@ enum ColdStart {
     /// The reads `status` makes, as SQL for the shell.
     static func equivalentQuery(user: String) -> String {
         """
-        SELECT subject, flow, state_json FROM flow_state WHERE app = 'lockedin' AND subject IN ('@install', '\(user)');
+        SELECT subject, flow, state_json FROM flow_state WHERE app = 'lockedin' AND subject IN ('@install', \
+        '\(user)');
         SELECT app_version, virtual_now FROM install_state WHERE app = 'lockedin';
         SELECT key, value_json FROM domain_state WHERE app = 'lockedin' AND subject = '\(user)';
         SELECT key, value_json FROM device_state WHERE app = 'lockedin';

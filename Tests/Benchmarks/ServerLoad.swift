@@ -40,10 +40,12 @@ struct ServerLoad {
     /// `count` devices offering `eventsPerSecond` together, paced; then the rows the server stored
     /// for them, which must be exactly the pushes it acknowledged (a shed push stores nothing).
     func overload(_ count: Int, run: String, eventsPerSecond: Double) async throws -> (Figures, stored: Int) {
-        let figures = try await push(try Self.devices(count, run: run, app: "load"), pace: Double(count) / eventsPerSecond)
+        let figures = try await push(
+            try Self.devices(count, run: run, app: "load"), pace: Double(count) / eventsPerSecond)
         let stored = try await withClient(connections: 1) { client in
             var stored = 0
-            let rows = try await client.query("SELECT count(*)::bigint FROM pushes WHERE app = 'load' AND account LIKE \(run + "-%")")
+            let rows = try await client.query(
+                "SELECT count(*)::bigint FROM pushes WHERE app = 'load' AND account LIKE \(run + "-%")")
             for try await count in rows.decode(Int64.self) { stored = Int(count) }
             return stored
         }
@@ -70,7 +72,8 @@ struct ServerLoad {
                     epoch: 0, standing: standing, version: version, at: Int64(index), device: device)
             }
             return PushItem(
-                seq: Int64(index + 1), time: step.now.timeIntervalSince1970, event: step.transition.record.event.name,
+                seq: Int64(index + 1), time: step.now.timeIntervalSince1970,
+                event: step.transition.record.event.name,
                 catalogVersion: 1, facts: facts, records: records)
         }
     }
@@ -126,7 +129,9 @@ struct ServerLoad {
     /// foreign-key check scans the whole partition for every fact (Docs/Performance.md, "What was
     /// not met"): a measurement of that minute measures the young database, not the server.
     func settle() async throws {
-        try await withStore(connections: 1) { store in try await store.catchUpInsights(waitingUpTo: .seconds(300)) }
+        try await withStore(connections: 1) { store in
+            try await store.catchUpInsights(waitingUpTo: .seconds(300))
+        }
         try await withClient(connections: 1) { client in
             _ = try await client.query("ANALYZE").collect()
             _ = try await client.query("CHECKPOINT").collect()
@@ -152,7 +157,8 @@ struct ServerLoad {
         var logger = Logger(label: "floor")
         logger.logLevel = .error
         let client = PostgresClient(
-            configuration: database.clientConfiguration(maximumConnections: connections), backgroundLogger: logger)
+            configuration: database.clientConfiguration(maximumConnections: connections),
+            backgroundLogger: logger)
         return try await withThrowingTaskGroup(of: Result?.self) { group in
             group.addTask {
                 await client.run()
@@ -177,7 +183,8 @@ struct ServerLoad {
                 while ContinuousClock.now < deadline {
                     let started = ContinuousClock.now
                     let ack = try await store.push(
-                        app: device.app, account: device.account, PushBatch(device: device.device, items: [device.item()]))
+                        app: device.app, account: device.account,
+                        PushBatch(device: device.device, items: [device.item()]))
                     latencies.append(seconds(ContinuousClock.now - started))
                     accepted += ack?.applied ?? 0
                 }

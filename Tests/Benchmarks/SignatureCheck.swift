@@ -34,16 +34,20 @@ enum SignatureCheck {
         for _ in 0..<rounds {
             let began = ContinuousClock.now
             let verdict = PublicationSigning.verdict(
-                document: text, signatures: publication.signatures, trusted: keys, now: Date().timeIntervalSince1970)
+                document: text, signatures: publication.signatures, trusted: keys,
+                now: Date().timeIntervalSince1970)
             verifies.append(seconds(ContinuousClock.now - began))
-            guard case .signed = verdict else { throw BenchFailure("the bench's own signature does not check") }
+            guard case .signed = verdict else {
+                throw BenchFailure("the bench's own signature does not check")
+            }
         }
 
         func choices(keeping kept: [PublishedCatalog], name: String) throws -> [Double] {
             let path = folder.appendingPathComponent("\(name).sqlite").path
             let database = try OnboardingDatabase.open(path: path)
             try database.storePull(
-                app: catalog.app, kept: kept, entityTag: nil, binary: product.fingerprint, refused: nil, at: Date())
+                app: catalog.app, kept: kept, entityTag: nil, binary: product.fingerprint, refused: nil,
+                at: Date())
             let store = try DeviceStore.open(path: path)
             var times: [Double] = []
             for _ in 0..<rounds {
@@ -53,7 +57,12 @@ enum SignatureCheck {
                 ) { "install:bench" }
                 times.append(seconds(ContinuousClock.now - began))
                 guard chosen.choice.source == (kept.isEmpty ? .compiled : .published) else {
-                    throw BenchFailure("the bench's publication was not chosen: \(chosen.choice.reason) \(chosen.choice.refused)")
+                    throw BenchFailure(
+                        """
+                        the bench's publication was not \
+                        chosen: \(chosen.choice.reason) \(chosen.choice.refused)
+                        """
+                    )
                 }
             }
             return times

@@ -63,7 +63,12 @@ enum Guard {
     static func failures(_ goals: [Goal]) -> [String] {
         goals.compactMap { goal in
             guard let line = line(for: goal), goal.value > line.limit else { return nil }
-            return "\(goal.name): \(Report.format(goal.value)) \(goal.unit), over the guard's \(Report.format(line.bound)) \(goal.unit) and its \(Int((line.noise * 100).rounded()))% noise (limit \(Report.format(line.limit)))"
+            return
+                """
+                \(goal.name): \(Report.format(goal.value)) \(goal.unit), over the \
+                guard's \(Report.format(line.bound)) \(goal.unit) and \
+                its \(Int((line.noise * 100).rounded()))% noise (limit \(Report.format(line.limit)))
+                """
         }
     }
 }
@@ -78,7 +83,8 @@ struct SuiteRun {
 
     init?(_ line: Substring) {
         let fields = line.split(separator: " ")
-        guard fields.count >= 3, let products = Int(fields[0]), let seconds = Double(fields[1]), let states = Int(fields[2])
+        guard fields.count >= 3, let products = Int(fields[0]), let seconds = Double(fields[1]),
+            let states = Int(fields[2])
         else { return nil }
         (self.products, self.seconds, self.states) = (products, seconds, states)
     }
@@ -108,7 +114,8 @@ final class Report {
                 "  " + goal.name.padding(toLength: 58, withPad: " ", startingAt: 0)
                     + "\(Self.format(goal.value)) \(goal.unit)".leftPad(12)
                     + "\(Self.format(goal.bound)) \(goal.unit)".leftPad(12)
-                    + (goal.bound == 0 ? "-" : String(format: "%.2f", goal.ratio)).leftPad(8) + (goal.met ? "  yes" : "  NO"))
+                    + (goal.bound == 0 ? "-" : String(format: "%.2f", goal.ratio)).leftPad(8)
+                    + (goal.met ? "  yes" : "  NO"))
         }
     }
 

@@ -18,7 +18,8 @@ let sizes =
     ?? (smoke ? [1_000] : [10_000, 100_000, 1_000_000])
 let journalEvents = option("--journal").flatMap(Int.init) ?? (smoke ? 10_000 : 1_000_000)
 /// `--sections 2,4` runs only those sections (for profiling one of them); all by default.
-let sections = Set(option("--sections").map { $0.split(separator: ",").compactMap { Int($0) } } ?? [1, 2, 3, 4, 5, 6, 7, 8])
+let sections = Set(
+    option("--sections").map { $0.split(separator: ",").compactMap { Int($0) } } ?? [1, 2, 3, 4, 5, 6, 7, 8])
 /// `--ours-only` / `--floor-only`: section 2 measures only our durable path, or only the raw SQLite
 /// floor (to profile or trace one of them alone).
 let oursOnly = arguments.contains("--ours-only")
@@ -45,29 +46,37 @@ defer { try? FileManager.default.removeItem(at: folder) }
 // MARK: 1. Engine only
 
 if sections.contains(1) {
-report.section("1. Engine only: each product's whole flow through the pure engine, no I/O")
-var engineTotals = (events: 0, seconds: 0.0)
-for journey in Journey.all {
-    let engine = journey.product.engine
-    let events = journey.events.count
-    // The best of three timings: the suite's guard divides by this rate, and a moment the machine was
-    // busy elsewhere halved one product's single timing in a guard run (2026-11-29).
-    var elapsed = Double.infinity
-    for _ in 0..<3 { elapsed = min(elapsed, try await time { for _ in 0..<engineRounds { _ = try journey.steps(engine: engine, from: start) } }) }
-    report.add(
-        "engine", "\(journey.name) (\(events) events per flow)", Double(engineRounds * events) / elapsed,
-        "events/s")
-    engineTotals.events += engineRounds * events
-    engineTotals.seconds += elapsed
-}
-engineEventsPerSecond = Double(engineTotals.events) / engineTotals.seconds
-report.add("engine", "all five", engineEventsPerSecond ?? 0, "events/s")
-if let suiteWall, let engineEventsPerSecond {
-    // The suite's wall in a yardstick of the same run and machine: how many of the engine's own
-    // events (release, no I/O) the machine reduces in that time.
-    report.add("suite", "cross-app suite wall (scripts/bench-guard)", suiteWall, "s")
-    report.goal("cross-app suite wall, in engine events", suiteWall * engineEventsPerSecond, atMost: 3_900_000, "events")
-}
+    report.section("1. Engine only: each product's whole flow through the pure engine, no I/O")
+    var engineTotals = (events: 0, seconds: 0.0)
+    for journey in Journey.all {
+        let engine = journey.product.engine
+        let events = journey.events.count
+        // The best of three timings: the suite's guard divides by this rate, and a moment the machine was
+        // busy elsewhere halved one product's single timing in a guard run (2026-11-29).
+        var elapsed = Double.infinity
+        for _ in 0..<3 {
+            elapsed = min(
+                elapsed,
+                try await time {
+                    for _ in 0..<engineRounds { _ = try journey.steps(engine: engine, from: start) }
+                })
+        }
+        report.add(
+            "engine", "\(journey.name) (\(events) events per flow)", Double(engineRounds * events) / elapsed,
+            "events/s")
+        engineTotals.events += engineRounds * events
+        engineTotals.seconds += elapsed
+    }
+    engineEventsPerSecond = Double(engineTotals.events) / engineTotals.seconds
+    report.add("engine", "all five", engineEventsPerSecond ?? 0, "events/s")
+    if let suiteWall, let engineEventsPerSecond {
+        // The suite's wall in a yardstick of the same run and machine: how many of the engine's own
+        // events (release, no I/O) the machine reduces in that time.
+        report.add("suite", "cross-app suite wall (scripts/bench-guard)", suiteWall, "s")
+        report.goal(
+            "cross-app suite wall, in engine events", suiteWall * engineEventsPerSecond, atMost: 3_900_000,
+            "events")
+    }
 }
 
 // MARK: 2. Durable
@@ -93,7 +102,8 @@ for size in sizes where sections.contains(3) || sections.contains(4) {
         "scale", "\(size) users: launch lookup p99", percentile(latencies, 0.99) * 1e6, "µs")
     largest = (path, size)
     if size == sizes.max() {
-        report.goal("launch lookup p99 at \(size) users", percentile(latencies, 0.99) * 1000, atMost: 0.5, "ms")
+        report.goal(
+            "launch lookup p99 at \(size) users", percentile(latencies, 0.99) * 1000, atMost: 0.5, "ms")
     }
 }
 if sections.contains(3) {
@@ -108,7 +118,8 @@ if sections.contains(3) {
     report.add("scale", "raw SQLite scan of the same rows, per row", scan / Double(rows) * 1e6, "µs")
     report.goal("rebuild / raw scan of the same rows", rebuild / scan, atMost: 2, "×")
     report.goal(
-        rows >= 1_000_000 ? "rebuild 1,000,000 journal rows" : "rebuild 1,000,000 rows (from \(rows) rows, linear)",
+        rows >= 1_000_000
+            ? "rebuild 1,000,000 journal rows" : "rebuild 1,000,000 rows (from \(rows) rows, linear)",
         rebuild / Double(rows) * 1_000_000, atMost: 3, "s")
     try? FileManager.default.removeItem(atPath: path)
 }
@@ -130,22 +141,33 @@ if let largest, sections.contains(4) {
     report.add("cold start", "sqlite3 shell, the same reads: wall", shell.seconds * 1000, "ms")
     report.add("cold start", "sqlite3 shell, the same reads: peak memory", Double(shell.peakKB) / 1024, "MiB")
     report.add("cold start", "lockedin / sqlite3 (wall)", cli.seconds / shell.seconds, "×")
-    report.goal("lockedin status --json cold start / sqlite3 (wall)", cli.seconds / shell.seconds, atMost: 2, "×")
     report.goal(
-        "lockedin status --json / sqlite3 (peak memory)", Double(cli.peakKB) / Double(max(shell.peakKB, 1)), atMost: 2.5, "×")
+        "lockedin status --json cold start / sqlite3 (wall)", cli.seconds / shell.seconds, atMost: 2, "×")
+    report.goal(
+        "lockedin status --json / sqlite3 (peak memory)", Double(cli.peakKB) / Double(max(shell.peakKB, 1)),
+        atMost: 2.5, "×")
     // What a signed publication costs a launch that runs one (swift-crypto's Ed25519), and the
     // binary that links it.
     let signature = try SignatureCheck.run(folder: folder, rounds: smoke ? 20 : 500)
-    report.add("cold start", "Ed25519 check of a \(signature.documentBytes)-byte catalog: median", signature.verify * 1e6, "µs")
-    report.add("cold start", "catalog choice with a kept signed publication: median", signature.chooseSigned * 1e6, "µs")
-    report.add("cold start", "catalog choice keeping none (no signature checked): median", signature.chooseNone * 1e6, "µs")
-    let binary = URL(fileURLWithPath: arguments[0]).deletingLastPathComponent().appendingPathComponent("lockedin").path
+    report.add(
+        "cold start", "Ed25519 check of a \(signature.documentBytes)-byte catalog: median",
+        signature.verify * 1e6, "µs")
+    report.add(
+        "cold start", "catalog choice with a kept signed publication: median", signature.chooseSigned * 1e6,
+        "µs")
+    report.add(
+        "cold start", "catalog choice keeping none (no signature checked): median",
+        signature.chooseNone * 1e6, "µs")
+    let binary = URL(fileURLWithPath: arguments[0]).deletingLastPathComponent().appendingPathComponent(
+        "lockedin"
+    ).path
     report.add("cold start", "lockedin binary", Double(fileSize(binary)) / 1_048_576, "MiB")
 }
 
 // MARK: 5. Account server
 
-if sections.contains(5), let serverURL = option("--server-url"), let databaseURL = ProcessInfo.processInfo.environment["DATABASE_URL"],
+if sections.contains(5), let serverURL = option("--server-url"),
+    let databaseURL = ProcessInfo.processInfo.environment["DATABASE_URL"],
     let secret = ProcessInfo.processInfo.environment["ONBOARDING_SERVER_SECRET"]
 {
     let connections = option("--server-connections").flatMap(Int.init) ?? 16
@@ -154,14 +176,21 @@ if sections.contains(5), let serverURL = option("--server-url"), let databaseURL
     let overloadRate = option("--overload-rate").flatMap(Double.init)
     let levels =
         overloadRate != nil
-        ? [] : option("--devices").map { $0.split(separator: ",").compactMap { Int($0) } } ?? (smoke ? [10] : [50, 200, 1_000])
+        ? []
+        : option("--devices").map { $0.split(separator: ",").compactMap { Int($0) } }
+            ?? (smoke ? [10] : [50, 200, 1_000])
     let load = ServerLoad(
-        server: URL(string: serverURL)!, database: try DatabaseURL(databaseURL), signer: try TokenSigner(secret: secret),
+        server: URL(string: serverURL)!, database: try DatabaseURL(databaseURL),
+        signer: try TokenSigner(secret: secret),
         duration: smoke ? 1 : 10)
     report.section(
-        "5. Account server: devices pushing their flows one event per request for \(load.duration) s, back to back "
-            + "(saturation) and one a second (a user's pace), beside the floor (the same rows straight into "
-            + "PostgreSQL, one transaction each, back to back); each after the insights job has counted the last one's pushes")
+        """
+        5. Account server: devices pushing their flows one event per request for \(load.duration) s, \
+        back to back (saturation) and one a second (a user's pace), beside the floor (the same rows \
+        straight into PostgreSQL, one transaction each, back to back); each after the insights job \
+        has counted the last one's pushes
+        """
+    )
     let run = UUID().uuidString.prefix(8).lowercased()
     var capacity: (devices: Int, eventsPerSecond: Double)? = overloadRate.map { (1_000, $0 / 3) }
     for devices in levels {
@@ -169,29 +198,37 @@ if sections.contains(5), let serverURL = option("--server-url"), let databaseURL
         let served = try await load.throughServer(devices, run: "\(run)s\(devices)")
         // The server's capacity: the most it took back to back at any level (at 1,000 devices it
         // sheds part of a back-to-back load, which would understate it).
-        if served.eventsPerSecond > capacity?.eventsPerSecond ?? 0 { capacity = (levels.max() ?? devices, served.eventsPerSecond) }
+        if served.eventsPerSecond > capacity?.eventsPerSecond ?? 0 {
+            capacity = (levels.max() ?? devices, served.eventsPerSecond)
+        }
         try await load.settle()
         let floor = try await load.floor(devices, run: "\(run)f\(devices)", connections: connections)
         try await load.settle()
-        report.add("server", "\(devices) devices: events accepted", served.eventsPerSecond, "events/s",
+        report.add(
+            "server", "\(devices) devices: events accepted", served.eventsPerSecond, "events/s",
             note: served.failures == 0 ? nil : "\(served.failures) refused")
         report.add("server", "\(devices) devices: push p50", served.p50, "ms")
         report.add("server", "\(devices) devices: push p99", served.p99, "ms")
         let paced = try await load.throughServer(devices, run: "\(run)p\(devices)", pace: 1)
-        report.add("server", "\(devices) devices, one event a second each: accepted", paced.eventsPerSecond, "events/s",
+        report.add(
+            "server", "\(devices) devices, one event a second each: accepted", paced.eventsPerSecond,
+            "events/s",
             note: paced.failures == 0 ? nil : "\(paced.failures) refused")
         report.add("server", "\(devices) devices, one event a second each: push p50", paced.p50, "ms")
         report.add(
             "server", "\(devices) devices, one event a second each: push p99", paced.p99, "ms")
         report.add(
-            "server", "\(devices) devices, one event a second each: push sent after its slot, p99", paced.lagP99, "ms",
+            "server", "\(devices) devices, one event a second each: push sent after its slot, p99",
+            paced.lagP99, "ms",
             note: "waiting for the device's last answer or the load generator's timer; not in the push p99")
         report.add("server", "\(devices) devices: floor", floor.eventsPerSecond, "events/s")
         report.add("server", "\(devices) devices: floor p99", floor.p99, "ms")
         report.add(
             "server", "\(devices) devices: floor / server (events per second)",
             floor.eventsPerSecond / served.eventsPerSecond, "×")
-        report.goal("server ingest at \(devices) devices: floor / server", floor.eventsPerSecond / served.eventsPerSecond, atMost: 2, "×")
+        report.goal(
+            "server ingest at \(devices) devices: floor / server",
+            floor.eventsPerSecond / served.eventsPerSecond, atMost: 2, "×")
         report.add(
             "server", "\(devices) devices, one event a second each: offered, accepted, refused",
             Double(paced.offered), "events", note: "\(paced.accepted) accepted, \(paced.failures) refused")
@@ -208,16 +245,25 @@ if sections.contains(5), let serverURL = option("--server-url"), let databaseURL
     if installCount > 0 {
         try await load.settle()
         let enrolled = try await load.enroll(installCount)
-        report.add("server", "\(installCount) installs enrolling, 16 at a time: enrolled", enrolled.perSecond, "installs/s",
-            note: enrolled.failures == 0 ? nil : "\(enrolled.failures) refused (serve --enrollments-per-minute)")
+        report.add(
+            "server", "\(installCount) installs enrolling, 16 at a time: enrolled", enrolled.perSecond,
+            "installs/s",
+            note: enrolled.failures == 0
+                ? nil : "\(enrolled.failures) refused (serve --enrollments-per-minute)")
         report.add("server", "\(installCount) installs enrolling: p50", enrolled.p50, "ms")
         report.add("server", "\(installCount) installs enrolling: p99", enrolled.p99, "ms")
         try await load.settle()
         let asInstalls = try await load.pushAsInstalls(enrolled.subjects, run: "\(run)i", pace: 1)
-        report.add("server", "\(enrolled.subjects.count) installs, one event a second each: accepted", asInstalls.eventsPerSecond, "events/s",
+        report.add(
+            "server", "\(enrolled.subjects.count) installs, one event a second each: accepted",
+            asInstalls.eventsPerSecond, "events/s",
             note: asInstalls.failures == 0 ? nil : "\(asInstalls.failures) refused")
-        report.add("server", "\(enrolled.subjects.count) installs, one event a second each: push p99", asInstalls.p99, "ms")
-        report.goal("installs refused at enrollment (\(installCount))", Double(enrolled.failures), atMost: 0, "installs")
+        report.add(
+            "server", "\(enrolled.subjects.count) installs, one event a second each: push p99",
+            asInstalls.p99, "ms")
+        report.goal(
+            "installs refused at enrollment (\(installCount))", Double(enrolled.failures), atMost: 0,
+            "installs")
     }
     // Three times the most the server took back to back, offered on a schedule whatever the answers
     // (an open loop, as a thousand phones at a user's pace): it sheds the excess with 503 at once,
@@ -225,52 +271,82 @@ if sections.contains(5), let serverURL = option("--server-url"), let databaseURL
     if let capacity {
         try await load.settle()
         let offered = capacity.eventsPerSecond * 3
-        let (over, stored) = try await load.openLoop(capacity.devices, run: "\(run)o", eventsPerSecond: offered)
-        let acceptedP99 = over.acceptedLatencies.isEmpty ? 0 : percentile(over.acceptedLatencies.sorted(), 0.99) * 1000
+        let (over, stored) = try await load.openLoop(
+            capacity.devices, run: "\(run)o", eventsPerSecond: offered)
+        let acceptedP99 =
+            over.acceptedLatencies.isEmpty ? 0 : percentile(over.acceptedLatencies.sorted(), 0.99) * 1000
         report.add(
-            "server", "3× load, open loop (\(Int(offered)) events/s offered by \(capacity.devices) devices): accepted",
+            "server",
+            "3× load, open loop (\(Int(offered)) events/s offered by \(capacity.devices) devices): accepted",
             Double(over.accepted) / load.duration, "events/s",
             note: "\(over.connections) connections; \(over.unsent) not sent (the load generator's cap)")
         report.add(
-            "server", "3× load: shed (503)", over.offered == 0 ? 0 : Double(over.shed) / Double(over.offered) * 100, "%",
-            note: "\(over.shed) of \(over.offered) offered; \(over.otherFailures) other failures; by status \(over.statuses.sorted { $0.key < $1.key })")
+            "server", "3× load: shed (503)",
+            over.offered == 0 ? 0 : Double(over.shed) / Double(over.offered) * 100, "%",
+            note:
+                """
+                \(over.shed) of \(over.offered) offered; \(over.otherFailures) other failures; by \
+                status \(over.statuses.sorted { $0.key < $1.key })
+                """
+        )
         report.add("server", "3× load: push p99 of the accepted", acceptedP99, "ms")
         report.add(
-            "server", "3× load: push sent after its slot, p99", over.lags.isEmpty ? 0 : percentile(over.lags.sorted(), 0.99) * 1000,
+            "server", "3× load: push sent after its slot, p99",
+            over.lags.isEmpty ? 0 : percentile(over.lags.sorted(), 0.99) * 1000,
             "ms", note: "opening a connection when none was free; not in the latencies")
         report.add(
-            "server", "3× load: acknowledged and not stored, or stored and not acknowledged", Double(abs(stored - over.accepted)), "pushes",
+            "server", "3× load: acknowledged and not stored, or stored and not acknowledged",
+            Double(abs(stored - over.accepted)), "pushes",
             note: "\(over.accepted) acknowledged, \(stored) stored")
-        report.goal("pushes acknowledged but lost (or stored but refused) at 3× load", Double(abs(stored - over.accepted)), atMost: 0, "pushes")
+        report.goal(
+            "pushes acknowledged but lost (or stored but refused) at 3× load",
+            Double(abs(stored - over.accepted)), atMost: 0, "pushes")
         report.goal("push p99 of the accepted at 3× load, open loop", acceptedP99, atMost: 50, "ms")
-        report.goal("pushes answered past their deadline at 3× load", Double(over.latencies.filter { $0 > 4.25 }.count), atMost: 0, "pushes")
+        report.goal(
+            "pushes answered past their deadline at 3× load",
+            Double(over.latencies.filter { $0 > 4.25 }.count), atMost: 0, "pushes")
     }
     // A migration's lock on `pushes` for five seconds while 200 devices push once a second each.
     if overloadRate == nil {
         try await load.settle()
         let fault = try await load.lockFault(smoke ? 20 : 200, run: "\(run)l", at: 2, hold: smoke ? 2 : 5)
         report.add(
-            "server", "lock on pushes (\(smoke ? 2 : 5) s): first push accepted after the lock went", (fault.recovery ?? .infinity) * 1000, "ms",
+            "server", "lock on pushes (\(smoke ? 2 : 5) s): first push accepted after the lock went",
+            (fault.recovery ?? .infinity) * 1000, "ms",
             note: "\(fault.shed) answered 503 meanwhile")
-        report.goal("seconds from the lock's release to the first accepted push", fault.recovery ?? .infinity, atMost: 1, "s")
-        report.goal("pushes answered past their deadline through the lock", Double(fault.late), atMost: 0, "pushes")
+        report.goal(
+            "seconds from the lock's release to the first accepted push", fault.recovery ?? .infinity,
+            atMost: 1, "s")
+        report.goal(
+            "pushes answered past their deadline through the lock", Double(fault.late), atMost: 0, "pushes")
     }
 } else {
-    report.section("5. Account server: skipped (give --server-url, and DATABASE_URL and ONBOARDING_SERVER_SECRET in the environment; scripts/bench does)")
+    report.section(
+        """
+        5. Account server: skipped (give --server-url, and DATABASE_URL and ONBOARDING_SERVER_SECRET in \
+        the environment; scripts/bench does)
+        """
+    )
 }
 
 // MARK: 7. Insights at scale
 
-if sections.contains(7), let serverURL = option("--server-url"), let databaseURL = ProcessInfo.processInfo.environment["DATABASE_URL"],
+if sections.contains(7), let serverURL = option("--server-url"),
+    let databaseURL = ProcessInfo.processInfo.environment["DATABASE_URL"],
     let secret = ProcessInfo.processInfo.environment["ONBOARDING_SERVER_SECRET"]
 {
     let accounts = option("--insight-accounts").flatMap(Int.init) ?? (smoke ? 2_000 : 1_000_000)
     let load = InsightsLoad(
-        server: URL(string: serverURL)!, database: try DatabaseURL(databaseURL), signer: try TokenSigner(secret: secret),
+        server: URL(string: serverURL)!, database: try DatabaseURL(databaseURL),
+        signer: try TokenSigner(secret: secret),
         accounts: accounts)
     report.section(
-        "7. Insights: \(accounts) accounts seeded (about ten facts each) and counted by the insights job, then every dashboard "
-            + "page and the report API (20 requests each), beside the full scan the report made before 0.13")
+        """
+        7. Insights: \(accounts) accounts seeded (about ten facts each) and counted by the insights \
+        job, then every dashboard page and the report API (20 requests each), beside the full scan \
+        the report made before 0.13
+        """
+    )
     let seeded = try await load.seed()
     report.add("insights", "seeded facts", Double(seeded.facts), "facts")
     report.add("insights", "seeding and counting", Double(seeded.facts) / seeded.seconds, "facts/s")
@@ -278,7 +354,9 @@ if sections.contains(7), let serverURL = option("--server-url"), let databaseURL
     report.add(
         "insights", "the primary per page view: transaction ids used (writes)", perView.xids, "ids",
         note: "beyond the catch-up job's own, measured idle first")
-    report.add("insights", "the primary per page view: transactions ended (reads too)", perView.transactions, "transactions")
+    report.add(
+        "insights", "the primary per page view: transactions ended (reads too)", perView.transactions,
+        "transactions")
     report.goal("write transactions on the primary per page view", perView.xids, atMost: 0.1, "ids")
     for timing in timings {
         report.add("insights", "\(timing.name): p50", timing.p50, "ms")
@@ -295,38 +373,65 @@ if sections.contains(7), let serverURL = option("--server-url"), let databaseURL
     let erased = try await load.erase(erasures)
     report.add("insights", "erase one of \(accounts) accounts: p50", percentile(erased.times, 0.5), "ms")
     report.add("insights", "erase one of \(accounts) accounts: p95", percentile(erased.times, 0.95), "ms")
-    report.goal("erasure p95 at \(accounts) accounts (\(erasures) erased)", percentile(erased.times, 0.95), atMost: 100, "ms")
-    report.goal("figures that differ from a recount after \(erasures) erasures", Double(erased.recountDiffers), atMost: 0, "figures")
+    report.goal(
+        "erasure p95 at \(accounts) accounts (\(erasures) erased)", percentile(erased.times, 0.95),
+        atMost: 100, "ms")
+    report.goal(
+        "figures that differ from a recount after \(erasures) erasures", Double(erased.recountDiffers),
+        atMost: 0, "figures")
     // Beside the scan, in the goals table: the slowest page over the full scan of every fact (what
     // /report took before the aggregates), which the aggregates keep at a tenth or less.
     if let slowest = timings.max(by: { $0.p95 < $1.p95 }) {
         report.goal(
-            "slowest page p95 (\(Report.format(slowest.p95)) ms) / full scan p50 (\(Report.format(scan.p50)) ms)",
+            """
+            slowest page p95 (\(Report.format(slowest.p95)) ms) / full scan p50 \
+            (\(Report.format(scan.p50)) ms)
+            """,
             slowest.p95 / scan.p50, atMost: 0.1, "×")
     }
 } else if sections.contains(7) {
-    report.section("7. Insights: skipped (give --server-url, and DATABASE_URL and ONBOARDING_SERVER_SECRET in the environment; scripts/bench does)")
+    report.section(
+        """
+        7. Insights: skipped (give --server-url, and DATABASE_URL and ONBOARDING_SERVER_SECRET in the \
+        environment; scripts/bench does)
+        """
+    )
 }
 
 // MARK: 8. Past one machine (issue 47; ClusterBench)
 if sections.contains(8), let secret = ProcessInfo.processInfo.environment["ONBOARDING_SERVER_SECRET"] {
-    let levels = option("--devices").map { Array($0.split(separator: ",").compactMap { Int($0) }.suffix(2)) } ?? (smoke ? [10] : [200, 1_000])
+    let levels =
+        option("--devices").map { Array($0.split(separator: ",").compactMap { Int($0) }.suffix(2)) }
+        ?? (smoke ? [10] : [200, 1_000])
     let failovers = option("--failovers").flatMap(Int.init) ?? (smoke ? 1 : 3)
     let accounts = option("--replica-accounts").flatMap(Int.init) ?? (smoke ? 2_000 : 1_000_000)
-    let cluster = ClusterBench(secret: secret, signer: try TokenSigner(secret: secret), report: report, duration: smoke ? 2 : 10)
-    report.section("8. Past one machine: a primary and a streaming standby, servers, nginx; \(failovers) failovers each way; the dashboard on the replica")
-    let parts = Set(option("--cluster-parts").map { $0.split(separator: ",").map(String.init) } ?? ["replication", "failover", "auto-failover", "replica"])
+    let cluster = ClusterBench(
+        secret: secret, signer: try TokenSigner(secret: secret), report: report, duration: smoke ? 2 : 10)
+    report.section(
+        """
+        8. Past one machine: a primary and a streaming standby, servers, nginx; \(failovers) failovers \
+        each way; the dashboard on the replica
+        """
+    )
+    let parts = Set(
+        option("--cluster-parts").map { $0.split(separator: ",").map(String.init) } ?? [
+            "replication", "failover", "auto-failover", "replica",
+        ])
     if parts.contains("replication") { try await cluster.replicationAndServers(levels: levels) }
     if parts.contains("failover") {
         try await cluster.failovers(runs: failovers, devices: smoke ? 5 : 20, balanced: false)
         try await cluster.failovers(runs: failovers, devices: smoke ? 5 : 20, balanced: true)
     }
     if parts.contains("auto-failover") {
-        try await cluster.autoFailovers(runs: option("--auto-failovers").flatMap(Int.init) ?? (smoke ? 1 : 10), devices: smoke ? 5 : 20)
+        try await cluster.autoFailovers(
+            runs: option("--auto-failovers").flatMap(Int.init) ?? (smoke ? 1 : 10), devices: smoke ? 5 : 20)
     }
-    if parts.contains("replica") { try await cluster.replicaPages(accounts: accounts, devices: smoke ? 10 : 200) }
+    if parts.contains("replica") {
+        try await cluster.replicaPages(accounts: accounts, devices: smoke ? 10 : 200)
+    }
 } else if sections.contains(8) {
-    report.section("8. Past one machine: skipped (ONBOARDING_SERVER_SECRET in the environment; scripts/bench sets it)")
+    report.section(
+        "8. Past one machine: skipped (ONBOARDING_SERVER_SECRET in the environment; scripts/bench sets it)")
 }
 
 // MARK: 6. Cross-app regression suite
@@ -334,7 +439,8 @@ if sections.contains(8), let secret = ProcessInfo.processInfo.environment["ONBOA
 if sections.contains(6), let suiteFile = option("--suite") {
     // Timed by scripts/bench-suite (it runs the test suite, so not from here): one line per run,
     // "products wall-seconds states transitions", the products as they are, then with one added.
-    let runs = try String(contentsOfFile: suiteFile, encoding: .utf8).split(separator: "\n").compactMap(SuiteRun.init)
+    let runs = try String(contentsOfFile: suiteFile, encoding: .utf8).split(separator: "\n").compactMap(
+        SuiteRun.init)
     report.section("6. Cross-app regression suite (scripts/bench-suite: a debug build, as CI runs it)")
     for run in runs {
         report.add("suite", "\(run.products) products: wall", run.seconds, "s")

@@ -12,8 +12,10 @@ struct AccessibilityCLITests {
         let cli = try CLI("finite")
         let context = settings.flatMap { ["--context", $0] }
         for command in [
-            ["do", "setBirthDate", "date=1990-05-01"], ["launch"], ["wait", "1.5"], ["do", "next"], ["do", "tapCurrentWeek"],
-            ["do", "swipeToChapters"], ["do", "next"], ["do", "savePhase", "name=High school", "startYear=2004"],
+            ["do", "setBirthDate", "date=1990-05-01"], ["launch"], ["wait", "1.5"], ["do", "next"],
+            ["do", "tapCurrentWeek"],
+            ["do", "swipeToChapters"], ["do", "next"],
+            ["do", "savePhase", "name=High school", "startYear=2004"],
             ["do", "longPressWeek", "week=1200"],
         ] {
             let result = try cli.run(context + command)
@@ -39,7 +41,9 @@ struct AccessibilityCLITests {
 
     @Test func withHapticsOffAndReducedMotionNoHapticPlaysAndTheCelebrationSaysSo() throws {
         let cli = try Self.finiteToTheClosingCard(["hapticsEnabled=false", "reducedMotion=true"])
-        let saved = try cli.run("--context", "hapticsEnabled=false", "--context", "reducedMotion=true", "do", "saveMark", "note=first job")
+        let saved = try cli.run(
+            "--context", "hapticsEnabled=false", "--context", "reducedMotion=true", "do", "saveMark",
+            "note=first job")
         #expect(!saved.stdout.contains("haptic:"), "\(saved.stdout)")
         #expect(saved.stdout.contains("(reduced motion)"), "\(saved.stdout)")
 
@@ -83,7 +87,8 @@ struct AccessibilityCLITests {
 
         let report = try cli.run("--json", "report", "--by", "accessibility")
         #expect(report.status == 0, "\(report.stderr)")
-        let document = try #require(try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any])
+        let document = try #require(
+            try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any])
         let groups = try #require(document["groups"] as? [[String: Any]])
         var started: [String: Int] = [:]
         for group in groups {
@@ -96,7 +101,8 @@ struct AccessibilityCLITests {
         let text = try cli.run("report", "--by", "accessibility")
         #expect(text.stdout.contains("── VoiceOver ──"))
         #expect(text.stdout.contains("── standard ──"))
-        let refused = try cli.run("report", "--by", "accessibility", "--html", cli.folder.appendingPathComponent("r.html").path)
+        let refused = try cli.run(
+            "report", "--by", "accessibility", "--html", cli.folder.appendingPathComponent("r.html").path)
         #expect(refused.status == 2)
         #expect(refused.stderr.contains("--by accessibility is text or --json"))
         let unknown = try cli.run("report", "--by", "voiceover")
@@ -109,7 +115,10 @@ struct AccessibilityCLITests {
         let listener = try CLI("finite")
         try listener.run("do", "setBirthDate", "date=1990-05-01")
         #expect(try listener.run("--context", "voiceOver=true", "launch").status == 0)
-        for line in [["wait", "1.5"], ["do", "next"], ["do", "tapCurrentWeek"], ["do", "swipeToChapters"], ["do", "next"], ["do", "dismissPhase"], ["do", "longPressWeek", "week=1200"]] {
+        for line in [
+            ["wait", "1.5"], ["do", "next"], ["do", "tapCurrentWeek"], ["do", "swipeToChapters"],
+            ["do", "next"], ["do", "dismissPhase"], ["do", "longPressWeek", "week=1200"],
+        ] {
             let result = try listener.run(line)
             #expect(result.status == 0, "\(line): \(result.stderr)")
         }
@@ -122,7 +131,10 @@ struct AccessibilityCLITests {
         // it was entered, stands).
         try listener.run("--context", "voiceOver=false", "wait", "22.5")
         #expect(try listener.run("status").stdout.contains("completed"))
-        #expect(try CLI.sqlite(listener.database, "SELECT value_json FROM device_state WHERE key = 'fact.voiceOver';") == "false\n")
+        #expect(
+            try CLI.sqlite(
+                listener.database, "SELECT value_json FROM device_state WHERE key = 'fact.voiceOver';")
+                == "false\n")
 
         let carrierWave = try CLI("carrierwave")
         try carrierWave.run("--context", "online=false", "launch")
@@ -130,7 +142,8 @@ struct AccessibilityCLITests {
         #expect(!facts.contains("online"), "the network now is not remembered: \(facts)")
         let voice = try CLI("moodtracker")
         try voice.run("--context", "voiceOver=true", "launch")
-        #expect(try CLI.sqlite(voice.database, "SELECT key, value_json FROM device_state;").contains("fact.voiceOver|true"))
+        #expect(
+            try CLI.sqlite(voice.database, "SELECT key, value_json FROM device_state;").contains(
+                "fact.voiceOver|true"))
     }
 }
-

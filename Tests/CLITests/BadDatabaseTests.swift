@@ -95,15 +95,22 @@ struct NewerDomainStateTests {
         let cli = try CLI("growth")
         #expect(try cli.run("do", "completeOnboarding").status == 0)
         _ = try CLI.sqlite(cli.database, "UPDATE domain_format SET format = 99;")
-        let before = try CLI.sqlite(cli.database, "SELECT format FROM domain_format; SELECT count(*) FROM journal;")
+        let before = try CLI.sqlite(
+            cli.database, "SELECT format FROM domain_format; SELECT count(*) FROM journal;")
         for arguments in [["status"], ["show"], ["launch"], ["explain"], ["do", "next"]] {
             let result = try cli.run(arguments)
             #expect(result.status == 3, "\(arguments): \(result.stderr)")
             #expect(
                 result.stderr
-                    == "growth: error: the domain state of growth was written in format 99 by a newer release; this release reads format 1 and older. It was left unchanged: upgrade, or use another database.\n",
+                    == """
+                    growth: error: the domain state of growth was written in format 99 by a newer \
+                    release; this release reads format 1 and older. It was left unchanged: upgrade, or \
+                    use another database.\n
+                    """,
                 "\(arguments)")
         }
-        #expect(try CLI.sqlite(cli.database, "SELECT format FROM domain_format; SELECT count(*) FROM journal;") == before)
+        #expect(
+            try CLI.sqlite(cli.database, "SELECT format FROM domain_format; SELECT count(*) FROM journal;")
+                == before)
     }
 }

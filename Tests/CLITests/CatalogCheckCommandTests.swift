@@ -22,7 +22,8 @@ struct CatalogCheckCommandTests {
     @Test func deviceFactsAreTakenOnlyAsDeclared() throws {
         let cli = try CLI("carrierwave")
         for (given, words) in [
-            ("onlin=false", "did you mean 'online'"), ("hasConnectedService=true", "computed from the product's state"),
+            ("onlin=false", "did you mean 'online'"),
+            ("hasConnectedService=true", "computed from the product's state"),
             ("online=maybe", "takes true or false"), ("online", "KEY=VALUE"),
         ] {
             let refused = try cli.run("--context", given, "status")
@@ -35,20 +36,26 @@ struct CatalogCheckCommandTests {
         // Finite declares no device facts of its own; every product reads the accessibility settings.
         let notFinites = try finite.run("--context", "online=true", "status")
         #expect(notFinites.status == 2)
-        #expect(notFinites.stderr.contains("device facts: voiceOver (true or false), reducedMotion"), "\(notFinites.stderr)")
+        #expect(
+            notFinites.stderr.contains("device facts: voiceOver (true or false), reducedMotion"),
+            "\(notFinites.stderr)")
         #expect(try cli.run("--help").stdout.contains("online (true or false, default true"))
 
         // `--context online=false` is the device offline: the QRZ connection fails as offline.
         try cli.run("launch")
         try cli.run("do", "next")
         try cli.run("do", "next")
-        let offline = try cli.run(["--context", "online=false", "do", "connect", "username=W1AW", "password=-"], stdin: "pw\n")
+        let offline = try cli.run(
+            ["--context", "online=false", "do", "connect", "username=W1AW", "password=-"], stdin: "pw\n")
         let online = try CLI("carrierwave")
         try online.run("launch")
         try online.run("do", "next")
         try online.run("do", "next")
-        let connected = try online.run(["--context", "online=true", "do", "connect", "username=W1AW", "password=-"], stdin: "pw\n")
+        let connected = try online.run(
+            ["--context", "online=true", "do", "connect", "username=W1AW", "password=-"], stdin: "pw\n")
         #expect(offline.stdout != connected.stdout)
-        #expect(offline.stdout.lowercased().contains("offline") || offline.stdout.contains("network"), "\(offline.stdout)")
+        #expect(
+            offline.stdout.lowercased().contains("offline") || offline.stdout.contains("network"),
+            "\(offline.stdout)")
     }
 }

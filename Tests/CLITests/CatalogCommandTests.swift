@@ -1,10 +1,10 @@
 import CatalogDocuments
 import Foundation
 import Testing
-import TourFixtures
 import TourCodec
-import TourRuntime
 import TourCore
+import TourFixtures
+import TourRuntime
 
 /// `catalog`, `catalog diff`, `catalog history` and `check` against the release history, run as
 /// the built executables, for every product.
@@ -102,7 +102,9 @@ struct CatalogCommandTests {
     func theOutlineWritesConditionsInWords(executable: String) throws {
         let product = try Self.product(executable)
         let outline = try CLI(executable).run("catalog").stdout
-        let conditions = outline.split(separator: "\n").filter { $0.contains("only when ") || $0.contains("trigger: ") }
+        let conditions = outline.split(separator: "\n").filter {
+            $0.contains("only when ") || $0.contains("trigger: ")
+        }
         for line in conditions {
             #expect(!line.contains("{") && !line.contains("\""), "\(executable): \(line)")
         }
@@ -120,7 +122,8 @@ struct CatalogCommandTests {
         let lockedin = try CLI("lockedin")
         let finite = try CLI("finite")
         let finiteDocument = try Self.write(
-            try TourValue(jsonText: try finite.run("catalog", "--json").stdout), in: lockedin, name: "finite.json")
+            try TourValue(jsonText: try finite.run("catalog", "--json").stdout), in: lockedin,
+            name: "finite.json")
         for arguments in [["catalog", "diff", finiteDocument], ["catalog", finiteDocument]] {
             let refused = try lockedin.run(arguments)
             #expect(refused.status == 2, "\(arguments)")
@@ -133,10 +136,12 @@ struct CatalogCommandTests {
         let step = reworded.flows[0].steps[1].id
         reworded.flows[0].steps[1].content.body = "Reworded."
         let path = try Self.write(
-            CatalogDocument(reworded, declarations: document.vocabulary).value, in: finite, name: "reworded.json")
+            CatalogDocument(reworded, declarations: document.vocabulary).value, in: finite,
+            name: "reworded.json")
         let diff = try finite.run("catalog", "diff", "1", path)
         #expect(diff.stdout.contains("wording changed (step \(step)): body"), "\(diff.stdout)")
-        let fileFingerprint = SHA256Hasher.hex(Array(try #require(FileManager.default.contents(atPath: path))))
+        let fileFingerprint = SHA256Hasher.hex(
+            Array(try #require(FileManager.default.contents(atPath: path))))
         let diffJSON = try finite.json("catalog", "diff", "1", path)
         #expect((diffJSON["to"] as? [String: Any])?["fingerprint"] as? String == fileFingerprint)
         // (Exit 1: the same version with other wording is a problem of its own.)
@@ -210,7 +215,10 @@ struct CatalogCommandTests {
         for (from, to, words) in [
             (
                 #""name":"activate""#, #""name":"activte""#,
-                "sends product effect 'activte', which the handler does not declare (did you mean 'activate'?)"
+                """
+                sends product effect 'activte', which the handler does not declare (did you mean \
+                'activate'?)
+                """
             ),
             (
                 #""startingBankMinutes":{"literal"#, #""startingBankMinute":{"literal"#,
@@ -251,7 +259,10 @@ struct CatalogCommandTests {
         let forecast = try cli.run("check", "--catalog", edited, "--against", cli.database)
         #expect(
             forecast.stdout.contains(
-                "1 run on difficulty (v1): restarts at welcome: step difficulty not in this catalog, not declared"
+                """
+                1 run on difficulty (v1): restarts at welcome: step difficulty not in this catalog, not \
+                declared
+                """
             ), "\(forecast.stdout)")
         // The build's own catalog: the run stays.
         #expect(

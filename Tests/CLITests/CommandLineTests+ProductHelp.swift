@@ -38,7 +38,8 @@ extension CommandLineTests {
         let finite = flat(try CLI("finite").run("--help").stdout)
         #expect(finite.contains("Finite has no flow whose record is the account's"), "\(finite)")
         let growth = flat(try CLI("growth").run("--help").stdout)
-        #expect(growth.contains("the account's records of app_tour follow the user across devices"), "\(growth)")
+        #expect(
+            growth.contains("the account's records of app_tour follow the user across devices"), "\(growth)")
     }
 
     @Test(arguments: products)
@@ -73,7 +74,9 @@ extension CommandLineTests {
         ]
         for (product, line, expected, _) in cases {
             let cli = try CLI(product)
-            #expect(FileManager.default.createFile(atPath: cli.folder.appendingPathComponent("completion-probe.sqlite").path, contents: nil))
+            #expect(
+                FileManager.default.createFile(
+                    atPath: cli.folder.appendingPathComponent("completion-probe.sqlite").path, contents: nil))
             let script = try cli.run("--generate-completion-script", "bash").stdout
             let scriptFile = cli.folder.appendingPathComponent("completion.bash")
             try script.write(to: scriptFile, atomically: true, encoding: .utf8)
@@ -82,7 +85,8 @@ extension CommandLineTests {
             let probe = """
                 cd '\(cli.folder.path)'
                 source '\(scriptFile.path)'
-                COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1); COMP_LINE='\(line)'; COMP_POINT=\(line.count)
+                COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1); COMP_LINE='\(line)'; \
+                COMP_POINT=\(line.count)
                 _\(product) "${COMP_WORDS[0]}" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
                 printf '%s\\n' "${COMPREPLY[@]}"
                 """

@@ -16,7 +16,8 @@ struct CommandLineTests {
     /// The codes Docs/CLI.md documents for `{"error": {"code": ...}}`.
     static let documentedCodes: Set<String> = [
         "not_allowed_now", "unknown_action", "nothing_showing", "invalid_parameter", "unknown_feature",
-        "unknown_signal", "unknown_flow", "not_replayable", "invalid_version", "not_waiting", "usage", "database",
+        "unknown_signal", "unknown_flow", "not_replayable", "invalid_version", "not_waiting", "usage",
+        "database",
         "interrupted",
     ]
 
@@ -42,8 +43,10 @@ struct CommandLineTests {
     /// version; any other first line finds the app launched by the session itself, once.
     @Test func aPipedSessionThatStartsWithLaunchLaunchesOnce() throws {
         func launches(_ cli: CLI) throws -> [String] {
-            try CLI.sqlite(cli.database, "SELECT event_json FROM journal WHERE event = 'appLaunched' ORDER BY id;")
-                .split(separator: "\n").map(String.init)
+            try CLI.sqlite(
+                cli.database, "SELECT event_json FROM journal WHERE event = 'appLaunched' ORDER BY id;"
+            )
+            .split(separator: "\n").map(String.init)
         }
         let finite = try CLI("finite")
         let started = try finite.run([], stdin: "launch\nnext\n")
@@ -70,7 +73,9 @@ struct CommandLineTests {
         #expect(session.stdout.contains("nothing new: the card above is still showing"), "\(session.stdout)")
         #expect(session.stdout.components(separatedBy: "Step 1 of 6 ──").count == 3, "\(session.stdout)")
         let oneShot = try finite.run("wait", "2")
-        #expect(oneShot.stdout.contains("Step 1 of 6 ──") && !oneShot.stdout.contains("nothing new"), "\(oneShot.stdout)")
+        #expect(
+            oneShot.stdout.contains("Step 1 of 6 ──") && !oneShot.stdout.contains("nothing new"),
+            "\(oneShot.stdout)")
     }
 
     @Test func nothingShowingNamesWhatMovesThingsOn() throws {
@@ -98,7 +103,9 @@ struct CommandLineTests {
         #expect(try mood.run("show").stdout.contains("Next: `wait 0.5` shows the tutorial."))
         try mood.run(["play"], stdin: "wait 0.5\nnext\nnext\nnext\n")
         let finished = try mood.run("show").stdout
-        #expect(finished.contains("Every tutorial is finished; `replay` shows the tutorial again."), "\(finished)")
+        #expect(
+            finished.contains("Every tutorial is finished; `replay` shows the tutorial again."), "\(finished)"
+        )
     }
 
     @Test func nearMissesGetDidYouMeanAndUnknownActionsAreCalledSo() throws {
@@ -144,7 +151,9 @@ struct CommandLineTests {
             #expect(!message.contains(": ."), "\(product) \(command): \(message)")
             let allowed = error["allowed"] as? [String] ?? []
             #expect(
-                allowed.isEmpty ? message.contains(" has no ") || message.contains(" reports no ") : message.contains(label),
+                allowed.isEmpty
+                    ? message.contains(" has no ") || message.contains(" reports no ")
+                    : message.contains(label),
                 "\(product) \(command): \(message)")
         }
         let replay = try cli.run("replay", "nothing", "--json")
@@ -187,7 +196,8 @@ struct CommandLineTests {
         terminal.type("quit\r")
         #expect(terminal.exitStatus() == 0)
         let journal = try cli.run("journal", "--json")
-        let events = (try JSONSerialization.jsonObject(with: Data(journal.stdout.utf8)) as? [[String: Any]] ?? [])
+        let events =
+            (try JSONSerialization.jsonObject(with: Data(journal.stdout.utf8)) as? [[String: Any]] ?? [])
             .compactMap { $0["event"] as? String }
         #expect(events.filter { $0.hasPrefix("next") }.count == 2, "\(events)")
         #expect(events.filter { $0.hasPrefix("back") }.count == 1, "\(events)")
@@ -200,7 +210,8 @@ struct CommandLineTests {
         let cli = try CLI(product)
         let commands: [[String]] = [
             ["launch"], ["show"], ["do", "next"], ["do", "fly"], ["do"], ["visit", "x"], ["signal", "x"],
-            ["status"], ["journal"], ["report"], ["explain"], ["explain", "x"], ["graph"], ["graph", "--format", "x"],
+            ["status"], ["journal"], ["report"], ["explain"], ["explain", "x"], ["graph"],
+            ["graph", "--format", "x"],
             ["wait", "1"], ["wait", "-1"], ["wait"], ["replay", "x"], ["reset", "x"], ["--bogus"],
             ["status", "--user", ""], ["status", "--permission", "x=y"], ["launch", "--app-version", "x"],
             ["reset"],
@@ -231,7 +242,9 @@ struct CommandLineTests {
         #expect(played.status == 1)
         let lines = played.stdout.split(separator: "\n")
         #expect(lines.count == 4)
-        for line in lines { #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) != nil, "\(line)") }
+        for line in lines {
+            #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) != nil, "\(line)")
+        }
         let last = try JSONSerialization.jsonObject(with: Data(lines.last!.utf8)) as? [String: Any]
         #expect((last?["error"] as? [String: Any])?["line"] as? Int == 4)
         let session = try cli.run(["--json"], stdin: "fly\nhelp\n")
@@ -258,9 +271,12 @@ struct CommandLineTests {
         let effects = launched["effects"] as? [[String: Any]] ?? []
         #expect(!effects.isEmpty)
         #expect(effects.allSatisfy { $0["type"] is String })
-        let journal = try JSONSerialization.jsonObject(with: Data(try cli.run("journal", "--json").stdout.utf8))
+        let journal = try JSONSerialization.jsonObject(
+            with: Data(try cli.run("journal", "--json").stdout.utf8))
         let stored = ((journal as? [[String: Any]])?.first?["effects"] as? [[String: Any]]) ?? []
-        #expect(Set(stored.compactMap { $0["type"] as? String }).isSubset(of: Set(effects.compactMap { $0["type"] as? String })))
+        #expect(
+            Set(stored.compactMap { $0["type"] as? String }).isSubset(
+                of: Set(effects.compactMap { $0["type"] as? String })))
     }
 
     @Test func timesReadAsISO8601() throws {
@@ -276,13 +292,19 @@ struct CommandLineTests {
         let status = try cli.json("status")
         #expect(status["now"] is Double)
         #expect((status["nowISO"] as? String)?.range(of: iso, options: .regularExpression) != nil)
-        let journal = try JSONSerialization.jsonObject(with: Data(try cli.run("journal", "--json").stdout.utf8))
-        #expect(((journal as? [[String: Any]])?.first?["timeISO"] as? String)?.hasPrefix("2026-01-05T09:00") == true)
+        let journal = try JSONSerialization.jsonObject(
+            with: Data(try cli.run("journal", "--json").stdout.utf8))
+        #expect(
+            ((journal as? [[String: Any]])?.first?["timeISO"] as? String)?.hasPrefix("2026-01-05T09:00")
+                == true)
     }
 
     @Test func parserErrorsAreOneLineWithTheUsageExitStatus() throws {
         let cli = try CLI("growth")
-        for arguments in [["--bogus"], ["do"], ["wait", "-1"], ["wait", "soon"], ["status", "--user"], ["graph", "--format"]] {
+        for arguments in [
+            ["--bogus"], ["do"], ["wait", "-1"], ["wait", "soon"], ["status", "--user"],
+            ["graph", "--format"],
+        ] {
             let result = try cli.run(arguments)
             #expect(result.status == 2, "\(arguments): \(result.status)")
             #expect(result.stderr.split(separator: "\n").count == 1, "\(arguments): \(result.stderr)")
@@ -298,7 +320,10 @@ struct CommandLineTests {
     @Test func statusNamesTheFileAndCreatingOneSaysWhere() throws {
         let cli = try CLI("moodtracker")
         let first = try cli.run("launch")
-        #expect(first.stderr.split(separator: "\n").filter { $0.contains("created the database at \(cli.database)") }.count == 1)
+        #expect(
+            first.stderr.split(separator: "\n").filter {
+                $0.contains("created the database at \(cli.database)")
+            }.count == 1)
         #expect(!(try cli.run("launch").stderr.contains("created")))
         #expect(try cli.run("status").stdout.contains("database: \(cli.database)"))
         #expect(try cli.json("status")["database"] as? String == cli.database)
@@ -321,7 +346,9 @@ struct CommandLineTests {
         #expect(homeless.status == 2)
         #expect(homeless.stderr.contains("HOME is not set"), "\(homeless.stderr)")
         let temp = NSTemporaryDirectory()
-        for place in ["/.local/share/onboarding/lockedin.sqlite", "/onboarding/lockedin.sqlite", "/lockedin.sqlite"] {
+        for place in [
+            "/.local/share/onboarding/lockedin.sqlite", "/onboarding/lockedin.sqlite", "/lockedin.sqlite",
+        ] {
             #expect(!FileManager.default.fileExists(atPath: temp + place), "\(temp + place)")
         }
         // --db '' and --db FOLDER.

@@ -21,7 +21,8 @@ struct CommandListTests {
             let subcommands = Set(RootCommand.configuration.subcommands.map(ObjectIdentifier.init))
             for entry in CommandList.entries {
                 #expect(!entry.name.isEmpty, "\(entry.command) names itself")
-                #expect(subcommands.contains(ObjectIdentifier(entry.command)), "\(entry.name) is a subcommand")
+                #expect(
+                    subcommands.contains(ObjectIdentifier(entry.command)), "\(entry.name) is a subcommand")
             }
         }
     }
@@ -33,17 +34,29 @@ struct CommandListTests {
     @Test func everyCommandWrittenIsInTheList() throws {
         let listed = Set(CommandList.entries.map { String(describing: $0.command) })
         let nested = CLIEnvironment.$product.withValue(Self.product) {
-            Set(CommandList.entries.flatMap { $0.command.configuration.subcommands.map { String(describing: $0) } })
+            Set(
+                CommandList.entries.flatMap {
+                    $0.command.configuration.subcommands.map { String(describing: $0) }
+                })
         }
         let declaration = try Regex(
-            #"(?m)^\s*(?:public |internal |private |fileprivate )?(?:struct|extension|final class|class|enum) (\w+)\s*:([^{]*)\{"#)
+            #"""
+            (?m)^\s*(?:public |internal |private |fileprivate )?(?:struct|extension|final \#
+            class|class|enum) (\w+)\s*:([^{]*)\{
+            """#
+        )
         var written: [String] = []
         for file in LayeringTests.swiftFiles(under: "Modules/OnboardingCLI") {
             let text = try String(contentsOfFile: file, encoding: .utf8)
             for match in text.matches(of: declaration) {
-                guard let name = match.output[1].substring, let conformances = match.output[2].substring else { continue }
-                let protocols = conformances.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-                if protocols.contains(where: { ["ScriptableCommand", "AsyncParsableCommand", "ParsableCommand"].contains($0) }) {
+                guard let name = match.output[1].substring, let conformances = match.output[2].substring
+                else { continue }
+                let protocols = conformances.split(separator: ",").map {
+                    $0.trimmingCharacters(in: .whitespacesAndNewlines)
+                }
+                if protocols.contains(where: {
+                    ["ScriptableCommand", "AsyncParsableCommand", "ParsableCommand"].contains($0)
+                }) {
                     written.append(String(name))
                 }
             }
@@ -59,7 +72,9 @@ struct CommandListTests {
         let readme = try String(contentsOfFile: GrammarTests.packageRoot + "/Docs/CLI.md", encoding: .utf8)
         let names = CLIEnvironment.$product.withValue(Self.product) { CommandList.names }
         for name in names {
-            #expect(readme.contains("\nAPP \(name) ") || readme.contains("\nAPP \(name)\n"), "Docs/CLI.md's grammar shows APP \(name)")
+            #expect(
+                readme.contains("\nAPP \(name) ") || readme.contains("\nAPP \(name)\n"),
+                "Docs/CLI.md's grammar shows APP \(name)")
         }
     }
 
@@ -80,20 +95,30 @@ struct CommandListTests {
     @Test func aScriptableCommandStartsALineAndTheOthersAreRefusedThere() throws {
         try CLIEnvironment.$product.withValue(Self.product) {
             for entry in CommandList.entries {
-                #expect(entry.isScriptable == (entry.sessionHelp != nil), "\(entry.name): session help iff scriptable")
+                #expect(
+                    entry.isScriptable == (entry.sessionHelp != nil),
+                    "\(entry.name): session help iff scriptable")
                 if entry.isScriptable {
                     #expect(ScriptLine.commandNames.contains(entry.name))
                     // The line reaches the command itself, not an action of that name (`do NAME`).
                     let reached = Self.reached(entry.name)
                     #expect(
                         reached == entry.name
-                            || reached.contains("commandStack: [OnboardingCLI.RootCommand, \(String(reflecting: entry.command))]"),
+                            || reached.contains(
+                                """
+                                commandStack: \
+                                [OnboardingCLI.RootCommand, \(String(reflecting: entry.command))]
+                                """
+                            ),
                         "\(entry.name): \(reached)")
                     let usage = try #require(entry.sessionHelp).usage
-                    #expect(SessionHelp.commands.contains { $0.0 == usage }, "\(entry.name) is in the session's help")
+                    #expect(
+                        SessionHelp.commands.contains { $0.0 == usage },
+                        "\(entry.name) is in the session's help")
                 } else {
                     #expect(!ScriptLine.commandNames.contains(entry.name))
-                    // (The tests' own `CLIFailure` hides the module's; the refusal's text is in its description.)
+                    // (The tests' own `CLIFailure` hides the module's; the refusal's text is in its
+                    // description.)
                     let error = #expect(throws: (any Error).self) { try ScriptLine.parse(entry.name) }
                     let text = error.map { String(describing: $0) } ?? ""
                     #expect(text.contains("\(entry.name) cannot run inside a script"), "\(text)")
@@ -109,7 +134,8 @@ struct CommandListTests {
         for name in names {
             let result = try cli.run(name, "--help")
             #expect(result.status == 0, "\(name) --help: \(result.stderr)")
-            #expect(result.stdout.contains("USAGE: lockedin \(name)"), "\(name): \(result.stdout.prefix(200))")
+            #expect(
+                result.stdout.contains("USAGE: lockedin \(name)"), "\(name): \(result.stdout.prefix(200))")
         }
     }
 

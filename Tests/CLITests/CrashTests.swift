@@ -2,10 +2,10 @@ import Foundation
 import LockedInOnboarding
 import Persistence
 import Testing
-import TourFixtures
 import TourCodec
-import TourRuntime
 import TourCore
+import TourFixtures
+import TourRuntime
 
 #if canImport(Glibc)
     import Glibc
@@ -14,7 +14,8 @@ import TourCore
 /// SIGKILL at aimed moments while LockedIn's CLI runs onboardings for many users on one file.
 ///
 /// `CRASH_KILLS` sets the number of kills: 66 by default (`swift test`), 200 with
-/// `ONBOARDING_SOAK=full` (`.ci/run`), more with `scripts/crash-test.sh`. Each kill is aimed at a line k of two passes of the whole
+/// `ONBOARDING_SOAK=full` (`.ci/run`), more with `scripts/crash-test.sh`. Each kill is aimed at a line k of
+/// two passes of the whole
 /// onboarding (the completing LET'S GO included): every one of the 22 lines is aimed at equally
 /// often, in a shuffled order, so 66 kills hit each line's commit three times (LET'S GO six times)
 /// in every run rather than by chance, which is what the test is for; more kills add more random
@@ -26,11 +27,13 @@ import TourCore
 /// no trace; and the next command succeeds. The test fails when too few kills landed on LET'S GO.
 @Suite("SIGKILL at aimed moments", .ownThread)
 struct CrashTests {
-    static let kills = Int(ProcessInfo.processInfo.environment["CRASH_KILLS"] ?? "") ?? Soak.size(quick: 66, full: 200)
+    static let kills =
+        Int(ProcessInfo.processInfo.environment["CRASH_KILLS"] ?? "") ?? Soak.size(quick: 66, full: 200)
 
     /// One pass: a debug reset, then the whole onboarding to LET'S GO.
     static let pass = [
-        "reset", "launch", "next", "chooseApps apps=Instagram,TikTok", "next", "selectDifficulty difficulty=hard",
+        "reset", "launch", "next", "chooseApps apps=Instagram,TikTok", "next",
+        "selectDifficulty difficulty=hard",
         "next", "grantScreenTime", "grantHealth", "next", "letsGo",
     ]
     static let loop = String(repeating: pass.joined(separator: "\n") + "\n", count: 40)
@@ -55,7 +58,8 @@ struct CrashTests {
             let line = aims[kill]
             guard
                 try await EchoingProcess.kill(
-                    cli, arguments: ["--user", user], script: Self.loop, whileLine: line, pausingUpTo: 2_000_000,
+                    cli, arguments: ["--user", user], script: Self.loop, whileLine: line,
+                    pausingUpTo: 2_000_000,
                     using: &generator)
             else {
                 inconsistencies.append("kill \(kill + 1): the process ended before line \(line + 1)")
@@ -64,22 +68,28 @@ struct CrashTests {
             if Self.pass[line % Self.pass.count] == "letsGo" { onCompletion += 1 }
             let problems = try Self.check(cli, committedLines: line)
             inconsistencies += problems.map {
-                "after kill \(kill + 1) (on line \(line + 1), \(Self.pass[line % Self.pass.count]), \(user)): \($0)"
+                """
+                after kill \(kill + 1) (on \
+                line \(line + 1), \(Self.pass[line % Self.pass.count]), \(user)): \($0)
+                """
             }
             if problems.isEmpty { survived += 1 }
             if inconsistencies.count > 5 { break }
         }
         totals = try Self.add(totals, cli)
         print(
-            "crash test: \(survived) of \(Self.kills) kills survived, \(inconsistencies.count) inconsistencies; "
-                + "\(onCompletion) kills while LET'S GO ran; journals \(totals.rows) rows, "
-                + "\(totals.completions) completions (each granted the bank once)"
+            """
+            crash test: \(survived) of \(Self.kills) kills survived, \(inconsistencies.count) \
+            inconsistencies; \(onCompletion) kills while LET'S GO ran; journals \(totals.rows) rows, \
+            \(totals.completions) completions (each granted the bank once)
+            """
         )
         for problem in inconsistencies { Issue.record("\(problem)") }
         #expect(survived == Self.kills, "every kill leaves a consistent database")
         // Two passes of 11 lines: one kill in 11 is aimed at LET'S GO; fewer than a third of that
         // landing there means the aim is off and "the bank is granted exactly once" went unexercised.
-        #expect(onCompletion * 33 >= Self.kills, "only \(onCompletion) of \(Self.kills) kills landed on LET'S GO")
+        #expect(
+            onCompletion * 33 >= Self.kills, "only \(onCompletion) of \(Self.kills) kills landed on LET'S GO")
         #expect(totals.completions > 0, "no completion committed")
     }
 
@@ -133,7 +143,9 @@ struct CrashTests {
                 try product.handler.apply(checking: effect, to: &domain, now: row.time)
             }
             for scope in [FlowScope.install, .user] {
-                domains[key.subject(for: scope)] = domain.filter { product.scopes.state.scope(of: $0.key) == scope }
+                domains[key.subject(for: scope)] = domain.filter {
+                    product.scopes.state.scope(of: $0.key) == scope
+                }
             }
         }
         for user in users {

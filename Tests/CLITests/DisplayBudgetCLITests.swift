@@ -25,7 +25,8 @@ struct DisplayBudgetCLITests {
     /// times a day, whatever shows skipped: never more than two flows a day, never two within the
     /// hour, and what was held back shows on a later day.
     @Test func threeProductsOverAWeekShareTwoFlowsADayAndAnHourBetween() throws {
-        let (clis, file) = try Self.family(["finite", "lockedin", "moodtracker"], budget: "perDay=2,coolDown=3600")
+        let (clis, file) = try Self.family(
+            ["finite", "lockedin", "moodtracker"], budget: "perDay=2,coolDown=3600")
         var now = [Double](repeating: 0, count: clis.count)
         for day in 0..<7 {
             for hour in [0.0, 4, 10] {
@@ -49,19 +50,27 @@ struct DisplayBudgetCLITests {
         for (earlier, later) in zip(times, times.dropFirst()) {
             #expect(later - earlier >= 3600, "two starts within the cool-down: \(rows)")
         }
-        #expect(Set(rows.map { $0[0] }) == ["finite", "lockedin", "moodtracker"], "every product had its turn: \(rows)")
+        #expect(
+            Set(rows.map { $0[0] }) == ["finite", "lockedin", "moodtracker"],
+            "every product had its turn: \(rows)")
         #expect(rows.count >= 7, "the budget let flows through on later days: \(rows)")
         // The journals say what was held, and the reports count it.
         var deferred = 0
         for cli in clis {
-            deferred += Int(
-                try CLI.sqlite(cli.database, "SELECT count(*) FROM journal WHERE facts_json LIKE '%budgetHeld%';")
+            deferred +=
+                Int(
+                    try CLI.sqlite(
+                        cli.database, "SELECT count(*) FROM journal WHERE facts_json LIKE '%budgetHeld%';"
+                    )
                     .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
             let report = try cli.json("report")
             let funnels = report["flows"] as? [[String: Any]] ?? []
             let counted = funnels.compactMap { $0["deferredByBudget"] as? Int }.reduce(0, +)
-            let held = Int(
-                try CLI.sqlite(cli.database, "SELECT count(*) FROM journal WHERE facts_json LIKE '%budgetHeld%';")
+            let held =
+                Int(
+                    try CLI.sqlite(
+                        cli.database, "SELECT count(*) FROM journal WHERE facts_json LIKE '%budgetHeld%';"
+                    )
                     .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
             #expect(counted == held, "\(cli.executable): report \(counted), journal \(held)")
         }
@@ -76,16 +85,24 @@ struct DisplayBudgetCLITests {
         #expect(!held.stdout.contains("Your Life in Weeks"))
         #expect(
             held.stdout.contains(
-                "held back by the display budget (normal priority): cool-down of 1 h after the last flow started; free again at 2026-01-05T10:00:01Z"),
+                """
+                held back by the display budget (normal priority): cool-down of 1 h after the last flow \
+                started; free again at 2026-01-05T10:00:01Z
+                """
+            ),
             "\(held.stdout)")
         let json = try finite.json("explain")
-        let walkthrough = (json["flows"] as? [[String: Any]])?.first { $0["flow"] as? String == "walkthrough" }
+        let walkthrough = (json["flows"] as? [[String: Any]])?.first {
+            $0["flow"] as? String == "walkthrough"
+        }
         #expect(walkthrough?["verdict"] as? String == "heldByBudget")
         #expect((walkthrough?["budgetFreeAt"] as? NSNumber)?.doubleValue == 1_767_607_201)
         let report = try finite.run("report")
         #expect(report.stdout.contains("deferred by the display budget 1"), "\(report.stdout)")
         // Free again: the next launch after the hour shows it.
-        #expect(try finite.run("play", stdin: "wait 3600\nlaunch\nwait 2\n").stdout.contains("Your Life in Weeks"))
+        #expect(
+            try finite.run("play", stdin: "wait 3600\nlaunch\nwait 2\n").stdout.contains("Your Life in Weeks")
+        )
     }
 
     @Test func aBudgetOfZeroHoldsEveryFlowButAReplayAndABadSettingIsRefused() throws {
@@ -93,7 +110,13 @@ struct DisplayBudgetCLITests {
         let mood = clis[0]
         let played = try mood.run("play", stdin: "launch\nwait 1\nexplain\n")
         #expect(!played.stdout.contains("Swipe to Select"))
-        #expect(played.stdout.contains("the display budget allows no flow to start by itself (0 a day); not while the budget allows none"), "\(played.stdout)")
+        #expect(
+            played.stdout.contains(
+                """
+                the display budget allows no flow to start by itself (0 a day); not while the budget \
+                allows none
+                """
+            ), "\(played.stdout)")
         #expect(try mood.run("replay").stdout.contains("Swipe to Select"), "a replay is the user's asking")
         #expect(try CLI.sqlite(file, "SELECT count(*) FROM budget_start;") == "0\n")
 
@@ -105,20 +128,25 @@ struct DisplayBudgetCLITests {
             #expect(refused.stderr.contains("ONBOARDING_BUDGET"), "\(refused.stderr)")
         }
         bad.environment["ONBOARDING_BUDGET"] = "off"
-        #expect(try bad.run("play", stdin: "launch\nwait 1\n").stdout.contains("Swipe to Select"), "off: the product alone decides")
+        #expect(
+            try bad.run("play", stdin: "launch\nwait 1\n").stdout.contains("Swipe to Select"),
+            "off: the product alone decides")
     }
     /// Carrier Wave's what's-new prompts have the `low` priority (catalog version 2): the day's last
     /// start is kept for a flow that matters more, and the prompt shows the next day.
     @Test func aWhatsNewPromptYieldsTheDaysLastStart() throws {
         let (clis, _) = try Self.family(["carrierwave", "finite"], budget: "perDay=2,coolDown=0")
         let (carrierWave, finite) = (clis[0], clis[1])
-        #expect(try carrierWave.run("launch", "--app-version", "1.9").stdout.contains("Welcome to Carrier Wave"))
+        #expect(
+            try carrierWave.run("launch", "--app-version", "1.9").stdout.contains("Welcome to Carrier Wave"))
         #expect(try carrierWave.run("do", "skip").status == 0)
-        let upgraded = try carrierWave.run("play", stdin: "wait 60\nlaunch --app-version 2.5\nexplain whats_new_2_5\n")
+        let upgraded = try carrierWave.run(
+            "play", stdin: "wait 60\nlaunch --app-version 2.5\nexplain whats_new_2_5\n")
         #expect(!upgraded.stdout.contains("· What's New 2.5 ·"), "\(upgraded.stdout)")
         #expect(
             upgraded.stdout.contains("held back by the display budget (low priority)"), "\(upgraded.stdout)")
-        #expect(try finite.run("play", stdin: "wait 120\nlaunch\nwait 2\n").stdout.contains("Your Life in Weeks"))
+        #expect(
+            try finite.run("play", stdin: "wait 120\nlaunch\nwait 2\n").stdout.contains("Your Life in Weeks"))
         let tomorrow = try carrierWave.run("play", stdin: "wait 86400\nlaunch --app-version 2.5\n")
         #expect(tomorrow.stdout.contains("· What's New 2.5 ·"), "\(tomorrow.stdout)")
     }
@@ -143,7 +171,8 @@ struct DisplayBudgetCLITests {
                 : Int.random(in: 0..<(2 * pass.count), using: &generator)
             guard
                 try await EchoingProcess.kill(
-                    finite, arguments: [], script: script, whileLine: line, pausingUpTo: 3_000_000, using: &generator)
+                    finite, arguments: [], script: script, whileLine: line, pausingUpTo: 3_000_000,
+                    using: &generator)
             else {
                 Issue.record("kill \(kill + 1): the process ended before line \(line + 1)")
                 continue
@@ -156,10 +185,11 @@ struct DisplayBudgetCLITests {
             let journal = try CLI.sqlite(
                 finite.database, "SELECT count(*) FROM journal WHERE facts_json LIKE '%budgetSpent%';")
             let recorded = try CLI.sqlite(file, "SELECT count(*) FROM budget_start;")
-            #expect(journal == recorded, "after kill \(kill + 1) on line \(line + 1): journal \(journal), file \(recorded)")
+            #expect(
+                journal == recorded,
+                "after kill \(kill + 1) on line \(line + 1): journal \(journal), file \(recorded)")
         }
         #expect(onStart >= 3, "only \(onStart) kills landed while a start committed")
         #expect(try CLI.sqlite(file, "SELECT count(*) FROM budget_start;") != "0\n")
     }
 }
-

@@ -59,7 +59,8 @@ struct DocumentationTests {
         for line in text.split(separator: "\n") {
             if line.hasPrefix("```") { inCode.toggle() }
             guard !inCode, line.hasPrefix("#") else { continue }
-            anchors.insert(anchor(String(line.drop(while: { $0 == "#" }).trimmingCharacters(in: .whitespaces))))
+            anchors.insert(
+                anchor(String(line.drop(while: { $0 == "#" }).trimmingCharacters(in: .whitespaces))))
         }
         return anchors
     }
@@ -74,14 +75,17 @@ struct DocumentationTests {
                 let parts = link.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)
                 let path = String(parts[0])
                 let target =
-                    path.isEmpty ? page : page.deletingLastPathComponent().appendingPathComponent(path).standardizedFileURL
+                    path.isEmpty
+                    ? page : page.deletingLastPathComponent().appendingPathComponent(path).standardizedFileURL
                 guard FileManager.default.fileExists(atPath: target.path) else {
                     Issue.record("\(name): the link \(link) leads to no file (\(target.path))")
                     continue
                 }
                 if parts.count == 2, target.pathExtension == "md" {
                     let anchors = try Self.anchors(of: target)
-                    #expect(anchors.contains(String(parts[1])), "\(name): \(link) names no heading of \(target.lastPathComponent)")
+                    #expect(
+                        anchors.contains(String(parts[1])),
+                        "\(name): \(link) names no heading of \(target.lastPathComponent)")
                 }
             }
         }
@@ -95,7 +99,9 @@ struct DocumentationTests {
         #expect(lines < 120, "README.md has \(lines) lines")
         let linked = Set(Self.links(in: readme).map { String($0.split(separator: "#").first ?? "") })
         for page in Self.pages where page.deletingLastPathComponent().lastPathComponent == "Docs" {
-            #expect(linked.contains("Docs/" + page.lastPathComponent), "README.md links no Docs/\(page.lastPathComponent)")
+            #expect(
+                linked.contains("Docs/" + page.lastPathComponent),
+                "README.md links no Docs/\(page.lastPathComponent)")
         }
     }
 
@@ -106,11 +112,16 @@ struct DocumentationTests {
             let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
             #expect(lines.first?.hasPrefix("# ") == true, "\(page.lastPathComponent) starts with its title")
             let body = lines.dropFirst().drop(while: { $0.trimmingCharacters(in: .whitespaces).isEmpty })
-            let paragraph = body.prefix(while: { !$0.trimmingCharacters(in: .whitespaces).isEmpty }).joined(separator: " ")
+            let paragraph = body.prefix(while: { !$0.trimmingCharacters(in: .whitespaces).isEmpty }).joined(
+                separator: " ")
             let startsAsProse =
-                !paragraph.isEmpty && !["#", "|", "```", "- ", "* ", ">", "!["].contains { paragraph.hasPrefix($0) }
-            let sentences = paragraph.components(separatedBy: ". ").count + (paragraph.hasSuffix(".") ? 0 : -1)
-            #expect(startsAsProse && sentences >= 2, "\(page.lastPathComponent) opens with: \(paragraph.prefix(120))")
+                !paragraph.isEmpty
+                && !["#", "|", "```", "- ", "* ", ">", "!["].contains { paragraph.hasPrefix($0) }
+            let sentences =
+                paragraph.components(separatedBy: ". ").count + (paragraph.hasSuffix(".") ? 0 : -1)
+            #expect(
+                startsAsProse && sentences >= 2,
+                "\(page.lastPathComponent) opens with: \(paragraph.prefix(120))")
         }
     }
 }

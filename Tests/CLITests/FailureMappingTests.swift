@@ -7,10 +7,13 @@ import TourCore
 @Suite("Failure mapping")
 struct FailureMappingTests {
     @Test func anEffectThatDoesNotFitIsARefusalThatWroteNothing() {
-        let failure = Runner.failure(for: EffectError("domain state key 'x' is not declared (declared: none)"), hint: nil)
+        let failure = Runner.failure(
+            for: EffectError("domain state key 'x' is not declared (declared: none)"), hint: nil)
         #expect(failure.code == "effect")
         #expect(failure.exitCode == 1)
-        #expect(failure.message == "refused: domain state key 'x' is not declared (declared: none); nothing was written")
+        #expect(
+            failure.message
+                == "refused: domain state key 'x' is not declared (declared: none); nothing was written")
     }
 
     @Test func everyCodeIsInTheCLIPage() throws {

@@ -29,9 +29,16 @@ struct GrammarTests {
             let document = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
             let version = document?["version"] as? [String: Any]
             #expect(version?["executable"] as? String == product, "\(result.stdout)")
-            #expect(version?["version"] as? String == (try cli.run("--version")).stdout.split(separator: " ").last.map { String($0.dropLast()) })
+            #expect(
+                version?["version"] as? String
+                    == (try cli.run("--version")).stdout.split(separator: " ").last.map {
+                        String($0.dropLast())
+                    })
         }
-        for arguments in [["--json", "--help"], ["status", "--help", "--json"], ["help", "do", "--json"], ["catalog", "--json", "--help"]] {
+        for arguments in [
+            ["--json", "--help"], ["status", "--help", "--json"], ["help", "do", "--json"],
+            ["catalog", "--json", "--help"],
+        ] {
             let result = try cli.run(arguments)
             #expect(result.status == 0, "\(arguments): \(result.stderr)")
             let document = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
@@ -99,7 +106,10 @@ struct GrammarTests {
         #expect(result.stdout.isEmpty)
         #expect(
             result.stderr
-                == "lockedin: refused 'next' (onboarding step appSelection): Select at least one app to continue. Allowed now: chooseApps, back.\n"
+                == """
+                lockedin: refused 'next' (onboarding step appSelection): Select at least one app to \
+                continue. Allowed now: chooseApps, back.\n
+                """
         )
         #expect(cli.databaseBytes() == before)
         let unknown = try cli.run("do", "fly")

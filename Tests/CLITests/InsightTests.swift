@@ -69,10 +69,18 @@ struct InsightTests {
 
         // The virtual clock starts on 5 January 2026: runs since the 6th are none, since the 5th all.
         #expect(
-            ((try cli.json("report", "--since", "2026-01-06")["flows"] as? [[String: Any]])?.first?["started"])
+            ((try cli.json(
+                "report", "--since",
+                """
+                2026-01-06
+                """)["flows"] as? [[String: Any]])?.first?["started"])
                 as? Int == 0)
         #expect(
-            ((try cli.json("report", "--since", "2026-01-05")["flows"] as? [[String: Any]])?.first?["started"])
+            ((try cli.json(
+                "report", "--since",
+                """
+                2026-01-05
+                """)["flows"] as? [[String: Any]])?.first?["started"])
                 as? Int == 4)
         let bad = try cli.run("report", "--since", "last week")
         #expect(bad.status != 0 && bad.stderr.contains("YYYY-MM-DD"))
@@ -91,9 +99,12 @@ struct InsightTests {
         var expected = [("started", flow["started"] as? Int ?? -1)]
         expected += steps.map { ("step \($0["step"] as? String ?? "")", $0["reached"] as? Int ?? -1) }
         expected.append(("completed", flow["completed"] as? Int ?? -1))
-        let rows = html.components(separatedBy: "<tr><th scope=\"row\">").dropFirst().map { row -> (String, Int) in
+        let rows = html.components(separatedBy: "<tr><th scope=\"row\">").dropFirst().map {
+            row -> (String, Int) in
             let label = String(row.prefix { $0 != "<" })
-            let reached = row.components(separatedBy: "data-field=\"reached\">").dropFirst().first?.prefix { $0 != "<" }
+            let reached = row.components(separatedBy: "data-field=\"reached\">").dropFirst().first?.prefix {
+                $0 != "<"
+            }
             return (label, Int(reached ?? "") ?? -1)
         }
         #expect(rows.map(\.0) == expected.map(\.0))
@@ -103,7 +114,8 @@ struct InsightTests {
         #expect(missing.status == 2 && missing.stderr.contains("does not exist"))
         let folder = try cli.run("report", "--html", cli.folder.path)
         #expect(folder.status == 2 && folder.stderr.contains("is a folder"))
-        let both = try cli.run("--json", "report", "--html", cli.folder.appendingPathComponent("both.html").path)
+        let both = try cli.run(
+            "--json", "report", "--html", cli.folder.appendingPathComponent("both.html").path)
         #expect(both.status == 2)
         #expect(!FileManager.default.fileExists(atPath: cli.folder.appendingPathComponent("both.html").path))
     }
@@ -115,21 +127,29 @@ struct InsightTests {
     func everyProductsReportHTMLCarriesItsReportsNumbers(_ product: String) throws {
         let cli = try CLI(product)
         // The product's own happy path (its golden transcript's script).
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let script = root.appendingPathComponent("Apps/\(registeredProductFolders[product] ?? product)/Transcripts/happy-path.play")
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let script = root.appendingPathComponent(
+            "Apps/\(registeredProductFolders[product] ?? product)/Transcripts/happy-path.play")
         let played = try cli.run("play", script.path)
         try #require(played.status == 0, "\(played.stderr)")
         let html = try Self.selfContainedPage(cli, cli.folder.appendingPathComponent("report.html"))
         // The runs table: one row per flow, its Started cell as the JSON report counts it.
         let flows = try #require(try cli.json("report")["flows"] as? [[String: Any]])
         #expect(flows.contains { ($0["started"] as? Int ?? 0) > 0 }, "the script started a flow")
-        let runs = html.components(separatedBy: "<caption id=\"s1\">Runs of each flow</caption>").dropFirst().first ?? ""
-        let started = runs.components(separatedBy: "</table>")[0].components(separatedBy: "<tr><td>").dropFirst().map { row in
-            Int(row.components(separatedBy: "<td class=\"n\">").dropFirst().first?.prefix { $0 != "<" } ?? "") ?? -1
-        }
+        let runs =
+            html.components(separatedBy: "<caption id=\"s1\">Runs of each flow</caption>").dropFirst().first
+            ?? ""
+        let started = runs.components(separatedBy: "</table>")[0].components(separatedBy: "<tr><td>")
+            .dropFirst().map { row in
+                Int(
+                    row.components(separatedBy: "<td class=\"n\">").dropFirst().first?.prefix { $0 != "<" }
+                        ?? "") ?? -1
+            }
         #expect(started == flows.map { $0["started"] as? Int ?? -2 })
 
-        _ = try Self.selfContainedPage(cli, cli.folder.appendingPathComponent("variants.html"), ["--by", "variant"])
+        _ = try Self.selfContainedPage(
+            cli, cli.folder.appendingPathComponent("variants.html"), ["--by", "variant"])
 
         // /proc/1 is a folder that not even root can make a file in.
         let refused = try cli.run("report", "--html", "/proc/1/report.html")
@@ -170,10 +190,16 @@ struct InsightTests {
         #expect(tour["status"] as? String == "skipped")
         #expect(tour["finishedAt"] as? Double != nil)
         let text = try cli.run("explain")
-        #expect(text.stdout.contains("app_tour (App Tour): not shown: skipped; it cannot be replayed at 2026-01-05T09:00:00Z"))
         #expect(
             text.stdout.contains(
-                "app_tour (App Tour): not shown: skipped; it cannot be replayed at 2026-01-05T09:00:00Z\n  trigger visit dashboard: onboardingComplete (is true) = yes"))
+                "app_tour (App Tour): not shown: skipped; it cannot be replayed at 2026-01-05T09:00:00Z"))
+        #expect(
+            text.stdout.contains(
+                """
+                app_tour (App Tour): not shown: skipped; it cannot be replayed at \
+                2026-01-05T09:00:00Z\n  trigger visit dashboard: onboardingComplete (is true) = yes
+                """
+            ))
         let unknown = try cli.run("explain", "nosuch")
         #expect(unknown.status != 0 && unknown.stderr.contains("Flows: app_tour"))
     }
@@ -191,14 +217,17 @@ struct InsightTests {
         // Upgrading from 1.9 straight to 2.5 shows 2.5's What's New only (2.5 is in the list).
         #expect(flow["verdict"] as? String == "showing")
         let skipped = try cli.run("explain", "whats_new_2_0")
-        #expect(skipped.stdout.contains("upgraded into 2.0 (last tour finished in 1.9, app version 2.5) = no"))
+        #expect(
+            skipped.stdout.contains("upgraded into 2.0 (last tour finished in 1.9, app version 2.5) = no"))
         try cli.run("do", "dismiss")
         let now = try #require((try cli.json("explain", "whats_new_2_5")["flows"] as? [[String: Any]])?.first)
         #expect(now["reason"] as? String == "not shown: completed in version 2.5; it cannot be replayed")
     }
 
     /// Every registered product, with its folder under Apps/.
-    static let products = registeredProducts.map { ($0.executable, registeredProductFolders[$0.executable] ?? "") }
+    static let products = registeredProducts.map {
+        ($0.executable, registeredProductFolders[$0.executable] ?? "")
+    }
 
     /// A product's page: `Docs/<Folder>.md` once the team has written one, else its folder's
     /// README.md (what scripts/new-product writes), as `scripts/products.py` finds it.
@@ -214,12 +243,19 @@ struct InsightTests {
     @Test func graphSaysWhatAGateHoldsBackAndDrawsTheEdgeAroundALeftOutStep() throws {
         let lockedIn = try CLI("lockedin").run("graph", "--flow", "onboarding").stdout
         #expect(lockedIn.contains("asks screenTime, health (optional)"), "\(lockedIn)")
-        #expect(lockedIn.contains(#"onboarding_permissions -->|"next once screenTime granted"| onboarding_activation"#), "\(lockedIn)")
+        #expect(
+            lockedIn.contains(
+                #"onboarding_permissions -->|"next once screenTime granted"| onboarding_activation"#),
+            "\(lockedIn)")
         #expect(!lockedIn.contains("health granted"), "\(lockedIn)")
         let carrierWave = try CLI("carrierwave").run("graph", "--flow", "intro").stdout
-        #expect(carrierWave.contains(#"intro_connectQRZ -->|"next, connection granted"| intro_moreServices"#), "\(carrierWave)")
         #expect(
-            carrierWave.contains(#"intro_howSyncWorks -.->|"connectQRZ left out when hasConnectedService"| intro_moreServices"#),
+            carrierWave.contains(#"intro_connectQRZ -->|"next, connection granted"| intro_moreServices"#),
+            "\(carrierWave)")
+        #expect(
+            carrierWave.contains(
+                #"intro_howSyncWorks -.->|"connectQRZ left out when hasConnectedService"| intro_moreServices"#
+            ),
             "\(carrierWave)")
     }
 
@@ -229,13 +265,21 @@ struct InsightTests {
         let cli = try CLI(product.0)
         let page = Self.page(of: product.1)
         let regenerate = "scripts/regen-product \(product.1)"
-        guard let text = try? String(contentsOfFile: GrammarTests.packageRoot + "/" + page, encoding: .utf8) else {
-            Issue.record("\(product.0) has no page (Docs/\(product.1).md or Apps/\(product.1)/README.md): write one with \(regenerate)")
+        guard let text = try? String(contentsOfFile: GrammarTests.packageRoot + "/" + page, encoding: .utf8)
+        else {
+            Issue.record(
+                """
+                \(product.0) has no page (Docs/\(product.1).md or Apps/\(product.1)/README.md): write \
+                one with \(regenerate)
+                """
+            )
             return
         }
         let flows = try cli.run("graph").stdout.components(separatedBy: "\n\n").count
         let blocks = text.components(separatedBy: "<!-- graph: ").dropFirst()
-        #expect(blocks.count == flows, "\(page) has \(blocks.count) diagrams for \(flows) flows; regenerate them with \(regenerate)")
+        #expect(
+            blocks.count == flows,
+            "\(page) has \(blocks.count) diagrams for \(flows) flows; regenerate them with \(regenerate)")
         for block in blocks {
             let flow = String(block.prefix { $0 != " " })
             let committed =
@@ -244,7 +288,10 @@ struct InsightTests {
             let generated = try cli.run("graph", "--flow", flow).stdout.trimmingCharacters(in: .newlines)
             #expect(
                 committed == generated,
-                "\(page): the diagram of \(flow) differs from `\(product.0) graph --flow \(flow)`; regenerate it with \(regenerate)"
+                """
+                \(page): the diagram of \(flow) differs from `\(product.0) graph --flow \(flow)`; \
+                regenerate it with \(regenerate)
+                """
             )
         }
         let dot = try cli.run("graph", "--format", "dot")

@@ -57,7 +57,9 @@ struct LayeringTests {
     @Test func theEngineImportsOnlyTheCodecOfOurs() {
         let system: Set<String> = ["Foundation", "FoundationEssentials", "Glibc", "Musl", "Darwin"]
         for file in Self.swiftFiles(under: "Modules/TourCore") {
-            let other = Self.imports(of: file).filter { !system.contains($0) && !["TourCodec", "Crypto"].contains($0) }
+            let other = Self.imports(of: file).filter {
+                !system.contains($0) && !["TourCodec", "Crypto"].contains($0)
+            }
             #expect(other.isEmpty, "\(file) imports \(other)")
         }
         // The codec is the bottom layer: it imports nothing of ours.
@@ -75,7 +77,8 @@ struct LayeringTests {
     /// it), each feature module knows only the layers below it, the credentials and the database
     /// know no server, and the push queue's machine imports nothing at all (it does no I/O).
     static let serverFeatures: Set<String> = [
-        "ServerKit", "ServerControlPlane", "ServerPublishing", "ServerSyncAPI", "OnboardingServer", "ServerDashboard",
+        "ServerKit", "ServerControlPlane", "ServerPublishing", "ServerSyncAPI", "OnboardingServer",
+        "ServerDashboard",
     ]
 
     @Test func theServersCoreNamesNoFeatureAndItsPartsKnowNoServer() {
@@ -102,7 +105,9 @@ struct LayeringTests {
         }
         let queue = Self.swiftFiles(under: "Modules/ServerPushQueue")
         #expect(!queue.isEmpty)
-        for file in queue { #expect(Self.imports(of: file).isEmpty, "\(file) imports \(Self.imports(of: file))") }
+        for file in queue {
+            #expect(Self.imports(of: file).isEmpty, "\(file) imports \(Self.imports(of: file))")
+        }
     }
 
     /// The API's controllers (`SyncRoutes`, `CatalogRoutes`, `ControlPlaneRoutes`) and the
@@ -111,10 +116,16 @@ struct LayeringTests {
     /// none, hold none, reach none through the control plane they authenticate with or through
     /// another store, and run no statement of their own.
     @Test func theControllersHoldRepositoriesNotStores() throws {
-        let controllers = Self.swiftFiles(under: "Modules/ServerSyncAPI").filter {
-            URL(fileURLWithPath: $0).lastPathComponent.hasPrefix("SyncRoutes")
-        } + Self.swiftFiles(under: "Modules/ServerPublishing").filter { $0.hasSuffix("/CatalogRoutes.swift") }
-            + Self.swiftFiles(under: "Modules/ServerControlPlane").filter { $0.hasSuffix("/ControlPlaneRoutes.swift") }
+        let controllers =
+            Self.swiftFiles(under: "Modules/ServerSyncAPI").filter {
+                URL(fileURLWithPath: $0).lastPathComponent.hasPrefix("SyncRoutes")
+            }
+            + Self.swiftFiles(under: "Modules/ServerPublishing").filter {
+                $0.hasSuffix("/CatalogRoutes.swift")
+            }
+            + Self.swiftFiles(under: "Modules/ServerControlPlane").filter {
+                $0.hasSuffix("/ControlPlaneRoutes.swift")
+            }
             + Self.swiftFiles(under: "Modules/ServerDashboard")
         #expect(controllers.count >= 26, "\(controllers)")
         let stores =
@@ -123,7 +134,10 @@ struct LayeringTests {
         let forbidden = [
             try Regex("\\b\(stores)\\s*\\("),  // a store made
             try Regex(":\\s*\\[?\(stores)\\b(?!\\.)"),  // a property, argument or variable of a store's type
-            try Regex("PostgresClient|PostgresConnection|connection\\.query\\(|client\\.query\\("),  // a statement of its own
+            try Regex(
+                """
+                PostgresClient|PostgresConnection|connection\\.query\\(|client\\.query\\(
+                """),  // a statement of its own
             try Regex("\\bstore\\.|parts\\.store\\b"),  // a store reached through another
             try Regex("controlPlane\\.(people|keys|audit|sessions)\\b"),  // a store through the control plane
         ]
@@ -132,7 +146,8 @@ struct LayeringTests {
                 .filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }
             for line in code {
                 for pattern in forbidden where line.contains(pattern) {
-                    Issue.record("\(URL(fileURLWithPath: file).lastPathComponent): \(line.trimmingCharacters(in: .whitespaces))")
+                    let name = URL(fileURLWithPath: file).lastPathComponent
+                    Issue.record("\(name): \(line.trimmingCharacters(in: .whitespaces))")
                 }
             }
         }
@@ -143,7 +158,9 @@ struct LayeringTests {
         let files = Self.swiftFiles(under: "Modules/CatalogDocuments")
         #expect(!files.isEmpty)
         for file in files {
-            let other = Self.imports(of: file).filter { !system.contains($0) && !["TourCodec", "TourCore"].contains($0) }
+            let other = Self.imports(of: file).filter {
+                !system.contains($0) && !["TourCodec", "TourCore"].contains($0)
+            }
             #expect(other.isEmpty, "\(file) imports \(other)")
         }
     }
@@ -154,7 +171,9 @@ struct LayeringTests {
         let files = Self.swiftFiles(under: "Modules/ServerInsights")
         #expect(!files.isEmpty)
         for file in files {
-            let forbidden = Self.imports(of: file).filter { Self.serverFeatures.union(["AccountSync", "Hummingbird"]).contains($0) }
+            let forbidden = Self.imports(of: file).filter {
+                Self.serverFeatures.union(["AccountSync", "Hummingbird"]).contains($0)
+            }
             #expect(forbidden.isEmpty, "\(file) imports \(forbidden)")
         }
     }
@@ -169,7 +188,9 @@ struct LayeringTests {
             #expect(other.isEmpty, "\(file) imports \(other)")
         }
         for side in ["Modules/Persistence/Schema.swift", "Modules/OnboardingServer/PostgresSchema.swift"] {
-            #expect(Self.imports(of: GrammarTests.packageRoot + "/" + side).contains("SchemaMigrations"), "\(side)")
+            #expect(
+                Self.imports(of: GrammarTests.packageRoot + "/" + side).contains("SchemaMigrations"),
+                "\(side)")
         }
     }
 

@@ -29,9 +29,12 @@ struct LinkageTests {
             }
             #expect(libraries.contains { $0.hasPrefix("libsqlite3") }, "\(text)")
             let unwanted = libraries.filter { library in
-                ["libFoundation.so", "libFoundationInternationalization", "lib_FoundationICU", "libFoundationNetworking",
-                    "libcurl"]
-                    .contains { library.hasPrefix($0) }
+                [
+                    "libFoundation.so", "libFoundationInternationalization", "lib_FoundationICU",
+                    "libFoundationNetworking",
+                    "libcurl",
+                ]
+                .contains { library.hasPrefix($0) }
             }
             #expect(unwanted.isEmpty, "\(product) links \(unwanted.joined(separator: ", "))")
         #endif

@@ -10,7 +10,8 @@ struct LocalizationCLITests {
     static func portuguese() throws -> [String: String] {
         let path = GrammarTests.packageRoot + "/Apps/MoodTracker/Onboarding/strings/pt-BR.json"
         let file = try #require(
-            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path)))
+                as? [String: Any])
         let strings = try #require(file["strings"] as? [String: [String: String]])
         return strings.compactMapValues { $0["text"] }
     }
@@ -29,14 +30,20 @@ struct LocalizationCLITests {
             #expect(out.contains(try #require(pt[id])), "\(id) missing from:\n\(out)")
         }
         #expect(out.contains("Passo 1 de 3") && out.contains("Passo 3 de 3"))
-        #expect(out.contains("next [Próximo]") && out.contains("skip [Pular tutorial]") && out.contains("next [Começar]"))
+        #expect(
+            out.contains("next [Próximo]") && out.contains("skip [Pular tutorial]")
+                && out.contains("next [Começar]"))
         for english in ["Swipe to Select", "View Your History", "You're All Set!", "Step 1 of 3", "[Next]"] {
             #expect(!out.contains(english), "\(english) in a pt-BR run")
         }
         // The run is the same run in any language: the journal is the English one's, row for row.
         let english = try CLI("moodtracker")
         #expect(try english.run("play", stdin: "launch\nwait 1\nnext\nnext\nnext\n").status == 0)
-        let rows = "SELECT time, flow, step, event, outcome, effects_json, facts_json, catalog_fingerprint FROM journal ORDER BY id;"
+        let rows =
+            """
+            SELECT time, flow, step, event, outcome, effects_json, facts_json, catalog_fingerprint FROM \
+            journal ORDER BY id;
+            """
         let journal = try CLI.sqlite(cli.database, rows)
         #expect(journal == (try CLI.sqlite(english.database, rows)))
         #expect(journal.split(separator: "\n").count >= 5, "\(journal)")
@@ -58,9 +65,13 @@ struct LocalizationCLITests {
             return result.stdout
         }
         #expect(try shown(["LANG": "pt_BR.UTF-8"]).contains(title))
-        #expect(try shown(["LANG": "pt_BR.UTF-8", "LC_ALL": "C.UTF-8"]).contains("Swipe to Select"), "LC_ALL=C asks for the source")
+        #expect(
+            try shown(["LANG": "pt_BR.UTF-8", "LC_ALL": "C.UTF-8"]).contains("Swipe to Select"),
+            "LC_ALL=C asks for the source")
         #expect(try shown(["LANG": "en_US.UTF-8", "LC_MESSAGES": "pt_BR.UTF-8"]).contains(title))
-        #expect(try shown(["LANG": "klingon"]).contains("Swipe to Select"), "a LANG that is not a tag asks for none")
+        #expect(
+            try shown(["LANG": "klingon"]).contains("Swipe to Select"),
+            "a LANG that is not a tag asks for none")
         cli.environment["LANG"] = "pt_BR.UTF-8"
         let json = try cli.json("show")
         #expect(json.card?["title"] as? String == title)
@@ -69,7 +80,9 @@ struct LocalizationCLITests {
         cli.environment["LANG"] = "en_US.UTF-8"
         #expect(try cli.json("show").card?["progressText"] as? String == "Step 1 of 3")
         cli.environment["LANG"] = "pt_BR.UTF-8"
-        #expect((json.card?["labels"] as? [String: String])?["next"] == pt["tutorial.swipeToSelect.action.next.label"])
+        #expect(
+            (json.card?["labels"] as? [String: String])?["next"]
+                == pt["tutorial.swipeToSelect.action.next.label"])
         // The option wins, and the file keeps it as a phone keeps its language: later commands
         // without it show it, whatever the environment says, until another is asked for.
         #expect(try shown(["LANG": "pt_BR.UTF-8"], "--locale", "en").contains("Swipe to Select"))
@@ -91,7 +104,9 @@ struct LocalizationCLITests {
         for bad in ["pt_", "english", "pt-BR-extra", ""] {
             let refused = try fresh.run("--locale", bad, "launch")
             #expect(refused.status == 2, "\(bad)")
-            #expect(refused.stderr.contains("--locale takes a language tag such as en, pt or pt-BR"), "\(refused.stderr)")
+            #expect(
+                refused.stderr.contains("--locale takes a language tag such as en, pt or pt-BR"),
+                "\(refused.stderr)")
             #expect(refused.stderr.contains("Mood Tracker's texts: en (source), pt-BR."), "\(refused.stderr)")
         }
         #expect(!FileManager.default.fileExists(atPath: fresh.database), "a refused option writes nothing")
@@ -100,17 +115,23 @@ struct LocalizationCLITests {
             let other = try CLI(product)
             let result = try other.run("--locale", "pt-BR", "launch")
             #expect(result.status == 0, "\(product): \(result.stderr)")
-            #expect(result.stderr.contains("no pt-BR texts; showing en (texts: en)"), "\(product): \(result.stderr)")
+            #expect(
+                result.stderr.contains("no pt-BR texts; showing en (texts: en)"),
+                "\(product): \(result.stderr)")
         }
     }
 
     @Test func catalogStringsWritesTheShippedTableAndASkeletonForANewLocale() throws {
         let cli = try CLI("moodtracker")
         let shipped = try String(
-            contentsOfFile: GrammarTests.packageRoot + "/Apps/MoodTracker/Onboarding/strings/pt-BR.json", encoding: .utf8)
-        #expect(try cli.run("catalog", "strings", "pt-BR").stdout == shipped, "the shipped table is complete and canonical")
+            contentsOfFile: GrammarTests.packageRoot + "/Apps/MoodTracker/Onboarding/strings/pt-BR.json",
+            encoding: .utf8)
+        #expect(
+            try cli.run("catalog", "strings", "pt-BR").stdout == shipped,
+            "the shipped table is complete and canonical")
         let french = try cli.run("catalog", "strings", "fr")
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(french.stdout.utf8)) as? [String: Any])
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(french.stdout.utf8)) as? [String: Any])
         let entries = try #require(object["strings"] as? [String: [String: String]])
         let list = try cli.run("catalog", "strings")
         #expect(entries.count == list.stdout.split(separator: "\n").count)
@@ -134,7 +155,11 @@ struct LocalizationCLITests {
         table["tutorial.allSet.bodyy"] = ["source": "x", "text": "y"]
         table["progress.step"]?["text"] = "Passo {step}"
         tables["pt-BR"] = table
-        tables["ru"] = ["progress.finale": ["source": "All {#total|step|steps} done", "text": "Готово: {#total|шаг|шага}"]]
+        tables["ru"] = [
+            "progress.finale": [
+                "source": "All {#total|step|steps} done", "text": "Готово: {#total|шаг|шага}",
+            ]
+        ]
         strings["tables"] = tables
         document["strings"] = strings
         document["version"] = 3
@@ -146,7 +171,8 @@ struct LocalizationCLITests {
         let out = checked.stdout
         #expect(out.contains("missing_translation") && out.contains("tutorial.allSet.title"), "\(out)")
         #expect(out.contains("stale_translation") && out.contains("translates \"View History\""), "\(out)")
-        #expect(out.contains("extra_translation") && out.contains("did you mean tutorial.allSet.body?"), "\(out)")
+        #expect(
+            out.contains("extra_translation") && out.contains("did you mean tutorial.allSet.body?"), "\(out)")
         #expect(out.contains("bad_translation") && out.contains("leaves out {total}"), "\(out)")
         #expect(out.contains("ru counts with 3 (one|few|many)"), "\(out)")
 
@@ -155,6 +181,9 @@ struct LocalizationCLITests {
             (try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])?["problems"]
                 as? [[String: Any]])
         let kinds = Set(problems.compactMap { $0["kind"] as? String })
-        #expect(kinds.isSuperset(of: ["missing_translation", "stale_translation", "extra_translation", "bad_translation"]))
+        #expect(
+            kinds.isSuperset(of: [
+                "missing_translation", "stale_translation", "extra_translation", "bad_translation",
+            ]))
     }
 }

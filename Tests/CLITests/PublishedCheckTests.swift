@@ -23,7 +23,8 @@ struct PublishedCheckTests {
         let publications = try documents.map { document in
             let text = try document.text()
             return PublishedCatalog(
-                version: document.catalog.version, fingerprint: try document.fingerprint(), rollout: 100, salt: "s",
+                version: document.catalog.version, fingerprint: try document.fingerprint(), rollout: 100,
+                salt: "s",
                 document: text
             ).tourValue
         }
@@ -35,14 +36,18 @@ struct PublishedCheckTests {
         let v1 = try CatalogDocument(
             text: String(decoding: try CatalogCommandTests.recorded("lockedin", version: 1), as: UTF8.self))
         let published = Self.reordered(v1, version: 2, swapped: true)
-        let list = try CatalogCommandTests.write(try Self.list(app: "lockedin", [published]), in: cli, name: "published.json")
-        let next = try CatalogCommandTests.write(Self.reordered(v1, version: 3, swapped: false).value, in: cli, name: "v3.json")
+        let list = try CatalogCommandTests.write(
+            try Self.list(app: "lockedin", [published]), in: cli, name: "published.json")
+        let next = try CatalogCommandTests.write(
+            Self.reordered(v1, version: 3, swapped: false).value, in: cli, name: "v3.json")
 
         // Without the list: version 2 is in no history given, and the advice names both ways.
         let alone = try cli.run("check", "--catalog", next)
         #expect(alone.status == 1)
         #expect(alone.stdout.contains("missing_release"), "\(alone.stdout)")
-        #expect(alone.stdout.contains("if it was published, check against the server's list (--published FILE"), "\(alone.stdout)")
+        #expect(
+            alone.stdout.contains("if it was published, check against the server's list (--published FILE"),
+            "\(alone.stdout)")
         #expect(!alone.stdout.contains("record each version when it ships"))
 
         // With it: clean, and the published versions are named.
@@ -59,7 +64,9 @@ struct PublishedCheckTests {
             Self.reordered(v1, version: 2, swapped: false).value, in: cli, name: "v2-again.json")
         let unraised = try cli.run("check", "--catalog", sameVersion, "--published", list)
         #expect(unraised.status == 1)
-        #expect(unraised.stdout.contains("differs from its recorded release 2 and is still version 2"), "\(unraised.stdout)")
+        #expect(
+            unraised.stdout.contains("differs from its recorded release 2 and is still version 2"),
+            "\(unraised.stdout)")
 
         // Removing a step the published version has, with no migration, strands its users.
         var stranding = v1.catalog
@@ -72,13 +79,15 @@ struct PublishedCheckTests {
         #expect(stranded.stdout.contains("unplaced_step (onboarding step \(removed))"), "\(stranded.stdout)")
 
         // A gap above the newest known version is still one (a withdrawn version below it is not).
-        let leap = try CatalogCommandTests.write(Self.reordered(v1, version: 5, swapped: false).value, in: cli, name: "v5.json")
+        let leap = try CatalogCommandTests.write(
+            Self.reordered(v1, version: 5, swapped: false).value, in: cli, name: "v5.json")
         let leapt = try cli.run("check", "--catalog", leap, "--published", list)
         #expect(leapt.status == 1)
         #expect(leapt.stdout.contains("version 3 is in no history given"), "\(leapt.stdout)")
         #expect(leapt.stdout.contains("version 4 is in no history given"), "\(leapt.stdout)")
         let withdrawn = try CatalogCommandTests.write(
-            try Self.list(app: "lockedin", [Self.reordered(v1, version: 4, swapped: true)]), in: cli, name: "after-rollback.json")
+            try Self.list(app: "lockedin", [Self.reordered(v1, version: 4, swapped: true)]), in: cli,
+            name: "after-rollback.json")
         #expect(try cli.run("check", "--catalog", leap, "--published", withdrawn).status == 0)
     }
 
@@ -87,8 +96,10 @@ struct PublishedCheckTests {
         let cli = try CLI("lockedin")
         let v1 = try CatalogDocument(
             text: String(decoding: try CatalogCommandTests.recorded("lockedin", version: 1), as: UTF8.self))
-        let next = try CatalogCommandTests.write(Self.reordered(v1, version: 2, swapped: true).value, in: cli, name: "v2.json")
-        let finite = try CatalogCommandTests.write(try Self.list(app: "finite", []), in: cli, name: "finite.json")
+        let next = try CatalogCommandTests.write(
+            Self.reordered(v1, version: 2, swapped: true).value, in: cli, name: "v2.json")
+        let finite = try CatalogCommandTests.write(
+            try Self.list(app: "finite", []), in: cli, name: "finite.json")
         let garbage = cli.folder.appendingPathComponent("garbage.json").path
         try Data("<html>".utf8).write(to: URL(fileURLWithPath: garbage))
         for (path, words) in [

@@ -15,10 +15,15 @@ struct QuickParseTests {
     static func reading(_ command: QuickCommand, _ o: RunOptions) -> String {
         var values = "\(command)"
         if case .action(let name, let parameters) = command {
-            values = "do \(name) " + parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            values =
+                "do \(name) "
+                + parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         }
         return "\(values) db=\(o.db ?? "nil") user=\(o.user) json=\(o.json) offline=\(o.offline) "
-            + "server=\(o.server ?? "nil") permissions=\(o.permissions) answers=\(o.answers) context=\(o.context)"
+            + """
+            server=\(o.server ?? "nil") permissions=\(o.permissions) answers=\(o.answers) \
+            context=\(o.context)
+            """
     }
 
     static func reading(quick: (command: QuickCommand, options: RunOptions)) -> String {
@@ -53,11 +58,16 @@ struct QuickParseTests {
         ["status"], ["status", "--json"], ["show", "--user", "u1", "--db", "/tmp/x.sqlite"],
         ["status", "--json", "--db=/tmp/a b.sqlite", "--user=u_2.x"], ["journal", "--user", "ana", "--json"],
         ["sync", "--server", "http://127.0.0.1:9", "--offline"],
-        ["status", "--permission", "screenTime=granted", "--permission", "health=denied", "--answer", "health=denied"],
+        [
+            "status", "--permission", "screenTime=granted", "--permission", "health=denied", "--answer",
+            "health=denied",
+        ],
         ["show", "--json", "--offline", "--user", "u9"], ["status", "--db", ""],
         ["launch"], ["launch", "--app-version", "2.5"], ["launch", "--app-version=1.0.1", "--json"],
-        ["do", "next"], ["do", "chooseApps", "apps=Instagram,TikTok", "--json"], ["do", "--user", "u1", "next"],
-        ["do", "savePhase", "name=High school", "startYear=2004"], ["visit", "dashboard"], ["signal", "revealCompleted"],
+        ["do", "next"], ["do", "chooseApps", "apps=Instagram,TikTok", "--json"],
+        ["do", "--user", "u1", "next"],
+        ["do", "savePhase", "name=High school", "startYear=2004"], ["visit", "dashboard"],
+        ["signal", "revealCompleted"],
         ["reset"], ["reset", "onboarding"], ["replay"], ["replay", "--json", "onboarding"], ["wait", "1.5"],
         ["wait", "0"], ["wait", "31536000", "--json"],
         ["play"], ["play", "--echo"], ["play", "--echo", "--json", "--user", "u1", "morning.play"],
@@ -69,13 +79,18 @@ struct QuickParseTests {
         ["status", "--user"], ["status", "--user", "--json"], ["status", "--user", "bad name!"],
         ["status", "--user", "a", "--user", "b"], ["status", "extra"], ["status", "--json=yes"],
         ["status", "--permission", "nonsense"], ["status", "--context", "volume=11"], ["--json", "status"],
-        ["status", "--", "--json"], ["help", "status"], ["--version"], ["status", "--db", "-"], ["status", "--db="],
-        ["show", "--context", "online=false"], ["launch", "--app-version", "two"], ["launch", "--app-version"],
-        ["launch", "extra"], ["status", "--app-version", "2.0"], ["do"], ["do", "next", "oops"], ["do", "help"],
-        ["do", "next", "=x"], ["wait"], ["wait", "-1"], ["wait", "1", "2"], ["wait", "soon"], ["wait", "inf"],
+        ["status", "--", "--json"], ["help", "status"], ["--version"], ["status", "--db", "-"],
+        ["status", "--db="],
+        ["show", "--context", "online=false"], ["launch", "--app-version", "two"],
+        ["launch", "--app-version"],
+        ["launch", "extra"], ["status", "--app-version", "2.0"], ["do"], ["do", "next", "oops"],
+        ["do", "help"],
+        ["do", "next", "=x"], ["wait"], ["wait", "-1"], ["wait", "1", "2"], ["wait", "soon"],
+        ["wait", "inf"],
         ["visit"], ["visit", "a", "b"], ["signal"], ["reset", "a", "b"], ["replay", "a", "b"], ["explain"],
         ["report"], ["play", "a.play", "b.play"], ["play", "--echo=yes"], ["play", "--echo", "--echo"],
-        ["play", "--app-version", "2.5"], ["play", "help"], ["status", "--echo"], ["do", "-x"], ["launch", "--app-version", "2.5", "--app-version", "2.6"],
+        ["play", "--app-version", "2.5"], ["play", "help"], ["status", "--echo"], ["do", "-x"],
+        ["launch", "--app-version", "2.5", "--app-version", "2.6"],
     ]
 
     @Test(arguments: taken)
@@ -106,11 +121,15 @@ struct QuickParseTests {
     func randomLinesAgree(_ executable: String) throws {
         let registration = try #require(registeredProducts.first { $0.executable == executable })
         let words = [
-            "--json", "--offline", "--user", "u1", "--db", "/tmp/f.sqlite", "--user=x", "--server", "http://h:1",
-            "--permission", "health=granted", "--answer", "screenTime=denied", "--context", "online=true", "-x", "=",
-            "--db=", "status", "next", "apps=A,B", "1.5", "onboarding", "--app-version", "2.5", "k=", "-1", "help",
+            "--json", "--offline", "--user", "u1", "--db", "/tmp/f.sqlite", "--user=x", "--server",
+            "http://h:1",
+            "--permission", "health=granted", "--answer", "screenTime=denied", "--context", "online=true",
+            "-x", "=",
+            "--db=", "status", "next", "apps=A,B", "1.5", "onboarding", "--app-version", "2.5", "k=", "-1",
+            "help",
             "", "-", "--", "é", "name=Ünïcode 😀", "--permission=health=granted", "--server=http://h:2",
-            "--app-version=2.6", "--echo", "script.play", "--answer=connection=denied", "--context=online=false", "--db=/tmp/g.sqlite",
+            "--app-version=2.6", "--echo", "script.play", "--answer=connection=denied",
+            "--context=online=false", "--db=/tmp/g.sqlite",
             "--user=", "a=b=c", "dashboard", "revealCompleted", "walkthrough", "0", "--JSON",
         ]
         var generator = SplitMix64(seed: UInt64(executable.utf8.reduce(0) { $0 &* 31 &+ Int($1) }.magnitude))
@@ -120,9 +139,11 @@ struct QuickParseTests {
             let commands = CommandList.names
             for _ in 0..<Self.randomLines {
                 let command = commands.randomElement(using: &generator)!
-                let line = [command] + (0..<Int.random(in: 0...6, using: &generator)).map { _ in
-                    words.randomElement(using: &generator)!
-                }
+                let line =
+                    [command]
+                    + (0..<Int.random(in: 0...6, using: &generator)).map { _ in
+                        words.randomElement(using: &generator)!
+                    }
                 guard let quick = QuickParse.command(line) else { continue }
                 quickCount += 1
                 let full = try RootCommand.parseAsRoot(line)

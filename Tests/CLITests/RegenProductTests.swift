@@ -34,7 +34,8 @@ struct RegenProductTests {
     }
 
     @Test func aFailedBuildShowsWhatTheCompilerSaid() throws {
-        let result = try Self.quietly("echo 'Apps/Sixth/Onboarding/Flows.swift:3:1: error: expected expression'; exit 1")
+        let result = try Self.quietly(
+            "echo 'Apps/Sixth/Onboarding/Flows.swift:3:1: error: expected expression'; exit 1")
         #expect(result.status != 0)
         #expect(result.output.contains("Flows.swift:3:1: error: expected expression"), "\(result.output)")
         #expect(result.output.contains("failed (its output is above)"), "\(result.output)")

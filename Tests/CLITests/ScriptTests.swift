@@ -48,8 +48,11 @@ struct ScriptTests {
         let result = try cli.run("play", stdin: script + "\n")
         #expect(result.status == 0, "\(result.stderr)")
         let state = try cli.json("status").state
-        #expect((state["phases"] as? [[String: Any]])?.first?["name"] as? String == "Room #2 # not a comment", "\(state)")
-        #expect((state["markedWeeks"] as? [[String: Any]])?.first?["note"] as? String == "week#100", "\(state)")
+        #expect(
+            (state["phases"] as? [[String: Any]])?.first?["name"] as? String == "Room #2 # not a comment",
+            "\(state)")
+        #expect(
+            (state["markedWeeks"] as? [[String: Any]])?.first?["note"] as? String == "week#100", "\(state)")
     }
 
     /// The common options belong to the command line that starts a script or session. A line that
@@ -57,10 +60,15 @@ struct ScriptTests {
     /// of running with options other than those the line shows.
     @Test func optionsOnALineAreRefusedNamingTheSessionsOwn() throws {
         let cli = try CLI("lockedin")
-        for line in ["status --user other", "next --json", "show --db /tmp/elsewhere.sqlite", "reset --offline", "explain --user=x"] {
+        for line in [
+            "status --user other", "next --json", "show --db /tmp/elsewhere.sqlite", "reset --offline",
+            "explain --user=x",
+        ] {
             let played = try cli.run(["play", "--user", "u1"], stdin: "launch\n\(line)\n")
             #expect(played.status == 1, "\(line)")
-            #expect(played.stderr.contains("line 2: options go on the command line that starts the session"), "\(line): \(played.stderr)")
+            #expect(
+                played.stderr.contains("line 2: options go on the command line that starts the session"),
+                "\(line): \(played.stderr)")
             #expect(played.stderr.contains("this session runs with --user u1"), "\(played.stderr)")
             let session = try cli.run(["--user", "u1"], stdin: "\(line)\nstatus\n")
             #expect(session.status == 1)
@@ -79,7 +87,10 @@ struct ScriptTests {
         #expect(
             result.stderr.split(separator: "\n").filter { !$0.contains("created the database") }
                 == [
-                    "lockedin: line 5: refused 'next' (onboarding step appSelection): Select at least one app to continue. Allowed now: chooseApps, back."
+                    """
+                    lockedin: line 5: refused 'next' (onboarding step appSelection): Select at least one \
+                    app to continue. Allowed now: chooseApps, back.
+                    """
                 ])
         #expect(try cli.json("show").card?["step"] as? String == "appSelection")
         let bad = try cli.run("play", stdin: "show\nwait soon\n")
@@ -138,7 +149,8 @@ struct ScriptTests {
         // The file and its WAL byte by byte, and every row the journal table holds.
         #expect(cli.databaseBytes().range(of: Data(password.utf8)) == nil)
         #expect(!(try CLI.sqlite(cli.database, ".dump")).contains(password))
-        let offline = try cli.run(["do", "connect", "username=W1AW", "password=-", "--offline"], stdin: password + "\n")
+        let offline = try cli.run(
+            ["do", "connect", "username=W1AW", "password=-", "--offline"], stdin: password + "\n")
         #expect(!(offline.stdout + offline.stderr).contains(password))
     }
 
@@ -154,8 +166,12 @@ struct ScriptTests {
         for extra in [[], ["--json"]] {
             let typed = try cli.run(["do", "connect", "username=W1AW", "password=\(password)"] + extra)
             #expect(typed.status == 2, "\(typed.stdout)\(typed.stderr)")
-            #expect((typed.stderr + typed.stdout).contains("password is a secret"), "\(typed.stderr)\(typed.stdout)")
-            #expect((typed.stderr + typed.stdout).contains("Set ONBOARDING_SECRET_PASSWORD (or ONBOARDING_SECRET_PASSWORD_FILE"))
+            #expect(
+                (typed.stderr + typed.stdout).contains("password is a secret"),
+                "\(typed.stderr)\(typed.stdout)")
+            #expect(
+                (typed.stderr + typed.stdout).contains(
+                    "Set ONBOARDING_SECRET_PASSWORD (or ONBOARDING_SECRET_PASSWORD_FILE"))
             #expect(!(typed.stdout + typed.stderr).contains(password))
             let empty = try cli.run(["do", "connect", "username=W1AW", "password=-"] + extra, stdin: "")
             #expect(empty.status == 2, "\(empty.stderr)")
@@ -163,7 +179,9 @@ struct ScriptTests {
         #expect(try cli.run("journal", "--json").stdout == before, "a refused secret changed the journal")
         let piped = try cli.run(["do", "connect", "username=W1AW", "password=-"], stdin: password + "\n")
         #expect(piped.status == 0, "\(piped.stderr)")
-        #expect(piped.stdout.contains("Connected to") || piped.stdout.contains("moreServices") || piped.stdout.contains("More Services"), "\(piped.stdout)")
+        #expect(
+            piped.stdout.contains("Connected to") || piped.stdout.contains("moreServices")
+                || piped.stdout.contains("More Services"), "\(piped.stdout)")
         #expect(!(piped.stdout + piped.stderr).contains(password))
         #expect(cli.databaseBytes().range(of: Data(password.utf8)) == nil)
     }
@@ -174,13 +192,17 @@ struct ScriptTests {
         let file = Scratch.folder.appendingPathComponent("qrz-\(UUID().uuidString)")
         let password = "pw-\(UUID().uuidString)"
         try Data((password + "\r\nignored\n").utf8).write(to: file)
-        for (variable, value) in [("ONBOARDING_SECRET_PASSWORD", password), ("ONBOARDING_SECRET_PASSWORD_FILE", file.path)] {
+        for (variable, value) in [
+            ("ONBOARDING_SECRET_PASSWORD", password), ("ONBOARDING_SECRET_PASSWORD_FILE", file.path),
+        ] {
             var cli = try CLI("carrierwave")
             try cli.run("play", stdin: "launch\nnext\nnext\n")
             cli.environment[variable] = value
             let connected = try cli.run("do", "connect", "username=W1AW")
             #expect(connected.status == 0, "\(variable): \(connected.stderr)")
-            #expect(try cli.json("status").state["accounts"] as? [String: String] == ["qrz": "W1AW"], "\(variable)")
+            #expect(
+                try cli.json("status").state["accounts"] as? [String: String] == ["qrz": "W1AW"],
+                "\(variable)")
             #expect(!(connected.stdout + connected.stderr).contains(password))
             #expect(cli.databaseBytes().range(of: Data(password.utf8)) == nil)
         }
@@ -217,7 +239,8 @@ struct ReliabilityTests {
         let running = try EchoingProcess(cli, arguments: [], script: Self.loop)
         try #require(running.waitForEcho(line + 1), "the process ended before line \(line + 1)")
         running.kill()
-        #expect(running.process.terminationReason == .uncaughtSignal, "exit \(running.process.terminationStatus)")
+        #expect(
+            running.process.terminationReason == .uncaughtSignal, "exit \(running.process.terminationStatus)")
         // The file opens, passes SQLite's integrity check, and every flow state is what the
         // journal's committed events imply: no half-written event.
         let check = try CLI.sqlite(cli.database, "PRAGMA integrity_check;")
@@ -249,7 +272,8 @@ struct ReliabilityTests {
         #expect(processes.map(\.terminationStatus) == [0, 0], "\(messages)")
         // Nothing but the one note of the process that created the file.
         let lines = messages.flatMap { $0.split(separator: "\n") }
-        #expect(lines.count <= 1 && lines.allSatisfy { $0.contains("created the database at") }, "\(messages)")
+        #expect(
+            lines.count <= 1 && lines.allSatisfy { $0.contains("created the database at") }, "\(messages)")
         #expect(
             try CLI.sqlite(cli.database, "SELECT event, count(*) FROM journal GROUP BY event;")
                 == "clockAdvanced|2000\n")
@@ -347,11 +371,13 @@ struct SampleSessionTests {
     func everyProductHasASampleSessionThatPlays(_ product: (String, String)) throws {
         let path = GrammarTests.packageRoot + "/Apps/\(product.1)/sample-session.txt"
         guard FileManager.default.fileExists(atPath: path) else {
-            Issue.record("\(product.0) has no Apps/\(product.1)/sample-session.txt (scripts/new-product writes one)")
+            Issue.record(
+                "\(product.0) has no Apps/\(product.1)/sample-session.txt (scripts/new-product writes one)")
             return
         }
         let result = try CLI(product.0).run("play", path)
-        #expect(result.status == 0, "\(product.0) play Apps/\(product.1)/sample-session.txt: \(result.stderr)")
+        #expect(
+            result.status == 0, "\(product.0) play Apps/\(product.1)/sample-session.txt: \(result.stderr)")
     }
 
     @Test(arguments: [

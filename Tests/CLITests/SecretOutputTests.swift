@@ -29,7 +29,9 @@ struct SecretOutputTests {
                 connect username=W1AW password=\(quoted)
                 """
             let result = try cli.run(["play", "--echo"] + (json ? ["--json"] : []), stdin: script + "\n")
-            #expect(!leaks(result.stdout + result.stderr), "play --echo\(json ? " --json" : ""): \(result.stdout)")
+            #expect(
+                !leaks(result.stdout + result.stderr), "play --echo\(json ? " --json" : ""): \(result.stdout)"
+            )
             #expect(result.stdout.contains("password=‹redacted›"))
         }
     }
@@ -50,7 +52,9 @@ struct SecretOutputTests {
         for line in lines {
             for json in [false, true] {
                 let played = try cli.run(["play", "--echo"] + (json ? ["--json"] : []), stdin: line + "\n")
-                #expect(!leaks(played.stdout + played.stderr), "play: \(line) -> \(played.stdout)\(played.stderr)")
+                #expect(
+                    !leaks(played.stdout + played.stderr), "play: \(line) -> \(played.stdout)\(played.stderr)"
+                )
             }
         }
         let interactive = try cli.run([], stdin: lines.joined(separator: "\n") + "\nstatus\n")
@@ -81,7 +85,8 @@ struct SecretOutputTests {
     /// name masked, in arguments, scripts and sessions, text and JSON.
     @Test func aSecretWithoutItsEqualsSignIsMaskedInTheUsageError() throws {
         let cli = try onTheQRZScreen()
-        let password = password.replacingOccurrences(of: "'", with: "").replacingOccurrences(of: "\"", with: "")
+        let password = password.replacingOccurrences(of: "'", with: "").replacingOccurrences(
+            of: "\"", with: "")
         let noEquals = password.replacingOccurrences(of: "=", with: "")
         for word in [
             "password\(password)", "PassWord \(password)", "password\t\(password)", "password\(noEquals)",
@@ -91,7 +96,12 @@ struct SecretOutputTests {
                 let result = try cli.run(["do", "connect", "username=W1AW", word] + (json ? ["--json"] : []))
                 #expect(result.status != 0, "\(word): \(result.stderr)")
                 #expect(!leaks(result.stdout + result.stderr), "\(word): \(result.stdout)\(result.stderr)")
-                #expect((result.stdout + result.stderr).contains("‹redacted›"), "\(result.stdout)\(result.stderr)")
+                #expect(
+                    (result.stdout + result.stderr).contains("‹redacted›"),
+                    """
+                    \(result.stdout)\(result.stderr)
+                    """
+                )
             }
             let quotedWord = "'\(word)'"
             let played = try cli.run(["play", "--echo"], stdin: "connect username=W1AW \(quotedWord)\n")
@@ -122,7 +132,8 @@ struct SecretOutputTests {
 
     @Test func anAcceptedPasswordIsNowhereAfterwards() throws {
         let cli = try onTheQRZScreen()
-        let connected = try cli.run(["do", "connect", "username=W1AW", "password=-", "--json"], stdin: password + "\n")
+        let connected = try cli.run(
+            ["do", "connect", "username=W1AW", "password=-", "--json"], stdin: password + "\n")
         #expect(connected.status == 0, "\(connected.stderr)")
         #expect(try cli.json("status").state["accounts"] as? [String: String] == ["qrz": "W1AW"])
         var everything = connected.stdout + connected.stderr

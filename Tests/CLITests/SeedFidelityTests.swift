@@ -9,8 +9,10 @@ struct SeedFidelityTests {
     @Test func finitesCardStatusAndJSONAgreeOnProgress() throws {
         let cli = try CLI("finite")
         try cli.run("play", stdin: "do setBirthDate date=1990-05-01\nlaunch\nwait 1.5\n")
-        let moves = ["next", "tapCurrentWeek", "swipeToChapters", "next", "dismissPhase", "longPressWeek week=3",
-            "saveMark"]
+        let moves = [
+            "next", "tapCurrentWeek", "swipeToChapters", "next", "dismissPhase", "longPressWeek week=3",
+            "saveMark",
+        ]
         var seen: [String] = []
         for move in [""] + moves {
             if !move.isEmpty { try cli.run(["do"] + move.split(separator: " ").map(String.init)) }
@@ -42,7 +44,8 @@ struct SeedFidelityTests {
     @Test func carrierWaveRefusedCredentialsThroughTheCLI() throws {
         let cli = try CLI("carrierwave")
         try cli.run("play", stdin: "launch\nnext\nnext\n")
-        let refused = try cli.run(["do", "connect", "username=W1AW", "password=-", "--answer", "connection=denied"], stdin: "pw\n")
+        let refused = try cli.run(
+            ["do", "connect", "username=W1AW", "password=-", "--answer", "connection=denied"], stdin: "pw\n")
         #expect(refused.status == 0)
         #expect(refused.stdout.contains("! qrz did not accept those credentials. Check them and try again."))
         #expect(try cli.json("status").state["accounts"] == nil)
@@ -68,7 +71,13 @@ struct SeedFidelityTests {
         try cli.run("play", stdin: "launch\nnext\n")
         let empty = try cli.run("do", "chooseApps", "apps=,,")
         #expect(empty.status == 1)
-        #expect(empty.stderr == "lockedin: refused 'chooseApps' (onboarding step appSelection): apps needs at least one name, comma-separated (A,B,...). Allowed now: chooseApps, back.\n")
+        #expect(
+            empty.stderr
+                == """
+                lockedin: refused 'chooseApps' (onboarding step appSelection): apps needs at least one \
+                name, comma-separated (A,B,...). Allowed now: chooseApps, back.\n
+                """
+        )
         let twice = try cli.json("do", "chooseApps", "apps=Instagram,Instagram, instagram,TikTok")
         #expect(twice.card?["details"] as? [String] == ["2 apps selected"])
     }

@@ -18,7 +18,8 @@ final class TerminalSession {
         master = try ChildProcess.spawning {
             let pty = PseudoTerminalCalls()
             let master = pty.open(O_RDWR | O_NOCTTY)
-            guard master >= 0, pty.grant(master) == 0, pty.unlock(master) == 0, let name = pty.name(master) else {
+            guard master >= 0, pty.grant(master) == 0, pty.unlock(master) == 0, let name = pty.name(master)
+            else {
                 throw CLIFailure("no pseudo-terminal")
             }
             let slave = open(String(cString: name), O_RDWR | O_NOCTTY)

@@ -90,7 +90,10 @@ struct TranslationFilesCLITests {
         let lines = refused.stderr.split(separator: "\n")
         #expect(lines.count == 1, "\(refused.stderr)")
         #expect(
-            refused.stderr.contains("the fr text of progress.step leaves out {step}, {total} and has {étape}")
+            refused.stderr.contains(
+                """
+                the fr text of progress.step leaves out {step}, {total} and has {étape}
+                """)
         )
         #expect(refused.stderr.contains("nothing was written") && !refused.stderr.contains("USAGE"))
         #expect(!FileManager.default.fileExists(atPath: out), "nothing was written")

@@ -63,7 +63,11 @@ struct AccessibilityExplorationTests {
             print("coverage · \(product.name) with \(device.name): steps \(reached.count)")
             #expect(
                 unreached.isEmpty,
-                "\(product.name) with \(device.name): steps no path reaches: \(unreached.joined(separator: ", "))")
+                """
+                \(product.name) with \(device.name): steps no path \
+                reaches: \(unreached.joined(separator: ", "))
+                """
+            )
         }
     }
 }

@@ -1,9 +1,9 @@
 import CatalogDocuments
 import Foundation
-import Testing
-import TourRuntime
-import TourCore
 import Persistence
+import Testing
+import TourCore
+import TourRuntime
 
 /// Every path through every flow of every product, on real SQLite files: every reachable state,
 /// every move at it, the invariants on every transition, and coverage of every step and every
@@ -37,10 +37,21 @@ struct ExplorationTests {
         let unreached = defined.steps.filter { !reached.contains($0) }
         let untaken = defined.pairs.filter { !taken.contains($0) }
         let variants = product.parts.flatMap(\.contextVariants)
-        if !variants.isEmpty { print("coverage · \(product.name) context variants: \(Set(variants).sorted().joined(separator: ", "))") }
+        if !variants.isEmpty {
+            print(
+                """
+                coverage · \(product.name) context \
+                variants: \(Set(variants).sorted().joined(separator: ", "))
+                """
+            )
+        }
         print(
-            "coverage · \(product.name) in all: steps \(defined.steps.count - unreached.count)/\(defined.steps.count), "
-                + "(step, action) pairs \(defined.pairs.count - untaken.count)/\(defined.pairs.count)")
+            """
+            coverage · \(product.name) in all: \
+            steps \(defined.steps.count - unreached.count)/\(defined.steps.count), \
+            (step, action) pairs \(defined.pairs.count - untaken.count)/\(defined.pairs.count)
+            """
+        )
         #expect(
             unreached.isEmpty, "\(product.name): steps no path reaches: \(unreached.joined(separator: ", "))")
         #expect(
@@ -86,7 +97,8 @@ struct ContextVariantTests {
 
     @Test func aStepLeftOutOnADeviceFactIsReachedThroughItsVariant() async throws {
         let base = Subject(
-            name: "Watchy", executable: "watchy", make: { _, _ in Self.product }, launchVersions: ["1.0"], maxDepth: 6)
+            name: "Watchy", executable: "watchy", make: { _, _ in Self.product }, launchVersions: ["1.0"],
+            maxDepth: 6)
         let plain = try await Explorer(base).run()
         #expect(plain.unreachedSteps == ["welcome/pairWatch", "welcome/twoWatches"])
 
@@ -103,17 +115,25 @@ struct ContextVariantTests {
 /// product module this target depends on; `ProductRegistryPlugin` lists their registrations).
 @Suite("One registry of products")
 struct ProductRegistryTests {
-    static let appsFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    static let appsFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Apps")
 
     @Test func everyFolderUnderAppsIsRegisteredAndExplored() throws {
         let folders = try FileManager.default.contentsOfDirectory(atPath: Self.appsFolder.path).filter {
-            FileManager.default.fileExists(atPath: Self.appsFolder.appendingPathComponent("\($0)/Onboarding").path)
+            FileManager.default.fileExists(
+                atPath: Self.appsFolder.appendingPathComponent("\($0)/Onboarding").path)
         }
         let unbuilt = Set(folders).subtracting(registeredProductFolders.values).sorted()
         #expect(
             unbuilt.isEmpty,
-            "Apps/\(unbuilt.joined(separator: ", Apps/")) is not in the package that was built: SwiftPM read Package.swift before the folder existed and keeps what it read; run scripts/regen-product \(unbuilt.joined(separator: " ")) (it makes SwiftPM read it again), then swift test")
+            """
+            Apps/\(unbuilt.joined(separator: ", Apps/")) is not in the package that was built: SwiftPM \
+            read Package.swift before the folder existed and keeps what it read; run \
+            scripts/regen-product \(unbuilt.joined(separator: " ")) (it makes SwiftPM read it again), \
+            then swift test
+            """
+        )
         #expect(Set(registeredProductFolders.values) == Set(folders))
         #expect(Set(Subject.all.map(\.executable)) == Set(registeredProducts.map(\.executable)))
         #expect(Subject.products.count == registeredProducts.count)
@@ -130,7 +150,8 @@ struct ProductRegistryTests {
         #expect(subject.name == registration.displayName)
         #expect(subject.launchVersions == [product.currentVersion])
         #expect(subject.maxDepth > 0)
-        #expect(subject.usesNetwork == product.handler.declarations.deviceKeys.contains { $0.name == "online" })
+        #expect(
+            subject.usesNetwork == product.handler.declarations.deviceKeys.contains { $0.name == "online" })
     }
 
     /// Flows that show on an upgrade are explored by default, in a part of their own: the versions
@@ -148,10 +169,17 @@ struct ProductRegistryTests {
     /// Two equal states are one state to the explorer, whatever order their dictionaries iterate in
     /// (which depends on each dictionary's capacity and history, and on the process's hash seed).
     @Test func equalStatesHaveOneKeyWhateverTheirDictionariesOrder() throws {
-        let flows: [(FlowID, FlowState)] = ["intro", "challenges", "pota_account", "activities", "logbook", "map"]
-            .enumerated().map { index, id in
-                (FlowID(rawValue: id), index % 2 == 0 ? .record(status: .completed, version: "2.5") : .notStarted(pendingStart: Date(timeIntervalSince1970: 1_767_603_600)))
-            }
+        let flows: [(FlowID, FlowState)] = [
+            "intro", "challenges", "pota_account", "activities", "logbook", "map",
+        ]
+        .enumerated().map { index, id in
+            (
+                FlowID(rawValue: id),
+                index % 2 == 0
+                    ? .record(status: .completed, version: "2.5")
+                    : .notStarted(pendingStart: Date(timeIntervalSince1970: 1_767_603_600))
+            )
+        }
         let small = Dictionary(uniqueKeysWithValues: flows)
         // A dictionary equal to it whose iteration order differs (a larger capacity spreads the keys).
         let spread = try #require(
@@ -164,16 +192,19 @@ struct ProductRegistryTests {
         let world = World(permissionsBefore: ["health": "granted", "screenTime": "denied"])
         #expect(
             Explorer.stateKey(Session(tour: TourState(flows: small, appVersion: "2.5")), world: world)
-                == Explorer.stateKey(Session(tour: TourState(flows: spread, appVersion: "2.5")), world: world))
+                == Explorer.stateKey(Session(tour: TourState(flows: spread, appVersion: "2.5")), world: world)
+        )
     }
 
     /// A ranged number is explored at its bounds, not at every value: a field of 1-60 gives the
     /// moves 1 and 60 (and the one without the required parameter), a field bounded by a context
     /// value its minimum.
     @Test func aRangedFieldIsExploredAtItsBoundsNotEveryValue() {
-        let action = StepAction("setMinutes", fills: ["minutes"], requiredParameters: ["minutes"], outcome: .stay)
+        let action = StepAction(
+            "setMinutes", fills: ["minutes"], requiredParameters: ["minutes"], outcome: .stay)
         func values(_ kind: FieldSpec.Kind) -> [String] {
-            Explorer.variants(of: action, fields: [FieldSpec("minutes", kind)], gates: []).compactMap { move in
+            Explorer.variants(of: action, fields: [FieldSpec("minutes", kind)], gates: []).compactMap {
+                move in
                 if case .action(_, let parameters, _) = move { parameters["minutes"] ?? "-" } else { nil }
             }
         }

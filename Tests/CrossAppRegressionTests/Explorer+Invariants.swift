@@ -1,8 +1,8 @@
 import Foundation
-import TourCodec
-import TourRuntime
-import TourCore
 import Persistence
+import TourCodec
+import TourCore
+import TourRuntime
 
 /// The invariants checked on every accepted transition.
 extension Explorer {
@@ -34,7 +34,10 @@ extension Explorer {
                 if !offered.contains(where: { $0.answers(to: name) }) && !step.passThrough.contains(name) {
                     fail(
                         path, place,
-                        "was accepted, but the step's definition allows only \(allowed.joined(separator: ", "))"
+                        """
+                        was accepted, but the step's definition allows \
+                        only \(allowed.joined(separator: ", "))
+                        """
                     )
                 }
                 let now = after.tour[flow: flowID]
@@ -71,16 +74,25 @@ extension Explorer {
                     && after.tour[flow: flow.id].activation != before.tour[flow: flow.id].activation
             }
             if started.count > 1 {
-                fail(path, place, "started \(started.map(\.id.rawValue).joined(separator: " and ")) in one launch")
+                fail(
+                    path, place,
+                    "started \(started.map(\.id.rawValue).joined(separator: " and ")) in one launch")
             }
         }
         // A visit belongs to its place: while another flow shows, it starts nothing, now or later.
         if case .visit = move, before.tour.presentingFlow != nil {
             for flow in catalog.flows
             where after.tour[flow: flow.id].pendingStart != before.tour[flow: flow.id].pendingStart
-                || (after.tour[flow: flow.id].status == .active && before.tour[flow: flow.id].status != .active)
+                || (after.tour[flow: flow.id].status == .active
+                    && before.tour[flow: flow.id].status != .active)
             {
-                fail(path, place, "the visit triggered \(flow.id) while \(before.tour.presentingFlow?.rawValue ?? "") showed")
+                fail(
+                    path, place,
+                    """
+                    the visit triggered \(flow.id) while \(before.tour.presentingFlow?.rawValue ?? "") \
+                    showed
+                    """
+                )
             }
         }
         checkSideEffects(
@@ -101,7 +113,10 @@ extension Explorer {
                 if now.replayOf != nil || (now.status != record.status && !restarted) {
                     fail(
                         path, place,
-                        "\(flow.id): an interrupted replay did not give back the record \(record.status.rawValue)"
+                        """
+                        \(flow.id): an interrupted replay did not give back the \
+                        record \(record.status.rawValue)
+                        """
                     )
                 }
                 continue
@@ -111,7 +126,10 @@ extension Explorer {
                 if now.status != .active || now.plan != was.plan || now.position != was.position {
                     fail(
                         path, place,
-                        "\(flow.id) should resume at step \(was.position + 1) after a relaunch; it is \(describe(now))"
+                        """
+                        \(flow.id) should resume at step \(was.position + 1) after a relaunch; it \
+                        is \(describe(now))
+                        """
                     )
                 }
             case .restart:
@@ -204,24 +222,36 @@ extension Explorer {
     /// step that waits for an action has no timer (so it cannot move on before they act); with
     /// haptics off no haptic is played; with reduced motion every celebration says so.
     func checkAccessibility(
-        _ transitions: [Transition], after: Session, world: World, product: Product, path: [Move], place: String
+        _ transitions: [Transition], after: Session, world: World, product: Product, path: [Move],
+        place: String
     ) {
         let settings = AccessibilitySettings(world.deviceFacts)
         let effects = transitions.flatMap(\.effects)
-        if !settings.hapticsEnabled, effects.contains(where: { if case .haptic = $0 { true } else { false } }) {
+        if !settings.hapticsEnabled, effects.contains(where: { if case .haptic = $0 { true } else { false } })
+        {
             fail(path, place, "played a haptic with haptics off")
         }
-        for case .celebration(let flow, let step, let reduced) in effects where reduced != settings.reducedMotion {
-            fail(path, place, "celebrated \(flow)/\(step) with reducedMotion \(reduced), the device says \(settings.reducedMotion)")
+        for case .celebration(let flow, let step, let reduced) in effects
+        where reduced != settings.reducedMotion {
+            fail(
+                path, place,
+                """
+                celebrated \(flow)/\(step) with reducedMotion \(reduced), the device \
+                says \(settings.reducedMotion)
+                """
+            )
         }
         guard settings.voiceOver else { return }
         for (id, run) in after.tour.flows where run.status == .active {
-            guard let flow = product.catalog.flow(id), let stepID = run.currentStep, let step = flow.step(stepID),
+            guard let flow = product.catalog.flow(id), let stepID = run.currentStep,
+                let step = flow.step(stepID),
                 case .active(let active) = run
             else { continue }
             let waits = flow.accessibility.autoAdvance(step, for: settings) == nil
             if waits && active.deadline != nil {
-                fail(path, place, "left \(id)/\(stepID) on a timer, but it waits for a VoiceOver user's action")
+                fail(
+                    path, place, "left \(id)/\(stepID) on a timer, but it waits for a VoiceOver user's action"
+                )
             }
         }
         for record in transitions.map(\.record) where record.outcome.contains("timed out") {

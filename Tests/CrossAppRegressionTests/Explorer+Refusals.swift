@@ -1,7 +1,7 @@
 import Foundation
-import TourRuntime
 import Persistence
 import TourCore
+import TourRuntime
 
 /// Refused moves: refused by the engine, and by the runtime on the state's own database.
 extension Explorer {

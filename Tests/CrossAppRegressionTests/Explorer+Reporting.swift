@@ -1,8 +1,8 @@
 import Foundation
-import TourCodec
-import TourRuntime
-import TourCore
 import Persistence
+import TourCodec
+import TourCore
+import TourRuntime
 
 /// Coverage, failure messages, and what makes two explored states the same.
 extension Explorer {
@@ -54,7 +54,9 @@ extension Explorer {
         let order = tour.flows.filter { $0.value.status == .active }.sorted {
             $0.value.activation < $1.value.activation
         }.map(\.key)
-        func relative(_ date: Date?) -> Date? { date.map { Date(timeIntervalSinceReferenceDate: $0.timeIntervalSince(now)) } }
+        func relative(_ date: Date?) -> Date? {
+            date.map { Date(timeIntervalSinceReferenceDate: $0.timeIntervalSince(now)) }
+        }
         for (id, flow) in tour.flows {
             switch flow {
             case .notStarted(let start):

@@ -1,10 +1,11 @@
 import Foundation
-import TourRuntime
-import TourCore
-import Persistence
 import Permissions
+import Persistence
+import TourCore
+import TourRuntime
 
-/// How a move runs: the session a state is opened as (its world's permissions and device facts), and the move performed on it.
+/// How a move runs: the session a state is opened as (its world's permissions and device facts), and the move
+/// performed on it.
 extension Explorer {
     func makeSession(
         _ product: Product, database: OnboardingDatabase, world: World, stored: Session,

@@ -1,9 +1,9 @@
 import Foundation
+import Permissions
+import Persistence
+import TourCore
 import TourFixtures
 import TourRuntime
-import TourCore
-import Persistence
-import Permissions
 
 /// Explores every state of one product reachable from a fresh install, breadth first, with every
 /// move at every state; checks the invariants on every transition.
@@ -56,7 +56,8 @@ final class Explorer: @unchecked Sendable {
                 report.definedSteps.append("\(flow.id)/\(step.id)")
                 // Back is never accepted on a flow's first step.
                 let names =
-                    step.actions.filter { !($0.outcome == .back && index == 0) }.map(\.name) + step.passThrough
+                    step.actions.filter { !($0.outcome == .back && index == 0) }.map(\.name)
+                    + step.passThrough
                 report.definedPairs += names.map { "\(flow.id)/\(step.id)/\($0)" }
             }
         }
@@ -95,7 +96,8 @@ final class Explorer: @unchecked Sendable {
         for world in subject.startingWorlds {
             // A fresh install is a file that does not exist yet: the first write creates it.
             let store = Store.file(try newFolder())
-            let session = try open(store, for: .state).session(key(for: subject.make("", world)), scopes: scopes)
+            let session = try open(store, for: .state).session(
+                key(for: subject.make("", world)), scopes: scopes)
             if seen.insert(Self.stateKey(session, world: world)).inserted {
                 frontier.append(Node(store: store, world: world, path: [], budget: subject.budget))
             }
@@ -107,8 +109,11 @@ final class Explorer: @unchecked Sendable {
             if ProcessInfo.processInfo.environment["EXPLORE_TRACE"] != nil {
                 FileHandle.standardError.write(
                     Data(
-                        "\(subject): depth \(depth) done, \(report.states) states, \(report.transitions) transitions, frontier \(frontier.count)\n"
-                            .utf8))
+                        """
+                        \(subject): depth \(depth) done, \(report.states) states, \(report.transitions) \
+                        transitions, frontier \(frontier.count)\n
+                        """
+                        .utf8))
             }
         }
         report.paths += frontier.count
@@ -141,7 +146,8 @@ final class Explorer: @unchecked Sendable {
             let database = use == .state ? stateDatabase : moveDatabase
             try database.load(image: bytes)
             return database
-        case .file(let folder): return try OnboardingDatabase.open(path: databasePath(folder), executor: executor)
+        case .file(let folder):
+            return try OnboardingDatabase.open(path: databasePath(folder), executor: executor)
         }
     }
 
@@ -316,7 +322,8 @@ final class Explorer: @unchecked Sendable {
         } else {
             var answers: [String: String] = [:]
             if case .action(_, _, let given) = move { answers = given }
-            let session = makeSession(product, database: database, world: world, stored: before, answers: answers)
+            let session = makeSession(
+                product, database: database, world: world, stored: before, answers: answers)
             let transitions: [Transition]
             do {
                 transitions = try await perform(move, on: session, product: product, stored: before)
@@ -339,7 +346,8 @@ final class Explorer: @unchecked Sendable {
                     move, path: path, place: place, before: before, after: after, product: product,
                     journalBefore: journalBefore, journal: journal)
             }
-            checkAccessibility(transitions, after: after, world: world, product: product, path: path, place: place)
+            checkAccessibility(
+                transitions, after: after, world: world, product: product, path: path, place: place)
         }
         report.transitions += 1
         record(move, before: before, after: after, product: product)
@@ -359,7 +367,8 @@ final class Explorer: @unchecked Sendable {
             fail(path, place, "the states the journal recorded do not give the stored state")
         }
         let replayed = try JournalReplay.replay(
-            app: app, engine: product.engine, rows: Array(journal.dropFirst(journalBefore.count)), after: node.replayed)
+            app: app, engine: product.engine, rows: Array(journal.dropFirst(journalBefore.count)),
+            after: node.replayed)
         if replayed.states != storedFlows {
             fail(path, place, "replaying the journal's events does not give the stored state")
         }

@@ -1,6 +1,6 @@
 import Foundation
-import TourRuntime
 import TourCore
+import TourRuntime
 
 /// One thing that can happen at a state: an action on the card (or a free action), a timer
 /// running out, the app killed and launched again, a visit or signal, a replay or reset, the
@@ -48,7 +48,8 @@ enum Move: Hashable, Sendable, CustomStringConvertible {
 /// How many moves of each outside kind one path may take. Without a bound the independent flows of
 /// a product (Carrier Wave's five mini-tours, each visit at each step of each other one) multiply
 /// into millions of states; with it every step and pair is still reached, and a path may still
-/// kill and relaunch once after its first launch, stack two tours, replay or reset once, and lose and regain the network.
+/// kill and relaunch once after its first launch, stack two tours, replay or reset once, and lose and regain
+/// the network.
 struct Budget: Hashable, Sendable {
     var remaining: [String: Int] = ["relaunch": 2, "trigger": 2, "replay or reset": 1, "network": 2]
 
@@ -81,7 +82,8 @@ struct ExplorationReport: Sendable {
 
     var summary: String {
         "\(product): \(states) states, \(transitions) transitions, \(paths) paths (depth ≤ \(depth)), "
-            + "\(refusalsChecked) refusals (\(refusalsOnDisk) on disk); steps \(definedSteps.count - unreachedSteps.count)/\(definedSteps.count), "
+            + "\(refusalsChecked) refusals (\(refusalsOnDisk) on disk); "
+            + "steps \(definedSteps.count - unreachedSteps.count)/\(definedSteps.count), "
             + "(step, action) pairs \(definedPairs.count - unacceptedPairs.count)/\(definedPairs.count)"
     }
 }

@@ -6,8 +6,8 @@ import GrowthOnboarding
 import LockedInOnboarding
 import MoodTrackerOnboarding
 import TourCodec
-import TourRuntime
 import TourCore
+import TourRuntime
 
 /// What the device around a product is like for one exploration state: things a product reads that
 /// are not in its database (the network, permission statuses before any request).
@@ -148,16 +148,21 @@ extension Subject {
     /// declares an `online` device fact, and a world where its permissions were granted before.
     init(_ registration: ProductRegistration) {
         let product = registration.make(RunEnvironment(databasePath: ":memory:"))
-        let permissions = product.catalog.flows.flatMap(\.steps).flatMap(\.gates).compactMap { gate -> String? in
+        let permissions = product.catalog.flows.flatMap(\.steps).flatMap(\.gates).compactMap {
+            gate -> String? in
             if case .permission(let name) = gate.kind { name.rawValue } else { nil }
         }
         var worlds = [World()]
         if !permissions.isEmpty {
-            worlds.append(World(permissionsBefore: Dictionary(permissions.map { ($0, "granted") }) { first, _ in first }))
+            worlds.append(
+                World(
+                    permissionsBefore: Dictionary(permissions.map { ($0, "granted") }) { first, _ in first }))
         }
         self.init(
             name: registration.displayName, executable: registration.executable,
-            make: { path, world in registration.make(RunEnvironment(databasePath: path, offline: world.offline)) },
+            make: { path, world in
+                registration.make(RunEnvironment(databasePath: path, offline: world.offline))
+            },
             launchVersions: [product.currentVersion], startingWorlds: worlds,
             usesNetwork: product.handler.declarations.context.contains { $0.name == "online" }, maxDepth: 9)
     }
@@ -177,7 +182,8 @@ extension Subject {
         }
         let flows = product.catalog.flows
         let named = flows.flatMap { flow in
-            flow.triggers.flatMap { versions(in: $0.when) } + flow.steps.flatMap { versions(in: $0.includedWhen) }
+            flow.triggers.flatMap { versions(in: $0.when) }
+                + flow.steps.flatMap { versions(in: $0.includedWhen) }
         }
         var all = Set(named + [product.currentVersion])
         if !named.isEmpty { all.insert("0.1") }
@@ -192,7 +198,8 @@ extension Subject {
     /// holds, and every path under each value is held to the invariants.
     func exploringContextVariants() -> Subject {
         let product = make(":memory:", World())
-        let variables = ContextReach.deviceVariables(of: product.catalog, declarations: product.handler.vocabulary)
+        let variables = ContextReach.deviceVariables(
+            of: product.catalog, declarations: product.handler.vocabulary)
         guard let base = startingWorlds.first else { return self }
         var subject = self
         for variable in variables {

@@ -27,7 +27,8 @@ struct TranscriptTests {
 
     /// A product's transcripts: `Apps/<Folder>/Transcripts`.
     static func folder(of executable: String) -> URL {
-        packageRoot.appendingPathComponent("Apps/\(registeredProductFolders[executable] ?? executable)/Transcripts")
+        packageRoot.appendingPathComponent(
+            "Apps/\(registeredProductFolders[executable] ?? executable)/Transcripts")
     }
 
     /// Whether this run records `executable`'s transcripts instead of comparing them.
@@ -55,7 +56,11 @@ struct TranscriptTests {
             let folder = registeredProductFolders[subject.executable] ?? subject.executable
             #expect(
                 count >= 8,
-                "\(subject.name) has \(count) golden transcripts in Apps/\(folder)/Transcripts, at least 8 are asked for: describe its flow in Apps/\(folder)/Transcripts/scenarios.json (scripts/new-product writes one) and run scripts/regen-product \(folder)"
+                """
+                \(subject.name) has \(count) golden transcripts in Apps/\(folder)/Transcripts, at least \
+                8 are asked for: describe its flow in Apps/\(folder)/Transcripts/scenarios.json \
+                (scripts/new-product writes one) and run scripts/regen-product \(folder)
+                """
             )
         }
     }
@@ -71,13 +76,20 @@ struct TranscriptTests {
             }
             guard let expected = try? String(contentsOf: recorded, encoding: .utf8) else {
                 Issue.record(
-                    "\(scenario): no recorded transcript \(recorded.lastPathComponent); record it with scripts/regen-product \(registeredProductFolders[scenario.executable] ?? scenario.executable)"
+                    """
+                    \(scenario): no recorded transcript \(recorded.lastPathComponent); record it with \
+                    scripts/regen-produc\
+                    t \(registeredProductFolders[scenario.executable] ?? scenario.executable)
+                    """
                 )
                 continue
             }
             if actual != expected {
                 Issue.record(
-                    "\(scenario) (\(json ? "JSON" : "text")): the transcript changed\n\(try diff(expected, actual, name: recorded.lastPathComponent))"
+                    """
+                    \(scenario) (\(json ? "JSON" : "text")): the transcript \
+                    changed\n\(try diff(expected, actual, name: recorded.lastPathComponent))
+                    """
                 )
             }
         }
@@ -211,7 +223,12 @@ struct Scenario: Sendable, CustomStringConvertible {
             let data = output.fileHandleForReading.readUntilEnd()
             process.waitUntilExit()
             let status = process.terminationStatus
-            return String(decoding: data, as: UTF8.self) + (status == 0 ? "" : "── exit \(status) ──\n")
+            return String(decoding: data, as: UTF8.self)
+                + (status == 0
+                    ? ""
+                    : """
+                    ── exit \(status) ──\n
+                    """)
         }
         // Wait until the process has read the sync line, which it does only after every line above
         // has finished (and committed), then kill it where it stands.

@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import Persistence
+import Synchronization
 import Testing
 import TourFixtures
 import TourRuntime
@@ -9,7 +9,8 @@ import TourRuntime
 struct DatabaseTests {
     /// Every schema migration, in order; a new one is appended, none is ever edited.
     static let migrations = [
-        "v1-flows-journal-domain", "v2-catalog-versions-journal-facts", "v3-account-sync", "v4-journal-recorded-states",
+        "v1-flows-journal-domain", "v2-catalog-versions-journal-facts", "v3-account-sync",
+        "v4-journal-recorded-states",
         "v5-journal-catalog-fingerprint", "v6-domain-state-format", "v7-published-catalogs",
         "v8-catalog-pull-binary", "v9-experiments", "v10-journal-app-version", "v11-signed-publications",
         "v12-outbox-set-aside", "v13-installs-secrets-freshness", "v14-journal-consent-and-start-context",
@@ -107,7 +108,9 @@ struct DatabaseTests {
             for database in databases {
                 DispatchQueue.global().async(group: group) {
                     start.wait()
-                    do { try database.createIfMissing() } catch { failures.withLock { $0.append("\(error)") } }
+                    do { try database.createIfMissing() } catch {
+                        failures.withLock { $0.append("\(error)") }
+                    }
                 }
             }
             for _ in databases { start.signal() }
@@ -150,10 +153,13 @@ struct DatabaseTests {
             session.domain["bank"] = 45
             return ((), nil)
         }
-        let rows = try RawSQL(path).rows("SELECT subject, key FROM domain_state").map { "\($0[0]!)/\($0[1]!)" }
+        let rows = try RawSQL(path).rows("SELECT subject, key FROM domain_state").map {
+            "\($0[0]!)/\($0[1]!)"
+        }
         #expect(rows == ["@install/bank"])
         #expect(
-            try database.session(SessionKey(app: "test", user: "bob"), scopes: perInstall).domain["bank"] == 45)
+            try database.session(SessionKey(app: "test", user: "bob"), scopes: perInstall).domain["bank"]
+                == 45)
     }
 
     /// A later release adds keys to the stored record; its rows, in a real file, load in this build
@@ -163,7 +169,8 @@ struct DatabaseTests {
         let path = folder.path("later.sqlite")
         let key = SessionKey(app: "test", user: "alice")
         let scopes = Scopes(flows: [:], state: StateScopes(.user))
-        let run = FlowRun(plan: ["one", "two"], position: 1, fields: ["name": "Ada"], activation: 1, catalogVersion: 2)
+        let run = FlowRun(
+            plan: ["one", "two"], position: 1, fields: ["name": "Ada"], activation: 1, catalogVersion: 2)
         let database = try OnboardingDatabase.open(path: path)
         try database.commit(key, scopes: scopes) { session in
             session.tour[flow: "form"] = .active(run)
@@ -172,18 +179,23 @@ struct DatabaseTests {
         let raw = try RawSQL(path)
         try raw.execute(
             """
-            UPDATE flow_state SET state_json = json_set(state_json, '$.syncedAt', 1767700000, '$.run.hintsShown', 3)
+            UPDATE flow_state SET state_json = json_set(state_json, '$.syncedAt', 1767700000, \
+            '$.run.hintsShown', 3)
             """)
         let columns = try raw.rows("SELECT status, step, catalog_version FROM flow_state").first
         #expect(columns == ["active", "two", "2"])
-        #expect(try OnboardingDatabase.open(path: path).session(key, scopes: scopes).tour[flow: "form"] == .active(run))
+        #expect(
+            try OnboardingDatabase.open(path: path).session(key, scopes: scopes).tour[flow: "form"]
+                == .active(run))
     }
 
     @Test func anEmptyPathOrAFolderIsRefusedWithWhatToDo() throws {
         let folder = try TemporaryFolder()
         let empty = #expect(throws: StorageError.self) { try OnboardingDatabase.open(path: "") }
         #expect(empty?.description.contains("give a file name") == true)
-        let directory = #expect(throws: StorageError.self) { try OnboardingDatabase.open(path: folder.url.path) }
+        let directory = #expect(throws: StorageError.self) {
+            try OnboardingDatabase.open(path: folder.url.path)
+        }
         #expect(directory?.description.contains("it is a folder") == true)
     }
 
@@ -228,7 +240,8 @@ struct DatabaseTests {
         var expected: [[[OutboxRow]]] = []
         for name in ["midflow", "finished", "skipped"] {
             let path = folder.path("\(name).sqlite")
-            try FileManager.default.copyItem(atPath: releases.appendingPathComponent("\(name).sqlite").path, toPath: path)
+            try FileManager.default.copyItem(
+                atPath: releases.appendingPathComponent("\(name).sqlite").path, toPath: path)
             let file = try OnboardingDatabase.open(path: path)
             for key in keys { try file.enroll(key, records: [:], now: start) }
             expected.append(try keys.map { try file.outbox($0, limit: 1_000) })
@@ -239,7 +252,9 @@ struct DatabaseTests {
         for index in [0, 1, 2, 0, 2, 1] {
             try memory.load(image: images[index])
             let outboxes = try keys.map { try memory.outbox($0, limit: 1_000) }
-            #expect(outboxes.map { $0.map(\.journalID) } == expected[index].map { $0.map(\.journalID) }, "image \(index)")
+            #expect(
+                outboxes.map { $0.map(\.journalID) } == expected[index].map { $0.map(\.journalID) },
+                "image \(index)")
             #expect(outboxes == expected[index], "image \(index)")
             // A write lands in this image's own tables.
             try memory.acknowledge(keys[0], through: expected[index][0].last?.journalID ?? 0, at: start)
@@ -267,11 +282,15 @@ struct DatabaseTests {
             time: .virtual(start: Fixtures.t0))
         try await session.send(.appLaunched(version: "2.5"))
         let raw = try RawSQL(path)
-        let update = #expect(throws: RawSQL.Failure.self) { try raw.execute("UPDATE journal SET outcome = 'x'") }
+        let update = #expect(throws: RawSQL.Failure.self) {
+            try raw.execute("UPDATE journal SET outcome = 'x'")
+        }
         #expect(update?.description.contains("append-only") == true)
         let delete = #expect(throws: RawSQL.Failure.self) { try raw.execute("DELETE FROM journal") }
         #expect(delete?.description.contains("append-only") == true)
-        let states = #expect(throws: RawSQL.Failure.self) { try raw.execute("UPDATE journal SET states_json = '{}'") }
+        let states = #expect(throws: RawSQL.Failure.self) {
+            try raw.execute("UPDATE journal SET states_json = '{}'")
+        }
         #expect(states?.description.contains("append-only") == true)
     }
 

@@ -1,6 +1,7 @@
-@testable import Persistence
 import SchemaMigrations
 import Testing
+
+@testable import Persistence
 
 /// The device's landed migrations are never edited, as the server's are not (`MigrationFreezeTests`):
 /// a file migrated before and after a change to a landed migration would differ. Each is held to
@@ -28,7 +29,9 @@ import Testing
     static let landedBudget: [(id: String, fingerprint: UInt64)] = [("v1-budget", 0xc7012c5b9d28f3bc)]
 
     @Test func everyLandedDeviceMigrationIsAsItLanded() {
-        for problem in Schema.history.freezeProblems(landed: Self.landed) { Issue.record(Comment(rawValue: problem)) }
+        for problem in Schema.history.freezeProblems(landed: Self.landed) {
+            Issue.record(Comment(rawValue: problem))
+        }
         for problem in SharedBudgetFile.history.freezeProblems(landed: Self.landedBudget) {
             Issue.record(Comment(rawValue: problem))
         }

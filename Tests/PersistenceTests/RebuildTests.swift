@@ -1,9 +1,9 @@
 import Foundation
+import Permissions
 import Persistence
 import Testing
 import TourFixtures
 import TourRuntime
-import Permissions
 
 @Suite("Journal rebuild")
 struct RebuildTests {
@@ -45,7 +45,8 @@ struct RebuildTests {
     /// A database file at `path` where ann's session took `events`, closed again.
     static func file(_ path: String, of product: Product, after events: [TourEvent]) async throws {
         let database = try OnboardingDatabase.open(path: path)
-        let session = TourSession(product: product, user: "ann", database: database, time: .virtual(start: Fixtures.t0))
+        let session = TourSession(
+            product: product, user: "ann", database: database, time: .virtual(start: Fixtures.t0))
         for event in events { try await session.send(event) }
     }
 
@@ -56,7 +57,9 @@ struct RebuildTests {
         let folder = try TemporaryFolder()
         let path = folder.path("mixed.sqlite")
         let product = fixtureProduct()
-        try await Self.file(path, of: product, after: [.appLaunched(version: "2.5"), .actionPerformed("next", parameters: [:])])
+        try await Self.file(
+            path, of: product,
+            after: [.appLaunched(version: "2.5"), .actionPerformed("next", parameters: [:])])
         let raw = try RawSQL(path)
         try raw.execute(
             """
@@ -65,10 +68,13 @@ struct RebuildTests {
             """)
         #expect(try raw.rows("SELECT count(*) FROM journal WHERE states_json IS NULL") == [["2"]])
         let database = try OnboardingDatabase.open(path: path)
-        let session = TourSession(product: product, user: "ann", database: database, time: .virtual(start: Fixtures.t0))
+        let session = TourSession(
+            product: product, user: "ann", database: database, time: .virtual(start: Fixtures.t0))
         try await session.send(.actionPerformed("choose", parameters: ["apps": "Instagram,TikTok"]))
         let stored = try database.storedFlows(app: "test")
-        #expect(stored.values.contains { $0.values.contains { !$0.fields.isEmpty } }, "the field set last is in the state")
+        #expect(
+            stored.values.contains { $0.values.contains { !$0.fields.isEmpty } },
+            "the field set last is in the state")
         #expect(!stored.isEmpty)
         #expect(try JournalReplay.rebuild(app: "test", engine: product.engine, from: database) == stored)
         #expect(try JournalReplay.replay(app: "test", engine: product.engine, from: database) == stored)
@@ -89,8 +95,10 @@ struct RebuildTests {
                 let status = (round + flow) % 2 == 1 ? "completed" : "skipped"
                 try raw.execute(
                     """
-                    INSERT INTO journal (time, app, user, event, outcome, event_json, context_json, effects_json, states_json)
-                    VALUES (\(1_000 + round * flows + flow), 'test', 'user\(flow % 3)', 'signal', 'no change', '{}', '{}', '[]',
+                    INSERT INTO journal (time, app, user, event, outcome, event_json, context_json, \
+                    effects_json, states_json)
+                    VALUES (\(1_000 + round * flows + flow), 'test', 'user\(flow % 3)', 'signal', 'no \
+                    change', '{}', '{}', '[]',
                     '{"ghost\(flow)":{"format":2,"status":"\(status)","version":"2.5"}}');
                     """)
             }

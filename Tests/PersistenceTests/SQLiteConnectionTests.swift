@@ -53,7 +53,8 @@ struct SQLiteConnectionTests {
             }
             return ((), commit: true)
         }
-        #expect(try connection.all("SELECT value FROM t ORDER BY rowid") { $0.text(0) } == ["outer", "inner"])
+        #expect(
+            try connection.all("SELECT value FROM t ORDER BY rowid") { $0.text(0) } == ["outer", "inner"])
         // An outer rollback takes the released inner part with it.
         try connection.transaction(.immediate) {
             try connection.transaction(.immediate) {
@@ -62,7 +63,8 @@ struct SQLiteConnectionTests {
             }
             return ((), commit: false)
         }
-        #expect(try connection.all("SELECT value FROM t ORDER BY rowid") { $0.text(0) } == ["outer", "inner"])
+        #expect(
+            try connection.all("SELECT value FROM t ORDER BY rowid") { $0.text(0) } == ["outer", "inner"])
         #expect(!connection.isInTransaction)
     }
 
@@ -129,7 +131,9 @@ struct SQLiteConnectionTests {
             try connection.run("DELETE FROM t")
             try connection.run("INSERT INTO t VALUES (?)", [.text(value)])
             #expect(try connection.first("SELECT value FROM t") { $0.text(0) } == value)
-            #expect(try connection.first("SELECT length(CAST(value AS BLOB)) FROM t") { $0.int(0) } == value.utf8.count)
+            #expect(
+                try connection.first("SELECT length(CAST(value AS BLOB)) FROM t") { $0.int(0) }
+                    == value.utf8.count)
         }
         // Past SQLite's length limit, the value is refused with SQLITE_TOOBIG and nothing is written.
         connection.limit(SQLITE_LIMIT_LENGTH, 1_000)
@@ -168,7 +172,8 @@ struct SQLiteConnectionTests {
                 catalogVersion: 1, factsJSON: facts, catalogFingerprint: nil)
         }
         #expect(try row(nil).storedFacts() == nil)
-        let newer = #"[{"fact":"flowStarted","flow":"walk","plan":["a"]},{"fact":"fromTheFuture","flow":"walk"}]"#
+        let newer =
+            #"[{"fact":"flowStarted","flow":"walk","plan":["a"]},{"fact":"fromTheFuture","flow":"walk"}]"#
         #expect(try row(newer).storedFacts()?.count == 1)
         for broken in ["not json", #"{"fact":"flowStarted"}"#, #"[{"fact":"stepEntered","flow":"walk"}]"#] {
             let error = #expect(throws: StorageError.self) { try row(broken).storedFacts() }

@@ -8,7 +8,8 @@ import Testing
 @Suite("Schema history")
 struct SchemaHistoryTests {
     static let history = SchemaHistory([
-        SchemaMigration("v1", ["CREATE TABLE a (x)"]), SchemaMigration("v2", ["CREATE TABLE b (x)", "CREATE INDEX b_x ON b (x)"]),
+        SchemaMigration("v1", ["CREATE TABLE a (x)"]),
+        SchemaMigration("v2", ["CREATE TABLE b (x)", "CREATE INDEX b_x ON b (x)"]),
         SchemaMigration("v3", ["DROP TABLE a"]),
     ])
 

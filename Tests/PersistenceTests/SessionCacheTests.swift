@@ -1,9 +1,9 @@
 import Foundation
 import Persistence
 import Testing
-import TourRuntime
 import TourCodec
 import TourCore
+import TourRuntime
 
 /// A commit reuses the session the previous commit left, but never a stale one: whatever wrote in
 /// between (another connection, this connection for another user or for sync, a rollback) is seen.
@@ -44,7 +44,8 @@ struct SessionCacheTests {
         // A refused commit changes nothing, in the file or in the session kept.
         struct Refused: Error {}
         #expect(throws: Refused.self) {
-            try database.commit(SessionKey(app: "test", user: "ann"), scopes: Self.scopes) { session -> (Void, JournalAppend?) in
+            try database.commit(SessionKey(app: "test", user: "ann"), scopes: Self.scopes) {
+                session -> (Void, JournalAppend?) in
                 session.domain["shared"] = 99
                 throw Refused()
             }
@@ -52,7 +53,9 @@ struct SessionCacheTests {
         #expect(try Self.bump(database, "ann", "shared") == 3)
         // Other scopes for the same user read again: kept per user, the key has no row of Ann's.
         #expect(
-            try database.commit(SessionKey(app: "test", user: "ann"), scopes: Scopes(flows: [:], state: StateScopes(.user))) {
+            try database.commit(
+                SessionKey(app: "test", user: "ann"), scopes: Scopes(flows: [:], state: StateScopes(.user))
+            ) {
                 session in (session.domain["shared"]?.intValue, nil)
             } == nil)
     }
@@ -61,7 +64,10 @@ struct SessionCacheTests {
     static func journal(_ database: OnboardingDatabase, _ user: String, _ context: TourContext) throws {
         try database.commit(SessionKey(app: "test", user: user), scopes: scopes) { session in
             let record = JournalRecord(flow: nil, step: nil, event: .signal("tick"), outcome: "")
-            return ((), JournalAppend(time: Date(), record: record, context: context, effects: [], catalogVersion: 1))
+            return (
+                (),
+                JournalAppend(time: Date(), record: record, context: context, effects: [], catalogVersion: 1)
+            )
         }
     }
 

@@ -42,7 +42,8 @@ func tableDump(_ database: OnboardingDatabase, app: String) throws -> String {
 struct FixtureHandler: ProductHandler {
     var domainState: DomainStateVocabulary {
         DomainStateVocabulary(
-            format: 1, [.init("effects", .list, "every product effect applied"), .init("bank", .any, "activate's bank")])
+            format: 1,
+            [.init("effects", .list, "every product effect applied"), .init("bank", .any, "activate's bank")])
     }
 
     func apply(_ effect: FixtureEffect, to domain: inout [String: TourValue], now: Date) {
@@ -52,7 +53,9 @@ struct FixtureHandler: ProductHandler {
         if effect.name == "activate" { domain["bank"] = effect.payload["bank"] }
     }
 
-    nonisolated(nonsending) func perform(request name: String, payload: [String: TourValue], secrets: [String: Secret]) async
+    nonisolated(nonsending) func perform(
+        request name: String, payload: [String: TourValue], secrets: [String: Secret]
+    ) async
         -> GateStatus
     {
         payload["username"] == "offline" ? .unavailable : .granted
@@ -99,7 +102,8 @@ final class RawSQL {
     private var handle: OpaquePointer?
 
     init(_ path: String) throws {
-        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK else {
+        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK
+        else {
             throw Failure(description: "cannot open \(path)")
         }
         sqlite3_busy_timeout(handle, 5_000)

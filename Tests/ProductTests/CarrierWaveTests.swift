@@ -1,9 +1,9 @@
 import CarrierWaveOnboarding
 import Foundation
-import Testing
-import TourRuntime
-import TourCore
 import Persistence
+import Testing
+import TourCore
+import TourRuntime
 
 @Suite("Carrier Wave tours (seed 002)")
 struct CarrierWaveTests {
@@ -147,7 +147,9 @@ struct CarrierWaveTests {
         try await journey.act("connect", ["username": "W1AW", "password": "wrong-pass"])
         try await journey.expect(intro, "connectQRZ")
         #expect(
-            try await journey.card()?.notices == ["qrz did not accept those credentials. Check them and try again."])
+            try await journey.card()?.notices == [
+                "qrz did not accept those credentials. Check them and try again."
+            ])
         #expect(try await journey.state()["accounts"] == nil)
         #expect(credentials.password(service: "qrz", account: "W1AW") == nil)
         try await journey.act("connect", ["username": "W1AW", "password": "right-pass"])
@@ -228,18 +230,22 @@ struct CarrierWaveTests {
 
     /// Seed 002: "If current version is in that list and lastTourVersion is older, show prompt."
     /// Each launch of a sequence shows the prompt named (or none); never two in one launch.
-    @Test(arguments: [
-        // 1.9 → 2.0 → 2.5 → 2.6: each listed major once; 2.6 is not in the list.
-        [("1.9", "intro"), ("2.0", "whats_new_2_0"), ("2.0", nil), ("2.5", "whats_new_2_5"), ("2.6", nil)],
-        // A skipped major: 1.9 → 2.5 shows 2.5's prompt only.
-        [("1.9", "intro"), ("2.5", "whats_new_2_5"), ("2.5", nil)],
-        // A patch release of a listed version counts as it; its next patch shows nothing again.
-        [("1.9", "intro"), ("2.0.3", "whats_new_2_0"), ("2.5.1", "whats_new_2_5"), ("2.5.2", nil)],
-        // Downgrades never prompt.
-        [("1.9", "intro"), ("2.5", "whats_new_2_5"), ("2.0", nil), ("2.5", nil)],
-        // An install at a listed version sees the intro, which records that version.
-        [("2.0", "intro"), ("2.0", nil), ("2.5", "whats_new_2_5"), ("2.6", nil)],
-    ] as [[(String, FlowID?)]])
+    @Test(
+        arguments: [
+            // 1.9 → 2.0 → 2.5 → 2.6: each listed major once; 2.6 is not in the list.
+            [
+                ("1.9", "intro"), ("2.0", "whats_new_2_0"), ("2.0", nil), ("2.5", "whats_new_2_5"),
+                ("2.6", nil),
+            ],
+            // A skipped major: 1.9 → 2.5 shows 2.5's prompt only.
+            [("1.9", "intro"), ("2.5", "whats_new_2_5"), ("2.5", nil)],
+            // A patch release of a listed version counts as it; its next patch shows nothing again.
+            [("1.9", "intro"), ("2.0.3", "whats_new_2_0"), ("2.5.1", "whats_new_2_5"), ("2.5.2", nil)],
+            // Downgrades never prompt.
+            [("1.9", "intro"), ("2.5", "whats_new_2_5"), ("2.0", nil), ("2.5", nil)],
+            // An install at a listed version sees the intro, which records that version.
+            [("2.0", "intro"), ("2.0", nil), ("2.5", "whats_new_2_5"), ("2.6", nil)],
+        ] as [[(String, FlowID?)]])
     func updatePromptsFollowTheSeedsVersionRule(launches: [(String, FlowID?)]) async throws {
         let journey = try journey()
         for (version, expected) in launches {

@@ -2,8 +2,8 @@ import CatalogDocuments
 import Foundation
 import Testing
 import TourCodec
-import TourRuntime
 import TourCore
+import TourRuntime
 
 /// The catalog check over every product: a product's catalog refers only to what exists, and its
 /// handler provides exactly the context it declares.
@@ -45,11 +45,14 @@ struct CatalogCoherenceTests {
         let context = product.context(domain: [:], now: now, device: [:])
         for key in computed {
             let value = try #require(context[key.name], "\(key.name) is declared but not computed")
-            #expect(key.kind.value(value.displayText) != nil, "\(key.name) = \(value) is not \(key.kind.example)")
+            #expect(
+                key.kind.value(value.displayText) != nil, "\(key.name) = \(value) is not \(key.kind.example)")
         }
         for key in declared.deviceKeys { #expect(context[key.name] == key.defaultValue) }
         // Every key the handler computes from a typical state is declared.
-        for extra in Set(product.handler.context(domain: [:], now: now).keys).subtracting(declared.contextKeys) {
+        for extra in Set(product.handler.context(domain: [:], now: now).keys).subtracting(
+            declared.contextKeys)
+        {
             Issue.record("\(product.catalog.name) computes '\(extra)' without declaring it")
         }
     }
@@ -73,19 +76,22 @@ struct CatalogCoherenceTests {
             var domain: [String: TourValue] = [:]
             let payload = kind.payload.mapValues { sample($0.kind) }
             #expect(throws: Never.self, "\(app) \(kind.name)") {
-                try product.handler.apply(checking: ProductEffect(name: kind.name, payload: payload), to: &domain, now: now)
+                try product.handler.apply(
+                    checking: ProductEffect(name: kind.name, payload: payload), to: &domain, now: now)
             }
             if let key = kind.payload.keys.sorted().first {
                 var misspelt = payload
                 misspelt[key + "x"] = misspelt.removeValue(forKey: key)
                 #expect(throws: EffectError.self) {
-                    try product.handler.apply(checking: ProductEffect(name: kind.name, payload: misspelt), to: &domain, now: now)
+                    try product.handler.apply(
+                        checking: ProductEffect(name: kind.name, payload: misspelt), to: &domain, now: now)
                 }
             }
         }
         var domain: [String: TourValue] = [:]
         #expect(throws: EffectError.self) {
-            try product.handler.apply(checking: ProductEffect(name: "noSuchEffect", payload: [:]), to: &domain, now: now)
+            try product.handler.apply(
+                checking: ProductEffect(name: "noSuchEffect", payload: [:]), to: &domain, now: now)
         }
         #expect(domain.isEmpty)
     }

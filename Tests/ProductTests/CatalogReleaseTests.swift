@@ -1,11 +1,11 @@
 import FiniteOnboarding
 import Foundation
-import TourFixtures
 import LockedInOnboarding
-import Testing
-import TourRuntime
-import TourCore
 import Persistence
+import Testing
+import TourCore
+import TourFixtures
+import TourRuntime
 
 /// A release that changes flows while users are mid-flow: catalog v2 of Finite and LockedIn (a step
 /// renamed, a step removed, a step added, an action renamed, a field added), shipped over a real
@@ -39,7 +39,8 @@ struct CatalogReleaseTests {
                 from: 1,
                 [
                     walkthrough: FlowChanges(
-                        renamedSteps: ["markWeek": "reflectWeek"], removedSteps: ["chaptersExplanation": .goOnAtNext],
+                        renamedSteps: ["markWeek": "reflectWeek"],
+                        removedSteps: ["chaptersExplanation": .goOnAtNext],
                         renamedActions: ["saveMark": "saveReflection"])
                 ])
         ]
@@ -73,7 +74,10 @@ struct CatalogReleaseTests {
         product.catalog.migrations = [
             CatalogMigration(
                 from: 1,
-                [onboarding: FlowChanges(removedSteps: ["difficulty": .restart], renamedActions: ["next": "proceed"])])
+                [
+                    onboarding: FlowChanges(
+                        removedSteps: ["difficulty": .restart], renamedActions: ["next": "proceed"])
+                ])
         ]
         return product
     }
@@ -97,28 +101,36 @@ struct CatalogReleaseTests {
         let user = session(FiniteCatalog.product, "ann", database)
         let script: [TourEvent] =
             [
-                .actionPerformed("setBirthDate", parameters: ["date": "1990-05-01"]), .appLaunched(version: "1.0"),
+                .actionPerformed("setBirthDate", parameters: ["date": "1990-05-01"]),
+                .appLaunched(version: "1.0"),
                 .signal("revealCompleted"),
             ]
         for event in script { try await user.send(event) }
         try await user.advanceClock(by: 1.5)
         let moves: [String: [TourEvent]] = [
             "gridIntro": [],
-            "viewModesIntro": [.actionPerformed("next", parameters: [:]), .actionPerformed("tapCurrentWeek", parameters: [:])],
+            "viewModesIntro": [
+                .actionPerformed("next", parameters: [:]),
+                .actionPerformed("tapCurrentWeek", parameters: [:]),
+            ],
             "chaptersExplanation": [
-                .actionPerformed("next", parameters: [:]), .actionPerformed("tapCurrentWeek", parameters: [:]),
+                .actionPerformed("next", parameters: [:]),
+                .actionPerformed("tapCurrentWeek", parameters: [:]),
                 .actionPerformed("swipeToChapters", parameters: [:]),
             ],
             "markWeek": [
-                .actionPerformed("next", parameters: [:]), .actionPerformed("tapCurrentWeek", parameters: [:]),
-                .actionPerformed("swipeToChapters", parameters: [:]), .actionPerformed("next", parameters: [:]),
+                .actionPerformed("next", parameters: [:]),
+                .actionPerformed("tapCurrentWeek", parameters: [:]),
+                .actionPerformed("swipeToChapters", parameters: [:]),
+                .actionPerformed("next", parameters: [:]),
                 .actionPerformed("dismissPhase", parameters: [:]),
                 .actionPerformed("longPressWeek", parameters: ["week": "100"]),
             ],
         ]
         for event in moves[place] ?? [] { try await user.send(event) }
         let stored = try database.storedFlows(app: "finite")["@install"]?[Self.walkthrough]
-        #expect(stored?.currentStep?.rawValue == place, "v1 user not at \(place): \(String(describing: stored))")
+        #expect(
+            stored?.currentStep?.rawValue == place, "v1 user not at \(place): \(String(describing: stored))")
         return database
     }
 
@@ -134,10 +146,17 @@ struct CatalogReleaseTests {
         let card = try #require(try await marker.snapshot().card)
         #expect(card.step == "reflectWeek")
         #expect(card.actions.map(\.name).contains("saveReflection"))
-        let moved = try await marker.send(.actionPerformed("saveReflection", parameters: ["note": "first job"]))
-        #expect(moved[0].record.facts.contains {
-            if case .runMigrated(Self.walkthrough, 1, 2, "markWeek", "reflectWeek", _, .moved, false) = $0 { true } else { false }
-        })
+        let moved = try await marker.send(
+            .actionPerformed("saveReflection", parameters: ["note": "first job"]))
+        #expect(
+            moved[0].record.facts.contains {
+                if case .runMigrated(Self.walkthrough, 1, 2, "markWeek", "reflectWeek", _, .moved, false) = $0
+                {
+                    true
+                } else {
+                    false
+                }
+            })
         #expect(moved[0].record.facts.contains(.stepCompleted(flow: Self.walkthrough, step: "reflectWeek")))
         #expect(try await marker.snapshot().card?.step == "complete")
         let stored = try #require(try onMark.storedFlows(app: "finite")["@install"]?[Self.walkthrough]?.run)
@@ -185,14 +204,16 @@ struct CatalogReleaseTests {
         #expect(v2.problems.isEmpty, "\(v2.problems)")
         let toPermissions: [TourEvent] = [
             .appLaunched(version: "1.0"), .actionPerformed("next", parameters: [:]),
-            .actionPerformed("chooseApps", parameters: ["apps": "Instagram"]), .actionPerformed("next", parameters: [:]),
+            .actionPerformed("chooseApps", parameters: ["apps": "Instagram"]),
+            .actionPerformed("next", parameters: [:]),
             .actionPerformed("selectDifficulty", parameters: ["difficulty": "hard"]),
             .actionPerformed("next", parameters: [:]),
         ]
         // Under v1: dana finished, eve is on difficulty, finn on permissions, gus on welcome.
         for (user, events) in [
             ("dana", toPermissions + [.actionPerformed("grantScreenTime", parameters: [:])]),
-            ("eve", Array(toPermissions.prefix(4))), ("finn", toPermissions), ("gus", [.appLaunched(version: "1.0")]),
+            ("eve", Array(toPermissions.prefix(4))), ("finn", toPermissions),
+            ("gus", [.appLaunched(version: "1.0")]),
         ] {
             let person = session(v1, user, database)
             for event in events { try await person.send(event) }
@@ -213,20 +234,37 @@ struct CatalogReleaseTests {
 
         // The forecast of the release (what `lockedin check --against` prints) says the same.
         let forecast = ReleaseForecast(engine: v2.engine, stored: try database.storedFlows(app: "lockedin"))
-        let groups = forecast.groups.map { "\($0.fromStep?.rawValue ?? "-") \($0.outcome.rawValue) \($0.toStep?.rawValue ?? "-") \($0.subjects)" }
-        #expect(Set(groups) == ["difficulty restarted - 1", "permissions moved permissions 1", "welcome moved welcome 1"])
-        #expect(forecast.records == [ReleaseForecast.Record(flow: Self.onboarding, status: .completed, subjects: 1)])
-        #expect(ReleaseForecast(engine: v1.engine, stored: try database.storedFlows(app: "lockedin")).groups.allSatisfy {
-            $0.outcome == .stays
-        })
+        let groups = forecast.groups.map {
+            let from = $0.fromStep?.rawValue ?? "-"
+            let to = $0.toStep?.rawValue ?? "-"
+            return "\(from) \($0.outcome.rawValue) \(to) \($0.subjects)"
+        }
+        #expect(
+            Set(groups) == [
+                "difficulty restarted - 1", "permissions moved permissions 1", "welcome moved welcome 1",
+            ])
+        #expect(
+            forecast.records == [
+                ReleaseForecast.Record(flow: Self.onboarding, status: .completed, subjects: 1)
+            ])
+        #expect(
+            ReleaseForecast(engine: v1.engine, stored: try database.storedFlows(app: "lockedin")).groups
+                .allSatisfy {
+                    $0.outcome == .stays
+                })
 
         // Each goes on under v2: eve restarted (journaled), finn proceeds by the renamed action,
         // gus sees the added goal step after appSelection.
         let eve = session(v2, "eve", database)
         let relaunch = try await eve.send(.appLaunched(version: "2.0"))
-        #expect(relaunch[0].record.facts.contains {
-            if case .runMigrated(Self.onboarding, 1, 2, "difficulty", nil, _, .restarted, false) = $0 { true } else { false }
-        })
+        #expect(
+            relaunch[0].record.facts.contains {
+                if case .runMigrated(Self.onboarding, 1, 2, "difficulty", nil, _, .restarted, false) = $0 {
+                    true
+                } else {
+                    false
+                }
+            })
         #expect(relaunch[0].record.outcome.contains("restarted"))
         // (No relaunch for finn: LockedIn's onboarding starts again on every relaunch, by its seed.)
         let finn = session(v2, "finn", database)
@@ -247,7 +285,9 @@ struct CatalogReleaseTests {
         #expect(Set(rows.compactMap(\.catalogVersion)) == [1, 2])
         let migrated = rows.flatMap { $0.facts ?? [] }.filter { $0.name == "runMigrated" }
         #expect(migrated.count == 3)  // eve, finn, gus
-        let funnel = try #require(try FlowFunnel.compute(app: "lockedin", engine: v2.engine, rows: rows.map(JournalEntry.init)).first)
+        let funnel = try #require(
+            try FlowFunnel.compute(app: "lockedin", engine: v2.engine, rows: rows.map(JournalEntry.init))
+                .first)
         #expect(funnel.started == 5)  // dana, eve (twice: dropped by the restart), finn, gus
         #expect(funnel.completed == 1)
         let figures = Dictionary(uniqueKeysWithValues: funnel.steps.map { ($0.step, $0) })
@@ -282,14 +322,20 @@ struct CatalogReleaseTests {
         product.catalog.migrations.append(
             CatalogMigration(
                 from: 2,
-                [walkthrough: FlowChanges(renamedSteps: ["reflectWeek": "weekReflection"], removedSteps: ["privacy": .goOnAtNext])]))
+                [
+                    walkthrough: FlowChanges(
+                        renamedSteps: ["reflectWeek": "weekReflection"],
+                        removedSteps: ["privacy": .goOnAtNext])
+                ]))
         return product
     }
 
     /// Finite's recorded history with version 2 recorded as it would be when it shipped.
     static var finiteHistory: [RecordedCatalog] {
         get throws {
-            FiniteOnboarding.registration.releases + [RecordedCatalog(file: "2.json", text: try finiteV2.document.text())]
+            FiniteOnboarding.registration.releases + [
+                RecordedCatalog(file: "2.json", text: try finiteV2.document.text())
+            ]
         }
     }
 
@@ -305,9 +351,16 @@ struct CatalogReleaseTests {
         let marker = session(v3, "ann", onMark)
         #expect(try await marker.snapshot().card?.step == "weekReflection")
         let saved = try await marker.send(.actionPerformed("saveMark", parameters: ["note": "still here"]))
-        #expect(saved[0].record.facts.contains {
-            if case .runMigrated(Self.walkthrough, 1, 3, "markWeek", "weekReflection", _, .moved, false) = $0 { true } else { false }
-        })
+        #expect(
+            saved[0].record.facts.contains {
+                if case .runMigrated(Self.walkthrough, 1, 3, "markWeek", "weekReflection", _, .moved, false) =
+                    $0
+                {
+                    true
+                } else {
+                    false
+                }
+            })
         #expect(try await marker.snapshot().card?.step == "complete")
 
         // On a step version 2 removed: addPhase.
@@ -322,9 +375,16 @@ struct CatalogReleaseTests {
         #expect(try await underTwo.snapshot().card?.step == "privacy")
         let underThree = session(v3, "ann", fresh)
         let moved = try await underThree.send(.clockAdvanced)
-        #expect(moved[0].record.facts.contains {
-            if case .runMigrated(Self.walkthrough, 2, 3, "privacy", "viewModesIntro", _, .moved, false) = $0 { true } else { false }
-        })
+        #expect(
+            moved[0].record.facts.contains {
+                if case .runMigrated(Self.walkthrough, 2, 3, "privacy", "viewModesIntro", _, .moved, false) =
+                    $0
+                {
+                    true
+                } else {
+                    false
+                }
+            })
         #expect(try await underThree.snapshot().card?.step == "viewModesIntro")
 
         // Version 3 written as if only version 2 had existed strands those parked on version 1:

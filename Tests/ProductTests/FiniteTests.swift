@@ -1,8 +1,8 @@
 import FiniteOnboarding
 import Foundation
 import Testing
-import TourRuntime
 import TourCore
+import TourRuntime
 
 @Suite("Finite walkthrough (seed 000)")
 struct FiniteTests {

@@ -1,8 +1,8 @@
 import Foundation
 import GrowthOnboarding
+import Persistence
 import Testing
 import TourRuntime
-import Persistence
 
 @Suite("Growth app tour (seed 003)")
 struct GrowthTests {

@@ -1,11 +1,11 @@
 import Foundation
+import Haptics
+import Permissions
+import Persistence
 import Testing
 import TourCodec
-import TourRuntime
 import TourCore
-import Persistence
-import Permissions
-import Haptics
+import TourRuntime
 
 /// One user going through a product's flows on a real SQLite database with a virtual clock.
 /// Every expectation failure names the product, the flow and the step, so a change to a shared
@@ -97,7 +97,10 @@ struct Journey {
         let snapshot = try await snapshot()
         if snapshot.card?.flow != flow || snapshot.card?.step != step {
             Issue.record(
-                "\(app) flow \(flow?.rawValue ?? "none") step \(step?.rawValue ?? "none"): expected this card, found \(where_(snapshot))",
+                """
+                \(app) flow \(flow?.rawValue ?? "none") step \(step?.rawValue ?? "none"): expected this \
+                card, found \(where_(snapshot))
+                """,
                 sourceLocation: sourceLocation)
         }
     }

@@ -1,8 +1,8 @@
 import Foundation
 import LockedInOnboarding
+import Permissions
 import Testing
 import TourRuntime
-import Permissions
 
 @Suite("LockedIn onboarding (seed 001)")
 struct LockedInTests {

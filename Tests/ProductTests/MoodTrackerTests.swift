@@ -1,8 +1,8 @@
 import Foundation
 import MoodTrackerOnboarding
+import Persistence
 import Testing
 import TourRuntime
-import Persistence
 
 @Suite("Mood Tracker tutorial (seed 004)")
 struct MoodTrackerTests {

@@ -1,13 +1,13 @@
 import CarrierWaveOnboarding
 import FiniteOnboarding
 import Foundation
-import TourFixtures
 import GrowthOnboarding
 import LockedInOnboarding
 import MoodTrackerOnboarding
-import Testing
-import TourRuntime
 import Persistence
+import Testing
+import TourFixtures
+import TourRuntime
 
 /// Two users on one install (one database), for every product: product state that mirrors or
 /// feeds a flow lives in the flow's scope, so both users read the same for an install-scoped flow,

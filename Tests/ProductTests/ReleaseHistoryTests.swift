@@ -1,8 +1,8 @@
 import CatalogDocuments
 import Foundation
 import Testing
-import TourRuntime
 import TourCore
+import TourRuntime
 
 /// Every product's catalog against its recorded release history, and what an undeclared change to
 /// any of them would do: refused by the check (naming the product, flow and step), and if shipped
@@ -63,7 +63,8 @@ struct ReleaseHistoryTests {
                     // With earlier versions recorded, their users on the step are unplaced too.
                     #expect(
                         problems.allSatisfy {
-                            $0.kind == .changedWithoutVersion || ($0.kind == .unplacedStep && $0.step == step.id)
+                            $0.kind == .changedWithoutVersion
+                                || ($0.kind == .unplacedStep && $0.step == step.id)
                         }, "\(problems)")
                     #expect(problems.contains { $0.kind == .changedWithoutVersion })
                 }

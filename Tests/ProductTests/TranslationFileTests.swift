@@ -212,7 +212,8 @@ struct TranslationFileTests {
         let laughs = """
             <?xml version="1.0"?>
             <!DOCTYPE xliff [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>
-            <xliff version="2.0" srcLang="en" trgLang="de"><file id="f"><unit id="x"><segment><source>&b;</source></segment></unit></file></xliff>
+            <xliff version="2.0" srcLang="en" trgLang="de"><file id="f"><unit \
+            id="x"><segment><source>&b;</source></segment></unit></file></xliff>
             """
         #expect(refusal(laughs).contains("document type declaration is not read"))
         let external = exported.replacingOccurrences(
@@ -224,14 +225,16 @@ struct TranslationFileTests {
         #expect(
             refusal(String(repeating: " ", count: TranslationFile.maximumBytes) + "{}").contains("at most"))
         let variations = """
-            {"sourceLanguage": "en", "strings": {"progress.step": {"localizations": {"de": {"variations": {"plural": {}}}}}}}
+            {"sourceLanguage": "en", "strings": {"progress.step": {"localizations": {"de": {"variations": \
+            {"plural": {}}}}}}}
             """
         #expect(refusal(variations).contains("variations"))
         // An id the catalog does not have is left out and named, not refused.
         let extra = exported.replacingOccurrences(
             of: "  </file>",
             with:
-                #"    <unit id="gone.step.title"><segment state="translated"><source>Old</source><target>Alt</target></segment></unit>\#n  </file>"#
+                #"    <unit id="gone.step.title"><segment state="translated"><source>Old</source>"#
+                + #"<target>Alt</target></segment></unit>\#n  </file>"#
         )
         let imported = try TranslationImport(try TranslationFile(text: extra), into: catalog)
         #expect(imported.reports.first?.notInCatalog == ["gone.step.title"])

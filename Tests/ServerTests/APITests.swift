@@ -21,7 +21,8 @@ struct APITests {
     }
 
     static func push(
-        _ server: InProcessServer, account: String, token: String, _ batch: PushBatch, untilAnswered: Bool = false
+        _ server: InProcessServer, account: String, token: String, _ batch: PushBatch,
+        untilAnswered: Bool = false
     ) async throws -> HTTP.Answer {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
@@ -49,13 +50,19 @@ struct APITests {
         let server = try ServerProcess()
         let ann = try server.token(account: "ann")
         let bob = try server.token(account: "bob")
-        #expect(try await Self.push(server, account: "bob", token: bob, PushBatch(device: "d1", items: [Self.item(1, .completed, device: "d1")])).status == 200)
-        let read = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/accounts/bob/flows"), token: ann)
+        #expect(
+            try await Self.push(
+                server, account: "bob", token: bob,
+                PushBatch(device: "d1", items: [Self.item(1, .completed, device: "d1")])
+            ).status == 200)
+        let read = try await HTTP.get(
+            server.url.appendingPathComponent("v1/apps/growth/accounts/bob/flows"), token: ann)
         #expect(read.status == 403)
         #expect(read.errorCode == "forbidden")
         #expect(!String(decoding: read.body, as: UTF8.self).contains("completed"))
         let write = try await Self.push(
-            server, account: "bob", token: ann, PushBatch(device: "d2", items: [Self.item(2, .skipped, device: "d2")]))
+            server, account: "bob", token: ann,
+            PushBatch(device: "d2", items: [Self.item(2, .skipped, device: "d2")]))
         #expect(write.status == 403)
         #expect(try server.sql("SELECT count(*) FROM pushes WHERE account = 'bob'") == ["1"])
         #expect(try server.sql("SELECT standing FROM account_flows WHERE account = 'bob'") == ["completed"])
@@ -89,7 +96,9 @@ struct APITests {
         let before = dispositions()
         try await InProcessServer.with { server in
             let ready = try await server.sendUntilAnswered(.get, "/v1/ready")
-            #expect(ready.status == 200 && ready.json["status"] as? String == "ready", "\(ready.status) \(ready.json)")
+            #expect(
+                ready.status == 200 && ready.json["status"] as? String == "ready",
+                "\(ready.status) \(ready.json)")
             let probed = try server.sql("SELECT count(*) FROM readiness_probe").first
             #expect(probed == "1", "the probe's row: \(probed ?? "none")")
         }
@@ -110,7 +119,9 @@ struct APITests {
                 TokenClaims(subject: "ann", scope: .account, app: "growth", expires: 9_999_999_999))
             #expect(try await server.send(.get, path, token: forged).errorCode == "unauthorized")
             // The same account's good token is taken: the refusals above are the tokens'.
-            #expect(try await server.sendUntilAnswered(.get, path, token: await server.token(account: "ann")).status == 200)
+            #expect(
+                try await server.sendUntilAnswered(.get, path, token: await server.token(account: "ann"))
+                    .status == 200)
             // A person's credential that has expired is told so in a person's words, on an app's
             // route as on one of every app: what its holder needs is a new one from an owner.
             let lapsed = await server.signer.sign(
@@ -119,7 +130,8 @@ struct APITests {
                 let answer = try await server.send(.get, route, token: lapsed)
                 let message = (answer.json["error"] as? [String: Any])?["message"] as? String ?? ""
                 #expect(
-                    answer.status == 401 && answer.errorCode == "token_expired" && message.contains("ask an owner"),
+                    answer.status == 401 && answer.errorCode == "token_expired"
+                        && message.contains("ask an owner"),
                     "\(route): \(answer.status) \(message)")
             }
         }
@@ -166,12 +178,14 @@ struct APITests {
             ),
             (
                 "a record of another device",
-                try JSONEncoder().encode(PushBatch(device: "d1", items: [Self.item(1, .completed, device: "d2")])), 400
+                try JSONEncoder().encode(
+                    PushBatch(device: "d1", items: [Self.item(1, .completed, device: "d2")])), 400
             ),
             (
                 // Stored, every device of the account would overflow adding the next epoch on a reset.
                 "an epoch at Int.max",
-                try JSONEncoder().encode(PushBatch(device: "d1", items: [Self.item(1, .completed, device: "d1", epoch: Int.max)])),
+                try JSONEncoder().encode(
+                    PushBatch(device: "d1", items: [Self.item(1, .completed, device: "d1", epoch: Int.max)])),
                 400
             ),
             (
@@ -183,7 +197,8 @@ struct APITests {
                         items: [
                             PushItem(
                                 seq: 1, time: 1, event: "next", catalogVersion: 1,
-                                facts: [.object(["fact": "custom", "flow": "app_tour", "note": "a\u{0}b"])], records: [:])
+                                facts: [.object(["fact": "custom", "flow": "app_tour", "note": "a\u{0}b"])],
+                                records: [:])
                         ])), 400
             ),
             ("too large", Data(repeating: UInt8(ascii: " "), count: SyncAPI.maxBodyBytes + 10), 413),
@@ -195,15 +210,18 @@ struct APITests {
             #expect((answer.json["error"] as? [String: Any])?["message"] as? String != nil)
         }
         let tooMany = PushBatch(
-            device: "d1", items: (1...Int64(SyncAPI.maxItemsPerPush + 1)).map { Self.item($0, .shown, device: "d1") })
-        #expect(try await server.send(.post, path, token: ann, body: JSONEncoder().encode(tooMany)).status == 400)
+            device: "d1",
+            items: (1...Int64(SyncAPI.maxItemsPerPush + 1)).map { Self.item($0, .shown, device: "d1") })
+        #expect(
+            try await server.send(.post, path, token: ann, body: JSONEncoder().encode(tooMany)).status == 400)
         #expect(try server.sql("SELECT count(*) FROM pushes") == ["0"])
         #expect(try server.sql("SELECT count(*) FROM account_flows") == ["0"])
         let badName = try await server.send(.get, "/v1/apps/gr%20owth/accounts/ann/flows", token: ann)
         #expect(badName.status == 400)
         #expect(try await server.send(.get, "/v2/anything").status == 404)
         // A good push on the same route is stored: the refusals above are the bodies'.
-        let good = try JSONEncoder().encode(PushBatch(device: "d1", items: [Self.item(1, .completed, device: "d1")]))
+        let good = try JSONEncoder().encode(
+            PushBatch(device: "d1", items: [Self.item(1, .completed, device: "d1")]))
         #expect(try await server.send(.post, path, token: ann, body: good).status == 200)
         #expect(try server.sql("SELECT count(*) FROM pushes") == ["1"])
     }
@@ -213,7 +231,8 @@ struct APITests {
         try await InProcessServer.with { server in
             let ann = await server.token(account: "ann")
             let batch = PushBatch(
-                device: "d1", items: [Self.item(1, .shown, device: "d1"), Self.item(2, .completed, device: "d1")])
+                device: "d1",
+                items: [Self.item(1, .shown, device: "d1"), Self.item(2, .completed, device: "d1")])
             let first = try await Self.push(server, account: "ann", token: ann, batch)
             #expect(first.json["applied"] as? Int == 2)
             let facts = try server.sql("SELECT count(*) FROM facts")
@@ -242,10 +261,13 @@ struct APITests {
             for _ in 0..<4 {
                 seq += 1
                 let standing = AccountFlowRecord.Standing.allCases.randomElement(using: &random)!
-                pushes.append(Self.item(seq, standing, device: device, epoch: Int.random(in: 0...1, using: &random)))
+                pushes.append(
+                    Self.item(seq, standing, device: device, epoch: Int.random(in: 0...1, using: &random)))
             }
         }
-        let expected = pushes.flatMap(\.records.values).reduce(AccountFlowRecord.nothing) { $0.merged(with: $1) }
+        let expected = pushes.flatMap(\.records.values).reduce(AccountFlowRecord.nothing) {
+            $0.merged(with: $1)
+        }
         for order in 0..<6 {
             let account = "order\(order)"
             let token = await server.token(account: account)
@@ -256,8 +278,10 @@ struct APITests {
                 let device = item.records["app_tour"]!.device
                 // Sent again while the suite's load makes the server shed.
                 let answer = try await Self.push(
-                    server, account: account, token: token, PushBatch(device: device, items: [item]), untilAnswered: true)
-                try #require(answer.status == 200, "order \(order): \(String(decoding: answer.body, as: UTF8.self))")
+                    server, account: account, token: token, PushBatch(device: device, items: [item]),
+                    untilAnswered: true)
+                try #require(
+                    answer.status == 200, "order \(order): \(String(decoding: answer.body, as: UTF8.self))")
                 // The answer carries the account's record after this push's join, whether or not
                 // the pushed record won it.
                 held = held.merged(with: item.records["app_tour"]!)
@@ -266,7 +290,8 @@ struct APITests {
             }
             let records = try await server.sendUntilAnswered(
                 .get, "/v1/apps/growth/accounts/\(account)/flows", token: token)
-            try #require(records.status == 200, "order \(order): \(String(decoding: records.body, as: UTF8.self))")
+            try #require(
+                records.status == 200, "order \(order): \(String(decoding: records.body, as: UTF8.self))")
             let decoded = try JSONDecoder().decode(AccountRecords.self, from: records.body)
             #expect(decoded.flows["app_tour"] == expected, "order \(order)")
         }
@@ -279,7 +304,8 @@ struct APITests {
         let token = try server.token(account: "crowd")
         let pushes = (1...24).map { seq in
             Self.item(
-                Int64(seq), AccountFlowRecord.Standing.allCases[seq % AccountFlowRecord.Standing.allCases.count],
+                Int64(seq),
+                AccountFlowRecord.Standing.allCases[seq % AccountFlowRecord.Standing.allCases.count],
                 device: "d\(seq % 6)", epoch: seq % 5 == 0 ? 1 : 0)
         }
         let acks = try await withThrowingTaskGroup(of: (PushItem, PushAck).self) { group in
@@ -299,16 +325,21 @@ struct APITests {
             let answered = try #require(ack.records["app_tour"])
             #expect(answered.merged(with: item.records["app_tour"]!) == answered, "push \(item.seq)")
         }
-        let expected = pushes.flatMap(\.records.values).reduce(AccountFlowRecord.nothing) { $0.merged(with: $1) }
+        let expected = pushes.flatMap(\.records.values).reduce(AccountFlowRecord.nothing) {
+            $0.merged(with: $1)
+        }
         let records = try await HTTP.get(
             server.url.appendingPathComponent("v1/apps/growth/accounts/crowd/flows"), token: token)
-        #expect(try JSONDecoder().decode(AccountRecords.self, from: records.body).flows["app_tour"] == expected)
+        #expect(
+            try JSONDecoder().decode(AccountRecords.self, from: records.body).flows["app_tour"] == expected)
     }
 
     @Test func readinessFollowsTheDatabaseAndHealthDoesNot() async throws {
         let server = try ServerProcess()
         #expect(try await HTTP.get(server.url.appendingPathComponent("v1/ready")).status == 200)
-        #expect(try await HTTP.get(server.url.appendingPathComponent("v1/health")).json["status"] as? String == "ok")
+        #expect(
+            try await HTTP.get(server.url.appendingPathComponent("v1/health")).json["status"] as? String
+                == "ok")
     }
 
     /// SIGTERM: the server finishes and exits cleanly (swift-service-lifecycle's graceful shutdown).

@@ -16,14 +16,21 @@ enum AccessibilityAudit {
         var levels: [Int] = []
         for node in nodes where node["ignored"] as? Bool != true {
             let role = (node["role"] as? [String: Any])?["value"] as? String ?? ""
-            let name = ((node["name"] as? [String: Any])?["value"] as? String ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-            if ["textbox", "combobox", "button", "link", "spinbutton", "checkbox", "searchbox", "listbox"].contains(role), name.isEmpty {
+            let name = ((node["name"] as? [String: Any])?["value"] as? String ?? "").trimmingCharacters(
+                in: .whitespacesAndNewlines)
+            if ["textbox", "combobox", "button", "link", "spinbutton", "checkbox", "searchbox", "listbox"]
+                .contains(role), name.isEmpty
+            {
                 problems.append("a \(role) without a name")
             }
-            if role == "image", name.isEmpty { problems.append("an image (a chart) without a text alternative") }
+            if role == "image", name.isEmpty {
+                problems.append("an image (a chart) without a text alternative")
+            }
             if role == "heading" {
-                let level = (node["properties"] as? [[String: Any]] ?? []).first { $0["name"] as? String == "level" }
-                    .flatMap { ($0["value"] as? [String: Any])?["value"] as? Int }
+                let level = (node["properties"] as? [[String: Any]] ?? []).first {
+                    $0["name"] as? String == "level"
+                }
+                .flatMap { ($0["value"] as? [String: Any])?["value"] as? Int }
                 levels.append(level ?? 0)
             }
         }
@@ -42,11 +49,15 @@ enum AccessibilityAudit {
     static let contrastScript = """
         (() => {
           const parse = c => { const m = c.match(/rgba?\\(([^)]+)\\)/); if (!m) return null;
-            const p = m[1].split(',').map(s => parseFloat(s)); return {r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1}; };
-          const lum = c => [c.r, c.g, c.b].map(v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); })
+            const p = m[1].split(',').map(s => parseFloat(s)); return {r: p[0], g: p[1], b: p[2], a: \
+        p.length > 3 ? p[3] : 1}; };
+          const lum = c => [c.r, c.g, c.b].map(v => { v /= 255; return v <= 0.03928 ? v / 12.92 : \
+        Math.pow((v + 0.055) / 1.055, 2.4); })
             .reduce((s, v, i) => s + v * [0.2126, 0.7152, 0.0722][i], 0);
-          const ratio = (a, b) => { const x = lum(a), y = lum(b); return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05); };
-          const background = el => { for (let e = el; e; e = e.parentElement) { const c = parse(getComputedStyle(e).backgroundColor);
+          const ratio = (a, b) => { const x = lum(a), y = lum(b); return (Math.max(x, y) + 0.05) / \
+        (Math.min(x, y) + 0.05); };
+          const background = el => { for (let e = el; e; e = e.parentElement) { const c = \
+        parse(getComputedStyle(e).backgroundColor);
             if (c && c.a > 0.99) return c; } return {r: 255, g: 255, b: 255, a: 1}; };
           const problems = [];
           for (const el of document.querySelectorAll('body *')) {
@@ -58,12 +69,16 @@ enum AccessibilityAudit {
             if (own && !(el.tagName === 'title')) {
               const color = parse(svg ? style.fill : style.color);
               if (color && ratio(color, background(el.closest('svg') || el)) < 4.5)
-                problems.push('text "' + el.textContent.trim().slice(0, 40) + '" has contrast ' + ratio(color, background(el)).toFixed(2));
+                problems.push('text "' + el.textContent.trim().slice(0, 40) + '" has contrast ' + \
+        ratio(color, background(el)).toFixed(2));
             }
-            if (svg && ['rect', 'polyline', 'circle', 'line'].includes(el.tagName) && !el.classList.contains('axis') && !el.classList.contains('band')) {
-              const paint = parse(el.tagName === 'rect' || el.tagName === 'circle' ? style.fill : style.stroke);
+            if (svg && ['rect', 'polyline', 'circle', 'line'].includes(el.tagName) && \
+        !el.classList.contains('axis') && !el.classList.contains('band')) {
+              const paint = parse(el.tagName === 'rect' || el.tagName === 'circle' ? style.fill : \
+        style.stroke);
               if (paint && paint.a > 0.99 && ratio(paint, background(el.closest('svg'))) < 4.5)
-                problems.push('a chart mark (' + el.tagName + '.' + el.getAttribute('class') + ') has contrast ' + ratio(paint, background(el.closest('svg'))).toFixed(2));
+                problems.push('a chart mark (' + el.tagName + '.' + el.getAttribute('class') + ') has \
+        contrast ' + ratio(paint, background(el.closest('svg'))).toFixed(2));
             }
           }
           return problems;

@@ -1,8 +1,9 @@
 import Logging
 import NIOCore
-@testable import OnboardingServer
 import Testing
 import TourFixtures
+
+@testable import OnboardingServer
 
 /// ``AdmissionLimit``: the limit of requests answered at once falls to `steady` only when `steady`
 /// or more have been answered at every look for the interval on end (an overload), and rises back
@@ -101,8 +102,10 @@ struct AdmissionLimitTests {
         let burst = steady + Int.random(in: 0...10, using: &random)
         // 300 looks span about 50 intervals; the reference reads the history afresh at each look.
         let sequence = (0..<300).map { _ in
-            (count: Int.random(in: 0...(burst + 2), using: &random),
-             gap: Int64.random(in: 0...(Self.interval / 3), using: &random))
+            (
+                count: Int.random(in: 0...(burst + 2), using: &random),
+                gap: Int64.random(in: 0...(Self.interval / 3), using: &random)
+            )
         }
         Self.check(sequence, steady: steady, burst: burst)
     }

@@ -96,7 +96,10 @@ struct ApplicationTests {
         // (A pool closes its connections as it stops; PostgreSQL may list one a moment longer.)
         let left = try await Patience.untilAnswered({ () async throws -> [String] in
             try TestPostgres.sql(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+                """
+                SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> \
+                pg_backend_pid()
+                """,
                 on: urlText)
         }) { $0 != ["0"] }
         #expect(left == ["0"], "connections left open: \(left)")

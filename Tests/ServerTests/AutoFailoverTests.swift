@@ -55,7 +55,10 @@ struct AutoFailoverTests {
     @Test func theMonitorPromotesEveryServerFollowsEveryTimeAndNoAcknowledgedPushIsLost() async throws {
         try #require(
             Formation.isInstalled,
-            "pg_auto_failover is not installed: apt-get install postgresql-15-auto-failover pg-auto-failover-cli (.ci/run does)"
+            """
+            pg_auto_failover is not installed: apt-get install postgresql-15-auto-failover \
+            pg-auto-failover-cli (.ci/run does)
+            """
         )
         let formation = try Formation()
         // Info: each server says why it passes a host over, which is what a failure here needs.
@@ -124,7 +127,8 @@ struct AutoFailoverTests {
             for (index, server) in servers.enumerated() where Self.moves(server) < failover {
                 Issue.record(
                     """
-                    failover \(failover): server \(index + 1) did not follow within 45 s (moved \(Self.moves(server)) times); \
+                    failover \(failover): server \(index + 1) did not follow within 45 s \
+                    (moved \(Self.moves(server)) times); \
                     its log: \(server.logText.suffix(4_000))
                     its threads: \(server.threadStacks().prefix(12_000))
                     """)
@@ -151,7 +155,10 @@ struct AutoFailoverTests {
         for loop in loops { try await loop.value }
         #expect(deviceFailures.withLock { $0 }.isEmpty, "\(deviceFailures.withLock { $0 })")
         print(
-            "auto-failover: first accepted push after each kill: \(recoveries.map { String(format: "%.1f s", $0) })"
+            """
+            auto-failover: first accepted push after each \
+            kill: \(recoveries.map { String(format: "%.1f s", $0) })
+            """
         )
         // Every device converges, and every row it holds is stored exactly once.
         for device in devices { try await device.expectEveryRowStoredOnce(servers[0].sql) }
@@ -220,7 +227,10 @@ struct AutoFailoverTests {
         last = try starts(reader)
         #expect(
             last.started == started && !last.passedOver,
-            "after failover \(failover): with the standby's replay paused, the pages say \(last) (the primary's count is \(started + 1)): they do not read the standby"
+            """
+            after failover \(failover): with the standby's replay paused, the pages say \(last) (the \
+            primary's count is \(started + 1)): they do not read the standby
+            """
         )
         try standby("SELECT pg_wal_replay_resume()")
         #expect(

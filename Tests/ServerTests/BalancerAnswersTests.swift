@@ -18,7 +18,8 @@ struct BalancerAnswersTests {
         // each has its own limit, though both reach the servers through the same nginx.
         func enroll(_ client: String) async throws -> Int {
             try await HTTP.send(
-                "POST", balancer.url.appendingPathComponent("v1/apps/moodtracker/installs"), token: nil, body: enrollment,
+                "POST", balancer.url.appendingPathComponent("v1/apps/moodtracker/installs"), token: nil,
+                body: enrollment,
                 headers: ["X-Forwarded-For": client]
             ).status
         }
@@ -38,7 +39,9 @@ struct BalancerAnswersTests {
         second.stop()
         for path in ["v1/apps/moodtracker/catalogs", "dashboard"] {
             let answer = try await HTTP.get(balancer.url.appendingPathComponent(path))
-            #expect(answer.status == 503 && answer.errorCode == "unavailable", "\(path): \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
+            #expect(
+                answer.status == 503 && answer.errorCode == "unavailable",
+                "\(path): \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
             #expect(answer.retryAfter == "1")
         }
     }

@@ -29,10 +29,15 @@ struct BalancerTests {
             for device in devices {
                 group.addTask {
                     var failures: [String] = []
-                    for line in [["launch"], ["wait", "0.5"]] + Array(repeating: ["do", "swipeLeft"], count: rounds) {
+                    for line in [["launch"], ["wait", "0.5"]]
+                        + Array(repeating: ["do", "swipeLeft"], count: rounds)
+                    {
                         let result = try device.run(line)
                         // An event is kept on the device whatever the network does; only a sync may fail.
-                        if result.status != 0 { failures.append("\(device.account) \(line.joined(separator: " ")): \(result.stderr)") }
+                        if result.status != 0 {
+                            failures.append(
+                                "\(device.account) \(line.joined(separator: " ")): \(result.stderr)")
+                        }
                         _ = try device.run("sync")
                         done.add()
                     }
@@ -58,11 +63,16 @@ struct BalancerTests {
             while try device.waiting() != 0, ContinuousClock.now < giveUp { _ = try device.run("sync") }
             #expect(try device.waiting() == 0, "\(device.account)")
             let journal = try device.run("journal", "--json", offline: true).stdout
-            let rows = try #require(try JSONSerialization.jsonObject(with: Data(journal.utf8)) as? [Any]).count
-            let id = try #require((try device.status(offline: true)["sync"] as? [String: Any])?["device"] as? String)
+            let rows = try #require(try JSONSerialization.jsonObject(with: Data(journal.utf8)) as? [Any])
+                .count
+            let id = try #require(
+                (try device.status(offline: true)["sync"] as? [String: Any])?["device"] as? String)
             // Every row once: as many pushes as journal rows, each seq once.
             #expect(
-                try second.sql("SELECT count(*) || ' ' || count(DISTINCT seq) FROM pushes WHERE device = '\(id)'") == ["\(rows) \(rows)"],
+                try second.sql(
+                    "SELECT count(*) || ' ' || count(DISTINCT seq) FROM pushes WHERE device = '\(id)'") == [
+                        "\(rows) \(rows)"
+                    ],
                 "\(device.account)")
         }
         // The balancer still answers, through the server that is left.

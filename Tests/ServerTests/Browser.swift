@@ -19,14 +19,17 @@ final class Browser: @unchecked Sendable {
     private var session: String = ""
 
     static var executable: String? {
-        ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
     }
 
     /// - Parameter arguments: more of Chromium's switches (`--host-resolver-rules=...`, to give the
     ///   servers of a test names of their own).
     init(arguments extra: [String] = []) throws {
         guard let executable = Self.executable else {
-            throw HarnessFailure("the dashboard tests need Debian's chromium: apt-get install chromium (.ci/run does)")
+            throw HarnessFailure(
+                "the dashboard tests need Debian's chromium: apt-get install chromium (.ci/run does)")
         }
         let profile = Scratch.folder.appendingPathComponent("chromium-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: profile, withIntermediateDirectories: true)
@@ -35,9 +38,13 @@ final class Browser: @unchecked Sendable {
             try Self.spawn(executable, profile: profile, extra: extra)
         }
         let target = try call("Target.createTarget", ["url": "about:blank"])
-        guard let targetID = target["targetId"] as? String else { throw HarnessFailure("no target: \(target)") }
+        guard let targetID = target["targetId"] as? String else {
+            throw HarnessFailure("no target: \(target)")
+        }
         let attached = try call("Target.attachToTarget", ["targetId": targetID, "flatten": true])
-        guard let session = attached["sessionId"] as? String else { throw HarnessFailure("no session: \(attached)") }
+        guard let session = attached["sessionId"] as? String else {
+            throw HarnessFailure("no session: \(attached)")
+        }
         self.session = session
         _ = try call("Page.enable", [:], inPage: true)
         _ = try call("Runtime.enable", [:], inPage: true)
@@ -48,7 +55,9 @@ final class Browser: @unchecked Sendable {
     /// socket by which `Process` learns that its child exited) would stay open as long as Chromium.
     /// Its own ends are close-on-exec too, so no other child inherits them (dup2 clears the flag on
     /// the copies at 3 and 4, even where a descriptor is already in place).
-    private static func spawn(_ executable: String, profile: URL, extra: [String]) throws -> (pid: pid_t, commands: Int32, answers: Int32) {
+    private static func spawn(_ executable: String, profile: URL, extra: [String]) throws -> (
+        pid: pid_t, commands: Int32, answers: Int32
+    ) {
         guard let closeFrom else {
             throw HarnessFailure("glibc 2.34 or later is needed (posix_spawn_file_actions_addclosefrom_np)")
         }
@@ -73,17 +82,22 @@ final class Browser: @unchecked Sendable {
         posix_spawn_file_actions_adddup2(&actions, answers[1], 4)
         posix_spawn_file_actions_adddup2(&actions, devNull, 1)
         posix_spawn_file_actions_adddup2(&actions, devNull, 2)
-        guard closeFrom(&actions, 5) == 0 else { throw HarnessFailure("posix_spawn_file_actions_addclosefrom_np failed") }
-        let arguments = [
-            executable, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-            "--no-default-browser-check", "--remote-debugging-pipe", "--user-data-dir=\(profile.path)",
-            "--window-size=1280,900", "--hide-scrollbars",
-        ] + extra + ["about:blank"]
+        guard closeFrom(&actions, 5) == 0 else {
+            throw HarnessFailure("posix_spawn_file_actions_addclosefrom_np failed")
+        }
+        let arguments =
+            [
+                executable, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--no-first-run",
+                "--no-default-browser-check", "--remote-debugging-pipe", "--user-data-dir=\(profile.path)",
+                "--window-size=1280,900", "--hide-scrollbars",
+            ] + extra + ["about:blank"]
         var argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         // Its own temporary files (org.chromium.Chromium.*) in the test run's scratch folder, not
         // in the machine's (the profile itself will not do: Chromium refuses to start).
-        let environment = ProcessInfo.processInfo.environment.filter { $0.key != "TMPDIR" }.map { "\($0.key)=\($0.value)" }
+        let environment =
+            ProcessInfo.processInfo.environment.filter { $0.key != "TMPDIR" }.map { "\($0.key)=\($0.value)" }
             + ["TMPDIR=\(Scratch.folder.path)"]
         var envp = environment.map { strdup($0) } + [nil]
         defer { envp.forEach { free($0) } }
@@ -96,7 +110,8 @@ final class Browser: @unchecked Sendable {
 
     /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc
     /// module does not declare; nil on an older glibc.
-    private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    private typealias CloseFrom =
+        @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
     private static let closeFrom: CloseFrom? = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map {
         unsafeBitCast($0, to: CloseFrom.self)
     }
@@ -114,7 +129,8 @@ final class Browser: @unchecked Sendable {
 
     /// Sends one command and waits for its answer (events in between are dropped).
     @discardableResult
-    func call(_ method: String, _ parameters: [String: Any], inPage: Bool = false, seconds: Double = 30) throws
+    func call(_ method: String, _ parameters: [String: Any], inPage: Bool = false, seconds: Double = 30)
+        throws
         -> [String: Any]
     {
         nextID += 1
@@ -151,7 +167,9 @@ final class Browser: @unchecked Sendable {
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0 else { throw HarnessFailure("chromium did not answer in time") }
             var poller = pollfd(fd: fromBrowser, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, Int32(min(remaining, 1) * 1000)) >= 0 else { throw HarnessFailure("poll failed") }
+            guard poll(&poller, 1, Int32(min(remaining, 1) * 1000)) >= 0 else {
+                throw HarnessFailure("poll failed")
+            }
             guard poller.revents != 0 else { continue }
             var chunk = [UInt8](repeating: 0, count: 1 << 16)
             let count = read(fromBrowser, &chunk, chunk.count)
@@ -165,7 +183,8 @@ final class Browser: @unchecked Sendable {
     /// The value of a JavaScript expression in the page (returned by value).
     func evaluate(_ expression: String) throws -> Any? {
         let result = try call(
-            "Runtime.evaluate", ["expression": expression, "returnByValue": true, "awaitPromise": true], inPage: true)
+            "Runtime.evaluate", ["expression": expression, "returnByValue": true, "awaitPromise": true],
+            inPage: true)
         if let exception = result["exceptionDetails"] { throw HarnessFailure("\(expression): \(exception)") }
         return (result["result"] as? [String: Any])?["value"]
     }
@@ -183,7 +202,9 @@ final class Browser: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             let state = try? evaluate("document.readyState + ' ' + (window.__mark || '')")
-            if let state = state as? String, state.hasPrefix("complete"), previous == nil || !state.hasSuffix(previous!) {
+            if let state = state as? String, state.hasPrefix("complete"),
+                previous == nil || !state.hasSuffix(previous!)
+            {
                 return
             }
             usleep(50_000)

@@ -14,7 +14,8 @@ struct CommandStartTests {
         // Twenty runs of each in CI's full run; five here (the race lost one run in three).
         let runs = Soak.isFull ? 20 : 5
         let commands = [
-            ["migrate"], ["people", "list"], ["keys", "list", "--app", "growth"], ["enrollment-keys", "list", "--app", "growth"],
+            ["migrate"], ["people", "list"], ["keys", "list", "--app", "growth"],
+            ["enrollment-keys", "list", "--app", "growth"],
             ["audit", "--limit", "1"],
         ]
         for command in commands {
@@ -22,7 +23,8 @@ struct CommandStartTests {
                 let result = try server.command(command)
                 #expect(result.status == 0, "\(command) run \(run): \(result.stderr)")
                 let printed = result.stdout + result.stderr
-                #expect(!printed.contains("hasn't been called yet"), "\(command) run \(run) warned: \(printed)")
+                #expect(
+                    !printed.contains("hasn't been called yet"), "\(command) run \(run) warned: \(printed)")
                 #expect(!printed.contains("warning"), "\(command) run \(run): \(printed)")
             }
         }
@@ -50,10 +52,13 @@ struct CommandStartTests {
         for (index, command) in commands.enumerated() {
             let (result, took) = try #require(results.withLock { $0[index] }, "\(command) ran")
             #expect(result.status == 1, "\(command)")
-            #expect(result.stderr.contains("PostgreSQL did not answer within 15 s"), "\(command): \(result.stderr)")
+            #expect(
+                result.stderr.contains("PostgreSQL did not answer within 15 s"),
+                "\(command): \(result.stderr)")
             #expect(result.stderr.contains("DATABASE_URL"), "\(command): \(result.stderr)")
             #expect(!result.stderr.contains("ConnectionPoolError"), "\(command): \(result.stderr)")
-            #expect(!(result.stdout + result.stderr).contains("psql_error"), "\(command): no line per attempt")
+            #expect(
+                !(result.stdout + result.stderr).contains("psql_error"), "\(command): no line per attempt")
             #expect(took >= .seconds(14) && took < .seconds(45), "\(command) took \(took)")
         }
     }

@@ -1,13 +1,13 @@
 import AccountSync
 import Foundation
 import Logging
-@testable import OnboardingServer
 import PostgresNIO
 import ServerDatabase
 import Testing
 import TourCodec
 import TourFixtures
 
+@testable import OnboardingServer
 
 /// An acknowledgement means committed, at the moment PostgreSQL commits. A push's statement runs
 /// in its own implicit transaction, which PostgreSQL commits only after it has sent the statement's

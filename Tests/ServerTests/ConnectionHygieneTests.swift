@@ -84,7 +84,8 @@ struct ConnectionHygieneTests {
                 open.finish()
                 try await connection.query("SELECT pg_sleep(0.5)", logger: logger)
                 var one = 0
-                for try await value in try await connection.query("SELECT 1", logger: logger).decode(Int.self) {
+                for try await value in try await connection.query("SELECT 1", logger: logger).decode(Int.self)
+                {
                     one = value
                 }
                 return one

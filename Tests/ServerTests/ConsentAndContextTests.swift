@@ -20,7 +20,9 @@ struct ConsentAndContextTests {
         #expect(try device.run("do", "next", offline: true).status == 0)
         #expect(try device.run("sync", "--analytics", "on").status == 0)
         let offRows = try server.sql("SELECT count(*), max(seq) FROM pushes WHERE app = 'finite'").first ?? ""
-        #expect(offRows.hasPrefix("0|") == false, "the rows themselves are pushed (their order, records): \(offRows)")
+        #expect(
+            offRows.hasPrefix("0|") == false,
+            "the rows themselves are pushed (their order, records): \(offRows)")
         #expect(try server.sql("SELECT count(*) FROM facts WHERE app = 'finite'") == ["0"])
 
         // Written with analytics on, then consent withdrawn before the sync: not sent.
@@ -29,11 +31,15 @@ struct ConsentAndContextTests {
         #expect(try server.sql("SELECT count(*) FROM facts WHERE app = 'finite'") == ["0"])
 
         // Written and synced with it on: sent, and only those rows' facts.
-        let lastWithout = Int(try server.sql("SELECT max(seq) FROM pushes WHERE app = 'finite'").first ?? "") ?? -1
+        let lastWithout =
+            Int(try server.sql("SELECT max(seq) FROM pushes WHERE app = 'finite'").first ?? "") ?? -1
         #expect(try device.run("do", "swipeToChapters", "--analytics", "on").status == 0)
         #expect(try device.run("sync").status == 0)
         #expect(try server.sql("SELECT count(*) > 0 FROM facts WHERE app = 'finite'") == ["t"])
-        #expect(try server.sql("SELECT count(*) FROM facts WHERE app = 'finite' AND seq <= \(lastWithout)") == ["0"])
+        #expect(
+            try server.sql("SELECT count(*) FROM facts WHERE app = 'finite' AND seq <= \(lastWithout)") == [
+                "0"
+            ])
     }
 
     /// A Mood Tracker run started offline on a pt-BR tablet and synced later from the same file as
@@ -49,13 +55,19 @@ struct ConsentAndContextTests {
         let remembered = try tablet.run("show", offline: true)
         #expect(remembered.status == 0)
         let inEnglish = try tablet.run("show", "--locale", "en", offline: true)
-        #expect(remembered.stdout != inEnglish.stdout, "the same texts in pt-BR (remembered) and en: \(remembered.stdout)")
+        #expect(
+            remembered.stdout != inEnglish.stdout,
+            "the same texts in pt-BR (remembered) and en: \(remembered.stdout)")
 
         var phone = tablet
         phone.environment = ["ONBOARDING_DEVICE_KIND": "phone", "ONBOARDING_CLOCK": "virtual"]
         #expect(try phone.run("sync", "--locale", "en").status == 0)
         let started = try server.sql(
-            "SELECT body->'context'->>'locale' || ' ' || (body->'context'->>'device') FROM facts WHERE app = 'moodtracker' AND kind = 'flowStarted'")
+            """
+            SELECT body->'context'->>'locale' || ' ' || (body->'context'->>'device') FROM facts WHERE \
+            app = 'moodtracker' AND kind = 'flowStarted'
+            """
+        )
         #expect(started == ["pt-BR tablet"], "\(started)")
         // The remembered locale is now en, as asked last.
         #expect(try phone.run("show", offline: true).stdout == inEnglish.stdout)

@@ -28,7 +28,8 @@ struct ControlPlaneTests {
         let other = try await HTTP.get(Self.report(server), token: fay)
         #expect(other.status == 403)
         #expect(String(decoding: other.body, as: UTF8.self).contains("fay is not a member of growth"))
-        #expect(try await HTTP.get(Self.report(server), token: try server.token(account: "ann")).status == 403)
+        #expect(
+            try await HTTP.get(Self.report(server), token: try server.token(account: "ann")).status == 403)
         // Only owners manage people and read the audit trail.
         let people = server.url.appendingPathComponent("v1/apps/growth/people")
         #expect(try await HTTP.get(people, token: bob).status == 403)
@@ -39,10 +40,16 @@ struct ControlPlaneTests {
         // No credential's text is ever listed: the server does not have it.
         let body = String(decoding: listed.body, as: UTF8.self)
         for credential in [ann, vic, bob] { #expect(!body.contains(credential)) }
-        #expect(try await HTTP.get(server.url.appendingPathComponent("v1/audit").appending(queryItems: [.init(name: "app", value: "growth")]), token: vic).status == 403)
+        #expect(
+            try await HTTP.get(
+                server.url.appendingPathComponent("v1/audit").appending(queryItems: [
+                    .init(name: "app", value: "growth")
+                ]), token: vic
+            ).status == 403)
 
         // An owner takes vic's only role away: vic is removed, refused on the next request.
-        let removed = try await HTTP.send("DELETE", people.appendingPathComponent("vic"), token: ann, body: nil)
+        let removed = try await HTTP.send(
+            "DELETE", people.appendingPathComponent("vic"), token: ann, body: nil)
         #expect(removed.status == 200, "\(String(decoding: removed.body, as: UTF8.self))")
         let refused = try await HTTP.get(Self.report(server), token: vic)
         #expect(refused.status == 401)
@@ -73,7 +80,8 @@ struct ControlPlaneTests {
         #expect(try await HTTP.get(Self.report(server), token: operatorCredential).status == 200)
 
         // The shared admin token of earlier releases is refused, saying what replaces it.
-        let retired = try await HTTP.get(Self.report(server), token: try await TokenSignerForTests().adminToken(seconds: 600))
+        let retired = try await HTTP.get(
+            Self.report(server), token: try await TokenSignerForTests().adminToken(seconds: 600))
         #expect(retired.status == 401)
         #expect(retired.errorCode == "token_outdated")
         let minting = try server.command(["token", "--admin"])
@@ -83,37 +91,65 @@ struct ControlPlaneTests {
         // Sessions are a person's across apps: an owner of growth does not end those of someone who
         // also holds a role in finite; an operator does.
         _ = try server.command(["people", "add", "--name", "bob", "--role", "viewer", "--app", "finite"])
-        let beyond = try await HTTP.post(people.appendingPathComponent("bob/end-sessions"), token: ann, body: Data())
+        let beyond = try await HTTP.post(
+            people.appendingPathComponent("bob/end-sessions"), token: ann, body: Data())
         #expect(beyond.status == 403, "\(String(decoding: beyond.body, as: UTF8.self))")
-        #expect(try await HTTP.post(people.appendingPathComponent("bob/end-sessions"), token: operatorCredential, body: Data()).status == 200)
+        #expect(
+            try await HTTP.post(
+                people.appendingPathComponent("bob/end-sessions"), token: operatorCredential, body: Data()
+            ).status == 200)
         // Owners see operators by name and role only.
         let seen = try await HTTP.get(people, token: ann)
-        let operatorEntry = (seen.json["people"] as? [[String: Any]] ?? []).first { $0["name"] as? String == "operator" }
+        let operatorEntry = (seen.json["people"] as? [[String: Any]] ?? []).first {
+            $0["name"] as? String == "operator"
+        }
         #expect(operatorEntry?["credentials"] == nil && operatorEntry?["roles"] != nil, "\(seen.json)")
 
         // One audit row per act, naming who did it; minting a token is one too.
-        let rows = try server.sql("SELECT actor || ' ' || action || ' ' || coalesce(target, '') FROM audit_log ORDER BY id")
+        let rows = try server.sql(
+            "SELECT actor || ' ' || action || ' ' || coalesce(target, '') FROM audit_log ORDER BY id")
         for expected in ["person.removed vic", "credential.rotated bob", "person.added dee"] {
             #expect(rows.filter { $0.hasSuffix(expected) }.count == 1, "\(expected): \(rows)")
         }
         // One act, one row: adding dee as an editor is one row (its role in its details), and
         // removing vic's only role removes vic in one row.
-        #expect(!rows.contains { $0.hasSuffix("role.granted dee") || $0.hasSuffix("role.removed vic") }, "\(rows)")
-        #expect(try server.sql("SELECT details::jsonb->>'role' FROM audit_log WHERE action = 'person.added' AND target = 'dee'") == ["editor"])
-        #expect(try server.sql("SELECT details::jsonb->>'role' FROM audit_log WHERE action = 'person.removed' AND target = 'vic'") == ["viewer"])
+        #expect(
+            !rows.contains { $0.hasSuffix("role.granted dee") || $0.hasSuffix("role.removed vic") }, "\(rows)"
+        )
+        #expect(
+            try server.sql(
+                """
+                SELECT details::jsonb->>'role' FROM audit_log WHERE action = 'person.added' AND target = \
+                'dee'
+                """
+            ) == ["editor"])
+        #expect(
+            try server.sql(
+                """
+                SELECT details::jsonb->>'role' FROM audit_log WHERE action = 'person.removed' AND target \
+                = 'vic'
+                """
+            ) == ["viewer"])
         #expect(rows.contains("ann person.added dee"))
         // A minted token's row names the account by a keyed hash, never in clear.
-        let minted = try TokenSigner(secret: ServerProcess.secret).subjectPseudonym(app: "growth", subject: "ann")
+        let minted = try TokenSigner(secret: ServerProcess.secret).subjectPseudonym(
+            app: "growth", subject: "ann")
         #expect(minted.hasPrefix("hmac:") && minted.count == 37)
         #expect(rows.contains { $0.hasSuffix("token.minted \(minted)") }, "\(rows)")
         #expect(!rows.contains { $0.contains("token.minted") && $0.hasSuffix(" ann") }, "\(rows)")
         #expect(rows.contains { $0.hasPrefix("command line (") && $0.hasSuffix("person.added vic") })
         let audit = try await HTTP.get(
-            server.url.appendingPathComponent("v1/audit").appending(queryItems: [.init(name: "app", value: "growth")]), token: ann)
+            server.url.appendingPathComponent("v1/audit").appending(queryItems: [
+                .init(name: "app", value: "growth")
+            ]), token: ann)
         #expect(audit.status == 200)
-        #expect((audit.json["entries"] as? [[String: Any]] ?? []).contains { $0["action"] as? String == "person.removed" })
+        #expect(
+            (audit.json["entries"] as? [[String: Any]] ?? []).contains {
+                $0["action"] as? String == "person.removed"
+            })
         let printed = try server.command(["audit", "--app", "growth"])
-        #expect(printed.stdout.contains("ann from 127.0.0.1: person.removed vic (growth)"), "\(printed.stdout)")
+        #expect(
+            printed.stdout.contains("ann from 127.0.0.1: person.removed vic (growth)"), "\(printed.stdout)")
     }
 
     /// The audit trail refuses UPDATE, DELETE and TRUNCATE from the server's role, and its hash
@@ -137,12 +173,21 @@ struct ControlPlaneTests {
         #expect(intact.stdout.contains("rows are intact"))
         // The table's owner can go around the trigger; the chain then names the row.
         _ = try server.sql(
-            "ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only; UPDATE audit_log SET actor = 'mallory' WHERE id = 2; ALTER TABLE audit_log ENABLE TRIGGER audit_log_append_only")
+            """
+            ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only; UPDATE audit_log SET actor = \
+            'mallory' WHERE id = 2; ALTER TABLE audit_log ENABLE TRIGGER audit_log_append_only
+            """
+        )
         let broken = try server.command(["audit", "--verify"])
         #expect(broken.status == 1)
         #expect(broken.stderr.contains("broken at row 2"), "\(broken.stderr)")
         _ = try server.sql(
-            "ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only; UPDATE audit_log SET actor = 'command line (onboarding@ci)' WHERE id = 2 AND actor = 'mallory'; ALTER TABLE audit_log ENABLE TRIGGER audit_log_append_only")
+            """
+            ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only; UPDATE audit_log SET actor = \
+            'command line (onboarding@ci)' WHERE id = 2 AND actor = 'mallory'; ALTER TABLE audit_log \
+            ENABLE TRIGGER audit_log_append_only
+            """
+        )
     }
 
     /// An anchor kept outside the database finds what the chain alone cannot: the newest rows cut
@@ -157,7 +202,11 @@ struct ControlPlaneTests {
         #expect(first.stdout.contains("head: row"))
         // The owner cuts the newest row; the chain of what is left is intact.
         _ = try server.sql(
-            "ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only; DELETE FROM audit_log WHERE id = (SELECT max(id) FROM audit_log); ALTER TABLE audit_log ENABLE TRIGGER audit_log_append_only")
+            """
+            ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only; DELETE FROM audit_log WHERE id \
+            = (SELECT max(id) FROM audit_log); ALTER TABLE audit_log ENABLE TRIGGER audit_log_append_only
+            """
+        )
         #expect(try server.command(["audit", "--verify"]).status == 0)
         let cut = try server.command(["audit", "--verify", "--anchors", anchors])
         #expect(cut.status == 1)
@@ -170,7 +219,10 @@ struct ControlPlaneTests {
     @Test func aFormWithAFieldTwiceNestedOrBadlyEncodedIsRefusedWhole() async throws {
         let server = try ServerProcess()
         let ann = try server.credential("ann", role: "viewer", app: "growth")
-        for body in ["credential=\(ann)&credential=obt2.wrong.x", "credential=obt2.wrong.x&credential=\(ann)", "credential[a]=\(ann)", "credential=%zz"] {
+        for body in [
+            "credential=\(ann)&credential=obt2.wrong.x", "credential=obt2.wrong.x&credential=\(ann)",
+            "credential[a]=\(ann)", "credential=%zz",
+        ] {
             let form = try DashboardTests.signInForm(server)
             let answer = try DashboardTests.curl(
                 server.url.appendingPathComponent("dashboard/sign-in"), cookies: [form.cookie: form.secret],
@@ -195,18 +247,24 @@ struct ControlPlaneTests {
         }
         try fail(["X-Forwarded-For: 6.6.6.6", "X-Forwarded-For: 203.0.113.9"])
         try fail(["X-Forwarded-For: 2001:db8:1:2:aaaa::1"])
-        let sources = try server.sql("SELECT source FROM audit_log WHERE action = 'sign-in.failed' ORDER BY id")
+        let sources = try server.sql(
+            "SELECT source FROM audit_log WHERE action = 'sign-in.failed' ORDER BY id")
         #expect(sources == ["203.0.113.9", "2001:db8:1:2::/64"], "\(sources)")
         // Untrusted (the peer is 127.0.0.2): the header is the client's own word, and ignored.
         let script = """
             import http.client
             conn = http.client.HTTPConnection("127.0.0.1", \(server.port), source_address=("127.0.0.2", 0))
             conn.request("POST", "/dashboard/sign-in", "form_token=\(form.token)&credential=obt2.wrong.y",
-                {"Content-Type": "application/x-www-form-urlencoded", "Cookie": "\(form.cookie)=\(form.secret)", "X-Forwarded-For": "198.51.100.7"})
+                {"Content-Type": "application/x-www-form-urlencoded", "Cookie": \
+            "\(form.cookie)=\(form.secret)", "X-Forwarded-For": "198.51.100.7"})
             print(conn.getresponse().status)
             """
         #expect(try Shell.run("/usr/bin/python3", ["-c", script]).stdout.hasPrefix("401"))
-        #expect(try server.sql("SELECT source FROM audit_log WHERE action = 'sign-in.failed' ORDER BY id DESC LIMIT 1") == ["127.0.0.2"])
+        #expect(
+            try server.sql(
+                "SELECT source FROM audit_log WHERE action = 'sign-in.failed' ORDER BY id DESC LIMIT 1") == [
+                    "127.0.0.2"
+                ])
     }
 
     /// 1,000 wrong sign-ins from one address are slowed to a trickle (429 with Retry-After, unchecked),
@@ -224,7 +282,8 @@ struct ControlPlaneTests {
             start = time.time()
             for i in range(1000):
                 body = "form_token=\(form.token)&credential=obt2.guess%d.x" % i
-                conn.request("POST", "/dashboard/sign-in", body, {"Content-Type": "application/x-www-form-urlencoded", "Cookie": "onboarding_sign_in=\(form.secret)"})
+                conn.request("POST", "/dashboard/sign-in", body, {"Content-Type": \
+            "application/x-www-form-urlencoded", "Cookie": "onboarding_sign_in=\(form.secret)"})
                 answer = conn.getresponse()
                 answer.read()
                 statuses[answer.status] = statuses.get(answer.status, 0) + 1
@@ -232,11 +291,14 @@ struct ControlPlaneTests {
                     retry = answer.getheader("Retry-After")
             print(statuses.get(401, 0), statuses.get(429, 0), retry, round(time.time() - start, 2))
             """
-        async let attack = Task.blocking { try Shell.run("/usr/bin/python3", ["-c", script], seconds: 300) }.value
+        async let attack = Task.blocking { try Shell.run("/usr/bin/python3", ["-c", script], seconds: 300) }
+            .value
         // Meanwhile a real person signs in, from 127.0.0.1.
         try await Task.sleep(for: .milliseconds(300))
         let session = try DashboardTests().signIn(server, credential: ann)
-        #expect(try DashboardTests.curl(server.url.appendingPathComponent("dashboard"), cookie: session).status == 200)
+        #expect(
+            try DashboardTests.curl(server.url.appendingPathComponent("dashboard"), cookie: session).status
+                == 200)
         let result = try await attack
         #expect(result.status == 0, "\(result.stderr)")
         // "401s 429s Retry-After seconds\n": split at any whitespace, or the last figure keeps the
@@ -250,14 +312,21 @@ struct ControlPlaneTests {
         #expect(limited == 1000 - checked)
         #expect(Int(figures[2]) ?? 0 >= 1, "Retry-After: \(result.stdout)")
         // Checked failures are audited, each; the limit once it was reached; nothing unchecked.
-        let audited = try server.sql("SELECT action, count(*) FROM audit_log WHERE source = '127.0.0.2' GROUP BY action ORDER BY action")
+        let audited = try server.sql(
+            """
+            SELECT action, count(*) FROM audit_log WHERE source = '127.0.0.2' GROUP BY action ORDER BY \
+            action
+            """
+        )
         #expect(audited.contains("sign-in.failed|\(checked)"), "\(audited)")
         #expect(audited.contains { $0.hasPrefix("sign-in.rate-limited|") })
         // Failed tokens on the API count the same way: past the limit, 429 before any check (the
         // bucket refills one try per 3 s, so a slow machine sees a few more 401s).
         var statuses: [Int] = []
         let started = Date()
-        for _ in 0..<40 { statuses.append(try await HTTP.get(Self.report(server), token: "obt2.bad.token").status) }
+        for _ in 0..<40 {
+            statuses.append(try await HTTP.get(Self.report(server), token: "obt2.bad.token").status)
+        }
         let refills = Int(Date().timeIntervalSince(started) / 3) + 1
         #expect(statuses.prefix(20).allSatisfy { $0 == 401 }, "\(statuses)")
         #expect(statuses.filter { $0 == 401 }.count <= 20 + refills, "\(statuses)")
@@ -286,7 +355,8 @@ struct ControlPlaneTests {
             print(" ".join(out))
             """
         let result = try Shell.run("/usr/bin/python3", ["-c", script])
-        let statuses = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ").map(String.init)
+        let statuses = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ")
+            .map(String.init)
         #expect(statuses.prefix(9).allSatisfy { $0 == "401" }, "\(statuses)")
         #expect(statuses.suffix(4).allSatisfy { $0 == "429+ann" }, "\(statuses)")
         #expect(try await HTTP.get(Self.report(server), token: current).status == 200)
@@ -302,28 +372,39 @@ struct ControlPlaneTests {
         environment["ONBOARDING_SERVER"] = server.url.absoluteString
         environment["ONBOARDING_TOKEN"] = nil
         let growth = BuiltExecutables.folder.appendingPathComponent("growth").path
-        let result = try Shell.run(growth, ["sync", "--db", database.path, "--user", "ann"], environment: environment)
+        let result = try Shell.run(
+            growth, ["sync", "--db", database.path, "--user", "ann"], environment: environment)
         #expect(result.status != 0)
-        let hint = try #require(result.stderr.range(of: "(onboarding-server ").map { result.stderr[$0.upperBound...] })
+        let hint = try #require(
+            result.stderr.range(of: "(onboarding-server ").map { result.stderr[$0.upperBound...] })
         let command = hint.prefix { $0 != ")" }.replacingOccurrences(of: " accepts it", with: "")
         #expect(command.hasPrefix("enrollment-keys add --app growth growth-enroll-"), "\(result.stderr)")
         let accepted = try server.command(command.split(separator: " ").map(String.init))
         #expect(accepted.status == 0, "\(accepted.stderr)")
-        #expect(try Shell.run(growth, ["launch", "--db", database.path, "--user", "ann"], environment: environment).status == 0)
-        let asInstall = try Shell.run(growth, ["sync", "--db", database.path, "--user", "ann"], environment: environment)
+        #expect(
+            try Shell.run(
+                growth, ["launch", "--db", database.path, "--user", "ann"], environment: environment
+            ).status == 0)
+        let asInstall = try Shell.run(
+            growth, ["sync", "--db", database.path, "--user", "ann"], environment: environment)
         #expect(asInstall.status == 0, "\(asInstall.stderr)")
         #expect(try server.sql("SELECT count(*) FROM installs WHERE app = 'growth'") == ["1"])
         let minted = try server.command(["token", "--app", "growth", "--account", "ann"])
         #expect(minted.status == 0, "\(minted.stderr)")
         environment["ONBOARDING_TOKEN"] = minted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let synced = try Shell.run(
-            BuiltExecutables.folder.appendingPathComponent("growth").path, ["sync", "--db", database.path, "--user", "ann"],
+            BuiltExecutables.folder.appendingPathComponent("growth").path,
+            ["sync", "--db", database.path, "--user", "ann"],
             environment: environment)
         #expect(synced.status == 0, "\(synced.stderr)")
         // Signed in: the account heard the user's whole history, as at a first enrolment.
         #expect(
             try server.sql("SELECT count(*) FROM pushes WHERE app = 'growth' AND account = 'ann'")
-                == server.sql("SELECT count(*) FROM pushes WHERE app = 'growth' AND account LIKE 'install.%'"))
-        #expect(try server.sql("SELECT count(*) > 0 FROM pushes WHERE app = 'growth' AND account = 'ann'") == ["t"])
+                == server.sql("SELECT count(*) FROM pushes WHERE app = 'growth' AND account LIKE 'install.%'")
+        )
+        #expect(
+            try server.sql("SELECT count(*) > 0 FROM pushes WHERE app = 'growth' AND account = 'ann'") == [
+                "t"
+            ])
     }
 }

@@ -7,13 +7,14 @@ import ServerDatabase
 import ServerInsights
 import ServerKit
 import ServerPublishing
-@testable import ServerSyncAPI
 import ServerTokens
 import Synchronization
 import Testing
 import TourCodec
 import TourCore
 import TourFixtures
+
+@testable import ServerSyncAPI
 
 /// The sync API's controller (`SyncRoutes`) is given repositories, not stores: over repositories
 /// of this test's own, which record what they are asked, its routes ask them and nothing else. The
@@ -68,14 +69,16 @@ struct ControllerRepositoryTests {
         func signOutEverywhere(
             app: String, account: String, named name: String, at time: Double, audit: AuditLog.Entry?
         ) async throws -> Double { throw NotAsked() }
-        func erase(app: String, subject: String, pseudonym: String, by actor: Actor, at time: Double) async throws
+        func erase(app: String, subject: String, pseudonym: String, by actor: Actor, at time: Double)
+            async throws
             -> ErasureSummary
         { throw NotAsked() }
         func export(app: String, subject: String) async throws -> TourValue { throw NotAsked() }
         func isReady() async -> Bool { true }
         func newestTransaction() async throws -> UInt64 { throw NotAsked() }
         func report(app: String) async throws -> AppReport { throw NotAsked() }
-        func experimentReports(app: String, history: any PublicationHistory) async throws -> ExperimentReports {
+        func experimentReports(app: String, history: any PublicationHistory) async throws -> ExperimentReports
+        {
             throw NotAsked()
         }
         func unplanned(app: String) async throws -> [AppReport.Unplanned] { throw NotAsked() }
@@ -85,7 +88,9 @@ struct ControllerRepositoryTests {
         func enroll(app: String, key: String, at time: Double) async throws -> String? { throw NotAsked() }
     }
     struct NoArchive: FlowArchiveRepository {
-        func set(app: String, flow: String, archived: Bool, by actor: Actor, at time: Double) async throws -> Bool {
+        func set(app: String, flow: String, archived: Bool, by actor: Actor, at time: Double) async throws
+            -> Bool
+        {
             throw NotAsked()
         }
         func archived(apps: [String]) async throws -> Set<String> { throw NotAsked() }
@@ -108,7 +113,8 @@ struct ControllerRepositoryTests {
             let sync = SyncRoutes(
                 accounts: accounts, figures: accounts, history: NoHistory(), controlPlane: controlPlane,
                 enrollmentStore: NoEnrollments(), flowArchive: NoArchive(),
-                enrollments: RateLimiter(limits: .init(sourceBurst: 1, sourceRefill: 60, personBurst: 1, personRefill: 1)),
+                enrollments: RateLimiter(
+                    limits: .init(sourceBurst: 1, sourceRefill: 60, personBurst: 1, personRefill: 1)),
                 writes: writes, logger: logger)
             let router = Router(context: ServerRequestContext.self)
             sync.addPublicRoutes(to: router)
@@ -129,7 +135,8 @@ struct ControllerRepositoryTests {
             let token = await server.token(account: "ann")
             let batch = PushBatch(device: "d1", items: [APITests.item(1, .completed, device: "d1")])
             let answer = try await server.send(
-                .post, "/v1/apps/growth/accounts/ann/push", token: token, body: Data(try batch.tourValue.jsonUTF8()))
+                .post, "/v1/apps/growth/accounts/ann/push", token: token,
+                body: Data(try batch.tourValue.jsonUTF8()))
             #expect(answer.status == 200, "\(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
             let ack = try PushAck(jsonUTF8: answer.body)
             #expect(ack.applied == 1 && ack.records == ["tour": record])
@@ -138,7 +145,8 @@ struct ControllerRepositoryTests {
             // The subject's pseudonyms come from the server's keys, not from the request.
             #expect(!pushed.subjectNames.isEmpty && !pushed.subjectNames.contains("ann"))
 
-            let flows = try await server.sendUntilAnswered(.get, "/v1/apps/growth/accounts/ann/flows", token: token)
+            let flows = try await server.sendUntilAnswered(
+                .get, "/v1/apps/growth/accounts/ann/flows", token: token)
             #expect(flows.status == 200)
             #expect(try AccountRecords(jsonUTF8: flows.body).flows == ["tour": record])
             #expect(accounts.asked.withLock { $0 } == ["admitsPush", "push", "records growth/ann"])
@@ -158,8 +166,11 @@ struct ControllerRepositoryTests {
 
             // Another account's token, and none: refused by the middleware, the repository not asked.
             let other = await server.token(account: "bob")
-            #expect(try await server.sendUntilAnswered(.get, "/v1/apps/growth/accounts/ann/flows", token: other).status == 403)
-            #expect(try await server.sendUntilAnswered(.get, "/v1/apps/growth/accounts/ann/flows").status == 401)
+            #expect(
+                try await server.sendUntilAnswered(.get, "/v1/apps/growth/accounts/ann/flows", token: other)
+                    .status == 403)
+            #expect(
+                try await server.sendUntilAnswered(.get, "/v1/apps/growth/accounts/ann/flows").status == 401)
             #expect(accounts.asked.withLock { $0 } == ["admitsPush"])
         }
         #expect(accounts.pushes.withLock { $0.isEmpty })

@@ -26,7 +26,9 @@ struct CrossSiteTests {
             port = ServerProcess.freePort()
             process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            process.arguments = ["-m", "http.server", "--bind", "127.0.0.1", "\(port)", "--directory", folder.path]
+            process.arguments = [
+                "-m", "http.server", "--bind", "127.0.0.1", "\(port)", "--directory", folder.path,
+            ]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try ChildProcess.spawning { try process.run() }
@@ -48,8 +50,13 @@ struct CrossSiteTests {
     }
 
     static func form(_ action: String, _ fields: [String: String], script: String = "") -> String {
-        let inputs = fields.map { "<input type=\"hidden\" name=\"\($0.key)\" value=\"\($0.value)\">" }.joined()
-        return "<!DOCTYPE html><html><body><h1>Win a prize</h1><form method=\"post\" action=\"\(action)\">\(inputs)</form><script>\(script)</script></body></html>"
+        let inputs = fields.map { "<input type=\"hidden\" name=\"\($0.key)\" value=\"\($0.value)\">" }
+            .joined()
+        return
+            """
+            <!DOCTYPE html><html><body><h1>Win a prize</h1><form method=\"post\" \
+            action=\"\(action)\">\(inputs)</form><script>\(script)</script></body></html>
+            """
     }
 
     @Test func forgedSignOutForgedChangesAndLoginCSRFFailWhileGenuineOnesWork() async throws {
@@ -63,7 +70,8 @@ struct CrossSiteTests {
 
         // The victim signs in, genuinely.
         try browser.open(URL(string: dashboard + "/dashboard/sign-in")!)
-        _ = try browser.evaluate("document.querySelector('input[name=credential]').value = '\(operatorCredential)'")
+        _ = try browser.evaluate(
+            "document.querySelector('input[name=credential]').value = '\(operatorCredential)'")
         try browser.leave { _ = try browser.evaluate("document.querySelector('form').submit()") }
         #expect(browser.title.hasPrefix("All apps"), "\(browser.title)")
         func signedIn() throws -> Bool {
@@ -75,18 +83,26 @@ struct CrossSiteTests {
         try site.page("signout.html", Self.form(dashboard + "/dashboard/sign-out", ["form_token": "guessed"]))
         try browser.open(URL(string: evil + "/signout.html")!)
         try browser.leave { _ = try browser.evaluate("document.forms[0].submit()") }
-        #expect(try browser.evaluate("document.body.innerText.includes('did not come from a page of this dashboard')") as? Bool == true)
+        #expect(
+            try browser.evaluate(
+                "document.body.innerText.includes('did not come from a page of this dashboard')") as? Bool
+                == true)
         #expect(try signedIn())
         #expect(try server.sql("SELECT count(*) FROM dashboard_sessions WHERE person = 'operator'") == ["1"])
         // Even with the right form token, a request from another origin changes nothing.
-        let token = try #require(try browser.evaluate("document.querySelector('form.sign-out input[name=form_token]').value") as? String)
+        let token = try #require(
+            try browser.evaluate("document.querySelector('form.sign-out input[name=form_token]').value")
+                as? String)
         try site.page("signout2.html", Self.form(dashboard + "/dashboard/sign-out", ["form_token": token]))
         try browser.open(URL(string: evil + "/signout2.html")!)
         try browser.leave { _ = try browser.evaluate("document.forms[0].submit()") }
         #expect(try signedIn())
         // A forged change of people: refused, nobody added.
         try site.page(
-            "people.html", Self.form(dashboard + "/dashboard/apps/growth/people", ["form_token": token, "person": "mallory", "role": "owner"]))
+            "people.html",
+            Self.form(
+                dashboard + "/dashboard/apps/growth/people",
+                ["form_token": token, "person": "mallory", "role": "owner"]))
         try browser.open(URL(string: evil + "/people.html")!)
         try browser.leave { _ = try browser.evaluate("document.forms[0].submit()") }
         #expect(try server.sql("SELECT role FROM person_roles WHERE person = 'mallory'") == ["viewer"])
@@ -96,19 +112,30 @@ struct CrossSiteTests {
         try browser.leave { _ = try browser.evaluate("document.querySelector('form.sign-out').submit()") }
         #expect(browser.location.hasSuffix("/dashboard/sign-in"))
         #expect(try !signedIn())
-        #expect(try browser.cookies(for: URL(string: dashboard + "/dashboard")!).allSatisfy { $0["name"] as? String != "onboarding_session" })
+        #expect(
+            try browser.cookies(for: URL(string: dashboard + "/dashboard")!).allSatisfy {
+                $0["name"] as? String != "onboarding_session"
+            })
 
         // Login CSRF: the attacker fetched a sign-in form of their own, tosses its secret cookie into
         // the victim's browser for the whole site, and posts their own credential with its token.
         let attackersForm = try DashboardTests.signInForm(server)
         let toss =
-            "document.cookie = 'onboarding_sign_in=\(attackersForm.secret); domain=example.test; path=/dashboard';"
+            """
+            document.cookie = 'onboarding_sign_in=\(attackersForm.secret); domain=example.test; \
+            path=/dashboard';
+            """
         try site.page(
             "login.html",
-            Self.form(dashboard + "/dashboard/sign-in", ["form_token": attackersForm.token, "credential": mallory], script: toss))
+            Self.form(
+                dashboard + "/dashboard/sign-in", ["form_token": attackersForm.token, "credential": mallory],
+                script: toss))
         try browser.open(URL(string: evil + "/login.html")!)
         try browser.leave { _ = try browser.evaluate("document.forms[0].submit()") }
-        #expect(try browser.evaluate("document.body.innerText.includes(\"did not come from this dashboard's own page\")") as? Bool == true)
+        #expect(
+            try browser.evaluate(
+                "document.body.innerText.includes(\"did not come from this dashboard's own page\")") as? Bool
+                == true)
         #expect(try !signedIn(), "the victim is not signed in as the attacker")
         #expect(try server.sql("SELECT count(*) FROM dashboard_sessions WHERE person = 'mallory'") == ["0"])
         // From another site altogether (127.0.0.1 is not example.test): refused the same way.
@@ -120,7 +147,8 @@ struct CrossSiteTests {
 
         // The genuine sign-in works in that very browser.
         try browser.open(URL(string: dashboard + "/dashboard/sign-in")!)
-        _ = try browser.evaluate("document.querySelector('input[name=credential]').value = '\(operatorCredential)'")
+        _ = try browser.evaluate(
+            "document.querySelector('input[name=credential]').value = '\(operatorCredential)'")
         try browser.leave { _ = try browser.evaluate("document.querySelector('form').submit()") }
         #expect(browser.title.hasPrefix("All apps"))
     }

@@ -15,7 +15,9 @@ struct DashboardExportsTests {
 
     /// A CSV answer's rows (after the header), split into fields; fields here hold no comma.
     func rows(_ csv: DashboardTests.CurlAnswer) -> [[String]] {
-        csv.body.split(separator: "\r\n").dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        csv.body.split(separator: "\r\n").dropFirst().map {
+            $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        }
     }
 
     func json(_ answer: DashboardTests.CurlAnswer) throws -> [String: Any] {
@@ -34,12 +36,17 @@ struct DashboardExportsTests {
         func get(_ path: String) throws -> DashboardTests.CurlAnswer {
             try DashboardTests.curl(URL(string: server.url.absoluteString + path)!, cookie: session)
         }
-        let report = try await HTTP.counted(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
+        let report = try await HTTP.counted(
+            server.url.appendingPathComponent("v1/apps/growth/report"), token: admin
+        ).json
         let started = population.accounts.filter { $0.reached > 0 }
 
         // The overview's tables: apps (as the API counts them), flows, and the trend.
         let apps = rows(try get("/dashboard?format=csv&table=apps"))
-        #expect(apps == [["growth", "\(report["accounts"] as? Int ?? -1)", "\(report["devices"] as? Int ?? -1)", "1"]])
+        #expect(
+            apps == [
+                ["growth", "\(report["accounts"] as? Int ?? -1)", "\(report["devices"] as? Int ?? -1)", "1"]
+            ])
         let flows = rows(try get("/dashboard?format=csv"))
         #expect(flows.first?[3] == "welcome")
         #expect(flows.first?[4] == "\(started.count)")
@@ -51,7 +58,9 @@ struct DashboardExportsTests {
         #expect(trend.last?[0] == startsByDay.keys.max())
         for row in trend { #expect(Int(row[1]) == startsByDay[row[0]] ?? 0, "\(row[0])") }
         let overviewJSON = try json(try get("/dashboard?format=json"))
-        let jsonTrend = (overviewJSON["trend"] as? [[String: Any]] ?? []).map { "\($0["started"] as? Int ?? -1)" }
+        let jsonTrend = (overviewJSON["trend"] as? [[String: Any]] ?? []).map {
+            "\($0["started"] as? Int ?? -1)"
+        }
         #expect(jsonTrend == trend.map { $0[1] })
 
         // The app's tables: flows, trend, and its catalogs with the publication's rollout.
@@ -67,10 +76,16 @@ struct DashboardExportsTests {
 
         // The funnel's variants as CSV: each variant's subjects, as the API's ?by=variant gives them.
         let variants = rows(try get("/dashboard/apps/growth/flows/welcome?format=csv&table=variants"))
-        let api = try await HTTP.counted(URL(string: server.url.absoluteString + "/v1/apps/growth/report?by=variant")!, token: admin).json
-        let apiArms = ((api["experiments"] as? [[String: Any]])?.first?["variants"] as? [[String: Any]] ?? []).map {
-            ["tourLength", $0["variant"] as? String ?? "", "\($0["assigned"] as? Int ?? -1)", "\($0["goalReached"] as? Int ?? -1)"]
-        }
+        let api = try await HTTP.counted(
+            URL(string: server.url.absoluteString + "/v1/apps/growth/report?by=variant")!, token: admin
+        ).json
+        let apiArms = ((api["experiments"] as? [[String: Any]])?.first?["variants"] as? [[String: Any]] ?? [])
+            .map {
+                [
+                    "tourLength", $0["variant"] as? String ?? "", "\($0["assigned"] as? Int ?? -1)",
+                    "\($0["goalReached"] as? Int ?? -1)",
+                ]
+            }
         #expect(!apiArms.isEmpty)
         #expect(variants.map { [$0[0], $0[1], $0[3], $0[5]] } == apiArms)
         let funnelPage = try get("/dashboard/apps/growth/flows/welcome")
@@ -89,10 +104,20 @@ struct DashboardExportsTests {
         let rangedFlows = rows(try get("/dashboard?format=csv&\(range)"))
         #expect(rangedFlows.first?[4] == "\(startsByDay[firstDay] ?? -1)")
         #expect(rangedFlows.first?[5] == "")
-        #expect(rows(try get("/dashboard/apps/growth?format=csv&\(range)")).first?[1] == "\(startsByDay[firstDay] ?? -1)")
+        #expect(
+            rows(try get("/dashboard/apps/growth?format=csv&\(range)")).first?[1]
+                == "\(startsByDay[firstDay] ?? -1)")
         let rangedPage = try get("/dashboard/apps/growth?\(range)")
-        #expect(rangedPage.body.contains("href=\"/dashboard/apps/growth/flows/welcome?\(range.replacingOccurrences(of: "&", with: "&amp;"))\""))
-        #expect(rangedPage.body.contains("href=\"/dashboard?\(range.replacingOccurrences(of: "&", with: "&amp;"))\""))
+        #expect(
+            rangedPage.body.contains(
+                """
+                href=\"/dashboard/apps/growth/flows/welcome\
+                ?\(range.replacingOccurrences(of: "&", with: "&amp;"))\"
+                """
+            ))
+        #expect(
+            rangedPage.body.contains(
+                "href=\"/dashboard?\(range.replacingOccurrences(of: "&", with: "&amp;"))\""))
         #expect(rangedPage.body.contains("Start rates are starts over all"))
         // A known flow over days nobody started it: a funnel of zeros. An unknown app or flow is not
         // found, with a range or without.
@@ -120,8 +145,10 @@ struct DashboardExportsTests {
                     "fact": "assigned", "flow": "@cmd", "experiment": "-exp", "variant": .string(variant),
                     "subject": "account:eve",
                 ]),
-                .object(["fact": "flowStarted", "flow": "@cmd", "plan": .strings(["a"]), "catalogVersion": 1]),
-                .object(["fact": "flowStarted", "flow": "-1-2", "plan": .strings(["a"]), "catalogVersion": 1]),
+                .object(["fact": "flowStarted", "flow": "@cmd", "plan": .strings(["a"]), "catalogVersion": 1]
+                ),
+                .object(["fact": "flowStarted", "flow": "-1-2", "plan": .strings(["a"]), "catalogVersion": 1]
+                ),
             ], records: [:])
         let pushed = try await HTTP.post(
             server.url.appendingPathComponent("v1/apps/growth/accounts/eve/push"), token: token,
@@ -130,7 +157,8 @@ struct DashboardExportsTests {
         try await DashboardTests.waitUntilCounted(server)
         let session = try DashboardTests().signIn(server)
         func csv(_ path: String) throws -> String {
-            let answer = try DashboardTests.curl(URL(string: server.url.absoluteString + path)!, cookie: session)
+            let answer = try DashboardTests.curl(
+                URL(string: server.url.absoluteString + path)!, cookie: session)
             #expect(answer.status == 200, "\(path)")
             return answer.body
         }
@@ -157,19 +185,24 @@ struct DashboardExportsTests {
         try await Population(app: "growth", count: 6, seed: 3).push(to: server)
         try await Population(app: "finite", count: 6, seed: 4).push(to: server)
         try await DashboardTests.waitUntilCounted(server)
-        let session = try DashboardTests().signIn(server, credential: try server.credential("fay", role: "viewer", app: "finite"))
+        let session = try DashboardTests().signIn(
+            server, credential: try server.credential("fay", role: "viewer", app: "finite"))
         func get(_ path: String) throws -> DashboardTests.CurlAnswer {
             try DashboardTests.curl(URL(string: server.url.absoluteString + path)!, cookie: session)
         }
         #expect(rows(try get("/dashboard?format=csv&table=apps")).map { $0[0] } == ["finite"])
         #expect(!(try get("/dashboard").body.contains("/dashboard/apps/growth")))
-        for path in ["/dashboard/apps/growth", "/dashboard/apps/growth/flows/welcome", "/dashboard/apps/growth?format=csv"] {
+        for path in [
+            "/dashboard/apps/growth", "/dashboard/apps/growth/flows/welcome",
+            "/dashboard/apps/growth?format=csv",
+        ] {
             #expect(try get(path).status == 403, "\(path)")
         }
         #expect(try get("/dashboard/apps/finite").status == 200)
         // An operator sees both.
         let everyApp = try DashboardTests().signIn(server)
-        let all = try DashboardTests.curl(URL(string: server.url.absoluteString + "/dashboard?format=csv&table=apps")!, cookie: everyApp)
+        let all = try DashboardTests.curl(
+            URL(string: server.url.absoluteString + "/dashboard?format=csv&table=apps")!, cookie: everyApp)
         #expect(rows(all).map { $0[0] } == ["finite", "growth"])
     }
 
@@ -179,11 +212,14 @@ struct DashboardExportsTests {
         for (headers, secure) in [
             ([String](), false), (["X-Forwarded-Proto: http"], false), (["X-Forwarded-Proto: https"], true),
             (["X-Forwarded-Proto: HTTPS, http"], true), (["X-Forwarded-Proto: http, https"], false),
-            (["Forwarded: for=192.0.2.60;proto=https;by=203.0.113.43"], true), (["Forwarded: proto=http"], false),
+            (["Forwarded: for=192.0.2.60;proto=https;by=203.0.113.43"], true),
+            (["Forwarded: proto=http"], false),
         ] {
             let answer = try DashboardTests.postSignIn(server, credential: credential, headers: headers)
             #expect(answer.status == 303)
-            let attributes = (answer.setCookieHeader ?? "").split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            let attributes = (answer.setCookieHeader ?? "").split(separator: ";").map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
             #expect(attributes.contains("Secure") == secure, "\(headers)")
             #expect(attributes.contains("HttpOnly"))
             // Over TLS a `__Host-` cookie for the whole host: no sibling subdomain can set or shadow it.
@@ -195,18 +231,22 @@ struct DashboardExportsTests {
     /// Registers Growth's compiled catalog (as its release would) and publishes the next version,
     /// its first step reworded, at `rollout` percent; the published version.
     static func publishGrowth(on server: ServerProcess, rollout: Int) async throws -> Int {
-        let compiled = try Shell.run(BuiltExecutables.folder.appendingPathComponent("growth").path, ["catalog", "--json"])
-            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let compiled = try Shell.run(
+            BuiltExecutables.folder.appendingPathComponent("growth").path, ["catalog", "--json"]
+        )
+        .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let file = Scratch.folder.appendingPathComponent("growth-\(UUID().uuidString).json")
         try compiled.write(to: file, atomically: true, encoding: .utf8)
-        let registered = try PublishingTests().serverCommand(server, ["register", "--app", "growth", file.path])
+        let registered = try PublishingTests().serverCommand(
+            server, ["register", "--app", "growth", file.path])
         try #require(registered.status == 0, "\(registered.stderr)")
         let version = try #require(try TourValue(jsonText: compiled).objectValue?["version"]?.intValue)
         let published = try PublishingTests.edited(try PublishingTests.reworded(compiled)) { document, _ in
             document["version"] = .int(version + 1)
         }
         let answer = try await PublishingTests().publish(
-            server, try server.operatorCredential(), published, rollout: rollout, key: try server.publicationKey(app: "growth"),
+            server, try server.operatorCredential(), published, rollout: rollout,
+            key: try server.publicationKey(app: "growth"),
             app: "growth")
         try #require(answer.status == 201, "\(String(decoding: answer.body, as: UTF8.self))")
         return version + 1

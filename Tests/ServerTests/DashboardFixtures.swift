@@ -36,7 +36,8 @@ extension DashboardTests {
                 let ending: String? =
                     reached == 4 ? "completed" : reached > 0 && random.next() % 3 == 0 ? "skipped" : nil
                 return Account(
-                    id: "acct\(index)", devices: random.next() % 4 == 0 ? ["dev\(index)a", "dev\(index)b"] : ["dev\(index)a"],
+                    id: "acct\(index)",
+                    devices: random.next() % 4 == 0 ? ["dev\(index)a", "dev\(index)b"] : ["dev\(index)a"],
                     reached: reached, ending: ending, catalogVersion: 1 + Int(random.next() % 2),
                     appVersion: random.next() % 2 == 0 ? "1.0" : "1.1",
                     day: 1_764_000_000 + Double(random.next() % 5) * 86_400)
@@ -46,24 +47,44 @@ extension DashboardTests {
         /// The account's pushes from one device: its facts in order, one event each.
         func items(_ account: Account, device: String) -> [PushItem] {
             guard account.reached > 0 else {
-                return [PushItem(seq: 1, time: account.day, event: "appLaunched", catalogVersion: account.catalogVersion,
-                    facts: [], records: [:], appVersion: account.appVersion)]
+                return [
+                    PushItem(
+                        seq: 1, time: account.day, event: "appLaunched",
+                        catalogVersion: account.catalogVersion,
+                        facts: [], records: [:], appVersion: account.appVersion)
+                ]
             }
             let arm: TourValue = .object([
-                "fact": "assigned", "flow": "welcome", "experiment": "tourLength", "variant": .string(account.variant),
+                "fact": "assigned", "flow": "welcome", "experiment": "tourLength",
+                "variant": .string(account.variant),
                 "subject": .string("account:\(account.id)"),
             ])
-            var facts: [[TourValue]] = [[
-                arm,
-                .object(["fact": "flowStarted", "flow": "welcome", "plan": .strings(Self.steps), "catalogVersion": .int(account.catalogVersion)]),
-                .object(["fact": "stepEntered", "flow": "welcome", "step": .string(Self.steps[0]), "index": 1]),
-            ]]
+            var facts: [[TourValue]] = [
+                [
+                    arm,
+                    .object([
+                        "fact": "flowStarted", "flow": "welcome", "plan": .strings(Self.steps),
+                        "catalogVersion": .int(account.catalogVersion),
+                    ]),
+                    .object([
+                        "fact": "stepEntered", "flow": "welcome", "step": .string(Self.steps[0]), "index": 1,
+                    ]),
+                ]
+            ]
             for step in 1..<account.reached {
-                facts.append([.object(["fact": "stepEntered", "flow": "welcome", "step": .string(Self.steps[step]), "index": .int(step + 1)])])
+                facts.append([
+                    .object([
+                        "fact": "stepEntered", "flow": "welcome", "step": .string(Self.steps[step]),
+                        "index": .int(step + 1),
+                    ])
+                ])
             }
             if let ending = account.ending {
                 facts[facts.count - 1].append(
-                    .object(["fact": "flowEnded", "flow": "welcome", "ending": .string(ending), "recorded": .string(ending)]))
+                    .object([
+                        "fact": "flowEnded", "flow": "welcome", "ending": .string(ending),
+                        "recorded": .string(ending),
+                    ]))
                 if ending == "completed" {
                     var goal = arm.objectValue ?? [:]
                     goal["fact"] = "goalReached"
@@ -72,10 +93,16 @@ extension DashboardTests {
             }
             let last = facts.count - 1
             return facts.enumerated().map { index, eventFacts in
-                let standing: AccountFlowRecord.Standing = account.ending == "completed" && index == last ? .completed : .shown
+                let standing: AccountFlowRecord.Standing =
+                    account.ending == "completed" && index == last ? .completed : .shown
                 return PushItem(
-                    seq: Int64(index + 1), time: account.day + Double(index), event: "next", catalogVersion: account.catalogVersion,
-                    facts: eventFacts, records: ["welcome": AccountFlowRecord(epoch: 0, standing: standing, version: nil, at: Int64(index), device: device)],
+                    seq: Int64(index + 1), time: account.day + Double(index), event: "next",
+                    catalogVersion: account.catalogVersion,
+                    facts: eventFacts,
+                    records: [
+                        "welcome": AccountFlowRecord(
+                            epoch: 0, standing: standing, version: nil, at: Int64(index), device: device)
+                    ],
                     appVersion: account.appVersion)
             }
         }
@@ -90,12 +117,15 @@ extension DashboardTests {
                         group.addTask {
                             for item in items(account, device: device) {
                                 for _ in 0..<2 {
-                                    let body = try PushBatch(device: device, items: [item]).tourValue.jsonUTF8()
+                                    let body = try PushBatch(device: device, items: [item]).tourValue
+                                        .jsonUTF8()
                                     let answer = try await HTTP.post(
-                                        server.url.appendingPathComponent("v1/apps/\(app)/accounts/\(account.id)/push"),
+                                        server.url.appendingPathComponent(
+                                            "v1/apps/\(app)/accounts/\(account.id)/push"),
                                         token: token, body: Data(body))
                                     guard answer.status == 200 else {
-                                        throw HarnessFailure("push refused: \(String(decoding: answer.body, as: UTF8.self))")
+                                        throw HarnessFailure(
+                                            "push refused: \(String(decoding: answer.body, as: UTF8.self))")
                                     }
                                 }
                             }
@@ -125,12 +155,18 @@ struct TokenSignerForTests {
     init() throws { signer = try TokenSigner(secret: ServerProcess.secret) }
 
     func token(account: String, app: String) async -> String {
-        await signer.sign(TokenClaims(subject: account, scope: .account, app: app, expires: Int64(Date().timeIntervalSince1970) + 3600))
+        await signer.sign(
+            TokenClaims(
+                subject: account, scope: .account, app: app,
+                expires: Int64(Date().timeIntervalSince1970) + 3600))
     }
 
     /// A shared admin token of the kind releases before 0.19 minted: refused since.
     func adminToken(seconds: Int64, app: String? = nil) async -> String {
-        await signer.sign(TokenClaims(subject: "test-admin", scope: .admin, app: app, expires: Int64(Date().timeIntervalSince1970) + seconds))
+        await signer.sign(
+            TokenClaims(
+                subject: "test-admin", scope: .admin, app: app,
+                expires: Int64(Date().timeIntervalSince1970) + seconds))
     }
 
     /// A person's credential for the row `credential`, expiring in `seconds` (shorter than the
@@ -138,7 +174,8 @@ struct TokenSignerForTests {
     func personToken(_ person: String, credential: String, seconds: Int64) async -> String {
         await signer.sign(
             TokenClaims(
-                subject: person, scope: .person, app: nil, expires: Int64(Date().timeIntervalSince1970) + seconds,
+                subject: person, scope: .person, app: nil,
+                expires: Int64(Date().timeIntervalSince1970) + seconds,
                 credential: credential))
     }
 }

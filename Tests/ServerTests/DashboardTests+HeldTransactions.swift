@@ -12,9 +12,13 @@ extension DashboardTests {
     /// session of the database alone: for a test whose own connections wait behind the lock.
     static func releaseHold(on url: String, _ holder: Process) {
         let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
-        _ = try? Shell.run(TestPostgres.psql, [url, "-qtAc",
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(database)' "
-                + "AND pid <> pg_backend_pid() AND query LIKE '%pg_sleep%'"])
+        _ = try? Shell.run(
+            TestPostgres.psql,
+            [
+                url, "-qtAc",
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(database)' "
+                    + "AND pid <> pg_backend_pid() AND query LIKE '%pg_sleep%'",
+            ])
         _ = Shell.waitForExit(holder, seconds: 30)
     }
 
@@ -22,8 +26,15 @@ extension DashboardTests {
     static func endHeldTransactions(on url: String, _ holder: Process) {
         holder.terminate()
         let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
-        _ = try? Shell.run(TestPostgres.psql, [url, "-qtAc",
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(database)' AND pid <> pg_backend_pid()"])
+        _ = try? Shell.run(
+            TestPostgres.psql,
+            [
+                url, "-qtAc",
+                """
+                SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(database)' AND \
+                pid <> pg_backend_pid()
+                """,
+            ])
     }
 
     /// A psql session that holds an exclusive lock on `table` for `seconds` (PostgreSQL held still
@@ -37,7 +48,10 @@ extension DashboardTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: TestPostgres.psql)
         (process.arguments, process.environment) = passwordsMovedToEnvironment(
-            [url, "-qtAc", "BEGIN; \(first) SELECT pg_current_xact_id(); SELECT pg_sleep(\(seconds)); COMMIT;"],
+            [
+                url, "-qtAc",
+                "BEGIN; \(first) SELECT pg_current_xact_id(); SELECT pg_sleep(\(seconds)); COMMIT;",
+            ],
             ProcessInfo.processInfo.environment)
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -46,8 +60,15 @@ extension DashboardTests {
         // The transaction has its id once pg_stat_activity shows it.
         let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
         for _ in 0..<200 {
-            let result = try Shell.run(TestPostgres.psql, [url, "-qtAc",
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND backend_xid IS NOT NULL AND query LIKE '%pg_sleep%'"])
+            let result = try Shell.run(
+                TestPostgres.psql,
+                [
+                    url, "-qtAc",
+                    """
+                    SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND backend_xid \
+                    IS NOT NULL AND query LIKE '%pg_sleep%'
+                    """,
+                ])
             if result.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1" { return process }
             usleep(50_000)
         }

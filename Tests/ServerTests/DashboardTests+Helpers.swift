@@ -30,7 +30,12 @@ extension DashboardTests {
     func funnelTable(_ browser: Browser, _ id: String) throws -> [(String, Int, Int)] {
         let rows = try #require(
             try browser.evaluate(
-                "[...document.querySelectorAll('#\(id)-table tbody tr')].map(r => [r.querySelector('th').textContent, ...['reached', 'skipped', 'abandoned'].map(f => r.querySelector('[data-field=' + f + ']').textContent)])")
+                """
+                [...document.querySelectorAll('#\(id)-table tbody tr')].map(r => \
+                [r.querySelector('th').textContent, ...['reached', 'skipped', 'abandoned'].map(f => \
+                r.querySelector('[data-field=' + f + ']').textContent)])
+                """
+            )
                 as? [[String]])
         return rows.map { ($0[0], Int($0[1]) ?? -1, (Int($0[2]) ?? -1) + (Int($0[3]) ?? -1)) }
     }
@@ -52,7 +57,9 @@ extension DashboardTests {
     /// tried again (``Patience``): signing in is the set-up here, not the subject.
     func signIn(_ server: ServerProcess, credential: String? = nil, headers: [String] = []) throws -> String {
         let credential = try credential ?? server.operatorCredential()
-        let answer = try Patience.untilAnswered({ try Self.postSignIn(server, credential: credential, headers: headers) }) {
+        let answer = try Patience.untilAnswered({
+            try Self.postSignIn(server, credential: credential, headers: headers)
+        }) {
             $0.status == 503
         }
         guard answer.status == 303, let cookie = answer.setCookie else {
@@ -62,9 +69,12 @@ extension DashboardTests {
     }
 
     /// The sign-in page's form secret (its cookie, by name: `__Host-` over TLS) and anti-forgery token.
-    static func signInForm(_ server: ServerProcess, headers: [String] = []) throws -> (secret: String, token: String, cookie: String) {
+    static func signInForm(_ server: ServerProcess, headers: [String] = []) throws -> (
+        secret: String, token: String, cookie: String
+    ) {
         let page = try curl(server.url.appendingPathComponent("dashboard/sign-in"), headers: headers)
-        guard let (name, secret) = page.cookies.first(where: { $0.key.hasSuffix("onboarding_sign_in") }), let token = formToken(page.body)
+        guard let (name, secret) = page.cookies.first(where: { $0.key.hasSuffix("onboarding_sign_in") }),
+            let token = formToken(page.body)
         else {
             throw HarnessFailure("the sign-in page has no form secret or token: \(page.status) \(page.body)")
         }
@@ -78,7 +88,9 @@ extension DashboardTests {
     }
 
     /// Posts the sign-in form with `credential`, the way the sign-in page does.
-    static func postSignIn(_ server: ServerProcess, credential: String, headers: [String] = []) throws -> CurlAnswer {
+    static func postSignIn(_ server: ServerProcess, credential: String, headers: [String] = []) throws
+        -> CurlAnswer
+    {
         let form = try signInForm(server, headers: headers)
         return try curl(
             server.url.appendingPathComponent("dashboard/sign-in"), cookies: [form.cookie: form.secret],
@@ -101,17 +113,21 @@ extension DashboardTests {
     /// One request by curl, which follows no redirect, with an optional session cookie, form and
     /// further headers ("Name: value").
     static func curl(
-        _ url: URL, cookie: String? = nil, cookies: [String: String] = [:], form: String? = nil, headers: [String] = []
+        _ url: URL, cookie: String? = nil, cookies: [String: String] = [:], form: String? = nil,
+        headers: [String] = []
     ) throws -> CurlAnswer {
         // The request goes to curl as a config on its standard input, not as arguments: a session
         // cookie, a CSRF token or a sign-in form on a command line shows to everyone who runs ps.
         func quoted(_ value: String) -> String {
-            let escaped = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-                .replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\r", with: "\\r")
+            let escaped = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(
+                of: "\"", with: "\\\""
+            )
+            .replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\r", with: "\\r")
             return "\"" + escaped + "\""
         }
         var config = ["silent", "include", "url = " + quoted(url.absoluteString)]
-        let sent = (cookie.map { ["onboarding_session=\($0)"] } ?? []) + cookies.map { "\($0.key)=\($0.value)" }
+        let sent =
+            (cookie.map { ["onboarding_session=\($0)"] } ?? []) + cookies.map { "\($0.key)=\($0.value)" }
         if !sent.isEmpty { config.append("header = " + quoted("Cookie: " + sent.joined(separator: "; "))) }
         // curl reads a config line of at most about a megabyte: a larger form goes by a file only
         // its owner reads.
@@ -119,14 +135,16 @@ extension DashboardTests {
         defer { formFile.map { try? FileManager.default.removeItem(at: $0) } }
         if let form, form.utf8.count > 100_000 {
             let file = Scratch.folder.appendingPathComponent("form-\(UUID().uuidString)")
-            _ = FileManager.default.createFile(atPath: file.path, contents: Data(form.utf8), attributes: [.posixPermissions: 0o600])
+            _ = FileManager.default.createFile(
+                atPath: file.path, contents: Data(form.utf8), attributes: [.posixPermissions: 0o600])
             formFile = file
             config.append("data-binary = " + quoted("@" + file.path))
         } else if let form {
             config.append("data-raw = " + quoted(form))
         }
         for header in headers { config.append("header = " + quoted(header)) }
-        let result = try Shell.run("/usr/bin/curl", ["--config", "-"], stdin: config.joined(separator: "\n") + "\n")
+        let result = try Shell.run(
+            "/usr/bin/curl", ["--config", "-"], stdin: config.joined(separator: "\n") + "\n")
         let text = result.stdout
         let parts = text.components(separatedBy: "\r\n\r\n")
         let head = parts.first ?? ""
@@ -146,15 +164,23 @@ extension DashboardTests {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             if parts.count == 2 { cookies[String(parts[0])] = String(parts[1]) }
         }
-        let setCookie = (cookies["onboarding_session"] ?? cookies["__Host-onboarding_session"]).flatMap { $0.isEmpty ? nil : $0 }
+        let setCookie = (cookies["onboarding_session"] ?? cookies["__Host-onboarding_session"]).flatMap {
+            $0.isEmpty ? nil : $0
+        }
         return CurlAnswer(
-            status: status, location: header("Location"), setCookie: setCookie, body: parts.dropFirst().joined(separator: "\r\n\r\n"),
-            setCookieHeader: setCookieLines.first { $0.hasPrefix("onboarding_session=") || $0.hasPrefix("__Host-onboarding_session=") },
+            status: status, location: header("Location"), setCookie: setCookie,
+            body: parts.dropFirst().joined(separator: "\r\n\r\n"),
+            setCookieHeader: setCookieLines.first {
+                $0.hasPrefix("onboarding_session=") || $0.hasPrefix("__Host-onboarding_session=")
+            },
             cookies: cookies,
             headers: Dictionary(
                 lines.dropFirst().compactMap { line in
                     line.firstIndex(of: ":").map {
-                        (line[..<$0].lowercased(), line[line.index(after: $0)...].trimmingCharacters(in: .whitespaces))
+                        (
+                            line[..<$0].lowercased(),
+                            line[line.index(after: $0)...].trimmingCharacters(in: .whitespaces)
+                        )
                     }
                 }
             ) { first, _ in first })

@@ -21,7 +21,9 @@ struct DashboardTests {
         try await Self.waitUntilCounted(server)
         let published = try await DashboardExportsTests.publishGrowth(on: server, rollout: 25)
         let admin = try server.operatorCredential()
-        let report = try await HTTP.counted(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
+        let report = try await HTTP.counted(
+            server.url.appendingPathComponent("v1/apps/growth/report"), token: admin
+        ).json
         let flows = report["flows"] as? [[String: Any]] ?? []
         let welcome = try #require(flows.first { $0["flow"] as? String == "welcome" })
 
@@ -33,7 +35,9 @@ struct DashboardTests {
         var focused = ""
         for _ in 0..<8 where focused != "credential" {
             try browser.press("Tab", code: 9)
-            focused = (try browser.evaluate("document.activeElement && document.activeElement.name") as? String) ?? ""
+            focused =
+                (try browser.evaluate("document.activeElement && document.activeElement.name") as? String)
+                ?? ""
         }
         #expect(focused == "credential")
         try browser.type(admin)
@@ -42,20 +46,29 @@ struct DashboardTests {
         #expect(browser.title.hasPrefix("All apps"))
         // The cookie: HttpOnly (the page's script cannot read it), SameSite=Strict, expiring.
         #expect((try browser.evaluate("document.cookie") as? String) == "")
-        let cookie = try #require(try browser.cookies(for: server.url.appendingPathComponent("dashboard")).first)
+        let cookie = try #require(
+            try browser.cookies(for: server.url.appendingPathComponent("dashboard")).first)
         #expect(cookie["httpOnly"] as? Bool == true)
         #expect(cookie["sameSite"] as? String == "Strict")
         #expect((cookie["expires"] as? Double ?? -1) > Date().timeIntervalSince1970)
         #expect(server.logText.contains("dashboard sign-in"), "the server logs at info")
         #expect(!(server.logText.contains(admin)))
         #expect(!(server.logText.contains(cookie["value"] as? String ?? "?")))
-        #expect(try server.sql("SELECT count(*) FROM dashboard_sessions WHERE id_hash = '\(cookie["value"] ?? "")'") == ["0"])
+        #expect(
+            try server.sql(
+                "SELECT count(*) FROM dashboard_sessions WHERE id_hash = '\(cookie["value"] ?? "")'") == ["0"]
+        )
         try saveScreenshot(browser, "dashboard-overview")
 
         // All apps: the app's accounts and devices, the flow's starts and completions, as the API says.
-        let appsRow = try cells("document.querySelector('caption#s2').closest('table').querySelectorAll('tbody tr')[0]", browser)
-        #expect(appsRow == ["growth", "\(report["accounts"] as? Int ?? -1)", "\(report["devices"] as? Int ?? -1)", "1"])
-        let flowRow = try cells("document.querySelector('caption#s3').closest('table').querySelectorAll('tbody tr')[0]", browser)
+        let appsRow = try cells(
+            "document.querySelector('caption#s2').closest('table').querySelectorAll('tbody tr')[0]", browser)
+        #expect(
+            appsRow == [
+                "growth", "\(report["accounts"] as? Int ?? -1)", "\(report["devices"] as? Int ?? -1)", "1",
+            ])
+        let flowRow = try cells(
+            "document.querySelector('caption#s3').closest('table').querySelectorAll('tbody tr')[0]", browser)
         #expect(flowRow[1] == "welcome")
         #expect(flowRow[2] == "\(welcome["started"] as? Int ?? -1)")
         #expect(flowRow[4] == "\(welcome["completedHere"] as? Int ?? -1)")
@@ -67,28 +80,45 @@ struct DashboardTests {
         #expect(try browser.evaluate("document.activeElement.className") as? String == "skip")
         try browser.press("Enter", code: 13)
         #expect(try browser.evaluate("document.activeElement.id") as? String == "main")
-        for _ in 0..<30 where (try browser.evaluate("document.activeElement.getAttribute('href')") as? String) != "/dashboard/apps/growth" {
+        for _ in 0..<30
+        where (try browser.evaluate("document.activeElement.getAttribute('href')") as? String)
+            != "/dashboard/apps/growth"
+        {
             try browser.press("Tab", code: 9)
         }
-        #expect(try browser.evaluate("document.activeElement.getAttribute('href')") as? String == "/dashboard/apps/growth")
+        #expect(
+            try browser.evaluate("document.activeElement.getAttribute('href')") as? String
+                == "/dashboard/apps/growth")
         // The app: its flows and what is published; then the flow's funnel by following the link.
         try browser.leave { try browser.press("Enter", code: 13) }
         #expect(browser.location.hasSuffix("/dashboard/apps/growth"))
-        #expect(try browser.evaluate("document.querySelector('[aria-current=page]').getAttribute('href')") as? String == "/dashboard/apps/growth")
-        #expect(try browser.evaluate("document.body.innerText.includes('what is published')") as? Bool == true)
+        #expect(
+            try browser.evaluate("document.querySelector('[aria-current=page]').getAttribute('href')")
+                as? String == "/dashboard/apps/growth")
+        #expect(
+            try browser.evaluate("document.body.innerText.includes('what is published')") as? Bool == true)
         // What is published and at what rollout: the publication, newest first, then the binary's catalog.
         let catalogRow = try cells(
-            "[...document.querySelectorAll('caption')].find(c => c.textContent.startsWith('Catalogs')).closest('table').querySelectorAll('tbody tr')[0]",
+            """
+            [...document.querySelectorAll('caption')].find(c => \
+            c.textContent.startsWith('Catalogs')).closest('table').querySelectorAll('tbody tr')[0]
+            """,
             browser)
         #expect(catalogRow.prefix(3) == ["\(published)", "published", "25%"])
         // The trend, without a range, covers the days the population started flows on.
         let trendStarts = try #require(
-            try browser.evaluate("[...document.querySelectorAll('table[data-chart=trend] [data-field=started]')].map(c => +c.textContent)")
+            try browser.evaluate(
+                """
+                [...document.querySelectorAll('table[data-chart=trend] [data-field=started]')].map(c => \
+                +c.textContent)
+                """
+            )
                 as? [Int])
         #expect(trendStarts.reduce(0, +) == population.accounts.filter { $0.reached > 0 }.count)
         try saveScreenshot(browser, "dashboard-app")
         try browser.leave {
-            _ = try browser.evaluate("document.querySelector('a[href=\"/dashboard/apps/growth/flows/welcome\"]').click()")
+            _ = try browser.evaluate(
+                "document.querySelector('a[href=\"/dashboard/apps/growth/flows/welcome\"]').click()")
         }
         #expect(browser.location.hasSuffix("/dashboard/apps/growth/flows/welcome"))
         try saveScreenshot(browser, "dashboard-funnel")
@@ -96,7 +126,9 @@ struct DashboardTests {
         let stages = try funnelTable(browser, "s2")
         #expect(stages.map(\.0) == population.expectedStages.map(\.0))
         #expect(stages.map(\.1) == population.expectedStages.map(\.1))
-        let apiSteps = (welcome["steps"] as? [[String: Any]] ?? []).map { "step \($0["step"] as? String ?? "")" }
+        let apiSteps = (welcome["steps"] as? [[String: Any]] ?? []).map {
+            "step \($0["step"] as? String ?? "")"
+        }
         #expect(apiSteps == Population.steps.map { "step \($0)" })
         for (index, step) in (welcome["steps"] as? [[String: Any]] ?? []).enumerated() {
             #expect(stages[index + 1].1 == step["accounts"] as? Int)
@@ -107,10 +139,19 @@ struct DashboardTests {
         }
         // Split by catalog version and by app version, on one scale: the values add up to the whole.
         for split in ["catalog", "app"] {
-            try browser.open(URL(string: server.url.absoluteString + "/dashboard/apps/growth/flows/welcome?split=\(split)")!)
+            try browser.open(
+                URL(
+                    string: server.url.absoluteString + """
+                        /dashboard/apps/growth/flows/welcome?split=\(split)
+                        """)!
+            )
             let cells = try #require(
                 try browser.evaluate(
-                    "[...document.querySelectorAll('table[data-chart=split] tbody tr')].map(r => [...r.querySelectorAll('td')].map(c => +c.dataset.reached))")
+                    """
+                    [...document.querySelectorAll('table[data-chart=split] tbody tr')].map(r => \
+                    [...r.querySelectorAll('td')].map(c => +c.dataset.reached))
+                    """
+                )
                     as? [[Int]])
             #expect(cells.first?.count == 2, "\(split)")
             #expect(cells.map { $0.reduce(0, +) } == stages.map(\.1), "\(split)")
@@ -119,27 +160,48 @@ struct DashboardTests {
         // policy lets it load nothing, so not from its script).
         let funnelURL = server.url.appendingPathComponent("dashboard/apps/growth/flows/welcome")
         let value = cookie["value"] as? String ?? ""
-        let csv = try Self.curl(URL(string: funnelURL.absoluteString + "?format=csv&table=funnels")!, cookie: value)
+        let csv = try Self.curl(
+            URL(string: funnelURL.absoluteString + "?format=csv&table=funnels")!, cookie: value)
         #expect(csv.status == 200)
         let allRows = csv.body.split(separator: "\r\n").filter { $0.hasPrefix("All accounts,") }
         #expect(allRows.map { Int($0.split(separator: ",")[2]) ?? -1 } == stages.map(\.1))
         let json = try Self.curl(URL(string: funnelURL.absoluteString + "?format=json")!, cookie: value)
-        let all = (try JSONSerialization.jsonObject(with: Data(json.body.utf8)) as? [String: Any])?["all"] as? [String: Any]
+        let all =
+            (try JSONSerialization.jsonObject(with: Data(json.body.utf8)) as? [String: Any])?["all"]
+            as? [String: Any]
         #expect((all?["stages"] as? [[String: Any]])?.map { $0["reached"] as? Int ?? -1 } == stages.map(\.1))
-        #expect(try browser.evaluate("fetch(location.pathname).then(() => 'loaded', () => 'blocked')") as? String == "blocked")
-        // The experiment by variant: subjects assigned and reaching the goal, as the API and the test count them.
-        let variants = try await HTTP.counted(URL(string: server.url.absoluteString + "/v1/apps/growth/report?by=variant")!, token: admin).json
+        #expect(
+            try browser.evaluate("fetch(location.pathname).then(() => 'loaded', () => 'blocked')") as? String
+                == "blocked")
+        // The experiment by variant: subjects assigned and reaching the goal, as the API and the test count
+        // them.
+        let variants = try await HTTP.counted(
+            URL(string: server.url.absoluteString + "/v1/apps/growth/report?by=variant")!, token: admin
+        ).json
         let arms = try #require(
             try browser.evaluate(
-                "[...document.querySelectorAll('table[data-chart=arms] tbody tr')].map(r => [r.querySelector('th').textContent, r.querySelector('[data-field=assigned]').textContent, r.querySelector('[data-field=goalReached]').textContent])")
+                """
+                [...document.querySelectorAll('table[data-chart=arms] tbody tr')].map(r => \
+                [r.querySelector('th').textContent, \
+                r.querySelector('[data-field=assigned]').textContent, \
+                r.querySelector('[data-field=goalReached]').textContent])
+                """
+            )
                 as? [[String]])
-        let apiArms = ((variants["experiments"] as? [[String: Any]])?.first?["variants"] as? [[String: Any]] ?? []).map {
-            [$0["variant"] as? String ?? "", "\($0["assigned"] as? Int ?? -1)", "\($0["goalReached"] as? Int ?? -1)"]
+        let apiArms =
+            ((variants["experiments"] as? [[String: Any]])?.first?["variants"] as? [[String: Any]] ?? []).map
+        {
+            [
+                $0["variant"] as? String ?? "", "\($0["assigned"] as? Int ?? -1)",
+                "\($0["goalReached"] as? Int ?? -1)",
+            ]
         }
         let started = population.accounts.filter { $0.reached > 0 }
         let ownArms = ["full", "short"].map { variant in
-            [variant, "\(started.filter { $0.variant == variant }.count)",
-                "\(started.filter { $0.variant == variant && $0.ending == "completed" }.count)"]
+            [
+                variant, "\(started.filter { $0.variant == variant }.count)",
+                "\(started.filter { $0.variant == variant && $0.ending == "completed" }.count)",
+            ]
         }
         #expect(arms.sorted { $0[0] < $1[0] } == ownArms)
         #expect(apiArms.sorted { $0[0] < $1[0] } == ownArms)
@@ -147,7 +209,9 @@ struct DashboardTests {
         let firstDay = population.accounts.map(\.day).min()!
         let day = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: firstDay)).prefix(10)
         try browser.open(
-            URL(string: server.url.absoluteString + "/dashboard/apps/growth/flows/welcome?from=\(day)&to=\(day)")!)
+            URL(
+                string: server.url.absoluteString
+                    + "/dashboard/apps/growth/flows/welcome?from=\(day)&to=\(day)")!)
         let ranged = try funnelTable(browser, "s2")
         let startedThatDay = population.accounts.filter { $0.reached > 0 && $0.day == firstDay }.count
         #expect(ranged[0].1 == startedThatDay)
@@ -171,7 +235,10 @@ struct DashboardTests {
         let item = PushItem(
             seq: 1, time: 1_764_000_000, event: "next", catalogVersion: 1,
             facts: [
-                .object(["fact": "flowStarted", "flow": "welcome", "plan": .strings([hostile]), "catalogVersion": 1]),
+                .object([
+                    "fact": "flowStarted", "flow": "welcome", "plan": .strings([hostile]),
+                    "catalogVersion": 1,
+                ]),
                 .object(["fact": "stepEntered", "flow": "welcome", "step": .string(hostile), "index": 1]),
             ], records: [:])
         let pushed = try await HTTP.post(
@@ -182,21 +249,26 @@ struct DashboardTests {
         let session = try signIn(server)
 
         // Rendered inert: the markup is text on the page, in the CSV it cannot run as a formula.
-        let funnel = try Self.curl(server.url.appendingPathComponent("dashboard/apps/growth/flows/welcome"), cookie: session)
+        let funnel = try Self.curl(
+            server.url.appendingPathComponent("dashboard/apps/growth/flows/welcome"), cookie: session)
         #expect(funnel.status == 200)
         #expect(!funnel.body.contains(hostile))
         #expect(funnel.body.contains("&lt;img src"))
         // What the refusals below must leave as it is (counted by now: the page caught up first).
-        let before = try server.sql("SELECT (SELECT count(*) FROM insight_counts) || ' ' || (SELECT count(*) FROM dashboard_sessions)")
+        let before = try server.sql(
+            "SELECT (SELECT count(*) FROM insight_counts) || ' ' || (SELECT count(*) FROM dashboard_sessions)"
+        )
         let browser = try Browser()
         try browser.open(server.url.appendingPathComponent("dashboard/sign-in"))
-        _ = try browser.evaluate("document.querySelector('input[name=credential]').value = '\(try server.operatorCredential())'")
+        _ = try browser.evaluate(
+            "document.querySelector('input[name=credential]').value = '\(try server.operatorCredential())'")
         try browser.leave { _ = try browser.evaluate("document.querySelector('form').submit()") }
         try browser.open(server.url.appendingPathComponent("dashboard/apps/growth/flows/welcome"))
         #expect(try browser.evaluate("document.querySelectorAll('img').length") as? Int == 0)
         #expect(try browser.evaluate("document.body.innerText.includes('\(hostile)')") as? Bool == true)
 
-        // Ids with markup in the path, a huge or reversed or malformed range, an unknown format: refused, escaped.
+        // Ids with markup in the path, a huge or reversed or malformed range, an unknown format: refused,
+        // escaped.
         for (path, status) in [
             ("dashboard/apps/%3Cscript%3Ealert(1)%3C%2Fscript%3E", 400),
             ("dashboard/apps/growth/flows/%3Cb%3Ex%3C%2Fb%3E", 400),
@@ -213,16 +285,20 @@ struct DashboardTests {
             #expect(!answer.body.lowercased().contains("<script"), "\(path)")
             #expect(!answer.body.contains("<b>"), "\(path)")
         }
-        let unknown = try Self.curl(server.url.appendingPathComponent("dashboard/nosuchpage"), cookie: session)
+        let unknown = try Self.curl(
+            server.url.appendingPathComponent("dashboard/nosuchpage"), cookie: session)
         #expect(unknown.body.contains("There is no such dashboard page"))
-        #expect(unknown.body.contains("<html") || unknown.body.contains("<!DOCTYPE") || unknown.body.contains("<!doctype"))
+        #expect(
+            unknown.body.contains("<html") || unknown.body.contains("<!DOCTYPE")
+                || unknown.body.contains("<!doctype"))
         let slash = try Self.curl(URL(string: server.url.absoluteString + "/dashboard/")!, cookie: session)
         #expect(slash.status == 200, "a trailing slash is the overview")
         // Without a session, an unknown page says nothing of what exists: it goes to sign in.
         let anonymous = try Self.curl(server.url.appendingPathComponent("dashboard/nosuchpage"), cookie: nil)
         #expect(anonymous.status == 303)
         let huge = try Self.curl(
-            URL(string: server.url.absoluteString + "/dashboard/apps/growth?from=2000-01-01&to=2100-12-31")!, cookie: session)
+            URL(string: server.url.absoluteString + "/dashboard/apps/growth?from=2000-01-01&to=2100-12-31")!,
+            cookie: session)
         #expect(huge.body.contains("at most 731 days"))
 
         // Forged, tampered and expired sessions open nothing and go to sign in.
@@ -233,7 +309,8 @@ struct DashboardTests {
             #expect(answer.status == 303)
             #expect(answer.location?.hasSuffix("/dashboard/sign-in") == true)
         }
-        let credentialID = try #require(try server.sql("SELECT id FROM person_credentials WHERE person = 'operator'").first)
+        let credentialID = try #require(
+            try server.sql("SELECT id FROM person_credentials WHERE person = 'operator'").first)
         // A session lasts no longer than the credential that opened it. The credential must live long
         // enough to sign in and open a page, however loaded the machine: a life too short for that
         // (the sign-in refused as expired, or the page sent back to sign in) is tried again, twice as long.
@@ -241,7 +318,8 @@ struct DashboardTests {
         var expiring: String?
         var expiresAt = Date()
         for seconds in [2, 4, 8, 16, 32, 64] as [Int64] where expiring == nil {
-            let made = try await TokenSignerForTests().personToken("operator", credential: credentialID, seconds: seconds)
+            let made = try await TokenSignerForTests().personToken(
+                "operator", credential: credentialID, seconds: seconds)
             shortLived.append(made)
             expiresAt = Date(timeIntervalSince1970: Double(Int64(Date().timeIntervalSince1970) + seconds))
             guard let cookie = try? signIn(server, credential: made),
@@ -249,7 +327,8 @@ struct DashboardTests {
             else { continue }
             expiring = cookie
         }
-        let expiringCookie = try #require(expiring, "no short-lived credential, even of 64 s, opened the dashboard")
+        let expiringCookie = try #require(
+            expiring, "no short-lived credential, even of 64 s, opened the dashboard")
         try await Task.sleep(for: .seconds(max(0, expiresAt.timeIntervalSinceNow) + 1))
         let expired = try Self.curl(server.url.appendingPathComponent("dashboard"), cookie: expiringCookie)
         #expect(expired.status == 303)
@@ -257,7 +336,9 @@ struct DashboardTests {
         #expect(expired.setCookieHeader?.hasPrefix("onboarding_session=;") == true)
         #expect(expired.setCookieHeader?.contains("Max-Age=0") == true)
         // An account token, a forged token, a retired shared admin token and no token do not sign in.
-        for bad in [token, "obt2.forged.token", "", await (try TokenSignerForTests()).adminToken(seconds: 600)] {
+        for bad in [
+            token, "obt2.forged.token", "", await (try TokenSignerForTests()).adminToken(seconds: 600),
+        ] {
             let answer = try Self.postSignIn(server, credential: bad)
             #expect([401, 403].contains(answer.status))
             #expect(answer.setCookie == nil)
@@ -265,8 +346,16 @@ struct DashboardTests {
         }
         // Nothing changed: the counts and the live sessions are as they were (the expired one aside).
         let after = try server.sql(
-            "SELECT (SELECT count(*) FROM insight_counts) || ' ' || (SELECT count(*) FROM dashboard_sessions WHERE expires_at > extract(epoch from now()))")
-        #expect(after == before.map { $0.split(separator: " ")[0] + " " + String(Int($0.split(separator: " ")[1])! + 1) })
+            """
+            SELECT (SELECT count(*) FROM insight_counts) || ' ' || (SELECT count(*) FROM \
+            dashboard_sessions WHERE expires_at > extract(epoch from now()))
+            """
+        )
+        #expect(
+            after
+                == before.map {
+                    $0.split(separator: " ")[0] + " " + String(Int($0.split(separator: " ")[1])! + 1)
+                })
         #expect(server.logText.contains("/dashboard"), "the server logs every request at info")
         #expect(!server.logText.contains(session))
         for made in shortLived { #expect(!server.logText.contains(made)) }
@@ -279,15 +368,20 @@ struct DashboardTests {
         let population = Population(app: "growth", count: 120, seed: 7)
         try await population.push(to: server)
         let admin = try server.operatorCredential()
-        let report = try await HTTP.counted(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
+        let report = try await HTTP.counted(
+            server.url.appendingPathComponent("v1/apps/growth/report"), token: admin
+        ).json
         #expect(report["accounts"] as? Int == population.accounts.count)
         #expect(report["devices"] as? Int == population.accounts.map(\.devices.count).reduce(0, +))
-        let welcome = try #require((report["flows"] as? [[String: Any]])?.first { $0["flow"] as? String == "welcome" })
+        let welcome = try #require(
+            (report["flows"] as? [[String: Any]])?.first { $0["flow"] as? String == "welcome" })
         let expected = population.expectedStages
         #expect(welcome["started"] as? Int == expected[0].1)
         #expect(welcome["completedHere"] as? Int == expected.last!.1)
         #expect(welcome["skippedHere"] as? Int == population.accounts.filter { $0.ending == "skipped" }.count)
-        #expect((welcome["steps"] as? [[String: Any]])?.map { $0["accounts"] as? Int ?? -1 } == expected.dropFirst().dropLast().map(\.1))
+        #expect(
+            (welcome["steps"] as? [[String: Any]])?.map { $0["accounts"] as? Int ?? -1 }
+                == expected.dropFirst().dropLast().map(\.1))
         // The same numbers by scanning every fact, as the report did before the aggregates.
         let scan = try server.sql(
             """
@@ -297,8 +391,14 @@ struct DashboardTests {
             """)
         #expect(scan == ["\(expected[0].1) \(expected.last!.1) \(welcome["devices"] as? Int ?? -1)"])
         let standings = try server.sql(
-            "SELECT standing || ' ' || count(*) FROM account_flows WHERE app = 'growth' GROUP BY standing ORDER BY standing")
-        let aggregated = (welcome["accounts"] as? [String: Int] ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+            """
+            SELECT standing || ' ' || count(*) FROM account_flows WHERE app = 'growth' GROUP BY standing \
+            ORDER BY standing
+            """
+        )
+        let aggregated = (welcome["accounts"] as? [String: Int] ?? [:]).sorted { $0.key < $1.key }.map {
+            "\($0.key) \($0.value)"
+        }
         #expect(aggregated == standings)
     }
 
@@ -320,7 +420,9 @@ struct DashboardTests {
         let admin = try server.operatorCredential()
         // Asked again while it says it is stale (a loaded machine's insights job), never longer
         // than the other transaction lasts: counted while it still runs, so it did not wait for it.
-        let report = try await HTTP.counted(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
+        let report = try await HTTP.counted(
+            server.url.appendingPathComponent("v1/apps/growth/report"), token: admin
+        ).json
         #expect(holder.isRunning, "the report was counted only once the other database's transaction ended")
         #expect(report["accounts"] as? Int == population.accounts.count)
         Self.endHeldTransactions(on: elsewhere, holder)
@@ -334,17 +436,28 @@ struct DashboardTests {
         try await more.push(to: server)
         // Meanwhile the report cannot count them: after its wait it answers what is counted and
         // says so, never passing the figures off as complete.
-        let short = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin)
+        let short = try await HTTP.get(
+            server.url.appendingPathComponent("v1/apps/growth/report"), token: admin)
         #expect(short.status == 200)
         #expect(short.json["accounts"] as? Int == 12)
-        #expect((short.staleSeconds.flatMap(Int.init) ?? 0) >= 1, "\(short.staleSeconds ?? "no Onboarding-Stale-Seconds")")
+        #expect(
+            (short.staleSeconds.flatMap(Int.init) ?? 0) >= 1,
+            "\(short.staleSeconds ?? "no Onboarding-Stale-Seconds")")
         // Its session ended (the holder alone: the server's own connections stay).
         local.terminate()
         _ = try server.sql(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE '%pg_sleep%' AND pid <> pg_backend_pid()")
-        let after = try await HTTP.counted(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
+            """
+            SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() \
+            AND query LIKE '%pg_sleep%' AND pid <> pg_backend_pid()
+            """
+        )
+        let after = try await HTTP.counted(
+            server.url.appendingPathComponent("v1/apps/growth/report"), token: admin
+        ).json
         #expect(after["accounts"] as? Int == 20)
-        #expect(try server.sql("SELECT count(*) FROM insight_members WHERE app = 'growth' AND kind = 'account'") == ["20"])
+        #expect(
+            try server.sql("SELECT count(*) FROM insight_members WHERE app = 'growth' AND kind = 'account'")
+                == ["20"])
     }
 
     @Test func aServerUpgradedWithFactsAlreadyStoredCountsThemOnce() async throws {
@@ -353,7 +466,8 @@ struct DashboardTests {
         var environment = ProcessInfo.processInfo.environment
         environment["DATABASE_URL"] = database
         let migrate = try Shell.run(
-            BuiltExecutables.folder.appendingPathComponent("onboarding-server").path, ["migrate", "--through", "v3-catalogs"],
+            BuiltExecutables.folder.appendingPathComponent("onboarding-server").path,
+            ["migrate", "--through", "v3-catalogs"],
             environment: environment)
         #expect(migrate.status == 0, "\(migrate.stderr)")
         let population = Population(app: "growth", count: 40, seed: 3)
@@ -362,32 +476,52 @@ struct DashboardTests {
             for device in account.devices {
                 for item in population.items(account, device: device) {
                     statements.append(
-                        "INSERT INTO pushes (app, account, device, seq, time, event, catalog_version) VALUES ('growth', '\(account.id)', '\(device)', \(item.seq), \(item.time), 'next', \(item.catalogVersion))")
+                        """
+                        INSERT INTO pushes (app, account, device, seq, time, event, catalog_version) \
+                        VALUES ('growth', '\(account.id)', '\(device)', \(item.seq), \(item.time), \
+                        'next', \(item.catalogVersion))
+                        """
+                    )
                     for (index, fact) in item.facts.enumerated() {
                         let object = fact.objectValue ?? [:]
                         let step = object["step"]?.stringValue.map { "'\($0)'" } ?? "NULL"
                         let ending = object["ending"]?.stringValue.map { "'\($0)'" } ?? "NULL"
                         statements.append(
-                            "INSERT INTO facts (app, account, device, seq, idx, kind, flow, step, step_index, ending, body) VALUES ('growth', '\(account.id)', '\(device)', \(item.seq), \(index), '\(object["fact"]?.stringValue ?? "")', 'welcome', \(step), \(object["index"]?.intValue ?? 0), \(ending), '\(try fact.jsonText())')")
+                            """
+                            INSERT INTO facts (app, account, device, seq, idx, kind, flow, step, \
+                            step_index, ending, body) VALUES ('growth', '\(account.id)', \
+                            '\(device)', \(item.seq), \(index), '\(object["fact"]?.stringValue ?? "")', \
+                            'welcome', \(step), \(object["index"]?.intValue ?? 0), \(ending), \
+                            '\(try fact.jsonText())')
+                            """
+                        )
                     }
                 }
             }
         }
-        let inserted = try Shell.run(TestPostgres.psql, [database, "-qc", statements.joined(separator: ";\n")])
+        let inserted = try Shell.run(
+            TestPostgres.psql, [database, "-qc", statements.joined(separator: ";\n")])
         #expect(inserted.status == 0, "\(inserted.stderr)")
         // The new release migrates (v4 counts what is stored) and reports it; a push adds to it once.
         let server = try ServerProcess(databaseURL: database)
         let admin = try server.operatorCredential()
-        let report = try await HTTP.counted(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
-        let welcome = try #require((report["flows"] as? [[String: Any]])?.first { $0["flow"] as? String == "welcome" })
+        let report = try await HTTP.counted(
+            server.url.appendingPathComponent("v1/apps/growth/report"), token: admin
+        ).json
+        let welcome = try #require(
+            (report["flows"] as? [[String: Any]])?.first { $0["flow"] as? String == "welcome" })
         #expect(report["accounts"] as? Int == population.accounts.count)
         #expect(welcome["started"] as? Int == population.expectedStages[0].1)
-        #expect((welcome["steps"] as? [[String: Any]])?.map { $0["accounts"] as? Int ?? -1 }
-            == population.expectedStages.dropFirst().dropLast().map(\.1))
+        #expect(
+            (welcome["steps"] as? [[String: Any]])?.map { $0["accounts"] as? Int ?? -1 }
+                == population.expectedStages.dropFirst().dropLast().map(\.1))
         try await population.push(to: server)
-        let again = try await HTTP.counted(server.url.appendingPathComponent("v1/apps/growth/report"), token: admin).json
+        let again = try await HTTP.counted(
+            server.url.appendingPathComponent("v1/apps/growth/report"), token: admin
+        ).json
         #expect(again["accounts"] as? Int == population.accounts.count)
-        let welcomeAgain = try #require((again["flows"] as? [[String: Any]])?.first { $0["flow"] as? String == "welcome" })
+        let welcomeAgain = try #require(
+            (again["flows"] as? [[String: Any]])?.first { $0["flow"] as? String == "welcome" })
         #expect(welcomeAgain["started"] as? Int == population.expectedStages[0].1)
     }
 }

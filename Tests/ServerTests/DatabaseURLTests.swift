@@ -5,7 +5,8 @@ import Testing
 /// `DATABASE_URL` as libpq reads it, several hosts included (issue 47's failover).
 @Suite struct DatabaseURLTests {
     @Test func severalHostsAreReadInOrderWithTheFirstInUse() throws {
-        let url = try DatabaseURL("postgres://app:s3cret@db1:5432,db2:6543/onboarding?target_session_attrs=read-write")
+        let url = try DatabaseURL(
+            "postgres://app:s3cret@db1:5432,db2:6543/onboarding?target_session_attrs=read-write")
         #expect(url.hosts.map(\.description) == ["db1:5432", "db2:6543"])
         #expect("\(url.host):\(url.port)" == "db1:5432")
         #expect(url.targetSessionAttributes == "read-write")
@@ -21,14 +22,19 @@ import Testing
         #expect(one.hosts.map(\.description) == ["db:5433"])
         #expect(one.targetSessionAttributes == "any")
         // A replica's URL may ask for a standby (READ_DATABASE_URL; DATABASE_URL refuses it).
-        #expect(try DatabaseURL("postgres://app@a:1,b:2/x?target_session_attrs=standby").targetSessionAttributes == "standby")
+        #expect(
+            try DatabaseURL("postgres://app@a:1,b:2/x?target_session_attrs=standby").targetSessionAttributes
+                == "standby")
     }
 
     @Test(arguments: [
         ("postgres://app@a:1,,b:2/x", "lists them as HOST:PORT,HOST:PORT"),
         ("postgres://app@a:1,b:notaport/x", "lists them as HOST:PORT,HOST:PORT"),
         ("postgres://app@a:1,b:70000/x", "lists them as HOST:PORT,HOST:PORT"),
-        ("postgres://app@a:1,b:2/x?target_session_attrs=prefer-standby", "target_session_attrs 'prefer-standby' is not one of any, read-write, standby"),
+        (
+            "postgres://app@a:1,b:2/x?target_session_attrs=prefer-standby",
+            "target_session_attrs 'prefer-standby' is not one of any, read-write, standby"
+        ),
     ])
     func aBadURLIsRefusedSayingWhatIsAllowed(text: String, words: String) {
         #expect {

@@ -37,7 +37,9 @@ struct DisplayBudgetLongSessionTests {
                     return line
                 }
                 let chunk = output.fileHandleForReading.readChunk() ?? Data()
-                if chunk.isEmpty { throw HarnessFailure("the session ended: \(String(decoding: buffer, as: UTF8.self))") }
+                if chunk.isEmpty {
+                    throw HarnessFailure("the session ended: \(String(decoding: buffer, as: UTF8.self))")
+                }
                 buffer.append(chunk)
             }
             throw HarnessFailure("no answer within 60 s")
@@ -57,8 +59,10 @@ struct DisplayBudgetLongSessionTests {
     @Test func anAppKeptOpenOvernightHearsTheMorningsStartBeforeItStartsOne() throws {
         let server = try ServerProcess(environment: DisplayBudgetAcrossDevicesTests.family)
         let budget = "perDay=3,coolDown=3600"
-        let phone = try DisplayBudgetAcrossDevicesTests.FamilyDevice(["moodtracker"], account: "ann", server: server, budget: budget)
-        let tablet = try DisplayBudgetAcrossDevicesTests.FamilyDevice(["carrierwave"], account: "ann", server: server, budget: budget)
+        let phone = try DisplayBudgetAcrossDevicesTests.FamilyDevice(
+            ["moodtracker"], account: "ann", server: server, budget: budget)
+        let tablet = try DisplayBudgetAcrossDevicesTests.FamilyDevice(
+            ["carrierwave"], account: "ann", server: server, budget: budget)
 
         var environment = BuiltExecutables.environment
         environment["ONBOARDING_DB"] = tablet.folder.appendingPathComponent("carrierwave.sqlite").path
@@ -67,7 +71,8 @@ struct DisplayBudgetLongSessionTests {
         environment["ONBOARDING_CLOCK"] = "virtual"
         environment["ONBOARDING_SERVER"] = server.url.absoluteString
         environment["ONBOARDING_TOKEN"] = try server.token(account: "ann", app: "carrierwave")
-        let session = try OpenSession("carrierwave", arguments: ["play", "--json", "--user", "ann"], environment: environment)
+        let session = try OpenSession(
+            "carrierwave", arguments: ["play", "--json", "--user", "ann"], environment: environment)
         defer { session.close() }
         // Evening: the intro starts at launch and is skipped; the app stays open all night.
         #expect(try session.send("launch").contains("intro"))

@@ -35,7 +35,8 @@ struct ErasureFenceTests {
                             var item = items[round % items.count]
                             item.seq = Int64(round + 1)
                             let answer = try await HTTP.post(
-                                server.url.appendingPathComponent("v1/apps/growth/accounts/\(victim.id)/push"), token: token,
+                                server.url.appendingPathComponent(
+                                    "v1/apps/growth/accounts/\(victim.id)/push"), token: token,
                                 body: Data(try PushBatch(device: device, items: [item]).tourValue.jsonUTF8()))
                             if answer.status == 401 { return }
                             // Nothing stored, try again (every writer busy on a loaded machine): the
@@ -45,7 +46,8 @@ struct ErasureFenceTests {
                                 continue
                             }
                             guard answer.status == 200 else {
-                                throw HarnessFailure("push: \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
+                                throw HarnessFailure(
+                                    "push: \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
                             }
                             answered.value.add(1, ordering: .relaxed)
                         }
@@ -54,9 +56,12 @@ struct ErasureFenceTests {
                 }
                 group.addTask {
                     // Once the loops are under way, the erasure, as an owner sends it.
-                    while answered.value.load(ordering: .relaxed) < 8 { try await Task.sleep(for: .milliseconds(2)) }
+                    while answered.value.load(ordering: .relaxed) < 8 {
+                        try await Task.sleep(for: .milliseconds(2))
+                    }
                     let answer = try await HTTP.send(
-                        "DELETE", server.url.appendingPathComponent("v1/apps/growth/accounts/\(victim.id)"), token: owner, body: nil)
+                        "DELETE", server.url.appendingPathComponent("v1/apps/growth/accounts/\(victim.id)"),
+                        token: owner, body: nil)
                     guard answer.status == 200 else { throw HarnessFailure("erase: \(answer.status)") }
                 }
                 try await group.waitForAll()
@@ -69,17 +74,25 @@ struct ErasureFenceTests {
 
         let list = victims.map { "'\($0.id)'" }.joined(separator: ",")
         for (table, column) in [
-            ("pushes", "account"), ("facts", "account"), ("account_flows", "account"), ("unplanned_facts", "account"),
-            ("insight_firsts", "subject"), ("insight_assignments", "account"), ("insight_journeys", "subject"),
+            ("pushes", "account"), ("facts", "account"), ("account_flows", "account"),
+            ("unplanned_facts", "account"),
+            ("insight_firsts", "subject"), ("insight_assignments", "account"),
+            ("insight_journeys", "subject"),
         ] {
-            #expect(try server.sql("SELECT count(*) FROM \(table) WHERE \(column) IN (\(list))") == ["0"], "\(table)")
+            #expect(
+                try server.sql("SELECT count(*) FROM \(table) WHERE \(column) IN (\(list))") == ["0"],
+                "\(table)")
         }
-        #expect(try server.sql("SELECT count(*) FROM insight_members WHERE kind = 'account' AND id IN (\(list))") == ["0"])
+        #expect(
+            try server.sql("SELECT count(*) FROM insight_members WHERE kind = 'account' AND id IN (\(list))")
+                == ["0"])
         // What fenced them is kept under pseudonyms: no erased id is left in clear.
         #expect(try server.sql("SELECT count(*) FROM token_cutoffs WHERE account IN (\(list))") == ["0"])
-        #expect(try server.sql("SELECT count(*) FROM token_cutoffs WHERE account LIKE 'hmac:%'") == ["\(tries)"])
+        #expect(
+            try server.sql("SELECT count(*) FROM token_cutoffs WHERE account LIKE 'hmac:%'") == ["\(tries)"])
         let subjects = victims.map { "'account:\($0.id)'" }.joined(separator: ",")
-        #expect(try server.sql("SELECT count(*) FROM insight_arm_firsts WHERE subject IN (\(subjects))") == ["0"])
+        #expect(
+            try server.sql("SELECT count(*) FROM insight_arm_firsts WHERE subject IN (\(subjects))") == ["0"])
         try await ErasureTests.recountMatches(server, owner: owner)
         try ErasureTests.journeysRecountMatch(server)
     }

@@ -16,55 +16,142 @@ struct ErasureTests {
     /// Every figure the report shows, recounted from the raw rows that remain, beside the report's.
     static func recountMatches(_ server: ServerProcess, owner: String) async throws {
         try await DashboardTests.waitUntilCounted(server)
-        let report = try await HTTP.counted(server.url.appendingPathComponent("v1/apps/growth/report"), token: owner).json
+        let report = try await HTTP.counted(
+            server.url.appendingPathComponent("v1/apps/growth/report"), token: owner
+        ).json
         func one(_ sql: String) throws -> Int { Int(try server.sql(sql).first ?? "") ?? -1 }
-        #expect(report["accounts"] as? Int == (try one("SELECT count(DISTINCT account) FROM pushes WHERE app = 'growth'")))
-        #expect(report["devices"] as? Int == (try one("SELECT count(DISTINCT device) FROM pushes WHERE app = 'growth'")))
-        let welcome = try #require((report["flows"] as? [[String: Any]])?.first { $0["flow"] as? String == "welcome" })
+        #expect(
+            report["accounts"] as? Int
+                == (try one("SELECT count(DISTINCT account) FROM pushes WHERE app = 'growth'")))
+        #expect(
+            report["devices"] as? Int
+                == (try one("SELECT count(DISTINCT device) FROM pushes WHERE app = 'growth'")))
+        let welcome = try #require(
+            (report["flows"] as? [[String: Any]])?.first { $0["flow"] as? String == "welcome" })
         func facts(_ filter: String) throws -> Int {
-            try one("SELECT count(DISTINCT account) FROM facts WHERE app = 'growth' AND flow = 'welcome' AND \(filter)")
+            try one(
+                """
+                SELECT count(DISTINCT account) FROM facts WHERE app = 'growth' AND flow = 'welcome' \
+                AND \(filter)
+                """
+            )
         }
         #expect(welcome["started"] as? Int == (try facts("kind = 'flowStarted'")))
-        #expect(welcome["completedHere"] as? Int == (try facts("kind = 'flowEnded' AND ending = 'completed'")))
+        #expect(
+            welcome["completedHere"] as? Int == (try facts("kind = 'flowEnded' AND ending = 'completed'")))
         #expect(welcome["skippedHere"] as? Int == (try facts("kind = 'flowEnded' AND ending = 'skipped'")))
-        #expect(welcome["devices"] as? Int == (try one("SELECT count(DISTINCT device) FROM facts WHERE app = 'growth' AND flow = 'welcome'")))
+        #expect(
+            welcome["devices"] as? Int
+                == (try one(
+                    "SELECT count(DISTINCT device) FROM facts WHERE app = 'growth' AND flow = 'welcome'")))
         for step in (welcome["steps"] as? [[String: Any]]) ?? [] {
             let name = try #require(step["step"] as? String)
-            #expect(step["accounts"] as? Int == (try facts("kind = 'stepEntered' AND step = '\(name)'")), "\(name)")
+            #expect(
+                step["accounts"] as? Int == (try facts("kind = 'stepEntered' AND step = '\(name)'")),
+                "\(name)")
         }
         let standings = try server.sql(
-            "SELECT standing || ' ' || count(*) FROM account_flows WHERE app = 'growth' AND flow = 'welcome' GROUP BY standing ORDER BY standing")
-        let reported = (welcome["accounts"] as? [String: Int] ?? [:]).filter { $0.value > 0 }.sorted { $0.key < $1.key }
-            .map { "\($0.key) \($0.value)" }
+            """
+            SELECT standing || ' ' || count(*) FROM account_flows WHERE app = 'growth' AND flow = \
+            'welcome' GROUP BY standing ORDER BY standing
+            """
+        )
+        let reported = (welcome["accounts"] as? [String: Int] ?? [:]).filter { $0.value > 0 }.sorted {
+            $0.key < $1.key
+        }
+        .map { "\($0.key) \($0.value)" }
         #expect(reported == standings)
         // The experiment's aggregates against the facts.
         #expect(
             try server.sql(
-                "SELECT variant || ' ' || sum(subjects) FROM insight_arm_counts WHERE app = 'growth' AND milestone = 'assigned' GROUP BY variant HAVING sum(subjects) > 0 ORDER BY variant")
+                """
+                SELECT variant || ' ' || sum(subjects) FROM insight_arm_counts WHERE app = 'growth' AND \
+                milestone = 'assigned' GROUP BY variant HAVING sum(subjects) > 0 ORDER BY variant
+                """
+            )
                 == server.sql(
-                    "SELECT v || ' ' || n FROM (SELECT body->>'variant' AS v, count(DISTINCT body->>'subject') AS n FROM facts WHERE app = 'growth' AND kind = 'assigned' GROUP BY 1) t ORDER BY v"))
+                    """
+                    SELECT v || ' ' || n FROM (SELECT body->>'variant' AS v, count(DISTINCT \
+                    body->>'subject') AS n FROM facts WHERE app = 'growth' AND kind = 'assigned' GROUP \
+                    BY 1) t ORDER BY v
+                    """
+                ))
     }
 
     /// The journeys' aggregates (v16) against the facts that remain: starts, each step's reaches,
     /// standings, every split's starts, stage times, and first assignments by day.
     static func journeysRecountMatch(_ server: ServerProcess) throws {
         func rows(_ sql: String) throws -> [String] { try server.sql(sql) }
-        let started = "SELECT DISTINCT account FROM facts WHERE app = 'growth' AND flow = 'welcome' AND kind = 'flowStarted'"
+        let started =
+            """
+            SELECT DISTINCT account FROM facts WHERE app = 'growth' AND flow = 'welcome' AND kind = \
+            'flowStarted'
+            """
         #expect(
-            try rows("SELECT split || ' ' || sum(subjects) FROM insight_cohorts WHERE app = 'growth' AND flow = 'welcome' AND measure = 'started' GROUP BY split HAVING sum(subjects) <> 0 ORDER BY split")
-                == journeySplits.map { "\($0) \(try rows("SELECT count(*) FROM (\(started)) s").first ?? "")" })
+            try rows(
+                """
+                SELECT split || ' ' || sum(subjects) FROM insight_cohorts WHERE app = 'growth' AND flow \
+                = 'welcome' AND measure = 'started' GROUP BY split HAVING sum(subjects) <> 0 ORDER BY \
+                split
+                """
+            )
+                == journeySplits.map {
+                    "\($0) \(try rows("SELECT count(*) FROM (\(started)) s").first ?? "")"
+                })
         #expect(
-            try rows("SELECT step || ' ' || sum(subjects) FROM insight_cohorts WHERE app = 'growth' AND flow = 'welcome' AND split = 'all' AND measure = 'step' GROUP BY step HAVING sum(subjects) <> 0 ORDER BY step")
-                == rows("SELECT step || ' ' || count(DISTINCT account) FROM facts WHERE app = 'growth' AND flow = 'welcome' AND kind = 'stepEntered' AND account IN (\(started)) GROUP BY step ORDER BY step"))
+            try rows(
+                """
+                SELECT step || ' ' || sum(subjects) FROM insight_cohorts WHERE app = 'growth' AND flow = \
+                'welcome' AND split = 'all' AND measure = 'step' GROUP BY step HAVING sum(subjects) <> 0 \
+                ORDER BY step
+                """
+            )
+                == rows(
+                    """
+                    SELECT step || ' ' || count(DISTINCT account) FROM facts WHERE app = 'growth' AND \
+                    flow = 'welcome' AND kind = 'stepEntered' AND account IN (\(started)) GROUP BY step \
+                    ORDER BY step
+                    """
+                ))
         #expect(
-            try rows("SELECT measure || ' ' || step || ' ' || sum(subjects) FROM insight_cohorts WHERE app = 'growth' AND flow = 'welcome' AND split = 'all' AND measure IN ('waiting', 'skipped') GROUP BY measure, step HAVING sum(subjects) <> 0 ORDER BY 1")
-                == rows("SELECT CASE WHEN skipped_step IS NULL THEN 'waiting ' || furthest_step ELSE 'skipped ' || skipped_step END || ' ' || count(*) FROM insight_journeys WHERE app = 'growth' AND flow = 'welcome' AND NOT (completed AND skipped_step IS NULL) GROUP BY skipped_step, furthest_step ORDER BY 1"))
+            try rows(
+                """
+                SELECT measure || ' ' || step || ' ' || sum(subjects) FROM insight_cohorts WHERE app = \
+                'growth' AND flow = 'welcome' AND split = 'all' AND measure IN ('waiting', 'skipped') \
+                GROUP BY measure, step HAVING sum(subjects) <> 0 ORDER BY 1
+                """
+            )
+                == rows(
+                    """
+                    SELECT CASE WHEN skipped_step IS NULL THEN 'waiting ' || furthest_step ELSE 'skipped \
+                    ' || skipped_step END || ' ' || count(*) FROM insight_journeys WHERE app = 'growth' \
+                    AND flow = 'welcome' AND NOT (completed AND skipped_step IS NULL) GROUP BY \
+                    skipped_step, furthest_step ORDER BY 1
+                    """
+                ))
         #expect(
-            try rows("SELECT sum(subjects) FROM insight_stage_times WHERE app = 'growth' AND flow = 'welcome'")
-                == rows("SELECT count(*) FROM insight_firsts WHERE app = 'growth' AND flow = 'welcome' AND cohort AND millis IS NOT NULL"))
+            try rows(
+                "SELECT sum(subjects) FROM insight_stage_times WHERE app = 'growth' AND flow = 'welcome'")
+                == rows(
+                    """
+                    SELECT count(*) FROM insight_firsts WHERE app = 'growth' AND flow = 'welcome' AND \
+                    cohort AND millis IS NOT NULL
+                    """
+                ))
         #expect(
-            try rows("SELECT variant || ' ' || sum(subjects) FROM insight_arm_days WHERE app = 'growth' GROUP BY variant HAVING sum(subjects) > 0 ORDER BY variant")
-                == rows("SELECT v || ' ' || n FROM (SELECT body->>'variant' AS v, count(DISTINCT body->>'subject') AS n FROM facts WHERE app = 'growth' AND kind = 'assigned' GROUP BY 1) t ORDER BY v"))
+            try rows(
+                """
+                SELECT variant || ' ' || sum(subjects) FROM insight_arm_days WHERE app = 'growth' GROUP \
+                BY variant HAVING sum(subjects) > 0 ORDER BY variant
+                """
+            )
+                == rows(
+                    """
+                    SELECT v || ' ' || n FROM (SELECT body->>'variant' AS v, count(DISTINCT \
+                    body->>'subject') AS n FROM facts WHERE app = 'growth' AND kind = 'assigned' GROUP \
+                    BY 1) t ORDER BY v
+                    """
+                ))
     }
 
     static let journeySplits = ["accessibility", "all", "app", "catalog", "device", "locale", "variant"]
@@ -84,19 +171,30 @@ struct ErasureTests {
         let exported = try await HTTP.get(exportURL, token: victimToken)
         #expect(exported.status == 200)
         let pushes = try #require(exported.json["pushes"] as? [[String: Any]])
-        #expect(pushes.count == (try Int(server.sql("SELECT count(*) FROM pushes WHERE account = '\(victim.id)'").first ?? "")))
+        #expect(
+            pushes.count
+                == (try Int(
+                    server.sql("SELECT count(*) FROM pushes WHERE account = '\(victim.id)'").first ?? "")))
         #expect(pushes.contains { ($0["facts"] as? [[String: Any]])?.isEmpty == false })
         #expect((exported.json["records"] as? [[String: Any]])?.isEmpty == false)
         #expect(try await HTTP.get(exportURL, token: owner).status == 200)
-        #expect(try await HTTP.get(exportURL, token: try server.token(account: "acct1", app: "growth")).status == 403)
+        #expect(
+            try await HTTP.get(exportURL, token: try server.token(account: "acct1", app: "growth")).status
+                == 403)
         let viewer = try server.credential("vera", role: "viewer", app: "growth")
         #expect(try await HTTP.get(exportURL, token: viewer).status == 403)
 
         // Erase: a viewer may not; an owner through the API, the operator through the CLI.
         let erasedIDs = [victim.id] + population.accounts.filter { $0.id != victim.id }.prefix(9).map(\.id)
-        #expect(try await HTTP.send("DELETE", server.url.appendingPathComponent("v1/apps/growth/accounts/\(victim.id)"), token: viewer, body: nil).status == 403)
+        #expect(
+            try await HTTP.send(
+                "DELETE", server.url.appendingPathComponent("v1/apps/growth/accounts/\(victim.id)"),
+                token: viewer, body: nil
+            ).status == 403)
         for id in erasedIDs.dropLast() {
-            let answer = try await HTTP.send("DELETE", server.url.appendingPathComponent("v1/apps/growth/accounts/\(id)"), token: owner, body: nil)
+            let answer = try await HTTP.send(
+                "DELETE", server.url.appendingPathComponent("v1/apps/growth/accounts/\(id)"), token: owner,
+                body: nil)
             #expect(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
         }
         let byCommand = try server.command(["erase", "--app", "growth", "--account", erasedIDs.last!])
@@ -108,38 +206,61 @@ struct ErasureTests {
         // Nothing of them is left in any table.
         let list = erasedIDs.map { "'\($0)'" }.joined(separator: ",")
         for (table, column) in [
-            ("pushes", "account"), ("facts", "account"), ("account_flows", "account"), ("unplanned_facts", "account"),
+            ("pushes", "account"), ("facts", "account"), ("account_flows", "account"),
+            ("unplanned_facts", "account"),
             ("insight_firsts", "subject"), ("insight_assignments", "account"), ("budget_counts", "account"),
             ("insight_journeys", "subject"),
         ] {
-            #expect(try server.sql("SELECT count(*) FROM \(table) WHERE \(column) IN (\(list))") == ["0"], "\(table)")
+            #expect(
+                try server.sql("SELECT count(*) FROM \(table) WHERE \(column) IN (\(list))") == ["0"],
+                "\(table)")
         }
-        #expect(try server.sql("SELECT count(*) FROM insight_members WHERE kind = 'account' AND id IN (\(list))") == ["0"])
+        #expect(
+            try server.sql("SELECT count(*) FROM insight_members WHERE kind = 'account' AND id IN (\(list))")
+                == ["0"])
         let subjects = erasedIDs.map { "'account:\($0)'" }.joined(separator: ",")
-        #expect(try server.sql("SELECT count(*) FROM insight_arm_firsts WHERE subject IN (\(subjects))") == ["0"])
+        #expect(
+            try server.sql("SELECT count(*) FROM insight_arm_firsts WHERE subject IN (\(subjects))") == ["0"])
         // Audited by a keyed hash, never by the id nor by a hash anyone can compute from a guess.
-        #expect(try server.sql("SELECT count(*) FROM audit_log WHERE action = 'subject.erased'") == ["\(erasedIDs.count)"])
-        let audit = try server.sql("SELECT target || ' ' || coalesce(details::text, '') FROM audit_log WHERE action = 'subject.erased'")
-        #expect(audit.allSatisfy { line in !erasedIDs.contains { line.contains($0) } && line.hasPrefix("hmac:") })
+        #expect(
+            try server.sql("SELECT count(*) FROM audit_log WHERE action = 'subject.erased'") == [
+                "\(erasedIDs.count)"
+            ])
+        let audit = try server.sql(
+            """
+            SELECT target || ' ' || coalesce(details::text, '') FROM audit_log WHERE action = \
+            'subject.erased'
+            """
+        )
+        #expect(
+            audit.allSatisfy { line in !erasedIDs.contains { line.contains($0) } && line.hasPrefix("hmac:") })
         let signer = try TokenSigner(secret: ServerProcess.secret)
         let names = try server.sql("SELECT target FROM audit_log WHERE action = 'subject.erased' ORDER BY id")
         #expect(names == erasedIDs.map { signer.subjectPseudonym(app: "growth", subject: $0) })
         let unsalted = erasedIDs.map { id in
             SHA256.hash(data: Data("growth\u{0}\(id)".utf8)).map { String(format: "%02x", $0) }.joined()
         }
-        #expect(!names.contains { name in unsalted.contains { $0.hasPrefix(String(name.dropFirst(5).prefix(16))) } })
+        #expect(
+            !names.contains { name in unsalted.contains { $0.hasPrefix(String(name.dropFirst(5).prefix(16))) }
+            })
         // Another server's key ring names the same subject otherwise: the name is keyed.
         let other = try TokenSigner(secret: String(repeating: "z", count: 40))
-        #expect(other.subjectPseudonym(app: "growth", subject: victim.id) != signer.subjectPseudonym(app: "growth", subject: victim.id))
+        #expect(
+            other.subjectPseudonym(app: "growth", subject: victim.id)
+                != signer.subjectPseudonym(app: "growth", subject: victim.id))
         // Its tokens until the erasure cannot put the data back.
-        let item = PushItem(seq: 99, time: 1_764_000_000, event: "next", catalogVersion: 1, facts: [], records: [:])
+        let item = PushItem(
+            seq: 99, time: 1_764_000_000, event: "next", catalogVersion: 1, facts: [], records: [:])
         let again = try await HTTP.post(
-            server.url.appendingPathComponent("v1/apps/growth/accounts/\(victim.id)/push"), token: victimToken,
+            server.url.appendingPathComponent("v1/apps/growth/accounts/\(victim.id)/push"),
+            token: victimToken,
             body: Data(try PushBatch(device: "dev", items: [item]).tourValue.jsonUTF8()))
         #expect(again.status == 401)
         #expect(try server.sql("SELECT count(*) FROM pushes WHERE account = '\(victim.id)'") == ["0"])
         // Refused input changes nothing and says what is allowed.
-        let badInstall = try await HTTP.send("DELETE", server.url.appendingPathComponent("v1/apps/growth/installs/nothex"), token: owner, body: nil)
+        let badInstall = try await HTTP.send(
+            "DELETE", server.url.appendingPathComponent("v1/apps/growth/installs/nothex"), token: owner,
+            body: nil)
         #expect(badInstall.status == 400)
         #expect(try server.command(["erase", "--app", "growth"]).status != 0)
     }
@@ -159,7 +280,8 @@ struct ErasureTests {
         #expect(export.status == 0)
         #expect(export.stdout.contains("\"subject\":\"install.\(install)\""))
         let erased = try await HTTP.send(
-            "DELETE", server.url.appendingPathComponent("v1/apps/lockedin/installs/\(install)"), token: owner, body: nil)
+            "DELETE", server.url.appendingPathComponent("v1/apps/lockedin/installs/\(install)"), token: owner,
+            body: nil)
         #expect(erased.status == 200, "\(String(decoding: erased.body, as: UTF8.self))")
         #expect(try server.sql("SELECT count(*) FROM pushes WHERE account = 'install.\(install)'") == ["0"])
         #expect(try server.sql("SELECT count(*) FROM installs") == ["0"])
@@ -182,15 +304,20 @@ struct ErasureTests {
         _ = try server.sql("UPDATE pushes SET received_at = now() - interval '10 days'")
         for account in population.accounts.prefix(5) {
             let token = try server.token(account: account.id, app: "growth")
-            let fact: TourValue = .object(["fact": "stepEntered", "flow": "welcome", "step": "intro", "index": 1])
-            let item = PushItem(seq: 100, time: 1_764_500_000, event: "next", catalogVersion: 1, facts: [fact], records: [:])
+            let fact: TourValue = .object([
+                "fact": "stepEntered", "flow": "welcome", "step": "intro", "index": 1,
+            ])
+            let item = PushItem(
+                seq: 100, time: 1_764_500_000, event: "next", catalogVersion: 1, facts: [fact], records: [:])
             let answer = try await HTTP.post(
                 server.url.appendingPathComponent("v1/apps/growth/accounts/\(account.id)/push"), token: token,
                 body: Data(try PushBatch(device: "today", items: [item]).tourValue.jsonUTF8()))
             #expect(answer.status == 200)
         }
         try await DashboardTests.waitUntilCounted(server)
-        let before = try await HTTP.counted(server.url.appendingPathComponent("v1/apps/growth/report"), token: owner).body
+        let before = try await HTTP.counted(
+            server.url.appendingPathComponent("v1/apps/growth/report"), token: owner
+        ).body
         let pushes = try server.sql("SELECT count(*) FROM pushes")
         #expect(try server.sql("SELECT count(*) FROM facts WHERE device = 'today'") == ["5"])
         #expect(try server.sql("SELECT count(*) > 5 FROM facts") == ["t"])
@@ -201,9 +328,13 @@ struct ErasureTests {
         let ran = try server.command(["retain-facts", "--days", "7"])
         #expect(ran.status == 0, "\(ran.stderr)")
         #expect(ran.stdout.hasPrefix("dropped "))
-        #expect(try server.sql("SELECT device FROM facts") == Array(repeating: "today", count: 5), "only today's facts stay")
+        #expect(
+            try server.sql("SELECT device FROM facts") == Array(repeating: "today", count: 5),
+            "only today's facts stay")
         #expect(try server.sql("SELECT count(*) FROM pushes") == pushes)
-        let after = try await HTTP.counted(server.url.appendingPathComponent("v1/apps/growth/report"), token: owner).body
+        let after = try await HTTP.counted(
+            server.url.appendingPathComponent("v1/apps/growth/report"), token: owner
+        ).body
         #expect(after == before, "every number stays")
         // Run again: nothing more to drop, the watermark holds.
         #expect(try server.command(["retain-facts", "--days", "7"]).stdout.hasPrefix("dropped 0 facts"))

@@ -16,10 +16,12 @@ struct ExperimentTests {
     /// Registers the trial app's catalog (ExperimentFixture), as its binary would: the server knows
     /// the experiment's control and goal from it.
     static func registerTrial(on server: ServerProcess) throws {
-        let document = CatalogDocument(ExperimentFixture.catalog(), declarations: ExperimentFixture.declarations)
+        let document = CatalogDocument(
+            ExperimentFixture.catalog(), declarations: ExperimentFixture.declarations)
         let file = Scratch.folder.appendingPathComponent("trial-\(UUID().uuidString).json")
         try document.text().write(to: file, atomically: true, encoding: .utf8)
-        let registered = try PublishingTests().serverCommand(server, ["register", "--app", ExperimentFixture.app, file.path])
+        let registered = try PublishingTests().serverCommand(
+            server, ["register", "--app", ExperimentFixture.app, file.path])
         #expect(registered.status == 0, "\(registered.stderr)")
     }
 
@@ -33,11 +35,15 @@ struct ExperimentTests {
             document["format"] = 2
             flow["experiment"] = [
                 "id": "tourLength", "control": "full", "goal": "completion",
-                "variants": [["name": "full", "weight": 50], ["name": "short", "weight": 50, "steps": ["dashboard", "profile"]]],
+                "variants": [
+                    ["name": "full", "weight": 50],
+                    ["name": "short", "weight": 50, "steps": ["dashboard", "profile"]],
+                ],
             ]
         }
         let answer = try await PublishingTests().publish(
-            server, admin, published, rollout: 100, key: try server.publicationKey(app: "growth"), app: "growth")
+            server, admin, published, rollout: 100, key: try server.publicationKey(app: "growth"),
+            app: "growth")
         try #require(answer.status == 201, "\(String(decoding: answer.body, as: UTF8.self))")
     }
 
@@ -56,7 +62,8 @@ struct ExperimentTests {
         let url = server.url
         let answers = try await concurrently(subjects) { subject in
             let token = await signer.sign(
-                TokenClaims(subject: subject.account, scope: .account, app: ExperimentFixture.app, expires: expires))
+                TokenClaims(
+                    subject: subject.account, scope: .account, app: ExperimentFixture.app, expires: expires))
             let items = subject.rows.enumerated().map { index, facts in
                 PushItem(
                     seq: Int64(index + 1), time: subject.times[index].timeIntervalSince1970, event: "event",
@@ -64,7 +71,8 @@ struct ExperimentTests {
             }
             let answer = try await HTTP.post(
                 url.appendingPathComponent("v1/apps/trial/accounts/\(subject.account)/push"), token: token,
-                body: Data(try PushBatch(device: "device-\(subject.account)", items: items).tourValue.jsonUTF8()))
+                body: Data(
+                    try PushBatch(device: "device-\(subject.account)", items: items).tourValue.jsonUTF8()))
             return (subject.account, answer.status, String(decoding: answer.body, as: UTF8.self))
         }
         for (account, status, body) in answers {
@@ -73,7 +81,9 @@ struct ExperimentTests {
 
         let admin = try server.operatorCredential()
         let answer = try await HTTP.counted(
-            server.url.appendingPathComponent("v1/apps/trial/report").appending(queryItems: [.init(name: "by", value: "variant")]),
+            server.url.appendingPathComponent("v1/apps/trial/report").appending(queryItems: [
+                .init(name: "by", value: "variant")
+            ]),
             token: admin)
         try #require(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
         let experiments = try #require(answer.json["experiments"] as? [[String: Any]])
@@ -91,14 +101,16 @@ struct ExperimentTests {
             let members = subjects.filter { $0.variant == variant }
             var steps: [String: Int] = [:]
             for member in members {
-                let entered = Set(member.rows.joined().compactMap { fact -> String? in
-                    if case .stepEntered(_, let step, _) = fact { return step.rawValue }
-                    return nil
-                })
+                let entered = Set(
+                    member.rows.joined().compactMap { fact -> String? in
+                        if case .stepEntered(_, let step, _) = fact { return step.rawValue }
+                        return nil
+                    })
                 for step in entered { steps[step, default: 0] += 1 }
             }
             return (
-                members.count, variant == "holdout" ? 0 : members.count, members.filter(\.activated).count, steps
+                members.count, variant == "holdout" ? 0 : members.count, members.filter(\.activated).count,
+                steps
             )
         }
         let control = tally("full")
@@ -114,19 +126,24 @@ struct ExperimentTests {
             #expect(steps == expected.steps, "\(name)")
             let interval = try #require(entry["goalRateInterval"] as? [Double])
             let wilson = IndependentStatistics.wilson(expected.goal, expected.assigned)
-            #expect(abs(interval[0] - wilson.lower) < 1e-9 && abs(interval[1] - wilson.upper) < 1e-9, "\(name)")
+            #expect(
+                abs(interval[0] - wilson.lower) < 1e-9 && abs(interval[1] - wilson.upper) < 1e-9, "\(name)")
             if name == "full" {
                 #expect(entry["verdict"] as? String == "control")
                 continue
             }
-            let difference = IndependentStatistics.newcombe(expected.goal, expected.assigned, control.goal, control.assigned)
+            let difference = IndependentStatistics.newcombe(
+                expected.goal, expected.assigned, control.goal, control.assigned)
             let range = try #require(entry["differenceInterval"] as? [Double])
             #expect(abs((entry["differenceToControl"] as? Double ?? .nan) - difference.estimate) < 1e-9)
-            #expect(abs(range[0] - difference.lower) < 1e-9 && abs(range[1] - difference.upper) < 1e-9, "\(name)")
+            #expect(
+                abs(range[0] - difference.lower) < 1e-9 && abs(range[1] - difference.upper) < 1e-9, "\(name)")
         }
         // Asked for a grouping it does not have, the server says which it has.
         let wrong = try await HTTP.get(
-            server.url.appendingPathComponent("v1/apps/trial/report").appending(queryItems: [.init(name: "by", value: "device")]),
+            server.url.appendingPathComponent("v1/apps/trial/report").appending(queryItems: [
+                .init(name: "by", value: "device")
+            ]),
             token: admin)
         #expect(wrong.status == 400)
         #expect(String(decoding: wrong.body, as: UTF8.self).contains("by takes flow"))
@@ -146,35 +163,52 @@ struct ExperimentTests {
         let admin = try server.operatorCredential()
 
         /// The subject's journey as one push, each experiment fact naming `named(subject)`.
-        func push(_ subject: ExperimentFixture.Subject, as pusher: String, scope: TokenClaims.Scope, naming named: String)
+        func push(
+            _ subject: ExperimentFixture.Subject, as pusher: String, scope: TokenClaims.Scope,
+            naming named: String
+        )
             async throws -> HTTP.Answer
         {
-            let token = await signer.sign(TokenClaims(subject: pusher, scope: scope, app: ExperimentFixture.app, expires: expires))
+            let token = await signer.sign(
+                TokenClaims(subject: pusher, scope: scope, app: ExperimentFixture.app, expires: expires))
             let items = subject.rows.enumerated().map { index, facts in
                 PushItem(
-                    seq: Int64(index + 1), time: subject.times[index].timeIntervalSince1970, event: "event", catalogVersion: 1,
+                    seq: Int64(index + 1), time: subject.times[index].timeIntervalSince1970, event: "event",
+                    catalogVersion: 1,
                     facts: facts.map { fact in
-                        guard case .object(var body) = fact.tourValue, body["subject"] != nil else { return fact.tourValue }
+                        guard case .object(var body) = fact.tourValue, body["subject"] != nil else {
+                            return fact.tourValue
+                        }
                         body["subject"] = .string(named)
                         return .object(body)
                     }, records: [:])
             }
             return try await HTTP.post(
                 server.url.appendingPathComponent("v1/apps/trial/accounts/\(pusher)/push"), token: token,
-                body: Data(try PushBatch(device: "device-\(pusher)-\(named.split(separator: ":").last ?? "")", items: items).tourValue.jsonUTF8()))
+                body: Data(
+                    try PushBatch(
+                        device: "device-\(pusher)-\(named.split(separator: ":").last ?? "")", items: items
+                    ).tourValue.jsonUTF8()))
         }
         func assigned() async throws -> [String: Int] {
             let answer = try await HTTP.counted(
-                server.url.appendingPathComponent("v1/apps/trial/report").appending(queryItems: [.init(name: "by", value: "variant")]),
+                server.url.appendingPathComponent("v1/apps/trial/report").appending(queryItems: [
+                    .init(name: "by", value: "variant")
+                ]),
                 token: admin)
             try #require(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
-            let variants = (answer.json["experiments"] as? [[String: Any]])?.first?["variants"] as? [[String: Any]] ?? []
-            return Dictionary(uniqueKeysWithValues: variants.map { ($0["variant"] as? String ?? "", $0["assigned"] as? Int ?? -1) })
+            let variants =
+                (answer.json["experiments"] as? [[String: Any]])?.first?["variants"] as? [[String: Any]] ?? []
+            return Dictionary(
+                uniqueKeysWithValues: variants.map {
+                    ($0["variant"] as? String ?? "", $0["assigned"] as? Int ?? -1)
+                })
         }
 
         let subjects = try ExperimentFixture.simulate(50)
         for subject in subjects.prefix(20) {
-            let answer = try await push(subject, as: subject.account, scope: .account, naming: "account:\(subject.account)")
+            let answer = try await push(
+                subject, as: subject.account, scope: .account, naming: "account:\(subject.account)")
             try #require(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
         }
         let honest = try await assigned()
@@ -182,11 +216,16 @@ struct ExperimentTests {
 
         // Facts naming other accounts: refused, the row named, nothing stored.
         for (index, subject) in subjects.dropFirst(20).prefix(10).enumerated() {
-            let answer = try await push(subject, as: "mallory", scope: .account, naming: "account:ghost-\(index)")
+            let answer = try await push(
+                subject, as: "mallory", scope: .account, naming: "account:ghost-\(index)")
             #expect(answer.status == 422)
             #expect(answer.errorCode == "fact_subject")
-            let firstAssigned = subject.rows.firstIndex { $0.contains { if case .assigned = $0 { true } else { false } } }
-            #expect(answer.json["error"].flatMap { ($0 as? [String: Any])?["seq"] as? Int } == firstAssigned.map { $0 + 1 })
+            let firstAssigned = subject.rows.firstIndex {
+                $0.contains { if case .assigned = $0 { true } else { false } }
+            }
+            #expect(
+                answer.json["error"].flatMap { ($0 as? [String: Any])?["seq"] as? Int }
+                    == firstAssigned.map { $0 + 1 })
         }
         #expect(try await assigned() == honest)
         #expect(try server.sql("SELECT count(*) FROM pushes WHERE account = 'mallory'") == ["0"])
@@ -194,11 +233,13 @@ struct ExperimentTests {
         // Facts naming installs, by an account's token and by an install's credential: counted for
         // the credential, once each, however many installs they name.
         for subject in subjects.dropFirst(30).prefix(10) {
-            let answer = try await push(subject, as: "mallory", scope: .account, naming: "install:made-up-\(subject.account)")
+            let answer = try await push(
+                subject, as: "mallory", scope: .account, naming: "install:made-up-\(subject.account)")
             #expect(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
         }
         for subject in subjects.dropFirst(40).prefix(10) {
-            let answer = try await push(subject, as: "install.h1", scope: .install, naming: "install:made-up-\(subject.account)")
+            let answer = try await push(
+                subject, as: "install.h1", scope: .install, naming: "install:made-up-\(subject.account)")
             #expect(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
         }
         let after = try await assigned()
@@ -207,7 +248,11 @@ struct ExperimentTests {
         #expect(added.allSatisfy { $0 >= 0 && $0 <= 2 }, "\(honest) → \(after)")
         #expect(added.reduce(0, +) >= 2 && added.reduce(0, +) <= 2 * after.count, "\(honest) → \(after)")
         let named = try server.sql(
-            "SELECT DISTINCT body->>'subject' FROM facts WHERE body->>'subject' IS NOT NULL AND account IN ('mallory', 'install.h1') ORDER BY 1")
+            """
+            SELECT DISTINCT body->>'subject' FROM facts WHERE body->>'subject' IS NOT NULL AND account \
+            IN ('mallory', 'install.h1') ORDER BY 1
+            """
+        )
         #expect(named == ["account:mallory", "install:h1"])
     }
 
@@ -222,7 +267,10 @@ struct ExperimentTests {
         let version = try #require(try TourValue(jsonText: compiled).objectValue?["version"]?.intValue)
         let experiment: TourValue = [
             "id": "tourLength", "control": "full", "goal": "completion",
-            "variants": [["name": "full", "weight": 50], ["name": "short", "weight": 50, "steps": ["dashboard", "profile"]]],
+            "variants": [
+                ["name": "full", "weight": 50],
+                ["name": "short", "weight": 50, "steps": ["dashboard", "profile"]],
+            ],
         ]
         let published = try PublishingTests.edited(compiled) { document, flow in
             document["version"] = .int(version + 1)
@@ -230,11 +278,16 @@ struct ExperimentTests {
             flow["experiment"] = experiment
         }
         let answer = try await PublishingTests().publish(
-            server, admin, published, rollout: 100, key: try server.publicationKey(app: "growth"), app: "growth")
+            server, admin, published, rollout: 100, key: try server.publicationKey(app: "growth"),
+            app: "growth")
         try #require(answer.status == 201, "\(String(decoding: answer.body, as: UTF8.self))")
 
         let declared = Experiment(
-            "tourLength", variants: [.init("full", weight: 50), .init("short", weight: 50, shows: .steps(["dashboard", "profile"]))])
+            "tourLength",
+            variants: [
+                .init("full", weight: 50),
+                .init("short", weight: 50, shows: .steps(["dashboard", "profile"])),
+            ])
         for account in ["ann", "bo"] {
             let expected = try #require(declared.assign("account:\(account)")).name
             let steps = expected == "short" ? "Step 1 of 2" : "Step 1 of 5"
@@ -260,7 +313,9 @@ struct ExperimentTests {
             #expect(report.status == 0, "\(report.stderr)")
             #expect(report.stdout.contains(#""goalReached":1"#), "\(report.stdout)")
             let table = try phone.run("report", "--by", "variant").stdout
-            #expect(table.contains("app_tour experiment tourLength · goal: completion · control: full"), "\(table)")
+            #expect(
+                table.contains("app_tour experiment tourLength · goal: completion · control: full"),
+                "\(table)")
             #expect(table.contains("not enough subjects yet"), "\(table)")
             // The tablet, back online, pushes its own assignment and learns the phone's completion.
             for device in [tablet, phone] {
@@ -271,9 +326,12 @@ struct ExperimentTests {
         }
         // The server counts each account once, however many of its devices were assigned.
         let report = try await HTTP.counted(
-            server.url.appendingPathComponent("v1/apps/growth/report").appending(queryItems: [.init(name: "by", value: "variant")]),
+            server.url.appendingPathComponent("v1/apps/growth/report").appending(queryItems: [
+                .init(name: "by", value: "variant")
+            ]),
             token: admin)
-        let variants = ((report.json["experiments"] as? [[String: Any]])?.first?["variants"] as? [[String: Any]]) ?? []
+        let variants =
+            ((report.json["experiments"] as? [[String: Any]])?.first?["variants"] as? [[String: Any]]) ?? []
         let assigned = variants.reduce(0) { $0 + ($1["assigned"] as? Int ?? 0) }
         let reached = variants.reduce(0) { $0 + ($1["goalReached"] as? Int ?? 0) }
         #expect(assigned == 2 && reached == 2, "\(variants)")
@@ -291,7 +349,8 @@ extension ExperimentTests {
         let server = try ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
         let admin = try server.operatorCredential()
         try await Self.publishGrowthTourLength(on: server, by: admin)
-        let declared = Experiment("tourLength", variants: [.init("full", weight: 50), .init("short", weight: 50)])
+        let declared = Experiment(
+            "tourLength", variants: [.init("full", weight: 50), .init("short", weight: 50)])
 
         // Fifty accounts, a device each, eight at a time: the variant of each that synced.
         let syncedVariants = try await concurrently(Array(0..<50)) { index -> String? in
@@ -305,14 +364,20 @@ extension ExperimentTests {
             #expect(try device.run("sync").status == 0)
             return variant
         }
-        let synced = syncedVariants.compactMap { $0 }.reduce(into: [String: Int]()) { $0[$1, default: 0] += 1 }
+        let synced = syncedVariants.compactMap { $0 }.reduce(into: [String: Int]()) {
+            $0[$1, default: 0] += 1
+        }
         // The loss the test injected is one the check must see (p < 0.001 by the table).
         try #require(
-            SampleRatio(experiment: declared, assigned: synced).map { $0.chiSquare > 10.828 } == true, "\(synced)")
+            SampleRatio(experiment: declared, assigned: synced).map { $0.chiSquare > 10.828 } == true,
+            "\(synced)")
         let report = try await HTTP.counted(
-            server.url.appendingPathComponent("v1/apps/growth/report").appending(queryItems: [.init(name: "by", value: "variant")]),
+            server.url.appendingPathComponent("v1/apps/growth/report").appending(queryItems: [
+                .init(name: "by", value: "variant")
+            ]),
             token: admin)
-        let experiment = try #require((report.json["experiments"] as? [[String: Any]])?.first, "\(report.json)")
+        let experiment = try #require(
+            (report.json["experiments"] as? [[String: Any]])?.first, "\(report.json)")
         let variants = experiment["variants"] as? [[String: Any]] ?? []
         #expect(variants.map { $0["assigned"] as? Int ?? -1 } == [synced["full"] ?? 0, synced["short"] ?? 0])
         let ratio = try #require(experiment["sampleRatio"] as? [String: Any])
@@ -320,6 +385,8 @@ extension ExperimentTests {
         #expect((ratio["pValue"] as? Double ?? 1) < 0.001)
         #expect(variants.allSatisfy { $0["verdict"] == nil }, "\(variants)")
         #expect(experiment["winner"] == nil)
-        #expect((experiment["conclusion"] as? String ?? "").contains("does not match the weights"), "\(experiment)")
+        #expect(
+            (experiment["conclusion"] as? String ?? "").contains("does not match the weights"),
+            "\(experiment)")
     }
 }

@@ -1,14 +1,16 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import Testing
 import TourFixtures
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Issue 47: a primary and a synchronous streaming standby; two servers behind nginx follow a
 /// multi-host URL with `target_session_attrs=read-write`. Devices (the real CLI) push through nginx
 /// at a steady pace; the primary dies with SIGKILL; the standby is promoted (`pg_ctl promote`);
-/// the servers find it by themselves. Every push a device holds acknowledged is on the new primary exactly once, every device
+/// the servers find it by themselves. Every push a device holds acknowledged is on the new primary exactly
+/// once, every device
 /// converges, and the insights count them all.
 @Suite("A standby that takes over", .serialized, .ownThread)
 struct FailoverTests {
@@ -19,7 +21,8 @@ struct FailoverTests {
         let other = try ServerProcess(databaseURL: cluster.bothHosts)
         let balancer = try Balancer(upstreams: [server.port, other.port])
         let devices = try (0..<4).map { index in
-            var device = JourneyDashboardTests.virtual(try Device("moodtracker", account: "f\(index)", server: server), kind: "phone")
+            var device = JourneyDashboardTests.virtual(
+                try Device("moodtracker", account: "f\(index)", server: server), kind: "phone")
             device.environment["ONBOARDING_SERVER"] = balancer.url.absoluteString
             return device
         }
@@ -60,10 +63,14 @@ struct FailoverTests {
                 let knocking = Locked(true)
                 for _ in 0..<6 {
                     Thread.detachNewThread {
-                        while knocking.withLock({ $0 }) { for port in [server.port, other.port] { Self.knock(port) } }
+                        while knocking.withLock({ $0 }) {
+                            for port in [server.port, other.port] { Self.knock(port) }
+                        }
                     }
                 }
-                while Date() < until, ![server, other].allSatisfy({ $0.logText.contains("the database moved") }) {
+                while Date() < until,
+                    ![server, other].allSatisfy({ $0.logText.contains("the database moved") })
+                {
                     try await Task.sleep(for: .milliseconds(50))
                 }
                 try await Task.sleep(for: .seconds(1))
@@ -79,22 +86,37 @@ struct FailoverTests {
         for device in devices { try await device.expectEveryRowStoredOnce(server.sql) }
         #expect(try server.sql("SELECT pg_is_in_recovery()") == ["f"])
         // Neither server died on the way.
-        for process in [server, other] { #expect(process.exitStatus == nil, "\(process.logText.suffix(3_000))") }
+        for process in [server, other] {
+            #expect(process.exitStatus == nil, "\(process.logText.suffix(3_000))")
+        }
         // Both servers found the promoted standby by themselves, and said so.
         for process in [server, other] {
-            #expect(process.logText.contains("the database moved: starting again on it"), "\(process.logText.suffix(2_000))")
+            #expect(
+                process.logText.contains("the database moved: starting again on it"),
+                "\(process.logText.suffix(2_000))")
         }
         let recovered = try #require(firstAcceptedAfter.withLock { $0 })
-        print("failover: first accepted push \(String(format: "%.2f", recovered.timeIntervalSince(killed))) s after the primary died")
+        print(
+            """
+            failover: first accepted push \(String(format: "%.2f", recovered.timeIntervalSince(killed))) \
+            s after the primary died
+            """
+        )
         // The insights catch up on the new primary, and the dashboard (through nginx) shows a recount
         // of the stored facts: every device's start, and every mood it recorded.
         try await DashboardTests.waitUntilCounted(server)
-        let recount = try server.sql("SELECT count(DISTINCT account)::int FROM facts WHERE kind = 'flowStarted'")
+        let recount = try server.sql(
+            "SELECT count(DISTINCT account)::int FROM facts WHERE kind = 'flowStarted'")
         #expect(recount == ["\(devices.count)"])
         let cookie = try DashboardTests().signIn(server)
-        let json = try DashboardTests.curl(URL(string: balancer.url.absoluteString + "/dashboard?format=json")!, cookie: cookie)
-        let trend = (try JSONSerialization.jsonObject(with: Data(json.body.utf8)) as? [String: Any])?["trend"] as? [[String: Any]] ?? []
-        #expect(["\(trend.map { $0["started"] as? Int ?? 0 }.reduce(0, +))"] == recount, "\(json.body.prefix(500))")
+        let json = try DashboardTests.curl(
+            URL(string: balancer.url.absoluteString + "/dashboard?format=json")!, cookie: cookie)
+        let trend =
+            (try JSONSerialization.jsonObject(with: Data(json.body.utf8)) as? [String: Any])?["trend"]
+            as? [[String: Any]] ?? []
+        #expect(
+            ["\(trend.map { $0["started"] as? Int ?? 0 }.reduce(0, +))"] == recount,
+            "\(json.body.prefix(500))")
     }
 
     /// Opens a connection to `port` on this machine, sends a request and closes it at once.

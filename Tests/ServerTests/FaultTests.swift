@@ -11,7 +11,8 @@ struct FaultTests {
     /// A device offline for a long time: `count` journal rows (free actions) waiting in its outbox.
     static func longOffline(_ device: Device, rows count: Int) throws {
         let script = device.database.deletingLastPathComponent().appendingPathComponent("offline.txt")
-        try String(repeating: "do completeOnboarding\n", count: count).write(to: script, atomically: true, encoding: .utf8)
+        try String(repeating: "do completeOnboarding\n", count: count).write(
+            to: script, atomically: true, encoding: .utf8)
         let played = try device.run("play", script.path, offline: true)
         #expect(played.status == 0, "\(played.stderr)")
     }
@@ -49,15 +50,19 @@ struct FaultTests {
         // takes half a second or more: the kill lands between batches however loaded the machine.
         _ = try server.sql(
             """
-            CREATE FUNCTION test_slow_push() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.001); RETURN NULL; END $$;
-            CREATE TRIGGER test_slow_push AFTER INSERT ON pushes FOR EACH ROW EXECUTE FUNCTION test_slow_push();
+            CREATE FUNCTION test_slow_push() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM \
+            pg_sleep(0.001); RETURN NULL; END $$;
+            CREATE TRIGGER test_slow_push AFTER INSERT ON pushes FOR EACH ROW EXECUTE FUNCTION \
+            test_slow_push();
             """)
         // Both devices push at once; the server dies in the middle.
         let pushing = devices.map { device in
             Task.blocking { try device.run("sync") }
         }
         let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline, (try server.sql("SELECT count(*) FROM pushes").first.flatMap { Int($0) } ?? 0) == 0 {
+        while Date() < deadline,
+            (try server.sql("SELECT count(*) FROM pushes").first.flatMap { Int($0) } ?? 0) == 0
+        {
             usleep(5_000)
         }
         server.stop(signal: SIGKILL)

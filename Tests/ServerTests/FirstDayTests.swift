@@ -24,17 +24,21 @@ struct FirstDayTests {
         let server = try ServerProcess()
         // Mood Tracker's binary is at version 2: its current document alone is refused, saying
         // how to register the whole history, and nothing is stored.
-        let current = try Self.file(try Self.run("moodtracker", ["catalog", "--json"]).stdout, "moodtracker-current")
+        let current = try Self.file(
+            try Self.run("moodtracker", ["catalog", "--json"]).stdout, "moodtracker-current")
         let alone = try server.command(["register", "--app", "moodtracker", current])
         #expect(alone.status == 1)
-        #expect(alone.stderr.contains("missing_release") && alone.stderr.contains("moodtracker catalog --history --json"), "\(alone.stderr)")
+        #expect(
+            alone.stderr.contains("missing_release")
+                && alone.stderr.contains("moodtracker catalog --history --json"), "\(alone.stderr)")
         #expect(!alone.stderr.contains("Usage:"), "\(alone.stderr)")
         #expect(try server.sql("SELECT count(*) FROM catalogs") == ["0"])
 
         for product in Self.products {
             let printed = try Self.run(product, ["catalog", "--history", "--json"])
             try #require(printed.status == 0, "\(product): \(printed.stderr)")
-            let history = try #require(try TourValue(jsonText: printed.stdout).listValue, "\(product): not a list")
+            let history = try #require(
+                try TourValue(jsonText: printed.stdout).listValue, "\(product): not a list")
             let versions = history.compactMap { $0.objectValue?["version"]?.intValue }
             #expect(versions == Array(1...versions.count), "\(product): \(versions)")
             // Each element is the binary's recorded document of its version, byte for byte.
@@ -46,14 +50,24 @@ struct FirstDayTests {
             let registered = try server.command(["register", "--app", product, file])
             #expect(registered.status == 0, "\(product): \(registered.stderr)")
             let stored = try server.sql(
-                "SELECT string_agg(version::text, ',' ORDER BY version) FROM catalogs WHERE app = '\(product)' AND source = 'compiled'")
+                """
+                SELECT string_agg(version::text, ',' ORDER BY version) FROM catalogs WHERE app = \
+                '\(product)' AND source = 'compiled'
+                """
+            )
             #expect(stored == [versions.map(String.init).joined(separator: ",")], "\(product)")
             // Registering it again (or the same file twice) changes nothing.
             #expect(try server.command(["register", "--app", product, file, file]).status == 0)
-            #expect(try server.sql("SELECT count(*) FROM catalogs WHERE app = '\(product)'") == ["\(versions.count)"])
+            #expect(
+                try server.sql("SELECT count(*) FROM catalogs WHERE app = '\(product)'") == [
+                    "\(versions.count)"
+                ])
         }
         // Another product's history is refused for what it is.
-        let wrong = try server.command(["register", "--app", "finite", try Self.file(try Self.run("growth", ["catalog", "--history", "--json"]).stdout, "growth")])
+        let wrong = try server.command([
+            "register", "--app", "finite",
+            try Self.file(try Self.run("growth", ["catalog", "--history", "--json"]).stdout, "growth"),
+        ])
         #expect(wrong.status == 1 && wrong.stderr.contains("not finite's"), "\(wrong.stderr)")
     }
 
@@ -65,31 +79,47 @@ struct FirstDayTests {
         let folder = Scratch.folder.appendingPathComponent("team-key-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let product = folder.appendingPathComponent("Apps/Pets")
-        try FileManager.default.createDirectory(at: product.appendingPathComponent("Onboarding"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: product.appendingPathComponent("Onboarding"), withIntermediateDirectories: true)
         let keys = folder.appendingPathComponent("home/keys")
-        let made = try server.command(["keys", "new", "--app", "pets", "--out", keys.path, "--product", product.path])
+        let made = try server.command([
+            "keys", "new", "--app", "pets", "--out", keys.path, "--product", product.path,
+        ])
         #expect(made.status == 0, "\(made.stderr)")
         let id = made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let compiledIn = product.appendingPathComponent("Onboarding/publication-keys/\(id).json")
         let kept = try String(contentsOf: keys.appendingPathComponent("\(id).json"), encoding: .utf8)
         #expect(try String(contentsOf: compiledIn, encoding: .utf8) == kept)
         #expect(kept.contains("\"app\":\"pets\"") && !kept.contains("privateKey"))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: compiledIn.deletingLastPathComponent().path) == ["\(id).json"])
-        #expect(FileManager.default.fileExists(atPath: keys.appendingPathComponent("\(id).signing-key.json").path))
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: compiledIn.deletingLastPathComponent().path)
+                == ["\(id).json"])
+        #expect(
+            FileManager.default.fileExists(atPath: keys.appendingPathComponent("\(id).signing-key.json").path)
+        )
         #expect(made.stderr.contains("never in git, never on the server"), "\(made.stderr)")
         #expect(made.stderr.contains("keys register --app pets \(compiledIn.path)"), "\(made.stderr)")
         // The server takes the public half from where the build reads it.
         let registered = try server.command(["keys", "register", "--app", "pets", compiledIn.path])
-        #expect(registered.status == 0 && registered.stdout.contains("pets publication key \(id) registered"), "\(registered.stderr)")
+        #expect(
+            registered.status == 0 && registered.stdout.contains("pets publication key \(id) registered"),
+            "\(registered.stderr)")
 
         for (arguments, says) in [
-            (["--out", product.appendingPathComponent("Onboarding/publication-keys").path, "--product", product.path], "--out is inside"),
+            (
+                [
+                    "--out", product.appendingPathComponent("Onboarding/publication-keys").path, "--product",
+                    product.path,
+                ], "--out is inside"
+            ),
             (["--out", keys.path, "--product", folder.path], "has no Onboarding folder"),
         ] {
             let refused = try server.command(["keys", "new", "--app", "pets"] + arguments)
             #expect(refused.status == 1 && refused.stderr.contains(says), "\(arguments): \(refused.stderr)")
         }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: compiledIn.deletingLastPathComponent().path) == ["\(id).json"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: compiledIn.deletingLastPathComponent().path)
+                == ["\(id).json"])
     }
 
     /// Refusals that are not typing mistakes: one line, exit 1, no usage text.
@@ -105,17 +135,28 @@ struct FirstDayTests {
         #expect(mode == 0o700)
         let id = made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let privateKey = keys.appendingPathComponent("\(id).signing-key.json").path
-        #expect(try FileManager.default.attributesOfItem(atPath: privateKey)[.posixPermissions] as? Int == 0o600)
+        #expect(
+            try FileManager.default.attributesOfItem(atPath: privateKey)[.posixPermissions] as? Int == 0o600)
 
         let compiled = try Self.file(try Self.run("finite", ["catalog", "--json"]).stdout, "finite")
-        let huge = try Self.file("{\"padding\": \"" + String(repeating: "x", count: 300 * 1024) + "\"}", "huge")
+        let huge = try Self.file(
+            "{\"padding\": \"" + String(repeating: "x", count: 300 * 1024) + "\"}", "huge")
         let both = folder.appendingPathComponent("url")
         try server.databaseURL.write(to: both, atomically: true, encoding: .utf8)
         let refusals: [(arguments: [String], environment: [String: String], says: String)] = [
             (["keys", "new", "--app", "growth", "--out", privateKey], [:], "not a folder"),
-            (["publish", "--app", "finite", "--key", privateKey, compiled], [:], "signs for growth, not finite"),
-            (["publish", "--app", "growth", "--key", privateKey, huge], [:], "a catalog document is at most"),
-            (["register", "--app", "growth", folder.appendingPathComponent("none.json").path], [:], "cannot read"),
+            (
+                ["publish", "--app", "finite", "--key", privateKey, compiled], [:],
+                "signs for growth, not finite"
+            ),
+            (
+                ["publish", "--app", "growth", "--key", privateKey, huge], [:],
+                "a catalog document is at most"
+            ),
+            (
+                ["register", "--app", "growth", folder.appendingPathComponent("none.json").path], [:],
+                "cannot read"
+            ),
             (["register", "--app", "finite", compiled], ["DATABASE_URL_FILE": both.path], "not both"),
         ]
         for (arguments, environment, says) in refusals {

@@ -21,23 +21,27 @@ struct FreshnessTests {
         // would use them meanwhile.
         let cluster = try PrivateCluster()
         defer { cluster.destroy() }
-        let server = try ServerProcess(databaseURL: try cluster.freshDatabase(), environment: ["LOG_LEVEL": "info"])
+        let server = try ServerProcess(
+            databaseURL: try cluster.freshDatabase(), environment: ["LOG_LEVEL": "info"])
         let phone = try Device("growth", account: "ann", server: server)
         try phone.run("do", "completeOnboarding")
         try phone.run("visit", "dashboard")
         let viewer = try server.credential("vic", role: "viewer", app: "growth")
-        let report = try await HTTP.get(server.url.appendingPathComponent("v1/apps/growth/report"), token: viewer)
+        let report = try await HTTP.get(
+            server.url.appendingPathComponent("v1/apps/growth/report"), token: viewer)
         #expect(report.status == 200)
         let cookie = try DashboardTests().signIn(server)
         let pages = [
-            "dashboard", "dashboard/apps/growth", "dashboard/apps/growth/flows/app_tour", "dashboard/apps/growth/studio",
+            "dashboard", "dashboard/apps/growth", "dashboard/apps/growth/flows/app_tour",
+            "dashboard/apps/growth/studio",
             "dashboard/apps/growth/people", "dashboard/audit",
         ]
         // The job's own use of transaction ids, with nobody asking for a page.
         let idleStart = try Self.newestTransaction(server)
         let idleClock = ContinuousClock.now
         try await Task.sleep(for: .seconds(6))
-        let idleRate = Double(try Self.newestTransaction(server) - idleStart) / (ContinuousClock.now - idleClock).seconds
+        let idleRate =
+            Double(try Self.newestTransaction(server) - idleStart) / (ContinuousClock.now - idleClock).seconds
         let before = try Self.newestTransaction(server)
         let started = ContinuousClock.now
         var asked: [String: String] = [:]
@@ -55,7 +59,9 @@ struct FreshnessTests {
         // What the job uses in as long, and a run or two more: a page that counted first (as every
         // page did) used at least one id of its own, thirty here.
         let jobAlone = Int((idleRate * elapsed * 1.5).rounded(.up)) + 4
-        #expect(used <= jobAlone, "\(used) transaction ids for 30 page views in \(elapsed) s: the job alone uses about \(jobAlone)")
+        #expect(
+            used <= jobAlone,
+            "\(used) transaction ids for 30 page views in \(elapsed) s: the job alone uses about \(jobAlone)")
         // Without a wait by the server's own clock (a page that waited for a count waited up to 5 s;
         // what a loaded machine adds to starting curl is not in it).
         var slowest = (milliseconds: 0.0, page: "")
@@ -76,9 +82,13 @@ struct FreshnessTests {
             try phone.run("do", "completeOnboarding")
             try phone.run("visit", "dashboard")
             #expect(try phone.waiting() == 0)
-            let report = try await HTTP.counted(server.url.appendingPathComponent("v1/apps/growth/report"), token: viewer)
-            let started = (report.json["flows"] as? [[String: Any]] ?? []).map { $0["started"] as? Int ?? 0 }.reduce(0, +)
-            #expect(report.json["accounts"] as? Int == ["ann", "bea", "cid"].firstIndex(of: account)! + 1, "\(report.json)")
+            let report = try await HTTP.counted(
+                server.url.appendingPathComponent("v1/apps/growth/report"), token: viewer)
+            let started = (report.json["flows"] as? [[String: Any]] ?? []).map { $0["started"] as? Int ?? 0 }
+                .reduce(0, +)
+            #expect(
+                report.json["accounts"] as? Int == ["ann", "bea", "cid"].firstIndex(of: account)! + 1,
+                "\(report.json)")
             #expect(started >= 1)
         }
     }

@@ -18,7 +18,9 @@ struct GrowthAcrossDevicesTests {
         try tablet.run("do", "completeOnboarding")
         let visit = try tablet.run("visit", "dashboard")
         #expect(visit.status == 0)
-        #expect(!visit.stdout.contains("Step 1 of 5"), "growth app_tour dashboard showed on device B: \(visit.stdout)")
+        #expect(
+            !visit.stdout.contains("Step 1 of 5"),
+            "growth app_tour dashboard showed on device B: \(visit.stdout)")
         #expect(try tablet.flowStatus("app_tour") == "skipped")
     }
 
@@ -68,9 +70,10 @@ struct GrowthAcrossDevicesTests {
         #expect(try other.flowStatus("app_tour", offline: true) == "skipped")
         #expect(try other.run("sync").status == 0)
         #expect(try other.flowStatus("app_tour") == "completed")
-        let flows = try await HTTP.get(
-            server.url.appendingPathComponent("v1/apps/growth/accounts/ann/flows"), token: other.token
-        ).json["flows"] as? [String: Any]
+        let flows =
+            try await HTTP.get(
+                server.url.appendingPathComponent("v1/apps/growth/accounts/ann/flows"), token: other.token
+            ).json["flows"] as? [String: Any]
         #expect((flows?["app_tour"] as? [String: Any])?["standing"] as? String == "completed")
     }
 

@@ -21,22 +21,30 @@ extension GuardedRolloutServerTests {
         var next = 0
         var pushed = (candidates: 0, baselines: 0)
 
-        init(_ server: ServerProcess, seed: UInt64, app: String = "trial", candidate: Int = 2, engines: [Int: TourEngine]? = nil) throws {
+        init(
+            _ server: ServerProcess, seed: UInt64, app: String = "trial", candidate: Int = 2,
+            engines: [Int: TourEngine]? = nil
+        ) throws {
             self.server = server
             signer = try TokenSigner(secret: ServerProcess.secret)
             random = SplitMix64(seed: seed)
             self.app = app
             self.candidate = candidate
-            self.engines = engines ?? [
-                1: TourEngine(catalog: ExperimentFixture.catalog(version: 1, experiment: nil)),
-                2: TourEngine(catalog: ExperimentFixture.catalog(version: 2, experiment: nil)),
-            ]
+            self.engines =
+                engines ?? [
+                    1: TourEngine(catalog: ExperimentFixture.catalog(version: 1, experiment: nil)),
+                    2: TourEngine(catalog: ExperimentFixture.catalog(version: 2, experiment: nil)),
+                ]
         }
 
         /// The guarded version's live rollout (0 once withdrawn).
         func rollout() throws -> Int {
             let row = try server.sql(
-                "SELECT CASE WHEN withdrawn_at IS NULL THEN rollout ELSE 0 END FROM catalogs WHERE app = '\(app)' AND version = \(candidate)")
+                """
+                SELECT CASE WHEN withdrawn_at IS NULL THEN rollout ELSE 0 END FROM catalogs WHERE app = \
+                '\(app)' AND version = \(candidate)
+                """
+            )
             return Int(row.first ?? "") ?? 0
         }
 
@@ -55,7 +63,9 @@ extension GuardedRolloutServerTests {
                 next += 1
                 let account = "guarded\(next)"
                 let subject = "account:\(account)"
-                let inRollout = Rollout.includes(subject: subject, salt: Rollout.catalogSalt(app: app, version: candidate), percent: percent)
+                let inRollout = Rollout.includes(
+                    subject: subject, salt: Rollout.catalogSalt(app: app, version: candidate),
+                    percent: percent)
                 let version = inRollout ? candidate : baseline
                 if inRollout ? wanted.candidates == 0 : wanted.baselines == 0 { continue }
                 let completes = Double.random(in: 0..<1, using: &random) < completion[version]!
@@ -64,29 +74,38 @@ extension GuardedRolloutServerTests {
                 var now = Date()
                 func send(_ event: TourEvent) throws {
                     let transition = try engines[version]!.reduce(
-                        state, event, at: now, subjects: ExperimentSubjects(install: "install:\(account)", account: subject))
+                        state, event, at: now,
+                        subjects: ExperimentSubjects(install: "install:\(account)", account: subject))
                     state = transition.state
-                    items.append(PushItem(
-                        seq: Int64(items.count + 1), time: now.timeIntervalSince1970, event: "event", catalogVersion: version,
-                        facts: transition.record.facts.map(\.tourValue), records: [:]))
+                    items.append(
+                        PushItem(
+                            seq: Int64(items.count + 1), time: now.timeIntervalSince1970, event: "event",
+                            catalogVersion: version,
+                            facts: transition.record.facts.map(\.tourValue), records: [:]))
                     now = now.addingTimeInterval(0.001)
                 }
                 try send(.appLaunched(version: "1.0"))
                 for _ in 0..<50 {
                     if state.presentingFlow != nil {
                         try send(.actionPerformed(completes ? "next" : "skip", parameters: [:]))
-                    } else if let due = state.flows.values.compactMap({ $0.pendingStart ?? $0.deadline }).min() {
+                    } else if let due = state.flows.values.compactMap({ $0.pendingStart ?? $0.deadline })
+                        .min()
+                    {
                         now = max(now, due)
                         try send(.clockAdvanced)
                     } else {
                         break
                     }
                 }
-                let token = await signer.sign(TokenClaims(subject: account, scope: .account, app: app, expires: expires))
+                let token = await signer.sign(
+                    TokenClaims(subject: account, scope: .account, app: app, expires: expires))
                 let answer = try await HTTP.post(
-                    server.url.appendingPathComponent("v1/apps/\(app)/accounts/\(account)/push"), token: token,
+                    server.url.appendingPathComponent("v1/apps/\(app)/accounts/\(account)/push"),
+                    token: token,
                     body: Data(try PushBatch(device: "device-\(account)", items: items).tourValue.jsonUTF8()))
-                guard answer.status == 200 else { throw HarnessFailure("push \(account): \(String(decoding: answer.body, as: UTF8.self))") }
+                guard answer.status == 200 else {
+                    throw HarnessFailure("push \(account): \(String(decoding: answer.body, as: UTF8.self))")
+                }
                 if inRollout {
                     wanted.candidates -= 1
                     pushed.candidates += 1
@@ -115,19 +134,25 @@ extension GuardedRolloutServerTests {
         func untilLooked(seconds: Double = 60, besides: Int = 0) throws -> (status: String, rollout: Int) {
             let deadline = Date().addingTimeInterval(seconds)
             while Date() < deadline {
-                let row = try server.sql(
-                    """
-                    SELECT g.status, coalesce((SELECT candidate_trials FROM guarded_rollout_looks l
-                        WHERE l.app = g.app AND l.version = g.version ORDER BY at DESC LIMIT 1), -1)
-                    FROM guarded_rollouts g WHERE g.app = '\(app)' AND g.version = \(candidate)
-                    """
-                ).first?.split(separator: "|").map(String.init) ?? []
-                if row.count == 2, row[0] != "running" || (Int(row[1]) ?? -1) >= pushed.candidates && (Int(row[1]) ?? -1) <= pushed.candidates + besides {
+                let row =
+                    try server.sql(
+                        """
+                        SELECT g.status, coalesce((SELECT candidate_trials FROM guarded_rollout_looks l
+                            WHERE l.app = g.app AND l.version = g.version ORDER BY at DESC LIMIT 1), -1)
+                        FROM guarded_rollouts g WHERE g.app = '\(app)' AND g.version = \(candidate)
+                        """
+                    ).first?.split(separator: "|").map(String.init) ?? []
+                if row.count == 2,
+                    row[0] != "running"
+                        || (Int(row[1]) ?? -1) >= pushed.candidates
+                            && (Int(row[1]) ?? -1) <= pushed.candidates + besides
+                {
                     return (row[0], try rollout())
                 }
                 usleep(100_000)
             }
-            throw HarnessFailure("the rollout guard did not look at \(pushed.candidates) candidates within \(seconds) s")
+            throw HarnessFailure(
+                "the rollout guard did not look at \(pushed.candidates) candidates within \(seconds) s")
         }
     }
 }

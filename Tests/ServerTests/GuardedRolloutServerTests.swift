@@ -21,7 +21,9 @@ struct GuardedRolloutServerTests {
 
     /// The trial app's version 1 (no experiment) registered as compiled, and a publication key.
     static func prepare(_ server: ServerProcess) throws -> String {
-        let v1 = CatalogDocument(ExperimentFixture.catalog(version: 1, experiment: nil), declarations: ExperimentFixture.declarations)
+        let v1 = CatalogDocument(
+            ExperimentFixture.catalog(version: 1, experiment: nil),
+            declarations: ExperimentFixture.declarations)
         let file = Scratch.folder.appendingPathComponent("trial-\(UUID().uuidString).json")
         try v1.text().write(to: file, atomically: true, encoding: .utf8)
         let registered = try server.command(["register", "--app", app, file.path])
@@ -31,7 +33,9 @@ struct GuardedRolloutServerTests {
 
     /// Version 2 published by the real command with `options` (`--stages`, `--guard`, ...).
     static func publishV2(_ server: ServerProcess, key: String, _ options: [String]) throws -> Shell.Result {
-        let v2 = CatalogDocument(ExperimentFixture.catalog(version: 2, experiment: nil), declarations: ExperimentFixture.declarations)
+        let v2 = CatalogDocument(
+            ExperimentFixture.catalog(version: 2, experiment: nil),
+            declarations: ExperimentFixture.declarations)
         let file = Scratch.folder.appendingPathComponent("trial-v2-\(UUID().uuidString).json")
         try v2.text().write(to: file, atomically: true, encoding: .utf8)
         return try server.command(["publish", "--app", app, "--key", key] + options + [file.path])
@@ -44,7 +48,11 @@ struct GuardedRolloutServerTests {
         let server = try ServerProcess(serveOptions: Self.guardOptions)
         let key = try Self.prepare(server)
         let published = try Self.publishV2(
-            server, key: key, ["--stages", "5,25,50,100", "--guard", "completion:-2pp", "--stage-time", "0s", "--stage-subjects", "500"])
+            server, key: key,
+            [
+                "--stages", "5,25,50,100", "--guard", "completion:-2pp", "--stage-time", "0s",
+                "--stage-subjects", "500",
+            ])
         #expect(published.status == 0, "\(published.stderr)")
         #expect(published.stdout.contains("rollout 5%"), "\(published.stdout)")
         #expect(published.stdout.contains("guarded: stages 5%, 25%, 50%, 100%"), "\(published.stdout)")
@@ -62,20 +70,29 @@ struct GuardedRolloutServerTests {
         #expect(highest <= 25, "the rollout reached \(highest)%")
         #expect(try population.rollout() == 0)
         let rows = try server.sql(
-            "SELECT actor, source, details FROM audit_log WHERE app = 'trial' AND action = 'rollout.rolled-back'")
+            """
+            SELECT actor, source, details FROM audit_log WHERE app = 'trial' AND action = \
+            'rollout.rolled-back'
+            """
+        )
         #expect(rows.count == 1, "\(rows)")
         let fields = rows.first?.split(separator: "|", maxSplits: 2).map(String.init) ?? []
         #expect(fields.first == "rollout guard")
         #expect(fields.dropFirst().first?.contains("pid") == true)
         let details = try TourValue(jsonText: fields.last ?? "{}").objectValue ?? [:]
-        let upper = details["interval"]?.listValue?.last.flatMap { if case .double(let value) = $0 { value } else { nil } }
+        let upper = details["interval"]?.listValue?.last.flatMap {
+            if case .double(let value) = $0 { value } else { nil }
+        }
         #expect((upper ?? 0) < -0.02, "\(details)")
         #expect(details["candidate"]?.objectValue?["version"]?.intValue == 2)
         // Devices are offered version 2 no more: every device falls back on its next pull (a
         // device mid-flow on it goes by the flow's policy, as after a rollback by hand).
         let token = await population.signer.sign(
-            TokenClaims(subject: "late", scope: .account, app: "trial", expires: Int64(Date().timeIntervalSince1970) + 600))
-        let list = try await HTTP.get(server.url.appendingPathComponent("v1/apps/trial/catalogs"), token: token)
+            TokenClaims(
+                subject: "late", scope: .account, app: "trial",
+                expires: Int64(Date().timeIntervalSince1970) + 600))
+        let list = try await HTTP.get(
+            server.url.appendingPathComponent("v1/apps/trial/catalogs"), token: token)
         #expect((list.json["publications"] as? [Any])?.isEmpty == true, "\(list.json)")
         // The guard is done: more subjects change nothing, and the command line says so.
         try await population.arrive(candidates: 0, baselines: 50, completion: [1: 0.95, 2: 0.85])
@@ -84,9 +101,12 @@ struct GuardedRolloutServerTests {
         let shown = try server.command(["rollout", "show", "--app", "trial"])
         #expect(shown.status == 0, "\(shown.stderr)")
         #expect(shown.stdout.contains("version 2 against 1: rolled-back"), "\(shown.stdout)")
-        #expect(shown.stdout.contains("rolled back: the guardrail shows a drop beyond 2 pts"), "\(shown.stdout)")
+        #expect(
+            shown.stdout.contains("rolled back: the guardrail shows a drop beyond 2 pts"), "\(shown.stdout)")
         let resumed = try server.command(["rollout", "resume", "--app", "trial", "--version", "2"])
-        #expect(resumed.status == 1 && resumed.stderr.contains("the guarded rollout is rolled-back"), "\(resumed.stderr)")
+        #expect(
+            resumed.status == 1 && resumed.stderr.contains("the guarded rollout is rolled-back"),
+            "\(resumed.stderr)")
     }
 
     /// The same through real Mood Tracker devices: a device mid-flow on the guarded version when
@@ -97,12 +117,14 @@ struct GuardedRolloutServerTests {
         let server = try ServerProcess(serveOptions: Self.guardOptions)
         try JourneyDashboardTests.registerReleases("moodtracker", folder: "MoodTracker", on: server)
         let key = try server.publicationKey(app: "moodtracker")
-        let compiled = try #require(try server.sql("SELECT document FROM catalogs WHERE app = 'moodtracker' AND version = 2").first)
+        let compiled = try #require(
+            try server.sql("SELECT document FROM catalogs WHERE app = 'moodtracker' AND version = 2").first)
         let v3 = try PublishingTests.reworded(compiled, title: "Swipe to choose", version: 3)
         let file = Scratch.folder.appendingPathComponent("moodtracker-v3-\(UUID().uuidString).json")
         try v3.write(to: file, atomically: true, encoding: .utf8)
         let published = try server.command([
-            "publish", "--app", "moodtracker", "--key", key, "--stages", "5,25,50,100", "--guard", "completion:-2pp",
+            "publish", "--app", "moodtracker", "--key", key, "--stages", "5,25,50,100", "--guard",
+            "completion:-2pp",
             "--stage-time", "0s", "--stage-subjects", "500", file.path,
         ])
         #expect(published.status == 0, "\(published.stderr)")
@@ -110,24 +132,31 @@ struct GuardedRolloutServerTests {
         // A device the 5% draws, mid-flow on version 3's second step.
         var midFlow: Device?
         for index in 0..<120 where midFlow == nil {
-            let device = JourneyDashboardTests.virtual(try Device("moodtracker", account: "m-\(index)", server: server), kind: "phone")
+            let device = JourneyDashboardTests.virtual(
+                try Device("moodtracker", account: "m-\(index)", server: server), kind: "phone")
             #expect(try device.run("launch").status == 0)
             if try StudioTests.status(device).source == "published" { midFlow = device }
         }
         let device = try #require(midFlow, "no install of 120 drawn by 5%: odds about 1 in 470")
-        for line in ["wait 0.5", "do next", "sync"] { #expect(try device.run(line.split(separator: " ").map(String.init)).status == 0) }
+        for line in ["wait 0.5", "do next", "sync"] {
+            #expect(try device.run(line.split(separator: " ").map(String.init)).status == 0)
+        }
         #expect(try StudioTests.status(device).step == "viewHistory")
 
         var population = try Population(
             server, seed: 13, app: "moodtracker", candidate: 3,
-            engines: [2: TourEngine(catalog: try CatalogDocument(text: compiled).catalog), 3: TourEngine(catalog: try CatalogDocument(text: v3).catalog)])
+            engines: [
+                2: TourEngine(catalog: try CatalogDocument(text: compiled).catalog),
+                3: TourEngine(catalog: try CatalogDocument(text: v3).catalog),
+            ])
         var (status, highest) = ("running", 5)
         for _ in 0..<20 where status == "running" {
             try await population.arrive(candidates: 100, baselines: 100, completion: [2: 0.95, 3: 0.85])
             let looked = try population.untilLooked(besides: 1)
             (status, highest) = (looked.status, max(highest, looked.rollout))
         }
-        #expect(status == "rolled-back" && highest <= 25, "\(status) at \(highest)% after \(population.pushed)")
+        #expect(
+            status == "rolled-back" && highest <= 25, "\(status) at \(highest)% after \(population.pushed)")
 
         // The device mid-flow, told by its next sync (a relaunch would end Mood Tracker's tutorial
         // by the product's own rule), goes on where it was on the compiled catalog; a new device
@@ -137,7 +166,8 @@ struct GuardedRolloutServerTests {
         #expect(after.source == "compiled" && after.step == "viewHistory", "\(after)")
         #expect(try device.run("do", "next").status == 0)
         #expect(try StudioTests.status(device).step == "allSet")
-        let newcomer = JourneyDashboardTests.virtual(try Device("moodtracker", account: "m-new", server: server), kind: "phone")
+        let newcomer = JourneyDashboardTests.virtual(
+            try Device("moodtracker", account: "m-new", server: server), kind: "phone")
         #expect(try newcomer.run("launch").status == 0)
         #expect(try StudioTests.status(newcomer).source == "compiled")
     }
@@ -148,7 +178,11 @@ struct GuardedRolloutServerTests {
         let server = try ServerProcess(serveOptions: Self.guardOptions)
         let key = try Self.prepare(server)
         let published = try Self.publishV2(
-            server, key: key, ["--stages", "10,50,100", "--guard", "completion:-5pp", "--stage-time", "1s", "--stage-subjects", "100"])
+            server, key: key,
+            [
+                "--stages", "10,50,100", "--guard", "completion:-5pp", "--stage-time", "1s",
+                "--stage-subjects", "100",
+            ])
         #expect(published.status == 0, "\(published.stderr)")
         var population = try Population(server, seed: 11)
         try await population.arrive(candidates: 100, baselines: 100, completion: [1: 0.9, 2: 0.9])
@@ -157,7 +191,9 @@ struct GuardedRolloutServerTests {
         #expect(try population.untilRollout(leaves: 10) == 50)
 
         // Raising by hand is refused while the guard holds it.
-        let byHand = try server.command(["publish", "--app", "trial", "--rollout", "100", "--key", key, Self.v2File()])
+        let byHand = try server.command([
+            "publish", "--app", "trial", "--rollout", "100", "--key", key, Self.v2File(),
+        ])
         #expect(byHand.status == 1)
         #expect(byHand.stderr.contains("is under a guarded rollout (running, at 50%)"), "\(byHand.stderr)")
 
@@ -166,24 +202,30 @@ struct GuardedRolloutServerTests {
         let publisher = try server.credential("pia", role: "publisher", app: "trial")
         let viewer = try server.credential("vic", role: "viewer", app: "trial")
         let session = try DashboardTests().signIn(server, credential: publisher)
-        let page = try DashboardTests.curl(server.url.appendingPathComponent("dashboard/apps/trial"), cookie: session)
+        let page = try DashboardTests.curl(
+            server.url.appendingPathComponent("dashboard/apps/trial"), cookie: session)
         #expect(page.status == 200)
         for expected in [
-            "Guarded rollouts: raised stage by stage", "2 of 3: 10% → 50% → 100%", "completion of tour may drop by at most 5 pts",
+            "Guarded rollouts: raised stage by stage", "2 of 3: 10% → 50% → 100%",
+            "completion of tour may drop by at most 5 pts",
             "Version 2: the guardrail at each look", "raised to 50%", "Pause the guard of version 2",
         ] {
             #expect(page.body.contains(expected), "\(expected)")
         }
         let viewerPage = try DashboardTests.curl(
-            server.url.appendingPathComponent("dashboard/apps/trial"), cookie: try DashboardTests().signIn(server, credential: viewer))
+            server.url.appendingPathComponent("dashboard/apps/trial"),
+            cookie: try DashboardTests().signIn(server, credential: viewer))
         #expect(viewerPage.body.contains("Guarded rollouts") && !viewerPage.body.contains("Pause the guard"))
         let token = try #require(DashboardTests.formToken(page.body))
         let pause = server.url.appendingPathComponent("dashboard/apps/trial/rollouts/2/pause")
         let crossSite = try DashboardTests.curl(
-            pause, cookie: session, form: "form_token=\(token)", headers: ["Origin: https://evil.example", "Sec-Fetch-Site: cross-site"])
+            pause, cookie: session, form: "form_token=\(token)",
+            headers: ["Origin: https://evil.example", "Sec-Fetch-Site: cross-site"])
         #expect(crossSite.status == 403)
         #expect(try server.sql("SELECT status FROM guarded_rollouts") == ["running"])
-        let paused = try DashboardTests.curl(pause, cookie: session, form: "form_token=\(token)", headers: ["Origin: \(server.url.absoluteString)"])
+        let paused = try DashboardTests.curl(
+            pause, cookie: session, form: "form_token=\(token)",
+            headers: ["Origin: \(server.url.absoluteString)"])
         #expect(paused.status == 303, "\(paused.body)")
         #expect(try server.sql("SELECT status FROM guarded_rollouts") == ["paused"])
         try await population.arrive(candidates: 150, baselines: 150, completion: [1: 0.9, 2: 0.9])
@@ -204,15 +246,18 @@ struct GuardedRolloutServerTests {
             final = try population.untilLooked()
         }
         #expect(final.status == "complete" && final.rollout == 100)
-        let actions = try server.sql("SELECT action || ' ' || actor FROM audit_log WHERE action LIKE 'rollout.%' ORDER BY id")
+        let actions = try server.sql(
+            "SELECT action || ' ' || actor FROM audit_log WHERE action LIKE 'rollout.%' ORDER BY id")
         let atTheDatabase = Actor.commandLine().name
         #expect(
             actions == [
-                "rollout.guarded \(atTheDatabase)", "rollout.raised rollout guard", "rollout.paused pia", "rollout.resumed pia",
+                "rollout.guarded \(atTheDatabase)", "rollout.raised rollout guard", "rollout.paused pia",
+                "rollout.resumed pia",
                 "rollout.raised rollout guard", "rollout.completed rollout guard",
             ], "\(actions)")
         // The guardrail's interval over time, as the API gives it.
-        let list = try await HTTP.get(server.url.appendingPathComponent("v1/apps/trial/rollouts"), token: viewer)
+        let list = try await HTTP.get(
+            server.url.appendingPathComponent("v1/apps/trial/rollouts"), token: viewer)
         let rollout = try #require((list.json["rollouts"] as? [[String: Any]])?.first)
         #expect(rollout["status"] as? String == "complete")
         #expect(((rollout["looks"] as? [Any])?.count ?? 0) >= 3)
@@ -223,9 +268,14 @@ struct GuardedRolloutServerTests {
         let first = try ServerProcess(serveOptions: Self.guardOptions)
         let second = try ServerProcess(databaseURL: first.databaseURL, serveOptions: Self.guardOptions)
         let key = try Self.prepare(first)
-        #expect(try Self.publishV2(
-            first, key: key, ["--stages", "10,50,100", "--guard", "completion:-5pp", "--stage-time", "0s", "--stage-subjects", "60"]
-        ).status == 0)
+        #expect(
+            try Self.publishV2(
+                first, key: key,
+                [
+                    "--stages", "10,50,100", "--guard", "completion:-5pp", "--stage-time", "0s",
+                    "--stage-subjects", "60",
+                ]
+            ).status == 0)
 
         func leaders() throws -> [String] { try Self.guardHolders(first) }
         var holding: [String] = []
@@ -237,13 +287,17 @@ struct GuardedRolloutServerTests {
         }
         #expect(holding.count == 1, "\(holding)")
         let servers = [first, second]
-        let leader = try #require(servers.first { server in holding.first?.contains("pid \(server.pid ?? -1))") == true })
+        let leader = try #require(
+            servers.first { server in holding.first?.contains("pid \(server.pid ?? -1))") == true })
         let other = try #require(servers.first { $0 !== leader })
 
         var population = try Population(other, seed: 12)
         try await population.arrive(candidates: 60, baselines: 60, completion: [1: 0.9, 2: 0.9])
         #expect(try population.untilRollout(leaves: 10) == 50)
-        #expect(try first.sql("SELECT source FROM audit_log WHERE action = 'rollout.raised'") == ["server \(ProcessInfo.processInfo.hostName) (pid \(leader.pid ?? -1))"])
+        #expect(
+            try first.sql("SELECT source FROM audit_log WHERE action = 'rollout.raised'") == [
+                "server \(ProcessInfo.processInfo.hostName) (pid \(leader.pid ?? -1))"
+            ])
 
         leader.stop(signal: SIGKILL)
         let handedOver = Date().addingTimeInterval(60)
@@ -255,8 +309,11 @@ struct GuardedRolloutServerTests {
         #expect(holding == ["onboarding-server rollout guard (pid \(other.pid ?? -1))"], "\(holding)")
         try await population.arrive(candidates: 60, baselines: 60, completion: [1: 0.9, 2: 0.9])
         #expect(try population.untilRollout(leaves: 50) == 100)
-        let sources = try first.sql("SELECT source FROM audit_log WHERE action = 'rollout.raised' ORDER BY id")
-        #expect(sources.last == "server \(ProcessInfo.processInfo.hostName) (pid \(other.pid ?? -1))", "\(sources)")
+        let sources = try first.sql(
+            "SELECT source FROM audit_log WHERE action = 'rollout.raised' ORDER BY id")
+        #expect(
+            sources.last == "server \(ProcessInfo.processInfo.hostName) (pid \(other.pid ?? -1))",
+            "\(sources)")
     }
 
     /// A failover: the primary dies and the standby is promoted; the servers follow it, one of
@@ -266,9 +323,14 @@ struct GuardedRolloutServerTests {
         let first = try ServerProcess(databaseURL: cluster.bothHosts, serveOptions: Self.guardOptions)
         let second = try ServerProcess(databaseURL: cluster.bothHosts, serveOptions: Self.guardOptions)
         let key = try Self.prepare(first)
-        #expect(try Self.publishV2(
-            first, key: key, ["--stages", "10,50,100", "--guard", "completion:-5pp", "--stage-time", "0s", "--stage-subjects", "60"]
-        ).status == 0)
+        #expect(
+            try Self.publishV2(
+                first, key: key,
+                [
+                    "--stages", "10,50,100", "--guard", "completion:-5pp", "--stage-time", "0s",
+                    "--stage-subjects", "60",
+                ]
+            ).status == 0)
         var population = try Population(first, seed: 14)
         try await population.arrive(candidates: 60, baselines: 60, completion: [1: 0.9, 2: 0.9])
         #expect(try population.untilRollout(leaves: 10) == 50)
@@ -276,12 +338,17 @@ struct GuardedRolloutServerTests {
         try cluster.killPrimary()
         _ = try cluster.script("promote")
         let until = Date().addingTimeInterval(30)
-        while Date() < until, ![first, second].allSatisfy({ $0.logText.contains("the database moved") }) { usleep(100_000) }
+        while Date() < until, ![first, second].allSatisfy({ $0.logText.contains("the database moved") }) {
+            usleep(100_000)
+        }
         // The guard needs one server on the new primary. That every server follows every time is
         // issue 63's own work (FailoverTests): a server that does not is not held against the guard.
         var following: ServerProcess?
         for _ in 0..<600 where following == nil {
-            following = [first, second].first { HTTP.status($0.url.appendingPathComponent("v1/health")) == 200 && $0.logText.contains("the database moved") }
+            following = [first, second].first {
+                HTTP.status($0.url.appendingPathComponent("v1/health")) == 200
+                    && $0.logText.contains("the database moved")
+            }
             if following == nil { usleep(100_000) }
         }
         population.server = try #require(following, "no server followed the new primary within a minute")
@@ -300,7 +367,9 @@ struct GuardedRolloutServerTests {
         #expect(try population.untilRollout(leaves: 50) == 100)
         #expect(try first.sql("SELECT count(*) FROM audit_log WHERE action = 'rollout.raised'") == ["2"])
         for server in [first, second] { #expect(server.exitStatus == nil, "\(server.logText.suffix(2_000))") }
-        let followed = [first, second].filter { HTTP.status($0.url.appendingPathComponent("v1/health")) == 200 }.count
+        let followed = [first, second].filter {
+            HTTP.status($0.url.appendingPathComponent("v1/health")) == 200
+        }.count
         print("guarded rollout across a failover: \(followed) of 2 servers answering on the new primary")
     }
 
@@ -310,43 +379,63 @@ struct GuardedRolloutServerTests {
     @Test func theStudioPublishesADraftAsAGuardedRollout() async throws {
         let server = try ServerProcess(serveOptions: Self.guardOptions)
         let keyFile = try Self.prepare(server)
-        let session = try DashboardTests().signIn(server, credential: try server.credential("pia", role: "publisher", app: "trial"))
+        let session = try DashboardTests().signIn(
+            server, credential: try server.credential("pia", role: "publisher", app: "trial"))
         let origin = "Origin: \(server.url.absoluteString)"
-        let studio = try DashboardTests.curl(server.url.appendingPathComponent("dashboard/apps/trial/studio"), cookie: session)
+        let studio = try DashboardTests.curl(
+            server.url.appendingPathComponent("dashboard/apps/trial/studio"), cookie: session)
         let token = try #require(DashboardTests.formToken(studio.body))
         let started = try DashboardTests.curl(
-            server.url.appendingPathComponent("dashboard/apps/trial/studio/drafts"), cookie: session, form: "form_token=\(token)&from=1",
+            server.url.appendingPathComponent("dashboard/apps/trial/studio/drafts"), cookie: session,
+            form: "form_token=\(token)&from=1",
             headers: [origin])
         #expect(started.status == 303, "\(started.body)")
-        let draftPage = try DashboardTests.curl(server.url.appendingPathComponent("dashboard/apps/trial/studio/drafts/1"), cookie: session)
+        let draftPage = try DashboardTests.curl(
+            server.url.appendingPathComponent("dashboard/apps/trial/studio/drafts/1"), cookie: session)
         #expect(draftPage.body.contains("Guarded rollout (optional)"), "\(draftPage.body.prefix(300))")
-        let document = try #require(try server.sql("SELECT document FROM catalog_drafts WHERE app = 'trial' AND draft = 1").first)
+        let document = try #require(
+            try server.sql("SELECT document FROM catalog_drafts WHERE app = 'trial' AND draft = 1").first)
         let key = try PublicationSigningKey(fileText: String(contentsOfFile: keyFile, encoding: .utf8))
         let signature = try key.sign(document: document)
         let encoded = signature.signature.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
         let publish = server.url.appendingPathComponent("dashboard/apps/trial/studio/drafts/1/publish")
-        let form = "form_token=\(token)&revision=1&rollout=100&key=\(signature.key)&signature=\(encoded)&guard=completion%3A-5pp"
+        let form =
+            """
+            form_token=\(token)&revision=1&rollout=100&key=\(signature.key)&signature=\(encoded)&guard=co\
+            mpletion%3A-5pp
+            """
             + "&stage_time=1h&stage_subjects=100"
 
-        let falling = try DashboardTests.curl(publish, cookie: session, form: form + "&stages=50%2C10", headers: [origin])
+        let falling = try DashboardTests.curl(
+            publish, cookie: session, form: form + "&stages=50%2C10", headers: [origin])
         #expect(falling.status == 400)
         #expect(falling.body.contains("rising percentages from 1 to 100"), "\(falling.body)")
-        let confirmation = try DashboardTests.curl(publish, cookie: session, form: form + "&stages=10%2C50%2C100", headers: [origin])
+        let confirmation = try DashboardTests.curl(
+            publish, cookie: session, form: form + "&stages=10%2C50%2C100", headers: [origin])
         #expect(confirmation.status == 200)
-        #expect(confirmation.body.contains("Publish version 2 of trial at 10% (the first of its stages)?"), "\(confirmation.body)")
-        #expect(confirmation.body.contains("A guarded rollout: the rollout guard raises it through 10%, 50%, 100%"))
+        #expect(
+            confirmation.body.contains("Publish version 2 of trial at 10% (the first of its stages)?"),
+            "\(confirmation.body)")
+        #expect(
+            confirmation.body.contains(
+                "A guarded rollout: the rollout guard raises it through 10%, 50%, 100%"))
         #expect(try server.sql("SELECT count(*) FROM catalogs WHERE app = 'trial' AND version = 2") == ["0"])
 
-        let confirmed = try DashboardTests.curl(publish, cookie: session, form: form + "&stages=10%2C50%2C100&confirm=yes", headers: [origin])
+        let confirmed = try DashboardTests.curl(
+            publish, cookie: session, form: form + "&stages=10%2C50%2C100&confirm=yes", headers: [origin])
         #expect(confirmed.status == 303, "\(confirmed.body)")
         #expect(try server.sql("SELECT rollout FROM catalogs WHERE app = 'trial' AND version = 2") == ["10"])
         #expect(
-            try server.sql("SELECT stages, guard_metric, guard_flow, minimum_seconds, status FROM guarded_rollouts")
+            try server.sql(
+                "SELECT stages, guard_metric, guard_flow, minimum_seconds, status FROM guarded_rollouts")
                 == ["{10,50,100}|completion:-5pp|tour|3600|running"])
         #expect(try server.sql("SELECT actor FROM audit_log WHERE action = 'rollout.guarded'") == ["pia"])
         // The studio shows the guard, offers its commands and no rollout form for the guarded version.
-        let after = try DashboardTests.curl(server.url.appendingPathComponent("dashboard/apps/trial/studio"), cookie: session)
-        #expect(after.body.contains("1 of 3: 10% → 50% → 100%") && after.body.contains("Pause the guard of version 2"))
+        let after = try DashboardTests.curl(
+            server.url.appendingPathComponent("dashboard/apps/trial/studio"), cookie: session)
+        #expect(
+            after.body.contains("1 of 3: 10% → 50% → 100%")
+                && after.body.contains("Pause the guard of version 2"))
         #expect(!after.body.contains("Version 2 at (%)") && after.body.contains("Roll back version 2"))
     }
 
@@ -362,7 +451,9 @@ struct GuardedRolloutServerTests {
     }
 
     static func v2File() throws -> String {
-        let v2 = CatalogDocument(ExperimentFixture.catalog(version: 2, experiment: nil), declarations: ExperimentFixture.declarations)
+        let v2 = CatalogDocument(
+            ExperimentFixture.catalog(version: 2, experiment: nil),
+            declarations: ExperimentFixture.declarations)
         let file = Scratch.folder.appendingPathComponent("trial-v2-\(UUID().uuidString).json")
         try v2.text().write(to: file, atomically: true, encoding: .utf8)
         return file.path

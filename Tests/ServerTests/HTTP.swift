@@ -45,8 +45,10 @@ enum HTTP {
         let bytes = try await response.body.collect(upTo: 64 << 20)
         return Answer(
             status: Int(response.status.code), body: Data(bytes.readableBytesView),
-            entityTag: response.headers.first(name: "ETag"), retryAfter: response.headers.first(name: "Retry-After"),
-            requestID: response.headers.first(name: "X-Request-ID"), cacheControl: response.headers.first(name: "Cache-Control"),
+            entityTag: response.headers.first(name: "ETag"),
+            retryAfter: response.headers.first(name: "Retry-After"),
+            requestID: response.headers.first(name: "X-Request-ID"),
+            cacheControl: response.headers.first(name: "Cache-Control"),
             staleSeconds: response.headers.first(name: "Onboarding-Stale-Seconds"),
             replayed: response.headers.first(name: "Idempotent-Replayed"))
     }
@@ -55,7 +57,8 @@ enum HTTP {
     /// nil when nothing answered within two seconds.
     static func status(_ url: URL) -> Int? {
         guard let request = try? HTTPClient.Request(url: url.absoluteString) else { return nil }
-        guard let response = try? client.execute(request: request, deadline: .now() + .seconds(2)).wait() else { return nil }
+        guard let response = try? client.execute(request: request, deadline: .now() + .seconds(2)).wait()
+        else { return nil }
         return Int(response.status.code)
     }
 

@@ -26,7 +26,10 @@ enum TestPostgres {
         guard let result, result.status == 0, let line = result.stdout.split(separator: "\n").last else {
             return .failure(
                 HarnessFailure(
-                    "the server tests need PostgreSQL 15: run scripts/dev-postgres start, or set ONBOARDING_TEST_DATABASE_URL to postgres://USER@HOST:PORT/DATABASE"
+                    """
+                    the server tests need PostgreSQL 15: run scripts/dev-postgres start, or set \
+                    ONBOARDING_TEST_DATABASE_URL to postgres://USER@HOST:PORT/DATABASE
+                    """
                 ))
         }
         return .success(String(line))
@@ -36,17 +39,21 @@ enum TestPostgres {
     /// `/usr/bin/psql` is a Perl wrapper that picks a cluster's version: a Perl start for every
     /// query the tests send (hundreds a run).
     static let psql =
-        FileManager.default.isExecutableFile(atPath: "/usr/lib/postgresql/15/bin/psql") ? "/usr/lib/postgresql/15/bin/psql" : "/usr/bin/psql"
+        FileManager.default.isExecutableFile(atPath: "/usr/lib/postgresql/15/bin/psql")
+        ? "/usr/lib/postgresql/15/bin/psql" : "/usr/bin/psql"
 
     /// A new, empty database on the test server, so tests run in parallel without sharing rows.
     /// Named after this test process (`t<pid>_…`), so a later run can drop those of ended runs.
     static func freshDatabase(on base: String? = nil) throws -> String {
         let base = try base ?? url.get()
         if base == (try? url.get()) { _ = databasesOfEndedRunsDropped }
-        let name = "t\(getpid())_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
+        let name =
+            "t\(getpid())_"
+            + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
         let result = try Shell.run(psql, [base, "-qtAc", "CREATE DATABASE \(name)"])
         guard result.status == 0 else { throw HarnessFailure("CREATE DATABASE failed: \(result.stderr)") }
-        return base.replacingOccurrences(of: #"/[^/?]+(\?|$)"#, with: "/\(name)$1", options: .regularExpression)
+        return base.replacingOccurrences(
+            of: #"/[^/?]+(\?|$)"#, with: "/\(name)$1", options: .regularExpression)
     }
 }
 
@@ -61,9 +68,12 @@ extension TestPostgres {
         guard let base = try? url.get() else { return }
         Thread.detachNewThread {
             let listed = try? Shell.run(
-                psql, [base, "-qtAc", "SELECT datname FROM pg_database WHERE datname ~ '^t([0-9]+)?_[0-9a-f]+$'"])
+                psql,
+                [base, "-qtAc", "SELECT datname FROM pg_database WHERE datname ~ '^t([0-9]+)?_[0-9a-f]+$'"])
             let ended = (listed?.stdout ?? "").split(separator: "\n").map(String.init).filter { name in
-                guard let owner = pid_t(name.dropFirst().prefix { $0 != "_" }) else { return name.hasPrefix("t_") }
+                guard let owner = pid_t(name.dropFirst().prefix { $0 != "_" }) else {
+                    return name.hasPrefix("t_")
+                }
                 return Scratch.hasEnded(owner)
             }
             // One psql for a hundred: DROP DATABASE cannot share a transaction, so a -c each.
@@ -88,7 +98,8 @@ enum Shell {
     /// with what it printed, instead of hanging the whole run. Output goes to files, not pipes, so
     /// a daemon the program starts cannot keep a read waiting.
     static func run(
-        _ executable: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil,
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+        stdin: String? = nil,
         seconds: Double = 120
     ) throws -> Result {
         let folder = Scratch.folder.appendingPathComponent("shell-\(UUID().uuidString)")
@@ -126,7 +137,11 @@ enum Shell {
         guard finished else {
             kill(process.processIdentifier, SIGKILL)
             throw HarnessFailure(
-                "\(executable) \(arguments.joined(separator: " ")) did not finish within \(Int(seconds)) s; it printed: \(stdout) \(stderr)")
+                """
+                \(executable) \(arguments.joined(separator: " ")) did not finish within \(Int(seconds)) \
+                s; it printed: \(stdout) \(stderr)
+                """
+            )
         }
         return Result(status: process.terminationStatus, stdout: stdout, stderr: stderr)
     }
@@ -156,7 +171,10 @@ final class ServerProcess: @unchecked Sendable {
 
     var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    init(databaseURL: String? = nil, port: Int? = nil, environment: [String: String] = [:], serveOptions: [String] = []) throws {
+    init(
+        databaseURL: String? = nil, port: Int? = nil, environment: [String: String] = [:],
+        serveOptions: [String] = []
+    ) throws {
         self.environment = environment
         self.serveOptions = serveOptions
         self.databaseURL = try databaseURL ?? TestPostgres.freshDatabase()
@@ -233,10 +251,15 @@ final class ServerProcess: @unchecked Sendable {
     /// Every thread's stack of the running server (gdb, as scripts/report-hang reads a hung test
     /// run), for a failure that says where a server that stopped answering waits.
     func threadStacks() -> String {
-        guard let pid, FileManager.default.isExecutableFile(atPath: "/usr/bin/gdb") else { return "(no gdb, or not running)" }
-        let result = try? Shell.run("/usr/bin/gdb", ["-p", "\(pid)", "-batch", "-ex", "thread apply all bt 30"], seconds: 120)
-        return (result?.stdout ?? "").split(separator: "\n").filter { $0.hasPrefix("Thread") || $0.hasPrefix("#") }
-            .joined(separator: "\n")
+        guard let pid, FileManager.default.isExecutableFile(atPath: "/usr/bin/gdb") else {
+            return "(no gdb, or not running)"
+        }
+        let result = try? Shell.run(
+            "/usr/bin/gdb", ["-p", "\(pid)", "-batch", "-ex", "thread apply all bt 30"], seconds: 120)
+        return (result?.stdout ?? "").split(separator: "\n").filter {
+            $0.hasPrefix("Thread") || $0.hasPrefix("#")
+        }
+        .joined(separator: "\n")
     }
 
     /// A token for `account` in `app`, minted by the real `token` command.
@@ -248,13 +271,15 @@ final class ServerProcess: @unchecked Sendable {
 
     /// The credential of a person with `role` in `app` (every app when nil), added by the real
     /// `people add` command: by default an operator who owns every app.
-    func credential(_ name: String = "operator", role: String = "owner", app: String? = nil) throws -> String {
+    func credential(_ name: String = "operator", role: String = "owner", app: String? = nil) throws -> String
+    {
         let scope = app.map { ["--app", $0] } ?? ["--every-app"]
         let result = try command(["people", "add", "--name", name, "--role", role] + scope)
         guard result.status == 0 else { throw HarnessFailure("people add: \(result.stderr)") }
         let credential = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !credential.isEmpty else {
-            throw HarnessFailure("people add printed no credential (\(name) exists already?): \(result.stderr)")
+            throw HarnessFailure(
+                "people add printed no credential (\(name) exists already?): \(result.stderr)")
         }
         return credential
     }
@@ -278,7 +303,8 @@ final class ServerProcess: @unchecked Sendable {
         environment.merge(self.environment) { _, given in given }
         environment.merge(extraEnvironment) { _, given in given }
         return try Shell.run(
-            BuiltExecutables.folder.appendingPathComponent("onboarding-server").path, arguments, environment: environment)
+            BuiltExecutables.folder.appendingPathComponent("onboarding-server").path, arguments,
+            environment: environment)
     }
 
     /// The file of publication keys the devices of this server trust (ONBOARDING_TRUSTED_KEYS_FILE,
@@ -288,7 +314,8 @@ final class ServerProcess: @unchecked Sendable {
 
     /// A publication key for `app`, made by the real `keys new`, registered with `keys register`
     /// and trusted by this server's devices: the path of its private half.
-    func publicationKey(app: String, trustedByDevices: Bool = true, registered: Bool = true) throws -> String {
+    func publicationKey(app: String, trustedByDevices: Bool = true, registered: Bool = true) throws -> String
+    {
         let folder = Scratch.folder.appendingPathComponent("keys-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let made = try command(["keys", "new", "--app", app, "--out", folder.path])
@@ -297,11 +324,16 @@ final class ServerProcess: @unchecked Sendable {
         let publicFile = folder.appendingPathComponent("\(id).json")
         if registered {
             let registering = try command(["keys", "register", "--app", app, publicFile.path])
-            guard registering.status == 0 else { throw HarnessFailure("keys register: \(registering.stderr)") }
+            guard registering.status == 0 else {
+                throw HarnessFailure("keys register: \(registering.stderr)")
+            }
         }
         if trustedByDevices {
-            trustedKeys.append(try String(contentsOf: publicFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))
-            try ("[" + trustedKeys.joined(separator: ",") + "]").write(to: trustedKeysFile, atomically: true, encoding: .utf8)
+            trustedKeys.append(
+                try String(contentsOf: publicFile, encoding: .utf8).trimmingCharacters(
+                    in: .whitespacesAndNewlines))
+            try ("[" + trustedKeys.joined(separator: ",") + "]").write(
+                to: trustedKeysFile, atomically: true, encoding: .utf8)
         }
         return folder.appendingPathComponent("\(id).signing-key.json").path
     }

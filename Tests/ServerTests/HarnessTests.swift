@@ -14,12 +14,16 @@ struct HarnessTests {
     @Test func theBrowserInheritsNoPipeOfTheTestProcess() throws {
         guard Browser.executable != nil else { throw HarnessFailure("chromium is not installed") }
         let held = Pipe()  // open in this process while the browser starts, as another test's would be
-        let inodes = [held.fileHandleForReading, held.fileHandleForWriting].map { Self.link(of: $0.fileDescriptor, in: getpid()) }
+        let inodes = [held.fileHandleForReading, held.fileHandleForWriting].map {
+            Self.link(of: $0.fileDescriptor, in: getpid())
+        }
         #expect(inodes.allSatisfy { $0?.hasPrefix("pipe:") == true }, "\(inodes)")
         let browser = try Browser()
         let inherited = Self.links(of: browser.pid).filter { inodes.contains($0) }
         #expect(inherited.isEmpty, "chromium holds the test's pipe: \(inherited)")
-        #expect(Self.links(of: browser.pid).contains { $0.hasPrefix("pipe:") }, "its own DevTools pipes are there")
+        #expect(
+            Self.links(of: browser.pid).contains { $0.hasPrefix("pipe:") }, "its own DevTools pipes are there"
+        )
     }
 
     /// `scripts/dev-postgres` and `scripts/auto-failover` leave daemons behind. A parent that hands
@@ -82,6 +86,8 @@ struct HarnessTests {
     private static func links(of pid: pid_t) -> [String] {
         let folder = "/proc/\(pid)/fd"
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-        return names.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "\(folder)/\($0)") }
+        return names.compactMap {
+            try? FileManager.default.destinationOfSymbolicLink(atPath: "\(folder)/\($0)")
+        }
     }
 }

@@ -45,7 +45,8 @@ struct HeldFactsTests {
         _ = try server.sql(
             """
             INSERT INTO catalogs (app, version, source, fingerprint, document, recorded_at, recorded_by)
-            VALUES ('growth', \(version), 'published', 'held-\(version)', $doc$\(text)$doc$, extract(epoch FROM clock_timestamp()), 'test')
+            VALUES ('growth', \(version), 'published', 'held-\(version)', $doc$\(text)$doc$, extract(epoch \
+            FROM clock_timestamp()), 'test')
             """)
     }
 
@@ -57,7 +58,8 @@ struct HeldFactsTests {
     /// the device that assigned them, from the stored facts.
     static let armStepsRecounted = """
         SELECT a.body->>'variant' || ' ' || s.step || ' ' || count(DISTINCT a.body->>'subject')
-        FROM facts a JOIN facts s ON s.app = a.app AND s.account = a.account AND s.device = a.device AND s.flow = a.flow
+        FROM facts a JOIN facts s ON s.app = a.app AND s.account = a.account AND s.device = a.device AND \
+        s.flow = a.flow
             AND (s.seq, s.idx) > (a.seq, a.idx) AND s.kind = 'stepEntered'
         WHERE a.app = 'growth' AND a.kind = 'assigned'
         GROUP BY a.body->>'variant', s.step ORDER BY 1
@@ -251,7 +253,10 @@ struct HeldFactsTests {
         while ContinuousClock.now < deadline {
             let stale = try count(
                 server,
-                "SELECT count(*) FROM held_facts h JOIN tracking_plan_generations g USING (app) WHERE h.generation < g.generation"
+                """
+                SELECT count(*) FROM held_facts h JOIN tracking_plan_generations g USING (app) WHERE \
+                h.generation < g.generation
+                """
             )
             if stale == 0 { return }
             try await Task.sleep(for: .milliseconds(200))

@@ -30,7 +30,9 @@ final class FakeIdentityProvider: Sendable {
 
     /// A new key signs from now on; the JWKS holds it only (the old one is gone at once).
     func rotate() {
-        state.withLock { $0.keys = [("key-\($0.keys.count + 1)-\(UUID().uuidString.prefix(4))", ES256PrivateKey())] }
+        state.withLock {
+            $0.keys = [("key-\($0.keys.count + 1)-\(UUID().uuidString.prefix(4))", ES256PrivateKey())]
+        }
     }
 
     var jwksFetches: Int { state.withLock { $0.jwksFetches } }
@@ -39,7 +41,10 @@ final class FakeIdentityProvider: Sendable {
         let keys = state.withLock { $0.keys }
         let entries = try keys.map { kid, key -> [String: Any] in
             let parameters = try #require(key.publicKey.parameters)
-            return ["kty": "EC", "crv": "P-256", "x": parameters.x, "y": parameters.y, "kid": kid, "alg": "ES256", "use": "sig"]
+            return [
+                "kty": "EC", "crv": "P-256", "x": parameters.x, "y": parameters.y, "kid": kid, "alg": "ES256",
+                "use": "sig",
+            ]
         }
         return String(decoding: try JSONSerialization.data(withJSONObject: ["keys": entries]), as: UTF8.self)
     }
@@ -81,7 +86,8 @@ final class FakeIdentityProvider: Sendable {
         let issuer = issuer
         router.get("/.well-known/openid-configuration") { _, _ in
             let body: [String: String] = [
-                "issuer": issuer, "authorization_endpoint": issuer + "/authorize", "token_endpoint": issuer + "/token",
+                "issuer": issuer, "authorization_endpoint": issuer + "/authorize",
+                "token_endpoint": issuer + "/token",
                 "jwks_uri": issuer + "/jwks",
             ]
             return Response(
@@ -99,28 +105,42 @@ final class FakeIdentityProvider: Sendable {
             let code = UUID().uuidString
             let redirect = String(query.get("redirect_uri") ?? "")
             self.state.withLock {
-                $0.codes[code] = (String(query.get("nonce") ?? ""), String(query.get("code_challenge") ?? ""), redirect)
+                $0.codes[code] = (
+                    String(query.get("nonce") ?? ""), String(query.get("code_challenge") ?? ""), redirect
+                )
             }
-            let state = String(query.get("state") ?? "").addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-            return Response(status: .seeOther, headers: [.location: "\(redirect)?code=\(code)&state=\(state)"])
+            let state =
+                String(query.get("state") ?? "").addingPercentEncoding(withAllowedCharacters: .alphanumerics)
+                ?? ""
+            return Response(
+                status: .seeOther, headers: [.location: "\(redirect)?code=\(code)&state=\(state)"])
         }
         router.post("/token") { request, context in
             var request = request
             let body = String(buffer: try await request.collectBody(upTo: 65_536))
             var form: [String: String] = [:]
             for pair in body.split(separator: "&") {
-                let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).removingPercentEncoding ?? "" }
+                let parts = pair.split(separator: "=", maxSplits: 1).map {
+                    String($0).removingPercentEncoding ?? ""
+                }
                 if parts.count == 2 { form[parts[0]] = parts[1] }
             }
             let basic = Data("\(self.clientID):\(self.clientSecret)".utf8).base64EncodedString()
             let flow = self.state.withLock { $0.codes.removeValue(forKey: form["code"] ?? "") }
-            let challenge = Data(SHA256.hash(data: Data((form["code_verifier"] ?? "").utf8))).base64EncodedString()
-                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            let challenge = Data(SHA256.hash(data: Data((form["code_verifier"] ?? "").utf8)))
+                .base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
             guard request.headers[.authorization] == "Basic \(basic)", let flow, flow.challenge == challenge,
                 flow.redirect == form["redirect_uri"]
-            else { return Response(status: .badRequest, body: .init(byteBuffer: ByteBuffer(string: #"{"error":"invalid_grant"}"#))) }
+            else {
+                return Response(
+                    status: .badRequest,
+                    body: .init(byteBuffer: ByteBuffer(string: #"{"error":"invalid_grant"}"#)))
+            }
             let idToken = try await self.sign([
-                "iss": issuer, "aud": [self.clientID], "sub": "provider-user-1", "email": self.state.withLock { $0.email },
+                "iss": issuer, "aud": [self.clientID], "sub": "provider-user-1",
+                "email": self.state.withLock { $0.email },
                 "email_verified": { () -> Any in
                     switch self.state.withLock({ $0.emailVerified }) {
                     case "true": true
@@ -132,7 +152,8 @@ final class FakeIdentityProvider: Sendable {
             ])
             return Response(
                 status: .ok, headers: [.contentType: "application/json"],
-                body: .init(byteBuffer: ByteBuffer(string: #"{"id_token": "\#(idToken)", "token_type": "Bearer"}"#)))
+                body: .init(
+                    byteBuffer: ByteBuffer(string: #"{"id_token": "\#(idToken)", "token_type": "Bearer"}"#)))
         }
     }
 }
@@ -157,14 +178,17 @@ struct IdentityProviderTests {
             let server = try ServerProcess(
                 port: port,
                 environment: [
-                    "ONBOARDING_IDP_ISSUER": provider.issuer, "ONBOARDING_IDP_JWKS_URL": provider.issuer + "/jwks",
+                    "ONBOARDING_IDP_ISSUER": provider.issuer,
+                    "ONBOARDING_IDP_JWKS_URL": provider.issuer + "/jwks",
                     "ONBOARDING_OIDC_ISSUER": provider.issuer, "ONBOARDING_OIDC_CLIENT_ID": provider.clientID,
-                    "ONBOARDING_OIDC_CLIENT_SECRET_FILE": secretFile.path, "ONBOARDING_PUBLIC_URL": "http://127.0.0.1:\(port)",
+                    "ONBOARDING_OIDC_CLIENT_SECRET_FILE": secretFile.path,
+                    "ONBOARDING_PUBLIC_URL": "http://127.0.0.1:\(port)",
                 ])
             let flows = server.url.appendingPathComponent("v1/apps/growth/accounts/ann/flows")
             func accountToken() async throws -> String {
                 try await provider.sign([
-                    "iss": provider.issuer, "aud": ["growth"], "sub": "ann", "exp": Int(Date().timeIntervalSince1970) + 600,
+                    "iss": provider.issuer, "aud": ["growth"], "sub": "ann",
+                    "exp": Int(Date().timeIntervalSince1970) + 600,
                     "iat": Int(Date().timeIntervalSince1970),
                 ])
             }
@@ -173,7 +197,10 @@ struct IdentityProviderTests {
             let fetchesBefore = provider.jwksFetches
 
             // People sign in to the dashboard through the provider, matched by their email.
-            _ = try server.command(["people", "add", "--name", "ann", "--role", "viewer", "--app", "growth", "--identity", "ann@example.com"])
+            _ = try server.command([
+                "people", "add", "--name", "ann", "--role", "viewer", "--app", "growth", "--identity",
+                "ann@example.com",
+            ])
             let browser = try Browser()
             /// Follows "Sign in with the identity provider"; a page saying the provider did not answer
             /// (its 5 s timeout, on a machine this loaded) is tried again, as a person would.
@@ -182,17 +209,29 @@ struct IdentityProviderTests {
                     try browser.open(server.url.appendingPathComponent("dashboard/sign-in"))
                     do {
                         try browser.leave {
-                            _ = try browser.evaluate("document.querySelector('a[href=\"/dashboard/sign-in/oidc\"]').click()")
+                            _ = try browser.evaluate(
+                                "document.querySelector('a[href=\"/dashboard/sign-in/oidc\"]').click()")
                         }
                     } catch {
-                        throw HarnessFailure("\(error): at \(browser.location), \(browser.title); server: \(server.logText.suffix(2000))")
+                        throw HarnessFailure(
+                            """
+                            \(error): at \(browser.location), \(browser.title); \
+                            server: \(server.logText.suffix(2000))
+                            """
+                        )
                     }
                     // The provider sends the browser back at once; wait for the dashboard.
                     let deadline = Date().addingTimeInterval(30)
                     while !browser.title.hasPrefix("All apps"), Date() < deadline {
-                        if (try? browser.evaluate("document.body.innerText.includes('does not answer')")) as? Bool == true { break }
+                        if (try? browser.evaluate("document.body.innerText.includes('does not answer')"))
+                            as? Bool == true
+                        {
+                            break
+                        }
                         // A refusal is the answer: not waited for, not tried again.
-                        if browser.title.hasPrefix("Refused") || browser.title.hasPrefix("Not allowed") { return }
+                        if browser.title.hasPrefix("Refused") || browser.title.hasPrefix("Not allowed") {
+                            return
+                        }
                         usleep(100_000)
                     }
                     if browser.title.hasPrefix("All apps") { return }
@@ -201,7 +240,12 @@ struct IdentityProviderTests {
             try signInThroughProvider()
             #expect(
                 browser.title.hasPrefix("All apps"),
-                "\(browser.title) \(browser.location): \((try? browser.evaluate("document.body.innerText")) as? String ?? "") server: \(server.logText.suffix(1500))")
+                """
+                \(browser.title) \(browser.location): \
+                \((try? browser.evaluate("document.body.innerText")) as? String ?? "") \
+                server: \(server.logText.suffix(1500))
+                """
+            )
             #expect(try server.sql("SELECT person FROM dashboard_sessions") == ["ann"])
 
             // The provider rotates its key: the old one is gone from its JWKS, and the server's cached
@@ -211,7 +255,13 @@ struct IdentityProviderTests {
             #expect(provider.jwksFetches > fetchesBefore, "an unknown kid made the keys fetched again")
             try browser.leave { _ = try browser.evaluate("document.querySelector('form.sign-out').submit()") }
             try signInThroughProvider()
-            #expect(browser.title.hasPrefix("All apps"), "\(browser.title) \(browser.location) \((try? browser.evaluate("document.body.innerText")) ?? "")")
+            #expect(
+                browser.title.hasPrefix("All apps"),
+                """
+                \(browser.title) \(browser.location) \
+                \((try? browser.evaluate("document.body.innerText")) ?? "")
+                """
+            )
             // A token naming a made-up key id fetches at most once per 10 s, and is refused (twelve of
             // them: twenty failures from one address would rate-limit this test's own sign-in below).
             let before = provider.jwksFetches
@@ -226,11 +276,17 @@ struct IdentityProviderTests {
 
             // An email the provider has not verified (false, or "false") signs no one in.
             for unverified in ["false", "\"false\""] {
-                provider.state.withLock { $0.emailVerified = unverified == "false" ? "false" : "false-string" }
-                try browser.leave { _ = try browser.evaluate("document.querySelector('form.sign-out').submit()") }
+                provider.state.withLock {
+                    $0.emailVerified = unverified == "false" ? "false" : "false-string"
+                }
+                try browser.leave {
+                    _ = try browser.evaluate("document.querySelector('form.sign-out').submit()")
+                }
                 try signInThroughProvider()
                 #expect(!browser.title.hasPrefix("All apps"), "\(unverified)")
-                #expect(try browser.evaluate("document.body.innerText.includes('has not verified the email')") as? Bool == true)
+                #expect(
+                    try browser.evaluate("document.body.innerText.includes('has not verified the email')")
+                        as? Bool == true)
                 provider.state.withLock { $0.emailVerified = "true" }
                 try signInThroughProvider()
                 #expect(browser.title.hasPrefix("All apps"))
@@ -241,15 +297,37 @@ struct IdentityProviderTests {
             try browser.leave { _ = try browser.evaluate("document.querySelector('form.sign-out').submit()") }
             try browser.open(server.url.appendingPathComponent("dashboard/sign-in"))
             try browser.leave {
-                _ = try browser.evaluate("document.querySelector('a[href=\"/dashboard/sign-in/oidc\"]').click()")
+                _ = try browser.evaluate(
+                    "document.querySelector('a[href=\"/dashboard/sign-in/oidc\"]').click()")
             }
             let deadline = Date().addingTimeInterval(20)
             while !(browser.title.hasPrefix("Not allowed")), Date() < deadline { usleep(100_000) }
-            #expect(try browser.evaluate("document.body.innerText.includes('stranger@example.com is not a person of this server')") as? Bool == true)
-            #expect(try server.sql("SELECT count(*) FROM audit_log WHERE action = 'sign-in' AND details LIKE '%identity provider%'") == ["4"])
-            #expect(try server.sql("SELECT count(*) FROM audit_log WHERE action = 'sign-in.failed' AND actor = 'unverified:stranger@example.com'") == ["1"])
+            #expect(
+                try browser.evaluate(
+                    "document.body.innerText.includes('stranger@example.com is not a person of this server')")
+                    as? Bool == true)
+            #expect(
+                try server.sql(
+                    """
+                    SELECT count(*) FROM audit_log WHERE action = 'sign-in' AND details LIKE '%identity \
+                    provider%'
+                    """
+                ) == ["4"])
+            #expect(
+                try server.sql(
+                    """
+                    SELECT count(*) FROM audit_log WHERE action = 'sign-in.failed' AND actor = \
+                    'unverified:stranger@example.com'
+                    """
+                ) == ["1"])
             // The two unverified emails: refused and audited, never as the person they name.
-            #expect(try server.sql("SELECT count(*) FROM audit_log WHERE action = 'sign-in.failed' AND actor = 'unverified:unknown'") == ["2"])
+            #expect(
+                try server.sql(
+                    """
+                    SELECT count(*) FROM audit_log WHERE action = 'sign-in.failed' AND actor = \
+                    'unverified:unknown'
+                    """
+                ) == ["2"])
         }
     }
 }

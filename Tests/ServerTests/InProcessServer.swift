@@ -42,7 +42,8 @@ struct InProcessServer: Sendable {
             // can pass.
             let store = AccountStore(client: database, logger: logger, writeBounds: .patient)
             let (router, services) = try await OnboardingServer.router(
-                configuration, features: [DashboardFeature()], client: database, store: store, http: HTTPClient.shared,
+                configuration, features: [DashboardFeature()], client: database, store: store,
+                http: HTTPClient.shared,
                 logger: logger)
             try await Self.test(router, services: services, logger: logger) { client in
                 try await body(InProcessServer(client: client, signer: signer, databaseURL: urlText))
@@ -64,7 +65,8 @@ struct InProcessServer: Sendable {
         let (started, start) = AsyncStream.makeStream(of: Void.self)
         let group = ServiceGroup(
             configuration: .init(
-                services: services + [Started(continuation: start)], gracefulShutdownSignals: [], logger: logger))
+                services: services + [Started(continuation: start)], gracefulShutdownSignals: [],
+                logger: logger))
         return try await withThrowingTaskGroup(of: Void.self) { tasks in
             // The stream ends with the group too: a group that fails before its services start
             // would otherwise leave the wait below waiting for ever.
@@ -76,7 +78,9 @@ struct InProcessServer: Sendable {
             // nothing.
             await started.first { _ in true }
             do {
-                let value = try await Application(router: router).test(.router) { client in try await body(client) }
+                let value = try await Application(router: router).test(.router) { client in
+                    try await body(client)
+                }
                 await group.triggerGracefulShutdown()
                 try await tasks.waitForAll()
                 return value
@@ -101,7 +105,8 @@ struct InProcessServer: Sendable {
     func token(account: String, app: String = "growth") async -> String {
         await signer.sign(
             TokenClaims(
-                subject: account, scope: .account, app: app, expires: Int64(Date().timeIntervalSince1970) + 86_400))
+                subject: account, scope: .account, app: app,
+                expires: Int64(Date().timeIntervalSince1970) + 86_400))
     }
 
     /// The answer to `method path` with `token` as its bearer credential and `body`.
@@ -112,10 +117,13 @@ struct InProcessServer: Sendable {
     func sendUntilAnswered(
         _ method: HTTPRequest.Method, _ path: String, token: String? = nil, body: Data? = nil
     ) async throws -> HTTP.Answer {
-        try await Patience.untilAnswered({ try await send(method, path, token: token, body: body) }) { $0.status == 503 }
+        try await Patience.untilAnswered({ try await send(method, path, token: token, body: body) }) {
+            $0.status == 503
+        }
     }
 
-    func send(_ method: HTTPRequest.Method, _ path: String, token: String? = nil, body: Data? = nil) async throws
+    func send(_ method: HTTPRequest.Method, _ path: String, token: String? = nil, body: Data? = nil)
+        async throws
         -> HTTP.Answer
     {
         var headers: HTTPFields = [:]

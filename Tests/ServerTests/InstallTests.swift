@@ -15,8 +15,12 @@ struct InstallTests {
             body: Data(try TourValue.members(["enrollmentKey": .string(key)]).jsonUTF8()))
     }
 
-    static func flows(_ server: ServerProcess, app: String, subject: String, token: String?) async throws -> Int {
-        try await HTTP.get(server.url.appendingPathComponent("v1/apps/\(app)/accounts/\(subject)/flows"), token: token).status
+    static func flows(_ server: ServerProcess, app: String, subject: String, token: String?) async throws
+        -> Int
+    {
+        try await HTTP.get(
+            server.url.appendingPathComponent("v1/apps/\(app)/accounts/\(subject)/flows"), token: token
+        ).status
     }
 
     @Test func anInstallEnrollsWithItsAppsKeyAndItsCredentialOpensItsOwnSubjectOnly() async throws {
@@ -58,7 +62,8 @@ struct InstallTests {
         // Another app's key, malformed bodies: refused with one message each, nothing enrolled.
         #expect(try await Self.enroll(server, app: "finite", key: growthKey).status == 403)
         #expect(try await Self.enroll(server, app: "finite", key: "short").status == 400)
-        let notJSON = try await HTTP.post(server.url.appendingPathComponent("v1/apps/finite/installs"), body: Data("key=1".utf8))
+        let notJSON = try await HTTP.post(
+            server.url.appendingPathComponent("v1/apps/finite/installs"), body: Data("key=1".utf8))
         #expect(notJSON.status == 400)
         #expect(notJSON.json["error"] != nil)
         #expect(try server.sql("SELECT count(*) FROM installs") == ["2"])
@@ -71,7 +76,12 @@ struct InstallTests {
         let listed = try server.command(["enrollment-keys", "list", "--app", "finite"])
         #expect(listed.stdout.contains(finiteKey) && listed.stdout.contains("retired"))
         #expect(
-            try server.sql("SELECT action FROM audit_log WHERE action LIKE 'enrollment-key.%' AND app = 'finite' ORDER BY id")
+            try server.sql(
+                """
+                SELECT action FROM audit_log WHERE action LIKE 'enrollment-key.%' AND app = 'finite' \
+                ORDER BY id
+                """
+            )
                 == ["enrollment-key.added", "enrollment-key.retired"])
         // The credential is never logged.
         #expect(!server.logText.contains(credential))
@@ -83,7 +93,9 @@ struct InstallTests {
         for _ in 0..<3 { #expect(try await Self.enroll(server, app: "moodtracker", key: key).status == 201) }
         let limited = try await Self.enroll(server, app: "moodtracker", key: key)
         #expect(limited.status == 429)
-        #expect(limited.retryAfter.flatMap(Int.init).map { $0 >= 1 && $0 <= 20 } == true, "\(limited.retryAfter ?? "none")")
+        #expect(
+            limited.retryAfter.flatMap(Int.init).map { $0 >= 1 && $0 <= 20 } == true,
+            "\(limited.retryAfter ?? "none")")
         // Guessing keys costs the same: the limit is on attempts, not on successes.
         #expect(try await Self.enroll(server, app: "moodtracker", key: "guess-guess-guess-1").status == 429)
         #expect(try server.sql("SELECT count(*) FROM installs") == ["3"])
@@ -99,25 +111,33 @@ struct InstallTests {
         let device = try Device(asInstall: "finite", server: server)
         let launched = try device.run("launch")
         #expect(launched.status == 0, "\(launched.stderr)")
-        let subject = try #require(try server.sql("SELECT 'install.' || install FROM installs WHERE app = 'finite'").first)
+        let subject = try #require(
+            try server.sql("SELECT 'install.' || install FROM installs WHERE app = 'finite'").first)
         #expect(try device.run("wait", "1.5").stdout.contains("Your Life in Weeks"))
         #expect(try device.run("sync").status == 0)
-        #expect(try server.sql("SELECT count(*) > 0 FROM pushes WHERE app = 'finite' AND account = '\(subject)'") == ["t"])
+        #expect(
+            try server.sql("SELECT count(*) > 0 FROM pushes WHERE app = 'finite' AND account = '\(subject)'")
+                == ["t"])
 
         // Sealed: neither the database file nor its journal holds the credential; the key file
         // beside it is its owner's only.
-        let sealed = try Shell.run("/usr/bin/sqlite3", [device.database.path, "SELECT sealed FROM secret_store"]).stdout
+        let sealed = try Shell.run(
+            "/usr/bin/sqlite3", [device.database.path, "SELECT sealed FROM secret_store"]
+        ).stdout
         let box = try #require(Data(base64Encoded: sealed.trimmingCharacters(in: .whitespacesAndNewlines)))
         #expect(box.range(of: Data("install.".utf8)) == nil, "sealed, not encoded")
-        // Neither in the file nor in its write-ahead log: no JWT header (HS256, as this server signs) in any order.
-        for file in [device.database.path, device.database.path + "-wal"] where FileManager.default.fileExists(atPath: file) {
+        // Neither in the file nor in its write-ahead log: no JWT header (HS256, as this server signs) in any
+        // order.
+        for file in [device.database.path, device.database.path + "-wal"]
+        where FileManager.default.fileExists(atPath: file) {
             let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
             for header in ["eyJhbGci", "eyJraWQi", "eyJ0eXAi", "\"credential\""] {
                 #expect(bytes.range(of: Data(header.utf8)) == nil, "\(header) in \(file)")
             }
         }
         let keyFile = device.database.path + ".secrets-key"
-        let mode = try #require(try FileManager.default.attributesOfItem(atPath: keyFile)[.posixPermissions] as? Int)
+        let mode = try #require(
+            try FileManager.default.attributesOfItem(atPath: keyFile)[.posixPermissions] as? Int)
         #expect(mode & 0o077 == 0, "mode \(String(mode, radix: 8))")
         // Every later command uses the kept credential: still one install.
         #expect(try device.run("status").status == 0)
@@ -126,9 +146,11 @@ struct InstallTests {
         // A wording change published for every Finite install, without an app release.
         let compiled = try PublishingTests.registerCompiled(of: "finite", on: server)
         let version = try #require(try TourValue(jsonText: compiled).objectValue?["version"]?.intValue) + 1
-        let reworded = try PublishingTests.reworded(compiled, title: "Your Life, Week by Week", version: version)
+        let reworded = try PublishingTests.reworded(
+            compiled, title: "Your Life, Week by Week", version: version)
         let published = try await PublishingTests().publish(
-            server, admin, reworded, rollout: 100, key: try server.publicationKey(app: "finite"), app: "finite")
+            server, admin, reworded, rollout: 100, key: try server.publicationKey(app: "finite"),
+            app: "finite")
         try #require(published.status == 201, "\(String(decoding: published.body, as: UTF8.self))")
         let status = try device.status()
         #expect((status["catalog"] as? [String: Any])?["source"] as? String == "published")
@@ -138,8 +160,11 @@ struct InstallTests {
 
         // Counted: the report has the install's walkthrough, and its facts are the install's.
         #expect(try device.run("sync").status == 0)
-        let report = try await HTTP.counted(server.url.appendingPathComponent("v1/apps/finite/report"), token: admin).json
-        let walkthrough = try #require((report["flows"] as? [[String: Any]])?.first { $0["flow"] as? String == "walkthrough" })
+        let report = try await HTTP.counted(
+            server.url.appendingPathComponent("v1/apps/finite/report"), token: admin
+        ).json
+        let walkthrough = try #require(
+            (report["flows"] as? [[String: Any]])?.first { $0["flow"] as? String == "walkthrough" })
         #expect(walkthrough["started"] as? Int == 1)
         #expect(report["accounts"] as? Int == 1)
         #expect(try server.sql("SELECT DISTINCT account FROM facts WHERE app = 'finite'") == [subject])
@@ -151,7 +176,8 @@ struct InstallTests {
         environment["ONBOARDING_SERVER"] = server.url.absoluteString
         environment["ONBOARDING_TOKEN"] = nil
         let fromCopy = try Shell.run(
-            BuiltExecutables.folder.appendingPathComponent("finite").path, ["sync", "--db", copy.path], environment: environment)
+            BuiltExecutables.folder.appendingPathComponent("finite").path, ["sync", "--db", copy.path],
+            environment: environment)
         #expect(fromCopy.status == 0, "\(fromCopy.stderr)")
         #expect(try server.sql("SELECT count(*) FROM installs") == ["2"])
     }
@@ -159,13 +185,15 @@ struct InstallTests {
     /// The publications list is asked for at launch only when the one held is older than the
     /// server's max-age, and by `sync` whatever its age.
     @Test func publicationsArePulledAtLaunchWhenStaleAndBySync() async throws {
-        let server = try ServerProcess(environment: ["LOG_LEVEL": "info"], serveOptions: ["--publication-max-age", "300"])
+        let server = try ServerProcess(
+            environment: ["LOG_LEVEL": "info"], serveOptions: ["--publication-max-age", "300"])
         let admin = try server.operatorCredential()
         try server.acceptEnrollments(of: "lockedin")
         let device = try Device(asInstall: "lockedin", server: server)
         func pulls() -> Int {
             server.logText.split(separator: "\n").filter {
-                $0.contains("route=/v1/apps/{app}/catalogs ") && $0.contains("app=lockedin") && $0.contains("method=GET")
+                $0.contains("route=/v1/apps/{app}/catalogs ") && $0.contains("app=lockedin")
+                    && $0.contains("method=GET")
             }.count
         }
         #expect(try device.run("status").status == 0)
@@ -177,14 +205,16 @@ struct InstallTests {
         // A publication now is not seen at the next launch (the list held is fresh), but `sync` asks.
         let compiled = try PublishingTests.registerCompiled(on: server)
         let answer = try await PublishingTests().publish(
-            server, admin, try PublishingTests.reworded(compiled), rollout: 100, key: try server.publicationKey(app: "lockedin"))
+            server, admin, try PublishingTests.reworded(compiled), rollout: 100,
+            key: try server.publicationKey(app: "lockedin"))
         try #require(answer.status == 201)
         #expect((try device.status()["catalog"] as? [String: Any])?["source"] as? String == "compiled")
         #expect(try device.run("sync").status == 0)
         #expect(pulls() == afterFirst + 1)
         #expect((try device.status()["catalog"] as? [String: Any])?["source"] as? String == "published")
         // The answer says so: Cache-Control on the list and on its 304.
-        let direct = try await HTTP.get(server.url.appendingPathComponent("v1/apps/lockedin/catalogs"), token: admin)
+        let direct = try await HTTP.get(
+            server.url.appendingPathComponent("v1/apps/lockedin/catalogs"), token: admin)
         #expect(direct.status == 200)
         #expect(direct.cacheControl == "private, max-age=300")
         let unchanged = try await HTTP.send(
@@ -227,14 +257,19 @@ struct InstallTests {
         try server.acceptEnrollments(of: "finite")
         let compiled = try PublishingTests.registerCompiled(of: "finite", on: server)
         let version = try #require(try TourValue(jsonText: compiled).objectValue?["version"]?.intValue) + 1
-        let reworded = try PublishingTests.edited(compiled) { document, _ in document["version"] = .int(version) }
+        let reworded = try PublishingTests.edited(compiled) { document, _ in
+            document["version"] = .int(version)
+        }
         let published = try await PublishingTests().publish(
-            server, admin, reworded, rollout: 50, key: try server.publicationKey(app: "finite"), app: "finite")
+            server, admin, reworded, rollout: 50, key: try server.publicationKey(app: "finite"), app: "finite"
+        )
         try #require(published.status == 201)
         var sides: [String] = []
         for index in 0..<20 {
             let device = try Device(asInstall: "finite", server: server)
-            func source(_ status: [String: Any]) -> String? { (status["catalog"] as? [String: Any])?["source"] as? String }
+            func source(_ status: [String: Any]) -> String? {
+                (status["catalog"] as? [String: Any])?["source"] as? String
+            }
             let first = try #require(source(try device.status()), "device \(index)")
             #expect(source(try device.status()) == first, "device \(index): its second command")
             #expect(try device.run("sync").status == 0)
@@ -268,15 +303,20 @@ extension InstallTests {
         try await DashboardTests.waitUntilCounted(server)
         for registration in registeredProducts {
             let report = try await HTTP.counted(
-                server.url.appendingPathComponent("v1/apps/\(registration.executable)/report"), token: owner).json
+                server.url.appendingPathComponent("v1/apps/\(registration.executable)/report"), token: owner
+            ).json
             #expect(report["accounts"] as? Int == 1, "\(registration.executable)")
-            let started = (report["flows"] as? [[String: Any]] ?? []).compactMap { $0["started"] as? Int }.reduce(0, +)
+            let started = (report["flows"] as? [[String: Any]] ?? []).compactMap { $0["started"] as? Int }
+                .reduce(0, +)
             #expect(started >= 1, "\(registration.executable): \(report)")
         }
         let session = try DashboardTests().signIn(server)
-        let overview = try DashboardTests.curl(server.url.appendingPathComponent("dashboard"), cookie: session)
+        let overview = try DashboardTests.curl(
+            server.url.appendingPathComponent("dashboard"), cookie: session)
         for registration in registeredProducts {
-            #expect(overview.body.contains("/dashboard/apps/\(registration.executable)"), "\(registration.executable)")
+            #expect(
+                overview.body.contains("/dashboard/apps/\(registration.executable)"),
+                "\(registration.executable)")
         }
     }
 }

@@ -59,10 +59,14 @@ extension JourneyDashboardTests {
 
     /// The stages the page should show for `journeys`, in its order, each with reached, skipped,
     /// abandoned and the two time percentiles (ms, bucketed as the server keeps them).
-    static func expectedStages(_ journeys: [Journey]) -> [(label: String, reached: Int, skipped: Int, abandoned: Int, p50: Int?, p75: Int?)] {
+    static func expectedStages(_ journeys: [Journey]) -> [(
+        label: String, reached: Int, skipped: Int, abandoned: Int, p50: Int?, p75: Int?
+    )] {
         let started = journeys.filter { $0.start != nil }
         var steps: [String: Int] = [:]
-        for journey in started { for (step, index) in journey.indexes { steps[step] = min(steps[step] ?? index, index) } }
+        for journey in started {
+            for (step, index) in journey.indexes { steps[step] = min(steps[step] ?? index, index) }
+        }
         let ordered = steps.sorted { ($0.value, $0.key) < ($1.value, $1.key) }.map(\.key)
         func times(_ reach: (Journey) -> Double?) -> [(millis: Int, count: Int)] {
             started.compactMap { journey in
@@ -70,15 +74,23 @@ extension JourneyDashboardTests {
                 return (StageTimes.bucket(milliseconds: Int(((at - start) * 1000).rounded())), 1)
             }
         }
-        func stage(_ label: String, _ step: String?, reach: (Journey) -> Double?) -> (String, Int, Int, Int, Int?, Int?) {
+        func stage(_ label: String, _ step: String?, reach: (Journey) -> Double?) -> (
+            String, Int, Int, Int, Int?, Int?
+        ) {
             let reached = started.filter { reach($0) != nil }.count
             let here = step ?? ""
             let skipped = label == "completed" ? 0 : started.filter { $0.skippedAt == here }.count
-            let abandoned = label == "completed" ? 0 : started.filter { $0.standing == "waiting" && $0.furthest == here }.count
+            let abandoned =
+                label == "completed"
+                ? 0 : started.filter { $0.standing == "waiting" && $0.furthest == here }.count
             let histogram = label == "started" ? [] : times(reach)
-            return (label, reached, skipped, abandoned, StageTimes.percentile(histogram, 0.5), StageTimes.percentile(histogram, 0.75))
+            return (
+                label, reached, skipped, abandoned, StageTimes.percentile(histogram, 0.5),
+                StageTimes.percentile(histogram, 0.75)
+            )
         }
-        return [stage("started", nil) { $0.start }] + ordered.map { step in stage("step \(step)", step) { $0.reaches[step] } }
+        return [stage("started", nil) { $0.start }]
+            + ordered.map { step in stage("step \(step)", step) { $0.reaches[step] } }
             + [stage("completed", nil) { $0.completedAt }]
     }
 }

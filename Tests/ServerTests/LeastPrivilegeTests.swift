@@ -22,9 +22,11 @@ struct LeastPrivilegeTests {
             GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO \(role);
             REVOKE UPDATE, DELETE, TRUNCATE ON audit_log FROM \(role);
             """
-        let granted = try Shell.run(TestPostgres.psql, [ownerURL, "-qtA", "-v", "ON_ERROR_STOP=1", "-c", grants])
+        let granted = try Shell.run(
+            TestPostgres.psql, [ownerURL, "-qtA", "-v", "ON_ERROR_STOP=1", "-c", grants])
         #expect(granted.status == 0, "\(granted.stderr)")
-        let roleURL = ownerURL.replacingOccurrences(of: #"//[^@/]+@"#, with: "//\(role)@", options: .regularExpression)
+        let roleURL = ownerURL.replacingOccurrences(
+            of: #"//[^@/]+@"#, with: "//\(role)@", options: .regularExpression)
         #expect(roleURL != ownerURL)
 
         // Started as the role: ready, it takes a push, and a sign-out by staff is audited.
@@ -38,24 +40,34 @@ struct LeastPrivilegeTests {
         #expect(pushed.status == 200, "\(String(decoding: pushed.body, as: UTF8.self))")
         let owned = try server.operatorCredential()
         let signOut = try await HTTP.post(
-            server.url.appendingPathComponent("v1/apps/growth/accounts/ann/sign-out"), token: owned, body: Data())
+            server.url.appendingPathComponent("v1/apps/growth/accounts/ann/sign-out"), token: owned,
+            body: Data())
         #expect(signOut.status == 200, "\(String(decoding: signOut.body, as: UTF8.self))")
         #expect(try server.sql("SELECT count(*) FROM audit_log WHERE action = 'account.signed-out'") == ["1"])
         // The background jobs run as the role too: the insights' count (a report waits for it).
-        let report = try await HTTP.counted(server.url.appendingPathComponent("v1/apps/growth/report"), token: owned)
+        let report = try await HTTP.counted(
+            server.url.appendingPathComponent("v1/apps/growth/report"), token: owned)
         #expect(report.status == 200, "\(String(decoding: report.body, as: UTF8.self))")
-        #expect(try server.sql("SELECT count(*) FROM insight_firsts") != ["0"], "the insights' job counted nothing")
+        #expect(
+            try server.sql("SELECT count(*) FROM insight_firsts") != ["0"],
+            "the insights' job counted nothing")
 
         // The role cannot rewrite the trail, nor change the schema.
-        for statement in ["UPDATE audit_log SET action = 'nothing'", "DELETE FROM audit_log", "CREATE TABLE t (x int)"] {
+        for statement in [
+            "UPDATE audit_log SET action = 'nothing'", "DELETE FROM audit_log", "CREATE TABLE t (x int)",
+        ] {
             let refused = try Shell.run(TestPostgres.psql, [roleURL, "-qtAc", statement])
-            #expect(refused.status != 0 && refused.stderr.contains("permission denied"), "\(statement): \(refused.stderr)")
+            #expect(
+                refused.status != 0 && refused.stderr.contains("permission denied"),
+                "\(statement): \(refused.stderr)")
         }
         server.stop()
         let log = try String(contentsOf: server.log, encoding: .utf8)
         // PostgreSQL's refusal of a privilege, in the words it says it (a bare "42501" can be part
         // of a request id).
-        let refused = log.split(separator: "\n").filter { $0.contains("permission denied") || $0.contains("sqlState: 42501") }
+        let refused = log.split(separator: "\n").filter {
+            $0.contains("permission denied") || $0.contains("sqlState: 42501")
+        }
         #expect(refused.isEmpty, "a permission was refused: \(refused.prefix(3))")
     }
 }

@@ -43,7 +43,10 @@ struct LoadSheddingTests {
             let lookedUntil = ContinuousClock.now + .seconds(20)
             while sleeping == 0, ContinuousClock.now < lookedUntil {
                 for try await count in try await client.query(
-                    "SELECT count(*)::bigint FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)' AND state = 'active'",
+                    """
+                    SELECT count(*)::bigint FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)' \
+                    AND state = 'active'
+                    """,
                     logger: logger
                 ).decode(Int64.self) { sleeping = Int(count) }
                 if sleeping == 0 { try await Task.sleep(for: .milliseconds(100)) }
@@ -61,23 +64,29 @@ struct LoadSheddingTests {
                 #expect(error.serverInfo?[.sqlState] == "25006", "\(String(reflecting: error))")
             }
             _ = try? await client.query(
-                "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)'", logger: logger)
+                "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)'",
+                logger: logger)
         }
     }
 
-    static func push(_ server: ServerProcess, account: String, token: String, seq: Int64 = 1) async throws -> HTTP.Answer {
+    static func push(_ server: ServerProcess, account: String, token: String, seq: Int64 = 1) async throws
+        -> HTTP.Answer
+    {
         let device = "dev-\(account)"
         let body = try PushBatch(
-            device: device, items: [PushBatchingTests.item(seq, flow: "tour", standing: .completed, device: device)]
+            device: device,
+            items: [PushBatchingTests.item(seq, flow: "tour", standing: .completed, device: device)]
         ).tourValue.jsonUTF8()
         return try await HTTP.post(
-            server.url.appendingPathComponent("v1/apps/growth/accounts/\(account)/push"), token: token, body: Data(body))
+            server.url.appendingPathComponent("v1/apps/growth/accounts/\(account)/push"), token: token,
+            body: Data(body))
     }
 
     /// Pushes as a device does: again after `Retry-After` while the answer is 503. A server on a
     /// machine the whole suite loads may shed a push again for a while (the writers' 1.5 s wait is
     /// a bound of its own), so this tries for two minutes; it returns the last answer.
-    static func pushUntilAccepted(_ server: ServerProcess, account: String, token: String, seq: Int64 = 1) async throws
+    static func pushUntilAccepted(_ server: ServerProcess, account: String, token: String, seq: Int64 = 1)
+        async throws
         -> HTTP.Answer
     {
         var answer = try await push(server, account: account, token: token, seq: seq)
@@ -157,7 +166,8 @@ struct LoadSheddingTests {
                 closed = try server.sql(
                     """
                     SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                    WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()
+                    WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> \
+                    pg_backend_pid()
                     """
                 ).contains("t")
                 if !closed { try await Task.sleep(for: .milliseconds(20)) }
@@ -253,7 +263,8 @@ struct LoadSheddingTests {
         #expect(stored.count == acknowledged.count)
         // Recovered by itself: every account's push goes now (sent as a device sends it).
         for account in accounts where !acknowledged.contains(account) {
-            let answer = try await Self.pushUntilAccepted(server, account: account, token: await signer.token(account: account, app: "growth"))
+            let answer = try await Self.pushUntilAccepted(
+                server, account: account, token: await signer.token(account: account, app: "growth"))
             #expect(answer.status == 200)
         }
         #expect(try server.sql("SELECT count(*) FROM pushes") == ["\(accounts.count)"])
@@ -302,7 +313,8 @@ struct LoadSheddingTests {
         try await Task.sleep(for: .milliseconds(500))
         // Of the refused account's pushes, only the acknowledged are stored (one may have found a
         // gap between the holder's pushes); sent again now, it is taken.
-        #expect(try server.sql("SELECT count(*) FROM pushes WHERE account = 'refused'") == ["\(acknowledged)"])
+        #expect(
+            try server.sql("SELECT count(*) FROM pushes WHERE account = 'refused'") == ["\(acknowledged)"])
         let after = try await Self.pushUntilAccepted(server, account: "refused", token: refusedToken)
         #expect(after.status == 200)
     }

@@ -41,6 +41,8 @@ import Testing
     ]
 
     @Test func everyLandedServerMigrationIsAsItLanded() {
-        for problem in PostgresSchema.history.freezeProblems(landed: Self.landed) { Issue.record(Comment(rawValue: problem)) }
+        for problem in PostgresSchema.history.freezeProblems(landed: Self.landed) {
+            Issue.record(Comment(rawValue: problem))
+        }
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
-import TourFixtures
 import Testing
+import TourFixtures
 
 /// Sync that never jams (issue 41): what the server refuses is refused at the device first, and a
 /// row the server still refuses (a rule the device did not know) is set aside while every later
@@ -16,19 +16,26 @@ struct NeverJamTests {
         let launch = try phone.run("launch", "--app-version", long, offline: true)
         #expect(launch.status == 2)
         #expect(launch.stderr.contains("at most 64 characters"))
-        #expect(!FileManager.default.fileExists(atPath: phone.database.path), "a refused launch wrote nothing")
-        #expect(try phone.run("launch", "--app-version", String(repeating: "9", count: 64), offline: true).status == 0)
+        #expect(
+            !FileManager.default.fileExists(atPath: phone.database.path), "a refused launch wrote nothing")
+        #expect(
+            try phone.run("launch", "--app-version", String(repeating: "9", count: 64), offline: true).status
+                == 0)
 
         // A catalog whose flow id the server would refuse in every fact does not pass `check`.
         let document = try phone.run("catalog", "--json", offline: true).stdout
-        let renamed = document.replacingOccurrences(of: "\"id\" : \"app_tour\"", with: "\"id\" : \"app tour\"")
-            .replacingOccurrences(of: "\"id\":\"app_tour\"", with: "\"id\":\"app tour\"")
+        let renamed = document.replacingOccurrences(
+            of: "\"id\" : \"app_tour\"", with: "\"id\" : \"app tour\""
+        )
+        .replacingOccurrences(of: "\"id\":\"app_tour\"", with: "\"id\":\"app tour\"")
         #expect(renamed != document, "the test renamed the flow")
         let file = Scratch.folder.appendingPathComponent("bad-id-\(UUID().uuidString).json")
         try Data(renamed.utf8).write(to: file)
         let check = try phone.run("check", "--catalog", file.path, offline: true)
         #expect(check.status != 0)
-        #expect(check.stdout.contains("bad_id") || check.stderr.contains("bad_id"), "\(check.stdout) \(check.stderr)")
+        #expect(
+            check.stdout.contains("bad_id") || check.stderr.contains("bad_id"),
+            "\(check.stdout) \(check.stderr)")
         #expect((check.stdout + check.stderr).contains("ASCII letters, digits"))
     }
 
@@ -55,12 +62,19 @@ struct NeverJamTests {
         #expect(status?["waiting"] as? Int == 0)
         #expect(status?["setAside"] as? Int == 1)
         #expect((status?["lastSetAsideReason"] as? String)?.contains("test-only rule") == true)
-        #expect(try phone.run("status", offline: true).stdout.contains("1 journal row set aside, refused by the server"))
+        #expect(
+            try phone.run("status", offline: true).stdout.contains(
+                "1 journal row set aside, refused by the server"))
 
         // Every other row is on the server, and the account's record says completed.
         #expect(try server.sql("SELECT count(*) FROM pushes WHERE account = 'ann'") == ["\(rows - 1)"])
-        #expect(try server.sql("SELECT count(*) FROM pushes WHERE account = 'ann' AND event = 'featureVisited:dashboard'") == ["0"])
-        #expect(try server.sql("SELECT standing FROM account_flows WHERE account = 'ann' AND flow = 'app_tour'") == ["completed"])
+        #expect(
+            try server.sql(
+                "SELECT count(*) FROM pushes WHERE account = 'ann' AND event = 'featureVisited:dashboard'")
+                == ["0"])
+        #expect(
+            try server.sql("SELECT standing FROM account_flows WHERE account = 'ann' AND flow = 'app_tour'")
+                == ["completed"])
         let tablet = try Device("growth", account: "ann", server: server)
         try tablet.run("do", "completeOnboarding")
         #expect(!(try tablet.run("visit", "dashboard").stdout.contains("Step 1 of 5")))
@@ -78,9 +92,18 @@ struct NeverJamTests {
         #expect(retry.stdout.contains("sending 1 set-aside journal row again"))
         #expect((try phone.status(offline: true)["sync"] as? [String: Any])?["setAside"] as? Int == 0)
         let journal = try phone.run("journal", "--json", offline: true).stdout
-        let journalRows = try #require(try JSONSerialization.jsonObject(with: Data(journal.utf8)) as? [Any]).count
-        let device = try #require((try phone.status(offline: true)["sync"] as? [String: Any])?["device"] as? String)
-        #expect(try server.sql("SELECT count(*) || ' ' || count(DISTINCT seq) FROM pushes WHERE device = '\(device)'") == ["\(journalRows) \(journalRows)"])
-        #expect(try server.sql("SELECT count(*) FROM pushes WHERE account = 'ann' AND event = 'featureVisited:dashboard'") == ["1"])
+        let journalRows = try #require(try JSONSerialization.jsonObject(with: Data(journal.utf8)) as? [Any])
+            .count
+        let device = try #require(
+            (try phone.status(offline: true)["sync"] as? [String: Any])?["device"] as? String)
+        #expect(
+            try server.sql(
+                "SELECT count(*) || ' ' || count(DISTINCT seq) FROM pushes WHERE device = '\(device)'") == [
+                    "\(journalRows) \(journalRows)"
+                ])
+        #expect(
+            try server.sql(
+                "SELECT count(*) FROM pushes WHERE account = 'ann' AND event = 'featureVisited:dashboard'")
+                == ["1"])
     }
 }

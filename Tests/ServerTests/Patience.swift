@@ -26,7 +26,8 @@ enum Patience {
     }
 
     /// The same, for a test that waits synchronously.
-    static func untilAnswered<Answer>(_ attempt: () throws -> Answer, busy: (Answer) -> Bool) throws -> Answer {
+    static func untilAnswered<Answer>(_ attempt: () throws -> Answer, busy: (Answer) -> Bool) throws -> Answer
+    {
         let giveUp = ContinuousClock.now + limit
         var answer = try attempt()
         while busy(answer), ContinuousClock.now < giveUp {
@@ -87,7 +88,10 @@ extension HTTP {
         }
         #expect(
             answer.staleSeconds == nil,
-            "the report still counted pushes only until \(answer.staleSeconds ?? "") s ago after \(Patience.limit)",
+            """
+            the report still counted pushes only until \(answer.staleSeconds ?? "") s ago \
+            after \(Patience.limit)
+            """,
             sourceLocation: sourceLocation)
         return answer
     }

@@ -13,7 +13,8 @@ import TourFixtures
 struct PublishingTests {
     /// LockedIn's compiled catalog, as `lockedin catalog --json` prints it.
     static func compiledDocument() throws -> String {
-        let result = try Shell.run(BuiltExecutables.folder.appendingPathComponent("lockedin").path, ["catalog", "--json"])
+        let result = try Shell.run(
+            BuiltExecutables.folder.appendingPathComponent("lockedin").path, ["catalog", "--json"])
         guard result.status == 0 else { throw HarnessFailure("lockedin catalog --json: \(result.stderr)") }
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
@@ -32,7 +33,9 @@ struct PublishingTests {
     }
 
     /// `version` (2 by default): the first step's title reworded.
-    static func reworded(_ text: String, title: String = "Pick what distracts you", version: Int = 2) throws -> String {
+    static func reworded(_ text: String, title: String = "Pick what distracts you", version: Int = 2) throws
+        -> String
+    {
         try edited(text) { document, flow in
             document["version"] = .int(version)
             var steps = flow["steps"]?.listValue ?? []
@@ -58,7 +61,8 @@ struct PublishingTests {
     /// `POST /v1/apps/lockedin/catalogs` with the document signed by the key file `key` (when given),
     /// as `onboarding-server keys sign` signs: over the canonical text.
     func publish(
-        _ server: ServerProcess, _ credential: String, _ text: String, rollout: Int, key: String? = nil, app: String = "lockedin"
+        _ server: ServerProcess, _ credential: String, _ text: String, rollout: Int, key: String? = nil,
+        app: String = "lockedin"
     ) async throws -> HTTP.Answer {
         var body: [String: TourValue] = ["document": try TourValue(jsonText: text), "rollout": .int(rollout)]
         if let key {
@@ -87,7 +91,8 @@ struct PublishingTests {
         // Nothing to check against until a binary's catalog is registered.
         let early = try await publish(server, admin, v2, rollout: 20, key: key)
         #expect(early.status == 422, "\(String(decoding: early.body, as: UTF8.self))")
-        #expect(String(decoding: early.body, as: UTF8.self).contains("onboarding-server register --app lockedin"))
+        #expect(
+            String(decoding: early.body, as: UTF8.self).contains("onboarding-server register --app lockedin"))
 
         let file = Scratch.folder.appendingPathComponent("lockedin-\(UUID().uuidString).json")
         try compiled.write(to: file, atomically: true, encoding: .utf8)
@@ -123,7 +128,8 @@ struct PublishingTests {
         #expect(live["document"] as? String == canonical)
         #expect(live["fingerprint"] as? String == SHA256Hasher.hex(canonical.utf8))
         let tag = try #require(pulled.entityTag)
-        let unchanged = try await HTTP.send("GET", catalogs, token: device, body: nil, headers: ["If-None-Match": tag])
+        let unchanged = try await HTTP.send(
+            "GET", catalogs, token: device, body: nil, headers: ["If-None-Match": tag])
         #expect(unchanged.status == 304)
         #expect(unchanged.body.isEmpty)
 
@@ -144,7 +150,8 @@ struct PublishingTests {
         }
         let otherUnderV2 = try Self.reworded(compiled, title: "Another title")
         for (text, expected) in [
-            (unknownEffect, "launchRockets"), (removedStep, "nor placed by a declared migration"), (newerFormat, "document format 99 is newer"),
+            (unknownEffect, "launchRockets"), (removedStep, "nor placed by a declared migration"),
+            (newerFormat, "document format 99 is newer"),
             (otherUnderV2, "version 2 of lockedin is already published as another document"),
         ] {
             let refused = try await publish(server, admin, text, rollout: 100, key: key)
@@ -162,15 +169,22 @@ struct PublishingTests {
         for (who, credential) in [("viewer", viewer), ("editor", editor)] {
             let refused = try await publish(server, credential, v2, rollout: 100, key: key)
             #expect(refused.status == 403, "\(who)")
-            #expect(String(decoding: refused.body, as: UTF8.self).contains("needs the publisher role"), "\(who)")
-            #expect(try await HTTP.send("DELETE", catalogs.appendingPathComponent("2"), token: credential, body: nil).status == 403)
+            #expect(
+                String(decoding: refused.body, as: UTF8.self).contains("needs the publisher role"), "\(who)")
+            #expect(
+                try await HTTP.send(
+                    "DELETE", catalogs.appendingPathComponent("2"), token: credential, body: nil
+                ).status == 403)
         }
-        #expect(try await HTTP.send("GET", catalogs, token: device, body: nil, headers: ["If-None-Match": tag]).status == 304)
+        #expect(
+            try await HTTP.send("GET", catalogs, token: device, body: nil, headers: ["If-None-Match": tag])
+                .status == 304)
 
         // Raising the rollout is publishing the same document again.
         let raised = try await publish(server, admin, v2, rollout: 50)
         #expect(raised.status == 201)
-        let after = try await HTTP.send("GET", catalogs, token: device, body: nil, headers: ["If-None-Match": tag])
+        let after = try await HTTP.send(
+            "GET", catalogs, token: device, body: nil, headers: ["If-None-Match": tag])
         #expect(after.status == 200)
         #expect((after.json["publications"] as? [[String: Any]])?.first?["rollout"] as? Int == 50)
 
@@ -184,13 +198,15 @@ struct PublishingTests {
         #expect(refusedByCommand.stderr.contains("launchRockets"))
         // The command line has the API's size limit: a 5 MiB document is refused before it is read.
         let huge = Scratch.folder.appendingPathComponent("huge-\(UUID().uuidString).json")
-        try (String(v2.dropLast()) + ", \"padding\": \"" + String(repeating: "x", count: 5 << 20) + "\"}").write(
-            to: huge, atomically: true, encoding: .utf8)
+        try (String(v2.dropLast()) + ", \"padding\": \"" + String(repeating: "x", count: 5 << 20) + "\"}")
+            .write(
+                to: huge, atomically: true, encoding: .utf8)
         let tooLarge = try serverCommand(server, ["publish", "--app", "lockedin", "--key", key, huge.path])
         #expect(tooLarge.status != 0)
         #expect(tooLarge.stderr.contains("a catalog document is at most 262144 bytes"), "\(tooLarge.stderr)")
         // And the password-bearing flag of earlier releases is refused, naming what replaces it.
-        let flag = try serverCommand(server, ["publish", "--app", "lockedin", "--database-url", server.databaseURL, refusedFile.path])
+        let flag = try serverCommand(
+            server, ["publish", "--app", "lockedin", "--database-url", server.databaseURL, refusedFile.path])
         #expect(flag.status != 0)
         #expect(flag.stderr.contains("DATABASE_URL_FILE"), "\(flag.stderr)")
 
@@ -199,14 +215,22 @@ struct PublishingTests {
             "DELETE", catalogs.appendingPathComponent("2"), token: admin, body: nil)
         #expect(withdrawn.status == 200)
         // Every act is one audit row naming who did it.
-        let acts = try server.sql("SELECT actor || ' ' || action || ' ' || coalesce(target, '') FROM audit_log WHERE app = 'lockedin' ORDER BY id")
-        #expect(acts.contains { $0.hasPrefix("command line (") && $0.hasSuffix("catalog.registered version 1") }, "\(acts)")
+        let acts = try server.sql(
+            """
+            SELECT actor || ' ' || action || ' ' || coalesce(target, '') FROM audit_log WHERE app = \
+            'lockedin' ORDER BY id
+            """
+        )
+        #expect(
+            acts.contains { $0.hasPrefix("command line (") && $0.hasSuffix("catalog.registered version 1") },
+            "\(acts)")
         #expect(acts.contains("pat catalog.published version 2"), "\(acts)")
         #expect(acts.contains("pat catalog.rollout-changed version 2"), "\(acts)")
         #expect(acts.contains("pat catalog.withdrawn version 2"), "\(acts)")
         let gone = try await HTTP.get(catalogs, token: device)
         #expect((gone.json["publications"] as? [Any])?.isEmpty == true)
-        let twice = try await HTTP.send("DELETE", catalogs.appendingPathComponent("2"), token: admin, body: nil)
+        let twice = try await HTTP.send(
+            "DELETE", catalogs.appendingPathComponent("2"), token: admin, body: nil)
         #expect(twice.status == 404)
         let unpublished = try serverCommand(server, ["unpublish", "--app", "lockedin", "--version", "2"])
         #expect(unpublished.status == 1)
@@ -218,18 +242,22 @@ struct PublishingTests {
 struct PublishedCatalogDeviceTests {
     /// Version 2: the welcome step reworded, and `appSelection` renamed `chooseApps` (declared).
     static func renaming(_ compiled: String) throws -> String {
-        try PublishingTests.edited(PublishingTests.reworded(compiled, title: "Welcome to LockedIn 2")) { document, flow in
+        try PublishingTests.edited(PublishingTests.reworded(compiled, title: "Welcome to LockedIn 2")) {
+            document, flow in
             var steps = flow["steps"]?.listValue ?? []
             var second = steps[1].objectValue ?? [:]
             second["id"] = "chooseApps"
             steps[1] = .object(second)
             flow["steps"] = .list(steps)
-            document["migrations"] = [["from": 1, "flows": ["onboarding": ["renamedSteps": ["appSelection": "chooseApps"]]]]]
+            document["migrations"] = [
+                ["from": 1, "flows": ["onboarding": ["renamedSteps": ["appSelection": "chooseApps"]]]]
+            ]
         }
     }
 
     static func step(_ status: [String: Any]) -> String? {
-        (status["flows"] as? [[String: Any]])?.first { $0["id"] as? String == "onboarding" }?["step"] as? String
+        (status["flows"] as? [[String: Any]])?.first { $0["id"] as? String == "onboarding" }?["step"]
+            as? String
     }
 
     static func catalog(_ status: [String: Any]) -> [String: Any]? { status["catalog"] as? [String: Any] }
@@ -261,18 +289,26 @@ struct PublishedCatalogDeviceTests {
         #expect(try ann.run("do", "chooseApps", "apps=Instagram").status == 0)
         #expect(Self.step(try ann.status()) == "chooseApps")
         let inUse = try ann.run("catalog", "in-use")
-        #expect(inUse.stdout.contains("published version 2, in use: published version 2 at 100%"), "\(inUse.stdout) \(inUse.stderr)")
+        #expect(
+            inUse.stdout.contains("published version 2, in use: published version 2 at 100%"),
+            "\(inUse.stdout) \(inUse.stderr)")
         // Her journal says which rows ran under the publication.
-        let rows = try JSONSerialization.jsonObject(with: Data(try ann.run("journal", "--json").stdout.utf8)) as? [[String: Any]] ?? []
+        let rows =
+            try JSONSerialization.jsonObject(with: Data(try ann.run("journal", "--json").stdout.utf8))
+            as? [[String: Any]] ?? []
         #expect(rows.first?["catalogSource"] as? String == "compiled")
         #expect(rows.last?["catalogSource"] as? String == "published")
         #expect(rows.last?["catalogVersion"] as? Int == 2)
-        #expect(rows.last?["catalogFingerprint"] as? String == SHA256Hasher.hex(try CatalogDocument(text: v2).text().utf8))
+        #expect(
+            rows.last?["catalogFingerprint"] as? String
+                == SHA256Hasher.hex(try CatalogDocument(text: v2).text().utf8))
         // A new install sees the new wording on its first launch.
         let ben = try Device("lockedin", account: "ben", server: server)
         let launched = try ben.run("launch", "--json")
         let benStatus = try ben.run("status").stdout
-        #expect(launched.stdout.contains("Welcome to LockedIn 2"), "\(launched.stdout) \(launched.stderr) \(benStatus)")
+        #expect(
+            launched.stdout.contains("Welcome to LockedIn 2"),
+            "\(launched.stdout) \(launched.stderr) \(benStatus)")
 
         // Offline, the device keeps the last good publication.
         let offline = try ann.status(offline: true)
@@ -288,16 +324,23 @@ struct PublishedCatalogDeviceTests {
         }
         let badText = try CatalogDocument(text: bad).text()
         let fingerprint = SHA256Hasher.hex(badText.utf8)
-        let signature = try PublicationSigningKey(fileText: String(contentsOfFile: key, encoding: .utf8)).sign(document: badText)
+        let signature = try PublicationSigningKey(fileText: String(contentsOfFile: key, encoding: .utf8))
+            .sign(document: badText)
         _ = try server.sql(
-            "INSERT INTO catalogs (app, version, source, fingerprint, document, rollout, recorded_at, recorded_by, signatures) VALUES ('lockedin', 3, 'published', '\(fingerprint)', '\(badText.replacingOccurrences(of: "'", with: "''"))', 100, 0, 'hand', '\(try [signature].tourValue.jsonText())')"
+            """
+            INSERT INTO catalogs (app, version, source, fingerprint, document, rollout, recorded_at, \
+            recorded_by, signatures) VALUES ('lockedin', 3, 'published', '\(fingerprint)', \
+            '\(badText.replacingOccurrences(of: "'", with: "''"))', 100, 0, 'hand', \
+            '\(try [signature].tourValue.jsonText())')
+            """
         )
         let handed = try ann.run("status", "--json")
         #expect(handed.status == 0)
         #expect(handed.stderr.contains("published catalog version 3 refused"), "\(handed.stderr)")
         #expect(handed.stderr.contains("launchRockets"), "\(handed.stderr)")
         #expect(handed.stderr.contains("runs published version 2 instead"), "\(handed.stderr)")
-        let stillTwo = try JSONSerialization.jsonObject(with: Data(handed.stdout.utf8)) as? [String: Any] ?? [:]
+        let stillTwo =
+            try JSONSerialization.jsonObject(with: Data(handed.stdout.utf8)) as? [String: Any] ?? [:]
         #expect(Self.catalog(stillTwo)?["version"] as? Int == 2)
         let refusedInStatus = Self.catalog(stillTwo)?["refused"] as? [[String: Any]] ?? []
         #expect(refusedInStatus.first?["version"] as? Int == 3, "\(stillTwo)")
@@ -309,12 +352,15 @@ struct PublishedCatalogDeviceTests {
 
         // Rolled back: the compiled catalog again; her step is not in it, so her run goes by the
         // flow's declared policy (LockedIn restarts), journalled.
-        let withdrawn = try PublishingTests().serverCommand(server, ["unpublish", "--app", "lockedin", "--version", "2"])
+        let withdrawn = try PublishingTests().serverCommand(
+            server, ["unpublish", "--app", "lockedin", "--version", "2"])
         #expect(withdrawn.status == 0, "\(withdrawn.stderr)")
         let back = try ann.status()
         #expect(Self.catalog(back)?["source"] as? String == "compiled")
         #expect(Self.step(back) == "welcome")
-        #expect(try ann.run("catalog", "in-use").stdout.contains("compiled version 1, in use: no live publication of lockedin"))
+        #expect(
+            try ann.run("catalog", "in-use").stdout.contains(
+                "compiled version 1, in use: no live publication of lockedin"))
         let journal = try ann.run("journal", "--json")
         #expect(journal.stdout.contains("runMigrated"))
     }
@@ -351,7 +397,9 @@ struct PartialRolloutTests {
         #expect(try await PublishingTests().publish(server, admin, v2, rollout: 100).status == 201)
         for (index, device) in devices.enumerated() {
             let source = ((try device.status())["catalog"] as? [String: Any])?["source"] as? String
-            #expect(source == "published", "device \(index), \(included.contains(index) ? "included before" : "added")")
+            #expect(
+                source == "published",
+                "device \(index), \(included.contains(index) ? "included before" : "added")")
         }
     }
 }

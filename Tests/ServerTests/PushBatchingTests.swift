@@ -16,24 +16,37 @@ import TourCore
 @Suite("Push batching", .ownThread)
 struct PushBatchingTests {
     /// `body` with a store on a fresh, migrated database; `writers` nil is the unbatched store.
-    func withStore(writers: Int?, _ body: @escaping @Sendable (AccountStore) async throws -> Void) async throws {
+    func withStore(writers: Int?, _ body: @escaping @Sendable (AccountStore) async throws -> Void)
+        async throws
+    {
         try await TestPostgres.withMigratedClient(maximumConnections: 8) { client, logger in
             // A queue for every push the tests send at once: shedding is LoadSheddingTests' subject.
             // Patient writes: the suite's load, not the subject, can pass the production bounds.
             try await body(
                 AccountStore(
-                    client: client, logger: logger, batchingPushes: writers, pushQueue: 10_000, pushWait: .seconds(120),
+                    client: client, logger: logger, batchingPushes: writers, pushQueue: 10_000,
+                    pushWait: .seconds(120),
                     writeBounds: .patient))
         }
     }
 
-    static func item(_ seq: Int64, flow: String, standing: AccountFlowRecord.Standing, device: String, event: String = "next")
+    static func item(
+        _ seq: Int64, flow: String, standing: AccountFlowRecord.Standing, device: String,
+        event: String = "next"
+    )
         -> PushItem
     {
         PushItem(
             seq: seq, time: 1_764_000_000 + Double(seq), event: event, catalogVersion: 1,
-            facts: [.object(["fact": "stepEntered", "flow": .string(flow), "step": .string("s\(seq)"), "index": .int(Int(seq))])],
-            records: [flow: AccountFlowRecord(epoch: 0, standing: standing, version: "1", at: seq, device: device)])
+            facts: [
+                .object([
+                    "fact": "stepEntered", "flow": .string(flow), "step": .string("s\(seq)"),
+                    "index": .int(Int(seq)),
+                ])
+            ],
+            records: [
+                flow: AccountFlowRecord(epoch: 0, standing: standing, version: "1", at: seq, device: device)
+            ])
     }
 
     /// The writers' pool cannot reach PostgreSQL (it points where nothing listens): a push a
@@ -44,19 +57,23 @@ struct PushBatchingTests {
         var logger = Logger(label: "push-batching")
         logger.logLevel = .critical
         let url = try DatabaseURL(try TestPostgres.freshDatabase())
-        let client = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
+        let client = PostgresClient(
+            configuration: url.clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
         let nowhere = try DatabaseURL("postgres://onboarding@127.0.0.1:1/nowhere")
-        let writers = PostgresClient(configuration: nowhere.clientConfiguration(maximumConnections: 1), backgroundLogger: logger)
+        let writers = PostgresClient(
+            configuration: nowhere.clientConfiguration(maximumConnections: 1), backgroundLogger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             group.addTask { await writers.run() }
             try await PostgresSchema.migrate(client, logger: logger)
             let store = AccountStore(
-                client: client, logger: logger, batchingPushes: 1, pushClient: writers, pushWait: .milliseconds(300))
+                client: client, logger: logger, batchingPushes: 1, pushClient: writers,
+                pushWait: .milliseconds(300))
             let answer = Locked<String?>(nil)
             // A child task: it runs on this test's own thread, as the test's wait does.
             group.addTask {
-                let batch = PushBatch(device: "d", items: [Self.item(1, flow: "tour", standing: .completed, device: "d")])
+                let batch = PushBatch(
+                    device: "d", items: [Self.item(1, flow: "tour", standing: .completed, device: "d")])
                 do {
                     _ = try await store.push(app: "growth", account: "ann", batch)
                     answer.withLock { $0 = "stored" }
@@ -67,7 +84,9 @@ struct PushBatchingTests {
                 }
             }
             // Ten seconds, far past the 0.3 s wait: before the fix the push was still waiting.
-            for _ in 0..<200 where answer.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(50)) }
+            for _ in 0..<200 where answer.withLock({ $0 }) == nil {
+                try await Task.sleep(for: .milliseconds(50))
+            }
             #expect(answer.withLock { $0 } == "unavailable")
             group.cancelAll()
         }
@@ -80,8 +99,11 @@ struct PushBatchingTests {
                 (0..<2).flatMap { device in
                     (1...3).flatMap { seq -> [(String, PushBatch)] in
                         let name = "d\(account)-\(device)"
-                        let standing: AccountFlowRecord.Standing = seq == 3 && device == 1 ? .completed : .shown
-                        let batch = PushBatch(device: name, items: [Self.item(Int64(seq), flow: "tour", standing: standing, device: name)])
+                        let standing: AccountFlowRecord.Standing =
+                            seq == 3 && device == 1 ? .completed : .shown
+                        let batch = PushBatch(
+                            device: name,
+                            items: [Self.item(Int64(seq), flow: "tour", standing: standing, device: name)])
                         return [("a\(account)", batch), ("a\(account)", batch)]
                     }
                 }
@@ -97,7 +119,8 @@ struct PushBatchingTests {
                         while true {
                             do {
                                 return try await store.push(app: "growth", account: account, batch)
-                            } catch let error where error is Overloaded
+                            } catch let error
+                                where error is Overloaded
                                 || (error as? DatabaseUnavailable).map({ !$0.mayHaveCommitted }) == true
                             {
                                 guard ContinuousClock.now < deadline else {
@@ -146,25 +169,48 @@ struct PushBatchingTests {
             // Set-up, not the subject: a machine busy with the whole suite may keep the write's
             // connection past its 1.5 s lease; sent again, it is applied once.
             try await TestPostgres.untilCommitted {
-                try await store.signOutEverywhere(app: "growth", account: "gone", named: "hmac:gone", at: 2_000)
+                try await store.signOutEverywhere(
+                    app: "growth", account: "gone", named: "hmac:gone", at: 2_000)
             }
             // Keep the one writer busy, so the next pushes queue and go together.
             var pushes: [(String, PushBatch, Double?)] = (0..<20).map { index in
-                ("ok\(index)", PushBatch(device: "d\(index)", items: [Self.item(1, flow: "tour", standing: .shown, device: "d\(index)")]), nil)
+                (
+                    "ok\(index)",
+                    PushBatch(
+                        device: "d\(index)",
+                        items: [Self.item(1, flow: "tour", standing: .shown, device: "d\(index)")]), nil
+                )
             }
             // A NUL in text: PostgreSQL refuses the statement that carries it.
             pushes.insert(
-                ("bad", PushBatch(device: "x", items: [Self.item(1, flow: "tour", standing: .shown, device: "x", event: "ne\u{0}xt")]), nil),
+                (
+                    "bad",
+                    PushBatch(
+                        device: "x",
+                        items: [Self.item(1, flow: "tour", standing: .shown, device: "x", event: "ne\u{0}xt")]
+                    ), nil
+                ),
                 at: 10)
             // Issued before the account signed out everywhere: refused, nothing stored.
             pushes.insert(
-                ("gone", PushBatch(device: "g", items: [Self.item(1, flow: "tour", standing: .shown, device: "g")]), 1_000), at: 5)
+                (
+                    "gone",
+                    PushBatch(
+                        device: "g", items: [Self.item(1, flow: "tour", standing: .shown, device: "g")]),
+                    1_000
+                ), at: 5)
             let outcomes = await withTaskGroup(of: (String, Result<PushAck?, any Error>).self) { group in
                 for (account, batch, issued) in pushes {
                     group.addTask {
-                        do { return (account, .success(try await store.push(
-                            app: "growth", account: account, batch, tokenIssuedAt: issued,
-                            subjectNames: ["hmac:old-key", "hmac:\(account)"]))) } catch {
+                        do {
+                            return (
+                                account,
+                                .success(
+                                    try await store.push(
+                                        app: "growth", account: account, batch, tokenIssuedAt: issued,
+                                        subjectNames: ["hmac:old-key", "hmac:\(account)"]))
+                            )
+                        } catch {
                             return (account, .failure(error))
                         }
                     }
@@ -178,12 +224,22 @@ struct PushBatchingTests {
                 #expect(ack.applied == 1)
             }
             #expect(throws: (any Error).self) { try outcomes["bad"]?.get() }
-            if case .success(let ack)? = outcomes["gone"] { #expect(ack == nil, "revoked: answered nil") } else {
+            if case .success(let ack)? = outcomes["gone"] {
+                #expect(ack == nil, "revoked: answered nil")
+            } else {
                 Issue.record("the revoked push was not answered as revoked")
             }
-            let stored = try await Self.query(store, "SELECT count(*) FILTER (WHERE account LIKE 'ok%'), count(*) FILTER (WHERE account IN ('bad', 'gone')) FROM pushes")
+            let stored = try await Self.query(
+                store,
+                """
+                SELECT count(*) FILTER (WHERE account LIKE 'ok%'), count(*) FILTER (WHERE account IN \
+                ('bad', 'gone')) FROM pushes
+                """
+            )
             #expect(stored[0] == [20, 0])
-            #expect(try await Self.query(store, "SELECT count(*) FROM account_flows WHERE account IN ('bad', 'gone')")[0][0] == 0)
+            #expect(
+                try await Self.query(
+                    store, "SELECT count(*) FROM account_flows WHERE account IN ('bad', 'gone')")[0][0] == 0)
         }
     }
 
@@ -196,31 +252,51 @@ struct PushBatchingTests {
         var logger = Logger(label: "push-batching")
         logger.logLevel = .critical
         let url = try TestPostgres.freshDatabase()
-        let client = PostgresClient(configuration: try DatabaseURL(url).clientConfiguration(maximumConnections: 4), backgroundLogger: logger)
+        let client = PostgresClient(
+            configuration: try DatabaseURL(url).clientConfiguration(maximumConnections: 4),
+            backgroundLogger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }
             try await PostgresSchema.migrate(client, logger: logger)
-            let batching = AccountStore(client: client, logger: logger, batchingPushes: 1, pushWait: .milliseconds(500))
+            let batching = AccountStore(
+                client: client, logger: logger, batchingPushes: 1, pushWait: .milliseconds(500))
             let alone = AccountStore.patient(client: client, logger: logger)
-            let batch = PushBatch(device: "d", items: [Self.item(1, flow: "tour", standing: .completed, device: "d")])
+            let batch = PushBatch(
+                device: "d", items: [Self.item(1, flow: "tour", standing: .completed, device: "d")])
             // Held until the test ends it (a lock of a few seconds could end before a loaded
             // machine sent the pushes).
             let holder = try DashboardTests.holdLock(on: url, table: "catalogs", seconds: 120)
             defer { DashboardTests.releaseHold(on: url, holder) }
-            await #expect(throws: DatabaseUnavailable.self) { try await batching.push(app: "growth", account: "bea", batch) }
+            await #expect(throws: DatabaseUnavailable.self) {
+                try await batching.push(app: "growth", account: "bea", batch)
+            }
             #expect(holder.isRunning, "the batching store answered at its bound, while the lock was held")
             // The store writing alone waits for the lock to go: seen waiting on it, then answered
             // once the test ends the holder's transaction.
             let waiting = Task { try await alone.push(app: "growth", account: "ann", batch) }
             let seen = try await Patience.untilAnswered({ () async throws -> Int in
-                Int(try await Self.query(alone, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")[0][0])
+                Int(
+                    try await Self.query(
+                        alone,
+                        """
+                        SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname \
+                        = current_database()
+                        """
+                    )[0][0])
             }) { $0 == 0 }
             #expect(seen > 0, "the store writing alone did not wait for the lock")
             DashboardTests.releaseHold(on: url, holder)
             let ack = try await waiting.value
             #expect(ack?.records["tour"]?.standing == .completed)
-            #expect(try await Self.query(alone, "SELECT count(*) FILTER (WHERE account = 'ann'), count(*) FILTER (WHERE account = 'bea') FROM pushes")[0] == [1, 0])
+            #expect(
+                try await Self.query(
+                    alone,
+                    """
+                    SELECT count(*) FILTER (WHERE account = 'ann'), count(*) FILTER (WHERE account = \
+                    'bea') FROM pushes
+                    """
+                )[0] == [1, 0])
         }
     }
 

@@ -2,14 +2,15 @@ import AccountSync
 import Dispatch
 import Foundation
 import Logging
-@testable import OnboardingServer
 import PostgresNIO
 import ServerDatabase
-@testable import ServerKit
-@testable import ServerSyncAPI
 import Synchronization
 import Testing
 import TourFixtures
+
+@testable import OnboardingServer
+@testable import ServerKit
+@testable import ServerSyncAPI
 
 /// A push's wait for a writer is a promise to the device (answered 503 at it, nothing stored), so
 /// it must hold while the server's threads are busy: a sweeper that slept as a task on Swift's
@@ -22,16 +23,19 @@ struct PushDeadlineTests {
         logger.logLevel = .critical
         // The writer never gets a connection (nothing listens there): only the deadline answers.
         let nowhere = try DatabaseURL("postgres://onboarding@127.0.0.1:1/nowhere")
-        let writers = PostgresClient(configuration: nowhere.clientConfiguration(maximumConnections: 1), backgroundLogger: logger)
+        let writers = PostgresClient(
+            configuration: nowhere.clientConfiguration(maximumConnections: 1), backgroundLogger: logger)
         let batcher = PushBatcher(
             writer: PushWriter(client: writers, logger: logger), writers: 1, maximumWait: .milliseconds(300))
         let item = PushBatchingTests.item(1, flow: "tour", standing: .completed, device: "d")
         let request = PushRequest(app: "growth", account: "ann", batch: PushBatch(device: "d", items: [item]))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await writers.run() }
-            // Every thread of the pool held for up to three seconds (released as soon as the push is answered).
+            // Every thread of the pool held for up to three seconds (released as soon as the push is
+            // answered).
             let pool = PoolHolder(for: .seconds(3))
-            try #require(pool.holdsEveryThread(within: .seconds(30)), "the pool's threads were never all free to hold")
+            try #require(
+                pool.holdsEveryThread(within: .seconds(30)), "the pool's threads were never all free to hold")
             let asked = ContinuousClock.now
             // A child task runs on this test's own thread, so only the push's deadline is measured.
             async let answer = Self.answer(batcher.push(request))
@@ -77,7 +81,9 @@ private final class PoolHolder: @unchecked Sendable {
     /// Whether every holder is running (each on a thread of its own of the pool) within `wait`.
     func holdsEveryThread(within wait: Duration) -> Bool {
         let until = ContinuousClock.now + wait
-        while holding.load(ordering: .sequentiallyConsistent) < width, ContinuousClock.now < until { usleep(1_000) }
+        while holding.load(ordering: .sequentiallyConsistent) < width, ContinuousClock.now < until {
+            usleep(1_000)
+        }
         return holding.load(ordering: .sequentiallyConsistent) == width
     }
 

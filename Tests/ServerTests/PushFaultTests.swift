@@ -32,7 +32,9 @@ struct PushFaultTests {
     /// (at most ``reconnectBound`` and a second).
     static func untilAccepted(_ load: PushLoad, after from: ContinuousClock.Instant) async throws {
         try await Task.sleep(for: .seconds(2))
-        while load.firstAccepted(after: from) == nil, ContinuousClock.now - from < .seconds(reconnectBound + 1) {
+        while load.firstAccepted(after: from) == nil,
+            ContinuousClock.now - from < .seconds(reconnectBound + 1)
+        {
             try await Task.sleep(for: .milliseconds(250))
         }
         try await Task.sleep(for: .milliseconds(500))
@@ -47,7 +49,9 @@ struct PushFaultTests {
         var (inTime, all) = (0.0, 0.0)
         for line in text.split(separator: "\n") where line.contains(route) {
             let value = Double(line.split(separator: " ").last ?? "") ?? 0
-            if line.hasPrefix("http_server_request_duration_seconds_bucket"), line.contains(#"le="4.25""#) { inTime += value }
+            if line.hasPrefix("http_server_request_duration_seconds_bucket"), line.contains(#"le="4.25""#) {
+                inTime += value
+            }
             if line.hasPrefix("http_server_request_duration_seconds_count") { all += value }
         }
         return (inTime, all)
@@ -60,7 +64,9 @@ struct PushFaultTests {
     /// lock is held again.
     @Test func aLockOnPushes() async throws {
         let metrics = ServerProcess.freePort()
-        let server = try ServerProcess(serveOptions: ["--push-writers", "1", "--push-queue", "8", "--metrics-port", "\(metrics)"])
+        let server = try ServerProcess(serveOptions: [
+            "--push-writers", "1", "--push-queue", "8", "--metrics-port", "\(metrics)",
+        ])
         let phone = try Device("growth", account: "growth-phone", server: server)
         try FaultTests.longOffline(phone, rows: 24)
         let load = try PushLoad(server, loops: 8)
@@ -78,14 +84,27 @@ struct PushFaultTests {
         let shed = load.answers.filter { $0.status == 503 }
         #expect(!shed.isEmpty, "no push met the lock: the test did not test it")
         let (inTime, all) = try await Self.answeredInTime(metrics)
-        #expect(inTime == all && all >= Double(load.answers.count), "the server answered \(all - inTime) of \(all) pushes past 4.25 s")
-        #expect(load.late(Self.answerBound).isEmpty, "answered late or never: \(load.late(Self.answerBound).prefix(5))")
-        let accepted = try #require(load.firstAccepted(after: released), "no push accepted after the lock went")
-        #expect((accepted - released).seconds < 1, "accepted again \((accepted - released).seconds) s after the lock went: \(load.trail(from: released))")
+        #expect(
+            inTime == all && all >= Double(load.answers.count),
+            "the server answered \(all - inTime) of \(all) pushes past 4.25 s")
+        #expect(
+            load.late(Self.answerBound).isEmpty,
+            "answered late or never: \(load.late(Self.answerBound).prefix(5))")
+        let accepted = try #require(
+            load.firstAccepted(after: released), "no push accepted after the lock went")
+        #expect(
+            (accepted - released).seconds < 1,
+            """
+            accepted again \((accepted - released).seconds) s after the lock \
+            went: \(load.trail(from: released))
+            """
+        )
         let problems = try load.verify()
         #expect(problems.isEmpty, "\(problems.prefix(5))")
         // Every 503 said why (one code per cause).
-        #expect(Set(shed.compactMap(\.code)).isSubset(of: ["unavailable", "overloaded"]), "\(Set(shed.compactMap(\.code)))")
+        #expect(
+            Set(shed.compactMap(\.code)).isSubset(of: ["unavailable", "overloaded"]),
+            "\(Set(shed.compactMap(\.code)))")
 
         // The Growth device lands its whole journal.
         #expect(try FaultTests.syncUntilDone(phone, seconds: 30) > 0)
@@ -95,7 +114,9 @@ struct PushFaultTests {
         // SIGTERM while the lock holds a push in its statement: the server ends within 5 s.
         let again = try DashboardTests.holdLock(on: server.databaseURL, table: "pushes", seconds: 30)
         defer { DashboardTests.endHeldTransactions(on: server.databaseURL, again) }
-        let stuck = Task.detached { try await LoadSheddingTests.push(server, account: "loop0", token: load.tokens[0], seq: 10_000) }
+        let stuck = Task.detached {
+            try await LoadSheddingTests.push(server, account: "loop0", token: load.tokens[0], seq: 10_000)
+        }
         try await Task.sleep(for: .milliseconds(500))
         let stopping = ContinuousClock.now
         server.stop(signal: SIGTERM)
@@ -114,8 +135,10 @@ struct PushFaultTests {
         let server = try ServerProcess(serveOptions: ["--push-writers", "2", "--metrics-port", "\(metrics)"])
         _ = try server.sql(
             """
-            CREATE FUNCTION test_slow_push() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.02); RETURN NULL; END $$;
-            CREATE TRIGGER test_slow_push AFTER INSERT ON pushes FOR EACH ROW EXECUTE FUNCTION test_slow_push();
+            CREATE FUNCTION test_slow_push() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM \
+            pg_sleep(0.02); RETURN NULL; END $$;
+            CREATE TRIGGER test_slow_push AFTER INSERT ON pushes FOR EACH ROW EXECUTE FUNCTION \
+            test_slow_push();
             """)
         let load = try PushLoad(server, loops: 12)
         load.start()
@@ -129,17 +152,25 @@ struct PushFaultTests {
         // The fault ends: no more cancels, and rows are stored at PostgreSQL's own pace again.
         // (The function replaced, not the trigger dropped: that would lock `pushes` under the pushes.)
         _ = try server.sql(
-            "CREATE OR REPLACE FUNCTION test_slow_push() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$")
+            """
+            CREATE OR REPLACE FUNCTION test_slow_push() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+            RETURN NULL; END $$
+            """
+        )
         let ended = ContinuousClock.now
         try await Task.sleep(for: .seconds(2))
         await load.stop()
         #expect(cancelled > 0, "no statement was cancelled")
         #expect(load.answers.contains { $0.status == 503 }, "no push met a cancel")
         let (inTime, all) = try await Self.answeredInTime(metrics)
-        #expect(inTime == all && all >= Double(load.answers.count), "the server answered \(all - inTime) of \(all) pushes past 4.25 s")
+        #expect(
+            inTime == all && all >= Double(load.answers.count),
+            "the server answered \(all - inTime) of \(all) pushes past 4.25 s")
         #expect(load.late(Self.answerBound).isEmpty, "\(load.late(Self.answerBound).prefix(5))")
         let accepted = try #require(load.firstAccepted(after: ended))
-        #expect((accepted - ended).seconds < 1, "accepted again \((accepted - ended).seconds) s after: \(load.trail(from: ended))")
+        #expect(
+            (accepted - ended).seconds < 1,
+            "accepted again \((accepted - ended).seconds) s after: \(load.trail(from: ended))")
         let problems = try load.verify()
         #expect(problems.isEmpty, "\(problems.prefix(5))")
     }
@@ -156,7 +187,9 @@ struct PushFaultTests {
         var terminated = 0
         let until = ContinuousClock.now + .seconds(5)
         while ContinuousClock.now < until {
-            terminated += try server.sql(Self.writers("pg_terminate_backend", active: false)).filter { $0 == "t" }.count
+            terminated += try server.sql(Self.writers("pg_terminate_backend", active: false)).filter {
+                $0 == "t"
+            }.count
             try await Task.sleep(for: .milliseconds(300))
         }
         let ended = ContinuousClock.now
@@ -164,10 +197,14 @@ struct PushFaultTests {
         await load.stop()
         #expect(terminated > 0, "no writer was terminated")
         let (inTime, all) = try await Self.answeredInTime(metrics)
-        #expect(inTime == all && all >= Double(load.answers.count), "the server answered \(all - inTime) of \(all) pushes past 4.25 s")
+        #expect(
+            inTime == all && all >= Double(load.answers.count),
+            "the server answered \(all - inTime) of \(all) pushes past 4.25 s")
         #expect(load.late(Self.answerBound).isEmpty, "\(load.late(Self.answerBound).prefix(5))")
         let accepted = try #require(load.firstAccepted(after: ended))
-        #expect((accepted - ended).seconds < Self.reconnectBound, "accepted again \((accepted - ended).seconds) s after: \(load.trail(from: ended))")
+        #expect(
+            (accepted - ended).seconds < Self.reconnectBound,
+            "accepted again \((accepted - ended).seconds) s after: \(load.trail(from: ended))")
         let problems = try load.verify()
         #expect(problems.isEmpty, "\(problems.prefix(5))")
     }
@@ -180,7 +217,8 @@ struct PushFaultTests {
         let cluster = try PrivateCluster()
         defer { cluster.destroy() }
         let metrics = ServerProcess.freePort()
-        let server = try ServerProcess(databaseURL: try cluster.freshDatabase(), serveOptions: ["--metrics-port", "\(metrics)"])
+        let server = try ServerProcess(
+            databaseURL: try cluster.freshDatabase(), serveOptions: ["--metrics-port", "\(metrics)"])
         let load = try PushLoad(server, loops: 8)
         load.start()
         try await Task.sleep(for: .seconds(1))
@@ -192,10 +230,19 @@ struct PushFaultTests {
         await load.stop()
         #expect(load.answers.contains { $0.status == 503 }, "no push met the outage")
         let (inTime, all) = try await Self.answeredInTime(metrics)
-        #expect(inTime == all && all >= Double(load.answers.count), "the server answered \(all - inTime) of \(all) pushes past 4.25 s")
+        #expect(
+            inTime == all && all >= Double(load.answers.count),
+            "the server answered \(all - inTime) of \(all) pushes past 4.25 s")
         #expect(load.late(Self.answerBound).isEmpty, "\(load.late(Self.answerBound).prefix(5))")
-        let accepted = try #require(load.firstAccepted(after: back), "no push accepted after PostgreSQL came back")
-        #expect((accepted - back).seconds < Self.reconnectBound, "accepted again \((accepted - back).seconds) s after PostgreSQL came back: \(load.trail(from: back))")
+        let accepted = try #require(
+            load.firstAccepted(after: back), "no push accepted after PostgreSQL came back")
+        #expect(
+            (accepted - back).seconds < Self.reconnectBound,
+            """
+            accepted again \((accepted - back).seconds) s after PostgreSQL came \
+            back: \(load.trail(from: back))
+            """
+        )
         let problems = try load.verify()
         #expect(problems.isEmpty, "\(problems.prefix(5))")
 

@@ -34,7 +34,10 @@ final class PushLoad: Sendable {
 
     /// `loops` devices of accounts named `prefix0`, `prefix1`, ...; each pushes again `pace` after
     /// an acknowledgement and `retry` after anything else.
-    init(_ server: ServerProcess, loops: Int, prefix: String = "loop", retry: Duration = .milliseconds(100), pace: Duration = .milliseconds(20))
+    init(
+        _ server: ServerProcess, loops: Int, prefix: String = "loop", retry: Duration = .milliseconds(100),
+        pace: Duration = .milliseconds(20)
+    )
         throws
     {
         self.server = server
@@ -65,13 +68,17 @@ final class PushLoad: Sendable {
         while !state.withLock({ $0.stopped }) {
             let body = try! PushBatch(
                 device: device,
-                items: [PushBatchingTests.item(seq, flow: "tour", standing: seq % 2 == 0 ? .completed : .skipped, device: device)]
+                items: [
+                    PushBatchingTests.item(
+                        seq, flow: "tour", standing: seq % 2 == 0 ? .completed : .skipped, device: device)
+                ]
             ).tourValue.jsonUTF8()
             let sent = ContinuousClock.now
             var answer = Answer(loop: loop, seq: seq, sent: sent, answered: sent, status: nil, code: nil)
             do {
                 let reply = try await HTTP.post(
-                    server.url.appendingPathComponent("v1/apps/growth/accounts/\(accounts[loop])/push"), token: tokens[loop],
+                    server.url.appendingPathComponent("v1/apps/growth/accounts/\(accounts[loop])/push"),
+                    token: tokens[loop],
                     body: Data(body))
                 answer.status = reply.status
                 answer.code = reply.errorCode
@@ -103,8 +110,11 @@ final class PushLoad: Sendable {
     /// The answers from `instant` on, each as `sent+answered status code` in seconds from it (a
     /// failed test's account of what the server said).
     func trail(from instant: ContinuousClock.Instant, limit: Int = 40) -> String {
-        answers.filter { $0.answered >= instant }.sorted { $0.answered < $1.answered }.prefix(limit).map { answer in
-            String(format: "%.2f+%.2f %@ %@", (answer.sent - instant).seconds, answer.seconds, "\(answer.status ?? 0)", answer.code ?? "")
+        answers.filter { $0.answered >= instant }.sorted { $0.answered < $1.answered }.prefix(limit).map {
+            answer in
+            String(
+                format: "%.2f+%.2f %@ %@", (answer.sent - instant).seconds, answer.seconds,
+                "\(answer.status ?? 0)", answer.code ?? "")
         }.joined(separator: "; ")
     }
 
@@ -116,8 +126,10 @@ final class PushLoad: Sendable {
         var problems: [String] = []
         let answers = self.answers
         let names = accounts.map { "'\($0)'" }.joined(separator: ",")
-        let rows = try server.sql("SELECT account, seq, count(*) FROM pushes WHERE account IN (\(names)) GROUP BY account, seq")
-        let facts = try server.sql("SELECT account, seq, count(*) FROM facts WHERE account IN (\(names)) GROUP BY account, seq")
+        let rows = try server.sql(
+            "SELECT account, seq, count(*) FROM pushes WHERE account IN (\(names)) GROUP BY account, seq")
+        let facts = try server.sql(
+            "SELECT account, seq, count(*) FROM facts WHERE account IN (\(names)) GROUP BY account, seq")
         var stored: [String: [Int64: Int]] = [:]
         for line in rows {
             let parts = line.split(separator: "|")
@@ -133,7 +145,9 @@ final class PushLoad: Sendable {
             let acknowledged = Set(mine.filter { $0.status == 200 }.map(\.seq))
             let last = mine.map(\.seq).max()
             let have = stored[account] ?? [:]
-            for seq in acknowledged where have[seq] != 1 { problems.append("\(account) seq \(seq) acknowledged, stored \(have[seq] ?? 0) times") }
+            for seq in acknowledged where have[seq] != 1 {
+                problems.append("\(account) seq \(seq) acknowledged, stored \(have[seq] ?? 0) times")
+            }
             for seq in acknowledged where factCounts[account]?[seq] != 1 {
                 problems.append("\(account) seq \(seq): \(factCounts[account]?[seq] ?? 0) facts, not 1")
             }

@@ -1,8 +1,9 @@
+import Testing
+import TourFixtures
+
 @testable import OnboardingServer
 @testable import ServerKit
 @testable import ServerPushQueue
-import Testing
-import TourFixtures
 
 /// The push queue's state machine (``PushQueue``) without PostgreSQL, threads or a clock: every
 /// reachable state of a small queue against every input, thousands of random runs of a larger one,
@@ -74,23 +75,33 @@ struct PushQueueTests {
         for run in 0..<runs where broken.count < 3 {
             if run % 100 == 0 { await Task.yield() }
             let configuration = PushQueue.Configuration(
-                writers: Int.random(in: 1...3, using: &generator), maximumBatch: Int.random(in: 1...5, using: &generator),
+                writers: Int.random(in: 1...3, using: &generator),
+                maximumBatch: Int.random(in: 1...5, using: &generator),
                 maximumQueued: Int.random(in: 1...12, using: &generator), maximumWait: .milliseconds(1500),
                 statementLimit: .milliseconds(2500),
-                targetQueueDelay: Bool.random(using: &generator) ? .milliseconds(Int.random(in: 5...400, using: &generator)) : nil)
+                targetQueueDelay: Bool.random(using: &generator)
+                    ? .milliseconds(Int.random(in: 5...400, using: &generator)) : nil)
             var world = PushQueueWorld(configuration)
-            world.badPushes = Set((0..<60).filter { _ in Int.random(in: 0..<15, using: &generator) == 0 }.map(UInt64.init))
+            world.badPushes = Set(
+                (0..<60).filter { _ in Int.random(in: 0..<15, using: &generator) == 0 }.map(UInt64.init))
             var trail: [String] = []
             for _ in 0..<Int.random(in: 20...200, using: &generator) {
                 let inputs = world.inputs(
-                    accounts: 12, steps: [.milliseconds(10), .milliseconds(300), .milliseconds(1600), .seconds(3)],
-                    outcomes: [.committed, .committed, .committed, .rolledBack, .connectionLost, .refusedData, .failed])
+                    accounts: 12,
+                    steps: [.milliseconds(10), .milliseconds(300), .milliseconds(1600), .seconds(3)],
+                    outcomes: [
+                        .committed, .committed, .committed, .rolledBack, .connectionLost, .refusedData,
+                        .failed,
+                    ])
                 // Arrivals and time come often; a shutdown rarely.
                 var input = inputs.randomElement(using: &generator)!
-                if input == .shutdown, Int.random(in: 0..<20, using: &generator) != 0 { input = .advance(by: .milliseconds(50)) }
+                if input == .shutdown, Int.random(in: 0..<20, using: &generator) != 0 {
+                    input = .advance(by: .milliseconds(50))
+                }
                 // Some pushes reach the queue late (their plan was read first), a few past their wait.
                 if case .arrive(let account, _) = input, Int.random(in: 0..<4, using: &generator) == 0 {
-                    input = .arrive(account: account, late: .milliseconds(Int.random(in: 1...1600, using: &generator)))
+                    input = .arrive(
+                        account: account, late: .milliseconds(Int.random(in: 1...1600, using: &generator)))
                 }
                 trail.append("\(input)")
                 if let problem = world.apply(input) {
@@ -101,12 +112,15 @@ struct PushQueueTests {
             if broken.isEmpty, let problem = world.drain(outcome: { _ in .committed }) {
                 broken.append("run \(run), draining: \(problem) after \(trail.suffix(12))")
             }
-            for push in world.pushes.values { answers[push.answer.map { "\($0)" } ?? "unanswered", default: 0] += 1 }
+            for push in world.pushes.values {
+                answers[push.answer.map { "\($0)" } ?? "unanswered", default: 0] += 1
+            }
         }
         #expect(broken.isEmpty, "\(broken)")
         // The runs reached every kind of answer.
         let reasons: [PushQueue.Reason] = [
-            .waitedForWriter, .rolledBack, .connectionLost, .deadline, .queueFull, .shuttingDown, .noConnection,
+            .waitedForWriter, .rolledBack, .connectionLost, .deadline, .queueFull, .shuttingDown,
+            .noConnection,
         ]
         for answer in ["committed", "refused", "failed", "cancelled"] + reasons.map({ "unavailable(\($0))" })
         {
@@ -119,7 +133,8 @@ struct PushQueueTests {
     /// by its deadline, the writer is given back, and once the lock is gone the next push commits.
     @Test func aLockedTableAnswersEveryPushByItsDeadlineAndFreesTheWriter() {
         let configuration = PushQueue.Configuration(
-            writers: 1, maximumBatch: 64, maximumQueued: 8, maximumWait: .milliseconds(1500), statementLimit: .milliseconds(2500))
+            writers: 1, maximumBatch: 64, maximumQueued: 8, maximumWait: .milliseconds(1500),
+            statementLimit: .milliseconds(2500))
         var world = PushQueueWorld(configuration)
         #expect(world.apply(.arrive(account: 0)) == nil)
         #expect(world.apply(.leaseComes(PushQueue.BatchID(value: 0))) == nil)
@@ -152,7 +167,8 @@ struct PushQueueTests {
     /// wait lasts: the others are stored, the bad one refused, and none outlives its deadline.
     @Test func aRefusedBatchIsWrittenPushByPushWithinTheirWaits() {
         let configuration = PushQueue.Configuration(
-            writers: 1, maximumBatch: 8, maximumQueued: 8, maximumWait: .milliseconds(1500), statementLimit: .milliseconds(2500))
+            writers: 1, maximumBatch: 8, maximumQueued: 8, maximumWait: .milliseconds(1500),
+            statementLimit: .milliseconds(2500))
         var world = PushQueueWorld(configuration)
         world.badPushes = [2]
         #expect(world.apply(.arrive(account: 0)) == nil)
@@ -163,7 +179,9 @@ struct PushQueueTests {
         let second = PushQueue.BatchID(value: 1)
         #expect(world.apply(.leaseComes(second)) == nil)
         #expect(world.io[second] == .writing([1, 2, 3].map { PushQueue.PushID(value: $0) }))
-        #expect(world.apply(.writeEnds(second, .committed, commits: true)) == nil, "the bad push refuses the batch")
+        #expect(
+            world.apply(.writeEnds(second, .committed, commits: true)) == nil,
+            "the bad push refuses the batch")
         #expect(world.io[second] == .writing([PushQueue.PushID(value: 1)]))
         #expect(world.apply(.writeEnds(second, .committed, commits: true)) == nil)
         #expect(world.pushes[PushQueue.PushID(value: 1)]?.answer == .committed)
@@ -198,7 +216,8 @@ struct PushQueueTests {
     /// interval) is shed at arrival, and no earlier.
     @Test func aSteadyOverloadIsShedByItsDelayAndABurstIsTakenWhole() {
         let configuration = PushQueue.Configuration(
-            writers: 1, maximumBatch: 4, maximumQueued: 1_000, maximumWait: .seconds(10), statementLimit: .seconds(10),
+            writers: 1, maximumBatch: 4, maximumQueued: 1_000, maximumWait: .seconds(10),
+            statementLimit: .seconds(10),
             targetQueueDelay: .milliseconds(20))
         var world = PushQueueWorld(configuration)
         // A burst of twelve at once: taken whole, though the writer is busy.
@@ -210,10 +229,16 @@ struct PushQueueTests {
         for step in 0..<40 {
             #expect(world.apply(.advance(by: .milliseconds(10))) == nil)
             #expect(world.apply(.arrive(account: 100 + step)) == nil)
-            if firstShed == nil, world.pushes.values.contains(where: { $0.answer == .unavailable(.queueFull) }) { firstShed = world.now }
+            if firstShed == nil,
+                world.pushes.values.contains(where: { $0.answer == .unavailable(.queueFull) })
+            {
+                firstShed = world.now
+            }
         }
         // Behind from 30 ms on (the oldest past 20 ms), shed from 100 ms after that.
-        #expect(firstShed.map { $0 >= .milliseconds(120) && $0 <= .milliseconds(150) } == true, "\(String(describing: firstShed))")
+        #expect(
+            firstShed.map { $0 >= .milliseconds(120) && $0 <= .milliseconds(150) } == true,
+            "\(String(describing: firstShed))")
         #expect(world.drain() == nil)
     }
 }

@@ -26,10 +26,12 @@ struct PushQueueWorld: Hashable {
 
         var description: String {
             switch self {
-            case .arrive(let account, let late): late == .zero ? "arrive(a\(account))" : "arrive(a\(account), late: \(late))"
+            case .arrive(let account, let late):
+                late == .zero ? "arrive(a\(account))" : "arrive(a\(account), late: \(late))"
             case .leaseComes(let batch): "leaseComes(\(batch.value))"
             case .leaseFails(let batch): "leaseFails(\(batch.value))"
-            case .writeEnds(let batch, let outcome, let commits): "writeEnds(\(batch.value), \(outcome), commits: \(commits))"
+            case .writeEnds(let batch, let outcome, let commits):
+                "writeEnds(\(batch.value), \(outcome), commits: \(commits))"
             case .advance(let by): "advance(\(by))"
             case .cancel(let push): "cancel(\(push.value))"
             case .shutdown: "shutdown"
@@ -105,12 +107,16 @@ struct PushQueueWorld: Hashable {
             let arrived = now - late
             // What the server asks before it reads a push's body agrees with what the push meets.
             let admitted = machine.admits(now: now)
-            let (id, actions) = machine.pushArrived(for: PushQueue.Account(app: "a", account: "a\(account)"), arrived: arrived, now: now)
+            let (id, actions) = machine.pushArrived(
+                for: PushQueue.Account(app: "a", account: "a\(account)"), arrived: arrived, now: now)
             guard pushes[id] == nil else { return "\(id) given twice" }
             pushes[id] = Push(account: account, arrived: arrived, reached: now, bad: bad)
             if let broken = perform(actions, after: input) { return broken }
-            let shed = pushes[id]?.answer == .unavailable(.queueFull) || pushes[id]?.answer == .unavailable(.shuttingDown)
-            return admitted == shed ? "admits said \(admitted), and the push was \(shed ? "" : "not ")shed" : nil
+            let shed =
+                pushes[id]?.answer == .unavailable(.queueFull)
+                || pushes[id]?.answer == .unavailable(.shuttingDown)
+            return admitted == shed
+                ? "admits said \(admitted), and the push was \(shed ? "" : "not ")shed" : nil
         case .leaseComes(let batch):
             guard io[batch] == .leasing else { return nil }
             io[batch] = .leased
@@ -128,12 +134,20 @@ struct PushQueueWorld: Hashable {
                 outcome = .failed
             }
             if commits { for push in written { pushes[push]?.committed = true } }
-            if commits, let late = written.first(where: { pushes[$0]?.answer.map(Self.saysNotStored) == true }) {
-                return "\(late) committed after it was answered \(pushes[late]!.answer!) (which says nothing was stored)"
+            if commits,
+                let late = written.first(where: { pushes[$0]?.answer.map(Self.saysNotStored) == true })
+            {
+                return
+                    """
+                    \(late) committed after it was answered \(pushes[late]!.answer!) (which says nothing \
+                    was stored)
+                    """
             }
             io[batch] = abandoned.contains(batch) ? nil : .leased
             let actions = machine.written(batch, outcome, now: now)
-            if abandoned.contains(batch) { return actions.isEmpty ? nil : "an abandoned \(batch) answered \(actions)" }
+            if abandoned.contains(batch) {
+                return actions.isEmpty ? nil : "an abandoned \(batch) answered \(actions)"
+            }
             return perform(actions, after: input, for: batch)
         case .advance(let by):
             let until = now + by
@@ -161,46 +175,72 @@ struct PushQueueWorld: Hashable {
         }
     }
 
-    private mutating func perform(_ actions: [PushQueue.Action], after input: Input, for reporting: BatchID? = nil) -> String? {
+    private mutating func perform(
+        _ actions: [PushQueue.Action], after input: Input, for reporting: BatchID? = nil
+    ) -> String? {
         for action in actions {
             switch action {
             case .lease(let batch):
                 guard io[batch] == nil, !abandoned.contains(batch) else { return "\(batch) leased twice" }
                 io[batch] = .leasing
             case .write(let batch, let written):
-                guard batch == reporting else { return "a write of \(batch) returned to another input (\(input))" }
+                guard batch == reporting else {
+                    return "a write of \(batch) returned to another input (\(input))"
+                }
                 guard io[batch] == .leased else { return "a write of \(batch) without its connection" }
                 guard !written.isEmpty else { return "an empty write of \(batch)" }
                 for push in written {
-                    guard let known = pushes[push], known.answer == nil else { return "\(push) written after its answer" }
-                    guard known.arrived + configuration.maximumWait > now else { return "\(push) written after its wait" }
+                    guard let known = pushes[push], known.answer == nil else {
+                        return "\(push) written after its answer"
+                    }
+                    guard known.arrived + configuration.maximumWait > now else {
+                        return "\(push) written after its wait"
+                    }
                     pushes[push]?.written = true
                 }
                 let accounts = written.map { pushes[$0]!.account }
-                guard Set(accounts).count == accounts.count else { return "one account twice in a write of \(batch)" }
+                guard Set(accounts).count == accounts.count else {
+                    return "one account twice in a write of \(batch)"
+                }
                 io[batch] = .writing(written)
             case .answer(let answered, let answer):
                 for push in answered {
                     guard let known = pushes[push] else { return "an unknown \(push) answered" }
-                    guard known.answer == nil else { return "\(push) answered twice (\(known.answer!), then \(answer))" }
-                    if answer == .committed, !known.committed { return "\(push) acknowledged but not committed" }
-                    if Self.saysNotStored(answer), known.committed { return "\(push) committed but answered \(answer)" }
+                    guard known.answer == nil else {
+                        return "\(push) answered twice (\(known.answer!), then \(answer))"
+                    }
+                    if answer == .committed, !known.committed {
+                        return "\(push) acknowledged but not committed"
+                    }
+                    if Self.saysNotStored(answer), known.committed {
+                        return "\(push) committed but answered \(answer)"
+                    }
                     if known.committed, answer != .committed, !Self.saysNotStored(answer) {
                         // Answered "may have committed": only at its deadline, while its write was out.
-                        guard answer == .unavailable(.deadline) || answer == .unavailable(.connectionLost) else {
+                        guard answer == .unavailable(.deadline) || answer == .unavailable(.connectionLost)
+                        else {
                             return "\(push) committed, answered \(answer)"
                         }
                     }
-                    let limit = known.written ? configuration.deadline(arrived: known.arrived) : known.arrived + configuration.maximumWait
-                    guard now <= max(limit, known.reached) else { return "\(push) answered at \(now), past its deadline \(limit)" }
+                    let limit =
+                        known.written
+                        ? configuration.deadline(arrived: known.arrived)
+                        : known.arrived + configuration.maximumWait
+                    guard now <= max(limit, known.reached) else {
+                        return "\(push) answered at \(now), past its deadline \(limit)"
+                    }
                     pushes[push]?.answer = answer
                     pushes[push]?.answeredAt = now
                 }
             case .release(let batch):
-                guard batch == reporting, io[batch] == .leased else { return "\(batch) released while \(String(describing: io[batch]))" }
+                guard batch == reporting, io[batch] == .leased else {
+                    return "\(batch) released while \(String(describing: io[batch]))"
+                }
                 io[batch] = nil
             case .abandon(let batch):
-                guard !abandoned.contains(batch), io[batch] != nil else { return "\(batch) abandoned twice or unknown" }
+                guard !abandoned.contains(batch), io[batch] != nil else {
+                    return "\(batch) abandoned twice or unknown"
+                }
                 abandoned.insert(batch)
                 // A lease cancelled in time never comes; a write in flight still ends.
                 if io[batch] == .leasing || io[batch] == .leased { io[batch] = nil }
@@ -216,22 +256,30 @@ struct PushQueueWorld: Hashable {
     /// What must hold between any two inputs.
     private func invariants() -> String? {
         let active = io.filter { !abandoned.contains($0.key) }
-        guard active.count <= configuration.writers else { return "\(active.count) batches hold a writer, of \(configuration.writers)" }
+        guard active.count <= configuration.writers else {
+            return "\(active.count) batches hold a writer, of \(configuration.writers)"
+        }
         guard machine.writersBusy == active.count else {
             return "the machine counts \(machine.writersBusy) writers busy, the world \(active.count)"
         }
-        guard machine.queued <= configuration.maximumQueued else { return "\(machine.queued) queued past the bound" }
+        guard machine.queued <= configuration.maximumQueued else {
+            return "\(machine.queued) queued past the bound"
+        }
         var accounts: Set<Int> = []
         for case .writing(let written) in active.values {
             for push in written where pushes[push]?.answer == nil {
-                guard accounts.insert(pushes[push]!.account).inserted else { return "one account in two batches being written" }
+                guard accounts.insert(pushes[push]!.account).inserted else {
+                    return "one account in two batches being written"
+                }
             }
         }
         if stops == 1, !unanswered.isEmpty { return "stopped with \(unanswered) unanswered" }
         // Nothing waits past its deadline: the earliest unanswered push's limit is not behind now.
         for push in unanswered {
             let known = pushes[push]!
-            let limit = known.written ? configuration.deadline(arrived: known.arrived) : known.arrived + configuration.maximumWait
+            let limit =
+                known.written
+                ? configuration.deadline(arrived: known.arrived) : known.arrived + configuration.maximumWait
             if now > max(limit, known.reached) { return "\(push) unanswered past its deadline" }
         }
         return nil
@@ -245,7 +293,8 @@ struct PushQueueWorld: Hashable {
                 let input: Input
                 switch state {
                 case .leasing: input = .leaseComes(batch)
-                case .writing: input = .writeEnds(batch, outcome(batch), commits: outcome(batch) == .committed)
+                case .writing:
+                    input = .writeEnds(batch, outcome(batch), commits: outcome(batch) == .committed)
                 case .leased: return "\(batch) holds a connection with nothing to do"
                 }
                 if let broken = apply(input) { return broken }
@@ -258,10 +307,15 @@ struct PushQueueWorld: Hashable {
         if !shutDown, let broken = apply(.shutdown) { return broken }
         for _ in 0..<10_000 where !io.isEmpty {
             let (batch, state) = io.min(by: { $0.key.value < $1.key.value })!
-            let input: Input = state == .leasing ? .leaseFails(batch) : .writeEnds(batch, .committed, commits: true)
+            let input: Input =
+                state == .leasing ? .leaseFails(batch) : .writeEnds(batch, .committed, commits: true)
             if let broken = apply(input) { return broken }
         }
-        if stops != 1, let broken = apply(.advance(by: configuration.maximumWait + configuration.statementLimit)) { return broken }
+        if stops != 1,
+            let broken = apply(.advance(by: configuration.maximumWait + configuration.statementLimit))
+        {
+            return broken
+        }
         return stops == 1 ? nil : "shutdown did not stop (\(stops) stops)"
     }
 }

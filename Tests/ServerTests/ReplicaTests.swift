@@ -8,7 +8,8 @@ import TourFixtures
 /// replay what the primary had counted when it was asked, and says how stale it is otherwise.
 @Suite("The dashboard on a replica", .serialized, .ownThread)
 struct ReplicaTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     /// A primary of its own and a streaming standby of it (scripts/dev-postgres start, standby).
     final class Cluster: @unchecked Sendable {
@@ -20,33 +21,48 @@ struct ReplicaTests {
             var environment = ProcessInfo.processInfo.environment
             environment["ONBOARDING_PG_DIR"] = folder.path
             let result = try Shell.run(
-                ReplicaTests.root.appendingPathComponent("scripts/dev-postgres").path, [command] + arguments, environment: environment)
-            guard result.status == 0 else { throw HarnessFailure("dev-postgres \(command): \(result.stderr)") }
+                ReplicaTests.root.appendingPathComponent("scripts/dev-postgres").path, [command] + arguments,
+                environment: environment)
+            guard result.status == 0 else {
+                throw HarnessFailure("dev-postgres \(command): \(result.stderr)")
+            }
             return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         }
 
         /// - Parameter synchronous: the primary's commits wait until the standby has their WAL.
         init(synchronous: Bool = false) throws {
             primary = try script("start").components(separatedBy: "\n").last ?? ""
-            standby = try (synchronous ? script("standby", "--synchronous") : script("standby")).components(separatedBy: "\n").last ?? ""
+            standby =
+                try (synchronous ? script("standby", "--synchronous") : script("standby")).components(
+                    separatedBy: "\n"
+                ).last ?? ""
         }
 
         /// Both hosts in one URL, as a server follows them: the primary first.
         var bothHosts: String {
-            let port = { (url: String) in url.components(separatedBy: ":").last?.components(separatedBy: "/").first ?? "" }
-            return "postgres://onboarding@127.0.0.1:\(port(primary)),127.0.0.1:\(port(standby))/onboarding?target_session_attrs=read-write"
+            let port = { (url: String) in
+                url.components(separatedBy: ":").last?.components(separatedBy: "/").first ?? ""
+            }
+            return
+                """
+                postgres://onboarding@127.0.0.1:\(port(primary)),127.0.0.1:\(port(standby))/onboarding?ta\
+                rget_session_attrs=read-write
+                """
         }
 
         /// The primary dies as a machine does: its postmaster and every backend, with SIGKILL.
         func killPrimary() throws {
-            let pid = try String(contentsOf: folder.appendingPathComponent("data/postmaster.pid"), encoding: .utf8)
+            let pid =
+                try String(contentsOf: folder.appendingPathComponent("data/postmaster.pid"), encoding: .utf8)
                 .split(separator: "\n").first.map(String.init) ?? ""
             // The postmaster first (so it starts no backend), then whatever backends are left; a
             // backend may exit by itself meanwhile.
             _ = try Shell.run("/bin/sh", ["-c", "kill -9 \(pid); pkill -9 -P \(pid); true"])
             // Gone, or a zombie nobody has reaped yet (a container's first process may not reap).
             func alive() -> Bool {
-                guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return false }
+                guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else {
+                    return false
+                }
                 return stat.split(separator: ")").last?.split(separator: " ").first != "Z"
             }
             for _ in 0..<100 {
@@ -66,14 +82,21 @@ struct ReplicaTests {
     }
 
     static func starts(_ server: ServerProcess, cookie: String) throws -> (started: Int, notice: Bool) {
-        let json = try DashboardTests.curl(URL(string: server.url.absoluteString + "/dashboard?format=json")!, cookie: cookie)
-        let trend = (try JSONSerialization.jsonObject(with: Data(json.body.utf8)) as? [String: Any])?["trend"] as? [[String: Any]] ?? []
+        let json = try DashboardTests.curl(
+            URL(string: server.url.absoluteString + "/dashboard?format=json")!, cookie: cookie)
+        let trend =
+            (try JSONSerialization.jsonObject(with: Data(json.body.utf8)) as? [String: Any])?["trend"]
+            as? [[String: Any]] ?? []
         let page = try DashboardTests.curl(server.url.appendingPathComponent("dashboard"), cookie: cookie)
-        return (trend.map { $0["started"] as? Int ?? 0 }.reduce(0, +), page.body.contains("(read from a replica)"))
+        return (
+            trend.map { $0["started"] as? Int ?? 0 }.reduce(0, +), page.body.contains("(read from a replica)")
+        )
     }
 
-    /// The server's own time for one page, in milliseconds (``ServerProcess/loggedMilliseconds(requestID:)``).
-    static func serverMilliseconds(_ server: ServerProcess, _ url: URL, cookie: String) async throws -> Double {
+    /// The server's own time for one page, in milliseconds
+    /// (``ServerProcess/loggedMilliseconds(requestID:)``).
+    static func serverMilliseconds(_ server: ServerProcess, _ url: URL, cookie: String) async throws -> Double
+    {
         let id = "timed-\(UUID().uuidString)"
         let answer = try DashboardTests.curl(url, cookie: cookie, headers: ["X-Request-ID: \(id)"])
         #expect(answer.status == 200, "\(answer.status)")
@@ -86,7 +109,8 @@ struct ReplicaTests {
         _ server: ServerProcess, token: String, counted: Bool = false
     ) async throws -> (started: Int, stale: String?) {
         let url = server.url.appendingPathComponent("v1/apps/moodtracker/report")
-        let answer = counted ? try await HTTP.counted(url, token: token) : try await HTTP.get(url, token: token)
+        let answer =
+            counted ? try await HTTP.counted(url, token: token) : try await HTTP.get(url, token: token)
         #expect(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self).prefix(300))")
         let flows = answer.json["flows"] as? [[String: Any]] ?? []
         return (flows.map { $0["started"] as? Int ?? 0 }.reduce(0, +), answer.staleSeconds)
@@ -95,9 +119,11 @@ struct ReplicaTests {
     @Test func pagesReadFromTheReplicaOnceItHasReplayedAndSayHowStaleOtherwise() async throws {
         let cluster = try Cluster()
         let server = try ServerProcess(
-            databaseURL: cluster.primary, environment: ["READ_DATABASE_URL": cluster.standby, "LOG_LEVEL": "info"])
+            databaseURL: cluster.primary,
+            environment: ["READ_DATABASE_URL": cluster.standby, "LOG_LEVEL": "info"])
         func launch(_ account: String) throws {
-            let device = JourneyDashboardTests.virtual(try Device("moodtracker", account: account, server: server), kind: "phone")
+            let device = JourneyDashboardTests.virtual(
+                try Device("moodtracker", account: account, server: server), kind: "phone")
             for line in [["launch"], ["wait", "0.5"], ["sync"]] { #expect(try device.run(line).status == 0) }
         }
         for index in 0..<3 { try launch("r\(index)") }
@@ -128,7 +154,10 @@ struct ReplicaTests {
         }) { !$0.notice }
         #expect(stale.notice, "a page read from a replica minutes behind did not say so")
         #expect(stale.started == 3)
-        #expect(try server.sql("SELECT sum(subjects)::int FROM insight_cohorts WHERE split = 'all' AND measure = 'started'") == ["4"])
+        #expect(
+            try server.sql(
+                "SELECT sum(subjects)::int FROM insight_cohorts WHERE split = 'all' AND measure = 'started'")
+                == ["4"])
         // /report: its bounded wait, the replica's figure, and how stale it is in a header.
         let reportStarted = Date()
         let staleReport = try await Self.reportedStarts(server, token: viewer)
@@ -153,9 +182,11 @@ struct ReplicaTests {
     /// connections and answered 503 after 30 s).
     @Test func aDeadReplicaIsPassedOverForThePrimaryAndThePageSaysSo() async throws {
         let cluster = try Cluster()
-        let server = try ServerProcess(databaseURL: cluster.primary, environment: ["READ_DATABASE_URL": cluster.standby])
+        let server = try ServerProcess(
+            databaseURL: cluster.primary, environment: ["READ_DATABASE_URL": cluster.standby])
         for index in 0..<2 {
-            let device = JourneyDashboardTests.virtual(try Device("moodtracker", account: "d\(index)", server: server), kind: "phone")
+            let device = JourneyDashboardTests.virtual(
+                try Device("moodtracker", account: "d\(index)", server: server), kind: "phone")
             for line in [["launch"], ["wait", "0.5"], ["sync"]] { #expect(try device.run(line).status == 0) }
         }
         let cookie = try DashboardTests().signIn(server)
@@ -163,7 +194,10 @@ struct ReplicaTests {
         #expect(try await Self.reportedStarts(server, token: viewer, counted: true).started == 2)
 
         // The standby dies as a machine does.
-        let pid = try String(contentsOf: cluster.folder.appendingPathComponent("standby/postmaster.pid"), encoding: .utf8)
+        let pid =
+            try String(
+                contentsOf: cluster.folder.appendingPathComponent("standby/postmaster.pid"), encoding: .utf8
+            )
             .split(separator: "\n").first.map(String.init) ?? ""
         _ = try Shell.run("/bin/sh", ["-c", "kill -9 \(pid); pkill -9 -P \(pid); true"])
         // Within the replica's silence (3 s) and a read's bound, every page answers from the primary.
@@ -188,7 +222,9 @@ struct ReplicaTests {
     @Test func theReplicasURLIsRefusedOnTheCommandLineAndSaysWhereItGoes() throws {
         let server = try ServerProcess()
         // No password in the test's own URL: the refusal is of the flag, whatever it holds.
-        let refused = try server.command(["serve", "--read-database-url", "postgres://onboarding@127.0.0.1:1/onboarding"])
+        let refused = try server.command([
+            "serve", "--read-database-url", "postgres://onboarding@127.0.0.1:1/onboarding",
+        ])
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("READ_DATABASE_URL_FILE"), "\(refused.stderr)")
         #expect(!refused.stderr.contains("127.0.0.1:1"), "\(refused.stderr)")
@@ -200,7 +236,10 @@ struct ReplicaTests {
         let server = try ServerProcess()
         let refused = try server.command(
             ["migrate"],
-            extraEnvironment: ["DATABASE_URL": "postgres://onboarding@127.0.0.1:1,127.0.0.1:2/onboarding?target_session_attrs=standby"])
+            extraEnvironment: [
+                "DATABASE_URL":
+                    "postgres://onboarding@127.0.0.1:1,127.0.0.1:2/onboarding?target_session_attrs=standby"
+            ])
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("standby is for READ_DATABASE_URL"), "\(refused.stderr)")
     }

@@ -4,9 +4,10 @@ import Logging
 import NIOCore
 import NIOEmbedded
 import NIOHTTPTypes
-@testable import OnboardingServer
 import Testing
 import TourFixtures
+
+@testable import OnboardingServer
 
 /// The limit of requests answered at once (`serve --max-requests-in-flight`): past it a request is
 /// answered 503 in its connection's pipeline, and the connection kept. A connection holds one place
@@ -28,7 +29,9 @@ struct RequestAdmissionTests {
         return channel
     }
 
-    static func head(_ path: String, method: HTTPRequest.Method = .post, close: Bool = false) -> HTTPRequestPart {
+    static func head(_ path: String, method: HTTPRequest.Method = .post, close: Bool = false)
+        -> HTTPRequestPart
+    {
         var request = HTTPRequest(method: method, scheme: nil, authority: "server", path: path)
         if close { request.headerFields[.connection] = "close" }
         return .head(request)

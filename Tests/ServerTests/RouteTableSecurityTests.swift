@@ -5,16 +5,16 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
-@testable import OnboardingServer
 import PostgresNIO
-@testable import ServerControlPlane
-@testable import ServerDashboard
 import ServerDatabase
-@testable import ServerSyncAPI
 import ServerTokens
 import Testing
 import TourCodec
 
+@testable import OnboardingServer
+@testable import ServerControlPlane
+@testable import ServerDashboard
+@testable import ServerSyncAPI
 
 /// Every state-changing route of the server's route table refuses a request that lacks what it
 /// needs, in process, without naming the routes: a route added tomorrow is walked too.
@@ -41,7 +41,8 @@ struct RouteTableSecurityTests {
     /// A concrete path for a route's pattern: each parameter given a plausible value.
     static func concrete(_ pattern: String) -> String {
         let values = [
-            "app": app, "account": "ann", "install": String(repeating: "a", count: 32), "person": "vera", "key": "k1",
+            "app": app, "account": "ann", "install": String(repeating: "a", count: 32), "person": "vera",
+            "key": "k1",
             "version": "2", "flow": "tour", "draft": "1",
         ]
         return pattern.split(separator: "/", omittingEmptySubsequences: false).map { component -> String in
@@ -57,7 +58,8 @@ struct RouteTableSecurityTests {
             return logger
         }()
         let url = try DatabaseURL(try TestPostgres.freshDatabase())
-        let database = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 4), backgroundLogger: logger)
+        let database = PostgresClient(
+            configuration: url.clientConfiguration(maximumConnections: 4), backgroundLogger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await database.run() }
             defer { group.cancelAll() }
@@ -66,7 +68,8 @@ struct RouteTableSecurityTests {
             let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, database: url, tokens: signer)
             let store = AccountStore(client: database, logger: logger)
             let (router, services) = try await OnboardingServer.router(
-                configuration, features: [DashboardFeature()], client: database, store: store, http: HTTPClient.shared, logger: logger)
+                configuration, features: [DashboardFeature()], client: database, store: store,
+                http: HTTPClient.shared, logger: logger)
 
             // An owner and a viewer of the app, each with a credential. (Set-up, not the subject:
             // patient bounds.)
@@ -76,14 +79,16 @@ struct RouteTableSecurityTests {
             let now = Date().timeIntervalSince1970
             let tester = Actor(name: "route-table test", source: "test", person: nil)
             func credential(_ role: Role, _ name: String) async throws -> String {
-                let made = try await people.grant(role, in: .app(Self.app), to: name, identity: nil, days: 1, by: tester, now: now)
+                let made = try await people.grant(
+                    role, in: .app(Self.app), to: name, identity: nil, days: 1, by: tester, now: now)
                 return await signer.sign(try #require(made.newCredential).claims)
             }
             let ownerCredential = try await credential(.owner, "olga")
             let viewerCredential = try await credential(.viewer, "vera")
             // An owner of another app, and nothing of this one.
             let strangerCredential = try await {
-                let made = try await people.grant(.owner, in: .app("lockedin"), to: "stan", identity: nil, days: 1, by: tester, now: now)
+                let made = try await people.grant(
+                    .owner, in: .app("lockedin"), to: "stan", identity: nil, days: 1, by: tester, now: now)
                 return await signer.sign(try #require(made.newCredential).claims)
             }()
             @Sendable func auditRows() async throws -> Int {
@@ -98,7 +103,9 @@ struct RouteTableSecurityTests {
                 $0.1.hasPrefix("/v1") && !open.contains("\($0.0) \($0.1)")
             }
             #expect(everyAPIRoute.count >= 24, "\(everyAPIRoute)")
-            let routes = router.routes.filter { $0.method != .get && $0.method != .head }.map { ($0.method, "\($0.path)") }
+            let routes = router.routes.filter { $0.method != .get && $0.method != .head }.map {
+                ($0.method, "\($0.path)")
+            }
             let dashboard = routes.filter { $0.1.hasPrefix("/dashboard") && $0.1 != "/dashboard/sign-in" }
             let api = routes.filter { $0.1.hasPrefix("/v1") && $0.1 != "/v1/apps/{app}/installs" }
             #expect(dashboard.count >= 10 && api.count >= 14, "\(routes)")
@@ -109,7 +116,9 @@ struct RouteTableSecurityTests {
             let appPages = everyDashboardRoute.filter { $0.1.contains("{app}") }.count
             #expect(appPages >= 20, "\(everyDashboardRoute)")
             // Every state-changing route is one of the two families walked below.
-            let elsewhere = routes.filter { route in !route.1.hasPrefix("/dashboard") && !route.1.hasPrefix("/v1") }
+            let elsewhere = routes.filter { route in
+                !route.1.hasPrefix("/dashboard") && !route.1.hasPrefix("/v1")
+            }
             #expect(elsewhere.isEmpty, "\(elsewhere)")
 
             try await InProcessServer.test(router, services: services, logger: logger) { client in
@@ -122,7 +131,10 @@ struct RouteTableSecurityTests {
                         let token = DashboardSessions.derive("sign-in", cookie)
                         return try await client.execute(
                             uri: "/dashboard/sign-in", method: .post,
-                            headers: [.cookie: "onboarding_sign_in=\(cookie)", .contentType: "application/x-www-form-urlencoded"],
+                            headers: [
+                                .cookie: "onboarding_sign_in=\(cookie)",
+                                .contentType: "application/x-www-form-urlencoded",
+                            ],
                             body: ByteBuffer(string: "form_token=\(token)&credential=\(credential)"))
                     }) { $0.status == .serviceUnavailable }
                     guard let session = Self.cookie("onboarding_session", signedIn.headers) else {
@@ -136,37 +148,52 @@ struct RouteTableSecurityTests {
                 let before = try await auditRows()
 
                 func send(
-                    _ method: HTTPRequest.Method, _ path: String, session: String?, token: Bool = true, origin: String? = nil,
+                    _ method: HTTPRequest.Method, _ path: String, session: String?, token: Bool = true,
+                    origin: String? = nil,
                     bearer: String? = nil
                 ) async throws -> TestResponse {
                     var headers: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
                     if let session { headers[.cookie] = "onboarding_session=\(session)" }
                     if let origin { headers[.origin] = origin }
                     if let bearer { headers[.authorization] = "Bearer \(bearer)" }
-                    let form = token && session != nil ? "form_token=\(DashboardSessions.derive("form", session!))&" : ""
+                    let form =
+                        token && session != nil
+                        ? "form_token=\(DashboardSessions.derive("form", session!))&" : ""
                     // A 503 decides nothing ("try again": the database was slow to answer on a
                     // loaded machine; ``Patience``); anything else is the route's answer.
                     return try await Patience.untilAnswered({
                         try await client.execute(
-                            uri: Self.concrete(path), method: method, headers: headers, body: ByteBuffer(string: form + "x=1"))
+                            uri: Self.concrete(path), method: method, headers: headers,
+                            body: ByteBuffer(string: form + "x=1"))
                     }) { $0.status == .serviceUnavailable }
                 }
                 func isForgeryRefusal(_ response: TestResponse) -> Bool {
-                    response.status == .forbidden && String(buffer: response.body).contains("did not come from a page of this dashboard")
+                    response.status == .forbidden
+                        && String(buffer: response.body).contains(
+                            "did not come from a page of this dashboard")
                 }
 
                 for (method, path) in dashboard {
                     let route = "\(method) \(path)"
-                    #expect(isForgeryRefusal(try await send(method, path, session: nil)), "\(route): no session")
-                    #expect(isForgeryRefusal(try await send(method, path, session: owner, origin: Self.evil)), "\(route): another site")
-                    #expect(isForgeryRefusal(try await send(method, path, session: owner, token: false)), "\(route): no token")
+                    #expect(
+                        isForgeryRefusal(try await send(method, path, session: nil)), "\(route): no session")
+                    #expect(
+                        isForgeryRefusal(try await send(method, path, session: owner, origin: Self.evil)),
+                        "\(route): another site")
+                    #expect(
+                        isForgeryRefusal(try await send(method, path, session: owner, token: false)),
+                        "\(route): no token")
                     // Every change but signing out needs a role the viewer does not hold.
                     if path != "/dashboard/sign-out" {
                         let viewed = try await send(method, path, session: viewer)
-                        #expect(viewed.status == .forbidden && !isForgeryRefusal(viewed), "\(route): a viewer, \(viewed.status)")
+                        #expect(
+                            viewed.status == .forbidden && !isForgeryRefusal(viewed),
+                            "\(route): a viewer, \(viewed.status)")
                         // With everything it needs, it is not refused for forgery (what it does with
                         // the made-up values is the route's own business).
-                        #expect(!isForgeryRefusal(try await send(method, path, session: owner)), "\(route): the owner's own page")
+                        #expect(
+                            !isForgeryRefusal(try await send(method, path, session: owner)),
+                            "\(route): the owner's own page")
                     }
                 }
                 // Every page needs a session; every page of an app needs a role in it.
@@ -189,7 +216,8 @@ struct RouteTableSecurityTests {
                 for (method, path) in everyAPIRoute where path.contains("{app}") {
                     let strange = try await send(method, path, session: nil, bearer: strangerCredential)
                     #expect(
-                        strange.status == .forbidden && String(buffer: strange.body).contains("\"code\":\"forbidden\""),
+                        strange.status == .forbidden
+                            && String(buffer: strange.body).contains("\"code\":\"forbidden\""),
                         "\(method) \(path): a person without a role in the app, \(strange.status)")
                 }
                 // No route under /v1 runs for a caller without a credential, or with a forged one.
@@ -197,17 +225,24 @@ struct RouteTableSecurityTests {
                     let route = "\(method) \(path)"
                     let bare = try await send(method, path, session: nil)
                     #expect(bare.status == .unauthorized, "\(route): no credential, \(bare.status)")
-                    #expect(String(buffer: bare.body).contains("\"code\":\"unauthorized\""), "\(route): \(String(buffer: bare.body))")
-                    let forged = try await send(method, path, session: nil, bearer: "eyJhbGciOiJIUzI1NiJ9.e30.forged")
+                    #expect(
+                        String(buffer: bare.body).contains("\"code\":\"unauthorized\""),
+                        "\(route): \(String(buffer: bare.body))")
+                    let forged = try await send(
+                        method, path, session: nil, bearer: "eyJhbGciOiJIUzI1NiJ9.e30.forged")
                     // (Past a few, the source's failed credentials are rate limited: 429.)
-                    #expect([.unauthorized, .tooManyRequests].contains(forged.status), "\(route): a forged credential, \(forged.status)")
+                    #expect(
+                        [.unauthorized, .tooManyRequests].contains(forged.status),
+                        "\(route): a forged credential, \(forged.status)")
                 }
                 for (method, path) in api {
                     let route = "\(method) \(path)"
                     let bare = try await send(method, path, session: nil)
                     #expect(bare.status == .unauthorized, "\(route): no credential, \(bare.status)")
                     let viewed = try await send(method, path, session: nil, bearer: viewerCredential)
-                    #expect([.unauthorized, .forbidden].contains(viewed.status), "\(route): a viewer, \(viewed.status)")
+                    #expect(
+                        [.unauthorized, .forbidden].contains(viewed.status),
+                        "\(route): a viewer, \(viewed.status)")
                 }
                 #expect(try await auditRows() == before, "a refused request was audited as an act")
             }

@@ -44,7 +44,9 @@ struct RunbookTests {
         let added = try ServerProcess(
             databaseURL: first.databaseURL, environment: ["LOG_LEVEL": "info"], serveOptions: options)
         // 2. When its /v1/ready answers,
-        let ready = try await Patience.untilAnswered({ try await HTTP.get(added.url.appendingPathComponent("v1/ready")) }) {
+        let ready = try await Patience.untilAnswered({
+            try await HTTP.get(added.url.appendingPathComponent("v1/ready"))
+        }) {
             $0.status != 200
         }
         #expect(ready.status == 200, "the added server's /v1/ready: \(added.logText.suffix(2_000))")
@@ -124,7 +126,9 @@ struct RunbookTests {
         func acceptedSince(_ instant: Date) -> Int { accepted.withLock { $0.filter { $0 > instant }.count } }
         // By time, as Patience waits: a machine busy with the whole suite once took 30 s for one.
         func waitForPushes(since instant: Date, what: String) async throws {
-            let accepted = try await Patience.untilAnswered({ () async -> Int in acceptedSince(instant) }) { $0 < 3 }
+            let accepted = try await Patience.untilAnswered({ () async -> Int in acceptedSince(instant) }) {
+                $0 < 3
+            }
             #expect(accepted >= 3, "\(what): fewer than three pushes accepted within \(Patience.limit)")
         }
         try await waitForPushes(since: .distantPast, what: "before the failover")
@@ -158,7 +162,9 @@ struct RunbookTests {
         try await waitForPushes(since: synchronous, what: "with the rebuilt standby synchronous")
         // A server added now, on the same URL, takes the new primary and is ready.
         let added = try ServerProcess(databaseURL: cluster.bothHosts, serveOptions: options)
-        let addedReady = try await Patience.untilAnswered({ try await HTTP.get(added.url.appendingPathComponent("v1/ready")) }) {
+        let addedReady = try await Patience.untilAnswered({
+            try await HTTP.get(added.url.appendingPathComponent("v1/ready"))
+        }) {
             $0.status != 200
         }
         #expect(addedReady.status == 200)

@@ -16,12 +16,15 @@ extension SchemaTests {
     /// One fact as a device pushes it, at `seconds` after `day0`.
     static func item(_ seq: Int, _ seconds: Double, _ fact: TourValue) -> PushItem {
         PushItem(
-            seq: Int64(seq), time: day0 + seconds, event: "next", catalogVersion: 1, facts: [fact], records: [:],
+            seq: Int64(seq), time: day0 + seconds, event: "next", catalogVersion: 1, facts: [fact],
+            records: [:],
             appVersion: "1.0")
     }
 
     static func started(replay: Bool = false) -> TourValue {
-        var fact: [String: TourValue] = ["fact": "flowStarted", "flow": "tour", "plan": .strings(["a", "b", "c"])]
+        var fact: [String: TourValue] = [
+            "fact": "flowStarted", "flow": "tour", "plan": .strings(["a", "b", "c"]),
+        ]
         if replay { fact["replay"] = .bool(true) }
         return .object(fact)
     }
@@ -45,9 +48,12 @@ extension SchemaTests {
         let r = [
             item(1, 0, started()), item(2, 10, entered("a", 1)), item(3, 20, entered("b", 2)),
             item(4, 30, entered("c", 3)), item(5, 40, ended("completed")),
-            item(6, 100, started(replay: true)), item(7, 110, entered("a", 1)), item(8, 120, ended("dismissed")),
+            item(6, 100, started(replay: true)), item(7, 110, entered("a", 1)),
+            item(8, 120, ended("dismissed")),
         ].map { ("r", "dr", $0) }
-        let w = [item(1, 0, started()), item(2, 10, entered("a", 1)), item(3, 20, entered("b", 2))].map { ("w", "dw", $0) }
+        let w = [item(1, 0, started()), item(2, 10, entered("a", 1)), item(3, 20, entered("b", 2))].map {
+            ("w", "dw", $0)
+        }
         return s + r + w
     }
 
@@ -55,7 +61,8 @@ extension SchemaTests {
         var logger = Logger(label: "schema")
         logger.logLevel = .error
         let url = try DatabaseURL(try TestPostgres.freshDatabase())
-        let client = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
+        let client = PostgresClient(
+            configuration: url.clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }
@@ -64,13 +71,17 @@ extension SchemaTests {
     }
 
     static func stages(_ client: PostgresClient, _ logger: Logger) async throws -> [String] {
-        try await Insights(client: client, logger: logger).journeyStages(app: "growth", flow: "tour", range: nil)
-            .map { "\($0.label) \($0.reached) \($0.skipped) \($0.waiting)" }
+        try await Insights(client: client, logger: logger).journeyStages(
+            app: "growth", flow: "tour", range: nil
+        )
+        .map { "\($0.label) \($0.reached) \($0.skipped) \($0.waiting)" }
     }
 
     static func rows(_ client: PostgresClient, _ logger: Logger, _ sql: String) async throws -> [String] {
         var rows: [String] = []
-        for try await row in try await client.query(PostgresQuery(unsafeSQL: sql), logger: logger).decode(String.self) {
+        for try await row in try await client.query(PostgresQuery(unsafeSQL: sql), logger: logger).decode(
+            String.self)
+        {
             rows.append(row)
         }
         return rows
@@ -80,12 +91,15 @@ extension SchemaTests {
     /// are counted one catch-up each or all in one (v16 counted it both skipped and completed, or
     /// only completed); a replay starts no journey; each split and stage time agrees; the first
     /// reaches by day (v4) still count every run.
-    @Test(arguments: [false, true]) func aJourneyIsItsFirstRunHoweverItsPushesAreCounted(oneAtATime: Bool) async throws {
+    @Test(arguments: [false, true]) func aJourneyIsItsFirstRunHoweverItsPushesAreCounted(oneAtATime: Bool)
+        async throws
+    {
         try await Self.withJourneyDatabase { client, logger in
             _ = try await PostgresSchema.migrate(client, logger: logger)
             let store = AccountStore.patient(client: client, logger: logger)
             for (account, device, item) in Self.rerunPushes() {
-                _ = try await store.push(app: "growth", account: account, PushBatch(device: device, items: [item]))
+                _ = try await store.push(
+                    app: "growth", account: account, PushBatch(device: device, items: [item]))
                 if oneAtATime { try await store.catchUpInsights(waitingUpTo: .seconds(30)) }
             }
             try await store.catchUpInsights(waitingUpTo: .seconds(30))
@@ -95,7 +109,11 @@ extension SchemaTests {
             #expect(
                 try await Self.rows(
                     client, logger,
-                    "SELECT subject || ' ' || completed || ' ' || coalesce(skipped_step, '-') || ' ' || furthest_step FROM insight_journeys ORDER BY subject")
+                    """
+                    SELECT subject || ' ' || completed || ' ' || coalesce(skipped_step, '-') || ' ' || \
+                    furthest_step FROM insight_journeys ORDER BY subject
+                    """
+                )
                     == ["r true - c", "s false a a", "w false - b"])
             // Every split counts the same three journeys (one value each here).
             for split in Insights.Split.allCases {
@@ -108,7 +126,11 @@ extension SchemaTests {
             #expect(
                 try await Self.rows(
                     client, logger,
-                    "SELECT milestone || ' ' || step || ' ' || sum(subjects) FROM insight_stage_times GROUP BY milestone, step ORDER BY 1")
+                    """
+                    SELECT milestone || ' ' || step || ' ' || sum(subjects) FROM insight_stage_times \
+                    GROUP BY milestone, step ORDER BY 1
+                    """
+                )
                     == ["completed  1", "step a 3", "step b 2", "step c 1"])
             // The first reaches by day count every run, as before: s completed too.
             #expect(
@@ -128,20 +150,27 @@ extension SchemaTests {
                 _ = try await store.push(app: "growth", account: "m", PushBatch(device: device, items: items))
                 try await store.catchUpInsights(waitingUpTo: .seconds(30))
             }
-            try await push("phone", [Self.item(1, 0, Self.started()), Self.item(2, 10, Self.entered("a", 1))])
+            try await push(
+                "phone", [Self.item(1, 0, Self.started()), Self.item(2, 10, Self.entered("a", 1))])
             try await push("tablet", [Self.item(1, 30, Self.ended("dismissed"))])
             #expect(
-                try await Self.rows(client, logger, "SELECT skipped_step FROM insight_journeys WHERE subject = 'm'") == ["a"])
+                try await Self.rows(
+                    client, logger, "SELECT skipped_step FROM insight_journeys WHERE subject = 'm'") == ["a"])
             try await push("phone", [Self.item(3, 20, Self.entered("b", 2))])
             let stages = try await Self.stages(client, logger)
             #expect(stages.contains("step a 1 0 0"))
             #expect(stages.contains("step b 1 1 0"))
             #expect(
-                try await Self.rows(client, logger, "SELECT skipped_step FROM insight_journeys WHERE subject = 'm'") == ["b"])
+                try await Self.rows(
+                    client, logger, "SELECT skipped_step FROM insight_journeys WHERE subject = 'm'") == ["b"])
             #expect(
                 try await Self.rows(
                     client, logger,
-                    "SELECT step || ' ' || sum(subjects) FROM insight_cohorts WHERE split = 'all' AND measure = 'skipped' GROUP BY step HAVING sum(subjects) <> 0")
+                    """
+                    SELECT step || ' ' || sum(subjects) FROM insight_cohorts WHERE split = 'all' AND \
+                    measure = 'skipped' GROUP BY step HAVING sum(subjects) <> 0
+                    """
+                )
                     == ["b 1"])
         }
     }
@@ -154,30 +183,44 @@ extension SchemaTests {
             try await SchemaTests.installPushFence(client, logger: logger)
             let store = AccountStore.patient(client: client, logger: logger)
             for (account, device, item) in Self.rerunPushes() {
-                _ = try await store.push(app: "growth", account: account, PushBatch(device: device, items: [item]))
+                _ = try await store.push(
+                    app: "growth", account: account, PushBatch(device: device, items: [item]))
                 try await store.catchUpInsights(waitingUpTo: .seconds(30))
             }
-            let journey = "SELECT completed || ' ' || coalesce(skipped_step, '-') FROM insight_journeys WHERE subject = 's'"
+            let journey =
+                """
+                SELECT completed || ' ' || coalesce(skipped_step, '-') FROM insight_journeys WHERE \
+                subject = 's'
+                """
             // v16's count: both (the bug this migration mends).
             #expect(try await Self.rows(client, logger, journey) == ["true a"])
-            let applied = try await PostgresSchema.migrate(client, logger: logger, through: "v17-journey-ends")
+            let applied = try await PostgresSchema.migrate(
+                client, logger: logger, through: "v17-journey-ends")
             #expect(applied == ["v17-journey-ends"])
             #expect(try await Self.rows(client, logger, journey) == ["false a"])
             let cohort = """
-                SELECT measure || ' ' || sum(subjects) FROM insight_cohorts WHERE split = 'all' AND measure IN ('completed', 'skipped')
+                SELECT measure || ' ' || sum(subjects) FROM insight_cohorts WHERE split = 'all' AND measure \
+                IN ('completed', 'skipped')
                 GROUP BY measure ORDER BY measure
                 """
             #expect(try await Self.rows(client, logger, cohort) == ["completed 1", "skipped 1"])
             #expect(
                 try await Self.rows(
-                    client, logger, "SELECT sum(subjects)::text FROM insight_stage_times WHERE milestone = 'completed'") == ["1"])
+                    client, logger,
+                    "SELECT sum(subjects)::text FROM insight_stage_times WHERE milestone = 'completed'") == [
+                        "1"
+                    ])
             #expect(
                 try await Self.rows(
-                    client, logger, "SELECT count(*)::text FROM insight_firsts WHERE milestone = 'completed' AND cohort") == ["1"])
+                    client, logger,
+                    "SELECT count(*)::text FROM insight_firsts WHERE milestone = 'completed' AND cohort") == [
+                        "1"
+                    ])
             // Every journey has its end from the stored facts (w's has none yet).
             #expect(
                 try await Self.rows(
-                    client, logger, "SELECT subject || ' ' || (ended_at IS NOT NULL) FROM insight_journeys ORDER BY subject")
+                    client, logger,
+                    "SELECT subject || ' ' || (ended_at IS NOT NULL) FROM insight_journeys ORDER BY subject")
                     == ["r true", "s true", "w false"])
         }
     }
@@ -191,7 +234,10 @@ extension SchemaTests {
             _ = try await PostgresSchema.migrate(client, logger: logger)
             let store = AccountStore.patient(client: client, logger: logger)
             func assigned(_ subject: String) -> TourValue {
-                .object(["fact": "assigned", "flow": "tour", "experiment": "copy", "variant": "short", "subject": .string(subject)])
+                .object([
+                    "fact": "assigned", "flow": "tour", "experiment": "copy", "variant": "short",
+                    "subject": .string(subject),
+                ])
             }
             func push(_ account: String, _ device: String, day: Double) async throws {
                 _ = try await store.push(
@@ -208,11 +254,13 @@ extension SchemaTests {
             #expect(try await Self.rows(client, logger, days) == ["2026-01-05 1", "2026-01-07 1"])
             _ = try await TestPostgres.untilCommitted {
                 try await store.erase(
-                    app: "growth", subject: "y", pseudonym: "hmac:test", by: Actor(name: "test", source: "test", person: nil),
+                    app: "growth", subject: "y", pseudonym: "hmac:test",
+                    by: Actor(name: "test", source: "test", person: nil),
                     at: Self.day0 + 864_000)
             }
             #expect(try await Self.rows(client, logger, days) == ["2026-01-05 1", "2026-01-07 0"])
-            #expect(try await Self.rows(client, logger, "SELECT subject FROM insight_arm_first_days") == ["z"])
+            #expect(
+                try await Self.rows(client, logger, "SELECT subject FROM insight_arm_first_days") == ["z"])
         }
     }
 }

@@ -16,7 +16,9 @@ struct SchemaTests {
     static func installPushFence(_ client: PostgresClient, logger: Logger) async throws {
         for id in ["v21-subject-fence", "v22-pseudonymous-cutoffs"] {
             let fence = try #require(PostgresSchema.history.migrations.first { $0.id == id })
-            for statement in fence.statements { try await client.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+            for statement in fence.statements {
+                try await client.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+            }
         }
     }
 
@@ -29,14 +31,18 @@ struct SchemaTests {
         var logger = Logger(label: "schema")
         logger.logLevel = .error
         let url = try DatabaseURL(try TestPostgres.freshDatabase())
-        let client = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
+        let client = PostgresClient(
+            configuration: url.clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }
             func factIndexes() async throws -> [String] {
                 var names: [String] = []
                 let rows = try await client.query(
-                    "SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND tablename = 'facts' ORDER BY 1",
+                    """
+                    SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND tablename = 'facts' \
+                    ORDER BY 1
+                    """,
                     logger: logger)
                 for try await name in rows.decode(String.self) { names.append(name) }
                 return names
@@ -49,12 +55,16 @@ struct SchemaTests {
             for account in 0..<4 {
                 for seq in 1...3 {
                     let device = "d\(account)"
-                    let standing: AccountFlowRecord.Standing = seq == 3 && account.isMultiple(of: 2) ? .completed : .shown
+                    let standing: AccountFlowRecord.Standing =
+                        seq == 3 && account.isMultiple(of: 2) ? .completed : .shown
                     _ = try await store.push(
                         app: "growth", account: "a\(account)",
                         PushBatch(
                             device: device,
-                            items: [PushBatchingTests.item(Int64(seq), flow: "tour", standing: standing, device: device)]))
+                            items: [
+                                PushBatchingTests.item(
+                                    Int64(seq), flow: "tour", standing: standing, device: device)
+                            ]))
                 }
             }
             // Before v10 the watermark is the whole cluster's oldest transaction: other tests hold
@@ -62,7 +72,8 @@ struct SchemaTests {
             try await store.catchUpInsights(waitingUpTo: .seconds(30))
             let before = try await store.report(app: "growth")
 
-            let applied = try await PostgresSchema.migrate(client, logger: logger, through: "v8-facts-by-key-only")
+            let applied = try await PostgresSchema.migrate(
+                client, logger: logger, through: "v8-facts-by-key-only")
             #expect(applied == ["v8-facts-by-key-only"])
             #expect(try await factIndexes() == ["facts_pkey"])
             try await store.catchUpInsights(waitingUpTo: .seconds(30))

@@ -1,13 +1,13 @@
 import Foundation
 import Logging
-@testable import OnboardingServer
 import ServerDatabase
-@testable import ServerKit
 import ServiceLifecycle
 import Synchronization
 import Testing
 import TourFixtures
 
+@testable import OnboardingServer
+@testable import ServerKit
 
 /// The watchdog bounds a stop whatever a service does: a service that ignores its graceful
 /// shutdown and its cancellation is named and left, by the bound after the stop began; services

@@ -14,14 +14,16 @@ struct SignedPublicationTests {
     /// LockedIn's `activate` effect with the blocked apps an attacker chooses: what a stolen
     /// control plane would most like to ship.
     static func hostile(_ compiled: String, version: Int) throws -> String {
-        try PublishingTests.edited(PublishingTests.reworded(compiled, title: "Pick what distracts you")) { document, flow in
+        try PublishingTests.edited(PublishingTests.reworded(compiled, title: "Pick what distracts you")) {
+            document, flow in
             document["version"] = .int(version)
             flow["onComplete"] = [
                 [
                     "product": [
                         "name": "activate",
                         "payload": [
-                            "blockedApps": ["literal": ["Messages", "Phone"]], "difficulty": ["field": "difficulty"],
+                            "blockedApps": ["literal": ["Messages", "Phone"]],
+                            "difficulty": ["field": "difficulty"],
                             "startingBankMinutes": ["literal": 0],
                         ],
                     ]
@@ -32,15 +34,22 @@ struct SignedPublicationTests {
 
     static func source(_ device: Device) throws -> (String?, Int?, [[String: Any]]) {
         let catalog = try device.status()["catalog"] as? [String: Any]
-        return (catalog?["source"] as? String, catalog?["version"] as? Int, catalog?["refused"] as? [[String: Any]] ?? [])
+        return (
+            catalog?["source"] as? String, catalog?["version"] as? Int,
+            catalog?["refused"] as? [[String: Any]] ?? []
+        )
     }
 
-    static func insert(_ server: ServerProcess, version: Int, text: String, signatures: [CatalogSignature]) throws {
+    static func insert(_ server: ServerProcess, version: Int, text: String, signatures: [CatalogSignature])
+        throws
+    {
         let escaped = text.replacingOccurrences(of: "'", with: "''")
         _ = try server.sql(
             """
-            INSERT INTO catalogs (app, version, source, fingerprint, document, rollout, recorded_at, recorded_by, signatures)
-            VALUES ('lockedin', \(version), 'published', '\(SHA256Hasher.hex(text.utf8))', '\(escaped)', 100, 0, 'mallory',
+            INSERT INTO catalogs (app, version, source, fingerprint, document, rollout, recorded_at, \
+            recorded_by, signatures)
+            VALUES ('lockedin', \(version), 'published', '\(SHA256Hasher.hex(text.utf8))', '\(escaped)', \
+            100, 0, 'mallory',
                     '\(try signatures.tourValue.jsonText())')
             """)
     }
@@ -52,7 +61,8 @@ struct SignedPublicationTests {
         let compiled = try PublishingTests.registerCompiled(on: server)
         let publisher = try server.credential("pat", role: "publisher", app: "lockedin")
         let v2 = try PublishingTests.reworded(compiled, title: "Pick your distractions")
-        #expect(try await PublishingTests().publish(server, publisher, v2, rollout: 100, key: key).status == 201)
+        #expect(
+            try await PublishingTests().publish(server, publisher, v2, rollout: 100, key: key).status == 201)
         let device = try Device("lockedin", account: "ann", server: server)
         #expect(try Self.source(device).1 == 2)
 
@@ -70,7 +80,8 @@ struct SignedPublicationTests {
         let v3 = try Self.hostile(compiled, version: 3)
         let keyFile = folder.appendingPathComponent("theirs.signing-key.json")
         try theirs.fileText.write(to: keyFile, atomically: true, encoding: .utf8)
-        let published = try await PublishingTests().publish(server, mallory, v3, rollout: 100, key: keyFile.path)
+        let published = try await PublishingTests().publish(
+            server, mallory, v3, rollout: 100, key: keyFile.path)
         #expect(published.status == 201, "\(String(decoding: published.body, as: UTF8.self))")
         let afterOwnKey = try device.run("status", "--json")
         #expect(afterOwnKey.stderr.contains("published catalog version 3 refused"), "\(afterOwnKey.stderr)")
@@ -89,17 +100,29 @@ struct SignedPublicationTests {
         let v2Signature = try #require(
             try server.sql("SELECT signatures FROM catalogs WHERE app = 'lockedin' AND version = 2").first)
         let v5 = try CatalogDocument(text: Self.hostile(compiled, version: 5)).text()
-        try Self.insert(server, version: 5, text: v5, signatures: try TourValue(jsonText: v2Signature).listValue!.map(CatalogSignature.init))
+        try Self.insert(
+            server, version: 5, text: v5,
+            signatures: try TourValue(jsonText: v2Signature).listValue!.map(CatalogSignature.init))
         // 4. Version 2 itself altered after signing, its stored fingerprint altered to match.
         let altered = try CatalogDocument(text: Self.hostile(compiled, version: 2)).text()
         _ = try server.sql(
-            "UPDATE catalogs SET document = '\(altered.replacingOccurrences(of: "'", with: "''"))', fingerprint = '\(SHA256Hasher.hex(altered.utf8))' WHERE app = 'lockedin' AND version = 2")
+            """
+            UPDATE catalogs SET document = '\(altered.replacingOccurrences(of: "'", with: "''"))', \
+            fingerprint = '\(SHA256Hasher.hex(altered.utf8))' WHERE app = 'lockedin' AND version = 2
+            """
+        )
         let attacked = try device.run("status", "--json")
-        for (version, why) in [(4, "it carries no signature"), (5, "does not match the document"), (2, "does not match the document")] {
-            #expect(attacked.stderr.contains("published catalog version \(version) refused"), "\(version): \(attacked.stderr)")
+        for (version, why) in [
+            (4, "it carries no signature"), (5, "does not match the document"),
+            (2, "does not match the document"),
+        ] {
+            #expect(
+                attacked.stderr.contains("published catalog version \(version) refused"),
+                "\(version): \(attacked.stderr)")
             #expect(attacked.stderr.contains(why), "\(version): \(attacked.stderr)")
         }
-        // Nothing the key holder did not sign runs: the compiled catalog, since version 2 as served is not theirs.
+        // Nothing the key holder did not sign runs: the compiled catalog, since version 2 as served is not
+        // theirs.
         let (source, version, refused) = try Self.source(device)
         #expect(source == "compiled")
         #expect(version == 1)
@@ -111,14 +134,19 @@ struct SignedPublicationTests {
         #expect(try Self.source(ben).0 == "compiled")
         // The journal of refusals keeps each, once, with what ran instead.
         let refusals = try Shell.run(
-            "/usr/bin/sqlite3", [device.database.path, "SELECT version || ' ' || runs_instead FROM catalog_refusal ORDER BY id"])
+            "/usr/bin/sqlite3",
+            [device.database.path, "SELECT version || ' ' || runs_instead FROM catalog_refusal ORDER BY id"])
         #expect(refusals.stdout.split(separator: "\n").count == 4, "\(refusals.stdout)")
 
         // The key holder restores version 2 as signed: the device runs it again.
         _ = try server.sql("DELETE FROM catalogs WHERE app = 'lockedin' AND version > 2")
         let original = try CatalogDocument(text: v2).text()
         _ = try server.sql(
-            "UPDATE catalogs SET document = '\(original.replacingOccurrences(of: "'", with: "''"))', fingerprint = '\(SHA256Hasher.hex(original.utf8))' WHERE app = 'lockedin' AND version = 2")
+            """
+            UPDATE catalogs SET document = '\(original.replacingOccurrences(of: "'", with: "''"))', \
+            fingerprint = '\(SHA256Hasher.hex(original.utf8))' WHERE app = 'lockedin' AND version = 2
+            """
+        )
         #expect(try Self.source(device).1 == 2)
 
         // On the device: the kept document altered in its file (fingerprint too) is refused on use.
@@ -127,7 +155,11 @@ struct SignedPublicationTests {
             "/usr/bin/sqlite3",
             [
                 device.database.path,
-                "UPDATE published_catalog SET document = '\(edited.replacingOccurrences(of: "'", with: "''"))', fingerprint = '\(SHA256Hasher.hex(edited.utf8))'",
+                """
+                UPDATE published_catalog SET document = \
+                '\(edited.replacingOccurrences(of: "'", with: "''"))', fingerprint = \
+                '\(SHA256Hasher.hex(edited.utf8))'
+                """,
             ])
         #expect(sqlite.status == 0, "\(sqlite.stderr)")
         let offline = try device.run("status", "--json", offline: true)
@@ -144,18 +176,23 @@ struct SignedPublicationTests {
         let compiled = try PublishingTests.registerCompiled(on: server)
         let publisher = try server.credential("pat", role: "publisher", app: "lockedin")
         let v2 = try PublishingTests.reworded(compiled, title: "Pick your distractions")
-        #expect(try await PublishingTests().publish(server, publisher, v2, rollout: 100, key: old).status == 201)
+        #expect(
+            try await PublishingTests().publish(server, publisher, v2, rollout: 100, key: old).status == 201)
         let device = try Device("lockedin", account: "ann", server: server)
         #expect(try SignedPublicationTests.source(device).1 == 2)
 
         // Rotation: a new key, both signing version 3; then the old key retired.
         let new = try server.publicationKey(app: "lockedin")
-        let v3 = try PublishingTests.edited(PublishingTests.reworded(compiled, title: "Pick, then focus")) { document, _ in
+        let v3 = try PublishingTests.edited(PublishingTests.reworded(compiled, title: "Pick, then focus")) {
+            document, _ in
             document["version"] = 3
         }
-        let signedByBoth = try server.command(["publish", "--app", "lockedin", "--key", old, "--key", new, try Self.file(v3)])
+        let signedByBoth = try server.command([
+            "publish", "--app", "lockedin", "--key", old, "--key", new, try Self.file(v3),
+        ])
         #expect(signedByBoth.status == 0, "\(signedByBoth.stderr)")
-        let oldID = try #require(URL(fileURLWithPath: old).lastPathComponent.components(separatedBy: ".signing-key").first)
+        let oldID = try #require(
+            URL(fileURLWithPath: old).lastPathComponent.components(separatedBy: ".signing-key").first)
         let retired = try server.command(["keys", "retire", "--app", "lockedin", "--key", oldID])
         #expect(retired.status == 0, "\(retired.stderr)")
         // Version 3 still runs (the new key signed it); version 2, signed by the old key alone, is refused.

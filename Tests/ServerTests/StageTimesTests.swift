@@ -15,16 +15,22 @@ struct StageTimesTests {
         var logger = Logger(label: "times")
         logger.logLevel = .error
         let url = try DatabaseURL(try TestPostgres.freshDatabase())
-        let client = PostgresClient(configuration: url.clientConfiguration(maximumConnections: 1), backgroundLogger: logger)
+        let client = PostgresClient(
+            configuration: url.clientConfiguration(maximumConnections: 1), backgroundLogger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }
             _ = try await PostgresSchema.migrate(client, logger: logger)
             var generator = SystemRandomNumberGenerator()
-            let values: [Int64] = [0, 1, 99, 100, 149, 150, 995, 999, 1_234, 1_250, 9_950, 99_999, 86_400_000]
-                + (0..<500).map { _ in Int64.random(in: 0...(Int64(1) << Int64.random(in: 1...40, using: &generator)), using: &generator) }
+            let values: [Int64] =
+                [0, 1, 99, 100, 149, 150, 995, 999, 1_234, 1_250, 9_950, 99_999, 86_400_000]
+                + (0..<500).map { _ in
+                    Int64.random(
+                        in: 0...(Int64(1) << Int64.random(in: 1...40, using: &generator)), using: &generator)
+                }
             let rows = try await client.query(
-                "SELECT v, insight_time_bucket(v / 1000.0) FROM unnest(\(values)::bigint[]) AS v", logger: logger)
+                "SELECT v, insight_time_bucket(v / 1000.0) FROM unnest(\(values)::bigint[]) AS v",
+                logger: logger)
             var compared = 0
             for try await (value, bucket) in rows.decode((Int64, Int64).self) {
                 #expect(Int(bucket) == StageTimes.bucket(milliseconds: Int(value)), "\(value)")
@@ -52,11 +58,23 @@ struct StageTimesTests {
         func item(_ context: TourValue) -> PushItem {
             PushItem(
                 seq: 1, time: 1_767_603_600, event: "launch", catalogVersion: 1,
-                facts: [.object(["fact": "flowStarted", "flow": "tour", "plan": .strings(["a"]), "catalogVersion": 1, "context": context])],
+                facts: [
+                    .object([
+                        "fact": "flowStarted", "flow": "tour", "plan": .strings(["a"]), "catalogVersion": 1,
+                        "context": context,
+                    ])
+                ],
                 records: [:])
         }
-        #expect(SyncAPI.problem(with: item(StartContext(locale: "pt-BR", accessibility: "VoiceOver", device: "phone").tourValue), device: "d") == nil)
-        for bad: TourValue in ["phone", ["os": "ios"], ["locale": .int(3)], ["locale": .string(String(repeating: "x", count: 65))], ["device": ""]] {
+        #expect(
+            SyncAPI.problem(
+                with: item(
+                    StartContext(locale: "pt-BR", accessibility: "VoiceOver", device: "phone").tourValue),
+                device: "d") == nil)
+        for bad: TourValue in [
+            "phone", ["os": "ios"], ["locale": .int(3)],
+            ["locale": .string(String(repeating: "x", count: 65))], ["device": ""],
+        ] {
             let problem = SyncAPI.problem(with: item(bad), device: "d")
             #expect(problem?.contains("locale, accessibility and device") == true, "\(bad)")
         }

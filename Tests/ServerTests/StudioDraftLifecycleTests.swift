@@ -40,7 +40,10 @@ struct StudioDraftLifecycleTests {
         )
         func holds(revision: Int, _ text: String) throws -> Bool {
             try server.sql(
-                "SELECT position('\(text)' in document) > 0 FROM catalog_drafts WHERE draft = 1 AND revision = \(revision)"
+                """
+                SELECT position('\(text)' in document) > 0 FROM catalog_drafts WHERE draft = 1 AND \
+                revision = \(revision)
+                """
             ) == ["t"]
         }
         func same(_ one: Int, _ other: Int) throws -> Bool {
@@ -136,7 +139,10 @@ struct StudioDraftLifecycleTests {
         // One audit row per act.
         #expect(
             try server.sql(
-                "SELECT action || ' ' || target FROM audit_log WHERE app = 'moodtracker' AND action LIKE 'catalog.draft-%' ORDER BY id"
+                """
+                SELECT action || ' ' || target FROM audit_log WHERE app = 'moodtracker' AND action LIKE \
+                'catalog.draft-%' ORDER BY id
+                """
             ) == [
                 "catalog.draft-started draft 1", "catalog.draft-saved draft 1", "catalog.draft-saved draft 1",
                 "catalog.draft-saved draft 1", "catalog.draft-renamed draft 1",

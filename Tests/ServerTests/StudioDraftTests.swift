@@ -1,19 +1,20 @@
 import CatalogDocuments
 import CatalogStudio
 import Foundation
-@testable import OnboardingServer
-@testable import ServerDashboard
 import Testing
 import TourCore
 import TourFixtures
 
+@testable import OnboardingServer
+@testable import ServerDashboard
 
 /// The studio's edits of a draft (`StudioDraft`), in process, on Mood Tracker's compiled document
 /// (English with a pt-BR table).
 @Suite("The studio's edits of a draft")
 struct StudioDraftTests {
     static func moodTracker() throws -> CatalogDocument {
-        let printed = try Shell.run(BuiltExecutables.folder.appendingPathComponent("moodtracker").path, ["catalog", "--json"])
+        let printed = try Shell.run(
+            BuiltExecutables.folder.appendingPathComponent("moodtracker").path, ["catalog", "--json"])
         return try CatalogDocument(text: printed.stdout)
     }
 
@@ -22,7 +23,10 @@ struct StudioDraftTests {
     @Test func aRemovedStepTakesItsTranslationsWithIt() throws {
         let document = try Self.moodTracker()
         let portuguese = try #require(LocaleTag("pt-BR"))
-        #expect(document.catalog.strings.tables[portuguese]?.keys.contains { $0.hasPrefix("tutorial.viewHistory.") } == true)
+        #expect(
+            document.catalog.strings.tables[portuguese]?.keys.contains {
+                $0.hasPrefix("tutorial.viewHistory.")
+            } == true)
         var next = document.catalog
         next.version += 1
         let draft = StudioDraft(document: CatalogDocument(next, declarations: document.vocabulary))
@@ -31,7 +35,8 @@ struct StudioDraftTests {
         ).document
         let table = try #require(removed.catalog.strings.tables[portuguese])
         #expect(!table.keys.contains { $0.hasPrefix("tutorial.viewHistory.") }, "\(table.keys.sorted())")
-        #expect(table.keys.contains { $0.hasPrefix("tutorial.allSet.") }, "the other steps' translations stay")
+        #expect(
+            table.keys.contains { $0.hasPrefix("tutorial.allSet.") }, "the other steps' translations stay")
         let problems = removed.catalog.problems(declaring: removed.vocabulary)
         #expect(problems.isEmpty, "\(problems.map(\.description))")
     }
@@ -49,13 +54,17 @@ struct StudioDraftTests {
         let translated = try #require(draft.translation(id, in: portuguese))
         // The form posts every locale's field: English changed, pt-BR as it was.
         let saved = try draft.applying([
-            StudioDraft.field(id, english): "Your mood history", StudioDraft.field(id, portuguese): translated,
+            StudioDraft.field(id, english): "Your mood history",
+            StudioDraft.field(id, portuguese): translated,
         ]).document
         let kept = try #require(saved.catalog.strings.tables[portuguese]?[id])
         #expect(kept.text == translated)
-        #expect(kept.source == oldEnglish, "re-stamped as made from the new English: never flagged out of date")
+        #expect(
+            kept.source == oldEnglish, "re-stamped as made from the new English: never flagged out of date")
         // Written now, it is made from the English as it is.
-        let rewritten = try StudioDraft(document: saved).applying([StudioDraft.field(id, portuguese): "Seu histórico"]).document
+        let rewritten = try StudioDraft(document: saved).applying([
+            StudioDraft.field(id, portuguese): "Seu histórico"
+        ]).document
         #expect(rewritten.catalog.strings.tables[portuguese]?[id]?.source == "Your mood history")
     }
 }

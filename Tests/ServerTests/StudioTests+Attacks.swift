@@ -15,9 +15,11 @@ extension StudioTests {
     @Test func studioFormsRefuseForgedReplayedOversizedAndWrongRoleRequests() async throws {
         let server = try ServerProcess()
         try JourneyDashboardTests.registerReleases("moodtracker", folder: "MoodTracker", on: server)
-        let editor = try DashboardTests().signIn(server, credential: try server.credential("ed", role: "editor", app: "moodtracker"))
+        let editor = try DashboardTests().signIn(
+            server, credential: try server.credential("ed", role: "editor", app: "moodtracker"))
         let origin = "Origin: \(server.url.absoluteString)"
-        let studio = try DashboardTests.curl(server.url.appendingPathComponent("dashboard/apps/moodtracker/studio"), cookie: editor)
+        let studio = try DashboardTests.curl(
+            server.url.appendingPathComponent("dashboard/apps/moodtracker/studio"), cookie: editor)
         let token = try #require(Self.token(in: studio.body))
         let started = try DashboardTests.curl(
             server.url.appendingPathComponent("dashboard/apps/moodtracker/studio/drafts"), cookie: editor,
@@ -29,36 +31,49 @@ extension StudioTests {
 
         // Another site's page posting with the victim's cookie (and even a stolen token): refused.
         let crossSite = try DashboardTests.curl(
-            texts, cookie: editor, form: "form_token=\(token)&revision=1&\(field)=Forged", headers: ["Origin: https://evil.example"])
+            texts, cookie: editor, form: "form_token=\(token)&revision=1&\(field)=Forged",
+            headers: ["Origin: https://evil.example"])
         #expect(crossSite.status == 403)
         #expect(crossSite.body.contains("did not come from a page of this dashboard"))
         // A save, then the same request again: the replay changes nothing (the text is already so),
         // and one from the same old revision with other text is stale; neither is saved.
-        let saved = try DashboardTests.curl(texts, cookie: editor, form: "form_token=\(token)&revision=1&\(field)=Once", headers: [origin])
+        let saved = try DashboardTests.curl(
+            texts, cookie: editor, form: "form_token=\(token)&revision=1&\(field)=Once", headers: [origin])
         #expect(saved.status == 303)
-        let replayed = try DashboardTests.curl(texts, cookie: editor, form: "form_token=\(token)&revision=1&\(field)=Once", headers: [origin])
+        let replayed = try DashboardTests.curl(
+            texts, cookie: editor, form: "form_token=\(token)&revision=1&\(field)=Once", headers: [origin])
         #expect(replayed.status == 303)
         #expect(try revisions() == ["2"])
-        let stale = try DashboardTests.curl(texts, cookie: editor, form: "form_token=\(token)&revision=1&\(field)=Twice", headers: [origin])
+        let stale = try DashboardTests.curl(
+            texts, cookie: editor, form: "form_token=\(token)&revision=1&\(field)=Twice", headers: [origin])
         #expect(stale.status == 409)
         #expect(stale.body.contains("nothing was saved"))
         // An oversized form (over 16 KiB): refused whole before it is read.
         let big = String(repeating: "x", count: 20_000)
-        let oversized = try DashboardTests.curl(texts, cookie: editor, form: "form_token=\(token)&revision=2&\(field)=\(big)", headers: [origin])
+        let oversized = try DashboardTests.curl(
+            texts, cookie: editor, form: "form_token=\(token)&revision=2&\(field)=\(big)", headers: [origin])
         #expect(oversized.status == 413)
         #expect(oversized.body.contains("at most 16 KiB"))
         // A viewer, with a token of their own session, may read but not save.
-        let viewer = try DashboardTests().signIn(server, credential: try server.credential("vi", role: "viewer", app: "moodtracker"))
-        let viewerPage = try DashboardTests.curl(server.url.appendingPathComponent("dashboard/apps/moodtracker/studio/drafts/1"), cookie: viewer)
+        let viewer = try DashboardTests().signIn(
+            server, credential: try server.credential("vi", role: "viewer", app: "moodtracker"))
+        let viewerPage = try DashboardTests.curl(
+            server.url.appendingPathComponent("dashboard/apps/moodtracker/studio/drafts/1"), cookie: viewer)
         #expect(viewerPage.status == 200)
         let viewerToken = try #require(Self.token(in: viewerPage.body))
-        let byViewer = try DashboardTests.curl(texts, cookie: viewer, form: "form_token=\(viewerToken)&revision=2&\(field)=Viewer", headers: [origin])
+        let byViewer = try DashboardTests.curl(
+            texts, cookie: viewer, form: "form_token=\(viewerToken)&revision=2&\(field)=Viewer",
+            headers: [origin])
         #expect(byViewer.status == 403)
         #expect(byViewer.body.contains("needs the editor role"))
         // Another app's draft through this app's role: not found there, nothing read.
-        let elsewhere = try DashboardTests.curl(server.url.appendingPathComponent("dashboard/apps/finite/studio/drafts/1"), cookie: editor)
+        let elsewhere = try DashboardTests.curl(
+            server.url.appendingPathComponent("dashboard/apps/finite/studio/drafts/1"), cookie: editor)
         #expect(elsewhere.status == 403)
         #expect(try revisions() == ["2"])
-        #expect(try server.sql("SELECT note FROM catalog_drafts WHERE revision = 2") == ["tutorial.swipeToSelect.title in en"])
+        #expect(
+            try server.sql("SELECT note FROM catalog_drafts WHERE revision = 2") == [
+                "tutorial.swipeToSelect.title in en"
+            ])
     }
 }

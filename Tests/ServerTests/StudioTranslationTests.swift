@@ -48,7 +48,12 @@ struct StudioTranslationTests {
         func paste(_ file: String) throws {
             try browser.leave {
                 _ = try browser.evaluate(
-                    "(() => { const f = document.querySelector('form[action$=\"/strings\"][method=post]'); f.querySelector('textarea[name=file]').value = \(String(reflecting: file)); f.submit() })()"
+                    """
+                    (() => { const f = \
+                    document.querySelector('form[action$=\"/strings\"][method=post]'); \
+                    f.querySelector('textarea[name=file]').value = \(String(reflecting: file)); \
+                    f.submit() })()
+                    """
                 )
             }
         }
@@ -61,7 +66,9 @@ struct StudioTranslationTests {
                 == ["imported translations: fr: 17 added, 0 changed, 0 unchanged"])
 
         // A String Catalog of every locale: one Portuguese text changed by the translator.
-        #expect(try download("format=table&locale=pt-BR").name == "attachment; filename=\"moodtracker-3-pt-BR.json\"")
+        #expect(
+            try download("format=table&locale=pt-BR").name
+                == "attachment; filename=\"moodtracker-3-pt-BR.json\"")
         let catalog = try download("format=xcstrings")
         #expect(catalog.name == "attachment; filename=\"moodtracker-3-all.xcstrings\"")
         var root = try #require(
@@ -92,7 +99,10 @@ struct StudioTranslationTests {
                 of: "<target>FR Step {step} of {total}</target>", with: "<target>Étape</target>"))
         #expect(
             try browser.evaluate(
-                "document.body.textContent.includes('the fr text of progress.step leaves out {step}, {total}')"
+                """
+                document.body.textContent.includes('the fr text of progress.step leaves out {step}, \
+                {total}')
+                """
             )
                 as? Bool == true)
         #expect(try server.sql("SELECT max(revision) FROM catalog_drafts WHERE draft = 1") == ["3"])
@@ -101,7 +111,11 @@ struct StudioTranslationTests {
         try browser.open(URL(string: draft + "?flow=tutorial&step=swipeToSelect")!)
         let groups = try #require(
             try browser.evaluate(
-                "[...document.querySelectorAll('#editor fieldset.text')].map(f => f.querySelector('legend').textContent + ':' + [...f.querySelectorAll('textarea')].map(t => t.lang).join(','))"
+                """
+                [...document.querySelectorAll('#editor fieldset.text')].map(f => \
+                f.querySelector('legend').textContent + ':' + [...f.querySelectorAll('textarea')].map(t \
+                => t.lang).join(','))
+                """
             ) as? [String])
         #expect(groups.count >= 4, "\(groups)")
         #expect(groups.allSatisfy { $0.hasSuffix(":en,fr,pt-BR") }, "\(groups)")
@@ -120,7 +134,9 @@ struct StudioTranslationTests {
         try StudioTests.submitAndConfirm(
             browser, "/publish", confirming: "goes to 100% of moodtracker's subjects")
         let published = try browser.evaluate("document.body.textContent") as? String ?? ""
-        #expect(published.contains("Version 3 is published at 100%."), "\(browser.location): \(published.prefix(600))")
+        #expect(
+            published.contains("Version 3 is published at 100%."),
+            "\(browser.location): \(published.prefix(600))")
         let device = try Device("moodtracker", account: "francoise", server: server)
         #expect(try device.run("--locale", "fr", "launch").status == 0)
         let shown = try device.run("--locale", "fr", "wait", "0.5")

@@ -14,7 +14,8 @@ extension TestPostgres {
         logger.logLevel = .error
         let url = try DatabaseURL(try freshDatabase())
         let client = PostgresClient(
-            configuration: url.clientConfiguration(maximumConnections: maximumConnections), backgroundLogger: logger)
+            configuration: url.clientConfiguration(maximumConnections: maximumConnections),
+            backgroundLogger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }

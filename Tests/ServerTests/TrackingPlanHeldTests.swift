@@ -1,15 +1,16 @@
 import AccountSync
 import Foundation
 import Logging
-@testable import OnboardingServer
 import PostgresNIO
-@testable import ServerControlPlane
 import ServerDatabase
-@testable import ServerPublishing
-@testable import ServerSyncAPI
 import Testing
 import TourCodec
 import TourFixtures
+
+@testable import OnboardingServer
+@testable import ServerControlPlane
+@testable import ServerPublishing
+@testable import ServerSyncAPI
 
 /// A push whose app's plan this process holds is split without a read, and so without the bound
 /// a read needs (`withDeadline`); the held path must answer what the reading path answers, and
@@ -18,7 +19,8 @@ import TourFixtures
 @Suite("A tracking plan held in memory", .ownThread)
 struct TrackingPlanHeldTests {
     static func request(_ facts: [TourValue]) -> PushRequest {
-        let item = PushItem(seq: 1, time: 1_764_000_000, event: "next", catalogVersion: 1, facts: facts, records: [:])
+        let item = PushItem(
+            seq: 1, time: 1_764_000_000, event: "next", catalogVersion: 1, facts: facts, records: [:])
         return PushRequest(app: "growth", account: "ann", batch: PushBatch(device: "d", items: [item]))
     }
 
@@ -31,7 +33,8 @@ struct TrackingPlanHeldTests {
             let plans = TrackingPlans(reads: ReadOnlyDatabase(sharing: client, logger: logger))
             let planned = Self.request([TrackingPlanTests.entered("app_tour", "dashboard")])
             let mixed = Self.request([
-                TrackingPlanTests.entered("app_tour", "dashboard"), TrackingPlanTests.entered("app_tour", "no_such_step", 2),
+                TrackingPlanTests.entered("app_tour", "dashboard"),
+                TrackingPlanTests.entered("app_tour", "no_such_step", 2),
                 TrackingPlanTests.entered("probe", "x"),
             ])
 
@@ -45,15 +48,20 @@ struct TrackingPlanHeldTests {
             // "No plan yet" is looked at again every second.
             #expect(plans.splitWithoutReading(planned, now: firstRead + .milliseconds(1_100)) == nil)
 
-            let compiled = try Shell.run(BuiltExecutables.folder.appendingPathComponent("growth").path, ["catalog", "--json"]).stdout
+            let compiled = try Shell.run(
+                BuiltExecutables.folder.appendingPathComponent("growth").path, ["catalog", "--json"]
+            ).stdout
             // Patient bounds: what this test checks is the plan held, not a write's bound, which the
             // suite's load can pass.
             let catalogs = CatalogStore(
                 writes: WritableDatabase(client: client, logger: logger, bounds: .patient),
                 reads: ReadOnlyDatabase(sharing: client, logger: logger), logger: logger)
             let outcome = try await catalogs.register(
-                app: "growth", text: compiled, by: Actor(name: "test", source: "test", person: nil), at: 1_764_000_000)
-            guard case .stored = outcome else { Issue.record("the catalog was not registered: \(outcome)"); return }
+                app: "growth", text: compiled, by: Actor(name: "test", source: "test", person: nil),
+                at: 1_764_000_000)
+            guard case .stored = outcome else {
+                Issue.record("the catalog was not registered: \(outcome)"); return
+            }
             // Held, the old answer stands within its second; a read finds the plan.
             #expect(Self.same(plans.splitWithoutReading(mixed, now: firstRead), none))
             let secondRead = ContinuousClock.now
@@ -63,12 +71,17 @@ struct TrackingPlanHeldTests {
             let lastRead = ContinuousClock.now
             #expect(read.unplanned.map(\.step) == ["no_such_step", "x"])
             #expect(read.batch.items[0].facts.count == 1)
-            #expect(Self.same(plans.splitWithoutReading(planned, now: secondRead), try await plans.split(planned, within: .seconds(60))))
+            #expect(
+                Self.same(
+                    plans.splitWithoutReading(planned, now: secondRead),
+                    try await plans.split(planned, within: .seconds(60))))
             // A fact outside the plan makes it read again, however fresh the plan held; facts
             // inside it wait five seconds.
             #expect(plans.splitWithoutReading(mixed, now: secondRead) == nil)
             #expect(plans.splitWithoutReading(mixed, now: secondRead + .milliseconds(1_100)) == nil)
-            #expect(Self.same(plans.splitWithoutReading(planned, now: secondRead + .milliseconds(1_100)), planned))
+            #expect(
+                Self.same(plans.splitWithoutReading(planned, now: secondRead + .milliseconds(1_100)), planned)
+            )
             #expect(plans.splitWithoutReading(planned, now: lastRead + .milliseconds(5_100)) == nil)
         }
     }

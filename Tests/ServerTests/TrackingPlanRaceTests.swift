@@ -21,12 +21,15 @@ struct TrackingPlanRaceTests {
         let server = try ServerProcess(environment: ["ONBOARDING_SERVER_SECRET": ServerProcess.secret])
         let first = Scratch.folder.appendingPathComponent("trial-\(UUID().uuidString).json")
         try Self.document(flow: "tour", version: 1).write(to: first, atomically: true, encoding: .utf8)
-        let registered = try PublishingTests().serverCommand(server, ["register", "--app", ExperimentFixture.app, first.path])
+        let registered = try PublishingTests().serverCommand(
+            server, ["register", "--app", ExperimentFixture.app, first.path])
         try #require(registered.status == 0, "\(registered.stderr)")
         let warm = try server.token(account: "warm", app: ExperimentFixture.app)
         let racer = try server.token(account: "racer", app: ExperimentFixture.app)
         func push(_ account: String, _ token: String, seq: Int, _ facts: [TourValue]) async throws {
-            let item = PushItem(seq: Int64(seq), time: 1_764_000_000 + Double(seq), event: "next", catalogVersion: 1, facts: facts, records: [:])
+            let item = PushItem(
+                seq: Int64(seq), time: 1_764_000_000 + Double(seq), event: "next", catalogVersion: 1,
+                facts: facts, records: [:])
             let answer = try await HTTP.post(
                 server.url.appendingPathComponent("v1/apps/trial/accounts/\(account)/push"), token: token,
                 body: Data(try PushBatch(device: "d-\(account)", items: [item]).tourValue.jsonUTF8()))
@@ -41,12 +44,17 @@ struct TrackingPlanRaceTests {
             _ = try server.sql(
                 """
                 INSERT INTO catalogs (app, version, source, fingerprint, document, recorded_at, recorded_by)
-                VALUES ('trial', \(index + 1), 'published', 'race', $doc$\(text)$doc$, extract(epoch FROM clock_timestamp()), 'test')
+                VALUES ('trial', \(index + 1), 'published', 'race', $doc$\(text)$doc$, extract(epoch FROM \
+                clock_timestamp()), 'test')
                 """)
             try await push("racer", racer, seq: index, [TrackingPlanTests.entered("race\(index)", "welcome")])
         }
-        #expect(try server.sql("SELECT count(*) FROM facts WHERE app = 'trial' AND flow LIKE 'race%'") == ["\(tries)"])
-        let apart = try server.sql("SELECT flow || ' ' || facts FROM unplanned_facts WHERE app = 'trial' ORDER BY flow")
+        #expect(
+            try server.sql("SELECT count(*) FROM facts WHERE app = 'trial' AND flow LIKE 'race%'") == [
+                "\(tries)"
+            ])
+        let apart = try server.sql(
+            "SELECT flow || ' ' || facts FROM unplanned_facts WHERE app = 'trial' ORDER BY flow")
         #expect(apart.isEmpty, "set apart: \(apart.prefix(10))")
     }
 }

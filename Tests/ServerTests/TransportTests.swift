@@ -55,7 +55,9 @@ struct TransportTests {
             #expect(refusal?.contains("use https://") == true)
             // The transport itself refuses too, before anything is sent.
             let transport = HTTPSyncTransport(server: url, token: Secret("secret-token"), timeout: 0.5)
-            let error = await #expect(throws: SyncError.self) { try await transport.pull(app: "finite", account: "ann") }
+            let error = await #expect(throws: SyncError.self) {
+                try await transport.pull(app: "finite", account: "ann")
+            }
             guard case .rejected(_, "insecure_transport", _) = error else {
                 Issue.record("\(String(describing: error))")
                 return
@@ -86,7 +88,8 @@ struct TransportTests {
                     { server in
                         // A long timeout: what is tested is the redirect, and under the whole suite's
                         // load the default's 5 s to connect was once not enough.
-                        let transport = HTTPSyncTransport(server: server, token: Secret("secret-token"), timeout: 60)
+                        let transport = HTTPSyncTransport(
+                            server: server, token: Secret("secret-token"), timeout: 60)
                         let error = await #expect(throws: SyncError.self) {
                             try await transport.pull(app: "finite", account: "ann")
                         }
@@ -122,7 +125,9 @@ struct TransportTests {
             { server in
                 let small = HTTPSyncTransport(
                     server: server, token: Secret("secret-token"), timeout: 60, maximumResponseBytes: 1 << 20)
-                let error = await #expect(throws: SyncError.self) { try await small.pull(app: "finite", account: "ann") }
+                let error = await #expect(throws: SyncError.self) {
+                    try await small.pull(app: "finite", account: "ann")
+                }
                 #expect("\(String(describing: error))".contains("larger than 1048576 bytes"))
             })
     }
@@ -137,12 +142,16 @@ struct TransportTests {
             },
             { server in
                 let transport = HTTPSyncTransport(server: server, token: Secret("secret-token"), timeout: 0.3)
-                let error = await #expect(throws: SyncError.self) { try await transport.pull(app: "finite", account: "ann") }
+                let error = await #expect(throws: SyncError.self) {
+                    try await transport.pull(app: "finite", account: "ann")
+                }
                 guard case .unreachable(let reason) = error else {
                     Issue.record("\(String(describing: error))")
                     return
                 }
-                #expect(reason.lowercased().contains("timeout") || reason.lowercased().contains("timed out"), "\(reason)")
+                #expect(
+                    reason.lowercased().contains("timeout") || reason.lowercased().contains("timed out"),
+                    "\(reason)")
             })
     }
 }

@@ -12,7 +12,8 @@ import TourCore
 /// and servers keep talking.
 @Suite("Sync wire forms", .ownThread)
 struct WireFormTests {
-    static let record = AccountFlowRecord(epoch: 1, standing: .completed, version: "2.5", at: 1_767_603_600_000, device: "d1")
+    static let record = AccountFlowRecord(
+        epoch: 1, standing: .completed, version: "2.5", at: 1_767_603_600_000, device: "d1")
 
     @Test func aPushBatchHasTheFormItAlwaysHad() throws {
         let batch = PushBatch(
@@ -26,7 +27,12 @@ struct WireFormTests {
         let text = try batch.tourValue.jsonText()
         #expect(
             text
-                == #"{"device":"d1","items":[{"catalogVersion":3,"event":"next","facts":[{"fact":"stepEntered","flow":"app_tour","index":1,"step":"welcome"}],"records":{"app_tour":{"at":1767603600000,"device":"d1","epoch":1,"standing":"completed","version":"2.5"}},"seq":7,"time":1767603600.5}]}"#
+                == #"""
+                {"device":"d1","items":[{"catalogVersion":3,"event":"next","facts":[{"fact":"stepEntered\#
+                ","flow":"app_tour","index":1,"step":"welcome"}],"records":{"app_tour":{"at":17676036000\#
+                00,"device":"d1","epoch":1,"standing":"completed","version":"2.5"}},"seq":7,"time":17676\#
+                03600.5}]}
+                """#
         )
         #expect(try PushBatch(jsonText: text) == batch)
         // Foundation's coders go through the same one form.
@@ -47,7 +53,10 @@ struct WireFormTests {
         let text = try exchange.tourValue.jsonText()
         #expect(
             text
-                == #"{"counts":[{"day":20457,"device":"d1","starts":0},{"day":20458,"device":"d1","lastStart":1767603600.5,"starts":2}],"device":"d1","since":20457}"#
+                == #"""
+                {"counts":[{"day":20457,"device":"d1","starts":0},{"day":20458,"device":"d1","lastStart"\#
+                :1767603600.5,"starts":2}],"device":"d1","since":20457}
+                """#
         )
         #expect(try BudgetExchange(jsonText: text) == exchange)
         #expect(SyncAPI.problem(with: exchange) == nil)
@@ -59,7 +68,8 @@ struct WireFormTests {
         #expect(ledger.lastStart == Date(timeIntervalSince1970: 1_767_603_600.5))
     }
 
-    static let recordJSON = #"{"at":1767603600000,"device":"d1","epoch":1,"standing":"completed","version":"2.5"}"#
+    static let recordJSON =
+        #"{"at":1767603600000,"device":"d1","epoch":1,"standing":"completed","version":"2.5"}"#
 
     /// The texts 0.10's `JSONEncoder` (sorted keys) wrote for each answer, written and read the same now.
     @Test func answersHaveTheFormsTheyAlwaysHad() throws {
@@ -74,14 +84,21 @@ struct WireFormTests {
         #expect(try AccountRecords(jsonText: recordsText) == records)
 
         let reportText =
-            #"{"accounts":3,"app":"finite","devices":4,"flows":[{"accounts":{"completed":1,"shown":2},"completedHere":1,"devices":4,"flow":"walkthrough","skippedHere":0,"started":3,"steps":[{"accounts":3,"index":1,"step":"welcome"}]}]}"#
+            #"""
+            {"accounts":3,"app":"finite","devices":4,"flows":[{"accounts":{"completed":1,"shown":2},"com\#
+            pletedHere":1,"devices":4,"flow":"walkthrough","skippedHere":0,"started":3,"steps":[{"accoun\#
+            ts":3,"index":1,"step":"welcome"}]}]}
+            """#
         let report = try AppReport(jsonText: reportText)
         #expect(report.flows.first?.steps.first?.step == "welcome")
         #expect(report.flows.first?.accounts == ["completed": 1, "shown": 2])
         #expect(try report.tourValue.jsonText() == reportText)
 
-        let claimsText = #"{"app":"finite","exp":4000000000,"iat":1767603600.25,"kid":"k1","scope":"account","sub":"ann"}"#
-        var claims = TokenClaims(subject: "ann", scope: .account, app: "finite", issuedAt: 1_767_603_600.25, expires: 4_000_000_000)
+        let claimsText =
+            #"{"app":"finite","exp":4000000000,"iat":1767603600.25,"kid":"k1","scope":"account","sub":"ann"}"#
+        var claims = TokenClaims(
+            subject: "ann", scope: .account, app: "finite", issuedAt: 1_767_603_600.25, expires: 4_000_000_000
+        )
         claims.keyID = "k1"
         #expect(try TokenClaims(jsonText: claimsText) == claims)
         #expect(try claims.tourValue.jsonText() == claimsText)
@@ -98,16 +115,22 @@ struct WireFormTests {
     }
 
     @Test func aMalformedBodyNamesWhatIsWrong() {
-        #expect(throws: DecodingError.self) { try PushBatch(jsonText: #"{"device":"d1","items":[{"seq":"one"}]}"#) }
+        #expect(throws: DecodingError.self) {
+            try PushBatch(jsonText: #"{"device":"d1","items":[{"seq":"one"}]}"#)
+        }
         #expect(throws: DecodingError.self) { try PushBatch(jsonText: #"{"items":[]}"#) }
         #expect(throws: JSONTextError.self) { try PushBatch(jsonUTF8: [0x7B, 0xFF, 0x7D]) }
     }
 
     @Test func tokenClaimsReadBackAsSigned() async throws {
         let signer = try TokenSigner(keys: [TokenKey(id: "k1", secret: String(repeating: "s", count: 32))])
-        let claims = TokenClaims(subject: "ann", scope: .account, app: "finite", issuedAt: 1_767_603_600.25, expires: 4_000_000_000)
+        let claims = TokenClaims(
+            subject: "ann", scope: .account, app: "finite", issuedAt: 1_767_603_600.25, expires: 4_000_000_000
+        )
         var expected = claims
         expected.keyID = "k1"
-        #expect(try await signer.verify(await signer.sign(claims), now: Date(timeIntervalSince1970: 1_767_603_601)) == expected)
+        #expect(
+            try await signer.verify(
+                await signer.sign(claims), now: Date(timeIntervalSince1970: 1_767_603_601)) == expected)
     }
 }

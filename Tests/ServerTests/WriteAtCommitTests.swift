@@ -43,7 +43,8 @@ struct WriteAtCommitTests {
                 FOR EACH ROW EXECUTE FUNCTION test_hold_commit();
             CREATE CONSTRAINT TRIGGER test_hold_commit AFTER INSERT ON installs DEFERRABLE INITIALLY DEFERRED
                 FOR EACH ROW EXECUTE FUNCTION test_hold_commit();
-            CREATE CONSTRAINT TRIGGER test_hold_commit AFTER INSERT OR UPDATE ON token_cutoffs DEFERRABLE INITIALLY DEFERRED
+            CREATE CONSTRAINT TRIGGER test_hold_commit AFTER INSERT OR UPDATE ON token_cutoffs DEFERRABLE \
+            INITIALLY DEFERRED
                 FOR EACH ROW EXECUTE FUNCTION test_hold_commit();
             """)
     }
@@ -59,16 +60,26 @@ struct WriteAtCommitTests {
         try hold(server, 5)
         let first = try await write.send(key, false)
         try hold(server, 0)
-        #expect(first.status == 503, "\(write.name): held at commit, answered \(first.status) \(String(decoding: first.body, as: UTF8.self))")
+        #expect(
+            first.status == 503,
+            """
+            \(write.name): held at commit, \
+            answered \(first.status) \(String(decoding: first.body, as: UTF8.self))
+            """
+        )
         #expect(first.errorCode == "commit_unconfirmed", "\(write.name): \(first.errorCode ?? "no code")")
         #expect(first.retryAfter != nil)
         // The commit lands once the hold ends: the 503 said "may have", and it did.
-        let landed = try await Patience.untilAnswered({ () async throws -> Bool in try server.sql(write.effect) == [write.done] }) { !$0 }
+        let landed = try await Patience.untilAnswered({ () async throws -> Bool in
+            try server.sql(write.effect) == [write.done]
+        }) { !$0 }
         let effect = try server.sql(write.effect)
         #expect(landed, "\(write.name): the held commit did not land: \(effect)")
         // Sent again with its key: the first answer, nothing changed twice.
         let again = try await write.send(key, false)
-        #expect((200..<300).contains(again.status), "\(write.name): \(again.status) \(String(decoding: again.body, as: UTF8.self))")
+        #expect(
+            (200..<300).contains(again.status),
+            "\(write.name): \(again.status) \(String(decoding: again.body, as: UTF8.self))")
         #expect(again.replayed == "true", "\(write.name): the answer was not the first one given again")
         for member in write.carries {
             #expect(again.json[member] != nil, "\(write.name): the first answer's \(member) is lost")
@@ -98,12 +109,18 @@ struct WriteAtCommitTests {
                 name: "publish",
                 send: { key, altered in
                     let body = try TourValue.members([
-                        "document": try TourValue(jsonText: v2), "rollout": .int(altered ? 30 : 20), "signatures": [signature].tourValue,
+                        "document": try TourValue(jsonText: v2), "rollout": .int(altered ? 30 : 20),
+                        "signatures": [signature].tourValue,
                     ]).jsonUTF8()
                     return try await HTTP.send(
-                        "POST", catalogs, token: owner, body: Data(body), headers: key.map { ["Idempotency-Key": $0] } ?? [:])
+                        "POST", catalogs, token: owner, body: Data(body),
+                        headers: key.map { ["Idempotency-Key": $0] } ?? [:])
                 },
-                effect: "SELECT count(*) || ' ' || min(rollout) FROM catalogs WHERE app = 'lockedin' AND version = 2",
+                effect:
+                    """
+                    SELECT count(*) || ' ' || min(rollout) FROM catalogs WHERE app = 'lockedin' AND \
+                    version = 2
+                    """,
                 done: "1 20", carries: ["publication"]))
         try await Self.heldAtCommit(
             server,
@@ -111,10 +128,15 @@ struct WriteAtCommitTests {
                 name: "withdraw",
                 send: { key, altered in
                     try await HTTP.send(
-                        "DELETE", catalogs.appendingPathComponent(altered ? "3" : "2"), token: owner, body: nil,
+                        "DELETE", catalogs.appendingPathComponent(altered ? "3" : "2"), token: owner,
+                        body: nil,
                         headers: key.map { ["Idempotency-Key": $0] } ?? [:])
                 },
-                effect: "SELECT count(*) FROM catalogs WHERE app = 'lockedin' AND version = 2 AND withdrawn_at IS NOT NULL",
+                effect:
+                    """
+                    SELECT count(*) FROM catalogs WHERE app = 'lockedin' AND version = 2 AND \
+                    withdrawn_at IS NOT NULL
+                    """,
                 done: "1", carries: ["publication"]))
 
         let folder = Scratch.folder.appendingPathComponent("keys-\(UUID().uuidString)")
@@ -122,8 +144,10 @@ struct WriteAtCommitTests {
         let made = try server.command(["keys", "new", "--app", "lockedin", "--out", folder.path])
         let id = made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let publicKey = try #require(
-            try TourValue(jsonText: String(contentsOf: folder.appendingPathComponent("\(id).json"), encoding: .utf8)).objectValue?["publicKey"]?
-                .stringValue)
+            try TourValue(
+                jsonText: String(contentsOf: folder.appendingPathComponent("\(id).json"), encoding: .utf8)
+            ).objectValue?["publicKey"]?
+            .stringValue)
         let keys = server.url.appendingPathComponent("v1/apps/lockedin/keys")
         try await Self.heldAtCommit(
             server,
@@ -132,10 +156,14 @@ struct WriteAtCommitTests {
                 send: { key, altered in
                     try await HTTP.send(
                         "POST", keys, token: owner,
-                        body: Data(try TourValue.members(["publicKey": .string(altered ? "AAAA" + publicKey.dropFirst(4) : publicKey)]).jsonUTF8()),
+                        body: Data(
+                            try TourValue.members([
+                                "publicKey": .string(altered ? "AAAA" + publicKey.dropFirst(4) : publicKey)
+                            ]).jsonUTF8()),
                         headers: key.map { ["Idempotency-Key": $0] } ?? [:])
                 },
-                effect: "SELECT count(*) FROM publication_keys WHERE app = 'lockedin' AND key_id = '\(id)'", done: "1",
+                effect: "SELECT count(*) FROM publication_keys WHERE app = 'lockedin' AND key_id = '\(id)'",
+                done: "1",
                 carries: ["key"]))
         try await Self.heldAtCommit(
             server,
@@ -143,16 +171,21 @@ struct WriteAtCommitTests {
                 name: "key retire",
                 send: { key, altered in
                     try await HTTP.send(
-                        "DELETE", keys.appendingPathComponent(altered ? "other" : id), token: owner, body: nil,
+                        "DELETE", keys.appendingPathComponent(altered ? "other" : id), token: owner,
+                        body: nil,
                         headers: key.map { ["Idempotency-Key": $0] } ?? [:])
                 },
-                effect: "SELECT count(*) FROM publication_keys WHERE key_id = '\(id)' AND retired_at IS NOT NULL", done: "1",
+                effect:
+                    "SELECT count(*) FROM publication_keys WHERE key_id = '\(id)' AND retired_at IS NOT NULL",
+                done: "1",
                 carries: ["retiredAt"]))
 
         // Without a key the 503 says it may have happened, and how to make sending it again safe.
         try Self.hold(server, 5)
         let unkeyed = try await HTTP.send(
-            "POST", keys, token: owner, body: Data(try TourValue.members(["publicKey": .string(try Self.newPublicKey(server))]).jsonUTF8()))
+            "POST", keys, token: owner,
+            body: Data(
+                try TourValue.members(["publicKey": .string(try Self.newPublicKey(server))]).jsonUTF8()))
         try Self.hold(server, 0)
         #expect(unkeyed.errorCode == "commit_unconfirmed", "\(unkeyed.status) \(unkeyed.errorCode ?? "")")
         #expect(String(decoding: unkeyed.body, as: UTF8.self).contains("Idempotency-Key"))
@@ -164,7 +197,9 @@ struct WriteAtCommitTests {
         // A commit PostgreSQL refuses: an error answer, and nothing of it stored.
         try Self.hold(server, -1)
         let refused = try await HTTP.send(
-            "POST", keys, token: owner, body: Data(try TourValue.members(["publicKey": .string(try Self.newPublicKey(server))]).jsonUTF8()))
+            "POST", keys, token: owner,
+            body: Data(
+                try TourValue.members(["publicKey": .string(try Self.newPublicKey(server))]).jsonUTF8()))
         try Self.hold(server, 0)
         #expect(!(200..<300).contains(refused.status), "a refused commit was answered \(refused.status)")
         #expect(try server.sql("SELECT count(*) FROM publication_keys WHERE app = 'lockedin'") == ["3"])
@@ -182,10 +217,13 @@ struct WriteAtCommitTests {
                 send: { key, altered in
                     try await HTTP.send(
                         "PUT", people.appendingPathComponent("nina"), token: owner,
-                        body: Data(try TourValue.members(["role": .string(altered ? "editor" : "viewer")]).jsonUTF8()),
+                        body: Data(
+                            try TourValue.members(["role": .string(altered ? "editor" : "viewer")]).jsonUTF8()
+                        ),
                         headers: key.map { ["Idempotency-Key": $0] } ?? [:])
                 },
-                effect: "SELECT count(*) || ' ' || min(role) FROM person_roles WHERE person = 'nina'", done: "1 viewer",
+                effect: "SELECT count(*) || ' ' || min(role) FROM person_roles WHERE person = 'nina'",
+                done: "1 viewer",
                 carries: ["credential"]))
         try await Self.heldAtCommit(
             server,
@@ -193,10 +231,13 @@ struct WriteAtCommitTests {
                 name: "end sessions",
                 send: { key, altered in
                     try await HTTP.send(
-                        "POST", people.appendingPathComponent(altered ? "olga" : "nina").appendingPathComponent("end-sessions"),
+                        "POST",
+                        people.appendingPathComponent(altered ? "olga" : "nina").appendingPathComponent(
+                            "end-sessions"),
                         token: owner, body: nil, headers: key.map { ["Idempotency-Key": $0] } ?? [:])
                 },
-                effect: "SELECT count(*) FROM audit_log WHERE action = 'sessions.ended' AND target = 'nina'", done: "1",
+                effect: "SELECT count(*) FROM audit_log WHERE action = 'sessions.ended' AND target = 'nina'",
+                done: "1",
                 carries: ["sessionsEnded"]))
         try await Self.heldAtCommit(
             server,
@@ -204,10 +245,12 @@ struct WriteAtCommitTests {
                 name: "people remove",
                 send: { key, altered in
                     try await HTTP.send(
-                        "DELETE", people.appendingPathComponent(altered ? "olga" : "nina"), token: owner, body: nil,
+                        "DELETE", people.appendingPathComponent(altered ? "olga" : "nina"), token: owner,
+                        body: nil,
                         headers: key.map { ["Idempotency-Key": $0] } ?? [:])
                 },
-                effect: "SELECT count(*) FROM people WHERE name = 'nina'", done: "0", carries: ["removedFrom"]))
+                effect: "SELECT count(*) FROM people WHERE name = 'nina'", done: "0", carries: ["removedFrom"]
+            ))
     }
 
     @Test func enrollmentSignOutAndErasureHeldAtCommit() async throws {
@@ -226,20 +269,27 @@ struct WriteAtCommitTests {
                 send: { key, altered in
                     try await HTTP.send(
                         "POST", server.url.appendingPathComponent("v1/apps/moodtracker/installs"), token: nil,
-                        body: Data(try TourValue.members(["enrollmentKey": .string(altered ? enrollmentKey + "x" : enrollmentKey)]).jsonUTF8()),
+                        body: Data(
+                            try TourValue.members([
+                                "enrollmentKey": .string(altered ? enrollmentKey + "x" : enrollmentKey)
+                            ]).jsonUTF8()),
                         headers: key.map { ["Idempotency-Key": $0] } ?? [:])
                 },
-                effect: "SELECT count(*) FROM installs WHERE app = 'moodtracker'", done: "1", carries: ["install", "credential"]))
+                effect: "SELECT count(*) FROM installs WHERE app = 'moodtracker'", done: "1",
+                carries: ["install", "credential"]))
         try await Self.heldAtCommit(
             server,
             Write(
                 name: "sign-out",
                 send: { key, altered in
                     try await HTTP.send(
-                        "POST", server.url.appendingPathComponent("v1/apps/growth/accounts/ann/sign-out"), token: token,
-                        body: Data(altered ? "{}".utf8 : "".utf8), headers: key.map { ["Idempotency-Key": $0] } ?? [:])
+                        "POST", server.url.appendingPathComponent("v1/apps/growth/accounts/ann/sign-out"),
+                        token: token,
+                        body: Data(altered ? "{}".utf8 : "".utf8),
+                        headers: key.map { ["Idempotency-Key": $0] } ?? [:])
                 },
-                effect: "SELECT count(*) FROM token_cutoffs WHERE app = 'growth' AND account LIKE 'hmac:%'", done: "1",
+                effect: "SELECT count(*) FROM token_cutoffs WHERE app = 'growth' AND account LIKE 'hmac:%'",
+                done: "1",
                 carries: ["tokensIssuedBefore"]))
         try await Self.heldAtCommit(
             server,
@@ -247,10 +297,13 @@ struct WriteAtCommitTests {
                 name: "erasure",
                 send: { key, altered in
                     try await HTTP.send(
-                        "DELETE", server.url.appendingPathComponent("v1/apps/growth/accounts/\(altered ? "ann" : "erin")"), token: owner,
+                        "DELETE",
+                        server.url.appendingPathComponent(
+                            "v1/apps/growth/accounts/\(altered ? "ann" : "erin")"), token: owner,
                         body: nil, headers: key.map { ["Idempotency-Key": $0] } ?? [:])
                 },
-                effect: "SELECT count(*) FROM pushes WHERE account = 'erin'", done: "0", carries: ["removed"]))
+                effect: "SELECT count(*) FROM pushes WHERE account = 'erin'", done: "0", carries: ["removed"])
+        )
     }
 
     static func newPublicKey(_ server: ServerProcess) throws -> String {
@@ -259,7 +312,9 @@ struct WriteAtCommitTests {
         let id = try server.command(["keys", "new", "--app", "lockedin", "--out", folder.path]).stdout
             .trimmingCharacters(in: .whitespacesAndNewlines)
         return try #require(
-            try TourValue(jsonText: String(contentsOf: folder.appendingPathComponent("\(id).json"), encoding: .utf8)).objectValue?["publicKey"]?
-                .stringValue)
+            try TourValue(
+                jsonText: String(contentsOf: folder.appendingPathComponent("\(id).json"), encoding: .utf8)
+            ).objectValue?["publicKey"]?
+            .stringValue)
     }
 }

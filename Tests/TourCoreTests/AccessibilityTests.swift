@@ -15,10 +15,13 @@ struct AccessibilityTests {
         FlowDefinition(
             "tips", name: "Tips",
             steps: [
-                StepDefinition("tip", StepContent(title: "Tip", body: "Swipe to go back"), actions: [.next()], autoAdvanceAfter: 4),
+                StepDefinition(
+                    "tip", StepContent(title: "Tip", body: "Swipe to go back"), actions: [.next()],
+                    autoAdvanceAfter: 4),
                 StepDefinition("done", StepContent(title: "Done", body: "That's all"), autoAdvanceAfter: 2),
             ],
-            triggers: [Trigger(.signal("go"))], haptics: HapticMap(stepEntered: .selection, completed: .notificationSuccess),
+            triggers: [Trigger(.signal("go"))],
+            haptics: HapticMap(stepEntered: .selection, completed: .notificationSuccess),
             accessibility: rules)
     }
 
@@ -46,7 +49,8 @@ struct AccessibilityTests {
 
     @Test func aFlowOverridesTheVoiceOverRule() throws {
         var scaled = Driver(
-            Fixtures.engine(Self.timed(AccessibilityRules(voiceOverTimedSteps: .scaleDuration, voiceOverTimeScale: 3))),
+            Fixtures.engine(
+                Self.timed(AccessibilityRules(voiceOverTimedSteps: .scaleDuration, voiceOverTimeScale: 3))),
             context: Self.voiceOver)
         try scaled.send(.signal("go"))
         try scaled.wait(11)
@@ -55,7 +59,8 @@ struct AccessibilityTests {
         #expect(scaled.step == "done")
 
         var unchanged = Driver(
-            Fixtures.engine(Self.timed(AccessibilityRules(voiceOverTimedSteps: .unchanged))), context: Self.voiceOver)
+            Fixtures.engine(Self.timed(AccessibilityRules(voiceOverTimedSteps: .unchanged))),
+            context: Self.voiceOver)
         try unchanged.send(.signal("go"))
         try unchanged.wait(4)
         #expect(unchanged.step == "done")
@@ -80,7 +85,8 @@ struct AccessibilityTests {
         try driver.act("next")
         try driver.act("tapTarget")
         #expect(driver.haptics.isEmpty)
-        #expect(driver.effects.contains(.celebration(flow: "walk", step: "tapTarget")), "the celebration stays")
+        #expect(
+            driver.effects.contains(.celebration(flow: "walk", step: "tapTarget")), "the celebration stays")
         #expect(driver.records.last?.outcome.contains("haptics off: 2 not played") == true)
     }
 
@@ -97,14 +103,16 @@ struct AccessibilityTests {
         #expect(!driver.haptics.isEmpty, "haptics are another setting")
         #expect(try TourEffect(tourValue: celebration.tourValue) == celebration)
         // The form a celebration always had is unchanged when motion is not reduced.
-        #expect(TourEffect.celebration(flow: "walk", step: "s").tourValue.objectValue?["reducedMotion"] == nil)
+        #expect(
+            TourEffect.celebration(flow: "walk", step: "s").tourValue.objectValue?["reducedMotion"] == nil)
     }
 
     @Test func everySettingAtOnce() throws {
         var driver = Driver(
             Fixtures.engine(Self.timed()),
             context: AccessibilitySettings(
-                voiceOver: true, reducedMotion: true, hapticsEnabled: false, textSize: "accessibilityExtraExtraExtraLarge"
+                voiceOver: true, reducedMotion: true, hapticsEnabled: false,
+                textSize: "accessibilityExtraExtraExtraLarge"
             ).context)
         try driver.send(.signal("go"))
         #expect(driver.haptics.isEmpty)
@@ -118,7 +126,8 @@ struct AccessibilityTests {
 
     @Test func theRulesRoundTripThroughTheDocumentAndTheStandardOnesLeaveItAsItWas() throws {
         let declarations = CatalogDeclarations()
-        let plain = CatalogDocument(TourCatalog(app: "tips", flows: [Self.timed()]), declarations: declarations)
+        let plain = CatalogDocument(
+            TourCatalog(app: "tips", flows: [Self.timed()]), declarations: declarations)
         #expect(try !plain.text().contains("accessibility"))
         let rules = AccessibilityRules(voiceOverTimedSteps: .scaleDuration, voiceOverTimeScale: 2.5)
         let catalog = TourCatalog(app: "tips", flows: [Self.timed(rules)])
@@ -129,7 +138,8 @@ struct AccessibilityTests {
         #expect(try plain.fingerprint() != (try document.fingerprint()))
 
         for (bad, message) in [
-            (#""voiceOverTimedSteps":"never""#, "voiceOverTimedSteps"), (#""voiceOverTimeScale":0"#, "from 1 to 100"),
+            (#""voiceOverTimedSteps":"never""#, "voiceOverTimedSteps"),
+            (#""voiceOverTimeScale":0"#, "from 1 to 100"),
             (#""voiceOverTimeScale":2,"colour":"red""#, "colour"),
         ] {
             let text = try document.text().replacingOccurrences(
@@ -145,11 +155,14 @@ struct AccessibilityTests {
 
     @Test func theCheckRefusesATimeScaleOutsideOneToAHundred() {
         for scale in [0.5, 0, -1, 101] {
-            let catalog = TourCatalog(app: "tips", flows: [Self.timed(AccessibilityRules(voiceOverTimeScale: scale))])
+            let catalog = TourCatalog(
+                app: "tips", flows: [Self.timed(AccessibilityRules(voiceOverTimeScale: scale))])
             let problems = catalog.problems(declaring: CatalogDeclarations())
             #expect(problems.map(\.path) == ["flows[tips].accessibility.voiceOverTimeScale"], "\(scale)")
         }
-        #expect(TourCatalog(app: "tips", flows: [Self.timed()]).problems(declaring: CatalogDeclarations()).isEmpty)
+        #expect(
+            TourCatalog(app: "tips", flows: [Self.timed()]).problems(declaring: CatalogDeclarations()).isEmpty
+        )
     }
 
     @Test func everyProductDeclaresTheSettingsAsDeviceFacts() throws {
@@ -159,6 +172,8 @@ struct AccessibilityTests {
         let facts = try CatalogDeclarations(context: ContextKey.accessibility).deviceFacts([
             (key: "voiceOver", value: "on"), (key: "textSize", value: "accessibilityLarge"),
         ])
-        #expect(AccessibilitySettings(facts) == AccessibilitySettings(voiceOver: true, textSize: "accessibilityLarge"))
+        #expect(
+            AccessibilitySettings(facts)
+                == AccessibilitySettings(voiceOver: true, textSize: "accessibilityLarge"))
     }
 }

@@ -14,7 +14,8 @@ struct AccountRecordTests {
         return AccountFlowRecord(
             epoch: Int.random(in: 0...2, using: &random), standing: standing,
             version: standing.ending == nil ? nil : versions.randomElement(using: &random),
-            at: Int64.random(in: 1_000...1_010, using: &random), device: devices.randomElement(using: &random)!)
+            at: Int64.random(in: 1_000...1_010, using: &random),
+            device: devices.randomElement(using: &random)!)
     }
 
     @Test func theMergeIsCommutativeAssociativeAndIdempotent() {
@@ -36,7 +37,9 @@ struct AccountRecordTests {
         var byKey: [String: AccountFlowRecord] = [:]
         for _ in 0..<5_000 {
             let record = Self.record(&random, devices: ["a", "b", "c", "d e"])
-            if let other = byKey[record.orderKey] { #expect(other == record, "two records share \(record.orderKey)") }
+            if let other = byKey[record.orderKey] {
+                #expect(other == record, "two records share \(record.orderKey)")
+            }
             byKey[record.orderKey] = record
         }
     }
@@ -93,18 +96,26 @@ struct AccountRecordTests {
     }
 
     @Test func aMalformedRecordSaysWhatIsWrong() {
-        #expect(AccountFlowRecord(epoch: 0, standing: .shown, version: "1.0", at: 0, device: "a").problem != nil)
-        #expect(AccountFlowRecord(epoch: 0, standing: .completed, version: "1.x", at: 0, device: "a").problem != nil)
+        #expect(
+            AccountFlowRecord(epoch: 0, standing: .shown, version: "1.0", at: 0, device: "a").problem != nil)
+        #expect(
+            AccountFlowRecord(epoch: 0, standing: .completed, version: "1.x", at: 0, device: "a").problem
+                != nil)
         #expect(AccountFlowRecord(epoch: -1, standing: .completed, at: 0, device: "a").problem != nil)
         // Bounded far from Int.max: a device adds one to the epoch on a reset.
         #expect(AccountFlowRecord(epoch: Int.max, standing: .completed, at: 0, device: "a").problem != nil)
         #expect(
-            AccountFlowRecord(epoch: AccountFlowRecord.maximumEpoch + 1, standing: .completed, at: 0, device: "a").problem
+            AccountFlowRecord(
+                epoch: AccountFlowRecord.maximumEpoch + 1, standing: .completed, at: 0, device: "a"
+            ).problem
                 != nil)
         #expect(
-            AccountFlowRecord(epoch: AccountFlowRecord.maximumEpoch, standing: .completed, at: 0, device: "a").problem
+            AccountFlowRecord(epoch: AccountFlowRecord.maximumEpoch, standing: .completed, at: 0, device: "a")
+                .problem
                 == nil)
         #expect(AccountFlowRecord(epoch: 0, standing: .completed, at: .max, device: "a").problem != nil)
-        #expect(AccountFlowRecord(epoch: 0, standing: .completed, version: "1.0", at: 0, device: "a").problem == nil)
+        #expect(
+            AccountFlowRecord(epoch: 0, standing: .completed, version: "1.0", at: 0, device: "a").problem
+                == nil)
     }
 }

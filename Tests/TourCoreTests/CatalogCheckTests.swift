@@ -44,7 +44,8 @@ struct CatalogCheckTests {
                         actions: [StepAction("look", outcome: .stay)],
                         // A context key the handler does not declare.
                         includedWhen: .flag("hasHeadphones")),
-                    StepDefinition("after", StepContent(title: "After", body: "Never seen"), actions: [.next()]),
+                    StepDefinition(
+                        "after", StepContent(title: "After", body: "Never seen"), actions: [.next()]),
                     StepDefinition(
                         "connect", StepContent(title: "Connect", body: "Sign in"),
                         actions: [.next()],
@@ -58,10 +59,16 @@ struct CatalogCheckTests {
                         includedWhen: .all([.flag("hasPhases"), .not(.flag("hasPhases"))])),
                 ],
                 // A whole number from 5 to 1: none.
-                fields: [FieldSpec("name", .text), FieldSpec("count", .integer(minimum: 5, maximum: 1, maximumKey: nil))],
+                fields: [
+                    FieldSpec("name", .text),
+                    FieldSpec("count", .integer(minimum: 5, maximum: 1, maximumKey: nil)),
+                ],
                 // A variant showing a step the flow does not have.
                 experiment: Experiment(
-                    "shorter", variants: [.init("full", weight: 1), .init("short", weight: 1, shows: .steps(["welcom"]))])),
+                    "shorter",
+                    variants: [
+                        .init("full", weight: 1), .init("short", weight: 1, shows: .steps(["welcom"])),
+                    ]))
         ],
         freeActions: [StepAction("setBirthDate", outcome: .stay)])
 
@@ -95,12 +102,20 @@ struct CatalogCheckTests {
         #expect(has(.payloadKind, "welcome", "takes text as 'name', and this gives a number"))
         #expect(has(.neverShown, "connect", "step connect of main is never shown"))
         #expect(has(.emptyRange, nil, "field 'count' takes a whole number from 5 to 1"))
-        #expect(has(.experiment, nil, "shows step 'welcom', which the flow does not have (did you mean 'welcome'?)"))
+        #expect(
+            has(
+                .experiment, nil,
+                "shows step 'welcom', which the flow does not have (did you mean 'welcome'?)"))
         // Each names its path in the catalog document.
         let paths = problems.map(\.path)
-        #expect(paths.contains("flows[main].steps[welcome].actions[store].effects[0].product.payload.nmae"), "\(paths)")
-        #expect(paths.contains("flows[main].steps[welcome].actions[save].effects[0].product.name"), "\(paths)")
-        #expect(paths.contains("flows[main].steps[welcome].actions[store].effects[1].product.payload.name"), "\(paths)")
+        #expect(
+            paths.contains("flows[main].steps[welcome].actions[store].effects[0].product.payload.nmae"),
+            "\(paths)")
+        #expect(
+            paths.contains("flows[main].steps[welcome].actions[save].effects[0].product.name"), "\(paths)")
+        #expect(
+            paths.contains("flows[main].steps[welcome].actions[store].effects[1].product.payload.name"),
+            "\(paths)")
         #expect(paths.contains("flows[main].steps[stuck].includedWhen"), "\(paths)")
         // Each problem names its place in its description.
         #expect(problems.allSatisfy { $0.description.hasPrefix($0.kind.rawValue) })
@@ -127,7 +142,10 @@ struct CatalogCheckTests {
             .device("online", .flag, default: true, "network"),
             .device("volume", .number, default: 5, "volume"),
         ])
-        #expect(try declared.deviceFacts([("online", "false"), ("volume", "7")]) == ["online": false, "volume": 7])
+        #expect(
+            try declared.deviceFacts([("online", "false"), ("volume", "7")]) == [
+                "online": false, "volume": 7,
+            ])
         #expect(throws: DeclarationError.self) { try declared.deviceFacts([("onlin", "true")]) }
         #expect(throws: DeclarationError.self) { try declared.deviceFacts([("hasPhases", "true")]) }
         #expect(throws: DeclarationError.self) { try declared.deviceFacts([("volume", "loud")]) }
@@ -170,10 +188,10 @@ struct CatalogCheckTests {
                 ]), declarations: declared)
         #expect(variables.map(\.key) == ["hasWatch", "watches"])
         #expect(variables.first?.values == [false, true])
-        #expect(variables.last?.values == [0, 1, 2, 4], "the default, each side of the threshold, the bounds")
+        #expect(
+            variables.last?.values == [0, 1, 2, 4], "the default, each side of the threshold, the bounds")
         // A device number outside its declared range is refused as the app reports it.
         #expect(throws: DeclarationError.self) { try declared.deviceFacts([("watches", "9")]) }
         #expect(try declared.deviceFacts([("watches", "4")]) == ["watches": 4])
     }
 }
-

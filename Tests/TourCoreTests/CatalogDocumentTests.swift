@@ -130,7 +130,12 @@ struct CatalogDocumentTests {
             }
         }
         #expect(
-            newer.contains("document format \(CatalogDocument.format + 1) is newer than this build reads (\(CatalogDocument.format))"),
+            newer.contains(
+                """
+                document format \(CatalogDocument.format + 1) is newer than this build reads \
+                (\(CatalogDocument.format))
+                """
+            ),
             "\(newer)")
         let null = refusal { step(&$0) { $0["autoAdvanceAfter"] = .null } }
         #expect(null.contains("steps[welcome].autoAdvanceAfter: null is not allowed"), "\(null)")

@@ -165,7 +165,10 @@ struct CatalogHistoryTests {
         #expect(
             details.contains {
                 $0.contains(
-                    "renames tapTarget to step tapHer, which version 2 of flow walk does not have (did you mean 'tapHere'?)"
+                    """
+                    renames tapTarget to step tapHer, which version 2 of flow walk does not have (did \
+                    you mean 'tapHere'?)
+                    """
                 )
             })
         #expect(

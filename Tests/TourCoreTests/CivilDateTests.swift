@@ -19,7 +19,8 @@ struct CivilDateTests {
             let date = CivilDate.date(daysSince1970: days)
             let parts = Self.gregorian.dateComponents(
                 [.year, .month, .day], from: Date(timeIntervalSince1970: Double(days) * 86_400))
-            #expect(date.year == parts.year && date.month == parts.month && date.day == parts.day, "day \(days)")
+            #expect(
+                date.year == parts.year && date.month == parts.month && date.day == parts.day, "day \(days)")
             #expect(CivilDate.daysSince1970(year: date.year, month: date.month, day: date.day) == days)
             #expect(CivilDate.daysSince1970(CivilDate.text(daysSince1970: days)) == days)
         }

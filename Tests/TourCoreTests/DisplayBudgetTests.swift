@@ -23,8 +23,11 @@ struct DisplayBudgetTests {
     @Test func withOneADayALowFlowLeavesTheOnlyStart() {
         let one = DisplayBudget(flowsPerDay: 1, coolDown: 3600)
         let now = Self.t0.addingTimeInterval(600)
-        #expect(one.verdict(for: .low, ledger: BudgetLedger(), now: now)
-            == .held(until: nil, reason: "a low-priority flow leaves the day's only start (1 a day) to a higher priority"))
+        #expect(
+            one.verdict(for: .low, ledger: BudgetLedger(), now: now)
+                == .held(
+                    until: nil,
+                    reason: "a low-priority flow leaves the day's only start (1 a day) to a higher priority"))
         #expect(one.verdict(for: .normal, ledger: BudgetLedger(), now: now) == .free)
         #expect(one.verdict(for: .high, ledger: BudgetLedger(), now: now) == .free)
         #expect(one.verdict(for: .exempt, ledger: BudgetLedger(), now: now) == .free)
@@ -40,11 +43,16 @@ struct DisplayBudgetTests {
         let one = Self.ledger(starts: [0])
         #expect(
             Self.budget.verdict(for: .normal, ledger: one, now: now)
-                == .held(until: Self.t0.addingTimeInterval(3600), reason: "cool-down of 1 h after the last flow started"))
+                == .held(
+                    until: Self.t0.addingTimeInterval(3600),
+                    reason: "cool-down of 1 h after the last flow started"))
         #expect(Self.budget.verdict(for: .high, ledger: one, now: now) == .free)
-        #expect(Self.budget.verdict(for: .normal, ledger: one, now: Self.t0.addingTimeInterval(3600)) == .free)
+        #expect(
+            Self.budget.verdict(for: .normal, ledger: one, now: Self.t0.addingTimeInterval(3600)) == .free)
         // A low flow leaves the day's last start to a higher priority.
-        guard case .held(let until, let reason) = Self.budget.verdict(for: .low, ledger: one, now: Self.t0.addingTimeInterval(7200))
+        guard
+            case .held(let until, let reason) = Self.budget.verdict(
+                for: .low, ledger: one, now: Self.t0.addingTimeInterval(7200))
         else {
             Issue.record("low not held")
             return
@@ -60,14 +68,17 @@ struct DisplayBudgetTests {
         }
         #expect(
             Self.budget.verdict(for: .low, ledger: two, now: later)
-                == .held(until: BudgetDay(later).next.start, reason: "2 of 2 flows started today (the last is kept for a higher priority)"))
+                == .held(
+                    until: BudgetDay(later).next.start,
+                    reason: "2 of 2 flows started today (the last is kept for a higher priority)"))
         #expect(Self.budget.verdict(for: .exempt, ledger: two, now: later) == .free)
         #expect(Self.budget.verdict(for: .normal, ledger: two, now: BudgetDay(later).next.start) == .free)
         // A budget of zero holds every counted flow for good.
         let zero = DisplayBudget(flowsPerDay: 0, coolDown: 0)
         #expect(
             zero.verdict(for: .high, ledger: empty, now: now)
-                == .held(until: nil, reason: "the display budget allows no flow to start by itself (0 a day)"))
+                == .held(until: nil, reason: "the display budget allows no flow to start by itself (0 a day)")
+        )
         #expect(zero.verdict(for: .exempt, ledger: empty, now: now) == .free)
     }
 
@@ -96,10 +107,12 @@ struct DisplayBudgetTests {
 
     static let flows = [
         FlowDefinition(
-            "tour", name: "Tour", steps: [StepDefinition("one", StepContent(title: "One", body: ""), actions: [.next()])],
+            "tour", name: "Tour",
+            steps: [StepDefinition("one", StepContent(title: "One", body: ""), actions: [.next()])],
             triggers: [Trigger(.launch)], replay: .presentWithoutRecording),
         FlowDefinition(
-            "tips", name: "Tips", steps: [StepDefinition("tip", StepContent(title: "Tip", body: ""), actions: [.next()])],
+            "tips", name: "Tips",
+            steps: [StepDefinition("tip", StepContent(title: "Tip", body: ""), actions: [.next()])],
             triggers: [Trigger(.launch)], budget: .low),
     ]
 
@@ -113,7 +126,8 @@ struct DisplayBudgetTests {
         #expect(state.presentingFlow == "tour")
         #expect(transition.record.facts.contains(.budgetSpent(flow: "tour")))
         input.ledger.count(on: "d", at: now)
-        transition = try engine.reduce(state, .actionPerformed("next", parameters: [:]), at: now, budget: input)
+        transition = try engine.reduce(
+            state, .actionPerformed("next", parameters: [:]), at: now, budget: input)
         state = transition.state
         // Tips was due behind the tour. It is low: the day's one start left is kept for a higher
         // priority, so it is held until tomorrow, and its trigger stays eligible.
@@ -122,16 +136,21 @@ struct DisplayBudgetTests {
         #expect(
             held
                 == .budgetHeld(
-                    flow: "tips", until: tomorrow, reason: "1 of 2 flows started today (the last is kept for a higher priority)"))
+                    flow: "tips", until: tomorrow,
+                    reason: "1 of 2 flows started today (the last is kept for a higher priority)"))
         #expect(state.presentingFlow == nil && state[flow: "tips"].status == .notStarted)
         let explained = engine.explain(state, budget: input, at: now).first { $0.flow == "tips" }
         #expect(explained?.verdict == "heldByBudget")
         #expect(explained?.budgetFreeAt == tomorrow.timeIntervalSince1970)
-        #expect(explained?.reason.contains("free again at \(tomorrow.formatted(.iso8601))") == true, "\(explained?.reason ?? "")")
+        #expect(
+            explained?.reason.contains("free again at \(tomorrow.formatted(.iso8601))") == true,
+            "\(explained?.reason ?? "")")
         // A normal flow would wait for the cool-down instead.
         #expect(
             Self.budget.verdict(for: .normal, ledger: input.ledger, now: now)
-                == .held(until: now.addingTimeInterval(3600), reason: "cool-down of 1 h after the last flow started"))
+                == .held(
+                    until: now.addingTimeInterval(3600),
+                    reason: "cool-down of 1 h after the last flow started"))
         // A replay is the user's asking: the budget does not hold it, nor count it.
         transition = try engine.reduce(state, .replayRequested("tour"), at: now, budget: input)
         #expect(transition.state.presentingFlow == "tour")
@@ -171,9 +190,9 @@ struct DisplayBudgetTests {
         let diff = CatalogDiff(
             from: CatalogDocument(before, declarations: CatalogDeclarations()),
             to: CatalogDocument(after, declarations: CatalogDeclarations()))
-        let policies = diff.changes.filter { $0.kind == .policyChanged && $0.flow == flows[0].id }.map(\.detail)
+        let policies = diff.changes.filter { $0.kind == .policyChanged && $0.flow == flows[0].id }.map(
+            \.detail)
         #expect(policies.contains { $0.hasPrefix("budget: (none) → \"high\"") }, "\(diff.changes)")
         #expect(policies.contains { $0.hasPrefix("accessibility:") }, "\(diff.changes)")
     }
 }
-

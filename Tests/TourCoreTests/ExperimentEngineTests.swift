@@ -33,10 +33,13 @@ struct ExperimentEngineTests {
             // Four standard deviations of a binomial count: fails by chance about once in 16,000 runs
             // of a new seed (the seed is fixed, so this run is deterministic).
             let bound = 4 * (n * share * (1 - share)).squareRoot()
-            #expect(abs(count - n * share) <= bound, "\(variant.name): \(count) of \(n), expected \(n * share) ± \(bound)")
+            #expect(
+                abs(count - n * share) <= bound,
+                "\(variant.name): \(count) of \(n), expected \(n * share) ± \(bound)")
         }
         for subject in Self.subjects {
-            #expect(subject.variant == Self.expectedVariant("account:\(subject.account)"), "\(subject.account)")
+            #expect(
+                subject.variant == Self.expectedVariant("account:\(subject.account)"), "\(subject.account)")
         }
     }
 
@@ -51,18 +54,30 @@ struct ExperimentEngineTests {
                 if case .stepEntered(_, let step, _) = fact { return step.rawValue }
                 return nil
             }
-            let skipped = facts.contains { if case .flowEnded(_, .skipped, _, _) = $0 { true } else { false } }
+            let skipped = facts.contains {
+                if case .flowEnded(_, .skipped, _, _) = $0 { true } else { false }
+            }
             switch subject.variant {
             case "holdout":
                 #expect(exposed.isEmpty && entered.isEmpty, "\(subject.account): a holdout saw \(entered)")
-                #expect(facts.contains { $0 == .flowEnded(flow: ExperimentFixture.flow, ending: .heldOut, recorded: .skipped, version: "1.0") })
+                #expect(
+                    facts.contains {
+                        $0
+                            == .flowEnded(
+                                flow: ExperimentFixture.flow, ending: .heldOut, recorded: .skipped,
+                                version: "1.0")
+                    })
                 #expect(!facts.contains { if case .flowStarted = $0 { true } else { false } })
             case "short":
                 #expect(exposed.count == 1)
-                #expect(entered == (skipped ? ["welcome"] : ["welcome", "done"]), "\(subject.account): \(entered)")
+                #expect(
+                    entered == (skipped ? ["welcome"] : ["welcome", "done"]), "\(subject.account): \(entered)"
+                )
             default:
                 #expect(exposed.count == 1)
-                #expect(entered == (skipped ? ["welcome"] : ["welcome", "features", "tips", "done"]), "\(subject.account): \(entered)")
+                #expect(
+                    entered == (skipped ? ["welcome"] : ["welcome", "features", "tips", "done"]),
+                    "\(subject.account): \(entered)")
             }
             // The goal once, however often the effect is performed.
             let goals = facts.filter { if case .goalReached = $0 { true } else { false } }
@@ -76,15 +91,19 @@ struct ExperimentEngineTests {
         for account in ["ann", "bo", "cy", "di", "ed", "flo"] {
             var variants: Set<String> = []
             for device in ["phone", "tablet", "laptop"] {
-                let subjects = ExperimentSubjects(install: "install:\(account)-\(device)", account: "account:\(account)")
-                let state = try engine.reduce(TourState(), .appLaunched(version: "1.0"), at: Fixtures.t0, subjects: subjects).state
+                let subjects = ExperimentSubjects(
+                    install: "install:\(account)-\(device)", account: "account:\(account)")
+                let state = try engine.reduce(
+                    TourState(), .appLaunched(version: "1.0"), at: Fixtures.t0, subjects: subjects
+                ).state
                 variants.insert(try #require(state.experiments[Self.experiment.id]).variant)
             }
             #expect(variants.count == 1, "\(account) is in \(variants) on its devices")
         }
         // Without an account (a user who does not sync) the install is the subject.
         let alone = try engine.reduce(
-            TourState(), .appLaunched(version: "1.0"), at: Fixtures.t0, subjects: ExperimentSubjects(install: "install:x"))
+            TourState(), .appLaunched(version: "1.0"), at: Fixtures.t0,
+            subjects: ExperimentSubjects(install: "install:x"))
         #expect(alone.state.experiments[Self.experiment.id]?.subject == "install:x")
         // Without any subject the control runs and nothing is assigned.
         let none = try engine.reduce(TourState(), .appLaunched(version: "1.0"), at: Fixtures.t0)
@@ -93,19 +112,28 @@ struct ExperimentEngineTests {
         #expect(!none.record.facts.contains { $0.arm != nil })
         // A replay of a short-tour subject shows the whole tour and journals no exposure again;
         // a relaunch assigns nothing again.
-        let short = try #require(Self.subjects.first { $0.variant == "short" && !$0.rows.joined().contains { fact in
-            if case .flowEnded(_, .skipped, _, _) = fact { true } else { false }
-        } })
+        let short = try #require(
+            Self.subjects.first {
+                $0.variant == "short"
+                    && !$0.rows.joined().contains { fact in
+                        if case .flowEnded(_, .skipped, _, _) = fact { true } else { false }
+                    }
+            })
         let subjects = ExperimentSubjects(install: "install:other", account: "account:\(short.account)")
         var state = TourState()
-        for event: TourEvent in [.appLaunched(version: "1.0"), .actionPerformed("next", parameters: [:]), .actionPerformed("next", parameters: [:])] {
+        for event: TourEvent in [
+            .appLaunched(version: "1.0"), .actionPerformed("next", parameters: [:]),
+            .actionPerformed("next", parameters: [:]),
+        ] {
             state = try engine.reduce(state, event, at: Fixtures.t0, subjects: subjects).state
         }
         #expect(state[flow: ExperimentFixture.flow].status == .completed)
-        let replay = try engine.reduce(state, .replayRequested(ExperimentFixture.flow), at: Fixtures.t0, subjects: subjects)
+        let replay = try engine.reduce(
+            state, .replayRequested(ExperimentFixture.flow), at: Fixtures.t0, subjects: subjects)
         #expect(replay.state[flow: ExperimentFixture.flow].plan.count == 4)
         #expect(!replay.record.facts.contains { $0.arm != nil })
-        let relaunch = try engine.reduce(replay.state, .appLaunched(version: "1.0"), at: Fixtures.t0, subjects: subjects)
+        let relaunch = try engine.reduce(
+            replay.state, .appLaunched(version: "1.0"), at: Fixtures.t0, subjects: subjects)
         #expect(!relaunch.record.facts.contains { $0.arm != nil })
     }
 
@@ -116,7 +144,9 @@ struct ExperimentEngineTests {
             var tally = counts[subject.variant, default: .init()]
             tally.assigned += 1
             if facts.contains(where: { if case .exposed = $0 { true } else { false } }) { tally.exposed += 1 }
-            if facts.contains(where: { if case .goalReached = $0 { true } else { false } }) { tally.goalReached += 1 }
+            if facts.contains(where: { if case .goalReached = $0 { true } else { false } }) {
+                tally.goalReached += 1
+            }
             counts[subject.variant] = tally
         }
         let report = ExperimentReport(
@@ -134,11 +164,13 @@ struct ExperimentEngineTests {
                 #expect(arm.verdict == .control)
                 continue
             }
-            let difference = IndependentStatistics.newcombe(tally.goalReached, tally.assigned, control.goalReached, control.assigned)
+            let difference = IndependentStatistics.newcombe(
+                tally.goalReached, tally.assigned, control.goalReached, control.assigned)
             #expect(abs(arm.difference! - difference.estimate) < 1e-12)
             #expect(abs(arm.differenceInterval!.lowerBound - difference.lower) < 1e-9)
             #expect(abs(arm.differenceInterval!.upperBound - difference.upper) < 1e-9)
-            let verdict: ExperimentReport.Verdict = difference.lower > 0 ? .better : difference.upper < 0 ? .worse : .unclear
+            let verdict: ExperimentReport.Verdict =
+                difference.lower > 0 ? .better : difference.upper < 0 ? .worse : .unclear
             #expect(arm.verdict == verdict)
         }
         // The simulated short tour activates 50% against the full tour's 40%: over about 900 each,
@@ -152,7 +184,8 @@ struct ExperimentEngineTests {
             "short": .init(assigned: 140, exposed: 140, goalReached: 90),
             "holdout": .init(assigned: 40, exposed: 0, goalReached: 5),
         ]
-        let report = ExperimentReport(experiment: Self.experiment.id, flow: "tour", declared: Self.experiment, counts: small)
+        let report = ExperimentReport(
+            experiment: Self.experiment.id, flow: "tour", declared: Self.experiment, counts: small)
         #expect(!report.hasEnoughSubjects)
         #expect(report.winner == nil)
         #expect(report.arms.allSatisfy { $0.verdict == nil })

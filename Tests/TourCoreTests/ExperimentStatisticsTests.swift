@@ -10,13 +10,17 @@ struct ExperimentStatisticsTests {
         let subjects = (0..<2_000).map { "account:user\($0)" }
         var counts = [0, 0, 0]
         for subject in subjects {
-            guard let variant = ExperimentAssignment.variant(subject: subject, experiment: "short-tour", weights: weights)
+            guard
+                let variant = ExperimentAssignment.variant(
+                    subject: subject, experiment: "short-tour", weights: weights)
             else {
                 Issue.record("no variant for \(subject)")
                 continue
             }
             counts[variant] += 1
-            #expect(ExperimentAssignment.variant(subject: subject, experiment: "short-tour", weights: weights) == variant)
+            #expect(
+                ExperimentAssignment.variant(subject: subject, experiment: "short-tour", weights: weights)
+                    == variant)
         }
         // Each share within four standard errors of its weight (p(1-p)/n at n = 2,000).
         for (index, weight) in weights.enumerated() {
@@ -32,8 +36,11 @@ struct ExperimentStatisticsTests {
             let subject = "install:\(index)"
             let bucket = Rollout.bucket(subject: subject, salt: ExperimentAssignment.salt(experiment: "e"))
             let expected = bucket < 5_000 ? 0 : bucket < 7_500 ? 1 : 2
-            #expect(ExperimentAssignment.variant(subject: subject, experiment: "e", weights: [2, 1, 1]) == expected)
-            #expect(ExperimentAssignment.variant(subject: subject, experiment: "e", weights: [2, 0, 1, 1]) != 1)
+            #expect(
+                ExperimentAssignment.variant(subject: subject, experiment: "e", weights: [2, 1, 1])
+                    == expected)
+            #expect(
+                ExperimentAssignment.variant(subject: subject, experiment: "e", weights: [2, 0, 1, 1]) != 1)
         }
         #expect(ExperimentAssignment.variant(subject: "x", experiment: "e", weights: [0, 0]) == nil)
         #expect(ExperimentAssignment.variant(subject: "x", experiment: "e", weights: [0, 7]) == 1)
@@ -62,7 +69,8 @@ struct ExperimentStatisticsTests {
     /// Newcombe's example (Statistics in Medicine 1998, table II, 56/70 against 48/80): the
     /// difference 0.2000 with the hybrid score interval 0.0524 to 0.3339.
     @Test func theDifferenceToControlMatchesNewcombesPublishedExample() throws {
-        let difference = try #require(Proportion(successes: 56, trials: 70).difference(to: Proportion(successes: 48, trials: 80)))
+        let difference = try #require(
+            Proportion(successes: 56, trials: 70).difference(to: Proportion(successes: 48, trials: 80)))
         #expect(abs(difference.estimate - 0.2) < 1e-12)
         #expect(abs(difference.interval.lowerBound - 0.0524) < 0.00005, "\(difference.interval)")
         #expect(abs(difference.interval.upperBound - 0.3339) < 0.00005, "\(difference.interval)")

@@ -21,9 +21,11 @@ struct GuardedRolloutTests {
         #expect(step.metric == .step("paywall") && abs(step.tolerance - 0.015) < 1e-12)
         #expect(step.text == "step:paywall:-1.5pp")
         #expect(GuardedRollout.Guardrail("completion:2pp", flow: "tour")?.tolerance == 0.02)
-        for wrong in ["completion", "completion:-2", "completion:-2%", "retention:-2pp", "step::-1pp", "completion:-60pp",
-            "completion:-nanpp", "step:a:b:-1pp", ""]
-        {
+        for wrong in [
+            "completion", "completion:-2", "completion:-2%", "retention:-2pp", "step::-1pp",
+            "completion:-60pp",
+            "completion:-nanpp", "step:a:b:-1pp", "",
+        ] {
             #expect(GuardedRollout.Guardrail(wrong, flow: "tour") == nil, "\(wrong)")
         }
     }
@@ -48,7 +50,9 @@ struct GuardedRolloutTests {
         #expect(GuardedRollout.seconds("30m") == 1_800)
         #expect(GuardedRollout.seconds("2h") == 7_200)
         #expect(GuardedRollout.seconds("1d") == 86_400)
-        #expect(GuardedRollout.seconds("-1h") == nil && GuardedRollout.seconds("h") == nil && GuardedRollout.seconds("1w") == nil)
+        #expect(
+            GuardedRollout.seconds("-1h") == nil && GuardedRollout.seconds("h") == nil
+                && GuardedRollout.seconds("1w") == nil)
         #expect(GuardedRollout.duration(40) == "40 s")
         #expect(GuardedRollout.duration(61) == "2 min")
         #expect(GuardedRollout.duration(3_700) == "1 h 2 min")
@@ -76,14 +80,17 @@ struct GuardedRolloutTests {
         // Both met: the next stage, its clock and its count start now.
         let (raised, decision) = start.decide(even, now: 1_000 + 86_400)
         #expect(decision == .raise(to: 25))
-        #expect(raised.stage == 1 && raised.percent == 25 && raised.stageSince == 1_000 + 86_400 && raised.subjectsAtStageStart == 300)
+        #expect(
+            raised.stage == 1 && raised.percent == 25 && raised.stageSince == 1_000 + 86_400
+                && raised.subjectsAtStageStart == 300)
         // The next stage needs its own 300 new subjects.
         let next = raised.decide(Self.evidence((400, 550), (2_800, 4_000)), now: 1_000 + 3 * 86_400)
         #expect(next.1 == .wait("50 more subjects starting tour on it"))
     }
 
     @Test func theLastStagePassedCompletesTheGuard() {
-        let last = GuardedRollout(plan: Self.plan, status: .running, stage: 3, stageSince: 0, subjectsAtStageStart: 900)
+        let last = GuardedRollout(
+            plan: Self.plan, status: .running, stage: 3, stageSince: 0, subjectsAtStageStart: 900)
         let (done, decision) = last.decide(Self.evidence((900, 1_300), (900, 1_300)), now: 86_400)
         #expect(decision == .complete && done.status == .complete && done.percent == 100)
         #expect(done.decide(Self.evidence((0, 2_000), (2_000, 2_000)), now: 10 * 86_400).1 == .none)
@@ -107,7 +114,8 @@ struct GuardedRolloutTests {
 
     @Test func everyCommandInEveryStateDoesWhatItSaysOrIsRefused() {
         for status in GuardedRollout.Status.allCases {
-            let value = GuardedRollout(plan: Self.plan, status: status, stage: 1, stageSince: 10, subjectsAtStageStart: 5)
+            let value = GuardedRollout(
+                plan: Self.plan, status: status, stage: 1, stageSince: 10, subjectsAtStageStart: 5)
             for command in GuardedRollout.Command.allCases {
                 let result = value.applying(command, now: 500)
                 switch (command, status) {
@@ -126,7 +134,9 @@ struct GuardedRolloutTests {
                     #expect(refusal.message.contains(status.rawValue), "\(refusal.message)")
                 }
                 // A command never moves the stage or the rollout.
-                if case .success(let next) = result { #expect(next.stage == value.stage && next.percent == value.percent) }
+                if case .success(let next) = result {
+                    #expect(next.stage == value.stage && next.percent == value.percent)
+                }
             }
             // Only a running guard acts on a look.
             let look = value.decide(Self.evidence((0, 5_000), (5_000, 5_000)), now: 1e9)
@@ -159,7 +169,9 @@ struct GuardedRolloutTests {
                     value = next
                     switch decision {
                     case .raise(let percent):
-                        #expect(before.status == .running && percent == value.percent && value.stage == before.stage + 1)
+                        #expect(
+                            before.status == .running && percent == value.percent
+                                && value.stage == before.stage + 1)
                     case .rollBack: #expect(before.status == .running && value.status == .rolledBack)
                     case .complete: #expect(before.status == .running && value.status == .complete)
                     case .wait, .none: #expect(value == before)
@@ -183,7 +195,8 @@ struct GuardedRolloutTests {
     /// `count` guarded rollouts of a flow `perDay` new subjects start, looked at every hour for
     /// up to 30 days. Each new subject is in the rollout with the current percentage's chance and
     /// completes with its version's rate; the evidence is every subject since the start.
-    static func simulate(count: Int, perDay: Int, baseline: Double, candidate: Double, seed: UInt64) -> [Run] {
+    static func simulate(count: Int, perDay: Int, baseline: Double, candidate: Double, seed: UInt64) -> [Run]
+    {
         var random = SequentialTestingTests.SplitMix64(state: seed)
         return (0..<count).map { _ in
             var value = GuardedRollout(plan: plan, at: 0)
@@ -193,7 +206,8 @@ struct GuardedRolloutTests {
                 let percent = Double(value.status == .rolledBack ? 0 : value.percent) / 100
                 for _ in 0..<(perDay / 24) {
                     let inRollout = Double.random(in: 0..<1, using: &random) < percent
-                    let completes = Double.random(in: 0..<1, using: &random) < (inRollout ? candidate : baseline)
+                    let completes =
+                        Double.random(in: 0..<1, using: &random) < (inRollout ? candidate : baseline)
                     if inRollout {
                         evidence.candidate.trials += 1
                         evidence.candidate.successes += completes ? 1 : 0
@@ -204,7 +218,9 @@ struct GuardedRolloutTests {
                 }
                 value = value.decide(evidence, now: Double(hour) * 3_600).0
                 highest = max(highest, value.percent)
-                if value.status != .running { return Run(status: value.status, highest: highest, days: Double(hour) / 24) }
+                if value.status != .running {
+                    return Run(status: value.status, highest: highest, days: Double(hour) / 24)
+                }
             }
             return Run(status: value.status, highest: highest, days: 30)
         }
@@ -216,8 +232,13 @@ struct GuardedRolloutTests {
         let beforeAQuarter = rolledBack.filter { $0.highest <= 25 }
         let days = rolledBack.map(\.days).sorted()
         print(
-            "guarded rollout, 10-point drop, 4,800 starters a day: rolled back in \(rolledBack.count) of \(runs.count), "
-                + "\(beforeAQuarter.count) before passing 25%, median \(days.isEmpty ? 0 : days[days.count / 2]) days")
+            "guarded rollout, 10-point drop, 4,800 starters a day: "
+                + "rolled back in \(rolledBack.count) of \(runs.count), "
+                    + """
+                    \(beforeAQuarter.count) before passing 25%, \
+                    median \(days.isEmpty ? 0 : days[days.count / 2]) days
+                    """
+        )
         #expect(Double(beforeAQuarter.count) >= 0.95 * Double(runs.count))
     }
 
@@ -227,7 +248,8 @@ struct GuardedRolloutTests {
         let rolledBack = runs.filter { $0.status == .rolledBack }
         let days = complete.map(\.days).sorted()
         print(
-            "guarded rollout, no change: complete in \(complete.count) of \(runs.count) (median \(days.isEmpty ? 0 : days[days.count / 2]) days), "
+            "guarded rollout, no change: complete in \(complete.count) of \(runs.count) "
+                + "(median \(days.isEmpty ? 0 : days[days.count / 2]) days), "
                 + "rolled back in \(rolledBack.count)")
         #expect(complete.count + rolledBack.count == runs.count)
         // The always-valid test's error rate bounds a rollback of a change that drops nothing.

@@ -17,7 +17,8 @@ extension JSONTextTests {
         for round in 0..<3_000 {
             var object = random.context()
             object["long\(round)"] = .string(String(repeating: "abcdefgh", count: round % 5) + "ü")
-            object["n\(round)"] = round % 2 == 0 ? .int(Int(random.next() >> 1)) : .double(Double(round) + 0.5)
+            object["n\(round)"] =
+                round % 2 == 0 ? .int(Int(random.next() >> 1)) : .double(Double(round) + 0.5)
             var bytes = Array(try TourValue.object(object).jsonText().utf8)
             let position = Int(random.next() % UInt64(bytes.count))
             bytes[position] = replacements[Int(random.next() % UInt64(replacements.count))]
@@ -44,7 +45,8 @@ extension JSONTextTests {
             var viaBytes: [(key: String, json: String)] = []
             try bytes.withUnsafeMutableBufferPointer { buffer in
                 try TourValue.forEachMemberBytes(ofObject: UnsafeBufferPointer(buffer)) { key, json in
-                    viaBytes.append((String(decoding: key, as: UTF8.self), String(decoding: json, as: UTF8.self)))
+                    viaBytes.append(
+                        (String(decoding: key, as: UTF8.self), String(decoding: json, as: UTF8.self)))
                 }
             }
             #expect(viaBytes.map(\.key) == members.map(\.key), "\(text)")

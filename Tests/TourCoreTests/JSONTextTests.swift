@@ -32,7 +32,8 @@ struct JSONTextTests {
             let value = random.value(depth: 3)
             #expect(try value.jsonText() == Self.foundation(value), "\(value)")
             #expect(
-                try value.jsonText(escapingSlashes: true) == Self.foundation(value, Self.sortedEscapingSlashes),
+                try value.jsonText(escapingSlashes: true)
+                    == Self.foundation(value, Self.sortedEscapingSlashes),
                 "\(value)")
         }
     }
@@ -46,16 +47,24 @@ struct JSONTextTests {
             if case .active(var run) = state {
                 if Bool.random(using: &random) { run.catalogFingerprint = random.text() }
                 run.performed = (0..<Int.random(in: 0...3, using: &random)).map { _ in random.text() }
-                run.gates = Dictionary((0..<Int.random(in: 0...3, using: &random)).map { _ in (random.text(), random.pick(GateStatus.allCases)) }) { a, _ in a }
+                run.gates = Dictionary(
+                    (0..<Int.random(in: 0...3, using: &random)).map { _ in
+                        (random.text(), random.pick(GateStatus.allCases))
+                    }
+                ) { a, _ in a }
                 state = .active(run)
             }
             #expect(try state.writtenJSONText() == state.tourValue.jsonText(), "\(state)")
-            let arm = TourFact.ExperimentArm(experiment: random.text(), variant: random.text(), subject: random.text())
+            let arm = TourFact.ExperimentArm(
+                experiment: random.text(), variant: random.text(), subject: random.text())
             let flow = random.flow()
             let facts =
                 random.facts() + [
-                    .assigned(flow: flow, arm), .exposed(flow: flow, arm), .goalReached(flow: flow, arm), .budgetSpent(flow: flow),
-                    .budgetHeld(flow: flow, until: random.maybe { Date(timeIntervalSince1970: $0.double()) }, reason: random.text()),
+                    .assigned(flow: flow, arm), .exposed(flow: flow, arm), .goalReached(flow: flow, arm),
+                    .budgetSpent(flow: flow),
+                    .budgetHeld(
+                        flow: flow, until: random.maybe { Date(timeIntervalSince1970: $0.double()) },
+                        reason: random.text()),
                 ]
             #expect(try facts.writtenJSONText() == facts.tourValue.jsonText(), "\(facts)")
         }
@@ -65,28 +74,47 @@ struct JSONTextTests {
         var random = SplitMix64(seed: 19)
         for _ in 0..<2_000 {
             func object(_ random: inout SplitMix64) -> [String: TourValue] {
-                Dictionary((0..<Int.random(in: 0...3, using: &random)).map { _ in (random.text(), random.value(depth: 2)) }) { a, _ in a }
+                Dictionary(
+                    (0..<Int.random(in: 0...3, using: &random)).map { _ in
+                        (random.text(), random.value(depth: 2))
+                    }
+                ) { a, _ in a }
             }
             let flow = random.flow()
             let events: [TourEvent] = [
-                .appLaunched(version: random.maybe { $0.text() }), .signal(random.text()), .featureVisited(random.text()),
-                .actionPerformed(random.text(), parameters: Dictionary((0..<Int.random(in: 0...3, using: &random)).map { _ in (random.text(), random.text()) }) { a, _ in a }),
+                .appLaunched(version: random.maybe { $0.text() }), .signal(random.text()),
+                .featureVisited(random.text()),
+                .actionPerformed(
+                    random.text(),
+                    parameters: Dictionary(
+                        (0..<Int.random(in: 0...3, using: &random)).map { _ in (random.text(), random.text())
+                        }
+                    ) { a, _ in a }),
                 .gateAnswered(random.text(), random.pick(GateStatus.allCases)), .clockAdvanced,
-                .domainEvent(random.text(), payload: object(&random)), .replayRequested(random.maybe { $0.flow() }),
+                .domainEvent(random.text(), payload: object(&random)),
+                .replayRequested(random.maybe { $0.flow() }),
                 .resetRequested(random.maybe { $0.flow() }),
-                .accountRecordLearned(flow, AccountFlowRecord(epoch: Int.random(in: 0...9, using: &random), standing: .completed, version: random.maybe { $0.text() }, at: 7, device: random.text())),
+                .accountRecordLearned(
+                    flow,
+                    AccountFlowRecord(
+                        epoch: Int.random(in: 0...9, using: &random), standing: .completed,
+                        version: random.maybe { $0.text() }, at: 7, device: random.text())),
             ]
             for event in events {
                 #expect(try event.writtenJSONText() == event.tourValue.jsonText(), "\(event)")
             }
             let step = StepID(rawValue: random.text())
             let effects: [TourEffect] = [
-                .haptic(random.pick(HapticFeedback.allCases)), .celebration(flow: flow, step: step, reducedMotion: Bool.random(using: &random)),
+                .haptic(random.pick(HapticFeedback.allCases)),
+                .celebration(flow: flow, step: step, reducedMotion: Bool.random(using: &random)),
                 .analytics(AnalyticsEvent(name: random.text(), properties: object(&random))),
                 .checkPermission(gate: random.text(), PermissionName(rawValue: random.text())),
                 .requestPermission(gate: random.text(), PermissionName(rawValue: random.text())),
-                .request(gate: random.text(), name: random.text(), payload: object(&random), secrets: [random.text(): Secret(random.text())]),
-                .product(ProductEffect(name: random.text(), payload: object(&random))), .presented(flow), .dismissed(flow),
+                .request(
+                    gate: random.text(), name: random.text(), payload: object(&random),
+                    secrets: [random.text(): Secret(random.text())]),
+                .product(ProductEffect(name: random.text(), payload: object(&random))), .presented(flow),
+                .dismissed(flow),
             ]
             #expect(try effects.writtenJSONText() == effects.tourValue.jsonText(), "\(effects)")
         }
@@ -103,8 +131,10 @@ struct JSONTextTests {
 
     @Test(arguments: [
         "2.0", "1e2", "-0", "-0.0", "0.1e1", "1.5", "-12.75e-3", "9223372036854775807", "9223372036854775808",
-        "-9223372036854775808", "123456789012345678901234567890", "1E-7", " \n\t[1, 2 ,3]\r ", "\"\\u00e9\\ud83d\\ude00\"",
-        "\"a\\/b\\\\c\\\"d\\b\\f\\n\\r\\t\\u0001\"", "{\"b\": 1, \"a\": [true, false, null], \"\": {}}", "\"é😀\"", "[]",
+        "-9223372036854775808", "123456789012345678901234567890", "1E-7", " \n\t[1, 2 ,3]\r ",
+        "\"\\u00e9\\ud83d\\ude00\"",
+        "\"a\\/b\\\\c\\\"d\\b\\f\\n\\r\\t\\u0001\"", "{\"b\": 1, \"a\": [true, false, null], \"\": {}}",
+        "\"é😀\"", "[]",
         "{\"a\":1,\"a\":2}",
     ])
     func editTextsAreReadAsJSONDecoderReadsThem(_ text: String) throws {
@@ -114,11 +144,13 @@ struct JSONTextTests {
 
     @Test(arguments: [
         "", " ", "{a:1}", "[1 2]", "01", "1.", ".5", "-", "1e", "+1", "tru", "nul", "\"abc",
-        "\"\\x\"", "\"\\u12\"", "\"\\ud800\"", "\"a\nb\"", "[1]]", "{} {}", "1e400", "[\"\\udc00\"]", "NaN", "Infinity",
+        "\"\\x\"", "\"\\u12\"", "\"\\ud800\"", "\"a\nb\"", "[1]]", "{} {}", "1e400", "[\"\\udc00\"]", "NaN",
+        "Infinity",
     ])
     func invalidTextsAreRefused(_ text: String) {
         #expect(throws: JSONTextError.self) { try TourValue(jsonText: text) }
-        #expect((try? JSONDecoder().decode(TourValue.self, from: Data(text.utf8))) == nil, "JSONDecoder reads it")
+        #expect(
+            (try? JSONDecoder().decode(TourValue.self, from: Data(text.utf8))) == nil, "JSONDecoder reads it")
     }
 
     /// `JSONDecoder` reads a trailing comma; it is not JSON, and nothing here writes one.
@@ -129,7 +161,9 @@ struct JSONTextTests {
 
     static func members(_ text: String) throws -> [(key: String, json: String)] {
         var bytes = Array(text.utf8)
-        return try bytes.withUnsafeMutableBufferPointer { try TourValue.members(ofObject: UnsafeBufferPointer($0)) }
+        return try bytes.withUnsafeMutableBufferPointer {
+            try TourValue.members(ofObject: UnsafeBufferPointer($0))
+        }
     }
 
     /// The fold of the journal reads objects member by member without building their values: each
@@ -145,8 +179,11 @@ struct JSONTextTests {
                 continue
             }
             let members = try Self.members(text)
-            #expect(members.map(\.key) == object.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }))
-            for (key, json) in members { #expect(try TourValue(jsonText: json) == read[key], "\(key): \(json)") }
+            #expect(
+                members.map(\.key) == object.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }))
+            for (key, json) in members {
+                #expect(try TourValue(jsonText: json) == read[key], "\(key): \(json)")
+            }
         }
     }
 
@@ -154,7 +191,8 @@ struct JSONTextTests {
         "{\"a\":[1 2]}", "{\"a\":{]}", "{\"a\":[,,]}", "{\"a\":{\"k\" 1}}", "{\"a\":[}", "{\"a\":tru}",
         "{\"a\":[1,]}", "{\"a\":{\"k\":}}", "{\"a\":]}", "{\"a\":1 2}", "{\"a\":\"x}", "{\"a\":01}",
         // Strings inside a member are scanned, not made, yet checked the same.
-        "{\"a\":\"x\\q\"}", "{\"a\":[\"\\u12\"]}", "{\"a\":{\"k\":\"a\nb\"}}", "{\"a\":[\"\\ud800\"]}", "{\"a\":\"x\\\"}",
+        "{\"a\":\"x\\q\"}", "{\"a\":[\"\\u12\"]}", "{\"a\":{\"k\":\"a\nb\"}}", "{\"a\":[\"\\ud800\"]}",
+        "{\"a\":\"x\\\"}",
     ])
     func anObjectWithAMalformedMemberIsRefused(_ text: String) {
         #expect(throws: JSONTextError.self) { try Self.members(text) }
@@ -228,7 +266,6 @@ struct JSONTextTests {
     }
 }
 
-
 /// Bodies that come over a wire as bytes.
 @Suite("JSON bytes from a wire")
 struct JSONBytesTests {
@@ -246,7 +283,8 @@ extension SplitMix64 {
     /// Text with the characters JSON escapes, slashes, non-ASCII and emoji.
     mutating func text() -> String {
         let pieces = [
-            "", "a", "next", "Week 1", "/", "\\", "\"", "\n", "\t", "\r", "\u{8}", "\u{c}", "\u{1}", "\u{1f}", "\u{7f}",
+            "", "a", "next", "Week 1", "/", "\\", "\"", "\n", "\t", "\r", "\u{8}", "\u{c}", "\u{1}", "\u{1f}",
+            "\u{7f}",
             "é", "日本", "😀", "‹redacted›", "{name}", "a/b", " ",
         ]
         return (0..<Int.random(in: 0...4, using: &self)).map { _ in pick(pieces) }.joined()
@@ -267,7 +305,8 @@ extension SplitMix64 {
         switch Int.random(in: 0..<(depth > 0 ? 7 : 5), using: &self) {
         case 0: return .null
         case 1: return .bool(Bool.random(using: &self))
-        case 2: return .int(pick([0, 1, -1, Int.max, Int.min, Int.random(in: -100_000...100_000, using: &self)]))
+        case 2:
+            return .int(pick([0, 1, -1, Int.max, Int.min, Int.random(in: -100_000...100_000, using: &self)]))
         case 3: return .double(double())
         case 4: return .string(text())
         case 5: return .list((0..<Int.random(in: 0...4, using: &self)).map { _ in value(depth: depth - 1) })
@@ -284,13 +323,19 @@ extension SplitMix64 {
         return object
     }
 
-    mutating func maybe<T>(_ make: (inout SplitMix64) -> T) -> T? { Bool.random(using: &self) ? make(&self) : nil }
+    mutating func maybe<T>(_ make: (inout SplitMix64) -> T) -> T? {
+        Bool.random(using: &self) ? make(&self) : nil
+    }
 
-    mutating func flow() -> FlowID { FlowID(rawValue: pick(["walkthrough", "onboarding", "app_tour", "w/x", "é"])) }
+    mutating func flow() -> FlowID {
+        FlowID(rawValue: pick(["walkthrough", "onboarding", "app_tour", "w/x", "é"]))
+    }
     mutating func step() -> StepID { StepID(rawValue: pick(["welcome", "markWeek", "activation", "s\"1"])) }
     mutating func version() -> String? { maybe { $0.pick(["1.0", "2.5", "2.5.1"]) } }
 
-    mutating func record() -> FlowRecord { FlowRecord(Bool.random(using: &self) ? .completed : .skipped, version: version()) }
+    mutating func record() -> FlowRecord {
+        FlowRecord(Bool.random(using: &self) ? .completed : .skipped, version: version())
+    }
 
     mutating func flowState() -> FlowState {
         switch Int.random(in: 0..<3, using: &self) {
@@ -301,11 +346,15 @@ extension SplitMix64 {
             return .active(
                 FlowRun(
                     plan: plan, position: Int.random(in: 0..<plan.count, using: &self),
-                    fields: context(), gates: Bool.random(using: &self) ? ["screenTime": .granted, "x": .denied] : [:],
+                    fields: context(),
+                    gates: Bool.random(using: &self) ? ["screenTime": .granted, "x": .denied] : [:],
                     performed: Bool.random(using: &self) ? ["longPressWeek"] : [],
                     deadline: maybe { Date(timeIntervalSince1970: $0.double()) },
-                    activation: Int.random(in: 0...9, using: &self), catalogVersion: Int.random(in: 1...3, using: &self),
-                    replayOf: maybe { $0.maybe { $0.record() }.map(FlowRecord.Before.finished) ?? .notStarted }))
+                    activation: Int.random(in: 0...9, using: &self),
+                    catalogVersion: Int.random(in: 1...3, using: &self),
+                    replayOf: maybe {
+                        $0.maybe { $0.record() }.map(FlowRecord.Before.finished) ?? .notStarted
+                    }))
         }
     }
 
@@ -353,9 +402,12 @@ extension SplitMix64 {
                 return .flowStarted(
                     flow: flow(), plan: [step(), step()], catalogVersion: Int.random(in: 1...3, using: &self),
                     replay: Bool.random(using: &self))
-            case 1: return .stepEntered(flow: flow(), step: step(), index: Int.random(in: 1...9, using: &self))
+            case 1:
+                return .stepEntered(flow: flow(), step: step(), index: Int.random(in: 1...9, using: &self))
             case 2: return .stepCompleted(flow: flow(), step: step())
-            case 3: return .gateAnswered(flow: flow(), step: step(), gate: text(), answer: pick(GateStatus.allCases))
+            case 3:
+                return .gateAnswered(
+                    flow: flow(), step: step(), gate: text(), answer: pick(GateStatus.allCases))
             case 4:
                 return .flowEnded(
                     flow: flow(), ending: pick(TourFact.Ending.allCases), recorded: pick(FlowStatus.allCases),
@@ -363,8 +415,10 @@ extension SplitMix64 {
             case 5: return .flowReset(flow: flow())
             default:
                 return .runMigrated(
-                    flow: flow(), fromVersion: 1, toVersion: 2, fromStep: maybe { $0.step() }, toStep: maybe { $0.step() },
-                    plan: [step()], outcome: pick([.moved, .restarted, .finished, .dropped]), undeclared: Bool.random(using: &self))
+                    flow: flow(), fromVersion: 1, toVersion: 2, fromStep: maybe { $0.step() },
+                    toStep: maybe { $0.step() },
+                    plan: [step()], outcome: pick([.moved, .restarted, .finished, .dropped]),
+                    undeclared: Bool.random(using: &self))
             }
         }
     }

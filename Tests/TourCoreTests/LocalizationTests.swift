@@ -36,7 +36,13 @@ struct LocalizationTests {
         ("pt-BR", [0: "one", 1: "one", 2: "other"]),
         ("pt-PT", [0: "other", 1: "one", 2: "other"]),
         ("fr", [0: "one", 1: "one", 2: "other"]),
-        ("ru", [1: "one", 2: "few", 5: "many", 11: "many", 21: "one", 22: "few", 25: "many", 111: "many", 112: "many"]),
+        (
+            "ru",
+            [
+                1: "one", 2: "few", 5: "many", 11: "many", 21: "one", 22: "few", 25: "many", 111: "many",
+                112: "many",
+            ]
+        ),
         ("pl", [1: "one", 2: "few", 5: "many", 12: "many", 21: "many", 22: "few"]),
         ("cs", [1: "one", 3: "few", 5: "other"]),
         ("ja", [0: "other", 1: "other", 7: "other"]),
@@ -56,13 +62,17 @@ struct LocalizationTests {
         "intro", name: "Intro",
         steps: [
             StepDefinition(
-                "pick", StepContent(title: "Pick apps", body: "{#apps|app|apps} chosen", hint: "Tap to choose"),
+                "pick",
+                StepContent(title: "Pick apps", body: "{#apps|app|apps} chosen", hint: "Tap to choose"),
                 actions: [
                     StepAction("choose", fills: ["apps"], requiredParameters: ["apps"], outcome: .stay),
-                    StepAction("confirm", outcome: .advance, preconditions: [.condition(.not(.always), message: "Not yet")]),
+                    StepAction(
+                        "confirm", outcome: .advance,
+                        preconditions: [.condition(.not(.always), message: "Not yet")]),
                     .next(label: "Next"),
                 ]),
-            StepDefinition("done", StepContent(title: "Done", body: "All set"), actions: [.next(label: "Finish")]),
+            StepDefinition(
+                "done", StepContent(title: "Done", body: "All set"), actions: [.next(label: "Finish")]),
         ],
         fields: [FieldSpec("apps", .list)], triggers: [Trigger(.launch)])
 
@@ -78,11 +88,18 @@ struct LocalizationTests {
         catalog.strings.tables[LocaleTag("pt")!] = table(
             [
                 "intro.name": "Introdução", "intro.pick.title": "Escolha os apps",
-                "intro.pick.body": "{#apps|app escolhido|apps escolhidos}", "intro.pick.action.next.label": "Próximo",
-                "intro.pick.action.confirm.refusal1": "Ainda não", "progress.step": "Passo {step} de {total}",
+                "intro.pick.body": "{#apps|app escolhido|apps escolhidos}",
+                "intro.pick.action.next.label": "Próximo",
+                """
+                intro.pick.action.confirm.refusal1
+                """: "Ainda não", "progress.step": "Passo {step} de {total}",
             ], of: catalog)
         catalog.strings.tables[LocaleTag("ru")!] = table(
-            ["intro.pick.body": "Выбрано: {#apps|приложение|приложения|приложений}"], of: catalog)
+            [
+                "intro.pick.body": """
+                Выбрано: {#apps|приложение|приложения|приложений}
+                """
+            ], of: catalog)
         return catalog
     }
 
@@ -107,7 +124,14 @@ struct LocalizationTests {
 
         var russian = Driver(TourEngine(catalog: catalog.localized(to: LocaleTag("ru-RU")!)))
         try russian.send(.appLaunched(version: "1.0"))
-        for (apps, text) in [("a", "1 приложение"), ("a,b", "2 приложения"), ("a,b,c,d,e", "5 приложений")] {
+        for (apps, text) in [
+            (
+                "a",
+                """
+                1 приложение
+                """
+            ), ("a,b", "2 приложения"), ("a,b,c,d,e", "5 приложений"),
+        ] {
             try russian.act("choose", ["apps": apps])
             card = try #require(russian.card)
             #expect(card.body == "Выбрано: \(text)")
@@ -125,8 +149,10 @@ struct LocalizationTests {
         try english.send(.appLaunched(version: "1.0"))
         try english.act("choose", ["apps": "a"])
         let localized = TourEngine(catalog: catalog.localized(to: LocaleTag("pt")!), fingerprint: stamp)
-        #expect(!localized.needsMigration(english.state), "a user who changes language continues where they were")
-        let next = try localized.reduce(english.state, .actionPerformed("choose", parameters: ["apps": "a,b"]), at: english.now)
+        #expect(
+            !localized.needsMigration(english.state), "a user who changes language continues where they were")
+        let next = try localized.reduce(
+            english.state, .actionPerformed("choose", parameters: ["apps": "a,b"]), at: english.now)
         #expect(next.record.facts.allSatisfy { if case .runMigrated = $0 { false } else { true } })
         #expect(next.state[flow: "intro"].currentStep == "pick")
     }
@@ -138,7 +164,8 @@ struct LocalizationTests {
         let pt = LocaleTag("pt")!
         var table = Self.table(
             [
-                "intro.name": "Introdução", "intro.pick.body": "{#apps|app}", "intro.pick.title": "Escolha {name}",
+                "intro.name": "Introdução", "intro.pick.body": "{#apps|app}",
+                "intro.pick.title": "Escolha {name}",
                 "intro.pick.titel": "typo",
             ], of: catalog)
         table["intro.done.title"] = .init("Pronto", source: "Finished")
@@ -152,13 +179,17 @@ struct LocalizationTests {
         #expect(kinds("intro.pick.hint") == [.missingTranslation])
         #expect(kinds("intro.done.title") == [.staleTranslation])
         #expect(kinds("intro.pick.titel") == [.extraTranslation])
-        #expect(problems.first { $0.path.hasSuffix("titel") }?.detail.contains("did you mean intro.pick.title?") == true)
+        #expect(
+            problems.first { $0.path.hasSuffix("titel") }?.detail.contains("did you mean intro.pick.title?")
+                == true)
         #expect(kinds("intro.pick.title") == [.badTranslation])
         #expect(kinds("intro.pick.body") == [.badTranslation], "one form where Portuguese has two")
         #expect(problems.contains { $0.kind == .badTranslation && $0.path == "strings/de.json" })
         // Only the bad ones stop a release; the others fall back.
         #expect(
-            catalog.problems(declaring: CatalogDeclarations()).map(\.kind).sorted { $0.rawValue < $1.rawValue }
+            catalog.problems(declaring: CatalogDeclarations()).map(\.kind).sorted {
+                $0.rawValue < $1.rawValue
+            }
                 == [.badTranslation, .badTranslation, .badTranslation])
 
         let missing = problems.filter { $0.kind == .missingTranslation }.count
@@ -191,7 +222,8 @@ struct LocalizationTests {
     }
 
     @Test func aTableFileReadsBackAndItsNameMustBeItsLocale() throws {
-        let file = StringTableFile(locale: LocaleTag("pt-BR")!, table: ["a.title": .init("Olá", source: "Hello")])
+        let file = StringTableFile(
+            locale: LocaleTag("pt-BR")!, table: ["a.title": .init("Olá", source: "Hello")])
         let text = try file.text()
         #expect(try StringTableFile(text: text) == file)
         let strings = CatalogStrings(files: [

@@ -40,8 +40,12 @@ struct NameSuggestionTests {
             for j in 0...b.count { table[0][j] = j }
             for i in stride(from: 1, through: a.count, by: 1) {
                 for j in stride(from: 1, through: b.count, by: 1) {
-                    var best = min(table[i - 1][j] + 1, table[i][j - 1] + 1, table[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-                    if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { best = min(best, table[i - 2][j - 2] + 1) }
+                    var best = min(
+                        table[i - 1][j] + 1, table[i][j - 1] + 1,
+                        table[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+                    if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                        best = min(best, table[i - 2][j - 2] + 1)
+                    }
                     table[i][j] = best
                 }
             }
@@ -50,9 +54,15 @@ struct NameSuggestionTests {
         var random = SystemRandomNumberGenerator()
         let alphabet: [Character] = ["a", "b", "c", "é"]
         for _ in 0..<500 {
-            let a = (0..<Int.random(in: 0...7, using: &random)).map { _ in alphabet.randomElement(using: &random)! }
-            let b = (0..<Int.random(in: 0...7, using: &random)).map { _ in alphabet.randomElement(using: &random)! }
-            #expect(NameSuggestion.editDistance(String(a), String(b)) == whole(a, b), "\(String(a)) / \(String(b))")
+            let a = (0..<Int.random(in: 0...7, using: &random)).map { _ in
+                alphabet.randomElement(using: &random)!
+            }
+            let b = (0..<Int.random(in: 0...7, using: &random)).map { _ in
+                alphabet.randomElement(using: &random)!
+            }
+            #expect(
+                NameSuggestion.editDistance(String(a), String(b)) == whole(a, b),
+                "\(String(a)) / \(String(b))")
         }
     }
 
@@ -61,7 +71,9 @@ struct NameSuggestionTests {
     @Test func anOversizedNameIsNearNothing() {
         let huge = String(repeating: "next", count: 25_000)
         #expect(NameSuggestion.nearest(to: huge, in: ["next", "back", "skip"]) == nil)
-        #expect(NameSuggestion.nearest(to: "nextt", in: ["next", String(repeating: "x", count: 50_000)]) == "next")
+        #expect(
+            NameSuggestion.nearest(to: "nextt", in: ["next", String(repeating: "x", count: 50_000)]) == "next"
+        )
     }
 
     @Test func everyRefusalCodeIsDistinctAndSnakeCase() {

@@ -93,7 +93,8 @@ struct FlowPolicyTests {
         var store = TourStore(Fixtures.engine(Fixtures.intro))
         try store.send(.appLaunched(version: "2.5"), effects: [.presented("intro")]) {
             $0.appVersion = "2.5"
-            $0[flow: "intro"] = .active(FlowRun(plan: ["hello", "connect", "bye"], activation: 1, catalogVersion: 1))
+            $0[flow: "intro"] = .active(
+                FlowRun(plan: ["hello", "connect", "bye"], activation: 1, catalogVersion: 1))
         }
         try store.act(
             "skip", effects: [.dismissed("intro")],
@@ -107,11 +108,23 @@ struct FlowPolicyTests {
         var store = TourStore(Fixtures.engine(Fixtures.tutorial))
         let plan = Self.tutorialPlan
         try Self.launchTutorial(&store)
-        try store.act("skip", effects: [.analytics(Self.event("tutorial_skipped", step: "swipe", index: 1)), .dismissed("tutorial")]) {
+        try store.act(
+            "skip",
+            effects: [
+                .analytics(Self.event("tutorial_skipped", step: "swipe", index: 1)), .dismissed("tutorial"),
+            ]
+        ) {
             $0[flow: "tutorial"] = FlowState()
         }
-        try store.send(.appLaunched(version: nil)) { $0[flow: "tutorial"] = .notStarted(pendingStart: Self.t0 + 1) }
-        try store.advance(by: 0.5, effects: [.presented("tutorial"), .analytics(Self.event("tutorial_started", step: "swipe", index: 1))]) {
+        try store.send(.appLaunched(version: nil)) {
+            $0[flow: "tutorial"] = .notStarted(pendingStart: Self.t0 + 1)
+        }
+        try store.advance(
+            by: 0.5,
+            effects: [
+                .presented("tutorial"), .analytics(Self.event("tutorial_started", step: "swipe", index: 1)),
+            ]
+        ) {
             $0[flow: "tutorial"] = .active(FlowRun(plan: plan, activation: 1, catalogVersion: 1))
         }
         #expect(store.card?.step == "swipe")
@@ -125,7 +138,8 @@ struct FlowPolicyTests {
         try store.act(
             "backdrop",
             effects: [
-                .analytics(Self.event("tutorial_step_completed", step: "set", index: 3)), .analytics(Self.event("tutorial_completed", step: "set", index: 3)),
+                .analytics(Self.event("tutorial_step_completed", step: "set", index: 3)),
+                .analytics(Self.event("tutorial_completed", step: "set", index: 3)),
                 .dismissed("tutorial"),
             ],
             facts: [
@@ -169,7 +183,9 @@ struct FlowPolicyTests {
         var store = TourStore(Fixtures.engine(Fixtures.form))
         let plan: [StepID] = ["welcome", "pick", "level", "perms", "done"]
         let fresh = FlowRun(plan: plan, fields: ["level": "medium"], activation: 1, catalogVersion: 1)
-        try store.send(.appLaunched(version: nil), effects: [.presented("form")]) { $0[flow: "form"] = .active(fresh) }
+        try store.send(.appLaunched(version: nil), effects: [.presented("form")]) {
+            $0[flow: "form"] = .active(fresh)
+        }
         try store.act("next") { $0[run: "form"]?.position = 1 }
         try store.act("choose", ["apps": "A"]) {
             $0[run: "form"]?.fields["apps"] = ["A"]
@@ -203,9 +219,16 @@ struct FlowPolicyTests {
         let plan = Self.tutorialPlan
         try Self.launchTutorial(&store)
         try Self.next(&store, past: "swipe")
-        try store.send(.appLaunched(version: nil)) { $0[flow: "tutorial"] = .notStarted(pendingStart: Self.t0 + 1) }
+        try store.send(.appLaunched(version: nil)) {
+            $0[flow: "tutorial"] = .notStarted(pendingStart: Self.t0 + 1)
+        }
         #expect(store.card == nil)
-        try store.advance(by: 0.5, effects: [.presented("tutorial"), .analytics(Self.event("tutorial_started", step: "swipe", index: 1))]) {
+        try store.advance(
+            by: 0.5,
+            effects: [
+                .presented("tutorial"), .analytics(Self.event("tutorial_started", step: "swipe", index: 1)),
+            ]
+        ) {
             $0[flow: "tutorial"] = .active(FlowRun(plan: plan, activation: 1, catalogVersion: 1))
         }
     }
@@ -219,7 +242,8 @@ struct FlowPolicyTests {
         try store.act(
             "next",
             effects: [
-                .analytics(Self.event("tutorial_step_completed", step: "set", index: 3)), .analytics(Self.event("tutorial_completed", step: "set", index: 3)),
+                .analytics(Self.event("tutorial_step_completed", step: "set", index: 3)),
+                .analytics(Self.event("tutorial_completed", step: "set", index: 3)),
                 .dismissed("tutorial"),
             ]
         ) { $0[flow: "tutorial"] = .record(status: .completed, version: nil) }
@@ -227,13 +251,21 @@ struct FlowPolicyTests {
         try store.send(
             .replayRequested("tutorial"),
             effects: [
-                .presented("tutorial"), .analytics(Self.event("tutorial_started", step: "swipe", index: 1, replay: true)),
+                .presented("tutorial"),
+                .analytics(Self.event("tutorial_started", step: "swipe", index: 1, replay: true)),
                 .analytics(Self.event("tutorial_replayed", step: "swipe", index: 1, replay: true)),
             ]
-        ) { $0[flow: "tutorial"] = .active(FlowRun(plan: plan, activation: 1, catalogVersion: 1, replayOf: seen)) }
+        ) {
+            $0[flow: "tutorial"] = .active(
+                FlowRun(plan: plan, activation: 1, catalogVersion: 1, replayOf: seen))
+        }
         #expect(store.card?.isReplay == true)
         try store.act(
-            "skip", effects: [.analytics(Self.event("tutorial_skipped", step: "swipe", index: 1, replay: true)), .dismissed("tutorial")]
+            "skip",
+            effects: [
+                .analytics(Self.event("tutorial_skipped", step: "swipe", index: 1, replay: true)),
+                .dismissed("tutorial"),
+            ]
         ) {
             $0[flow: "tutorial"] = .record(status: .completed, version: nil)
         }
@@ -268,7 +300,8 @@ struct FlowPolicyTests {
         try store.send(
             .resetRequested(nil), effects: [.dismissed("tip")],
             facts: [
-                .flowReset(flow: "walk"), .flowEnded(flow: "tip", ending: .dropped, recorded: .notStarted, version: nil),
+                .flowReset(flow: "walk"),
+                .flowEnded(flow: "tip", ending: .dropped, recorded: .notStarted, version: nil),
                 .flowReset(flow: "tip"),
             ]
         ) { $0.flows = [:] }
@@ -281,19 +314,26 @@ struct FlowPolicyTests {
     static let tutorialPlan: [StepID] = ["swipe", "history", "set"]
 
     /// A launch, and the tutorial presented half a second later on its first step.
-    static func launchTutorial(_ store: inout TourStore, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    static func launchTutorial(_ store: inout TourStore, sourceLocation: SourceLocation = #_sourceLocation)
+        throws
+    {
         let due = store.now + 0.5
         try store.send(.appLaunched(version: nil), sourceLocation: sourceLocation) {
             $0[flow: "tutorial"] = .notStarted(pendingStart: due)
         }
         try store.advance(
-            by: 0.5, effects: [.presented("tutorial"), .analytics(event("tutorial_started", step: "swipe", index: 1))],
+            by: 0.5,
+            effects: [
+                .presented("tutorial"), .analytics(event("tutorial_started", step: "swipe", index: 1)),
+            ],
             sourceLocation: sourceLocation
         ) { $0[flow: "tutorial"] = .active(FlowRun(plan: tutorialPlan, activation: 1, catalogVersion: 1)) }
     }
 
     /// `next` on the tutorial's `step` (not its last): the step completes and the next one shows.
-    static func next(_ store: inout TourStore, past step: StepID, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    static func next(
+        _ store: inout TourStore, past step: StepID, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let index = tutorialPlan.firstIndex(of: step)! + 1
         try store.act(
             "next", effects: [.analytics(event("tutorial_step_completed", step: step, index: index))],
@@ -332,7 +372,10 @@ struct TourStoreTests {
         failures.messages = []
         try store.act("next", effects: [.haptic(.impactLight)], facts: []) { $0[run: "tip"]?.position = 1 }
         #expect(failures.messages.count == 2)
-        #expect(failures.messages.contains { $0.contains("expected but not produced: [TourCore.TourEffect.haptic(") })
+        #expect(
+            failures.messages.contains {
+                $0.contains("expected but not produced: [TourCore.TourEffect.haptic(")
+            })
         #expect(failures.messages.contains { $0.contains("facts [") })
         // An unexpected refusal, and an expected one that does not come.
         failures.messages = []

@@ -111,7 +111,14 @@ struct ProgressAndEffectsTests {
         let record = try #require(driver.records.last)
         #expect(
             record.event
-                == .actionPerformed("connect", parameters: ["username": "W1AW", "password": "‹redacted›"]))
+                == .actionPerformed(
+                    "connect",
+                    parameters: [
+                        "username": "W1AW",
+                        "password": """
+                        ‹redacted›
+                        """,
+                    ]))
         let encoded = String(decoding: try JSONEncoder().encode(effects), as: UTF8.self)
         #expect(encoded.contains("W1AW"))
         #expect(!encoded.contains("hunter2"))

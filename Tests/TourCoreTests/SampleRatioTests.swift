@@ -19,7 +19,8 @@ struct SampleRatioTests {
     }
 
     static let experiment = Experiment(
-        "tourLength", variants: [.init("full", weight: 45), .init("short", weight: 45), .init("holdout", weight: 10)],
+        "tourLength",
+        variants: [.init("full", weight: 45), .init("short", weight: 45), .init("holdout", weight: 10)],
         control: "full", goal: .completion)
 
     /// 2,000 experiments of 300 subjects each, assigned by the engine's own bucket function:
@@ -44,18 +45,22 @@ struct SampleRatioTests {
         var assigned: [String: Int] = [:]
         var random = SplitMix64(seed: 61)
         for subject in 0..<2_000 {
-            let index = ExperimentAssignment.variant(subject: "account:b\(subject)", experiment: "tourLength", weights: [45, 45, 10])!
+            let index = ExperimentAssignment.variant(
+                subject: "account:b\(subject)", experiment: "tourLength", weights: [45, 45, 10])!
             let name = Self.experiment.variants[index].name
             if name == "short", random.next() % 100 < 15 { continue }
             assigned[name, default: 0] += 1
         }
         let ratio = try #require(SampleRatio(experiment: Self.experiment, assigned: assigned))
         #expect(ratio.isMismatch, "p = \(ratio.pValue) for \(assigned)")
-        let counts = assigned.mapValues { ExperimentReport.Counts(assigned: $0, exposed: $0, goalReached: $0 / 2) }
+        let counts = assigned.mapValues {
+            ExperimentReport.Counts(assigned: $0, exposed: $0, goalReached: $0 / 2)
+        }
         var skewed = counts
         let shortAssigned = skewed["short"]?.assigned ?? 0
         skewed["short"]?.goalReached = shortAssigned * 9 / 10  // a "winner" that must not be named
-        let report = ExperimentReport(experiment: "tourLength", flow: "tour", declared: Self.experiment, counts: skewed)
+        let report = ExperimentReport(
+            experiment: "tourLength", flow: "tour", declared: Self.experiment, counts: skewed)
         #expect(report.hasSampleRatioMismatch)
         #expect(report.winner == nil)
         #expect(report.arms.allSatisfy { $0.verdict == nil }, "\(report.arms.map(\.verdict))")
@@ -63,13 +68,17 @@ struct SampleRatioTests {
         // The same counts without the loss: no flag, and the winner is named.
         var fair: [String: Int] = [:]
         for subject in 0..<2_000 {
-            let index = ExperimentAssignment.variant(subject: "account:b\(subject)", experiment: "tourLength", weights: [45, 45, 10])!
+            let index = ExperimentAssignment.variant(
+                subject: "account:b\(subject)", experiment: "tourLength", weights: [45, 45, 10])!
             fair[Self.experiment.variants[index].name, default: 0] += 1
         }
-        var fairCounts = fair.mapValues { ExperimentReport.Counts(assigned: $0, exposed: $0, goalReached: $0 / 2) }
+        var fairCounts = fair.mapValues {
+            ExperimentReport.Counts(assigned: $0, exposed: $0, goalReached: $0 / 2)
+        }
         let fairShort = fairCounts["short"]?.assigned ?? 0
         fairCounts["short"]?.goalReached = fairShort * 9 / 10
-        let fairReport = ExperimentReport(experiment: "tourLength", flow: "tour", declared: Self.experiment, counts: fairCounts)
+        let fairReport = ExperimentReport(
+            experiment: "tourLength", flow: "tour", declared: Self.experiment, counts: fairCounts)
         #expect(!fairReport.hasSampleRatioMismatch, "p = \(fairReport.sampleRatio?.pValue ?? -1) for \(fair)")
         #expect(fairReport.winner == "short")
     }
@@ -77,7 +86,10 @@ struct SampleRatioTests {
     /// Subjects in a variant the experiment does not declare can only come from a broken
     /// assignment: flagged.
     @Test func subjectsInAnUndeclaredVariantAreAMismatch() throws {
-        let ratio = try #require(SampleRatio(experiment: Self.experiment, assigned: ["full": 450, "short": 450, "holdout": 100, "ghost": 3]))
+        let ratio = try #require(
+            SampleRatio(
+                experiment: Self.experiment,
+                assigned: ["full": 450, "short": 450, "holdout": 100, "ghost": 3]))
         #expect(ratio.isMismatch)
         #expect(SampleRatio(experiment: Self.experiment, assigned: [:]) == nil)
     }

@@ -1,9 +1,10 @@
-#if canImport(FoundationEssentials)
-    import FoundationEssentials
-#endif
 import Foundation
 import Testing
 import TourCore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#endif
 
 /// The sample size an experiment's page shows (issue 45): the closed form, checked against a
 /// textbook value and against an independent route, the normal power function searched for the
@@ -31,8 +32,9 @@ struct SampleSizeTests {
             let p2 = p1 + d
             let mean = (p1 + p2) / 2
             var n = 1
-            while phi((abs(d) * Double(n).squareRoot() - SampleSize.zAlpha * (2 * mean * (1 - mean)).squareRoot())
-                / (p1 * (1 - p1) + p2 * (1 - p2)).squareRoot()) < 0.8
+            while phi(
+                (abs(d) * Double(n).squareRoot() - SampleSize.zAlpha * (2 * mean * (1 - mean)).squareRoot())
+                    / (p1 * (1 - p1) + p2 * (1 - p2)).squareRoot()) < 0.8
             {
                 n += 1
             }

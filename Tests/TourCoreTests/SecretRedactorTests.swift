@@ -67,9 +67,10 @@ struct SecretRedactorTests {
         var generator = SystemRandomNumberGenerator()
         let alphabet = Array(#"abcXYZ019"'\=:,#-_/é🙂"#)
         for _ in 0..<2_000 {
-            let middle = String((0..<Int.random(in: 0...10, using: &generator)).map { _ in
-                alphabet.randomElement(using: &generator) ?? "a"
-            })
+            let middle = String(
+                (0..<Int.random(in: 0...10, using: &generator)).map { _ in
+                    alphabet.randomElement(using: &generator) ?? "a"
+                })
             let password = "Q7" + middle + "Q8"
             let quoted = password.contains("\"") ? "'\(password)'" : "\"\(password) and more\""
             let shapes = [
@@ -109,8 +110,12 @@ struct SecretRedactorTests {
         var catalog = generator.catalog()
         // One secret at least, a free one, beside whatever the generator made.
         catalog.freeFields.append(FieldSpec("pin", .secret))
-        let names = catalog.flows.flatMap { $0.fields.map(\.name) } + catalog.freeFields.map(\.name) + ["password", "note"]
-        let parameters = Dictionary(names.map { ($0, "value of \($0)") }, uniquingKeysWith: { first, _ in first })
+        let names =
+            catalog.flows.flatMap { $0.fields.map(\.name) } + catalog.freeFields.map(\.name) + [
+                "password", "note",
+            ]
+        let parameters = Dictionary(
+            names.map { ($0, "value of \($0)") }, uniquingKeysWith: { first, _ in first })
         let redacted = TourEngine(catalog: catalog).redacted(.actionPerformed("act", parameters: parameters))
         guard case .actionPerformed("act", let clean) = redacted else {
             Issue.record("not the action: \(redacted)")
@@ -119,7 +124,11 @@ struct SecretRedactorTests {
         let fields = catalog.flows.flatMap(\.fields) + catalog.freeFields
         let secrets = Set(fields.filter { $0.kind == .secret }.map(\.name))
         for (name, value) in parameters {
-            #expect(clean[name] == (secrets.contains(name) ? "‹redacted›" : value), "seed \(seed): \(name)")
+            #expect(
+                clean[name] == (secrets.contains(name) ? "‹redacted›" : value),
+                """
+                seed \(seed): \(name)
+                """)
         }
         #expect(clean.count == parameters.count)
     }

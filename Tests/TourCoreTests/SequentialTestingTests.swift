@@ -82,18 +82,24 @@ struct SequentialTestingTests {
     static func median(_ days: [Int]) -> Double {
         let sorted = days.sorted()
         guard !sorted.isEmpty else { return .nan }
-        return sorted.count % 2 == 1 ? Double(sorted[sorted.count / 2]) : Double(sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+        return sorted.count % 2 == 1
+            ? Double(sorted[sorted.count / 2])
+            : Double(sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
     }
 
     /// 2,000 A/A experiments at a 20% goal rate, 100 new subjects a variant a day, looked at daily
     /// for 30 days.
     @Test func peekingDailyAtAnAAExperimentDeclaresADifferenceAtMostFivePercentOfTheTime() {
-        let outcomes = Self.simulate(count: 2_000, days: 30, perDay: 100, control: 0.2, variant: 0.2, plannedDay: 30, seed: 65)
+        let outcomes = Self.simulate(
+            count: 2_000, days: 30, perDay: 100, control: 0.2, variant: 0.2, plannedDay: 30, seed: 65)
         let alwaysValid = Self.share(outcomes) { $0.alwaysValid != nil }
         let peeking = Self.share(outcomes) { $0.fixedPeeking != nil }
         let once = Self.share(outcomes) { $0.fixedAtPlan }
         print(
-            "sequential A/A: always-valid declared a difference in \(alwaysValid * 100)% of 2000; the fixed-horizon interval read daily in \(peeking * 100)%, read once on day 30 in \(once * 100)%"
+            """
+            sequential A/A: always-valid declared a difference in \(alwaysValid * 100)% of 2000; the \
+            fixed-horizon interval read daily in \(peeking * 100)%, read once on day 30 in \(once * 100)%
+            """
         )
         #expect(alwaysValid <= 0.05)
         // The reason for the change: reading the fixed-horizon interval every day is wrong far
@@ -110,13 +116,18 @@ struct SequentialTestingTests {
         let perDay = 100
         let plannedDay = (planned + perDay - 1) / perDay
         let outcomes = Self.simulate(
-            count: 1_000, days: 30, perDay: perDay, control: 0.2, variant: 0.25, plannedDay: plannedDay, seed: 66)
+            count: 1_000, days: 30, perDay: perDay, control: 0.2, variant: 0.25, plannedDay: plannedDay,
+            seed: 66)
         let power = Self.share(outcomes) { $0.alwaysValid != nil }
         let fixedPower = Self.share(outcomes) { $0.fixedAtPlan }
         let days = outcomes.compactMap(\.alwaysValid)
         let byPlannedDay = Self.share(outcomes) { ($0.alwaysValid ?? .max) <= plannedDay }
         print(
-            "sequential power: planned \(planned) a variant (day \(plannedDay)); fixed-horizon read once then: \(fixedPower * 100)%; always-valid within 30 days: \(power * 100)%, by day \(plannedDay): \(byPlannedDay * 100)%, median day of its verdict \(Self.median(days))"
+            """
+            sequential power: planned \(planned) a variant (day \(plannedDay)); fixed-horizon read once \
+            then: \(fixedPower * 100)%; always-valid within 30 days: \(power * 100)%, by \
+            day \(plannedDay): \(byPlannedDay * 100)%, median day of its verdict \(Self.median(days))
+            """
         )
         #expect(abs(fixedPower - 0.8) < 0.05, "the fixed-horizon design has the power it was planned for")
         #expect(power > 0.8, "given the month, the always-valid test finds the difference at least as often")
@@ -126,8 +137,12 @@ struct SequentialTestingTests {
 
     /// The always-valid interval contains the fixed-horizon one (it is the price of peeking), and
     /// both contain the estimate; its p-value is under 5% exactly when its interval excludes zero.
-    @Test(arguments: [(40, 200, 30, 200), (60, 300, 45, 300), (10, 50, 10, 50), (500, 1000, 430, 1000), (0, 80, 5, 80)])
-    func theAlwaysValidIntervalIsTheWiderAndAgreesWithItsPValue(b: Int, bTrials: Int, control: Int, controlTrials: Int) throws {
+    @Test(arguments: [
+        (40, 200, 30, 200), (60, 300, 45, 300), (10, 50, 10, 50), (500, 1000, 430, 1000), (0, 80, 5, 80),
+    ])
+    func theAlwaysValidIntervalIsTheWiderAndAgreesWithItsPValue(
+        b: Int, bTrials: Int, control: Int, controlTrials: Int
+    ) throws {
         let variant = Proportion(successes: b, trials: bTrials)
         let base = Proportion(successes: control, trials: controlTrials)
         let fixed = try #require(variant.difference(to: base))

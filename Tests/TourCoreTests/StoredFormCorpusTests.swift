@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 import TourCodec
-import TourFixtures
 import TourCore
+import TourFixtures
 
 /// The stored forms as 0.7.0 wrote them (with Foundation's `JSONEncoder` over each type's `Codable`
 /// conformance), frozen in `StoredForms/corpus.jsonl`: 1,500 random flow states, events, effect
@@ -42,7 +42,9 @@ struct StoredFormCorpusTests {
     }
 
     /// Through the hand-written form, then through the `Codable` bridge with Foundation's coders.
-    static func roundTrip<T: Codable & Equatable & TourValueConvertible>(_ type: T.Type, _ text: String) throws {
+    static func roundTrip<T: Codable & Equatable & TourValueConvertible>(_ type: T.Type, _ text: String)
+        throws
+    {
         let direct = try T(jsonText: text)
         #expect(try direct.jsonText() == text, "\(T.self): \(text)")
         try roundTrip(codable: type, text)
@@ -59,11 +61,26 @@ struct StoredFormCorpusTests {
     /// plan, an activation or a fact's step index out of range) is refused when read, so the command
     /// reading it fails with a database error instead of overflowing later.
     @Test(arguments: [
-        #"{"format":2,"status":"active","run":{"activation":1,"catalogVersion":1,"plan":["welcome"],"position":9223372036854775807}}"#,
-        #"{"format":2,"status":"active","run":{"activation":1,"catalogVersion":1,"plan":["welcome"],"position":-1}}"#,
-        #"{"format":2,"status":"active","run":{"activation":1,"catalogVersion":1,"plan":["welcome"],"position":2}}"#,
-        #"{"format":2,"status":"active","run":{"activation":9223372036854775807,"catalogVersion":1,"plan":["welcome"],"position":0}}"#,
-        #"{"format":2,"status":"active","run":{"activation":-1,"catalogVersion":1,"plan":["welcome"],"position":0}}"#,
+        #"""
+        {"format":2,"status":"active","run":{"activation":1,"catalogVersion":1,"plan":["welcome"],"posit\#
+        ion":9223372036854775807}}
+        """#,
+        #"""
+        {"format":2,"status":"active","run":{"activation":1,"catalogVersion":1,"plan":["welcome"],"posit\#
+        ion":-1}}
+        """#,
+        #"""
+        {"format":2,"status":"active","run":{"activation":1,"catalogVersion":1,"plan":["welcome"],"posit\#
+        ion":2}}
+        """#,
+        #"""
+        {"format":2,"status":"active","run":{"activation":9223372036854775807,"catalogVersion":1,"plan":\#
+        ["welcome"],"position":0}}
+        """#,
+        #"""
+        {"format":2,"status":"active","run":{"activation":-1,"catalogVersion":1,"plan":["welcome"],"posi\#
+        tion":0}}
+        """#,
     ])
     func aStoredRunWithCountsOutOfRangeIsRefused(_ text: String) throws {
         #expect(throws: DecodingError.self) { try FlowState(jsonText: text) }
@@ -79,9 +96,13 @@ struct StoredFormCorpusTests {
     @Test func aFactWithAStepIndexOutOfRangeIsRefused() throws {
         let fact = #"[{"fact":"stepEntered","flow":"walkthrough","index":INDEX,"step":"markWeek"}]"#
         #expect(throws: DecodingError.self) {
-            try [TourFact](tourValue: TourValue(jsonText: fact.replacingOccurrences(of: "INDEX", with: "-9223372036854775808")))
+            try [TourFact](
+                tourValue: TourValue(
+                    jsonText: fact.replacingOccurrences(of: "INDEX", with: "-9223372036854775808")))
         }
-        #expect(try [TourFact](tourValue: TourValue(jsonText: fact.replacingOccurrences(of: "INDEX", with: "6"))).count == 1)
+        #expect(
+            try [TourFact](tourValue: TourValue(jsonText: fact.replacingOccurrences(of: "INDEX", with: "6")))
+                .count == 1)
     }
 
     /// Random values in their canonical form: one that Foundation's own coders write back as read
@@ -92,7 +113,8 @@ struct StoredFormCorpusTests {
         func canonical<T: Codable>(_ make: () -> T) throws -> String {
             while true {
                 let text = try JSONTextTests.foundation(make())
-                let again = try JSONTextTests.foundation(try JSONDecoder().decode(T.self, from: Data(text.utf8)))
+                let again = try JSONTextTests.foundation(
+                    try JSONDecoder().decode(T.self, from: Data(text.utf8)))
                 if again == text { return text }
             }
         }

@@ -18,14 +18,20 @@ struct StoredRecordTests {
     }
 
     static let run = FlowRun(
-        plan: ["welcome", "connect", "done"], position: 1, fields: ["service": "qrz"], gates: ["qrz": .denied],
-        performed: ["open"], deadline: Date(timeIntervalSince1970: 1_767_603_700), activation: 4, catalogVersion: 3,
+        plan: ["welcome", "connect", "done"], position: 1, fields: ["service": "qrz"],
+        gates: ["qrz": .denied],
+        performed: ["open"], deadline: Date(timeIntervalSince1970: 1_767_603_700), activation: 4,
+        catalogVersion: 3,
         replayOf: .finished(FlowRecord(.completed, version: "2.5")))
 
     /// Rows exactly as release 0.5.0 wrote them (copied from `Tests/CLITests/Releases/0.5.0`).
     @Test func rowsOfRelease050ReadAsCatalogVersion1() throws {
         let active = try Self.decode(
-            #"{"activation":1,"fields":{"apps":["Instagram","TikTok"],"difficulty":"medium"},"gates":{},"performed":[],"plan":["welcome","appSelection","difficulty","permissions","activation"],"position":2,"status":"active"}"#
+            #"""
+            {"activation":1,"fields":{"apps":["Instagram","TikTok"],"difficulty":"medium"},"gates":{},"p\#
+            erformed":[],"plan":["welcome","appSelection","difficulty","permissions","activation"],"posi\#
+            tion":2,"status":"active"}
+            """#
         )
         let run = try #require(active.run)
         #expect(run.currentStep == "difficulty")
@@ -34,17 +40,27 @@ struct StoredRecordTests {
         #expect(run.replayOf == nil)
 
         let finished = try Self.decode(
-            #"{"activation":1,"fields":{},"gates":{},"performed":[],"plan":[],"position":0,"status":"completed","finishedInVersion":"1.0"}"#
+            #"""
+            {"activation":1,"fields":{},"gates":{},"performed":[],"plan":[],"position":0,"status":"compl\#
+            eted","finishedInVersion":"1.0"}
+            """#
         )
         #expect(finished == .record(status: .completed, version: "1.0"))
 
         let waiting = try Self.decode(
-            #"{"activation":0,"fields":{},"gates":{},"performed":[],"plan":[],"position":0,"status":"notStarted","pendingStart":1767603600}"#
+            #"""
+            {"activation":0,"fields":{},"gates":{},"performed":[],"plan":[],"position":0,"status":"notSt\#
+            arted","pendingStart":1767603600}
+            """#
         )
         #expect(waiting == .notStarted(pendingStart: Date(timeIntervalSince1970: 1_767_603_600)))
 
         let replaying = try Self.decode(
-            #"{"activation":2,"fields":{},"gates":{},"performed":[],"plan":["a","b"],"position":0,"status":"active","replayOf":{"status":"skipped","finishedInVersion":"2.0","activation":0,"fields":{},"gates":{},"performed":[],"plan":[],"position":0}}"#
+            #"""
+            {"activation":2,"fields":{},"gates":{},"performed":[],"plan":["a","b"],"position":0,"status"\#
+            :"active","replayOf":{"status":"skipped","finishedInVersion":"2.0","activation":0,"fields":{\#
+            },"gates":{},"performed":[],"plan":[],"position":0}}
+            """#
         )
         #expect(replaying.run?.replayOf == .finished(FlowRecord(.skipped, version: "2.0")))
     }
@@ -81,7 +97,9 @@ struct StoredRecordTests {
             enum Key: String, CodingKey { case hintsShown }
             init(from decoder: any Decoder) throws {
                 run = try FlowRun(from: decoder)
-                hintsShown = try decoder.container(keyedBy: Key.self).decodeIfPresent(Int.self, forKey: .hintsShown) ?? 0
+                hintsShown =
+                    try decoder.container(keyedBy: Key.self).decodeIfPresent(Int.self, forKey: .hintsShown)
+                    ?? 0
             }
         }
         let written = try JSONEncoder().encode(Self.run)
@@ -91,7 +109,8 @@ struct StoredRecordTests {
 
         // What the later release writes, read by this build.
         var object = try #require(
-            try JSONSerialization.jsonObject(with: Data(try Self.encode(.active(Self.run)).utf8)) as? [String: Any])
+            try JSONSerialization.jsonObject(with: Data(try Self.encode(.active(Self.run)).utf8))
+                as? [String: Any])
         var run = try #require(object["run"] as? [String: Any])
         run["hintsShown"] = 3
         object["run"] = run
@@ -104,7 +123,8 @@ struct StoredRecordTests {
     /// downgraded) is refused with a message naming both formats, never misread.
     @Test func aNewerFormatIsRefusedByName() throws {
         do {
-            _ = try Self.decode(#"{"format":3,"status":"active","run":{"plan":[],"position":0,"activation":1}}"#)
+            _ = try Self.decode(
+                #"{"format":3,"status":"active","run":{"plan":[],"position":0,"activation":1}}"#)
             Issue.record("format 3 was read")
         } catch let DecodingError.dataCorrupted(context) {
             #expect(context.debugDescription.contains("format 3 is newer than this build reads (2)"))

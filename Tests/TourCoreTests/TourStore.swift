@@ -18,9 +18,14 @@ struct TourStore {
     private(set) var now: Date
     var context: TourContext
     /// Where failures go: recorded as test issues, or (for the driver's own tests) collected.
-    var fail: (String, SourceLocation) -> Void = { message, location in Issue.record(Comment(rawValue: message), sourceLocation: location) }
+    var fail: (String, SourceLocation) -> Void = { message, location in
+        Issue.record(Comment(rawValue: message), sourceLocation: location)
+    }
 
-    init(_ engine: TourEngine, state: TourState = TourState(), now: Date = Fixtures.t0, context: TourContext = [:]) {
+    init(
+        _ engine: TourEngine, state: TourState = TourState(), now: Date = Fixtures.t0,
+        context: TourContext = [:]
+    ) {
         self.engine = engine
         self.state = state
         self.now = now
@@ -63,7 +68,8 @@ struct TourStore {
 
     /// An action on the card showing.
     mutating func act(
-        _ name: String, _ parameters: [String: String] = [:], effects: [TourEffect] = [], facts: [TourFact]? = nil,
+        _ name: String, _ parameters: [String: String] = [:], effects: [TourEffect] = [],
+        facts: [TourFact]? = nil,
         sourceLocation: SourceLocation = #_sourceLocation, _ update: (inout TourState) -> Void = { _ in }
     ) throws {
         try send(
@@ -97,9 +103,11 @@ struct TourStore {
     static func differences(expected: TourState, actual: TourState) -> [String] {
         var problems: [String] = []
         if expected.appVersion != actual.appVersion {
-            problems.append("appVersion is \(actual.appVersion ?? "nil"), expected \(expected.appVersion ?? "nil")")
+            problems.append(
+                "appVersion is \(actual.appVersion ?? "nil"), expected \(expected.appVersion ?? "nil")")
         }
-        for flow in Set(expected.flows.keys).union(actual.flows.keys).sorted(by: { $0.rawValue < $1.rawValue }) {
+        for flow in Set(expected.flows.keys).union(actual.flows.keys).sorted(by: { $0.rawValue < $1.rawValue }
+        ) {
             let want = expected[flow: flow]
             let got = actual[flow: flow]
             if want != got { problems.append("\(flow) is \(got), expected \(want)") }

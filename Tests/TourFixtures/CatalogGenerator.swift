@@ -26,7 +26,10 @@ public struct CatalogGenerator {
     /// Text people read, with the characters JSON must escape and some that are not ASCII.
     public mutating func text() -> String {
         let pieces = [
-            "Hello", " world", "\"quoted\"", "back\\slash", "tab\there", "line\nbreak", "é", "—", "日本", "🙂",
+            "Hello", " world", "\"quoted\"",
+            """
+            back\\slash
+            """, "tab\there", "line\nbreak", "é", "—", "日本", "🙂",
             "{apps}",
             "{#apps|app|apps}", "/", "#", "\u{1}", "",
         ]
@@ -127,7 +130,9 @@ public struct CatalogGenerator {
     mutating func field() -> FieldSpec {
         let kinds: [FieldSpec.Kind] = [
             .text, .secret, .list, .choice(list(1...3) { $0.name() }),
-            .integer(minimum: int(-10...1900), maximum: maybe { $0.int(1900...2100) }, maximumKey: maybe { $0.name() }),
+            .integer(
+                minimum: int(-10...1900), maximum: maybe { $0.int(1900...2100) },
+                maximumKey: maybe { $0.name() }),
             .date(latestKey: maybe { $0.name() }),
         ]
         let rules: [FieldSpec.Rule?] = [nil, .required, .minimumCount(int(0...5))]

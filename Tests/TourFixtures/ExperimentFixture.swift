@@ -17,24 +17,35 @@ public enum ExperimentFixture {
         ],
         control: "full", goal: .effect("activated"))
 
-    public static func catalog(version: Int = 1, experiment: Experiment? = ExperimentFixture.experiment) -> TourCatalog {
+    public static func catalog(version: Int = 1, experiment: Experiment? = ExperimentFixture.experiment)
+        -> TourCatalog
+    {
         TourCatalog(
             app: app, name: "Trial", version: version,
             flows: [
                 FlowDefinition(
                     flow, name: "Tour",
                     steps: ["welcome", "features", "tips", "done"].map { id in
-                        StepDefinition(StepID(rawValue: id), StepContent(title: id.capitalized, body: "The \(id) card"), actions: [.next()], canSkip: true)
+                        StepDefinition(
+                            StepID(rawValue: id), StepContent(title: id.capitalized, body: "The \(id) card"),
+                            actions: [.next()], canSkip: true)
                     },
-                    triggers: [Trigger(.launch)], skip: .recordSkipped, replay: .presentWithoutRecording, scope: .user,
-                    onComplete: [.product("tourEnded", payload: [:])], onSkip: [.product("tourEnded", payload: [:])],
+                    triggers: [Trigger(.launch)], skip: .recordSkipped, replay: .presentWithoutRecording,
+                    scope: .user,
+                    onComplete: [.product("tourEnded", payload: [:])],
+                    onSkip: [.product("tourEnded", payload: [:])],
                     experiment: experiment)
             ],
-            freeActions: [StepAction("activate", outcome: .stay, effects: [.product("activated", payload: [:])])])
+            freeActions: [
+                StepAction("activate", outcome: .stay, effects: [.product("activated", payload: [:])])
+            ])
     }
 
     public static let declarations = CatalogDeclarations(
-        effects: [EffectKind("activated", "the user did the thing the tour teaches"), EffectKind("tourEnded", "the tour ended")])
+        effects: [
+            EffectKind("activated", "the user did the thing the tour teaches"),
+            EffectKind("tourEnded", "the tour ended"),
+        ])
 
     /// What one simulated subject did: the variant it was assigned and the facts of each event.
     public struct Subject: Sendable {
@@ -57,7 +68,8 @@ public enum ExperimentFixture {
         var random = SplitMix64(seed: seed)
         return try (0..<count).map { index in
             let account = "user\(index)"
-            let subjects = ExperimentSubjects(install: "install:device\(index)", account: "account:\(account)")
+            let subjects = ExperimentSubjects(
+                install: "install:device\(index)", account: "account:\(account)")
             var state = TourState()
             var rows: [[TourFact]] = []
             var times: [Date] = []
@@ -74,7 +86,8 @@ public enum ExperimentFixture {
             while state.presentingFlow != nil {
                 try send(.actionPerformed(skips ? "skip" : "next", parameters: [:]))
             }
-            let variant = try require(state.experiments[experiment.id], "the assignment of \(account)").variant
+            let variant = try require(state.experiments[experiment.id], "the assignment of \(account)")
+                .variant
             let activated = Double.random(in: 0..<1, using: &random) < (activation[variant] ?? 0)
             if activated {
                 try send(.actionPerformed("activate", parameters: [:]))
@@ -111,7 +124,9 @@ public enum IndependentStatistics {
     }
 
     /// Newcombe's method 10 for x1/n1 − x2/n2.
-    public static func newcombe(_ x1: Int, _ n1: Int, _ x2: Int, _ n2: Int) -> (estimate: Double, lower: Double, upper: Double) {
+    public static func newcombe(_ x1: Int, _ n1: Int, _ x2: Int, _ n2: Int) -> (
+        estimate: Double, lower: Double, upper: Double
+    ) {
         let p1 = Double(x1) / Double(n1)
         let p2 = Double(x2) / Double(n2)
         let (l1, u1) = wilson(x1, n1)

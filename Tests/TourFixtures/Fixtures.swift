@@ -260,7 +260,8 @@ public struct FixtureEffect: HandlerEffect, Equatable {
 
     public static let kinds = [
         EffectKind("stored", payload: ["name": .any]), EffectKind("marked", payload: ["week": .any]),
-        EffectKind("activate", payload: ["level": .any, "bank": .any]), EffectKind("mood", payload: ["mood": .any]),
+        EffectKind("activate", payload: ["level": .any, "bank": .any]),
+        EffectKind("mood", payload: ["mood": .any]),
     ]
 
     public init(_ payload: EffectPayload) {

@@ -12,5 +12,7 @@ public struct SplitMix64: RandomNumberGenerator {
     }
 
     /// One of `choices`, at random.
-    public mutating func pick<T>(_ choices: [T]) -> T { choices[Int.random(in: 0..<choices.count, using: &self)] }
+    public mutating func pick<T>(_ choices: [T]) -> T {
+        choices[Int.random(in: 0..<choices.count, using: &self)]
+    }
 }

@@ -37,16 +37,20 @@ struct DomainStateTests {
     ) -> TourSession {
         TourSession(
             product: Product(
-                catalog: Fixtures.catalog(), handler: DeclaringHandler(domainState: declared, upgradesHours: upgradesHours),
+                catalog: Fixtures.catalog(),
+                handler: DeclaringHandler(domainState: declared, upgradesHours: upgradesHours),
                 currentVersion: "2.5"),
-            user: "ann", database: database, permissions: StubPermissionProvider(statuses: [.screenTime: .granted]),
+            user: "ann", database: database,
+            permissions: StubPermissionProvider(statuses: [.screenTime: .granted]),
             time: .virtual(start: Fixtures.t0))
     }
 
     /// Walks the fixture onboarding up to its last step; `go` completes it and sends `activate`.
     static func walkToTheLastStep(_ session: TourSession) async throws {
         try await session.send(.appLaunched(version: "2.5"))
-        for (action, parameters) in [("next", [:]), ("choose", ["apps": "A"]), ("next", [:]), ("next", [:]), ("next", [:])] {
+        for (action, parameters) in [
+            ("next", [:]), ("choose", ["apps": "A"]), ("next", [:]), ("next", [:]), ("next", [:]),
+        ] {
             try await session.send(.actionPerformed(action, parameters: parameters))
         }
     }
@@ -59,14 +63,21 @@ struct DomainStateTests {
         try await Self.walkToTheLastStep(session)
         try await session.send(.actionPerformed("go", parameters: [:]))
         #expect(try await session.snapshot().state["bank"] == 60)
-        let stored = try database.session(SessionKey(app: "test", user: "ann"), scopes: Fixtures.catalog().scopes)
+        let stored = try database.session(
+            SessionKey(app: "test", user: "ann"), scopes: Fixtures.catalog().scopes)
         #expect(stored.domainFormat == 2)
         #expect(Self.declared.problems(in: ["bank": .null]).isEmpty, "null fits every kind")
     }
 
     @Test(arguments: [
-        (DomainStateVocabulary(format: 1, [.init("balance", .number, "another key")]), "domain state key 'bank' is not declared (declared: balance)"),
-        (DomainStateVocabulary(format: 1, [.init("bank", .text, "a name")]), "domain state key 'bank' holds a number, declared as text"),
+        (
+            DomainStateVocabulary(format: 1, [.init("balance", .number, "another key")]),
+            "domain state key 'bank' is not declared (declared: balance)"
+        ),
+        (
+            DomainStateVocabulary(format: 1, [.init("bank", .text, "a name")]),
+            "domain state key 'bank' holds a number, declared as text"
+        ),
         (DomainStateVocabulary.none, "domain state key 'bank' is not declared (declared: none)"),
     ])
     func anUndeclaredKeyOrAValueOfAnotherKindRefusesTheEventAndWritesNothing(
@@ -77,7 +88,9 @@ struct DomainStateTests {
         try await Self.walkToTheLastStep(session)
         let before = try await session.snapshot()
         let journal = try database.journal(app: "test").count
-        let error = await #expect(throws: EffectError.self) { try await session.send(.actionPerformed("go", parameters: [:])) }
+        let error = await #expect(throws: EffectError.self) {
+            try await session.send(.actionPerformed("go", parameters: [:]))
+        }
         #expect(error?.description == message)
         #expect(try await session.snapshot() == before)
         #expect(try database.journal(app: "test").count == journal)
@@ -101,12 +114,18 @@ struct DomainStateTests {
         let database = try OnboardingDatabase.open(path: path)
         let session = Self.session(Self.declared, database)
         let expected =
-            "the domain state of test was written in format 3 by a newer release; this release reads format 2 and older. It was left unchanged: upgrade, or use another database."
+            """
+            the domain state of test was written in format 3 by a newer release; this release reads \
+            format 2 and older. It was left unchanged: upgrade, or use another database.
+            """
         let reading = await #expect(throws: StorageError.self) { try await session.snapshot() }
         #expect(reading?.description == expected)
-        let writing = await #expect(throws: StorageError.self) { try await session.send(.actionPerformed("next", parameters: [:])) }
+        let writing = await #expect(throws: StorageError.self) {
+            try await session.send(.actionPerformed("next", parameters: [:]))
+        }
         #expect(writing?.description == expected)
-        let stored = try database.session(SessionKey(app: "test", user: "ann"), scopes: Fixtures.catalog().scopes)
+        let stored = try database.session(
+            SessionKey(app: "test", user: "ann"), scopes: Fixtures.catalog().scopes)
         #expect(stored.domainFormat == 3)
         #expect(stored.domain["bank"] == 60)
     }

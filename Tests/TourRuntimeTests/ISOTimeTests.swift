@@ -33,9 +33,11 @@ import TourCodec
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = try #require(TimeZone(identifier: "UTC"))
         var generator = SystemRandomNumberGenerator()
-        for seconds in [0, 1_767_225_600, 951_868_799] + (0..<2_000).map({ _ in
-            Double(Int.random(in: 0...4_102_444_800, using: &generator))
-        }) {
+        for seconds in [0, 1_767_225_600, 951_868_799]
+            + (0..<2_000).map({ _ in
+                Double(Int.random(in: 0...4_102_444_800, using: &generator))
+            })
+        {
             let parts = calendar.dateComponents(
                 [.year, .month, .day, .hour, .minute], from: Date(timeIntervalSince1970: seconds))
             let expected = [parts.year, parts.month, parts.day, parts.hour, parts.minute].map { $0 ?? -1 }

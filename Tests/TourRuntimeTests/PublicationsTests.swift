@@ -17,12 +17,15 @@ struct PublicationsTests {
         var declarations: CatalogDeclarations {
             CatalogDeclarations(
                 context: [
-                    .computed("weeks", .number, default: 0, "weeks"), .computed("hasItems", .flag, default: false, "items"),
+                    .computed("weeks", .number, default: 0, "weeks"),
+                    .computed("hasItems", .flag, default: false, "items"),
                     .computed("filledCount", .number, default: 0, "filled"),
                 ],
                 requests: ["connect"])
         }
-        var domainState: DomainStateVocabulary { DomainStateVocabulary(format: 1, [.init("bank", .any, "activate's bank")]) }
+        var domainState: DomainStateVocabulary {
+            DomainStateVocabulary(format: 1, [.init("bank", .any, "activate's bank")])
+        }
         func apply(_ effect: FixtureEffect, to domain: inout [String: TourValue], now: Date) {}
     }
 
@@ -33,7 +36,9 @@ struct PublicationsTests {
     static var trust: PublicationTrust { PublicationTrust(keys: trusted, now: Date().timeIntervalSince1970) }
 
     /// The fixture catalog as version `version`, its canonical text and fingerprint, signed by `key`.
-    static func publication(_ version: Int, rollout: Int, signedBy signer: PublicationSigningKey? = key) throws -> PublishedCatalog {
+    static func publication(_ version: Int, rollout: Int, signedBy signer: PublicationSigningKey? = key)
+        throws -> PublishedCatalog
+    {
         var catalog = Fixtures.catalog()
         catalog.version = version
         let text = try CatalogDocument(catalog, declarations: product.handler.vocabulary).text()
@@ -43,10 +48,13 @@ struct PublicationsTests {
             signatures: try signer.map { [try $0.sign(document: text)] } ?? [])
     }
 
-    static func store(keeping publications: [PublishedCatalog], binary: String? = nil) throws -> (DeviceStore, String) {
+    static func store(keeping publications: [PublishedCatalog], binary: String? = nil) throws -> (
+        DeviceStore, String
+    ) {
         let path = Scratch.folder.appendingPathComponent("publications-\(UUID().uuidString).sqlite").path
         let database = try OnboardingDatabase.open(path: path)
-        try database.storePull(app: "test", kept: publications, entityTag: nil, binary: binary, refused: nil, at: Date())
+        try database.storePull(
+            app: "test", kept: publications, entityTag: nil, binary: binary, refused: nil, at: Date())
         return (try DeviceStore.open(path: path), path)
     }
 
@@ -56,17 +64,24 @@ struct PublicationsTests {
             signatures: publication.signatures, product: product, releases: [], others: [], trust: trust)
     }
 
-    static func choose(_ store: DeviceStore, keys: [PublicationKey] = trusted, now: Date = Date()) throws -> (product: Product, choice: CatalogChoice) {
-        try Publications.choose(store, product: product, releases: [], trustedKeys: keys, now: now) { "install:x" }
+    static func choose(_ store: DeviceStore, keys: [PublicationKey] = trusted, now: Date = Date()) throws -> (
+        product: Product, choice: CatalogChoice
+    ) {
+        try Publications.choose(store, product: product, releases: [], trustedKeys: keys, now: now) {
+            "install:x"
+        }
     }
 
     /// The keys are read only when a publication is kept: a launch that runs its compiled catalog
     /// never parses one (which would start the signature library for nothing).
     /// What `Cache-Control` tells a device about the publications list's freshness.
-    @Test(arguments: [
-        ("private, max-age=300", 300), ("max-age=0", 0), ("MAX-AGE = 60 , private", 60), ("no-cache", 0), ("no-store", 0),
-        ("private", nil), (nil, nil), ("max-age=-5", nil), ("max-age=abc", nil), ("max-age=99999999999", 366 * 86_400),
-    ] as [(String?, Int?)])
+    @Test(
+        arguments: [
+            ("private, max-age=300", 300), ("max-age=0", 0), ("MAX-AGE = 60 , private", 60), ("no-cache", 0),
+            ("no-store", 0),
+            ("private", nil), (nil, nil), ("max-age=-5", nil), ("max-age=abc", nil),
+            ("max-age=99999999999", 366 * 86_400),
+        ] as [(String?, Int?)])
     func theListIsFreshForTheServersMaxAge(header: String?, seconds: Int?) {
         #expect(CatalogPull.maxAge(cacheControl: header) == seconds)
     }
@@ -80,11 +95,17 @@ struct PublicationsTests {
         }
         let (empty, emptyPath) = try Self.store(keeping: [])
         defer { try? FileManager.default.removeItem(atPath: emptyPath) }
-        _ = try Publications.choose(empty, product: Self.product, releases: [], trustedKeys: keys(), now: Date()) { "install:x" }
+        _ = try Publications.choose(
+            empty, product: Self.product, releases: [], trustedKeys: keys(), now: Date()
+        ) { "install:x" }
         #expect(asked.count == 0)
-        let (kept, keptPath) = try Self.store(keeping: [try Self.publication(Self.product.catalog.version + 1, rollout: 100)])
+        let (kept, keptPath) = try Self.store(keeping: [
+            try Self.publication(Self.product.catalog.version + 1, rollout: 100)
+        ])
         defer { try? FileManager.default.removeItem(atPath: keptPath) }
-        let chosen = try Publications.choose(kept, product: Self.product, releases: [], trustedKeys: keys(), now: Date()) { "install:x" }
+        let chosen = try Publications.choose(
+            kept, product: Self.product, releases: [], trustedKeys: keys(), now: Date()
+        ) { "install:x" }
         #expect(asked.count == 1)
         #expect(chosen.choice.source == .published)
     }
@@ -92,7 +113,13 @@ struct PublicationsTests {
     @Test func aPublicationNotNewerThanTheBinarysCatalogIsNeverRun() throws {
         let same = try Self.publication(Self.product.catalog.version, rollout: 100)
         let problems = Self.problems(same)
-        #expect(problems == ["version \(same.version) is not newer than the catalog compiled into this binary (version \(same.version))"])
+        #expect(
+            problems == [
+                """
+                version \(same.version) is not newer than the catalog compiled into this binary \
+                (version \(same.version))
+                """
+            ])
         let (store, path) = try Self.store(keeping: [same])
         defer { try? FileManager.default.removeItem(atPath: path) }
         let chosen = try Self.choose(store)
@@ -132,27 +159,40 @@ struct PublicationsTests {
     /// Only a signature by a key the binary trusts, unretired, lets a document run.
     @Test func unsignedForeignAndRetiredSignaturesAreRefused() throws {
         let next = Self.product.catalog.version + 1
-        #expect(Self.problems(try Self.publication(next, rollout: 100, signedBy: nil)) == ["it carries no signature"])
+        #expect(
+            Self.problems(try Self.publication(next, rollout: 100, signedBy: nil)) == [
+                "it carries no signature"
+            ])
         let stranger = PublicationSigningKey(newFor: "test")
         let foreign = Self.problems(try Self.publication(next, rollout: 100, signedBy: stranger))
-        #expect(foreign.first?.contains("key \(stranger.id) is not one this binary trusts") == true, "\(foreign)")
+        #expect(
+            foreign.first?.contains("key \(stranger.id) is not one this binary trusts") == true, "\(foreign)")
         // A signature by a trusted key, claimed for another key's id, is not that key's.
         var borrowed = try Self.publication(next, rollout: 100)
-        borrowed.signatures = [CatalogSignature(key: stranger.id, signature: borrowed.signatures[0].signature)]
-        #expect(!Self.problems(borrowed, trust: PublicationTrust(keys: Self.trusted + [stranger.publicKey], now: 0)).isEmpty)
+        borrowed.signatures = [
+            CatalogSignature(key: stranger.id, signature: borrowed.signatures[0].signature)
+        ]
+        #expect(
+            !Self.problems(
+                borrowed, trust: PublicationTrust(keys: Self.trusted + [stranger.publicKey], now: 0)
+            ).isEmpty)
         // Retired in the binary (its file's retiredAt) or as the device heard: refused from then on.
         let signed = try Self.publication(next, rollout: 100)
         var retiredKey = Self.key.publicKey
         retiredKey.retiredAt = 1_000
         #expect(Self.problems(signed, trust: PublicationTrust(keys: [retiredKey], now: 999)).isEmpty)
-        #expect(Self.problems(signed, trust: PublicationTrust(keys: [retiredKey], now: 1_000)).first?.contains("was retired") == true)
+        #expect(
+            Self.problems(signed, trust: PublicationTrust(keys: [retiredKey], now: 1_000)).first?.contains(
+                "was retired") == true)
         let heard = PublicationTrust(keys: Self.trusted, retirements: [Self.key.id: 500], now: 600)
         #expect(Self.problems(signed, trust: heard).first?.contains("was retired on") == true)
         // Two signatures during a rotation: the new key alone is enough once the old one retires.
         let newKey = PublicationSigningKey(newFor: "test")
         var both = signed
         both.signatures.append(try newKey.sign(document: both.document))
-        #expect(Self.problems(both, trust: PublicationTrust(keys: [retiredKey, newKey.publicKey], now: 2_000)).isEmpty)
+        #expect(
+            Self.problems(both, trust: PublicationTrust(keys: [retiredKey, newKey.publicKey], now: 2_000))
+                .isEmpty)
     }
 
     /// A kept document is checked again on every use: one altered in the file, or whose key was
@@ -172,9 +212,11 @@ struct PublicationsTests {
         let first = Publications.noteRefusals(store, app: "test", chosen.choice, now: Date())
         #expect(first.count == 1)
         #expect(first.first?.contains("published catalog version \(next) refused") == true)
-        #expect(first.first?.contains("runs compiled version \(Self.product.catalog.version) instead") == true)
+        #expect(
+            first.first?.contains("runs compiled version \(Self.product.catalog.version) instead") == true)
         // Named once: the next run says nothing new, and the journal has one row.
-        #expect(Publications.noteRefusals(store, app: "test", try Self.choose(store).choice, now: Date()).isEmpty)
+        #expect(
+            Publications.noteRefusals(store, app: "test", try Self.choose(store).choice, now: Date()).isEmpty)
         #expect(try store.catalogRefusals(app: "test").count == 1)
         // The journal of refusals is append-only.
         #expect(throws: (any Error).self) {
@@ -195,7 +237,9 @@ struct PublicationsTests {
         guard sqlite3_open(path, &handle) == SQLITE_OK else { throw CocoaError(.fileReadUnknown) }
         defer { sqlite3_close(handle) }
         guard sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: String(cString: sqlite3_errmsg(handle))])
+            throw CocoaError(
+                .fileWriteUnknown,
+                userInfo: [NSLocalizedDescriptionKey: String(cString: sqlite3_errmsg(handle))])
         }
     }
 
@@ -207,7 +251,9 @@ struct PublicationsTests {
         let first = try Publications.subject(store, product: Self.product, user: "ann")
         #expect(first.hasPrefix("install:"))
         #expect(try Publications.subject(store, product: Self.product, user: "ben") == first)
-        #expect(try Publications.subject(DeviceStore.open(path: path), product: Self.product, user: "ann") == first)
+        #expect(
+            try Publications.subject(DeviceStore.open(path: path), product: Self.product, user: "ann")
+                == first)
     }
 }
 
@@ -218,15 +264,23 @@ private final class ListTransport: SyncTransport, @unchecked Sendable {
     static let tag = "\"" + String(repeating: "ab", count: 32) + "\""
     private(set) var askedWith: [String?] = []
 
-    init(_ publications: [PublishedCatalog]) { list = PublishedCatalogs(app: "test", publications: publications, entityTag: Self.tag) }
+    init(_ publications: [PublishedCatalog]) {
+        list = PublishedCatalogs(app: "test", publications: publications, entityTag: Self.tag)
+    }
 
     func catalogs(app: String, ifNoneMatch entityTag: String?) async throws(SyncError) -> CatalogPull {
         askedWith.append(entityTag)
         return entityTag == Self.tag ? .unchanged(maxAge: 0) : .changed(list, entityTag: Self.tag, maxAge: 0)
     }
-    func push(app: String, account: String, _ batch: PushBatch) async throws(SyncError) -> PushAck { throw .unreachable("no") }
-    func pull(app: String, account: String) async throws(SyncError) -> AccountRecords { throw .unreachable("no") }
-    func budget(app: String, account: String, _ exchange: BudgetExchange) async throws(SyncError) -> AccountBudget {
+    func push(app: String, account: String, _ batch: PushBatch) async throws(SyncError) -> PushAck {
+        throw .unreachable("no")
+    }
+    func pull(app: String, account: String) async throws(SyncError) -> AccountRecords {
+        throw .unreachable("no")
+    }
+    func budget(app: String, account: String, _ exchange: BudgetExchange) async throws(SyncError)
+        -> AccountBudget
+    {
         throw .unreachable("no")
     }
 }
@@ -241,18 +295,26 @@ extension PublicationsTests {
         let transport = ListTransport([genuine])
         let (store, path) = try Self.store(keeping: [])
         defer { try? FileManager.default.removeItem(atPath: path) }
-        func pull() async { _ = await Publications.update(store, product: Self.product, releases: [], trustedKeys: Self.trusted, transport: transport, now: Date()) }
+        func pull() async {
+            _ = await Publications.update(
+                store, product: Self.product, releases: [], trustedKeys: Self.trusted, transport: transport,
+                now: Date())
+        }
         await pull()
         #expect(try Self.choose(store).choice.source == .published)
         await pull()
         #expect(transport.askedWith.last == ListTransport.tag, "an intact list is asked for with its tag")
 
         // Altered in the file: refused on use, the compiled runs.
-        try Self.sqlite(path, "UPDATE published_catalog SET document = replace(document, '\"Done\"', '\"Done, honestly\"')")
+        try Self.sqlite(
+            path,
+            "UPDATE published_catalog SET document = replace(document, '\"Done\"', '\"Done, honestly\"')")
         #expect(try Self.choose(store).choice.source == .compiled)
         await pull()
         #expect(transport.askedWith.last == .some(nil), "an altered copy is asked for afresh")
         #expect(try Self.choose(store).choice.source == .published)
-        #expect(try OnboardingDatabase.open(path: path).publications(app: "test").first?.document == genuine.document)
+        #expect(
+            try OnboardingDatabase.open(path: path).publications(app: "test").first?.document
+                == genuine.document)
     }
 }

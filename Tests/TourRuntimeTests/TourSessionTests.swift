@@ -1,15 +1,17 @@
 import Foundation
+import Haptics
+import Permissions
+import Persistence
 import Testing
 import TourCodec
+import TourCore
 import TourFixtures
 import TourRuntime
-import Persistence
-import Permissions
-import Haptics
-import TourCore
 
 private struct Handler: ProductHandler {
-    var domainState: DomainStateVocabulary { DomainStateVocabulary(format: 1, [.init("bank", .any, "activate's bank")]) }
+    var domainState: DomainStateVocabulary {
+        DomainStateVocabulary(format: 1, [.init("bank", .any, "activate's bank")])
+    }
 
     func apply(_ effect: FixtureEffect, to domain: inout [String: TourValue], now: Date) {
         if effect.name == "activate" { domain["bank"] = effect.payload["bank"] }
@@ -56,7 +58,9 @@ struct TourSessionTests {
     /// process's tasks): what it does while performing an event's effects runs there.
     @Test func aSessionRunsOnItsDatabasesQueueNotTheSharedPool() async throws {
         let file = Scratch.folder.appendingPathComponent("runtime-queue-\(UUID().uuidString).sqlite").path
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) } }
+        defer {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) }
+        }
         let database = try OnboardingDatabase.open(path: file)
         let places = Locked<[Bool]>([])
         let session = TourSession(
@@ -64,7 +68,9 @@ struct TourSessionTests {
             observe: { _ in places.withLock { $0.append(database.executor.isCurrent) } })
         try await session.send(.appLaunched(version: "2.5"))
         try await session.send(.actionPerformed("next", parameters: [:]))
-        #expect(!places.withLock { $0 }.isEmpty && places.withLock { $0 }.allSatisfy { $0 }, "\(places.withLock { $0 })")
+        #expect(
+            !places.withLock { $0 }.isEmpty && places.withLock { $0 }.allSatisfy { $0 },
+            "\(places.withLock { $0 })")
         #expect(!database.executor.isCurrent, "the test itself is not on the database's queue")
     }
 
@@ -73,9 +79,12 @@ struct TourSessionTests {
     /// anywhere else.
     @Test func aCallerOnTheSessionsExecutorSendsFromTheDatabasesQueue() async throws {
         let file = Scratch.folder.appendingPathComponent("runtime-burst-\(UUID().uuidString).sqlite").path
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) } }
+        defer {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) }
+        }
         let database = try OnboardingDatabase.open(path: file)
-        let session = TourSession(product: product(), user: "ann", database: database, time: .virtual(start: Fixtures.t0))
+        let session = TourSession(
+            product: product(), user: "ann", database: database, time: .virtual(start: Fixtures.t0))
         let (committed, callerPlaces) = try await withTaskExecutorPreference(session.executor) {
             var places: [Bool] = [database.executor.isCurrent]
             var committed = try await session.send(.appLaunched(version: "2.5")).count
@@ -100,8 +109,10 @@ struct TourSessionTests {
         let file = folder.appendingPathComponent("family.sqlite").path
         let limits = DisplayBudget(flowsPerDay: 50, coolDown: 0)
         let session = TourSession(
-            product: product(), user: "ann", database: try .open(path: folder.appendingPathComponent("app.sqlite").path),
-            time: .virtual(start: Fixtures.t0), budget: try FamilyBudget(path: file, limits: limits, busyTimeout: 0.2))
+            product: product(), user: "ann",
+            database: try .open(path: folder.appendingPathComponent("app.sqlite").path),
+            time: .virtual(start: Fixtures.t0),
+            budget: try FamilyBudget(path: file, limits: limits, busyTimeout: 0.2))
         try await session.send(.signal("revealed"))
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
@@ -119,7 +130,11 @@ struct TourSessionTests {
         let hold = folder.appendingPathComponent("hold").path
         _ = FileManager.default.createFile(atPath: hold, contents: nil)
         input.fileHandleForWriting.send(
-            "BEGIN IMMEDIATE;\n.shell touch \(held)\n.shell while [ -e \(hold) ]; do sleep 0.05; done\nCOMMIT;\n")
+            """
+            BEGIN IMMEDIATE;\n.shell touch \(held)\n.shell while [ -e \(hold) ]; do sleep 0.05; \
+            done\nCOMMIT;\n
+            """
+        )
         try? input.fileHandleForWriting.close()
         while !FileManager.default.fileExists(atPath: held) { try await Task.sleep(for: .milliseconds(20)) }
         // The walkthrough's start comes due: committed, counted in the journal, not in the file.
@@ -133,7 +148,8 @@ struct TourSessionTests {
         holder.waitUntilExit()
         // The next event (here, the next session's) copies it.
         let next = TourSession(
-            product: product(), user: "ann", database: try .open(path: folder.appendingPathComponent("app.sqlite").path),
+            product: product(), user: "ann",
+            database: try .open(path: folder.appendingPathComponent("app.sqlite").path),
             time: .virtual(start: Fixtures.t0), budget: try FamilyBudget(path: file, limits: limits))
         try await next.send(.clockAdvanced)
         let count = Process()
