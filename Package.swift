@@ -63,8 +63,8 @@ let package = Package(
     ] + apps.map { .executable(name: $0.executable, targets: [$0.executable]) },
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
-        // The account server (Modules/Server*, Modules/OnboardingServer) and its load generator only: nothing the
-        // iOS apps embed depends on these.
+        // The account server (Modules/Server*, Modules/OnboardingServer) and its load generator only:
+        // nothing the iOS apps embed depends on these.
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
         // The request context's typed identity and the authenticator middleware (ServerControlPlane,
         // ServerDashboard): its HummingbirdAuth product needs only Hummingbird and swift-extras-base64.
@@ -196,8 +196,8 @@ let package = Package(
         .target(
             name: "ServerKit",
             dependencies: [
-                "AccountSync", "InsightsPages", "ServerDatabase", "ServerInsights", "ServerTokens", "TourCodec",
-                "TourCore",
+                "AccountSync", "InsightsPages", "ServerDatabase", "ServerInsights", "ServerTokens",
+                "TourCodec", "TourCore",
                 .hummingbird, .httpTypes, .nioCore, .postgresNIO, .serviceLifecycle, .logging, .crypto,
                 .metrics, .coreMetrics, .prometheus,
             ],
@@ -217,7 +217,8 @@ let package = Package(
         .target(
             name: "ServerPublishing",
             dependencies: [
-                "AccountSync", "CatalogDocuments", "ServerControlPlane", "ServerDatabase", "ServerInsights", "ServerKit", "TourCodec", "TourCore",
+                "AccountSync", "CatalogDocuments", "ServerControlPlane", "ServerDatabase", "ServerInsights",
+                "ServerKit", "TourCodec", "TourCore",
                 .hummingbird, .nioCore, .postgresNIO, .serviceLifecycle, .logging, .crypto,
             ],
             path: "Modules/ServerPublishing", swiftSettings: swiftSettings),
@@ -226,7 +227,8 @@ let package = Package(
         .target(
             name: "ServerSyncAPI",
             dependencies: [
-                "AccountSync", "CatalogDocuments", "ServerControlPlane", "ServerDatabase", "ServerInsights", "ServerKit", "ServerPublishing", "ServerPushQueue", "ServerTokens", "TourCodec", "TourCore",
+                "AccountSync", "CatalogDocuments", "ServerControlPlane", "ServerDatabase", "ServerInsights",
+                "ServerKit", "ServerPublishing", "ServerPushQueue", "ServerTokens", "TourCodec", "TourCore",
                 .hummingbird, .httpTypes, .postgresNIO, .serviceLifecycle, .logging, .metrics, .crypto,
             ],
             path: "Modules/ServerSyncAPI", swiftSettings: swiftSettings),
@@ -235,7 +237,8 @@ let package = Package(
         .target(
             name: "OnboardingServer",
             dependencies: [
-                "AccountSync", "SchemaMigrations", "ServerControlPlane", "ServerDatabase", "ServerInsights", "ServerKit", "ServerPublishing", "ServerPushQueue", "ServerSyncAPI", "ServerTokens",
+                "AccountSync", "SchemaMigrations", "ServerControlPlane", "ServerDatabase", "ServerInsights",
+                "ServerKit", "ServerPublishing", "ServerPushQueue", "ServerSyncAPI", "ServerTokens",
                 .hummingbird, .httpTypes, .nioCore, .nioHTTPTypes, .postgresNIO, .serviceLifecycle, .logging,
                 .asyncHTTPClient, .prometheus,
             ],
@@ -267,7 +270,8 @@ let package = Package(
         .executableTarget(
             name: "onboarding-bench",
             dependencies: appModules + [
-                "TourRuntime", "CatalogDocuments", "OnboardingServer", "ServerKit", "ServerControlPlane", "ServerPublishing",
+                "TourRuntime", "CatalogDocuments", "OnboardingServer", "ServerKit", "ServerControlPlane",
+                "ServerPublishing",
                 "ServerSyncAPI", "ServerTokens", "ServerInsights", "ServerDatabase",
                 "CSQLite", "Persistence", "TourCodec", "TourCore",
                 "AccountSync",
@@ -345,10 +349,12 @@ let package = Package(
         .testTarget(
             name: "ServerTests",
             dependencies: appExecutables + appModules + [
-                "onboarding-server", "OnboardingServer", "ServerKit", "ServerControlPlane", "ServerPublishing", "ServerSyncAPI",
+                "onboarding-server", "OnboardingServer", "ServerKit", "ServerControlPlane",
+                "ServerPublishing", "ServerSyncAPI",
                 "ServerDashboard", "ServerTokens", "ServerPushQueue", "ServerInsights",
                 "SchemaMigrations",
-                "ServerDatabase", "AccountSyncHTTP", "CatalogDocuments", "CatalogStudio", "InsightsPages", "TourCodec",
+                "ServerDatabase", "AccountSyncHTTP", "CatalogDocuments", "CatalogStudio", "InsightsPages",
+                "TourCodec",
                 "TourCore",
                 "TourRuntime", "TourFixtures",
                 .httpTypes, .logging, .hummingbird, .hummingbirdTesting, .postgresNIO, .jwtKit, .cryptoExtras,

@@ -25,7 +25,9 @@ package struct APIAuthentication: AuthenticatorMiddleware, APIAnswering {
 
     /// The caller the request's credential proves; a request without one, or whose credential does
     /// not check, is refused (every route behind this middleware needs a caller).
-    package func authenticate(request: Request, context: ServerRequestContext) async throws -> ServerIdentity? {
+    package func authenticate(
+        request: Request, context: ServerRequestContext
+    ) async throws -> ServerIdentity? {
         .api(try await authenticate(request, context))
     }
 

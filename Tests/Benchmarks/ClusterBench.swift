@@ -137,11 +137,12 @@ struct ClusterBench {
             )
             // The projection: what one core of each part takes, from its CPU per event (one server).
             let events = Double(max(one.0.accepted, 1))
-            for part in ["servers", "primary"] where (one.cpu[part] ?? 0) > 0 {
+            for part in ["servers", "primary"] {
+                guard let cpu = one.cpu[part], cpu > 0 else { continue }
                 report.add(
                     "cluster",
                     "projected: events/s one core of \(part == "servers" ? "server" : "the primary") takes",
-                    events / one.cpu[part]!, "events/s")
+                    events / cpu, "events/s")
             }
         }
     }
@@ -413,16 +414,20 @@ struct ClusterBench {
     /// A viewer of every app, made in the primary as `people add` does: its token.
     static func viewerToken(primary: DatabaseURL, signer: TokenSigner) async throws -> String {
         let credential = try await ServerLoad(
-            server: URL(string: "http://unused")!, database: primary, signer: signer, duration: 0
+            server: try URL(checking: "http://unused"), database: primary, signer: signer, duration: 0
         )
         .withClient(connections: 1) { client in
             var logger = Logger(label: "cluster-bench")
             logger.logLevel = .error
-            return try await PeopleStore(client: client, logger: logger).grant(
+            let granted = try await PeopleStore(client: client, logger: logger).grant(
                 .viewer, in: .everyApp, to: "cluster-viewer-\(UUID().uuidString.prefix(6).lowercased())",
                 identity: nil, days: 1,
                 by: .commandLine(), now: Date().timeIntervalSince1970
-            ).newCredential!
+            )
+            guard let credential = granted.newCredential else {
+                throw BenchFailure("the new viewer was given no credential")
+            }
+            return credential
         }
         return await signer.sign(credential.claims)
     }

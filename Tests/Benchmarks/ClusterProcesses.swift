@@ -200,10 +200,11 @@ enum ClusterProcesses {
         let port: Int
         /// Its warnings and errors, removed when it stops.
         let log: String
-        var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+        let url: URL
 
         init(database: String, secret: String, readDatabase: String? = nil) throws {
             port = try ClusterProcesses.freePort()
+            url = try URL(checking: "http://127.0.0.1:\(port)")
             log = NSTemporaryDirectory() + "bench-server-\(port).log"
             _ = FileManager.default.createFile(atPath: log, contents: nil)
             process.executableURL = URL(fileURLWithPath: ClusterProcesses.serverBinary)
@@ -248,10 +249,11 @@ enum ClusterProcesses {
         let process = Process()
         let folder = NSTemporaryDirectory() + "bench-nginx-\(UUID().uuidString)"
         let port: Int
-        var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+        let url: URL
 
         init(upstreams: [Int]) throws {
             port = try ClusterProcesses.freePort()
+            url = try URL(checking: "http://127.0.0.1:\(port)")
             try FileManager.default.createDirectory(
                 atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
             // The template's `@UPSTREAM@` line once per server, as scripts/cluster renders it.

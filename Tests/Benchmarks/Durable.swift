@@ -143,7 +143,7 @@ final class RawSQLite {
         // The schema and pragmas come from our own open, so both write the same file format.
         try OnboardingDatabase.open(path: path).createIfMissing()
         guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
-            throw BenchError("open \(path)")
+            throw BenchFailure("open \(path)")
         }
         try exec("PRAGMA journal_mode = WAL")
         sqlite3_busy_timeout(db, 10_000)
@@ -156,7 +156,7 @@ final class RawSQLite {
 
     func exec(_ sql: String) throws {
         guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
-            throw BenchError(String(cString: sqlite3_errmsg(db)))
+            throw BenchFailure(String(cString: sqlite3_errmsg(db)))
         }
     }
 
@@ -167,7 +167,7 @@ final class RawSQLite {
             sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK,
             let statement
         else {
-            throw BenchError(String(cString: sqlite3_errmsg(db)))
+            throw BenchFailure(String(cString: sqlite3_errmsg(db)))
         }
         statements[sql] = statement
         return statement
@@ -202,7 +202,7 @@ final class RawSQLite {
                 _ = sqlite3_column_text(statement, 0)
                 continue
             }
-            guard code == SQLITE_DONE else { throw BenchError(String(cString: sqlite3_errmsg(db))) }
+            guard code == SQLITE_DONE else { throw BenchFailure(String(cString: sqlite3_errmsg(db))) }
             return rows
         }
     }
@@ -217,7 +217,7 @@ final class RawSQLite {
         while true {
             let code = sqlite3_step(statement)
             guard code == SQLITE_ROW else {
-                guard code == SQLITE_DONE else { throw BenchError(String(cString: sqlite3_errmsg(db))) }
+                guard code == SQLITE_DONE else { throw BenchFailure(String(cString: sqlite3_errmsg(db))) }
                 return sum
             }
             for column in 0..<sqlite3_column_count(statement) {
@@ -291,11 +291,6 @@ final class RawSQLite {
             ])
         try run("COMMIT", [])
     }
-}
-
-struct BenchError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }
 
 /// The seeds' apps keep onboarding state in UserDefaults; this persists the same state that way,

@@ -128,12 +128,16 @@ struct InsightsLoad {
             let people = PeopleStore(client: client, logger: logger)
             let now = Date().timeIntervalSince1970
             if let existing = try await people.person("bench"), !existing.credentials.isEmpty {
-                return try await people.rotate("bench", days: 1, by: .commandLine(), now: now)!
+                guard let credential = try await people.rotate("bench", days: 1, by: .commandLine(), now: now)
+                else { throw BenchFailure("the bench operator's credential could not be rotated") }
+                return credential
             }
-            return try await people.grant(
-                .editor, in: .everyApp, to: "bench", identity: nil, days: 1, by: .commandLine(), now: now
-            )
-            .newCredential!
+            let granted = try await people.grant(
+                .editor, in: .everyApp, to: "bench", identity: nil, days: 1, by: .commandLine(), now: now)
+            guard let credential = granted.newCredential else {
+                throw BenchFailure("the bench operator was given no credential")
+            }
+            return credential
         }
         let admin = await signer.sign(credential.claims)
         // The sign-in form first (its secret cookie and anti-forgery token), then the form.
@@ -351,4 +355,12 @@ struct InsightsLoad {
 struct BenchFailure: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
+}
+
+extension URL {
+    /// `text` as a URL, or a failure naming it.
+    init(checking text: String) throws {
+        guard let url = URL(string: text) else { throw BenchFailure("not a URL: \(text)") }
+        self = url
+    }
 }

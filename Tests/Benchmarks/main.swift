@@ -180,7 +180,7 @@ if sections.contains(5), let serverURL = option("--server-url"),
         : option("--devices").map { $0.split(separator: ",").compactMap { Int($0) } }
             ?? (smoke ? [10] : [50, 200, 1_000])
     let load = ServerLoad(
-        server: URL(string: serverURL)!, database: try DatabaseURL(databaseURL),
+        server: try URL(checking: serverURL), database: try DatabaseURL(databaseURL),
         signer: try TokenSigner(secret: secret),
         duration: smoke ? 1 : 10)
     report.section(
@@ -337,7 +337,7 @@ if sections.contains(7), let serverURL = option("--server-url"),
 {
     let accounts = option("--insight-accounts").flatMap(Int.init) ?? (smoke ? 2_000 : 1_000_000)
     let load = InsightsLoad(
-        server: URL(string: serverURL)!, database: try DatabaseURL(databaseURL),
+        server: try URL(checking: serverURL), database: try DatabaseURL(databaseURL),
         signer: try TokenSigner(secret: secret),
         accounts: accounts)
     report.section(

@@ -71,16 +71,12 @@ struct InsightTests {
         #expect(
             ((try cli.json(
                 "report", "--since",
-                """
-                2026-01-06
-                """)["flows"] as? [[String: Any]])?.first?["started"])
+                "2026-01-06")["flows"] as? [[String: Any]])?.first?["started"])
                 as? Int == 0)
         #expect(
             ((try cli.json(
                 "report", "--since",
-                """
-                2026-01-05
-                """)["flows"] as? [[String: Any]])?.first?["started"])
+                "2026-01-05")["flows"] as? [[String: Any]])?.first?["started"])
                 as? Int == 4)
         let bad = try cli.run("report", "--since", "last week")
         #expect(bad.status != 0 && bad.stderr.contains("YYYY-MM-DD"))

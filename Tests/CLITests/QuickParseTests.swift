@@ -138,11 +138,11 @@ struct QuickParseTests {
             // Every command (from the one list): the quick reader takes some lines of some of them.
             let commands = CommandList.names
             for _ in 0..<Self.randomLines {
-                let command = commands.randomElement(using: &generator)!
+                let command = commands.anyElement(using: &generator)
                 let line =
                     [command]
                     + (0..<Int.random(in: 0...6, using: &generator)).map { _ in
-                        words.randomElement(using: &generator)!
+                        words.anyElement(using: &generator)
                     }
                 guard let quick = QuickParse.command(line) else { continue }
                 quickCount += 1

@@ -98,9 +98,7 @@ struct SecretOutputTests {
                 #expect(!leaks(result.stdout + result.stderr), "\(word): \(result.stdout)\(result.stderr)")
                 #expect(
                     (result.stdout + result.stderr).contains("‹redacted›"),
-                    """
-                    \(result.stdout)\(result.stderr)
-                    """
+                    "\(result.stdout)\(result.stderr)"
                 )
             }
             let quotedWord = "'\(word)'"

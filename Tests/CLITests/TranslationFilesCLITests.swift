@@ -91,9 +91,7 @@ struct TranslationFilesCLITests {
         #expect(lines.count == 1, "\(refused.stderr)")
         #expect(
             refused.stderr.contains(
-                """
-                the fr text of progress.step leaves out {step}, {total} and has {étape}
-                """)
+                "the fr text of progress.step leaves out {step}, {total} and has {étape}")
         )
         #expect(refused.stderr.contains("nothing was written") && !refused.stderr.contains("USAGE"))
         #expect(!FileManager.default.fileExists(atPath: out), "nothing was written")

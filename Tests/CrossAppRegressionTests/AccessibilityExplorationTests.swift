@@ -20,7 +20,7 @@ struct AccessibilityExplorationTests {
             "every setting at once",
             AccessibilitySettings(
                 voiceOver: true, reducedMotion: true, hapticsEnabled: false,
-                textSize: AccessibilitySettings.textSizes.last!
+                textSize: AccessibilitySettings.textSizes[AccessibilitySettings.textSizes.count - 1]
             ).context
         )
     ]

@@ -226,9 +226,7 @@ struct Scenario: Sendable, CustomStringConvertible {
             return String(decoding: data, as: UTF8.self)
                 + (status == 0
                     ? ""
-                    : """
-                    ── exit \(status) ──\n
-                    """)
+                    : "── exit \(status) ──\n")
         }
         // Wait until the process has read the sync line, which it does only after every line above
         // has finished (and committed), then kill it where it stands.

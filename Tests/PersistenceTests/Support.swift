@@ -35,7 +35,8 @@ func fingerprint(_ path: String) throws -> [String] {
 func tableDump(_ database: OnboardingDatabase, app: String) throws -> String {
     let flows = try database.storedFlows(app: app)
     let journal = try database.journal(app: app)
-    return "\(flows.keys.sorted().map { ($0, flows[$0]!.sorted { $0.key < $1.key }) })\n\(journal)"
+    let sorted = flows.sorted { $0.key < $1.key }.map { ($0.key, $0.value.sorted { $0.key < $1.key }) }
+    return "\(sorted)\n\(journal)"
 }
 
 /// A product made of the fixture catalog, with a domain handler that stores product effects.
@@ -81,13 +82,13 @@ func randomEvent(using rng: inout SplitMix64) -> (TourEvent?, wait: Double) {
         ("swipeLeft", [:]), ("fly", [:]),
     ]
     switch Int.random(in: 0..<20, using: &rng) {
-    case 0: return (.appLaunched(version: ["1.5", "2.0", "2.5", nil].randomElement(using: &rng)!), 0)
+    case 0: return (.appLaunched(version: ["1.5", "2.0", "2.5", nil].anyElement(using: &rng)), 0)
     case 1: return (.signal("revealed"), 0)
-    case 2: return (.featureVisited(["feature", "dashboard"].randomElement(using: &rng)!), 0)
+    case 2: return (.featureVisited(["feature", "dashboard"].anyElement(using: &rng)), 0)
     case 3: return (Int.random(in: 0..<4, using: &rng) == 0 ? .resetRequested(nil) : .replayRequested(nil), 0)
-    case 4: return (nil, [0.2, 0.5, 1.5, 3].randomElement(using: &rng)!)
+    case 4: return (nil, [0.2, 0.5, 1.5, 3].anyElement(using: &rng))
     default:
-        let (name, parameters) = actions.randomElement(using: &rng)!
+        let (name, parameters) = actions.anyElement(using: &rng)
         return (.actionPerformed(name, parameters: parameters), 0)
     }
 }

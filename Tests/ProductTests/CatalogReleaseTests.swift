@@ -26,10 +26,10 @@ struct CatalogReleaseTests {
         let privacy = StepDefinition(
             "privacy", StepContent(title: "Private by design", body: "Your weeks stay on this device."),
             actions: [.next()], canSkip: true)
-        flow.steps.insert(privacy, at: flow.steps.firstIndex { $0.id == "viewModesIntro" }!)
-        let mark = flow.steps.firstIndex { $0.id == "markWeek" }!
+        flow.steps.insert(privacy, at: flow.steps.index(of: "viewModesIntro"))
+        let mark = flow.steps.index(of: "markWeek")
         flow.steps[mark].id = "reflectWeek"
-        let save = flow.steps[mark].actions.firstIndex { $0.name == "saveMark" }!
+        let save = flow.steps[mark].actions.index(named: "saveMark")
         flow.steps[mark].actions[save].name = "saveReflection"
         flow.fields.append(FieldSpec("reflectionMood", .text, initial: "calm"))
         product.catalog.flows[0] = flow
@@ -65,9 +65,9 @@ struct CatalogReleaseTests {
         flow.steps.removeAll { $0.id == "difficulty" }
         let goal = StepDefinition(
             "goal", StepContent(title: "YOUR GOAL", body: "How many workouts a week?"), actions: [.next()])
-        flow.steps.insert(goal, at: flow.steps.firstIndex { $0.id == "appSelection" }! + 1)
-        let permissions = flow.steps.firstIndex { $0.id == "permissions" }!
-        let next = flow.steps[permissions].actions.firstIndex { $0.name == "next" }!
+        flow.steps.insert(goal, at: flow.steps.index(of: "appSelection") + 1)
+        let permissions = flow.steps.index(of: "permissions")
+        let next = flow.steps[permissions].actions.index(named: "next")
         flow.steps[permissions].actions[next].name = "proceed"
         product.catalog.flows[0] = flow
         product.catalog.version = 2
@@ -315,7 +315,7 @@ struct CatalogReleaseTests {
         var product = finiteV2
         var flow = product.catalog.flows[0]
         flow.steps.removeAll { $0.id == "privacy" }
-        let reflect = flow.steps.firstIndex { $0.id == "reflectWeek" }!
+        let reflect = flow.steps.index(of: "reflectWeek")
         flow.steps[reflect].id = "weekReflection"
         product.catalog.flows[0] = flow
         product.catalog.version = 3

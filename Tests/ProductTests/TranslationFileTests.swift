@@ -15,7 +15,7 @@ struct TranslationFileTests {
         $0.make(RunEnvironment(databasePath: "/dev/null", offline: true)).catalog
     }
 
-    static let german = LocaleTag("de")!
+    static let german = LocaleTag(known: "de")
 
     /// What the test's "translator" writes: the source marked, placeholders and plural forms kept
     /// (German counts as English does: one and other).

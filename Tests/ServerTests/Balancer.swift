@@ -8,7 +8,7 @@ final class Balancer {
     let folder: URL
     private var process: Process?
 
-    var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    let url: URL
 
     static var nginx: String? {
         ["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
@@ -32,6 +32,7 @@ final class Balancer {
             throw HarnessFailure("nginx is not installed (apt-get install nginx; .ci/run does)")
         }
         port = ServerProcess.freePort()
+        url = try URL(checking: "http://127.0.0.1:\(port)")
         folder = Scratch.folder.appendingPathComponent("nginx-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         // nginx's workers drop to nobody when the master is root: its folder is theirs to write.

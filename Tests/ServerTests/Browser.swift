@@ -139,9 +139,10 @@ final class Browser: @unchecked Sendable {
         var bytes = try JSONSerialization.data(withJSONObject: message)
         bytes.append(0)
         try bytes.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return }
             var offset = 0
             while offset < raw.count {
-                let written = write(toBrowser, raw.baseAddress! + offset, raw.count - offset)
+                let written = write(toBrowser, base + offset, raw.count - offset)
                 guard written > 0 else { throw HarnessFailure("writing to chromium failed") }
                 offset += written
             }
@@ -203,7 +204,7 @@ final class Browser: @unchecked Sendable {
         while Date() < deadline {
             let state = try? evaluate("document.readyState + ' ' + (window.__mark || '')")
             if let state = state as? String, state.hasPrefix("complete"),
-                previous == nil || !state.hasSuffix(previous!)
+                !(previous.map { state.hasSuffix($0) } ?? false)
             {
                 return
             }

@@ -33,7 +33,7 @@ struct CrossSiteTests {
             process.standardError = FileHandle.nullDevice
             try ChildProcess.spawning { try process.run() }
             let deadline = Date().addingTimeInterval(20)
-            while HTTP.status(URL(string: "http://127.0.0.1:\(port)/")!) == nil {
+            while HTTP.status(try URL(checking: "http://127.0.0.1:\(port)/")) == nil {
                 guard Date() < deadline else { throw HarnessFailure("the attacker's site did not start") }
                 usleep(100_000)
             }

@@ -22,7 +22,7 @@ extension DashboardTests {
             var appVersion: String
             var day: Double
             /// The experiment `tourLength`'s variant: by the account's number, half each.
-            var variant: String { Int(id.dropFirst(4))! % 2 == 0 ? "full" : "short" }
+            var variant: String { (Int(id.dropFirst(4)) ?? 0) % 2 == 0 ? "full" : "short" }
         }
 
         var app: String

@@ -8,10 +8,15 @@ import TourFixtures
 /// PostgreSQL held still from another session, for the tests of what the server does meanwhile
 /// (the dashboard's catch-up, load shedding): a psql process holding a transaction or a lock.
 extension DashboardTests {
+    /// The database a PostgreSQL URL names: its path's last part, without the query.
+    static func databaseName(_ url: String) -> String {
+        String(url.split(separator: "/").last?.split(separator: "?").first ?? "")
+    }
+
     /// Ends the holder's transaction only (its backend, the one sleeping), leaving every other
     /// session of the database alone: for a test whose own connections wait behind the lock.
     static func releaseHold(on url: String, _ holder: Process) {
-        let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
+        let database = DashboardTests.databaseName(url)
         _ = try? Shell.run(
             TestPostgres.psql,
             [
@@ -25,7 +30,7 @@ extension DashboardTests {
     /// Ends the holding session's backend (PostgreSQL does not notice a gone client mid-sleep).
     static func endHeldTransactions(on url: String, _ holder: Process) {
         holder.terminate()
-        let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
+        let database = DashboardTests.databaseName(url)
         _ = try? Shell.run(
             TestPostgres.psql,
             [
@@ -58,7 +63,7 @@ extension DashboardTests {
         process.standardInput = FileHandle.nullDevice
         try ChildProcess.spawning { try process.run() }
         // The transaction has its id once pg_stat_activity shows it.
-        let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
+        let database = DashboardTests.databaseName(url)
         for _ in 0..<200 {
             let result = try Shell.run(
                 TestPostgres.psql,

@@ -140,11 +140,9 @@ struct DashboardTests {
         // Split by catalog version and by app version, on one scale: the values add up to the whole.
         for split in ["catalog", "app"] {
             try browser.open(
-                URL(
-                    string: server.url.absoluteString + """
-                        /dashboard/apps/growth/flows/welcome?split=\(split)
-                        """)!
-            )
+                try URL(
+                    checking: server.url.absoluteString
+                        + "/dashboard/apps/growth/flows/welcome?split=\(split)"))
             let cells = try #require(
                 try browser.evaluate(
                     """

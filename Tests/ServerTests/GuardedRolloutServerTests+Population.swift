@@ -2,6 +2,7 @@ import AccountSync
 import Foundation
 import OnboardingServer
 import ServerTokens
+import Testing
 import TourCodec
 import TourCore
 import TourFixtures
@@ -58,7 +59,7 @@ extension GuardedRolloutServerTests {
             // Nobody can take the guarded version once it is withdrawn, nor the other once it is at 100%.
             var wanted = (candidates: percent > 0 ? candidates : 0, baselines: percent < 100 ? baselines : 0)
             let expires = Int64(Date().timeIntervalSince1970) + 3_600
-            let baseline = engines.keys.first { $0 != candidate }!
+            let baseline = try #require(engines.keys.first { $0 != candidate })
             while wanted.candidates > 0 || wanted.baselines > 0 {
                 next += 1
                 let account = "guarded\(next)"
@@ -68,12 +69,13 @@ extension GuardedRolloutServerTests {
                     percent: percent)
                 let version = inRollout ? candidate : baseline
                 if inRollout ? wanted.candidates == 0 : wanted.baselines == 0 { continue }
-                let completes = Double.random(in: 0..<1, using: &random) < completion[version]!
+                let completes = Double.random(in: 0..<1, using: &random) < (try #require(completion[version]))
+                let engine = try #require(engines[version])
                 var state = TourState()
                 var items: [PushItem] = []
                 var now = Date()
                 func send(_ event: TourEvent) throws {
-                    let transition = try engines[version]!.reduce(
+                    let transition = try engine.reduce(
                         state, event, at: now,
                         subjects: ExperimentSubjects(install: "install:\(account)", account: subject))
                     state = transition.state

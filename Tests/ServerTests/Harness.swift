@@ -169,7 +169,7 @@ final class ServerProcess: @unchecked Sendable {
     /// Further options for `serve` (`--push-queue 2`).
     var serveOptions: [String]
 
-    var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    let url: URL
 
     init(
         databaseURL: String? = nil, port: Int? = nil, environment: [String: String] = [:],
@@ -179,6 +179,7 @@ final class ServerProcess: @unchecked Sendable {
         self.serveOptions = serveOptions
         self.databaseURL = try databaseURL ?? TestPostgres.freshDatabase()
         self.port = port ?? Self.freePort()
+        url = try URL(checking: "http://127.0.0.1:\(self.port)")
         log = Scratch.folder.appendingPathComponent("server-\(UUID().uuidString).log")
         try start()
     }

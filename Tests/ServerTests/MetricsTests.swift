@@ -9,7 +9,7 @@ import TourFixtures
 @Suite("Metrics and request ids", .ownThread)
 struct MetricsTests {
     static func scrape(_ port: Int) async throws -> String {
-        let answer = try await HTTP.get(URL(string: "http://127.0.0.1:\(port)/metrics")!)
+        let answer = try await HTTP.get(try URL(checking: "http://127.0.0.1:\(port)/metrics"))
         #expect(answer.status == 200)
         return String(decoding: answer.body, as: UTF8.self)
     }

@@ -58,7 +58,7 @@ func concurrently<Item: Sendable, Result: Sendable>(
             results[index] = result
             startNext()
         }
-        return results.map { $0! }
+        return results.compactMap { $0 }
     }
 }
 

@@ -1,6 +1,7 @@
 import AccountSync
 import Foundation
 import Synchronization
+import Testing
 
 /// Devices pushing in loops, as phones do: each its own account and device, pushing its next
 /// journal row (one item with a fact and a record) and, on any answer but 200, the same row again
@@ -66,16 +67,16 @@ final class PushLoad: Sendable {
         var seq: Int64 = 1
         let device = "dev-\(accounts[loop])"
         while !state.withLock({ $0.stopped }) {
-            let body = try! PushBatch(
-                device: device,
-                items: [
-                    PushBatchingTests.item(
-                        seq, flow: "tour", standing: seq % 2 == 0 ? .completed : .skipped, device: device)
-                ]
-            ).tourValue.jsonUTF8()
             let sent = ContinuousClock.now
             var answer = Answer(loop: loop, seq: seq, sent: sent, answered: sent, status: nil, code: nil)
             do {
+                let body = try PushBatch(
+                    device: device,
+                    items: [
+                        PushBatchingTests.item(
+                            seq, flow: "tour", standing: seq % 2 == 0 ? .completed : .skipped, device: device)
+                    ]
+                ).tourValue.jsonUTF8()
                 let reply = try await HTTP.post(
                     server.url.appendingPathComponent("v1/apps/growth/accounts/\(accounts[loop])/push"),
                     token: tokens[loop],
@@ -130,16 +131,19 @@ final class PushLoad: Sendable {
             "SELECT account, seq, count(*) FROM pushes WHERE account IN (\(names)) GROUP BY account, seq")
         let facts = try server.sql(
             "SELECT account, seq, count(*) FROM facts WHERE account IN (\(names)) GROUP BY account, seq")
-        var stored: [String: [Int64: Int]] = [:]
-        for line in rows {
-            let parts = line.split(separator: "|")
-            stored[String(parts[0]), default: [:]][Int64(parts[1])!] = Int(parts[2])!
+        /// `account|seq|count` rows as counts by account and seq.
+        func counts(_ lines: [String]) throws -> [String: [Int64: Int]] {
+            var counts: [String: [Int64: Int]] = [:]
+            for line in lines {
+                let parts = line.split(separator: "|")
+                let seq: Int64 = try #require(Int64(parts[1]))
+                let count: Int = try #require(Int(parts[2]))
+                counts[String(parts[0]), default: [:]][seq] = count
+            }
+            return counts
         }
-        var factCounts: [String: [Int64: Int]] = [:]
-        for line in facts {
-            let parts = line.split(separator: "|")
-            factCounts[String(parts[0]), default: [:]][Int64(parts[1])!] = Int(parts[2])!
-        }
+        let stored = try counts(rows)
+        let factCounts = try counts(facts)
         for (loop, account) in accounts.enumerated() {
             let mine = answers.filter { $0.loop == loop }
             let acknowledged = Set(mine.filter { $0.status == 200 }.map(\.seq))

@@ -135,11 +135,12 @@ struct PushQueueWorld: Hashable {
             }
             if commits { for push in written { pushes[push]?.committed = true } }
             if commits,
-                let late = written.first(where: { pushes[$0]?.answer.map(Self.saysNotStored) == true })
+                let late = written.first(where: { pushes[$0]?.answer.map(Self.saysNotStored) == true }),
+                let answer = pushes[late]?.answer
             {
                 return
                     """
-                    \(late) committed after it was answered \(pushes[late]!.answer!) (which says nothing \
+                    \(late) committed after it was answered \(answer) (which says nothing \
                     was stored)
                     """
             }
@@ -198,7 +199,8 @@ struct PushQueueWorld: Hashable {
                     }
                     pushes[push]?.written = true
                 }
-                let accounts = written.map { pushes[$0]!.account }
+                let accounts = written.compactMap { pushes[$0]?.account }
+                guard accounts.count == written.count else { return "an unknown push written in \(batch)" }
                 guard Set(accounts).count == accounts.count else {
                     return "one account twice in a write of \(batch)"
                 }
@@ -206,9 +208,7 @@ struct PushQueueWorld: Hashable {
             case .answer(let answered, let answer):
                 for push in answered {
                     guard let known = pushes[push] else { return "an unknown \(push) answered" }
-                    guard known.answer == nil else {
-                        return "\(push) answered twice (\(known.answer!), then \(answer))"
-                    }
+                    if let first = known.answer { return "\(push) answered twice (\(first), then \(answer))" }
                     if answer == .committed, !known.committed {
                         return "\(push) acknowledged but not committed"
                     }
@@ -267,8 +267,9 @@ struct PushQueueWorld: Hashable {
         }
         var accounts: Set<Int> = []
         for case .writing(let written) in active.values {
-            for push in written where pushes[push]?.answer == nil {
-                guard accounts.insert(pushes[push]!.account).inserted else {
+            for push in written {
+                guard let known = pushes[push], known.answer == nil else { continue }
+                guard accounts.insert(known.account).inserted else {
                     return "one account in two batches being written"
                 }
             }
@@ -276,7 +277,7 @@ struct PushQueueWorld: Hashable {
         if stops == 1, !unanswered.isEmpty { return "stopped with \(unanswered) unanswered" }
         // Nothing waits past its deadline: the earliest unanswered push's limit is not behind now.
         for push in unanswered {
-            let known = pushes[push]!
+            guard let known = pushes[push] else { return "an unknown \(push) unanswered" }
             let limit =
                 known.written
                 ? configuration.deadline(arrived: known.arrived) : known.arrived + configuration.maximumWait
@@ -306,7 +307,7 @@ struct PushQueueWorld: Hashable {
         guard unanswered.isEmpty else { return "after draining, \(unanswered) unanswered" }
         if !shutDown, let broken = apply(.shutdown) { return broken }
         for _ in 0..<10_000 where !io.isEmpty {
-            let (batch, state) = io.min(by: { $0.key.value < $1.key.value })!
+            guard let (batch, state) = io.min(by: { $0.key.value < $1.key.value }) else { break }
             let input: Input =
                 state == .leasing ? .leaseFails(batch) : .writeEnds(batch, .committed, commits: true)
             if let broken = apply(input) { return broken }

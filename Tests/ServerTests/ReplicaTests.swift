@@ -83,7 +83,7 @@ struct ReplicaTests {
 
     static func starts(_ server: ServerProcess, cookie: String) throws -> (started: Int, notice: Bool) {
         let json = try DashboardTests.curl(
-            URL(string: server.url.absoluteString + "/dashboard?format=json")!, cookie: cookie)
+            try URL(checking: server.url.absoluteString + "/dashboard?format=json"), cookie: cookie)
         let trend =
             (try JSONSerialization.jsonObject(with: Data(json.body.utf8)) as? [String: Any])?["trend"]
             as? [[String: Any]] ?? []

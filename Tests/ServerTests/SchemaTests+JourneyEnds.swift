@@ -248,9 +248,8 @@ extension SchemaTests {
             try await push("y", "tablet", day: 2)
             try await push("y", "phone", day: 0)
             try await push("z", "z-phone", day: 0)
-            let days = """
-                SELECT day::text || ' ' || subjects FROM insight_arm_days WHERE app = 'growth' ORDER BY day
-                """
+            let days =
+                "SELECT day::text || ' ' || subjects FROM insight_arm_days WHERE app = 'growth' ORDER BY day"
             #expect(try await Self.rows(client, logger, days) == ["2026-01-05 1", "2026-01-07 1"])
             _ = try await TestPostgres.untilCommitted {
                 try await store.erase(

@@ -8,7 +8,7 @@ import TourCodec
 struct CivilDateTests {
     static let gregorian: Calendar = {
         var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
+        calendar.timeZone = .gmt
         return calendar
     }()
 

@@ -8,7 +8,8 @@ import TourFixtures
 /// facts a report counts, over 2,000 simulated subjects with a holdout.
 @Suite("Experiments in the engine")
 struct ExperimentEngineTests {
-    static let subjects = try! ExperimentFixture.simulate(2_000)
+    /// The simulated subjects, once for the suite (each test fails on its own if the simulation did).
+    static let simulated = Result { try ExperimentFixture.simulate(2_000) }
     static let experiment = ExperimentFixture.experiment
 
     /// The variant as the documentation defines it, computed here with another SHA-256: the bucket
@@ -22,14 +23,15 @@ struct ExperimentEngineTests {
             upper += variant.weight * 10_000 / total
             if bucket < upper { return variant.name }
         }
-        return experiment.variants.last!.name
+        return experiment.variants.last?.name ?? "no variant"
     }
 
-    @Test func assignmentFollowsTheWeightsWithinSamplingErrorAndTheDocumentedHash() {
-        let n = Double(Self.subjects.count)
+    @Test func assignmentFollowsTheWeightsWithinSamplingErrorAndTheDocumentedHash() throws {
+        let subjects = try Self.simulated.get()
+        let n = Double(subjects.count)
         for variant in Self.experiment.variants {
             let share = Double(variant.weight) / 100
-            let count = Double(Self.subjects.filter { $0.variant == variant.name }.count)
+            let count = Double(subjects.filter { $0.variant == variant.name }.count)
             // Four standard deviations of a binomial count: fails by chance about once in 16,000 runs
             // of a new seed (the seed is fixed, so this run is deterministic).
             let bound = 4 * (n * share * (1 - share)).squareRoot()
@@ -37,14 +39,14 @@ struct ExperimentEngineTests {
                 abs(count - n * share) <= bound,
                 "\(variant.name): \(count) of \(n), expected \(n * share) ± \(bound)")
         }
-        for subject in Self.subjects {
+        for subject in subjects {
             #expect(
                 subject.variant == Self.expectedVariant("account:\(subject.account)"), "\(subject.account)")
         }
     }
 
-    @Test func eachSubjectIsAssignedOnceAndEachVariantShowsWhatItSays() {
-        for subject in Self.subjects {
+    @Test func eachSubjectIsAssignedOnceAndEachVariantShowsWhatItSays() throws {
+        for subject in try Self.simulated.get() {
             let facts = subject.rows.flatMap { $0 }
             let assigned = facts.filter { if case .assigned = $0 { true } else { false } }
             #expect(assigned.count == 1, "\(subject.account) assigned \(assigned.count) times")
@@ -113,7 +115,7 @@ struct ExperimentEngineTests {
         // A replay of a short-tour subject shows the whole tour and journals no exposure again;
         // a relaunch assigns nothing again.
         let short = try #require(
-            Self.subjects.first {
+            try Self.simulated.get().first {
                 $0.variant == "short"
                     && !$0.rows.joined().contains { fact in
                         if case .flowEnded(_, .skipped, _, _) = fact { true } else { false }
@@ -138,8 +140,9 @@ struct ExperimentEngineTests {
     }
 
     @Test func theReportsIntervalsAreWilsonsAndNewcombesComputedIndependently() throws {
+        let subjects = try Self.simulated.get()
         var counts: [String: ExperimentReport.Counts] = [:]
-        for subject in Self.subjects {
+        for subject in subjects {
             let facts = subject.rows.flatMap { $0 }
             var tally = counts[subject.variant, default: .init()]
             tally.assigned += 1

@@ -162,7 +162,7 @@ struct GuardedRolloutTests {
                 baseline.0 += Int.random(in: 0...(added * 3), using: &random)
                 let before = value
                 if Int.random(in: 0..<5, using: &random) == 0 {
-                    let command = GuardedRollout.Command.allCases.randomElement(using: &random)!
+                    let command = GuardedRollout.Command.allCases.anyElement(using: &random)
                     if case .success(let next) = value.applying(command, now: now) { value = next }
                 } else {
                     let (next, decision) = value.decide(Self.evidence(candidate, baseline), now: now)

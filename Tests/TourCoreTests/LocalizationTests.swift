@@ -85,20 +85,18 @@ struct LocalizationTests {
 
     static var catalog: TourCatalog {
         var catalog = TourCatalog(app: "test", flows: [flow])
-        catalog.strings.tables[LocaleTag("pt")!] = table(
+        catalog.strings.tables[LocaleTag(known: "pt")] = table(
             [
                 "intro.name": "Introdução", "intro.pick.title": "Escolha os apps",
                 "intro.pick.body": "{#apps|app escolhido|apps escolhidos}",
                 "intro.pick.action.next.label": "Próximo",
-                """
-                intro.pick.action.confirm.refusal1
-                """: "Ainda não", "progress.step": "Passo {step} de {total}",
+                "intro.pick.action.confirm.refusal1": "Ainda não",
+                "progress.step": "Passo {step} de {total}",
             ], of: catalog)
-        catalog.strings.tables[LocaleTag("ru")!] = table(
+        catalog.strings.tables[LocaleTag(known: "ru")] = table(
             [
-                "intro.pick.body": """
-                Выбрано: {#apps|приложение|приложения|приложений}
-                """
+                "intro.pick.body":
+                    "Выбрано: {#apps|приложение|приложения|приложений}"
             ], of: catalog)
         return catalog
     }
@@ -127,9 +125,7 @@ struct LocalizationTests {
         for (apps, text) in [
             (
                 "a",
-                """
-                1 приложение
-                """
+                "1 приложение"
             ), ("a,b", "2 приложения"), ("a,b,c,d,e", "5 приложений"),
         ] {
             try russian.act("choose", ["apps": apps])

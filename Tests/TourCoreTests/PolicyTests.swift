@@ -334,7 +334,7 @@ struct FlowPolicyTests {
     static func next(
         _ store: inout TourStore, past step: StepID, sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
-        let index = tutorialPlan.firstIndex(of: step)! + 1
+        let index = try #require(tutorialPlan.firstIndex(of: step), sourceLocation: sourceLocation) + 1
         try store.act(
             "next", effects: [.analytics(event("tutorial_step_completed", step: step, index: index))],
             sourceLocation: sourceLocation

@@ -115,9 +115,7 @@ struct ProgressAndEffectsTests {
                     "connect",
                     parameters: [
                         "username": "W1AW",
-                        "password": """
-                        ‹redacted›
-                        """,
+                        "password": "‹redacted›",
                     ]))
         let encoded = String(decoding: try JSONEncoder().encode(effects), as: UTF8.self)
         #expect(encoded.contains("W1AW"))

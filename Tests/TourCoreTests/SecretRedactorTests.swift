@@ -126,9 +126,7 @@ struct SecretRedactorTests {
         for (name, value) in parameters {
             #expect(
                 clean[name] == (secrets.contains(name) ? "‹redacted›" : value),
-                """
-                seed \(seed): \(name)
-                """)
+                "seed \(seed): \(name)")
         }
         #expect(clean.count == parameters.count)
     }

@@ -27,9 +27,7 @@ public struct CatalogGenerator {
     public mutating func text() -> String {
         let pieces = [
             "Hello", " world", "\"quoted\"",
-            """
-            back\\slash
-            """, "tab\there", "line\nbreak", "é", "—", "日本", "🙂",
+            "back\\slash", "tab\there", "line\nbreak", "é", "—", "日本", "🙂",
             "{apps}",
             "{#apps|app|apps}", "/", "#", "\u{1}", "",
         ]
@@ -233,14 +231,14 @@ public struct CatalogGenerator {
     /// Translation tables of some of the catalog's texts (and some ids it does not have).
     mutating func strings(for catalog: TourCatalog) -> CatalogStrings {
         let ids = catalog.sourceTexts.map(\.id) + list(0...2) { $0.name() }
-        var strings = CatalogStrings(source: LocaleTag(pick(["en", "de", "pt-BR"]))!)
+        var strings = CatalogStrings(source: LocaleTag(known: pick(["en", "de", "pt-BR"])))
         for locale in list(0...3, { $0.pick(["fr", "pt", "ru", "zh-Hant-TW", "es-419"]) }) {
-            strings.tables[LocaleTag(locale)!] = Dictionary(
+            strings.tables[LocaleTag(known: locale)] = Dictionary(
                 list(0...6) { ($0.pick(ids), CatalogStrings.Translation($0.text(), source: $0.text())) }
             ) { first, _ in first }
         }
         // English without tables is the standard, written without the member.
-        if strings.isStandard { strings.source = LocaleTag("de")! }
+        if strings.isStandard { strings.source = LocaleTag(known: "de") }
         return strings
     }
 

@@ -269,3 +269,46 @@ public struct FixtureEffect: HandlerEffect, Equatable {
         self.payload = payload.values
     }
 }
+
+/// Text the tests made that is not a URL: a failure of the test that made it, where a force unwrap
+/// would have ended every test of the process.
+public struct NotAURL: Error, CustomStringConvertible {
+    public let text: String
+    public var description: String { "not a URL: \(text)" }
+}
+
+extension URL {
+    /// `text` as a URL, or ``NotAURL``.
+    public init(checking text: String) throws {
+        guard let url = URL(string: text) else { throw NotAURL(text: text) }
+        self = url
+    }
+}
+
+extension LocaleTag {
+    /// A tag the tests write as text they know is one ("de", "pt-BR"): a test's own typo stops it
+    /// at its first run with the text named.
+    public init(known text: String) {
+        guard let tag = LocaleTag(text) else { preconditionFailure("not a locale tag: \(text)") }
+        self = tag
+    }
+}
+
+extension Array where Element == StepDefinition {
+    /// The index of the step `id`, which the test's catalog has: a test that names a step its catalog
+    /// lacks stops at its first run with the step named.
+    public func index(of id: StepID) -> Int {
+        guard let index = firstIndex(where: { $0.id == id }) else { preconditionFailure("no step \(id)") }
+        return index
+    }
+}
+
+extension Array where Element == StepAction {
+    /// The index of the action `name`, which the test's step has.
+    public func index(named name: String) -> Int {
+        guard let index = firstIndex(where: { $0.name == name }) else {
+            preconditionFailure("no action \(name)")
+        }
+        return index
+    }
+}

@@ -16,3 +16,12 @@ public struct SplitMix64: RandomNumberGenerator {
         choices[Int.random(in: 0..<choices.count, using: &self)]
     }
 }
+
+extension Collection {
+    /// One of the elements, drawn with `generator`: `randomElement(using:)` for the tests' own lists,
+    /// which are never empty.
+    public func anyElement<Generator: RandomNumberGenerator>(using generator: inout Generator) -> Element {
+        precondition(!isEmpty, "anyElement(using:) of an empty collection")
+        return self[index(startIndex, offsetBy: Int.random(in: 0..<count, using: &generator))]
+    }
+}
