@@ -28,7 +28,7 @@ package struct APIAuthentication: AuthenticatorMiddleware, APIAnswering {
     package func authenticate(
         request: Request, context: ServerRequestContext
     ) async throws -> ServerIdentity? {
-        .api(try await authenticate(request, context))
+        .api(try await caller(request, context))
     }
 
     /// hummingbird-auth's, with the refusal answered as the API answers (a JSON error with its code)
@@ -92,7 +92,7 @@ package struct RequiredRole: RouterMiddleware, APIAnswering {
 extension APIAuthentication {
     /// The caller a request's credential proves: a person's credential (the only kind a route
     /// without an app in its path takes), or a device's token for the path's app.
-    func authenticate(_ request: Request, _ context: ServerRequestContext) async throws -> Caller {
+    func caller(_ request: Request, _ context: ServerRequestContext) async throws -> Caller {
         guard let token = ControlPlane.bearer(request) else {
             throw APIError(
                 status: .unauthorized, code: "unauthorized",

@@ -1,4 +1,5 @@
 import Foundation
+import TourFixtures
 
 /// Section 8's real processes (issue 47): a PostgreSQL primary with a streaming standby
 /// (`scripts/dev-postgres`, in a folder of its own), release `onboarding-server` processes, and

@@ -356,11 +356,3 @@ struct BenchFailure: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
 }
-
-extension URL {
-    /// `text` as a URL, or a failure naming it.
-    init(checking text: String) throws {
-        guard let url = URL(string: text) else { throw BenchFailure("not a URL: \(text)") }
-        self = url
-    }
-}

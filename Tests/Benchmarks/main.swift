@@ -2,6 +2,7 @@ import Foundation
 import OnboardingServer
 import ServerSyncAPI
 import ServerTokens
+import TourFixtures
 import TourRuntime
 
 // The onboarding benchmarks: engine only, durable commits against raw SQLite and the seeds'
