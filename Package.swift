@@ -282,6 +282,9 @@ let package = Package(
             name: "TourFixtures", dependencies: ["TourCodec", "TourCore", "CatalogDocuments"],
             path: "Tests/TourFixtures",
             swiftSettings: swiftSettings),
+        // Swift Testing traits that run tests on threads of their own: apart from TourFixtures,
+        // which the benchmarks link and which so must not import Testing.
+        .target(name: "TestThreads", path: "Tests/TestThreads", swiftSettings: swiftSettings),
         .testTarget(
             name: "TourCoreTests",
             dependencies: ["TourCodec", "TourCore", "CatalogDocuments", "TourFixtures", .crypto],
@@ -299,7 +302,7 @@ let package = Package(
             name: "TourRuntimeTests",
             dependencies: [
                 "TourCodec", "TourCore", "TourRuntime", "CatalogDocuments", "AccountSync", "TourFixtures",
-                "CSQLite", "Persistence", "Haptics", "Permissions",
+                "TestThreads", "CSQLite", "Persistence", "Haptics", "Permissions",
             ],
             path: "Tests/TourRuntimeTests",
             swiftSettings: swiftSettings),
@@ -318,8 +321,8 @@ let package = Package(
         .testTarget(
             name: "CrossAppRegressionTests",
             dependencies: appExecutables + appModules + [
-                "CatalogDocuments", "TourFixtures", "TourCodec", "TourCore", "TourRuntime", "Persistence",
-                "Permissions",
+                "CatalogDocuments", "TourFixtures", "TestThreads", "TourCodec", "TourCore", "TourRuntime",
+                "Persistence", "Permissions",
             ],
             path: "Tests/CrossAppRegressionTests",
             swiftSettings: swiftSettings, plugins: ["ProductRegistryPlugin"]),
@@ -327,8 +330,8 @@ let package = Package(
         .testTarget(
             name: "CLITests",
             dependencies: appExecutables + appModules + [
-                "CatalogDocuments", "Persistence", "TourFixtures", "TourCodec", "TourCore", "TourRuntime",
-                "OnboardingCLI", .argumentParser,
+                "CatalogDocuments", "Persistence", "TourFixtures", "TestThreads", "TourCodec", "TourCore",
+                "TourRuntime", "OnboardingCLI", .argumentParser,
             ],
             path: "Tests/CLITests", exclude: ["BadInput", "Releases"], swiftSettings: swiftSettings,
             plugins: ["ProductRegistryPlugin"]),
@@ -342,9 +345,10 @@ let package = Package(
                 "ServerPublishing", "ServerSyncAPI", "ServerDashboard", "ServerTokens", "ServerPushQueue",
                 "ServerInsights", "SchemaMigrations", "ServerDatabase", "AccountSyncHTTP", "CatalogDocuments",
                 "CatalogStudio", "InsightsPages", "TourCodec", "TourCore", "TourRuntime", "TourFixtures",
-                .httpTypes, .logging, .hummingbird, .hummingbirdTesting, .postgresNIO, .jwtKit, .cryptoExtras,
-                .crypto, "AccountSync",
-                .asyncHTTPClient, .nioCore, .nioEmbedded, .nioHTTPTypes, .serviceLifecycle,
+                "TestThreads", .httpTypes, .logging, .hummingbird, .hummingbirdTesting, .postgresNIO, .jwtKit,
+                .cryptoExtras, .crypto, "AccountSync", .asyncHTTPClient, .nioCore, .nioEmbedded,
+                .nioHTTPTypes,
+                .serviceLifecycle,
             ],
             path: "Tests/ServerTests", swiftSettings: swiftSettings, plugins: ["ProductRegistryPlugin"]),
 

@@ -7,7 +7,7 @@ import OnboardingServer
 import ServerControlPlane
 import ServerTokens
 
-/// Section 8 (issue 47): past one machine on PostgreSQL's own replication. Every figure is measured
+/// Section 8: past one machine on PostgreSQL's own replication. Every figure is measured
 /// on processes of its own (``ClusterProcesses``): a primary with a streaming standby, release
 /// servers, nginx. Ratios are of the same run.
 struct ClusterBench {
@@ -240,7 +240,7 @@ struct ClusterBench {
             "acknowledged pushes lost in \(runs) failovers, \(name)", Double(lost), atMost: 0, "pushes")
     }
 
-    /// `runs` failovers with nobody acting (issue 63): pg_auto_failover's formation, two servers
+    /// `runs` failovers with nobody acting: pg_auto_failover's formation, two servers
     /// behind nginx on the URL it prints, devices pushing all along. Each time, once the formation
     /// has a primary and a secondary, the primary's node dies as a machine does; the monitor
     /// promotes the secondary, and the dead node rejoins as the new primary's secondary.

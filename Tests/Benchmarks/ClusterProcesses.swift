@@ -1,7 +1,7 @@
 import Foundation
 import TourFixtures
 
-/// Section 8's real processes (issue 47): a PostgreSQL primary with a streaming standby
+/// Section 8's real processes: a PostgreSQL primary with a streaming standby
 /// (`scripts/dev-postgres`, in a folder of its own), release `onboarding-server` processes, and
 /// Debian's nginx in front of them (`scripts/nginx.conf.template`), as `scripts/cluster` and the
 /// failover tests start them. The bench runs from the repository's root (`scripts/bench` does).

@@ -7,7 +7,7 @@ import OnboardingServer
 import ServerSyncAPI
 import TourCodec
 
-/// Installs without sign-in (issue 44): `count` installs enroll through the server (sixteen at a
+/// Installs without sign-in: `count` installs enroll through the server (sixteen at a
 /// time, as a launch day's first opens come), then push at a user's pace as installs.
 extension ServerLoad {
     static let enrollmentKey = "load-enroll-benchmark-key"

@@ -6,7 +6,7 @@ import Persistence
 import TourCore
 import TourRuntime
 
-/// What checking a publication's signature costs a launch (issue 40): LockedIn's catalog published
+/// What checking a publication's signature costs a launch: LockedIn's catalog published
 /// as the next version, signed, kept by a device; the catalog choice every command makes with it
 /// (read the kept document, check its Ed25519 signature and SHA-256, read the document) against the
 /// same choice on a device that keeps none (the path of every product with no publication).

@@ -362,14 +362,15 @@ if sections.contains(7), let serverURL = option("--server-url"),
     for timing in timings {
         report.add("insights", "\(timing.name): p50", timing.p50, "ms")
         report.add("insights", "\(timing.name): p95", timing.p95, "ms")
-        // Issue 45: every page under 50 ms at p95, the drill-down (subjects and timelines) under 100.
+        // The dashboard's goal: every page under 50 ms at p95, the drill-down (subjects and timelines)
+        // under 100.
         let drill = timing.name.contains("drill-down") || timing.name.contains("timeline")
         report.goal("\(timing.name) p95 at \(accounts) accounts", timing.p95, atMost: drill ? 100 : 50, "ms")
     }
     let scan = try await load.scan(runs: 3)
     report.add("insights", "\(scan.name): p50", scan.p50, "ms")
     report.add("insights", "\(scan.name): slowest of 3", scan.p95, "ms")
-    // Erasure (issue 44): a thousand subjects, one transaction each, every aggregate corrected.
+    // Erasure: a thousand subjects, one transaction each, every aggregate corrected.
     let erasures = smoke ? 20 : 1_000
     let erased = try await load.erase(erasures)
     report.add("insights", "erase one of \(accounts) accounts: p50", percentile(erased.times, 0.5), "ms")
@@ -399,7 +400,7 @@ if sections.contains(7), let serverURL = option("--server-url"),
     )
 }
 
-// MARK: 8. Past one machine (issue 47; ClusterBench)
+// MARK: 8. Past one machine (ClusterBench)
 if sections.contains(8), let secret = ProcessInfo.processInfo.environment["ONBOARDING_SERVER_SECRET"] {
     let levels =
         option("--devices").map { Array($0.split(separator: ",").compactMap { Int($0) }.suffix(2)) }

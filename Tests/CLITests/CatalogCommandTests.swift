@@ -1,5 +1,6 @@
 import CatalogDocuments
 import Foundation
+import TestThreads
 import Testing
 import TourCodec
 import TourCore

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LockedInOnboarding
+import TestThreads
 import Testing
 import TourFixtures
 

@@ -1,6 +1,7 @@
 import Foundation
 import LockedInOnboarding
 import Persistence
+import TestThreads
 import Testing
 import TourCodec
 import TourCore

@@ -1,11 +1,12 @@
 import CatalogDocuments
 import Foundation
+import TestThreads
 import Testing
 import TourCodec
 import TourCore
 
 /// `check --catalog FILE --published LIST`: a version published on the server but compiled into no
-/// binary is history too (issue 46), so the next document checks clean against it, and a change
+/// binary is history too, so the next document checks clean against it, and a change
 /// that strands its users is caught; without the list, the advice says how to give it.
 @Suite("check against published versions", .ownThread)
 struct PublishedCheckTests {

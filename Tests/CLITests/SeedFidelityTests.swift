@@ -1,8 +1,9 @@
 import Foundation
+import TestThreads
 import Testing
 import TourFixtures
 
-/// Issue 11's behaviours through the built executables, as a product team runs them.
+/// The seeds' behaviours through the built executables, as a product team runs them.
 @Suite("Seed fidelity through the CLIs", .ownThread)
 struct SeedFidelityTests {
     /// Finite's card, status line and JSON count the same way at every step (the seed's dots).

@@ -2,6 +2,7 @@ import AccountSync
 import Foundation
 import OnboardingServer
 import ServerTokens
+import TestThreads
 import Testing
 import TourCore
 

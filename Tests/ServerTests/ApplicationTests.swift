@@ -8,6 +8,7 @@ import ServerDatabase
 import ServerTokens
 import ServiceLifecycle
 import Synchronization
+import TestThreads
 import Testing
 import TourFixtures
 

@@ -2,7 +2,7 @@ import Foundation
 import TourFixtures
 
 /// nginx (Debian's) in front of several servers, from scripts/nginx.conf.template, as
-/// scripts/cluster runs it: a real balancer process for the tests of issue 47.
+/// scripts/cluster runs it: a real balancer process for the tests of several servers.
 final class Balancer {
     let port: Int
     let folder: URL

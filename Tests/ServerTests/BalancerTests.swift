@@ -1,8 +1,9 @@
 import Foundation
+import TestThreads
 import Testing
 import TourFixtures
 
-/// Issue 47: several `onboarding-server` processes on one PostgreSQL behind nginx. Devices (the
+/// Load balancing: several `onboarding-server` processes on one PostgreSQL behind nginx. Devices (the
 /// products' real CLIs) push through the balancer at a steady pace while one server is killed
 /// with SIGKILL: every push a device holds acknowledged is stored exactly once, the devices'
 /// next pushes land on the other server, and each device's journal is on the server whole.

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestThreads
 import Testing
 import TourFixtures
 

@@ -2,6 +2,7 @@ import Logging
 import OnboardingServer
 import PostgresNIO
 import ServerDatabase
+import TestThreads
 import Testing
 
 /// A connection goes back to the pool with nothing of its last user on it: the next request on it

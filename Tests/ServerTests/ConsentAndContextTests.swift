@@ -1,4 +1,5 @@
 import Foundation
+import TestThreads
 import Testing
 import TourFixtures
 

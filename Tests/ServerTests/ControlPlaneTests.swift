@@ -1,11 +1,12 @@
 import Foundation
 import OnboardingServer
 import ServerTokens
+import TestThreads
 import Testing
 import TourCodec
 import TourFixtures
 
-/// The control plane as people and attackers use it (issue 40, Docs/Security.md), through the real
+/// The control plane as people and attackers use it (Docs/Security.md), through the real
 /// server, its commands and a real PostgreSQL: named people with roles, each credential revocable on
 /// its own, an audit trail the server's role cannot rewrite, rate limits on failures.
 @Suite("Control plane: people, roles, audit, rate limits", .ownThread)

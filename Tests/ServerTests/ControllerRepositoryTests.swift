@@ -9,6 +9,7 @@ import ServerKit
 import ServerPublishing
 import ServerTokens
 import Synchronization
+import TestThreads
 import Testing
 import TourCodec
 import TourCore

@@ -1,4 +1,5 @@
 import Foundation
+import TestThreads
 import Testing
 import TourFixtures
 
@@ -6,7 +7,7 @@ import TourFixtures
     import Glibc
 #endif
 
-/// Forged requests from other sites, in a real headless Chromium (issue 40): the dashboard at
+/// Forged requests from other sites, in a real headless Chromium: the dashboard at
 /// `dash.example.test`, an attacker's pages at `evil.example.test` (a sibling subdomain: the same
 /// site, so `SameSite` cookies go with its requests) and at `127.0.0.1` (another site). A forged
 /// sign-out, a forged change of people and a login CSRF (the attacker's own credential posted into

@@ -1,6 +1,7 @@
 import AccountSync
 import Foundation
 import OnboardingServer
+import TestThreads
 import Testing
 import TourCodec
 import TourCore

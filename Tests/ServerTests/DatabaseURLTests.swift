@@ -2,7 +2,7 @@ import OnboardingServer
 import ServerTokens
 import Testing
 
-/// `DATABASE_URL` as libpq reads it, several hosts included (issue 47's failover).
+/// `DATABASE_URL` as libpq reads it, several hosts included (for failover).
 @Suite struct DatabaseURLTests {
     @Test func severalHostsAreReadInOrderWithTheFirstInUse() throws {
         let url = try DatabaseURL(

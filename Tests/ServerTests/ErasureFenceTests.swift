@@ -1,6 +1,7 @@
 import AccountSync
 import Foundation
 import Synchronization
+import TestThreads
 import Testing
 import TourCodec
 import TourFixtures

@@ -4,11 +4,12 @@ import Foundation
 import OnboardingServer
 import ServerSyncAPI
 import ServerTokens
+import TestThreads
 import Testing
 import TourCodec
 import TourFixtures
 
-/// Erasure and export (issue 44): one subject's data leaves every table in one transaction, every
+/// Erasure and export: one subject's data leaves every table in one transaction, every
 /// count built from it is corrected (checked against a recount of what remains), the act is
 /// audited without the subject's id, and its old tokens cannot put the data back.
 @Suite("Erasure and export", .ownThread)

@@ -3,6 +3,7 @@ import CatalogDocuments
 import Foundation
 import OnboardingServer
 import ServerTokens
+import TestThreads
 import Testing
 import TourCodec
 import TourCore

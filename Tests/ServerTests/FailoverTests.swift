@@ -1,4 +1,5 @@
 import Foundation
+import TestThreads
 import Testing
 import TourFixtures
 
@@ -6,7 +7,7 @@ import TourFixtures
     import Glibc
 #endif
 
-/// Issue 47: a primary and a synchronous streaming standby; two servers behind nginx follow a
+/// Failover: a primary and a synchronous streaming standby; two servers behind nginx follow a
 /// multi-host URL with `target_session_attrs=read-write`. Devices (the real CLI) push through nginx
 /// at a steady pace; the primary dies with SIGKILL; the standby is promoted (`pg_ctl promote`);
 /// the servers find it by themselves. Every push a device holds acknowledged is on the new primary exactly

@@ -1,9 +1,10 @@
 import Foundation
+import TestThreads
 import Testing
 
 /// Growth's tour "once per user account", across two devices of one account, with the real
 /// `growth` executable on two database files and the real server over PostgreSQL.
-@Suite("Growth across devices (issue 14's scenarios)", .ownThread)
+@Suite("Growth across devices (the seed's multi-device scenarios)", .ownThread)
 struct GrowthAcrossDevicesTests {
     /// Device B does not show the tour after device A skipped it, without running `launch` first.
     @Test func aTourSkippedOnOneDeviceDoesNotShowOnAnotherWithoutALaunch() async throws {

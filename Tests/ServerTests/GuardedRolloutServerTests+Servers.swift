@@ -89,7 +89,7 @@ extension GuardedRolloutServerTests {
             usleep(100_000)
         }
         // The guard needs one server on the new primary. That every server follows every time is
-        // issue 63's own work (FailoverTests): a server that does not is not held against the guard.
+        // what FailoverTests checks: a server that does not is not held against the guard.
         var following: ServerProcess?
         for _ in 0..<600 where following == nil {
             following = [first, second].first {

@@ -4,6 +4,7 @@ import Foundation
 import OnboardingServer
 import ServerControlPlane
 import ServerTokens
+import TestThreads
 import Testing
 import TourCodec
 import TourCore

@@ -4,11 +4,12 @@ import Foundation
 import OnboardingServer
 import ServerPublishing
 import ServerTokens
+import TestThreads
 import Testing
 import TourCodec
 import TourFixtures
 
-/// Facts set apart are held and admitted when a plan declares them (`HeldFacts`, issue 61): a
+/// Facts set apart are held and admitted when a plan declares them (`HeldFacts`): a
 /// population pushes under a plan that does not yet declare its experiment nor one of its steps;
 /// once a catalog that declares them lands, every held fact is counted, once, and every aggregate
 /// equals a recount of the facts, the experiment's steps per variant included.

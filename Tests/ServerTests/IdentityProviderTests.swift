@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import JWTKit
 import Synchronization
+import TestThreads
 import Testing
 import TourFixtures
 
@@ -158,7 +159,7 @@ final class FakeIdentityProvider: Sendable {
     }
 }
 
-/// Sign-in through an identity provider, with the provider rotating its key mid-run (issue 40):
+/// Sign-in through an identity provider, with the provider rotating its key mid-run:
 /// account tokens checked against its JWKS URL, and people signing in to the dashboard through
 /// OpenID Connect in a real browser. Neither needs a restart when the key changes.
 @Suite("An identity provider that rotates its keys", .serialized, .ownThread)

@@ -1,10 +1,11 @@
 import Foundation
+import TestThreads
 import Testing
 import TourCodec
 import TourFixtures
 import TourRuntime
 
-/// Installs as subjects (issue 44): apps without sign-in enroll each install with the app's public
+/// Installs as subjects: apps without sign-in enroll each install with the app's public
 /// enrollment key, and the install then syncs, gets publications and counts on the dashboard like
 /// an account, through real servers, real PostgreSQL and the products' real CLIs.
 @Suite("Installs without sign-in", .ownThread)

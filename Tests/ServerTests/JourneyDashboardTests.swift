@@ -1,12 +1,13 @@
 import Foundation
 import InsightsPages
 import OnboardingServer
+import TestThreads
 import Testing
 import TourCodec
 import TourCore
 import TourFixtures
 
-/// The flow page as a product manager reads it (issue 45), in a real headless Chromium against
+/// The flow page as a product manager reads it, in a real headless Chromium against
 /// the real server, PostgreSQL and real CLI devices of three products: some completing, some
 /// skipping, some abandoning, two app versions, two locales, two device kinds, one experiment.
 /// Every number is checked against the test's own tally of the devices' journals.

@@ -1,5 +1,6 @@
 import AccountSync
 import Foundation
+import TestThreads
 import Testing
 import TourCodec
 

@@ -5,6 +5,7 @@ import PostgresNIO
 import ServerDatabase
 import ServerKit
 import ServerSyncAPI
+import TestThreads
 import Testing
 import TourCore
 
@@ -12,7 +13,7 @@ import TourCore
     import Glibc
 #endif
 
-/// A server that sheds load instead of lying (issue 41): a deadline returns at the deadline, a push
+/// A server that sheds load instead of lying: a deadline returns at the deadline, a push
 /// answered with an error was never committed, and past its queue the server answers 503 with
 /// `Retry-After` at once, keeps answering health checks and recovers by itself. PostgreSQL is held
 /// still with a real lock on `pushes` from another session.

@@ -1,9 +1,10 @@
 import AccountSync
 import Foundation
+import TestThreads
 import Testing
 import TourFixtures
 
-/// What an operator sees (issue 41): `/metrics` in Prometheus' text format on a port of its own,
+/// What an operator sees: `/metrics` in Prometheus' text format on a port of its own,
 /// counters that move with real pushes, and an `X-Request-ID` on every answer that every log line
 /// of the request names.
 @Suite("Metrics and request ids", .ownThread)

@@ -1,8 +1,9 @@
 import Foundation
+import TestThreads
 import Testing
 import TourFixtures
 
-/// Sync that never jams (issue 41): what the server refuses is refused at the device first, and a
+/// Sync that never jams: what the server refuses is refused at the device first, and a
 /// row the server still refuses (a rule the device did not know) is set aside while every later
 /// row, and the account's record, reaches the server. Real `growth` processes, a real server.
 @Suite("Sync that never jams", .ownThread)

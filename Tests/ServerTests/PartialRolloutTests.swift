@@ -2,6 +2,7 @@ import AccountSync
 import CatalogDocuments
 import Foundation
 import OnboardingServer
+import TestThreads
 import Testing
 import TourCodec
 import TourCore

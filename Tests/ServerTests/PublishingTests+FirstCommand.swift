@@ -4,7 +4,7 @@ import TourCodec
 import TourFixtures
 import TourRuntime
 
-/// Which catalog a new syncing device runs from its first command (issue 44).
+/// Which catalog a new syncing device runs from its first command.
 extension PublishingTests {
     /// Registers `executable`'s compiled catalog (`APP catalog --json`) with the real command; its text.
     static func registerCompiled(of executable: String, on server: ServerProcess) throws -> String {

@@ -6,6 +6,7 @@ import PostgresNIO
 import ServerDatabase
 import ServerKit
 import ServerSyncAPI
+import TestThreads
 import Testing
 import TourCodec
 import TourCore

@@ -5,6 +5,7 @@ import Logging
 import PostgresNIO
 import ServerDatabase
 import Synchronization
+import TestThreads
 import Testing
 import TourFixtures
 

@@ -8,6 +8,7 @@ import NIOCore
 import PostgresNIO
 import ServerDatabase
 import ServerTokens
+import TestThreads
 import Testing
 import TourCodec
 

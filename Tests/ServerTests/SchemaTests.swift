@@ -4,6 +4,7 @@ import Logging
 import OnboardingServer
 import PostgresNIO
 import ServerSyncAPI
+import TestThreads
 import Testing
 import TourCodec
 import TourCore

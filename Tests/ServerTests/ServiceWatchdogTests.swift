@@ -3,6 +3,7 @@ import Logging
 import ServerDatabase
 import ServiceLifecycle
 import Synchronization
+import TestThreads
 import Testing
 import TourFixtures
 

@@ -1,12 +1,13 @@
 import AccountSync
 import CatalogDocuments
 import Foundation
+import TestThreads
 import Testing
 import TourCodec
 import TourCore
 import TourFixtures
 
-/// Publications devices verify without trusting the server (issue 40, Docs/Security.md): with an
+/// Publications devices verify without trusting the server (Docs/Security.md): with an
 /// owner's credential and the server's database in hand, an attacker cannot get a real device to
 /// run a document the key holder did not sign; each refusal is named once, with what runs instead.
 @Suite("Signed publications against a stolen server", .ownThread)

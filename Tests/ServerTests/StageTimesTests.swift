@@ -4,10 +4,11 @@ import InsightsPages
 import Logging
 import OnboardingServer
 import PostgresNIO
+import TestThreads
 import Testing
 import TourCodec
 
-/// Stage times are kept as a histogram (issue 45): the server's bucket (`insight_time_bucket`) and
+/// Stage times are kept as a histogram: the server's bucket (`insight_time_bucket`) and
 /// the pages' (`StageTimes.bucket`) are the same rule; percentiles are nearest rank.
 @Suite("Stage times", .ownThread)
 struct StageTimesTests {

@@ -3,7 +3,7 @@ import Testing
 import TourCodec
 import TourCore
 
-/// A product manager's day in the studio (issue 46): remove a step and choose where its users go,
+/// A product manager's day in the studio: remove a step and choose where its users go,
 /// read the forecast from the server's own counts, publish at 20% signed in the browser, see new
 /// devices draw it by the rollout and a device mid-flow land where the forecast said, raise to
 /// 100%, roll back, and find every act on the audit trail.

@@ -1,10 +1,11 @@
 import Foundation
+import TestThreads
 import Testing
 import TourCodec
 import TourCore
 import TourFixtures
 
-/// The studio (issue 46) in a real headless Chromium against the real server and PostgreSQL: an
+/// The studio in a real headless Chromium against the real server and PostgreSQL: an
 /// editor starts a draft of Mood Tracker's catalog, changes a title in English and Brazilian
 /// Portuguese, sees a missing translation flagged and fixes it, previews the card in pt-BR at the
 /// largest text size with VoiceOver, walks on, sees the check pass and the diff; each save is a

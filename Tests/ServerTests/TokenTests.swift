@@ -3,6 +3,7 @@ import Foundation
 import JWTKit
 import OnboardingServer
 import ServerTokens
+import TestThreads
 import Testing
 import TourFixtures
 import _CryptoExtras

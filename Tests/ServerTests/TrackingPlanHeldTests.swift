@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import ServerDatabase
+import TestThreads
 import Testing
 import TourCodec
 import TourFixtures

@@ -1,6 +1,7 @@
 import AccountSync
 import CatalogDocuments
 import Foundation
+import TestThreads
 import Testing
 import TourCodec
 import TourFixtures

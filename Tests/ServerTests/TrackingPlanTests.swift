@@ -1,10 +1,11 @@
 import AccountSync
 import Foundation
+import TestThreads
 import Testing
 import TourCodec
 import TourFixtures
 
-/// The tracking plan (issue 44): once an app has a registered or published catalog, the server
+/// The tracking plan: once an app has a registered or published catalog, the server
 /// counts only facts for flows, steps and experiments some version of it declares; the others are
 /// kept apart, listed in the report and on the dashboard, and never enter a funnel.
 @Suite("Tracking plan", .ownThread)

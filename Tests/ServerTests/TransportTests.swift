@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import TestThreads
 import Testing
 import TourCore
 

@@ -3,6 +3,7 @@ import Foundation
 import OnboardingServer
 import ServerInsights
 import ServerTokens
+import TestThreads
 import Testing
 import TourCodec
 import TourCore

@@ -6,7 +6,7 @@ import TourCore
     import FoundationEssentials
 #endif
 
-/// The sample size an experiment's page shows (issue 45): the closed form, checked against a
+/// The sample size an experiment's page shows: the closed form, checked against a
 /// textbook value and against an independent route, the normal power function searched for the
 /// smallest n that reaches 80%.
 @Suite("Sample size")

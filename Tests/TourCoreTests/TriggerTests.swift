@@ -128,7 +128,7 @@ struct TriggerTests {
         #expect(
             driver.refuses(.appLaunched(version: "two"))?.reason
                 == "app version 'two' is not a dotted version number such as 2.5, at most 64 characters")
-        // Longer than the account server stores: refused where it is written (issue 41).
+        // Longer than the account server stores: refused where it is written.
         let long = String(repeating: "1.", count: 32) + "1"
         #expect(long.count == 65)
         #expect(driver.refuses(.appLaunched(version: long)) != nil)

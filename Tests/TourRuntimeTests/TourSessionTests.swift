@@ -2,6 +2,7 @@ import Foundation
 import Haptics
 import Permissions
 import Persistence
+import TestThreads
 import Testing
 import TourCodec
 import TourCore
