@@ -28,6 +28,21 @@ struct LayeringTests {
         #expect(reexports.isEmpty, "\(reexports)")
     }
 
+    /// What ships or is built in release (the modules, the products, the benchmarks and the test
+    /// fixtures the benchmarks link) imports no Swift Testing: a release build with the static
+    /// standard library has no Testing module, and CI builds the benchmarks so. The traits that
+    /// need it are `TestThreads`, which only test targets link.
+    @Test func nothingBuiltInReleaseImportsTesting() {
+        let folders = ["Modules", "Apps", "Tests/Benchmarks", "Tests/TourFixtures"]
+        for folder in folders {
+            let files = Self.swiftFiles(under: folder)
+            #expect(!files.isEmpty, "\(folder) has no Swift files")
+            for file in files where Self.imports(of: file).contains("Testing") {
+                Issue.record("\(file) imports Testing")
+            }
+        }
+    }
+
     @Test func aProductsFlowsAndCLIDoNotReachStorageOrTheServer() {
         let files = Self.swiftFiles(under: "Apps")
         #expect(!files.isEmpty)
