@@ -28,6 +28,9 @@ package struct ControlPlaneRoutes: AuthorisedRoutes {
         self.writes = writes
     }
 
+    /// The people changes and their rules, shared with the dashboard's people page.
+    var peopleChanges: PeopleChanges { PeopleChanges(people: people, tokens: controlPlane.tokens) }
+
     /// The routes, on the group whose ``APIAuthentication`` proves a caller.
     package func add(to router: RouterGroup<AuthenticatedRequestContext>) {
         requiring(.viewer, to: "reading publication keys", in: router).get("/v1/apps/:app/keys") {
@@ -170,7 +173,9 @@ package struct ControlPlaneRoutes: AuthorisedRoutes {
                     }
                     role = given
                     identity = try reader.optionalString("identity")
-                    if let identity, identity.isEmpty || identity.count > 320 { throw APIError.invalid("") }
+                    if let identity, identity.isEmpty || identity.count > PeopleChanges.maximumIdentity {
+                        throw APIError.invalid("")
+                    }
                 } catch {
                     throw APIError.invalid(
                         """
@@ -179,31 +184,12 @@ package struct ControlPlaneRoutes: AuthorisedRoutes {
                         """
                     )
                 }
-                // Who signs in as a person is theirs and their operators' to say: an owner sets the
-                // identity only of someone who holds roles in this app alone.
-                if let identity, let existing = try await (people.person(name)),
-                    existing.identity != identity,
-                    existing.roles.keys.contains(where: { $0 != .app(app) })
-                {
-                    throw APIError(
-                        status: .forbidden, code: "forbidden",
-                        message:
-                            """
-                            \(name) holds roles outside \(app); only an operator changes their identity \
-                            (onboarding-server people add)
-                            """
-                    )
-                }
                 return try await idempotent(request, body: body, caller: actor.caller) {
-                    let now = Date().timeIntervalSince1970
-                    let (person, credential) = try await people.grant(
-                        role, in: .app(app), to: name, identity: identity, days: PeopleStore.defaultDays,
-                        by: actor, now: now)
+                    let (person, credential) = try await peopleChanges.grant(
+                        role, in: app, to: name, identity: identity, by: actor)
                     var answer = person.summary(now: Date(), shownTo: actor).objectValue ?? [:]
                     // Shown once: kept for a retry only sealed (``Idempotency``).
-                    if let credential {
-                        answer["credential"] = .string(await controlPlane.tokens.sign(credential.claims))
-                    }
+                    if let credential { answer["credential"] = .string(credential) }
                     return try Self.written(.object(answer), status: credential == nil ? .ok : .created)
                 }
             }
@@ -214,12 +200,7 @@ package struct ControlPlaneRoutes: AuthorisedRoutes {
                 let name = try Self.name(context, "person")
                 let actor = try context.actor()
                 return try await idempotent(request, caller: actor.caller) {
-                    let removed = try await people.remove(
-                        name, from: .app(app), by: actor, now: Date().timeIntervalSince1970)
-                    guard let removed, removed.roles[.app(app)] != nil else {
-                        throw APIError(
-                            status: .notFound, code: "not_found", message: "\(name) holds no role in \(app)")
-                    }
+                    try await peopleChanges.remove(name, from: app, by: actor)
                     return try Self.written(
                         ["person": .string(name), "removedFrom": .string(app)] as TourValue)
                 }
@@ -233,39 +214,12 @@ package struct ControlPlaneRoutes: AuthorisedRoutes {
                 let name = try Self.name(context, "person")
                 let actor = try context.actor()
                 return try await idempotent(request, caller: actor.caller) {
-                    let ended = try await Self.endSessions(
-                        of: name, app: app, by: actor, people: people)
+                    let ended = try await peopleChanges.endSessions(of: name, app: app, by: actor)
                     return try Self.written(
                         ["person": .string(name), "sessionsEnded": .int(ended)] as TourValue)
                 }
             }
         }
-    }
-
-    /// Ends `name`'s sessions for an owner of `app`. Sessions are a person's, across apps, so an
-    /// owner ends only those of people whose every role is in apps they own; an operator, anyone's.
-    package static func endSessions(
-        of name: String, app: String, by actor: Actor, people: any PeopleRepository
-    )
-        async throws
-        -> Int
-    {
-        guard let person = try await (people.person(name)), person.role(in: app) != nil else {
-            throw APIError(status: .notFound, code: "not_found", message: "\(name) holds no role in \(app)")
-        }
-        let beyond = person.roles.keys.filter { !actor.may(.owner, in: $0.app) }
-        guard beyond.isEmpty else {
-            throw APIError(
-                status: .forbidden, code: "forbidden",
-                message:
-                    """
-                    \(name) also holds roles in \(beyond.map(\.description).sorted().joined(separator: ", "))\
-                    ; only an owner of those, or an operator, ends their sessions
-                    """
-            )
-        }
-        return try await
-            (people.endSessions(of: name, app: app, by: actor, now: Date().timeIntervalSince1970))
     }
 }
 

@@ -27,31 +27,22 @@ extension Dashboard {
                     throw DashboardError(.badRequest, "The role is one of \(Role.names).")
                 }
                 let identity = fields["identity"].flatMap { $0.isEmpty ? nil : $0 }
-                if let identity, identity.count > 320 {
-                    throw DashboardError(.badRequest, "An identity is at most 320 characters.")
-                }
-                if let identity, let existing = try await (people.person(name)),
-                    existing.identity != identity,
-                    existing.roles.keys.contains(where: { $0 != .app(app) })
-                {
+                if let identity, identity.count > PeopleChanges.maximumIdentity {
                     throw DashboardError(
-                        .forbidden,
-                        "\(name) holds roles outside \(app); only an operator changes their identity.")
+                        .badRequest, "An identity is at most \(PeopleChanges.maximumIdentity) characters.")
                 }
                 let message = try await formWrite(fields, caller: actor.caller) {
-                    let (_, credential) = try await people.grant(
-                        role, in: .app(app), to: name, identity: identity, days: PeopleStore.defaultDays,
-                        by: actor,
-                        now: Date().timeIntervalSince1970)
+                    let (_, credential) = try await refusalsShown {
+                        try await peopleChanges.grant(role, in: app, to: name, identity: identity, by: actor)
+                    }
                     guard let credential else { return "\(name) is now \(role.rawValue) of \(app)." }
                     // Shown once: kept for the same form sent again only sealed (``Idempotency``).
-                    let text = await controlPlane.tokens.sign(credential.claims)
                     return
                         """
                         \(name) is new: give them this credential, shown only now (it lasts \
                         \(PeopleStore.defaultDays) days): 
                         """
-                            + text
+                            + credential
                 }
                 return try await peoplePage(app, access: access, message: message)
             }
@@ -60,11 +51,7 @@ extension Dashboard {
             try await changing(request, context) { app, fields, actor, access in
                 let name = try person(fields)
                 let message = try await formWrite(fields, caller: actor.caller) {
-                    let removed = try await people.remove(
-                        name, from: .app(app), by: actor, now: Date().timeIntervalSince1970)
-                    guard removed?.roles[.app(app)] != nil else {
-                        throw DashboardError(.notFound, "\(name) holds no role in \(app).")
-                    }
+                    try await refusalsShown { try await peopleChanges.remove(name, from: app, by: actor) }
                     return "\(name) holds no role in \(app) any more."
                 }
                 return try await peoplePage(app, access: access, message: message)
@@ -74,12 +61,8 @@ extension Dashboard {
             try await changing(request, context) { app, fields, actor, access in
                 let name = try person(fields)
                 let message = try await formWrite(fields, caller: actor.caller) {
-                    let ended: Int
-                    do {
-                        ended = try await ControlPlaneRoutes.endSessions(
-                            of: name, app: app, by: actor, people: people)
-                    } catch let error as APIError {
-                        throw DashboardError(error.status, error.message)
+                    let ended = try await refusalsShown {
+                        try await peopleChanges.endSessions(of: name, app: app, by: actor)
                     }
                     return "\(ended) session\(ended == 1 ? "" : "s") of \(name) ended."
                 }
@@ -89,6 +72,17 @@ extension Dashboard {
         router.get("/dashboard/audit") { request, context in
             let access = context.access
             return try await auditPage(request, access: access)
+        }
+    }
+
+    /// The people changes and their rules, shared with the `/v1` people routes.
+    var peopleChanges: PeopleChanges { PeopleChanges(people: people, tokens: controlPlane.tokens) }
+
+    /// `change`'s refusal (an ``APIError``: not found, forbidden) as the page shows it.
+    @discardableResult
+    private func refusalsShown<T>(_ change: () async throws -> T) async throws -> T {
+        do { return try await change() } catch let error as APIError {
+            throw DashboardError(error.status, error.message + ".")
         }
     }
 
