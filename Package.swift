@@ -108,12 +108,6 @@ let package = Package(
             name: "CatalogDocuments", dependencies: ["TourCodec", "TourCore"],
             path: "Modules/CatalogDocuments",
             swiftSettings: swiftSettings),
-        // The studio's edits of a draft document, for the server's dashboard: a module of its own
-        // so that the product CLIs, which link CatalogDocuments, do not carry them (their start-up
-        // memory grew by a quarter of a MiB when they did).
-        .target(
-            name: "CatalogStudio", dependencies: ["TourCodec", "TourCore", "CatalogDocuments"],
-            path: "Modules/CatalogStudio", swiftSettings: swiftSettings),
         .target(
             name: "Haptics", dependencies: ["TourCore"], path: "Modules/Haptics", swiftSettings: swiftSettings
         ),
@@ -249,7 +243,7 @@ let package = Package(
             dependencies: [
                 "OnboardingServer", "ServerKit", "ServerControlPlane", "ServerPublishing", "ServerSyncAPI",
                 "TourCodec", "TourCore", "AccountSync", "InsightsPages", "CatalogDocuments",
-                "CatalogStudio", "ServerInsights", "ServerDatabase", "ServerTokens",
+                "ServerInsights", "ServerDatabase", "ServerTokens",
                 .hummingbird, .hummingbirdAuth, .httpTypes, .nioCore, .postgresNIO, .logging, .crypto,
                 .jwtKit, .asyncHTTPClient,
             ],
@@ -344,7 +338,7 @@ let package = Package(
                 "onboarding-server", "OnboardingServer", "ServerKit", "ServerControlPlane",
                 "ServerPublishing", "ServerSyncAPI", "ServerDashboard", "ServerTokens", "ServerPushQueue",
                 "ServerInsights", "SchemaMigrations", "ServerDatabase", "AccountSyncHTTP", "CatalogDocuments",
-                "CatalogStudio", "InsightsPages", "TourCodec", "TourCore", "TourRuntime", "TourFixtures",
+                "InsightsPages", "TourCodec", "TourCore", "TourRuntime", "TourFixtures",
                 "TestThreads", .httpTypes, .logging, .hummingbird, .hummingbirdTesting, .postgresNIO, .jwtKit,
                 .cryptoExtras, .crypto, "AccountSync", .asyncHTTPClient, .nioCore, .nioEmbedded,
                 .nioHTTPTypes,

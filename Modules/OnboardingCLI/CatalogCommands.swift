@@ -28,6 +28,7 @@ struct CatalogCommand: AsyncParsableCommand {
             """,
         subcommands: [
             CatalogShow.self, CatalogDiffCommand.self, CatalogHistoryCommand.self, CatalogStringsCommand.self,
+            CatalogEditCommand.self,
         ],
         defaultSubcommand: CatalogShow.self)
 

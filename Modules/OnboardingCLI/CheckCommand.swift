@@ -75,9 +75,8 @@ struct Check: AsyncParsableCommand {
         let history = published.map(\.history) ?? catalogs.history
         // The live list leaves withdrawn versions out: a version missing below the newest published
         // one may be one (the server, which keeps every version, checks them when it publishes).
-        problems += history.problems(today: document, allowingGapsBelow: published?.newest)
-        // Bad translations are among the catalog's problems already; these still run (fallback).
-        problems += document.catalog.translationProblems.filter { $0.kind != .badTranslation }
+        problems += Self.historyAndTranslationProblems(
+            of: document, history: history, allowingGapsBelow: published?.newest)
         let fingerprint = try document.fingerprint()
         let catalog = product.catalog
         let steps = catalog.flows.map(\.steps.count).reduce(0, +)
@@ -151,6 +150,15 @@ struct Check: AsyncParsableCommand {
 
     /// A document's problems as this binary would run it: coherent against its own vocabulary, and
     /// that vocabulary declared by this binary exactly as the document says.
+    /// `document`'s problems beyond its catalog's own: against the release history, and its
+    /// translations that still run (by fallback; bad translations are among the catalog's already).
+    static func historyAndTranslationProblems(
+        of document: CatalogDocument, history: CatalogHistory, allowingGapsBelow newest: Int?
+    ) -> [CatalogProblem] {
+        history.problems(today: document, allowingGapsBelow: newest)
+            + document.catalog.translationProblems.filter { $0.kind != .badTranslation }
+    }
+
     static func problems(of document: CatalogDocument, against product: Product) -> [CatalogProblem] {
         var problems: [CatalogProblem] = []
         let name = product.catalog.name

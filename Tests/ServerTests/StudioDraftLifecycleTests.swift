@@ -9,7 +9,7 @@ import TourFixtures
 /// deletion from a page a save has since made stale deletes nothing; a deleted draft's number is
 /// never given again. Each act is one audit row.
 @Suite("The studio: a draft's revisions and deletion", .ownThread)
-struct StudioDraftLifecycleTests {
+struct CatalogDraftLifecycleTests {
     @Test func revisionsOpenAndRestoreAndADraftIsDeletedWhole() throws {
         let server = try ServerProcess()
         try JourneyDashboardTests.registerReleases("moodtracker", folder: "MoodTracker", on: server)

@@ -1,5 +1,4 @@
 import CatalogDocuments
-import CatalogStudio
 import Foundation
 import Testing
 import TourCore
@@ -8,10 +7,10 @@ import TourFixtures
 @testable import OnboardingServer
 @testable import ServerDashboard
 
-/// The studio's edits of a draft (`StudioDraft`), in process, on Mood Tracker's compiled document
+/// The studio's edits of a draft (`CatalogDraft`), in process, on Mood Tracker's compiled document
 /// (English with a pt-BR table).
 @Suite("The studio's edits of a draft")
-struct StudioDraftTests {
+struct CatalogDraftTests {
     static func moodTracker() throws -> CatalogDocument {
         let printed = try Shell.run(
             BuiltExecutables.folder.appendingPathComponent("moodtracker").path, ["catalog", "--json"])
@@ -29,7 +28,7 @@ struct StudioDraftTests {
             } == true)
         var next = document.catalog
         next.version += 1
-        let draft = StudioDraft(document: CatalogDocument(next, declarations: document.vocabulary))
+        let draft = CatalogDraft(document: CatalogDocument(next, declarations: document.vocabulary))
         let removed = try draft.changing(
             FlowID("tutorial"), StepID("viewHistory"), .remove(.goOnAtNext), base: document.catalog
         ).document
@@ -46,7 +45,7 @@ struct StudioDraftTests {
     /// from today's English.
     @Test func anUntouchedTranslationStaysMadeFromTheOldSourceText() throws {
         let document = try Self.moodTracker()
-        let draft = StudioDraft(document: document)
+        let draft = CatalogDraft(document: document)
         let portuguese = try #require(LocaleTag("pt-BR"))
         let english = document.catalog.strings.source
         let id = "tutorial.viewHistory.title"
@@ -54,16 +53,16 @@ struct StudioDraftTests {
         let translated = try #require(draft.translation(id, in: portuguese))
         // The form posts every locale's field: English changed, pt-BR as it was.
         let saved = try draft.applying([
-            StudioDraft.field(id, english): "Your mood history",
-            StudioDraft.field(id, portuguese): translated,
+            CatalogDraft.field(id, english): "Your mood history",
+            CatalogDraft.field(id, portuguese): translated,
         ]).document
         let kept = try #require(saved.catalog.strings.tables[portuguese]?[id])
         #expect(kept.text == translated)
         #expect(
             kept.source == oldEnglish, "re-stamped as made from the new English: never flagged out of date")
         // Written now, it is made from the English as it is.
-        let rewritten = try StudioDraft(document: saved).applying([
-            StudioDraft.field(id, portuguese): "Seu histórico"
+        let rewritten = try CatalogDraft(document: saved).applying([
+            CatalogDraft.field(id, portuguese): "Seu histórico"
         ]).document
         #expect(rewritten.catalog.strings.tables[portuguese]?[id]?.source == "Your mood history")
     }

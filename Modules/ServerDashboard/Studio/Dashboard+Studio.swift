@@ -1,6 +1,5 @@
 import AccountSync
 import CatalogDocuments
-import CatalogStudio
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -50,7 +49,7 @@ extension Dashboard {
                     )
                 }
                 let version = newest.version + 1
-                let text = try StudioDraft(document: document).versioned(version).text()
+                let text = try CatalogDraft(document: document).versioned(version).text()
                 guard
                     let draft = try await drafts.create(
                         app: app, document: text, version: version, basedOn: newest.version, by: actor,
@@ -82,8 +81,8 @@ extension Dashboard {
                 let place = Self.place(fields)
                 let edited: (document: CatalogDocument, changes: [String])
                 do {
-                    edited = try StudioDraft(document: try Self.readable(current)).applying(fields)
-                } catch let refusal as StudioDraft.Refusal {
+                    edited = try CatalogDraft(document: try Self.readable(current)).applying(fields)
+                } catch let refusal as CatalogDraft.Refusal {
                     // The same page, with what was typed kept and the refusal beside its field.
                     return try await draftPage(
                         current, access: access, flow: place.flow, step: place.step, saved: nil,
@@ -109,20 +108,20 @@ extension Dashboard {
                     throw DashboardError(.badRequest, "Choose a flow and a step.")
                 }
                 let changed: (document: CatalogDocument, note: String)
-                let change: StudioDraft.StepChange
+                let change: CatalogDraft.StepChange
                 // A new step takes the shape of one the app's binaries declare (the newest registered
                 // compiled catalog's).
                 let templates = fields["op"] == "add" ? try await stepTemplates(app) : []
                 do {
-                    change = try StudioDraft.stepChange(fields, templates: templates)
+                    change = try CatalogDraft.stepChange(fields, templates: templates)
                     // The version before the draft's, which its migration starts from.
                     let base = try await (catalogs.all(app: app))
                         .last { $0.version == current.version - 1 }.flatMap {
                             try? CatalogDocument(text: $0.document).catalog
                         }
-                    changed = try StudioDraft(document: try Self.readable(current)).changing(
+                    changed = try CatalogDraft(document: try Self.readable(current)).changing(
                         FlowID(flow), StepID(step), change, base: base)
-                } catch let refusal as StudioDraft.Refusal {
+                } catch let refusal as CatalogDraft.Refusal {
                     throw DashboardError(.badRequest, refusal.message + " Nothing was saved.")
                 }
                 let saved = try await drafts.save(

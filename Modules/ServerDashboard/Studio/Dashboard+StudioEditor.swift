@@ -1,5 +1,4 @@
 import CatalogDocuments
-import CatalogStudio
 import Foundation
 import Hummingbird
 import InsightsPages
@@ -12,7 +11,7 @@ import TourCore
 extension Dashboard {
     /// One step's texts in every locale, each with what is wrong with it beside it.
     static func editor(
-        _ draft: StudioDraft, revision: CatalogDrafts.Revision, flow: FlowDefinition, step: StepDefinition,
+        _ draft: CatalogDraft, revision: CatalogDrafts.Revision, flow: FlowDefinition, step: StepDefinition,
         problems: [CatalogProblem], base: String, token: String?, refused: RefusedSave? = nil
     ) -> InsightsPage.TextEditor {
         let source = draft.catalog.strings.source
@@ -20,9 +19,9 @@ extension Dashboard {
         var fields: [InsightsPage.TextEditor.Field] = []
         var placed: Set<Int> = []
         for (id, text) in texts {
-            let part = StudioDraft.part(of: id, flow: flow.id, step: step.id)
+            let part = CatalogDraft.part(of: id, flow: flow.id, step: step.id)
             for locale in draft.locales {
-                let name = StudioDraft.field(id, locale)
+                let name = CatalogDraft.field(id, locale)
                 let stored = locale == source ? text : draft.translation(id, in: locale) ?? ""
                 let value = refused?.values[name] ?? stored
                 var problem: String?

@@ -1,5 +1,4 @@
 import CatalogDocuments
-import CatalogStudio
 import Foundation
 import Hummingbird
 import InsightsPages
@@ -174,7 +173,7 @@ extension Dashboard {
     ) async throws -> Response {
         let app = revision.app
         let document = try Self.readable(revision)
-        let draft = StudioDraft(document: document)
+        let draft = CatalogDraft(document: document)
         let catalog = document.catalog
         let entries = try await (catalogs.all(app: app))
         let check = CatalogStore.check(revision.document, app: app, existing: entries)

@@ -1,6 +1,5 @@
 import AccountSync
 import CatalogDocuments
-import CatalogStudio
 import Foundation
 import Hummingbird
 import InsightsPages
@@ -14,7 +13,7 @@ extension Dashboard {
     func previewPage(_ revision: CatalogDrafts.Revision, request: Request, access: Access) throws -> Response
     {
         let query = request.uri.queryParameters
-        let draft = StudioDraft(document: try Self.readable(revision))
+        let draft = CatalogDraft(document: try Self.readable(revision))
         let catalog = draft.catalog
         guard let flow = query.get("flow").flatMap({ FlowID($0) }).flatMap({ catalog.flow($0) }) else {
             throw DashboardError(
@@ -53,7 +52,7 @@ extension Dashboard {
         }
         let settings = AccessibilitySettings(
             voiceOver: voiceOver, reducedMotion: reducedMotion, textSize: textSize)
-        let preview = StudioPreview(
+        let preview = CardPreview(
             draft: draft, flow: flow.id, step: step, walk: walk, locale: locale, settings: settings)
         let base = "/dashboard/apps/\(revision.app)/studio/drafts/\(revision.draft)"
         func href(walk: [String]) -> String {

@@ -1,11 +1,10 @@
-import CatalogDocuments
 import TourCodec
 import TourCore
 
-/// The studio's changes to a flow's steps: order, removal (asking where its users go) and renaming,
-/// each writing the migration a release needs (from the version before the draft's), as
-/// `CatalogHistory` asks of a compiled release.
-extension StudioDraft {
+/// A draft's changes to a flow's steps (the studio's forms, a product's `catalog edit`): order,
+/// removal (asking where its users go) and renaming, each writing the migration a release needs
+/// (from the version before the draft's), as `CatalogHistory` asks of a compiled release.
+extension CatalogDraft {
     public enum StepChange: Equatable {
         case moveUp, moveDown
         case remove(FlowChanges.RemovedStep)
