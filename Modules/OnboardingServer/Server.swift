@@ -272,7 +272,7 @@ public enum OnboardingServer {
                 "the insights catch-up",
                 InsightsCatchUp(
                     counting: store.insightsCounting, interval: configuration.insightsInterval, ready: ready,
-                    logger: logger)
+                    requests: freshness.countRequests, logger: logger)
             ))
         services.append(("the insights follower", freshness))
         services.append(

@@ -137,7 +137,7 @@ struct Serve: AsyncParsableCommand {
             discussion:
                 "Each run counts the pushes committed since the last and commits; "
                 + "a longer interval means fewer, larger runs beside the pushes, "
-                + "and figures (and /report's wait) that much older."))
+                + "and figures that much older (/report asks for a run of its own)."))
     var insightsInterval = 1.0
     @Option(
         help: ArgumentHelp(

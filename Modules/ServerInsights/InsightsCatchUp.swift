@@ -70,23 +70,28 @@ public struct InsightsCatchUp: Service {
     /// for its WAL flush beside the pushes' commits, and plans its counting statements afresh, so
     /// part of its cost is per run, not per push counted: at one run a second the pushes beside
     /// it had about half the p99 they had at four (Docs/PerformanceHistory.md, 0.39.1: 9 against
-    /// 17 ms at 1,000 devices at one event a second each). The figures, and `/report`'s wait, are
-    /// that much older: a second at most, plus the run.
+    /// 17 ms at 1,000 devices at one event a second each). The figures are that much older: a
+    /// second at most, plus the run. (`/report` does not wait for the tick: it asks for a run,
+    /// ``InsightsCountRequests``.)
     public static let interval: Duration = .seconds(1)
 
     let counting: InsightsCounting
     let interval: Duration
     let ready: SchemaReady?
+    /// Runs asked for sooner than the next tick (a `/report` waiting for its count).
+    let requests: InsightsCountRequests?
     let logger: Logger
 
-    /// With `ready`, the first run waits for the schema's migrations.
+    /// With `ready`, the first run waits for the schema's migrations; with `requests`, a run asked
+    /// for there starts without waiting out the interval.
     public init(
         counting: InsightsCounting, interval: Duration = Self.interval, ready: SchemaReady? = nil,
-        logger: Logger
+        requests: InsightsCountRequests? = nil, logger: Logger
     ) {
         self.counting = counting
         self.interval = interval
         self.ready = ready
+        self.requests = requests
         self.logger = logger
     }
 
@@ -127,7 +132,11 @@ public struct InsightsCatchUp: Service {
                             ])
                     }
                 }
-                try? await Task.sleep(for: interval)
+                if let requests {
+                    await requests.pause(for: interval)
+                } else {
+                    try? await Task.sleep(for: interval)
+                }
             }
         }
     }

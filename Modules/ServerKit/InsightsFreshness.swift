@@ -14,7 +14,8 @@ import TourCodec
 /// second (a standby hears no notification). Pages read what this knows and say how fresh their
 /// figures are; no page view writes on the primary or waits. `/report`, which promises every push
 /// answered before it was asked for, waits once: for the notification that its target is counted
-/// (and, on a replica, for the replica to replay it), never by polling per request.
+/// (and, on a replica, for the replica to replay it), never by polling per request; it asks this
+/// server's job for that run now (``InsightsCountRequests``) rather than at its next tick.
 package final class InsightsFreshness: Service, Sendable {
     /// One run of the catch-up job as its notification tells it.
     struct Run: Sendable, Equatable {
@@ -62,6 +63,8 @@ package final class InsightsFreshness: Service, Sendable {
     /// The replica's URL asks for a standby (`target_session_attrs=standby`): a host out of
     /// recovery is not counted as answering.
     private let replicaStandbyOnly: Bool
+    /// Where a `/report` that must wait asks this server's catch-up job for a run now.
+    package let countRequests = InsightsCountRequests()
     private let logger: Logger
 
     /// `listen` connects to the primary; `replica`, when the figures are read there (its reads fall
@@ -126,6 +129,7 @@ package final class InsightsFreshness: Service, Sendable {
                 return id
             }
             guard let id else { return continuation.resume(returning: true) }
+            countRequests.ask()
             DispatchQueue.global().asyncAfter(
                 deadline: .now() + .nanoseconds(Int(clamping: limit.nanoseconds))
             ) { [self] in

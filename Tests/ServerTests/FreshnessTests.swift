@@ -93,4 +93,29 @@ struct FreshnessTests {
             #expect(started >= 1)
         }
     }
+
+    /// `/report` asks the job for the run it waits for, so it waits for one run, not for the next
+    /// tick: with the job ticking every 10 s, each of three reports, asked just after a device
+    /// pushed, counts that push and says nothing of staleness, by the server's own clock well
+    /// within the tick (waiting for the tick, one of them would have answered stale after 5 s, or
+    /// waited seconds).
+    @Test func aReportAsksForItsCountInsteadOfWaitingForTheTick() async throws {
+        let server = try ServerProcess(
+            environment: ["LOG_LEVEL": "info"], serveOptions: ["--insights-interval", "10"])
+        let viewer = try server.credential("vic", role: "viewer", app: "growth")
+        for (index, account) in ["ann", "bea", "cid"].enumerated() {
+            let phone = try Device("growth", account: account, server: server)
+            try phone.run("do", "completeOnboarding")
+            #expect(try phone.waiting() == 0)
+            let id = "report-\(account)-\(UUID().uuidString)"
+            let report = try await HTTP.send(
+                "GET", server.url.appendingPathComponent("v1/apps/growth/report"), token: viewer, body: nil,
+                headers: ["X-Request-ID": id])
+            #expect(report.status == 200)
+            #expect(report.staleSeconds == nil, "the report for \(account) was stale")
+            #expect(report.json["accounts"] as? Int == index + 1, "\(report.json)")
+            let milliseconds = try await server.loggedMilliseconds(requestID: id)
+            #expect(milliseconds < 2_000, "the report for \(account) took \(milliseconds) ms")
+        }
+    }
 }
