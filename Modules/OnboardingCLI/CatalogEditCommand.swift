@@ -66,10 +66,10 @@ struct CatalogEditCommand: AsyncParsableCommand {
                 """
             )
         }
-        // A recorded (or this build's) version is history: the edit makes the next one.
-        let known = catalogs.history.versions + [product.catalog.version]
+        // A recorded version is history: the edit makes the next one. (A version not yet recorded,
+        // such as the first of a product that has not shipped, is still a draft and keeps its number.)
         var renumbered: Int?
-        if let newest = known.max(), document.catalog.version <= newest {
+        if let newest = catalogs.history.versions.max(), document.catalog.version <= newest {
             document = CatalogDraft(document: document).versioned(newest + 1)
             renumbered = newest + 1
         }
@@ -163,11 +163,16 @@ struct CatalogEditCommand: AsyncParsableCommand {
             }
             let templates = catalogs.product.catalog.flows.flatMap(\.steps)
             let stepChange = try CatalogDraft.stepChange(fields, templates: templates)
-            // The version before the draft's, which its migration starts from.
+            // The version before the draft's, which its migration starts from; before a first
+            // version, none, so no step has users to place (a catalog without flows says so).
             let before = document.catalog.version - 1
+            var nothingShipped = document.catalog
+            nothingShipped.flows = []
             let base =
-                catalogs.history.releases[before]?.catalog
-                ?? (catalogs.product.catalog.version == before ? catalogs.product.catalog : nil)
+                before < 1
+                ? nothingShipped
+                : catalogs.history.releases[before]?.catalog
+                    ?? (catalogs.product.catalog.version == before ? catalogs.product.catalog : nil)
             let (changed, note) = try draft.changing(flow, stepID, stepChange, base: base)
             return (changed, [note])
         } catch let refusal as CatalogDraft.Refusal {
