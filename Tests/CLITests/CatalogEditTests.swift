@@ -34,12 +34,33 @@ struct CatalogEditTests {
         return (flow.id, flow.steps[0].id, flow.steps[1].id)
     }
 
+    /// What each test starts from: `executable` run as a CLI, its product, this build's document
+    /// in a file (and its bytes), and the first two steps of a flow that has two.
+    struct Start {
+        var cli: CLI
+        var product: Product
+        var path: String
+        var original: Data
+        var flow: FlowID
+        var first: StepID
+        var second: StepID
+
+        var parts: (CLI, Product, String, Data, FlowID, StepID, StepID) {
+            (cli, product, path, original, flow, first, second)
+        }
+
+        init(_ executable: String) throws {
+            cli = try CLI(executable)
+            product = try CatalogCommandTests.product(executable)
+            path = try CatalogEditTests.exported(cli)
+            original = try #require(FileManager.default.contents(atPath: path))
+            (flow, first, second) = try CatalogEditTests.twoSteps(product.catalog)
+        }
+    }
+
     @Test(arguments: CommandLineTests.products)
     func aRenameIsTheStudiosChangeWithItsMigration(executable: String) throws {
-        let cli = try CLI(executable)
-        let product = try CatalogCommandTests.product(executable)
-        let path = try Self.exported(cli)
-        let (flow, first, second) = try Self.twoSteps(product.catalog)
+        let (cli, product, path, _, flow, first, second) = try Start(executable).parts
         let edited = try cli.run("catalog", "edit", path, "\(flow).\(second)", "rename", "renamedByTheCLI")
         #expect(edited.status == 0, "\(edited.stderr)")
         #expect(edited.stdout.contains("\(flow).\(second) renamed renamedByTheCLI"), "\(edited.stdout)")
@@ -94,10 +115,7 @@ struct CatalogEditTests {
 
     @Test(arguments: CommandLineTests.products)
     func aTextIsSetInTheSourceLocaleAndJSONSaysWhatChanged(executable: String) throws {
-        let cli = try CLI(executable)
-        let product = try CatalogCommandTests.product(executable)
-        let path = try Self.exported(cli)
-        let (flow, first, _) = try Self.twoSteps(product.catalog)
+        let (cli, product, path, _, flow, first, _) = try Start(executable).parts
         let answer = try cli.json(
             "catalog", "edit", path, "\(flow).\(first)", "text", "title", "- A title, edited")
         let id = "\(flow).\(first).title"
@@ -115,11 +133,7 @@ struct CatalogEditTests {
 
     @Test(arguments: CommandLineTests.products)
     func aRefusedEditWritesNothingAndSaysWhatIsAllowed(executable: String) throws {
-        let cli = try CLI(executable)
-        let product = try CatalogCommandTests.product(executable)
-        let path = try Self.exported(cli)
-        let original = try #require(FileManager.default.contents(atPath: path))
-        let (flow, first, second) = try Self.twoSteps(product.catalog)
+        let (cli, product, path, original, flow, first, second) = try Start(executable).parts
         let refusals: [(arguments: [String], says: String)] = [
             (["\(flow).noSuchStep", "up"], "Allowed: \(flow).\(first), \(flow).\(second)"),
             (["\(flow).\(first)", "renme", "x"], "Did you mean 'rename'? Allowed: up, down, remove, rename"),
@@ -157,11 +171,7 @@ struct CatalogEditTests {
 
     @Test func anAddedStepIsShapedLikeTheTemplateAndWritesToOutput() throws {
         let executable = "moodtracker"
-        let cli = try CLI(executable)
-        let product = try CatalogCommandTests.product(executable)
-        let path = try Self.exported(cli)
-        let original = try #require(FileManager.default.contents(atPath: path))
-        let (flow, first, second) = try Self.twoSteps(product.catalog)
+        let (cli, product, path, original, flow, first, second) = try Start(executable).parts
         let output = cli.folder.appendingPathComponent("out.json").path
         let added = try cli.run(
             "catalog", "edit", path, "\(flow).\(first)", "add", second.rawValue, "anotherOne", "--output",
