@@ -196,14 +196,16 @@ let package = Package(
                 .metrics, .coreMetrics, .prometheus,
             ],
             path: "Modules/ServerKit", swiftSettings: swiftSettings),
-        // People, roles, sessions, credentials, publication keys and the audit trail; the request
-        // contexts and the middleware that authenticates a caller and requires a role (SyncAPI, Publishing
-        // and the dashboard put their routes behind it).
+        // People, roles, sessions, credentials, publication keys and the audit trail; signing in to the
+        // dashboard (a credential or the identity provider); the request contexts and the middleware
+        // that authenticates a caller and requires a role (SyncAPI, Publishing and the dashboard put
+        // their routes behind it).
         .target(
             name: "ServerControlPlane",
             dependencies: [
                 "AccountSync", "ServerDatabase", "ServerKit", "ServerTokens", "TourCodec",
                 .hummingbird, .hummingbirdAuth, .httpTypes, .nioCore, .postgresNIO, .logging, .crypto,
+                .jwtKit, .asyncHTTPClient,
             ],
             path: "Modules/ServerControlPlane", swiftSettings: swiftSettings),
         // Catalogs: the store, drafts, rollouts and their guard, the tracking plan and its held facts,
@@ -243,9 +245,8 @@ let package = Package(
             dependencies: [
                 "OnboardingServer", "ServerKit", "ServerControlPlane", "ServerPublishing", "ServerSyncAPI",
                 "TourCodec", "TourCore", "AccountSync", "InsightsPages", "CatalogDocuments",
-                "ServerInsights", "ServerDatabase", "ServerTokens",
+                "ServerInsights", "ServerDatabase",
                 .hummingbird, .hummingbirdAuth, .httpTypes, .nioCore, .postgresNIO, .logging, .crypto,
-                .jwtKit, .asyncHTTPClient,
             ],
             path: "Modules/ServerDashboard", swiftSettings: swiftSettings),
         .executableTarget(

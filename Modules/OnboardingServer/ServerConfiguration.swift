@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import ServerControlPlane
 import ServerInsights
 import ServerKit
 import ServerSyncAPI

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import OnboardingServer
 import PostgresNIO
+import ServerControlPlane
 import ServerDatabase
 import ServerTokens
 

@@ -12,12 +12,15 @@ public struct DashboardFeature: ServerFeature {
         Dashboard(
             reports: parts.reports, catalogs: parts.catalogs, drafts: parts.drafts, rollouts: parts.rollouts,
             archive: parts.archive, people: parts.people, keys: parts.keys, auditTrail: parts.audit,
-            sessions: parts.sessions, writes: parts.writes,
+            writes: parts.writes,
             insights: Insights(reads: parts.insightsReads, logger: parts.logger),
             controlPlane: parts.controlPlane,
-            oidc: parts.configuration.oidc.map {
-                DashboardOIDC(configuration: $0, http: parts.http, logger: parts.logger)
-            },
+            signIns: SignIns(
+                controlPlane: parts.controlPlane, people: parts.people, sessions: parts.sessions,
+                auditTrail: parts.audit,
+                provider: parts.configuration.oidc.map {
+                    OIDCSignIn(configuration: $0, http: parts.http, logger: parts.logger)
+                }, logger: parts.logger),
             publicOrigin: parts.configuration.publicURL,
             publicationMaxAge: parts.configuration.publicationMaxAge,
             freshness: parts.freshness, logger: parts.logger

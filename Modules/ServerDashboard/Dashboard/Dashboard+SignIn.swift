@@ -8,9 +8,10 @@ import ServerControlPlane
 import ServerDatabase
 import ServerKit
 
-/// Signing in and out of the dashboard (Docs/Security.md): with a person's credential, or through
-/// the identity provider. Every form carries an anti-forgery token, and every request that changes
-/// something must come from this dashboard's own pages (`Sec-Fetch-Site`, `Origin`).
+/// The dashboard's sign-in and sign-out pages (Docs/Security.md): the forms, their anti-forgery
+/// tokens and cookies, and the origin check of a change; what a sign-in may do, its audit rows and
+/// its limit are ``SignIns``' (ServerControlPlane). Every request that changes something must come
+/// from this dashboard's own pages (`Sec-Fetch-Site`, `Origin`).
 extension Dashboard {
     /// The sign-in form's cookie: a random secret the form's anti-forgery token is derived from.
     static let signInCookie = "onboarding_sign_in"
@@ -25,7 +26,7 @@ extension Dashboard {
         router.post("/dashboard/sign-in") { request, context in
             await page { try await signIn(request, context) }
         }
-        if oidc != nil {
+        if signIns.offersProvider {
             router.get("/dashboard/sign-in/oidc") { request, context in
                 await page { try await startOIDC(request, context) }
             }
@@ -40,14 +41,8 @@ extension Dashboard {
     /// redirect to sign in.
     func addSignOut(to router: RouterGroup<DashboardRequestContext>) {
         router.post("/dashboard/sign-out") { request, context in
-            let access = context.access
-            let audit = AuditLog.Entry(
-                at: Date().timeIntervalSince1970,
-                actor: Actor(
-                    name: access.person.name, source: controlPlane.clients.of(request, context),
-                    person: access.person),
-                app: nil, action: "sign-out")
-            try await (sessions.close(access.session.cookie, audit: audit))
+            try await signIns.signOut(
+                context.access, source: controlPlane.clients.of(request, context), now: Date())
             var response = Self.redirect("/dashboard/sign-in")
             response.setCookie(Self.clearing(Self.cookie, request))
             return response
@@ -59,19 +54,8 @@ extension Dashboard {
     private func signIn(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         var request = request
         let source = controlPlane.clients.of(request, context)
-        let now = Date()
-        // Login CSRF: a page elsewhere posting its own credential into this browser is refused. The
-        // refusal counts against the source, so it cannot flood the audit trail either.
         guard isSameOrigin(request) else {
-            if let wait = controlPlane.limiter.retryAfter(source: source, now: now.timeIntervalSince1970) {
-                throw limitedPage(wait)
-            }
-            controlPlane.limiter.failed(source: source, now: now.timeIntervalSince1970)
-            try await audit(
-                .unverified("unknown", source), "sign-in.refused",
-                why: "the form was posted from another site")
-            throw DashboardError(
-                .forbidden, "This sign-in did not come from this dashboard's own page, so it was refused.")
+            throw Self.page(try await signIns.refuseCrossSite(source: source, now: Date()))
         }
         let fields = try await Self.form(&request)
         // Every cookie of that name: one tossed in from a sibling subdomain (for the whole site)
@@ -85,89 +69,36 @@ extension Dashboard {
                 request, message: "The sign-in form had expired; here is a new one.", status: .forbidden)
         }
         let credential = (fields["credential"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-        let person: Person
         do {
-            person = try await controlPlane.person(credential: credential, source: source, now: now)
-        } catch let error as APIError {
-            // Refused unchecked (past the limit): not audited one by one.
-            if error.status == .tooManyRequests { throw limitedPage(Double(error.retryAfter ?? 1)) }
-            // The name the credential claims, when its signature is good (a revoked one): never the
-            // credential.
-            let claimed = (try? await controlPlane.tokens.verify(credential, now: now))?.subject ?? "unknown"
-            try await audit(.unverified(claimed, source), "sign-in.failed", why: error.message)
-            if controlPlane.limiter.retryAfter(source: source, now: now.timeIntervalSince1970) != nil {
-                try await audit(
-                    .unverified(claimed, source), "sign-in.rate-limited",
-                    why: "too many failures from this address")
-            }
-            let message =
-                error.code == "token_outdated"
-                ? """
-                Shared admin tokens are no longer accepted: sign in with your own credential (an owner \
-                or operator makes one with onboarding-server people add).
-                """
-                : "That is not a live credential of a person of this server: \(error.message)."
-            return signInPage(
-                request, message: message, status: error.status == .forbidden ? .forbidden : .unauthorized)
+            return signedIn(
+                try await signIns.withCredential(credential, source: source, now: Date()), request)
+        } catch let refusal as SignIns.Refusal where refusal.asksAgain {
+            return signInPage(request, message: refusal.message, status: refusal.status)
+        } catch let refusal as SignIns.Refusal {
+            throw Self.page(refusal)
         }
-        let claims = try? await controlPlane.tokens.verify(credential, now: now)
-        return try await openSession(
-            for: person, credential: claims?.credential, expires: Double(claims?.expires ?? 0), request,
-            source: source,
-            method: "credential")
     }
 
-    /// Opens a session for `person` (who must hold a role somewhere), audited in the same
-    /// transaction, and sends them in.
-    private func openSession(
-        for person: Person, credential: String?, expires: Double, _ request: Request, source: String,
-        method: String
-    ) async throws -> Response {
-        let now = Date().timeIntervalSince1970
-        guard !person.roles.isEmpty else {
-            throw DashboardError(.forbidden, "\(person.name) holds no role in any app; an owner gives one.")
-        }
-        let audit = AuditLog.Entry(
-            at: now, actor: Actor(name: person.name, source: source, person: person), app: nil,
-            action: "sign-in",
-            details: ["method": .string(method)])
-        let session = try await
-            (sessions.open(
-                person: person.name, credential: credential, expires: expires, now: now, audit: audit))
-        logger.inRequest.info(
-            "dashboard sign-in", metadata: ["person": "\(person.name)", "method": "\(method)"])
+    /// Sends a person whose session just opened in, with its cookie (the sign-in form's cleared).
+    private func signedIn(_ session: DashboardSessions.Session, _ request: Request) -> Response {
         var response = Self.redirect("/dashboard")
-        response.setCookie(
-            Self.makeCookie(Self.cookie, value: session.cookie, maxAge: Int(session.expiresAt - now), request)
-        )
+        let maxAge = Int(session.expiresAt - Date().timeIntervalSince1970)
+        response.setCookie(Self.makeCookie(Self.cookie, value: session.cookie, maxAge: maxAge, request))
         response.headers.append(
             HTTPField(name: .setCookie, value: Self.clearing(Self.signInCookie, request).description))
         return response
     }
 
-    private func audit(_ actor: Actor, _ action: String, why: String?, method: String? = nil) async throws {
-        if action != "sign-in" { ServerMetrics.signInFailures.increment() }
-        try await auditTrail.record(
-            .init(
-                at: Date().timeIntervalSince1970, actor: actor, app: nil, action: action,
-                details: .members(["reason": why.map { .string($0) }, "method": method.map { .string($0) }])))
-    }
-
-    private func limitedPage(_ wait: Double) -> DashboardError {
-        var error = DashboardError(
-            .tooManyRequests,
-            """
-            Too many failed sign-ins from this address. Try again in \(Int(wait.rounded(.up))) seconds; \
-            every failure waits longer.
-            """
-        )
-        error.retryAfter = Int(wait.rounded(.up))
+    /// A refused sign-in as a page of its own.
+    private static func page(_ refusal: SignIns.Refusal) -> DashboardError {
+        var error = DashboardError(refusal.status, refusal.message)
+        error.retryAfter = refusal.retryAfter
         return error
     }
 
     /// The sign-in page with a fresh form secret (its cookie) and the token derived from it.
     func signInPage(_ request: Request, message: String?, status: HTTPResponse.Status) -> Response {
-        let secret = DashboardOIDC.random()
+        let secret = OIDCSignIn.random()
         var sections: [InsightsPage.Section] = []
         if let message { sections.append(.text(message)) }
         sections.append(
@@ -181,7 +112,7 @@ extension Dashboard {
                         .init(name: "credential", label: "Your credential", type: "password"),
                     ], submit: "Sign in")))
         // A link, not a form: the page's `form-action 'self'` would stop a form's redirect to the provider.
-        if oidc != nil {
+        if signIns.offersProvider {
             sections.append(
                 .links("Or", [.init("Sign in with the identity provider", href: "/dashboard/sign-in/oidc")]))
         }
@@ -201,82 +132,35 @@ extension Dashboard {
     // MARK: - Through the identity provider
 
     private func startOIDC(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
-        guard let oidc else {
-            throw DashboardError(.notFound, "No identity provider is configured for the dashboard.")
-        }
-        let start: DashboardOIDC.Start
-        do { start = try await oidc.start(sealingWith: controlPlane.tokens, now: Date()) } catch {
-            logger.inRequest.warning(
-                "the identity provider's discovery failed", metadata: ["error": "\(error)"])
-            throw DashboardError(
-                .serviceUnavailable,
-                "The identity provider does not answer; try again, or sign in with your credential.")
+        let start: OIDCSignIn.Start
+        do { start = try await signIns.startWithProvider(now: Date()) } catch let refusal as SignIns.Refusal {
+            throw Self.page(refusal)
         }
         var response = Self.redirect(start.location)
         // Lax: the provider's redirect back is a top-level navigation from its site.
         response.setCookie(
             Self.makeCookie(
-                DashboardOIDC.cookie, value: start.cookie, maxAge: Int(DashboardOIDC.flowLifetime),
-                path: "/dashboard/sign-in",
-                sameSite: .lax, request))
+                OIDCSignIn.cookie, value: start.cookie, maxAge: Int(OIDCSignIn.flowLifetime),
+                path: "/dashboard/sign-in", sameSite: .lax, request))
         return response
     }
 
     private func finishOIDC(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
-        guard let oidc else {
-            throw DashboardError(.notFound, "No identity provider is configured for the dashboard.")
-        }
-        let source = controlPlane.clients.of(request, context)
-        let now = Date()
-        if let wait = controlPlane.limiter.retryAfter(source: source, now: now.timeIntervalSince1970) {
-            throw limitedPage(wait)
-        }
         let query = request.uri.queryParameters
-        if let error = query.get("error") {
-            throw DashboardError(
-                .unauthorized, "The identity provider did not sign you in (\(error.prefix(100))).")
-        }
-        guard let code = query.get("code"), let state = query.get("state"), code.count <= 4096,
-            state.count <= 256
-        else {
-            throw DashboardError(.badRequest, "The identity provider's answer has no code and state.")
-        }
-        let identity: String
+        let session: DashboardSessions.Session
         do {
-            identity = try await oidc.finish(
-                code: code, state: state, cookie: Self.cookieValue(DashboardOIDC.cookie, request),
-                tokens: controlPlane.tokens, now: now)
-        } catch .unavailable(let why) {
-            logger.inRequest.warning(
-                "sign-in through the identity provider failed", metadata: ["error": "\(why)"])
-            throw DashboardError(.serviceUnavailable, "The identity provider does not answer; try again.")
-        } catch .refused(let why) {
-            controlPlane.limiter.failed(source: source, now: now.timeIntervalSince1970)
-            try await audit(
-                .unverified("unknown", source), "sign-in.failed", why: why, method: "identity provider")
-            throw DashboardError(.unauthorized, "Not signed in: \(why).")
+            session = try await signIns.finishWithProvider(
+                code: query.get("code"), state: query.get("state"), error: query.get("error"),
+                cookie: Self.cookieValue(OIDCSignIn.cookie, request),
+                source: controlPlane.clients.of(request, context), now: Date())
+        } catch let refusal as SignIns.Refusal {
+            throw Self.page(refusal)
         }
-        guard let person = try await (people.person(identity: identity)) else {
-            controlPlane.limiter.failed(source: source, now: now.timeIntervalSince1970)
-            try await audit(
-                .unverified(identity, source), "sign-in.failed", why: "no person has this identity",
-                method: "identity provider")
-            throw DashboardError(
-                .forbidden,
-                """
-                \(identity) is not a person of this server. An owner or operator adds you (onboarding-server \
-                people add --identity).
-                """
-            )
-        }
-        var response = try await openSession(
-            for: person, credential: nil, expires: now.timeIntervalSince1970 + DashboardSessions.lifetime,
-            request, source: source,
-            method: "identity provider")
+        var response = signedIn(session, request)
         response.headers.append(
             HTTPField(
                 name: .setCookie,
-                value: Self.clearing(DashboardOIDC.cookie, request, path: "/dashboard/sign-in").description))
+                value: Self.clearing(OIDCSignIn.cookie, request, path: "/dashboard/sign-in").description))
         return response
     }
 
@@ -313,13 +197,5 @@ extension Dashboard {
                 return parts.count == 2 && parts[0] == name ? parts[1] : nil
             }
         }
-    }
-}
-
-extension Actor {
-    /// Who a failed sign-in claimed to be: never taken for a person of that name (audit rows say
-    /// `unverified:` before it).
-    static func unverified(_ claimed: String, _ source: String) -> Actor {
-        Actor(name: "unverified:" + String(claimed.prefix(200)), source: source, person: nil)
     }
 }

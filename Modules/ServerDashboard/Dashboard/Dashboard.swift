@@ -34,15 +34,14 @@ struct Dashboard: Sendable {
     let people: any PeopleRepository
     let keys: any PublicationKeyRepository
     let auditTrail: any AuditRepository
-    let sessions: any SessionRepository
     /// Where a form's answer is kept under its idempotency key, in the write's transaction.
     let writes: WritableDatabase
     let insights: Insights
     /// Who calls (their session's person, the sign-in limiter) and the server's signer: not how a
     /// page reaches storage.
     let controlPlane: ControlPlane
-    /// Sign-in through the identity provider, when one is configured for people.
-    let oidc: DashboardOIDC?
+    /// Signing in and out, and the person a session cookie signs in (ServerControlPlane).
+    let signIns: SignIns
     /// The dashboard's own origin as browsers see it (`ONBOARDING_PUBLIC_URL`), when the request's
     /// `Host` is not it (a balancer that rewrites it); else the request's.
     let publicOrigin: String?
@@ -179,11 +178,7 @@ struct Dashboard: Sendable {
     /// The request's live session and its person, if its cookie opens one.
     func access(_ request: Request) async throws -> Access? {
         guard let value = Self.cookieValue(Self.cookie, request) else { return nil }
-        let now = Date().timeIntervalSince1970
-        guard let session = try await sessions.find(value, now: now),
-            let person = try await people.person(session.person)
-        else { return nil }
-        return Access(session: session, person: person)
+        return try await signIns.access(cookie: value, now: Date().timeIntervalSince1970)
     }
 
     /// Runs a page; a refusal becomes an HTML page with its status, a database that does not

@@ -4,16 +4,15 @@ import Foundation
 import JWTKit
 import Logging
 import NIOCore
-import OnboardingServer
 import ServerTokens
 import TourCodec
 
-/// The authorization code flow with PKCE, state and nonce, for the dashboard: the browser goes to
-/// the provider, comes back with a code, the server exchanges it for an ID token (as a confidential
-/// client), checks the token against the provider's keys (``JWKSource``) and signs in the person
-/// whose identity is the configured claim's value. The flow's secrets ride in a cookie sealed by
-/// the key ring, so no state is kept on the server between the two legs.
-public struct DashboardOIDC: Sendable {
+/// The authorization code flow with PKCE, state and nonce, for the dashboard's sign-in (``SignIns``):
+/// the browser goes to the provider, comes back with a code, the server exchanges it for an ID token
+/// (as a confidential client), checks the token against the provider's keys (``JWKSource``) and
+/// signs in the person whose identity is the configured claim's value. The flow's secrets ride in a
+/// cookie sealed by the key ring, so no state is kept on the server between the two legs.
+public struct OIDCSignIn: Sendable {
     let configuration: OIDCConfiguration
     let http: HTTPClient
     let discovery: Discovery
@@ -74,14 +73,14 @@ public struct DashboardOIDC: Sendable {
 
     /// What the first leg hands the browser: the provider's URL to go to, and the sealed cookie
     /// that the second leg must bring back.
-    struct Start {
-        var location: String
-        var cookie: String
+    package struct Start: Sendable {
+        package var location: String
+        package var cookie: String
     }
 
-    static let cookie = "onboarding_oidc"
+    package static let cookie = "onboarding_oidc"
     /// How long a person has at the provider.
-    static let flowLifetime: TimeInterval = 600
+    package static let flowLifetime: TimeInterval = 600
 
     func start(sealingWith tokens: TokenSigner, now: Date) async throws -> Start {
         let endpoints = try await discovery.endpoints()
@@ -189,7 +188,8 @@ public struct DashboardOIDC: Sendable {
         return idToken
     }
 
-    static func random() -> String {
+    /// 256 random bits, base64url: a flow's state, nonce and verifier, a form's secret.
+    package static func random() -> String {
         ByteText.base64URL(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) })
     }
 
