@@ -6,87 +6,19 @@ import ServerPublishing
 import TourCodec
 import TourCore
 
-/// What a draft does to the users of every version devices run now: during a partial rollout
-/// that is the new version's users and the rest, still on the one before.
+/// What a draft, a publication or a rollback does to the users of every version devices run now
+/// (during a partial rollout, the new version's users and the rest, still on the one before), in
+/// the studio's words and tables: where they go is ``PublicationForecast``'s (ServerPublishing).
 extension Dashboard {
-    /// Every version devices run now, newest first: the live publications from the newest down to
-    /// the first at 100%, and, when none is at 100%, the newest compiled version (a device outside
-    /// every rollout runs its binary's). During a partial rollout that is two versions or more.
-    static func liveVersions(_ entries: [CatalogStore.Entry]) -> [CatalogStore.Entry] {
-        var versions: [CatalogStore.Entry] = []
-        let published = entries.filter { $0.source == .published && $0.withdrawnAt == nil && $0.rollout > 0 }
-        for entry in published.sorted(by: { $0.version > $1.version }) {
-            versions.append(entry)
-            if entry.rollout >= 100 { return versions }
-        }
-        if let compiled = entries.filter({ $0.source == .compiled }).max(by: { $0.version < $1.version }) {
-            versions.append(compiled)
-        }
-        return versions
-    }
-
-    /// Where one version's users mid-flow on one step go under another catalog.
-    struct StepFate: Equatable {
-        var step: StepID
-        /// Journeys the server counts waiting at the step (all versions together: the counts are
-        /// by step).
-        var waiting: Int
-        /// Per version, in the order given: what happens to its users there ("stay on allSet",
-        /// "go on at allSet", ...), or nil when that version has no such step.
-        var fates: [String?]
-    }
-
-    /// For `flow`, every step any of `versions` has (the first's order, then the others'), its
-    /// waiting journeys, and where `target`'s migrations put each version's users on it.
+    /// For `flow`, every step any of `versions` has, its waiting journeys (the insights' counts),
+    /// and where `target`'s migrations put each version's users on it (``PublicationForecast``).
     func fates(
         app: String, flow: FlowID, versions: [(CatalogStore.Entry, FlowDefinition)], target: TourCatalog
-    ) async throws
-        -> [StepFate]
-    {
+    ) async throws -> [PublicationForecast.StepFate] {
         let stages = try await (insights.journeyStages(app: app, flow: flow.rawValue, range: nil))
         let waiting = Dictionary(
             stages.filter { $0.measure == "step" }.map { ($0.step, $0.waiting) }, uniquingKeysWith: +)
-        var steps: [StepID] = []
-        for (_, oldFlow) in versions {
-            for step in oldFlow.steps.map(\.id) where !steps.contains(step) { steps.append(step) }
-        }
-        return steps.map { step in
-            StepFate(
-                step: step, waiting: waiting[step.rawValue] ?? 0,
-                fates: versions.map { entry, oldFlow in
-                    Self.fate(step, of: flow, from: entry.version, in: oldFlow, under: target)
-                })
-        }
-    }
-
-    /// Where a run on `step` of `oldFlow` (written under `version`) goes in `target`, in words, as
-    /// the engine moves it (``TourCore`` `migrateRuns`: a downgrade keeps a step the target has).
-    static func fate(
-        _ step: StepID, of flow: FlowID, from version: Int, in oldFlow: FlowDefinition,
-        under target: TourCatalog
-    )
-        -> String?
-    {
-        guard oldFlow.step(step) != nil else { return nil }
-        if version > target.version {
-            if target.flow(flow)?.step(step) != nil { return "stay on \(step)" }
-        }
-        func next() -> String {
-            let later = oldFlow.steps.drop { $0.id != step }.dropFirst()
-            let next = later.lazy.compactMap { target.currentStepID($0.id, of: flow, since: version) }.first
-            return next.map { "go on at \($0)" } ?? "finish the flow"
-        }
-        switch target.place(step, of: flow, since: version) {
-        case .step(let id): return id == step ? "stay on \(id)" : "move to \(id)"
-        case .removed(.restart): return "start the flow again"
-        case .removed(.goOnAtNext): return next()
-        case .flowRemoved: return "leave the flow (removed)"
-        case .unknown:
-            switch target.flow(flow)?.unplacedStep ?? .restart {
-            case .restart: return "start the flow again (the flow's policy for a step it does not have)"
-            case .goOnAtNext: return next() + " (the flow's policy for a step it does not have)"
-            }
-        }
+        return PublicationForecast.fates(of: flow, versions: versions, under: target, waiting: waiting)
     }
 
     /// What publishing `document` does to users mid-flow, against every version devices run now:
@@ -98,7 +30,7 @@ extension Dashboard {
         var lines: [String] = []
         var tables: [InsightsPage.Table] = []
         for flow in document.catalog.flows {
-            let versions = Self.flows(flow.id, of: live)
+            let versions = PublicationForecast.flows(flow.id, of: live)
             let fates = try await fates(app: app, flow: flow.id, versions: versions, target: document.catalog)
             var moved = false
             for fate in fates {
@@ -141,7 +73,8 @@ extension Dashboard {
         for flow in new.flows {
             // Users who took `entry` on a step only it has.
             for fate in try await fates(
-                app: app, flow: flow.id, versions: Self.flows(flow.id, of: [entry]), target: old)
+                app: app, flow: flow.id, versions: PublicationForecast.flows(flow.id, of: [entry]),
+                target: old)
             {
                 guard let where_ = fate.fates.first ?? nil, where_ != "stay on \(fate.step)" else { continue }
                 lines.append(
@@ -153,7 +86,8 @@ extension Dashboard {
             }
             // Moves `entry` made that a device may only have displayed.
             for fate in try await fates(
-                app: app, flow: flow.id, versions: Self.flows(flow.id, of: [below]), target: new)
+                app: app, flow: flow.id, versions: PublicationForecast.flows(flow.id, of: [below]),
+                target: new)
             {
                 guard let where_ = fate.fates.first ?? nil, where_ != "stay on \(fate.step)" else { continue }
                 displayed.append(
@@ -183,21 +117,6 @@ extension Dashboard {
             ] : lines
     }
 
-    /// The version devices outside `entry` run: the newest live one below it, else the newest compiled.
-    static func versionBelow(_ entry: CatalogStore.Entry, in entries: [CatalogStore.Entry]) -> CatalogStore
-        .Entry?
-    {
-        liveVersions(entries.filter { $0.version < entry.version }).first
-    }
-
-    static func flows(_ flow: FlowID, of entries: [CatalogStore.Entry]) -> [(
-        CatalogStore.Entry, FlowDefinition
-    )] {
-        entries.compactMap { entry in
-            (try? CatalogDocument(text: entry.document).catalog).flatMap { $0.flow(flow) }.map { (entry, $0) }
-        }
-    }
-
     static func users(_ count: Int) -> String { count == 1 ? "1 user" : "\(count) users" }
 
     /// The forecast for users mid-flow: the journeys the server counts waiting at each step of
@@ -206,7 +125,7 @@ extension Dashboard {
     func forecast(app: String, flow: FlowID, live: [CatalogStore.Entry], draft: TourCatalog) async throws
         -> InsightsPage.Table?
     {
-        let versions = Self.flows(flow, of: live)
+        let versions = PublicationForecast.flows(flow, of: live)
         guard !versions.isEmpty else { return nil }
         return Self.forecastTable(
             flow: flow, versions: versions,
@@ -214,7 +133,7 @@ extension Dashboard {
     }
 
     static func forecastTable(
-        flow: FlowID, versions: [(CatalogStore.Entry, FlowDefinition)], fates: [StepFate]
+        flow: FlowID, versions: [(CatalogStore.Entry, FlowDefinition)], fates: [PublicationForecast.StepFate]
     )
         -> InsightsPage.Table?
     {

@@ -301,7 +301,7 @@ extension Dashboard {
             token: access.may(.editor, in: app) ? access.session.formToken : nil)
         // The diff against what devices run now: the newest live publication, else the newest compiled
         // version.
-        let live = Self.live(entries)
+        let live = PublicationForecast.live(entries)
         if let live, let liveDocument = try? CatalogDocument(text: live.document) {
             let diff = CatalogDiff(from: liveDocument, to: document)
             sections.append(
@@ -365,7 +365,7 @@ extension Dashboard {
                 token: access.session.formToken)
         }
         if let forecast = try await forecast(
-            app: app, flow: chosenFlow.id, live: Self.liveVersions(entries), draft: catalog)
+            app: app, flow: chosenFlow.id, live: PublicationForecast.liveVersions(entries), draft: catalog)
         {
             sections.append(.table(forecast))
         }

@@ -57,7 +57,7 @@ extension Dashboard {
                                     separator: "; "))
                     }
                     let forecast = try await publishForecast(
-                        app: app, live: Self.liveVersions(entries), document: document)
+                        app: app, live: PublicationForecast.liveVersions(entries), document: document)
                     return try await confirmation(
                         app, access: access,
                         action: "/dashboard/apps/\(app)/studio/drafts/\(revision.draft)/publish",
@@ -103,7 +103,8 @@ extension Dashboard {
                         rollout < entry.rollout
                         ? try await rollbackForecast(
                             app: app, entry: entry,
-                            below: Self.versionBelow(entry, in: try await catalogs.all(app: app)))
+                            below: PublicationForecast.versionBelow(
+                                entry, in: try await catalogs.all(app: app)))
                         : []
                     return try await confirmation(
                         app, access: access, action: "/dashboard/apps/\(app)/studio/rollout",
@@ -145,7 +146,7 @@ extension Dashboard {
                 if fields["confirm"] != "yes" {
                     let back = try await rollbackForecast(
                         app: app, entry: entry,
-                        below: Self.versionBelow(entry, in: try await catalogs.all(app: app)))
+                        below: PublicationForecast.versionBelow(entry, in: try await catalogs.all(app: app)))
                     return try await confirmation(
                         app, access: access, action: "/dashboard/apps/\(app)/studio/rollback",
                         title: "Roll back version \(entry.version) of \(app)?",
@@ -232,10 +233,6 @@ extension Dashboard {
         }
         return entry
     }
-
-    /// What devices run now, the newest of ``liveVersions(_:)``: the newest live publication, else
-    /// the newest compiled version.
-    static func live(_ entries: [CatalogStore.Entry]) -> CatalogStore.Entry? { liveVersions(entries).first }
 
     /// The page that says what an act will do and asks once.
     func confirmation(
