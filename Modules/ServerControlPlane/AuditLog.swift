@@ -9,7 +9,7 @@ import TourCodec
 /// what. The table refuses UPDATE, DELETE and TRUNCATE (a trigger of migration `v9-control-plane`),
 /// and each row's hash covers the one before it, so ``verify()`` finds a row that was changed,
 /// removed or slipped in by someone who went around the trigger (the table's owner).
-public struct AuditLog: Sendable {
+public struct AuditLog: PostgresStore {
     let writes: WritableDatabase
     let reads: ReadOnlyDatabase
     let logger: Logger
@@ -18,14 +18,6 @@ public struct AuditLog: Sendable {
         self.writes = writes
         self.reads = reads
         self.logger = logger
-    }
-
-    /// Reads and writes through one pool (tools, tests).
-    public init(client: PostgresClient, logger: Logger) {
-        self.init(
-            writes: WritableDatabase(client: client, logger: logger),
-            reads: ReadOnlyDatabase(sharing: client, logger: logger),
-            logger: logger)
     }
 
     /// One act.

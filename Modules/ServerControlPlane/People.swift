@@ -114,7 +114,7 @@ public struct Actor: Equatable, Sendable {
 }
 
 /// The people of the control plane (migration `v9-control-plane`).
-public struct PeopleStore: Sendable {
+public struct PeopleStore: PostgresStore {
     let writes: WritableDatabase
     let reads: ReadOnlyDatabase
     let logger: Logger
@@ -123,14 +123,6 @@ public struct PeopleStore: Sendable {
         self.writes = writes
         self.reads = reads
         self.logger = logger
-    }
-
-    /// Reads and writes through one pool (tools, tests).
-    public init(client: PostgresClient, logger: Logger) {
-        self.init(
-            writes: WritableDatabase(client: client, logger: logger),
-            reads: ReadOnlyDatabase(sharing: client, logger: logger),
-            logger: logger)
     }
 
     /// Names of people: the id rule of apps and accounts.

@@ -8,7 +8,7 @@ import TourCodec
 /// The public keys whose signatures the server accepts on an app's publications (Docs/Security.md).
 /// Registering one needs the app's owner; the private half never reaches the server. Devices do not
 /// trust these: they trust the keys compiled into their binary, and learn only retirements here.
-public struct PublicationKeyStore: Sendable {
+public struct PublicationKeyStore: PostgresStore {
     let writes: WritableDatabase
     let reads: ReadOnlyDatabase
     let logger: Logger
@@ -17,14 +17,6 @@ public struct PublicationKeyStore: Sendable {
         self.writes = writes
         self.reads = reads
         self.logger = logger
-    }
-
-    /// Reads and writes through one pool (tools, tests).
-    public init(client: PostgresClient, logger: Logger) {
-        self.init(
-            writes: WritableDatabase(client: client, logger: logger),
-            reads: ReadOnlyDatabase(sharing: client, logger: logger),
-            logger: logger)
     }
 
     public struct Stored: Equatable, Sendable {

@@ -11,7 +11,7 @@ import TourCodec
 ///
 /// A save names the revision it was made from: when someone saved since, it is refused (nothing is
 /// written) and the page shows the newer revision, so two editors never overwrite each other.
-public struct CatalogDrafts: Sendable {
+public struct CatalogDrafts: PostgresStore {
     let writes: WritableDatabase
     let reads: ReadOnlyDatabase
     let logger: Logger
@@ -20,14 +20,6 @@ public struct CatalogDrafts: Sendable {
         self.writes = writes
         self.reads = reads
         self.logger = logger
-    }
-
-    /// Reads and writes through one pool (tools, tests).
-    public init(client: PostgresClient, logger: Logger) {
-        self.init(
-            writes: WritableDatabase(client: client, logger: logger),
-            reads: ReadOnlyDatabase(sharing: client, logger: logger),
-            logger: logger)
     }
 
     /// One saved revision of a draft.

@@ -13,7 +13,7 @@ import TourCore
 /// binaries (registered, so that a publication is checked against their vocabulary and history)
 /// and the ones published, each with its rollout. Publishing runs the checks a build runs
 /// (``PublicationCheck``) and changes nothing when any fails.
-public struct CatalogStore: Sendable {
+public struct CatalogStore: PostgresStore {
     package let writes: WritableDatabase
     package let reads: ReadOnlyDatabase
     let logger: Logger
@@ -22,14 +22,6 @@ public struct CatalogStore: Sendable {
         self.writes = writes
         self.reads = reads
         self.logger = logger
-    }
-
-    /// Reads and writes through one pool (tools, tests).
-    public init(client: PostgresClient, logger: Logger) {
-        self.init(
-            writes: WritableDatabase(client: client, logger: logger),
-            reads: ReadOnlyDatabase(sharing: client, logger: logger),
-            logger: logger)
     }
 
     /// One stored document: where it came from and who gets it.

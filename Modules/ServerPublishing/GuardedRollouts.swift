@@ -14,7 +14,7 @@ import TourCore
 /// (``CatalogStore/publish(app:text:rollout:signatures:guarded:by:at:)``); the rollout guard
 /// (``RolloutGuard``) moves it; a person pauses, resumes or ends it (``command(_:app:version:by:at:)``).
 /// Every change of the publication and of the guard is one transaction with its audit row.
-public struct GuardedRollouts: Sendable {
+public struct GuardedRollouts: PostgresStore {
     let writes: WritableDatabase
     let reads: ReadOnlyDatabase
     let logger: Logger
@@ -23,14 +23,6 @@ public struct GuardedRollouts: Sendable {
         self.writes = writes
         self.reads = reads
         self.logger = logger
-    }
-
-    /// Reads and writes through one pool (tools, tests).
-    public init(client: PostgresClient, logger: Logger) {
-        self.init(
-            writes: WritableDatabase(client: client, logger: logger),
-            reads: ReadOnlyDatabase(sharing: client, logger: logger),
-            logger: logger)
     }
 
     /// v24: the guarded rollouts and their looks (no subject is named in either), and an index of

@@ -9,7 +9,7 @@ import TourCodec
 
 /// Flows an editor archived (a test flow, one retired long ago): off the dashboard's overview,
 /// their numbers kept and reachable from the app's page and their own. Each act is audited.
-public struct FlowArchive: Sendable {
+public struct FlowArchive: PostgresStore {
     let writes: WritableDatabase
     let reads: ReadOnlyDatabase
     let logger: Logger
@@ -18,14 +18,6 @@ public struct FlowArchive: Sendable {
         self.writes = writes
         self.reads = reads
         self.logger = logger
-    }
-
-    /// Reads and writes through one pool (tools, tests).
-    public init(client: PostgresClient, logger: Logger) {
-        self.init(
-            writes: WritableDatabase(client: client, logger: logger),
-            reads: ReadOnlyDatabase(sharing: client, logger: logger),
-            logger: logger)
     }
 
     /// v15.

@@ -55,7 +55,7 @@ public enum Installs {
 }
 
 /// The apps' enrollment keys and the installs enrolled, in PostgreSQL.
-public struct EnrollmentStore: Sendable {
+public struct EnrollmentStore: PostgresStore {
     public struct Key: Equatable, Sendable {
         public var app: String
         public var key: String
@@ -71,14 +71,6 @@ public struct EnrollmentStore: Sendable {
         self.writes = writes
         self.reads = reads
         self.logger = logger
-    }
-
-    /// Reads and writes through one pool (tools, tests).
-    public init(client: PostgresClient, logger: Logger) {
-        self.init(
-            writes: WritableDatabase(client: client, logger: logger),
-            reads: ReadOnlyDatabase(sharing: client, logger: logger),
-            logger: logger)
     }
 
     /// Adds a live key for `app` (again live when it was retired), audit-logged in the same transaction.

@@ -28,7 +28,7 @@ struct InProcessServer: Sendable {
     static func with(_ body: @escaping @Sendable (InProcessServer) async throws -> Void) async throws {
         var logger = Logger(label: "in-process-server")
         logger.logLevel = .error
-        let urlText = try TestPostgres.freshDatabase()
+        let urlText = try TestPostgres.migratedDatabase()
         let url = try DatabaseURL(urlText)
         let database = PostgresClient(
             configuration: url.clientConfiguration(maximumConnections: 4), backgroundLogger: logger)

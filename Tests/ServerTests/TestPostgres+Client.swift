@@ -12,7 +12,7 @@ extension TestPostgres {
     ) async throws {
         var logger = Logger(label: "test-postgres")
         logger.logLevel = .error
-        let url = try DatabaseURL(try freshDatabase())
+        let url = try DatabaseURL(try migratedDatabase())
         let client = PostgresClient(
             configuration: url.clientConfiguration(maximumConnections: maximumConnections),
             backgroundLogger: logger)
