@@ -121,14 +121,7 @@ struct CommitConfirmationTests {
     /// A transaction body that catches a statement's error goes on in a transaction PostgreSQL has
     /// already failed; its `COMMIT` is answered `ROLLBACK`, and the write reports that, not success.
     @Test func aCommitAnsweredRollbackIsNotASuccess() async throws {
-        var logger = Logger(label: "commit-tag")
-        logger.logLevel = .error
-        let url = try DatabaseURL(try TestPostgres.freshDatabase())
-        let client = PostgresClient(
-            configuration: url.clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
+        try await TestPostgres.withClient(migrated: false) { client, logger, _ in
             // Patient bounds: the subject is the rollback's answer, not a bound the suite's load can pass.
             let database = WritableDatabase(client: client, logger: logger, bounds: .patient)
             _ = try await database.write { connection, logger in

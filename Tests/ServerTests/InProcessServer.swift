@@ -26,16 +26,9 @@ struct InProcessServer: Sendable {
 
     /// `body` with the routes of a server on a fresh database.
     static func with(_ body: @escaping @Sendable (InProcessServer) async throws -> Void) async throws {
-        var logger = Logger(label: "in-process-server")
-        logger.logLevel = .error
-        let urlText = try TestPostgres.migratedDatabase()
-        let url = try DatabaseURL(urlText)
-        let database = PostgresClient(
-            configuration: url.clientConfiguration(maximumConnections: 4), backgroundLogger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await database.run() }
-            defer { group.cancelAll() }
-            try await PostgresSchema.migrate(database, logger: logger)
+        try await TestPostgres.withClient(migrated: true, maximumConnections: 4) {
+            database, logger, urlText in
+            let url = try DatabaseURL(urlText)
             let signer = try TokenSigner(secret: ServerProcess.secret)
             let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, database: url, tokens: signer)
             // Patient bounds: what these tests check is the answer, not a bound the suite's load

@@ -53,18 +53,9 @@ struct RouteTableSecurityTests {
     }
 
     @Test func everyStateChangingRouteRefusesWhatItLacks() async throws {
-        let logger = {
-            var logger = Logger(label: "route-table")
-            logger.logLevel = .error
-            return logger
-        }()
-        let url = try DatabaseURL(try TestPostgres.freshDatabase())
-        let database = PostgresClient(
-            configuration: url.clientConfiguration(maximumConnections: 4), backgroundLogger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await database.run() }
-            defer { group.cancelAll() }
-            try await PostgresSchema.migrate(database, logger: logger)
+        try await TestPostgres.withClient(migrated: true, maximumConnections: 4) {
+            database, logger, urlText in
+            let url = try DatabaseURL(urlText)
             let signer = try TokenSigner(secret: ServerProcess.secret)
             let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, database: url, tokens: signer)
             let store = AccountStore(client: database, logger: logger)

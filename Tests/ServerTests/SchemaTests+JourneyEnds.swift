@@ -58,14 +58,7 @@ extension SchemaTests {
     }
 
     static func withJourneyDatabase(_ body: (PostgresClient, Logger) async throws -> Void) async throws {
-        var logger = Logger(label: "schema")
-        logger.logLevel = .error
-        let url = try DatabaseURL(try TestPostgres.freshDatabase())
-        let client = PostgresClient(
-            configuration: url.clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
+        try await TestPostgres.withClient(migrated: false) { client, logger, _ in
             try await body(client, logger)
         }
     }

@@ -29,14 +29,7 @@ struct SchemaTests {
     /// counted; v8 drops it. A database stored by the release before upgrades with its facts and
     /// reports intact.
     @Test func factsAreIndexedByTheirKeyOnlyFromV8AndAnUpgradedDatabaseReportsTheSame() async throws {
-        var logger = Logger(label: "schema")
-        logger.logLevel = .error
-        let url = try DatabaseURL(try TestPostgres.freshDatabase())
-        let client = PostgresClient(
-            configuration: url.clientConfiguration(maximumConnections: 2), backgroundLogger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
+        try await TestPostgres.withClient(migrated: false) { client, logger, _ in
             func factIndexes() async throws -> [String] {
                 var names: [String] = []
                 let rows = try await client.query(

@@ -13,15 +13,7 @@ import TourCodec
 @Suite("Stage times", .ownThread)
 struct StageTimesTests {
     @Test func theServersBucketIsThePagesBucket() async throws {
-        var logger = Logger(label: "times")
-        logger.logLevel = .error
-        let url = try DatabaseURL(try TestPostgres.freshDatabase())
-        let client = PostgresClient(
-            configuration: url.clientConfiguration(maximumConnections: 1), backgroundLogger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
-            _ = try await PostgresSchema.migrate(client, logger: logger)
+        try await TestPostgres.withClient(migrated: true, maximumConnections: 1) { client, logger, _ in
             var generator = SystemRandomNumberGenerator()
             let values: [Int64] =
                 [0, 1, 99, 100, 149, 150, 995, 999, 1_234, 1_250, 9_950, 99_999, 86_400_000]

@@ -5,21 +5,33 @@ import ServerDatabase
 import ServerSyncAPI
 
 extension TestPostgres {
-    /// `body` with a client of a fresh database migrated to the newest schema (and the client's
-    /// logger, at `.error`); the client runs while `body` does and stops after it.
-    static func withMigratedClient(
-        maximumConnections: Int = 2, _ body: @escaping @Sendable (PostgresClient, Logger) async throws -> Void
-    ) async throws {
+    /// `body` with a client of a new database (its URL, and the client's logger at `logLevel`);
+    /// the client runs while `body` does and stops after it. `migrated`: with the newest schema (a
+    /// copy of the migrated template, ``migratedDatabase()``); else empty, for a test of the
+    /// migrations or of SQL of its own.
+    static func withClient<Value: Sendable>(
+        migrated: Bool, maximumConnections: Int = 2, logLevel: Logger.Level = .error,
+        _ body: (PostgresClient, Logger, String) async throws -> Value
+    ) async throws -> Value {
         var logger = Logger(label: "test-postgres")
-        logger.logLevel = .error
-        let url = try DatabaseURL(try migratedDatabase())
+        logger.logLevel = logLevel
+        let text = try migrated ? migratedDatabase() : freshDatabase()
         let client = PostgresClient(
-            configuration: url.clientConfiguration(maximumConnections: maximumConnections),
+            configuration: try DatabaseURL(text).clientConfiguration(maximumConnections: maximumConnections),
             backgroundLogger: logger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        return try await withThrowingTaskGroup(of: Void.self, returning: Value.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }
-            try await PostgresSchema.migrate(client, logger: logger)
+            return try await body(client, logger, text)
+        }
+    }
+
+    /// `body` with a client of a new database with the newest schema (and the client's logger, at
+    /// `.error`).
+    static func withMigratedClient(
+        maximumConnections: Int = 2, _ body: (PostgresClient, Logger) async throws -> Void
+    ) async throws {
+        try await withClient(migrated: true, maximumConnections: maximumConnections) { client, logger, _ in
             try await body(client, logger)
         }
     }
