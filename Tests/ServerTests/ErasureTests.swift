@@ -14,6 +14,28 @@ import TourFixtures
 /// audited without the subject's id, and its old tokens cannot put the data back.
 @Suite("Erasure and export", .ownThread)
 struct ErasureTests {
+    /// Nothing of the erased accounts `ids` is left in any table that names an account or a
+    /// subject: their pushes, facts, records, budget counts and every aggregate row of theirs.
+    static func nothingLeft(of ids: [String], on server: ServerProcess) throws {
+        let list = ids.map { "'\($0)'" }.joined(separator: ",")
+        for (table, column) in [
+            ("pushes", "account"), ("facts", "account"), ("account_flows", "account"),
+            ("unplanned_facts", "account"),
+            ("insight_firsts", "subject"), ("insight_assignments", "account"), ("budget_counts", "account"),
+            ("insight_journeys", "subject"),
+        ] {
+            #expect(
+                try server.sql("SELECT count(*) FROM \(table) WHERE \(column) IN (\(list))") == ["0"],
+                "\(table)")
+        }
+        #expect(
+            try server.sql("SELECT count(*) FROM insight_members WHERE kind = 'account' AND id IN (\(list))")
+                == ["0"])
+        let subjects = ids.map { "'account:\($0)'" }.joined(separator: ",")
+        #expect(
+            try server.sql("SELECT count(*) FROM insight_arm_firsts WHERE subject IN (\(subjects))") == ["0"])
+    }
+
     /// Every figure the report shows, recounted from the raw rows that remain, beside the report's.
     static func recountMatches(_ server: ServerProcess, owner: String) async throws {
         try await DashboardTests.waitUntilCounted(server)
@@ -204,24 +226,7 @@ struct ErasureTests {
         try await Self.recountMatches(server, owner: owner)
         try Self.journeysRecountMatch(server)
 
-        // Nothing of them is left in any table.
-        let list = erasedIDs.map { "'\($0)'" }.joined(separator: ",")
-        for (table, column) in [
-            ("pushes", "account"), ("facts", "account"), ("account_flows", "account"),
-            ("unplanned_facts", "account"),
-            ("insight_firsts", "subject"), ("insight_assignments", "account"), ("budget_counts", "account"),
-            ("insight_journeys", "subject"),
-        ] {
-            #expect(
-                try server.sql("SELECT count(*) FROM \(table) WHERE \(column) IN (\(list))") == ["0"],
-                "\(table)")
-        }
-        #expect(
-            try server.sql("SELECT count(*) FROM insight_members WHERE kind = 'account' AND id IN (\(list))")
-                == ["0"])
-        let subjects = erasedIDs.map { "'account:\($0)'" }.joined(separator: ",")
-        #expect(
-            try server.sql("SELECT count(*) FROM insight_arm_firsts WHERE subject IN (\(subjects))") == ["0"])
+        try Self.nothingLeft(of: erasedIDs, on: server)
         // Audited by a keyed hash, never by the id nor by a hash anyone can compute from a guess.
         #expect(
             try server.sql("SELECT count(*) FROM audit_log WHERE action = 'subject.erased'") == [

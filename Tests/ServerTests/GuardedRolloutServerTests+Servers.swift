@@ -10,19 +10,18 @@ import TourCore
 import TourFixtures
 
 extension GuardedRolloutServerTests {
+    /// The plan both tests of two servers publish version 2 with: three stages, each passed by its
+    /// first 60 subjects.
+    static let twoServerPlan = [
+        "--stages", "10,50,100", "--guard", "completion:-5pp", "--stage-time", "0s", "--stage-subjects", "60",
+    ]
+
     /// With two servers on one database only one runs the guard; killed, the other takes over.
     @Test func withTwoServersOnlyOneGuardsAndKillingItHandsTheWorkToTheOther() async throws {
         let first = try ServerProcess(serveOptions: Self.guardOptions)
         let second = try ServerProcess(databaseURL: first.databaseURL, serveOptions: Self.guardOptions)
         let key = try Self.prepare(first)
-        #expect(
-            try Self.publishV2(
-                first, key: key,
-                [
-                    "--stages", "10,50,100", "--guard", "completion:-5pp", "--stage-time", "0s",
-                    "--stage-subjects", "60",
-                ]
-            ).status == 0)
+        #expect(try Self.publishV2(first, key: key, Self.twoServerPlan).status == 0)
 
         func leaders() throws -> [String] { try Self.guardHolders(first) }
         var holding: [String] = []
@@ -70,14 +69,7 @@ extension GuardedRolloutServerTests {
         let first = try ServerProcess(databaseURL: cluster.bothHosts, serveOptions: Self.guardOptions)
         let second = try ServerProcess(databaseURL: cluster.bothHosts, serveOptions: Self.guardOptions)
         let key = try Self.prepare(first)
-        #expect(
-            try Self.publishV2(
-                first, key: key,
-                [
-                    "--stages", "10,50,100", "--guard", "completion:-5pp", "--stage-time", "0s",
-                    "--stage-subjects", "60",
-                ]
-            ).status == 0)
+        #expect(try Self.publishV2(first, key: key, Self.twoServerPlan).status == 0)
         var population = try Population(first, seed: 14)
         try await population.arrive(candidates: 60, baselines: 60, completion: [1: 0.9, 2: 0.9])
         #expect(try population.untilRollout(leaves: 10) == 50)
