@@ -48,7 +48,7 @@ package struct ControlPlaneRoutes: AuthorisedRoutes {
                 let app = try Self.name(context, "app")
                 let actor = try context.actor()
                 var request = request
-                let body = try await Self.body(&request)
+                let body = try await Self.body(&request, upTo: .fields)
                 let key: PublicationKey
                 do {
                     let reader = try TourValueReader(TourValue(jsonUTF8: body.readableBytesView), as: "key")
@@ -163,7 +163,7 @@ package struct ControlPlaneRoutes: AuthorisedRoutes {
                 let name = try Self.name(context, "person")
                 let actor = try context.actor()
                 var request = request
-                let body = try await Self.body(&request)
+                let body = try await Self.body(&request, upTo: .fields)
                 let role: Role
                 let identity: String?
                 do {

@@ -86,14 +86,35 @@ public struct Overloaded: Error {
 /// refusal is `{"error": {"code", "message"}}` with its status and changes nothing.
 package protocol APIAnswering: Sendable {}
 
+/// How large a request's body may be, by what the route takes: a route reads no more than its
+/// largest honest request, so a body sent to be large costs the server that much at most (before
+/// authentication too, on the public enrollment route).
+package enum BodyLimit: Sendable {
+    /// A push's journal rows or a catalog document with its signatures: ``SyncAPI/maxBodyBytes``.
+    case batch
+    /// A month of display-budget counts (31 days, each under 300 bytes): 64 KiB.
+    case budget
+    /// A few named fields (a person, a key, an enrollment, a sign-out): 16 KiB.
+    case fields
+
+    package var bytes: Int {
+        switch self {
+        case .batch: SyncAPI.maxBodyBytes
+        case .budget: 64 << 10
+        case .fields: 16 << 10
+        }
+    }
+}
+
 extension APIAnswering {
-    package static func body(_ request: inout Request) async throws -> ByteBuffer {
+    /// The request's body, at most `limit`; a larger one is refused (413) unread past it.
+    package static func body(_ request: inout Request, upTo limit: BodyLimit) async throws -> ByteBuffer {
         do {
-            return try await request.collectBody(upTo: SyncAPI.maxBodyBytes)
+            return try await request.collectBody(upTo: limit.bytes)
         } catch {
             throw APIError(
                 status: .contentTooLarge, code: "too_large",
-                message: "a request body is at most \(SyncAPI.maxBodyBytes) bytes")
+                message: "this route's request body is at most \(limit.bytes) bytes")
         }
     }
 

@@ -89,7 +89,7 @@ package struct CatalogRoutes: AuthorisedRoutes {
                 let app = try Self.name(context, "app")
                 let actor = try context.actor()
                 var request = request
-                let body = try await Self.body(&request)
+                let body = try await Self.body(&request, upTo: .batch)
                 let publication:
                     (
                         text: String, rollout: Int, signatures: [CatalogSignature],

@@ -29,7 +29,7 @@ extension SyncRoutes {
                 }
                 enrollments.failed(source: source, now: now)
                 var request = request
-                let body = try await Self.body(&request)
+                let body = try await Self.body(&request, upTo: .fields)
                 let key: String
                 do {
                     let reader = try TourValueReader(

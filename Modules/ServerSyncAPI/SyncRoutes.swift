@@ -110,7 +110,7 @@ package struct SyncRoutes: AuthorisedRoutes {
                 guard accounts.admitsPush() else { throw Overloaded() }
                 let (app, account, claims) = try accountClaims(context)
                 var request = request
-                let body = try await Self.body(&request)
+                let body = try await Self.body(&request, upTo: .batch)
                 let batch: PushBatch
                 do { batch = try PushBatch(jsonUTF8: body.readableBytesView) } catch {
                     throw APIError.invalid("the body is not a push batch: \(Self.describe(error))")
@@ -137,7 +137,7 @@ package struct SyncRoutes: AuthorisedRoutes {
             await answer {
                 let (app, account) = try await accountPath(context)
                 var request = request
-                let body = try await Self.body(&request)
+                let body = try await Self.body(&request, upTo: .budget)
                 let exchange: BudgetExchange
                 do { exchange = try BudgetExchange(jsonUTF8: body.readableBytesView) } catch {
                     throw APIError.invalid("the body is not a budget exchange: \(Self.describe(error))")
@@ -183,7 +183,7 @@ package struct SyncRoutes: AuthorisedRoutes {
                     }
                 }
                 var request = request
-                let body = try await Self.body(&request)
+                let body = try await Self.body(&request, upTo: .fields)
                 let now = Date().timeIntervalSince1970
                 let named = tokens.subjectPseudonym(app: app, subject: account)
                 let audit = owner.map {

@@ -227,6 +227,46 @@ struct APITests {
         #expect(try server.sql("SELECT count(*) FROM pushes") == ["1"])
     }
 
+    /// In process (``InProcessServer``): each route reads no more than its largest honest request
+    /// (`BodyLimit`), the public enrollment route included, and a body over it changes nothing.
+    @Test func eachRouteReadsNoMoreThanItsLargestHonestBody() async throws {
+        try await InProcessServer.with { server in
+            let ann = await server.token(account: "ann")
+            func padded(_ bytes: Int, then text: String = "") -> Data {
+                Data(repeating: UInt8(ascii: " "), count: bytes) + Data(text.utf8)
+            }
+            let account = "/v1/apps/growth/accounts/ann"
+            // (route, token, body, whether it is over the route's limit)
+            let cases: [(String, String?, Data, Bool)] = [
+                ("/v1/apps/growth/installs", nil, padded(16 << 10, then: "{}"), true),
+                ("/v1/apps/growth/installs", nil, padded(8 << 10, then: "{}"), false),
+                ("\(account)/sign-out", ann, padded(16 << 10, then: "{}"), true),
+                ("\(account)/budget", ann, padded(64 << 10, then: "{}"), true),
+                ("\(account)/budget", ann, padded(20 << 10, then: "{}"), false),
+                ("\(account)/push", ann, padded(64 << 10, then: "{}"), false),
+            ]
+            for (route, token, body, over) in cases {
+                let answer = try await server.sendUntilAnswered(.post, route, token: token, body: body)
+                let message = (answer.json["error"] as? [String: Any])?["message"] as? String ?? ""
+                if over {
+                    #expect(
+                        answer.status == 413, "\(route) with \(body.count) bytes: \(answer.status) \(message)"
+                    )
+                    #expect(message.contains("at most"), "\(route): \(message)")
+                } else {
+                    // Read, and refused for what it says (an empty object), not for its size.
+                    #expect(
+                        answer.status != 413 && answer.status >= 400,
+                        "\(route) with \(body.count) bytes: \(answer.status) \(message)")
+                }
+            }
+            // Nothing was stored, and the sign-out over its limit signed no one out.
+            #expect(try server.sql("SELECT count(*) FROM pushes") == ["0"])
+            #expect(try server.sql("SELECT count(*) FROM token_cutoffs") == ["0"])
+            #expect(try await server.sendUntilAnswered(.get, "\(account)/flows", token: ann).status == 200)
+        }
+    }
+
     /// In process (``InProcessServer``).
     @Test func aRetriedBatchChangesNothing() async throws {
         try await InProcessServer.with { server in
