@@ -19,15 +19,20 @@ extension AccountStore {
 }
 
 extension AccountStore {
-    /// The newest transaction id now (the snapshot's `xmax`): once the insights are counted past
-    /// it, every push committed before this call is in them. A read: it assigns no id.
-    package func newestTransaction() async throws -> UInt64 {
+    /// What a report waits for the insights to count below: one past the newest push's
+    /// transaction (`pushes.xact`, which an admission of held facts moves to its own), so every
+    /// push committed before this call is counted once the count passes it. Pushes only: the
+    /// catch-up's own runs and every other write take transaction ids too, and a target of the
+    /// newest of those (the snapshot's `xmax`, until 0.43.0) was never reached without another
+    /// run, so every report waited for one, however quiet the server. 0 when nothing was pushed.
+    /// A read (the newest of each partition's `xact` index): it assigns no id.
+    package func reportTarget() async throws -> UInt64 {
         try await reads.read { connection, logger in
-            var newest: UInt64 = 0
+            var newest: UInt64?
             for try await mark in try await connection.query(
-                "SELECT pg_snapshot_xmax(pg_current_snapshot())::text", logger: logger
-            ).decode(String.self) { newest = UInt64(mark) ?? 0 }
-            return newest
+                "SELECT max(xact)::text FROM pushes", logger: logger
+            ).decode(String?.self) { newest = mark.flatMap { UInt64($0) } }
+            return newest.map { $0 + 1 } ?? 0
         }
     }
 }

@@ -39,8 +39,8 @@ package protocol AccountRepository: Sendable {
 
 /// An app's figures, on the primary or a replica.
 package protocol ReportRepository: Sendable {
-    /// The newest transaction id now: what a report waits to see counted before it reads.
-    func newestTransaction() async throws -> UInt64
+    /// What a report waits to see counted before it reads: one past the newest push's transaction.
+    func reportTarget() async throws -> UInt64
     func report(app: String) async throws -> AppReport
     /// Each experiment's arms, by the publications in `history`.
     func experimentReports(app: String, history: any PublicationHistory) async throws -> ExperimentReports

@@ -222,14 +222,15 @@ package struct SyncRoutes: AuthorisedRoutes {
                         """
                     )
                 }
-                // Every push answered before this request is counted: the newest transaction id
-                // now (a read on the primary) is the target, and the wait is for the catch-up's
-                // notification that it counted past it (on a replica, then for the replica to
-                // replay that count): once, never by polling, with nothing written.
+                // Every push answered before this request is counted: one past the newest push's
+                // transaction (a read on the primary) is the target, and the wait is for the
+                // catch-up's notification that it counted past it (on a replica, then for the
+                // replica to replay that count): once, never by polling, with nothing written. A
+                // report on a server that took no push since the last count waits for nothing.
                 // Not counted by then (the count is behind, or a long transaction holds it back):
                 // the figures as they are, with how stale they are in a header, never passed off as
                 // complete.
-                let target = try await figures.newestTransaction()
+                let target = try await figures.reportTarget()
                 let reader = reports ?? figures
                 var behind: Double?
                 if let freshness,

@@ -76,7 +76,7 @@ struct ControllerRepositoryTests {
         { throw NotAsked() }
         func export(app: String, subject: String) async throws -> TourValue { throw NotAsked() }
         func isReady() async -> Bool { true }
-        func newestTransaction() async throws -> UInt64 { throw NotAsked() }
+        func reportTarget() async throws -> UInt64 { throw NotAsked() }
         func report(app: String) async throws -> AppReport { throw NotAsked() }
         func experimentReports(app: String, history: any PublicationHistory) async throws -> ExperimentReports
         {

@@ -118,4 +118,50 @@ struct FreshnessTests {
             #expect(milliseconds < 2_000, "the report for \(account) took \(milliseconds) ms")
         }
     }
+
+    /// A report waits only for pushes: on a server that took none since its last count, a report
+    /// asks the insights job for no run and waits for none (the catch-up's own runs, which take
+    /// transaction ids too, are not what a report waits to see counted). A push after them is
+    /// asked for, and in the next report.
+    @Test func aReportAfterNoNewPushAsksForNoCount() async throws {
+        let metrics = ServerProcess.freePort()
+        let server = try ServerProcess(
+            environment: ["LOG_LEVEL": "info"],
+            serveOptions: ["--insights-interval", "10", "--metrics-port", "\(metrics)"])
+        let viewer = try server.credential("vic", role: "viewer", app: "growth")
+        let report = server.url.appendingPathComponent("v1/apps/growth/report")
+        func runs() async throws -> Double {
+            MetricsTests.sample(
+                try await MetricsTests.scrape(metrics), "onboarding_insights_catch_up_seconds_count") ?? 0
+        }
+        let ann = try Device("growth", account: "ann", server: server)
+        try ann.run("do", "completeOnboarding")
+        #expect(try ann.waiting() == 0)
+        let first = try await HTTP.send("GET", report, token: viewer, body: nil)
+        #expect(first.staleSeconds == nil && first.json["accounts"] as? Int == 1, "\(first.json)")
+        // The runs so far (the start's, the first report's) as recorded once each has returned:
+        // the same figure half a second apart.
+        var counted = try await runs()
+        while true {
+            try await Task.sleep(for: .milliseconds(500))
+            let now = try await runs()
+            if now == counted { break }
+            counted = now
+        }
+        #expect(counted >= 1)
+        // Eight reports: each asking would make eight runs; the job's own tick (every 10 s) may
+        // land among them once or twice on a loaded machine.
+        for _ in 1...8 {
+            let again = try await HTTP.send("GET", report, token: viewer, body: nil)
+            #expect(again.staleSeconds == nil && again.json["accounts"] as? Int == 1, "\(again.json)")
+        }
+        let ran = try await runs() - counted
+        #expect(ran <= 2, "8 reports with no push since the count made \(ran) runs")
+        let bea = try Device("growth", account: "bea", server: server)
+        try bea.run("do", "completeOnboarding")
+        #expect(try bea.waiting() == 0)
+        let after = try await HTTP.send("GET", report, token: viewer, body: nil)
+        #expect(after.staleSeconds == nil && after.json["accounts"] as? Int == 2, "\(after.json)")
+        #expect(try await runs() > counted)
+    }
 }
